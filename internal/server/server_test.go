@@ -1,0 +1,127 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/crashstudio/crashgame/internal/server"
+)
+
+func newServer(t *testing.T, ready func(context.Context) error, routes map[string]http.Handler) (http.Handler, *strings.Builder) {
+	t.Helper()
+	var logs strings.Builder
+	logger := slog.New(slog.NewJSONHandler(&logs, nil))
+	return server.New(server.Config{
+		Logger:    logger,
+		Documents: http.NotFoundHandler(),
+		Ready:     ready,
+		Routes:    routes,
+	}), &logs
+}
+
+func TestHealthAndReadiness(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		path   string
+		ready  error
+		status int
+	}{
+		{"healthz", "/healthz", nil, 200},
+		{"healthz does not depend on readiness", "/healthz", errors.New("db down"), 200},
+		{"readyz ok", "/readyz", nil, 200},
+		{"readyz with the database down", "/readyz", errors.New("db down"), 503},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			h, _ := newServer(t, func(context.Context) error { return tt.ready }, nil)
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, tt.path, nil))
+			if rec.Code != tt.status {
+				t.Fatalf("status = %d, want %d", rec.Code, tt.status)
+			}
+			if ct := rec.Header().Get("Content-Type"); ct != "application/json" {
+				t.Fatalf("Content-Type = %q", ct)
+			}
+		})
+	}
+}
+
+func TestRequestID(t *testing.T) {
+	t.Parallel()
+	var seen string
+	h, _ := newServer(t, nil, map[string]http.Handler{
+		"POST /x": http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { seen = server.RequestID(r.Context()) }),
+	})
+	tests := []struct {
+		name, in string
+		keep     bool
+	}{
+		{"plain id kept", "op-123.abc_Z", true},
+		{"absent id generated", "", false},
+		{"id with a newline replaced", "a\nb", false},
+		{"overlong id replaced", strings.Repeat("a", 65), false},
+	}
+	for _, tt := range tests {
+		req := httptest.NewRequest(http.MethodPost, "/x", nil)
+		if tt.in != "" {
+			req.Header.Set(server.RequestIDHeader, tt.in)
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		got := rec.Header().Get(server.RequestIDHeader)
+		if got != seen || got == "" {
+			t.Fatalf("%s: header %q, handler saw %q", tt.name, got, seen)
+		}
+		if (got == tt.in) != tt.keep {
+			t.Fatalf("%s: got %q from %q", tt.name, got, tt.in)
+		}
+	}
+}
+
+func TestPanicAnswersContractError(t *testing.T) {
+	t.Parallel()
+	h, logs := newServer(t, nil, map[string]http.Handler{
+		"POST /boom": http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic("secret detail") }),
+	})
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/boom", nil))
+	if rec.Code != http.StatusInternalServerError {
+		t.Fatalf("status = %d", rec.Code)
+	}
+	body, _ := io.ReadAll(rec.Body)
+	var e map[string]string
+	if err := json.Unmarshal(body, &e); err != nil {
+		t.Fatalf("body %q: %v", body, err)
+	}
+	if e["status"] != "error" || e["error_code"] != "INTERNAL_ERROR" || e["request_id"] == "" {
+		t.Fatalf("body = %v", e)
+	}
+	if strings.Contains(string(body), "secret detail") {
+		t.Fatal("the cause leaked into the response")
+	}
+	if !strings.Contains(logs.String(), "secret detail") {
+		t.Fatal("the cause is not in the log")
+	}
+}
+
+func TestAccessLogOmitsQuery(t *testing.T) {
+	t.Parallel()
+	h, logs := newServer(t, nil, nil)
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz?sid=tk_secretticket", nil))
+	if strings.Contains(logs.String(), "tk_secretticket") {
+		t.Fatalf("ticket logged: %s", logs.String())
+	}
+	if !strings.Contains(logs.String(), `"request_id"`) {
+		t.Fatalf("no request_id in log: %s", logs.String())
+	}
+}
