@@ -1,0 +1,67 @@
+# Every target does exactly what its name says. `make help` lists them.
+GO      ?= go
+BIN     ?= bin
+PKGS    := ./...
+
+# This machine has no registry and runs inside a container: testcontainers must
+# not start its reaper (the image cannot be pulled; suites clean up themselves)
+# and must dial the engine on loopback. Both are harmless elsewhere.
+export TESTCONTAINERS_RYUK_DISABLED ?= true
+export TESTCONTAINERS_HOST_OVERRIDE ?= 127.0.0.1
+# The PostgreSQL image the suites run; set to postgres:15 where a registry answers.
+export CRASHGAME_POSTGRES_IMAGE ?= crashgame-postgres:15
+
+.PHONY: help generate check-generate build run test unit integration vet lint staticcheck fuzz bench images clean
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
+
+generate: ## regenerate gen/ from the documents in api/
+	$(GO) generate ./api/...
+	gofmt -l gen/ | (! grep .) || (echo "generated code is not gofmt-clean" && exit 1)
+
+check-generate: ## fail when gen/ differs from what api/ generates (restores gen/ afterwards)
+	@tmp=$$(mktemp -d) && cp -R gen "$$tmp/gen" && \
+	$(MAKE) --no-print-directory generate >/dev/null && \
+	if ! diff -r "$$tmp/gen" gen >"$$tmp/diff"; then \
+		cat "$$tmp/diff"; rm -rf gen && cp -R "$$tmp/gen" gen; rm -rf "$$tmp"; \
+		echo "check-generate: gen/ does not match api/ (never edit gen/ by hand; run make generate and commit)"; exit 1; \
+	fi; rm -rf "$$tmp"; echo "check-generate: gen/ matches api/"
+
+build: ## build the static binaries into bin/
+	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN)/ ./cmd/...
+
+run: ## the newcomer's one command: the whole thing on this machine
+	$(GO) run ./cmd/crashgame dev
+
+vet: ## go vet
+	$(GO) vet $(PKGS)
+
+staticcheck: ## staticcheck, pinned in tools.go
+	$(GO) run honnef.co/go/tools/cmd/staticcheck $(PKGS)
+
+lint: vet staticcheck ## vet, staticcheck and gofmt
+	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '^gen/')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+images: ## build the container images the suites need, locally (no registry)
+	integration/postgres-image/build.sh $(CRASHGAME_POSTGRES_IMAGE)
+
+unit: ## unit tests with the race detector (fuzz seed corpora included)
+	$(GO) test -race -count=1 $(PKGS)
+
+integration: images ## the testcontainers suites
+	$(GO) test -race -count=1 -tags integration ./integration/...
+
+test: lint images unit integration ## the tests' one command: lint, unit tests with -race, integration suites
+
+fuzz: ## run each fuzz target for a while (FUZZTIME=30s)
+	@for p in $$(grep -rl --include='*_test.go' '^func Fuzz' . | xargs -n1 dirname | sort -u); do \
+		for f in $$(grep -h '^func Fuzz' $$p/*_test.go | sed 's/func \(Fuzz[A-Za-z0-9_]*\).*/\1/'); do \
+			$(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $${FUZZTIME:-30s} $$p || exit 1; \
+		done; done
+
+bench: ## benchmarks, in benchstat format (BENCHTIME=1s COUNT=6)
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime $${BENCHTIME:-1s} -count $${COUNT:-6} $(PKGS) | tee bench.txt
+
+clean: ## remove build output
+	rm -rf $(BIN) bench.txt
