@@ -328,6 +328,20 @@ func TestTableErrorCodesAreTheTablesOwn(t *testing.T) {
 			t.Errorf("ErrorCode's table describes %s, which is not in the enum", c)
 		}
 	}
+	// The Go names of the codes (x-enum-varnames) follow the enum, one for one.
+	names, _ := doc.Components.Schemas["ErrorCode"].Value.Extensions["x-enum-varnames"].([]any)
+	if len(names) != len(codes) {
+		t.Errorf("ErrorCode: %d x-enum-varnames for %d codes", len(names), len(codes))
+	}
+	for i := 0; i < len(names) && i < len(codes); i++ {
+		var want strings.Builder
+		for _, w := range strings.Split(codes[i], "_") {
+			want.WriteString(w[:1] + strings.ToLower(w[1:]))
+		}
+		if names[i] != want.String() {
+			t.Errorf("ErrorCode x-enum-varnames[%d] = %v, want %s for %s", i, names[i], want.String(), codes[i])
+		}
+	}
 	// Error carries the table's codes, and ErrorEvent the same.
 	for _, name := range []string{"Error", "ErrorEvent"} {
 		p := doc.Components.Schemas[name].Value.Properties["error_code"]

@@ -22,15 +22,19 @@ import (
 	"github.com/oapi-codegen/runtime"
 )
 
+const (
+	BearerScopes bearerContextKey = "Bearer.Scopes"
+)
+
 // Defines values for BalanceEventType.
 const (
-	Balance BalanceEventType = "balance"
+	BalanceEventTypeBalance BalanceEventType = "balance"
 )
 
 // Valid indicates whether the value is a known member of the BalanceEventType enum.
 func (e BalanceEventType) Valid() bool {
 	switch e {
-	case Balance:
+	case BalanceEventTypeBalance:
 		return true
 	default:
 		return false
@@ -87,13 +91,13 @@ func (e BetStatus) Valid() bool {
 
 // Defines values for BetsEventType.
 const (
-	Bets BetsEventType = "bets"
+	BetsEventTypeBets BetsEventType = "bets"
 )
 
 // Valid indicates whether the value is a known member of the BetsEventType enum.
 func (e BetsEventType) Valid() bool {
 	switch e {
-	case Bets:
+	case BetsEventTypeBets:
 		return true
 	default:
 		return false
@@ -117,79 +121,79 @@ func (e ErrorStatus) Valid() bool {
 
 // Defines values for ErrorCode.
 const (
-	BADREQUEST              ErrorCode = "BAD_REQUEST"
-	BETLIMIT                ErrorCode = "BET_LIMIT"
-	BETREFUSED              ErrorCode = "BET_REFUSED"
-	BETTINGCLOSED           ErrorCode = "BETTING_CLOSED"
-	CANCELNOTALLOWED        ErrorCode = "CANCEL_NOT_ALLOWED"
-	CASHOUTNOTALLOWED       ErrorCode = "CASHOUT_NOT_ALLOWED"
-	FREEBETUNAVAILABLE      ErrorCode = "FREEBET_UNAVAILABLE"
-	INSUFFICIENTFUNDS       ErrorCode = "INSUFFICIENT_FUNDS"
-	ORIGINNOTALLOWED        ErrorCode = "ORIGIN_NOT_ALLOWED"
-	RATELIMITED             ErrorCode = "RATE_LIMITED"
-	ROUNDCRASHED            ErrorCode = "ROUND_CRASHED"
-	ROUNDINPROGRESS         ErrorCode = "ROUND_IN_PROGRESS"
-	SERVERERROR             ErrorCode = "SERVER_ERROR"
-	SESSIONCURRENCYMISMATCH ErrorCode = "SESSION_CURRENCY_MISMATCH"
-	SESSIONEXPIRED          ErrorCode = "SESSION_EXPIRED"
-	SESSIONREFUSED          ErrorCode = "SESSION_REFUSED"
-	TICKETEXPIRED           ErrorCode = "TICKET_EXPIRED"
-	TICKETINVALID           ErrorCode = "TICKET_INVALID"
-	TICKETUSED              ErrorCode = "TICKET_USED"
-	TOOMANYBETS             ErrorCode = "TOO_MANY_BETS"
-	UNKNOWNBET              ErrorCode = "UNKNOWN_BET"
-	UNKNOWNROUND            ErrorCode = "UNKNOWN_ROUND"
-	WALLETUNAVAILABLE       ErrorCode = "WALLET_UNAVAILABLE"
+	ErrorCodeBadRequest              ErrorCode = "BAD_REQUEST"
+	ErrorCodeBetLimit                ErrorCode = "BET_LIMIT"
+	ErrorCodeBetRefused              ErrorCode = "BET_REFUSED"
+	ErrorCodeBettingClosed           ErrorCode = "BETTING_CLOSED"
+	ErrorCodeCancelNotAllowed        ErrorCode = "CANCEL_NOT_ALLOWED"
+	ErrorCodeCashoutNotAllowed       ErrorCode = "CASHOUT_NOT_ALLOWED"
+	ErrorCodeFreebetUnavailable      ErrorCode = "FREEBET_UNAVAILABLE"
+	ErrorCodeInsufficientFunds       ErrorCode = "INSUFFICIENT_FUNDS"
+	ErrorCodeOriginNotAllowed        ErrorCode = "ORIGIN_NOT_ALLOWED"
+	ErrorCodeRateLimited             ErrorCode = "RATE_LIMITED"
+	ErrorCodeRoundCrashed            ErrorCode = "ROUND_CRASHED"
+	ErrorCodeRoundInProgress         ErrorCode = "ROUND_IN_PROGRESS"
+	ErrorCodeServerError             ErrorCode = "SERVER_ERROR"
+	ErrorCodeSessionCurrencyMismatch ErrorCode = "SESSION_CURRENCY_MISMATCH"
+	ErrorCodeSessionExpired          ErrorCode = "SESSION_EXPIRED"
+	ErrorCodeSessionRefused          ErrorCode = "SESSION_REFUSED"
+	ErrorCodeTicketExpired           ErrorCode = "TICKET_EXPIRED"
+	ErrorCodeTicketInvalid           ErrorCode = "TICKET_INVALID"
+	ErrorCodeTicketUsed              ErrorCode = "TICKET_USED"
+	ErrorCodeTooManyBets             ErrorCode = "TOO_MANY_BETS"
+	ErrorCodeUnknownBet              ErrorCode = "UNKNOWN_BET"
+	ErrorCodeUnknownRound            ErrorCode = "UNKNOWN_ROUND"
+	ErrorCodeWalletUnavailable       ErrorCode = "WALLET_UNAVAILABLE"
 )
 
 // Valid indicates whether the value is a known member of the ErrorCode enum.
 func (e ErrorCode) Valid() bool {
 	switch e {
-	case BADREQUEST:
+	case ErrorCodeBadRequest:
 		return true
-	case BETLIMIT:
+	case ErrorCodeBetLimit:
 		return true
-	case BETREFUSED:
+	case ErrorCodeBetRefused:
 		return true
-	case BETTINGCLOSED:
+	case ErrorCodeBettingClosed:
 		return true
-	case CANCELNOTALLOWED:
+	case ErrorCodeCancelNotAllowed:
 		return true
-	case CASHOUTNOTALLOWED:
+	case ErrorCodeCashoutNotAllowed:
 		return true
-	case FREEBETUNAVAILABLE:
+	case ErrorCodeFreebetUnavailable:
 		return true
-	case INSUFFICIENTFUNDS:
+	case ErrorCodeInsufficientFunds:
 		return true
-	case ORIGINNOTALLOWED:
+	case ErrorCodeOriginNotAllowed:
 		return true
-	case RATELIMITED:
+	case ErrorCodeRateLimited:
 		return true
-	case ROUNDCRASHED:
+	case ErrorCodeRoundCrashed:
 		return true
-	case ROUNDINPROGRESS:
+	case ErrorCodeRoundInProgress:
 		return true
-	case SERVERERROR:
+	case ErrorCodeServerError:
 		return true
-	case SESSIONCURRENCYMISMATCH:
+	case ErrorCodeSessionCurrencyMismatch:
 		return true
-	case SESSIONEXPIRED:
+	case ErrorCodeSessionExpired:
 		return true
-	case SESSIONREFUSED:
+	case ErrorCodeSessionRefused:
 		return true
-	case TICKETEXPIRED:
+	case ErrorCodeTicketExpired:
 		return true
-	case TICKETINVALID:
+	case ErrorCodeTicketInvalid:
 		return true
-	case TICKETUSED:
+	case ErrorCodeTicketUsed:
 		return true
-	case TOOMANYBETS:
+	case ErrorCodeTooManyBets:
 		return true
-	case UNKNOWNBET:
+	case ErrorCodeUnknownBet:
 		return true
-	case UNKNOWNROUND:
+	case ErrorCodeUnknownRound:
 		return true
-	case WALLETUNAVAILABLE:
+	case ErrorCodeWalletUnavailable:
 		return true
 	default:
 		return false
@@ -213,13 +217,13 @@ func (e ErrorEventType) Valid() bool {
 
 // Defines values for HelloMessageType.
 const (
-	Hello HelloMessageType = "hello"
+	HelloMessageTypeHello HelloMessageType = "hello"
 )
 
 // Valid indicates whether the value is a known member of the HelloMessageType enum.
 func (e HelloMessageType) Valid() bool {
 	switch e {
-	case Hello:
+	case HelloMessageTypeHello:
 		return true
 	default:
 		return false
@@ -228,19 +232,19 @@ func (e HelloMessageType) Valid() bool {
 
 // Defines values for Language.
 const (
-	En Language = "en"
-	Es Language = "es"
-	Pt Language = "pt"
+	LanguageEn Language = "en"
+	LanguageEs Language = "es"
+	LanguagePt Language = "pt"
 )
 
 // Valid indicates whether the value is a known member of the Language enum.
 func (e Language) Valid() bool {
 	switch e {
-	case En:
+	case LanguageEn:
 		return true
-	case Es:
+	case LanguageEs:
 		return true
-	case Pt:
+	case LanguagePt:
 		return true
 	default:
 		return false
@@ -249,19 +253,19 @@ func (e Language) Valid() bool {
 
 // Defines values for Phase.
 const (
-	Betting Phase = "betting"
-	Crashed Phase = "crashed"
-	Flying  Phase = "flying"
+	PhaseBetting Phase = "betting"
+	PhaseCrashed Phase = "crashed"
+	PhaseFlying  Phase = "flying"
 )
 
 // Valid indicates whether the value is a known member of the Phase enum.
 func (e Phase) Valid() bool {
 	switch e {
-	case Betting:
+	case PhaseBetting:
 		return true
-	case Crashed:
+	case PhaseCrashed:
 		return true
-	case Flying:
+	case PhaseFlying:
 		return true
 	default:
 		return false
@@ -270,13 +274,13 @@ func (e Phase) Valid() bool {
 
 // Defines values for PingMessageType.
 const (
-	Ping PingMessageType = "ping"
+	PingMessageTypePing PingMessageType = "ping"
 )
 
 // Valid indicates whether the value is a known member of the PingMessageType enum.
 func (e PingMessageType) Valid() bool {
 	switch e {
-	case Ping:
+	case PingMessageTypePing:
 		return true
 	default:
 		return false
@@ -285,13 +289,13 @@ func (e PingMessageType) Valid() bool {
 
 // Defines values for PongMessageType.
 const (
-	Pong PongMessageType = "pong"
+	PongMessageTypePong PongMessageType = "pong"
 )
 
 // Valid indicates whether the value is a known member of the PongMessageType enum.
 func (e PongMessageType) Valid() bool {
 	switch e {
-	case Pong:
+	case PongMessageTypePong:
 		return true
 	default:
 		return false
@@ -300,13 +304,13 @@ func (e PongMessageType) Valid() bool {
 
 // Defines values for RoundBettingEventType.
 const (
-	RoundBetting RoundBettingEventType = "round.betting"
+	RoundBettingEventTypeRoundBetting RoundBettingEventType = "round.betting"
 )
 
 // Valid indicates whether the value is a known member of the RoundBettingEventType enum.
 func (e RoundBettingEventType) Valid() bool {
 	switch e {
-	case RoundBetting:
+	case RoundBettingEventTypeRoundBetting:
 		return true
 	default:
 		return false
@@ -315,13 +319,13 @@ func (e RoundBettingEventType) Valid() bool {
 
 // Defines values for RoundCrashedEventType.
 const (
-	RoundCrashed RoundCrashedEventType = "round.crashed"
+	RoundCrashedEventTypeRoundCrashed RoundCrashedEventType = "round.crashed"
 )
 
 // Valid indicates whether the value is a known member of the RoundCrashedEventType enum.
 func (e RoundCrashedEventType) Valid() bool {
 	switch e {
-	case RoundCrashed:
+	case RoundCrashedEventTypeRoundCrashed:
 		return true
 	default:
 		return false
@@ -330,13 +334,13 @@ func (e RoundCrashedEventType) Valid() bool {
 
 // Defines values for RoundFlyingEventType.
 const (
-	RoundFlying RoundFlyingEventType = "round.flying"
+	RoundFlyingEventTypeRoundFlying RoundFlyingEventType = "round.flying"
 )
 
 // Valid indicates whether the value is a known member of the RoundFlyingEventType enum.
 func (e RoundFlyingEventType) Valid() bool {
 	switch e {
-	case RoundFlying:
+	case RoundFlyingEventTypeRoundFlying:
 		return true
 	default:
 		return false
@@ -1206,6 +1210,9 @@ type UnknownBet = Error
 // Example: {"error_code":"BETTING_CLOSED","message":"Betting for this round has closed. Wait for the next round.","status":"error"}
 type WalletUnavailable = Error
 
+// bearerContextKey is the context key for Bearer security scheme
+type bearerContextKey string
+
 // ListBetsParams defines parameters for ListBets.
 type ListBetsParams struct {
 	// Limit How many items, 1 to 100; default 20. Out of range is 400 `BAD_REQUEST`.
@@ -1766,6 +1773,12 @@ func (siw *ServerInterfaceWrapper) ListBets(w http.ResponseWriter, r *http.Reque
 	var err error
 	_ = err
 
+	ctx := r.Context()
+
+	ctx = context.WithValue(ctx, BearerScopes, []string{})
+
+	r = r.WithContext(ctx)
+
 	// Parameter object where we will unmarshal all parameters from the context
 	var params ListBetsParams
 
@@ -1796,6 +1809,12 @@ func (siw *ServerInterfaceWrapper) ListBets(w http.ResponseWriter, r *http.Reque
 // PlaceBet operation middleware
 func (siw *ServerInterfaceWrapper) PlaceBet(w http.ResponseWriter, r *http.Request) {
 
+	ctx := r.Context()
+
+	ctx = context.WithValue(ctx, BearerScopes, []string{})
+
+	r = r.WithContext(ctx)
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.PlaceBet(w, r)
 	}))
@@ -1821,6 +1840,12 @@ func (siw *ServerInterfaceWrapper) CancelBet(w http.ResponseWriter, r *http.Requ
 		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "bet_id", Err: err})
 		return
 	}
+
+	ctx := r.Context()
+
+	ctx = context.WithValue(ctx, BearerScopes, []string{})
+
+	r = r.WithContext(ctx)
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.CancelBet(w, r, betId)
@@ -1848,6 +1873,12 @@ func (siw *ServerInterfaceWrapper) CashOut(w http.ResponseWriter, r *http.Reques
 		return
 	}
 
+	ctx := r.Context()
+
+	ctx = context.WithValue(ctx, BearerScopes, []string{})
+
+	r = r.WithContext(ctx)
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.CashOut(w, r, betId)
 	}))
@@ -1862,6 +1893,12 @@ func (siw *ServerInterfaceWrapper) CashOut(w http.ResponseWriter, r *http.Reques
 // GetFairness operation middleware
 func (siw *ServerInterfaceWrapper) GetFairness(w http.ResponseWriter, r *http.Request) {
 
+	ctx := r.Context()
+
+	ctx = context.WithValue(ctx, BearerScopes, []string{})
+
+	r = r.WithContext(ctx)
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetFairness(w, r)
 	}))
@@ -1875,6 +1912,12 @@ func (siw *ServerInterfaceWrapper) GetFairness(w http.ResponseWriter, r *http.Re
 
 // GetCurrentRound operation middleware
 func (siw *ServerInterfaceWrapper) GetCurrentRound(w http.ResponseWriter, r *http.Request) {
+
+	ctx := r.Context()
+
+	ctx = context.WithValue(ctx, BearerScopes, []string{})
+
+	r = r.WithContext(ctx)
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetCurrentRound(w, r)
@@ -1892,6 +1935,12 @@ func (siw *ServerInterfaceWrapper) ListRounds(w http.ResponseWriter, r *http.Req
 
 	var err error
 	_ = err
+
+	ctx := r.Context()
+
+	ctx = context.WithValue(ctx, BearerScopes, []string{})
+
+	r = r.WithContext(ctx)
 
 	// Parameter object where we will unmarshal all parameters from the context
 	var params ListRoundsParams
@@ -1935,6 +1984,12 @@ func (siw *ServerInterfaceWrapper) GetRound(w http.ResponseWriter, r *http.Reque
 		return
 	}
 
+	ctx := r.Context()
+
+	ctx = context.WithValue(ctx, BearerScopes, []string{})
+
+	r = r.WithContext(ctx)
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetRound(w, r, roundId)
 	}))
@@ -1948,6 +2003,12 @@ func (siw *ServerInterfaceWrapper) GetRound(w http.ResponseWriter, r *http.Reque
 
 // GetSession operation middleware
 func (siw *ServerInterfaceWrapper) GetSession(w http.ResponseWriter, r *http.Request) {
+
+	ctx := r.Context()
+
+	ctx = context.WithValue(ctx, BearerScopes, []string{})
+
+	r = r.WithContext(ctx)
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetSession(w, r)
@@ -3442,233 +3503,234 @@ func (sh *strictHandler) OpenStream(w http.ResponseWriter, r *http.Request) {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"5H37chs30u+roLjfV5ZcI5pXXWvrlKzIsRJbciQ5Tnbp1YAzIDnREGAGoGhurIf56jzCeYR9sVPoBmYw",
-	"N15sJdk9J3+kLGkG0wAafUP3r39rBGI6E5xxJRvHvzXYJzqdxQz+/ZKG1+zXOZNK/yTn0ylNlo3jximZ",
-	"0ngkkikLyVCEy4bXeKDxnMH7SSKSu0CErHHceHn6zd31+Q/vz29uG15jyqSkY/37GzFlahLxMYk4URNG",
-	"EvwMiSThQpEkGk9Uk7yLGZX6j7GgITw3plPWbHgNqaiay8Yxfq7x+Og1XjL1JppGRVKnYs4VEXMlo5DB",
-	"GLF+StbTfH579+bi7UWe4ttJJMmQAYXuYIoOYztkPWHXbDSXLMyTdjthZEHjmCmS4N9hRP2RnZFIiNkJ",
-	"j1AyjEVwz0Iyi+mSJbsrab8+f/X+5vybAvWMBFRGXJAwCmGJaRCwmSLKzKuedhXx8VksKskf4p/JIuKh",
-	"WJAJlSTAR1dQeHtx+e3d2ZurIpGnktCZkIpKEjKpKElESENKmFT/+t+CMB6wJKEhlU1yOp7TJGSEklny",
-	"r//zKZrah2umcUZ5wOJLoU7jWCxqZvJMf3cYwRZLFcUxmTEeRnxcO5mz08uz8zd3l1e3d6dv3lx9KK26",
-	"4ZmAcr3kQ70JmpCY6T1Y1BIrJ2Ku1lBLFlQSGieMhku9txMWasZcQevN66v3t9sRa0ddQe2rhLEhU+85",
-	"faBRrE9DntxLQcSMcTJKGCOJmPOQiBFRE6oIElpH8Kvr83PNz+8vT388vXhz+vLNeZlgGNUcSy5ILPiY",
-	"JSQlpYbmCy7no1EURIyrV3Meyo0OJjKHPpkxDe71LIY01vvpTsH+6rjbb3n5CV1c3rx/9eri7OL88vbu",
-	"1fvLb25y87kUijAu5uOJHRe+teaAXlPFQOwV2eTqgSVA9owle5JJGQmOcqp2xa9Pb89R9BV5QwgypXxJ",
-	"aKAiwaWW2pTIiUgUUdGUpZJ6QSNFKJmKKeO1FGseOEuAt8rrHiDzE5ok0QMLCR0pM49Av1JP+9X7y2/u",
-	"zq5Pb15XEB9TxTxUNMCBAX6eDNlIJIwsxTyBL2teX0X2BX+XiHHCZAXH4MhaBOrjY7+wZGoNzReXd++u",
-	"r769Pr+5KfM3DpoKpCHT0ha0QNgkF0qShMl5DOyfsAdGtWRZTBgnkWamsE4l3bDkgSXn8HNeXXIy5+zT",
-	"jAWKhWREo3ie1B/Rm/PrH8+v786vr6+ua/T7gnFFFongYyI40eusVWeT/Kz/aflcz4+OMjZSyZLQMY14",
-	"LfnAzmfzJGE8WL6N5JSqYFJ3ip9JEphHSRiNRizRgkNM0Rqgcx5MnskVk7y5ubi6vDt7f319fnn2893b",
-	"i5u3p7dnr3MzhvnQIABrI/uaYMgOQB+eZW3COBSlkwYpaW0cnH5GJSrv1cvxDZuKop0Wsqkg9vTv2PWe",
-	"sDgkw2X6NU/LzhEKcumRKf10t4g0J9xzseC7lfKt3dL/eQ07j8Zx4/y95oIQyFDJnHkNO2bj+O8fvYb+",
-	"1F0UNo4bcDr2gphKGQUNrxFTPp7jQjKuf0YT7fi3hqZlyJT5nteYRtz+/Og10B6643SqX4UF8Bpmuo3j",
-	"xkze/XDAf+wEPx3dv+lN/3Y4u26rn/cXL7uT7/rhq9b4hroLeP5pFiVVQskuoD7czDy0jl3Of3p3cV0Q",
-	"RcAkFYM9HQ9cMxoXeSBhNN6bCs6W6bcXkZoQtRCOVpZaofWbrVblbnf6xc1+ef0m3ewRjWV+t39rUDC8",
-	"G8d9/R5uOp3O9g7+0m48eiv+3Gk8bsoqM7WCVTSvIB/bXxTYp8w/v4jnz5/TIge9Pb2+Fv2H3j/Hw+5+",
-	"Xy5Ouz+dy1+iydvL6Y/vRTxveA01YTBASJP7/G5sbvbbb67jqy8w783QT8Blt1Fwz1TtOVHwZ3CR4hDU",
-	"NuWk3SfTiM8Vqxextxdn35/fVh6ZWysySRzx+yc+NDidC/5A4ygsma1yrkU2PLKO8ovLH0/fXOQpP5eK",
-	"EcZjGmjTMSa/zNlYaEHLJHn41//EUSia5HSYMJL+MWSEz9mD/ocM4fcbkP9ertgK10lgn4IJ5eMVssvM",
-	"psRfMBVY/1CQX8RYkF/+9T9kJCIyl9RMgxLzJy4eqDb/tOUZCz2DVVMQ4i3ly5dMyaLYktEnNUHbnmem",
-	"Wz3tV1d3b08vf757eX6bN6R+pkRFjDNJ+oTO5gw8TMaJ8TF5rdf4HvXfS6aqeUPTBr5MJI1nXkvd+8vv",
-	"L68+XGriqr2uhbEbR3qSq+kBS7SaotVLZIkAu7PO1tyEkA8gvmpdPkfCpeKIy8WK5flw+ubNSlcvlW9m",
-	"XBMnwmEjPt7UoETPZYV/8ug1JoyGLAF+vGYqWZ5qF0T/FDIZJNFMoWq4YYHQalMJdHuML6E5lbNPyvhK",
-	"+iMmkNM4bnuNhP06R+GJFpIMJmxK9egjkUypahw3Iq66nQboqmg6n8Jrajlj+Cc2ZobOGU3olClD6kum",
-	"LsIylacZl6Y65pllV7JDuVATlpifn6UhLmv65chvDNVdq/3d9f7f3nZuDr/pvdr/9vB167vO9723+5eH",
-	"Da8RgcqkSrtpRqcOmdJ6fNXE/ytho8Zx4y8vskDkC/yrfIGz0rNNY3v5+b0WC3RNI8Wm0iNtvR/tVuuE",
-	"hGxEtWvUaTXJ1RzWINHiT0+v12oR3wlO+rl5dlpmKr/OWbLM5mK954x08w18pbyB9JPZQGN6rNzOhMmZ",
-	"4LIq8hoIrhiHf9LZLI4Cqmf/4heplyAfsh3mXqxaWvv0C+cb+vubbch5dk7yG5FbzmOMZIpwaU/qdzdX",
-	"lx4RCaFkFGn3QyQkZWD90DTSemLsWV5Fn1EvlH5UOBvYbJTjHlusUJJ/c+USuV95ijVyIyx6kdbFVRpl",
-	"abSXiqMqEszTLxzB9Vjh8G+xXDL/5srlcr/yFMvlxhf8Y0KrghOWX+BmgFwKE3agksRCqhMMgaG0m9Il",
-	"SfTCAAeVnb4tVoVlb61ZkdxHnmZRcg6mOWsvGU1Y5lxGktChZFx5VpQTuFFAy7lRMm62mLoZb+3UnQ88",
-	"xbQdC8o/1mZ03gQrKzeYZaWlssVk0dxYO9fyZ55iymWryGy2mLGEKqH1daWdBRZzNGWe+ZmFhA64YtOZ",
-	"SGiytEcH5LE9O88kCaIkmGtLJmH0HqWy9q2a5DQzwyEUSRUbcPvJX4Rrn5+QyMhvQxgbaulJIk3bckGX",
-	"nhNLB6Mzjlk44EMa3GPkUpXvleBOSTYH3FlW2J7TuRLmuqTC9OGEzpXYsyFlRZMxTmMy52HCQjWRZIcq",
-	"om1ERdrNVvtT3uDp9Atqfb+Xs8taFarca7xEI/T8wfBYnqrbVB5pa8vYq1S6axZrchI2E4lZuR2MglNc",
-	"No9QEiQsjBTqU72EevnytLvBm/1+ZfDGkG6f0yZlollLRdaWMAOsZuAzuDp+dD+w5gX73KOl4bcG43pF",
-	"/55+82NKnlTawG+giWRtyL/jX71GdgWTfj17VQx/YYFq4D2m/kp+fjYGtZraG0XvYXE0M90Fddym93Ut",
-	"u50QPo9j5HMuOCj4NfylX0DBhXZzmd+Mib2ZJZ1G6cwr5UmME8oVkTPGlSF3BGwGXirEDV0OhriinkYN",
-	"nXb3vMZ0HqtoFkdovNA4vhpBoHAV0W+zdx4/ehXE2sXOBj8hs4RpzUcEj5e41HiReQeXO+A4Lc0WbkaF",
-	"YfASAR8mVKVX9jMahdm3C58lO7Bo8N1dfWq1bUJ2WrtIT0wDFt7Rtax4PhPB5G0UxxGcNxC4G2w9Xl3B",
-	"5lt/dy2v3OCDxVOXuXP22549RoUDkmO09MPuZGvO6Zm9Ii8fWEcgfd3OwR26kb1C/w/1F8pRMJ60XWAs",
-	"pS3P15MtcbpkZZmYW7AaRXNKMNyn7SPBWcFMyk6wtg2HTGlVCDFjFnruzf9wSSaUg7/mijcPWNjLEho8",
-	"G832yIOIwpIyQgFsRW4bovF5iQra1i722liDK8a07MkLGBjLnvMOqD/nlLUPDvZbrVar22prxz07R40k",
-	"vGsf9jrdnhsbys5xprFgQmWNydQGG1+p95jaXOex2sNTGwJ6JkkUbhfNmdJPbxgfq0njeL8Hasn+2K4Q",
-	"75B+JSu0LARmcv/YYHmm9NMFPg6xE/M1miR0WVoVHLdmQd7Brv+/q/ufUiKmt+WpWZomX6C9vjPn5grB",
-	"2ATZ9eFu8/c1RcjOTEgZDeMloUTOh1JFaq5AqrFf5zTGZKLdJ7VY/iP16xplcZMSWHA2Ta6bf0wSFogk",
-	"1IJcuUyBLKA9viVTJBB8FCVTFjaJb/WGf2zdvQHXKsP1C5vEz8Sof1yjYYbL3Dk6GXA/k+o+0U/5KNV9",
-	"IumSUG1pUQV/0Hs+EQsynQeTJvG1ejLuMhAw4DYlZxQlUgE9RnUBOTYvz6RFmJBRlPdHZxMqGcSUBrzg",
-	"whJtOjSJb7Sg+XRdGtlJajdy9sCSAddetHnArpdWo+4MIKilf8lC67jDWM8gIzUQU/05OeAmQHNS5Wgj",
-	"lQOuFYHRPFmSo91H7UxlKs9r6KWE31nDTPMs3mx7DU1QheYCZpM1psmVc+cgn6H1obfQbLu0y44uncLp",
-	"e2RIVTBh4bHe9qk2oAVnA71+XBG9ikvSbrXIVHokjiTsFwwCEksSGVlDb5awh0jMpX6/ST5EajLgvuR0",
-	"JidC+URLg8zlnrA4FrsmcRj9cq1S0GEP4ohx9UyaFc3MHaPrnDwINELK5s1l793+D4fXrZvObe/H/Q+H",
-	"P7V+7jQqnHVzBzGlz58/l7kUCrSlKgyno+/bb7pv+5cH745+aF93b/q3B42KhB3Xbmr3e+mn3syfP3+u",
-	"DQFrR7X7vZbWHDX2UmYYybJltLUVILX+d+wto/u/TCqbvc1d2ZiklYLW0XtvEujYVOqDk56/Z5IsJiK2",
-	"fECBiSHFwWGzprMQQsSM8hprT25s7jmqYKWpgytWPmycuWFSFCVUEvfiTxLJGIngSvSr7KRMm29mjhhT",
-	"oNIcuWdLogSZz0KqWHYAh8sTQiGjM4FNylS8pFOY6l0U5o8po4lm7+aXBqn+hNBF4KZfA+F4Ktd8lMp7",
-	"Fl7qJ58wznGbxi5WUVhnyQDdzrqnBk0VGzvB3D/S9V9EcGWCUdUvc/t/Fx7JBiUm1ITXcc+kttJY9MDM",
-	"PeET7vYoFiLZwT0iz10SXmj9uqt9/tmMhaCFMcNuxe47y5KSuNpIPbOVSHmy3mqz3dOWQaAfKIYz0pTb",
-	"nW5/n0wZ5ZJ0m/39fBwCVWW919Wq8rHOQMm/tdkoZffaJKo4FgGRDDIqUTVIlTA61YSEkX5zGnGq8Dp1",
-	"SmczLfqPf2uAoVG3Wa/1Hy0JXgPfqX70XcTHzpNixZMiezJT2MtLVP+wEI9eQ3C2ATflCNTWyaqHXRLX",
-	"PusS+VFvR8KoYmmGZZrrkJcXaQJpcbvesDENlmRG1QQixB6xfJtdP9n7NUg3nGJWD+UQRdPjnpBozAW8",
-	"oVUPNcl2za1jJlkua5X3i5np5P31m2eS+PpZv0neS+N8azoN48k0Cy2gcfxMEkhmQpNaOwTuObGftLwZ",
-	"Z8txkp+Ol0uPH/D0zUXEZZOc8iX63MaQgBWaKY8wvGqWZETjWILDodU4+EwRl4rGMdy32gQdtJ2dhWvv",
-	"VyyV3ZL1G0p20g3VhLHdJ9suWRenyO+UBLfNfobs+Or+rtls+p52QcYxI3PJPCctdpeIxCOC40Y5G+IV",
-	"L3vtJipxz3hp3frtTn4K++sMTJlz3RwR7NhI+dle3FyRXqd9QAIRsnw4Ed2UGVWKJfrRf/z9dO9vH3/r",
-	"Pv5Xo2It3auMsqyH35v8usxve8+jT4TpF71UtFp1GMQiuM/LehPkbfW/ROinCS95ys7BzQTvl8bpsTt9",
-	"d1EId29a82jqK7NKr6yKCAspm+QDNVVnaWZhUpea6f1eRtMVXKXp01MuYvMyuZlGO8zVtcpsLTBR3FXZ",
-	"ICniTD/46CxX6ezp1bBLk4/YlOTdjiubdpvkktkCOeeAKfYJ5cIaQZAG0axDhxuw1qNLo3TOSmTzqzqK",
-	"2UJUSh4oPzaXODAmHEzpkRAiIIHKMuHTTJGEQbbZM1QQIJchc979C4xibaxUHcL5SEB6N4n+PMhbOaFa",
-	"uGo7n0RywP0yj/jHRItigqGobLf2RjTQ7G8PVJrFH7IkemBywAvkg+GbHj6TENEc8AH/DDSTz+T17e07",
-	"8hlMQD30Z/2nvb09kvu//qWTsEg+Q0roZ0xZzPIVK1IVN89TPMGMHPKBDW8EqIL5bJxQTaT+fCGPC0ho",
-	"k89bZ3PhaE7qfm4ko5pWlQOYaLn9mDtcFW35EetqPXLDmPKIdBieK644qbBFnIla5hMJskZu8Uw1TI7A",
-	"cnZURZ0N2TEf8NJ1FAlJ2IO41w9qBXtSLLvHT19dX3x7cenWUcPXu+braOw/k+QqicboVmo2yLACZnQM",
-	"Jxb/DEM6uW0wVs9Zo1Xp27mXIau/9LqpuOaFAZCU3FKW6hthrCMzrS0qKSGtzEybcf0hw6N5PZgOjxc1",
-	"wIMmxIz2oQuzkAvAG95yCz6cwbK6EbNsecWACwIj5GqGnRFsZGaWRIHefSpVVoFMZiLiTvw+wkRTHLGi",
-	"yL5i3MUkiplDjFmrUbxEwZKgbNOjQ528+Xus3X3zmSLuQO4r7hragRYTIRmm7mVVqTSOxUILZWc5nHLk",
-	"HAPUljefkEhJ/YdJVqcsWZAwle46pjzr4TodTWMek8PU5DWbpoDPK+YaEDoUD7hgJqXejUrAR8oqJ/2a",
-	"2rKaHwesQB9IR+RrIA08O8PcEYnMxPI1uekSOZJsFdl6L0Fem8KNUcRpTBJGpR3MzTGH0WAHi5nmOyIx",
-	"oir1IneL6edWPmRJ2OQz6YOeXJuKje+WM1hhhG5+fvnkVTdplVTnrGqGs8mqJklVf8+51MoDz5RrcvOV",
-	"bqX6w1JZX7n6sqwGGl6hzKtYb7WqkrzkIxTr2YoAB9V4HpWIJFU4Ay7KTSUwRTX8Rh5gpgAYUYADqCjq",
-	"qronBAu3NocptfbcUBrZAf7TdgzoMcPBgJRDQ7yy0z8kVBlsnt0TLRm1RwVVACOhJd8qn+2PKOM2S1Hj",
-	"vP2JztIGLlDxRmtDB8hcaW3s/ryiUcIN3EZ+ebQ/P49ptVuEReOgqYl5EC+YJ3orkjmgKqG7R3bO+TiO",
-	"5GRXW4I0UPHSpmNjcIHoFQeTVk3YdIOl0Wosfxuw+srmk3sN4DUSNbsbztbebqrZyxn4ojRefz2nn9Gb",
-	"xpKp1hd3WltvHhV4rZ+uucTSCwqOM44MdoBHZvOhXtIMYUVLbMi7sMGLEmPkSDPT8tJdTpeltLyVXIOZ",
-	"MdV3oUXVDUlGWeKH9R6++ip0/d2RIdMUOOZS2sLV12TZmxUiM5vbM2lSqKKwVDgShR4BFKRPLCT+X9p+",
-	"s+n/5dJPgzkDjq9OqNbDv84pV5Fakksyhvi7dfgKmQ8ZyEMuNNkxBZCrjs1rw5PF6dy8Pt3r9PdNsDni",
-	"JBYLlgRazk7Yp3wMMgjb3aNhe79NR2G3FTLWZe2jTm90dBgOKev3WdjptPaDw1Z31KHtcDTqj3rD/eF+",
-	"J2Ct8Gh0UAhgtvaO6N7o42/7veogZu7So1oQmQQRw/xG1GmTmQQ0SSImcwJYCmPxm7wgQmczRhNTGPj+",
-	"+k1BZW0NVIEzwKumksZJR6uaiW/+6msr793VzS15QWfRi4f2C/MHWQiotzuH68LRZTWClG2qRizBVUfk",
-	"zcq7lSqNlyZEKfhB/w9yLTL2gr+U5vAmRSCp/471mp9JgxWY3WQ2yWkKtYN/BJt2GilIxTb5YXDpTiX5",
-	"J0vEiTa/MSBkXshwhhimoyQMvUbO8IDmNzpFStmwsCcFUtn0eYuystHzjxW75yQyVIiENJczjKT+N8Qe",
-	"vTSyNYWXXYAjrL/AM6jtgJhKNeDBhCY0UNpDu2czc+GVsCzJC8bwnz9/7oP9OGZci0/tmMQRlY6oTINU",
-	"sCdcAEEmRJqJXGt0hfnDXRShKQyNc5i6nbXyM29IVOfTYp1fhRNdyFR2Ih2S0IQ5V/6YJJS7UV9zv1JT",
-	"JreK2NNa2shOu9819/vtZr/76QSS/iL9U6tVqN9r97urCau8+nk3obKC7XwTg/KPTcJiwojNmCRzrqKY",
-	"2EfuGA/lHVV+k/gY1TF5nNmsBjyJJDOhAV8qmigoTvBPsixI9wtN4puYSy4lVEsKkA+Qb6vd4mzngNMh",
-	"LqMHsvBwJ4V7JMR8MJdQ2iuS+fRQ80dti8FMGl7DEFLpzblX++XbswhiFjIKNRvGVEEgcZaIISbV2qSW",
-	"xIQAJPFngo/9QoqXr/yCHnRrOtrto2xbZ4asvPxTdcKah9lloua7afVFpLmDZMFEmJRa60lpclcn9ley",
-	"XFENAtmbasFqExEKHwB6tiZD4isrIFa95JblrknzPy1F0dwwtW8hxfwTq/BEskWK/2oTdE0BQGG1V5jj",
-	"bo5KdXEIlmUrQSjx9eb6JUNOu5p3Kpoyl5U77b63grlFFXPnhtrUxctVFpY8vXduVaPjGZtTihFgPDQW",
-	"fNLG8ODet+a8+cpPY/Ra/mTvfP0BEl99gFKYpVKJlyvityzZBNF5B+L5idIET/FYoAIykrmZfiotK30K",
-	"NkgjK+lhLH/1ySILVjlNVn/vydMutTWBFzRmp08KmlsbQc4ZMw+jcjwp3hOZPFmH4Jm1LlYmvcFDX5js",
-	"nj//WzBnZoU8GcfQe7YnRqN0A3MrW44COanuuE5e6bzlJ5hjgNpTbLJsaoPMnC2sBpoxLkG3aK1z4qZ0",
-	"BjF44piH/sDQCIwjqcqVrnkBkQrv7kF3v77atEoDdA7hFTMrDJ1Zg6yq+PQrJNMfymlFcZ2f2RcURqzm",
-	"klrGMDDUK6A64Oh6mY1RtK/d6pAUgVnLrAJX5AR/t3eQl8/pfvdhv1GIPkU0q4LZurXM1j/oHhSYzZr6",
-	"JWYrKLJNxW1RLW3BM1azrNcn/xbMXO8krWVmd23NvHPrVsvO3zBFo7hss/x7b9bX3pdsv9e/4xVLXodu",
-	"p3w3qByGSdTUDjsclOYZVrKSuVupu1HJTWIzxnsF1k+dGDVGAMbDjDYNE7qQRcuqFAw5HnAf61G0Wfac",
-	"sH/stJpaVu2T50Tt7vpuZIgq8Cim0tStR6pJLgUkmUl741us09xGGWv9fZDf4YJqz4lOEy4pSc4/0aT7",
-	"aqFm5vQFMi3HUhvp5urLLatri2AWrnbbLqsfPvYU0BV4Ng0K7pNhWLgnvhyTHEU8MkFB7ApBlMjigFkR",
-	"uSkbd/sKOY78gEslIMCL9nmkyChmi90TU1Zt0N8iTCDN1bufwtDGeobkrwFHO0hmeWHUttxAwykfYLRT",
-	"WFVLnlva/zD19mUoEl9yauv1QbUa2EbKgy4s8d81U/OEa57LEkqGVEbS3h3sHB20WiZcf3TQbLX+Ox+h",
-	"139eg5y7DjvXa9wY/VxRtZrmIWidZ4NNNmkeeBMyGDyb8mGTReaSyeJVR6NV/q/barPOYatNj+hR/+hw",
-	"OBq22z3WP+jRozY9PDwYddrdzqjbbfUO2P6a+9EKvr/JbmT/eGi+0PQTKYrgXP6i3neZheZNKwlTaFXX",
-	"b+SE5JC8I/4g4geM+5Vr57OuEiuhFAtpHdKDvHSp8NbvhLDpTC3z6DsbSXWbS1KBRFBbY2jv2nLtF3Cp",
-	"mo01dYCraEnvtB/dvhcr38Cniq0utqkiX5kVYI59WqhgrpdM/YIYGQWCuaqJmCvWJNeUh2IKSkHM6K9z",
-	"9kWJA9hyo4qmh0jOsZZkyorZ6WkgapQiqGARYmNt6U7an8Nue66mPd1CF5LSXfN0xxyONmesSuDivUsN",
-	"nDteRawvht6q9rlatEK+ZW3gzK18NncCX1D5nAqzmhJ7F08V0c/qi/Gdp+QqdBH7HOYtrkqstE8+fc21",
-	"V4h7rTIMciFMrxBjWPViLsTl5e34Ve+5Lt3XFoeXZ7Cu6ruChA1eyM113RsZF2zw5IYPupz6uxXBextk",
-	"AxsSPgJeMgvmSaSWN/oB014A5DMGjfW/XlmpgAK5LNYbJXDq07maiCT6J9SZHFuJP5i3Wt3AvAc/MB8K",
-	"RBNG/Ko/2nrALL0sAZsSMKGXxK/MNIPy6gTUiGd0CInCPBL8BdbN2CrPLEfnmcTyLg80UE2aHTnlK0ru",
-	"BtytzLPVCr1Wm5TQ2dHXgb1BcCRY+CwTT6kZYn9HfCSq9dnpuwvMOpgOWai9uAUbmgKunWEiFpIlu2iw",
-	"Gjsc8KG1beuuBIhnXNQsM10R/7chlexunsSPPhmytOAqzWgCpQ0axofhHtrNJZ3G/kkh8wkXMoCaf8Co",
-	"5lDUAWj8Nh9tRhO1sqh0wAf8L38hxuwd8HxxvUvsi/8lo/CvzaZmo86+1r7pD8E8+Wuz6acJltTU3e/N",
-	"pe2LNOBpVb6tvifbFd8TBMUZswG3hZR63njfB+ZvDeuaxIX8CXP4WS8pMHR2+HJVYMWKZU2NAU/D6XJh",
-	"a1+bBMrVB9wxv4i2K4BSKskWhzibMLlnbAYjRHzA7bm9USKhY+anKazUtm22NQZgD9MhdKycFvJeF4jB",
-	"9u15acF8EnGpGIXTLQ1WHXpxWICKfSKJm2xpE+wGvHiuj7PrO1NJYjKOzHycPHVj2liWvJxPhyyRA34p",
-	"CId/p3j4oQjmU21TamFARrGgqjngewQQa/QvfXDDsIEFmF0E20SK0bZYNjBsGsLADDFnRBhpRa6chwB5",
-	"5heQLqdHvI30fmRjTb8UfsGs1S1C9z0wPMA5wxALOO2BQQAWI6Sj4F42yQeIQFETURrFUQ5qb8ArA8eR",
-	"kiweVcSPS0FhZYLRKL1qswz1rq0OPO909ALq8elQzBVpt5v7ROoFdaLcTKpoShWTToaMGI0kU5bWLBLq",
-	"kx3BSe4MwBr4WiRw40jhqgDkIYpY/QrkyO3iGdDLA33VJQmEnDIVBcdO6akWwlDVOuCrAKU8fYwpkbFY",
-	"kEBwjrgAyOBhJGn4QLlyTgfYHHLA8/AY8Ph3N1eXxIcHTB4f5Vijj5cUuBC9Vktrr36r2yR+Vh3kD3gk",
-	"XfRqF+8AMQp2/LT8yd89Ib45t2hYVJY81QDi5AAiTmzhSlYXzz5FUklUC759yyYwDbjpYO8RFks8L1Vg",
-	"N7tNgr1CDPXoBBtNmML5GOmVMBrgrbNR83on3ZpQXGOVUC5jyEuOuBLOcumTpj/THHAEsZJkmFCtTTXb",
-	"OMtsz6A51gXZd52W0ckBPzUFpFpcxNgaicwcW3FH/2DYn4ZhwiR4gzXaUJ8XbWohfwkLyZGmwWfGVeeI",
-	"5NsnGS3rNEUyxlYcBYxjjo1BsnyXiFkSMWUC8ypSEM87S40kyxza1NoBHoOmtywx1RXtZqvZMjBEnM6i",
-	"xnGj22w1u1gvMgGb2s7NxqrGmACPuxsJfqH9tDeRVC/R9Xfbt9X4T9kjGMiBDJtcn7BOq7Vtg7CKVos2",
-	"n8XLJIX+ZyykAZHKFZW7XfzKOKe/B7L7l0O3p5C2pZ6zeQrxO2USv++9bf9w+KFz3r89+Pnox+7r/ctW",
-	"gcRcyZMLQd9yIOhxVSrm0er0Dlv1eRqVEPQOqGzFYrerF/u7o5fds/43B+dHr9rfdl/3vzv4/qh6sQ3J",
-	"JXr7R/q/9uFBNb0dl16ADHYp7W6+5q/bp52X3bPeN/3z/VcH3x6+PvqutQFbIHmto/4G5GVQxugiQ3C4",
-	"1FITMrwKDdwtw3983LzDk4XGr+jxlO8GhN23BRSgBBClBKhqLXh6eNCrPpMKhFxHP/1Ke/0rxQZlXqPX",
-	"OVr/Wq4xntfob0JdqTtcZY/tdauhfWc6llAsFkklkmXj46PXmAlZWe8JLWBKcBtpaud8BmYHbvUsxcOF",
-	"f5p+Vj6ysD/gWuEUKqadui7fVD35zaZvCqx8/bbD877BypJMeWDZFMzYncwC9UjWmKrV9lLIa1Uq49kl",
-	"VA34YhJZWwEvVfIA65ml50GnmqzU2WCMYMcC0Pi3ZpCxANM7EfPxpAZYZ8fX6s7fzcp8oR2YA5p8MuCd",
-	"Vtv4HNV9wXZ8PJd+Wuyyi0jvJi5sY0QDvq5BAZD/AcyCTFr47qq4LQvIaM7DcuHvsbPj07lUpr+Asv0I",
-	"nkmL8uFOxxbg2Q5dPId+BrhYafME7eSYRHpjNbLQFuqC/x4LPtbW2IxxE4bAqyy448IHxWjA7R46DRAg",
-	"0gP9Eozb7KFDbksQnJoKWJoptUA+DtSWIeqZNIiQXHDmASyJX4EKYayuvJ1jq09M41cm1UsRLrc0VfTR",
-	"KZoqbe2GZWUfeZgYRTrNfuuTK6/XmCWP2QVj8Uv5upRiZ/ycLVFtDjzirRvWTVbOoarRTh3xW+ibYunP",
-	"Y/4uSyVz9liyI9tfvTnfmCON03uS7XEanHR6dTD3m1qRm9uKmzDFCbEbDUkxeOi07wfBbjh25oEOPGDb",
-	"JVQyUKVhtH7mB7ftH7sf+j8d/Hz0t/Zp92X/7KDGOO00tpr/NqaN6bBTY9xYuWsLJUt9Qf5g46Z1tCWf",
-	"Iwzn+mbKaFGc4dPaycTO9mtfdDvgP0HTULd0BtG+ED1KWi3YJH4ea8g2a8613BxwF4LUz4ERmReMpWSL",
-	"riciDqW1pGxoFLd4wNGu7Gy59M4ZXLmEJkUj137Va2jtLte+e8EBBCOIGFev4A2bW7HJlhuvPOuHssE7",
-	"1+bRJ9psOGAY/oykhQrDTcZQiX9cBFzLWqtow3XALSJBPexabeF4sw7uc1vUtQHfyew9FxojtflG0Xie",
-	"sN1mtRFybFHZLG5JAZFNz60ClK3Cqksx2tJbPrOaBveqfnJFbDZEZUvZ/49wq/Q73fXv1PQrThUdyHQL",
-	"zFjRi8dxwrQYaIAT7QbAXvyGGugRfbKYKVbjnVV1WLLRXuxbZ/ohWWaPGX1g0u1lgqXv1R2ZtItiGzv6",
-	"OW/G8HQ4T+Aq9dc5m7MT4yAMeB4/B++k4YJV85hmwoJzsrKdJFxExREL9fjZm+YKChsYVfK8WHDD901i",
-	"+mJCoeyAu+CQVgRnTaxs+Xyn1TIXZBU2Og6IRvp2wcisa8tXBiMDt9dntZnvdp1KjafMNupvZxVWRYC2",
-	"snbO8u/lGTr9Y/OrTJTe+tfc5up/pFXDhTqNY7HY4F1cjMvshadoiV5nujxzkdNjNlJloaJVVRkeMRtC",
-	"c5r24IfMOUjmShgtqR39TzybjrBBxFNzM23gKTFP3qgGkZj0+90/VBXkBDpuRooFWwqI4SQyrI8NpfsL",
-	"BxCiOgL3DjF0V102HpNck79yWMzEqEz7CFN4mfYBzK5q63vW+G7TGggl5QJ3CG/kY3mEGyLC6Itea63B",
-	"TBMkT7PDPSMRD+K52VZj1Nk7KRerM4VUoyp3ZS0rgYXTCFxqhBlgl0XEyVQ8MMg0AEgeMUWMKBt8A4sb",
-	"Jf+J7WpkLhFzemWtFqzXbnh1aiz/hWYZbfajzsPTYFsoIeISdLK3mrGiQ8CAz+K5TPdy9yv0Y6WCk5Or",
-	"+Z+q3jTP5XXbWRbxoUozp9Z0nzzDW+XeSpVqr91q1UYFfuhe928Obo9+bH/o/tT/+eBvR6fFq6m2wWxy",
-	"b6daEGPCzo/mRGdEozoOcqRD/kO1Ut7fTinX3pp1tot7pZAzVZo510vt31o126TeNfrVzXjdWjXDQj2x",
-	"bs5LveNKKc5ykh/UZF4KDng1vnqT+BWIx0UsrDyMOkorM0iKoL6TmcuWJ7zM78Xu58We5n+q5pYTPHKV",
-	"uhsSpFYq7JEDoTtmNYVSOfzWMg5TVcVUCeMV9aoBhHXAXk9M/l9sdjUF5MUEnRNXD13fvktryAwrYApC",
-	"ZeihJPG/ZSpFDP5q6e0unOubHB38NyaNZLIaBGhRHqYIxY1zajsxPMuQ8lO0CFutLC24jkU8BfD+4mu5",
-	"BrbuH7NLJ0Q5hnQ7c+iyvcptdHPAE/JXTKwSM9LvkGGESYSv356e7d28Pu3093fu2ZL8NTOvJ15a9vFX",
-	"2NVdqJ4DRG4ZjTmmIbEx7JALl5HPsPur3tKddqvlEbTesBydPCedf/Q75AUxmXc78OMeSXZ3d0u9B3Pc",
-	"cP6JBsp+m9AkUhPIfzshhTTIZrnmPcMxtNgAWJmIpf9PUflXwF5u7AfD/V7v4CDo7ndoa38UhEejdouN",
-	"hkG/d9jd36etVrc9OuwFLDw4ONwPhl12tD9sB2y/1wpoe7SN35qeiZoYouV0EvHZXMnmf172QA2De6no",
-	"SQ9HhihtRWZ6znNiM7HwX5Uy85TYnsJECQIZp9g/Ri55MEkEjyTWnp24sPXWhsVcTmhhOzCXws1c3mrW",
-	"8aeIReVnhbq+Z37Cwl5ojz7gvp63j9iRLmhWvoeH7d8BVrqV+TRTpFY4DTi0eCqIqN0a2YvVo+rahAi/",
-	"PlNNmQqxbLNtwzTT9iFnf64BXioc9xSKy4G43AoOot0xFnNmsDlq2ywwVaTb7B188nCV7bpuRLfpXPcn",
-	"QQe5ywVftctl57slutB+q92qRs+AecKlqylLcxfylTHnML+6kMX9pdvfcbc/xTXdZvd7/a4etBYMZAvp",
-	"jMelRjTnwu7/gYI5R3+NYbnSfMVq7pXGq1RJNIO2a5gn5qIXewSSqCEuo+VXCaOrnJ97jV/80zJ0sxnn",
-	"lzJGRykrca9OxP03QxqrPe9egdR2u1MiFXM6D0AMGlKPjuiw0ztklB6G7LBzMAyC7uHBQW/E+p1uf9Tr",
-	"BqNRf3/EhmGrG+632912p3MwCkO63w0OO/SosSo71CUVv91vt9tlUjO5XHj+8KDdbqe0tg7Co9FRmx70",
-	"w3DEWNhq9Tr7h8FBwLphMDzstlps/7DTOugGw4NWr98+Cvv9dusobB+MDtiwc1hNa7uG1t7hQbf3+HFb",
-	"yVOXmvrK4LKkeAr/HyamXtvZ5paiRoxtmqxaEm4vfrO7/LhSzlXiDBbBdRysQrTmLbXG8B3wHV8bxNp6",
-	"RF9H/yvvDvm7Bg9lSRYsYRnuL0pxiNoA2hBEvk1/nGPiJ772Jtd5kpU+5MmAu8asdg8jvpMny/sSl3HX",
-	"bw742YQF95lvfOy62FmiykZeNkKt639qM1TwBU1CvSVZlD3zRfyc0+fXWM3WXC6om/r9X4V9FUEzEKom",
-	"Dc9Wvzg4QPkkwK3EBHSp+XrllqI9FRPrckfM1Wx/lvlbGyCoVnS/V9ygVoE6l9npom4r+w1g5Ko8sieI",
-	"l2/BHqbWfm0E2wTZren89cHrXK8+zCZa2z+1+WUB/oi/S8Q4MZHF9TH+i+z5pwvTO90Ac0H0igafkMta",
-	"1+Oz+Sdp5ivOCjID9R6EVhB1gDMWIiDeA0ui0ZJEam3UxwE7qnc36JRho2gDGhYkDHbbc3LKMJwNeQPH",
-	"hUoADJSDNS945bVoFqwySEEQzklz1ewOiBnjTXKhBhxhF1JQLadY3wCZ6VXAwnvjQdeV53sDnlV8Zz2e",
-	"EUFBj1ajxG5SeKSv9X4YjdeeC/O1a/3s5mfC0lgj7my233+uk53W4FZu9a7D/WnnrArml/XZHOcp1AVi",
-	"tkRh2sHBgemoQrhokg+ICVcBwOGw2lBbkwyz5dNTgFgl8l5WVyHpsV7YpIFdspiIXL033h9NxIJM51gi",
-	"tSQT+gC5fuariPpuymkGXJ9KQ7ZnK7Shl3xk4CbS/DqAfHF6yfpNcuUiiQy4NsXMQkUl+sWC52FFMLPF",
-	"PuGTHfjZAI75A54a4mnNuJbXU7x9oxzkiX56l0i6NLA7kSK4plo4QXrJpTBIH8fONkapLAsZVxGNUYhk",
-	"ZUMZIId0MN4GvBLkrSobA/oGunLiS+uCcG3zFuSbFcgtuLQRJzLKWZYpfh9alHtBTKWMAhfN7RgbwdnB",
-	"sBKX7lF9PKi2zuD1o1E76LAD2ht2w94ha9H9oD/qhO3hATukR60e9jgDXivavYYDQXFgifxD+wWeJZdU",
-	"hyBoQoffVfd3y9Z+i17f/TP6id3zd/GHOLwNp1K9bx32u53X1++nP5x+M387OW8N329jHeY263etI7Io",
-	"k5vI+2/0s/DJP1lH2OuHr4yAbLFMBnlqfTkJ8JOjkiL+QONo0xcvzNNblDSk62zKGrzGRq/h994/YSWE",
-	"jMKsDhNKJWmmfXJS+thVOQuaZlBnWE5h9oZF8jqGKkzb97RPphGfKyazB023cHAeBhy8B/OJnTqIKetl",
-	"pOJcJCi/mwPuF3qO+8c1RbhuCUJqARhHytNTAl7A68kHcQ8mMeCfDWMR6B9RU6Y5LttnLK0Bly2yigWZ",
-	"fRvJKVXB5Encmtrm6rl6jWcyQ1cqAMOYuhCnDjZ90rFvQhbENGEhJvoirzGuvcEwHdBu0QkmIKXDhCyI",
-	"QiYzhBOZVuc6csWW8PznlI0YfMHG8d8/5lw0PIIFLMECIKs2GLWjFIVrrVO4Q6+/kUdUoRftZpt8YMMb",
-	"ASdvPhsnNGRk5/rVGdnv9fsGJskYHy5oWgrFpk9vDhiNTBgNod1ZqB/8da6tnTRaV9rDMqTggGuzGCqD",
-	"oBJSShKLMVLiXyXROOK+/QiUnA9ZhnYEfpw2FuG5Ad8BgKFeq7t7gvJjOEuEEoEAMCDDOgP+/LkBjJTN",
-	"588RCC6NuRpMJYBmQoykJO1XaqB7AK1rwH3EDTJD+Qb+KIfo5TsYsb48IUOhsOPknANQkODEV8sZ8w1Z",
-	"0DRZ01TfHzldBP+3ASAlDhrHA+wNPGh4A8sf8NtmszloPGboDH1ikMvAFKcE9BmBd0u0A4KuSEK9iU7i",
-	"8YAbgK1S3dMzC2CGOck7fg7AFULqDr6qDzmIfg6r1d/FTzElfTMK5ozbfJJjou0qHzpLWag7822o+pGe",
-	"geTRY9ghZizBWq1RRXf/3AwgH4XDDJOlwWEjFEIEE82yXDbJKUmYRf3iY8sRudwWB/J7QZdmZ4EFgN0g",
-	"boVLJeGMLe26q2jKpKLTmbTHCftz7FRjvAGMXBnXbbdJrsDbwJnKZ6YlK8AgYvdUz4AKmmbAnE6ZXrok",
-	"iR6gi7i7BTKF12i3kEIwHTQbkR37J8GZXTZA0ZO75m7Z3SnrHmcxlPQWQXBIrGdpok6a525oCAQPWFKM",
-	"NGof0eyn4LFd6jfYOxWOdtZUFeAcNGfnD84s4mM4N2rQOG42m49+vtvqgK9rt4rbk1Zv6KcIjaHEHeQn",
-	"4EBmSHZGyKL4khOxcMv17GU93A/pyUV8LM20bgBwzkCVaRkSJtCXAuap19oBo9OeLyVDgSAeMOvhXKvw",
-	"E7yvogNue81Yo1AbeWREpVbZWAEhAM0SGl5oHhtFUGCXk3JQKiWNKs8+D2vUa7VaLkAlSH4wq1KUSggU",
-	"O7JuwNPDhQybP1dmIaDiyoC3PX+uf/cZfiKfLbgn+WwP5mf9x729PZL7v/5lW5P3mXCRTGkME5knegj7",
-	"xzb57M40kkRO5phfFeqt+ZwJApzvkAb3gJ5oR+iSz3oTIk6TJWoRREMAusgo+uR20LMvHcFL5pdW5AP2",
-	"W5t8H72sebGHk1FCAC7hsaE83XbYPBbmiM7WNx2jDQtiFEKmM8Cey5qEW6oWJhxOzQvFweH7+Cd8ET/T",
-	"c5Y2NezKOMJkh1ocPivJSwDCWoAELIQo7i75TEJhWNmQcUISBs5OGinL7FcqIy5Sko6AegTNOs4Rp99n",
-	"WqdwttCiBLMVdyAOhv92EP6qiLDf6ByZHZpSvszwDCummYfyK8xxBdeVwkraykQLpBh7bqOTnTcTbxaR",
-	"CuB64J2xmiSuRWYzWt+eWAPqmBTMoAHfMZyphDk8BrLItYXIjtV5wjDyLkL2p6Y1hsnQ8AOSz1L5UmHg",
-	"xgu6lMR/jyYtdBDOnCbbTcf8tbpF0w0L9tJ57p0CJkf1HYc1l53OxTlkIJIf6ntst5yRU/62Jax2Xgs2",
-	"lDBazczSv1fN7TGLw2zhuHKhHLLcsBzg9pBvz2/dIFwGmNk4brw8/ebu+vyH9+c3+pmp7f6MmVraxhgx",
-	"bXYwFmo1lXFXpkKabj0yyxzbr66RzSiDWIRKreCyX2Q21MSxuluuH7ok+bW7QlkCQsgCIchIsdqFvLq+",
-	"+Pbi0q3qKawnVEqO0bhJQzvOJVu62r/XgpYpNDEFdN2s5+YAdFc4bl94UbrCv74tQFnvpNubu+lB2WjS",
-	"wrKhsiYAf//4+NFmuValnmSg65AkznPAtg2vMU9ig2Qvj1+80Jsim4ZLmoGYQkqkoaaEAGEuVoyenk/h",
-	"h+LVUZbKYgMDj95v63JlPQMgaP0B4xxkMKbSGRfSTqsHzeERGkKD9CvuIDbDq2acRDzQYbyEYgunkCq9",
-	"5TLZWtl1NbUJGOkX0jvr6k8AM2Rn3LCFGBnDG90xL5uIvZI2Tou7zsg0jx8f/28AAAD//w==",
+	"5H37chs30u+roLjfV5JcI3p404WqrVOyLMdKbMmR5DjZpVcDzoDkREOAGYCiubYe5qvzCOcR9sVOoQHM",
+	"AHPhxVaS3XPyR8qSZjANoNE3dP/6cyNk0xmjhAre6H9ukE94OksI/PsFjq7Jb3PChfyJz6dTnC4b/cYp",
+	"muJkxNIpidCQRcuG13jAyZzA+2nK0ruQRaTRb7w4fXl3ff7j+/Ob24bXmBLO8Vj+/oZNiZjEdIxiisSE",
+	"oFR9BsUcUSZQGo8nooneJQRz+ceE4QieG+MpaTa8BhdYzHmjrz7XeHz0Gi+IeBNP4yKpUzanArG54HFE",
+	"YIxEPsXraT6/vXtz8fbCpfh2EnM0JEChPZjAw8QMWU/YNRnNOYlc0m4nBC1wkhCBUvV3GFF+ZHfEUqR3",
+	"wkMYDRMW3pMIzRK8JOneStqvz1+9vzl/WaCeoBDzmDIUxREsMQ5DMhNI6HnV0y5iOj5LWCX5Q/VntIhp",
+	"xBZogjkK1aMrKLy9uPzu7uzNVZHIU47wjHGBOYoIFxilLMIRRoSLf/1vhggNSZriCPMmOh3PcRoRhNEs",
+	"/df/+RRPzcM10zjDNCTJJROnScIWNTPZkd8dxrDFXMRJgmaERjEd107m7PTy7PzN3eXV7d3pmzdXH0qr",
+	"rnkmxFQu+VBugiQkIXIPFrXE8gmbizXUogXmCCcpwdFS7u2ERJIxV9B68/rq/e12xJpRV1D7KiVkSMR7",
+	"ih9wnMjT4JJ7yRCbEYpGKSEoZXMaITZCYoIFUoTWEfzq+vxc8vP7y9OfTi/enL54c14mGEbVx5IylDA6",
+	"JinKSKmh+YLy+WgUhzGh4tWcRnyjg6mYQ57MBIf3chZDnMj9tKdgftXv9HzPndDF5c37V68uzi7OL2/v",
+	"Xr2/fHnjzOeSCUQom48nZlz41poDeo0FAbFXZJOrB5IC2TOS7nPCecyoklO1K359enuuRF+RNxhDU0yX",
+	"CIciZpRLqY0Rn7BUIBFPSSapFzgWCKMpmxJaS7HkgbMUeKu87qFifoTTNH4gEcIjoecRylfqab96f/ny",
+	"7uz69OZ1BfEJFsRTigY4MFSfR0MyYilBSzZP4cuS11eRfUHfpWycEl7BMWpkKQLl8TFfWBKxhuaLy7t3",
+	"11ffXZ/f3JT5Ww2aCaQhkdIWtEDURBeCo5TweQLsn5IHgqVkWUwIRbFkpqhOJd2Q9IGk5/Czqy4pmlPy",
+	"aUZCQSI0wnEyT+uP6M359U/n13fn19dX1zX6fUGoQIuU0TFiFMl1lqqziX6R/zR8LueHRzkbiXSJ8BjH",
+	"tJZ8YOezeZoSGi7fxnyKRTipO8U7HIX6URTFoxFJpeBgU2UN4DkNJzt8xSRvbi6uLu/O3l9fn1+e/XL3",
+	"9uLm7ent2WtnxjAfHIZgbeRfY0SxA9CnzrI0YSyKskmDlDQ2jpp+TqVS3quX4yWZsqKdFpEpQ+b075r1",
+	"npAkQsNl9jVPys6REuTcQ1P86W4RS064p2xB9yrlW8uX/3kNM49Gv3H+XnJBBGSIdE68hhmz0f/7R68h",
+	"P3UXR41+A07HfphgzuOw4TUSTMdztZCEyp+Vidb/3JC0DInQ3/Ma05ianx+9hrKH7iieyldhAbyGnm6j",
+	"35jxux8P6U/t8Ofj+zfd6d+OZtct8cvB4kVn8n0veuWPb7C9gOefZnFaJZTMAsrDTfRD69jl/Od3F9cF",
+	"UQRMUjHY0/HANcFJkQdSgpP9KaNkmX17EYsJEgtmaWUuFVqv6fuVu93uFTf7xfWbbLNHOOHubn9uYDC8",
+	"G/2efE9tOp7O9g//0mo8eiv+3G48bsoqM7GCVSSvKD42vyiwT5l/fmXPnj3DRQ56e3p9zXoP3X+Oh52D",
+	"Hl+cdn4+57/Gk7eX05/es2Te8BpiQmCACKf37m5sbvabb67jq68w7/XQT8Blt3F4T0TtORHwZ3CRkgjU",
+	"Nqao1UPTmM4FqRextxdnP5zfVh6ZWyMyURLT+yc+NGo6F/QBJ3FUMlv5XIpseGQd5ReXP52+uXApP+eC",
+	"IEITHErTMUG/zsmYSUFLOHr41/8kccSa6HSYEpT9MSKIzsmD/AeP4PcbkP+er9gK20kgn8IJpuMVskvP",
+	"psRfMBVY/4ihX9mYoV//9T9oxGI051hPAyP9J8oesDT/pOWZMDmDVVNg7C2myxdE8KLY4vEnMVG2Pc1N",
+	"t3rar67u3p5e/nL34vzWNaR+wUjEhBKOegjP5gQ8TEKR9jFprdf4Xum/F0RU84akDXyZmGvPvJa695c/",
+	"XF59uJTEVXtdC203juQkV9MDlmg1RauXyBABdmedrbkJIR9AfNW6fJaEy8QR5YsVy/Ph9M2bla5eJt/0",
+	"uDpOpIaN6XhTg1J5Liv8k0evMSE4Iinw4zUR6fJUuiDyp4jwMI1nQqmGGxIyqTYFU26P9iUkp1LySWhf",
+	"SX5EB3Ia/ZbXSMlvcyU8lYXEwwmZYjn6iKVTLBr9RkxFp90AXRVP51N4TSxnRP2JjImmc4ZTPCVCk/qC",
+	"iIuoTOVpzqWZjtkx7Ip2MWViQlL9804W4jKmn0N+Yyju/Nb31wd/e9u+OXrZfXXw3dFr//v2D923B5dH",
+	"Da8Rg8rEQrppWqcOiZB6fNXE/yslo0a/8ZfneSDyuforf65mJWebxfbc+b1mC+WaxoJMuYdacj9avn+C",
+	"IjLC0jVq+010NYc1SKX4k9Pr+j4KrOBk4Myz7eup/DYn6TKfi/Gec9L1N9Qr5Q3En/QGatNj5XamhM8Y",
+	"5VWR15BRQSj8E89mSRxiOfvnv3K5BG7Idui8WLW05unn1jfk9zfbkPP8nLgb4SxnX0UyWbQ0J/X7m6tL",
+	"D7EUYTSKpfvBUpQxsHxoGks9MfYMryqfUS6UfJRZG9hslOMeW6xQ6r65consrzzFGtkRFrlI6+IqjbI0",
+	"2s/EURUJ+unnluB6rHD4t1gu7r65crnsrzzFctnxhaCPcFVwwvAL3AygS6bDDpijhHFxokJgStpN8RKl",
+	"cmGAg8pO3xarQvK31qyI85GnWRTHwdRn7QXBKcmdy5gjPOSECs+IcgQ3CspybpSMmy2mrsdbO3XrA08x",
+	"bcuCCvrSjHZNsLJyg1lWWipbTFaZG2vnWv7MU0y5bBXpzWYzkmLBpL6utLPAYo6nxNM/kwjhARVkOmMp",
+	"Tpfm6IA8Nmdnh6MwTsO5tGRSgu+VVJa+VROd5mY4hCKxIANqPvkrs+3zExRr+a0JI0MpPVEsaVsu8NKz",
+	"YulgdCYJiQZ0iMN7FbkU5XsluFPizQG1lhW253QumL4uqTB9KMJzwfZNSFngdKymMZnTKCWRmHC0iwWS",
+	"NqJArabf+uQaPO1eQa0fdB27zK9Q5V7jhTJCzx80j7lU3WbySFpb2l7F3F6zRJKTkhlL9crtqig4Vsvm",
+	"IYzClESxUPpULqFcPpd2O3hz0KsM3mjSzXPSpEwla4nY2BJ6gNUMfAZXx4/2B9a8YJ57NDR8bhAqV/Tv",
+	"2Tc/ZuRxIQ38hjKRjA35d/VXr5FfwWRfz19lw19JKBrqHlN+xZ2fiUGtpvZG4HtYHMlMd2Edt8l9Xctu",
+	"J4jOk0TxOWUUFPwa/pIvKMGl7OYyv2kTezNLOovS6VfKkxinmArEZ4QKTe4I2Ay8VIgb2hwMcUU5jRo6",
+	"ze55jek8EfEsiZXxgpPkagSBwlVEv83fefzoVRBrFjsf/ATNUiI1H2I0WaqlVheZd3C5A47TUm/hZlRo",
+	"Bi8R8GGCRXZlP8NxlH+78Fm0C4sG392Tp1baJmjX31P0JDgk0R1ey4rnMxZO3sZJEsN5A4G7wdarqyvY",
+	"fOPvruWVG/Vg8dTl7pz5tmeOUeGAOIyWfdiebM05PTNX5OUDawmkb9s5uEPXspfJ/yn9peQoGE/SLtCW",
+	"0pbn68mWOFuyskx0FqxG0ZwiFe6T9hGjpGAm5SdY2oZDIqQqhJgxiTz75n+4RBNMwV+zxZsHLOzlCQ2e",
+	"iWZ76IHFUUkZKQFsRG4LovGuRAVtaxZ7bazBFmNS9rgCBsYy57wN6s86Za3DwwPf9/2O35KOe36OGml0",
+	"1zrqtjtdOzaUn+NcY8GEyhqTiA02vlLvEbG5ziO1h6c2BLTDURxtF82Z4k9vCB2LSaN/0AW1ZH5sVYh3",
+	"SL/iFVoWAjPOPzZYnin+dKEeh9iJ/hpOU7wsrYoat2ZB3sGu/7+r+59SIma35ZlZmiVfKHt9d071FYK2",
+	"CfLrw73m72uKoN0Z4zweJkuEEZ8PuYjFXIBUI7/NcaKSifae1GL5j9Sva5TFTUZgwdnUuW5BH6UkZGkk",
+	"BbmwmUKxgPT4lkSgkNFRnE5J1ESB0RtB37h7AypVhu0XNlGQi9GgX6NhhkvnHJ0MaJBL9QDJpwIl1QPE",
+	"8RJhaWlhAX+Qez5hCzSdh5MmCqR60u4yEDCgJiVnFKdcAD1adQE5Ji9Pp0XokFHs+qOzCeYEYkoDWnBh",
+	"kTQdmijQWlB/ui6N7CSzGyl5IOmASi9aP2DWS6pRewYQ1JK/JJFx3GGsHchIDdlUfo4PqA7QnFQ52orK",
+	"AZWKQGuePMnR7KN0pnKV5zXkUsLvjGEmeVbdbHsNSVCF5gJm4zWmyZV158B3lPUht1BvOzfLrlw6oabv",
+	"oSEW4YREfbntU2lAM0oGcv2oQHIVl6jl+2jKPZTEHPYLBgGJxRGPjaE3S8lDzOZcvt9EH2IxGdCAUzzj",
+	"EyYCJKVB7nJPSJKwPZ04rPxyqVKUwx4mMaFih+sVzc0dreusPAhlhJTNm8vuu4Mfj679m/Zt96eDD0c/",
+	"+7+0GxXOur6DmOJnz55xJ4VC2VIVhtPxD603nbe9y8N3xz+2rjs3vdvDRkXCjm03tXrd7FNv5s+ePZOG",
+	"gLGjWr2uLzVHjb2UG0a8bBltbQVwqf8te0vr/q+TynpvnSsbnbRS0Dpy73UCHZlyeXCy87fD0WLCEsMH",
+	"GJgYUhwsNmtaC8FYQjCtsfb4xuaepQpWmjpqxcqHjRI7TKpECebIvvjjiBOCYrgS/SY7Kdfmm5kj2hSo",
+	"NEfuyRIJhuazCAuSH8Dh8gRhyOhMYZNyFc/xFKZ6F0fuMSU4lezd/Nog1Z8Qugjt9GsgXJ3KNR/F/J5E",
+	"l/LJJ4xz3Gaxi1UU1lkyQLe17plBU8XGVjD3j3T9FzFcmaio6te5/b8Lj+SDIh1qUtdxO1xaaSR+IPqe",
+	"8Al3e5Qwlu6qPULPbBKeS/26J33+2YxEoIVVht2K3beWJSNxtZF6ZiqRXLLeSrPdk5ZBKB8ohjOylNvd",
+	"Tu8ATQmmHHWavQM3DqFUZb3X5Vf5WGeg5N+abJSye60TVSyLAHECGZVKNXCREjyVhESxfHMaUyzUdeoU",
+	"z2ZS9Pc/N8DQqNus1/KPhgSvod6pfvRdTMfWk2zFkyx/MlfYy0ul/mEhHr0Go2QDbnIIlNbJqodtEtc+",
+	"axP5UW5HSrAgWYZlluvgyossgbS4XW/IGIdLNMNiAhFiDxm+za+fzP0apBtOVVYPphBFk+OeoHhMGbwh",
+	"VQ/WyXbNrWMmeS5rlferMtPR++s3OxwF8tmgid5z7XxLOjXj8SwLLcRJssMRJDMpk1o6BPY5MZ80vJnk",
+	"y3HiTsdz0uMHNHtzEVPeRKd0qXxubUjACs2Eh4i6auZohJOEg8Mh1Tj4TDHlAicJ3LeaBB1lO1sL1zqo",
+	"WCqzJes3FO1mGyoJI3tPtl28Lk7h7hQHt818Bu0G4v6u2WwGnnRBxglBc048Ky12D7HUQ4yqjbI2xCte",
+	"9ppNFOye0NK69VptdwoH6wxM7rhulgi2bCR3thc3V6jbbh2ikEXEDScqN2WGhSCpfPQffz/d/9vHz53H",
+	"/2pUrKV9lVGW9fB7nV+X+23vafwJEfmil4lWow7DhIX3rqzXQV6/9zVCP0t4cSk7BzcTvF+cZMfu9N1F",
+	"Idy9ac2jrq/MK73yKiJVSNlEH7CuOssyC9O61Ezv9zKaruAqTZ6echGbl8vNLNqhr65FbmuBiWKvygZJ",
+	"EWfywUdruUpnT66GWRo3YlOSd7u2bNproktiCuSsAybIJyUX1giCLIhmHDq1AWs9uixKZ61EPr+qo5gv",
+	"RKXkgfJjfYkDY8LB5B6KIAISijwTPssUSQlkm+0oBQFyGTLn7b/AKMbGytQhnI8UpHcTyc+DvOUTLIWr",
+	"tPNRzAc0KPNI0EdSFCMVisp3a3+EQ8n+5kBlWfwRSeMHwge0QD4Yvtnh0wkRzQEd0C9AM/qCXt/evkNf",
+	"wASUQ3+Rf9rf30fO/+UvrYRF9AVSQr+olMU8X7EiVXHzPMUTlZGDPpDhDQNVMJ+NUyyJlJ8v5HEBCS30",
+	"ZetsLjWalbrvjKRV06pyAB0tNx+zh6uizR2xrtbDGUaXR2TDUKe44qTCFrEmapiPpYo1nMXT1TAOgeXs",
+	"qIo6G7SrP+Bl68hSlJIHdi8flAr2pFh2rz59dX3x3cWlXUcNX+/orytjf4ejqzQeK7dSskGOFTDDYzix",
+	"6s8wpJXbBmN1rTValb7tvAxZ/aXXdcU1LQygSHGWslTfCGMd62ltUUkJaWV62oTKD2kedfVgNry6qAEe",
+	"1CFmZR/aMAtOAF7zll3wYQ2W143oZXMVg1oQGMGpGbZGMJGZWRqHcvcxF3kFMpqxmFrx+1glmqoRK4rs",
+	"K8ZdTOKEWMTotRolSyVYUiXb5OhQJ6//nkh3X3+miDvgfMVeQzPQYsI4Ual7eVUqThK2kELZWg6rHNlh",
+	"gNry5hMUCy7/MMnrlDkJUyKyXVcpz3K4dlvS6GJy6Jq8ZlMX8HnFXAOEh+xBLZhOqbejEvCRssrJvia2",
+	"rOZXA1agD2Qj0jWQBp6ZoXNEYj0xtyY3WyJLkq0iW+4lyGtduDGKKU5QSjA3g9k55jAa7GAx03yXpVpU",
+	"ZV7kXjH93MiHPAkbfUE90JNrU7HVu+UMVhih487PTV61k1ZRdc6qZDiTrKqTVOX3rEstF3imXJPrVrqV",
+	"6g9LZX3l6suyGmh4hTKvYr3Vqkryko9QrGcrAhxU43lUIpJU4QzYKDeVwBTV8BsuwEwBMKIAB1BR1FUy",
+	"kL3Gp325Z/sPOJUGJIfNywtTSmn6TtVjsSC1WNFZKsT1GkorW9gqTiZ8ocauHmmgiIzjVjIWQC6qIF0q",
+	"MGnKGBMWqFEVaEkl+IqDN+TWybhlIFXJ8R+Nx1GbU5ZZ33ZoE+2CPJB2JdgVWqIAchGO1BWq/CHFQmMl",
+	"7Z1ITSXXDqoyRkyuwSof+o8oq9esWeNM/4nO6wYuafGGcUOHVF8xbuyOvsJxSjX8ibs8I5ZO5wmudlNV",
+	"ET9YTkg/qC78J3Ir0jmgXCn3G+2e03ES88metMxxKJKlSY9XwR4kVxxcDDEh0w2WRpoV7u3M6iu0T/a1",
+	"jNdIxexuOFt72yxmL2YQG8DJ+utS+YzcNJJOpf6+k9bT5lGa1/LpmktFuaAQyFAjg13modl8KJc0R7yR",
+	"GhTyYEwwqcQYDml6Wl62y9mylJa3kmuUmKq+my6aUpD0lSfiGG/um6+m19/laTJ1wamTYhitvrbM36wQ",
+	"mfncdrhOaYujUiFPHHkIBPwnEqHgL62g2Qz+chlkwbUBVa9OsLSLfptjKmKxRJdoDPchxgEvZKLkoBtO",
+	"qLitC1JXHZvXmieL07l5fbrf7h3o4H9MkdReaSjl7IR8cmPCYdTqHA9bBy08ijp+REiHtI7b3dHxUTTE",
+	"pNcjUbvtH4RHfmfUxq1oNOqNusOD4UE7JH50PDosBJT9/WO8P/r4+aBbHVR2LqGqBZFO2NHMr0WddGFQ",
+	"iNM0JtwRwJxpD0znaSE8mxGc6kLN99dvCipra+AQNQN19VfSONloVTMJ9F8DaXW/u7q5Rc/xLH7+0Hqu",
+	"/8ALFxyt9tG664GyGlGUbapGDMFVR+TNyruuKo2XJagJ+EH+D3JfcvaCv5Tm8CZDhKn/joli7HCN3Zjf",
+	"LDfRaQZ9pP4IPsY0FpAar/P1IAkCc/RPkrIT6Q6pAJ1+Icd9Iio9KCXKi6dEHVB3ozPkmg0LrTJgm02f",
+	"N6g3Gz3/WLF7VmJJhUjIcmujmMt/QyzYyyKNU3jZBpxS9TDqDEo7IMFcDGg4wSkOhfSY78lMX0CmJE+6",
+	"gzGCZ8+eBWA/jgmV4lM6ikmMuSUqs6Ah7AllQJAOWeci1xhdkXu4iyI0gwWyDlOnvVZ+uoZEdX6zqrus",
+	"CGoUMsetyBNHOCVWCoZK2nIyHNbcd9WULa4i9rSWNrTb6nV0vkWr2et8OoEkzFj+5PuFespWr7OasMqr",
+	"uHcTzCvYLtAxwaCvE0hTgkwGK5pTESfIPHJHaMTvsAiaKFBRNp1Xm89qQNOYEx2qCbjAqYBikeAkz0q1",
+	"v9BEgY6BOSm6UlKAfID8Z8HtnQNOhziZHMjA9Z0U7vUUBoe+FJReEXfTdfUfpS0GM2l4DU1IZRaunWpR",
+	"vs2MIYbE40iyYYIFBHZnKRuqJGeTZJTqkAxHwYzRcVBIuQtEUNCDdo1Nq3Wcb+tMk+XKP1EnrGmUX+5K",
+	"vptWXwzrO2ESTphOcTaelCR3daFFJcsV1SCQvakWrDYRoRAFXPOajJVvrEhZ9ZJdJr2m7OK0FNW0rw0C",
+	"A/EWnBiFx9ItSi5Wm6BrCjIKq73CHLdzhqqLdVSZvGAIo0BublAy5KSreSfiKbFZud3qeSuYm1UxtzPU",
+	"pi6eU+lZ8vTe2VWmlmesT6mKyKtDY8BATUwV7uFrzlsgguzORMqf/J1vP0Dsmw9QBntVKrmzRfyWJbQg",
+	"Ou9APD9R2uapOhZKAWnJ3Mw+lZX5PgUbZJGV7DCWv/pkkQWjnCarv/fkabDSmlAXZnqnTwqaWxpB1hnT",
+	"DyvleFK8t9N5yxbBM2NdrExChIe+svjAPf9bMGduhTwZx+B7ss9Go2wDnZUtR4Gs0gO1Tl7pvLkTdBig",
+	"9hTr2HltkJmShdFAM0I56BapdU7sFNswAU9c1QU8EGUEJjEX5cpjV0Bkwrtz2Dmor/6t0gDtI3hFz0qF",
+	"zoxBVlUM/A2S6Q/ltKK4dmf2FYUqq7mkljH0jckK6BQ4ul5uYxTta7taJ0PEljKrwBWO4O90D135nO13",
+	"D/ZbCdGniGZVMFunltl6h53DArMZU7/EbAVFtqm4LaqlLXjGaJb1+uTfgpnrnaS1zGyvrZ63s2617PyS",
+	"CBwnZZvl33uzvvW+ZPu9/h2vWFwdup3y3aCSGyZRU8ttcVCW91nJSvpupe5GxZnEZoz3CqyfOjGqjQAV",
+	"D9PaNErxghctq1IwpD+ggaoPkmbZM0T+ses3paw6QM+Q2NsL7MgQFuBRTLnGEYhFE10ySPrj5sa3WDe7",
+	"jTKW+vvQ3eGCandEpw6XlCTnn2jSfbNQ03P6CpnmsNRGurn6csvo2iK4iK3dtquygI89BZSIOpsalfjJ",
+	"MEXsE1+OSY5iGuugoOrSgQTL44B5Ub8u47f7PFmO/IBywSDAq+zzWKBRQhZ7J7rMXaPxxSqh18EfOIWh",
+	"tfUMyXgDquwgnufpYdMCRRlOboDRTGFVbb+ztP9h6u3rUD2+5tTW64NqNbCNlAddWOK/ayLmKZU8lyeU",
+	"DDGPubk72D0+9H0drj8+bPr+f7sRevnnNUjG67CMvcaN1s8VVcRZHoLUeSbYZIoYgDchg8EzKR8mWWTO",
+	"CS9edTT88n8dv0XaR34LH+Pj3vHRcDRstbqkd9jFxy18dHQ4arc67VGn43cPycGa+9EKvr/Jb2T/eKjE",
+	"SPd3KYpgJ59U7jvPQ/O6tYcufKvr/3KCHGT1mD6w5EHF/cpYBnmXj5XQloW0Du5BnQAX6tbvBJHpTCxd",
+	"NKSNpLrJJalAhqit+TR3bU47DLVUzcaausxVtGR32o92H5KVb6iniq1HtqnqX5kVoI99Vjiir5d0PQkb",
+	"aQWicodTNhekia4xjdgUlAKb4d/m5KsSB1QLlCqaHmI+V7U9U1KsFsgCUaMM0UYVhTbWllJl/VLMtjsY",
+	"A9kW2hCh9ppnO2ZxtD5jVQJX3bvUwOurq4j1xelb1aJXi1bIt6wNnNmV6PpO4Csq0TNhVgN5YOPbKjS6",
+	"enAE6ym+Cu3FPKfyFlclVponn74G3ivEvVYZBk4I0yvEGFa96IS4PNeOX/We7dJ9a7F+eQbrqvArSNjg",
+	"BWeu697IuWCDJzd80ObU3w2UwNsgG1iT8BHwq0k4T2OxvJEP6HYPIJ9V0Fj+65WRCkogl8V6owQWfjoX",
+	"E5bG/4S6n76R+IO573dC/R78QAIo2E0JCqr+aOoz8/SyFGxKwOheoqAy0wzK3VNQI57WISiOXGT+C1XH",
+	"ZKpu8xydHa7K7TzQQDVpduiUriiBHFC7UtJUj3T9Fiqh5StfB/ZGgVXBwueZeELMFBZ7TEesWp+dvrtQ",
+	"WQfTIYmkF7cgQ11QtztM2YKTdE8ZrNoOB7xuadvaKwHiWS1qnpkuUPB5iDm5m6fJY4CGJCuAyzKaQGmD",
+	"hglguIdWc4mnSXBSyHxSCxkCBgNghlMosoHuCCYfbYZTsbLId0AH9C9/QdrsHVAX7MAm9vn/4nH012ZT",
+	"slH7QGrf7Idwnv612QyyBEuscRD259z0qRrQDCXBoCGg7cAQkAIpGpMBNYWtct7qvg/M3xrW1YkL7gmz",
+	"+FkuKTB0fvicqrxiBbmkRoPZqelSZmqRmwjgAwbUMr+QtCuAUszRFoc4nzC6J2QGI8R0QM25vREsxWMS",
+	"ZCms2LTRNjUGYA/jIXQQnRbyXhcKE++789KCBSimXBAMp5tr7EDlxamCYNW3E9nJlibBbkCL57qfX9/p",
+	"ShKdcaTnY+Wpa9PGsOTlfDokKR/QS4Yo/DvrTxCxcD6VNqUUBmiUMCyaA7qPAEFI/jIAN0w1FAGzC6m2",
+	"nWy0LbYQDJuFMFSGmDUijLQiV85TgIX6F5AuJ0e8jeV+5GNNvxYOQ6/VrYJSfCDqADuGoSqoNQdGAeJo",
+	"IR2H97yJPkAECuuI0iiJHejDAa0MHMeCk2RUET8uBYWFDkYr6VWbZSh3bXXgebctF1COj4dsLlCr1TxA",
+	"XC6oFeUmXMRTLAi3MmTYaMSJMLTmkdAA7TKKnDMAaxBIkUC1I6VWBSAolYiVr0CO3J46A3J5oM89RyHj",
+	"UyLisG+VAkshDFXGA7oK4MuTxxgjnrAFChmlCqdBMXgUcxw9YCqs0wE2Bx9QF64EHv/+5uoSBfCAzuPD",
+	"VGEmqEsKtRBd35faq+d3mijIq4OCAY25jSZu408ozIjdICt/CvZOUKDPrTIsKkueagCKHMCOE1O4kuMU",
+	"kE8xF1yphcC8ZRKYBjRVeXYeIglX56UKfGiviVQVnKZeOcFaE2bwSlp6pQSH6tZZq3m5k3aNrlpjkWLK",
+	"E8hLjqlg1nLJkyY/0xxQBSrG0TDFUptKtrGW2ZxBfawLsu86K6PjA3qqC3qluEhUoR+aWbbirvxBsz+O",
+	"opRw8AZrtKE8L9LUUvzFDERKlgafG1ftY+S2s9Ja1mpSpY2tJA4JVTk2Gln0XcpmaUyEDsyLWEA87ywz",
+	"kgxzSFNrF3gMmhCTVFdXtJp+09ewUBTP4ka/0Wn6zY6qF5mATW3mZmJVY5UAr3Y3ZvRC+mlvYi50yabd",
+	"Tq/Gf8ofUYEcyLBx+ra1fX/bhm0VrS9NPouXSwr5z4RxDerlFPnbXRXLuLO/B9L+10PpZxDDpR7ALoXq",
+	"O2USf+i+bf149KF93rs9/OX4p87rg0u/QKJT8mS3BPCtlgBqVSrm4be7R359nkZlSwAL5LdisVvVi/39",
+	"8YvOWe/l4fnxq9Z3nde97w9/OK5ebE1yid7esfyvdXRYTW/bphcgnG1KO5uv+evWaftF56z7snd+8Orw",
+	"u6PXx9/7G7CFIs8/7m1AXg4trVxkCA6XWpxChlehob5h+I+Pm3fcMq0KKnpuud2ZVDd0BgUoIUQpATpc",
+	"Cp6uOuhVn8kEgtNhUb7SWv9KsWGc1+i2j9e/5jQq9Bq9Tagrdeur7Hm+bjWk74zHULc/iblg6RKqyGeM",
+	"V9Z7QkueEvxJlto5n4HZobZ6luETwz91f7FAsXAwoFLhFCqmrbquQFc9Bc1moAusAvm2xfOBxi7jRHhg",
+	"2RTM2N3cAvVQ3ijMb3kZBLkolfHsISwGdDGJja2gLlVcwPvc0vOgc1Be6qwxX1QHCdD4t3qQMQPTO2Xz",
+	"8aQG6Gg3kOou2MvLfKE9mwVifTKgbb+lfY7qPm27gTqXQVbssqeQ93Vc2MSIBnRdwwgg/wOYBbm0COxV",
+	"sVtIoNGcRuXC376149M5F7rfgzD9IXa4QV2xp2MK8EzHNOqg0QFOWdbMQjo5OpFeW40kMoW64L8njI6l",
+	"NTYjVIch1FUW3HGpB9loQM0eWg0pINID/Su02+wph9yUIFg1FbA0U2yAlSzoM03UDtcInZRR4gFMTFCB",
+	"0qGtLtfOMdUnuhEv4eIFi5Zbmiry6BRNlZZ0w/KyDxe2R6B2s+d/suX1GrPkMb9gLH7JrUvpNX2/alyw",
+	"JarNgUd166bqJivnUNX4qI74LfRNsfTn0b3LEumcPJbsyNY3b85LfaTV9J5ke6yGM+1uXduBTa3IzW3F",
+	"TZjiBJmNhqQYdeik7wfBbjh2+oE2PGDaV1QyUKVhtH7mh7etnzofej8f/nL8t9Zp50Xv7LDGOG03tpr/",
+	"NqaN7nhUY9wYuWsKJUt9Wv5g48Y/3pLPFSzq+ubWDjyPdDIVPs/aF20cnydo4mqXzij0NYXmxY0WbKLA",
+	"xX4yzbOdFqgDakPCBg44lH5BW0qm6HrCkogbS8qERtUWD6iyK9tbLr11BlcuYQUqkTzBgFm07t0yypHJ",
+	"rdhky7VXnven2eAdg5X0RJsNB0yFP2NuoNvUJqtQSdAvAuDlrW6k4TqgBpGgHgavtnC8WQe/ui0K3oDu",
+	"5vaeDY2R2XyjeDxPyV6z2gjpG5Q8g1tSQMiTc6sAyauw6jLMvOyWT6+mxiGrn1wRK0+h5GXs/0e4VfKd",
+	"zvp3avpHZ4oOZLoByqzojWQ5YVIMNMCJtgNgzz8rDfSofLKECFLjnVV1vDLRXtVHUPenMsyeEPxAuN1b",
+	"RpW+V3fIki6KabQZON6M5ulonsJV6m9zMicn2kEYUBc/R91JwwWr5DHJhAXnZGV7T7iISmISyfHzN/UV",
+	"lGooVcnzbEE13zeR7lMKhbIDaoN1GhGcNxUz5fNt39cXZBU2uhpQGenbBSPzLjrfGIwM7d6r1Wa+3QUs",
+	"M55y26i3nVVYFQHayto5c99zGTr7Y/ObTJTu+tfsZvd/pFVDc/jAde+W8AafokV9nemyYyPZJ2QkykJF",
+	"qqoyXGU+hOQ06cEPiXWQ9JWwsqR25T/V2bSEjUKg1TfTGi5U5clr1cBSnX6/94eqAkegq83IsHlLATE1",
+	"iRzrY0Pp/twChKiOwL1TmMarLhv7yGm6WA6L6RiVbuehCy+zvoz5VW19D6HAbiIEoSQncKfgjQJVHmGH",
+	"iFT0Ra611GC6KZUn2eGeoJiGyVxvqzbqzJ2UjZ2aQaph4VxZ80qg5ywClxlhGthlEVM0ZQ8EMg0AkodN",
+	"FUaUCb6Bxa0k/4npMqUvER29slYL1ms3dXWqLf+FZBlp9iudp06DaWmlEJcSOUOjGSs6NgzoLJnzbC/3",
+	"vkE/Vio4Prma/6nqTfKcq9vO8ogPFpI5pab75GneKve6qlR7Ld+vjQr82Lnu3RzeHv/U+tD5uffL4d+O",
+	"T4tXUy2N2WTfTvkQY1KdOPWJzolW6jh0SIf8h2qlfLCdUq69NWtvF/fKIGeqNLPT2+7fWjWbpN41+tWB",
+	"/N1WNRfhgZ9CN7tSr18pxYkj+UFNulJwQKvx7psoqECgLmJhubD2SlrpQTJE+93cXDY84eV+r+pGX+wx",
+	"/6dqbj5RR65Sd0OC1EqFPbIgdMekplDKwW8t4zBVVUyVMF6VXtWAsBbY64nO/0v0rmaAvCpB58TWQ9e3",
+	"77IaMs0KKgWhMvRQkvjfEZEhBn+z9LYXzvZNjg//WyWN5LIaBGhRHmYIxY1zbDpj7OSdCzK0CFOtzA24",
+	"jkE8hWYKxdechsL2H/NLJ4VyDOl2+tDle+VsdHNAU/RXlVjFZqjXRsNYJRG+fnt6tn/z+rTdO9i9J0v0",
+	"19y8nnhZ2cdfYVf3oHoOELl5PKYqDYmMYYdsuAw3w+6vckt3W77vIWW9qXJ09Ay1/9Fro+dIZ97two/7",
+	"KN3b2yv1gnS44fwTDoX5NsJpLCaQ/3aCCmmQzXLNe45jaLABVGWiKv1/isq/AvZy4yAcHnS7h4dh56CN",
+	"/YNRGB2PWj4ZDcNe96hzcIB9v9MaHXVDEh0eHh2Eww45Phi2QnLQ9UPcGm3jt2ZnoiaGaDgdxXQ2F7z5",
+	"n5c9UMPgXiZ6ssORI0obkZmdc0dspgb+q1JmniLT4xkJhiDjVPXz4UsaTlJGY65qz05s2Hpjw6pcTmgp",
+	"PNCXwk0nbzXvwFTEogryQt3A0z+pwl5oVz+ggZx3oLAjbdAst6eK6acCVrqR+ThXpEY4DSi03CqIqL0a",
+	"2auqR4VpZvDtmWpCV4jlm20a2Ok2HI79uQZ4qXDcMyguC+JyKziIVltbzLnBZqltvcBYoE6ze/jJU6ts",
+	"1nUjunUnwT8JOsheLviqWa4wazOxFbrQgd/yq9EzYJ5w6arL0uyFfKXNOZVfXcji/trtb9vbn+GabrP7",
+	"3V5HDloLBrKFdFbHpUY0O2H3/0DB7NBfY1iuNF9VNfdK45WLNJ5BGzyVJ2ajF3sIkqghLiPlVwmjq5yf",
+	"e810t5M/KUM3n7G7lIlylPIS9+pE3H8zpLHa8+4VSG212iVSVU7nIYhBTerxMR62u0cE46OIHLUPh2HY",
+	"OTo87I5Ir93pjbqdcDTqHYzIMPI70UGr1Wm124ejKMIHnfCojY8bq7JDbVLVt3utVqtMai6XC88fHbZa",
+	"rYxW/zA6Hh238GEvikaERL7fbR8chYch6UTh8Kjj++TgqO0fdsLhod/ttY6jXq/lH0etw9EhGbaPqmlt",
+	"1dDaPTrsdB8/bit56lJTX2lclgxP4f/DxNRrM1tnKWrE2KbJqiXh9vyz2eXHlXKuEmewCK5jYRUqa95Q",
+	"qw3fAd0NpEEsrUfl68h/ue5QsKfxUJZoQVKS4/4qKQ5RG0Abgsi37o/TR0EaSG9ynSdZ6UOeDKhtzEr3",
+	"MKa7Llne17iMe0FzQM8mJLzPfeO+7WLniSobedkKal3+U5qhjC5wGsktyaPsuS8SOE5fUGM1G3O5oG7q",
+	"938V9lUMzUCwmDQ8U/1i4QC5SYBbiQnoUvPtyi1Deyom1jlHzNZsf5b5WxsgqFZ0v1fcoFaBWpfZ2aJu",
+	"K/s1YOSqPLIniJdvwR661n5tBNtpm/cUwWund6LKJlrbz7b5dQH+OG+4t1GM32rQ93Rheqs7oxNEr2i4",
+	"CrmsdT1Xm3+SZr6ipCAzlN6D0IpCHaCERAoQ74Gk8WiJYrE26mOBHdW7G3hKVONuDRoWpgR227NyylQ4",
+	"G/IG+oVKABUoB2ue0cpr0TxYpZGCIJyT5aqZHWAzQpvoQgyogl3IQLWsYn0NZCZXQRXeaw+6rjzfG9C8",
+	"4jvvua0QFORoNUrsJoNH+lbvh+Bk7bnI2mziZIszYWisEXcm2+8/18nOanArt3rP4v6sc1YF8/P6bI7z",
+	"DOpCYbbEUdbBwYLpqEK4aKIPChOuAoDDYrWhtCaJypbPToHCKuH3vLoKSY713CQN7KHFhDn13ur+aMIW",
+	"aDpXJVJLNMEPkOunv6pQ33U5zYDKU6nJ9kyFNvT2jzXcRJZfB5AvVm/foImubCSRAZWmmF6ouEQ/W1AX",
+	"VkRltpgnArQLP2vAsWBAM0M8qxmX8nqqbt8wBXkin95DHC817E4skFpTKZwgveSSaaSPvrWNcSbLIkJF",
+	"jBMlRPKyoRyQg1sYbwNaCfJWlY0BfQNtOfG1dUFqbV0L8s0K5Ba1tDFFPHYsywy/T1mU+2GCOY9DG82t",
+	"rxrBmcFUJS7ex/J4YGmdwevHo1bYJoe4O+xE3SPi44OwN2pHreEhOcLHflf1OANeK9q9mgNBcagS+YfW",
+	"c3WWbFItgqAJnfquuL9b+gc+vr77Z/wzuafvkg9JdBtNuXjvH/U67dfX76c/nr6cv52c+8P321iHzmb9",
+	"rnVEBmVyE3n/Uj4Ln/yTdYS5fvjGCMgWy6SRp9aXkzgNqgFXSvWm3uxF08l6i5KGQsvrR6+x0WtWW+0n",
+	"qoTgcZTXYUKpJM61jyOl+7bKWeAsgzrHcoryNwySVx+qME3f0x6axnQuCM8f1N3bwXkYUPAe9Cd26yCm",
+	"jJeRiXOWKvndHNCg0AM+6NcU4dolCJkFoB0pT04JeEFdTz6wezCJAf9smLBQ/qg0ZZbjsn3G0hpw2SKr",
+	"lLqbP4VbU9vs3qnX2OE5ulIBGEbXhVh1sNmTln0TkTDBKYlUoq/iNUKlNxhlA5otOlEJSNkwEQnjiPAc",
+	"4YRn1bmWXDElPP85ZSMaX7DR//tHx0VTR7CAJVgAZJUGo3SU4mitdQp36PU38gpV6Hmr2UIfyPCGwcmb",
+	"z8YpjgjavX51hg66vZ6GSdLGhw2alkGxydPrAKOhCcERtDuL5IO/zaW1k0XrSntYhhQcUGkWQ2UQVEJy",
+	"jhI2VpQEV2k8jmlgPgIl50OSox2BHyeNRXhuQHcBYKjrd/ZOlPwYzlImWMgADEizzoA+e6YBI3nz2TMF",
+	"BJfFXDWmEkAzKYykNOtXqqF7AK1rQAOFG6SHCjT8kYPoFVgYsQE/QUMmVMfJOQWgIEZRIJYzEmiyoGmy",
+	"pKm+P3K2CMHnASAlDhr9geoNPGh4A8Mf8NtmszloPOboDD2kkcvAFMcI9BmCd0u0A4IuSyO5iVbi8YBq",
+	"gK1S3dOOATBTOcm7gQPgCiF1C181gBzEwMFqDfbUp4jggR5F5YybfJI+knZVAJ2lDNSd/jZU/XBPQ/LI",
+	"McwQM5KqWq1RRXd/ZwaQj0JhhulS47AhDCGCiWRZypvoFKXEoH7RseEIJ7fFgvxe4KXeWWABYDeIW6ml",
+	"4nDGlmbdRTwlXODpjJvjpPpz7FZjvAGMXBnXba+JrsDbUDPlO7olK8Agqu6pngYV1M2AKZ4SuXRpGj9A",
+	"F3F7C3gGr9HyFYVgOkg2QrvmT4wSs2yAosf39N2yvVPGPc5jKNktAqOQWE+yRJ0sz13TEDIakrQYaZQ+",
+	"ot5PRhOz1G9U71Q42nlTVYBzkJztHpxZTMdwbsSg0W82m4+B2211QNe1W1Xbk1VvyKcQTqDEHeQn4EDm",
+	"SHZayCrxxSdsYZfrmct6uB+Sk4vpmOtp3QDgnIYqkzIkSqEvBcxTrrUFRic9X4yGTIF4wKyHc6nCT9R9",
+	"FR5Q02vGGIXSyEMjzKXKVhUQDNAsoeGF5LFRDAV2jpSDUimuVXn+eVijru/7NkAlSH4wqzKUSggUW7Ju",
+	"QLPDpRjWPVd6IaDiSoO3PXsmf/cFfkJfDLgn+mIO5hf5x/39feT8X/6yJcn7gihLpziBicxTOYT5Ywt9",
+	"sWcac8Qnc5VfFcmt+ZILAjXfIQ7vAT3RjNBBX+QmxBSnS6VFFBoC0IVG8Se7g5556Rhe0r80Ih+w31ro",
+	"h/hFzYtdNRnBGOAS9jXl2bbD5pHIITpf32yMFiyIVgi5zgB7Lm8Sbqha6HA41i8UB4fvqz+pF9VnutbS",
+	"ZoZdGUcY7WKDw2ckeQlAWAqQkEQQxd1DX1DENCtrMk5QSsDZySJluf2KeUxZRtIxUK9As/oOcfJ9InUK",
+	"JQspSlS24i7EwdS/LYS/KiLMN9rHeoemmC5zPMOKabpQfoU5ruC6UlhJWpnKAinGnlvKyXbNxJtFLEK4",
+	"HninrSau1iK3GY1vj4wB1UcFM2hAdzVnCqYPj4Yssm0htGt0HtOMvKcg+zPTWoXJlOEHJJ9l8qXCwE0W",
+	"eMlR8F6ZtNBBOHeaTDcd/dfqFk03JNzP5rl/Cpgc1Xccxly2Ohc7yEDIHeoH1W45J6f8bUNY7bwWZMhh",
+	"tJqZZX+vmttjHofZwnGlTFhk2WE5wO1B353f2kG4HDCz0W+8OH15d33+4/vzG/nM1HR/Vpla0sYYEWl2",
+	"EBJJNZVzV65CmnY9Mskd22+ukc0pg1iEyKzgsl+kN1THsTpbrp9ySdy1u1KyBISQAULgsSC1C3l1ffHd",
+	"xaVd1VNYT6iUHCvjJgvtWJds2Wr/XgtaplDHFJTrZjw3C6C7wnH7yovSFf71bQHKejfbXuemR8lGnRaW",
+	"D5U3Afj7x8ePJsu1KvUkB12HJHHqANs2vMY8TTSSPe8/fy43hTc1lzRDNoWUSE1NCQFCX6xoPT2fwg/F",
+	"q6M8lcUEBh69z+tyZT0NIGj8Ae0c5DCm3BoX0k6rB3XwCDWhYfYVexCT4VUzTsoe8DBZQrGFVUiV3XLp",
+	"bK38uhqbBIzsC9mddfUngBnyM67Zgo204a3cMS+fiLmS1k6Lvc6KaR4/Pv7fAAAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,
