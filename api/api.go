@@ -7,7 +7,7 @@ package api
 
 import "embed"
 
-// Documents holds every *.yaml document of this folder, by file name.
+// Documents holds every published *.v1.yaml document of this folder, by file name.
 //
-//go:embed *.yaml
+//go:embed *.v1.yaml
 var Documents embed.FS

@@ -28,10 +28,10 @@ type Handler struct {
 	index []byte
 }
 
-// New reads every *.yaml file at the root of fsys and prepares its JSON form.
+// New reads every *.v1.yaml file at the root of fsys and prepares its JSON form.
 // A document that does not parse is an error: the server must not start with it.
 func New(fsys fs.FS) (*Handler, error) {
-	names, err := fs.Glob(fsys, "*.yaml")
+	names, err := fs.Glob(fsys, "*.v1.yaml")
 	if err != nil {
 		return nil, fmt.Errorf("docs: list documents: %w", err)
 	}
