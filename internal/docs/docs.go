@@ -82,24 +82,26 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write(h.index)
 		return
 	}
-	ext := path.Ext(file)
-	name := strings.TrimSuffix(file, ext)
+	name, format := file, "yaml"
+	for _, ext := range []string{".json", ".yaml", ".yml"} {
+		if strings.HasSuffix(file, ext) {
+			name, format = strings.TrimSuffix(file, ext), strings.TrimPrefix(ext, ".")
+			break
+		}
+	}
 	doc, ok := h.docs[name]
 	if !ok {
-		writeError(w, http.StatusNotFound, "no document named "+file)
+		writeError(w, http.StatusNotFound, "no document named "+file+"; see /openapi/ for the list")
 		return
 	}
 	w.Header().Set("Cache-Control", "no-cache")
-	switch ext {
-	case ".json":
+	if format == "json" {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(doc.JSON)
-	case ".yaml", ".yml", "":
-		w.Header().Set("Content-Type", "application/yaml")
-		_, _ = w.Write(doc.YAML)
-	default:
-		writeError(w, http.StatusNotFound, "documents are served as .yaml or .json")
+		return
 	}
+	w.Header().Set("Content-Type", "application/yaml")
+	_, _ = w.Write(doc.YAML)
 }
 
 func writeError(w http.ResponseWriter, status int, msg string) {
