@@ -1,0 +1,163 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"embed"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"time"
+
+	"github.com/uptrace/bun/migrate"
+)
+
+// Migrations live in one folder per dialect, in bun's format
+// NNNN_name.tx.up.sql / NNNN_name.tx.down.sql (".tx": each file runs in one
+// transaction, so a failed migration leaves nothing half-applied). Statements in
+// a file are separated by a line "--bun:split". A migration, once merged, is
+// never edited: add the next number. Both folders carry the same numbers.
+//
+//go:embed migrations/sqlite/*.sql migrations/postgres/*.sql
+var migrationFiles embed.FS
+
+const (
+	// migrateLockWait bounds how long Migrate waits for bun's migration lock
+	// held by another process before it reports a (probably stale) lock.
+	migrateLockWait = 30 * time.Second
+	// pgMigrateLockKey is the PostgreSQL advisory lock that serializes
+	// migrators across processes ("crashgam" in ASCII).
+	pgMigrateLockKey int64 = 0x637261736867616d
+)
+
+// Migrate applies every embedded migration not yet applied, in order. It is
+// idempotent: a second call, or a call by a second process, applies nothing.
+//
+// Two processes starting at once are serialized: on PostgreSQL by a session
+// advisory lock (waits, and is released by the server if the process dies)
+// and then bun's migration lock (a row in bun_migration_locks), on SQLite by
+// bun's lock alone, polled for up to 30 s.
+func (s *Store) Migrate(ctx context.Context) error {
+	migrations, names, err := s.migrations()
+	if err != nil {
+		return err
+	}
+	if s.dialect == DialectPostgres {
+		unlock, err := s.pgAdvisoryLock(ctx)
+		if err != nil {
+			return err
+		}
+		defer unlock()
+	}
+
+	m := migrate.NewMigrator(s.db, migrations, migrate.WithMarkAppliedOnSuccess(true))
+	if err := m.Init(ctx); err != nil {
+		return fmt.Errorf("store: migrate %s: create migration tables: %w", s.dialect, err)
+	}
+	if err := lockMigrator(ctx, m); err != nil {
+		return fmt.Errorf("store: migrate %s: %w", s.dialect, err)
+	}
+	defer func() {
+		if err := m.Unlock(context.WithoutCancel(ctx)); err != nil {
+			slog.ErrorContext(ctx, "store: release migration lock", "dialect", s.dialect, "err", err)
+		}
+	}()
+
+	group, err := m.Migrate(ctx)
+	if err != nil {
+		return fmt.Errorf("store: migrate %s: %w", s.dialect, err)
+	}
+	if !group.IsZero() {
+		applied := make([]string, 0, len(group.Migrations))
+		for _, mig := range group.Migrations {
+			applied = append(applied, mig.String())
+		}
+		slog.InfoContext(ctx, "store: migrations applied", "dialect", s.dialect, "group", group.ID, "migrations", applied)
+	}
+
+	// A database migrated by a newer binary (rolling deploy) is usable by an
+	// older one as long as migrations only add; say so rather than fail.
+	done, err := m.AppliedMigrations(ctx)
+	if err != nil {
+		return fmt.Errorf("store: migrate %s: list applied migrations: %w", s.dialect, err)
+	}
+	for _, mig := range done {
+		if _, ok := names[mig.Name]; !ok {
+			slog.WarnContext(ctx, "store: database has a migration this binary does not know (newer binary?)",
+				"dialect", s.dialect, "migration", mig.Name)
+		}
+	}
+	return nil
+}
+
+// migrations discovers this dialect's embedded migrations.
+func (s *Store) migrations() (*migrate.Migrations, map[string]struct{}, error) {
+	sub, err := fs.Sub(migrationFiles, "migrations/"+s.dialect)
+	if err != nil {
+		return nil, nil, fmt.Errorf("store: migrations for %s: %w", s.dialect, err)
+	}
+	ms := migrate.NewMigrations()
+	if err := ms.Discover(sub); err != nil {
+		return nil, nil, fmt.Errorf("store: discover %s migrations: %w", s.dialect, err)
+	}
+	names := make(map[string]struct{})
+	for _, mig := range ms.Sorted() {
+		names[mig.Name] = struct{}{}
+	}
+	if len(names) == 0 {
+		return nil, nil, fmt.Errorf("store: no embedded migrations for %s", s.dialect)
+	}
+	return ms, names, nil
+}
+
+// lockMigrator takes bun's migration lock, polling while another migrator
+// holds it.
+func lockMigrator(ctx context.Context, m *migrate.Migrator) error {
+	ctx, cancel := context.WithTimeout(ctx, migrateLockWait)
+	defer cancel()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		err := m.Lock(ctx)
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("migration lock still held after %s (if no migrator runs, a crashed one left it: "+
+				"DELETE FROM bun_migration_locks): %w", migrateLockWait, err)
+		case <-tick.C:
+		}
+	}
+}
+
+// pgAdvisoryLock waits for the migration advisory lock on a dedicated
+// connection and returns the function that releases it.
+func (s *Store) pgAdvisoryLock(ctx context.Context) (unlock func(), err error) {
+	conn, err := s.db.DB.Conn(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("store: migrate: connection for advisory lock: %w", err)
+	}
+	if _, err := conn.ExecContext(ctx, fmt.Sprintf("SELECT pg_advisory_lock(%d)", pgMigrateLockKey)); err != nil {
+		discardConn(conn)
+		return nil, fmt.Errorf("store: migrate: advisory lock: %w", err)
+	}
+	return func() {
+		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		if _, err := conn.ExecContext(uctx, fmt.Sprintf("SELECT pg_advisory_unlock(%d)", pgMigrateLockKey)); err != nil {
+			slog.ErrorContext(ctx, "store: release migration advisory lock", "err", err)
+			discardConn(conn) // never return a connection that may still hold the lock to the pool
+			return
+		}
+		_ = conn.Close()
+	}, nil
+}
+
+// discardConn closes conn's underlying connection instead of returning it to
+// the pool.
+func discardConn(conn *sql.Conn) {
+	_ = conn.Raw(func(any) error { return driver.ErrBadConn })
+	_ = conn.Close()
+}

@@ -1,0 +1,228 @@
+// Package store owns the database: opening it (SQLite or PostgreSQL), migrating
+// its schema from the embedded migrations/sqlite and migrations/postgres folders,
+// and the repositories over its tables (bun models and queries).
+//
+// It must never hold business rules (what a ticket is, when a bet is accepted):
+// it answers atomically what it is asked and reports which condition failed.
+// It must never log or return secrets it stores (tokens) in error messages.
+//
+// Both dialects are kept identical in behaviour: times are BIGINT Unix
+// milliseconds (UTC), booleans are 0/1 or BOOLEAN, and every conditional write is
+// one statement whose WHERE clause is the decision.
+//
+// SQLite runs with ONE open connection (WAL, busy_timeout, _txlock=immediate,
+// synchronous=FULL, foreign keys on): a caller that holds a transaction must do
+// every query of that transaction through it, never through DB() meanwhile, or
+// it deadlocks waiting for the only connection.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // registers database/sql driver "pgx"
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
+	"github.com/uptrace/bun/dialect/sqlitedialect"
+	_ "modernc.org/sqlite" // registers database/sql driver "sqlite"
+)
+
+// Dialect names returned by (*Store).Dialect.
+const (
+	DialectSQLite   = "sqlite"
+	DialectPostgres = "postgres"
+)
+
+// SQLite connection settings applied by Open.
+const (
+	sqliteBusyTimeout = 5 * time.Second
+	sqliteDriverName  = "sqlite" // modernc.org/sqlite: pure Go, builds with CGO_ENABLED=0
+)
+
+// PostgreSQL pool settings applied by Open.
+const (
+	pgMaxOpenConns    = 20
+	pgMaxIdleConns    = 10
+	pgConnMaxLifetime = 30 * time.Minute
+	pgConnMaxIdleTime = 5 * time.Minute
+)
+
+// Store is an open database with its dialect. It is safe for concurrent use.
+type Store struct {
+	db      *bun.DB
+	dialect string
+}
+
+// Open opens the database named by dsn and checks that it answers. It does not
+// migrate: call Migrate.
+//
+// Accepted forms:
+//
+//	sqlite:///abs/path/app.db   sqlite://rel/path/app.db   (parent directory created)
+//	sqlite::memory:             sqlite://:memory:          (tests; gone on Close)
+//	postgres://user:pass@host:5432/db?sslmode=disable       (also postgresql://)
+//
+// A SQLite DSN takes no query parameters: the store sets its own.
+func Open(ctx context.Context, dsn string) (*Store, error) {
+	switch {
+	case strings.HasPrefix(dsn, "sqlite:"):
+		return openSQLite(ctx, dsn)
+	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
+		return openPostgres(ctx, dsn)
+	default:
+		return nil, fmt.Errorf("store: open: unsupported DSN %q: want sqlite://path, sqlite::memory: or postgres://...", redactDSN(dsn))
+	}
+}
+
+func openSQLite(ctx context.Context, dsn string) (*Store, error) {
+	path, err := sqlitePath(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("store: open sqlite: %w", err)
+	}
+	memory := path == ":memory:"
+	if !memory {
+		if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
+			return nil, fmt.Errorf("store: open sqlite: create parent directory: %w", err)
+		}
+	}
+	q := url.Values{}
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", sqliteBusyTimeout.Milliseconds()))
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "synchronous(FULL)") // durable commits: money moves through this database
+	q.Add("_pragma", "foreign_keys(1)")
+	q.Set("_txlock", "immediate") // BEGIN takes the write lock: no upgrade deadlocks (SQLITE_BUSY)
+	sqldb, err := sql.Open(sqliteDriverName, path+"?"+q.Encode())
+	if err != nil {
+		return nil, fmt.Errorf("store: open sqlite %q: %w", path, err)
+	}
+	// One connection: SQLite has one writer anyway, and one connection turns
+	// write contention into queueing in database/sql instead of SQLITE_BUSY.
+	// No lifetime limits: an in-memory database lives exactly as long as it.
+	sqldb.SetMaxOpenConns(1)
+	sqldb.SetMaxIdleConns(1)
+	sqldb.SetConnMaxLifetime(0)
+	sqldb.SetConnMaxIdleTime(0)
+
+	s := &Store{db: bun.NewDB(sqldb, sqlitedialect.New()), dialect: DialectSQLite}
+	if err := s.checkSQLite(ctx, memory); err != nil {
+		_ = sqldb.Close()
+		return nil, fmt.Errorf("store: open sqlite %q: %w", path, err)
+	}
+	return s, nil
+}
+
+// sqlitePath extracts the file path from a sqlite: DSN.
+func sqlitePath(dsn string) (string, error) {
+	rest := strings.TrimPrefix(dsn, "sqlite:")
+	rest = strings.TrimPrefix(rest, "//")
+	switch {
+	case rest == ":memory:":
+		return rest, nil
+	case rest == "":
+		return "", errors.New("empty path")
+	case strings.ContainsAny(rest, "?#"):
+		return "", errors.New("a sqlite DSN takes no query parameters or fragment (the store sets WAL, busy_timeout, _txlock, foreign keys)")
+	}
+	return filepath.Clean(rest), nil
+}
+
+// checkSQLite verifies that the connection settings took effect.
+func (s *Store) checkSQLite(ctx context.Context, memory bool) error {
+	var mode string
+	if err := s.db.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
+		return fmt.Errorf("read journal_mode: %w", err)
+	}
+	if want := "wal"; !memory && !strings.EqualFold(mode, want) {
+		return fmt.Errorf("journal_mode is %q, want %q", mode, want)
+	}
+	var fk int
+	if err := s.db.QueryRowContext(ctx, "PRAGMA foreign_keys").Scan(&fk); err != nil {
+		return fmt.Errorf("read foreign_keys: %w", err)
+	}
+	if fk != 1 {
+		return errors.New("foreign_keys is off")
+	}
+	return nil
+}
+
+func openPostgres(ctx context.Context, dsn string) (*Store, error) {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("store: open postgres: parse DSN: %w", redactErr(err, dsn))
+	}
+	q := u.Query()
+	// bun interpolates every argument into the SQL text, so statements carry no
+	// parameters: the simple protocol runs each in one round trip, without
+	// filling pgx's statement cache with one-off statements.
+	if q.Get("default_query_exec_mode") == "" {
+		q.Set("default_query_exec_mode", "simple_protocol")
+	}
+	u.RawQuery = q.Encode()
+
+	sqldb, err := sql.Open("pgx", u.String())
+	if err != nil {
+		return nil, fmt.Errorf("store: open postgres %s: %w", u.Redacted(), err)
+	}
+	sqldb.SetMaxOpenConns(pgMaxOpenConns)
+	sqldb.SetMaxIdleConns(pgMaxIdleConns)
+	sqldb.SetConnMaxLifetime(pgConnMaxLifetime)
+	sqldb.SetConnMaxIdleTime(pgConnMaxIdleTime)
+
+	s := &Store{db: bun.NewDB(sqldb, pgdialect.New()), dialect: DialectPostgres}
+	if err := s.Ping(ctx); err != nil {
+		_ = sqldb.Close()
+		return nil, fmt.Errorf("store: open postgres %s: %w", u.Redacted(), err)
+	}
+	return s, nil
+}
+
+// Close closes the database. Queries in flight fail.
+func (s *Store) Close() error {
+	if err := s.db.Close(); err != nil {
+		return fmt.Errorf("store: close: %w", err)
+	}
+	return nil
+}
+
+// Dialect reports DialectSQLite or DialectPostgres.
+func (s *Store) Dialect() string { return s.dialect }
+
+// Ping checks that the database answers (for /readyz).
+func (s *Store) Ping(ctx context.Context) error {
+	if err := s.db.PingContext(ctx); err != nil {
+		return fmt.Errorf("store: ping %s: %w", s.dialect, err)
+	}
+	return nil
+}
+
+// DB returns the underlying bun database, for repositories in other packages.
+// On SQLite it has one connection: see the package documentation.
+func (s *Store) DB() *bun.DB { return s.db }
+
+// redactDSN hides a password in a DSN that is about to appear in an error.
+func redactDSN(dsn string) string {
+	u, err := url.Parse(dsn)
+	if err != nil || u.User == nil {
+		if strings.Contains(dsn, "@") {
+			return "<redacted>"
+		}
+		return dsn
+	}
+	return u.Redacted()
+}
+
+// redactErr drops a *url.Error's URL, which would carry the password.
+func redactErr(err error, dsn string) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return fmt.Errorf("%s %s: %w", ue.Op, redactDSN(dsn), ue.Err)
+	}
+	return err
+}
