@@ -15,7 +15,7 @@ import (
 
 // documentFiles lists every published OpenAPI document of this folder: every
 // *.yaml except the oapi-codegen configurations (*.codegen.yaml).
-func documentFiles(t *testing.T) []string {
+func gwDocumentFiles(t *testing.T) []string {
 	t.Helper()
 	all, err := filepath.Glob("*.yaml")
 	if err != nil {
@@ -34,23 +34,23 @@ func documentFiles(t *testing.T) []string {
 	return docs
 }
 
-type loaded struct {
+type gwLoaded struct {
 	doc *openapi3.T
 	err error
 }
 
-var docCache sync.Map // file name -> *sync.OnceValue[loaded]
+var gwDocCache sync.Map // file name -> *sync.OnceValue[gwLoaded]
 
 // loadDocument loads and resolves one document once per test binary. The
 // returned document is shared and must be treated as read-only.
-func loadDocument(t *testing.T, name string) *openapi3.T {
+func gwLoadDocument(t *testing.T, name string) *openapi3.T {
 	t.Helper()
-	once, _ := docCache.LoadOrStore(name, sync.OnceValue(func() loaded {
+	once, _ := gwDocCache.LoadOrStore(name, sync.OnceValue(func() gwLoaded {
 		loader := openapi3.NewLoader()
 		doc, err := loader.LoadFromFile(name)
-		return loaded{doc: doc, err: err}
+		return gwLoaded{doc: doc, err: err}
 	}))
-	l := once.(func() loaded)()
+	l := once.(func() gwLoaded)()
 	if l.err != nil {
 		t.Fatalf("%s: load: %v", name, l.err)
 	}
@@ -61,10 +61,10 @@ func loadDocument(t *testing.T, name string) *openapi3.T {
 // itself (info.version and info.description).
 func TestDocumentsLoadAndValidate(t *testing.T) {
 	t.Parallel()
-	for _, name := range documentFiles(t) {
+	for _, name := range gwDocumentFiles(t) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			doc := loadDocument(t, name)
+			doc := gwLoadDocument(t, name)
 			if doc.OpenAPI != "3.0.3" {
 				t.Errorf("openapi = %q, want 3.0.3", doc.OpenAPI)
 			}
@@ -78,22 +78,22 @@ func TestDocumentsLoadAndValidate(t *testing.T) {
 	}
 }
 
-// exampleCase is one example value found in a document and the schema it must
+// gwExampleCase is one example value found in a document and the schema it must
 // satisfy.
-type exampleCase struct {
+type gwExampleCase struct {
 	where  string
 	schema *openapi3.SchemaRef
 	value  any
 }
 
-type exampleWalker struct {
-	cases []exampleCase
+type gwExampleWalker struct {
+	cases []gwExampleCase
 	// bare lists the request bodies and responses whose JSON content carries
 	// no example at all.
 	bare []string
 }
 
-func sortedKeys[M ~map[string]V, V any](m M) []string {
+func gwSortedKeys[M ~map[string]V, V any](m M) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
@@ -105,15 +105,15 @@ func sortedKeys[M ~map[string]V, V any](m M) []string {
 // schema walks one schema, collecting its own example and those of the
 // schemas it contains inline. A $ref below the root is not followed: the
 // referenced component is walked on its own.
-func (w *exampleWalker) schema(where string, ref *openapi3.SchemaRef, root bool) {
+func (w *gwExampleWalker) schema(where string, ref *openapi3.SchemaRef, root bool) {
 	if ref == nil || ref.Value == nil || (ref.Ref != "" && !root) {
 		return
 	}
 	s := ref.Value
 	if s.Example != nil {
-		w.cases = append(w.cases, exampleCase{where: where + ".example", schema: ref, value: s.Example})
+		w.cases = append(w.cases, gwExampleCase{where: where + ".example", schema: ref, value: s.Example})
 	}
-	for _, name := range sortedKeys(s.Properties) {
+	for _, name := range gwSortedKeys(s.Properties) {
 		w.schema(where+".properties."+name, s.Properties[name], false)
 	}
 	w.schema(where+".items", s.Items, false)
@@ -126,25 +126,25 @@ func (w *exampleWalker) schema(where string, ref *openapi3.SchemaRef, root bool)
 	}
 }
 
-func (w *exampleWalker) examples(where string, schema *openapi3.SchemaRef, example any, examples openapi3.Examples) int {
+func (w *gwExampleWalker) examples(where string, schema *openapi3.SchemaRef, example any, examples openapi3.Examples) int {
 	n := 0
 	if example != nil {
-		w.cases = append(w.cases, exampleCase{where: where + ".example", schema: schema, value: example})
+		w.cases = append(w.cases, gwExampleCase{where: where + ".example", schema: schema, value: example})
 		n++
 	}
-	for _, name := range sortedKeys(examples) {
+	for _, name := range gwSortedKeys(examples) {
 		ex := examples[name]
 		if ex == nil || ex.Value == nil {
 			continue
 		}
-		w.cases = append(w.cases, exampleCase{where: where + ".examples." + name, schema: schema, value: ex.Value.Value})
+		w.cases = append(w.cases, gwExampleCase{where: where + ".examples." + name, schema: schema, value: ex.Value.Value})
 		n++
 	}
 	return n
 }
 
-func (w *exampleWalker) content(where string, content openapi3.Content, demand bool) {
-	for _, mime := range sortedKeys(content) {
+func (w *gwExampleWalker) content(where string, content openapi3.Content, demand bool) {
+	for _, mime := range gwSortedKeys(content) {
 		mt := content[mime]
 		at := where + ".content." + mime
 		n := w.examples(at, mt.Schema, mt.Example, mt.Examples)
@@ -155,7 +155,7 @@ func (w *exampleWalker) content(where string, content openapi3.Content, demand b
 	}
 }
 
-func (w *exampleWalker) parameter(where string, p *openapi3.Parameter) {
+func (w *gwExampleWalker) parameter(where string, p *openapi3.Parameter) {
 	if p == nil {
 		return
 	}
@@ -165,12 +165,12 @@ func (w *exampleWalker) parameter(where string, p *openapi3.Parameter) {
 	w.content(at, p.Content, false)
 }
 
-func (w *exampleWalker) response(where string, r *openapi3.Response) {
+func (w *gwExampleWalker) response(where string, r *openapi3.Response) {
 	if r == nil {
 		return
 	}
 	w.content(where, r.Content, true)
-	for _, name := range sortedKeys(r.Headers) {
+	for _, name := range gwSortedKeys(r.Headers) {
 		if h := r.Headers[name]; h != nil && h.Value != nil {
 			w.parameter(where+".headers", &h.Value.Parameter)
 		}
@@ -180,31 +180,31 @@ func (w *exampleWalker) response(where string, r *openapi3.Response) {
 // walkExamples collects every example of a document: components (schemas,
 // parameters, headers, request bodies, responses) and every path's
 // parameters, request bodies and responses.
-func walkExamples(doc *openapi3.T) *exampleWalker {
-	w := &exampleWalker{}
+func gwWalkExamples(doc *openapi3.T) *gwExampleWalker {
+	w := &gwExampleWalker{}
 	if c := doc.Components; c != nil {
-		for _, name := range sortedKeys(c.Schemas) {
+		for _, name := range gwSortedKeys(c.Schemas) {
 			w.schema("components.schemas."+name, c.Schemas[name], true)
 		}
-		for _, name := range sortedKeys(c.Parameters) {
+		for _, name := range gwSortedKeys(c.Parameters) {
 			w.parameter("components.parameters."+name, c.Parameters[name].Value)
 		}
-		for _, name := range sortedKeys(c.Headers) {
+		for _, name := range gwSortedKeys(c.Headers) {
 			if h := c.Headers[name]; h.Value != nil {
 				w.parameter("components.headers."+name, &h.Value.Parameter)
 			}
 		}
-		for _, name := range sortedKeys(c.RequestBodies) {
+		for _, name := range gwSortedKeys(c.RequestBodies) {
 			if rb := c.RequestBodies[name]; rb.Value != nil {
 				w.content("components.requestBodies."+name, rb.Value.Content, true)
 			}
 		}
-		for _, name := range sortedKeys(c.Responses) {
+		for _, name := range gwSortedKeys(c.Responses) {
 			w.response("components.responses."+name, c.Responses[name].Value)
 		}
 	}
 	paths := doc.Paths.Map()
-	for _, path := range sortedKeys(paths) {
+	for _, path := range gwSortedKeys(paths) {
 		item := paths[path]
 		for _, p := range item.Parameters {
 			if p.Ref == "" {
@@ -212,7 +212,7 @@ func walkExamples(doc *openapi3.T) *exampleWalker {
 			}
 		}
 		ops := item.Operations()
-		for _, method := range sortedKeys(ops) {
+		for _, method := range gwSortedKeys(ops) {
 			op := ops[method]
 			at := "paths." + path + "." + strings.ToLower(method)
 			for _, p := range op.Parameters {
@@ -224,7 +224,7 @@ func walkExamples(doc *openapi3.T) *exampleWalker {
 				w.content(at+".requestBody", op.RequestBody.Value.Content, true)
 			}
 			responses := op.Responses.Map()
-			for _, status := range sortedKeys(responses) {
+			for _, status := range gwSortedKeys(responses) {
 				if r := responses[status]; r.Ref == "" {
 					w.response(at+".responses."+status, r.Value)
 				}
@@ -236,7 +236,7 @@ func walkExamples(doc *openapi3.T) *exampleWalker {
 
 // jsonValue turns a value decoded from YAML into the plain JSON shapes that
 // the schema validator expects (map[string]any, []any, float64, ...).
-func jsonValue(t *testing.T, v any) any {
+func gwJsonValue(t *testing.T, v any) any {
 	t.Helper()
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -253,11 +253,11 @@ func jsonValue(t *testing.T, v any) any {
 // any document of api/, validates against the schema it illustrates.
 func TestDocumentExamplesValidate(t *testing.T) {
 	t.Parallel()
-	for _, name := range documentFiles(t) {
+	for _, name := range gwDocumentFiles(t) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			doc := loadDocument(t, name)
-			w := walkExamples(doc)
+			doc := gwLoadDocument(t, name)
+			w := gwWalkExamples(doc)
 			if len(w.cases) == 0 {
 				t.Fatal("no example found")
 			}
@@ -267,7 +267,7 @@ func TestDocumentExamplesValidate(t *testing.T) {
 					if c.schema == nil || c.schema.Value == nil {
 						t.Skip("no schema to validate against")
 					}
-					if err := c.schema.Value.VisitJSON(jsonValue(t, c.value), openapi3.MultiErrors()); err != nil {
+					if err := c.schema.Value.VisitJSON(gwJsonValue(t, c.value), openapi3.MultiErrors()); err != nil {
 						t.Errorf("example does not validate: %v", err)
 					}
 				})
@@ -283,7 +283,7 @@ func TestDocumentExamplesPresent(t *testing.T) {
 	for _, name := range []string{"game.v1.yaml", "wallet.v1.yaml"} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			for _, where := range walkExamples(loadDocument(t, name)).bare {
+			for _, where := range gwWalkExamples(gwLoadDocument(t, name)).bare {
 				t.Errorf("%s: no example", where)
 			}
 		})

@@ -40,13 +40,13 @@ func (e BalanceSuccessStatus) Valid() bool {
 
 // Defines values for WalletErrorStatus.
 const (
-	Error WalletErrorStatus = "error"
+	WalletErrorStatusError WalletErrorStatus = "error"
 )
 
 // Valid indicates whether the value is a known member of the WalletErrorStatus enum.
 func (e WalletErrorStatus) Valid() bool {
 	switch e {
-	case Error:
+	case WalletErrorStatusError:
 		return true
 	default:
 		return false
@@ -70,22 +70,22 @@ func (e WalletSuccessStatus) Valid() bool {
 
 // Defines values for WinType.
 const (
-	Freebet WinType = "freebet"
-	Lose    WinType = "lose"
-	Win     WinType = "win"
-	ZeroWin WinType = "zero_win"
+	WinTypeFreebet WinType = "freebet"
+	WinTypeLose    WinType = "lose"
+	WinTypeWin     WinType = "win"
+	WinTypeZeroWin WinType = "zero_win"
 )
 
 // Valid indicates whether the value is a known member of the WinType enum.
 func (e WinType) Valid() bool {
 	switch e {
-	case Freebet:
+	case WinTypeFreebet:
 		return true
-	case Lose:
+	case WinTypeLose:
 		return true
-	case Win:
+	case WinTypeWin:
 		return true
-	case ZeroWin:
+	case WinTypeZeroWin:
 		return true
 	default:
 		return false
@@ -3302,51 +3302,51 @@ var swaggerSpec = []string{
 	"gsdzN2YpeSNySBddppy4dsotiAg3S1MCpJwwqQb+vMTewYOTuLNynM0zVtMNkCJoWLf/lLh2nbS6lRCe",
 	"B08I9S9H3oNkw3eN3NYpTD7YUwUkWrAMtY8MF2o2ASXwuQivFWlqSvGnuQNVfAI4hRB8AQIi9SUVXT+s",
 	"gJf2CRIxaBKYknOEMdVkUZyHAFb23Q446I7Vm8q5Be79eJoQJZSHxIymPBGMC23qgKLrlZmU6+RccyFX",
-	"SUdl1khydw8GM9kZnoCARV31UxBmhNe522sVfX6SIZaTG1cYHIoQXyStkT8HpEj0faKT9T2PSUOuq56O",
-	"doJ7BHNTPUlgstR6BAQU0bZ8SNpf8KCru5/BVjtY7GM1+dpmucAfSkfXDXq9L3laXTtENHY+/aS6VCRg",
-	"iNxyUN1Go8PKzN6WG49uncpGq8TNQ/PSWUdcO6g7V1amDEt2+oPObr95WtW2jpVZvav1jW1j/04CT71X",
-	"E9qUbp11vW/k5qQrb2mepb5snlomjE6vqjT7vIOI7nyYDs7qHIhwXi4a3j5H39x0pcsy634z/7xzhKJK",
-	"7yv3zEqkoJY7Bwf9Qa9121lDVRLcf+tjM7aGAxjflUvk2xUzBJNKKm7wpmuZNbVn+xi1hr3+vQVIvdto",
-	"ZVFfEmJR4M/OArlBfmx2L93YAmG0hTSose+9V0/KtUBfdi9WG79WZvHBhZfrSNUtEyqayNYn5OPVFTz7",
-	"Sx4E+uFW0K29GbuvoWc7ke/m3MQpY9WYAlQG8EsNsMFId5W2w97uPXl5prOpTBKqKCtWCU35jJynNNWr",
-	"z+Vesv54kmSwg6vDfrGFqmdqsfYMs8rx68Hiqs6q+dwbnCcderP3j39sm1EwSR5tHKVbLlpBmVwuV/np",
-	"52rBwk8/g3Qt1uGMFEPFCQavIqB3xZFQll9gZ2Z3W+tneDG4T9s9v2diKl2jOiz1cgE94bqqkzPE5Kzs",
-	"qlSy/2oxNH05OSrckjr6F23kgBcJ4OB1U2YIS0SSE88KMIKLbNfRRpKqy3T1XhLFB3zWKnmZc35VTs7b",
-	"QGZ9ng7ejJigg3ZuTkqNtp831GU/uhT4allb+HrMyHCjh0r7zYN8KmQNybfNJ/sU0Be1Ri4nkBcHPLlg",
-	"js+cKH9gSAVBZBaBK3TMvQNeBrAp1FunI8ZrefC2tRIjdwqCS3LOM8qRYZwlOsfqc4ZAmYPSPid9elSC",
-	"GgOmHZJm8XFMnf6xqaP9yE06QHHbwgPAK775faOPWHavPsE/9JVxFUnsmpWzNjH1LjmLoUX5XsWqrph7",
-	"N3bvaC7X/z1OaXvy+Onhs95J//ngu93vhz/svdx/9cmntO1+bjePqbCdQzGcHsR93uklg1lnKPZ55/F0",
-	"N+7szQ6SQ96fDuJdkuJ+l9dcxtLeZ+2Cxgg+5mnauEBfz837/HPz7uFaFAcifhFEYfPQggqH/Nh07EjR",
-	"fModGbLVwGo6EqFuYNUbWQHzfXj3rNk6b2hmV5nv6eYJMg1z/J275X2M7gnc+KDFZ8M2LrP6MyGb6lkx",
-	"t635/XCcG6dWnK7R6Ic54+mOEyof1bHNEaMRR2wrLvBpyNItE/zSfuu7xvOO7jarB3BeN/GtZ2SsbgGH",
-	"vmQ3QIK1brRWPAIYbRqr90Oz7jap4X20Qa3t/++JNN1XsYRCnyqVX1fqfz5dwFXriEY+lOvq1Esx9N/X",
-	"S69Oa+f/O5TuoSi37RMcwQb3Jth9zYI/0hx4KCK+oHNyYgnu4IyOMXEZES6YHDJZQ247xh+PSoky5Sgp",
-	"iD8X9CYJ22VvMWlpI2HO+aku8+crfvel8bth7/Ce1G0+Q6xqF2wenBcVByjdLKCbh98kf2l4dlf/iPEU",
-	"9NAay+KyxAfjnIjfbmTf3ST7kqbYQ7HQFihntL2AaOPUw7GiLPD3ZVGAYU7Kr6wh+5hYccSW1S0/VsC6",
-	"mAL8ByHJzyjfkaRqCS4OfQMcYOxzmLajxh8Ubq6i2aTiC5KWPsvSNdQKSLDzMejMBsM4MHE0VnQSusdE",
-	"Q56Oq/wwHhPF29yJEX518Bk1VstMX8Dmp4SwGVUruuR6uGeGoBmHfahDq7NymiChuvZOR8H4z8P81s3z",
-	"YEIDC58y3MReXXaGma1suvZgZfXFG8m01LBv3ZSMG/lGI3iODNyxpmyeEVYnuTzbUjU8wbCljNoVN5hm",
-	"pxAbPg5my2Zqcr1QhqoOBztHiMESctuIDDfkPtdHvwl0raY7bxag911lFZ0+QEUHRb954Ir6KSa+eQMO",
-	"MueYDVwGwyvEQ7TVJ3cSU8COSfCEPVb0LldJ0V0RbmBcucTWIvcY4fBbEpAbso89n9QSkIuSbpeAHDkW",
-	"MegvwzDCKwFstqPTxDii7e404df+sK3PArFpkzcCIeHMFsZZv9dFQ8+GvGV+KTp6NtuOln49heuPPIXr",
-	"7iq5fmbbF4FcP80yaxRGtyOFd7XTgtS4I1U/1UarQ0FngoqWHi7F6S6wS7/f81iQk0TnVp+DJKr7jU7W",
-	"0SGitI2P6tLr02Ghr9DPA0A/Rcwq7NSvmM9fDfP5A9wKcAZ8j78bvIqVVNsdiqdYBRsKMqNwipMv3Cwa",
-	"+7Z15qpLd3y7XGqxO1aNLXOdyX9GAf564e2IXhOMsUxcSGMxPZ5kVcXid7kZLgNg2GXt99XmiZiKACIN",
-	"RubVAmAq6600vejuoH14S5PuAnCCMVdSUYuvLJNXgqVaXZSr5bFVXbeUTOMdA16qjsJKHePgtc2jH1xj",
-	"kKkItXdtzuYa6LfM9ELTiSpJgtVsDuiiGkKpUERiAUubWg1gSs7ctX9cigysKhYLmQKZsDgIiEMm/HOs",
-	"LQ8HTJTdtPJhE4zOmgihdlezhR+CUw7fUj+OYsd1jatl9myeu0AVa1NpjzaKPar1vb6au6l2+FOzWnwX",
-	"wNBDqdwFcNDrNVnuP2Kz5AfOPHlL1dHgAA3AWPf0jrnB7tc5Nhzod/d6101G++6GzX6nRIs/a97K4Nn+",
-	"ycHzx98dft/7of9y8Gr39fD0U0+hGfT6vc8/heaO5HRdfv0SgzjGbtuVtX5VdCmn/oUR02mCJWClxuGu",
-	"2h5L7b1Mbkxvqa88TiYZis7ebJ93YNqdx8mh6PRmfT6Y7sbDZE/8ac4b2n3e23DRPnGlD3p7/cHnr/Qd",
-	"yedWGlcXltkp3XJUwMw7bt8Ourt717S7yRf3wOBmMtnX86P++POjPpba5d+8c1m76dwCfbeN2iO5kXSG",
-	"Ym/WGfL9aedxfJB0DkXBa3+ejXry+Pnhd73v+z8MXu6+Gr7eO91/+8kbdbj3ACL5juRzCxsW9D7uQXFw",
-	"3BfBVSoNZ+7gx0e+vWqBYN6WE1N9xaZDFczxe0iav0i2WB24Ic9nK3CzO+x9EeCm16/UplFb4GRLjZqf",
-	"41FhnBuGR1RSDTFCBvVzL+/3QZ9XsvbzXb968BUqegioCJ3yPw1QhM1rsQctmqUUiXOuN3jeX5Gk+yJJ",
-	"d6To8OE0y5syKPPH6o2Hou7prZgSa1ewqNs52TUm/cNq0UgReJRuG9j3CW8Q2ZXISPjfeBwiNUXpshPX",
-	"PsTSwSwYx18uBUIvCEjBD5QU1G1FrTxLW6NW+bgXZLEMgRxkzeISgZPY2sgdKWRGjx65F/up+BNvHqFl",
-	"22o608Y3ZGxKTfINhEttKxFEbGP/xyPq8S8iNgfLHg/D8H1n8GvpuCbsg2ozTkiaSbmZA2N8BIK6ddly",
-	"qCWSx6XgECA21yu2yOM5JU1Ji0Vz3eI8H19R+DFqLiCMHAsbV5rosuiwpI6al07XDQdFutEL7vn488f/",
-	"FwAA//8=",
+	"SUdl1khydw8GM9kZnoCARV31UxBmhNe522sVfX6SIZaTG1cYHIoQXyRFzWmR6PtEJ+t7HpOGXFc9He0E",
+	"9wjmpnqSwGSp9QgIKKJt+ZC0v+BBV3c/g612sNjHavK1zXKBP5SOrhv0el/ytLp2iGjsfPpJdalIwBC5",
+	"5aC6jUaHlZm9LTce3TqVjVaJm4fmpbOOuHZQd66sTBmW7PQHnd1+87SqbR0rs3pX6xvbxv6dBJ56rya0",
+	"Kd0663rfyM1JV97SPEt92Ty1TBidXlVp9nkHEd35MB2c1TkQ4bxcNLx9jr656UqXZdb9Zv555whFld5X",
+	"7pmVSEEtdw4O+oNe67azhqokuP/Wx2ZsDQcwviuXyLcrZggmlVTc4E3XMmtqz/Yxag17/XsLkHq30cqi",
+	"viTEosCfnQVyg/zY7F66sQXCaAtpUGPfe6+elGuBvuxerDZ+rczigwsv15GqWyZUNJGtT8jHqyt49pc8",
+	"CPTDraBbezN2X0PPdiLfzbmJU8aqMQWoDOCXGmCDke4qbYe93Xvy8kxnU5kkVFFWrBKa8hk5T2mqV5/L",
+	"vWT98STJYAdXh/1iC1XP1GLtGWaV49eDxVWdVfO5NzhPOvRm7x//2DajYJI82jhKt1y0gjK5XK7y08/V",
+	"goWffgbpWqzDGSmGihMMXkVA7wq71PIL7Mzsbmv9DC8G92m75/dMTKVrVIelXi6gJ1xXdXKGmJyVXZVK",
+	"9l8thqYvJ0eFW1JH/6KNHPAiARy8bsoMYYlIcuJZAUZwke062khSdZmu3kui+IDPWiUvc86vysl5G8is",
+	"z9PBmxETdNDOzUmp0fbzhrrsR5cCXy1rC1+PGRlu9FBpv3mQT4WsIfm2+WSfAvqi1sjlBPLigCcXzPGZ",
+	"E+UPDKkgiMwicIWOuXfAywA2hXrrdMR4LQ/etlZi5E5BcEnOeUY5MoyzROdYfc4QKHNQ2uekT49KUGPA",
+	"tEPSLD6OqdM/NnW0H7lJByhuW3gAeMU3v2/0Ecvu1Sf4h74yriKJXbNy1iam3iVnMbQo36tY1RVz78bu",
+	"Hc3l+r/HKW1PHj89fNY76T8ffLf7/fCHvZf7rz75lLbdz+3mMRW2cyiG04O4zzu9ZDDrDMU+7zye7sad",
+	"vdlBcsj700G8S1Lc7/Kay1ja+6xd0BjBxzxNGxfo67l5n39u3j1ci+JAxC+CKGweWlDhkB+bjh0pmk+5",
+	"I0O2GlhNRyLUDax6Iytgvg/vnjVb5w3N7CrzPd08QaZhjr9zt7yP0T2BGx+0+GzYxmVWfyZkUz0r5rY1",
+	"vx+Oc+PUitM1Gv0wZzzdcULlozq2OWI04ohtxQU+DVm6ZYJf2m9913je0d1m9QDO6ya+9YyM1S3g0Jfs",
+	"Bkiw1o3WikcAo01j9X5o1t0mNbyPNqi1/f89kab7KpZQ6FOl8utK/c+nC7hqHdHIh3JdnXophv77eunV",
+	"ae38f4fSPRTltn2CI9jg3gS7r1nwR5oDD0XEF3ROTizBHZzRMSYuI8IFk0Mma8htx/jjUSlRphwlBfHn",
+	"gt4kYbvsLSYtbSTMOT/VZf58xe++NH437B3ek7rNZ4hV7YLNg/Oi4gClmwV08/Cb5C8Nz+7qHzGegh5a",
+	"Y1lclvhgnBPx243su5tkX9IUeygW2gLljLYXEG2cejhWlAX+viwKMMxJ+ZU1ZB8TK47YsrrlxwpYF1OA",
+	"/yAk+RnlO5JULcHFoW+AA4x9DtN21PiDws1VNJtUfEHS0mdZuoZaAQl2Pgad2WAYByaOxopOQveYaMjT",
+	"cZUfxmOieJs7McKvDj6jxmqZ6QvY/JQQNqNqRZdcD/fMEDTjsA91aHVWThMkVNfe6SgY/3mY37p5Hkxo",
+	"YOFThpvYq8vOMLOVTdcerKy+eCOZlhr2rZuScSPfaATPkYE71pTNM8LqJJdnW6qGJxi2lFG74gbT7BRi",
+	"w8fBbNlMTa4XylDV4WDnCDFYQm4bkeGG3Of66DeBrtV0580C9L6rrKLTB6jooOg3D1xRP8XEN2/AQeYc",
+	"s4HLYHiFeIi2+uROYgrYMQmesMeK3uUqKborwg2MK5fYWuQeIxx+SwJyQ/ax55NaAnJR0u0SkCPHIgb9",
+	"ZRhGeCWAzXZ0mhhHtN2dJvw6bP3PAbFpkzcCIeHMFsZZv9dFQ8+GvGV+KTp6NtuOln49heuPPIXr7iq5",
+	"fmbbF4FcP80yaxRGtyOFd7XTgtS4I1U/1UarQ0FngoqWHi7F6S6wS7/f81iQk0TnVp+DJKr7jU7W0SGi",
+	"tI2P6tLr02Ghr9DPA0A/Rcwq7NSvmM9fDfP5A9wKcAZ8j78bvIqVVNsdiqdYBRsKMqNwipMv3Cwa+7Z1",
+	"5qpLd3y7XGqxO1aNLXOdyX9GAf564e2IXhOMsUxcSGMxPZ5kVcXid7kZLgNg2GXt99XmiZiKACINRubV",
+	"AmAq6600vejuoH14S5PuAnCCMVdSUYuvLJNXgqVaXZSr5bFVXbeUTOMdA16qjsJKHePgtc2jH1xjkKkI",
+	"tXdtzuYa6LfM9ELTiSpJgtVsDuiiGkKpUERiAUubWg1gSs7ctX9cigysKhYLmQKZsDgIiEMm/HOsLQ8H",
+	"TJTdtPJhE4zOmgihdlezhR+CUw7fUj+OYsd1jatl9myeu0AVa1NpjzaKPar1vb6au6l2+FOzWnwXwNBD",
+	"qdwFcNDrNVnu1Cz5gTNP3lJ1NDhAAzDWPb1jbrD7dY4NB/rdvd51k9G+u2Gz3ynR4s+atzJ4tn9y8Pzx",
+	"d4ff937ovxy82n09PP3UU2gGvX7v80+huSM5XZdfv8QgjrHbdmWtXxVdyql/YcR0mmAJWKlxuKu2x1J7",
+	"L5Mb01vqK4+TSYaiszfb5x2Ydudxcig6vVmfD6a78TDZE3+a84Z2n/c2XLRPXOmD3l5/8PkrfUfyuZXG",
+	"1YVldkq3HBUw847bt4Pu7t417W7yxT0wuJlM9vX8qD/+/KiPpXb5N+9c1m46t0DfbaP2SG4knaHYm3WG",
+	"fH/aeRwfJJ1DUfDan2ejnjx+fvhd7/v+D4OXu6+Gr/dO999+8kYd7j2ASL4j+dzChgW9j3tQHBz3RXCV",
+	"SsOZO/jxkW+vWiCYt+XEVF+x6VAFc/wekuYvki1WB27I89kK3OwOe18EuOn1K7Vp1BY42VKj5ud4VBjn",
+	"huERlVRDjJBB/dzL+33Q55Ws/XzXrx58hYoeAipCp/xPAxRh81rsQYtmKUXinOsNnvdXJOm+SNIdKTp8",
+	"OM3ypgzK/LF646Goe3orpsTaFSzqdk52jUn/sFo0UgQepdsG9n3CG0R2JTIS/jceh0hNUbrsxLUPsXQw",
+	"C8bxl0uB0AsCUvADJQV1W1Erz9LWqFU+7gVZLEMgB1mzuETgJLY2ckcKmdGjR+7Ffir+xJtHaNm2ms60",
+	"8Q0Zm1KTfAPhUttKBBHb2P/xiHr8i4jNwbLHwzB83xn8WjquCfug2owTkmZSbubAGB+BoG5dthxqieRx",
+	"KTgEiM31ii3yeE5JU9Ji0Vy3OM/HVxR+jJoLCCPHwsaVJrosOiypo+al03XDQZFu9IJ7Pv788f8FAAD/",
+	"/w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,
