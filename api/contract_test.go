@@ -346,8 +346,8 @@ func TestVersioningAndPaths(t *testing.T) {
 	}
 }
 
-// Rule GEN-2 GEN-3
 // Every route is a POST with a required JSON body, and answers JSON.
+// Rule GEN-2 GEN-3
 func TestRoutesArePostWithJSON(t *testing.T) {
 	t.Parallel()
 	for _, name := range []string{gwGameDoc, gwWalletDoc} {
@@ -375,11 +375,11 @@ func TestRoutesArePostWithJSON(t *testing.T) {
 	}
 }
 
-// Rule AUTH-1 AUTH-4 AUTH-5 AUTH-6
 // X-Signature is an apiKey header scheme in both documents; the game routes
 // require it alone (no Bearer anywhere), the wallet routes require Bearer and
 // X-Signature together. Neither is a header parameter, and timestamp travels
 // in the body, never in a header.
+// Rule AUTH-1 AUTH-4 AUTH-5 AUTH-6
 func TestSecuritySchemes(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -434,12 +434,12 @@ func TestSecuritySchemes(t *testing.T) {
 
 // ---- game direction ----------------------------------------------------------------
 
-// Rule GAME-1 GAME-22 GAME-24 LIM-4
 // Both game requests require operator and timestamp (int64). A launch with
 // only operator, timestamp, game_id, token and player_id is complete; a demo
 // launch needs neither token nor player_id. The token rules (16 characters,
 // different from player_id) are the server's, answered with INVALID_TOKEN,
 // so the schema accepts any token string, and one of exactly 16 characters.
+// Rule GAME-1 GAME-22 GAME-24 LIM-4
 func TestGameRequests(t *testing.T) {
 	t.Parallel()
 	doc := gwLoadDocument(t, gwGameDoc)
@@ -496,9 +496,9 @@ func TestGameRequests(t *testing.T) {
 	}
 }
 
-// Rule LANG-1 LANG-2 LANG-3
 // language is a free string: pt, en, es and any other value (which falls back
 // to the installation default) are accepted, and so is its absence.
+// Rule LANG-1 LANG-2 LANG-3
 func TestLaunchLanguage(t *testing.T) {
 	t.Parallel()
 	doc := gwLoadDocument(t, gwGameDoc)
@@ -536,8 +536,11 @@ func TestGamesResponse(t *testing.T) {
 	if got := gwSortedSet(entry.Required...); !slices.Equal(got, gwSortedSet("game_id", "name", "studio", "category")) {
 		t.Errorf("CatalogueGame required = %v", got)
 	}
-	if cur := gwComponent(t, doc, "Currency"); cur.Pattern != "^[A-Z]{3}$" {
-		t.Errorf("Currency pattern = %q", cur.Pattern)
+	if cur := gwComponent(t, doc, "Currency"); cur.Pattern != "^[A-Z]{3}$" || cur.Enum != nil {
+		t.Errorf("Currency must be an ISO 4217 pattern without a fixed list (pattern %q)", cur.Pattern)
+	}
+	if cs := gwProperty(t, s, "currencies"); !cs.Type.Is("array") || cs.Items.Ref != "#/components/schemas/Currency" {
+		t.Errorf("currencies must be an array of Currency")
 	}
 	game := map[string]any{"game_id": "crash-classic", "name": "Crash Classic", "studio": "Crash Studio", "category": "crash"}
 	body := func(g map[string]any) map[string]any {
@@ -587,7 +590,7 @@ func TestLaunchResponse(t *testing.T) {
 	if u := gwProperty(t, s, "url"); u.Format != "uri" || !strings.Contains(u.Description, "{base_url}/?sid=<ticket>&lang=<language>&cur=<currency>") {
 		t.Errorf("url must be format uri and document the URL shape")
 	}
-	shape := regexp.MustCompile(`^https://games\.example\.com/\?sid=[A-Za-z0-9_-]+&lang=[a-z]{2}(&cur=[A-Z]{3})?$`)
+	shape := regexp.MustCompile(`^https://games\.example\.com/\?sid=[A-Za-z0-9_-]+&lang=[a-z]{2}&cur=([A-Z]{3})?$`)
 	for name, ex := range r.Content.Get("application/json").Examples {
 		url := gwJsonValue(t, ex.Value.Value).(map[string]any)["url"].(string)
 		if !shape.MatchString(url) {
@@ -599,12 +602,12 @@ func TestLaunchResponse(t *testing.T) {
 	}
 }
 
-// Rule GAME-2 GAME-3 GAME-11 GAME-12 GAME-13 GAME-14 GAME-15 GAME-16 GAME-17 GAME-18 GAME-19 GAME-20 GAME-21
 // Each game route declares exactly the error statuses the contract lists, and
 // each status's error_code is an enum of exactly the contract's codes for that
 // route and status (AMB-2: MISSING_GAME_ID stays declared on /v1/games), with
 // one example per code. The error body is status (= error), error_code,
 // optional error_message, and the optional diagnostic request_id.
+// Rule GAME-2 GAME-3 GAME-11 GAME-12 GAME-13 GAME-14 GAME-15 GAME-16 GAME-17 GAME-18 GAME-19 GAME-20 GAME-21
 func TestGameErrorTable(t *testing.T) {
 	t.Parallel()
 	doc := gwLoadDocument(t, gwGameDoc)
@@ -648,10 +651,10 @@ func TestGameErrorTable(t *testing.T) {
 
 // ---- wallet direction --------------------------------------------------------------
 
-// Rule ENV-1 ENV-2 ENV-3 ENV-5 ENV-7 ENV-8 ENV-9 ENV-10 ENV-15 ENV-16 BAL-1 BET-1 WIN-1 RB-1
 // Each wallet request is the Envelope (operator, timestamp, request_id,
 // currency required; game_id optional) plus exactly the contract's field set,
 // all required, and nothing else (additionalProperties: false).
+// Rule ENV-1 ENV-2 ENV-3 ENV-5 ENV-7 ENV-8 ENV-9 ENV-10 ENV-15 ENV-16 BAL-1 BET-1 WIN-1 RB-1
 func TestWalletRequestFieldSets(t *testing.T) {
 	t.Parallel()
 	doc := gwLoadDocument(t, gwWalletDoc)
@@ -698,9 +701,9 @@ func TestWalletRequestFieldSets(t *testing.T) {
 	}
 }
 
-// Rule BET-4 WIN-17 RB-1
 // freebet_id is required and nullable on /bet and /win (null accepted, the
 // key missing rejected), and absent from /rollback (any freebet_id rejected).
+// Rule BET-4 WIN-17 RB-1
 func TestWalletFreebetID(t *testing.T) {
 	t.Parallel()
 	doc := gwLoadDocument(t, gwWalletDoc)
@@ -736,10 +739,10 @@ func TestWalletFreebetID(t *testing.T) {
 	}
 }
 
-// Rule WIN-2 WIN-6 WIN-7
 // type is required on /win and its enumeration is exactly win, freebet,
 // zero_win, lose (AMB-4: the reference values and the older machine-readable
 // enumeration together).
+// Rule WIN-2 WIN-6 WIN-7
 func TestWinTypeEnum(t *testing.T) {
 	t.Parallel()
 	doc := gwLoadDocument(t, gwWalletDoc)
@@ -785,10 +788,10 @@ func gwMoneyFields(doc *openapi3.T) map[string]*openapi3.Schema {
 	return out
 }
 
-// Rule GEN-4 GEN-5 GEN-6 LIM-9
 // Every money field of both documents is an integer int64 with minimum 0
 // (the freebet grant amount: minimum 1): a float, a string and a negative
 // value are rejected, 2^53-1 is accepted.
+// Rule GEN-4 GEN-5 GEN-6 LIM-9
 func TestMoney(t *testing.T) {
 	t.Parallel()
 	for _, name := range []string{gwGameDoc, gwWalletDoc} {
@@ -824,16 +827,19 @@ func TestMoney(t *testing.T) {
 	}
 }
 
-// Rule FB-2 FB-4 LIM-6 BAL-10
 // A freebet grant: id (non-empty string) and amount (integer, at least 1)
 // required, quantity optional 1..1000 with default 1; grants ride only on the
 // /balance success body.
+// Rule FB-2 FB-4 LIM-6 BAL-10
 func TestFreebetGrant(t *testing.T) {
 	t.Parallel()
 	doc := gwLoadDocument(t, gwWalletDoc)
 	g := gwComponent(t, doc, "FreebetGrant")
 	if got := gwSortedSet(g.Required...); !slices.Equal(got, gwSortedSet("id", "amount")) {
 		t.Errorf("required = %v", got)
+	}
+	if got := gwSortedSet(slices.Collect(maps.Keys(g.Properties))...); !slices.Equal(got, gwSortedSet("id", "amount", "quantity")) {
+		t.Errorf("properties = %v, want id, amount, quantity (the total is not a field)", got)
 	}
 	q := gwProperty(t, g, "quantity")
 	if !q.Type.Is("integer") || q.Min == nil || *q.Min != 1 || q.Max == nil || *q.Max != 1000 || q.Default != float64(1) {
@@ -873,12 +879,12 @@ func TestFreebetGrant(t *testing.T) {
 	}
 }
 
-// Rule ENV-17 ENV-18 ENV-19 BAL-8 WERR-5 WERR-7
 // Success bodies: status and balance required on every route; on /balance
 // also player_id and currency (AMB-14 reading B); currency, player_id
 // (AMB-27), the operator's transaction_id optional elsewhere. Error body:
 // status and error_code required, error_message and balance optional.
 // Response schemas stay open to fields the operator adds.
+// Rule ENV-17 ENV-18 ENV-19 BAL-8 WERR-5 WERR-7
 func TestWalletResponseBodies(t *testing.T) {
 	t.Parallel()
 	doc := gwLoadDocument(t, gwWalletDoc)
@@ -935,12 +941,12 @@ func TestWalletResponseBodies(t *testing.T) {
 	}
 }
 
-// Rule WERR-1 WERR-2 WERR-17 BAL-7 BAL-13 BET-9 BET-10 BET-11 BET-12 WIN-10 WIN-19 RB-14 AUTH-15
 // Each wallet route declares exactly the statuses the contract lists (plus
 // 5XX, the transport failure). HTTP 200 carries success-or-error, decided by
 // status (oneOf with a discriminator); every other status carries the error
 // body; the codes the contract names for a route and status appear in that
 // response's examples.
+// Rule WERR-1 WERR-2 WERR-17 BAL-7 BAL-13 BET-9 BET-10 BET-11 BET-12 WIN-10 WIN-19 RB-14 AUTH-15
 func TestWalletStatusTable(t *testing.T) {
 	t.Parallel()
 	doc := gwLoadDocument(t, gwWalletDoc)
@@ -983,9 +989,9 @@ func TestWalletStatusTable(t *testing.T) {
 	}
 }
 
-// Rule WERR-18
 // error_code is an open set: an unknown code validates wherever an error body
 // may appear.
+// Rule WERR-18
 func TestWalletErrorCodeIsOpen(t *testing.T) {
 	t.Parallel()
 	doc := gwLoadDocument(t, gwWalletDoc)
@@ -1003,12 +1009,12 @@ func TestWalletErrorCodeIsOpen(t *testing.T) {
 	}
 }
 
-// Rule GEN-9 GEN-10
 // The game direction's codes (every error_code enum of game.v1.yaml) and the
 // wallet direction's known codes (x-known-error-codes) are the contract's
 // lists, and share exactly INTERNAL_ERROR and INVALID_SIGNATURE (AMB-6
 // reading B). The seven final wallet codes are published in
 // x-final-error-codes; DUPLICATE_TRANSACTION is known but not final.
+// Rule GEN-9 GEN-10
 func TestErrorCodeDirections(t *testing.T) {
 	t.Parallel()
 	gdoc := gwLoadDocument(t, gwGameDoc)
@@ -1058,10 +1064,10 @@ func TestErrorCodeDirections(t *testing.T) {
 
 // ---- generated code ----------------------------------------------------------------
 
-// Rule BET-4 WIN-17 RB-1 GEN-6
 // The generated wallet types send freebet_id as null (pointer without
 // omitempty), have no freebet_id on a rollback, carry money as int64, and
 // marshal bodies the document accepts.
+// Rule BET-4 WIN-17 RB-1 GEN-6
 func TestGeneratedWalletTypes(t *testing.T) {
 	t.Parallel()
 	doc := gwLoadDocument(t, gwWalletDoc)
@@ -1166,11 +1172,11 @@ func (gwWalletStub) Rollback(_ context.Context, _ wallet.RollbackRequestObject) 
 		Body: wallet.WalletError{Status: wallet.WalletErrorStatusError, ErrorCode: "INTERNAL_ERROR"}}, nil
 }
 
-// Rule WERR-3 WERR-18
 // The generated client and strict server agree over a {wallet_url} with a
 // path prefix; the caller reads status first (Discriminator) and an unknown
 // error code reaches it intact; every body the server writes validates
 // against the document.
+// Rule WERR-3 WERR-18
 func TestGeneratedWalletRoundTrip(t *testing.T) {
 	t.Parallel()
 	doc := gwLoadDocument(t, gwWalletDoc)
@@ -1257,7 +1263,7 @@ func TestGeneratedWalletRoundTrip(t *testing.T) {
 // this folder: gen/ has not drifted from api/.
 func TestEmbeddedSpecsMatchDocuments(t *testing.T) {
 	t.Parallel()
-	for name, get := range map[string]func() (*openapi3.T, error){gwGameDoc: game.GetSwagger, gwWalletDoc: wallet.GetSwagger} {
+	for name, get := range map[string]func() (*openapi3.T, error){gwGameDoc: game.GetSpec, gwWalletDoc: wallet.GetSpec} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			embedded, err := get()
