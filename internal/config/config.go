@@ -1,0 +1,279 @@
+// Package config owns the installation file of `crashgame serve --config FILE`: the
+// listen address, the public base URL, the default language, the database, the games
+// and the operators with their secrets, wallets, games, currencies and limits. It
+// reads the file once at start-up, expands ${NAME} from the environment, fills
+// defaults and refuses an unsafe or inconsistent installation with every problem
+// named at once. Its types are plain values that other packages read.
+//
+// It must never let a secret or an API key reach an error message, a log line or a
+// printed value, never start a real-money operator without a secret (AUTH-7) or with
+// a wallet at http:// outside loopback (AUTH-21), and never turn an unknown limit
+// into zero (LIM-11). It does no I/O besides reading the file and the environment.
+package config
+
+import (
+	"fmt"
+	"log/slog"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Languages are the languages of the contract, in the order the docs list them.
+var Languages = []string{"pt", "en", "es"}
+
+// Defaults of the keys that may be left out of the file; docs/config.md lists them.
+const (
+	DefaultListen        = "127.0.0.1:8080"
+	DefaultLanguage      = "en"
+	DefaultDatabase      = "sqlite://data/crashgame.db"
+	DefaultRTPBasisPts   = 9700   // 97.00 %
+	DefaultMaxMultiplier = 100000 // 1000.00x, in hundredths
+	DefaultBettingMS     = 5000
+	DefaultPauseMS       = 3000
+)
+
+// MinSecretLen is the shortest HMAC secret accepted. A shorter one can be found by
+// brute force from a single signed request.
+const MinSecretLen = 16
+
+// Config is one installation, as read from its file and validated.
+type Config struct {
+	Listen          string // host:port the HTTP server listens on
+	BaseURL         string // public address of the game, no trailing slash (GEN-11)
+	DefaultLanguage string // one of Languages (LANG-4)
+	Database        DSN    // sqlite://PATH or postgres://USER:PASSWORD@HOST:PORT/DB?...
+	Games           []Game
+	Operators       []Operator
+}
+
+// Game is one game of the catalogue.
+type Game struct {
+	ID             string
+	Name           string
+	Studio         string
+	Category       string
+	ImageURL       string // empty when not configured; then omitted from the catalogue
+	RTPBasisPoints int64  // return to player in basis points: 9700 means 97.00 %
+	MaxMultiplier  int64  // crash point ceiling in hundredths: 100000 means 1000.00x
+	BettingMS      int64  // length of the betting phase
+	PauseMS        int64  // pause after a crash before the next round
+	Demo           bool   // demo launches allowed (and the operator must allow them too)
+	Freebet        bool   // accepts operator-granted free rounds
+	Mobile         bool
+	Desktop        bool
+}
+
+// Betting is the length of the betting phase.
+func (g *Game) Betting() time.Duration { return time.Duration(g.BettingMS) * time.Millisecond }
+
+// Pause is the pause between a crash and the next betting phase.
+func (g *Game) Pause() time.Duration { return time.Duration(g.PauseMS) * time.Millisecond }
+
+// Operator is one operator (brand) and how the two directions talk to it.
+type Operator struct {
+	ID string
+	// Enabled false refuses the operator's catalogue and launch requests like an
+	// unknown operator (AUTH-9); movements already queued for its wallet are still
+	// delivered, so no confirmed debit is left without its settlement.
+	Enabled bool
+	// Secret is the HMAC key of both directions; empty means the operator is not
+	// signed (demo only, AUTH-8).
+	Secret Secret
+	// APIKey is the Bearer credential the game presents on wallet calls; set
+	// exactly when WalletURL is.
+	APIKey Secret
+	// WalletURL is the base of the operator's wallet routes, no trailing slash;
+	// empty for an operator without a wallet (demo only).
+	WalletURL  string
+	Games      []string   // game ids, in file order
+	Demo       bool       // demo launches allowed
+	ZeroWin    bool       // send a zero-amount /win for a lost bet
+	Currencies []Currency // sorted by Code (GEN-8)
+}
+
+// Currency is one currency enabled for an operator, with its limits.
+type Currency struct {
+	Code string // ISO 4217, three upper-case letters
+	Limits
+}
+
+// Limits holds the per-currency limits in cents. A nil field is a limit that is
+// unknown: it is left out of the catalogue, never sent as zero (LIM-10 LIM-11).
+type Limits struct {
+	MinBet *int64
+	MaxBet *int64
+	MaxWin *int64
+}
+
+func (l Limits) clone() Limits {
+	cp := func(p *int64) *int64 {
+		if p == nil {
+			return nil
+		}
+		v := *p
+		return &v
+	}
+	return Limits{MinBet: cp(l.MinBet), MaxBet: cp(l.MaxBet), MaxWin: cp(l.MaxWin)}
+}
+
+// Operator returns the operator with this id, enabled or not. A caller serving the
+// operator's own requests must treat a disabled operator exactly like an unknown one
+// (AUTH-9); the movement queue still needs it to settle what is pending.
+func (c *Config) Operator(id string) (*Operator, bool) {
+	for i := range c.Operators {
+		if c.Operators[i].ID == id {
+			return &c.Operators[i], true
+		}
+	}
+	return nil, false
+}
+
+// Game returns the game with this id.
+func (c *Config) Game(id string) (*Game, bool) {
+	for i := range c.Games {
+		if c.Games[i].ID == id {
+			return &c.Games[i], true
+		}
+	}
+	return nil, false
+}
+
+// Language returns s when it is one of Languages (matched exactly), otherwise the
+// installation's default language (LANG-1 LANG-2 LANG-3 LANG-4).
+func (c *Config) Language(s string) string {
+	if slices.Contains(Languages, s) {
+		return s
+	}
+	return c.DefaultLanguage
+}
+
+// LogValue describes the installation without its secrets, keys or database
+// password.
+func (c Config) LogValue() slog.Value {
+	ops := make([]any, 0, len(c.Operators))
+	for _, op := range c.Operators {
+		ops = append(ops, slog.Any(op.ID, op))
+	}
+	games := make([]string, 0, len(c.Games))
+	for _, g := range c.Games {
+		games = append(games, g.ID)
+	}
+	return slog.GroupValue(
+		slog.String("listen", c.Listen),
+		slog.String("base_url", c.BaseURL),
+		slog.String("default_language", c.DefaultLanguage),
+		slog.Any("database", c.Database),
+		slog.Any("games", games),
+		slog.Group("operators", ops...),
+	)
+}
+
+// Signed reports whether the operator has a secret: its requests must carry a valid
+// X-Signature and the game signs what it sends to it (AUTH-1).
+func (o *Operator) Signed() bool { return o.Secret != "" }
+
+// HasWallet reports whether the operator has a wallet, that is real-money play.
+func (o *Operator) HasWallet() bool { return o.WalletURL != "" }
+
+// DemoOnly reports whether the operator has neither secret nor wallet: it may only
+// launch demo games and its requests are accepted unsigned, with no time window
+// (AUTH-8). An operator with a secret and no wallet is demo only too, but signed:
+// DemoOnly is false for it and HasWallet tells the two apart.
+func (o *Operator) DemoOnly() bool { return o.Secret == "" && o.WalletURL == "" }
+
+// HasGame reports whether the game id is enabled for the operator.
+func (o *Operator) HasGame(id string) bool { return slices.Contains(o.Games, id) }
+
+// Currency returns the limits of an enabled currency (code matched exactly). The
+// returned Limits is a copy: changing it does not change the configuration.
+func (o *Operator) Currency(code string) (Limits, bool) {
+	i, ok := slices.BinarySearchFunc(o.Currencies, code, func(c Currency, code string) int {
+		return strings.Compare(c.Code, code)
+	})
+	if !ok {
+		return Limits{}, false
+	}
+	return o.Currencies[i].Limits.clone(), true
+}
+
+// CurrencyCodes returns the enabled currency codes, sorted.
+func (o *Operator) CurrencyCodes() []string {
+	codes := make([]string, len(o.Currencies))
+	for i, c := range o.Currencies {
+		codes[i] = c.Code
+	}
+	return codes
+}
+
+// String describes the operator without its secret or API key.
+func (o Operator) String() string {
+	return fmt.Sprintf("operator %q (enabled=%t signed=%t wallet=%q games=%v currencies=%v demo=%t zero_win=%t)",
+		o.ID, o.Enabled, o.Signed(), o.WalletURL, o.Games, o.CurrencyCodes(), o.Demo, o.ZeroWin)
+}
+
+// LogValue describes the operator for slog with the secret and API key redacted.
+func (o Operator) LogValue() slog.Value {
+	return slog.GroupValue(
+		slog.String("operator", o.ID),
+		slog.Bool("enabled", o.Enabled),
+		slog.Any("secret", o.Secret),
+		slog.Any("api_key", o.APIKey),
+		slog.String("wallet_url", o.WalletURL),
+		slog.Any("games", o.Games),
+		slog.Any("currencies", o.CurrencyCodes()),
+		slog.Bool("demo", o.Demo),
+		slog.Bool("zero_win", o.ZeroWin),
+	)
+}
+
+// Secret is a credential read from the file: an HMAC secret or an API key. Printing
+// it with fmt (any verb), logging it with slog or marshalling it as text, JSON or
+// YAML shows "[redacted]" (or nothing when empty). Use string(s) or s.Bytes() where
+// the value itself is needed, and nowhere else.
+type Secret string
+
+const redacted = "[redacted]"
+
+func (s Secret) shown() string {
+	if s == "" {
+		return ""
+	}
+	return redacted
+}
+
+// Bytes returns the secret as a new byte slice, e.g. the key for package signature.
+func (s Secret) Bytes() []byte { return []byte(s) }
+
+// Format implements fmt.Formatter so that every verb, %#v and %x included, prints
+// the redacted form.
+func (s Secret) Format(f fmt.State, _ rune) { _, _ = f.Write([]byte(s.shown())) }
+
+// LogValue implements slog.LogValuer.
+func (s Secret) LogValue() slog.Value { return slog.StringValue(s.shown()) }
+
+// MarshalText implements encoding.TextMarshaler, used by encoding/json and yaml.
+func (s Secret) MarshalText() ([]byte, error) { return []byte(s.shown()), nil }
+
+// DSN is the database URL. It may hold a password, so printing it with fmt,
+// logging it with slog or marshalling it shows the URL with the password replaced
+// (url.URL.Redacted). Use string(d) where the value itself is needed.
+type DSN string
+
+func (d DSN) shown() string {
+	u, err := url.Parse(string(d))
+	if err != nil {
+		return "[unparsed]"
+	}
+	return u.Redacted()
+}
+
+// Format implements fmt.Formatter: every verb prints the redacted URL.
+func (d DSN) Format(f fmt.State, _ rune) { _, _ = f.Write([]byte(d.shown())) }
+
+// LogValue implements slog.LogValuer.
+func (d DSN) LogValue() slog.Value { return slog.StringValue(d.shown()) }
+
+// MarshalText implements encoding.TextMarshaler, used by encoding/json and yaml.
+func (d DSN) MarshalText() ([]byte, error) { return []byte(d.shown()), nil }

@@ -1,0 +1,711 @@
+package config_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/crashstudio/crashgame/internal/config"
+)
+
+// Distinctive credential values: no error, print or log may ever contain them.
+const (
+	secretValue = "SECRET-VALUE-acme-0123456789"
+	apiKeyValue = "APIKEY-VALUE-acme-0123456789"
+)
+
+const base = `
+base_url: https://games.example.com
+games:
+  - game_id: crash
+    name: Crash
+    studio: Example Studio
+    category: crash
+operators:
+  - operator: acme
+    secret: SECRET-VALUE-acme-0123456789
+    api_key: APIKEY-VALUE-acme-0123456789
+    wallet_url: https://wallet.acme.example/api
+    games: [crash]
+    currencies:
+      BRL: { min_bet: 100, max_bet: 100000, max_win: 10000000 }
+`
+
+// mutate returns base with old replaced by new; old must occur exactly once.
+func mutate(t *testing.T, old, new string) string {
+	t.Helper()
+	if strings.Count(base, old) != 1 {
+		t.Fatalf("test setup: %q occurs %d times in base", old, strings.Count(base, old))
+	}
+	return strings.Replace(base, old, new, 1)
+}
+
+func env(m map[string]string) func(string) (string, bool) {
+	return func(k string) (string, bool) {
+		v, ok := m[k]
+		return v, ok
+	}
+}
+
+var exampleEnv = env(map[string]string{
+	"ACME_SECRET":         secretValue,
+	"ACME_API_KEY":        apiKeyValue,
+	"ACME_STAGING_SECRET": "staging-secret-0123456789abcdef",
+})
+
+func parseExample(t *testing.T) *config.Config {
+	t.Helper()
+	data, err := os.ReadFile("testdata/example.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := config.Parse(data, exampleEnv)
+	if err != nil {
+		t.Fatalf("example.yaml does not parse: %v", err)
+	}
+	return c
+}
+
+func mustParse(t *testing.T, data string) *config.Config {
+	t.Helper()
+	c, err := config.Parse([]byte(data), nil)
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	return c
+}
+
+func mustOperator(t *testing.T, c *config.Config, id string) *config.Operator {
+	t.Helper()
+	op, ok := c.Operator(id)
+	if !ok {
+		t.Fatalf("operator %q not found", id)
+	}
+	return op
+}
+
+func ptr(v int64) *int64 { return &v }
+
+// Rule GEN-8 AUTH-8 LIM-11
+func TestExampleFile(t *testing.T) {
+	t.Parallel()
+	c := parseExample(t)
+
+	if c.BaseURL != "https://games.example.com" || c.DefaultLanguage != "pt" || c.Listen != "127.0.0.1:8080" {
+		t.Errorf("top level = %q %q %q", c.BaseURL, c.DefaultLanguage, c.Listen)
+	}
+	if got := len(c.Games); got != 2 {
+		t.Fatalf("%d games, want 2", got)
+	}
+	turbo, ok := c.Game("crash-turbo")
+	if !ok {
+		t.Fatal("crash-turbo not found")
+	}
+	if turbo.BettingMS != 3000 || turbo.PauseMS != config.DefaultPauseMS || turbo.RTPBasisPoints != 9700 ||
+		turbo.MaxMultiplier != 100000 || !turbo.Demo || !turbo.Freebet || !turbo.Mobile || !turbo.Desktop || turbo.ImageURL != "" {
+		t.Errorf("crash-turbo defaults = %+v", *turbo)
+	}
+
+	acme := mustOperator(t, c, "acme")
+	if !acme.Enabled || !acme.Signed() || !acme.HasWallet() || acme.DemoOnly() || acme.ZeroWin || !acme.Demo {
+		t.Errorf("acme flags = %v", acme)
+	}
+	if string(acme.Secret) != secretValue || string(acme.APIKey) != apiKeyValue {
+		t.Error("acme credentials not expanded from the environment")
+	}
+	if acme.WalletURL != "https://wallet.acme.example/api" {
+		t.Errorf("acme wallet = %q", acme.WalletURL)
+	}
+	if got := acme.CurrencyCodes(); !slices.Equal(got, []string{"BRL", "EUR", "USD"}) {
+		t.Errorf("currencies = %v, want sorted [BRL EUR USD]", got)
+	}
+	usd, ok := acme.Currency("USD")
+	if !ok || usd.MinBet == nil || *usd.MinBet != 10 || usd.MaxBet == nil || *usd.MaxBet != 50000 || usd.MaxWin != nil {
+		t.Errorf("USD limits = %+v, want min 10, max 50000, max_win unknown (nil)", usd)
+	}
+	if eur, ok := acme.Currency("EUR"); !ok || eur.MinBet != nil || eur.MaxBet != nil || eur.MaxWin != nil {
+		t.Errorf("EUR limits = %+v, want all unknown", eur)
+	}
+
+	staging := mustOperator(t, c, "acme-staging")
+	if !staging.Signed() || staging.HasWallet() || staging.DemoOnly() {
+		t.Errorf("acme-staging: signed=%t wallet=%t demoOnly=%t, want signed demo", staging.Signed(), staging.HasWallet(), staging.DemoOnly())
+	}
+	showroom := mustOperator(t, c, "showroom")
+	if showroom.Signed() || showroom.HasWallet() || !showroom.DemoOnly() {
+		t.Errorf("showroom: signed=%t wallet=%t demoOnly=%t, want unsigned demo only", showroom.Signed(), showroom.HasWallet(), showroom.DemoOnly())
+	}
+}
+
+// The example in docs/config.md is the committed example file, byte for byte.
+func TestDocsShowExample(t *testing.T) {
+	t.Parallel()
+	example, err := os.ReadFile("testdata/example.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs, err := os.ReadFile(filepath.Join("..", "..", "docs", "config.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(docs, example) {
+		t.Error("docs/config.md does not contain internal/config/testdata/example.yaml verbatim; copy it into the docs")
+	}
+	for _, key := range []string{
+		"listen", "base_url", "default_language", "database", "games", "operators",
+		"game_id", "name", "studio", "category", "image_url", "rtp_bp", "max_multiplier", "betting_ms", "pause_ms",
+		"demo", "freebet", "mobile", "desktop",
+		"operator", "enabled", "secret", "api_key", "wallet_url", "zero_win", "currencies", "min_bet", "max_bet", "max_win",
+	} {
+		if !bytes.Contains(docs, []byte("`"+key+"`")) {
+			t.Errorf("docs/config.md does not document `%s`", key)
+		}
+	}
+}
+
+func TestDefaults(t *testing.T) {
+	t.Parallel()
+	c := mustParse(t, `
+base_url: https://games.example.com/
+games:
+  - {game_id: crash, name: Crash, studio: S, category: crash}
+operators:
+  - {operator: demo, games: [crash]}
+`)
+	if c.Listen != "127.0.0.1:8080" || c.DefaultLanguage != "en" || string(c.Database) != "sqlite://data/crashgame.db" {
+		t.Errorf("top-level defaults = %q %q %q", c.Listen, c.DefaultLanguage, c.Database)
+	}
+	if c.BaseURL != "https://games.example.com" {
+		t.Errorf("base_url = %q, want the trailing slash removed", c.BaseURL)
+	}
+	g, _ := c.Game("crash")
+	want := config.Game{ID: "crash", Name: "Crash", Studio: "S", Category: "crash",
+		RTPBasisPoints: 9700, MaxMultiplier: 100000, BettingMS: 5000, PauseMS: 3000,
+		Demo: true, Freebet: true, Mobile: true, Desktop: true}
+	if *g != want {
+		t.Errorf("game = %+v, want %+v", *g, want)
+	}
+	if g.Betting().Seconds() != 5 || g.Pause().Seconds() != 3 {
+		t.Errorf("durations = %v %v", g.Betting(), g.Pause())
+	}
+	op := mustOperator(t, c, "demo")
+	if !op.Enabled || !op.Demo || op.ZeroWin || op.Signed() || op.HasWallet() || !op.DemoOnly() || len(op.Currencies) != 0 {
+		t.Errorf("operator defaults = %v", op)
+	}
+}
+
+func TestURLs(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		wallet, want string
+	}{
+		{"https://wallet.acme.example/api/", "https://wallet.acme.example/api"},
+		{"HTTPS://wallet.acme.example", "https://wallet.acme.example"},
+		{"https://wallet.acme.example:8443/v1//", "https://wallet.acme.example:8443/v1"},
+		// Rule AUTH-21: http:// is fine on loopback.
+		{"http://127.0.0.1:9090/wallet", "http://127.0.0.1:9090/wallet"},
+		{"http://127.10.0.1/wallet", "http://127.10.0.1/wallet"},
+		{"http://localhost:9090", "http://localhost:9090"},
+		{"http://[::1]:9090", "http://[::1]:9090"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.wallet, func(t *testing.T) {
+			t.Parallel()
+			c := mustParse(t, mutate(t, "https://wallet.acme.example/api", tt.wallet))
+			if got := mustOperator(t, c, "acme").WalletURL; got != tt.want {
+				t.Errorf("WalletURL = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// Every refusal: the message names the operator or game and says the fix, and no
+// credential value appears in it.
+func TestRefusals(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		file string
+		want []string
+	}{
+		// Rule AUTH-7
+		{"wallet without secret", mutate(t, "    secret: SECRET-VALUE-acme-0123456789\n", ""),
+			[]string{`operator "acme"`, "secret is missing", "add secret: ${ACME_SECRET}"}},
+		// Rule AUTH-21
+		{"wallet over http outside loopback", mutate(t, "https://wallet.acme.example/api", "http://wallet.acme.example/api"),
+			[]string{`operator "acme"`, "http:// outside loopback", "use https://"}},
+		// Rule AUTH-21
+		{"wallet over http on a lookalike host", mutate(t, "https://wallet.acme.example/api", "http://127.0.0.1.nip.io/api"),
+			[]string{`operator "acme"`, "http:// outside loopback"}},
+		{"wallet not absolute", mutate(t, "https://wallet.acme.example/api", "wallet.acme.example/api"),
+			[]string{`operator "acme"`, "wallet_url", "not an absolute http:// or https:// URL", "write it like https://"}},
+		{"wallet with another scheme", mutate(t, "https://wallet.acme.example/api", "ftp://wallet.acme.example/api"),
+			[]string{`operator "acme"`, "wallet_url", "not an absolute http:// or https:// URL"}},
+		{"wallet with credentials", mutate(t, "https://wallet.acme.example/api", "https://user:hunter2hunter2@wallet.acme.example/api"),
+			[]string{`operator "acme"`, "credentials do not belong in a URL"}},
+		{"wallet with query", mutate(t, "https://wallet.acme.example/api", "https://wallet.acme.example/api?x=1"),
+			[]string{`operator "acme"`, "query or fragment"}},
+		{"empty wallet", mutate(t, "https://wallet.acme.example/api", `""`),
+			[]string{`operator "acme"`, "wallet_url is empty"}},
+		{"api_key missing", mutate(t, "    api_key: APIKEY-VALUE-acme-0123456789\n", ""),
+			[]string{`operator "acme"`, "api_key is missing", "add api_key: ${ACME_API_KEY}"}},
+		{"api_key without wallet", mutate(t, "    wallet_url: https://wallet.acme.example/api\n", ""),
+			[]string{`operator "acme"`, "api_key is set but wallet_url is missing", "remove api_key"}},
+		{"api_key with a newline", mutate(t, "api_key: APIKEY-VALUE-acme-0123456789", `api_key: "APIKEY-VALUE-acme\n0123456789"`),
+			[]string{`operator "acme"`, "api_key", "control character"}},
+		{"empty secret", mutate(t, "secret: SECRET-VALUE-acme-0123456789", "secret:"),
+			[]string{`operator "acme"`, "secret is empty"}},
+		{"short secret", mutate(t, "secret: SECRET-VALUE-acme-0123456789", "secret: short"),
+			[]string{`operator "acme"`, "shorter than 16 bytes", "openssl rand"}},
+		{"secret with trailing space", mutate(t, "secret: SECRET-VALUE-acme-0123456789", `secret: "SECRET-VALUE-acme-0123456789 "`),
+			[]string{`operator "acme"`, "white space", "remove it"}},
+		{"duplicate game ids", mutate(t, "operators:", "  - {game_id: crash, name: Crash 2, studio: S, category: crash}\noperators:"),
+			[]string{`game "crash" is defined twice`, "give each game its own game_id"}},
+		{"duplicate operator ids", base + "  - {operator: acme, games: [crash]}\n",
+			[]string{`operator "acme" is defined twice`, "give each operator its own id"}},
+		{"operator names an unknown game", mutate(t, "games: [crash]", "games: [crash, slots]"),
+			[]string{`operator "acme"`, `game "slots" is not defined`, "define it there or fix the id"}},
+		{"operator lists a game twice", mutate(t, "games: [crash]", "games: [crash, crash]"),
+			[]string{`operator "acme"`, `game "crash" is listed twice`}},
+		{"operator with no games", mutate(t, "games: [crash]", "games: []"),
+			[]string{`operator "acme"`, "no games", "games: [crash]"}},
+		{"currency lower case", mutate(t, "BRL:", "brl:"),
+			[]string{`operator "acme"`, `currency "brl" is not three upper-case letters`, "ISO 4217"}},
+		{"currency of four letters", mutate(t, "BRL:", "BRLX:"),
+			[]string{`operator "acme"`, `currency "BRLX"`}},
+		{"wallet operator without currencies", mutate(t, "    currencies:\n      BRL: { min_bet: 100, max_bet: 100000, max_win: 10000000 }\n", ""),
+			[]string{`operator "acme"`, "no currencies", "add e.g. currencies:"}},
+		{"min_bet above max_bet", mutate(t, "min_bet: 100,", "min_bet: 200000,"),
+			[]string{`operator "acme" currency BRL`, "min_bet 200000 is above max_bet 100000"}},
+		// Rule GEN-6
+		{"negative limit", mutate(t, "min_bet: 100,", "min_bet: -100,"),
+			[]string{`operator "acme" currency BRL`, "min_bet -100 is negative"}},
+		// Rule LIM-11
+		{"zero limit", mutate(t, "max_win: 10000000", "max_win: 0"),
+			[]string{`operator "acme" currency BRL`, "max_win is 0", "remove the key if the limit is unknown"}},
+		{"max_win below max_bet", mutate(t, "max_win: 10000000", "max_win: 500"),
+			[]string{`operator "acme" currency BRL`, "max_win 500 is below max_bet 100000"}},
+		// Rule GEN-4 GEN-5
+		{"float amount", mutate(t, "min_bet: 100,", "min_bet: 1.5,"),
+			[]string{`operator "acme" currency BRL`, "min_bet must be a whole number of cents", `not "1.5"`, "without a decimal point"}},
+		// Rule GEN-4 GEN-5
+		{"float amount with zero fraction", mutate(t, "max_bet: 100000,", "max_bet: 100000.0,"),
+			[]string{`operator "acme" currency BRL`, "max_bet must be a whole number of cents"}},
+		// Rule GEN-4
+		{"quoted amount", mutate(t, "min_bet: 100,", `min_bet: "100",`),
+			[]string{`operator "acme" currency BRL`, "min_bet must be a whole number of cents", "without quotes"}},
+		{"amount as a word", mutate(t, "max_win: 10000000", "max_win: lots"),
+			[]string{`operator "acme" currency BRL`, "max_win must be a whole number", `not "lots"`}},
+		{"unknown limit key", mutate(t, "min_bet: 100,", "minbet: 100,"),
+			[]string{`operator "acme" currency BRL`, `unknown key "minbet"`, "min_bet, max_bet, max_win"}},
+		// Rule LANG-4
+		{"default_language outside pt en es", "default_language: fr\n" + base,
+			[]string{`default_language "fr" is not one of pt, en, es`, "pick one"}},
+		{"unknown top-level key", "listne: 127.0.0.1:8080\n" + base,
+			[]string{`unknown key "listne"`, "listen, base_url"}},
+		{"unknown operator key", mutate(t, "secret: SECRET", "zero_win: false\n    secrte: x\n    secret: SECRET"),
+			[]string{`operator "acme"`, `unknown key "secrte"`, "docs/config.md"}},
+		{"unknown game key", mutate(t, "category: crash", "category: crash\n    rtp: 9700"),
+			[]string{`game "crash"`, `unknown key "rtp"`, "rtp_bp"}},
+		{"repeated key", mutate(t, "category: crash", "category: crash\n    category: other"),
+			[]string{`game "crash"`, `key "category" appears twice`}},
+		// Rule GEN-11
+		{"missing base_url", mutate(t, "base_url: https://games.example.com\n", ""),
+			[]string{"base_url is missing", "base_url: https://"}},
+		// Rule GEN-11
+		{"base_url not http", mutate(t, "https://games.example.com", "ftp://games.example.com"),
+			[]string{"base_url", "not an absolute http:// or https:// URL"}},
+		// Rule GEN-11
+		{"base_url relative", mutate(t, "https://games.example.com", "/games"),
+			[]string{"base_url", "not an absolute http:// or https:// URL"}},
+		{"rtp_bp zero", mutate(t, "category: crash", "category: crash\n    rtp_bp: 0"),
+			[]string{`game "crash"`, "rtp_bp 0 is outside 1..10000", "rtp_bp: 9700"}},
+		{"rtp_bp above 100 %", mutate(t, "category: crash", "category: crash\n    rtp_bp: 10001"),
+			[]string{`game "crash"`, "rtp_bp 10001 is outside 1..10000"}},
+		{"max_multiplier too low", mutate(t, "category: crash", "category: crash\n    max_multiplier: 100"),
+			[]string{`game "crash"`, "max_multiplier 100 is below 101", "max_multiplier: 100000"}},
+		{"betting_ms zero", mutate(t, "category: crash", "category: crash\n    betting_ms: 0"),
+			[]string{`game "crash"`, "betting_ms 0 must be above 0", "remove the key for the default"}},
+		{"pause_ms negative", mutate(t, "category: crash", "category: crash\n    pause_ms: -1"),
+			[]string{`game "crash"`, "pause_ms -1 must be above 0"}},
+		{"game without name", mutate(t, "    name: Crash\n", ""),
+			[]string{`game "crash"`, "name is missing", "name: Crash"}},
+		{"game id with a space", mutate(t, "game_id: crash", "game_id: crash game") + "  - {operator: x, games: [crash]}\n",
+			[]string{`game "crash game"`, "game_id must be"}},
+		{"image_url not absolute", mutate(t, "category: crash", "category: crash\n    image_url: static/crash.png"),
+			[]string{`game "crash"`, "image_url", "full https:// address"}},
+		{"boolean as yes", mutate(t, "games: [crash]", "games: [crash]\n    demo: yes"),
+			[]string{`operator "acme"`, "demo must be true or false", `not "yes"`}},
+		{"demo-only operator with demo off", base + "  - {operator: showroom, games: [crash], demo: false}\n",
+			[]string{`operator "showroom"`, "demo is false", "add wallet_url or set demo: true"}},
+		{"no operators", strings.Split(base, "operators:")[0] + "operators: []\n",
+			[]string{"no operator is configured", "add at least one"}},
+		{"no games", strings.Replace(mutate(t, "games: [crash]", "games: [crash]"), base[:strings.Index(base, "operators:")],
+			"\nbase_url: https://games.example.com\ngames: []\n", 1),
+			[]string{"no game is configured", "add at least one"}},
+		{"listen without port", "listen: 127.0.0.1\n" + base,
+			[]string{`listen "127.0.0.1" is not host:port`, "127.0.0.1:8080"}},
+		{"unknown database", "database: mysql://root:hunter2hunter2@db/x\n" + base,
+			[]string{"database is neither sqlite:// nor postgres://", "postgres://USER:PASSWORD@HOST"}},
+		{"second document", base + "---\nlisten: :9090\n",
+			[]string{"second YAML document"}},
+		{"empty file", "# nothing here\n",
+			[]string{"the file is empty"}},
+		{"not YAML", "operators: [\n",
+			[]string{"not valid YAML"}},
+		{"list instead of mapping", "- a\n- b\n",
+			[]string{"the file must be a mapping"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			c, err := config.Parse([]byte(tt.file), nil)
+			if err == nil {
+				t.Fatalf("Parse accepted the file; want a refusal mentioning %q\n%s", tt.want, tt.file)
+			}
+			if c != nil {
+				t.Error("Parse returned a config along with an error")
+			}
+			msg := err.Error()
+			for _, w := range tt.want {
+				if !strings.Contains(msg, w) {
+					t.Errorf("error does not mention %q:\n%s", w, msg)
+				}
+			}
+			for _, s := range []string{secretValue, apiKeyValue, "hunter2"} {
+				if strings.Contains(msg, s) {
+					t.Errorf("error reveals a credential %q:\n%s", s, msg)
+				}
+			}
+		})
+	}
+}
+
+// A file with many problems gets all of them in one error.
+func TestAllProblemsAtOnce(t *testing.T) {
+	t.Parallel()
+	file := `
+default_language: de
+games:
+  - {game_id: crash, name: Crash, studio: S, category: crash, rtp_bp: 0}
+operators:
+  - operator: acme
+    wallet_url: http://wallet.acme.example
+    games: [crash, slots]
+    currencies:
+      brl: {}
+      USD: {min_bet: 1.5}
+`
+	_, err := config.Parse([]byte(file), nil)
+	if err == nil {
+		t.Fatal("Parse accepted the file")
+	}
+	want := []string{
+		"base_url is missing",
+		`default_language "de"`,
+		"rtp_bp 0",
+		"http:// outside loopback",
+		"secret is missing",
+		"api_key is missing",
+		`game "slots" is not defined`,
+		`currency "brl"`,
+		"operator \"acme\" currency USD: min_bet must be a whole number",
+	}
+	for _, w := range want {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error does not mention %q", w)
+		}
+	}
+	var joined interface{ Unwrap() []error }
+	if !errors.As(err, &joined) || len(joined.Unwrap()) != len(want) {
+		t.Errorf("want %d joined problems, got:\n%v", len(want), err)
+	}
+	if !strings.HasPrefix(err.Error(), fmt.Sprintf("%d problems in the configuration:\n", len(want))) {
+		t.Errorf("error does not start with the count:\n%v", err)
+	}
+	if !strings.Contains(err.Error(), "line 7: operator \"acme\": wallet_url") {
+		t.Errorf("error does not carry line numbers:\n%v", err)
+	}
+}
+
+func TestEnvExpansion(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		file    string
+		env     map[string]string
+		want    []string // error substrings; none means the file must parse
+		check   func(t *testing.T, c *config.Config)
+		secrets []string // values that must not appear in the error
+	}{
+		{
+			name: "set",
+			file: mutate(t, "secret: SECRET-VALUE-acme-0123456789", "secret: ${ACME_SECRET}"),
+			env:  map[string]string{"ACME_SECRET": "from-the-environment-0123456789"},
+			check: func(t *testing.T, c *config.Config) {
+				if got := string(mustOperator(t, c, "acme").Secret); got != "from-the-environment-0123456789" {
+					t.Errorf("secret = %q", got)
+				}
+			},
+		},
+		{
+			name: "quoted, inside text, two references",
+			file: mutate(t, "https://wallet.acme.example/api", `"https://${WALLET_HOST}/${WALLET_PATH}"`),
+			env:  map[string]string{"WALLET_HOST": "wallet.acme.example", "WALLET_PATH": "v2"},
+			check: func(t *testing.T, c *config.Config) {
+				if got := mustOperator(t, c, "acme").WalletURL; got != "https://wallet.acme.example/v2" {
+					t.Errorf("wallet = %q", got)
+				}
+			},
+		},
+		{
+			name: "value with YAML syntax is taken literally",
+			file: mutate(t, "secret: SECRET-VALUE-acme-0123456789", "secret: ${ACME_SECRET}"),
+			env:  map[string]string{"ACME_SECRET": "x: y # z\nwallet_url: http://evil.example\n'\"&a *b"},
+			check: func(t *testing.T, c *config.Config) {
+				op := mustOperator(t, c, "acme")
+				if string(op.Secret) != "x: y # z\nwallet_url: http://evil.example\n'\"&a *b" || op.WalletURL != "https://wallet.acme.example/api" {
+					t.Errorf("secret changed the file's structure: wallet %q", op.WalletURL)
+				}
+			},
+		},
+		{
+			name: "number from the environment",
+			file: mutate(t, "category: crash", "category: crash\n    betting_ms: ${BETTING_MS}\n    demo: ${DEMO}"),
+			env:  map[string]string{"BETTING_MS": "7000", "DEMO": "false"},
+			check: func(t *testing.T, c *config.Config) {
+				g, _ := c.Game("crash")
+				if g.BettingMS != 7000 || g.Demo {
+					t.Errorf("betting_ms = %d, demo = %t", g.BettingMS, g.Demo)
+				}
+			},
+		},
+		{
+			name: "references in comments are ignored",
+			file: "# export ${NOT_SET_ANYWHERE} first\n" + base,
+		},
+		{
+			name: "unset",
+			file: mutate(t, "secret: SECRET-VALUE-acme-0123456789", "secret: ${ACME_SECRET}"),
+			want: []string{"operators[0].secret", "environment variable ACME_SECRET is not set", "export it"},
+		},
+		{
+			name: "every unset variable is named",
+			file: mutate(t, "api_key: APIKEY-VALUE-acme-0123456789", "api_key: ${ACME_API_KEY}\n    zero_win: ${ZERO_WIN}"),
+			want: []string{"2 problems", "ACME_API_KEY is not set", "ZERO_WIN is not set"},
+		},
+		{
+			name: "set but empty",
+			file: mutate(t, "secret: SECRET-VALUE-acme-0123456789", "secret: ${ACME_SECRET}"),
+			env:  map[string]string{"ACME_SECRET": ""},
+			want: []string{"ACME_SECRET is set but empty"},
+		},
+		{
+			name: "malformed name",
+			file: mutate(t, "secret: SECRET-VALUE-acme-0123456789", "secret: ${acme_secret}"),
+			env:  map[string]string{"acme_secret": "whatever-0123456789"},
+			want: []string{"operators[0].secret", "malformed reference", "A-Z, 0-9 and _"},
+		},
+		{
+			name: "unterminated",
+			file: mutate(t, "secret: SECRET-VALUE-acme-0123456789", `secret: "${ACME_SECRET"`),
+			want: []string{"malformed reference"},
+		},
+		{
+			name:    "error shows the reference, not the value",
+			file:    mutate(t, "https://wallet.acme.example/api", "${ACME_SECRET}"),
+			env:     map[string]string{"ACME_SECRET": "not-a-url-but-a-secret-0123"},
+			want:    []string{`wallet_url "${ACME_SECRET}"`},
+			secrets: []string{"not-a-url-but-a-secret-0123"},
+		},
+		{
+			name:    "number expected",
+			file:    mutate(t, "min_bet: 100,", `min_bet: "${MIN_BET}",`),
+			env:     map[string]string{"MIN_BET": "12.75"},
+			want:    []string{`operator "acme" currency BRL: min_bet must be a whole number`, "${MIN_BET}"},
+			secrets: []string{"12.75"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			c, err := config.Parse([]byte(tt.file), env(tt.env))
+			if len(tt.want) == 0 {
+				if err != nil {
+					t.Fatalf("Parse: %v", err)
+				}
+				if tt.check != nil {
+					tt.check(t, c)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("Parse accepted the file; want %q", tt.want)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error does not mention %q:\n%v", w, err)
+				}
+			}
+			for _, s := range tt.secrets {
+				if strings.Contains(err.Error(), s) {
+					t.Errorf("error reveals %q:\n%v", s, err)
+				}
+			}
+		})
+	}
+}
+
+// Secrets and API keys never show in printed, logged or marshalled values.
+func TestCredentialsRedacted(t *testing.T) {
+	t.Parallel()
+	c := parseExample(t)
+	c.Database = "postgres://crash:dbpass-0123456789@db:5432/crash?sslmode=require"
+	acme := mustOperator(t, c, "acme")
+
+	var logged bytes.Buffer
+	logger := slog.New(slog.NewJSONHandler(&logged, nil))
+	logger.Info("loaded", "config", c, "operator", acme, "op", *acme, "secret", acme.Secret)
+	logger.Info("text", slog.Any("config", *c))
+	var text bytes.Buffer
+	slog.New(slog.NewTextHandler(&text, nil)).Info("loaded", "config", c, "operator", *acme)
+
+	jsonOut, err := json.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	yamlOut, err := yaml.Marshal(acme)
+	if err != nil {
+		t.Fatal(err)
+	}
+	outputs := map[string]string{
+		"slog json": logged.String(),
+		"slog text": text.String(),
+		"json":      string(jsonOut),
+		"yaml":      string(yamlOut),
+	}
+	for _, verb := range []string{"%v", "%+v", "%#v", "%s", "%q", "%x", "%d"} {
+		outputs["fmt "+verb+" operator"] = fmt.Sprintf(verb, *acme)
+		outputs["fmt "+verb+" *operator"] = fmt.Sprintf(verb, acme)
+		outputs["fmt "+verb+" config"] = fmt.Sprintf(verb, *c)
+		outputs["fmt "+verb+" secret"] = fmt.Sprintf(verb, acme.Secret)
+	}
+	outputs["String"] = acme.String()
+	for name, out := range outputs {
+		for _, s := range []string{secretValue, apiKeyValue, "dbpass"} {
+			if strings.Contains(out, s) {
+				t.Errorf("%s reveals %q: %s", name, s, out)
+			}
+		}
+	}
+	if !strings.Contains(logged.String(), `"secret":"[redacted]"`) {
+		t.Errorf("slog output does not show the redacted secret: %s", logged.String())
+	}
+	if string(acme.Secret.Bytes()) != secretValue {
+		t.Error("Bytes does not return the secret")
+	}
+}
+
+func TestLookups(t *testing.T) {
+	t.Parallel()
+	c := parseExample(t)
+	if _, ok := c.Operator("nobody"); ok {
+		t.Error("unknown operator found")
+	}
+	if _, ok := c.Operator("ACME"); ok {
+		t.Error("operator ids must match exactly")
+	}
+	if _, ok := c.Game("slots"); ok {
+		t.Error("unknown game found")
+	}
+	acme := mustOperator(t, c, "acme")
+	staging := mustOperator(t, c, "acme-staging")
+	if !acme.HasGame("crash-turbo") || staging.HasGame("crash-turbo") || acme.HasGame("slots") {
+		t.Error("HasGame wrong")
+	}
+	if _, ok := acme.Currency("brl"); ok {
+		t.Error("currency codes must match exactly")
+	}
+	if _, ok := acme.Currency("JPY"); ok {
+		t.Error("a currency not configured was found")
+	}
+	brl, ok := acme.Currency("BRL")
+	want := config.Limits{MinBet: ptr(100), MaxBet: ptr(100000), MaxWin: ptr(10000000)}
+	if !ok || *brl.MinBet != *want.MinBet || *brl.MaxBet != *want.MaxBet || *brl.MaxWin != *want.MaxWin {
+		t.Fatalf("BRL = %+v", brl)
+	}
+	*brl.MinBet = 1 // a copy: the configuration does not change
+	if again, _ := acme.Currency("BRL"); *again.MinBet != 100 {
+		t.Error("Currency returned limits that alias the configuration")
+	}
+}
+
+// Rule LANG-1 LANG-2 LANG-3 LANG-4
+func TestLanguage(t *testing.T) {
+	t.Parallel()
+	c := parseExample(t) // default_language: pt, so the fallback is not en
+	tests := []struct{ in, want string }{
+		{"pt", "pt"},
+		{"en", "en"},
+		{"es", "es"},
+		{"", "pt"},
+		{"fr", "pt"},
+		{"EN", "pt"},
+		{"en-US", "pt"},
+		{" en", "pt"},
+	}
+	for _, tt := range tests {
+		if got := c.Language(tt.in); got != tt.want {
+			t.Errorf("Language(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestLoad(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "crashgame.yaml")
+	if err := os.WriteFile(path, []byte(base), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err := config.Load(path)
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	if _, ok := c.Operator("acme"); !ok {
+		t.Error("acme not loaded")
+	}
+
+	bad := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(bad, []byte("default_language: fr\n"+base), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := config.Load(bad); err == nil || !strings.Contains(err.Error(), bad) || !strings.Contains(err.Error(), "default_language") {
+		t.Errorf("Load(bad) = %v, want an error naming the file and the problem", err)
+	}
+	if _, err := config.Load(filepath.Join(dir, "missing.yaml")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("Load(missing) = %v, want os.ErrNotExist", err)
+	}
+}
+
+func TestYAMLFeatures(t *testing.T) {
+	t.Parallel()
+	// Anchors and merge keys let an operator share limits.
+	c := mustParse(t, mutate(t, "      BRL: { min_bet: 100, max_bet: 100000, max_win: 10000000 }\n",
+		"      BRL: &limits { min_bet: 100, max_bet: 100000, max_win: 10000000 }\n      USD: *limits\n      EUR:\n        <<: *limits\n        max_win: 20000000\n"))
+	acme := mustOperator(t, c, "acme")
+	usd, _ := acme.Currency("USD")
+	eur, _ := acme.Currency("EUR")
+	if usd.MaxBet == nil || *usd.MaxBet != 100000 || eur.MinBet == nil || *eur.MinBet != 100 || *eur.MaxWin != 20000000 {
+		t.Errorf("USD %+v EUR %+v", usd, eur)
+	}
+}

@@ -1,0 +1,803 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"os"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Load reads and validates the installation file at path, expanding ${NAME} from
+// the process environment.
+func Load(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	c, err := Parse(data, os.LookupEnv)
+	if err != nil {
+		return nil, fmt.Errorf("config %s: %w", path, err)
+	}
+	return c, nil
+}
+
+// Parse validates an installation file. getenv resolves ${NAME} references (use
+// os.LookupEnv); it may be nil when the file references none.
+//
+// References are expanded inside YAML values after the file is parsed, never in
+// keys or comments, so a secret holding YAML syntax (": ", "#", quotes, newlines)
+// is taken literally and cannot change the file's structure. A value that is just
+// a reference takes the type of its content (betting_ms: ${BETTING_MS} is a
+// number when the variable holds digits).
+//
+// On failure the error joins every problem found (errors.Join), one per line, each
+// naming the line, the operator or game, and the fix. Problems with ${NAME}
+// references are reported alone, before any other check.
+func Parse(data []byte, getenv func(string) (string, bool)) (*Config, error) {
+	p := &parser{getenv: getenv, expanded: map[*yaml.Node]string{}}
+	root, err := p.document(data)
+	if err != nil {
+		return nil, err
+	}
+	p.expand(root, "")
+	if len(p.problems) > 0 {
+		return nil, p.err()
+	}
+	c := p.config(root)
+	if len(p.problems) > 0 {
+		return nil, p.err()
+	}
+	return c, nil
+}
+
+type parser struct {
+	getenv   func(string) (string, bool)
+	expanded map[*yaml.Node]string // value nodes that held ${NAME}: their text before expansion
+	problems []error
+}
+
+func (p *parser) err() error {
+	n := len(p.problems)
+	noun := "problems"
+	if n == 1 {
+		noun = "problem"
+	}
+	return fmt.Errorf("%d %s in the configuration:\n%w", n, noun, errors.Join(p.problems...))
+}
+
+// addf records one problem; n gives the line.
+func (p *parser) addf(n *yaml.Node, format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	if n != nil && n.Line > 0 {
+		msg = fmt.Sprintf("line %d: %s", n.Line, msg)
+	}
+	p.problems = append(p.problems, errors.New(msg))
+}
+
+// show quotes a value for a message: the ${NAME} text for an expanded value (its
+// content may be a secret), nothing for a value that may carry credentials.
+func (p *parser) show(n *yaml.Node) string {
+	if orig, ok := p.expanded[n]; ok {
+		return strconv.Quote(orig)
+	}
+	v := n.Value
+	if strings.Contains(v, "@") {
+		return "(value not shown: it may hold credentials)"
+	}
+	if len(v) > 60 {
+		v = v[:60] + "..."
+	}
+	return strconv.Quote(v)
+}
+
+func (p *parser) document(data []byte) (*yaml.Node, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, errors.New("the file is empty; start from docs/config.md")
+		}
+		return nil, fmt.Errorf("the file is not valid YAML: %w", err)
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		if err != nil {
+			return nil, fmt.Errorf("the file is not valid YAML: %w", err)
+		}
+		return nil, fmt.Errorf("line %d: the file holds a second YAML document (after ---); keep one", extra.Line)
+	}
+	if len(doc.Content) == 0 || deref(doc.Content[0]).ShortTag() == "!!null" {
+		return nil, errors.New("the file is empty; start from docs/config.md")
+	}
+	return doc.Content[0], nil
+}
+
+func deref(n *yaml.Node) *yaml.Node {
+	for i := 0; n != nil && n.Kind == yaml.AliasNode && i < 100; i++ {
+		n = n.Alias
+	}
+	return n
+}
+
+// --- ${NAME} expansion ---
+
+var envName = regexp.MustCompile(`^[A-Z0-9_]+$`)
+
+// expand replaces ${NAME} in every scalar value of the tree (not in keys).
+func (p *parser) expand(n *yaml.Node, path string) {
+	switch n.Kind {
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			p.expand(n.Content[i+1], joinPath(path, n.Content[i].Value))
+		}
+	case yaml.SequenceNode:
+		for i, c := range n.Content {
+			p.expand(c, fmt.Sprintf("%s[%d]", path, i))
+		}
+	case yaml.ScalarNode:
+		if _, done := p.expanded[n]; done || !strings.Contains(n.Value, "${") {
+			return
+		}
+		orig := n.Value
+		v, ok := p.expandString(n, path, orig)
+		if !ok {
+			return
+		}
+		p.expanded[n] = orig
+		n.Value = v
+		n.Tag = "!!str" // read as text; numbers and booleans are parsed from the text
+	}
+}
+
+func joinPath(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+func (p *parser) expandString(n *yaml.Node, path, s string) (string, bool) {
+	var b strings.Builder
+	ok := true
+	for {
+		i := strings.Index(s, "${")
+		if i < 0 {
+			b.WriteString(s)
+			break
+		}
+		b.WriteString(s[:i])
+		rest := s[i+2:]
+		j := strings.IndexByte(rest, '}')
+		if j < 0 || !envName.MatchString(rest[:j]) {
+			p.addf(n, "%s: malformed reference: write ${NAME} with NAME made of A-Z, 0-9 and _ (there is no escape for a literal ${)", path)
+			return "", false
+		}
+		name := rest[:j]
+		s = rest[j+1:]
+		var v string
+		var set bool
+		if p.getenv != nil {
+			v, set = p.getenv(name)
+		}
+		switch {
+		case !set:
+			p.addf(n, "%s: environment variable %s is not set; export it before starting crashgame", path, name)
+			ok = false
+		case v == "":
+			p.addf(n, "%s: environment variable %s is set but empty; give it a value", path, name)
+			ok = false
+		}
+		b.WriteString(v)
+	}
+	return b.String(), ok
+}
+
+// --- generic readers over the YAML tree ---
+
+type pair struct{ key, val *yaml.Node }
+
+// mapping returns the key/value pairs of a mapping, with YAML merge keys (<<)
+// resolved: explicit keys win, then merged mappings in order.
+func (p *parser) mapping(n *yaml.Node, where string) []pair {
+	return p.mappingDepth(n, where, 0)
+}
+
+func (p *parser) mappingDepth(n *yaml.Node, where string, depth int) []pair {
+	n = deref(n)
+	if n == nil || n.ShortTag() == "!!null" {
+		return nil
+	}
+	if n.Kind != yaml.MappingNode {
+		p.addf(n, "%s must be a mapping of key: value lines", where)
+		return nil
+	}
+	if depth > 8 {
+		p.addf(n, "%s: merge keys (<<) nest too deep", where)
+		return nil
+	}
+	var explicit, merged []pair
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if k.ShortTag() != "!!merge" {
+			explicit = append(explicit, pair{k, v})
+			continue
+		}
+		srcs := []*yaml.Node{deref(v)}
+		if srcs[0].Kind == yaml.SequenceNode {
+			srcs = srcs[0].Content
+		}
+		for _, src := range srcs {
+			merged = append(merged, p.mappingDepth(src, where, depth+1)...)
+		}
+	}
+	seen := map[string]bool{}
+	for _, e := range explicit {
+		seen[e.key.Value] = true
+	}
+	out := explicit
+	for _, m := range merged {
+		if !seen[m.key.Value] {
+			seen[m.key.Value] = true
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// fields checks the keys of a mapping against the allowed ones and returns the
+// values by key. Unknown and repeated keys are problems.
+func (p *parser) fields(pairs []pair, where string, allowed ...string) map[string]*yaml.Node {
+	out := make(map[string]*yaml.Node, len(pairs))
+	for _, e := range pairs {
+		k := e.key.Value
+		switch {
+		case e.key.Kind != yaml.ScalarNode:
+			p.addf(e.key, "%s: a key must be a plain word", where)
+		case !slices.Contains(allowed, k):
+			p.addf(e.key, "%s: unknown key %q; the keys here are %s (see docs/config.md)", where, k, strings.Join(allowed, ", "))
+		case out[k] != nil:
+			p.addf(e.key, "%s: key %q appears twice; keep one", where, k)
+		default:
+			out[k] = deref(e.val)
+		}
+	}
+	return out
+}
+
+// str reads an optional text value. It returns the node (nil when the key is
+// absent); a null value reads as "".
+func (p *parser) str(f map[string]*yaml.Node, key, where string) (string, *yaml.Node) {
+	n := f[key]
+	if n == nil {
+		return "", nil
+	}
+	if n.Kind != yaml.ScalarNode {
+		p.addf(n, "%s: %s must be a single text value", where, key)
+		return "", n
+	}
+	if n.ShortTag() == "!!null" {
+		return "", n
+	}
+	return n.Value, n
+}
+
+// integer reads an optional whole number; hint explains the unit. ok is false
+// when the key is absent or a problem was recorded.
+func (p *parser) integer(f map[string]*yaml.Node, key, where, hint string) (v int64, ok bool) {
+	n := f[key]
+	if n == nil {
+		return 0, false
+	}
+	want := fmt.Sprintf("%s: %s must be a whole number%s", where, key, hint)
+	if n.Kind != yaml.ScalarNode {
+		p.addf(n, "%s, not a list or mapping", want)
+		return 0, false
+	}
+	if _, env := p.expanded[n]; env {
+		v, err := strconv.ParseInt(n.Value, 10, 64)
+		if err != nil {
+			p.addf(n, "%s; the variable in %s does not hold one", want, p.show(n))
+			return 0, false
+		}
+		return v, true
+	}
+	switch n.ShortTag() {
+	case "!!int":
+		if err := n.Decode(&v); err != nil {
+			p.addf(n, "%s; %s is out of range", want, p.show(n))
+			return 0, false
+		}
+		return v, true
+	case "!!float":
+		p.addf(n, "%s, not %s: write it without a decimal point", want, p.show(n))
+	case "!!null":
+		p.addf(n, "%s; it has no value: write one or remove the key", want)
+	case "!!str":
+		if n.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle) != 0 {
+			p.addf(n, "%s, not the text %s: write it without quotes", want, p.show(n))
+		} else {
+			p.addf(n, "%s, not %s", want, p.show(n))
+		}
+	default:
+		p.addf(n, "%s, not %s", want, p.show(n))
+	}
+	return 0, false
+}
+
+// boolean reads an optional true/false, def when absent.
+func (p *parser) boolean(f map[string]*yaml.Node, key, where string, def bool) bool {
+	n := f[key]
+	if n == nil {
+		return def
+	}
+	if n.Kind == yaml.ScalarNode {
+		if _, env := p.expanded[n]; env {
+			if b, err := strconv.ParseBool(n.Value); err == nil && (n.Value == "true" || n.Value == "false") {
+				return b
+			}
+		} else if n.ShortTag() == "!!bool" {
+			var b bool
+			if err := n.Decode(&b); err == nil {
+				return b
+			}
+		}
+	}
+	p.addf(n, "%s: %s must be true or false, not %s", where, key, p.show(n))
+	return def
+}
+
+// list reads an optional sequence node; null reads as empty.
+func (p *parser) list(f map[string]*yaml.Node, key, where string) []*yaml.Node {
+	n := f[key]
+	if n == nil || n.ShortTag() == "!!null" {
+		return nil
+	}
+	if n.Kind != yaml.SequenceNode {
+		p.addf(n, "%s: %s must be a list (- item lines, or [a, b])", where, key)
+		return nil
+	}
+	out := make([]*yaml.Node, len(n.Content))
+	for i, c := range n.Content {
+		out[i] = deref(c)
+	}
+	return out
+}
+
+// --- the installation ---
+
+var (
+	idPattern       = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+	currencyPattern = regexp.MustCompile(`^[A-Z]{3}$`)
+)
+
+const idRule = "1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit"
+
+func (p *parser) config(root *yaml.Node) *Config {
+	f := p.fields(p.mapping(root, "the file"), "top level",
+		"listen", "base_url", "default_language", "database", "games", "operators")
+	c := &Config{
+		Listen:          DefaultListen,
+		DefaultLanguage: DefaultLanguage,
+		Database:        DefaultDatabase,
+	}
+
+	if v, n := p.str(f, "listen", "top level"); n != nil {
+		c.Listen = v
+		if _, port, err := net.SplitHostPort(v); err != nil || !validPort(port) {
+			p.addf(n, "listen %s is not host:port; write e.g. 127.0.0.1:8080 or :8080", p.show(n))
+		}
+	}
+
+	// Rule GEN-11: launch URLs are built on base_url.
+	if v, n := p.str(f, "base_url", "top level"); n == nil || v == "" {
+		p.addf(n, "base_url is missing; set the public address of the game that browsers reach, e.g. base_url: https://games.example.com (launch URLs are built on it)")
+	} else if u, why := checkURL(v); why != "" {
+		p.addf(n, "base_url %s %s; write it like https://games.example.com", p.show(n), why)
+	} else {
+		c.BaseURL = normaliseURL(u, v)
+	}
+
+	// Rule LANG-4: the fallback language is the installation's, any of the three.
+	if v, n := p.str(f, "default_language", "top level"); n != nil {
+		if !slices.Contains(Languages, v) {
+			p.addf(n, "default_language %s is not one of %s; pick one of them", p.show(n), strings.Join(Languages, ", "))
+		} else {
+			c.DefaultLanguage = v
+		}
+	}
+
+	if v, n := p.str(f, "database", "top level"); n != nil {
+		if why := checkDatabase(v); why != "" {
+			p.addf(n, "database %s; write sqlite://PATH (e.g. sqlite://data/crashgame.db) or postgres://USER:PASSWORD@HOST:5432/DB?sslmode=require (value not shown: it may hold a password)", why)
+		} else {
+			c.Database = DSN(v)
+		}
+	}
+
+	gameNodes := p.list(f, "games", "top level")
+	if len(gameNodes) == 0 {
+		p.addf(f["games"], "games: no game is configured; add at least one under games: (see docs/config.md)")
+	}
+	gameLine := map[string]int{}
+	for i, n := range gameNodes {
+		g, ok := p.game(n, i)
+		if !ok {
+			continue
+		}
+		if line, dup := gameLine[g.ID]; dup {
+			p.addf(n, "game %q is defined twice (lines %d and %d); give each game its own game_id or remove one", g.ID, line, n.Line)
+			continue
+		}
+		gameLine[g.ID] = n.Line
+		c.Games = append(c.Games, g)
+	}
+
+	opNodes := p.list(f, "operators", "top level")
+	if len(opNodes) == 0 {
+		p.addf(f["operators"], "operators: no operator is configured; add at least one under operators: (see docs/config.md)")
+	}
+	opLine := map[string]int{}
+	for i, n := range opNodes {
+		op, ok := p.operator(n, i, gameLine)
+		if !ok {
+			continue
+		}
+		if line, dup := opLine[op.ID]; dup {
+			p.addf(n, "operator %q is defined twice (lines %d and %d); give each operator its own id or remove one", op.ID, line, n.Line)
+			continue
+		}
+		opLine[op.ID] = n.Line
+		c.Operators = append(c.Operators, op)
+	}
+	return c
+}
+
+func validPort(s string) bool {
+	n, err := strconv.Atoi(s)
+	return err == nil && n >= 0 && n <= 65535
+}
+
+// peek returns the text of key in a mapping's pairs, to name an entry before its
+// keys are checked.
+func peek(pairs []pair, key string) string {
+	for _, e := range pairs {
+		if e.key.Value == key && deref(e.val).Kind == yaml.ScalarNode {
+			return deref(e.val).Value
+		}
+	}
+	return ""
+}
+
+// game reads one games entry; ok is false when it has no usable id.
+func (p *parser) game(n *yaml.Node, i int) (g Game, ok bool) {
+	pairs := p.mapping(n, fmt.Sprintf("games entry %d", i+1))
+	where := fmt.Sprintf("games entry %d", i+1)
+	if id := peek(pairs, "game_id"); id != "" {
+		where = fmt.Sprintf("game %q", id)
+	}
+	f := p.fields(pairs, where, "game_id", "name", "studio", "category", "image_url",
+		"rtp_bp", "max_multiplier", "betting_ms", "pause_ms", "demo", "freebet", "mobile", "desktop")
+
+	g = Game{
+		RTPBasisPoints: DefaultRTPBasisPts,
+		MaxMultiplier:  DefaultMaxMultiplier,
+		BettingMS:      DefaultBettingMS,
+		PauseMS:        DefaultPauseMS,
+	}
+	var idNode *yaml.Node
+	g.ID, idNode = p.str(f, "game_id", where)
+	switch {
+	case g.ID == "":
+		p.addf(orNode(idNode, n), "%s: game_id is missing; give the game an id such as crash", where)
+	case !idPattern.MatchString(g.ID):
+		p.addf(idNode, "%s: game_id must be %s", where, idRule)
+	}
+
+	// Rule GAME-8: name, studio and category are required in every catalogue entry.
+	for _, k := range []struct {
+		key string
+		dst *string
+	}{{"name", &g.Name}, {"studio", &g.Studio}, {"category", &g.Category}} {
+		v, vn := p.str(f, k.key, where)
+		if strings.TrimSpace(v) == "" {
+			p.addf(orNode(vn, n), "%s: %s is missing; it is shown in the catalogue (e.g. %s)", where, k.key, exampleFor(k.key))
+		}
+		*k.dst = v
+	}
+	if v, vn := p.str(f, "image_url", where); v != "" {
+		if _, why := checkURL(v); why != "" {
+			p.addf(vn, "%s: image_url %s %s; write a full https:// address or remove the key", where, p.show(vn), why)
+		}
+		g.ImageURL = v
+	}
+
+	if v, ok := p.integer(f, "rtp_bp", where, " of basis points (9700 means 97.00 %)"); ok {
+		if v < 1 || v > 10000 {
+			p.addf(f["rtp_bp"], "%s: rtp_bp %d is outside 1..10000 (basis points: 9700 means 97.00 %%); set e.g. rtp_bp: 9700", where, v)
+		}
+		g.RTPBasisPoints = v
+	}
+	if v, ok := p.integer(f, "max_multiplier", where, " in hundredths (100000 means 1000.00x)"); ok {
+		if v < 101 {
+			p.addf(f["max_multiplier"], "%s: max_multiplier %d is below 101 (hundredths: 101 means 1.01x); set e.g. max_multiplier: 100000 for 1000.00x", where, v)
+		}
+		g.MaxMultiplier = v
+	}
+	for _, k := range []struct {
+		key string
+		dst *int64
+	}{{"betting_ms", &g.BettingMS}, {"pause_ms", &g.PauseMS}} {
+		if v, ok := p.integer(f, k.key, where, " of milliseconds"); ok {
+			if v <= 0 {
+				p.addf(f[k.key], "%s: %s %d must be above 0 milliseconds; remove the key for the default", where, k.key, v)
+			}
+			*k.dst = v
+		}
+	}
+	g.Demo = p.boolean(f, "demo", where, true)
+	g.Freebet = p.boolean(f, "freebet", where, true)
+	g.Mobile = p.boolean(f, "mobile", where, true)
+	g.Desktop = p.boolean(f, "desktop", where, true)
+	return g, idPattern.MatchString(g.ID)
+}
+
+func exampleFor(key string) string {
+	switch key {
+	case "name":
+		return "name: Crash"
+	case "studio":
+		return "studio: Example Studio"
+	default:
+		return "category: crash"
+	}
+}
+
+func orNode(n, fallback *yaml.Node) *yaml.Node {
+	if n != nil {
+		return n
+	}
+	return fallback
+}
+
+// operator reads one operators entry; ok is false when it has no usable id. games
+// maps the defined game ids to their lines.
+func (p *parser) operator(n *yaml.Node, i int, games map[string]int) (op Operator, ok bool) {
+	pairs := p.mapping(n, fmt.Sprintf("operators entry %d", i+1))
+	where := fmt.Sprintf("operators entry %d", i+1)
+	if id := peek(pairs, "operator"); id != "" {
+		where = fmt.Sprintf("operator %q", id)
+	}
+	f := p.fields(pairs, where, "operator", "enabled", "secret", "api_key", "wallet_url",
+		"games", "demo", "zero_win", "currencies")
+
+	var idNode *yaml.Node
+	op.ID, idNode = p.str(f, "operator", where)
+	switch {
+	case op.ID == "":
+		p.addf(orNode(idNode, n), "%s: operator is missing; give the operator the id it sends in its requests, e.g. operator: acme", where)
+	case !idPattern.MatchString(op.ID):
+		p.addf(idNode, "%s: operator id must be %s", where, idRule)
+	}
+	op.Enabled = p.boolean(f, "enabled", where, true)
+	op.Demo = p.boolean(f, "demo", where, true)
+	op.ZeroWin = p.boolean(f, "zero_win", where, false)
+
+	secret, secretNode := p.str(f, "secret", where)
+	apiKey, apiKeyNode := p.str(f, "api_key", where)
+	wallet, walletNode := p.str(f, "wallet_url", where)
+
+	if secretNode != nil {
+		switch {
+		case secret == "":
+			p.addf(secretNode, "%s: secret is empty; set it (secret: ${%s_SECRET}) or remove the key for an unsigned demo-only operator", where, envStem(op.ID))
+		case strings.TrimSpace(secret) != secret:
+			p.addf(secretNode, "%s: secret starts or ends with white space; remove it (the HMAC uses every byte)", where)
+		case len(secret) < MinSecretLen:
+			p.addf(secretNode, "%s: secret is shorter than %d bytes; use a long random value, e.g. from openssl rand -hex 32", where, MinSecretLen)
+		}
+		op.Secret = Secret(secret)
+	}
+	if apiKeyNode != nil {
+		switch {
+		case apiKey == "":
+			p.addf(apiKeyNode, "%s: api_key is empty; set the key the operator issued (api_key: ${%s_API_KEY}) or remove the key", where, envStem(op.ID))
+		case strings.TrimSpace(apiKey) != apiKey || strings.ContainsFunc(apiKey, isControl):
+			p.addf(apiKeyNode, "%s: api_key has white space at an end or a control character, which cannot go in an Authorization header; remove it", where)
+		}
+		op.APIKey = Secret(apiKey)
+	}
+	if walletNode != nil {
+		switch u, why := checkURL(wallet); {
+		case wallet == "":
+			p.addf(walletNode, "%s: wallet_url is empty; set the operator's wallet address or remove the key for a demo-only operator", where)
+		case why != "":
+			p.addf(walletNode, "%s: wallet_url %s %s; write it like https://wallet.example.com/api", where, p.show(walletNode), why)
+		case u.Scheme == "http" && !isLoopback(u.Hostname()):
+			// Rule AUTH-21
+			p.addf(walletNode, "%s: wallet_url %s uses http:// outside loopback; the API key and the players' money would cross the network in clear: use https:// (http:// is accepted only for localhost, 127.0.0.0/8 and ::1)", where, p.show(walletNode))
+		default:
+			op.WalletURL = normaliseURL(u, wallet)
+		}
+	}
+	switch {
+	case wallet != "" && secret == "":
+		// Rule AUTH-7: no operator mode without a secret.
+		p.addf(orNode(walletNode, n), "%s: wallet_url is set but secret is missing; a real-money operator must be signed: add secret: ${%s_SECRET} (or remove wallet_url for demo only)", where, envStem(op.ID))
+	}
+	switch {
+	case wallet != "" && apiKey == "" && apiKeyNode == nil:
+		p.addf(orNode(walletNode, n), "%s: wallet_url is set but api_key is missing; add api_key: ${%s_API_KEY} with the Bearer key the operator issued", where, envStem(op.ID))
+	case wallet == "" && walletNode == nil && apiKey != "":
+		p.addf(apiKeyNode, "%s: api_key is set but wallet_url is missing; add the wallet_url the key is for, or remove api_key", where)
+	}
+	if walletNode == nil && !op.Demo {
+		p.addf(n, "%s: has no wallet_url, so it can only launch demo games, but demo is false; add wallet_url or set demo: true", where)
+	}
+
+	seen := map[string]bool{}
+	gameNodes := p.list(f, "games", where)
+	if len(gameNodes) == 0 {
+		p.addf(orNode(f["games"], n), "%s: no games; list the game ids it may launch, e.g. games: [crash]", where)
+	}
+	for _, gn := range gameNodes {
+		id := gn.Value
+		switch {
+		case gn.Kind != yaml.ScalarNode || id == "":
+			p.addf(gn, "%s: games must list game ids", where)
+		case seen[id]:
+			p.addf(gn, "%s: game %q is listed twice; keep one", where, id)
+		case games[id] == 0:
+			p.addf(gn, "%s: game %q is not defined under games:; define it there or fix the id (defined: %s)", where, id, strings.Join(sortedKeys(games), ", "))
+		default:
+			seen[id] = true
+			op.Games = append(op.Games, id)
+		}
+	}
+
+	// Rule GEN-8: the currencies are installation configuration.
+	for _, e := range p.mapping(f["currencies"], where+": currencies") {
+		code := e.key.Value
+		cwhere := fmt.Sprintf("%s currency %s", where, code)
+		if !currencyPattern.MatchString(code) {
+			p.addf(e.key, "%s: currency %q is not three upper-case letters; write the ISO 4217 code, e.g. BRL", where, code)
+			continue
+		}
+		if slices.ContainsFunc(op.Currencies, func(c Currency) bool { return c.Code == code }) {
+			p.addf(e.key, "%s: currency %s appears twice; keep one", where, code)
+			continue
+		}
+		op.Currencies = append(op.Currencies, Currency{Code: code, Limits: p.limits(e.val, cwhere)})
+	}
+	slices.SortFunc(op.Currencies, func(a, b Currency) int { return strings.Compare(a.Code, b.Code) })
+	if wallet != "" && len(op.Currencies) == 0 && f["currencies"] == nil {
+		p.addf(n, "%s: has a wallet but no currencies; add e.g. currencies: { BRL: { min_bet: 100, max_bet: 100000, max_win: 10000000 } }", where)
+	}
+	return op, idPattern.MatchString(op.ID)
+}
+
+// limits reads one currency's limits. Each may be omitted (unknown, LIM-11).
+func (p *parser) limits(n *yaml.Node, where string) Limits {
+	f := p.fields(p.mapping(n, where), where, "min_bet", "max_bet", "max_win")
+	const hint = " of cents (150 means 1.50)"
+	var l Limits
+	read := func(key string) *int64 {
+		v, ok := p.integer(f, key, where, hint)
+		if !ok {
+			return nil
+		}
+		switch {
+		case v < 0:
+			// Rule GEN-6
+			p.addf(f[key], "%s: %s %d is negative; limits are cents, at least 1", where, key, v)
+			return nil
+		case v == 0:
+			// Rule LIM-11: an unknown limit is omitted, never zero.
+			p.addf(f[key], "%s: %s is 0; a limit is at least 1 cent: remove the key if the limit is unknown (it is then left out of the catalogue)", where, key)
+			return nil
+		}
+		return &v
+	}
+	l.MinBet, l.MaxBet, l.MaxWin = read("min_bet"), read("max_bet"), read("max_win")
+	if l.MinBet != nil && l.MaxBet != nil && *l.MinBet > *l.MaxBet {
+		p.addf(f["min_bet"], "%s: min_bet %d is above max_bet %d; swap them or fix one", where, *l.MinBet, *l.MaxBet)
+	}
+	if l.MaxWin != nil {
+		if l.MaxBet != nil && *l.MaxWin < *l.MaxBet {
+			p.addf(f["max_win"], "%s: max_win %d is below max_bet %d, so a winning bet could pay less than its stake; raise max_win", where, *l.MaxWin, *l.MaxBet)
+		} else if l.MaxBet == nil && l.MinBet != nil && *l.MaxWin < *l.MinBet {
+			p.addf(f["max_win"], "%s: max_win %d is below min_bet %d, so a winning bet could pay less than its stake; raise max_win", where, *l.MaxWin, *l.MinBet)
+		}
+	}
+	return l
+}
+
+func sortedKeys(m map[string]int) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// envStem suggests an environment variable prefix for an operator id.
+func envStem(id string) string {
+	var b strings.Builder
+	for _, r := range strings.ToUpper(id) {
+		if (r >= 'A' && r <= 'Z') || (r >= '0' && r <= '9') {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('_')
+		}
+	}
+	if b.Len() == 0 {
+		return "OPERATOR"
+	}
+	return b.String()
+}
+
+func isControl(r rune) bool { return r < 0x20 || r == 0x7f }
+
+// checkURL accepts an absolute http:// or https:// URL with a host and without
+// credentials, query or fragment; otherwise it says why not.
+func checkURL(raw string) (*url.URL, string) {
+	u, err := url.Parse(raw)
+	switch {
+	case err != nil:
+		return nil, "is not a valid URL"
+	case u.Scheme != "http" && u.Scheme != "https":
+		return nil, "is not an absolute http:// or https:// URL"
+	case u.Opaque != "" || u.Host == "" || u.Hostname() == "":
+		return nil, "has no host"
+	case u.User != nil:
+		return nil, "holds user:password@; credentials do not belong in a URL"
+	case u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || strings.Contains(raw, "#"):
+		return nil, "has a query or fragment (? or #); paths are appended to it"
+	}
+	return u, ""
+}
+
+// normaliseURL returns the URL as written, lower-case scheme, without trailing
+// slashes.
+func normaliseURL(u *url.URL, raw string) string {
+	rest := raw[strings.Index(raw, ":"):]
+	return strings.TrimRight(u.Scheme+rest, "/")
+}
+
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func checkDatabase(v string) string {
+	u, err := url.Parse(v)
+	switch {
+	case v == "":
+		return "is empty"
+	case err != nil:
+		return "is not a valid URL"
+	case u.Scheme == "sqlite":
+		if u.Host == "" && u.Path == "" && u.Opaque == "" {
+			return "names no file"
+		}
+	case u.Scheme == "postgres" || u.Scheme == "postgresql":
+		if u.Host == "" {
+			return "names no host"
+		}
+	default:
+		return "is neither sqlite:// nor postgres://"
+	}
+	return ""
+}
