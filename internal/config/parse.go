@@ -62,7 +62,12 @@ func Parse(data []byte, getenv func(string) (string, bool)) (*Config, error) {
 type parser struct {
 	getenv   func(string) (string, bool)
 	expanded map[*yaml.Node]string // value nodes that held ${NAME}: their text before expansion
-	problems []error
+	problems []problem
+}
+
+type problem struct {
+	line int // 0 when the problem has no place in the file
+	err  error
 }
 
 func (p *parser) err() error {
@@ -71,16 +76,24 @@ func (p *parser) err() error {
 	if n == 1 {
 		noun = "problem"
 	}
-	return fmt.Errorf("%d %s in the configuration:\n%w", n, noun, errors.Join(p.problems...))
+	// In file order, so the list reads top to bottom; problems without a line first.
+	slices.SortStableFunc(p.problems, func(a, b problem) int { return a.line - b.line })
+	errs := make([]error, n)
+	for i, pr := range p.problems {
+		errs[i] = pr.err
+	}
+	return fmt.Errorf("%d %s in the configuration:\n%w", n, noun, errors.Join(errs...))
 }
 
 // addf records one problem; n gives the line.
 func (p *parser) addf(n *yaml.Node, format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
+	line := 0
 	if n != nil && n.Line > 0 {
-		msg = fmt.Sprintf("line %d: %s", n.Line, msg)
+		line = n.Line
+		msg = fmt.Sprintf("line %d: %s", line, msg)
 	}
-	p.problems = append(p.problems, errors.New(msg))
+	p.problems = append(p.problems, problem{line, errors.New(msg)})
 }
 
 // show quotes a value for a message: the ${NAME} text for an expanded value (its
@@ -697,7 +710,7 @@ func (p *parser) limits(n *yaml.Node, where string) Limits {
 		switch {
 		case v < 0:
 			// Rule GEN-6
-			p.addf(f[key], "%s: %s %d is negative; limits are cents, at least 1", where, key, v)
+			p.addf(f[key], "%s: %s %d is negative; a limit is at least 1 cent: fix it, or remove the key if the limit is unknown", where, key, v)
 			return nil
 		case v == 0:
 			// Rule LIM-11: an unknown limit is omitted, never zero.
