@@ -1,0 +1,107 @@
+// Command crashgame is the game server and its tools.
+//
+//	crashgame serve --config FILE   the game server of one installation
+//	crashgame dev                   the whole thing on this machine, one command
+//	crashgame migrate --config FILE apply the database migrations and exit
+//	crashgame check-config --config FILE  validate an installation file and exit
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+const usage = `usage: crashgame <command> [flags]
+
+commands:
+  serve --config FILE         run the game server of an installation
+  dev                         run the whole thing on this machine (SQLite, demo operator)
+  migrate --config FILE       apply the database migrations and exit
+  check-config --config FILE  validate an installation file and exit
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "crashgame:", err)
+		}
+		os.Exit(2)
+	}
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return flag.ErrHelp
+	}
+	logger := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	cmd, rest := args[0], args[1:]
+	switch cmd {
+	case "serve":
+		path, err := configFlag(cmd, rest, stderr)
+		if err != nil {
+			return err
+		}
+		cfg, err := loadConfig(path)
+		if err != nil {
+			return err
+		}
+		return serve(ctx, cfg, logger, stdout)
+	case "dev":
+		return dev(ctx, rest, logger, stdout, stderr)
+	case "migrate":
+		path, err := configFlag(cmd, rest, stderr)
+		if err != nil {
+			return err
+		}
+		cfg, err := loadConfig(path)
+		if err != nil {
+			return err
+		}
+		st, err := openStore(ctx, cfg)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		fmt.Fprintln(stdout, "migrations applied")
+		return nil
+	case "check-config":
+		path, err := configFlag(cmd, rest, stderr)
+		if err != nil {
+			return err
+		}
+		if _, err := loadConfig(path); err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout, path+": valid")
+		return nil
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	default:
+		fmt.Fprint(stderr, usage)
+		return fmt.Errorf("unknown command %q", cmd)
+	}
+}
+
+func configFlag(cmd string, args []string, stderr io.Writer) (string, error) {
+	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	path := fs.String("config", "", "installation file (YAML); ${NAME} expands from the environment")
+	if err := fs.Parse(args); err != nil {
+		return "", err
+	}
+	if *path == "" {
+		return "", fmt.Errorf("%s: --config FILE is required (see docs/config.md)", cmd)
+	}
+	return *path, nil
+}

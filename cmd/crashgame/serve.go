@@ -1,0 +1,107 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/crashstudio/crashgame/api"
+	"github.com/crashstudio/crashgame/internal/config"
+	"github.com/crashstudio/crashgame/internal/docs"
+	"github.com/crashstudio/crashgame/internal/launch"
+	"github.com/crashstudio/crashgame/internal/operatorapi"
+	"github.com/crashstudio/crashgame/internal/server"
+	"github.com/crashstudio/crashgame/internal/store"
+	"github.com/crashstudio/crashgame/internal/tickets"
+)
+
+// shutdownGrace bounds how long in-flight requests may take after SIGTERM.
+const shutdownGrace = 10 * time.Second
+
+func loadConfig(path string) (*config.Config, error) {
+	cfg, err := config.Load(path)
+	if err != nil {
+		return nil, fmt.Errorf("refusing to start with %s:\n%w", path, err)
+	}
+	return cfg, nil
+}
+
+// openStore opens the installation's database and applies its migrations.
+func openStore(ctx context.Context, cfg *config.Config) (*store.Store, error) {
+	st, err := store.Open(ctx, string(cfg.Database))
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	if err := st.Migrate(ctx); err != nil {
+		st.Close()
+		return nil, fmt.Errorf("migrate database: %w", err)
+	}
+	return st, nil
+}
+
+// serve runs the game server until ctx ends, then drains in-flight requests.
+func serve(ctx context.Context, cfg *config.Config, logger *slog.Logger, stdout io.Writer) error {
+	st, err := openStore(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+
+	handler, err := newHandler(cfg, st, logger)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.Listen, err)
+	}
+	srv := &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       15 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+	logger.Info("serving", "listen", ln.Addr().String(), "base_url", cfg.BaseURL, "database", st.Dialect())
+	fmt.Fprintf(stdout, "crashgame listening on http://%s (base_url %s)\n", ln.Addr(), cfg.BaseURL)
+
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("http server: %w", err)
+	case <-ctx.Done():
+	}
+	logger.Info("shutting down", "grace", shutdownGrace.String())
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("http server: %w", err)
+	}
+	logger.Info("stopped")
+	return nil
+}
+
+// newHandler wires the routes of one installation.
+func newHandler(cfg *config.Config, st *store.Store, logger *slog.Logger) (http.Handler, error) {
+	documents, err := docs.New(api.Documents)
+	if err != nil {
+		return nil, err
+	}
+	launches := launch.New(cfg, tickets.New(st, time.Now))
+	operators := operatorapi.New(cfg, launches, logger, time.Now)
+	return server.New(server.Config{
+		Logger:    logger,
+		Documents: documents,
+		Ready:     st.Ping,
+		Routes:    operators.Routes(),
+	}), nil
+}

@@ -1,0 +1,101 @@
+// Package apitest validates HTTP exchanges against the published documents of
+// api/ with kin-openapi, strictly: an undeclared status, a missing required field
+// or a value outside its schema fails the test. It is for tests only and must
+// never be imported by a program.
+package apitest
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/getkin/kin-openapi/routers/legacy"
+
+	"github.com/crashstudio/crashgame/api"
+)
+
+// Validator checks exchanges against one document.
+type Validator struct {
+	doc    *openapi3.T
+	router routers.Router
+}
+
+// New loads api/<file> (e.g. "game.v1.yaml"). Routes match on path and method
+// whatever the host, since the documents' servers are variables.
+func New(t testing.TB, file string) *Validator {
+	t.Helper()
+	raw, err := api.Documents.ReadFile(file)
+	if err != nil {
+		t.Fatalf("apitest: %v", err)
+	}
+	loader := openapi3.NewLoader()
+	doc, err := loader.LoadFromData(raw)
+	if err != nil {
+		t.Fatalf("apitest: load %s: %v", file, err)
+	}
+	if err := doc.Validate(context.Background()); err != nil {
+		t.Fatalf("apitest: %s is not a valid document: %v", file, err)
+	}
+	doc.Servers = nil
+	router, err := legacy.NewRouter(doc)
+	if err != nil {
+		t.Fatalf("apitest: router for %s: %v", file, err)
+	}
+	return &Validator{doc: doc, router: router}
+}
+
+// options: strict; security is checked by the tests themselves, not here.
+func options() *openapi3filter.Options {
+	return &openapi3filter.Options{
+		IncludeResponseStatus: true,
+		MultiError:            true,
+		AuthenticationFunc:    openapi3filter.NoopAuthenticationFunc,
+	}
+}
+
+// Request reports whether a request with this body satisfies the document.
+func (v *Validator) Request(req *http.Request, body []byte) error {
+	route, params, err := v.router.FindRoute(req)
+	if err != nil {
+		return err
+	}
+	r := req.Clone(req.Context())
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	return openapi3filter.ValidateRequest(req.Context(), &openapi3filter.RequestValidationInput{
+		Request: r, PathParams: params, Route: route, Options: options(),
+	})
+}
+
+// Response fails t unless the response to req (status, headers and body) is
+// one that the document declares for req's route.
+func (v *Validator) Response(t testing.TB, req *http.Request, status int, header http.Header, body []byte) {
+	t.Helper()
+	route, params, err := v.router.FindRoute(req)
+	if err != nil {
+		t.Fatalf("apitest: %s %s is not a route of the document: %v", req.Method, req.URL.Path, err)
+	}
+	err = openapi3filter.ValidateResponse(req.Context(), &openapi3filter.ResponseValidationInput{
+		RequestValidationInput: &openapi3filter.RequestValidationInput{
+			Request: req, PathParams: params, Route: route, Options: options(),
+		},
+		Status:  status,
+		Header:  header,
+		Body:    io.NopCloser(bytes.NewReader(body)),
+		Options: options(),
+	})
+	if err != nil {
+		t.Errorf("apitest: response %d to %s %s breaks the document: %v\nbody: %s", status, req.Method, req.URL.Path, err, body)
+	}
+}
+
+// Recorded validates a response captured by httptest.
+func (v *Validator) Recorded(t testing.TB, req *http.Request, rec *httptest.ResponseRecorder) {
+	t.Helper()
+	v.Response(t, req, rec.Code, rec.Header(), rec.Body.Bytes())
+}

@@ -1,0 +1,167 @@
+// Package launch owns what an operator asks of the game: the catalogue of its
+// games and the opening of a game for one player (POST /v1/games and
+// POST /v1/launch of the contract). It decides every refusal of those routes and
+// in which order, issues the launch ticket and builds the launch URL. It knows
+// nothing of HTTP or signatures, and must never put the operator's token or
+// player id anywhere but the ticket store.
+package launch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/crashstudio/crashgame/internal/config"
+	"github.com/crashstudio/crashgame/internal/tickets"
+)
+
+// MinTokenLength is the shortest session token a launch accepts (contract Limits).
+const MinTokenLength = 16
+
+// The refusals of a launch. Each maps to one error_code of the game direction.
+var (
+	ErrMissingGameID     = errors.New("game_id is required")
+	ErrGameNotFound      = errors.New("game not found")
+	ErrMissingToken      = errors.New("token is required outside demo")
+	ErrMissingPlayerID   = errors.New("player_id is required outside demo")
+	ErrInvalidToken      = errors.New("invalid token")
+	ErrDemoNotAvailable  = errors.New("demo not available")
+	ErrCurrencyNotServed = errors.New("currency not enabled")
+	ErrNoWallet          = errors.New("operator has no wallet")
+)
+
+// Tickets issues launch tickets.
+type Tickets interface {
+	Issue(ctx context.Context, s tickets.Session) (string, error)
+}
+
+// Service answers the operator routes of one installation.
+type Service struct {
+	cfg     *config.Config
+	tickets Tickets
+}
+
+// New returns a Service over an installation's configuration.
+func New(cfg *config.Config, t Tickets) *Service {
+	return &Service{cfg: cfg, tickets: t}
+}
+
+// Game is one entry of the catalogue. The limits are nil when unknown: an unknown
+// limit is omitted, never sent as zero.
+type Game struct {
+	ID, Name, Studio, Category, ImageURL string
+	Demo, Mobile, Desktop, Freebet       bool
+	// Currency and the limits are set only when the catalogue was asked for a currency.
+	Currency               string
+	MinBet, MaxBet, MaxWin *int64
+}
+
+// Catalogue is the answer to POST /v1/games.
+type Catalogue struct {
+	Operator   string
+	Currencies []string
+	Games      []Game
+}
+
+// Games lists the games enabled for op, in the order of the operator's
+// configuration. With a currency, each entry carries it and the limits known for
+// it; a currency the operator does not accept carries no limits (unknown).
+func (s *Service) Games(op *config.Operator, currency string) Catalogue {
+	c := Catalogue{Operator: op.ID, Currencies: op.CurrencyCodes(), Games: []Game{}}
+	limits, accepted := op.Currency(currency)
+	for _, id := range op.Games {
+		g, ok := s.cfg.Game(id)
+		if !ok {
+			continue // config validation refuses this at start-up
+		}
+		e := Game{
+			ID: g.ID, Name: g.Name, Studio: g.Studio, Category: g.Category, ImageURL: g.ImageURL,
+			Demo: g.Demo && op.Demo, Mobile: g.Mobile, Desktop: g.Desktop, Freebet: g.Freebet,
+		}
+		if currency != "" {
+			e.Currency = currency
+			if accepted {
+				e.MinBet, e.MaxBet, e.MaxWin = limits.MinBet, limits.MaxBet, limits.MaxWin
+			}
+		}
+		c.Games = append(c.Games, e)
+	}
+	return c
+}
+
+// Request is a launch as the operator sent it; an absent field is "".
+type Request struct {
+	GameID, Token, PlayerID, Currency, Language string
+	PlayerName, Theme, LobbyURL, DepositURL     string
+	Demo, Mobile                                bool
+}
+
+// Launch checks a launch and issues its ticket. The checks run in this order,
+// and the first that fails decides the answer:
+//
+//  1. game_id absent                                   -> ErrMissingGameID
+//  2. game_id not this installation's game, or not
+//     enabled for this operator                        -> ErrGameNotFound
+//  3. demo asked where the game or the operator has
+//     demo off                                         -> ErrDemoNotAvailable
+//  4. (outside demo) token absent                      -> ErrMissingToken
+//  5. (outside demo) player_id absent                  -> ErrMissingPlayerID
+//  6. (outside demo) token shorter than 16 characters,
+//     or equal to player_id                            -> ErrInvalidToken
+//  7. (outside demo) the operator has no wallet_url    -> ErrNoWallet
+//  8. currency given but not enabled for the operator  -> ErrCurrencyNotServed
+//
+// A demo launch ignores token and player_id: they are not stored.
+func (s *Service) Launch(ctx context.Context, op *config.Operator, r Request) (string, error) {
+	if r.GameID == "" {
+		return "", ErrMissingGameID
+	}
+	game, ok := s.cfg.Game(r.GameID)
+	if !ok || !op.HasGame(r.GameID) {
+		return "", fmt.Errorf("%w: %q is not enabled for operator %q", ErrGameNotFound, r.GameID, op.ID)
+	}
+	if r.Demo {
+		if !game.Demo || !op.Demo {
+			return "", fmt.Errorf("%w: demo is off for game %q or operator %q", ErrDemoNotAvailable, game.ID, op.ID)
+		}
+		r.Token, r.PlayerID = "", ""
+	} else {
+		switch {
+		case r.Token == "":
+			return "", ErrMissingToken
+		case r.PlayerID == "":
+			return "", ErrMissingPlayerID
+		case len([]rune(r.Token)) < MinTokenLength:
+			return "", fmt.Errorf("%w: shorter than %d characters", ErrInvalidToken, MinTokenLength)
+		case r.Token == r.PlayerID:
+			return "", fmt.Errorf("%w: equal to player_id", ErrInvalidToken)
+		case !op.HasWallet():
+			return "", fmt.Errorf("%w: operator %q has no wallet_url, so only demo launches can be served", ErrNoWallet, op.ID)
+		}
+	}
+	if r.Currency != "" {
+		if _, ok := op.Currency(r.Currency); !ok {
+			return "", fmt.Errorf("%w: %q is not enabled for operator %q (enabled: %s)",
+				ErrCurrencyNotServed, r.Currency, op.ID, strings.Join(op.CurrencyCodes(), ", "))
+		}
+	}
+	lang := s.cfg.Language(r.Language)
+	raw, err := s.tickets.Issue(ctx, tickets.Session{
+		Operator: op.ID, GameID: game.ID, Token: r.Token, PlayerID: r.PlayerID,
+		Currency: r.Currency, Language: lang, PlayerName: r.PlayerName, Theme: r.Theme,
+		Demo: r.Demo, Mobile: r.Mobile, LobbyURL: r.LobbyURL, DepositURL: r.DepositURL,
+	})
+	if err != nil {
+		return "", fmt.Errorf("launch: issue ticket: %w", err)
+	}
+	return URL(s.cfg.BaseURL, raw, lang, r.Currency), nil
+}
+
+// URL builds the launch URL {base_url}/?sid=<ticket>&lang=<language>&cur=<currency>,
+// in that order; cur is empty when the launch declared no currency.
+func URL(baseURL, sid, lang, currency string) string {
+	return strings.TrimRight(baseURL, "/") + "/?sid=" + url.QueryEscape(sid) +
+		"&lang=" + url.QueryEscape(lang) + "&cur=" + url.QueryEscape(currency)
+}

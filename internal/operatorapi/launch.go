@@ -1,0 +1,49 @@
+package operatorapi
+
+import (
+	"context"
+	"errors"
+
+	"github.com/crashstudio/crashgame/gen/game"
+	"github.com/crashstudio/crashgame/internal/launch"
+	"github.com/crashstudio/crashgame/internal/server"
+)
+
+// LaunchGame answers POST /v1/launch: a launch URL, or the contract's refusal.
+func (a *API) LaunchGame(ctx context.Context, req game.LaunchGameRequestObject) (game.LaunchGameResponseObject, error) {
+	b := req.Body
+	url, err := a.launch.Launch(ctx, operatorFrom(ctx), launch.Request{
+		GameID: b.GameId, Token: deref(b.Token), PlayerID: deref(b.PlayerId),
+		Currency: deref(b.Currency), Language: deref(b.Language), PlayerName: deref(b.PlayerName),
+		Theme: deref(b.Theme), LobbyURL: deref(b.LobbyUrl), DepositURL: deref(b.DepositUrl),
+		Demo: deref(b.Demo), Mobile: deref(b.Mobile),
+	})
+	if err == nil {
+		return game.LaunchGame200JSONResponse{Status: "ok", Url: url}, nil
+	}
+	msg := err.Error()
+	badRequest := func(code game.LaunchBadRequestErrorErrorCode) game.LaunchGameResponseObject {
+		return game.LaunchGame400JSONResponse{Status: "error", ErrorCode: code, ErrorMessage: &msg}
+	}
+	switch {
+	case errors.Is(err, launch.ErrMissingGameID):
+		return badRequest("MISSING_GAME_ID"), nil
+	case errors.Is(err, launch.ErrGameNotFound):
+		return game.LaunchGame404JSONResponse{Status: "error", ErrorCode: "GAME_NOT_FOUND", ErrorMessage: &msg}, nil
+	case errors.Is(err, launch.ErrDemoNotAvailable):
+		return badRequest("DEMO_NOT_AVAILABLE"), nil
+	case errors.Is(err, launch.ErrMissingToken):
+		return badRequest("MISSING_TOKEN"), nil
+	case errors.Is(err, launch.ErrMissingPlayerID):
+		return badRequest("MISSING_PLAYER_ID"), nil
+	case errors.Is(err, launch.ErrInvalidToken):
+		return badRequest("INVALID_TOKEN"), nil
+	case errors.Is(err, launch.ErrCurrencyNotServed), errors.Is(err, launch.ErrNoWallet):
+		// The contract has no code for these; 400 INTERNAL_ERROR is its code for a
+		// request that cannot be served as sent, and the message says why.
+		return badRequest("INTERNAL_ERROR"), nil
+	}
+	id := server.RequestID(ctx)
+	a.logger.ErrorContext(ctx, "launch failed", "request_id", id, "operator", operatorFrom(ctx).ID, "err", err)
+	return game.LaunchGame500JSONResponse{Status: "error", ErrorCode: "INTERNAL_ERROR", RequestId: &id}, nil
+}

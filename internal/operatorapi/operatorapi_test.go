@@ -1,0 +1,199 @@
+package operatorapi_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/crashstudio/crashgame/internal/apitest"
+	"github.com/crashstudio/crashgame/internal/config"
+	"github.com/crashstudio/crashgame/internal/launch"
+	"github.com/crashstudio/crashgame/internal/operatorapi"
+	"github.com/crashstudio/crashgame/internal/server"
+	"github.com/crashstudio/crashgame/internal/signature"
+	"github.com/crashstudio/crashgame/internal/store"
+	"github.com/crashstudio/crashgame/internal/tickets"
+)
+
+const (
+	acmeSecret  = "acme-secret-0123456789abcdef"
+	otherSecret = "someone-else-0123456789abcdef"
+)
+
+// The installation under test. Its default language is pt, so a fallback to the
+// default is told apart from a fallback to en (LANG-4).
+const installation = `
+base_url: https://games.test.example/crash
+default_language: pt
+database: sqlite://unused.db
+games:
+  - game_id: crash
+    name: Crash
+    studio: Test Studio
+    category: crash
+    image_url: https://games.test.example/crash.png
+    demo: true
+    freebet: true
+  - game_id: crash-nodemo
+    name: Crash No Demo
+    studio: Test Studio
+    category: crash
+    demo: false
+  - game_id: crash-other
+    name: Crash Other
+    studio: Test Studio
+    category: crash
+operators:
+  - operator: acme
+    secret: ` + acmeSecret + `
+    api_key: acme_live_key
+    wallet_url: https://wallet.acme.example/api
+    games: [crash, crash-nodemo]
+    demo: true
+    currencies:
+      BRL: { min_bet: 100, max_bet: 100000, max_win: 10000000 }
+      USD: { min_bet: 10, max_bet: 50000 }
+  - operator: strict
+    secret: strict-secret-0123456789abcdef
+    api_key: strict_key
+    wallet_url: https://wallet.strict.example
+    games: [crash]
+    demo: false
+    currencies:
+      EUR: { min_bet: 10, max_bet: 1000, max_win: 100000 }
+  - operator: off
+    enabled: false
+    secret: off-secret-0123456789abcdef
+    api_key: off_key
+    wallet_url: https://wallet.off.example
+    games: [crash]
+    currencies:
+      BRL: {}
+  - operator: showroom
+    games: [crash]
+    demo: true
+    currencies:
+      BRL: { min_bet: 100, max_bet: 1000 }
+`
+
+type env struct {
+	handler   http.Handler
+	validator *apitest.Validator
+	tickets   *tickets.Service
+	store     *store.Store
+	now       time.Time
+	logs      *bytes.Buffer
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	cfg, err := config.Parse([]byte(installation), func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatalf("config: %v", err)
+	}
+	ctx := context.Background()
+	st, err := store.Open(ctx, "sqlite://"+filepath.Join(t.TempDir(), "test.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	if err := st.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	e := &env{now: time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC), logs: &bytes.Buffer{}}
+	clock := func() time.Time { return e.now }
+	e.store = st
+	e.tickets = tickets.New(st, clock)
+	logger := slog.New(slog.NewJSONHandler(e.logs, nil))
+	api := operatorapi.New(cfg, launch.New(cfg, e.tickets), logger, clock)
+	e.handler = server.New(server.Config{Logger: logger, Documents: http.NotFoundHandler(), Routes: api.Routes()})
+	e.validator = apitest.New(t, "game.v1.yaml")
+	return e
+}
+
+// ts is the env's clock in milliseconds, shifted by d.
+func (e *env) ts(d time.Duration) int64 { return e.now.Add(d).UnixMilli() }
+
+type reply struct {
+	Status int
+	Body   map[string]any
+	Raw    []byte
+}
+
+// post sends body to path, signed with secret ("" sends no X-Signature), with
+// extra header name/value pairs, and validates the response against game.v1.yaml.
+func (e *env) post(t *testing.T, path, body, secret string, header ...string) reply {
+	t.Helper()
+	sig := ""
+	if secret != "" {
+		sig = sign(secret, body)
+	}
+	return e.postWithSignature(t, path, body, sig, header...)
+}
+
+// postWithSignature sends body with X-Signature sig ("" sends none).
+func (e *env) postWithSignature(t *testing.T, path, body, sig string, header ...string) reply {
+	t.Helper()
+	req := httptest.NewRequest(http.MethodPost, path, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	if sig != "" {
+		req.Header.Set("X-Signature", sig)
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	rec := httptest.NewRecorder()
+	e.handler.ServeHTTP(rec, req)
+	e.validator.Recorded(t, httptest.NewRequest(http.MethodPost, path, nil), rec)
+	r := reply{Status: rec.Code, Raw: rec.Body.Bytes()}
+	if err := json.Unmarshal(r.Raw, &r.Body); err != nil {
+		t.Fatalf("response is not JSON (GEN-2): %q", r.Raw)
+	}
+	return r
+}
+
+func sign(secret, body string) string { return signature.Sign([]byte(secret), []byte(body)) }
+
+func (e *env) body(fields string) string {
+	return fmt.Sprintf(`{"operator":"acme","timestamp":%d%s}`, e.ts(0), fields)
+}
+
+func wantError(t *testing.T, r reply, status int, code string) {
+	t.Helper()
+	if r.Status != status || r.Body["status"] != "error" || r.Body["error_code"] != code {
+		t.Fatalf("got %d %s, want %d %s", r.Status, r.Raw, status, code)
+	}
+}
+
+func mustDecode(t *testing.T, raw []byte, v any) {
+	t.Helper()
+	if err := json.Unmarshal(raw, v); err != nil {
+		t.Fatalf("decode %s: %v", raw, err)
+	}
+}
+
+// launchURL parses a launch URL and checks its shape (GAME-28).
+func launchURL(t *testing.T, raw string) url.Values {
+	t.Helper()
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatalf("launch url %q: %v", raw, err)
+	}
+	if u.Scheme+"://"+u.Host+u.Path != "https://games.test.example/crash/" {
+		t.Fatalf("launch url %q is not based on base_url", raw)
+	}
+	if !strings.HasPrefix(u.RawQuery, "sid=") || !strings.Contains(u.RawQuery, "&lang=") || !strings.Contains(u.RawQuery, "&cur=") {
+		t.Fatalf("launch url %q is not ?sid=..&lang=..&cur=..", raw)
+	}
+	return u.Query()
+}
+
