@@ -709,3 +709,25 @@ func TestYAMLFeatures(t *testing.T) {
 		t.Errorf("USD %+v EUR %+v", usd, eur)
 	}
 }
+
+// FuzzParse checks that no file makes Parse panic, that it returns either a config
+// or an error, and that it never reveals the value of a variable it expanded.
+func FuzzParse(f *testing.F) {
+	example, err := os.ReadFile("testdata/example.yaml")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(string(example))
+	f.Add(base)
+	f.Add("a: &x {<<: *x}\n")
+	f.Add("operators: [{operator: acme, games: [crash], currencies: {BRL: &l {min_bet: 1}, USD: {<<: [*l, *l]}}}]\n")
+	f.Fuzz(func(t *testing.T, file string) {
+		c, err := config.Parse([]byte(file), exampleEnv)
+		if (c == nil) == (err == nil) {
+			t.Fatalf("Parse returned config %v and error %v", c != nil, err)
+		}
+		if err != nil && (strings.Contains(err.Error(), secretValue) || strings.Contains(err.Error(), apiKeyValue)) {
+			t.Fatalf("error reveals an expanded credential: %v", err)
+		}
+	})
+}

@@ -1,8 +1,11 @@
 package operatorapi
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"net/http"
 
 	"github.com/crashstudio/crashgame/gen/game"
 	"github.com/crashstudio/crashgame/internal/launch"
@@ -19,7 +22,7 @@ func (a *API) LaunchGame(ctx context.Context, req game.LaunchGameRequestObject) 
 		Demo: deref(b.Demo), Mobile: deref(b.Mobile),
 	})
 	if err == nil {
-		return game.LaunchGame200JSONResponse{Status: "ok", Url: url}, nil
+		return launchOK{Status: "ok", Url: url}, nil
 	}
 	msg := err.Error()
 	badRequest := func(code game.LaunchBadRequestErrorErrorCode) game.LaunchGameResponseObject {
@@ -46,4 +49,21 @@ func (a *API) LaunchGame(ctx context.Context, req game.LaunchGameRequestObject) 
 	id := server.RequestID(ctx)
 	a.logger.ErrorContext(ctx, "launch failed", "request_id", id, "operator", operatorFrom(ctx).ID, "err", err)
 	return game.LaunchGame500JSONResponse{Status: "error", ErrorCode: "INTERNAL_ERROR", RequestId: &id}, nil
+}
+
+// launchOK is the 200 answer, encoded without HTML escaping so that the URL's
+// "&" reads as "&" to a person with curl (the generated encoder writes \u0026).
+type launchOK game.LaunchResponse
+
+func (r launchOK) VisitLaunchGameResponse(w http.ResponseWriter) error {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(game.LaunchResponse(r)); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, err := buf.WriteTo(w)
+	return err
 }

@@ -83,6 +83,9 @@ func TestLaunchURL(t *testing.T) {
 				t.Fatalf("launch: %d %s", r.Status, r.Raw)
 			}
 			raw := r.Body["url"].(string)
+			if !strings.Contains(string(r.Raw), "&lang=") {
+				t.Fatalf("the URL is HTML-escaped in the body: %s", r.Raw)
+			}
 			q := launchURL(t, raw)
 			if q.Get("lang") != tt.lang || q.Get("cur") != tt.cur {
 				t.Fatalf("lang=%q cur=%q, want %q %q", q.Get("lang"), q.Get("cur"), tt.lang, tt.cur)

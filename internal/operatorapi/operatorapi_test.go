@@ -196,4 +196,3 @@ func launchURL(t *testing.T, raw string) url.Values {
 	}
 	return u.Query()
 }
-

@@ -77,7 +77,7 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
 		return openPostgres(ctx, dsn)
 	default:
-		return nil, fmt.Errorf("store: open: unsupported DSN %q: want sqlite://path, sqlite::memory: or postgres://...", redactDSN(dsn))
+		return nil, fmt.Errorf("store: open: unsupported DSN %q: want sqlite://path, sqlite::memory: or a postgres:// URL", redactDSN(dsn))
 	}
 }
 
