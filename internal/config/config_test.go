@@ -528,6 +528,13 @@ func TestEnvExpansion(t *testing.T) {
 			secrets: []string{"not-a-url-but-a-secret-0123"},
 		},
 		{
+			name:    "an id from the environment is named by its reference",
+			file:    mutate(t, "game_id: crash", "game_id: ${GAME_ID}"),
+			env:     map[string]string{"GAME_ID": "not an id 0123456789"},
+			want:    []string{`game "${GAME_ID}": game_id must be`, `game "crash" is not defined`},
+			secrets: []string{"not an id"},
+		},
+		{
 			name:    "number expected",
 			file:    mutate(t, "min_bet: 100,", `min_bet: "${MIN_BET}",`),
 			env:     map[string]string{"MIN_BET": "12.75"},
@@ -726,8 +733,13 @@ func FuzzParse(f *testing.F) {
 		if (c == nil) == (err == nil) {
 			t.Fatalf("Parse returned config %v and error %v", c != nil, err)
 		}
-		if err != nil && (strings.Contains(err.Error(), secretValue) || strings.Contains(err.Error(), apiKeyValue)) {
-			t.Fatalf("error reveals an expanded credential: %v", err)
+		if err == nil {
+			return
+		}
+		for _, v := range []string{secretValue, apiKeyValue} {
+			if strings.Contains(err.Error(), v) && !strings.Contains(file, v) {
+				t.Fatalf("error reveals an expanded credential: %v", err)
+			}
 		}
 	})
 }

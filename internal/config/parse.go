@@ -440,17 +440,17 @@ func (p *parser) config(root *yaml.Node) *Config {
 	if len(gameNodes) == 0 {
 		p.addf(f["games"], "games: no game is configured; add at least one under games: (see docs/config.md)")
 	}
-	gameLine := map[string]int{}
+	gameLine, gameName := map[string]int{}, map[string]string{}
 	for i, n := range gameNodes {
-		g, ok := p.game(n, i)
+		g, where, ok := p.game(n, i)
 		if !ok {
 			continue
 		}
 		if line, dup := gameLine[g.ID]; dup {
-			p.addf(n, "game %q is defined twice (lines %d and %d); give each game its own game_id or remove one", g.ID, line, n.Line)
+			p.addf(n, "%s is defined twice (lines %d and %d); give each game its own game_id or remove one", where, line, n.Line)
 			continue
 		}
-		gameLine[g.ID] = n.Line
+		gameLine[g.ID], gameName[g.ID] = n.Line, strings.TrimPrefix(where, "game ")
 		c.Games = append(c.Games, g)
 	}
 
@@ -460,12 +460,12 @@ func (p *parser) config(root *yaml.Node) *Config {
 	}
 	opLine := map[string]int{}
 	for i, n := range opNodes {
-		op, ok := p.operator(n, i, gameLine)
+		op, where, ok := p.operator(n, i, gameName)
 		if !ok {
 			continue
 		}
 		if line, dup := opLine[op.ID]; dup {
-			p.addf(n, "operator %q is defined twice (lines %d and %d); give each operator its own id or remove one", op.ID, line, n.Line)
+			p.addf(n, "%s is defined twice (lines %d and %d); give each operator its own id or remove one", where, line, n.Line)
 			continue
 		}
 		opLine[op.ID] = n.Line
@@ -479,24 +479,22 @@ func validPort(s string) bool {
 	return err == nil && n >= 0 && n <= 65535
 }
 
-// peek returns the text of key in a mapping's pairs, to name an entry before its
-// keys are checked.
-func peek(pairs []pair, key string) string {
+// entryName names a list entry by its id key for messages, before its keys are
+// checked: `game "crash"`, or `games entry 2` when it has no id. An id that came
+// from the environment is shown as its ${NAME} text.
+func (p *parser) entryName(pairs []pair, key, kind, list string, i int) string {
 	for _, e := range pairs {
-		if e.key.Value == key && deref(e.val).Kind == yaml.ScalarNode {
-			return deref(e.val).Value
+		if v := deref(e.val); e.key.Value == key && v.Kind == yaml.ScalarNode && v.Value != "" {
+			return kind + " " + p.show(v)
 		}
 	}
-	return ""
+	return fmt.Sprintf("%s entry %d", list, i+1)
 }
 
 // game reads one games entry; ok is false when it has no usable id.
-func (p *parser) game(n *yaml.Node, i int) (g Game, ok bool) {
+func (p *parser) game(n *yaml.Node, i int) (g Game, where string, ok bool) {
 	pairs := p.mapping(n, fmt.Sprintf("games entry %d", i+1))
-	where := fmt.Sprintf("games entry %d", i+1)
-	if id := peek(pairs, "game_id"); id != "" {
-		where = fmt.Sprintf("game %q", id)
-	}
+	where = p.entryName(pairs, "game_id", "game", "games", i)
 	f := p.fields(pairs, where, "game_id", "name", "studio", "category", "image_url",
 		"rtp_bp", "max_multiplier", "betting_ms", "pause_ms", "demo", "freebet", "mobile", "desktop")
 
@@ -560,7 +558,7 @@ func (p *parser) game(n *yaml.Node, i int) (g Game, ok bool) {
 	g.Freebet = p.boolean(f, "freebet", where, true)
 	g.Mobile = p.boolean(f, "mobile", where, true)
 	g.Desktop = p.boolean(f, "desktop", where, true)
-	return g, idPattern.MatchString(g.ID)
+	return g, where, idPattern.MatchString(g.ID)
 }
 
 func exampleFor(key string) string {
@@ -582,18 +580,19 @@ func orNode(n, fallback *yaml.Node) *yaml.Node {
 }
 
 // operator reads one operators entry; ok is false when it has no usable id. games
-// maps the defined game ids to their lines.
-func (p *parser) operator(n *yaml.Node, i int, games map[string]int) (op Operator, ok bool) {
+// maps the defined game ids to their names for messages.
+func (p *parser) operator(n *yaml.Node, i int, games map[string]string) (op Operator, where string, ok bool) {
 	pairs := p.mapping(n, fmt.Sprintf("operators entry %d", i+1))
-	where := fmt.Sprintf("operators entry %d", i+1)
-	if id := peek(pairs, "operator"); id != "" {
-		where = fmt.Sprintf("operator %q", id)
-	}
+	where = p.entryName(pairs, "operator", "operator", "operators", i)
 	f := p.fields(pairs, where, "operator", "enabled", "secret", "api_key", "wallet_url",
 		"games", "demo", "zero_win", "currencies")
 
 	var idNode *yaml.Node
 	op.ID, idNode = p.str(f, "operator", where)
+	stem := envStem(op.ID)
+	if _, env := p.expanded[idNode]; env {
+		stem = "OPERATOR"
+	}
 	switch {
 	case op.ID == "":
 		p.addf(orNode(idNode, n), "%s: operator is missing; give the operator the id it sends in its requests, e.g. operator: acme", where)
@@ -611,7 +610,7 @@ func (p *parser) operator(n *yaml.Node, i int, games map[string]int) (op Operato
 	if secretNode != nil {
 		switch {
 		case secret == "":
-			p.addf(secretNode, "%s: secret is empty; set it (secret: ${%s_SECRET}) or remove the key for an unsigned demo-only operator", where, envStem(op.ID))
+			p.addf(secretNode, "%s: secret is empty; set it (secret: ${%s_SECRET}) or remove the key for an unsigned demo-only operator", where, stem)
 		case strings.TrimSpace(secret) != secret:
 			p.addf(secretNode, "%s: secret starts or ends with white space; remove it (the HMAC uses every byte)", where)
 		case len(secret) < MinSecretLen:
@@ -622,7 +621,7 @@ func (p *parser) operator(n *yaml.Node, i int, games map[string]int) (op Operato
 	if apiKeyNode != nil {
 		switch {
 		case apiKey == "":
-			p.addf(apiKeyNode, "%s: api_key is empty; set the key the operator issued (api_key: ${%s_API_KEY}) or remove the key", where, envStem(op.ID))
+			p.addf(apiKeyNode, "%s: api_key is empty; set the key the operator issued (api_key: ${%s_API_KEY}) or remove the key", where, stem)
 		case strings.TrimSpace(apiKey) != apiKey || strings.ContainsFunc(apiKey, isControl):
 			p.addf(apiKeyNode, "%s: api_key has white space at an end or a control character, which cannot go in an Authorization header; remove it", where)
 		}
@@ -644,11 +643,11 @@ func (p *parser) operator(n *yaml.Node, i int, games map[string]int) (op Operato
 	switch {
 	case wallet != "" && secret == "":
 		// Rule AUTH-7: no operator mode without a secret.
-		p.addf(orNode(walletNode, n), "%s: wallet_url is set but secret is missing; a real-money operator must be signed: add secret: ${%s_SECRET} (or remove wallet_url for demo only)", where, envStem(op.ID))
+		p.addf(orNode(walletNode, n), "%s: wallet_url is set but secret is missing; a real-money operator must be signed: add secret: ${%s_SECRET} (or remove wallet_url for demo only)", where, stem)
 	}
 	switch {
 	case wallet != "" && apiKey == "" && apiKeyNode == nil:
-		p.addf(orNode(walletNode, n), "%s: wallet_url is set but api_key is missing; add api_key: ${%s_API_KEY} with the Bearer key the operator issued", where, envStem(op.ID))
+		p.addf(orNode(walletNode, n), "%s: wallet_url is set but api_key is missing; add api_key: ${%s_API_KEY} with the Bearer key the operator issued", where, stem)
 	case wallet == "" && walletNode == nil && apiKey != "":
 		p.addf(apiKeyNode, "%s: api_key is set but wallet_url is missing; add the wallet_url the key is for, or remove api_key", where)
 	}
@@ -667,9 +666,9 @@ func (p *parser) operator(n *yaml.Node, i int, games map[string]int) (op Operato
 		case gn.Kind != yaml.ScalarNode || id == "":
 			p.addf(gn, "%s: games must list game ids", where)
 		case seen[id]:
-			p.addf(gn, "%s: game %q is listed twice; keep one", where, id)
-		case games[id] == 0:
-			p.addf(gn, "%s: game %q is not defined under games:; define it there or fix the id (defined: %s)", where, id, strings.Join(sortedKeys(games), ", "))
+			p.addf(gn, "%s: game %s is listed twice; keep one", where, p.show(gn))
+		case games[id] == "":
+			p.addf(gn, "%s: game %s is not defined under games:; define it there or fix the id (defined: %s)", where, p.show(gn), strings.Join(sortedValues(games), ", "))
 		default:
 			seen[id] = true
 			op.Games = append(op.Games, id)
@@ -694,7 +693,7 @@ func (p *parser) operator(n *yaml.Node, i int, games map[string]int) (op Operato
 	if wallet != "" && len(op.Currencies) == 0 && f["currencies"] == nil {
 		p.addf(n, "%s: has a wallet but no currencies; add e.g. currencies: { BRL: { min_bet: 100, max_bet: 100000, max_win: 10000000 } }", where)
 	}
-	return op, idPattern.MatchString(op.ID)
+	return op, where, idPattern.MatchString(op.ID)
 }
 
 // limits reads one currency's limits. Each may be omitted (unknown, LIM-11).
@@ -733,13 +732,13 @@ func (p *parser) limits(n *yaml.Node, where string) Limits {
 	return l
 }
 
-func sortedKeys(m map[string]int) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
+func sortedValues(m map[string]string) []string {
+	vals := make([]string, 0, len(m))
+	for _, v := range m {
+		vals = append(vals, v)
 	}
-	slices.Sort(keys)
-	return keys
+	slices.Sort(vals)
+	return vals
 }
 
 // envStem suggests an environment variable prefix for an operator id.
