@@ -18,6 +18,9 @@ import (
 // transaction, so a failed migration leaves nothing half-applied). Statements in
 // a file are separated by a line "--bun:split". A migration, once merged, is
 // never edited: add the next number. Both folders carry the same numbers.
+// Write them re-runnable (IF NOT EXISTS): a migration is recorded as applied
+// after its transaction commits (WithMarkAppliedOnSuccess), so a crash between
+// the two runs it again.
 //
 //go:embed migrations/sqlite/*.sql migrations/postgres/*.sql
 var migrationFiles embed.FS

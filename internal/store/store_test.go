@@ -207,6 +207,7 @@ func testInsertAndRedeem(t *testing.T, s *store.Store, _ string) {
 	}
 }
 
+// Rule TKT-5
 func testSecondRedeem(t *testing.T, s *store.Store, _ string) {
 	rec := newTicket("twice")
 	insert(t, s, rec)
@@ -221,6 +222,8 @@ func testSecondRedeem(t *testing.T, s *store.Store, _ string) {
 }
 
 // testExpiryBoundary: valid while now < expires_at; expired at expires_at.
+//
+// Rule LIM-3
 func testExpiryBoundary(t *testing.T, s *store.Store, _ string) {
 	cases := []struct {
 		name string
@@ -262,6 +265,8 @@ func testUnknown(t *testing.T, s *store.Store, _ string) {
 
 // testConcurrentRedeem: of 50 concurrent redemptions of one ticket exactly one
 // wins and 49 see ErrTicketUsed.
+//
+// Rule TKT-5
 func testConcurrentRedeem(t *testing.T, s *store.Store, _ string) {
 	rec := newTicket("race")
 	insert(t, s, rec)
