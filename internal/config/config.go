@@ -25,13 +25,13 @@ var Languages = []string{"pt", "en", "es"}
 
 // Defaults of the keys that may be left out of the file; docs/config.md lists them.
 const (
-	DefaultListen        = "127.0.0.1:8080"
-	DefaultLanguage      = "en"
-	DefaultDatabase      = "sqlite://data/crashgame.db"
-	DefaultRTPBasisPts   = 9700   // 97.00 %
-	DefaultMaxMultiplier = 100000 // 1000.00x, in hundredths
-	DefaultBettingMS     = 5000
-	DefaultPauseMS       = 3000
+	DefaultListen         = "127.0.0.1:8080"
+	DefaultLanguage       = "en"
+	DefaultDatabase       = "sqlite://data/crashgame.db"
+	DefaultRTPBasisPoints = 9700   // 97.00 %
+	DefaultMaxMultiplier  = 100000 // 1000.00x, in hundredths
+	DefaultBettingMS      = 5000
+	DefaultPauseMS        = 3000
 )
 
 // MinSecretLen is the shortest HMAC secret accepted. A shorter one can be found by

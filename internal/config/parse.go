@@ -499,7 +499,7 @@ func (p *parser) game(n *yaml.Node, i int) (g Game, where string, ok bool) {
 		"rtp_bp", "max_multiplier", "betting_ms", "pause_ms", "demo", "freebet", "mobile", "desktop")
 
 	g = Game{
-		RTPBasisPoints: DefaultRTPBasisPts,
+		RTPBasisPoints: DefaultRTPBasisPoints,
 		MaxMultiplier:  DefaultMaxMultiplier,
 		BettingMS:      DefaultBettingMS,
 		PauseMS:        DefaultPauseMS,
