@@ -43,11 +43,12 @@ if [ "${FORCE:-}" != 1 ]; then
 	[ -n "$have" ] && echo "$TAG exists but was built from another recipe ($have != $RECIPE): rebuilding"
 fi
 
+old_ids=$(docker image inspect -f '{{.Id}}' "$TAG" "$TAG-nobake" 2>/dev/null || true)
 S=$(mktemp -d /tmp/pg-rootfs.XXXXXX)     # staged root file system
 CTX=$(mktemp -d /tmp/pg-context.XXXXXX)  # docker build context: Dockerfile + rootfs.tar only
 cid=
 cleanup() {
-	rm -rf "$S" "$CTX"
+	rm -rf "$S" "$S.err" "$CTX"
 	[ -n "$cid" ] && docker rm -f "$cid" >/dev/null 2>&1 || true
 }
 trap cleanup EXIT
@@ -89,10 +90,11 @@ t1=$(date +%s.%N)
 #    The context is a temp dir, so concurrent builds and the repo stay clean.
 tar --numeric-owner -C "$S" -cf "$CTX/rootfs.tar" .
 cp "$HERE/Dockerfile" "$CTX/Dockerfile"
-docker build -q -t "$TAG-nobake" "$CTX" >/dev/null 2>&1 || docker build -t "$TAG-nobake" "$CTX"
+# (the legacy builder's deprecation notice on stderr is shown only when a build fails)
+build() { docker build -q "$@" >/dev/null 2>"$S.err" || { cat "$S.err" >&2; exit 1; }; }
+build -t "$TAG-nobake" "$CTX"
 # 6. bake a template cluster (superuser "postgres", no password; entrypoint renames/sets at start)
-docker build -q --label "crashgame.recipe=$RECIPE" --build-arg BASE="$TAG-nobake" -t "$TAG" - \
-	< "$HERE/Dockerfile.baked" >/dev/null   # stdin: no context
+build --label "crashgame.recipe=$RECIPE" --build-arg BASE="$TAG-nobake" -t "$TAG" - < "$HERE/Dockerfile.baked"
 t2=$(date +%s.%N)
 echo "staging: $(echo "$t1-$t0"|bc)s  docker build x2: $(echo "$t2-$t1"|bc)s  total: $(echo "$t2-$t0"|bc)s  rootfs: $(du -sh "$S"|cut -f1)"
 docker image inspect -f '{{.Size}} bytes, stop={{.Config.StopSignal}} user={{.Config.User}}' "$TAG"
@@ -110,3 +112,7 @@ else
 	echo >&2 "build.sh: self-test failed"
 	exit 1
 fi
+# 8. drop the images this build replaced (dangling now; kept if a container still uses them)
+for id in $old_ids; do
+	docker image inspect -f '{{.RepoTags}}' "$id" 2>/dev/null | grep -qx '\[\]' && docker rmi "$id" >/dev/null 2>&1 || true
+done
