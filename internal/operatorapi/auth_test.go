@@ -12,36 +12,37 @@ import (
 // 401 INVALID_SIGNATURE, byte for byte.
 func TestSignatureRefusals(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	signed := e.body("")
-	tests := []struct {
-		name, path, body, secret string
-	}{
-		{"signature absent", "/v1/games", signed, ""},
-		{"signed with another secret", "/v1/games", signed, otherSecret},
-		{"unknown operator", "/v1/games", fmt.Sprintf(`{"operator":"nobody","timestamp":%d}`, e.ts(0)), acmeSecret},
-		{"operator absent", "/v1/games", fmt.Sprintf(`{"timestamp":%d}`, e.ts(0)), acmeSecret},
-		{"operator not a string", "/v1/games", fmt.Sprintf(`{"operator":7,"timestamp":%d}`, e.ts(0)), acmeSecret},
-		{"disabled operator", "/v1/games", fmt.Sprintf(`{"operator":"off","timestamp":%d}`, e.ts(0)), "off-secret-0123456789abcdef"},
-		{"timestamp 5:01 old", "/v1/games", fmt.Sprintf(`{"operator":"acme","timestamp":%d}`, e.ts(-5*time.Minute-time.Second)), acmeSecret},
-		{"timestamp 5:01 ahead", "/v1/games", fmt.Sprintf(`{"operator":"acme","timestamp":%d}`, e.ts(5*time.Minute+time.Second)), acmeSecret},
-		{"timestamp absent", "/v1/games", `{"operator":"acme"}`, acmeSecret},
-		{"timestamp in seconds", "/v1/games", fmt.Sprintf(`{"operator":"acme","timestamp":%d}`, e.ts(0)/1000), acmeSecret},
-		{"timestamp as a string", "/v1/games", fmt.Sprintf(`{"operator":"acme","timestamp":"%d"}`, e.ts(0)), acmeSecret},
-		{"launch without signature", "/v1/launch", e.body(`,"game_id":"crash","demo":true`), ""},
-	}
-	var first []byte
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			r := e.post(t, tt.path, tt.body, tt.secret)
-			wantError(t, r, http.StatusUnauthorized, "INVALID_SIGNATURE")
-			if first == nil {
-				first = r.Raw
-			} else if string(first) != string(r.Raw) {
-				t.Fatalf("refusal bodies differ: %s vs %s", first, r.Raw)
-			}
-		})
-	}
+	eachStore(t, func(t *testing.T, e *env) {
+		signed := e.body("")
+		tests := []struct {
+			name, path, body, secret string
+		}{
+			{"signature absent", "/v1/games", signed, ""},
+			{"signed with another secret", "/v1/games", signed, otherSecret},
+			{"unknown operator", "/v1/games", fmt.Sprintf(`{"operator":"nobody","timestamp":%d}`, e.ts(0)), acmeSecret},
+			{"operator absent", "/v1/games", fmt.Sprintf(`{"timestamp":%d}`, e.ts(0)), acmeSecret},
+			{"operator not a string", "/v1/games", fmt.Sprintf(`{"operator":7,"timestamp":%d}`, e.ts(0)), acmeSecret},
+			{"disabled operator", "/v1/games", fmt.Sprintf(`{"operator":"off","timestamp":%d}`, e.ts(0)), "off-secret-0123456789abcdef"},
+			{"timestamp 5:01 old", "/v1/games", fmt.Sprintf(`{"operator":"acme","timestamp":%d}`, e.ts(-5*time.Minute-time.Second)), acmeSecret},
+			{"timestamp 5:01 ahead", "/v1/games", fmt.Sprintf(`{"operator":"acme","timestamp":%d}`, e.ts(5*time.Minute+time.Second)), acmeSecret},
+			{"timestamp absent", "/v1/games", `{"operator":"acme"}`, acmeSecret},
+			{"timestamp in seconds", "/v1/games", fmt.Sprintf(`{"operator":"acme","timestamp":%d}`, e.ts(0)/1000), acmeSecret},
+			{"timestamp as a string", "/v1/games", fmt.Sprintf(`{"operator":"acme","timestamp":"%d"}`, e.ts(0)), acmeSecret},
+			{"launch without signature", "/v1/launch", e.body(`,"game_id":"crash","demo":true`), ""},
+		}
+		var first []byte
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				r := e.post(t, tt.path, tt.body, tt.secret)
+				wantError(t, r, http.StatusUnauthorized, "INVALID_SIGNATURE")
+				if first == nil {
+					first = r.Raw
+				} else if string(first) != string(r.Raw) {
+					t.Fatalf("refusal bodies differ: %s vs %s", first, r.Raw)
+				}
+			})
+		}
+	})
 }
 
 // Rule AUTH-3 AUTH-2: the signature is checked over the exact bytes received;

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crashstudio/crashgame/integration/pgtest"
 	"github.com/crashstudio/crashgame/internal/apitest"
 	"github.com/crashstudio/crashgame/internal/config"
 	"github.com/crashstudio/crashgame/internal/launch"
@@ -94,14 +95,29 @@ type env struct {
 	logs      *bytes.Buffer
 }
 
-func newEnv(t *testing.T) *env {
+// TestMain shares one PostgreSQL container among this package's tests.
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// newEnv serves the installation over a SQLite store.
+func newEnv(t testing.TB) *env {
+	t.Helper()
+	return newEnvOn(t, "sqlite://"+filepath.Join(t.TempDir(), "test.db"))
+}
+
+// eachStore runs f on SQLite and on PostgreSQL: the same suite on both backends.
+func eachStore(t *testing.T, f func(t *testing.T, e *env)) {
+	t.Run("sqlite", func(t *testing.T) { t.Parallel(); f(t, newEnv(t)) })
+	t.Run("postgres", func(t *testing.T) { t.Parallel(); f(t, newEnvOn(t, pgtest.Start(t))) })
+}
+
+func newEnvOn(t testing.TB, dsn string) *env {
 	t.Helper()
 	cfg, err := config.Parse([]byte(installation), func(string) (string, bool) { return "", false })
 	if err != nil {
 		t.Fatalf("config: %v", err)
 	}
 	ctx := context.Background()
-	st, err := store.Open(ctx, "sqlite://"+filepath.Join(t.TempDir(), "test.db"))
+	st, err := store.Open(ctx, dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,3 +212,6 @@ func launchURL(t *testing.T, raw string) url.Values {
 	}
 	return u.Query()
 }
+
+// decodeLoose decodes raw into v and reports whether it could.
+func decodeLoose(raw []byte, v any) bool { return json.Unmarshal(raw, v) == nil }
