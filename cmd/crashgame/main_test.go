@@ -1,0 +1,138 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// syncBuffer is a bytes.Buffer safe for one writer and one reader.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+var listening = regexp.MustCompile(`listening on (http://[0-9.:]+)`)
+
+// start runs the command in the background and returns its base URL and a stop
+// function that cancels it (as SIGTERM does) and returns its error.
+func start(t *testing.T, args ...string) (string, func() error) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	var stdout, stderr syncBuffer
+	done := make(chan error, 1)
+	go func() { done <- run(ctx, args, &stdout, &stderr) }()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if m := listening.FindStringSubmatch(stdout.String()); m != nil {
+			return m[1], func() error { cancel(); return <-done }
+		}
+		select {
+		case err := <-done:
+			cancel()
+			t.Fatalf("exited early: %v\nstderr: %s", err, stderr.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			cancel()
+			t.Fatalf("not listening after 20 s; stderr: %s", stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestServeAnswersAndStopsCleanly(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "crashgame.yaml")
+	t.Setenv("TEST_SECRET", "acme-secret-0123456789abcdef")
+	writeFile(t, cfg, fmt.Sprintf(`
+listen: 127.0.0.1:0
+base_url: https://games.example.com
+database: sqlite://%s/game.db
+games:
+  - {game_id: crash, name: Crash, studio: S, category: crash}
+operators:
+  - operator: acme
+    secret: ${TEST_SECRET}
+    games: [crash]
+    currencies: {BRL: {min_bet: 100, max_bet: 1000}}
+`, filepath.ToSlash(dir)))
+	base, stop := start(t, "serve", "--config", cfg)
+	for _, path := range []string{"/healthz", "/readyz", "/openapi/game.v1.yaml", "/openapi/wallet.v1.json", "/openapi/table.v1.yaml"} {
+		res, err := http.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusOK {
+			t.Fatalf("%s: %d", path, res.StatusCode)
+		}
+	}
+	if err := stop(); err != nil {
+		t.Fatalf("stop: %v", err)
+	}
+	if _, err := http.Get(base + "/healthz"); err == nil {
+		t.Fatal("still answering after stop")
+	}
+}
+
+// Rule AUTH-7 AUTH-21: start-up is refused, with a message naming the operator
+// and the fix, for an operator with a wallet and no secret, or an http:// wallet
+// outside loopback.
+func TestServeRefusesUnsafeConfig(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ name, operator, want string }{
+		{"wallet without secret", "{operator: acme, api_key: k, wallet_url: https://w.example, games: [crash], currencies: {BRL: {}}}", "acme"},
+		{"http wallet outside loopback", "{operator: acme, secret: acme-secret-0123456789abcdef, api_key: k, wallet_url: http://w.example, games: [crash], currencies: {BRL: {}}}", "acme"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			cfg := filepath.Join(t.TempDir(), "c.yaml")
+			writeFile(t, cfg, "base_url: https://g.example\ngames:\n  - {game_id: crash, name: Crash, studio: S, category: crash}\noperators:\n  - "+tt.operator+"\n")
+			var out, errOut bytes.Buffer
+			err := run(context.Background(), []string{"serve", "--config", cfg}, &out, &errOut)
+			if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "refusing to start") {
+				t.Fatalf("err = %v", err)
+			}
+		})
+	}
+}
+
+func TestUsage(t *testing.T) {
+	t.Parallel()
+	var out, errOut bytes.Buffer
+	if err := run(context.Background(), []string{"bogus"}, &out, &errOut); err == nil || !strings.Contains(errOut.String(), "usage") {
+		t.Fatalf("err = %v, stderr %q", err, errOut.String())
+	}
+	if err := run(context.Background(), []string{"serve"}, &out, &errOut); err == nil || !strings.Contains(err.Error(), "--config") {
+		t.Fatalf("serve without --config: %v", err)
+	}
+}
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
