@@ -26,8 +26,9 @@
 //   - r is the HMAC's first 8 bytes read big-endian, shifted right by 12: the
 //     top 52 bits, which are the HMAC's first 13 hex digits.
 //
-// The law the formula gives (TestCrashPointCountIsExact proves it over the whole
-// range of r): with M = 2^52, R = rtp_bp and x a multiplier in hundredths with
+// The law the formula gives (TestCrashPointCountIsExact checks it exactly,
+// counting over all 2^52 values of r, for every x up to 200.00x and a 5 % sweep
+// beyond, for several settings): with M = 2^52, R = rtp_bp and x a multiplier in hundredths with
 // 101 <= x <= max_multiplier, exactly floor(R*M / (100*x)) of the M values of r
 // give crash >= x, so P(crash >= x) = floor(R*M/(100x))/M, which is RTP/x
 // (RTP = R/10000, x read as x/100) up to less than 2^-52, and a cashout at any
@@ -52,7 +53,7 @@ const Formula = `Each round's hash is revealed after its crash. A hash is 32 byt
 Chain: SHA-256 of a round's hash (of its 32 bytes, not of its hex text) is the previous round's hash; SHA-256 of the first round's hash is the terminal hash, published before the first round.
 r = the top 52 bits of HMAC-SHA256(key = the round hash's 32 bytes, message = the salt's UTF-8 bytes exactly as published), as an unsigned integer: the first 13 hex digits of the HMAC.
 crash point in hundredths = max(100, floor(rtp_bp * 2^52 / (100 * (2^52 - r)))), capped at max_multiplier.
-Exact integer arithmetic; 153 means 1.53x. So P(crash point >= x) = RTP / x for every x on the hundredths grid up to max_multiplier.`
+Exact integer arithmetic; 153 means 1.53x. So P(crash point >= x) = RTP / x (to within 2^-52) for every x on the hundredths grid up to max_multiplier.`
 
 const (
 	// DrawBits is how many bits of the HMAC make r.
