@@ -1,0 +1,663 @@
+package operatorsim
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/crashstudio/crashgame/gen/wallet"
+)
+
+// Error codes of the wallet direction that the reference operator answers.
+// It never invents another: an unknown code makes the game retry 20 times.
+const (
+	codeInsufficientFunds    = "INSUFFICIENT_FUNDS"
+	codeTokenExpired         = "TOKEN_EXPIRED"
+	codeTokenInvalid         = "TOKEN_INVALID"
+	codePlayerNotFound       = "PLAYER_NOT_FOUND"
+	codeBetNotFound          = "BET_NOT_FOUND"
+	codeCurrencyMismatch     = "CURRENCY_MISMATCH"
+	codePlayerBlocked        = "PLAYER_BLOCKED"
+	codeInternalError        = "INTERNAL_ERROR"
+	codeInvalidSignature     = "INVALID_SIGNATURE"
+	codeDuplicateTransaction = "DUPLICATE_TRANSACTION"
+)
+
+// Movement kinds, as stored in transactions.kind.
+const (
+	kindBet      = "bet"
+	kindWin      = "win"
+	kindRollback = "rollback"
+)
+
+// settlementRollback closes a bet undone by /rollback; a bet closed by /win
+// carries the win's type (win, freebet, zero_win, lose).
+const settlementRollback = "rollback"
+
+type playerRow struct {
+	bun.BaseModel `bun:"table:players"`
+
+	PlayerID  string `bun:"player_id,pk"`
+	Name      string `bun:"name"`
+	Currency  string `bun:"currency"`
+	Balance   int64  `bun:"balance"`
+	Blocked   bool   `bun:"blocked"`
+	CreatedAt int64  `bun:"created_at"`
+}
+
+type sessionRow struct {
+	bun.BaseModel `bun:"table:sessions"`
+
+	Token     string `bun:"token,pk"`
+	PlayerID  string `bun:"player_id"`
+	CreatedAt int64  `bun:"created_at"`
+	ExpiresAt int64  `bun:"expires_at"`
+	Revoked   bool   `bun:"revoked"`
+}
+
+type movementRow struct {
+	bun.BaseModel `bun:"table:transactions"`
+
+	ID             int64   `bun:"id,pk,autoincrement"`
+	PlayerID       string  `bun:"player_id"`
+	TransactionID  string  `bun:"transaction_id"`
+	Kind           string  `bun:"kind"`
+	Amount         int64   `bun:"amount"`
+	Delta          int64   `bun:"delta"`
+	BalanceAfter   int64   `bun:"balance_after"`
+	Currency       string  `bun:"currency"`
+	BetID          *string `bun:"bet_id"`
+	RoundID        string  `bun:"round_id"`
+	FreebetID      *string `bun:"freebet_id"`
+	WinType        string  `bun:"win_type"`
+	Reason         string  `bun:"reason"`
+	RequestHash    []byte  `bun:"request_hash"`
+	ResponseStatus int     `bun:"response_status"`
+	ResponseBody   []byte  `bun:"response_body"`
+	Settlement     *string `bun:"settlement"`
+	SettledBy      *int64  `bun:"settled_by"`
+	CreatedAt      int64   `bun:"created_at"`
+}
+
+type grantRow struct {
+	bun.BaseModel `bun:"table:freebet_grants"`
+
+	PlayerID  string `bun:"player_id,pk"`
+	GrantID   string `bun:"grant_id,pk"`
+	Amount    int64  `bun:"amount"`
+	Quantity  int    `bun:"quantity"`
+	CreatedAt int64  `bun:"created_at"`
+}
+
+// refusal is a business answer with status = error. The HTTP status it travels
+// with is chosen by the route (see wallet.go), never here.
+type refusal struct {
+	code    string
+	message string
+	balance *int64 // on INSUFFICIENT_FUNDS
+}
+
+func refuse(code, format string, args ...any) *refusal {
+	return &refusal{code: code, message: fmt.Sprintf(format, args...)}
+}
+
+// outcome is what a movement or a balance request resolved to: exactly one of
+// body (a success, already encoded, replayed byte for byte on a retry) or
+// refused is set. badRequest marks a refusal that is a malformed request
+// rather than a business decision (answered 400).
+type outcome struct {
+	body       []byte
+	operatorTx string
+	replayed   bool
+	refused    *refusal
+	badRequest bool
+}
+
+// ledger holds every rule about money. It knows nothing of HTTP.
+type ledger struct {
+	db       *bun.DB
+	now      func() time.Time
+	tokenTTL time.Duration
+}
+
+// requestHash is the identity of a movement request for idempotency: the route
+// and every field of the body except request_id and timestamp, which change on
+// each attempt (ENV-4, ENV-5) and so are never part of the key (ENV-6). The
+// request schemas are closed, so the generated struct holds the whole content;
+// encoding/json writes its fields in a fixed order.
+func requestHash(route string, body any) ([]byte, error) {
+	b, err := json.Marshal(body)
+	if err != nil {
+		return nil, fmt.Errorf("hash %s request: %w", route, err)
+	}
+	sum := sha256.Sum256(append([]byte(route+"\n"), b...))
+	return sum[:], nil
+}
+
+// inTx runs fn in one immediate transaction: every read it makes and every
+// write that depends on them commit together or not at all.
+func (l *ledger) inTx(ctx context.Context, fn func(tx bun.Tx) error) error {
+	return l.db.RunInTx(ctx, &sql.TxOptions{}, func(ctx context.Context, tx bun.Tx) error { return fn(tx) })
+}
+
+func getPlayer(ctx context.Context, tx bun.IDB, playerID string) (*playerRow, error) {
+	p := new(playerRow)
+	err := tx.NewSelect().Model(p).Where("player_id = ?", playerID).Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read player: %w", err)
+	}
+	return p, nil
+}
+
+// movementByTx finds the movement a player already has under a game
+// transaction_id, or nil.
+func movementByTx(ctx context.Context, tx bun.IDB, playerID, transactionID string) (*movementRow, error) {
+	m := new(movementRow)
+	err := tx.NewSelect().Model(m).
+		Where("player_id = ?", playerID).Where("transaction_id = ?", transactionID).
+		Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read movement: %w", err)
+	}
+	return m, nil
+}
+
+// replayOrDivergent answers a transaction_id the player already used: the
+// stored answer when the content is identical (BET-8), else a refusal
+// DUPLICATE_TRANSACTION (BET-9, RB-8).
+func replayOrDivergent(prev *movementRow, hash []byte) *outcome {
+	if bytes.Equal(prev.RequestHash, hash) {
+		return &outcome{body: prev.ResponseBody, operatorTx: operatorTxID(prev.ID), replayed: true}
+	}
+	return &outcome{refused: refuse(codeDuplicateTransaction,
+		"transaction %s is already recorded (%s of amount %d) with different content",
+		prev.TransactionID, prev.Kind, prev.Amount)}
+}
+
+// checkSession resolves a token for player p on /bet. A token that is
+// unknown, revoked or another player's is TOKEN_INVALID; an expired one is
+// TOKEN_EXPIRED.
+func (l *ledger) checkSession(ctx context.Context, tx bun.IDB, token, playerID string) (*refusal, error) {
+	s := new(sessionRow)
+	err := tx.NewSelect().Model(s).Where("token = ?", token).Scan(ctx)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return refuse(codeTokenInvalid, "unknown session token"), nil
+	case err != nil:
+		return nil, fmt.Errorf("read session: %w", err)
+	case s.PlayerID != playerID:
+		return refuse(codeTokenInvalid, "the session token belongs to another player"), nil
+	case s.Revoked:
+		return refuse(codeTokenInvalid, "the session token was revoked"), nil
+	case l.now().UnixMilli() >= s.ExpiresAt:
+		return refuse(codeTokenExpired, "session expired"), nil
+	}
+	return nil, nil
+}
+
+// record inserts a movement, moves the player's balance by delta and stores
+// the success answer that retries will replay, all inside tx. The UPDATE's
+// WHERE is the last guard against a negative balance.
+func (l *ledger) record(ctx context.Context, tx bun.IDB, p *playerRow, m *movementRow) (*outcome, error) {
+	newBalance := p.Balance + m.Delta
+	if newBalance < 0 {
+		return nil, fmt.Errorf("movement %s would take balance %d below zero", m.TransactionID, p.Balance)
+	}
+	m.PlayerID = p.PlayerID
+	m.BalanceAfter = newBalance
+	m.Currency = p.Currency
+	m.ResponseStatus = 200
+	m.ResponseBody = []byte("{}") // filled once the operator id is known
+	m.CreatedAt = l.now().UnixMilli()
+	if _, err := tx.NewInsert().Model(m).Returning("id").Exec(ctx); err != nil {
+		return nil, fmt.Errorf("insert %s movement: %w", m.Kind, err)
+	}
+	if m.Delta != 0 {
+		res, err := tx.NewUpdate().Model((*playerRow)(nil)).
+			Set("balance = balance + ?", m.Delta).
+			Where("player_id = ?", p.PlayerID).Where("balance + ? >= 0", m.Delta).
+			Exec(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("update balance: %w", err)
+		}
+		if n, _ := res.RowsAffected(); n != 1 {
+			return nil, fmt.Errorf("update balance of movement %s: balance changed underneath", m.TransactionID)
+		}
+	}
+	p.Balance = newBalance
+
+	opTx := operatorTxID(m.ID)
+	var res wallet.MovementResult
+	if err := res.FromWalletSuccess(wallet.WalletSuccess{
+		Status:        wallet.WalletSuccessStatusOk,
+		Balance:       newBalance,
+		Currency:      &p.Currency,
+		PlayerId:      &p.PlayerID,
+		TransactionId: &opTx,
+	}); err != nil {
+		return nil, fmt.Errorf("encode answer: %w", err)
+	}
+	body, err := res.MarshalJSON()
+	if err != nil {
+		return nil, fmt.Errorf("encode answer: %w", err)
+	}
+	m.ResponseBody = body
+	if _, err := tx.NewUpdate().Model(m).Column("response_body").WherePK().Exec(ctx); err != nil {
+		return nil, fmt.Errorf("store answer: %w", err)
+	}
+	return &outcome{body: body, operatorTx: opTx}, nil
+}
+
+// operatorTxID is the operator's own transaction id of a movement (ENV-19):
+// its ledger row number, never the game's transaction_id.
+func operatorTxID(id int64) string { return strconv.FormatInt(id, 10) }
+
+// balanceAnswer is a /balance outcome.
+type balanceAnswer struct {
+	success *wallet.BalanceSuccess
+	refused *refusal
+}
+
+// Balance resolves a session token (BAL-7): unknown or revoked is
+// TOKEN_INVALID, expired is TOKEN_EXPIRED; a blocked player does not enter.
+// The request's currency is not checked: before the game knows the session
+// currency it sends its default (AMB-15), and this answer decides.
+func (l *ledger) Balance(ctx context.Context, token string) (*balanceAnswer, error) {
+	var ans *balanceAnswer
+	err := l.inTx(ctx, func(tx bun.Tx) error {
+		s := new(sessionRow)
+		err := tx.NewSelect().Model(s).Where("token = ?", token).Scan(ctx)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			ans = &balanceAnswer{refused: refuse(codeTokenInvalid, "unknown session token")}
+			return nil
+		case err != nil:
+			return fmt.Errorf("read session: %w", err)
+		case s.Revoked:
+			ans = &balanceAnswer{refused: refuse(codeTokenInvalid, "the session token was revoked")}
+			return nil
+		case l.now().UnixMilli() >= s.ExpiresAt:
+			ans = &balanceAnswer{refused: refuse(codeTokenExpired, "session expired")}
+			return nil
+		}
+		p, err := getPlayer(ctx, tx, s.PlayerID)
+		if err != nil {
+			return err
+		}
+		if p == nil {
+			ans = &balanceAnswer{refused: refuse(codePlayerNotFound, "the session's player no longer exists")}
+			return nil
+		}
+		if p.Blocked {
+			ans = &balanceAnswer{refused: refuse(codePlayerBlocked, "player is blocked")}
+			return nil
+		}
+		grants, err := openGrants(ctx, tx, p.PlayerID)
+		if err != nil {
+			return err
+		}
+		success := &wallet.BalanceSuccess{
+			Status:   wallet.BalanceSuccessStatusOk,
+			PlayerId: p.PlayerID,
+			Balance:  p.Balance,
+			Currency: p.Currency,
+			Freebets: &grants, // the whole list of open grants, every time (FB-18)
+		}
+		if p.Name != "" {
+			success.PlayerName = &p.Name
+		}
+		ans = &balanceAnswer{success: success}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("balance: %w", err)
+	}
+	return ans, nil
+}
+
+// openGrants lists the player's grants with at least one round not spent. A
+// round is spent by a freebet bet under the grant's id (quantity 1) or under
+// <id>#n (quantity above 1) that was not rolled back. A grant is listed with
+// its original quantity: the game splits it into the same <id>#1..#n every
+// time and ignores an id it already knows (FB-15), so the list is stable.
+func openGrants(ctx context.Context, tx bun.IDB, playerID string) ([]wallet.FreebetGrant, error) {
+	var grants []grantRow
+	if err := tx.NewSelect().Model(&grants).Where("player_id = ?", playerID).
+		Order("created_at", "grant_id").Scan(ctx); err != nil {
+		return nil, fmt.Errorf("read freebet grants: %w", err)
+	}
+	out := make([]wallet.FreebetGrant, 0, len(grants))
+	if len(grants) == 0 {
+		return out, nil
+	}
+	var spentIDs []string
+	if err := tx.NewSelect().Model((*movementRow)(nil)).Column("freebet_id").
+		Where("player_id = ?", playerID).Where("kind = ?", kindBet).
+		Where("freebet_id IS NOT NULL").
+		Where("settlement IS NULL OR settlement <> ?", settlementRollback).
+		Scan(ctx, &spentIDs); err != nil {
+		return nil, fmt.Errorf("read spent freebets: %w", err)
+	}
+	for _, g := range grants {
+		spent := 0
+		for _, id := range spentIDs {
+			if grantOfRound(id, g.GrantID, g.Quantity) {
+				spent++
+			}
+		}
+		if spent < g.Quantity {
+			q := g.Quantity
+			out = append(out, wallet.FreebetGrant{Id: g.GrantID, Amount: g.Amount, Quantity: &q})
+		}
+	}
+	return out, nil
+}
+
+// grantOfRound reports whether freebetID names a round of the grant: the id
+// itself for quantity 1, <id>#1 to <id>#<quantity> otherwise (FB-6, FB-7).
+func grantOfRound(freebetID, grantID string, quantity int) bool {
+	if quantity == 1 {
+		return freebetID == grantID
+	}
+	n, ok := strings.CutPrefix(freebetID, grantID+"#")
+	if !ok {
+		return false
+	}
+	i, err := strconv.Atoi(n)
+	return err == nil && i >= 1 && i <= quantity && strconv.Itoa(i) == n
+}
+
+// Bet debits a stake. In one transaction: a transaction_id already used by
+// this player replays or is refused as divergent; then the player, the token,
+// the block, the currency and the funds are checked; a freebet bet (freebet_id
+// not null, BET-5) moves nothing (BET-6). round_id is never a key (BET-3).
+func (l *ledger) Bet(ctx context.Context, req *wallet.BetRequest) (*outcome, error) {
+	hash, err := requestHash("bet", withoutAttempt(*req))
+	if err != nil {
+		return nil, err
+	}
+	var out *outcome
+	err = l.inTx(ctx, func(tx bun.Tx) error {
+		prev, err := movementByTx(ctx, tx, req.PlayerId, req.TransactionId)
+		if err != nil {
+			return err
+		}
+		if prev != nil {
+			out = replayOrDivergent(prev, hash)
+			return nil
+		}
+		p, err := getPlayer(ctx, tx, req.PlayerId)
+		if err != nil {
+			return err
+		}
+		if p == nil {
+			out = &outcome{refused: refuse(codePlayerNotFound, "unknown player")}
+			return nil
+		}
+		// A rollback that arrived before its bet (the bet's first attempt
+		// was slow, the game gave up and rolled it back) left a record; the
+		// late bet must not debit a stake the game already considers refunded.
+		rolledBack, err := tx.NewSelect().Model((*movementRow)(nil)).
+			Where("player_id = ?", p.PlayerID).Where("kind = ?", kindRollback).
+			Where("bet_id = ?", req.TransactionId).Exists(ctx)
+		if err != nil {
+			return fmt.Errorf("read rollbacks: %w", err)
+		}
+		if rolledBack {
+			out = &outcome{refused: refuse(codeDuplicateTransaction,
+				"transaction %s was already rolled back; a bet cannot follow its rollback", req.TransactionId)}
+			return nil
+		}
+		if r, err := l.checkSession(ctx, tx, req.Token, p.PlayerID); err != nil || r != nil {
+			out = &outcome{refused: r}
+			return err
+		}
+		if p.Blocked {
+			out = &outcome{refused: refuse(codePlayerBlocked, "player is blocked")}
+			return nil
+		}
+		if req.Currency != p.Currency {
+			out = &outcome{refused: refuse(codeCurrencyMismatch, "account currency is %s", p.Currency)}
+			return nil
+		}
+		m := &movementRow{
+			TransactionID: req.TransactionId,
+			Kind:          kindBet,
+			Amount:        req.Amount,
+			RoundID:       req.RoundId,
+			FreebetID:     req.FreebetId,
+			RequestHash:   hash,
+		}
+		if req.FreebetId == nil { // branch on null, never on the key (BET-5)
+			if p.Balance < req.Amount {
+				bal := p.Balance
+				out = &outcome{refused: &refusal{code: codeInsufficientFunds,
+					message: fmt.Sprintf("balance %d below stake %d", p.Balance, req.Amount), balance: &bal}}
+				return nil
+			}
+			m.Delta = -req.Amount
+		}
+		out, err = l.record(ctx, tx, p, m)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("bet: %w", err)
+	}
+	return out, nil
+}
+
+// Win credits a prize on an open debit. The token is not checked: an expired
+// (or revoked) session must not block a credit that may arrive long after its
+// bet (WIN-11), and a blocked player is still paid. The amount is credited as
+// declared, never compared with stake × multiplier (WIN-13..15); zero_win and
+// lose credit nothing and close the bet (WIN-7).
+func (l *ledger) Win(ctx context.Context, req *wallet.WinRequest) (*outcome, error) {
+	hash, err := requestHash("win", withoutAttempt(*req))
+	if err != nil {
+		return nil, err
+	}
+	var out *outcome
+	err = l.inTx(ctx, func(tx bun.Tx) error {
+		prev, err := movementByTx(ctx, tx, req.PlayerId, req.TransactionId)
+		if err != nil {
+			return err
+		}
+		if prev != nil {
+			out = replayOrDivergent(prev, hash)
+			return nil
+		}
+		p, err := getPlayer(ctx, tx, req.PlayerId)
+		if err != nil {
+			return err
+		}
+		if p == nil {
+			out = &outcome{refused: refuse(codePlayerNotFound, "unknown player")}
+			return nil
+		}
+		if req.Currency != p.Currency {
+			out = &outcome{refused: refuse(codeCurrencyMismatch, "account currency is %s", p.Currency)}
+			return nil
+		}
+		credit := req.Amount
+		switch req.Type {
+		case wallet.WinTypeWin, wallet.WinTypeFreebet:
+		case wallet.WinTypeZeroWin, wallet.WinTypeLose:
+			if req.Amount != 0 {
+				out = &outcome{badRequest: true, refused: refuse(codeInternalError,
+					"malformed body: amount must be 0 for type %s", req.Type)}
+				return nil
+			}
+			credit = 0
+		default: // the schema validation already refused it
+			out = &outcome{badRequest: true, refused: refuse(codeInternalError, "malformed body: unknown type %q", req.Type)}
+			return nil
+		}
+		debit, err := movementByTx(ctx, tx, p.PlayerID, req.BetId)
+		if err != nil {
+			return err
+		}
+		if r := openDebit(debit, req.BetId); r != nil {
+			out = &outcome{refused: r}
+			return nil
+		}
+		m := &movementRow{
+			TransactionID: req.TransactionId,
+			Kind:          kindWin,
+			Amount:        req.Amount,
+			Delta:         credit,
+			BetID:         &req.BetId,
+			RoundID:       req.RoundId,
+			FreebetID:     req.FreebetId,
+			WinType:       string(req.Type),
+			RequestHash:   hash,
+		}
+		if out, err = l.record(ctx, tx, p, m); err != nil {
+			return err
+		}
+		return settle(ctx, tx, debit, string(req.Type), m.ID)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("win: %w", err)
+	}
+	return out, nil
+}
+
+// openDebit refuses a credit whose bet_id names no debit (an orphan, WIN-10)
+// or a debit already closed by a win or a rollback: each debit ends in exactly
+// one settlement. Both are BET_NOT_FOUND (answered 404 on /win).
+func openDebit(debit *movementRow, betID string) *refusal {
+	switch {
+	case debit == nil || debit.Kind != kindBet:
+		return refuse(codeBetNotFound, "no debit %s", betID)
+	case debit.Settlement != nil:
+		return refuse(codeBetNotFound, "debit %s is already settled (%s, operator transaction %d)",
+			betID, *debit.Settlement, *debit.SettledBy)
+	}
+	return nil
+}
+
+func settle(ctx context.Context, tx bun.IDB, debit *movementRow, how string, by int64) error {
+	res, err := tx.NewUpdate().Model(debit).
+		Set("settlement = ?", how).Set("settled_by = ?", by).
+		WherePK().Where("settlement IS NULL").Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("settle debit %s: %w", debit.TransactionID, err)
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		return fmt.Errorf("settle debit %s: already settled", debit.TransactionID)
+	}
+	return nil
+}
+
+// Rollback undoes a debit by the debit's own amount (RB-9), after checking
+// that the declared amount matches it (RB-10; a mismatch is refused, AMB-12
+// reading A). A freebet debit moved nothing and its rollback moves nothing
+// (RB-12), and its round counts as unspent again. reason is stored, never read
+// (RB-11). A bet_id that names no debit, or a debit already rolled back,
+// answers ok with the current balance (RB-13, AMB-13 reading A) and leaves a
+// zero record, so that a late /bet under that id is refused and a retry
+// replays. A debit already closed by a win is refused: undoing its stake after
+// paying its prize would hand out money (the game never sends this).
+// The token is not checked: rollbacks happen at boot, long after the session.
+func (l *ledger) Rollback(ctx context.Context, req *wallet.RollbackRequest) (*outcome, error) {
+	hash, err := requestHash("rollback", withoutAttempt(*req))
+	if err != nil {
+		return nil, err
+	}
+	var out *outcome
+	err = l.inTx(ctx, func(tx bun.Tx) error {
+		prev, err := movementByTx(ctx, tx, req.PlayerId, req.TransactionId)
+		if err != nil {
+			return err
+		}
+		if prev != nil {
+			out = replayOrDivergent(prev, hash)
+			return nil
+		}
+		p, err := getPlayer(ctx, tx, req.PlayerId)
+		if err != nil {
+			return err
+		}
+		if p == nil {
+			out = &outcome{refused: refuse(codePlayerNotFound, "unknown player")}
+			return nil
+		}
+		if req.Currency != p.Currency {
+			out = &outcome{refused: refuse(codeCurrencyMismatch, "account currency is %s", p.Currency)}
+			return nil
+		}
+		debit, err := movementByTx(ctx, tx, p.PlayerID, req.BetId)
+		if err != nil {
+			return err
+		}
+		m := &movementRow{
+			TransactionID: req.TransactionId,
+			Kind:          kindRollback,
+			Amount:        req.Amount,
+			BetID:         &req.BetId,
+			RoundID:       req.RoundId,
+			Reason:        req.Reason,
+			RequestHash:   hash,
+		}
+		undo := debit != nil && debit.Kind == kindBet && debit.Settlement == nil
+		switch {
+		case debit == nil || debit.Kind != kindBet:
+			// Nothing to undo: the desired state already holds (RB-13).
+		case debit.Settlement != nil && *debit.Settlement == settlementRollback:
+			// Already undone by another rollback: nothing more to undo.
+		case debit.Settlement != nil:
+			out = &outcome{refused: refuse(codeBetNotFound,
+				"debit %s is already settled by a %s (operator transaction %d) and cannot be rolled back",
+				req.BetId, *debit.Settlement, *debit.SettledBy)}
+			return nil
+		case req.Amount != debit.Amount:
+			out = &outcome{refused: refuse(codeDuplicateTransaction,
+				"declared amount %d differs from debit %s amount %d", req.Amount, req.BetId, debit.Amount)}
+			return nil
+		}
+		if undo {
+			m.Delta = -debit.Delta // 0 for a freebet debit (RB-12)
+			m.FreebetID = debit.FreebetID
+		}
+		if out, err = l.record(ctx, tx, p, m); err != nil {
+			return err
+		}
+		if undo {
+			return settle(ctx, tx, debit, settlementRollback, m.ID)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("rollback: %w", err)
+	}
+	return out, nil
+}
+
+// withoutAttempt clears the two envelope fields that name the attempt rather
+// than the movement, for requestHash.
+func withoutAttempt[T wallet.BetRequest | wallet.WinRequest | wallet.RollbackRequest](req T) T {
+	switch r := any(&req).(type) {
+	case *wallet.BetRequest:
+		r.RequestId, r.Timestamp = "", 0
+	case *wallet.WinRequest:
+		r.RequestId, r.Timestamp = "", 0
+	case *wallet.RollbackRequest:
+		r.RequestId, r.Timestamp = "", 0
+	}
+	return req
+}
