@@ -1,0 +1,369 @@
+package wallet
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/crashstudio/crashgame/internal/store"
+)
+
+// MovementKind is what a queued movement does at the operator's wallet.
+type MovementKind string
+
+// The kinds of queued movements. A /bet is never queued: it is sent while the
+// player waits (BetUntil).
+const (
+	KindWin      MovementKind = "win"      // POST /win: a prize, or a zero_win closing a lost bet
+	KindRollback MovementKind = "rollback" // POST /rollback: undoes a debit
+)
+
+// MovementStatus is where a queued movement stands.
+type MovementStatus string
+
+// The statuses of a queued movement. Only pending moves on; the three others
+// are final.
+const (
+	StatusPending   MovementStatus = "pending"   // waiting for its next attempt, or being sent
+	StatusDone      MovementStatus = "done"      // the operator answered ok
+	StatusRefused   MovementStatus = "refused"   // a final refusal: parked for reconciliation
+	StatusExhausted MovementStatus = "exhausted" // MaxAttempts temporary failures: parked for reconciliation (LIM-2)
+)
+
+// Errors of Enqueue.
+var (
+	// ErrDuplicateMovement: a movement with this transaction_id is already
+	// queued (or was delivered). One transaction_id never names two movements
+	// (ENV-13); the caller's transaction must roll back.
+	ErrDuplicateMovement = errors.New("wallet: a movement with this transaction_id already exists")
+	// ErrInvalidMovement: the movement breaks the contract and was not queued.
+	ErrInvalidMovement = errors.New("wallet: invalid movement")
+)
+
+// Movement is one /win or /rollback to deliver. Every attempt sends exactly
+// these fields, with a fresh request_id and timestamp (ENV-4, ENV-5, ENV-11,
+// RB-7).
+type Movement struct {
+	TransactionID string // the idempotency key; never reused (ENV-13)
+	Kind          MovementKind
+	Operator      string
+	GameID        string
+	Currency      string
+	PlayerID      string
+	Token         string // the session token; never logged
+	RoundID       string
+	BetID         string // the transaction_id of the debit (ENV-16)
+	Amount        int64  // cents; on a rollback, the amount of the debit (RB-6)
+	// WinType is win, freebet or zero_win (kind win only; zero_win moves 0).
+	WinType WinType
+	// FreebetID is inherited from the debit (kind win only; nil is sent as
+	// null, WIN-17). A rollback never has one (RB-1).
+	FreebetID *string
+	// Reason is diagnostic (kind rollback only, RB-11).
+	Reason string
+}
+
+// MovementRecord is a movement as stored, with its delivery state.
+type MovementRecord struct {
+	bun.BaseModel `bun:"table:movements"`
+
+	TransactionID string         `bun:"transaction_id,pk"`
+	Kind          MovementKind   `bun:"kind"`
+	Operator      string         `bun:"operator"`
+	GameID        string         `bun:"game_id"`
+	Currency      string         `bun:"currency"`
+	PlayerID      string         `bun:"player_id"`
+	Token         string         `bun:"token"` // empty in ListMovements: never listed
+	RoundID       string         `bun:"round_id"`
+	BetID         string         `bun:"bet_id"`
+	Amount        int64          `bun:"amount"`
+	WinType       WinType        `bun:"win_type"`
+	FreebetID     *string        `bun:"freebet_id"`
+	Reason        string         `bun:"reason"`
+	Status        MovementStatus `bun:"status"`
+	Attempts      int            `bun:"attempts"`
+	// NextAttemptAt is when a pending movement is next due; while a worker
+	// holds it (ClaimedBy set), the end of that worker's lease.
+	NextAttemptAt store.Millis `bun:"next_attempt_at"`
+	ClaimedBy     string       `bun:"claimed_by"`
+	LastError     string       `bun:"last_error"`      // diagnostic: reason, error_code, HTTP status; never a secret
+	LastRequestID string       `bun:"last_request_id"` // the request_id of the last attempt, to find it in logs
+	OperatorTxID  string       `bun:"operator_tx_id"`  // the operator's own id from the success (ENV-19)
+	BalanceAfter  *int64       `bun:"balance_after"`   // the balance the success answered, if any
+	CreatedAt     store.Millis `bun:"created_at"`
+	DoneAt        store.Millis `bun:"done_at,nullzero"` // when it reached a final status
+}
+
+// Movement returns the movement the record delivers.
+func (r *MovementRecord) Movement() Movement {
+	return Movement{
+		TransactionID: r.TransactionID, Kind: r.Kind, Operator: r.Operator, GameID: r.GameID,
+		Currency: r.Currency, PlayerID: r.PlayerID, Token: r.Token, RoundID: r.RoundID, BetID: r.BetID,
+		Amount: r.Amount, WinType: r.WinType, FreebetID: r.FreebetID, Reason: r.Reason,
+	}
+}
+
+// winCall and rollbackCall build the one body of every attempt.
+func (m Movement) winCall() WinCall {
+	return WinCall{
+		PlayerID: m.PlayerID, Token: m.Token, Currency: m.Currency, GameID: m.GameID, Amount: m.Amount,
+		TransactionID: m.TransactionID, BetID: m.BetID, RoundID: m.RoundID, Type: m.WinType, FreebetID: m.FreebetID,
+	}
+}
+
+func (m Movement) rollbackCall() RollbackCall {
+	return RollbackCall{
+		PlayerID: m.PlayerID, Token: m.Token, Currency: m.Currency, GameID: m.GameID, Amount: m.Amount,
+		TransactionID: m.TransactionID, BetID: m.BetID, RoundID: m.RoundID, Reason: m.Reason,
+	}
+}
+
+// validate refuses a movement that could never be delivered as the contract
+// says. It never puts the token or the player id into the error.
+func (m Movement) validate() error {
+	if m.Operator == "" {
+		return errors.New("operator is empty")
+	}
+	if m.BetID == m.TransactionID {
+		return errors.New("bet_id equals transaction_id: a movement has its own transaction_id (ENV-13)")
+	}
+	switch m.Kind {
+	case KindWin:
+		switch m.WinType {
+		case WinTypeWin, WinTypeFreebet:
+		case WinTypeZeroWin:
+			if m.Amount != 0 {
+				return errors.New("a zero_win carries amount 0 (WIN-5)")
+			}
+		default:
+			return fmt.Errorf("win type %q is not win, freebet or zero_win", short(string(m.WinType)))
+		}
+		if m.Reason != "" {
+			return errors.New("reason is for rollbacks only")
+		}
+		return m.winCall().validate()
+	case KindRollback:
+		switch {
+		case m.FreebetID != nil:
+			return errors.New("a rollback has no freebet_id (RB-1)")
+		case m.WinType != "":
+			return errors.New("a rollback has no win type")
+		case m.Amount <= 0:
+			return errors.New("a rollback carries the amount of the debit, which is positive (RB-6)")
+		}
+		return m.rollbackCall().validate()
+	default:
+		return fmt.Errorf("kind %q is not win or rollback", short(string(m.Kind)))
+	}
+}
+
+// Enqueue queues m inside the caller's transaction (db is the bun.Tx that also
+// writes the state change causing the movement: the outbox pattern), due at
+// once. Nothing is sent until the transaction commits and a Queue picks it up;
+// call Queue.Notify after the commit to send it without waiting for the poll.
+//
+// It refuses, with ErrInvalidMovement, a movement that breaks the contract; a
+// rollback whose amount differs from the debit it references, or that carries a
+// freebet_id (RB-1, RB-6), and a win whose freebet_id differs from its debit's
+// (WIN-17), when that debit is in the bets table. It refuses with
+// ErrDuplicateMovement a transaction_id already queued (ENV-13). On an error
+// the caller must roll its transaction back.
+//
+// On SQLite, db must be the caller's transaction (or the *bun.DB when there is
+// none): the store has one connection.
+func Enqueue(ctx context.Context, db bun.IDB, m Movement, now time.Time) error {
+	if err := m.validate(); err != nil {
+		return fmt.Errorf("%w %s: %w", ErrInvalidMovement, short(m.TransactionID), err)
+	}
+	if err := checkAgainstDebit(ctx, db, m); err != nil {
+		return err
+	}
+	rec := MovementRecord{
+		TransactionID: m.TransactionID, Kind: m.Kind, Operator: m.Operator, GameID: m.GameID,
+		Currency: m.Currency, PlayerID: m.PlayerID, Token: m.Token, RoundID: m.RoundID, BetID: m.BetID,
+		Amount: m.Amount, WinType: m.WinType, FreebetID: m.FreebetID, Reason: m.Reason,
+		Status: StatusPending, NextAttemptAt: store.MillisOf(now), CreatedAt: store.MillisOf(now),
+	}
+	// ON CONFLICT DO NOTHING rather than a failing INSERT: on PostgreSQL a
+	// failed statement would abort the caller's whole transaction with a
+	// driver error; this way the caller gets ErrDuplicateMovement and decides.
+	res, err := db.NewInsert().Model(&rec).On("CONFLICT (transaction_id) DO NOTHING").Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("wallet: enqueue %s %s: %w", m.Kind, short(m.TransactionID), err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("wallet: enqueue %s %s: rows affected: %w", m.Kind, short(m.TransactionID), err)
+	}
+	if n == 0 {
+		return fmt.Errorf("wallet: enqueue %s %s: %w", m.Kind, short(m.TransactionID), ErrDuplicateMovement)
+	}
+	return nil
+}
+
+// checkAgainstDebit compares m with the debit it references, when the bets
+// table (migration 0002, owned by the engine) holds it: a rollback carries the
+// debit's amount (RB-6), a win inherits the debit's freebet_id (WIN-17). A
+// debit not found is not an error: a rollback of an unknown debit is harmless
+// (RB-13).
+func checkAgainstDebit(ctx context.Context, db bun.IDB, m Movement) error {
+	var debit struct {
+		Amount    int64          `bun:"amount"`
+		FreebetID sql.NullString `bun:"freebet_id"`
+	}
+	err := db.NewRaw("SELECT amount, freebet_id FROM bets WHERE id = ?", m.BetID).Scan(ctx, &debit)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil
+	case err != nil:
+		return fmt.Errorf("wallet: enqueue %s %s: read the debit: %w", m.Kind, short(m.TransactionID), err)
+	}
+	switch m.Kind {
+	case KindRollback:
+		if m.Amount != debit.Amount {
+			return fmt.Errorf("%w %s: rollback amount %d differs from the debit's %d (RB-6)",
+				ErrInvalidMovement, short(m.TransactionID), m.Amount, debit.Amount)
+		}
+	case KindWin:
+		got := ""
+		if m.FreebetID != nil {
+			got = *m.FreebetID
+		}
+		if got != debit.FreebetID.String {
+			return fmt.Errorf("%w %s: freebet_id differs from the debit's (WIN-17)", ErrInvalidMovement, short(m.TransactionID))
+		}
+	}
+	return nil
+}
+
+// MovementFilter selects movements for reconciliation. Empty fields select
+// everything; Limit 0 means DefaultListLimit, and it is capped at MaxListLimit.
+type MovementFilter struct {
+	RoundID  string
+	PlayerID string
+	Operator string
+	Status   string // pending, done, refused or exhausted
+	Limit    int
+}
+
+// Limits of ListMovements.
+const (
+	DefaultListLimit = 1000
+	MaxListLimit     = 100000
+)
+
+// ListMovements returns the movements that match f, oldest first (by
+// created_at, then transaction_id). The session token is never read: Token is
+// empty in every record.
+func ListMovements(ctx context.Context, db bun.IDB, f MovementFilter) ([]MovementRecord, error) {
+	limit := f.Limit
+	switch {
+	case limit < 0:
+		return nil, fmt.Errorf("wallet: list movements: negative limit %d", limit)
+	case limit == 0:
+		limit = DefaultListLimit
+	case limit > MaxListLimit:
+		limit = MaxListLimit
+	}
+	q := db.NewSelect().Model((*MovementRecord)(nil)).ExcludeColumn("token")
+	if f.RoundID != "" {
+		q = q.Where("round_id = ?", f.RoundID)
+	}
+	if f.PlayerID != "" {
+		q = q.Where("player_id = ?", f.PlayerID)
+	}
+	if f.Operator != "" {
+		q = q.Where("operator = ?", f.Operator)
+	}
+	if f.Status != "" {
+		switch MovementStatus(f.Status) {
+		case StatusPending, StatusDone, StatusRefused, StatusExhausted:
+		default:
+			return nil, fmt.Errorf("wallet: list movements: status %q is not pending, done, refused or exhausted", short(f.Status))
+		}
+		q = q.Where("status = ?", f.Status)
+	}
+	recs := make([]MovementRecord, 0)
+	if err := q.Order("created_at", "transaction_id").Limit(int64(limit)).Scan(ctx, &recs); err != nil {
+		return nil, fmt.Errorf("wallet: list movements: %w", err)
+	}
+	return recs, nil
+}
+
+// movementColumns are the columns of WriteMovements, in order.
+var movementColumns = []string{
+	"transaction_id", "kind", "type", "status", "attempts", "amount", "currency", "operator", "game_id",
+	"round_id", "bet_id", "player_id", "freebet_id", "operator_tx_id", "balance_after", "last_request_id",
+	"last_error", "reason", "created_at", "next_attempt_at", "done_at",
+}
+
+// WriteMovements writes recs as a tab-separated table with a header line, one
+// movement a line. Times are RFC 3339 in UTC with milliseconds; amounts are
+// cents; an absent value is "-". Tabs and line breaks inside a value become
+// spaces. The session token is never written.
+func WriteMovements(w io.Writer, recs []MovementRecord) error {
+	var b strings.Builder
+	b.WriteString(strings.Join(movementColumns, "\t"))
+	b.WriteByte('\n')
+	row := make([]string, len(movementColumns))
+	for i := range recs {
+		r := &recs[i]
+		next := "-"
+		if r.Status == StatusPending {
+			next = millisText(r.NextAttemptAt)
+		}
+		balance := "-"
+		if r.BalanceAfter != nil {
+			balance = strconv.FormatInt(*r.BalanceAfter, 10)
+		}
+		freebet := "-"
+		if r.FreebetID != nil {
+			freebet = *r.FreebetID
+		}
+		copy(row, []string{
+			r.TransactionID, string(r.Kind), string(r.WinType), string(r.Status), strconv.Itoa(r.Attempts),
+			strconv.FormatInt(r.Amount, 10), r.Currency, r.Operator, r.GameID,
+			r.RoundID, r.BetID, r.PlayerID, freebet, r.OperatorTxID, balance, r.LastRequestID,
+			r.LastError, r.Reason, millisText(r.CreatedAt), next, millisText(r.DoneAt),
+		})
+		for j, v := range row {
+			if j > 0 {
+				b.WriteByte('\t')
+			}
+			b.WriteString(cell(v))
+		}
+		b.WriteByte('\n')
+	}
+	if _, err := io.WriteString(w, b.String()); err != nil {
+		return fmt.Errorf("wallet: write movements: %w", err)
+	}
+	return nil
+}
+
+func millisText(m store.Millis) string {
+	if m == 0 {
+		return "-"
+	}
+	return m.Time().Format("2006-01-02T15:04:05.000Z07:00")
+}
+
+// cell makes v one TSV field: never empty, no tab, no line break.
+func cell(v string) string {
+	if v == "" {
+		return "-"
+	}
+	return strings.Map(func(r rune) rune {
+		switch r {
+		case '\t', '\n', '\r':
+			return ' '
+		}
+		return r
+	}, v)
+}

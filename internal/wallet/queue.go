@@ -1,0 +1,608 @@
+package wallet
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect"
+
+	"github.com/crashstudio/crashgame/internal/store"
+)
+
+// Queue defaults.
+const (
+	DefaultQueueConcurrency = 32
+	DefaultQueueBatch       = 256
+	DefaultQueuePoll        = time.Second
+	// DefaultQueueLease is how long a worker holds a movement it is sending.
+	// Another worker (another process on the same PostgreSQL) takes it over
+	// only once the lease has run out: after a crash, the movements that were
+	// in flight wait that long. An attempt is cut at half the lease, so that
+	// two attempts of one movement never overlap (ENV-11).
+	DefaultQueueLease = time.Minute
+	// DefaultBreakerWait is how long the movements of an operator whose
+	// circuit breaker is open wait before they are looked at again. They
+	// spend no attempt meanwhile.
+	DefaultBreakerWait = time.Second
+	// unknownOperatorWait is how long the movements of an operator without a
+	// Client wait (a configuration error: logged, no attempt spent).
+	unknownOperatorWait = time.Minute
+	// maxWriteBatch bounds how many attempt results one transaction records.
+	maxWriteBatch = 256
+	// dbRetryWait is the pause after a failed claim.
+	dbRetryWait = time.Second
+	// writeTimeout bounds the transaction that records attempt results; it
+	// runs even while Run stops, so that no sent attempt goes unrecorded.
+	writeTimeout = 30 * time.Second
+)
+
+// Queue delivers the queued movements (the outbox written by Enqueue) to the
+// operators' wallets: the same transaction_id and body on every attempt, a
+// new request_id and timestamp each time (the Client's Envelope), up to
+// MaxAttempts attempts with Backoff between them, then parked as exhausted.
+// It is safe for concurrent use; Run runs once at a time per Queue.
+//
+// Several Queues may share one PostgreSQL database (one per process): a
+// movement is claimed with FOR UPDATE SKIP LOCKED and a lease, so it is never
+// sent by two of them at once. On SQLite, run one Queue per database.
+type Queue struct {
+	db         *bun.DB
+	postgres   bool
+	clients    func(operator string) (*Client, bool)
+	now        func() time.Time
+	logger     *slog.Logger
+	conc       int
+	batch      int
+	poll       time.Duration
+	lease      time.Duration
+	breakWait  time.Duration
+	onSettled  func(Movement, Result)
+	onFirst    func()
+	metrics    QueueMetrics
+	setup      []func(*Queue) error // run by NewQueue after the options
+	instanceID string
+
+	notify  chan struct{}
+	running atomic.Bool
+
+	mu     sync.Mutex
+	paused map[string]time.Time // operator -> until (queue clock): breaker open or no Client
+}
+
+// QueueOption configures a Queue.
+type QueueOption func(*Queue)
+
+// WithQueueClock sets the clock of due times, leases and created/done times.
+// Waiting is measured with real timers whatever it is.
+func WithQueueClock(now func() time.Time) QueueOption { return func(q *Queue) { q.now = now } }
+
+// WithQueueLogger sets the logger; the default is slog.Default().
+func WithQueueLogger(l *slog.Logger) QueueOption { return func(q *Queue) { q.logger = l } }
+
+// WithConcurrency sets how many attempts may be in flight at once (default 32).
+func WithConcurrency(n int) QueueOption { return func(q *Queue) { q.conc = n } }
+
+// WithBatchSize sets how many due movements one claim takes at most (default
+// 256); a claim never takes more than the free attempt slots.
+func WithBatchSize(n int) QueueOption { return func(q *Queue) { q.batch = n } }
+
+// WithPollInterval sets the longest sleep while nothing is due (default 1 s).
+// Notify wakes the worker sooner.
+func WithPollInterval(d time.Duration) QueueOption { return func(q *Queue) { q.poll = d } }
+
+// WithLease sets how long a worker holds a movement it sends (default 1 min).
+func WithLease(d time.Duration) QueueOption { return func(q *Queue) { q.lease = d } }
+
+// WithBreakerWait sets how long the movements of an operator whose breaker is
+// open wait before they are tried again (default 1 s), without spending an
+// attempt.
+func WithBreakerWait(d time.Duration) QueueOption { return func(q *Queue) { q.breakWait = d } }
+
+// QueueMetrics receives the queue's measurements. Implementations must be
+// safe for concurrent use and quick. The depth by status is read with
+// Queue.Depth.
+type QueueMetrics interface {
+	// Attempt is called once per attempt sent and recorded.
+	Attempt(kind MovementKind, outcome Outcome)
+	// Exhausted is called when a movement is parked after its last attempt.
+	Exhausted(kind MovementKind)
+	// Delivered is called when a movement is done, with the time from its
+	// enqueue to the recorded success.
+	Delivered(kind MovementKind, latency time.Duration)
+}
+
+// WithQueueMetrics sets where the queue's measurements go; the default
+// discards them. WithRegisterer (queue_prometheus.go) plugs Prometheus in.
+func WithQueueMetrics(m QueueMetrics) QueueOption { return func(q *Queue) { q.metrics = m } }
+
+type noQueueMetrics struct{}
+
+func (noQueueMetrics) Attempt(MovementKind, Outcome)         {}
+func (noQueueMetrics) Exhausted(MovementKind)                {}
+func (noQueueMetrics) Delivered(MovementKind, time.Duration) {}
+
+// WithOnSettled sets the hook called once for each movement the operator
+// applied (status done), after that is recorded, with the success Result: the
+// game pushes Result.Balance (when Result.HasBalance) to the player. It runs
+// on the queue's writer goroutine: it must be quick and must not block.
+func WithOnSettled(f func(Movement, Result)) QueueOption { return func(q *Queue) { q.onSettled = f } }
+
+// withFirstSend is for tests and benchmarks: f runs once, when the first
+// attempt of a Run is about to be sent.
+func withFirstSend(f func()) QueueOption { return func(q *Queue) { q.onFirst = f } }
+
+// NewQueue returns a Queue over db (migrated: it needs the movements table).
+// clients returns the Client of an operator; an operator without one keeps
+// its movements pending (logged at ERROR) without spending attempts.
+func NewQueue(db *bun.DB, clients func(operator string) (*Client, bool), opts ...QueueOption) (*Queue, error) {
+	if db == nil || clients == nil {
+		return nil, errors.New("wallet: new queue: db and clients are required")
+	}
+	q := &Queue{
+		db:         db,
+		postgres:   db.Dialect().Name() == dialect.PG,
+		clients:    clients,
+		now:        time.Now,
+		logger:     slog.Default(),
+		conc:       DefaultQueueConcurrency,
+		batch:      DefaultQueueBatch,
+		poll:       DefaultQueuePoll,
+		lease:      DefaultQueueLease,
+		breakWait:  DefaultBreakerWait,
+		instanceID: "q-" + rand.Text()[:16],
+		metrics:    noQueueMetrics{},
+		notify:     make(chan struct{}, 1),
+		paused:     make(map[string]time.Time),
+	}
+	for _, opt := range opts {
+		opt(q)
+	}
+	switch {
+	case q.now == nil || q.logger == nil || q.metrics == nil:
+		return nil, errors.New("wallet: new queue: nil clock, logger or metrics")
+	case q.conc < 1 || q.batch < 1:
+		return nil, fmt.Errorf("wallet: new queue: concurrency %d and batch size %d must be positive", q.conc, q.batch)
+	case q.poll <= 0 || q.lease <= 0 || q.breakWait <= 0:
+		return nil, errors.New("wallet: new queue: poll interval, lease and breaker wait must be positive")
+	}
+	q.logger = q.logger.With(slog.String("component", "wallet-queue"))
+	for _, f := range q.setup {
+		if err := f(q); err != nil {
+			return nil, fmt.Errorf("wallet: new queue: %w", err)
+		}
+	}
+	return q, nil
+}
+
+// Notify wakes the worker at once, to send what was just committed. It never
+// blocks.
+func (q *Queue) Notify() {
+	select {
+	case q.notify <- struct{}{}:
+	default:
+	}
+}
+
+// attempt is one finished attempt, waiting to be recorded.
+type attempt struct {
+	rec   *MovementRecord
+	res   Result
+	err   error
+	at    time.Time // queue clock when the attempt ended
+	start time.Time // real time, for the attempt's duration
+}
+
+// Run delivers due movements until ctx ends. It claims due movements in
+// batches by the (status, next_attempt_at) index, never the whole table, so it
+// starts sending at once whatever the backlog. When ctx ends it stops
+// claiming, lets the attempts in flight finish (each is bounded by half the
+// lease), records them, and returns nil.
+func (q *Queue) Run(ctx context.Context) error {
+	if !q.running.CompareAndSwap(false, true) {
+		return errors.New("wallet: queue: Run is already running")
+	}
+	defer q.running.Store(false)
+	q.logger.InfoContext(ctx, "wallet queue started", slog.Int("concurrency", q.conc), slog.String("instance", q.instanceID))
+
+	results := make(chan attempt, q.conc)
+	writerDone := make(chan struct{})
+	go func() {
+		defer close(writerDone)
+		q.writer(context.WithoutCancel(ctx), results)
+	}()
+
+	slots := make(chan struct{}, q.conc) // a token per attempt in flight
+	freed := make(chan struct{}, 1)
+	var wg sync.WaitGroup
+	var firstOnce sync.Once
+	sendCtx := context.WithoutCancel(ctx) // attempts in flight finish after ctx ends
+
+	for ctx.Err() == nil {
+		free := q.conc - len(slots)
+		if free == 0 {
+			select {
+			case <-ctx.Done():
+			case <-freed:
+			}
+			continue
+		}
+		recs, err := q.claim(ctx, min(free, q.batch))
+		if err != nil {
+			if ctx.Err() == nil {
+				q.logger.ErrorContext(ctx, "wallet queue: claim due movements", slog.String("error", err.Error()))
+				sleep(ctx, dbRetryWait, nil)
+			}
+			continue
+		}
+		for i := range recs {
+			slots <- struct{}{}
+			wg.Add(1)
+			go func(rec *MovementRecord) {
+				defer wg.Done()
+				if q.onFirst != nil {
+					firstOnce.Do(q.onFirst)
+				}
+				a := q.send(sendCtx, rec)
+				results <- a
+				<-slots
+				select {
+				case freed <- struct{}{}:
+				default:
+				}
+			}(&recs[i])
+		}
+		if len(recs) == min(free, q.batch) {
+			continue // more may be due: claim again as soon as slots allow
+		}
+		q.idle(ctx)
+	}
+
+	wg.Wait()
+	close(results)
+	<-writerDone
+	q.logger.Info("wallet queue stopped", slog.String("instance", q.instanceID))
+	return nil
+}
+
+// idle waits for a Notify, for the next due movement, or for the poll
+// interval, whichever comes first.
+func (q *Queue) idle(ctx context.Context) {
+	wait := q.poll
+	if next, ok, err := q.nextDue(ctx); err == nil && ok {
+		if d := next.Sub(q.now()); d < wait {
+			wait = max(d, time.Millisecond)
+		}
+	}
+	if until, ok := q.earliestPauseEnd(); ok {
+		if d := until.Sub(q.now()); d < wait {
+			wait = max(d, time.Millisecond)
+		}
+	}
+	sleep(ctx, wait, q.notify)
+}
+
+// sleep waits for d, ctx's end, or a value on wake.
+func sleep(ctx context.Context, d time.Duration, wake <-chan struct{}) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	case <-wake:
+	}
+}
+
+// claimColumns are the columns RETURNING gives back: every column.
+const claimColumns = "transaction_id, kind, operator, game_id, currency, player_id, token, round_id, bet_id, amount, " +
+	"win_type, freebet_id, reason, status, attempts, next_attempt_at, claimed_by, last_error, last_request_id, " +
+	"operator_tx_id, balance_after, created_at, done_at"
+
+// claim takes up to n due pending movements for this Queue: it sets their
+// lease (claimed_by, next_attempt_at = now + lease) in one statement. On
+// PostgreSQL the candidates are locked with SKIP LOCKED, and the outer WHERE
+// is re-checked on rows another worker changed meanwhile, so two workers never
+// claim one movement. Operators paused (breaker open, no Client) are skipped.
+func (q *Queue) claim(ctx context.Context, n int) ([]MovementRecord, error) {
+	now := q.now()
+	nowMs, leaseEnd := store.MillisOf(now), store.MillisOf(now.Add(q.lease))
+	skip := q.pausedOperators(now)
+	lock := ""
+	if q.postgres {
+		lock = " FOR UPDATE SKIP LOCKED"
+	}
+	opFilter, args := "", []any{q.instanceID, leaseEnd, nowMs}
+	if len(skip) > 0 {
+		opFilter = " AND operator NOT IN (?)"
+		args = append(args, bun.In(skip))
+	}
+	args = append(args, n, nowMs)
+	query := "UPDATE movements SET claimed_by = ?, next_attempt_at = ? WHERE transaction_id IN (" +
+		"SELECT transaction_id FROM movements WHERE status = 'pending' AND next_attempt_at <= ?" + opFilter +
+		" ORDER BY next_attempt_at LIMIT ?" + lock + ") AND status = 'pending' AND next_attempt_at <= ? RETURNING " + claimColumns
+	recs := make([]MovementRecord, 0, n)
+	if err := q.db.NewRaw(query, args...).Scan(ctx, &recs); err != nil {
+		return nil, fmt.Errorf("claim: %w", err)
+	}
+	return recs, nil
+}
+
+// nextDue returns the earliest next_attempt_at of a pending movement.
+func (q *Queue) nextDue(ctx context.Context) (time.Time, bool, error) {
+	var next []int64
+	err := q.db.NewSelect().Table("movements").Column("next_attempt_at").
+		Where("status = 'pending'").Order("next_attempt_at").Limit(1).Scan(ctx, &next)
+	if err != nil || len(next) == 0 {
+		return time.Time{}, false, err
+	}
+	return store.Millis(next[0]).Time(), true, nil
+}
+
+func (q *Queue) pause(operator string, until time.Time) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if until.After(q.paused[operator]) {
+		q.paused[operator] = until
+	}
+}
+
+// pausedOperators returns the operators paused at now, forgetting the others.
+func (q *Queue) pausedOperators(now time.Time) []string {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	var ops []string
+	for op, until := range q.paused {
+		if now.Before(until) {
+			ops = append(ops, op)
+		} else {
+			delete(q.paused, op)
+		}
+	}
+	return ops
+}
+
+func (q *Queue) earliestPauseEnd() (time.Time, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	var first time.Time
+	for _, until := range q.paused {
+		if first.IsZero() || until.Before(first) {
+			first = until
+		}
+	}
+	return first, !first.IsZero()
+}
+
+// send makes one attempt of rec. It never returns before the attempt ended,
+// and the attempt never outlives half the lease.
+func (q *Queue) send(ctx context.Context, rec *MovementRecord) attempt {
+	a := attempt{rec: rec, start: time.Now()}
+	c, ok := q.clients(rec.Operator)
+	if !ok || c == nil {
+		a.err = errNoClient
+		a.at = q.now()
+		return a
+	}
+	if c.BreakerOpen() {
+		a.res = Result{Reason: ReasonBreakerOpen}
+		a.err = ErrBreakerOpen
+		a.at = q.now()
+		return a
+	}
+	ctx, cancel := context.WithTimeout(ctx, q.lease/2)
+	defer cancel()
+	m := rec.Movement()
+	switch m.Kind {
+	case KindWin:
+		a.res, a.err = c.Win(ctx, m.winCall())
+	default:
+		a.res, a.err = c.Rollback(ctx, m.rollbackCall())
+	}
+	a.at = q.now()
+	return a
+}
+
+var errNoClient = errors.New("no wallet client for this operator")
+
+// writer records finished attempts, many per transaction (group commit), and
+// runs the hooks, logs and metrics of each once it is recorded.
+func (q *Queue) writer(ctx context.Context, results <-chan attempt) {
+	batch := make([]attempt, 0, maxWriteBatch)
+	for a := range results {
+		batch = append(batch[:0], a)
+	drain:
+		for len(batch) < maxWriteBatch {
+			select {
+			case a, ok := <-results:
+				if !ok {
+					break drain
+				}
+				batch = append(batch, a)
+			default:
+				break drain
+			}
+		}
+		q.record(ctx, batch)
+	}
+}
+
+// update is the row change one attempt makes.
+type update struct {
+	a        *attempt
+	status   MovementStatus
+	attempts int
+	next     store.Millis
+	lastErr  string
+	spent    bool // an attempt was sent (counts against MaxAttempts)
+}
+
+// decide turns an attempt into its row change.
+func (q *Queue) decide(a *attempt) update {
+	rec := a.rec
+	u := update{a: a, status: StatusPending, attempts: rec.Attempts, next: store.MillisOf(a.at)}
+	switch {
+	case errors.Is(a.err, errNoClient):
+		u.next = store.MillisOf(a.at.Add(unknownOperatorWait))
+		u.lastErr = "no wallet client configured for this operator"
+		q.pause(rec.Operator, a.at.Add(unknownOperatorWait))
+		return u
+	case errors.Is(a.err, ErrBreakerOpen):
+		// Not sent: waits without spending an attempt. next stays now, so it
+		// keeps its place; the operator is paused instead.
+		u.lastErr = ReasonBreakerOpen
+		q.pause(rec.Operator, a.at.Add(q.breakWait))
+		return u
+	}
+	u.spent = true
+	u.attempts = rec.Attempts + 1
+	u.lastErr = describe(a.res)
+	switch a.res.Outcome {
+	case Success:
+		u.status = StatusDone
+		u.lastErr = ""
+	case Refused:
+		u.status = StatusRefused
+	default:
+		if u.attempts >= MaxAttempts {
+			u.status = StatusExhausted
+		} else {
+			u.next = store.MillisOf(a.at.Add(Backoff(u.attempts)))
+		}
+	}
+	return u
+}
+
+// describe is the diagnostic of an attempt: reason, error code, HTTP status.
+// Never the operator's message, never a secret.
+func describe(r Result) string {
+	s := r.Reason
+	if r.ErrorCode != "" {
+		s += " " + short(r.ErrorCode)
+	}
+	if r.HTTPStatus != 0 {
+		s += fmt.Sprintf(" (HTTP %d)", r.HTTPStatus)
+	}
+	return s
+}
+
+// record writes the changes of a batch of attempts in one transaction, then
+// reports each. A change is fenced by the claim: a row whose lease this Queue
+// lost is left alone.
+func (q *Queue) record(ctx context.Context, batch []attempt) {
+	ups := make([]update, len(batch))
+	for i := range batch {
+		ups[i] = q.decide(&batch[i])
+	}
+	applied := make([]bool, len(ups))
+	wctx, cancel := context.WithTimeout(ctx, writeTimeout)
+	defer cancel()
+	err := q.db.RunInTx(wctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		for i := range ups {
+			ok, err := q.apply(ctx, tx, &ups[i])
+			if err != nil {
+				return err
+			}
+			applied[i] = ok
+		}
+		return nil
+	})
+	if err != nil {
+		// Nothing recorded: the leases run out and the movements are sent
+		// again with the same transaction_id, which the operator answers
+		// idempotently (ENV-12).
+		q.logger.ErrorContext(ctx, "wallet queue: record attempt results", slog.Int("movements", len(ups)),
+			slog.String("error", err.Error()))
+		return
+	}
+	for i := range ups {
+		if !applied[i] {
+			q.logger.WarnContext(ctx, "wallet queue: lease lost before the attempt was recorded; another worker owns the movement",
+				slog.String("transaction_id", ups[i].a.rec.TransactionID))
+			continue
+		}
+		q.report(ctx, &ups[i])
+	}
+}
+
+func (q *Queue) apply(ctx context.Context, tx bun.Tx, u *update) (bool, error) {
+	a, rec := u.a, u.a.rec
+	uq := tx.NewUpdate().Table("movements").
+		Set("status = ?", u.status).
+		Set("attempts = ?", u.attempts).
+		Set("next_attempt_at = ?", u.next).
+		Set("claimed_by = ''").
+		Set("last_error = ?", u.lastErr).
+		Where("transaction_id = ?", rec.TransactionID).
+		Where("claimed_by = ?", q.instanceID).
+		Where("status = 'pending'")
+	if u.spent {
+		uq = uq.Set("last_request_id = ?", a.res.RequestID)
+	}
+	if u.status != StatusPending {
+		uq = uq.Set("done_at = ?", store.MillisOf(a.at))
+	}
+	if u.status == StatusDone {
+		uq = uq.Set("operator_tx_id = ?", a.res.OperatorTxID)
+		if a.res.HasBalance {
+			uq = uq.Set("balance_after = ?", a.res.Balance)
+		}
+	}
+	res, err := uq.Exec(ctx)
+	if err != nil {
+		return false, fmt.Errorf("update movement %s: %w", short(rec.TransactionID), err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, fmt.Errorf("update movement %s: rows affected: %w", short(rec.TransactionID), err)
+	}
+	return n == 1, nil
+}
+
+// report logs, counts and hooks one recorded attempt.
+func (q *Queue) report(ctx context.Context, u *update) {
+	a, rec := u.a, u.a.rec
+	attrs := []slog.Attr{
+		slog.String("transaction_id", rec.TransactionID),
+		slog.String("kind", string(rec.Kind)),
+		slog.String("operator", rec.Operator),
+		slog.String("round_id", rec.RoundID),
+		slog.String("bet_id", rec.BetID),
+		slog.Int("attempts", u.attempts),
+	}
+	if u.spent {
+		attrs = append(attrs, slog.String("request_id", a.res.RequestID), slog.String("reason", a.res.Reason))
+		if a.res.ErrorCode != "" {
+			attrs = append(attrs, slog.String("error_code", short(a.res.ErrorCode)))
+		}
+		if a.res.HTTPStatus != 0 {
+			attrs = append(attrs, slog.Int("http_status", a.res.HTTPStatus))
+		}
+		q.metrics.Attempt(rec.Kind, a.res.Outcome)
+	}
+	switch {
+	case errors.Is(a.err, errNoClient):
+		q.logger.LogAttrs(ctx, slog.LevelError, "wallet queue: no wallet client for the movement's operator; it waits without spending attempts", attrs...)
+	case !u.spent:
+		q.logger.LogAttrs(ctx, slog.LevelDebug, "wallet queue: breaker open; the movement waits without spending an attempt", attrs...)
+	case u.status == StatusDone:
+		q.logger.LogAttrs(ctx, slog.LevelDebug, "wallet queue: movement delivered", attrs...)
+		q.metrics.Delivered(rec.Kind, a.at.Sub(rec.CreatedAt.Time()))
+		if q.onSettled != nil {
+			q.onSettled(rec.Movement(), a.res)
+		}
+	case u.status == StatusRefused:
+		q.logger.LogAttrs(ctx, slog.LevelWarn, "wallet queue: movement refused by the operator; parked for reconciliation", attrs...)
+	case u.status == StatusExhausted:
+		q.logger.LogAttrs(ctx, slog.LevelError, "wallet queue: movement exhausted its attempts; parked for reconciliation", attrs...)
+		q.metrics.Exhausted(rec.Kind)
+	default:
+		attrs = append(attrs, slog.Time("next_attempt_at", u.next.Time()))
+		q.logger.LogAttrs(ctx, slog.LevelInfo, "wallet queue: attempt failed; will retry", attrs...)
+	}
+}
