@@ -1,0 +1,144 @@
+package engine
+
+import (
+	"sync"
+)
+
+// Event types, as the live stream names them.
+const (
+	EventRoundBetting = "round.betting"
+	EventRoundFlying  = "round.flying"
+	EventRoundCrashed = "round.crashed"
+	EventBets         = "bets"    // others' bets and cashouts, batched
+	EventBet          = "bet"     // one of the session's own bets changed
+	EventBalance      = "balance" // the session's balance changed
+)
+
+// Event is one message of the live stream. Which fields are set depends on Type.
+type Event struct {
+	Type     string
+	Round    RoundView // round.* events
+	Items    []BetItem // bets
+	Snapshot bool      // bets: the whole list of the round, sent on subscribe
+	Bet      *BetView  // bet
+	Balance  int64     // balance
+	Currency string    // balance
+}
+
+// BetItem is a bet as other players see it: a masked name, no ids of the player.
+type BetItem struct {
+	BetID      string
+	Name       string
+	Currency   string
+	Amount     int64
+	Multiplier int64 // 0 until cashed out
+	Payout     int64 // 0 until cashed out
+}
+
+// Subscription receives the events of one table for one session. A subscriber
+// that does not keep up is dropped (its channel closed, Dropped true); it never
+// blocks the table.
+type Subscription struct {
+	C       <-chan Event
+	ch      chan Event
+	session string
+	hub     *hub
+	mu      sync.Mutex
+	dropped bool
+	closed  bool
+}
+
+// Dropped reports whether the table dropped the subscriber for being slow.
+func (s *Subscription) Dropped() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.dropped
+}
+
+// Close unsubscribes. It is safe to call more than once.
+func (s *Subscription) Close() { s.hub.remove(s, false) }
+
+type hub struct {
+	mu        sync.RWMutex
+	all       map[*Subscription]struct{}
+	bySession map[string]map[*Subscription]struct{}
+}
+
+func newHub() *hub {
+	return &hub{all: map[*Subscription]struct{}{}, bySession: map[string]map[*Subscription]struct{}{}}
+}
+
+func (h *hub) add(session []byte, buf int) *Subscription {
+	ch := make(chan Event, buf)
+	s := &Subscription{C: ch, ch: ch, session: string(session), hub: h}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.all[s] = struct{}{}
+	m := h.bySession[s.session]
+	if m == nil {
+		m = map[*Subscription]struct{}{}
+		h.bySession[s.session] = m
+	}
+	m[s] = struct{}{}
+	return s
+}
+
+func (h *hub) remove(s *Subscription, slow bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return
+	}
+	s.closed, s.dropped = true, slow
+	delete(h.all, s)
+	if m := h.bySession[s.session]; m != nil {
+		delete(m, s)
+		if len(m) == 0 {
+			delete(h.bySession, s.session)
+		}
+	}
+	close(s.ch)
+}
+
+// broadcast sends ev to every subscriber, dropping those whose buffer is full.
+func (h *hub) broadcast(ev Event) {
+	var slow []*Subscription
+	h.mu.RLock()
+	for s := range h.all {
+		select {
+		case s.ch <- ev:
+		default:
+			slow = append(slow, s)
+		}
+	}
+	h.mu.RUnlock()
+	for _, s := range slow {
+		h.remove(s, true)
+	}
+}
+
+// send sends ev to the subscribers of one session.
+func (h *hub) send(session []byte, ev Event) {
+	var slow []*Subscription
+	h.mu.RLock()
+	for s := range h.bySession[string(session)] {
+		select {
+		case s.ch <- ev:
+		default:
+			slow = append(slow, s)
+		}
+	}
+	h.mu.RUnlock()
+	for _, s := range slow {
+		h.remove(s, true)
+	}
+}
+
+// count returns the number of subscribers.
+func (h *hub) count() int {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	return len(h.all)
+}

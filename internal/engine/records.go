@@ -1,0 +1,149 @@
+package engine
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/uptrace/bun"
+
+	"github.com/crashstudio/crashgame/internal/store"
+)
+
+// Bet states as stored.
+const (
+	StatusPending   = "pending"
+	StatusAccepted  = "accepted"
+	StatusRefused   = "refused"
+	StatusCashedOut = "cashed_out"
+	StatusLost      = "lost"
+	StatusCancelled = "cancelled"
+	StatusVoid      = "void"
+)
+
+// Round states as stored.
+const (
+	RoundBetting  = "betting"
+	RoundFlying   = "flying"
+	RoundFinished = "finished"
+	RoundVoid     = "void"
+)
+
+// RoundRecord is one round as stored.
+type RoundRecord struct {
+	bun.BaseModel `bun:"table:rounds"`
+
+	ID            string       `bun:"id,pk"`
+	GameID        string       `bun:"game_id"`
+	Seq           int64        `bun:"seq"`
+	Hash          string       `bun:"hash"` // secret until the round crashed
+	CrashPoint    int64        `bun:"crash_point"`
+	RTPBasisPts   int64        `bun:"rtp_bp"`
+	MaxMultiplier int64        `bun:"max_multiplier"`
+	Status        string       `bun:"status"`
+	BettingEndsAt store.Millis `bun:"betting_ends_at"`
+	StartedAt     store.Millis `bun:"started_at,nullzero"`
+	CrashedAt     store.Millis `bun:"crashed_at,nullzero"`
+	CreatedAt     store.Millis `bun:"created_at"`
+}
+
+// BetRecord is one bet as stored. ID is the transaction_id of its debit.
+type BetRecord struct {
+	bun.BaseModel `bun:"table:bets"`
+
+	ID           string       `bun:"id,pk"`
+	RoundID      string       `bun:"round_id"`
+	GameID       string       `bun:"game_id"`
+	SessionHash  []byte       `bun:"session_hash"`
+	Operator     string       `bun:"operator"`
+	PlayerID     string       `bun:"player_id"`
+	Token        string       `bun:"token"`
+	PlayerName   string       `bun:"player_name"` // masked
+	Currency     string       `bun:"currency"`
+	Demo         bool         `bun:"demo"`
+	Amount       int64        `bun:"amount"`
+	AutoCashout  int64        `bun:"auto_cashout,nullzero"`
+	FreebetID    *string      `bun:"freebet_id"`
+	Status       string       `bun:"status"`
+	Multiplier   int64        `bun:"multiplier,nullzero"`
+	Payout       *int64       `bun:"payout"`
+	Refusal      string       `bun:"refusal"`
+	OperatorTxID string       `bun:"operator_tx_id"`
+	PlacedAt     store.Millis `bun:"placed_at"`
+	SettledAt    store.Millis `bun:"settled_at,nullzero"`
+}
+
+// ChainRecord is the current hash chain of a game. Seed is secret.
+type ChainRecord struct {
+	bun.BaseModel `bun:"table:chains"`
+
+	GameID    string       `bun:"game_id,pk"`
+	Seed      string       `bun:"seed"`
+	FirstSeq  int64        `bun:"first_seq"`
+	Length    int64        `bun:"length"`
+	Terminal  string       `bun:"terminal"`
+	Salt      string       `bun:"salt"`
+	CreatedAt store.Millis `bun:"created_at"`
+}
+
+// setBetStatus moves a bet from one status to another, conditionally. It
+// reports whether the bet was in status from: the database decides races.
+func setBetStatus(ctx context.Context, db bun.IDB, id, from, to string, at store.Millis, set func(*bun.UpdateQuery) *bun.UpdateQuery) (bool, error) {
+	q := db.NewUpdate().Model((*BetRecord)(nil)).
+		Set("status = ?", to).
+		Where("id = ?", id).
+		Where("status = ?", from)
+	if at != 0 {
+		q = q.Set("settled_at = ?", at)
+	}
+	if set != nil {
+		q = set(q)
+	}
+	res, err := q.Exec(ctx)
+	if err != nil {
+		return false, fmt.Errorf("bet %s %s -> %s: %w", id, from, to, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, fmt.Errorf("bet %s %s -> %s: rows: %w", id, from, to, err)
+	}
+	return n == 1, nil
+}
+
+// RecentRounds lists the finished rounds of a game, newest first.
+func RecentRounds(ctx context.Context, db bun.IDB, gameID string, limit int) ([]RoundRecord, error) {
+	var out []RoundRecord
+	err := db.NewSelect().Model(&out).
+		Where("game_id = ?", gameID).Where("status = ?", RoundFinished).
+		OrderExpr("seq DESC").Limit(int64(limit)).Scan(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("recent rounds of %s: %w", gameID, err)
+	}
+	return out, nil
+}
+
+// FinishedRound returns one finished or void round; the hash of a round that
+// has not crashed is never returned (ErrUnknownRound).
+func FinishedRound(ctx context.Context, db bun.IDB, id string) (RoundRecord, error) {
+	var r RoundRecord
+	err := db.NewSelect().Model(&r).Where("id = ?", id).Where("status IN (?)", bun.In([]string{RoundFinished, RoundVoid})).Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return r, ErrUnknownRound
+	}
+	if err != nil {
+		return r, fmt.Errorf("round %s: %w", id, err)
+	}
+	return r, nil
+}
+
+// SessionBets lists the bets of one session, newest first.
+func SessionBets(ctx context.Context, db bun.IDB, sessionHash []byte, limit int) ([]BetRecord, error) {
+	var out []BetRecord
+	err := db.NewSelect().Model(&out).Where("session_hash = ?", sessionHash).
+		OrderExpr("placed_at DESC, id DESC").Limit(int64(limit)).Scan(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("session bets: %w", err)
+	}
+	return out, nil
+}

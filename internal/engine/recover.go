@@ -1,0 +1,75 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/uptrace/bun"
+
+	"github.com/crashstudio/crashgame/internal/store"
+)
+
+// Recover settles what a previous process of this game left unfinished, before
+// Run (RB-5): a round that never finished is voided, and every bet of it still
+// pending (debit outcome unknown) or accepted (never cashed out) is rolled back
+// through the queue; so is a bet left pending in any other round. Bets that were
+// cashed out keep their win, which is already in the queue. It returns the
+// number of bets rolled back.
+func (t *Table) Recover(ctx context.Context) (int, error) {
+	var rounds []RoundRecord
+	err := t.db.NewSelect().Model(&rounds).Where("game_id = ?", t.game.ID).
+		Where("status IN (?)", bun.In([]string{RoundBetting, RoundFlying})).Scan(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("engine: unfinished rounds of %s: %w", t.game.ID, err)
+	}
+	unfinished := make([]string, 0, len(rounds))
+	for _, r := range rounds {
+		unfinished = append(unfinished, r.ID)
+	}
+	var bets []BetRecord
+	q := t.db.NewSelect().Model(&bets).Where("game_id = ?", t.game.ID)
+	if len(unfinished) > 0 {
+		q = q.WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
+			return q.Where("status = ?", StatusPending).
+				WhereOr("round_id IN (?) AND status = ?", bun.In(unfinished), StatusAccepted)
+		})
+	} else {
+		q = q.Where("status = ?", StatusPending)
+	}
+	if err := q.Scan(ctx); err != nil {
+		return 0, fmt.Errorf("engine: orphan bets of %s: %w", t.game.ID, err)
+	}
+	now := store.MillisOf(t.clock.Now())
+	n := 0
+	err = t.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		n = 0
+		for _, b := range bets {
+			ok, err := setBetStatus(ctx, tx, b.ID, b.Status, StatusVoid, now, nil)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				continue
+			}
+			p := Player{Session: b.SessionHash, Operator: b.Operator, PlayerID: b.PlayerID, Token: b.Token, Currency: b.Currency, Demo: b.Demo}
+			if err := t.queueRollback(ctx, tx, b, p, "orphan bet found at boot"); err != nil {
+				return err
+			}
+			n++
+		}
+		if len(unfinished) == 0 {
+			return nil
+		}
+		_, err := tx.NewUpdate().Model((*RoundRecord)(nil)).Set("status = ?", RoundVoid).
+			Where("id IN (?)", bun.In(unfinished)).Exec(ctx)
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("engine: recover %s: %w", t.game.ID, err)
+	}
+	if n > 0 || len(unfinished) > 0 {
+		t.logger.Warn("recovered after an unclean stop", "rounds_voided", len(unfinished), "bets_rolled_back", n)
+		t.notifyQueue()
+	}
+	return n, nil
+}

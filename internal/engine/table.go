@@ -1,0 +1,686 @@
+package engine
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/base32"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/crashstudio/crashgame/internal/config"
+	"github.com/crashstudio/crashgame/internal/fairness"
+	"github.com/crashstudio/crashgame/internal/store"
+	"github.com/crashstudio/crashgame/internal/wallet"
+)
+
+// MaxBetsPerRound is how many bets one player may hold in one round (LIM-5).
+const MaxBetsPerRound = 5
+
+// publicFlush is how often others' bets and cashouts reach the stream: at most
+// ten batches a second.
+const publicFlush = 100 * time.Millisecond
+
+// BetWallet is what the engine needs of one operator's wallet client.
+type BetWallet interface {
+	// BetUntil attempts /bet until success, a final refusal or the deadline.
+	BetUntil(ctx context.Context, call wallet.BetCall, deadline time.Time) (wallet.Result, error)
+	// BreakerOpen reports whether new bets must be refused at once.
+	BreakerOpen() bool
+}
+
+// Freebets spends and returns free rounds inside the engine's transactions.
+type Freebets interface {
+	// Spend spends the grant requestedID, or the oldest open grant of equal
+	// value; it returns the id spent and its value (the stake).
+	Spend(ctx context.Context, tx bun.IDB, p Player, requestedID string) (id string, amount int64, err error)
+	// Return puts a spent grant back in the queue.
+	Return(ctx context.Context, tx bun.IDB, p Player, id string) error
+}
+
+// Player is who acts: one session of one operator's player.
+type Player struct {
+	Session  []byte // SHA-256 of the session id
+	Operator string
+	PlayerID string
+	Token    string
+	Currency string
+	Name     string // masked
+	Demo     bool
+}
+
+// Config is what a table is built from.
+type Config struct {
+	Game      *config.Game
+	Operators func(id string) (*config.Operator, bool)
+	DB        *bun.DB
+	Wallets   func(operator string) (BetWallet, bool)
+	Freebets  Freebets     // nil: freebets refused
+	Notify    func()       // wakes the movement queue after a commit; may be nil
+	Demo      *DemoBank    // balances of demo sessions
+	Clock     Clock        // nil: SystemClock
+	Logger    *slog.Logger // nil: slog.Default()
+	// ChainLength is the number of rounds of a new hash chain (default 1,000,000).
+	ChainLength int
+	// Salt is published with the chain; default: a random one per chain.
+	Salt string
+	// ShutdownGrace bounds how long a flying round may go on after Stop before
+	// it is voided (default 30 s).
+	ShutdownGrace time.Duration
+}
+
+// Table runs the rounds of one game.
+type Table struct {
+	cfg       Config
+	game      *config.Game
+	clock     Clock
+	logger    *slog.Logger
+	db        *bun.DB
+	commit    *committer
+	hub       *hub
+	inbox     chan func()
+	chain     *fairness.Chain
+	chainRec  ChainRecord
+	cur       *round // owned by the loop goroutine
+	viewMu    sync.RWMutex
+	view      RoundView // what Round() returns, copied by the loop
+	public    []BetItem // owned by the loop: items waiting for the next flush
+	stopped   chan struct{}
+	stopOnce  sync.Once
+	loopDone  chan struct{}
+	commitCtx context.CancelFunc
+	commitWG  sync.WaitGroup
+}
+
+// RoundView is the public state of the current round.
+type RoundView struct {
+	RoundID       string
+	Seq           int64
+	Phase         string // betting, flying, crashed
+	BettingEndsAt time.Time
+	StartedAt     time.Time // zero before take-off
+	CrashedAt     time.Time // zero before the crash
+	CrashPoint    int64     // 0 before the crash
+	Hash          string    // "" before the crash
+}
+
+// Phases of the current round, as RoundView.Phase names them.
+const (
+	PhaseBetting = "betting"
+	PhaseFlying  = "flying"
+	PhaseCrashed = "crashed"
+)
+
+type round struct {
+	rec       RoundRecord
+	phase     string
+	bettingTo time.Time
+	started   time.Time
+	crashAt   time.Time
+	crashed   time.Time
+	bets      map[string]*liveBet
+	count     map[string]int // bets per session, pending included
+}
+
+type liveBet struct {
+	rec    BetRecord
+	player Player
+	state  string // pending, accepted, cashed_out, lost, cancelled, void, refused
+}
+
+// New prepares a table: it loads or creates the game's hash chain. Call Run.
+func New(ctx context.Context, cfg Config) (*Table, error) {
+	if cfg.Clock == nil {
+		cfg.Clock = SystemClock{}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.ChainLength <= 0 {
+		cfg.ChainLength = 1_000_000
+	}
+	if cfg.ShutdownGrace <= 0 {
+		cfg.ShutdownGrace = 30 * time.Second
+	}
+	if cfg.Demo == nil {
+		cfg.Demo = NewDemoBank()
+	}
+	t := &Table{
+		cfg: cfg, game: cfg.Game, clock: cfg.Clock, db: cfg.DB,
+		logger:   cfg.Logger.With("game_id", cfg.Game.ID),
+		hub:      newHub(),
+		inbox:    make(chan func(), 1024),
+		stopped:  make(chan struct{}),
+		loopDone: make(chan struct{}),
+	}
+	t.commit = newCommitter(cfg.DB, t.logger)
+	if err := t.loadChain(ctx, 1); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// loadChain loads the game's chain, or creates one whose first round is seq.
+func (t *Table) loadChain(ctx context.Context, seq int64) error {
+	var rec ChainRecord
+	err := t.db.NewSelect().Model(&rec).Where("game_id = ?", t.game.ID).Scan(ctx)
+	if err == nil && seq < rec.FirstSeq+rec.Length {
+		seed, perr := fairness.ParseHash(rec.Seed)
+		if perr != nil {
+			return fmt.Errorf("engine: stored seed of %s: %w", t.game.ID, perr)
+		}
+		t.chain, t.chainRec = fairness.NewChain(seed, int(rec.Length)), rec
+		return nil
+	}
+	if err != nil && !isNoRows(err) {
+		return fmt.Errorf("engine: load chain of %s: %w", t.game.ID, err)
+	}
+	seed, err := fairness.NewSeed()
+	if err != nil {
+		return err
+	}
+	salt := t.cfg.Salt
+	if salt == "" {
+		salt = randomID(16)
+	}
+	if err := fairness.CheckParams(salt, t.game.RTPBasisPoints, t.game.MaxMultiplier); err != nil {
+		return fmt.Errorf("engine: game %s: %w", t.game.ID, err)
+	}
+	chain := fairness.NewChain(seed, t.cfg.ChainLength)
+	rec = ChainRecord{
+		GameID: t.game.ID, Seed: hex.EncodeToString(seed[:]), FirstSeq: seq, Length: int64(t.cfg.ChainLength),
+		Terminal: fairness.FormatHash(chain.Terminal()), Salt: salt, CreatedAt: store.MillisOf(t.clock.Now()),
+	}
+	_, err = t.db.NewInsert().Model(&rec).On("CONFLICT (game_id) DO UPDATE").
+		Set("seed = EXCLUDED.seed, first_seq = EXCLUDED.first_seq, length = EXCLUDED.length, terminal = EXCLUDED.terminal, salt = EXCLUDED.salt, created_at = EXCLUDED.created_at").
+		Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("engine: save chain of %s: %w", t.game.ID, err)
+	}
+	t.logger.Info("new hash chain published", "first_round", seq, "rounds", t.cfg.ChainLength, "terminal", rec.Terminal)
+	t.chain, t.chainRec = chain, rec
+	return nil
+}
+
+// Fairness returns what is published about the current chain.
+func (t *Table) Fairness() (terminal, salt string, rtpBP, maxMultiplier int64) {
+	t.viewMu.RLock()
+	defer t.viewMu.RUnlock()
+	return t.chainRec.Terminal, t.chainRec.Salt, t.game.RTPBasisPoints, t.game.MaxMultiplier
+}
+
+// Game returns the table's game.
+func (t *Table) Game() *config.Game { return t.game }
+
+// Round returns the state of the current round, with the multiplier at now.
+func (t *Table) Round() (RoundView, int64) {
+	t.viewMu.RLock()
+	v := t.view
+	t.viewMu.RUnlock()
+	m := int64(100)
+	switch v.Phase {
+	case PhaseFlying:
+		m = Multiplier(t.clock.Now().Sub(v.StartedAt))
+	case PhaseCrashed:
+		m = v.CrashPoint
+	}
+	return v, m
+}
+
+// Subscribe returns the live events of the table for one session, starting
+// with the current phase. buf bounds how far the subscriber may lag.
+func (t *Table) Subscribe(session []byte, buf int) *Subscription {
+	s := t.hub.add(session, buf)
+	v, _ := t.Round()
+	if v.RoundID != "" {
+		select {
+		case s.ch <- Event{Type: phaseEvent(v.Phase), Round: v}:
+		default:
+		}
+	}
+	return s
+}
+
+// Subscribers returns the number of live subscriptions.
+func (t *Table) Subscribers() int { return t.hub.count() }
+
+func phaseEvent(phase string) string {
+	switch phase {
+	case PhaseFlying:
+		return EventRoundFlying
+	case PhaseCrashed:
+		return EventRoundCrashed
+	}
+	return EventRoundBetting
+}
+
+// do runs f on the loop goroutine and waits for it.
+func (t *Table) do(ctx context.Context, f func()) error {
+	done := make(chan struct{})
+	select {
+	case t.inbox <- func() { f(); close(done) }:
+	case <-t.stopped:
+		return ErrStopped
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case <-done:
+		return nil
+	case <-t.loopDone:
+		return ErrStopped
+	}
+}
+
+// Stop asks the table to stop: a betting round is voided, a flying round goes
+// on until its crash or ShutdownGrace, whichever is first, then it is voided.
+func (t *Table) Stop() { t.stopOnce.Do(func() { close(t.stopped) }) }
+
+// Done is closed when Run has returned.
+func (t *Table) Done() <-chan struct{} { return t.loopDone }
+
+func (t *Table) isStopping() bool {
+	select {
+	case <-t.stopped:
+		return true
+	default:
+		return false
+	}
+}
+
+// Run plays rounds until Stop; it returns after the last round was settled or
+// voided and every write committed.
+func (t *Table) Run(ctx context.Context) error {
+	defer close(t.loopDone)
+	cctx, cancel := context.WithCancel(context.Background())
+	t.commitWG.Add(1)
+	go func() { defer t.commitWG.Done(); t.commit.run(cctx) }()
+	defer func() { cancel(); t.commitWG.Wait() }()
+	go func() {
+		select {
+		case <-ctx.Done():
+			t.Stop()
+		case <-t.loopDone:
+		}
+	}()
+
+	seq, err := t.lastSeq(ctx)
+	if err != nil {
+		return err
+	}
+	flush := t.clock.After(publicFlush)
+	for !t.isStopping() {
+		seq++
+		if err := t.startRound(ctx, seq); err != nil {
+			return err
+		}
+		// Betting.
+		if !t.wait(t.cur.bettingTo, &flush, true) {
+			t.voidRound("table stopping during betting")
+			break
+		}
+		if err := t.takeOff(); err != nil {
+			t.logger.Error("take-off failed; voiding the round", "round_id", t.cur.rec.ID, "err", err)
+			t.voidRound("take-off failed")
+			continue
+		}
+		// Flying: auto-cashouts fire at their targets, then the crash.
+		graceEnd := time.Time{}
+		for {
+			next, auto := t.nextAuto()
+			if t.isStopping() && graceEnd.IsZero() {
+				graceEnd = t.clock.Now().Add(t.cfg.ShutdownGrace)
+			}
+			until := t.cur.crashAt
+			if auto != nil && !next.After(until) {
+				until = next
+			}
+			if !graceEnd.IsZero() && graceEnd.Before(until) {
+				until = graceEnd
+			}
+			t.wait(until, &flush, false)
+			now := t.clock.Now()
+			if !graceEnd.IsZero() && !now.Before(graceEnd) && now.Before(t.cur.crashAt) {
+				t.voidRound("table stopping: the flying round did not crash within the grace")
+				break
+			}
+			if auto != nil && !now.Before(next) {
+				t.fireAutos(now)
+				continue
+			}
+			if !now.Before(t.cur.crashAt) {
+				t.crash()
+				break
+			}
+		}
+		t.flushPublic()
+		if t.cur.phase != PhaseCrashed {
+			break
+		}
+		// Pause after the crash.
+		t.wait(t.cur.crashed.Add(t.game.Pause()), &flush, true)
+		if int(seq-t.chainRec.FirstSeq+1) >= t.chain.Len() {
+			if err := t.loadChain(ctx, seq+1); err != nil {
+				return err
+			}
+		}
+	}
+	// Let late messages fail fast rather than hang.
+	for {
+		select {
+		case f := <-t.inbox:
+			f()
+		default:
+			return nil
+		}
+	}
+}
+
+// wait processes messages until deadline. With stopEarly it returns false as
+// soon as the table is asked to stop.
+func (t *Table) wait(deadline time.Time, flush *<-chan time.Time, stopEarly bool) bool {
+	for {
+		d := deadline.Sub(t.clock.Now())
+		if d <= 0 {
+			return true
+		}
+		timer := t.clock.After(d)
+		stop := t.stopped
+		if !stopEarly {
+			stop = nil
+		}
+		select {
+		case f := <-t.inbox:
+			f()
+		case <-*flush:
+			t.flushPublic()
+			*flush = t.clock.After(publicFlush)
+		case <-timer:
+		case <-stop:
+			return false
+		}
+	}
+}
+
+func (t *Table) lastSeq(ctx context.Context) (int64, error) {
+	var seq int64
+	err := t.db.NewSelect().Model((*RoundRecord)(nil)).ColumnExpr("COALESCE(MAX(seq), 0)").
+		Where("game_id = ?", t.game.ID).Scan(ctx, &seq)
+	if err != nil {
+		return 0, fmt.Errorf("engine: last round of %s: %w", t.game.ID, err)
+	}
+	return seq, nil
+}
+
+// startRound draws the round from the chain and opens its betting phase.
+func (t *Table) startRound(ctx context.Context, seq int64) error {
+	if seq < t.chainRec.FirstSeq || seq >= t.chainRec.FirstSeq+t.chainRec.Length {
+		if err := t.loadChain(ctx, seq); err != nil {
+			return err
+		}
+	}
+	h, err := t.chain.Hash(int(seq - t.chainRec.FirstSeq + 1))
+	if err != nil {
+		return fmt.Errorf("engine: round %d: %w", seq, err)
+	}
+	now := t.clock.Now()
+	rec := RoundRecord{
+		ID: fmt.Sprintf("%s-%d", t.game.ID, seq), GameID: t.game.ID, Seq: seq,
+		Hash:        fairness.FormatHash(h),
+		CrashPoint:  fairness.CrashPoint(h, t.chainRec.Salt, t.game.RTPBasisPoints, t.game.MaxMultiplier),
+		RTPBasisPts: t.game.RTPBasisPoints, MaxMultiplier: t.game.MaxMultiplier,
+		Status: RoundBetting, BettingEndsAt: store.MillisOf(now.Add(t.game.Betting())), CreatedAt: store.MillisOf(now),
+	}
+	if _, err := t.db.NewInsert().Model(&rec).Exec(ctx); err != nil {
+		return fmt.Errorf("engine: open round %s: %w", rec.ID, err)
+	}
+	t.cur = &round{rec: rec, phase: PhaseBetting, bettingTo: rec.BettingEndsAt.Time(), bets: map[string]*liveBet{}, count: map[string]int{}}
+	t.publish(Event{Type: EventRoundBetting})
+	return nil
+}
+
+// publish updates the view from the current round and broadcasts ev with it.
+func (t *Table) publish(ev Event) {
+	r := t.cur
+	v := RoundView{RoundID: r.rec.ID, Seq: r.rec.Seq, Phase: r.phase, BettingEndsAt: r.bettingTo, StartedAt: r.started}
+	if r.phase == PhaseCrashed {
+		v.CrashedAt, v.CrashPoint, v.Hash = r.crashed, r.rec.CrashPoint, r.rec.Hash
+	}
+	t.viewMu.Lock()
+	t.view = v
+	t.viewMu.Unlock()
+	ev.Round = v
+	t.hub.broadcast(ev)
+}
+
+// takeOff starts the flight with the accepted bets; pending ones stay out.
+func (t *Table) takeOff() error {
+	r := t.cur
+	now := t.clock.Now()
+	r.started = now
+	r.crashAt = now.Add(TimeToReach(r.rec.CrashPoint))
+	_, err := t.db.NewUpdate().Model((*RoundRecord)(nil)).
+		Set("status = ?", RoundFlying).Set("started_at = ?", store.MillisOf(now)).
+		Where("id = ?", r.rec.ID).Exec(context.Background())
+	if err != nil {
+		return fmt.Errorf("round %s take-off: %w", r.rec.ID, err)
+	}
+	r.phase = PhaseFlying
+	t.publish(Event{Type: EventRoundFlying})
+	return nil
+}
+
+// nextAuto returns the earliest auto-cashout target time among accepted bets
+// whose target the round will reach.
+func (t *Table) nextAuto() (time.Time, *liveBet) {
+	var best *liveBet
+	for _, b := range t.cur.bets {
+		if b.state != StatusAccepted || b.rec.AutoCashout == 0 || b.rec.AutoCashout > t.cur.rec.CrashPoint {
+			continue
+		}
+		if best == nil || b.rec.AutoCashout < best.rec.AutoCashout {
+			best = b
+		}
+	}
+	if best == nil {
+		return time.Time{}, nil
+	}
+	return t.cur.started.Add(TimeToReach(best.rec.AutoCashout)), best
+}
+
+// fireAutos cashes out every accepted bet whose target the multiplier reached,
+// each at exactly its target.
+func (t *Table) fireAutos(now time.Time) {
+	m := Multiplier(now.Sub(t.cur.started))
+	var due []*liveBet
+	for _, b := range t.cur.bets {
+		if b.state == StatusAccepted && b.rec.AutoCashout != 0 && b.rec.AutoCashout <= m && b.rec.AutoCashout <= t.cur.rec.CrashPoint {
+			due = append(due, b)
+		}
+	}
+	sort.Slice(due, func(i, j int) bool { return due[i].rec.AutoCashout < due[j].rec.AutoCashout })
+	for _, b := range due {
+		t.cashout(b, b.rec.AutoCashout, now, nil)
+	}
+}
+
+// crash ends the flight: every bet still accepted is lost.
+func (t *Table) crash() {
+	r := t.cur
+	r.phase, r.crashed = PhaseCrashed, r.crashAt
+	lost := make([]*liveBet, 0)
+	for _, b := range r.bets {
+		if b.state == StatusAccepted {
+			b.state = StatusLost
+			lost = append(lost, b)
+		}
+	}
+	roundID, crashedAt := r.rec.ID, store.MillisOf(r.crashed)
+	err := t.commit.do(func(ctx context.Context, tx bun.Tx) error {
+		_, err := tx.NewUpdate().Model((*RoundRecord)(nil)).
+			Set("status = ?", RoundFinished).Set("crashed_at = ?", crashedAt).
+			Where("id = ?", roundID).Exec(ctx)
+		if err != nil {
+			return err
+		}
+		for _, b := range lost {
+			ok, err := setBetStatus(ctx, tx, b.rec.ID, StatusAccepted, StatusLost, crashedAt, func(q *bun.UpdateQuery) *bun.UpdateQuery {
+				return q.Set("payout = 0")
+			})
+			if err != nil {
+				return err
+			}
+			if ok {
+				if err := t.enqueueZeroWin(ctx, tx, b); err != nil {
+					return err
+				}
+			}
+		}
+		// A bet whose cashout commit failed is still accepted here: lost too.
+		_, err = tx.NewUpdate().Model((*BetRecord)(nil)).Set("status = ?", StatusLost).Set("settled_at = ?", crashedAt).Set("payout = 0").
+			Where("round_id = ?", roundID).Where("status = ?", StatusAccepted).Exec(ctx)
+		return err
+	})
+	if err != nil {
+		t.logger.Error("settling the crash failed; recovery at boot will finish it", "round_id", roundID, "err", err)
+	}
+	t.notifyQueue()
+	t.publish(Event{Type: EventRoundCrashed})
+	for _, b := range lost {
+		t.hub.send(b.player.Session, Event{Type: EventBet, Bet: b.view()})
+	}
+}
+
+// enqueueZeroWin queues the terminal zero_win of a lost real-money bet, where
+// the operator switched the capability on (WIN-8, WIN-9).
+func (t *Table) enqueueZeroWin(ctx context.Context, tx bun.IDB, b *liveBet) error {
+	if b.rec.Demo {
+		return nil
+	}
+	op, ok := t.cfg.Operators(b.rec.Operator)
+	if !ok || !op.ZeroWin {
+		return nil
+	}
+	return wallet.Enqueue(ctx, tx, wallet.Movement{
+		TransactionID: b.rec.ID + "-w", Kind: wallet.KindWin,
+		Operator: b.rec.Operator, GameID: b.rec.GameID, Currency: b.rec.Currency, PlayerID: b.rec.PlayerID,
+		Token: b.rec.Token, RoundID: b.rec.RoundID, BetID: b.rec.ID, Amount: 0,
+		WinType: wallet.WinTypeZeroWin, FreebetID: b.rec.FreebetID,
+	}, t.clock.Now())
+}
+
+// voidRound ends the current round without a crash: every bet still in play is
+// rolled back (RB-4), and the round is marked void.
+func (t *Table) voidRound(reason string) {
+	r := t.cur
+	var open []*liveBet
+	for _, b := range r.bets {
+		if b.state == StatusAccepted {
+			b.state = StatusVoid
+			open = append(open, b)
+		}
+	}
+	err := t.commit.do(func(ctx context.Context, tx bun.Tx) error {
+		if _, err := tx.NewUpdate().Model((*RoundRecord)(nil)).Set("status = ?", RoundVoid).Where("id = ?", r.rec.ID).Exec(ctx); err != nil {
+			return err
+		}
+		for _, b := range open {
+			if err := t.rollbackBet(ctx, tx, b, StatusAccepted, StatusVoid, reason); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.logger.Error("voiding the round failed; recovery at boot will finish it", "round_id", r.rec.ID, "err", err)
+	}
+	if err == nil {
+		for _, b := range open {
+			t.refundDemo(b)
+		}
+	}
+	t.notifyQueue()
+	r.phase = PhaseCrashed
+	t.logger.Warn("round voided", "round_id", r.rec.ID, "reason", reason, "bets_rolled_back", len(open))
+	for _, b := range open {
+		t.hub.send(b.player.Session, Event{Type: EventBet, Bet: b.view()})
+	}
+}
+
+// rollbackBet moves a bet from -> to and queues the rollback of its debit, with
+// the debit's amount and no freebet_id (RB-1, RB-6); a freebet returns to the
+// player's queue. A demo bet is refunded by the bank instead.
+func (t *Table) rollbackBet(ctx context.Context, tx bun.IDB, b *liveBet, from, to, reason string) error {
+	ok, err := setBetStatus(ctx, tx, b.rec.ID, from, to, store.MillisOf(t.clock.Now()), nil)
+	if err != nil || !ok {
+		return err
+	}
+	return t.queueRollback(ctx, tx, b.rec, b.player, reason)
+}
+
+func (t *Table) queueRollback(ctx context.Context, tx bun.IDB, rec BetRecord, p Player, reason string) error {
+	if rec.FreebetID != nil && t.cfg.Freebets != nil {
+		if err := t.cfg.Freebets.Return(ctx, tx, p, *rec.FreebetID); err != nil {
+			return err
+		}
+	}
+	if rec.Demo {
+		return nil // the bank refunds it once the transaction committed: refundDemo
+	}
+	return wallet.Enqueue(ctx, tx, wallet.Movement{
+		TransactionID: rec.ID + "-r", Kind: wallet.KindRollback,
+		Operator: rec.Operator, GameID: rec.GameID, Currency: rec.Currency, PlayerID: rec.PlayerID,
+		Token: rec.Token, RoundID: rec.RoundID, BetID: rec.ID, Amount: rec.Amount, Reason: reason,
+	}, t.clock.Now())
+}
+
+// refundDemo gives a rolled-back demo bet's stake back to its session.
+func (t *Table) refundDemo(b *liveBet) {
+	if b.rec.Demo && b.rec.FreebetID == nil {
+		bal := t.cfg.Demo.Credit(b.rec.SessionHash, b.rec.Amount)
+		t.hub.send(b.player.Session, Event{Type: EventBalance, Balance: bal, Currency: b.rec.Currency})
+	}
+}
+
+func (t *Table) notifyQueue() {
+	if t.cfg.Notify != nil {
+		t.cfg.Notify()
+	}
+}
+
+// flushPublic sends the pending public items as one batch.
+func (t *Table) flushPublic() {
+	if len(t.public) == 0 || t.cur == nil {
+		return
+	}
+	items := t.public
+	t.public = nil
+	t.hub.broadcast(Event{Type: EventBets, Items: items, Round: t.view})
+}
+
+func (b *liveBet) item() BetItem {
+	it := BetItem{BetID: b.rec.ID, Name: b.rec.PlayerName, Currency: b.rec.Currency, Amount: b.rec.Amount}
+	if b.state == StatusCashedOut {
+		it.Multiplier = b.rec.Multiplier
+		if b.rec.Payout != nil {
+			it.Payout = *b.rec.Payout
+		}
+	}
+	return it
+}
+
+func randomID(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b))
+}
+
+func isNoRows(err error) bool { return errors.Is(err, sql.ErrNoRows) }
