@@ -72,7 +72,7 @@ type Movement struct {
 	// rollback), or absent while it is open.
 	Settlement *string `json:"settlement,omitempty"`
 	// SettledBy is the operator transaction id of the closing movement.
-	SettledBy *string `json:"settled_by,omitempty"`
+	SettledBy *string   `json:"settled_by,omitempty"`
 	CreatedAt time.Time `json:"created_at"`
 }
 

@@ -43,7 +43,7 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 		if errors.As(err, &tooBig) {
 			msg = "malformed body: the body is larger than 64 KiB"
 		}
-		writeWalletError(w, http.StatusBadRequest, codeInternalError, msg, nil)
+		writeWalletError(w, malformedStatus(r.URL.Path), codeInternalError, msg, nil)
 		return nil, false
 	}
 	return body, true
@@ -154,8 +154,10 @@ func newValidator() (*validator, error) {
 	return &validator{router: router}, nil
 }
 
-// validate answers 400 INTERNAL_ERROR with the violation when the request
-// breaks the document, and otherwise hands the same bytes on.
+// validate answers INTERNAL_ERROR with the violation when the request breaks
+// the document, and otherwise hands the same bytes on. The status is 400
+// (WERR-2), except on /balance, whose document lists no 400: there a
+// malformed body is the 403 "protocol failure" it lists (BAL-13).
 func (v *validator) validate(next http.Handler) http.Handler {
 	opts := &openapi3filter.Options{
 		// Authentication is checked by authenticate, before this.
@@ -176,12 +178,20 @@ func (v *validator) validate(next http.Handler) http.Handler {
 			Request: r, PathParams: params, Route: route, Options: opts,
 		})
 		if err != nil {
-			writeWalletError(w, http.StatusBadRequest, codeInternalError, "malformed body: "+violation(err), nil)
+			writeWalletError(w, malformedStatus(r.URL.Path), codeInternalError, "malformed body: "+violation(err), nil)
 			return
 		}
 		restoreBody(r, body)
 		next.ServeHTTP(w, r)
 	})
+}
+
+// malformedStatus is the status of a malformed body on route.
+func malformedStatus(route string) int {
+	if route == "/balance" {
+		return http.StatusForbidden
+	}
+	return http.StatusBadRequest
 }
 
 // violation describes a validation error in one line: where, and what. It
@@ -190,10 +200,15 @@ func violation(err error) string {
 	var se *openapi3.SchemaError
 	if errors.As(err, &se) {
 		at := strings.Join(se.JSONPointer(), ".")
-		if at == "" {
-			return se.Reason
+		// An allOf wrapper ("doesn't match all schemas") hides the reason.
+		reason := se.Reason
+		for inner := se; inner.Origin != nil && errors.As(inner.Origin, &inner); {
+			reason = inner.Reason
 		}
-		return at + ": " + se.Reason
+		if at == "" {
+			return reason
+		}
+		return at + ": " + reason
 	}
 	var re *openapi3filter.RequestError
 	if errors.As(err, &re) && re.Reason != "" {

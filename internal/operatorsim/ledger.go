@@ -338,7 +338,7 @@ func (l *ledger) Balance(ctx context.Context, token string) (*balanceAnswer, err
 func openGrants(ctx context.Context, tx bun.IDB, playerID string) ([]wallet.FreebetGrant, error) {
 	var grants []grantRow
 	if err := tx.NewSelect().Model(&grants).Where("player_id = ?", playerID).
-		Order("created_at", "grant_id").Scan(ctx); err != nil {
+		OrderExpr("created_at, rowid").Scan(ctx); err != nil {
 		return nil, fmt.Errorf("read freebet grants: %w", err)
 	}
 	out := make([]wallet.FreebetGrant, 0, len(grants))

@@ -3,7 +3,7 @@ package operatorsim
 import (
 	"context"
 	"crypto/rand"
-		"encoding/base64"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"slices"

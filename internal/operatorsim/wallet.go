@@ -170,7 +170,7 @@ func (ws walletServer) Rollback(ctx context.Context, req wallet.RollbackRequestO
 // requestError answers a body the generated decoder could not read (the
 // validator normally refuses it first).
 func (s *Sim) requestError(w http.ResponseWriter, r *http.Request, err error) {
-	writeWalletError(w, http.StatusBadRequest, codeInternalError, "malformed body: "+err.Error(), nil)
+	writeWalletError(w, malformedStatus(r.URL.Path), codeInternalError, "malformed body: "+err.Error(), nil)
 }
 
 // responseError answers a failure of ours. Nothing was committed (every
