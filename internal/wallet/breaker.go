@@ -35,7 +35,7 @@ type BreakerSettings struct {
 	HalfOpenProbes uint32
 }
 
-// DefaultBreakerSettings: open after 5 consecutive failures, or when more than
+// DefaultBreakerSettings returns the defaults: open after 5 consecutive failures, or when more than
 // half of at least 20 attempts within 10 s failed; half-open after 5 s, with one
 // probe.
 func DefaultBreakerSettings() BreakerSettings {

@@ -1,0 +1,96 @@
+//go:build walletprom
+
+// This file needs go.sum entries (and go.mod requirements) for client_golang's
+// own dependencies, which the module does not carry yet: build with
+// -tags walletprom once they are added, then drop the tag.
+
+package wallet
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// NewPrometheusMetrics registers the wallet client's metrics with r and
+// returns the Metrics to give every Client (WithMetrics); one value serves
+// every operator:
+//
+//   - crashgame_wallet_attempts_total{operator,route,outcome}: requests sent;
+//   - crashgame_wallet_attempt_duration_seconds{operator,route}: their latency;
+//   - crashgame_wallet_breaker_rejections_total{operator,route}: calls refused
+//     by an open breaker, nothing sent;
+//   - crashgame_wallet_breaker_state{operator}: 0 closed, 1 half-open, 2 open.
+//
+// Registering twice with the same r reuses the collectors already there.
+func NewPrometheusMetrics(r prometheus.Registerer) (Metrics, error) {
+	m := &promMetrics{
+		attempts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "crashgame_wallet_attempts_total",
+			Help: "Wallet requests sent, by operator, route and outcome (success, refused, temporary).",
+		}, []string{"operator", "route", "outcome"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "crashgame_wallet_attempt_duration_seconds",
+			Help:    "Duration of one wallet request, answer read, by operator and route.",
+			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5},
+		}, []string{"operator", "route"}),
+		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "crashgame_wallet_breaker_rejections_total",
+			Help: "Wallet calls refused at once by an open circuit breaker (nothing sent).",
+		}, []string{"operator", "route"}),
+		state: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "crashgame_wallet_breaker_state",
+			Help: "Circuit breaker state per operator: 0 closed, 1 half-open, 2 open.",
+		}, []string{"operator"}),
+	}
+	var err error
+	if m.attempts, err = register(r, m.attempts); err != nil {
+		return nil, err
+	}
+	if m.latency, err = register(r, m.latency); err != nil {
+		return nil, err
+	}
+	if m.rejected, err = register(r, m.rejected); err != nil {
+		return nil, err
+	}
+	if m.state, err = register(r, m.state); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+func register[C prometheus.Collector](r prometheus.Registerer, c C) (C, error) {
+	err := r.Register(c)
+	var are prometheus.AlreadyRegisteredError
+	switch {
+	case err == nil:
+		return c, nil
+	case errors.As(err, &are):
+		if existing, ok := are.ExistingCollector.(C); ok {
+			return existing, nil
+		}
+	}
+	return c, fmt.Errorf("wallet metrics: %w", err)
+}
+
+type promMetrics struct {
+	attempts *prometheus.CounterVec
+	latency  *prometheus.HistogramVec
+	rejected *prometheus.CounterVec
+	state    *prometheus.GaugeVec
+}
+
+func (m *promMetrics) Attempt(operator string, route Route, o Outcome, d time.Duration) {
+	m.attempts.WithLabelValues(operator, string(route), o.String()).Inc()
+	m.latency.WithLabelValues(operator, string(route)).Observe(d.Seconds())
+}
+
+func (m *promMetrics) BreakerRejected(operator string, route Route) {
+	m.rejected.WithLabelValues(operator, string(route)).Inc()
+}
+
+func (m *promMetrics) BreakerState(operator string, s BreakerState) {
+	m.state.WithLabelValues(operator).Set(float64(s))
+}
