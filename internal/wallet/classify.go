@@ -233,7 +233,8 @@ func parseAnswer(body []byte) (answer, error) {
 }
 
 // cents reads a money amount: a JSON integer that fits int64. A fraction, an
-// exponent or a string is refused, never rounded (GEN-4, GEN-5).
+// exponent or a string is refused, never rounded (GEN-4, GEN-5). A negative
+// integer is taken as sent: the operator's wallet is the truth (GEN-1).
 func cents(raw json.RawMessage) (int64, error) {
 	if !isIntegerLiteral(raw) {
 		return 0, fmt.Errorf("%w: balance is not an integer number of cents", errUnparsable)

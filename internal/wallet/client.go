@@ -144,7 +144,11 @@ type RollbackCall struct {
 
 // Client talks to one operator's wallet. It is safe for concurrent use.
 type Client struct {
-	operator  string
+	operator string
+	// api is the generated client. Its raw methods (Bet, not BetWithResponse)
+	// are used: the *WithResponse ones drop the HTTP status and the body when
+	// a JSON body does not decode, and read bodies without a limit; classify
+	// needs both, whatever the body holds.
 	api       *walletapi.ClientWithResponses
 	key       config.Secret
 	secret    config.Secret
