@@ -254,3 +254,5 @@ func httptestDo(h *harness, method, path, body string) *httptest.ResponseRecorde
 	h.h.ServeHTTP(rec, req)
 	return rec
 }
+
+func nowTime() time.Time { return time.Now() }

@@ -134,10 +134,22 @@ func TestMalformedBodyIs400(t *testing.T) {
 		{"negative amount", "/bet", betReq("p-400", tok, "b1", -1, nil), "amount"},
 		{"freebet_id key absent", "/bet", func() map[string]any { m := betReq("p-400", tok, "b1", 100, nil); delete(m, "freebet_id"); return m }(), "freebet_id"},
 		{"unknown field", "/bet", func() map[string]any { m := betReq("p-400", tok, "b1", 100, nil); m["bonus"] = 1; return m }(), "bonus"},
-		{"win without type", "/win", func() map[string]any { m := winReq("p-400", tok, "w1", "b1", 100, "win", nil); delete(m, "type"); return m }(), "type"},
+		{"win without type", "/win", func() map[string]any {
+			m := winReq("p-400", tok, "w1", "b1", 100, "win", nil)
+			delete(m, "type")
+			return m
+		}(), "type"},
 		{"win of unknown type", "/win", winReq("p-400", tok, "w1", "b1", 100, "jackpot", nil), "type"},
-		{"rollback with freebet_id", "/rollback", func() map[string]any { m := rollbackReq("p-400", tok, "r1", "b1", 100, "x"); m["freebet_id"] = nil; return m }(), "freebet_id"},
-		{"rollback without bet_id", "/rollback", func() map[string]any { m := rollbackReq("p-400", tok, "r1", "b1", 100, "x"); delete(m, "bet_id"); return m }(), "bet_id"},
+		{"rollback with freebet_id", "/rollback", func() map[string]any {
+			m := rollbackReq("p-400", tok, "r1", "b1", 100, "x")
+			m["freebet_id"] = nil
+			return m
+		}(), "freebet_id"},
+		{"rollback without bet_id", "/rollback", func() map[string]any {
+			m := rollbackReq("p-400", tok, "r1", "b1", 100, "x")
+			delete(m, "bet_id")
+			return m
+		}(), "bet_id"},
 		{"balance with player_id", "/balance", func() map[string]any { m := h.balanceReq(tok); m["player_id"] = "p-400"; return m }(), "player_id"},
 		{"currency in lower case", "/balance", func() map[string]any { m := h.balanceReq(tok); m["currency"] = "brl"; return m }(), "currency"},
 	}
