@@ -24,8 +24,9 @@
 //
 // Intake validates each entry of the list alone (FB-13): a bad entry is
 // discarded silently (a debug log with the reason and the entry's index and
-// id, and Metrics.Discarded(reason)) and the others are still taken; the
-// player always enters. An entry is discarded when:
+// id, and the counter crashgame_freebets_discarded_total{reason}) and the
+// others are still taken; the player always enters. An entry is discarded
+// when:
 //
 //   - it is not a JSON object (ReasonNotObject);
 //   - id is absent, not a string, or empty (ReasonID, FB-10);
@@ -123,9 +124,11 @@ package freebets
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/uptrace/bun"
 )
 
@@ -195,22 +198,11 @@ func (s Summary) DiscardedTotal() int {
 	return n
 }
 
-// Metrics receives what intake counts. The package does not import a metrics
-// library (the module does not require one yet): the wiring adapts this to
-// Prometheus counters, crashgame_freebets_discarded_total{reason} and
-// crashgame_freebets_created_total, registering them only when it has a
-// registerer. Implementations must be safe for concurrent use.
-type Metrics interface {
-	// Discarded counts one entry discarded for reason.
-	Discarded(reason Reason)
-	// Created counts n per-round grants created.
-	Created(n int)
-}
-
 // Options configures a Service.
 type Options struct {
-	// Metrics receives the counts; nil counts nothing.
-	Metrics Metrics
+	// Registerer receives the metrics crashgame_freebets_discarded_total{reason}
+	// and crashgame_freebets_created_total; nil registers none (they still count).
+	Registerer prometheus.Registerer
 	// Logger logs discarded entries (debug); nil means slog.Default().
 	Logger *slog.Logger
 	// Now is the clock; nil means time.Now.
@@ -220,32 +212,47 @@ type Options struct {
 // Service takes, lists, spends and returns grants. It is safe for concurrent
 // use.
 type Service struct {
-	db      *bun.DB
-	log     *slog.Logger
-	now     func() time.Time
-	metrics Metrics
+	db        *bun.DB
+	log       *slog.Logger
+	now       func() time.Time
+	discarded *prometheus.CounterVec
+	created   prometheus.Counter
 }
 
 // New returns a Service over the store's database (store.Store.DB), migrated
-// with 0004_freebets.
+// with 0004_freebets, and registers its metrics with opts.Registerer, if any.
 func New(db *bun.DB, opts Options) (*Service, error) {
 	if db == nil {
 		return nil, errors.New("freebets: new: nil database")
 	}
-	s := &Service{db: db, log: opts.Logger, now: opts.Now, metrics: opts.Metrics}
+	s := &Service{
+		db:  db,
+		log: opts.Logger,
+		now: opts.Now,
+		discarded: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "crashgame_freebets_discarded_total",
+			Help: "Freebet entries of /balance answers discarded on intake, by reason.",
+		}, []string{"reason"}),
+		created: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "crashgame_freebets_created_total",
+			Help: "Per-round freebet grants created from /balance answers.",
+		}),
+	}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
 	if s.now == nil {
 		s.now = time.Now
 	}
-	if s.metrics == nil {
-		s.metrics = noMetrics{}
+	for _, r := range Reasons {
+		s.discarded.WithLabelValues(string(r)) // every series exists from the start, at 0
+	}
+	if opts.Registerer != nil {
+		for _, c := range []prometheus.Collector{s.discarded, s.created} {
+			if err := opts.Registerer.Register(c); err != nil {
+				return nil, fmt.Errorf("freebets: new: register metrics: %w", err)
+			}
+		}
 	}
 	return s, nil
 }
-
-type noMetrics struct{}
-
-func (noMetrics) Discarded(Reason) {}
-func (noMetrics) Created(int)      {}

@@ -138,7 +138,7 @@ func (s *Service) Intake(ctx context.Context, owner Owner, entries []json.RawMes
 	}
 	sum.Repeated += len(fresh) - families // taken meanwhile by a concurrent intake
 	sum.Created = created
-	s.metrics.Created(created)
+	s.created.Add(float64(created))
 	return sum, nil
 }
 
@@ -147,7 +147,7 @@ func (s *Service) discard(ctx context.Context, sum *Summary, owner Owner, index 
 		sum.Discarded = make(map[Reason]int)
 	}
 	sum.Discarded[reason]++
-	s.metrics.Discarded(reason)
+	s.discarded.WithLabelValues(string(reason)).Inc()
 	// Never the token or the player id; the grant id and the operator are not secret.
 	s.log.DebugContext(ctx, "freebets: entry discarded",
 		"operator", owner.Operator, "currency", owner.Currency, "index", index, "id", id, "reason", string(reason))
@@ -166,7 +166,7 @@ func (s *Service) knownSources(ctx context.Context, db bun.IDB, owner Owner, ent
 		err := db.NewSelect().Model((*sourceRow)(nil)).Column("source_id").
 			Where("operator = ?", owner.Operator).
 			Where("player_id = ?", owner.PlayerID).
-			Where("source_id IN (?)", bun.In(ids)).
+			Where("source_id IN (?)", bun.List(ids)).
 			Scan(ctx, &found)
 		if err != nil {
 			return nil, fmt.Errorf("read known grant ids: %w", err)
