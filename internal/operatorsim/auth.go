@@ -141,7 +141,7 @@ type validator struct {
 }
 
 func newValidator() (*validator, error) {
-	doc, err := wallet.GetSwagger()
+	doc, err := wallet.GetSpec()
 	if err != nil {
 		return nil, fmt.Errorf("load the wallet document: %w", err)
 	}
