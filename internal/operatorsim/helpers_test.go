@@ -29,13 +29,13 @@ const (
 // harness is one reference operator in memory, driven over HTTP with signed
 // requests built by hand, every answer checked against api/wallet.v1.yaml.
 type harness struct {
-	t   *testing.T
+	t   testing.TB
 	sim *operatorsim.Sim
 	h   http.Handler
 	doc *apitest.Validator
 }
 
-func newHarness(t *testing.T, mutate ...func(*operatorsim.Config)) *harness {
+func newHarness(t testing.TB, mutate ...func(*operatorsim.Config)) *harness {
 	t.Helper()
 	cfg := operatorsim.Config{
 		Operator: testOperator,
