@@ -1,0 +1,710 @@
+// Package sessions owns player sessions: the entry of a player into a game from
+// the launch URL's sid, and the session the browser then holds.
+//
+// Entry (Open) takes a launch ticket (tk_..., single use, 15 minutes) or, on the
+// legacy path, the operator's own session token with the operator and game named
+// by the request (VER-4, VER-5). Outside demo it asks the operator's wallet who
+// the player is with /balance, carrying the token only (BAL-1, BAL-2), on every
+// entry and never per round (BAL-3): no player enters without a success
+// (BAL-5). It checks the currency (BAL-11, BAL-12, VER-6), hands the freebet
+// grants to package freebets (FB-*), masks the player's name (GAME-26, BAL-9),
+// and opens a session whose id is 32 random bytes (base64url) that the browser
+// presents as its Bearer. Only the SHA-256 of the id is stored, with the
+// session's row in the sessions table; a session lives 12 hours from its
+// opening.
+//
+// The balance a session shows is display only, the last one known: the wallet
+// is the only source of truth (GEN-1). It follows the /bet answers (SetBalance)
+// and the /win answers (OnWalletBalance, called by the movement queue), never a
+// new /balance call (BAL-4). Demo sessions keep their balance in the engine's
+// DemoBank and never touch a wallet.
+//
+// It knows nothing of HTTP. It must never log or return in an error a session
+// id, a ticket, a token or a player id, and never show a player id or an
+// unmasked name.
+package sessions
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/crashstudio/crashgame/internal/config"
+	"github.com/crashstudio/crashgame/internal/engine"
+	"github.com/crashstudio/crashgame/internal/freebets"
+	"github.com/crashstudio/crashgame/internal/store"
+	"github.com/crashstudio/crashgame/internal/tickets"
+	"github.com/crashstudio/crashgame/internal/wallet"
+)
+
+// Defaults.
+const (
+	// TTL is how long a session lives from its opening (fixed, not sliding).
+	TTL = 12 * time.Hour
+	// DefaultDemoBalance is a demo session's starting balance in cents when
+	// no amount is configured for its currency.
+	DefaultDemoBalance int64 = 1_000_000
+	// IDPrefix starts every session id.
+	IDPrefix = "ps_"
+
+	idBytes    = 32
+	flushEvery = time.Second
+	sweepEvery = time.Minute
+)
+
+var idEncoding = base64.RawURLEncoding
+
+// Refusals of Open and Get. Each maps to one player-facing code of the table.
+var (
+	ErrTicketInvalid     = errors.New("sessions: no such ticket, operator or game")     // TICKET_INVALID
+	ErrTicketUsed        = errors.New("sessions: ticket already used")                  // TICKET_USED
+	ErrTicketExpired     = errors.New("sessions: ticket expired")                       // TICKET_EXPIRED
+	ErrSessionRefused    = errors.New("sessions: the wallet refused the session")       // SESSION_REFUSED
+	ErrCurrencyMismatch  = errors.New("sessions: currency mismatch or not enabled")     // SESSION_CURRENCY_MISMATCH
+	ErrWalletUnavailable = errors.New("sessions: the wallet did not answer a decision") // WALLET_UNAVAILABLE
+	ErrSessionExpired    = errors.New("sessions: unknown or expired session")           // SESSION_EXPIRED
+)
+
+// Balancer is what entry needs of an operator's wallet client (*wallet.Client).
+type Balancer interface {
+	Balance(ctx context.Context, call wallet.BalanceCall) (wallet.Result, error)
+}
+
+// Tickets redeems launch tickets (*tickets.Service).
+type Tickets interface {
+	Redeem(ctx context.Context, raw string) (tickets.Session, error)
+}
+
+// Freebets takes and lists grants (*freebets.Service).
+type Freebets interface {
+	Intake(ctx context.Context, owner freebets.Owner, entries []json.RawMessage, limits config.Limits, currencyAccepted bool) (freebets.Summary, error)
+	Open(ctx context.Context, owner freebets.Owner) ([]freebets.Grant, error)
+}
+
+// Options builds a Service.
+type Options struct {
+	Config   *config.Config
+	DB       *bun.DB // the store's database, migrated (table sessions)
+	Tickets  Tickets
+	Wallets  func(operator string) (Balancer, bool)
+	Freebets Freebets         // nil: grants are ignored and none are listed
+	Demo     *engine.DemoBank // the bank the engine's tables use; required for demo
+	// DemoBalance is a demo session's starting balance per currency, in
+	// cents; DefaultDemoBalance for a currency not listed.
+	DemoBalance map[string]int64
+	// DefaultCurrency is the installation's default currency, sent on the
+	// legacy path's /balance before the session currency is known (AMB-15
+	// reading A) and used by a demo launch that named none. Empty: the
+	// operator's first enabled currency.
+	DefaultCurrency string
+	Now             func() time.Time // nil: time.Now
+	Logger          *slog.Logger     // nil: slog.Default()
+}
+
+// OpenRequest is the page's POST /api/v1/sessions.
+type OpenRequest struct {
+	SID      string // a ticket (tk_...) or, on the legacy path, the operator's token
+	Operator string // legacy path only
+	GameID   string // legacy path only; may be left out when the operator has one game
+	Language string // legacy path: the session language; else only for errors
+}
+
+// Session is a snapshot of one player session.
+type Session struct {
+	// ID is the session id, the browser's Bearer. Set only by Open: it is not
+	// stored, only its hash is.
+	ID   string
+	Hash []byte // SHA-256 of ID
+
+	Operator, GameID     string
+	Token, PlayerID      string // the operator's; never shown to a browser
+	Name                 string // masked
+	Currency, Language   string
+	Theme                string
+	Demo, Mobile         bool
+	LobbyURL, DepositURL string
+	Balance              int64 // display only: the last known
+	CreatedAt, ExpiresAt time.Time
+}
+
+// Player returns who acts in the engine for this session.
+func (s Session) Player() engine.Player {
+	return engine.Player{Session: s.Hash, Operator: s.Operator, PlayerID: s.PlayerID, Token: s.Token,
+		Currency: s.Currency, Name: s.Name, Demo: s.Demo}
+}
+
+// Owner returns the owner of the session's freebets.
+func (s Session) Owner() freebets.Owner {
+	return freebets.Owner{Operator: s.Operator, PlayerID: s.PlayerID, Currency: s.Currency}
+}
+
+// Mark is a balance as read at one moment, to add an expected movement to it
+// later (Expect).
+type Mark struct {
+	Balance int64
+	seq     uint64
+}
+
+// entry is a live session in the cache.
+type entry struct {
+	s     Session // immutable but for Balance, guarded by Service.mu
+	seq   uint64  // bumped by every balance the wallet reported
+	dirty bool
+}
+
+type playerKey struct{ operator, playerID string }
+
+// Service opens and holds sessions. It is safe for concurrent use.
+type Service struct {
+	cfg      *config.Config
+	db       *bun.DB
+	tickets  Tickets
+	wallets  func(string) (Balancer, bool)
+	freebets Freebets
+	demo     *engine.DemoBank
+	demoBal  map[string]int64
+	defCur   string
+	now      func() time.Time
+	log      *slog.Logger
+
+	mu        sync.Mutex
+	byHash    map[string]*entry
+	byPlayer  map[playerKey]map[string]struct{}
+	lastSweep time.Time
+	listeners []func(Session)
+
+	stop     chan struct{}
+	stopOnce sync.Once
+	done     chan struct{}
+}
+
+// New returns a Service and starts the writer that persists display balances
+// (at most once a second, in one transaction). Call Close to stop it.
+func New(opts Options) (*Service, error) {
+	switch {
+	case opts.Config == nil:
+		return nil, errors.New("sessions: no configuration")
+	case opts.DB == nil:
+		return nil, errors.New("sessions: no database")
+	case opts.Tickets == nil:
+		return nil, errors.New("sessions: no ticket service")
+	case opts.Demo == nil:
+		return nil, errors.New("sessions: no demo bank")
+	}
+	s := &Service{
+		cfg: opts.Config, db: opts.DB, tickets: opts.Tickets, wallets: opts.Wallets, freebets: opts.Freebets,
+		demo: opts.Demo, demoBal: opts.DemoBalance, defCur: opts.DefaultCurrency, now: opts.Now, log: opts.Logger,
+		byHash: map[string]*entry{}, byPlayer: map[playerKey]map[string]struct{}{},
+		stop: make(chan struct{}), done: make(chan struct{}),
+	}
+	if s.wallets == nil {
+		s.wallets = func(string) (Balancer, bool) { return nil, false }
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	go s.flushLoop()
+	return s, nil
+}
+
+// Close stops the balance writer after a last write.
+func (s *Service) Close() error {
+	s.stopOnce.Do(func() { close(s.stop) })
+	<-s.done
+	return nil
+}
+
+// OnBalanceChange registers f, called with the session after the wallet
+// reported a new balance for it through OnWalletBalance: the table publishes
+// it as a balance event on the session's stream. Register before serving.
+func (s *Service) OnBalanceChange(f func(Session)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.listeners = append(s.listeners, f)
+}
+
+// Language returns the session language for a requested one: pt, en or es as
+// given, anything else the installation default (LANG-1..LANG-4).
+func (s *Service) Language(lang string) string { return s.cfg.Language(lang) }
+
+// Open opens a session from the launch URL's sid. See the package
+// documentation; the refusals are the Err* of this package, any other error is
+// an internal failure.
+func (s *Service) Open(ctx context.Context, req OpenRequest) (Session, error) {
+	var (
+		launch tickets.Session
+		legacy bool
+	)
+	if strings.HasPrefix(req.SID, tickets.Prefix) {
+		t, err := s.tickets.Redeem(ctx, req.SID)
+		switch {
+		case errors.Is(err, tickets.ErrUsed):
+			return Session{}, ErrTicketUsed // Rule TKT-5: never a second session
+		case errors.Is(err, tickets.ErrExpired):
+			return Session{}, ErrTicketExpired // Rule LIM-3
+		case errors.Is(err, tickets.ErrUnknown):
+			return Session{}, ErrTicketInvalid
+		case err != nil:
+			return Session{}, fmt.Errorf("sessions: open: %w", err)
+		}
+		launch = t
+	} else {
+		// Legacy launch (VER-4): sid is the operator's token (VER-5).
+		legacy = true
+		launch = tickets.Session{Operator: req.Operator, GameID: req.GameID, Token: req.SID, Language: req.Language}
+	}
+
+	op, ok := s.cfg.Operator(launch.Operator)
+	if !ok || !op.Enabled {
+		return Session{}, ErrTicketInvalid
+	}
+	if legacy && launch.GameID == "" && len(op.Games) == 1 {
+		launch.GameID = op.Games[0]
+	}
+	if _, ok := s.cfg.Game(launch.GameID); !ok || !op.HasGame(launch.GameID) {
+		return Session{}, ErrTicketInvalid
+	}
+	launch.Language = s.cfg.Language(launch.Language)
+
+	if launch.Demo {
+		return s.openDemo(ctx, op, launch)
+	}
+	return s.openReal(ctx, op, launch, legacy)
+}
+
+// openDemo opens a demo session: a balance held by the game, no wallet call.
+func (s *Service) openDemo(ctx context.Context, op *config.Operator, launch tickets.Session) (Session, error) {
+	cur := launch.Currency
+	if cur == "" {
+		cur = s.defaultCurrency(op)
+	}
+	if _, ok := op.Currency(cur); !ok {
+		return Session{}, ErrCurrencyMismatch
+	}
+	bal, ok := s.demoBal[cur]
+	if !ok {
+		bal = DefaultDemoBalance
+	}
+	name := Mask(launch.PlayerName)
+	if name == "" {
+		name = "Demo"
+	}
+	sess := s.newSession(op.ID, launch)
+	sess.Currency, sess.Name, sess.Demo, sess.Balance = cur, name, true, bal
+	sess.Token, sess.PlayerID = "", ""
+	if err := s.insert(ctx, sess); err != nil {
+		return Session{}, err
+	}
+	s.demo.Open(sess.Hash, bal)
+	s.remember(sess)
+	return sess, nil
+}
+
+// openReal asks /balance who the player is and opens the session.
+func (s *Service) openReal(ctx context.Context, op *config.Operator, launch tickets.Session, legacy bool) (Session, error) {
+	w, ok := s.wallets(op.ID)
+	if !ok {
+		s.log.ErrorContext(ctx, "session refused: the operator has no wallet client", "operator", op.ID)
+		return Session{}, ErrSessionRefused
+	}
+	callCurrency := launch.Currency
+	if callCurrency == "" {
+		callCurrency = s.defaultCurrency(op) // AMB-15 reading A: some currency is always sent
+	}
+	// Rule BAL-1 BAL-2: the token only, no player_id.
+	res, err := w.Balance(ctx, wallet.BalanceCall{Token: launch.Token, Currency: callCurrency, GameID: launch.GameID})
+	switch res.Outcome {
+	case wallet.Success:
+	case wallet.Refused:
+		// Rule BAL-5 BAL-6 BAL-7: no entry without a success. The operator's
+		// message stays in the log (AUTH-18); the code is enough.
+		s.log.InfoContext(ctx, "session refused by the wallet", "operator", op.ID, "error_code", res.ErrorCode, "legacy", legacy)
+		return Session{}, ErrSessionRefused
+	default:
+		s.log.WarnContext(ctx, "session entry: wallet unavailable", "operator", op.ID, "reason", res.Reason, "err", err)
+		return Session{}, ErrWalletUnavailable
+	}
+	if !legacy && launch.PlayerID != "" && res.PlayerID != launch.PlayerID {
+		// The token the launch carried belongs to another player.
+		s.log.WarnContext(ctx, "session refused: /balance names another player than the launch", "operator", op.ID)
+		return Session{}, ErrSessionRefused
+	}
+	cur := res.Currency
+	switch {
+	case launch.Currency != "" && cur != "" && cur != launch.Currency:
+		return Session{}, ErrCurrencyMismatch // Rule BAL-11
+	case launch.Currency != "":
+		cur = launch.Currency // Rule BAL-12: absent means the launch's
+	case cur == "":
+		// Rule VER-6: on the legacy path (or a launch without currency) /balance is
+		// the only source; without one the limits are unknown, so no session.
+		return Session{}, ErrCurrencyMismatch
+	}
+	limits, ok := op.Currency(cur)
+	if !ok {
+		return Session{}, ErrCurrencyMismatch // not enabled for the operator
+	}
+	bal := res.Balance
+	if bal < 0 {
+		bal = 0
+	}
+	sess := s.newSession(op.ID, launch)
+	sess.PlayerID, sess.Currency, sess.Balance = res.PlayerID, cur, bal
+	name := res.PlayerName
+	if name == "" {
+		name = launch.PlayerName
+	}
+	sess.Name = displayName(name, res.PlayerID) // Rule GAME-26 BAL-9
+	if err := s.insert(ctx, sess); err != nil {
+		return Session{}, err
+	}
+	if s.freebets != nil && len(res.Freebets) > 0 {
+		// Invalid grants are discarded inside; an error leaves the player in
+		// (FB-13), and the next entry's /balance tries again (FB-18).
+		if _, err := s.freebets.Intake(ctx, sess.Owner(), res.Freebets, limits, true); err != nil {
+			s.log.ErrorContext(ctx, "freebet intake failed; the player enters without new grants", "operator", op.ID, "err", err)
+		}
+	}
+	s.remember(sess)
+	return sess, nil
+}
+
+func (s *Service) defaultCurrency(op *config.Operator) string {
+	if s.defCur != "" {
+		if _, ok := op.Currency(s.defCur); ok {
+			return s.defCur
+		}
+	}
+	if codes := op.CurrencyCodes(); len(codes) > 0 {
+		return codes[0]
+	}
+	return s.defCur
+}
+
+func (s *Service) newSession(operator string, launch tickets.Session) Session {
+	raw := make([]byte, idBytes)
+	_, _ = rand.Read(raw) // never fails (Go 1.24+)
+	id := IDPrefix + idEncoding.EncodeToString(raw)
+	now := s.now()
+	return Session{
+		ID: id, Hash: hashID(id), Operator: operator, GameID: launch.GameID, Token: launch.Token,
+		Language: launch.Language, Theme: launch.Theme, Mobile: launch.Mobile,
+		LobbyURL: launch.LobbyURL, DepositURL: launch.DepositURL,
+		CreatedAt: now, ExpiresAt: now.Add(TTL),
+	}
+}
+
+func hashID(id string) []byte {
+	h := sha256.Sum256([]byte(id))
+	return h[:]
+}
+
+// HashID returns the SHA-256 of a session id, the key it is stored under.
+func HashID(id string) []byte { return hashID(id) }
+
+// wellFormed reports whether id can be a session id, before any lookup.
+func wellFormed(id string) bool {
+	body, ok := strings.CutPrefix(id, IDPrefix)
+	return ok && len(body) == idEncoding.EncodedLen(idBytes)
+}
+
+// Get returns the live session with this id, from memory or else from the
+// database (after a restart); ErrSessionExpired when it is unknown or expired.
+func (s *Service) Get(ctx context.Context, id string) (Session, error) {
+	if !wellFormed(id) {
+		return Session{}, ErrSessionExpired
+	}
+	h := hashID(id)
+	now := s.now()
+	s.mu.Lock()
+	s.sweepLocked(now)
+	e, ok := s.byHash[string(h)]
+	var out Session
+	if ok {
+		out = e.s
+	}
+	s.mu.Unlock()
+	if !ok {
+		rec, err := s.load(ctx, h)
+		if err != nil {
+			return Session{}, err
+		}
+		out = rec.session()
+		if !now.Before(out.ExpiresAt) {
+			return Session{}, ErrSessionExpired
+		}
+		if out.Demo {
+			s.demo.Open(out.Hash, out.Balance) // a restart emptied the bank
+		}
+		out = s.remember(out)
+	}
+	if !now.Before(out.ExpiresAt) {
+		return Session{}, ErrSessionExpired
+	}
+	if out.Demo {
+		if b, ok := s.demo.Balance(out.Hash); ok {
+			out.Balance = b
+		}
+	}
+	return out, nil
+}
+
+// remember caches sess (or returns the cached one when another call was first).
+func (s *Service) remember(sess Session) Session {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e, ok := s.byHash[string(sess.Hash)]; ok {
+		return e.s
+	}
+	s.byHash[string(sess.Hash)] = &entry{s: sess}
+	if sess.PlayerID != "" {
+		k := playerKey{sess.Operator, sess.PlayerID}
+		m := s.byPlayer[k]
+		if m == nil {
+			m = map[string]struct{}{}
+			s.byPlayer[k] = m
+		}
+		m[string(sess.Hash)] = struct{}{}
+	}
+	return sess
+}
+
+// sweepLocked forgets expired sessions, at most once a minute.
+func (s *Service) sweepLocked(now time.Time) {
+	if now.Sub(s.lastSweep) < sweepEvery {
+		return
+	}
+	s.lastSweep = now
+	for h, e := range s.byHash {
+		if now.Before(e.s.ExpiresAt) {
+			continue
+		}
+		delete(s.byHash, h)
+		k := playerKey{e.s.Operator, e.s.PlayerID}
+		if m := s.byPlayer[k]; m != nil {
+			delete(m, h)
+			if len(m) == 0 {
+				delete(s.byPlayer, k)
+			}
+		}
+	}
+}
+
+// Balance returns a session's display balance with a mark for Expect.
+func (s *Service) Balance(hash []byte) Mark {
+	s.mu.Lock()
+	e, ok := s.byHash[string(hash)]
+	var m Mark
+	demo := false
+	if ok {
+		m = Mark{Balance: e.s.Balance, seq: e.seq}
+		demo = e.s.Demo
+	}
+	s.mu.Unlock()
+	if demo {
+		if b, ok := s.demo.Balance(hash); ok {
+			m.Balance = b
+		}
+	}
+	return m
+}
+
+// SetBalance records a balance the wallet reported for this session (a /bet
+// answer, or the balance of an INSUFFICIENT_FUNDS refusal): BAL-4.
+func (s *Service) SetBalance(hash []byte, balance int64) {
+	if balance < 0 {
+		balance = 0
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e, ok := s.byHash[string(hash)]; ok && !e.s.Demo {
+		e.s.Balance, e.seq, e.dirty = balance, e.seq+1, true
+	}
+}
+
+// Expect returns the balance expected once a movement of delta cents the game
+// has queued (a win's payout, a rollback's stake) reaches the wallet: the
+// balance of mark plus delta. When the wallet reported no balance for the
+// session since mark was read, the display balance takes delta too; otherwise
+// the wallet's newer figure stays (it may already hold the movement), and the
+// balance event of the delivered movement corrects it.
+func (s *Service) Expect(hash []byte, mark Mark, delta int64) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, ok := s.byHash[string(hash)]
+	if !ok || e.s.Demo || e.seq != mark.seq {
+		return mark.Balance + delta
+	}
+	e.s.Balance += delta
+	e.dirty = true
+	return e.s.Balance
+}
+
+// OnWalletBalance is the movement queue's hook after a delivered /win (or any
+// wallet answer with a balance): it updates every live session of that player
+// in that currency (an empty currency matches all) and tells the listeners, so
+// that each session's stream gets a balance event (BAL-4).
+func (s *Service) OnWalletBalance(operator, playerID, currency string, balance int64) {
+	if balance < 0 {
+		balance = 0
+	}
+	var changed []Session
+	s.mu.Lock()
+	for h := range s.byPlayer[playerKey{operator, playerID}] {
+		e := s.byHash[h]
+		if e == nil || e.s.Demo || (currency != "" && e.s.Currency != currency) {
+			continue
+		}
+		e.s.Balance, e.seq, e.dirty = balance, e.seq+1, true
+		changed = append(changed, e.s)
+	}
+	listeners := s.listeners
+	s.mu.Unlock()
+	for _, sess := range changed {
+		for _, f := range listeners {
+			f(sess)
+		}
+	}
+}
+
+// OpenFreebets lists the session's open grants, oldest first (none for demo).
+func (s *Service) OpenFreebets(ctx context.Context, sess Session) ([]freebets.Grant, error) {
+	if s.freebets == nil || sess.Demo || sess.PlayerID == "" {
+		return nil, nil
+	}
+	return s.freebets.Open(ctx, sess.Owner())
+}
+
+// record is a row of the sessions table (migration 0002).
+type record struct {
+	bun.BaseModel `bun:"table:sessions"`
+
+	IDHash     []byte       `bun:"id_hash,pk"`
+	Operator   string       `bun:"operator"`
+	GameID     string       `bun:"game_id"`
+	Token      string       `bun:"token"`
+	PlayerID   string       `bun:"player_id"`
+	PlayerName string       `bun:"player_name"`
+	Currency   string       `bun:"currency"`
+	Language   string       `bun:"language"`
+	Theme      string       `bun:"theme"`
+	Demo       bool         `bun:"demo"`
+	Mobile     bool         `bun:"mobile"`
+	LobbyURL   string       `bun:"lobby_url"`
+	DepositURL string       `bun:"deposit_url"`
+	Balance    int64        `bun:"balance"`
+	CreatedAt  store.Millis `bun:"created_at"`
+	ExpiresAt  store.Millis `bun:"expires_at"`
+}
+
+func (r *record) session() Session {
+	return Session{
+		Hash: r.IDHash, Operator: r.Operator, GameID: r.GameID, Token: r.Token, PlayerID: r.PlayerID,
+		Name: r.PlayerName, Currency: r.Currency, Language: r.Language, Theme: r.Theme,
+		Demo: r.Demo, Mobile: r.Mobile, LobbyURL: r.LobbyURL, DepositURL: r.DepositURL,
+		Balance: r.Balance, CreatedAt: r.CreatedAt.Time(), ExpiresAt: r.ExpiresAt.Time(),
+	}
+}
+
+func (s *Service) insert(ctx context.Context, sess Session) error {
+	rec := &record{
+		IDHash: sess.Hash, Operator: sess.Operator, GameID: sess.GameID, Token: sess.Token, PlayerID: sess.PlayerID,
+		PlayerName: sess.Name, Currency: sess.Currency, Language: sess.Language, Theme: sess.Theme,
+		Demo: sess.Demo, Mobile: sess.Mobile, LobbyURL: sess.LobbyURL, DepositURL: sess.DepositURL,
+		Balance: sess.Balance, CreatedAt: store.MillisOf(sess.CreatedAt), ExpiresAt: store.MillisOf(sess.ExpiresAt),
+	}
+	if _, err := s.db.NewInsert().Model(rec).Exec(ctx); err != nil {
+		return fmt.Errorf("sessions: store the session: %w", err)
+	}
+	return nil
+}
+
+func (s *Service) load(ctx context.Context, hash []byte) (*record, error) {
+	rec := new(record)
+	err := s.db.NewSelect().Model(rec).Where("id_hash = ?", hash).Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, ErrSessionExpired
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sessions: load a session: %w", err)
+	}
+	return rec, nil
+}
+
+// flushLoop writes changed display balances, at most once a second, in one
+// transaction; a failed write is tried again on the next tick.
+func (s *Service) flushLoop() {
+	defer close(s.done)
+	t := time.NewTicker(flushEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			s.flush()
+		case <-s.stop:
+			s.flush()
+			return
+		}
+	}
+}
+
+func (s *Service) flush() {
+	type change struct {
+		hash    []byte
+		balance int64
+	}
+	var changes []change
+	s.mu.Lock()
+	for _, e := range s.byHash {
+		if e.s.Demo {
+			// A demo balance lives in the bank; keep the row close to it so a
+			// restart reopens the bank with it.
+			if b, ok := s.demo.Balance(e.s.Hash); ok && b != e.s.Balance {
+				e.s.Balance, e.dirty = b, true
+			}
+		}
+		if e.dirty {
+			e.dirty = false
+			changes = append(changes, change{e.s.Hash, e.s.Balance})
+		}
+	}
+	s.mu.Unlock()
+	if len(changes) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		for _, c := range changes {
+			if _, err := tx.NewUpdate().Model((*record)(nil)).Set("balance = ?", c.balance).
+				Where("id_hash = ?", c.hash).Exec(ctx); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		s.log.Warn("sessions: persisting display balances failed; retrying", "err", err)
+		s.mu.Lock()
+		for _, c := range changes {
+			if e, ok := s.byHash[string(c.hash)]; ok {
+				e.dirty = true
+			}
+		}
+		s.mu.Unlock()
+	}
+}

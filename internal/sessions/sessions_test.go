@@ -1,0 +1,521 @@
+package sessions_test
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/crashstudio/crashgame/internal/config"
+	"github.com/crashstudio/crashgame/internal/engine"
+	"github.com/crashstudio/crashgame/internal/freebets"
+	"github.com/crashstudio/crashgame/internal/sessions"
+	"github.com/crashstudio/crashgame/internal/store"
+	"github.com/crashstudio/crashgame/internal/tickets"
+	"github.com/crashstudio/crashgame/internal/wallet"
+)
+
+func ptr(v int64) *int64 { return &v }
+
+// fakeWallet speaks the /balance route of wallet.v1.yaml: per token, a status
+// and a body. It records every request body.
+type fakeWallet struct {
+	mu      sync.Mutex
+	answers map[string]answer
+	calls   []map[string]any
+}
+
+type answer struct {
+	status int
+	body   string
+}
+
+func (f *fakeWallet) set(token string, status int, body string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.answers[token] = answer{status, body}
+}
+
+func (f *fakeWallet) requests() []map[string]any {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]map[string]any(nil), f.calls...)
+}
+
+func (f *fakeWallet) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	raw, _ := io.ReadAll(r.Body)
+	var body map[string]any
+	_ = json.Unmarshal(raw, &body)
+	f.mu.Lock()
+	f.calls = append(f.calls, body)
+	tok, _ := body["token"].(string)
+	a, ok := f.answers[tok]
+	f.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	if r.URL.Path != "/balance" || !ok {
+		w.WriteHeader(http.StatusUnauthorized)
+		_, _ = io.WriteString(w, `{"status":"error","error_code":"TOKEN_INVALID","error_message":"secret operator text"}`)
+		return
+	}
+	w.WriteHeader(a.status)
+	_, _ = io.WriteString(w, a.body)
+}
+
+// clock is a settable time source.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+type fixture struct {
+	svc     *sessions.Service
+	st      *store.Store
+	opts    sessions.Options
+	tickets *tickets.Service
+	wallet  *fakeWallet
+	clock   *clock
+	fb      *freebets.Service
+	bank    *engine.DemoBank
+}
+
+func testConfig(walletURL string) *config.Config {
+	return &config.Config{
+		BaseURL: "https://games.example.com", DefaultLanguage: "es",
+		Games: []config.Game{
+			{ID: "crash", Name: "Crash", RTPBasisPoints: 9700, MaxMultiplier: 100000, BettingMS: 100, PauseMS: 50, Demo: true, Freebet: true},
+			{ID: "other", Name: "Other", RTPBasisPoints: 9700, MaxMultiplier: 100000, BettingMS: 100, PauseMS: 50},
+		},
+		Operators: []config.Operator{
+			{
+				ID: "acme", Enabled: true, Secret: "0123456789abcdef0123", APIKey: "key_abcdefgh_x", WalletURL: walletURL,
+				Games: []string{"crash"}, Demo: true,
+				Currencies: []config.Currency{
+					{Code: "BRL", Limits: config.Limits{MinBet: ptr(100), MaxBet: ptr(100000), MaxWin: ptr(10000000)}},
+					{Code: "EUR", Limits: config.Limits{MinBet: ptr(10), MaxBet: ptr(10000)}},
+				},
+			},
+			{
+				ID: "sleepy", Enabled: false, Secret: "0123456789abcdef0123", APIKey: "key_abcdefgh_x", WalletURL: walletURL,
+				Games: []string{"crash"}, Currencies: []config.Currency{{Code: "BRL"}},
+			},
+		},
+	}
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	fw := &fakeWallet{answers: map[string]answer{}}
+	srv := httptest.NewServer(fw)
+	t.Cleanup(srv.Close)
+	cfg := testConfig(srv.URL)
+
+	st, err := store.Open(t.Context(), "sqlite://"+filepath.Join(t.TempDir(), "sessions.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	if err := st.Migrate(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	c := &clock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
+	tk := tickets.New(st, c.Now)
+	fb, err := freebets.New(st.DB(), freebets.Options{Now: c.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clients := map[string]sessions.Balancer{}
+	for i := range cfg.Operators {
+		cl, err := wallet.NewClient(&cfg.Operators[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		clients[cfg.Operators[i].ID] = cl
+	}
+	bank := engine.NewDemoBank()
+	opts := sessions.Options{
+		Config: cfg, DB: st.DB(), Tickets: tk, Freebets: fb, Demo: bank, Now: c.Now,
+		Wallets:     func(op string) (sessions.Balancer, bool) { b, ok := clients[op]; return b, ok },
+		DemoBalance: map[string]int64{"EUR": 50_000},
+	}
+	svc, err := sessions.New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = svc.Close() })
+	return &fixture{svc: svc, st: st, opts: opts, tickets: tk, wallet: fw, clock: c, fb: fb, bank: bank}
+}
+
+const token = "tok-0123456789abcdef"
+
+func (f *fixture) ticket(t *testing.T, s tickets.Session) string {
+	t.Helper()
+	if s.Operator == "" {
+		s.Operator = "acme"
+	}
+	if s.GameID == "" {
+		s.GameID = "crash"
+	}
+	raw, err := f.tickets.Issue(t.Context(), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
+}
+
+func realLaunch(currency string) tickets.Session {
+	return tickets.Session{Token: token, PlayerID: "p-42", Currency: currency, Language: "pt", PlayerName: "Launch Name", Theme: "dark"}
+}
+
+func TestOpenRefusals(t *testing.T) {
+	t.Parallel()
+	okBRL := `{"status":"ok","player_id":"p-42","balance":25000,"currency":"BRL","player_name":"Maria Silva"}`
+	cases := []struct {
+		name   string
+		status int
+		body   string
+		launch tickets.Session
+		legacy *sessions.OpenRequest // instead of a ticket
+		want   error
+	}{
+		// Rule BAL-7 BAL-5: a 401 from /balance refuses entry.
+		{"balance 401", 401, `{"status":"error","error_code":"TOKEN_INVALID","error_message":"no such token"}`, realLaunch("BRL"), nil, sessions.ErrSessionRefused},
+		// Rule BAL-6: a revoked or expired token is refused at the next entry.
+		{"token expired", 200, `{"status":"error","error_code":"TOKEN_EXPIRED"}`, realLaunch("BRL"), nil, sessions.ErrSessionRefused},
+		{"player blocked", 200, `{"status":"error","error_code":"PLAYER_BLOCKED"}`, realLaunch("BRL"), nil, sessions.ErrSessionRefused},
+		// A temporary failure is no decision: the player is told to retry.
+		{"wallet 5xx", 503, `{"status":"error","error_code":"INTERNAL_ERROR"}`, realLaunch("BRL"), nil, sessions.ErrWalletUnavailable},
+		{"unknown code", 200, `{"status":"error","error_code":"SOMETHING"}`, realLaunch("BRL"), nil, sessions.ErrWalletUnavailable},
+		// Rule BAL-11: a currency other than the launch's refuses the session.
+		{"currency differs", 200, `{"status":"ok","player_id":"p-42","balance":1,"currency":"USD"}`, realLaunch("BRL"), nil, sessions.ErrCurrencyMismatch},
+		// A currency the operator does not accept refuses the session.
+		{"currency not enabled", 200, `{"status":"ok","player_id":"p-42","balance":1,"currency":"USD"}`, realLaunch(""), nil, sessions.ErrCurrencyMismatch},
+		// Issue 4: a player_id other than the launch's refuses the session.
+		{"other player", 200, `{"status":"ok","player_id":"p-43","balance":1,"currency":"BRL"}`, realLaunch("BRL"), nil, sessions.ErrSessionRefused},
+		// Rule VER-6: on the legacy path /balance is the only source of currency.
+		{"legacy without currency", 200, `{"status":"ok","player_id":"p-42","balance":1}`, tickets.Session{},
+			&sessions.OpenRequest{SID: token, Operator: "acme", GameID: "crash"}, sessions.ErrCurrencyMismatch},
+		{"legacy unknown operator", 200, okBRL, tickets.Session{}, &sessions.OpenRequest{SID: token, Operator: "nobody", GameID: "crash"}, sessions.ErrTicketInvalid},
+		{"legacy disabled operator", 200, okBRL, tickets.Session{}, &sessions.OpenRequest{SID: token, Operator: "sleepy", GameID: "crash"}, sessions.ErrTicketInvalid},
+		{"legacy game not enabled", 200, okBRL, tickets.Session{}, &sessions.OpenRequest{SID: token, Operator: "acme", GameID: "other"}, sessions.ErrTicketInvalid},
+		{"legacy unknown game", 200, okBRL, tickets.Session{}, &sessions.OpenRequest{SID: token, Operator: "acme", GameID: "nope"}, sessions.ErrTicketInvalid},
+		{"not a ticket", 200, okBRL, tickets.Session{}, &sessions.OpenRequest{SID: "tk_short"}, sessions.ErrTicketInvalid},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t)
+			f.wallet.set(token, tc.status, tc.body)
+			req := sessions.OpenRequest{}
+			if tc.legacy != nil {
+				req = *tc.legacy
+			} else {
+				req.SID = f.ticket(t, tc.launch)
+			}
+			_, err := f.svc.Open(t.Context(), req)
+			if !errors.Is(err, tc.want) {
+				t.Fatalf("Open = %v, want %v", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestTicketSingleUse(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.wallet.set(token, 200, `{"status":"ok","player_id":"p-42","balance":25000,"currency":"BRL"}`)
+	sid := f.ticket(t, realLaunch("BRL"))
+	if _, err := f.svc.Open(t.Context(), sessions.OpenRequest{SID: sid}); err != nil {
+		t.Fatal(err)
+	}
+	// Rule TKT-5: opening the URL again opens no second session.
+	if _, err := f.svc.Open(t.Context(), sessions.OpenRequest{SID: sid}); !errors.Is(err, sessions.ErrTicketUsed) {
+		t.Fatalf("second Open = %v, want ErrTicketUsed", err)
+	}
+	if n := len(f.wallet.requests()); n != 1 {
+		t.Fatalf("/balance calls = %d, want 1", n)
+	}
+	var rows int
+	if err := f.st.DB().NewSelect().Table("sessions").ColumnExpr("count(*)").Scan(t.Context(), &rows); err != nil {
+		t.Fatal(err)
+	}
+	if rows != 1 {
+		t.Fatalf("session rows = %d, want 1", rows)
+	}
+}
+
+func TestTicketExpired(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.wallet.set(token, 200, `{"status":"ok","player_id":"p-42","balance":25000,"currency":"BRL"}`)
+	sid := f.ticket(t, realLaunch("BRL"))
+	f.clock.Advance(tickets.TTL)
+	// Rule LIM-3: a ticket not opened within 15 minutes opens no session.
+	if _, err := f.svc.Open(t.Context(), sessions.OpenRequest{SID: sid}); !errors.Is(err, sessions.ErrTicketExpired) {
+		t.Fatalf("Open = %v, want ErrTicketExpired", err)
+	}
+	if n := len(f.wallet.requests()); n != 0 {
+		t.Fatalf("/balance calls = %d, want 0", n)
+	}
+}
+
+func TestOpenWithTicket(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.wallet.set(token, 200, `{"status":"ok","player_id":"p-42","balance":25000,"currency":"BRL","player_name":"Maria Silva",
+		"freebets":[{"id":"camp-7","quantity":2,"amount":500},{"id":"","amount":500},{"id":"tiny","amount":5}]}`)
+	sess, err := f.svc.Open(t.Context(), sessions.OpenRequest{SID: f.ticket(t, realLaunch("BRL")), Language: "en"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sess.ID) < 16 || sess.PlayerID != "p-42" || sess.Currency != "BRL" || sess.Balance != 25000 ||
+		sess.Name != "Ma***a" || sess.Language != "pt" || sess.Theme != "dark" || sess.Demo {
+		t.Fatalf("session = %+v", sess)
+	}
+
+	// Rule BAL-1 BAL-2: the envelope and the token, no player_id, no transaction_id.
+	reqs := f.wallet.requests()
+	if len(reqs) != 1 {
+		t.Fatalf("/balance calls = %d", len(reqs))
+	}
+	b := reqs[0]
+	for _, k := range []string{"operator", "timestamp", "request_id", "currency", "token", "game_id"} {
+		if _, ok := b[k]; !ok {
+			t.Errorf("/balance body lacks %s: %v", k, b)
+		}
+	}
+	for _, k := range []string{"player_id", "transaction_id"} {
+		if _, ok := b[k]; ok {
+			t.Errorf("/balance body carries %s", k)
+		}
+	}
+	if b["token"] != token || b["currency"] != "BRL" {
+		t.Errorf("/balance body = %v", b)
+	}
+
+	// Rule FB-13 FB-6: the invalid entries are discarded, the player entered,
+	// the valid grant is split per round.
+	grants, err := f.svc.OpenFreebets(t.Context(), sess)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(grants) != 2 || grants[0].ID != "camp-7#1" || grants[1].ID != "camp-7#2" || grants[0].Amount != 500 {
+		t.Fatalf("grants = %+v", grants)
+	}
+
+	// Rule BAL-3: getting the session later calls no wallet.
+	got, err := f.svc.Get(t.Context(), sess.ID)
+	if err != nil || got.PlayerID != "p-42" || got.Balance != 25000 {
+		t.Fatalf("Get = %+v, %v", got, err)
+	}
+	if n := len(f.wallet.requests()); n != 1 {
+		t.Fatalf("/balance calls after Get = %d, want 1", n)
+	}
+}
+
+func TestCurrencyAbsentTakesLaunchs(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	// Rule BAL-12 (AMB-14 reading A): no currency in /balance, the launch's applies.
+	f.wallet.set(token, 200, `{"status":"ok","player_id":"p-42","balance":700}`)
+	sess, err := f.svc.Open(t.Context(), sessions.OpenRequest{SID: f.ticket(t, realLaunch("EUR"))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sess.Currency != "EUR" {
+		t.Fatalf("currency = %q, want EUR", sess.Currency)
+	}
+	// No player name from either side: a generated alias, never the player id.
+	if sess.Name == "" || sess.Name == "p-42" {
+		t.Fatalf("name = %q", sess.Name)
+	}
+}
+
+func TestLegacyPath(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.wallet.set(token, 200, `{"status":"ok","player_id":"p-42","balance":900,"currency":"EUR","player_name":"p-42"}`)
+	// Rule VER-4 VER-5: the token arrives as sid; operator and game from the request.
+	// The game may be left out when the operator has one.
+	sess, err := f.svc.Open(t.Context(), sessions.OpenRequest{SID: token, Operator: "acme", Language: "xx"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Rule VER-6: the currency comes from /balance. Rule LANG-2 LANG-4: an unknown
+	// language falls back to the installation default (es here, not en).
+	if sess.Currency != "EUR" || sess.GameID != "crash" || sess.Token != token || sess.Language != "es" {
+		t.Fatalf("session = %+v", sess)
+	}
+	// The name equal to the player id is never shown.
+	if sess.Name == "p-" || sess.Name == "p-***2" {
+		t.Fatalf("name %q derives from the player id", sess.Name)
+	}
+	// AMB-15 reading A: /balance carried the default currency (the operator's first).
+	if got := f.wallet.requests()[0]["currency"]; got != "BRL" {
+		t.Fatalf("/balance currency = %v, want BRL", got)
+	}
+}
+
+func TestDemo(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		currency string
+		want     int64
+		wantCur  string
+	}{
+		{"", sessions.DefaultDemoBalance, "BRL"},
+		{"EUR", 50_000, "EUR"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.wantCur, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t)
+			sess, err := f.svc.Open(t.Context(), sessions.OpenRequest{SID: f.ticket(t, tickets.Session{Demo: true, Currency: tc.currency})})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !sess.Demo || sess.Balance != tc.want || sess.Currency != tc.wantCur || sess.Name != "Demo" {
+				t.Fatalf("session = %+v", sess)
+			}
+			if n := len(f.wallet.requests()); n != 0 {
+				t.Fatalf("demo called the wallet %d times", n)
+			}
+			if b, ok := f.bank.Balance(sess.Hash); !ok || b != tc.want {
+				t.Fatalf("bank = %d %v", b, ok)
+			}
+			if _, err := f.bank.Debit(sess.Hash, 100); err != nil {
+				t.Fatal(err)
+			}
+			got, err := f.svc.Get(t.Context(), sess.ID)
+			if err != nil || got.Balance != tc.want-100 {
+				t.Fatalf("Get = %+v %v", got, err)
+			}
+		})
+	}
+}
+
+func TestGet(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.wallet.set(token, 200, `{"status":"ok","player_id":"p-42","balance":25000,"currency":"BRL"}`)
+	sess, err := f.svc.Open(t.Context(), sessions.OpenRequest{SID: f.ticket(t, realLaunch("BRL"))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"", "nope", sess.ID + "x", "ps_" + sess.ID[3:len(sess.ID)-1] + "A"} {
+		if _, err := f.svc.Get(t.Context(), id); !errors.Is(err, sessions.ErrSessionExpired) {
+			t.Errorf("Get(%q) = %v, want ErrSessionExpired", id, err)
+		}
+	}
+	f.svc.SetBalance(sess.Hash, 24000)
+	// A restart: a new Service over the same database finds the session.
+	_ = f.svc.Close() // flushes the display balance
+	again, err := sessions.New(f.opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = again.Close() })
+	got, err := again.Get(t.Context(), sess.ID)
+	if err != nil || got.PlayerID != "p-42" || got.Balance != 24000 {
+		t.Fatalf("Get after restart = %+v, %v", got, err)
+	}
+	// Fixed 12 h life.
+	f.clock.Advance(sessions.TTL)
+	if _, err := again.Get(t.Context(), sess.ID); !errors.Is(err, sessions.ErrSessionExpired) {
+		t.Fatalf("Get after 12 h = %v", err)
+	}
+}
+
+func TestBalances(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.wallet.set(token, 200, `{"status":"ok","player_id":"p-42","balance":10000,"currency":"BRL"}`)
+	a, err := f.svc.Open(t.Context(), sessions.OpenRequest{SID: f.ticket(t, realLaunch("BRL"))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := f.svc.Open(t.Context(), sessions.OpenRequest{SID: f.ticket(t, realLaunch("BRL"))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	seen := map[string]int64{}
+	f.svc.OnBalanceChange(func(s sessions.Session) {
+		mu.Lock()
+		defer mu.Unlock()
+		seen[s.ID+string(s.Hash)] = s.Balance
+	})
+
+	// Rule BAL-4: a /bet answer's balance.
+	f.svc.SetBalance(a.Hash, 9000)
+	if m := f.svc.Balance(a.Hash); m.Balance != 9000 {
+		t.Fatalf("after bet = %d", m.Balance)
+	}
+	// A cashout with nothing reported meanwhile: the expected balance sticks.
+	m := f.svc.Balance(a.Hash)
+	if got := f.svc.Expect(a.Hash, m, 2000); got != 11000 {
+		t.Fatalf("Expect = %d", got)
+	}
+	// The wallet reported meanwhile: its figure stays, the answer is mark+delta.
+	m = f.svc.Balance(a.Hash)
+	f.svc.OnWalletBalance("acme", "p-42", "BRL", 13000)
+	if got := f.svc.Expect(a.Hash, m, 2000); got != 13000 {
+		t.Fatalf("Expect after a report = %d", got)
+	}
+	if m := f.svc.Balance(a.Hash); m.Balance != 13000 {
+		t.Fatalf("display after a report = %d", m.Balance)
+	}
+	// Rule BAL-4: the /win hook reaches every live session of the player.
+	if m := f.svc.Balance(b.Hash); m.Balance != 13000 {
+		t.Fatalf("other session = %d", m.Balance)
+	}
+	mu.Lock()
+	n := len(seen)
+	mu.Unlock()
+	if n != 2 {
+		t.Fatalf("listener saw %d sessions, want 2", n)
+	}
+	// Another player or currency is untouched.
+	f.svc.OnWalletBalance("acme", "p-99", "BRL", 1)
+	f.svc.OnWalletBalance("acme", "p-42", "EUR", 1)
+	if m := f.svc.Balance(b.Hash); m.Balance != 13000 {
+		t.Fatalf("other player changed the balance: %d", m.Balance)
+	}
+}
+
+func TestMask(t *testing.T) {
+	t.Parallel()
+	cases := []struct{ in, want string }{
+		{"Maria Silva", "Ma***a"},
+		{"joana", "jo***a"},
+		{"  João Ñandú  ", "Jo***ú"},
+		{"Ana", "A***"},
+		{"Al", "A***"},
+		{"x", "x***"},
+		{"", ""},
+		{"   ", ""},
+		{"\u200bab\u0000cd\u200b", "ab***d"},
+		{"ab\ncd", "ab***d"},
+	}
+	for _, tc := range cases {
+		if got := sessions.Mask(tc.in); got != tc.want {
+			t.Errorf("Mask(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
