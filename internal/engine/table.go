@@ -346,7 +346,9 @@ func (t *Table) Run(ctx context.Context) error {
 			if !graceEnd.IsZero() && graceEnd.Before(until) {
 				until = graceEnd
 			}
-			t.wait(until, &flush, false)
+			// Until a grace is set, a stop request interrupts the wait so the
+			// grace starts at once.
+			t.wait(until, &flush, graceEnd.IsZero())
 			now := t.clock.Now()
 			if !graceEnd.IsZero() && !now.Before(graceEnd) && now.Before(t.cur.crashAt) {
 				t.voidRound("table stopping: the flying round did not crash within the grace")

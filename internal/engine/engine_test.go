@@ -1,0 +1,327 @@
+package engine_test
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/crashstudio/crashgame/integration/pgtest"
+	"github.com/crashstudio/crashgame/internal/config"
+	"github.com/crashstudio/crashgame/internal/engine"
+	"github.com/crashstudio/crashgame/internal/store"
+	"github.com/crashstudio/crashgame/internal/wallet"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// manualClock is a Clock that moves only when the test says so.
+type manualClock struct {
+	mu      sync.Mutex
+	now     time.Time
+	waiters []waiter
+}
+
+type waiter struct {
+	at time.Time
+	ch chan time.Time
+}
+
+func newClock() *manualClock {
+	return &manualClock{now: time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)}
+}
+
+func (c *manualClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *manualClock) After(d time.Duration) <-chan time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ch := make(chan time.Time, 1)
+	if d <= 0 {
+		ch <- c.now
+		return ch
+	}
+	c.waiters = append(c.waiters, waiter{at: c.now.Add(d), ch: ch})
+	return ch
+}
+
+// Set moves the clock to t, firing every timer due by then.
+func (c *manualClock) Set(t time.Time) {
+	c.mu.Lock()
+	c.now = t
+	var keep []waiter
+	for _, w := range c.waiters {
+		if !w.at.After(t) {
+			w.ch <- t
+		} else {
+			keep = append(keep, w)
+		}
+	}
+	c.waiters = keep
+	c.mu.Unlock()
+}
+
+// fakeWallet answers /bet with what the test sets, and records the calls.
+type fakeWallet struct {
+	mu      sync.Mutex
+	calls   []wallet.BetCall
+	answer  func(wallet.BetCall, time.Time) wallet.Result
+	breaker bool
+}
+
+func (f *fakeWallet) BetUntil(_ context.Context, call wallet.BetCall, deadline time.Time) (wallet.Result, error) {
+	f.mu.Lock()
+	f.calls = append(f.calls, call)
+	answer := f.answer
+	f.mu.Unlock()
+	if answer == nil {
+		return wallet.Result{Outcome: wallet.Success, Balance: 100000, HasBalance: true, OperatorTxID: "op-" + call.TransactionID}, nil
+	}
+	return answer(call, deadline), nil
+}
+
+func (f *fakeWallet) BreakerOpen() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.breaker
+}
+
+const installation = `
+base_url: https://games.example.com
+games:
+  - game_id: crash
+    name: Crash
+    studio: S
+    category: crash
+    rtp_bp: 9700
+    max_multiplier: 100000
+    betting_ms: 5000
+    pause_ms: 3000
+operators:
+  - operator: acme
+    secret: acme-secret-0123456789abcdef
+    api_key: k
+    wallet_url: https://wallet.acme.example
+    games: [crash]
+    currencies:
+      BRL: { min_bet: 100, max_bet: 100000, max_win: 500000 }
+  - operator: zero
+    secret: zero-secret-0123456789abcdef
+    api_key: k
+    wallet_url: https://wallet.zero.example
+    zero_win: true
+    games: [crash]
+    currencies:
+      BRL: { min_bet: 100, max_bet: 100000 }
+`
+
+type harness struct {
+	t      *testing.T
+	table  *engine.Table
+	clock  *manualClock
+	wallet *fakeWallet
+	db     *bun.DB
+	cfg    *config.Config
+	cancel context.CancelFunc
+	done   chan error
+}
+
+// eachStore runs f on SQLite and on PostgreSQL.
+func eachStore(t *testing.T, f func(t *testing.T, h *harness)) {
+	t.Run("sqlite", func(t *testing.T) { t.Parallel(); f(t, newHarness(t, "")) })
+	t.Run("postgres", func(t *testing.T) { t.Parallel(); f(t, newHarness(t, pgtest.Start(t))) })
+}
+
+func newHarnessWithBank(t *testing.T, bank *engine.DemoBank) *harness {
+	return newHarnessOn(t, "", bank)
+}
+
+func newHarness(t *testing.T, dsn string) *harness { return newHarnessOn(t, dsn, nil) }
+
+func newHarnessOn(t *testing.T, dsn string, bank *engine.DemoBank) *harness {
+	t.Helper()
+	cfg, err := config.Parse([]byte(installation), func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dsn == "" {
+		dsn = "sqlite://" + filepath.Join(t.TempDir(), "e.db")
+	}
+	st, err := store.Open(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	if err := st.Migrate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	h := &harness{t: t, clock: newClock(), wallet: &fakeWallet{}, db: st.DB(), cfg: cfg}
+	game, _ := cfg.Game("crash")
+	h.table, err = engine.New(context.Background(), engine.Config{
+		Game:        game,
+		Operators:   cfg.Operator,
+		DB:          st.DB(),
+		Wallets:     func(string) (engine.BetWallet, bool) { return h.wallet, true },
+		Clock:       h.clock,
+		Demo:        bank,
+		ChainLength: 1000,
+		Salt:        "test-salt",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// run starts the loop and waits for the first betting phase.
+func (h *harness) run() {
+	ctx, cancel := context.WithCancel(context.Background())
+	h.cancel, h.done = cancel, make(chan error, 1)
+	go func() { h.done <- h.table.Run(ctx) }()
+	h.t.Cleanup(h.stop)
+	h.waitPhase(engine.PhaseBetting)
+}
+
+func (h *harness) stop() {
+	if h.cancel == nil {
+		return
+	}
+	h.cancel()
+	h.table.Stop()
+	// Let the loop see the stop, then push time past any grace.
+	for i := 0; i < 200; i++ {
+		select {
+		case err := <-h.done:
+			if err != nil {
+				h.t.Errorf("Run: %v", err)
+			}
+			h.cancel = nil
+			return
+		default:
+		}
+		h.clock.Set(h.clock.Now().Add(time.Second))
+		time.Sleep(5 * time.Millisecond)
+	}
+	h.t.Fatal("the table did not stop")
+}
+
+func (h *harness) waitPhase(phase string) engine.RoundView {
+	h.t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		if v, _ := h.table.Round(); v.Phase == phase {
+			return v
+		}
+		time.Sleep(time.Millisecond)
+	}
+	v, _ := h.table.Round()
+	h.t.Fatalf("phase is %q, want %q", v.Phase, phase)
+	return v
+}
+
+// fly ends the betting phase and waits for the take-off.
+func (h *harness) fly() engine.RoundView {
+	h.t.Helper()
+	v, _ := h.table.Round()
+	h.clock.Set(v.BettingEndsAt)
+	// A round may crash at 1.00x, at take-off: then it is never seen flying.
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		if n, _ := h.table.Round(); n.RoundID == v.RoundID && n.Phase != engine.PhaseBetting {
+			return n
+		}
+		time.Sleep(time.Millisecond)
+	}
+	h.t.Fatalf("round %s did not take off", v.RoundID)
+	return v
+}
+
+// crashPoint reads the current round's crash point from the database (the
+// test's view behind the scenes; players never see it before the crash).
+func (h *harness) crashPoint(roundID string) int64 {
+	var rec engine.RoundRecord
+	if err := h.db.NewSelect().Model(&rec).Where("id = ?", roundID).Scan(context.Background()); err != nil {
+		h.t.Fatal(err)
+	}
+	return rec.CrashPoint
+}
+
+func (h *harness) bet(id string) engine.BetRecord {
+	var rec engine.BetRecord
+	if err := h.db.NewSelect().Model(&rec).Where("id = ?", id).Scan(context.Background()); err != nil {
+		h.t.Fatalf("bet %s: %v", id, err)
+	}
+	return rec
+}
+
+func (h *harness) movements() []wallet.MovementRecord {
+	recs, err := wallet.ListMovements(context.Background(), h.db, wallet.MovementFilter{Limit: 1000})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	sort.Slice(recs, func(i, j int) bool { return recs[i].TransactionID < recs[j].TransactionID })
+	return recs
+}
+
+var alice = engine.Player{Session: []byte("session-alice-000000000000000000"), Operator: "acme", PlayerID: "alice", Token: "tok-alice-0123456789", Currency: "BRL", Name: "Al***e"}
+
+func playerOf(op, id string) engine.Player {
+	return engine.Player{Session: []byte("session-" + id + "-00000000000000000000")[:32], Operator: op, PlayerID: id, Token: "tok-" + id + "-0123456789", Currency: "BRL", Name: id[:1] + "***"}
+}
+
+func mustBet(t *testing.T, h *harness, p engine.Player, req engine.BetRequest) engine.BetResult {
+	t.Helper()
+	res, err := h.table.PlaceBet(context.Background(), p, req)
+	if err != nil {
+		t.Fatalf("bet %+v: %v", req, err)
+	}
+	return res
+}
+
+// untilCrash finds a round whose crash point is at least min, placing no bets,
+// and returns its view in the betting phase.
+func (h *harness) roundCrashingAbove(min int64) engine.RoundView {
+	h.t.Helper()
+	for i := 0; i < 200; i++ {
+		v, _ := h.table.Round()
+		if v.Phase == engine.PhaseBetting && h.crashPoint(v.RoundID) >= min {
+			return v
+		}
+		h.nextRound()
+	}
+	h.t.Fatalf("no round crashing above %d in 200 rounds", min)
+	return engine.RoundView{}
+}
+
+// nextRound plays the current round to its end and waits for the next betting.
+func (h *harness) nextRound() {
+	h.t.Helper()
+	v, _ := h.table.Round()
+	if v.Phase == engine.PhaseBetting {
+		v = h.fly()
+	}
+	if v.Phase == engine.PhaseFlying {
+		h.clock.Set(v.StartedAt.Add(engine.TimeToReach(h.crashPoint(v.RoundID))))
+		v = h.waitPhase(engine.PhaseCrashed)
+	}
+	h.clock.Set(v.CrashedAt.Add(3 * time.Second))
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		if n, _ := h.table.Round(); n.RoundID != v.RoundID && n.Phase == engine.PhaseBetting {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+	h.t.Fatal("no next round")
+}
+
+var errAny = errors.New("any")

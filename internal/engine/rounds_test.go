@@ -1,0 +1,222 @@
+package engine_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/crashstudio/crashgame/internal/engine"
+	"github.com/crashstudio/crashgame/internal/fairness"
+	"github.com/crashstudio/crashgame/internal/wallet"
+)
+
+// The phases follow the configured durations; the crash point and hash are
+// hidden until the crash, then stored and revealed, and they are the chain's.
+func TestRoundPhases(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, "")
+	h.run()
+	v := h.roundCrashingAbove(150)
+	if v.Hash != "" || v.CrashPoint != 0 {
+		t.Fatalf("hash or crash point visible during betting: %+v", v)
+	}
+	if got := v.BettingEndsAt.Sub(h.clock.Now()); got != 5*time.Second && got > 5*time.Second {
+		t.Fatalf("betting lasts %v", got)
+	}
+	f := h.fly()
+	if f.Hash != "" || f.CrashPoint != 0 {
+		t.Fatalf("hash or crash point visible while flying: %+v", f)
+	}
+	cp := h.crashPoint(f.RoundID)
+	h.clock.Set(f.StartedAt.Add(engine.TimeToReach(cp) - time.Millisecond))
+	time.Sleep(20 * time.Millisecond)
+	if now, m := h.table.Round(); now.Phase != engine.PhaseFlying || m >= cp {
+		t.Fatalf("crashed early: phase %s multiplier %d, crash point %d", now.Phase, m, cp)
+	}
+	h.clock.Set(f.StartedAt.Add(engine.TimeToReach(cp)))
+	c := h.waitPhase(engine.PhaseCrashed)
+	if c.CrashPoint != cp || c.Hash == "" {
+		t.Fatalf("crashed view %+v, want crash point %d and the hash", c, cp)
+	}
+	terminal, salt, rtp, max := h.table.Fairness()
+	got, err := fairness.VerifyRound(c.Hash, salt, rtp, max)
+	if err != nil || got != cp {
+		t.Fatalf("verify: %d %v, want %d", got, err, cp)
+	}
+	hash, _ := fairness.ParseHash(c.Hash)
+	term, _ := fairness.ParseHash(terminal)
+	if _, err := fairness.ChainPosition(hash, term, 1000); err != nil {
+		t.Fatalf("the round hash is not in the published chain: %v", err)
+	}
+	var rec engine.RoundRecord
+	if err := h.db.NewSelect().Model(&rec).Where("id = ?", c.RoundID).Scan(context.Background()); err != nil || rec.Status != engine.RoundFinished {
+		t.Fatalf("stored round %+v %v", rec, err)
+	}
+	// The pause, then the next round.
+	h.clock.Set(c.CrashedAt.Add(3*time.Second - time.Millisecond))
+	time.Sleep(20 * time.Millisecond)
+	if n, _ := h.table.Round(); n.RoundID != c.RoundID {
+		t.Fatal("the pause was cut short")
+	}
+	h.clock.Set(c.CrashedAt.Add(3 * time.Second))
+	n := h.waitPhase(engine.PhaseBetting)
+	if n.Seq != c.Seq+1 {
+		t.Fatalf("next round seq %d after %d", n.Seq, c.Seq)
+	}
+}
+
+// Rule BET-1 BET-4 BET-2 BAL-4 LIM-12 LIM-13 LIM-5: a bet is debited with its
+// own transaction_id and freebet_id null, joins the round only once the wallet
+// said ok, within the limits, and at most five per player per round.
+func TestBetAdmission(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, "")
+	h.run()
+	ctx := context.Background()
+	res := mustBet(t, h, alice, engine.BetRequest{Amount: 100})
+	if res.Balance != 100000 || res.Bet.Status != engine.StatusAccepted {
+		t.Fatalf("result %+v", res)
+	}
+	call := h.wallet.calls[0]
+	if call.TransactionID != res.Bet.BetID || call.FreebetID != nil || call.Amount != 100 || call.PlayerID != "alice" || call.RoundID != res.Bet.RoundID || call.GameID != "crash" || call.Currency != "BRL" {
+		t.Fatalf("wallet call %+v", call)
+	}
+	if rec := h.bet(res.Bet.BetID); rec.Status != engine.StatusAccepted || rec.OperatorTxID != "op-"+res.Bet.BetID {
+		t.Fatalf("stored %+v", rec)
+	}
+	tests := []struct {
+		name string
+		req  engine.BetRequest
+		want error
+	}{
+		{"below min_bet", engine.BetRequest{Amount: 99}, engine.ErrBetLimit},
+		{"above max_bet", engine.BetRequest{Amount: 100001}, engine.ErrBetLimit},
+		{"zero", engine.BetRequest{Amount: 0}, engine.ErrBetLimit},
+		{"auto-cashout 1.00x", engine.BetRequest{Amount: 100, AutoCashout: 100}, engine.ErrBadAutoCashout},
+		{"auto-cashout above the maximum", engine.BetRequest{Amount: 100, AutoCashout: 100001}, engine.ErrBadAutoCashout},
+	}
+	for _, tt := range tests {
+		if _, err := h.table.PlaceBet(ctx, alice, tt.req); !errors.Is(err, tt.want) {
+			t.Errorf("%s: %v, want %v", tt.name, err, tt.want)
+		}
+	}
+	for i := 0; i < 4; i++ {
+		mustBet(t, h, alice, engine.BetRequest{Amount: 100000})
+	}
+	if _, err := h.table.PlaceBet(ctx, alice, engine.BetRequest{Amount: 100}); !errors.Is(err, engine.ErrTooManyBets) {
+		t.Fatalf("sixth bet: %v", err)
+	}
+	// Another player is not affected by alice's count.
+	mustBet(t, h, playerOf("acme", "bob"), engine.BetRequest{Amount: 100})
+	if n := len(h.wallet.calls); n != 6 {
+		t.Fatalf("%d /bet calls, want 6 (the refused ones never reach the wallet)", n)
+	}
+	ids := map[string]bool{}
+	for _, c := range h.wallet.calls {
+		if ids[c.TransactionID] {
+			t.Fatalf("transaction_id %s used twice (ENV-13)", c.TransactionID)
+		}
+		ids[c.TransactionID] = true
+	}
+	h.fly()
+	if _, err := h.table.PlaceBet(ctx, alice, engine.BetRequest{Amount: 100}); !errors.Is(err, engine.ErrBettingClosed) {
+		t.Fatalf("bet while flying: %v", err)
+	}
+}
+
+// Rule BET-10 BET-2 WERR-7 WERR-8: a final refusal refuses the bet with its code
+// and balance; the bet is stored refused, nothing is rolled back, and it does
+// not count against the five.
+func TestBetRefused(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, "")
+	h.wallet.answer = func(c wallet.BetCall, _ time.Time) wallet.Result {
+		return wallet.Result{Outcome: wallet.Refused, ErrorCode: "INSUFFICIENT_FUNDS", Balance: 50, HasBalance: true}
+	}
+	h.run()
+	_, err := h.table.PlaceBet(context.Background(), alice, engine.BetRequest{Amount: 100})
+	var refused *engine.RefusedError
+	if !errors.As(err, &refused) || refused.Code != "INSUFFICIENT_FUNDS" || refused.Balance != 50 {
+		t.Fatalf("err = %v", err)
+	}
+	if rec := h.bet(h.wallet.calls[0].TransactionID); rec.Status != engine.StatusRefused || rec.Refusal != "INSUFFICIENT_FUNDS" {
+		t.Fatalf("stored %+v", rec)
+	}
+	if m := h.movements(); len(m) != 0 {
+		t.Fatalf("movements after a refusal: %+v", m)
+	}
+	h.wallet.answer = nil
+	for i := 0; i < 5; i++ {
+		mustBet(t, h, alice, engine.BetRequest{Amount: 100})
+	}
+}
+
+// Rule RB-3 RB-6 RB-1: an outcome still unknown when the betting window closes,
+// or a success that comes after it, refuses the bet and queues a rollback of
+// the debit's amount, without freebet_id.
+func TestBetOutcomeAfterTheWindow(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		outcome wallet.Outcome
+		want    error
+	}{
+		{"unknown at the close", wallet.Temporary, engine.ErrWalletUnavailable},
+		{"success after the close", wallet.Success, engine.ErrBettingClosed},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t, "")
+			release := make(chan struct{})
+			h.wallet.answer = func(c wallet.BetCall, deadline time.Time) wallet.Result {
+				<-release
+				return wallet.Result{Outcome: tt.outcome, Balance: 1, HasBalance: true}
+			}
+			h.run()
+			errc := make(chan error, 1)
+			go func() {
+				_, err := h.table.PlaceBet(context.Background(), alice, engine.BetRequest{Amount: 700})
+				errc <- err
+			}()
+			for len(h.callsSnapshot()) == 0 {
+				time.Sleep(time.Millisecond)
+			}
+			h.fly()
+			close(release)
+			if err := <-errc; !errors.Is(err, tt.want) {
+				t.Fatalf("err = %v, want %v", err, tt.want)
+			}
+			id := h.callsSnapshot()[0].TransactionID
+			if rec := h.bet(id); rec.Status != engine.StatusVoid {
+				t.Fatalf("stored %+v", rec)
+			}
+			m := h.movements()
+			if len(m) != 1 || m[0].Kind != wallet.KindRollback || m[0].BetID != id || m[0].Amount != 700 || m[0].FreebetID != nil {
+				t.Fatalf("movements %+v", m)
+			}
+		})
+	}
+}
+
+func (h *harness) callsSnapshot() []wallet.BetCall {
+	h.wallet.mu.Lock()
+	defer h.wallet.mu.Unlock()
+	return append([]wallet.BetCall(nil), h.wallet.calls...)
+}
+
+// Rule AUTH-17: while the operator's breaker is open, a new bet is refused at
+// once and never reaches the wallet.
+func TestBetRefusedWhileBreakerOpen(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, "")
+	h.wallet.breaker = true
+	h.run()
+	if _, err := h.table.PlaceBet(context.Background(), alice, engine.BetRequest{Amount: 100}); !errors.Is(err, engine.ErrWalletUnavailable) {
+		t.Fatalf("err = %v", err)
+	}
+	if len(h.callsSnapshot()) != 0 {
+		t.Fatal("a bet reached the wallet")
+	}
+}

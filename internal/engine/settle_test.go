@@ -1,0 +1,281 @@
+package engine_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/crashstudio/crashgame/internal/engine"
+	"github.com/crashstudio/crashgame/internal/store"
+	"github.com/crashstudio/crashgame/internal/wallet"
+)
+
+// Rule WIN-3 WIN-1 WIN-17 ENV-16: a cashout just before the crash is priced at
+// the receive time, committed with its /win movement (type win, the payout, the
+// debit's id as bet_id, freebet_id null); one just at the crash is refused.
+func TestCashoutAroundTheCrash(t *testing.T) {
+	t.Parallel()
+	eachStore(t, func(t *testing.T, h *harness) {
+		h.run()
+		h.roundCrashingAbove(150)
+		a := mustBet(t, h, alice, engine.BetRequest{Amount: 1000})
+		bob := playerOf("acme", "bob")
+		b := mustBet(t, h, bob, engine.BetRequest{Amount: 1000})
+		f := h.fly()
+		cp := h.crashPoint(f.RoundID)
+		crashAt := f.StartedAt.Add(engine.TimeToReach(cp))
+		before := crashAt.Add(-time.Millisecond)
+		h.clock.Set(before)
+		res, err := h.table.Cashout(context.Background(), alice, a.Bet.BetID, before)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := engine.Multiplier(before.Sub(f.StartedAt))
+		if res.Multiplier != m || m >= cp || res.Payout != 1000*m/100 {
+			t.Fatalf("cashout %+v, want multiplier %d (crash %d)", res, m, cp)
+		}
+		if _, err := h.table.Cashout(context.Background(), bob, b.Bet.BetID, crashAt); !errors.Is(err, engine.ErrRoundCrashed) {
+			t.Fatalf("cashout at the crash: %v", err)
+		}
+		if _, err := h.table.Cashout(context.Background(), alice, a.Bet.BetID, before); !errors.Is(err, engine.ErrCashoutNotAllowed) {
+			t.Fatalf("second cashout: %v", err)
+		}
+		if _, err := h.table.Cashout(context.Background(), bob, a.Bet.BetID, before); !errors.Is(err, engine.ErrUnknownBet) {
+			t.Fatalf("cashout of another's bet: %v", err)
+		}
+		h.clock.Set(crashAt)
+		h.waitPhase(engine.PhaseCrashed)
+		if rec := h.bet(a.Bet.BetID); rec.Status != engine.StatusCashedOut || rec.Multiplier != m || *rec.Payout != res.Payout {
+			t.Fatalf("alice's bet %+v", rec)
+		}
+		if rec := h.bet(b.Bet.BetID); rec.Status != engine.StatusLost {
+			t.Fatalf("bob's bet %+v", rec)
+		}
+		mv := h.movements()
+		// Rule WIN-9: without zero_win, bob's lost bet makes no call.
+		if len(mv) != 1 {
+			t.Fatalf("movements %+v", mv)
+		}
+		w := mv[0]
+		if w.Kind != wallet.KindWin || w.WinType != wallet.WinTypeWin || w.Amount != res.Payout || w.BetID != a.Bet.BetID || w.FreebetID != nil || w.PlayerID != "alice" || w.RoundID != f.RoundID {
+			t.Fatalf("win movement %+v", w)
+		}
+	})
+}
+
+// Rule LIM-14: auto-cashout pays exactly its target, capped at max_win; a
+// target above the crash point loses.
+func TestAutoCashout(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, "")
+	h.run()
+	h.roundCrashingAbove(300)
+	v, _ := h.table.Round()
+	cp := h.crashPoint(v.RoundID)
+	exact := mustBet(t, h, alice, engine.BetRequest{Amount: 333, AutoCashout: 153})
+	big := mustBet(t, h, playerOf("acme", "carol"), engine.BetRequest{Amount: 100000, AutoCashout: 250})
+	atCrash := mustBet(t, h, playerOf("acme", "dave"), engine.BetRequest{Amount: 100, AutoCashout: cp})
+	above := mustBet(t, h, playerOf("acme", "erin"), engine.BetRequest{Amount: 100, AutoCashout: cp + 1})
+	f := h.fly()
+	for _, m := range []int64{153, 250, cp} {
+		h.clock.Set(f.StartedAt.Add(engine.TimeToReach(m)))
+		time.Sleep(20 * time.Millisecond)
+	}
+	h.waitPhase(engine.PhaseCrashed)
+	check := func(id string, status string, mult, payout int64) {
+		t.Helper()
+		rec := h.bet(id)
+		if rec.Status != status || rec.Multiplier != mult || (rec.Payout != nil && *rec.Payout != payout) {
+			t.Fatalf("bet %s: %s x%d payout %v, want %s x%d %d", id, rec.Status, rec.Multiplier, rec.Payout, status, mult, payout)
+		}
+	}
+	check(exact.Bet.BetID, engine.StatusCashedOut, 153, 509)         // floor(333 * 1.53)
+	check(big.Bet.BetID, engine.StatusCashedOut, 250, 250000)        // under max_win: TestMaxWinCap covers the cap
+	check(atCrash.Bet.BetID, engine.StatusCashedOut, cp, 100*cp/100) // a target equal to the crash point wins
+	check(above.Bet.BetID, engine.StatusLost, 0, 0)
+}
+
+// Rule WIN-5 WIN-8: with zero_win switched on, a lost bet is closed by a /win of
+// type zero_win and amount 0.
+func TestZeroWin(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, "")
+	h.run()
+	zoe := playerOf("zero", "zoe")
+	b := mustBet(t, h, zoe, engine.BetRequest{Amount: 500})
+	h.nextRound()
+	mv := h.movements()
+	if len(mv) != 1 || mv[0].WinType != wallet.WinTypeZeroWin || mv[0].Amount != 0 || mv[0].BetID != b.Bet.BetID || mv[0].Operator != "zero" {
+		t.Fatalf("movements %+v", mv)
+	}
+}
+
+// Rule LIM-14: a prize above max_win is paid at max_win.
+func TestMaxWinCap(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, "")
+	h.run()
+	h.roundCrashingAbove(600)
+	b := mustBet(t, h, alice, engine.BetRequest{Amount: 100000, AutoCashout: 600})
+	h.nextRound()
+	if rec := h.bet(b.Bet.BetID); *rec.Payout != 500000 {
+		t.Fatalf("payout %d, want max_win 500000", *rec.Payout)
+	}
+}
+
+// Rule RB-2 RB-6: a player cancels a bet during the betting phase: the bet is
+// cancelled and its debit rolled back; while flying it cannot be cancelled.
+func TestCancel(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, "")
+	h.run()
+	b := mustBet(t, h, alice, engine.BetRequest{Amount: 250})
+	v, err := h.table.Cancel(context.Background(), alice, b.Bet.BetID)
+	if err != nil || v.Status != engine.StatusCancelled {
+		t.Fatalf("cancel %+v %v", v, err)
+	}
+	if _, err := h.table.Cancel(context.Background(), alice, b.Bet.BetID); !errors.Is(err, engine.ErrUnknownBet) {
+		t.Fatalf("second cancel: %v", err)
+	}
+	mv := h.movements()
+	if len(mv) != 1 || mv[0].Kind != wallet.KindRollback || mv[0].Amount != 250 || mv[0].BetID != b.Bet.BetID {
+		t.Fatalf("movements %+v", mv)
+	}
+	c := mustBet(t, h, alice, engine.BetRequest{Amount: 100})
+	h.fly()
+	if _, err := h.table.Cancel(context.Background(), alice, c.Bet.BetID); !errors.Is(err, engine.ErrCancelNotAllowed) {
+		t.Fatalf("cancel while flying: %v", err)
+	}
+}
+
+// Rule RB-4: closing with bets in play: a flying round that does not crash
+// within the grace is voided and its bets rolled back; a cashed-out bet keeps
+// its win.
+func TestStopVoidsTheFlyingRound(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, "")
+	h.run()
+	h.roundCrashingAbove(1000)
+	a := mustBet(t, h, alice, engine.BetRequest{Amount: 100})
+	b := mustBet(t, h, playerOf("acme", "bob"), engine.BetRequest{Amount: 200})
+	f := h.fly()
+	at := f.StartedAt.Add(time.Second)
+	h.clock.Set(at)
+	if _, err := h.table.Cashout(context.Background(), alice, a.Bet.BetID, at); err != nil {
+		t.Fatal(err)
+	}
+	h.stop() // pushes the clock past the 30 s grace; 10.00x is at 38 s
+	var rec engine.RoundRecord
+	_ = h.db.NewSelect().Model(&rec).Where("id = ?", f.RoundID).Scan(context.Background())
+	if rec.Status != engine.RoundVoid {
+		t.Fatalf("round %s is %s", f.RoundID, rec.Status)
+	}
+	if r := h.bet(b.Bet.BetID); r.Status != engine.StatusVoid {
+		t.Fatalf("bob's bet %s", r.Status)
+	}
+	if r := h.bet(a.Bet.BetID); r.Status != engine.StatusCashedOut {
+		t.Fatalf("alice's bet %s", r.Status)
+	}
+	kinds := map[wallet.MovementKind]int{}
+	for _, m := range h.movements() {
+		kinds[m.Kind]++
+		if m.Kind == wallet.KindRollback && (m.BetID != b.Bet.BetID || m.Amount != 200) {
+			t.Fatalf("rollback %+v", m)
+		}
+	}
+	if kinds[wallet.KindWin] != 1 || kinds[wallet.KindRollback] != 1 {
+		t.Fatalf("movements by kind %v", kinds)
+	}
+}
+
+// Rule RB-5: at boot, a round that never finished is voided; its pending and
+// accepted bets are rolled back, its cashed-out bets keep their win, and a
+// pending bet of any round is rolled back too.
+func TestRecoverOrphans(t *testing.T) {
+	t.Parallel()
+	eachStore(t, func(t *testing.T, h *harness) {
+		ctx := context.Background()
+		now := store.MillisOf(h.clock.Now())
+		rounds := []engine.RoundRecord{
+			{ID: "crash-1", GameID: "crash", Seq: 1, Hash: "h1", CrashPoint: 200, RTPBasisPts: 9700, MaxMultiplier: 100000, Status: engine.RoundFinished, BettingEndsAt: now, CreatedAt: now},
+			{ID: "crash-2", GameID: "crash", Seq: 2, Hash: "h2", CrashPoint: 300, RTPBasisPts: 9700, MaxMultiplier: 100000, Status: engine.RoundFlying, BettingEndsAt: now, StartedAt: now, CreatedAt: now},
+		}
+		if _, err := h.db.NewInsert().Model(&rounds).Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+		fb := "camp#1"
+		pay := int64(300)
+		bets := []engine.BetRecord{
+			{ID: "b_pending_old", RoundID: "crash-1", Status: engine.StatusPending, Amount: 100},
+			{ID: "b_lost_old", RoundID: "crash-1", Status: engine.StatusLost, Amount: 100},
+			{ID: "b_pending", RoundID: "crash-2", Status: engine.StatusPending, Amount: 200},
+			{ID: "b_accepted", RoundID: "crash-2", Status: engine.StatusAccepted, Amount: 300, FreebetID: &fb},
+			{ID: "b_cashed", RoundID: "crash-2", Status: engine.StatusCashedOut, Amount: 100, Multiplier: 300, Payout: &pay},
+		}
+		for i := range bets {
+			bets[i].GameID, bets[i].SessionHash, bets[i].Operator, bets[i].PlayerID, bets[i].Token, bets[i].Currency, bets[i].PlacedAt = "crash", alice.Session, "acme", "alice", alice.Token, "BRL", now
+		}
+		if _, err := h.db.NewInsert().Model(&bets).Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+		n, err := h.table.Recover(ctx)
+		if err != nil || n != 3 {
+			t.Fatalf("Recover = %d, %v; want 3", n, err)
+		}
+		want := map[string]string{"b_pending_old": engine.StatusVoid, "b_lost_old": engine.StatusLost, "b_pending": engine.StatusVoid, "b_accepted": engine.StatusVoid, "b_cashed": engine.StatusCashedOut}
+		for id, status := range want {
+			if got := h.bet(id).Status; got != status {
+				t.Errorf("%s: %s, want %s", id, got, status)
+			}
+		}
+		rolled := map[string]int64{}
+		for _, m := range h.movements() {
+			if m.Kind != wallet.KindRollback || m.FreebetID != nil {
+				t.Fatalf("movement %+v", m)
+			}
+			rolled[m.BetID] = m.Amount
+		}
+		if len(rolled) != 3 || rolled["b_pending_old"] != 100 || rolled["b_pending"] != 200 || rolled["b_accepted"] != 300 {
+			t.Fatalf("rollbacks %v", rolled)
+		}
+		var r engine.RoundRecord
+		_ = h.db.NewSelect().Model(&r).Where("id = ?", "crash-2").Scan(ctx)
+		if r.Status != engine.RoundVoid {
+			t.Fatalf("crash-2 is %s", r.Status)
+		}
+		if n, err := h.table.Recover(ctx); err != nil || n != 0 {
+			t.Fatalf("second Recover = %d, %v", n, err)
+		}
+	})
+}
+
+// Demo sessions play the same rounds with the game's play money and never
+// touch a wallet.
+func TestDemoBets(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, "")
+	bank := engine.NewDemoBank()
+	h.table = nil
+	h2 := newHarnessWithBank(t, bank)
+	h2.run()
+	demo := engine.Player{Session: []byte("demo-session-0000000000000000000"), Operator: "acme", Currency: "BRL", Name: "Guest", Demo: true}
+	bank.Open(demo.Session, 1000)
+	h2.roundCrashingAbove(200)
+	res := mustBet(t, h2, demo, engine.BetRequest{Amount: 1000, AutoCashout: 200})
+	if res.Balance != 0 {
+		t.Fatalf("balance after the bet %d", res.Balance)
+	}
+	var refused *engine.RefusedError
+	if _, err := h2.table.PlaceBet(context.Background(), demo, engine.BetRequest{Amount: 100}); !errors.As(err, &refused) || refused.Code != "INSUFFICIENT_FUNDS" {
+		t.Fatalf("bet beyond the balance: %v", err)
+	}
+	h2.nextRound()
+	if bal, _ := bank.Balance(demo.Session); bal != 2000 {
+		t.Fatalf("balance after a 2.00x win: %d", bal)
+	}
+	if len(h2.callsSnapshot()) != 0 || len(h2.movements()) != 0 {
+		t.Fatal("a demo bet touched the wallet")
+	}
+	_ = h
+}
