@@ -2,7 +2,6 @@ package engine_test
 
 import (
 	"context"
-	"errors"
 	"path/filepath"
 	"sort"
 	"sync"
@@ -323,5 +322,3 @@ func (h *harness) nextRound() {
 	}
 	h.t.Fatal("no next round")
 }
-
-var errAny = errors.New("any")

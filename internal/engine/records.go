@@ -127,7 +127,7 @@ func RecentRounds(ctx context.Context, db bun.IDB, gameID string, limit int) ([]
 // has not crashed is never returned (ErrUnknownRound).
 func FinishedRound(ctx context.Context, db bun.IDB, id string) (RoundRecord, error) {
 	var r RoundRecord
-	err := db.NewSelect().Model(&r).Where("id = ?", id).Where("status IN (?)", bun.In([]string{RoundFinished, RoundVoid})).Scan(ctx)
+	err := db.NewSelect().Model(&r).Where("id = ?", id).Where("status IN (?)", bun.List([]string{RoundFinished, RoundVoid})).Scan(ctx)
 	if errors.Is(err, sql.ErrNoRows) {
 		return r, ErrUnknownRound
 	}

@@ -18,7 +18,7 @@ import (
 func (t *Table) Recover(ctx context.Context) (int, error) {
 	var rounds []RoundRecord
 	err := t.db.NewSelect().Model(&rounds).Where("game_id = ?", t.game.ID).
-		Where("status IN (?)", bun.In([]string{RoundBetting, RoundFlying})).Scan(ctx)
+		Where("status IN (?)", bun.List([]string{RoundBetting, RoundFlying})).Scan(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("engine: unfinished rounds of %s: %w", t.game.ID, err)
 	}
@@ -31,7 +31,7 @@ func (t *Table) Recover(ctx context.Context) (int, error) {
 	if len(unfinished) > 0 {
 		q = q.WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
 			return q.Where("status = ?", StatusPending).
-				WhereOr("round_id IN (?) AND status = ?", bun.In(unfinished), StatusAccepted)
+				WhereOr("round_id IN (?) AND status = ?", bun.List(unfinished), StatusAccepted)
 		})
 	} else {
 		q = q.Where("status = ?", StatusPending)
@@ -61,7 +61,7 @@ func (t *Table) Recover(ctx context.Context) (int, error) {
 			return nil
 		}
 		_, err := tx.NewUpdate().Model((*RoundRecord)(nil)).Set("status = ?", RoundVoid).
-			Where("id IN (?)", bun.In(unfinished)).Exec(ctx)
+			Where("id IN (?)", bun.List(unfinished)).Exec(ctx)
 		return err
 	})
 	if err != nil {

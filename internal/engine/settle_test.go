@@ -254,9 +254,7 @@ func TestRecoverOrphans(t *testing.T) {
 // touch a wallet.
 func TestDemoBets(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, "")
 	bank := engine.NewDemoBank()
-	h.table = nil
 	h2 := newHarnessWithBank(t, bank)
 	h2.run()
 	demo := engine.Player{Session: []byte("demo-session-0000000000000000000"), Operator: "acme", Currency: "BRL", Name: "Guest", Demo: true}
@@ -277,5 +275,4 @@ func TestDemoBets(t *testing.T) {
 	if len(h2.callsSnapshot()) != 0 || len(h2.movements()) != 0 {
 		t.Fatal("a demo bet touched the wallet")
 	}
-	_ = h
 }

@@ -79,25 +79,24 @@ type Config struct {
 
 // Table runs the rounds of one game.
 type Table struct {
-	cfg       Config
-	game      *config.Game
-	clock     Clock
-	logger    *slog.Logger
-	db        *bun.DB
-	commit    *committer
-	hub       *hub
-	inbox     chan func()
-	chain     *fairness.Chain
-	chainRec  ChainRecord
-	cur       *round // owned by the loop goroutine
-	viewMu    sync.RWMutex
-	view      RoundView // what Round() returns, copied by the loop
-	public    []BetItem // owned by the loop: items waiting for the next flush
-	stopped   chan struct{}
-	stopOnce  sync.Once
-	loopDone  chan struct{}
-	commitCtx context.CancelFunc
-	commitWG  sync.WaitGroup
+	cfg      Config
+	game     *config.Game
+	clock    Clock
+	logger   *slog.Logger
+	db       *bun.DB
+	commit   *committer
+	hub      *hub
+	inbox    chan func()
+	chain    *fairness.Chain
+	chainRec ChainRecord
+	cur      *round // owned by the loop goroutine
+	viewMu   sync.RWMutex
+	view     RoundView // what Round() returns, copied by the loop
+	public   []BetItem // owned by the loop: items waiting for the next flush
+	stopped  chan struct{}
+	stopOnce sync.Once
+	loopDone chan struct{}
+	commitWG sync.WaitGroup
 }
 
 // RoundView is the public state of the current round.
