@@ -44,14 +44,13 @@ type entry struct {
 // id is the entry's id when it could be read (for the log), even when discarded.
 func parseEntry(raw json.RawMessage, limits config.Limits) (e entry, id string, reason Reason) {
 	var fields map[string]json.RawMessage
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if err := dec.Decode(&fields); err != nil || fields == nil || dec.More() {
+	if err := json.Unmarshal(raw, &fields); err != nil || fields == nil {
 		return entry{}, "", ReasonNotObject // also null, arrays, scalars, trailing data
 	}
 
-	rawID, ok := fields["id"]
-	if !ok || json.Unmarshal(rawID, &id) != nil || isNull(rawID) || id == "" {
-		return entry{}, "", ReasonID // FB-10; a non-string id is no id
+	id, ok := readString(fields["id"])
+	if !ok || id == "" {
+		return entry{}, "", ReasonID // FB-10; absent, null or not a string is no id
 	}
 
 	rawAmount, ok := fields["amount"]
@@ -88,7 +87,24 @@ func parseEntry(raw json.RawMessage, limits config.Limits) (e entry, id string, 
 	return entry{id: id, amount: amount, quantity: int(quantity)}, id, ""
 }
 
-func isNull(raw json.RawMessage) bool { return string(bytes.TrimSpace(raw)) == "null" }
+// isNull reports whether a value decoded from an object is JSON null (values
+// of a map[string]json.RawMessage carry no surrounding space).
+func isNull(raw json.RawMessage) bool { return string(raw) == "null" }
+
+// readString returns the value if it is a JSON string.
+func readString(raw json.RawMessage) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' {
+		return "", false
+	}
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return string(raw[1 : len(raw)-1]), true // no escapes: the common case
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return "", false
+	}
+	return s, true
+}
 
 // wholeResult classifies a number read by parseWhole.
 type wholeResult int
@@ -110,18 +126,13 @@ const maxExponent = 1000
 // or a literal with a fraction or an exponent whose exact value is a whole
 // number (5.0, 5e2, 1.50e2). Negative and zero values are wholeNotPositive,
 // whatever their fraction.
+//
+// raw is one valid JSON value, as decoded from an object.
 func parseWhole(raw json.RawMessage) (int64, wholeResult) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return 0, wholeNotNumber
+	if len(raw) == 0 || (raw[0] != '-' && (raw[0] < '0' || raw[0] > '9')) {
+		return 0, wholeNotNumber // a string, a boolean, an object, an array, null
 	}
-	n, ok := v.(json.Number)
-	if !ok {
-		return 0, wholeNotNumber
-	}
-	s := n.String() // a valid JSON number: -?int(.frac)?([eE][+-]?digits)?
+	s := string(raw) // a valid JSON number: -?int(.frac)?([eE][+-]?digits)?
 
 	neg := strings.HasPrefix(s, "-")
 	s = strings.TrimPrefix(s, "-")
