@@ -1,4 +1,3 @@
-//go:build walletprom
 
 // This file needs go.sum entries (and go.mod requirements) for client_golang's
 // own dependencies, which the module does not carry yet: build with

@@ -1,4 +1,3 @@
-//go:build walletprom
 
 package wallet
 
