@@ -181,8 +181,12 @@ func testMigrateConcurrently(t *testing.T, s *store.Store, dsn string) {
 	if err := errors.Join(errs...); err != nil {
 		t.Fatalf("concurrent Migrate: %v", err)
 	}
-	if got := countRows(t, s, "SELECT count(*) FROM bun_migrations"); got != 1 {
-		t.Fatalf("bun_migrations rows = %d, want 1 (each migration applied once)", got)
+	ups, err := filepath.Glob(filepath.Join("migrations", s.Dialect(), "*.up.sql"))
+	if err != nil || len(ups) == 0 {
+		t.Fatalf("no migrations found for %s: %v", s.Dialect(), err)
+	}
+	if got := countRows(t, s, "SELECT count(*) FROM bun_migrations"); got != len(ups) {
+		t.Fatalf("bun_migrations rows = %d, want %d (each migration applied once)", got, len(ups))
 	}
 	insert(t, s, newTicket("after-concurrent-migrate"))
 }
