@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -36,6 +37,8 @@ const (
 	unknownOperatorWait = time.Minute
 	// maxWriteBatch bounds how many attempt results one transaction records.
 	maxWriteBatch = 256
+	// claimTimeout bounds one claim statement.
+	claimTimeout = 10 * time.Second
 	// dbRetryWait is the pause after a failed claim.
 	dbRetryWait = time.Second
 	// writeTimeout bounds the transaction that records attempt results; it
@@ -73,7 +76,7 @@ type Queue struct {
 	running atomic.Bool
 
 	mu     sync.Mutex
-	paused map[string]time.Time // operator -> until (queue clock): breaker open or no Client
+	paused map[string]time.Time // operator -> until (real time, like the breaker): breaker open or no Client
 }
 
 // QueueOption configures a Queue.
@@ -233,7 +236,12 @@ func (q *Queue) Run(ctx context.Context) error {
 			}
 			continue
 		}
-		recs, err := q.claim(ctx, min(free, q.batch))
+		// The claim is not cut by ctx: a statement cancelled client-side may
+		// still commit server-side, leaving movements claimed and unsent until
+		// their lease runs out. What it claimed is sent even if ctx has ended.
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), claimTimeout)
+		recs, err := q.claim(cctx, min(free, q.batch))
+		cancel()
 		if err != nil {
 			if ctx.Err() == nil {
 				q.logger.ErrorContext(ctx, "wallet queue: claim due movements", slog.String("error", err.Error()))
@@ -281,7 +289,7 @@ func (q *Queue) idle(ctx context.Context) {
 		}
 	}
 	if until, ok := q.earliestPauseEnd(); ok {
-		if d := until.Sub(q.now()); d < wait {
+		if d := time.Until(until); d < wait {
 			wait = max(d, time.Millisecond)
 		}
 	}
@@ -305,32 +313,53 @@ const claimColumns = "transaction_id, kind, operator, game_id, currency, player_
 	"operator_tx_id, balance_after, created_at, done_at"
 
 // claim takes up to n due pending movements for this Queue: it sets their
-// lease (claimed_by, next_attempt_at = now + lease) in one statement. On
-// PostgreSQL the candidates are locked with SKIP LOCKED, and the outer WHERE
-// is re-checked on rows another worker changed meanwhile, so two workers never
-// claim one movement. Operators paused (breaker open, no Client) are skipped.
+// lease (claimed_by, next_attempt_at = now + lease) in one statement and
+// returns them. Operators paused (breaker open, no Client) are skipped.
+//
+// On PostgreSQL the candidates are chosen and locked in a CTE with FOR UPDATE
+// SKIP LOCKED, which runs once: the same SELECT as an IN subquery may be
+// re-run by the planner for each row and claim far more than n. A row another
+// worker claimed meanwhile is skipped (locked) or re-checked after its commit
+// (no longer due), so two workers never claim one movement. On SQLite the one
+// writer serializes claims.
 func (q *Queue) claim(ctx context.Context, n int) ([]MovementRecord, error) {
 	now := q.now()
 	nowMs, leaseEnd := store.MillisOf(now), store.MillisOf(now.Add(q.lease))
-	skip := q.pausedOperators(now)
-	lock := ""
-	if q.postgres {
-		lock = " FOR UPDATE SKIP LOCKED"
-	}
-	opFilter, args := "", []any{q.instanceID, leaseEnd, nowMs}
-	if len(skip) > 0 {
-		opFilter = " AND operator NOT IN (?)"
+	due, args := "status = 'pending' AND next_attempt_at <= ?", []any{nowMs}
+	if skip := q.pausedOperators(time.Now()); len(skip) > 0 {
+		due += " AND operator NOT IN (?)"
 		args = append(args, bun.In(skip))
 	}
-	args = append(args, n, nowMs)
-	query := "UPDATE movements SET claimed_by = ?, next_attempt_at = ? WHERE transaction_id IN (" +
-		"SELECT transaction_id FROM movements WHERE status = 'pending' AND next_attempt_at <= ?" + opFilter +
-		" ORDER BY next_attempt_at LIMIT ?" + lock + ") AND status = 'pending' AND next_attempt_at <= ? RETURNING " + claimColumns
+	args = append(args, n, q.instanceID, leaseEnd)
+	var query string
+	if q.postgres {
+		query = "WITH due AS MATERIALIZED (SELECT transaction_id FROM movements WHERE " + due +
+			" ORDER BY next_attempt_at LIMIT ? FOR UPDATE SKIP LOCKED) " +
+			"UPDATE movements AS m SET claimed_by = ?, next_attempt_at = ? FROM due " +
+			"WHERE m.transaction_id = due.transaction_id AND m.status = 'pending' RETURNING " + claimColumnsOf("m.")
+	} else {
+		query = "UPDATE movements SET claimed_by = ?, next_attempt_at = ? WHERE transaction_id IN (" +
+			"SELECT transaction_id FROM movements WHERE " + due + " ORDER BY next_attempt_at LIMIT ?) RETURNING " + claimColumnsOf("")
+		// The SET arguments come first in this statement.
+		args = append([]any{q.instanceID, leaseEnd}, args[:len(args)-2]...)
+	}
 	recs := make([]MovementRecord, 0, n)
 	if err := q.db.NewRaw(query, args...).Scan(ctx, &recs); err != nil {
 		return nil, fmt.Errorf("claim: %w", err)
 	}
+	if len(recs) > n { // never: the statement is wrong; say so rather than overrun the slots
+		return recs, fmt.Errorf("claim: asked for %d movements, got %d", n, len(recs))
+	}
 	return recs, nil
+}
+
+// claimColumnsOf lists every column of movements, each with prefix.
+func claimColumnsOf(prefix string) string {
+	cols := strings.Split(claimColumns, ", ")
+	for i := range cols {
+		cols[i] = prefix + cols[i]
+	}
+	return strings.Join(cols, ", ")
 }
 
 // nextDue returns the earliest next_attempt_at of a pending movement.
@@ -450,13 +479,13 @@ func (q *Queue) decide(a *attempt) update {
 	case errors.Is(a.err, errNoClient):
 		u.next = store.MillisOf(a.at.Add(unknownOperatorWait))
 		u.lastErr = "no wallet client configured for this operator"
-		q.pause(rec.Operator, a.at.Add(unknownOperatorWait))
+		q.pause(rec.Operator, time.Now().Add(unknownOperatorWait))
 		return u
 	case errors.Is(a.err, ErrBreakerOpen):
 		// Not sent: waits without spending an attempt. next stays now, so it
 		// keeps its place; the operator is paused instead.
 		u.lastErr = ReasonBreakerOpen
-		q.pause(rec.Operator, a.at.Add(q.breakWait))
+		q.pause(rec.Operator, time.Now().Add(q.breakWait))
 		return u
 	}
 	u.spent = true

@@ -1,9 +1,3 @@
-//go:build walletprom
-
-// This file needs go.sum entries for client_golang's dependencies, which the
-// module does not carry yet: build with -tags walletprom once they are added
-// (`go get github.com/prometheus/client_golang@v1.25.0`), then drop the tag.
-
 package wallet
 
 import (
