@@ -4,6 +4,8 @@
 //	crashgame dev                   the whole thing on this machine, one command
 //	crashgame migrate --config FILE apply the database migrations and exit
 //	crashgame check-config --config FILE  validate an installation file and exit
+//	crashgame movements --config FILE     list wallet movements for reconciliation
+//	crashgame verify --hash H --salt S    recompute a round's crash point
 package main
 
 import (
@@ -25,6 +27,8 @@ commands:
   dev                         run the whole thing on this machine (SQLite, demo operator)
   migrate --config FILE       apply the database migrations and exit
   check-config --config FILE  validate an installation file and exit
+  movements --config FILE     list wallet movements (--round, --player, --operator, --status)
+  verify --hash H --salt S    recompute a round's crash point (--terminal T checks the chain)
 `
 
 func main() {
@@ -85,6 +89,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		fmt.Fprintln(stdout, path+": valid")
 		return nil
+	case "verify":
+		return verifyCmd(rest, stdout, stderr)
+	case "movements":
+		return movementsCmd(ctx, rest, stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

@@ -23,6 +23,10 @@ import (
 // shutdownGrace bounds how long in-flight requests may take after SIGTERM.
 const shutdownGrace = 10 * time.Second
 
+// tableGrace bounds how long the tables may take to settle after SIGTERM; the
+// engine voids a flying round that has not crashed within its own 30 s grace.
+const tableGrace = 35 * time.Second
+
 func loadConfig(path string) (*config.Config, error) {
 	cfg, err := config.Load(path)
 	if err != nil {
@@ -44,15 +48,20 @@ func openStore(ctx context.Context, cfg *config.Config) (*store.Store, error) {
 	return st, nil
 }
 
-// serve runs the game server until ctx ends, then drains in-flight requests.
+// serve runs the game server until ctx ends. Then the tables stop: a betting
+// round is voided, a flying round plays on until its crash or the grace, the
+// movement queue stops (what it holds is durable), and the HTTP server drains.
 func serve(ctx context.Context, cfg *config.Config, logger *slog.Logger, stdout io.Writer) error {
 	st, err := openStore(ctx, cfg)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-
-	handler, err := newHandler(cfg, st, logger)
+	a, err := newApp(ctx, cfg, st, logger)
+	if err != nil {
+		return err
+	}
+	handler, err := newHandler(cfg, st, a, logger)
 	if err != nil {
 		return err
 	}
@@ -67,6 +76,9 @@ func serve(ctx context.Context, cfg *config.Config, logger *slog.Logger, stdout 
 		IdleTimeout:       120 * time.Second,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
+	runCtx, stopRun := context.WithCancel(context.Background())
+	defer stopRun()
+	a.start(runCtx)
 	logger.Info("serving", "listen", ln.Addr().String(), "base_url", cfg.BaseURL, "database", st.Dialect())
 	fmt.Fprintf(stdout, "crashgame listening on http://%s (base_url %s)\n", ln.Addr(), cfg.BaseURL)
 
@@ -74,10 +86,23 @@ func serve(ctx context.Context, cfg *config.Config, logger *slog.Logger, stdout 
 	go func() { errc <- srv.Serve(ln) }()
 	select {
 	case err := <-errc:
+		stopRun()
+		a.wait(shutdownGrace)
 		return fmt.Errorf("http server: %w", err)
 	case <-ctx.Done():
 	}
-	logger.Info("shutting down", "grace", shutdownGrace.String())
+	logger.Info("shutting down: settling the rounds in play", "grace", tableGrace.String())
+	for _, t := range a.tables {
+		t.Stop()
+	}
+	for _, t := range a.tables {
+		select {
+		case <-t.Done():
+		case <-time.After(tableGrace):
+		}
+	}
+	stopRun()
+	a.wait(shutdownGrace)
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {
@@ -91,17 +116,19 @@ func serve(ctx context.Context, cfg *config.Config, logger *slog.Logger, stdout 
 }
 
 // newHandler wires the routes of one installation.
-func newHandler(cfg *config.Config, st *store.Store, logger *slog.Logger) (http.Handler, error) {
+func newHandler(cfg *config.Config, st *store.Store, a *app, logger *slog.Logger) (http.Handler, error) {
 	documents, err := docs.New(api.Documents)
 	if err != nil {
 		return nil, err
 	}
 	launches := launch.New(cfg, tickets.New(st, time.Now))
 	operators := operatorapi.New(cfg, launches, logger, time.Now)
+	routes := operators.Routes()
+	routes["GET /metrics"] = a.metricsHandler()
 	return server.New(server.Config{
 		Logger:    logger,
 		Documents: documents,
 		Ready:     st.Ping,
-		Routes:    operators.Routes(),
+		Routes:    routes,
 	}), nil
 }
