@@ -67,7 +67,6 @@ type Queue struct {
 	lease      time.Duration
 	breakWait  time.Duration
 	onSettled  func(Movement, Result)
-	onFirst    func()
 	metrics    QueueMetrics
 	setup      []func(*Queue) error // run by NewQueue after the options
 	instanceID string
@@ -136,10 +135,6 @@ func (noQueueMetrics) Delivered(MovementKind, time.Duration) {}
 // game pushes Result.Balance (when Result.HasBalance) to the player. It runs
 // on the queue's writer goroutine: it must be quick and must not block.
 func WithOnSettled(f func(Movement, Result)) QueueOption { return func(q *Queue) { q.onSettled = f } }
-
-// withFirstSend is for tests and benchmarks: f runs once, when the first
-// attempt of a Run is about to be sent.
-func withFirstSend(f func()) QueueOption { return func(q *Queue) { q.onFirst = f } }
 
 // NewQueue returns a Queue over db (migrated: it needs the movements table).
 // clients returns the Client of an operator; an operator without one keeps
@@ -224,7 +219,6 @@ func (q *Queue) Run(ctx context.Context) error {
 	slots := make(chan struct{}, q.conc) // a token per attempt in flight
 	freed := make(chan struct{}, 1)
 	var wg sync.WaitGroup
-	var firstOnce sync.Once
 	sendCtx := context.WithoutCancel(ctx) // attempts in flight finish after ctx ends
 
 	for ctx.Err() == nil {
@@ -254,9 +248,6 @@ func (q *Queue) Run(ctx context.Context) error {
 			wg.Add(1)
 			go func(rec *MovementRecord) {
 				defer wg.Done()
-				if q.onFirst != nil {
-					firstOnce.Do(q.onFirst)
-				}
 				a := q.send(sendCtx, rec)
 				results <- a
 				<-slots
