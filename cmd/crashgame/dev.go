@@ -3,48 +3,95 @@ package main
 import (
 	"context"
 	_ "embed"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"path/filepath"
+	"time"
 
 	"github.com/crashstudio/crashgame/internal/config"
+	"github.com/crashstudio/crashgame/internal/operatorsim"
 )
 
 //go:embed dev.yaml
 var devConfig []byte
 
-// devSecret is the dev operator's public secret, as in dev.yaml.
-const devSecret = "dev-secret-not-for-production"
+// The dev operator's public credentials, as in dev.yaml.
+const (
+	devSecret = "dev-secret-not-for-production"
+	devAPIKey = "dev_key_not_for_production"
+)
 
-// dev runs the installation of dev.yaml: one command, nothing to configure.
+// dev runs the installation of dev.yaml with the reference operator in the same
+// process: one command, nothing to configure.
 func dev(ctx context.Context, args []string, logger *slog.Logger, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("dev", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	listen := fs.String("listen", "127.0.0.1:8080", "address to listen on")
-	data := fs.String("data", "data", "folder of the SQLite database")
+	listen := fs.String("listen", "127.0.0.1:8080", "address of the game")
+	walletListen := fs.String("wallet-listen", "127.0.0.1:8081", "address of the reference operator (lobby and wallet)")
+	data := fs.String("data", "data", "folder of the SQLite databases")
+	players := fs.Int("players", 5, "funded test players of the reference operator")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if _, _, err := net.SplitHostPort(*listen); err != nil {
-		return fmt.Errorf("dev: --listen %q: %w", *listen, err)
+	for _, a := range []string{*listen, *walletListen} {
+		if _, _, err := net.SplitHostPort(a); err != nil {
+			return fmt.Errorf("dev: address %q: %w", a, err)
+		}
 	}
 	env := map[string]string{
-		"DEV_LISTEN":   *listen,
-		"DEV_BASE_URL": "http://" + *listen,
-		"DEV_DATABASE": "sqlite://" + filepath.ToSlash(filepath.Join(*data, "dev.db")),
+		"DEV_LISTEN":     *listen,
+		"DEV_BASE_URL":   "http://" + *listen,
+		"DEV_DATABASE":   "sqlite://" + filepath.ToSlash(filepath.Join(*data, "dev.db")),
+		"DEV_WALLET_URL": "http://" + *walletListen,
 	}
 	cfg, err := config.Parse(devConfig, func(k string) (string, bool) { v, ok := env[k]; return v, ok })
 	if err != nil {
 		return fmt.Errorf("dev: the embedded dev.yaml is invalid: %w", err)
 	}
-	fmt.Fprintf(stdout, `crashgame dev: operator "dev", secret %q (public, laptop only)
+
+	sim, err := operatorsim.New(operatorsim.Config{
+		DB:          filepath.Join(*data, "operator-sim.db"),
+		Operator:    "dev",
+		Secret:      devSecret,
+		APIKeys:     []string{devAPIKey},
+		GameURL:     cfg.BaseURL,
+		GameID:      "crash",
+		Currency:    "BRL",
+		SeedPlayers: *players,
+		Logger:      logger.With("component", "operator-sim"),
+	})
+	if err != nil {
+		return fmt.Errorf("dev: reference operator: %w", err)
+	}
+	defer sim.Close()
+	ln, err := net.Listen("tcp", *walletListen)
+	if err != nil {
+		return fmt.Errorf("dev: reference operator: listen on %s: %w", *walletListen, err)
+	}
+	simSrv := &http.Server{Handler: sim.Handler(), ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		if err := simSrv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			logger.Error("reference operator stopped", "err", err)
+		}
+	}()
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = simSrv.Shutdown(sctx)
+	}()
+
+	fmt.Fprintf(stdout, `crashgame dev
+  play       %[3]s/   (the reference operator's lobby: pick a player, Play)
   health     %[2]s/healthz
   documents  %[2]s/openapi/
+  operator   "dev", secret %[1]q (public, laptop only)
   catalogue  body='{"operator":"dev","timestamp":'$(date +%%s000)',"currency":"BRL"}'; \
              curl -s -X POST %[2]s/v1/games -H "X-Signature: $(printf %%s "$body" | openssl dgst -sha256 -hmac %[1]s | cut -d' ' -f2)" -d "$body"
-`, devSecret, cfg.BaseURL)
+`, devSecret, cfg.BaseURL, "http://"+*walletListen)
 	return serve(ctx, cfg, logger, stdout)
 }
