@@ -271,6 +271,10 @@ func (t *Table) Cashout(ctx context.Context, p Player, betID string, receivedAt 
 	)
 	err := t.do(ctx, func() {
 		r := t.cur
+		if r == nil {
+			rerr = ErrUnknownBet
+			return
+		}
 		b = r.bets[betID]
 		switch {
 		case b == nil || string(b.player.Session) != string(p.Session):
@@ -370,6 +374,10 @@ func (t *Table) Cancel(ctx context.Context, p Player, betID string) (BetView, er
 	)
 	err := t.do(ctx, func() {
 		r := t.cur
+		if r == nil {
+			rerr = ErrUnknownBet
+			return
+		}
 		b = r.bets[betID]
 		switch {
 		case b == nil || string(b.player.Session) != string(p.Session):
