@@ -11,7 +11,7 @@ export TESTCONTAINERS_HOST_OVERRIDE ?= 127.0.0.1
 # The PostgreSQL image the suites run; set to postgres:15 where a registry answers.
 export CRASHGAME_POSTGRES_IMAGE ?= crashgame-postgres:15
 
-.PHONY: help generate check-generate build run test unit integration vet lint staticcheck fuzz bench images clean
+.PHONY: help generate check-generate build run test unit integration vet lint staticcheck fuzz bench images clean rules
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -65,3 +65,9 @@ bench: ## benchmarks, in benchstat format (BENCHTIME=1s COUNT=6)
 
 clean: ## remove build output
 	rm -rf $(BIN) bench.txt
+
+rules: ## which contract rules (docs/contract/rules.md) a test names, and which none does
+	@ids=$$(grep -oE '^\| [A-Z]+-[0-9]+ ' docs/contract/rules.md | tr -d '| '); total=0; covered=0; missing=""; \
+	for id in $$ids; do total=$$((total+1)); \
+		if grep -rqw --include='*_test.go' -- "$$id" .; then covered=$$((covered+1)); else missing="$$missing $$id"; fi; \
+	done; echo "rules named by a test: $$covered of $$total"; [ -z "$$missing" ] || echo "not named by any test:$$missing"
