@@ -319,7 +319,7 @@ func (q *Queue) claim(ctx context.Context, n int) ([]MovementRecord, error) {
 	due, args := "status = 'pending' AND next_attempt_at <= ?", []any{nowMs}
 	if skip := q.pausedOperators(time.Now()); len(skip) > 0 {
 		due += " AND operator NOT IN (?)"
-		args = append(args, bun.In(skip))
+		args = append(args, bun.List(skip))
 	}
 	args = append(args, n, q.instanceID, leaseEnd)
 	var query string

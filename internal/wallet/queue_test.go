@@ -273,6 +273,18 @@ func TestQueueUnknownOperatorWaits(t *testing.T) {
 		if r := mqGet(t, s, m.TransactionID); r.Status != StatusPending || r.Attempts != 0 || op.count() != 0 {
 			t.Fatalf("%s after %d attempts, %d sent: want pending, 0, 0", r.Status, r.Attempts, op.count())
 		}
+		// The paused operator does not hold up the others, even when its
+		// movement is due again.
+		clock.AdvanceTo(clock.Now().Add(2 * unknownOperatorWait))
+		known := mqWin("w-somebody")
+		mqEnqueue(t, s, clock.Now(), known)
+		q.Notify()
+		if r := mqDrive(t, s, q, clock, known.TransactionID, 10*time.Second); r.Status != StatusDone {
+			t.Fatalf("the known operator's movement: %s", r.Status)
+		}
+		if r := mqGet(t, s, m.TransactionID); r.Status != StatusPending || r.Attempts != 0 || op.count() != 1 {
+			t.Fatalf("%s after %d attempts, %d sent: want pending, 0, 1", r.Status, r.Attempts, op.count())
+		}
 	})
 }
 
