@@ -141,12 +141,14 @@ func eachStore(t *testing.T, f func(t *testing.T, h *harness)) {
 }
 
 func newHarnessWithBank(t *testing.T, bank *engine.DemoBank) *harness {
-	return newHarnessOn(t, "", bank)
+	return newHarnessOn(t, "", bank, nil)
 }
 
-func newHarness(t *testing.T, dsn string) *harness { return newHarnessOn(t, dsn, nil) }
+func newHarness(t *testing.T, dsn string) *harness { return newHarnessOn(t, dsn, nil, nil) }
 
-func newHarnessOn(t *testing.T, dsn string, bank *engine.DemoBank) *harness {
+func newHarnessWith(t *testing.T, fb engine.Freebets) *harness { return newHarnessOn(t, "", nil, fb) }
+
+func newHarnessOn(t *testing.T, dsn string, bank *engine.DemoBank, fb engine.Freebets) *harness {
 	t.Helper()
 	cfg, err := config.Parse([]byte(installation), func(string) (string, bool) { return "", false })
 	if err != nil {
@@ -165,6 +167,7 @@ func newHarnessOn(t *testing.T, dsn string, bank *engine.DemoBank) *harness {
 	}
 	h := &harness{t: t, clock: newClock(), wallet: &fakeWallet{}, db: st.DB(), cfg: cfg}
 	game, _ := cfg.Game("crash")
+	game.Freebet = true
 	h.table, err = engine.New(context.Background(), engine.Config{
 		Game:        game,
 		Operators:   cfg.Operator,
@@ -172,6 +175,7 @@ func newHarnessOn(t *testing.T, dsn string, bank *engine.DemoBank) *harness {
 		Wallets:     func(string) (engine.BetWallet, bool) { return h.wallet, true },
 		Clock:       h.clock,
 		Demo:        bank,
+		Freebets:    fb,
 		ChainLength: 1000,
 		Salt:        "test-salt",
 	})

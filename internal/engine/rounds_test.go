@@ -66,7 +66,7 @@ func TestRoundPhases(t *testing.T) {
 	}
 }
 
-// Rule BET-1 BET-4 BET-2 BAL-4 LIM-12 LIM-13 LIM-5: a bet is debited with its
+// Rule BET-1 BET-4 BET-2 BAL-4 LIM-12 LIM-13 LIM-5 AMB-25 ENV-13: a bet is debited with its
 // own transaction_id and freebet_id null, joins the round only once the wallet
 // said ok, within the limits, and at most five per player per round.
 func TestBetAdmission(t *testing.T) {
