@@ -38,7 +38,7 @@ func (f *fakeFreebets) Return(_ context.Context, _ bun.IDB, _ engine.Player, id 
 	return nil
 }
 
-// Rule BET-7 BET-4 WIN-4 WIN-16 WIN-17 FB-8 FB-21: a freebet bet carries the
+// Rule BET-7 BET-4 WIN-4 WIN-16 WIN-17 FB-8 FB-21 AMB-5: a freebet bet carries the
 // grant's id and its full value as amount; its win is type freebet, the complete
 // payout (stake included), and inherits the freebet_id.
 func TestFreebetBetAndWin(t *testing.T) {

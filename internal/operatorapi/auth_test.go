@@ -85,12 +85,13 @@ func TestSignatureWindow(t *testing.T) {
 	}
 }
 
-// Rule AUTH-6: the Authorization header is never read on the game routes.
+// Rule AUTH-6 AUTH-10: the Authorization header is never read on the game routes:
+// even the Bearer key that the game presents on wallet calls opens nothing here.
 func TestAuthorizationHeaderIgnored(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	body := e.body("")
-	for _, auth := range []string{"", "Bearer nonsense", "Basic Zm9vOmJhcg==", "bearer acme_live_key"} {
+	for _, auth := range []string{"", "Bearer nonsense", "Basic Zm9vOmJhcg==", "bearer acme_live_key", "Bearer acme_live_key"} {
 		if r := e.post(t, "/v1/games", body, acmeSecret, "Authorization", auth); r.Status != http.StatusOK {
 			t.Fatalf("Authorization %q: %d", auth, r.Status)
 		}
