@@ -532,23 +532,28 @@ func (t *Table) crash() {
 		if err != nil {
 			return err
 		}
+		// One statement settles every bet still accepted, including one whose
+		// cashout commit failed; only those it changed get their zero_win.
+		var ids []string
+		err = tx.NewUpdate().Model((*BetRecord)(nil)).
+			Set("status = ?", StatusLost).Set("settled_at = ?", crashedAt).Set("payout = 0").
+			Where("round_id = ?", roundID).Where("status = ?", StatusAccepted).
+			Returning("id").Scan(ctx, &ids)
+		if err != nil {
+			return err
+		}
+		byID := make(map[string]*liveBet, len(lost))
 		for _, b := range lost {
-			ok, err := setBetStatus(ctx, tx, b.rec.ID, StatusAccepted, StatusLost, crashedAt, func(q *bun.UpdateQuery) *bun.UpdateQuery {
-				return q.Set("payout = 0")
-			})
-			if err != nil {
-				return err
-			}
-			if ok {
+			byID[b.rec.ID] = b
+		}
+		for _, id := range ids {
+			if b := byID[id]; b != nil {
 				if err := t.enqueueZeroWin(ctx, tx, b); err != nil {
 					return err
 				}
 			}
 		}
-		// A bet whose cashout commit failed is still accepted here: lost too.
-		_, err = tx.NewUpdate().Model((*BetRecord)(nil)).Set("status = ?", StatusLost).Set("settled_at = ?", crashedAt).Set("payout = 0").
-			Where("round_id = ?", roundID).Where("status = ?", StatusAccepted).Exec(ctx)
-		return err
+		return nil
 	})
 	if err != nil {
 		t.logger.Error("settling the crash failed; recovery at boot will finish it", "round_id", roundID, "err", err)
