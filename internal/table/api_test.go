@@ -1,0 +1,285 @@
+package table_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/crashstudio/crashgame/gen/table"
+	"github.com/crashstudio/crashgame/internal/engine"
+	"github.com/crashstudio/crashgame/internal/tickets"
+	"github.com/crashstudio/crashgame/internal/wallet"
+)
+
+func TestCreateSessionRefusals(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOptions{})
+	used := e.ticket(t, tickets.Session{Demo: true, Currency: "BRL"})
+	if rec := e.call(t, "POST", "/api/v1/sessions", "", map[string]any{"sid": used}); rec.Code != http.StatusCreated {
+		t.Fatalf("first use: %d %s", rec.Code, rec.Body)
+	}
+	cases := []struct {
+		name    string
+		body    any
+		wallet  *wallet.Result
+		status  int
+		code    table.ErrorCode
+		message string // a fragment in the expected language
+	}{
+		{"not json", `{"sid":`, nil, 400, table.ErrorCodeBadRequest, ""},
+		{"sid too short", map[string]any{"sid": "short"}, nil, 400, table.ErrorCodeBadRequest, ""},
+		// Rule TKT-5: the ticket opens one session; the second opening is refused (AMB-22 reading A).
+		// Rule LANG-1: the message follows the requested language.
+		{"ticket used", map[string]any{"sid": used, "language": "es"}, nil, 401, table.ErrorCodeTicketUsed, "ya se usó"},
+		{"ticket unknown", map[string]any{"sid": "tk_" + strings.Repeat("A", 43), "language": "en"}, nil, 401, table.ErrorCodeTicketInvalid, "not valid"},
+		// Rule LANG-2 LANG-4: an unknown language falls back to the default (pt here).
+		{"legacy unknown operator", map[string]any{"sid": "tok-0123456789abcdef", "operator": "nobody", "language": "de"}, nil, 401, table.ErrorCodeTicketInvalid, "não é válido"},
+		// Rule BAL-5 BAL-7 AUTH-18: a refusal of /balance, with no operator text.
+		{"wallet refuses", map[string]any{"sid": "tok-0123456789abcdef", "operator": "acme", "language": "en"},
+			&wallet.Result{Outcome: wallet.Refused, ErrorCode: "TOKEN_INVALID", ErrorMessage: "operator secret text"}, 401, table.ErrorCodeSessionRefused, "did not accept"},
+		// Rule BAL-11 VER-6 (legacy: only /balance's currency, here not enabled).
+		{"currency not enabled", map[string]any{"sid": "tok-0123456789abcdef", "operator": "acme"},
+			&wallet.Result{Outcome: wallet.Success, PlayerID: "p-1", Balance: 1, HasBalance: true, Currency: "USD"}, 409, table.ErrorCodeSessionCurrencyMismatch, ""},
+		{"wallet unavailable", map[string]any{"sid": "tok-0123456789abcdef", "operator": "acme"},
+			&wallet.Result{Outcome: wallet.Temporary}, 503, table.ErrorCodeWalletUnavailable, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.wallet != nil {
+				e.balance.set(*tc.wallet)
+			}
+			rec := e.call(t, "POST", "/api/v1/sessions", "", tc.body)
+			got := decode[table.Error](t, rec)
+			if rec.Code != tc.status || got.ErrorCode != tc.code || !strings.Contains(got.Message, tc.message) {
+				t.Fatalf("got %d %+v, want %d %s containing %q", rec.Code, got, tc.status, tc.code, tc.message)
+			}
+			if strings.Contains(rec.Body.String(), "operator secret text") {
+				t.Fatal("the operator's message reached the browser")
+			}
+		})
+	}
+}
+
+func TestSessionRequired(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOptions{})
+	for _, bearer := range []string{"", "ps_" + strings.Repeat("x", 43), "garbage"} {
+		for _, path := range []string{"/api/v1/session", "/api/v1/round", "/api/v1/bets", "/api/v1/rounds", "/api/v1/fairness"} {
+			rec := e.call(t, "GET", path, bearer, nil)
+			if got := decode[table.Error](t, rec); rec.Code != 401 || got.ErrorCode != table.ErrorCodeSessionExpired {
+				t.Fatalf("GET %s with %q: %d %+v", path, bearer, rec.Code, got)
+			}
+		}
+	}
+}
+
+func TestDemoPlay(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOptions{rate: 1000, burst: 1000})
+	s := e.openDemo(t)
+
+	sess := decode[table.Session](t, e.call(t, "GET", "/api/v1/session", s, nil))
+	if !sess.Demo || sess.Balance != 1_000_000 || sess.Currency != "BRL" || sess.Language != "en" || sess.Session != s {
+		t.Fatalf("session = %+v", sess)
+	}
+	if f := decode[table.Fairness](t, e.call(t, "GET", "/api/v1/fairness", s, nil)); f.Formula == "" || f.RtpBp != 9900 {
+		t.Fatalf("fairness = %+v", f)
+	}
+
+	// Refusals before any money moves.
+	e.waitPhase(t, engine.PhaseBetting, 400*time.Millisecond)
+	for _, tc := range []struct {
+		body   any
+		status int
+		code   table.ErrorCode
+	}{
+		{map[string]any{"amount": 50}, 422, table.ErrorCodeBetLimit},
+		{map[string]any{"amount": 100001}, 422, table.ErrorCodeBetLimit},
+		{map[string]any{"amount": 100, "auto_cashout": 100}, 400, table.ErrorCodeBadRequest},
+		{map[string]any{"amount": 100, "auto_cashout": 151}, 422, table.ErrorCodeBetLimit},
+		{map[string]any{"amount": 500, "freebet_id": "camp-7#1"}, 422, table.ErrorCodeFreebetUnavailable},
+		{`{"amount":"ten"}`, 400, table.ErrorCodeBadRequest},
+	} {
+		rec := e.call(t, "POST", "/api/v1/bets", s, tc.body)
+		if got := decode[table.Error](t, rec); rec.Code != tc.status || got.ErrorCode != tc.code {
+			t.Fatalf("bet %v: %d %+v", tc.body, rec.Code, got)
+		}
+	}
+
+	// Place, cancel, cancel again (200 again), then five bets and a refused sixth.
+	v := e.waitPhase(t, engine.PhaseBetting, 500*time.Millisecond)
+	rec := e.call(t, "POST", "/api/v1/bets", s, map[string]any{"amount": 1000})
+	if rec.Code != http.StatusCreated {
+		t.Fatalf("bet: %d %s", rec.Code, rec.Body)
+	}
+	placed := decode[table.BetPlaced](t, rec)
+	if placed.Balance != 999_000 || placed.RoundId != v.RoundID || placed.Status != "accepted" || placed.FreebetId != nil {
+		t.Fatalf("placed = %+v", placed)
+	}
+	for range 2 {
+		rec = e.call(t, "DELETE", "/api/v1/bets/"+placed.BetId, s, nil)
+		if c := decode[table.BetCancelled](t, rec); rec.Code != 200 || c.Balance != 1_000_000 || c.Status != "cancelled" {
+			t.Fatalf("cancel: %d %s", rec.Code, rec.Body)
+		}
+	}
+	if rec := e.call(t, "DELETE", "/api/v1/bets/nope", s, nil); rec.Code != 404 {
+		t.Fatalf("cancel unknown: %d", rec.Code)
+	}
+
+	var last table.BetPlaced
+	for i := range engine.MaxBetsPerRound {
+		rec = e.call(t, "POST", "/api/v1/bets", s, map[string]any{"amount": 100 + i})
+		if rec.Code != http.StatusCreated {
+			t.Fatalf("bet %d: %d %s", i, rec.Code, rec.Body)
+		}
+		last = decode[table.BetPlaced](t, rec)
+	}
+	rec = e.call(t, "POST", "/api/v1/bets", s, map[string]any{"amount": 100})
+	if got := decode[table.Error](t, rec); rec.Code != 409 || got.ErrorCode != table.ErrorCodeTooManyBets {
+		t.Fatalf("sixth bet: %d %+v", rec.Code, got)
+	}
+	// Not flying yet: no cashout.
+	rec = e.call(t, "POST", "/api/v1/bets/"+last.BetId+"/cashout", s, nil)
+	if got := decode[table.Error](t, rec); rec.Code != 409 || got.ErrorCode != table.ErrorCodeCashoutNotAllowed {
+		t.Fatalf("cashout while betting: %d %+v", rec.Code, got)
+	}
+	// The current round's hash is secret.
+	rec = e.call(t, "GET", "/api/v1/rounds/"+v.RoundID, s, nil)
+	if got := decode[table.Error](t, rec); rec.Code != 409 || got.ErrorCode != table.ErrorCodeRoundInProgress {
+		t.Fatalf("round in progress: %d %+v", rec.Code, got)
+	}
+	balanceAfterBets := decode[table.Session](t, e.call(t, "GET", "/api/v1/session", s, nil)).Balance
+
+	// Cash out right after take-off (a round may crash at 1.00x: then it is lost).
+	e.waitPhase(t, engine.PhaseFlying, 0)
+	rec = e.call(t, "POST", "/api/v1/bets/"+last.BetId+"/cashout", s, nil)
+	switch rec.Code {
+	case http.StatusOK:
+		c := decode[table.Cashout](t, rec)
+		if c.Multiplier < 100 || c.Payout != engine.Payout(last.Amount, c.Multiplier, 10000000) || c.Balance != balanceAfterBets+c.Payout {
+			t.Fatalf("cashout = %+v (balance before %d)", c, balanceAfterBets)
+		}
+		if got := decode[table.Session](t, e.call(t, "GET", "/api/v1/session", s, nil)).Balance; got != c.Balance {
+			t.Fatalf("session balance %d, cashout said %d", got, c.Balance)
+		}
+		rec = e.call(t, "POST", "/api/v1/bets/"+last.BetId+"/cashout", s, nil)
+		if got := decode[table.Error](t, rec); rec.Code != 409 || got.ErrorCode != table.ErrorCodeCashoutNotAllowed {
+			t.Fatalf("second cashout: %d %+v", rec.Code, got)
+		}
+	case http.StatusConflict:
+		if got := decode[table.Error](t, rec); got.ErrorCode != table.ErrorCodeRoundCrashed {
+			t.Fatalf("cashout: %+v", got)
+		}
+	default:
+		t.Fatalf("cashout: %d %s", rec.Code, rec.Body)
+	}
+	rec = e.call(t, "POST", "/api/v1/bets/nope/cashout", s, nil)
+	if rec.Code != 404 {
+		t.Fatalf("cashout unknown: %d", rec.Code)
+	}
+
+	// After the crash: the round is listed and verifiable.
+	e.waitPhase(t, engine.PhaseCrashed, 0)
+	e.waitPhase(t, engine.PhaseBetting, 0)
+	rounds := decode[table.RoundList](t, e.call(t, "GET", "/api/v1/rounds?limit=5", s, nil))
+	if len(rounds.Items) == 0 || rounds.Items[0].RoundId != v.RoundID {
+		t.Fatalf("rounds = %+v", rounds)
+	}
+	d := decode[table.RoundDetail](t, e.call(t, "GET", "/api/v1/rounds/"+v.RoundID, s, nil))
+	if d.Hash != rounds.Items[0].Hash || d.Status != "finished" || d.Salt == "" {
+		t.Fatalf("round = %+v", d)
+	}
+	if rec := e.call(t, "GET", "/api/v1/rounds/nope", s, nil); rec.Code != 404 {
+		t.Fatalf("unknown round: %d", rec.Code)
+	}
+	if rec := e.call(t, "GET", "/api/v1/rounds?limit=0", s, nil); rec.Code != 400 {
+		t.Fatalf("limit 0: %d", rec.Code)
+	}
+	bets := decode[table.BetList](t, e.call(t, "GET", "/api/v1/bets?limit=100", s, nil))
+	if len(bets.Items) != 6 {
+		t.Fatalf("bets = %d, want 6", len(bets.Items))
+	}
+	if r := decode[table.Round](t, e.call(t, "GET", "/api/v1/round", s, nil)); r.Phase != "betting" {
+		t.Fatalf("round = %+v", r)
+	}
+	// Cancelling a bet of a finished round: its betting window closed.
+	rec = e.call(t, "DELETE", "/api/v1/bets/"+last.BetId, s, nil)
+	if got := decode[table.Error](t, rec); rec.Code != 409 || got.ErrorCode != table.ErrorCodeBettingClosed {
+		t.Fatalf("cancel of an old bet: %d %+v", rec.Code, got)
+	}
+}
+
+func TestRealMoneyBalances(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOptions{rate: 1000, burst: 1000})
+	s := e.openReal(t)
+	sess := decode[table.Session](t, e.call(t, "GET", "/api/v1/session", s, nil))
+	// Rule GAME-26 BAL-9: the name is masked, the player id never shows.
+	if sess.Demo || sess.Balance != 10000 || sess.PlayerName != "Ma***a" || strings.Contains(e.call(t, "GET", "/api/v1/session", s, nil).Body.String(), "p-1") {
+		t.Fatalf("session = %+v", sess)
+	}
+
+	// A refusal for lack of funds carries the wallet's balance.
+	e.waitPhase(t, engine.PhaseBetting, 400*time.Millisecond)
+	e.bets.set(wallet.Result{Outcome: wallet.Refused, ErrorCode: "INSUFFICIENT_FUNDS", Balance: 50, HasBalance: true})
+	rec := e.call(t, "POST", "/api/v1/bets", s, map[string]any{"amount": 1000})
+	if got := decode[table.Error](t, rec); rec.Code != 422 || got.ErrorCode != table.ErrorCodeInsufficientFunds || got.Balance == nil || *got.Balance != 50 {
+		t.Fatalf("insufficient funds: %d %s", rec.Code, rec.Body)
+	}
+	// Another final refusal: a player-facing code, never the wallet's.
+	e.bets.set(wallet.Result{Outcome: wallet.Refused, ErrorCode: "PLAYER_BLOCKED"})
+	rec = e.call(t, "POST", "/api/v1/bets", s, map[string]any{"amount": 1000})
+	if got := decode[table.Error](t, rec); rec.Code != 422 || got.ErrorCode != table.ErrorCodeBetRefused {
+		t.Fatalf("blocked: %d %s", rec.Code, rec.Body)
+	}
+
+	// Rule BAL-4: the balance follows the /bet answer, then the expected win.
+	for attempt := 0; ; attempt++ {
+		e.waitPhase(t, engine.PhaseBetting, 400*time.Millisecond)
+		e.bets.set(wallet.Result{Outcome: wallet.Success, Balance: 9000, HasBalance: true})
+		rec = e.call(t, "POST", "/api/v1/bets", s, map[string]any{"amount": 1000})
+		if rec.Code != http.StatusCreated {
+			t.Fatalf("bet: %d %s", rec.Code, rec.Body)
+		}
+		placed := decode[table.BetPlaced](t, rec)
+		if placed.Balance != 9000 {
+			t.Fatalf("placed = %+v", placed)
+		}
+		e.waitPhase(t, engine.PhaseFlying, 0)
+		rec = e.call(t, "POST", "/api/v1/bets/"+placed.BetId+"/cashout", s, nil)
+		if rec.Code == http.StatusConflict && attempt < 5 {
+			continue // crashed at 1.00x: try the next round
+		}
+		if rec.Code != http.StatusOK {
+			t.Fatalf("cashout: %d %s", rec.Code, rec.Body)
+		}
+		c := decode[table.Cashout](t, rec)
+		if c.Balance != 9000+c.Payout {
+			t.Fatalf("cashout balance %d, want %d", c.Balance, 9000+c.Payout)
+		}
+		// The movement queue's hook brings the operator's figure to the session.
+		e.sessions.OnWalletBalance("acme", "p-1", "BRL", 12345)
+		if got := decode[table.Session](t, e.call(t, "GET", "/api/v1/session", s, nil)).Balance; got != 12345 {
+			t.Fatalf("balance after the hook = %d", got)
+		}
+		break
+	}
+}
+
+func TestRateLimited(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOptions{rate: 0.5, burst: 2})
+	s := e.openDemo(t)
+	codes := map[int]int{}
+	for range 4 {
+		rec := e.call(t, "GET", "/api/v1/round", s, nil)
+		codes[rec.Code]++
+		if rec.Code == http.StatusTooManyRequests && rec.Header().Get("Retry-After") == "" {
+			t.Fatal("429 without Retry-After")
+		}
+	}
+	if codes[http.StatusTooManyRequests] == 0 {
+		t.Fatalf("no 429 in %v", codes)
+	}
+}

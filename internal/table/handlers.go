@@ -1,0 +1,495 @@
+package table
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/crashstudio/crashgame/gen/table"
+	"github.com/crashstudio/crashgame/internal/engine"
+	"github.com/crashstudio/crashgame/internal/fairness"
+	"github.com/crashstudio/crashgame/internal/server"
+	"github.com/crashstudio/crashgame/internal/sessions"
+)
+
+// api implements the generated strict server.
+type api struct{ s *Server }
+
+var _ table.StrictServerInterface = (*api)(nil)
+
+// errorResponse is a refusal of any operation: it satisfies every generated
+// response interface, and the document (checked by the tests) says which
+// statuses each route may answer.
+type errorResponse struct {
+	status     int
+	body       table.Error
+	retryAfter int
+}
+
+func (e errorResponse) visit(w http.ResponseWriter) error {
+	if e.retryAfter > 0 {
+		w.Header().Set("Retry-After", fmt.Sprint(e.retryAfter))
+	}
+	writeJSON(w, e.status, e.body)
+	return nil
+}
+
+func (e errorResponse) VisitCancelBetResponse(w http.ResponseWriter) error       { return e.visit(w) }
+func (e errorResponse) VisitCashOutResponse(w http.ResponseWriter) error         { return e.visit(w) }
+func (e errorResponse) VisitCreateSessionResponse(w http.ResponseWriter) error   { return e.visit(w) }
+func (e errorResponse) VisitGetCurrentRoundResponse(w http.ResponseWriter) error { return e.visit(w) }
+func (e errorResponse) VisitGetFairnessResponse(w http.ResponseWriter) error     { return e.visit(w) }
+func (e errorResponse) VisitGetRoundResponse(w http.ResponseWriter) error        { return e.visit(w) }
+func (e errorResponse) VisitGetSessionResponse(w http.ResponseWriter) error      { return e.visit(w) }
+func (e errorResponse) VisitListBetsResponse(w http.ResponseWriter) error        { return e.visit(w) }
+func (e errorResponse) VisitListRoundsResponse(w http.ResponseWriter) error      { return e.visit(w) }
+func (e errorResponse) VisitOpenStreamResponse(w http.ResponseWriter) error      { return e.visit(w) }
+func (e errorResponse) VisitPlaceBetResponse(w http.ResponseWriter) error        { return e.visit(w) }
+
+func (a *api) fail(ctx context.Context, status int, code table.ErrorCode) errorResponse {
+	return errorResponse{status: status, body: a.s.errorBody(ctx, code, nil)}
+}
+
+// internal logs an unexpected failure and answers 500 SERVER_ERROR.
+func (a *api) internal(ctx context.Context, what string, err error) errorResponse {
+	a.s.log.ErrorContext(ctx, "table: "+what, "request_id", server.RequestID(ctx), "err", err)
+	return a.fail(ctx, http.StatusInternalServerError, table.ErrorCodeServerError)
+}
+
+// refusal translates an engine refusal into the player's code (never a wallet
+// code or an operator's message: AUTH-18).
+func (a *api) refusal(ctx context.Context, err error) errorResponse {
+	var refused *engine.RefusedError
+	switch {
+	case errors.Is(err, engine.ErrBettingClosed):
+		return a.fail(ctx, http.StatusConflict, table.ErrorCodeBettingClosed)
+	case errors.Is(err, engine.ErrTooManyBets):
+		return a.fail(ctx, http.StatusConflict, table.ErrorCodeTooManyBets)
+	case errors.Is(err, engine.ErrBetLimit), errors.Is(err, engine.ErrBadAutoCashout):
+		return a.fail(ctx, http.StatusUnprocessableEntity, table.ErrorCodeBetLimit)
+	case errors.Is(err, engine.ErrFreebetUnavailable):
+		return a.fail(ctx, http.StatusUnprocessableEntity, table.ErrorCodeFreebetUnavailable)
+	case errors.Is(err, engine.ErrRoundCrashed):
+		return a.fail(ctx, http.StatusConflict, table.ErrorCodeRoundCrashed)
+	case errors.Is(err, engine.ErrUnknownBet):
+		return a.fail(ctx, http.StatusNotFound, table.ErrorCodeUnknownBet)
+	case errors.Is(err, engine.ErrUnknownRound):
+		return a.fail(ctx, http.StatusNotFound, table.ErrorCodeUnknownRound)
+	case errors.Is(err, engine.ErrCashoutNotAllowed):
+		return a.fail(ctx, http.StatusConflict, table.ErrorCodeCashoutNotAllowed)
+	case errors.Is(err, engine.ErrCancelNotAllowed):
+		return a.fail(ctx, http.StatusConflict, table.ErrorCodeCancelNotAllowed)
+	case errors.Is(err, engine.ErrWalletUnavailable):
+		return a.fail(ctx, http.StatusServiceUnavailable, table.ErrorCodeWalletUnavailable)
+	case errors.As(err, &refused):
+		if refused.Code == "INSUFFICIENT_FUNDS" {
+			r := a.fail(ctx, http.StatusUnprocessableEntity, table.ErrorCodeInsufficientFunds)
+			if refused.HasBalance && refused.Balance >= 0 {
+				b := refused.Balance
+				r.body.Balance = &b
+			}
+			return r
+		}
+		a.s.log.InfoContext(ctx, "bet refused by the wallet", "request_id", server.RequestID(ctx), "error_code", refused.Code)
+		return a.fail(ctx, http.StatusUnprocessableEntity, table.ErrorCodeBetRefused)
+	}
+	return a.internal(ctx, "engine call failed", err)
+}
+
+// session returns the request's session and its game's table.
+func (a *api) session(ctx context.Context) (sessions.Session, *engine.Table, *errorResponse) {
+	sess, ok := sessionFrom(ctx)
+	if !ok {
+		r := a.fail(ctx, http.StatusUnauthorized, table.ErrorCodeSessionExpired)
+		return sess, nil, &r
+	}
+	t, ok := a.s.tables(sess.GameID)
+	if !ok {
+		r := a.internal(ctx, "no running table for the session's game", fmt.Errorf("game %q", sess.GameID))
+		return sess, nil, &r
+	}
+	return sess, t, nil
+}
+
+func millis(t time.Time) int64 { return t.UnixMilli() }
+
+// CreateSession exchanges the launch URL's sid for a session.
+func (a *api) CreateSession(ctx context.Context, req table.CreateSessionRequestObject) (table.CreateSessionResponseObject, error) {
+	b := req.Body
+	if b == nil {
+		return a.fail(ctx, http.StatusBadRequest, table.ErrorCodeBadRequest), nil
+	}
+	open := sessions.OpenRequest{SID: b.Sid}
+	if b.Language != nil {
+		open.Language = *b.Language
+		ctx = context.WithValue(ctx, languageKey{}, *b.Language)
+	}
+	if b.Operator != nil {
+		open.Operator = *b.Operator
+	}
+	if b.GameId != nil {
+		open.GameID = *b.GameId
+	}
+	if n := len(b.Sid); n < 16 || n > 512 || len(open.Operator) > 64 || len(open.GameID) > 64 ||
+		(b.Operator != nil && open.Operator == "") || (b.GameId != nil && open.GameID == "") ||
+		(b.Language != nil && len(open.Language) > 16) {
+		return a.fail(ctx, http.StatusBadRequest, table.ErrorCodeBadRequest), nil
+	}
+	sess, err := a.s.sessions.Open(ctx, open)
+	switch {
+	case err == nil:
+	case errors.Is(err, sessions.ErrTicketUsed):
+		return a.fail(ctx, http.StatusUnauthorized, table.ErrorCodeTicketUsed), nil
+	case errors.Is(err, sessions.ErrTicketExpired):
+		return a.fail(ctx, http.StatusUnauthorized, table.ErrorCodeTicketExpired), nil
+	case errors.Is(err, sessions.ErrTicketInvalid):
+		return a.fail(ctx, http.StatusUnauthorized, table.ErrorCodeTicketInvalid), nil
+	case errors.Is(err, sessions.ErrSessionRefused):
+		return a.fail(ctx, http.StatusUnauthorized, table.ErrorCodeSessionRefused), nil
+	case errors.Is(err, sessions.ErrCurrencyMismatch):
+		return a.fail(ctx, http.StatusConflict, table.ErrorCodeSessionCurrencyMismatch), nil
+	case errors.Is(err, sessions.ErrWalletUnavailable):
+		return a.fail(ctx, http.StatusServiceUnavailable, table.ErrorCodeWalletUnavailable), nil
+	default:
+		return a.internal(ctx, "opening a session failed", err), nil
+	}
+	ctx = context.WithValue(ctx, sessionKey{}, sess)
+	return table.CreateSession201JSONResponse(a.sessionBody(ctx, sess)), nil
+}
+
+// GetSession answers the session from the game's state; it calls no wallet.
+func (a *api) GetSession(ctx context.Context, _ table.GetSessionRequestObject) (table.GetSessionResponseObject, error) {
+	sess, ok := sessionFrom(ctx)
+	if !ok {
+		return a.fail(ctx, http.StatusUnauthorized, table.ErrorCodeSessionExpired), nil
+	}
+	return table.GetSession200JSONResponse(a.sessionBody(ctx, sess)), nil
+}
+
+func (a *api) sessionBody(ctx context.Context, sess sessions.Session) table.Session {
+	out := table.Session{
+		Session: sess.ID, GameId: sess.GameID, Currency: sess.Currency, Language: table.Language(sess.Language),
+		Balance: max(sess.Balance, 0), PlayerName: sess.Name, Demo: sess.Demo, Freebets: []table.Freebet{},
+	}
+	if sess.Theme != "" {
+		theme := sess.Theme
+		out.Theme = &theme
+	}
+	if op, ok := a.s.inst.Operator(sess.Operator); ok {
+		if l, ok := op.Currency(sess.Currency); ok {
+			out.Limits = table.Limits{MinBet: l.MinBet, MaxBet: l.MaxBet, MaxWin: l.MaxWin}
+		}
+	}
+	grants, err := a.s.sessions.OpenFreebets(ctx, sess)
+	if err != nil {
+		a.s.log.ErrorContext(ctx, "listing open freebets failed", "request_id", server.RequestID(ctx), "err", err)
+	}
+	for _, g := range grants {
+		out.Freebets = append(out.Freebets, table.Freebet{Id: g.ID, Amount: g.Amount})
+	}
+	return out
+}
+
+// GetCurrentRound answers the round snapshot.
+func (a *api) GetCurrentRound(ctx context.Context, _ table.GetCurrentRoundRequestObject) (table.GetCurrentRoundResponseObject, error) {
+	_, t, fail := a.session(ctx)
+	if fail != nil {
+		return *fail, nil
+	}
+	v, m := t.Round()
+	if v.RoundID == "" {
+		return a.internal(ctx, "the table has no round yet", errors.New("no round")), nil
+	}
+	return table.GetCurrentRound200JSONResponse(roundOf(v, m, a.s.now())), nil
+}
+
+func roundOf(v engine.RoundView, m int64, now time.Time) table.Round {
+	r := table.Round{RoundId: v.RoundID, Phase: table.Phase(v.Phase), BettingEndsAt: millis(v.BettingEndsAt),
+		ServerTime: millis(now), Multiplier: max(m, 100)}
+	if !v.StartedAt.IsZero() {
+		s := millis(v.StartedAt)
+		r.StartedAt = &s
+	}
+	if v.Phase == engine.PhaseCrashed && v.Hash != "" {
+		c, cp, h := millis(v.CrashedAt), v.CrashPoint, v.Hash
+		r.CrashedAt, r.CrashPoint, r.Hash = &c, &cp, &h
+	}
+	return r
+}
+
+// PlaceBet places a bet on the current round.
+func (a *api) PlaceBet(ctx context.Context, req table.PlaceBetRequestObject) (table.PlaceBetResponseObject, error) {
+	sess, t, fail := a.session(ctx)
+	if fail != nil {
+		return *fail, nil
+	}
+	b := req.Body
+	if b == nil || b.Amount < 1 || (b.AutoCashout != nil && *b.AutoCashout < 101) ||
+		(b.FreebetId != nil && (len(*b.FreebetId) < 1 || len(*b.FreebetId) > 200)) {
+		return a.fail(ctx, http.StatusBadRequest, table.ErrorCodeBadRequest), nil
+	}
+	br := engine.BetRequest{Amount: b.Amount}
+	if b.AutoCashout != nil {
+		br.AutoCashout = *b.AutoCashout
+	}
+	if b.FreebetId != nil {
+		if sess.Demo {
+			return a.fail(ctx, http.StatusUnprocessableEntity, table.ErrorCodeFreebetUnavailable), nil
+		}
+		br.FreebetID = *b.FreebetId
+		// The amount must be the grant's value. A grant no longer open is left
+		// to the engine, which substitutes one of equal value or refuses.
+		grants, err := a.s.sessions.OpenFreebets(ctx, sess)
+		if err != nil {
+			return a.internal(ctx, "listing open freebets failed", err), nil
+		}
+		for _, g := range grants {
+			if g.ID == br.FreebetID && g.Amount != b.Amount {
+				return a.fail(ctx, http.StatusUnprocessableEntity, table.ErrorCodeFreebetUnavailable), nil
+			}
+		}
+	}
+	res, err := t.PlaceBet(ctx, sess.Player(), br)
+	if err != nil {
+		var refused *engine.RefusedError
+		if errors.As(err, &refused) && refused.HasBalance && !sess.Demo {
+			a.s.sessions.SetBalance(sess.Hash, refused.Balance) // the wallet's figure (WERR-7)
+		}
+		return a.refusal(ctx, err), nil
+	}
+	if !sess.Demo {
+		a.s.sessions.SetBalance(sess.Hash, res.Balance) // BAL-4
+	}
+	v := res.Bet
+	return table.PlaceBet201JSONResponse{
+		BetId: v.BetID, RoundId: v.RoundID, Amount: v.Amount, AutoCashout: autoOf(v.AutoCashout),
+		FreebetId: v.FreebetID, Status: table.BetStatus(v.Status), Balance: max(res.Balance, 0),
+	}, nil
+}
+
+func autoOf(a int64) *int64 {
+	if a == 0 {
+		return nil
+	}
+	return &a
+}
+
+// CashOut cashes a bet out at the multiplier of the moment the request was
+// received (stamped before authentication, rate limiting or body reading).
+func (a *api) CashOut(ctx context.Context, req table.CashOutRequestObject) (table.CashOutResponseObject, error) {
+	at := receivedAt(ctx, a.s.now)
+	sess, t, fail := a.session(ctx)
+	if fail != nil {
+		return *fail, nil
+	}
+	mark := a.s.sessions.Balance(sess.Hash)
+	res, err := t.Cashout(ctx, sess.Player(), req.BetId, at)
+	if errors.Is(err, engine.ErrUnknownBet) {
+		// Not in the current round: a bet of an earlier round is not live.
+		rec, ferr := a.s.findBet(ctx, sess.Hash, req.BetId)
+		switch {
+		case ferr != nil:
+			return a.internal(ctx, "reading a bet failed", ferr), nil
+		case rec == nil:
+			return a.fail(ctx, http.StatusNotFound, table.ErrorCodeUnknownBet), nil
+		case rec.Status == engine.StatusLost:
+			return a.fail(ctx, http.StatusConflict, table.ErrorCodeRoundCrashed), nil
+		default:
+			return a.fail(ctx, http.StatusConflict, table.ErrorCodeCashoutNotAllowed), nil
+		}
+	}
+	if err != nil {
+		return a.refusal(ctx, err), nil
+	}
+	var balance int64
+	switch {
+	case sess.Demo && res.HasBalance:
+		balance = res.Balance
+	case sess.Demo:
+		balance = a.s.sessions.Balance(sess.Hash).Balance
+	default:
+		// The win leaves through the queue: the expected balance; the balance
+		// event of the delivered /win brings the operator's own figure.
+		balance = a.s.sessions.Expect(sess.Hash, mark, res.Payout)
+	}
+	return table.CashOut200JSONResponse{BetId: res.BetID, Multiplier: res.Multiplier, Payout: res.Payout, Balance: max(balance, 0)}, nil
+}
+
+// CancelBet withdraws a bet while its round is betting.
+func (a *api) CancelBet(ctx context.Context, req table.CancelBetRequestObject) (table.CancelBetResponseObject, error) {
+	sess, t, fail := a.session(ctx)
+	if fail != nil {
+		return *fail, nil
+	}
+	mark := a.s.sessions.Balance(sess.Hash)
+	v, err := t.Cancel(ctx, sess.Player(), req.BetId)
+	if errors.Is(err, engine.ErrUnknownBet) || errors.Is(err, engine.ErrCancelNotAllowed) {
+		rec, ferr := a.s.findBet(ctx, sess.Hash, req.BetId)
+		switch {
+		case ferr != nil:
+			return a.internal(ctx, "reading a bet failed", ferr), nil
+		case rec == nil:
+			return a.fail(ctx, http.StatusNotFound, table.ErrorCodeUnknownBet), nil
+		case rec.Status == engine.StatusCancelled:
+			// Cancelling again answers 200 again.
+			return table.CancelBet200JSONResponse{BetId: rec.ID, Status: table.BetStatus(engine.StatusCancelled),
+				Balance: max(a.s.sessions.Balance(sess.Hash).Balance, 0)}, nil
+		}
+		cur, _ := t.Round()
+		if cur.RoundID != rec.RoundID || cur.Phase != engine.PhaseBetting {
+			return a.fail(ctx, http.StatusConflict, table.ErrorCodeBettingClosed), nil
+		}
+		return a.fail(ctx, http.StatusConflict, table.ErrorCodeCancelNotAllowed), nil
+	}
+	if err != nil {
+		return a.refusal(ctx, err), nil
+	}
+	var balance int64
+	switch {
+	case sess.Demo:
+		balance = a.s.sessions.Balance(sess.Hash).Balance // the bank refunded it
+	case v.FreebetID != nil:
+		balance = a.s.sessions.Expect(sess.Hash, mark, 0) // a free round debited nothing
+	default:
+		balance = a.s.sessions.Expect(sess.Hash, mark, v.Amount)
+	}
+	return table.CancelBet200JSONResponse{BetId: v.BetID, Status: table.BetStatus(v.Status), Balance: max(balance, 0)}, nil
+}
+
+// findBet reads one bet of the session; nil when it has none with that id.
+func (s *Server) findBet(ctx context.Context, sessionHash []byte, id string) (*engine.BetRecord, error) {
+	rec := new(engine.BetRecord)
+	err := s.db.NewSelect().Model(rec).Where("id = ?", id).Where("session_hash = ?", sessionHash).Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return rec, nil
+}
+
+func limitOf(p *table.Limit) (int, bool) {
+	if p == nil {
+		return 20, true
+	}
+	return int(*p), *p >= 1 && *p <= 100
+}
+
+// ListBets lists the session's bets, most recent first.
+func (a *api) ListBets(ctx context.Context, req table.ListBetsRequestObject) (table.ListBetsResponseObject, error) {
+	sess, ok := sessionFrom(ctx)
+	if !ok {
+		return a.fail(ctx, http.StatusUnauthorized, table.ErrorCodeSessionExpired), nil
+	}
+	n, ok := limitOf(req.Params.Limit)
+	if !ok {
+		return a.fail(ctx, http.StatusBadRequest, table.ErrorCodeBadRequest), nil
+	}
+	recs, err := engine.SessionBets(ctx, a.s.db, sess.Hash, n)
+	if err != nil {
+		return a.internal(ctx, "listing bets failed", err), nil
+	}
+	out := table.ListBets200JSONResponse{Items: make([]table.Bet, 0, len(recs))}
+	for _, r := range recs {
+		out.Items = append(out.Items, betOf(engine.ViewOf(r)))
+	}
+	return out, nil
+}
+
+// betOf is a bet as its player sees it.
+func betOf(v engine.BetView) table.Bet {
+	b := table.Bet{BetId: v.BetID, RoundId: v.RoundID, Amount: v.Amount, AutoCashout: autoOf(v.AutoCashout),
+		FreebetId: v.FreebetID, Status: table.BetStatus(v.Status), PlacedAt: millis(v.PlacedAt)}
+	switch v.Status {
+	case engine.StatusCashedOut:
+		m, p := max(v.Multiplier, 100), max(v.Payout, 0)
+		b.Multiplier, b.Payout = &m, &p
+	case engine.StatusLost:
+		zero := int64(0)
+		b.Payout = &zero
+	}
+	return b
+}
+
+// ListRounds lists the table's recent finished rounds.
+func (a *api) ListRounds(ctx context.Context, req table.ListRoundsRequestObject) (table.ListRoundsResponseObject, error) {
+	sess, ok := sessionFrom(ctx)
+	if !ok {
+		return a.fail(ctx, http.StatusUnauthorized, table.ErrorCodeSessionExpired), nil
+	}
+	n, ok := limitOf(req.Params.Limit)
+	if !ok {
+		return a.fail(ctx, http.StatusBadRequest, table.ErrorCodeBadRequest), nil
+	}
+	recs, err := engine.RecentRounds(ctx, a.s.db, sess.GameID, n)
+	if err != nil {
+		return a.internal(ctx, "listing rounds failed", err), nil
+	}
+	out := table.ListRounds200JSONResponse{Items: make([]table.RoundSummary, 0, len(recs))}
+	for _, r := range recs {
+		out.Items = append(out.Items, table.RoundSummary{RoundId: r.ID, CrashPoint: r.CrashPoint, Hash: r.Hash,
+			StartedAt: int64(r.StartedAt), CrashedAt: int64(r.CrashedAt)})
+	}
+	return out, nil
+}
+
+// GetRound answers one finished round with the inputs to verify it.
+func (a *api) GetRound(ctx context.Context, req table.GetRoundRequestObject) (table.GetRoundResponseObject, error) {
+	sess, t, fail := a.session(ctx)
+	if fail != nil {
+		return *fail, nil
+	}
+	r, err := engine.FinishedRound(ctx, a.s.db, req.RoundId)
+	if errors.Is(err, engine.ErrUnknownRound) {
+		// Not finished: in progress (its hash is secret) or no such round.
+		n, cerr := a.s.db.NewSelect().Model((*engine.RoundRecord)(nil)).
+			Where("id = ?", req.RoundId).Where("game_id = ?", sess.GameID).Count(ctx)
+		switch {
+		case cerr != nil:
+			return a.internal(ctx, "reading a round failed", cerr), nil
+		case n > 0:
+			return a.fail(ctx, http.StatusConflict, table.ErrorCodeRoundInProgress), nil
+		}
+		return a.fail(ctx, http.StatusNotFound, table.ErrorCodeUnknownRound), nil
+	}
+	if err != nil {
+		return a.internal(ctx, "reading a round failed", err), nil
+	}
+	if r.GameID != sess.GameID {
+		return a.fail(ctx, http.StatusNotFound, table.ErrorCodeUnknownRound), nil
+	}
+	// The round record keeps no salt: the current chain's is the one of every
+	// round it played (see the report: engine addition).
+	_, salt, _, _ := t.Fairness()
+	started := r.StartedAt
+	if started == 0 {
+		started = r.BettingEndsAt // voided before take-off
+	}
+	crashed := r.CrashedAt
+	if crashed == 0 {
+		crashed = max(started, r.BettingEndsAt) // voided: when is not stored
+	}
+	status := table.RoundStatus(r.Status)
+	return table.GetRound200JSONResponse{RoundId: r.ID, Status: status, CrashPoint: r.CrashPoint, Hash: r.Hash, Salt: salt,
+		RtpBp: int32(r.RTPBasisPts), MaxMultiplier: r.MaxMultiplier, StartedAt: int64(started), CrashedAt: int64(crashed)}, nil
+}
+
+// GetFairness answers the published chain inputs and the formula.
+func (a *api) GetFairness(ctx context.Context, _ table.GetFairnessRequestObject) (table.GetFairnessResponseObject, error) {
+	_, t, fail := a.session(ctx)
+	if fail != nil {
+		return *fail, nil
+	}
+	terminal, salt, rtp, maxM := t.Fairness()
+	return table.GetFairness200JSONResponse{TerminalHash: terminal, Salt: salt, Formula: fairness.Formula,
+		RtpBp: int32(rtp), MaxMultiplier: maxM}, nil
+}
+
+// OpenStream is never reached: withStream upgrades the connection itself.
+func (a *api) OpenStream(ctx context.Context, _ table.OpenStreamRequestObject) (table.OpenStreamResponseObject, error) {
+	return a.fail(ctx, http.StatusBadRequest, table.ErrorCodeBadRequest), nil
+}

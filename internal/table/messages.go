@@ -1,0 +1,99 @@
+package table
+
+import (
+	"embed"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"maps"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/crashstudio/crashgame/gen/table"
+	"github.com/crashstudio/crashgame/internal/config"
+)
+
+// web holds the page: index.html and, under static/, its styles, modules and
+// the dictionaries static/i18n/{pt,en,es}.json. The dictionaries are the one
+// source of every player-facing text, the API's error messages included
+// (keys "error.<CODE>").
+//
+//go:embed web
+var web embed.FS
+
+// messages maps language -> key -> text.
+type messages map[string]map[string]string
+
+func loadMessages() (messages, error) {
+	m := messages{}
+	for _, lang := range config.Languages {
+		raw, err := web.ReadFile("web/static/i18n/" + lang + ".json")
+		if err != nil {
+			return nil, fmt.Errorf("table: dictionary %s: %w", lang, err)
+		}
+		var d map[string]string
+		if err := json.Unmarshal(raw, &d); err != nil {
+			return nil, fmt.Errorf("table: dictionary %s: %w", lang, err)
+		}
+		m[lang] = d
+	}
+	return m, nil
+}
+
+// text returns the message of an error code in lang (English as a last resort,
+// which a test keeps from happening).
+func (m messages) text(lang string, code table.ErrorCode) string {
+	key := "error." + string(code)
+	if t := m[lang][key]; t != "" {
+		return t
+	}
+	if t := m["en"][key]; t != "" {
+		return t
+	}
+	return string(code)
+}
+
+// pageRoutes serves the page at / and its assets under /static/.
+func (s *Server) pageRoutes() map[string]http.Handler {
+	static, _ := fs.Sub(web, "web/static")
+	files := http.StripPrefix("/static/", http.FileServerFS(static))
+	index, _ := web.ReadFile("web/index.html")
+	csp := s.contentSecurityPolicy()
+	return map[string]http.Handler{
+		"GET /{$}": http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			h := w.Header()
+			h.Set("Content-Type", "text/html; charset=utf-8")
+			h.Set("Cache-Control", "no-store")
+			// The launch URL carries the ticket (?sid=): never send it on as a referrer.
+			h.Set("Referrer-Policy", "no-referrer")
+			h.Set("X-Content-Type-Options", "nosniff")
+			h.Set("Content-Security-Policy", csp)
+			_, _ = w.Write(index)
+		}),
+		"GET /static/": http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			h := w.Header()
+			h.Set("Cache-Control", "no-cache")
+			h.Set("X-Content-Type-Options", "nosniff")
+			h.Set("Referrer-Policy", "no-referrer")
+			files.ServeHTTP(w, r)
+		}),
+	}
+}
+
+// contentSecurityPolicy lets the page load only its own files and talk only to
+// its own origin (the stream included); any site may frame it (operators embed
+// the game in an iframe).
+func (s *Server) contentSecurityPolicy() string {
+	connect := []string{"'self'"}
+	for _, o := range slices.Sorted(maps.Keys(s.origins)) {
+		switch {
+		case strings.HasPrefix(o, "https://"):
+			connect = append(connect, "wss://"+strings.TrimPrefix(o, "https://"))
+		case strings.HasPrefix(o, "http://"):
+			connect = append(connect, "ws://"+strings.TrimPrefix(o, "http://"))
+		}
+	}
+	return "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
+		"connect-src " + strings.Join(connect, " ") + "; base-uri 'none'; form-action 'none'; object-src 'none'"
+}

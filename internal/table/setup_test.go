@@ -1,0 +1,221 @@
+package table_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/crashstudio/crashgame/internal/apitest"
+	"github.com/crashstudio/crashgame/internal/config"
+	"github.com/crashstudio/crashgame/internal/engine"
+	"github.com/crashstudio/crashgame/internal/sessions"
+	"github.com/crashstudio/crashgame/internal/store"
+	"github.com/crashstudio/crashgame/internal/table"
+	"github.com/crashstudio/crashgame/internal/tickets"
+	"github.com/crashstudio/crashgame/internal/wallet"
+)
+
+func ptr(v int64) *int64 { return &v }
+
+// betWallet is the engine's wallet for real-money tests: /bet answers what
+// the test sets.
+type betWallet struct {
+	mu     sync.Mutex
+	answer wallet.Result
+}
+
+func (b *betWallet) set(r wallet.Result) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.answer = r
+}
+
+func (b *betWallet) BetUntil(context.Context, wallet.BetCall, time.Time) (wallet.Result, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.answer, nil
+}
+
+func (b *betWallet) BreakerOpen() bool { return false }
+
+// balancer answers /balance for session entry.
+type balancer struct {
+	mu     sync.Mutex
+	answer wallet.Result
+}
+
+func (b *balancer) set(r wallet.Result) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.answer = r
+}
+
+func (b *balancer) Balance(context.Context, wallet.BalanceCall) (wallet.Result, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.answer, nil
+}
+
+type env struct {
+	cfg      *config.Config
+	st       *store.Store
+	tickets  *tickets.Service
+	sessions *sessions.Service
+	table    *engine.Table
+	srv      *table.Server
+	handler  http.Handler
+	v        *apitest.Validator
+	bets     *betWallet
+	balance  *balancer
+	bank     *engine.DemoBank
+}
+
+type envOptions struct {
+	rate  float64
+	burst int
+}
+
+func newEnv(t *testing.T, o envOptions) *env {
+	t.Helper()
+	cfg := &config.Config{
+		BaseURL: "https://games.example.com", DefaultLanguage: "pt",
+		Games: []config.Game{{ID: "crash", Name: "Crash", RTPBasisPoints: 9900, MaxMultiplier: 150,
+			BettingMS: 700, PauseMS: 300, Demo: true, Freebet: true}},
+		Operators: []config.Operator{{
+			ID: "acme", Enabled: true, Secret: "0123456789abcdef0123", APIKey: "k", WalletURL: "https://wallet.acme.example",
+			Games: []string{"crash"}, Demo: true,
+			Currencies: []config.Currency{{Code: "BRL", Limits: config.Limits{MinBet: ptr(100), MaxBet: ptr(100000), MaxWin: ptr(10000000)}}},
+		}},
+	}
+	st, err := store.Open(t.Context(), "sqlite://"+filepath.Join(t.TempDir(), "table.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	if err := st.Migrate(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	bank := engine.NewDemoBank()
+	bw := &betWallet{answer: wallet.Result{Outcome: wallet.Success, Balance: 9000, HasBalance: true}}
+	tbl, err := engine.New(t.Context(), engine.Config{
+		Game: &cfg.Games[0], Operators: cfg.Operator, DB: st.DB(), Demo: bank, ChainLength: 2000,
+		Wallets: func(string) (engine.BetWallet, bool) { return bw, true },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { _ = tbl.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		tbl.Stop()
+		<-tbl.Done()
+	})
+
+	tk := tickets.New(st, nil)
+	bal := &balancer{answer: wallet.Result{Outcome: wallet.Success, PlayerID: "p-1", Balance: 10000, HasBalance: true, Currency: "BRL", PlayerName: "Maria Silva"}}
+	ss, err := sessions.New(sessions.Options{
+		Config: cfg, DB: st.DB(), Tickets: tk, Demo: bank,
+		Wallets: func(string) (sessions.Balancer, bool) { return bal, true },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ss.Close() })
+	srv, err := table.New(table.Config{
+		Config: cfg, Sessions: ss, DB: st.DB(), Rate: o.rate, Burst: o.burst,
+		Tables: func(id string) (*engine.Table, bool) { return tbl, id == "crash" },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	return &env{cfg: cfg, st: st, tickets: tk, sessions: ss, table: tbl, srv: srv, handler: srv.Handler(),
+		v: apitest.New(t, "table.v1.yaml"), bets: bw, balance: bal, bank: bank}
+}
+
+// call sends one request and validates the response against the document.
+func (e *env) call(t *testing.T, method, path, session string, body any) *httptest.ResponseRecorder {
+	t.Helper()
+	var raw []byte
+	switch b := body.(type) {
+	case nil:
+	case string:
+		raw = []byte(b)
+	default:
+		raw, _ = json.Marshal(b)
+	}
+	req := httptest.NewRequest(method, path, bytes.NewReader(raw))
+	if raw != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if session != "" {
+		req.Header.Set("Authorization", "Bearer "+session)
+	}
+	rec := httptest.NewRecorder()
+	e.handler.ServeHTTP(rec, req)
+	e.v.Recorded(t, req, rec)
+	return rec
+}
+
+func decode[T any](t *testing.T, rec *httptest.ResponseRecorder) T {
+	t.Helper()
+	var v T
+	if err := json.Unmarshal(rec.Body.Bytes(), &v); err != nil {
+		t.Fatalf("decode %s: %v", rec.Body.String(), err)
+	}
+	return v
+}
+
+func (e *env) ticket(t *testing.T, s tickets.Session) string {
+	t.Helper()
+	s.Operator, s.GameID = "acme", "crash"
+	raw, err := e.tickets.Issue(t.Context(), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
+}
+
+// openDemo opens a demo session and returns its id.
+func (e *env) openDemo(t *testing.T) string {
+	t.Helper()
+	rec := e.call(t, "POST", "/api/v1/sessions", "", map[string]any{"sid": e.ticket(t, tickets.Session{Demo: true, Currency: "BRL", Language: "en"})})
+	if rec.Code != http.StatusCreated {
+		t.Fatalf("create demo session: %d %s", rec.Code, rec.Body)
+	}
+	return decode[map[string]any](t, rec)["session"].(string)
+}
+
+// openReal opens a real-money session and returns its id.
+func (e *env) openReal(t *testing.T) string {
+	t.Helper()
+	sid := e.ticket(t, tickets.Session{Token: "tok-0123456789abcdef", PlayerID: "p-1", Currency: "BRL", Language: "pt"})
+	rec := e.call(t, "POST", "/api/v1/sessions", "", map[string]any{"sid": sid})
+	if rec.Code != http.StatusCreated {
+		t.Fatalf("create session: %d %s", rec.Code, rec.Body)
+	}
+	return decode[map[string]any](t, rec)["session"].(string)
+}
+
+// waitPhase waits until the table is in phase with at least left of it to go
+// (betting) or just in it (other phases).
+func (e *env) waitPhase(t *testing.T, phase string, left time.Duration) engine.RoundView {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		v, _ := e.table.Round()
+		if v.Phase == phase && (phase != engine.PhaseBetting || time.Until(v.BettingEndsAt) >= left) {
+			return v
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	t.Fatalf("the table never reached %s", phase)
+	return engine.RoundView{}
+}

@@ -1,0 +1,449 @@
+package table
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/uptrace/bun"
+	"golang.org/x/time/rate"
+
+	"github.com/crashstudio/crashgame/gen/table"
+	"github.com/crashstudio/crashgame/internal/engine"
+	"github.com/crashstudio/crashgame/internal/server"
+	"github.com/crashstudio/crashgame/internal/sessions"
+)
+
+// Close codes of the stream (api/table.v1.yaml, GET /api/v1/stream).
+const (
+	CloseTooSlow       websocket.StatusCode = 4000 // the send buffer filled
+	CloseNoHello       websocket.StatusCode = 4001 // no hello within 5 s, or the first message was not one
+	CloseSession       websocket.StatusCode = 4401 // unknown or expired session
+	CloseReplaced      websocket.StatusCode = 4409 // the session opened a newer stream
+	CloseRateLimited   websocket.StatusCode = 4429 // too many messages
+	maxClientMessage                        = 1024 // bytes; larger closes with 1009
+	streamWriteWait                         = 5 * time.Second
+	streamKeepAlive                         = 30 * time.Second
+	streamSnapshotMax                       = 100 // bets in the snapshot sent after hello
+	clientMessageRate                       = 5   // messages per second a client may send
+	clientMessageBurst                      = 20
+)
+
+// stream is one open WebSocket of one session.
+type stream struct {
+	conn *websocket.Conn
+	hash string
+	out  chan []byte // messages besides the table's events: pongs, balances, errors
+	// io is the context of reads and writes: never cancelled, since
+	// coder/websocket drops a connection whose Read or Write context ends,
+	// which would lose the close code. The close handshake ends the I/O.
+	io        context.Context
+	done      chan struct{} // closed by close
+	closeOnce sync.Once
+}
+
+// close ends the stream with code, once; the handshake runs in the background.
+func (st *stream) close(code websocket.StatusCode, reason string) {
+	st.closeOnce.Do(func() {
+		close(st.done)
+		go func() { _ = st.conn.Close(code, reason) }()
+	})
+}
+
+// send queues a message; a stream whose queue is full is too slow.
+func (st *stream) send(msg []byte) {
+	select {
+	case st.out <- msg:
+	default:
+		st.close(CloseTooSlow, "too slow")
+	}
+}
+
+func originOf(raw string) string {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil || u.Scheme == "" || u.Host == "" {
+		return ""
+	}
+	return strings.ToLower(u.Scheme + "://" + u.Host)
+}
+
+// openStream checks the Origin and upgrades, then serves the stream.
+func (s *Server) openStream(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	if !s.origins[originOf(r.Header.Get("Origin"))] {
+		s.writeError(w, ctx, http.StatusForbidden, table.ErrorCodeOriginNotAllowed, nil)
+		return
+	}
+	if !strings.EqualFold(r.Header.Get("Upgrade"), "websocket") ||
+		!strings.Contains(strings.ToLower(r.Header.Get("Connection")), "upgrade") {
+		s.writeError(w, ctx, http.StatusBadRequest, table.ErrorCodeBadRequest, nil)
+		return
+	}
+	// The Origin is checked above, against base_url and the configured extras.
+	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{InsecureSkipVerify: true})
+	if err != nil {
+		s.log.DebugContext(ctx, "stream upgrade failed", "request_id", server.RequestID(ctx), "err", err)
+		return
+	}
+	c.SetReadLimit(maxClientMessage)
+	// I/O must not use a context that is cancelled before the close handshake:
+	// coder/websocket drops the connection when a Read or Write context ends.
+	st := &stream{conn: c, out: make(chan []byte, 32), io: context.WithoutCancel(ctx), done: make(chan struct{})}
+	defer st.close(websocket.StatusNormalClosure, "")
+	s.serveStream(st)
+}
+
+// serveStream waits for the hello, then forwards events until the end.
+func (s *Server) serveStream(st *stream) {
+	msgs := make(chan clientMessage, 4)
+	go s.readStream(st, msgs)
+
+	timer := time.NewTimer(s.cfg.HelloTimeout)
+	defer timer.Stop()
+	var first clientMessage
+	select {
+	case first = <-msgs:
+	case <-timer.C:
+		st.close(CloseNoHello, "no hello")
+		return
+	case <-st.done:
+		return
+	}
+	var hello table.HelloMessage
+	if first.binary || json.Unmarshal(first.data, &hello) != nil || hello.Type != "hello" {
+		st.close(CloseNoHello, "hello expected first")
+		return
+	}
+	sess, err := s.sessions.Get(st.io, hello.Session)
+	if err != nil {
+		if !errors.Is(err, sessions.ErrSessionExpired) {
+			s.log.Error("stream: reading a session failed", "err", err)
+		}
+		s.writeNow(st, errorEvent(s.msgs.text(s.inst.DefaultLanguage, table.ErrorCodeSessionExpired), table.ErrorCodeSessionExpired))
+		st.close(CloseSession, "session expired")
+		return
+	}
+	t, ok := s.tables(sess.GameID)
+	if !ok {
+		s.log.Error("stream: no running table for the session's game", "game_id", sess.GameID)
+		st.close(websocket.StatusInternalError, "")
+		return
+	}
+	st.hash = string(sess.Hash)
+	if !s.register(st) {
+		st.close(websocket.StatusGoingAway, "shutting down")
+		return
+	}
+	defer s.unregister(st)
+
+	sub := t.Subscribe(sess.Hash, s.cfg.StreamBuffer)
+	defer sub.Close()
+	s.resync(st, t, sess, sub)
+
+	keepAlive := time.NewTicker(streamKeepAlive)
+	defer keepAlive.Stop()
+	for {
+		select {
+		case ev, ok := <-sub.C:
+			if !ok {
+				if sub.Dropped() {
+					st.close(CloseTooSlow, "too slow")
+				} else {
+					st.close(websocket.StatusGoingAway, "")
+				}
+				return
+			}
+			if msg := s.event(ev); msg != nil && !s.writeNow(st, msg) {
+				return
+			}
+		case msg := <-st.out:
+			if !s.writeNow(st, msg) {
+				return
+			}
+		case m := <-msgs:
+			s.clientMessage(st, sess, m)
+		case <-keepAlive.C:
+			go func() {
+				ctx, cancel := context.WithTimeout(st.io, streamWriteWait)
+				defer cancel()
+				if err := st.conn.Ping(ctx); err != nil {
+					st.close(websocket.StatusGoingAway, "no pong")
+				}
+			}()
+		case <-st.done:
+			return
+		}
+	}
+}
+
+// resync sends what a new or reconnecting client starts from: its balance, the
+// current phase, the round's bets (snapshot) and its own bets in the round.
+func (s *Server) resync(st *stream, t *engine.Table, sess sessions.Session, sub *engine.Subscription) {
+	bal := s.sessions.Balance(sess.Hash).Balance
+	s.writeNow(st, marshal(table.BalanceEvent{Type: "balance", Balance: max(bal, 0), Currency: sess.Currency}))
+
+	// Subscribe queued the current phase first; without one, build it.
+	var pending *engine.Event
+	select {
+	case ev, ok := <-sub.C:
+		if ok {
+			if strings.HasPrefix(ev.Type, "round.") {
+				s.writeNow(st, s.event(ev))
+			} else {
+				pending = &ev
+			}
+		}
+	default:
+	}
+	v, _ := t.Round()
+	if pending != nil || v.RoundID == "" {
+		if v.RoundID != "" {
+			s.writeNow(st, s.event(engine.Event{Type: phaseEvent(v.Phase), Round: v}))
+		}
+	}
+	if v.RoundID != "" {
+		s.snapshot(st, sess, v.RoundID)
+	}
+	if pending != nil {
+		if msg := s.event(*pending); msg != nil {
+			s.writeNow(st, msg)
+		}
+	}
+}
+
+func phaseEvent(phase string) string {
+	switch phase {
+	case engine.PhaseFlying:
+		return engine.EventRoundFlying
+	case engine.PhaseCrashed:
+		return engine.EventRoundCrashed
+	}
+	return engine.EventRoundBetting
+}
+
+// snapshot sends the round's latest bets as a snapshot (masked names only) and
+// the session's own bets of the round, from the database.
+func (s *Server) snapshot(st *stream, sess sessions.Session, roundID string) {
+	var recs []engine.BetRecord
+	err := s.db.NewSelect().Model(&recs).Where("round_id = ?", roundID).
+		Where("status IN (?)", bun.List([]string{engine.StatusAccepted, engine.StatusCashedOut, engine.StatusLost})).
+		OrderExpr("placed_at DESC").Limit(streamSnapshotMax).Scan(st.io)
+	if err != nil {
+		s.log.Warn("stream: reading the round's bets failed", "err", err)
+		return
+	}
+	snap := true
+	ev := table.BetsEvent{Type: "bets", RoundId: roundID, Snapshot: &snap, Items: make([]table.BetsItem, 0, len(recs))}
+	for _, r := range recs {
+		it := engine.BetItem{BetID: r.ID, Name: r.PlayerName, Currency: r.Currency, Amount: r.Amount}
+		if r.Status == engine.StatusCashedOut && r.Payout != nil {
+			it.Multiplier, it.Payout = r.Multiplier, *r.Payout
+		}
+		ev.Items = append(ev.Items, betsItemOf(it))
+	}
+	s.writeNow(st, marshal(ev))
+
+	var own []engine.BetRecord
+	err = s.db.NewSelect().Model(&own).Where("session_hash = ?", sess.Hash).Where("round_id = ?", roundID).
+		OrderExpr("placed_at, id").Scan(st.io)
+	if err != nil {
+		s.log.Warn("stream: reading the session's bets failed", "err", err)
+		return
+	}
+	for _, r := range own {
+		s.writeNow(st, marshal(table.BetEvent{Type: "bet", Bet: betOf(engine.ViewOf(r))}))
+	}
+}
+
+// clientMessage handles what the client sent after its hello.
+func (s *Server) clientMessage(st *stream, sess sessions.Session, m clientMessage) {
+	if m.binary {
+		st.close(websocket.StatusUnsupportedData, "text frames only")
+		return
+	}
+	var head struct {
+		Type string `json:"type"`
+		T    *int64 `json:"t"`
+	}
+	if json.Unmarshal(m.data, &head) != nil {
+		st.send(errorEvent(s.msgs.text(sess.Language, table.ErrorCodeBadRequest), table.ErrorCodeBadRequest))
+		return
+	}
+	switch head.Type {
+	case "ping":
+		if head.T == nil || *head.T < 0 {
+			st.send(errorEvent(s.msgs.text(sess.Language, table.ErrorCodeBadRequest), table.ErrorCodeBadRequest))
+			return
+		}
+		now := s.now().UnixMilli()
+		st.send(marshal(table.PongMessage{Type: "pong", T: *head.T, ServerTime: &now}))
+	case "pong", "hello":
+	default:
+		st.send(errorEvent(s.msgs.text(sess.Language, table.ErrorCodeBadRequest), table.ErrorCodeBadRequest))
+	}
+}
+
+type clientMessage struct {
+	binary bool
+	data   []byte
+}
+
+// readStream reads the client's messages, rate-limited, until the connection
+// ends; it ends the stream when reading fails.
+func (s *Server) readStream(st *stream, out chan<- clientMessage) {
+	lim := rate.NewLimiter(clientMessageRate, clientMessageBurst)
+	for {
+		typ, data, err := st.conn.Read(st.io)
+		if err != nil {
+			// Closed by either side, too big (1009, sent by the library), or gone.
+			st.close(websocket.StatusNormalClosure, "")
+			return
+		}
+		if !lim.Allow() {
+			s.writeNow(st, errorEvent(s.msgs.text(s.inst.DefaultLanguage, table.ErrorCodeRateLimited), table.ErrorCodeRateLimited))
+			st.close(CloseRateLimited, "too many messages")
+			return
+		}
+		select {
+		case out <- clientMessage{binary: typ == websocket.MessageBinary, data: data}:
+		case <-st.done:
+			return
+		}
+	}
+}
+
+// writeNow writes one message; a write that does not finish in time ends the
+// stream as too slow.
+func (s *Server) writeNow(st *stream, msg []byte) bool {
+	if msg == nil {
+		return true
+	}
+	select {
+	case <-st.done:
+		return false
+	default:
+	}
+	ctx, cancel := context.WithTimeout(st.io, streamWriteWait)
+	defer cancel()
+	if err := st.conn.Write(ctx, websocket.MessageText, msg); err != nil {
+		st.close(CloseTooSlow, "too slow")
+		return false
+	}
+	return true
+}
+
+// register makes st the session's only stream, replacing an older one.
+func (s *Server) register(st *stream) bool {
+	s.streamMu.Lock()
+	defer s.streamMu.Unlock()
+	if s.closing {
+		return false
+	}
+	if old := s.streams[st.hash]; old != nil {
+		old.close(CloseReplaced, "replaced")
+	}
+	s.streams[st.hash] = st
+	return true
+}
+
+func (s *Server) unregister(st *stream) {
+	s.streamMu.Lock()
+	defer s.streamMu.Unlock()
+	if s.streams[st.hash] == st {
+		delete(s.streams, st.hash)
+	}
+}
+
+// publishBalance sends a balance event to the session's stream (from the
+// sessions service, after a delivered /win).
+func (s *Server) publishBalance(sess sessions.Session) {
+	s.streamMu.Lock()
+	st := s.streams[string(sess.Hash)]
+	s.streamMu.Unlock()
+	if st != nil {
+		st.send(marshal(table.BalanceEvent{Type: "balance", Balance: max(sess.Balance, 0), Currency: sess.Currency}))
+	}
+}
+
+// Close closes every stream with 1001 (the server is shutting down) and
+// refuses new ones. Call it before http.Server.Shutdown, which does not
+// close upgraded connections.
+func (s *Server) Close() {
+	s.streamMu.Lock()
+	s.closing = true
+	all := make([]*stream, 0, len(s.streams))
+	for _, st := range s.streams {
+		all = append(all, st)
+	}
+	s.streamMu.Unlock()
+	for _, st := range all {
+		st.close(websocket.StatusGoingAway, "shutting down")
+	}
+}
+
+// event translates an engine event into the document's StreamEvent.
+func (s *Server) event(ev engine.Event) []byte {
+	now := s.now().UnixMilli()
+	v := ev.Round
+	switch ev.Type {
+	case engine.EventRoundBetting:
+		return marshal(table.RoundBettingEvent{Type: "round.betting", RoundId: v.RoundID, BettingEndsAt: millis(v.BettingEndsAt), ServerTime: now})
+	case engine.EventRoundFlying:
+		return marshal(table.RoundFlyingEvent{Type: "round.flying", RoundId: v.RoundID, StartedAt: millis(v.StartedAt), ServerTime: now})
+	case engine.EventRoundCrashed:
+		if v.Hash == "" {
+			return nil // a voided round reveals nothing here
+		}
+		return marshal(table.RoundCrashedEvent{Type: "round.crashed", RoundId: v.RoundID, CrashPoint: max(v.CrashPoint, 100),
+			Hash: v.Hash, CrashedAt: millis(v.CrashedAt), ServerTime: &now})
+	case engine.EventBets:
+		out := table.BetsEvent{Type: "bets", RoundId: v.RoundID, Items: make([]table.BetsItem, 0, len(ev.Items))}
+		if ev.Snapshot {
+			snap := true
+			out.Snapshot = &snap
+		}
+		for _, it := range ev.Items {
+			out.Items = append(out.Items, betsItemOf(it))
+		}
+		return marshal(out)
+	case engine.EventBet:
+		if ev.Bet == nil {
+			return nil
+		}
+		return marshal(table.BetEvent{Type: "bet", Bet: betOf(*ev.Bet)})
+	case engine.EventBalance:
+		return marshal(table.BalanceEvent{Type: "balance", Balance: max(ev.Balance, 0), Currency: ev.Currency})
+	}
+	return nil
+}
+
+func betsItemOf(it engine.BetItem) table.BetsItem {
+	name := it.Name
+	if name == "" {
+		name = "***"
+	}
+	out := table.BetsItem{BetId: it.BetID, Name: name, Currency: it.Currency, Amount: it.Amount}
+	if it.Multiplier != 0 {
+		m, p := max(it.Multiplier, 100), max(it.Payout, 0)
+		out.Multiplier, out.Payout = &m, &p
+	}
+	return out
+}
+
+func errorEvent(message string, code table.ErrorCode) []byte {
+	return marshal(table.ErrorEvent{Type: "error", ErrorCode: code, Message: message})
+}
+
+func marshal(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil
+	}
+	return b
+}

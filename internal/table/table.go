@@ -1,0 +1,401 @@
+// Package table is the player's side of the game: the HTTP driver of
+// api/table.v1.yaml (the player API), its live WebSocket stream, and the
+// embedded web page that plays it.
+//
+// Handlers are thin: they translate the generated types of gen/table to calls
+// of package sessions (entry, the session, display balances) and package
+// engine (rounds, bets, cashouts), and engine refusals to the document's Error
+// with text for the player in the session language (pt, en or es; LANG-*).
+// Wallet codes and operator messages never reach the browser (AUTH-18): a
+// wallet refusal becomes one of the table's own codes.
+//
+// The session id is the Bearer of every route but the session's creation; it
+// never appears in a URL, a log line or an error (the stream receives it in its
+// first message). A cashout is priced at the moment its request reached the
+// server: the handler chain reads the clock before anything else.
+package table
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"math"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/uptrace/bun"
+	"golang.org/x/time/rate"
+
+	"github.com/crashstudio/crashgame/gen/table"
+	"github.com/crashstudio/crashgame/internal/config"
+	"github.com/crashstudio/crashgame/internal/engine"
+	"github.com/crashstudio/crashgame/internal/server"
+	"github.com/crashstudio/crashgame/internal/sessions"
+)
+
+// Defaults of Config.
+const (
+	DefaultRate         = 10  // actions per second per session
+	DefaultBurst        = 20  // actions at once per session
+	DefaultAddressRate  = 2   // session creations and stream openings per second per client address
+	DefaultAddressBurst = 10  // at once per client address
+	DefaultStreamBuffer = 128 // events a stream may lag behind before it is dropped
+	// MaxBodyBytes bounds a request body of the player API.
+	MaxBodyBytes = 4 << 10
+)
+
+// Config is what the table is built from.
+type Config struct {
+	Config   *config.Config // the installation: base_url, default language, operators
+	Sessions *sessions.Service
+	// Tables returns the running table of a game.
+	Tables func(gameID string) (*engine.Table, bool)
+	// DB is the store's database: bets, rounds (read only).
+	DB     *bun.DB
+	Logger *slog.Logger     // nil: slog.Default()
+	Now    func() time.Time // nil: time.Now; must be the engine's clock
+	// ExtraOrigins lists origins ("https://host[:port]") allowed to open the
+	// stream besides base_url's, e.g. a development address.
+	ExtraOrigins []string
+	// Rate and Burst limit the actions of one session (defaults 10/s, 20).
+	Rate  float64
+	Burst int
+	// AddressRate and AddressBurst limit session creations and stream openings
+	// per client address (defaults 2/s, 10).
+	AddressRate  float64
+	AddressBurst int
+	// StreamBuffer bounds how many events a stream may lag (default 128).
+	StreamBuffer int
+	// HelloTimeout bounds the wait for the stream's hello (default 5 s).
+	HelloTimeout time.Duration
+}
+
+// Server serves the player API, the stream and the page.
+type Server struct {
+	cfg      Config
+	inst     *config.Config
+	sessions *sessions.Service
+	tables   func(string) (*engine.Table, bool)
+	db       *bun.DB
+	log      *slog.Logger
+	now      func() time.Time
+	origins  map[string]bool
+	msgs     messages
+
+	perSession *limiters
+	perAddress *limiters
+
+	streamMu sync.Mutex
+	streams  map[string]*stream // by session hash
+	closing  bool
+}
+
+// New returns the table's server. It registers itself with the sessions
+// service to publish balance changes on the streams.
+func New(cfg Config) (*Server, error) {
+	switch {
+	case cfg.Config == nil:
+		return nil, errors.New("table: no configuration")
+	case cfg.Sessions == nil:
+		return nil, errors.New("table: no sessions service")
+	case cfg.Tables == nil:
+		return nil, errors.New("table: no tables")
+	case cfg.DB == nil:
+		return nil, errors.New("table: no database")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Rate <= 0 {
+		cfg.Rate = DefaultRate
+	}
+	if cfg.Burst <= 0 {
+		cfg.Burst = DefaultBurst
+	}
+	if cfg.AddressRate <= 0 {
+		cfg.AddressRate = DefaultAddressRate
+	}
+	if cfg.AddressBurst <= 0 {
+		cfg.AddressBurst = DefaultAddressBurst
+	}
+	if cfg.StreamBuffer <= 0 {
+		cfg.StreamBuffer = DefaultStreamBuffer
+	}
+	if cfg.HelloTimeout <= 0 {
+		cfg.HelloTimeout = 5 * time.Second
+	}
+	msgs, err := loadMessages()
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{
+		cfg: cfg, inst: cfg.Config, sessions: cfg.Sessions, tables: cfg.Tables, db: cfg.DB,
+		log: cfg.Logger, now: cfg.Now, msgs: msgs,
+		origins:    map[string]bool{},
+		perSession: newLimiters(rate.Limit(cfg.Rate), cfg.Burst),
+		perAddress: newLimiters(rate.Limit(cfg.AddressRate), cfg.AddressBurst),
+		streams:    map[string]*stream{},
+	}
+	if o := originOf(cfg.Config.BaseURL); o != "" {
+		s.origins[o] = true
+	}
+	for _, o := range cfg.ExtraOrigins {
+		if o = originOf(o); o != "" {
+			s.origins[o] = true
+		}
+	}
+	cfg.Sessions.OnBalanceChange(s.publishBalance)
+	return s, nil
+}
+
+// Routes returns the table's routes for server.Config.Routes: the player API
+// under /api/v1/, the stream, the page at / and its assets under /static/.
+func (s *Server) Routes() map[string]http.Handler {
+	strict := table.NewStrictHandlerWithOptions(&api{s}, nil, table.StrictHTTPServerOptions{
+		RequestErrorHandlerFunc:  s.requestError,
+		ResponseErrorHandlerFunc: s.responseError,
+	})
+	si := &withStream{ServerInterface: strict, s: s}
+	w := &table.ServerInterfaceWrapper{Handler: si, ErrorHandlerFunc: s.requestError}
+	open := func(h http.HandlerFunc) http.Handler { return s.received(s.byAddress(s.limitBody(h))) }
+	authed := func(h http.HandlerFunc) http.Handler { return s.received(s.authenticate(s.limitBody(h))) }
+	routes := map[string]http.Handler{
+		"POST /api/v1/sessions":              open(w.CreateSession),
+		"GET /api/v1/session":                authed(w.GetSession),
+		"GET /api/v1/round":                  authed(w.GetCurrentRound),
+		"GET /api/v1/bets":                   authed(w.ListBets),
+		"POST /api/v1/bets":                  authed(w.PlaceBet),
+		"POST /api/v1/bets/{bet_id}/cashout": authed(w.CashOut),
+		"DELETE /api/v1/bets/{bet_id}":       authed(w.CancelBet),
+		"GET /api/v1/rounds":                 authed(w.ListRounds),
+		"GET /api/v1/rounds/{round_id}":      authed(w.GetRound),
+		"GET /api/v1/fairness":               authed(w.GetFairness),
+		"GET /api/v1/stream":                 s.byAddress(http.HandlerFunc(w.OpenStream)),
+	}
+	for p, h := range s.pageRoutes() {
+		routes[p] = h
+	}
+	return routes
+}
+
+// Handler returns the routes on their own mux (tests, or mounting alone).
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	for p, h := range s.Routes() {
+		mux.Handle(p, h)
+	}
+	return mux
+}
+
+// withStream gives the strict server a real OpenStream: the strict form cannot
+// upgrade a connection.
+type withStream struct {
+	table.ServerInterface
+	s *Server
+}
+
+func (w *withStream) OpenStream(rw http.ResponseWriter, r *http.Request) { w.s.openStream(rw, r) }
+
+// Context values.
+type (
+	receivedKey struct{}
+	sessionKey  struct{}
+	languageKey struct{}
+)
+
+// received stamps the moment the request reached the table, first thing: a
+// cashout is priced at it.
+func (s *Server) received(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		at := s.now()
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), receivedKey{}, at)))
+	})
+}
+
+func receivedAt(ctx context.Context, now func() time.Time) time.Time {
+	if t, ok := ctx.Value(receivedKey{}).(time.Time); ok {
+		return t
+	}
+	return now()
+}
+
+func sessionFrom(ctx context.Context) (sessions.Session, bool) {
+	sess, ok := ctx.Value(sessionKey{}).(sessions.Session)
+	return sess, ok
+}
+
+// language is the language of the messages of this request: the session's,
+// else the one the request named, else the installation default.
+func (s *Server) language(ctx context.Context) string {
+	if sess, ok := sessionFrom(ctx); ok {
+		return sess.Language
+	}
+	if l, ok := ctx.Value(languageKey{}).(string); ok {
+		return s.inst.Language(l)
+	}
+	return s.inst.DefaultLanguage
+}
+
+// authenticate resolves the Bearer session (never from a URL), then applies the
+// session's rate limit.
+func (s *Server) authenticate(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id, ok := bearer(r.Header.Get("Authorization"))
+		var sess sessions.Session
+		err := sessions.ErrSessionExpired
+		if ok {
+			sess, err = s.sessions.Get(r.Context(), id)
+		}
+		if err != nil {
+			if !errors.Is(err, sessions.ErrSessionExpired) {
+				s.log.ErrorContext(r.Context(), "reading a session failed", "request_id", server.RequestID(r.Context()), "err", err)
+				s.writeError(w, r.Context(), http.StatusInternalServerError, table.ErrorCodeServerError, nil)
+				return
+			}
+			s.writeError(w, r.Context(), http.StatusUnauthorized, table.ErrorCodeSessionExpired, nil)
+			return
+		}
+		sess.ID = id // Get does not return the id: it is not stored
+		ctx := context.WithValue(r.Context(), sessionKey{}, sess)
+		if wait, ok := s.perSession.allow(string(sess.Hash), s.now()); !ok {
+			s.writeRateLimited(w, ctx, wait)
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(ctx))
+	})
+}
+
+func bearer(h string) (string, bool) {
+	scheme, id, ok := strings.Cut(h, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	id = strings.TrimSpace(id)
+	return id, id != ""
+}
+
+// byAddress limits requests per client address (session creation, stream).
+func (s *Server) byAddress(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if wait, ok := s.perAddress.allow(clientAddress(r), s.now()); !ok {
+			s.writeRateLimited(w, r.Context(), wait)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func clientAddress(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+func (s *Server) limitBody(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Body != nil {
+			r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// errorBody is the document's Error in the request's language.
+func (s *Server) errorBody(ctx context.Context, code table.ErrorCode, balance *int64) table.Error {
+	return table.Error{Status: "error", ErrorCode: code, Message: s.msgs.text(s.language(ctx), code), Balance: balance}
+}
+
+func (s *Server) writeError(w http.ResponseWriter, ctx context.Context, status int, code table.ErrorCode, balance *int64) {
+	writeJSON(w, status, s.errorBody(ctx, code, balance))
+}
+
+func (s *Server) writeRateLimited(w http.ResponseWriter, ctx context.Context, wait time.Duration) {
+	secs := int(math.Ceil(wait.Seconds()))
+	if secs < 1 {
+		secs = 1
+	}
+	w.Header().Set("Retry-After", strconv.Itoa(secs))
+	s.writeError(w, ctx, http.StatusTooManyRequests, table.ErrorCodeRateLimited, nil)
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		http.Error(w, `{"status":"error","error_code":"SERVER_ERROR","message":"-"}`, http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(b, '\n'))
+}
+
+// requestError answers a request the generated code could not read (body not
+// JSON, too big, a parameter of the wrong type): 400 BAD_REQUEST.
+func (s *Server) requestError(w http.ResponseWriter, r *http.Request, err error) {
+	s.log.DebugContext(r.Context(), "bad table request", "request_id", server.RequestID(r.Context()), "path", r.URL.Path, "err", err)
+	s.writeError(w, r.Context(), http.StatusBadRequest, table.ErrorCodeBadRequest, nil)
+}
+
+// responseError answers a handler's unexpected error: 500 SERVER_ERROR.
+func (s *Server) responseError(w http.ResponseWriter, r *http.Request, err error) {
+	s.log.ErrorContext(r.Context(), "table handler failed", "request_id", server.RequestID(r.Context()), "path", r.URL.Path, "err", err)
+	s.writeError(w, r.Context(), http.StatusInternalServerError, table.ErrorCodeServerError, nil)
+}
+
+// limiters holds one token bucket per key, forgetting idle ones.
+type limiters struct {
+	mu        sync.Mutex
+	limit     rate.Limit
+	burst     int
+	m         map[string]*limiterEntry
+	lastSweep time.Time
+}
+
+type limiterEntry struct {
+	lim  *rate.Limiter
+	seen time.Time
+}
+
+func newLimiters(limit rate.Limit, burst int) *limiters {
+	return &limiters{limit: limit, burst: burst, m: map[string]*limiterEntry{}}
+}
+
+// allow takes one token for key, or reports how long until one is free.
+func (l *limiters) allow(key string, now time.Time) (time.Duration, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if now.Sub(l.lastSweep) > time.Minute {
+		l.lastSweep = now
+		for k, e := range l.m {
+			if now.Sub(e.seen) > 5*time.Minute {
+				delete(l.m, k)
+			}
+		}
+	}
+	e := l.m[key]
+	if e == nil {
+		e = &limiterEntry{lim: rate.NewLimiter(l.limit, l.burst)}
+		l.m[key] = e
+	}
+	e.seen = now
+	r := e.lim.ReserveN(now, 1)
+	if !r.OK() {
+		return time.Second, false
+	}
+	if d := r.DelayFrom(now); d > 0 {
+		r.CancelAt(now)
+		return d, false
+	}
+	return 0, true
+}
