@@ -79,6 +79,7 @@ type env struct {
 type envOptions struct {
 	rate  float64
 	burst int
+	hello time.Duration
 }
 
 func newEnv(t *testing.T, o envOptions) *env {
@@ -129,7 +130,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 	}
 	t.Cleanup(func() { _ = ss.Close() })
 	srv, err := table.New(table.Config{
-		Config: cfg, Sessions: ss, DB: st.DB(), Rate: o.rate, Burst: o.burst,
+		Config: cfg, Sessions: ss, DB: st.DB(), Rate: o.rate, Burst: o.burst, HelloTimeout: o.hello,
 		Tables: func(id string) (*engine.Table, bool) { return tbl, id == "crash" },
 	})
 	if err != nil {

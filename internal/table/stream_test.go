@@ -1,0 +1,268 @@
+package table_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/getkin/kin-openapi/openapi3"
+
+	"github.com/crashstudio/crashgame/api"
+	gt "github.com/crashstudio/crashgame/gen/table"
+	"github.com/crashstudio/crashgame/internal/engine"
+	"github.com/crashstudio/crashgame/internal/table"
+)
+
+const origin = "https://games.example.com"
+
+// streamSchema is the document's StreamEvent union.
+func streamSchema(t *testing.T) *openapi3.Schema {
+	t.Helper()
+	raw, err := api.Documents.ReadFile("table.v1.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := openapi3.NewLoader().LoadFromData(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return doc.Components.Schemas["StreamEvent"].Value
+}
+
+type client struct {
+	t      *testing.T
+	c      *websocket.Conn
+	schema *openapi3.Schema
+}
+
+func (e *env) dial(t *testing.T, srv *httptest.Server) *client {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	c, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http")+"/api/v1/stream",
+		&websocket.DialOptions{HTTPHeader: http.Header{"Origin": {origin}}})
+	if err != nil {
+		t.Fatalf("dial: %v", err)
+	}
+	t.Cleanup(func() { _ = c.CloseNow() })
+	return &client{t: t, c: c, schema: streamSchema(t)}
+}
+
+func (c *client) send(v any) {
+	c.t.Helper()
+	b, _ := json.Marshal(v)
+	if err := c.c.Write(c.t.Context(), websocket.MessageText, b); err != nil {
+		c.t.Fatalf("write: %v", err)
+	}
+}
+
+// next reads one event, validated against the document's StreamEvent.
+func (c *client) next() (map[string]any, error) {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(c.t.Context(), 15*time.Second)
+	defer cancel()
+	_, data, err := c.c.Read(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var v map[string]any
+	if err := json.Unmarshal(data, &v); err != nil {
+		c.t.Fatalf("not JSON: %s", data)
+	}
+	var generic any
+	_ = json.Unmarshal(data, &generic)
+	if err := c.schema.VisitJSON(generic); err != nil {
+		c.t.Errorf("event breaks StreamEvent: %v\n%s", err, data)
+	}
+	return v, nil
+}
+
+// until reads events until one of type typ (and pred) arrives.
+func (c *client) until(typ string, pred func(map[string]any) bool) map[string]any {
+	c.t.Helper()
+	for {
+		ev, err := c.next()
+		if err != nil {
+			c.t.Fatalf("waiting for %s: %v", typ, err)
+		}
+		if ev["type"] == typ && (pred == nil || pred(ev)) {
+			return ev
+		}
+	}
+}
+
+// closedWith reads until the connection ends and returns its close code.
+func (c *client) closedWith() websocket.StatusCode {
+	c.t.Helper()
+	for {
+		if _, err := c.next(); err != nil {
+			return websocket.CloseStatus(err)
+		}
+	}
+}
+
+func TestStream(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOptions{rate: 1000, burst: 1000})
+	srv := httptest.NewServer(e.handler)
+	t.Cleanup(srv.Close)
+	s := e.openDemo(t)
+
+	c := e.dial(t, srv)
+	c.send(map[string]any{"type": "hello", "session": s})
+	// After a hello: balance, the current phase, the bets snapshot.
+	ev, err := c.next()
+	if err != nil || ev["type"] != "balance" || ev["balance"] != float64(1_000_000) || ev["currency"] != "BRL" {
+		t.Fatalf("first event = %v, %v", ev, err)
+	}
+	if ev, _ = c.next(); !strings.HasPrefix(ev["type"].(string), "round.") {
+		t.Fatalf("second event = %v", ev)
+	}
+	if ev, _ = c.next(); ev["type"] != "bets" || ev["snapshot"] != true {
+		t.Fatalf("third event = %v", ev)
+	}
+
+	// Latency probe.
+	c.send(map[string]any{"type": "ping", "t": 123})
+	pong := c.until("pong", nil)
+	if pong["t"] != float64(123) || pong["server_time"] == nil {
+		t.Fatalf("pong = %v", pong)
+	}
+
+	// Own bet and balance, then the round's phases.
+	e.waitPhase(t, engine.PhaseBetting, 300*time.Millisecond)
+	rec := e.call(t, "POST", "/api/v1/bets", s, map[string]any{"amount": 1000})
+	if rec.Code != http.StatusCreated {
+		t.Fatalf("bet: %d %s", rec.Code, rec.Body)
+	}
+	placed := decode[gt.BetPlaced](t, rec)
+	c.until("bet", func(ev map[string]any) bool { return ev["bet"].(map[string]any)["bet_id"] == placed.BetId })
+	c.until("balance", func(ev map[string]any) bool { return ev["balance"] == float64(999_000) })
+	c.until("bets", func(ev map[string]any) bool {
+		items, _ := ev["items"].([]any)
+		return len(items) > 0 && items[0].(map[string]any)["name"] == "Demo"
+	})
+	c.until("round.flying", nil)
+	c.until("round.crashed", func(ev map[string]any) bool { return ev["hash"] != "" })
+	c.until("round.betting", nil)
+
+	// A second stream of the session replaces the first (one stream per session).
+	c2 := e.dial(t, srv)
+	c2.send(map[string]any{"type": "hello", "session": s})
+	c2.until("balance", nil)
+	if code := c.closedWith(); code != table.CloseReplaced {
+		t.Fatalf("replaced stream closed with %d, want %d", code, table.CloseReplaced)
+	}
+	// Shutting down closes with 1001.
+	e.srv.Close()
+	if code := c2.closedWith(); code != websocket.StatusGoingAway {
+		t.Fatalf("shutdown closed with %d", code)
+	}
+}
+
+func TestStreamBalanceFromWallet(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOptions{rate: 1000, burst: 1000})
+	srv := httptest.NewServer(e.handler)
+	t.Cleanup(srv.Close)
+	s := e.openReal(t)
+	c := e.dial(t, srv)
+	c.send(map[string]any{"type": "hello", "session": s})
+	c.until("bets", nil)
+	// Rule BAL-4: a delivered /win's balance reaches the session's stream.
+	e.sessions.OnWalletBalance("acme", "p-1", "BRL", 777)
+	c.until("balance", func(ev map[string]any) bool { return ev["balance"] == float64(777) })
+}
+
+func TestStreamRefusals(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOptions{hello: 300 * time.Millisecond})
+	srv := httptest.NewServer(e.handler)
+	t.Cleanup(srv.Close)
+
+	// Origin and upgrade are checked before any WebSocket: plain answers,
+	// validated against the document.
+	for _, tc := range []struct {
+		origin  string
+		upgrade bool
+		status  int
+		code    gt.ErrorCode
+	}{
+		{"https://evil.example", true, 403, gt.ErrorCodeOriginNotAllowed},
+		{"", true, 403, gt.ErrorCodeOriginNotAllowed},
+		{"http://games.example.com", true, 403, gt.ErrorCodeOriginNotAllowed},
+		{origin, false, 400, gt.ErrorCodeBadRequest},
+	} {
+		req := httptest.NewRequest("GET", "/api/v1/stream", nil)
+		if tc.origin != "" {
+			req.Header.Set("Origin", tc.origin)
+		}
+		if tc.upgrade {
+			req.Header.Set("Connection", "Upgrade")
+			req.Header.Set("Upgrade", "websocket")
+			req.Header.Set("Sec-WebSocket-Version", "13")
+			req.Header.Set("Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ==")
+		}
+		rec := httptest.NewRecorder()
+		e.handler.ServeHTTP(rec, req)
+		e.v.Recorded(t, req, rec)
+		if got := decode[gt.Error](t, rec); rec.Code != tc.status || got.ErrorCode != tc.code {
+			t.Fatalf("origin %q: %d %+v", tc.origin, rec.Code, got)
+		}
+	}
+
+	cases := []struct {
+		name  string
+		first any // nil: send nothing
+		want  websocket.StatusCode
+		event gt.ErrorCode // an error event expected before the close
+	}{
+		{"no hello", nil, table.CloseNoHello, ""},
+		{"not a hello first", map[string]any{"type": "ping", "t": 1}, table.CloseNoHello, ""},
+		{"unknown session", map[string]any{"type": "hello", "session": "ps_" + strings.Repeat("A", 43)}, table.CloseSession, gt.ErrorCodeSessionExpired},
+		{"garbage", "{", table.CloseNoHello, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := e.dial(t, srv)
+			switch f := tc.first.(type) {
+			case nil:
+			case string:
+				_ = c.c.Write(t.Context(), websocket.MessageText, []byte(f))
+			default:
+				c.send(f)
+			}
+			var got gt.ErrorCode
+			for {
+				ev, err := c.next()
+				if err != nil {
+					if code := websocket.CloseStatus(err); code != tc.want {
+						t.Fatalf("closed with %d (%v), want %d", code, err, tc.want)
+					}
+					break
+				}
+				if ev["type"] == "error" {
+					got = gt.ErrorCode(ev["error_code"].(string))
+				}
+			}
+			if got != tc.event {
+				t.Fatalf("error event %q, want %q", got, tc.event)
+			}
+		})
+	}
+
+	// A message over 1 KiB closes with 1009.
+	s := e.openDemo(t)
+	c := e.dial(t, srv)
+	c.send(map[string]any{"type": "hello", "session": s})
+	c.until("bets", nil)
+	_ = c.c.Write(t.Context(), websocket.MessageText, []byte(`{"type":"ping","t":1,"x":"`+strings.Repeat("x", 2000)+`"}`))
+	if code := c.closedWith(); code != websocket.StatusMessageTooBig {
+		t.Fatalf("big message closed with %d", code)
+	}
+}
