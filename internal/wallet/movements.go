@@ -43,6 +43,10 @@ var (
 	// queued (or was delivered). One transaction_id never names two movements
 	// (ENV-13); the caller's transaction must roll back.
 	ErrDuplicateMovement = errors.New("wallet: a movement with this transaction_id already exists")
+	// ErrDebitSettled: a movement for this bet_id is already queued (or was
+	// delivered). A debit ends in exactly one settlement: a win, a zero_win or
+	// a rollback.
+	ErrDebitSettled = errors.New("wallet: the debit already has a settlement movement")
 	// ErrInvalidMovement: the movement breaks the contract and was not queued.
 	ErrInvalidMovement = errors.New("wallet: invalid movement")
 )
@@ -173,8 +177,9 @@ func (m Movement) validate() error {
 // rollback whose amount differs from the debit it references, or that carries a
 // freebet_id (RB-1, RB-6), and a win whose freebet_id differs from its debit's
 // (WIN-17), when that debit is in the bets table. It refuses with
-// ErrDuplicateMovement a transaction_id already queued (ENV-13). On an error
-// the caller must roll its transaction back.
+// ErrDuplicateMovement a transaction_id already queued (ENV-13), and with
+// ErrDebitSettled a second movement for one bet_id (each debit ends in exactly
+// one settlement). On an error the caller must roll its transaction back.
 //
 // On SQLite, db must be the caller's transaction (or the *bun.DB when there is
 // none): the store has one connection.
@@ -193,8 +198,8 @@ func Enqueue(ctx context.Context, db bun.IDB, m Movement, now time.Time) error {
 	}
 	// ON CONFLICT DO NOTHING rather than a failing INSERT: on PostgreSQL a
 	// failed statement would abort the caller's whole transaction with a
-	// driver error; this way the caller gets ErrDuplicateMovement and decides.
-	res, err := db.NewInsert().Model(&rec).On("CONFLICT (transaction_id) DO NOTHING").Exec(ctx)
+	// driver error; this way the caller gets a named error and decides.
+	res, err := db.NewInsert().Model(&rec).On("CONFLICT DO NOTHING").Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("wallet: enqueue %s %s: %w", m.Kind, short(m.TransactionID), err)
 	}
@@ -202,10 +207,18 @@ func Enqueue(ctx context.Context, db bun.IDB, m Movement, now time.Time) error {
 	if err != nil {
 		return fmt.Errorf("wallet: enqueue %s %s: rows affected: %w", m.Kind, short(m.TransactionID), err)
 	}
-	if n == 0 {
+	if n == 1 {
+		return nil
+	}
+	// A unique key refused it: the transaction_id, or the bet_id.
+	exists, err := db.NewSelect().Table("movements").Where("transaction_id = ?", m.TransactionID).Exists(ctx)
+	if err != nil {
+		return fmt.Errorf("wallet: enqueue %s %s: which key refused it: %w", m.Kind, short(m.TransactionID), err)
+	}
+	if exists {
 		return fmt.Errorf("wallet: enqueue %s %s: %w", m.Kind, short(m.TransactionID), ErrDuplicateMovement)
 	}
-	return nil
+	return fmt.Errorf("wallet: enqueue %s %s for bet %s: %w", m.Kind, short(m.TransactionID), short(m.BetID), ErrDebitSettled)
 }
 
 // checkAgainstDebit compares m with the debit it references, when the bets

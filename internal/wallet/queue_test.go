@@ -69,6 +69,14 @@ func TestQueueOutcomes(t *testing.T) {
 				if last := op.byTx(tc.movement.TransactionID); rec.LastRequestID != last[len(last)-1].RequestID {
 					t.Errorf("last_request_id %q, want the last attempt's %q", rec.LastRequestID, last[len(last)-1].RequestID)
 				}
+				if tc.wantStatus == StatusDone { // the hook runs just after the commit
+					mqWaitFor(t, 5*time.Second, "OnSettled", func() bool {
+						mu.Lock()
+						defer mu.Unlock()
+						return len(settled) > 0
+					})
+				}
+				time.Sleep(20 * time.Millisecond) // a second call would come now
 				mu.Lock()
 				defer mu.Unlock()
 				switch tc.wantStatus {
@@ -332,6 +340,17 @@ func TestEnqueueTransactional(t *testing.T) {
 		if n := mqCountStatus(t, s); n[StatusPending] != 2 {
 			t.Fatalf("pending %d, want 2", n[StatusPending])
 		}
+
+		// A debit ends in exactly one settlement: a second movement for one
+		// bet_id, under another transaction_id, is refused.
+		second := mqRollback("rb-second")
+		second.BetID = "bet-w-dup"
+		err = s.DB().RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+			return Enqueue(ctx, tx, second, now)
+		})
+		if !errors.Is(err, ErrDebitSettled) {
+			t.Fatalf("second settlement of one debit: %v, want ErrDebitSettled", err)
+		}
 		rec := mqGet(t, s, "w-dup")
 		if rec.Kind != KindWin || rec.Amount != 2350 || rec.Token != mqToken || rec.FreebetID != nil || rec.NextAttemptAt != store.MillisOf(now) {
 			t.Errorf("stored %+v", rec)
@@ -441,7 +460,12 @@ func TestEnqueueChecksTheDebit(t *testing.T) {
 			{"win dropping the grant", win("w-4", "bet-free", nil), true},
 		}
 		for _, tc := range cases {
-			err := Enqueue(ctx, db, tc.m, time.Now())
+			// Each in its own transaction, rolled back: one settlement per debit.
+			var err error
+			_ = db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+				err = Enqueue(ctx, tx, tc.m, time.Now())
+				return errors.New("roll back")
+			})
 			if (err != nil) != tc.wantErr || (err != nil && !errors.Is(err, ErrInvalidMovement)) {
 				t.Errorf("%s: Enqueue = %v, want error %v", tc.name, err, tc.wantErr)
 			}

@@ -1,3 +1,5 @@
+DROP INDEX IF EXISTS movements_bet_idx;
+--bun:split
 DROP INDEX IF EXISTS movements_player_idx;
 --bun:split
 DROP INDEX IF EXISTS movements_round_idx;

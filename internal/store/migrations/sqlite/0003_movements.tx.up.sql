@@ -50,3 +50,7 @@ CREATE INDEX IF NOT EXISTS movements_status_next_idx ON movements (status, next_
 CREATE INDEX IF NOT EXISTS movements_round_idx ON movements (round_id);
 --bun:split
 CREATE INDEX IF NOT EXISTS movements_player_idx ON movements (player_id);
+--bun:split
+-- A debit ends in exactly one settlement (a win, a zero_win or a rollback): a
+-- second movement for one bet_id is refused.
+CREATE UNIQUE INDEX IF NOT EXISTS movements_bet_idx ON movements (bet_id);
