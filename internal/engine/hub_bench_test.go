@@ -1,0 +1,75 @@
+package engine
+
+import (
+	"encoding/json"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// BenchmarkHubBroadcast is the stream fan-out: one event broadcast to 10,000
+// subscribers, each drained by its own goroutine as the table's streams do.
+// One op is one broadcast until every subscriber received it. With
+// consumer=marshal each subscriber also encodes the event as JSON, as every
+// stream of the table package does for itself; the event is a "bets" batch of
+// 100 items (what 1,000 bets a second look like at ten flushes a second).
+func BenchmarkHubBroadcast(b *testing.B) {
+	const subscribers = 10_000
+	items := make([]BetItem, 100)
+	for i := range items {
+		items[i] = BetItem{BetID: fmt.Sprintf("b_%026d", i), Name: "p***", Currency: "BRL", Amount: 1000, Multiplier: 153, Payout: 1530}
+	}
+	ev := Event{Type: EventBets, Items: items, Round: RoundView{RoundID: "crash-42", Seq: 42, Phase: PhaseFlying}}
+	for _, consumer := range []string{"drain", "marshal"} {
+		b.Run(fmt.Sprintf("subscribers=%d/consumer=%s", subscribers, consumer), func(b *testing.B) {
+			h := newHub()
+			var wg sync.WaitGroup
+			var bytes atomic.Int64
+			var consumers sync.WaitGroup
+			for i := range subscribers {
+				s := h.add(fmt.Appendf(nil, "%032d", i), 128)
+				consumers.Go(func() {
+					for ev := range s.C {
+						if consumer == "marshal" {
+							raw, _ := json.Marshal(ev)
+							bytes.Add(int64(len(raw)))
+						}
+						wg.Done()
+					}
+				})
+			}
+			b.Cleanup(func() {
+				h.mu.RLock()
+				all := make([]*Subscription, 0, len(h.all))
+				for s := range h.all {
+					all = append(all, s)
+				}
+				h.mu.RUnlock()
+				for _, s := range all {
+					s.Close()
+				}
+				consumers.Wait()
+			})
+			var enqueue time.Duration
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				wg.Add(subscribers)
+				t0 := time.Now()
+				h.broadcast(ev)
+				enqueue += time.Since(t0)
+				wg.Wait()
+			}
+			if n := h.count(); n != subscribers {
+				b.Fatalf("%d subscribers dropped", subscribers-n)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*subscribers), "ns/delivery")
+			b.ReportMetric(float64(enqueue.Microseconds())/float64(b.N)/1000, "broadcast-ms")
+			if consumer == "marshal" {
+				b.ReportMetric(float64(bytes.Load())/float64(b.N), "json-B/op")
+			}
+		})
+	}
+}

@@ -1,0 +1,73 @@
+package wallet
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/crashstudio/crashgame/internal/config"
+)
+
+// BenchmarkQueueDrain measures how fast the movement queue empties a backlog
+// of 10,000 due /win movements into an operator that answers ok at once (an
+// httptest server over loopback, kept-alive connections, no validation): one
+// op is the whole backlog delivered and recorded done. It reports movements
+// per second. Like the restart benchmark, SQLite only.
+func BenchmarkQueueDrain(b *testing.B) {
+	const n = 10_000
+	for _, conc := range []int{DefaultQueueConcurrency, 64} {
+		b.Run(fmt.Sprintf("movements=%d/concurrency=%d", n, conc), func(b *testing.B) {
+			var received atomic.Int64
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				_, _ = io.Copy(io.Discard, r.Body)
+				received.Add(1)
+				w.Header().Set("Content-Type", "application/json")
+				_, _ = io.WriteString(w, mqOK.Body)
+			}))
+			b.Cleanup(srv.Close)
+			op := &config.Operator{ID: mqOperatorID, Enabled: true, Secret: "mq-secret-0123456789abcdef",
+				APIKey: "mq_k3y0a9z1_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789abcdefg", WalletURL: srv.URL}
+			c, err := NewClient(op, WithLogger(mqDiscard()))
+			if err != nil {
+				b.Fatal(err)
+			}
+			prev := slog.Default()
+			slog.SetDefault(mqDiscard())
+			s := mqOpen(b, mqBackends[0].dsn(b))
+			slog.SetDefault(prev)
+			b.ReportAllocs()
+			b.StopTimer()
+			for range b.N {
+				if _, err := s.DB().NewDelete().Model((*MovementRecord)(nil)).Where("1 = 1").Exec(context.Background()); err != nil {
+					b.Fatal(err)
+				}
+				mqFillBacklog(b, s, n, time.Now())
+				q := mqQueue(b, s, c, WithConcurrency(conc))
+				b.StartTimer()
+				stop := mqStart(b, q)
+				for {
+					depth, err := q.Depth(context.Background())
+					if err != nil {
+						b.Fatal(err)
+					}
+					if depth[StatusPending] == 0 {
+						break
+					}
+					time.Sleep(5 * time.Millisecond)
+				}
+				b.StopTimer()
+				stop()
+				if got := mqCountStatus(b, s)[StatusDone]; got != n {
+					b.Fatalf("%d of %d movements done", got, n)
+				}
+			}
+			b.ReportMetric(float64(b.N*n)/b.Elapsed().Seconds(), "movements/s")
+		})
+	}
+}
