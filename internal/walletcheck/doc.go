@@ -1,0 +1,36 @@
+// Package walletcheck is the contract battery that `crashgame wallet-check`
+// runs against an operator's seamless wallet (POST /balance, /bet, /win,
+// /rollback of api/wallet.v1.yaml): it plays a short, fixed script of wallet
+// calls on one test player's session and judges each answer against the
+// operator-enforced rules of the integration contract (rules.md IDs: BAL-7,
+// BAL-8, BET-3, BET-5, BET-6, BET-8..11, WIN-10, WIN-11, WIN-13..15, RB-8..13,
+// AUTH-3, AUTH-9, AUTH-12, AUTH-15, AUTH-19, ENV-6, ENV-12, ENV-14, ENV-17..19,
+// GEN-2, GEN-4, LIM-1, LIM-5, WERR-1, WERR-4, WERR-5, WERR-7).
+//
+// What it owns: the script (checks.go, auth.go), the raw requests the game's
+// client would never send (a wrong key, a lowercase bearer, a re-encoded
+// body, a stale timestamp: http.go), and the Report with its table and JSON
+// forms (report.go). Ordinary movements go through package wallet's Client,
+// so that each answer is also classified the way the game will classify it.
+//
+// Where the contract reads two ways (rules.md, Ambiguities), a check passes
+// either reading and its evidence says which one the wallet took; elsewhere it
+// follows the choices written in api/wallet.v1.yaml.
+//
+// Money: the battery moves real balance on the session's player. Stakes are
+// Options.Stake (default 100 cents); at most six stakes are debited at once;
+// every debit is won back or rolled back, wins above and below the stake
+// cancel out, and the last check verifies that the player's balance ends where
+// it started. Transaction ids are random per run and start with "wc-".
+//
+// What it must never do:
+//   - run against a production player: it is meant for a dedicated test
+//     player, and the command refuses a non-loopback wallet without --yes;
+//   - put the HMAC secret, an API key, a session token or a full signature
+//     into a report, an error or a log line (evidence shows HTTP statuses,
+//     error codes and balances only);
+//   - leave a debit open: whatever failed, open bets are rolled back before
+//     the report is returned;
+//   - retry: every call is one attempt, so the evidence is what the wallet
+//     answered to that attempt.
+package walletcheck
