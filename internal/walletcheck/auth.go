@@ -131,17 +131,30 @@ func judgeRefusals(labels []string, answers []rawAnswer) (Result, string) {
 	return verdict, strings.Join(parts, "; ")
 }
 
-// authSteps probe the key, the signature and the window with /balance calls
-// of the live session: none of them moves money.
-func (r *runner) authSteps() []step {
+// bearerSteps probe how the Authorization header is parsed, with /balance
+// calls of the live session: the capital B must work (AUTH-12), the
+// lowercase one is reported.
+func (r *runner) bearerSteps() []step {
 	return []step{
 		{rules: "AUTH-12", name: "capital-B Bearer accepted", run: func(ctx context.Context) (Result, string) {
 			body := r.liveBody(0)
-			a := r.probe(ctx, body, r.bearer(), r.sign(body))
-			if !a.accepted() {
-				return Fail, "Authorization: Bearer <key>: " + a.String()
+			capital := r.probe(ctx, body, r.bearer(), r.sign(body))
+			ev := "Authorization: Bearer <key>: " + capital.String()
+			switch {
+			case capital.accepted():
+				return Pass, ev
+			case capital.refusedForSignature():
+				body = r.liveBody(0)
+				lower := r.probe(ctx, body, "bearer "+string(r.t.APIKey), r.sign(body))
+				if lower.accepted() {
+					return Fail, "refused while lowercase bearer is accepted | " + ev + "; bearer <key>: " + lower.String()
+				}
+				return Fail, "refused for the key or the signature: check the API key, the secret and the clock first | " + ev
+			case r.player == "":
+				return Skip, "the token is not a live session, so the probe cannot tell (" + capital.String() + ")"
+			default:
+				return Fail, ev
 			}
-			return Pass, "Authorization: Bearer <key>: " + a.String()
 		}},
 		{rules: "AUTH-12", name: "lowercase bearer (informational)", run: func(ctx context.Context) (Result, string) {
 			body := r.liveBody(0)
@@ -151,6 +164,13 @@ func (r *runner) authSteps() []step {
 			}
 			return Pass, "Authorization: bearer <key> refused (" + a.String() + "); the contract asks only that Bearer works"
 		}},
+	}
+}
+
+// authSteps probe the key, the signature and the window with /balance calls
+// of the live session: none of them moves money.
+func (r *runner) authSteps() []step {
+	return []step{
 		{rules: "AUTH-15 AUTH-9", name: "wrong or missing API key refused", run: func(ctx context.Context) (Result, string) {
 			body := r.liveBody(0)
 			wrong := r.probe(ctx, body, "Bearer wc-wrong-key-"+rand.Text(), r.sign(body))

@@ -366,6 +366,11 @@ func (r *runner) do(ctx context.Context, s step) {
 func (r *runner) run(ctx context.Context) {
 	sessionOK := r.session(ctx)
 	r.do(ctx, step{rules: "BAL-7", name: "unknown token refused on /balance", run: r.checkUnknownToken})
+	// The Bearer probes run even without a session: a wallet that refuses
+	// the capital B refuses the session too, and that must be named.
+	for _, s := range r.bearerSteps() {
+		r.do(ctx, s)
+	}
 	if !sessionOK {
 		r.noMoney = "needs a resolved session: /balance with the token did not succeed"
 		for _, s := range r.authSteps() {

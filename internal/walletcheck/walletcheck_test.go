@@ -1,0 +1,507 @@
+package walletcheck_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/crashstudio/crashgame/internal/config"
+	"github.com/crashstudio/crashgame/internal/operatorsim"
+	"github.com/crashstudio/crashgame/internal/signature"
+	"github.com/crashstudio/crashgame/internal/walletcheck"
+)
+
+const (
+	testOperator = "wc-test-operator"
+	testSecret   = "wc-test-secret-0123456789abcdef"
+	testKey      = "wc_testkey1_0123456789abcdefghijABCDEFGHIJ0123456789abcde"
+	testKey2     = "wc_testkey2_0123456789abcdefghijABCDEFGHIJ0123456789abcde"
+	testPlayer   = "wc-player-1"
+	testBalance  = 1_000_000
+)
+
+// sim is an in-process operator-sim over real HTTP, with one funded player,
+// a live token and an expired one.
+type sim struct {
+	t       *testing.T
+	srv     *httptest.Server
+	token   string
+	expired string
+}
+
+func newSim(t *testing.T, wrap ...func(http.Handler) http.Handler) *sim {
+	t.Helper()
+	s, err := operatorsim.New(operatorsim.Config{
+		Operator: testOperator,
+		Secret:   testSecret,
+		APIKeys:  []string{testKey, testKey2},
+		Logger:   slog.New(slog.DiscardHandler),
+	})
+	if err != nil {
+		t.Fatalf("operatorsim.New: %v", err)
+	}
+	handler := s.Handler()
+	for _, w := range wrap {
+		handler = w(handler)
+	}
+	srv := httptest.NewServer(handler)
+	t.Cleanup(func() {
+		srv.Close()
+		_ = s.Close()
+	})
+	h := &sim{t: t, srv: srv}
+	h.admin("/admin/players/create", map[string]any{"player_id": testPlayer, "currency": "BRL", "balance": testBalance})
+	h.token = h.admin("/admin/tokens/issue", map[string]any{"player_id": testPlayer})["token"].(string)
+	h.expired = h.admin("/admin/tokens/issue", map[string]any{"player_id": testPlayer})["token"].(string)
+	h.admin("/admin/tokens/expire", map[string]any{"token": h.expired})
+	return h
+}
+
+// admin calls operator-sim's signed admin API and returns the answer.
+func (h *sim) admin(path string, body map[string]any) map[string]any {
+	h.t.Helper()
+	body["timestamp"] = time.Now().UnixMilli()
+	raw, err := json.Marshal(body)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	req, err := http.NewRequest(http.MethodPost, h.srv.URL+path, bytes.NewReader(raw))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	req.Header.Set("X-Signature", signature.Sign([]byte(testSecret), raw))
+	resp, err := h.srv.Client().Do(req)
+	if err != nil {
+		h.t.Fatalf("%s: %v", path, err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	b, _ := io.ReadAll(resp.Body)
+	var out map[string]any
+	if err := json.Unmarshal(b, &out); err != nil || resp.StatusCode != http.StatusOK || out["status"] != "ok" {
+		h.t.Fatalf("%s: HTTP %d %s", path, resp.StatusCode, b)
+	}
+	return out
+}
+
+func (h *sim) balance() int64 {
+	h.t.Helper()
+	p := h.admin("/admin/players/get", map[string]any{"player_id": testPlayer})["player"].(map[string]any)
+	return int64(p["balance"].(float64))
+}
+
+func (h *sim) target() walletcheck.Target {
+	return walletcheck.Target{
+		WalletURL:    h.srv.URL,
+		Operator:     testOperator,
+		Secret:       testSecret,
+		APIKey:       testKey,
+		SecondAPIKey: testKey2,
+		Token:        config.Secret(h.token),
+		ExpiredToken: config.Secret(h.expired),
+		Currency:     "BRL",
+		GameID:       "crash",
+	}
+}
+
+func run(t *testing.T, target walletcheck.Target, opts walletcheck.Options) walletcheck.Report {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return walletcheck.Run(ctx, target, opts)
+}
+
+// checkNamed returns the check of that name.
+func checkNamed(t *testing.T, rep walletcheck.Report, name string) walletcheck.Check {
+	t.Helper()
+	for _, c := range rep.Checks {
+		if c.Name == name {
+			return c
+		}
+	}
+	t.Fatalf("no check %q in the report", name)
+	return walletcheck.Check{}
+}
+
+func table(t *testing.T, rep walletcheck.Report) string {
+	t.Helper()
+	var b strings.Builder
+	if err := rep.WriteTable(&b); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// Against operator-sim as it ships, every check passes, the only skips are
+// the unobservable AUTH-14 and, with no grant, nothing else; the balance
+// ends where it started; the report holds no secret, key or token.
+//
+// Rule BAL-7 BAL-8 BET-3 BET-5 BET-6 BET-8 BET-9 BET-10 BET-11 WIN-10 WIN-11
+// Rule WIN-13 WIN-14 WIN-15 RB-8 RB-9 RB-10 RB-12 RB-13 AUTH-3 AUTH-9 AUTH-12
+// Rule AUTH-15 AUTH-19 ENV-6 ENV-12 ENV-14 ENV-17 ENV-19 GEN-2 GEN-4 LIM-1 LIM-5
+func TestBatteryPassesAgainstOperatorSim(t *testing.T) {
+	h := newSim(t)
+	rep := run(t, h.target(), walletcheck.Options{})
+	out := table(t, rep)
+	if !rep.OK() {
+		t.Fatalf("the battery failed against operator-sim:\n%s", out)
+	}
+	for _, c := range rep.Checks {
+		if c.Result == walletcheck.Skip && c.Name != "API keys compared in constant time" {
+			t.Errorf("check %q skipped: %s", c.Name, c.Evidence)
+		}
+	}
+	if got := h.balance(); got != testBalance {
+		t.Errorf("operator-sim's balance is %d after the run, want %d", got, testBalance)
+	}
+	if rep.BalanceBefore == nil || rep.BalanceAfter == nil || *rep.BalanceAfter != *rep.BalanceBefore {
+		t.Errorf("report balances %v -> %v", rep.BalanceBefore, rep.BalanceAfter)
+	}
+	var js bytes.Buffer
+	if err := rep.WriteJSON(&js); err != nil {
+		t.Fatal(err)
+	}
+	for _, secret := range []string{testSecret, testKey, testKey2, h.token, h.expired} {
+		if strings.Contains(out, secret) || strings.Contains(js.String(), secret) {
+			t.Errorf("the report holds a secret, key or token")
+		}
+	}
+	// The readings operator-sim takes are named (AMB-1, AMB-8, AMB-13).
+	for name, want := range map[string]string{
+		"unknown token refused on /balance":      "AMB-8 reading A",
+		"insufficient funds refused":             "AMB-1 reading A",
+		"rollback of an unknown bet answers 200": "AMB-13 reading A",
+		"divergent duplicate bet refused":        "HTTP 409",
+		"lowercase bearer (informational)":       "refused",
+		"5-minute window on timestamp":           "AMB-26 reading A",
+	} {
+		if c := checkNamed(t, rep, name); !strings.Contains(c.Evidence, want) {
+			t.Errorf("%s: evidence %q does not say %q", name, c.Evidence, want)
+		}
+	}
+	for _, want := range []string{"RULES", "CHECK", "RESULT", "EVIDENCE", "PASS: "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the table lacks %q:\n%s", want, out)
+		}
+	}
+	t.Logf("\n%s", out)
+}
+
+// A freebet granted through operator-sim's admin API is found in /balance
+// and used (FB-6: #1 suffix with quantity above 1).
+//
+// Rule BET-6 RB-12
+func TestBatteryUsesAGrantedFreebet(t *testing.T) {
+	h := newSim(t)
+	h.admin("/admin/freebets/grant", map[string]any{"player_id": testPlayer, "id": "wc-grant", "amount": 250, "quantity": 3})
+	rep := run(t, h.target(), walletcheck.Options{})
+	c := checkNamed(t, rep, "freebet bet not debited")
+	if c.Result != walletcheck.Pass || !strings.Contains(c.Evidence, "freebet bet of 250 with the first grant") {
+		t.Fatalf("freebet check: %s %s", c.Result, c.Evidence)
+	}
+	if !rep.OK() {
+		t.Fatalf("the battery failed:\n%s", table(t, rep))
+	}
+}
+
+// Without the optional inputs the checks that need them are skipped with
+// the reason, and nothing fails.
+//
+// Rule WIN-11 AUTH-19
+func TestBatterySkipsWithoutOptionalTokens(t *testing.T) {
+	h := newSim(t)
+	target := h.target()
+	target.ExpiredToken, target.SecondAPIKey = "", ""
+	rep := run(t, target, walletcheck.Options{})
+	if !rep.OK() {
+		t.Fatalf("the battery failed:\n%s", table(t, rep))
+	}
+	for _, name := range []string{"win with an expired token credited", "bet with an expired token refused",
+		"expired token refused on /balance", "second API key accepted (rotation)"} {
+		if c := checkNamed(t, rep, name); c.Result != walletcheck.Skip || !strings.Contains(c.Evidence, "--") {
+			t.Errorf("%s: %s %q, want a skip naming the flag", name, c.Result, c.Evidence)
+		}
+	}
+}
+
+// A player without enough balance for the script: the money checks are
+// skipped, the rest still run.
+func TestBatterySkipsMoneyChecksOnAPoorPlayer(t *testing.T) {
+	h := newSim(t)
+	h.admin("/admin/players/fund", map[string]any{"player_id": testPlayer, "amount": -(testBalance - 300)})
+	rep := run(t, h.target(), walletcheck.Options{})
+	if !rep.OK() {
+		t.Fatalf("the battery failed:\n%s", table(t, rep))
+	}
+	if c := checkNamed(t, rep, "five bets in one round all debited"); c.Result != walletcheck.Skip || !strings.Contains(c.Evidence, "below") {
+		t.Errorf("five bets: %s %q, want a skip saying the balance is too low", c.Result, c.Evidence)
+	}
+	if c := checkNamed(t, rep, "wrong or missing signature refused"); c.Result != walletcheck.Pass {
+		t.Errorf("the signature check did not run: %s %q", c.Result, c.Evidence)
+	}
+}
+
+// With each fault operator-sim can inject, the report fails and names the
+// rule the fault breaks; with a fault the contract allows, it still passes
+// and names the reading.
+func TestBatteryFailsWithEachFault(t *testing.T) {
+	cases := []struct {
+		name   string
+		faults map[string]any
+		opts   walletcheck.Options
+		// wantRules must all be among the failed rules; none means the run passes.
+		wantRules []string
+		// wantCheck names a check whose evidence must hold wantEvidence.
+		wantCheck, wantEvidence string
+	}{
+		{
+			// Rule BET-10 AMB-1: INSUFFICIENT_FUNDS as 402 is reading B, allowed.
+			name:      "refusals as 4xx (AMB-1 reading B)",
+			faults:    map[string]any{"*": map[string]any{"refusal_status": "4xx"}},
+			wantCheck: "insufficient funds refused", wantEvidence: "HTTP 402 (AMB-1 reading B",
+		},
+		{
+			// Rule WIN-10: the orphan's 404 moved to a 200 body; BAL-7 and
+			// BET-9 stay within AMB-8 and AMB-1.
+			name:      "refusals as 200",
+			faults:    map[string]any{"*": map[string]any{"refusal_status": "200"}},
+			wantRules: []string{"WIN-10"},
+			wantCheck: "unknown token refused on /balance", wantEvidence: "AMB-8 reading B",
+		},
+		{
+			// Rule BET-8 BET-3 BET-6 WERR-21: every bet answered 503, the
+			// refusal for insufficient funds included.
+			name:      "5xx on bet",
+			faults:    map[string]any{"bet": map[string]any{"kind": "5xx"}},
+			wantRules: []string{"BET-8", "BET-3", "BET-6", "WERR-21"},
+			wantCheck: "win above stake credited, once", wantEvidence: "the bet this check builds on was not accepted",
+		},
+		{
+			// Rule BET-8 ENV-12: the bet is committed, its answer lost.
+			name:      "bet committed, 502 after",
+			faults:    map[string]any{"bet": map[string]any{"kind": "5xx", "status": 502, "after": true}},
+			wantRules: []string{"BET-8", "BET-3"},
+		},
+		{
+			// Rule BET-8: the wallet never answers /bet.
+			name:      "timeout on bet",
+			faults:    map[string]any{"bet": map[string]any{"kind": "timeout"}},
+			opts:      walletcheck.Options{Timeout: 200 * time.Millisecond},
+			wantRules: []string{"BET-8", "BET-3"},
+			wantCheck: "bet replay: same answer, one debit", wantEvidence: "no answer (timeout)",
+		},
+		{
+			// Rule BET-8: a retry refused as if it were a new decision.
+			name:      "bet refused with an invented code",
+			faults:    map[string]any{"bet": map[string]any{"kind": "refuse", "error_code": "NOT_TODAY"}},
+			wantRules: []string{"BET-8", "BET-3", "BET-10"},
+		},
+		{
+			// Rule WIN-13 WIN-14 WIN-15 WIN-11: wins refused.
+			name:      "win refused",
+			faults:    map[string]any{"win": map[string]any{"kind": "refuse", "error_code": "INTERNAL_ERROR"}},
+			wantRules: []string{"WIN-13", "WIN-14", "WIN-15", "WIN-11"},
+		},
+		{
+			// Rule WIN-10 WIN-13: every win answered 404 BET_NOT_FOUND, as if orphan.
+			name:      "win refused 404",
+			faults:    map[string]any{"win": map[string]any{"kind": "refuse", "error_code": "BET_NOT_FOUND", "status": 404}},
+			wantRules: []string{"WIN-13", "WIN-11"},
+		},
+		{
+			// Rule RB-13 RB-9 RB-12: rollbacks answered 5xx.
+			name:      "5xx on rollback",
+			faults:    map[string]any{"rollback": map[string]any{"kind": "5xx"}},
+			wantRules: []string{"RB-13", "RB-9", "RB-12"},
+		},
+		{
+			// Rule RB-13: a rollback of an unknown bet refused with an error the game retries.
+			name:      "rollback refused",
+			faults:    map[string]any{"rollback": map[string]any{"kind": "refuse"}},
+			wantRules: []string{"RB-13", "RB-9"},
+		},
+		{
+			// Rule BAL-8: the session cannot be resolved; everything after is skipped.
+			name:      "5xx on balance",
+			faults:    map[string]any{"balance": map[string]any{"kind": "5xx"}},
+			wantRules: []string{"BAL-8"},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			h := newSim(t)
+			h.admin("/admin/faults/set", map[string]any{"faults": tc.faults})
+			rep := run(t, h.target(), tc.opts)
+			out := table(t, rep)
+			t.Logf("\n%s", out)
+			failed := rep.FailedRules()
+			if len(tc.wantRules) == 0 && !rep.OK() {
+				t.Fatalf("the battery failed, want a pass:\n%s", out)
+			}
+			if len(tc.wantRules) > 0 && rep.OK() {
+				t.Fatalf("the battery passed, want failures of %v:\n%s", tc.wantRules, out)
+			}
+			for _, id := range tc.wantRules {
+				if !slices.Contains(failed, id) {
+					t.Errorf("failed rules %v lack %s:\n%s", failed, id, out)
+				}
+				if !strings.Contains(out, "failed rules:") || !strings.Contains(out, id) {
+					t.Errorf("the summary does not name %s", id)
+				}
+			}
+			if tc.wantCheck != "" {
+				if c := checkNamed(t, rep, tc.wantCheck); !strings.Contains(c.Evidence, tc.wantEvidence) {
+					t.Errorf("%s: evidence %q lacks %q", tc.wantCheck, c.Evidence, tc.wantEvidence)
+				}
+			}
+			// Whatever failed, the battery gives back what it took once the
+			// wallet works again, and its transactions are its own.
+			h.admin("/admin/faults/set", map[string]any{"faults": map[string]any{}})
+			if tc.name != "5xx on balance" && !strings.Contains(tc.name, "rollback") && !strings.Contains(tc.name, "win") {
+				if got := h.balance(); got != testBalance {
+					t.Errorf("balance %d after the run, want %d:\n%s", got, testBalance, out)
+				}
+			}
+		})
+	}
+}
+
+// The wallet's own mistakes that operator-sim cannot be told to make are
+// played by small handlers in front of it: a parser that accepts only
+// lowercase bearer, a verifier over re-encoded JSON, a wallet that debits
+// freebets.
+func TestBatteryFailsOnWalletBugs(t *testing.T) {
+	cases := []struct {
+		name      string
+		wrap      func(next http.Handler) http.Handler
+		wantRules []string
+	}{
+		{
+			// Rule AUTH-12: only lowercase bearer accepted.
+			name: "lowercase-only bearer",
+			wrap: func(next http.Handler) http.Handler {
+				return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					if a := r.Header.Get("Authorization"); strings.HasPrefix(a, "bearer ") {
+						r.Header.Set("Authorization", "Bearer "+strings.TrimPrefix(a, "bearer "))
+					} else if strings.HasPrefix(a, "Bearer ") && !strings.HasPrefix(r.URL.Path, "/admin/") {
+						r.Header.Set("Authorization", "Bearer wrong")
+					}
+					next.ServeHTTP(w, r)
+				})
+			},
+			wantRules: []string{"AUTH-12", "BAL-8"},
+		},
+		{
+			// Rule AUTH-3: the signature checked over a compact re-encoding.
+			name: "signature over re-encoded JSON",
+			wrap: func(next http.Handler) http.Handler {
+				return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					body, _ := io.ReadAll(r.Body)
+					var buf bytes.Buffer
+					if !strings.HasPrefix(r.URL.Path, "/admin/") && json.Compact(&buf, body) == nil {
+						// Verify over the compact form, then hand on bytes that
+						// carry the signature operator-sim expects.
+						if signature.Sign([]byte(testSecret), buf.Bytes()) == r.Header.Get("X-Signature") {
+							r.Header.Set("X-Signature", signature.Sign([]byte(testSecret), body))
+						}
+					}
+					r.Body = io.NopCloser(bytes.NewReader(body))
+					next.ServeHTTP(w, r)
+				})
+			},
+			wantRules: []string{"AUTH-3"},
+		},
+		{
+			// Rule LIM-1: no window on the timestamp.
+			name: "no timestamp window",
+			wrap: func(next http.Handler) http.Handler {
+				return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					body, _ := io.ReadAll(r.Body)
+					var m map[string]any
+					if !strings.HasPrefix(r.URL.Path, "/admin/") && json.Unmarshal(body, &m) == nil &&
+						signature.Sign([]byte(testSecret), body) == r.Header.Get("X-Signature") {
+						if ts, ok := m["timestamp"].(float64); ok && time.Since(time.UnixMilli(int64(ts))) > 5*time.Minute {
+							m["timestamp"] = time.Now().UnixMilli()
+							body, _ = json.Marshal(m)
+							r.Header.Set("X-Signature", signature.Sign([]byte(testSecret), body))
+						}
+					}
+					r.Body = io.NopCloser(bytes.NewReader(body))
+					r.ContentLength = int64(len(body))
+					next.ServeHTTP(w, r)
+				})
+			},
+			wantRules: []string{"LIM-1"},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			h := newSim(t, tc.wrap)
+			rep := run(t, h.target(), walletcheck.Options{})
+			out := table(t, rep)
+			t.Logf("\n%s", out)
+			failed := rep.FailedRules()
+			for _, id := range tc.wantRules {
+				if !slices.Contains(failed, id) {
+					t.Errorf("failed rules %v lack %s:\n%s", failed, id, out)
+				}
+			}
+		})
+	}
+}
+
+// Rule BAL-7: a refused token is judged by the status and the code, in both
+// readings of AMB-8.
+func TestValidate(t *testing.T) {
+	good := walletcheck.Target{WalletURL: "https://wallet.example/api", Operator: "op", Secret: "s", APIKey: "k", Token: "t", Currency: "BRL"}
+	cases := []struct {
+		name   string
+		mutate func(*walletcheck.Target)
+		want   string // substring of the error; empty: valid
+	}{
+		{"valid", func(*walletcheck.Target) {}, ""},
+		{"loopback http", func(t *walletcheck.Target) { t.WalletURL = "http://127.0.0.1:8081" }, ""},
+		{"localhost http", func(t *walletcheck.Target) { t.WalletURL = "http://localhost:8081" }, ""},
+		{"remote http", func(t *walletcheck.Target) { t.WalletURL = "http://wallet.example" }, "outside loopback"},
+		{"no url", func(t *walletcheck.Target) { t.WalletURL = "" }, "wallet URL is required"},
+		{"relative url", func(t *walletcheck.Target) { t.WalletURL = "/balance" }, "absolute"},
+		{"no secret", func(t *walletcheck.Target) { t.Secret = "" }, "secret"},
+		{"no key", func(t *walletcheck.Target) { t.APIKey = "" }, "API key"},
+		{"no token", func(t *walletcheck.Target) { t.Token = "" }, "session token"},
+		{"bad currency", func(t *walletcheck.Target) { t.Currency = "brl" }, "ISO 4217"},
+		{"expired is live", func(t *walletcheck.Target) { t.ExpiredToken = t.Token }, "expired token"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			target := good
+			tc.mutate(&target)
+			err := target.Validate()
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("Validate: %v", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Fatalf("Validate: %v, want an error with %q", err, tc.want)
+			}
+			if err != nil && strings.Contains(err.Error(), "t\"") {
+				t.Fatalf("the error quotes a value: %v", err)
+			}
+		})
+	}
+}
+
+// An invalid target is one failed check, not a panic or a request.
+func TestRunRefusesAnInvalidTarget(t *testing.T) {
+	rep := run(t, walletcheck.Target{}, walletcheck.Options{})
+	if rep.OK() || len(rep.Checks) != 1 || rep.Checks[0].Name != "target" {
+		t.Fatalf("report %+v", rep)
+	}
+}
