@@ -19,7 +19,11 @@ func (r *runner) session(ctx context.Context) bool {
 	ok := false
 	r.do(ctx, step{rules: "BAL-8 ENV-17", name: "/balance resolves the session", run: func(ctx context.Context) (Result, string) {
 		res, _ := r.client.Balance(ctx, wallet.BalanceCall{Token: string(r.t.Token), Currency: r.t.Currency, GameID: r.t.GameID})
-		if res.Outcome != wallet.Success {
+		switch {
+		case res.Outcome == wallet.Success:
+		case res.Reason == wallet.ReasonInvalidSignature:
+			return Fail, describe(res) + ": the wallet refused the key or the signature; check --api-key, --secret, --operator and the clock"
+		default:
 			return Fail, describe(res) + fmt.Sprintf(" (%s): the token must be a live session of a funded test player", res.Reason)
 		}
 		ev := fmt.Sprintf("HTTP %d ok: player_id %s, balance %d", res.HTTPStatus, printable(res.PlayerID), res.Balance)

@@ -328,7 +328,7 @@ func TestBatteryFailsWithEachFault(t *testing.T) {
 			wantRules: []string{"RB-13", "RB-9"},
 		},
 		{
-			// Rule BAL-8: the session cannot be resolved; everything after is skipped.
+			// Rule BAL-8: the session cannot be resolved; the money checks are skipped.
 			name:      "5xx on balance",
 			faults:    map[string]any{"balance": map[string]any{"kind": "5xx"}},
 			wantRules: []string{"BAL-8"},
@@ -364,11 +364,17 @@ func TestBatteryFailsWithEachFault(t *testing.T) {
 			}
 			// Whatever failed, the battery gives back what it took once the
 			// wallet works again, and its transactions are its own.
-			h.admin("/admin/faults/set", map[string]any{"faults": map[string]any{}})
-			if tc.name != "5xx on balance" && !strings.Contains(tc.name, "rollback") && !strings.Contains(tc.name, "win") {
-				if got := h.balance(); got != testBalance {
-					t.Errorf("balance %d after the run, want %d:\n%s", got, testBalance, out)
+			// With rollbacks broken the cleanup cannot give back, and the
+			// report says so.
+			got := h.balance()
+			switch {
+			case strings.Contains(tc.name, "rollback"):
+				restored := checkNamed(t, rep, "balance restored at the end")
+				if got != testBalance && restored.Result != walletcheck.Fail {
+					t.Errorf("balance %d after the run, yet the report says %s: %s", got, restored.Result, restored.Evidence)
 				}
+			case got != testBalance:
+				t.Errorf("balance %d after the run, want %d:\n%s", got, testBalance, out)
 			}
 		})
 	}
@@ -459,8 +465,8 @@ func TestBatteryFailsOnWalletBugs(t *testing.T) {
 	}
 }
 
-// Rule BAL-7: a refused token is judged by the status and the code, in both
-// readings of AMB-8.
+// A target is refused before any request when it is incomplete or would
+// send the key in clear; the error never quotes a value.
 func TestValidate(t *testing.T) {
 	good := walletcheck.Target{WalletURL: "https://wallet.example/api", Operator: "op", Secret: "s", APIKey: "k", Token: "t", Currency: "BRL"}
 	cases := []struct {
@@ -495,6 +501,42 @@ func TestValidate(t *testing.T) {
 				t.Fatalf("the error quotes a value: %v", err)
 			}
 		})
+	}
+}
+
+// The summary names the failed rules once each, and a failed check without
+// rules by its name; JSON carries the same checks.
+func TestReportSummary(t *testing.T) {
+	before, after := int64(500), int64(400)
+	rep := walletcheck.Report{
+		WalletURL: "https://wallet.example", Operator: "op", RunID: "wc-x", Stake: 100,
+		BalanceBefore: &before, BalanceAfter: &after,
+		Checks: []walletcheck.Check{
+			{Rules: []string{"BET-8", "ENV-12"}, Name: "a", Result: walletcheck.Fail, Evidence: "e1"},
+			{Rules: []string{"RB-9", "ENV-12"}, Name: "b", Result: walletcheck.Fail, Evidence: "e2"},
+			{Rules: []string{"AUTH-14"}, Name: "c", Result: walletcheck.Skip, Evidence: "e3"},
+			{Name: "balance restored at the end", Result: walletcheck.Fail, Evidence: "e4"},
+		},
+		Failed: 3, Skipped: 1,
+	}
+	if got, want := rep.FailedRules(), []string{"BET-8", "ENV-12", "RB-9"}; !slices.Equal(got, want) {
+		t.Errorf("FailedRules = %v, want %v", got, want)
+	}
+	want := "FAIL: 0 passed, 3 failed, 1 skipped; failed rules: BET-8 ENV-12 RB-9; failed: balance restored at the end; balance 500 -> 400"
+	if got := rep.Summary(); got != want {
+		t.Errorf("Summary =\n%s\nwant\n%s", got, want)
+	}
+	out := table(t, rep)
+	if !strings.Contains(out, "AUTH-14      | c                           | SKIP   | e3\n") {
+		t.Errorf("the table is not aligned:\n%s", out)
+	}
+	var js bytes.Buffer
+	if err := rep.WriteJSON(&js); err != nil {
+		t.Fatal(err)
+	}
+	var back walletcheck.Report
+	if err := json.Unmarshal(js.Bytes(), &back); err != nil || len(back.Checks) != 4 || back.Checks[0].Result != walletcheck.Fail {
+		t.Errorf("JSON round trip: %v %+v", err, back)
 	}
 }
 
