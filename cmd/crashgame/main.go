@@ -6,6 +6,7 @@
 //	crashgame check-config --config FILE  validate an installation file and exit
 //	crashgame movements --config FILE     list wallet movements for reconciliation
 //	crashgame verify --hash H --salt S    recompute a round's crash point
+//	crashgame wallet-check ...            the contract battery against an operator's wallet
 package main
 
 import (
@@ -29,6 +30,8 @@ commands:
   check-config --config FILE  validate an installation file and exit
   movements --config FILE     list wallet movements (--round, --player, --operator, --status)
   verify --hash H --salt S    recompute a round's crash point (--terminal T checks the chain)
+  wallet-check --wallet-url U --operator O --secret S --api-key K --token T
+                              run the contract battery against an operator's wallet
 `
 
 func main() {
@@ -37,6 +40,12 @@ func main() {
 	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
 		if !errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintln(os.Stderr, "crashgame:", err)
+		}
+		// A command that ran and found failures (wallet-check) exits 1;
+		// a command that could not run exits 2.
+		var coded interface{ ExitCode() int }
+		if errors.As(err, &coded) {
+			os.Exit(coded.ExitCode())
 		}
 		os.Exit(2)
 	}
@@ -93,6 +102,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return verifyCmd(rest, stdout, stderr)
 	case "movements":
 		return movementsCmd(ctx, rest, stdout, stderr)
+	case "wallet-check":
+		return walletCheckCmd(ctx, rest, stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil
