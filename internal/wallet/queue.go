@@ -190,11 +190,10 @@ func (q *Queue) Notify() {
 
 // attempt is one finished attempt, waiting to be recorded.
 type attempt struct {
-	rec   *MovementRecord
-	res   Result
-	err   error
-	at    time.Time // queue clock when the attempt ended
-	start time.Time // real time, for the attempt's duration
+	rec *MovementRecord
+	res Result
+	err error
+	at  time.Time // queue clock when the attempt ended
 }
 
 // Run delivers due movements until ctx ends. It claims due movements in
@@ -353,12 +352,16 @@ func claimColumnsOf(prefix string) string {
 	return strings.Join(cols, ", ")
 }
 
-// nextDue returns the earliest next_attempt_at of a pending movement.
+// nextDue returns the earliest next_attempt_at of a pending movement whose
+// operator is not paused (the pause's end is waited for separately, so that
+// a paused operator's due movements never make the worker spin).
 func (q *Queue) nextDue(ctx context.Context) (time.Time, bool, error) {
 	var next []int64
-	err := q.db.NewSelect().Table("movements").Column("next_attempt_at").
-		Where("status = 'pending'").Order("next_attempt_at").Limit(1).Scan(ctx, &next)
-	if err != nil || len(next) == 0 {
+	sel := q.db.NewSelect().Table("movements").Column("next_attempt_at").Where("status = 'pending'")
+	if skip := q.pausedOperators(time.Now()); len(skip) > 0 {
+		sel = sel.Where("operator NOT IN (?)", bun.List(skip))
+	}
+	if err := sel.Order("next_attempt_at").Limit(1).Scan(ctx, &next); err != nil || len(next) == 0 {
 		return time.Time{}, false, err
 	}
 	return store.Millis(next[0]).Time(), true, nil
@@ -402,7 +405,7 @@ func (q *Queue) earliestPauseEnd() (time.Time, bool) {
 // send makes one attempt of rec. It never returns before the attempt ended,
 // and the attempt never outlives half the lease.
 func (q *Queue) send(ctx context.Context, rec *MovementRecord) attempt {
-	a := attempt{rec: rec, start: time.Now()}
+	a := attempt{rec: rec}
 	c, ok := q.clients(rec.Operator)
 	if !ok || c == nil {
 		a.err = errNoClient
