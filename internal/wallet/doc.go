@@ -14,11 +14,17 @@
 //     the documentation of classify.
 //   - breaker*.go: the per-operator circuit breaker (sony/gobreaker).
 //   - backoff*.go: MaxAttempts and Backoff.
-//   - queue*.go, movements*.go: reserved for the durable movement queue.
+//   - betloop.go: BetUntil, the /bet attempts while the betting window is open.
+//   - movements*.go, queue*.go: the durable movement queue (outbox). Enqueue
+//     writes a /win or /rollback in the caller's transaction, together with the
+//     state change that causes it; Queue sends each with the same
+//     transaction_id and body on every attempt, up to MaxAttempts, then parks
+//     it as exhausted; ListMovements is the reconciliation view.
 //
 // A Client method makes exactly one attempt. It never retries, never sleeps and
-// never stores anything: whether and when to try again is the caller's decision,
-// always with the same transaction_id and a fresh request_id and timestamp.
+// never stores anything: whether and when to try again is decided by BetUntil
+// and the Queue, always with the same transaction_id and a fresh request_id and
+// timestamp.
 //
 // What it must never do:
 //   - decide an outcome from the HTTP status alone, round a money amount, or
