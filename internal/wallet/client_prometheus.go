@@ -1,8 +1,3 @@
-
-// This file needs go.sum entries (and go.mod requirements) for client_golang's
-// own dependencies, which the module does not carry yet: build with
-// -tags walletprom once they are added, then drop the tag.
-
 package wallet
 
 import (
