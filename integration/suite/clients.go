@@ -1,0 +1,454 @@
+//go:build integration
+
+package suite
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/crashstudio/crashgame/internal/signature"
+)
+
+// Reply is one answer of the game, already validated against its document.
+type Reply struct {
+	Status int
+	Body   []byte
+}
+
+// ErrorCode is the error_code of an error answer, or "".
+func (r Reply) ErrorCode() string {
+	var e struct {
+		ErrorCode string `json:"error_code"`
+	}
+	_ = json.Unmarshal(r.Body, &e)
+	return e.ErrorCode
+}
+
+func (r Reply) String() string { return fmt.Sprintf("%d %s", r.Status, r.Body) }
+
+// ---- operator → game (game.v1.yaml): signed with the shared secret --------
+
+// Operator calls the game's operator routes, signed, with the envelope's
+// timestamp, and validates request and answer against game.v1.yaml.
+func (e *Env) Operator(t testing.TB, path string, fields map[string]any) Reply {
+	t.Helper()
+	return e.operator(t, path, fields, true)
+}
+
+// OperatorInvalid sends a request that breaks the document on purpose (a
+// missing field): only the answer is validated.
+func (e *Env) OperatorInvalid(t testing.TB, path string, fields map[string]any) Reply {
+	t.Helper()
+	return e.operator(t, path, fields, false)
+}
+
+func (e *Env) operator(t testing.TB, path string, fields map[string]any, checkRequest bool) Reply {
+	t.Helper()
+	body := map[string]any{"operator": operatorID, "timestamp": time.Now().UnixMilli()}
+	for k, v := range fields {
+		body[k] = v
+	}
+	raw, err := json.Marshal(body)
+	if err != nil {
+		t.Fatalf("suite: encode: %v", err)
+	}
+	return e.do(t, e.gameDoc, http.MethodPost, path, raw, map[string]string{"X-Signature": signature.Sign([]byte(e.Secret), raw)}, checkRequest)
+}
+
+// do sends one request to the game and validates it and its answer.
+func (e *Env) do(t testing.TB, doc interface {
+	Request(*http.Request, []byte) error
+	Response(testing.TB, *http.Request, int, http.Header, []byte)
+}, method, path string, body []byte, header map[string]string, checkRequest bool) Reply {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var rd *bytes.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	} else {
+		rd = bytes.NewReader(nil)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, e.GameURL()+path, rd)
+	if err != nil {
+		t.Fatalf("suite: request: %v", err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	if err := doc.Request(req, body); checkRequest && err != nil {
+		t.Errorf("suite: the suite's own request %s %s breaks the document: %v", method, path, err)
+	}
+	resp, err := e.http.Do(req)
+	if err != nil {
+		t.Fatalf("suite: %s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	raw := readAll(t, resp.Body)
+	doc.Response(t, req, resp.StatusCode, resp.Header, raw)
+	return Reply{Status: resp.StatusCode, Body: raw}
+}
+
+// Launch opens the game for a player and returns the launch URL's sid.
+func (e *Env) Launch(t testing.TB, fields map[string]any) (sid string) {
+	t.Helper()
+	f := map[string]any{"game_id": gameID, "currency": "BRL", "language": "pt"}
+	for k, v := range fields {
+		f[k] = v
+	}
+	r := e.Operator(t, "/v1/launch", f)
+	if r.Status != http.StatusOK {
+		t.Fatalf("suite: launch: %s", r)
+	}
+	var out struct {
+		Status string `json:"status"`
+		URL    string `json:"url"`
+	}
+	decode(t, r.Body, &out)
+	u, err := url.Parse(out.URL)
+	if err != nil {
+		t.Fatalf("suite: launch url %q: %v", out.URL, err)
+	}
+	if got := u.Scheme + "://" + u.Host; got != baseURL {
+		t.Errorf("launch url is on %s, want the installation's base_url %s (GEN-11)", got, baseURL)
+	}
+	sid = u.Query().Get("sid")
+	if sid == "" {
+		t.Fatalf("suite: launch url without sid: %s", out.URL)
+	}
+	for _, secret := range []string{fmt.Sprint(fields["token"]), fmt.Sprint(fields["player_id"])} {
+		if secret != "<nil>" && strings.Contains(out.URL, secret) {
+			t.Errorf("launch url carries the token or the player id: %s", out.URL)
+		}
+	}
+	return sid
+}
+
+// ---- browser → game (table.v1.yaml) ------------------------------------------
+
+// Session is a player's table session.
+type Session struct {
+	e  *Env
+	ID string // the Bearer of every table route
+	// What the game answered on creation.
+	GameID   string    `json:"game_id"`
+	Currency string    `json:"currency"`
+	Language string    `json:"language"`
+	Balance  int64     `json:"balance"`
+	Name     string    `json:"player_name"`
+	Demo     bool      `json:"demo"`
+	Freebets []Freebet `json:"freebets"`
+}
+
+// Freebet is an open free round as the table shows it.
+type Freebet struct {
+	ID     string `json:"id"`
+	Amount int64  `json:"amount"`
+}
+
+// OpenSession exchanges a sid for a session (POST /api/v1/sessions), and
+// returns the answer too, so that a refusal can be checked.
+func (e *Env) OpenSession(t testing.TB, fields map[string]any) (*Session, Reply) {
+	t.Helper()
+	raw, err := json.Marshal(fields)
+	if err != nil {
+		t.Fatalf("suite: encode: %v", err)
+	}
+	r := e.do(t, e.tableDoc, http.MethodPost, "/api/v1/sessions", raw, nil, true)
+	if r.Status != http.StatusCreated {
+		return nil, r
+	}
+	s := &Session{e: e}
+	var out struct {
+		Session string `json:"session"`
+	}
+	decode(t, r.Body, &out)
+	decode(t, r.Body, s)
+	s.ID = out.Session
+	return s, r
+}
+
+// MustOpen opens a session from a sid, failing t on refusal.
+func (e *Env) MustOpen(t testing.TB, sid string) *Session {
+	t.Helper()
+	s, r := e.OpenSession(t, map[string]any{"sid": sid, "language": "pt"})
+	if s == nil {
+		t.Fatalf("suite: open session: %s", r)
+	}
+	return s
+}
+
+// Call sends one table request with the session's Bearer.
+func (s *Session) Call(t testing.TB, method, path string, body any) Reply {
+	t.Helper()
+	var raw []byte
+	if body != nil {
+		var err error
+		if raw, err = json.Marshal(body); err != nil {
+			t.Fatalf("suite: encode: %v", err)
+		}
+	}
+	return s.e.do(t, s.e.tableDoc, method, path, raw, map[string]string{"Authorization": "Bearer " + s.ID}, true)
+}
+
+// Round is the table's current round.
+type Round struct {
+	RoundID       string `json:"round_id"`
+	Phase         string `json:"phase"`
+	BettingEndsAt int64  `json:"betting_ends_at"`
+	ServerTime    int64  `json:"server_time"`
+	CrashPoint    int64  `json:"crash_point"`
+}
+
+// Round reads GET /api/v1/round.
+func (s *Session) Round(t testing.TB) Round {
+	t.Helper()
+	r := s.Call(t, http.MethodGet, "/api/v1/round", nil)
+	if r.Status != http.StatusOK {
+		t.Fatalf("suite: round: %s", r)
+	}
+	var out Round
+	decode(t, r.Body, &out)
+	return out
+}
+
+// AwaitBetting waits for a betting phase with at least room ms left, and
+// returns its round.
+func (s *Session) AwaitBetting(t testing.TB, room time.Duration) Round {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		r := s.Round(t)
+		if r.Phase == "betting" && time.Duration(r.BettingEndsAt-r.ServerTime)*time.Millisecond >= room {
+			return r
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("suite: no betting phase with %s left within 60 s", room)
+	return Round{}
+}
+
+// AwaitPhase waits until round roundID is in phase (or a later one: a round
+// that crashed has flown).
+func (s *Session) AwaitPhase(t testing.TB, roundID, phase string) Round {
+	t.Helper()
+	order := map[string]int{"betting": 0, "flying": 1, "crashed": 2}
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		r := s.Round(t)
+		if r.RoundID != roundID || order[r.Phase] >= order[phase] {
+			return r
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("suite: round %s did not reach %s within 60 s", roundID, phase)
+	return Round{}
+}
+
+// AwaitRoundOver waits until round roundID has crashed (or was voided).
+func (s *Session) AwaitRoundOver(t testing.TB, roundID string) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		r := s.Round(t)
+		if r.RoundID != roundID || r.Phase == "crashed" {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("suite: round %s did not end within 60 s", roundID)
+}
+
+// Bet is a bet as the table shows it.
+type Bet struct {
+	BetID       string  `json:"bet_id"`
+	RoundID     string  `json:"round_id"`
+	Amount      int64   `json:"amount"`
+	AutoCashout *int64  `json:"auto_cashout"`
+	FreebetID   *string `json:"freebet_id"`
+	Status      string  `json:"status"`
+	Balance     int64   `json:"balance"`
+	Multiplier  int64   `json:"multiplier"`
+	Payout      int64   `json:"payout"`
+}
+
+// PlaceBet sends POST /api/v1/bets.
+func (s *Session) PlaceBet(t testing.TB, amount int64, autoCashout int64, freebetID string) (Bet, Reply) {
+	t.Helper()
+	body := map[string]any{"amount": amount}
+	if autoCashout > 0 {
+		body["auto_cashout"] = autoCashout
+	}
+	if freebetID != "" {
+		body["freebet_id"] = freebetID
+	}
+	r := s.Call(t, http.MethodPost, "/api/v1/bets", body)
+	var b Bet
+	if r.Status == http.StatusCreated {
+		decode(t, r.Body, &b)
+	}
+	return b, r
+}
+
+// MustBet places a bet in the current betting phase (waiting for one), and
+// fails t unless it is accepted.
+func (s *Session) MustBet(t testing.TB, amount int64, autoCashout int64, freebetID string) Bet {
+	t.Helper()
+	s.AwaitBetting(t, 700*time.Millisecond)
+	b, r := s.PlaceBet(t, amount, autoCashout, freebetID)
+	if r.Status != http.StatusCreated || b.Status != "accepted" {
+		t.Fatalf("suite: bet %d: %s", amount, r)
+	}
+	return b
+}
+
+// Bets lists the player's bets (most recent first).
+func (s *Session) Bets(t testing.TB) []Bet {
+	t.Helper()
+	r := s.Call(t, http.MethodGet, "/api/v1/bets?limit=100", nil)
+	if r.Status != http.StatusOK {
+		t.Fatalf("suite: bets: %s", r)
+	}
+	var out struct {
+		Items []Bet `json:"items"`
+	}
+	decode(t, r.Body, &out)
+	return out.Items
+}
+
+// BetByID finds one of the player's bets.
+func (s *Session) BetByID(t testing.TB, id string) Bet {
+	t.Helper()
+	for _, b := range s.Bets(t) {
+		if b.BetID == id {
+			return b
+		}
+	}
+	t.Fatalf("suite: bet %s is not in the player's list", id)
+	return Bet{}
+}
+
+// AwaitBetSettled waits until the bet is no longer pending or accepted.
+func (s *Session) AwaitBetSettled(t testing.TB, id string) Bet {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		b := s.BetByID(t, id)
+		if b.Status != "pending" && b.Status != "accepted" {
+			return b
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("suite: bet %s not settled within 60 s", id)
+	return Bet{}
+}
+
+// ---- operator-sim's admin API (signed, plain HTTP on its published port) -
+
+// Admin calls operator-sim's admin API and decodes the answer into out.
+func (e *Env) Admin(t testing.TB, path string, fields map[string]any, out any) {
+	t.Helper()
+	if err := e.admin(path, fields, out); err != nil {
+		t.Fatalf("suite: operator-sim %s: %v", path, err)
+	}
+}
+
+func (e *Env) admin(path string, fields map[string]any, out any) error {
+	body := map[string]any{"timestamp": time.Now().UnixMilli()}
+	for k, v := range fields {
+		body[k] = v
+	}
+	raw, err := json.Marshal(body)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.simURL+path, bytes.NewReader(raw))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Signature", signature.Sign([]byte(e.Secret), raw))
+	resp, err := e.http.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	var buf bytes.Buffer
+	if _, err := buf.ReadFrom(resp.Body); err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%d %s", resp.StatusCode, buf.Bytes())
+	}
+	if out != nil {
+		return json.Unmarshal(buf.Bytes(), out)
+	}
+	return nil
+}
+
+// Player is a funded player of operator-sim with an open wallet session.
+type Player struct {
+	ID    string
+	Token string
+}
+
+// NewPlayer creates a player with balance cents in BRL and issues a token.
+func (e *Env) NewPlayer(t testing.TB, name string, balance int64) Player {
+	t.Helper()
+	id := "p-" + randomHex(6)
+	e.Admin(t, "/admin/players/create", map[string]any{"player_id": id, "name": name, "currency": "BRL", "balance": balance}, nil)
+	e.mu.Lock()
+	e.initial[id] = balance
+	e.mu.Unlock()
+	return Player{ID: id, Token: e.IssueToken(t, id)}
+}
+
+// IssueToken opens a new wallet session for the player.
+func (e *Env) IssueToken(t testing.TB, playerID string) string {
+	t.Helper()
+	var out struct {
+		Token string `json:"token"`
+	}
+	e.Admin(t, "/admin/tokens/issue", map[string]any{"player_id": playerID}, &out)
+	return out.Token
+}
+
+// SimBalance is the player's balance in operator-sim's ledger.
+func (e *Env) SimBalance(t testing.TB, playerID string) int64 {
+	t.Helper()
+	var out struct {
+		Player struct {
+			Balance int64 `json:"balance"`
+		} `json:"player"`
+	}
+	e.Admin(t, "/admin/players/get", map[string]any{"player_id": playerID}, &out)
+	return out.Player.Balance
+}
+
+// SetFaults replaces operator-sim's fault set ({} clears it).
+func (e *Env) SetFaults(t testing.TB, faults map[string]any) {
+	t.Helper()
+	e.Admin(t, "/admin/faults/set", map[string]any{"faults": faults}, nil)
+}
+
+// EnterAs launches the game for the player and opens the table session.
+func (e *Env) EnterAs(t testing.TB, p Player) *Session {
+	t.Helper()
+	sid := e.Launch(t, map[string]any{"token": p.Token, "player_id": p.ID, "player_name": "Test Player"})
+	return e.MustOpen(t, sid)
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }

@@ -1,0 +1,579 @@
+//go:build integration
+
+// Package suite runs the real programs against each other in containers and
+// proves, scenario by scenario, that the contract holds and no cent is lost.
+//
+// One Env per test: a Docker network of its own, PostgreSQL (the locally built
+// image, $CRASHGAME_POSTGRES_IMAGE), operator-sim (the reference operator; it
+// validates every wallet request against api/wallet.v1.yaml), the TLS front
+// (integration/suite/tlsfront: https://wallet:8443 in front of operator-sim,
+// since the game refuses http:// outside loopback, AUTH-21; it also validates
+// every wallet request and answer and logs each exchange) and the game
+// (`crashgame serve --config /etc/crashgame.yaml`, a config written by the
+// test, secrets through ${NAME}, the test CA through SSL_CERT_FILE).
+//
+// Every published port is bound to 127.0.0.1. Every container and the network
+// are removed in t.Cleanup, after a failure too (there is no reaper here), and
+// a failed test prints the tail of each container's log first. Every exchange
+// the suite makes with the game is validated against its document
+// (internal/apitest, strict).
+//
+// Images: integration/images.sh (`make images`). Without a Docker engine or
+// the images a test skips with a message saying so, or fails when CI is set.
+package suite
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/netip"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/containerd/errdefs"
+	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx"
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/api/types/network"
+	"github.com/moby/moby/client"
+	"github.com/testcontainers/testcontainers-go"
+	"github.com/testcontainers/testcontainers-go/modules/postgres"
+	tcnetwork "github.com/testcontainers/testcontainers-go/network"
+	"github.com/testcontainers/testcontainers-go/wait"
+
+	"github.com/crashstudio/crashgame/internal/apitest"
+)
+
+// Images and the environment variables that override them.
+const (
+	defaultPostgresImage = "crashgame-postgres:15"
+	defaultGameImage     = "crashgame:dev"
+	defaultSimImage      = "operator-sim:dev"
+	defaultFrontImage    = "crashgame-tlsfront:dev"
+
+	// Label on every container and network of the suites, for leftovers:
+	// docker ps -aq --filter label=crashgame.suite=true | xargs -r docker rm -f
+	label = "crashgame.suite"
+
+	operatorID = "acme"
+	gameID     = "crash"
+	// baseURL is the game's public address inside the network; the suite
+	// reaches the same server on a published loopback port.
+	baseURL = "http://crashgame:8080"
+	// walletURL is the TLS front's address on the network (AUTH-21: https).
+	walletURL = "https://wallet:8443"
+	dbUser    = "crashgame"
+	dbPass    = "crashgame-test-password"
+	dbName    = "crashgame"
+)
+
+func imageFromEnv(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+// Options shape one Env. The zero value is a fast table: 1.5 s of betting, a
+// 0.5 s pause, crash points capped at 1.20x (at most 3 s of flight).
+type Options struct {
+	BettingMS     int
+	PauseMS       int
+	MaxMultiplier int  // hundredths; default 120
+	ZeroWin       bool // settle lost bets with zero_win (default off, as the contract)
+}
+
+func (o *Options) defaults() {
+	if o.BettingMS == 0 {
+		o.BettingMS = 1500
+	}
+	if o.PauseMS == 0 {
+		o.PauseMS = 500
+	}
+	if o.MaxMultiplier == 0 {
+		o.MaxMultiplier = 120
+	}
+}
+
+// Env is one running installation: PostgreSQL, operator-sim behind its TLS
+// front, and the game, on one network.
+type Env struct {
+	t      *testing.T
+	opts   Options
+	docker *testcontainers.DockerClient
+	net    *testcontainers.DockerNetwork
+	pg     *postgres.PostgresContainer
+	sim    *testcontainers.DockerContainer
+	front  *testcontainers.DockerContainer
+	game   *testcontainers.DockerContainer
+
+	Secret string // HMAC secret shared by the game and operator-sim
+	APIKey string // the Bearer key operator-sim issued to the game
+	ca     *testCA
+
+	mu       sync.Mutex
+	gameURL  string // http://127.0.0.1:PORT, the game's published port
+	simURL   string // http://127.0.0.1:PORT, operator-sim's admin API
+	db       *sql.DB
+	initial  map[string]int64 // each player's balance when the suite created or funded it
+	http     *http.Client
+	gameDoc  *apitest.Validator
+	tableDoc *apitest.Validator
+	stream   *streamSchemas
+}
+
+// the containers' shared start-up budget
+const startTimeout = 90 * time.Second
+
+// Start brings up one installation for t and registers its removal.
+func Start(t *testing.T, opts Options) *Env {
+	t.Helper()
+	opts.defaults()
+	requireDocker(t)
+	began := time.Now()
+	e := &Env{
+		t: t, opts: opts,
+		Secret:   "s3cret-" + randomHex(16),
+		APIKey:   "cg_" + randomHex(4) + "_" + randomHex(21),
+		initial:  map[string]int64{},
+		http:     &http.Client{Timeout: 30 * time.Second},
+		gameDoc:  apitest.New(t, "game.v1.yaml"),
+		tableDoc: apitest.New(t, "table.v1.yaml"),
+		stream:   loadStreamSchemas(t),
+	}
+	e.ca = newTestCA(t, "wallet", "localhost")
+	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+	defer cancel()
+
+	var err error
+	e.docker, err = testcontainers.NewDockerClientWithOpts(ctx)
+	if err != nil {
+		t.Fatalf("suite: docker client: %v", err)
+	}
+	t.Cleanup(e.cleanup) // registered first: runs last, after the tests' own cleanups
+
+	e.net, err = tcnetwork.New(ctx, tcnetwork.WithLabels(map[string]string{label: "true"}))
+	if err != nil {
+		t.Fatalf("suite: network: %v", err)
+	}
+
+	// PostgreSQL and operator-sim do not depend on each other: start together.
+	var wg sync.WaitGroup
+	var pgErr, simErr error
+	wg.Add(2)
+	go func() { defer wg.Done(); pgErr = e.startPostgres(ctx) }()
+	go func() { defer wg.Done(); simErr = e.startSim(ctx) }()
+	wg.Wait()
+	if err := errors.Join(pgErr, simErr); err != nil {
+		t.Fatalf("suite: %v", err)
+	}
+	if err := e.startFront(ctx); err != nil {
+		t.Fatalf("suite: %v", err)
+	}
+	if err := e.startGame(ctx); err != nil {
+		t.Fatalf("suite: %v", err)
+	}
+	t.Logf("suite: installation up in %s (game %s, operator-sim admin %s)", time.Since(began).Round(time.Millisecond), e.GameURL(), e.simURL)
+	return e
+}
+
+// loopbackPorts publishes each port on 127.0.0.1 only (Docker binds every
+// interface by default).
+func loopbackPorts(ports ...string) testcontainers.CustomizeRequestOption {
+	loopback := netip.MustParseAddr("127.0.0.1")
+	return testcontainers.WithHostConfigModifier(func(hc *container.HostConfig) {
+		hc.PortBindings = network.PortMap{}
+		for _, p := range ports {
+			hc.PortBindings[network.MustParsePort(p)] = []network.PortBinding{{HostIP: loopback, HostPort: "0"}}
+		}
+	})
+}
+
+func labels() testcontainers.CustomizeRequestOption {
+	return testcontainers.WithLabels(map[string]string{label: "true"})
+}
+
+func (e *Env) startPostgres(ctx context.Context) error {
+	img := imageFromEnv("CRASHGAME_POSTGRES_IMAGE", defaultPostgresImage)
+	pg, err := postgres.Run(ctx, img,
+		postgres.WithDatabase(dbName), postgres.WithUsername(dbUser), postgres.WithPassword(dbPass),
+		postgres.BasicWaitStrategies(),
+		testcontainers.WithCmdArgs("-c", "max_connections=200"),
+		tcnetwork.WithNetwork([]string{"postgres"}, e.net),
+		labels(), loopbackPorts("5432/tcp"),
+	)
+	if pg != nil {
+		e.mu.Lock()
+		e.pg = pg
+		e.mu.Unlock()
+	}
+	if err != nil {
+		return fmt.Errorf("PostgreSQL (%s): %w", img, err)
+	}
+	return e.openDB(ctx)
+}
+
+// openDB (re)connects the suite's reader of the game's database through the
+// published port, which changes when the container restarts.
+func (e *Env) openDB(ctx context.Context) error {
+	dsn, err := e.pg.ConnectionString(ctx, "sslmode=disable")
+	if err != nil {
+		return fmt.Errorf("PostgreSQL connection string: %w", err)
+	}
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		return err
+	}
+	db.SetMaxOpenConns(4)
+	for {
+		if err = db.PingContext(ctx); err == nil {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			_ = db.Close()
+			return fmt.Errorf("PostgreSQL does not answer: %w", errors.Join(ctx.Err(), err))
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	e.mu.Lock()
+	old := e.db
+	e.db = db
+	e.mu.Unlock()
+	if old != nil {
+		_ = old.Close()
+	}
+	return nil
+}
+
+func (e *Env) startSim(ctx context.Context) error {
+	img := imageFromEnv("CRASHGAME_OPERATOR_SIM_IMAGE", defaultSimImage)
+	c, err := testcontainers.Run(ctx, img,
+		testcontainers.WithEnv(map[string]string{
+			"OPERATOR_SIM_LISTEN":   "0.0.0.0:8081",
+			"OPERATOR_SIM_OPERATOR": operatorID,
+			"OPERATOR_SIM_SECRET":   e.Secret,
+			"OPERATOR_SIM_API_KEY":  e.APIKey,
+			"OPERATOR_SIM_GAME_URL": baseURL,
+			"OPERATOR_SIM_GAME_ID":  gameID,
+			"OPERATOR_SIM_CURRENCY": "BRL",
+		}),
+		testcontainers.WithExposedPorts("8081/tcp"),
+		tcnetwork.WithNetwork([]string{"operator-sim"}, e.net),
+		labels(), loopbackPorts("8081/tcp"),
+		testcontainers.WithWaitStrategy(wait.ForHTTP("/healthz").WithPort("8081/tcp").WithStartupTimeout(startTimeout)),
+	)
+	if c != nil {
+		e.mu.Lock()
+		e.sim = c
+		e.mu.Unlock()
+	}
+	if err != nil {
+		return fmt.Errorf("operator-sim (%s): %w", img, err)
+	}
+	port, err := c.MappedPort(ctx, "8081/tcp")
+	if err != nil {
+		return err
+	}
+	e.simURL = "http://127.0.0.1:" + port.Port()
+	return nil
+}
+
+func (e *Env) startFront(ctx context.Context) error {
+	img := imageFromEnv("CRASHGAME_TLSFRONT_IMAGE", defaultFrontImage)
+	c, err := testcontainers.Run(ctx, img,
+		testcontainers.WithCmd("--listen", ":8443", "--upstream", "http://operator-sim:8081",
+			"--cert", "/certs/tls.crt", "--key", "/certs/tls.key"),
+		testcontainers.WithFiles(
+			testcontainers.ContainerFile{Reader: strings.NewReader(string(e.ca.leafPEM)), ContainerFilePath: "/certs/tls.crt", FileMode: 0o644},
+			// A throwaway key of a throwaway CA, readable by the image's user 65532.
+			testcontainers.ContainerFile{Reader: strings.NewReader(string(e.ca.keyPEM)), ContainerFilePath: "/certs/tls.key", FileMode: 0o644},
+		),
+		testcontainers.WithExposedPorts("8443/tcp"),
+		tcnetwork.WithNetwork([]string{"wallet"}, e.net),
+		labels(), loopbackPorts("8443/tcp"),
+		testcontainers.WithWaitStrategy(wait.ForLog("tlsfront: serving").WithStartupTimeout(startTimeout)),
+	)
+	if c != nil {
+		e.front = c
+	}
+	if err != nil {
+		return fmt.Errorf("TLS front (%s): %w", img, err)
+	}
+	return nil
+}
+
+// gameConfig is the installation file. Secrets and the database password are
+// ${NAME} references, expanded from the container's environment.
+func (e *Env) gameConfig() string {
+	return fmt.Sprintf(`# written by integration/suite
+listen: 0.0.0.0:8080
+base_url: %s
+default_language: en
+database: ${CRASHGAME_DATABASE_URL}
+games:
+  - game_id: %s
+    name: Crash
+    studio: Crash Studio
+    category: crash
+    rtp_bp: 9700
+    max_multiplier: %d
+    betting_ms: %d
+    pause_ms: %d
+    demo: true
+    freebet: true
+operators:
+  - operator: %s
+    secret: ${ACME_SECRET}
+    api_key: ${ACME_API_KEY}
+    wallet_url: %s
+    games: [%s]
+    demo: true
+    zero_win: %t
+    currencies:
+      BRL: { min_bet: 100, max_bet: 100000, max_win: 10000000 }
+      USD: { min_bet: 10, max_bet: 50000 }
+`, baseURL, gameID, e.opts.MaxMultiplier, e.opts.BettingMS, e.opts.PauseMS, operatorID, walletURL, gameID, e.opts.ZeroWin)
+}
+
+func (e *Env) startGame(ctx context.Context) error {
+	img := imageFromEnv("CRASHGAME_IMAGE", defaultGameImage)
+	c, err := testcontainers.Run(ctx, img,
+		testcontainers.WithCmd("serve", "--config", "/etc/crashgame.yaml"),
+		testcontainers.WithEnv(map[string]string{
+			"CRASHGAME_DATABASE_URL": fmt.Sprintf("postgres://%s:%s@postgres:5432/%s?sslmode=disable", dbUser, dbPass, dbName),
+			"ACME_SECRET":            e.Secret,
+			"ACME_API_KEY":           e.APIKey,
+			// The game's only trust anchor: the test CA that signed the front.
+			"SSL_CERT_FILE": "/etc/crashgame/test-ca.pem",
+		}),
+		testcontainers.WithFiles(
+			testcontainers.ContainerFile{Reader: strings.NewReader(e.gameConfig()), ContainerFilePath: "/etc/crashgame.yaml", FileMode: 0o644},
+			testcontainers.ContainerFile{Reader: strings.NewReader(string(e.ca.certPEM)), ContainerFilePath: "/etc/crashgame/test-ca.pem", FileMode: 0o644},
+		),
+		testcontainers.WithExposedPorts("8080/tcp"),
+		tcnetwork.WithNetwork([]string{"crashgame"}, e.net),
+		labels(), loopbackPorts("8080/tcp"),
+		testcontainers.WithWaitStrategy(wait.ForHTTP("/readyz").WithPort("8080/tcp").WithStartupTimeout(startTimeout)),
+	)
+	if c != nil {
+		e.game = c
+	}
+	if err != nil {
+		return fmt.Errorf("game (%s): %w", img, err)
+	}
+	return e.readGamePort(ctx)
+}
+
+func (e *Env) readGamePort(ctx context.Context) error {
+	port, err := e.game.MappedPort(ctx, "8080/tcp")
+	if err != nil {
+		return fmt.Errorf("game port: %w", err)
+	}
+	e.mu.Lock()
+	e.gameURL = "http://127.0.0.1:" + port.Port()
+	e.mu.Unlock()
+	return nil
+}
+
+// GameURL is the game's published address on loopback.
+func (e *Env) GameURL() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.gameURL
+}
+
+// DB is a reader of the game's database (published port).
+func (e *Env) DB() *sql.DB {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.db
+}
+
+// cleanup prints the tail of every log when the test failed, then removes
+// every container and the network, whatever happened.
+func (e *Env) cleanup() {
+	if e.t.Failed() {
+		for _, c := range []struct {
+			name string
+			c    testcontainers.Container
+		}{{"game", e.game}, {"tlsfront", e.front}, {"operator-sim", e.sim}, {"postgres", e.pgContainer()}} {
+			if c.c != nil {
+				e.t.Logf("suite: last lines of %s:\n%s", c.name, tail(c.c, 60))
+			}
+		}
+	}
+	if e.db != nil {
+		_ = e.db.Close()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	for _, c := range []testcontainers.Container{e.game, e.front, e.sim, e.pgContainer()} {
+		if c == nil {
+			continue
+		}
+		// A paused container cannot be stopped: unpause first (ignore "not paused").
+		if e.docker != nil {
+			_, _ = e.docker.ContainerUnpause(ctx, c.GetContainerID(), client.ContainerUnpauseOptions{})
+		}
+		if err := testcontainers.TerminateContainer(c, testcontainers.StopTimeout(2*time.Second)); err != nil {
+			e.t.Errorf("suite: remove container %s: %v (leftovers: docker ps -aq --filter label=%s=true | xargs -r docker rm -f)", c.GetContainerID()[:12], err, label)
+		}
+	}
+	if e.net != nil {
+		if err := e.net.Remove(ctx); err != nil {
+			e.t.Errorf("suite: remove network: %v", err)
+		}
+	}
+	if e.docker != nil {
+		_ = e.docker.Close()
+	}
+}
+
+func (e *Env) pgContainer() testcontainers.Container {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.pg == nil {
+		return nil
+	}
+	return e.pg
+}
+
+// tail returns the last n lines of a container's log.
+func tail(c testcontainers.Container, n int) string {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	rc, err := c.Logs(ctx)
+	if err != nil {
+		return "(no logs: " + err.Error() + ")"
+	}
+	defer rc.Close()
+	var lines []string
+	sc := bufio.NewScanner(rc)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		lines = append(lines, sc.Text())
+		if len(lines) > n {
+			lines = lines[1:]
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// logLines returns every line of a container's log.
+func logLines(ctx context.Context, c testcontainers.Container) ([]string, error) {
+	rc, err := c.Logs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	var lines []string
+	sc := bufio.NewScanner(rc)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		lines = append(lines, sc.Text())
+	}
+	return lines, sc.Err()
+}
+
+var (
+	dockerOnce sync.Once
+	dockerMsg  string // why the suites cannot run here, or ""
+)
+
+// requireDocker skips t (fails it when CI is set) when no Docker engine
+// answers or an image the suites need is missing.
+func requireDocker(t *testing.T) {
+	t.Helper()
+	dockerOnce.Do(func() { dockerMsg = checkDocker() })
+	switch {
+	case dockerMsg != "" && os.Getenv("CI") != "":
+		t.Fatalf("suite: %s (CI is set, so this fails instead of skipping)", dockerMsg)
+	case dockerMsg != "":
+		t.Skipf("suite: SKIPPING integration scenario: %s", dockerMsg)
+	}
+}
+
+func checkDocker() (msg string) {
+	defer func() {
+		if r := recover(); r != nil {
+			msg = fmt.Sprintf("no Docker engine answers (testcontainers panicked: %v)", r)
+		}
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	cli, err := testcontainers.NewDockerClientWithOpts(ctx)
+	if err != nil {
+		return fmt.Sprintf("no Docker engine answers: %v", err)
+	}
+	defer func() { _ = cli.Close() }()
+	if _, err := cli.Ping(ctx, client.PingOptions{}); err != nil {
+		return fmt.Sprintf("no Docker engine answers: %v", err)
+	}
+	for _, img := range []struct{ env, def string }{
+		{"CRASHGAME_POSTGRES_IMAGE", defaultPostgresImage},
+		{"CRASHGAME_IMAGE", defaultGameImage},
+		{"CRASHGAME_OPERATOR_SIM_IMAGE", defaultSimImage},
+		{"CRASHGAME_TLSFRONT_IMAGE", defaultFrontImage},
+	} {
+		name := imageFromEnv(img.env, img.def)
+		_, err := cli.ImageInspect(ctx, name)
+		switch {
+		case err == nil:
+		case errdefs.IsNotFound(err) && name == img.def:
+			return fmt.Sprintf("image %s is not built: run `make images` (integration/images.sh)", name)
+		case errdefs.IsNotFound(err):
+			// a registry image named by the variable: testcontainers pulls it
+		default:
+			return fmt.Sprintf("cannot inspect image %s: %v", name, err)
+		}
+	}
+	return ""
+}
+
+// setEnvDefaults sets what testcontainers needs on this machine kind unless
+// the environment says otherwise: no reaper (its image cannot be pulled; the
+// suites remove what they start) and the engine on loopback (/.dockerenv
+// misleads it into dialling a gateway that does not answer).
+func setEnvDefaults() {
+	for k, v := range map[string]string{
+		"TESTCONTAINERS_RYUK_DISABLED": "true",
+		"TESTCONTAINERS_HOST_OVERRIDE": "127.0.0.1",
+	} {
+		if _, ok := os.LookupEnv(k); !ok {
+			_ = os.Setenv(k, v)
+		}
+	}
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// decode unmarshals body into v, failing t with the body on error.
+func decode(t testing.TB, body []byte, v any) {
+	t.Helper()
+	if err := json.Unmarshal(body, v); err != nil {
+		t.Fatalf("suite: decode %s: %v", body, err)
+	}
+}
+
+func readAll(t testing.TB, r io.Reader) []byte {
+	t.Helper()
+	b, err := io.ReadAll(r)
+	if err != nil {
+		t.Fatalf("suite: read body: %v", err)
+	}
+	return b
+}

@@ -1,0 +1,176 @@
+//go:build integration
+
+package suite
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/getkin/kin-openapi/openapi3"
+
+	"github.com/crashstudio/crashgame/api"
+)
+
+// streamSchemas validates the live stream's messages: the document describes
+// them as components (StreamEvent, ClientMessage), not as HTTP exchanges.
+type streamSchemas struct {
+	event, client *openapi3.Schema
+}
+
+func loadStreamSchemas(t testing.TB) *streamSchemas {
+	t.Helper()
+	raw, err := api.Documents.ReadFile("table.v1.yaml")
+	if err != nil {
+		t.Fatalf("suite: %v", err)
+	}
+	doc, err := openapi3.NewLoader().LoadFromData(raw)
+	if err != nil {
+		t.Fatalf("suite: load table.v1.yaml: %v", err)
+	}
+	get := func(name string) *openapi3.Schema {
+		ref, ok := doc.Components.Schemas[name]
+		if !ok || ref.Value == nil {
+			t.Fatalf("suite: table.v1.yaml has no schema %s", name)
+		}
+		return ref.Value
+	}
+	return &streamSchemas{event: get("StreamEvent"), client: get("ClientMessage")}
+}
+
+func validateJSON(s *openapi3.Schema, raw []byte) error {
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return err
+	}
+	return s.VisitJSON(v, openapi3.MultiErrors())
+}
+
+// Event is one stream message from the server.
+type Event struct {
+	Type string          `json:"type"`
+	Raw  json.RawMessage `json:"-"`
+	// a few fields the scenarios read
+	RoundID string `json:"round_id"`
+	Balance int64  `json:"balance"`
+	Bet     *Bet   `json:"bet"`
+}
+
+// Stream is an open live stream of a session.
+type Stream struct {
+	t      testing.TB
+	conn   *websocket.Conn
+	cancel context.CancelFunc
+
+	mu     sync.Mutex
+	events []Event
+	closed error
+	notify chan struct{}
+}
+
+// OpenStream dials /api/v1/stream with the table page's Origin and sends hello.
+// Every event received is validated against StreamEvent.
+func (s *Session) OpenStream(t testing.TB) *Stream {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	dctx, dcancel := context.WithTimeout(ctx, 10*time.Second)
+	defer dcancel()
+	wsURL := "ws" + strings.TrimPrefix(s.e.GameURL(), "http") + "/api/v1/stream"
+	conn, resp, err := websocket.Dial(dctx, wsURL, &websocket.DialOptions{
+		HTTPHeader: http.Header{"Origin": []string{baseURL}},
+	})
+	if err != nil {
+		cancel()
+		status := 0
+		if resp != nil {
+			status = resp.StatusCode
+		}
+		t.Fatalf("suite: open stream (HTTP %d): %v", status, err)
+	}
+	st := &Stream{t: t, conn: conn, cancel: cancel, notify: make(chan struct{}, 1)}
+	hello, _ := json.Marshal(map[string]string{"type": "hello", "session": s.ID})
+	if err := validateJSON(s.e.stream.client, hello); err != nil {
+		t.Errorf("suite: the suite's hello breaks ClientMessage: %v", err)
+	}
+	if err := conn.Write(ctx, websocket.MessageText, hello); err != nil {
+		t.Fatalf("suite: stream hello: %v", err)
+	}
+	go st.read(ctx, s.e.stream)
+	t.Cleanup(st.Close)
+	return st
+}
+
+func (st *Stream) read(ctx context.Context, schemas *streamSchemas) {
+	for {
+		_, raw, err := st.conn.Read(ctx)
+		st.mu.Lock()
+		if err != nil {
+			st.closed = err
+			st.mu.Unlock()
+			st.wake()
+			return
+		}
+		var ev Event
+		if jerr := json.Unmarshal(raw, &ev); jerr != nil {
+			st.t.Errorf("stream: not JSON: %s", raw)
+		}
+		if verr := validateJSON(schemas.event, raw); verr != nil {
+			st.t.Errorf("stream: event breaks StreamEvent of table.v1.yaml: %v\n%s", verr, raw)
+		}
+		ev.Raw = raw
+		st.events = append(st.events, ev)
+		st.mu.Unlock()
+		st.wake()
+	}
+}
+
+func (st *Stream) wake() {
+	select {
+	case st.notify <- struct{}{}:
+	default:
+	}
+}
+
+// Events returns what arrived so far.
+func (st *Stream) Events() []Event {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return append([]Event(nil), st.events...)
+}
+
+// Await waits for the first event from index from on that satisfies ok, and
+// returns its index.
+func (st *Stream) Await(t testing.TB, from int, within time.Duration, what string, ok func(Event) bool) int {
+	t.Helper()
+	deadline := time.After(within)
+	for {
+		st.mu.Lock()
+		for i := from; i < len(st.events); i++ {
+			if ok(st.events[i]) {
+				st.mu.Unlock()
+				return i
+			}
+		}
+		closed := st.closed
+		st.mu.Unlock()
+		if closed != nil {
+			t.Fatalf("stream: closed before %s: %v", what, closed)
+		}
+		select {
+		case <-st.notify:
+		case <-deadline:
+			t.Fatalf("stream: no %s within %s", what, within)
+		}
+	}
+}
+
+// Close closes the stream normally.
+func (st *Stream) Close() {
+	_ = st.conn.Close(websocket.StatusNormalClosure, "")
+	st.cancel()
+}
