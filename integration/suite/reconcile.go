@@ -116,9 +116,9 @@ type gameBet struct {
 
 type gameMovement struct {
 	TransactionID, Kind, PlayerID, RoundID, BetID, WinType, Status, OperatorTxID, LastError string
-	Amount                                                                               int64
-	FreebetID                                                                            *string
-	Attempts                                                                             int
+	Amount                                                                                  int64
+	FreebetID                                                                               *string
+	Attempts                                                                                int
 }
 
 // Settled waits until the game has nothing in flight: no pending movement and
