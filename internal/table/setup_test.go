@@ -87,7 +87,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 	cfg := &config.Config{
 		BaseURL: "https://games.example.com", DefaultLanguage: "pt",
 		Games: []config.Game{{ID: "crash", Name: "Crash", RTPBasisPoints: 9900, MaxMultiplier: 150,
-			BettingMS: 700, PauseMS: 300, Demo: true, Freebet: true}},
+			BettingMS: 1000, PauseMS: 300, Demo: true, Freebet: true}},
 		Operators: []config.Operator{{
 			ID: "acme", Enabled: true, Secret: "0123456789abcdef0123", APIKey: "k", WalletURL: "https://wallet.acme.example",
 			Games: []string{"crash"}, Demo: true,

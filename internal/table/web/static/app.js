@@ -1,0 +1,705 @@
+// The table page: opens the session from the launch URL, keeps it for a
+// reload in the same tab, draws the round from the live stream and places,
+// cancels and cashes out bets through the player API (api/table.v1.yaml).
+// Every visible string comes from the dictionary (i18n.js); money is integer
+// cents (money.js).
+
+import * as i18n from './i18n.js';
+import { t, setText } from './i18n.js';
+import * as money from './money.js';
+import { multiplierAt, draw } from './curve.js';
+import * as fair from './fairness.js';
+
+const SESSION_KEY = 'crashgame.session';
+const MAX_PANELS = 5;
+const LIVE_ROWS = 50;
+
+const $ = (id) => document.getElementById(id);
+
+const state = {
+  token: null, // the session id: the Bearer; kept in sessionStorage, never in a URL
+  session: null,
+  offset: 0, // server clock minus local clock, ms
+  bestRtt: Infinity,
+  latency: null,
+  round: null,
+  live: new Map(),
+  rounds: [],
+  panels: [],
+  fairness: null,
+  ws: null,
+  backoff: 1000,
+  pingTimer: null,
+  stopped: false,
+};
+
+// ---- API ----
+
+class APIError extends Error {
+  constructor(status, body) {
+    super(body && body.error_code ? body.error_code : 'HTTP ' + status);
+    this.status = status;
+    this.body = body;
+  }
+}
+
+async function api(method, path, body) {
+  const headers = { Accept: 'application/json' };
+  if (state.token) headers.Authorization = 'Bearer ' + state.token;
+  if (body !== undefined) headers['Content-Type'] = 'application/json';
+  let res;
+  try {
+    res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), cache: 'no-store', credentials: 'omit' });
+  } catch {
+    throw new APIError(0, null);
+  }
+  let data = null;
+  try { data = await res.json(); } catch { data = null; }
+  if (!res.ok) throw new APIError(res.status, data);
+  return data;
+}
+
+// message is the player's text for a failure: the server's, already in the
+// session language, or the dictionary's.
+function message(err) {
+  if (err && err.body && err.body.message) return err.body.message;
+  if (err && err.status === 0) return t('error.network');
+  return t('error.SERVER_ERROR');
+}
+
+// ---- formatting ----
+
+const cur = () => state.session.currency;
+const fmt = (cents, currency) => money.format(cents, currency || cur(), i18n.language());
+const serverNow = () => Date.now() + state.offset;
+
+// ---- start ----
+
+async function boot() {
+  const params = new URLSearchParams(location.search);
+  const sid = params.get('sid');
+  const lang = params.get('lang');
+  await i18n.load(lang || (navigator.language || '').slice(0, 2), 'en');
+  i18n.apply();
+  let sess;
+  try {
+    if (sid) {
+      const body = { sid };
+      if (lang) body.language = lang;
+      if (params.get('operator')) body.operator = params.get('operator');
+      if (params.get('game_id')) body.game_id = params.get('game_id');
+      try {
+        sess = await api('POST', '/api/v1/sessions', body);
+      } finally {
+        // The sid is a single-use credential: out of the address bar, the
+        // history and any later referrer, whatever the answer was.
+        params.delete('sid');
+        const q = params.toString();
+        history.replaceState(null, '', location.pathname + (q ? '?' + q : '') + location.hash);
+      }
+    } else {
+      state.token = sessionStorage.getItem(SESSION_KEY);
+      if (!state.token) throw new APIError(401, { message: t('error.SESSION_EXPIRED') });
+      sess = await api('GET', '/api/v1/session');
+    }
+  } catch (err) {
+    if (err.status === 401) sessionStorage.removeItem(SESSION_KEY);
+    fatal(message(err));
+    return;
+  }
+  state.session = sess;
+  state.token = sess.session;
+  sessionStorage.setItem(SESSION_KEY, sess.session);
+  await i18n.load(sess.language, 'en');
+  i18n.apply();
+  applyTheme(sess.theme);
+
+  $('loading').hidden = true;
+  $('app').hidden = false;
+  $('demo-badge').hidden = !sess.demo;
+  renderBalance();
+  renderLimits();
+  wireControls();
+  addPanel();
+  addPanel();
+
+  try {
+    const r = await api('GET', '/api/v1/round');
+    state.offset = r.server_time - Date.now();
+    state.round = r;
+  } catch (err) {
+    notice(message(err));
+  }
+  refreshRounds();
+  refreshMyBets();
+  connect();
+  requestAnimationFrame(frame);
+}
+
+function applyTheme(theme) {
+  const name = String(theme || '').toLowerCase().replace(/[^a-z0-9-]/g, '').slice(0, 32);
+  document.documentElement.dataset.theme = name || 'dark';
+}
+
+function fatal(text) {
+  state.stopped = true;
+  if (state.ws) state.ws.close();
+  $('loading').hidden = true;
+  $('app').hidden = true;
+  $('fatal').hidden = false;
+  $('fatal-message').textContent = text;
+}
+
+let noticeTimer = null;
+function notice(text) {
+  const el = $('notice');
+  el.textContent = text;
+  el.hidden = false;
+  clearTimeout(noticeTimer);
+  noticeTimer = setTimeout(() => { el.hidden = true; }, 6000);
+}
+
+// ---- balance and limits ----
+
+function setBalance(cents) {
+  state.session.balance = cents;
+  renderBalance();
+}
+
+function renderBalance() {
+  $('balance').textContent = fmt(state.session.balance);
+}
+
+function renderLimits() {
+  const l = state.session.limits || {};
+  const lo = l.min_bet !== undefined ? fmt(l.min_bet) : t('limits.unknown');
+  const hi = l.max_bet !== undefined ? fmt(l.max_bet) : t('limits.unknown');
+  setText($('limits-bets'), 'limits.range', { min: lo, max: hi });
+  $('limits-maxwin').textContent = l.max_win !== undefined ? fmt(l.max_win) : t('limits.unknown');
+}
+
+// ---- the stream ----
+
+function connect() {
+  if (state.stopped) return;
+  const proto = location.protocol === 'https:' ? 'wss:' : 'ws:';
+  const ws = new WebSocket(`${proto}//${location.host}/api/v1/stream`);
+  state.ws = ws;
+  ws.onopen = () => {
+    // The session goes in the first message, never in the URL.
+    ws.send(JSON.stringify({ type: 'hello', session: state.token }));
+    state.backoff = 1000;
+    $('connection').hidden = true;
+    ping();
+    clearInterval(state.pingTimer);
+    state.pingTimer = setInterval(ping, 3000);
+  };
+  ws.onmessage = (m) => {
+    let ev;
+    try { ev = JSON.parse(m.data); } catch { return; }
+    handle(ev);
+  };
+  ws.onclose = (ev) => {
+    clearInterval(state.pingTimer);
+    if (state.ws !== ws || state.stopped) return;
+    if (ev.code === 4401) { sessionStorage.removeItem(SESSION_KEY); fatal(t('error.SESSION_EXPIRED')); return; }
+    if (ev.code === 4409) { fatal(t('stream.replaced')); return; }
+    // Reconnect and resynchronise (the server resends the state after hello).
+    $('connection').hidden = false;
+    setTimeout(connect, state.backoff);
+    state.backoff = Math.min(state.backoff * 2, 10000);
+  };
+}
+
+function ping() {
+  if (state.ws && state.ws.readyState === WebSocket.OPEN) state.ws.send(JSON.stringify({ type: 'ping', t: Date.now() }));
+}
+
+function handle(ev) {
+  switch (ev.type) {
+    case 'balance':
+      if (ev.currency === cur()) setBalance(ev.balance);
+      break;
+    case 'round.betting':
+      if (!state.round || state.round.round_id !== ev.round_id) state.live.clear();
+      state.round = { round_id: ev.round_id, phase: 'betting', betting_ends_at: ev.betting_ends_at };
+      hintOffset(ev.server_time);
+      for (const p of state.panels) p.newRound(ev.round_id);
+      renderLive();
+      refreshMyBets();
+      break;
+    case 'round.flying':
+      state.round = { ...(state.round || {}), round_id: ev.round_id, phase: 'flying', started_at: ev.started_at };
+      hintOffset(ev.server_time);
+      break;
+    case 'round.crashed':
+      state.round = { ...(state.round || {}), round_id: ev.round_id, phase: 'crashed', crash_point: ev.crash_point, crashed_at: ev.crashed_at, hash: ev.hash };
+      if (!state.rounds.length || state.rounds[0].round_id !== ev.round_id) {
+        state.rounds.unshift({ round_id: ev.round_id, crash_point: ev.crash_point, hash: ev.hash, crashed_at: ev.crashed_at });
+        state.rounds = state.rounds.slice(0, 30);
+        renderStrip();
+      }
+      break;
+    case 'bets':
+      if (ev.snapshot) state.live.clear();
+      for (const it of ev.items) state.live.set(it.bet_id, it);
+      renderLive();
+      break;
+    case 'bet':
+      for (const p of state.panels) p.update(ev.bet);
+      refreshMyBetsSoon();
+      break;
+    case 'ping':
+      if (state.ws) state.ws.send(JSON.stringify({ type: 'pong', t: ev.t }));
+      break;
+    case 'pong':
+      pong(ev);
+      break;
+    case 'error':
+      notice(ev.message);
+      break;
+  }
+}
+
+// hintOffset takes a server timestamp as an offset estimate until a pong
+// brings a better one.
+function hintOffset(serverTime) {
+  if (serverTime && state.bestRtt === Infinity) state.offset = serverTime - Date.now();
+}
+
+function pong(ev) {
+  const now = Date.now();
+  const rtt = now - ev.t;
+  if (rtt < 0) return;
+  state.latency = rtt;
+  // The estimate from the fastest exchange is the most accurate.
+  if (ev.server_time && rtt <= state.bestRtt * 1.5) {
+    state.bestRtt = Math.min(state.bestRtt, rtt);
+    state.offset = ev.server_time - (ev.t + rtt / 2);
+  }
+  const el = $('latency');
+  el.classList.remove('good', 'fair', 'poor');
+  el.classList.add(rtt < 150 ? 'good' : rtt < 400 ? 'fair' : 'poor');
+  setText($('latency-value'), 'latency.ms', { ms: rtt });
+}
+
+// ---- drawing ----
+
+function frame() {
+  if (state.stopped) return;
+  const r = state.round;
+  const canvas = $('curve');
+  const mult = $('multiplier');
+  const phase = $('phase');
+  let m = 100;
+  if (r && r.phase === 'flying' && r.started_at) {
+    const elapsed = serverNow() - r.started_at;
+    m = multiplierAt(elapsed);
+    draw(canvas, elapsed, false);
+    mult.className = 'multiplier flying';
+    mult.textContent = money.multiplier(m);
+    setText(phase, 'phase.flying');
+  } else if (r && r.phase === 'crashed') {
+    m = r.crash_point || 100;
+    draw(canvas, r.started_at && r.crashed_at ? r.crashed_at - r.started_at : 0, true);
+    mult.className = 'multiplier crashed';
+    mult.textContent = money.multiplier(m);
+    setText(phase, 'phase.crashed', { m: money.multiplier(m) });
+  } else if (r) {
+    const left = Math.max(0, (r.betting_ends_at || 0) - serverNow());
+    draw(canvas, 0, false);
+    mult.className = 'multiplier waiting';
+    mult.textContent = (left / 1000).toFixed(1);
+    setText(phase, 'phase.betting');
+  }
+  for (const p of state.panels) p.render(m);
+  requestAnimationFrame(frame);
+}
+
+// ---- recent rounds, live bets, my bets ----
+
+async function refreshRounds() {
+  try {
+    const list = await api('GET', '/api/v1/rounds?limit=30');
+    state.rounds = list.items;
+    renderStrip();
+  } catch (err) {
+    notice(message(err));
+  }
+}
+
+function renderStrip() {
+  const ol = $('strip');
+  ol.replaceChildren();
+  for (const r of state.rounds) {
+    const li = document.createElement('li');
+    const b = document.createElement('button');
+    b.type = 'button';
+    b.className = 'chip-round ' + (r.crash_point < 200 ? 'low' : r.crash_point < 1000 ? 'mid' : 'high');
+    b.textContent = money.multiplier(r.crash_point);
+    b.title = t('rounds.verify');
+    b.addEventListener('click', () => openFairness(r.round_id));
+    li.append(b);
+    ol.append(li);
+  }
+}
+
+function cell(text, cls) {
+  const s = document.createElement('span');
+  s.textContent = text;
+  if (cls) s.className = cls;
+  return s;
+}
+
+function renderLive() {
+  const rows = $('live-rows');
+  rows.replaceChildren();
+  const items = Array.from(state.live.values()).reverse().slice(0, LIVE_ROWS);
+  for (const it of items) {
+    const row = document.createElement('div');
+    row.className = 'row' + (it.multiplier ? ' won' : '');
+    row.append(cell(it.name), cell(fmt(it.amount, it.currency)),
+      cell(it.multiplier ? money.multiplier(it.multiplier) : ''), cell(it.payout !== undefined ? fmt(it.payout, it.currency) : ''));
+    rows.append(row);
+  }
+  $('live-empty').hidden = items.length > 0;
+}
+
+let myTimer = null;
+function refreshMyBetsSoon() {
+  clearTimeout(myTimer);
+  myTimer = setTimeout(refreshMyBets, 300);
+}
+
+async function refreshMyBets() {
+  let list;
+  try {
+    list = await api('GET', '/api/v1/bets?limit=20');
+  } catch {
+    return;
+  }
+  const rows = $('my-rows');
+  rows.replaceChildren();
+  for (const b of list.items) {
+    const row = document.createElement('div');
+    row.className = 'row ' + b.status;
+    const paid = b.payout !== undefined ? fmt(b.payout) + (b.multiplier ? ' · ' + money.multiplier(b.multiplier) : '') : '';
+    const amount = fmt(b.amount) + (b.freebet_id ? ' ' + t('bets.free') : '');
+    row.append(cell(b.round_id.replace(/^.*-/, '#')), cell(amount), cell(t('status.' + b.status)), cell(paid));
+    rows.append(row);
+  }
+  $('my-empty').hidden = list.items.length > 0;
+}
+
+async function refreshFreebets() {
+  try {
+    const s = await api('GET', '/api/v1/session');
+    state.session.freebets = s.freebets;
+    for (const p of state.panels) p.renderFreebets();
+  } catch {
+    // the list stays as it was
+  }
+}
+
+// freebetValues groups the open grants by value: [{amount, count, id}], the
+// id being the oldest grant of that value.
+function freebetValues() {
+  const byValue = new Map();
+  for (const g of state.session.freebets || []) {
+    const v = byValue.get(g.amount);
+    if (v) v.count++;
+    else byValue.set(g.amount, { amount: g.amount, count: 1, id: g.id });
+  }
+  return Array.from(byValue.values()).sort((a, b) => a.amount - b.amount);
+}
+
+// ---- bet panels ----
+
+class Panel {
+  constructor() {
+    const frag = $('panel-template').content.cloneNode(true);
+    this.el = frag.querySelector('.panel');
+    i18n.apply(this.el);
+    const l = state.session.limits || {};
+    this.min = l.min_bet !== undefined ? BigInt(l.min_bet) : 1n;
+    this.max = l.max_bet !== undefined ? BigInt(l.max_bet) : null;
+    this.amount = this.min;
+    this.bet = null;
+    this.busy = false;
+    this.note = '';
+    this.q = (sel) => this.el.querySelector(sel);
+    this.q('.amount-input').value = money.plain(this.amount, cur());
+    this.q('.amount-input').addEventListener('change', () => this.readAmount());
+    this.q('.step.down').addEventListener('click', () => this.setAmount(this.amount - this.min));
+    this.q('.step.up').addEventListener('click', () => this.setAmount(this.amount + this.min));
+    for (const chip of this.el.querySelectorAll('.chip')) chip.addEventListener('click', () => this.chip(chip.dataset.chip));
+    this.q('.freebet-select').addEventListener('change', () => this.chooseFreebet());
+    this.el.addEventListener('submit', (e) => { e.preventDefault(); this.act(); });
+    this.renderFreebets();
+  }
+
+  clamp(v) {
+    if (v < this.min) v = this.min;
+    if (this.max !== null && v > this.max) v = this.max;
+    return v;
+  }
+
+  setAmount(v) {
+    this.amount = this.clamp(v);
+    this.q('.amount-input').value = money.plain(this.amount, cur());
+  }
+
+  readAmount() {
+    const v = money.parse(this.q('.amount-input').value, cur());
+    this.setAmount(v === null ? this.amount : v);
+  }
+
+  chip(kind) {
+    if (kind === 'min') this.setAmount(this.min);
+    if (kind === 'max') this.setAmount(this.max !== null ? this.max : this.amount * 10n);
+    if (kind === 'half') this.setAmount(this.amount / 2n);
+    if (kind === 'double') this.setAmount(this.amount * 2n);
+  }
+
+  renderFreebets() {
+    const values = freebetValues();
+    const label = this.q('.freebet');
+    label.hidden = values.length === 0 || state.session.demo;
+    const sel = this.q('.freebet-select');
+    const chosen = sel.value;
+    sel.replaceChildren();
+    const none = document.createElement('option');
+    none.value = '';
+    none.textContent = t('panel.freebetNone');
+    sel.append(none);
+    for (const v of values) {
+      const o = document.createElement('option');
+      o.value = String(v.amount);
+      o.textContent = t('panel.freebetOption', { value: fmt(v.amount), count: v.count });
+      sel.append(o);
+    }
+    sel.value = values.some((v) => String(v.amount) === chosen) ? chosen : '';
+    this.chooseFreebet();
+  }
+
+  chooseFreebet() {
+    const v = this.q('.freebet-select').value;
+    const locked = v !== '';
+    for (const el of this.el.querySelectorAll('.amount button, .chips button')) el.disabled = locked;
+    this.q('.amount-input').disabled = locked;
+    if (locked) this.q('.amount-input').value = money.plain(BigInt(v), cur());
+    else this.q('.amount-input').value = money.plain(this.amount, cur());
+  }
+
+  newRound(roundId) {
+    if (this.bet && this.bet.round_id !== roundId && !this.busy) {
+      this.bet = null;
+    }
+  }
+
+  update(bet) {
+    if (!this.bet || this.bet.bet_id !== bet.bet_id) return;
+    this.bet = bet;
+    if (bet.status === 'cashed_out') this.note = t('panel.won', { m: money.multiplier(bet.multiplier), amount: fmt(bet.payout) });
+    else if (bet.status === 'lost') this.note = t('panel.lost');
+    else if (bet.status === 'cancelled') { this.note = t('panel.cancelled'); this.bet = null; }
+    else if (bet.status === 'refused' || bet.status === 'void') { this.note = t('status.' + bet.status); this.bet = null; }
+  }
+
+  async act() {
+    if (this.busy) return;
+    const r = state.round;
+    if (!r) return;
+    const b = this.bet;
+    this.busy = true;
+    try {
+      if (!b && r.phase === 'betting') await this.place();
+      else if (b && b.status === 'accepted' && r.phase === 'betting' && b.round_id === r.round_id) await this.cancel();
+      else if (b && b.status === 'accepted' && r.phase === 'flying' && b.round_id === r.round_id) await this.cashout();
+    } catch (err) {
+      this.note = message(err);
+      if (err.body && err.body.error_code === 'INSUFFICIENT_FUNDS' && err.body.balance !== undefined) setBalance(err.body.balance);
+    } finally {
+      this.busy = false;
+    }
+  }
+
+  async place() {
+    const body = {};
+    const fb = this.q('.freebet-select').value;
+    if (fb !== '') {
+      const v = freebetValues().find((x) => String(x.amount) === fb);
+      if (!v) return;
+      body.amount = v.amount;
+      body.freebet_id = v.id;
+    } else {
+      this.readAmount();
+      body.amount = Number(this.amount);
+    }
+    if (this.q('.auto-on').checked) {
+      const target = money.parseMultiplier(this.q('.auto-input').value);
+      if (target === null || target < 101) { this.note = t('panel.autoInvalid'); return; }
+      body.auto_cashout = target;
+    }
+    this.note = '';
+    const placed = await api('POST', '/api/v1/bets', body);
+    this.bet = { bet_id: placed.bet_id, round_id: placed.round_id, amount: placed.amount, auto_cashout: placed.auto_cashout, freebet_id: placed.freebet_id, status: placed.status };
+    setBalance(placed.balance);
+    if (placed.freebet_id) refreshFreebets();
+    refreshMyBetsSoon();
+  }
+
+  async cancel() {
+    const res = await api('DELETE', '/api/v1/bets/' + encodeURIComponent(this.bet.bet_id));
+    const fb = this.bet.freebet_id;
+    this.bet = null;
+    this.note = t('panel.cancelled');
+    setBalance(res.balance);
+    if (fb) refreshFreebets();
+    refreshMyBetsSoon();
+  }
+
+  async cashout() {
+    const res = await api('POST', '/api/v1/bets/' + encodeURIComponent(this.bet.bet_id) + '/cashout');
+    this.bet = { ...this.bet, status: 'cashed_out', multiplier: res.multiplier, payout: res.payout };
+    this.note = t('panel.won', { m: money.multiplier(res.multiplier), amount: fmt(res.payout) });
+    setBalance(res.balance);
+    refreshMyBetsSoon();
+  }
+
+  render(m) {
+    const btn = this.q('.action');
+    const r = state.round;
+    const b = this.bet;
+    let key = 'panel.wait';
+    let vars;
+    let cls = 'action';
+    let enabled = false;
+    if (this.busy) {
+      key = 'panel.sending';
+    } else if (r && b && b.round_id === r.round_id && b.status === 'accepted' && r.phase === 'betting') {
+      key = 'panel.cancel'; cls += ' cancel'; enabled = true;
+    } else if (r && b && b.round_id === r.round_id && b.status === 'accepted' && r.phase === 'flying') {
+      const max = state.session.limits ? state.session.limits.max_win : undefined;
+      key = 'panel.cashout'; cls += ' cashout'; enabled = true;
+      vars = { amount: fmt(money.payout(b.amount, m, max)) };
+    } else if (r && b && b.round_id === r.round_id && b.status === 'pending') {
+      key = 'panel.sending';
+    } else if (r && r.phase === 'betting' && (!b || b.round_id !== r.round_id)) {
+      const fb = this.q('.freebet-select').value;
+      key = fb !== '' ? 'panel.betFree' : 'panel.bet';
+      vars = { amount: fmt(fb !== '' ? BigInt(fb) : this.amount) };
+      cls += ' bet'; enabled = true;
+    }
+    const text = t(key, vars);
+    if (btn.textContent !== text) btn.textContent = text;
+    if (btn.className !== cls) btn.className = cls;
+    btn.disabled = !enabled;
+    const note = this.q('.panel-note');
+    if (note.textContent !== this.note) note.textContent = this.note;
+  }
+}
+
+function addPanel() {
+  if (state.panels.length >= MAX_PANELS) return;
+  const p = new Panel();
+  state.panels.push(p);
+  $('panels').append(p.el);
+  renderPanelTools();
+}
+
+function removePanel() {
+  if (state.panels.length <= 1) return;
+  const p = state.panels[state.panels.length - 1];
+  if (p.bet) { notice(t('panel.removeBusy')); return; }
+  state.panels.pop();
+  p.el.remove();
+  renderPanelTools();
+}
+
+function renderPanelTools() {
+  $('add-panel').disabled = state.panels.length >= MAX_PANELS;
+  $('remove-panel').disabled = state.panels.length <= 1;
+}
+
+// ---- dialogs ----
+
+function wireControls() {
+  $('add-panel').addEventListener('click', addPanel);
+  $('remove-panel').addEventListener('click', removePanel);
+  $('open-help').addEventListener('click', () => $('help').showModal());
+  $('open-fairness').addEventListener('click', () => openFairness(state.rounds.length ? state.rounds[0].round_id : ''));
+  $('f-check').addEventListener('click', verify);
+  $('latency').addEventListener('click', () => notice(t('latency.notice')));
+  const tabs = [['tab-live', 'live-bets'], ['tab-mine', 'my-bets']];
+  for (const [tab, panel] of tabs) {
+    $(tab).addEventListener('click', () => {
+      for (const [t2, p2] of tabs) {
+        $(t2).setAttribute('aria-selected', String(t2 === tab));
+        $(p2).hidden = p2 !== panel;
+      }
+    });
+  }
+}
+
+async function openFairness(roundId) {
+  $('f-round').value = roundId || '';
+  $('f-result').replaceChildren();
+  $('fairness').showModal();
+  if (!state.fairness) {
+    try {
+      state.fairness = await api('GET', '/api/v1/fairness');
+    } catch (err) {
+      $('f-result').textContent = message(err);
+      return;
+    }
+  }
+  const f = state.fairness;
+  $('f-terminal').textContent = f.terminal_hash;
+  $('f-salt').textContent = f.salt;
+  setText($('f-rtp'), 'fairness.rtpValue', { pct: (f.rtp_bp / 100).toFixed(2) });
+  $('f-max').textContent = money.multiplier(f.max_multiplier);
+  $('f-formula').textContent = f.formula; // the server's text, verbatim
+  if (roundId) verify();
+}
+
+function line(text, cls) {
+  const p = document.createElement('p');
+  p.textContent = text;
+  if (cls) p.className = cls;
+  return p;
+}
+
+async function verify() {
+  const out = $('f-result');
+  out.replaceChildren();
+  const id = $('f-round').value.trim();
+  if (!id) return;
+  let d;
+  try {
+    d = await api('GET', '/api/v1/rounds/' + encodeURIComponent(id));
+  } catch (err) {
+    out.append(line(message(err), 'bad'));
+    return;
+  }
+  out.append(line(t('fairness.hash', { hash: d.hash })));
+  try {
+    const r = await fair.draw(d.hash, d.salt);
+    const crash = fair.crashFromDraw(r, d.rtp_bp, d.max_multiplier);
+    out.append(line(t('fairness.r', { r: r.toString() })));
+    const ok = crash === BigInt(d.crash_point);
+    out.append(line(t(ok ? 'fairness.match' : 'fairness.mismatch', { computed: money.multiplier(crash), reported: money.multiplier(d.crash_point) }), ok ? 'good' : 'bad'));
+    const prev = await fair.previousHash(d.hash);
+    out.append(line(t('fairness.previous', { hash: prev })));
+    const i = state.rounds.findIndex((x) => x.round_id === d.round_id);
+    const older = i >= 0 ? state.rounds[i + 1] : undefined;
+    if (older) {
+      const linked = older.hash === prev;
+      out.append(line(t(linked ? 'fairness.chainOk' : 'fairness.chainGap'), linked ? 'good' : ''));
+    }
+  } catch {
+    out.append(line(t('fairness.noCrypto'), 'bad'));
+  }
+}
+
+boot();

@@ -1,0 +1,45 @@
+// Player-facing text. Every string the page shows comes from the dictionary of
+// the session language (static/i18n/{pt,en,es}.json); the server reads the
+// same files for its error messages.
+
+export const LANGUAGES = ['pt', 'en', 'es'];
+
+let dict = {};
+let current = 'en';
+
+// load fetches the dictionary of lang (pt, en or es; anything else: fallback).
+export async function load(lang, fallback) {
+  const want = LANGUAGES.includes(lang) ? lang : (LANGUAGES.includes(fallback) ? fallback : 'en');
+  const res = await fetch(`/static/i18n/${want}.json`, { cache: 'no-cache' });
+  dict = await res.json();
+  current = want;
+  document.documentElement.lang = want;
+  return want;
+}
+
+export function language() { return current; }
+
+// t returns the text of key with {name} placeholders replaced.
+export function t(key, vars) {
+  let s = Object.prototype.hasOwnProperty.call(dict, key) ? dict[key] : key;
+  if (vars) {
+    for (const [k, v] of Object.entries(vars)) s = s.split(`{${k}}`).join(String(v));
+  }
+  return s;
+}
+
+// setText writes the text of key into node.
+export function setText(node, key, vars) {
+  if (node) node.textContent = t(key, vars);
+}
+
+// apply fills every [data-i18n] element and [data-i18n-attr] attribute under root.
+export function apply(root = document) {
+  for (const el of root.querySelectorAll('[data-i18n]')) el.textContent = t(el.dataset.i18n);
+  for (const el of root.querySelectorAll('[data-i18n-attr]')) {
+    for (const pair of el.dataset.i18nAttr.split(';')) {
+      const [attr, key] = pair.split(':');
+      if (attr && key) el.setAttribute(attr.trim(), t(key.trim()));
+    }
+  }
+}
