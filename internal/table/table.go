@@ -40,11 +40,11 @@ import (
 
 // Defaults of Config.
 const (
-	DefaultRate         = 10  // actions per second per session
-	DefaultBurst        = 20  // actions at once per session
-	DefaultAddressRate  = 2   // session creations and stream openings per second per client address
-	DefaultAddressBurst = 10  // at once per client address
-	DefaultStreamBuffer = 128 // events a stream may lag behind before it is dropped
+	DefaultRate         = 10 // actions per second per session
+	DefaultBurst        = 20 // actions at once per session
+	DefaultAddressRate  = 5  // session creations and stream openings per second per client address
+	DefaultAddressBurst = 20 // at once per client address
+	DefaultStreamBuffer = 64 // events a stream may lag behind before it is dropped (about 6 s of bets batches)
 	// MaxBodyBytes bounds a request body of the player API.
 	MaxBodyBytes = 4 << 10
 )
@@ -66,10 +66,10 @@ type Config struct {
 	Rate  float64
 	Burst int
 	// AddressRate and AddressBurst limit session creations and stream openings
-	// per client address (defaults 2/s, 10).
+	// per client address (defaults 5/s, 20).
 	AddressRate  float64
 	AddressBurst int
-	// StreamBuffer bounds how many events a stream may lag (default 128).
+	// StreamBuffer bounds how many events a stream may lag (default 64).
 	StreamBuffer int
 	// HelloTimeout bounds the wait for the stream's hello (default 5 s).
 	HelloTimeout time.Duration
