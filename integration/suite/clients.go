@@ -166,6 +166,10 @@ func (e *Env) OpenSession(t testing.TB, fields map[string]any) (*Session, Reply)
 		t.Fatalf("suite: encode: %v", err)
 	}
 	r := e.do(t, e.tableDoc, http.MethodPost, "/api/v1/sessions", raw, nil, true)
+	for r.Status == http.StatusTooManyRequests { // the per-address limit: wait as a page would
+		time.Sleep(time.Second)
+		r = e.do(t, e.tableDoc, http.MethodPost, "/api/v1/sessions", raw, nil, true)
+	}
 	if r.Status != http.StatusCreated {
 		return nil, r
 	}
@@ -199,7 +203,15 @@ func (s *Session) Call(t testing.TB, method, path string, body any) Reply {
 			t.Fatalf("suite: encode: %v", err)
 		}
 	}
-	return s.e.do(t, s.e.tableDoc, method, path, raw, map[string]string{"Authorization": "Bearer " + s.ID}, true)
+	for {
+		r := s.e.do(t, s.e.tableDoc, method, path, raw, map[string]string{"Authorization": "Bearer " + s.ID}, true)
+		if r.Status != http.StatusTooManyRequests {
+			return r
+		}
+		// The per-session action limit (validated answer with Retry-After):
+		// the suite polls, so it waits like a well-behaved page.
+		time.Sleep(time.Second)
+	}
 }
 
 // Round is the table's current round.
@@ -233,7 +245,11 @@ func (s *Session) AwaitBetting(t testing.TB, room time.Duration) Round {
 		if r.Phase == "betting" && time.Duration(r.BettingEndsAt-r.ServerTime)*time.Millisecond >= room {
 			return r
 		}
-		time.Sleep(50 * time.Millisecond)
+		wait := 150 * time.Millisecond
+		if r.Phase == "betting" && r.BettingEndsAt > r.ServerTime {
+			wait = time.Duration(r.BettingEndsAt-r.ServerTime) * time.Millisecond // the next one comes after
+		}
+		time.Sleep(wait)
 	}
 	t.Fatalf("suite: no betting phase with %s left within 60 s", room)
 	return Round{}
@@ -250,7 +266,7 @@ func (s *Session) AwaitPhase(t testing.TB, roundID, phase string) Round {
 		if r.RoundID != roundID || order[r.Phase] >= order[phase] {
 			return r
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(120 * time.Millisecond)
 	}
 	t.Fatalf("suite: round %s did not reach %s within 60 s", roundID, phase)
 	return Round{}
@@ -265,7 +281,7 @@ func (s *Session) AwaitRoundOver(t testing.TB, roundID string) {
 		if r.RoundID != roundID || r.Phase == "crashed" {
 			return
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(150 * time.Millisecond)
 	}
 	t.Fatalf("suite: round %s did not end within 60 s", roundID)
 }
@@ -348,7 +364,7 @@ func (s *Session) AwaitBetSettled(t testing.TB, id string) Bet {
 		if b.Status != "pending" && b.Status != "accepted" {
 			return b
 		}
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(300 * time.Millisecond)
 	}
 	t.Fatalf("suite: bet %s not settled within 60 s", id)
 	return Bet{}

@@ -5,6 +5,7 @@ package suite
 import (
 	"net/http"
 	"testing"
+	"time"
 )
 
 // TestOperatorJourney: what an operator and its players do on a normal day,
@@ -76,6 +77,171 @@ func TestOperatorJourney(t *testing.T) {
 		}
 	})
 
+	t.Run("table session", func(t *testing.T) {
+		alice := e.NewPlayer(t, "Alice Example", 100_000)
+		sid := e.Launch(t, map[string]any{"token": alice.Token, "player_id": alice.ID, "player_name": "Alice Example", "language": "pt"})
+		s := e.MustOpen(t, sid)
+		if s.Balance != 100_000 || s.Currency != "BRL" || s.Language != "pt" || s.Demo || s.GameID != gameID {
+			t.Errorf("session: balance %d %s %s demo=%t game %s", s.Balance, s.Currency, s.Language, s.Demo, s.GameID)
+		}
+		if s.Name == "Alice Example" || s.Name == "" {
+			t.Errorf("player_name %q is not masked", s.Name)
+		}
+		// The ticket is single use (TKT-5, AMB-22 reading A).
+		if again, r := e.OpenSession(t, map[string]any{"sid": sid}); again != nil || r.Status != http.StatusUnauthorized || r.ErrorCode() != "TICKET_USED" {
+			t.Errorf("second use of the ticket: %s, want 401 TICKET_USED", r)
+		}
+		if r := s.Call(t, http.MethodGet, "/api/v1/session", nil); r.Status != http.StatusOK {
+			t.Errorf("resume: %s", r)
+		}
+		if r := s.Call(t, http.MethodGet, "/api/v1/fairness", nil); r.Status != http.StatusOK {
+			t.Errorf("fairness: %s", r)
+		}
+
+		st := s.OpenStream(t)
+		st.Await(t, 0, 5*time.Second, "the hello's balance event", func(ev Event) bool { return ev.Type == "balance" })
+		st.Await(t, 0, 5*time.Second, "the hello's bets snapshot", func(ev Event) bool { return ev.Type == "bets" })
+
+		// Refusals of the table itself.
+		s.AwaitBetting(t, 900*time.Millisecond)
+		if _, r := s.PlaceBet(t, 50, 0, ""); r.Status != http.StatusUnprocessableEntity || r.ErrorCode() != "BET_LIMIT" {
+			t.Errorf("bet under min_bet: %s, want 422 BET_LIMIT", r)
+		}
+		if _, r := s.PlaceBet(t, 500, 0, "no-such-grant"); r.Status != http.StatusUnprocessableEntity || r.ErrorCode() != "FREEBET_UNAVAILABLE" {
+			t.Errorf("unknown freebet: %s, want 422 FREEBET_UNAVAILABLE", r)
+		}
+
+		fates := playRounds(t, s, 1000)
+		t.Logf("outcomes: %d cashed out, %d lost, %d cancelled", len(fates["cashed_out"]), len(fates["lost"]), len(fates["cancelled"]))
+
+		// The debits' balances reach the stream.
+		st.Await(t, 1, 10*time.Second, "a balance event after a debit", func(ev Event) bool { return ev.Type == "balance" && ev.Balance < 100_000 })
+		st.Await(t, 0, 10*time.Second, "a bet event of the player's own bet", func(ev Event) bool { return ev.Type == "bet" && ev.Bet != nil })
+
+		// Five bets per round, the sixth refused (LIM-5).
+		s.AwaitBetting(t, 1200*time.Millisecond)
+		for i := 0; i < 5; i++ {
+			if _, r := s.PlaceBet(t, 100, 101, ""); r.Status != http.StatusCreated {
+				t.Fatalf("bet %d of 5: %s", i+1, r)
+			}
+		}
+		if _, r := s.PlaceBet(t, 100, 101, ""); r.Status != http.StatusConflict || r.ErrorCode() != "TOO_MANY_BETS" {
+			t.Errorf("sixth bet: %s, want 409 TOO_MANY_BETS", r)
+		}
+	})
+
+	t.Run("demo", func(t *testing.T) {
+		// Only /balance and /bet answer a player's action; earlier bets' wins
+		// may still be travelling through the queue meanwhile.
+		synchronous := func() int {
+			n := 0
+			for _, x := range e.Exchanges(t) {
+				if x.Route == "/balance" || x.Route == "/bet" {
+					n++
+				}
+			}
+			return n
+		}
+		before := synchronous()
+		sid := e.Launch(t, map[string]any{"demo": true, "language": "xx"})
+		s := e.MustOpen(t, sid)
+		if !s.Demo || s.Balance <= 0 || s.Language != "en" {
+			t.Errorf("demo session: demo=%t balance %d language %s (an unknown language falls back to the default, en)", s.Demo, s.Balance, s.Language)
+		}
+		b := s.MustBet(t, 1000, 101, "")
+		s.AwaitRoundOver(t, b.RoundID)
+		s.AwaitBetSettled(t, b.BetID)
+		if after := synchronous(); after != before {
+			t.Errorf("a demo session made %d wallet calls, want none", after-before)
+		}
+	})
+
+	t.Run("legacy launch", func(t *testing.T) {
+		bob := e.NewPlayer(t, "Bob Legacy", 50_000)
+		// The operator builds the URL with its own token in sid (VER-4, VER-5).
+		s, r := e.OpenSession(t, map[string]any{"sid": bob.Token, "operator": operatorID, "game_id": gameID, "language": "es"})
+		if s == nil {
+			t.Fatalf("legacy session: %s", r)
+		}
+		if s.Currency != "BRL" || s.Balance != 50_000 || s.Language != "es" {
+			t.Errorf("legacy session: %s %d %s (currency from /balance, VER-6)", s.Currency, s.Balance, s.Language)
+		}
+		b := s.MustBet(t, 2000, 101, "")
+		s.AwaitRoundOver(t, b.RoundID)
+		s.AwaitBetSettled(t, b.BetID)
+		// A made-up token does not open a session (BAL-7).
+		if s, r := e.OpenSession(t, map[string]any{"sid": "invented-token-0123456789", "operator": operatorID, "game_id": gameID}); s != nil || r.Status != http.StatusUnauthorized {
+			t.Errorf("invented legacy token: %s, want 401", r)
+		}
+	})
+
 	e.CheckWallet(t, nil)
 	e.Reconcile(t)
+}
+
+// playRounds plays rounds with one player until every outcome was seen: in
+// each betting phase a bet with auto-cashout at 1.01x, one without (lost
+// unless cashed out by hand), one cashed out by hand once flying, and one
+// cancelled while betting. It returns the bets by fate.
+func playRounds(t *testing.T, s *Session, stake int64) (fates map[string][]Bet) {
+	t.Helper()
+	fates = map[string][]Bet{}
+	for round := 0; round < 12; round++ {
+		s.AwaitBetting(t, 900*time.Millisecond)
+		auto, r := s.PlaceBet(t, stake, 101, "")
+		if r.Status != http.StatusCreated {
+			t.Fatalf("auto bet: %s", r)
+		}
+		hold, _ := s.PlaceBet(t, stake+1, 0, "")
+		manual, _ := s.PlaceBet(t, stake+2, 0, "")
+		cancel, r := s.PlaceBet(t, stake+3, 0, "")
+		if r.Status != http.StatusCreated {
+			t.Fatalf("bet to cancel: %s", r)
+		}
+		r = s.Call(t, http.MethodDelete, "/api/v1/bets/"+cancel.BetID, nil)
+		if r.Status != http.StatusOK {
+			t.Errorf("cancel in the betting phase: %s", r)
+		}
+		var c Bet
+		decode(t, r.Body, &c)
+		if c.Status != "cancelled" {
+			t.Errorf("cancelled bet answered %s", r)
+		}
+		// Cancelling again answers 200 again.
+		if r := s.Call(t, http.MethodDelete, "/api/v1/bets/"+cancel.BetID, nil); r.Status != http.StatusOK {
+			t.Errorf("second cancel: %s", r)
+		}
+		s.AwaitPhase(t, auto.RoundID, "flying")
+		r = s.Call(t, http.MethodPost, "/api/v1/bets/"+manual.BetID+"/cashout", nil)
+		switch {
+		case r.Status == http.StatusOK:
+			var co Bet
+			decode(t, r.Body, &co)
+			if co.Payout != manual.Amount*co.Multiplier/100 {
+				t.Errorf("cashout at %d of %d paid %d, want floor(stake*multiplier/100)", co.Multiplier, manual.Amount, co.Payout)
+			}
+		case r.Status == http.StatusConflict && (r.ErrorCode() == "ROUND_CRASHED" || r.ErrorCode() == "CASHOUT_NOT_ALLOWED"):
+			// the round crashed first (or had already crashed): lost
+		default:
+			t.Errorf("manual cashout: %s", r)
+		}
+		// The held bet can no longer be cancelled: the round flies.
+		if r := s.Call(t, http.MethodDelete, "/api/v1/bets/"+hold.BetID, nil); r.Status != http.StatusConflict {
+			t.Errorf("cancel while flying: %s, want 409", r)
+		}
+		s.AwaitRoundOver(t, auto.RoundID)
+		for _, id := range []string{auto.BetID, hold.BetID, manual.BetID, cancel.BetID} {
+			b := s.AwaitBetSettled(t, id)
+			fates[b.Status] = append(fates[b.Status], b)
+			if b.Status == "cashed_out" && b.BetID == auto.BetID && (b.Multiplier != 101 || b.Payout != stake*101/100) {
+				t.Errorf("auto-cashout at 1.01x paid %d at %d, want %d at 101", b.Payout, b.Multiplier, stake*101/100)
+			}
+		}
+		if len(fates["cashed_out"]) >= 2 && len(fates["lost"]) >= 1 && len(fates["cancelled"]) >= 1 {
+			return fates
+		}
+	}
+	t.Fatalf("12 rounds without every outcome: %d cashed out, %d lost, %d cancelled",
+		len(fates["cashed_out"]), len(fates["lost"]), len(fates["cancelled"]))
+	return nil
 }

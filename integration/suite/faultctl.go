@@ -1,0 +1,114 @@
+//go:build integration
+
+package suite
+
+import (
+	"context"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/moby/moby/client"
+)
+
+// PauseWallet freezes operator-sim (docker pause): its connections stay
+// open and every call hangs until the game's own timeout.
+func (e *Env) PauseWallet(t testing.TB) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := e.docker.ContainerPause(ctx, e.sim.GetContainerID(), client.ContainerPauseOptions{}); err != nil {
+		t.Fatalf("suite: pause operator-sim: %v", err)
+	}
+}
+
+// UnpauseWallet resumes operator-sim.
+func (e *Env) UnpauseWallet(t testing.TB) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := e.docker.ContainerUnpause(ctx, e.sim.GetContainerID(), client.ContainerUnpauseOptions{}); err != nil {
+		t.Fatalf("suite: unpause operator-sim: %v", err)
+	}
+}
+
+// KillGame sends SIGKILL to the game: no shutdown, no settling.
+func (e *Env) KillGame(t testing.TB) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := e.docker.ContainerKill(ctx, e.game.GetContainerID(), client.ContainerKillOptions{Signal: "SIGKILL"}); err != nil {
+		t.Fatalf("suite: kill the game: %v", err)
+	}
+	// Wait until Docker sees it stopped.
+	for {
+		st, err := e.game.State(ctx)
+		if err == nil && !st.Running {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("suite: the game does not stop after SIGKILL")
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// RestartGame starts the killed game container again and waits for /readyz
+// on its new published port.
+func (e *Env) RestartGame(t testing.TB) time.Duration {
+	t.Helper()
+	began := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+	defer cancel()
+	if err := e.game.Start(ctx); err != nil {
+		t.Fatalf("suite: restart the game: %v", err)
+	}
+	if err := e.readGamePort(ctx); err != nil {
+		t.Fatalf("suite: %v", err)
+	}
+	e.awaitReady(t, ctx)
+	return time.Since(began)
+}
+
+// awaitReady polls the game's /readyz until it answers 200.
+func (e *Env) awaitReady(t testing.TB, ctx context.Context) {
+	t.Helper()
+	for {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, e.GameURL()+"/readyz", nil)
+		resp, err := e.http.Do(req)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("suite: the game is not ready: %v", err)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// RestartPostgres stops PostgreSQL (fast shutdown), keeps it down for down,
+// starts it again and reconnects the suite's reader (the published port
+// changes). It does not wait for the game.
+func (e *Env) RestartPostgres(t testing.TB, down time.Duration) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	id := e.pg.GetContainerID()
+	timeout := 10
+	if _, err := e.docker.ContainerStop(ctx, id, client.ContainerStopOptions{Timeout: &timeout}); err != nil {
+		t.Fatalf("suite: stop PostgreSQL: %v", err)
+	}
+	time.Sleep(down)
+	if _, err := e.docker.ContainerStart(ctx, id, client.ContainerStartOptions{}); err != nil {
+		t.Fatalf("suite: start PostgreSQL: %v", err)
+	}
+	// The log wait is already satisfied by the old lines: ping until ready.
+	if err := e.openDB(ctx); err != nil {
+		t.Fatalf("suite: %v", err)
+	}
+}
