@@ -187,8 +187,11 @@ func (t *Table) settleDebit(b *liveBet, res wallet.Result) (BetResult, error) {
 		done   <-chan error
 		answer error
 		demo   = b.rec.Demo
+		view   *BetView // taken in the loop, which owns b
+		void   bool
 	)
 	err := t.do(context.Background(), func() {
+		defer func() { view, void = b.view(), b.state == StatusVoid }()
 		r := t.cur
 		inWindow := r != nil && r.rec.ID == b.rec.RoundID && r.phase == PhaseBetting
 		switch {
@@ -248,17 +251,17 @@ func (t *Table) settleDebit(b *liveBet, res wallet.Result) (BetResult, error) {
 		}
 	}
 	t.notifyQueue()
-	if b.state == StatusVoid && demo {
+	if void && demo {
 		t.refundDemo(b)
 	}
-	t.hub.send(b.player.Session, Event{Type: EventBet, Bet: b.view()})
+	t.hub.send(b.player.Session, Event{Type: EventBet, Bet: view})
 	if answer != nil {
 		return BetResult{}, answer
 	}
 	if res.HasBalance {
 		t.hub.send(b.player.Session, Event{Type: EventBalance, Balance: res.Balance, Currency: b.rec.Currency})
 	}
-	return BetResult{Bet: *b.view(), Balance: res.Balance}, nil
+	return BetResult{Bet: *view, Balance: res.Balance}, nil
 }
 
 // Cashout cashes a bet out at the multiplier of receivedAt, the moment the
@@ -267,6 +270,7 @@ func (t *Table) Cashout(ctx context.Context, p Player, betID string, receivedAt 
 	var (
 		done <-chan error
 		b    *liveBet
+		out  CashoutResult
 		rerr error
 	)
 	err := t.do(ctx, func() {
@@ -287,6 +291,7 @@ func (t *Table) Cashout(ctx context.Context, p Player, betID string, receivedAt 
 			rerr = ErrCashoutNotAllowed
 		default:
 			done = t.cashout(b, Multiplier(receivedAt.Sub(r.started)), receivedAt, nil)
+			out = CashoutResult{BetID: b.rec.ID, Multiplier: b.rec.Multiplier, Payout: *b.rec.Payout}
 		}
 	})
 	if err == nil {
@@ -298,8 +303,7 @@ func (t *Table) Cashout(ctx context.Context, p Player, betID string, receivedAt 
 	if cerr := <-done; cerr != nil {
 		return CashoutResult{}, fmt.Errorf("engine: commit cashout: %w", cerr)
 	}
-	out := CashoutResult{BetID: b.rec.ID, Multiplier: b.rec.Multiplier, Payout: *b.rec.Payout}
-	if b.rec.Demo {
+	if p.Demo {
 		out.Balance, out.HasBalance = t.cfg.Demo.Balance(p.Session)
 	}
 	return out, nil
@@ -370,6 +374,7 @@ func (t *Table) Cancel(ctx context.Context, p Player, betID string) (BetView, er
 	var (
 		done <-chan error
 		b    *liveBet
+		view *BetView
 		rerr error
 	)
 	err := t.do(ctx, func() {
@@ -386,6 +391,7 @@ func (t *Table) Cancel(ctx context.Context, p Player, betID string) (BetView, er
 			rerr = ErrCancelNotAllowed
 		default:
 			b.state, b.rec.Status = StatusCancelled, StatusCancelled
+			view = b.view()
 			delete(r.bets, b.rec.ID)
 			r.count[string(p.Session)]--
 			done = t.commit.submit(func(ctx context.Context, tx bun.Tx) error {
@@ -404,5 +410,5 @@ func (t *Table) Cancel(ctx context.Context, p Player, betID string) (BetView, er
 	}
 	t.notifyQueue()
 	t.refundDemo(b)
-	return *b.view(), nil
+	return *view, nil
 }

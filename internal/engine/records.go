@@ -38,6 +38,7 @@ type RoundRecord struct {
 	GameID        string       `bun:"game_id"`
 	Seq           int64        `bun:"seq"`
 	Hash          string       `bun:"hash"` // secret until the round crashed
+	Salt          string       `bun:"salt"` // the published salt it was drawn with
 	CrashPoint    int64        `bun:"crash_point"`
 	RTPBasisPts   int64        `bun:"rtp_bp"`
 	MaxMultiplier int64        `bun:"max_multiplier"`

@@ -436,6 +436,7 @@ func (t *Table) startRound(ctx context.Context, seq int64) error {
 	rec := RoundRecord{
 		ID: fmt.Sprintf("%s-%d", t.game.ID, seq), GameID: t.game.ID, Seq: seq,
 		Hash:        fairness.FormatHash(h),
+		Salt:        t.chainRec.Salt,
 		CrashPoint:  fairness.CrashPoint(h, t.chainRec.Salt, t.game.RTPBasisPoints, t.game.MaxMultiplier),
 		RTPBasisPts: t.game.RTPBasisPoints, MaxMultiplier: t.game.MaxMultiplier,
 		Status: RoundBetting, BettingEndsAt: store.MillisOf(now.Add(t.game.Betting())), CreatedAt: store.MillisOf(now),
@@ -615,6 +616,11 @@ func (t *Table) voidRound(reason string) {
 	}
 	t.notifyQueue()
 	r.phase = PhaseCrashed
+	// The view leaves the void round (no crash point to show: nothing is
+	// broadcast; the next round.betting, if any, follows).
+	t.viewMu.Lock()
+	t.view.Phase = PhaseCrashed
+	t.viewMu.Unlock()
 	t.logger.Warn("round voided", "round_id", r.rec.ID, "reason", reason, "bets_rolled_back", len(open))
 	for _, b := range open {
 		t.hub.send(b.player.Session, Event{Type: EventBet, Bet: b.view()})

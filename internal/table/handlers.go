@@ -462,9 +462,12 @@ func (a *api) GetRound(ctx context.Context, req table.GetRoundRequestObject) (ta
 	if r.GameID != sess.GameID {
 		return a.fail(ctx, http.StatusNotFound, table.ErrorCodeUnknownRound), nil
 	}
-	// The round record keeps no salt: the current chain's is the one of every
-	// round it played (see the report: engine addition).
-	_, salt, _, _ := t.Fairness()
+	// The salt the round was drawn with; rounds stored before it was kept
+	// were drawn with the chain's, which is then still the current one.
+	salt := r.Salt
+	if salt == "" {
+		_, salt, _, _ = t.Fairness()
+	}
 	started := r.StartedAt
 	if started == 0 {
 		started = r.BettingEndsAt // voided before take-off

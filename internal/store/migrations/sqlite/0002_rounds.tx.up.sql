@@ -44,6 +44,7 @@ CREATE TABLE IF NOT EXISTS rounds (
     game_id         TEXT    NOT NULL,
     seq             INTEGER  NOT NULL CHECK (seq > 0),
     hash            TEXT    NOT NULL,
+    salt            TEXT    NOT NULL DEFAULT '',
     crash_point     INTEGER  NOT NULL CHECK (crash_point >= 100),
     rtp_bp          INTEGER  NOT NULL,
     max_multiplier  INTEGER  NOT NULL,
