@@ -17,7 +17,10 @@ import (
 	"github.com/crashstudio/crashgame/internal/config"
 	"github.com/crashstudio/crashgame/internal/engine"
 	"github.com/crashstudio/crashgame/internal/freebets"
+	"github.com/crashstudio/crashgame/internal/sessions"
 	"github.com/crashstudio/crashgame/internal/store"
+	"github.com/crashstudio/crashgame/internal/table"
+	"github.com/crashstudio/crashgame/internal/tickets"
 	"github.com/crashstudio/crashgame/internal/wallet"
 )
 
@@ -33,6 +36,8 @@ type app struct {
 	freebets *freebets.Service
 	demo     *engine.DemoBank
 	tables   map[string]*engine.Table
+	sessions *sessions.Service
+	table    *table.Server
 	wg       sync.WaitGroup
 }
 
@@ -66,7 +71,13 @@ func newApp(ctx context.Context, cfg *config.Config, st *store.Store, logger *sl
 		return nil, err
 	}
 	a.queue, err = wallet.NewQueue(st.DB(), a.client,
-		wallet.WithQueueLogger(logger), wallet.WithRegisterer(a.registry))
+		wallet.WithQueueLogger(logger), wallet.WithRegisterer(a.registry),
+		// The balance shown to the player follows the /win answers (BAL-4).
+		wallet.WithOnSettled(func(m wallet.Movement, r wallet.Result) {
+			if r.HasBalance && a.sessions != nil {
+				a.sessions.OnWalletBalance(m.Operator, m.PlayerID, m.Currency, r.Balance)
+			}
+		}))
 	if err != nil {
 		return nil, fmt.Errorf("movement queue: %w", err)
 	}
@@ -93,7 +104,36 @@ func newApp(ctx context.Context, cfg *config.Config, st *store.Store, logger *sl
 		}
 		a.tables[g.ID] = t
 	}
+	a.sessions, err = sessions.New(sessions.Options{
+		Config: cfg, DB: st.DB(), Tickets: tickets.New(st, time.Now),
+		Wallets: func(op string) (sessions.Balancer, bool) {
+			c, ok := a.clients[op]
+			return c, ok
+		},
+		Freebets: a.freebets, Demo: a.demo, Logger: logger,
+	})
+	if err != nil {
+		return nil, err
+	}
+	a.table, err = table.New(table.Config{
+		Config: cfg, Sessions: a.sessions, DB: st.DB(), Logger: logger,
+		Tables: func(id string) (*engine.Table, bool) {
+			t, ok := a.tables[id]
+			return t, ok
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
 	return a, nil
+}
+
+// close releases what the parts hold, after the HTTP server stopped.
+func (a *app) close() {
+	a.table.Close()
+	if err := a.sessions.Close(); err != nil {
+		a.logger.Warn("closing sessions", "err", err)
+	}
 }
 
 func (a *app) client(operator string) (*wallet.Client, bool) {

@@ -61,6 +61,7 @@ func serve(ctx context.Context, cfg *config.Config, logger *slog.Logger, stdout 
 	if err != nil {
 		return err
 	}
+	defer a.close()
 	handler, err := newHandler(cfg, st, a, logger)
 	if err != nil {
 		return err
@@ -103,6 +104,7 @@ func serve(ctx context.Context, cfg *config.Config, logger *slog.Logger, stdout 
 	}
 	stopRun()
 	a.wait(shutdownGrace)
+	a.table.Close() // streams are upgraded connections: Shutdown does not close them
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {
@@ -124,6 +126,9 @@ func newHandler(cfg *config.Config, st *store.Store, a *app, logger *slog.Logger
 	launches := launch.New(cfg, tickets.New(st, time.Now))
 	operators := operatorapi.New(cfg, launches, logger, time.Now)
 	routes := operators.Routes()
+	for pattern, h := range a.table.Routes() {
+		routes[pattern] = h
+	}
 	routes["GET /metrics"] = a.metricsHandler()
 	return server.New(server.Config{
 		Logger:    logger,
