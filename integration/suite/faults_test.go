@@ -1,0 +1,298 @@
+//go:build integration
+
+package suite
+
+import (
+	"math/rand/v2"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+)
+
+// enter creates n funded players and opens their table sessions.
+func enter(t *testing.T, e *Env, n int, balance int64) ([]Player, []*Session) {
+	t.Helper()
+	ps := make([]Player, n)
+	ss := make([]*Session, n)
+	for i := range ps {
+		ps[i] = e.NewPlayer(t, "Player "+itoa(int64(i+1)), balance)
+		ss[i] = e.EnterAs(t, ps[i])
+	}
+	return ps, ss
+}
+
+// betAll has every session place a bet with auto-cashout at 1.01x and one
+// held to the crash, concurrently, tolerating refusals and a dying game. It
+// returns how many were accepted.
+func betAll(t *testing.T, ss []*Session, stake int64) int {
+	t.Helper()
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	accepted := 0
+	for _, s := range ss {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for _, auto := range []int64{101, 0} {
+				if _, r := s.TryBet(t, stake, auto); r.Status == http.StatusCreated {
+					mu.Lock()
+					accepted++
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return accepted
+}
+
+// awaitBetAccepted places bets round after round until one is accepted: the
+// wallet path has recovered (breaker closed, queue flowing).
+func awaitBetAccepted(t *testing.T, s *Session, within time.Duration) time.Duration {
+	t.Helper()
+	began := time.Now()
+	for time.Since(began) < within {
+		s.AwaitBetting(t, 900*time.Millisecond)
+		if _, r := s.PlaceBet(t, 100, 101, ""); r.Status == http.StatusCreated {
+			return time.Since(began)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	t.Fatalf("no bet accepted within %s after recovery", within)
+	return 0
+}
+
+// TestWalletPaused: the wallet freezes (docker pause) while a round flies
+// with live bets, for 20 s (the issue asks for 2 minutes; 20 s is already four
+// times the game's 5 s attempt timeout and opens the breaker, and keeps the
+// suite within its time budget), then resumes: bets refused meanwhile left
+// nothing behind, queued wins arrive, the breaker closes, and everything
+// settles.
+func TestWalletPaused(t *testing.T) {
+	e := Start(t, Options{})
+	_, ss := enter(t, e, 3, 100_000)
+
+	r := ss[0].AwaitBetting(t, 900*time.Millisecond)
+	if n := betAll(t, ss, 1000); n == 0 {
+		t.Fatal("no bet accepted before the pause")
+	}
+	ss[0].AwaitPhase(t, r.RoundID, "flying")
+	e.PauseWallet(t)
+	pausedAt := time.Now()
+	t.Log("wallet paused while the round flies")
+
+	// A bet during the pause cannot reach the wallet: refused, never accepted.
+	ss[1].AwaitBetting(t, 900*time.Millisecond)
+	if _, r := ss[1].TryBet(t, 1000, 101); r.Status == http.StatusCreated {
+		t.Errorf("a bet was accepted while the wallet was frozen: %s", r)
+	} else {
+		t.Logf("bet during the pause: %d %s", r.Status, r.ErrorCode())
+	}
+	time.Sleep(20*time.Second - time.Since(pausedAt))
+	e.UnpauseWallet(t)
+	t.Logf("wallet resumed after %s", time.Since(pausedAt).Round(time.Second))
+
+	took := awaitBetAccepted(t, ss[2], time.Minute)
+	t.Logf("first bet accepted %s after the wallet resumed", took.Round(time.Millisecond))
+	e.CheckWallet(t, nil)
+	e.Reconcile(t)
+}
+
+// TestWallet5xxStorm: the wallet answers 5xx to a share of debits, loses the
+// answers of debits it did commit (the game must roll those back), and
+// answers 5xx to the first credits (retried with the same transaction_id,
+// never paid twice).
+func TestWallet5xxStorm(t *testing.T) {
+	e := Start(t, Options{})
+	_, ss := enter(t, e, 3, 100_000)
+	e.SetFaults(t, map[string]any{
+		"bet":      map[string]any{"kind": "5xx", "status": 503, "rate": 0.4},
+		"win":      map[string]any{"kind": "5xx", "status": 502, "count": 10},
+		"rollback": map[string]any{"kind": "5xx", "status": 500, "count": 3},
+	})
+	for i := 0; i < 3; i++ {
+		r := ss[0].AwaitBetting(t, 900*time.Millisecond)
+		betAll(t, ss, 1000)
+		ss[0].AwaitRoundOver(t, r.RoundID)
+	}
+	// Debits committed at the wallet whose answer is lost (after: true).
+	e.SetFaults(t, map[string]any{
+		"bet": map[string]any{"kind": "5xx", "status": 503, "after": true, "count": 3},
+		"win": map[string]any{"kind": "5xx", "status": 504, "after": true, "count": 3},
+	})
+	for i := 0; i < 2; i++ {
+		r := ss[0].AwaitBetting(t, 900*time.Millisecond)
+		betAll(t, ss, 1000)
+		ss[0].AwaitRoundOver(t, r.RoundID)
+	}
+	e.SetFaults(t, map[string]any{})
+	awaitBetAccepted(t, ss[0], time.Minute)
+	e.CheckWallet(t, func(x Exchange) bool { return x.Status >= 500 })
+	e.Reconcile(t)
+}
+
+// TestWalletRefusals: refusals sent as HTTP 200 with status = error and as
+// 4xx, a revoked token, a blocked player. A refused debit never becomes a
+// bet; a credit answered 4xx is retried, not dropped; a revoked or blocked
+// player cannot enter or bet, and is still paid what was won before.
+func TestWalletRefusals(t *testing.T) {
+	e := Start(t, Options{})
+	ps, ss := enter(t, e, 3, 100_000)
+
+	t.Run("as 200", func(t *testing.T) {
+		e.SetFaults(t, map[string]any{"bet": map[string]any{"kind": "refuse", "error_code": "PLAYER_BLOCKED", "status": 200, "count": 1}})
+		ss[0].AwaitBetting(t, 900*time.Millisecond)
+		if _, r := ss[0].PlaceBet(t, 1000, 0, ""); r.Status != http.StatusUnprocessableEntity || r.ErrorCode() != "BET_REFUSED" {
+			t.Errorf("bet refused by the wallet in a 200: %s, want 422 BET_REFUSED", r)
+		}
+		poor := e.NewPlayer(t, "Poor Player", 150)
+		ps := e.EnterAs(t, poor)
+		ps.AwaitBetting(t, 900*time.Millisecond)
+		if _, r := ps.PlaceBet(t, 1000, 0, ""); r.Status != http.StatusUnprocessableEntity || r.ErrorCode() != "INSUFFICIENT_FUNDS" {
+			t.Errorf("bet over the balance: %s, want 422 INSUFFICIENT_FUNDS", r)
+		}
+	})
+
+	t.Run("as 4xx", func(t *testing.T) {
+		// INSUFFICIENT_FUNDS as 402 (AMB-1 reading B): still a refusal.
+		e.SetFaults(t, map[string]any{"bet": map[string]any{"refusal_status": "4xx"}})
+		poor := e.NewPlayer(t, "Poorer Player", 150)
+		ps := e.EnterAs(t, poor)
+		ps.AwaitBetting(t, 900*time.Millisecond)
+		if _, r := ps.PlaceBet(t, 1000, 0, ""); r.Status != http.StatusUnprocessableEntity || r.ErrorCode() != "INSUFFICIENT_FUNDS" {
+			t.Errorf("insufficient funds as 402: %s, want 422 INSUFFICIENT_FUNDS", r)
+		}
+		// A credit answered 409: refuses nothing, retried (WIN rule 5).
+		e.SetFaults(t, map[string]any{"win": map[string]any{"kind": "refuse", "status": 409, "error_code": "INTERNAL_ERROR", "count": 3}})
+		b := ss[1].MustBet(t, 1000, 101, "")
+		ss[1].AwaitRoundOver(t, b.RoundID)
+		e.Settled(t, time.Minute)
+		e.SetFaults(t, map[string]any{})
+	})
+
+	t.Run("revoked token", func(t *testing.T) {
+		b := ss[2].MustBet(t, 1000, 101, "")
+		e.Admin(t, "/admin/tokens/revoke", map[string]any{"token": ps[2].Token}, nil)
+		ss[2].AwaitRoundOver(t, b.RoundID)
+		ss[2].AwaitBetting(t, 900*time.Millisecond)
+		if _, r := ss[2].PlaceBet(t, 1000, 0, ""); r.Status == http.StatusCreated {
+			t.Errorf("bet on a revoked token accepted: %s", r)
+		} else {
+			t.Logf("bet on a revoked token: %s", r)
+		}
+		sid := e.Launch(t, map[string]any{"token": ps[2].Token, "player_id": ps[2].ID})
+		if s, r := e.OpenSession(t, map[string]any{"sid": sid}); s != nil || r.Status != http.StatusUnauthorized || r.ErrorCode() != "SESSION_REFUSED" {
+			t.Errorf("entry with a revoked token: %s, want 401 SESSION_REFUSED", r)
+		}
+	})
+
+	t.Run("blocked player", func(t *testing.T) {
+		b := ss[0].MustBet(t, 1000, 101, "")
+		e.Admin(t, "/admin/players/block", map[string]any{"player_id": ps[0].ID, "blocked": true}, nil)
+		ss[0].AwaitRoundOver(t, b.RoundID)
+		ss[0].AwaitBetting(t, 900*time.Millisecond)
+		if _, r := ss[0].PlaceBet(t, 1000, 0, ""); r.Status != http.StatusUnprocessableEntity || r.ErrorCode() != "BET_REFUSED" {
+			t.Errorf("bet of a blocked player: %s, want 422 BET_REFUSED", r)
+		}
+		sid := e.Launch(t, map[string]any{"token": e.IssueToken(t, ps[0].ID), "player_id": ps[0].ID})
+		if s, r := e.OpenSession(t, map[string]any{"sid": sid}); s != nil || r.Status != http.StatusUnauthorized || r.ErrorCode() != "SESSION_REFUSED" {
+			t.Errorf("entry of a blocked player: %s, want 401 SESSION_REFUSED", r)
+		}
+	})
+
+	e.CheckWallet(t, func(x Exchange) bool {
+		return x.Route == "/win" && x.Status == http.StatusConflict || // injected above
+			x.Route == "/balance" && x.Status == http.StatusUnauthorized // the revoked token (AMB-8 A)
+	})
+	e.Reconcile(t)
+}
+
+// TestGameKilled: the game is killed (SIGKILL) at random points of rounds
+// with live bets, and restarted each time: bets whose debit was under way are
+// rolled back, rounds that did not finish are void with their bets rolled
+// back, and queued wins are delivered after the restart.
+func TestGameKilled(t *testing.T) {
+	e := Start(t, Options{})
+	// Debits take a moment, so that some are in flight when the game dies.
+	e.SetFaults(t, map[string]any{"bet": map[string]any{"latency_ms": 250}})
+	_, ss := enter(t, e, 3, 200_000)
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7))
+	const kills = 6
+	for i := 0; i < kills; i++ {
+		r := ss[0].AwaitBetting(t, 1200*time.Millisecond)
+		done := make(chan int)
+		go func() { done <- betAll(t, ss, 1000) }()
+		// Somewhere in the betting phase, the flight, or the pause.
+		time.Sleep(time.Duration(rng.IntN(3500)) * time.Millisecond)
+		e.KillGame(t)
+		accepted := <-done
+		took := e.RestartGame(t)
+		t.Logf("kill %d in round %s (%d bets accepted before): serving again after %s", i+1, r.RoundID, accepted, took.Round(time.Millisecond))
+	}
+	e.SetFaults(t, map[string]any{})
+	awaitBetAccepted(t, ss[0], time.Minute)
+	e.Settled(t, 2*time.Minute)
+
+	var unfinished, voidBetsOpen int
+	db := e.DB()
+	if err := db.QueryRow(`SELECT count(*) FROM rounds r WHERE r.status IN ('betting', 'flying')
+		AND r.seq < (SELECT max(seq) FROM rounds WHERE game_id = r.game_id)`).Scan(&unfinished); err != nil {
+		t.Fatal(err)
+	}
+	if unfinished != 0 {
+		t.Errorf("%d rounds before the current one are neither finished nor void", unfinished)
+	}
+	if err := db.QueryRow(`SELECT count(*) FROM bets b JOIN rounds r ON r.id = b.round_id
+		WHERE r.status = 'void' AND b.status NOT IN ('void', 'refused', 'cancelled', 'cashed_out')`).Scan(&voidBetsOpen); err != nil {
+		t.Fatal(err)
+	}
+	if voidBetsOpen != 0 {
+		t.Errorf("%d bets of void rounds are not void", voidBetsOpen)
+	}
+	var voids, rollbacks int
+	_ = db.QueryRow(`SELECT count(*) FROM rounds WHERE status = 'void'`).Scan(&voids)
+	_ = db.QueryRow(`SELECT count(*) FROM movements WHERE kind = 'rollback'`).Scan(&rollbacks)
+	t.Logf("after %d kills: %d void rounds, %d rollbacks", kills, voids, rollbacks)
+	e.CheckWallet(t, nil)
+	e.Reconcile(t)
+}
+
+// TestPostgresRestart: PostgreSQL stops (fast shutdown) for 3 s while players
+// bet, then comes back: the game serves again and nothing is lost.
+func TestPostgresRestart(t *testing.T) {
+	e := Start(t, Options{})
+	_, ss := enter(t, e, 3, 200_000)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	statuses := map[int]int{}
+	for _, s := range ss {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				_, r := s.TryBet(t, 500, 101)
+				mu.Lock()
+				statuses[r.Status]++
+				mu.Unlock()
+				time.Sleep(300 * time.Millisecond)
+			}
+		}()
+	}
+	time.Sleep(4 * time.Second)
+	e.RestartPostgres(t, 3*time.Second)
+	t.Log("PostgreSQL restarted")
+	time.Sleep(8 * time.Second)
+	close(stop)
+	wg.Wait()
+	t.Logf("bet answers under load: %v", statuses)
+	awaitBetAccepted(t, ss[0], time.Minute)
+	e.CheckWallet(t, nil)
+	e.Reconcile(t)
+}
