@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -256,7 +257,7 @@ func TestCrashPointCountIsExact(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			rm := new(big.Int).Lsh(big.NewInt(tt.rtpBP), DrawBits)
-			for _, x := range append(xs, tt.maxMul-1, tt.maxMul, tt.maxMul+1) {
+			for _, x := range slices.Concat(xs, []int64{tt.maxMul - 1, tt.maxMul, tt.maxMul + 1}) { // a copy: subtests run in parallel
 				if x < 0 { // maxMul+1 overflowed
 					continue
 				}
