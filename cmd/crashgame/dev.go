@@ -10,11 +10,14 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/crashstudio/crashgame/internal/config"
 	"github.com/crashstudio/crashgame/internal/operatorsim"
+	"github.com/crashstudio/crashgame/internal/signature"
 )
 
 //go:embed dev.yaml
@@ -85,8 +88,11 @@ func dev(ctx context.Context, args []string, logger *slog.Logger, stdout, stderr
 		_ = simSrv.Shutdown(sctx)
 	}()
 
+	grantWelcome(sim.Handler(), *players, logger)
+
 	fmt.Fprintf(stdout, `crashgame dev
-  play       %[3]s/   (the reference operator's lobby: pick a player, Play)
+  play       %[3]s/   (the reference operator's lobby: pick a player, Play;
+             every player has a freebet campaign "welcome": 3 free rounds of 5.00)
   health     %[2]s/healthz
   documents  %[2]s/openapi/
   operator   "dev", secret %[1]q (public, laptop only)
@@ -94,4 +100,21 @@ func dev(ctx context.Context, args []string, logger *slog.Logger, stdout, stderr
              curl -s -X POST %[2]s/v1/games -H "X-Signature: $(printf %%s "$body" | openssl dgst -sha256 -hmac %[1]s | cut -d' ' -f2)" -d "$body"
 `, devSecret, cfg.BaseURL, "http://"+*walletListen)
 	return serve(ctx, cfg, logger, stdout)
+}
+
+// grantWelcome gives every seeded player the freebet campaign "welcome": three
+// free rounds of 500 cents, listed by /balance on the next entry. On a ledger
+// that already has it the operator refuses the repeat, which is fine.
+func grantWelcome(sim http.Handler, players int, logger *slog.Logger) {
+	for i := 1; i <= players; i++ {
+		body := fmt.Sprintf(`{"player_id":"player-%04d","id":"welcome","amount":500,"quantity":3,"timestamp":%d}`, i, time.Now().UnixMilli())
+		req := httptest.NewRequest(http.MethodPost, "/admin/freebets/grant", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-Signature", signature.Sign([]byte(devSecret), []byte(body)))
+		rec := httptest.NewRecorder()
+		sim.ServeHTTP(rec, req)
+		if rec.Code != http.StatusOK {
+			logger.Debug("welcome freebets not granted", "player", i, "status", rec.Code)
+		}
+	}
 }
