@@ -1,0 +1,258 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Kinds of timed calls.
+const (
+	kindLaunch  = "launch"
+	kindSession = "session"
+	kindBet     = "bet"
+	kindCashout = "cashout"
+)
+
+// sample is one timed call: when it ended (seconds since the start of the
+// run), how long it took, and how it ended ("201", "409 BETTING_CLOSED", ...).
+type sample struct {
+	at      float64
+	ms      float64
+	outcome string
+}
+
+// recorder collects the samples of every kind.
+type recorder struct {
+	start time.Time
+	mu    sync.Mutex
+	by    map[string][]sample
+}
+
+func (r *recorder) add(kind string, d time.Duration, outcome string) {
+	s := sample{at: time.Since(r.start).Seconds(), ms: float64(d.Microseconds()) / 1000, outcome: outcome}
+	r.mu.Lock()
+	r.by[kind] = append(r.by[kind], s)
+	r.mu.Unlock()
+}
+
+func (r *recorder) get(kind string) []sample {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.by[kind])
+}
+
+// loadgen is one run.
+type loadgen struct {
+	o   *options
+	rec *recorder
+
+	roundMu     sync.Mutex
+	rounds      []string // rounds admitted for betting, in order
+	crashed     map[string]bool
+	allCrashed  chan struct{}
+	roundTimes  map[string]*roundStat
+	bytesIn     atomic.Int64
+	dropMu      sync.Mutex
+	dropCodes   map[string]int
+	droppedN    atomic.Int64
+	betsMu      sync.Mutex
+	acceptedIDs map[string]*liveBet
+	paidIDs     map[string]int64
+	autoIDs     map[string]bool
+	samples     []procSample
+	samplesMu   sync.Mutex
+}
+
+type roundStat struct {
+	ID         string  `json:"round_id"`
+	FirstBetAt float64 `json:"first_bet_at_s"`
+	LastBetAt  float64 `json:"last_accepted_at_s"`
+	Accepted   int     `json:"accepted"`
+	PerSecond  float64 `json:"accepted_per_s"`
+}
+
+func (lg *loadgen) admitRound(id string) bool {
+	lg.roundMu.Lock()
+	defer lg.roundMu.Unlock()
+	if slices.Contains(lg.rounds, id) {
+		return true
+	}
+	if len(lg.rounds) >= lg.o.rounds {
+		return false
+	}
+	lg.rounds = append(lg.rounds, id)
+	lg.roundTimes[id] = &roundStat{ID: id, FirstBetAt: -1}
+	return true
+}
+
+func (lg *loadgen) roundCrashed(id string) {
+	lg.roundMu.Lock()
+	defer lg.roundMu.Unlock()
+	if !slices.Contains(lg.rounds, id) || lg.crashed[id] {
+		return
+	}
+	lg.crashed[id] = true
+	if len(lg.crashed) == lg.o.rounds {
+		close(lg.allCrashed)
+	}
+}
+
+func (lg *loadgen) dropped(code any, err error) {
+	lg.droppedN.Add(1)
+	lg.dropMu.Lock()
+	lg.dropCodes[fmt.Sprint(code)]++
+	lg.dropMu.Unlock()
+	_ = err
+}
+
+func (lg *loadgen) accepted(roundID string, b *liveBet, sent time.Time) {
+	lg.betsMu.Lock()
+	lg.acceptedIDs[b.id] = b
+	lg.betsMu.Unlock()
+	sentAt, at := sent.Sub(lg.rec.start).Seconds(), time.Since(lg.rec.start).Seconds()
+	lg.roundMu.Lock()
+	if r := lg.roundTimes[roundID]; r != nil {
+		if r.FirstBetAt < 0 || sentAt < r.FirstBetAt {
+			r.FirstBetAt = sentAt
+		}
+		r.LastBetAt = max(r.LastBetAt, at)
+		r.Accepted++
+	}
+	lg.roundMu.Unlock()
+}
+
+func (lg *loadgen) paid(id string, payout int64) {
+	lg.betsMu.Lock()
+	lg.paidIDs[id] = payout
+	lg.betsMu.Unlock()
+}
+
+func (lg *loadgen) autoSeen(id string) {
+	lg.betsMu.Lock()
+	lg.autoIDs[id] = true
+	lg.betsMu.Unlock()
+}
+
+// load runs the whole thing: set-up, rounds, drain, reconciliation.
+func load(ctx context.Context, o *options, sys *system, stdout io.Writer) (*result, error) {
+	lg := &loadgen{
+		o: o, rec: &recorder{start: time.Now(), by: map[string][]sample{}},
+		crashed: map[string]bool{}, allCrashed: make(chan struct{}), roundTimes: map[string]*roundStat{},
+		dropCodes: map[string]int{}, acceptedIDs: map[string]*liveBet{}, paidIDs: map[string]int64{}, autoIDs: map[string]bool{},
+	}
+	res := &result{Config: o.view(), Machine: machine()}
+	admin := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: o.setupConc}}
+
+	sampleCtx, stopSampling := context.WithCancel(ctx)
+	defer stopSampling()
+	var samplerDone sync.WaitGroup
+	samplerDone.Go(func() { lg.sample(sampleCtx) })
+	time.Sleep(1200 * time.Millisecond) // an idle sample first
+
+	// Set-up: sessions, then streams.
+	fmt.Fprintf(stdout, "opening %d sessions...\n", o.players)
+	groups := make([]*group, (o.players+playersPerAddress-1)/playersPerAddress)
+	for i := range groups {
+		groups[i] = newGroup(i)
+	}
+	players := make([]*player, o.players)
+	setupStart := time.Now()
+	var setupErr atomic.Value
+	var failed atomic.Int64
+	run := func(n int, f func(i int)) {
+		var next atomic.Int64
+		var wg sync.WaitGroup
+		for range min(o.setupConc, n) {
+			wg.Go(func() {
+				for i := int(next.Add(1)) - 1; i < n && ctx.Err() == nil; i = int(next.Add(1)) - 1 {
+					f(i)
+				}
+			})
+		}
+		wg.Wait()
+	}
+	run(o.players, func(i int) {
+		p := &player{n: i, id: fmt.Sprintf("%s%06d", o.playerPrefx, i), g: groups[i/playersPerAddress], lg: lg}
+		grant := float64(i%100) < o.freebets*100
+		if err := p.setup(ctx, admin, grant); err != nil {
+			failed.Add(1)
+			setupErr.Store(err)
+			return
+		}
+		players[i] = p
+	})
+	if n := failed.Load(); n > 0 {
+		return nil, fmt.Errorf("%d of %d sessions could not be opened; last error: %v", n, o.players, setupErr.Load())
+	}
+	res.Setup.SessionSeconds = time.Since(setupStart).Seconds()
+	fmt.Fprintf(stdout, "sessions open in %.1f s; opening streams...\n", res.Setup.SessionSeconds)
+
+	playCtx, stopPlay := context.WithCancel(ctx)
+	defer stopPlay()
+	var playing sync.WaitGroup
+	opened := make(chan error, o.setupConc)
+	var streamFail, dialed atomic.Int64
+	go run(o.players, func(i int) {
+		playing.Go(func() { players[i].play(playCtx, opened) })
+		if err := <-opened; err != nil {
+			streamFail.Add(1)
+			setupErr.Store(err)
+		}
+		dialed.Add(1)
+	})
+	// Wait until every stream answered its dial.
+	for dialed.Load() < int64(o.players) && ctx.Err() == nil && time.Since(setupStart) < 10*time.Minute {
+		time.Sleep(100 * time.Millisecond)
+	}
+	res.Setup.Seconds = time.Since(setupStart).Seconds()
+	res.Stream.Opened = o.players - int(streamFail.Load())
+	if res.Stream.Opened == 0 {
+		return nil, fmt.Errorf("no stream could be opened: %v", setupErr.Load())
+	}
+	time.Sleep(1500 * time.Millisecond) // a sample with everyone connected, before the rounds
+	res.Setup.LoadedAt = time.Since(lg.rec.start).Seconds()
+	fmt.Fprintf(stdout, "%d streams open (%d failed) in %.1f s; playing %d rounds...\n", res.Stream.Opened, streamFail.Load(), res.Setup.Seconds, o.rounds)
+
+	select {
+	case <-lg.allCrashed:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-time.After(time.Duration(o.rounds)*(time.Duration(o.bettingMS)*time.Millisecond+5*time.Minute) + time.Minute):
+		fmt.Fprintln(stdout, "the rounds did not all crash in time; stopping")
+	}
+	res.PlayedUntil = time.Since(lg.rec.start).Seconds()
+	stopPlay()
+	playing.Wait()
+
+	fmt.Fprintln(stdout, "rounds played; waiting for the movement queue to drain...")
+	drained := lg.waitDrained(ctx)
+	stopSampling()
+	samplerDone.Wait()
+	if sys != nil {
+		sys.stopGame()
+	}
+	lg.summarise(res)
+	res.Reconciliation = lg.reconcile(ctx, admin, drained)
+	return res, nil
+}
+
+// waitDrained waits until the game's queue holds no pending movement.
+func (lg *loadgen) waitDrained(ctx context.Context) bool {
+	deadline := time.Now().Add(lg.o.drainWait)
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		m, err := scrapeMetrics(lg.o.url)
+		if err == nil {
+			if v, ok := m[`crashgame_wallet_queue_movements{status="pending"}`]; ok && v == 0 {
+				return true
+			}
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	return false
+}

@@ -1,0 +1,167 @@
+// Command loadgen drives the real player API and live stream of a running
+// game with N simulated players on one table, and reports what the product
+// brief's targets are judged on (docs/performance.md).
+//
+// Each player gets a session the way a browser does: the operator (the
+// reference operator, operator-sim) creates the player and issues a token
+// through its signed admin API, the operator's signed POST /v1/launch to the
+// game answers a launch URL, and POST /api/v1/sessions exchanges its ticket
+// for a session. The player holds the WebSocket stream and, every round, bets
+// (a mix of auto-cashouts, manual cashouts timed on the stream's take-off, and
+// its free rounds when granted).
+//
+//	loadgen --self --players 10000 --rounds 3            # builds and starts operator-sim and crashgame serve
+//	loadgen --self --database postgres://u:p@127.0.0.1:5432/db?sslmode=disable
+//	loadgen --url http://127.0.0.1:8080 --operator-url http://127.0.0.1:8081 --operator dev --secret S
+//
+// It writes a JSON result and a PNG chart, and exits 1 when the reconciliation
+// after the run finds a broken money invariant (2 on a usage or set-up error).
+//
+// Players are spread over source addresses 127.1.x.y (five a address), so
+// the table's per-address limits on session creation and stream opening see
+// distinct clients; this needs the game on loopback (Linux routes all of
+// 127.0.0.0/8 locally).
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+)
+
+// options are the command's flags.
+type options struct {
+	self        bool
+	database    string
+	data        string
+	binDir      string
+	url         string
+	operatorURL string
+	operator    string
+	secret      string
+	gameID      string
+	currency    string
+	gamePID     int
+	players     int
+	betsPer     int
+	rounds      int
+	autoRatio   float64
+	freebets    float64
+	betSpread   time.Duration
+	setupConc   int
+	drainWait   time.Duration
+	zeroWin     bool
+	operatorDB  string
+	out         string
+	chart       string
+	bettingMS   int
+	gameDB      string
+	playerPrefx string
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	code, err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	if err != nil && !errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintln(os.Stderr, "loadgen:", err)
+	}
+	os.Exit(code)
+}
+
+func parseFlags(args []string, stderr io.Writer) (*options, error) {
+	o := &options{}
+	fs := flag.NewFlagSet("loadgen", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.BoolVar(&o.self, "self", false, "build and start operator-sim and `crashgame serve` on loopback, then load them")
+	fs.StringVar(&o.database, "database", "", "--self: the game's store, sqlite://PATH or postgres://...; default a SQLite file under --data")
+	fs.StringVar(&o.data, "data", "", "--self: working folder (configuration, logs, SQLite files); default a new temporary folder")
+	fs.StringVar(&o.binDir, "bin", "", "--self: folder holding crashgame and operator-sim binaries; default: go build them into --data")
+	fs.StringVar(&o.operatorDB, "operator-db", ":memory:", "--self: operator-sim's ledger (:memory: or a SQLite file)")
+	fs.BoolVar(&o.zeroWin, "zero-win", false, "--self: the operator takes zero_win (a movement per lost bet)")
+	fs.IntVar(&o.bettingMS, "betting-ms", 5000, "--self: length of the betting phase")
+	fs.StringVar(&o.url, "url", "", "the game's address (without --self)")
+	fs.StringVar(&o.operatorURL, "operator-url", "", "operator-sim's address (without --self)")
+	fs.StringVar(&o.operator, "operator", "load", "the operator id (the game's and operator-sim's)")
+	fs.StringVar(&o.secret, "secret", "load-secret-0123456789abcdef", "the operator's HMAC secret (launch and admin calls)")
+	fs.StringVar(&o.gameID, "game", "crash", "the game to launch")
+	fs.StringVar(&o.currency, "currency", "BRL", "the players' currency")
+	fs.IntVar(&o.gamePID, "game-pid", 0, "the game's process id, for CPU and memory from /proc (--self sets it)")
+	fs.StringVar(&o.gameDB, "game-db", "", "the game's database DSN, for the reconciliation against its bets and movements (--self sets it)")
+	fs.IntVar(&o.players, "players", 1000, "simulated players, each with a session and a stream")
+	fs.IntVar(&o.betsPer, "bets", 1, "bets per player per round (1..5)")
+	fs.IntVar(&o.rounds, "rounds", 3, "rounds to play")
+	fs.Float64Var(&o.autoRatio, "auto", 0.5, "share of bets with an auto-cashout (the others cash out by hand)")
+	fs.Float64Var(&o.freebets, "freebets", 0.1, "share of players granted free rounds (one per round they play)")
+	fs.DurationVar(&o.betSpread, "spread", 3*time.Second, "players place their bets at random within this part of the betting phase")
+	fs.IntVar(&o.setupConc, "setup-concurrency", 64, "sessions being opened at once during the set-up")
+	fs.DurationVar(&o.drainWait, "drain", 2*time.Minute, "how long to wait for the movement queue to drain before the reconciliation")
+	fs.StringVar(&o.out, "out", "load-result.json", "the JSON result")
+	fs.StringVar(&o.chart, "chart", "load-result.png", "the PNG chart")
+	fs.StringVar(&o.playerPrefx, "player-prefix", "", "prefix of the players' ids (default: load-<time>-)")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	switch {
+	case o.players < 1:
+		return nil, errors.New("--players must be at least 1")
+	case o.betsPer < 1 || o.betsPer > 5:
+		return nil, errors.New("--bets must be 1..5 (the table allows 5 per player per round)")
+	case o.rounds < 1:
+		return nil, errors.New("--rounds must be at least 1")
+	case !o.self && (o.url == "" || o.operatorURL == ""):
+		return nil, errors.New("give --url and --operator-url, or --self")
+	}
+	if o.playerPrefx == "" {
+		o.playerPrefx = fmt.Sprintf("load-%d-", time.Now().Unix())
+	}
+	return o, nil
+}
+
+// run returns the exit code: 0 when every money invariant held, 1 when one
+// broke, 2 when the run could not be made.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
+	o, err := parseFlags(args, stderr)
+	if err != nil {
+		return 2, err
+	}
+	raiseFileLimit()
+	var sys *system
+	if o.self {
+		sys, err = startSystem(ctx, o, stderr)
+		if err != nil {
+			return 2, err
+		}
+		defer sys.stop()
+		fmt.Fprintf(stdout, "game %s (pid %d, %s), operator-sim %s; logs in %s\n", o.url, o.gamePID, sys.dialect, o.operatorURL, o.data)
+	}
+	res, err := load(ctx, o, sys, stdout)
+	if err != nil {
+		return 2, err
+	}
+	if sys != nil {
+		sys.stop()
+	}
+	if err := writeResult(o, res); err != nil {
+		return 2, err
+	}
+	printSummary(stdout, res)
+	if len(res.Reconciliation.Broken) > 0 {
+		return 1, fmt.Errorf("%d money invariants broke (see %s)", len(res.Reconciliation.Broken), o.out)
+	}
+	return 0, nil
+}
+
+func raiseFileLimit() {
+	var l syscall.Rlimit
+	if syscall.Getrlimit(syscall.RLIMIT_NOFILE, &l) == nil && l.Cur < l.Max {
+		l.Cur = l.Max
+		_ = syscall.Setrlimit(syscall.RLIMIT_NOFILE, &l)
+	}
+}

@@ -1,0 +1,393 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/crashstudio/crashgame/internal/engine"
+	"github.com/crashstudio/crashgame/internal/signature"
+)
+
+// playersPerAddress is how many players share one source address: the
+// table allows 10 session creations and stream openings at once per address.
+const playersPerAddress = 5
+
+// startBalance is each player's balance at the operator, in cents.
+const startBalance = 1_000_000_000
+
+// freebetValue is the stake of a free round, in cents.
+const freebetValue = 500
+
+// group is the HTTP clients of the players of one source address.
+type group struct {
+	api    *http.Client // player API calls, kept-alive
+	stream *http.Client // WebSocket handshakes
+}
+
+func newGroup(i int) *group {
+	local := &net.TCPAddr{IP: net.IPv4(127, 1, byte(i/250), byte(i%250+1))}
+	dialer := &net.Dialer{LocalAddr: local, Timeout: 10 * time.Second}
+	api := &http.Transport{DialContext: dialer.DialContext, MaxIdleConnsPerHost: playersPerAddress, MaxConnsPerHost: 3, IdleConnTimeout: time.Minute}
+	ws := &http.Transport{DialContext: dialer.DialContext, MaxIdleConns: -1, DisableKeepAlives: true}
+	return &group{api: &http.Client{Transport: api, Timeout: 30 * time.Second}, stream: &http.Client{Transport: ws}}
+}
+
+// player is one simulated player.
+type player struct {
+	n        int
+	id       string
+	session  string
+	freebets []string // open free rounds (ids), one spent per round
+	g        *group
+	lg       *loadgen
+
+	mu      sync.Mutex
+	roundID string
+	bets    []*liveBet
+	timers  []*time.Timer
+}
+
+// liveBet is one of the player's bets in the current round.
+type liveBet struct {
+	id     string
+	amount int64
+	auto   int64 // 0: cashed out by hand at target
+	target int64
+	free   bool
+}
+
+// apiCall sends one JSON request and decodes the answer. The duration runs
+// from the moment a connection was obtained (the client's own queue is not
+// the server's latency) to the end of the answer.
+func (p *player) apiCall(ctx context.Context, method, path string, body, out any) (status int, code string, d time.Duration, err error) {
+	var rd io.Reader
+	if body != nil {
+		raw, err := json.Marshal(body)
+		if err != nil {
+			return 0, "", 0, err
+		}
+		rd = bytes.NewReader(raw)
+	}
+	var start time.Time
+	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) { start = time.Now() }})
+	req, err := http.NewRequestWithContext(ctx, method, p.lg.o.url+path, rd)
+	if err != nil {
+		return 0, "", 0, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if p.session != "" {
+		req.Header.Set("Authorization", "Bearer "+p.session)
+	}
+	resp, err := p.g.api.Do(req)
+	if err != nil {
+		return 0, "", 0, err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	d = time.Since(start)
+	if err != nil {
+		return resp.StatusCode, "", d, err
+	}
+	if resp.StatusCode >= 300 {
+		var e struct {
+			Code string `json:"error_code"`
+		}
+		_ = json.Unmarshal(raw, &e)
+		return resp.StatusCode, e.Code, d, nil
+	}
+	if out != nil {
+		if err := json.Unmarshal(raw, out); err != nil {
+			return resp.StatusCode, "", d, fmt.Errorf("%s %s: answer %q: %w", method, path, raw, err)
+		}
+	}
+	return resp.StatusCode, "", d, nil
+}
+
+// signedPost posts body, with a timestamp and signed with the operator's
+// secret, to base+path (operator-sim's admin API, or the game's /v1/launch).
+func signedPost(ctx context.Context, hc *http.Client, base, path, secret string, body map[string]any, out any) error {
+	body["timestamp"] = time.Now().UnixMilli()
+	raw, err := json.Marshal(body)
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+path, bytes.NewReader(raw))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Signature", signature.Sign([]byte(secret), raw))
+	resp, err := hc.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	ans, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("POST %s: %d %s", path, resp.StatusCode, ans)
+	}
+	if out != nil {
+		return json.Unmarshal(ans, out)
+	}
+	return nil
+}
+
+// setup makes the player at the operator, launches the game for it and opens
+// its session; granted free rounds come back in the session's freebets.
+func (p *player) setup(ctx context.Context, admin *http.Client, grant bool) error {
+	o := p.lg.o
+	if err := signedPost(ctx, admin, o.operatorURL, "/admin/players/create", o.secret, map[string]any{
+		"player_id": p.id, "name": fmt.Sprintf("Load Player %d", p.n), "currency": o.currency, "balance": startBalance,
+	}, nil); err != nil {
+		return err
+	}
+	if grant {
+		if err := signedPost(ctx, admin, o.operatorURL, "/admin/freebets/grant", o.secret, map[string]any{
+			"player_id": p.id, "id": "fb-" + p.id, "amount": freebetValue, "quantity": o.rounds,
+		}, nil); err != nil {
+			return err
+		}
+	}
+	var tok struct {
+		Token string `json:"token"`
+	}
+	if err := signedPost(ctx, admin, o.operatorURL, "/admin/tokens/issue", o.secret, map[string]any{"player_id": p.id}, &tok); err != nil {
+		return err
+	}
+	t0 := time.Now()
+	var launched struct {
+		URL string `json:"url"`
+	}
+	if err := signedPost(ctx, admin, o.url, "/v1/launch", o.secret, map[string]any{
+		"operator": o.operator, "game_id": o.gameID, "token": tok.Token, "player_id": p.id,
+		"currency": o.currency, "language": "en", "player_name": fmt.Sprintf("Load Player %d", p.n),
+	}, &launched); err != nil {
+		return err
+	}
+	p.lg.rec.add(kindLaunch, time.Since(t0), "200")
+	u, err := url.Parse(launched.URL)
+	if err != nil {
+		return fmt.Errorf("launch url %q: %w", launched.URL, err)
+	}
+	var sess struct {
+		Session  string `json:"session"`
+		Freebets []struct {
+			ID     string `json:"id"`
+			Amount int64  `json:"amount"`
+		} `json:"freebets"`
+	}
+	status, code, d, err := p.apiCall(ctx, http.MethodPost, "/api/v1/sessions", map[string]any{"sid": u.Query().Get("sid")}, &sess)
+	if err != nil {
+		return err
+	}
+	p.lg.rec.add(kindSession, d, fmt.Sprint(status))
+	if status != http.StatusCreated {
+		return fmt.Errorf("POST /api/v1/sessions: %d %s", status, code)
+	}
+	p.session = sess.Session
+	for _, f := range sess.Freebets {
+		p.freebets = append(p.freebets, f.ID)
+	}
+	return nil
+}
+
+// streamEvent is what the player reads of a stream message.
+type streamEvent struct {
+	Type          string `json:"type"`
+	RoundID       string `json:"round_id"`
+	BettingEndsAt int64  `json:"betting_ends_at"`
+	StartedAt     int64  `json:"started_at"`
+	Bet           *struct {
+		BetID  string `json:"bet_id"`
+		Status string `json:"status"`
+		Payout *int64 `json:"payout"`
+	} `json:"bet"`
+}
+
+var betsPrefix = []byte(`{"type":"bets"`)
+
+// play holds the stream until ctx ends, betting on the rounds it is told to.
+// It returns an error when the stream could not be opened; a stream the game
+// closes during the run is counted as dropped.
+func (p *player) play(ctx context.Context, opened chan<- error) {
+	o := p.lg.o
+	wsURL := "ws" + strings.TrimPrefix(o.url, "http") + "/api/v1/stream"
+	conn, _, err := websocket.Dial(ctx, wsURL, &websocket.DialOptions{
+		HTTPClient: p.g.stream, HTTPHeader: http.Header{"Origin": []string{o.url}},
+	})
+	if err == nil {
+		conn.SetReadLimit(1 << 22)
+		hello, _ := json.Marshal(map[string]string{"type": "hello", "session": p.session})
+		err = conn.Write(ctx, websocket.MessageText, hello)
+	}
+	opened <- err
+	if err != nil {
+		return
+	}
+	defer conn.CloseNow()
+	head := make([]byte, len(betsPrefix))
+	for {
+		typ, r, err := conn.Reader(ctx)
+		if err != nil {
+			if ctx.Err() == nil {
+				p.lg.dropped(websocket.CloseStatus(err), err)
+			}
+			return
+		}
+		if typ != websocket.MessageText {
+			continue
+		}
+		n, _ := io.ReadFull(r, head)
+		if bytes.Equal(head[:n], betsPrefix) {
+			// Others' bets: the bulk of the stream; read, not decoded.
+			_, _ = io.Copy(io.Discard, r)
+			p.lg.bytesIn.Add(int64(n))
+			continue
+		}
+		rest, err := io.ReadAll(r)
+		if err != nil {
+			continue
+		}
+		msg := append(head[:n:n], rest...)
+		var ev streamEvent
+		if json.Unmarshal(msg, &ev) != nil {
+			continue
+		}
+		p.event(ctx, ev)
+	}
+}
+
+func (p *player) event(ctx context.Context, ev streamEvent) {
+	switch ev.Type {
+	case "round.betting":
+		if !p.lg.admitRound(ev.RoundID) {
+			return
+		}
+		p.mu.Lock()
+		p.roundID, p.bets = ev.RoundID, nil
+		p.mu.Unlock()
+		go p.placeBets(ctx, ev.RoundID, time.UnixMilli(ev.BettingEndsAt))
+	case "round.flying":
+		p.scheduleCashouts(ctx, ev.RoundID, time.UnixMilli(ev.StartedAt))
+	case "round.crashed":
+		p.mu.Lock()
+		for _, t := range p.timers {
+			t.Stop()
+		}
+		p.timers = nil
+		p.mu.Unlock()
+		p.lg.roundCrashed(ev.RoundID)
+	case "bet":
+		if ev.Bet != nil && ev.Bet.Status == "cashed_out" {
+			p.lg.autoSeen(ev.Bet.BetID)
+		}
+	}
+}
+
+// placeBets places the player's bets of the round at a random moment of the
+// first --spread of the betting phase, one after the other.
+func (p *player) placeBets(ctx context.Context, roundID string, endsAt time.Time) {
+	o := p.lg.o
+	spread := min(o.betSpread, time.Until(endsAt)-300*time.Millisecond)
+	if spread > 0 {
+		time.Sleep(rand.N(spread))
+	}
+	for k := range o.betsPer {
+		b := &liveBet{amount: 100 + 100*rand.Int64N(10)}
+		req := map[string]any{"amount": b.amount}
+		if k == 0 && len(p.freebets) > 0 {
+			b.amount, b.free = freebetValue, true
+			req["amount"], req["freebet_id"] = freebetValue, p.freebets[0]
+		}
+		if rand.Float64() < o.autoRatio {
+			b.auto = 110 + rand.Int64N(190)
+			req["auto_cashout"] = b.auto
+		} else {
+			b.target = 105 + rand.Int64N(195)
+		}
+		var ans struct {
+			BetID string `json:"bet_id"`
+		}
+		sent := time.Now()
+		status, code, d, err := p.apiCall(ctx, http.MethodPost, "/api/v1/bets", req, &ans)
+		if err != nil {
+			if ctx.Err() == nil {
+				p.lg.rec.add(kindBet, 0, "error")
+			}
+			continue
+		}
+		outcome := fmt.Sprint(status)
+		if code != "" {
+			outcome += " " + code
+		}
+		p.lg.rec.add(kindBet, d, outcome)
+		if status != http.StatusCreated {
+			continue
+		}
+		b.id = ans.BetID
+		if b.free {
+			p.freebets = p.freebets[1:]
+		}
+		p.lg.accepted(roundID, b, sent)
+		p.mu.Lock()
+		if p.roundID == roundID {
+			p.bets = append(p.bets, b)
+		}
+		p.mu.Unlock()
+	}
+}
+
+// scheduleCashouts arms a timer per manual bet at the moment its target is
+// reached after the take-off.
+func (p *player) scheduleCashouts(ctx context.Context, roundID string, startedAt time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.roundID != roundID {
+		return
+	}
+	for _, b := range p.bets {
+		if b.auto != 0 {
+			continue
+		}
+		at := startedAt.Add(engine.TimeToReach(b.target))
+		p.timers = append(p.timers, time.AfterFunc(time.Until(at), func() { p.cashout(ctx, b) }))
+	}
+}
+
+func (p *player) cashout(ctx context.Context, b *liveBet) {
+	var ans struct {
+		Payout int64 `json:"payout"`
+	}
+	status, code, d, err := p.apiCall(ctx, http.MethodPost, "/api/v1/bets/"+b.id+"/cashout", nil, &ans)
+	if err != nil {
+		if ctx.Err() == nil && !errors.Is(err, context.Canceled) {
+			p.lg.rec.add(kindCashout, 0, "error")
+		}
+		return
+	}
+	outcome := fmt.Sprint(status)
+	if code != "" {
+		outcome += " " + code
+	}
+	p.lg.rec.add(kindCashout, d, outcome)
+	if status == http.StatusOK {
+		p.lg.paid(b.id, ans.Payout)
+	}
+}

@@ -1,0 +1,150 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// procSample is one look at the game process and its queue.
+type procSample struct {
+	At         float64 `json:"t_s"`
+	CPUSeconds float64 `json:"cpu_s"` // user+system since the process started
+	RSSBytes   int64   `json:"rss_bytes"`
+	Pending    float64 `json:"queue_pending"`
+	Exhausted  float64 `json:"queue_exhausted"`
+	Goroutines float64 `json:"goroutines"`
+}
+
+// clockTicks is USER_HZ, the unit of /proc/<pid>/stat times: 100 on Linux
+// everywhere Go runs.
+const clockTicks = 100
+
+// readProc reads the CPU time and resident memory of pid from /proc.
+func readProc(pid int) (cpu float64, rss int64, err error) {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, 0, err
+	}
+	// The command name may hold spaces: fields count from after its ')'.
+	s := string(raw)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) < 13 {
+		return 0, 0, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f))
+	}
+	ut, _ := strconv.ParseFloat(f[11], 64) // field 14, utime
+	st, _ := strconv.ParseFloat(f[12], 64) // field 15, stime
+	cpu = (ut + st) / clockTicks
+	status, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return cpu, 0, err
+	}
+	defer status.Close()
+	sc := bufio.NewScanner(status)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			rss = kb * 1024
+		}
+	}
+	return cpu, rss, sc.Err()
+}
+
+// scrapeMetrics reads the game's /metrics as "name{labels}" -> value.
+func scrapeMetrics(base string) (map[string]float64, error) {
+	hc := http.Client{Timeout: 5 * time.Second}
+	resp, err := hc.Get(base + "/metrics")
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("/metrics: %s", resp.Status)
+	}
+	out := map[string]float64{}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		i := strings.LastIndexByte(line, ' ')
+		if i < 0 {
+			continue
+		}
+		v, err := strconv.ParseFloat(line[i+1:], 64)
+		if err == nil {
+			out[line[:i]] = v
+		}
+	}
+	return out, sc.Err()
+}
+
+// sample looks at the game every second until ctx ends.
+func (lg *loadgen) sample(ctx context.Context) {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		s := procSample{At: time.Since(lg.rec.start).Seconds()}
+		if lg.o.gamePID > 0 {
+			s.CPUSeconds, s.RSSBytes, _ = readProc(lg.o.gamePID)
+		}
+		if m, err := scrapeMetrics(lg.o.url); err == nil {
+			s.Pending = m[`crashgame_wallet_queue_movements{status="pending"}`]
+			s.Exhausted = m[`crashgame_wallet_queue_movements{status="exhausted"}`]
+			s.Goroutines = m["go_goroutines"]
+			if lg.o.gamePID <= 0 {
+				s.CPUSeconds = m["process_cpu_seconds_total"]
+				s.RSSBytes = int64(m["process_resident_memory_bytes"])
+			}
+		}
+		lg.samplesMu.Lock()
+		lg.samples = append(lg.samples, s)
+		lg.samplesMu.Unlock()
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// machineInfo is the machine the run was made on.
+type machineInfo struct {
+	CPUs     int    `json:"nproc"`
+	CPUModel string `json:"cpu_model"`
+	MemBytes int64  `json:"mem_total_bytes"`
+	Kernel   string `json:"kernel"`
+	Go       string `json:"go"`
+}
+
+func machine() machineInfo {
+	m := machineInfo{CPUs: runtime.NumCPU(), Go: runtime.Version()}
+	if raw, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, l := range strings.Split(string(raw), "\n") {
+			if v, ok := strings.CutPrefix(l, "model name"); ok {
+				m.CPUModel = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(v), ":"))
+				break
+			}
+		}
+	}
+	if raw, err := os.ReadFile("/proc/meminfo"); err == nil {
+		for _, l := range strings.Split(string(raw), "\n") {
+			if v, ok := strings.CutPrefix(l, "MemTotal:"); ok {
+				kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+				m.MemBytes = kb * 1024
+			}
+		}
+	}
+	if raw, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		m.Kernel = strings.TrimSpace(string(raw))
+	}
+	return m
+}

@@ -1,0 +1,283 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"math"
+	"os"
+	"slices"
+	"strings"
+)
+
+// result is the JSON the run writes.
+type result struct {
+	Config  map[string]any `json:"config"`
+	Machine machineInfo    `json:"machine"`
+	Setup   struct {
+		SessionSeconds float64 `json:"sessions_s"`
+		Seconds        float64 `json:"sessions_and_streams_s"`
+		LoadedAt       float64 `json:"loaded_at_s"`
+		Launch         calls   `json:"launch"`
+		Session        calls   `json:"session"`
+	} `json:"setup"`
+	PlayedUntil float64 `json:"played_until_s"`
+	Bets        struct {
+		calls
+		Accepted       int         `json:"accepted"`
+		PeakPerSecond  float64     `json:"accepted_peak_1s_per_s"`
+		WindowPerSec   float64     `json:"accepted_per_s_in_window_best_round"`
+		MeanWindowRate float64     `json:"accepted_per_s_in_window_mean"`
+		Rounds         []roundStat `json:"rounds"`
+		Freebet        int         `json:"freebet_accepted"`
+		Auto           int         `json:"auto_cashout_accepted"`
+	} `json:"bets"`
+	Cashouts struct {
+		calls
+		Paid        int `json:"paid"`
+		AutoCashed  int `json:"auto_cashed_seen"`
+		TooLateOrNo int `json:"refused"`
+	} `json:"cashouts"`
+	Stream struct {
+		Opened     int            `json:"opened"`
+		Dropped    int64          `json:"dropped"`
+		CloseCodes map[string]int `json:"dropped_close_codes"`
+	} `json:"stream"`
+	Game struct {
+		PID                int     `json:"pid"`
+		IdleRSSBytes       int64   `json:"rss_idle_bytes"`
+		LoadedRSSBytes     int64   `json:"rss_connected_bytes"`
+		PeakRSSBytes       int64   `json:"rss_peak_bytes"`
+		BytesPerPlayer     float64 `json:"rss_bytes_per_live_player"`
+		PeakBytesPerPlayer float64 `json:"rss_peak_bytes_per_live_player"`
+		CPUCoresPlaying    float64 `json:"cpu_cores_while_playing"`
+		CPUCoresIdle       float64 `json:"cpu_cores_connected_idle"`
+		CPUMsPerSecPerPlay float64 `json:"cpu_ms_per_s_per_live_player"`
+		QueuePeak          float64 `json:"queue_pending_peak"`
+	} `json:"game"`
+	Timeline       []second       `json:"timeline"`
+	Samples        []procSample   `json:"samples"`
+	Reconciliation reconciliation `json:"reconciliation"`
+}
+
+// calls summarises the timed calls of one kind.
+type calls struct {
+	N        int            `json:"n"`
+	Outcomes map[string]int `json:"outcomes"`
+	P50      float64        `json:"p50_ms"`
+	P99      float64        `json:"p99_ms"`
+	P999     float64        `json:"p99_9_ms"`
+	Max      float64        `json:"max_ms"`
+}
+
+// second is one second of the run.
+type second struct {
+	T          int     `json:"t_s"`
+	Accepted   int     `json:"bets_accepted"`
+	BetP50     float64 `json:"bet_p50_ms"`
+	BetP99     float64 `json:"bet_p99_ms"`
+	Cashouts   int     `json:"cashouts_paid"`
+	CashoutP50 float64 `json:"cashout_p50_ms"`
+	CashoutP99 float64 `json:"cashout_p99_ms"`
+	Pending    float64 `json:"queue_pending"`
+}
+
+// quantile is the nearest-rank q-quantile of sorted.
+func quantile(sorted []float64, q float64) float64 {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := max(int(math.Ceil(q*float64(len(sorted))))-1, 0)
+	return sorted[i]
+}
+
+func summarise(ss []sample) calls {
+	c := calls{N: len(ss), Outcomes: map[string]int{}}
+	var ms []float64
+	for _, s := range ss {
+		c.Outcomes[s.outcome]++
+		if s.outcome != "error" {
+			ms = append(ms, s.ms)
+		}
+	}
+	slices.Sort(ms)
+	if len(ms) > 0 {
+		c.P50, c.P99, c.P999, c.Max = quantile(ms, 0.5), quantile(ms, 0.99), quantile(ms, 0.999), ms[len(ms)-1]
+	}
+	return c
+}
+
+func (lg *loadgen) summarise(res *result) {
+	o := lg.o
+	res.Setup.Launch = summarise(lg.rec.get(kindLaunch))
+	res.Setup.Session = summarise(lg.rec.get(kindSession))
+	bets, cashouts := lg.rec.get(kindBet), lg.rec.get(kindCashout)
+	res.Bets.calls = summarise(bets)
+	res.Cashouts.calls = summarise(cashouts)
+	res.Bets.Accepted = res.Bets.Outcomes["201"]
+	res.Cashouts.Paid = res.Cashouts.Outcomes["200"]
+	res.Cashouts.TooLateOrNo = res.Cashouts.N - res.Cashouts.Paid
+	lg.betsMu.Lock()
+	for _, b := range lg.acceptedIDs {
+		if b.free {
+			res.Bets.Freebet++
+		}
+		if b.auto != 0 {
+			res.Bets.Auto++
+		}
+	}
+	for id := range lg.autoIDs {
+		if b := lg.acceptedIDs[id]; b != nil && b.auto != 0 {
+			res.Cashouts.AutoCashed++
+		}
+	}
+	lg.betsMu.Unlock()
+	lg.roundMu.Lock()
+	var rates []float64
+	for _, id := range lg.rounds {
+		r := *lg.roundTimes[id]
+		if r.Accepted > 0 && r.LastBetAt > r.FirstBetAt {
+			r.PerSecond = float64(r.Accepted) / (r.LastBetAt - r.FirstBetAt)
+			rates = append(rates, r.PerSecond)
+		}
+		res.Bets.Rounds = append(res.Bets.Rounds, r)
+	}
+	lg.roundMu.Unlock()
+	if len(rates) > 0 {
+		res.Bets.WindowPerSec = slices.Max(rates)
+		var sum float64
+		for _, r := range rates {
+			sum += r
+		}
+		res.Bets.MeanWindowRate = sum / float64(len(rates))
+	}
+	res.Stream.Dropped = lg.droppedN.Load()
+	lg.dropMu.Lock()
+	res.Stream.CloseCodes = maps.Clone(lg.dropCodes)
+	lg.dropMu.Unlock()
+
+	// Per second.
+	n := int(math.Ceil(res.PlayedUntil)) + 1
+	per := make([]struct{ bet, cash []float64 }, n)
+	for _, s := range bets {
+		if t := int(s.at); t < n && s.outcome == "201" {
+			per[t].bet = append(per[t].bet, s.ms)
+		}
+	}
+	for _, s := range cashouts {
+		if t := int(s.at); t < n && s.outcome == "200" {
+			per[t].cash = append(per[t].cash, s.ms)
+		}
+	}
+	lg.samplesMu.Lock()
+	res.Samples = slices.Clone(lg.samples)
+	lg.samplesMu.Unlock()
+	for t := range per {
+		slices.Sort(per[t].bet)
+		slices.Sort(per[t].cash)
+		sec := second{T: t, Accepted: len(per[t].bet), BetP50: quantile(per[t].bet, 0.5), BetP99: quantile(per[t].bet, 0.99),
+			Cashouts: len(per[t].cash), CashoutP50: quantile(per[t].cash, 0.5), CashoutP99: quantile(per[t].cash, 0.99)}
+		for _, s := range res.Samples {
+			if int(s.At) <= t {
+				sec.Pending = s.Pending
+			}
+		}
+		res.Bets.PeakPerSecond = max(res.Bets.PeakPerSecond, float64(sec.Accepted))
+		res.Timeline = append(res.Timeline, sec)
+	}
+
+	// The game process: idle (before the set-up), connected (after it, before
+	// the rounds), and while playing.
+	g := &res.Game
+	g.PID = o.gamePID
+	var idle, loaded, first, last *procSample
+	for i := range res.Samples {
+		s := &res.Samples[i]
+		g.QueuePeak = max(g.QueuePeak, s.Pending)
+		g.PeakRSSBytes = max(g.PeakRSSBytes, s.RSSBytes)
+		if idle == nil {
+			idle = s
+		}
+		if s.At <= res.Setup.LoadedAt {
+			loaded = s
+		}
+		if first == nil && s.At >= res.Setup.LoadedAt {
+			first = s
+		}
+		if s.At <= res.PlayedUntil {
+			last = s
+		}
+	}
+	live := float64(res.Stream.Opened)
+	if idle != nil && loaded != nil {
+		g.IdleRSSBytes, g.LoadedRSSBytes = idle.RSSBytes, loaded.RSSBytes
+		g.BytesPerPlayer = float64(loaded.RSSBytes-idle.RSSBytes) / live
+		g.PeakBytesPerPlayer = float64(g.PeakRSSBytes-idle.RSSBytes) / live
+	}
+	if first != nil && last != nil && last.At > first.At {
+		g.CPUCoresPlaying = (last.CPUSeconds - first.CPUSeconds) / (last.At - first.At)
+		g.CPUMsPerSecPerPlay = g.CPUCoresPlaying * 1000 / live
+	}
+	if loaded != nil && idle != nil {
+		// The seconds just before the rounds: connected, not betting.
+		for i := range res.Samples {
+			s := &res.Samples[i]
+			if s.At < loaded.At && loaded.At-s.At >= 1 && s.At > idle.At {
+				g.CPUCoresIdle = (loaded.CPUSeconds - s.CPUSeconds) / (loaded.At - s.At)
+			}
+		}
+	}
+}
+
+func (o *options) view() map[string]any {
+	return map[string]any{
+		"self": o.self, "database": redact(o.database), "url": o.url, "operator_url": o.operatorURL,
+		"players": o.players, "bets_per_round": o.betsPer, "rounds": o.rounds, "auto_ratio": o.autoRatio,
+		"freebet_ratio": o.freebets, "spread": o.betSpread.String(), "zero_win": o.zeroWin, "betting_ms": o.bettingMS,
+		"operator_db": o.operatorDB,
+	}
+}
+
+func redact(dsn string) string {
+	if i := strings.Index(dsn, "@"); i > 0 && strings.HasPrefix(dsn, "postgres") {
+		return "postgres://***" + dsn[i:]
+	}
+	return dsn
+}
+
+func writeResult(o *options, res *result) error {
+	raw, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(o.out, append(raw, '\n'), 0o644); err != nil {
+		return err
+	}
+	if o.chart != "" {
+		return writeChart(o.chart, res)
+	}
+	return nil
+}
+
+func printSummary(w io.Writer, res *result) {
+	fmt.Fprintf(w, "players %d (streams %d, dropped %d), rounds %d\n", res.Config["players"], res.Stream.Opened, res.Stream.Dropped, len(res.Bets.Rounds))
+	fmt.Fprintf(w, "bets: %d sent, %d accepted; accepted/s peak 1 s %.0f, in the betting window best %.0f mean %.0f; latency p50 %.1f p99 %.1f p99.9 %.1f ms\n",
+		res.Bets.N, res.Bets.Accepted, res.Bets.PeakPerSecond, res.Bets.WindowPerSec, res.Bets.MeanWindowRate, res.Bets.P50, res.Bets.P99, res.Bets.P999)
+	fmt.Fprintf(w, "bet outcomes: %v\n", res.Bets.Outcomes)
+	fmt.Fprintf(w, "cashouts: %d sent, %d paid (+%d auto seen); latency p50 %.1f p99 %.1f p99.9 %.1f ms; outcomes %v\n",
+		res.Cashouts.N, res.Cashouts.Paid, res.Cashouts.AutoCashed, res.Cashouts.P50, res.Cashouts.P99, res.Cashouts.P999, res.Cashouts.Outcomes)
+	g := res.Game
+	fmt.Fprintf(w, "game: rss idle %.1f MiB, connected %.1f MiB (%.1f KiB per live player), peak %.1f MiB (%.1f KiB per player); cpu %.2f cores playing (%.3f ms/s per player), %.2f connected idle; queue peak %.0f\n",
+		float64(g.IdleRSSBytes)/(1<<20), float64(g.LoadedRSSBytes)/(1<<20), g.BytesPerPlayer/1024, float64(g.PeakRSSBytes)/(1<<20), g.PeakBytesPerPlayer/1024,
+		g.CPUCoresPlaying, g.CPUMsPerSecPerPlay, g.CPUCoresIdle, g.QueuePeak)
+	r := res.Reconciliation
+	fmt.Fprintf(w, "reconciliation: %d debits, %d wins, %d rollbacks checked against %s; %d broken\n", r.Debits, r.Wins, r.Rollbacks, r.Against, len(r.Broken))
+	for i, b := range r.Broken {
+		if i == 10 {
+			fmt.Fprintf(w, "  ... %d more\n", len(r.Broken)-10)
+			break
+		}
+		fmt.Fprintln(w, "  BROKEN:", b)
+	}
+}
