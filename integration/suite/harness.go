@@ -31,7 +31,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/netip"
 	"os"
@@ -410,6 +409,9 @@ func (e *Env) cleanup() {
 			if c.c != nil {
 				e.t.Logf("suite: last lines of %s:\n%s", c.name, tail(c.c, 60))
 			}
+			if c.name == "game" && c.c != nil {
+				e.t.Logf("suite: the game's last warnings and errors:\n%s", problems(c.c, 40))
+			}
 		}
 	}
 	if e.db != nil {
@@ -467,6 +469,26 @@ func tail(c testcontainers.Container, n int) string {
 		}
 	}
 	return strings.Join(lines, "\n")
+}
+
+// problems returns the last n WARN and ERROR lines of a container's JSON log.
+func problems(c testcontainers.Container, n int) string {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	lines, err := logLines(ctx, c)
+	if err != nil {
+		return "(no logs: " + err.Error() + ")"
+	}
+	var out []string
+	for _, l := range lines {
+		if strings.Contains(l, `"level":"WARN"`) || strings.Contains(l, `"level":"ERROR"`) {
+			out = append(out, l)
+		}
+	}
+	if len(out) > n+5 { // the first few (the cause) and the last ones
+		out = append(append(out[:5:5], "..."), out[len(out)-n:]...)
+	}
+	return strings.Join(out, "\n")
 }
 
 // logLines returns every line of a container's log.
@@ -567,13 +589,4 @@ func decode(t testing.TB, body []byte, v any) {
 	if err := json.Unmarshal(body, v); err != nil {
 		t.Fatalf("suite: decode %s: %v", body, err)
 	}
-}
-
-func readAll(t testing.TB, r io.Reader) []byte {
-	t.Helper()
-	b, err := io.ReadAll(r)
-	if err != nil {
-		t.Fatalf("suite: read body: %v", err)
-	}
-	return b
 }

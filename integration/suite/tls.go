@@ -6,7 +6,6 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
-	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
@@ -81,9 +80,4 @@ func newTestCA(t testing.TB, names ...string) *testCA {
 		keyPEM:  pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}),
 		pool:    pool,
 	}
-}
-
-// clientConfig trusts only this CA.
-func (ca *testCA) clientConfig() *tls.Config {
-	return &tls.Config{RootCAs: ca.pool, MinVersion: tls.VersionTLS12}
 }
