@@ -100,7 +100,7 @@ func panel(img *image.RGBA, top int, title string, n int, ss []series) {
 	step := max(1, n/12)
 	for i := 0; i < n; i += step {
 		vline(img, xOf(i), top, bottom, colGrid)
-		text(img, xOf(i)-6, bottom+6, fmt.Sprint(i)+"S", colAxis, 2)
+		text(img, xOf(i)-6, bottom+6, fmt.Sprint(i), colAxis, 2)
 	}
 	hline(img, left, right, bottom, colAxis)
 	vline(img, left, top, bottom, colAxis)
