@@ -198,6 +198,9 @@ func (p *player) setup(ctx context.Context, admin *http.Client, grant bool) erro
 		return err
 	}
 	p.lg.rec.add(kindSession, d, fmt.Sprint(status))
+	if status == http.StatusNotFound && code == "" {
+		return fmt.Errorf("POST /api/v1/sessions: 404: %s serves no player API (is the table wired into crashgame serve?)", o.url)
+	}
 	if status != http.StatusCreated {
 		return fmt.Errorf("POST /api/v1/sessions: %d %s", status, code)
 	}
