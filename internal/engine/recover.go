@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/uptrace/bun"
 
@@ -39,9 +40,53 @@ func (t *Table) Recover(ctx context.Context) (int, error) {
 	if err := q.Scan(ctx); err != nil {
 		return 0, fmt.Errorf("engine: orphan bets of %s: %w", t.game.ID, err)
 	}
+	n, err := t.rollBackOrphans(ctx, bets, unfinished, "orphan bet found at boot")
+	if err != nil {
+		return 0, fmt.Errorf("engine: recover %s: %w", t.game.ID, err)
+	}
+	if n > 0 || len(unfinished) > 0 {
+		t.logger.Warn("recovered after an unclean stop", "rounds_voided", len(unfinished), "bets_rolled_back", n)
+		t.notifyQueue()
+	}
+	return n, nil
+}
+
+// orphanAge is how long a bet may stay pending before the sweep takes its
+// outcome for unknown: its attempts stop when its betting window closes, and
+// the last one ends within the client's timeout.
+const orphanAge = time.Minute
+
+// sweepPending rolls back the bets of this game left pending in earlier rounds
+// (a debit whose outcome stayed unknown because a commit failed), while the
+// table runs, so that they need not wait for the next boot.
+func (t *Table) sweepPending(ctx context.Context, currentRound string) {
+	var bets []BetRecord
+	err := t.db.NewSelect().Model(&bets).Where("game_id = ?", t.game.ID).Where("status = ?", StatusPending).
+		Where("round_id <> ?", currentRound).Where("placed_at < ?", store.MillisOf(t.clock.Now().Add(-orphanAge))).
+		Limit(1000).Scan(ctx)
+	if err != nil {
+		t.logger.Warn("sweeping pending bets failed", "err", err)
+		return
+	}
+	if len(bets) == 0 {
+		return
+	}
+	n, err := t.rollBackOrphans(ctx, bets, nil, "debit outcome unknown after its round")
+	if err != nil {
+		t.logger.Warn("sweeping pending bets failed", "err", err)
+		return
+	}
+	t.logger.Warn("pending bets of earlier rounds rolled back", "bets", n)
+	t.notifyQueue()
+}
+
+// rollBackOrphans voids bets (each from the status it was read in, so a bet
+// settled meanwhile is left alone), queues their rollbacks, and voids the
+// unfinished rounds, in one transaction. It returns how many it rolled back.
+func (t *Table) rollBackOrphans(ctx context.Context, bets []BetRecord, unfinished []string, reason string) (int, error) {
 	now := store.MillisOf(t.clock.Now())
 	n := 0
-	err = t.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	err := t.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		n = 0
 		for _, b := range bets {
 			ok, err := setBetStatus(ctx, tx, b.ID, b.Status, StatusVoid, now, nil)
@@ -52,7 +97,7 @@ func (t *Table) Recover(ctx context.Context) (int, error) {
 				continue
 			}
 			p := Player{Session: b.SessionHash, Operator: b.Operator, PlayerID: b.PlayerID, Token: b.Token, Currency: b.Currency, Demo: b.Demo}
-			if err := t.queueRollback(ctx, tx, b, p, "orphan bet found at boot"); err != nil {
+			if err := t.queueRollback(ctx, tx, b, p, reason); err != nil {
 				return err
 			}
 			n++
@@ -64,12 +109,5 @@ func (t *Table) Recover(ctx context.Context) (int, error) {
 			Where("id IN (?)", bun.List(unfinished)).Exec(ctx)
 		return err
 	})
-	if err != nil {
-		return 0, fmt.Errorf("engine: recover %s: %w", t.game.ID, err)
-	}
-	if n > 0 || len(unfinished) > 0 {
-		t.logger.Warn("recovered after an unclean stop", "rounds_voided", len(unfinished), "bets_rolled_back", n)
-		t.notifyQueue()
-	}
-	return n, nil
+	return n, err
 }

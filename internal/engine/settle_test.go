@@ -276,3 +276,34 @@ func TestDemoBets(t *testing.T) {
 		t.Fatal("a demo bet touched the wallet")
 	}
 }
+
+// Rule RB-3 RB-5: while the table runs, a bet left pending in an earlier round
+// (its outcome unknown because a commit failed) is rolled back after the next
+// crash, without waiting for a boot.
+func TestSweepPendingBets(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, "")
+	ctx := context.Background()
+	old := store.MillisOf(h.clock.Now().Add(-2 * time.Minute))
+	round := engine.RoundRecord{ID: "crash-0", GameID: "crash", Seq: 0 + 1000000, Hash: "h", CrashPoint: 200, RTPBasisPts: 9700, MaxMultiplier: 100000, Status: engine.RoundFinished, BettingEndsAt: old, CreatedAt: old}
+	if _, err := h.db.NewInsert().Model(&round).Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	bet := engine.BetRecord{ID: "b_stuck", RoundID: "crash-0", GameID: "crash", SessionHash: alice.Session, Operator: "acme", PlayerID: "alice", Token: alice.Token, Currency: "BRL", Amount: 400, Status: engine.StatusPending, PlacedAt: old}
+	if _, err := h.db.NewInsert().Model(&bet).Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	h.run()
+	h.nextRound()
+	deadline := time.Now().Add(5 * time.Second)
+	for h.bet("b_stuck").Status != engine.StatusVoid {
+		if time.Now().After(deadline) {
+			t.Fatalf("the stuck bet is still %s", h.bet("b_stuck").Status)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	mv := h.movements()
+	if len(mv) != 1 || mv[0].BetID != "b_stuck" || mv[0].Kind != wallet.KindRollback || mv[0].Amount != 400 {
+		t.Fatalf("movements %+v", mv)
+	}
+}

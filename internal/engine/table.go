@@ -29,6 +29,10 @@ const MaxBetsPerRound = 5
 // ten batches a second.
 const publicFlush = 100 * time.Millisecond
 
+// roundRetry is how long the table waits before trying again to open a round
+// when the database refused (a restart, a fail-over).
+const roundRetry = time.Second
+
 // BetWallet is what the engine needs of one operator's wallet client.
 type BetWallet interface {
 	// BetUntil attempts /bet until success, a final refusal or the deadline.
@@ -311,15 +315,30 @@ func (t *Table) Run(ctx context.Context) error {
 		}
 	}()
 
-	seq, err := t.lastSeq(ctx)
-	if err != nil {
-		return err
-	}
 	flush := t.clock.After(publicFlush)
+	seq, err := t.lastSeq(ctx)
+	for err != nil {
+		t.logger.Error("reading the last round failed; retrying", "err", err)
+		if !t.wait(t.clock.Now().Add(roundRetry), &flush, true) {
+			return nil
+		}
+		seq, err = t.lastSeq(ctx)
+	}
 	for !t.isStopping() {
 		seq++
 		if err := t.startRound(ctx, seq); err != nil {
-			return err
+			// The database may be restarting: keep the table alive and try
+			// again; players are told betting is closed meanwhile.
+			t.logger.Error("opening a round failed; retrying", "seq", seq, "err", err)
+			t.wait(t.clock.Now().Add(roundRetry), &flush, true)
+			// The insert may have committed without our knowing: start after
+			// the last round stored (one left in betting is voided at boot).
+			if last, err := t.lastSeq(ctx); err == nil {
+				seq = last
+			} else {
+				seq--
+			}
+			continue
 		}
 		// Betting.
 		if !t.wait(t.cur.bettingTo, &flush, true) {
@@ -359,6 +378,7 @@ func (t *Table) Run(ctx context.Context) error {
 			}
 			if !now.Before(t.cur.crashAt) {
 				t.crash()
+				go t.sweepPending(context.WithoutCancel(ctx), t.cur.rec.ID)
 				break
 			}
 		}
@@ -526,7 +546,7 @@ func (t *Table) crash() {
 		}
 	}
 	roundID, crashedAt := r.rec.ID, store.MillisOf(r.crashed)
-	err := t.commit.do(func(ctx context.Context, tx bun.Tx) error {
+	err := t.commitHard("settling the crash of "+roundID, func(ctx context.Context, tx bun.Tx) error {
 		_, err := tx.NewUpdate().Model((*RoundRecord)(nil)).
 			Set("status = ?", RoundFinished).Set("crashed_at = ?", crashedAt).
 			Where("id = ?", roundID).Exec(ctx)
@@ -595,7 +615,7 @@ func (t *Table) voidRound(reason string) {
 			open = append(open, b)
 		}
 	}
-	err := t.commit.do(func(ctx context.Context, tx bun.Tx) error {
+	err := t.commitHard("voiding "+r.rec.ID, func(ctx context.Context, tx bun.Tx) error {
 		if _, err := tx.NewUpdate().Model((*RoundRecord)(nil)).Set("status = ?", RoundVoid).Where("id = ?", r.rec.ID).Exec(ctx); err != nil {
 			return err
 		}
@@ -652,6 +672,25 @@ func (t *Table) queueRollback(ctx context.Context, tx bun.IDB, rec BetRecord, p 
 		Operator: rec.Operator, GameID: rec.GameID, Currency: rec.Currency, PlayerID: rec.PlayerID,
 		Token: rec.Token, RoundID: rec.RoundID, BetID: rec.ID, Amount: rec.Amount, Reason: reason,
 	}, t.clock.Now())
+}
+
+// hardAttempts bounds commitHard: about two minutes of a database away.
+const hardAttempts = 120
+
+// commitHard commits a write the round cannot go on without (a crash's
+// settlement, a void), trying again while the database is away, so that a
+// restart of the database does not leave bets unsettled until the next boot.
+// The loop waits meanwhile: no round can start without its database anyway.
+func (t *Table) commitHard(what string, fn func(ctx context.Context, tx bun.Tx) error) error {
+	var err error
+	for attempt := 1; attempt <= hardAttempts; attempt++ {
+		if err = t.commit.do(fn); err == nil {
+			return nil
+		}
+		t.logger.Error("commit failed; retrying", "what", what, "attempt", attempt, "err", err)
+		<-t.clock.After(roundRetry)
+	}
+	return err
 }
 
 // refundDemo gives a rolled-back demo bet's stake back to its session.
