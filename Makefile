@@ -11,7 +11,7 @@ export TESTCONTAINERS_HOST_OVERRIDE ?= 127.0.0.1
 # The PostgreSQL image the suites run; set to postgres:15 where a registry answers.
 export CRASHGAME_POSTGRES_IMAGE ?= crashgame-postgres:15
 
-.PHONY: help generate check-generate build run test unit integration vet lint staticcheck fuzz bench images clean rules
+.PHONY: help generate check-generate build run test unit integration vet lint staticcheck fuzz bench load images clean rules
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -63,8 +63,11 @@ fuzz: ## run each fuzz target for a while (FUZZTIME=30s)
 bench: ## benchmarks, in benchstat format (BENCHTIME=1s COUNT=6)
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $${BENCHTIME:-1s} -count $${COUNT:-6} $(PKGS) | tee bench.txt
 
+load: ## the load tool against the whole thing on loopback (PLAYERS=10000 ROUNDS=3 BETS=1 DATABASE=postgres://...)
+	$(GO) run ./cmd/loadgen --self --players $${PLAYERS:-10000} --rounds $${ROUNDS:-3} --bets $${BETS:-1} $${DATABASE:+--database "$$DATABASE"} --out load-result.json --chart load-result.png
+
 clean: ## remove build output
-	rm -rf $(BIN) bench.txt
+	rm -rf $(BIN) bench.txt load-result.json load-result.png
 
 rules: ## which contract rules (docs/contract/rules.md) a test names, and which none does
 	@ids=$$(grep -oE '^\| [A-Z]+-[0-9]+ ' docs/contract/rules.md | tr -d '| '); total=0; covered=0; missing=""; \
