@@ -254,12 +254,12 @@ func (t *Table) settleDebit(b *liveBet, res wallet.Result) (BetResult, error) {
 	if void && demo {
 		t.refundDemo(b)
 	}
-	t.hub.send(b.player.Session, Event{Type: EventBet, Bet: view})
+	t.hub.send(b.player.Session, &Event{Type: EventBet, Bet: view})
 	if answer != nil {
 		return BetResult{}, answer
 	}
 	if res.HasBalance {
-		t.hub.send(b.player.Session, Event{Type: EventBalance, Balance: res.Balance, Currency: b.rec.Currency})
+		t.hub.send(b.player.Session, &Event{Type: EventBalance, Balance: res.Balance, Currency: b.rec.Currency})
 	}
 	return BetResult{Bet: *view, Balance: res.Balance}, nil
 }
@@ -356,10 +356,10 @@ func (t *Table) cashout(b *liveBet, m int64, at time.Time, _ any) <-chan error {
 			t.notifyQueue()
 			if rec.Demo {
 				bal := t.cfg.Demo.Credit(rec.SessionHash, payout)
-				t.hub.send(rec.SessionHash, Event{Type: EventBalance, Balance: bal, Currency: rec.Currency})
+				t.hub.send(rec.SessionHash, &Event{Type: EventBalance, Balance: bal, Currency: rec.Currency})
 			}
 			v := viewOf(rec)
-			t.hub.send(rec.SessionHash, Event{Type: EventBet, Bet: &v})
+			t.hub.send(rec.SessionHash, &Event{Type: EventBet, Bet: &v})
 		} else {
 			t.logger.Error("cashout commit failed", "bet_id", rec.ID, "err", err)
 		}

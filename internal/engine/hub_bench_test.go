@@ -14,15 +14,16 @@ import (
 // One op is one broadcast until every subscriber received it. With
 // consumer=marshal each subscriber also encodes the event as JSON, as every
 // stream of the table package does for itself; the event is a "bets" batch of
-// 100 items (what 1,000 bets a second look like at ten flushes a second).
+// 100 items (what 1,000 bets a second look like at ten flushes a second). With
+// consumer=shared the subscribers share one encoding (Event.Encoded), as the
+// table's streams do now.
 func BenchmarkHubBroadcast(b *testing.B) {
 	const subscribers = 10_000
 	items := make([]BetItem, 100)
 	for i := range items {
 		items[i] = BetItem{BetID: fmt.Sprintf("b_%026d", i), Name: "p***", Currency: "BRL", Amount: 1000, Multiplier: 153, Payout: 1530}
 	}
-	ev := Event{Type: EventBets, Items: items, Round: RoundView{RoundID: "crash-42", Seq: 42, Phase: PhaseFlying}}
-	for _, consumer := range []string{"drain", "marshal"} {
+	for _, consumer := range []string{"drain", "marshal", "shared"} {
 		b.Run(fmt.Sprintf("subscribers=%d/consumer=%s", subscribers, consumer), func(b *testing.B) {
 			h := newHub()
 			var wg sync.WaitGroup
@@ -32,8 +33,12 @@ func BenchmarkHubBroadcast(b *testing.B) {
 				s := h.add(fmt.Appendf(nil, "%032d", i), 128)
 				consumers.Go(func() {
 					for ev := range s.C {
-						if consumer == "marshal" {
+						switch consumer {
+						case "marshal":
 							raw, _ := json.Marshal(ev)
+							bytes.Add(int64(len(raw)))
+						case "shared":
+							raw := ev.Encoded(func(e *Event) []byte { b, _ := json.Marshal(e); return b })
 							bytes.Add(int64(len(raw)))
 						}
 						wg.Done()
@@ -57,6 +62,7 @@ func BenchmarkHubBroadcast(b *testing.B) {
 			b.ResetTimer()
 			for b.Loop() {
 				wg.Add(subscribers)
+				ev := &Event{Type: EventBets, Items: items, Round: RoundView{RoundID: "crash-42", Seq: 42, Phase: PhaseFlying}}
 				t0 := time.Now()
 				h.broadcast(ev)
 				enqueue += time.Since(t0)
@@ -67,7 +73,7 @@ func BenchmarkHubBroadcast(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*subscribers), "ns/delivery")
 			b.ReportMetric(float64(enqueue.Microseconds())/float64(b.N)/1000, "broadcast-ms")
-			if consumer == "marshal" {
+			if consumer != "drain" {
 				b.ReportMetric(float64(bytes.Load())/float64(b.N), "json-B/op")
 			}
 		})

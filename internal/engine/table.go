@@ -245,7 +245,7 @@ func (t *Table) Subscribe(session []byte, buf int) *Subscription {
 	v, _ := t.Round()
 	if v.RoundID != "" {
 		select {
-		case s.ch <- Event{Type: phaseEvent(v.Phase), Round: v}:
+		case s.ch <- &Event{Type: phaseEvent(v.Phase), Round: v}:
 		default:
 		}
 	}
@@ -465,12 +465,13 @@ func (t *Table) startRound(ctx context.Context, seq int64) error {
 		return fmt.Errorf("engine: open round %s: %w", rec.ID, err)
 	}
 	t.cur = &round{rec: rec, phase: PhaseBetting, bettingTo: rec.BettingEndsAt.Time(), bets: map[string]*liveBet{}, count: map[string]int{}}
-	t.publish(Event{Type: EventRoundBetting})
+	t.publish(EventRoundBetting)
 	return nil
 }
 
-// publish updates the view from the current round and broadcasts ev with it.
-func (t *Table) publish(ev Event) {
+// publish updates the view from the current round and broadcasts the phase
+// event of that type with it.
+func (t *Table) publish(typ string) {
 	r := t.cur
 	v := RoundView{RoundID: r.rec.ID, Seq: r.rec.Seq, Phase: r.phase, BettingEndsAt: r.bettingTo, StartedAt: r.started}
 	if r.phase == PhaseCrashed {
@@ -479,8 +480,7 @@ func (t *Table) publish(ev Event) {
 	t.viewMu.Lock()
 	t.view = v
 	t.viewMu.Unlock()
-	ev.Round = v
-	t.hub.broadcast(ev)
+	t.hub.broadcast(&Event{Type: typ, Round: v})
 }
 
 // takeOff starts the flight with the accepted bets; pending ones stay out.
@@ -496,7 +496,7 @@ func (t *Table) takeOff() error {
 		return fmt.Errorf("round %s take-off: %w", r.rec.ID, err)
 	}
 	r.phase = PhaseFlying
-	t.publish(Event{Type: EventRoundFlying})
+	t.publish(EventRoundFlying)
 	return nil
 }
 
@@ -580,9 +580,9 @@ func (t *Table) crash() {
 		t.logger.Error("settling the crash failed; recovery at boot will finish it", "round_id", roundID, "err", err)
 	}
 	t.notifyQueue()
-	t.publish(Event{Type: EventRoundCrashed})
+	t.publish(EventRoundCrashed)
 	for _, b := range lost {
-		t.hub.send(b.player.Session, Event{Type: EventBet, Bet: b.view()})
+		t.hub.send(b.player.Session, &Event{Type: EventBet, Bet: b.view()})
 	}
 }
 
@@ -643,7 +643,7 @@ func (t *Table) voidRound(reason string) {
 	t.viewMu.Unlock()
 	t.logger.Warn("round voided", "round_id", r.rec.ID, "reason", reason, "bets_rolled_back", len(open))
 	for _, b := range open {
-		t.hub.send(b.player.Session, Event{Type: EventBet, Bet: b.view()})
+		t.hub.send(b.player.Session, &Event{Type: EventBet, Bet: b.view()})
 	}
 }
 
@@ -697,7 +697,7 @@ func (t *Table) commitHard(what string, fn func(ctx context.Context, tx bun.Tx) 
 func (t *Table) refundDemo(b *liveBet) {
 	if b.rec.Demo && b.rec.FreebetID == nil {
 		bal := t.cfg.Demo.Credit(b.rec.SessionHash, b.rec.Amount)
-		t.hub.send(b.player.Session, Event{Type: EventBalance, Balance: bal, Currency: b.rec.Currency})
+		t.hub.send(b.player.Session, &Event{Type: EventBalance, Balance: bal, Currency: b.rec.Currency})
 	}
 }
 
@@ -714,7 +714,7 @@ func (t *Table) flushPublic() {
 	}
 	items := t.public
 	t.public = nil
-	t.hub.broadcast(Event{Type: EventBets, Items: items, Round: t.view})
+	t.hub.broadcast(&Event{Type: EventBets, Items: items, Round: t.view})
 }
 
 func (b *liveBet) item() BetItem {

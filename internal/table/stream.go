@@ -159,7 +159,8 @@ func (s *Server) serveStream(st *stream) {
 				}
 				return
 			}
-			if msg := s.event(ev); msg != nil && !s.writeNow(st, msg) {
+			// Encoded once for every stream that receives the same event.
+			if msg := ev.Encoded(s.event); msg != nil && !s.writeNow(st, msg) {
 				return
 			}
 		case msg := <-st.out:
@@ -194,9 +195,9 @@ func (s *Server) resync(st *stream, t *engine.Table, sess sessions.Session, sub 
 	case ev, ok := <-sub.C:
 		if ok {
 			if strings.HasPrefix(ev.Type, "round.") {
-				s.writeNow(st, s.event(ev))
+				s.writeNow(st, ev.Encoded(s.event))
 			} else {
-				pending = &ev
+				pending = ev
 			}
 		}
 	default:
@@ -204,14 +205,14 @@ func (s *Server) resync(st *stream, t *engine.Table, sess sessions.Session, sub 
 	v, _ := t.Round()
 	if pending != nil || v.RoundID == "" {
 		if v.RoundID != "" {
-			s.writeNow(st, s.event(engine.Event{Type: phaseEvent(v.Phase), Round: v}))
+			s.writeNow(st, s.event(&engine.Event{Type: phaseEvent(v.Phase), Round: v}))
 		}
 	}
 	if v.RoundID != "" {
 		s.snapshot(st, sess, v.RoundID)
 	}
 	if pending != nil {
-		if msg := s.event(*pending); msg != nil {
+		if msg := pending.Encoded(s.event); msg != nil {
 			s.writeNow(st, msg)
 		}
 	}
@@ -387,8 +388,9 @@ func (s *Server) Close() {
 	}
 }
 
-// event translates an engine event into the document's StreamEvent.
-func (s *Server) event(ev engine.Event) []byte {
+// event translates an engine event into the document's StreamEvent. Shared
+// events carry the server time of their encoding.
+func (s *Server) event(ev *engine.Event) []byte {
 	now := s.now().UnixMilli()
 	v := ev.Round
 	switch ev.Type {
