@@ -289,7 +289,6 @@ type cashout struct {
 	multiplier     string // as shown, "1.01x"
 	payout         int64  // cents, as shown in the panel
 	before, after  int64  // the balance shown before the bet and after the win
-	roundsPlayed   int
 	balanceShownAt string
 }
 
@@ -326,7 +325,7 @@ func playUntilCashout(t *testing.T, tab context.Context, en map[string]string) c
 		if m == nil {
 			t.Fatalf("round %d: the panel says %q: neither a cash out nor a loss", round, s.Note)
 		}
-		c := cashout{multiplier: m[1], payout: cents(t, m[2]), before: b0, roundsPlayed: round}
+		c := cashout{multiplier: m[1], payout: cents(t, m[2]), before: b0}
 		if c.multiplier != "1.01x" {
 			t.Errorf("auto cash out at 1.01x paid at %s", c.multiplier)
 		}
