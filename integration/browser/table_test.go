@@ -25,7 +25,8 @@ import (
 )
 
 const (
-	player     = "player-0001" // seeded by crashgame dev with 10 000.00 BRL
+	player     = "player-0001" // seeded by crashgame dev with 10 000.00 BRL; plays in en
+	ptPlayer   = "player-0002" // plays in pt
 	stake      = int64(1000)   // 10.00 BRL, typed into the amount field
 	autoTarget = int64(101)    // auto cash out at 1.01x, typed as "1.01"
 	maxRounds  = 6             // a round may crash at 1.00x: try again, up to this many
@@ -119,9 +120,10 @@ func TestTableInChromium(t *testing.T) {
 		t.Fatalf("start %s: %v", chrome, err)
 	}
 
-	// ---- English, mobile: launch from the lobby, bet, cash out ----
+	// ---- en on a mobile, launched from the operator's lobby ----
 	enTab, closeEnTab := chromedp.NewContext(browserCtx)
-	exceptions := watchExceptions(enTab)
+	defer closeEnTab()
+	enExceptions := watchExceptions(enTab)
 	do(t, enTab, "open the operator's lobby",
 		chromedp.EmulateViewport(360, 740, chromedp.EmulateMobile, chromedp.EmulateScale(2)),
 		chromedp.Navigate(srv.LobbyURL+"/"),
@@ -140,8 +142,7 @@ func TestTableInChromium(t *testing.T) {
 	if first.Lang != "en" {
 		t.Errorf("the page's language is %q, want en (lang=en in the launch URL)", first.Lang)
 	}
-	t.Logf("table loaded through the lobby at %s; balance shown %q", loc, first.Balance)
-
+	t.Logf("en table loaded through the lobby at %s; balance shown %q", loc, first.Balance)
 	do(t, enTab, "set up the first bet panel: 10.00, auto cash out at 1.01x",
 		chromedp.Click(chromedp.CSS(panelSel+" .auto-on")),
 		typeOver(panelSel+" .auto-input", "1.01"),
@@ -150,23 +151,9 @@ func TestTableInChromium(t *testing.T) {
 	if got, err := chromedp.Run(enTab, chromedp.Evaluate[string](`document.querySelector('`+panelSel+` .amount-input').value + ' ' + document.querySelector('`+panelSel+` .auto-input').value`)); err != nil || got != "10.00 1.01" {
 		t.Fatalf("the panel's fields hold %q (%v), want the amount 10.00 and the target 1.01", got, err)
 	}
-	won := playUntilCashout(t, enTab, en)
-	shot(t, enTab, artifacts, "table-en-mobile-cashed-out.png")
 
-	// ---- what the page showed is what the game and the operator booked ----
-	session, err := chromedp.Run(enTab, chromedp.Evaluate[string](`sessionStorage.getItem('crashgame.session') || ''`))
-	if err != nil || session == "" {
-		t.Fatalf("the table keeps no session in sessionStorage (%v)", err)
-	}
-	betID := findCashedOutBet(t, ctx, srv, session, won)
-	checkLedger(t, ctx, srv, betID, won)
-	closeEnTab()
-	for _, e := range exceptions() {
-		t.Errorf("the English table threw: %s", e)
-	}
-
-	// ---- Portuguese, desktop then mobile: a second launch with lang=pt ----
-	ptURL, err := srv.launch(ctx, player, "BRL", "pt")
+	// ---- pt on a desktop: a second launch, with lang=pt, for another player ----
+	ptURL, err := srv.launch(ctx, ptPlayer, "BRL", "pt")
 	if err != nil {
 		t.Fatalf("launch in pt: %v", err)
 	}
@@ -176,30 +163,50 @@ func TestTableInChromium(t *testing.T) {
 	ptTab, closePtTab := chromedp.NewContext(browserCtx)
 	defer closePtTab()
 	ptExceptions := watchExceptions(ptTab)
-	do(t, ptTab, "open the pt launch URL",
-		chromedp.EmulateViewport(1280, 800),
-		chromedp.Navigate(ptURL),
-	)
+	do(t, ptTab, "open the pt launch URL", chromedp.EmulateViewport(1280, 800), chromedp.Navigate(ptURL))
 	waitJS(t, ptTab, "the pt table to load", 20*time.Second,
 		tableReadyJS+` && document.documentElement.lang === 'pt' && document.getElementById('latency-value').textContent !== ''`)
 	check := newUntranslated(en, pt)
 	checkShown(t, ptTab, check, "pt table")
-
 	do(t, ptTab, "open the help", chromedp.Click(chromedp.ID("open-help")))
 	waitJS(t, ptTab, "the help dialog", 5*time.Second, `document.getElementById('help').open`)
 	checkShown(t, ptTab, check, "pt help dialog")
-	do(t, ptTab, "close the help", chromedp.Click(chromedp.CSS("#help .dialog-close button")))
-
-	// A bet in pt: the panel's states (Cancel, the outcome) in Portuguese.
-	do(t, ptTab, "set up a pt bet: auto cash out at 1.01x",
+	do(t, ptTab, "close the help and set up a pt bet: auto cash out at 1.01x",
+		chromedp.Click(chromedp.CSS("#help .dialog-close button")),
 		chromedp.Click(chromedp.CSS(panelSel+" .auto-on")),
 		typeOver(panelSel+" .auto-input", "1.01"),
 	)
-	waitJS(t, ptTab, "the betting phase", roundWait, bettingOpenJS)
-	checkShown(t, ptTab, check, "pt betting phase")
-	do(t, ptTab, "place the pt bet", chromedp.Click(chromedp.CSS(panelSel+" .action")))
-	waitJS(t, ptTab, "the pt bet to be accepted", 5*time.Second, `(() => { const p = document.querySelector('`+panelSel+`'); return p.querySelector('.action').classList.contains('cancel') || p.querySelector('.panel-note').textContent !== ''; })()`)
-	checkShown(t, ptTab, check, "pt bet accepted")
+
+	// ---- the bets: en until one cashes out, pt once in the same round ----
+	ptPlaced := false
+	placePt := func(minLeft float64) {
+		if ptPlaced {
+			return
+		}
+		if ok, _ := chromedp.Run(ptTab, chromedp.Evaluate[bool](bettingOpen(minLeft))); !ok {
+			return
+		}
+		do(t, ptTab, "place the pt bet", chromedp.Click(chromedp.CSS(panelSel+" .action")))
+		waitJS(t, ptTab, "the pt bet to be accepted", 5*time.Second, `(() => { const p = document.querySelector('`+panelSel+`'); return p.querySelector('.action').classList.contains('cancel') || p.querySelector('.panel-note').textContent !== ''; })()`)
+		checkShown(t, ptTab, check, "pt bet accepted")
+		ptPlaced = true
+	}
+	won := playUntilCashout(t, enTab, en, func() { placePt(0.5) })
+	shot(t, enTab, artifacts, "table-en-mobile-cashed-out.png")
+	if !ptPlaced {
+		waitJS(t, ptTab, "a pt betting phase", roundWait, bettingOpen(1.5))
+		placePt(1.5)
+	}
+
+	// ---- what the page showed is what the game and the operator booked ----
+	session, err := chromedp.Run(enTab, chromedp.Evaluate[string](`sessionStorage.getItem('crashgame.session') || ''`))
+	if err != nil || session == "" {
+		t.Fatalf("the table keeps no session in sessionStorage (%v)", err)
+	}
+	betID := findCashedOutBet(t, ctx, srv, session, won)
+	checkLedger(t, ctx, srv, betID, won)
+
+	// ---- the pt table after its bet ----
 	waitJS(t, ptTab, "the pt bet's outcome", 25*time.Second, `document.querySelector('`+panelSel+` .panel-note').textContent !== ''`)
 	checkShown(t, ptTab, check, "pt bet settled")
 	// My bets lists the bets of this session (not the player's earlier ones).
@@ -207,6 +214,8 @@ func TestTableInChromium(t *testing.T) {
 	waitJS(t, ptTab, "my bets to list the settled pt bet", 10*time.Second,
 		`document.querySelectorAll('#my-rows .row').length > 0 && !document.querySelector('#my-rows .row.accepted, #my-rows .row.pending')`)
 	checkShown(t, ptTab, check, "pt my bets")
+	shot(t, ptTab, artifacts, "table-pt-desktop.png")
+
 	// The fairness dialog verifies the last finished round in the browser.
 	waitJS(t, ptTab, "a finished round in the strip", roundWait, `document.querySelectorAll('#strip li').length > 0`)
 	do(t, ptTab, "open the fairness dialog", chromedp.Click(chromedp.ID("open-fairness")))
@@ -218,15 +227,17 @@ func TestTableInChromium(t *testing.T) {
 		t.Errorf("the fairness dialog did not verify the last round in the browser: %q", verdict)
 	}
 	do(t, ptTab, "close the fairness dialog", chromedp.Click(chromedp.CSS("#fairness .dialog-close button")))
-
-	shot(t, ptTab, artifacts, "table-pt-desktop.png")
 	do(t, ptTab, "switch to the mobile size", chromedp.EmulateViewport(360, 740, chromedp.EmulateMobile, chromedp.EmulateScale(2)))
 	checkShown(t, ptTab, check, "pt mobile")
 	shot(t, ptTab, artifacts, "table-pt-mobile.png")
 
 	// ---- stop: SIGTERM in a betting phase (the round is voided at once) ----
 	ptSession, _ := chromedp.Run(ptTab, chromedp.Evaluate[string](`sessionStorage.getItem('crashgame.session') || ''`))
+	closeEnTab()
 	closePtTab()
+	for _, e := range enExceptions() {
+		t.Errorf("the en table threw: %s", e)
+	}
 	for _, e := range ptExceptions() {
 		t.Errorf("the pt table threw: %s", e)
 	}
@@ -246,13 +257,15 @@ const tableReadyJS = `(() => {
     document.getElementById('phase').textContent.trim() !== '' && document.querySelector('` + panelSel + ` .action') !== null;
 })()`
 
-// bettingOpenJS holds in a betting phase with at least 1.5 s left, the first
-// panel ready to bet.
-const bettingOpenJS = `(() => {
+// bettingOpen holds in a betting phase with at least minLeft seconds left on
+// the page's countdown, the first panel ready to bet.
+func bettingOpen(minLeft float64) string {
+	return fmt.Sprintf(`(() => {
   const m = document.getElementById('multiplier');
-  const b = document.querySelector('` + panelSel + ` .action');
-  return m.classList.contains('waiting') && parseFloat(m.textContent) >= 1.5 && b.classList.contains('bet') && !b.disabled;
-})()`
+  const b = document.querySelector('%s .action');
+  return m.classList.contains('waiting') && parseFloat(m.textContent) >= %g && b.classList.contains('bet') && !b.disabled;
+})()`, panelSel, minLeft)
+}
 
 func playButton(playerID string) string {
 	return fmt.Sprintf(`tr:has(input[name="player_id"][value=%q]) button[type="submit"]`, playerID)
@@ -294,13 +307,14 @@ type cashout struct {
 
 // playUntilCashout bets in the first panel round after round until the bet
 // cashes out (a round may crash at 1.00x, before any auto cash out), and checks
-// the balance the page shows at each step.
-func playUntilCashout(t *testing.T, tab context.Context, en map[string]string) cashout {
+// the balance the page shows at each step. alsoThisRound runs once the bet is
+// accepted, still in the betting phase.
+func playUntilCashout(t *testing.T, tab context.Context, en map[string]string, alsoThisRound func()) cashout {
 	t.Helper()
 	wonRe := templateRegexp(en["panel.won"]) // "Cashed out at {m}: {amount}"
 	lost := en["panel.lost"]
 	for round := 1; round <= maxRounds; round++ {
-		waitJS(t, tab, "a betting phase with time left", roundWait, bettingOpenJS)
+		waitJS(t, tab, "a betting phase with time left", roundWait, bettingOpen(2.5))
 		before := probePanel(t, tab)
 		b0 := cents(t, before.Balance)
 		do(t, tab, "click the bet button", chromedp.Click(chromedp.CSS(panelSel+" .action")))
@@ -313,6 +327,7 @@ func playUntilCashout(t *testing.T, tab context.Context, en map[string]string) c
 			t.Logf("round %d: the bet was not accepted (%q); trying the next round", round, s.Note)
 			continue
 		}
+		alsoThisRound()
 		waitBalance(t, tab, "the balance to fall by the stake", b0-stake)
 
 		waitJS(t, tab, "the bet's outcome", 25*time.Second, `document.querySelector('`+panelSel+` .panel-note').textContent !== ''`)
