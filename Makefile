@@ -43,8 +43,8 @@ staticcheck: ## staticcheck, pinned in tools.go
 lint: vet staticcheck ## vet, staticcheck and gofmt
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '^gen/')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
-images: ## build the container images the suites need, locally (no registry)
-	integration/postgres-image/build.sh $(CRASHGAME_POSTGRES_IMAGE)
+images: ## build the container images the suites need, locally (no registry): PostgreSQL, crashgame, operator-sim
+	integration/images.sh
 
 unit: ## unit tests with the race detector (fuzz seed corpora included)
 	$(GO) test -race -count=1 $(PKGS)
