@@ -192,6 +192,7 @@ func TestTableInChromium(t *testing.T) {
 		ptPlaced = true
 	}
 	won := playUntilCashout(t, enTab, en, func() { placePt(0.5) })
+	checkShown(t, enTab, newUntranslated(en, en), "en table (raw keys only)")
 	shot(t, enTab, artifacts, "table-en-mobile-cashed-out.png")
 	if !ptPlaced {
 		waitJS(t, ptTab, "a pt betting phase", roundWait, bettingOpen(1.5))
