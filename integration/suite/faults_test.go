@@ -64,11 +64,12 @@ func awaitBetAccepted(t *testing.T, s *Session, within time.Duration) time.Durat
 }
 
 // TestWalletPaused: the wallet freezes (docker pause) while a round flies
-// with live bets, for 20 s (the issue asks for 2 minutes; 20 s is already four
-// times the game's 5 s attempt timeout and opens the breaker, and keeps the
-// suite within its time budget), then resumes: bets refused meanwhile left
-// nothing behind, queued wins arrive, the breaker closes, and everything
-// settles.
+// with live bets, for 2 minutes, then resumes: bets refused meanwhile left
+// nothing behind, queued wins arrive (their attempts wait while the breaker is
+// open), the breaker closes, and everything settles.
+// walletPause is how long the wallet stays frozen: the issue's two minutes.
+const walletPause = 2 * time.Minute
+
 func TestWalletPaused(t *testing.T) {
 	e := Start(t, Options{})
 	_, ss := enter(t, e, 3, 100_000)
@@ -89,7 +90,7 @@ func TestWalletPaused(t *testing.T) {
 	} else {
 		t.Logf("bet during the pause: %d %s", r.Status, r.ErrorCode())
 	}
-	time.Sleep(20*time.Second - time.Since(pausedAt))
+	time.Sleep(walletPause - time.Since(pausedAt))
 	e.UnpauseWallet(t)
 	t.Logf("wallet resumed after %s", time.Since(pausedAt).Round(time.Second))
 
@@ -218,7 +219,7 @@ func TestGameKilled(t *testing.T) {
 	e.SetFaults(t, map[string]any{"bet": map[string]any{"latency_ms": 250}})
 	_, ss := enter(t, e, 3, 200_000)
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7))
-	const kills = 6
+	const kills = 20 // the issue's 20 rounds, each killed at a random point
 	for i := 0; i < kills; i++ {
 		r := ss[0].AwaitBetting(t, 1200*time.Millisecond)
 		done := make(chan int)
