@@ -148,3 +148,15 @@ func SessionBets(ctx context.Context, db bun.IDB, sessionHash []byte, limit int)
 	}
 	return out, nil
 }
+
+// PlayerBets lists the bets of one operator's player in one game, from every
+// session, newest first.
+func PlayerBets(ctx context.Context, db bun.IDB, operator, playerID, gameID string, limit int) ([]BetRecord, error) {
+	var out []BetRecord
+	err := db.NewSelect().Model(&out).Where("operator = ?", operator).Where("player_id = ?", playerID).
+		Where("game_id = ?", gameID).OrderExpr("placed_at DESC, id DESC").Limit(int64(limit)).Scan(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("player bets: %w", err)
+	}
+	return out, nil
+}

@@ -283,3 +283,27 @@ func TestRateLimited(t *testing.T) {
 		t.Fatalf("no 429 in %v", codes)
 	}
 }
+
+// My bets is the player's history in the game: a second launch of the same
+// player lists the bets of the first session too.
+func TestPlayerBetsAcrossSessions(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOptions{rate: 1000, burst: 1000})
+	first := e.openReal(t)
+	e.waitPhase(t, engine.PhaseBetting, 650*time.Millisecond)
+	rec := e.call(t, "POST", "/api/v1/bets", first, map[string]any{"amount": 1000})
+	if rec.Code != http.StatusCreated {
+		t.Fatalf("bet: %d %s", rec.Code, rec.Body)
+	}
+	placed := decode[table.BetPlaced](t, rec)
+	second := e.openReal(t)
+	list := decode[table.BetList](t, e.call(t, "GET", "/api/v1/bets", second, nil))
+	if len(list.Items) != 1 || list.Items[0].BetId != placed.BetId {
+		t.Fatalf("the second session lists %+v, want the first session's bet %s", list.Items, placed.BetId)
+	}
+	// A demo session has no player: it lists only its own bets.
+	demo := e.openDemo(t)
+	if list := decode[table.BetList](t, e.call(t, "GET", "/api/v1/bets", demo, nil)); len(list.Items) != 0 {
+		t.Fatalf("the demo session lists %+v", list.Items)
+	}
+}

@@ -379,7 +379,9 @@ func limitOf(p *table.Limit) (int, bool) {
 	return int(*p), *p >= 1 && *p <= 100
 }
 
-// ListBets lists the session's bets, most recent first.
+// ListBets lists the player's bets in this game, from every session of the
+// player (a relaunch keeps the history), most recent first; a demo session has
+// no player, so it lists its own.
 func (a *api) ListBets(ctx context.Context, req table.ListBetsRequestObject) (table.ListBetsResponseObject, error) {
 	sess, ok := sessionFrom(ctx)
 	if !ok {
@@ -389,7 +391,13 @@ func (a *api) ListBets(ctx context.Context, req table.ListBetsRequestObject) (ta
 	if !ok {
 		return a.fail(ctx, http.StatusBadRequest, table.ErrorCodeBadRequest), nil
 	}
-	recs, err := engine.SessionBets(ctx, a.s.db, sess.Hash, n)
+	var recs []engine.BetRecord
+	var err error
+	if sess.Demo || sess.PlayerID == "" {
+		recs, err = engine.SessionBets(ctx, a.s.db, sess.Hash, n)
+	} else {
+		recs, err = engine.PlayerBets(ctx, a.s.db, sess.Operator, sess.PlayerID, sess.GameID, n)
+	}
 	if err != nil {
 		return a.internal(ctx, "listing bets failed", err), nil
 	}
