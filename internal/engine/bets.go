@@ -342,7 +342,7 @@ func (t *Table) cashout(b *liveBet, m int64, at time.Time, _ any) <-chan error {
 		if rec.FreebetID != nil {
 			winType = wallet.WinTypeFreebet // WIN-4; the payout includes the stake (WIN-16)
 		}
-		return wallet.Enqueue(ctx, tx, wallet.Movement{
+		return enqueue(ctx, tx, wallet.Movement{
 			TransactionID: rec.ID + "-w", Kind: wallet.KindWin,
 			Operator: rec.Operator, GameID: rec.GameID, Currency: rec.Currency, PlayerID: rec.PlayerID,
 			Token: rec.Token, RoundID: rec.RoundID, BetID: rec.ID, Amount: payout,

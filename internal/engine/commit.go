@@ -4,9 +4,31 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/uptrace/bun"
+
+	"github.com/crashstudio/crashgame/internal/wallet"
 )
+
+// outbox gathers the movements that the jobs of one transaction queue, so that
+// a batch of cashouts inserts its /win movements in one statement.
+type outbox struct {
+	moves []wallet.Movement
+	at    time.Time // when they were queued (the table's clock)
+}
+
+type outboxKey struct{}
+
+// enqueue queues m in the transaction of ctx: into the batch's outbox when the
+// committer runs it, else at once.
+func enqueue(ctx context.Context, tx bun.IDB, m wallet.Movement, now time.Time) error {
+	if o, ok := ctx.Value(outboxKey{}).(*outbox); ok {
+		o.moves, o.at = append(o.moves, m), now
+		return nil
+	}
+	return wallet.Enqueue(ctx, tx, m, now)
+}
 
 // job is one unit of work for the committer: fn runs inside a transaction and
 // done receives its error once the transaction committed (or failed).
@@ -80,7 +102,7 @@ func (c *committer) run(ctx context.Context) {
 func (c *committer) commit(batch []job) {
 	ctx := context.Background()
 	if len(batch) > 1 {
-		err := c.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		err := c.runInTx(ctx, func(ctx context.Context, tx bun.Tx) error {
 			for _, j := range batch {
 				if err := j.fn(ctx, tx); err != nil {
 					return err
@@ -97,10 +119,22 @@ func (c *committer) commit(batch []job) {
 		c.logger.Warn("group commit failed; committing one by one", "jobs", len(batch), "err", err)
 	}
 	for _, j := range batch {
-		err := c.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error { return j.fn(ctx, tx) })
+		err := c.runInTx(ctx, j.fn)
 		if err != nil {
 			err = fmt.Errorf("commit: %w", err)
 		}
 		j.done <- err
 	}
+}
+
+// runInTx runs fn in a transaction with an outbox, and queues what fn put in
+// it before the commit.
+func (c *committer) runInTx(ctx context.Context, fn func(ctx context.Context, tx bun.Tx) error) error {
+	return c.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		o := &outbox{}
+		if err := fn(context.WithValue(ctx, outboxKey{}, o), tx); err != nil {
+			return err
+		}
+		return wallet.EnqueueMany(ctx, tx, o.moves, o.at)
+	})
 }

@@ -596,7 +596,7 @@ func (t *Table) enqueueZeroWin(ctx context.Context, tx bun.IDB, b *liveBet) erro
 	if !ok || !op.ZeroWin {
 		return nil
 	}
-	return wallet.Enqueue(ctx, tx, wallet.Movement{
+	return enqueue(ctx, tx, wallet.Movement{
 		TransactionID: b.rec.ID + "-w", Kind: wallet.KindWin,
 		Operator: b.rec.Operator, GameID: b.rec.GameID, Currency: b.rec.Currency, PlayerID: b.rec.PlayerID,
 		Token: b.rec.Token, RoundID: b.rec.RoundID, BetID: b.rec.ID, Amount: 0,
@@ -667,7 +667,7 @@ func (t *Table) queueRollback(ctx context.Context, tx bun.IDB, rec BetRecord, p 
 	if rec.Demo {
 		return nil // the bank refunds it once the transaction committed: refundDemo
 	}
-	return wallet.Enqueue(ctx, tx, wallet.Movement{
+	return enqueue(ctx, tx, wallet.Movement{
 		TransactionID: rec.ID + "-r", Kind: wallet.KindRollback,
 		Operator: rec.Operator, GameID: rec.GameID, Currency: rec.Currency, PlayerID: rec.PlayerID,
 		Token: rec.Token, RoundID: rec.RoundID, BetID: rec.ID, Amount: rec.Amount, Reason: reason,

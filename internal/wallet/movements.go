@@ -238,18 +238,24 @@ func checkAgainstDebit(ctx context.Context, db bun.IDB, m Movement) error {
 	case err != nil:
 		return fmt.Errorf("wallet: enqueue %s %s: read the debit: %w", m.Kind, short(m.TransactionID), err)
 	}
+	return compareWithDebit(m, debit.Amount, debit.FreebetID)
+}
+
+// compareWithDebit checks m against the debit it references: a rollback
+// carries the debit's amount (RB-6), a win inherits its freebet_id (WIN-17).
+func compareWithDebit(m Movement, amount int64, freebetID sql.NullString) error {
 	switch m.Kind {
 	case KindRollback:
-		if m.Amount != debit.Amount {
+		if m.Amount != amount {
 			return fmt.Errorf("%w %s: rollback amount %d differs from the debit's %d (RB-6)",
-				ErrInvalidMovement, short(m.TransactionID), m.Amount, debit.Amount)
+				ErrInvalidMovement, short(m.TransactionID), m.Amount, amount)
 		}
 	case KindWin:
 		got := ""
 		if m.FreebetID != nil {
 			got = *m.FreebetID
 		}
-		if got != debit.FreebetID.String {
+		if got != freebetID.String {
 			return fmt.Errorf("%w %s: freebet_id differs from the debit's (WIN-17)", ErrInvalidMovement, short(m.TransactionID))
 		}
 	}
