@@ -25,6 +25,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // registers database/sql driver "pgx"
@@ -56,8 +57,10 @@ const (
 
 // Store is an open database with its dialect. It is safe for concurrent use.
 type Store struct {
-	db      *bun.DB
-	dialect string
+	db        *bun.DB
+	dialect   string
+	tickets   ticketWriter
+	closeOnce sync.Once
 }
 
 // Open opens the database named by dsn and checks that it answers. It does not
@@ -110,7 +113,7 @@ func openSQLite(ctx context.Context, dsn string) (*Store, error) {
 	sqldb.SetConnMaxLifetime(0)
 	sqldb.SetConnMaxIdleTime(0)
 
-	s := &Store{db: bun.NewDB(sqldb, sqlitedialect.New()), dialect: DialectSQLite}
+	s := &Store{db: bun.NewDB(sqldb, sqlitedialect.New()), dialect: DialectSQLite, tickets: ticketWriter{quit: make(chan struct{})}}
 	if err := s.checkSQLite(ctx, memory); err != nil {
 		_ = sqldb.Close()
 		return nil, fmt.Errorf("store: open sqlite %q: %w", path, err)
@@ -175,7 +178,7 @@ func openPostgres(ctx context.Context, dsn string) (*Store, error) {
 	sqldb.SetConnMaxLifetime(pgConnMaxLifetime)
 	sqldb.SetConnMaxIdleTime(pgConnMaxIdleTime)
 
-	s := &Store{db: bun.NewDB(sqldb, pgdialect.New()), dialect: DialectPostgres}
+	s := &Store{db: bun.NewDB(sqldb, pgdialect.New()), dialect: DialectPostgres, tickets: ticketWriter{quit: make(chan struct{})}}
 	if err := s.Ping(ctx); err != nil {
 		_ = sqldb.Close()
 		return nil, fmt.Errorf("store: open postgres %s: %w", u.Redacted(), err)
@@ -183,8 +186,10 @@ func openPostgres(ctx context.Context, dsn string) (*Store, error) {
 	return s, nil
 }
 
-// Close closes the database. Queries in flight fail.
+// Close stops the ticket writer and closes the database. Queries in flight
+// fail. It is safe to call more than once.
 func (s *Store) Close() error {
+	s.closeOnce.Do(s.stopTicketWriter)
 	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("store: close: %w", err)
 	}

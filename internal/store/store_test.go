@@ -58,6 +58,7 @@ func suite(t *testing.T, b backend) {
 		{"UnknownTicket", testUnknown},
 		{"ConcurrentRedeemOneWins", testConcurrentRedeem},
 		{"InsertRefusesDuplicatesAndBadRecords", testInsertRefuses},
+		{"ConcurrentInsertsGroupCommitted", testConcurrentInserts},
 		{"DeleteExpiredTickets", testDeleteExpired},
 		{"Ping", testPing},
 	}
@@ -374,5 +375,43 @@ func testDeleteExpired(t *testing.T, s *store.Store, _ string) {
 func testPing(t *testing.T, s *store.Store, _ string) {
 	if err := s.Ping(t.Context()); err != nil {
 		t.Fatalf("Ping: %v", err)
+	}
+}
+
+// testConcurrentInserts: inserts made at once share commits; a duplicate among
+// them fails alone, every other ticket is stored, and Close refuses the next.
+func testConcurrentInserts(t *testing.T, s *store.Store, _ string) {
+	const n = 200
+	insert(t, s, newTicket("taken"))
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			seed := fmt.Sprintf("concurrent-%d", i)
+			if i == n/2 {
+				seed = "taken"
+			}
+			errs[i] = s.InsertTicket(t.Context(), newTicket(seed))
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if (err != nil) != (i == n/2) {
+			t.Fatalf("insert %d: %v", i, err)
+		}
+	}
+	for i := range n {
+		if i == n/2 {
+			continue
+		}
+		if _, err := s.RedeemTicket(t.Context(), newTicket(fmt.Sprintf("concurrent-%d", i)).Hash, t0.Add(time.Minute)); err != nil {
+			t.Fatalf("ticket %d not stored: %v", i, err)
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.InsertTicket(t.Context(), newTicket("after-close")); !errors.Is(err, store.ErrClosed) {
+		t.Fatalf("insert after Close: %v", err)
 	}
 }

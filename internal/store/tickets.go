@@ -73,10 +73,7 @@ func (s *Store) InsertTicket(ctx context.Context, rec *TicketRecord) error {
 	case rec.UsedAt != 0:
 		return errors.New("store: insert ticket: a new ticket cannot be used already")
 	}
-	if _, err := s.db.NewInsert().Model(rec).Exec(ctx); err != nil {
-		return fmt.Errorf("store: insert ticket: %w", err)
-	}
-	return nil
+	return s.writeTicket(ctx, rec)
 }
 
 // RedeemTicket marks the ticket with this hash used at now and returns it, if
