@@ -10,6 +10,9 @@
 // milliseconds (UTC), booleans are 0/1 or BOOLEAN, and every conditional write is
 // one statement whose WHERE clause is the decision.
 //
+// Ticket inserts are group-committed (ticket_writer.go): concurrent launches
+// share one INSERT and one durable commit.
+//
 // SQLite runs with ONE open connection (WAL, busy_timeout, _txlock=immediate,
 // synchronous=FULL, foreign keys on): a caller that holds a transaction must do
 // every query of that transaction through it, never through DB() meanwhile, or
