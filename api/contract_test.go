@@ -946,7 +946,7 @@ func TestWalletResponseBodies(t *testing.T) {
 // status (oneOf with a discriminator); every other status carries the error
 // body; the codes the contract names for a route and status appear in that
 // response's examples.
-// Rule WERR-1 WERR-2 WERR-17 BAL-7 BAL-13 BET-9 BET-10 BET-11 BET-12 WIN-10 WIN-19 RB-14 AUTH-15
+// Rule WERR-1 WERR-2 WERR-17 BAL-7 BAL-13 BET-9 BET-10 BET-11 BET-12 WIN-10 WIN-19 RB-14 AUTH-15 AMB-19 (403 declared on /balance and /bet only)
 func TestWalletStatusTable(t *testing.T) {
 	t.Parallel()
 	doc := gwLoadDocument(t, gwWalletDoc)

@@ -283,7 +283,7 @@ func testDiscardReasons(t *testing.T, e *env) {
 	}
 }
 
-// Rule FB-14 GEN-4: integral amounts written with a fraction or an exponent are
+// Rule FB-14 GEN-4 AMB-17: integral amounts written with a fraction or an exponent are
 // whole cents, read exactly.
 func TestIntegralNotations(t *testing.T) {
 	t.Parallel()
