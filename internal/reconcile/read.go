@@ -1,0 +1,139 @@
+package reconcile
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/crashstudio/crashgame/internal/engine"
+	"github.com/crashstudio/crashgame/internal/signature"
+	"github.com/crashstudio/crashgame/internal/wallet"
+)
+
+// Filter selects the game's records to compare. Empty fields select
+// everything. Demo bets are never read: they move no money.
+type Filter struct {
+	Operator     string // only this operator's bets and movements
+	PlayerID     string // only this player's
+	PlayerPrefix string // only players whose id starts with it
+}
+
+// betColumns are the columns of the bets table that Bet needs: never the
+// session token or the session hash.
+var betColumns = []string{"id", "round_id", "operator", "player_id", "status", "amount", "freebet_id", "payout", "operator_tx_id"}
+
+// movementColumns are the columns of the movements table that Movement
+// needs: never the session token.
+var movementColumns = []string{"transaction_id", "kind", "operator", "player_id", "round_id", "bet_id", "amount",
+	"win_type", "freebet_id", "status", "attempts", "operator_tx_id", "last_error"}
+
+// ReadGame reads the game's side from its database: every real-money bet and
+// every settlement movement that f selects. It only reads.
+func ReadGame(ctx context.Context, db bun.IDB, f Filter) (Game, error) {
+	where := func(q *bun.SelectQuery) *bun.SelectQuery {
+		if f.Operator != "" {
+			q = q.Where("operator = ?", f.Operator)
+		}
+		if f.PlayerID != "" {
+			q = q.Where("player_id = ?", f.PlayerID)
+		}
+		if f.PlayerPrefix != "" {
+			q = q.Where("substr(player_id, 1, ?) = ?", len(f.PlayerPrefix), f.PlayerPrefix)
+		}
+		return q
+	}
+	var bets []engine.BetRecord
+	q := db.NewSelect().Model(&bets).Column(betColumns...).Where("demo = ?", false)
+	if err := where(q).Order("placed_at", "id").Scan(ctx); err != nil {
+		return Game{}, fmt.Errorf("reconcile: read the game's bets: %w", err)
+	}
+	var moves []wallet.MovementRecord
+	q = db.NewSelect().Model(&moves).Column(movementColumns...)
+	if err := where(q).Order("created_at", "transaction_id").Scan(ctx); err != nil {
+		return Game{}, fmt.Errorf("reconcile: read the game's movements: %w", err)
+	}
+	g := Game{Bets: make([]Bet, len(bets)), Movements: make([]Movement, len(moves))}
+	for i, b := range bets {
+		g.Bets[i] = Bet{
+			ID: b.ID, RoundID: b.RoundID, Operator: b.Operator, PlayerID: b.PlayerID, Status: b.Status,
+			Amount: b.Amount, FreebetID: b.FreebetID, Payout: b.Payout, OperatorTxID: b.OperatorTxID,
+		}
+	}
+	for i, m := range moves {
+		g.Movements[i] = Movement{
+			TransactionID: m.TransactionID, Kind: string(m.Kind), Operator: m.Operator, PlayerID: m.PlayerID,
+			RoundID: m.RoundID, BetID: m.BetID, Amount: m.Amount, WinType: string(m.WinType), FreebetID: m.FreebetID,
+			Status: string(m.Status), Attempts: m.Attempts, OperatorTxID: m.OperatorTxID, LastError: m.LastError,
+		}
+	}
+	return g, nil
+}
+
+// maxAnswer bounds operator-sim's answer (about 400 bytes a movement).
+const maxAnswer = 1 << 30
+
+// ReadOperatorSim reads the whole ledger of the reference operator at baseURL
+// (its address, e.g. http://127.0.0.1:8081) through its admin API: a POST
+// /admin/reconcile whose body {"timestamp": <ms>} is signed with secret
+// (X-Signature = hex HMAC-SHA256 of the exact body). An error names the HTTP
+// status and the answer's error code, never the secret or the signature.
+func ReadOperatorSim(ctx context.Context, hc *http.Client, baseURL, secret string) (Ledger, error) {
+	if hc == nil {
+		hc = &http.Client{Timeout: time.Minute}
+	}
+	if secret == "" {
+		return Ledger{}, errors.New("reconcile: operator-sim's secret is empty")
+	}
+	body, err := json.Marshal(map[string]int64{"timestamp": time.Now().UnixMilli()})
+	if err != nil {
+		return Ledger{}, err
+	}
+	url := strings.TrimRight(baseURL, "/") + "/admin/reconcile"
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return Ledger{}, fmt.Errorf("reconcile: operator-sim address %q: %w", baseURL, err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Signature", signature.Sign([]byte(secret), body))
+	resp, err := hc.Do(req)
+	if err != nil {
+		return Ledger{}, fmt.Errorf("reconcile: operator-sim /admin/reconcile: %w", err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer+1))
+	if err != nil {
+		return Ledger{}, fmt.Errorf("reconcile: operator-sim /admin/reconcile: read the answer: %w", err)
+	}
+	if len(raw) > maxAnswer {
+		return Ledger{}, fmt.Errorf("reconcile: operator-sim /admin/reconcile: the answer exceeds %d bytes", maxAnswer)
+	}
+	var ans struct {
+		Ledger
+		Status    string `json:"status"`
+		ErrorCode string `json:"error_code"`
+	}
+	jsonErr := json.Unmarshal(raw, &ans)
+	if resp.StatusCode != http.StatusOK || ans.Status != "ok" {
+		code := ans.ErrorCode
+		if jsonErr != nil || code == "" {
+			code = "no error_code"
+		}
+		hint := ""
+		if resp.StatusCode == http.StatusUnauthorized {
+			hint = " (wrong secret, or the clocks differ by more than 5 minutes)"
+		}
+		return Ledger{}, fmt.Errorf("reconcile: operator-sim /admin/reconcile answered %d %s%s", resp.StatusCode, code, hint)
+	}
+	if jsonErr != nil {
+		return Ledger{}, fmt.Errorf("reconcile: operator-sim /admin/reconcile: the answer is not the expected JSON: %w", jsonErr)
+	}
+	return ans.Ledger, nil
+}
