@@ -29,6 +29,8 @@ commands:
   migrate --config FILE       apply the database migrations and exit
   check-config --config FILE  validate an installation file and exit
   movements --config FILE     list wallet movements (--round, --player, --operator, --status)
+  reconcile --config FILE --operator-sim URL
+                              compare operator-sim's ledger with the game's records
   verify --hash H --salt S    recompute a round's crash point (--terminal T checks the chain)
   wallet-check --wallet-url U --operator O --secret S --api-key K --token T
                               run the contract battery against an operator's wallet
@@ -102,6 +104,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return verifyCmd(rest, stdout, stderr)
 	case "movements":
 		return movementsCmd(ctx, rest, stdout, stderr)
+	case "reconcile":
+		return reconcileCmd(ctx, rest, stdout, stderr)
 	case "wallet-check":
 		return walletCheckCmd(ctx, rest, stdout, stderr)
 	case "help", "-h", "--help":
