@@ -19,7 +19,7 @@ const reconcileUsage = `usage: crashgame reconcile --config FILE --operator-sim 
 Compares the ledger of the reference operator (operator-sim, read through its
 signed POST /admin/reconcile) with the game's bets and wallet movements in the
 database of the installation FILE, and prints every difference. It moves no
-money and writes nothing.
+money and changes no record of either side.
 
 Run it when no bet is in flight: a movement still being delivered shows as a
 difference (run it again once it is delivered).

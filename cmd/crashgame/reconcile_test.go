@@ -271,3 +271,18 @@ operators:
 		}
 	}
 }
+
+// The README's "By hand" section serves docs/examples/crashgame.yaml: it must
+// stay valid, with operator-sim on loopback as the one wallet.
+func TestByHandExampleIsValid(t *testing.T) {
+	t.Setenv("OPERATOR_SECRET", "by-hand-secret-not-for-production")
+	t.Setenv("OPERATOR_API_KEY", "by_hand_key")
+	cfg, err := loadConfig(filepath.Join("..", "..", "docs", "examples", "crashgame.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	op, err := walletOperator(cfg, "")
+	if err != nil || op.ID != "dev" || op.WalletURL != "http://127.0.0.1:8081" {
+		t.Fatalf("the example's wallet operator: %+v, %v", op, err)
+	}
+}
