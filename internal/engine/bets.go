@@ -170,6 +170,18 @@ func (t *Table) PlaceBet(ctx context.Context, p Player, req BetRequest) (BetResu
 	return t.settleDebit(live, res)
 }
 
+// ownBet returns p's bet betID in the current round, or nil. Loop only.
+func (t *Table) ownBet(p Player, betID string) *liveBet {
+	if t.cur == nil {
+		return nil
+	}
+	b := t.cur.bets[betID]
+	if b == nil || string(b.player.Session) != string(p.Session) {
+		return nil
+	}
+	return b
+}
+
 // release forgets a reservation that never reached the wallet.
 func (t *Table) release(b *liveBet) {
 	_ = t.do(context.Background(), func() {
@@ -275,14 +287,11 @@ func (t *Table) Cashout(ctx context.Context, p Player, betID string, receivedAt 
 	)
 	err := t.do(ctx, func() {
 		r := t.cur
-		if r == nil {
+		if b = t.ownBet(p, betID); b == nil {
 			rerr = ErrUnknownBet
 			return
 		}
-		b = r.bets[betID]
 		switch {
-		case b == nil || string(b.player.Session) != string(p.Session):
-			rerr = ErrUnknownBet
 		case r.phase == PhaseBetting:
 			rerr = ErrCashoutNotAllowed
 		case b.state == StatusLost || r.phase == PhaseCrashed || !receivedAt.Before(r.crashAt):
@@ -379,14 +388,11 @@ func (t *Table) Cancel(ctx context.Context, p Player, betID string) (BetView, er
 	)
 	err := t.do(ctx, func() {
 		r := t.cur
-		if r == nil {
+		if b = t.ownBet(p, betID); b == nil {
 			rerr = ErrUnknownBet
 			return
 		}
-		b = r.bets[betID]
 		switch {
-		case b == nil || string(b.player.Session) != string(p.Session):
-			rerr = ErrUnknownBet
 		case r.phase != PhaseBetting || b.state != StatusAccepted:
 			rerr = ErrCancelNotAllowed
 		default:
