@@ -149,7 +149,6 @@ func (t *Table) PlaceBet(ctx context.Context, p Player, req BetRequest) (BetResu
 		}
 		return BetResult{}, fmt.Errorf("engine: commit bet intent: %w", err)
 	}
-	t.do(context.Background(), func() { live.rec = rec })
 
 	// Debit.
 	var res wallet.Result
@@ -167,7 +166,7 @@ func (t *Table) PlaceBet(ctx context.Context, p Player, req BetRequest) (BetResu
 			Amount: rec.Amount, TransactionID: rec.ID, RoundID: rec.RoundID, FreebetID: fb,
 		}, deadline)
 	}
-	return t.settleDebit(live, res)
+	return t.settleDebit(live, rec, res)
 }
 
 // ownBet returns p's bet betID in the current round, or nil. Loop only.
@@ -193,8 +192,9 @@ func (t *Table) release(b *liveBet) {
 }
 
 // settleDebit decides what the /bet outcome means for the bet, in the loop,
-// commits it, then answers.
-func (t *Table) settleDebit(b *liveBet, res wallet.Result) (BetResult, error) {
+// commits it, then answers. rec is the bet as its intent was committed (the
+// stake and grant a freebet spent).
+func (t *Table) settleDebit(b *liveBet, rec BetRecord, res wallet.Result) (BetResult, error) {
 	var (
 		done   <-chan error
 		answer error
@@ -203,6 +203,7 @@ func (t *Table) settleDebit(b *liveBet, res wallet.Result) (BetResult, error) {
 		void   bool
 	)
 	err := t.do(context.Background(), func() {
+		b.rec = rec
 		defer func() { view, void = b.view(), b.state == StatusVoid }()
 		r := t.cur
 		inWindow := r != nil && r.rec.ID == b.rec.RoundID && r.phase == PhaseBetting
