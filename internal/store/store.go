@@ -116,7 +116,7 @@ func openSQLite(ctx context.Context, dsn string) (*Store, error) {
 	sqldb.SetConnMaxLifetime(0)
 	sqldb.SetConnMaxIdleTime(0)
 
-	s := &Store{db: bun.NewDB(sqldb, sqlitedialect.New()), dialect: DialectSQLite, tickets: ticketWriter{quit: make(chan struct{})}}
+	s := &Store{db: bun.NewDB(sqldb, sqlitedialect.New()), dialect: DialectSQLite}
 	if err := s.checkSQLite(ctx, memory); err != nil {
 		_ = sqldb.Close()
 		return nil, fmt.Errorf("store: open sqlite %q: %w", path, err)
@@ -181,7 +181,7 @@ func openPostgres(ctx context.Context, dsn string) (*Store, error) {
 	sqldb.SetConnMaxLifetime(pgConnMaxLifetime)
 	sqldb.SetConnMaxIdleTime(pgConnMaxIdleTime)
 
-	s := &Store{db: bun.NewDB(sqldb, pgdialect.New()), dialect: DialectPostgres, tickets: ticketWriter{quit: make(chan struct{})}}
+	s := &Store{db: bun.NewDB(sqldb, pgdialect.New()), dialect: DialectPostgres}
 	if err := s.Ping(ctx); err != nil {
 		_ = sqldb.Close()
 		return nil, fmt.Errorf("store: open postgres %s: %w", u.Redacted(), err)

@@ -13,11 +13,16 @@ var ErrClosed = errors.New("store: closed")
 // ticketWriter group-commits ticket inserts: a durable commit costs the same
 // for one row or a hundred, so concurrent launches share one INSERT and one
 // commit, and each caller is answered once it committed.
+//
+// Senders hold mu for reading while they queue; Close takes it for writing,
+// so once closed is set no sender can still be queueing, and closing q is
+// safe. The writer drains everything queued before it exits.
 type ticketWriter struct {
-	once sync.Once
-	q    chan ticketWrite
-	quit chan struct{}
-	done chan struct{}
+	mu      sync.RWMutex
+	closed  bool
+	started bool
+	q       chan ticketWrite
+	done    chan struct{}
 }
 
 type ticketWrite struct {
@@ -30,46 +35,55 @@ const maxTicketBatch = 256
 
 func (s *Store) writeTicket(ctx context.Context, rec *TicketRecord) error {
 	w := &s.tickets
-	w.once.Do(func() {
-		w.q = make(chan ticketWrite, maxTicketBatch)
-		w.done = make(chan struct{})
-		go s.runTicketWriter()
-	})
 	req := ticketWrite{rec: rec, done: make(chan error, 1)}
+	w.mu.RLock()
+	if w.closed {
+		w.mu.RUnlock()
+		return ErrClosed
+	}
+	if !w.started {
+		// Start the writer under the write lock, once.
+		w.mu.RUnlock()
+		w.mu.Lock()
+		if !w.started && !w.closed {
+			w.q = make(chan ticketWrite, maxTicketBatch)
+			w.done = make(chan struct{})
+			w.started = true
+			go s.runTicketWriter(w.q, w.done)
+		}
+		closed := w.closed
+		w.mu.Unlock()
+		if closed {
+			return ErrClosed
+		}
+		w.mu.RLock()
+		if w.closed {
+			w.mu.RUnlock()
+			return ErrClosed
+		}
+	}
 	select {
 	case w.q <- req:
-	case <-w.quit:
-		return ErrClosed
+		w.mu.RUnlock()
 	case <-ctx.Done():
+		w.mu.RUnlock()
 		return ctx.Err()
 	}
 	return <-req.done
 }
 
-func (s *Store) runTicketWriter() {
-	w := &s.tickets
-	defer close(w.done)
+func (s *Store) runTicketWriter(q <-chan ticketWrite, done chan<- struct{}) {
+	defer close(done)
 	batch := make([]ticketWrite, 0, maxTicketBatch)
-	for {
-		var first ticketWrite
-		select {
-		case first = <-w.q:
-		case <-w.quit:
-			// Answer what is queued: nothing waits forever.
-			for {
-				select {
-				case req := <-w.q:
-					req.done <- ErrClosed
-				default:
-					return
-				}
-			}
-		}
+	for first := range q {
 		batch = append(batch[:0], first)
 	gather:
 		for len(batch) < maxTicketBatch {
 			select {
-			case req := <-w.q:
+			case req, ok := <-q:
+				if !ok {
+					break gather
+				}
 				batch = append(batch, req)
 			default:
 				break gather
@@ -104,15 +118,17 @@ func (s *Store) insertTickets(batch []ticketWrite) {
 	}
 }
 
-// stopTicketWriter stops the writer, if it started, and waits for it.
+// stopTicketWriter refuses new writes, lets the writer finish what is queued,
+// and waits for it.
 func (s *Store) stopTicketWriter() {
 	w := &s.tickets
-	close(w.quit)
-	started := false
-	w.once.Do(func() {}) // a writer that never started stays stopped
-	if w.done != nil {
-		started = true
+	w.mu.Lock()
+	w.closed = true
+	started := w.started
+	if started {
+		close(w.q)
 	}
+	w.mu.Unlock()
 	if started {
 		<-w.done
 	}

@@ -82,10 +82,12 @@ func (c *client) next() (map[string]any, error) {
 	return v, nil
 }
 
-// until reads events until one of type typ (and pred) arrives.
+// until reads events until one of type typ (and pred) arrives, for at most
+// 20 seconds.
 func (c *client) until(typ string, pred func(map[string]any) bool) map[string]any {
 	c.t.Helper()
-	for {
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
 		ev, err := c.next()
 		if err != nil {
 			c.t.Fatalf("waiting for %s: %v", typ, err)
@@ -93,6 +95,28 @@ func (c *client) until(typ string, pred func(map[string]any) bool) map[string]an
 		if ev["type"] == typ && (pred == nil || pred(ev)) {
 			return ev
 		}
+	}
+	c.t.Fatalf("no %s event within 20 s", typ)
+	return nil
+}
+
+// untilAll reads events until one of each type (matching its predicate) has
+// arrived, in any order, for at most 20 seconds.
+func (c *client) untilAll(want map[string]func(map[string]any) bool) {
+	c.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for len(want) > 0 && time.Now().Before(deadline) {
+		ev, err := c.next()
+		if err != nil {
+			c.t.Fatalf("waiting for %v: %v", want, err)
+		}
+		typ, _ := ev["type"].(string)
+		if pred, ok := want[typ]; ok && pred(ev) {
+			delete(want, typ)
+		}
+	}
+	if len(want) > 0 {
+		c.t.Fatalf("events not seen within 20 s: %v", want)
 	}
 }
 
@@ -141,11 +165,15 @@ func TestStream(t *testing.T) {
 		t.Fatalf("bet: %d %s", rec.Code, rec.Body)
 	}
 	placed := decode[gt.BetPlaced](t, rec)
-	c.until("bet", func(ev map[string]any) bool { return ev["bet"].(map[string]any)["bet_id"] == placed.BetId })
-	c.until("balance", func(ev map[string]any) bool { return ev["balance"] == float64(999_000) })
-	c.until("bets", func(ev map[string]any) bool {
-		items, _ := ev["items"].([]any)
-		return len(items) > 0 && items[0].(map[string]any)["name"] == "Demo"
+	// The own bet, the balance and the public batch, in whatever order the
+	// table's flush interleaves them.
+	c.untilAll(map[string]func(map[string]any) bool{
+		"bet":     func(ev map[string]any) bool { return ev["bet"].(map[string]any)["bet_id"] == placed.BetId },
+		"balance": func(ev map[string]any) bool { return ev["balance"] == float64(999_000) },
+		"bets": func(ev map[string]any) bool {
+			items, _ := ev["items"].([]any)
+			return len(items) > 0 && items[0].(map[string]any)["name"] == "Demo"
+		},
 	})
 	c.until("round.flying", nil)
 	c.until("round.crashed", func(ev map[string]any) bool { return ev["hash"] != "" })
