@@ -47,10 +47,10 @@ images: ## build the container images the suites need, locally (no registry): Po
 	integration/images.sh
 
 unit: ## unit tests with the race detector (fuzz seed corpora included)
-	$(GO) test -race -count=1 $(PKGS)
+	$(GO) test -race -count=1 -timeout 6m $(PKGS)
 
 integration: images ## the testcontainers suites
-	$(GO) test -race -count=1 -tags integration ./integration/...
+	$(GO) test -race -count=1 -timeout 15m -tags integration ./integration/...
 
 test: lint images unit integration ## the tests' one command: lint, unit tests with -race, integration suites
 
