@@ -300,7 +300,7 @@ func (t *Table) Cashout(ctx context.Context, p Player, betID string, receivedAt 
 		case b.state != StatusAccepted:
 			rerr = ErrCashoutNotAllowed
 		default:
-			done = t.cashout(b, Multiplier(receivedAt.Sub(r.started)), receivedAt, nil)
+			done = t.cashout(b, Multiplier(receivedAt.Sub(r.started)), receivedAt)
 			out = CashoutResult{BetID: b.rec.ID, Multiplier: b.rec.Multiplier, Payout: *b.rec.Payout}
 		}
 	})
@@ -322,7 +322,7 @@ func (t *Table) Cashout(ctx context.Context, p Player, betID string, receivedAt 
 // cashout settles b at multiplier m, in the loop: the state changes at once,
 // the bet's update and its /win movement commit together, and a goroutine
 // delivers the outcome once committed. It returns the commit's outcome.
-func (t *Table) cashout(b *liveBet, m int64, at time.Time, _ any) <-chan error {
+func (t *Table) cashout(b *liveBet, m int64, at time.Time) <-chan error {
 	op, _ := t.cfg.Operators(b.rec.Operator)
 	var maxWin int64
 	if op != nil {

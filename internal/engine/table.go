@@ -530,7 +530,7 @@ func (t *Table) fireAutos(now time.Time) {
 	}
 	sort.Slice(due, func(i, j int) bool { return due[i].rec.AutoCashout < due[j].rec.AutoCashout })
 	for _, b := range due {
-		t.cashout(b, b.rec.AutoCashout, now, nil)
+		t.cashout(b, b.rec.AutoCashout, now)
 	}
 }
 
