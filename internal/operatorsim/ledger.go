@@ -382,6 +382,29 @@ func grantOfRound(freebetID, grantID string, quantity int) bool {
 	return err == nil && i >= 1 && i <= quantity && strconv.Itoa(i) == n
 }
 
+// openMovement starts every movement route the same way, inside its
+// transaction: a transaction_id this player already used replays its stored
+// answer or is refused as divergent (ENV-12, BET-8, BET-9), and an unknown
+// player is refused. done is the answer when the route must stop there;
+// otherwise p is the player.
+func openMovement(ctx context.Context, tx bun.Tx, playerID, txID string, hash []byte) (p *playerRow, done *outcome, err error) {
+	prev, err := movementByTx(ctx, tx, playerID, txID)
+	if err != nil {
+		return nil, nil, err
+	}
+	if prev != nil {
+		return nil, replayOrDivergent(prev, hash), nil
+	}
+	p, err = getPlayer(ctx, tx, playerID)
+	if err != nil {
+		return nil, nil, err
+	}
+	if p == nil {
+		return nil, &outcome{refused: refuse(codePlayerNotFound, "unknown player")}, nil
+	}
+	return p, nil, nil
+}
+
 // Bet debits a stake. In one transaction: a transaction_id already used by
 // this player replays or is refused as divergent; then the player, the token,
 // the block, the currency and the funds are checked; a freebet bet (freebet_id
@@ -393,21 +416,10 @@ func (l *ledger) Bet(ctx context.Context, req *wallet.BetRequest) (*outcome, err
 	}
 	var out *outcome
 	err = l.inTx(ctx, func(tx bun.Tx) error {
-		prev, err := movementByTx(ctx, tx, req.PlayerId, req.TransactionId)
-		if err != nil {
+		p, done, err := openMovement(ctx, tx, req.PlayerId, req.TransactionId, hash)
+		if err != nil || done != nil {
+			out = done
 			return err
-		}
-		if prev != nil {
-			out = replayOrDivergent(prev, hash)
-			return nil
-		}
-		p, err := getPlayer(ctx, tx, req.PlayerId)
-		if err != nil {
-			return err
-		}
-		if p == nil {
-			out = &outcome{refused: refuse(codePlayerNotFound, "unknown player")}
-			return nil
 		}
 		// A rollback that arrived before its bet (the bet's first attempt
 		// was slow, the game gave up and rolled it back) left a record; the
@@ -473,21 +485,10 @@ func (l *ledger) Win(ctx context.Context, req *wallet.WinRequest) (*outcome, err
 	}
 	var out *outcome
 	err = l.inTx(ctx, func(tx bun.Tx) error {
-		prev, err := movementByTx(ctx, tx, req.PlayerId, req.TransactionId)
-		if err != nil {
+		p, done, err := openMovement(ctx, tx, req.PlayerId, req.TransactionId, hash)
+		if err != nil || done != nil {
+			out = done
 			return err
-		}
-		if prev != nil {
-			out = replayOrDivergent(prev, hash)
-			return nil
-		}
-		p, err := getPlayer(ctx, tx, req.PlayerId)
-		if err != nil {
-			return err
-		}
-		if p == nil {
-			out = &outcome{refused: refuse(codePlayerNotFound, "unknown player")}
-			return nil
 		}
 		if req.Currency != p.Currency {
 			out = &outcome{refused: refuse(codeCurrencyMismatch, "account currency is %s", p.Currency)}
@@ -581,21 +582,10 @@ func (l *ledger) Rollback(ctx context.Context, req *wallet.RollbackRequest) (*ou
 	}
 	var out *outcome
 	err = l.inTx(ctx, func(tx bun.Tx) error {
-		prev, err := movementByTx(ctx, tx, req.PlayerId, req.TransactionId)
-		if err != nil {
+		p, done, err := openMovement(ctx, tx, req.PlayerId, req.TransactionId, hash)
+		if err != nil || done != nil {
+			out = done
 			return err
-		}
-		if prev != nil {
-			out = replayOrDivergent(prev, hash)
-			return nil
-		}
-		p, err := getPlayer(ctx, tx, req.PlayerId)
-		if err != nil {
-			return err
-		}
-		if p == nil {
-			out = &outcome{refused: refuse(codePlayerNotFound, "unknown player")}
-			return nil
 		}
 		if req.Currency != p.Currency {
 			out = &outcome{refused: refuse(codeCurrencyMismatch, "account currency is %s", p.Currency)}
