@@ -107,11 +107,12 @@ func (t *Table) PlaceBet(ctx context.Context, p Player, req BetRequest) (BetResu
 			rerr = ErrBettingClosed
 			return
 		}
-		if r.count[string(p.Session)] >= MaxBetsPerRound {
+		// Five bets per player, whichever of their sessions placed them (LIM-5).
+		if r.count[p.key()] >= MaxBetsPerRound {
 			rerr = ErrTooManyBets
 			return
 		}
-		r.count[string(p.Session)]++
+		r.count[p.key()]++
 		rec := BetRecord{
 			ID: "b_" + randomID(15), RoundID: r.rec.ID, GameID: t.game.ID, SessionHash: p.Session,
 			Operator: p.Operator, PlayerID: p.PlayerID, Token: p.Token, PlayerName: p.Name, Currency: p.Currency,
@@ -186,7 +187,7 @@ func (t *Table) release(b *liveBet) {
 	_ = t.do(context.Background(), func() {
 		if r := t.cur; r != nil && r.rec.ID == b.rec.RoundID {
 			delete(r.bets, b.rec.ID)
-			r.count[string(b.player.Session)]--
+			r.count[b.player.key()]--
 		}
 	})
 }
@@ -222,7 +223,7 @@ func (t *Table) settleDebit(b *liveBet, rec BetRecord, res wallet.Result) (BetRe
 		case res.Outcome == wallet.Refused:
 			b.state = StatusRefused
 			if r != nil && r.rec.ID == b.rec.RoundID {
-				r.count[string(b.player.Session)]--
+				r.count[b.player.key()]--
 				delete(r.bets, b.rec.ID)
 			}
 			code := res.ErrorCode
@@ -378,14 +379,33 @@ func (t *Table) cashout(b *liveBet, m int64, at time.Time) <-chan error {
 	return out
 }
 
+// CancelResult is the answer to a cancel: the bet and the balance the answer
+// carries (the settle function of the first cancel decides it).
+type CancelResult struct {
+	Bet     BetView
+	Balance int64
+}
+
+// cancellation is the outcome of a bet's first cancel, shared by every repeat:
+// done is closed once res and err are final.
+type cancellation struct {
+	done chan struct{}
+	res  CancelResult
+	err  error
+}
+
 // Cancel withdraws an accepted bet during the betting phase and rolls its debit
-// back (RB-2).
-func (t *Table) Cancel(ctx context.Context, p Player, betID string) (BetView, error) {
+// back (RB-2). Once the rollback committed, settle (may be nil) gives the
+// balance the answer carries. Cancelling again, at once or later in the round,
+// waits for the first cancel and answers exactly what it answered: the bet
+// stays in the round as cancelled until the round ends.
+func (t *Table) Cancel(ctx context.Context, p Player, betID string, settle func(BetView) int64) (CancelResult, error) {
 	var (
-		done <-chan error
-		b    *liveBet
-		view *BetView
-		rerr error
+		done  <-chan error
+		b     *liveBet
+		c     *cancellation
+		first bool
+		rerr  error
 	)
 	err := t.do(ctx, func() {
 		r := t.cur
@@ -393,29 +413,44 @@ func (t *Table) Cancel(ctx context.Context, p Player, betID string) (BetView, er
 			rerr = ErrUnknownBet
 			return
 		}
-		switch {
-		case r.phase != PhaseBetting || b.state != StatusAccepted:
-			rerr = ErrCancelNotAllowed
-		default:
-			b.state, b.rec.Status = StatusCancelled, StatusCancelled
-			view = b.view()
-			delete(r.bets, b.rec.ID)
-			r.count[string(p.Session)]--
-			done = t.commit.submit(func(ctx context.Context, tx bun.Tx) error {
-				return t.rollbackBet(ctx, tx, b, StatusAccepted, StatusCancelled, "cancelled by the player")
-			})
+		if c = b.cancel; c != nil {
+			return // a repeat
 		}
+		if r.phase != PhaseBetting || b.state != StatusAccepted {
+			rerr = ErrCancelNotAllowed
+			return
+		}
+		c, first = &cancellation{done: make(chan struct{})}, true
+		b.cancel = c
+		b.state, b.rec.Status = StatusCancelled, StatusCancelled
+		c.res.Bet = *b.view()
+		r.count[p.key()]--
+		done = t.commit.submit(func(ctx context.Context, tx bun.Tx) error {
+			return t.rollbackBet(ctx, tx, b, StatusAccepted, StatusCancelled, "cancelled by the player")
+		})
 	})
 	if err == nil {
 		err = rerr
 	}
 	if err != nil {
-		return BetView{}, err
+		return CancelResult{}, err
 	}
-	if cerr := <-done; cerr != nil {
-		return BetView{}, fmt.Errorf("engine: commit cancel: %w", cerr)
+	if first {
+		if cerr := <-done; cerr != nil {
+			c.err = fmt.Errorf("engine: commit cancel: %w", cerr)
+		} else {
+			t.notifyQueue()
+			t.refundDemo(b)
+			if settle != nil {
+				c.res.Balance = settle(c.res.Bet)
+			}
+		}
+		close(c.done)
 	}
-	t.notifyQueue()
-	t.refundDemo(b)
-	return *view, nil
+	select {
+	case <-c.done:
+		return c.res, c.err
+	case <-ctx.Done():
+		return CancelResult{}, ctx.Err()
+	}
 }

@@ -125,6 +125,45 @@ func TestBetAdmission(t *testing.T) {
 	}
 }
 
+// Rule LIM-5 AMB-25 BET-3: the five bets are the player's, not the session's:
+// two sessions of one player (two tabs, a replayed launch) share them; a
+// cancel gives a place back; another player and a demo session count apart.
+func TestFiveBetsPerPlayerAcrossSessions(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, "")
+	h.run()
+	ctx := context.Background()
+	tab1 := alice
+	tab2 := alice
+	tab2.Session, tab2.Token = []byte("session-alice-second-tab-0000000"), "tok-alice-second-tab-01"
+	var placed []engine.BetResult
+	for i := range 5 {
+		p := tab1
+		if i%2 == 1 {
+			p = tab2
+		}
+		placed = append(placed, mustBet(t, h, p, engine.BetRequest{Amount: 100}))
+	}
+	for name, p := range map[string]engine.Player{"first session": tab1, "second session": tab2} {
+		if _, err := h.table.PlaceBet(ctx, p, engine.BetRequest{Amount: 100}); !errors.Is(err, engine.ErrTooManyBets) {
+			t.Fatalf("sixth bet from the %s: %v, want too many bets", name, err)
+		}
+	}
+	// The same player id at another operator is another player.
+	mustBet(t, h, playerOf("zero", "alice"), engine.BetRequest{Amount: 100})
+	// A cancel in the second session gives the player a place back.
+	if _, err := h.table.Cancel(ctx, tab2, placed[1].Bet.BetID, nil); err != nil {
+		t.Fatal(err)
+	}
+	mustBet(t, h, tab1, engine.BetRequest{Amount: 100})
+	if _, err := h.table.PlaceBet(ctx, tab1, engine.BetRequest{Amount: 100}); !errors.Is(err, engine.ErrTooManyBets) {
+		t.Fatalf("sixth bet after the cancel and a new bet: %v", err)
+	}
+	if n := len(h.wallet.calls); n != 7 {
+		t.Fatalf("%d /bet calls, want 7 (a refused sixth never reaches the wallet)", n)
+	}
+}
+
 // Rule BET-10 BET-2 WERR-7 WERR-8: a final refusal refuses the bet with its code
 // and balance; the bet is stored refused, nothing is rolled back, and it does
 // not count against the five.

@@ -3,6 +3,8 @@ package engine_test
 import (
 	"context"
 	"errors"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -131,12 +133,12 @@ func TestCancel(t *testing.T) {
 	h := newHarness(t, "")
 	h.run()
 	b := mustBet(t, h, alice, engine.BetRequest{Amount: 250})
-	v, err := h.table.Cancel(context.Background(), alice, b.Bet.BetID)
-	if err != nil || v.Status != engine.StatusCancelled {
+	v, err := h.table.Cancel(context.Background(), alice, b.Bet.BetID, nil)
+	if err != nil || v.Bet.Status != engine.StatusCancelled {
 		t.Fatalf("cancel %+v %v", v, err)
 	}
-	if _, err := h.table.Cancel(context.Background(), alice, b.Bet.BetID); !errors.Is(err, engine.ErrUnknownBet) {
-		t.Fatalf("second cancel: %v", err)
+	if _, err := h.table.Cancel(context.Background(), playerOf("acme", "bob"), b.Bet.BetID, nil); !errors.Is(err, engine.ErrUnknownBet) {
+		t.Fatalf("cancel of another's bet: %v", err)
 	}
 	mv := h.movements()
 	if len(mv) != 1 || mv[0].Kind != wallet.KindRollback || mv[0].Amount != 250 || mv[0].BetID != b.Bet.BetID {
@@ -144,9 +146,52 @@ func TestCancel(t *testing.T) {
 	}
 	c := mustBet(t, h, alice, engine.BetRequest{Amount: 100})
 	h.fly()
-	if _, err := h.table.Cancel(context.Background(), alice, c.Bet.BetID); !errors.Is(err, engine.ErrCancelNotAllowed) {
+	if _, err := h.table.Cancel(context.Background(), alice, c.Bet.BetID, nil); !errors.Is(err, engine.ErrCancelNotAllowed) {
 		t.Fatalf("cancel while flying: %v", err)
 	}
+}
+
+// Rule RB-2 RB-1: cancels of one bet sent at once are one cancel: every one
+// answers the first one's result (the balance its settle gave, called once),
+// and one rollback leaves; a cancel later in the round answers the same.
+func TestCancelRepeatedConcurrently(t *testing.T) {
+	t.Parallel()
+	eachStore(t, func(t *testing.T, h *harness) {
+		h.run()
+		b := mustBet(t, h, alice, engine.BetRequest{Amount: 250})
+		var settles atomic.Int64
+		settle := func(v engine.BetView) int64 { return 100000 + v.Amount + 1000*settles.Add(1) }
+		const n = 10
+		results := make([]engine.CancelResult, n)
+		errs := make([]error, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				results[i], errs[i] = h.table.Cancel(context.Background(), alice, b.Bet.BetID, settle)
+			}()
+		}
+		wg.Wait()
+		for i := range n {
+			if errs[i] != nil || results[i] != results[0] {
+				t.Fatalf("cancel %d: %+v %v; the first: %+v", i, results[i], errs[i], results[0])
+			}
+		}
+		if settles.Load() != 1 || results[0].Balance != 101250 || results[0].Bet.Status != engine.StatusCancelled {
+			t.Fatalf("settle called %d times; result %+v", settles.Load(), results[0])
+		}
+		again, err := h.table.Cancel(context.Background(), alice, b.Bet.BetID, settle)
+		if err != nil || again != results[0] {
+			t.Fatalf("a later cancel: %+v %v", again, err)
+		}
+		if mv := h.movements(); len(mv) != 1 || mv[0].Kind != wallet.KindRollback || mv[0].Amount != 250 {
+			t.Fatalf("movements %+v, want one rollback of 250", mv)
+		}
+		if rec := h.bet(b.Bet.BetID); rec.Status != engine.StatusCancelled {
+			t.Fatalf("stored %+v", rec)
+		}
+	})
 }
 
 // Rule RB-4: closing with bets in play: a flying round that does not crash

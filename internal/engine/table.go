@@ -61,6 +61,16 @@ type Player struct {
 	Demo     bool
 }
 
+// key names the player the five-bet limit counts for: the operator's player
+// across every session they opened (two tabs, a replayed launch), or the
+// session itself for a demo, which has no player.
+func (p Player) key() string {
+	if p.Demo || p.PlayerID == "" {
+		return "s\x00" + string(p.Session)
+	}
+	return "p\x00" + p.Operator + "\x00" + p.PlayerID
+}
+
 // Config is what a table is built from.
 type Config struct {
 	Game      *config.Game
@@ -130,13 +140,14 @@ type round struct {
 	crashAt   time.Time
 	crashed   time.Time
 	bets      map[string]*liveBet
-	count     map[string]int // bets per session, pending included
+	count     map[string]int // bets per player (Player.key), pending included
 }
 
 type liveBet struct {
 	rec    BetRecord
 	player Player
 	state  string // pending, accepted, cashed_out, lost, cancelled, void, refused
+	cancel *cancellation // set by the first cancel; repeats share it
 }
 
 // New prepares a table: it loads or creates the game's hash chain. Call Run.

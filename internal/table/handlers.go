@@ -289,6 +289,11 @@ func (a *api) CashOut(ctx context.Context, req table.CashOutRequestObject) (tabl
 	res, err := t.Cashout(ctx, sess.Player(), req.BetId, at)
 	if errors.Is(err, engine.ErrUnknownBet) {
 		// Not in the current round: a bet of an earlier round is not live.
+		// Past the action budget, the database is not asked why.
+		if wait, over := overBudget(ctx); over {
+			return errorResponse{status: http.StatusTooManyRequests, retryAfter: retryAfter(wait),
+				body: a.s.errorBody(ctx, table.ErrorCodeRateLimited, nil)}, nil
+		}
 		rec, ferr := a.s.findBet(ctx, sess.Hash, req.BetId)
 		switch {
 		case ferr != nil:
@@ -318,14 +323,26 @@ func (a *api) CashOut(ctx context.Context, req table.CashOutRequestObject) (tabl
 	return table.CashOut200JSONResponse{BetId: res.BetID, Multiplier: res.Multiplier, Payout: res.Payout, Balance: max(balance, 0)}, nil
 }
 
-// CancelBet withdraws a bet while its round is betting.
+// CancelBet withdraws a bet while its round is betting. Cancels of one bet
+// are one cancel: while its round lasts, every repeat answers the first one's
+// body (the engine shares it); after the round, a cancelled bet answers 200
+// with the session's balance then.
 func (a *api) CancelBet(ctx context.Context, req table.CancelBetRequestObject) (table.CancelBetResponseObject, error) {
 	sess, t, fail := a.session(ctx)
 	if fail != nil {
 		return *fail, nil
 	}
 	mark := a.s.sessions.Balance(sess.Hash)
-	v, err := t.Cancel(ctx, sess.Player(), req.BetId)
+	res, err := t.Cancel(ctx, sess.Player(), req.BetId, func(v engine.BetView) int64 {
+		switch {
+		case sess.Demo:
+			return a.s.sessions.Balance(sess.Hash).Balance // the bank refunded it
+		case v.FreebetID != nil:
+			return a.s.sessions.Expect(sess.Hash, mark, 0) // a free round debited nothing
+		default:
+			return a.s.sessions.Expect(sess.Hash, mark, v.Amount)
+		}
+	})
 	if errors.Is(err, engine.ErrUnknownBet) || errors.Is(err, engine.ErrCancelNotAllowed) {
 		rec, ferr := a.s.findBet(ctx, sess.Hash, req.BetId)
 		switch {
@@ -334,7 +351,7 @@ func (a *api) CancelBet(ctx context.Context, req table.CancelBetRequestObject) (
 		case rec == nil:
 			return a.fail(ctx, http.StatusNotFound, table.ErrorCodeUnknownBet), nil
 		case rec.Status == engine.StatusCancelled:
-			// Cancelling again answers 200 again.
+			// Cancelled in an earlier round: cancelling again answers 200 again.
 			return table.CancelBet200JSONResponse{BetId: rec.ID, Status: table.BetStatus(engine.StatusCancelled),
 				Balance: max(a.s.sessions.Balance(sess.Hash).Balance, 0)}, nil
 		}
@@ -347,16 +364,7 @@ func (a *api) CancelBet(ctx context.Context, req table.CancelBetRequestObject) (
 	if err != nil {
 		return a.refusal(ctx, err), nil
 	}
-	var balance int64
-	switch {
-	case sess.Demo:
-		balance = a.s.sessions.Balance(sess.Hash).Balance // the bank refunded it
-	case v.FreebetID != nil:
-		balance = a.s.sessions.Expect(sess.Hash, mark, 0) // a free round debited nothing
-	default:
-		balance = a.s.sessions.Expect(sess.Hash, mark, v.Amount)
-	}
-	return table.CancelBet200JSONResponse{BetId: v.BetID, Status: table.BetStatus(v.Status), Balance: max(balance, 0)}, nil
+	return table.CancelBet200JSONResponse{BetId: res.Bet.BetID, Status: table.BetStatus(res.Bet.Status), Balance: max(res.Balance, 0)}, nil
 }
 
 // findBet reads one bet of the session; nil when it has none with that id.

@@ -2,6 +2,7 @@ package table_test
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -77,9 +78,12 @@ type env struct {
 }
 
 type envOptions struct {
-	rate  float64
+	rate  float64 // reads and money actions, unless action* is set
 	burst int
-	hello time.Duration
+	// actionRate and actionBurst, when set, limit money actions apart.
+	actionRate  float64
+	actionBurst int
+	hello       time.Duration
 }
 
 func newEnv(t *testing.T, o envOptions) *env {
@@ -130,7 +134,8 @@ func newEnv(t *testing.T, o envOptions) *env {
 	}
 	t.Cleanup(func() { _ = ss.Close() })
 	srv, err := table.New(table.Config{
-		Config: cfg, Sessions: ss, DB: st.DB(), Rate: o.rate, Burst: o.burst, HelloTimeout: o.hello,
+		Config: cfg, Sessions: ss, DB: st.DB(), HelloTimeout: o.hello,
+		ReadRate: o.rate, ReadBurst: o.burst, ActionRate: cmp.Or(o.actionRate, o.rate), ActionBurst: cmp.Or(o.actionBurst, o.burst),
 		Tables: func(id string) (*engine.Table, bool) { return tbl, id == "crash" },
 	})
 	if err != nil {

@@ -40,8 +40,10 @@ import (
 
 // Defaults of Config.
 const (
-	DefaultRate         = 10 // actions per second per session
-	DefaultBurst        = 20 // actions at once per session
+	DefaultReadRate     = 10 // reads (GET routes) per second per session
+	DefaultReadBurst    = 20 // reads at once per session
+	DefaultActionRate   = 10 // money actions (bet, cancel, cashout) per second per session
+	DefaultActionBurst  = 20 // money actions at once per session
 	DefaultAddressRate  = 5  // session creations and stream openings per second per client address
 	DefaultAddressBurst = 20 // at once per client address
 	DefaultStreamBuffer = 64 // events a stream may lag behind before it is dropped (about 6 s of bets batches)
@@ -62,9 +64,15 @@ type Config struct {
 	// ExtraOrigins lists origins ("https://host[:port]") allowed to open the
 	// stream besides base_url's, e.g. a development address.
 	ExtraOrigins []string
-	// Rate and Burst limit the actions of one session (defaults 10/s, 20).
-	Rate  float64
-	Burst int
+	// ReadRate and ReadBurst limit the reads of one session: its GET routes
+	// (defaults 10/s, 20).
+	ReadRate  float64
+	ReadBurst int
+	// ActionRate and ActionBurst limit the money actions of one session: bets,
+	// cancels and cashouts, apart from its reads (defaults 10/s, 20). A
+	// cashout that pays is never refused by it.
+	ActionRate  float64
+	ActionBurst int
 	// AddressRate and AddressBurst limit session creations and stream openings
 	// per client address (defaults 5/s, 20).
 	AddressRate  float64
@@ -87,7 +95,8 @@ type Server struct {
 	origins  map[string]bool
 	msgs     messages
 
-	perSession *limiters
+	reads      *limiters // per session
+	actions    *limiters // per session
 	perAddress *limiters
 
 	streamMu sync.Mutex
@@ -114,11 +123,17 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	if cfg.Rate <= 0 {
-		cfg.Rate = DefaultRate
+	if cfg.ReadRate <= 0 {
+		cfg.ReadRate = DefaultReadRate
 	}
-	if cfg.Burst <= 0 {
-		cfg.Burst = DefaultBurst
+	if cfg.ReadBurst <= 0 {
+		cfg.ReadBurst = DefaultReadBurst
+	}
+	if cfg.ActionRate <= 0 {
+		cfg.ActionRate = DefaultActionRate
+	}
+	if cfg.ActionBurst <= 0 {
+		cfg.ActionBurst = DefaultActionBurst
 	}
 	if cfg.AddressRate <= 0 {
 		cfg.AddressRate = DefaultAddressRate
@@ -140,7 +155,8 @@ func New(cfg Config) (*Server, error) {
 		cfg: cfg, inst: cfg.Config, sessions: cfg.Sessions, tables: cfg.Tables, db: cfg.DB,
 		log: cfg.Logger, now: cfg.Now, msgs: msgs,
 		origins:    map[string]bool{},
-		perSession: newLimiters(rate.Limit(cfg.Rate), cfg.Burst),
+		reads:      newLimiters(rate.Limit(cfg.ReadRate), cfg.ReadBurst),
+		actions:    newLimiters(rate.Limit(cfg.ActionRate), cfg.ActionBurst),
 		perAddress: newLimiters(rate.Limit(cfg.AddressRate), cfg.AddressBurst),
 		streams:    map[string]*stream{},
 	}
@@ -166,18 +182,20 @@ func (s *Server) Routes() map[string]http.Handler {
 	si := &withStream{ServerInterface: strict, s: s}
 	w := &table.ServerInterfaceWrapper{Handler: si, ErrorHandlerFunc: s.requestError}
 	open := func(h http.HandlerFunc) http.Handler { return s.received(s.byAddress(s.limitBody(h))) }
-	authed := func(h http.HandlerFunc) http.Handler { return s.received(s.authenticate(s.limitBody(h))) }
+	authed := func(b budget, h http.HandlerFunc) http.Handler {
+		return s.received(s.authenticate(b, s.limitBody(h)))
+	}
 	routes := map[string]http.Handler{
 		"POST /api/v1/sessions":              open(w.CreateSession),
-		"GET /api/v1/session":                authed(w.GetSession),
-		"GET /api/v1/round":                  authed(w.GetCurrentRound),
-		"GET /api/v1/bets":                   authed(w.ListBets),
-		"POST /api/v1/bets":                  authed(w.PlaceBet),
-		"POST /api/v1/bets/{bet_id}/cashout": authed(w.CashOut),
-		"DELETE /api/v1/bets/{bet_id}":       authed(w.CancelBet),
-		"GET /api/v1/rounds":                 authed(w.ListRounds),
-		"GET /api/v1/rounds/{round_id}":      authed(w.GetRound),
-		"GET /api/v1/fairness":               authed(w.GetFairness),
+		"GET /api/v1/session":                authed(readBudget, w.GetSession),
+		"GET /api/v1/round":                  authed(readBudget, w.GetCurrentRound),
+		"GET /api/v1/bets":                   authed(readBudget, w.ListBets),
+		"POST /api/v1/bets":                  authed(actionBudget, w.PlaceBet),
+		"POST /api/v1/bets/{bet_id}/cashout": authed(cashoutBudget, w.CashOut),
+		"DELETE /api/v1/bets/{bet_id}":       authed(actionBudget, w.CancelBet),
+		"GET /api/v1/rounds":                 authed(readBudget, w.ListRounds),
+		"GET /api/v1/rounds/{round_id}":      authed(readBudget, w.GetRound),
+		"GET /api/v1/fairness":               authed(readBudget, w.GetFairness),
 		"GET /api/v1/stream":                 s.byAddress(http.HandlerFunc(w.OpenStream)),
 	}
 	for p, h := range s.pageRoutes() {
@@ -206,10 +224,33 @@ func (w *withStream) OpenStream(rw http.ResponseWriter, r *http.Request) { w.s.o
 
 // Context values.
 type (
-	receivedKey struct{}
-	sessionKey  struct{}
-	languageKey struct{}
+	receivedKey   struct{}
+	sessionKey    struct{}
+	languageKey   struct{}
+	overBudgetKey struct{}
 )
+
+// budget names the rate limit an authenticated route draws from.
+type budget int
+
+const (
+	// readBudget: the session's reads. Polling never delays a money action.
+	readBudget budget = iota
+	// actionBudget: the session's money actions (bets, cancels).
+	actionBudget
+	// cashoutBudget draws from the money actions too, but is never refused up
+	// front: a cashout of the player's own live bet always reaches the round
+	// (the five bets bound it already). Past the budget, the handler answers
+	// 429 only where it would do more work than the round's own answer.
+	cashoutBudget
+)
+
+// overBudget reports how long until the session's action budget has room,
+// when a cashout came past it.
+func overBudget(ctx context.Context) (time.Duration, bool) {
+	d, ok := ctx.Value(overBudgetKey{}).(time.Duration)
+	return d, ok
+}
 
 // received stamps the moment the request reached the table, first thing: a
 // cashout is priced at it.
@@ -245,8 +286,8 @@ func (s *Server) language(ctx context.Context) string {
 }
 
 // authenticate resolves the Bearer session (never from a URL), then applies the
-// session's rate limit.
-func (s *Server) authenticate(next http.Handler) http.Handler {
+// session's rate limit of budget b.
+func (s *Server) authenticate(b budget, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id, ok := bearer(r.Header.Get("Authorization"))
 		var sess sessions.Session
@@ -265,9 +306,16 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 		}
 		sess.ID = id // Get does not return the id: it is not stored
 		ctx := context.WithValue(r.Context(), sessionKey{}, sess)
-		if wait, ok := s.perSession.allow(string(sess.Hash), s.now()); !ok {
-			s.writeRateLimited(w, ctx, wait)
-			return
+		lim := s.reads
+		if b != readBudget {
+			lim = s.actions
+		}
+		if wait, ok := lim.allow(string(sess.Hash), s.now()); !ok {
+			if b != cashoutBudget {
+				s.writeRateLimited(w, ctx, wait)
+				return
+			}
+			ctx = context.WithValue(ctx, overBudgetKey{}, wait)
 		}
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
@@ -320,12 +368,14 @@ func (s *Server) writeError(w http.ResponseWriter, ctx context.Context, status i
 }
 
 func (s *Server) writeRateLimited(w http.ResponseWriter, ctx context.Context, wait time.Duration) {
-	secs := int(math.Ceil(wait.Seconds()))
-	if secs < 1 {
-		secs = 1
-	}
-	w.Header().Set("Retry-After", strconv.Itoa(secs))
+	w.Header().Set("Retry-After", strconv.Itoa(retryAfter(wait)))
 	s.writeError(w, ctx, http.StatusTooManyRequests, table.ErrorCodeRateLimited, nil)
+}
+
+// retryAfter is the Retry-After of a 429: whole seconds until the budget has
+// room again, at least 1.
+func retryAfter(wait time.Duration) int {
+	return max(int(math.Ceil(wait.Seconds())), 1)
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
