@@ -146,7 +146,7 @@ type round struct {
 type liveBet struct {
 	rec    BetRecord
 	player Player
-	state  string // pending, accepted, cashed_out, lost, cancelled, void, refused
+	state  string        // pending, accepted, cashed_out, lost, cancelled, void, refused
 	cancel *cancellation // set by the first cancel; repeats share it
 }
 
