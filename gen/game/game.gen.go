@@ -363,7 +363,7 @@ type GameError struct {
 	// | MISSING_GAME_ID | 400 | game_id absent (/v1/launch) |
 	// | MISSING_TOKEN | 400 | token absent outside demo |
 	// | MISSING_PLAYER_ID | 400 | player_id absent outside demo |
-	// | INVALID_TOKEN | 400 | token shorter than 16 characters or equal to player_id |
+	// | INVALID_TOKEN | 400 | token with fewer than 16 characters that are not whitespace, or equal to player_id |
 	// | DEMO_NOT_AVAILABLE | 400 | demo not available |
 	// | GAME_NOT_FOUND | 404 | game_id is not this installation's game |
 	// | INVALID_SIGNATURE | 401 | signature absent, of another secret, body altered, or outside the 5 minute window |
@@ -399,7 +399,7 @@ type GameErrorStatus string
 // | MISSING_GAME_ID | 400 | game_id absent (/v1/launch) |
 // | MISSING_TOKEN | 400 | token absent outside demo |
 // | MISSING_PLAYER_ID | 400 | player_id absent outside demo |
-// | INVALID_TOKEN | 400 | token shorter than 16 characters or equal to player_id |
+// | INVALID_TOKEN | 400 | token with fewer than 16 characters that are not whitespace, or equal to player_id |
 // | DEMO_NOT_AVAILABLE | 400 | demo not available |
 // | GAME_NOT_FOUND | 404 | game_id is not this installation's game |
 // | INVALID_SIGNATURE | 401 | signature absent, of another secret, body altered, or outside the 5 minute window |
@@ -497,8 +497,8 @@ type Language = string
 type LaunchBadRequestError struct {
 	// ErrorCode `MISSING_GAME_ID`: game_id absent. `MISSING_TOKEN`: token absent
 	// outside demo. `MISSING_PLAYER_ID`: player_id absent outside demo.
-	// `INVALID_TOKEN`: token shorter than 16 characters or equal to
-	// player_id. `DEMO_NOT_AVAILABLE`: demo not available.
+	// `INVALID_TOKEN`: token with fewer than 16 characters that are not
+	// whitespace, or equal to player_id. `DEMO_NOT_AVAILABLE`: demo not available.
 	// `INTERNAL_ERROR`: body unreadable or not JSON.
 	ErrorCode LaunchBadRequestErrorErrorCode `json:"error_code"`
 
@@ -514,8 +514,8 @@ type LaunchBadRequestError struct {
 
 // LaunchBadRequestErrorErrorCode `MISSING_GAME_ID`: game_id absent. `MISSING_TOKEN`: token absent
 // outside demo. `MISSING_PLAYER_ID`: player_id absent outside demo.
-// `INVALID_TOKEN`: token shorter than 16 characters or equal to
-// player_id. `DEMO_NOT_AVAILABLE`: demo not available.
+// `INVALID_TOKEN`: token with fewer than 16 characters that are not
+// whitespace, or equal to player_id. `DEMO_NOT_AVAILABLE`: demo not available.
 // `INTERNAL_ERROR`: body unreadable or not JSON.
 type LaunchBadRequestErrorErrorCode string
 
@@ -622,11 +622,12 @@ type LaunchRequest struct {
 
 	// Token The operator's session token, required unless demo. It is sent in
 	// the body of every wallet call of the session and never appears in
-	// a URL. It must be random, at least 16 characters long, and
-	// different from `player_id`. Absent outside demo: 400
-	// `MISSING_TOKEN`; shorter than 16 characters or equal to
-	// `player_id`: 400 `INVALID_TOKEN` (a token of exactly 16 characters
-	// is accepted).
+	// a URL. It must be random, hold at least 16 characters that are not
+	// whitespace, and differ from `player_id`. Absent outside demo: 400
+	// `MISSING_TOKEN`; fewer than 16 characters that are not whitespace
+	// (sixteen spaces are not a token) or equal to `player_id`: 400
+	// `INVALID_TOKEN` (a token of exactly 16 such characters is
+	// accepted).
 	//
 	//
 	// Example: 7d1f0c9a4e3b4b6f9a2c5e8d1b7f3a60
@@ -1169,101 +1170,101 @@ var swaggerSpec = []string{
 	"sydn3RbXzteaPSuWdKWdnqX4BgGG4zc3sW/uM6+u4Tic8S572pzmNTmeXzO1cosM2uheZH1yOaMK3B+s",
 	"IrhuAVoignVYXdPwLJhdLqYjkr44e/X84uzk9O3zi4vzC4gWX5z9eHL64su3ly++Pjt59friOZiQRLwj",
 	"dV/IO/LNq1ffk3dgs3KO9uod3LK7u0sa/4cfX764vHxx9vVbXF4vviTvyMFgQN5VGNPFiDs10Ow1H3x1",
-	"/t3zs+oxI69YFVjK0mieMwv9Gw99f3ryy/OL8H1Wx4M3rj/s+971Rj2TytgQVZDhEclmVNHMMKXBqLG/",
-	"l7SA1VS/BVv88vnLc7QpJz+evDg9eXb6vGoWXyukqQMV+0jTDOHtB8FwoUcAVMZ1w398ZlF7syPVJGIz",
-	"Q/KOaD4V1JSKuVGIQamokIiHNMsUoES06LQwTEGMLVU1VKBBh2TOBVjYJRe5XPoXhnpU9REbKoViNMcO",
-	"SoXCf3t5frbhuUN8TjMFdmpCeQGivrN22y3ClkJFcdTQlOB7pQRRHDXmNoqj9ZmJ4nUXsDaQ+FsoMyzs",
-	"2gCtNdDpUvUzml9YE7jBu8LwueDLxjh3+K2WPOt+y1tbnA2nP4ibcCIe7LiakrZNyOiuSe+TtDV76cji",
-	"mjq8zaQwsLKcE+PaOvQG14O3QpDSQFA7Jy+f7e71+g1tWRudtvq86Zikh7nbLdzqn+E6+/+yPk47ZV8X",
-	"oyI7fb/6xHq9CWdFToyi16xAQ+fNDxgwUBaZr1qLYo3Y8+gnGkU0m7NdiE7jyPA504bOF9Fo+Pjpoafn",
-	"Buuk2sekwc7xAy365CdwxdzEFqxW9C1hwqiVY8W0VfwqzKAiTzDocfTujgu2Y+I4DPthyUWvESU3WjlO",
-	"BMAAWRpAUzW5hqEIrFAbR7DcBfT18HVh/4wWSC34u2JCdRXDsNzrZ7hAm1gtnJK21gZz1H73S14UXDNA",
-	"HppoLjKrFmwhs9kxmZdg5xjiHS4qX9WmlbJCZlcNcRqq0BE9tiPG1mqoxiqU/Y7loBdSaNY9sgFor8n9",
-	"TlVHRf0Ntf2Npfo06mgH672Zun4Y8/xm07KqfIi8ijYtJfetQ5nWAua1EAZDwxXqKi002tdEBM9xQZYz",
-	"ns2I41o1mdMVqIJjT0eE2o9wJ/WMRCKWM6kD2tm5R+eSMAa3xn3MMjlnmpQaOeVmJPmbszivL9GfcMPm",
-	"+r4YrzYWlZpQpejKs7Z6U0CAMG/jMEXbvr6xzdQhw93Lv+IxGntQGKiLqSZGbr/Y73NR8ioFLETJ3mAQ",
-	"Oip59QAvFWigH96u5XlKxbTs9Pn+irck1rfvTmgGVhBgQJ98hwHzNS1KpkckXeD2GxP4f6RiTsSKWKiN",
-	"N8WW4qrCGXR6MZnQoiBjml15HNHE+YnI2YSWhSGFl2nHqr5TXsEyQC6KFyt8fa9PziDOEASGjlmGaZSI",
-	"YGcNxcFdE8+5gmQgiEZJYmI33uxaUGxSatam3aJF5/SeYkz3EMRro8C7IG8b8LcRrw3ZADo6XWgEex+K",
-	"eNcgbCuWDVAuCpiOGlFrIkJhgpurcCUd3R2t9hORNuKZ6g3bRamJqJrvk3Q9EkpHHdGpfekDsP6fFbSt",
-	"x2N/4flPh+ftcj6T5itZinzjYj7YfjH/ybxrU9IWrUKD3IoWwRKOaUvkv1TuT1C5jTGkvVwHkKnHJuB3",
-	"KzTu0l/cfKcIJL0wx4lI0X66myrr2LyNlKJgWpMUjGMKKmNUyZAeBUhkkRX8nLOCj0EGVqyIkLihlVVm",
-	"2cyoGXmqw9KntEiEe8scYzcQA+6wVl2VBbNhWjZj2VXNlVieLLbIFxy6XoKpx42givL1hArEE7hLsrPm",
-	"weJEtFxW3OWWAnrY3tUjirqdVEAxiZgywRTPLL1kWRmc3D55IciCKsOzsqAWNYbuibjdOSIn9VzASMqs",
-	"hBHBXB9pCLtZKKZdlkI65+KUiamZpeuJP20yYHMAVFSYzyKY7vim0gm4zWK/4WCwt39wB6UQWyASjaLH",
-	"+XAyyJ7SA7Y/PhgfTZ7SveyQPcmH48eTfXo0iD4t+3ABwcuciRzioK4N2T75aVYBlDjYRQC4+WhMCwqB",
-	"ttUvkrOMgx5x4x5zWzYxoaR9LxeglhbzVkHWnF4xHey+I5wM5XIMRHfGz5d1ns+ICMZygKXcqiEuFyFV",
-	"iJ9ETubymuFO6lwKtuon4ieM7BDkeMvvcc4IuesuVNRSsgkt9IZcooXU3HTnuVwaiXhUhP21uU8GIVQu",
-	"mZVIl2pCM9z6WrU3unwCzHK57Hsl9Xkwj9z7u2z5xnSgk82Oj+xoxmoqutcnJ6gmOFCB4fDG5NhHFSPc",
-	"ukibznJtR/repKEiiMm2WwlVFLe+EuqgDLAqhmXkgVFZIjrDMtKOyo7XoyXojRyPV/801cC3d+ZCbUiV",
-	"eVVhEMy7hDDc3kpyds2z7XJlHsYkbs8cBDb5HiLNdyHIdWt7dTQGO117g96tol1Y94q9psBrzmGD1N0J",
-	"RGc8uxK4EhURQZqvfeiYzKlG/88mUjEXlOsZoGMDgq6kaOUFfSupoOSSF9e0k2mdsS4xfuQaQ0W46kUw",
-	"a8mUUU7V1b8nf1u55nsUxztKvLtbafrkhZ0GhuSizUfxSTEMKbsgZbKdEgW2xtoJm4+trcskry9OsWE/",
-	"IoqKXM5jQg0pGNWmFd0XUkxju0+Q88mEKbRcSs5DNOstd0O922bcIrvjramEoH3nOpsYkexQ55dhOG5o",
-	"ZopVs71EBMRTr+0f7oVO94UZndx87Qrvijg20fQnRJdZxrSelAXpjHBDOjyO0NzfkbX6PzTPPzdXb39Z",
-	"7Ksfn1z9MN/79ebV0fJsmD07mH37WJ8O6PPD/Oun5Vd7/PzJ6mLf/JSUg8HeEfiazxfGfslK9TmA3TUs",
-	"+VEZVtebrnXz+uIUzFAhKe7/UEH4RDljpphNRwmsGTEyrpbDjC5YItI/xlRjhvCtHRTo2X5mc33wMws6",
-	"bi96fxtehqGwV6syBbyaxgReAE7WrlPq0o7XUc+iHBdcz5juk3RdCoxO3JpMhOZiWjACKBbhpluzcsGE",
-	"S8zhggwra3bsDDcS96JYJSJTDF0TLXxUDmO5U4eA0GyAad2OHReEG1gxKQxC6ttUTMvimuUBFEmzUuF1",
-	"Nl+YoN7DKm8ifDa+kHVM0FqIf5b6Bta7VDzamkUAtexazJcYJG9gqg4t7czqnRXMNvigfAtwMkrQwoa+",
-	"UZOpuTtH7UOorMtG0kx/cw7EfwxddUyotWCtnMF/SRbr0mdebeRMhw/XxPXspHVltKk+VeLXh2rZWgIZ",
-	"JqXbHN9WHplEWCN8KhmCojiB8LxyxHellh3bnV5P/0rUN5dOXedRg73lGiywe287/6c9Rh9D/atUyglg",
-	"IZyyjJaa/f9M1IIELCsVN6tLCMStLv1cKUwHcyuXTGVUMzJjNzRnGZ/Tgnzz8uSL3ctvTvYOj/xAIGwk",
-	"jTy28cowHSfiiq3C3NcQutu0WK+MrD8FR/nzbiXQiBzmB8ODwR4dZwfjPfr4aPz08fBp/nQ4HAwfZ4dP",
-	"9+jj7CAfsr3JYLyfHdGn7En+eHJED8cH2X6+x4Zp31K/INFnusE278x1b8twJhE2nvGpTy7rsQ47h51p",
-	"ueRMkmeMKqYa+IHdcG20YxG0syK6T87dyGjis4CoGxv7SCKwEhQr2+ZyF7+EgEhbXkQzgSihsid2uXGY",
-	"zxmjOVN1Tkkw1rW+0gX/jq2iW9AXLiZI8GVSGJoht8/mlBc+UrNb1fp/IkdkM1I88GhnrrgymfAxV9fX",
-	"AqlmKd2Y1AzkQslrnjNF2M1CargiG9o0aqY5JGKnXYTRqyh7VywX3GF/SbG6IeC0HVpLxJxmMy7YbrWL",
-	"CvjHq0gS5MjBKxxgi5BNh5uCHpPr4XEilrZyxFQSLRSmuPi8Shsfxl2Xllxo3M/429/I10wwRQu7+QC/",
-	"/bfTz8oqaVuKkvoCD0zrhaVw7EyicgFUlXnq9oX/m7yUguEvtK4YEuV8bG3f9rVDiSCufIh8SPVQu2s+",
-	"C6/eSrIbQ4313UlkgEDIZfRiMpZmtil1Ed5ZlWA6dcQaFbzzminsszP8C2pAoUCX+v1+6spkfJo/8c/v",
-	"YGNGBjl5mjGS2hv718P+is6LtOdeJKRgKMeJpShp0TYadcYH5vvvDQYj0KtSu7VzcHPzKCznIT5vasGU",
-	"z9p1uoEakP5h7xyRxLqSJIqDuoIYBy/0xLep7WpdA1GnNVbVDTiXOde/S+45DzcRjnap7vxMx4TdZGxh",
-	"1iof7PyuW1mUyWbXuHp5LuzEIvBgVNRYAGz8tLqO2chHIwKrGn5/1rODLZphJjUVbKpjUSpIEAmndSxK",
-	"QHflUoBU7nZrlu2Cc7YHYkduqrowrqug15YRuif9Sj8pzQycR4YSwY+hl0zDSJXQxr1ujVYKc0woPA0N",
-	"SsX/gfekxLqFMH2I5jFZzqjBr9AlJN7tXLu7Z7LItY3Ri/tgQkzuQwGJqDBpiCgQRLTRlq1+cHyeI+OX",
-	"XDGyAwvY6pZ9cCVL9Ic+HFpQ5RgAxXaZwFoZeNoaRkvZQhvIdqtEXDPFJyusxFnOuGF6QTP7/BVbEalg",
-	"HLIZFVNW2fK6fmOsGL3SvWr7uRODBDbKoZGCb4QjiQjp1dhLDCB7YnCiXIr90cgNChaAcE30aj5nRvHM",
-	"ivPaI/bKDnngHvzUBO1xleekyFJJMU1E1VWw6dQmF01K7HvVx7gRW4wILQq/8+iXZSJSQFAdS5toV1ZL",
-	"ybRkWjNFCkZhxcCC5GKKnWkvWG2oMjbBuQpC5jDTdp8HsQPes4azbBEopn3XWa3nuKo2YC6yI2TzLRWO",
-	"RUhkK8HYddrDbNcZvWaNItO2BCPb3+o6KK9OhJCkueK9trVrfaoNKLpYFCunDYPKxiXixPmm1EcCKQny",
-	"GlwdJ5a2ompZdDYGDQw76Q3TqSOnErEGpsCO48oAj2+JDxh3lw9hOkn8zVkeWJxrfbEl+fweYJVPsc5t",
-	"JqImN43cwG+OUPhPTWp6E2BbDJhJUhOTsSv5ga7WTKTt5/1U5KjeYq8oSeGyfwNastrBINzUrCSa8m5i",
-	"0lKcDZX326ieorSZMUwbCH39Y0uqA4MBGikFblQtINITMWG6F5Ce2MwakHRdt4zoDtz8edprU6OkgxlN",
-	"xP/93/+nkSRBUp/4kAb2RwSpEm6x7NeAANbKuS9nTQSeveFmkE6pNS9oi4i14I0tIz2TS0TPFhotkOQF",
-	"pWQ3C9ygci3hiq0QipVhryGDX2tsSrNVxQdbhSrCH+M6xz5cX2Rccj+/uIIs+tCsmKD9sYUr4A4ae2lY",
-	"qK55noLzZgtNllJd4VBgBrnHzK4bbo/FStWOZ6pd8Rl4I6OJ5Y+PO0h9d7zKXcuyzmwHMcP156+0bgxv",
-	"cZtK7g737WMt8XMH3zAcqNehxynrW41uXdvkbuvplOLXAIfq0fe2vkuVqwAuhIBalipjFWZYTyX6XrEJ",
-	"U2TNZmPwYCe7oUBud7A0iXBQbKzkUjNVAdT5mE9LbngN1lo64Dvh9do0Am1Dr3wIiwtgRNLg+IQC+ZL0",
-	"YDBo1yqngC5mspzOUK08QJxR0DeA4FU6oQvtG7pW1SvmuP6laLx1h5JMLlZEF3zRO4bG/DEGgB5WGkxH",
-	"gQTWmCG12CyOtEJzgyAmcPnQUFZw6LWeybLIyYyKvEA+oOBXAA98ssvBYND3Q3I02joiwnDLcWvjFcY6",
-	"8NIqyNLdxeaeE3CpYNDPulgErHejkUqwvUFs/91z/+67f49GGNw2YxeU2eWD0rG8duSU4SY4I6XJ+IAl",
-	"zzoYFrIT6Cc+04viyAXm0Sga9gf9gUtuEXTBo1G03x/09+3pGjPkPqvphi8L2ZW8euFiNLa5tMepXavY",
-	"zip8owQqfBBz82Ae6oNyvDt37bkCRCw79Pt/2lqJ4JkqEXWmWFUwuNN1vFyciOpwud6Gk2CCY+OOycZi",
-	"RACkQTUiOXEHv+Hz9alxdxwE9w+m5AjdYccJdIlPKE8i/1wSCWnvSSKrMnakuRQv8mgUwWrDyr16M++Z",
-	"zFeeumTCHnu0WBROER/9riUmlzi2EjUAOvw2zOvU5XxOsUyv5viqxePGAybT7oqiGf8Yha63ceTGfitp",
-	"YI6sMKEQ27/z4HC4h2yvTc/b5uyTqmD4trkVYVTJ8AfrlnBU9waDjzcPJw67SUIrc2/VtnVa3YY5CSoy",
-	"bTVgHD1/fXFvdeYnOZMwOGzt/Q5M+7MPNXzI0Ljk201j4y63B8eUaiyjQOjDu2V+5e7/oGLYe5dbl9L5",
-	"hVez3t5C6d42enefxv1rKNgHaMuWY/9Qs+MyvvDBbUuzb+Po4MFGqJWT0VCIZ8FBHe6IjmrCP/HRH7fr",
-	"B2Q0RDvtPKvjuONwjgYY3tiD9brAdheCCq3KEXTI/bCJbpejdsz361ZVo9it9rfIThss9zpONsFTFLdD",
-	"8a2zTvxJJjEZQ1Bk7gstZsxuw6IiDh+siO0EicaE1/keLo/9DmX8ONko209lK6WmcxLXckfek4Ju5LCQ",
-	"bVNY+sQmX9iNDIyHLD20FfkME3r4US1LM0fs/e3KR0xxe8B0B4l8HXPdyn8jflOk2s2tvCuYEyPJ3/Fk",
-	"uQ3HyoXpLOhEw0SW396A/2laxbtCuDAFmU7RVVf+I3oDr6ppks2x4nNPeW/gt8nd9LblgpFoDKlut19V",
-	"HSG5VRav1eea5iafnOPuNyju+zJsIWgMzoNOxE5qc90BaqS9+8vGkHq6sNviehRsuzkrSHY2pOX0jlHp",
-	"ErHh2LMdlyLfdB+YUSZiG6JDXKtypmI7yhOutEG1Bg3FClDPK4/CglZ3jl53UVYvDm69p9IZ2jhIRLtw",
-	"qxe7chisQFlurqDzMnSU0PUsc9GsP6jUtrMHrtI0bpbl1rd2luTE9V7Plgf3ha07CVq1rqBTrYPp/AbR",
-	"YcecdvIIqI1f2zN3359I8HWRtQEKaiJjImSQNC78mYQbGAQbpIbhwFaVskw8hHfY87wDlvnSoik8rGt3",
-	"gShGi12s0nTdCcXeLNnDanYPu6Uc7u0fHNY1u+P97AkbTvYO6NP8gD3OnkwG9CjfGx+yp9lwcvDYpUnS",
-	"4i3K2+zTRbsfltjxeVFVOa6tLryT3WmUk25b+bl9uXNQkLhd7WAzant4tXSj/q1dn2bL0arCso9QWL09",
-	"vmieM/BJqCchN3AAp7WShGF/XG95TtgdpwJVu6Y7TGM40CAJ3q8Y6Yf5Y/Pd3uLnp8tfD67PnmQXw/E3",
-	"R79f7hdfDuhXh9Pne+Uvj/n5gXr1NHTtTNeO/M4VchrkKgnyvVSmBCDM4ja19k8tpXq49tzNIDhwBbgF",
-	"y/s8NsWdNZvgU5USVVD0ffiFjqNyGsO/5srdAU+hI98YH3Sew9OOEbqxQRXpTv3J82sExL3USDe0+nNZ",
-	"kubRRA0Z3+/A4Hvj6rsPu0JEbBOAuitEAQzY1F+bIxm++KEsUPO8q09P7nSdDtUQ6M7jsu6VLzxyqi1h",
-	"3fIDjhO7bR9v1aEf7yPoRzvv7KFmbQu+7FXjb/vgFt7YnVCTH+Nebd2l/l9U1X8gVXUwOHjghLbO0WrM",
-	"5uvg1K+NE/nRzw576MJoHoTWMa0POWDsL7rv34PuO1+A/bYzCXhGClYH2Z7gc+Hrm9ttmsa+2M26TX+m",
-	"K9QUV67STPf3ZEQz3Z/rKt2/Qs81V4cqoThYG1Qmf8GyDBhS3IW2o3jDX/Fai0/qCoYdnF8Wk5nUlnyU",
-	"7mxsm9i2UGzCbyyLoRzppQuqZz2YJRgtN8Lrf9WJZza7R9uKts7DcV3YWdOvt/Han1istKNjhoM23Azf",
-	"vrn9fwEAAP//",
+	"/t3zs+oxI69YFVjK0mieMwv9Gw99f3ryy/OL8H1Wx4M3rj/s+971RhzBCVvaKFWQ4RHJZlTRzDClrXcG",
+	"ky4kKCo3TC9oxmIweOzvJS1gpdUS4Nu+fP7yHO3NyY8nL05Pnp0+r16JIkFTVRBjH2maKLz9IBhK9BaA",
+	"2Lhu+JbPLKJvdrKaYGxmSN4RzaeCmlIxN0IxKBwVErGSZpkCBInWnhaGKYi/paqGEbTrkMy5AOu75CKX",
+	"S//CUMeqPmJDpVCM5thBqVD4by/PzzY8d4jPaabAhk0oL0DUd9amuwXaUrYojhpaFHyvFCSKo8a8R3G0",
+	"PjNRvO4e1gYSfwtlhkVfG6e1BjrdrX5G8wtrHjd4Xhg+F5jZ+OcOn9aSZ92neUuMs+H0BzEVTsSDnVpT",
+	"0rZ5Gd016X2StmYvHVnMU4e+mRQGlpxzcFxbZ9/ggfBWCGAa6Grn5OWz3b1ev6Eta6PTVp83HZP0MFe8",
+	"hcv9M9xq/1/W/2mn7OtiVESo71efWI844azIiVH0mhVo6Lz5AQMGyiLzVWtRrJF+HhlFo4hmc7YLkWsc",
+	"GT5n2tD5IhoNHz899NTdYJ1w+5gU2Tl+oEWf/AROhpvYAtmK2iVMGLVyjJm2il+FIFTkCQZEjvrdcYF4",
+	"TBy/YT8sueg1IuhGK8eJAAcnSwNIqybeKp9mYwyWu2C/Hr6uuCCjBdIO/q6YUF3FNyz3+hku0CaOC6ek",
+	"rbXBHLXf/ZIXBdcMUIkmmovMqgVbyGx2TOYl2DmGnpyLyle1KaeskNlVQ5yGKnRElu1osrUaqrEKZb9j",
+	"OeiFFJp1j2wA6Gviv1PVUVF/Q21/Y2lAjTrawYhvprUfxkq/2bSsKh8ir6JNS8l961CmtWB6LbzBsHGF",
+	"ukoLjfY1EcFzXAAmy2bE8bCazOkKVMExqyNC7Ue4k3q2IhHLmdQBJe3co3NJGJ9b4z5mmZwzTUqNfHMz",
+	"yvzNWZzXl+hPuGFzfV/8VxuLSk2oUnTlGV29KVhAmLdxmKJtX9/YguqQ4e7lX3Ecjf0pDOLFVBMjt1/s",
+	"97koeZUCFqJkbzAIHZW8eoCXCjTQD2/X8jylYlp2+nx/xVsS69t3JzQDKwgwoE++w2D6mhYl0yOSLnBr",
+	"jgn8P9I0J2JFLNTGm2JLf1WhDjq9mExoUZAxza48jmji/ETkbELLwpDCy7RjVd8pr2AZIBfFixW+vtcn",
+	"ZxBnCAJDxyz7NEpEsOuG4uCOiudjQTIQRKMkMbGbcnYtKDYpNWtTctGic3pPMd57COK1EeJdkLcN+NuI",
+	"14ZzAB2dLjQCwQ9FvGsQthXnBigXBUxHjYg2EaEwwc1VuJKO7o5k+4lIG/FM9YbtI1iwfPeEsH2SrkdJ",
+	"6agjcrUCPSAO+LMCuvVY7S+s/+mwvl3qZ9J8JUuRb1zoB9sv9D+Zr21K2qJcaJCT0SJfwjFtifyXyv0J",
+	"KrcxvrSX6+Ay9bgFfHKF1F3ajJvvFE2kF+Y4ESnaVndTZR2bt5FSFExrkoJxTEFljCoZ0qoAlyzqgp9z",
+	"VvAxyMCKFRESN8LAOlt7DRZ65GkQS7vSIhHuLXOM60AMuMNafFUWzIZw2YxlVzWPYjm02KJicPZ6aX0A",
+	"m9dUsSdbINbA3ZWdNe8WJ6LlzuIulxXQyvauHlHU7cACwknElAmmeGapJ8vY4OT2yQtBFlQZnpUFtYgy",
+	"9FvE7eoROannAkZSZiWMCOYISUPYzUIx7bIb0jkXp0xMzSxdTxhqEwWbg6OiwoMW3XTHPpVOwG0WFw4H",
+	"g739gzvohtiClGgUPc6Hk0H2lB6w/fHB+GjylO5lh+xJPhw/nuzTo0H0aZmJCwhs5kzkECN1beT2yU+z",
+	"CrzEwe4DQNFHY1pQCMKtfpGcZRz0iBv3mNvqiQkl7Xu5ALW0eLgKwOb0iulg1x6hZiiXYye6M4W+rPOD",
+	"RkQwlgNk5VYNcbkIqUJsJXIyl9cMd2DnUrBVPxE/YdSHIMdbfo9zRshrd6GilpJNaKE35CAtpOamOz/m",
+	"0kjEqiLsr82ZMgihcsmsRLpUE5rhltmqvUHmE2eWy2XfK6nPn3nk3t9lyzemEZ1sdnxkRzNW09S9PjlB",
+	"NcGBCgyHNybHPuIY4bZG2nSWazvZ9yYbFUG8tt1KqCK89ZVQB2yAVTFkIw+M2BLRGbKRdsR2vB5JQW/k",
+	"eLz6p6kGvr0zh2pDis2rCoNgviaE6PZWkrNrnm2XY/MwlnF7ViGwyfeQbL4LQY5c26ujMdjp2lP0bhXt",
+	"wrpX7DUFXnMOG6TuTjw649mVwJWoiAjSg+1Dx2RONfp/NpGKuYBdzwAdGxB0JUUrn+hbSQUll7y4pp0s",
+	"7Ix1ifEj1xgpwlUvgllLwoxyqq7+PbndyjXfozjeUeLd3UrTJy/sNDAkHm0ei0+mYUjnBamW7VQqsDXW",
+	"Ttg8bm1dJnl9cYoN+xFRVORy7pK3qSEFo9psHfvDW3I+mTBFJkrOQ4jrzXlD59u23cK94wdvnCdiR/Mb",
+	"w5gg+L3eiKB2SHsNWiIQy0vQBJxkxz2HY3tDM1OsQBJdZrNQHK4T4WmuXtvj3AvG7gtcOncCaud6Vwyz",
+	"aVPgBLqQMa0nZUE6Y+aQfI8jdCB35M/+D83zz83V218W++rHJ1c/zPd+vXl1tDwbZs8OZt8+1qcD+vww",
+	"//pp+dUeP3+yutg3PyXlYLB3BN7r84WxX7JSfQ7weQ2dflQ+1/WmayW+vjgFvSgkxd0mKgifKGceFbOJ",
+	"MYF9JEbG1QKb0QVLRPrHmGrMVb61gwI9289s1hF+ZkHH7UXvwcPLMBT2alUwgVfTmMALwG3blU9dAvQ6",
+	"jlqU44LrGdN9kq5LgfGOW+WJ0FxMC0YAFyOAdVZALphwKUJckGFlH4+dK8BtAlGsEpEphs6OFj7Oh7Hc",
+	"qYNKaDZAyW5ZckG4gRWTwiCkvk3FtCyuWR6AmzQrFV5n84UJKk+s8ibC1wUIWUcZrYX4Z6lv4A9KxaOt",
+	"eQlQy67FfIlh9wbu69CS3Kzex8Hchg/K7gC3pQQtbDAdNbmfu7PlPoQcu2yk6PQ3Z1z8xxBgx4RaC9bK",
+	"XvyX5MUufZ7XRhZ2+HBNXM+FWldGm1hUpZl9qJatpatherzNNm5lrUkESsInriHMihMI+CtHfFci27Hd",
+	"V/aEskR9c4nddUY32FuuwQK797azjdpj9DHUv0rqnAAgwinLaKnZ/8/UL0jAslJxs7qE0N7q0s+VwnRw",
+	"wXLJVEY1IzN2Q3OW8TktyDcvT77YvfzmZO/wyA8EYkfSyJobrwzTcSKu2CrMwg2DAZug65WR9afgKH/e",
+	"rQQakcP8YHgw2KPj7GC8Rx8fjZ8+Hj7Nnw6Hg+Hj7PDpHn2cHeRDtjcZjPezI/qUPckfT47o4fgg28/3",
+	"2DDtWzIZJPpMN/jrnbnubRkgJcJGSD7RyuVY1oHssDNBmJxJ8oxRxVQDP7Abro12vIR2VkT3ybkbGU18",
+	"zhF1Y2MfSQTWpGKN3Vzu4pcQEGkbl2gmECVU9sQuNw7zOWM0Z6rOYAnGutZXuuDfsVV0C/rCxQQpw0wK",
+	"QzPcLWBzygsf+9mNcf0/kXWy+S8eeLTzZFzBTviYqzBsgVSzlG5Mak5zoeQ1z5ki7GYhNVyRDW0aNZMq",
+	"ErHTLgfpVZsArmwvuMP+kmKdRcCSO7SWiDnNZlyw3WpfFvCPV5EkyMiDVzjAFiE/DzcFPSbXw2OIJJkl",
+	"G7xEC4UJNT6L00aWcdelJRcad0j+9jfyNRNM0cJuZ8Bv/+30s7JK2hbFpL7UBJOIYSkcO5OoXABV5bm6",
+	"neb/Ji+lYPgLrWuXRDkfW9u3fRVTIogrZCIfUsfU7prP+as3p+xWU2N9d1IjIBCyI72YjKWZbUqUhHdW",
+	"xaBOHbFaBu+8Zgr77Az/ghpQKNClfr+fuoIdX3BA/PM72JiRQQagZoyk9sb+9bC/ovMi7bkXCSkYynFi",
+	"SU9atI1GnV+ClQd7g8EI9KrUbu0c3Nw8CguLiM/SWjDlc4SdbqAGpH/YO0cksa4kieKgwiHGwQs98W1q",
+	"u1pXY9RJlFWdBc5lzvXvkgtjCRM3EY7Iqe78TMeE3WRsYdZqMOz8rltZlMnm8rjKfS7sxCLwYFTUWABs",
+	"/LS6jrnPRyMCqxp+f9azgy2aYSY1FWyqY1EqSBAJp3UsSkB35VKAVO52a5btgnO2B2JHbqoKNa6roNcx",
+	"P/ZJv9JPSjMD55GhRPBj6CXTMFIltHGvW6OVwhwTCk9Dg1Lxf+A9KbFuIUxWonlMljNq8Ct0Cal8O9fu",
+	"7pkscm1j9OI+mBCT+1BAIipMGiIKBBFttGVrLRxD6Oj9JVeM7MACtrplH1zJEv2hD4cWVDkGQLFdJrBq",
+	"B562htGSwNAG8ucqEddM8ckKa4JqEg6fv2IrIhWMQzajYsoqW15Xi4wVo1e6V21od2KQwEY5NFLwjXAk",
+	"ESFhG3uJAWRPDE6US+g/GrlBwXITrolezefMKJ5ZcV57xF7ZIQ/cg5+aoD2usqoUWSoppomougo2ndp0",
+	"pUmJfa/6GDdiixGhReH3Mv2yTEQKCKpjaRPtCnwpmZZMa6ZIwSisGFiQXEyxM+0Fqw1VxqZTV0HIHGba",
+	"7hwhdsB71nCWLUfFJPM6h/YcV9UGzEV2hGy+pcKxCIlsTRq7TnuYWzuj16xR7tqWYGT7W10H5dWJEJI0",
+	"V7zXtnZlUbWlRReLYuW0YVDZuEScON+U+kggJUGmhKsoxSJbVC2LzsaggWEnvWE6deRUItbAFNhxXBng",
+	"8S3xAePuMixM57bA5rwRLBO2vtiSfH5XscrQWOc2E1GTm0Zu4DdHKPynJjW9CbAtBswkqYnJ2BUYQVdr",
+	"JtL2834qclRv2leUpHC5xgEtWe2JEG5qVhJNeTcxaSnOhsr7jVlPUdpcG6YNhL7+sSXVgcEAjZQCt74W",
+	"EOmJmDDdC0hPbGYNSLquW0Z0B27+PO21qVHSwYwm4v/+7//TSLsgqU+lSAP7I4LkC7dY9mtAAGvl3BfW",
+	"JgJPAXEzSKfUmhe0RcRa8MYmlJ7JJaJnC40WSPKCUrKbBW55uZZwxVYIxcqw15DBrzU2pdmq4oOtQhXh",
+	"j3Gd0R+uLzIuuZ9fXEEWfWhWTND+2DIZcAeN3Tksmdc8T8F5s4UmS6mucCgwX91jZtcNt8dipWrHM9U+",
+	"+wy8kdHE8sfHHaS+O+jlrmVZ59GDmOH681daN4a3uE0ld4f79rGW+LmDbxgO1OvQ45T1zUu3rm0qudvz",
+	"U/wa4FA9+t7Wd6lyFcCFEFDLUmWswgzryUnfKzZhiqzZbAwe7GQ3FMhtEZYmEQ6KjZVcaqYqgDof82nJ",
+	"Da/BWksHfCe8XptGoG3olQ9hcQGMSBoc5FAgX5IeDAbtqukU0MVMltMZqpUHiDMK+gYQvEpQdKF9Q9eq",
+	"6sgc178UjbfuUJLJxYrogi96x9CYP1AB0MNKg+kokMAaM6QWm6WYVmhuEMQELh8aygoOvdYzWRY5mVGR",
+	"F8gHFPwK4IFPnzkYDPp+SI5GW0dEGG45bm28wlgHXloFWbq77N1zAi65DPpZl6aA9W40Ugm2N4jtv3vu",
+	"333379EIg9tm7IIyuwxTOpbXjpwy3ASntTQZH7DkWQfDQnYC/cRnelEcucA8GkXD/qA/cOkygi54NIr2",
+	"+4P+vj3nY4bcZzXd8GUhu9JhL1yMxjYXEjm1a5X2WYVvFFyFD2K2H8xDfWSPd+euPVfuiEWOfv/PZQYE",
+	"z1SprTPFqvLEna6D7uJEVMfc9TacSRMcYHdMNpY+AiANah/JiTuCDp+vz6+740i6fzAlR+gOO87CS3yK",
+	"ehL555JISHtPElmVsSPNpXiRR6MIVhvWCdabec9kvvLUJRP2AKbFonCK+Oh3LTFdxbGVqAHQ4bdhpqgu",
+	"53OKRYE1x1ctHjceMJl2VxTN+Mcoq72NIzf2W0kDc2SFCYXY/p0Hh8M9ZHttwt82p7BU5cm3za0Io0qG",
+	"P1i3hKO6Nxh8vHk4cdhNElqZe6u2rXPzNsxJUP9paw/j6Pnri3trQT/J6YjBsW/vd3Tbn3284kOGxqXz",
+	"bhobd7k9OKZUYxkFQh/eLfMrd/8Hld7eu9y6lM4vvJr19hZK97bRu/s07l9DwT5AW7Yc+4eaHZfxhQ9u",
+	"Wwh+G0cHDzZCrZyMhkI8C44FcQeCVBP+iQ8auV0/jqMh2mnnySDHHUeBNMDwxh6sVxq2uxDUfFWOoEPu",
+	"h010u/i1Y75ft+okxW61v0V22mC513GOCqY1bofiWyer+HNTYjKGoMjcF1rMmN2GRUUcPlgR2wkSjQmv",
+	"8z1cZvwdyvhxslG2n8pWSk3nJK7ljrwnBd3IYSHbprD0iU2+sBsZGA9Zemgr8hkm9PCjWpZmjtj725WP",
+	"mOL2gOkOEvk65rqV/0b8pki1m1t5VzAnRpK/4xl3Gw64C9NZ0ImGiSy/vQH/07SKd4VwYQoynaKrrvxH",
+	"9AZeVdMkm2PF557y3sBvk7vpbcsFI9EYUt1uv6o6zHKrLF6rzzXNTT45x91vUNz3ZdhC0BicTJ2IndQm",
+	"ygPUSHv3F6Ih9XRht8X1KNh2c1aQ7GxIy+kdo9IlYsMhaztYl9J2H5hRJmIbokNcq3KmYjvKE660QbUG",
+	"DcWaUs8rj8ISWXeiX3eZVy8Obr2ndhraOEhEuxSsF7sCG6xpWW6uyfMydBTl9Sxz0SxeqNS2sweudjVu",
+	"FvrWt3YW+cT1Xs97HyGYiK5Kh2oCG5W1oG+tI/L85tFhx3x3cgyoqV/bk4Hfn2TwVZi1cQoqMGMiZJBQ",
+	"LvzREhvYBRvAhqHCVnW5TDyEk9jznAQWFdOiKTyseXeBKEaLXawJdd0Jxd4s2cMqhA+7pRzu7R8c1hXC",
+	"4/3sCRtO9g7o0/yAPc6eTAb0KN8bH7Kn2XBy8NilUNLiLcrb7NNFux9WR33OVFX8a2sZ72R+GsWr29aZ",
+	"bl9cHZQ/blep2IzoHl6b3ai2a1fD2eK3qoztI5Rxb489mqcafBJaSsgN/MBprSQhJRDX26ETdsf5RNWO",
+	"6g7TGCo0CIT3K1T6Yf7YfLe3+Pnp8teD67Mn2cVw/M3R75f7xZcD+tXh9Ple+ctjfn6gXj0N3T7TtZO/",
+	"c4WcBnlMgnwvlSkBJLO4Tbv9U8usHq49d7MLDngBpsFiQo9bcdfNJv9UZUYVTH0f7qHjYJ7G8K+5eXfU",
+	"VOjkN8YOnaf+tOOHbtxQRcFTfz7+GjlxL23SDbv+XAaleRBSQ0a3ZTuTynQDks5zn+6Nue8+dgvRsk0O",
+	"6i5FbRechi9+KEPUPHnr0xM/XWdRNQS68+Cue+ULD7hqS1i3/ICDzW7bh2l16Mf7CPrRTl57qFnbgkt7",
+	"1fgLRLi9N3bn4eTHuI9bd6n/F431H0hjHQwOHjihrVO7GrP5OjhjbONEfvSTyh66MJrHrnVM60OOM/uL",
+	"Cvz3oALPF2C/7UwCnpGC1UG2J/9c+PrmdpumsS92I2/THxMLNcWVsjRLATwZ0SwF4LoqBajQc83joUoo",
+	"DtYGlclfsCwDhhR3oe0o3vC3xtbik7q6YQfnl8VkJrUlJqU7pdsmvS0Um/Aby2IoR4jpgupZD2YJRsuN",
+	"8PrfnuKZzfzRttqt85heF3bW1OxtvPaHICvt6JjhoA03w7dvbv9fAAAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

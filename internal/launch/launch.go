@@ -12,12 +12,15 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"unicode"
 
 	"github.com/crashstudio/crashgame/internal/config"
 	"github.com/crashstudio/crashgame/internal/tickets"
 )
 
-// MinTokenLength is the shortest session token a launch accepts (contract Limits).
+// MinTokenLength is the shortest session token a launch accepts (contract
+// Limits), counted in characters that are not whitespace: sixteen spaces are
+// not a token.
 const MinTokenLength = 16
 
 // The refusals of a launch. Each maps to one error_code of the game direction.
@@ -108,8 +111,8 @@ type Request struct {
 //     demo off                                         -> ErrDemoNotAvailable
 //  4. (outside demo) token absent                      -> ErrMissingToken
 //  5. (outside demo) player_id absent                  -> ErrMissingPlayerID
-//  6. (outside demo) token shorter than 16 characters,
-//     or equal to player_id                            -> ErrInvalidToken
+//  6. (outside demo) token with fewer than 16 characters
+//     that are not whitespace, or equal to player_id   -> ErrInvalidToken
 //  7. (outside demo) the operator has no wallet_url    -> ErrNoWallet
 //  8. currency given but not enabled for the operator  -> ErrCurrencyNotServed
 //
@@ -133,8 +136,8 @@ func (s *Service) Launch(ctx context.Context, op *config.Operator, r Request) (s
 			return "", ErrMissingToken
 		case r.PlayerID == "":
 			return "", ErrMissingPlayerID
-		case len([]rune(r.Token)) < MinTokenLength:
-			return "", fmt.Errorf("%w: shorter than %d characters", ErrInvalidToken, MinTokenLength)
+		case !longEnough(r.Token):
+			return "", fmt.Errorf("%w: fewer than %d characters that are not whitespace", ErrInvalidToken, MinTokenLength)
 		case r.Token == r.PlayerID:
 			return "", fmt.Errorf("%w: equal to player_id", ErrInvalidToken)
 		case !op.HasWallet():
@@ -157,6 +160,18 @@ func (s *Service) Launch(ctx context.Context, op *config.Operator, r Request) (s
 		return "", fmt.Errorf("launch: issue ticket: %w", err)
 	}
 	return URL(s.cfg.BaseURL, raw, lang, r.Currency), nil
+}
+
+// longEnough reports whether token holds MinTokenLength characters that are
+// not whitespace.
+func longEnough(token string) bool {
+	n := 0
+	for _, r := range token {
+		if !unicode.IsSpace(r) {
+			n++
+		}
+	}
+	return n >= MinTokenLength
 }
 
 // URL builds the launch URL {base_url}/?sid=<ticket>&lang=<language>&cur=<currency>,

@@ -38,6 +38,8 @@ func TestLaunchRefusals(t *testing.T) {
 			{"player_id absent", "acme", acmeSecret, `,"game_id":"crash","token":"` + token + `"`, 400, "MISSING_PLAYER_ID"},
 			{"token absent beats player_id absent", "acme", acmeSecret, `,"game_id":"crash"`, 400, "MISSING_TOKEN"},
 			{"token of 15 characters", "acme", acmeSecret, `,"game_id":"crash","token":"abcdefghijklmno","player_id":"p1"`, 400, "INVALID_TOKEN"},
+			{"token of 16 spaces", "acme", acmeSecret, `,"game_id":"crash","token":"                ","player_id":"p1"`, 400, "INVALID_TOKEN"},
+			{"token of 15 characters padded with whitespace", "acme", acmeSecret, `,"game_id":"crash","token":" abcdefghijklmno\t\n ","player_id":"p1"`, 400, "INVALID_TOKEN"},
 			{"token equal to player_id", "acme", acmeSecret, `,"game_id":"crash","token":"` + token + `","player_id":"` + token + `"`, 400, "INVALID_TOKEN"},
 			{"demo where the game has demo off", "acme", acmeSecret, `,"game_id":"crash-nodemo","demo":true`, 400, "DEMO_NOT_AVAILABLE"},
 			{"demo where the operator has demo off", "strict", "strict-secret-0123456789abcdef", `,"game_id":"crash","demo":true`, 400, "DEMO_NOT_AVAILABLE"},
