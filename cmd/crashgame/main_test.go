@@ -38,10 +38,16 @@ var listening = regexp.MustCompile(`listening on (http://[0-9.:]+)`)
 // function that cancels it (as SIGTERM does) and returns its error.
 func start(t *testing.T, args ...string) (string, func() error) {
 	t.Helper()
+	return startWith(t, new(syncBuffer), args...)
+}
+
+// startWith is start with the command's standard output kept in stdout.
+func startWith(t *testing.T, stdout *syncBuffer, args ...string) (string, func() error) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	var stdout, stderr syncBuffer
+	var stderr syncBuffer
 	done := make(chan error, 1)
-	go func() { done <- run(ctx, args, &stdout, &stderr) }()
+	go func() { done <- run(ctx, args, stdout, &stderr) }()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		if m := listening.FindStringSubmatch(stdout.String()); m != nil {
@@ -78,7 +84,7 @@ operators:
     currencies: {BRL: {min_bet: 100, max_bet: 1000}}
 `, filepath.ToSlash(dir)))
 	base, stop := start(t, "serve", "--config", cfg)
-	for _, path := range []string{"/healthz", "/readyz", "/openapi/game.v1.yaml", "/openapi/wallet.v1.json", "/openapi/table.v1.yaml"} {
+	for _, path := range []string{"/healthz", "/readyz", "/metrics", "/openapi/game.v1.yaml", "/openapi/wallet.v1.json", "/openapi/table.v1.yaml"} {
 		res, err := http.Get(base + path)
 		if err != nil {
 			t.Fatal(err)
@@ -95,6 +101,53 @@ operators:
 		t.Fatal("still answering after stop")
 	}
 }
+
+// With metrics_listen, /metrics answers on that address alone: the public
+// port, which players and anyone on the internet reach, does not serve it.
+func TestServeMetricsOnTheirOwnAddress(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "crashgame.yaml")
+	writeFile(t, cfg, fmt.Sprintf(`
+listen: 127.0.0.1:0
+metrics_listen: 127.0.0.1:0
+base_url: https://games.example.com
+database: sqlite://%s/game.db
+games:
+  - {game_id: crash, name: Crash, studio: S, category: crash}
+operators:
+  - operator: acme
+    secret: acme-secret-0123456789abcdef
+    games: [crash]
+    currencies: {BRL: {min_bet: 100, max_bet: 1000}}
+`, filepath.ToSlash(dir)))
+	var stdout syncBuffer
+	base, stop := startWith(t, &stdout, "serve", "--config", cfg)
+	defer stop()
+	m := metricsOn.FindStringSubmatch(stdout.String())
+	if m == nil {
+		t.Fatalf("no metrics address printed: %s", stdout.String())
+	}
+	get := func(url string) int {
+		t.Helper()
+		res, err := http.Get(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res.StatusCode
+	}
+	if code := get(m[1] + "/metrics"); code != http.StatusOK {
+		t.Fatalf("/metrics on metrics_listen: %d", code)
+	}
+	if code := get(base + "/metrics"); code != http.StatusNotFound {
+		t.Fatalf("/metrics on the public port: %d, want 404", code)
+	}
+	if code := get(m[1] + "/healthz"); code != http.StatusNotFound {
+		t.Fatalf("/healthz on metrics_listen: %d, want 404 (only /metrics is there)", code)
+	}
+}
+
+var metricsOn = regexp.MustCompile(`metrics on (http://[0-9.:]+)/metrics`)
 
 // Rule AUTH-7 AUTH-21: start-up is refused, with a message naming the operator
 // and the fix, for an operator with a wallet and no secret, or an http:// wallet

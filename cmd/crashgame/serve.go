@@ -70,12 +70,27 @@ func serve(ctx context.Context, cfg *config.Config, logger *slog.Logger, stdout 
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Listen, err)
 	}
-	srv := &http.Server{
-		Handler:           handler,
-		ReadHeaderTimeout: 5 * time.Second,
-		ReadTimeout:       15 * time.Second,
-		IdleTimeout:       120 * time.Second,
-		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	srv := newHTTPServer(handler, logger)
+	// /metrics on an address of its own, when configured: wallet and queue
+	// internals need not reach the public port.
+	var metricsSrv *http.Server
+	if cfg.MetricsListen != "" {
+		mln, err := net.Listen("tcp", cfg.MetricsListen)
+		if err != nil {
+			ln.Close()
+			return fmt.Errorf("metrics_listen on %s: %w", cfg.MetricsListen, err)
+		}
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", a.metricsHandler())
+		metricsSrv = newHTTPServer(mux, logger)
+		go func() {
+			if err := metricsSrv.Serve(mln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				logger.Error("metrics server stopped", "err", err)
+			}
+		}()
+		defer metricsSrv.Close()
+		logger.Info("serving metrics", "metrics_listen", mln.Addr().String())
+		fmt.Fprintf(stdout, "crashgame metrics on http://%s/metrics\n", mln.Addr())
 	}
 	runCtx, stopRun := context.WithCancel(context.Background())
 	defer stopRun()
@@ -117,7 +132,18 @@ func serve(ctx context.Context, cfg *config.Config, logger *slog.Logger, stdout 
 	return nil
 }
 
-// newHandler wires the routes of one installation.
+func newHTTPServer(h http.Handler, logger *slog.Logger) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       15 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+}
+
+// newHandler wires the routes of one installation: /metrics among them unless
+// metrics_listen gives it an address of its own.
 func newHandler(cfg *config.Config, st *store.Store, a *app, logger *slog.Logger) (http.Handler, error) {
 	documents, err := docs.New(api.Documents)
 	if err != nil {
@@ -129,7 +155,9 @@ func newHandler(cfg *config.Config, st *store.Store, a *app, logger *slog.Logger
 	for pattern, h := range a.table.Routes() {
 		routes[pattern] = h
 	}
-	routes["GET /metrics"] = a.metricsHandler()
+	if cfg.MetricsListen == "" {
+		routes["GET /metrics"] = a.metricsHandler()
+	}
 	return server.New(server.Config{
 		Logger:    logger,
 		Documents: documents,

@@ -40,7 +40,10 @@ const MinSecretLen = 16
 
 // Config is one installation, as read from its file and validated.
 type Config struct {
-	Listen          string // host:port the HTTP server listens on
+	Listen string // host:port the HTTP server listens on
+	// MetricsListen is the host:port that alone serves /metrics; "" serves
+	// it on Listen with the public routes.
+	MetricsListen   string
 	BaseURL         string // public address of the game, no trailing slash (GEN-11)
 	DefaultLanguage string // one of Languages (LANG-4)
 	Database        DSN    // sqlite://PATH or postgres://USER:PASSWORD@HOST:PORT/DB?...
@@ -162,6 +165,7 @@ func (c Config) LogValue() slog.Value {
 	}
 	return slog.GroupValue(
 		slog.String("listen", c.Listen),
+		slog.String("metrics_listen", c.MetricsListen),
 		slog.String("base_url", c.BaseURL),
 		slog.String("default_language", c.DefaultLanguage),
 		slog.Any("database", c.Database),

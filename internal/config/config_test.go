@@ -161,7 +161,7 @@ func TestDocsShowExample(t *testing.T) {
 		t.Error("docs/config.md does not contain internal/config/testdata/example.yaml verbatim; copy it into the docs")
 	}
 	for _, key := range []string{
-		"listen", "base_url", "default_language", "database", "games", "operators",
+		"listen", "metrics_listen", "base_url", "default_language", "database", "games", "operators",
 		"game_id", "name", "studio", "category", "image_url", "rtp_bp", "max_multiplier", "betting_ms", "pause_ms",
 		"demo", "freebet", "mobile", "desktop",
 		"operator", "enabled", "secret", "api_key", "wallet_url", "zero_win", "currencies", "min_bet", "max_bet", "max_win",
@@ -354,6 +354,10 @@ func TestRefusals(t *testing.T) {
 			[]string{"no game is configured", "add at least one"}},
 		{"listen without port", "listen: 127.0.0.1\n" + base,
 			[]string{`listen "127.0.0.1" is not host:port`, "127.0.0.1:8080"}},
+		{"metrics_listen without port", "metrics_listen: localhost\n" + base,
+			[]string{`metrics_listen "localhost" is not host:port`, "127.0.0.1:9090"}},
+		{"metrics_listen equal to listen", "listen: 127.0.0.1:8080\nmetrics_listen: 127.0.0.1:8080\n" + base,
+			[]string{`metrics_listen "127.0.0.1:8080" is the same address as listen`}},
 		{"unknown database", "database: mysql://root:hunter2hunter2@db/x\n" + base,
 			[]string{"database is neither sqlite:// nor postgres://", "postgres://USER:PASSWORD@HOST"}},
 		{"second document", base + "---\nlisten: :9090\n",

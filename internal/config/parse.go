@@ -396,7 +396,7 @@ const idRule = "1 to 64 letters, digits, '.', '_' or '-', starting with a letter
 
 func (p *parser) config(root *yaml.Node) *Config {
 	f := p.fields(p.mapping(root, "the file"), "top level",
-		"listen", "base_url", "default_language", "database", "games", "operators")
+		"listen", "metrics_listen", "base_url", "default_language", "database", "games", "operators")
 	c := &Config{
 		Listen:          DefaultListen,
 		DefaultLanguage: DefaultLanguage,
@@ -407,6 +407,15 @@ func (p *parser) config(root *yaml.Node) *Config {
 		c.Listen = v
 		if _, port, err := net.SplitHostPort(v); err != nil || !validPort(port) {
 			p.addf(n, "listen %s is not host:port; write e.g. 127.0.0.1:8080 or :8080", p.show(n))
+		}
+	}
+
+	if v, n := p.str(f, "metrics_listen", "top level"); n != nil {
+		c.MetricsListen = v
+		if _, port, err := net.SplitHostPort(v); err != nil || !validPort(port) {
+			p.addf(n, "metrics_listen %s is not host:port; write e.g. 127.0.0.1:9090, or leave it out to serve /metrics on listen", p.show(n))
+		} else if v == c.Listen && port != "0" {
+			p.addf(n, "metrics_listen %s is the same address as listen; give /metrics an address of its own, or leave metrics_listen out", p.show(n))
 		}
 	}
 
