@@ -118,15 +118,24 @@ func TestOperatorJourney(t *testing.T) {
 		st.Await(t, 1, 10*time.Second, "a balance event after a debit", func(ev Event) bool { return ev.Type == "balance" && ev.Balance < 100_000 })
 		st.Await(t, 0, 10*time.Second, "a bet event of the player's own bet", func(ev Event) bool { return ev.Type == "bet" && ev.Bet != nil })
 
-		// Five bets per round, the sixth refused (LIM-5).
+		// Five bets per player per round, the sixth refused, whichever of the
+		// player's sessions places them: a second launch of the same player (a
+		// second tab) shares the five (LIM-5, AMB-25).
+		tab2 := e.MustOpen(t, e.Launch(t, map[string]any{"token": alice.Token, "player_id": alice.ID, "language": "pt"}))
 		s.AwaitBetting(t, 1200*time.Millisecond)
 		for i := 0; i < 5; i++ {
-			if _, r := s.PlaceBet(t, 100, 101, ""); r.Status != http.StatusCreated {
+			from := s
+			if i%2 == 1 {
+				from = tab2
+			}
+			if _, r := from.PlaceBet(t, 100, 101, ""); r.Status != http.StatusCreated {
 				t.Fatalf("bet %d of 5: %s", i+1, r)
 			}
 		}
-		if _, r := s.PlaceBet(t, 100, 101, ""); r.Status != http.StatusConflict || r.ErrorCode() != "TOO_MANY_BETS" {
-			t.Errorf("sixth bet: %s, want 409 TOO_MANY_BETS", r)
+		for _, from := range []*Session{s, tab2} {
+			if _, r := from.PlaceBet(t, 100, 101, ""); r.Status != http.StatusConflict || r.ErrorCode() != "TOO_MANY_BETS" {
+				t.Errorf("sixth bet: %s, want 409 TOO_MANY_BETS", r)
+			}
 		}
 	})
 
