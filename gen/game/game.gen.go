@@ -569,7 +569,11 @@ type LaunchRequest struct {
 	// Example: false
 	Demo *bool `json:"demo,omitempty"`
 
-	// DepositUrl Stored on the session; the table does not surface it yet.
+	// DepositUrl The operator's deposit page: when the wallet refuses a bet for
+	// lack of funds the table shows a Deposit button that opens it in
+	// the top window. Must be an absolute `http` or `https` URL;
+	// anything else is refused with 400 `INTERNAL_ERROR`.
+	//
 	//
 	// Example: https://www.acme-bet.example/deposit
 	DepositUrl *string `json:"deposit_url,omitempty"`
@@ -585,7 +589,12 @@ type LaunchRequest struct {
 	// to the installation's default language; never refused.
 	Language *Language `json:"language,omitempty"`
 
-	// LobbyUrl Stored on the session; the table does not surface it yet.
+	// LobbyUrl The operator's lobby: the table shows a Lobby button, and the
+	// reality check's Leave and the inactivity end lead there. Opened in
+	// the top window (the table lives in an iframe). Must be an absolute
+	// `http` or `https` URL; anything else (`javascript:`, `data:`, a
+	// relative path) is refused with 400 `INTERNAL_ERROR`.
+	//
 	//
 	// Example: https://www.acme-bet.example/lobby
 	LobbyUrl *string `json:"lobby_url,omitempty"`
@@ -609,6 +618,17 @@ type LaunchRequest struct {
 	//
 	// Example: Joana Silva
 	PlayerName *string `json:"player_name,omitempty"`
+
+	// ResponsibleGambling Player protection controls, switched on per launch (per session) as
+	// the player's jurisdiction requires. Every field is optional and an
+	// absent field is off; the whole object may be left out. The game
+	// enforces them on its own side: the operator needs to do nothing else.
+	// A value out of its range is refused with 400 `INTERNAL_ERROR` naming
+	// the field.
+	//
+	//
+	// Example: {"inactivity_timeout_minutes":30,"reality_check_minutes":60,"session_clock":true}
+	ResponsibleGambling *ResponsibleGambling `json:"responsible_gambling,omitempty"`
 
 	// Theme Visual theme of the table.
 	//
@@ -655,6 +675,44 @@ type LaunchResponse struct {
 
 // LaunchResponseStatus Always `ok` on a 200.
 type LaunchResponseStatus string
+
+// ResponsibleGambling Player protection controls, switched on per launch (per session) as
+// the player's jurisdiction requires. Every field is optional and an
+// absent field is off; the whole object may be left out. The game
+// enforces them on its own side: the operator needs to do nothing else.
+// A value out of its range is refused with 400 `INTERNAL_ERROR` naming
+// the field.
+//
+// Example: {"inactivity_timeout_minutes":30,"reality_check_minutes":60,"session_clock":true}
+type ResponsibleGambling struct {
+	// InactivityTimeoutMinutes After this many minutes without a player action (a bet, a cash
+	// out, a cancellation, a Continue) the session ends, and the player
+	// must be launched again. A bet still in play keeps the session
+	// alive. Brazil's SPA/MF 1.207 and AGCO 4.30 ask for 30. 1 to 1440.
+	//
+	//
+	// Example: 30
+	InactivityTimeoutMinutes *int32 `json:"inactivity_timeout_minutes,omitempty"`
+
+	// RealityCheckMinutes Every this many minutes of session time the table pauses with the
+	// elapsed time and the net position and offers Continue or Leave
+	// (Leave opens `lobby_url` in the top window). Until the player
+	// continues, new bets are refused; cashing out and cancelling never
+	// are. 1 to 1440.
+	//
+	//
+	// Example: 60
+	RealityCheckMinutes *int32 `json:"reality_check_minutes,omitempty"`
+
+	// SessionClock The table always shows the time since the session opened and the
+	// player's net position in this session (won minus staked, with the
+	// player's own money; computed by the game from its bets), as UKGC
+	// RTS 13C and 2E ask.
+	//
+	//
+	// Example: true
+	SessionClock *bool `json:"session_clock,omitempty"`
+}
 
 // ServerError 500 on every game route.
 //
@@ -1143,127 +1201,147 @@ func (sh *strictHandler) LaunchGame(w http.ResponseWriter, r *http.Request) {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H37cuO20ueroHi+qlhf0RrJt5mRK7XrSSbJJB47sWdy5ewQIiEJMQXoAKBlnYyr9iH2CfdJtroBkCBF",
-	"2fJcci6b/JGRRBJsAI3uX//QDf8RZXK+kIIJo6PRH5HOZmxO8eMX1NBCTkv2NZ0z+CFnOlN8YbgU0Sg6",
-	"F4xM6ZwROSFmxkjmb++TVzNGCj7nRpN0zsXbMTNpTNI5vcGPhIrcfltykSaCLhaMKiJFsSLLGRPYnGJ/",
-	"L5k2JKNKcZaTNCuVYiJbpTGZySInE6mImVFD/IVEQLtUMcKFYVOmSAa96pMTQehYM2GsUGTOqND4Evud",
-	"a1KKKyGXIk6EYNfMNWxmDBrTREjBjgkV/rb6OTnnxrA8JvYxfAnVZNBPRBRH7IbOFwWOXUYNm0q1ikZR",
-	"pqieRXHk5Y5G0bOL0yiOcjaX0cioksFnfWXkwn+dKMbGzPivMO5vee4b280KqjXPojhyYxyNDgfwn/1h",
-	"yUU0Gg7cf3Hk5gR/i6O5HHMQ0jYtcLKjL6Bd8kXVrjZlzmV14dJ+vY2jhZILpgxnutnNtrqAEhF/uR8O",
-	"TjUgZrWAr9ooLqbQdj1Cf0S0KM4n0ei3P6L/UmwSjaK/Pao195FT20df+Cdu38QtAb5XDKdno4b5tx1b",
-	"dXbfvHpbfe6DWHae2h38acZAYQglcJ0UtBTZDHSEXlNe0HHBGr22o+26PJayYFTYxt3Eb2ofhMF1p0qh",
-	"iRTEPbFV65Ue3ds6zTK2MJrAE0TJUuSaTBUVhuVkvML7YOKpkWqrN1cq237zK/9GnjNh+IQzFZNSsxwW",
-	"knsKuvnoevjIDSqscynIkhYFg/krCt2hUcGqWNMsPqdT9rZUxbo8J3mumNZ+3kGCz8BalPOxoLxovmhm",
-	"zEKPHj2Cu3Tf/d7P5PyRNtTw7FFDkv5CTLukqRbt1mqO5npdx0+pmoJK28ljOdGGXrGYcGFtIXSqNqR9",
-	"cm7Nl10Tzrj1vURoNT5Uou/pSpaGZIwXXEzJgikyZmaTRCNCyZhPwXYvFP8HGN9ELCjPiTXHvp0Nkieo",
-	"aZV1+1DZL+egYB9lOJ2J3XpN2we2Wlii0zt/yfWioCsCV5sq27bsa9roTX27SWvzrWuc05xVUne17xzE",
-	"WvO3cQR2lyuWR6PfKqvgulG9PK49yZuqDTn+nWUGRPzCw5XW0hWEzmUpDMxQAwT41ayZ1lyK2rrvpPuH",
-	"R6mDBPv9w6NePxFfFZIaHRMrtEZ7YxvWOPf+4VIAxLGI45oWPG+5/f3DoziaSDWnJhpFXJijgwj1k8/L",
-	"eTQaVD1zsmLXAp/X7N2Ly3NysDd8TGixmNExMzyrRclkzmJSLmCBZVQ7EOYuc6YJE+CC8kQAbqKiMt5O",
-	"fG1oUVCDYyPFhE9LZb/tBCiITPgNNFFwbXrHJP3+/PIV2mU0fylRzJTKQqs5DFRavz9tDY2DPAtqDFPQ",
-	"u//128nur2/+2L/9ry6dBPTwXCmpuv0Hg0tkLPNVaLZJzhXL4LbYIrMlNzNCycHNDZGKHN7cwII2pU7E",
-	"jsVveMPeYNCzw7dgalfJ0jDiTAUZs0IuiaBKySVJ8bVvYehTYmQi0ELJHEabZjNiHwXlsa8hGRWINlZr",
-	"8LBuCaDSycvnb8/OX7396vz12ZdwI16dM63pFG7wMNStnhGxXiZnRXljFxG8LhrZB9dRWvi2u01jNe5f",
-	"wM23a6Ksmx06FVKDahp2YxxIr6HCZ5oUcqqPHV7OrZViOTES78NvTUDR7m2Xejgo14kvApFqhOHVxGNA",
-	"LkJnb0VcOMAoBTkcDPrkh1IaRrhDkHLBBHg0SgzPrphpyjwYfvv01++OXu5fPPlh76fDV49/Gf548PPR",
-	"sydn3RbXzteaPSuWdKWdnqX4BgGG4zc3sW/uM6+u4Tic8S572pzmNTmeXzO1cosM2uheZH1yOaMK3B+s",
-	"IrhuAVoignVYXdPwLJhdLqYjkr44e/X84uzk9O3zi4vzC4gWX5z9eHL64su3ly++Pjt59friOZiQRLwj",
-	"dV/IO/LNq1ffk3dgs3KO9uod3LK7u0sa/4cfX764vHxx9vVbXF4vviTvyMFgQN5VGNPFiDs10Ow1H3x1",
-	"/t3zs+oxI69YFVjK0mieMwv9Gw99f3ryy/OL8H1Wx4M3rj/s+971Rj2TytgQVZDhEclmVNHMMKXBqLG/",
-	"l7SA1VS/BVv88vnLc7QpJz+evDg9eXb6vGoWXyukqQMV+0jTDOHtB8FwoUcAVMZ1w398ZlF7syPVJGIz",
-	"Q/KOaD4V1JSKuVGIQamokIiHNMsUoES06LQwTEGMLVU1VKBBh2TOBVjYJRe5XPoXhnpU9REbKoViNMcO",
-	"SoXCf3t5frbhuUN8TjMFdmpCeQGivrN22y3ClkJFcdTQlOB7pQRRHDXmNoqj9ZmJ4nUXsDaQ+FsoMyzs",
-	"2gCtNdDpUvUzml9YE7jBu8LwueDLxjh3+K2WPOt+y1tbnA2nP4ibcCIe7LiakrZNyOiuSe+TtDV76cji",
-	"mjq8zaQwsLKcE+PaOvQG14O3QpDSQFA7Jy+f7e71+g1tWRudtvq86Zikh7nbLdzqn+E6+/+yPk47ZV8X",
-	"oyI7fb/6xHq9CWdFToyi16xAQ+fNDxgwUBaZr1qLYo3Y8+gnGkU0m7NdiE7jyPA504bOF9Fo+Pjpoafn",
-	"Buuk2sekwc7xAy365CdwxdzEFqxW9C1hwqiVY8W0VfwqzKAiTzDocfTujgu2Y+I4DPthyUWvESU3WjlO",
-	"BMAAWRpAUzW5hqEIrFAbR7DcBfT18HVh/4wWSC34u2JCdRXDsNzrZ7hAm1gtnJK21gZz1H73S14UXDNA",
-	"HppoLjKrFmwhs9kxmZdg5xjiHS4qX9WmlbJCZlcNcRqq0BE9tiPG1mqoxiqU/Y7loBdSaNY9sgFor8n9",
-	"TlVHRf0Ntf2Npfo06mgH672Zun4Y8/xm07KqfIi8ijYtJfetQ5nWAua1EAZDwxXqKi002tdEBM9xQZYz",
-	"ns2I41o1mdMVqIJjT0eE2o9wJ/WMRCKWM6kD2tm5R+eSMAa3xn3MMjlnmpQaOeVmJPmbszivL9GfcMPm",
-	"+r4YrzYWlZpQpejKs7Z6U0CAMG/jMEXbvr6xzdQhw93Lv+IxGntQGKiLqSZGbr/Y73NR8ioFLETJ3mAQ",
-	"Oip59QAvFWigH96u5XlKxbTs9Pn+irck1rfvTmgGVhBgQJ98hwHzNS1KpkckXeD2GxP4f6RiTsSKWKiN",
-	"N8WW4qrCGXR6MZnQoiBjml15HNHE+YnI2YSWhSGFl2nHqr5TXsEyQC6KFyt8fa9PziDOEASGjlmGaZSI",
-	"YGcNxcFdE8+5gmQgiEZJYmI33uxaUGxSatam3aJF5/SeYkz3EMRro8C7IG8b8LcRrw3ZADo6XWgEex+K",
-	"eNcgbCuWDVAuCpiOGlFrIkJhgpurcCUd3R2t9hORNuKZ6g3bRamJqJrvk3Q9EkpHHdGpfekDsP6fFbSt",
-	"x2N/4flPh+ftcj6T5itZinzjYj7YfjH/ybxrU9IWrUKD3IoWwRKOaUvkv1TuT1C5jTGkvVwHkKnHJuB3",
-	"KzTu0l/cfKcIJL0wx4lI0X66myrr2LyNlKJgWpMUjGMKKmNUyZAeBUhkkRX8nLOCj0EGVqyIkLihlVVm",
-	"2cyoGXmqw9KntEiEe8scYzcQA+6wVl2VBbNhWjZj2VXNlVieLLbIFxy6XoKpx42givL1hArEE7hLsrPm",
-	"weJEtFxW3OWWAnrY3tUjirqdVEAxiZgywRTPLL1kWRmc3D55IciCKsOzsqAWNYbuibjdOSIn9VzASMqs",
-	"hBHBXB9pCLtZKKZdlkI65+KUiamZpeuJP20yYHMAVFSYzyKY7vim0gm4zWK/4WCwt39wB6UQWyASjaLH",
-	"+XAyyJ7SA7Y/PhgfTZ7SveyQPcmH48eTfXo0iD4t+3ABwcuciRzioK4N2T75aVYBlDjYRQC4+WhMCwqB",
-	"ttUvkrOMgx5x4x5zWzYxoaR9LxeglhbzVkHWnF4xHey+I5wM5XIMRHfGz5d1ns+ICMZygKXcqiEuFyFV",
-	"iJ9ETubymuFO6lwKtuon4ieM7BDkeMvvcc4IuesuVNRSsgkt9IZcooXU3HTnuVwaiXhUhP21uU8GIVQu",
-	"mZVIl2pCM9z6WrU3unwCzHK57Hsl9Xkwj9z7u2z5xnSgk82Oj+xoxmoqutcnJ6gmOFCB4fDG5NhHFSPc",
-	"ukibznJtR/repKEiiMm2WwlVFLe+EuqgDLAqhmXkgVFZIjrDMtKOyo7XoyXojRyPV/801cC3d+ZCbUiV",
-	"eVVhEMy7hDDc3kpyds2z7XJlHsYkbs8cBDb5HiLNdyHIdWt7dTQGO117g96tol1Y94q9psBrzmGD1N0J",
-	"RGc8uxK4EhURQZqvfeiYzKlG/88mUjEXlOsZoGMDgq6kaOUFfSupoOSSF9e0k2mdsS4xfuQaQ0W46kUw",
-	"a8mUUU7V1b8nf1u55nsUxztKvLtbafrkhZ0GhuSizUfxSTEMKbsgZbKdEgW2xtoJm4+trcskry9OsWE/",
-	"IoqKXM5jQg0pGNWmFd0XUkxju0+Q88mEKbRcSs5DNOstd0O922bcIrvjramEoH3nOpsYkexQ55dhOG5o",
-	"ZopVs71EBMRTr+0f7oVO94UZndx87Qrvijg20fQnRJdZxrSelAXpjHBDOjyO0NzfkbX6PzTPPzdXb39Z",
-	"7Ksfn1z9MN/79ebV0fJsmD07mH37WJ8O6PPD/Oun5Vd7/PzJ6mLf/JSUg8HeEfiazxfGfslK9TmA3TUs",
-	"+VEZVtebrnXz+uIUzFAhKe7/UEH4RDljpphNRwmsGTEyrpbDjC5YItI/xlRjhvCtHRTo2X5mc33wMws6",
-	"bi96fxtehqGwV6syBbyaxgReAE7WrlPq0o7XUc+iHBdcz5juk3RdCoxO3JpMhOZiWjACKBbhpluzcsGE",
-	"S8zhggwra3bsDDcS96JYJSJTDF0TLXxUDmO5U4eA0GyAad2OHReEG1gxKQxC6ttUTMvimuUBFEmzUuF1",
-	"Nl+YoN7DKm8ifDa+kHVM0FqIf5b6Bta7VDzamkUAtexazJcYJG9gqg4t7czqnRXMNvigfAtwMkrQwoa+",
-	"UZOpuTtH7UOorMtG0kx/cw7EfwxddUyotWCtnMF/SRbr0mdebeRMhw/XxPXspHVltKk+VeLXh2rZWgIZ",
-	"JqXbHN9WHplEWCN8KhmCojiB8LxyxHellh3bnV5P/0rUN5dOXedRg73lGiywe287/6c9Rh9D/atUyglg",
-	"IZyyjJaa/f9M1IIELCsVN6tLCMStLv1cKUwHcyuXTGVUMzJjNzRnGZ/Tgnzz8uSL3ctvTvYOj/xAIGwk",
-	"jTy28cowHSfiiq3C3NcQutu0WK+MrD8FR/nzbiXQiBzmB8ODwR4dZwfjPfr4aPz08fBp/nQ4HAwfZ4dP",
-	"9+jj7CAfsr3JYLyfHdGn7En+eHJED8cH2X6+x4Zp31K/INFnusE278x1b8twJhE2nvGpTy7rsQ47h51p",
-	"ueRMkmeMKqYa+IHdcG20YxG0syK6T87dyGjis4CoGxv7SCKwEhQr2+ZyF7+EgEhbXkQzgSihsid2uXGY",
-	"zxmjOVN1Tkkw1rW+0gX/jq2iW9AXLiZI8GVSGJoht8/mlBc+UrNb1fp/IkdkM1I88GhnrrgymfAxV9fX",
-	"AqlmKd2Y1AzkQslrnjNF2M1CargiG9o0aqY5JGKnXYTRqyh7VywX3GF/SbG6IeC0HVpLxJxmMy7YbrWL",
-	"CvjHq0gS5MjBKxxgi5BNh5uCHpPr4XEilrZyxFQSLRSmuPi8Shsfxl2Xllxo3M/429/I10wwRQu7+QC/",
-	"/bfTz8oqaVuKkvoCD0zrhaVw7EyicgFUlXnq9oX/m7yUguEvtK4YEuV8bG3f9rVDiSCufIh8SPVQu2s+",
-	"C6/eSrIbQ4313UlkgEDIZfRiMpZmtil1Ed5ZlWA6dcQaFbzzminsszP8C2pAoUCX+v1+6spkfJo/8c/v",
-	"YGNGBjl5mjGS2hv718P+is6LtOdeJKRgKMeJpShp0TYadcYH5vvvDQYj0KtSu7VzcHPzKCznIT5vasGU",
-	"z9p1uoEakP5h7xyRxLqSJIqDuoIYBy/0xLep7WpdA1GnNVbVDTiXOde/S+45DzcRjnap7vxMx4TdZGxh",
-	"1iof7PyuW1mUyWbXuHp5LuzEIvBgVNRYAGz8tLqO2chHIwKrGn5/1rODLZphJjUVbKpjUSpIEAmndSxK",
-	"QHflUoBU7nZrlu2Cc7YHYkduqrowrqug15YRuif9Sj8pzQycR4YSwY+hl0zDSJXQxr1ujVYKc0woPA0N",
-	"SsX/gfekxLqFMH2I5jFZzqjBr9AlJN7tXLu7Z7LItY3Ri/tgQkzuQwGJqDBpiCgQRLTRlq1+cHyeI+OX",
-	"XDGyAwvY6pZ9cCVL9Ic+HFpQ5RgAxXaZwFoZeNoaRkvZQhvIdqtEXDPFJyusxFnOuGF6QTP7/BVbEalg",
-	"HLIZFVNW2fK6fmOsGL3SvWr7uRODBDbKoZGCb4QjiQjp1dhLDCB7YnCiXIr90cgNChaAcE30aj5nRvHM",
-	"ivPaI/bKDnngHvzUBO1xleekyFJJMU1E1VWw6dQmF01K7HvVx7gRW4wILQq/8+iXZSJSQFAdS5toV1ZL",
-	"ybRkWjNFCkZhxcCC5GKKnWkvWG2oMjbBuQpC5jDTdp8HsQPes4azbBEopn3XWa3nuKo2YC6yI2TzLRWO",
-	"RUhkK8HYddrDbNcZvWaNItO2BCPb3+o6KK9OhJCkueK9trVrfaoNKLpYFCunDYPKxiXixPmm1EcCKQny",
-	"GlwdJ5a2ompZdDYGDQw76Q3TqSOnErEGpsCO48oAj2+JDxh3lw9hOkn8zVkeWJxrfbEl+fweYJVPsc5t",
-	"JqImN43cwG+OUPhPTWp6E2BbDJhJUhOTsSv5ga7WTKTt5/1U5KjeYq8oSeGyfwNastrBINzUrCSa8m5i",
-	"0lKcDZX326ieorSZMUwbCH39Y0uqA4MBGikFblQtINITMWG6F5Ce2MwakHRdt4zoDtz8edprU6OkgxlN",
-	"xP/93/+nkSRBUp/4kAb2RwSpEm6x7NeAANbKuS9nTQSeveFmkE6pNS9oi4i14I0tIz2TS0TPFhotkOQF",
-	"pWQ3C9ygci3hiq0QipVhryGDX2tsSrNVxQdbhSrCH+M6xz5cX2Rccj+/uIIs+tCsmKD9sYUr4A4ae2lY",
-	"qK55noLzZgtNllJd4VBgBrnHzK4bbo/FStWOZ6pd8Rl4I6OJ5Y+PO0h9d7zKXcuyzmwHMcP156+0bgxv",
-	"cZtK7g737WMt8XMH3zAcqNehxynrW41uXdvkbuvplOLXAIfq0fe2vkuVqwAuhIBalipjFWZYTyX6XrEJ",
-	"U2TNZmPwYCe7oUBud7A0iXBQbKzkUjNVAdT5mE9LbngN1lo64Dvh9do0Am1Dr3wIiwtgRNLg+IQC+ZL0",
-	"YDBo1yqngC5mspzOUK08QJxR0DeA4FU6oQvtG7pW1SvmuP6laLx1h5JMLlZEF3zRO4bG/DEGgB5WGkxH",
-	"gQTWmCG12CyOtEJzgyAmcPnQUFZw6LWeybLIyYyKvEA+oOBXAA98ssvBYND3Q3I02joiwnDLcWvjFcY6",
-	"8NIqyNLdxeaeE3CpYNDPulgErHejkUqwvUFs/91z/+67f49GGNw2YxeU2eWD0rG8duSU4SY4I6XJ+IAl",
-	"zzoYFrIT6Cc+04viyAXm0Sga9gf9gUtuEXTBo1G03x/09+3pGjPkPqvphi8L2ZW8euFiNLa5tMepXavY",
-	"zip8owQqfBBz82Ae6oNyvDt37bkCRCw79Pt/2lqJ4JkqEXWmWFUwuNN1vFyciOpwud6Gk2CCY+OOycZi",
-	"RACkQTUiOXEHv+Hz9alxdxwE9w+m5AjdYccJdIlPKE8i/1wSCWnvSSKrMnakuRQv8mgUwWrDyr16M++Z",
-	"zFeeumTCHnu0WBROER/9riUmlzi2EjUAOvw2zOvU5XxOsUyv5viqxePGAybT7oqiGf8Yha63ceTGfitp",
-	"YI6sMKEQ27/z4HC4h2yvTc/b5uyTqmD4trkVYVTJ8AfrlnBU9waDjzcPJw67SUIrc2/VtnVa3YY5CSoy",
-	"bTVgHD1/fXFvdeYnOZMwOGzt/Q5M+7MPNXzI0Ljk201j4y63B8eUaiyjQOjDu2V+5e7/oGLYe5dbl9L5",
-	"hVez3t5C6d42enefxv1rKNgHaMuWY/9Qs+MyvvDBbUuzb+Po4MFGqJWT0VCIZ8FBHe6IjmrCP/HRH7fr",
-	"B2Q0RDvtPKvjuONwjgYY3tiD9brAdheCCq3KEXTI/bCJbpejdsz361ZVo9it9rfIThss9zpONsFTFLdD",
-	"8a2zTvxJJjEZQ1Bk7gstZsxuw6IiDh+siO0EicaE1/keLo/9DmX8ONko209lK6WmcxLXckfek4Ju5LCQ",
-	"bVNY+sQmX9iNDIyHLD20FfkME3r4US1LM0fs/e3KR0xxe8B0B4l8HXPdyn8jflOk2s2tvCuYEyPJ3/Fk",
-	"uQ3HyoXpLOhEw0SW396A/2laxbtCuDAFmU7RVVf+I3oDr6ppks2x4nNPeW/gt8nd9LblgpFoDKlut19V",
-	"HSG5VRav1eea5iafnOPuNyju+zJsIWgMzoNOxE5qc90BaqS9+8vGkHq6sNviehRsuzkrSHY2pOX0jlHp",
-	"ErHh2LMdlyLfdB+YUSZiG6JDXKtypmI7yhOutEG1Bg3FClDPK4/CglZ3jl53UVYvDm69p9IZ2jhIRLtw",
-	"qxe7chisQFlurqDzMnSU0PUsc9GsP6jUtrMHrtI0bpbl1rd2luTE9V7Plgf3ha07CVq1rqBTrYPp/AbR",
-	"YcecdvIIqI1f2zN3359I8HWRtQEKaiJjImSQNC78mYQbGAQbpIbhwFaVskw8hHfY87wDlvnSoik8rGt3",
-	"gShGi12s0nTdCcXeLNnDanYPu6Uc7u0fHNY1u+P97AkbTvYO6NP8gD3OnkwG9CjfGx+yp9lwcvDYpUnS",
-	"4i3K2+zTRbsfltjxeVFVOa6tLryT3WmUk25b+bl9uXNQkLhd7WAzant4tXSj/q1dn2bL0arCso9QWL09",
-	"vmieM/BJqCchN3AAp7WShGF/XG95TtgdpwJVu6Y7TGM40CAJ3q8Y6Yf5Y/Pd3uLnp8tfD67PnmQXw/E3",
-	"R79f7hdfDuhXh9Pne+Uvj/n5gXr1NHTtTNeO/M4VchrkKgnyvVSmBCDM4ja19k8tpXq49tzNIDhwBbgF",
-	"y/s8NsWdNZvgU5USVVD0ffiFjqNyGsO/5srdAU+hI98YH3Sew9OOEbqxQRXpTv3J82sExL3USDe0+nNZ",
-	"kubRRA0Z3+/A4Hvj6rsPu0JEbBOAuitEAQzY1F+bIxm++KEsUPO8q09P7nSdDtUQ6M7jsu6VLzxyqi1h",
-	"3fIDjhO7bR9v1aEf7yPoRzvv7KFmbQu+7FXjb/vgFt7YnVCTH+Nebd2l/l9U1X8gVXUwOHjghLbO0WrM",
-	"5uvg1K+NE/nRzw576MJoHoTWMa0POWDsL7rv34PuO1+A/bYzCXhGClYH2Z7gc+Hrm9ttmsa+2M26TX+m",
-	"K9QUV67STPf3ZEQz3Z/rKt2/Qs81V4cqoThYG1Qmf8GyDBhS3IW2o3jDX/Fai0/qCoYdnF8Wk5nUlnyU",
-	"7mxsm9i2UGzCbyyLoRzppQuqZz2YJRgtN8Lrf9WJZza7R9uKts7DcV3YWdOvt/Han1istKNjhoM23Azf",
-	"vrn9fwEAAP//",
+	"7H39cts4tueroDi3KtYtRpFs2U7kmtp10ulMpp04YyfdM9PMhhAJSWhTgAYALWu6XbUPsU+4T7J1DgAS",
+	"pChb7iS9M/d2/9GxRBLEx/n4nU/9HGVysZSCCaOj8c+RzuZsQfHPF9TQQs5K9oouGHyRM50pvjRcimgc",
+	"nQtGZnTBiJwSM2ck87f3yfs5IwVfcKNJuuDi04SZNCbpgt7gn4SK3H5acZEmgi6XjCoiRbEmqzkTOJxi",
+	"/yiZNiSjSnGWkzQrlWIiW6cxmcsiJ1OpiJlTQ/yFRMC4VDHChWEzpkgGq+qTU0HoRDNh7KTIglGh8SX2",
+	"M9ekFFdCrkScCMGumRvYzBkMpomQgp0QKvxt9XNywY1heUzsY/gSqsmgn4gojtgNXSwL3LuMGjaTah2N",
+	"o0xRPY/iyM87GkfPL86iOMrZQkZjo0oGf+srI5f+41QxNmHGf4R9/8RzP9jjrKBa8yyKI7fH0fhwAP/Z",
+	"L1ZcROPhwP0XR+5M8Ls4WsgJh0naoQUedvQCxiUvqnG1KXMuqwuX9uNtHC2VXDJlONPNZbbJBYiI+Mv9",
+	"cHOqDTHrJXzURnExg7HrHfo5okVxPo3GP/4c/Ydi02gc/eFJTblPHNk+eeGfuP0YtybwTjE8nq0U5t92",
+	"YsnZffLkbem5D9Oy59Re4A9zBgRDKIHrpKClyOZAI/Sa8oJOCtZYtd1tt+SJlAWjwg7uDn7b+DAZ5DtV",
+	"Ck2kIO6JnUav6Oje0WmWsaXRBJ4gSpYi12SmqDAsJ5M13gcHT41UO725Itn2m9/7N/KcCcOnnKmYlJrl",
+	"wEjuKVjmk+vhE7epwOdSkBUtCgbnVxS6g6ICrtigLL6gM/apVMXmfE7zXDGt/bnDDB6BtCgXE0F50XzR",
+	"3JilHj95Anfpvvu+n8nFE22o4dmTxkz6SzHrmk3FtDuTOYrrTRo/o2oGJG0Pj+VEG3rFYsKFlYWwqFqQ",
+	"9sm5FV+WJ5xw6/sZodT43Bm9o2tZGpIxXnAxI0umyISZbTMaE0omfAaye6n4P0H4JmJJeU6sOPbjbJl5",
+	"gpRWSbfPnfvlAgjsi2ynE7E787R9YCfGEp3a+RuulwVdE7jaJNm2ZN+gRi/q20NamW9V44LmrJp11/hO",
+	"QWwMfxtHIHe5Ynk0/rGSCm4Z1cvjWpN8rMaQk59YZmCKLzxcabGuIHQhS2HghBogwHOzZlpzKWrpvpce",
+	"HB6lDhIc9A+Pev1EfFtIanRM7KQ1yhs7sMaz9w+XAiCORRzXtOB5S+0fHB7F0VSqBTXROOLCHI0ipE++",
+	"KBfReFCtzM0VlxbovObqXl+ek9H+8JjQYjmnE2Z4Vk8lkzmLSbkEBsuodiDMXeZMEyZABeWJANxERSW8",
+	"3fS1oUVBDe6NFFM+K5X9tBegIDLlNzBEwbXpnZD03fnle5TLKP5SopgplYVWC9iotH5/2toaB3mW1Bim",
+	"YHX/68fTx3//+PPB7X900SSgh5dKSdWtPxhcIhOZr0OxTXKuWAa3xRaZrbiZE0pGNzdEKnJ4cwMMbUqd",
+	"iD2L3/CG/cGgZ7dvydRjJUvDiBMVZMIKuSKCKiVXJMXXfoKtT4mRiUAJJXPYbZrNiX0UiMe+hmRUINpY",
+	"b8DDeiSASqdvXn56e/7+07fnH95+Azfi1QXTms7gBg9DHfeMidUyOSvKG8tE8LpobB/cRGnh2+4WjdW+",
+	"v4Cbbzemsil26ExIDaRp2I1xIL2GCo80KeRMnzi8nFspxXJiJN6Hn5qAor3aLvJwUK4TXwRTqhGGJxOP",
+	"AbkIlb2d4tIBRinI4WDQJ38ppWGEOwQpl0yARqPE8OyKmeacB8M/P/v7d0dvDi6e/mX/h8P3x38bfj/6",
+	"69Hzp2+7Ja49rw15VqzoWjs6S/ENAgTHj+5gP94nXt3AcXjiXfK0ecwb83h5zdTaMRmM0c1kfXI5pwrU",
+	"H3ARXLcALREBH1bXNDwLYpeL2Zikr9++f3nx9vTs08uLi/MLsBZfv/3+9Oz1N58uX796e/r+w8VLECGJ",
+	"+IXUayG/kD+9f/+O/AIyK+cor36BWx4/fkwa/4cv37y+vHz99tUnZK/X35BfyGgwIL9UGNPZiHs10Ow1",
+	"H3x//t3Lt9VjRl6xyrCUpdE8Zxb6Nx56d3b6t5cX4fssjQdv3HzYr73rjXoulbEmqiDDI5LNqaKZYUqD",
+	"UGP/KGkB3FS/BUf85uWbc5Qpp9+fvj47fX72shoWXyukqQ0V+0hTDOHto2C7UCMAKuO6oT8eWdTeXEh1",
+	"iDjMkPxCNJ8JakrF3C7EQFRUSMRDmmUKUCJKdFoYpsDGlqraKqCgQ7LgAiTsiotcrvwLQzqq1ogDlUIx",
+	"muMCpcLJ//ny/O2W5w7xOc0UyKkp5QVM9Rcrtx0TtggqiqMGpQSfKyKI4qhxtlEcbZ5MFG+qgI2NxO/C",
+	"OQNj1wJoY4BOlaqf0/zCisAt2hW2zxlf1sa5Q2+15rOpt7y0xdNw9IO4CQ/iwYqrOdO2CBnfdeh9krZO",
+	"Lx1bXFObt5kUBjjLKTGurUJv+HrwVjBSGghq7/TN88f7vX6DWjZ2p00+HzsO6WHqdge1+luozv6/rI7T",
+	"jtg3p1E5O/26+sRqvSlnRU6MotesQEHnxQ8IMCAWma9bTLHh2PPoJxpHNFuwx2CdxpHhC6YNXSyj8fD4",
+	"2aF3zw02nWpf0g12jn/Qok9+AFXMTWzBauW+JUwYtXZeMW0JvzIzqMgTNHqce3fPGdsxcT4M+8eKi17D",
+	"Sm6McpIIgAGyNICmaucamiLAodaOYLkz6Ovt68L+GS3QteDvignVlQ3Dck+fIYM2sVp4JG2qDc6o/e43",
+	"vCi4ZoA8NNFcZJYs2FJm8xOyKEHOMcQ7XFS6qu1WygqZXTWm0yCFDuuxbTG2uKHaq3Dud7CDXkqhWffO",
+	"BqC9du53kjoS6o9I7R+tq08jjXZ4vbe7rh/mef64ja0qHSKvom2s5D51ENOGwbxhwqBpuEZapYVG+ZqI",
+	"4DkuyGrOszlxvlZNFnQNpOC8p2NC7Z9wJ/UeiUSs5lIHbmenHp1KQhvcCvcJy+SCaVJq9Ck3LckfncT5",
+	"cIn6hBu20PfZeLWwqMiEKkXX3murtxkECPO2blO06+sbYaaOOdzN/pUfoxGDQkNdzDQxcndmv09FyasU",
+	"sBAl+4NBqKjk1QO0VECBfnu72POMilnZqfP9FS9JrG5/PKUZSEGAAX3yHRrM17QomR6TdInhNybw/+iK",
+	"ORVrYqE23hRbF1dlzqDSi8mUFgWZ0OzK44gmzk9Ezqa0LAwp/Jz2LOk74hUsA+SieLHG1/f65C3YGYLA",
+	"1jHrYRonIois4XQwauJ9rjAzmIjGmcTEBt4sLyg2LTVru92iZefxnqFN9xDEa63AuyBvG/C3Ea812QA6",
+	"OlpoGHufi3g3IGzLlg1QLk4wHTes1kSEkwlursyVdHy3tdpPRNqwZ6o37GalJqIavk/STUsoHXdYp/al",
+	"D8D6v5XRtmmP/Y7nvx6et+z8VppvZSnyrcw82p2Zf2O/a3OmLbcKDXIrWg6WcE9bU/6d5H4DkttqQ9rL",
+	"tQGZemwCerdC4y79xZ13ikDST+YkESnKT3dTJR2bt5FSFExrkoJwTIFkjCoZukcBEllkBV/nrOATmAMr",
+	"1kRIDGhllVg2c2rG3tVh3ae0SIR7ywJtN5gG3GGluioLZs20bM6yq9pXYv1ksUW+oND1CkQ9BoIql693",
+	"qIA9gVGSvQ0NFieipbLiLrUUuIftXT2iqIukAopJxIwJpnhm3UvWK4OH2yevBVlSZXhWFtSixlA9ERed",
+	"I3JanwXspMxK2BHM9ZGGsJulYtplKaQLLs6YmJl5upn403YGbDeAigrzWQTTbd9UNAG3Wew3HAz2D0Z3",
+	"uBRiC0SicXScD6eD7BkdsYPJaHI0fUb3s0P2NB9OjqcH9GgQfV3vwwUYLwsmcrCDugKyffLDvAIocRBF",
+	"ALj5ZEILCoa2pS+Ss4wDHXHjHnMhm5hQ0r6XCyBLi3krI2tBr5gOou8IJ8N5OQ9Ed8bPN3Wez5gIxnKA",
+	"pdySIbKLkCrETyInC3nNMJK6kIKt+4n4AS07BDle8nucM0bfdRcqahHZlBZ6Sy7RUmpuuvNcWha+u5cs",
+	"6YyN6yQpl2Njd0YTSiYMHaKJKMAukFMyxdQglBGIvPRcruDGb9yAk9IYaYUNBs00Inhho6VGLp37vk/e",
+	"OJeJNUNkURpG0rkxyxTQHP6lU/Lh4uwETnJt5mDvsEIzi6/RErDCBvetBRHbNoLP3FmtVn3PXT6B54nb",
+	"jC4ltDWP6XS7xiZ7mrHah97rk1OkbzzhQOJ5KXjizaExxlzSppbfWMq92U5FYEzuxsKV+bnJwrU1iccC",
+	"9iR5oDmZiE57krTNyZNNMw9WIyeT9U40jXeOO2jzDC44yoy9jgPNRwtu1la5PdLkjNFrVqlALmhm+DXc",
+	"wEROCkZzmyLaJ+dLJtDV2KZqTJ9wLy/4tXUPUUH4VNEF63USfSK6qZ40iX4v/YleU7v6MZxITg2FPygs",
+	"BPb0mpElNfPel+cP3NjOTLYtiU7vKwSJWbOCUJfiRHJ2zbPdMp0e5gfe3e8TaNR7CMovIchUbGMyFOV7",
+	"XZFdD4pw9zcxTa854Q3VvmXW3elfb3l2JVAcKSKCJG370AlZUI3ojU2lYs6lAswhAO5TsZaildX1Z0kF",
+	"JZe8uKbdJgA6kvmkYJ9mdDGBk7jP8XdRP/PKP3IbR4AZO1b0PdfoM4CrfjVmI6s2yqm6+vd05FcY7R4a",
+	"9IgJ7+6mvz55bU+UiVrV+uwohr7bIHe2nRsH8s7KXZuYry12AhmEA/sdUVTkchETakAWatNy8xRSzGIb",
+	"MMr5dMoUagIlF6FZ4zVhg1PaatFC/JOdfUrB+GMv60JjgexRB9BgO25oZop1c7xEBB7IXls03ouh77M3",
+	"O4M0NbS4y/TcFq85JbrMMqb1tCxIp6sjjIvEEarPO9KX/4fm+R/N1ae/LQ/U90+v/rLY//vN+6PV22H2",
+	"fDT/87E+G9CXh/mrZ+W3+/z86friwPyQlIPB/hHo7j8ujf2QleqPYPVsGBVf1NXuVtPFNx8uzkCiFZLm",
+	"Dc0LBKOYzUsKBCMxMq7YYU6XoIt/nlCNqeK3dlNgZQeZTfrCv1mwcHvR45fwMmyFvVrVq+DVNCbwgpxI",
+	"x6fU5Z9voshlOSm4njPdJ+nmLNBMdTyZCM3FrGAEzBm0OxzPSgtUnDAbVtLsxOkAjOCIYp2ITDHUcrTw",
+	"7hnYy73aFwDDBsaNC91yQbgBjklhE1I/pmJaFtcsD6BdmpUKr7PF0gSFP5Z4E+HLMoSsjcMtGOVrk28g",
+	"vUvFo53dSUCWXczcpfk2yPedpcilksYmz1n/iSx0TPSKm2yORIMp9a4uYm+JeSkoxnuEaktQ9pAeafJT",
+	"qbjOuR3MTVg38xwAnLkEAYfhExGCeLxhOrUlMqu5LBixy/JBzoJNUZjbBFo4mEQwMZUqY84dJIFCNAGs",
+	"ARJ/3IgaOjPaSJKj17+Cu/1EnLrgkCwN8CgMoqiY7Wb+AQriYmZ3BJey4amp8f0nkMqyNJ8cd0TjgwEc",
+	"MVoHn9A6qC8dDeLI7fknRAEWwG6IvLuG3xCDU6vnuCYLKtYV5vBpE9TLK2oPc4/aqgpKMqrnGNexH0TG",
+	"nPSAzy+kMFyUrNfQ90zkujKC3MCJ8BLDkhbLCZ1RLvrkFD0A2vACBQMWGVwxttThmImgYO30yXNF/8mL",
+	"R5pcvjt98uZbMuzvD47xXaevXpyTUf9gQKi+wujxwaBPhnD0w9GoXUB30EJQB/u21s0m0sMDQV79sAtc",
+	"bTm97sj25s7LaQ28+IIFNuWSomfEezkTwQq6BFrE+/y2CmYI+hQ8wpIAiXR1JKCQ0NxMxJ41O62vJK2s",
+	"3dTL4dq67PXJB2F40Ti4zI2oYyLYimAGgnUeI4ucIImgoQSEJHJPJfAVwr5EULBptx3F0WcfRYtbuvS2",
+	"3Vpq0YC12nHpsKU1RPcn4rRaZcdXEq+x67h9vAbQeysp8Hy1revJ4+AQqyFATqGz7oSADVMGCYLo70FE",
+	"C7IINrqHyUcfvnv1IhEX7y/J8OAFzmr/JVB5ayO7zdzbDn1xid71LSGuQxuvZnVKBqYpflaiJhyWAh1g",
+	"AyjNEM/dye2fEwO7bGTb9rcnT/6XiXOdeBpvFRv8S4a/Ln3K9tZg6/DhlLiZ1rxJjDZHuMoY/1wq28g8",
+	"x2o2WxzUSkCXaAYLn4OORnScCKlIZbjdlZN+YlPEfNxYIr25Oqy6AAvwOdeA2N1724nD7T36EuRf1WCA",
+	"6rVHloEm++8c4UXdlJWKm/VlNmcu9e2vFcF0hHzliqmMakbm7IbmLOMLWpA/vTl98fjyT6f7h0d+I9DN",
+	"QBoJ8JO1YTpOxBVbh0UzoavH1tN4YmT9GRhWf31cTWhMDvPRcDTYp5NsNNmnx0eTZ8fDZ/mz4XAwPM4O",
+	"n+3T42yUD9n+dDA5yI7oM/Y0P54e0cPJKDvI99kw7duYMczokW6EqfcWurej+ysR1v/lbQlXLlF7PIed",
+	"9TzkrSTPGVUIW2p7k91wbdBLbOZMOymi0cuOOxPiYLs39pFEYAsJLIlfyMf4ITSgHcrVTKBVWckTy24c",
+	"znPOaM5UnYwa7HVNr3TJv2Pr6BbohYspRgYBddEMkwLYgvLCIx6b46b/J8ZobCqrN1TbKa+uvjZ8zDUE",
+	"aIOjlXR7UsOQpZLXPGeKsJulBDzq1JmnpnEzPzIRe+3qzV6FVb01Wd9hv0mxLDIIhjvrPhELms25YI+r",
+	"9CsAiJ5EkiC5Hl7hDPwIw/BoydUrJtfDk0SsbMmpqY0ShbmxviDD+hPjrksrLjQmQvzhD+QVE0zRwmYt",
+	"wHf/6eizkkra1rCmvjIU64GAFU6cSHR+bVaVrLiEsv8kbwATYqJiXWosysXEyr7di44TQVzdMfmcsuP2",
+	"0nz6fp2DYjNKGvzd6fiGCaHvuxeTiTTzbTUP8M6qd4MjRyxuxTuvmdIV6LZxKLKXAi31+/3U1df6+kDi",
+	"n9/DwYwMkvk1YyS1N/avh/01XRRpz71ISMFwHqfWuqFFW2jUqaJYKLg/GIyBrtBig3mNbm6ehHXAxCdc",
+	"L5ny5T6ONpAC0p/tnWOSWFWSRHFQkBjj5oWa+Da1S62LJ+t6iKosEs8y5/onyb2P3B2Ec9NXdz7SMWE3",
+	"GVuaTQ8Hnu+mlMU52bRc12iHC3uwCDwYFTUWsP4Wfx3LmI7GBLgavn/es5stmm5JairYVPsuqSCB5zSt",
+	"fZfe+QOzcrdbsWwZzsmeDxdncE6+oJzryklqEwnck57TT0szB+WR4Yzgy1BLpqFnk9DGvY5HK4I5QZdX",
+	"CgNKxf+J96TEqoUw75iCtTinBj/CktA3Zc/a3T2XRe5ccMV9MCEm96GARFSYNEQUCCLaaMuWTbr4j3SJ",
+	"HFwxsgcMbGnLPriWJepDbw4tqXIeY8UeM4FFtvC0FYw2WghjoP9AJeKaKT5dYwnvas4N00ua2eev2JpI",
+	"BfuQzdFL52V5Xfg5UYxe6V6Vt9aJQQIZ5dBIwbfCkUSE4bjYzxhANnrUuHG1eUdjtykYpOea6PViwYzi",
+	"mZ3OB4/YKznkgXvwVRO0x1WCtCIrJcUsEdVSQaZTm5U8LXHt1Rrjhm0xJrQofMqSZ8tEpICgOlibaNeP",
+	"g5JZybRmihSMAsc43ykups2w2lBlbGVUZYQs4KR9lo+R9p4NnGW7R2C9WF0Oc45ctQVzkT0hm2+pcCxC",
+	"IltCzq7THnqQ5zbhon6iPYNxlUhkrwPx6kQISZoc76mtXSScS+bSrJbLYu2oYVDJuEScOt2UeksgJUFC",
+	"pGsAgWkfSFoWnU2AAsNFesF05oIZidgAUyDHkTNA41vHB+y7S6Q0nUHf7emh2NXD6mIbFPI5OFUi5mYs",
+	"LBF1MMzILfGwMU7+awfBvAiwIwaRLFIHsmJXKwxLrSNXdp33h67GdW5eFcISrmwoCGNVEW/CTR3FQlHe",
+	"HciyIbEGyfs0Jh/Ssim1TBswff1jK6oDgQEUKQUmNizB0hMxYboXBMlwmA0g6ZZuI2h7cPMf0147lEY6",
+	"ImmJ+L//+/80sitJ6jMm00D+iCDH0jHLQQ0IgFfOfR+MRJTW640niNEC58MGWwsleCPFwOViubxczDu0",
+	"ypfdLDGhwY2EHFshFDuH/cYcPK+xGc3WVfzQElQRfhnXxXmNoNOk5P58kYMs+tCsmKL8sRWvGLAKcy+w",
+	"w43meRq7AMhKqivcCiw985jZLcPF5O2s2vaMF0qwJ4gmrIP9pCMI7Pqy3cWWdUkcTDPkP3+ldWN4i0tC",
+	"cHe4T1+Kxc8dfENzoOZDj1M2U1McX9vAn9V0SvFrgEP17ntZ30XKlQEXQkAtS5WxCjNs5iC/U2zKFNmQ",
+	"2Wg81NGu5kYTWZpEOCg2UXKlmaoA6mLCZyU3vAZrLRrwi/B0bRqGtqFX3oRFBhiTNOi7VKC/JB0NBu0m",
+	"Jymgi7ksZ3MbL3UAcU6B3gCCV3UIzrRv0FrV6CBH/pei8dY9SjK5XBNd8GXvBAbz/Y8APaw1iI4CHVgT",
+	"hq7FZlcFO2luEMQEKh8GygoOq9ZzWRY5mVORF+gPKPgVwAOfbDoaDPp+S47GO1tEaG4539pkjbYOvLQy",
+	"snR3lxrvE3A55LDOusoUpHdjkGpi+4PY/rvv/j1w/x6N0bht2i44Z1dIQify2jmnDDdBc7Wmxwckedbh",
+	"YSF7AX3iM70ojpxhHo2jYX/QH7i8SkGXPBpHB/1B/8C25Zqj77M6bviwlF1VLxfORmPba4Id2bWq9H20",
+	"bkvNNSb1wznUHfa8Onfjuc4F2K/A54toKyWCZ6oKlrliVaeBva6+tHEiqq60vS0t5IJ+sydkaxcDAKRB",
+	"GwNy6jrG4vN1u9k7Osj+kyk5DtMvwta1ia9ESyL/XBIJae9JIksydqe5FK/zaBwBt2HJfx3Mey7ztXdd",
+	"MmH7JS6XhSPEJz9picmIzluJFAAL/hQWhOhysaBY31/7+CrmcfsBh2mzaFCMf4kOGbdx5PZ+p9nAGdnJ",
+	"hJPY/Z2jw+E+entt6uouTdOqTiO3zVCESw3xagl3dX8w+HLncOqwmyS0EveWbFttbrecSdDKwbYRiKOX",
+	"Hy7ubevwVZoZB11af12n1d+6G/JDtsZV7WzbG3e5vTmmVBMZBZM+vHvO7939n9VF41526yI6z3i119tL",
+	"KN3bhe7uo7h/DQL7DGrZce8fKnZchjA+uGtPl9s4Gj1YCLVyMhoE8Tzo8OV6e1UH/pV7ht1udtZqTO2s",
+	"s8nXSUdXrwYY3rqCzYYC7SUEpd2VIuiY98MOut3HouO8P7TaIYjHVXyL7LXBcq+jJRq2X94NxbeapPkW",
+	"aDGZgFFk7jMtsIzKlneNBsMHE2I7QaJx4HW+h0uBu4MYv0w2yu5H2Uqp6TzEjdyRX+mCbuSwkF1TWPrE",
+	"Jl/YQAbaQ9Y9tJPzGQ708ItKlmaO2K+XK18wxe0Bxx0k8nWcdSv/jfigSBXNrbQriBMjyT+wJe2WfrRh",
+	"Ogsq0TCR5cePoH+aUvEuEy4sWaEzVNWV/og+wqtqN8l2W/Gld3lv8W+Tu93b1heMjsbQ1e3iVVXv6Z2q",
+	"PsLceGLkmHx1H3e/4eK+ryIDjMbghyQSsZfa2iiAGmnv/npzdD1d2LC4HgdhN58rv7clLad3gkSXiC39",
+	"Uve68ut7mFEm4irLFmN/sc+3V9ogWQOFYga29yuPw04YrgFvd1F0Lw5uvadFCowxSkS7cLoXu0pMLH5c",
+	"bS+993PoqL3vWc9Fs16tItvOFbgWFXGzn0d9a2c1aFzHenbs+BuO7mbQapIRN3/ZBPtYbOHzeoTmMcfO",
+	"waRNHGQOevd6mK0uVSLSoAOBO7T7ivtRM9FEpF0lpem2EpBOmoxtn0l4Z9oQ/74ahFTFID1gNze2dc+i",
+	"/kSCT4RZLxnZoy4xB9edNpLY05hQMlWuGkNOCXVsHNZeBxp0hcUyGEBEb6bPQUDWQNZvNR72cbzDrkNB",
+	"Tt+yX65SSIdBvY6SIiKF7epgeVdUSUuY0H5/FdFJRc8wCLrlbL2Q/brnHFdyOu2TS8ZI2lEClXb6rZCy",
+	"Xtkfh/j1jivfwKNWeEHzjpgIGRS1Cd88e4vHyjpFQvNzp5YuTDzEz7Xv/VxYSkGL5uRBj7gLRDFaPMYK",
+	"BbeccNrbZ/aw5jKH3bMc7h+MDuvmMpOD7CkbTvdH9Fk+YsfZ0+mAHuX7k0P2LBtOR8cuLZcWn3C+zTVd",
+	"tNdhHYk+D6/qG2MJ605vYqPvya6dPnbvyxM0oNitTULTS/Dwtj6NUv92Kb4tl68K379AB6A76vkDl48/",
+	"JQvNFJuVBQXDekEVph+4nHIrYMKKxX+ro3vYYR1F27fui5cXdhz1QfOoRwwO93g6nDzNR/SAPcuOpoPJ",
+	"fn7MDukwe3rwENOl2fvsq3i1hdziXjyr5UHoUYzrbIopu6NTaZWQscc0ehoa/sdfVxf/l8Wx+W5/+ddn",
+	"q7+Prt8+zS6Gkz8d/XR5UHwzoN8ezl7ul3875ucj9f5ZaDUwXdsIdwrDsyANUpB3UpkSbGwWt732/1+r",
+	"+h9OPXc7J53dBiYRdprwZi8G7W3uYFXVXlm5v8Z12dG+s7H9G1aCazob2ghbXQ+dvUHb7odus6Nyos38",
+	"r2Ft+Dbv9bp2W22/rQPW2x0vzt++vzg/a2uOQEQSLyKbyB5R/ec4d1yqGECFMekSyf1OeVuZ5RNmVowJ",
+	"MkRIiFWtZCYNGdy9YNsftrHcX/erLff6KO/uOIzLsMmU3d1ZYFW2jMLmm4cvvmN9Hy42DrNSqVV0u23n",
+	"gTyCVaJcAib/Ygdbv3vR0Tyu670PjRY0Gyp//SBAV/vhxoTu7Md87/zCnsbtGdYjP6Bf9W27f3IH7f+a",
+	"iX6xhtoP1VE7xFXeN348FlM9Jq4Fan6COT31kvodWUmFlnWLVFdYgrxT5QFOXUaJndojTcx6iamuQQLn",
+	"Xd4buLPpiyFNVwy8Dpsc7eiTwVzi3ZwyKLpP0DfT8rokAiwYTRotOH6P+PzXi/iMBqMHHmirj3XjND8E",
+	"Xbe3HuQX7939ULnRbETecawPafD9e9Ts3yNqdr4E9eYagUiFjtPKd+jjZM4r9/F2l6FxLTbnZdvPZIeU",
+	"4qo+m1VzXrU0q+a4rqrmKkuxDnkhSSgO0gaJyV+wzlM0n++yLKN4y69ob9jidSHgHp4vi8lcahvDq1pP",
+	"YX74UrEpv7HOWeViR7qget6DU4Ldcju8+avKPLNJstoWhnf+OI3zptVRzNv4543fyvLU0XHCwRjuhG8/",
+	"3v6/AAAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,
