@@ -131,11 +131,13 @@ const (
 	ErrorCodeInsufficientFunds       ErrorCode = "INSUFFICIENT_FUNDS"
 	ErrorCodeOriginNotAllowed        ErrorCode = "ORIGIN_NOT_ALLOWED"
 	ErrorCodeRateLimited             ErrorCode = "RATE_LIMITED"
+	ErrorCodeRealityCheckDue         ErrorCode = "REALITY_CHECK_DUE"
 	ErrorCodeRoundCrashed            ErrorCode = "ROUND_CRASHED"
 	ErrorCodeRoundInProgress         ErrorCode = "ROUND_IN_PROGRESS"
 	ErrorCodeServerError             ErrorCode = "SERVER_ERROR"
 	ErrorCodeSessionCurrencyMismatch ErrorCode = "SESSION_CURRENCY_MISMATCH"
 	ErrorCodeSessionExpired          ErrorCode = "SESSION_EXPIRED"
+	ErrorCodeSessionInactive         ErrorCode = "SESSION_INACTIVE"
 	ErrorCodeSessionRefused          ErrorCode = "SESSION_REFUSED"
 	ErrorCodeTicketExpired           ErrorCode = "TICKET_EXPIRED"
 	ErrorCodeTicketInvalid           ErrorCode = "TICKET_INVALID"
@@ -169,6 +171,8 @@ func (e ErrorCode) Valid() bool {
 		return true
 	case ErrorCodeRateLimited:
 		return true
+	case ErrorCodeRealityCheckDue:
+		return true
 	case ErrorCodeRoundCrashed:
 		return true
 	case ErrorCodeRoundInProgress:
@@ -178,6 +182,8 @@ func (e ErrorCode) Valid() bool {
 	case ErrorCodeSessionCurrencyMismatch:
 		return true
 	case ErrorCodeSessionExpired:
+		return true
+	case ErrorCodeSessionInactive:
 		return true
 	case ErrorCodeSessionRefused:
 		return true
@@ -642,6 +648,7 @@ type Error struct {
 	// | --- | --- | --- |
 	// | BAD_REQUEST | 400 | body not JSON, field or parameter missing, of the wrong type or out of range; not a WebSocket upgrade |
 	// | SESSION_EXPIRED | 401 | the Bearer session is absent, unknown or expired |
+	// | SESSION_INACTIVE | 401 | the session ended after its inactivity timeout (responsible gambling) |
 	// | TICKET_USED | 401 | the launch ticket was already exchanged for a session |
 	// | TICKET_EXPIRED | 401 | the launch ticket is older than 15 minutes |
 	// | TICKET_INVALID | 401 | no such ticket; on the legacy path, unknown operator or game |
@@ -656,6 +663,7 @@ type Error struct {
 	// | CASHOUT_NOT_ALLOWED | 409 | a cashout while the round is not flying, or of a bet that is not live |
 	// | CANCEL_NOT_ALLOWED | 409 | a cancellation of a bet whose state does not allow it |
 	// | ROUND_IN_PROGRESS | 409 | the round has not crashed yet; its hash is still secret |
+	// | REALITY_CHECK_DUE | 409 | a bet while a reality check waits for the player's Continue |
 	// | BET_LIMIT | 422 | amount outside min_bet..max_bet, or auto-cashout above the maximum multiplier |
 	// | INSUFFICIENT_FUNDS | 422 | the wallet refused the debit for lack of balance |
 	// | FREEBET_UNAVAILABLE | 422 | no open free round of that value, amount differs from it, or a demo session |
@@ -682,6 +690,7 @@ type ErrorStatus string
 // | --- | --- | --- |
 // | BAD_REQUEST | 400 | body not JSON, field or parameter missing, of the wrong type or out of range; not a WebSocket upgrade |
 // | SESSION_EXPIRED | 401 | the Bearer session is absent, unknown or expired |
+// | SESSION_INACTIVE | 401 | the session ended after its inactivity timeout (responsible gambling) |
 // | TICKET_USED | 401 | the launch ticket was already exchanged for a session |
 // | TICKET_EXPIRED | 401 | the launch ticket is older than 15 minutes |
 // | TICKET_INVALID | 401 | no such ticket; on the legacy path, unknown operator or game |
@@ -696,6 +705,7 @@ type ErrorStatus string
 // | CASHOUT_NOT_ALLOWED | 409 | a cashout while the round is not flying, or of a bet that is not live |
 // | CANCEL_NOT_ALLOWED | 409 | a cancellation of a bet whose state does not allow it |
 // | ROUND_IN_PROGRESS | 409 | the round has not crashed yet; its hash is still secret |
+// | REALITY_CHECK_DUE | 409 | a bet while a reality check waits for the player's Continue |
 // | BET_LIMIT | 422 | amount outside min_bet..max_bet, or auto-cashout above the maximum multiplier |
 // | INSUFFICIENT_FUNDS | 422 | the wallet refused the debit for lack of balance |
 // | FREEBET_UNAVAILABLE | 422 | no open free round of that value, amount differs from it, or a demo session |
@@ -718,6 +728,7 @@ type ErrorEvent struct {
 	// | --- | --- | --- |
 	// | BAD_REQUEST | 400 | body not JSON, field or parameter missing, of the wrong type or out of range; not a WebSocket upgrade |
 	// | SESSION_EXPIRED | 401 | the Bearer session is absent, unknown or expired |
+	// | SESSION_INACTIVE | 401 | the session ended after its inactivity timeout (responsible gambling) |
 	// | TICKET_USED | 401 | the launch ticket was already exchanged for a session |
 	// | TICKET_EXPIRED | 401 | the launch ticket is older than 15 minutes |
 	// | TICKET_INVALID | 401 | no such ticket; on the legacy path, unknown operator or game |
@@ -732,6 +743,7 @@ type ErrorEvent struct {
 	// | CASHOUT_NOT_ALLOWED | 409 | a cashout while the round is not flying, or of a bet that is not live |
 	// | CANCEL_NOT_ALLOWED | 409 | a cancellation of a bet whose state does not allow it |
 	// | ROUND_IN_PROGRESS | 409 | the round has not crashed yet; its hash is still secret |
+	// | REALITY_CHECK_DUE | 409 | a bet while a reality check waits for the player's Continue |
 	// | BET_LIMIT | 422 | amount outside min_bet..max_bet, or auto-cashout above the maximum multiplier |
 	// | INSUFFICIENT_FUNDS | 422 | the wallet refused the debit for lack of balance |
 	// | FREEBET_UNAVAILABLE | 422 | no open free round of that value, amount differs from it, or a demo session |
@@ -899,6 +911,46 @@ type PongMessage struct {
 
 // PongMessageType defines model for PongMessage.Type.
 type PongMessageType string
+
+// ResponsibleGamblingState The responsible gambling controls the launch switched on, and their state at
+// `server_time`; absent when none is on. `staked`, `won` and `net` are present
+// when the session clock or the reality check is on; the reality check fields
+// when it is on; the inactivity fields when the timeout is on.
+type ResponsibleGamblingState struct {
+	// InactiveAt When the session ends if the player makes no action before.
+	InactiveAt *EpochMillis `json:"inactive_at,omitempty"`
+
+	// InactivityTimeoutMinutes The inactivity timeout.
+	InactivityTimeoutMinutes *int32 `json:"inactivity_timeout_minutes,omitempty"`
+
+	// Net `won` - `staked`, in cents; negative when the player is down.
+	Net *int64 `json:"net,omitempty"`
+
+	// RealityCheckAt When the next reality check is due (or was due, while not acknowledged).
+	RealityCheckAt *EpochMillis `json:"reality_check_at,omitempty"`
+
+	// RealityCheckDue A reality check is due and waits for Continue; bets are refused until then.
+	RealityCheckDue *bool `json:"reality_check_due,omitempty"`
+
+	// RealityCheckMinutes The reality check's interval.
+	RealityCheckMinutes *int32 `json:"reality_check_minutes,omitempty"`
+
+	// ServerTime The server's clock when it answered.
+	ServerTime EpochMillis `json:"server_time"`
+
+	// SessionClock Show the session clock and the net position at all times.
+	SessionClock bool `json:"session_clock"`
+
+	// SessionStartedAt When the session opened; the session clock counts from it.
+	SessionStartedAt EpochMillis `json:"session_started_at"`
+
+	// Staked The player's own money staked in this session: bets the wallet accepted
+	// and kept (not refused, cancelled or voided); a free bet stakes nothing.
+	Staked *Cents `json:"staked,omitempty"`
+
+	// Won What the session's cashouts paid.
+	Won *Cents `json:"won,omitempty"`
+}
 
 // Round defines model for Round.
 type Round struct {
@@ -1133,6 +1185,11 @@ type Session struct {
 	// Demo A demo session plays the same rounds with a balance held by the game; no wallet is involved.
 	Demo bool `json:"demo"`
 
+	// DepositUrl The operator's deposit page, when the launch set it: offered in the top
+	// window after an `INSUFFICIENT_FUNDS` refusal. Always an absolute http(s)
+	// address.
+	DepositUrl *string `json:"deposit_url,omitempty"`
+
 	// Freebets The player's open free rounds, oldest first; empty when none.
 	Freebets []Freebet `json:"freebets"`
 
@@ -1148,6 +1205,11 @@ type Session struct {
 	// sent as zero; an absent limit does not mean there is none.
 	Limits Limits `json:"limits"`
 
+	// LobbyUrl The operator's lobby, when the launch set it: the Lobby button, the reality
+	// check's Leave and the end of an inactive session open it in the top window.
+	// Always an absolute http(s) address.
+	LobbyUrl *string `json:"lobby_url,omitempty"`
+
 	// PlayerName A player's display name, already masked by the game (for example `jo***a`);
 	// a generated alias when the operator sent no name. The operator's player id
 	// never appears.
@@ -1155,6 +1217,12 @@ type Session struct {
 	//
 	// Example: jo***a
 	PlayerName MaskedName `json:"player_name"`
+
+	// ResponsibleGambling The responsible gambling controls the launch switched on, and their state at
+	// `server_time`; absent when none is on. `staked`, `won` and `net` are present
+	// when the session clock or the reality check is on; the reality check fields
+	// when it is on; the inactivity fields when the timeout is on.
+	ResponsibleGambling *ResponsibleGamblingState `json:"responsible_gambling,omitempty"`
 
 	// Session The player session id; the Bearer of every other route. Random and opaque.
 	Session string `json:"session"`
@@ -1746,6 +1814,9 @@ type ServerInterface interface {
 	// GetSession The current session (resume after a reload)
 	// (GET /api/v1/session)
 	GetSession(w http.ResponseWriter, r *http.Request)
+	// AcknowledgeRealityCheck Continue after a reality check
+	// (POST /api/v1/session/reality-check)
+	AcknowledgeRealityCheck(w http.ResponseWriter, r *http.Request)
 	// CreateSession Open a player session from the launch URL's sid
 	// (POST /api/v1/sessions)
 	CreateSession(w http.ResponseWriter, r *http.Request)
@@ -2017,6 +2088,26 @@ func (siw *ServerInterfaceWrapper) GetSession(w http.ResponseWriter, r *http.Req
 	handler.ServeHTTP(w, r)
 }
 
+// AcknowledgeRealityCheck operation middleware
+func (siw *ServerInterfaceWrapper) AcknowledgeRealityCheck(w http.ResponseWriter, r *http.Request) {
+
+	ctx := r.Context()
+
+	ctx = context.WithValue(ctx, BearerScopes, []string{})
+
+	r = r.WithContext(ctx)
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.AcknowledgeRealityCheck(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // CreateSession operation middleware
 func (siw *ServerInterfaceWrapper) CreateSession(w http.ResponseWriter, r *http.Request) {
 
@@ -2167,6 +2258,7 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/v1/sessions", wrapper.CreateSession)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/session", wrapper.GetSession)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/v1/session/reality-check", wrapper.AcknowledgeRealityCheck)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/round", wrapper.GetCurrentRound)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/bets", wrapper.ListBets)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/v1/bets", wrapper.PlaceBet)
@@ -2949,6 +3041,70 @@ func (response GetSession500JSONResponse) VisitGetSessionResponse(w http.Respons
 	return err
 }
 
+type AcknowledgeRealityCheckRequestObject struct {
+}
+
+type AcknowledgeRealityCheckResponseObject interface {
+	VisitAcknowledgeRealityCheckResponse(w http.ResponseWriter) error
+}
+
+type AcknowledgeRealityCheck200JSONResponse Session
+
+func (response AcknowledgeRealityCheck200JSONResponse) VisitAcknowledgeRealityCheckResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AcknowledgeRealityCheck401JSONResponse struct{ SessionExpiredJSONResponse }
+
+func (response AcknowledgeRealityCheck401JSONResponse) VisitAcknowledgeRealityCheckResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AcknowledgeRealityCheck429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response AcknowledgeRealityCheck429JSONResponse) VisitAcknowledgeRealityCheckResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AcknowledgeRealityCheck500JSONResponse struct{ ServerErrorJSONResponse }
+
+func (response AcknowledgeRealityCheck500JSONResponse) VisitAcknowledgeRealityCheckResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type CreateSessionRequestObject struct {
 	Body *CreateSessionJSONRequestBody
 }
@@ -3159,6 +3315,9 @@ type StrictServerInterface interface {
 	// GetSession The current session (resume after a reload)
 	// (GET /api/v1/session)
 	GetSession(ctx context.Context, request GetSessionRequestObject) (GetSessionResponseObject, error)
+	// AcknowledgeRealityCheck Continue after a reality check
+	// (POST /api/v1/session/reality-check)
+	AcknowledgeRealityCheck(ctx context.Context, request AcknowledgeRealityCheckRequestObject) (AcknowledgeRealityCheckResponseObject, error)
 	// CreateSession Open a player session from the launch URL's sid
 	// (POST /api/v1/sessions)
 	CreateSession(ctx context.Context, request CreateSessionRequestObject) (CreateSessionResponseObject, error)
@@ -3439,6 +3598,30 @@ func (sh *strictHandler) GetSession(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// AcknowledgeRealityCheck operation middleware
+func (sh *strictHandler) AcknowledgeRealityCheck(w http.ResponseWriter, r *http.Request) {
+	var request AcknowledgeRealityCheckRequestObject
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.AcknowledgeRealityCheck(ctx, request.(AcknowledgeRealityCheckRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "AcknowledgeRealityCheck")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(AcknowledgeRealityCheckResponseObject); ok {
+		if err := validResponse.VisitAcknowledgeRealityCheckResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // CreateSession operation middleware
 func (sh *strictHandler) CreateSession(w http.ResponseWriter, r *http.Request) {
 	var request CreateSessionRequestObject
@@ -3499,237 +3682,266 @@ func (sh *strictHandler) OpenStream(w http.ResponseWriter, r *http.Request) {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"5L37chs30jd8Kyju85Ql15jmQdSxtr6SFTlWYkuOJMebXebRgDOgONEQYAagZG6si3nqu4TvEvbGvkI3",
-	"MAPMgQdbSXbfN3+kLGkG0wAafUL3r39rRWI6E5xxJVuHv7XYJzqdpQz+/YrGl+zXOZNK/yTn0ynNFq3D",
-	"1jGZ0nQssimLyUjEi1bQuqfpnMH7WSaym0jErHXYenX8zc3l6Q8fTq+uW0FryqSkt/r3V2LK1CThtyTh",
-	"RE0YyfAzJJGEC0Wy5Hai2uR9yqjUf0wFjeG5Wzpl7VbQkoqquWwd4udaj49B6xVTb5NpUiZ1KuZcETFX",
-	"MokZjJHqp2QzzafXN2/P3p35FF9PEklGDCh0B1N0lNohmwm7ZOO5ZLFP2vWEkQeapkyRDP8OI+qPbI1F",
-	"RsxOBISSUSqiOxaTWUoXLNteSvvl6esPV6fflKhnJKIy4YLESQxLTKOIzRRRZl7NtKuE356kopb8Ef6Z",
-	"PCQ8Fg9kQiWJ8NElFF6fnX97c/L2okzksSR0JqSiksRMKkoyEdOYEibVv/5fQRiPWJbRmMo2Ob6d0yxm",
-	"hJJZ9q//71MytQ83TOOE8oil50Idp6l4aJjJM/3dUQJbLFWSpmTGeJzw28bJnByfn5y+vTm/uL45fvv2",
-	"4mNl1Q3PRJTrJR/pTdCEpEzvwUMjsXIi5moFteSBSkLTjNF4ofd2wmLNmEtovXpz8eF6M2LtqEuofZ0x",
-	"NmLqA6f3NEn1afDJPRdEzBgn44wxkok5j4kYEzWhiiChTQS/vjw91fz84fz4x+Ozt8ev3p5WCYZRzbHk",
-	"gqSC37KM5KQ00HzG5Xw8TqKEcfV6zmO51sFE5tAnM6XRnZ7FiKZ6P90p2F8d9gedwJ/Q2fnVh9evz07O",
-	"Ts+vb15/OP/mypvPuVCEcTG/ndhx4VsrDuglVQzEXplNLu5ZBmTPWPZCMikTwVFONa745fH1KYq+Mm8I",
-	"QaaULwiNVCK41FKbEjkRmSIqmbJcUj/QRBFKpmLKeCPFmgdOMuCt6rpHyPyEZllyz2JCx8rMI9KvNNN+",
-	"8eH8m5uTy+OrNzXEp1SxABUNcGCEnycjNhYZIwsxz+DLmteXkX3G32fiNmOyhmNwZC0C9fGxX1gwtYLm",
-	"s/Ob95cX316eXl1V+RsHzQXSiGlpC1ogbpMzJUnG5DwF9s/YPaNasjxMGCeJZqa4SSVdseyeZafws68u",
-	"OZlz9mnGIsViMqZJOs+aj+jV6eWPp5c3p5eXF5cN+v2BcUUeMsFvieBEr7NWnW3yk/6n5XM9Pzou2Ehl",
-	"C0JvacIbyQd2PplnGePR4l0ip1RFk6ZT/EySyDxK4mQ8ZpkWHGKK1gCd82jyTC6Z5NXV2cX5zcmHy8vT",
-	"85Ofbt6dXb07vj55480Y5kOjCKyN4muCITsAfXiWtQnjUJRPGqSktXFw+gWVqLyXL8c3bCrKdlrMpoLY",
-	"079l13vC0piMFvnXAi07xyjIZUCm9NPNQ6I54Y6LB75dK9+6Hf1f0LLzaB22Tj9oLoiBDJXNWdCyY7YO",
-	"//Fz0NKfukni1mELTseLKKVSJlEraKWU385xIRnXP6OJdvhbS9MyYsp8L2hNE25/fgxaaA/dcDrVr8IC",
-	"BC0z3dZhayZvftjjP/aivx3cvd2Z/n1/dtlVP+0+vOpPvhvErzu3V9RdwNNPsySrE0p2AfXhZuahVexy",
-	"+rf3Z5clUQRMUjPY0/HAJaNpmQcyRtMXU8HZIv/2Q6ImRD0IRytLrdAG7U6ndrd7g/Jmv7p8m2/2mKbS",
-	"3+3fWhQM79bhQL+Hm06nsxd7f+m2HoMlf+61HtdllZlawiqaV5CP7S9K7FPln1/E8+fPaZmD3h1fXorB",
-	"/c4/b0f93YF8OO7/7VT+kkzenU9//CDSeStoqQmDAWKa3fm7sb7Zb7+5iq++wLw3Qz8Bl10n0R1TjedE",
-	"wZ/BRUpjUNuUk+6ATBM+V6xZxF6fnXx/el17ZK6tyCRpwu+e+NDgdM74PU2TuGK2yrkW2fDIKsrPzn88",
-	"fnvmU34qFSOMpzTSpmNKfpmzW6EFLZPk/l//myaxaJPjUcZI/seYET5n9/ofMobfr0H+B7lkK1wngX2K",
-	"JpTfLpFdZjYV/oKpwPrHgvwibgX55V//S8YiIXNJzTQoMX/i4p5q809bnqnQM1g2BSHeUb54xZQsiy2Z",
-	"fFITtO15Ybo1035xcfPu+Pynm1en174h9RMlKmGcSTIgdDZn4GEyToyPyRu9xg+o/14xVc8bmjbwZRJp",
-	"PPNG6j6cf39+8fFcE1fvdT0Yu3GsJ7mcHrBE6ylavkSWCLA7m2zNdQj5COKr0eVzJFwujrh8WLI8H4/f",
-	"vl3q6uXyzYxr4kQ4bMJv1zUo0XNZ4p88Bq0JozHLgB8vmcoWx9oF0T/FTEZZMlOoGq5YJLTaVALdHuNL",
-	"aE7l7JMyvpL+iAnktA67QStjv85ReKKFJKMJm1I9+lhkU6pah62Eq36vBboqmc6n8JpazBj+id0yQ+eM",
-	"ZnTKlCH1FVNncZXK44JLcx3zzLIr2aJcqAnLzM/P8hCXNf088lsjddPpfne5+/d3vav9b3Ze7367/6bz",
-	"Xe/7nXe75/utoJWAyqRKu2lGp46Y0np82cT/K2Pj1mHrLy+LQORL/Kt8ibPSs81je/783ogHdE0TxaYy",
-	"IF29H91O54jEbEy1a9TrtMnFHNYg0+JPT2+n0yGhE5wMvXn2OmYqv85ZtijmYr3ngnTzDXyluoH0k9lA",
-	"Y3os3c6MyZngsi7yGgmuGId/0tksTSKqZ//yF6mXwA/ZjrwX65bWPv3S+Yb+/nobclqcE38jvOU8xEim",
-	"iBf2pH53dXEeEJERSsaJdj9ERnIG1g9NE60nbgPLq+gz6oXSjwpnA9utatxjgxXK/DeXLpH7ladYIzfC",
-	"ohdpVVylVZVGL3JxVEeCefqlI7geaxz+DZZL+m8uXS73K0+xXG58ITwktC44YfkFbgbIuTBhBypJKqQ6",
-	"whAYSrspXZBMLwxwUNXp22BVWPHWihXxPvI0i+I5mOasvWI0Y4VzmUhCR5JxFVhRTuBGAS3nVsW42WDq",
-	"ZryVU3c+8BTTdiyo8FCb0b4JVlVuMMtaS2WDyaK5sXKu1c88xZSrVpHZbDFjGVVC6+taOwss5mTKAvMz",
-	"iwkdcsWmM5HRbGGPDshje3aeSRIlWTTXlkzG6B1KZe1btclxYYZDKJIqNuT2k78I1z4/IomR34YwNtLS",
-	"kySatsUDXQROLB2MzjRl8ZCPaHSHkUtVvVeCOyXZHnJnWWF7judKmOuSGtOHEzpX4oUNKSua3eI0JnMe",
-	"ZyxWE0m2qCLaRlSk2+50P/kGT29QUuu7O55d1qlR5UHrFRqhp/eGx3yqrnN5pK0tY69S6a5ZqsnJ2Exk",
-	"ZuW2MApOcdkCQkmUsThRqE/1Eurl82l3gze7g9rgjSHdPqdNykyzlkqsLWEGWM7AJ3B1/Oh+YMUL9rlH",
-	"S8NvLcb1iv4j/+bPOXlSaQO/hSaStSH/gX8NWsUVTP714lUx+oVFqoX3mPor/vxsDGo5tVeK3sHiaGa6",
-	"iZq4Te/rSnY7InyepsjnXHBQ8Cv4S7+Aggvt5iq/GRN7PUs6j9KZV6qTuM0oV0TOGFeG3DGwGXipEDd0",
-	"ORjiinoaDXTa3Qta03mqklmaoPFC0/RiDIHCZUS/K955/DmoIdYudjH4EZllTGs+Ini6wKXGi8wbuNwB",
-	"x2lhtnA9KgyDVwj4OKEqv7Kf0SQuvl36LNmCRYPvbutTq20TstXZRnpSGrH4hq5kxdOZiCbvkjRN4LyB",
-	"wF1j6/HqCjbf+rsreeUKHyyfusKds98O7DEqHRCP0fIPu5NtOKcn9oq8emAdgfR1Owd36Eb2Cv0/1F8o",
-	"R8F40naBsZQ2PF9PtsT5klVlordgDYrmmGC4T9tHgrOSmVScYG0bjpjSqhBixiwO3Jv/0YJMKAd/zRVv",
-	"AbBwUCQ0BDaaHZB7kcQVZYQC2IrcLkTjfYkK2tYu9spYgyvGtOzxBQyMZc95D9Sfc8q6e3u7nU6n0+90",
-	"teNenKNWFt9093d6/R03NlSc40JjwYSqGpOpNTa+Vu8xtb7OY42HpzEE9EySJN4smjOln94yfqsmrcPd",
-	"HVBL9sdujXiH9CtZo2UhMOP9Y43lmdJPZ/g4xE7M12iW0UVlVXDchgV5D7v+f67uf0qJmN+W52ZpnnyB",
-	"9vrWnJsrBGMTFNeH2+3f1xQhWzMhZTJKF4QSOR9Jlai5AqnGfp3TFJOJtp/UYvmP1K8rlMVVTmDJ2TS5",
-	"buEhyVgkslgLcuUyBbKA9vgWTJFI8HGSTVncJqHVG+GhdfeGXKsM1y9sk7AQo+Fhg4YZLbxzdDTkYSHV",
-	"Q6KfClGqh0TSBaHa0qIK/qD3fCIeyHQeTdok1OrJuMtAwJDblJxxkkkF9BjVBeTYvDyTFmFCRonvj84m",
-	"VDKIKQ15yYUl2nRok9BoQfPppjSyo9xu5OyeZUOuvWjzgF0vrUbdGUBQS/+SxdZxh7GeQUZqJKb6c3LI",
-	"TYDmqM7RRiqHXCsCo3mKJEe7j9qZKlRe0NJLCb+zhpnmWbzZDlqaoBrNBcwmG0yTC+fOQT5D60Nvodl2",
-	"aZcdXTqF0w/IiKpowuJDve1TbUALzoZ6/bgiehUXpNvpkKkMSJpI2C8YBCSWJDKxht4sY/eJmEv9fpt8",
-	"TNRkyEPJ6UxOhAqJlgaFyz1haSq2TeIw+uVapaDDHqUJ4+qZNCtamDtG1zl5EGiEVM2b8533uz/sX3au",
-	"etc7P+5+3P9b56deq8ZZN3cQU/r8+XPppVCgLVVjOB18333bfzc433t/8EP3sn81uN5r1STsuHZTd7CT",
-	"f+rt/Pnz59oQsHZUd7DT0ZqjwV4qDCNZtYw2tgKk1v+OvWV0/5dJZbO33pWNSVopaR299yaBjk2lPjj5",
-	"+XsmycNEpJYPKDAxpDg4bNZ2FkKIlFHeYO3Jtc09RxUsNXVwxaqHjTM3TIqihEriXvxJIhkjCVyJfpWd",
-	"VGjz9cwRYwrUmiN3bEGUIPNZTBUrDuBocUQoZHRmsEmFipd0ClO9SWL/mDKaafZuf2mQ6k8IXURu+jUQ",
-	"jqdyxUepvGPxuX7yCeMc13nsYhmFTZYM0O2se27Q1LGxE8z9I13/hwSuTDCq+mVu/+/CI8WgxISa8Dru",
-	"mdRWGkvumbknfMLdHqdCZFu4R+S5S8JLrV+3tc8/m7EYtDBm2C3ZfWdZchKXG6knthLJJ+udNtsDbRlE",
-	"+oFyOCNPud3qD3bJlFEuSb892PXjEKgqm72uTp2PdQJK/p3NRqm61yZRxbEIiGSQUYmqQaqM0akmJE70",
-	"m9OEU4XXqVM6m2nRf/hbCwyNps16o/9oSQha+E79o+8Tfus8KZY8KYonC4W9OEf1DwvxGLQEZ2twk0eg",
-	"tk6WPeySuPJZl8if9XZkjCqWZ1jmuQ6+vMgTSMvb9Zbd0mhBZlRNIEIcEMu3xfWTvV+DdMMpZvVQDlE0",
-	"Pe4RSW65gDe06qEm2a69ccykyGWt834xM518uHz7TJJQPxu2yQdpnG9Np2E8mWehRTRNn0kCyUxoUmuH",
-	"wD0n9pOWN9NiOY786QReevyQ528+JFy2yTFfoM9tDAlYoZkKCMOrZknGNE0lOBxajYPPlHCpaJrCfatN",
-	"0EHb2Vm47m7NUtktWb2hZCvfUE0Y236y7ZJNcQp/pyS4bfYzZCtUdzftdjsMtAtymzIylyxw0mK3icgC",
-	"IjhulLMhQfmy126iEneMV9Zt0O35U9hdZWBKz3VzRLBjI/mzPbu6IDu97h6JRMz8cCK6KTOqFMv0o//z",
-	"j+MXf//5t/7jf7Vq1tK9yqjKevi9ya8r/LYPPPlEmH4xyEWrVYdRKqI7X9abIG9n8CVCP0948Sk7BTcT",
-	"vF+a5sfu+P1ZKdy9bs2jqa8sKr2KKiIspGyTj9RUneWZhVlTambwexlNF3CVpk9PtYgtKORmHu0wV9eq",
-	"sLXARHFXZY2kiBP94KOzXJWzp1fDLo0fsanIuy1XNm23yTmzBXLOAVPsE8qFFYIgD6JZhw43YKVHl0fp",
-	"nJUo5ld3FIuFqJU8UH5sLnFgTDiYMiAxREAiVWTC55kiGYNss2eoIEAuQ+a8+xcYxdpYuTqE85GB9G4T",
-	"/XmQt3JCtXDVdj5J5JCHVR4JD4kWxQRDUcVuvRjTSLO/PVB5Fn/MsuSeySEvkQ+Gb374TEJEe8iH/DPQ",
-	"TD6TN9fX78lnMAH10J/1n168eEG8/+tfOgmL5DOkhH7GlMUiX7EmVXH9PMUjzMghH9noSoAqmM9uM6qJ",
-	"1J8v5XEBCV3yeeNsLhzNSd33RjKqaVk5gImW24+5w9XR5o/YVOvhDWPKI/JhuFdccVRjizgTtcwnMmQN",
-	"b/FMNYxHYDU7qqbOhmyZDwT5OoqMZOxe3OkHtYI9Kpfd46cvLs++PTt366jh633zdTT2n0lykSW36FZq",
-	"NiiwAmb0Fk4s/hmGdHLbYKwdZ42WpW97L0NWf+V1U3HNSwMgKd5SVuobYawDM60NKikhrcxMm3H9IcOj",
-	"vh7Mh8eLGuBBE2JG+9CFWfAC8Ia33IIPZ7CibsQsm68YcEFgBK9m2BnBRmZmWRLp3adSFRXIZCYS7sTv",
-	"E0w0xRFriuxrxn2YJClziDFrNU4XKFgylG16dKiTN39PtbtvPlPGHfC+4q6hHehhIiTD1L2iKpWmqXjQ",
-	"QtlZDqcc2WOAxvLmI5Ioqf8wKeqUJYsypvJdx5RnPVyvp2n0MTlMTV67bQr4gnKuAaEjcY8LZlLq3agE",
-	"fKSqcvKvqQ2r+XHAGvSBfES+AtIgsDP0jkhiJubX5OZL5EiyZWTrvQR5bQo3xgmnKckYlXYwN8ccRoMd",
-	"LGeab4nMiKrci9wup59b+VAkYZPPZAB6cmUqNr5bzWCFEfr+/PzkVTdpldTnrGqGs8mqJklVf8+51PKB",
-	"Z6o1uX6lW6X+sFLWV62+rKqBVlAq8yrXWy2rJK/4COV6tjLAQT2eRy0iSR3OgItyUwtMUQ+/4QPMlAAj",
-	"SnAANUVdFQM5aH16offsxT3NtAEpYfOKwpRKmr5X9VguSC1XdFYKcYMWamUHW8XLhC/V2DUjDZSRcfxK",
-	"xhLIRR2kSw0mTRVjwgE1qgMtqQVf8fCG/DoZvwykLjn+Z+txNOaU5da3G9okWyAPtF0JdoWRKIBcRGO8",
-	"QtU/ZFQZrKTtI62p9NpBVcZY6DVY5kP/EWX1hjUbnOk/0XldwyUt3zCu6ZCaK8a13dHXNMm4gT/xl2cs",
-	"suk8pfVuKhbxg+VEzIN44T/RW5HNAeUK3W+ydcpv00ROtrVlTiOVLmx6PAZ7iF5xcDHUhE3XWBptVvi3",
-	"M8uv0D651zJBK1Ozm9Fs5W2zmr2aQWyApquvS/UzetNYNtX6+0ZbT+tHad7opxsuFfWCQiADRwa7LCCz",
-	"+UgvaYF4ozUo5MHYYFKFMTzSzLSCfJfzZaksby3XoJiqv5sum1KQ9FUk4lhv7quvplff5RkyTcGpl2IY",
-	"L7+2LN6sEZnF3J5Jk9KWxJVCniQOCAj4Tywm4V+6Ybsd/uU8zINrQ46vTqi2i36dU64StSDn5BbuQ6wD",
-	"XspEKUA3vFBxzxSkLjs2bwxPlqdz9eb4RW+wa4L/CSdae2WRlrMT9smPCUdxt38w6u526Tjud2LG+qx7",
-	"0NsZH+zHI8oGAxb3ep3daL/TH/doNx6PB+Od0e5otxexTnww3isFlDsvDuiL8c+/7e7UB5W9S6h6QWQS",
-	"dgzzG1GnXRgS0SxLmPQEsBTGAzN5WoTOZoxmplDzw+XbksraGDgEZ4BXfxWNk49WN5PQ/DXUVvf7i6tr",
-	"8pLOkpf33ZfmD7J0wdHt7a+6HqiqEaRsXTViCa47Im+X3nXVabw8QU3BD/p/kPtSsBf8pTKHtzkiTPN3",
-	"bBTjmTTYjcXNcpsc59BH+EfwMaaJgtR4k68HSRBUkn+yTBxpdwgDdOaFAveJYXpQxtCL5wwPqL/ROXLN",
-	"moVWObDNus9b1Ju1nn+s2T0nsaRGJOS5tXEi9b8hFhzkkcYpvOwCTnkAlyRE4J1w+2jIKbllXAtF7f6l",
-	"CZU1t7Kw0FzAV0wcupCj1pKKh9w7smXBmIP9OEek31spFX3zoD5rGaspa0IVpXxwJ54kCc2Yk1iBqVhe",
-	"3sKKW6yGYsRlxB430ka2uoO+yaLotgf9T0eQWpnonzqdUpVkd9BfTljtBdv7CZU1zBSaSF94aNJCM0Zs",
-	"XiqZc5WkxD5yw3gsb6gK2yTE2JnJli1mNeRZIpkJwIRS0UxBCUh4VOSaul9ok9BEtrzEW33+4dRDVrOS",
-	"7s6BHQvRLz2QBeE7Kt3WIbKGuerTvo70k3DNH7WFBTNpBS1DSG1urZtAUb2jTCAyJJNYs2FKFYRrZ5kY",
-	"YeqyTR3KTKBFknAm+G1YSqQLVVjSbm7lTLd7UGzrzJDlSzXVJIJ5XFzZar6b1l/3mpteFk2ESVy2/pEm",
-	"d3n5RC3LlZUbkL2ubqs3/KC8BBzuhjyUr6wzWfaSW/y8opjiuBKrdC8DQgvcFh5ZNSayDQoplhuWK8os",
-	"Squ9xMh2M4HqS3Cw+F0JQkmoNzesmGfagbxRyZS5rNzrDoIlzC3qmNsbal3HzavfrPhv793aUcffNacU",
-	"4+x4aCzEp42Uwu16w3kLVZjfhGj5U7zz9QdIfPUBysGsKoV0rojfsDAWROcNiOcnSsY8xmOBCshI5nb+",
-	"qbx49ynYII+X5Iex+tUnixdY5TRZ/r0nT27V1gReg5mdPippbm0EOWfMPIzK8ah8G2eykR2CZ9a6WJpa",
-	"CA99YUmBf/43YM7CCnkyjqF37IUYj/MN9Fa2GttxCgpwnYLKefMn6DFA4yk2EfHG0DFnD1YDzRiXoFu0",
-	"1jlyE2ejFPxrzPa/Z2gEpolU1XpiX0Dkwru/199trumt0wC9fXjFzAoDYtYgqyvx/QrJ9IdyWllc+zP7",
-	"gvKT5VzSyBjmHmQJIAoc3aCwMcr2tVuDk+Nca5lV4gpP8Pd39nz5nO/3APYbhehTxKhqmK3fyGyDvf5e",
-	"idmsqV9htpIiW1fcltXSBjxjNctqffJvwczNTtJKZnbX1szbW7dGdv6GKZqkVZvliTbrSW0IDLRQKBu1",
-	"ZZTWeCzKSbfbm279196pbM45v+M1zO+nke3yo9oztbv5FQzmdzN0ybRx78Ne4a6sV1EOC9VQU+7wfJ5/",
-	"Wsv85o6n6WbHW6j1jsprsNeaBL9ZJAzhGf0fZ/RBlm3BSvjmcMhDrFPShuRzwv5nq9PW0nWXPCdqezt0",
-	"Y1lUgQ80lQbPIFFtci4g+VDam+dy/e4m5oO2OPZ8LioZI56wNwGeiqz/E43QrxbDZk5fIIU9llrLmqi/",
-	"ZLPWQRnkxNXHm1V7wMeeAtIEz6ZBR34ybBP3xFejqOOEJyaMid1CiBJF5LIAFzAiyQvHF6GHIZdKQEga",
-	"PYpEkXHKHraPTLm9QQU0usTDQTh2VA4mBQ45Wm6yyBekthULmnp+SNROYRnGgLe0v5dC/jeynr7s1Dbr",
-	"g3o1sImUB31b4b9LpuYZ1zxXJLaMqEykve3YOtjrdMwFw8Feu9P5b/9OQf95BaLyKkzloHVlbICaauY8",
-	"H0LrPBses8UUwJuQSRHY1BObtDKXTJYvZ1qd6n/9Tpf19jtdekAPBgf7o/Go291hg70detCl+/t74163",
-	"3xv3+52dPba74p62hu+vipvhPx6yMTZ9Zsoi2Mtr1fsui8sE02LEFOA19aE5Ih7Ce8LvRXqPkcoqpkLR",
-	"bWQpxGYpvUQGUK8gFWYAHBE2namFj8q0llS3OS01CBWNtaf2dtBry4FL1W6tqA9dRkt+t/7o9kNZ+gY+",
-	"VW6Bsgm6wNLsBHPs8wIWcyFm6lrE2CgQzGHOxFyxNrmkPBZTUApiRn+dsy9KYMBWLHU03SdyjjVGU1au",
-	"WshDZ+McWQeLU1srS7ryvi122z2sg3wLXahSd83zHXM42pyxOoGLN0UNMP94ebK6SH6jmvh60Qp5n42h",
-	"Prci3txifEFFfC7MGqAXXJxdRMVrBmlwnpLLUGfsc5g/uSzB0z759LX4QSlSt8ww8IKuQSkqsuxFLygX",
-	"+Hb8svdcl+5rQQOqM1iFBlBDwhoveHNd9UbBBWs8ueaDLqf+buAIwRpZyYaEnwFHm0XzLFGLK/2AaTsB",
-	"8hnD3Ppfr61UQIFcFeutCmj58VxNRJb8E+qPDq3EH847nX5k3oMfWAiRqIyRsO6Ptk60SHPLwKYErPAF",
-	"CWsz3qDsPgM1EhgdQpLY7xBwhvVUtvp3yN3yX3HHtM3H46Z0P3LMl5RiDrlbsWmrWHY6XVJB7UdfB/YG",
-	"QbNg4YuMQKVmiAmf8LGo12fH788wgDQdsVh7cQ9sZAr7tkaZeJAs20aD1djhgBuubVt3JUA846IWGfKK",
-	"hL+NqGQ38yx9DMmI5YV4eRIWKG3QMCEMd99tL+g0DY/8VTULGQEWBGCXcyj2gS4NNi9uRjO1tNh4yIf8",
-	"L38hxuwdch90wSX25f8jk/iv7bZmo96u1r75D9E8+2u7HeaJntTgMbyYS9sva8hztAaLykA2A2UgCJZ0",
-	"y4bcFtjqeeMNJZi/DaxrUi38E+bws15SYOji8HnVgeVKdk2NAdXD6XJha6LbBGAMhtwxv4i2K4BSKskG",
-	"h7iYMLljbAYjJHzI7bm9UiKjtyzMU2mpbedtax3AHqYj6GQ6LeXfPiA237enlQULScKlYhROtzQYhujF",
-	"YWEy9g8lbtJnEtvszfK5PiwuHE1Fi8mRMvNx8uWNaWNZ8nw+HbFMDvm5IBz+nfdJiEU0n2qbUgsDMk4F",
-	"Ve0hf0EAyUj/MgQ3DBubgNlFsH2oGG+KcQTD5iEMzGlzRoSRlmT3BQicaH4BCX56xOtE70cx1vRLYTnM",
-	"Wl0jpOM9wwPsGYZY2GsPDALzGCGdRHeyTT5CBMqG0sdp4kEwDnlt4DhRkqXjmvhxJSisbMQepFdjXqTe",
-	"teWB562eXkA9Ph2JuSLdbnuXSL2gTpSbSZVMqWLSyekR47FkytJaREJDsiU48c4ArEGoRQI3jhSuCkBh",
-	"oojVr0BW3zaeAb080G9fkkjIKVNJdOiUJGshDNXOQ74MaCzQx5gSmYoHEgnOES8CGTxOJI3vKVfO6QCb",
-	"Qw65D5sCj393dXFOQnjAZB5SjtgNeEmBC7HT6WjtNej02yQsqpTCIU+ki2ru4mAgdsVWmJdhhdtHJDTn",
-	"Fg2L2tKrBqAkDzjkyEYKXGwGgyMA5op9LSRijAM2yfsMUwYDwlKJB6kOHWm7TbBMz0wLvWOjInP8JyPW",
-	"MkYjvEA3+l9vsVtEjIuvMsplCinWCVfCWUd9BPVn2kOOqGeSjDKq1azmJ2f97eE0570kFC/zOj855Mem",
-	"4ljLkRQrEcnMMSK39A/mXNA4zpgEN7Fh2fRB0jYYMp6wGC55nn5hdfUOiN9vy6hfp4uWscLSJGIc04UM",
-	"9On7TMyyhCkTsVeJgkDfSW49Wa7RNtgWMB90SWaZKf/otjvtjsGt4nSWtA5b/Xan3ceClgkY23ZuNoh1",
-	"y1a2i2EWG9c2RYVDgiLArqePerBFCWcPQ26sJdTR+u+TRCqRLbbbpBS5wxJ/8/6h1n9pIhVIqiHPmwVo",
-	"CY2rh9yYCH6mHc63iVSmBtbtT9jgCBaPYEQKrlK9Rni9TmfTDng1vURtKlFQiDz9z1RIg5LmoSa4bSqr",
-	"QL6/R+uCL+9NkGM2V5oq+xTid6okfr/zrvvD/sfe6eB676eDH/tvds87JRK9GjK3x0LH6bGAq1Izj05v",
-	"Z7/TnCJT22PBQU2uWexu/WJ/d/CqfzL4Zu/04HX32/6bwXd73x/UL7YhuULv4ED/193fq6e359ILmNgu",
-	"pf311/xN97j3qn+y883gdPf13rf7bw6+66zBFkhe52CwBnkFVjf6+hDlrvSMhZO88NsbW4b/+XH9Fma2",
-	"90NNE7OK/AoQultbFdwE4SHPYQcPet1ncoHgtazUr3RXv1LuwBe0dnoHq1/zOj8GrcE61FXaH9Y2kV+1",
-	"Gq2gpegtACEYGQ1l+TMhawtoocdRBU8mz6qdz8B+wq2e5YDP8E/TsC1EFg6HXCvIUgm6UygXmjKysN0O",
-	"TcVaqN92eD402UWSqQBMtJI9vlWY0gEpOq91ukGO6a4qFVTbhKohf5gk1rbB2yG/g0BhsgbQiqmoHTcg",
-	"OtiSAyyUazPIrQAfIhPz20kDctRWqNVzuF0k7UC/OwcV/GjIe52ucZ7qG99thXguw7zOaBtbGZgAtw12",
-	"DfmqDhxA/kcwYwppEbqr4vbkIOM5j6uV1IfOjk/nUpkGGso23HgmLYyNOx1b0Whb0HEP3g+A3/LuINpb",
-	"MzUMxsplsa18BuMiFfxWW48zZuxmcycHl3X4oDaf7R46HT4gZAUNQYz/H2BkwVZ/OOUssDRTapGqHCw5",
-	"Q9QzaSBPueAsANydsAb2JKyzc2zhj+lszKR6JeLFhqaKPjplU6Wr/cmi4sbHQVKk1x50PrnyeoVZ8ljc",
-	"lJa/5JcEDdqdTt24YEvUmwOPeH2Ihai1c6jrJNVE/Ab6plx19ehfyqlszh4rdmT3qzfnG3OkcXpPsj1O",
-	"B5/eTlMfh3WtyPVtxXWY4ojYjYbsHjx02leFqD0cO/NADx6w/UBqGajWMFo9873r7o/9j4O/7f108Pfu",
-	"cf/V4GSvwTjttTaa/yamjWkh1WDcWLlra1QrjW/+YOOmc7AhnyPO7Opu4R7ekXaKEfBo5YsuMNITdMV1",
-	"q5YQzg7h0aTVgm0S+mBathu5l1w75C7GbuihbZkXjKVkq9gnIo2ltaSsE45bPORoV/Y2XHrnDC5dwhqY",
-	"J32CAQRq1btV2CibJLLOlhuvvGj4s8Y7FnzqiTYbDhjGcRNpsfBwkzG0Ex6WEQWL3kHacB1yC/HQjCvY",
-	"WLPfbsKz3RRWcMi3CnvPxRrJbb5xcjvP2Ha73gg5tLCDFgimBDmo51aDOlhj1eUghPl1pVlNA+zWPLky",
-	"+CDCDubs/0e4Vfqd/up3Ghpy54oOZLpFHq1pNuU4YVoMtMCJdgN2L39DDfSIPlnKFGvwzupaiNkgHTZm",
-	"NA2/LLOnjN4z6TbrQdSB+pZj2kWxnUtDz5sxPB3PM7gT/nXO5uzIOAhD7gMS4eU63BRrHtNMWHJOlvZL",
-	"hRu1NGGxHr9409ylYYeuWp4XD9zwfZuYxq9QozzkLvqpFcFFlzaLXNDrdMxNX42NjgOikb5ZMLJoS/SV",
-	"wcjIbWZbb+a7bdVy46mwjQabWYV1EaCNrJ0T/z2fofM/tr/KRNlZ/ZoDyviHWjW8wGNc9W4FwPEpev43",
-	"mS7P3NYAKRurqlDRqqqK/1kMoTlNe/Aj5hwkc7eNltSW/ieeTUfYIKSvuWI3+KuY8G9Ug8jyOrI/UhV4",
-	"Ah03Iwc7rgTEcBIFzMqa0v2lg8VRH4F7jyDRy25ND4nXxbIaFjMxKtMfxdS85o0uizvn5qZModuVCUJJ",
-	"XuAO8aJCW45WOHkYfdFrrTWY6fIVaHa4YyThUTo322qMOnuH5oLR5hh1VHl377IWOTuPwOVGmMHUeUg4",
-	"mYp7BikTgIYkpgi6ZYNvYHGj5D+ybbvMpaenV1ZqwWbthle2xvJ/0CyjzX7UeXgabI8wbOme6hlazVjT",
-	"AmPIZ+lc5nu5/RX6sVbBycnF/E9Vb5rnfN12UkR8qNLMqTXdp8DwVrV5WK3a63Y6jVGBH/qXg6u964Mf",
-	"ux/7fxv8tPf3g+Py1VTXwGW5t1MdiDFha1NzoguiUR1HHumQyFGvlHc3U8qNt2a9zeJeOdpPnWb2mgX+",
-	"W6tmm528Qr96GMqbquYy3vJT6GZf6h3WSnHmSX5Qk74UHPL6BgJtEtZAepdhyPw+ASitzCB5i4Ctwly2",
-	"PBEUfi+29y837f9TNbec4JGr1d2Q6bVUYY8dTOLGHAoPELcKgVVX+lUBzUW9ahB2HfTcI5PImJpdzRGO",
-	"MdPoyNVDl9fv82I4wwqYglAbeqhI/G+ZyiGYv1p6uwvn+iYHe/+N2SWFrAYBWpaHOeRz65TaViPPilYQ",
-	"OVCHLbuWFtfIQshCd4rya16HZvePxaUTwkZD3qA5dMVeeRvdHvKM/BUzxMSMDHpklGA25Jt3xycvrt4c",
-	"9wa7W3dsQf5amNeTIK9f+Svs6jaUAQLEuUxuOaZNsVvYIRepxE8V/Kve0q1upxMQtN6wrp48J73/GfTI",
-	"S2JSCLfgxxck297erjTX9Ljh9BONlP02oVmiJpDId0RK+ZztavF+ASFpgRSwxBJxEp6ihLEEZt3ajUa7",
-	"Ozt7e1F/t0c7u+MoPhh3O2w8igY7+/3dXdrp9Lvj/Z2IxXt7+7vRqM8OdkfdiO3udCLaHW/it+ZnoiGG",
-	"aDmdJHw2V7L9n5c90MDgQS568sNRQHRbkZmfc09sZhZ5rVZmHhPbNJsoQSB1FhskyQWPJpngicTssyO3",
-	"D4C1YTEjDXo0D82lcNtLwC1aWpVhwMKi4jgMzE9YoQz9/4c81PMOEbbTxSvzm9TYBjVgpVuZTwtFaoXT",
-	"kEMPs5KI2m6QvVgGq2x3iK/PVFOm1K3YbNsR0PQ18ezPFZhXpeOeo6A56KIb4Vp0e8ZiLgw2R22bBaaK",
-	"9Ns7e58CXGW7rmvRbVoz/kmoTe5ywVftckV5346NgJ12O91OPQwIzBMuXU19nbuQr405h4nipXT0L93+",
-	"nrv9OaTsJru/M+jrQRtRTTaQznhcGkSzF3b/DxTMHv0NhuVS8xXL0pcar1JlyQz6CmKemAscHRBI+oa4",
-	"jJZfPjwagSsI/MSQF1AgasKSzIyDidlSYfTege1ITKTRNDVUOSWjuRpyG4KvLU6QL3+zzPYY5ik6aLdF",
-	"lJMRM8g7WgLbcE2imjKKL4VpePMn5RQXe+RvfoquXYEuUJ86/G8GS9cooYISqd1ur0IqZqHugeA2pB4c",
-	"0FFvZ59Ruh+z/d7eKIr6+3t7O2M26PUH451+NB4PdsdsFHf68W632+/2envjOKa7/Wi/Rw9ay/JZXVLx",
-	"24Nut1sltdAkpef397rdbk5rZy8+GB906d4gjseMxZ3OTm93P9qLWD+ORvv9Toft7vc6e/1otNfZGXQP",
-	"4sGg2zmIu3vjPTbq7dfT2m2gdWd/r7/z+POmsrIpmfa1gcTJoSz+L0ylvbSz9ZaiQfCum15bEceO+Foq",
-	"mWtBKcu4Rg6wJfofllpjqg/5VqhNeG3vonem/+U7cOG2gaJZkAeWsQIkGkU1xJlAukOs3rRIOiRhFmr/",
-	"d5XvW+v1Hg25a35rhzbhWz5ZwZc4udthe8hPJiy6K7TCoRsUKFJr1ooLIC6//qc2nAV/oFmst6S4Fyi8",
-	"p9BzU8MGO98a+CV107z/y2DHEugHQ9WkFdj6IgeCyU9b3EhMQKOir1duOdBWORXQO2KuZvuzDPbGkEa9",
-	"ovu9Ih2NCtS5fs8XdVPZb9BFl2W+PUGEfwP2MDAHK2PuXufEpwi3e+0zMf9pZUvj9pddSSRFz8W1biWc",
-	"Ho1Pd7HgNOj0wv41PXfBom5qu9v+kzTzBWclmYF6D4JBCPjAGYvRAblnWTJekEStjFM5OFPNDhKdMuzd",
-	"bvDaoozBbgdOFhwG4CHT4bBUu4ChfbDmBa+9yC3CawakCdymPLvO7oCYMd4mZ2rIEfEixzNzcBIMhpxe",
-	"BcQ8MD5/EzJCMORFsX3Rdh3BK/RoDUrsKkem+lrvh9F05bnIO63SdIMzYWlsEHc2P/E/NyyQVznXbvW2",
-	"w/1587Qa5pfN+SenOcoIwuUkcd7uw0FIqQMXaZOPCMdXg33isNpIW5MM8/vzU4AwMfJO1tdN6bFe2jSH",
-	"bfIwEV6pPd54TcQDmc6xqGtBJvQeshPNV7FFgCkAGnJ9Kg3Zga2B5xAmNUgfeUYgoO047Z3DNrlwQVyG",
-	"XJtiZqGSCv3igfuILpiLY58IyRb8bLDewiGvtifT8nqK94WUgzzRT28TSRcG8ShRBNdUCydIiDkXBmTl",
-	"0NnGJJdlMeMqoSkKkaLQqcBCkQ683pDX4uvV5Y9A60hXTnxpJROurW9Bvl0CmoNLm3AiE8+yzKET0aJ8",
-	"EaVUyiRygfQOsRegHQxrh+kLqo8H1dYZvH4w7kY9tkd3Rv14Z5916G40GPfi7miP7dODzg62uQNeK9u9",
-	"hgNBcSAIwX33JZ4ll1SHIOhDiN9VdzeLzm6HXt78M/kbu+Pv049pfB1PpfrQ2R/0e28uP0x/OP5m/m5y",
-	"2hl92MQ69Dbrd618sgCf68j7b/Sz8Mk/WUfYC5OvjIBssEwG9Gt1AYzXoxwgvbA9+Xov2mbmGxRhlLqe",
-	"PwattV5zOqs/Ue2GTOKichSKO2mhfTwpfeiqnAea53wXMFpx8YYFUTuEulHb+nZApgmfKyaLB00Df3Ae",
-	"hhy8B/OJrSZ0L+tl5OJcZCi/20Oeo7j5lRLVsmG3aCK3AIwjFegpAS/gheq9uAOTGKDnRqmI9I+oKfOs",
-	"nM1zrFbg+pZZpdLg/incGrtaJx8uL0/PT366eXd29e74+uSNV2HyTBbAViVMHlPJ4lTu5k869k3MopRm",
-	"LMbUZOQ1xrU3GOcD2i06wpSpfJiYRUnMZIEhI/PLCkeu2KKj/5xCFwPt2Dr8x8+ei4ZHsATjWMLC1Qaj",
-	"dpSSeKV1Crf+zTkECOj0stvuko9sdCXg5M1ntxmNGdm6fH1CdncGA4NQZYwPF68uR8HTp9fDpCMTRmPo",
-	"jRfrB3+da2snj9ZV9rCK5jjk2iyGWiao3ZSSpOIWKQkvsuQ24aH9CBTJj1gBNAV+nDYW4bkh3wIIp51O",
-	"f/sI5cdolgklIgFwS4Z1hvz5c4PVKdvPnyMGXx5zNXBWgIqF8FRZ3t3WgCMBUNqQh4jMZIYKZVBF2Q0d",
-	"eN5QHpGRUHjNN+cAxSQ4CdVixkJDFvTN1jQ1t8jOFyH8bQgglcPW4RDbQw9bwdDyB/y23W4PW48FnsSA",
-	"GNA4MMUpAX1G4N0K7QBeLLJYb6KTKj3kBtusUqn1zGLHYRb1Vuhh50JI3YG2DSFrMvRgcsNt/BRTMjSj",
-	"YJa7zYA5JNquCuGS1KIMmm9DnZIMDIiQHsMOMWMZVpeNfZSx6gwgg4bDDLOFgcAjFEIEE82yXLbJMcmY",
-	"BVzjt5YjvGwcB239gS7MzgILALtB3AqXSsIZW9h1V8mUSUWnM2mPE7ZG2aqH1wMEvyqk3nabXIC3gTOV",
-	"z0z/XkCgxFa7gcFzNP2gOZ0yvXRZltxDI3l3C2QOCNLtIIVgOmg2Ilv2T4Izu2wAYCi3zW24u1PWPS5i",
-	"KPktguBQCsDy1KI8M9/QEAkesawcadQ+otlPA4Oll/otNtqFo1104AUACs3Z/sGZJfwWzo0atg7b7fZj",
-	"6LfmLa7Xm3rz4vbk9Sb6KUJTKMoH+QkQnAWIoBGyKL7kRDy4BYY2vQDuh/TkEn4rzbSuAOvPgMFpGRJn",
-	"0BIE5qnX2sEB1J4vJSOBsCMw69Fcq3ADm0eH3Lb5sUahNvLImEqtsrFmQwBIGfQa0Tw2TqAk0JNyUNwl",
-	"jSovPg9rtNPpdFxsUJD8YFblAKEQKHZk3ZDnhwsZ1j9XZiGgRszA4z1/rn/3GX4iny2uKvlsD+Zn/ccX",
-	"L14Q7//6l11N3mfCRTalKUxknukh7B+75LM700QSOZljRlist+ZzIQhwviMa3QFwpR2hTz7rTUg4zRao",
-	"RRC/Aegi4+ST227RvnQAL5lfWpEP6Hpd8n3yquHFHZyMEgIgIQ8N5fm2w+ax2CO6WN98jC4siFEIhc4A",
-	"ew5Crp4iejDhcGpeKA8O38c/4Yv4mR1naXPDrgrhTLaoRTq0kryC3awFSMRiiOJuk88kFoaVDRlHJGPg",
-	"7OSRssJ+pTLhIifpAKhHmK9Djzj9PtM6hbMHLUowv3IL4mD4bwdDsY4I+43egdmhKeWLAjGyZpo+WGJp",
-	"jku4rhJW0lYmWiDl2HMXnWzfTLx6SFQE1wPvjdUkcS0Km9H69sQaUIekZAYN+ZbhTCXM4TEgS64tRLas",
-	"zhOGkbexW0JuWmOYDA0/IPkkly81Bm76QBeShB/QpIV204XTZBsZmb/Wd8e6YtGLfJ4vjgFFpP6Ow5rL",
-	"TptrD8uI+EN9j725C3Kq37aENc7rgY0kjNYws/zvdXN7LOIwGziuXCiHLDcsB0hD5NvTazcIV0CStg5b",
-	"r46/ubk8/eHD6ZV+ZmpbhWOmlrYxxkybHYzFWk0V3FWokLZbQc0Kx/arq3oLyiAWoXIruOoXmQ01caz+",
-	"huuHLom/dhcoS0AIWegGmSjWuJAXl2ffnp27dUil9YTazls0bvLQjnPJlq/277WgVQpNTAFdN+u5Odjo",
-	"NY7bF16ULvGvr0so4lv59no3PSgbTVpYMVTRf+EfPz/+bPNy61JPCrx7SGvnHnRwK2jNs9Q0EZCHL1/q",
-	"TZFtwyXtSEwhJdJQU8GsMBcrRk/Pp/BD+eqoSGWxgYHH4LdV2b2BgTy0/oBxDgrgVemMC4my9YP6eLhI",
-	"aJR/xR3EZng1jJOJezpKF1Ae4pR+5bdcJluruK6mNgEj/0J+Z13/CWCG4owbthBjY3ijOxYUE7FX0sZp",
-	"cdcZmebx58f/PwAA//8=",
+	"5L35chs50i/6KgjOOWHJUaK5aqFi4oQsy211y5JHktvTM+xPBVaBYrWKALsAiubX1sN8cR/hPsK82A0k",
+	"lgJq4WKru2fu8R8OkazCmsgNmb/8rRGx6YxRQgVvDH5rkM94OksJ/P0ax9fk1znhQn7i8+kUZ8vGoHGC",
+	"pjgds2xKYjRi8bIRNB5xOifwfpax7C5iMWkMGq9P3txdn/3t49nNbSNoTAnn+F5+f8OmREwSeo8SisSE",
+	"oEx1gxKOKBMoS+4nook+pARz+WPKcAzP3eMpaTaCBhdYzHljoLprPD0FjddEXCTTpDjUKZtTgdhc8CQm",
+	"0EYqn+L1Yz67vbs4f3/uj/h2knA0IjBCtzGBR6lpsn5g12Q85yT2h3Y7IWiB05QIlKnfoUXZyc6YZUjv",
+	"RIAwGqUseiAxmqV4SbLdlWO/Pnv78ebsTWH0BEWYJ5ShOIlhiXEUkZlAQs+rfuwiofenKasc/kj9jBYJ",
+	"jdkCTTBHkXp0xQhvzy+/uzu9uCoO8oQjPGNcYI5iwgVGGYtxjBHh4l//D0OERiTLcIx5E53cz3EWE4TR",
+	"LPvX//s5mZqHa6ZximlE0ksmTtKULWpm8kL2O0pgi7lI0hTNCI0Tel87mdOTy9Ozi7vLq9u7k4uLq0+l",
+	"Vdc0E2Eql3wkN0EOJCVyDxa1g+UTNhdrRosWmCOcZgTHS7m3ExJLwlwx1pt3Vx9vtxusaXXFaN9mhIyI",
+	"+EjxI05SeRr84V4yxGaEonFGCMrYnMaIjZGYYIHUQOsG/Pb67EzS88fLkx9Pzi9OXl+clQcMrepjSRlK",
+	"Gb0nGbJDqRnzOeXz8TiJEkLF2zmN+UYHUxGHPJkpjh7kLEY4lfvpTsF8Nej2W4E/ofPLm49v356fnp9d",
+	"3t69/Xj55sabzyUTiFA2v5+YdqGvNQf0GgsCbK9IJlePJINhz0i2xwnnCaOKT9Wu+PXJ7ZlifUXaYAxN",
+	"MV0iHImEUS65NkZ8wjKBRDIlllMvcCIQRlM2JbR2xASniVieTkj08GZOipIlUz+jSP4ut1W2KXmMWgyi",
+	"eeALjk4ZFQldQUHXZycX57c/3Z2+Ozv94e7NR59+rHB5TMgCLdk8Q2aZMI1RNGGME9sJGpExy4h6jpLP",
+	"YtWeSCo/zeD0lCkrUscb4SxLHkmM8FjonYrkK/Wzufp4+ebu9Prk5l3F9qRYkECJUjhjkereG7bsWZ7m",
+	"VcM+px8ydp8RXnEmVMuSyUsGYXpYErFmzOeXdx+ur767Pru5KZ9g1ahluSMi9xr2OG6ic8FRRvg8hQOe",
+	"kUeCJe9cTAhFiTwucZ3QvSHZI8nO4LNPYRTNKfk8I5EgMRrjJJ1n9SR0c3b949n13dn19dV1jQazIFSg",
+	"RcboPWIUARklMWmin+Sf5iTL+eFxflBEtkT4Hie0dvhAiafzLCM0Wr5P+BSLaFLHp15wFOlHUZyMxyST",
+	"rJFNlb6D5zSavOArJnlzc351eXf68fr67PL0p7v35zfvT25P33kzhvngKAJ9Ku+NEUUOMD7FraSS5ozI",
+	"ThrkgNHi1PTzUSr1ZPVyvCFTVuQXMZkye3B3zHpPSBqj0dL2FkjpMFaiigdoij/fLRJJCQ+ULehuJQdv",
+	"t+S/oGHm0Rg0zj5KKohhGCKbk6Bh2mwM/vlz0JBd3SVxY9CA07EXpZjzJGoEjRTT+7laSELlZ6WEDn5r",
+	"yLGMiND9BY1pQs3np6ChuN0dxVP5KixA0NDTbQwaM373twP6Yyf6+9HDRW/6j8PZdVv8tL943Z1834/f",
+	"tu5vsLuAZ59nSVbFlMwCysNN9EPryOXs7x/Orwus6CeXjTqNPR8NnFMphB5J/RwIjS1bTYQUVvCGFCpS",
+	"WK1SkszUzi9PTm/Pfzyrn5vqZEQiPOfAXtGCZMT0RRzbRcwzigRzJig/yX3dhANIaVklIvemjJKlHc4i",
+	"ERMkFsxRs7jUUPrNVquSuDv9Im2/vr6wtD3GKfeJ+7cGBkuqMejL9xSN4+ls7+Av7cZTsOLnTuNp05Mx",
+	"EytOhjwa6tiaLwqnpXxcfmEvX77ExQPz/uT6mvUfe/99P+ru9/nipPv3M/5LMnl/Of3xI0vnjaAhJgQa",
+	"iHH24O/G5nac6XMdrX2Fvaabfr5DdU34jFGelLT3E5/CyCPJllIim6dlj6NUisGIUZGxFDEaoE4fTRM6",
+	"F0Qevmry6/bXk19MZown4m6epY1BYyLEjA9evVosFk0cTcmeVMC0jfxKP9p4foa8EdmlbDRabjJOeLBR",
+	"S6fOyt6ZlZVDMmzlDssuDw72W61uu6OGkrO3O83e7vTiNwbdVtCgcph7bVhvrVzfgXLtNrav5+U/EMtd",
+	"05vh/2J72G/J0yV1LejdNCi7gwY1+dxFKYsejNA0X3KBM0FiZyB2gbnAD/Kg9eDTQp5dybKeCmf5x9Hh",
+	"D792Lqb9y88H16L906L3j2j/zfjou0n3+4fWBw5EfptED0TUyj4BP4NjJ41BFccUtS0J1x7g2/PTH85u",
+	"K8XgrVGDUJrQh2cWhGo65/QRp0lcMrb5XKph8Mi6kZ9f/nhyce6P/IwLgghNcSQN3hT9Mif3TCpPhKPH",
+	"f/1PmsSsiU5GGUH2x5ggOieP8g8ew/cbDP8jX7EVrmuDfI4mmN6v0Ef0bEpMFKYC6x8z9Au7Z+iXf/0P",
+	"GrMEzTnW08BI/0TZI5ZGq7SXUyZnsGoKjL3HdPmaCF5il8lnMVEeCZqbY/Vjv7q6e39y+dPd67Nb3zj6",
+	"CSOREEo46iM8mxPwixGKtGeM1vq6Piqd9jUR1bQhxwYemIRrW7p2dB8vf7i8+nQpB1ftK1poW3AsJ7l6",
+	"PGBdVo9o9RKZQYAtWWc/bjKQTyCjax1Vjhi3MpfyxYrl+XRycbHSQWWFuG5Xe7dVswm939RIVP6WFV6V",
+	"p6AxITgmGdDjNRHZ8kTqv/JTTHiUJTOheOYNiZjUDQVTzhrtH5CUCl4N5eGRnWiR1Ri0JfP/da6Yp2bg",
+	"0YRMsWx9zLKpZN+NhIpupwGSMZnOp/CaWM6I+oncEz3OGc7wlAg91NdEnMflUZ7kVGoVqReGXNEOpkxM",
+	"SJa7grQH0Jhz3vAbI3HXan9/vf+P952bwze9t/vfHb5rfd/5ofd+//KwIQWolCVYTBpBQwvkERFSa1g1",
+	"8f+VkXFj0PjLq/z65JX6lb9Ss5KztTcS/vzesYVyqCWCTHmA2nI/2q3WMYrJGM9TgTqtJrqawxpkkv3J",
+	"6fVaLRQ6VyqhN89OS0/l1znJlvlcjM8vH7ruQ71S3kD8WW+gVnRWbqfWWKrui6RGSCj8iWezNImwnP2r",
+	"X7hcAv+iaeS9WLW05ulXTh+y/8025Cw/J/5GeMs5UPcvLF6ak/r9zdVlgFiGMBonJI3ln5aA5UPTRMqJ",
+	"+8DQqvIDyYWSjzJnA5uNsrd2ixXK/DdXLpHby3OskesXlou0zhvcKHOjPcuOqoagn37lMK6nCifeFsvF",
+	"/TdXLpfby3Msl+szDAcIVzkcDb3AfSa6ZNqViDlKGRfHjqMbTbG0uES2BAoqO3K2WBWSv7VmRbxOnqyR",
+	"QTZ91XppnmdBPYeTPqevCc5I7pBJOMIjTqgIjBhAcIeqtO4hDYu+Hd3M5l4jtIOHdLXtO3YcrrvNIW2U",
+	"9LEtdktPY+2SOx08x2o7Sl84kJq/rzWW5THQZaVytcVklYa0dq7lbp5jymVFThMHm5EMCyZVjErVEJT8",
+	"ZEoC/VlS0JAKMp2xDGdLc9pBhJjj/oKjKMmiuVS+MoIflCCR5mATneSWA9yIYEGG1HT5C3NNimOUaJGj",
+	"B0ZGkuGjRI5tucDLwLm0BD05TUk8pCMcPagLFFG+wIfLew6Ea5cVtudkLpi+l67Q1ijCc8H2zM2WwNm9",
+	"msZkTuOMxGLC0Q4WSKq1ArWbrfZnX0fr9AuayH7PUyVbFdpH0Hit9OazR01j/qhu3btCo2Jj7q5ZKoeT",
+	"kRnL9MrtqPOP1bIFCKMoI3EilAogl1Aunz9216u1X+3V0kM3z0ktOJOkJRKj/ugGVhPwKcToPLkdrHnB",
+	"PPdkxvBbg1C5ov+0ff5sh8eFtEkaSqszau8/1a9BI7/rtr3nr7LRLyQSDRUwInvx52d8w6tHeyPwAyyO",
+	"JKa7qI7a5L6uJbdjROdpquicMgo6yRr6ki8oxqVU/TK9aatgM+XfeiL1K+VJ3GeYCsRnhAo93DGQGRjW",
+	"4M93KRj8/XIaNeM0uxc0pvNUJLM0UfoWTtOrMTjwVw36ff7O089BxWDNYueNH6NZRqTARYymS7XUKmLk",
+	"Du6YwdZb6i3cbBSawEsD+DTBwsZGzXAS530XukU7sGjQ7648tVKdQjutXTWeFEfa3bhGVMxYNHmfpGkC",
+	"5w0Y7gZbr27QYfONib6WVm7Ug8VTl1ugpu/AHKPCAfEIzXbsTrbmnJ6aWKTygXUY0rftHAQrad7L5H9K",
+	"fik+Cjqb1AtI3PyK8/VsS2yXrMwTvQWrETQnSHkopX7EKCmoSfkJlirpiAgpCuEuh8SBG2I1WqIJpmBi",
+	"uuwtABIO8sixwNwyBeiRJXFJGCkGbFhuG/znPkcFaWsWe617xGVjkvf4DAbaMue8A+LPOWXGqd9ttTst",
+	"9xw1sviufdjrdHuuOys/x7nEggmVJSYRG2x8pdwjYnOZR2oPT63X6gVHSbydA2qKP18Qei8mjcF+D8SS",
+	"+diuYO8Q58orpCz4krw/NlieKf58rh4Hd4/uDWcZXpZWRbVbsyAfYNf//yv7n5Mj2qAdq5baGDClr+9I",
+	"AxJuPbROkF/r7zZ/X1UE7cwYl/btEmHE5yMuEjEXwNXIr3OcqqjN3WfVWP4j5esaYXFjB1gwNnVQcThA",
+	"GYlYFktGLlyiUCQgLb4lEShidJxkUxI3UWjkRjgw5t6QSpHh2oVNFOZsNBzUSJjR0jtHx0Ma5lw9hADI",
+	"UHH1EHG8RFhqWljAD3LPJ2yBpvNo0kShFE/aXIYBDKmJDBwnGRcwHi26YDgmAFpHZ2kvV+Lbo7MJ5gTc",
+	"YENaMGGRVB2aKNRSUHddF697bPVGSh5JNqTSitYPmPWSYtSdAfjh5JckNoY7tPUCQv8jNpXd8SHVDprj",
+	"KkNbjXJIpSDQkiePJjf7KI2pXOQFDbmU8J1RzCTNqoiToCEHVCG5gNh4jWpy5VyT8BdK+4DgVrXt3Cy7",
+	"MumEmn6ARlhEExIP5LZPpQLNKBnK9aNCh4C0Wy005QFKEw77BY0Ax+KIJ0bRm2XkMWFzLt9vok+JmAxp",
+	"yCme8QkTIZLcIDe5JyRN2a7O0FB2uRQpymCP0oRQ8YLrFc3VHS3rnPgkpYSU1ZvL3of9vx1et246t70f",
+	"9z8d/r31U6dRYazra5MpfvnyJfdCm5QuVaE4Hf3Qvui+718efDj6W/u6e9O/PWhUxA26elO737NdXcxf",
+	"vnwpFQGjR7X7vZaUHDX6Uq4Y8bJmtLUWwKX8d/QtLfu/jivrvfVumWw0jyd15N7rOF4y5fLg2PP3gqPF",
+	"hKWGDjAQMURlOGTWdBaCsZRgWqPt8Y3VPUcUrFR11IqVDxslrptUsRLMkXtXyREnBCVwi/tNelIuzTdT",
+	"R7QqUKmOPJAlEgzNZzEWJD+Ao+UxwhBYnsEm5SKe4ylM9S6J/WNKcCbJu/m1Tqo/wXURuXkuMHB1Ktd0",
+	"ivkDiS/lk8/o57i1votVI6zTZGDczrpbhaaKjB1n7h9p+i8SuKlRXtWvM/t/FxrJG0Xa1aRuEF9wqaWR",
+	"5JHoq81n3O1xyli2o/YIvXSH8ErK111p889mJAYprEIQV+y+syx2iKuV1FOT8ukP671U2wOpGUTygaI7",
+	"w0b+73T7+2hKMOWo2+zv+34IJSrrra5WlY11CkL+vQmgKZvXOrbG0QgQJxDprEQDFxnBUzmQOJFvThOK",
+	"hboBnuLZTAdTgqJRt1nv5I9mCEFDvVP96IeE3jtPshVPsvzJXGAvL5X4h4V4ChqMkg2oyRug1E5WPewO",
+	"ce2z7iB/ltuRESyIjRC24Rk+v7ARtsXtuiD3OFqiGRYT8BAHyNBtfv1k7tcgQnKqApEwBS+abPcYJfeU",
+	"wRtS9GAdH9jc2meSB/tWWb/qvhZ9vL54wVEonw2b6CPXxrccpyY8bgPnIpymLziC+CulUkuDwD0npktD",
+	"m2m+HMf+dAIvS2dI7ZuLhPImOqFLZXNrRQJWaCYCRNQNN0djnKYcDA6dZzCkCeUCpynct5qYIqU7OwvX",
+	"3q9YKrMl6zcU7dgNlQMju8+2XbzOT+HvFAezzXSDdkLxcNdsNsNAmiD3KUFzTgInkncXsSxAjKqNcjYk",
+	"KF72mk0U7IHQ0rr12x1/CvvrFEzumW4OC3Z0JH+25zdXqNdpH6CIxcR3JyozZYaFIJl89L/+ebL3j59/",
+	"6z79r0bFWrpXGWVeD9/rkMDcbvtIk8+IyBcDy1qNOIRAbp/Xm8jt/tcwfRuj44/sTGcajOccp/bYnXw4",
+	"L7i7N00u14nseUptnsyoMtab6BPW6b02GDKriyYNfi+l6Qqu0uTpKWcLBznftN4OfXUtcl0LVBR3VTYI",
+	"ijiVDz45y1U6e3I1/ARc4zoo8bsdlzftNtElMZnIzgET5LPiC2sYgXWiGYNObcBai8566ZyVyOdXdRTz",
+	"hajkPIDzoC9xoE04mDxAMXhAIpEH79tIkYxAgNwLJSCAL0Owv/sLtGJ0LCsO4XxkwL2bSHYP/JZPsGSu",
+	"Us9HCR/SsEwj4QBNIA9NGIta7dbeGEeS/M2BsokHMcmSR8KHtDB8UHzt4dMBEc0hHdIvMGb0Bb27vf2A",
+	"voAKKJv+In/a29tD3v/ySyfGEn2BKNYvKsoyD7GsiK7cPLTyWEXkoE9kdMNAFMxn9xmWg5TdF8LHYAht",
+	"9GXrIDK/NRNG5jW3TTBZVSTZrurDyWjwmtfib1WWhPbIm4G4zVXN32+xLgXGa0ZnjdhmqJdzclyh7ziL",
+	"aQicZYr8vCXVmXDeAMsRWBU5dmhHdxDYvWIZysgje5APSiF+XMRQUV1fXZ9/d37pgmJA712zn2BQvODo",
+	"KkvulekqSS0Hfpnhe+AK6mdo0omfg7Z6zhqtimr3XoZkh9LrGj6DFhpQQ/GWspTKDW0d6WltkTQOoWt6",
+	"2oTKjvQ58GWtbV5dBgENaje20kFdzBzPya9py82DcRrL02n0svnCRy0ItODBIzgtGO/PLEsiufuYixxs",
+	"Ac1YQp07gkTF36oWKxBTKtpdTJKUOIPRazVOl4p5ZYp/ytYB9ET/niaPxHRTBJHxenHX0DS0mDBOVHhg",
+	"noCP05QtJON3lsNBXvAIoBbJ4RjY1UQujYVk4CTKiGm2CKlR2Hi1GriA4rHAstVaAA9LUCrIXDbZ6cgm",
+	"fewmnXPZbOoEzaAYKoHwiD2qvdBJDK5TBTopS0zbm9gS9UU1WIFSY1uka6BvAjND7/QlemI+soFdIodJ",
+	"rhq23AwQBTpVZpxQnMpt4aYxN6ofWgPiKMb277BMc0FrBO8WA/4N68nD3tEX1Acxvzb4Xb1bDsCFFrr+",
+	"/PzYWzfmFlWH3EqqM7G2OsZW9ufcyfkAZWVkAz+3sJTxWUqkLCd1lyVMIygk1hUz3FbhcZRMnGIGYREm",
+	"phr3qRK5qgqtxUVDqwQwqoZp8oHICsBCBVCVyjS6CiSGMpxPyQwIGp/35NbuPeJMqskc9jjPGCrlT3jp",
+	"qMVM4WKqbQkGIGgovcCB6vLi/QvJj/WwLkWgNT/FtIAoVIUQVgFxVgb0cTDyqjCwKrG8PPg6P4HJz8+p",
+	"SgEog3aU4Z9+NrZXbXSdtUNcJy/aAdYitV/QfjRzArA8HKvLZPkhw0LD8+0eS3kq1xdSasZMrtMqb8If",
+	"gXOiybfGrfAnmvEbGOfFu9YNTXN92bqxYf4WJxnVeFT+8oxZNp2nuNpgV3gPoN8h/aDG9ZJbkc0BWFE5",
+	"ItDOGb1PEz7ZlfYDjkS6NIkCyu2F5IqDISQmZLrB0kgNxb+nWn2Z+Nm9oAoamZjdjWZr793F7PUMvCQ4",
+	"XX9xLJ+Rm0ayqVQF7qSOt7m/6p18uuZ6VS4ouHRUy6A9Bmg2H8klzSHIQAVMMm7daiXC8IampxXYXbbL",
+	"UlreSqpRrKz6lr6olUH4Wx6SZGzOb76kX3+rqYeps4W9YMt49QVu/mYFy8zn9oLr4L4kLqU0JXGAQAh8",
+	"JjEK/9IOm83wL5ehdTMOqXp1gqWK9escUyF1+kt0DzdDxk1QiMnJYYE8p3lHZxOvOjbvNE0Wp3Pz7mSv",
+	"09/X1yAJRVLCZZHksxPy2feOR3G7ezRq77fxOO62YkK6pH3U6Y2PDuMRJv0+iTud1n502OqOO7gdj8f9",
+	"cW+0P9rvRKQVH40PCq711t4R3hv//Nt+r9q97l3HVTMiHbqkiV+zOmlooQhnWUK4x4A503aijlhDeDYj",
+	"ONNZth+vLwoia2toIzUDdQlakji2taqZhPrXUCrwH65ubtErPEtePbZf6R944aqn3Tlcd1FSFiNqZJuK",
+	"ETPgqiNysfLWr0ri2VA9AR/kfxAFlJMX/FKaw4UFD6rvx/haXnANF5zfsTfRicWiUz+CuTJNBCQJ6MhF",
+	"CAfBHP03ydixtKyUq1K/kAPxERUolRHla6BEHVB/oy3I0YYpZxYDadPnDUDSRs8/VeyeE2JTwRKsEyFO",
+	"OGCpUUD5M/7QKbzsIgB6mMooVJBL4e7xkGJ0T6hkitKSTBPMK+6nYaEpg160Rz7no0aTiofUO7JFxmhh",
+	"npwj0u2s5Yq+elAdv63ySiu8HoXIeMfrxRHOiBNiooLSvAiONfd5NWmZqwZ7Ujs2tNPud3U8SbvZ734+",
+	"hiDTRH5qtQr5ou1+d/XAKq8aP0wwryCmUPsjw4EOkM0IMhG6aE5FkiLzyB2hMb/DImyiUHn4dNxwPqsh",
+	"zRJOtC8nzBGuwuM86tbtoYlC7X/zQpDl+YdTD/Hdgrs7B3os+OhkQwYV9bhwb6lgUfSlp7R1uB+OrH+U",
+	"GhbMpBE09EAqo4zdUJLybW0CTiaexJIMUyzAqTzL2EgFcZsgqkz7bDgKZ4zeh4WQwlCEBenm5hC120f5",
+	"ts70sHyuJupYMI3zy2tJd9Pqi299502iCdMh3MY+ksNdnUhSSXJF4QbD3lS2VSt+kGgDRnlNRM43Ztys",
+	"eslNA1+TVnJScnu6VxahgekLj40YY9kWKSWrFcs1CSeF1V6hZLsxUdXJSAoGQDCEUSg3NyypZyVsPMDu",
+	"a/eDFcTNqojba2pTw83LZC3Zbx/cLFrH3tWnVN0GqENjMJeN0xXiDGrOWyhCe18j+U/+zrcfIPbNB8gB",
+	"u/xO37veCCxqdngV4Ad371D5IoGsCUDA1Bf+SaZvabAY0tDZwJzsbZoasHzaBJnxQOIwQOFC6tqQi0OJ",
+	"CIHb67DgIXW2TOuXsE3auVNCUWf0uOIHuHbnujGtdeoHnStr9VROJOYKWw24Qrn04Cqfh1I/FacLcZ/J",
+	"2EfKeQAdWF9eaMdD08GvqQTJrNr18oV9kXYLWFm93hqwLA3EWVI+YI/3nF03RsExouQey2XMV95omhzF",
+	"bEErj1O53zLo5zNvidI5ihQXzwncHi0w/B3ou0GFZStNnZTE90TnM1bgjlY5giu6wJCvZe4XzZXica7K",
+	"mVsxpcmJCaHVqSM1AKfVPMEZyAsO4TrZI06/nUZ+Bx5/W4req+blBaTWEnDghC0q+I1mdIgSgQCCF+on",
+	"wG00nJyaPJ0qBNjfiVGwGaFGO/bHDlD29ta1qQPOHkj8TJkcbuK/huuG5nOAHzUcbXc4N53GOFDq/wOZ",
+	"CbQDdZFM5n+eRskynaoI9xu2Hgr0BA6BSULvNRTVQnl2ngmMI9fmrGEzw0mFY7dis31KLxJfpdQ2+KEl",
+	"IADXMNsS2AMMnjswqp4pmeRESXXFbLQ91bRdPSul21sOq0uUe302L78xKSer+3v25Jx2q6UFh97p44K9",
+	"LZmNQ0v6YWXSHhcjfXQ2lTPgmfEJrEyNgIe+MiXS5+hbEOfz88Zb/ED22HjsKJ/OypYPrpMQqdYpKJ23",
+	"4kFecy0DC6PvumsvfClZGLtxRqgS7JJDHruJP1EKXnGVrfhIFAtNEy7KeCg+g7AmV/egu1+PSVJlt3UO",
+	"4RU9K3WNZdwoVRAl38CZ/lBKKxpZ/sy+In12NZXUEoaOcFgB6AZHN8g9A0WvmJtDbMsFSZ5VoAqP8Xd7",
+	"Bz5/tvvdh/1WTPQ5bpYqiK1bS2z9g+5BgdiMg65EbAVBtim7LYqlLWjGSJb18uTfgpjrXZtridldWz1v",
+	"b91qyfkNEThJyzrLM23Ws+oQ6noEgy5pYCCMmZDDYew2t936b42E2J5yfsfgid9PIpvlV2JPY4/YwAmV",
+	"n0aUI1Wauj5s525zc0QcWKgaTByH5m3+TCXx68iMungMb6E2OypvQV+rY/x6kdTFm5b/cYYXvKgLli5d",
+	"BkMaqjxrqUi+ROS/dlpNyV330UskdndD9wYKC/BcTrnN3GiiSwaJDdzEixXxR7ZRH6TGceBTUUEZ8Zi9",
+	"vpYp8fo/UQn9Zjas5/QVXLjWeKylqerQGKMdFEHaXHm8XbYqdPYckGzqbOqCFM+Gzeae+LL7cZzQRF8+",
+	"qqKLSLD8vjEHR9IsybtEzy8MhpQLBhfJyqJIBBqnZLF7rOGCNKqxliUejtOJI3JUwsGQKs2N57kI2FS0",
+	"VKqef5FpprAKI8lb2t9LIP8baU9fd2rr5UG1GNiGy4O8LdHftS2Pl4ejjjBPuIlR2Dk6aLV0WMDRQbPV",
+	"+t9+JID8eU0Ri9Zar+uN1gEqfHg2ilHKPHOpZZJBgTYh/jEwAaMm1HTOCS+GVDRa5X/dVpt0DlttfISP",
+	"+keHo/Go3e6R/kEPH7Xx4eHBuNPudsbdbqt3QPbXRFdV0P1NHs/1x0NOx7pcZ5EFe4ktct95HgKgSxdq",
+	"AIG6cp7HyCuqk9BHlj6q+8Wyr9krI1e1yU4oj34W8vqcfGtzxSe7EwPExmPIO9GxAYLNhlQjqGs0M4qq",
+	"knNNKHsTnaQLOW0VxMXSuSBoIsRsh+8OKY7jjHAdrWEpe54lfmgi1Jn7P4NXr6oC0vIqeCth0QuBsDyA",
+	"/E8uVKziMSLTmVj6SJobSTITfVuBKlaLF2LimDzXuCKPZmMNpseqsdgowCe3yN/KN9RTfl2/NYQDT9ZT",
+	"jPzqQj6CRnMhGA3cy9ghNRdJFwQ/EuvI0Ao/prasqHepARe2lgK1LdAc0nraQs9BWl7pwm1QsuqKG66U",
+	"aXV39W4hwHoSzxO79QWQzvdmY62YqOS4jM0FaaJrTGM2heVnM/zrnHxVOKsqHVo1pseEz1Xu/ZQUM22t",
+	"S3ZsEScVaEtjLdSBrTNqjpaHAWaPiQvh7+6hPRUO19C8u0qQq7ihmopdKpRmPXjUVlhR1SIbsoBqXcgu",
+	"UpSOafkKpCgrJGsgydz6Ewotuh68zHmKr0JjNM+pbJpV6T7myefHqAoKHuBVCqfnzA8K3rZVL3rO3sC3",
+	"D1e957oKvhVMqzyDdShZFUPY4AVvruveyKlggyc3fNCl1N8NNCzYIEdND+FnqC9DonmWiOWNfEBXkAP+",
+	"rK5P5F9vDVdQDLnM1hulYj4nczFhWfLfkDM/MBx/OG+1upF+Dz6QEMR1RlBY9aPBT8mTHlQpb6ihs0Rh",
+	"Zf4DwFFlIEYCLUNQEvvFvs4VBoBBxRlSFxaHPRAdPVaT/IFO6AqIkiF1kUxMenSv1UalIlrHDkqILma+",
+	"LGCVDKmOfQr8JmwFLaVHwP4qQFrYvDzHRIiZqreU0DGrloknH86VrjMdkViOYkFGGtBiZ5SxBSfZrjKm",
+	"bNF07QlwVxNYvNqYPOdSoPC3EeZE6m9PIRoRC0Bhw/pB8IOUCqG5x3ZziadpeOzvjN6MCHDWoC4QjU1o",
+	"BTKZFjOciZVAPkM6pH/5C9Im2ZD6gGbuYF/9H57Ef202JSl29qUEtx+iefbXZjO0qUNYY53tzbkpnzuk",
+	"FgnNIJ6h7QDPkAIivSdDaoBl5LzV7TmYZjXkr4N3/VPqnAm5pHAo8gPsoWIUUaLkaDRgtZouZQZvqIkA",
+	"ImxIHRUOqaCXBNJktmAE+YTRAyEzrjRriNiEx24Ey/A9CW1yFkYZSRm2FiCYrgKPUEb4fFrI6Foo3Ovv",
+	"zkoLFqKEckEwcAiu8cF1iCUA8kDesBqds2I6H6jIGwb5ZbjOkdZR93o+TgamVo8MSV7OpyOS8SG9ZIjC",
+	"3zZEKWbRfCr1UslQ0DhlWDSHdA8BSqj8MgQXgapzCKqbCquSM9oSPxSate41FbzntAgtrcgXCRQouf4C",
+	"UkZki7eJ3I+8renXQt7ptbpVcOmPRB1gT7lUgDbmwCjQS83ok+iBN9EnA48C3s5xmnjw5kNaeamRCE7S",
+	"ccXdRunCQpjbJOBetZk2ctdWX4rsdOQCQhzfiM0Fareb+4jLBXVuYAgXyRRDkX8bJc7GY2ny6rE68c5o",
+	"h1HknQFYg1CyBKqNMbUqADOvWKx8BfJEdtUZkMsjT0jCUcT4lIgkGjhQPJIJA8rPkK4C8Q3kMcaIp2yB",
+	"IkapwmJTBB4nHMePmArndIDewofUhySEx7+/ubpEITygc1kwVbho6gJNLUSv1ZLSq9/qNlGY572HQwoR",
+	"1KToVpQyXeHC7YQ2sT/cPUahPrdKOalM5q8BIfVA+Y6NR8fFPdP4WaDymNdCxMaqwTp+n6kklACRlBMd",
+	"N15GHt1tIgUOoaelLGwtIi22qmZrGcGRCu7Q8l9usYtwoxZfZJjyFJL2EiqYs47yCMpumkOqEIU5GmVY",
+	"illJT876m8Opz3uBKV5XBP4r+s+zAlXIv80AnGVMaGqyGQKMohnJtKCXornKDQLpEnqNH9uv1MOG6s0m",
+	"6VwTJ2l4quJD3USDhKLqHo5dW5jQMcs0aPt0INnky5c3bmzsy5dKmoBMxMqhxCdMMycItFO8MywHd4ZD",
+	"iqrjgndUHsNfUTnqXSMsWC+vHqjxksgm83hTaUMr7v7y5bUbiy2HDUpKWAx6DwGlY4Y5hM/65Ax5SGrQ",
+	"Kjmt1zpCYQluJsxDyM2GRzrcnMu3dyoPySs9kj0YiTzFkl1JLgaIVaDbQCwvJMpkxBwDZAPXQS/Xsz23",
+	"yrmcaq7BK0QwmwcREycNYofNCAUwMkirChCWrdvyYj7ImPxsguh3Tfajk88RQuLFIOfYgvgrV2UnWGrQ",
+	"eokqM6oYZq/XOmyia4JjHqAZS9UxQ8VXYGWYqU/Pj3WKmEIoS5SfWCtvLgPEUh1qDmloPbk6oca5FAir",
+	"3bbyaAQqVbPORa+lNxwSFapY8seinQvlGQbXboDeqH53LZex+DR8SE806JbsNFUoO8A8LMyh/KClrx4C",
+	"8LRq5iz7kNaiogJmUFhtfnluH3YkubtFvrWS75Tu1rZemkSEqoBZXbzkQ8ZmWUKEvrMWiYCrrlNroxmq",
+	"lJbeDoi43UbQeCSZhi1oN1vNlkaepniWNAaNbrPV7CqX9ATcAu5JBdBxsrbgKzHVbRKuhgGsRJGt9aJ7",
+	"6UM7GFGyGFJNAzkxTRIuWLbcbaLC3ZUC0NPvD6SWnSZcgD40pLbcn9QD1eopwZEweh43Bo2LhAuN72RR",
+	"T3mtyyp/RN1PQDCRV32/02ptW3ZfLyc3F+ONExtMG+SKlfwzZVzjnHvsQu4kTuc1pXh+j+KDX19d0FZd",
+	"cmv69MsjVP2Uh/hD7337b4efOmf924Ofjn7svtu/bBWG6GGfuFUSW06VRLUqFfNodXqHrfog0coqiU7d",
+	"o4rFblcv9vdHr7un/TcHZ0dv29913/W/P/jhqHqx9ZBL4+0fyX/tw4Pq8Xbc8UJVK3ek3c3X/F37pPO6",
+	"e9p70z/bf3vw3eG7o+9bG5CFGl7rqL/B8PJqW8orCXee/qm4ZOokLwHTrUTwPz9tXoTcVG+sKENe4l+B",
+	"Kr4lbReqr2Qh0q+nDnpVN5YhvHJQ7+CV9vpXymX/e52j9a+5mHBPQaO/yehc5DhYPLvWt1WlU2tWoxE0",
+	"BL4HkD/NowFObsZ4JfATVCkuobXavJL5DKw0tdUzW7IJ/tQl10NFwuGQSgFZgE5zAF5CDX8SNpuhRloJ",
+	"5dsOzRutgxMRgCFYsPp3coM9QHnt9FY7sFXZRAn5YxcSjReTxFhQKj7CrwGYq9cBJGzlmGcaolYV1QQN",
+	"5VY3cs9A18nY/H5Sg8u8E0rxHO7mYatQsd6p63U8pJ1WW7toqkvX74TqXIY2BW5X6Wv6Ks645Yd0XQ1N",
+	"GP4nUGNybhG6q+JW1UTjufGBu7MbODs+nXOhS2AKUzLzBTdIru50DBKPKSJPPYB+gG639T2byCYsalua",
+	"xAaxC5SLlNF7aaPOiLbOdYQGRACoB6WRbvbQqdEJjnEo6am9jIHyXxrUAgeGAZZmig0OtIMGrwf1guui",
+	"JZRREgD0bFiB/BlW6TkGsKKh7q0JF69ZvNxSVZFHp6iqtFvNVitHivChgAXqNPutzy6/XqOWPOVxM8We",
+	"fCiLfrPVqmoXdIlqdeBJBU4oAKXKOVTVgq4b/BbypogW8uSHD4hsTp5KemT7mzfnjT7SanrPsj1ODd5O",
+	"r64S46Za5Oa64iZEIW16tdEQ36oOHUk5gftFOHb6gQ48YCp6VhJQpWK0fuYHt+0fu5/6fz/46egf7ZPu",
+	"6/7pQY1y2mlsNf9tVBtdBLpGuTF812ArlUrX/sHKTetoSzpXlWLq+jJPvvKxfHNoAcC8Xft2ESBXGtUK",
+	"DHjtqy5o8Ob7ZrSwp1V5v8q7qFxS3EjRJgp9PGoNYeWnpwypW2Un9ACr9Qta0zLobROWxtxoYsaIVyQy",
+	"pBWOuUEJcV6BQxx76CBSfhuH3ZBu5q0zyoyZkbqQU9n0vU5nS/pxGMnKfazAYZZsCFCa171bxnU2cY+b",
+	"0K12LeR1hzd4x6BDPxPFAZdQV14JN05QRWnKPyW3268MkJcwltr3kBp8xfr6ALWAec26sjrblgeQFGaV",
+	"Vhfo0yqu4+R+npHdZrUmNTDlAwwKa6F0gJxbRfWACtXUFhOw0SF6NTVAe/3kikUEVPkAS/5/hG0o3+mu",
+	"f6eMPe5blSCYTHGSiprXjiUp2UUDPAGu1/HVb0qMPinDMiVVeFFgYlZVMjeexpEqrKTqjhtiTwl+JNyt",
+	"Gawg/6orn0s7S36Uf4eeSaZpOp5nED7z65xIDqisnCH10YBVLBME1Ugak0RYsLDKtVtNr2DAAKsjsWw/",
+	"f1P76lWh8EqaZwuq6b6JTp17jyF1C6QYOZCjnJj7hU6rlfPgoqGhGlSWxnYe1bw68jd6VHNnUq2t4lZ3",
+	"txpgruD1t1Ntq9xYW6lsp/57PkHbH5vfpGf11r/mVE34Q1UzmhdMWPduqcLCMwi8Wv3phVuhMCVjUWYq",
+	"UlSV63jkTUhKo0ygEXEOkg4DUurcjvxTnU2H2ag7NR2NpOuoqLw9LRpyyKE/VBR4DF1thld1yPPqqUnk",
+	"GKcbcvdXDhBmtRvxg6ojtSrAZIDCXKGw/LRYYhoLXaZVQ1eEytkeOuE59bWhQ7c4NPjDPO+jAmsOTVZ5",
+	"bqkqF5JcaynBdLHxQKFFoYRG6Vxvq1bqzEWgW1TGAsRj4YUp8criWtaNaJUwDWi7SCiaskcC0WUARcym",
+	"CvHaKN2g9ivOf2yqh+v4EE+urJWC9dJNRbdoC2EhSUbaHkrmqdNgSpWjHXU/zIWVjBWVOId0ls653cvd",
+	"b5CPlQKOT67mf6p4kzTny7bT3G2FhSROKek+B5q2yjXMK8Veu9WqdW38rXvdvzm4Pfqx/an79/5PB/84",
+	"Oiner7U1VrV7xdYCR1nQcE50PmgljiNv6BDzVi2U97cTyrVXf53tnHcWardKMpuh//uLZpMMss7x4RY5",
+	"2lY0FwsiPYds9rneoJKLE4/zg5j0ueCQVtcYbKKwojRXEQPcLyWouJVuxFYR3MnVZUMTQW73emiBgZHh",
+	"f6rk5hN15CplNwTFrhTYY6cgUG0giFeNpow/XZXBXapYo+SqLm/jlK7RoXQ41btqywupoMxjVw5d336w",
+	"Oe2aFFQcRaXrocTxvyPC1j/6Zu7tLpxrmxwd/G8VIpPzamCgRX5o6y01zrCpRvoirxZp8bbyurcantDU",
+	"b4EClsXXQABn5DFhc+79mN+cqZpNEGKtD12+V95GN4c0Q3+1IVj9DholKnD83fuT072bdyed/v7OA1mi",
+	"v+bq9SSw6YJ/hV3dhWx+qC/Gk3uqIkzJPeyQCzjmR1X/VW7pTrvVCpDS3hQ8DnqJOv/V76BXSEdb78DH",
+	"PZTt7u7uBgX56FHD2WccCdM3wlkiJhDzfIwKoe/NMgZPXr/B4CEppAQFd/QcSASFSlKN/Wi03+sdHETd",
+	"/Q5u7Y+j+GjcbpHxKOr3Drv7+7jV6rbHh72IxAcHh/vRqEuO9kftiOz3WhFuj7exW+2ZqPEhGkpHCZ3N",
+	"BW/+54VA1BB4YFmPPRx5fSzDMu0599hmZgBUK3nmCeIUz/iECSQYgmBeVUOZL2k0yRhNuAqhO/YCObUO",
+	"q8LqUixINtQ3200vVyGvrF1E8wxz4JAw0J8U0AhEag5pKOcdmkDMHHbUr2NratiClm54Ps4FqWFOQwql",
+	"1AssareG9yo0C2HKN357uJ3QmcX5ZmuPhKlP6umfa6ArC8fdgpk6pT22gqdqd7TGnCtsjtjWC4wF6jZ7",
+	"B58DtcpmXTcad0s5t/4k8EV3uaBXs1yRLay5FT7jfqvdqkbzgnnCzbFOZ3YX8q1W51ROTSFz52u3v+Nu",
+	"v63nss3u9/pd2WgtONkW3FkdlxrW7Lnd/wMZszf+GsVypfqqkFZWKq9cZMlMtq2D3dyqTQGC/Bjwy0j+",
+	"5aOcIriCUF0MaY7opVJEVDsqupwL5b130LcS7WmUyrmZGIxkNBdDalzwlXlc/NVvhtieQhtnpPS2CFM0",
+	"IhpAT3Jg465JRF1Y9DXTFWn/pMDofI/8zU+VaZcD5lTHP/+bocvWcqigMNR2u1MaqgqlPQDGrYd6dIRH",
+	"nd4hwfgwJoedg1EUdQ8PDnpj0u90++NeNxqP+/tjMopb3Xi/3e62O52DcRzj/W502MFHjVVBue5QVd/9",
+	"drtdHmouSQrPHx6022071tZBfDQ+auODfhyPCYlbrV5n/zA6iEg3jkaH3VaL7B92WgfdaHTQ6vXbR3G/",
+	"324dxe2D8QEZdQ6rx9quGWvv8KDbe/p5W15ZFxH8ViPbWXSm/wvjga/NbL2lqGG8m8YIl9ixw75WcuZK",
+	"bOkiPKGDT63sDzNaraoP6U4oVXip7yrrTP7lG3DhrkaUW6IFyZwSMIpVg58JuDv46nX23ACFWSjt33W2",
+	"b6XVezykrvotDdqE7vjDCr7GyN0Nm0MK8Uy5VBi4ToE8vmcjv4DKepyYNDq6wFkstyS/F8itp9AzU8Ma",
+	"Pd8o+AVxU7//q9BDEyjGisWkEZgkKQdJ0Y+93IpNQJXgbxduFi+zGM/oHTFXsv1ZCnutS6Na0P1eno5a",
+	"Aepcv9tF3Zb3a5DwVeF3z+Dh34I8NKrMWp+7vhYwyv63u9s/Xv5wefXp8g7c7ir+ic+NnzEHZfAYfvPr",
+	"riQS+iFj95n2ha6/lTjPn3++i4Xzy7sP11ffXZ/d3Hhuf5VVKKxLY0kEaNQWDddeb3MSZUTrAH+8ZL6i",
+	"pMAzlNwDZ5DCxqGExMoAeSRZMl6iRKz1UzmwfvUGEp4SNGKxrdMfZUSnL+dRcMoBD5EOg0IChnLtgzbP",
+	"aOVFbu5e05h4YDbZ6DqzA2xGaBOdiyFV4EAWltSBlNFQsHIVFDyMAQmtAZEJhjTHJdFAMAnXOD+ytRoh",
+	"dmOBAL/V+iE4XXsudG/X8lkf3HHzV/NXNj9VZpY1DNNEOP7nOhZssnclsew658fWPq84Pn4gc304i5d0",
+	"aBL/DbP1YqoHSgfFXoR1YAsADk0NSyjKhxYTlhJbGE+dSsoW6k6nXGZZAx0pNC+sPReZRTBI5MHkpkia",
+	"U5wRwCp2dRIVZX5pwEQYZ7QthIZGcxV7A8j+koM00Yl2bHi4AbwOsSlmhFcdwJO8pqEbwf/tp9GErMf/",
+	"DufKMW3KVR//ww6dpfb8hDmT2fCc8fqjdWah0xSOYBLbqrgO7FsVYloTfVL41xWAbo5QGEm7j6h0Iiuv",
+	"FPYdf+DVaZqyrVcmIGlXHtNCYVEwrdgCTecqh3SJJvgR4oh1rwroQucbqlNviUMD+1C40NDwZT42yO35",
+	"6Q9nt3cQd95EVy4y3ZBKo0kvVFIaP1tQH6ZORc2ZJ0K0A581CG7oVMi1eD1Ss5qqm31MQfLLp3cRx0sN",
+	"BZkIpNZUMiwIXbtkGjlu4GxjYrWOmFCR4FSJ+zyvMgd44w7u8JBWAg9XRXpJfYa4Ev1rEyfV2vq23sUK",
+	"JEC1tAlFPPFsQIvbrWy/vSjFnCeRizA8aJB8JgBeG2GO97A8HljaUfD60bgddcgB7o26ce+QtPB+1B93",
+	"4vbogBzio1YPTqmitaKFqikQhEkBLMkdqjOgmbD9ioe7ZWu/ha/v/jv5O3mgH9JPaXwbT7n42Drsdzvv",
+	"rj9O/3byZv5+ctYafdzGjvM263dNtDSI+puIgTfyWZ18tp0298wyw1xtfqOvcotl0mio6/PlgJ4cKZTQ",
+	"R5wmm754rp/eIl3KrrNOmQoaG72m+vv4jFlWPInzRHXIJce59PG49MAVOQtsszNybNA4f8Ogyw4gTT1T",
+	"jLbdR7qccv7g+eWPJxfnyswfUrDzdRc7dZClxh9g2TnLFP9uDqnFnPJzmsooBW56k9W0tcsjkFMCWlCh",
+	"D4/sAYxXwOQdSU2TxFpS2vi57aMh1xTSKJKKKajxPuFTLKLJszggzGqdfry+Prs8/enu/fnN+5Pb03de",
+	"LtgLnqN1FoAGdc6ZAxRgn3T0m5hEKc5IrJIIFK0RikcpiW2DZouOVXCjbSYmURITnkNWcXut6PAVkx74",
+	"n5OSpjGvG4N//uw5U9QRLOBbF4oESIXxBdeSebV2CvE59dE+CqXyVbvZRp/I6IbByZvP7jMcE7Rz/fYU",
+	"7ff6fQ1AqJUPF4TXQvvK0+sB7aIJwTGUQInlg7/OpbZj/eqlPSzDXA+pVIsh6xDsQ85Ryu7VSMKrLLlP",
+	"aGg6gZzeEcnRM8HjIpVFeG5IdwCXstfq7h4r/jGaZUywiAGGpCadIX35UoOY8+bLlwpY2N6OaIxOgPpU",
+	"mJsZIE87SKiA/jqkoYKb1E2FPCiXHwidugUhP0YjJtSF/JwC8hujKBTLGQn1sN6RNGVyTHlvLwogvnYR",
+	"wt+GgLw9bAyGjYl8cdgIhoY+4NtmszlsPOXwNX2kkXBBFccI5BmCd0tjh6oOLIvlJjpJDUOqAVtLOZUv",
+	"DCCuynfYCb2iAnD55WD+hxDfHHr1A8Jd1RURPNStqHwUE6s2QFKvCiGcwUAn674ho5AHGrNMtmGamJFM",
+	"5YGOfejU8gwg1o3CDLOlxvVFGJx5E0mylDfRCcqIQZGl94YivLg5p7zRAi/1zgIJALmBh1ktFYcztjTr",
+	"DgX0BZ7OuDlOqhbhTjVmMMASl3GCd5voCqwNNVP+QvtfAHpSFW4PNEj1FAq2IIqnRC5dliWPClLU2QJu",
+	"8YfaLTVCUB0kGaEd8xOjxCwboDLzXR234u6UMY9zb6e972MUknaIDQK0OTR6DBGjEcmKdwLSRtT7qVH3",
+	"5FJfYAFFR+TRTmAlIGt8ipdA2f7BmSX0Hs6NGDYGzWbzSSOn6jD/LA+EUdDEuUMENjgUodoemxkmn0I4",
+	"BQwQ4J+AK54jI2smq9hXjrGqHOomEAhucuXkEnrP9bRuAMBYI9xKHhJnUIMP5inX2gE3lpYvRiOmUI5g",
+	"1qO5FOEaCxgPqamraZRCqeShMeZSZKvsKgaYiFDcT9LYOIHkXY/LKWRPLcrz7hXSZ6vVcgHPgfODWmVR",
+	"z+FKx+F1Q2oPlyJY/1zphYBsTo35+/Kl/O4LfEJfDFg8+mIO5hf5497eHvL+l1+25fC+IMqyKU5hIvNM",
+	"NmF+bKMv7kwTjvhkrmI3Y7k1X3JGoOY7wtEDoHGbFrroi9yEhOJsqaSIgouBcaFx8tmtb25eOoKX9JeG",
+	"5QOYZxv9kLyuebGnJiMYA5zrgR653XbYPBJ7g87X17bRhgXRAiGXGaDPweWIJ4gW+uIK6xeKjUP/6if1",
+	"ouqm5yytVezKtS3QDjbwzYaTl4paSAYSkRjuW3bRFxQzTcp6GMcoI2DsWE9Zrr9inlBmh3RYGJIqkaHD",
+	"hnP/84ox5ei3awclT71S86BEmBnDEaygQjYceKORc5DDQZQsJDtT0dg74ItTfzuwsVV9mj46R5pKppgu",
+	"cyjuimn5+LCFKa2g/JJrS2q6Sgsq+sbbytD3VdUbwNiWp+yD1ty4WotcbzX+BWSUuAEqqGJDuqNPh2D6",
+	"AGtcOVcfQztG7jJ9mHZVKSur3itXnVI+YcinlsdVKNkKNjv8qNTqsNlwDTdTvVT/Wl0S94ZEe3aeeydw",
+	"W1J9h2NUdoMSrmI+c/g25Df1A1n6wyn3bQZWO68FGXForWZm9vequT3lvqAtjGfKhDMs1zUI4Grou7Nb",
+	"1xGYY703Bo3XJ2/urs/+9vHsRj6jSd3EdUo9Z0yk6kNILEVlTl25GGu6eAskN66/GQMgHxn4Q4TVxMu2",
+	"md5Q7Uvrbrl+yizy1+5K8RJghAbohSeC1C7k1fX5d+eXbtZiYT0hE/xeKVjWveRcydvV/r0WtDxC7ddQ",
+	"5qOxHp2iMxXG41eGVayw8W8L5Vl27PZ6t7qKN+og0rypvDjWP39++tlE8VcFquWFhGz5yLwmQyNoQD1L",
+	"qM7EB69eyU3hTU0lzYhNIYBaj6aEcKMvd7SuMJ/Ch+L1VR74ZpwTT8Fv63IBAo3yamwSFxsfRs6ddiGs",
+	"vrpRHwJcDTSyvbiNmHjQmnYy9ohH6RKSyZxEUXvTpmM78+AWbMK1bA82wqW6CyCG/IxrsmBjrfwrkzDI",
+	"J2ICWLTh5K6zIpqnn5/+vwAAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

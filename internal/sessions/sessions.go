@@ -86,10 +86,6 @@ var (
 	ErrSessionInactive   = errors.New("sessions: session ended after inactivity")       // SESSION_INACTIVE
 )
 
-// liveBetRecheck is how soon an idle session held alive by a bet in play is
-// looked at again.
-const liveBetRecheck = 5 * time.Second
-
 // Balancer is what entry needs of an operator's wallet client (*wallet.Client).
 type Balancer interface {
 	Balance(ctx context.Context, call wallet.BalanceCall) (wallet.Result, error)
@@ -297,6 +293,9 @@ func (s *Service) OnBalanceChange(f func(Session)) {
 	defer s.mu.Unlock()
 	s.listeners = append(s.listeners, f)
 }
+
+// Now is the sessions' clock: the responsible gambling controls are timed by it.
+func (s *Service) Now() time.Time { return s.now() }
 
 // Language returns the session language for a requested one: pt, en or es as
 // given, anything else the installation default (LANG-1..LANG-4).

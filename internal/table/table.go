@@ -159,7 +159,7 @@ func New(cfg Config) (*Server, error) {
 // Routes returns the table's routes for server.Config.Routes: the player API
 // under /api/v1/, the stream, the page at / and its assets under /static/.
 func (s *Server) Routes() map[string]http.Handler {
-	strict := table.NewStrictHandlerWithOptions(&api{s}, nil, table.StrictHTTPServerOptions{
+	strict := table.NewStrictHandlerWithOptions(&api{s}, []table.StrictMiddlewareFunc{s.actions}, table.StrictHTTPServerOptions{
 		RequestErrorHandlerFunc:  s.requestError,
 		ResponseErrorHandlerFunc: s.responseError,
 	})
@@ -170,6 +170,7 @@ func (s *Server) Routes() map[string]http.Handler {
 	routes := map[string]http.Handler{
 		"POST /api/v1/sessions":              open(w.CreateSession),
 		"GET /api/v1/session":                authed(w.GetSession),
+		"POST /api/v1/session/reality-check": authed(w.AcknowledgeRealityCheck),
 		"GET /api/v1/round":                  authed(w.GetCurrentRound),
 		"GET /api/v1/bets":                   authed(w.ListBets),
 		"POST /api/v1/bets":                  authed(w.PlaceBet),
@@ -253,6 +254,10 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 		err := sessions.ErrSessionExpired
 		if ok {
 			sess, err = s.sessions.Get(r.Context(), id)
+		}
+		if errors.Is(err, sessions.ErrSessionInactive) { // ended by its inactivity timeout
+			s.writeError(w, context.WithValue(r.Context(), sessionKey{}, sess), http.StatusUnauthorized, table.ErrorCodeSessionInactive, nil)
+			return
 		}
 		if err != nil {
 			if !errors.Is(err, sessions.ErrSessionExpired) {
