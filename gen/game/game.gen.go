@@ -569,7 +569,11 @@ type LaunchRequest struct {
 	// Example: false
 	Demo *bool `json:"demo,omitempty"`
 
-	// DepositUrl Stored on the session; the table does not surface it yet.
+	// DepositUrl The operator's deposit page: when the wallet refuses a bet for
+	// lack of funds the table shows a Deposit button that opens it in
+	// the top window. Must be an absolute `http` or `https` URL;
+	// anything else is refused with 400 `INTERNAL_ERROR`.
+	//
 	//
 	// Example: https://www.acme-bet.example/deposit
 	DepositUrl *string `json:"deposit_url,omitempty"`
@@ -585,7 +589,12 @@ type LaunchRequest struct {
 	// to the installation's default language; never refused.
 	Language *Language `json:"language,omitempty"`
 
-	// LobbyUrl Stored on the session; the table does not surface it yet.
+	// LobbyUrl The operator's lobby: the table shows a Lobby button, and the
+	// reality check's Leave and the inactivity end lead there. Opened in
+	// the top window (the table lives in an iframe). Must be an absolute
+	// `http` or `https` URL; anything else (`javascript:`, `data:`, a
+	// relative path) is refused with 400 `INTERNAL_ERROR`.
+	//
 	//
 	// Example: https://www.acme-bet.example/lobby
 	LobbyUrl *string `json:"lobby_url,omitempty"`
@@ -609,6 +618,17 @@ type LaunchRequest struct {
 	//
 	// Example: Joana Silva
 	PlayerName *string `json:"player_name,omitempty"`
+
+	// ResponsibleGambling Player protection controls, switched on per launch (per session) as
+	// the player's jurisdiction requires. Every field is optional and an
+	// absent field is off; the whole object may be left out. The game
+	// enforces them on its own side: the operator needs to do nothing else.
+	// A value out of its range is refused with 400 `INTERNAL_ERROR` naming
+	// the field.
+	//
+	//
+	// Example: {"inactivity_timeout_minutes":30,"reality_check_minutes":60,"session_clock":true}
+	ResponsibleGambling *ResponsibleGambling `json:"responsible_gambling,omitempty"`
 
 	// Theme Visual theme of the table.
 	//
@@ -656,6 +676,44 @@ type LaunchResponse struct {
 
 // LaunchResponseStatus Always `ok` on a 200.
 type LaunchResponseStatus string
+
+// ResponsibleGambling Player protection controls, switched on per launch (per session) as
+// the player's jurisdiction requires. Every field is optional and an
+// absent field is off; the whole object may be left out. The game
+// enforces them on its own side: the operator needs to do nothing else.
+// A value out of its range is refused with 400 `INTERNAL_ERROR` naming
+// the field.
+//
+// Example: {"inactivity_timeout_minutes":30,"reality_check_minutes":60,"session_clock":true}
+type ResponsibleGambling struct {
+	// InactivityTimeoutMinutes After this many minutes without a player action (a bet, a cash
+	// out, a cancellation, a Continue) the session ends, and the player
+	// must be launched again. A bet still in play keeps the session
+	// alive. Brazil's SPA/MF 1.207 and AGCO 4.30 ask for 30. 1 to 1440.
+	//
+	//
+	// Example: 30
+	InactivityTimeoutMinutes *int32 `json:"inactivity_timeout_minutes,omitempty"`
+
+	// RealityCheckMinutes Every this many minutes of session time the table pauses with the
+	// elapsed time and the net position and offers Continue or Leave
+	// (Leave opens `lobby_url` in the top window). Until the player
+	// continues, new bets are refused; cashing out and cancelling never
+	// are. 1 to 1440.
+	//
+	//
+	// Example: 60
+	RealityCheckMinutes *int32 `json:"reality_check_minutes,omitempty"`
+
+	// SessionClock The table always shows the time since the session opened and the
+	// player's net position in this session (won minus staked, with the
+	// player's own money; computed by the game from its bets), as UKGC
+	// RTS 13C and 2E ask.
+	//
+	//
+	// Example: true
+	SessionClock *bool `json:"session_clock,omitempty"`
+}
 
 // ServerError 500 on every game route.
 //
@@ -1144,127 +1202,147 @@ func (sh *strictHandler) LaunchGame(w http.ResponseWriter, r *http.Request) {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H37cuO20ueroHi+qlhf0RrJt5mRK7XrSSbJJB47sWdy5ewQIiEJMQXoAKBlnYyr9iH2CfdJtroBkCBF",
-	"2fJcci6b/JGRRBJsAI3uX//QDf8RZXK+kIIJo6PRH5HOZmxO8eMX1NBCTkv2NZ0z+CFnOlN8YbgU0Sg6",
-	"F4xM6ZwROSFmxkjmb++TVzNGCj7nRpN0zsXbMTNpTNI5vcGPhIrcfltykSaCLhaMKiJFsSLLGRPYnGJ/",
-	"L5k2JKNKcZaTNCuVYiJbpTGZySInE6mImVFD/IVEQLtUMcKFYVOmSAa96pMTQehYM2GsUGTOqND4Evud",
-	"a1KKKyGXIk6EYNfMNWxmDBrTREjBjgkV/rb6OTnnxrA8JvYxfAnVZNBPRBRH7IbOFwWOXUYNm0q1ikZR",
-	"pqieRXHk5Y5G0bOL0yiOcjaX0cioksFnfWXkwn+dKMbGzPivMO5vee4b280KqjXPojhyYxyNDgfwn/1h",
-	"yUU0Gg7cf3Hk5gR/i6O5HHMQ0jYtcLKjL6Bd8kXVrjZlzmV14dJ+vY2jhZILpgxnutnNtrqAEhF/uR8O",
-	"TjUgZrWAr9ooLqbQdj1Cf0S0KM4n0ei3P6L/UmwSjaK/Pao195FT20df+Cdu38QtAb5XDKdno4b5tx1b",
-	"dXbfvHpbfe6DWHae2h38acZAYQglcJ0UtBTZDHSEXlNe0HHBGr22o+26PJayYFTYxt3Eb2ofhMF1p0qh",
-	"iRTEPbFV65Ue3ds6zTK2MJrAE0TJUuSaTBUVhuVkvML7YOKpkWqrN1cq237zK/9GnjNh+IQzFZNSsxwW",
-	"knsKuvnoevjIDSqscynIkhYFg/krCt2hUcGqWNMsPqdT9rZUxbo8J3mumNZ+3kGCz8BalPOxoLxovmhm",
-	"zEKPHj2Cu3Tf/d7P5PyRNtTw7FFDkv5CTLukqRbt1mqO5npdx0+pmoJK28ljOdGGXrGYcGFtIXSqNqR9",
-	"cm7Nl10Tzrj1vURoNT5Uou/pSpaGZIwXXEzJgikyZmaTRCNCyZhPwXYvFP8HGN9ELCjPiTXHvp0Nkieo",
-	"aZV1+1DZL+egYB9lOJ2J3XpN2we2Wlii0zt/yfWioCsCV5sq27bsa9roTX27SWvzrWuc05xVUne17xzE",
-	"WvO3cQR2lyuWR6PfKqvgulG9PK49yZuqDTn+nWUGRPzCw5XW0hWEzmUpDMxQAwT41ayZ1lyK2rrvpPuH",
-	"R6mDBPv9w6NePxFfFZIaHRMrtEZ7YxvWOPf+4VIAxLGI45oWPG+5/f3DoziaSDWnJhpFXJijgwj1k8/L",
-	"eTQaVD1zsmLXAp/X7N2Ly3NysDd8TGixmNExMzyrRclkzmJSLmCBZVQ7EOYuc6YJE+CC8kQAbqKiMt5O",
-	"fG1oUVCDYyPFhE9LZb/tBCiITPgNNFFwbXrHJP3+/PIV2mU0fylRzJTKQqs5DFRavz9tDY2DPAtqDFPQ",
-	"u//128nur2/+2L/9ry6dBPTwXCmpuv0Hg0tkLPNVaLZJzhXL4LbYIrMlNzNCycHNDZGKHN7cwII2pU7E",
-	"jsVveMPeYNCzw7dgalfJ0jDiTAUZs0IuiaBKySVJ8bVvYehTYmQi0ELJHEabZjNiHwXlsa8hGRWINlZr",
-	"8LBuCaDSycvnb8/OX7396vz12ZdwI16dM63pFG7wMNStnhGxXiZnRXljFxG8LhrZB9dRWvi2u01jNe5f",
-	"wM23a6Ksmx06FVKDahp2YxxIr6HCZ5oUcqqPHV7OrZViOTES78NvTUDR7m2Xejgo14kvApFqhOHVxGNA",
-	"LkJnb0VcOMAoBTkcDPrkh1IaRrhDkHLBBHg0SgzPrphpyjwYfvv01++OXu5fPPlh76fDV49/Gf548PPR",
-	"sydn3RbXzteaPSuWdKWdnqX4BgGG4zc3sW/uM6+u4Tic8S572pzmNTmeXzO1cosM2uheZH1yOaMK3B+s",
-	"IrhuAVoignVYXdPwLJhdLqYjkr44e/X84uzk9O3zi4vzC4gWX5z9eHL64su3ly++Pjt59friOZiQRLwj",
-	"dV/IO/LNq1ffk3dgs3KO9uod3LK7u0sa/4cfX764vHxx9vVbXF4vviTvyMFgQN5VGNPFiDs10Ow1H3x1",
-	"/t3zs+oxI69YFVjK0mieMwv9Gw99f3ryy/OL8H1Wx4M3rj/s+971RhzBCVvaKFWQ4RHJZlTRzDClrXcG",
-	"ky4kKCo3TC9oxmIweOzvJS1gpdUS4Nu+fP7yHO3NyY8nL05Pnp0+r16JIkFTVRBjH2maKLz9IBhK9BaA",
-	"2Lhu+JbPLKJvdrKaYGxmSN4RzaeCmlIxN0IxKBwVErGSZpkCBInWnhaGKYi/paqGEbTrkMy5AOu75CKX",
-	"S//CUMeqPmJDpVCM5thBqVD4by/PzzY8d4jPaabAhk0oL0DUd9amuwXaUrYojhpaFHyvFCSKo8a8R3G0",
-	"PjNRvO4e1gYSfwtlhkVfG6e1BjrdrX5G8wtrHjd4Xhg+F5jZ+OcOn9aSZ92neUuMs+H0BzEVTsSDnVpT",
-	"0rZ5Gd016X2StmYvHVnMU4e+mRQGlpxzcFxbZ9/ggfBWCGAa6Grn5OWz3b1ev6Eta6PTVp83HZP0MFe8",
-	"hcv9M9xq/1/W/2mn7OtiVESo71efWI844azIiVH0mhVo6Lz5AQMGyiLzVWtRrJF+HhlFo4hmc7YLkWsc",
-	"GT5n2tD5IhoNHz899NTdYJ1w+5gU2Tl+oEWf/AROhpvYAtmK2iVMGLVyjJm2il+FIFTkCQZEjvrdcYF4",
-	"TBy/YT8sueg1IuhGK8eJAAcnSwNIqybeKp9mYwyWu2C/Hr6uuCCjBdIO/q6YUF3FNyz3+hku0CaOC6ek",
-	"rbXBHLXf/ZIXBdcMUIkmmovMqgVbyGx2TOYl2DmGnpyLyle1KaeskNlVQ5yGKnRElu1osrUaqrEKZb9j",
-	"OeiFFJp1j2wA6Gviv1PVUVF/Q21/Y2lAjTrawYhvprUfxkq/2bSsKh8ir6JNS8l961CmtWB6LbzBsHGF",
-	"ukoLjfY1EcFzXAAmy2bE8bCazOkKVMExqyNC7Ue4k3q2IhHLmdQBJe3co3NJGJ9b4z5mmZwzTUqNfHMz",
-	"yvzNWZzXl+hPuGFzfV/8VxuLSk2oUnTlGV29KVhAmLdxmKJtX9/YguqQ4e7lX3Ecjf0pDOLFVBMjt1/s",
-	"97koeZUCFqJkbzAIHZW8eoCXCjTQD2/X8jylYlp2+nx/xVsS69t3JzQDKwgwoE++w2D6mhYl0yOSLnBr",
-	"jgn8P9I0J2JFLNTGm2JLf1WhDjq9mExoUZAxza48jmji/ETkbELLwpDCy7RjVd8pr2AZIBfFixW+vtcn",
-	"ZxBnCAJDxyz7NEpEsOuG4uCOiudjQTIQRKMkMbGbcnYtKDYpNWtTctGic3pPMd57COK1EeJdkLcN+NuI",
-	"14ZzAB2dLjQCwQ9FvGsQthXnBigXBUxHjYg2EaEwwc1VuJKO7o5k+4lIG/FM9YbtI1iwfPeEsH2SrkdJ",
-	"6agjcrUCPSAO+LMCuvVY7S+s/+mwvl3qZ9J8JUuRb1zoB9sv9D+Zr21K2qJcaJCT0SJfwjFtifyXyv0J",
-	"KrcxvrSX6+Ay9bgFfHKF1F3ajJvvFE2kF+Y4ESnaVndTZR2bt5FSFExrkoJxTEFljCoZ0qoAlyzqgp9z",
-	"VvAxyMCKFRESN8LAOlt7DRZ65GkQS7vSIhHuLXOM60AMuMNafFUWzIZw2YxlVzWPYjm02KJicPZ6aX0A",
-	"m9dUsSdbINbA3ZWdNe8WJ6LlzuIulxXQyvauHlHU7cACwknElAmmeGapJ8vY4OT2yQtBFlQZnpUFtYgy",
-	"9FvE7eoROannAkZSZiWMCOYISUPYzUIx7bIb0jkXp0xMzSxdTxhqEwWbg6OiwoMW3XTHPpVOwG0WFw4H",
-	"g739gzvohtiClGgUPc6Hk0H2lB6w/fHB+GjylO5lh+xJPhw/nuzTo0H0aZmJCwhs5kzkECN1beT2yU+z",
-	"CrzEwe4DQNFHY1pQCMKtfpGcZRz0iBv3mNvqiQkl7Xu5ALW0eLgKwOb0iulg1x6hZiiXYye6M4W+rPOD",
-	"RkQwlgNk5VYNcbkIqUJsJXIyl9cMd2DnUrBVPxE/YdSHIMdbfo9zRshrd6GilpJNaKE35CAtpOamOz/m",
-	"0kjEqiLsr82ZMgihcsmsRLpUE5rhltmqvUHmE2eWy2XfK6nPn3nk3t9lyzemEZ1sdnxkRzNW09S9PjlB",
-	"NcGBCgyHNybHPuIY4bZG2nSWazvZ9yYbFUG8tt1KqCK89ZVQB2yAVTFkIw+M2BLRGbKRdsR2vB5JQW/k",
-	"eLz6p6kGvr0zh2pDis2rCoNgviaE6PZWkrNrnm2XY/MwlnF7ViGwyfeQbL4LQY5c26ujMdjp2lP0bhXt",
-	"wrpX7DUFXnMOG6TuTjw649mVwJWoiAjSg+1Dx2RONfp/NpGKuYBdzwAdGxB0JUUrn+hbSQUll7y4pp0s",
-	"7Ix1ifEj1xgpwlUvgllLwoxyqq7+PbndyjXfozjeUeLd3UrTJy/sNDAkHm0ei0+mYUjnBamW7VQqsDXW",
-	"Ttg8bm1dJnl9cYoN+xFRVORy7pK3qSEFo9psHfvDW3I+mTBFJkrOQ4jrzXlD59u23cK94wdvnCdiR/Mb",
-	"w5gg+L3eiKB2SHsNWiIQy0vQBJxkxz2HY3tDM1OsQBJdZrNQHK4T4WmuXtvj3AvG7gtcOncCaud6Vwyz",
-	"aVPgBLqQMa0nZUE6Y+aQfI8jdCB35M/+D83zz83V218W++rHJ1c/zPd+vXl1tDwbZs8OZt8+1qcD+vww",
-	"//pp+dUeP3+yutg3PyXlYLB3BN7r84WxX7JSfQ7weQ2dflQ+1/WmayW+vjgFvSgkxd0mKgifKGceFbOJ",
-	"MYF9JEbG1QKb0QVLRPrHmGrMVb61gwI9289s1hF+ZkHH7UXvwcPLMBT2alUwgVfTmMALwG3blU9dAvQ6",
-	"jlqU44LrGdN9kq5LgfGOW+WJ0FxMC0YAFyOAdVZALphwKUJckGFlH4+dK8BtAlGsEpEphs6OFj7Oh7Hc",
-	"qYNKaDZAyW5ZckG4gRWTwiCkvk3FtCyuWR6AmzQrFV5n84UJKk+s8ibC1wUIWUcZrYX4Z6lv4A9KxaOt",
-	"eQlQy67FfIlh9wbu69CS3Kzex8Hchg/K7gC3pQQtbDAdNbmfu7PlPoQcu2yk6PQ3Z1z8xxBgx4RaC9bK",
-	"XvyX5MUufZ7XRhZ2+HBNXM+FWldGm1hUpZl9qJatpatherzNNm5lrUkESsInriHMihMI+CtHfFci27Hd",
-	"V/aEskR9c4nddUY32FuuwQK797azjdpj9DHUv0rqnAAgwinLaKnZ/8/UL0jAslJxs7qE0N7q0s+VwnRw",
-	"wXLJVEY1IzN2Q3OW8TktyDcvT77YvfzmZO/wyA8EYkfSyJobrwzTcSKu2CrMwg2DAZug65WR9afgKH/e",
-	"rQQakcP8YHgw2KPj7GC8Rx8fjZ8+Hj7Nnw6Hg+Hj7PDpHn2cHeRDtjcZjPezI/qUPckfT47o4fgg28/3",
-	"2DDtWzIZJPpMN/jrnbnubRkgJcJGSD7RyuVY1oHssDNBmJxJ8oxRxVQDP7Abro12vIR2VkT3ybkbGU18",
-	"zhF1Y2MfSQTWpGKN3Vzu4pcQEGkbl2gmECVU9sQuNw7zOWM0Z6rOYAnGutZXuuDfsVV0C/rCxQQpw0wK",
-	"QzPcLWBzygsf+9mNcf0/kXWy+S8eeLTzZFzBTviYqzBsgVSzlG5Mak5zoeQ1z5ki7GYhNVyRDW0aNZMq",
-	"ErHTLgfpVZsArmwvuMP+kmKdRcCSO7SWiDnNZlyw3WpfFvCPV5EkyMiDVzjAFiE/DzcFPSbXw2OIJJkl",
-	"G7xEC4UJNT6L00aWcdelJRcad0j+9jfyNRNM0cJuZ8Bv/+30s7JK2hbFpL7UBJOIYSkcO5OoXABV5bm6",
-	"neb/Ji+lYPgLrWuXRDkfW9u3fRVTIogrZCIfUsfU7prP+as3p+xWU2N9d1IjIBCyI72YjKWZbUqUhHdW",
-	"xaBOHbFaBu+8Zgr77Az/ghpQKNClfr+fuoIdX3BA/PM72JiRQQagZoyk9sb+9bC/ovMi7bkXCSkYynFi",
-	"SU9atI1GnV+ClQd7g8EI9KrUbu0c3Nw8CguLiM/SWjDlc4SdbqAGpH/YO0cksa4kieKgwiHGwQs98W1q",
-	"u1pXY9RJlFWdBc5lzvXvkgtjCRM3EY7Iqe78TMeE3WRsYdZqMOz8rltZlMnm8rjKfS7sxCLwYFTUWABs",
-	"/LS6jrnPRyMCqxp+f9azgy2aYSY1FWyqY1EqSBAJp3UsSkB35VKAVO52a5btgnO2B2JHbqoKNa6roNcx",
-	"P/ZJv9JPSjMD55GhRPBj6CXTMFIltHGvW6OVwhwTCk9Dg1Lxf+A9KbFuIUxWonlMljNq8Ct0Cal8O9fu",
-	"7pkscm1j9OI+mBCT+1BAIipMGiIKBBFttGVrLRxD6Oj9JVeM7MACtrplH1zJEv2hD4cWVDkGQLFdJrBq",
-	"B562htGSwNAG8ucqEddM8ckKa4JqEg6fv2IrIhWMQzajYsoqW15Xi4wVo1e6V21od2KQwEY5NFLwjXAk",
-	"ESFhG3uJAWRPDE6US+g/GrlBwXITrolezefMKJ5ZcV57xF7ZIQ/cg5+aoD2usqoUWSoppomougo2ndp0",
-	"pUmJfa/6GDdiixGhReH3Mv2yTEQKCKpjaRPtCnwpmZZMa6ZIwSisGFiQXEyxM+0Fqw1VxqZTV0HIHGba",
-	"7hwhdsB71nCWLUfFJPM6h/YcV9UGzEV2hGy+pcKxCIlsTRq7TnuYWzuj16xR7tqWYGT7W10H5dWJEJI0",
-	"V7zXtnZlUbWlRReLYuW0YVDZuEScON+U+kggJUGmhKsoxSJbVC2LzsaggWEnvWE6deRUItbAFNhxXBng",
-	"8S3xAePuMixM57bA5rwRLBO2vtiSfH5XscrQWOc2E1GTm0Zu4DdHKPynJjW9CbAtBswkqYnJ2BUYQVdr",
-	"JtL2834qclRv2leUpHC5xgEtWe2JEG5qVhJNeTcxaSnOhsr7jVlPUdpcG6YNhL7+sSXVgcEAjZQCt74W",
-	"EOmJmDDdC0hPbGYNSLquW0Z0B27+PO21qVHSwYwm4v/+7//TSLsgqU+lSAP7I4LkC7dY9mtAAGvl3BfW",
-	"JgJPAXEzSKfUmhe0RcRa8MYmlJ7JJaJnC40WSPKCUrKbBW55uZZwxVYIxcqw15DBrzU2pdmq4oOtQhXh",
-	"j3Gd0R+uLzIuuZ9fXEEWfWhWTND+2DIZcAeN3Tksmdc8T8F5s4UmS6mucCgwX91jZtcNt8dipWrHM9U+",
-	"+wy8kdHE8sfHHaS+O+jlrmVZ59GDmOH681daN4a3uE0ld4f79rGW+LmDbxgO1OvQ45T1zUu3rm0qudvz",
-	"U/wa4FA9+t7Wd6lyFcCFEFDLUmWswgzryUnfKzZhiqzZbAwe7GQ3FMhtEZYmEQ6KjZVcaqYqgDof82nJ",
-	"Da/BWksHfCe8XptGoG3olQ9hcQGMSBoc5FAgX5IeDAbtqukU0MVMltMZqpUHiDMK+gYQvEpQdKF9Q9eq",
-	"6sgc178UjbfuUJLJxYrogi96x9CYP1AB0MNKg+kokMAaM6QWm6WYVmhuEMQELh8aygoOvdYzWRY5mVGR",
-	"F8gHFPwK4IFPnzkYDPp+SI5GW0dEGG45bm28wlgHXloFWbq77N1zAi65DPpZl6aA9W40Ugm2N4jtv3vu",
-	"333379EIg9tm7IIyuwxTOpbXjpwy3ASntTQZH7DkWQfDQnYC/cRnelEcucA8GkXD/qA/cOkygi54NIr2",
-	"+4P+vj3nY4bcZzXd8GUhu9JhL1yMxjYXEjm1a5X2WYVvFFyFD2K2H8xDfWSPd+euPVfuiEWOfv/PZQYE",
-	"z1SprTPFqvLEna6D7uJEVMfc9TacSRMcYHdMNpY+AiANah/JiTuCDp+vz6+740i6fzAlR+gOO87CS3yK",
-	"ehL555JISHtPElmVsSPNpXiRR6MIVhvWCdabec9kvvLUJRP2AKbFonCK+Oh3LTFdxbGVqAHQ4bdhpqgu",
-	"53OKRYE1x1ctHjceMJl2VxTN+Mcoq72NIzf2W0kDc2SFCYXY/p0Hh8M9ZHttwt82p7BU5cm3za0Io0qG",
-	"P1i3hKO6Nxh8vHk4cdhNElqZe6u2rXPzNsxJUP9paw/j6Pnri3trQT/J6YjBsW/vd3Tbn3284kOGxqXz",
-	"bhobd7k9OKZUYxkFQh/eLfMrd/8Hld7eu9y6lM4vvJr19hZK97bRu/s07l9DwT5AW7Yc+4eaHZfxhQ9u",
-	"Wwh+G0cHDzZCrZyMhkI8C44FcQeCVBP+iQ8auV0/jqMh2mnnySDHHUeBNMDwxh6sVxq2uxDUfFWOoEPu",
-	"h010u/i1Y75ft+okxW61v0V22mC513GOCqY1bofiWyer+HNTYjKGoMjcF1rMmN2GRUUcPlgR2wkSjQmv",
-	"8z1cZvwdyvhxslG2n8pWSk3nJK7ljrwnBd3IYSHbprD0iU2+sBsZGA9Zemgr8hkm9PCjWpZmjtj725WP",
-	"mOL2gOkOEvk65rqV/0b8pki1m1t5VzAnRpK/4xl3Gw64C9NZ0ImGiSy/vQH/07SKd4VwYQoynaKrrvxH",
-	"9AZeVdMkm2PF557y3sBvk7vpbcsFI9EYUt1uv6o6zHKrLF6rzzXNTT45x91vUNz3ZdhC0BicTJ2IndQm",
-	"ygPUSHv3F6Ih9XRht8X1KNh2c1aQ7GxIy+kdo9IlYsMhaztYl9J2H5hRJmIbokNcq3KmYjvKE660QbUG",
-	"DcWaUs8rj8ISWXeiX3eZVy8Obr2ndhraOEhEuxSsF7sCG6xpWW6uyfMydBTl9Sxz0SxeqNS2sweudjVu",
-	"FvrWt3YW+cT1Xs97HyGYiK5Kh2oCG5W1oG+tI/L85tFhx3x3cgyoqV/bk4Hfn2TwVZi1cQoqMGMiZJBQ",
-	"LvzREhvYBRvAhqHCVnW5TDyEk9jznAQWFdOiKTyseXeBKEaLXawJdd0Jxd4s2cMqhA+7pRzu7R8c1hXC",
-	"4/3sCRtO9g7o0/yAPc6eTAb0KN8bH7Kn2XBy8NilUNLiLcrb7NNFux9WR33OVFX8a2sZ72R+GsWr29aZ",
-	"bl9cHZQ/blep2IzoHl6b3ai2a1fD2eK3qoztI5Rxb489mqcafBJaSsgN/MBprSQhJRDX26ETdsf5RNWO",
-	"6g7TGCo0CIT3K1T6Yf7YfLe3+Pnp8teD67Mn2cVw/M3R75f7xZcD+tXh9Ple+ctjfn6gXj0N3T7TtZO/",
-	"c4WcBnlMgnwvlSkBJLO4Tbv9U8usHq49d7MLDngBpsFiQo9bcdfNJv9UZUYVTH0f7qHjYJ7G8K+5eXfU",
-	"VOjkN8YOnaf+tOOHbtxQRcFTfz7+GjlxL23SDbv+XAaleRBSQ0a3ZTuTynQDks5zn+6Nue8+dgvRsk0O",
-	"6i5FbRechi9+KEPUPHnr0xM/XWdRNQS68+Cue+ULD7hqS1i3/ICDzW7bh2l16Mf7CPrRTl57qFnbgkt7",
-	"1fgLRLi9N3bn4eTHuI9bd6n/F431H0hjHQwOHjihrVO7GrP5OjhjbONEfvSTyh66MJrHrnVM60OOM/uL",
-	"Cvz3oALPF2C/7UwCnpGC1UG2J/9c+PrmdpumsS92I2/THxMLNcWVsjRLATwZ0SwF4LoqBajQc83joUoo",
-	"DtYGlclfsCwDhhR3oe0o3vC3xtbik7q6YQfnl8VkJrUlJqU7pdsmvS0Um/Aby2IoR4jpgupZD2YJRsuN",
-	"8PrfnuKZzfzRttqt85heF3bW1OxtvPaHICvt6JjhoA03w7dvbv9fAAAA//8=",
+	"7H3vcts4tueroDi3KtItRpFs2U7kmtp10ulMpp04YzvdM9PMmhAJSWhTAIcALWu6XbUPsU+4T7J1DgAS",
+	"pChb7iS9M/d2f+hYIgkeAAfn/M5f/RwkcplLwYRWweTnQCULtqT45yuqaSbnJXtDlwy+SJlKCp5rLkUw",
+	"Cc4EI3O6ZETOiF4wkrjbB+RywUjGl1wrEi+5uJoyHYckXtJb/JNQkZpPKy7iSNA8Z7QgUmRrslowgcMV",
+	"7B8lU5oktCg4S0mclEXBRLKOQ7KQWUpmsiB6QTVxFyIB49KCES40m7OCJDCrATkRhE4VE9oQRZaMCoUv",
+	"MZ+5IqW4FnIlwkgIdsPswHrBYDBFhBTsmFDhbqufk0uuNUtDYh7Dl1BFhoNIBGHAbukyz3DtEqrZXBbr",
+	"YBIkBVWLIAwc3cEkeHl+GoRBypYymOiiZPC3utYydx9nBWNTpt1HWPcrnrrBniYZVYonQRjYNQ4mB0P4",
+	"z3yx4iKYjIb2vzCwe4LfhcFSTjkQaYYWuNnBKxiXvKrGVbpMuawuXJiPd2GQFzJnheZMNafZZhdgIuIu",
+	"D/zFqRZEr3P4qHTBxRzGrlfo54Bm2dksmPz4c/AfBZsFk+APz2rOfWbZ9tkr98Tdp7BFwIeC4fZs5TD3",
+	"tmPDzvaTY2/DzwMgy+xTe4I/LBgwDKEErpOMliJZAI/QG8ozOs1YY9Zmte2Up1JmjAozuN34beMDMXju",
+	"ilIoIgWxT+w0esVHD45Ok4TlWhF4ghSyFKki84IKzVIyXeN9sPFUy2KnN1cs237zpXsjT5nQfMZZEZJS",
+	"sRQOkn0KpvnsZvTMLiqccynIimYZg/3LMtXBUd6p2OAsvqRzdlUW2SY9J2laMKXcvgMFT0BalMupoDxr",
+	"vmihda4mz57BXWpgvx8kcvlMaap58qxBySAX8y5qqkO7M5ujuN7k8VNazIGlzeaxlChNr1lIuDCyECZV",
+	"C9IBOTPiy5wJK9wGjiKUGp9L0Qe6lqUmCeMZF3OSs4JMmd5G0YRQMuVzkN15wf8JwjcSOeUpMeLYjbOF",
+	"8gg5rZJun0v7xRIY7IsspxWxO59p88BOB0t0audvuMozuiZwtcmybcm+wY1O1LeHNDLfqMYlTVlFddf4",
+	"VkFsDH8XBiB3ecHSYPJjJRXsNKqXh7Um+VSNIac/sUQDia8cXGkdXUHoUpZCww41QIA7zYopxaWopXsv",
+	"3j84jC0k2B8cHPYHkfg2k1SrkBiiFcobM7DCvXcPlwIgjkEcNzTjaUvt7x8chsFMFkuqg0nAhT4cB8if",
+	"fFkug8mwmpmlFafm6bzm7N5enJHx3uiI0Cxf0CnTPKlJSWTKQlLmcMASqiwIs5c5U4QJUEFpJAA3UVEJ",
+	"b0u+0jTLqMa1kWLG52VhPvU8FERm/BaGyLjS/WMSfzi7uES5jOIvJgXTZWGg1RIWKq7fH7eWxkKenGrN",
+	"Cpjd//rx5OnfP/28f/cfXTwJ6OF1UciiW38wuESmMl37YpukvGAJ3BYaZLbiekEoGd/eElmQg9tbONC6",
+	"VJHoGfyGN+wNh32zfDkrnhay1IxYUUGmLJMrImhRyBWJ8bVXsPQx0TISKKFkCqtNkwUxjwLzmNeQhApE",
+	"G+sNeFiPBFDp5N3rq/dnl1ffnn18/w3ciFeXTCk6hxscDLWnZ0KMlklZVt6aQwSvCybmwU2U5r/tftFY",
+	"rfsruPlug5RNsUPnQipgTc1utQXpNVR4okgm5+rY4uXUSCmWEi3xPvzUBBTt2Xaxh4VynfjCI6lGGI5N",
+	"HAbkwlf2hsTcAkYpyMFwOCB/KaVmhFsEKXMmQKNRonlyzXST5uHozy/+/t3hu/3z53/Z++Hg8uhvo+/H",
+	"fz18+fx9t8Q1+7Uhz7IVXSvLZzG+QYDg+NFu7KeHxKsdOPR3vEueNrd5g47XN6xY20MGY3QfsgG5WNAC",
+	"1B+cIrhuAFokvHNYXVPwLIhdLuYTEr99f/n6/P3J6dXr8/Ozc7AW377//uT07TdXF2/fvD+5/Hj+GkRI",
+	"JH4h9VzIL+RPl5cfyC8gs1KO8uoXuOXp06ek8X/48t3bi4u3799c4fF6+w35hYyHQ/JLhTGtjdirgWa/",
+	"+eDl2Xev31ePaXnNKsNSllrxlBno33jow+nJ316f++8zPO69cfNhN/euN+IKztjKWKmCjA5JsqAFTTQr",
+	"lNHOINKFBEblmqmcJiwEgcf+UdIMTlpNAb7tm9fvzlDenHx/8vb05OXp6+qVSBIMVRkx5pGmiMLbx95S",
+	"orYAxMZVQ7c8MYi+Oclqg3GYEfmFKD4XVJcFsysUAsNRIRErKZYUgCBR2tNMswLsb1lUywjcdUCWXID0",
+	"XXGRypV7oc9j1RxxoFIUjKY4QVkg8X++OHu/5bkDfE6xAmTYjPIMSP3FyHR7QFvMFoRBg4u8zxWDBGHQ",
+	"2PcgDDZ3Jgg31cPGQuJ3Ps1w6GvhtDFAp7pVL2l6bsTjFs0Ly2cNM2P/3KPTWvRs6jQniXE3LP8gpsKN",
+	"eLRSa1LaFi+T+zZ9QOLW7sUTg3lq0zeRQsORswqOK6PsG34gvBUMmAa66p28e/l0rz9ocMvG6rTZ51PH",
+	"Jj1OFe+gcn8LtTr4l9V/yjL7JhmVI9TNa0CMRpxxlqVEF/SGZSjonPgBAQbMItN161BsOP0cMgomAU2W",
+	"7ClYrmGg+ZIpTZd5MBkdvThwrrvhpsPtS7rIzvAPmg3ID6BkuA4NkK1cu4QJXaytx0wZxq9MECrSCA0i",
+	"6/rtWUM8JNa/Yf5YcdFvWNCNUY4jAQpOlhqQVu14q3SasTFYao39evm67IKEZuh2cHeFhKrKvmGp40//",
+	"gDZxnL8lba719qj97nc8y7higEoUUVwkhi1YLpPFMVmWIOcYanIuKl3VdjklmUyuG+Q0WKHDsmxbk63T",
+	"UK2VT/s9x0HlUijWvbIeoK8d/52sjoz6I3L7J+MGVMijHR7x7W7tx3mlP207VpUOkdfBtqNkP3Uw04Yx",
+	"vWHeoNm4Rl6lmUL5GgnvOS4AkyULYv2wiizpGljBelYnhJo/4U7qvBWRWC2k8lzSVj1alYT2uRHuU5bI",
+	"JVOkVOhvblqZP1qJ8/EC9QnXbKkesv9qYVGxCS0KunYeXbXNWECYt3WZgl1f3whBddBw//GvfByN+BQa",
+	"8WKuiJa7H/aHVJS8jgELUbI3HPqKSl4/Qkt5HOiWt+t4nlIxLzt1vrviJInR7U9nNAEpCDBgQL5DY/qG",
+	"ZiVTExLnGJpjAv+PbpoTsSYGauNNoXF/VaYOKr2QzGiWkSlNrh2OaOL8SKRsRstMk8zR1DOsb5lXsASQ",
+	"S8GzNb6+PyDvwc4QBJaOGe/TJBJe1A3JwYiK88cCZUCIQkpCYoJy5iwUbFYq1nbJBXnn9p6ivfcYxGss",
+	"xPsgbxvwtxGvMecAOlpeaBiCn4t4NyBsy871UC4SGE8aFm0kfGK8mytzJZ7cb8kOIhE37JnqDbtbsCD5",
+	"HjBhByTetJLiSYflagh6hB3wWxl0m7ba71j/62F9c9TfS/2tLEW69aCPdz/ov7G/tklpy+VCvZyMlvPF",
+	"X9MWyb+z3G/AclvtS3O5Ni5jh1tAJ1dI3abN2P2OUUQ6Yo4jEaNstTdV0rF5GylFxpQiMQjHGFhGFyVD",
+	"tyrAJYO64OuUZXwKNLBsTYTEQBhIZyOvQUJPnBvEuF1pFgn7liXadUAG3GEkflFmzJhwyYIl17UfxfjQ",
+	"QoOKQdmrldEBbFm7ip2zBWwNjK70NrRbGImWOgu7VJbnVjZ39UlBbQQWEE4k5kywgifG9WQ8Nri5A/JW",
+	"kJwWmidlRg2i9PUWsVE9Imf1XsBKyqSEFcEcIakJu80Lpmx2Q7zk4pSJuV7EmwlDbUfBduMoq/CgQTfd",
+	"tk/FE3CbwYWj4XBvf3yPuyE0ICWYBEfpaDZMXtAx25+Op4ezF3QvOWDP09H0aLZPD4fB1/VMnINhs2Qi",
+	"BRupK5A7ID8sKvASetEHgKLPpjSjYIQb/iIpSzjwEdf2MRvqCQkl7Xu5ALY0eLgywJb0mikvao9Q06fL",
+	"eie6M4W+qfODJkQwlgJk5YYN8bgIWfjYSqRkKW8YRmCXUrD1IBI/oNWHIMdJfodzJujX7kJFLSab0Uxt",
+	"yUHKpeK6Oz+mZf3be0lO52xSJ1fZ3ByzMopQMmXoLI1EBjaDnJEZphShjEDkpRZyBTd+YwecllpLI2ww",
+	"2KYQ3QsTZdUyt679AXln3SnGRJFZqRmJF1rnMaA5/EvF5OP56THs5FovwBZimWIGe6OVYIQNrlsLIrbt",
+	"B5fxs1qtBu50ucSfZ3YxupTQ1vynk+0am/QUY7V/vT8gJ8jfuMOexHNS8NiZShOMx8RNLb8xlQezpDLP",
+	"0NztCFem6eYRri1N3BawNckjTc1IdNqapG1qHm+agDAbOZ2ud+JpvHPSwZuncMFyZuh0HGg+mnG9Nsrt",
+	"iSKnjN6wSgVyQRPNb+AGJlKSMZqa1NIBOcuZQDdkm6sx7cK+POM3xnVEBeGzgi5Zv5PpI9HN9aTJ9L34",
+	"J3pDzewnsCMp1RT+oDARWNMbRnKqF/0vfz5wYTsz4LYkSF1WCBKzbQWhNjWKpOyGJ7tlSD3OR7y7T8jT",
+	"qA8wlJuCl+HYxmQoyntdEWEHinD1NzFNv0nwhmrfQnV32th7nlwLFEcFEV5yt3nomCypQvTGZrJg1t0C",
+	"h0MA3KdiLUUrG+zPkgpKLnh2Q7tNAHQy82nGruZ0OYWdeMgpeF4/88Y9chcGgBk7ZvQ9V+gygKtuNnoj",
+	"GzdIaXH97+nkrzDaAzzoEBPe3c1/A/LW7CgTtap1WVUM/bpezm07pw7knZG7JqFfGewEMggHditSUJHK",
+	"pc3ipxoEotI7O4HgLSmfzVhBZoVc+raOU4+N49PWlQb3Hz86gyISPcVvNWOC4Oc6IkXNkvYb/imPLEdB",
+	"0/IgPfscru0tTXS2BkpUmSx8criKhPN39tvC9kFU/pAF2xkSqsHKfcbstujQCUwhYUrNyox0Ok/8KEwY",
+	"oEK+J5H6fyie/lFfX/0t3y++f379l+Xe328vD1fvR8nL8eLPR+p0SF8fpG9elN/u8bPn6/N9/UNUDod7",
+	"h4AG/phr8yEpiz+CHbVhpnxRx76dTddJ/Hh+CnyRSZo2dDlwTcFMhpQnaomWYXXAFjQH7f7zlCpMWr8z",
+	"iwIz209M+hn+zbyJm4sOEfmXYSnM1apyBq/GIYEXpETak09tJvwmLs3LacbVgqkBiTepQMPXnvJIKC7m",
+	"GSNgIKElY6WANNDHisdRJR+PrVbBeJHI1pFICoZ6k2bO4QNr2au9CzCsZy7ZY8kF4RpOTAyLELsxC6Zk",
+	"dsNSDyzGSVngdbbMtVeCZJg3Eq5ARMja3NyCer42+3r6oCx4sLODCtiy6zB36dIN9v1gODIvpDZpfMYj",
+	"IzMVErXiOlkg02Byv63Q6OWYBYOKoU+oMgxlNumJIj+VBVcpN4NZglUzqwLgnk1HsFZBJHyzAG+YzUyx",
+	"zmohM0bMtFxINWMz1AQmlRc2JhJMzGSRMOtgksAhigB6AXUxacQorWGuJUkxjlAB6EEkTmwoSpYazigM",
+	"UlAx382gBFzFxdysCE5lw/dTWwxXIJVlqa/s6Qgm+0PYYrQ3rtDeqC8dDsPArvkV4goDiTdE3n3Db4jB",
+	"mXH7cUWWVKwrFOOSNKiTV9RsZo+a+g5KEqoWGEUyH0TCrPSAz6+k0FyUrN9AEEykqjKr7MCRcBLDsBZL",
+	"CZ1TLgbkBH0KSvMMBQOWO1wzlit/zEhQsJ8G5GVB/8mzJ4pcfDh59u5bMhrsDY/wXSdvXp2R8WB/SKi6",
+	"xlj1/nBARrD1o/G4Xcq338Jk+3um6s6k9MMDXob/qAuubdm97jj65srLWQ3l+JJ5VmpO0dfi/KaRYBnN",
+	"gRfxPresgmmCXgqH2SSAKVVtCSgkNGAj0TOGrPG+xJX9HDs5XNur/QH5KDTPGhuX2BFVSARbEcx3MO5o",
+	"PCLHyCJoegEjidRxCXyFQDISFKzkbVtx+Nlb0TotXXrbLC01aMD4AXDqsKQ16Hc7YrVa5RmoJF5j1XH5",
+	"eA3JeyspcH+VqTBKQ28TqyFATqH775iAVVR66YjoQUI4DLIIFrqPqU4fv3vzKhLnlxdktP8Kqdp7DVze",
+	"Wshuw/muQ19coL9+S9DswETHWZ0AgkmRn5UWCptVgA4wIZlm0Oj+NPvPiapdNHJ7B9tTNf/LRM6OHY+3",
+	"yh7+JQNqFy5BfGv4dvR4TtxMot5kRpORXOWnfy6XbeS5Y12dKVNqpbtLNKyFy3hHszyMhCxIZbjdlwF/",
+	"bBLSXCRaIr/ZirC6FAzwOVeA2O1722nK7TX6EuxfVYOA6jVbloAm++8cM0bdlJQF1+uLZMFsot1fK4bp",
+	"CCLLFSsSqhhZsFuasoQvaUb+9O7k1dOLP53sHRy6hUBfA2mk20/XmqkwEtds7Zfv+M4jU9njmJEN5mBY",
+	"/fVpRdCEHKTj0Xi4R6fJeLpHjw6nL45GL9IXo9FwdJQcvNijR8k4HbG92XC6nxzSF+x5ejQ7pAfTcbKf",
+	"7rFRPDBRaKDoiWoEvntL1d/RoRYJ41FztoQtzqh9qKPOyiLyXpKXjBYIW2p7k91ypdHvrBdMWSmi0G+P",
+	"K+PjYLM25pFIYDMLLM5fyqf4wTegLcpVTKBVWckTc9w47OeC0ZQVdeqrt9Y1v9Kcf8fWwR3wCxczjDUC",
+	"6qIJphmwJeWZQzwmo079T4z6mMRZZ6i2E2xtpa//mG1N0AZHK2nXpIYheSFveMoKwm5zCXjUqjPHTZNm",
+	"NmYkeu060n6FVZ01Wd9hvomxQNMLr1vrPhJLmiy4YE+rhC4AiI5FIi+VH15hDfwAA/toydUzJjej40is",
+	"TPGrro2SAjNxXfmH8USGXZdWXChMrfjDH8gbJlhBM5MHAd/9p+XPSiopU00buxpVrD6Co3BsRaL1lLOq",
+	"QMamqP0neQeYENMi66JnUS6nRvbtXv4cCWIroMnnFEC3p+aKBeqsFpOj0jjfna50IAi96f2QTKVebKuw",
+	"gHdWXSQsO2KZLd55wwpVgW4T2SK9GHhpMBjEttLXVSoS93wPB9PSKx1QjJHY3Di4GQ3WdJnFffsiIQVD",
+	"Ok6MdUOzttCoE1OxZHFvOJwAX6HFBnSNb2+f+RXJxKV356xwxUWWN5AD4p/NnRMSGVUSBaFXGhni4vma",
+	"+C42U63LOOvqi6pAE/cy5eonyYU2FoXdCOv4r+58okLCbhOW600PB+7vppRFmkwSsG35w4XZWAQejIoa",
+	"Cxh/i7uORVOHEwKnGr5/2TeLLZpuSaor2FT7Lqkgnuc0rn2XzvkDVNnbjVg2B87Kno/np7BPrrSdq8pJ",
+	"aiMF5kl30k9KvQDlkSBF8KWvJWPfs0lo4157RiuGOUaXVwwDyoL/E++JiVELfpYzBWtxQTV+hCmhb8rs",
+	"tb17IbPUuuCyh2BCSB5CAZGoMKmPKBBEtNGWKdK0ESVpU0N4wUgPDrDhLfPgWpaoD505lNPCeowL9pQJ",
+	"LPeFp41gNPFHGAP9B0UkbljBZ2ssJq6DNvj8NVsTWcA6JAv00jlZXpeZTgtGr1W/yoTrxCCejLJoJONb",
+	"4Ugk/ABf6CgGkI0eNa5tJeDhxC4Khv25Imq9XDJd8MSQ89Eh9koOOeDufdUE7WGVjl2QVSHFPBLVVEGm",
+	"U5PnPCtx7tUcw4ZtMSE0y1wSlDuWkYgBQXUcbaJsZxBK5iVTihUkYxROjPWd4mTaB1ZpWmhTh1UZIUvY",
+	"aZc3pKW5ZwNnmT4WWJ1WF9+c4anagrlIT8jmWyoci5DIFLOzm7iPHuSFSeGon2hTMKlSk8x1YF4VCSFJ",
+	"88Q7bmuXJKeS2cStPM/WlhuGlYyLxInVTbGzBGLipVjaVhSYSIKsZdDZFDjQn6QTTKc2mBGJDTAFchxP",
+	"Bmh84/iAdbepmbozjLw94RT7ixhdbIJCLqunSu3cjIVFog6GabklHjZB4r92EMyJADOiF8kidSArtJXJ",
+	"MNU6cmXm+XDoalJn+1UhLGGLlLwwVhVDJ1zXUSwU5d2BLBMSa7C8S4xyIS2TpMuUBtPXPbaiyhMYwJFS",
+	"YKpEDpaeCAlTfS9IhsNsAEk7dRNB68HNf4z77VAa6YikReL//u//08jXJLHLwYw9+SO8rE17WPZrQABn",
+	"5cx15IhEabzeuIMYLbA+bLC1UII3khZsdpfN9MVMRqN82W2OKRJ2JDyxFUIxNOw1aHBnjc1psq7ih4ah",
+	"Mv/LsC4FbASdpiV3+4snyKAPxbIZyh9TX4sBKz+bA3vtKJ7GoQ2ArGRxjUuBhW4OM9tp2Ji8oaptzzih",
+	"BGuCaMI42I87gsC2Q9x9x7IuwAMy/fPnrrRu9G+xSQj2DvvpSx3xMwvf0Byoz6HDKZvJLvZcm8CfzREp",
+	"+A3AoXr1nazvYuXKgPMhoJJlkbAKM2xmNX8o2IwVZENmo/FQR7uaC01kqSNhodi0kCvFigqgLqd8XnLN",
+	"a7DW4gE3CcfXumFoa3rtTFg8ABMSex2gMvSXxOPhsN1uJQZ0sZDlfGHipRYgLijwG0DwqrLBmvYNXqva",
+	"KqR4/qVovLVHSSLzNVEZz/vHMJjrxAToYa1AdGTowJoydC02ezgYorlGEOOpfBgoyTjMWi1kmaVkQUWa",
+	"oT8g49cAD1z66ng4HLglOZzsbBGhuWV9a9M12jrw0srIUt39cpxPwGalwzzrmlaQ3o1BKsL2hqH5d8/+",
+	"u2//PZygcdu0XZBmW5pCp/LGOqc0116bt6bHByR50uFhIT2PP/GZfhAG1jAPJsFoMBwMbaamoDkPJsH+",
+	"YDjYNw3CFuj7rLYbPuSyq47m3NpobHsFsmW7Vk8AF63bUuGNZQKwD3WvP6fO7Xi2TwJ2R3D5IjaTzHum",
+	"qolZFKzqa9Dr6pAbRqLqj9vf0szO63x7TLb2TABA6jVNICe2dy0+Xze+vaeX7T9ZISd++oXfRDdytW1R",
+	"4J6LAiHNPVFgWMasNJfibRpMAjht2GCgDua9lOnauS6ZMJ0b8zyzjPjsJyUxvdF6K5EDYMJXfomJKpdL",
+	"it0Eah9fdXjsesBmmiwaFONfoh/HXRjYtd+JGtgjQ4xPxO7vHB+M9tDba5Jhd2nfVvU1uWuGImxqiFNL",
+	"uKp7w+GX24cTi90koZW4N2zbari7ZU+8xhGmaUEYvP54/mATia/SVtnrF/vrer7+1n2ZH7M0tg5o29rY",
+	"y+3F0WUxlYFH9MH9NF/a+z+rZ8eDx62L6dzBq73eTkKp/i589xDH/Wsw2Gdwy45r/1ixYzOE8cFdO8jc",
+	"hcH40UKolZPRYIiXXj8x20ms2vCv3KHsbrOPV4O0086WYscdPcQaYHjrDDZbFLSn4BWLV4qgg+7HbXS7",
+	"a0bHfn9sNVgQT6v4Fum1wXK/owEbpsHvhuJbLdlcw7WQTMEo0g+ZFliYZQrGxsPRoxmxnSDR2PA638Om",
+	"wN3DjF8mG2X3rWyl1HRu4kbuyK90QTdyWMiuKSwDYpIvTCAD7SHjHtrJ+QwbevBFJUszR+zXy5UvmOL2",
+	"iO32Evk69rqV/0ZcUKSK5lbaFcSJluQf2Bx3S2dcP50FlaifyPLjJ9A/Tal4nwnnl6zQOarqSn8En+BV",
+	"tZtku6342rm8t/i3yf3ubeMLRkej7+q28aqqC/ZOVR9+bjzRckK+uo970HBxP1SRAUaj95MWkejFprAK",
+	"oEbcf7iCHV1P5yYsriZe2M3lyve2pOX0j5HpIrGlO2uvK7++jxllIqyybDH2F7p8+0JpZGvgUMzAdn7l",
+	"id9bw7YC7i6z7oferQ80XYExxpFol2L3Q1vbieWUq+3F/I6Gjmr+vvFcNIvdKrbtnIFtehE2O4TUt3bW",
+	"l4Z1rOdX9x6ORFdlXLWBjZYcYfP3V7BrxhYZ4ObXZoHQOp+UDr2sQud69zPZgbTY63dgN/ShVgKotWgk",
+	"4q4C1nhbeUgnv4am4yW8M26oBlcpQqpCkT4cRTu2cd2ibsXDEAm9zhnpUZu0g/OOGwnucUgomRW2UkPO",
+	"CLVH3K/09rTrCgtpMLiInk6Xn4DHBsVCqwWyi/EddG0KSoEt62WriJQf8OsoNyJSmB4S5lyLKqEJk90f",
+	"rjA6rngdOZImC1tLZL7uW6eWnM0G5IIxEneUR8WdPi3krDfmJyx+vVPLtQuplaHXKiQkQnoFb8L1QNvi",
+	"zTIOE9803amBDBOP8YHtOR8YllnQrEk86Bh7gRSMZk+xesFOxyd7O2WPa2Vz0E3laG9/fFC3spnuJ8/Z",
+	"aLY3pi/SMTtKns+G9DDdmx6wF8loNj6yKbs0u0J6m3M6b8/DyESXo1d1qTGMda+nsdFlZde+Irt3AfLa",
+	"XezWlKHpQXh8E6FGY4F24b8pzq/K7L9Av6F7ugd47iC3Swa2FWxeZhSM7iUtMDXB5psbAeNXM/5bbd3j",
+	"Nusw2L50X7z0sGOr95tbPWawuUez0fR5Oqb77EVyOBtO99IjdkBHyfP9x5g1zU5rX8XjLeQW1+NpLQ98",
+	"b2NYZ1rM2D09U6tkjR5T6IVo+CZ/Xc38X5ZH+ru9/K8vVn8f37x/npyPpn86/OliP/tmSL89mL/eK/92",
+	"xM/GxeUL36JgqrYf7hWGp16KpCAfZKFLsL9Z2Pbo/3+t+H8899zvuLQ2HZhL2NfCmcQY0Dd5hVXFe2UB",
+	"/xq3Zkez0Mbyb1gQtv2tbz9sdUt0diJtuya6TZLKwTZ3v9m14fd80CPbbdH9ts5ZZ3e8Ont/eX522tYc",
+	"nogkTkQ2kT2i+s9x/Ng0MoAKE9Ilkged8rYy2adMrxgTZISQECteyVxqMrx/wqYbbWO6Nv1lIQvdbdx1",
+	"Nt990H95f+9jnIZJtOxuA9Nu9uK/+J75fTzf2MxKpVaR77adB/IIZolyCQ75F9vY+t3LjlZ1Xe99bCSh",
+	"2dr56wcIupodNwi6tzP0g/T5HZTbFNYjP6Jz9l27W3MH7/8aQr9Ya+/H6qgdYi6XjZ+4xTSQqW24mh5j",
+	"vk89pUFHxlKmZN2Q1Rad4NmpcgRnNtvEkPZEEb3OMQ3WS+68z3sDdzZ9MaTpioHXRaLjrG7xyWCe8W5O",
+	"GRTdx+ibaXldIgEWjCKN9hy/R4P+60WDxsPxIze01TW7sZsfvR7fWzfyi3cKf6zcaLY979jWx7QT/z2i",
+	"9u8RUTvLQb3ZJiGyQMdp5Tt0MTTrlft0t8vQOBeTD7Ptx7x9TrEVoc2KOqdamhV1XFUVdZWlWIfDkCUK",
+	"DtIGmcldMM5TNJ/vsyyDcMtvfW/Y4nWRYA/3l4VkIZWJ71VtqTB3PC/YjN8a52xh40oqo2rRh12C1bIr",
+	"vPnbzzwxCbTKFI13/kyO9abVEc678OeNX+1y3NGxw94YdofvPt39vwAAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -131,11 +131,13 @@ const (
 	ErrorCodeInsufficientFunds       ErrorCode = "INSUFFICIENT_FUNDS"
 	ErrorCodeOriginNotAllowed        ErrorCode = "ORIGIN_NOT_ALLOWED"
 	ErrorCodeRateLimited             ErrorCode = "RATE_LIMITED"
+	ErrorCodeRealityCheckDue         ErrorCode = "REALITY_CHECK_DUE"
 	ErrorCodeRoundCrashed            ErrorCode = "ROUND_CRASHED"
 	ErrorCodeRoundInProgress         ErrorCode = "ROUND_IN_PROGRESS"
 	ErrorCodeServerError             ErrorCode = "SERVER_ERROR"
 	ErrorCodeSessionCurrencyMismatch ErrorCode = "SESSION_CURRENCY_MISMATCH"
 	ErrorCodeSessionExpired          ErrorCode = "SESSION_EXPIRED"
+	ErrorCodeSessionInactive         ErrorCode = "SESSION_INACTIVE"
 	ErrorCodeSessionRefused          ErrorCode = "SESSION_REFUSED"
 	ErrorCodeTicketExpired           ErrorCode = "TICKET_EXPIRED"
 	ErrorCodeTicketInvalid           ErrorCode = "TICKET_INVALID"
@@ -169,6 +171,8 @@ func (e ErrorCode) Valid() bool {
 		return true
 	case ErrorCodeRateLimited:
 		return true
+	case ErrorCodeRealityCheckDue:
+		return true
 	case ErrorCodeRoundCrashed:
 		return true
 	case ErrorCodeRoundInProgress:
@@ -178,6 +182,8 @@ func (e ErrorCode) Valid() bool {
 	case ErrorCodeSessionCurrencyMismatch:
 		return true
 	case ErrorCodeSessionExpired:
+		return true
+	case ErrorCodeSessionInactive:
 		return true
 	case ErrorCodeSessionRefused:
 		return true
@@ -642,6 +648,7 @@ type Error struct {
 	// | --- | --- | --- |
 	// | BAD_REQUEST | 400 | body not JSON, field or parameter missing, of the wrong type or out of range; not a WebSocket upgrade |
 	// | SESSION_EXPIRED | 401 | the Bearer session is absent, unknown or expired |
+	// | SESSION_INACTIVE | 401 | the session ended after its inactivity timeout (responsible gambling) |
 	// | TICKET_USED | 401 | the launch ticket was already exchanged for a session |
 	// | TICKET_EXPIRED | 401 | the launch ticket is older than 15 minutes |
 	// | TICKET_INVALID | 401 | no such ticket; on the legacy path, unknown operator or game |
@@ -656,6 +663,7 @@ type Error struct {
 	// | CASHOUT_NOT_ALLOWED | 409 | a cashout while the round is not flying, or of a bet that is not live |
 	// | CANCEL_NOT_ALLOWED | 409 | a cancellation of a bet whose state does not allow it |
 	// | ROUND_IN_PROGRESS | 409 | the round has not crashed yet; its hash is still secret |
+	// | REALITY_CHECK_DUE | 409 | a bet while a reality check waits for the player's Continue |
 	// | BET_LIMIT | 422 | amount outside min_bet..max_bet, or auto-cashout above the maximum multiplier |
 	// | INSUFFICIENT_FUNDS | 422 | the wallet refused the debit for lack of balance |
 	// | FREEBET_UNAVAILABLE | 422 | no open free round of that value, amount differs from it, or a demo session |
@@ -682,6 +690,7 @@ type ErrorStatus string
 // | --- | --- | --- |
 // | BAD_REQUEST | 400 | body not JSON, field or parameter missing, of the wrong type or out of range; not a WebSocket upgrade |
 // | SESSION_EXPIRED | 401 | the Bearer session is absent, unknown or expired |
+// | SESSION_INACTIVE | 401 | the session ended after its inactivity timeout (responsible gambling) |
 // | TICKET_USED | 401 | the launch ticket was already exchanged for a session |
 // | TICKET_EXPIRED | 401 | the launch ticket is older than 15 minutes |
 // | TICKET_INVALID | 401 | no such ticket; on the legacy path, unknown operator or game |
@@ -696,6 +705,7 @@ type ErrorStatus string
 // | CASHOUT_NOT_ALLOWED | 409 | a cashout while the round is not flying, or of a bet that is not live |
 // | CANCEL_NOT_ALLOWED | 409 | a cancellation of a bet whose state does not allow it |
 // | ROUND_IN_PROGRESS | 409 | the round has not crashed yet; its hash is still secret |
+// | REALITY_CHECK_DUE | 409 | a bet while a reality check waits for the player's Continue |
 // | BET_LIMIT | 422 | amount outside min_bet..max_bet, or auto-cashout above the maximum multiplier |
 // | INSUFFICIENT_FUNDS | 422 | the wallet refused the debit for lack of balance |
 // | FREEBET_UNAVAILABLE | 422 | no open free round of that value, amount differs from it, or a demo session |
@@ -718,6 +728,7 @@ type ErrorEvent struct {
 	// | --- | --- | --- |
 	// | BAD_REQUEST | 400 | body not JSON, field or parameter missing, of the wrong type or out of range; not a WebSocket upgrade |
 	// | SESSION_EXPIRED | 401 | the Bearer session is absent, unknown or expired |
+	// | SESSION_INACTIVE | 401 | the session ended after its inactivity timeout (responsible gambling) |
 	// | TICKET_USED | 401 | the launch ticket was already exchanged for a session |
 	// | TICKET_EXPIRED | 401 | the launch ticket is older than 15 minutes |
 	// | TICKET_INVALID | 401 | no such ticket; on the legacy path, unknown operator or game |
@@ -732,6 +743,7 @@ type ErrorEvent struct {
 	// | CASHOUT_NOT_ALLOWED | 409 | a cashout while the round is not flying, or of a bet that is not live |
 	// | CANCEL_NOT_ALLOWED | 409 | a cancellation of a bet whose state does not allow it |
 	// | ROUND_IN_PROGRESS | 409 | the round has not crashed yet; its hash is still secret |
+	// | REALITY_CHECK_DUE | 409 | a bet while a reality check waits for the player's Continue |
 	// | BET_LIMIT | 422 | amount outside min_bet..max_bet, or auto-cashout above the maximum multiplier |
 	// | INSUFFICIENT_FUNDS | 422 | the wallet refused the debit for lack of balance |
 	// | FREEBET_UNAVAILABLE | 422 | no open free round of that value, amount differs from it, or a demo session |
@@ -899,6 +911,46 @@ type PongMessage struct {
 
 // PongMessageType defines model for PongMessage.Type.
 type PongMessageType string
+
+// ResponsibleGamblingState The responsible gambling controls the launch switched on, and their state at
+// `server_time`; absent when none is on. `staked`, `won` and `net` are present
+// when the session clock or the reality check is on; the reality check fields
+// when it is on; the inactivity fields when the timeout is on.
+type ResponsibleGamblingState struct {
+	// InactiveAt When the session ends if the player makes no action before.
+	InactiveAt *EpochMillis `json:"inactive_at,omitempty"`
+
+	// InactivityTimeoutMinutes The inactivity timeout.
+	InactivityTimeoutMinutes *int32 `json:"inactivity_timeout_minutes,omitempty"`
+
+	// Net `won` - `staked`, in cents; negative when the player is down.
+	Net *int64 `json:"net,omitempty"`
+
+	// RealityCheckAt When the next reality check is due (or was due, while not acknowledged).
+	RealityCheckAt *EpochMillis `json:"reality_check_at,omitempty"`
+
+	// RealityCheckDue A reality check is due and waits for Continue; bets are refused until then.
+	RealityCheckDue *bool `json:"reality_check_due,omitempty"`
+
+	// RealityCheckMinutes The reality check's interval.
+	RealityCheckMinutes *int32 `json:"reality_check_minutes,omitempty"`
+
+	// ServerTime The server's clock when it answered.
+	ServerTime EpochMillis `json:"server_time"`
+
+	// SessionClock Show the session clock and the net position at all times.
+	SessionClock bool `json:"session_clock"`
+
+	// SessionStartedAt When the session opened; the session clock counts from it.
+	SessionStartedAt EpochMillis `json:"session_started_at"`
+
+	// Staked The player's own money staked in this session: bets the wallet accepted
+	// and kept (not refused, cancelled or voided); a free bet stakes nothing.
+	Staked *Cents `json:"staked,omitempty"`
+
+	// Won What the session's cashouts paid.
+	Won *Cents `json:"won,omitempty"`
+}
 
 // Round defines model for Round.
 type Round struct {
@@ -1133,6 +1185,11 @@ type Session struct {
 	// Demo A demo session plays the same rounds with a balance held by the game; no wallet is involved.
 	Demo bool `json:"demo"`
 
+	// DepositUrl The operator's deposit page, when the launch set it: offered in the top
+	// window after an `INSUFFICIENT_FUNDS` refusal. Always an absolute http(s)
+	// address.
+	DepositUrl *string `json:"deposit_url,omitempty"`
+
 	// Freebets The player's open free rounds, oldest first; empty when none.
 	Freebets []Freebet `json:"freebets"`
 
@@ -1148,6 +1205,11 @@ type Session struct {
 	// sent as zero; an absent limit does not mean there is none.
 	Limits Limits `json:"limits"`
 
+	// LobbyUrl The operator's lobby, when the launch set it: the Lobby button, the reality
+	// check's Leave and the end of an inactive session open it in the top window.
+	// Always an absolute http(s) address.
+	LobbyUrl *string `json:"lobby_url,omitempty"`
+
 	// PlayerName A player's display name, already masked by the game (for example `jo***a`);
 	// a generated alias when the operator sent no name. The operator's player id
 	// never appears.
@@ -1155,6 +1217,12 @@ type Session struct {
 	//
 	// Example: jo***a
 	PlayerName MaskedName `json:"player_name"`
+
+	// ResponsibleGambling The responsible gambling controls the launch switched on, and their state at
+	// `server_time`; absent when none is on. `staked`, `won` and `net` are present
+	// when the session clock or the reality check is on; the reality check fields
+	// when it is on; the inactivity fields when the timeout is on.
+	ResponsibleGambling *ResponsibleGamblingState `json:"responsible_gambling,omitempty"`
 
 	// Session The player session id; the Bearer of every other route. Random and opaque.
 	Session string `json:"session"`
@@ -1746,6 +1814,9 @@ type ServerInterface interface {
 	// GetSession The current session (resume after a reload)
 	// (GET /api/v1/session)
 	GetSession(w http.ResponseWriter, r *http.Request)
+	// AcknowledgeRealityCheck Continue after a reality check
+	// (POST /api/v1/session/reality-check)
+	AcknowledgeRealityCheck(w http.ResponseWriter, r *http.Request)
 	// CreateSession Open a player session from the launch URL's sid
 	// (POST /api/v1/sessions)
 	CreateSession(w http.ResponseWriter, r *http.Request)
@@ -2017,6 +2088,26 @@ func (siw *ServerInterfaceWrapper) GetSession(w http.ResponseWriter, r *http.Req
 	handler.ServeHTTP(w, r)
 }
 
+// AcknowledgeRealityCheck operation middleware
+func (siw *ServerInterfaceWrapper) AcknowledgeRealityCheck(w http.ResponseWriter, r *http.Request) {
+
+	ctx := r.Context()
+
+	ctx = context.WithValue(ctx, BearerScopes, []string{})
+
+	r = r.WithContext(ctx)
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.AcknowledgeRealityCheck(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // CreateSession operation middleware
 func (siw *ServerInterfaceWrapper) CreateSession(w http.ResponseWriter, r *http.Request) {
 
@@ -2167,6 +2258,7 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/v1/sessions", wrapper.CreateSession)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/session", wrapper.GetSession)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/v1/session/reality-check", wrapper.AcknowledgeRealityCheck)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/round", wrapper.GetCurrentRound)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/bets", wrapper.ListBets)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/api/v1/bets", wrapper.PlaceBet)
@@ -2956,6 +3048,70 @@ func (response GetSession500JSONResponse) VisitGetSessionResponse(w http.Respons
 	return err
 }
 
+type AcknowledgeRealityCheckRequestObject struct {
+}
+
+type AcknowledgeRealityCheckResponseObject interface {
+	VisitAcknowledgeRealityCheckResponse(w http.ResponseWriter) error
+}
+
+type AcknowledgeRealityCheck200JSONResponse Session
+
+func (response AcknowledgeRealityCheck200JSONResponse) VisitAcknowledgeRealityCheckResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AcknowledgeRealityCheck401JSONResponse struct{ SessionExpiredJSONResponse }
+
+func (response AcknowledgeRealityCheck401JSONResponse) VisitAcknowledgeRealityCheckResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AcknowledgeRealityCheck429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response AcknowledgeRealityCheck429JSONResponse) VisitAcknowledgeRealityCheckResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AcknowledgeRealityCheck500JSONResponse struct{ ServerErrorJSONResponse }
+
+func (response AcknowledgeRealityCheck500JSONResponse) VisitAcknowledgeRealityCheckResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type CreateSessionRequestObject struct {
 	Body *CreateSessionJSONRequestBody
 }
@@ -3166,6 +3322,9 @@ type StrictServerInterface interface {
 	// GetSession The current session (resume after a reload)
 	// (GET /api/v1/session)
 	GetSession(ctx context.Context, request GetSessionRequestObject) (GetSessionResponseObject, error)
+	// AcknowledgeRealityCheck Continue after a reality check
+	// (POST /api/v1/session/reality-check)
+	AcknowledgeRealityCheck(ctx context.Context, request AcknowledgeRealityCheckRequestObject) (AcknowledgeRealityCheckResponseObject, error)
 	// CreateSession Open a player session from the launch URL's sid
 	// (POST /api/v1/sessions)
 	CreateSession(ctx context.Context, request CreateSessionRequestObject) (CreateSessionResponseObject, error)
@@ -3446,6 +3605,30 @@ func (sh *strictHandler) GetSession(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// AcknowledgeRealityCheck operation middleware
+func (sh *strictHandler) AcknowledgeRealityCheck(w http.ResponseWriter, r *http.Request) {
+	var request AcknowledgeRealityCheckRequestObject
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.AcknowledgeRealityCheck(ctx, request.(AcknowledgeRealityCheckRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "AcknowledgeRealityCheck")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(AcknowledgeRealityCheckResponseObject); ok {
+		if err := validResponse.VisitAcknowledgeRealityCheckResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // CreateSession operation middleware
 func (sh *strictHandler) CreateSession(w http.ResponseWriter, r *http.Request) {
 	var request CreateSessionRequestObject
@@ -3506,246 +3689,275 @@ func (sh *strictHandler) OpenStream(w http.ResponseWriter, r *http.Request) {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"5L37chs30jd8Kyju85Ql15jmQdSxtr6SFTlWYkuOJMebXebRgDOgONEQYAagZG6si3nqu4TvEvbGvkI3",
-	"MAPMgQdbSXbfN3+kbHMG0wAafUL3r39rRWI6E5xxJVuHv7XYJzqdpQz+/IrGl+zXOZNK/03Op1OaLVqH",
-	"rWMypelYZFMWk5GIF62gdU/TOYP3s0xkN5GIWeuw9er4m5vL0x8+nF5dt4LWlElJb/W/X4kpU5OE35KE",
-	"EzVhJMPPkEQSLhTJktuJapP3KaNS/5gKGsNzt3TK2q2gJRVVc9k6xM+1Hh+D1ium3ibTpEzqVMy5ImKu",
-	"ZBIzGCPVT8lmmk+vb96evTvzKb6eJJKMGFDoDqboKLVDNhN2ycZzyWKftOsJIw80TZkiGf4OI+qPbI1F",
-	"RsxOBISSUSqiOxaTWUoXLNteSvvl6esPV6fflKhnJKIy4YLESQxLTKOIzRRRZl7NtKuE356kopb8Ef5M",
-	"HhIeiwcyoZJE+OgSCq/Pzr+9OXl7USbyWBI6E1JRSWImFSWZiGlMCZPqX/+vIIxHLMtoTGWbHN/OaRYz",
-	"Qsks+9f/9ymZ2ocbpnFCecTSc6GO01Q8NMzkmf7uKIEtlipJUzJjPE74beNkTo7PT07f3pxfXN8cv317",
-	"8bGy6oZnIsr1ko/0JmhCUqb34KGRWDkRc7WCWvJAJaFpxmi80Hs7YbFmzCW0Xr25+HC9GbF21CXUvs4Y",
-	"GzH1gdN7mqT6NPjkngsiZoyTccYYycScx0SMiZpQRZDQJoJfX56ean7+cH784/HZ2+NXb0+rBMOo5lhy",
-	"QVLBb1lGclIaaD7jcj4eJ1HCuHo957Fc62Aic+iTmdLoTs9iRFO9n+4U7D8d9gedwJ/Q2fnVh9evz07O",
-	"Ts+vb15/OP/mypvPuVCEcTG/ndhx4VsrDuglVQzEXplNLu5ZBmTPWPZCMikTwVFONa745fH1KYq+Mm8I",
-	"QaaULwiNVCK41FKbEjkRmSIqmbJcUj/QRBFKpmLKeCPFmgdOMuCt6rpHyPyEZllyz2JCx8rMI9KvNNN+",
-	"8eH8m5uTy+OrNzXEp1SxABUNcGCEnycjNhYZIwsxz+DLmteXkX3G32fiNmOyhmNwZC0C9fGxX1gwtYLm",
-	"s/Ob95cX316eXl1V+RsHzQXSiGlpC1ogbpMzJUnG5DwF9s/YPaNasjxMGCeJZqa4SSVdseyeZafwd19d",
-	"cjLn7NOMRYrFZEyTdJ41H9Gr08sfTy9vTi8vLy4b9PsD44o8ZILfEsGJXmetOtvkJ/1Hy+d6fnRcsJHK",
-	"FoTe0oQ3kg/sfDLPMsajxbtETqmKJk2n+JkkkXmUxMl4zDItOMQUrQE659HkmVwyyaurs4vzm5MPl5en",
-	"5yc/3bw7u3p3fH3yxpsxzIdGEVgbxdcEQ3YA+vAsaxPGoSifNEhJa+Pg9AsqUXkvX45v2FSU7bSYTQWx",
-	"p3/LrveEpTEZLfKvBVp2jlGQy4BM6aebh0Rzwh0XD3y7Vr51O/q/oGXn0TpsnX7QXBADGSqbs6Blx2wd",
-	"/uPnoKU/dZPErcMWnI4XUUqlTKJW0Eopv53jQjKu/44m2uFvLU3LiCnzvaA1Tbj9+2PQQnvohtOpfhUW",
-	"IGiZ6bYOWzN588Me/7EX/e3g7u3O9O/7s8uu+mn34VV/8t0gft25vaLuAp5+miVZnVCyC6gPNzMPrWKX",
-	"07+9P7ssiSJgkprBno4HLhlNyzyQMZq+mArOFvm3HxI1IepBOFpZaoU2aHc6tbvdG5Q3+9Xl23yzxzSV",
-	"/m7/1qJgeLcOB/o93HQ6nb3Y+0u39Rgs+bnXelyXVWZqCatoXkE+tv9QYp8q//winj9/Tssc9O748lIM",
-	"7nf+eTvq7w7kw3H/b6fyl2Ty7nz64weRzltBS00YDBDT7M7fjfXNfvvNVXz1Bea9GfoJuOw6ie6Yajwn",
-	"Cn4GFymNQW1TTroDMk34XLFmEXt9dvL96XXtkbm2IpOkCb974kOD0znj9zRN4orZKudaZMMjqyg/O//x",
-	"+O2ZT/mpVIwwntJIm44p+WXOboUWtEyS+3/9b5rEok2ORxkj+Y8xI3zO7vUfZAz/vgb5H+SSrXCdBPYp",
-	"mlB+u0R2mdlU+AumAusfC/KLuBXkl3/9LxmLhMwlNdOgxPzExT3V5p+2PFOhZ7BsCkK8o3zxiilZFlsy",
-	"+aQmaNvzwnRrpv3i4ubd8flPN69Or31D6idKVMI4k2RA6GzOwMNknBgfkzd6jR9Q/71iqp43NG3gyyTS",
-	"eOaN1H04//784uO5Jq7e63owduNYT3I5PWCJ1lO0fIksEWB3Ntma6xDyEcRXo8vnSLhcHHH5sGR5Ph6/",
-	"fbvU1cvlmxnXxIlw2ITfrmtQoueyxD95DFoTRmOWAT9eMpUtjrULov8WMxllyUyharhikdBqUwl0e4wv",
-	"oTmVs0/K+Er6IyaQ0zrsBq2M/TpH4YkWkowmbEr16GORTalqHbYSrvq9FuiqZDqfwmtqMWP4E7tlhs4Z",
-	"zeiUKUPqK6bO4iqVxwWX5jrmmWVXskW5UBOWmb8/y0Nc1vTzyG+N1E2n+93l7t/f9a72v9l5vfvt/pvO",
-	"d73vd97tnu+3glYCKpMq7aYZnTpiSuvxZRP/r4yNW4etv7wsApEv8Vf5EmelZ5vH9vz5vREP6Jomik1l",
-	"QLp6P7qdzhGJ2Zhq16jXaZOLOaxBpsWfnt5Op0NCJzgZevPsdcxUfp2zbFHMxXrPBenmG/hKdQPpJ7OB",
-	"xvRYup0ZkzPBZV3kNRJcMQ5/pLNZmkRUz/7lL1IvgR+yHXkv1i2tffql8w39/fU25LQ4J/5GeMt5iJFM",
-	"ES/sSf3u6uI8ICIjlIwT7X6IjOQMrB+aJlpP3AaWV9Fn1AulHxXOBrZb1bjHBiuU+W8uXSL3K0+xRm6E",
-	"RS/SqrhKqyqNXuTiqI4E8/RLR3A91jj8GyyX9N9culzuV55iudz4QnhIaF1wwvIL3AyQc2HCDlSSVEh1",
-	"hCEwlHZTuiCZXhjgoKrTt8GqsOKtFSvifeRpFsVzMM1Ze8VoxgrnMpGEjiTjKrCinMCNAlrOrYpxs8HU",
-	"zXgrp+584Cmm7VhQ4aE2o30TrKrcYJa1lsoGk0VzY+Vcq595iilXrSKz2WLGMqqE1te1dhZYzMmUBebv",
-	"LCZ0yBWbzkRGs4U9OiCP7dl5JkmUZNFcWzIZo3colbVv1SbHhRkOoUiq2JDbT/4iXPv8iCRGfhvC2EhL",
-	"T5Jo2hYPdBE4sXQwOtOUxUM+otEdRi5V9V4J7pRke8idZYXtOZ4rYa5LakwfTuhciRc2pKxodovTmMx5",
-	"nLFYTSTZoopoG1GRbrvT/eQbPL1BSa3v7nh2WadGlQetV2iEnt4bHvOpus7lkba2jL1KpbtmqSYnYzOR",
-	"mZXbwig4xWULCCVRxuJEoT7VS6iXz6fdDd7sDmqDN4Z0+5w2KTPNWiqxtoQZYDkDn8DV8aP7gRUv2Oce",
-	"LQ2/tRjXK/qP/Js/5+RJpQ38FppI1ob8B/4atIormPzrxati9AuLVAvvMfVX/PnZGNRyaq8UvYPF0cx0",
-	"EzVxm97Xlex2RPg8TZHPueCg4Ffwl34BBRfazVV+Myb2epZ0HqUzr1QncZtRroicMa4MuWNgM/BSIW7o",
-	"cjDEFfU0Gui0uxe0pvNUJbM0QeOFpunFGAKFy4h+V7zz+HNQQ6xd7GLwIzLLmNZ8RPB0gUuNF5k3cLkD",
-	"jtPCbOF6VBgGrxDwcUJVfmU/o0lcfLv0WbIFiwbf3danVtsmZKuzjfSkNGLxDV3JiqczEU3eJWmawHkD",
-	"gbvG1uPVFWy+9XdX8soVPlg+dYU7Z78d2GNUOiAeo+UfdifbcE5P7BV59cA6Aunrdg7u0I3sFfp/qL9Q",
-	"joLxpO0CYylteL6ebInzJavKRG/BGhTNMcFwn7aPBGclM6k4wdo2HDGlVSHEjFkcuDf/owWZUA7+mive",
-	"AmDhoEhoCGw0OyD3IokryggFsBW5XYjG+xIVtK1d7JWxBleMadnjCxgYy57zHqg/55R19/Z2O51Op9/p",
-	"ase9OEetLL7p7u/0+jtubKg4x4XGgglVNSZTa2x8rd5jan2dxxoPT2MI6JkkSbxZNGdKP71l/FZNWoe7",
-	"O6CW7F+7NeId0q9kjZaFwIz3hzWWZ0o/neHjEDsxX6NZRheVVcFxGxbkPez6/7m6/yklYn5bnpulefIF",
-	"2utbc26uEIxNUFwfbrd/X1OEbM2ElMkoXRBK5HwkVaLmCqQa+3VOU0wm2n5Si+U/Ur+uUBZXOYElZ9Pk",
-	"uoWHJGORyGItyJXLFMgC2uNbMEUiwcdJNmVxm4RWb4SH1t0bcq0yXL+wTcJCjIaHDRpmtPDO0dGQh4VU",
-	"D4l+KkSpHhJJF4RqS4sq+EHv+UQ8kOk8mrRJqNWTcZeBgCG3KTnjJJMK6DGqC8ixeXkmLcKEjBLfH51N",
-	"qGQQUxrykgtLtOnQJqHRgubTTWlkR7ndyNk9y4Zce9HmAbteWo26M4Cglv5HFlvHHcZ6BhmpkZjqz8kh",
-	"NwGaozpHG6kccq0IjOYpkhztPmpnqlB5QUsvJfybNcw0z+LNdtDSBNVoLmA22WCaXDh3DvIZWh96C822",
-	"S7vs6NIpnH5ARlRFExYf6m2fagNacDbU68cV0au4IN1Oh0xlQNJEwn7BICCxJJGJNfRmGbtPxFzq99vk",
-	"Y6ImQx5KTmdyIlRItDQoXO4JS1OxbRKH0S/XKgUd9ihNGFfPpFnRwtwxus7Jg0AjpGrenO+83/1h/7Jz",
-	"1bve+XH34/7fOj/1WjXOurmDmNLnz59LL4UCbakaw+ng++7b/rvB+d77gx+6l/2rwfVeqyZhx7WbuoOd",
-	"/FNv58+fP9eGgLWjuoOdjtYcDfZSYRjJqmW0sRUgtf537C2j+79MKpu99a5sTNJKSevovTcJdGwq9cHJ",
-	"z98zSR4mIrV8QIGJIcXBYbO2sxBCpIzyBmtPrm3uOapgqamDK1Y9bJy5YVIUJVQS9+JPEskYSeBK9Kvs",
-	"pEKbr2eOGFOg1hy5YwuiBJnPYqpYcQBHiyNCIaMzg00qVLykU5jqTRL7x5TRTLN3+0uDVH9C6CJy06+B",
-	"cDyVKz5K5R2Lz/WTTxjnuM5jF8sobLJkgG5n3XODpo6NnWDuH+n6PyRwZYJR1S9z+38XHikGJSbUhNdx",
-	"z6S20lhyz8w94RPu9jgVItvCPSLPXRJeav26rX3+2YzFoIUxw27J7jvLkpO43Eg9sZVIPlnvtNkeaMsg",
-	"0g+Uwxl5yu1Wf7BLpoxySfrtwa4fh0BV2ex1dep8rBNQ8u9sNkrVvTaJKo5FQCSDjEpUDVJljE41IXGi",
-	"35wmnCq8Tp3S2UyL/sPfWmBoNG3WG/2jJSFo4Tv1j75P+K3zpFjypCieLBT24hzVPyzEY9ASnK3BTR6B",
-	"2jpZ9rBL4spnXSJ/1tuRMapYnmGZ5zr48iJPIC1v11t2S6MFmVE1gQhxQCzfFtdP9n4N0g2nmNVDOUTR",
-	"9LhHJLnlAt7QqoeaZLv2xjGTIpe1zvvFzHTy4fLtM0lC/WzYJh+kcb41nYbxZJ6FFtE0fSYJJDOhSa0d",
-	"Avec2E9a3kyL5TjypxN46fFDnr/5kHDZJsd8gT63MSRghWYqIAyvmiUZ0zSV4HBoNQ4+U8KlomkK9602",
-	"QQdtZ2fhurs1S2W3ZPWGkq18QzVhbPvJtks2xSn8nZLgttnPkK1Q3d202+0w0C7IbcrIXLLASYvdJiIL",
-	"iOC4Uc6GBOXLXruJStwxXlm3QbfnT2F3lYEpPdfNEcGOjeTP9uzqguz0unskEjHzw4nopsyoUizTj/7P",
-	"P45f/P3n3/qP/9WqWUv3KqMq6+HfTX5d4bd94MknwvSLQS5arTqMUhHd+bLeBHk7gy8R+nnCi0/ZKbiZ",
-	"4P3SND92x+/PSuHudWseTX1lUelVVBFhIWWbfKSm6izPLMyaUjOD38touoCrNH16qkVsQSE382iHubpW",
-	"ha0FJoq7KmskRZzoBx+d5aqcPb0admn8iE1F3m25smm7Tc6ZLZBzDphin1AurBAEeRDNOnS4ASs9ujxK",
-	"56xEMb+6o1gsRK3kgfJjc4kDY8LBlAGJIQISqSITPs8UyRhkmz1DBQFyGTLn3V9gFGtj5eoQzkcG0rtN",
-	"9OdB3soJ1cJV2/kkkUMeVnkkPCRaFBMMRRW79WJMI83+9kDlWfwxy5J7Joe8RD4YvvnhMwkR7SEf8s9A",
-	"M/lM3lxfvyefwQTUQ3/WP7148YJ4/9f/6CQsks+QEvoZUxaLfMWaVMX18xSPMCOHfGSjKwGqYD67zagm",
-	"Un++lMcFJHTJ542zuXA0J3XfG8mopmXlACZabj/mDldHmz9iU62HN4wpj8iH4V5xxVGNLeJM1DKfyJA1",
-	"vMUz1TAegdXsqJo6G7JlPhDk6ygykrF7cacf1Ar2qFx2j5++uDz79uzcraOGr/fN19HYfybJRZbcolup",
-	"2aDACpjRWzix+DMM6eS2wVg7zhotS9/2Xoas/srrpuKalwZAUrylrNQ3wlgHZlobVFJCWpmZNuP6Q4ZH",
-	"fT2YD48XNcCDJsSM9qELs+AF4A1vuQUfzmBF3YhZNl8x4ILACF7NsDOCjczMsiTSu0+lKiqQyUwk3Inf",
-	"J5hoiiPWFNnXjPswSVLmEGPWapwuULBkKNv06FAnb35PtbtvPlPGHfC+4q6hHehhIiTD1L2iKpWmqXjQ",
-	"QtlZDqcc2WOAxvLmI5IoqX+YFHXKkkUZU/muY8qzHq7X0zT6mBymJq/dNgV8QTnXgNCRuMcFMyn1blQC",
-	"PlJVOfnX1IbV/DhgDfpAPiJfAWkQ2Bl6RyQxE/NrcvMlciTZMrL1XoK8NoUb44TTlGSMSjuYm2MOo8EO",
-	"ljPNt0RmRFXuRW6X08+tfCiSsMlnMgA9uTIVG9+tZrDCCH1/fn7yqpu0SupzVjXD2WRVk6Sqv+dcavnA",
-	"M9WaXL/SrVJ/WCnrq1ZfVtVAKyiVeZXrrZZVkld8hHI9WxngoB7PoxaRpA5nwEW5qQWmqIff8AFmSoAR",
-	"JTiAmqKuioEctD690Hv24p5m2oCUsHlFYUolTd+reiwXpJYrOiuFuEELtbKDreJlwpdq7JqRBsrIOH4l",
-	"Ywnkog7SpQaTpoox4YAa1YGW1IKveHhDfp2MXwZSlxz/s/U4GnPKcuvbDW2SLZAH2q4Eu8JIFEAuojFe",
-	"oeq/ZFQZrKTtI62p9NpBVcZY6DVY5kP/EWX1hjUbnOk/0XldwyUt3zCu6ZCaK8a13dHXNMm4gT/xl2cs",
-	"suk8pfVuKhbxg+VEzIN44T/RW5HNAeUK3W+ydcpv00ROtrVlTiOVLmx6PAZ7iF5xcDHUhE3XWBptVvi3",
-	"M8uv0D651zJBK1Ozm9Fs5W2zmr2aQWyApquvS/UzetNYNtX6+0ZbT+tHad7opxsuFfWCQiADRwa7LCCz",
-	"+UgvaYF4ozUo5MHYYFKFMTzSzLSCfJfzZaksby3XoJiqv5sum1KQ9FUk4lhv7quvplff5RkyTcGpl2IY",
-	"L7+2LN6sEZnF3J5Jk9KWxJVCniQOCAj4Tywm4V+6Ybsd/uU8zINrQ46vTqi2i36dU64StSDn5BbuQ6wD",
-	"XspEKUA3vFBxzxSkLjs2bwxPlqdz9eb4RW+wa4L/CSdae2WRlrMT9smPCUdxt38w6u526Tjud2LG+qx7",
-	"0NsZH+zHI8oGAxb3ep3daL/TH/doNx6PB+Od0e5otxexTnww3isFlDsvDuiL8c+/7e7UB5W9S6h6QWQS",
-	"dgzzG1GnXRgS0SxLmPQEsBTGAzN5WoTOZoxmplDzw+XbksraGDgEZ4BXfxWNk49WN5PQ/Bpqq/v9xdU1",
-	"eUlnycv77kvzgyxdcHR7+6uuB6pqBClbV41YguuOyNuld111Gi9PUFPwF/0/yH0p2At+qczhbY4I0/wd",
-	"G8V4Jg12Y3Gz3CbHOfQR/gg+xjRRkBpv8vUgCYJK8k+WiSPtDmGAzrxQ4D4xTA/KGHrxnOEB9Tc6R65Z",
-	"s9AqB7ZZ93mLerPW8481u+ckltSIhDy3Nk6k/jPEgoM80jiFl13AKQ/gkoQIvBNuHw05JbeMa6Go3b80",
-	"obLmVhYWmgv4iolDF3LUWlLxkHtHtiwYc7Af54j0eyulom8e1GctYzVlTaiilA/uxJMkoRlzEiswFcvL",
-	"W1hxi9VQjLiM2ONG2shWd9A3WRTd9qD/6QhSKxP9t06nVCXZHfSXE1Z7wfZ+QmUNM4Um0hcemrTQjBGb",
-	"l0rmXCUpsY/cMB7LG6rCNgkxdmayZYtZDXmWSGYCMKFUNFNQAhIeFbmm7hfaJDSRLS/xVp9/OPWQ1ayk",
-	"u3Ngx0L0Sw9kQfiOSrd1iKxhrvq0ryP9JFzzo7awYCatoGUIqc2tdRMoqneUCUSGZBJrNkypgnDtLBMj",
-	"TF22qUOZCbRIEs4Evw1LiXShCkvaza2c6XYPim2dGbJ8qaaaRDCPiytbzXfT+utec9PLookwicvWP9Lk",
-	"Li+fqGW5snIDstfVbfWGH5SXgMPdkIfylXUmy15yi59XFFMcV2KV7mVAaIHbwiOrxkS2QSHFcsNyRZlF",
-	"abWXGNluJlB9CQ4WvytBKAn15oYV80w7kDcqmTKXlXvdQbCEuUUdc3tDreu4efWbFf/tvVs76vi75pRi",
-	"nB0PjYX4tJFSuF1vOG+hCvObEC1/ine+/gCJrz5AOZhVpZDOFfEbFsaC6LwB8fxEyZjHeCxQARnJ3M4/",
-	"lRfvPgUb5PGS/DBWv/pk8QKrnCbLv/fkya3amsBrMLPTRyXNrY0g54yZh1E5HpVv40w2skPwzFoXS1ML",
-	"4aEvLCnwz/8GzFlYIU/GMfSOvRDjcb6B3spWYztOQQGuU1A5b/4EPQZoPMUmIt4YOubswWqgGeMSdIvW",
-	"Okdu4myUgn+N2f73DI3ANJGqWk/sC4hcePf3+rvNNb11GqC3D6+YWWFAzBpkdSW+XyGZ/lBOK4trf2Zf",
-	"UH6ynEsaGcPcgywBRIGjGxQ2Rtm+dmtwcpxrLbNKXOEJ/v7Oni+f8/0ewH6jEH2KGFUNs/UbmW2w198r",
-	"MZs19SvMVlJk64rbslragGesZlmtT/4tmLnZSVrJzO7amnl769bIzt8wRZO0arM80WY9qQ2BgRYKZaO2",
-	"jNIaj0U56XZ7063/2juVzTnnd7yG+f00sl1+VHumdje/gsH8boYumTbufdgr3JX1KsphoRpqyh2ez/NP",
-	"a5nf3PE03ex4C7XeUXkN9lqT4DeLhCE8o//jjD7Isi1YCd8cDnmIdUrakHxO2P9sddpauu6S50Rtb4du",
-	"LIsq8IGm0uAZJKpNzgUkH0p781yu393EfNAWx57PRSVjxBP2JsBTkfV/ohH61WLYzOkLpLDHUmtZE/WX",
-	"bNY6KIOcuPp4s2oP+NhTQJrg2TToyE+GbeKe+GoUdZzwxIQxsVsIUaKIXBbgAkYkeeH4IvQw5FIJCEmj",
-	"R5EoMk7Zw/aRKbc3qIBGl3g4CMeOysGkwCFHy00W+YLUtmJBU88PidopLMMY8Jb291LI/0bW05ed2mZ9",
-	"UK8GNpHyoG8r/HfJ1DzjmueKxJYRlYm0tx1bB3udjrlgONhrdzr/7d8p6J9XICqvwlQOWlfGBqipZs7z",
-	"IbTOs+ExW0wBvAmZFIFNPbFJK3PJZPlyptWp/tfvdFlvv9OlB/RgcLA/Go+63R022NuhB126v7837nX7",
-	"vXG/39nZY7sr7mlr+P6quBn+4yEbY9NnpiyCvbxWve+yuEwwLUZMAV5TH5oj4iG8J/xepPcYqaxiKhTd",
-	"RpZCbJbSS2QA9QpSYQbAEWHTmVr4qExrSXWb01KDUNFYe2pvB722HLhU7daK+tBltOR3649uP5Slb+BT",
-	"5RYom6ALLM1OMMc+L2AxF2KmrkWMjQLBHOZMzBVrk0vKYzEFpSBm9Nc5+6IEBmzFUkfTfSLnWGM0ZeWq",
-	"hTx0Ns6RdbA4tbWypCvv22K33cM6yLfQhSp11zzfMYejzRmrE7h4U9QA84+XJ6uL5Deqia8XrZD32Rjq",
-	"cyvizS3GF1TE58KsAXrBxdlFVLxmkAbnKbkMdcY+h/mTyxI87ZNPX4sflCJ1ywwDL+galKIiy170gnKB",
-	"b8cve8916b4WNKA6g1VoADUkrPGCN9dVbxRcsMaTaz7ocurvBo4QrJGVbEj4GXC0WTTPErW40g+YthMg",
-	"nzHMrf/02koFFMhVsd6qgJYfz9VEZMk/of7o0Er84bzT6UfmPfgLCyESlTES1v1o60SLNLcMbErACl+Q",
-	"sDbjDcruM1AjgdEhJIn9DgFnWE9lq3+H3C3/FXdM23w8bkr3I8d8SSnmkLsVm7aKZafTJRXUfvR1YG8Q",
-	"NAsWvsgIVGqGmPAJH4t6fXb8/gwDSNMRi7UX98BGprBva5SJB8mybTRYjR0OuOHatnVXAsQzLmqRIa9I",
-	"+NuISnYzz9LHkIxYXoiXJ2GB0gYNE8Jw9932gk7T8MhfVbOQEWBBAHY5h2If6NJg8+JmNFNLi42HfMj/",
-	"8hdizN4h90EXXGJf/j8yif/abms26u1q7Zv/JZpnf223wzzRkxo8hhdzaftlDXmO1mBRGchmoAwEwZJu",
-	"2ZDbAls9b7yhBPO3gXVNqoV/whx+1ksKDF0cPq86sFzJrqkxoHo4XS5sTXSbAIzBkDvmF9F2BVBKJdng",
-	"EBcTJneMzWCEhA+5PbdXSmT0loV5Ki217bxtrQPYw3QEnUynpfzbB8Tm+/a0smAhSbhUjMLplgbDEL04",
-	"LEzG/qHETfpMYpu9WT7Xh8WFo6loMTlSZj5OvrwxbSxLns+nI5bJIT8XhMOf8z4JsYjmU21TamFAxqmg",
-	"qj3kLwggGel/DMENw8YmYHYRbB8qxptiHMGweQgDc9qcEWGkJdl9AQInmn+ABD894nWi96MYa/qlsBxm",
-	"ra4R0vGe4QH2DEMs7LUHBoF5jJBOojvZJh8hAmVD6eM08SAYh7w2cJwoydJxTfy4EhRWNmIP0qsxL1Lv",
-	"2vLA81ZPL6Aen47EXJFut71LpF5QJ8rNpEqmVDHp5PSI8VgyZWktIqEh2RKceGcA1iDUIoEbRwpXBaAw",
-	"UcTqVyCrbxvPgF4e6LcvSSTklKkkOnRKkrUQhmrnIV8GNBboY0yJTMUDiQTniBeBDB4nksb3lCvndIDN",
-	"IYfch02Bx7+7ujgnITxgMg8pR+wGvKTAhdjpdLT2GnT6bRIWVUrhkCfSRTV3cTAQu2IrzMuwwu0jEppz",
-	"i4ZFbelVA1CSBxxyZCMFLjaDwREAc8W+FhIxxgGb5H2GKYMBYanEg1SHjrTdJlimZ6aF3rFRkTn+kxFr",
-	"GaMRXqAb/a+32C0ixsVXGeUyhRTrhCvhrKM+gvoz7SFH1DNJRhnValbzk7P+9nCa814Sipd5nZ8ccgw1",
-	"kFkmFItc3gJLYWENBCFVof4wtZCc6um4hX3qQQz5aB7fQp9i1HGjuZb3ErVLxsZJmmreVAmfi7lMF4eI",
-	"DoJvkc/WcPmM1Yif9UkVedl3BSikgAvJGI31a3jg9HkMSwgD2iDbMuQGOWgtkGpjT9T+89gU0m2Tz6Tb",
-	"AfgNLVfJZ9Lr4PewY6+t1/5c4iNI1wxI+M3p29PrU++fX/6GaaCP+vfKS/mvL83ZDxspmOl9QYFF4zhj",
-	"skpGwc6GMQFzxVfYoFD1VwbVjwz5JSwrMsHcHAScOu6YZuGZSFM9LhITFMNouwHNJow2UKUPgZFMkkSU",
-	"a9MoZmj8OjATMPM2Oc4FoLeTRpBoe2DIDcgDUmhL8Ud6PKz1gNYe4zxXaYYWFY/JCHPHla2D2D4EKAmU",
-	"Cu4UDSwOQicY0Am9nDOaxFaaA+65Q2wBDwGiMMeHqENOzvO8d3oHCNzmGn7iHhWlIWbInaeJ37HOGLBO",
-	"HzoLcw24uNY0wPxBEENmyAlcD4kpWmUBKZoukS2b9CMZnEh9SNIHupCka1SXschQnhCQKXp3cuG3hXXE",
-	"AP+zs9M72EbfKk0ixjEJ0AAav8/ELEuYMvdwKlEQvj/JfSLvIINKgd7nLDNFXd12p90xaHSczpLWYavf",
-	"7rT7WKY2ARfaPWsARMhWNoFiFvHatjoG1Ydyxko/X9JsUcLZw5AbHwgtb/37JJFKZIttzdpePB6BO8z7",
-	"h5rj0kS6ywlUaD7D1UMdkwh+FrcOW28TqUxlu9t1tCG8UzyCcWZIkPDaW/Y6nU37WtZ0CLYJgkFxNPQf",
-	"UyEN9qGHheI2n63Cc/8eDUm+vONIjsReaZXuU4jfqZL4/c677g/7H3ung+u9nw5+7L/ZPe+USPQqQ93O",
-	"KR2ncwquSs08Or2d/U5z4ltt5xQHC71msbv1i/3dwav+yeCbvdOD191v+28G3+19f1C/2IbkCr2DA/1f",
-	"d3+vnt6eSy8g3buU9tdf8zfd496r/snON4PT3dd73+6/OfiuswZbIHmdg8Ea5BUI/BjBg7urSidoOMkL",
-	"v2m5ZfifH9dvTGg7utS0JqzIrwAB+bWvwM3VGmQv7eBBr/tMLhC8RrT6le7qV8p9NYPWTu9g9WteP9eg",
-	"NViHukpTU6/PdaWdUsNqtIKWorcAb2JkNIBtzISsLYuHzmUVlKg8V34+A6+osDiMXsiNjyMSIguHQ64V",
-	"bAlYwil/DU1xaNhuh6YONdRvOzwfmpxByVQA1kbJy94qHGRXtXe6Qd6pQVXqIreJNl0eJon1WNDM8vuC",
-	"FM5CANZQgQhhoLGw0Q74HddmkFsBkYFMzG8nDXhwW6FWz+F2kYoHXSwdrP+jIe91uiYkUt/OcivEcxnm",
-	"1YPb2KDEXFvZEPaQr+qrA+R/BNOqkBahuypupx0ynvO4io9w6Oz4dC6VaYujbBudZ9KCU7nTsXXKtrEk",
-	"90A7Ac4x7/nTJh9tZZLxXVls8QzAuEgFv9U+4YwZb9jctMMVPD6onWK7h07fHjB/oc2PieoFGC+0NV1O",
-	"kRoszZRa/DkHIdIQ9UwaIGMuOAsATSusATMK6+wcW85n+pUzqV6JeLGhqaKPTtlU6XbanU5RR+ejmynS",
-	"aw86n1x5vcIseSzyH8pf8gv9Bu1Op25csCXqzYFHTArA8vLaOdT1h2sifgN9U66lfPSv2lU2Z48VO7L7",
-	"1ZvzjTnSOL0n2R6nL1dvp6k7y7pW5Pq24jpMcUTsRkPOHh46lkoGd3Fw7MwDPXjAdvmpZaBaw2j1zPeu",
-	"uz/2Pw7+tvfTwd+7x/1Xg5O9BuO019po/puYNqYxXINxY+WurTyvtLP6g42bzsGGfI7o0SsbV/soZtop",
-	"RhizlS+6cGdP0OvarUVEkEqMtEirBdsk9CHyTOTBT5nHSINFzg49DD3zgrGULDbFRKSxtJaUdcJxi4cc",
-	"7crehkvvnMGlS1gD3qZPMEC7rXq3CgZnU7/W2XLjlRdtvNZ4x0LKPdFmwwHD25lE2rAabjKGm8LDMk5o",
-	"EdfShuuQW+CWZrTQRiSOdhNK9aZgoUO+Vdh7LoJQbvONk9t5xrbb9UbIoQUTtfBOJSBRPbcaLNEaqy6H",
-	"Fs2TEMxqGrjG5smVIUURTDRn/z/CrdLv9Fe/09BmP1d0INNtoLcmEOo4YVoMtMCJrg2Oo0+WMsUavLO6",
-	"xoA2SIftVk0bP8vsKaP3TLotuBBLpL6RoHZRbD/i0PNmDE/H8wwyPX6dszk7Mg7CkPswY5gyA/kfmsc0",
-	"E5ack6VdkOGePE1YrMcv3jTxWOy7V8vz4oEbvgfXxnR0NtePScymM6GFqW27KG2LYrAtEVnJXMqIDH7I",
-	"HSaTsxDArbT+BUcwpaP6Hyz99sa4tCHQXF8GGF0d8ozNGFV5gLxnLUDro2BsP5OqcERGIl4cOS6cudCh",
-	"Q+40kWQ1Y/qgG7kvaDzZqZgyWwLhOyW4fOiVbBZ9LbqrfWX0NXJ7ctf7NW53yNxaLIzBwWZmcF3IayPz",
-	"7sR/zz/B+Y/tr7LJdla/5mDL/qFmHC9gZVe9W8GhfQIN32irPXM7nKRsrKpSVOvmKoxxMYS91Rsxp2ur",
-	"SdFB03FL/xGFkSNdzfUaZgoZGGmsWzK6UGR5Oewfqfs8DYabkWO2VyKAOIkCLWpNdfbSgRSqDzm+N9eO",
-	"S5I/DonXjLcaB6T5hSSXiprS/bxfb5E609xbLnSby4G49yKVCHsX2qrawqvFcJNea62yTbPCQLPDHSMJ",
-	"j9K52VZjxdqLTBdTO4fapMpLIZK1DQDaQ7768pg03x0XUMhkS2rN7eRMbOfxzNykNbhjDwknU3HPIK0M",
-	"EOPEFIEJbSgT/BdUPUe2taFJDPG09EqbotlWwAts40c9aH7UThTqazxqto8i3o1rjZuru5o2QUM+S+cy",
-	"Z5Ttr7I2arSnnFzM/1TdqRnaV5wnRfyMKs35Wo1+CgzjVhss1urUbqfTGGP5oX85uNq7Pvix+7H/t8FP",
-	"e38/OC5f9HUNpKB719eBiB22fzbioiAadX3kkQ7JbvUaf3czjd94B9nbLIqYI6LVqX2voeq/td63FRwr",
-	"lLeHM7+p3i9j0j+F4vdF6mGtimCeWgEd7IvYIa9vstImYU3bgzJUo99LBaWVFcQ2TWbLxn8Kdg6KKAKL",
-	"g8K2CKzgLpkFG+xm5tgIK3fUtSeeYkPcBJ7DkhPiZyHZcHB+C5Qv2pA3JxcVjZRM4xpu+y3jA9t+mtWQ",
-	"0xrdWBRL9A5Qik8YjUFU/9Zy8o2a1sE8/RIexSdhMb7aHJMTFHW1BhlkIS+1wsYOXn5jJpAH1l6FZ6wr",
-	"S64AuqOxZNDfHWT3I5Nkn5rTlKPvYxbskav/L6/f54Xa5ghiIk1tAK2iab9lKm8P8NVa01041+E82Ptv",
-	"zJEqdCQorrIeytsRtCCJ1MW5w4CjAZGykCDSYu5ZeHPIsSu/BoZPxu4TMZfej8XVKbY0gJx2I+yKvfI2",
-	"uj3kGfkrZi+LGRn0yCjBTP03745PXly9Oe4Ndrfu2IL8tfCZJkFeW/lX2NVtKFGH9hsyueWY0stuYYdc",
-	"FC0/jf2veku3up1OQNAkR8wX8pz0/mfQIy+JSW/fgr++INn29nal8bPHDaefaKTstwnNEjWBJPMjUqo1",
-	"aFeBZQp4Ywvyg+X/iOHzFOX1pUYLrd1otLuzs7cX9Xd7tLM7juKDcbfDxqNosLPf392lnU6/O97fiVi8",
-	"t7e/G4367GB31I3Y7k4not3xJsGI/Ew0RMItp5OEz+ZKtv/zcmAaGDzIRU9+OIr2EVZk5ufcE5uZRQWt",
-	"lZnHRHI6kxOhiBIEyjqweZ9c8GiSCZ5IzKE8cnvUWN8B8ypTqlg2NKkNba84pGi3WIaoDAs0jDAwf0P0",
-	"DMh/HvJQzztESGkXS9NvoGabp4F3ZGU+LQwYK5yGHPN+fRG13SB7EaJB2c5FX59vqUwZdrHZtlut6bnl",
-	"2f0r8BhLxz1H6HSQrzfCXOr2jKdSGMqO2jYLTBXpt3f2PgW4ynZd16LbtA3+kxAF3eWCr9rlivKeUhuB",
-	"Du52up16iCqYJ6QOmNpvdyFfGzMai5hKpVJfuv09d/tzuPNNdn9n0NeDNiJubSCd8bg0iGbP0P0PFMy+",
-	"oV5vWC41X7FsZanxKlWWzKDnLWY7uk0NAgIFSRBs0/LLh+4kcJGGnxjyAqZKTViSmXG0JE0TqfAOyoGU",
-	"Skz42Am/ISWjuVPCUFs4J1/+ZpntMcwTzdBuiygnI2ZQ4bQEtmGyRDXlxV8K04ztT8qML/bI3/wUXeoC",
-	"+aY+Af7fDDK1UUIFJVK73V6FVMyl3gPBbUg9OKCj3s4+o3Q/Zvu9vVEU9ff39nbGbNDrD8Y7/Wg8HuyO",
-	"2Sju9OPdbrff7fX2xnFMd/vRfo8etJZlZbuk4rcH3W63SmqhSUrP7+91u92c1s5efDA+6NK9QRyPGYs7",
-	"nZ3e7n60F7F+HI32+50O293vdfb60WivszPoHsSDQbdzEHf3xnts1Nuvp7XbQOvO/l5/5/HnTWVlU0r4",
-	"awPXlpe6/V+YEH5pZ+stRYPgXTdJvCKOHfG1VDLXAiaXMfcc0GX0Pyy1xlQf8q1Qm/Da3kXvTP/Jd+DC",
-	"bQOTtiAPLGNFAwMU1RDfA+kOFzCmfd8hCbNQ+7+rfN9ar/doyF3zWzu0Cd/yyQq+xMndDttDfjJh0V2h",
-	"FQ7doECRILZWXAB7xug/asNZ8AeaxXpLivuYwnsKPTc1bLDzrYFfUjfN+78MEjOBXmVUTVqBrZJz4AH9",
-	"5NuNxAQ00ft65ZaDQJYTWr0j5mq2P8tgbwxp1Cu63yvS0ahAnZyKfFE3lf0G+XpZ/uYT3KxswB4m9Lwy",
-	"qO519X2KqLrX2hmz+Fa2229/2VVQUvQDXus2yOkf/HQXOk7zaO+6paYfPFjUTS3h23+SZr7grCQzTJ7X",
-	"PcsWCEbEGYvRAblnWTJekEStjFM5GIjNDhKdMkgas1iiUcZgtwMnlxMD8JC+cliqwMHQPljzgtdeoBfh",
-	"NQMgCG5TniNqd0DMGG+TMzXkiMaUY206GD4G31SvAuLxGJ+/CbUnGPICCMYg7yTSACvp0RqU2FWOmvi1",
-	"3g+j6cpzkXcBp+kGZ8LS2CDubJbtf25YwFYDbtVu9bbD/Xljzxrml81JRac5AhZCuSVxDpnhoHfVAV+1",
-	"yUeEiq3B5XJYbaStSYZVKvkpQAgzeSfrq//0WC9tesk2eZgIDwYGb7wm4oFM51iauCATeg85tuar2L7G",
-	"pIgOuT6VOeqHC4ORGBSqAn+h0yXh9dnJ96fXN5CT3SYXLsDYkGtTzCxUUqFfPHAfbQwTrOwTIdmCvxsc",
-	"0nDIq60ztbye4n0h5SBP9NPbRNKFQeNLFME11cIJEpHOhQEAO3S2McllWcy4SmiKQqQo1ytwuqQD/Trk",
-	"tdivdXk70NbYlRNfWo+Ha+tbkG+XALrh0iacyMSzLHNYX7QoX0QplTKJXJDXQ+xTawfDCnj6gurjQbV1",
-	"Bq8fjLtRj+3RnVE/3tlnHbobDca9uDvaY/v0oLODLViB18p2r+FAUBwIxHLffYlnySXVIQh65OJ31d3N",
-	"orPboZc3/0z+xu74+/RjGl/HU6k+dPYH/d6byw/TH46/mb+bnHZGHzaxDr3N+l3r9yz49Dry/hv9LHzy",
-	"T9YR9sLkKyMgGyyTAaRcXcYF/OSopITf0zRZ98Uz8/QGpUT5OptyoqC11mv4vQ9PWIEkk7iof4YSZVpo",
-	"H09KH7oq54FKWzxWQDzGxRsW4PMQqp9tW/YBmSZ8rpgsHjw7//H47Rk6D0MO3oP5xFYT8qT1MnJxLjKU",
-	"3+0hzxFG/XqfavG7W/qTWwA2h0dPCXgBL1TvxR2YxACLOkpFpP+KmjLPhto8t20F5nyZVSz2/LtETqmK",
-	"Jk/i1tjVOvlweXl6fvLTzbuzq3fH1ydvvDqpZ7IAXSzhxZl6LKf+PH/SsW9iFqU0YzHmmyOvMa69wTgf",
-	"0G7REaaq5cPELEpiZnvhYa2buaxw5IotnfvPKdcysMOtw3/87LloeARLEMMlnHZtMGpHKYlXWqdw69+c",
-	"Q4Bggy+77S75yEZXAk7efHab0ZiRrcvXJ2R3ZzAwEFTG+HCxVHOEVn16PbxUgsloBumW/DrX1k4eravs",
-	"YRVpeMi1WQwVeVCBLCVJxS1SEl5kyW3CQ/sRgHoYsQIEEfw4bSzCc0O+BfCCO53+9hHKj9EsE0pEAqAA",
-	"DesM+fPnBkdatp8/R3zYPOZqoBYBsRGhE7O887rBhwMQzyEPETXQDBXKoIoAHzrQ8aE8IiOh8JpvzgHo",
-	"TnASqsWMhYasNyxNhaap+NqzEhZrvgjhb0MAUB62DoetiX5x2AqGlj/gX9vt9rD1WKCiDCxqGZjilIA+",
-	"I/BuhXYA1hdZDPVnRYr6kBvczUpu5DOLa4rZ61uhh+sOIXUHdj2EbNXQg3APt/FTTMnQjIKlCzYD5pBo",
-	"uyqES1KLgGu+DdB1MjBQWHoMO8SMZVgjOfYRMKszgAwaDjPMFgaelVAIEUw0y3LZJsckh9wrQPr8bByn",
-	"E8gDXZidBRYAdoO4FS6VhDO2sOuukimTik5n0h4nbNu1VQ/9CuiyVbjX7Ta5AG8DZyqfmd7ygI6MbeAD",
-	"gzU8hR4XhNMpINFlmcl7dbdA5rA23Q5SWCASbtmfBGd22QBcV26b23B3p6x7XMRQ8lsEwaEEg+WpRXlF",
-	"hKEhEjxiWTnSqH1Es58GzE0v9VtsAg9Hu+gODzAqmrP9gzNL+C2cGzVsHbbb7cfQbxtfXK839Y3H7cmL",
-	"iPRThKYALQHyE+ChC4BbI2RRfMmJeHDLZG16AdwP6ckl/FaaaV0BDq0BKtUyJM6gXRXMU6+1g1GrPV+K",
-	"mIwsxlmP5lqFG0hXOuS2BZ01CrWRR8ZUapWNtTICoPagD5bmsXECVa2elIOKPWlUefF5WKOdTqfj4laD",
-	"5AezKgevhkCxI+s8PEvNsP65MgtxkiMg6vOEgKeAh/jZYn6Tz/Zg1uOc6n/savI+Ey6yKU1hIvNMD2F/",
-	"7JLP7kwTSeRkjhlhsd6az4UgwPmOaHQHoMp2hD75rDch4TRboBZBFBKgi4yTT24rYPvSAbxk/tGKfECt",
-	"7JLvk1cNL+7gZJQQAFdsM9/zbYfNY7FHdLG++RhdWBCjEAqdAfZcURxsqXow4XBqXigPDt/Hn/BF/MyO",
-	"s7S5YVdtL0C2qEXhtZK80ldAC5CIxRDF3SafSSwMKxsyjkjGwNnJI2WF/UplwkVO0gFQj2B1Xt0AOEtM",
-	"6xTOHrQowfzKLYiD4Z9nhQVXR4T9Ru/A7NCU8oUD6Fmdpg9DWprjEq6rhJW0lYkWSDn23EUn2zcTrx4S",
-	"FcH1wHtjNUlci8JmtL49sQbUISmZQUO+ZThTCXN4DFSYawuRLavzhGHkbezkk5vWlcKIk1y+1Bi4CKIa",
-	"fkCTNmy3XKfJNtkzv9Z3brxi0Yt8ni+OAQun/o7Dmssm/meyuApELuIP9T1b+ORUv20Ja5zXAxtJGK1h",
-	"ZvnvdXN7LOIwGziuXCiHLDcsB3hZ5NvTazcIV8Bltw5br46/ubk8/eHD6ZV+xrC6zdTSNsaYabODsVir",
-	"qYK7ChXSdsviWeHYfnWpdkEZxCJUbgVX/SKzoSaO1d9w/dAl8dfuAmUJCCELQCITxRoX8uLy7Nuzc7f+",
-	"q7SeULB7i8ZNHtpxLtny1f69FrRKoYkpoOtmPTenb0eN4/aFF6VL/OvrUoeLrXx7vZselI0mLawYqugN",
-	"9I+fH3+2ebl1qSdFLxZTDebC2reC1jxLTYMbefjypd4U2TZc0o7EFFIiDTUV5BVzsWL09HwKfylfHRWp",
-	"LDYw8Bj8tiq71wK1W3/AOAcFfLB0xoVE2fpBfVRnJDTKv+IOYjO8GsbJxD0dpQsoD3FKv/JbLpOtVVxX",
-	"U5uAkX8hv7Ou/wQwQ3HGDVuIsTG80R0LionYK2njtLjrjEzz+PPj/x8AAP//",
+	"5L37chs30jd8Kyju+5Yl15jmQdSxtt6SZTlWYkuOJMebXebRgDOgONEQYAagaD6xLuap7xK+S9gb+wrd",
+	"wAwwB5Kylezu9+aPlCXNYBpAo0/o/vXvrUhMZ4IzrmTr8PcW+0yns5TBv1/R+JL9NmdS6Z/kfDql2bJ1",
+	"2DomU5qORTZlMRmJeNkKWvc0nTN4P8tEdhOJmLUOW6+OX99cnv748fTquhW0pkxKeqt/fyWmTE0SfksS",
+	"TtSEkQw/QxJJuFAkS24nqk0+pIxK/cdU0Bieu6VT1m4FLamomsvWIX6u9fAQtF4x9S6ZJmVSp2LOFRFz",
+	"JZOYwRipfko203x6ffPu7P2ZT/H1JJFkxIBCdzBFR6kdspmwSzaeSxb7pF1PGFnQNGWKZPh3GFF/ZGss",
+	"MmJ2IiCUjFIR3bGYzFK6ZNn2StovT998vDp9XaKekYjKhAsSJzEsMY0iNlNEmXk1064SfnuSilryR/hn",
+	"skh4LBZkQiWJ8NEVFF6fnX93c/LuokzksSR0JqSiksRMKkoyEdOYEibVP/8fQRiPWJbRmMo2Ob6d0yxm",
+	"hJJZ9s//93MytQ83TOOE8oil50Idp6lYNMzkmf7uKIEtlipJUzJjPE74beNkTo7PT07f3ZxfXN8cv3t3",
+	"8amy6oZnIsr1ko/0JmhCUqb3YNFIrJyIuVpDLVlQSWiaMRov9d5OWKwZcwWtV28vPl4/jlg76gpq32SM",
+	"jZj6yOk9TVJ9GnxyzwURM8bJOGOMZGLOYyLGRE2oIkhoE8FvLk9PNT9/PD/+6fjs3fGrd6dVgmFUcyy5",
+	"IKngtywjOSkNNJ9xOR+PkyhhXL2Z81hudDCROfTJTGl0p2cxoqneT3cK9leH/UEn8Cd0dn718c2bs5Oz",
+	"0/Prmzcfz19fefM5F4owLua3EzsufGvNAb2kioHYK7PJxT3LgOwZy15IJmUiOMqpxhW/PL4+RdFX5g0h",
+	"yJTyJaGRSgSXWmpTIiciU0QlU5ZL6gVNFKFkKqaMN1LMaJqo5cmERXev56ysWTL8M4n03/W26jG1jMHF",
+	"YEYGPpPkRHCV8BUcdHl6/O7s+uebk7enJz/cvP7o80+uXO4TtiBLMc+IXSbKYxJNhJAs/wgZsbHIGD7H",
+	"2We1ak80l59kcHqqnBXh8SY0y5J7FhM6VmanIv1K82wuPp6/vjm5PL56W7M9KVUsQFUKZyzCz3tk6y/r",
+	"07yK7DP+IRO3GZM1ZwJH1kJeCwj7hSVTa2g+O7/5cHnx3eXp1VX1BOOgucgdMb3XsMdxm5wpSTIm5ykc",
+	"8IzdM6pl52LCOEn0cYmblO4Vy+5Zdgo/+xzGyZyzzzMWKRaTMU3SedbMQlenlz+dXt6cXl5eXDZYMAvG",
+	"FVlkgt8SwQmwURKzNvlZ/9OeZD0/Oi4OisqWhN7ShDeSD5x4Ms8yxqPl+0ROqYomTXLqmSSReZTEyXjM",
+	"Mi0axRTtHTrn0eSZXDHJq6uzi/Obk4+Xl6fnJz/fvD+7en98ffLWmzHMh0YR2FPF1wRDdgD6UFppI82h",
+	"KJ806AFrxeH0CyrRPFm9HK/ZVJTlRcymIj+4W3a9JyyNyWiZfy3Q2mGMqkoGZEo/3ywSzQl3XCz4dq0E",
+	"73b0f0HLzqN12Dr9qLkgBjJUNmdBy47ZOvzHL0FLf+omiVuHLTgdL6KUSplEraCVUn47x4VkXP+MRujh",
+	"7y1Ny4gp872gNU24/fkhaKG0u+F0ql+FBQhaZrqtw9ZM3vy4x3/qRX87uHu3M/37/uyyq37eXbzqT74f",
+	"xG86t1fUXcDTz7MkqxNKdgH14WbmoXXscvq3D2eXJVH0sytGncGejgfOuFZC96x5DozHuVhNlFZW8IZW",
+	"KlpZrTKS7NTOzo9Prs9+Om2eG35kxCI6lyBeyYJlzH6LOb6LmmecKOFMUP+k93UTCaC1ZZ2KfDEVnC1z",
+	"chaJmhC1EI6ZJbWFMmh3OrXM3RuUefvV5buct8c0lT5z/96i4Em1Dgf6PeRxOp292PtLt/UQrPhzr/Ww",
+	"6cmYqRUnQx8NPLb2F6XTUj0uv4rnz5/T8oF5f3x5KQb3O/99O+rvDuTiuP+3U/lrMnl/Pv3po0jnraCl",
+	"JgwGiGl25+/G5n6c/eY6XvsKf80M/XSH6pLJmeAyqVjvxz6HsXuWLbVGtk/rL45SrQYjwVUmUiJ4QHoD",
+	"Mk34XDF9+OrZrz9Yz34xmwmZqJt5lrYOWxOlZvLw5cvFYtGm0ZS90AaY8ZFfmkdbTy+QN2K7VIxGy03o",
+	"hAdbjXzqrOyNXVlNkhUrN1R/cm9vt9Ppd3tISiHebox4uzGL3zrsd4IW12S+6MJ6G+P6Boxrd7BdMy//",
+	"gVjvmtkM/y/5F3Y7+nRpWwu+bgfUn4MBDfvcRKmI7qzStL+UimaKxQ4h+QJLRe/0QduBnxb67GqR9VA6",
+	"yz+N9n/4rfduOjj/vHepuj8vdv4e7b4eH3w36X9/1/kggcmvk+iOqUbdp+DPENhJYzDFKSfdnIUbD/D1",
+	"2ckPp9e1avDamkEkTfjdEytCnM4Zv6dpElecbTnXZhg8so7ys/Ofjt+d+ZSfSsUI4ymNtMObkl/n7FZo",
+	"44lJcv/P/0mTWLTJ8ShjJP9jzAifs3v9DxnD7zcg/6NcsRVuaIN9jiaU366wR8xsKkIUpgLrHwvyq7gV",
+	"5Nd//g8Zi4TMJTXToMT8iYt7qp1W7S+nQs9g1RSEeE/58hVTsiIuk89qghEJXrhjzbRfXNy8Pz7/+ebV",
+	"6bXvHP1MiUoYZ5IMCJ3NGcTFGCcmMsYbY10f0aZ9xVQ9b2jaIAKTSONLN1L38fyH84tP55q4+ljRwviC",
+	"Yz3J1fSAd1lP0eolskSAL9nkP25CyCfQ0Y2BKkeN5zqXy8WK5fl0/O7dygBVrsTNuCa6jcMm/HZTJxHj",
+	"LSuiKg9Ba8JozDLgx0umsuWxtn/1TzGTUZbMFMrMKxYJbRsqgcEaEx/QnApRDYzw6I8YldU67Grh/9sc",
+	"hacR4NGETakefSyyqRbfrYSrfq8FmjGZzqfwmlrOGP6J3TJD54xmdMqUIfUVU2dxlcrjgktzQ+qZZVey",
+	"RblQE5YVoSATAbTunEd+a6RuOt3vL3f//r53tf96583ud/tvO9/3fth5v3u+39IKVOsSqiatoGUU8ogp",
+	"bTWsmvj/yti4ddj6y8vi+uQl/lW+xFnp2eY3Ev783ooFBtQSxaYyIF29H91O54jEbEznqSK9TptczGEN",
+	"Mi3+9PR2Oh0SOlcqoTfPXsdM5bc5y5bFXGzMryDdfANfqW4g/Ww20Bg6K7fTWCx190XaImQc/klnszSJ",
+	"qJ79y1+lXgL/omnkvVi3tPbpl8439Pc325DT4pz4G+Et5yHev4h4aU/q91cX5wERGaFknLA01v/MGVg/",
+	"NE20nrgNLK9iHEgvlH5UOBvYblWjtY9Yocx/c+USuV95ijVy48J6kdZFg1tVafQiF0d1JJinXzqC66Em",
+	"iPeI5ZL+myuXy/3KUyyXGzMMDwmtCzhafoH7THIuTCiRSpIKqY6cQDeZUu1xqWwJHFQN5DxiVVjx1poV",
+	"8T7ykDsZbNNX8yjN0yyoF3Ay5/QVoxkrAjKJJHQkGVeBVQME7lDR6h7ysBzbMcNsHjUiW3TIV/u+Yyfg",
+	"ut0e8lbFHnvEbplprF1y5wNPsdqO0Rceasvftxqr+hj4sta4esRk0UJaO9fqZ55iylVDzjCHmLGMKqFN",
+	"jFrTEIz8ZMoC87PmoCFXbDoTGc2W9rSDCrHH/ZkkUZJFc218ZYzeoSLR7mCbHBeeA9yIUMWG3H7yV+G6",
+	"FEckMSrHEMZGWuCTRNO2XNBl4Fxagp2cpiwe8hGN7vACRVUv8OHyXgLj5ssK23M8V8LcS9dYa5zQuRIv",
+	"7M2WotktTmMy53HGYjWRZIsqos1aRbrtTvezb6P1BiVLZHfHMyU7NdZH0HqFdvPpveExn6pr967QmthU",
+	"umuWanIyNhOZWbktPP8Uly0glEQZixOFJoBeQr18Pu1uVGu3PqplSLfPaSs406ylEmv+mAFWM/AJ5Og8",
+	"uB9Y84J97sHS8HuLcb2i/8i/+UtOnlTaJ2mhVWfN3n/gX4NWcdedf714VYx+ZZFqYcKI/oo/PxsbXk3t",
+	"laJ3sDiamW6iJm7T+7qW3Y4In6cp8jkXHGySNfylX0DBhaZ+ld+MV7CZ8Z9HIs0r1UncZpQrImeMK0Pu",
+	"GNgMHGuI57scDPF+PY0GOu3uBa3pPFXJLE3Q3qJpejGGAP4qot8X7zz8EtQQaxe7GPyIzDKmFS4RPF3i",
+	"UmPGyA3cMYOvtzRbuBkVhsErBHyaUJXnRs1oEhffLn2WbMGiwXe39anV5hTZ6mwjPSmNTLhxjaqYiWjy",
+	"PknTBM4bCNwNth5v0GHzrYu+lleu8MHyqSs8UPvtwB6j0gHxGC3/sDvZhnN6YnORqgfWEUjftnOQrGRk",
+	"r9D/Q/2FchRsNm0XsLj9FefryZY4X7KqTPQWrEHRHBOMUGr7SHBWMpOKE6xN0hFTWhXCXQ6LAzfFarQk",
+	"E8rBxXTFWwAsHBSZY4G9ZQrIvUjiijJCAWxFbhfi575EBW1rF3tteMQVY1r2+AIGxrLnvAfqzzllNqjf",
+	"73R7HfcctbL4pru/0+vvuOGs4hwXGgsmVNWYTG2w8bV6j6nNdR5rPDyNUatnkiTx4wJQU/r5HeO3atI6",
+	"3N0BtWR/7NaId8hzlTVaFmJJ3j82WJ4p/XyGj0O4x3yNZhldVlYFx21YkA+w6///1f1PKRHzpJ3cLM1z",
+	"wNBe39IOJNx6GJuguNbfbv+xpgjZmgmp/dsloUTOR1Ilaq5AqrHf5jTFrM3tJ7VY/iP16xplcZUTWHI2",
+	"TVJxeEgyFoks1oJcuUyBLKA9viVTJBJ8nGRTFrdJaPVGeGjdvSHXKsP1C9skLMRoeNigYUZL7xwdDXlY",
+	"SPUQEiBDlOohkXRJqLa0qII/6D2fiAWZzqNJm4RaPRl3GQgYcpsZOE4yqYAeo7qAHJsAbbKzTJQr8f3R",
+	"2YRKBmGwIS+5sESbDm0SGi1oPt2Ur3uU242c3bNsyLUXbR6w66XVqDsDiMPpX7LYOu4w1jNI/Y/EVH9O",
+	"DrkJ0BzVOdpI5ZBrRWA0T5FNbvdRO1OFygtaeinhd9Yw0zyLGSdBSxNUo7mA2WSDaXLhXJPIZ2h9QHIr",
+	"bru0y44uncLpB2REVTRh8aHe9qk2oAVnQ71+XJkUkG6nQ6YyIGkiYb9gEJBYksjEGnqzjN0nYi71+23y",
+	"KVGTIQ8lpzM5ESokWhoULveEpanYNhUa6JdrlYIOe5QmjKtn0qxoYe4YXefkJ6ERUjVvznc+7P64f9m5",
+	"6l3v/LT7af9vnZ97rRpn3VybTOnz58+ll9qEtlSN4XTwQ/dd//3gfO/DwY/dy/7V4HqvVZM36NpN3cFO",
+	"/ql38+fPn2tDwNpR3cFOR2uOBnupMIxk1TJ6tBUgtf537C2j+79OKpu99W6Z8mweT+vovTd5vGwq9cHJ",
+	"z98zSRYTkVo+oMDEkJXhsFnbWQghUkZ5g7UnNzb3HFWw0tTBFaseNs7cMCmKEiqJe1cpiWSMJHCL+012",
+	"UqHNNzNHjClQa47csSVRgsxnMVWsOICj5RGhkFiewSYVKl7SKUz1Jon9Y8poptm7/bVBqn9B6CJy61yA",
+	"cDyVaz5K5R2Lz/WTTxjnuM5jF6sobLJkgG5n3XODpo6NnWDun+n6LxK4qcGo6te5/X8IjxSDEhNqwhvE",
+	"Z1JbaSy5Z+Zq8wl3e5wKkW3hHpHnLgkvtX7d1j7/bMZi0MKYgrhi951lyUlcbaSe2JJPn6z32mwPtGUQ",
+	"6QfK4Yw883+rP9glU0a5JP32YNePQ6CqbPa6OnU+1gko+fc2gabqXpvcGsciIJJBpjOqBqkyRqeakDjR",
+	"b04TThXeAE/pbGaSKcHQaNqst/qPloSghe/UP/oh4bfOk2LFk6J4slDYy3NU/7AQD0FLcLYBN3kEautk",
+	"1cMuiWufdYn8RW9HxqhieYZwnp7hy4s8w7a8Xe/YLY2WZEbVBCLEAbF8W1w/2fs1yJCcYiIS5RBF0+Me",
+	"keSWC3hDqx5q8gPbj46ZFMm+dd4v3teSj5fvnkkS6mfDNvkojfOt6TSMJ/PEuYim6TNJIP8KTWrtELjn",
+	"xH7S8mZaLMeRP53Aq9IZ8vzNRcJlmxzzJfrcxpCAFZqpgDC84ZZkTNNUgsNh6gyGPOFS0TSF+1abU4S2",
+	"s7Nw3d2apbJbsn5DyVa+oZowtv1k2yWb4hT+Tklw2+xnyFao7m7a7XYYaBfkNmVkLlngZPJuE5EFRHDc",
+	"KGdDgvJlr91EJe4Yr6zboNvzp7C7zsCUnuvmiGDHRvJne3Z1QXZ63T0SiZj54UR0U2ZUKZbpR//rH8cv",
+	"/v7L7/2H/9WqWUv3KqMq6+H3JiWw8Ns+8uQzYfrFIBetVh1CIrcv623m9uBrhH6eo+NTdmoqDcZzSdP8",
+	"2B1/OCuFuzctLjeF7EVJbVHMiBXrbfKJmvLePBkya8omDf4oo+kCrtL06alWCweF3MyjHebqWhW2Fpgo",
+	"7qpskBRxoh98cJarcvb0avgFuDZ0UJF3W65s2m6Tc2YrkZ0DpthnlAtrBEEeRLMOHW7AWo8uj9I5K1HM",
+	"r+4oFgtRK3kA58Fc4sCYcDBlQGKIgESqSN7PM0UyBglyz1BBgFyGZH/3LzCKtbFydQjnIwPp3Sb68yBv",
+	"5YRq4artfJLIIQ+rPBIekgnUoSnrUeNuvRjTSLO/PVB54UHMsuSeySEvkQ+Gb374TEJEe8iH/AvQTL6Q",
+	"t9fXH8gXMAH10F/0n168eEG8/+tfOjmW5AtksX7BLMsixbImu3Lz1MojzMghn9joSoAqmM9uM6qJ1J8v",
+	"pY8BCV3y5dFJZP5oNo3MG+4xyWR1mWTb+A2nosEb3qi/VVUSJiJvCXGHq5u/P2JTCYw3jKkayYfhXs3J",
+	"UY294yymZXCRIft5S2oq4TwCqxlYNTV2ZMt8IMj3SmQkY/fiTj+olfhRGUMFP31xefbd2bkLigFf79v9",
+	"BIfimSQXWXKLrqtmtQL4ZUZvQSrgn2FIJ38Oxtpx1mhVVrv3MhQ7VF438Bm8NACS4i1lpZQbxjow03pE",
+	"0TikrplpM64/ZM6Br2vz4fEyCHjQhLHRBnUxc7wgv+Ettw7GGawopzHL5isfXBAYwYNHcEaw0Z9ZlkR6",
+	"96lUBdgCmYmEO3cECebf4og1iCk14y4mScocYsxajdMlCq8M5aceHUBPzN/T5J7Zz5RBZLyvuGtoB1pM",
+	"hGSYHlgU4NM0FQst+J3lcJAXPAZoRHI4AnE10UuTQzJIFmXMDluG1ChtPK4GLaF4LKgetRHAI2coTDLX",
+	"Q/Z6ekgfu8nUXLbbpkAzKKdKEDoS97gXpojBDarAR6oaM/+aeiTqCw5Yg1KTj8jXQN8Edobe6UvMxHxk",
+	"g3yJHCG5imy9GaAKTKnMOOE01dsi7WBuVj+MBsxRzu3fEpmRgrkTvF1O+Leip0h7J1/IANT82uR3fLea",
+	"gAsj9P35+bm3bs4tqU+51Vxnc21Njq3+nnMn5wOUVZEN/NrCSsVnpZCyWtRd1TCtoFRYV65wW4XHUXFx",
+	"yhWEZZiYetynWuSqOrQWFw2tFsCoHqbJByIrAQuVQFVqy+hqkBiqcD4VNyBofX6ht/bFPc20mSxhj4uK",
+	"oUr9hFeOWq4ULpfaVmAAghbaBQ5Ul5fvXyp+bIZ1KQOt+SWmJUShOoSwGoizKqCPg5FXh4FVi+Xlwdf5",
+	"BUx+fU5dCUAVtKMK//SL9b0as+tyP8QN8pItEC3a+gXrxwgnAMujMV4m6x8yqgw83/aR1qd6faGkZiz0",
+	"Oq2KJvwZOCeGfRvCCv9CN34D57x817qha24uWzd2zN/QJOMGj8pfnrHIpvOU1jvsiPcA9h0xDxpcL70V",
+	"2RyAFTEQQbZO+W2ayMm29h9opNKlLRTAsBfRKw6OkJqw6QZLoy0U/55q9WXiZ/eCKmhlanYzmq29d1ez",
+	"VzOIktB0/cWxfkZvGsum2hS40Tbe5vGqt/rphutVvaAQ0sGRwXoMyGw+0ktaQJCBCZhkMg+rVRjDI81M",
+	"K8h3OV+WyvLWcg2Ksvpb+rJVBulvRUqS9Tm/+ZJ+/a2mIdNUC3vJlvHqC9zizRqRWcztmTTJfUlcKWlK",
+	"4oCAEvjMYhL+pRu22+FfzsM8zDjk+OqEahPrtznlStv05+QWboZsmKCUk1PAAnlB856pJl51bN4anixP",
+	"5+rt8YveYNdcgyScaA2XRVrOTthnPzoexd3+wai726XjuN+JGeuz7kFvZ3ywH48oGwxY3Ot1dqP9Tn/c",
+	"o914PB6Md0a7o91exDrxwXivFFrvvDigL8a//L67Ux9e967j6gWRSV0yzG9EnXa0SESzLGHSE8BSGD/R",
+	"ZKwROpsxmpkq24+X70oq69HQRjgDvAStaJx8tLqZhOavoTbgP1xcXZOXdJa8vO++NH+Qpauebm9/3UVJ",
+	"VY0gZZuqEUtw3RF5t/LWr07j5al6Cn7Q/4MsoIK94C+VObzLwYOav2NjLc+kgQsu7tjb5DjHosM/grsy",
+	"TRQUCZjMRUgHoZL8N8vEkfasMFRpXiiA+BgmSmUMYw2c4QH1NzoHOdqw5CzHQNr0eQuQtNHzDzW756TY",
+	"1IiEPIgQJxKw1Dig/Nl46BRedhEAPUxlEiLkUrh9NOSU3DKuhaL2JNOEypr7aVhoLuArJiJfyFFrScVD",
+	"7h3ZsmDMYZ6cI9LvrZWKvnlQn7+NdaU1UY9SZrwT9ZKEZsxJMcGkNC+DY819XkNZ5ipijxtpI1vdQd/k",
+	"k3Tbg/7nI0gyTfRPnU6pXrQ76K8mrPaq8cOEyhpmCk08Mjw0CbIZIzZDl8y5SlJiH7lhPJY3VIVtEmKE",
+	"z+QNF7Ma8iyRzMRywgLhKjwqsm7dL7RJaOJvXgqyPv9w6iG/W0l358COhRidHsiioh6V7i0RFsVcempf",
+	"R/rpyOaP2sKCmbSCliGkNsvYTSWp3tYmEGSSSazZMKUKgsqzTIwwidsmUWUmZiNJOBP8NiylFIYqLGk3",
+	"t4ao2z0otnVmyPKlmmoSwTwuLq81303rL77NnTeLJsKkcFv/SJO7upCkluXKyg3I3lS31Rt+UGgDTnlD",
+	"Rs43VtysesktA19TVnJcCXu6VxahhekLj6waE9kjSkpWG5ZrCk5Kq73CyHZzouqLkRAGQAlCSag3N6yY",
+	"ZxVsPMDu6w6CFcwt6pjbG2pTx82rZK34bx/cKlrH3zWnFG8D8NBYzGUbdIU8g4bzFqowv6/R8qd459sP",
+	"kPjmA+SAXX5n7l2vFFUNO7wK8EO6d6hykUDVBCBgmgv/JDO3NFQNeehsYMH2eZkaiHzeBp1xx+IwIOFC",
+	"29pQi8OZCkHam7TgIXe2zNiXsE0muFNBURf8qOYPcO0uzWDG6jQPOlfW+FTBJPYKGwmuMS49uMqn4dRP",
+	"5elC3mcy9pFy7sAGNpcXJvDQdvBrakEy63a9emFf5t0SVtbOzhqwLAPEWTE+YI9fOLtunYIjwtkt1ctY",
+	"rLy1NCWJxYLXHqfqd6ugn0+8JWhzlDkunjO4PVpQ+Hdg7gYRy1a7OimLb5mpZ6zBHa0LBNd8gkK9lr1f",
+	"tFeKR4UpZ2/F0JJTE8brS0caAE7rZYJDyDMJ6TrZPU2/nUf+ABl/Xcneq5flJaTWCnDgRCxq5I0RdIQz",
+	"RQCCF/onwG00nJyGOp06BNg/SFCIGePWOvZpByj7/Na1bRLO7lj8RJUcbuG/geuG4QuAHyTH+B3OTad1",
+	"DtD8v2MzRbagL5Kt/C/KKEVmShXhfiPvhwJfgoDAJOG3BopqgZGdJwLjKKy53LGZ0aQmsFuz2T6nl5mv",
+	"Vmtb/NAKEIDrmD0S2AMcnhtwqp6omOQYtToKG+NPtfNPPSmn57ccuS1R/eqTRfmtSzlZ/b0nL87pdjpG",
+	"cZidPir521rYOLxkHkaX9qic6WOqqRyCZzYmsLI0Ah76ypJIX6I/gjmfXjZe0zv2QozHjvHprGz14DoF",
+	"kbhOQeW8lQ/ymmsZWBhz19144cvZwvqNM8ZRsWsJeeQW/kQpRMWxWvGeoQhNE6mqeCi+gMhdrv5ef7cZ",
+	"k6TOb+vtwytmVniNZcModRAl3yCZ/lROKztZ/sy+onx2NZc0MobJcFgB6AZHNygiA+WomFtDnLcL0jKr",
+	"xBWe4O/v7PnyOd/vAew3CtGnuFmqYbZ+I7MN9vp7JWazAboKs5UU2abitqyWHsEzVrOs1yf/FszcHNpc",
+	"y8zu2pp5e+vWyM6vmaJJWrVZnmizntSGwOsRCrakhYGwbkIBh7HdfuzWf2smxOM55w9MnvjjNLJdflR7",
+	"BnskT5zA+jSGgVTt6vqwndvtzRFxYKEaMHEcns/rZ2qZ32RmNOVjeAu12VF5A/Zak+A3i4QXb0b/xxld",
+	"yLItWLl0ORzyEOustSH5nLD/2uq0tXTdJc+J2t4O3RsoqiByOZV55UabnAsobJA2X6yMP/IY80FbHHs+",
+	"F5WMEU/Ym2uZiqz/Fxqh3yyGzZy+Qgo3Oo+NPFWfGmOtgzJIm6uPH1etCh97Ckg2PJumIcWTYbO5J74a",
+	"fhwnPDGXj9h0kShR3DcW4EhGJHmX6MWFwZBLJeAiGT2KRJFxyhbbRwYuyKAaG13i4TgdOyoHCw6GHC03",
+	"WdQiUNvREk09/yLTTmEVRpK3tH+UQv43sp6+7tQ264N6NfAYKQ/6tsJ/l3l7vCIddURlIm2OwtbBXqdj",
+	"0gIO9tqdzv/2MwH0n9c0seisjbpeGRugJoaXZzFqnWcvtWwxKPAm5D8GNmHUpprOJZPllIpWp/pfv9Nl",
+	"vf1Olx7Qg8HB/mg86nZ32GBvhx506f7+3rjX7ffG/X5nZ4/trsmuquH7qyKf68+HnI5Nu86yCPYKW/S+",
+	"yyIFwLQuNAACTe08j4jXVCfh9yK9x/vFaqzZayNXt8lOKo95Fur6nHpre8WnP6cOiRiPoe7E5AYoMRty",
+	"g6Bu0Mw4qSvOtansbXKcLvS0MYlLpHPFyESp2ZbcHnIaxxmTJlsj5+x5lvipidBn7v8cvnxZl5BWdMFb",
+	"CYteSoSVAdR/SoW5ikeETWdq6SNpbqTJbPZtDapYI16IzWPyQuPIHu3WGkyPVbTkWYAPbpO/lW/gU35f",
+	"vzWMA082c4z+1Tv9CBnNlRI8cC9jh9xeJL1j9J7lgQxj8FOetxX1LjXgwjbnQOMLtIe8mbfIU7CW17rw",
+	"MShZTc0NV+q0prt6txFgM4sXhd3mAsjUe4uxMUywOC4Tc8Xa5JLyWExh+cWM/jZnX5XOiq1D62i6T+Qc",
+	"a++nrFxpm4dkxzniJIK2tNZCHeR9Ru3R8jDA8mPiQvi7e5ifCkdqGNldp8gxb6ihYxem0qwHj3oUVlS9",
+	"yoYqoMYQsosUZXJavgIpKleSDZBkbv8JRItuBi9znpKr0Bjtc1hNs6rcxz759BhVQSkCvMrg9IL5QSna",
+	"tupFL9gb+P7hqvfcUMG3gmlVZ7AOJauGhA1e8Oa67o2CCzZ4csMHXU79w0DDgg1q1AwJv0B/GRbNs0Qt",
+	"r/QDpoMcyGe8PtH/emOlAgrkqlhvVZr5HM/VRGTJf0PN/KGV+MN5p9OPzHvwAwtBXWeMhHV/tPgpRdED",
+	"tvKGHjpLEtbWPwAcVQZqJDA6hCSx3+zrDDEALCrOkLuwOOKOmeyxhuIPcsxXQJQMuYtkYsujdzpdUmmi",
+	"deSghJhm5ssSVsmQm9ynwB8i76CFdgTsLwLSwuYVNSZKzbDfUsLHol4nHn84Q1tnOmKxpmLBRgbQYmuU",
+	"iYVk2TY6U3nTdBMJcFcTRDxuTFFzqUj4+4hKpu23h5CMWA5Akaf1g+IHLRXCcPfd9pJO0/DI3xmzGRHg",
+	"rEFfIB7b1ApiKy1mNFMrgXyGfMj/8hdiXLIh9wHNXGJf/h+ZxH9ttzUr9na1Bs9/iObZX9vtMC8dogbr",
+	"7MVc2va5Q54joVnEM/I4wDOCQKS3bMgtsIyeN96eg2vWwP4medc/pc6Z0EsKh6I4wB4qRhklSlNjAKtx",
+	"ulxYvKE2AYiwIXdMOIJJLwmUyTxCEBQTJneMzSRa1pCxCY9dKZHRWxbmxVmUZCwVNPcAwXVVdEQyJufT",
+	"UkXXAnGvvzutLFhIEi4VoyAhpMEHNymWAMgDdcNInbNiph6oLBsOi8twUyNtsu7NfJwKTGMeWZY8n09H",
+	"LJNDfi4Ih3/nKUqxiOZTbZdqgULGqaCqPeQvCKCE6l+GECLAPodgumFalZ7RI/FDYdg8vIbJe86IMNKK",
+	"epEAQcnNL6BkRI94nej9KMaafi3knVmra4RLv2d4gD3jEgFt7IFB0Esj6JPoTrbJJwuPAtHOcZp48OZD",
+	"XnupkSjJ0nHN3UblwkLZ2ySQXo2VNnrXVl+KbPX0AkIe30jMFel227tE6gV1bmCYVMmUQpP/PEtcjMfa",
+	"5TW0OvnOZEtw4p0BWINQiwRunDFcFYCZRxGrX4E6kW08A3p59AlJJImEnDKVRIcOFI8WwoDyM+SrQHwD",
+	"fYwpkalYkEhwjlhsyOBxIml8T7lyTgfYLXLIfUhCePz7q4tzEsIDppaFcsRFwws0XIidTkdrr0Gn3yZh",
+	"UfceDjlkULNyWFHrdMSF2wrzwv5w+4iE5tyicVJbzN8AQuqB8h3ZiI6Le2bws8Dksa+FRIxxwCZ5n2ER",
+	"SkBYKpnJG68ij263CYJDmGmhh21UZI6tasRaxmiEyR1G/+stdhFucPFVRrlMoWgv4Uo466iPoP5Me8gR",
+	"UViSUUa1mtX85Ky/PZzmvJeE4mVN4j/yf1EViCn/eQXgLBPKcFNeISA4mbHMKHqtmuvCIFAuYdb4vvsS",
+	"H7ZcbzfJ1Jo4RcNTzA91Cw0STuq/cOT6woyPRWZA26eHWkw+f37l5sY+f47aBHQixYCSnAgjnCDRDmVn",
+	"WE3uDIec1OcFb2Edw19JNevdICzkUV5DqI2S6CGLfFPtQ6N0f/780s3F1mSDkRKWk95DQOmYUQnpsz47",
+	"Qx0SEo3FaTudAxJW4GbCIoXcbnhk0s2lfnur9pC8NJS8AEr0KdbiSksxQKwC2wZyeaFQJmP2GJA8cR3s",
+	"cjPbs9w411MtLHhEBMvrIGLmlEFsiRnjAEYGZVUBoXr0vL2YDzKmf7ZJ9Nu2+tGp5wih8OKwkNiK+StX",
+	"5yfk3GDsEmwzigJzZ6ez3yaXjMYyIDOR4jEj5VdgZYTtTy+PTIkYIpQlGCc2xpsrAKk2h9pDHuaRXFNQ",
+	"41wKhPVhW300AizVbArRG+0NhwRTFSvxWLL1DiPDENoNyGv87nYuZXJ8GjnkGHi2YsQ5B3B4l9YNEVIV",
+	"RjaWxJFTCmQXgDRqIYZ8NI9vmZKBsaRHc21VSrRhMzbWa2dYWMxlujxEfE98i3yx7tEXRNH5ou0BkSOf",
+	"VaA+C8DPTO8m+WKYRGv9sITfp92+LUNukLedAVLtTQS1vx4bAJht8oV0O8D02nojX0ivg9/D5HoLWfal",
+	"7ngHJHx9+u70+tT79cvfsXzxIayTCflfX5rDUnmq/ow30qkVgTGeDAdViC1Uq1GSgK3qOw9wIvRXBtWP",
+	"DDkcJcMqc6OUcYFwX7XYMOfMEBMUw2gfBl04jJ5SpRWysZKklhT6EMYMHXEH6hHWp02Oc2PM229j1OjD",
+	"OOQGaBEpdIQcNUgG0MJznOf0ztC74zEZYWW0slX+24cA54gWijtFU8qGwsEAP+rlnNEktpYl9DdziC0g",
+	"GsEsyzEa6zokFeKud4AA7a4TKu4N6isSo3V0/jTxm+kbZ9ppkW/bWUH/G+umFHrHDjmBNAoxRQ8xIEVz",
+	"ZbJlk2Mlg3OrjxIq8K41KFCkotQhIHmgRMUaYluIkgUwvzs7vYNtjPOkScQ4JsubxkUfMjHLEqZMvopK",
+	"FFxzn+TxGe+4g3m73Qpa9ywzkCXddqfdMajznM6S1mGr3+60+3gdNYGQoHsioeEAW9vsmdnOVolEMsCM",
+	"QGmU36B58miLEs4WQ27kf6FIJolUIltua9b27q0RPNO8f6g5Lk2ku5xAheYzXD00GhPBz+LWYetdIpXB",
+	"dssRj2VjuLp4BO8mIZHQWHkYN+11Oo9suG6XU9qkmNZxnkgfFEdD/zMV0vQ48EwFvZM0nTe04fojGo9+",
+	"fWfRvOOa289rUKUQv1Ml8Yed990f9z/1TgfXez8f/NR/u3veKZHo4R65HVI7TodUXJWaeXR6O/ud5gTx",
+	"2g6pTs+zmsXu1i/29wev+ieD13unB2+63/XfDr7f++GgfrENyRV6Bwf6v+7+Xj29PZde6GjnUtrffM3f",
+	"do97r/onO68Hp7tv9r7bf3vwfWcDtkDyOgeDDcgrOu3hjQTkO/in4lzgSV4CnmOF4X95KDrlb9DCCNIE",
+	"4ZU18ivAxnsZi+BSGDopakG5gwe97jO5QHjpIF7CK931r5RwMfVrvYP1r7l4kA9Ba7AJdS5qJCxevtbX",
+	"dW2TG1ajFbQUvQWATyOjAUpyJmQt6Bt0KK8gNec1ZfMZRGgKi8N69Nb4OCIhsnA45FrBlmATHXCn0EAf",
+	"he12aFCWQv22w/PW45BMBWBtlCJ+W0WwzlXtnW6Qd2RUFdSfbQAZWEwSGz1BM8vv/1m4FAFYQwXeoYGn",
+	"xoa64J1cm0FuBfg5mZjfThow2bdCrZ7D7SJlnfwqEu709Dsa8l6na8KzLqYv9jHVb2yFeC7DvPx1G301",
+	"cw1vr+SGfF3/XCD/E5hWhbQI3VVxO+qS8dzef7mzO3R2fDqXyrS/VbZd7jNpUZzd6VgULqAjx4HICU2g",
+	"bajB6m+TvFjZxNFYbNH6wLhIBb9lGXgB5sYGs7Mg+wcfFOMht3vo9OcF8xfa+ZobhgDvLixiiQPBAksz",
+	"pRYD3ukEYYh6Jk3DIi44CwB2OqxB/Q3r7BwLVtPCnBUm1SsRLx9pquijUzZVup12p1OgxPgw4Ir02oPO",
+	"Z1derzFLHoqcufKXfBibQbvTqRsXbIl6c+ABk6YQPK12DnV94JuIf4S+KSMFPfipQyqbs4eKHdn95s15",
+	"bY40Tu9Jtsfpv93baerCuqkVubmtuAlTHBG70ZDbjoeOpZJBbgEcO/NADx6w3XxrGajWMFo/873r7k/9",
+	"T4O/7f188Pfucf/V4GSvwTjttR41/8eYNqYBfINxY+WuxVWrtK3+k42bzsEj+Ry7RDV9yz750sfxLmBF",
+	"AO967dtlcGztVCMQ+NpXXcDwzffNWmEPq2r+8WYBIzXSatE2CX0sehO58EvTMFJhO2yFHli9ecFYWha5",
+	"cSLSWFpLzDrxyCJDXhOUP6x0m0BgmCMPGUjrbxusH/LNIvXWmLEzwst4RNLY6fUeyT+OIFm5jzUY7FoM",
+	"AUL7unermO4253kTvjWhhaLn+AbvWGT4J+I4kBJ43Z1IGxtETsOYmd5uvytIEZzT1veQW2zV5t4gjWCZ",
+	"7aaWWo9tDaI5LDdaXZDf3HAdJ7fzjG236y2pQ9s6xCIwl9qG6LnVdA6pMU3zRiJ5ZphZTdOcoXly5QYi",
+	"2DokZ/8/wzfU7/TXv1PtO+B7laCYbLS6JprreJJaXLQgElB7D4COZcrqsOLAxTQazW9wZCKNI2yqBpKM",
+	"WGZPGb1n0u0XjnCfQ47MlXjVctrP0j/qf4eeS2Z4Op5nkDr325xpCYhezpD7SOCYxwgJdZrHNBOWPKxq",
+	"32b7VXBgQNSxWI9fvGmCypC9Uc/zYsEN34N/dlJceyaSJDGbzoQWpocmyAj5PoKbgCSCH5v7J5HBH3Kv",
+	"zySB4W2d/guOYHAi9C8s/TYFp7QhJKVSCw2GKWUZmzGq8ih/z5qx1tHCC4pMqsKbGol4eeT4oebuig55",
+	"AdUEGfLlMX0kpdyhNe74VEyZrXf0PStcPnStHhdCLlrBf2MIuYieNTpnxSOOyVtYtIPH2fJ1cbtH2agn",
+	"/nv+Cc7/2P4mw3Jn/WtOi5g/1RblRXeYde9W2sk8gYZvNBifue1YUzZWVSmqdXO1aVExhL2aHDEHG83k",
+	"PKL9uqX/icLIka7mjhBTL03TKCxSNrqwwFf7U3Wfp8FwM7wWa14YEydRADpvqM5eOqi/9XHTD+budEU2",
+	"3SEJCwsqVyDlfvpwq8qloganJ8TbhdDJRWxuhB+6nfBB3HvhVkSmDy2ERuGaY8xMr7VW2QQ/GSA0Hkl4",
+	"lM7Nthor1t7Guh208m4YWhg7CZWytpNge8jX34CT5gvwolsR2ZJaczvpIdt5UDY3aQ00+CLhZCruGeTp",
+	"Aqi7mGLvAOvCgBOFqgf9okXCTaadp6XX2hTNtgLewht/a6H5UXtyqK/xqEUZiyEwtIWZNlLl6q6mp/GQ",
+	"z9K5zBll+5usjRrtKScX83+p7tQM7SvOkyIISJXmfK1GPweGcZ0zYJsx1OnUbqfTGCj6sX85uNq7Pvip",
+	"+6n/t8HPe38/OC7fVnYN6r97YdmBsGPQcsRFQTTq+sgjHbKH6zX+7uM0fuNFau9xodActLxO7VvS//31",
+	"vi2rWxdGctvFPVbvl1vLPYXi90XqYa2KYJ5aAR3si9ghr+/W2iZhTZPDcjcFvykrSisriG2uz5YNQhXs",
+	"HBRRBA93NbCCu2QWPGI3M8dGWLujrj3xFBviZiEdlpwQP5XKxrTzq6x80Ya8OUOq6MhsOuBywmgGuw0P",
+	"bPu5YkNOa3RjUcHWO0ApPmE0BlH9e8tJmmpaB/P0S3gUn4TF+GZzTE5Q1NUaZFDWsdIKGzst7RrTmbx+",
+	"atUOCnUYJJWea2gsmQZtTvM1kwxOU3Oa8gZ5WFZw5Or/y+sPOSqLOYKYDVQbQKto2u+Yyjv4fbPWdBfO",
+	"dTgP9v43JnoVOhIUV1kP5R0DW5Av64LaYsDRIEYWndsNwK7tQAaJguXXwPDJ2H0i5tL7Y3H/i10HoUjI",
+	"CLtir7yNbg95Rv6aJxEPemSUYOnT2/fHJy+u3h73Brtbd2xJ/lr4TJMgL3j/K+zqNuDRQIdMmdxyrJFg",
+	"t7BDLmSmXxf0V72lW91OJyBokiPAG3lOev816JGXxNQLbcGPL0i2vb29HZTsEo8bTj/TSNlvE5olagJV",
+	"O0ekVLzVrqLIFR2ILKIfYv0gYN9TYOmUeiG2dqPR7s7O3l7U3+3Rzu44ig/G3Q4bj6LBzn5/d5d2Ov3u",
+	"eH8nYvHe3v5uNOqzg91RN2K7O52IdsePCUbkZ6IhEm45nSR8Nley/Z+XyNPA4EEuevLDUXR4tCIzP+ee",
+	"2MwsBHitzDwmktOZnAhFlCBQjqJ1T8bkkkeTTPBEYiLokVeKYHwHTA5NqWLZ0ORntL1qO7i9rEFNPsr7",
+	"N+mnAvMTQmVBEveQh3reoS0lKICz/U7stgs7eEdW5tPCgLHCacgxedkXUdsNshfxmJRtQPztSaPKYGMU",
+	"m23CTLbDtmf3rwFfLh33HI7baU71KIDFbs94KoWh7Khts8BUkX57Z+9zgKts13UjujsYsfwXwQe7ywVf",
+	"tcsV5a2hH4UwvNvpdurxKGGekP9gADnchXxjzGisCi3Vnn7t9vfc7c87kj1m93cGfT1oI7zmI6QzHpcG",
+	"0ewZuv+Bgtk31OsNy5XmK1borDRepcqSmR7bpGy6fQcDAhWeEGzT8svH6SZwkYafGPICkxKLHHEcLUnT",
+	"RCq8g3LwIxMTPnbCb0jJaO7UYdRWIsuXv1tmewjzbDm02yLKyYgZCFgtgW2YLFFNyf2XwvRU/xel9xd7",
+	"5G9+ii51AflWn8X/b4aP3iihghKp3W6vQiomhO+B4DakHhzQUW9nn1G6H7P93t4oivr7e3s7Yzbo9Qfj",
+	"nX40Hg92x2wUd/rxbrfb7/Z6e+M4prv9aL9HD1qrUstdUvHbg263WyW10CSl5/f3ut1uTmtnLz4YH3Tp",
+	"3iCOx4zFnc5Ob3c/2otYP45G+/1Oh+3u9zp7/Wi019kZdA/iwaDbOYi7e+M9Nurt19PabaB1Z3+vv/Pw",
+	"y2NlZVNe+xuDzZpX9f1fmNV+aWfrLUWD4N00070ijh3xtVIy13ZHKAPsOh0W0P+w1BpTfci3Qm3Ca3sX",
+	"vTP9L9+BC7cNJuqSLFjmNDFDUQ3xPZDucAFj6r8PSZiF2v9d5/vWer1HQ+6a39qhTfiWT1bwNU7udtge",
+	"csjKK7TCoRsUKLLUNooLYN3+xBaC8wXNYr0lxX1M4T2FnpsaNtj51sAvqZvm/V+Ff51AO3GqJq3Alvo5",
+	"WMB+BvGjxAT0uf925ZYjPpezcr0j5mq2f5XB3hjSqFd0f1Sko1GBOjkV+aI+VvabNherkkif4GblEexh",
+	"Qs9rg+rmOsYa+98eVf94/sP5xafzG7juwCw+ObdxxgJWyBP47a+7Ckr4h0zcZiYWuv426Kx4/ukudM7O",
+	"bz5cXnx3eXp15V23YG2sykMaS8jgEgWee56zIFmUMWMD/Pma+YKzkswweV73LFsiuhtnLEYH5J5lyXhJ",
+	"ErU2TuUA0zY7SHTKIGnMAodHGTMAHEUuJwbgIX3lsFRGhKF9sOYFr71AL8JrBtUV3KY8R9TugJgx3iZn",
+	"asgR3i4H1nZA0QyYuV4FBDizMNcNMGjBkBfIWgbKLJEGqU6P1qDErnIo22/1fhhN154L87VL/awPT7z5",
+	"q8Urm58qO8sGgWnzdP9zAwu2KHKrllm2nfNjT0rd8fHT8ZtzlLzSWQtdY4WtVxlwiDYo9eoEgryF7dB2",
+	"YYa2sgaCwbZ2xVPJxQLvdPLzVBS0IFQf4lFSE7nIcgyeRB9Madt8Ou2FAW5p25QCcuE3t02UDUbnrTzJ",
+	"aI4JVdCbRkuQNjk2gQ0P+UY2YQ7Ggsm6A3hcdOV161C+/TTawov43+FcOa5NtW/xf9ihy7m9OGHOZDY8",
+	"Z7L5aJ3m4J+IhJvEOY6PA1xah/nZJp+wg0MNJKmjFEba72NYFJfrK0RvlXeyvthYj/XSJoJt62Naao0N",
+	"rpVYkOkcK6GXZELvIRvefBWhmkwyN576nDlc1J3EAHD66FbXZyc/nF7fQPVEm1y42KpDrp0ms1BJhX6x",
+	"4D7QKqZC2idCsgU/Gxj30OnxniPOactqijf7lIPm109vE0mXBsw4UQTXVAssSBk8Fwb79NDZxiS3OmLG",
+	"VUJTVPdFdXABUSod5Pwhr4XOr8uw0/YMczX615b/4tr6vt67FVi2uLQJJzLxfMC88wT6fi+ilEqZRC5G",
+	"/mGLFTMB+PWISvqC6uNBtR8Frx+Mu1GP7dGdUT/e2WcduhsNxr24O9pj+/SgswOnFHmt7KEaDgRlUoL7",
+	"c0l1CJqp/Lvq7mbZ2e3Qy5v/Tv7G7viH9FMaX8dTqT529gf93tvLj9Mfj1/P309OO6OPj/HjvM36Q8uF",
+	"bU+YTdTAa/2sKaF8nDX3xDrDXm1+Y6zyEctk8LzXV30CPzlaKOH3NE02ffHMPP2Ior98nU3hX9Da6DX8",
+	"3scnrBWUSVzALQAiAi20jyelD12Vs6DS1poW6NZx8YbFRz8EsIUMBW13QKYJnysmiwfPzn86fneGbv6Q",
+	"g59vPrHVBLpt4wG5OBcZyu/2kOeoiX5lXhVrwy3Syy1tm22npwS8gKkP9+IOnFdAlR9pS5PFRlPmeYuP",
+	"z0Jd0wqqzCq2JdT7RE6piiZPEoCwq3Xy8fLy9Pzk55v3Z1fvj69P3noVjc9kgTddgso1lZMO3EX+pGPf",
+	"xCxKacZirAxBXmOcjlIW5wPaLTrCpNJ8mJhFScxsi2qsSjXXio5csUWu/zmFlaZrQ+vwH794wRQ8gqUO",
+	"DaU2N9pgfCaNZl5tnUJ+TnO2D+Isv+y2u+QTG10JOHnz2W1GY0a2Lt+ckN2dwcAg3hnjw4WRz8Hp9en1",
+	"oOIJpo0akH/y21xbO3lcvbKH1UYNQ67NYqidBf9QSpKKW6QkvMiS24SH9iNQmT5iBf4zRFy0sQjPDfkW",
+	"ICvvdPrbRyg/RrNMKBEJQEE2rDPkz5+bNhyy/fw5QuPntyMGZRrAqhE1OoPeCQ6WN+CXD3mIgMlmqFAG",
+	"1QY6odN5J5RHZCQUXsjPOaBvCk5CtZyx0JD1lqWp0DQVX3tWgqHPFyH8fQi9I4atw2Frol8ctoKh5Q/4",
+	"bbvdHrYeChCmgQVJBFOcEtBnBN6t0A59iUQWQ6VoUUwy5AZyvJLF/MxCumOdyVbotcWByy+na00IeeWh",
+	"1wEn3MZPMSVDMwoWGdlctUOi7aoQ0hks+L/5NiBlysAg7+kx7BAzlmE189gH/67OAHLdOMwwWxpkekIh",
+	"mDfRLMtlmxyTHOGzwAT18+acBn0LujQ7CywA7AYRZlwqCWdsadddJVMmFZ3OpD1O2E13qx71HoD1q0j3",
+	"221yAd4GzlQ+M/EXAE+GFHIZmDYLU2g5RjidAvBllpkMdXcLZI6i1e0ghQUA6pb9k+DMLhv0FZDbJm/F",
+	"3SnrHhfRzvy+T3AolmJ5EmBeu2RoiASPWFa+E9A+otlPgx2pl/odVdA2Sx/tBFYCsA+mdAmc7R+cWcJv",
+	"4dyoYeuw3W4/GOxvU16RFYkwCK7v1CHrDQ5ViNuTl/vppwhNAckG5Cd0xiiw/Y2QRfFVoIRjQN0mAsFN",
+	"rp5cwm+lmdYVQPAbjHYtQ+IMusjCPPVaO/D82vOlCAHLYpz1aK5VuEGzp0NuO0Nbo1AbeWRMpVbZWNUm",
+	"ANkT2tNqHhsnUH/uSTnEpjaqvPg8YlV3Oh23ZQdIfjCr8r4dcKXjyDoPPlczrH+uzEKc5ICr+jwhCjPA",
+	"r36x7U7IF3sw68GX9S+7mrwvhItsSlOYyDzTQ9g/dskXd6aJJHIyx9zNWG/Nl0IQ4HxHNLqDfhJ2hD75",
+	"ojch4TRbohZB0COgi4yTz043i/ylA3jJ/NKKfADJ7ZIfklcNL+7gZJQQ0KnB1qjk2w6bx2KP6GJ98zG6",
+	"sCBGIRQ6A+y5oozfUrUwF1fUvFAeHL6Pf8IX8TM7ztLmhl21OxPZorYBgZXklbZMWoBELIb7lm3yhcTC",
+	"sLIh44hkDJydPFJW2K9UJlzkJO2XSMImTyZtuIg/r6CpwG9fS5Q+9WjmQZNLS8MBrCDic3pVRuCwaXII",
+	"ZwstzjAbewticfjvWWFF1n3TfqN3YLhkSvnSwTCuTstHXi5NaQXnV0Jb2tJFK6gcG++io++bqlfQJUKf",
+	"sg/GcpO4FoXdauMLxBpxh6Rkig35ljkdSpgDbNARXXuMbFm9K8xh2sZmjLl5XymjOsllXI2RjbjR4Uc0",
+	"q8N2y3XcbP9t89f6pu5XLHqRz/PFMdyW1N/hWJPd9rnAnM8ChJD4Q/3Alj451W9bwhrntWAjCaM1zCz/",
+	"e93cHopY0COcZy6UQ5YbGgSIQPLd6bUbCCy6lbQOW6+OX99cnv748fRKP2NY3eZ1ajtnzLTpw1isVWXB",
+	"XYUaa7sgGqxwrr8Z2KGgDOIhKrfEq76Z2VATS+s/cv3QLfLX7gJlCQhCC1ckE8UaF/Li8uy7s3O3WrS0",
+	"nlDef4sGVh5ecq7k89X+oxa0SqGJa6D7aL1Hp21ajfP4lWkVK3z861KDsa18e71bXZSNJom0GKpo7/iP",
+	"Xx5+sVn8dYlqRSu8vAFy0VWoFbSgIzP0F5SHL1/qTZFtwyXtSEwhgdpQU8FpMpc7xlaYT+GH8vVVkfhm",
+	"gxMPwe/ragFsBwvrk7jdXYBy6YwLafX1g/pA9kholH/FHcTmgzaMk4l7OkqXUEzmFIrmN20mt7NIbqE2",
+	"XSv/Qp7hUv8JYIbijBu2EGNj/KNLGBQTsQksxnFy1xmZ5uGXh/8vAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -33,6 +33,16 @@ var (
 	ErrDemoNotAvailable  = errors.New("demo not available")
 	ErrCurrencyNotServed = errors.New("currency not enabled")
 	ErrNoWallet          = errors.New("operator has no wallet")
+	// ErrInvalidField is a value the schema types allow but the launch does
+	// not: a lobby_url or deposit_url that is not an absolute http(s) URL, a
+	// responsible gambling value out of range. The message names the field.
+	ErrInvalidField = errors.New("invalid field")
+)
+
+// Bounds of the responsible gambling minutes (reality check, inactivity).
+const (
+	MinControlMinutes = 1
+	MaxControlMinutes = 1440
 )
 
 // Tickets issues launch tickets.
@@ -99,6 +109,10 @@ type Request struct {
 	GameID, Token, PlayerID, Currency, Language string
 	PlayerName, Theme, LobbyURL, DepositURL     string
 	Demo, Mobile                                bool
+	// Controls are the responsible gambling controls the launch switched on;
+	// a minutes value is nil when absent (off).
+	SessionClock                           bool
+	RealityCheckMinutes, InactivityMinutes *int
 }
 
 // Launch checks a launch and issues its ticket. The checks run in this order,
@@ -115,6 +129,9 @@ type Request struct {
 //     that are not whitespace, or equal to player_id   -> ErrInvalidToken
 //  7. (outside demo) the operator has no wallet_url    -> ErrNoWallet
 //  8. currency given but not enabled for the operator  -> ErrCurrencyNotServed
+//  9. lobby_url or deposit_url not an absolute http or
+//     https URL, a responsible gambling value out of
+//     1..1440                                          -> ErrInvalidField
 //
 // A demo launch ignores token and player_id: they are not stored.
 func (s *Service) Launch(ctx context.Context, op *config.Operator, r Request) (string, error) {
@@ -150,11 +167,16 @@ func (s *Service) Launch(ctx context.Context, op *config.Operator, r Request) (s
 				ErrCurrencyNotServed, r.Currency, op.ID, strings.Join(op.CurrencyCodes(), ", "))
 		}
 	}
+	controls, err := checkControls(r)
+	if err != nil {
+		return "", err
+	}
 	lang := s.cfg.Language(r.Language)
 	raw, err := s.tickets.Issue(ctx, tickets.Session{
 		Operator: op.ID, GameID: game.ID, Token: r.Token, PlayerID: r.PlayerID,
 		Currency: r.Currency, Language: lang, PlayerName: r.PlayerName, Theme: r.Theme,
 		Demo: r.Demo, Mobile: r.Mobile, LobbyURL: r.LobbyURL, DepositURL: r.DepositURL,
+		Controls: controls,
 	})
 	if err != nil {
 		return "", fmt.Errorf("launch: issue ticket: %w", err)
@@ -172,6 +194,45 @@ func longEnough(token string) bool {
 		}
 	}
 	return n >= MinTokenLength
+}
+
+// checkControls checks the addresses the page will navigate to and the
+// responsible gambling values (check 9 of Launch), and returns the controls.
+func checkControls(r Request) (tickets.Controls, error) {
+	for _, f := range []struct{ name, value string }{{"lobby_url", r.LobbyURL}, {"deposit_url", r.DepositURL}} {
+		if f.value != "" && !IsWebURL(f.value) {
+			return tickets.Controls{}, fmt.Errorf("%w: %s must be an absolute http or https URL", ErrInvalidField, f.name)
+		}
+	}
+	c := tickets.Controls{SessionClock: r.SessionClock}
+	for _, f := range []struct {
+		name  string
+		value *int
+		into  *int
+	}{
+		{"responsible_gambling.reality_check_minutes", r.RealityCheckMinutes, &c.RealityCheckMinutes},
+		{"responsible_gambling.inactivity_timeout_minutes", r.InactivityMinutes, &c.InactivityMinutes},
+	} {
+		if f.value == nil {
+			continue
+		}
+		if *f.value < MinControlMinutes || *f.value > MaxControlMinutes {
+			return tickets.Controls{}, fmt.Errorf("%w: %s must be between %d and %d, got %d",
+				ErrInvalidField, f.name, MinControlMinutes, MaxControlMinutes, *f.value)
+		}
+		*f.into = *f.value
+	}
+	return c, nil
+}
+
+// IsWebURL reports whether raw is an absolute http or https URL with a host:
+// the only kind of address the table page ever navigates to.
+func IsWebURL(raw string) bool {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" || u.User != nil || strings.ContainsAny(raw, " \t\r\n\\") {
+		return false
+	}
+	return u.Scheme == "http" || u.Scheme == "https"
 }
 
 // URL builds the launch URL {base_url}/?sid=<ticket>&lang=<language>&cur=<currency>,

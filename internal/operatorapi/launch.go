@@ -15,12 +15,18 @@ import (
 // LaunchGame answers POST /v1/launch: a launch URL, or the contract's refusal.
 func (a *API) LaunchGame(ctx context.Context, req game.LaunchGameRequestObject) (game.LaunchGameResponseObject, error) {
 	b := req.Body
-	url, err := a.launch.Launch(ctx, operatorFrom(ctx), launch.Request{
+	lr := launch.Request{
 		GameID: b.GameId, Token: deref(b.Token), PlayerID: deref(b.PlayerId),
 		Currency: deref(b.Currency), Language: deref(b.Language), PlayerName: deref(b.PlayerName),
 		Theme: deref(b.Theme), LobbyURL: deref(b.LobbyUrl), DepositURL: deref(b.DepositUrl),
 		Demo: deref(b.Demo), Mobile: deref(b.Mobile),
-	})
+	}
+	if rg := b.ResponsibleGambling; rg != nil {
+		lr.SessionClock = deref(rg.SessionClock)
+		lr.RealityCheckMinutes = minutes(rg.RealityCheckMinutes)
+		lr.InactivityMinutes = minutes(rg.InactivityTimeoutMinutes)
+	}
+	url, err := a.launch.Launch(ctx, operatorFrom(ctx), lr)
 	if err == nil {
 		return launchOK{Status: "ok", Url: url}, nil
 	}
@@ -41,7 +47,7 @@ func (a *API) LaunchGame(ctx context.Context, req game.LaunchGameRequestObject) 
 		return badRequest("MISSING_PLAYER_ID"), nil
 	case errors.Is(err, launch.ErrInvalidToken):
 		return badRequest("INVALID_TOKEN"), nil
-	case errors.Is(err, launch.ErrCurrencyNotServed), errors.Is(err, launch.ErrNoWallet):
+	case errors.Is(err, launch.ErrCurrencyNotServed), errors.Is(err, launch.ErrNoWallet), errors.Is(err, launch.ErrInvalidField):
 		// The contract has no code for these; 400 INTERNAL_ERROR is its code for a
 		// request that cannot be served as sent, and the message says why.
 		return badRequest("INTERNAL_ERROR"), nil
@@ -49,6 +55,16 @@ func (a *API) LaunchGame(ctx context.Context, req game.LaunchGameRequestObject) 
 	id := server.RequestID(ctx)
 	a.logger.ErrorContext(ctx, "launch failed", "request_id", id, "operator", operatorFrom(ctx).ID, "err", err)
 	return game.LaunchGame500JSONResponse{Status: "error", ErrorCode: "INTERNAL_ERROR", RequestId: &id}, nil
+}
+
+// minutes widens an optional minutes field for package launch, which checks
+// its range.
+func minutes(v *int32) *int {
+	if v == nil {
+		return nil
+	}
+	n := int(*v)
+	return &n
 }
 
 // launchOK is the 200 answer, encoded without HTML escaping so that the URL's

@@ -134,6 +134,85 @@ func TestLaunchTicketCarriesSession(t *testing.T) {
 	})
 }
 
+// The responsible gambling controls travel with the ticket; absent means off.
+// Rule GAME-27: lobby_url and deposit_url are carried to the session.
+func TestLaunchResponsibleGambling(t *testing.T) {
+	t.Parallel()
+	eachStore(t, func(t *testing.T, e *env) {
+		tests := []struct {
+			name, fields string
+			want         tickets.Controls
+		}{
+			{"absent: every control off", ``, tickets.Controls{}},
+			{"empty object: every control off", `,"responsible_gambling":{}`, tickets.Controls{}},
+			{"every control on", `,"responsible_gambling":{"session_clock":true,"reality_check_minutes":60,"inactivity_timeout_minutes":30}`,
+				tickets.Controls{SessionClock: true, RealityCheckMinutes: 60, InactivityMinutes: 30}},
+			{"bounds 1 and 1440", `,"responsible_gambling":{"reality_check_minutes":1,"inactivity_timeout_minutes":1440}`,
+				tickets.Controls{RealityCheckMinutes: 1, InactivityMinutes: 1440}},
+			{"clock only, explicitly false", `,"responsible_gambling":{"session_clock":false}`, tickets.Controls{}},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				t.Parallel()
+				r := e.post(t, "/v1/launch", e.body(`,"game_id":"crash","token":"`+token+`","player_id":"`+player+`"`+tt.fields), acmeSecret)
+				if r.Status != http.StatusOK {
+					t.Fatalf("launch: %d %s", r.Status, r.Raw)
+				}
+				got, err := e.tickets.Redeem(context.Background(), launchURL(t, r.Body["url"].(string)).Get("sid"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got.Controls != tt.want {
+					t.Fatalf("controls = %+v, want %+v", got.Controls, tt.want)
+				}
+			})
+		}
+	})
+}
+
+// A responsible gambling value out of range or of the wrong type, and a
+// lobby_url or deposit_url the page could not safely navigate to, are refused
+// with 400 INTERNAL_ERROR and a message naming the field; no ticket is issued.
+func TestLaunchRefusesBadControlsAndURLs(t *testing.T) {
+	t.Parallel()
+	eachStore(t, func(t *testing.T, e *env) {
+		tests := []struct{ name, fields, field string }{
+			{"reality check 0", `,"responsible_gambling":{"reality_check_minutes":0}`, "reality_check_minutes"},
+			{"reality check 1441", `,"responsible_gambling":{"reality_check_minutes":1441}`, "reality_check_minutes"},
+			{"reality check negative", `,"responsible_gambling":{"reality_check_minutes":-5}`, "reality_check_minutes"},
+			{"reality check a fraction", `,"responsible_gambling":{"reality_check_minutes":1.5}`, "reality_check_minutes"},
+			{"reality check a string", `,"responsible_gambling":{"reality_check_minutes":"60"}`, "reality_check_minutes"},
+			{"reality check beyond int32", `,"responsible_gambling":{"reality_check_minutes":99999999999}`, "reality_check_minutes"},
+			{"inactivity 0", `,"responsible_gambling":{"inactivity_timeout_minutes":0}`, "inactivity_timeout_minutes"},
+			{"inactivity 1441", `,"responsible_gambling":{"inactivity_timeout_minutes":1441}`, "inactivity_timeout_minutes"},
+			{"session clock a string", `,"responsible_gambling":{"session_clock":"yes"}`, "session_clock"},
+			{"responsible_gambling not an object", `,"responsible_gambling":true`, "responsible_gambling"},
+			{"lobby_url javascript", `,"lobby_url":"javascript:alert(1)"`, "lobby_url"},
+			{"lobby_url relative", `,"lobby_url":"/lobby"`, "lobby_url"},
+			{"lobby_url protocol-relative", `,"lobby_url":"//evil.example/lobby"`, "lobby_url"},
+			{"lobby_url data", `,"lobby_url":"data:text/html,hi"`, "lobby_url"},
+			{"lobby_url with credentials", `,"lobby_url":"https://user:pw@acme.example/"`, "lobby_url"},
+			{"deposit_url ftp", `,"deposit_url":"ftp://acme.example/deposit"`, "deposit_url"},
+			{"deposit_url javascript in capitals", `,"deposit_url":"JAVASCRIPT:alert(1)"`, "deposit_url"},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				t.Parallel()
+				r := e.post(t, "/v1/launch", e.body(`,"game_id":"crash","token":"`+token+`","player_id":"`+player+`"`+tt.fields), acmeSecret)
+				wantError(t, r, http.StatusBadRequest, "INTERNAL_ERROR")
+				if msg, _ := r.Body["error_message"].(string); !strings.Contains(msg, tt.field) {
+					t.Fatalf("error_message %q does not name %s", msg, tt.field)
+				}
+			})
+		}
+		// Absolute http and https addresses are accepted, on a demo launch too.
+		r := e.post(t, "/v1/launch", e.body(`,"game_id":"crash","demo":true,"lobby_url":"http://127.0.0.1:8081/","deposit_url":"https://acme.example/deposit?x=1"`), acmeSecret)
+		if r.Status != http.StatusOK {
+			t.Fatalf("launch with http(s) URLs: %d %s", r.Status, r.Raw)
+		}
+	})
+}
+
 // Rule GAME-22: a demo launch stores neither token nor player even when sent.
 func TestDemoLaunchDropsCredentials(t *testing.T) {
 	t.Parallel()

@@ -256,10 +256,28 @@ func TestLobbyPlayLaunchesTheGame(t *testing.T) {
 	// The token the game received opens the session.
 	wantOK(t, h.call("/balance", h.balanceReq(tok)), operatorsim.DefaultSeedBalance)
 
+	if body["responsible_gambling"] != nil || body["deposit_url"] != nil {
+		t.Fatalf("controls without the toggle: %v", body)
+	}
+
 	// Demo: no token, no player.
 	rec = httptestDo(h, http.MethodPost, "/lobby/demo", "")
 	if body := last(); rec.Code != http.StatusSeeOther || body["demo"] != true || body["token"] != nil || body["player_id"] != nil {
 		t.Fatalf("demo: %d %v", rec.Code, body)
+	}
+
+	// The responsible gambling toggle: every control on, Lobby and Deposit lead back to the lobby.
+	req = httptest.NewRequest(http.MethodPost, "/lobby/play", strings.NewReader(url.Values{
+		"player_id": {"player-0001"}, "responsible_gambling": {"on"}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	rec = httptest.NewRecorder()
+	h.h.ServeHTTP(rec, req)
+	body = last()
+	rg, _ := body["responsible_gambling"].(map[string]any)
+	lobbyURL, _ := body["lobby_url"].(string)
+	if rec.Code != http.StatusSeeOther || rg["session_clock"] != true || rg["reality_check_minutes"] != float64(1) ||
+		rg["inactivity_timeout_minutes"] != float64(30) || lobbyURL == "" || body["deposit_url"] != lobbyURL {
+		t.Fatalf("responsible gambling launch: %d %v", rec.Code, body)
 	}
 }
 

@@ -162,6 +162,14 @@ func (lb *lobby) launch(w http.ResponseWriter, r *http.Request, req game.LaunchR
 	}
 	lobbyURL := "http://" + r.Host + "/"
 	req.LobbyUrl = &lobbyURL
+	if r.PostFormValue("responsible_gambling") == "on" {
+		// What a regulated market switches on, with a reality check every
+		// minute so that a newcomer sees it quickly; Deposit leads back here.
+		req.DepositUrl = &lobbyURL
+		req.ResponsibleGambling = &game.ResponsibleGambling{
+			SessionClock: ptr(true), RealityCheckMinutes: ptr(int32(1)), InactivityTimeoutMinutes: ptr(int32(30)),
+		}
+	}
 	target, err := lb.s.launchGame(ctx, req)
 	if err != nil {
 		lb.s.logger.WarnContext(ctx, "operator-sim: launch failed", "err", err)
@@ -170,6 +178,8 @@ func (lb *lobby) launch(w http.ResponseWriter, r *http.Request, req game.LaunchR
 	}
 	http.Redirect(w, r, target, http.StatusSeeOther)
 }
+
+func ptr[T any](v T) *T { return &v }
 
 // launchGame sends a signed POST /v1/launch to the game (X-Signature over the
 // exact bytes sent; AUTH-2) and returns the URL it answers.

@@ -19,6 +19,15 @@
 // new /balance call (BAL-4). Demo sessions keep their balance in the engine's
 // DemoBank and never touch a wallet.
 //
+// Responsible gambling controls, switched per launch (tickets.Controls), live
+// with the session: the session clock and net position (NetPosition, from the
+// session's bets), the reality check (due every N minutes of session time
+// after the last acknowledgement; AcknowledgeRealityCheck), and the inactivity
+// timeout: a session whose player did nothing (Acted) for N minutes ends, and
+// Get answers ErrSessionInactive from then on, unless a bet of the session is
+// still in play (a control never costs the player a bet). The last action and
+// the last acknowledgement are persisted with the display balances.
+//
 // It knows nothing of HTTP. It must never log or return in an error a session
 // id, a ticket, a token or a player id, and never show a player id or an
 // unmasked name.
@@ -74,6 +83,7 @@ var (
 	ErrCurrencyMismatch  = errors.New("sessions: currency mismatch or not enabled")     // SESSION_CURRENCY_MISMATCH
 	ErrWalletUnavailable = errors.New("sessions: the wallet did not answer a decision") // WALLET_UNAVAILABLE
 	ErrSessionExpired    = errors.New("sessions: unknown or expired session")           // SESSION_EXPIRED
+	ErrSessionInactive   = errors.New("sessions: session ended after inactivity")       // SESSION_INACTIVE
 )
 
 // Balancer is what entry needs of an operator's wallet client (*wallet.Client).
@@ -136,6 +146,51 @@ type Session struct {
 	LobbyURL, DepositURL string
 	Balance              int64 // display only: the last known
 	CreatedAt, ExpiresAt time.Time
+
+	// Controls are the responsible gambling controls of the launch.
+	Controls tickets.Controls
+	// LastAction is the player's last action (opening, a bet, a cashout, a
+	// cancellation, a reality check's Continue): the idle clock.
+	LastAction time.Time
+	// RealityAck is when the player last acknowledged a reality check; zero
+	// before the first.
+	RealityAck time.Time
+}
+
+// RealityCheckAt is when the next reality check is due: the interval after the
+// last acknowledgement, or after the opening before the first. Zero when the
+// session has no reality check.
+func (s Session) RealityCheckAt() time.Time {
+	if s.Controls.RealityCheckMinutes <= 0 {
+		return time.Time{}
+	}
+	from := s.CreatedAt
+	if s.RealityAck.After(from) {
+		from = s.RealityAck
+	}
+	return from.Add(time.Duration(s.Controls.RealityCheckMinutes) * time.Minute)
+}
+
+// RealityCheckDue reports whether a reality check is due at now and not yet
+// acknowledged: new bets wait for the player's Continue.
+func (s Session) RealityCheckDue(now time.Time) bool {
+	at := s.RealityCheckAt()
+	return !at.IsZero() && !now.Before(at)
+}
+
+// IdleAt is when the session ends if the player does nothing more; zero when
+// it has no inactivity timeout.
+func (s Session) IdleAt() time.Time {
+	if s.Controls.InactivityMinutes <= 0 {
+		return time.Time{}
+	}
+	return s.LastAction.Add(time.Duration(s.Controls.InactivityMinutes) * time.Minute)
+}
+
+// controlsOn reports whether the session has any control to persist.
+func (s Session) controlsOn() bool {
+	c := s.Controls
+	return c.SessionClock || c.RealityCheckMinutes > 0 || c.InactivityMinutes > 0
 }
 
 // Player returns who acts in the engine for this session.
@@ -158,9 +213,11 @@ type Mark struct {
 
 // entry is a live session in the cache.
 type entry struct {
-	s     Session // immutable but for Balance, guarded by Service.mu
+	s     Session // immutable but for Balance, LastAction and RealityAck, guarded by Service.mu
 	seq   uint64  // bumped by every balance the wallet reported
 	dirty bool
+	// controlsDirty: LastAction or RealityAck changed since the last write.
+	controlsDirty bool
 }
 
 type playerKey struct{ operator, playerID string }
@@ -236,6 +293,9 @@ func (s *Service) OnBalanceChange(f func(Session)) {
 	defer s.mu.Unlock()
 	s.listeners = append(s.listeners, f)
 }
+
+// Now is the sessions' clock: the responsible gambling controls are timed by it.
+func (s *Service) Now() time.Time { return s.now() }
 
 // Language returns the session language for a requested one: pt, en or es as
 // given, anything else the installation default (LANG-1..LANG-4).
@@ -405,6 +465,7 @@ func (s *Service) newSession(operator string, launch tickets.Session) Session {
 		Language: launch.Language, Theme: launch.Theme, Mobile: launch.Mobile,
 		LobbyURL: launch.LobbyURL, DepositURL: launch.DepositURL,
 		CreatedAt: now, ExpiresAt: now.Add(TTL),
+		Controls: launch.Controls, LastAction: now,
 	}
 }
 
@@ -424,7 +485,27 @@ func wellFormed(id string) bool {
 
 // Get returns the live session with this id, from memory or else from the
 // database (after a restart); ErrSessionExpired when it is unknown or expired.
+// A session idle past its inactivity timeout answers ErrSessionInactive with
+// the session (for its language), unless a bet of it is still in play.
 func (s *Service) Get(ctx context.Context, id string) (Session, error) {
+	out, err := s.get(ctx, id)
+	if err != nil {
+		return out, err
+	}
+	now := s.now()
+	if idle := out.IdleAt(); !idle.IsZero() && !now.Before(idle) {
+		live, err := engine.SessionHasLiveBets(ctx, s.db, out.Hash)
+		if err != nil {
+			return Session{}, fmt.Errorf("sessions: inactivity: %w", err)
+		}
+		if !live {
+			return out, ErrSessionInactive
+		}
+	}
+	return out, nil
+}
+
+func (s *Service) get(ctx context.Context, id string) (Session, error) {
 	if !wellFormed(id) {
 		return Session{}, ErrSessionExpired
 	}
@@ -444,6 +525,9 @@ func (s *Service) Get(ctx context.Context, id string) (Session, error) {
 			return Session{}, err
 		}
 		out = rec.session()
+		if err := s.loadControls(ctx, &out); err != nil {
+			return Session{}, err
+		}
 		if !now.Before(out.ExpiresAt) {
 			return Session{}, ErrSessionExpired
 		}
@@ -581,6 +665,51 @@ func (s *Service) OnWalletBalance(operator, playerID, currency string, balance i
 	}
 }
 
+// Acted records a player action of the session now (a bet, a cashout, a
+// cancellation, a reality check's Continue): it resets the idle clock. Reads,
+// polling and the stream are not actions.
+func (s *Service) Acted(hash []byte) {
+	now := s.now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e, ok := s.byHash[string(hash)]; ok && now.After(e.s.LastAction) {
+		e.s.LastAction = now
+		e.controlsDirty = e.controlsDirty || e.s.controlsOn()
+	}
+}
+
+// AcknowledgeRealityCheck records the player's Continue: when a reality check
+// is due, the next one is due a whole interval from now. It is also an action
+// (Acted). It returns the session as it now stands.
+func (s *Service) AcknowledgeRealityCheck(hash []byte) (Session, error) {
+	now := s.now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, ok := s.byHash[string(hash)]
+	if !ok {
+		return Session{}, ErrSessionExpired
+	}
+	if e.s.RealityCheckDue(now) {
+		e.s.RealityAck = now
+		e.controlsDirty = true
+	}
+	if now.After(e.s.LastAction) {
+		e.s.LastAction = now
+		e.controlsDirty = e.controlsDirty || e.s.controlsOn()
+	}
+	return e.s, nil
+}
+
+// NetPosition is what the session's player staked and won in this session,
+// from its bets (the session clock and the reality check show it).
+func (s *Service) NetPosition(ctx context.Context, sess Session) (engine.NetPosition, error) {
+	n, err := engine.SessionNetPosition(ctx, s.db, sess.Hash)
+	if err != nil {
+		return engine.NetPosition{}, fmt.Errorf("sessions: %w", err)
+	}
+	return n, nil
+}
+
 // OpenFreebets lists the session's open grants, oldest first (none for demo).
 func (s *Service) OpenFreebets(ctx context.Context, sess Session) ([]freebets.Grant, error) {
 	if s.freebets == nil || sess.Demo || sess.PlayerID == "" {
@@ -627,9 +756,63 @@ func (s *Service) insert(ctx context.Context, sess Session) error {
 		Demo: sess.Demo, Mobile: sess.Mobile, LobbyURL: sess.LobbyURL, DepositURL: sess.DepositURL,
 		Balance: sess.Balance, CreatedAt: store.MillisOf(sess.CreatedAt), ExpiresAt: store.MillisOf(sess.ExpiresAt),
 	}
-	if _, err := s.db.NewInsert().Model(rec).Exec(ctx); err != nil {
+	if !sess.controlsOn() {
+		if _, err := s.db.NewInsert().Model(rec).Exec(ctx); err != nil {
+			return fmt.Errorf("sessions: store the session: %w", err)
+		}
+		return nil
+	}
+	c := controlsRecordOf(sess)
+	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if _, err := tx.NewInsert().Model(rec).Exec(ctx); err != nil {
+			return err
+		}
+		_, err := tx.NewInsert().Model(c).Exec(ctx)
+		return err
+	})
+	if err != nil {
 		return fmt.Errorf("sessions: store the session: %w", err)
 	}
+	return nil
+}
+
+// controlsRecord is a row of the session_controls table (migration 0005): the
+// session's responsible gambling controls and their state; a row only when a
+// control is on.
+type controlsRecord struct {
+	bun.BaseModel `bun:"table:session_controls"`
+
+	IDHash              []byte       `bun:"id_hash,pk"`
+	SessionClock        bool         `bun:"session_clock"`
+	RealityCheckMinutes int          `bun:"reality_check_minutes"`
+	InactivityMinutes   int          `bun:"inactivity_minutes"`
+	LastActionAt        store.Millis `bun:"last_action_at"`
+	RealityCheckAckAt   store.Millis `bun:"reality_check_ack_at"`
+}
+
+func controlsRecordOf(sess Session) *controlsRecord {
+	return &controlsRecord{
+		IDHash: sess.Hash, SessionClock: sess.Controls.SessionClock,
+		RealityCheckMinutes: sess.Controls.RealityCheckMinutes, InactivityMinutes: sess.Controls.InactivityMinutes,
+		LastActionAt: store.MillisOf(sess.LastAction), RealityCheckAckAt: store.MillisOf(sess.RealityAck),
+	}
+}
+
+// loadControls reads the session's controls after a restart; none stored is
+// every control off.
+func (s *Service) loadControls(ctx context.Context, sess *Session) error {
+	c := new(controlsRecord)
+	err := s.db.NewSelect().Model(c).Where("id_hash = ?", sess.Hash).Scan(ctx)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		sess.LastAction = sess.CreatedAt
+		return nil
+	case err != nil:
+		return fmt.Errorf("sessions: load a session's controls: %w", err)
+	}
+	sess.Controls = tickets.Controls{SessionClock: c.SessionClock, RealityCheckMinutes: c.RealityCheckMinutes,
+		InactivityMinutes: c.InactivityMinutes}
+	sess.LastAction, sess.RealityAck = c.LastActionAt.Time(), c.RealityCheckAckAt.Time()
 	return nil
 }
 
@@ -667,7 +850,10 @@ func (s *Service) flush() {
 		hash    []byte
 		balance int64
 	}
-	var changes []change
+	var (
+		changes  []change
+		controls []*controlsRecord
+	)
 	s.mu.Lock()
 	for _, e := range s.byHash {
 		if e.s.Demo {
@@ -681,9 +867,13 @@ func (s *Service) flush() {
 			e.dirty = false
 			changes = append(changes, change{e.s.Hash, e.s.Balance})
 		}
+		if e.controlsDirty {
+			e.controlsDirty = false
+			controls = append(controls, controlsRecordOf(e.s))
+		}
 	}
 	s.mu.Unlock()
-	if len(changes) == 0 {
+	if len(changes) == 0 && len(controls) == 0 {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -695,6 +885,12 @@ func (s *Service) flush() {
 				return err
 			}
 		}
+		for _, c := range controls {
+			if _, err := tx.NewUpdate().Model(c).Column("last_action_at", "reality_check_ack_at").
+				WherePK().Exec(ctx); err != nil {
+				return err
+			}
+		}
 		return nil
 	})
 	if err != nil {
@@ -703,6 +899,11 @@ func (s *Service) flush() {
 		for _, c := range changes {
 			if e, ok := s.byHash[string(c.hash)]; ok {
 				e.dirty = true
+			}
+		}
+		for _, c := range controls {
+			if e, ok := s.byHash[string(c.IDHash)]; ok {
+				e.controlsDirty = true
 			}
 		}
 		s.mu.Unlock()

@@ -442,6 +442,85 @@ func TestGet(t *testing.T) {
 	}
 }
 
+// The responsible gambling controls of the launch live with the session: the
+// reality check falls due every interval after the last Continue, an action
+// resets the idle clock, a session idle past its timeout ends (unless a bet is
+// in play), and both clocks survive a restart.
+func TestResponsibleGamblingControls(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.wallet.set(token, 200, `{"status":"ok","player_id":"p-42","balance":25000,"currency":"BRL"}`)
+	launch := realLaunch("BRL")
+	launch.Controls = tickets.Controls{SessionClock: true, RealityCheckMinutes: 10, InactivityMinutes: 30}
+	opened := f.clock.Now()
+	sess, err := f.svc.Open(t.Context(), sessions.OpenRequest{SID: f.ticket(t, launch)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sess.Controls != launch.Controls || !sess.LastAction.Equal(opened) {
+		t.Fatalf("opened session: controls %+v, last action %v", sess.Controls, sess.LastAction)
+	}
+	if at := sess.RealityCheckAt(); !at.Equal(opened.Add(10 * time.Minute)) {
+		t.Fatalf("first reality check at %v, want 10 minutes after the opening", at)
+	}
+	f.clock.Advance(10*time.Minute - time.Millisecond)
+	if sess.RealityCheckDue(f.clock.Now()) {
+		t.Fatal("the reality check is due a millisecond early")
+	}
+	f.clock.Advance(time.Millisecond)
+	got, err := f.svc.Get(t.Context(), sess.ID)
+	if err != nil || !got.RealityCheckDue(f.clock.Now()) {
+		t.Fatalf("after 10 minutes: due %v, %v", got.RealityCheckDue(f.clock.Now()), err)
+	}
+	// Continue two minutes later: the next is due 10 minutes after it.
+	f.clock.Advance(2 * time.Minute)
+	acked, err := f.svc.AcknowledgeRealityCheck(sess.Hash)
+	if err != nil || acked.RealityCheckDue(f.clock.Now()) || !acked.RealityCheckAt().Equal(f.clock.Now().Add(10*time.Minute)) {
+		t.Fatalf("after Continue: next at %v, %v", acked.RealityCheckAt(), err)
+	}
+	// The idle clock restarts at every action; reads do not move it.
+	f.clock.Advance(29 * time.Minute)
+	if _, err := f.svc.Get(t.Context(), sess.ID); err != nil {
+		t.Fatalf("29 minutes idle: %v", err)
+	}
+	f.svc.Acted(sess.Hash)
+	lastAction := f.clock.Now()
+	f.clock.Advance(29 * time.Minute)
+	if _, err := f.svc.Get(t.Context(), sess.ID); err != nil {
+		t.Fatalf("29 minutes after an action: %v", err)
+	}
+	// A restart keeps the last action and the acknowledgement.
+	_ = f.svc.Close()
+	again, err := sessions.New(f.opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = again.Close() })
+	got, err = again.Get(t.Context(), sess.ID)
+	if err != nil || got.Controls != launch.Controls || !got.LastAction.Equal(lastAction) || !got.RealityAck.Equal(acked.RealityAck) {
+		t.Fatalf("after a restart: %+v (last action %v, ack %v), %v", got.Controls, got.LastAction, got.RealityAck, err)
+	}
+	f.clock.Advance(time.Minute)
+	got, err = again.Get(t.Context(), sess.ID)
+	if !errors.Is(err, sessions.ErrSessionInactive) || got.Language != "pt" {
+		t.Fatalf("30 minutes idle: %v (language %q), want ErrSessionInactive with the session", err, got.Language)
+	}
+	// Once ended, an action does not bring it back: every route refuses first.
+	if _, err := again.Get(t.Context(), sess.ID); !errors.Is(err, sessions.ErrSessionInactive) {
+		t.Fatalf("ended session: %v", err)
+	}
+
+	// Without controls nothing ends and no reality check falls due.
+	plain, err := again.Open(t.Context(), sessions.OpenRequest{SID: f.ticket(t, realLaunch("BRL"))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.clock.Advance(8 * time.Hour)
+	if got, err := again.Get(t.Context(), plain.ID); err != nil || got.RealityCheckDue(f.clock.Now()) || !got.IdleAt().IsZero() {
+		t.Fatalf("a session without controls: %v", err)
+	}
+}
+
 func TestBalances(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)

@@ -60,6 +60,7 @@ func suite(t *testing.T, b backend) {
 		{"InsertRefusesDuplicatesAndBadRecords", testInsertRefuses},
 		{"ConcurrentInsertsGroupCommitted", testConcurrentInserts},
 		{"DeleteExpiredTickets", testDeleteExpired},
+		{"TicketControlsRoundTrip", testTicketControls},
 		{"Ping", testPing},
 	}
 	for _, tc := range cases {
@@ -209,6 +210,41 @@ func testInsertAndRedeem(t *testing.T, s *store.Store, _ string) {
 	}
 	if u := got.UsedAt.Time(); !u.Equal(now.Truncate(time.Millisecond)) || u.Location() != time.UTC {
 		t.Fatalf("UsedAt.Time() = %v, want %v in UTC", u, now.Truncate(time.Millisecond))
+	}
+}
+
+// testTicketControls: the responsible gambling controls a ticket carries come
+// back on redemption, in a group commit with tickets without any, and leave
+// with their ticket's expiry.
+func testTicketControls(t *testing.T, s *store.Store, _ string) {
+	on := newTicket("with-controls")
+	on.Controls = store.TicketControls{SessionClock: true, RealityCheckMinutes: 60, InactivityMinutes: 30}
+	off := newTicket("without-controls")
+	var wg sync.WaitGroup
+	for _, rec := range []*store.TicketRecord{on, off} {
+		wg.Go(func() { insert(t, s, rec) })
+	}
+	wg.Wait()
+	for _, tc := range []struct {
+		rec  *store.TicketRecord
+		want store.TicketControls
+	}{
+		{on, store.TicketControls{Hash: on.Hash, SessionClock: true, RealityCheckMinutes: 60, InactivityMinutes: 30, ExpiresAt: on.ExpiresAt}},
+		{off, store.TicketControls{}},
+	} {
+		got, err := s.RedeemTicket(t.Context(), tc.rec.Hash, t0.Add(time.Minute))
+		if err != nil {
+			t.Fatalf("RedeemTicket: %v", err)
+		}
+		if !reflect.DeepEqual(got.Controls, tc.want) {
+			t.Fatalf("controls = %+v, want %+v", got.Controls, tc.want)
+		}
+	}
+	if _, err := s.DeleteExpiredTickets(t.Context(), on.ExpiresAt.Time().Add(time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	if n := countRows(t, s, "SELECT count(*) FROM ticket_controls"); n != 0 {
+		t.Fatalf("ticket_controls rows = %d after the ticket expired, want 0", n)
 	}
 }
 

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+
+	"github.com/uptrace/bun"
 )
 
 // ErrClosed is returned by a write after Close.
@@ -102,7 +104,7 @@ func (s *Store) insertTickets(batch []ticketWrite) {
 		for i, req := range batch {
 			recs[i] = *req.rec
 		}
-		if _, err := s.db.NewInsert().Model(&recs).Exec(ctx); err == nil {
+		if err := s.insertTicketRows(ctx, recs); err == nil {
 			for _, req := range batch {
 				req.done <- nil
 			}
@@ -110,12 +112,36 @@ func (s *Store) insertTickets(batch []ticketWrite) {
 		}
 	}
 	for _, req := range batch {
-		_, err := s.db.NewInsert().Model(req.rec).Exec(ctx)
+		err := s.insertTicketRows(ctx, []TicketRecord{*req.rec})
 		if err != nil {
 			err = fmt.Errorf("store: insert ticket: %w", err)
 		}
 		req.done <- err
 	}
+}
+
+// insertTicketRows inserts tickets and the controls of those that carry any,
+// in one transaction when there are controls (one statement otherwise).
+func (s *Store) insertTicketRows(ctx context.Context, recs []TicketRecord) error {
+	var controls []TicketControls
+	for _, r := range recs {
+		if r.Controls.On() {
+			c := r.Controls
+			c.Hash, c.ExpiresAt = r.Hash, r.ExpiresAt
+			controls = append(controls, c)
+		}
+	}
+	if len(controls) == 0 {
+		_, err := s.db.NewInsert().Model(&recs).Exec(ctx)
+		return err
+	}
+	return s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if _, err := tx.NewInsert().Model(&recs).Exec(ctx); err != nil {
+			return err
+		}
+		_, err := tx.NewInsert().Model(&controls).Exec(ctx)
+		return err
+	})
 }
 
 // stopTicketWriter refuses new writes, lets the writer finish what is queued,

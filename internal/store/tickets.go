@@ -56,6 +56,26 @@ type TicketRecord struct {
 	CreatedAt  Millis `bun:"created_at"`
 	ExpiresAt  Millis `bun:"expires_at"`       // valid while now < ExpiresAt
 	UsedAt     Millis `bun:"used_at,nullzero"` // zero (NULL) until redeemed
+	// Controls are stored in their own table, and only when one is on.
+	Controls TicketControls `bun:"-"`
+}
+
+// TicketControls are the responsible gambling controls a ticket carries to its
+// session (table ticket_controls, migration 0005); the zero value is every
+// control off, and is not stored.
+type TicketControls struct {
+	bun.BaseModel `bun:"table:ticket_controls"`
+
+	Hash                []byte `bun:"hash,pk"`
+	SessionClock        bool   `bun:"session_clock"`
+	RealityCheckMinutes int    `bun:"reality_check_minutes"` // 0: off
+	InactivityMinutes   int    `bun:"inactivity_minutes"`    // 0: off
+	ExpiresAt           Millis `bun:"expires_at"`            // the ticket's
+}
+
+// On reports whether any control is switched on.
+func (c TicketControls) On() bool {
+	return c.SessionClock || c.RealityCheckMinutes > 0 || c.InactivityMinutes > 0
 }
 
 // ticketColumns is the RETURNING list: every column of TicketRecord.
@@ -92,6 +112,15 @@ func (s *Store) RedeemTicket(ctx context.Context, hash []byte, now time.Time) (*
 	).Scan(ctx, rec)
 	switch {
 	case err == nil:
+		err = s.db.NewSelect().Model(&rec.Controls).Where("hash = ?", hash).Scan(ctx)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			rec.Controls = TicketControls{} // every control off
+		case err != nil:
+			// The ticket is spent; a retry answers ErrTicketUsed, so the
+			// player is launched again rather than let in without controls.
+			return nil, fmt.Errorf("store: redeem ticket: read its controls: %w", err)
+		}
 		return rec, nil
 	case !errors.Is(err, sql.ErrNoRows):
 		return nil, fmt.Errorf("store: redeem ticket: %w", err)
@@ -124,6 +153,9 @@ func (s *Store) RedeemTicket(ctx context.Context, hash []byte, now time.Time) (*
 // strictly before before, and reports how many. A deleted ticket redeems as
 // ErrTicketNotFound, which still refuses it.
 func (s *Store) DeleteExpiredTickets(ctx context.Context, before time.Time) (int64, error) {
+	if _, err := s.db.ExecContext(ctx, "DELETE FROM ticket_controls WHERE expires_at < ?", MillisOf(before)); err != nil {
+		return 0, fmt.Errorf("store: delete expired ticket controls: %w", err)
+	}
 	res, err := s.db.ExecContext(ctx, "DELETE FROM tickets WHERE expires_at < ?", MillisOf(before))
 	if err != nil {
 		return 0, fmt.Errorf("store: delete expired tickets: %w", err)

@@ -190,6 +190,7 @@ func (a *api) sessionBody(ctx context.Context, sess sessions.Session) table.Sess
 	for _, g := range grants {
 		out.Freebets = append(out.Freebets, table.Freebet{Id: g.ID, Amount: g.Amount})
 	}
+	a.controls(ctx, sess, &out)
 	return out
 }
 
@@ -225,6 +226,10 @@ func (a *api) PlaceBet(ctx context.Context, req table.PlaceBetRequestObject) (ta
 	sess, t, fail := a.session(ctx)
 	if fail != nil {
 		return *fail, nil
+	}
+	if sess.RealityCheckDue(a.s.sessions.Now()) {
+		// Bets wait for the player's Continue; cashouts and cancellations never do.
+		return a.fail(ctx, http.StatusConflict, table.ErrorCodeRealityCheckDue), nil
 	}
 	b := req.Body
 	if b == nil || b.Amount < 1 || (b.AutoCashout != nil && *b.AutoCashout < 101) ||

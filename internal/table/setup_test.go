@@ -84,6 +84,8 @@ type envOptions struct {
 	actionRate  float64
 	actionBurst int
 	hello       time.Duration
+	// sessionsNow is the sessions' clock (the responsible gambling controls'); nil: time.Now.
+	sessionsNow func() time.Time
 }
 
 func newEnv(t *testing.T, o envOptions) *env {
@@ -126,7 +128,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 	tk := tickets.New(st, nil)
 	bal := &balancer{answer: wallet.Result{Outcome: wallet.Success, PlayerID: "p-1", Balance: 10000, HasBalance: true, Currency: "BRL", PlayerName: "Maria Silva"}}
 	ss, err := sessions.New(sessions.Options{
-		Config: cfg, DB: st.DB(), Tickets: tk, Demo: bank,
+		Config: cfg, DB: st.DB(), Tickets: tk, Demo: bank, Now: o.sessionsNow,
 		Wallets: func(string) (sessions.Balancer, bool) { return bal, true },
 	})
 	if err != nil {

@@ -25,6 +25,7 @@ const (
 	CloseTooSlow       websocket.StatusCode = 4000 // the send buffer filled
 	CloseNoHello       websocket.StatusCode = 4001 // no hello within 5 s, or the first message was not one
 	CloseSession       websocket.StatusCode = 4401 // unknown or expired session
+	CloseInactive      websocket.StatusCode = 4408 // the session ended after its inactivity timeout
 	CloseReplaced      websocket.StatusCode = 4409 // the session opened a newer stream
 	CloseRateLimited   websocket.StatusCode = 4429 // too many messages
 	maxClientMessage                        = 1024 // bytes; larger closes with 1009
@@ -121,6 +122,10 @@ func (s *Server) serveStream(st *stream) {
 		return
 	}
 	sess, err := s.sessions.Get(st.io, hello.Session)
+	if errors.Is(err, sessions.ErrSessionInactive) {
+		s.closeInactive(st, sess)
+		return
+	}
 	if err != nil {
 		if !errors.Is(err, sessions.ErrSessionExpired) {
 			s.log.Error("stream: reading a session failed", "err", err)
@@ -148,8 +153,24 @@ func (s *Server) serveStream(st *stream) {
 
 	keepAlive := time.NewTicker(streamKeepAlive)
 	defer keepAlive.Stop()
+	// The inactivity timeout closes the stream. The player's actions reach the
+	// session through the API, so the deadline is read again when it passes.
+	var (
+		idle    <-chan time.Time
+		recheck func() bool
+	)
+	if at := sess.IdleAt(); !at.IsZero() {
+		idleTimer := time.NewTimer(at.Sub(s.sessions.Now()))
+		defer idleTimer.Stop()
+		idle = idleTimer.C
+		recheck = func() bool { return s.recheckIdle(st, hello.Session, idleTimer) }
+	}
 	for {
 		select {
+		case <-idle:
+			if !recheck() {
+				return
+			}
 		case ev, ok := <-sub.C:
 			if !ok {
 				if sub.Dropped() {
@@ -182,6 +203,42 @@ func (s *Server) serveStream(st *stream) {
 		}
 	}
 }
+
+// recheckIdle reads the session again once its idle deadline passed: an
+// inactive session's stream closes with 4408 (false), an active one's timer
+// is set to its new deadline (true).
+func (s *Server) recheckIdle(st *stream, id string, timer *time.Timer) bool {
+	cur, err := s.sessions.Get(st.io, id)
+	switch {
+	case errors.Is(err, sessions.ErrSessionInactive):
+		s.closeInactive(st, cur)
+		return false
+	case err != nil:
+		st.close(CloseSession, "session expired")
+		return false
+	}
+	wait := cur.IdleAt().Sub(s.sessions.Now())
+	if wait <= 0 {
+		wait = liveBetRecheck // held alive by a bet in play
+	}
+	timer.Reset(wait)
+	return true
+}
+
+// closeInactive tells the player their session ended after inactivity, in
+// their language, and closes the stream with 4408.
+func (s *Server) closeInactive(st *stream, sess sessions.Session) {
+	lang := sess.Language
+	if lang == "" {
+		lang = s.inst.DefaultLanguage
+	}
+	s.writeNow(st, errorEvent(s.msgs.text(lang, table.ErrorCodeSessionInactive), table.ErrorCodeSessionInactive))
+	st.close(CloseInactive, "session inactive")
+}
+
+// liveBetRecheck is how soon the stream of an idle session held alive by a bet
+// in play looks at it again.
+const liveBetRecheck = 5 * time.Second
 
 // resync sends what a new or reconnecting client starts from: its balance, the
 // current phase, the round's bets (snapshot) and its own bets in the round.

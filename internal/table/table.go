@@ -95,9 +95,9 @@ type Server struct {
 	origins  map[string]bool
 	msgs     messages
 
-	reads      *limiters // per session
-	actions    *limiters // per session
-	perAddress *limiters
+	readLimits   *limiters // per session
+	actionLimits *limiters // per session
+	perAddress   *limiters
 
 	streamMu sync.Mutex
 	streams  map[string]*stream // by session hash
@@ -154,11 +154,11 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{
 		cfg: cfg, inst: cfg.Config, sessions: cfg.Sessions, tables: cfg.Tables, db: cfg.DB,
 		log: cfg.Logger, now: cfg.Now, msgs: msgs,
-		origins:    map[string]bool{},
-		reads:      newLimiters(rate.Limit(cfg.ReadRate), cfg.ReadBurst),
-		actions:    newLimiters(rate.Limit(cfg.ActionRate), cfg.ActionBurst),
-		perAddress: newLimiters(rate.Limit(cfg.AddressRate), cfg.AddressBurst),
-		streams:    map[string]*stream{},
+		origins:      map[string]bool{},
+		readLimits:   newLimiters(rate.Limit(cfg.ReadRate), cfg.ReadBurst),
+		actionLimits: newLimiters(rate.Limit(cfg.ActionRate), cfg.ActionBurst),
+		perAddress:   newLimiters(rate.Limit(cfg.AddressRate), cfg.AddressBurst),
+		streams:      map[string]*stream{},
 	}
 	if o := originOf(cfg.Config.BaseURL); o != "" {
 		s.origins[o] = true
@@ -175,7 +175,7 @@ func New(cfg Config) (*Server, error) {
 // Routes returns the table's routes for server.Config.Routes: the player API
 // under /api/v1/, the stream, the page at / and its assets under /static/.
 func (s *Server) Routes() map[string]http.Handler {
-	strict := table.NewStrictHandlerWithOptions(&api{s}, nil, table.StrictHTTPServerOptions{
+	strict := table.NewStrictHandlerWithOptions(&api{s}, []table.StrictMiddlewareFunc{s.actions}, table.StrictHTTPServerOptions{
 		RequestErrorHandlerFunc:  s.requestError,
 		ResponseErrorHandlerFunc: s.responseError,
 	})
@@ -188,6 +188,7 @@ func (s *Server) Routes() map[string]http.Handler {
 	routes := map[string]http.Handler{
 		"POST /api/v1/sessions":              open(w.CreateSession),
 		"GET /api/v1/session":                authed(readBudget, w.GetSession),
+		"POST /api/v1/session/reality-check": authed(actionBudget, w.AcknowledgeRealityCheck),
 		"GET /api/v1/round":                  authed(readBudget, w.GetCurrentRound),
 		"GET /api/v1/bets":                   authed(readBudget, w.ListBets),
 		"POST /api/v1/bets":                  authed(actionBudget, w.PlaceBet),
@@ -295,6 +296,10 @@ func (s *Server) authenticate(b budget, next http.Handler) http.Handler {
 		if ok {
 			sess, err = s.sessions.Get(r.Context(), id)
 		}
+		if errors.Is(err, sessions.ErrSessionInactive) { // ended by its inactivity timeout
+			s.writeError(w, context.WithValue(r.Context(), sessionKey{}, sess), http.StatusUnauthorized, table.ErrorCodeSessionInactive, nil)
+			return
+		}
 		if err != nil {
 			if !errors.Is(err, sessions.ErrSessionExpired) {
 				s.log.ErrorContext(r.Context(), "reading a session failed", "request_id", server.RequestID(r.Context()), "err", err)
@@ -306,9 +311,9 @@ func (s *Server) authenticate(b budget, next http.Handler) http.Handler {
 		}
 		sess.ID = id // Get does not return the id: it is not stored
 		ctx := context.WithValue(r.Context(), sessionKey{}, sess)
-		lim := s.reads
+		lim := s.readLimits
 		if b != readBudget {
-			lim = s.actions
+			lim = s.actionLimits
 		}
 		if wait, ok := lim.allow(string(sess.Hash), s.now()); !ok {
 			if b != cashoutBudget {

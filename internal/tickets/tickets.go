@@ -51,6 +51,15 @@ type Session struct {
 	Operator, GameID, Token, PlayerID, Currency, Language, PlayerName, Theme string
 	Demo, Mobile                                                             bool
 	LobbyURL, DepositURL                                                     string
+	Controls                                                                 Controls
+}
+
+// Controls are the responsible gambling controls a launch switched on for its
+// session; the zero value is every control off.
+type Controls struct {
+	SessionClock        bool // show the session clock and the net position
+	RealityCheckMinutes int  // 0: no reality check
+	InactivityMinutes   int  // 0: no inactivity timeout
 }
 
 // Repository stores tickets; *store.Store satisfies it. RedeemTicket must be
@@ -103,8 +112,10 @@ func (s *Service) Issue(ctx context.Context, sess Session) (raw string, err erro
 		Mobile:     sess.Mobile,
 		LobbyURL:   sess.LobbyURL,
 		DepositURL: sess.DepositURL,
-		CreatedAt:  store.MillisOf(now),
-		ExpiresAt:  store.MillisOf(now.Add(TTL)),
+		Controls: store.TicketControls{SessionClock: sess.Controls.SessionClock,
+			RealityCheckMinutes: sess.Controls.RealityCheckMinutes, InactivityMinutes: sess.Controls.InactivityMinutes},
+		CreatedAt: store.MillisOf(now),
+		ExpiresAt: store.MillisOf(now.Add(TTL)),
 	}
 	if err := s.repo.InsertTicket(ctx, rec); err != nil {
 		return "", fmt.Errorf("tickets: issue: %w", err)
@@ -143,6 +154,8 @@ func (s *Service) Redeem(ctx context.Context, raw string) (Session, error) {
 		Mobile:     rec.Mobile,
 		LobbyURL:   rec.LobbyURL,
 		DepositURL: rec.DepositURL,
+		Controls: Controls{SessionClock: rec.Controls.SessionClock, RealityCheckMinutes: rec.Controls.RealityCheckMinutes,
+			InactivityMinutes: rec.Controls.InactivityMinutes},
 	}, nil
 }
 

@@ -55,7 +55,10 @@ async function api(method, path, body) {
   }
   let data = null;
   try { data = await res.json(); } catch { data = null; }
-  if (!res.ok) throw new APIError(res.status, data);
+  if (!res.ok) {
+    if (data && data.error_code === 'SESSION_INACTIVE') inactive(data.message);
+    throw new APIError(res.status, data);
+  }
   return data;
 }
 
@@ -119,6 +122,7 @@ async function boot() {
   $('demo-badge').hidden = !sess.demo;
   renderBalance();
   renderLimits();
+  setupControls();
   wireControls();
   addPanel();
   addPanel();
@@ -203,6 +207,7 @@ function connect() {
     clearInterval(state.pingTimer);
     if (state.ws !== ws || state.stopped) return;
     if (ev.code === 4401) { sessionStorage.removeItem(SESSION_KEY); fatal(t('error.SESSION_EXPIRED')); return; }
+    if (ev.code === 4408) { inactive(t('error.SESSION_INACTIVE')); return; }
     if (ev.code === 4409) { fatal(t('stream.replaced')); return; }
     // Reconnect and resynchronise (the server resends the state after hello).
     $('connection').hidden = false;
@@ -248,6 +253,7 @@ function handle(ev) {
     case 'bet':
       for (const p of state.panels) p.update(ev.bet);
       refreshMyBetsSoon();
+      refreshControlsSoon();
       break;
     case 'ping':
       if (state.ws) state.ws.send(JSON.stringify({ type: 'pong', t: ev.t }));
@@ -256,6 +262,7 @@ function handle(ev) {
       pong(ev);
       break;
     case 'error':
+      if (ev.error_code === 'SESSION_INACTIVE') { inactive(ev.message); break; }
       notice(ev.message);
       break;
   }
@@ -518,7 +525,10 @@ class Panel {
       else if (b && b.status === 'accepted' && r.phase === 'flying' && b.round_id === r.round_id) await this.cashout();
     } catch (err) {
       this.note = message(err);
-      if (err.body && err.body.error_code === 'INSUFFICIENT_FUNDS' && err.body.balance !== undefined) setBalance(err.body.balance);
+      const code = err.body && err.body.error_code;
+      if (code === 'INSUFFICIENT_FUNDS' && err.body.balance !== undefined) setBalance(err.body.balance);
+      if (code === 'INSUFFICIENT_FUNDS') offerDeposit();
+      if (code === 'REALITY_CHECK_DUE') showRealityCheck();
     } finally {
       this.busy = false;
     }
@@ -627,7 +637,8 @@ function renderPanelTools() {
 function wireControls() {
   $('add-panel').addEventListener('click', addPanel);
   $('remove-panel').addEventListener('click', removePanel);
-  $('open-help').addEventListener('click', () => $('help').showModal());
+  $('open-help').addEventListener('click', openHelp);
+  $('reality-continue').addEventListener('click', continueSession);
   $('open-fairness').addEventListener('click', () => openFairness(state.rounds.length ? state.rounds[0].round_id : ''));
   $('f-check').addEventListener('click', verify);
   $('latency').addEventListener('click', () => notice(t('latency.notice')));
@@ -640,6 +651,141 @@ function wireControls() {
       }
     });
   }
+}
+
+// openHelp states the game's figures: RTP and maximum multiplier from the
+// fairness inputs, the maximum win per bet from the session's limits.
+async function openHelp() {
+  $('help').showModal();
+  const l = state.session.limits || {};
+  setText($('help-maxwin-value'), 'help.maxWinValue', { amount: l.max_win !== undefined ? fmt(l.max_win) : t('limits.unknown') });
+  if (!state.fairness) {
+    try {
+      state.fairness = await api('GET', '/api/v1/fairness');
+    } catch {
+      return;
+    }
+  }
+  setText($('help-rtp'), 'help.rtp', { pct: (state.fairness.rtp_bp / 100).toFixed(2) });
+  setText($('help-max'), 'help.maxMultiplier', { m: money.multiplier(state.fairness.max_multiplier) });
+}
+
+// ---- responsible gambling (api/table.v1.yaml "Responsible gambling") ----
+
+// webURL returns an absolute http(s) address, or null: nothing else is ever
+// navigated to, whatever the server sent.
+function webURL(raw) {
+  if (typeof raw !== 'string' || raw === '') return null;
+  try {
+    const u = new URL(raw);
+    return u.protocol === 'http:' || u.protocol === 'https:' ? u.href : null;
+  } catch {
+    return null;
+  }
+}
+
+// link points an <a target="_top"> at url, or hides it.
+function link(el, url) {
+  if (url) { el.href = url; el.hidden = false; } else { el.removeAttribute('href'); el.hidden = true; }
+}
+
+const rg = { timer: null, due: false, offset: 0, refresh: null };
+
+function setupControls() {
+  const s = state.session;
+  link($('lobby'), webURL(s.lobby_url));
+  link($('reality-leave'), webURL(s.lobby_url));
+  const c = s.responsible_gambling;
+  if (!c) return;
+  rg.offset = c.server_time - Date.now();
+  $('rg-bar').hidden = !c.session_clock;
+  clearInterval(rg.timer);
+  rg.timer = setInterval(tickControls, 1000);
+  tickControls();
+}
+
+const rgNow = () => Date.now() + rg.offset;
+
+// duration is h:mm:ss (or m:ss) of a number of milliseconds.
+function duration(ms) {
+  const s = Math.max(0, Math.floor(ms / 1000));
+  const h = Math.floor(s / 3600);
+  const mm = String(Math.floor((s % 3600) / 60));
+  const ss = String(s % 60).padStart(2, '0');
+  return h > 0 ? `${h}:${mm.padStart(2, '0')}:${ss}` : `${mm}:${ss}`;
+}
+
+// signed formats a net result in cents with its sign.
+function signed(cents) {
+  return (cents < 0 ? '−' : cents > 0 ? '+' : '') + fmt(Math.abs(cents));
+}
+
+function tickControls() {
+  const c = state.session && state.session.responsible_gambling;
+  if (!c || state.stopped) return;
+  if (c.session_clock) {
+    $('rg-clock').textContent = duration(rgNow() - c.session_started_at);
+    $('rg-net').textContent = c.net !== undefined ? signed(c.net) : '';
+  }
+  if (c.reality_check_at && rgNow() >= c.reality_check_at && !rg.due) showRealityCheck();
+}
+
+function applyControls(sess) {
+  state.session.responsible_gambling = sess.responsible_gambling;
+  if (sess.responsible_gambling) rg.offset = sess.responsible_gambling.server_time - Date.now();
+  tickControls();
+}
+
+// refreshControlsSoon reads the session again (a read: it does not count as
+// an action) for the net position after a bet changed.
+function refreshControlsSoon() {
+  const c = state.session && state.session.responsible_gambling;
+  if (!c || c.net === undefined) return;
+  clearTimeout(rg.refresh);
+  rg.refresh = setTimeout(async () => {
+    try { applyControls(await api('GET', '/api/v1/session')); } catch { /* the figures stay */ }
+  }, 400);
+}
+
+// showRealityCheck pauses the table with the elapsed time and the net result,
+// read fresh from the server; bets are refused by the server until Continue.
+async function showRealityCheck() {
+  rg.due = true;
+  try { applyControls(await api('GET', '/api/v1/session')); } catch { /* show what is known */ }
+  const c = state.session.responsible_gambling || {};
+  setText($('reality-text'), 'rg.checkText', {
+    time: duration(rgNow() - (c.session_started_at || rgNow())),
+    staked: fmt(c.staked || 0), won: fmt(c.won || 0), net: signed(c.net || 0),
+  });
+  const d = $('reality');
+  if (!d.open && !state.stopped) d.showModal();
+}
+
+async function continueSession() {
+  try {
+    applyControls(await api('POST', '/api/v1/session/reality-check'));
+    rg.due = false;
+    $('reality').close();
+  } catch (err) {
+    notice(message(err));
+  }
+}
+
+// offerDeposit shows the Deposit button after a refusal for lack of funds.
+function offerDeposit() {
+  link($('deposit'), webURL(state.session.deposit_url));
+}
+
+// inactive ends the table: the session ended after its inactivity timeout.
+function inactive(text) {
+  if (state.stopped && !$('fatal').hidden) return;
+  sessionStorage.removeItem(SESSION_KEY);
+  clearInterval(rg.timer);
+  const d = $('reality');
+  if (d.open) d.close();
+  fatal(text || t('error.SESSION_INACTIVE'));
+  $('fatal-title').hidden = false;
+  link($('fatal-lobby'), state.session ? webURL(state.session.lobby_url) : null);
 }
 
 async function openFairness(roundId) {
