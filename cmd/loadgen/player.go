@@ -18,7 +18,7 @@ import (
 
 	"github.com/coder/websocket"
 
-	"github.com/crashstudio/crashgame/internal/engine"
+	"github.com/crashstudio/crashgame/internal/round"
 	"github.com/crashstudio/crashgame/internal/signature"
 )
 
@@ -369,7 +369,7 @@ func (p *player) scheduleCashouts(ctx context.Context, roundID string, startedAt
 		if b.auto != 0 {
 			continue
 		}
-		at := startedAt.Add(engine.TimeToReach(b.target))
+		at := startedAt.Add(round.TimeToReach(b.target))
 		p.timers = append(p.timers, time.AfterFunc(time.Until(at), func() { p.cashout(ctx, b) }))
 	}
 }

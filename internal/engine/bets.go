@@ -8,6 +8,8 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"github.com/crashstudio/crashgame/internal/config"
+	"github.com/crashstudio/crashgame/internal/round"
 	"github.com/crashstudio/crashgame/internal/store"
 	"github.com/crashstudio/crashgame/internal/wallet"
 )
@@ -50,7 +52,8 @@ type CashoutResult struct {
 	HasBalance bool
 }
 
-func (b *liveBet) view() *BetView { v := viewOf(b.rec); v.Status = b.state; return &v }
+// view is the bet as its player sees it, in state st (the round's).
+func (b *liveBet) view(st round.State) *BetView { v := viewOf(b.rec); v.Status = string(st); return &v }
 
 func viewOf(r BetRecord) BetView {
 	v := BetView{BetID: r.ID, RoundID: r.RoundID, Amount: r.Amount, AutoCashout: r.AutoCashout, FreebetID: r.FreebetID,
@@ -71,17 +74,15 @@ func (t *Table) PlaceBet(ctx context.Context, p Player, req BetRequest) (BetResu
 	if !ok {
 		return BetResult{}, fmt.Errorf("engine: unknown operator %q", p.Operator)
 	}
-	if req.AutoCashout != 0 && (req.AutoCashout < 101 || req.AutoCashout > t.game.MaxMultiplier) {
-		return BetResult{}, ErrBadAutoCashout
+	limits, known := op.Currency(p.Currency)
+	if req.FreebetID == "" && !known {
+		return BetResult{}, ErrBetLimit
 	}
-	if req.FreebetID == "" {
-		limits, ok := op.Currency(p.Currency)
-		if !ok || req.Amount <= 0 ||
-			(limits.MinBet != nil && req.Amount < *limits.MinBet) ||
-			(limits.MaxBet != nil && req.Amount > *limits.MaxBet) {
-			return BetResult{}, ErrBetLimit
-		}
-	} else if p.Demo || t.cfg.Freebets == nil || !t.game.Freebet {
+	lim := roundLimits(limits)
+	if err := round.CheckBet(req.Amount, req.AutoCashout, req.FreebetID != "", lim, t.game.MaxMultiplier); err != nil {
+		return BetResult{}, err
+	}
+	if req.FreebetID != "" && (p.Demo || t.cfg.Freebets == nil || !t.game.Freebet) {
 		return BetResult{}, ErrFreebetUnavailable
 	}
 	var w BetWallet
@@ -94,7 +95,7 @@ func (t *Table) PlaceBet(ctx context.Context, p Player, req BetRequest) (BetResu
 		}
 	}
 
-	// Reserve a place in the round (the loop decides phase and count).
+	// Reserve a place in the round (the rules decide phase and count).
 	var (
 		live     *liveBet
 		deadline time.Time
@@ -103,24 +104,23 @@ func (t *Table) PlaceBet(ctx context.Context, p Player, req BetRequest) (BetResu
 	now := t.clock.Now()
 	err := t.do(ctx, func() {
 		r := t.cur
-		if r == nil || r.phase != PhaseBetting || !now.Before(r.bettingTo) {
+		if r == nil {
 			rerr = ErrBettingClosed
 			return
 		}
-		// Five bets per player, whichever of their sessions placed them (LIM-5).
-		if r.count[p.key()] >= MaxBetsPerRound {
-			rerr = ErrTooManyBets
+		id := "b_" + randomID(15)
+		if _, rerr = r.core.Admit(now, round.Intent{ID: id, Owner: string(p.Session), Player: p.key(),
+			Amount: req.Amount, AutoCashout: req.AutoCashout, MaxWin: lim.MaxWin}); rerr != nil {
 			return
 		}
-		r.count[p.key()]++
 		rec := BetRecord{
-			ID: "b_" + randomID(15), RoundID: r.rec.ID, GameID: t.game.ID, SessionHash: p.Session,
+			ID: id, RoundID: r.rec.ID, GameID: t.game.ID, SessionHash: p.Session,
 			Operator: p.Operator, PlayerID: p.PlayerID, Token: p.Token, PlayerName: p.Name, Currency: p.Currency,
 			Demo: p.Demo, Amount: req.Amount, AutoCashout: req.AutoCashout, Status: StatusPending, PlacedAt: store.MillisOf(now),
 		}
-		live = &liveBet{rec: rec, player: p, state: StatusPending}
-		r.bets[rec.ID] = live
-		deadline = r.bettingTo
+		live = &liveBet{rec: rec, player: p, round: r}
+		r.live[id] = live
+		deadline = r.core.BettingEnds()
 	})
 	if err == nil {
 		err = rerr
@@ -170,12 +170,27 @@ func (t *Table) PlaceBet(ctx context.Context, p Player, req BetRequest) (BetResu
 	return t.settleDebit(live, rec, res)
 }
 
+// roundLimits are a currency's limits as the rules take them (0: unknown).
+func roundLimits(c config.Limits) round.Limits {
+	var l round.Limits
+	if c.MinBet != nil {
+		l.MinBet = *c.MinBet
+	}
+	if c.MaxBet != nil {
+		l.MaxBet = *c.MaxBet
+	}
+	if c.MaxWin != nil {
+		l.MaxWin = *c.MaxWin
+	}
+	return l
+}
+
 // ownBet returns p's bet betID in the current round, or nil. Loop only.
 func (t *Table) ownBet(p Player, betID string) *liveBet {
 	if t.cur == nil {
 		return nil
 	}
-	b := t.cur.bets[betID]
+	b := t.cur.live[betID]
 	if b == nil || string(b.player.Session) != string(p.Session) {
 		return nil
 	}
@@ -185,16 +200,14 @@ func (t *Table) ownBet(p Player, betID string) *liveBet {
 // release forgets a reservation that never reached the wallet.
 func (t *Table) release(b *liveBet) {
 	_ = t.do(context.Background(), func() {
-		if r := t.cur; r != nil && r.rec.ID == b.rec.RoundID {
-			delete(r.bets, b.rec.ID)
-			r.count[b.player.key()]--
-		}
+		b.round.core.Forget(b.rec.ID)
+		delete(b.round.live, b.rec.ID)
 	})
 }
 
-// settleDebit decides what the /bet outcome means for the bet, in the loop,
-// commits it, then answers. rec is the bet as its intent was committed (the
-// stake and grant a freebet spent).
+// settleDebit feeds the /bet outcome to the bet's round, in the loop, commits
+// what the rules decided, then answers. rec is the bet as its intent was
+// committed (the stake and grant a freebet spent).
 func (t *Table) settleDebit(b *liveBet, rec BetRecord, res wallet.Result) (BetResult, error) {
 	var (
 		done   <-chan error
@@ -203,15 +216,25 @@ func (t *Table) settleDebit(b *liveBet, rec BetRecord, res wallet.Result) (BetRe
 		view   *BetView // taken in the loop, which owns b
 		void   bool
 	)
+	outcome := round.Undecided
+	switch res.Outcome {
+	case wallet.Success:
+		outcome = round.Debited
+	case wallet.Refused:
+		outcome = round.Refusal
+	}
 	err := t.do(context.Background(), func() {
 		b.rec = rec
-		defer func() { view, void = b.view(), b.state == StatusVoid }()
-		r := t.cur
-		inWindow := r != nil && r.rec.ID == b.rec.RoundID && r.phase == PhaseBetting
-		switch {
-		case res.Outcome == wallet.Success && inWindow:
-			b.state = StatusAccepted
-			b.rec.Status = StatusAccepted
+		r := b.round
+		core, derr := r.core.Debited(b.rec.ID, rec.Amount, outcome, t.clock.Now())
+		if derr != nil {
+			answer = fmt.Errorf("engine: debit outcome of %s: %w", b.rec.ID, derr)
+			return
+		}
+		b.rec.Status = string(core.State)
+		view, void = b.view(core.State), core.State == round.Voided
+		switch core.State {
+		case round.Accepted:
 			opTx := res.OperatorTxID
 			done = t.commit.submit(func(ctx context.Context, tx bun.Tx) error {
 				_, err := setBetStatus(ctx, tx, b.rec.ID, StatusPending, StatusAccepted, 0, func(q *bun.UpdateQuery) *bun.UpdateQuery {
@@ -219,17 +242,13 @@ func (t *Table) settleDebit(b *liveBet, rec BetRecord, res wallet.Result) (BetRe
 				})
 				return err
 			})
-			t.public = append(t.public, b.item())
-		case res.Outcome == wallet.Refused:
-			b.state = StatusRefused
-			if r != nil && r.rec.ID == b.rec.RoundID {
-				r.count[b.player.key()]--
-				delete(r.bets, b.rec.ID)
-			}
+			t.public = append(t.public, b.item(core))
+		case round.Refused:
+			delete(r.live, b.rec.ID)
 			code := res.ErrorCode
 			answer = &RefusedError{Code: code, Balance: res.Balance, HasBalance: res.HasBalance}
 			done = t.commit.submit(func(ctx context.Context, tx bun.Tx) error {
-				ok, err := setBetStatus(ctx, tx, b.rec.ID, StatusPending, StatusRefused, store.MillisOf(t.clock.Now()), func(q *bun.UpdateQuery) *bun.UpdateQuery {
+				ok, err := setBetStatus(ctx, tx, b.rec.ID, StatusPending, StatusRefused, store.MillisOf(core.SettledAt), func(q *bun.UpdateQuery) *bun.UpdateQuery {
 					return q.Set("refusal = ?", code)
 				})
 				if err != nil || !ok || b.rec.FreebetID == nil || t.cfg.Freebets == nil {
@@ -246,10 +265,7 @@ func (t *Table) settleDebit(b *liveBet, rec BetRecord, res wallet.Result) (BetRe
 			if res.Outcome == wallet.Success {
 				reason, answer = "debit confirmed after the betting window closed", ErrBettingClosed
 			}
-			b.state = StatusVoid
-			if r != nil && r.rec.ID == b.rec.RoundID {
-				delete(r.bets, b.rec.ID)
-			}
+			delete(r.live, b.rec.ID)
 			done = t.commit.submit(func(ctx context.Context, tx bun.Tx) error {
 				return t.rollbackBet(ctx, tx, b, StatusPending, StatusVoid, reason)
 			})
@@ -257,6 +273,9 @@ func (t *Table) settleDebit(b *liveBet, rec BetRecord, res wallet.Result) (BetRe
 	})
 	if err != nil {
 		return BetResult{}, err
+	}
+	if done == nil {
+		return BetResult{}, answer
 	}
 	if cerr := <-done; cerr != nil {
 		t.logger.Error("committing a debit outcome failed; recovery at boot rolls it back", "bet_id", b.rec.ID, "err", cerr)
@@ -283,27 +302,21 @@ func (t *Table) settleDebit(b *liveBet, rec BetRecord, res wallet.Result) (BetRe
 func (t *Table) Cashout(ctx context.Context, p Player, betID string, receivedAt time.Time) (CashoutResult, error) {
 	var (
 		done <-chan error
-		b    *liveBet
 		out  CashoutResult
 		rerr error
 	)
 	err := t.do(ctx, func() {
-		r := t.cur
-		if b = t.ownBet(p, betID); b == nil {
+		b := t.ownBet(p, betID)
+		if b == nil {
 			rerr = ErrUnknownBet
 			return
 		}
-		switch {
-		case r.phase == PhaseBetting:
-			rerr = ErrCashoutNotAllowed
-		case b.state == StatusLost || r.phase == PhaseCrashed || !receivedAt.Before(r.crashAt):
-			rerr = ErrRoundCrashed
-		case b.state != StatusAccepted:
-			rerr = ErrCashoutNotAllowed
-		default:
-			done = t.cashout(b, Multiplier(receivedAt.Sub(r.started)), receivedAt)
-			out = CashoutResult{BetID: b.rec.ID, Multiplier: b.rec.Multiplier, Payout: *b.rec.Payout}
+		var core round.Bet
+		if core, rerr = b.round.core.Cashout(string(p.Session), betID, receivedAt); rerr != nil {
+			return
 		}
+		done = t.cashout(b, core)
+		out = CashoutResult{BetID: core.ID, Multiplier: core.Multiplier, Payout: core.Payout}
 	})
 	if err == nil {
 		err = rerr
@@ -320,22 +333,15 @@ func (t *Table) Cashout(ctx context.Context, p Player, betID string, receivedAt 
 	return out, nil
 }
 
-// cashout settles b at multiplier m, in the loop: the state changes at once,
-// the bet's update and its /win movement commit together, and a goroutine
-// delivers the outcome once committed. It returns the commit's outcome.
-func (t *Table) cashout(b *liveBet, m int64, at time.Time) <-chan error {
-	op, _ := t.cfg.Operators(b.rec.Operator)
-	var maxWin int64
-	if op != nil {
-		if l, ok := op.Currency(b.rec.Currency); ok && l.MaxWin != nil {
-			maxWin = *l.MaxWin
-		}
-	}
-	payout := Payout(b.rec.Amount, m, maxWin) // capped at max_win (LIM-14)
-	b.state, b.rec.Status, b.rec.Multiplier, b.rec.Payout = StatusCashedOut, StatusCashedOut, m, &payout
-	t.public = append(t.public, b.item())
+// cashout commits what the round decided for b, in the loop: the bet's update
+// and its /win movement commit together, and a goroutine delivers the outcome
+// once committed. It returns the commit's outcome.
+func (t *Table) cashout(b *liveBet, core round.Bet) <-chan error {
+	payout, m := core.Payout, core.Multiplier
+	b.rec.Status, b.rec.Multiplier, b.rec.Payout = StatusCashedOut, m, &payout
+	t.public = append(t.public, b.item(core))
 	rec := b.rec
-	settled := store.MillisOf(at)
+	settled := store.MillisOf(core.SettledAt)
 	done := t.commit.submit(func(ctx context.Context, tx bun.Tx) error {
 		ok, err := setBetStatus(ctx, tx, rec.ID, StatusAccepted, StatusCashedOut, settled, func(q *bun.UpdateQuery) *bun.UpdateQuery {
 			return q.Set("multiplier = ?", m).Set("payout = ?", payout)
@@ -397,8 +403,8 @@ type cancellation struct {
 // Cancel withdraws an accepted bet during the betting phase and rolls its debit
 // back (RB-2). Once the rollback committed, settle (may be nil) gives the
 // balance the answer carries. Cancelling again, at once or later in the round,
-// waits for the first cancel and answers exactly what it answered: the bet
-// stays in the round as cancelled until the round ends.
+// waits for the first cancel and answers exactly what it answered: the round
+// keeps the bet as cancelled until it ends.
 func (t *Table) Cancel(ctx context.Context, p Player, betID string, settle func(BetView) int64) (CancelResult, error) {
 	var (
 		done  <-chan error
@@ -408,23 +414,23 @@ func (t *Table) Cancel(ctx context.Context, p Player, betID string, settle func(
 		rerr  error
 	)
 	err := t.do(ctx, func() {
-		r := t.cur
 		if b = t.ownBet(p, betID); b == nil {
 			rerr = ErrUnknownBet
 			return
 		}
-		if c = b.cancel; c != nil {
-			return // a repeat
-		}
-		if r.phase != PhaseBetting || b.state != StatusAccepted {
-			rerr = ErrCancelNotAllowed
+		core, repeat, err := b.round.core.Cancel(string(p.Session), betID, t.clock.Now())
+		switch {
+		case err != nil:
+			rerr = err
+			return
+		case repeat:
+			c = b.cancel
 			return
 		}
 		c, first = &cancellation{done: make(chan struct{})}, true
 		b.cancel = c
-		b.state, b.rec.Status = StatusCancelled, StatusCancelled
-		c.res.Bet = *b.view()
-		r.count[p.key()]--
+		b.rec.Status = StatusCancelled
+		c.res.Bet = *b.view(core.State)
 		done = t.commit.submit(func(ctx context.Context, tx bun.Tx) error {
 			return t.rollbackBet(ctx, tx, b, StatusAccepted, StatusCancelled, "cancelled by the player")
 		})

@@ -14,6 +14,7 @@ import (
 	"github.com/crashstudio/crashgame/integration/pgtest"
 	"github.com/crashstudio/crashgame/internal/config"
 	"github.com/crashstudio/crashgame/internal/engine"
+	"github.com/crashstudio/crashgame/internal/round"
 	"github.com/crashstudio/crashgame/internal/store"
 	"github.com/crashstudio/crashgame/internal/wallet"
 )
@@ -139,7 +140,7 @@ func (h *benchTable) finish() {
 		v = h.waitFor(func(n engine.RoundView) bool { return n.RoundID == v.RoundID && n.Phase != engine.PhaseBetting })
 	}
 	if v.Phase == engine.PhaseFlying {
-		h.clock.Set(v.StartedAt.Add(engine.TimeToReach(h.crash(v.RoundID))))
+		h.clock.Set(v.StartedAt.Add(round.TimeToReach(h.crash(v.RoundID))))
 		v = h.waitFor(func(n engine.RoundView) bool { return n.Phase == engine.PhaseCrashed })
 	}
 	h.clock.Set(v.CrashedAt.Add(3 * time.Second))
@@ -342,7 +343,7 @@ func BenchmarkRoundSettle(b *testing.B) {
 				v := h.bettingCrashingAbove(120)
 				h.placeBets(op.id, 0, liveBets, 0)
 				v = h.fly()
-				at := v.StartedAt.Add(engine.TimeToReach(h.crash(v.RoundID)))
+				at := v.StartedAt.Add(round.TimeToReach(h.crash(v.RoundID)))
 				b.StartTimer()
 				h.clock.Set(at)
 				for id := range crashed {

@@ -13,6 +13,7 @@ import (
 	"github.com/crashstudio/crashgame/integration/pgtest"
 	"github.com/crashstudio/crashgame/internal/config"
 	"github.com/crashstudio/crashgame/internal/engine"
+	"github.com/crashstudio/crashgame/internal/round"
 	"github.com/crashstudio/crashgame/internal/store"
 	"github.com/crashstudio/crashgame/internal/wallet"
 )
@@ -313,7 +314,7 @@ func (h *harness) nextRound() {
 		v = h.fly()
 	}
 	if v.Phase == engine.PhaseFlying {
-		h.clock.Set(v.StartedAt.Add(engine.TimeToReach(h.crashPoint(v.RoundID))))
+		h.clock.Set(v.StartedAt.Add(round.TimeToReach(h.crashPoint(v.RoundID))))
 		v = h.waitPhase(engine.PhaseCrashed)
 	}
 	h.clock.Set(v.CrashedAt.Add(3 * time.Second))

@@ -3,20 +3,23 @@ package engine
 import (
 	"errors"
 	"fmt"
+
+	"github.com/crashstudio/crashgame/internal/round"
 )
 
 // The refusals a player can get. The table maps each to its player-facing code.
+// Those the round's rules decide are package round's own values.
 var (
-	ErrBettingClosed      = errors.New("betting is closed")
-	ErrTooManyBets        = errors.New("too many bets in this round")
-	ErrBetLimit           = errors.New("amount outside the bet limits")
-	ErrBadAutoCashout     = errors.New("auto-cashout outside 1.01x and the maximum multiplier")
+	ErrBettingClosed      = round.ErrBettingClosed
+	ErrTooManyBets        = round.ErrTooManyBets
+	ErrBetLimit           = round.ErrBetLimit
+	ErrBadAutoCashout     = round.ErrBadAutoCashout
+	ErrRoundCrashed       = round.ErrRoundCrashed
+	ErrUnknownBet         = round.ErrUnknownBet
+	ErrCashoutNotAllowed  = round.ErrCashoutNotAllowed
+	ErrCancelNotAllowed   = round.ErrCancelNotAllowed
 	ErrFreebetUnavailable = errors.New("freebet unavailable")
-	ErrRoundCrashed       = errors.New("the round crashed")
-	ErrUnknownBet         = errors.New("unknown bet")
 	ErrUnknownRound       = errors.New("unknown round")
-	ErrCashoutNotAllowed  = errors.New("cashout not allowed")
-	ErrCancelNotAllowed   = errors.New("cancel not allowed")
 	ErrWalletUnavailable  = errors.New("wallet unavailable")
 	ErrStopped            = errors.New("table stopped")
 )

@@ -8,18 +8,19 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"github.com/crashstudio/crashgame/internal/round"
 	"github.com/crashstudio/crashgame/internal/store"
 )
 
-// Bet states as stored.
+// Bet states as stored: the round's (package round).
 const (
-	StatusPending   = "pending"
-	StatusAccepted  = "accepted"
-	StatusRefused   = "refused"
-	StatusCashedOut = "cashed_out"
-	StatusLost      = "lost"
-	StatusCancelled = "cancelled"
-	StatusVoid      = "void"
+	StatusPending   = string(round.Pending)
+	StatusAccepted  = string(round.Accepted)
+	StatusRefused   = string(round.Refused)
+	StatusCashedOut = string(round.CashedOut)
+	StatusLost      = string(round.Lost)
+	StatusCancelled = string(round.Cancelled)
+	StatusVoid      = string(round.Voided)
 )
 
 // Round states as stored.

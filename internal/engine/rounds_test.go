@@ -8,6 +8,7 @@ import (
 
 	"github.com/crashstudio/crashgame/internal/engine"
 	"github.com/crashstudio/crashgame/internal/fairness"
+	"github.com/crashstudio/crashgame/internal/round"
 	"github.com/crashstudio/crashgame/internal/wallet"
 )
 
@@ -29,12 +30,12 @@ func TestRoundPhases(t *testing.T) {
 		t.Fatalf("hash or crash point visible while flying: %+v", f)
 	}
 	cp := h.crashPoint(f.RoundID)
-	h.clock.Set(f.StartedAt.Add(engine.TimeToReach(cp) - time.Millisecond))
+	h.clock.Set(f.StartedAt.Add(round.TimeToReach(cp) - time.Millisecond))
 	time.Sleep(20 * time.Millisecond)
 	if now, m := h.table.Round(); now.Phase != engine.PhaseFlying || m >= cp {
 		t.Fatalf("crashed early: phase %s multiplier %d, crash point %d", now.Phase, m, cp)
 	}
-	h.clock.Set(f.StartedAt.Add(engine.TimeToReach(cp)))
+	h.clock.Set(f.StartedAt.Add(round.TimeToReach(cp)))
 	c := h.waitPhase(engine.PhaseCrashed)
 	if c.CrashPoint != cp || c.Hash == "" {
 		t.Fatalf("crashed view %+v, want crash point %d and the hash", c, cp)

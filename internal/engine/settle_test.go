@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/crashstudio/crashgame/internal/engine"
+	"github.com/crashstudio/crashgame/internal/round"
 	"github.com/crashstudio/crashgame/internal/store"
 	"github.com/crashstudio/crashgame/internal/wallet"
 )
@@ -26,14 +27,14 @@ func TestCashoutAroundTheCrash(t *testing.T) {
 		b := mustBet(t, h, bob, engine.BetRequest{Amount: 1000})
 		f := h.fly()
 		cp := h.crashPoint(f.RoundID)
-		crashAt := f.StartedAt.Add(engine.TimeToReach(cp))
+		crashAt := f.StartedAt.Add(round.TimeToReach(cp))
 		before := crashAt.Add(-time.Millisecond)
 		h.clock.Set(before)
 		res, err := h.table.Cashout(context.Background(), alice, a.Bet.BetID, before)
 		if err != nil {
 			t.Fatal(err)
 		}
-		m := engine.Multiplier(before.Sub(f.StartedAt))
+		m := round.Multiplier(before.Sub(f.StartedAt))
 		if res.Multiplier != m || m >= cp || res.Payout != 1000*m/100 {
 			t.Fatalf("cashout %+v, want multiplier %d (crash %d)", res, m, cp)
 		}
@@ -81,7 +82,7 @@ func TestAutoCashout(t *testing.T) {
 	above := mustBet(t, h, playerOf("acme", "erin"), engine.BetRequest{Amount: 100, AutoCashout: cp + 1})
 	f := h.fly()
 	for _, m := range []int64{153, 250, cp} {
-		h.clock.Set(f.StartedAt.Add(engine.TimeToReach(m)))
+		h.clock.Set(f.StartedAt.Add(round.TimeToReach(m)))
 		time.Sleep(20 * time.Millisecond)
 	}
 	h.waitPhase(engine.PhaseCrashed)

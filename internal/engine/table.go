@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -18,12 +17,10 @@ import (
 
 	"github.com/crashstudio/crashgame/internal/config"
 	"github.com/crashstudio/crashgame/internal/fairness"
+	"github.com/crashstudio/crashgame/internal/round"
 	"github.com/crashstudio/crashgame/internal/store"
 	"github.com/crashstudio/crashgame/internal/wallet"
 )
-
-// MaxBetsPerRound is how many bets one player may hold in one round (LIM-5).
-const MaxBetsPerRound = 5
 
 // publicFlush is how often others' bets and cashouts reach the stream: at most
 // ten batches a second.
@@ -103,7 +100,7 @@ type Table struct {
 	inbox    chan func()
 	chain    *fairness.Chain
 	chainRec ChainRecord
-	cur      *round // owned by the loop goroutine
+	cur      *liveRound // owned by the loop goroutine
 	viewMu   sync.RWMutex
 	view     RoundView // what Round() returns, copied by the loop
 	public   []BetItem // owned by the loop: items waiting for the next flush
@@ -125,28 +122,28 @@ type RoundView struct {
 	Hash          string    // "" before the crash
 }
 
-// Phases of the current round, as RoundView.Phase names them.
+// Phases of the current round, as RoundView.Phase names them (a void round
+// shows as crashed: it is over).
 const (
-	PhaseBetting = "betting"
-	PhaseFlying  = "flying"
-	PhaseCrashed = "crashed"
+	PhaseBetting = string(round.Betting)
+	PhaseFlying  = string(round.Flying)
+	PhaseCrashed = string(round.Crashed)
 )
 
-type round struct {
-	rec       RoundRecord
-	phase     string
-	bettingTo time.Time
-	started   time.Time
-	crashAt   time.Time
-	crashed   time.Time
-	bets      map[string]*liveBet
-	count     map[string]int // bets per player (Player.key), pending included
+// liveRound is the current round: its rules (package round), its record, and
+// what the table keeps of each bet the rules hold (by id).
+type liveRound struct {
+	rec  RoundRecord
+	core *round.Round
+	live map[string]*liveBet
 }
 
+// liveBet is what the table keeps of a bet besides its rules: its record (for
+// the database and the wallet) and its player (for the stream).
 type liveBet struct {
 	rec    BetRecord
 	player Player
-	state  string        // pending, accepted, cashed_out, lost, cancelled, void, refused
+	round  *liveRound    // the round that admitted it
 	cancel *cancellation // set by the first cancel; repeats share it
 }
 
@@ -242,7 +239,7 @@ func (t *Table) Round() (RoundView, int64) {
 	m := int64(100)
 	switch v.Phase {
 	case PhaseFlying:
-		m = Multiplier(t.clock.Now().Sub(v.StartedAt))
+		m = round.Multiplier(t.clock.Now().Sub(v.StartedAt))
 	case PhaseCrashed:
 		m = v.CrashPoint
 	}
@@ -352,7 +349,7 @@ func (t *Table) Run(ctx context.Context) error {
 			continue
 		}
 		// Betting.
-		if !t.wait(t.cur.bettingTo, &flush, true) {
+		if !t.wait(t.cur.core.BettingEnds(), &flush, true) {
 			t.voidRound("table stopping during betting")
 			break
 		}
@@ -364,12 +361,12 @@ func (t *Table) Run(ctx context.Context) error {
 		// Flying: auto-cashouts fire at their targets, then the crash.
 		graceEnd := time.Time{}
 		for {
-			next, auto := t.nextAuto()
+			next, auto := t.cur.core.NextAuto()
 			if t.isStopping() && graceEnd.IsZero() {
 				graceEnd = t.clock.Now().Add(t.cfg.ShutdownGrace)
 			}
-			until := t.cur.crashAt
-			if auto != nil && !next.After(until) {
+			until := t.cur.core.CrashAt()
+			if auto && !next.After(until) {
 				until = next
 			}
 			if !graceEnd.IsZero() && graceEnd.Before(until) {
@@ -379,26 +376,26 @@ func (t *Table) Run(ctx context.Context) error {
 			// grace starts at once.
 			t.wait(until, &flush, graceEnd.IsZero())
 			now := t.clock.Now()
-			if !graceEnd.IsZero() && !now.Before(graceEnd) && now.Before(t.cur.crashAt) {
+			if !graceEnd.IsZero() && !now.Before(graceEnd) && now.Before(t.cur.core.CrashAt()) {
 				t.voidRound("table stopping: the flying round did not crash within the grace")
 				break
 			}
-			if auto != nil && !now.Before(next) {
+			if auto && !now.Before(next) {
 				t.fireAutos(now)
 				continue
 			}
-			if !now.Before(t.cur.crashAt) {
+			if !now.Before(t.cur.core.CrashAt()) {
 				t.crash()
 				go t.sweepPending(context.WithoutCancel(ctx), t.cur.rec.ID)
 				break
 			}
 		}
 		t.flushPublic()
-		if t.cur.phase != PhaseCrashed {
+		if t.cur.core.Phase() != round.Crashed {
 			break
 		}
 		// Pause after the crash.
-		t.wait(t.cur.crashed.Add(t.game.Pause()), &flush, true)
+		t.wait(t.cur.core.CrashedAt().Add(t.game.Pause()), &flush, true)
 		if int(seq-t.chainRec.FirstSeq+1) >= t.chain.Len() {
 			if err := t.loadChain(ctx, seq+1); err != nil {
 				return err
@@ -475,7 +472,7 @@ func (t *Table) startRound(ctx context.Context, seq int64) error {
 	if _, err := t.db.NewInsert().Model(&rec).Exec(ctx); err != nil {
 		return fmt.Errorf("engine: open round %s: %w", rec.ID, err)
 	}
-	t.cur = &round{rec: rec, phase: PhaseBetting, bettingTo: rec.BettingEndsAt.Time(), bets: map[string]*liveBet{}, count: map[string]int{}}
+	t.cur = &liveRound{rec: rec, core: round.New(rec.ID, rec.CrashPoint, rec.BettingEndsAt.Time()), live: map[string]*liveBet{}}
 	t.publish(EventRoundBetting)
 	return nil
 }
@@ -484,9 +481,9 @@ func (t *Table) startRound(ctx context.Context, seq int64) error {
 // event of that type with it.
 func (t *Table) publish(typ string) {
 	r := t.cur
-	v := RoundView{RoundID: r.rec.ID, Seq: r.rec.Seq, Phase: r.phase, BettingEndsAt: r.bettingTo, StartedAt: r.started}
-	if r.phase == PhaseCrashed {
-		v.CrashedAt, v.CrashPoint, v.Hash = r.crashed, r.rec.CrashPoint, r.rec.Hash
+	v := RoundView{RoundID: r.rec.ID, Seq: r.rec.Seq, Phase: string(r.core.Phase()), BettingEndsAt: r.core.BettingEnds(), StartedAt: r.core.StartedAt()}
+	if r.core.Phase() == round.Crashed {
+		v.CrashedAt, v.CrashPoint, v.Hash = r.core.CrashedAt(), r.rec.CrashPoint, r.rec.Hash
 	}
 	t.viewMu.Lock()
 	t.view = v
@@ -498,65 +495,30 @@ func (t *Table) publish(typ string) {
 func (t *Table) takeOff() error {
 	r := t.cur
 	now := t.clock.Now()
-	r.started = now
-	r.crashAt = now.Add(TimeToReach(r.rec.CrashPoint))
 	_, err := t.db.NewUpdate().Model((*RoundRecord)(nil)).
 		Set("status = ?", RoundFlying).Set("started_at = ?", store.MillisOf(now)).
 		Where("id = ?", r.rec.ID).Exec(context.Background())
 	if err != nil {
 		return fmt.Errorf("round %s take-off: %w", r.rec.ID, err)
 	}
-	r.phase = PhaseFlying
+	r.core.TakeOff(now)
 	t.publish(EventRoundFlying)
 	return nil
 }
 
-// nextAuto returns the earliest auto-cashout target time among accepted bets
-// whose target the round will reach.
-func (t *Table) nextAuto() (time.Time, *liveBet) {
-	var best *liveBet
-	for _, b := range t.cur.bets {
-		if b.state != StatusAccepted || b.rec.AutoCashout == 0 || b.rec.AutoCashout > t.cur.rec.CrashPoint {
-			continue
-		}
-		if best == nil || b.rec.AutoCashout < best.rec.AutoCashout {
-			best = b
-		}
-	}
-	if best == nil {
-		return time.Time{}, nil
-	}
-	return t.cur.started.Add(TimeToReach(best.rec.AutoCashout)), best
-}
-
-// fireAutos cashes out every accepted bet whose target the multiplier reached,
-// each at exactly its target.
+// fireAutos commits the auto-cashouts the round fired at now, each at exactly
+// its target.
 func (t *Table) fireAutos(now time.Time) {
-	m := Multiplier(now.Sub(t.cur.started))
-	var due []*liveBet
-	for _, b := range t.cur.bets {
-		if b.state == StatusAccepted && b.rec.AutoCashout != 0 && b.rec.AutoCashout <= m && b.rec.AutoCashout <= t.cur.rec.CrashPoint {
-			due = append(due, b)
-		}
-	}
-	sort.Slice(due, func(i, j int) bool { return due[i].rec.AutoCashout < due[j].rec.AutoCashout })
-	for _, b := range due {
-		t.cashout(b, b.rec.AutoCashout, now)
+	for _, core := range t.cur.core.FireAutos(now) {
+		t.cashout(t.cur.live[core.ID], core)
 	}
 }
 
 // crash ends the flight: every bet still accepted is lost.
 func (t *Table) crash() {
 	r := t.cur
-	r.phase, r.crashed = PhaseCrashed, r.crashAt
-	lost := make([]*liveBet, 0)
-	for _, b := range r.bets {
-		if b.state == StatusAccepted {
-			b.state = StatusLost
-			lost = append(lost, b)
-		}
-	}
-	roundID, crashedAt := r.rec.ID, store.MillisOf(r.crashed)
+	lost := r.core.Crash()
+	roundID, crashedAt := r.rec.ID, store.MillisOf(r.core.CrashedAt())
 	err := t.commitHard("settling the crash of "+roundID, func(ctx context.Context, tx bun.Tx) error {
 		_, err := tx.NewUpdate().Model((*RoundRecord)(nil)).
 			Set("status = ?", RoundFinished).Set("crashed_at = ?", crashedAt).
@@ -565,7 +527,7 @@ func (t *Table) crash() {
 			return err
 		}
 		// One statement settles every bet still accepted, including one whose
-		// cashout commit failed; only those it changed get their zero_win.
+		// cashout commit failed; only those the round lost get their zero_win.
 		var ids []string
 		err = tx.NewUpdate().Model((*BetRecord)(nil)).
 			Set("status = ?", StatusLost).Set("settled_at = ?", crashedAt).Set("payout = 0").
@@ -574,12 +536,12 @@ func (t *Table) crash() {
 		if err != nil {
 			return err
 		}
-		byID := make(map[string]*liveBet, len(lost))
+		lostIDs := make(map[string]bool, len(lost))
 		for _, b := range lost {
-			byID[b.rec.ID] = b
+			lostIDs[b.ID] = true
 		}
 		for _, id := range ids {
-			if b := byID[id]; b != nil {
+			if b := r.live[id]; b != nil && lostIDs[id] {
 				if err := t.enqueueZeroWin(ctx, tx, b); err != nil {
 					return err
 				}
@@ -592,8 +554,9 @@ func (t *Table) crash() {
 	}
 	t.notifyQueue()
 	t.publish(EventRoundCrashed)
-	for _, b := range lost {
-		t.hub.send(b.player.Session, &Event{Type: EventBet, Bet: b.view()})
+	for _, core := range lost {
+		b := r.live[core.ID]
+		t.hub.send(b.player.Session, &Event{Type: EventBet, Bet: b.view(core.State)})
 	}
 }
 
@@ -619,12 +582,10 @@ func (t *Table) enqueueZeroWin(ctx context.Context, tx bun.IDB, b *liveBet) erro
 // rolled back (RB-4), and the round is marked void.
 func (t *Table) voidRound(reason string) {
 	r := t.cur
-	var open []*liveBet
-	for _, b := range r.bets {
-		if b.state == StatusAccepted {
-			b.state = StatusVoid
-			open = append(open, b)
-		}
+	voided := r.core.Void(t.clock.Now())
+	open := make([]*liveBet, 0, len(voided))
+	for _, core := range voided {
+		open = append(open, r.live[core.ID])
 	}
 	err := t.commitHard("voiding "+r.rec.ID, func(ctx context.Context, tx bun.Tx) error {
 		if _, err := tx.NewUpdate().Model((*RoundRecord)(nil)).Set("status = ?", RoundVoid).Where("id = ?", r.rec.ID).Exec(ctx); err != nil {
@@ -646,7 +607,6 @@ func (t *Table) voidRound(reason string) {
 		}
 	}
 	t.notifyQueue()
-	r.phase = PhaseCrashed
 	// The view leaves the void round (no crash point to show: nothing is
 	// broadcast; the next round.betting, if any, follows).
 	t.viewMu.Lock()
@@ -654,7 +614,7 @@ func (t *Table) voidRound(reason string) {
 	t.viewMu.Unlock()
 	t.logger.Warn("round voided", "round_id", r.rec.ID, "reason", reason, "bets_rolled_back", len(open))
 	for _, b := range open {
-		t.hub.send(b.player.Session, &Event{Type: EventBet, Bet: b.view()})
+		t.hub.send(b.player.Session, &Event{Type: EventBet, Bet: b.view(round.Voided)})
 	}
 }
 
@@ -728,13 +688,11 @@ func (t *Table) flushPublic() {
 	t.hub.broadcast(&Event{Type: EventBets, Items: items, Round: t.view})
 }
 
-func (b *liveBet) item() BetItem {
-	it := BetItem{BetID: b.rec.ID, Name: b.rec.PlayerName, Currency: b.rec.Currency, Amount: b.rec.Amount}
-	if b.state == StatusCashedOut {
-		it.Multiplier = b.rec.Multiplier
-		if b.rec.Payout != nil {
-			it.Payout = *b.rec.Payout
-		}
+// item is the bet as other players see it, in the round's state core.
+func (b *liveBet) item(core round.Bet) BetItem {
+	it := BetItem{BetID: b.rec.ID, Name: b.rec.PlayerName, Currency: b.rec.Currency, Amount: core.Amount}
+	if core.State == round.CashedOut {
+		it.Multiplier, it.Payout = core.Multiplier, core.Payout
 	}
 	return it
 }

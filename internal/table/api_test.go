@@ -8,6 +8,7 @@ import (
 
 	"github.com/crashstudio/crashgame/gen/table"
 	"github.com/crashstudio/crashgame/internal/engine"
+	"github.com/crashstudio/crashgame/internal/round"
 	"github.com/crashstudio/crashgame/internal/tickets"
 	"github.com/crashstudio/crashgame/internal/wallet"
 )
@@ -128,7 +129,7 @@ func TestDemoPlay(t *testing.T) {
 	}
 
 	var last table.BetPlaced
-	for i := range engine.MaxBetsPerRound {
+	for i := range round.MaxBetsPerPlayer {
 		rec = e.call(t, "POST", "/api/v1/bets", s, map[string]any{"amount": 100 + i})
 		if rec.Code != http.StatusCreated {
 			t.Fatalf("bet %d: %d %s", i, rec.Code, rec.Body)
@@ -157,7 +158,7 @@ func TestDemoPlay(t *testing.T) {
 	switch rec.Code {
 	case http.StatusOK:
 		c := decode[table.Cashout](t, rec)
-		if c.Multiplier < 100 || c.Payout != engine.Payout(last.Amount, c.Multiplier, 10000000) || c.Balance != balanceAfterBets+c.Payout {
+		if c.Multiplier < 100 || c.Payout != round.Payout(last.Amount, c.Multiplier, 10000000) || c.Balance != balanceAfterBets+c.Payout {
 			t.Fatalf("cashout = %+v (balance before %d)", c, balanceAfterBets)
 		}
 		if got := decode[table.Session](t, e.call(t, "GET", "/api/v1/session", s, nil)).Balance; got != c.Balance {

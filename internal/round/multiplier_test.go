@@ -1,11 +1,11 @@
-package engine_test
+package round_test
 
 import (
 	"math"
 	"testing"
 	"time"
 
-	"github.com/crashstudio/crashgame/internal/engine"
+	"github.com/crashstudio/crashgame/internal/round"
 )
 
 func TestMultiplierCurve(t *testing.T) {
@@ -23,7 +23,7 @@ func TestMultiplierCurve(t *testing.T) {
 		{time.Minute, 3659},
 	}
 	for _, tt := range tests {
-		if got := engine.Multiplier(tt.elapsed); got != tt.want {
+		if got := round.Multiplier(tt.elapsed); got != tt.want {
 			t.Errorf("Multiplier(%v) = %d, want %d", tt.elapsed, got, tt.want)
 		}
 	}
@@ -32,11 +32,11 @@ func TestMultiplierCurve(t *testing.T) {
 func TestTimeToReachIsTheFirstMillisecond(t *testing.T) {
 	t.Parallel()
 	for _, m := range []int64{100, 101, 150, 199, 200, 1000, 12345, 100000} {
-		d := engine.TimeToReach(m)
-		if engine.Multiplier(d) < m {
-			t.Fatalf("TimeToReach(%d) = %v reaches only %d", m, d, engine.Multiplier(d))
+		d := round.TimeToReach(m)
+		if round.Multiplier(d) < m {
+			t.Fatalf("TimeToReach(%d) = %v reaches only %d", m, d, round.Multiplier(d))
 		}
-		if d > 0 && engine.Multiplier(d-time.Millisecond) >= m {
+		if d > 0 && round.Multiplier(d-time.Millisecond) >= m {
 			t.Fatalf("TimeToReach(%d) = %v is not the first millisecond", m, d)
 		}
 	}
@@ -60,7 +60,7 @@ func TestPayout(t *testing.T) {
 		{"no stake", 0, 200, 0, 0},
 	}
 	for _, tt := range tests {
-		if got := engine.Payout(tt.stake, tt.multiplier, tt.maxWin); got != tt.want {
+		if got := round.Payout(tt.stake, tt.multiplier, tt.maxWin); got != tt.want {
 			t.Errorf("%s: Payout(%d, %d, %d) = %d, want %d", tt.name, tt.stake, tt.multiplier, tt.maxWin, got, tt.want)
 		}
 	}
