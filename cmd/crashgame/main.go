@@ -5,8 +5,15 @@
 //	crashgame migrate --config FILE apply the database migrations and exit
 //	crashgame check-config --config FILE  validate an installation file and exit
 //	crashgame movements --config FILE     list wallet movements for reconciliation
+//	crashgame reconcile --config FILE --operator-sim URL  operator-sim's ledger against the game's records
 //	crashgame verify --hash H --salt S    recompute a round's crash point
 //	crashgame wallet-check ...            the contract battery against an operator's wallet
+//
+// It owns the command line and the wiring: it parses flags and the installation
+// file and assembles the packages of internal/ in dependency order. It holds no
+// game or money rule of its own, and must never print a secret, an API key, a
+// token or a signature (a flag's value included), nor move money outside the
+// packages that own it: movements, reconcile and verify only read.
 package main
 
 import (
