@@ -59,44 +59,48 @@ func (a *api) internal(ctx context.Context, what string, err error) errorRespons
 	return a.fail(ctx, http.StatusInternalServerError, table.ErrorCodeServerError)
 }
 
+// refusals maps each engine refusal to the player's code and its HTTP status,
+// in the order refusal tries them.
+var refusals = []struct {
+	err    error
+	status int
+	code   table.ErrorCode
+}{
+	{engine.ErrBettingClosed, http.StatusConflict, table.ErrorCodeBettingClosed},
+	{engine.ErrTooManyBets, http.StatusConflict, table.ErrorCodeTooManyBets},
+	{engine.ErrBetLimit, http.StatusUnprocessableEntity, table.ErrorCodeBetLimit},
+	{engine.ErrBadAutoCashout, http.StatusUnprocessableEntity, table.ErrorCodeBetLimit},
+	{engine.ErrFreebetUnavailable, http.StatusUnprocessableEntity, table.ErrorCodeFreebetUnavailable},
+	{engine.ErrRoundCrashed, http.StatusConflict, table.ErrorCodeRoundCrashed},
+	{engine.ErrUnknownBet, http.StatusNotFound, table.ErrorCodeUnknownBet},
+	{engine.ErrUnknownRound, http.StatusNotFound, table.ErrorCodeUnknownRound},
+	{engine.ErrCashoutNotAllowed, http.StatusConflict, table.ErrorCodeCashoutNotAllowed},
+	{engine.ErrCancelNotAllowed, http.StatusConflict, table.ErrorCodeCancelNotAllowed},
+	{engine.ErrWalletUnavailable, http.StatusServiceUnavailable, table.ErrorCodeWalletUnavailable},
+}
+
 // refusal translates an engine refusal into the player's code (never a wallet
 // code or an operator's message: AUTH-18).
 func (a *api) refusal(ctx context.Context, err error) errorResponse {
-	var refused *engine.RefusedError
-	switch {
-	case errors.Is(err, engine.ErrBettingClosed):
-		return a.fail(ctx, http.StatusConflict, table.ErrorCodeBettingClosed)
-	case errors.Is(err, engine.ErrTooManyBets):
-		return a.fail(ctx, http.StatusConflict, table.ErrorCodeTooManyBets)
-	case errors.Is(err, engine.ErrBetLimit), errors.Is(err, engine.ErrBadAutoCashout):
-		return a.fail(ctx, http.StatusUnprocessableEntity, table.ErrorCodeBetLimit)
-	case errors.Is(err, engine.ErrFreebetUnavailable):
-		return a.fail(ctx, http.StatusUnprocessableEntity, table.ErrorCodeFreebetUnavailable)
-	case errors.Is(err, engine.ErrRoundCrashed):
-		return a.fail(ctx, http.StatusConflict, table.ErrorCodeRoundCrashed)
-	case errors.Is(err, engine.ErrUnknownBet):
-		return a.fail(ctx, http.StatusNotFound, table.ErrorCodeUnknownBet)
-	case errors.Is(err, engine.ErrUnknownRound):
-		return a.fail(ctx, http.StatusNotFound, table.ErrorCodeUnknownRound)
-	case errors.Is(err, engine.ErrCashoutNotAllowed):
-		return a.fail(ctx, http.StatusConflict, table.ErrorCodeCashoutNotAllowed)
-	case errors.Is(err, engine.ErrCancelNotAllowed):
-		return a.fail(ctx, http.StatusConflict, table.ErrorCodeCancelNotAllowed)
-	case errors.Is(err, engine.ErrWalletUnavailable):
-		return a.fail(ctx, http.StatusServiceUnavailable, table.ErrorCodeWalletUnavailable)
-	case errors.As(err, &refused):
-		if refused.Code == "INSUFFICIENT_FUNDS" {
-			r := a.fail(ctx, http.StatusUnprocessableEntity, table.ErrorCodeInsufficientFunds)
-			if refused.HasBalance && refused.Balance >= 0 {
-				b := refused.Balance
-				r.body.Balance = &b
-			}
-			return r
+	for _, r := range refusals {
+		if errors.Is(err, r.err) {
+			return a.fail(ctx, r.status, r.code)
 		}
-		a.s.log.InfoContext(ctx, "bet refused by the wallet", "request_id", server.RequestID(ctx), "error_code", refused.Code)
-		return a.fail(ctx, http.StatusUnprocessableEntity, table.ErrorCodeBetRefused)
 	}
-	return a.internal(ctx, "engine call failed", err)
+	var refused *engine.RefusedError
+	if !errors.As(err, &refused) {
+		return a.internal(ctx, "engine call failed", err)
+	}
+	if refused.Code == "INSUFFICIENT_FUNDS" {
+		r := a.fail(ctx, http.StatusUnprocessableEntity, table.ErrorCodeInsufficientFunds)
+		if refused.HasBalance && refused.Balance >= 0 {
+			b := refused.Balance
+			r.body.Balance = &b
+		}
+		return r
+	}
+	a.s.log.InfoContext(ctx, "bet refused by the wallet", "request_id", server.RequestID(ctx), "error_code", refused.Code)
+	return a.fail(ctx, http.StatusUnprocessableEntity, table.ErrorCodeBetRefused)
 }
 
 // session returns the request's session and its game's table.
