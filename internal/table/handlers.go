@@ -396,17 +396,29 @@ func limitOf(p *table.Limit) (int, bool) {
 	return int(*p), *p >= 1 && *p <= 100
 }
 
+// listing reads what every list route starts from: the request's session and
+// the page size of its limit parameter. When fail is not nil it is the answer.
+func (a *api) listing(ctx context.Context, limit *table.Limit) (sess sessions.Session, n int, fail *errorResponse) {
+	sess, ok := sessionFrom(ctx)
+	if !ok {
+		r := a.fail(ctx, http.StatusUnauthorized, table.ErrorCodeSessionExpired)
+		return sess, 0, &r
+	}
+	n, ok = limitOf(limit)
+	if !ok {
+		r := a.fail(ctx, http.StatusBadRequest, table.ErrorCodeBadRequest)
+		return sess, 0, &r
+	}
+	return sess, n, nil
+}
+
 // ListBets lists the player's bets in this game, from every session of the
 // player (a relaunch keeps the history), most recent first; a demo session has
 // no player, so it lists its own.
 func (a *api) ListBets(ctx context.Context, req table.ListBetsRequestObject) (table.ListBetsResponseObject, error) {
-	sess, ok := sessionFrom(ctx)
-	if !ok {
-		return a.fail(ctx, http.StatusUnauthorized, table.ErrorCodeSessionExpired), nil
-	}
-	n, ok := limitOf(req.Params.Limit)
-	if !ok {
-		return a.fail(ctx, http.StatusBadRequest, table.ErrorCodeBadRequest), nil
+	sess, n, fail := a.listing(ctx, req.Params.Limit)
+	if fail != nil {
+		return *fail, nil
 	}
 	var recs []engine.BetRecord
 	var err error
@@ -442,13 +454,9 @@ func betOf(v engine.BetView) table.Bet {
 
 // ListRounds lists the table's recent finished rounds.
 func (a *api) ListRounds(ctx context.Context, req table.ListRoundsRequestObject) (table.ListRoundsResponseObject, error) {
-	sess, ok := sessionFrom(ctx)
-	if !ok {
-		return a.fail(ctx, http.StatusUnauthorized, table.ErrorCodeSessionExpired), nil
-	}
-	n, ok := limitOf(req.Params.Limit)
-	if !ok {
-		return a.fail(ctx, http.StatusBadRequest, table.ErrorCodeBadRequest), nil
+	sess, n, fail := a.listing(ctx, req.Params.Limit)
+	if fail != nil {
+		return *fail, nil
 	}
 	recs, err := engine.RecentRounds(ctx, a.s.db, sess.GameID, n)
 	if err != nil {
