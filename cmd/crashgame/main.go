@@ -5,8 +5,15 @@
 //	crashgame migrate --config FILE apply the database migrations and exit
 //	crashgame check-config --config FILE  validate an installation file and exit
 //	crashgame movements --config FILE     list wallet movements for reconciliation
+//	crashgame reconcile --config FILE --operator-sim URL  operator-sim's ledger against the game's records
 //	crashgame verify --hash H --salt S    recompute a round's crash point
 //	crashgame wallet-check ...            the contract battery against an operator's wallet
+//
+// It owns the command line and the wiring: it parses flags and the installation
+// file and assembles the packages of internal/ in dependency order. It holds no
+// game or money rule of its own, and must never print a secret, an API key, a
+// token or a signature (a flag's value included), nor move money outside the
+// packages that own it: movements, reconcile and verify only read.
 package main
 
 import (
@@ -19,6 +26,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/crashstudio/crashgame/internal/config"
 )
 
 const usage = `usage: crashgame <command> [flags]
@@ -63,11 +72,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cmd, rest := args[0], args[1:]
 	switch cmd {
 	case "serve":
-		path, err := configFlag(cmd, rest, stderr)
-		if err != nil {
-			return err
-		}
-		cfg, err := loadConfig(path)
+		cfg, _, err := configFromFlag(cmd, rest, stderr)
 		if err != nil {
 			return err
 		}
@@ -75,11 +80,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	case "dev":
 		return dev(ctx, rest, logger, stdout, stderr)
 	case "migrate":
-		path, err := configFlag(cmd, rest, stderr)
-		if err != nil {
-			return err
-		}
-		cfg, err := loadConfig(path)
+		cfg, _, err := configFromFlag(cmd, rest, stderr)
 		if err != nil {
 			return err
 		}
@@ -91,11 +92,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stdout, "migrations applied")
 		return nil
 	case "check-config":
-		path, err := configFlag(cmd, rest, stderr)
+		_, path, err := configFromFlag(cmd, rest, stderr)
 		if err != nil {
-			return err
-		}
-		if _, err := loadConfig(path); err != nil {
 			return err
 		}
 		fmt.Fprintln(stdout, path+": valid")
@@ -117,15 +115,33 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 }
 
-func configFlag(cmd string, args []string, stderr io.Writer) (string, error) {
+// configFromFlag parses the one flag of cmd, --config FILE, and loads that
+// installation file; path is the file's name as given.
+func configFromFlag(cmd string, args []string, stderr io.Writer) (cfg *config.Config, path string, err error) {
 	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	path := fs.String("config", "", "installation file (YAML); ${NAME} expands from the environment")
+	fs.StringVar(&path, "config", "", "installation file (YAML); ${NAME} expands from the environment")
 	if err := fs.Parse(args); err != nil {
-		return "", err
+		return nil, "", err
 	}
-	if *path == "" {
-		return "", fmt.Errorf("%s: --config FILE is required (see docs/config.md)", cmd)
+	if path == "" {
+		return nil, "", fmt.Errorf("%s: --config FILE is required (see docs/config.md)", cmd)
 	}
-	return *path, nil
+	cfg, err = loadConfig(path)
+	if err != nil {
+		return nil, "", err
+	}
+	return cfg, path, nil
+}
+
+// newFlagSet is the flag set of a command with a usage text of its own: -h
+// prints usage, then the flags' defaults, to stderr.
+func newFlagSet(name, usage string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, usage)
+		fs.PrintDefaults()
+	}
+	return fs
 }

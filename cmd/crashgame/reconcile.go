@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -47,12 +46,7 @@ func (e *errDifferences) ExitCode() int { return 1 }
 // reconcileCmd runs `crashgame reconcile`: the report goes to stdout. It
 // returns *errDifferences when the two sides differ.
 func reconcileCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("reconcile", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, reconcileUsage)
-		fs.PrintDefaults()
-	}
+	fs := newFlagSet("reconcile", reconcileUsage, stderr)
 	path := fs.String("config", "", "installation file: the game's database and the operator")
 	simURL := fs.String("operator-sim", "", "operator-sim's address, e.g. http://127.0.0.1:8081")
 	secret := fs.String("secret", "", "operator-sim's secret (or $OPERATOR_SIM_SECRET; default: the operator's secret in --config)")

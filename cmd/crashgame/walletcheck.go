@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -49,12 +48,7 @@ func (e *errWalletCheckFailed) ExitCode() int { return 1 }
 // stdout, notices to stderr. It returns *errWalletCheckFailed when a check
 // failed.
 func walletCheckCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("wallet-check", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, walletCheckUsage)
-		fs.PrintDefaults()
-	}
+	fs := newFlagSet("wallet-check", walletCheckUsage, stderr)
 	var t walletcheck.Target
 	fs.StringVar(&t.WalletURL, "wallet-url", "", "base URL of the wallet routes (https://, or http:// on loopback)")
 	fs.StringVar(&t.Operator, "operator", "", "the envelope's operator id")

@@ -336,11 +336,7 @@ func (p *player) placeBets(ctx context.Context, roundID string, endsAt time.Time
 			}
 			continue
 		}
-		outcome := fmt.Sprint(status)
-		if code != "" {
-			outcome += " " + code
-		}
-		p.lg.rec.add(kindBet, d, outcome)
+		p.lg.rec.add(kindBet, d, outcome(status, code))
 		if status != http.StatusCreated {
 			continue
 		}
@@ -385,12 +381,17 @@ func (p *player) cashout(ctx context.Context, b *liveBet) {
 		}
 		return
 	}
-	outcome := fmt.Sprint(status)
-	if code != "" {
-		outcome += " " + code
-	}
-	p.lg.rec.add(kindCashout, d, outcome)
+	p.lg.rec.add(kindCashout, d, outcome(status, code))
 	if status == http.StatusOK {
 		p.lg.paid(b.id, ans.Payout)
 	}
+}
+
+// outcome names an answer of the player API in the load report: its HTTP
+// status, and its error code when it has one ("409 ROUND_CRASHED").
+func outcome(status int, code string) string {
+	if code == "" {
+		return fmt.Sprint(status)
+	}
+	return fmt.Sprint(status) + " " + code
 }

@@ -382,27 +382,43 @@ func grantOfRound(freebetID, grantID string, quantity int) bool {
 	return err == nil && i >= 1 && i <= quantity && strconv.Itoa(i) == n
 }
 
-// openMovement starts every movement route the same way, inside its
-// transaction: a transaction_id this player already used replays its stored
-// answer or is refused as divergent (ENV-12, BET-8, BET-9), and an unknown
-// player is refused. done is the answer when the route must stop there;
-// otherwise p is the player.
-func openMovement(ctx context.Context, tx bun.Tx, playerID, txID string, hash []byte) (p *playerRow, done *outcome, err error) {
-	prev, err := movementByTx(ctx, tx, playerID, txID)
+// movement runs every movement route (/bet, /win, /rollback) the same way.
+// It hashes the request (requestHash), then in one transaction: a
+// transaction_id this player already used replays its stored answer or is
+// refused as divergent (ENV-12, BET-8, BET-9), an unknown player is refused,
+// and otherwise fn applies the route's own rules to the player p and returns
+// the answer. What fn reads and writes commits with that answer or not at all.
+func (l *ledger) movement(ctx context.Context, route string, body any, playerID, txID string,
+	fn func(tx bun.Tx, p *playerRow, hash []byte) (*outcome, error)) (*outcome, error) {
+	hash, err := requestHash(route, body)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	if prev != nil {
-		return nil, replayOrDivergent(prev, hash), nil
-	}
-	p, err = getPlayer(ctx, tx, playerID)
+	var out *outcome
+	err = l.inTx(ctx, func(tx bun.Tx) error {
+		prev, err := movementByTx(ctx, tx, playerID, txID)
+		if err != nil {
+			return err
+		}
+		if prev != nil {
+			out = replayOrDivergent(prev, hash)
+			return nil
+		}
+		p, err := getPlayer(ctx, tx, playerID)
+		if err != nil {
+			return err
+		}
+		if p == nil {
+			out = &outcome{refused: refuse(codePlayerNotFound, "unknown player")}
+			return nil
+		}
+		out, err = fn(tx, p, hash)
+		return err
+	})
 	if err != nil {
-		return nil, nil, err
+		return nil, fmt.Errorf("%s: %w", route, err)
 	}
-	if p == nil {
-		return nil, &outcome{refused: refuse(codePlayerNotFound, "unknown player")}, nil
-	}
-	return p, nil, nil
+	return out, nil
 }
 
 // Bet debits a stake. In one transaction: a transaction_id already used by
@@ -410,17 +426,7 @@ func openMovement(ctx context.Context, tx bun.Tx, playerID, txID string, hash []
 // the block, the currency and the funds are checked; a freebet bet (freebet_id
 // not null, BET-5) moves nothing (BET-6). round_id is never a key (BET-3).
 func (l *ledger) Bet(ctx context.Context, req *wallet.BetRequest) (*outcome, error) {
-	hash, err := requestHash("bet", withoutAttempt(*req))
-	if err != nil {
-		return nil, err
-	}
-	var out *outcome
-	err = l.inTx(ctx, func(tx bun.Tx) error {
-		p, done, err := openMovement(ctx, tx, req.PlayerId, req.TransactionId, hash)
-		if err != nil || done != nil {
-			out = done
-			return err
-		}
+	return l.movement(ctx, "bet", withoutAttempt(*req), req.PlayerId, req.TransactionId, func(tx bun.Tx, p *playerRow, hash []byte) (*outcome, error) {
 		// A rollback that arrived before its bet (the bet's first attempt
 		// was slow, the game gave up and rolled it back) left a record; the
 		// late bet must not debit a stake the game already considers refunded.
@@ -428,24 +434,20 @@ func (l *ledger) Bet(ctx context.Context, req *wallet.BetRequest) (*outcome, err
 			Where("player_id = ?", p.PlayerID).Where("kind = ?", kindRollback).
 			Where("bet_id = ?", req.TransactionId).Exists(ctx)
 		if err != nil {
-			return fmt.Errorf("read rollbacks: %w", err)
+			return nil, fmt.Errorf("read rollbacks: %w", err)
 		}
 		if rolledBack {
-			out = &outcome{refused: refuse(codeDuplicateTransaction,
-				"transaction %s was already rolled back; a bet cannot follow its rollback", req.TransactionId)}
-			return nil
+			return &outcome{refused: refuse(codeDuplicateTransaction,
+				"transaction %s was already rolled back; a bet cannot follow its rollback", req.TransactionId)}, nil
 		}
 		if r, err := l.checkSession(ctx, tx, req.Token, p.PlayerID); err != nil || r != nil {
-			out = &outcome{refused: r}
-			return err
+			return &outcome{refused: r}, err
 		}
 		if p.Blocked {
-			out = &outcome{refused: refuse(codePlayerBlocked, "player is blocked")}
-			return nil
+			return &outcome{refused: refuse(codePlayerBlocked, "player is blocked")}, nil
 		}
 		if req.Currency != p.Currency {
-			out = &outcome{refused: refuse(codeCurrencyMismatch, "account currency is %s", p.Currency)}
-			return nil
+			return &outcome{refused: refuse(codeCurrencyMismatch, "account currency is %s", p.Currency)}, nil
 		}
 		m := &movementRow{
 			TransactionID: req.TransactionId,
@@ -458,19 +460,13 @@ func (l *ledger) Bet(ctx context.Context, req *wallet.BetRequest) (*outcome, err
 		if req.FreebetId == nil { // branch on null, never on the key (BET-5)
 			if p.Balance < req.Amount {
 				bal := p.Balance
-				out = &outcome{refused: &refusal{code: codeInsufficientFunds,
-					message: fmt.Sprintf("balance %d below stake %d", p.Balance, req.Amount), balance: &bal}}
-				return nil
+				return &outcome{refused: &refusal{code: codeInsufficientFunds,
+					message: fmt.Sprintf("balance %d below stake %d", p.Balance, req.Amount), balance: &bal}}, nil
 			}
 			m.Delta = -req.Amount
 		}
-		out, err = l.record(ctx, tx, p, m)
-		return err
+		return l.record(ctx, tx, p, m)
 	})
-	if err != nil {
-		return nil, fmt.Errorf("bet: %w", err)
-	}
-	return out, nil
 }
 
 // Win credits a prize on an open debit. The token is not checked: an expired
@@ -479,42 +475,28 @@ func (l *ledger) Bet(ctx context.Context, req *wallet.BetRequest) (*outcome, err
 // declared, never compared with stake × multiplier (WIN-13..15); zero_win and
 // lose credit nothing and close the bet (WIN-7).
 func (l *ledger) Win(ctx context.Context, req *wallet.WinRequest) (*outcome, error) {
-	hash, err := requestHash("win", withoutAttempt(*req))
-	if err != nil {
-		return nil, err
-	}
-	var out *outcome
-	err = l.inTx(ctx, func(tx bun.Tx) error {
-		p, done, err := openMovement(ctx, tx, req.PlayerId, req.TransactionId, hash)
-		if err != nil || done != nil {
-			out = done
-			return err
-		}
+	return l.movement(ctx, "win", withoutAttempt(*req), req.PlayerId, req.TransactionId, func(tx bun.Tx, p *playerRow, hash []byte) (*outcome, error) {
 		if req.Currency != p.Currency {
-			out = &outcome{refused: refuse(codeCurrencyMismatch, "account currency is %s", p.Currency)}
-			return nil
+			return &outcome{refused: refuse(codeCurrencyMismatch, "account currency is %s", p.Currency)}, nil
 		}
 		credit := req.Amount
 		switch req.Type {
 		case wallet.WinTypeWin, wallet.WinTypeFreebet:
 		case wallet.WinTypeZeroWin, wallet.WinTypeLose:
 			if req.Amount != 0 {
-				out = &outcome{badRequest: true, refused: refuse(codeInternalError,
-					"malformed body: amount must be 0 for type %s", req.Type)}
-				return nil
+				return &outcome{badRequest: true, refused: refuse(codeInternalError,
+					"malformed body: amount must be 0 for type %s", req.Type)}, nil
 			}
 			credit = 0
 		default: // the schema validation already refused it
-			out = &outcome{badRequest: true, refused: refuse(codeInternalError, "malformed body: unknown type %q", req.Type)}
-			return nil
+			return &outcome{badRequest: true, refused: refuse(codeInternalError, "malformed body: unknown type %q", req.Type)}, nil
 		}
 		debit, err := movementByTx(ctx, tx, p.PlayerID, req.BetId)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if r := openDebit(debit, req.BetId); r != nil {
-			out = &outcome{refused: r}
-			return nil
+			return &outcome{refused: r}, nil
 		}
 		m := &movementRow{
 			TransactionID: req.TransactionId,
@@ -527,15 +509,12 @@ func (l *ledger) Win(ctx context.Context, req *wallet.WinRequest) (*outcome, err
 			WinType:       string(req.Type),
 			RequestHash:   hash,
 		}
-		if out, err = l.record(ctx, tx, p, m); err != nil {
-			return err
+		out, err := l.record(ctx, tx, p, m)
+		if err != nil {
+			return nil, err
 		}
-		return settle(ctx, tx, debit, string(req.Type), m.ID)
+		return out, settle(ctx, tx, debit, string(req.Type), m.ID)
 	})
-	if err != nil {
-		return nil, fmt.Errorf("win: %w", err)
-	}
-	return out, nil
 }
 
 // openDebit refuses a credit whose bet_id names no debit (an orphan, WIN-10)
@@ -576,24 +555,13 @@ func settle(ctx context.Context, tx bun.IDB, debit *movementRow, how string, by 
 // paying its prize would hand out money (the game never sends this).
 // The token is not checked: rollbacks happen at boot, long after the session.
 func (l *ledger) Rollback(ctx context.Context, req *wallet.RollbackRequest) (*outcome, error) {
-	hash, err := requestHash("rollback", withoutAttempt(*req))
-	if err != nil {
-		return nil, err
-	}
-	var out *outcome
-	err = l.inTx(ctx, func(tx bun.Tx) error {
-		p, done, err := openMovement(ctx, tx, req.PlayerId, req.TransactionId, hash)
-		if err != nil || done != nil {
-			out = done
-			return err
-		}
+	return l.movement(ctx, "rollback", withoutAttempt(*req), req.PlayerId, req.TransactionId, func(tx bun.Tx, p *playerRow, hash []byte) (*outcome, error) {
 		if req.Currency != p.Currency {
-			out = &outcome{refused: refuse(codeCurrencyMismatch, "account currency is %s", p.Currency)}
-			return nil
+			return &outcome{refused: refuse(codeCurrencyMismatch, "account currency is %s", p.Currency)}, nil
 		}
 		debit, err := movementByTx(ctx, tx, p.PlayerID, req.BetId)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		m := &movementRow{
 			TransactionID: req.TransactionId,
@@ -611,31 +579,26 @@ func (l *ledger) Rollback(ctx context.Context, req *wallet.RollbackRequest) (*ou
 		case debit.Settlement != nil && *debit.Settlement == settlementRollback:
 			// Already undone by another rollback: nothing more to undo.
 		case debit.Settlement != nil:
-			out = &outcome{refused: refuse(codeBetNotFound,
+			return &outcome{refused: refuse(codeBetNotFound,
 				"debit %s is already settled by a %s (operator transaction %d) and cannot be rolled back",
-				req.BetId, *debit.Settlement, *debit.SettledBy)}
-			return nil
+				req.BetId, *debit.Settlement, *debit.SettledBy)}, nil
 		case req.Amount != debit.Amount:
-			out = &outcome{refused: refuse(codeDuplicateTransaction,
-				"declared amount %d differs from debit %s amount %d", req.Amount, req.BetId, debit.Amount)}
-			return nil
+			return &outcome{refused: refuse(codeDuplicateTransaction,
+				"declared amount %d differs from debit %s amount %d", req.Amount, req.BetId, debit.Amount)}, nil
 		}
 		if undo {
 			m.Delta = -debit.Delta // 0 for a freebet debit (RB-12)
 			m.FreebetID = debit.FreebetID
 		}
-		if out, err = l.record(ctx, tx, p, m); err != nil {
-			return err
+		out, err := l.record(ctx, tx, p, m)
+		if err != nil {
+			return nil, err
 		}
 		if undo {
-			return settle(ctx, tx, debit, settlementRollback, m.ID)
+			return out, settle(ctx, tx, debit, settlementRollback, m.ID)
 		}
-		return nil
+		return out, nil
 	})
-	if err != nil {
-		return nil, fmt.Errorf("rollback: %w", err)
-	}
-	return out, nil
 }
 
 // withoutAttempt clears the two envelope fields that name the attempt rather

@@ -1,10 +1,14 @@
 // Package store owns the database: opening it (SQLite or PostgreSQL), migrating
-// its schema from the embedded migrations/sqlite and migrations/postgres folders,
-// and the repositories over its tables (bun models and queries).
+// its whole schema from the embedded migrations/sqlite and migrations/postgres
+// folders, and the launch tickets' table (TicketRecord, tickets.go and
+// ticket_writer.go). The other tables' bun models and queries still live with
+// the packages that use them (engine: rounds, chains and bets; wallet:
+// movements; sessions; freebets), over DB().
 //
 // It must never hold business rules (what a ticket is, when a bet is accepted):
 // it answers atomically what it is asked and reports which condition failed.
-// It must never log or return secrets it stores (tokens) in error messages.
+// It must never log or return secrets it stores (tokens) in error messages, nor
+// a DSN's password (redactDSN).
 //
 // Both dialects are kept identical in behaviour: times are BIGINT Unix
 // milliseconds (UTC), booleans are 0/1 or BOOLEAN, and every conditional write is

@@ -59,44 +59,48 @@ func (a *api) internal(ctx context.Context, what string, err error) errorRespons
 	return a.fail(ctx, http.StatusInternalServerError, table.ErrorCodeServerError)
 }
 
+// refusals maps each engine refusal to the player's code and its HTTP status,
+// in the order refusal tries them.
+var refusals = []struct {
+	err    error
+	status int
+	code   table.ErrorCode
+}{
+	{engine.ErrBettingClosed, http.StatusConflict, table.ErrorCodeBettingClosed},
+	{engine.ErrTooManyBets, http.StatusConflict, table.ErrorCodeTooManyBets},
+	{engine.ErrBetLimit, http.StatusUnprocessableEntity, table.ErrorCodeBetLimit},
+	{engine.ErrBadAutoCashout, http.StatusUnprocessableEntity, table.ErrorCodeBetLimit},
+	{engine.ErrFreebetUnavailable, http.StatusUnprocessableEntity, table.ErrorCodeFreebetUnavailable},
+	{engine.ErrRoundCrashed, http.StatusConflict, table.ErrorCodeRoundCrashed},
+	{engine.ErrUnknownBet, http.StatusNotFound, table.ErrorCodeUnknownBet},
+	{engine.ErrUnknownRound, http.StatusNotFound, table.ErrorCodeUnknownRound},
+	{engine.ErrCashoutNotAllowed, http.StatusConflict, table.ErrorCodeCashoutNotAllowed},
+	{engine.ErrCancelNotAllowed, http.StatusConflict, table.ErrorCodeCancelNotAllowed},
+	{engine.ErrWalletUnavailable, http.StatusServiceUnavailable, table.ErrorCodeWalletUnavailable},
+}
+
 // refusal translates an engine refusal into the player's code (never a wallet
 // code or an operator's message: AUTH-18).
 func (a *api) refusal(ctx context.Context, err error) errorResponse {
-	var refused *engine.RefusedError
-	switch {
-	case errors.Is(err, engine.ErrBettingClosed):
-		return a.fail(ctx, http.StatusConflict, table.ErrorCodeBettingClosed)
-	case errors.Is(err, engine.ErrTooManyBets):
-		return a.fail(ctx, http.StatusConflict, table.ErrorCodeTooManyBets)
-	case errors.Is(err, engine.ErrBetLimit), errors.Is(err, engine.ErrBadAutoCashout):
-		return a.fail(ctx, http.StatusUnprocessableEntity, table.ErrorCodeBetLimit)
-	case errors.Is(err, engine.ErrFreebetUnavailable):
-		return a.fail(ctx, http.StatusUnprocessableEntity, table.ErrorCodeFreebetUnavailable)
-	case errors.Is(err, engine.ErrRoundCrashed):
-		return a.fail(ctx, http.StatusConflict, table.ErrorCodeRoundCrashed)
-	case errors.Is(err, engine.ErrUnknownBet):
-		return a.fail(ctx, http.StatusNotFound, table.ErrorCodeUnknownBet)
-	case errors.Is(err, engine.ErrUnknownRound):
-		return a.fail(ctx, http.StatusNotFound, table.ErrorCodeUnknownRound)
-	case errors.Is(err, engine.ErrCashoutNotAllowed):
-		return a.fail(ctx, http.StatusConflict, table.ErrorCodeCashoutNotAllowed)
-	case errors.Is(err, engine.ErrCancelNotAllowed):
-		return a.fail(ctx, http.StatusConflict, table.ErrorCodeCancelNotAllowed)
-	case errors.Is(err, engine.ErrWalletUnavailable):
-		return a.fail(ctx, http.StatusServiceUnavailable, table.ErrorCodeWalletUnavailable)
-	case errors.As(err, &refused):
-		if refused.Code == "INSUFFICIENT_FUNDS" {
-			r := a.fail(ctx, http.StatusUnprocessableEntity, table.ErrorCodeInsufficientFunds)
-			if refused.HasBalance && refused.Balance >= 0 {
-				b := refused.Balance
-				r.body.Balance = &b
-			}
-			return r
+	for _, r := range refusals {
+		if errors.Is(err, r.err) {
+			return a.fail(ctx, r.status, r.code)
 		}
-		a.s.log.InfoContext(ctx, "bet refused by the wallet", "request_id", server.RequestID(ctx), "error_code", refused.Code)
-		return a.fail(ctx, http.StatusUnprocessableEntity, table.ErrorCodeBetRefused)
 	}
-	return a.internal(ctx, "engine call failed", err)
+	var refused *engine.RefusedError
+	if !errors.As(err, &refused) {
+		return a.internal(ctx, "engine call failed", err)
+	}
+	if refused.Code == "INSUFFICIENT_FUNDS" {
+		r := a.fail(ctx, http.StatusUnprocessableEntity, table.ErrorCodeInsufficientFunds)
+		if refused.HasBalance && refused.Balance >= 0 {
+			b := refused.Balance
+			r.body.Balance = &b
+		}
+		return r
+	}
+	a.s.log.InfoContext(ctx, "bet refused by the wallet", "request_id", server.RequestID(ctx), "error_code", refused.Code)
+	return a.fail(ctx, http.StatusUnprocessableEntity, table.ErrorCodeBetRefused)
 }
 
 // session returns the request's session and its game's table.
@@ -392,17 +396,29 @@ func limitOf(p *table.Limit) (int, bool) {
 	return int(*p), *p >= 1 && *p <= 100
 }
 
+// listing reads what every list route starts from: the request's session and
+// the page size of its limit parameter. When fail is not nil it is the answer.
+func (a *api) listing(ctx context.Context, limit *table.Limit) (sess sessions.Session, n int, fail *errorResponse) {
+	sess, ok := sessionFrom(ctx)
+	if !ok {
+		r := a.fail(ctx, http.StatusUnauthorized, table.ErrorCodeSessionExpired)
+		return sess, 0, &r
+	}
+	n, ok = limitOf(limit)
+	if !ok {
+		r := a.fail(ctx, http.StatusBadRequest, table.ErrorCodeBadRequest)
+		return sess, 0, &r
+	}
+	return sess, n, nil
+}
+
 // ListBets lists the player's bets in this game, from every session of the
 // player (a relaunch keeps the history), most recent first; a demo session has
 // no player, so it lists its own.
 func (a *api) ListBets(ctx context.Context, req table.ListBetsRequestObject) (table.ListBetsResponseObject, error) {
-	sess, ok := sessionFrom(ctx)
-	if !ok {
-		return a.fail(ctx, http.StatusUnauthorized, table.ErrorCodeSessionExpired), nil
-	}
-	n, ok := limitOf(req.Params.Limit)
-	if !ok {
-		return a.fail(ctx, http.StatusBadRequest, table.ErrorCodeBadRequest), nil
+	sess, n, fail := a.listing(ctx, req.Params.Limit)
+	if fail != nil {
+		return *fail, nil
 	}
 	var recs []engine.BetRecord
 	var err error
@@ -438,13 +454,9 @@ func betOf(v engine.BetView) table.Bet {
 
 // ListRounds lists the table's recent finished rounds.
 func (a *api) ListRounds(ctx context.Context, req table.ListRoundsRequestObject) (table.ListRoundsResponseObject, error) {
-	sess, ok := sessionFrom(ctx)
-	if !ok {
-		return a.fail(ctx, http.StatusUnauthorized, table.ErrorCodeSessionExpired), nil
-	}
-	n, ok := limitOf(req.Params.Limit)
-	if !ok {
-		return a.fail(ctx, http.StatusBadRequest, table.ErrorCodeBadRequest), nil
+	sess, n, fail := a.listing(ctx, req.Params.Limit)
+	if fail != nil {
+		return *fail, nil
 	}
 	recs, err := engine.RecentRounds(ctx, a.s.db, sess.GameID, n)
 	if err != nil {

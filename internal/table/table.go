@@ -13,6 +13,13 @@
 // never appears in a URL, a log line or an error (the stream receives it in its
 // first message). A cashout is priced at the moment its request reached the
 // server: the handler chain reads the clock before anything else.
+//
+// It must never decide a bet, a cashout or a settlement (package engine does),
+// never call the wallet, and never show a browser a wallet code, an operator
+// message, a player id or an unmasked name. The display balances it passes on
+// (sessions.SetBalance after a /bet answer, sessions.Expect after a cashout or
+// a cancel) are the wallet's figures and the engine's results, never its own
+// arithmetic on money.
 package table
 
 import (

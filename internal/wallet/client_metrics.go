@@ -5,9 +5,9 @@ import "time"
 // Metrics receives the Client's measurements. Implementations must be safe for
 // concurrent use and fast: they are called on every attempt.
 //
-// The Prometheus implementation (attempts by route and outcome, latency by
-// route, breaker state) plugs in here; see the package's report on why it is
-// not in this package yet.
+// NewPrometheusMetrics (client_prometheus.go) is the implementation the game
+// uses: attempts by operator, route and outcome, latency by route, breaker
+// rejections and state. Without WithMetrics a Client measures nothing.
 type Metrics interface {
 	// Attempt is called once per request sent, with its outcome and duration.
 	Attempt(operator string, route Route, outcome Outcome, d time.Duration)

@@ -115,22 +115,31 @@ func (r *runner) liveBody(skewMS int64) []byte {
 	return mustJSON(r.balanceBody(string(r.t.Token), skewMS))
 }
 
+// signatureRefused judges one answer that must be refused HTTP 401
+// INVALID_SIGNATURE under rule. When it was not, ok is false and note says
+// how, for the evidence: " ACCEPTED" followed by accepted, or what rule asks.
+func signatureRefused(a rawAnswer, rule, accepted string) (ok bool, note string) {
+	switch {
+	case a.refusedForSignature():
+		return true, ""
+	case a.accepted():
+		return false, " ACCEPTED" + accepted
+	default:
+		return false, " (" + rule + " asks HTTP 401 error INVALID_SIGNATURE)"
+	}
+}
+
 // judgeRefusals passes when every probe was refused 401 INVALID_SIGNATURE
 // (AUTH-15); labels name the probes in the evidence.
 func judgeRefusals(labels []string, answers []rawAnswer) (Result, string) {
 	verdict := Pass
 	parts := make([]string, len(answers))
 	for i, a := range answers {
-		parts[i] = labels[i] + ": " + a.String()
-		switch {
-		case a.refusedForSignature():
-		case a.accepted():
+		ok, note := signatureRefused(a, "AUTH-15", "")
+		if !ok {
 			verdict = Fail
-			parts[i] += " ACCEPTED"
-		default:
-			verdict = Fail
-			parts[i] += " (AUTH-15 asks HTTP 401 error INVALID_SIGNATURE)"
 		}
+		parts[i] = labels[i] + ": " + a.String() + note
 	}
 	return verdict, strings.Join(parts, "; ")
 }
@@ -239,16 +248,11 @@ func (r *runner) checkExactBytes(ctx context.Context) (Result, string) {
 	spaced := r.probe(ctx, own, r.bearer(), r.sign(own))
 
 	verdict := Pass
-	ev := "indented body with the signature of its compact original: " + altered.String()
-	switch {
-	case altered.refusedForSignature():
-	case altered.accepted():
+	ok, note := signatureRefused(altered, "AUTH-15", " (the wallet verifies a re-encoding, not the bytes received)")
+	if !ok {
 		verdict = Fail
-		ev += " ACCEPTED (the wallet verifies a re-encoding, not the bytes received)"
-	default:
-		verdict = Fail
-		ev += " (AUTH-15 asks HTTP 401 error INVALID_SIGNATURE)"
 	}
+	ev := "indented body with the signature of its compact original: " + altered.String() + note
 	ev += "; body with tabs and sorted keys signed over its own bytes: " + spaced.String()
 	if !spaced.accepted() {
 		verdict = Fail
@@ -270,16 +274,11 @@ func (r *runner) checkWindow(ctx context.Context) (Result, string) {
 	aheadA := r.probe(ctx, ahead, r.bearer(), r.sign(ahead))
 
 	verdict := Pass
-	ev := "6 min old: " + staleA.String()
-	switch {
-	case staleA.refusedForSignature():
-	case staleA.accepted():
+	ok, note := signatureRefused(staleA, "AUTH-9", "")
+	if !ok {
 		verdict = Fail
-		ev += " ACCEPTED"
-	default:
-		verdict = Fail
-		ev += " (AUTH-9 asks HTTP 401 error INVALID_SIGNATURE)"
 	}
+	ev := "6 min old: " + staleA.String() + note
 	ev += "; 4 min old: " + insideA.String()
 	if !insideA.accepted() {
 		verdict = Fail

@@ -83,6 +83,36 @@ func (v *verdict) result() (Result, string) {
 	return Fail, strings.Join(v.problems, "; ") + " | " + ev
 }
 
+// unmoved notes the balance after a check whose call must move nothing, and
+// fails the check when it moved or could not be read; why, when not empty,
+// says which rule a movement breaks.
+func (v *verdict) unmoved(bal0, bal1 int64, ev1 string, ok1 bool, why string) {
+	v.see("before %d, %s", bal0, ev1)
+	if !ok1 || bal1 != bal0 {
+		v.fail("the balance moved by %d%s", bal1-bal0, why)
+	}
+}
+
+// betStake starts a check that judges what becomes of its own debit: it reads
+// the balance the check starts from, bets one stake on a new round with the
+// live token, and notes both ("before B; bet S<with>: answer"). end is empty
+// when the bet was placed; otherwise the check ends with (end, ev): Fail when
+// /balance failed, Skip when the bet was not accepted (notPlaced).
+func (r *runner) betStake(ctx context.Context, v *verdict, with string) (b openBet, bal0 int64, end Result, ev string) {
+	bal0, ev, ok := r.balanceNow(ctx)
+	if !ok {
+		return openBet{}, 0, Fail, ev
+	}
+	b = openBet{tx: r.id("bet"), round: r.id("round"), amount: r.o.Stake}
+	res := r.bet(ctx, b.tx, b.round, b.amount, nil)
+	v.see("before %d; bet %d%s: %s", bal0, b.amount, with, describe(res))
+	if res.Outcome != wallet.Success {
+		end, ev = notPlaced(res)
+		return openBet{}, 0, end, ev
+	}
+	return b, bal0, "", ""
+}
+
 // openBet is a debit a later check builds on.
 type openBet struct {
 	tx, round string
@@ -193,10 +223,7 @@ func (r *runner) checkDivergentBet(ctx context.Context, c *chain) (Result, strin
 	default:
 		v.fail("HTTP %d: BET-9 asks 409 (or 200, AMB-1)", res.HTTPStatus)
 	}
-	v.see("before %d, %s", bal0, ev1)
-	if !ok || !ok1 || bal1 != bal0 {
-		v.fail("the balance moved by %d", bal1-bal0)
-	}
+	v.unmoved(bal0, bal1, ev1, ok1, "")
 	return v.result()
 }
 
@@ -266,10 +293,7 @@ func (r *runner) checkDivergentRollback(ctx context.Context, c *chain) (Result, 
 	default:
 		v.fail("HTTP %d is not listed for /rollback", res.HTTPStatus)
 	}
-	v.see("before %d, %s", bal0, ev1)
-	if !ok1 || bal1 != bal0 {
-		v.fail("the balance moved by %d", bal1-bal0)
-	}
+	v.unmoved(bal0, bal1, ev1, ok1, "")
 	return v.result()
 }
 
@@ -331,21 +355,14 @@ func (r *runner) checkWinBelow(ctx context.Context) (Result, string) {
 
 func (r *runner) checkWin(ctx context.Context, amount int64, replay bool) (Result, string) {
 	var v verdict
-	stake := r.o.Stake
-	bal0, ev, ok := r.balanceNow(ctx)
-	if !ok {
-		return Fail, ev
-	}
-	tx, round := r.id("bet"), r.id("round")
-	b := r.bet(ctx, tx, round, stake, nil)
-	v.see("before %d; bet %d: %s", bal0, stake, describe(b))
-	if b.Outcome != wallet.Success {
-		return notPlaced(b)
+	b, bal0, end, ev := r.betStake(ctx, &v, "")
+	if end != "" {
+		return end, ev
 	}
 	w := r.id("win")
-	res := r.win(ctx, w, tx, round, amount)
+	res := r.win(ctx, w, b.tx, b.round, amount)
 	v.see("win %d: %s", amount, describe(res))
-	want := bal0 - stake + amount
+	want := bal0 - b.amount + amount
 	switch {
 	case res.Outcome != wallet.Success:
 		v.fail("the win was not credited (WIN-13: the operator does not validate stake times multiplier)")
@@ -353,7 +370,7 @@ func (r *runner) checkWin(ctx context.Context, amount int64, replay bool) (Resul
 		v.fail("the win answered balance %d, want %d", res.Balance, want)
 	}
 	if replay {
-		again := r.win(ctx, w, tx, round, amount)
+		again := r.win(ctx, w, b.tx, b.round, amount)
 		v.see("identical retry: %s", describe(again))
 		if res.Outcome == wallet.Success && (again.Outcome != wallet.Success || again.Balance != res.Balance) {
 			v.fail("the retry did not get the same ok answer (ENV-12)")
@@ -362,7 +379,7 @@ func (r *runner) checkWin(ctx context.Context, amount int64, replay bool) (Resul
 	bal1, ev1, ok1 := r.balanceNow(ctx)
 	v.see("%s", ev1)
 	if !ok1 || bal1 != want {
-		v.fail("the balance moved by %d, want %+d", bal1-bal0, amount-stake)
+		v.fail("the balance moved by %d, want %+d", bal1-bal0, amount-b.amount)
 	}
 	return v.result()
 }
@@ -388,10 +405,7 @@ func (r *runner) checkOrphanWin(ctx context.Context) (Result, string) {
 	default:
 		v.fail("HTTP %d: WIN-10 asks HTTP 404 (the game keeps retrying a 4xx, AMB-3)", res.HTTPStatus)
 	}
-	v.see("before %d, %s", bal0, ev1)
-	if !ok1 || bal1 != bal0 {
-		v.fail("the balance moved by %d", bal1-bal0)
-	}
+	v.unmoved(bal0, bal1, ev1, ok1, "")
 	return v.result()
 }
 
@@ -478,10 +492,7 @@ func (r *runner) checkFreebet(ctx context.Context, c *chain) (Result, string) {
 	if res.Balance != bal0 {
 		v.fail("the answer's balance %d is not the unchanged %d (BET-6)", res.Balance, bal0)
 	}
-	v.see("before %d, %s", bal0, ev1)
-	if !ok1 || bal1 != bal0 {
-		v.fail("the balance moved by %d: a freebet is not debited (BET-6)", bal1-bal0)
-	}
+	v.unmoved(bal0, bal1, ev1, ok1, ": a freebet is not debited (BET-6)")
 	v.see("ordinary bets carry freebet_id null")
 	return v.result()
 }
@@ -506,10 +517,7 @@ func (r *runner) checkFreebetRollback(ctx context.Context, c *chain) (Result, st
 	case res.Balance != bal0:
 		v.fail("the answer's balance %d is not the unchanged %d", res.Balance, bal0)
 	}
-	v.see("before %d, %s", bal0, ev1)
-	if !ok1 || bal1 != bal0 {
-		v.fail("the balance moved by %d: a stake never charged was returned (RB-12)", bal1-bal0)
-	}
+	v.unmoved(bal0, bal1, ev1, ok1, ": a stake never charged was returned (RB-12)")
 	return v.result()
 }
 
@@ -538,10 +546,7 @@ func (r *runner) checkUnknownRollback(ctx context.Context) (Result, string) {
 	default:
 		v.fail("RB-13 asks ok (or BET_NOT_FOUND, AMB-13)")
 	}
-	v.see("before %d, %s", bal0, ev1)
-	if !ok1 || bal1 != bal0 {
-		v.fail("the balance moved by %d", bal1-bal0)
-	}
+	v.unmoved(bal0, bal1, ev1, ok1, "")
 	return v.result()
 }
 
@@ -550,18 +555,12 @@ func (r *runner) checkUnknownRollback(ctx context.Context) (Result, string) {
 // rollback reverts it), or the debit's own amount reverted (reading B, RB-9).
 func (r *runner) checkRollbackMismatch(ctx context.Context) (Result, string) {
 	var v verdict
-	stake := r.o.Stake
-	bal0, ev, ok := r.balanceNow(ctx)
-	if !ok {
-		return Fail, ev
+	b, bal0, end, ev := r.betStake(ctx, &v, "")
+	if end != "" {
+		return end, ev
 	}
-	tx, round := r.id("bet"), r.id("round")
-	b := r.bet(ctx, tx, round, stake, nil)
-	v.see("before %d; bet %d: %s", bal0, stake, describe(b))
-	if b.Outcome != wallet.Success {
-		return notPlaced(b)
-	}
-	res := r.rollback(ctx, r.id("rb"), tx, round, 2*stake, "wallet-check: amount mismatch")
+	stake := b.amount
+	res := r.rollback(ctx, r.id("rb"), b.tx, b.round, 2*stake, "wallet-check: amount mismatch")
 	bal1, ev1, ok1 := r.balanceNow(ctx)
 	v.see("rollback declaring %d: %s, %s", 2*stake, describe(res), ev1)
 	switch {
@@ -575,7 +574,7 @@ func (r *runner) checkRollbackMismatch(ctx context.Context) (Result, string) {
 		v.fail("refused, yet the balance moved by %+d", bal1-(bal0-stake))
 	default:
 		v.see("refused (AMB-12 reading A)")
-		again := r.rollback(ctx, r.id("rb"), tx, round, stake, "wallet-check: matching rollback")
+		again := r.rollback(ctx, r.id("rb"), b.tx, b.round, stake, "wallet-check: matching rollback")
 		bal2, ev2, ok2 := r.balanceNow(ctx)
 		v.see("rollback declaring %d: %s, %s", stake, describe(again), ev2)
 		if again.Outcome != wallet.Success || !ok2 || bal2 != bal0 {
@@ -644,20 +643,13 @@ func (r *runner) checkExpiredWin(ctx context.Context) (Result, string) {
 		return r.skipNoExpired()
 	}
 	var v verdict
-	stake := r.o.Stake
-	bal0, ev, ok := r.balanceNow(ctx)
-	if !ok {
-		return Fail, ev
+	b, bal0, end, ev := r.betStake(ctx, &v, " with the live token")
+	if end != "" {
+		return end, ev
 	}
-	tx, round := r.id("bet"), r.id("round")
-	b := r.bet(ctx, tx, round, stake, nil)
-	v.see("before %d; bet %d with the live token: %s", bal0, stake, describe(b))
-	if b.Outcome != wallet.Success {
-		return notPlaced(b)
-	}
-	res := r.winWith(ctx, string(r.t.ExpiredToken), r.id("win"), tx, round, stake)
+	res := r.winWith(ctx, string(r.t.ExpiredToken), r.id("win"), b.tx, b.round, b.amount)
 	bal1, ev1, ok1 := r.balanceNow(ctx)
-	v.see("win %d with the expired token: %s, %s", stake, describe(res), ev1)
+	v.see("win %d with the expired token: %s, %s", b.amount, describe(res), ev1)
 	switch {
 	case res.Outcome != wallet.Success:
 		v.fail("the win was not credited: an expired token must not block /win (WIN-11)")
