@@ -131,7 +131,7 @@ func (t *Table) PlaceBet(ctx context.Context, p Player, req BetRequest) (BetResu
 
 	// Commit the intent (and spend the freebet) before the first attempt.
 	rec := live.rec
-	err = t.commit.do(func(ctx context.Context, tx bun.Tx) error {
+	err = t.commit.Do(ctx, func(ctx context.Context, tx bun.Tx) error {
 		rec.Amount, rec.FreebetID = req.Amount, nil
 		if req.FreebetID != "" {
 			id, amount, err := t.cfg.Freebets.Spend(ctx, tx, p, req.FreebetID)
@@ -213,7 +213,7 @@ func (t *Table) settleDebit(b *liveBet, rec BetRecord, res wallet.Result) (BetRe
 			b.state = StatusAccepted
 			b.rec.Status = StatusAccepted
 			opTx := res.OperatorTxID
-			done = t.commit.submit(func(ctx context.Context, tx bun.Tx) error {
+			done = t.commit.Submit(context.Background(), func(ctx context.Context, tx bun.Tx) error {
 				_, err := setBetStatus(ctx, tx, b.rec.ID, StatusPending, StatusAccepted, 0, func(q *bun.UpdateQuery) *bun.UpdateQuery {
 					return q.Set("operator_tx_id = ?", opTx)
 				})
@@ -228,7 +228,7 @@ func (t *Table) settleDebit(b *liveBet, rec BetRecord, res wallet.Result) (BetRe
 			}
 			code := res.ErrorCode
 			answer = &RefusedError{Code: code, Balance: res.Balance, HasBalance: res.HasBalance}
-			done = t.commit.submit(func(ctx context.Context, tx bun.Tx) error {
+			done = t.commit.Submit(context.Background(), func(ctx context.Context, tx bun.Tx) error {
 				ok, err := setBetStatus(ctx, tx, b.rec.ID, StatusPending, StatusRefused, store.MillisOf(t.clock.Now()), func(q *bun.UpdateQuery) *bun.UpdateQuery {
 					return q.Set("refusal = ?", code)
 				})
@@ -250,7 +250,7 @@ func (t *Table) settleDebit(b *liveBet, rec BetRecord, res wallet.Result) (BetRe
 			if r != nil && r.rec.ID == b.rec.RoundID {
 				delete(r.bets, b.rec.ID)
 			}
-			done = t.commit.submit(func(ctx context.Context, tx bun.Tx) error {
+			done = t.commit.Submit(context.Background(), func(ctx context.Context, tx bun.Tx) error {
 				return t.rollbackBet(ctx, tx, b, StatusPending, StatusVoid, reason)
 			})
 		}
@@ -336,7 +336,7 @@ func (t *Table) cashout(b *liveBet, m int64, at time.Time) <-chan error {
 	t.public = append(t.public, b.item())
 	rec := b.rec
 	settled := store.MillisOf(at)
-	done := t.commit.submit(func(ctx context.Context, tx bun.Tx) error {
+	done := t.commit.Submit(context.Background(), func(ctx context.Context, tx bun.Tx) error {
 		ok, err := setBetStatus(ctx, tx, rec.ID, StatusAccepted, StatusCashedOut, settled, func(q *bun.UpdateQuery) *bun.UpdateQuery {
 			return q.Set("multiplier = ?", m).Set("payout = ?", payout)
 		})
@@ -425,7 +425,7 @@ func (t *Table) Cancel(ctx context.Context, p Player, betID string, settle func(
 		b.state, b.rec.Status = StatusCancelled, StatusCancelled
 		c.res.Bet = *b.view()
 		r.count[p.key()]--
-		done = t.commit.submit(func(ctx context.Context, tx bun.Tx) error {
+		done = t.commit.Submit(context.Background(), func(ctx context.Context, tx bun.Tx) error {
 			return t.rollbackBet(ctx, tx, b, StatusAccepted, StatusCancelled, "cancelled by the player")
 		})
 	})
