@@ -131,7 +131,7 @@ func (t *Table) PlaceBet(ctx context.Context, p Player, req BetRequest) (BetResu
 
 	// Commit the intent (and spend the freebet) before the first attempt.
 	rec := live.rec
-	err = t.commit.do(func(ctx context.Context, tx bun.Tx) error {
+	err = t.commit.Do(ctx, func(ctx context.Context, tx bun.Tx) error {
 		rec.Amount, rec.FreebetID = req.Amount, nil
 		if req.FreebetID != "" {
 			id, amount, err := t.cfg.Freebets.Spend(ctx, tx, p, req.FreebetID)
@@ -236,7 +236,7 @@ func (t *Table) settleDebit(b *liveBet, rec BetRecord, res wallet.Result) (BetRe
 		switch core.State {
 		case round.Accepted:
 			opTx := res.OperatorTxID
-			done = t.commit.submit(func(ctx context.Context, tx bun.Tx) error {
+			done = t.commit.Submit(context.Background(), func(ctx context.Context, tx bun.Tx) error {
 				_, err := setBetStatus(ctx, tx, b.rec.ID, StatusPending, StatusAccepted, 0, func(q *bun.UpdateQuery) *bun.UpdateQuery {
 					return q.Set("operator_tx_id = ?", opTx)
 				})
@@ -247,7 +247,7 @@ func (t *Table) settleDebit(b *liveBet, rec BetRecord, res wallet.Result) (BetRe
 			delete(r.live, b.rec.ID)
 			code := res.ErrorCode
 			answer = &RefusedError{Code: code, Balance: res.Balance, HasBalance: res.HasBalance}
-			done = t.commit.submit(func(ctx context.Context, tx bun.Tx) error {
+			done = t.commit.Submit(context.Background(), func(ctx context.Context, tx bun.Tx) error {
 				ok, err := setBetStatus(ctx, tx, b.rec.ID, StatusPending, StatusRefused, store.MillisOf(core.SettledAt), func(q *bun.UpdateQuery) *bun.UpdateQuery {
 					return q.Set("refusal = ?", code)
 				})
@@ -266,7 +266,7 @@ func (t *Table) settleDebit(b *liveBet, rec BetRecord, res wallet.Result) (BetRe
 				reason, answer = "debit confirmed after the betting window closed", ErrBettingClosed
 			}
 			delete(r.live, b.rec.ID)
-			done = t.commit.submit(func(ctx context.Context, tx bun.Tx) error {
+			done = t.commit.Submit(context.Background(), func(ctx context.Context, tx bun.Tx) error {
 				return t.rollbackBet(ctx, tx, b, StatusPending, StatusVoid, reason)
 			})
 		}
@@ -342,7 +342,7 @@ func (t *Table) cashout(b *liveBet, core round.Bet) <-chan error {
 	t.public = append(t.public, b.item(core))
 	rec := b.rec
 	settled := store.MillisOf(core.SettledAt)
-	done := t.commit.submit(func(ctx context.Context, tx bun.Tx) error {
+	done := t.commit.Submit(context.Background(), func(ctx context.Context, tx bun.Tx) error {
 		ok, err := setBetStatus(ctx, tx, rec.ID, StatusAccepted, StatusCashedOut, settled, func(q *bun.UpdateQuery) *bun.UpdateQuery {
 			return q.Set("multiplier = ?", m).Set("payout = ?", payout)
 		})
@@ -431,7 +431,7 @@ func (t *Table) Cancel(ctx context.Context, p Player, betID string, settle func(
 		b.cancel = c
 		b.rec.Status = StatusCancelled
 		c.res.Bet = *b.view(core.State)
-		done = t.commit.submit(func(ctx context.Context, tx bun.Tx) error {
+		done = t.commit.Submit(context.Background(), func(ctx context.Context, tx bun.Tx) error {
 			return t.rollbackBet(ctx, tx, b, StatusAccepted, StatusCancelled, "cancelled by the player")
 		})
 	})

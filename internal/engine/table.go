@@ -17,6 +17,7 @@ import (
 
 	"github.com/crashstudio/crashgame/internal/config"
 	"github.com/crashstudio/crashgame/internal/fairness"
+	"github.com/crashstudio/crashgame/internal/groupcommit"
 	"github.com/crashstudio/crashgame/internal/round"
 	"github.com/crashstudio/crashgame/internal/store"
 	"github.com/crashstudio/crashgame/internal/wallet"
@@ -95,7 +96,7 @@ type Table struct {
 	clock    Clock
 	logger   *slog.Logger
 	db       *bun.DB
-	commit   *committer
+	commit   *groupcommit.Committer[job]
 	hub      *hub
 	inbox    chan func()
 	chain    *fairness.Chain
@@ -107,7 +108,6 @@ type Table struct {
 	stopped  chan struct{}
 	stopOnce sync.Once
 	loopDone chan struct{}
-	commitWG sync.WaitGroup
 }
 
 // RoundView is the public state of the current round.
@@ -172,7 +172,9 @@ func New(ctx context.Context, cfg Config) (*Table, error) {
 		stopped:  make(chan struct{}),
 		loopDone: make(chan struct{}),
 	}
-	t.commit = newCommitter(cfg.DB, t.logger)
+	t.commit = groupcommit.New(context.Background(), commitJobs(cfg.DB), groupcommit.Options{
+		MaxBatch: maxCommitBatch, QueueLen: commitQueueLen, OnFailure: groupcommit.RetryEach, Logger: t.logger,
+	})
 	if err := t.loadChain(ctx, 1); err != nil {
 		return nil, err
 	}
@@ -311,10 +313,7 @@ func (t *Table) isStopping() bool {
 // voided and every write committed.
 func (t *Table) Run(ctx context.Context) error {
 	defer close(t.loopDone)
-	cctx, cancel := context.WithCancel(context.Background())
-	t.commitWG.Add(1)
-	go func() { defer t.commitWG.Done(); t.commit.run(cctx) }()
-	defer func() { cancel(); t.commitWG.Wait() }()
+	defer t.commit.Close() // commits what is queued; later writes get groupcommit.ErrClosed
 	go func() {
 		select {
 		case <-ctx.Done():
@@ -655,7 +654,7 @@ const hardAttempts = 120
 func (t *Table) commitHard(what string, fn func(ctx context.Context, tx bun.Tx) error) error {
 	var err error
 	for attempt := 1; attempt <= hardAttempts; attempt++ {
-		if err = t.commit.do(fn); err == nil {
+		if err = t.commit.Do(context.Background(), fn); err == nil {
 			return nil
 		}
 		t.logger.Error("commit failed; retrying", "what", what, "attempt", attempt, "err", err)

@@ -14,8 +14,8 @@
 // milliseconds (UTC), booleans are 0/1 or BOOLEAN, and every conditional write is
 // one statement whose WHERE clause is the decision.
 //
-// Ticket inserts are group-committed (ticket_writer.go): concurrent launches
-// share one INSERT and one durable commit.
+// Ticket inserts are group-committed (ticket_writer.go, through package
+// groupcommit): concurrent launches share one INSERT and one durable commit.
 //
 // SQLite runs with ONE open connection (WAL, busy_timeout, _txlock=immediate,
 // synchronous=FULL, foreign keys on): a caller that holds a transaction must do
@@ -40,6 +40,8 @@ import (
 	"github.com/uptrace/bun/dialect/pgdialect"
 	"github.com/uptrace/bun/dialect/sqlitedialect"
 	_ "modernc.org/sqlite" // registers database/sql driver "sqlite"
+
+	"github.com/crashstudio/crashgame/internal/groupcommit"
 )
 
 // Dialect names returned by (*Store).Dialect.
@@ -66,8 +68,16 @@ const (
 type Store struct {
 	db        *bun.DB
 	dialect   string
-	tickets   ticketWriter
+	tickets   *groupcommit.Committer[*TicketRecord]
 	closeOnce sync.Once
+}
+
+// newStore returns a Store over db with its ticket writer (started by the
+// first ticket, stopped by Close).
+func newStore(db *bun.DB, dialect string) *Store {
+	s := &Store{db: db, dialect: dialect}
+	s.tickets = s.newTicketWriter()
+	return s
 }
 
 // Open opens the database named by dsn and checks that it answers. It does not
@@ -120,7 +130,7 @@ func openSQLite(ctx context.Context, dsn string) (*Store, error) {
 	sqldb.SetConnMaxLifetime(0)
 	sqldb.SetConnMaxIdleTime(0)
 
-	s := &Store{db: bun.NewDB(sqldb, sqlitedialect.New()), dialect: DialectSQLite}
+	s := newStore(bun.NewDB(sqldb, sqlitedialect.New()), DialectSQLite)
 	if err := s.checkSQLite(ctx, memory); err != nil {
 		_ = sqldb.Close()
 		return nil, fmt.Errorf("store: open sqlite %q: %w", path, err)
@@ -185,7 +195,7 @@ func openPostgres(ctx context.Context, dsn string) (*Store, error) {
 	sqldb.SetConnMaxLifetime(pgConnMaxLifetime)
 	sqldb.SetConnMaxIdleTime(pgConnMaxIdleTime)
 
-	s := &Store{db: bun.NewDB(sqldb, pgdialect.New()), dialect: DialectPostgres}
+	s := newStore(bun.NewDB(sqldb, pgdialect.New()), DialectPostgres)
 	if err := s.Ping(ctx); err != nil {
 		_ = sqldb.Close()
 		return nil, fmt.Errorf("store: open postgres %s: %w", u.Redacted(), err)
@@ -196,7 +206,7 @@ func openPostgres(ctx context.Context, dsn string) (*Store, error) {
 // Close stops the ticket writer and closes the database. Queries in flight
 // fail. It is safe to call more than once.
 func (s *Store) Close() error {
-	s.closeOnce.Do(s.stopTicketWriter)
+	s.closeOnce.Do(s.tickets.Close)
 	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("store: close: %w", err)
 	}

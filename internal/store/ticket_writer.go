@@ -4,120 +4,48 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 
 	"github.com/uptrace/bun"
+
+	"github.com/crashstudio/crashgame/internal/groupcommit"
 )
 
 // ErrClosed is returned by a write after Close.
 var ErrClosed = errors.New("store: closed")
 
-// ticketWriter group-commits ticket inserts: a durable commit costs the same
-// for one row or a hundred, so concurrent launches share one INSERT and one
-// commit, and each caller is answered once it committed.
-//
-// Senders hold mu for reading while they queue; Close takes it for writing,
-// so once closed is set no sender can still be queueing, and closing q is
-// safe. The writer drains everything queued before it exits.
-type ticketWriter struct {
-	mu      sync.RWMutex
-	closed  bool
-	started bool
-	q       chan ticketWrite
-	done    chan struct{}
-}
-
-type ticketWrite struct {
-	rec  *TicketRecord
-	done chan error
-}
-
 // maxTicketBatch bounds the rows of one INSERT.
 const maxTicketBatch = 256
 
+// newTicketWriter returns the group committer of ticket inserts: a durable
+// commit costs the same for one row or a hundred, so concurrent launches share
+// one INSERT and one commit, and each caller is answered once it committed.
+// When a batch fails (a hash already stored), each row is written alone, so
+// that only its caller fails.
+func (s *Store) newTicketWriter() *groupcommit.Committer[*TicketRecord] {
+	return groupcommit.New(context.Background(), s.insertTickets, groupcommit.Options{
+		MaxBatch: maxTicketBatch, OnFailure: groupcommit.RetryEach,
+	})
+}
+
 func (s *Store) writeTicket(ctx context.Context, rec *TicketRecord) error {
-	w := &s.tickets
-	req := ticketWrite{rec: rec, done: make(chan error, 1)}
-	w.mu.RLock()
-	if w.closed {
-		w.mu.RUnlock()
+	err := s.tickets.Do(ctx, rec)
+	if errors.Is(err, groupcommit.ErrClosed) {
 		return ErrClosed
 	}
-	if !w.started {
-		// Start the writer under the write lock, once.
-		w.mu.RUnlock()
-		w.mu.Lock()
-		if !w.started && !w.closed {
-			w.q = make(chan ticketWrite, maxTicketBatch)
-			w.done = make(chan struct{})
-			w.started = true
-			go s.runTicketWriter(w.q, w.done)
-		}
-		closed := w.closed
-		w.mu.Unlock()
-		if closed {
-			return ErrClosed
-		}
-		w.mu.RLock()
-		if w.closed {
-			w.mu.RUnlock()
-			return ErrClosed
-		}
-	}
-	select {
-	case w.q <- req:
-		w.mu.RUnlock()
-	case <-ctx.Done():
-		w.mu.RUnlock()
-		return ctx.Err()
-	}
-	return <-req.done
+	return err
 }
 
-func (s *Store) runTicketWriter(q <-chan ticketWrite, done chan<- struct{}) {
-	defer close(done)
-	batch := make([]ticketWrite, 0, maxTicketBatch)
-	for first := range q {
-		batch = append(batch[:0], first)
-	gather:
-		for len(batch) < maxTicketBatch {
-			select {
-			case req, ok := <-q:
-				if !ok {
-					break gather
-				}
-				batch = append(batch, req)
-			default:
-				break gather
-			}
-		}
-		s.insertTickets(batch)
+// insertTickets writes a batch of tickets in one statement (see
+// insertTicketRows).
+func (s *Store) insertTickets(ctx context.Context, batch []*TicketRecord) error {
+	recs := make([]TicketRecord, len(batch))
+	for i, rec := range batch {
+		recs[i] = *rec
 	}
-}
-
-// insertTickets writes the batch in one statement; when that fails (a hash
-// already stored), each row is written alone so that only its caller fails.
-func (s *Store) insertTickets(batch []ticketWrite) {
-	ctx := context.Background()
-	if len(batch) > 1 {
-		recs := make([]TicketRecord, len(batch))
-		for i, req := range batch {
-			recs[i] = *req.rec
-		}
-		if err := s.insertTicketRows(ctx, recs); err == nil {
-			for _, req := range batch {
-				req.done <- nil
-			}
-			return
-		}
+	if err := s.insertTicketRows(ctx, recs); err != nil {
+		return fmt.Errorf("store: insert ticket: %w", err)
 	}
-	for _, req := range batch {
-		err := s.insertTicketRows(ctx, []TicketRecord{*req.rec})
-		if err != nil {
-			err = fmt.Errorf("store: insert ticket: %w", err)
-		}
-		req.done <- err
-	}
+	return nil
 }
 
 // insertTicketRows inserts tickets and the controls of those that carry any,
@@ -142,20 +70,4 @@ func (s *Store) insertTicketRows(ctx context.Context, recs []TicketRecord) error
 		_, err := tx.NewInsert().Model(&controls).Exec(ctx)
 		return err
 	})
-}
-
-// stopTicketWriter refuses new writes, lets the writer finish what is queued,
-// and waits for it.
-func (s *Store) stopTicketWriter() {
-	w := &s.tickets
-	w.mu.Lock()
-	w.closed = true
-	started := w.started
-	if started {
-		close(w.q)
-	}
-	w.mu.Unlock()
-	if started {
-		<-w.done
-	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect"
 
+	"github.com/crashstudio/crashgame/internal/groupcommit"
 	"github.com/crashstudio/crashgame/internal/store"
 )
 
@@ -133,7 +134,8 @@ func (noQueueMetrics) Delivered(MovementKind, time.Duration) {}
 // WithOnSettled sets the hook called once for each movement the operator
 // applied (status done), after that is recorded, with the success Result: the
 // game pushes Result.Balance (when Result.HasBalance) to the player. It runs
-// on the queue's writer goroutine: it must be quick and must not block.
+// on the goroutine that records attempts (one per Run): it must be quick and
+// must not block.
 func WithOnSettled(f func(Movement, Result)) QueueOption { return func(q *Queue) { q.onSettled = f } }
 
 // NewQueue returns a Queue over db (migrated: it needs the movements table).
@@ -208,12 +210,11 @@ func (q *Queue) Run(ctx context.Context) error {
 	defer q.running.Store(false)
 	q.logger.InfoContext(ctx, "wallet queue started", slog.Int("concurrency", q.conc), slog.String("instance", q.instanceID))
 
-	results := make(chan attempt, q.conc)
-	writerDone := make(chan struct{})
-	go func() {
-		defer close(writerDone)
-		q.writer(context.WithoutCancel(ctx), results)
-	}()
+	// Finished attempts are recorded many per transaction; a failed
+	// transaction records none of its batch (see record).
+	recorder := groupcommit.New(ctx, q.record, groupcommit.Options{
+		MaxBatch: maxWriteBatch, QueueLen: q.conc, OnFailure: groupcommit.FailBatch, Logger: q.logger,
+	})
 
 	slots := make(chan struct{}, q.conc) // a token per attempt in flight
 	freed := make(chan struct{}, 1)
@@ -247,8 +248,9 @@ func (q *Queue) Run(ctx context.Context) error {
 			wg.Add(1)
 			go func(rec *MovementRecord) {
 				defer wg.Done()
-				a := q.send(sendCtx, rec)
-				results <- a
+				// Nobody waits for the answer: record logs a failure, and the
+				// movement is sent again once its lease ran out.
+				_ = recorder.Submit(sendCtx, q.send(sendCtx, rec))
 				<-slots
 				select {
 				case freed <- struct{}{}:
@@ -263,8 +265,7 @@ func (q *Queue) Run(ctx context.Context) error {
 	}
 
 	wg.Wait()
-	close(results)
-	<-writerDone
+	recorder.Close() // records every attempt that finished
 	q.logger.Info("wallet queue stopped", slog.String("instance", q.instanceID))
 	return nil
 }
@@ -433,28 +434,6 @@ func (q *Queue) send(ctx context.Context, rec *MovementRecord) attempt {
 
 var errNoClient = errors.New("no wallet client for this operator")
 
-// writer records finished attempts, many per transaction (group commit), and
-// runs the hooks, logs and metrics of each once it is recorded.
-func (q *Queue) writer(ctx context.Context, results <-chan attempt) {
-	batch := make([]attempt, 0, maxWriteBatch)
-	for a := range results {
-		batch = append(batch[:0], a)
-	drain:
-		for len(batch) < maxWriteBatch {
-			select {
-			case a, ok := <-results:
-				if !ok {
-					break drain
-				}
-				batch = append(batch, a)
-			default:
-				break drain
-			}
-		}
-		q.record(ctx, batch)
-	}
-}
-
 // update is the row change one attempt makes.
 type update struct {
 	a        *attempt
@@ -514,10 +493,11 @@ func describe(r Result) string {
 	return s
 }
 
-// record writes the changes of a batch of attempts in one transaction, then
-// reports each. A change is fenced by the claim: a row whose lease this Queue
-// lost is left alone.
-func (q *Queue) record(ctx context.Context, batch []attempt) {
+// record writes the changes of a batch of finished attempts in one
+// transaction (the group commit of Run), then reports each; it runs the hooks,
+// logs and metrics of an attempt only once it is recorded. A change is fenced
+// by the claim: a row whose lease this Queue lost is left alone.
+func (q *Queue) record(ctx context.Context, batch []attempt) error {
 	ups := make([]update, len(batch))
 	for i := range batch {
 		ups[i] = q.decide(&batch[i])
@@ -541,7 +521,7 @@ func (q *Queue) record(ctx context.Context, batch []attempt) {
 		// idempotently (ENV-12).
 		q.logger.ErrorContext(ctx, "wallet queue: record attempt results", slog.Int("movements", len(ups)),
 			slog.String("error", err.Error()))
-		return
+		return fmt.Errorf("record %d attempt results: %w", len(ups), err)
 	}
 	for i := range ups {
 		if !applied[i] {
@@ -551,6 +531,7 @@ func (q *Queue) record(ctx context.Context, batch []attempt) {
 		}
 		q.report(ctx, &ups[i])
 	}
+	return nil
 }
 
 func (q *Queue) apply(ctx context.Context, tx bun.Tx, u *update) (bool, error) {
