@@ -60,7 +60,7 @@ func newApp(ctx context.Context, cfg *config.Config, st *store.Store, logger *sl
 		if !op.HasWallet() {
 			continue
 		}
-		c, err := wallet.NewClient(op, wallet.WithLogger(logger), wallet.WithMetrics(metrics))
+		c, err := wallet.NewClient(walletSettings(op), wallet.WithLogger(logger), wallet.WithMetrics(metrics))
 		if err != nil {
 			return nil, fmt.Errorf("wallet client of %s: %w", op.ID, err)
 		}

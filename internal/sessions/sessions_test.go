@@ -142,7 +142,8 @@ func newFixture(t *testing.T) *fixture {
 	}
 	clients := map[string]sessions.Balancer{}
 	for i := range cfg.Operators {
-		cl, err := wallet.NewClient(&cfg.Operators[i])
+		op := cfg.Operators[i]
+		cl, err := wallet.NewClient(wallet.Settings{Operator: op.ID, URL: op.WalletURL, Secret: op.Secret, APIKey: op.APIKey})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package wallet_test
+package main
 
 import (
 	"context"
@@ -43,7 +43,7 @@ operators:
 		t.Fatal(err)
 	}
 	op, _ := cfg.Operator("acme")
-	c, err := wallet.NewClient(op)
+	c, err := wallet.NewClient(walletSettings(op))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +51,7 @@ operators:
 	if _, err := c.Balance(context.Background(), wallet.BalanceCall{Token: "tok-0123456789abcdef", Currency: "BRL"}); err != nil {
 		t.Fatal(err)
 	}
-	c2, err := wallet.NewClient(op)
+	c2, err := wallet.NewClient(walletSettings(op))
 	if err != nil {
 		t.Fatal(err)
 	}
