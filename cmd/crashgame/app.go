@@ -105,7 +105,9 @@ func newApp(ctx context.Context, cfg *config.Config, st *store.Store, logger *sl
 		a.tables[g.ID] = t
 	}
 	a.sessions, err = sessions.New(sessions.Options{
-		Config: cfg, DB: st.DB(), Tickets: tickets.New(st, time.Now),
+		Operators: sessionOperators(cfg), Games: gameIDs(cfg),
+		Languages: config.Languages, DefaultLanguage: cfg.DefaultLanguage,
+		DB: st.DB(), Tickets: tickets.New(st, time.Now),
 		Wallets: func(op string) (sessions.Balancer, bool) {
 			c, ok := a.clients[op]
 			return c, ok

@@ -15,6 +15,7 @@ import (
 	"github.com/crashstudio/crashgame/internal/apitest"
 	"github.com/crashstudio/crashgame/internal/config"
 	"github.com/crashstudio/crashgame/internal/engine"
+	"github.com/crashstudio/crashgame/internal/freebets"
 	"github.com/crashstudio/crashgame/internal/sessions"
 	"github.com/crashstudio/crashgame/internal/store"
 	"github.com/crashstudio/crashgame/internal/table"
@@ -128,7 +129,10 @@ func newEnv(t *testing.T, o envOptions) *env {
 	tk := tickets.New(st, nil)
 	bal := &balancer{answer: wallet.Result{Outcome: wallet.Success, PlayerID: "p-1", Balance: 10000, HasBalance: true, Currency: "BRL", PlayerName: "Maria Silva"}}
 	ss, err := sessions.New(sessions.Options{
-		Config: cfg, DB: st.DB(), Tickets: tk, Demo: bank, Now: o.sessionsNow,
+		Operators: []sessions.Operator{{ID: "acme", Enabled: true, Games: []string{"crash"},
+			Currencies: []sessions.Currency{{Code: "BRL", Limits: freebets.Limits{MinBet: ptr(100), MaxBet: ptr(100000)}}}}},
+		Games: []string{"crash"}, Languages: []string{"pt", "en", "es"}, DefaultLanguage: "pt",
+		DB: st.DB(), Tickets: tk, Demo: bank, Now: o.sessionsNow,
 		Wallets: func(string) (sessions.Balancer, bool) { return bal, true },
 	})
 	if err != nil {
