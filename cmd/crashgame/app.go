@@ -81,11 +81,12 @@ func newApp(ctx context.Context, cfg *config.Config, st *store.Store, logger *sl
 	if err != nil {
 		return nil, fmt.Errorf("movement queue: %w", err)
 	}
+	operators := engineOperators(cfg)
 	for i := range cfg.Games {
 		g := &cfg.Games[i]
 		t, err := engine.New(ctx, engine.Config{
-			Game:      g,
-			Operators: cfg.Operator,
+			Game:      engineGame(g),
+			Operators: operators,
 			DB:        st.DB(),
 			Wallets: func(op string) (engine.BetWallet, bool) {
 				c, ok := a.clients[op]

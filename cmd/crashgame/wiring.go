@@ -2,7 +2,9 @@ package main
 
 import (
 	"github.com/crashstudio/crashgame/internal/config"
+	"github.com/crashstudio/crashgame/internal/engine"
 	"github.com/crashstudio/crashgame/internal/freebets"
+	"github.com/crashstudio/crashgame/internal/round"
 	"github.com/crashstudio/crashgame/internal/sessions"
 	"github.com/crashstudio/crashgame/internal/wallet"
 )
@@ -41,4 +43,40 @@ func sessionOperators(cfg *config.Config) []sessions.Operator {
 // freebetLimits are a currency's limits as a freebet grant must meet them.
 func freebetLimits(l config.Limits) freebets.Limits {
 	return freebets.Limits{MinBet: l.MinBet, MaxBet: l.MaxBet}
+}
+
+// engineGame is the rules of g as its table runs them.
+func engineGame(g *config.Game) engine.Game {
+	return engine.Game{ID: g.ID, RTPBasisPoints: g.RTPBasisPoints, MaxMultiplier: g.MaxMultiplier,
+		Betting: g.Betting(), Pause: g.Pause(), Freebet: g.Freebet}
+}
+
+// engineOperators are every operator, enabled or not, as the tables take and
+// settle their bets: a disabled operator's bets still settle.
+func engineOperators(cfg *config.Config) map[string]engine.Operator {
+	ops := make(map[string]engine.Operator, len(cfg.Operators))
+	for _, op := range cfg.Operators {
+		curs := make(map[string]round.Limits, len(op.Currencies))
+		for _, c := range op.Currencies {
+			curs[c.Code] = roundLimits(c.Limits)
+		}
+		ops[op.ID] = engine.Operator{Currencies: curs, ZeroWin: op.ZeroWin}
+	}
+	return ops
+}
+
+// roundLimits are a currency's limits as the round's rules take them: an
+// unknown limit is 0.
+func roundLimits(c config.Limits) round.Limits {
+	var l round.Limits
+	if c.MinBet != nil {
+		l.MinBet = *c.MinBet
+	}
+	if c.MaxBet != nil {
+		l.MaxBet = *c.MaxBet
+	}
+	if c.MaxWin != nil {
+		l.MaxWin = *c.MaxWin
+	}
+	return l
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/crashstudio/crashgame/internal/config"
 	"github.com/crashstudio/crashgame/internal/engine"
 	"github.com/crashstudio/crashgame/internal/freebets"
+	"github.com/crashstudio/crashgame/internal/round"
 	"github.com/crashstudio/crashgame/internal/sessions"
 	"github.com/crashstudio/crashgame/internal/store"
 	"github.com/crashstudio/crashgame/internal/table"
@@ -112,7 +113,11 @@ func newEnv(t *testing.T, o envOptions) *env {
 	bank := engine.NewDemoBank()
 	bw := &betWallet{answer: wallet.Result{Outcome: wallet.Success, Balance: 9000, HasBalance: true}}
 	tbl, err := engine.New(t.Context(), engine.Config{
-		Game: &cfg.Games[0], Operators: cfg.Operator, DB: st.DB(), Demo: bank, ChainLength: 2000,
+		Game: engine.Game{ID: "crash", RTPBasisPoints: 9900, MaxMultiplier: 150,
+			Betting: 1000 * time.Millisecond, Pause: 300 * time.Millisecond, Freebet: true},
+		Operators: map[string]engine.Operator{"acme": {Currencies: map[string]round.Limits{
+			"BRL": {MinBet: 100, MaxBet: 100000, MaxWin: 10000000}}}},
+		DB: st.DB(), Demo: bank, ChainLength: 2000,
 		Wallets: func(string) (engine.BetWallet, bool) { return bw, true },
 	})
 	if err != nil {
