@@ -149,8 +149,8 @@ func newHandler(cfg *config.Config, st *store.Store, a *app, logger *slog.Logger
 	if err != nil {
 		return nil, err
 	}
-	launches := launch.New(cfg, tickets.New(st, time.Now))
-	operators := operatorapi.New(cfg, launches, logger, time.Now)
+	launches := launch.New(launchInstallation(cfg), tickets.New(st, time.Now))
+	operators := operatorapi.New(operatorCredentials(cfg), launches, logger, time.Now)
 	routes := operators.Routes()
 	for pattern, h := range a.table.Routes() {
 		routes[pattern] = h

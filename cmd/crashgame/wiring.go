@@ -4,6 +4,8 @@ import (
 	"github.com/crashstudio/crashgame/internal/config"
 	"github.com/crashstudio/crashgame/internal/engine"
 	"github.com/crashstudio/crashgame/internal/freebets"
+	"github.com/crashstudio/crashgame/internal/launch"
+	"github.com/crashstudio/crashgame/internal/operatorapi"
 	"github.com/crashstudio/crashgame/internal/round"
 	"github.com/crashstudio/crashgame/internal/sessions"
 	"github.com/crashstudio/crashgame/internal/wallet"
@@ -79,4 +81,33 @@ func roundLimits(c config.Limits) round.Limits {
 		l.MaxWin = *c.MaxWin
 	}
 	return l
+}
+
+// launchInstallation is what the operator routes serve: the catalogue of
+// every operator, the public address and the languages.
+func launchInstallation(cfg *config.Config) launch.Installation {
+	in := launch.Installation{BaseURL: cfg.BaseURL, Languages: config.Languages, DefaultLanguage: cfg.DefaultLanguage,
+		Games: make([]launch.Game, len(cfg.Games)), Operators: make([]launch.Operator, len(cfg.Operators))}
+	for i, g := range cfg.Games {
+		in.Games[i] = launch.Game{ID: g.ID, Name: g.Name, Studio: g.Studio, Category: g.Category, ImageURL: g.ImageURL,
+			Demo: g.Demo, Mobile: g.Mobile, Desktop: g.Desktop, Freebet: g.Freebet}
+	}
+	for i, op := range cfg.Operators {
+		curs := make([]launch.Currency, len(op.Currencies))
+		for j, code := range op.CurrencyCodes() {
+			limits, _ := op.Currency(code) // a copy
+			curs[j] = launch.Currency{Code: code, MinBet: limits.MinBet, MaxBet: limits.MaxBet, MaxWin: limits.MaxWin}
+		}
+		in.Operators[i] = launch.Operator{ID: op.ID, Games: op.Games, Currencies: curs, Demo: op.Demo, HasWallet: op.HasWallet()}
+	}
+	return in
+}
+
+// operatorCredentials are how each operator's requests are authenticated.
+func operatorCredentials(cfg *config.Config) []operatorapi.Operator {
+	ops := make([]operatorapi.Operator, len(cfg.Operators))
+	for i, op := range cfg.Operators {
+		ops[i] = operatorapi.Operator{ID: op.ID, Enabled: op.Enabled, Secret: op.Secret}
+	}
+	return ops
 }
