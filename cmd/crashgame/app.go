@@ -119,7 +119,8 @@ func newApp(ctx context.Context, cfg *config.Config, st *store.Store, logger *sl
 		return nil, err
 	}
 	a.table, err = table.New(table.Config{
-		Config: cfg, Sessions: a.sessions, DB: st.DB(), Logger: logger,
+		BaseURL: cfg.BaseURL, DefaultLanguage: cfg.DefaultLanguage, Limits: tableLimits(cfg),
+		Sessions: a.sessions, DB: st.DB(), Logger: logger,
 		Tables: func(id string) (*engine.Table, bool) {
 			t, ok := a.tables[id]
 			return t, ok

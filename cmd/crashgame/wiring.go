@@ -8,6 +8,7 @@ import (
 	"github.com/crashstudio/crashgame/internal/operatorapi"
 	"github.com/crashstudio/crashgame/internal/round"
 	"github.com/crashstudio/crashgame/internal/sessions"
+	"github.com/crashstudio/crashgame/internal/table"
 	"github.com/crashstudio/crashgame/internal/wallet"
 )
 
@@ -110,4 +111,17 @@ func operatorCredentials(cfg *config.Config) []operatorapi.Operator {
 		ops[i] = operatorapi.Operator{ID: op.ID, Enabled: op.Enabled, Secret: op.Secret}
 	}
 	return ops
+}
+
+// tableLimits are the limits of every currency of every operator, as a player's
+// session shows them.
+func tableLimits(cfg *config.Config) map[table.Currency]table.Limits {
+	limits := map[table.Currency]table.Limits{}
+	for _, op := range cfg.Operators {
+		for _, code := range op.CurrencyCodes() {
+			l, _ := op.Currency(code) // a copy
+			limits[table.Currency{Operator: op.ID, Code: code}] = table.Limits{MinBet: l.MinBet, MaxBet: l.MaxBet, MaxWin: l.MaxWin}
+		}
+	}
+	return limits
 }

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/crashstudio/crashgame/internal/apitest"
-	"github.com/crashstudio/crashgame/internal/config"
 	"github.com/crashstudio/crashgame/internal/engine"
 	"github.com/crashstudio/crashgame/internal/freebets"
 	"github.com/crashstudio/crashgame/internal/round"
@@ -66,7 +65,6 @@ func (b *balancer) Balance(context.Context, wallet.BalanceCall) (wallet.Result, 
 }
 
 type env struct {
-	cfg      *config.Config
 	st       *store.Store
 	tickets  *tickets.Service
 	sessions *sessions.Service
@@ -92,16 +90,6 @@ type envOptions struct {
 
 func newEnv(t *testing.T, o envOptions) *env {
 	t.Helper()
-	cfg := &config.Config{
-		BaseURL: "https://games.example.com", DefaultLanguage: "pt",
-		Games: []config.Game{{ID: "crash", Name: "Crash", RTPBasisPoints: 9900, MaxMultiplier: 150,
-			BettingMS: 1000, PauseMS: 300, Demo: true, Freebet: true}},
-		Operators: []config.Operator{{
-			ID: "acme", Enabled: true, Secret: "0123456789abcdef0123", APIKey: "k", WalletURL: "https://wallet.acme.example",
-			Games: []string{"crash"}, Demo: true,
-			Currencies: []config.Currency{{Code: "BRL", Limits: config.Limits{MinBet: ptr(100), MaxBet: ptr(100000), MaxWin: ptr(10000000)}}},
-		}},
-	}
 	st, err := store.Open(t.Context(), "sqlite://"+filepath.Join(t.TempDir(), "table.db"))
 	if err != nil {
 		t.Fatal(err)
@@ -145,7 +133,9 @@ func newEnv(t *testing.T, o envOptions) *env {
 	}
 	t.Cleanup(func() { _ = ss.Close() })
 	srv, err := table.New(table.Config{
-		Config: cfg, Sessions: ss, DB: st.DB(), HelloTimeout: o.hello,
+		BaseURL: "https://games.example.com", DefaultLanguage: "pt",
+		Limits:   map[table.Currency]table.Limits{{Operator: "acme", Code: "BRL"}: {MinBet: ptr(100), MaxBet: ptr(100000), MaxWin: ptr(10000000)}},
+		Sessions: ss, DB: st.DB(), HelloTimeout: o.hello,
 		ReadRate: o.rate, ReadBurst: o.burst, ActionRate: cmp.Or(o.actionRate, o.rate), ActionBurst: cmp.Or(o.actionBurst, o.burst),
 		Tables: func(id string) (*engine.Table, bool) { return tbl, id == "crash" },
 	})
@@ -153,7 +143,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Close)
-	return &env{cfg: cfg, st: st, tickets: tk, sessions: ss, table: tbl, srv: srv, handler: srv.Handler(),
+	return &env{st: st, tickets: tk, sessions: ss, table: tbl, srv: srv, handler: srv.Handler(),
 		v: apitest.New(t, "table.v1.yaml"), bets: bw, balance: bal, bank: bank}
 }
 
