@@ -17,6 +17,8 @@ import (
 	"github.com/crashstudio/crashgame/internal/config"
 	"github.com/crashstudio/crashgame/internal/engine"
 	"github.com/crashstudio/crashgame/internal/freebets"
+	"github.com/crashstudio/crashgame/internal/launch"
+	"github.com/crashstudio/crashgame/internal/operatorapi"
 	"github.com/crashstudio/crashgame/internal/sessions"
 	"github.com/crashstudio/crashgame/internal/store"
 	"github.com/crashstudio/crashgame/internal/table"
@@ -25,26 +27,29 @@ import (
 )
 
 // app is one installation's running parts: wallet clients, the movement queue,
-// freebets, and one engine table per game.
+// freebets, one engine table per game, the player API and the operator routes.
 type app struct {
-	cfg      *config.Config
-	store    *store.Store
-	logger   *slog.Logger
-	registry *prometheus.Registry
-	clients  map[string]*wallet.Client
-	queue    *wallet.Queue
-	freebets *freebets.Service
-	demo     *engine.DemoBank
-	tables   map[string]*engine.Table
-	sessions *sessions.Service
-	table    *table.Server
-	wg       sync.WaitGroup
+	store     *store.Store
+	logger    *slog.Logger
+	registry  *prometheus.Registry
+	clients   map[string]*wallet.Client
+	queue     *wallet.Queue
+	freebets  *freebets.Service
+	demo      *engine.DemoBank
+	tables    map[string]*engine.Table
+	sessions  *sessions.Service
+	table     *table.Server
+	operators *operatorapi.API
+	wg        sync.WaitGroup
 }
 
-// newApp builds the parts; start runs them.
+// newApp builds the parts in dependency order, each from what is built
+// before it: the wallet clients, freebets, sessions, the movement queue (which
+// reports balances to the sessions), one engine table per game (which wakes the
+// queue), the player API over them, and the operator routes. start runs them.
 func newApp(ctx context.Context, cfg *config.Config, st *store.Store, logger *slog.Logger) (*app, error) {
 	a := &app{
-		cfg: cfg, store: st, logger: logger,
+		store: st, logger: logger,
 		registry: prometheus.NewRegistry(),
 		clients:  map[string]*wallet.Client{},
 		demo:     engine.NewDemoBank(),
@@ -60,7 +65,7 @@ func newApp(ctx context.Context, cfg *config.Config, st *store.Store, logger *sl
 		if !op.HasWallet() {
 			continue
 		}
-		c, err := wallet.NewClient(op, wallet.WithLogger(logger), wallet.WithMetrics(metrics))
+		c, err := wallet.NewClient(walletSettings(op), wallet.WithLogger(logger), wallet.WithMetrics(metrics))
 		if err != nil {
 			return nil, fmt.Errorf("wallet client of %s: %w", op.ID, err)
 		}
@@ -70,22 +75,37 @@ func newApp(ctx context.Context, cfg *config.Config, st *store.Store, logger *sl
 	if err != nil {
 		return nil, err
 	}
+	tk := tickets.New(st, time.Now)
+	a.sessions, err = sessions.New(sessions.Options{
+		Operators: sessionOperators(cfg), Games: gameIDs(cfg),
+		Languages: config.Languages, DefaultLanguage: cfg.DefaultLanguage,
+		DB: st.DB(), Tickets: tk,
+		Wallets: func(op string) (sessions.Balancer, bool) {
+			c, ok := a.clients[op]
+			return c, ok
+		},
+		Freebets: a.freebets, Demo: a.demo, Logger: logger,
+	})
+	if err != nil {
+		return nil, err
+	}
 	a.queue, err = wallet.NewQueue(st.DB(), a.client,
 		wallet.WithQueueLogger(logger), wallet.WithRegisterer(a.registry),
 		// The balance shown to the player follows the /win answers (BAL-4).
 		wallet.WithOnSettled(func(m wallet.Movement, r wallet.Result) {
-			if r.HasBalance && a.sessions != nil {
+			if r.HasBalance {
 				a.sessions.OnWalletBalance(m.Operator, m.PlayerID, m.Currency, r.Balance)
 			}
 		}))
 	if err != nil {
 		return nil, fmt.Errorf("movement queue: %w", err)
 	}
+	operators := engineOperators(cfg)
 	for i := range cfg.Games {
 		g := &cfg.Games[i]
 		t, err := engine.New(ctx, engine.Config{
-			Game:      g,
-			Operators: cfg.Operator,
+			Game:      engineGame(g),
+			Operators: operators,
 			DB:        st.DB(),
 			Wallets: func(op string) (engine.BetWallet, bool) {
 				c, ok := a.clients[op]
@@ -104,19 +124,9 @@ func newApp(ctx context.Context, cfg *config.Config, st *store.Store, logger *sl
 		}
 		a.tables[g.ID] = t
 	}
-	a.sessions, err = sessions.New(sessions.Options{
-		Config: cfg, DB: st.DB(), Tickets: tickets.New(st, time.Now),
-		Wallets: func(op string) (sessions.Balancer, bool) {
-			c, ok := a.clients[op]
-			return c, ok
-		},
-		Freebets: a.freebets, Demo: a.demo, Logger: logger,
-	})
-	if err != nil {
-		return nil, err
-	}
 	a.table, err = table.New(table.Config{
-		Config: cfg, Sessions: a.sessions, DB: st.DB(), Logger: logger,
+		BaseURL: cfg.BaseURL, DefaultLanguage: cfg.DefaultLanguage, Limits: tableLimits(cfg),
+		Sessions: a.sessions, DB: st.DB(), Logger: logger,
 		Tables: func(id string) (*engine.Table, bool) {
 			t, ok := a.tables[id]
 			return t, ok
@@ -125,6 +135,7 @@ func newApp(ctx context.Context, cfg *config.Config, st *store.Store, logger *sl
 	if err != nil {
 		return nil, err
 	}
+	a.operators = operatorapi.New(operatorCredentials(cfg), launch.New(launchInstallation(cfg), tk), logger, time.Now)
 	return a, nil
 }
 

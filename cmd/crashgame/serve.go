@@ -13,11 +13,8 @@ import (
 	"github.com/crashstudio/crashgame/api"
 	"github.com/crashstudio/crashgame/internal/config"
 	"github.com/crashstudio/crashgame/internal/docs"
-	"github.com/crashstudio/crashgame/internal/launch"
-	"github.com/crashstudio/crashgame/internal/operatorapi"
 	"github.com/crashstudio/crashgame/internal/server"
 	"github.com/crashstudio/crashgame/internal/store"
-	"github.com/crashstudio/crashgame/internal/tickets"
 )
 
 // shutdownGrace bounds how long in-flight requests may take after SIGTERM.
@@ -149,9 +146,7 @@ func newHandler(cfg *config.Config, st *store.Store, a *app, logger *slog.Logger
 	if err != nil {
 		return nil, err
 	}
-	launches := launch.New(cfg, tickets.New(st, time.Now))
-	operators := operatorapi.New(cfg, launches, logger, time.Now)
-	routes := operators.Routes()
+	routes := a.operators.Routes()
 	for pattern, h := range a.table.Routes() {
 		routes[pattern] = h
 	}

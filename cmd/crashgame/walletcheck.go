@@ -8,7 +8,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/crashstudio/crashgame/internal/config"
+	"github.com/crashstudio/crashgame/internal/secret"
 	"github.com/crashstudio/crashgame/internal/walletcheck"
 )
 
@@ -52,7 +52,7 @@ func walletCheckCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 	var t walletcheck.Target
 	fs.StringVar(&t.WalletURL, "wallet-url", "", "base URL of the wallet routes (https://, or http:// on loopback)")
 	fs.StringVar(&t.Operator, "operator", "", "the envelope's operator id")
-	secret := fs.String("secret", "", "shared HMAC secret (or $WALLET_CHECK_SECRET)")
+	sharedSecret := fs.String("secret", "", "shared HMAC secret (or $WALLET_CHECK_SECRET)")
 	apiKey := fs.String("api-key", "", "Bearer key the operator issued to the game (or $WALLET_CHECK_API_KEY)")
 	secondKey := fs.String("second-api-key", "", "optional second key valid during a rotation, for AUTH-19 (or $WALLET_CHECK_SECOND_API_KEY)")
 	token := fs.String("token", "", "live session token of a funded TEST player (or $WALLET_CHECK_TOKEN)")
@@ -72,11 +72,11 @@ func walletCheckCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 	if fs.NArg() > 0 {
 		return fmt.Errorf("wallet-check: unexpected argument %q", fs.Arg(0))
 	}
-	t.Secret = config.Secret(fromEnv(*secret, "WALLET_CHECK_SECRET"))
-	t.APIKey = config.Secret(fromEnv(*apiKey, "WALLET_CHECK_API_KEY"))
-	t.SecondAPIKey = config.Secret(fromEnv(*secondKey, "WALLET_CHECK_SECOND_API_KEY"))
-	t.Token = config.Secret(fromEnv(*token, "WALLET_CHECK_TOKEN"))
-	t.ExpiredToken = config.Secret(fromEnv(*expired, "WALLET_CHECK_EXPIRED_TOKEN"))
+	t.Secret = secret.Secret(fromEnv(*sharedSecret, "WALLET_CHECK_SECRET"))
+	t.APIKey = secret.Secret(fromEnv(*apiKey, "WALLET_CHECK_API_KEY"))
+	t.SecondAPIKey = secret.Secret(fromEnv(*secondKey, "WALLET_CHECK_SECOND_API_KEY"))
+	t.Token = secret.Secret(fromEnv(*token, "WALLET_CHECK_TOKEN"))
+	t.ExpiredToken = secret.Secret(fromEnv(*expired, "WALLET_CHECK_EXPIRED_TOKEN"))
 	if err := t.Validate(); err != nil {
 		return fmt.Errorf("wallet-check: %w", err)
 	}

@@ -18,6 +18,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/crashstudio/crashgame/internal/secret"
 )
 
 // Languages are the languages of the contract, in the order the docs list them.
@@ -232,33 +234,11 @@ func (o Operator) LogValue() slog.Value {
 	)
 }
 
-// Secret is a credential read from the file: an HMAC secret or an API key. Printing
-// it with fmt (any verb), logging it with slog or marshalling it as text, JSON or
-// YAML shows "[redacted]" (or nothing when empty). Use string(s) or s.Bytes() where
-// the value itself is needed, and nowhere else.
-type Secret string
-
-const redacted = "[redacted]"
-
-func (s Secret) shown() string {
-	if s == "" {
-		return ""
-	}
-	return redacted
-}
-
-// Bytes returns the secret as a new byte slice, e.g. the key for package signature.
-func (s Secret) Bytes() []byte { return []byte(s) }
-
-// Format implements fmt.Formatter so that every verb, %#v and %x included, prints
-// the redacted form.
-func (s Secret) Format(f fmt.State, _ rune) { _, _ = f.Write([]byte(s.shown())) }
-
-// LogValue implements slog.LogValuer.
-func (s Secret) LogValue() slog.Value { return slog.StringValue(s.shown()) }
-
-// MarshalText implements encoding.TextMarshaler, used by encoding/json and yaml.
-func (s Secret) MarshalText() ([]byte, error) { return []byte(s.shown()), nil }
+// Secret is a credential read from the file: an HMAC secret or an API key. It is
+// a secret.Secret: printed, logged or marshalled it shows "[redacted]" (or
+// nothing when empty). Use string(s) or s.Bytes() where the value itself is
+// needed, and nowhere else.
+type Secret = secret.Secret
 
 // DSN is the database URL. It may hold a password, so printing it with fmt,
 // logging it with slog or marshalling it shows the URL with the password replaced

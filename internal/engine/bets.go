@@ -8,7 +8,6 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"github.com/crashstudio/crashgame/internal/config"
 	"github.com/crashstudio/crashgame/internal/round"
 	"github.com/crashstudio/crashgame/internal/store"
 	"github.com/crashstudio/crashgame/internal/wallet"
@@ -70,15 +69,14 @@ func ViewOf(r BetRecord) BetView { return viewOf(r) }
 // PlaceBet admits a bet: checks, commits the intent, debits the wallet within
 // the betting window, and joins the bet to the round only on success.
 func (t *Table) PlaceBet(ctx context.Context, p Player, req BetRequest) (BetResult, error) {
-	op, ok := t.cfg.Operators(p.Operator)
+	op, ok := t.cfg.Operators[p.Operator]
 	if !ok {
 		return BetResult{}, fmt.Errorf("engine: unknown operator %q", p.Operator)
 	}
-	limits, known := op.Currency(p.Currency)
+	lim, known := op.Currencies[p.Currency]
 	if req.FreebetID == "" && !known {
 		return BetResult{}, ErrBetLimit
 	}
-	lim := roundLimits(limits)
 	if err := round.CheckBet(req.Amount, req.AutoCashout, req.FreebetID != "", lim, t.game.MaxMultiplier); err != nil {
 		return BetResult{}, err
 	}
@@ -168,21 +166,6 @@ func (t *Table) PlaceBet(ctx context.Context, p Player, req BetRequest) (BetResu
 		}, deadline)
 	}
 	return t.settleDebit(live, rec, res)
-}
-
-// roundLimits are a currency's limits as the rules take them (0: unknown).
-func roundLimits(c config.Limits) round.Limits {
-	var l round.Limits
-	if c.MinBet != nil {
-		l.MinBet = *c.MinBet
-	}
-	if c.MaxBet != nil {
-		l.MaxBet = *c.MaxBet
-	}
-	if c.MaxWin != nil {
-		l.MaxWin = *c.MaxWin
-	}
-	return l
 }
 
 // ownBet returns p's bet betID in the current round, or nil. Loop only.

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/crashstudio/crashgame/integration/pgtest"
-	"github.com/crashstudio/crashgame/internal/config"
 	"github.com/crashstudio/crashgame/internal/engine"
 	"github.com/crashstudio/crashgame/internal/round"
 	"github.com/crashstudio/crashgame/internal/store"
@@ -52,10 +51,6 @@ type benchTable struct {
 // engine tests' installation and runs it until the benchmark ends.
 func newBenchTable(tb testing.TB, dsn string) *benchTable {
 	tb.Helper()
-	cfg, err := config.Parse([]byte(installation), func(string) (string, bool) { return "", false })
-	if err != nil {
-		tb.Fatal(err)
-	}
 	if dsn == "" {
 		dsn = "sqlite://" + filepath.Join(tb.TempDir(), "bench.db")
 	}
@@ -74,10 +69,9 @@ func newBenchTable(tb testing.TB, dsn string) *benchTable {
 		tb.Fatal(err)
 	}
 	h := &benchTable{tb: tb, clock: newClock(), done: make(chan error, 1)}
-	game, _ := cfg.Game("crash")
 	h.table, err = engine.New(ctx, engine.Config{
-		Game:        game,
-		Operators:   cfg.Operator,
+		Game:        testGame,
+		Operators:   testOperators,
 		DB:          st.DB(),
 		Wallets:     func(string) (engine.BetWallet, bool) { return instantWallet{}, true },
 		Clock:       h.clock,

@@ -11,7 +11,6 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/crashstudio/crashgame/integration/pgtest"
-	"github.com/crashstudio/crashgame/internal/config"
 	"github.com/crashstudio/crashgame/internal/engine"
 	"github.com/crashstudio/crashgame/internal/round"
 	"github.com/crashstudio/crashgame/internal/store"
@@ -95,34 +94,16 @@ func (f *fakeWallet) BreakerOpen() bool {
 	return f.breaker
 }
 
-const installation = `
-base_url: https://games.example.com
-games:
-  - game_id: crash
-    name: Crash
-    studio: S
-    category: crash
-    rtp_bp: 9700
-    max_multiplier: 100000
-    betting_ms: 5000
-    pause_ms: 3000
-operators:
-  - operator: acme
-    secret: acme-secret-0123456789abcdef
-    api_key: k
-    wallet_url: https://wallet.acme.example
-    games: [crash]
-    currencies:
-      BRL: { min_bet: 100, max_bet: 100000, max_win: 500000 }
-  - operator: zero
-    secret: zero-secret-0123456789abcdef
-    api_key: k
-    wallet_url: https://wallet.zero.example
-    zero_win: true
-    games: [crash]
-    currencies:
-      BRL: { min_bet: 100, max_bet: 100000 }
-`
+// testGame is the game of the engine tests.
+var testGame = engine.Game{ID: "crash", RTPBasisPoints: 9700, MaxMultiplier: 100000,
+	Betting: 5 * time.Second, Pause: 3 * time.Second}
+
+// testOperators are the operators of the engine tests: acme, and zero, which
+// switched zero_win on.
+var testOperators = map[string]engine.Operator{
+	"acme": {Currencies: map[string]round.Limits{"BRL": {MinBet: 100, MaxBet: 100000, MaxWin: 500000}}},
+	"zero": {Currencies: map[string]round.Limits{"BRL": {MinBet: 100, MaxBet: 100000}}, ZeroWin: true},
+}
 
 type harness struct {
 	t      *testing.T
@@ -130,7 +111,6 @@ type harness struct {
 	clock  *manualClock
 	wallet *fakeWallet
 	db     *bun.DB
-	cfg    *config.Config
 	cancel context.CancelFunc
 	done   chan error
 }
@@ -151,10 +131,6 @@ func newHarnessWith(t *testing.T, fb engine.Freebets) *harness { return newHarne
 
 func newHarnessOn(t *testing.T, dsn string, bank *engine.DemoBank, fb engine.Freebets) *harness {
 	t.Helper()
-	cfg, err := config.Parse([]byte(installation), func(string) (string, bool) { return "", false })
-	if err != nil {
-		t.Fatal(err)
-	}
 	if dsn == "" {
 		dsn = "sqlite://" + filepath.Join(t.TempDir(), "e.db")
 	}
@@ -166,12 +142,12 @@ func newHarnessOn(t *testing.T, dsn string, bank *engine.DemoBank, fb engine.Fre
 	if err := st.Migrate(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	h := &harness{t: t, clock: newClock(), wallet: &fakeWallet{}, db: st.DB(), cfg: cfg}
-	game, _ := cfg.Game("crash")
+	h := &harness{t: t, clock: newClock(), wallet: &fakeWallet{}, db: st.DB()}
+	game := testGame
 	game.Freebet = true
 	h.table, err = engine.New(context.Background(), engine.Config{
 		Game:        game,
-		Operators:   cfg.Operator,
+		Operators:   testOperators,
 		DB:          st.DB(),
 		Wallets:     func(string) (engine.BetWallet, bool) { return h.wallet, true },
 		Clock:       h.clock,

@@ -15,7 +15,6 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"github.com/crashstudio/crashgame/internal/config"
 	"github.com/crashstudio/crashgame/internal/fairness"
 	"github.com/crashstudio/crashgame/internal/groupcommit"
 	"github.com/crashstudio/crashgame/internal/round"
@@ -69,10 +68,28 @@ func (p Player) key() string {
 	return "p\x00" + p.Operator + "\x00" + p.PlayerID
 }
 
+// Game is the rules of the game a table runs.
+type Game struct {
+	ID             string
+	RTPBasisPoints int64         // return to player in basis points: 9700 means 97.00 %
+	MaxMultiplier  int64         // crash point ceiling in hundredths: 100000 means 1000.00x
+	Betting        time.Duration // length of the betting phase
+	Pause          time.Duration // pause after a crash before the next round
+	Freebet        bool          // accepts operator-granted free rounds
+}
+
+// Operator is what a table needs of an operator to take and settle its bets.
+type Operator struct {
+	// Currencies are the limits of each enabled currency, by code; a zero
+	// limit is unknown and checks nothing.
+	Currencies map[string]round.Limits
+	ZeroWin    bool // send a zero-amount /win for a lost bet
+}
+
 // Config is what a table is built from.
 type Config struct {
-	Game      *config.Game
-	Operators func(id string) (*config.Operator, bool)
+	Game      Game
+	Operators map[string]Operator // every operator by id, enabled or not
 	DB        *bun.DB
 	Wallets   func(operator string) (BetWallet, bool)
 	Freebets  Freebets     // nil: freebets refused
@@ -92,7 +109,7 @@ type Config struct {
 // Table runs the rounds of one game.
 type Table struct {
 	cfg      Config
-	game     *config.Game
+	game     Game
 	clock    Clock
 	logger   *slog.Logger
 	db       *bun.DB
@@ -231,7 +248,7 @@ func (t *Table) Fairness() (terminal, salt string, rtpBP, maxMultiplier int64) {
 }
 
 // Game returns the table's game.
-func (t *Table) Game() *config.Game { return t.game }
+func (t *Table) Game() Game { return t.game }
 
 // Round returns the state of the current round, with the multiplier at now.
 func (t *Table) Round() (RoundView, int64) {
@@ -394,7 +411,7 @@ func (t *Table) Run(ctx context.Context) error {
 			break
 		}
 		// Pause after the crash.
-		t.wait(t.cur.core.CrashedAt().Add(t.game.Pause()), &flush, true)
+		t.wait(t.cur.core.CrashedAt().Add(t.game.Pause), &flush, true)
 		if int(seq-t.chainRec.FirstSeq+1) >= t.chain.Len() {
 			if err := t.loadChain(ctx, seq+1); err != nil {
 				return err
@@ -466,7 +483,7 @@ func (t *Table) startRound(ctx context.Context, seq int64) error {
 		Salt:        t.chainRec.Salt,
 		CrashPoint:  fairness.CrashPoint(h, t.chainRec.Salt, t.game.RTPBasisPoints, t.game.MaxMultiplier),
 		RTPBasisPts: t.game.RTPBasisPoints, MaxMultiplier: t.game.MaxMultiplier,
-		Status: RoundBetting, BettingEndsAt: store.MillisOf(now.Add(t.game.Betting())), CreatedAt: store.MillisOf(now),
+		Status: RoundBetting, BettingEndsAt: store.MillisOf(now.Add(t.game.Betting)), CreatedAt: store.MillisOf(now),
 	}
 	if _, err := t.db.NewInsert().Model(&rec).Exec(ctx); err != nil {
 		return fmt.Errorf("engine: open round %s: %w", rec.ID, err)
@@ -565,7 +582,7 @@ func (t *Table) enqueueZeroWin(ctx context.Context, tx bun.IDB, b *liveBet) erro
 	if b.rec.Demo {
 		return nil
 	}
-	op, ok := t.cfg.Operators(b.rec.Operator)
+	op, ok := t.cfg.Operators[b.rec.Operator]
 	if !ok || !op.ZeroWin {
 		return nil
 	}

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
-
-	"github.com/crashstudio/crashgame/internal/config"
 )
 
 // Reason is why an entry was discarded; it is the label of the discard metric.
@@ -32,6 +30,13 @@ var Reasons = []Reason{
 	ReasonAmountFraction, ReasonQuantity, ReasonBelowMinBet, ReasonAboveMaxBet, ReasonCurrency,
 }
 
+// Limits are the bet limits of the session currency, in cents, that a grant's
+// amount must fall within. A nil limit is unknown and checks nothing.
+type Limits struct {
+	MinBet *int64
+	MaxBet *int64
+}
+
 // entry is a valid /balance freebet entry.
 type entry struct {
 	id       string
@@ -42,7 +47,7 @@ type entry struct {
 // parseEntry validates one raw entry against the limits of the session
 // currency. It returns the first reason that discards it, or "" and the entry.
 // id is the entry's id when it could be read (for the log), even when discarded.
-func parseEntry(raw json.RawMessage, limits config.Limits) (e entry, id string, reason Reason) {
+func parseEntry(raw json.RawMessage, limits Limits) (e entry, id string, reason Reason) {
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &fields); err != nil || fields == nil {
 		return entry{}, "", ReasonNotObject // also null, arrays, scalars, trailing data

@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"strconv"
 	"testing"
-
-	"github.com/crashstudio/crashgame/internal/config"
 )
 
 // Rule FB-11 FB-12 FB-14 GEN-4
@@ -71,7 +69,7 @@ func FuzzParseEntry(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	lo, hi := int64(100), int64(1_000_000)
-	limits := config.Limits{MinBet: &lo, MaxBet: &hi}
+	limits := Limits{MinBet: &lo, MaxBet: &hi}
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		e, _, reason := parseEntry(raw, limits)
 		if reason != "" {

@@ -17,7 +17,6 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/crashstudio/crashgame/integration/pgtest"
-	"github.com/crashstudio/crashgame/internal/config"
 	"github.com/crashstudio/crashgame/internal/freebets"
 	"github.com/crashstudio/crashgame/internal/store"
 )
@@ -100,7 +99,7 @@ var (
 func ptr(v int64) *int64 { return &v }
 
 // brl are the limits of the tests' session currency: 100..10000 cents.
-var brl = config.Limits{MinBet: ptr(100), MaxBet: ptr(10_000), MaxWin: ptr(1_000_000)}
+var brl = freebets.Limits{MinBet: ptr(100), MaxBet: ptr(10_000)}
 
 // list turns JSON texts into a /balance freebets list.
 func list(entries ...string) []json.RawMessage {
@@ -327,12 +326,12 @@ func testBoundsInclusive(t *testing.T, e *env) {
 // Rule LIM-11 FB-9: an unknown bound does not limit.
 func testUnknownBounds(t *testing.T, e *env) {
 	sum, err := e.svc.Intake(t.Context(), alice, list(`{"id":"tiny","amount":1}`, `{"id":"huge","amount":9000000000}`),
-		config.Limits{}, true)
+		freebets.Limits{}, true)
 	if err != nil || sum.Created != 2 {
 		t.Fatalf("Intake with no bounds: %+v, %v; want 2 created", sum, err)
 	}
 	sum, err = e.svc.Intake(t.Context(), bob, list(`{"id":"tiny","amount":1}`, `{"id":"huge","amount":9000000000}`),
-		config.Limits{MinBet: ptr(100)}, true)
+		freebets.Limits{MinBet: ptr(100)}, true)
 	if err != nil || sum.Created != 1 || sum.Discarded[freebets.ReasonBelowMinBet] != 1 {
 		t.Fatalf("Intake with min only: %+v, %v; want huge created, tiny below min", sum, err)
 	}
@@ -342,7 +341,7 @@ func testUnknownBounds(t *testing.T, e *env) {
 func testUnacceptedCurrency(t *testing.T, e *env) {
 	usd := freebets.Owner{Operator: "op-1", PlayerID: "player-alice", Currency: "USD"}
 	sum, err := e.svc.Intake(t.Context(), usd, list(`{"id":"camp-7","quantity":3,"amount":500}`, `{"id":"bad","amount":0}`),
-		config.Limits{}, false)
+		freebets.Limits{}, false)
 	if err != nil {
 		t.Fatalf("Intake: %v", err)
 	}

@@ -11,7 +11,6 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"github.com/crashstudio/crashgame/internal/config"
 	"github.com/crashstudio/crashgame/internal/store"
 )
 
@@ -88,7 +87,7 @@ func RoundID(sourceID string, quantity, n int) string {
 // be stored (the player may still enter; the next /balance tries again).
 //
 // Intake must not be called inside a transaction.
-func (s *Service) Intake(ctx context.Context, owner Owner, entries []json.RawMessage, limits config.Limits,
+func (s *Service) Intake(ctx context.Context, owner Owner, entries []json.RawMessage, limits Limits,
 	currencyAccepted bool) (Summary, error) {
 	sum := Summary{Entries: len(entries)}
 	if err := owner.validate(); err != nil {

@@ -11,10 +11,10 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 	"unicode"
 
-	"github.com/crashstudio/crashgame/internal/config"
 	"github.com/crashstudio/crashgame/internal/tickets"
 )
 
@@ -50,15 +50,89 @@ type Tickets interface {
 	Issue(ctx context.Context, s tickets.Session) (string, error)
 }
 
+// Operator is what the operator routes serve an operator.
+type Operator struct {
+	ID         string
+	Games      []string   // the game ids enabled for it, in file order
+	Currencies []Currency // its enabled currencies, sorted by code (GEN-8)
+	Demo       bool       // demo launches allowed
+	HasWallet  bool       // it has a wallet: real-money launches can be served
+}
+
+// Currency is a currency enabled for an operator, with its limits in cents. A
+// nil limit is unknown: it is left out of the catalogue, never sent as zero.
+type Currency struct {
+	Code                   string
+	MinBet, MaxBet, MaxWin *int64
+}
+
+// Installation is what a Service serves: the public address of the game, the
+// languages, the games and the operators.
+type Installation struct {
+	BaseURL string // the public address of the game, no trailing slash
+	// Languages are the launch languages (pt, en, es); any other requested
+	// language is DefaultLanguage (LANG-1..LANG-4).
+	Languages       []string
+	DefaultLanguage string
+	Games           []Game // the installation's games; Currency and the limits unset
+	Operators       []Operator
+}
+
 // Service answers the operator routes of one installation.
 type Service struct {
-	cfg     *config.Config
+	baseURL string
+	langs   []string
+	defLang string
+	games   map[string]Game
+	ops     map[string]*Operator
 	tickets Tickets
 }
 
-// New returns a Service over an installation's configuration.
-func New(cfg *config.Config, t Tickets) *Service {
-	return &Service{cfg: cfg, tickets: t}
+// New returns a Service that serves c.
+func New(c Installation, t Tickets) *Service {
+	s := &Service{baseURL: c.BaseURL, langs: c.Languages, defLang: c.DefaultLanguage,
+		games: map[string]Game{}, ops: map[string]*Operator{}, tickets: t}
+	for _, g := range c.Games {
+		s.games[g.ID] = g
+	}
+	for i := range c.Operators {
+		op := c.Operators[i]
+		s.ops[op.ID] = &op
+	}
+	return s
+}
+
+// operator returns the operator with this id, or one that has no game.
+func (s *Service) operator(id string) *Operator {
+	if op, ok := s.ops[id]; ok {
+		return op
+	}
+	return &Operator{ID: id}
+}
+
+func (o *Operator) currency(code string) (Currency, bool) {
+	for _, c := range o.Currencies {
+		if c.Code == code {
+			return c, true
+		}
+	}
+	return Currency{}, false
+}
+
+func (o *Operator) currencyCodes() []string {
+	codes := make([]string, len(o.Currencies))
+	for i, c := range o.Currencies {
+		codes[i] = c.Code
+	}
+	return codes
+}
+
+// language returns lang when it is a launch language, else the default.
+func (s *Service) language(lang string) string {
+	if slices.Contains(s.langs, lang) {
+		return lang
+	}
+	return s.defLang
 }
 
 // Game is one entry of the catalogue. The limits are nil when unknown: an unknown
@@ -78,21 +152,20 @@ type Catalogue struct {
 	Games      []Game
 }
 
-// Games lists the games enabled for op, in the order of the operator's
-// configuration. With a currency, each entry carries it and the limits known for
-// it; a currency the operator does not accept carries no limits (unknown).
-func (s *Service) Games(op *config.Operator, currency string) Catalogue {
-	c := Catalogue{Operator: op.ID, Currencies: op.CurrencyCodes(), Games: []Game{}}
-	limits, accepted := op.Currency(currency)
+// Games lists the games enabled for the operator, in the order of the
+// operator's configuration. With a currency, each entry carries it and the
+// limits known for it; a currency the operator does not accept carries no
+// limits (unknown). An unknown operator has no game.
+func (s *Service) Games(operator string, currency string) Catalogue {
+	op := s.operator(operator)
+	c := Catalogue{Operator: op.ID, Currencies: op.currencyCodes(), Games: []Game{}}
+	limits, accepted := op.currency(currency)
 	for _, id := range op.Games {
-		g, ok := s.cfg.Game(id)
+		e, ok := s.games[id]
 		if !ok {
 			continue // config validation refuses this at start-up
 		}
-		e := Game{
-			ID: g.ID, Name: g.Name, Studio: g.Studio, Category: g.Category, ImageURL: g.ImageURL,
-			Demo: g.Demo && op.Demo, Mobile: g.Mobile, Desktop: g.Desktop, Freebet: g.Freebet,
-		}
+		e.Demo = e.Demo && op.Demo
 		if currency != "" {
 			e.Currency = currency
 			if accepted {
@@ -134,12 +207,13 @@ type Request struct {
 //     1..1440                                          -> ErrInvalidField
 //
 // A demo launch ignores token and player_id: they are not stored.
-func (s *Service) Launch(ctx context.Context, op *config.Operator, r Request) (string, error) {
+func (s *Service) Launch(ctx context.Context, operator string, r Request) (string, error) {
 	if r.GameID == "" {
 		return "", ErrMissingGameID
 	}
-	game, ok := s.cfg.Game(r.GameID)
-	if !ok || !op.HasGame(r.GameID) {
+	op := s.operator(operator)
+	game, ok := s.games[r.GameID]
+	if !ok || !slices.Contains(op.Games, r.GameID) {
 		return "", fmt.Errorf("%w: %q is not enabled for operator %q", ErrGameNotFound, r.GameID, op.ID)
 	}
 	if r.Demo {
@@ -157,21 +231,21 @@ func (s *Service) Launch(ctx context.Context, op *config.Operator, r Request) (s
 			return "", fmt.Errorf("%w: fewer than %d characters that are not whitespace", ErrInvalidToken, MinTokenLength)
 		case r.Token == r.PlayerID:
 			return "", fmt.Errorf("%w: equal to player_id", ErrInvalidToken)
-		case !op.HasWallet():
+		case !op.HasWallet:
 			return "", fmt.Errorf("%w: operator %q has no wallet_url, so only demo launches can be served", ErrNoWallet, op.ID)
 		}
 	}
 	if r.Currency != "" {
-		if _, ok := op.Currency(r.Currency); !ok {
+		if _, ok := op.currency(r.Currency); !ok {
 			return "", fmt.Errorf("%w: %q is not enabled for operator %q (enabled: %s)",
-				ErrCurrencyNotServed, r.Currency, op.ID, strings.Join(op.CurrencyCodes(), ", "))
+				ErrCurrencyNotServed, r.Currency, op.ID, strings.Join(op.currencyCodes(), ", "))
 		}
 	}
 	controls, err := checkControls(r)
 	if err != nil {
 		return "", err
 	}
-	lang := s.cfg.Language(r.Language)
+	lang := s.language(r.Language)
 	raw, err := s.tickets.Issue(ctx, tickets.Session{
 		Operator: op.ID, GameID: game.ID, Token: r.Token, PlayerID: r.PlayerID,
 		Currency: r.Currency, Language: lang, PlayerName: r.PlayerName, Theme: r.Theme,
@@ -181,7 +255,7 @@ func (s *Service) Launch(ctx context.Context, op *config.Operator, r Request) (s
 	if err != nil {
 		return "", fmt.Errorf("launch: issue ticket: %w", err)
 	}
-	return URL(s.cfg.BaseURL, raw, lang, r.Currency), nil
+	return URL(s.baseURL, raw, lang, r.Currency), nil
 }
 
 // longEnough reports whether token holds MinTokenLength characters that are

@@ -13,7 +13,7 @@ func (a *API) ListGames(ctx context.Context, req game.ListGamesRequestObject) (g
 	if req.Body.Currency != nil {
 		currency = *req.Body.Currency
 	}
-	c := a.launch.Games(op, currency)
+	c := a.launch.Games(op.ID, currency)
 	out := game.ListGames200JSONResponse{
 		Status:     "ok",
 		Operator:   &c.Operator,

@@ -26,7 +26,7 @@ func (a *API) LaunchGame(ctx context.Context, req game.LaunchGameRequestObject) 
 		lr.RealityCheckMinutes = minutes(rg.RealityCheckMinutes)
 		lr.InactivityMinutes = minutes(rg.InactivityTimeoutMinutes)
 	}
-	url, err := a.launch.Launch(ctx, operatorFrom(ctx), lr)
+	url, err := a.launch.Launch(ctx, operatorFrom(ctx).ID, lr)
 	if err == nil {
 		return launchOK{Status: "ok", Url: url}, nil
 	}

@@ -16,7 +16,6 @@ import (
 
 	"github.com/crashstudio/crashgame/integration/pgtest"
 	"github.com/crashstudio/crashgame/internal/apitest"
-	"github.com/crashstudio/crashgame/internal/config"
 	"github.com/crashstudio/crashgame/internal/launch"
 	"github.com/crashstudio/crashgame/internal/operatorapi"
 	"github.com/crashstudio/crashgame/internal/server"
@@ -32,59 +31,42 @@ const (
 
 // The installation under test. Its default language is pt, so a fallback to the
 // default is told apart from a fallback to en (LANG-4).
-const installation = `
-base_url: https://games.test.example/crash
-default_language: pt
-database: sqlite://unused.db
-games:
-  - game_id: crash
-    name: Crash
-    studio: Test Studio
-    category: crash
-    image_url: https://games.test.example/crash.png
-    demo: true
-    freebet: true
-  - game_id: crash-nodemo
-    name: Crash No Demo
-    studio: Test Studio
-    category: crash
-    demo: false
-  - game_id: crash-other
-    name: Crash Other
-    studio: Test Studio
-    category: crash
-operators:
-  - operator: acme
-    secret: ` + acmeSecret + `
-    api_key: acme_live_key
-    wallet_url: https://wallet.acme.example/api
-    games: [crash, crash-nodemo]
-    demo: true
-    currencies:
-      BRL: { min_bet: 100, max_bet: 100000, max_win: 10000000 }
-      USD: { min_bet: 10, max_bet: 50000 }
-  - operator: strict
-    secret: strict-secret-0123456789abcdef
-    api_key: strict_key
-    wallet_url: https://wallet.strict.example
-    games: [crash]
-    demo: false
-    currencies:
-      EUR: { min_bet: 10, max_bet: 1000, max_win: 100000 }
-  - operator: off
-    enabled: false
-    secret: off-secret-0123456789abcdef
-    api_key: off_key
-    wallet_url: https://wallet.off.example
-    games: [crash]
-    currencies:
-      BRL: {}
-  - operator: showroom
-    games: [crash]
-    demo: true
-    currencies:
-      BRL: { min_bet: 100, max_bet: 1000 }
-`
+var installation = launch.Installation{
+	BaseURL:   "https://games.test.example/crash",
+	Languages: []string{"pt", "en", "es"}, DefaultLanguage: "pt",
+	Games: []launch.Game{
+		{ID: "crash", Name: "Crash", Studio: "Test Studio", Category: "crash", ImageURL: "https://games.test.example/crash.png",
+			Demo: true, Freebet: true, Mobile: true, Desktop: true},
+		{ID: "crash-nodemo", Name: "Crash No Demo", Studio: "Test Studio", Category: "crash",
+			Demo: false, Freebet: true, Mobile: true, Desktop: true},
+		{ID: "crash-other", Name: "Crash Other", Studio: "Test Studio", Category: "crash",
+			Demo: true, Freebet: true, Mobile: true, Desktop: true},
+	},
+	Operators: []launch.Operator{
+		{ID: "acme", Games: []string{"crash", "crash-nodemo"}, Demo: true, HasWallet: true, Currencies: []launch.Currency{
+			{Code: "BRL", MinBet: ptr(100), MaxBet: ptr(100000), MaxWin: ptr(10000000)},
+			{Code: "USD", MinBet: ptr(10), MaxBet: ptr(50000)},
+		}},
+		{ID: "strict", Games: []string{"crash"}, Demo: false, HasWallet: true, Currencies: []launch.Currency{
+			{Code: "EUR", MinBet: ptr(10), MaxBet: ptr(1000), MaxWin: ptr(100000)},
+		}},
+		{ID: "off", Games: []string{"crash"}, Demo: true, HasWallet: true, Currencies: []launch.Currency{{Code: "BRL"}}},
+		{ID: "showroom", Games: []string{"crash"}, Demo: true, Currencies: []launch.Currency{
+			{Code: "BRL", MinBet: ptr(100), MaxBet: ptr(1000)},
+		}},
+	},
+}
+
+// operators are the credentials of the installation's operators: off is
+// disabled, showroom is demo only and unsigned.
+var operators = []operatorapi.Operator{
+	{ID: "acme", Enabled: true, Secret: acmeSecret},
+	{ID: "strict", Enabled: true, Secret: "strict-secret-0123456789abcdef"},
+	{ID: "off", Enabled: false, Secret: "off-secret-0123456789abcdef"},
+	{ID: "showroom", Enabled: true},
+}
+
+func ptr(v int64) *int64 { return &v }
 
 type env struct {
 	handler   http.Handler
@@ -112,10 +94,6 @@ func eachStore(t *testing.T, f func(t *testing.T, e *env)) {
 
 func newEnvOn(t testing.TB, dsn string) *env {
 	t.Helper()
-	cfg, err := config.Parse([]byte(installation), func(string) (string, bool) { return "", false })
-	if err != nil {
-		t.Fatalf("config: %v", err)
-	}
 	ctx := context.Background()
 	st, err := store.Open(ctx, dsn)
 	if err != nil {
@@ -130,7 +108,7 @@ func newEnvOn(t testing.TB, dsn string) *env {
 	e.store = st
 	e.tickets = tickets.New(st, clock)
 	logger := slog.New(slog.NewJSONHandler(e.logs, nil))
-	api := operatorapi.New(cfg, launch.New(cfg, e.tickets), logger, clock)
+	api := operatorapi.New(operators, launch.New(installation, e.tickets), logger, clock)
 	e.handler = server.New(server.Config{Logger: logger, Documents: http.NotFoundHandler(), Routes: api.Routes()})
 	e.validator = apitest.New(t, "game.v1.yaml")
 	return e

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/crashstudio/crashgame/integration/pgtest"
-	"github.com/crashstudio/crashgame/internal/config"
 	"github.com/crashstudio/crashgame/internal/launch"
 	"github.com/crashstudio/crashgame/internal/operatorapi"
 	"github.com/crashstudio/crashgame/internal/server"
@@ -27,10 +26,6 @@ import (
 // store's durable settings; the clock is real.
 func benchHandler(b *testing.B, dsn string) http.Handler {
 	b.Helper()
-	cfg, err := config.Parse([]byte(installation), func(string) (string, bool) { return "", false })
-	if err != nil {
-		b.Fatal(err)
-	}
 	ctx := context.Background()
 	st, err := store.Open(ctx, dsn)
 	if err != nil {
@@ -46,7 +41,7 @@ func benchHandler(b *testing.B, dsn string) http.Handler {
 		b.Fatal(err)
 	}
 	logger := slog.New(slog.NewJSONHandler(io.Discard, nil))
-	api := operatorapi.New(cfg, launch.New(cfg, tickets.New(st, time.Now)), logger, time.Now)
+	api := operatorapi.New(operators, launch.New(installation, tickets.New(st, time.Now)), logger, time.Now)
 	return server.New(server.Config{Logger: logger, Documents: http.NotFoundHandler(), Routes: api.Routes()})
 }
 

@@ -43,13 +43,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/uptrace/bun"
 
-	"github.com/crashstudio/crashgame/internal/config"
 	"github.com/crashstudio/crashgame/internal/engine"
 	"github.com/crashstudio/crashgame/internal/freebets"
 	"github.com/crashstudio/crashgame/internal/store"
@@ -98,18 +98,50 @@ type Tickets interface {
 
 // Freebets takes and lists grants (*freebets.Service).
 type Freebets interface {
-	Intake(ctx context.Context, owner freebets.Owner, entries []json.RawMessage, limits config.Limits, currencyAccepted bool) (freebets.Summary, error)
+	Intake(ctx context.Context, owner freebets.Owner, entries []json.RawMessage, limits freebets.Limits, currencyAccepted bool) (freebets.Summary, error)
 	Open(ctx context.Context, owner freebets.Owner) ([]freebets.Grant, error)
+}
+
+// Operator is what opening a session needs of an operator.
+type Operator struct {
+	ID string
+	// Enabled false refuses the operator's launches like an unknown
+	// operator's (AUTH-9).
+	Enabled    bool
+	Games      []string   // the game ids enabled for it, in file order
+	Currencies []Currency // its enabled currencies, sorted by code
+}
+
+// Currency is a currency enabled for an operator, with the limits a freebet
+// grant in it must meet.
+type Currency struct {
+	Code   string
+	Limits freebets.Limits
+}
+
+// currency returns the limits of an enabled currency (code matched exactly).
+func (o *Operator) currency(code string) (freebets.Limits, bool) {
+	for _, c := range o.Currencies {
+		if c.Code == code {
+			return c.Limits, true
+		}
+	}
+	return freebets.Limits{}, false
 }
 
 // Options builds a Service.
 type Options struct {
-	Config   *config.Config
-	DB       *bun.DB // the store's database, migrated (table sessions)
-	Tickets  Tickets
-	Wallets  func(operator string) (Balancer, bool)
-	Freebets Freebets         // nil: grants are ignored and none are listed
-	Demo     *engine.DemoBank // the bank the engine's tables use; required for demo
+	Operators []Operator
+	Games     []string // the ids of the installation's games
+	// Languages are the session languages (pt, en, es); any other requested
+	// language is DefaultLanguage (LANG-1..LANG-4).
+	Languages       []string
+	DefaultLanguage string
+	DB              *bun.DB // the store's database, migrated (table sessions)
+	Tickets         Tickets
+	Wallets         func(operator string) (Balancer, bool)
+	Freebets        Freebets         // nil: grants are ignored and none are listed
+	Demo            *engine.DemoBank // the bank the engine's tables use; required for demo
 	// DemoBalance is a demo session's starting balance per currency, in
 	// cents; DefaultDemoBalance for a currency not listed.
 	DemoBalance map[string]int64
@@ -224,7 +256,10 @@ type playerKey struct{ operator, playerID string }
 
 // Service opens and holds sessions. It is safe for concurrent use.
 type Service struct {
-	cfg      *config.Config
+	ops      map[string]*Operator
+	games    []string
+	langs    []string
+	defLang  string
 	db       *bun.DB
 	tickets  Tickets
 	wallets  func(string) (Balancer, bool)
@@ -250,8 +285,8 @@ type Service struct {
 // (at most once a second, in one transaction). Call Close to stop it.
 func New(opts Options) (*Service, error) {
 	switch {
-	case opts.Config == nil:
-		return nil, errors.New("sessions: no configuration")
+	case opts.DefaultLanguage == "":
+		return nil, errors.New("sessions: no default language")
 	case opts.DB == nil:
 		return nil, errors.New("sessions: no database")
 	case opts.Tickets == nil:
@@ -260,10 +295,14 @@ func New(opts Options) (*Service, error) {
 		return nil, errors.New("sessions: no demo bank")
 	}
 	s := &Service{
-		cfg: opts.Config, db: opts.DB, tickets: opts.Tickets, wallets: opts.Wallets, freebets: opts.Freebets,
+		ops: map[string]*Operator{}, games: opts.Games, langs: opts.Languages, defLang: opts.DefaultLanguage, db: opts.DB, tickets: opts.Tickets, wallets: opts.Wallets, freebets: opts.Freebets,
 		demo: opts.Demo, demoBal: opts.DemoBalance, defCur: opts.DefaultCurrency, now: opts.Now, log: opts.Logger,
 		byHash: map[string]*entry{}, byPlayer: map[playerKey]map[string]struct{}{},
 		stop: make(chan struct{}), done: make(chan struct{}),
+	}
+	for i := range opts.Operators {
+		op := opts.Operators[i]
+		s.ops[op.ID] = &op
 	}
 	if s.wallets == nil {
 		s.wallets = func(string) (Balancer, bool) { return nil, false }
@@ -299,7 +338,12 @@ func (s *Service) Now() time.Time { return s.now() }
 
 // Language returns the session language for a requested one: pt, en or es as
 // given, anything else the installation default (LANG-1..LANG-4).
-func (s *Service) Language(lang string) string { return s.cfg.Language(lang) }
+func (s *Service) Language(lang string) string {
+	if slices.Contains(s.langs, lang) {
+		return lang
+	}
+	return s.defLang
+}
 
 // Open opens a session from the launch URL's sid. See the package
 // documentation; the refusals are the Err* of this package, any other error is
@@ -328,17 +372,17 @@ func (s *Service) Open(ctx context.Context, req OpenRequest) (Session, error) {
 		launch = tickets.Session{Operator: req.Operator, GameID: req.GameID, Token: req.SID, Language: req.Language}
 	}
 
-	op, ok := s.cfg.Operator(launch.Operator)
+	op, ok := s.ops[launch.Operator]
 	if !ok || !op.Enabled {
 		return Session{}, ErrTicketInvalid
 	}
 	if legacy && launch.GameID == "" && len(op.Games) == 1 {
 		launch.GameID = op.Games[0]
 	}
-	if _, ok := s.cfg.Game(launch.GameID); !ok || !op.HasGame(launch.GameID) {
+	if !slices.Contains(s.games, launch.GameID) || !slices.Contains(op.Games, launch.GameID) {
 		return Session{}, ErrTicketInvalid
 	}
-	launch.Language = s.cfg.Language(launch.Language)
+	launch.Language = s.Language(launch.Language)
 
 	if launch.Demo {
 		return s.openDemo(ctx, op, launch)
@@ -347,12 +391,12 @@ func (s *Service) Open(ctx context.Context, req OpenRequest) (Session, error) {
 }
 
 // openDemo opens a demo session: a balance held by the game, no wallet call.
-func (s *Service) openDemo(ctx context.Context, op *config.Operator, launch tickets.Session) (Session, error) {
+func (s *Service) openDemo(ctx context.Context, op *Operator, launch tickets.Session) (Session, error) {
 	cur := launch.Currency
 	if cur == "" {
 		cur = s.defaultCurrency(op)
 	}
-	if _, ok := op.Currency(cur); !ok {
+	if _, ok := op.currency(cur); !ok {
 		return Session{}, ErrCurrencyMismatch
 	}
 	bal, ok := s.demoBal[cur]
@@ -375,7 +419,7 @@ func (s *Service) openDemo(ctx context.Context, op *config.Operator, launch tick
 }
 
 // openReal asks /balance who the player is and opens the session.
-func (s *Service) openReal(ctx context.Context, op *config.Operator, launch tickets.Session, legacy bool) (Session, error) {
+func (s *Service) openReal(ctx context.Context, op *Operator, launch tickets.Session, legacy bool) (Session, error) {
 	w, ok := s.wallets(op.ID)
 	if !ok {
 		s.log.ErrorContext(ctx, "session refused: the operator has no wallet client", "operator", op.ID)
@@ -414,7 +458,7 @@ func (s *Service) openReal(ctx context.Context, op *config.Operator, launch tick
 		// the only source; without one the limits are unknown, so no session.
 		return Session{}, ErrCurrencyMismatch
 	}
-	limits, ok := op.Currency(cur)
+	limits, ok := op.currency(cur)
 	if !ok {
 		return Session{}, ErrCurrencyMismatch // not enabled for the operator
 	}
@@ -443,14 +487,14 @@ func (s *Service) openReal(ctx context.Context, op *config.Operator, launch tick
 	return sess, nil
 }
 
-func (s *Service) defaultCurrency(op *config.Operator) string {
+func (s *Service) defaultCurrency(op *Operator) string {
 	if s.defCur != "" {
-		if _, ok := op.Currency(s.defCur); ok {
+		if _, ok := op.currency(s.defCur); ok {
 			return s.defCur
 		}
 	}
-	if codes := op.CurrencyCodes(); len(codes) > 0 {
-		return codes[0]
+	if len(op.Currencies) > 0 {
+		return op.Currencies[0].Code
 	}
 	return s.defCur
 }

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/crashstudio/crashgame/internal/config"
 	"github.com/crashstudio/crashgame/internal/engine"
 	"github.com/crashstudio/crashgame/internal/freebets"
 	"github.com/crashstudio/crashgame/internal/sessions"
@@ -95,27 +94,18 @@ type fixture struct {
 	bank    *engine.DemoBank
 }
 
-func testConfig(walletURL string) *config.Config {
-	return &config.Config{
-		BaseURL: "https://games.example.com", DefaultLanguage: "es",
-		Games: []config.Game{
-			{ID: "crash", Name: "Crash", RTPBasisPoints: 9700, MaxMultiplier: 100000, BettingMS: 100, PauseMS: 50, Demo: true, Freebet: true},
-			{ID: "other", Name: "Other", RTPBasisPoints: 9700, MaxMultiplier: 100000, BettingMS: 100, PauseMS: 50},
-		},
-		Operators: []config.Operator{
-			{
-				ID: "acme", Enabled: true, Secret: "0123456789abcdef0123", APIKey: "key_abcdefgh_x", WalletURL: walletURL,
-				Games: []string{"crash"}, Demo: true,
-				Currencies: []config.Currency{
-					{Code: "BRL", Limits: config.Limits{MinBet: ptr(100), MaxBet: ptr(100000), MaxWin: ptr(10000000)}},
-					{Code: "EUR", Limits: config.Limits{MinBet: ptr(10), MaxBet: ptr(10000)}},
-				},
-			},
-			{
-				ID: "sleepy", Enabled: false, Secret: "0123456789abcdef0123", APIKey: "key_abcdefgh_x", WalletURL: walletURL,
-				Games: []string{"crash"}, Currencies: []config.Currency{{Code: "BRL"}},
+// testOperators are the operators of the tests: acme with two currencies and
+// sleepy, disabled.
+func testOperators() []sessions.Operator {
+	return []sessions.Operator{
+		{
+			ID: "acme", Enabled: true, Games: []string{"crash"},
+			Currencies: []sessions.Currency{
+				{Code: "BRL", Limits: freebets.Limits{MinBet: ptr(100), MaxBet: ptr(100000)}},
+				{Code: "EUR", Limits: freebets.Limits{MinBet: ptr(10), MaxBet: ptr(10000)}},
 			},
 		},
+		{ID: "sleepy", Enabled: false, Games: []string{"crash"}, Currencies: []sessions.Currency{{Code: "BRL"}}},
 	}
 }
 
@@ -124,7 +114,7 @@ func newFixture(t *testing.T) *fixture {
 	fw := &fakeWallet{answers: map[string]answer{}}
 	srv := httptest.NewServer(fw)
 	t.Cleanup(srv.Close)
-	cfg := testConfig(srv.URL)
+	ops := testOperators()
 
 	st, err := store.Open(t.Context(), "sqlite://"+filepath.Join(t.TempDir(), "sessions.db"))
 	if err != nil {
@@ -141,16 +131,17 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	clients := map[string]sessions.Balancer{}
-	for i := range cfg.Operators {
-		cl, err := wallet.NewClient(&cfg.Operators[i])
+	for _, op := range ops {
+		cl, err := wallet.NewClient(wallet.Settings{Operator: op.ID, URL: srv.URL, Secret: "0123456789abcdef0123", APIKey: "key_abcdefgh_x"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		clients[cfg.Operators[i].ID] = cl
+		clients[op.ID] = cl
 	}
 	bank := engine.NewDemoBank()
 	opts := sessions.Options{
-		Config: cfg, DB: st.DB(), Tickets: tk, Freebets: fb, Demo: bank, Now: c.Now,
+		Operators: ops, Games: []string{"crash", "other"}, Languages: []string{"pt", "en", "es"}, DefaultLanguage: "es",
+		DB: st.DB(), Tickets: tk, Freebets: fb, Demo: bank, Now: c.Now,
 		Wallets:     func(op string) (sessions.Balancer, bool) { b, ok := clients[op]; return b, ok },
 		DemoBalance: map[string]int64{"EUR": 50_000},
 	}

@@ -182,10 +182,8 @@ func (a *api) sessionBody(ctx context.Context, sess sessions.Session) table.Sess
 		theme := sess.Theme
 		out.Theme = &theme
 	}
-	if op, ok := a.s.inst.Operator(sess.Operator); ok {
-		if l, ok := op.Currency(sess.Currency); ok {
-			out.Limits = table.Limits{MinBet: l.MinBet, MaxBet: l.MaxBet, MaxWin: l.MaxWin}
-		}
+	if l, ok := a.s.limits[Currency{Operator: sess.Operator, Code: sess.Currency}]; ok {
+		out.Limits = table.Limits{MinBet: l.MinBet, MaxBet: l.MaxBet, MaxWin: l.MaxWin}
 	}
 	grants, err := a.s.sessions.OpenFreebets(ctx, sess)
 	if err != nil {

@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/crashstudio/crashgame/gen/table"
-	"github.com/crashstudio/crashgame/internal/config"
 )
 
 // web holds the page: index.html and, under static/, its styles, modules and
@@ -22,12 +21,16 @@ import (
 //go:embed web
 var web embed.FS
 
+// languages are the languages of the page's dictionaries: the contract's
+// (LANG-1).
+var languages = []string{"pt", "en", "es"}
+
 // messages maps language -> key -> text.
 type messages map[string]map[string]string
 
 func loadMessages() (messages, error) {
 	m := messages{}
-	for _, lang := range config.Languages {
+	for _, lang := range languages {
 		raw, err := web.ReadFile("web/static/i18n/" + lang + ".json")
 		if err != nil {
 			return nil, fmt.Errorf("table: dictionary %s: %w", lang, err)

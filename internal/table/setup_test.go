@@ -13,8 +13,9 @@ import (
 	"time"
 
 	"github.com/crashstudio/crashgame/internal/apitest"
-	"github.com/crashstudio/crashgame/internal/config"
 	"github.com/crashstudio/crashgame/internal/engine"
+	"github.com/crashstudio/crashgame/internal/freebets"
+	"github.com/crashstudio/crashgame/internal/round"
 	"github.com/crashstudio/crashgame/internal/sessions"
 	"github.com/crashstudio/crashgame/internal/store"
 	"github.com/crashstudio/crashgame/internal/table"
@@ -64,7 +65,6 @@ func (b *balancer) Balance(context.Context, wallet.BalanceCall) (wallet.Result, 
 }
 
 type env struct {
-	cfg      *config.Config
 	st       *store.Store
 	tickets  *tickets.Service
 	sessions *sessions.Service
@@ -90,16 +90,6 @@ type envOptions struct {
 
 func newEnv(t *testing.T, o envOptions) *env {
 	t.Helper()
-	cfg := &config.Config{
-		BaseURL: "https://games.example.com", DefaultLanguage: "pt",
-		Games: []config.Game{{ID: "crash", Name: "Crash", RTPBasisPoints: 9900, MaxMultiplier: 150,
-			BettingMS: 1000, PauseMS: 300, Demo: true, Freebet: true}},
-		Operators: []config.Operator{{
-			ID: "acme", Enabled: true, Secret: "0123456789abcdef0123", APIKey: "k", WalletURL: "https://wallet.acme.example",
-			Games: []string{"crash"}, Demo: true,
-			Currencies: []config.Currency{{Code: "BRL", Limits: config.Limits{MinBet: ptr(100), MaxBet: ptr(100000), MaxWin: ptr(10000000)}}},
-		}},
-	}
 	st, err := store.Open(t.Context(), "sqlite://"+filepath.Join(t.TempDir(), "table.db"))
 	if err != nil {
 		t.Fatal(err)
@@ -111,7 +101,11 @@ func newEnv(t *testing.T, o envOptions) *env {
 	bank := engine.NewDemoBank()
 	bw := &betWallet{answer: wallet.Result{Outcome: wallet.Success, Balance: 9000, HasBalance: true}}
 	tbl, err := engine.New(t.Context(), engine.Config{
-		Game: &cfg.Games[0], Operators: cfg.Operator, DB: st.DB(), Demo: bank, ChainLength: 2000,
+		Game: engine.Game{ID: "crash", RTPBasisPoints: 9900, MaxMultiplier: 150,
+			Betting: 1000 * time.Millisecond, Pause: 300 * time.Millisecond, Freebet: true},
+		Operators: map[string]engine.Operator{"acme": {Currencies: map[string]round.Limits{
+			"BRL": {MinBet: 100, MaxBet: 100000, MaxWin: 10000000}}}},
+		DB: st.DB(), Demo: bank, ChainLength: 2000,
 		Wallets: func(string) (engine.BetWallet, bool) { return bw, true },
 	})
 	if err != nil {
@@ -128,7 +122,10 @@ func newEnv(t *testing.T, o envOptions) *env {
 	tk := tickets.New(st, nil)
 	bal := &balancer{answer: wallet.Result{Outcome: wallet.Success, PlayerID: "p-1", Balance: 10000, HasBalance: true, Currency: "BRL", PlayerName: "Maria Silva"}}
 	ss, err := sessions.New(sessions.Options{
-		Config: cfg, DB: st.DB(), Tickets: tk, Demo: bank, Now: o.sessionsNow,
+		Operators: []sessions.Operator{{ID: "acme", Enabled: true, Games: []string{"crash"},
+			Currencies: []sessions.Currency{{Code: "BRL", Limits: freebets.Limits{MinBet: ptr(100), MaxBet: ptr(100000)}}}}},
+		Games: []string{"crash"}, Languages: []string{"pt", "en", "es"}, DefaultLanguage: "pt",
+		DB: st.DB(), Tickets: tk, Demo: bank, Now: o.sessionsNow,
 		Wallets: func(string) (sessions.Balancer, bool) { return bal, true },
 	})
 	if err != nil {
@@ -136,7 +133,9 @@ func newEnv(t *testing.T, o envOptions) *env {
 	}
 	t.Cleanup(func() { _ = ss.Close() })
 	srv, err := table.New(table.Config{
-		Config: cfg, Sessions: ss, DB: st.DB(), HelloTimeout: o.hello,
+		BaseURL: "https://games.example.com", DefaultLanguage: "pt",
+		Limits:   map[table.Currency]table.Limits{{Operator: "acme", Code: "BRL"}: {MinBet: ptr(100), MaxBet: ptr(100000), MaxWin: ptr(10000000)}},
+		Sessions: ss, DB: st.DB(), HelloTimeout: o.hello,
 		ReadRate: o.rate, ReadBurst: o.burst, ActionRate: cmp.Or(o.actionRate, o.rate), ActionBurst: cmp.Or(o.actionBurst, o.burst),
 		Tables: func(id string) (*engine.Table, bool) { return tbl, id == "crash" },
 	})
@@ -144,7 +143,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Close)
-	return &env{cfg: cfg, st: st, tickets: tk, sessions: ss, table: tbl, srv: srv, handler: srv.Handler(),
+	return &env{st: st, tickets: tk, sessions: ss, table: tbl, srv: srv, handler: srv.Handler(),
 		v: apitest.New(t, "table.v1.yaml"), bets: bw, balance: bal, bank: bank}
 }
 

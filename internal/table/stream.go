@@ -130,7 +130,7 @@ func (s *Server) serveStream(st *stream) {
 		if !errors.Is(err, sessions.ErrSessionExpired) {
 			s.log.Error("stream: reading a session failed", "err", err)
 		}
-		s.writeNow(st, errorEvent(s.msgs.text(s.inst.DefaultLanguage, table.ErrorCodeSessionExpired), table.ErrorCodeSessionExpired))
+		s.writeNow(st, errorEvent(s.msgs.text(s.defLang, table.ErrorCodeSessionExpired), table.ErrorCodeSessionExpired))
 		st.close(CloseSession, "session expired")
 		return
 	}
@@ -230,7 +230,7 @@ func (s *Server) recheckIdle(st *stream, id string, timer *time.Timer) bool {
 func (s *Server) closeInactive(st *stream, sess sessions.Session) {
 	lang := sess.Language
 	if lang == "" {
-		lang = s.inst.DefaultLanguage
+		lang = s.defLang
 	}
 	s.writeNow(st, errorEvent(s.msgs.text(lang, table.ErrorCodeSessionInactive), table.ErrorCodeSessionInactive))
 	st.close(CloseInactive, "session inactive")
@@ -364,7 +364,7 @@ func (s *Server) readStream(st *stream, out chan<- clientMessage) {
 			return
 		}
 		if !lim.Allow() {
-			s.writeNow(st, errorEvent(s.msgs.text(s.inst.DefaultLanguage, table.ErrorCodeRateLimited), table.ErrorCodeRateLimited))
+			s.writeNow(st, errorEvent(s.msgs.text(s.defLang, table.ErrorCodeRateLimited), table.ErrorCodeRateLimited))
 			st.close(CloseRateLimited, "too many messages")
 			return
 		}

@@ -39,7 +39,6 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/crashstudio/crashgame/gen/table"
-	"github.com/crashstudio/crashgame/internal/config"
 	"github.com/crashstudio/crashgame/internal/engine"
 	"github.com/crashstudio/crashgame/internal/server"
 	"github.com/crashstudio/crashgame/internal/sessions"
@@ -58,9 +57,24 @@ const (
 	MaxBodyBytes = 4 << 10
 )
 
+// Currency names a currency of an operator.
+type Currency struct {
+	Operator string
+	Code     string
+}
+
+// Limits are a currency's limits in cents as a session shows them; a nil
+// limit is unknown and left out.
+type Limits struct {
+	MinBet, MaxBet, MaxWin *int64
+}
+
 // Config is what the table is built from.
 type Config struct {
-	Config   *config.Config // the installation: base_url, default language, operators
+	BaseURL         string // the public address of the game: the stream's own origin
+	DefaultLanguage string // the language of a message to a request that names none
+	// Limits are the limits of every currency enabled for an operator.
+	Limits   map[Currency]Limits
 	Sessions *sessions.Service
 	// Tables returns the running table of a game.
 	Tables func(gameID string) (*engine.Table, bool)
@@ -93,7 +107,8 @@ type Config struct {
 // Server serves the player API, the stream and the page.
 type Server struct {
 	cfg      Config
-	inst     *config.Config
+	defLang  string
+	limits   map[Currency]Limits
 	sessions *sessions.Service
 	tables   func(string) (*engine.Table, bool)
 	db       *bun.DB
@@ -115,8 +130,8 @@ type Server struct {
 // service to publish balance changes on the streams.
 func New(cfg Config) (*Server, error) {
 	switch {
-	case cfg.Config == nil:
-		return nil, errors.New("table: no configuration")
+	case cfg.DefaultLanguage == "":
+		return nil, errors.New("table: no default language")
 	case cfg.Sessions == nil:
 		return nil, errors.New("table: no sessions service")
 	case cfg.Tables == nil:
@@ -159,7 +174,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{
-		cfg: cfg, inst: cfg.Config, sessions: cfg.Sessions, tables: cfg.Tables, db: cfg.DB,
+		cfg: cfg, defLang: cfg.DefaultLanguage, limits: cfg.Limits, sessions: cfg.Sessions, tables: cfg.Tables, db: cfg.DB,
 		log: cfg.Logger, now: cfg.Now, msgs: msgs,
 		origins:      map[string]bool{},
 		readLimits:   newLimiters(rate.Limit(cfg.ReadRate), cfg.ReadBurst),
@@ -167,7 +182,7 @@ func New(cfg Config) (*Server, error) {
 		perAddress:   newLimiters(rate.Limit(cfg.AddressRate), cfg.AddressBurst),
 		streams:      map[string]*stream{},
 	}
-	if o := originOf(cfg.Config.BaseURL); o != "" {
+	if o := originOf(cfg.BaseURL); o != "" {
 		s.origins[o] = true
 	}
 	for _, o := range cfg.ExtraOrigins {
@@ -288,9 +303,9 @@ func (s *Server) language(ctx context.Context) string {
 		return sess.Language
 	}
 	if l, ok := ctx.Value(languageKey{}).(string); ok {
-		return s.inst.Language(l)
+		return s.sessions.Language(l)
 	}
-	return s.inst.DefaultLanguage
+	return s.defLang
 }
 
 // authenticate resolves the Bearer session (never from a URL), then applies the

@@ -16,7 +16,6 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 
 	documents "github.com/crashstudio/crashgame/api"
-	"github.com/crashstudio/crashgame/internal/config"
 )
 
 func dictionaries(t *testing.T) messages {
@@ -52,8 +51,8 @@ func enumOf(t *testing.T, schema string) []string {
 func TestDictionariesComplete(t *testing.T) {
 	t.Parallel()
 	m := dictionaries(t)
-	for _, lang := range config.Languages {
-		for _, other := range config.Languages {
+	for _, lang := range languages {
+		for _, other := range languages {
 			for key := range m[other] {
 				if strings.TrimSpace(m[lang][key]) == "" {
 					t.Errorf("%s has no text for %q (present in %s)", lang, key, other)
@@ -152,7 +151,7 @@ func TestPageHasNoHardCodedText(t *testing.T) {
 		if strings.HasSuffix(key, ".") {
 			continue // a prefix completed at run time (status.<BetStatus>), checked above
 		}
-		for _, lang := range config.Languages {
+		for _, lang := range languages {
 			if m[lang][key] == "" {
 				t.Errorf("the page uses %q, missing in %s", key, lang)
 			}

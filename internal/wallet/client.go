@@ -15,7 +15,7 @@ import (
 	"time"
 
 	walletapi "github.com/crashstudio/crashgame/gen/wallet"
-	"github.com/crashstudio/crashgame/internal/config"
+	"github.com/crashstudio/crashgame/internal/secret"
 	"github.com/crashstudio/crashgame/internal/signature"
 )
 
@@ -150,8 +150,8 @@ type Client struct {
 	// a JSON body does not decode, and read bodies without a limit; classify
 	// needs both, whatever the body holds.
 	api       *walletapi.ClientWithResponses
-	key       config.Secret
-	secret    config.Secret
+	key       secret.Secret
+	secret    secret.Secret
 	now       func() time.Time
 	requestID func() string
 	logger    *slog.Logger
@@ -193,27 +193,32 @@ func WithBreaker(s BreakerSettings) Option { return func(o *options) { o.breaker
 // WithMetrics sets where measurements go; the default discards them.
 func WithMetrics(m Metrics) Option { return func(o *options) { o.metrics = m } }
 
+// Settings are what a Client of one operator's wallet is built from.
+type Settings struct {
+	Operator string        // the operator's id
+	URL      string        // the base of the wallet routes, no trailing slash
+	Secret   secret.Secret // the HMAC key; empty: requests go unsigned (AUTH-8)
+	APIKey   secret.Secret // the Bearer credential of every call
+}
+
 // NewClient returns the Client of one operator. It reads the operator's key and
 // secret now: a new key takes effect with a new Client (AUTH-20). With no
 // secret, requests go unsigned (AUTH-8); package config refuses that for a
 // real-money operator (AUTH-7).
-func NewClient(op *config.Operator, opts ...Option) (*Client, error) {
-	if op == nil {
-		return nil, errors.New("wallet client: no operator")
+func NewClient(op Settings, opts ...Option) (*Client, error) {
+	if op.URL == "" {
+		return nil, fmt.Errorf("wallet client for operator %q: no wallet URL configured", op.Operator)
 	}
-	if op.WalletURL == "" {
-		return nil, fmt.Errorf("wallet client for operator %q: no wallet URL configured", op.ID)
-	}
-	u, err := url.Parse(op.WalletURL)
+	u, err := url.Parse(op.URL)
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-		return nil, fmt.Errorf("wallet client for operator %q: wallet URL is not an absolute http(s) URL", op.ID)
+		return nil, fmt.Errorf("wallet client for operator %q: wallet URL is not an absolute http(s) URL", op.Operator)
 	}
 	if op.APIKey == "" {
-		return nil, fmt.Errorf("wallet client for operator %q: no API key configured", op.ID)
+		return nil, fmt.Errorf("wallet client for operator %q: no API key configured", op.Operator)
 	}
 	if !validHeaderValue(string(op.APIKey)) {
 		// The key is opaque (AUTH-13) but must fit in a header; never say what it holds.
-		return nil, fmt.Errorf("wallet client for operator %q: API key holds a control character and cannot be sent in a header", op.ID)
+		return nil, fmt.Errorf("wallet client for operator %q: API key holds a control character and cannot be sent in a header", op.Operator)
 	}
 	o := options{logger: slog.Default(), now: time.Now, requestID: newRequestID}
 	for _, opt := range opts {
@@ -233,20 +238,20 @@ func NewClient(op *config.Operator, opts ...Option) (*Client, error) {
 	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 
 	c := &Client{
-		operator:  op.ID,
+		operator:  op.Operator,
 		key:       op.APIKey,
 		secret:    op.Secret,
 		now:       o.now,
 		requestID: o.requestID,
-		logger:    o.logger.With(slog.String("operator", op.ID)),
+		logger:    o.logger.With(slog.String("operator", op.Operator)),
 		metrics:   o.metrics,
 	}
-	c.breaker = newBreaker(op.ID, o.breaker, c.logger, o.metrics)
-	c.api, err = walletapi.NewClientWithResponses(op.WalletURL,
+	c.breaker = newBreaker(op.Operator, o.breaker, c.logger, o.metrics)
+	c.api, err = walletapi.NewClientWithResponses(op.URL,
 		walletapi.WithHTTPClient(hc),
 		walletapi.WithRequestEditorFn(c.authenticate))
 	if err != nil {
-		return nil, fmt.Errorf("wallet client for operator %q: %w", op.ID, err)
+		return nil, fmt.Errorf("wallet client for operator %q: %w", op.Operator, err)
 	}
 	if op.Secret == "" {
 		c.logger.Warn("wallet client without a secret: requests to this wallet are not signed (AUTH-8)")

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/crashstudio/crashgame/internal/apitest"
-	"github.com/crashstudio/crashgame/internal/config"
 )
 
 const (
@@ -106,8 +105,8 @@ func okReply(w http.ResponseWriter, r *http.Request, _ []byte) {
 	reply(200, `{"status":"ok","balance":151050,"currency":"BRL","transaction_id":"88412093"}`)(w, r, nil)
 }
 
-func testOperatorConfig(url string) *config.Operator {
-	return &config.Operator{ID: testOperator, Enabled: true, Secret: testSecret, APIKey: testKey, WalletURL: url}
+func testOperatorConfig(url string) Settings {
+	return Settings{Operator: testOperator, Secret: testSecret, APIKey: testKey, URL: url}
 }
 
 func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }

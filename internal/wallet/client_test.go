@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/crashstudio/crashgame/internal/config"
+	"github.com/crashstudio/crashgame/internal/secret"
 	"github.com/crashstudio/crashgame/internal/signature"
 )
 
@@ -65,7 +65,7 @@ func TestAuthorizationHeader(t *testing.T) {
 			t.Parallel()
 			f := newFakeOperator(t, nil)
 			op := testOperatorConfig(f.srv.URL)
-			op.APIKey = config.Secret(key)
+			op.APIKey = secret.Secret(key)
 			c, err := NewClient(op, WithLogger(discardLogger()))
 			if err != nil {
 				t.Fatalf("NewClient: %v", err)
@@ -505,17 +505,16 @@ func TestInvalidCalls(t *testing.T) {
 
 func TestNewClientRefuses(t *testing.T) {
 	t.Parallel()
-	base := func() *config.Operator { return testOperatorConfig("https://wallet.example/crash") }
+	base := func() Settings { return testOperatorConfig("https://wallet.example/crash") }
 	tests := []struct {
 		name string
-		op   func() *config.Operator
+		op   func() Settings
 	}{
-		{"no operator", func() *config.Operator { return nil }},
-		{"no wallet URL", func() *config.Operator { o := base(); o.WalletURL = ""; return o }},
-		{"relative wallet URL", func() *config.Operator { o := base(); o.WalletURL = "wallet.example/crash"; return o }},
-		{"ftp wallet URL", func() *config.Operator { o := base(); o.WalletURL = "ftp://wallet.example"; return o }},
-		{"no API key", func() *config.Operator { o := base(); o.APIKey = ""; return o }},
-		{"API key with a newline", func() *config.Operator { o := base(); o.APIKey = "secret-part\r\nX-Evil: 1"; return o }},
+		{"no wallet URL", func() Settings { o := base(); o.URL = ""; return o }},
+		{"relative wallet URL", func() Settings { o := base(); o.URL = "wallet.example/crash"; return o }},
+		{"ftp wallet URL", func() Settings { o := base(); o.URL = "ftp://wallet.example"; return o }},
+		{"no API key", func() Settings { o := base(); o.APIKey = ""; return o }},
+		{"API key with a newline", func() Settings { o := base(); o.APIKey = "secret-part\r\nX-Evil: 1"; return o }},
 	}
 	for _, tt := range tests {
 		_, err := NewClient(tt.op(), WithLogger(discardLogger()))

@@ -10,8 +10,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/crashstudio/crashgame/internal/config"
 )
 
 // BenchmarkQueueDrain measures how fast the movement queue empties a backlog
@@ -31,8 +29,8 @@ func BenchmarkQueueDrain(b *testing.B) {
 				_, _ = io.WriteString(w, mqOK.Body)
 			}))
 			b.Cleanup(srv.Close)
-			op := &config.Operator{ID: mqOperatorID, Enabled: true, Secret: "mq-secret-0123456789abcdef",
-				APIKey: "mq_k3y0a9z1_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789abcdefg", WalletURL: srv.URL}
+			op := Settings{Operator: mqOperatorID, Secret: "mq-secret-0123456789abcdef",
+				APIKey: "mq_k3y0a9z1_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789abcdefg", URL: srv.URL}
 			c, err := NewClient(op, WithLogger(mqDiscard()))
 			if err != nil {
 				b.Fatal(err)

@@ -19,7 +19,6 @@ import (
 
 	"github.com/crashstudio/crashgame/integration/pgtest"
 	"github.com/crashstudio/crashgame/internal/apitest"
-	"github.com/crashstudio/crashgame/internal/config"
 	"github.com/crashstudio/crashgame/internal/store"
 )
 
@@ -222,8 +221,8 @@ func mqSequence(seq ...mqAnswer) func(mqAttempt) mqAnswer {
 // mqClient returns a Client of the fake operator.
 func mqClient(t testing.TB, op *mqOp, opts ...Option) *Client {
 	t.Helper()
-	cfg := &config.Operator{ID: mqOperatorID, Enabled: true, Secret: "mq-secret-0123456789abcdef",
-		APIKey: "mq_k3y0a9z1_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789abcdefg", WalletURL: op.srv.URL}
+	cfg := Settings{Operator: mqOperatorID, Secret: "mq-secret-0123456789abcdef",
+		APIKey: "mq_k3y0a9z1_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789abcdefg", URL: op.srv.URL}
 	c, err := NewClient(cfg, append([]Option{WithLogger(mqDiscard())}, opts...)...)
 	if err != nil {
 		t.Fatalf("NewClient: %v", err)

@@ -14,7 +14,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/crashstudio/crashgame/internal/config"
+	"github.com/crashstudio/crashgame/internal/secret"
 	"github.com/crashstudio/crashgame/internal/wallet"
 )
 
@@ -38,16 +38,16 @@ type Target struct {
 	Operator string
 	// Secret is the shared HMAC secret; APIKey the Bearer key the operator
 	// issued to the game.
-	Secret config.Secret
-	APIKey config.Secret
+	Secret secret.Secret
+	APIKey secret.Secret
 	// SecondAPIKey, optional, is a second key valid during a rotation
 	// (AUTH-19); without it that check is skipped.
-	SecondAPIKey config.Secret
+	SecondAPIKey secret.Secret
 	// Token is a live session token of a funded test player.
-	Token config.Secret
+	Token secret.Secret
 	// ExpiredToken, optional, is an expired session token of the same
 	// player (WIN-11, BET-11); without it those checks are skipped.
-	ExpiredToken config.Secret
+	ExpiredToken secret.Secret
 	// Currency is sent on /balance before the session's currency is known
 	// (AMB-15); the /balance answer decides the currency of the movements.
 	Currency string
@@ -295,9 +295,9 @@ func newRunner(t Target, o Options, rep *Report) (*runner, error) {
 	hc := &http.Client{Transport: rec, Timeout: o.Timeout,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	now := monotonicMillis(o.Now)
-	op := &config.Operator{ID: t.Operator, Enabled: true, Secret: t.Secret, APIKey: t.APIKey,
-		WalletURL: strings.TrimRight(t.WalletURL, "/")}
-	client, err := wallet.NewClient(op,
+	settings := wallet.Settings{Operator: t.Operator, URL: strings.TrimRight(t.WalletURL, "/"),
+		Secret: t.Secret, APIKey: t.APIKey}
+	client, err := wallet.NewClient(settings,
 		wallet.WithHTTPClient(hc),
 		wallet.WithClock(now),
 		wallet.WithLogger(o.Logger),

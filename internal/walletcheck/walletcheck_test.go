@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/crashstudio/crashgame/internal/config"
 	"github.com/crashstudio/crashgame/internal/operatorsim"
+	"github.com/crashstudio/crashgame/internal/secret"
 	"github.com/crashstudio/crashgame/internal/signature"
 	"github.com/crashstudio/crashgame/internal/walletcheck"
 )
@@ -104,8 +104,8 @@ func (h *sim) target() walletcheck.Target {
 		Secret:       testSecret,
 		APIKey:       testKey,
 		SecondAPIKey: testKey2,
-		Token:        config.Secret(h.token),
-		ExpiredToken: config.Secret(h.expired),
+		Token:        secret.Secret(h.token),
+		ExpiredToken: secret.Secret(h.expired),
 		Currency:     "BRL",
 		GameID:       "crash",
 	}

@@ -1,0 +1,127 @@
+package main
+
+import (
+	"github.com/crashstudio/crashgame/internal/config"
+	"github.com/crashstudio/crashgame/internal/engine"
+	"github.com/crashstudio/crashgame/internal/freebets"
+	"github.com/crashstudio/crashgame/internal/launch"
+	"github.com/crashstudio/crashgame/internal/operatorapi"
+	"github.com/crashstudio/crashgame/internal/round"
+	"github.com/crashstudio/crashgame/internal/sessions"
+	"github.com/crashstudio/crashgame/internal/table"
+	"github.com/crashstudio/crashgame/internal/wallet"
+)
+
+// This file translates the parsed installation into the plain values each
+// domain package is built from, so that none of them reads package config.
+
+// walletSettings are the settings of the wallet client of op.
+func walletSettings(op *config.Operator) wallet.Settings {
+	return wallet.Settings{Operator: op.ID, URL: op.WalletURL, Secret: op.Secret, APIKey: op.APIKey}
+}
+
+// gameIDs are the ids of the installation's games, in file order.
+func gameIDs(cfg *config.Config) []string {
+	ids := make([]string, len(cfg.Games))
+	for i, g := range cfg.Games {
+		ids[i] = g.ID
+	}
+	return ids
+}
+
+// sessionOperators are the operators as opening a session needs them.
+func sessionOperators(cfg *config.Config) []sessions.Operator {
+	ops := make([]sessions.Operator, len(cfg.Operators))
+	for i, op := range cfg.Operators {
+		curs := make([]sessions.Currency, len(op.Currencies))
+		for j, code := range op.CurrencyCodes() {
+			limits, _ := op.Currency(code) // a copy
+			curs[j] = sessions.Currency{Code: code, Limits: freebetLimits(limits)}
+		}
+		ops[i] = sessions.Operator{ID: op.ID, Enabled: op.Enabled, Games: op.Games, Currencies: curs}
+	}
+	return ops
+}
+
+// freebetLimits are a currency's limits as a freebet grant must meet them.
+func freebetLimits(l config.Limits) freebets.Limits {
+	return freebets.Limits{MinBet: l.MinBet, MaxBet: l.MaxBet}
+}
+
+// engineGame is the rules of g as its table runs them.
+func engineGame(g *config.Game) engine.Game {
+	return engine.Game{ID: g.ID, RTPBasisPoints: g.RTPBasisPoints, MaxMultiplier: g.MaxMultiplier,
+		Betting: g.Betting(), Pause: g.Pause(), Freebet: g.Freebet}
+}
+
+// engineOperators are every operator, enabled or not, as the tables take and
+// settle their bets: a disabled operator's bets still settle.
+func engineOperators(cfg *config.Config) map[string]engine.Operator {
+	ops := make(map[string]engine.Operator, len(cfg.Operators))
+	for _, op := range cfg.Operators {
+		curs := make(map[string]round.Limits, len(op.Currencies))
+		for _, c := range op.Currencies {
+			curs[c.Code] = roundLimits(c.Limits)
+		}
+		ops[op.ID] = engine.Operator{Currencies: curs, ZeroWin: op.ZeroWin}
+	}
+	return ops
+}
+
+// roundLimits are a currency's limits as the round's rules take them: an
+// unknown limit is 0.
+func roundLimits(c config.Limits) round.Limits {
+	var l round.Limits
+	if c.MinBet != nil {
+		l.MinBet = *c.MinBet
+	}
+	if c.MaxBet != nil {
+		l.MaxBet = *c.MaxBet
+	}
+	if c.MaxWin != nil {
+		l.MaxWin = *c.MaxWin
+	}
+	return l
+}
+
+// launchInstallation is what the operator routes serve: the catalogue of
+// every operator, the public address and the languages.
+func launchInstallation(cfg *config.Config) launch.Installation {
+	in := launch.Installation{BaseURL: cfg.BaseURL, Languages: config.Languages, DefaultLanguage: cfg.DefaultLanguage,
+		Games: make([]launch.Game, len(cfg.Games)), Operators: make([]launch.Operator, len(cfg.Operators))}
+	for i, g := range cfg.Games {
+		in.Games[i] = launch.Game{ID: g.ID, Name: g.Name, Studio: g.Studio, Category: g.Category, ImageURL: g.ImageURL,
+			Demo: g.Demo, Mobile: g.Mobile, Desktop: g.Desktop, Freebet: g.Freebet}
+	}
+	for i, op := range cfg.Operators {
+		curs := make([]launch.Currency, len(op.Currencies))
+		for j, code := range op.CurrencyCodes() {
+			limits, _ := op.Currency(code) // a copy
+			curs[j] = launch.Currency{Code: code, MinBet: limits.MinBet, MaxBet: limits.MaxBet, MaxWin: limits.MaxWin}
+		}
+		in.Operators[i] = launch.Operator{ID: op.ID, Games: op.Games, Currencies: curs, Demo: op.Demo, HasWallet: op.HasWallet()}
+	}
+	return in
+}
+
+// operatorCredentials are how each operator's requests are authenticated.
+func operatorCredentials(cfg *config.Config) []operatorapi.Operator {
+	ops := make([]operatorapi.Operator, len(cfg.Operators))
+	for i, op := range cfg.Operators {
+		ops[i] = operatorapi.Operator{ID: op.ID, Enabled: op.Enabled, Secret: op.Secret}
+	}
+	return ops
+}
+
+// tableLimits are the limits of every currency of every operator, as a player's
+// session shows them.
+func tableLimits(cfg *config.Config) map[table.Currency]table.Limits {
+	limits := map[table.Currency]table.Limits{}
+	for _, op := range cfg.Operators {
+		for _, code := range op.CurrencyCodes() {
+			l, _ := op.Currency(code) // a copy
+			limits[table.Currency{Operator: op.ID, Code: code}] = table.Limits{MinBet: l.MinBet, MaxBet: l.MaxBet, MaxWin: l.MaxWin}
+		}
+	}
+	return limits
+}
