@@ -552,12 +552,8 @@ func (t *Table) crash() {
 		if err != nil {
 			return err
 		}
-		lostIDs := make(map[string]bool, len(lost))
-		for _, b := range lost {
-			lostIDs[b.ID] = true
-		}
 		for _, id := range ids {
-			if b := r.live[id]; b != nil && lostIDs[id] {
+			if b := r.live[id]; b != nil && r.core.Lost(id) {
 				if err := t.enqueueZeroWin(ctx, tx, b); err != nil {
 					return err
 				}
@@ -570,9 +566,9 @@ func (t *Table) crash() {
 	}
 	t.notifyQueue()
 	t.publish(EventRoundCrashed)
-	for _, core := range lost {
-		b := r.live[core.ID]
-		t.hub.send(b.player.Session, &Event{Type: EventBet, Bet: b.view(core.State)})
+	for _, id := range lost {
+		b := r.live[id]
+		t.hub.send(b.player.Session, &Event{Type: EventBet, Bet: b.view(round.Lost)})
 	}
 }
 
@@ -600,8 +596,8 @@ func (t *Table) voidRound(reason string) {
 	r := t.cur
 	voided := r.core.Void(t.clock.Now())
 	open := make([]*liveBet, 0, len(voided))
-	for _, core := range voided {
-		open = append(open, r.live[core.ID])
+	for _, id := range voided {
+		open = append(open, r.live[id])
 	}
 	err := t.commitHard("voiding "+r.rec.ID, func(ctx context.Context, tx bun.Tx) error {
 		if _, err := tx.NewUpdate().Model((*RoundRecord)(nil)).Set("status = ?", RoundVoid).Where("id = ?", r.rec.ID).Exec(ctx); err != nil {

@@ -145,6 +145,12 @@ func (r *Round) CrashAt() time.Time { return r.crashAt }
 // CrashedAt returns the moment of the crash; zero before it.
 func (r *Round) CrashedAt() time.Time { return r.crashed }
 
+// Lost reports whether the round lost bet id at its crash.
+func (r *Round) Lost(id string) bool {
+	b, ok := r.bets[id]
+	return ok && b.State == Lost
+}
+
 // Bet returns a copy of bet id, if the round holds it.
 func (r *Round) Bet(id string) (Bet, bool) {
 	b, ok := r.bets[id]
@@ -324,28 +330,28 @@ func (r *Round) FireAutos(now time.Time) []Bet {
 }
 
 // Crash ends the flight at its crash point: every bet still accepted is lost.
-// It returns the lost bets.
-func (r *Round) Crash() []Bet {
+// It returns the ids of the lost bets.
+func (r *Round) Crash() []string {
 	r.phase, r.crashed = Crashed, r.crashAt
-	var lost []Bet
+	lost := make([]string, 0, len(r.bets))
 	for _, b := range r.bets {
 		if b.State == Accepted {
 			b.State, b.Payout, b.SettledAt = Lost, 0, r.crashAt
-			lost = append(lost, *b)
+			lost = append(lost, b.ID)
 		}
 	}
 	return lost
 }
 
 // Void ends the round without a crash at now: every bet still accepted is
-// voided, and its debit must be rolled back (RB-4). It returns those bets.
-func (r *Round) Void(now time.Time) []Bet {
+// voided, and its debit must be rolled back (RB-4). It returns their ids.
+func (r *Round) Void(now time.Time) []string {
 	r.phase = Void
-	var open []Bet
+	var open []string
 	for _, b := range r.bets {
 		if b.State == Accepted {
 			b.State, b.SettledAt = Voided, now
-			open = append(open, *b)
+			open = append(open, b.ID)
 		}
 	}
 	return open

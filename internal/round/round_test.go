@@ -189,7 +189,7 @@ func TestAutoCashout(t *testing.T) {
 	if _, ok := r.NextAuto(); ok {
 		t.Fatal("a target above the crash point is due")
 	}
-	if lost := r.Crash(); len(lost) != 1 || lost[0].ID != "x301" {
+	if lost := r.Crash(); len(lost) != 1 || lost[0] != "x301" {
 		t.Fatalf("lost %+v", lost)
 	}
 }
@@ -222,7 +222,7 @@ func TestCancelAndVoid(t *testing.T) {
 		t.Fatalf("cancel while flying: %v", err)
 	}
 	voided := r.Void(t0.Add(6 * time.Second))
-	if len(voided) != 1 || voided[0].ID != "b" || voided[0].State != round.Voided || r.Phase() != round.Void {
+	if b, _ := r.Bet("b"); len(voided) != 1 || voided[0] != "b" || b.State != round.Voided || r.Phase() != round.Void {
 		t.Fatalf("void: %+v %s", voided, r.Phase())
 	}
 	if b, _ := r.Bet("a"); b.State != round.Cancelled {
@@ -350,7 +350,8 @@ func checkRandomRound(t *testing.T, seed uint64) {
 					r.TakeOff(now)
 				}
 				if rnd.IntN(40) == 0 {
-					for _, b := range r.Void(now) {
+					for _, id := range r.Void(now) {
+						b, _ := r.Bet(id)
 						record(b)
 					}
 				}
@@ -364,7 +365,8 @@ func checkRandomRound(t *testing.T, seed uint64) {
 					for _, b := range r.FireAutos(r.CrashAt()) {
 						record(b)
 					}
-					for _, b := range r.Crash() {
+					for _, id := range r.Crash() {
+						b, _ := r.Bet(id)
 						record(b)
 					}
 				}
@@ -381,7 +383,8 @@ func checkRandomRound(t *testing.T, seed uint64) {
 		for _, b := range r.FireAutos(r.CrashAt()) {
 			record(b)
 		}
-		for _, b := range r.Crash() {
+		for _, id := range r.Crash() {
+			b, _ := r.Bet(id)
 			record(b)
 		}
 	}
