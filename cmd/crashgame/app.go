@@ -12,7 +12,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"github.com/uptrace/bun"
 
 	"github.com/crashstudio/crashgame/internal/config"
 	"github.com/crashstudio/crashgame/internal/engine"
@@ -71,7 +70,7 @@ func newApp(ctx context.Context, cfg *config.Config, st *store.Store, logger *sl
 		}
 		a.clients[op.ID] = c
 	}
-	a.freebets, err = freebets.New(st.DB(), freebets.Options{Registerer: a.registry, Logger: logger})
+	a.freebets, err = freebets.New(st, freebets.Options{Registerer: a.registry, Logger: logger})
 	if err != nil {
 		return nil, err
 	}
@@ -79,7 +78,7 @@ func newApp(ctx context.Context, cfg *config.Config, st *store.Store, logger *sl
 	a.sessions, err = sessions.New(sessions.Options{
 		Operators: sessionOperators(cfg), Games: gameIDs(cfg),
 		Languages: config.Languages, DefaultLanguage: cfg.DefaultLanguage,
-		DB: st.DB(), Tickets: tk,
+		Store: st, Tickets: tk,
 		Wallets: func(op string) (sessions.Balancer, bool) {
 			c, ok := a.clients[op]
 			return c, ok
@@ -89,7 +88,7 @@ func newApp(ctx context.Context, cfg *config.Config, st *store.Store, logger *sl
 	if err != nil {
 		return nil, err
 	}
-	a.queue, err = wallet.NewQueue(st.DB(), a.client,
+	a.queue, err = wallet.NewQueue(st, a.client,
 		wallet.WithQueueLogger(logger), wallet.WithRegisterer(a.registry),
 		// The balance shown to the player follows the /win answers (BAL-4).
 		wallet.WithOnSettled(func(m wallet.Movement, r wallet.Result) {
@@ -106,7 +105,8 @@ func newApp(ctx context.Context, cfg *config.Config, st *store.Store, logger *sl
 		t, err := engine.New(ctx, engine.Config{
 			Game:      engineGame(g),
 			Operators: operators,
-			DB:        st.DB(),
+			Store:     st,
+			Outbox:    wallet.NewOutbox(st),
 			Wallets: func(op string) (engine.BetWallet, bool) {
 				c, ok := a.clients[op]
 				return c, ok
@@ -126,7 +126,7 @@ func newApp(ctx context.Context, cfg *config.Config, st *store.Store, logger *sl
 	}
 	a.table, err = table.New(table.Config{
 		BaseURL: cfg.BaseURL, DefaultLanguage: cfg.DefaultLanguage, Limits: tableLimits(cfg),
-		Sessions: a.sessions, DB: st.DB(), Logger: logger,
+		Sessions: a.sessions, Store: st, Logger: logger,
 		Tables: func(id string) (*engine.Table, bool) {
 			t, ok := a.tables[id]
 			return t, ok
@@ -191,8 +191,8 @@ func (a *app) metricsHandler() http.Handler {
 // spender adapts the freebets service to the engine.
 type spender struct{ s *freebets.Service }
 
-func (f spender) Spend(ctx context.Context, tx bun.IDB, p engine.Player, id string) (string, int64, error) {
-	g, err := f.s.Spend(ctx, tx, freebets.Owner{Operator: p.Operator, PlayerID: p.PlayerID, Currency: p.Currency}, id)
+func (f spender) Spend(ctx context.Context, p engine.Player, id string) (string, int64, error) {
+	g, err := f.s.Spend(ctx, freebets.Owner{Operator: p.Operator, PlayerID: p.PlayerID, Currency: p.Currency}, id)
 	if errors.Is(err, freebets.ErrUnavailable) || errors.Is(err, freebets.ErrUnknown) {
 		return "", 0, engine.ErrFreebetUnavailable
 	}
@@ -202,6 +202,6 @@ func (f spender) Spend(ctx context.Context, tx bun.IDB, p engine.Player, id stri
 	return g.ID, g.Amount, nil
 }
 
-func (f spender) Return(ctx context.Context, tx bun.IDB, p engine.Player, id string) error {
-	return f.s.Return(ctx, tx, freebets.Owner{Operator: p.Operator, PlayerID: p.PlayerID, Currency: p.Currency}, id)
+func (f spender) Return(ctx context.Context, p engine.Player, id string) error {
+	return f.s.Return(ctx, freebets.Owner{Operator: p.Operator, PlayerID: p.PlayerID, Currency: p.Currency}, id)
 }

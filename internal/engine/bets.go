@@ -129,10 +129,11 @@ func (t *Table) PlaceBet(ctx context.Context, p Player, req BetRequest) (BetResu
 
 	// Commit the intent (and spend the freebet) before the first attempt.
 	rec := live.rec
-	err = t.commit.Do(ctx, func(ctx context.Context, tx bun.Tx) error {
+	err = t.commit.Do(ctx, func(ctx context.Context) error {
+		tx := t.store.Conn(ctx)
 		rec.Amount, rec.FreebetID = req.Amount, nil
 		if req.FreebetID != "" {
-			id, amount, err := t.cfg.Freebets.Spend(ctx, tx, p, req.FreebetID)
+			id, amount, err := t.cfg.Freebets.Spend(ctx, p, req.FreebetID)
 			if err != nil {
 				return err
 			}
@@ -219,7 +220,8 @@ func (t *Table) settleDebit(b *liveBet, rec BetRecord, res wallet.Result) (BetRe
 		switch core.State {
 		case round.Accepted:
 			opTx := res.OperatorTxID
-			done = t.commit.Submit(context.Background(), func(ctx context.Context, tx bun.Tx) error {
+			done = t.commit.Submit(context.Background(), func(ctx context.Context) error {
+				tx := t.store.Conn(ctx)
 				_, err := setBetStatus(ctx, tx, b.rec.ID, StatusPending, StatusAccepted, 0, func(q *bun.UpdateQuery) *bun.UpdateQuery {
 					return q.Set("operator_tx_id = ?", opTx)
 				})
@@ -230,7 +232,8 @@ func (t *Table) settleDebit(b *liveBet, rec BetRecord, res wallet.Result) (BetRe
 			delete(r.live, b.rec.ID)
 			code := res.ErrorCode
 			answer = &RefusedError{Code: code, Balance: res.Balance, HasBalance: res.HasBalance}
-			done = t.commit.Submit(context.Background(), func(ctx context.Context, tx bun.Tx) error {
+			done = t.commit.Submit(context.Background(), func(ctx context.Context) error {
+				tx := t.store.Conn(ctx)
 				ok, err := setBetStatus(ctx, tx, b.rec.ID, StatusPending, StatusRefused, store.MillisOf(core.SettledAt), func(q *bun.UpdateQuery) *bun.UpdateQuery {
 					return q.Set("refusal = ?", code)
 				})
@@ -238,7 +241,7 @@ func (t *Table) settleDebit(b *liveBet, rec BetRecord, res wallet.Result) (BetRe
 					return err
 				}
 				// A refused freebet bet returns its grant (FB-23, AMB-18).
-				return t.cfg.Freebets.Return(ctx, tx, b.player, *b.rec.FreebetID)
+				return t.cfg.Freebets.Return(ctx, b.player, *b.rec.FreebetID)
 			})
 		default:
 			// Success after the window closed (refusal after the debit, RB-3),
@@ -249,8 +252,8 @@ func (t *Table) settleDebit(b *liveBet, rec BetRecord, res wallet.Result) (BetRe
 				reason, answer = "debit confirmed after the betting window closed", ErrBettingClosed
 			}
 			delete(r.live, b.rec.ID)
-			done = t.commit.Submit(context.Background(), func(ctx context.Context, tx bun.Tx) error {
-				return t.rollbackBet(ctx, tx, b, StatusPending, StatusVoid, reason)
+			done = t.commit.Submit(context.Background(), func(ctx context.Context) error {
+				return t.rollbackBet(ctx, b, StatusPending, StatusVoid, reason)
 			})
 		}
 	})
@@ -325,7 +328,8 @@ func (t *Table) cashout(b *liveBet, core round.Bet) <-chan error {
 	t.public = append(t.public, b.item(core))
 	rec := b.rec
 	settled := store.MillisOf(core.SettledAt)
-	done := t.commit.Submit(context.Background(), func(ctx context.Context, tx bun.Tx) error {
+	done := t.commit.Submit(context.Background(), func(ctx context.Context) error {
+		tx := t.store.Conn(ctx)
 		ok, err := setBetStatus(ctx, tx, rec.ID, StatusAccepted, StatusCashedOut, settled, func(q *bun.UpdateQuery) *bun.UpdateQuery {
 			return q.Set("multiplier = ?", m).Set("payout = ?", payout)
 		})
@@ -342,7 +346,7 @@ func (t *Table) cashout(b *liveBet, core round.Bet) <-chan error {
 		if rec.FreebetID != nil {
 			winType = wallet.WinTypeFreebet // WIN-4; the payout includes the stake (WIN-16)
 		}
-		return enqueue(ctx, tx, wallet.Movement{
+		return t.enqueue(ctx, wallet.Movement{
 			TransactionID: rec.ID + "-w", Kind: wallet.KindWin,
 			Operator: rec.Operator, GameID: rec.GameID, Currency: rec.Currency, PlayerID: rec.PlayerID,
 			Token: rec.Token, RoundID: rec.RoundID, BetID: rec.ID, Amount: payout,
@@ -414,8 +418,8 @@ func (t *Table) Cancel(ctx context.Context, p Player, betID string, settle func(
 		b.cancel = c
 		b.rec.Status = StatusCancelled
 		c.res.Bet = *b.view(core.State)
-		done = t.commit.Submit(context.Background(), func(ctx context.Context, tx bun.Tx) error {
-			return t.rollbackBet(ctx, tx, b, StatusAccepted, StatusCancelled, "cancelled by the player")
+		done = t.commit.Submit(context.Background(), func(ctx context.Context) error {
+			return t.rollbackBet(ctx, b, StatusAccepted, StatusCancelled, "cancelled by the player")
 		})
 	})
 	if err == nil {

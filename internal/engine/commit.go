@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/uptrace/bun"
-
 	"github.com/crashstudio/crashgame/internal/wallet"
 )
 
@@ -21,12 +19,12 @@ type outboxKey struct{}
 
 // enqueue queues m in the transaction of ctx: into the batch's outbox when the
 // committer runs it, else at once.
-func enqueue(ctx context.Context, tx bun.IDB, m wallet.Movement, now time.Time) error {
+func (t *Table) enqueue(ctx context.Context, m wallet.Movement, now time.Time) error {
 	if o, ok := ctx.Value(outboxKey{}).(*outbox); ok {
 		o.moves, o.at = append(o.moves, m), now
 		return nil
 	}
-	return wallet.Enqueue(ctx, tx, m, now)
+	return t.cfg.Outbox.Enqueue(ctx, m, now)
 }
 
 // The table's group committer: at most maxCommitBatch jobs per transaction,
@@ -37,30 +35,28 @@ const (
 )
 
 // job is one unit of work for the table's group committer (t.commit): it runs
-// inside the transaction of its batch.
+// inside the transaction of its batch, which travels in ctx.
 //
 // Jobs commit in the order they were submitted: the table loop relies on it (a
 // bet accepted before the crash commits before the crash does). A failed batch
 // is committed again job by job, so one bad job never fails the others.
-type job func(ctx context.Context, tx bun.Tx) error
+type job func(ctx context.Context) error
 
 // commitJobs runs a batch of jobs in one transaction with an outbox, and
 // queues what they put in it before the commit.
-func commitJobs(db *bun.DB) func(ctx context.Context, jobs []job) error {
-	return func(ctx context.Context, jobs []job) error {
-		err := db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-			o := &outbox{}
-			octx := context.WithValue(ctx, outboxKey{}, o)
-			for _, fn := range jobs {
-				if err := fn(octx, tx); err != nil {
-					return err
-				}
+func (t *Table) commitJobs(ctx context.Context, jobs []job) error {
+	err := t.store.InTx(ctx, func(ctx context.Context) error {
+		o := &outbox{}
+		octx := context.WithValue(ctx, outboxKey{}, o)
+		for _, fn := range jobs {
+			if err := fn(octx); err != nil {
+				return err
 			}
-			return wallet.EnqueueMany(ctx, tx, o.moves, o.at)
-		})
-		if err != nil {
-			return fmt.Errorf("commit: %w", err)
 		}
-		return nil
+		return t.cfg.Outbox.EnqueueMany(ctx, o.moves, o.at)
+	})
+	if err != nil {
+		return fmt.Errorf("commit: %w", err)
 	}
+	return nil
 }

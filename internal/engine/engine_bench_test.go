@@ -72,7 +72,8 @@ func newBenchTable(tb testing.TB, dsn string) *benchTable {
 	h.table, err = engine.New(ctx, engine.Config{
 		Game:        testGame,
 		Operators:   testOperators,
-		DB:          st.DB(),
+		Store:       st,
+		Outbox:      wallet.NewOutbox(st),
 		Wallets:     func(string) (engine.BetWallet, bool) { return instantWallet{}, true },
 		Clock:       h.clock,
 		Logger:      slog.New(slog.DiscardHandler),

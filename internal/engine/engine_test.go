@@ -148,7 +148,8 @@ func newHarnessOn(t *testing.T, dsn string, bank *engine.DemoBank, fb engine.Fre
 	h.table, err = engine.New(context.Background(), engine.Config{
 		Game:        game,
 		Operators:   testOperators,
-		DB:          st.DB(),
+		Store:       st,
+		Outbox:      wallet.NewOutbox(st),
 		Wallets:     func(string) (engine.BetWallet, bool) { return h.wallet, true },
 		Clock:       h.clock,
 		Demo:        bank,

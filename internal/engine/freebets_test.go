@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/uptrace/bun"
-
 	"github.com/crashstudio/crashgame/internal/engine"
 	"github.com/crashstudio/crashgame/internal/wallet"
 )
@@ -20,7 +18,7 @@ type fakeFreebets struct {
 	returned []string
 }
 
-func (f *fakeFreebets) Spend(_ context.Context, _ bun.IDB, _ engine.Player, id string) (string, int64, error) {
+func (f *fakeFreebets) Spend(_ context.Context, _ engine.Player, id string) (string, int64, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	amount, ok := f.open[id]
@@ -31,7 +29,7 @@ func (f *fakeFreebets) Spend(_ context.Context, _ bun.IDB, _ engine.Player, id s
 	return id, amount, nil
 }
 
-func (f *fakeFreebets) Return(_ context.Context, _ bun.IDB, _ engine.Player, id string) error {
+func (f *fakeFreebets) Return(_ context.Context, _ engine.Player, id string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.returned = append(f.returned, id)

@@ -86,7 +86,8 @@ func (t *Table) sweepPending(ctx context.Context, currentRound string) {
 func (t *Table) rollBackOrphans(ctx context.Context, bets []BetRecord, unfinished []string, reason string) (int, error) {
 	now := store.MillisOf(t.clock.Now())
 	n := 0
-	err := t.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	err := t.store.InTx(ctx, func(ctx context.Context) error {
+		tx := t.store.Conn(ctx)
 		n = 0
 		for _, b := range bets {
 			ok, err := setBetStatus(ctx, tx, b.ID, b.Status, StatusVoid, now, nil)
@@ -97,7 +98,7 @@ func (t *Table) rollBackOrphans(ctx context.Context, bets []BetRecord, unfinishe
 				continue
 			}
 			p := Player{Session: b.SessionHash, Operator: b.Operator, PlayerID: b.PlayerID, Token: b.Token, Currency: b.Currency, Demo: b.Demo}
-			if err := t.queueRollback(ctx, tx, b, p, reason); err != nil {
+			if err := t.queueRollback(ctx, b, p, reason); err != nil {
 				return err
 			}
 			n++

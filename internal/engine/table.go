@@ -38,13 +38,22 @@ type BetWallet interface {
 	BreakerOpen() bool
 }
 
-// Freebets spends and returns free rounds inside the engine's transactions.
+// Freebets spends and returns free rounds inside the engine's transactions
+// (the transaction travels in ctx).
 type Freebets interface {
 	// Spend spends the grant requestedID, or the oldest open grant of equal
 	// value; it returns the id spent and its value (the stake).
-	Spend(ctx context.Context, tx bun.IDB, p Player, requestedID string) (id string, amount int64, err error)
+	Spend(ctx context.Context, p Player, requestedID string) (id string, amount int64, err error)
 	// Return puts a spent grant back in the queue.
-	Return(ctx context.Context, tx bun.IDB, p Player, id string) error
+	Return(ctx context.Context, p Player, id string) error
+}
+
+// Outbox queues /win and /rollback movements inside the engine's transactions
+// (the transaction travels in ctx): a settlement and its movement commit
+// together.
+type Outbox interface {
+	Enqueue(ctx context.Context, m wallet.Movement, now time.Time) error
+	EnqueueMany(ctx context.Context, ms []wallet.Movement, now time.Time) error
 }
 
 // Player is who acts: one session of one operator's player.
@@ -90,7 +99,8 @@ type Operator struct {
 type Config struct {
 	Game      Game
 	Operators map[string]Operator // every operator by id, enabled or not
-	DB        *bun.DB
+	Store     *store.Store
+	Outbox    Outbox
 	Wallets   func(operator string) (BetWallet, bool)
 	Freebets  Freebets     // nil: freebets refused
 	Notify    func()       // wakes the movement queue after a commit; may be nil
@@ -112,6 +122,7 @@ type Table struct {
 	game     Game
 	clock    Clock
 	logger   *slog.Logger
+	store    *store.Store
 	db       *bun.DB
 	commit   *groupcommit.Committer[job]
 	hub      *hub
@@ -182,14 +193,14 @@ func New(ctx context.Context, cfg Config) (*Table, error) {
 		cfg.Demo = NewDemoBank()
 	}
 	t := &Table{
-		cfg: cfg, game: cfg.Game, clock: cfg.Clock, db: cfg.DB,
+		cfg: cfg, game: cfg.Game, clock: cfg.Clock, store: cfg.Store, db: cfg.Store.DB(),
 		logger:   cfg.Logger.With("game_id", cfg.Game.ID),
 		hub:      newHub(),
 		inbox:    make(chan func(), 1024),
 		stopped:  make(chan struct{}),
 		loopDone: make(chan struct{}),
 	}
-	t.commit = groupcommit.New(context.Background(), commitJobs(cfg.DB), groupcommit.Options{
+	t.commit = groupcommit.New(context.Background(), t.commitJobs, groupcommit.Options{
 		MaxBatch: maxCommitBatch, QueueLen: commitQueueLen, OnFailure: groupcommit.RetryEach, Logger: t.logger,
 	})
 	if err := t.loadChain(ctx, 1); err != nil {
@@ -535,7 +546,8 @@ func (t *Table) crash() {
 	r := t.cur
 	lost := r.core.Crash()
 	roundID, crashedAt := r.rec.ID, store.MillisOf(r.core.CrashedAt())
-	err := t.commitHard("settling the crash of "+roundID, func(ctx context.Context, tx bun.Tx) error {
+	err := t.commitHard("settling the crash of "+roundID, func(ctx context.Context) error {
+		tx := t.store.Conn(ctx)
 		_, err := tx.NewUpdate().Model((*RoundRecord)(nil)).
 			Set("status = ?", RoundFinished).Set("crashed_at = ?", crashedAt).
 			Where("id = ?", roundID).Exec(ctx)
@@ -554,7 +566,7 @@ func (t *Table) crash() {
 		}
 		for _, id := range ids {
 			if b := r.live[id]; b != nil && r.core.Lost(id) {
-				if err := t.enqueueZeroWin(ctx, tx, b); err != nil {
+				if err := t.enqueueZeroWin(ctx, b); err != nil {
 					return err
 				}
 			}
@@ -574,7 +586,7 @@ func (t *Table) crash() {
 
 // enqueueZeroWin queues the terminal zero_win of a lost real-money bet, where
 // the operator switched the capability on (WIN-8, WIN-9).
-func (t *Table) enqueueZeroWin(ctx context.Context, tx bun.IDB, b *liveBet) error {
+func (t *Table) enqueueZeroWin(ctx context.Context, b *liveBet) error {
 	if b.rec.Demo {
 		return nil
 	}
@@ -582,7 +594,7 @@ func (t *Table) enqueueZeroWin(ctx context.Context, tx bun.IDB, b *liveBet) erro
 	if !ok || !op.ZeroWin {
 		return nil
 	}
-	return enqueue(ctx, tx, wallet.Movement{
+	return t.enqueue(ctx, wallet.Movement{
 		TransactionID: b.rec.ID + "-w", Kind: wallet.KindWin,
 		Operator: b.rec.Operator, GameID: b.rec.GameID, Currency: b.rec.Currency, PlayerID: b.rec.PlayerID,
 		Token: b.rec.Token, RoundID: b.rec.RoundID, BetID: b.rec.ID, Amount: 0,
@@ -599,12 +611,13 @@ func (t *Table) voidRound(reason string) {
 	for _, id := range voided {
 		open = append(open, r.live[id])
 	}
-	err := t.commitHard("voiding "+r.rec.ID, func(ctx context.Context, tx bun.Tx) error {
+	err := t.commitHard("voiding "+r.rec.ID, func(ctx context.Context) error {
+		tx := t.store.Conn(ctx)
 		if _, err := tx.NewUpdate().Model((*RoundRecord)(nil)).Set("status = ?", RoundVoid).Where("id = ?", r.rec.ID).Exec(ctx); err != nil {
 			return err
 		}
 		for _, b := range open {
-			if err := t.rollbackBet(ctx, tx, b, StatusAccepted, StatusVoid, reason); err != nil {
+			if err := t.rollbackBet(ctx, b, StatusAccepted, StatusVoid, reason); err != nil {
 				return err
 			}
 		}
@@ -633,24 +646,24 @@ func (t *Table) voidRound(reason string) {
 // rollbackBet moves a bet from -> to and queues the rollback of its debit, with
 // the debit's amount and no freebet_id (RB-1, RB-6); a freebet returns to the
 // player's queue. A demo bet is refunded by the bank instead.
-func (t *Table) rollbackBet(ctx context.Context, tx bun.IDB, b *liveBet, from, to, reason string) error {
-	ok, err := setBetStatus(ctx, tx, b.rec.ID, from, to, store.MillisOf(t.clock.Now()), nil)
+func (t *Table) rollbackBet(ctx context.Context, b *liveBet, from, to, reason string) error {
+	ok, err := setBetStatus(ctx, t.store.Conn(ctx), b.rec.ID, from, to, store.MillisOf(t.clock.Now()), nil)
 	if err != nil || !ok {
 		return err
 	}
-	return t.queueRollback(ctx, tx, b.rec, b.player, reason)
+	return t.queueRollback(ctx, b.rec, b.player, reason)
 }
 
-func (t *Table) queueRollback(ctx context.Context, tx bun.IDB, rec BetRecord, p Player, reason string) error {
+func (t *Table) queueRollback(ctx context.Context, rec BetRecord, p Player, reason string) error {
 	if rec.FreebetID != nil && t.cfg.Freebets != nil {
-		if err := t.cfg.Freebets.Return(ctx, tx, p, *rec.FreebetID); err != nil {
+		if err := t.cfg.Freebets.Return(ctx, p, *rec.FreebetID); err != nil {
 			return err
 		}
 	}
 	if rec.Demo {
 		return nil // the bank refunds it once the transaction committed: refundDemo
 	}
-	return enqueue(ctx, tx, wallet.Movement{
+	return t.enqueue(ctx, wallet.Movement{
 		TransactionID: rec.ID + "-r", Kind: wallet.KindRollback,
 		Operator: rec.Operator, GameID: rec.GameID, Currency: rec.Currency, PlayerID: rec.PlayerID,
 		Token: rec.Token, RoundID: rec.RoundID, BetID: rec.ID, Amount: rec.Amount, Reason: reason,
@@ -664,7 +677,7 @@ const hardAttempts = 120
 // settlement, a void), trying again while the database is away, so that a
 // restart of the database does not leave bets unsettled until the next boot.
 // The loop waits meanwhile: no round can start without its database anyway.
-func (t *Table) commitHard(what string, fn func(ctx context.Context, tx bun.Tx) error) error {
+func (t *Table) commitHard(what string, fn job) error {
 	var err error
 	for attempt := 1; attempt <= hardAttempts; attempt++ {
 		if err = t.commit.Do(context.Background(), fn); err == nil {

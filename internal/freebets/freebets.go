@@ -128,6 +128,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/crashstudio/crashgame/internal/store"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/uptrace/bun"
 )
@@ -212,6 +213,7 @@ type Options struct {
 // Service takes, lists, spends and returns grants. It is safe for concurrent
 // use.
 type Service struct {
+	st        *store.Store
 	db        *bun.DB
 	log       *slog.Logger
 	now       func() time.Time
@@ -219,14 +221,15 @@ type Service struct {
 	created   prometheus.Counter
 }
 
-// New returns a Service over the store's database (store.Store.DB), migrated
-// with 0004_freebets, and registers its metrics with opts.Registerer, if any.
-func New(db *bun.DB, opts Options) (*Service, error) {
-	if db == nil {
-		return nil, errors.New("freebets: new: nil database")
+// New returns a Service over the store, migrated with 0004_freebets, and
+// registers its metrics with opts.Registerer, if any.
+func New(st *store.Store, opts Options) (*Service, error) {
+	if st == nil {
+		return nil, errors.New("freebets: new: nil store")
 	}
 	s := &Service{
-		db:  db,
+		st:  st,
+		db:  st.DB(),
 		log: opts.Logger,
 		now: opts.Now,
 		discarded: prometheus.NewCounterVec(prometheus.CounterOpts{

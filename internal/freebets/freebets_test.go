@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/uptrace/bun"
 
 	"github.com/crashstudio/crashgame/integration/pgtest"
 	"github.com/crashstudio/crashgame/internal/freebets"
@@ -58,7 +57,7 @@ func newEnv(t testing.TB, dsn string) *env {
 		t.Fatalf("Migrate: %v", err)
 	}
 	reg := prometheus.NewRegistry()
-	svc, err := freebets.New(st.DB(), freebets.Options{Registerer: reg, Now: func() time.Time { return t0 }})
+	svc, err := freebets.New(st, freebets.Options{Registerer: reg, Now: func() time.Time { return t0 }})
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
@@ -139,9 +138,9 @@ func (e *env) openIDs(t testing.TB, owner freebets.Owner) []string {
 // spend spends in a transaction of its own, as the engine would.
 func (e *env) spend(ctx context.Context, owner freebets.Owner, id string) (freebets.Grant, error) {
 	var g freebets.Grant
-	err := e.st.DB().RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	err := e.st.InTx(ctx, func(ctx context.Context) error {
 		var err error
-		g, err = e.svc.Spend(ctx, tx, owner, id)
+		g, err = e.svc.Spend(ctx, owner, id)
 		return err
 	})
 	return g, err
@@ -157,8 +156,8 @@ func (e *env) mustSpend(t testing.TB, owner freebets.Owner, id string) freebets.
 }
 
 func (e *env) giveBack(ctx context.Context, owner freebets.Owner, id string) error {
-	return e.st.DB().RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		return e.svc.Return(ctx, tx, owner, id)
+	return e.st.InTx(ctx, func(ctx context.Context) error {
+		return e.svc.Return(ctx, owner, id)
 	})
 }
 
@@ -625,14 +624,14 @@ func testReturnEdges(t *testing.T, e *env) {
 func testSpendRolledBack(t *testing.T, e *env) {
 	e.intake(t, alice, list(`{"id":"g","amount":500}`))
 	boom := errors.New("wallet refused")
-	err := e.st.DB().RunInTx(t.Context(), nil, func(ctx context.Context, tx bun.Tx) error {
-		if _, err := e.svc.Spend(ctx, tx, alice, "g"); err != nil {
+	err := e.st.InTx(t.Context(), func(ctx context.Context) error {
+		if _, err := e.svc.Spend(ctx, alice, "g"); err != nil {
 			return err
 		}
 		return boom
 	})
 	if !errors.Is(err, boom) {
-		t.Fatalf("RunInTx = %v", err)
+		t.Fatalf("InTx = %v", err)
 	}
 	if got := e.openIDs(t, alice); !slices.Equal(got, []string{"g"}) {
 		t.Fatalf("open after rolled-back spend = %v, want [g]", got)
@@ -759,10 +758,10 @@ func TestNew(t *testing.T) {
 		t.Fatal("New(nil) succeeded")
 	}
 	e := newEnv(t, "sqlite::memory:")
-	if _, err := freebets.New(e.st.DB(), freebets.Options{Registerer: e.reg}); err == nil {
+	if _, err := freebets.New(e.st, freebets.Options{Registerer: e.reg}); err == nil {
 		t.Fatal("New registered its metrics twice in one registry without an error")
 	}
-	if _, err := freebets.New(e.st.DB(), freebets.Options{}); err != nil {
+	if _, err := freebets.New(e.st, freebets.Options{}); err != nil {
 		t.Fatalf("New without a registerer: %v", err)
 	}
 }

@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/uptrace/bun"
-
 	"github.com/crashstudio/crashgame/internal/store"
 )
 
@@ -77,8 +75,8 @@ func byValue(grants []Grant) []Value {
 	return values
 }
 
-// Spend spends a grant for a freebet bet, inside the caller's transaction tx
-// (the one that writes the bet row): the grant requestedID if it is open
+// Spend spends a grant for a freebet bet, inside the caller's transaction
+// (store.InTx: the one that writes the bet row): the grant requestedID if it is open
 // (FB-21), otherwise the oldest open grant of exactly the same amount (FB-22).
 // The returned grant's ID is the freebet_id to send on /bet, and its Amount the
 // bet's amount (BET-7). With neither, or an id the owner never had, it returns
@@ -86,7 +84,8 @@ func byValue(grants []Grant) []Value {
 //
 // Each spend is one conditional UPDATE: of concurrent spends of one grant
 // exactly one succeeds. On PostgreSQL tx must be READ COMMITTED (the default).
-func (s *Service) Spend(ctx context.Context, tx bun.IDB, owner Owner, requestedID string) (Grant, error) {
+func (s *Service) Spend(ctx context.Context, owner Owner, requestedID string) (Grant, error) {
+	tx := s.st.Conn(ctx)
 	if err := owner.validate(); err != nil {
 		return Grant{}, fmt.Errorf("freebets: spend: %w", err)
 	}
@@ -155,7 +154,8 @@ func (s *Service) Spend(ctx context.Context, tx bun.IDB, owner Owner, requestedI
 // may spend it again under the same id with a new transaction_id (FB-24).
 // Returning an open grant changes nothing; an id the owner never had is
 // ErrUnknown. Call it at most once per spend (see the package documentation).
-func (s *Service) Return(ctx context.Context, tx bun.IDB, owner Owner, id string) error {
+func (s *Service) Return(ctx context.Context, owner Owner, id string) error {
+	tx := s.st.Conn(ctx)
 	if err := owner.validate(); err != nil {
 		return fmt.Errorf("freebets: return: %w", err)
 	}

@@ -137,7 +137,7 @@ type Options struct {
 	// language is DefaultLanguage (LANG-1..LANG-4).
 	Languages       []string
 	DefaultLanguage string
-	DB              *bun.DB // the store's database, migrated (table sessions)
+	Store           *store.Store // migrated (tables sessions, session_controls)
 	Tickets         Tickets
 	Wallets         func(operator string) (Balancer, bool)
 	Freebets        Freebets         // nil: grants are ignored and none are listed
@@ -260,6 +260,7 @@ type Service struct {
 	games    []string
 	langs    []string
 	defLang  string
+	st       *store.Store
 	db       *bun.DB
 	tickets  Tickets
 	wallets  func(string) (Balancer, bool)
@@ -287,7 +288,7 @@ func New(opts Options) (*Service, error) {
 	switch {
 	case opts.DefaultLanguage == "":
 		return nil, errors.New("sessions: no default language")
-	case opts.DB == nil:
+	case opts.Store == nil:
 		return nil, errors.New("sessions: no database")
 	case opts.Tickets == nil:
 		return nil, errors.New("sessions: no ticket service")
@@ -295,7 +296,7 @@ func New(opts Options) (*Service, error) {
 		return nil, errors.New("sessions: no demo bank")
 	}
 	s := &Service{
-		ops: map[string]*Operator{}, games: opts.Games, langs: opts.Languages, defLang: opts.DefaultLanguage, db: opts.DB, tickets: opts.Tickets, wallets: opts.Wallets, freebets: opts.Freebets,
+		ops: map[string]*Operator{}, games: opts.Games, langs: opts.Languages, defLang: opts.DefaultLanguage, st: opts.Store, db: opts.Store.DB(), tickets: opts.Tickets, wallets: opts.Wallets, freebets: opts.Freebets,
 		demo: opts.Demo, demoBal: opts.DemoBalance, defCur: opts.DefaultCurrency, now: opts.Now, log: opts.Logger,
 		byHash: map[string]*entry{}, byPlayer: map[playerKey]map[string]struct{}{},
 		stop: make(chan struct{}), done: make(chan struct{}),

@@ -126,7 +126,7 @@ func newFixture(t *testing.T) *fixture {
 	}
 	c := &clock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
 	tk := tickets.New(st, c.Now)
-	fb, err := freebets.New(st.DB(), freebets.Options{Now: c.Now})
+	fb, err := freebets.New(st, freebets.Options{Now: c.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +141,7 @@ func newFixture(t *testing.T) *fixture {
 	bank := engine.NewDemoBank()
 	opts := sessions.Options{
 		Operators: ops, Games: []string{"crash", "other"}, Languages: []string{"pt", "en", "es"}, DefaultLanguage: "es",
-		DB: st.DB(), Tickets: tk, Freebets: fb, Demo: bank, Now: c.Now,
+		Store: st, Tickets: tk, Freebets: fb, Demo: bank, Now: c.Now,
 		Wallets:     func(op string) (sessions.Balancer, bool) { b, ok := clients[op]; return b, ok },
 		DemoBalance: map[string]int64{"EUR": 50_000},
 	}

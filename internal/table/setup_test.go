@@ -105,7 +105,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 			Betting: 1000 * time.Millisecond, Pause: 300 * time.Millisecond, Freebet: true},
 		Operators: map[string]engine.Operator{"acme": {Currencies: map[string]round.Limits{
 			"BRL": {MinBet: 100, MaxBet: 100000, MaxWin: 10000000}}}},
-		DB: st.DB(), Demo: bank, ChainLength: 2000,
+		Store: st, Outbox: wallet.NewOutbox(st), Demo: bank, ChainLength: 2000,
 		Wallets: func(string) (engine.BetWallet, bool) { return bw, true },
 	})
 	if err != nil {
@@ -125,7 +125,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 		Operators: []sessions.Operator{{ID: "acme", Enabled: true, Games: []string{"crash"},
 			Currencies: []sessions.Currency{{Code: "BRL", Limits: freebets.Limits{MinBet: ptr(100), MaxBet: ptr(100000)}}}}},
 		Games: []string{"crash"}, Languages: []string{"pt", "en", "es"}, DefaultLanguage: "pt",
-		DB: st.DB(), Tickets: tk, Demo: bank, Now: o.sessionsNow,
+		Store: st, Tickets: tk, Demo: bank, Now: o.sessionsNow,
 		Wallets: func(string) (sessions.Balancer, bool) { return bal, true },
 	})
 	if err != nil {
@@ -135,7 +135,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 	srv, err := table.New(table.Config{
 		BaseURL: "https://games.example.com", DefaultLanguage: "pt",
 		Limits:   map[table.Currency]table.Limits{{Operator: "acme", Code: "BRL"}: {MinBet: ptr(100), MaxBet: ptr(100000), MaxWin: ptr(10000000)}},
-		Sessions: ss, DB: st.DB(), HelloTimeout: o.hello,
+		Sessions: ss, Store: st, HelloTimeout: o.hello,
 		ReadRate: o.rate, ReadBurst: o.burst, ActionRate: cmp.Or(o.actionRate, o.rate), ActionBurst: cmp.Or(o.actionBurst, o.burst),
 		Tables: func(id string) (*engine.Table, bool) { return tbl, id == "crash" },
 	})

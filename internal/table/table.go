@@ -42,6 +42,7 @@ import (
 	"github.com/crashstudio/crashgame/internal/engine"
 	"github.com/crashstudio/crashgame/internal/server"
 	"github.com/crashstudio/crashgame/internal/sessions"
+	"github.com/crashstudio/crashgame/internal/store"
 )
 
 // Defaults of Config.
@@ -79,7 +80,7 @@ type Config struct {
 	// Tables returns the running table of a game.
 	Tables func(gameID string) (*engine.Table, bool)
 	// DB is the store's database: bets, rounds (read only).
-	DB     *bun.DB
+	Store  *store.Store
 	Logger *slog.Logger     // nil: slog.Default()
 	Now    func() time.Time // nil: time.Now; must be the engine's clock
 	// ExtraOrigins lists origins ("https://host[:port]") allowed to open the
@@ -136,7 +137,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, errors.New("table: no sessions service")
 	case cfg.Tables == nil:
 		return nil, errors.New("table: no tables")
-	case cfg.DB == nil:
+	case cfg.Store == nil:
 		return nil, errors.New("table: no database")
 	}
 	if cfg.Logger == nil {
@@ -174,7 +175,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{
-		cfg: cfg, defLang: cfg.DefaultLanguage, limits: cfg.Limits, sessions: cfg.Sessions, tables: cfg.Tables, db: cfg.DB,
+		cfg: cfg, defLang: cfg.DefaultLanguage, limits: cfg.Limits, sessions: cfg.Sessions, tables: cfg.Tables, db: cfg.Store.DB(),
 		log: cfg.Logger, now: cfg.Now, msgs: msgs,
 		origins:      map[string]bool{},
 		readLimits:   newLimiters(rate.Limit(cfg.ReadRate), cfg.ReadBurst),

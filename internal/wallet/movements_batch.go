@@ -73,3 +73,22 @@ func EnqueueMany(ctx context.Context, db bun.IDB, ms []Movement, now time.Time) 
 	}
 	return nil
 }
+
+// Outbox queues movements inside the caller's transaction (store.InTx): the
+// state change that causes a movement and the movement commit together.
+type Outbox struct{ st *store.Store }
+
+// NewOutbox returns the outbox of the store's movements table.
+func NewOutbox(st *store.Store) *Outbox { return &Outbox{st: st} }
+
+// Enqueue queues m in the transaction of ctx (see the package function Enqueue
+// for its checks and errors).
+func (o *Outbox) Enqueue(ctx context.Context, m Movement, now time.Time) error {
+	return Enqueue(ctx, o.st.Conn(ctx), m, now)
+}
+
+// EnqueueMany queues ms in the transaction of ctx (see the package function
+// EnqueueMany).
+func (o *Outbox) EnqueueMany(ctx context.Context, ms []Movement, now time.Time) error {
+	return EnqueueMany(ctx, o.st.Conn(ctx), ms, now)
+}

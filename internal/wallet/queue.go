@@ -138,13 +138,14 @@ func (noQueueMetrics) Delivered(MovementKind, time.Duration) {}
 // must not block.
 func WithOnSettled(f func(Movement, Result)) QueueOption { return func(q *Queue) { q.onSettled = f } }
 
-// NewQueue returns a Queue over db (migrated: it needs the movements table).
-// clients returns the Client of an operator; an operator without one keeps
-// its movements pending (logged at ERROR) without spending attempts.
-func NewQueue(db *bun.DB, clients func(operator string) (*Client, bool), opts ...QueueOption) (*Queue, error) {
-	if db == nil || clients == nil {
-		return nil, errors.New("wallet: new queue: db and clients are required")
+// NewQueue returns a Queue over the store (migrated: it needs the movements
+// table). clients returns the Client of an operator; an operator without one
+// keeps its movements pending (logged at ERROR) without spending attempts.
+func NewQueue(st *store.Store, clients func(operator string) (*Client, bool), opts ...QueueOption) (*Queue, error) {
+	if st == nil || clients == nil {
+		return nil, errors.New("wallet: new queue: store and clients are required")
 	}
+	db := st.DB()
 	q := &Queue{
 		db:         db,
 		postgres:   db.Dialect().Name() == dialect.PG,

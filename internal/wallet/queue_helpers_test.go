@@ -234,7 +234,7 @@ func mqClient(t testing.TB, op *mqOp, opts ...Option) *Client {
 func mqQueue(t testing.TB, s *store.Store, c *Client, opts ...QueueOption) *Queue {
 	t.Helper()
 	clients := func(op string) (*Client, bool) { return c, op == mqOperatorID }
-	q, err := NewQueue(s.DB(), clients, append([]QueueOption{WithQueueLogger(mqDiscard()),
+	q, err := NewQueue(s, clients, append([]QueueOption{WithQueueLogger(mqDiscard()),
 		WithPollInterval(20 * time.Millisecond)}, opts...)...)
 	if err != nil {
 		t.Fatalf("NewQueue: %v", err)
