@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 
 	"github.com/uptrace/bun"
@@ -57,3 +58,26 @@ func (s *Store) conn(ctx context.Context) bun.IDB {
 // Deprecated: transitional, removed once every statement lives in this
 // package (issue 12).
 func (s *Store) Conn(ctx context.Context) bun.IDB { return s.conn(ctx) }
+
+// ExecForTest runs one raw statement and reports the rows it affected. It is
+// for tests that must put the database into a state no method produces (a
+// lease held by a worker that died, a row written by an older version);
+// production code never calls it.
+func (s *Store) ExecForTest(ctx context.Context, query string, args ...any) (int64, error) {
+	res, err := s.conn(ctx).ExecContext(ctx, query, args...)
+	if err != nil {
+		return 0, fmt.Errorf("store: exec for test: %w", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, fmt.Errorf("store: exec for test: rows affected: %w", err)
+	}
+	return n, nil
+}
+
+// QueryRowForTest runs one raw query that returns at most one row, for tests
+// that check what is stored (a count, a column no method returns); production
+// code never calls it.
+func (s *Store) QueryRowForTest(ctx context.Context, query string, args ...any) *sql.Row {
+	return s.conn(ctx).QueryRowContext(ctx, query, args...)
+}
