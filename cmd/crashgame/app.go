@@ -126,7 +126,7 @@ func newApp(ctx context.Context, cfg *config.Config, st *store.Store, logger *sl
 	}
 	a.table, err = table.New(table.Config{
 		BaseURL: cfg.BaseURL, DefaultLanguage: cfg.DefaultLanguage, Limits: tableLimits(cfg),
-		Sessions: a.sessions, Store: st, Logger: logger,
+		Sessions: a.sessions, Records: st, Logger: logger,
 		Tables: func(id string) (*engine.Table, bool) {
 			t, ok := a.tables[id]
 			return t, ok

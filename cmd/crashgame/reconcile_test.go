@@ -151,17 +151,17 @@ operators:
 	}
 	db := st.DB()
 	now := time.Now().UnixMilli()
-	var rounds []engine.RoundRecord
+	var rounds []store.RoundRecord
 	for i, id := range []string{"r1", "r2"} {
-		rounds = append(rounds, engine.RoundRecord{ID: id, GameID: "crash", Seq: int64(i + 1), Hash: "h", CrashPoint: 300, RTPBasisPts: 9700,
-			MaxMultiplier: 100000, Status: engine.RoundFinished, BettingEndsAt: store.Millis(now), CreatedAt: store.Millis(now)})
+		rounds = append(rounds, store.RoundRecord{ID: id, GameID: "crash", Seq: int64(i + 1), Hash: "h", CrashPoint: 300, RTPBasisPts: 9700,
+			MaxMultiplier: 100000, Status: store.RoundFinished, BettingEndsAt: store.Millis(now), CreatedAt: store.Millis(now)})
 	}
 	payout := int64(2500)
-	bet := func(id, round string, amount int64, status string) engine.BetRecord {
-		return engine.BetRecord{ID: id, RoundID: round, GameID: "crash", SessionHash: bytes.Repeat([]byte{7}, 32), Operator: "dev",
+	bet := func(id, round string, amount int64, status string) store.BetRecord {
+		return store.BetRecord{ID: id, RoundID: round, GameID: "crash", SessionHash: bytes.Repeat([]byte{7}, 32), Operator: "dev",
 			PlayerID: recPlayer, Token: sim.token, Currency: "BRL", Amount: amount, Status: status, OperatorTxID: opID[id], PlacedAt: store.Millis(now)}
 	}
-	bets := []engine.BetRecord{bet("b-won", "r1", 1000, engine.StatusCashedOut), bet("b-lost", "r1", 500, engine.StatusLost),
+	bets := []store.BetRecord{bet("b-won", "r1", 1000, engine.StatusCashedOut), bet("b-lost", "r1", 500, engine.StatusLost),
 		bet("b-cancel", "r2", 700, engine.StatusCancelled)}
 	bets[0].Payout, bets[0].Multiplier = &payout, 250
 	// A demo bet moves no money and is not compared.
@@ -207,7 +207,7 @@ operators:
 	// A mismatch: the game paid 2600 but the operator credited 2500, the
 	// game lost the operator's id of the rollback, and a debit reached the
 	// operator that the game never recorded; a wrong initial balance too.
-	if _, err := db.NewUpdate().Model((*engine.BetRecord)(nil)).Set("payout = 2600").Where("id = 'b-won'").Exec(ctx); err != nil {
+	if _, err := db.NewUpdate().Model((*store.BetRecord)(nil)).Set("payout = 2600").Where("id = 'b-won'").Exec(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := db.NewUpdate().Model((*wallet.MovementRecord)(nil)).Set("operator_tx_id = ''").Where("transaction_id = 'rb-cancel'").Exec(ctx); err != nil {

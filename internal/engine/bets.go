@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/uptrace/bun"
-
 	"github.com/crashstudio/crashgame/internal/round"
 	"github.com/crashstudio/crashgame/internal/store"
 	"github.com/crashstudio/crashgame/internal/wallet"
@@ -54,7 +52,7 @@ type CashoutResult struct {
 // view is the bet as its player sees it, in state st (the round's).
 func (b *liveBet) view(st round.State) *BetView { v := viewOf(b.rec); v.Status = string(st); return &v }
 
-func viewOf(r BetRecord) BetView {
+func viewOf(r store.BetRecord) BetView {
 	v := BetView{BetID: r.ID, RoundID: r.RoundID, Amount: r.Amount, AutoCashout: r.AutoCashout, FreebetID: r.FreebetID,
 		Status: r.Status, Multiplier: r.Multiplier, PlacedAt: r.PlacedAt.Time()}
 	if r.Payout != nil {
@@ -64,7 +62,7 @@ func viewOf(r BetRecord) BetView {
 }
 
 // ViewOf converts a stored bet for display.
-func ViewOf(r BetRecord) BetView { return viewOf(r) }
+func ViewOf(r store.BetRecord) BetView { return viewOf(r) }
 
 // PlaceBet admits a bet: checks, commits the intent, debits the wallet within
 // the betting window, and joins the bet to the round only on success.
@@ -111,7 +109,7 @@ func (t *Table) PlaceBet(ctx context.Context, p Player, req BetRequest) (BetResu
 			Amount: req.Amount, AutoCashout: req.AutoCashout, MaxWin: lim.MaxWin}); rerr != nil {
 			return
 		}
-		rec := BetRecord{
+		rec := store.BetRecord{
 			ID: id, RoundID: r.rec.ID, GameID: t.game.ID, SessionHash: p.Session,
 			Operator: p.Operator, PlayerID: p.PlayerID, Token: p.Token, PlayerName: p.Name, Currency: p.Currency,
 			Demo: p.Demo, Amount: req.Amount, AutoCashout: req.AutoCashout, Status: StatusPending, PlacedAt: store.MillisOf(now),
@@ -130,7 +128,6 @@ func (t *Table) PlaceBet(ctx context.Context, p Player, req BetRequest) (BetResu
 	// Commit the intent (and spend the freebet) before the first attempt.
 	rec := live.rec
 	err = t.commit.Do(ctx, func(ctx context.Context) error {
-		tx := t.store.Conn(ctx)
 		rec.Amount, rec.FreebetID = req.Amount, nil
 		if req.FreebetID != "" {
 			id, amount, err := t.cfg.Freebets.Spend(ctx, p, req.FreebetID)
@@ -139,8 +136,7 @@ func (t *Table) PlaceBet(ctx context.Context, p Player, req BetRequest) (BetResu
 			}
 			rec.Amount, rec.FreebetID = amount, &id
 		}
-		_, err := tx.NewInsert().Model(&rec).Exec(ctx)
-		return err
+		return t.store.InsertBet(ctx, &rec)
 	})
 	if err != nil {
 		t.release(live)
@@ -192,7 +188,7 @@ func (t *Table) release(b *liveBet) {
 // settleDebit feeds the /bet outcome to the bet's round, in the loop, commits
 // what the rules decided, then answers. rec is the bet as its intent was
 // committed (the stake and grant a freebet spent).
-func (t *Table) settleDebit(b *liveBet, rec BetRecord, res wallet.Result) (BetResult, error) {
+func (t *Table) settleDebit(b *liveBet, rec store.BetRecord, res wallet.Result) (BetResult, error) {
 	var (
 		done   <-chan error
 		answer error
@@ -221,10 +217,7 @@ func (t *Table) settleDebit(b *liveBet, rec BetRecord, res wallet.Result) (BetRe
 		case round.Accepted:
 			opTx := res.OperatorTxID
 			done = t.commit.Submit(context.Background(), func(ctx context.Context) error {
-				tx := t.store.Conn(ctx)
-				_, err := setBetStatus(ctx, tx, b.rec.ID, StatusPending, StatusAccepted, 0, func(q *bun.UpdateQuery) *bun.UpdateQuery {
-					return q.Set("operator_tx_id = ?", opTx)
-				})
+				_, err := t.store.MoveBet(ctx, b.rec.ID, StatusPending, StatusAccepted, store.BetChange{OperatorTxID: opTx})
 				return err
 			})
 			t.public = append(t.public, b.item(core))
@@ -233,10 +226,7 @@ func (t *Table) settleDebit(b *liveBet, rec BetRecord, res wallet.Result) (BetRe
 			code := res.ErrorCode
 			answer = &RefusedError{Code: code, Balance: res.Balance, HasBalance: res.HasBalance}
 			done = t.commit.Submit(context.Background(), func(ctx context.Context) error {
-				tx := t.store.Conn(ctx)
-				ok, err := setBetStatus(ctx, tx, b.rec.ID, StatusPending, StatusRefused, store.MillisOf(core.SettledAt), func(q *bun.UpdateQuery) *bun.UpdateQuery {
-					return q.Set("refusal = ?", code)
-				})
+				ok, err := t.store.MoveBet(ctx, b.rec.ID, StatusPending, StatusRefused, store.BetChange{SettledAt: store.MillisOf(core.SettledAt), Refusal: code})
 				if err != nil || !ok || b.rec.FreebetID == nil || t.cfg.Freebets == nil {
 					return err
 				}
@@ -329,10 +319,7 @@ func (t *Table) cashout(b *liveBet, core round.Bet) <-chan error {
 	rec := b.rec
 	settled := store.MillisOf(core.SettledAt)
 	done := t.commit.Submit(context.Background(), func(ctx context.Context) error {
-		tx := t.store.Conn(ctx)
-		ok, err := setBetStatus(ctx, tx, rec.ID, StatusAccepted, StatusCashedOut, settled, func(q *bun.UpdateQuery) *bun.UpdateQuery {
-			return q.Set("multiplier = ?", m).Set("payout = ?", payout)
-		})
+		ok, err := t.store.MoveBet(ctx, rec.ID, StatusAccepted, StatusCashedOut, store.BetChange{SettledAt: settled, Multiplier: m, Payout: &payout})
 		if err != nil {
 			return err
 		}

@@ -83,10 +83,9 @@ func newBenchTable(tb testing.TB, dsn string) *benchTable {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	db := st.DB()
 	h.crash = func(roundID string) int64 {
-		var rec engine.RoundRecord
-		if err := db.NewSelect().Model(&rec).Where("id = ?", roundID).Scan(ctx); err != nil {
+		rec, err := st.Round(ctx, testGame.ID, roundID)
+		if err != nil {
 			tb.Fatal(err)
 		}
 		return rec.CrashPoint

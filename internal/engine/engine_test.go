@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/uptrace/bun"
-
 	"github.com/crashstudio/crashgame/integration/pgtest"
 	"github.com/crashstudio/crashgame/internal/engine"
 	"github.com/crashstudio/crashgame/internal/round"
@@ -110,7 +108,7 @@ type harness struct {
 	table  *engine.Table
 	clock  *manualClock
 	wallet *fakeWallet
-	db     *bun.DB
+	st     *store.Store
 	cancel context.CancelFunc
 	done   chan error
 }
@@ -142,7 +140,7 @@ func newHarnessOn(t *testing.T, dsn string, bank *engine.DemoBank, fb engine.Fre
 	if err := st.Migrate(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	h := &harness{t: t, clock: newClock(), wallet: &fakeWallet{}, db: st.DB()}
+	h := &harness{t: t, clock: newClock(), wallet: &fakeWallet{}, st: st}
 	game := testGame
 	game.Freebet = true
 	h.table, err = engine.New(context.Background(), engine.Config{
@@ -229,23 +227,23 @@ func (h *harness) fly() engine.RoundView {
 // crashPoint reads the current round's crash point from the database (the
 // test's view behind the scenes; players never see it before the crash).
 func (h *harness) crashPoint(roundID string) int64 {
-	var rec engine.RoundRecord
-	if err := h.db.NewSelect().Model(&rec).Where("id = ?", roundID).Scan(context.Background()); err != nil {
+	rec, err := h.st.Round(context.Background(), testGame.ID, roundID)
+	if err != nil {
 		h.t.Fatal(err)
 	}
 	return rec.CrashPoint
 }
 
-func (h *harness) bet(id string) engine.BetRecord {
-	var rec engine.BetRecord
-	if err := h.db.NewSelect().Model(&rec).Where("id = ?", id).Scan(context.Background()); err != nil {
-		h.t.Fatalf("bet %s: %v", id, err)
+func (h *harness) bet(id string) store.BetRecord {
+	recs, err := h.st.Bets(context.Background(), store.BetFilter{ID: id})
+	if err != nil || len(recs) != 1 {
+		h.t.Fatalf("bet %s: %d found, %v", id, len(recs), err)
 	}
-	return rec
+	return recs[0]
 }
 
 func (h *harness) movements() []wallet.MovementRecord {
-	recs, err := wallet.ListMovements(context.Background(), h.db, wallet.MovementFilter{Limit: 1000})
+	recs, err := wallet.ListMovements(context.Background(), h.st.Conn(context.Background()), wallet.MovementFilter{Limit: 1000})
 	if err != nil {
 		h.t.Fatal(err)
 	}

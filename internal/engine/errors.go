@@ -20,6 +20,7 @@ var (
 	ErrCancelNotAllowed   = round.ErrCancelNotAllowed
 	ErrFreebetUnavailable = errors.New("freebet unavailable")
 	ErrUnknownRound       = errors.New("unknown round")
+	ErrRoundInProgress    = errors.New("round in progress")
 	ErrWalletUnavailable  = errors.New("wallet unavailable")
 	ErrStopped            = errors.New("table stopped")
 )

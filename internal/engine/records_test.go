@@ -15,9 +15,9 @@ func TestSessionNetPosition(t *testing.T) {
 	t.Parallel()
 	eachStore(t, func(t *testing.T, h *harness) {
 		ctx := t.Context()
-		round := &engine.RoundRecord{ID: "rd-net", GameID: "crash", Seq: 987654, Hash: "h", CrashPoint: 250,
-			RTPBasisPts: 9700, MaxMultiplier: 100000, Status: engine.RoundFinished, BettingEndsAt: 1, CreatedAt: 1}
-		if _, err := h.db.NewInsert().Model(round).Exec(ctx); err != nil {
+		round := &store.RoundRecord{ID: "rd-net", GameID: "crash", Seq: 987654, Hash: "h", CrashPoint: 250,
+			RTPBasisPts: 9700, MaxMultiplier: 100000, Status: store.RoundFinished, BettingEndsAt: 1, CreatedAt: 1}
+		if err := h.st.InsertRound(ctx, *round); err != nil {
 			t.Fatal(err)
 		}
 		mine, other := sha256.Sum256([]byte("mine")), sha256.Sum256([]byte("other"))
@@ -42,14 +42,14 @@ func TestSessionNetPosition(t *testing.T) {
 			{"b-other", other[:], 9999, engine.StatusCashedOut, cents(99999), nil},
 		}
 		for i, b := range bets {
-			rec := &engine.BetRecord{ID: b.id, RoundID: round.ID, GameID: "crash", SessionHash: b.session, Operator: "acme",
+			rec := &store.BetRecord{ID: b.id, RoundID: round.ID, GameID: "crash", SessionHash: b.session, Operator: "acme",
 				PlayerID: "p-1", Currency: "BRL", Amount: b.amount, Status: b.status, Payout: b.payout, FreebetID: b.freebet,
 				PlacedAt: store.Millis(1000 + i)}
-			if _, err := h.db.NewInsert().Model(rec).Exec(ctx); err != nil {
+			if err := h.st.InsertBet(ctx, rec); err != nil {
 				t.Fatalf("insert %s: %v", b.id, err)
 			}
 		}
-		got, err := engine.SessionNetPosition(ctx, h.db, mine[:])
+		got, err := engine.SessionNetPosition(ctx, h.st.Conn(ctx), mine[:])
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -58,15 +58,15 @@ func TestSessionNetPosition(t *testing.T) {
 			t.Fatalf("net position = %+v (net %d), want %+v (net -150)", got, got.Net(), want)
 		}
 		empty := sha256.Sum256([]byte("no bets"))
-		if got, err := engine.SessionNetPosition(ctx, h.db, empty[:]); err != nil || got != (engine.NetPosition{}) {
+		if got, err := engine.SessionNetPosition(ctx, h.st.Conn(ctx), empty[:]); err != nil || got != (engine.NetPosition{}) {
 			t.Fatalf("a session without bets: %+v, %v", got, err)
 		}
 
-		live, err := engine.SessionHasLiveBets(ctx, h.db, mine[:])
+		live, err := engine.SessionHasLiveBets(ctx, h.st.Conn(ctx), mine[:])
 		if err != nil || !live {
 			t.Fatalf("live bets of a session holding accepted and pending bets: %v, %v", live, err)
 		}
-		if live, err := engine.SessionHasLiveBets(ctx, h.db, other[:]); err != nil || live {
+		if live, err := engine.SessionHasLiveBets(ctx, h.st.Conn(ctx), other[:]); err != nil || live {
 			t.Fatalf("live bets of a session whose bets are settled: %v, %v", live, err)
 		}
 	})

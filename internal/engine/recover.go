@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/uptrace/bun"
-
 	"github.com/crashstudio/crashgame/internal/store"
 )
 
@@ -17,28 +15,22 @@ import (
 // cashed out keep their win, which is already in the queue. It returns the
 // number of bets rolled back.
 func (t *Table) Recover(ctx context.Context) (int, error) {
-	var rounds []RoundRecord
-	err := t.db.NewSelect().Model(&rounds).Where("game_id = ?", t.game.ID).
-		Where("status IN (?)", bun.List([]string{RoundBetting, RoundFlying})).Scan(ctx)
+	unfinished, err := t.store.UnfinishedRounds(ctx, t.game.ID)
 	if err != nil {
-		return 0, fmt.Errorf("engine: unfinished rounds of %s: %w", t.game.ID, err)
+		return 0, fmt.Errorf("engine: %w", err)
 	}
-	unfinished := make([]string, 0, len(rounds))
-	for _, r := range rounds {
-		unfinished = append(unfinished, r.ID)
+	// Every bet left pending, and every bet still accepted in a round that
+	// never finished.
+	bets, err := t.store.Bets(ctx, store.BetFilter{GameID: t.game.ID, Statuses: []string{StatusPending}})
+	if err != nil {
+		return 0, fmt.Errorf("engine: orphan bets: %w", err)
 	}
-	var bets []BetRecord
-	q := t.db.NewSelect().Model(&bets).Where("game_id = ?", t.game.ID)
 	if len(unfinished) > 0 {
-		q = q.WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
-			return q.Where("status = ?", StatusPending).
-				WhereOr("round_id IN (?) AND status = ?", bun.List(unfinished), StatusAccepted)
-		})
-	} else {
-		q = q.Where("status = ?", StatusPending)
-	}
-	if err := q.Scan(ctx); err != nil {
-		return 0, fmt.Errorf("engine: orphan bets of %s: %w", t.game.ID, err)
+		accepted, err := t.store.Bets(ctx, store.BetFilter{GameID: t.game.ID, RoundIDs: unfinished, Statuses: []string{StatusAccepted}})
+		if err != nil {
+			return 0, fmt.Errorf("engine: orphan bets: %w", err)
+		}
+		bets = append(bets, accepted...)
 	}
 	n, err := t.rollBackOrphans(ctx, bets, unfinished, "orphan bet found at boot")
 	if err != nil {
@@ -60,10 +52,8 @@ const orphanAge = time.Minute
 // (a debit whose outcome stayed unknown because a commit failed), while the
 // table runs, so that they need not wait for the next boot.
 func (t *Table) sweepPending(ctx context.Context, currentRound string) {
-	var bets []BetRecord
-	err := t.db.NewSelect().Model(&bets).Where("game_id = ?", t.game.ID).Where("status = ?", StatusPending).
-		Where("round_id <> ?", currentRound).Where("placed_at < ?", store.MillisOf(t.clock.Now().Add(-orphanAge))).
-		Limit(1000).Scan(ctx)
+	bets, err := t.store.Bets(ctx, store.BetFilter{GameID: t.game.ID, Statuses: []string{StatusPending},
+		ExceptRound: currentRound, PlacedBefore: store.MillisOf(t.clock.Now().Add(-orphanAge)), Limit: 1000})
 	if err != nil {
 		t.logger.Warn("sweeping pending bets failed", "err", err)
 		return
@@ -83,14 +73,13 @@ func (t *Table) sweepPending(ctx context.Context, currentRound string) {
 // rollBackOrphans voids bets (each from the status it was read in, so a bet
 // settled meanwhile is left alone), queues their rollbacks, and voids the
 // unfinished rounds, in one transaction. It returns how many it rolled back.
-func (t *Table) rollBackOrphans(ctx context.Context, bets []BetRecord, unfinished []string, reason string) (int, error) {
+func (t *Table) rollBackOrphans(ctx context.Context, bets []store.BetRecord, unfinished []string, reason string) (int, error) {
 	now := store.MillisOf(t.clock.Now())
 	n := 0
 	err := t.store.InTx(ctx, func(ctx context.Context) error {
-		tx := t.store.Conn(ctx)
 		n = 0
 		for _, b := range bets {
-			ok, err := setBetStatus(ctx, tx, b.ID, b.Status, StatusVoid, now, nil)
+			ok, err := t.store.MoveBet(ctx, b.ID, b.Status, StatusVoid, store.BetChange{SettledAt: now})
 			if err != nil {
 				return err
 			}
@@ -103,12 +92,7 @@ func (t *Table) rollBackOrphans(ctx context.Context, bets []BetRecord, unfinishe
 			}
 			n++
 		}
-		if len(unfinished) == 0 {
-			return nil
-		}
-		_, err := tx.NewUpdate().Model((*RoundRecord)(nil)).Set("status = ?", RoundVoid).
-			Where("id IN (?)", bun.List(unfinished)).Exec(ctx)
-		return err
+		return t.store.VoidRounds(ctx, unfinished...)
 	})
 	return n, err
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/crashstudio/crashgame/internal/engine"
 	"github.com/crashstudio/crashgame/internal/fairness"
 	"github.com/crashstudio/crashgame/internal/round"
+	"github.com/crashstudio/crashgame/internal/store"
 	"github.com/crashstudio/crashgame/internal/wallet"
 )
 
@@ -50,8 +51,7 @@ func TestRoundPhases(t *testing.T) {
 	if _, err := fairness.ChainPosition(hash, term, 1000); err != nil {
 		t.Fatalf("the round hash is not in the published chain: %v", err)
 	}
-	var rec engine.RoundRecord
-	if err := h.db.NewSelect().Model(&rec).Where("id = ?", c.RoundID).Scan(context.Background()); err != nil || rec.Status != engine.RoundFinished {
+	if rec, err := h.st.Round(context.Background(), testGame.ID, c.RoundID); err != nil || rec.Status != store.RoundFinished {
 		t.Fatalf("stored round %+v %v", rec, err)
 	}
 	// The pause, then the next round.

@@ -212,9 +212,8 @@ func TestStopVoidsTheFlyingRound(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.stop() // pushes the clock past the 30 s grace; 10.00x is at 38 s
-	var rec engine.RoundRecord
-	_ = h.db.NewSelect().Model(&rec).Where("id = ?", f.RoundID).Scan(context.Background())
-	if rec.Status != engine.RoundVoid {
+	rec, _ := h.st.Round(context.Background(), "crash", f.RoundID)
+	if rec.Status != store.RoundVoid {
 		t.Fatalf("round %s is %s", f.RoundID, rec.Status)
 	}
 	if r := h.bet(b.Bet.BetID); r.Status != engine.StatusVoid {
@@ -243,16 +242,18 @@ func TestRecoverOrphans(t *testing.T) {
 	eachStore(t, func(t *testing.T, h *harness) {
 		ctx := context.Background()
 		now := store.MillisOf(h.clock.Now())
-		rounds := []engine.RoundRecord{
-			{ID: "crash-1", GameID: "crash", Seq: 1, Hash: "h1", CrashPoint: 200, RTPBasisPts: 9700, MaxMultiplier: 100000, Status: engine.RoundFinished, BettingEndsAt: now, CreatedAt: now},
-			{ID: "crash-2", GameID: "crash", Seq: 2, Hash: "h2", CrashPoint: 300, RTPBasisPts: 9700, MaxMultiplier: 100000, Status: engine.RoundFlying, BettingEndsAt: now, StartedAt: now, CreatedAt: now},
+		rounds := []store.RoundRecord{
+			{ID: "crash-1", GameID: "crash", Seq: 1, Hash: "h1", CrashPoint: 200, RTPBasisPts: 9700, MaxMultiplier: 100000, Status: store.RoundFinished, BettingEndsAt: now, CreatedAt: now},
+			{ID: "crash-2", GameID: "crash", Seq: 2, Hash: "h2", CrashPoint: 300, RTPBasisPts: 9700, MaxMultiplier: 100000, Status: store.RoundFlying, BettingEndsAt: now, StartedAt: now, CreatedAt: now},
 		}
-		if _, err := h.db.NewInsert().Model(&rounds).Exec(ctx); err != nil {
-			t.Fatal(err)
+		for _, r := range rounds {
+			if err := h.st.InsertRound(ctx, r); err != nil {
+				t.Fatal(err)
+			}
 		}
 		fb := "camp#1"
 		pay := int64(300)
-		bets := []engine.BetRecord{
+		bets := []store.BetRecord{
 			{ID: "b_pending_old", RoundID: "crash-1", Status: engine.StatusPending, Amount: 100},
 			{ID: "b_lost_old", RoundID: "crash-1", Status: engine.StatusLost, Amount: 100},
 			{ID: "b_pending", RoundID: "crash-2", Status: engine.StatusPending, Amount: 200},
@@ -262,8 +263,10 @@ func TestRecoverOrphans(t *testing.T) {
 		for i := range bets {
 			bets[i].GameID, bets[i].SessionHash, bets[i].Operator, bets[i].PlayerID, bets[i].Token, bets[i].Currency, bets[i].PlacedAt = "crash", alice.Session, "acme", "alice", alice.Token, "BRL", now
 		}
-		if _, err := h.db.NewInsert().Model(&bets).Exec(ctx); err != nil {
-			t.Fatal(err)
+		for i := range bets {
+			if err := h.st.InsertBet(ctx, &bets[i]); err != nil {
+				t.Fatal(err)
+			}
 		}
 		n, err := h.table.Recover(ctx)
 		if err != nil || n != 3 {
@@ -285,9 +288,8 @@ func TestRecoverOrphans(t *testing.T) {
 		if len(rolled) != 3 || rolled["b_pending_old"] != 100 || rolled["b_pending"] != 200 || rolled["b_accepted"] != 300 {
 			t.Fatalf("rollbacks %v", rolled)
 		}
-		var r engine.RoundRecord
-		_ = h.db.NewSelect().Model(&r).Where("id = ?", "crash-2").Scan(ctx)
-		if r.Status != engine.RoundVoid {
+		r, _ := h.st.Round(ctx, "crash", "crash-2")
+		if r.Status != store.RoundVoid {
 			t.Fatalf("crash-2 is %s", r.Status)
 		}
 		if n, err := h.table.Recover(ctx); err != nil || n != 0 {
@@ -331,12 +333,12 @@ func TestSweepPendingBets(t *testing.T) {
 	h := newHarness(t, "")
 	ctx := context.Background()
 	old := store.MillisOf(h.clock.Now().Add(-2 * time.Minute))
-	round := engine.RoundRecord{ID: "crash-0", GameID: "crash", Seq: 0 + 1000000, Hash: "h", CrashPoint: 200, RTPBasisPts: 9700, MaxMultiplier: 100000, Status: engine.RoundFinished, BettingEndsAt: old, CreatedAt: old}
-	if _, err := h.db.NewInsert().Model(&round).Exec(ctx); err != nil {
+	round := store.RoundRecord{ID: "crash-0", GameID: "crash", Seq: 0 + 1000000, Hash: "h", CrashPoint: 200, RTPBasisPts: 9700, MaxMultiplier: 100000, Status: store.RoundFinished, BettingEndsAt: old, CreatedAt: old}
+	if err := h.st.InsertRound(ctx, round); err != nil {
 		t.Fatal(err)
 	}
-	bet := engine.BetRecord{ID: "b_stuck", RoundID: "crash-0", GameID: "crash", SessionHash: alice.Session, Operator: "acme", PlayerID: "alice", Token: alice.Token, Currency: "BRL", Amount: 400, Status: engine.StatusPending, PlacedAt: old}
-	if _, err := h.db.NewInsert().Model(&bet).Exec(ctx); err != nil {
+	bet := store.BetRecord{ID: "b_stuck", RoundID: "crash-0", GameID: "crash", SessionHash: alice.Session, Operator: "acme", PlayerID: "alice", Token: alice.Token, Currency: "BRL", Amount: 400, Status: engine.StatusPending, PlacedAt: old}
+	if err := h.st.InsertBet(ctx, &bet); err != nil {
 		t.Fatal(err)
 	}
 	h.run()

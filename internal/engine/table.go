@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"crypto/rand"
-	"database/sql"
 	"encoding/base32"
 	"encoding/hex"
 	"errors"
@@ -12,8 +11,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/uptrace/bun"
 
 	"github.com/crashstudio/crashgame/internal/fairness"
 	"github.com/crashstudio/crashgame/internal/groupcommit"
@@ -99,7 +96,7 @@ type Operator struct {
 type Config struct {
 	Game      Game
 	Operators map[string]Operator // every operator by id, enabled or not
-	Store     *store.Store
+	Store     Store
 	Outbox    Outbox
 	Wallets   func(operator string) (BetWallet, bool)
 	Freebets  Freebets     // nil: freebets refused
@@ -122,13 +119,12 @@ type Table struct {
 	game     Game
 	clock    Clock
 	logger   *slog.Logger
-	store    *store.Store
-	db       *bun.DB
+	store    Store
 	commit   *groupcommit.Committer[job]
 	hub      *hub
 	inbox    chan func()
 	chain    *fairness.Chain
-	chainRec ChainRecord
+	chainRec store.ChainRecord
 	cur      *liveRound // owned by the loop goroutine
 	viewMu   sync.RWMutex
 	view     RoundView // what Round() returns, copied by the loop
@@ -161,7 +157,7 @@ const (
 // liveRound is the current round: its rules (package round), its record, and
 // what the table keeps of each bet the rules hold (by id).
 type liveRound struct {
-	rec  RoundRecord
+	rec  store.RoundRecord
 	core *round.Round
 	live map[string]*liveBet
 }
@@ -169,7 +165,7 @@ type liveRound struct {
 // liveBet is what the table keeps of a bet besides its rules: its record (for
 // the database and the wallet) and its player (for the stream).
 type liveBet struct {
-	rec    BetRecord
+	rec    store.BetRecord
 	player Player
 	round  *liveRound    // the round that admitted it
 	cancel *cancellation // set by the first cancel; repeats share it
@@ -193,7 +189,7 @@ func New(ctx context.Context, cfg Config) (*Table, error) {
 		cfg.Demo = NewDemoBank()
 	}
 	t := &Table{
-		cfg: cfg, game: cfg.Game, clock: cfg.Clock, store: cfg.Store, db: cfg.Store.DB(),
+		cfg: cfg, game: cfg.Game, clock: cfg.Clock, store: cfg.Store,
 		logger:   cfg.Logger.With("game_id", cfg.Game.ID),
 		hub:      newHub(),
 		inbox:    make(chan func(), 1024),
@@ -211,8 +207,7 @@ func New(ctx context.Context, cfg Config) (*Table, error) {
 
 // loadChain loads the game's chain, or creates one whose first round is seq.
 func (t *Table) loadChain(ctx context.Context, seq int64) error {
-	var rec ChainRecord
-	err := t.db.NewSelect().Model(&rec).Where("game_id = ?", t.game.ID).Scan(ctx)
+	rec, err := t.store.Chain(ctx, t.game.ID)
 	if err == nil && seq < rec.FirstSeq+rec.Length {
 		seed, perr := fairness.ParseHash(rec.Seed)
 		if perr != nil {
@@ -221,7 +216,7 @@ func (t *Table) loadChain(ctx context.Context, seq int64) error {
 		t.chain, t.chainRec = fairness.NewChain(seed, int(rec.Length)), rec
 		return nil
 	}
-	if err != nil && !isNoRows(err) {
+	if err != nil && !errors.Is(err, store.ErrChainNotFound) {
 		return fmt.Errorf("engine: load chain of %s: %w", t.game.ID, err)
 	}
 	seed, err := fairness.NewSeed()
@@ -236,15 +231,12 @@ func (t *Table) loadChain(ctx context.Context, seq int64) error {
 		return fmt.Errorf("engine: game %s: %w", t.game.ID, err)
 	}
 	chain := fairness.NewChain(seed, t.cfg.ChainLength)
-	rec = ChainRecord{
+	rec = store.ChainRecord{
 		GameID: t.game.ID, Seed: hex.EncodeToString(seed[:]), FirstSeq: seq, Length: int64(t.cfg.ChainLength),
 		Terminal: fairness.FormatHash(chain.Terminal()), Salt: salt, CreatedAt: store.MillisOf(t.clock.Now()),
 	}
-	_, err = t.db.NewInsert().Model(&rec).On("CONFLICT (game_id) DO UPDATE").
-		Set("seed = EXCLUDED.seed, first_seq = EXCLUDED.first_seq, length = EXCLUDED.length, terminal = EXCLUDED.terminal, salt = EXCLUDED.salt, created_at = EXCLUDED.created_at").
-		Exec(ctx)
-	if err != nil {
-		return fmt.Errorf("engine: save chain of %s: %w", t.game.ID, err)
+	if err := t.store.SaveChain(ctx, rec); err != nil {
+		return fmt.Errorf("engine: %w", err)
 	}
 	t.logger.Info("new hash chain published", "first_round", seq, "rounds", t.cfg.ChainLength, "terminal", rec.Terminal)
 	t.chain, t.chainRec = chain, rec
@@ -467,11 +459,9 @@ func (t *Table) wait(deadline time.Time, flush *<-chan time.Time, stopEarly bool
 }
 
 func (t *Table) lastSeq(ctx context.Context) (int64, error) {
-	var seq int64
-	err := t.db.NewSelect().Model((*RoundRecord)(nil)).ColumnExpr("COALESCE(MAX(seq), 0)").
-		Where("game_id = ?", t.game.ID).Scan(ctx, &seq)
+	seq, err := t.store.LastRoundSeq(ctx, t.game.ID)
 	if err != nil {
-		return 0, fmt.Errorf("engine: last round of %s: %w", t.game.ID, err)
+		return 0, fmt.Errorf("engine: %w", err)
 	}
 	return seq, nil
 }
@@ -488,16 +478,16 @@ func (t *Table) startRound(ctx context.Context, seq int64) error {
 		return fmt.Errorf("engine: round %d: %w", seq, err)
 	}
 	now := t.clock.Now()
-	rec := RoundRecord{
+	rec := store.RoundRecord{
 		ID: fmt.Sprintf("%s-%d", t.game.ID, seq), GameID: t.game.ID, Seq: seq,
 		Hash:        fairness.FormatHash(h),
 		Salt:        t.chainRec.Salt,
 		CrashPoint:  fairness.CrashPoint(h, t.chainRec.Salt, t.game.RTPBasisPoints, t.game.MaxMultiplier),
 		RTPBasisPts: t.game.RTPBasisPoints, MaxMultiplier: t.game.MaxMultiplier,
-		Status: RoundBetting, BettingEndsAt: store.MillisOf(now.Add(t.game.Betting)), CreatedAt: store.MillisOf(now),
+		Status: store.RoundBetting, BettingEndsAt: store.MillisOf(now.Add(t.game.Betting)), CreatedAt: store.MillisOf(now),
 	}
-	if _, err := t.db.NewInsert().Model(&rec).Exec(ctx); err != nil {
-		return fmt.Errorf("engine: open round %s: %w", rec.ID, err)
+	if err := t.store.InsertRound(ctx, rec); err != nil {
+		return fmt.Errorf("engine: open round: %w", err)
 	}
 	t.cur = &liveRound{rec: rec, core: round.New(rec.ID, rec.CrashPoint, rec.BettingEndsAt.Time()), live: map[string]*liveBet{}}
 	t.publish(EventRoundBetting)
@@ -522,11 +512,8 @@ func (t *Table) publish(typ string) {
 func (t *Table) takeOff() error {
 	r := t.cur
 	now := t.clock.Now()
-	_, err := t.db.NewUpdate().Model((*RoundRecord)(nil)).
-		Set("status = ?", RoundFlying).Set("started_at = ?", store.MillisOf(now)).
-		Where("id = ?", r.rec.ID).Exec(context.Background())
-	if err != nil {
-		return fmt.Errorf("round %s take-off: %w", r.rec.ID, err)
+	if err := t.store.TakeOffRound(context.Background(), r.rec.ID, store.MillisOf(now)); err != nil {
+		return err
 	}
 	r.core.TakeOff(now)
 	t.publish(EventRoundFlying)
@@ -547,20 +534,12 @@ func (t *Table) crash() {
 	lost := r.core.Crash()
 	roundID, crashedAt := r.rec.ID, store.MillisOf(r.core.CrashedAt())
 	err := t.commitHard("settling the crash of "+roundID, func(ctx context.Context) error {
-		tx := t.store.Conn(ctx)
-		_, err := tx.NewUpdate().Model((*RoundRecord)(nil)).
-			Set("status = ?", RoundFinished).Set("crashed_at = ?", crashedAt).
-			Where("id = ?", roundID).Exec(ctx)
-		if err != nil {
+		if err := t.store.FinishRound(ctx, roundID, crashedAt); err != nil {
 			return err
 		}
 		// One statement settles every bet still accepted, including one whose
 		// cashout commit failed; only those the round lost get their zero_win.
-		var ids []string
-		err = tx.NewUpdate().Model((*BetRecord)(nil)).
-			Set("status = ?", StatusLost).Set("settled_at = ?", crashedAt).Set("payout = 0").
-			Where("round_id = ?", roundID).Where("status = ?", StatusAccepted).
-			Returning("id").Scan(ctx, &ids)
+		ids, err := t.store.MoveRoundBets(ctx, roundID, StatusAccepted, StatusLost, 0, crashedAt)
 		if err != nil {
 			return err
 		}
@@ -612,8 +591,7 @@ func (t *Table) voidRound(reason string) {
 		open = append(open, r.live[id])
 	}
 	err := t.commitHard("voiding "+r.rec.ID, func(ctx context.Context) error {
-		tx := t.store.Conn(ctx)
-		if _, err := tx.NewUpdate().Model((*RoundRecord)(nil)).Set("status = ?", RoundVoid).Where("id = ?", r.rec.ID).Exec(ctx); err != nil {
+		if err := t.store.VoidRounds(ctx, r.rec.ID); err != nil {
 			return err
 		}
 		for _, b := range open {
@@ -647,14 +625,14 @@ func (t *Table) voidRound(reason string) {
 // the debit's amount and no freebet_id (RB-1, RB-6); a freebet returns to the
 // player's queue. A demo bet is refunded by the bank instead.
 func (t *Table) rollbackBet(ctx context.Context, b *liveBet, from, to, reason string) error {
-	ok, err := setBetStatus(ctx, t.store.Conn(ctx), b.rec.ID, from, to, store.MillisOf(t.clock.Now()), nil)
+	ok, err := t.store.MoveBet(ctx, b.rec.ID, from, to, store.BetChange{SettledAt: store.MillisOf(t.clock.Now())})
 	if err != nil || !ok {
 		return err
 	}
 	return t.queueRollback(ctx, b.rec, b.player, reason)
 }
 
-func (t *Table) queueRollback(ctx context.Context, rec BetRecord, p Player, reason string) error {
+func (t *Table) queueRollback(ctx context.Context, rec store.BetRecord, p Player, reason string) error {
 	if rec.FreebetID != nil && t.cfg.Freebets != nil {
 		if err := t.cfg.Freebets.Return(ctx, p, *rec.FreebetID); err != nil {
 			return err
@@ -727,5 +705,3 @@ func randomID(n int) string {
 	_, _ = rand.Read(b)
 	return strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b))
 }
-
-func isNoRows(err error) bool { return errors.Is(err, sql.ErrNoRows) }

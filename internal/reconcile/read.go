@@ -13,8 +13,8 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"github.com/crashstudio/crashgame/internal/engine"
 	"github.com/crashstudio/crashgame/internal/signature"
+	"github.com/crashstudio/crashgame/internal/store"
 	"github.com/crashstudio/crashgame/internal/wallet"
 )
 
@@ -50,7 +50,7 @@ func ReadGame(ctx context.Context, db bun.IDB, f Filter) (Game, error) {
 		}
 		return q
 	}
-	var bets []engine.BetRecord
+	var bets []store.BetRecord
 	q := db.NewSelect().Model(&bets).Column(betColumns...).Where("demo = ?", false)
 	if err := where(q).Order("placed_at", "id").Scan(ctx); err != nil {
 		return Game{}, fmt.Errorf("reconcile: read the game's bets: %w", err)

@@ -32,17 +32,17 @@ func TestReadGameReadsRealMoneyRecordsWithoutTokens(t *testing.T) {
 	}
 	db := st.DB()
 	now := time.Now().UnixMilli()
-	round := &engine.RoundRecord{ID: "r1", GameID: "crash", Seq: 1, Hash: "h", CrashPoint: 200, RTPBasisPts: 9700,
-		MaxMultiplier: 100000, Status: engine.RoundFinished, BettingEndsAt: store.Millis(now), CreatedAt: store.Millis(now)}
+	round := &store.RoundRecord{ID: "r1", GameID: "crash", Seq: 1, Hash: "h", CrashPoint: 200, RTPBasisPts: 9700,
+		MaxMultiplier: 100000, Status: store.RoundFinished, BettingEndsAt: store.Millis(now), CreatedAt: store.Millis(now)}
 	if _, err := db.NewInsert().Model(round).Exec(ctx); err != nil {
 		t.Fatal(err)
 	}
-	bet := func(id, operator, playerID string, demo bool, at int64) engine.BetRecord {
-		return engine.BetRecord{ID: id, RoundID: "r1", GameID: "crash", SessionHash: bytes.Repeat([]byte{1}, 32), Operator: operator,
+	bet := func(id, operator, playerID string, demo bool, at int64) store.BetRecord {
+		return store.BetRecord{ID: id, RoundID: "r1", GameID: "crash", SessionHash: bytes.Repeat([]byte{1}, 32), Operator: operator,
 			PlayerID: playerID, Token: "secret-session-token", Currency: "BRL", Demo: demo, Amount: 1000,
 			Status: engine.StatusCashedOut, Payout: ptr[int64](1500), OperatorTxID: "op-" + id, PlacedAt: store.Millis(at)}
 	}
-	bets := []engine.BetRecord{
+	bets := []store.BetRecord{
 		bet("b2", "dev", "load-1-a", false, now+1),
 		bet("b1", "dev", "load-1-b", false, now),
 		bet("b-demo", "dev", "load-1-c", true, now),

@@ -2,7 +2,6 @@ package table
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"net/http"
@@ -13,6 +12,7 @@ import (
 	"github.com/crashstudio/crashgame/internal/fairness"
 	"github.com/crashstudio/crashgame/internal/server"
 	"github.com/crashstudio/crashgame/internal/sessions"
+	"github.com/crashstudio/crashgame/internal/store"
 )
 
 // api implements the generated strict server.
@@ -375,16 +375,12 @@ func (a *api) CancelBet(ctx context.Context, req table.CancelBetRequestObject) (
 }
 
 // findBet reads one bet of the session; nil when it has none with that id.
-func (s *Server) findBet(ctx context.Context, sessionHash []byte, id string) (*engine.BetRecord, error) {
-	rec := new(engine.BetRecord)
-	err := s.db.NewSelect().Model(rec).Where("id = ?", id).Where("session_hash = ?", sessionHash).Scan(ctx)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, nil
-	}
-	if err != nil {
+func (s *Server) findBet(ctx context.Context, sessionHash []byte, id string) (*store.BetRecord, error) {
+	recs, err := s.records.Bets(ctx, store.BetFilter{ID: id, SessionHash: sessionHash})
+	if err != nil || len(recs) == 0 {
 		return nil, err
 	}
-	return rec, nil
+	return &recs[0], nil
 }
 
 func limitOf(p *table.Limit) (int, bool) {
@@ -418,12 +414,14 @@ func (a *api) ListBets(ctx context.Context, req table.ListBetsRequestObject) (ta
 	if fail != nil {
 		return *fail, nil
 	}
-	var recs []engine.BetRecord
+	var recs []store.BetRecord
 	var err error
 	if sess.Demo || sess.PlayerID == "" {
-		recs, err = engine.SessionBets(ctx, a.s.db, sess.Hash, n)
+		recs, err = a.s.records.Bets(ctx, store.BetFilter{SessionHash: sess.Hash, NewestFirst: true, Limit: n})
 	} else {
-		recs, err = engine.PlayerBets(ctx, a.s.db, sess.Operator, sess.PlayerID, sess.GameID, n)
+		// Every session of the player in this game.
+		recs, err = a.s.records.Bets(ctx, store.BetFilter{Operator: sess.Operator, PlayerID: sess.PlayerID,
+			GameID: sess.GameID, NewestFirst: true, Limit: n})
 	}
 	if err != nil {
 		return a.internal(ctx, "listing bets failed", err), nil
@@ -456,7 +454,7 @@ func (a *api) ListRounds(ctx context.Context, req table.ListRoundsRequestObject)
 	if fail != nil {
 		return *fail, nil
 	}
-	recs, err := engine.RecentRounds(ctx, a.s.db, sess.GameID, n)
+	recs, err := a.s.records.RecentRounds(ctx, sess.GameID, n)
 	if err != nil {
 		return a.internal(ctx, "listing rounds failed", err), nil
 	}
@@ -470,28 +468,18 @@ func (a *api) ListRounds(ctx context.Context, req table.ListRoundsRequestObject)
 
 // GetRound answers one finished round with the inputs to verify it.
 func (a *api) GetRound(ctx context.Context, req table.GetRoundRequestObject) (table.GetRoundResponseObject, error) {
-	sess, t, fail := a.session(ctx)
+	_, t, fail := a.session(ctx)
 	if fail != nil {
 		return *fail, nil
 	}
-	r, err := engine.FinishedRound(ctx, a.s.db, req.RoundId)
-	if errors.Is(err, engine.ErrUnknownRound) {
-		// Not finished: in progress (its hash is secret) or no such round.
-		n, cerr := a.s.db.NewSelect().Model((*engine.RoundRecord)(nil)).
-			Where("id = ?", req.RoundId).Where("game_id = ?", sess.GameID).Count(ctx)
-		switch {
-		case cerr != nil:
-			return a.internal(ctx, "reading a round failed", cerr), nil
-		case n > 0:
-			return a.fail(ctx, http.StatusConflict, table.ErrorCodeRoundInProgress), nil
-		}
+	r, err := t.EndedRound(ctx, req.RoundId)
+	switch {
+	case errors.Is(err, engine.ErrRoundInProgress):
+		return a.fail(ctx, http.StatusConflict, table.ErrorCodeRoundInProgress), nil
+	case errors.Is(err, engine.ErrUnknownRound):
 		return a.fail(ctx, http.StatusNotFound, table.ErrorCodeUnknownRound), nil
-	}
-	if err != nil {
+	case err != nil:
 		return a.internal(ctx, "reading a round failed", err), nil
-	}
-	if r.GameID != sess.GameID {
-		return a.fail(ctx, http.StatusNotFound, table.ErrorCodeUnknownRound), nil
 	}
 	// The salt the round was drawn with; rounds stored before it was kept
 	// were drawn with the chain's, which is then still the current one.

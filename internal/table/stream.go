@@ -11,13 +11,13 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
-	"github.com/uptrace/bun"
 	"golang.org/x/time/rate"
 
 	"github.com/crashstudio/crashgame/gen/table"
 	"github.com/crashstudio/crashgame/internal/engine"
 	"github.com/crashstudio/crashgame/internal/server"
 	"github.com/crashstudio/crashgame/internal/sessions"
+	"github.com/crashstudio/crashgame/internal/store"
 )
 
 // Close codes of the stream (api/table.v1.yaml, GET /api/v1/stream).
@@ -288,10 +288,9 @@ func phaseEvent(phase string) string {
 // snapshot sends the round's latest bets as a snapshot (masked names only) and
 // the session's own bets of the round, from the database.
 func (s *Server) snapshot(st *stream, sess sessions.Session, roundID string) {
-	var recs []engine.BetRecord
-	err := s.db.NewSelect().Model(&recs).Where("round_id = ?", roundID).
-		Where("status IN (?)", bun.List([]string{engine.StatusAccepted, engine.StatusCashedOut, engine.StatusLost})).
-		OrderExpr("placed_at DESC").Limit(streamSnapshotMax).Scan(st.io)
+	recs, err := s.records.Bets(st.io, store.BetFilter{RoundIDs: []string{roundID},
+		Statuses:    []string{engine.StatusAccepted, engine.StatusCashedOut, engine.StatusLost},
+		NewestFirst: true, Limit: streamSnapshotMax})
 	if err != nil {
 		s.log.Warn("stream: reading the round's bets failed", "err", err)
 		return
@@ -307,9 +306,7 @@ func (s *Server) snapshot(st *stream, sess sessions.Session, roundID string) {
 	}
 	s.writeNow(st, marshal(ev))
 
-	var own []engine.BetRecord
-	err = s.db.NewSelect().Model(&own).Where("session_hash = ?", sess.Hash).Where("round_id = ?", roundID).
-		OrderExpr("placed_at, id").Scan(st.io)
+	own, err := s.records.Bets(st.io, store.BetFilter{SessionHash: sess.Hash, RoundIDs: []string{roundID}})
 	if err != nil {
 		s.log.Warn("stream: reading the session's bets failed", "err", err)
 		return

@@ -35,7 +35,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/uptrace/bun"
 	"golang.org/x/time/rate"
 
 	"github.com/crashstudio/crashgame/gen/table"
@@ -79,10 +78,10 @@ type Config struct {
 	Sessions *sessions.Service
 	// Tables returns the running table of a game.
 	Tables func(gameID string) (*engine.Table, bool)
-	// DB is the store's database: bets, rounds (read only).
-	Store  *store.Store
-	Logger *slog.Logger     // nil: slog.Default()
-	Now    func() time.Time // nil: time.Now; must be the engine's clock
+	// Records are the game's bets and finished rounds, read only.
+	Records Records
+	Logger  *slog.Logger     // nil: slog.Default()
+	Now     func() time.Time // nil: time.Now; must be the engine's clock
 	// ExtraOrigins lists origins ("https://host[:port]") allowed to open the
 	// stream besides base_url's, e.g. a development address.
 	ExtraOrigins []string
@@ -105,6 +104,16 @@ type Config struct {
 	HelloTimeout time.Duration
 }
 
+// Records is what the player API reads of the game's records: a player's bets
+// (their history, the current round's for the stream) and the finished rounds
+// of a game (their hashes are public once crashed). *store.Store satisfies it.
+type Records interface {
+	Bets(ctx context.Context, f store.BetFilter) ([]store.BetRecord, error)
+	RecentRounds(ctx context.Context, gameID string, limit int) ([]store.RoundRecord, error)
+}
+
+var _ Records = (*store.Store)(nil)
+
 // Server serves the player API, the stream and the page.
 type Server struct {
 	cfg      Config
@@ -112,7 +121,7 @@ type Server struct {
 	limits   map[Currency]Limits
 	sessions *sessions.Service
 	tables   func(string) (*engine.Table, bool)
-	db       *bun.DB
+	records  Records
 	log      *slog.Logger
 	now      func() time.Time
 	origins  map[string]bool
@@ -137,7 +146,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, errors.New("table: no sessions service")
 	case cfg.Tables == nil:
 		return nil, errors.New("table: no tables")
-	case cfg.Store == nil:
+	case cfg.Records == nil:
 		return nil, errors.New("table: no database")
 	}
 	if cfg.Logger == nil {
@@ -175,7 +184,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{
-		cfg: cfg, defLang: cfg.DefaultLanguage, limits: cfg.Limits, sessions: cfg.Sessions, tables: cfg.Tables, db: cfg.Store.DB(),
+		cfg: cfg, defLang: cfg.DefaultLanguage, limits: cfg.Limits, sessions: cfg.Sessions, tables: cfg.Tables, records: cfg.Records,
 		log: cfg.Logger, now: cfg.Now, msgs: msgs,
 		origins:      map[string]bool{},
 		readLimits:   newLimiters(rate.Limit(cfg.ReadRate), cfg.ReadBurst),

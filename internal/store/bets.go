@@ -1,0 +1,172 @@
+package store
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/uptrace/bun"
+)
+
+// BetRecord is one bet as stored. ID is the transaction_id of its debit.
+// Status is the round's name of its state (package round), which the store
+// stores and compares but never interprets.
+type BetRecord struct {
+	bun.BaseModel `bun:"table:bets"`
+
+	ID           string  `bun:"id,pk"`
+	RoundID      string  `bun:"round_id"`
+	GameID       string  `bun:"game_id"`
+	SessionHash  []byte  `bun:"session_hash"`
+	Operator     string  `bun:"operator"`
+	PlayerID     string  `bun:"player_id"`
+	Token        string  `bun:"token"`
+	PlayerName   string  `bun:"player_name"` // masked
+	Currency     string  `bun:"currency"`
+	Demo         bool    `bun:"demo"`
+	Amount       int64   `bun:"amount"`
+	AutoCashout  int64   `bun:"auto_cashout,nullzero"`
+	FreebetID    *string `bun:"freebet_id"`
+	Status       string  `bun:"status"`
+	Multiplier   int64   `bun:"multiplier,nullzero"`
+	Payout       *int64  `bun:"payout"`
+	Refusal      string  `bun:"refusal"`
+	OperatorTxID string  `bun:"operator_tx_id"`
+	PlacedAt     Millis  `bun:"placed_at"`
+	SettledAt    Millis  `bun:"settled_at,nullzero"`
+}
+
+// InsertBet stores a new bet (its intent, before the debit).
+func (s *Store) InsertBet(ctx context.Context, rec *BetRecord) error {
+	if _, err := s.conn(ctx).NewInsert().Model(rec).Exec(ctx); err != nil {
+		return fmt.Errorf("store: insert bet %s: %w", rec.ID, err)
+	}
+	return nil
+}
+
+// BetChange is what a bet's move to another status writes besides the status.
+// Zero fields are left as they are.
+type BetChange struct {
+	SettledAt    Millis
+	OperatorTxID string // the operator's id of the accepted debit
+	Refusal      string // the wallet's error_code of a refused debit
+	Multiplier   int64  // of a cashout
+	Payout       *int64 // of a cashout
+}
+
+// MoveBet moves a bet from status from to status to, writing ch, in one
+// conditional statement. It reports whether the bet was in status from: of
+// two moves that race from the same status, exactly one is applied.
+func (s *Store) MoveBet(ctx context.Context, id, from, to string, ch BetChange) (bool, error) {
+	q := s.conn(ctx).NewUpdate().Model((*BetRecord)(nil)).
+		Set("status = ?", to).
+		Where("id = ?", id).
+		Where("status = ?", from)
+	if ch.SettledAt != 0 {
+		q = q.Set("settled_at = ?", ch.SettledAt)
+	}
+	if ch.OperatorTxID != "" {
+		q = q.Set("operator_tx_id = ?", ch.OperatorTxID)
+	}
+	if ch.Refusal != "" {
+		q = q.Set("refusal = ?", ch.Refusal)
+	}
+	if ch.Multiplier != 0 {
+		q = q.Set("multiplier = ?", ch.Multiplier)
+	}
+	if ch.Payout != nil {
+		q = q.Set("payout = ?", *ch.Payout)
+	}
+	res, err := q.Exec(ctx)
+	if err != nil {
+		return false, fmt.Errorf("store: bet %s %s -> %s: %w", id, from, to, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, fmt.Errorf("store: bet %s %s -> %s: rows affected: %w", id, from, to, err)
+	}
+	return n == 1, nil
+}
+
+// MoveRoundBets moves every bet of a round still in status from to status to,
+// with payout and settledAt, in one statement, and returns their ids: the bets
+// a crash settles.
+func (s *Store) MoveRoundBets(ctx context.Context, roundID, from, to string, payout int64, settledAt Millis) ([]string, error) {
+	var ids []string
+	err := s.conn(ctx).NewUpdate().Model((*BetRecord)(nil)).
+		Set("status = ?", to).Set("settled_at = ?", settledAt).Set("payout = ?", payout).
+		Where("round_id = ?", roundID).Where("status = ?", from).
+		Returning("id").Scan(ctx, &ids)
+	if err != nil {
+		return nil, fmt.Errorf("store: bets of round %s %s -> %s: %w", roundID, from, to, err)
+	}
+	return ids, nil
+}
+
+// BetFilter selects bets. Every field set narrows the selection; Statuses and
+// RoundIDs match any of theirs. Limit 0 means no limit.
+type BetFilter struct {
+	ID           string
+	GameID       string
+	RoundIDs     []string
+	ExceptRound  string // not of this round
+	SessionHash  []byte
+	Operator     string
+	PlayerID     string
+	Statuses     []string
+	PlacedBefore Millis
+	NewestFirst  bool // by placed_at then id, descending; else ascending
+	Limit        int
+}
+
+// Bets lists the bets that f selects, ordered by placed_at then id.
+func (s *Store) Bets(ctx context.Context, f BetFilter) ([]BetRecord, error) {
+	out := make([]BetRecord, 0)
+	q := s.conn(ctx).NewSelect().Model(&out)
+	if f.ID != "" {
+		q = q.Where("id = ?", f.ID)
+	}
+	if f.GameID != "" {
+		q = q.Where("game_id = ?", f.GameID)
+	}
+	switch len(f.RoundIDs) {
+	case 0:
+	case 1:
+		q = q.Where("round_id = ?", f.RoundIDs[0])
+	default:
+		q = q.Where("round_id IN (?)", bun.List(f.RoundIDs))
+	}
+	if f.ExceptRound != "" {
+		q = q.Where("round_id <> ?", f.ExceptRound)
+	}
+	if f.SessionHash != nil {
+		q = q.Where("session_hash = ?", f.SessionHash)
+	}
+	if f.Operator != "" {
+		q = q.Where("operator = ?", f.Operator)
+	}
+	if f.PlayerID != "" {
+		q = q.Where("player_id = ?", f.PlayerID)
+	}
+	switch len(f.Statuses) {
+	case 0:
+	case 1:
+		q = q.Where("status = ?", f.Statuses[0])
+	default:
+		q = q.Where("status IN (?)", bun.List(f.Statuses))
+	}
+	if f.PlacedBefore != 0 {
+		q = q.Where("placed_at < ?", f.PlacedBefore)
+	}
+	if f.NewestFirst {
+		q = q.OrderExpr("placed_at DESC, id DESC")
+	} else {
+		q = q.OrderExpr("placed_at, id")
+	}
+	if f.Limit > 0 {
+		q = q.Limit(int64(f.Limit))
+	}
+	if err := q.Scan(ctx); err != nil {
+		return nil, fmt.Errorf("store: list bets: %w", err)
+	}
+	return out, nil
+}

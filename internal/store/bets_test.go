@@ -1,0 +1,334 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/crashstudio/crashgame/internal/store"
+)
+
+// The contract of rounds, chains and bets, and of transactions (InTx).
+var roundAndBetCases = []contractCase{
+	{"InTxCommitsRollsBackAndJoins", testInTx},
+	{"ChainSaveReplacesAndReads", testChain},
+	{"RoundLifecycle", testRoundLifecycle},
+	{"BetMovesOnlyFromItsStatus", testMoveBet},
+	{"ConcurrentSettlementsOneWins", testConcurrentSettle},
+	{"CashoutRacesCrash", testCashoutRacesCrash},
+	{"BetsFilterAndOrder", testBetsFilter},
+}
+
+func testRound(id string, seq int64, status string) store.RoundRecord {
+	at := store.MillisOf(t0)
+	return store.RoundRecord{ID: id, GameID: "crash", Seq: seq, Hash: "h-" + id, Salt: "salt", CrashPoint: 250,
+		RTPBasisPts: 9700, MaxMultiplier: 100000, Status: status, BettingEndsAt: at, CreatedAt: at}
+}
+
+func testBet(id, roundID, status string, placed int64) *store.BetRecord {
+	return &store.BetRecord{ID: id, RoundID: roundID, GameID: "crash", SessionHash: []byte("session-a"),
+		Operator: "op-1", PlayerID: "p-1", Token: "tok", PlayerName: "Ma***", Currency: "BRL",
+		Amount: 1000, Status: status, PlacedAt: store.Millis(placed)}
+}
+
+func mustInsertRound(t *testing.T, s *store.Store, r store.RoundRecord) {
+	t.Helper()
+	if err := s.InsertRound(t.Context(), r); err != nil {
+		t.Fatalf("InsertRound(%s): %v", r.ID, err)
+	}
+}
+
+func mustInsertBet(t *testing.T, s *store.Store, b *store.BetRecord) {
+	t.Helper()
+	if err := s.InsertBet(t.Context(), b); err != nil {
+		t.Fatalf("InsertBet(%s): %v", b.ID, err)
+	}
+}
+
+func betStatus(t *testing.T, s *store.Store, id string) store.BetRecord {
+	t.Helper()
+	recs, err := s.Bets(t.Context(), store.BetFilter{ID: id})
+	if err != nil || len(recs) != 1 {
+		t.Fatalf("Bets(%s): %d, %v", id, len(recs), err)
+	}
+	return recs[0]
+}
+
+// A transaction commits what fn wrote when fn returns nil, nothing when it
+// fails, and a nested InTx is part of the outer one.
+func testInTx(t *testing.T, s *store.Store, _ string) {
+	ctx := t.Context()
+	mustInsertRound(t, s, testRound("r1", 1, store.RoundBetting))
+	boom := errors.New("boom")
+	err := s.InTx(ctx, func(ctx context.Context) error {
+		if err := s.InsertBet(ctx, testBet("b-rolled-back", "r1", "pending", 1)); err != nil {
+			return err
+		}
+		return s.InTx(ctx, func(ctx context.Context) error { // joins: its failure undoes the outer write
+			if err := s.InsertBet(ctx, testBet("b-inner", "r1", "pending", 2)); err != nil {
+				return err
+			}
+			return boom
+		})
+	})
+	if !errors.Is(err, boom) {
+		t.Fatalf("InTx = %v, want fn's own error", err)
+	}
+	if recs, err := s.Bets(ctx, store.BetFilter{}); err != nil || len(recs) != 0 {
+		t.Fatalf("after a failed transaction: %d bets, %v; want none", len(recs), err)
+	}
+	err = s.InTx(ctx, func(ctx context.Context) error {
+		if err := s.InsertBet(ctx, testBet("b-1", "r1", "pending", 1)); err != nil {
+			return err
+		}
+		return s.InTx(ctx, func(ctx context.Context) error {
+			return s.InsertBet(ctx, testBet("b-2", "r1", "pending", 2))
+		})
+	})
+	if err != nil {
+		t.Fatalf("InTx: %v", err)
+	}
+	if recs, err := s.Bets(ctx, store.BetFilter{}); err != nil || len(recs) != 2 {
+		t.Fatalf("after a committed transaction: %d bets, %v; want 2", len(recs), err)
+	}
+}
+
+func testChain(t *testing.T, s *store.Store, _ string) {
+	ctx := t.Context()
+	if _, err := s.Chain(ctx, "crash"); !errors.Is(err, store.ErrChainNotFound) {
+		t.Fatalf("Chain of a game without one = %v, want ErrChainNotFound", err)
+	}
+	first := store.ChainRecord{GameID: "crash", Seed: "seed-1", FirstSeq: 1, Length: 1000, Terminal: "term-1", Salt: "salt-1", CreatedAt: 1}
+	if err := s.SaveChain(ctx, first); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.Chain(ctx, "crash"); err != nil || got.Seed != first.Seed || got.Terminal != first.Terminal || got.Length != 1000 {
+		t.Fatalf("Chain = %+v, %v", got, err)
+	}
+	next := store.ChainRecord{GameID: "crash", Seed: "seed-2", FirstSeq: 1001, Length: 1000, Terminal: "term-2", Salt: "salt-2", CreatedAt: 2}
+	if err := s.SaveChain(ctx, next); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.Chain(ctx, "crash"); err != nil || got.Seed != "seed-2" || got.FirstSeq != 1001 || got.Salt != "salt-2" {
+		t.Fatalf("Chain after a new one = %+v, %v", got, err)
+	}
+}
+
+func testRoundLifecycle(t *testing.T, s *store.Store, _ string) {
+	ctx := t.Context()
+	if seq, err := s.LastRoundSeq(ctx, "crash"); err != nil || seq != 0 {
+		t.Fatalf("LastRoundSeq of no rounds = %d, %v", seq, err)
+	}
+	for i, id := range []string{"r1", "r2", "r3", "r4"} {
+		mustInsertRound(t, s, testRound(id, int64(i+1), store.RoundBetting))
+	}
+	if err := s.InsertRound(ctx, testRound("r1", 9, store.RoundBetting)); err == nil {
+		t.Fatal("a second round with one id was stored")
+	}
+	if seq, err := s.LastRoundSeq(ctx, "crash"); err != nil || seq != 4 {
+		t.Fatalf("LastRoundSeq = %d, %v; want 4", seq, err)
+	}
+	for _, id := range []string{"r1", "r2", "r3"} {
+		if err := s.TakeOffRound(ctx, id, 10); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, id := range []string{"r1", "r3"} {
+		if err := s.FinishRound(ctx, id, 20); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := s.UnfinishedRounds(ctx, "crash")
+	if err != nil || !slices.Equal(got, []string{"r2", "r4"}) {
+		t.Fatalf("UnfinishedRounds = %v, %v; want [r2 r4]", got, err)
+	}
+	if err := s.VoidRounds(ctx, got...); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.UnfinishedRounds(ctx, "crash"); err != nil || len(got) != 0 {
+		t.Fatalf("UnfinishedRounds after voiding = %v, %v", got, err)
+	}
+	r2, err := s.Round(ctx, "crash", "r2")
+	if err != nil || r2.Status != store.RoundVoid || r2.StartedAt != 10 || r2.CrashedAt != 0 {
+		t.Fatalf("Round(r2) = %+v, %v", r2, err)
+	}
+	if _, err := s.Round(ctx, "other-game", "r2"); !errors.Is(err, store.ErrRoundNotFound) {
+		t.Fatalf("a round of another game = %v, want ErrRoundNotFound", err)
+	}
+	recent, err := s.RecentRounds(ctx, "crash", 1)
+	if err != nil || len(recent) != 1 || recent[0].ID != "r3" || recent[0].CrashedAt != 20 || recent[0].Hash != "h-r3" {
+		t.Fatalf("RecentRounds(1) = %+v, %v; want r3 only (finished, newest first)", recent, err)
+	}
+	if recent, err := s.RecentRounds(ctx, "crash", 10); err != nil || len(recent) != 2 || recent[1].ID != "r1" {
+		t.Fatalf("RecentRounds(10) = %+v, %v; want r3, r1 (void rounds are not listed)", recent, err)
+	}
+}
+
+// A move applies only from the status it names, and writes what it carries.
+func testMoveBet(t *testing.T, s *store.Store, _ string) {
+	ctx := t.Context()
+	mustInsertRound(t, s, testRound("r1", 1, store.RoundFlying))
+	mustInsertBet(t, s, testBet("b1", "r1", "pending", 1))
+	if ok, err := s.MoveBet(ctx, "b1", "accepted", "cashed_out", store.BetChange{}); err != nil || ok {
+		t.Fatalf("move from a status the bet is not in = %v, %v; want false", ok, err)
+	}
+	if ok, err := s.MoveBet(ctx, "b1", "pending", "accepted", store.BetChange{OperatorTxID: "op-tx-1"}); err != nil || !ok {
+		t.Fatalf("accept = %v, %v", ok, err)
+	}
+	payout := int64(2500)
+	if ok, err := s.MoveBet(ctx, "b1", "accepted", "cashed_out", store.BetChange{SettledAt: 99, Multiplier: 250, Payout: &payout}); err != nil || !ok {
+		t.Fatalf("cashout = %v, %v", ok, err)
+	}
+	got := betStatus(t, s, "b1")
+	if got.Status != "cashed_out" || got.OperatorTxID != "op-tx-1" || got.Multiplier != 250 || got.Payout == nil || *got.Payout != 2500 || got.SettledAt != 99 {
+		t.Fatalf("bet after its moves = %+v", got)
+	}
+	if ok, err := s.MoveBet(ctx, "missing", "pending", "accepted", store.BetChange{}); err != nil || ok {
+		t.Fatalf("move of an unknown bet = %v, %v; want false", ok, err)
+	}
+}
+
+// Money race: many settlements of one accepted bet at once (two cashouts, a
+// cancel, a void): exactly one is applied, so a debit is settled once.
+func testConcurrentSettle(t *testing.T, s *store.Store, _ string) {
+	mustInsertRound(t, s, testRound("r1", 1, store.RoundFlying))
+	mustInsertBet(t, s, testBet("b1", "r1", "accepted", 1))
+	targets := []string{"cashed_out", "cancelled", "void"}
+	const n = 30
+	var (
+		wins atomic.Int32
+		won  atomic.Value
+		wg   sync.WaitGroup
+	)
+	start := make(chan struct{})
+	for i := range n {
+		wg.Go(func() {
+			<-start
+			to := targets[i%len(targets)]
+			ok, err := s.MoveBet(context.Background(), "b1", "accepted", to, store.BetChange{SettledAt: store.Millis(i + 1)})
+			if err != nil {
+				t.Errorf("MoveBet: %v", err)
+			}
+			if ok {
+				wins.Add(1)
+				won.Store(to)
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	if wins.Load() != 1 {
+		t.Fatalf("%d settlements applied, want exactly 1", wins.Load())
+	}
+	if got := betStatus(t, s, "b1"); got.Status != won.Load().(string) {
+		t.Fatalf("bet is %s, the one applied was %s", got.Status, won.Load())
+	}
+}
+
+// Money race: a cashout and the crash settle the same accepted bets at once;
+// each bet ends either cashed out or lost, never both, and the crash reports
+// exactly the bets it settled.
+func testCashoutRacesCrash(t *testing.T, s *store.Store, _ string) {
+	ctx := t.Context()
+	mustInsertRound(t, s, testRound("r1", 1, store.RoundFlying))
+	const n = 40
+	for i := range n {
+		mustInsertBet(t, s, testBet("b"+string(rune('A'+i)), "r1", "accepted", int64(i)))
+	}
+	var (
+		cashed sync.Map
+		lost   []string
+		wg     sync.WaitGroup
+	)
+	start := make(chan struct{})
+	for i := range n {
+		wg.Go(func() {
+			<-start
+			id := "b" + string(rune('A'+i))
+			payout := int64(1500)
+			ok, err := s.MoveBet(context.Background(), id, "accepted", "cashed_out", store.BetChange{SettledAt: 5, Multiplier: 150, Payout: &payout})
+			if err != nil {
+				t.Errorf("cashout %s: %v", id, err)
+			}
+			if ok {
+				cashed.Store(id, true)
+			}
+		})
+	}
+	wg.Go(func() {
+		<-start
+		var err error
+		lost, err = s.MoveRoundBets(context.Background(), "r1", "accepted", "lost", 0, 6)
+		if err != nil {
+			t.Errorf("MoveRoundBets: %v", err)
+		}
+	})
+	close(start)
+	wg.Wait()
+	recs, err := s.Bets(ctx, store.BetFilter{RoundIDs: []string{"r1"}})
+	if err != nil || len(recs) != n {
+		t.Fatalf("Bets: %d, %v", len(recs), err)
+	}
+	for _, r := range recs {
+		_, wasCashed := cashed.Load(r.ID)
+		wasLost := slices.Contains(lost, r.ID)
+		switch {
+		case wasCashed == wasLost:
+			t.Errorf("%s: cashed out %v, lost %v; want exactly one", r.ID, wasCashed, wasLost)
+		case wasCashed && (r.Status != "cashed_out" || *r.Payout != 1500):
+			t.Errorf("%s cashed out but stored %s payout %v", r.ID, r.Status, *r.Payout)
+		case wasLost && (r.Status != "lost" || *r.Payout != 0 || r.SettledAt != 6):
+			t.Errorf("%s lost but stored %s payout %v at %d", r.ID, r.Status, *r.Payout, r.SettledAt)
+		}
+	}
+}
+
+func testBetsFilter(t *testing.T, s *store.Store, _ string) {
+	ctx := t.Context()
+	mustInsertRound(t, s, testRound("r1", 1, store.RoundFinished))
+	mustInsertRound(t, s, testRound("r2", 2, store.RoundBetting))
+	bets := []*store.BetRecord{
+		testBet("b1", "r1", "lost", 1), testBet("b2", "r1", "cashed_out", 2), testBet("b3", "r2", "pending", 3),
+		testBet("b4", "r2", "accepted", 4), testBet("b5", "r2", "accepted", 4),
+	}
+	bets[3].SessionHash, bets[3].PlayerID = []byte("session-b"), "p-2"
+	free := "camp#1"
+	bets[4].FreebetID = &free
+	for _, b := range bets {
+		mustInsertBet(t, s, b)
+	}
+	ids := func(recs []store.BetRecord) []string {
+		out := []string{}
+		for _, r := range recs {
+			out = append(out, r.ID)
+		}
+		return out
+	}
+	cases := []struct {
+		name string
+		f    store.BetFilter
+		want []string
+	}{
+		{"all, oldest first, ties by id", store.BetFilter{}, []string{"b1", "b2", "b3", "b4", "b5"}},
+		{"newest first with a limit", store.BetFilter{NewestFirst: true, Limit: 2}, []string{"b5", "b4"}},
+		{"one id of one session", store.BetFilter{ID: "b4", SessionHash: []byte("session-b")}, []string{"b4"}},
+		{"an id of another session", store.BetFilter{ID: "b4", SessionHash: []byte("session-a")}, []string{}},
+		{"a session", store.BetFilter{SessionHash: []byte("session-a")}, []string{"b1", "b2", "b3", "b5"}},
+		{"a player of an operator in a game", store.BetFilter{Operator: "op-1", PlayerID: "p-2", GameID: "crash"}, []string{"b4"}},
+		{"statuses", store.BetFilter{Statuses: []string{"accepted", "cashed_out", "lost"}, RoundIDs: []string{"r2"}}, []string{"b4", "b5"}},
+		{"rounds", store.BetFilter{RoundIDs: []string{"r1", "r2"}, Statuses: []string{"pending"}}, []string{"b3"}},
+		{"not of a round, placed before", store.BetFilter{ExceptRound: "r1", PlacedBefore: 4}, []string{"b3"}},
+	}
+	for _, c := range cases {
+		got, err := s.Bets(ctx, c.f)
+		if err != nil || !slices.Equal(ids(got), c.want) {
+			t.Errorf("%s: %v, %v; want %v", c.name, ids(got), err, c.want)
+		}
+	}
+	if got := betStatus(t, s, "b5"); got.FreebetID == nil || *got.FreebetID != free || got.PlayerName != "Ma***" || got.Token != "tok" {
+		t.Fatalf("a bet read back = %+v", got)
+	}
+}
