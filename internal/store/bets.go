@@ -76,15 +76,8 @@ func (s *Store) MoveBet(ctx context.Context, id, from, to string, ch BetChange) 
 	if ch.Payout != nil {
 		q = q.Set("payout = ?", *ch.Payout)
 	}
-	res, err := q.Exec(ctx)
-	if err != nil {
-		return false, fmt.Errorf("store: bet %s %s -> %s: %w", id, from, to, err)
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return false, fmt.Errorf("store: bet %s %s -> %s: rows affected: %w", id, from, to, err)
-	}
-	return n == 1, nil
+	n, err := affected(fmt.Sprintf("bet %s %s -> %s", id, from, to))(q.Exec(ctx))
+	return n == 1, err
 }
 
 // MoveRoundBets moves every bet of a round still in status from to status to,
@@ -128,13 +121,7 @@ func (s *Store) Bets(ctx context.Context, f BetFilter) ([]BetRecord, error) {
 	if f.GameID != "" {
 		q = q.Where("game_id = ?", f.GameID)
 	}
-	switch len(f.RoundIDs) {
-	case 0:
-	case 1:
-		q = q.Where("round_id = ?", f.RoundIDs[0])
-	default:
-		q = q.Where("round_id IN (?)", bun.List(f.RoundIDs))
-	}
+	q = whereIn(q, "round_id", f.RoundIDs)
 	if f.ExceptRound != "" {
 		q = q.Where("round_id <> ?", f.ExceptRound)
 	}
@@ -147,13 +134,7 @@ func (s *Store) Bets(ctx context.Context, f BetFilter) ([]BetRecord, error) {
 	if f.PlayerID != "" {
 		q = q.Where("player_id = ?", f.PlayerID)
 	}
-	switch len(f.Statuses) {
-	case 0:
-	case 1:
-		q = q.Where("status = ?", f.Statuses[0])
-	default:
-		q = q.Where("status IN (?)", bun.List(f.Statuses))
-	}
+	q = whereIn(q, "status", f.Statuses)
 	if f.PlacedBefore != 0 {
 		q = q.Where("placed_at < ?", f.PlacedBefore)
 	}
@@ -169,4 +150,17 @@ func (s *Store) Bets(ctx context.Context, f BetFilter) ([]BetRecord, error) {
 		return nil, fmt.Errorf("store: list bets: %w", err)
 	}
 	return out, nil
+}
+
+// whereIn narrows q to rows whose column is one of vals; no vals, no
+// narrowing.
+func whereIn(q *bun.SelectQuery, column string, vals []string) *bun.SelectQuery {
+	switch len(vals) {
+	case 0:
+		return q
+	case 1:
+		return q.Where("? = ?", bun.Ident(column), vals[0])
+	default:
+		return q.Where("? IN (?)", bun.Ident(column), bun.List(vals))
+	}
 }

@@ -101,22 +101,21 @@ func (s *Store) InsertRound(ctx context.Context, rec RoundRecord) error {
 
 // TakeOffRound marks a round flying since at.
 func (s *Store) TakeOffRound(ctx context.Context, id string, at Millis) error {
-	_, err := s.conn(ctx).NewUpdate().Model((*RoundRecord)(nil)).
-		Set("status = ?", RoundFlying).Set("started_at = ?", at).
-		Where("id = ?", id).Exec(ctx)
-	if err != nil {
-		return fmt.Errorf("store: take-off of round %s: %w", id, err)
-	}
-	return nil
+	return s.setRound(ctx, id, RoundFlying, "started_at", at)
 }
 
 // FinishRound marks a round finished: it crashed at crashedAt.
 func (s *Store) FinishRound(ctx context.Context, id string, crashedAt Millis) error {
+	return s.setRound(ctx, id, RoundFinished, "crashed_at", crashedAt)
+}
+
+// setRound sets a round's status and the time column that goes with it.
+func (s *Store) setRound(ctx context.Context, id, status, column string, at Millis) error {
 	_, err := s.conn(ctx).NewUpdate().Model((*RoundRecord)(nil)).
-		Set("status = ?", RoundFinished).Set("crashed_at = ?", crashedAt).
+		Set("status = ?", status).Set("? = ?", bun.Ident(column), at).
 		Where("id = ?", id).Exec(ctx)
 	if err != nil {
-		return fmt.Errorf("store: finish round %s: %w", id, err)
+		return fmt.Errorf("store: round %s %s: %w", id, status, err)
 	}
 	return nil
 }

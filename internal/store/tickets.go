@@ -156,13 +156,5 @@ func (s *Store) DeleteExpiredTickets(ctx context.Context, before time.Time) (int
 	if _, err := s.db.ExecContext(ctx, "DELETE FROM ticket_controls WHERE expires_at < ?", MillisOf(before)); err != nil {
 		return 0, fmt.Errorf("store: delete expired ticket controls: %w", err)
 	}
-	res, err := s.db.ExecContext(ctx, "DELETE FROM tickets WHERE expires_at < ?", MillisOf(before))
-	if err != nil {
-		return 0, fmt.Errorf("store: delete expired tickets: %w", err)
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return 0, fmt.Errorf("store: delete expired tickets: rows affected: %w", err)
-	}
-	return n, nil
+	return affected("delete expired tickets")(s.db.ExecContext(ctx, "DELETE FROM tickets WHERE expires_at < ?", MillisOf(before)))
 }

@@ -64,15 +64,22 @@ func (s *Store) Conn(ctx context.Context) bun.IDB { return s.conn(ctx) }
 // lease held by a worker that died, a row written by an older version);
 // production code never calls it.
 func (s *Store) ExecForTest(ctx context.Context, query string, args ...any) (int64, error) {
-	res, err := s.conn(ctx).ExecContext(ctx, query, args...)
-	if err != nil {
-		return 0, fmt.Errorf("store: exec for test: %w", err)
+	return affected("exec for test")(s.conn(ctx).ExecContext(ctx, query, args...))
+}
+
+// affected returns what turns a statement's result into the number of rows it
+// affected, its errors named with what.
+func affected(what string) func(sql.Result, error) (int64, error) {
+	return func(res sql.Result, err error) (int64, error) {
+		if err != nil {
+			return 0, fmt.Errorf("store: %s: %w", what, err)
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return 0, fmt.Errorf("store: %s: rows affected: %w", what, err)
+		}
+		return n, nil
 	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return 0, fmt.Errorf("store: exec for test: rows affected: %w", err)
-	}
-	return n, nil
 }
 
 // QueryRowForTest runs one raw query that returns at most one row, for tests
