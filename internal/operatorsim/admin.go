@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/crashstudio/crashgame/internal/signature"
+	"github.com/crashstudio/crashgame/internal/store/ledger"
 )
 
 // The admin API: POST, JSON bodies, each signed like a wallet call (X-Signature
@@ -47,7 +48,7 @@ type PlayerView struct {
 	Blocked  bool   `json:"blocked"`
 }
 
-func playerView(p *playerRow) PlayerView {
+func playerView(p *ledger.PlayerRecord) PlayerView {
 	return PlayerView{PlayerID: p.PlayerID, Name: p.Name, Currency: p.Currency, Balance: p.Balance, Blocked: p.Blocked}
 }
 
@@ -76,7 +77,7 @@ type Movement struct {
 	CreatedAt time.Time `json:"created_at"`
 }
 
-func movementView(m *movementRow) Movement {
+func movementView(m *ledger.MovementRecord) Movement {
 	v := Movement{
 		OperatorTransactionID: operatorTxID(m.ID), PlayerID: m.PlayerID, TransactionID: m.TransactionID,
 		Kind: m.Kind, Amount: m.Amount, Delta: m.Delta, BalanceAfter: m.BalanceAfter, Currency: m.Currency,
@@ -127,7 +128,7 @@ func (s *Sim) adminRoutes() http.Handler {
 		if req.Currency == "" {
 			req.Currency = s.cfg.Currency
 		}
-		p := &playerRow{PlayerID: req.PlayerID, Name: req.Name, Currency: req.Currency, Balance: req.Balance}
+		p := &ledger.PlayerRecord{PlayerID: req.PlayerID, Name: req.Name, Currency: req.Currency, Balance: req.Balance}
 		if err := l.createPlayer(ctx, p); err != nil {
 			return nil, err
 		}
@@ -230,11 +231,11 @@ func (s *Sim) adminRoutes() http.Handler {
 		if err := decodeAdmin(body, &req); err != nil {
 			return nil, err
 		}
-		g := &grantRow{PlayerID: req.PlayerID, GrantID: req.ID, Amount: req.Amount, Quantity: req.Quantity}
+		g := &ledger.GrantRecord{PlayerID: req.PlayerID, GrantID: req.ID, Amount: req.Amount, Quantity: req.Quantity}
 		if err := l.grantFreebet(ctx, g); err != nil {
 			return nil, err
 		}
-		grants, err := openGrants(ctx, l.db, req.PlayerID)
+		grants, err := l.openGrants(ctx, req.PlayerID)
 		if err != nil {
 			return nil, err
 		}

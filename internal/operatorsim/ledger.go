@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,9 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/uptrace/bun"
-
 	"github.com/crashstudio/crashgame/gen/wallet"
+	"github.com/crashstudio/crashgame/internal/store/ledger"
 )
 
 // Error codes of the wallet direction that the reference operator answers.
@@ -34,69 +32,14 @@ const (
 
 // Movement kinds, as stored in transactions.kind.
 const (
-	kindBet      = "bet"
-	kindWin      = "win"
-	kindRollback = "rollback"
+	kindBet      = ledger.KindBet
+	kindWin      = ledger.KindWin
+	kindRollback = ledger.KindRollback
 )
 
 // settlementRollback closes a bet undone by /rollback; a bet closed by /win
 // carries the win's type (win, freebet, zero_win, lose).
-const settlementRollback = "rollback"
-
-type playerRow struct {
-	bun.BaseModel `bun:"table:players"`
-
-	PlayerID  string `bun:"player_id,pk"`
-	Name      string `bun:"name"`
-	Currency  string `bun:"currency"`
-	Balance   int64  `bun:"balance"`
-	Blocked   bool   `bun:"blocked"`
-	CreatedAt int64  `bun:"created_at"`
-}
-
-type sessionRow struct {
-	bun.BaseModel `bun:"table:sessions"`
-
-	Token     string `bun:"token,pk"`
-	PlayerID  string `bun:"player_id"`
-	CreatedAt int64  `bun:"created_at"`
-	ExpiresAt int64  `bun:"expires_at"`
-	Revoked   bool   `bun:"revoked"`
-}
-
-type movementRow struct {
-	bun.BaseModel `bun:"table:transactions"`
-
-	ID             int64   `bun:"id,pk,autoincrement"`
-	PlayerID       string  `bun:"player_id"`
-	TransactionID  string  `bun:"transaction_id"`
-	Kind           string  `bun:"kind"`
-	Amount         int64   `bun:"amount"`
-	Delta          int64   `bun:"delta"`
-	BalanceAfter   int64   `bun:"balance_after"`
-	Currency       string  `bun:"currency"`
-	BetID          *string `bun:"bet_id"`
-	RoundID        string  `bun:"round_id"`
-	FreebetID      *string `bun:"freebet_id"`
-	WinType        string  `bun:"win_type"`
-	Reason         string  `bun:"reason"`
-	RequestHash    []byte  `bun:"request_hash"`
-	ResponseStatus int     `bun:"response_status"`
-	ResponseBody   []byte  `bun:"response_body"`
-	Settlement     *string `bun:"settlement"`
-	SettledBy      *int64  `bun:"settled_by"`
-	CreatedAt      int64   `bun:"created_at"`
-}
-
-type grantRow struct {
-	bun.BaseModel `bun:"table:freebet_grants"`
-
-	PlayerID  string `bun:"player_id,pk"`
-	GrantID   string `bun:"grant_id,pk"`
-	Amount    int64  `bun:"amount"`
-	Quantity  int    `bun:"quantity"`
-	CreatedAt int64  `bun:"created_at"`
-}
+const settlementRollback = ledger.SettlementRollback
 
 // refusal is a business answer with status = error. The HTTP status it travels
 // with is chosen by the route (see wallet.go), never here.
@@ -122,9 +65,43 @@ type outcome struct {
 	badRequest bool
 }
 
-// ledger holds every rule about money. It knows nothing of HTTP.
-type ledger struct {
-	db       *bun.DB
+// walletStore is what the wallet routes need of the ledger's storage: reads
+// and conditional writes that report which condition failed, run in one
+// transaction by InTx (the transaction travels in the context). It holds no
+// rule: every decision below is made here, in package operatorsim.
+type walletStore interface {
+	InTx(ctx context.Context, fn func(ctx context.Context) error) error
+	Player(ctx context.Context, playerID string) (*ledger.PlayerRecord, error)
+	Session(ctx context.Context, token string) (*ledger.SessionRecord, error)
+	MovementByTx(ctx context.Context, playerID, transactionID string) (*ledger.MovementRecord, error)
+	HasRollbackOf(ctx context.Context, playerID, betID string) (bool, error)
+	InsertMovement(ctx context.Context, m *ledger.MovementRecord) error
+	AddBalance(ctx context.Context, playerID string, delta int64) error
+	SetResponseBody(ctx context.Context, id int64, body []byte) error
+	Settle(ctx context.Context, id int64, how string, by int64) error
+	Grants(ctx context.Context, playerID string) ([]ledger.GrantRecord, error)
+	FreebetBetIDs(ctx context.Context, playerID string) ([]string, error)
+}
+
+// ledgerStore is the whole ledger storage: the wallet routes' needs, and the
+// admin API's, the lobby's and seeding's (ledger_admin.go).
+type ledgerStore interface {
+	walletStore
+	InsertPlayer(ctx context.Context, p *ledger.PlayerRecord) error
+	Players(ctx context.Context) ([]ledger.PlayerRecord, error)
+	SetBlocked(ctx context.Context, playerID string, blocked bool) error
+	InsertSession(ctx context.Context, s *ledger.SessionRecord) error
+	RevokeSession(ctx context.Context, token string) error
+	ExpireSession(ctx context.Context, token string, at int64) error
+	InsertGrant(ctx context.Context, g *ledger.GrantRecord) error
+	Movements(ctx context.Context, playerID string, limit int) ([]ledger.MovementRecord, error)
+}
+
+var _ ledgerStore = (*ledger.Store)(nil)
+
+// teller holds every rule about money. It knows nothing of HTTP, nor of SQL.
+type teller struct {
+	store    ledgerStore
 	now      func() time.Time
 	tokenTTL time.Duration
 }
@@ -143,44 +120,29 @@ func requestHash(route string, body any) ([]byte, error) {
 	return sum[:], nil
 }
 
-// inTx runs fn in one immediate transaction: every read it makes and every
-// write that depends on them commit together or not at all.
-func (l *ledger) inTx(ctx context.Context, fn func(tx bun.Tx) error) error {
-	return l.db.RunInTx(ctx, &sql.TxOptions{}, func(ctx context.Context, tx bun.Tx) error { return fn(tx) })
-}
-
-func getPlayer(ctx context.Context, tx bun.IDB, playerID string) (*playerRow, error) {
-	p := new(playerRow)
-	err := tx.NewSelect().Model(p).Where("player_id = ?", playerID).Scan(ctx)
-	if errors.Is(err, sql.ErrNoRows) {
+// getPlayer reads a player, or nil if there is none.
+func (l *teller) getPlayer(ctx context.Context, playerID string) (*ledger.PlayerRecord, error) {
+	p, err := l.store.Player(ctx, playerID)
+	if errors.Is(err, ledger.ErrNotFound) {
 		return nil, nil
 	}
-	if err != nil {
-		return nil, fmt.Errorf("read player: %w", err)
-	}
-	return p, nil
+	return p, err
 }
 
 // movementByTx finds the movement a player already has under a game
 // transaction_id, or nil.
-func movementByTx(ctx context.Context, tx bun.IDB, playerID, transactionID string) (*movementRow, error) {
-	m := new(movementRow)
-	err := tx.NewSelect().Model(m).
-		Where("player_id = ?", playerID).Where("transaction_id = ?", transactionID).
-		Scan(ctx)
-	if errors.Is(err, sql.ErrNoRows) {
+func (l *teller) movementByTx(ctx context.Context, playerID, transactionID string) (*ledger.MovementRecord, error) {
+	m, err := l.store.MovementByTx(ctx, playerID, transactionID)
+	if errors.Is(err, ledger.ErrNotFound) {
 		return nil, nil
 	}
-	if err != nil {
-		return nil, fmt.Errorf("read movement: %w", err)
-	}
-	return m, nil
+	return m, err
 }
 
 // replayOrDivergent answers a transaction_id the player already used: the
 // stored answer when the content is identical (BET-8), else a refusal
 // DUPLICATE_TRANSACTION (BET-9, RB-8).
-func replayOrDivergent(prev *movementRow, hash []byte) *outcome {
+func replayOrDivergent(prev *ledger.MovementRecord, hash []byte) *outcome {
 	if bytes.Equal(prev.RequestHash, hash) {
 		return &outcome{body: prev.ResponseBody, operatorTx: operatorTxID(prev.ID), replayed: true}
 	}
@@ -192,14 +154,13 @@ func replayOrDivergent(prev *movementRow, hash []byte) *outcome {
 // checkSession resolves a token for player p on /bet. A token that is
 // unknown, revoked or another player's is TOKEN_INVALID; an expired one is
 // TOKEN_EXPIRED.
-func (l *ledger) checkSession(ctx context.Context, tx bun.IDB, token, playerID string) (*refusal, error) {
-	s := new(sessionRow)
-	err := tx.NewSelect().Model(s).Where("token = ?", token).Scan(ctx)
+func (l *teller) checkSession(ctx context.Context, token, playerID string) (*refusal, error) {
+	s, err := l.store.Session(ctx, token)
 	switch {
-	case errors.Is(err, sql.ErrNoRows):
+	case errors.Is(err, ledger.ErrNotFound):
 		return refuse(codeTokenInvalid, "unknown session token"), nil
 	case err != nil:
-		return nil, fmt.Errorf("read session: %w", err)
+		return nil, err
 	case s.PlayerID != playerID:
 		return refuse(codeTokenInvalid, "the session token belongs to another player"), nil
 	case s.Revoked:
@@ -211,9 +172,9 @@ func (l *ledger) checkSession(ctx context.Context, tx bun.IDB, token, playerID s
 }
 
 // record inserts a movement, moves the player's balance by delta and stores
-// the success answer that retries will replay, all inside tx. The UPDATE's
-// WHERE is the last guard against a negative balance.
-func (l *ledger) record(ctx context.Context, tx bun.IDB, p *playerRow, m *movementRow) (*outcome, error) {
+// the success answer that retries will replay, all inside the transaction of
+// ctx. The balance UPDATE's WHERE is the last guard against a negative balance.
+func (l *teller) record(ctx context.Context, p *ledger.PlayerRecord, m *ledger.MovementRecord) (*outcome, error) {
 	newBalance := p.Balance + m.Delta
 	if newBalance < 0 {
 		return nil, fmt.Errorf("movement %s would take balance %d below zero", m.TransactionID, p.Balance)
@@ -224,19 +185,16 @@ func (l *ledger) record(ctx context.Context, tx bun.IDB, p *playerRow, m *moveme
 	m.ResponseStatus = 200
 	m.ResponseBody = []byte("{}") // filled once the operator id is known
 	m.CreatedAt = l.now().UnixMilli()
-	if _, err := tx.NewInsert().Model(m).Returning("id").Exec(ctx); err != nil {
-		return nil, fmt.Errorf("insert %s movement: %w", m.Kind, err)
+	if err := l.store.InsertMovement(ctx, m); err != nil {
+		return nil, err
 	}
 	if m.Delta != 0 {
-		res, err := tx.NewUpdate().Model((*playerRow)(nil)).
-			Set("balance = balance + ?", m.Delta).
-			Where("player_id = ?", p.PlayerID).Where("balance + ? >= 0", m.Delta).
-			Exec(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("update balance: %w", err)
-		}
-		if n, _ := res.RowsAffected(); n != 1 {
+		err := l.store.AddBalance(ctx, p.PlayerID, m.Delta)
+		if errors.Is(err, ledger.ErrBalance) {
 			return nil, fmt.Errorf("update balance of movement %s: balance changed underneath", m.TransactionID)
+		}
+		if err != nil {
+			return nil, err
 		}
 	}
 	p.Balance = newBalance
@@ -257,8 +215,8 @@ func (l *ledger) record(ctx context.Context, tx bun.IDB, p *playerRow, m *moveme
 		return nil, fmt.Errorf("encode answer: %w", err)
 	}
 	m.ResponseBody = body
-	if _, err := tx.NewUpdate().Model(m).Column("response_body").WherePK().Exec(ctx); err != nil {
-		return nil, fmt.Errorf("store answer: %w", err)
+	if err := l.store.SetResponseBody(ctx, m.ID, body); err != nil {
+		return nil, err
 	}
 	return &outcome{body: body, operatorTx: opTx}, nil
 }
@@ -277,17 +235,16 @@ type balanceAnswer struct {
 // TOKEN_INVALID, expired is TOKEN_EXPIRED; a blocked player does not enter.
 // The request's currency is not checked: before the game knows the session
 // currency it sends its default (AMB-15), and this answer decides.
-func (l *ledger) Balance(ctx context.Context, token string) (*balanceAnswer, error) {
+func (l *teller) Balance(ctx context.Context, token string) (*balanceAnswer, error) {
 	var ans *balanceAnswer
-	err := l.inTx(ctx, func(tx bun.Tx) error {
-		s := new(sessionRow)
-		err := tx.NewSelect().Model(s).Where("token = ?", token).Scan(ctx)
+	err := l.store.InTx(ctx, func(ctx context.Context) error {
+		s, err := l.store.Session(ctx, token)
 		switch {
-		case errors.Is(err, sql.ErrNoRows):
+		case errors.Is(err, ledger.ErrNotFound):
 			ans = &balanceAnswer{refused: refuse(codeTokenInvalid, "unknown session token")}
 			return nil
 		case err != nil:
-			return fmt.Errorf("read session: %w", err)
+			return err
 		case s.Revoked:
 			ans = &balanceAnswer{refused: refuse(codeTokenInvalid, "the session token was revoked")}
 			return nil
@@ -295,7 +252,7 @@ func (l *ledger) Balance(ctx context.Context, token string) (*balanceAnswer, err
 			ans = &balanceAnswer{refused: refuse(codeTokenExpired, "session expired")}
 			return nil
 		}
-		p, err := getPlayer(ctx, tx, s.PlayerID)
+		p, err := l.getPlayer(ctx, s.PlayerID)
 		if err != nil {
 			return err
 		}
@@ -307,7 +264,7 @@ func (l *ledger) Balance(ctx context.Context, token string) (*balanceAnswer, err
 			ans = &balanceAnswer{refused: refuse(codePlayerBlocked, "player is blocked")}
 			return nil
 		}
-		grants, err := openGrants(ctx, tx, p.PlayerID)
+		grants, err := l.openGrants(ctx, p.PlayerID)
 		if err != nil {
 			return err
 		}
@@ -335,23 +292,19 @@ func (l *ledger) Balance(ctx context.Context, token string) (*balanceAnswer, err
 // <id>#n (quantity above 1) that was not rolled back. A grant is listed with
 // its original quantity: the game splits it into the same <id>#1..#n every
 // time and ignores an id it already knows (FB-15), so the list is stable.
-func openGrants(ctx context.Context, tx bun.IDB, playerID string) ([]wallet.FreebetGrant, error) {
-	var grants []grantRow
-	if err := tx.NewSelect().Model(&grants).Where("player_id = ?", playerID).
-		OrderExpr("created_at, rowid").Scan(ctx); err != nil {
-		return nil, fmt.Errorf("read freebet grants: %w", err)
+func (l *teller) openGrants(ctx context.Context, playerID string) ([]wallet.FreebetGrant, error) {
+	grants, err := l.store.Grants(ctx, playerID)
+	if err != nil {
+		return nil, err
 	}
 	out := make([]wallet.FreebetGrant, 0, len(grants))
 	if len(grants) == 0 {
 		return out, nil
 	}
-	var spentIDs []string
-	if err := tx.NewSelect().Model((*movementRow)(nil)).Column("freebet_id").
-		Where("player_id = ?", playerID).Where("kind = ?", kindBet).
-		Where("freebet_id IS NOT NULL").
-		Where("settlement IS NULL OR settlement <> ?", settlementRollback).
-		Scan(ctx, &spentIDs); err != nil {
-		return nil, fmt.Errorf("read spent freebets: %w", err)
+	// The freebet_id of every bet not rolled back (open or won).
+	spentIDs, err := l.store.FreebetBetIDs(ctx, playerID)
+	if err != nil {
+		return nil, err
 	}
 	for _, g := range grants {
 		spent := 0
@@ -388,15 +341,15 @@ func grantOfRound(freebetID, grantID string, quantity int) bool {
 // refused as divergent (ENV-12, BET-8, BET-9), an unknown player is refused,
 // and otherwise fn applies the route's own rules to the player p and returns
 // the answer. What fn reads and writes commits with that answer or not at all.
-func (l *ledger) movement(ctx context.Context, route string, body any, playerID, txID string,
-	fn func(tx bun.Tx, p *playerRow, hash []byte) (*outcome, error)) (*outcome, error) {
+func (l *teller) movement(ctx context.Context, route string, body any, playerID, txID string,
+	fn func(ctx context.Context, p *ledger.PlayerRecord, hash []byte) (*outcome, error)) (*outcome, error) {
 	hash, err := requestHash(route, body)
 	if err != nil {
 		return nil, err
 	}
 	var out *outcome
-	err = l.inTx(ctx, func(tx bun.Tx) error {
-		prev, err := movementByTx(ctx, tx, playerID, txID)
+	err = l.store.InTx(ctx, func(ctx context.Context) error {
+		prev, err := l.movementByTx(ctx, playerID, txID)
 		if err != nil {
 			return err
 		}
@@ -404,7 +357,7 @@ func (l *ledger) movement(ctx context.Context, route string, body any, playerID,
 			out = replayOrDivergent(prev, hash)
 			return nil
 		}
-		p, err := getPlayer(ctx, tx, playerID)
+		p, err := l.getPlayer(ctx, playerID)
 		if err != nil {
 			return err
 		}
@@ -412,7 +365,7 @@ func (l *ledger) movement(ctx context.Context, route string, body any, playerID,
 			out = &outcome{refused: refuse(codePlayerNotFound, "unknown player")}
 			return nil
 		}
-		out, err = fn(tx, p, hash)
+		out, err = fn(ctx, p, hash)
 		return err
 	})
 	if err != nil {
@@ -425,22 +378,20 @@ func (l *ledger) movement(ctx context.Context, route string, body any, playerID,
 // this player replays or is refused as divergent; then the player, the token,
 // the block, the currency and the funds are checked; a freebet bet (freebet_id
 // not null, BET-5) moves nothing (BET-6). round_id is never a key (BET-3).
-func (l *ledger) Bet(ctx context.Context, req *wallet.BetRequest) (*outcome, error) {
-	return l.movement(ctx, "bet", withoutAttempt(*req), req.PlayerId, req.TransactionId, func(tx bun.Tx, p *playerRow, hash []byte) (*outcome, error) {
+func (l *teller) Bet(ctx context.Context, req *wallet.BetRequest) (*outcome, error) {
+	return l.movement(ctx, "bet", withoutAttempt(*req), req.PlayerId, req.TransactionId, func(ctx context.Context, p *ledger.PlayerRecord, hash []byte) (*outcome, error) {
 		// A rollback that arrived before its bet (the bet's first attempt
 		// was slow, the game gave up and rolled it back) left a record; the
 		// late bet must not debit a stake the game already considers refunded.
-		rolledBack, err := tx.NewSelect().Model((*movementRow)(nil)).
-			Where("player_id = ?", p.PlayerID).Where("kind = ?", kindRollback).
-			Where("bet_id = ?", req.TransactionId).Exists(ctx)
+		rolledBack, err := l.store.HasRollbackOf(ctx, p.PlayerID, req.TransactionId)
 		if err != nil {
-			return nil, fmt.Errorf("read rollbacks: %w", err)
+			return nil, err
 		}
 		if rolledBack {
 			return &outcome{refused: refuse(codeDuplicateTransaction,
 				"transaction %s was already rolled back; a bet cannot follow its rollback", req.TransactionId)}, nil
 		}
-		if r, err := l.checkSession(ctx, tx, req.Token, p.PlayerID); err != nil || r != nil {
+		if r, err := l.checkSession(ctx, req.Token, p.PlayerID); err != nil || r != nil {
 			return &outcome{refused: r}, err
 		}
 		if p.Blocked {
@@ -449,7 +400,7 @@ func (l *ledger) Bet(ctx context.Context, req *wallet.BetRequest) (*outcome, err
 		if req.Currency != p.Currency {
 			return &outcome{refused: refuse(codeCurrencyMismatch, "account currency is %s", p.Currency)}, nil
 		}
-		m := &movementRow{
+		m := &ledger.MovementRecord{
 			TransactionID: req.TransactionId,
 			Kind:          kindBet,
 			Amount:        req.Amount,
@@ -465,7 +416,7 @@ func (l *ledger) Bet(ctx context.Context, req *wallet.BetRequest) (*outcome, err
 			}
 			m.Delta = -req.Amount
 		}
-		return l.record(ctx, tx, p, m)
+		return l.record(ctx, p, m)
 	})
 }
 
@@ -474,8 +425,8 @@ func (l *ledger) Bet(ctx context.Context, req *wallet.BetRequest) (*outcome, err
 // bet (WIN-11), and a blocked player is still paid. The amount is credited as
 // declared, never compared with stake × multiplier (WIN-13..15); zero_win and
 // lose credit nothing and close the bet (WIN-7).
-func (l *ledger) Win(ctx context.Context, req *wallet.WinRequest) (*outcome, error) {
-	return l.movement(ctx, "win", withoutAttempt(*req), req.PlayerId, req.TransactionId, func(tx bun.Tx, p *playerRow, hash []byte) (*outcome, error) {
+func (l *teller) Win(ctx context.Context, req *wallet.WinRequest) (*outcome, error) {
+	return l.movement(ctx, "win", withoutAttempt(*req), req.PlayerId, req.TransactionId, func(ctx context.Context, p *ledger.PlayerRecord, hash []byte) (*outcome, error) {
 		if req.Currency != p.Currency {
 			return &outcome{refused: refuse(codeCurrencyMismatch, "account currency is %s", p.Currency)}, nil
 		}
@@ -491,14 +442,14 @@ func (l *ledger) Win(ctx context.Context, req *wallet.WinRequest) (*outcome, err
 		default: // the schema validation already refused it
 			return &outcome{badRequest: true, refused: refuse(codeInternalError, "malformed body: unknown type %q", req.Type)}, nil
 		}
-		debit, err := movementByTx(ctx, tx, p.PlayerID, req.BetId)
+		debit, err := l.movementByTx(ctx, p.PlayerID, req.BetId)
 		if err != nil {
 			return nil, err
 		}
 		if r := openDebit(debit, req.BetId); r != nil {
 			return &outcome{refused: r}, nil
 		}
-		m := &movementRow{
+		m := &ledger.MovementRecord{
 			TransactionID: req.TransactionId,
 			Kind:          kindWin,
 			Amount:        req.Amount,
@@ -509,18 +460,18 @@ func (l *ledger) Win(ctx context.Context, req *wallet.WinRequest) (*outcome, err
 			WinType:       string(req.Type),
 			RequestHash:   hash,
 		}
-		out, err := l.record(ctx, tx, p, m)
+		out, err := l.record(ctx, p, m)
 		if err != nil {
 			return nil, err
 		}
-		return out, settle(ctx, tx, debit, string(req.Type), m.ID)
+		return out, l.settle(ctx, debit, string(req.Type), m.ID)
 	})
 }
 
 // openDebit refuses a credit whose bet_id names no debit (an orphan, WIN-10)
 // or a debit already closed by a win or a rollback: each debit ends in exactly
 // one settlement. Both are BET_NOT_FOUND (answered 404 on /win).
-func openDebit(debit *movementRow, betID string) *refusal {
+func openDebit(debit *ledger.MovementRecord, betID string) *refusal {
 	switch {
 	case debit == nil || debit.Kind != kindBet:
 		return refuse(codeBetNotFound, "no debit %s", betID)
@@ -531,15 +482,15 @@ func openDebit(debit *movementRow, betID string) *refusal {
 	return nil
 }
 
-func settle(ctx context.Context, tx bun.IDB, debit *movementRow, how string, by int64) error {
-	res, err := tx.NewUpdate().Model(debit).
-		Set("settlement = ?", how).Set("settled_by = ?", by).
-		WherePK().Where("settlement IS NULL").Exec(ctx)
+// settle closes debit by the movement by. A debit settled underneath (it
+// cannot be: the transaction began with the write lock) fails the movement.
+func (l *teller) settle(ctx context.Context, debit *ledger.MovementRecord, how string, by int64) error {
+	err := l.store.Settle(ctx, debit.ID, how, by)
+	if errors.Is(err, ledger.ErrSettled) {
+		return fmt.Errorf("settle debit %s: already settled", debit.TransactionID)
+	}
 	if err != nil {
 		return fmt.Errorf("settle debit %s: %w", debit.TransactionID, err)
-	}
-	if n, _ := res.RowsAffected(); n != 1 {
-		return fmt.Errorf("settle debit %s: already settled", debit.TransactionID)
 	}
 	return nil
 }
@@ -554,16 +505,16 @@ func settle(ctx context.Context, tx bun.IDB, debit *movementRow, how string, by 
 // replays. A debit already closed by a win is refused: undoing its stake after
 // paying its prize would hand out money (the game never sends this).
 // The token is not checked: rollbacks happen at boot, long after the session.
-func (l *ledger) Rollback(ctx context.Context, req *wallet.RollbackRequest) (*outcome, error) {
-	return l.movement(ctx, "rollback", withoutAttempt(*req), req.PlayerId, req.TransactionId, func(tx bun.Tx, p *playerRow, hash []byte) (*outcome, error) {
+func (l *teller) Rollback(ctx context.Context, req *wallet.RollbackRequest) (*outcome, error) {
+	return l.movement(ctx, "rollback", withoutAttempt(*req), req.PlayerId, req.TransactionId, func(ctx context.Context, p *ledger.PlayerRecord, hash []byte) (*outcome, error) {
 		if req.Currency != p.Currency {
 			return &outcome{refused: refuse(codeCurrencyMismatch, "account currency is %s", p.Currency)}, nil
 		}
-		debit, err := movementByTx(ctx, tx, p.PlayerID, req.BetId)
+		debit, err := l.movementByTx(ctx, p.PlayerID, req.BetId)
 		if err != nil {
 			return nil, err
 		}
-		m := &movementRow{
+		m := &ledger.MovementRecord{
 			TransactionID: req.TransactionId,
 			Kind:          kindRollback,
 			Amount:        req.Amount,
@@ -590,12 +541,12 @@ func (l *ledger) Rollback(ctx context.Context, req *wallet.RollbackRequest) (*ou
 			m.Delta = -debit.Delta // 0 for a freebet debit (RB-12)
 			m.FreebetID = debit.FreebetID
 		}
-		out, err := l.record(ctx, tx, p, m)
+		out, err := l.record(ctx, p, m)
 		if err != nil {
 			return nil, err
 		}
 		if undo {
-			return out, settle(ctx, tx, debit, settlementRollback, m.ID)
+			return out, l.settle(ctx, debit, settlementRollback, m.ID)
 		}
 		return out, nil
 	})

@@ -6,10 +6,9 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
-	"github.com/uptrace/bun"
+	"github.com/crashstudio/crashgame/internal/store/ledger"
 )
 
 // errNotFound marks an admin request naming a player or token that does not exist.
@@ -26,17 +25,17 @@ var seedNames = []string{
 
 // seed creates players player-0001 .. player-<n> with balance cents each,
 // unless they exist (a file ledger keeps its balances across restarts).
-func (l *ledger) seed(ctx context.Context, n int, balance int64, currency string) error {
+func (l *teller) seed(ctx context.Context, n int, balance int64, currency string) error {
 	for i := 1; i <= n; i++ {
 		name := seedNames[(i-1)%len(seedNames)]
 		if i > len(seedNames) {
 			name = fmt.Sprintf("%s %d", name, i)
 		}
-		p := &playerRow{
+		p := &ledger.PlayerRecord{
 			PlayerID: fmt.Sprintf("player-%04d", i), Name: name, Currency: currency,
 			Balance: balance, CreatedAt: l.now().UnixMilli(),
 		}
-		if _, err := l.db.NewInsert().Model(p).On("CONFLICT (player_id) DO NOTHING").Exec(ctx); err != nil {
+		if err := l.store.InsertPlayer(ctx, p); err != nil && !errors.Is(err, ledger.ErrDuplicate) {
 			return fmt.Errorf("seed player %d: %w", i, err)
 		}
 	}
@@ -44,7 +43,7 @@ func (l *ledger) seed(ctx context.Context, n int, balance int64, currency string
 }
 
 // createPlayer inserts a player. An empty id gets a random one.
-func (l *ledger) createPlayer(ctx context.Context, p *playerRow) error {
+func (l *teller) createPlayer(ctx context.Context, p *ledger.PlayerRecord) error {
 	if p.PlayerID == "" {
 		id, err := randomString(9)
 		if err != nil {
@@ -59,12 +58,12 @@ func (l *ledger) createPlayer(ctx context.Context, p *playerRow) error {
 		return fmt.Errorf("%w: balance %d is negative", errInvalid, p.Balance)
 	}
 	p.CreatedAt = l.now().UnixMilli()
-	res, err := l.db.NewInsert().Model(p).On("CONFLICT (player_id) DO NOTHING").Exec(ctx)
+	err := l.store.InsertPlayer(ctx, p)
+	if errors.Is(err, ledger.ErrDuplicate) {
+		return fmt.Errorf("%w: player %s already exists", errInvalid, p.PlayerID)
+	}
 	if err != nil {
 		return fmt.Errorf("create player: %w", err)
-	}
-	if n, _ := res.RowsAffected(); n != 1 {
-		return fmt.Errorf("%w: player %s already exists", errInvalid, p.PlayerID)
 	}
 	return nil
 }
@@ -72,16 +71,15 @@ func (l *ledger) createPlayer(ctx context.Context, p *playerRow) error {
 // fund adds amount cents (negative: withdraws, never below zero). Deposits are
 // the operator's own business, not movements of the game: they are not rows
 // of transactions and not part of the reconcile view.
-func (l *ledger) fund(ctx context.Context, playerID string, amount int64) (*playerRow, error) {
-	var p *playerRow
-	err := l.inTx(ctx, func(tx bun.Tx) error {
-		res, err := tx.NewUpdate().Model((*playerRow)(nil)).Set("balance = balance + ?", amount).
-			Where("player_id = ?", playerID).Where("balance + ? >= 0", amount).Exec(ctx)
-		if err != nil {
+func (l *teller) fund(ctx context.Context, playerID string, amount int64) (*ledger.PlayerRecord, error) {
+	var p *ledger.PlayerRecord
+	err := l.store.InTx(ctx, func(ctx context.Context) error {
+		err := l.store.AddBalance(ctx, playerID, amount)
+		if err != nil && !errors.Is(err, ledger.ErrBalance) {
 			return fmt.Errorf("fund player: %w", err)
 		}
-		if n, _ := res.RowsAffected(); n != 1 {
-			if p, err = getPlayer(ctx, tx, playerID); err != nil {
+		if err != nil { // no such player, or the balance would go below zero
+			if p, err = l.getPlayer(ctx, playerID); err != nil {
 				return err
 			}
 			if p == nil {
@@ -89,28 +87,27 @@ func (l *ledger) fund(ctx context.Context, playerID string, amount int64) (*play
 			}
 			return fmt.Errorf("%w: balance %d cannot go below zero", errInvalid, p.Balance)
 		}
-		p, err = getPlayer(ctx, tx, playerID)
+		p, err = l.getPlayer(ctx, playerID)
 		return err
 	})
 	return p, err
 }
 
 // setBlocked bars (or clears) a player from betting and entering.
-func (l *ledger) setBlocked(ctx context.Context, playerID string, blocked bool) error {
-	res, err := l.db.NewUpdate().Model((*playerRow)(nil)).Set("blocked = ?", blocked).
-		Where("player_id = ?", playerID).Exec(ctx)
+func (l *teller) setBlocked(ctx context.Context, playerID string, blocked bool) error {
+	err := l.store.SetBlocked(ctx, playerID, blocked)
+	if errors.Is(err, ledger.ErrNotFound) {
+		return fmt.Errorf("%w: player", errNotFound)
+	}
 	if err != nil {
 		return fmt.Errorf("block player: %w", err)
-	}
-	if n, _ := res.RowsAffected(); n != 1 {
-		return fmt.Errorf("%w: player", errNotFound)
 	}
 	return nil
 }
 
 // issueToken opens a session: a random token of 32 URL-safe characters (at
 // least 16 and never the player id, as /v1/launch requires: GAME-23).
-func (l *ledger) issueToken(ctx context.Context, playerID string, ttl time.Duration) (*sessionRow, error) {
+func (l *teller) issueToken(ctx context.Context, playerID string, ttl time.Duration) (*ledger.SessionRecord, error) {
 	if ttl <= 0 {
 		ttl = l.tokenTTL
 	}
@@ -119,19 +116,16 @@ func (l *ledger) issueToken(ctx context.Context, playerID string, ttl time.Durat
 		return nil, err
 	}
 	now := l.now()
-	s := &sessionRow{Token: token, PlayerID: playerID, CreatedAt: now.UnixMilli(), ExpiresAt: now.Add(ttl).UnixMilli()}
-	err = l.inTx(ctx, func(tx bun.Tx) error {
-		p, err := getPlayer(ctx, tx, playerID)
+	s := &ledger.SessionRecord{Token: token, PlayerID: playerID, CreatedAt: now.UnixMilli(), ExpiresAt: now.Add(ttl).UnixMilli()}
+	err = l.store.InTx(ctx, func(ctx context.Context) error {
+		p, err := l.getPlayer(ctx, playerID)
 		if err != nil {
 			return err
 		}
 		if p == nil {
 			return fmt.Errorf("%w: player", errNotFound)
 		}
-		if _, err := tx.NewInsert().Model(s).Exec(ctx); err != nil {
-			return fmt.Errorf("insert session: %w", err)
-		}
-		return nil
+		return l.store.InsertSession(ctx, s)
 	})
 	if err != nil {
 		return nil, err
@@ -140,26 +134,25 @@ func (l *ledger) issueToken(ctx context.Context, playerID string, ttl time.Durat
 }
 
 // endToken revokes a token, or with expire set moves its expiry to now.
-func (l *ledger) endToken(ctx context.Context, token string, expire bool) error {
-	q := l.db.NewUpdate().Model((*sessionRow)(nil)).Where("token = ?", token)
+func (l *teller) endToken(ctx context.Context, token string, expire bool) error {
+	var err error
 	if expire {
-		q = q.Set("expires_at = ?", l.now().UnixMilli())
+		err = l.store.ExpireSession(ctx, token, l.now().UnixMilli())
 	} else {
-		q = q.Set("revoked = ?", true)
+		err = l.store.RevokeSession(ctx, token)
 	}
-	res, err := q.Exec(ctx)
+	if errors.Is(err, ledger.ErrNotFound) {
+		return fmt.Errorf("%w: token", errNotFound)
+	}
 	if err != nil {
 		return fmt.Errorf("end session: %w", err)
-	}
-	if n, _ := res.RowsAffected(); n != 1 {
-		return fmt.Errorf("%w: token", errNotFound)
 	}
 	return nil
 }
 
 // grantFreebet records a grant. Repeating an id is a no-op, whatever the
 // amount (the first one prevails, as on the game's side: FB-15, FB-17).
-func (l *ledger) grantFreebet(ctx context.Context, g *grantRow) error {
+func (l *teller) grantFreebet(ctx context.Context, g *ledger.GrantRecord) error {
 	if g.GrantID == "" || g.Amount <= 0 {
 		return fmt.Errorf("%w: a grant needs an id and a positive amount", errInvalid)
 	}
@@ -170,31 +163,24 @@ func (l *ledger) grantFreebet(ctx context.Context, g *grantRow) error {
 		return fmt.Errorf("%w: quantity %d is outside 1..1000", errInvalid, g.Quantity)
 	}
 	g.CreatedAt = l.now().UnixMilli()
-	return l.inTx(ctx, func(tx bun.Tx) error {
-		p, err := getPlayer(ctx, tx, g.PlayerID)
+	return l.store.InTx(ctx, func(ctx context.Context) error {
+		p, err := l.getPlayer(ctx, g.PlayerID)
 		if err != nil {
 			return err
 		}
 		if p == nil {
 			return fmt.Errorf("%w: player", errNotFound)
 		}
-		if _, err := tx.NewInsert().Model(g).On("CONFLICT (player_id, grant_id) DO NOTHING").Exec(ctx); err != nil {
-			return fmt.Errorf("insert grant: %w", err)
-		}
-		return nil
+		return l.store.InsertGrant(ctx, g)
 	})
 }
 
-func (l *ledger) players(ctx context.Context) ([]playerRow, error) {
-	var ps []playerRow
-	if err := l.db.NewSelect().Model(&ps).Order("player_id").Scan(ctx); err != nil {
-		return nil, fmt.Errorf("list players: %w", err)
-	}
-	return ps, nil
+func (l *teller) players(ctx context.Context) ([]ledger.PlayerRecord, error) {
+	return l.store.Players(ctx)
 }
 
-func (l *ledger) player(ctx context.Context, playerID string) (*playerRow, error) {
-	p, err := getPlayer(ctx, l.db, playerID)
+func (l *teller) player(ctx context.Context, playerID string) (*ledger.PlayerRecord, error) {
+	p, err := l.getPlayer(ctx, playerID)
 	if err == nil && p == nil {
 		err = fmt.Errorf("%w: player", errNotFound)
 	}
@@ -203,20 +189,8 @@ func (l *ledger) player(ctx context.Context, playerID string) (*playerRow, error
 
 // movements lists the ledger in order, of one player or of all (""); with
 // limit above 0, only the last limit movements.
-func (l *ledger) movements(ctx context.Context, playerID string, limit int) ([]movementRow, error) {
-	var ms []movementRow
-	q := l.db.NewSelect().Model(&ms).Order("id DESC")
-	if playerID != "" {
-		q = q.Where("player_id = ?", playerID)
-	}
-	if limit > 0 {
-		q = q.Limit(int64(limit))
-	}
-	if err := q.Scan(ctx); err != nil {
-		return nil, fmt.Errorf("list movements: %w", err)
-	}
-	slices.Reverse(ms)
-	return ms, nil
+func (l *teller) movements(ctx context.Context, playerID string, limit int) ([]ledger.MovementRecord, error) {
+	return l.store.Movements(ctx, playerID, limit)
 }
 
 // randomString returns n random bytes, base64url-encoded (4n/3 characters).

@@ -14,6 +14,7 @@ import (
 
 	"github.com/crashstudio/crashgame/gen/game"
 	"github.com/crashstudio/crashgame/internal/signature"
+	"github.com/crashstudio/crashgame/internal/store/ledger"
 )
 
 //go:embed lobby.html
@@ -76,7 +77,7 @@ func (lb *lobby) render(w http.ResponseWriter, r *http.Request, status int, msg 
 		for i := range ps {
 			data.Players = append(data.Players, playerView(&ps[i]))
 		}
-		var ms []movementRow
+		var ms []ledger.MovementRecord
 		ms, err = lb.s.ledger.movements(ctx, "", lobbyMovements)
 		for i := len(ms) - 1; i >= 0; i-- { // newest first
 			data.Movements = append(data.Movements, movementView(&ms[i]))

@@ -1,14 +1,22 @@
 // Package operatorsim is the reference operator: the wallet side of the
 // integration contract (POST /balance, /bet, /win, /rollback of
-// api/wallet.v1.yaml) implemented exactly, over a ledger of its own (SQLite
-// through bun), with a signed admin API under /admin/ for the test suites and
-// a small lobby page at / that launches the game.
+// api/wallet.v1.yaml) implemented exactly, over a ledger of its own, with a
+// signed admin API under /admin/ for the test suites and a small lobby page at
+// / that launches the game.
 //
-// It owns the ledger (players, session tokens, movements, freebet grants), the
-// wallet routes' authentication (Bearer key and X-Signature over the exact
-// bytes), request validation against the published document, idempotency on
-// (player_id, transaction_id), fault injection, and the lobby's signed
-// /v1/launch call to the game.
+// It owns every rule of the ledger (players, session tokens, movements,
+// freebet grants): which request is refused and how, replay versus divergent
+// content, what a rollback undoes, when a freebet round is spent, how a
+// balance moves. It also owns the wallet routes' authentication (Bearer key and
+// X-Signature over the exact bytes), request validation against the published
+// document, idempotency on (player_id, transaction_id), fault injection, and
+// the lobby's signed /v1/launch call to the game.
+//
+// It does not own the ledger's storage: package internal/store/ledger opens
+// the SQLite file, migrates it and runs every SQL statement, behind the small
+// interfaces declared here (walletStore, ledgerStore) that *ledger.Store
+// satisfies; a transaction travels in the context (InTx). This package never
+// imports a database library nor writes SQL.
 //
 // It must never move a balance outside a transaction that also records the
 // movement, never answer a business refusal with a 5xx or a refusal as 200
@@ -29,8 +37,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/uptrace/bun"
+	"github.com/crashstudio/crashgame/internal/store/ledger"
 )
+
+// MemoryDB is the Config.DB value of a ledger that lives only in memory.
+const MemoryDB = ledger.MemoryDB
 
 // Defaults of Config.
 const (
@@ -80,8 +91,8 @@ type Config struct {
 // Sim is one running reference operator.
 type Sim struct {
 	cfg     Config
-	db      *bun.DB
-	ledger  *ledger
+	store   *ledger.Store
+	ledger  *teller
 	faults  *faults
 	logger  *slog.Logger
 	handler http.Handler
@@ -97,24 +108,24 @@ func New(cfg Config) (*Sim, error) {
 	if err := cfg.withDefaults(); err != nil {
 		return nil, fmt.Errorf("operatorsim: %w", err)
 	}
-	db, err := openDB(ctx, cfg.DB)
+	st, err := ledger.Open(ctx, cfg.DB)
 	if err != nil {
 		return nil, fmt.Errorf("operatorsim: %w", err)
 	}
 	s := &Sim{
 		cfg:    cfg,
-		db:     db,
-		ledger: &ledger{db: db, now: cfg.Now, tokenTTL: cfg.TokenTTL},
+		store:  st,
+		ledger: &teller{store: st, now: cfg.Now, tokenTTL: cfg.TokenTTL},
 		faults: newFaults(),
 		logger: cfg.Logger,
 	}
 	if err := s.ledger.seed(ctx, cfg.SeedPlayers, cfg.SeedBalance, cfg.Currency); err != nil {
-		_ = db.Close()
+		_ = st.Close()
 		return nil, fmt.Errorf("operatorsim: %w", err)
 	}
 	h, err := s.routes()
 	if err != nil {
-		_ = db.Close()
+		_ = st.Close()
 		return nil, fmt.Errorf("operatorsim: %w", err)
 	}
 	s.handler = h
@@ -198,8 +209,8 @@ func (s *Sim) Close() error {
 	var err error
 	s.closeOnce.Do(func() {
 		close(s.faults.done)
-		if cerr := s.db.Close(); cerr != nil {
-			err = fmt.Errorf("operatorsim: close ledger: %w", cerr)
+		if cerr := s.store.Close(); cerr != nil {
+			err = fmt.Errorf("operatorsim: %w", cerr)
 		}
 	})
 	return err
