@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -63,7 +64,7 @@ func suite(t *testing.T, b backend) {
 		{"TicketControlsRoundTrip", testTicketControls},
 		{"Ping", testPing},
 	}
-	for _, tc := range cases {
+	for _, tc := range slices.Concat(cases, sessionsStoreCases) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			dsn := b.open(t)
