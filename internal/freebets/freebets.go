@@ -2,13 +2,15 @@
 // of the freebets list of each /balance answer, its splitting into one grant per
 // round, the per-player queue of open grants, spending a grant for a freebet
 // /bet (with substitution by an equal-value grant) and returning it when the bet
-// does not happen. It persists through the store's *bun.DB, in the tables
-// freebet_sources and freebet_grants (migration 0004_freebets).
+// does not happen. It holds the rules; the tables freebet_sources and
+// freebet_grants (migration 0004_freebets) and every statement on them are
+// package store's (internal/store/freebets.go), reached through the Repo
+// interface this package declares, which *store.Store satisfies.
 //
 // It must never grant from anything but a /balance answer, never spend one grant
 // twice, never let a repeated id change a grant, never log a token or a player
 // id, and never talk to the wallet: the engine does, and tells this package what
-// happened.
+// happened. It never writes SQL nor names a database type.
 //
 // # Owner and currency
 //
@@ -123,14 +125,15 @@
 package freebets
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"time"
 
-	"github.com/crashstudio/crashgame/internal/store"
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/uptrace/bun"
+
+	"github.com/crashstudio/crashgame/internal/store"
 )
 
 // Limits of the contract.
@@ -210,28 +213,46 @@ type Options struct {
 	Now func() time.Time
 }
 
+// Repo is what the package needs of the storage: *store.Store. Each write is
+// one conditional statement whose outcome the store reports (a sentinel error
+// when no row met the condition); the rules that read those outcomes are this
+// package's. A method called with a context carrying a transaction (InTx) runs
+// in it.
+type Repo interface {
+	InTx(ctx context.Context, fn func(ctx context.Context) error) error
+	KnownFreebetSources(ctx context.Context, operator, playerID string, ids []string) ([]string, error)
+	InsertFreebetSources(ctx context.Context, recs []store.FreebetSourceRecord) ([]string, error)
+	InsertFreebetGrants(ctx context.Context, recs []store.FreebetGrantRecord) (int, error)
+	OpenFreebetGrants(ctx context.Context, owner store.FreebetOwner) ([]store.FreebetGrantRecord, error)
+	FreebetGrant(ctx context.Context, owner store.FreebetOwner, grantID string) (*store.FreebetGrantRecord, error)
+	SpendFreebetGrant(ctx context.Context, owner store.FreebetOwner, grantID string, at store.Millis) (*store.FreebetGrantRecord, error)
+	OldestOpenFreebetGrant(ctx context.Context, owner store.FreebetOwner, amount int64) (int64, error)
+	SpendFreebetGrantBySeq(ctx context.Context, seq int64, at store.Millis) (*store.FreebetGrantRecord, error)
+	ReturnFreebetGrant(ctx context.Context, owner store.FreebetOwner, grantID string) error
+}
+
+var _ Repo = (*store.Store)(nil)
+
 // Service takes, lists, spends and returns grants. It is safe for concurrent
 // use.
 type Service struct {
-	st        *store.Store
-	db        *bun.DB
+	repo      Repo
 	log       *slog.Logger
 	now       func() time.Time
 	discarded *prometheus.CounterVec
 	created   prometheus.Counter
 }
 
-// New returns a Service over the store, migrated with 0004_freebets, and
-// registers its metrics with opts.Registerer, if any.
-func New(st *store.Store, opts Options) (*Service, error) {
-	if st == nil {
+// New returns a Service over the store (a *store.Store migrated with
+// 0004_freebets), and registers its metrics with opts.Registerer, if any.
+func New(repo Repo, opts Options) (*Service, error) {
+	if repo == nil {
 		return nil, errors.New("freebets: new: nil store")
 	}
 	s := &Service{
-		st:  st,
-		db:  st.DB(),
-		log: opts.Logger,
-		now: opts.Now,
+		repo: repo,
+		log:  opts.Logger,
+		now:  opts.Now,
 		discarded: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "crashgame_freebets_discarded_total",
 			Help: "Freebet entries of /balance answers discarded on intake, by reason.",

@@ -164,7 +164,7 @@ func (e *env) giveBack(ctx context.Context, owner freebets.Owner, id string) err
 func (e *env) count(t testing.TB, query string, args ...any) int {
 	t.Helper()
 	var n int
-	if err := e.st.DB().NewRaw(query, args...).Scan(context.Background(), &n); err != nil {
+	if err := e.st.QueryRowForTest(context.Background(), query, args...).Scan(&n); err != nil {
 		t.Fatalf("%s: %v", query, err)
 	}
 	return n
@@ -854,14 +854,12 @@ func testRandomSequences(t *testing.T, e *env) {
 			delete(held, id)
 		}
 
-		var rows []struct {
-			GrantID  string `bun:"grant_id"`
-			SourceID string `bun:"source_id"`
-			Amount   int64  `bun:"amount"`
-			State    string `bun:"state"`
-		}
-		if err := e.st.DB().NewRaw("SELECT grant_id, source_id, amount, state FROM freebet_grants").Scan(ctx, &rows); err != nil {
+		rows, err := e.st.PlayerFreebetGrants(ctx, alice.Operator, alice.PlayerID)
+		if err != nil {
 			t.Fatal(err)
+		}
+		if all := e.count(t, "SELECT count(*) FROM freebet_grants"); all != len(rows) {
+			t.Fatalf("step %d: %d grant rows, %d of alice's", step, all, len(rows))
 		}
 		perFamily := map[string]int{}
 		spent := 0

@@ -5,61 +5,31 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
-	"strings"
-
-	"github.com/uptrace/bun"
 
 	"github.com/crashstudio/crashgame/internal/store"
 )
 
-// batchSize bounds the ids of one IN list and the rows of one INSERT.
+// batchSize bounds the grants handed to the store at once (one INSERT).
 const batchSize = 1000
 
-// sourceRow is one entry taken from /balance: a family of grants.
-type sourceRow struct {
-	bun.BaseModel `bun:"table:freebet_sources"`
-
-	Operator   string       `bun:"operator,pk"`
-	PlayerID   string       `bun:"player_id,pk"`
-	SourceID   string       `bun:"source_id,pk"`
-	Currency   string       `bun:"currency"`
-	Amount     int64        `bun:"amount"`
-	Quantity   int          `bun:"quantity"`
-	ReceivedAt store.Millis `bun:"received_at"`
-}
-
-// grantRow is one round's grant.
-type grantRow struct {
-	bun.BaseModel `bun:"table:freebet_grants"`
-
-	Seq       int64        `bun:"seq,pk,autoincrement"`
-	Operator  string       `bun:"operator"`
-	PlayerID  string       `bun:"player_id"`
-	GrantID   string       `bun:"grant_id"`
-	SourceID  string       `bun:"source_id"`
-	Currency  string       `bun:"currency"`
-	Amount    int64        `bun:"amount"`
-	State     State        `bun:"state"`
-	CreatedAt store.Millis `bun:"created_at"`
-	SpentAt   store.Millis `bun:"spent_at,nullzero"`
-}
-
-// grantColumns lists every column of grantRow, for RETURNING and SELECT.
-const grantColumns = "seq, operator, player_id, grant_id, source_id, currency, amount, state, created_at, spent_at"
-
-func (r *grantRow) grant() Grant {
+// grantOf converts a stored grant.
+func grantOf(r *store.FreebetGrantRecord) Grant {
 	return Grant{
 		ID:       r.GrantID,
 		SourceID: r.SourceID,
 		Amount:   r.Amount,
 		Currency: r.Currency,
-		State:    r.State,
+		State:    State(r.State),
 		Seq:      r.Seq,
 		Created:  r.CreatedAt.Time(),
 		Spent:    r.SpentAt.Time(),
 	}
+}
+
+// key is the owner as the store names it.
+func (o Owner) key() store.FreebetOwner {
+	return store.FreebetOwner{Operator: o.Operator, PlayerID: o.PlayerID, Currency: o.Currency}
 }
 
 func (o Owner) validate() error {
@@ -116,7 +86,7 @@ func (s *Service) Intake(ctx context.Context, owner Owner, entries []json.RawMes
 		return sum, nil
 	}
 
-	known, err := s.knownSources(ctx, s.db, owner, valid)
+	known, err := s.knownSources(ctx, owner, valid)
 	if err != nil {
 		return sum, fmt.Errorf("freebets: intake: %w", err)
 	}
@@ -153,26 +123,18 @@ func (s *Service) discard(ctx context.Context, sum *Summary, owner Owner, index 
 }
 
 // knownSources returns which of the entries' ids the owner's player already has.
-func (s *Service) knownSources(ctx context.Context, db bun.IDB, owner Owner, entries []entry) (map[string]struct{}, error) {
-	known := make(map[string]struct{})
-	ids := make([]string, 0, min(len(entries), batchSize))
-	for chunk := range slices.Chunk(entries, batchSize) {
-		ids = ids[:0]
-		for _, e := range chunk {
-			ids = append(ids, e.id)
-		}
-		var found []string
-		err := db.NewSelect().Model((*sourceRow)(nil)).Column("source_id").
-			Where("operator = ?", owner.Operator).
-			Where("player_id = ?", owner.PlayerID).
-			Where("source_id IN (?)", bun.List(ids)).
-			Scan(ctx, &found)
-		if err != nil {
-			return nil, fmt.Errorf("read known grant ids: %w", err)
-		}
-		for _, id := range found {
-			known[id] = struct{}{}
-		}
+func (s *Service) knownSources(ctx context.Context, owner Owner, entries []entry) (map[string]struct{}, error) {
+	ids := make([]string, len(entries))
+	for i, e := range entries {
+		ids[i] = e.id
+	}
+	found, err := s.repo.KnownFreebetSources(ctx, owner.Operator, owner.PlayerID, ids)
+	if err != nil {
+		return nil, err
+	}
+	known := make(map[string]struct{}, len(found))
+	for _, id := range found {
+		known[id] = struct{}{}
 	}
 	return known, nil
 }
@@ -182,49 +144,37 @@ func (s *Service) knownSources(ctx context.Context, db bun.IDB, owner Owner, ent
 // and how many grants it created.
 func (s *Service) create(ctx context.Context, owner Owner, fresh []entry) (families, created int, err error) {
 	now := store.MillisOf(s.now())
-	sources := make([]sourceRow, len(fresh))
+	sources := make([]store.FreebetSourceRecord, len(fresh))
 	for i, e := range fresh {
-		sources[i] = sourceRow{
+		sources[i] = store.FreebetSourceRecord{
 			Operator: owner.Operator, PlayerID: owner.PlayerID, SourceID: e.id,
 			Currency: owner.Currency, Amount: e.amount, Quantity: e.quantity, ReceivedAt: now,
 		}
 	}
-	// Rows are locked in id order, so two concurrent intakes never deadlock on
-	// each other's families.
-	slices.SortFunc(sources, func(a, b sourceRow) int { return strings.Compare(a.SourceID, b.SourceID) })
-
-	err = s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	err = s.repo.InTx(ctx, func(ctx context.Context) error {
 		families, created = 0, 0
-		taken := make(map[string]struct{}, len(sources))
-		for chunk := range slices.Chunk(sources, batchSize) {
-			var ids []string
-			_, err := tx.NewInsert().Model(&chunk).On("CONFLICT DO NOTHING").Returning("source_id").Exec(ctx, &ids)
-			if err != nil {
-				return fmt.Errorf("insert grant entries: %w", err)
-			}
-			for _, id := range ids {
-				taken[id] = struct{}{}
-			}
+		ids, err := s.repo.InsertFreebetSources(ctx, sources)
+		if err != nil {
+			return err
+		}
+		taken := make(map[string]struct{}, len(ids))
+		for _, id := range ids {
+			taken[id] = struct{}{}
 		}
 		families = len(taken)
 
 		// Grants in list order, rounds in order: the intake sequence is the
 		// order of the VALUES rows.
-		batch := make([]grantRow, 0, batchSize)
+		batch := make([]store.FreebetGrantRecord, 0, batchSize)
 		flush := func() error {
 			if len(batch) == 0 {
 				return nil
 			}
-			res, err := tx.NewInsert().Model(&batch).ExcludeColumn("seq").
-				On("CONFLICT DO NOTHING").Returning("NULL").Exec(ctx)
+			n, err := s.repo.InsertFreebetGrants(ctx, batch)
 			if err != nil {
-				return fmt.Errorf("insert grants: %w", err)
+				return err
 			}
-			n, err := res.RowsAffected()
-			if err != nil {
-				return fmt.Errorf("insert grants: rows affected: %w", err)
-			}
-			created += int(n)
+			created += n
 			batch = batch[:0]
 			return nil
 		}
@@ -233,10 +183,10 @@ func (s *Service) create(ctx context.Context, owner Owner, fresh []entry) (famil
 				continue
 			}
 			for n := 1; n <= e.quantity; n++ {
-				batch = append(batch, grantRow{
+				batch = append(batch, store.FreebetGrantRecord{
 					Operator: owner.Operator, PlayerID: owner.PlayerID,
 					GrantID: RoundID(e.id, e.quantity, n), SourceID: e.id,
-					Currency: owner.Currency, Amount: e.amount, State: StateOpen, CreatedAt: now,
+					Currency: owner.Currency, Amount: e.amount, State: string(StateOpen), CreatedAt: now,
 				})
 				if len(batch) == batchSize {
 					if err := flush(); err != nil {

@@ -25,7 +25,7 @@ func TestMigrationDownUp(t *testing.T) {
 					t.Fatal(err)
 				}
 				for stmt := range strings.SplitSeq(string(text), "--bun:split") {
-					if _, err := e.st.DB().ExecContext(context.Background(), stmt); err != nil {
+					if _, err := e.st.ExecForTest(context.Background(), stmt); err != nil {
 						t.Fatalf("%s: %v\n%s", file, err, stmt)
 					}
 				}

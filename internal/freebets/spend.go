@@ -2,7 +2,6 @@ package freebets
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"slices"
@@ -21,20 +20,13 @@ func (s *Service) Open(ctx context.Context, owner Owner) ([]Grant, error) {
 	if err := owner.validate(); err != nil {
 		return nil, fmt.Errorf("freebets: open: %w", err)
 	}
-	var rows []grantRow
-	err := s.db.NewSelect().Model(&rows).
-		Where("operator = ?", owner.Operator).
-		Where("player_id = ?", owner.PlayerID).
-		Where("currency = ?", owner.Currency).
-		Where("state = ?", StateOpen).
-		Order("seq").
-		Scan(ctx)
+	recs, err := s.repo.OpenFreebetGrants(ctx, owner.key())
 	if err != nil {
 		return nil, fmt.Errorf("freebets: open: %w", err)
 	}
-	grants := make([]Grant, len(rows))
-	for i := range rows {
-		grants[i] = rows[i].grant()
+	grants := make([]Grant, len(recs))
+	for i := range recs {
+		grants[i] = grantOf(&recs[i])
 	}
 	return grants, nil
 }
@@ -85,7 +77,6 @@ func byValue(grants []Grant) []Value {
 // Each spend is one conditional UPDATE: of concurrent spends of one grant
 // exactly one succeeds. On PostgreSQL tx must be READ COMMITTED (the default).
 func (s *Service) Spend(ctx context.Context, owner Owner, requestedID string) (Grant, error) {
-	tx := s.st.Conn(ctx)
 	if err := owner.validate(); err != nil {
 		return Grant{}, fmt.Errorf("freebets: spend: %w", err)
 	}
@@ -93,54 +84,41 @@ func (s *Service) Spend(ctx context.Context, owner Owner, requestedID string) (G
 		return Grant{}, ErrUnavailable
 	}
 	now := store.MillisOf(s.now())
+	key := owner.key()
 
 	// FB-21: the requested grant, if still open.
-	row := new(grantRow)
-	err := tx.NewRaw("UPDATE freebet_grants SET state = ?, spent_at = ?"+
-		" WHERE operator = ? AND player_id = ? AND currency = ? AND grant_id = ? AND state = ?"+
-		" RETURNING "+grantColumns,
-		StateSpent, now, owner.Operator, owner.PlayerID, owner.Currency, requestedID, StateOpen,
-	).Scan(ctx, row)
+	rec, err := s.repo.SpendFreebetGrant(ctx, key, requestedID, now)
 	switch {
 	case err == nil:
-		return row.grant(), nil
-	case !errors.Is(err, sql.ErrNoRows):
+		return grantOf(rec), nil
+	case !errors.Is(err, store.ErrFreebetGrantNotOpen):
 		return Grant{}, fmt.Errorf("freebets: spend: %w", err)
 	}
 
 	// FB-22: spent (or being spent), so the oldest open grant of its value.
-	var amount int64
-	err = tx.NewRaw("SELECT amount FROM freebet_grants WHERE operator = ? AND player_id = ? AND currency = ? AND grant_id = ?",
-		owner.Operator, owner.PlayerID, owner.Currency, requestedID,
-	).Scan(ctx, &amount)
+	requested, err := s.repo.FreebetGrant(ctx, key, requestedID)
 	switch {
-	case errors.Is(err, sql.ErrNoRows):
+	case errors.Is(err, store.ErrFreebetGrantNotFound):
 		return Grant{}, ErrUnavailable // never granted to this owner: no value to substitute
 	case err != nil:
 		return Grant{}, fmt.Errorf("freebets: spend: read requested grant: %w", err)
 	}
+	amount := requested.Amount
 	for range maxSubstitutionAttempts {
-		var seq int64
-		err := tx.NewRaw("SELECT seq FROM freebet_grants"+
-			" WHERE operator = ? AND player_id = ? AND currency = ? AND amount = ? AND state = ?"+
-			" ORDER BY seq LIMIT 1",
-			owner.Operator, owner.PlayerID, owner.Currency, amount, StateOpen,
-		).Scan(ctx, &seq)
+		seq, err := s.repo.OldestOpenFreebetGrant(ctx, key, amount)
 		switch {
-		case errors.Is(err, sql.ErrNoRows):
+		case errors.Is(err, store.ErrFreebetGrantNotFound):
 			return Grant{}, ErrUnavailable
 		case err != nil:
 			return Grant{}, fmt.Errorf("freebets: spend: find a substitute: %w", err)
 		}
-		err = tx.NewRaw("UPDATE freebet_grants SET state = ?, spent_at = ? WHERE seq = ? AND state = ? RETURNING "+grantColumns,
-			StateSpent, now, seq, StateOpen,
-		).Scan(ctx, row)
+		rec, err := s.repo.SpendFreebetGrantBySeq(ctx, seq, now)
 		switch {
 		case err == nil:
 			s.log.DebugContext(ctx, "freebets: requested grant not open, spent the oldest of equal value",
-				"operator", owner.Operator, "requested", requestedID, "spent", row.GrantID, "amount", amount)
-			return row.grant(), nil
-		case !errors.Is(err, sql.ErrNoRows):
+				"operator", owner.Operator, "requested", requestedID, "spent", rec.GrantID, "amount", amount)
+			return grantOf(rec), nil
+		case !errors.Is(err, store.ErrFreebetGrantNotOpen):
 			return Grant{}, fmt.Errorf("freebets: spend: substitute: %w", err)
 		}
 		// A concurrent spend took that one first: look again.
@@ -155,34 +133,25 @@ func (s *Service) Spend(ctx context.Context, owner Owner, requestedID string) (G
 // Returning an open grant changes nothing; an id the owner never had is
 // ErrUnknown. Call it at most once per spend (see the package documentation).
 func (s *Service) Return(ctx context.Context, owner Owner, id string) error {
-	tx := s.st.Conn(ctx)
 	if err := owner.validate(); err != nil {
 		return fmt.Errorf("freebets: return: %w", err)
 	}
-	res, err := tx.ExecContext(ctx, "UPDATE freebet_grants SET state = ?, spent_at = NULL"+
-		" WHERE operator = ? AND player_id = ? AND currency = ? AND grant_id = ? AND state = ?",
-		StateOpen, owner.Operator, owner.PlayerID, owner.Currency, id, StateSpent)
-	if err != nil {
+	key := owner.key()
+	err := s.repo.ReturnFreebetGrant(ctx, key, id)
+	switch {
+	case err == nil:
+		return nil
+	case !errors.Is(err, store.ErrFreebetGrantNotSpent):
 		return fmt.Errorf("freebets: return: %w", err)
 	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return fmt.Errorf("freebets: return: rows affected: %w", err)
-	}
-	if n == 1 {
-		return nil
-	}
-	var state State
-	err = tx.NewRaw("SELECT state FROM freebet_grants WHERE operator = ? AND player_id = ? AND currency = ? AND grant_id = ?",
-		owner.Operator, owner.PlayerID, owner.Currency, id,
-	).Scan(ctx, &state)
+	g, err := s.repo.FreebetGrant(ctx, key, id)
 	switch {
-	case errors.Is(err, sql.ErrNoRows):
+	case errors.Is(err, store.ErrFreebetGrantNotFound):
 		return ErrUnknown
 	case err != nil:
 		return fmt.Errorf("freebets: return: read grant: %w", err)
 	}
 	s.log.WarnContext(ctx, "freebets: return of a grant already open: nothing to do",
-		"operator", owner.Operator, "id", id, "state", string(state))
+		"operator", owner.Operator, "id", id, "state", g.State)
 	return nil
 }

@@ -28,6 +28,11 @@
 // still in play (a control never costs the player a bet). The last action and
 // the last acknowledgement are persisted with the display balances.
 //
+// The rules are this package's; the tables sessions and session_controls, and
+// the reads of a session's bets (live bets, net position sums), are package
+// store's, reached through the Repo interface declared here (*store.Store
+// satisfies it). It never writes SQL nor names a database type.
+//
 // It knows nothing of HTTP. It must never log or return in an error a session
 // id, a ticket, a token or a player id, and never show a player id or an
 // unmasked name.
@@ -37,7 +42,6 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
-	"database/sql"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -48,10 +52,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/uptrace/bun"
-
 	"github.com/crashstudio/crashgame/internal/engine"
 	"github.com/crashstudio/crashgame/internal/freebets"
+	"github.com/crashstudio/crashgame/internal/round"
 	"github.com/crashstudio/crashgame/internal/store"
 	"github.com/crashstudio/crashgame/internal/tickets"
 	"github.com/crashstudio/crashgame/internal/wallet"
@@ -102,6 +105,20 @@ type Freebets interface {
 	Open(ctx context.Context, owner freebets.Owner) ([]freebets.Grant, error)
 }
 
+// Repo is what the package needs of the storage: *store.Store, which owns the
+// tables sessions and session_controls (internal/store/sessions.go) and reads
+// the session's bets for it (internal/store/session_bets.go).
+type Repo interface {
+	InsertSession(ctx context.Context, rec *store.SessionRecord, controls *store.SessionControlsRecord) error
+	SessionByHash(ctx context.Context, hash []byte) (*store.SessionRecord, error)
+	SessionControls(ctx context.Context, hash []byte) (*store.SessionControlsRecord, error)
+	WriteSessionStates(ctx context.Context, balances []store.SessionBalance, controls []*store.SessionControlsRecord) error
+	SessionBetTotals(ctx context.Context, sessionHash []byte) ([]store.SessionBetTotal, error)
+	SessionHasBets(ctx context.Context, sessionHash []byte, statuses ...string) (bool, error)
+}
+
+var _ Repo = (*store.Store)(nil)
+
 // Operator is what opening a session needs of an operator.
 type Operator struct {
 	ID string
@@ -137,7 +154,7 @@ type Options struct {
 	// language is DefaultLanguage (LANG-1..LANG-4).
 	Languages       []string
 	DefaultLanguage string
-	Store           *store.Store // migrated (tables sessions, session_controls)
+	Store           Repo // a migrated *store.Store (tables sessions, session_controls)
 	Tickets         Tickets
 	Wallets         func(operator string) (Balancer, bool)
 	Freebets        Freebets         // nil: grants are ignored and none are listed
@@ -260,8 +277,7 @@ type Service struct {
 	games    []string
 	langs    []string
 	defLang  string
-	st       *store.Store
-	db       *bun.DB
+	repo     Repo
 	tickets  Tickets
 	wallets  func(string) (Balancer, bool)
 	freebets Freebets
@@ -296,7 +312,7 @@ func New(opts Options) (*Service, error) {
 		return nil, errors.New("sessions: no demo bank")
 	}
 	s := &Service{
-		ops: map[string]*Operator{}, games: opts.Games, langs: opts.Languages, defLang: opts.DefaultLanguage, st: opts.Store, db: opts.Store.DB(), tickets: opts.Tickets, wallets: opts.Wallets, freebets: opts.Freebets,
+		ops: map[string]*Operator{}, games: opts.Games, langs: opts.Languages, defLang: opts.DefaultLanguage, repo: opts.Store, tickets: opts.Tickets, wallets: opts.Wallets, freebets: opts.Freebets,
 		demo: opts.Demo, demoBal: opts.DemoBalance, defCur: opts.DefaultCurrency, now: opts.Now, log: opts.Logger,
 		byHash: map[string]*entry{}, byPlayer: map[playerKey]map[string]struct{}{},
 		stop: make(chan struct{}), done: make(chan struct{}),
@@ -539,7 +555,7 @@ func (s *Service) Get(ctx context.Context, id string) (Session, error) {
 	}
 	now := s.now()
 	if idle := out.IdleAt(); !idle.IsZero() && !now.Before(idle) {
-		live, err := engine.SessionHasLiveBets(ctx, s.db, out.Hash)
+		live, err := s.repo.SessionHasBets(ctx, out.Hash, liveStatuses...)
 		if err != nil {
 			return Session{}, fmt.Errorf("sessions: inactivity: %w", err)
 		}
@@ -569,7 +585,7 @@ func (s *Service) get(ctx context.Context, id string) (Session, error) {
 		if err != nil {
 			return Session{}, err
 		}
-		out = rec.session()
+		out = sessionOf(rec)
 		if err := s.loadControls(ctx, &out); err != nil {
 			return Session{}, err
 		}
@@ -745,14 +761,50 @@ func (s *Service) AcknowledgeRealityCheck(hash []byte) (Session, error) {
 	return e.s, nil
 }
 
+// NetPosition is what a session's player staked and won in the session.
+type NetPosition struct {
+	Staked int64 // the player's own money the wallet debited and kept
+	Won    int64 // payouts of cashed-out bets
+}
+
+// Net is won minus staked: negative when the player is down.
+func (n NetPosition) Net() int64 { return n.Won - n.Staked }
+
+// liveStatuses are the states of a bet still in play: pending (its debit not
+// yet decided) or accepted (in a round not yet settled).
+var liveStatuses = []string{string(round.Pending), string(round.Accepted)}
+
+// stakedStatuses are the states of a bet whose debit the wallet accepted and
+// kept.
+var stakedStatuses = []string{string(round.Accepted), string(round.CashedOut), string(round.Lost)}
+
+// netPosition sums a session's bet totals. Staked counts the amount of every
+// bet the wallet accepted and kept (accepted, cashed_out, lost) that was paid
+// with the player's money: a freebet stakes nothing of the player's, and a
+// pending, refused, cancelled or void bet has no debit or had it rolled back.
+// Won counts the payout of every cashed-out bet, a freebet's included (it is
+// paid to the player).
+func netPosition(totals []store.SessionBetTotal) NetPosition {
+	var n NetPosition
+	for _, t := range totals {
+		if !t.Freebet && slices.Contains(stakedStatuses, t.Status) {
+			n.Staked += t.Amount
+		}
+		if t.Status == string(round.CashedOut) {
+			n.Won += t.Payout
+		}
+	}
+	return n
+}
+
 // NetPosition is what the session's player staked and won in this session,
 // from its bets (the session clock and the reality check show it).
-func (s *Service) NetPosition(ctx context.Context, sess Session) (engine.NetPosition, error) {
-	n, err := engine.SessionNetPosition(ctx, s.db, sess.Hash)
+func (s *Service) NetPosition(ctx context.Context, sess Session) (NetPosition, error) {
+	totals, err := s.repo.SessionBetTotals(ctx, sess.Hash)
 	if err != nil {
-		return engine.NetPosition{}, fmt.Errorf("sessions: %w", err)
+		return NetPosition{}, fmt.Errorf("sessions: net position: %w", err)
 	}
-	return n, nil
+	return netPosition(totals), nil
 }
 
 // OpenFreebets lists the session's open grants, oldest first (none for demo).
@@ -763,29 +815,8 @@ func (s *Service) OpenFreebets(ctx context.Context, sess Session) ([]freebets.Gr
 	return s.freebets.Open(ctx, sess.Owner())
 }
 
-// record is a row of the sessions table (migration 0002).
-type record struct {
-	bun.BaseModel `bun:"table:sessions"`
-
-	IDHash     []byte       `bun:"id_hash,pk"`
-	Operator   string       `bun:"operator"`
-	GameID     string       `bun:"game_id"`
-	Token      string       `bun:"token"`
-	PlayerID   string       `bun:"player_id"`
-	PlayerName string       `bun:"player_name"`
-	Currency   string       `bun:"currency"`
-	Language   string       `bun:"language"`
-	Theme      string       `bun:"theme"`
-	Demo       bool         `bun:"demo"`
-	Mobile     bool         `bun:"mobile"`
-	LobbyURL   string       `bun:"lobby_url"`
-	DepositURL string       `bun:"deposit_url"`
-	Balance    int64        `bun:"balance"`
-	CreatedAt  store.Millis `bun:"created_at"`
-	ExpiresAt  store.Millis `bun:"expires_at"`
-}
-
-func (r *record) session() Session {
+// sessionOf converts a stored session; its controls are read apart.
+func sessionOf(r *store.SessionRecord) Session {
 	return Session{
 		Hash: r.IDHash, Operator: r.Operator, GameID: r.GameID, Token: r.Token, PlayerID: r.PlayerID,
 		Name: r.PlayerName, Currency: r.Currency, Language: r.Language, Theme: r.Theme,
@@ -795,48 +826,24 @@ func (r *record) session() Session {
 }
 
 func (s *Service) insert(ctx context.Context, sess Session) error {
-	rec := &record{
+	rec := &store.SessionRecord{
 		IDHash: sess.Hash, Operator: sess.Operator, GameID: sess.GameID, Token: sess.Token, PlayerID: sess.PlayerID,
 		PlayerName: sess.Name, Currency: sess.Currency, Language: sess.Language, Theme: sess.Theme,
 		Demo: sess.Demo, Mobile: sess.Mobile, LobbyURL: sess.LobbyURL, DepositURL: sess.DepositURL,
 		Balance: sess.Balance, CreatedAt: store.MillisOf(sess.CreatedAt), ExpiresAt: store.MillisOf(sess.ExpiresAt),
 	}
-	if !sess.controlsOn() {
-		if _, err := s.db.NewInsert().Model(rec).Exec(ctx); err != nil {
-			return fmt.Errorf("sessions: store the session: %w", err)
-		}
-		return nil
+	var c *store.SessionControlsRecord
+	if sess.controlsOn() {
+		c = controlsRecordOf(sess) // a row only when a control is on
 	}
-	c := controlsRecordOf(sess)
-	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		if _, err := tx.NewInsert().Model(rec).Exec(ctx); err != nil {
-			return err
-		}
-		_, err := tx.NewInsert().Model(c).Exec(ctx)
-		return err
-	})
-	if err != nil {
+	if err := s.repo.InsertSession(ctx, rec, c); err != nil {
 		return fmt.Errorf("sessions: store the session: %w", err)
 	}
 	return nil
 }
 
-// controlsRecord is a row of the session_controls table (migration 0005): the
-// session's responsible gambling controls and their state; a row only when a
-// control is on.
-type controlsRecord struct {
-	bun.BaseModel `bun:"table:session_controls"`
-
-	IDHash              []byte       `bun:"id_hash,pk"`
-	SessionClock        bool         `bun:"session_clock"`
-	RealityCheckMinutes int          `bun:"reality_check_minutes"`
-	InactivityMinutes   int          `bun:"inactivity_minutes"`
-	LastActionAt        store.Millis `bun:"last_action_at"`
-	RealityCheckAckAt   store.Millis `bun:"reality_check_ack_at"`
-}
-
-func controlsRecordOf(sess Session) *controlsRecord {
-	return &controlsRecord{
+func controlsRecordOf(sess Session) *store.SessionControlsRecord {
+	return &store.SessionControlsRecord{
 		IDHash: sess.Hash, SessionClock: sess.Controls.SessionClock,
 		RealityCheckMinutes: sess.Controls.RealityCheckMinutes, InactivityMinutes: sess.Controls.InactivityMinutes,
 		LastActionAt: store.MillisOf(sess.LastAction), RealityCheckAckAt: store.MillisOf(sess.RealityAck),
@@ -846,10 +853,9 @@ func controlsRecordOf(sess Session) *controlsRecord {
 // loadControls reads the session's controls after a restart; none stored is
 // every control off.
 func (s *Service) loadControls(ctx context.Context, sess *Session) error {
-	c := new(controlsRecord)
-	err := s.db.NewSelect().Model(c).Where("id_hash = ?", sess.Hash).Scan(ctx)
+	c, err := s.repo.SessionControls(ctx, sess.Hash)
 	switch {
-	case errors.Is(err, sql.ErrNoRows):
+	case errors.Is(err, store.ErrSessionControlsNotFound):
 		sess.LastAction = sess.CreatedAt
 		return nil
 	case err != nil:
@@ -861,10 +867,9 @@ func (s *Service) loadControls(ctx context.Context, sess *Session) error {
 	return nil
 }
 
-func (s *Service) load(ctx context.Context, hash []byte) (*record, error) {
-	rec := new(record)
-	err := s.db.NewSelect().Model(rec).Where("id_hash = ?", hash).Scan(ctx)
-	if errors.Is(err, sql.ErrNoRows) {
+func (s *Service) load(ctx context.Context, hash []byte) (*store.SessionRecord, error) {
+	rec, err := s.repo.SessionByHash(ctx, hash)
+	if errors.Is(err, store.ErrSessionNotFound) {
 		return nil, ErrSessionExpired
 	}
 	if err != nil {
@@ -891,13 +896,9 @@ func (s *Service) flushLoop() {
 }
 
 func (s *Service) flush() {
-	type change struct {
-		hash    []byte
-		balance int64
-	}
 	var (
-		changes  []change
-		controls []*controlsRecord
+		changes  []store.SessionBalance
+		controls []*store.SessionControlsRecord
 	)
 	s.mu.Lock()
 	for _, e := range s.byHash {
@@ -910,7 +911,7 @@ func (s *Service) flush() {
 		}
 		if e.dirty {
 			e.dirty = false
-			changes = append(changes, change{e.s.Hash, e.s.Balance})
+			changes = append(changes, store.SessionBalance{IDHash: e.s.Hash, Balance: e.s.Balance})
 		}
 		if e.controlsDirty {
 			e.controlsDirty = false
@@ -923,26 +924,11 @@ func (s *Service) flush() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		for _, c := range changes {
-			if _, err := tx.NewUpdate().Model((*record)(nil)).Set("balance = ?", c.balance).
-				Where("id_hash = ?", c.hash).Exec(ctx); err != nil {
-				return err
-			}
-		}
-		for _, c := range controls {
-			if _, err := tx.NewUpdate().Model(c).Column("last_action_at", "reality_check_ack_at").
-				WherePK().Exec(ctx); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
+	if err := s.repo.WriteSessionStates(ctx, changes, controls); err != nil {
 		s.log.Warn("sessions: persisting display balances failed; retrying", "err", err)
 		s.mu.Lock()
 		for _, c := range changes {
-			if e, ok := s.byHash[string(c.hash)]; ok {
+			if e, ok := s.byHash[string(c.IDHash)]; ok {
 				e.dirty = true
 			}
 		}

@@ -243,7 +243,7 @@ func TestTicketSingleUse(t *testing.T) {
 		t.Fatalf("/balance calls = %d, want 1", n)
 	}
 	var rows int
-	if err := f.st.DB().NewSelect().Table("sessions").ColumnExpr("count(*)").Scan(t.Context(), &rows); err != nil {
+	if err := f.st.QueryRowForTest(t.Context(), "SELECT count(*) FROM sessions").Scan(&rows); err != nil {
 		t.Fatal(err)
 	}
 	if rows != 1 {

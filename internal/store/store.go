@@ -1,9 +1,12 @@
 // Package store owns the database: opening it (SQLite or PostgreSQL), migrating
 // its whole schema from the embedded migrations/sqlite and migrations/postgres
 // folders, and the launch tickets' table (TicketRecord, tickets.go and
-// ticket_writer.go). The other tables' bun models and queries still live with
-// the packages that use them (engine: rounds, chains and bets; wallet:
-// movements; sessions; freebets), over DB().
+// ticket_writer.go). It owns the sessions and session_controls tables
+// (SessionRecord, SessionControlsRecord, sessions.go), the reads of a session's
+// bets (session_bets.go), and the freebet_sources and freebet_grants tables
+// (FreebetSourceRecord, FreebetGrantRecord, freebets.go). The other tables' bun
+// models and queries still live with the packages that use them (engine:
+// rounds, chains and bets; wallet: movements), over DB().
 //
 // It must never hold business rules (what a ticket is, when a bet is accepted):
 // it answers atomically what it is asked and reports which condition failed.

@@ -68,7 +68,7 @@ func suite(t *testing.T, b backend) {
 		{"TicketControlsRoundTrip", testTicketControls},
 		{"Ping", testPing},
 	}
-	for _, tc := range slices.Concat(cases, roundAndBetCases) {
+	for _, tc := range slices.Concat(cases, roundAndBetCases, freebetCases, sessionCases) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			dsn := b.open(t)

@@ -1,0 +1,142 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/uptrace/bun"
+)
+
+// Errors of the session reads: no row for that id hash.
+var (
+	ErrSessionNotFound         = errors.New("store: session not found")
+	ErrSessionControlsNotFound = errors.New("store: session controls not found")
+)
+
+// SessionRecord is one player session as stored (table sessions, migration
+// 0002), keyed by the SHA-256 of the session id (the id itself is never
+// stored). Balance is display only: the last one the wallet reported.
+type SessionRecord struct {
+	bun.BaseModel `bun:"table:sessions"`
+
+	IDHash     []byte `bun:"id_hash,pk"`
+	Operator   string `bun:"operator"`
+	GameID     string `bun:"game_id"`
+	Token      string `bun:"token"`
+	PlayerID   string `bun:"player_id"`
+	PlayerName string `bun:"player_name"`
+	Currency   string `bun:"currency"`
+	Language   string `bun:"language"`
+	Theme      string `bun:"theme"`
+	Demo       bool   `bun:"demo"`
+	Mobile     bool   `bun:"mobile"`
+	LobbyURL   string `bun:"lobby_url"`
+	DepositURL string `bun:"deposit_url"`
+	Balance    int64  `bun:"balance"`
+	CreatedAt  Millis `bun:"created_at"`
+	ExpiresAt  Millis `bun:"expires_at"`
+}
+
+// SessionControlsRecord is a session's responsible gambling controls and their
+// state (table session_controls, migration 0005); a row only when a control is
+// on.
+type SessionControlsRecord struct {
+	bun.BaseModel `bun:"table:session_controls"`
+
+	IDHash              []byte `bun:"id_hash,pk"`
+	SessionClock        bool   `bun:"session_clock"`
+	RealityCheckMinutes int    `bun:"reality_check_minutes"` // 0: off
+	InactivityMinutes   int    `bun:"inactivity_minutes"`    // 0: off
+	LastActionAt        Millis `bun:"last_action_at"`
+	RealityCheckAckAt   Millis `bun:"reality_check_ack_at"` // zero before the first acknowledgement
+}
+
+// SessionBalance is a session's display balance to persist.
+type SessionBalance struct {
+	IDHash  []byte
+	Balance int64
+}
+
+// InsertSession stores a new session and, when controls is not nil, its
+// controls row, both or neither (one transaction, joining the one of ctx if
+// any).
+func (s *Store) InsertSession(ctx context.Context, rec *SessionRecord, controls *SessionControlsRecord) error {
+	if controls == nil {
+		if _, err := s.conn(ctx).NewInsert().Model(rec).Exec(ctx); err != nil {
+			return fmt.Errorf("store: insert session: %w", err)
+		}
+		return nil
+	}
+	err := s.InTx(ctx, func(ctx context.Context) error {
+		db := s.conn(ctx)
+		if _, err := db.NewInsert().Model(rec).Exec(ctx); err != nil {
+			return err
+		}
+		_, err := db.NewInsert().Model(controls).Exec(ctx)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("store: insert session: %w", err)
+	}
+	return nil
+}
+
+// SessionByHash returns the session stored under this id hash, or
+// ErrSessionNotFound.
+func (s *Store) SessionByHash(ctx context.Context, hash []byte) (*SessionRecord, error) {
+	rec := new(SessionRecord)
+	err := s.conn(ctx).NewSelect().Model(rec).Where("id_hash = ?", hash).Scan(ctx)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil, ErrSessionNotFound
+	case err != nil:
+		return nil, fmt.Errorf("store: read session: %w", err)
+	}
+	return rec, nil
+}
+
+// SessionControls returns the controls row of the session with this id hash,
+// or ErrSessionControlsNotFound when it has none.
+func (s *Store) SessionControls(ctx context.Context, hash []byte) (*SessionControlsRecord, error) {
+	rec := new(SessionControlsRecord)
+	err := s.conn(ctx).NewSelect().Model(rec).Where("id_hash = ?", hash).Scan(ctx)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil, ErrSessionControlsNotFound
+	case err != nil:
+		return nil, fmt.Errorf("store: read session controls: %w", err)
+	}
+	return rec, nil
+}
+
+// WriteSessionStates persists, in one transaction (joining the one of ctx if
+// any), the display balances and the controls' state (last action, last
+// reality check acknowledgement) of sessions: all or none. A hash with no row
+// changes nothing.
+func (s *Store) WriteSessionStates(ctx context.Context, balances []SessionBalance, controls []*SessionControlsRecord) error {
+	if len(balances) == 0 && len(controls) == 0 {
+		return nil
+	}
+	err := s.InTx(ctx, func(ctx context.Context) error {
+		db := s.conn(ctx)
+		for _, b := range balances {
+			if _, err := db.NewUpdate().Model((*SessionRecord)(nil)).Set("balance = ?", b.Balance).
+				Where("id_hash = ?", b.IDHash).Exec(ctx); err != nil {
+				return err
+			}
+		}
+		for _, c := range controls {
+			if _, err := db.NewUpdate().Model(c).Column("last_action_at", "reality_check_ack_at").
+				WherePK().Exec(ctx); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("store: write session states: %w", err)
+	}
+	return nil
+}
