@@ -1,9 +1,12 @@
 // Package store owns the database: opening it (SQLite or PostgreSQL), migrating
 // its whole schema from the embedded migrations/sqlite and migrations/postgres
 // folders, and the launch tickets' table (TicketRecord, tickets.go and
-// ticket_writer.go). The other tables' bun models and queries still live with
-// the packages that use them (engine: rounds, chains and bets; wallet:
-// movements; sessions; freebets), over DB().
+// ticket_writer.go). It owns the wallet's movements table (MovementRecord,
+// movements.go: the outbox inserts, the claim with a lease, the fenced record
+// of attempts, the listing) and reconciliation's reads of bets and movements
+// (reconcile.go). The other tables' bun models and queries still live with
+// the packages that use them (engine: rounds, chains and bets; sessions;
+// freebets), over DB().
 //
 // It must never hold business rules (what a ticket is, when a bet is accepted):
 // it answers atomically what it is asked and reports which condition failed.
