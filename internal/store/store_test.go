@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -43,12 +44,16 @@ func TestRepositoryContract(t *testing.T) {
 	}
 }
 
+// contractCase is one case of the repository contract: run gets a fresh,
+// migrated database and its DSN.
+type contractCase = struct {
+	name string
+	run  func(t *testing.T, s *store.Store, dsn string)
+}
+
 // suite is the repository contract. Each case gets its own database.
 func suite(t *testing.T, b backend) {
-	cases := []struct {
-		name string
-		run  func(t *testing.T, s *store.Store, dsn string)
-	}{
+	cases := []contractCase{
 		{"MigrateTwiceIsNoOp", testMigrateTwice},
 		{"MigrateConcurrently", testMigrateConcurrently},
 		{"InsertAndRedeem", testInsertAndRedeem},
@@ -63,7 +68,7 @@ func suite(t *testing.T, b backend) {
 		{"TicketControlsRoundTrip", testTicketControls},
 		{"Ping", testPing},
 	}
-	for _, tc := range cases {
+	for _, tc := range slices.Concat(cases, movementCases) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			dsn := b.open(t)
