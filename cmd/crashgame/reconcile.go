@@ -86,7 +86,7 @@ func reconcileCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return err
 	}
 	defer st.Close()
-	game, err := reconcile.ReadGame(ctx, st.DB(), reconcile.Filter{Operator: op.ID, PlayerID: *player})
+	game, err := reconcile.ReadGame(ctx, st, reconcile.Filter{Operator: op.ID, PlayerID: *player})
 	if err != nil {
 		return err
 	}

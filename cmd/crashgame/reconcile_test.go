@@ -149,7 +149,6 @@ operators:
 	if err := st.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
-	db := st.DB()
 	now := time.Now().UnixMilli()
 	var rounds []store.RoundRecord
 	for i, id := range []string{"r1", "r2"} {
@@ -168,17 +167,21 @@ operators:
 	demo := bet("b-demo", "r2", 100, engine.StatusCashedOut)
 	demo.Demo, demo.Operator, demo.OperatorTxID = true, "showroom", ""
 	bets = append(bets, demo)
-	mv := func(tx string, kind wallet.MovementKind, betID, round string, amount int64, typ wallet.WinType) wallet.MovementRecord {
-		return wallet.MovementRecord{TransactionID: tx, Kind: kind, Operator: "dev", GameID: "crash", Currency: "BRL", PlayerID: recPlayer,
-			Token: sim.token, RoundID: round, BetID: betID, Amount: amount, WinType: typ, Status: wallet.StatusDone, Attempts: 1,
+	mv := func(tx string, kind wallet.MovementKind, betID, round string, amount int64, typ wallet.WinType) store.MovementRecord {
+		return store.MovementRecord{TransactionID: tx, Kind: string(kind), Operator: "dev", GameID: "crash", Currency: "BRL", PlayerID: recPlayer,
+			Token: sim.token, RoundID: round, BetID: betID, Amount: amount, WinType: string(typ), Status: string(wallet.StatusDone), Attempts: 1,
 			OperatorTxID: opID[tx], CreatedAt: store.Millis(now)}
 	}
-	moves := []wallet.MovementRecord{mv("w-won", wallet.KindWin, "b-won", "r1", 2500, wallet.WinTypeWin),
+	moves := []store.MovementRecord{mv("w-won", wallet.KindWin, "b-won", "r1", 2500, wallet.WinTypeWin),
 		mv("rb-cancel", wallet.KindRollback, "b-cancel", "r2", 700, "")}
-	for _, model := range []any{&rounds, &bets, &moves} {
-		if _, err := db.NewInsert().Model(model).Exec(ctx); err != nil {
-			t.Fatal(err)
-		}
+	for _, r := range rounds {
+		recInsertRound(t, st, r)
+	}
+	for _, b := range bets {
+		recInsertBet(t, st, b)
+	}
+	if err := st.InsertMovements(ctx, moves); err != nil {
+		t.Fatal(err)
 	}
 
 	// The two sides agree: zero differences, exit 0; the secret comes from
@@ -207,10 +210,10 @@ operators:
 	// A mismatch: the game paid 2600 but the operator credited 2500, the
 	// game lost the operator's id of the rollback, and a debit reached the
 	// operator that the game never recorded; a wrong initial balance too.
-	if _, err := db.NewUpdate().Model((*store.BetRecord)(nil)).Set("payout = 2600").Where("id = 'b-won'").Exec(ctx); err != nil {
+	if _, err := st.ExecForTest(ctx, "UPDATE bets SET payout = 2600 WHERE id = 'b-won'"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.NewUpdate().Model((*wallet.MovementRecord)(nil)).Set("operator_tx_id = ''").Where("transaction_id = 'rb-cancel'").Exec(ctx); err != nil {
+	if _, err := st.ExecForTest(ctx, "UPDATE movements SET operator_tx_id = '' WHERE transaction_id = 'rb-cancel'"); err != nil {
 		t.Fatal(err)
 	}
 	sim.bet("b-stray", "r2", 300)
@@ -239,6 +242,20 @@ operators:
 	_, _, err = runReconcile(t, "--config", cfgPath, "--operator-sim", sim.url, "--secret", "wrong-secret-777777")
 	if err == nil || errors.As(err, &coded) || !strings.Contains(err.Error(), "401") || strings.Contains(err.Error(), "777777") {
 		t.Errorf("wrong secret: %v", err)
+	}
+}
+
+func recInsertRound(t *testing.T, st *store.Store, r store.RoundRecord) {
+	t.Helper()
+	if err := st.InsertRound(t.Context(), r); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func recInsertBet(t *testing.T, st *store.Store, b store.BetRecord) {
+	t.Helper()
+	if err := st.InsertBet(t.Context(), &b); err != nil {
+		t.Fatal(err)
 	}
 }
 

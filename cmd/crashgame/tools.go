@@ -77,7 +77,7 @@ func movementsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return err
 	}
 	defer st.Close()
-	recs, err := wallet.ListMovements(ctx, st.DB(), f)
+	recs, err := wallet.ListMovements(ctx, st, f)
 	if err != nil {
 		return err
 	}

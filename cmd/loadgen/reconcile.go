@@ -123,5 +123,5 @@ func readGame(ctx context.Context, dsn, prefix string) (reconcile.Game, error) {
 		return reconcile.Game{}, err
 	}
 	defer st.Close()
-	return reconcile.ReadGame(ctx, st.DB(), reconcile.Filter{PlayerPrefix: prefix})
+	return reconcile.ReadGame(ctx, st, reconcile.Filter{PlayerPrefix: prefix})
 }

@@ -123,6 +123,7 @@ type Env struct {
 	gameURL  string // http://127.0.0.1:PORT, the game's published port
 	simURL   string // http://127.0.0.1:PORT, operator-sim's admin API
 	db       *sql.DB
+	dsn      string           // of db: the game's database through the published port
 	initial  map[string]int64 // each player's balance when the suite created or funded it
 	http     *http.Client
 	gameDoc  *apitest.Validator
@@ -246,7 +247,7 @@ func (e *Env) openDB(ctx context.Context) error {
 	}
 	e.mu.Lock()
 	old := e.db
-	e.db = db
+	e.db, e.dsn = db, dsn
 	e.mu.Unlock()
 	if old != nil {
 		_ = old.Close()

@@ -11,10 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/uptrace/bun"
-	"github.com/uptrace/bun/dialect/pgdialect"
-
 	"github.com/crashstudio/crashgame/internal/reconcile"
+	"github.com/crashstudio/crashgame/internal/store"
 )
 
 // ---- the wallet direction as the TLS front saw it ----------------------------
@@ -129,7 +127,15 @@ func (e *Env) Reconcile(t testing.TB) {
 	e.Settled(t, 2*time.Minute)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	game, err := reconcile.ReadGame(ctx, bun.NewDB(e.DB(), pgdialect.New()), reconcile.Filter{})
+	e.mu.Lock()
+	dsn := e.dsn
+	e.mu.Unlock()
+	st, err := store.Open(ctx, dsn) // the game's own reads, as crashgame reconcile makes them
+	if err != nil {
+		t.Fatalf("suite: %v", err)
+	}
+	defer st.Close()
+	game, err := reconcile.ReadGame(ctx, st, reconcile.Filter{})
 	if err != nil {
 		t.Fatalf("suite: %v", err)
 	}

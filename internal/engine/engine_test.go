@@ -243,7 +243,7 @@ func (h *harness) bet(id string) store.BetRecord {
 }
 
 func (h *harness) movements() []wallet.MovementRecord {
-	recs, err := wallet.ListMovements(context.Background(), h.st.Conn(context.Background()), wallet.MovementFilter{Limit: 1000})
+	recs, err := wallet.ListMovements(context.Background(), h.st, wallet.MovementFilter{Limit: 1000})
 	if err != nil {
 		h.t.Fatal(err)
 	}

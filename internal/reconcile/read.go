@@ -11,11 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/uptrace/bun"
-
 	"github.com/crashstudio/crashgame/internal/signature"
 	"github.com/crashstudio/crashgame/internal/store"
-	"github.com/crashstudio/crashgame/internal/wallet"
 )
 
 // Filter selects the game's records to compare. Empty fields select
@@ -26,38 +23,28 @@ type Filter struct {
 	PlayerPrefix string // only players whose id starts with it
 }
 
-// betColumns are the columns of the bets table that Bet needs: never the
-// session token or the session hash.
-var betColumns = []string{"id", "round_id", "operator", "player_id", "status", "amount", "freebet_id", "payout", "operator_tx_id"}
+// GameReader is what ReadGame reads the game's side through. *store.Store
+// satisfies it; neither read returns a session token or a session hash.
+type GameReader interface {
+	// ReconcileBets returns the real-money bets f selects, by placed_at, id.
+	ReconcileBets(ctx context.Context, f store.ReconcileFilter) ([]store.ReconcileBetRecord, error)
+	// ReconcileMovements returns the movements f selects, by created_at,
+	// transaction_id.
+	ReconcileMovements(ctx context.Context, f store.ReconcileFilter) ([]store.MovementRecord, error)
+}
 
-// movementColumns are the columns of the movements table that Movement
-// needs: never the session token.
-var movementColumns = []string{"transaction_id", "kind", "operator", "player_id", "round_id", "bet_id", "amount",
-	"win_type", "freebet_id", "status", "attempts", "operator_tx_id", "last_error"}
+var _ GameReader = (*store.Store)(nil)
 
-// ReadGame reads the game's side from its database: every real-money bet and
-// every settlement movement that f selects. It only reads.
-func ReadGame(ctx context.Context, db bun.IDB, f Filter) (Game, error) {
-	where := func(q *bun.SelectQuery) *bun.SelectQuery {
-		if f.Operator != "" {
-			q = q.Where("operator = ?", f.Operator)
-		}
-		if f.PlayerID != "" {
-			q = q.Where("player_id = ?", f.PlayerID)
-		}
-		if f.PlayerPrefix != "" {
-			q = q.Where("substr(player_id, 1, ?) = ?", len(f.PlayerPrefix), f.PlayerPrefix)
-		}
-		return q
-	}
-	var bets []store.BetRecord
-	q := db.NewSelect().Model(&bets).Column(betColumns...).Where("demo = ?", false)
-	if err := where(q).Order("placed_at", "id").Scan(ctx); err != nil {
+// ReadGame reads the game's side through r (the *store.Store): every
+// real-money bet and every settlement movement that f selects. It only reads.
+func ReadGame(ctx context.Context, r GameReader, f Filter) (Game, error) {
+	sf := store.ReconcileFilter{Operator: f.Operator, PlayerID: f.PlayerID, PlayerPrefix: f.PlayerPrefix}
+	bets, err := r.ReconcileBets(ctx, sf)
+	if err != nil {
 		return Game{}, fmt.Errorf("reconcile: read the game's bets: %w", err)
 	}
-	var moves []wallet.MovementRecord
-	q = db.NewSelect().Model(&moves).Column(movementColumns...)
-	if err := where(q).Order("created_at", "transaction_id").Scan(ctx); err != nil {
+	moves, err := r.ReconcileMovements(ctx, sf)
+	if err != nil {
 		return Game{}, fmt.Errorf("reconcile: read the game's movements: %w", err)
 	}
 	g := Game{Bets: make([]Bet, len(bets)), Movements: make([]Movement, len(moves))}
@@ -69,9 +56,9 @@ func ReadGame(ctx context.Context, db bun.IDB, f Filter) (Game, error) {
 	}
 	for i, m := range moves {
 		g.Movements[i] = Movement{
-			TransactionID: m.TransactionID, Kind: string(m.Kind), Operator: m.Operator, PlayerID: m.PlayerID,
-			RoundID: m.RoundID, BetID: m.BetID, Amount: m.Amount, WinType: string(m.WinType), FreebetID: m.FreebetID,
-			Status: string(m.Status), Attempts: m.Attempts, OperatorTxID: m.OperatorTxID, LastError: m.LastError,
+			TransactionID: m.TransactionID, Kind: m.Kind, Operator: m.Operator, PlayerID: m.PlayerID,
+			RoundID: m.RoundID, BetID: m.BetID, Amount: m.Amount, WinType: m.WinType, FreebetID: m.FreebetID,
+			Status: m.Status, Attempts: m.Attempts, OperatorTxID: m.OperatorTxID, LastError: m.LastError,
 		}
 	}
 	return g, nil

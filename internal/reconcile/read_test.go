@@ -30,13 +30,10 @@ func TestReadGameReadsRealMoneyRecordsWithoutTokens(t *testing.T) {
 	if err := st.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
-	db := st.DB()
 	now := time.Now().UnixMilli()
-	round := &store.RoundRecord{ID: "r1", GameID: "crash", Seq: 1, Hash: "h", CrashPoint: 200, RTPBasisPts: 9700,
+	round := store.RoundRecord{ID: "r1", GameID: "crash", Seq: 1, Hash: "h", CrashPoint: 200, RTPBasisPts: 9700,
 		MaxMultiplier: 100000, Status: store.RoundFinished, BettingEndsAt: store.Millis(now), CreatedAt: store.Millis(now)}
-	if _, err := db.NewInsert().Model(round).Exec(ctx); err != nil {
-		t.Fatal(err)
-	}
+	insertRound(t, st, round)
 	bet := func(id, operator, playerID string, demo bool, at int64) store.BetRecord {
 		return store.BetRecord{ID: id, RoundID: "r1", GameID: "crash", SessionHash: bytes.Repeat([]byte{1}, 32), Operator: operator,
 			PlayerID: playerID, Token: "secret-session-token", Currency: "BRL", Demo: demo, Amount: 1000,
@@ -50,20 +47,20 @@ func TestReadGameReadsRealMoneyRecordsWithoutTokens(t *testing.T) {
 		bet("b-else", "dev", "player-x", false, now),
 	}
 	bets[0].FreebetID = ptr("camp#1")
-	if _, err := db.NewInsert().Model(&bets).Exec(ctx); err != nil {
-		t.Fatal(err)
+	for _, b := range bets {
+		insertBet(t, st, b)
 	}
-	mv := func(tx, betID, operator, playerID string) wallet.MovementRecord {
-		return wallet.MovementRecord{TransactionID: tx, Kind: wallet.KindWin, Operator: operator, GameID: "crash", Currency: "BRL",
-			PlayerID: playerID, Token: "secret-session-token", RoundID: "r1", BetID: betID, Amount: 1500, WinType: wallet.WinTypeWin,
-			Status: wallet.StatusDone, Attempts: 3, OperatorTxID: "op-" + tx, LastError: "HTTP 503", CreatedAt: store.Millis(now)}
+	mv := func(tx, betID, operator, playerID string) store.MovementRecord {
+		return store.MovementRecord{TransactionID: tx, Kind: string(wallet.KindWin), Operator: operator, GameID: "crash", Currency: "BRL",
+			PlayerID: playerID, Token: "secret-session-token", RoundID: "r1", BetID: betID, Amount: 1500, WinType: string(wallet.WinTypeWin),
+			Status: string(wallet.StatusDone), Attempts: 3, OperatorTxID: "op-" + tx, LastError: "HTTP 503", CreatedAt: store.Millis(now)}
 	}
-	moves := []wallet.MovementRecord{mv("w1", "b1", "dev", "load-1-b"), mv("w-other", "b-other", "acme", "load-1-d"), mv("w-else", "b-else", "dev", "player-x")}
-	if _, err := db.NewInsert().Model(&moves).Exec(ctx); err != nil {
+	moves := []store.MovementRecord{mv("w1", "b1", "dev", "load-1-b"), mv("w-other", "b-other", "acme", "load-1-d"), mv("w-else", "b-else", "dev", "player-x")}
+	if err := st.InsertMovements(ctx, moves); err != nil {
 		t.Fatal(err)
 	}
 
-	g, err := ReadGame(ctx, db, Filter{Operator: "dev", PlayerPrefix: "load-1-"})
+	g, err := ReadGame(ctx, st, Filter{Operator: "dev", PlayerPrefix: "load-1-"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,15 +77,29 @@ func TestReadGameReadsRealMoneyRecordsWithoutTokens(t *testing.T) {
 	if len(g.Movements) != 1 || g.Movements[0] != want {
 		t.Errorf("movements: %+v, want %+v", g.Movements, want)
 	}
-	if all, err := ReadGame(ctx, db, Filter{}); err != nil || len(all.Bets) != 4 || len(all.Movements) != 3 {
+	if all, err := ReadGame(ctx, st, Filter{}); err != nil || len(all.Bets) != 4 || len(all.Movements) != 3 {
 		t.Errorf("everything: %d bets, %d movements, %v; want 4 and 3", len(all.Bets), len(all.Movements), err)
 	}
-	if one, err := ReadGame(ctx, db, Filter{PlayerID: "player-x"}); err != nil || len(one.Bets) != 1 || len(one.Movements) != 1 {
+	if one, err := ReadGame(ctx, st, Filter{PlayerID: "player-x"}); err != nil || len(one.Bets) != 1 || len(one.Movements) != 1 {
 		t.Errorf("one player: %+v, %v", one, err)
 	}
 	// No token reaches the comparison's input, nor anything printed from it.
 	if raw, _ := json.Marshal(g); strings.Contains(string(raw), "secret-session-token") {
 		t.Errorf("a session token was read: %s", raw)
+	}
+}
+
+func insertRound(t *testing.T, st *store.Store, r store.RoundRecord) {
+	t.Helper()
+	if err := st.InsertRound(t.Context(), r); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func insertBet(t *testing.T, st *store.Store, b store.BetRecord) {
+	t.Helper()
+	if err := st.InsertBet(t.Context(), &b); err != nil {
+		t.Fatal(err)
 	}
 }
 

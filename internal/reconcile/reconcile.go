@@ -12,11 +12,14 @@
 //   - Report: each difference as one line of text, and the counts.
 //
 // What it must never do:
-//   - move money, or write to either side: it only reads (a SELECT on the
-//     game's database, /admin/reconcile on the operator's);
+//   - move money, or write to either side: it only reads (the store's two
+//     reconciliation reads, through GameReader, and /admin/reconcile on the
+//     operator's side);
+//   - hold an SQL statement or a bun model: the reads are the store's
+//     (internal/store/reconcile.go);
 //   - print or keep a session token, a secret, an API key or a signature: the
-//     types have no field for a token, ReadGame never selects the token
-//     columns, and an error from ReadOperatorSim names the HTTP status and the
+//     types have no field for a token, the store's reads never select the
+//     token columns, and an error from ReadOperatorSim names the HTTP status and the
 //     operator's error code, never the request or the secret.
 //
 // A difference names the game's transaction ids, bet ids and player ids, so

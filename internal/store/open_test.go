@@ -29,14 +29,14 @@ func TestOpenSQLiteSettings(t *testing.T) {
 	}
 	for _, p := range pragmas {
 		var got string
-		if err := s.DB().QueryRowContext(t.Context(), "PRAGMA "+p.name).Scan(&got); err != nil {
+		if err := s.QueryRowForTest(t.Context(), "PRAGMA "+p.name).Scan(&got); err != nil {
 			t.Fatalf("PRAGMA %s: %v", p.name, err)
 		}
 		if !strings.EqualFold(got, p.want) {
 			t.Errorf("PRAGMA %s = %q, want %q", p.name, got, p.want)
 		}
 	}
-	if got := s.DB().Stats().MaxOpenConnections; got != 1 {
+	if got := store.MaxOpenConns(s); got != 1 {
 		t.Errorf("MaxOpenConnections = %d, want 1", got)
 	}
 	if got := s.Dialect(); got != store.DialectSQLite {

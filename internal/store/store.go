@@ -1,12 +1,22 @@
 // Package store owns the database: opening it (SQLite or PostgreSQL), migrating
 // its whole schema from the embedded migrations/sqlite and migrations/postgres
 // folders, and the launch tickets' table (TicketRecord, tickets.go and
-// ticket_writer.go). It owns the sessions and session_controls tables
-// (SessionRecord, SessionControlsRecord, sessions.go), the reads of a session's
-// bets (session_bets.go), and the freebet_sources and freebet_grants tables
-// (FreebetSourceRecord, FreebetGrantRecord, freebets.go). The other tables' bun
-// models and queries still live with the packages that use them (engine:
-// rounds, chains and bets; wallet: movements), over DB().
+// ticket_writer.go), and every other table of the game with its records and
+// statements, one file an aggregate:
+//   - rounds and chains (rounds.go) and bets (bets.go);
+//   - the wallet's movements (movements.go: the outbox inserts, the claim with
+//     a lease, the fenced record of attempts, the listing);
+//   - sessions and session_controls (sessions.go) and the reads of a session's
+//     bets (session_bets.go);
+//   - freebet_sources and freebet_grants (freebets.go);
+//   - reconciliation's reads of bets and movements (reconcile.go).
+//
+// operator-sim's ledger lives in its own SQLite database and package,
+// internal/store/ledger. No package outside internal/store imports bun.
+//
+// A transaction travels in the context (InTx, tx.go): a domain package makes
+// several writes atomic by calling the store's methods with the context InTx
+// gives it, and never names a database type.
 //
 // It must never hold business rules (what a ticket is, when a bet is accepted):
 // it answers atomically what it is asked and reports which condition failed.
@@ -226,10 +236,6 @@ func (s *Store) Ping(ctx context.Context) error {
 	}
 	return nil
 }
-
-// DB returns the underlying bun database, for repositories in other packages.
-// On SQLite it has one connection: see the package documentation.
-func (s *Store) DB() *bun.DB { return s.db }
 
 // redactDSN hides a password in a DSN that is about to appear in an error.
 func redactDSN(dsn string) string {

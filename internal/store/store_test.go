@@ -68,7 +68,7 @@ func suite(t *testing.T, b backend) {
 		{"TicketControlsRoundTrip", testTicketControls},
 		{"Ping", testPing},
 	}
-	for _, tc := range slices.Concat(cases, roundAndBetCases, freebetCases, sessionCases) {
+	for _, tc := range slices.Concat(cases, roundAndBetCases, movementCases, freebetCases, sessionCases) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			dsn := b.open(t)
@@ -133,7 +133,7 @@ func insert(t *testing.T, s *store.Store, rec *store.TicketRecord) {
 func countRows(t *testing.T, s *store.Store, query string) int {
 	t.Helper()
 	var n int
-	if err := s.DB().QueryRowContext(t.Context(), query).Scan(&n); err != nil {
+	if err := s.QueryRowForTest(t.Context(), query).Scan(&n); err != nil {
 		t.Fatalf("%s: %v", query, err)
 	}
 	return n
@@ -166,7 +166,7 @@ func testMigrateTwice(t *testing.T, s *store.Store, _ string) {
 func testMigrateConcurrently(t *testing.T, s *store.Store, dsn string) {
 	// s is already migrated; drop everything to start from an empty schema.
 	for _, q := range []string{"DROP TABLE tickets", "DROP TABLE bun_migrations", "DROP TABLE bun_migration_locks"} {
-		if _, err := s.DB().ExecContext(t.Context(), q); err != nil {
+		if _, err := s.ExecForTest(t.Context(), q); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
 	}

@@ -52,13 +52,6 @@ func (s *Store) conn(ctx context.Context) bun.IDB {
 	return s.db
 }
 
-// Conn is the bun connection of ctx (its InTx transaction, else the database),
-// for the packages whose statements have not yet moved into the store.
-//
-// Deprecated: transitional, removed once every statement lives in this
-// package (issue 12).
-func (s *Store) Conn(ctx context.Context) bun.IDB { return s.conn(ctx) }
-
 // ExecForTest runs one raw statement and reports the rows it affected. It is
 // for tests that must put the database into a state no method produces (a
 // lease held by a worker that died, a row written by an older version);

@@ -15,11 +15,19 @@
 //   - breaker*.go: the per-operator circuit breaker (sony/gobreaker).
 //   - backoff*.go: MaxAttempts and Backoff.
 //   - betloop.go: BetUntil, the /bet attempts while the betting window is open.
-//   - movements*.go, queue*.go: the durable movement queue (outbox). Enqueue
-//     writes a /win or /rollback in the caller's transaction, together with the
-//     state change that causes it; Queue sends each with the same
-//     transaction_id and body on every attempt, up to MaxAttempts, then parks
-//     it as exhausted; ListMovements is the reconciliation view.
+//   - movements*.go, queue*.go: the rules of the durable movement queue
+//     (outbox). Enqueue validates a /win or /rollback, checks it against its
+//     debit (RB-6, WIN-17) and writes it in the caller's transaction (the one
+//     its ctx carries), together with the state change that causes it; Queue
+//     sends each with the same transaction_id and body on every attempt,
+//     classifies the answer, backs off, pauses an operator whose breaker is
+//     open, and after MaxAttempts parks it as exhausted; ListMovements is the
+//     reconciliation view. The movements table, its statements (the claim
+//     with a lease, FOR UPDATE SKIP LOCKED on PostgreSQL, the fenced record of
+//     attempts) and the read of the debits live in package store: this
+//     package reaches them through the interfaces it declares
+//     (MovementWriter, MovementReader, QueueStore), which *store.Store
+//     satisfies.
 //
 // A Client method makes exactly one attempt. It never retries, never sleeps and
 // never stores anything: whether and when to try again is decided by BetUntil
@@ -27,6 +35,8 @@
 // timestamp.
 //
 // What it must never do:
+//   - hold a table, a bun model or an SQL statement: they belong to package
+//     store, and no dialect difference shows here;
 //   - decide an outcome from the HTTP status alone, round a money amount, or
 //     take a Temporary answer for a refusal (a refused /win would lose a prize);
 //   - sign anything but the bytes that go on the wire;

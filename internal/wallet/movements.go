@@ -2,15 +2,12 @@ package wallet
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"io"
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/uptrace/bun"
 
 	"github.com/crashstudio/crashgame/internal/store"
 )
@@ -74,35 +71,65 @@ type Movement struct {
 	Reason string
 }
 
-// MovementRecord is a movement as stored, with its delivery state.
+// MovementRecord is a movement as stored, with its delivery state (a
+// store.MovementRecord with the wallet's types).
 type MovementRecord struct {
-	bun.BaseModel `bun:"table:movements"`
-
-	TransactionID string         `bun:"transaction_id,pk"`
-	Kind          MovementKind   `bun:"kind"`
-	Operator      string         `bun:"operator"`
-	GameID        string         `bun:"game_id"`
-	Currency      string         `bun:"currency"`
-	PlayerID      string         `bun:"player_id"`
-	Token         string         `bun:"token"` // empty in ListMovements: never listed
-	RoundID       string         `bun:"round_id"`
-	BetID         string         `bun:"bet_id"`
-	Amount        int64          `bun:"amount"`
-	WinType       WinType        `bun:"win_type"`
-	FreebetID     *string        `bun:"freebet_id"`
-	Reason        string         `bun:"reason"`
-	Status        MovementStatus `bun:"status"`
-	Attempts      int            `bun:"attempts"`
+	TransactionID string
+	Kind          MovementKind
+	Operator      string
+	GameID        string
+	Currency      string
+	PlayerID      string
+	Token         string // empty in ListMovements: never listed
+	RoundID       string
+	BetID         string
+	Amount        int64
+	WinType       WinType
+	FreebetID     *string
+	Reason        string
+	Status        MovementStatus
+	Attempts      int
 	// NextAttemptAt is when a pending movement is next due; while a worker
 	// holds it (ClaimedBy set), the end of that worker's lease.
-	NextAttemptAt store.Millis `bun:"next_attempt_at"`
-	ClaimedBy     string       `bun:"claimed_by"`
-	LastError     string       `bun:"last_error"`      // diagnostic: reason, error_code, HTTP status; never a secret
-	LastRequestID string       `bun:"last_request_id"` // the request_id of the last attempt, to find it in logs
-	OperatorTxID  string       `bun:"operator_tx_id"`  // the operator's own id from the success (ENV-19)
-	BalanceAfter  *int64       `bun:"balance_after"`   // the balance the success answered, if any
-	CreatedAt     store.Millis `bun:"created_at"`
-	DoneAt        store.Millis `bun:"done_at,nullzero"` // when it reached a final status
+	NextAttemptAt store.Millis
+	ClaimedBy     string
+	LastError     string       // diagnostic: reason, error_code, HTTP status; never a secret
+	LastRequestID string       // the request_id of the last attempt, to find it in logs
+	OperatorTxID  string       // the operator's own id from the success (ENV-19)
+	BalanceAfter  *int64       // the balance the success answered, if any
+	CreatedAt     store.Millis //
+	DoneAt        store.Millis // when it reached a final status; zero before
+}
+
+// recordOf converts a stored movement.
+func recordOf(r *store.MovementRecord) MovementRecord {
+	return MovementRecord{
+		TransactionID: r.TransactionID, Kind: MovementKind(r.Kind), Operator: r.Operator, GameID: r.GameID,
+		Currency: r.Currency, PlayerID: r.PlayerID, Token: r.Token, RoundID: r.RoundID, BetID: r.BetID,
+		Amount: r.Amount, WinType: WinType(r.WinType), FreebetID: r.FreebetID, Reason: r.Reason,
+		Status: MovementStatus(r.Status), Attempts: r.Attempts, NextAttemptAt: r.NextAttemptAt, ClaimedBy: r.ClaimedBy,
+		LastError: r.LastError, LastRequestID: r.LastRequestID, OperatorTxID: r.OperatorTxID,
+		BalanceAfter: r.BalanceAfter, CreatedAt: r.CreatedAt, DoneAt: r.DoneAt,
+	}
+}
+
+// recordsOf converts stored movements.
+func recordsOf(recs []store.MovementRecord) []MovementRecord {
+	out := make([]MovementRecord, len(recs))
+	for i := range recs {
+		out[i] = recordOf(&recs[i])
+	}
+	return out
+}
+
+// newRecord is m as a new pending movement, due at now.
+func newRecord(m Movement, now time.Time) store.MovementRecord {
+	return store.MovementRecord{
+		TransactionID: m.TransactionID, Kind: string(m.Kind), Operator: m.Operator, GameID: m.GameID,
+		Currency: m.Currency, PlayerID: m.PlayerID, Token: m.Token, RoundID: m.RoundID, BetID: m.BetID,
+		Amount: m.Amount, WinType: string(m.WinType), FreebetID: m.FreebetID, Reason: m.Reason,
+		Status: store.MovementPending, NextAttemptAt: store.MillisOf(now), CreatedAt: store.MillisOf(now),
+	}
 }
 
 // Movement returns the movement the record delivers.
@@ -168,10 +195,24 @@ func (m Movement) validate() error {
 	}
 }
 
-// Enqueue queues m inside the caller's transaction (db is the bun.Tx that also
-// writes the state change causing the movement: the outbox pattern), due at
-// once. Nothing is sent until the transaction commits and a Queue picks it up;
-// call Queue.Notify after the commit to send it without waiting for the poll.
+// MovementWriter is what Enqueue and EnqueueMany write through: the outbox
+// (the movements table) and the debits (the bets table) settlements are
+// checked against, in the transaction that ctx carries. *store.Store
+// satisfies it.
+type MovementWriter interface {
+	Debit(ctx context.Context, betID string) (store.DebitRecord, bool, error)
+	Debits(ctx context.Context, betIDs []string) (map[string]store.DebitRecord, error)
+	InsertMovement(ctx context.Context, rec *store.MovementRecord) error
+	InsertMovements(ctx context.Context, recs []store.MovementRecord) error
+}
+
+var _ MovementWriter = (*store.Store)(nil)
+
+// Enqueue queues m inside the caller's transaction (the one ctx carries,
+// store.InTx, which also writes the state change causing the movement: the
+// outbox pattern), due at once. Nothing is sent until the transaction commits
+// and a Queue picks it up; call Queue.Notify after the commit to send it
+// without waiting for the poll.
 //
 // It refuses, with ErrInvalidMovement, a movement that breaks the contract; a
 // rollback whose amount differs from the debit it references, or that carries a
@@ -181,81 +222,63 @@ func (m Movement) validate() error {
 // ErrDebitSettled a second movement for one bet_id (each debit ends in exactly
 // one settlement). On an error the caller must roll its transaction back.
 //
-// On SQLite, db must be the caller's transaction (or the *bun.DB when there is
-// none): the store has one connection.
-func Enqueue(ctx context.Context, db bun.IDB, m Movement, now time.Time) error {
+// On SQLite, every call inside the caller's transaction must use its ctx: the
+// store has one connection.
+func Enqueue(ctx context.Context, w MovementWriter, m Movement, now time.Time) error {
 	if err := m.validate(); err != nil {
 		return fmt.Errorf("%w %s: %w", ErrInvalidMovement, short(m.TransactionID), err)
 	}
-	if err := checkAgainstDebit(ctx, db, m); err != nil {
+	if err := checkAgainstDebit(ctx, w, m); err != nil {
 		return err
 	}
-	rec := MovementRecord{
-		TransactionID: m.TransactionID, Kind: m.Kind, Operator: m.Operator, GameID: m.GameID,
-		Currency: m.Currency, PlayerID: m.PlayerID, Token: m.Token, RoundID: m.RoundID, BetID: m.BetID,
-		Amount: m.Amount, WinType: m.WinType, FreebetID: m.FreebetID, Reason: m.Reason,
-		Status: StatusPending, NextAttemptAt: store.MillisOf(now), CreatedAt: store.MillisOf(now),
-	}
-	// ON CONFLICT DO NOTHING rather than a failing INSERT: on PostgreSQL a
-	// failed statement would abort the caller's whole transaction with a
-	// driver error; this way the caller gets a named error and decides.
-	res, err := db.NewInsert().Model(&rec).On("CONFLICT DO NOTHING").Exec(ctx)
-	if err != nil {
+	rec := newRecord(m, now)
+	err := w.InsertMovement(ctx, &rec)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, store.ErrMovementExists):
+		return fmt.Errorf("wallet: enqueue %s %s: %w", m.Kind, short(m.TransactionID), ErrDuplicateMovement)
+	case errors.Is(err, store.ErrMovementBetTaken):
+		return fmt.Errorf("wallet: enqueue %s %s for bet %s: %w", m.Kind, short(m.TransactionID), short(m.BetID), ErrDebitSettled)
+	default:
 		return fmt.Errorf("wallet: enqueue %s %s: %w", m.Kind, short(m.TransactionID), err)
 	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return fmt.Errorf("wallet: enqueue %s %s: rows affected: %w", m.Kind, short(m.TransactionID), err)
-	}
-	if n == 1 {
-		return nil
-	}
-	// A unique key refused it: the transaction_id, or the bet_id.
-	exists, err := db.NewSelect().Table("movements").Where("transaction_id = ?", m.TransactionID).Exists(ctx)
-	if err != nil {
-		return fmt.Errorf("wallet: enqueue %s %s: which key refused it: %w", m.Kind, short(m.TransactionID), err)
-	}
-	if exists {
-		return fmt.Errorf("wallet: enqueue %s %s: %w", m.Kind, short(m.TransactionID), ErrDuplicateMovement)
-	}
-	return fmt.Errorf("wallet: enqueue %s %s for bet %s: %w", m.Kind, short(m.TransactionID), short(m.BetID), ErrDebitSettled)
 }
 
 // checkAgainstDebit compares m with the debit it references, when the bets
-// table (migration 0002, owned by the engine) holds it: a rollback carries the
-// debit's amount (RB-6), a win inherits the debit's freebet_id (WIN-17). A
+// table (migration 0002, written by the engine) holds it: a rollback carries
+// the debit's amount (RB-6), a win inherits the debit's freebet_id (WIN-17). A
 // debit not found is not an error: a rollback of an unknown debit is harmless
 // (RB-13).
-func checkAgainstDebit(ctx context.Context, db bun.IDB, m Movement) error {
-	var debit struct {
-		Amount    int64          `bun:"amount"`
-		FreebetID sql.NullString `bun:"freebet_id"`
-	}
-	err := db.NewRaw("SELECT amount, freebet_id FROM bets WHERE id = ?", m.BetID).Scan(ctx, &debit)
+func checkAgainstDebit(ctx context.Context, w MovementWriter, m Movement) error {
+	d, ok, err := w.Debit(ctx, m.BetID)
 	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		return nil
 	case err != nil:
 		return fmt.Errorf("wallet: enqueue %s %s: read the debit: %w", m.Kind, short(m.TransactionID), err)
+	case !ok:
+		return nil
 	}
-	return compareWithDebit(m, debit.Amount, debit.FreebetID)
+	return compareWithDebit(m, d)
 }
 
 // compareWithDebit checks m against the debit it references: a rollback
 // carries the debit's amount (RB-6), a win inherits its freebet_id (WIN-17).
-func compareWithDebit(m Movement, amount int64, freebetID sql.NullString) error {
+func compareWithDebit(m Movement, d store.DebitRecord) error {
 	switch m.Kind {
 	case KindRollback:
-		if m.Amount != amount {
+		if m.Amount != d.Amount {
 			return fmt.Errorf("%w %s: rollback amount %d differs from the debit's %d (RB-6)",
-				ErrInvalidMovement, short(m.TransactionID), m.Amount, amount)
+				ErrInvalidMovement, short(m.TransactionID), m.Amount, d.Amount)
 		}
 	case KindWin:
-		got := ""
+		got, want := "", ""
 		if m.FreebetID != nil {
 			got = *m.FreebetID
 		}
-		if got != freebetID.String {
+		if d.FreebetID != nil {
+			want = *d.FreebetID
+		}
+		if got != want {
 			return fmt.Errorf("%w %s: freebet_id differs from the debit's (WIN-17)", ErrInvalidMovement, short(m.TransactionID))
 		}
 	}
@@ -278,10 +301,19 @@ const (
 	MaxListLimit     = 100000
 )
 
+// MovementReader is what ListMovements reads through. *store.Store
+// satisfies it.
+type MovementReader interface {
+	ListMovements(ctx context.Context, f store.MovementFilter) ([]store.MovementRecord, error)
+}
+
+var _ MovementReader = (*store.Store)(nil)
+
 // ListMovements returns the movements that match f, oldest first (by
-// created_at, then transaction_id). The session token is never read: Token is
-// empty in every record.
-func ListMovements(ctx context.Context, db bun.IDB, f MovementFilter) ([]MovementRecord, error) {
+// created_at, then transaction_id), read through r, a MovementReader (the
+// *store.Store). The session token is never read: Token is empty in every
+// record.
+func ListMovements(ctx context.Context, r MovementReader, f MovementFilter) ([]MovementRecord, error) {
 	limit := f.Limit
 	switch {
 	case limit < 0:
@@ -291,29 +323,19 @@ func ListMovements(ctx context.Context, db bun.IDB, f MovementFilter) ([]Movemen
 	case limit > MaxListLimit:
 		limit = MaxListLimit
 	}
-	q := db.NewSelect().Model((*MovementRecord)(nil)).ExcludeColumn("token")
-	if f.RoundID != "" {
-		q = q.Where("round_id = ?", f.RoundID)
-	}
-	if f.PlayerID != "" {
-		q = q.Where("player_id = ?", f.PlayerID)
-	}
-	if f.Operator != "" {
-		q = q.Where("operator = ?", f.Operator)
-	}
 	if f.Status != "" {
 		switch MovementStatus(f.Status) {
 		case StatusPending, StatusDone, StatusRefused, StatusExhausted:
 		default:
 			return nil, fmt.Errorf("wallet: list movements: status %q is not pending, done, refused or exhausted", short(f.Status))
 		}
-		q = q.Where("status = ?", f.Status)
 	}
-	recs := make([]MovementRecord, 0)
-	if err := q.Order("created_at", "transaction_id").Limit(int64(limit)).Scan(ctx, &recs); err != nil {
+	sf := store.MovementFilter{RoundID: f.RoundID, PlayerID: f.PlayerID, Operator: f.Operator, Status: f.Status, Limit: limit}
+	recs, err := r.ListMovements(ctx, sf)
+	if err != nil {
 		return nil, fmt.Errorf("wallet: list movements: %w", err)
 	}
-	return recs, nil
+	return recordsOf(recs), nil
 }
 
 // movementColumns are the columns of WriteMovements, in order.

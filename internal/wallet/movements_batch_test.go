@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/uptrace/bun"
-
 	"github.com/crashstudio/crashgame/internal/store"
 )
 
@@ -17,18 +15,17 @@ func TestEnqueueMany(t *testing.T) {
 	t.Parallel()
 	mqEachBackend(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
-		db := s.DB()
-		if _, err := db.ExecContext(ctx, `INSERT INTO rounds (id, game_id, seq, hash, crash_point, rtp_bp, max_multiplier, status, betting_ends_at, created_at)
+		if _, err := s.ExecForTest(ctx, `INSERT INTO rounds (id, game_id, seq, hash, crash_point, rtp_bp, max_multiplier, status, betting_ends_at, created_at)
 			VALUES ('round-1', 'crash-classic', 1, 'h', 100, 9700, 100000, 'finished', 1, 1)`); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := db.ExecContext(ctx, `INSERT INTO bets (id, round_id, game_id, session_hash, operator, currency, amount, status, placed_at)
+		if _, err := s.ExecForTest(ctx, `INSERT INTO bets (id, round_id, game_id, session_hash, operator, currency, amount, status, placed_at)
 			VALUES ('bet-rb-debit', 'round-1', 'crash-classic', ?, ?, 'BRL', 1000, 'accepted', 1)`, make([]byte, 32), mqOperatorID); err != nil {
 			t.Fatal(err)
 		}
 		many := func(ms ...Movement) error {
-			return db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-				return EnqueueMany(ctx, tx, ms, time.UnixMilli(1795000000000))
+			return s.InTx(ctx, func(ctx context.Context) error {
+				return EnqueueMany(ctx, s, ms, time.UnixMilli(1795000000000))
 			})
 		}
 		wrong := mqRollback("rb-debit")
@@ -36,13 +33,13 @@ func TestEnqueueMany(t *testing.T) {
 		if err := many(mqWin("w-a"), wrong); !errors.Is(err, ErrInvalidMovement) {
 			t.Fatalf("a rollback of another amount than its debit's: %v", err)
 		}
-		if n, _ := db.NewSelect().Table("movements").Count(ctx); n != 0 {
+		if n := mqCountAll(t, s); n != 0 {
 			t.Fatalf("%d movements after a refused batch", n)
 		}
 		if err := many(mqWin("w-a"), mqWin("w-b"), mqRollback("rb-debit")); err != nil {
 			t.Fatal(err)
 		}
-		if n, _ := db.NewSelect().Table("movements").Count(ctx); n != 3 {
+		if n := mqCountAll(t, s); n != 3 {
 			t.Fatalf("%d movements, want 3", n)
 		}
 		if got := mqGet(t, s, "w-b"); got.Status != StatusPending || got.Amount != 2350 || got.NextAttemptAt != 1795000000000 {

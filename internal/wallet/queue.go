@@ -6,13 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/uptrace/bun"
-	"github.com/uptrace/bun/dialect"
 
 	"github.com/crashstudio/crashgame/internal/groupcommit"
 	"github.com/crashstudio/crashgame/internal/store"
@@ -57,8 +53,7 @@ const (
 // movement is claimed with FOR UPDATE SKIP LOCKED and a lease, so it is never
 // sent by two of them at once. On SQLite, run one Queue per database.
 type Queue struct {
-	db         *bun.DB
-	postgres   bool
+	st         QueueStore
 	clients    func(operator string) (*Client, bool)
 	now        func() time.Time
 	logger     *slog.Logger
@@ -138,17 +133,36 @@ func (noQueueMetrics) Delivered(MovementKind, time.Duration) {}
 // must not block.
 func WithOnSettled(f func(Movement, Result)) QueueOption { return func(q *Queue) { q.onSettled = f } }
 
-// NewQueue returns a Queue over the store (migrated: it needs the movements
-// table). clients returns the Client of an operator; an operator without one
-// keeps its movements pending (logged at ERROR) without spending attempts.
-func NewQueue(st *store.Store, clients func(operator string) (*Client, bool), opts ...QueueOption) (*Queue, error) {
+// QueueStore is the movements table as the Queue uses it. *store.Store
+// satisfies it. The Queue decides (what an answer means, the back-off, when a
+// movement is exhausted, which operators wait); the store claims, fences and
+// writes atomically what it is told.
+type QueueStore interface {
+	// ClaimMovements leases up to c.Limit due pending movements to c.Worker;
+	// two claims never take one movement.
+	ClaimMovements(ctx context.Context, c store.MovementClaim) ([]store.MovementRecord, error)
+	// NextDueMovement is the earliest next_attempt_at of a pending movement
+	// of an operator not skipped.
+	NextDueMovement(ctx context.Context, skipOperators []string) (time.Time, bool, error)
+	// RecordMovementAttempts writes finished attempts in one transaction,
+	// each fenced by its claim, and reports which were applied.
+	RecordMovementAttempts(ctx context.Context, attempts []store.MovementAttempt) ([]bool, error)
+	// CountMovements counts the movements of each status.
+	CountMovements(ctx context.Context, statuses ...string) (map[string]int64, error)
+}
+
+var _ QueueStore = (*store.Store)(nil)
+
+// NewQueue returns a Queue over st (the *store.Store, migrated: it needs the
+// movements table). clients returns the Client of an operator; an operator
+// without one keeps its movements pending (logged at ERROR) without spending
+// attempts.
+func NewQueue(st QueueStore, clients func(operator string) (*Client, bool), opts ...QueueOption) (*Queue, error) {
 	if st == nil || clients == nil {
 		return nil, errors.New("wallet: new queue: store and clients are required")
 	}
-	db := st.DB()
 	q := &Queue{
-		db:         db,
-		postgres:   db.Dialect().Name() == dialect.PG,
+		st:         st,
 		clients:    clients,
 		now:        time.Now,
 		logger:     slog.Default(),
@@ -299,74 +313,28 @@ func sleep(ctx context.Context, d time.Duration, wake <-chan struct{}) {
 	}
 }
 
-// claimColumns are the columns RETURNING gives back: every column.
-const claimColumns = "transaction_id, kind, operator, game_id, currency, player_id, token, round_id, bet_id, amount, " +
-	"win_type, freebet_id, reason, status, attempts, next_attempt_at, claimed_by, last_error, last_request_id, " +
-	"operator_tx_id, balance_after, created_at, done_at"
-
 // claim takes up to n due pending movements for this Queue: it sets their
 // lease (claimed_by, next_attempt_at = now + lease) in one statement and
-// returns them. Operators paused (breaker open, no Client) are skipped.
-//
-// On PostgreSQL the candidates are chosen and locked in a CTE with FOR UPDATE
-// SKIP LOCKED, which runs once: the same SELECT as an IN subquery may be
-// re-run by the planner for each row and claim far more than n. A row another
-// worker claimed meanwhile is skipped (locked) or re-checked after its commit
-// (no longer due), so two workers never claim one movement. On SQLite the one
-// writer serializes claims.
+// returns them. Operators paused (breaker open, no Client) are skipped. Two
+// Queues on one database never claim one movement (see
+// store.ClaimMovements).
 func (q *Queue) claim(ctx context.Context, n int) ([]MovementRecord, error) {
 	now := q.now()
-	nowMs, leaseEnd := store.MillisOf(now), store.MillisOf(now.Add(q.lease))
-	due, args := "status = 'pending' AND next_attempt_at <= ?", []any{nowMs}
-	if skip := q.pausedOperators(time.Now()); len(skip) > 0 {
-		due += " AND operator NOT IN (?)"
-		args = append(args, bun.List(skip))
-	}
-	args = append(args, n, q.instanceID, leaseEnd)
-	var query string
-	if q.postgres {
-		query = "WITH due AS MATERIALIZED (SELECT transaction_id FROM movements WHERE " + due +
-			" ORDER BY next_attempt_at LIMIT ? FOR UPDATE SKIP LOCKED) " +
-			"UPDATE movements AS m SET claimed_by = ?, next_attempt_at = ? FROM due " +
-			"WHERE m.transaction_id = due.transaction_id AND m.status = 'pending' RETURNING " + claimColumnsOf("m.")
-	} else {
-		query = "UPDATE movements SET claimed_by = ?, next_attempt_at = ? WHERE transaction_id IN (" +
-			"SELECT transaction_id FROM movements WHERE " + due + " ORDER BY next_attempt_at LIMIT ?) RETURNING " + claimColumnsOf("")
-		// The SET arguments come first in this statement.
-		args = append([]any{q.instanceID, leaseEnd}, args[:len(args)-2]...)
-	}
-	recs := make([]MovementRecord, 0, n)
-	if err := q.db.NewRaw(query, args...).Scan(ctx, &recs); err != nil {
+	recs, err := q.st.ClaimMovements(ctx, store.MovementClaim{
+		Worker: q.instanceID, Now: now, LeaseEnd: now.Add(q.lease), Limit: n,
+		SkipOperators: q.pausedOperators(time.Now()),
+	})
+	if err != nil {
 		return nil, fmt.Errorf("claim: %w", err)
 	}
-	if len(recs) > n { // never: the statement is wrong; say so rather than overrun the slots
-		return recs, fmt.Errorf("claim: asked for %d movements, got %d", n, len(recs))
-	}
-	return recs, nil
-}
-
-// claimColumnsOf lists every column of movements, each with prefix.
-func claimColumnsOf(prefix string) string {
-	cols := strings.Split(claimColumns, ", ")
-	for i := range cols {
-		cols[i] = prefix + cols[i]
-	}
-	return strings.Join(cols, ", ")
+	return recordsOf(recs), nil
 }
 
 // nextDue returns the earliest next_attempt_at of a pending movement whose
 // operator is not paused (the pause's end is waited for separately, so that
 // a paused operator's due movements never make the worker spin).
 func (q *Queue) nextDue(ctx context.Context) (time.Time, bool, error) {
-	var next []int64
-	sel := q.db.NewSelect().Table("movements").Column("next_attempt_at").Where("status = 'pending'")
-	if skip := q.pausedOperators(time.Now()); len(skip) > 0 {
-		sel = sel.Where("operator NOT IN (?)", bun.List(skip))
-	}
-	if err := sel.Order("next_attempt_at").Limit(1).Scan(ctx, &next); err != nil || len(next) == 0 {
-		return time.Time{}, false, err
-	}
-	return store.Millis(next[0]).Time(), true, nil
+	return q.st.NextDueMovement(ctx, q.pausedOperators(time.Now()))
 }
 
 func (q *Queue) pause(operator string, until time.Time) {
@@ -503,19 +471,13 @@ func (q *Queue) record(ctx context.Context, batch []attempt) error {
 	for i := range batch {
 		ups[i] = q.decide(&batch[i])
 	}
-	applied := make([]bool, len(ups))
+	changes := make([]store.MovementAttempt, len(ups))
+	for i := range ups {
+		changes[i] = q.change(&ups[i])
+	}
 	wctx, cancel := context.WithTimeout(ctx, writeTimeout)
 	defer cancel()
-	err := q.db.RunInTx(wctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		for i := range ups {
-			ok, err := q.apply(ctx, tx, &ups[i])
-			if err != nil {
-				return err
-			}
-			applied[i] = ok
-		}
-		return nil
-	})
+	applied, err := q.st.RecordMovementAttempts(wctx, changes)
 	if err != nil {
 		// Nothing recorded: the leases run out and the movements are sent
 		// again with the same transaction_id, which the operator answers
@@ -535,38 +497,29 @@ func (q *Queue) record(ctx context.Context, batch []attempt) error {
 	return nil
 }
 
-func (q *Queue) apply(ctx context.Context, tx bun.Tx, u *update) (bool, error) {
+// change is the row change of u, fenced by this Queue's claim: what every
+// attempt writes, the request id of an attempt sent, the end of a movement
+// that reached a final status, and the operator's id and balance of a
+// success.
+func (q *Queue) change(u *update) store.MovementAttempt {
 	a, rec := u.a, u.a.rec
-	uq := tx.NewUpdate().Table("movements").
-		Set("status = ?", u.status).
-		Set("attempts = ?", u.attempts).
-		Set("next_attempt_at = ?", u.next).
-		Set("claimed_by = ''").
-		Set("last_error = ?", u.lastErr).
-		Where("transaction_id = ?", rec.TransactionID).
-		Where("claimed_by = ?", q.instanceID).
-		Where("status = 'pending'")
+	c := store.MovementAttempt{
+		TransactionID: rec.TransactionID, Worker: q.instanceID,
+		Status: string(u.status), Attempts: u.attempts, NextAttemptAt: u.next, LastError: u.lastErr,
+	}
 	if u.spent {
-		uq = uq.Set("last_request_id = ?", a.res.RequestID)
+		c.LastRequestID = &a.res.RequestID
 	}
 	if u.status != StatusPending {
-		uq = uq.Set("done_at = ?", store.MillisOf(a.at))
+		c.DoneAt = store.MillisOf(a.at)
 	}
 	if u.status == StatusDone {
-		uq = uq.Set("operator_tx_id = ?", a.res.OperatorTxID)
+		c.OperatorTxID = &a.res.OperatorTxID
 		if a.res.HasBalance {
-			uq = uq.Set("balance_after = ?", a.res.Balance)
+			c.BalanceAfter = &a.res.Balance
 		}
 	}
-	res, err := uq.Exec(ctx)
-	if err != nil {
-		return false, fmt.Errorf("update movement %s: %w", short(rec.TransactionID), err)
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return false, fmt.Errorf("update movement %s: rows affected: %w", short(rec.TransactionID), err)
-	}
-	return n == 1, nil
+	return c
 }
 
 // report logs, counts and hooks one recorded attempt.

@@ -15,8 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/uptrace/bun"
-
 	"github.com/crashstudio/crashgame/integration/pgtest"
 	"github.com/crashstudio/crashgame/internal/apitest"
 	"github.com/crashstudio/crashgame/internal/store"
@@ -278,9 +276,9 @@ func mqRollback(txID string) Movement {
 // mqEnqueue queues ms in one committed transaction.
 func mqEnqueue(t testing.TB, s *store.Store, now time.Time, ms ...Movement) {
 	t.Helper()
-	err := s.DB().RunInTx(context.Background(), nil, func(ctx context.Context, tx bun.Tx) error {
+	err := s.InTx(context.Background(), func(ctx context.Context) error {
 		for _, m := range ms {
-			if err := Enqueue(ctx, tx, m, now); err != nil {
+			if err := Enqueue(ctx, s, m, now); err != nil {
 				return err
 			}
 		}
@@ -294,11 +292,11 @@ func mqEnqueue(t testing.TB, s *store.Store, now time.Time, ms ...Movement) {
 // mqGet reads one movement, token included.
 func mqGet(t testing.TB, s *store.Store, txID string) MovementRecord {
 	t.Helper()
-	var rec MovementRecord
-	if err := s.DB().NewSelect().Model(&rec).Where("transaction_id = ?", txID).Scan(context.Background()); err != nil {
+	rec, err := s.GetMovement(context.Background(), txID)
+	if err != nil {
 		t.Fatalf("read movement %s: %v", txID, err)
 	}
-	return rec
+	return recordOf(&rec)
 }
 
 // mqDrive plays time for the queue: whenever the movement waits for a later
@@ -354,18 +352,28 @@ func mqStripEnvelope(t testing.TB, raw []byte) string {
 // mqCountStatus counts movements by status.
 func mqCountStatus(t testing.TB, s *store.Store) map[MovementStatus]int {
 	t.Helper()
-	var rows []struct {
-		Status MovementStatus `bun:"status"`
-		N      int            `bun:"n"`
-	}
-	if err := s.DB().NewRaw("SELECT status, COUNT(*) AS n FROM movements GROUP BY status").Scan(context.Background(), &rows); err != nil {
+	n, err := s.CountMovements(context.Background(),
+		string(StatusPending), string(StatusDone), string(StatusRefused), string(StatusExhausted))
+	if err != nil {
 		t.Fatalf("count: %v", err)
 	}
 	out := map[MovementStatus]int{}
-	for _, r := range rows {
-		out[r.Status] = r.N
+	for status, k := range n {
+		if k > 0 { // a status without movements is absent, as with GROUP BY
+			out[MovementStatus(status)] = int(k)
+		}
 	}
 	return out
+}
+
+// mqCountAll counts every movement.
+func mqCountAll(t testing.TB, s *store.Store) int {
+	t.Helper()
+	var n int
+	if err := s.QueryRowForTest(context.Background(), "SELECT COUNT(*) FROM movements").Scan(&n); err != nil {
+		t.Fatalf("count: %v", err)
+	}
+	return n
 }
 
 func mqIDs(prefix string, n int) []string {

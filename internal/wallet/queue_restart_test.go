@@ -36,7 +36,7 @@ func mqFillBacklog(t testing.TB, s *store.Store, n int, now time.Time) {
 	} else {
 		args = append([]any{n}, args...)
 	}
-	if _, err := s.DB().ExecContext(context.Background(), query, args...); err != nil {
+	if _, err := s.ExecForTest(context.Background(), query, args...); err != nil {
 		t.Fatalf("fill backlog: %v", err)
 	}
 }

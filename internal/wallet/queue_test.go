@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/uptrace/bun"
 
 	"github.com/crashstudio/crashgame/internal/store"
 )
@@ -304,8 +303,8 @@ func TestEnqueueTransactional(t *testing.T) {
 		ctx := context.Background()
 		now := time.UnixMilli(1795000000000)
 		errAbort := errors.New("abort")
-		err := s.DB().RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-			if err := Enqueue(ctx, tx, mqWin("w-rolled-back"), now); err != nil {
+		err := s.InTx(ctx, func(ctx context.Context) error {
+			if err := Enqueue(ctx, s, mqWin("w-rolled-back"), now); err != nil {
 				return err
 			}
 			return errAbort
@@ -319,17 +318,17 @@ func TestEnqueueTransactional(t *testing.T) {
 
 		mqEnqueue(t, s, now, mqWin("w-dup"))
 		// In another transaction, and twice within one: both refused loudly.
-		err = s.DB().RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-			return Enqueue(ctx, tx, mqRollback("w-dup"), now)
+		err = s.InTx(ctx, func(ctx context.Context) error {
+			return Enqueue(ctx, s, mqRollback("w-dup"), now)
 		})
 		if !errors.Is(err, ErrDuplicateMovement) {
 			t.Fatalf("second Enqueue of one transaction_id: %v, want ErrDuplicateMovement", err)
 		}
-		err = s.DB().RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-			if err := Enqueue(ctx, tx, mqWin("w-dup2"), now); err != nil {
+		err = s.InTx(ctx, func(ctx context.Context) error {
+			if err := Enqueue(ctx, s, mqWin("w-dup2"), now); err != nil {
 				return err
 			}
-			if err := Enqueue(ctx, tx, mqWin("w-dup2"), now); !errors.Is(err, ErrDuplicateMovement) {
+			if err := Enqueue(ctx, s, mqWin("w-dup2"), now); !errors.Is(err, ErrDuplicateMovement) {
 				t.Errorf("duplicate within one transaction: %v, want ErrDuplicateMovement", err)
 			}
 			return nil // the transaction stays usable after the refusal
@@ -345,8 +344,8 @@ func TestEnqueueTransactional(t *testing.T) {
 		// bet_id, under another transaction_id, is refused.
 		second := mqRollback("rb-second")
 		second.BetID = "bet-w-dup"
-		err = s.DB().RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-			return Enqueue(ctx, tx, second, now)
+		err = s.InTx(ctx, func(ctx context.Context) error {
+			return Enqueue(ctx, s, second, now)
 		})
 		if !errors.Is(err, ErrDebitSettled) {
 			t.Fatalf("second settlement of one debit: %v, want ErrDebitSettled", err)
@@ -395,7 +394,7 @@ func TestEnqueueRefusesInvalid(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			err := Enqueue(context.Background(), s.DB(), tc.m, time.Now())
+			err := Enqueue(context.Background(), s, tc.m, time.Now())
 			if !errors.Is(err, ErrInvalidMovement) {
 				t.Fatalf("Enqueue: %v, want ErrInvalidMovement", err)
 			}
@@ -410,7 +409,7 @@ func TestEnqueueRefusesInvalid(t *testing.T) {
 	// A zero_win of 0 and a freebet win are valid.
 	zw := mqWin("zw-ok")
 	zw.WinType, zw.Amount = WinTypeZeroWin, 0
-	if err := Enqueue(context.Background(), s.DB(), zw, time.Now()); err != nil {
+	if err := Enqueue(context.Background(), s, zw, time.Now()); err != nil {
 		t.Fatalf("zero_win: %v", err)
 	}
 }
@@ -421,8 +420,7 @@ func TestEnqueueChecksTheDebit(t *testing.T) {
 	t.Parallel()
 	mqEachBackend(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
-		db := s.DB()
-		if _, err := db.ExecContext(ctx, `INSERT INTO rounds (id, game_id, seq, hash, crash_point, rtp_bp, max_multiplier, status, betting_ends_at, created_at)
+		if _, err := s.ExecForTest(ctx, `INSERT INTO rounds (id, game_id, seq, hash, crash_point, rtp_bp, max_multiplier, status, betting_ends_at, created_at)
 			VALUES ('round-1', 'crash-classic', 1, 'h', 100, 9700, 100000, 'finished', 1, 1)`); err != nil {
 			t.Skipf("the bets schema (migration 0002) differs from what this test writes: %v", err)
 		}
@@ -430,7 +428,7 @@ func TestEnqueueChecksTheDebit(t *testing.T) {
 			id      string
 			freebet any
 		}{{"bet-plain", nil}, {"bet-free", "grant-1"}} {
-			if _, err := db.ExecContext(ctx, `INSERT INTO bets (id, round_id, game_id, session_hash, operator, currency, amount, freebet_id, status, placed_at)
+			if _, err := s.ExecForTest(ctx, `INSERT INTO bets (id, round_id, game_id, session_hash, operator, currency, amount, freebet_id, status, placed_at)
 				VALUES (?, 'round-1', 'crash-classic', ?, ?, 'BRL', 1000, ?, 'accepted', 1)`, b.id, make([]byte, 32), mqOperatorID, b.freebet); err != nil {
 				t.Skipf("the bets schema (migration 0002) differs from what this test writes: %v", err)
 			}
@@ -462,8 +460,8 @@ func TestEnqueueChecksTheDebit(t *testing.T) {
 		for _, tc := range cases {
 			// Each in its own transaction, rolled back: one settlement per debit.
 			var err error
-			_ = db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-				err = Enqueue(ctx, tx, tc.m, time.Now())
+			_ = s.InTx(ctx, func(ctx context.Context) error {
+				err = Enqueue(ctx, s, tc.m, time.Now())
 				return errors.New("roll back")
 			})
 			if (err != nil) != tc.wantErr || (err != nil && !errors.Is(err, ErrInvalidMovement)) {
@@ -506,7 +504,7 @@ func TestQueueRestartDeliversTheRest(t *testing.T) {
 			t.Fatal("the first worker delivered everything: nothing left to test")
 		}
 		var claimed int
-		if err := s.DB().NewRaw("SELECT COUNT(*) FROM movements WHERE claimed_by <> ''").Scan(context.Background(), &claimed); err != nil {
+		if err := s.QueryRowForTest(context.Background(), "SELECT COUNT(*) FROM movements WHERE claimed_by <> ''").Scan(&claimed); err != nil {
 			t.Fatal(err)
 		}
 		if claimed != 0 {
@@ -521,12 +519,12 @@ func TestQueueRestartDeliversTheRest(t *testing.T) {
 		clock := newMQClock()
 		clock.AdvanceTo(time.Now())
 		var leased string
-		if err := s.DB().NewRaw("SELECT transaction_id FROM movements WHERE status = 'pending' ORDER BY transaction_id LIMIT 1").Scan(context.Background(), &leased); err != nil {
+		if err := s.QueryRowForTest(context.Background(), "SELECT transaction_id FROM movements WHERE status = 'pending' ORDER BY transaction_id LIMIT 1").Scan(&leased); err != nil {
 			t.Fatal(err)
 		}
 		leaseEnd := clock.Now().Add(time.Minute)
-		if _, err := s.DB().NewUpdate().Table("movements").Set("claimed_by = 'dead-worker'").Set("next_attempt_at = ?", store.MillisOf(leaseEnd)).
-			Where("transaction_id = ?", leased).Exec(context.Background()); err != nil {
+		if _, err := s.ExecForTest(context.Background(), "UPDATE movements SET claimed_by = 'dead-worker', next_attempt_at = ? WHERE transaction_id = ?",
+			store.MillisOf(leaseEnd), leased); err != nil {
 			t.Fatal(err)
 		}
 		q2 := mqQueue(t, s, c, WithQueueClock(clock.Now))
@@ -628,7 +626,7 @@ func TestListAndWriteMovements(t *testing.T) {
 			{MovementFilter{Limit: 1}, []string{"rb-b"}},
 		}
 		for _, tc := range cases {
-			recs, err := ListMovements(ctx, s.DB(), tc.f)
+			recs, err := ListMovements(ctx, s, tc.f)
 			if err != nil {
 				t.Fatalf("ListMovements(%+v): %v", tc.f, err)
 			}
@@ -650,11 +648,11 @@ func TestListAndWriteMovements(t *testing.T) {
 				}
 			}
 		}
-		if _, err := ListMovements(ctx, s.DB(), MovementFilter{Status: "lost"}); err == nil {
+		if _, err := ListMovements(ctx, s, MovementFilter{Status: "lost"}); err == nil {
 			t.Error("an unknown status was accepted")
 		}
 
-		recs, err := ListMovements(ctx, s.DB(), MovementFilter{})
+		recs, err := ListMovements(ctx, s, MovementFilter{})
 		if err != nil {
 			t.Fatal(err)
 		}
