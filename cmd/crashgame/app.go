@@ -43,9 +43,12 @@ type app struct {
 }
 
 // newApp builds the parts in dependency order, each from what is built
-// before it: the wallet clients, freebets, sessions, the movement queue (which
-// reports balances to the sessions), one engine table per game (which wakes the
-// queue), the player API over them, and the operator routes. start runs them.
+// before it: the wallet clients, freebets, sessions (which keep the balances
+// players are shown), the outbox, one engine table per game (which queues
+// movements in the outbox and tells the sessions what a bet moved), the player
+// API over them, the movement queue (which delivers the outbox and hands each
+// wallet answer to the player API, for the sessions and their streams), and
+// the operator routes. start runs them.
 func newApp(ctx context.Context, cfg *config.Config, st *store.Store, logger *slog.Logger) (*app, error) {
 	a := &app{
 		store: st, logger: logger,
@@ -88,17 +91,9 @@ func newApp(ctx context.Context, cfg *config.Config, st *store.Store, logger *sl
 	if err != nil {
 		return nil, err
 	}
-	a.queue, err = wallet.NewQueue(st, a.client,
-		wallet.WithQueueLogger(logger), wallet.WithRegisterer(a.registry),
-		// The balance shown to the player follows the /win answers (BAL-4).
-		wallet.WithOnSettled(func(m wallet.Movement, r wallet.Result) {
-			if r.HasBalance {
-				a.sessions.OnWalletBalance(m.Operator, m.PlayerID, m.Currency, r.Balance)
-			}
-		}))
-	if err != nil {
-		return nil, fmt.Errorf("movement queue: %w", err)
-	}
+	// The engine queues wins and rollbacks in the outbox; the queue, built
+	// last, delivers them.
+	outbox := wallet.NewOutbox(st)
 	operators := engineOperators(cfg)
 	for i := range cfg.Games {
 		g := &cfg.Games[i]
@@ -106,13 +101,13 @@ func newApp(ctx context.Context, cfg *config.Config, st *store.Store, logger *sl
 			Game:      engineGame(g),
 			Operators: operators,
 			Store:     st,
-			Outbox:    wallet.NewOutbox(st),
+			Outbox:    outbox,
 			Wallets: func(op string) (engine.BetWallet, bool) {
 				c, ok := a.clients[op]
 				return c, ok
 			},
 			Freebets: spender{a.freebets},
-			Notify:   a.queue.Notify,
+			Balances: a.sessions,
 			Demo:     a.demo,
 			Logger:   logger,
 		})
@@ -134,6 +129,13 @@ func newApp(ctx context.Context, cfg *config.Config, st *store.Store, logger *sl
 	})
 	if err != nil {
 		return nil, err
+	}
+	a.queue, err = wallet.NewQueue(st, outbox, a.client,
+		wallet.WithQueueLogger(logger), wallet.WithRegisterer(a.registry),
+		// The balance shown to the player follows the /win answers (BAL-4).
+		wallet.WithOnSettled(a.table.WalletSettled))
+	if err != nil {
+		return nil, fmt.Errorf("movement queue: %w", err)
 	}
 	a.operators = operatorapi.New(operatorCredentials(cfg), launch.New(launchInstallation(cfg), tk), logger, time.Now)
 	return a, nil

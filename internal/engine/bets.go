@@ -32,21 +32,21 @@ type BetView struct {
 }
 
 // BetResult is the answer to an accepted bet: the bet and the balance the
-// wallet answered (BAL-4).
+// wallet answered (BAL-4), which the session's balance now shows.
 type BetResult struct {
 	Bet     BetView
 	Balance int64
 }
 
-// CashoutResult is the answer to a cashout. Balance is set for demo sessions;
-// for real money the win leaves through the queue and the operator's answer
-// brings the balance later.
+// CashoutResult is the answer to a cashout, with the balance to show: a demo
+// session's bank balance; for real money, the balance expected once the win,
+// which leaves through the queue, reaches the wallet (the operator's own
+// figure follows as a balance event when it is delivered).
 type CashoutResult struct {
 	BetID      string
 	Multiplier int64
 	Payout     int64
 	Balance    int64
-	HasBalance bool
 }
 
 // view is the bet as its player sees it, in state st (the round's).
@@ -265,9 +265,15 @@ func (t *Table) settleDebit(b *liveBet, rec store.BetRecord, res wallet.Result) 
 	}
 	t.hub.send(b.player.Session, &Event{Type: EventBet, Bet: view})
 	if answer != nil {
+		if refused := (*RefusedError)(nil); errors.As(answer, &refused) && refused.HasBalance && !demo {
+			t.cfg.Balances.Reported(b.player.Session, refused.Balance) // the wallet's figure (WERR-7)
+		}
 		return BetResult{}, answer
 	}
 	if res.HasBalance {
+		if !demo {
+			t.cfg.Balances.Reported(b.player.Session, res.Balance) // BAL-4
+		}
 		t.hub.send(b.player.Session, &Event{Type: EventBalance, Balance: res.Balance, Currency: b.rec.Currency})
 	}
 	return BetResult{Bet: *view, Balance: res.Balance}, nil
@@ -280,6 +286,7 @@ func (t *Table) Cashout(ctx context.Context, p Player, betID string, receivedAt 
 		done <-chan error
 		out  CashoutResult
 		rerr error
+		mark = t.cfg.Balances.Balance(p.Session)
 	)
 	err := t.do(ctx, func() {
 		b := t.ownBet(p, betID)
@@ -304,7 +311,9 @@ func (t *Table) Cashout(ctx context.Context, p Player, betID string, receivedAt 
 		return CashoutResult{}, fmt.Errorf("engine: commit cashout: %w", cerr)
 	}
 	if p.Demo {
-		out.Balance, out.HasBalance = t.cfg.Demo.Balance(p.Session)
+		out.Balance, _ = t.cfg.Demo.Balance(p.Session)
+	} else {
+		out.Balance = t.cfg.Balances.Expect(p.Session, mark, out.Payout)
 	}
 	return out, nil
 }
@@ -375,17 +384,20 @@ type cancellation struct {
 }
 
 // Cancel withdraws an accepted bet during the betting phase and rolls its debit
-// back (RB-2). Once the rollback committed, settle (may be nil) gives the
-// balance the answer carries. Cancelling again, at once or later in the round,
-// waits for the first cancel and answers exactly what it answered: the round
-// keeps the bet as cancelled until it ends.
-func (t *Table) Cancel(ctx context.Context, p Player, betID string, settle func(BetView) int64) (CancelResult, error) {
+// back (RB-2). Once the rollback committed, the answer carries the balance to
+// show: a demo session's bank balance, refunded; for real money, the balance
+// expected once the rollback reaches the wallet (a freebet's rollback moves no
+// money). Cancelling again, at once or later in the round, waits for the first
+// cancel and answers exactly what it answered: the round keeps the bet as
+// cancelled until it ends.
+func (t *Table) Cancel(ctx context.Context, p Player, betID string) (CancelResult, error) {
 	var (
 		done  <-chan error
 		b     *liveBet
 		c     *cancellation
 		first bool
 		rerr  error
+		mark  = t.cfg.Balances.Balance(p.Session)
 	)
 	err := t.do(ctx, func() {
 		if b = t.ownBet(p, betID); b == nil {
@@ -421,9 +433,7 @@ func (t *Table) Cancel(ctx context.Context, p Player, betID string, settle func(
 		} else {
 			t.notifyQueue()
 			t.refundDemo(b)
-			if settle != nil {
-				c.res.Balance = settle(c.res.Bet)
-			}
+			c.res.Balance = t.refunded(p, mark, c.res.Bet)
 		}
 		close(c.done)
 	}
@@ -432,5 +442,19 @@ func (t *Table) Cancel(ctx context.Context, p Player, betID string, settle func(
 		return c.res, c.err
 	case <-ctx.Done():
 		return CancelResult{}, ctx.Err()
+	}
+}
+
+// refunded is the balance to show once the rollback of v, cancelled from mark,
+// committed.
+func (t *Table) refunded(p Player, mark BalanceMark, v BetView) int64 {
+	switch {
+	case p.Demo:
+		bal, _ := t.cfg.Demo.Balance(p.Session) // the bank refunded it
+		return bal
+	case v.FreebetID != nil:
+		return t.cfg.Balances.Expect(p.Session, mark, 0) // a free round debited nothing
+	default:
+		return t.cfg.Balances.Expect(p.Session, mark, v.Amount)
 	}
 }

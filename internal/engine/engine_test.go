@@ -104,13 +104,14 @@ var testOperators = map[string]engine.Operator{
 }
 
 type harness struct {
-	t      *testing.T
-	table  *engine.Table
-	clock  *manualClock
-	wallet *fakeWallet
-	st     *store.Store
-	cancel context.CancelFunc
-	done   chan error
+	t        *testing.T
+	table    *engine.Table
+	clock    *manualClock
+	wallet   *fakeWallet
+	balances *fakeBalances
+	st       *store.Store
+	cancel   context.CancelFunc
+	done     chan error
 }
 
 // eachStore runs f on SQLite and on PostgreSQL.
@@ -140,7 +141,7 @@ func newHarnessOn(t *testing.T, dsn string, bank *engine.DemoBank, fb engine.Fre
 	if err := st.Migrate(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	h := &harness{t: t, clock: newClock(), wallet: &fakeWallet{}, st: st}
+	h := &harness{t: t, clock: newClock(), wallet: &fakeWallet{}, balances: &fakeBalances{}, st: st}
 	game := testGame
 	game.Freebet = true
 	h.table, err = engine.New(context.Background(), engine.Config{
@@ -152,6 +153,7 @@ func newHarnessOn(t *testing.T, dsn string, bank *engine.DemoBank, fb engine.Fre
 		Clock:       h.clock,
 		Demo:        bank,
 		Freebets:    fb,
+		Balances:    h.balances,
 		ChainLength: 1000,
 		Salt:        "test-salt",
 	})
@@ -301,4 +303,32 @@ func (h *harness) nextRound() {
 		time.Sleep(time.Millisecond)
 	}
 	h.t.Fatal("no next round")
+}
+
+// fakeBalances is the sessions' display balances as the engine sees them: one
+// balance for every session, and a count of the balances expected.
+type fakeBalances struct {
+	mu      sync.Mutex
+	balance int64
+	expects int
+}
+
+func (f *fakeBalances) set(b int64) { f.mu.Lock(); f.balance = b; f.mu.Unlock() }
+
+func (f *fakeBalances) expected() int { f.mu.Lock(); defer f.mu.Unlock(); return f.expects }
+
+func (f *fakeBalances) Balance([]byte) engine.BalanceMark {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return engine.BalanceMark{Balance: f.balance}
+}
+
+func (f *fakeBalances) Reported(_ []byte, b int64) { f.set(b) }
+
+func (f *fakeBalances) Expect(_ []byte, m engine.BalanceMark, delta int64) int64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.expects++
+	f.balance = m.Balance + delta + 1000*int64(f.expects)
+	return f.balance
 }

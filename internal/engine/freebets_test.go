@@ -81,7 +81,7 @@ func TestFreebetReturned(t *testing.T) {
 		t.Fatal("refused freebet bet accepted")
 	}
 	b := mustBet(t, h, alice, engine.BetRequest{FreebetID: "g2"})
-	if _, err := h.table.Cancel(context.Background(), alice, b.Bet.BetID, nil); err != nil {
+	if _, err := h.table.Cancel(context.Background(), alice, b.Bet.BetID); err != nil {
 		t.Fatal(err)
 	}
 	fb.mu.Lock()

@@ -153,7 +153,7 @@ func TestFiveBetsPerPlayerAcrossSessions(t *testing.T) {
 	// The same player id at another operator is another player.
 	mustBet(t, h, playerOf("zero", "alice"), engine.BetRequest{Amount: 100})
 	// A cancel in the second session gives the player a place back.
-	if _, err := h.table.Cancel(ctx, tab2, placed[1].Bet.BetID, nil); err != nil {
+	if _, err := h.table.Cancel(ctx, tab2, placed[1].Bet.BetID); err != nil {
 		t.Fatal(err)
 	}
 	mustBet(t, h, tab1, engine.BetRequest{Amount: 100})

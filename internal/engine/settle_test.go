@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -134,11 +133,11 @@ func TestCancel(t *testing.T) {
 	h := newHarness(t, "")
 	h.run()
 	b := mustBet(t, h, alice, engine.BetRequest{Amount: 250})
-	v, err := h.table.Cancel(context.Background(), alice, b.Bet.BetID, nil)
+	v, err := h.table.Cancel(context.Background(), alice, b.Bet.BetID)
 	if err != nil || v.Bet.Status != engine.StatusCancelled {
 		t.Fatalf("cancel %+v %v", v, err)
 	}
-	if _, err := h.table.Cancel(context.Background(), playerOf("acme", "bob"), b.Bet.BetID, nil); !errors.Is(err, engine.ErrUnknownBet) {
+	if _, err := h.table.Cancel(context.Background(), playerOf("acme", "bob"), b.Bet.BetID); !errors.Is(err, engine.ErrUnknownBet) {
 		t.Fatalf("cancel of another's bet: %v", err)
 	}
 	mv := h.movements()
@@ -147,21 +146,21 @@ func TestCancel(t *testing.T) {
 	}
 	c := mustBet(t, h, alice, engine.BetRequest{Amount: 100})
 	h.fly()
-	if _, err := h.table.Cancel(context.Background(), alice, c.Bet.BetID, nil); !errors.Is(err, engine.ErrCancelNotAllowed) {
+	if _, err := h.table.Cancel(context.Background(), alice, c.Bet.BetID); !errors.Is(err, engine.ErrCancelNotAllowed) {
 		t.Fatalf("cancel while flying: %v", err)
 	}
 }
 
 // Rule RB-2 RB-1: cancels of one bet sent at once are one cancel: every one
-// answers the first one's result (the balance its settle gave, called once),
+// answers the first one's result (the balance expected once, from the mark
+// read before it),
 // and one rollback leaves; a cancel later in the round answers the same.
 func TestCancelRepeatedConcurrently(t *testing.T) {
 	t.Parallel()
 	eachStore(t, func(t *testing.T, h *harness) {
 		h.run()
 		b := mustBet(t, h, alice, engine.BetRequest{Amount: 250})
-		var settles atomic.Int64
-		settle := func(v engine.BetView) int64 { return 100000 + v.Amount + 1000*settles.Add(1) }
+		h.balances.set(100000)
 		const n = 10
 		results := make([]engine.CancelResult, n)
 		errs := make([]error, n)
@@ -170,7 +169,7 @@ func TestCancelRepeatedConcurrently(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				results[i], errs[i] = h.table.Cancel(context.Background(), alice, b.Bet.BetID, settle)
+				results[i], errs[i] = h.table.Cancel(context.Background(), alice, b.Bet.BetID)
 			}()
 		}
 		wg.Wait()
@@ -179,10 +178,10 @@ func TestCancelRepeatedConcurrently(t *testing.T) {
 				t.Fatalf("cancel %d: %+v %v; the first: %+v", i, results[i], errs[i], results[0])
 			}
 		}
-		if settles.Load() != 1 || results[0].Balance != 101250 || results[0].Bet.Status != engine.StatusCancelled {
-			t.Fatalf("settle called %d times; result %+v", settles.Load(), results[0])
+		if got := h.balances.expected(); got != 1 || results[0].Balance != 101250 || results[0].Bet.Status != engine.StatusCancelled {
+			t.Fatalf("balance expected %d times; result %+v", got, results[0])
 		}
-		again, err := h.table.Cancel(context.Background(), alice, b.Bet.BetID, settle)
+		again, err := h.table.Cancel(context.Background(), alice, b.Bet.BetID)
 		if err != nil || again != results[0] {
 			t.Fatalf("a later cancel: %+v %v", again, err)
 		}

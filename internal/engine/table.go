@@ -47,11 +47,47 @@ type Freebets interface {
 
 // Outbox queues /win and /rollback movements inside the engine's transactions
 // (the transaction travels in ctx): a settlement and its movement commit
-// together.
+// together. Notify, after the commit, wakes the queue that delivers them.
+// *wallet.Outbox satisfies it.
 type Outbox interface {
 	Enqueue(ctx context.Context, m wallet.Movement, now time.Time) error
 	EnqueueMany(ctx context.Context, ms []wallet.Movement, now time.Time) error
+	Notify()
 }
+
+// Balances keeps the balance each real-money session is shown: the last
+// figure its wallet answered, plus what the game queued for it since. The
+// table tells it what the wallet answered to a bet (Reported) and what a
+// cashout or a cancel queued (Expect), and answers the player with what it
+// returns. *sessions.Service satisfies it.
+type Balances interface {
+	// Balance reads the session's balance as the action that may move it is
+	// received.
+	Balance(session []byte) BalanceMark
+	// Reported records a balance the wallet answered for the session (BAL-4).
+	Reported(session []byte, balance int64)
+	// Expect returns the balance to show once delta cents queued for the
+	// session reach its wallet, from the mark read when the action was
+	// received.
+	Expect(session []byte, mark BalanceMark, delta int64) int64
+}
+
+// BalanceMark is a session's balance as read at one moment, with the version
+// of the wallet's figures it comes from: Expect adds an amount to it only if
+// the wallet has reported nothing newer since.
+type BalanceMark struct {
+	Balance int64
+	Version uint64
+}
+
+// shownAsQueued is the Balances of a table built without one (tests, tools):
+// it keeps nothing, and a balance expected is the mark's plus what was
+// queued.
+type shownAsQueued struct{}
+
+func (shownAsQueued) Balance([]byte) BalanceMark                        { return BalanceMark{} }
+func (shownAsQueued) Reported([]byte, int64)                            {}
+func (shownAsQueued) Expect(_ []byte, m BalanceMark, delta int64) int64 { return m.Balance + delta }
 
 // Player is who acts: one session of one operator's player.
 type Player struct {
@@ -100,7 +136,7 @@ type Config struct {
 	Outbox    Outbox
 	Wallets   func(operator string) (BetWallet, bool)
 	Freebets  Freebets     // nil: freebets refused
-	Notify    func()       // wakes the movement queue after a commit; may be nil
+	Balances  Balances     // nil: no display balances kept (shownAsQueued)
 	Demo      *DemoBank    // balances of demo sessions
 	Clock     Clock        // nil: SystemClock
 	Logger    *slog.Logger // nil: slog.Default()
@@ -187,6 +223,9 @@ func New(ctx context.Context, cfg Config) (*Table, error) {
 	}
 	if cfg.Demo == nil {
 		cfg.Demo = NewDemoBank()
+	}
+	if cfg.Balances == nil {
+		cfg.Balances = shownAsQueued{}
 	}
 	t := &Table{
 		cfg: cfg, game: cfg.Game, clock: cfg.Clock, store: cfg.Store,
@@ -675,11 +714,7 @@ func (t *Table) refundDemo(b *liveBet) {
 	}
 }
 
-func (t *Table) notifyQueue() {
-	if t.cfg.Notify != nil {
-		t.cfg.Notify()
-	}
-}
+func (t *Table) notifyQueue() { t.cfg.Outbox.Notify() }
 
 // flushPublic sends the pending public items as one batch.
 func (t *Table) flushPublic() {

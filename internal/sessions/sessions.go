@@ -14,10 +14,12 @@
 // opening.
 //
 // The balance a session shows is display only, the last one known: the wallet
-// is the only source of truth (GEN-1). It follows the /bet answers (SetBalance)
-// and the /win answers (OnWalletBalance, called by the movement queue), never a
-// new /balance call (BAL-4). Demo sessions keep their balance in the engine's
-// DemoBank and never touch a wallet.
+// is the only source of truth (GEN-1). The service keeps it as the engine's
+// Balances: the engine reports the /bet answers (Reported) and what a cashout
+// or a cancel queued (Expect); the /win and /rollback answers arrive through
+// the table from the movement queue (OnWalletBalance); never a new /balance
+// call (BAL-4). Demo sessions keep their balance in the engine's DemoBank and
+// never touch a wallet.
 //
 // Responsible gambling controls, switched per launch (tickets.Controls), live
 // with the session: the session clock and net position (NetPosition, from the
@@ -118,6 +120,8 @@ type Repo interface {
 }
 
 var _ Repo = (*store.Store)(nil)
+
+var _ engine.Balances = (*Service)(nil)
 
 // Operator is what opening a session needs of an operator.
 type Operator struct {
@@ -253,13 +257,6 @@ func (s Session) Owner() freebets.Owner {
 	return freebets.Owner{Operator: s.Operator, PlayerID: s.PlayerID, Currency: s.Currency}
 }
 
-// Mark is a balance as read at one moment, to add an expected movement to it
-// later (Expect).
-type Mark struct {
-	Balance int64
-	seq     uint64
-}
-
 // entry is a live session in the cache.
 type entry struct {
 	s     Session // immutable but for Balance, LastAction and RealityAck, guarded by Service.mu
@@ -291,7 +288,6 @@ type Service struct {
 	byHash    map[string]*entry
 	byPlayer  map[playerKey]map[string]struct{}
 	lastSweep time.Time
-	listeners []func(Session)
 
 	stop     chan struct{}
 	stopOnce sync.Once
@@ -339,15 +335,6 @@ func (s *Service) Close() error {
 	s.stopOnce.Do(func() { close(s.stop) })
 	<-s.done
 	return nil
-}
-
-// OnBalanceChange registers f, called with the session after the wallet
-// reported a new balance for it through OnWalletBalance: the table publishes
-// it as a balance event on the session's stream. Register before serving.
-func (s *Service) OnBalanceChange(f func(Session)) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.listeners = append(s.listeners, f)
 }
 
 // Now is the sessions' clock: the responsible gambling controls are timed by it.
@@ -649,14 +636,16 @@ func (s *Service) sweepLocked(now time.Time) {
 	}
 }
 
-// Balance returns a session's display balance with a mark for Expect.
-func (s *Service) Balance(hash []byte) Mark {
+// Balance returns a session's display balance, marked with the version of the
+// wallet's figures it comes from, for Expect (engine.Balances). A demo
+// session's is its bank balance.
+func (s *Service) Balance(hash []byte) engine.BalanceMark {
 	s.mu.Lock()
 	e, ok := s.byHash[string(hash)]
-	var m Mark
+	var m engine.BalanceMark
 	demo := false
 	if ok {
-		m = Mark{Balance: e.s.Balance, seq: e.seq}
+		m = engine.BalanceMark{Balance: e.s.Balance, Version: e.seq}
 		demo = e.s.Demo
 	}
 	s.mu.Unlock()
@@ -668,9 +657,9 @@ func (s *Service) Balance(hash []byte) Mark {
 	return m
 }
 
-// SetBalance records a balance the wallet reported for this session (a /bet
+// Reported records a balance the wallet reported for this session (a /bet
 // answer, or the balance of an INSUFFICIENT_FUNDS refusal): BAL-4.
-func (s *Service) SetBalance(hash []byte, balance int64) {
+func (s *Service) Reported(hash []byte, balance int64) {
 	if balance < 0 {
 		balance = 0
 	}
@@ -687,11 +676,11 @@ func (s *Service) SetBalance(hash []byte, balance int64) {
 // session since mark was read, the display balance takes delta too; otherwise
 // the wallet's newer figure stays (it may already hold the movement), and the
 // balance event of the delivered movement corrects it.
-func (s *Service) Expect(hash []byte, mark Mark, delta int64) int64 {
+func (s *Service) Expect(hash []byte, mark engine.BalanceMark, delta int64) int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e, ok := s.byHash[string(hash)]
-	if !ok || e.s.Demo || e.seq != mark.seq {
+	if !ok || e.s.Demo || e.seq != mark.Version {
 		return mark.Balance + delta
 	}
 	e.s.Balance += delta
@@ -699,11 +688,11 @@ func (s *Service) Expect(hash []byte, mark Mark, delta int64) int64 {
 	return e.s.Balance
 }
 
-// OnWalletBalance is the movement queue's hook after a delivered /win (or any
-// wallet answer with a balance): it updates every live session of that player
-// in that currency (an empty currency matches all) and tells the listeners, so
+// OnWalletBalance records a balance the wallet answered for a player outside a
+// bet (a delivered /win or /rollback): it updates every live session of that
+// player in that currency (an empty currency matches all) and returns them, so
 // that each session's stream gets a balance event (BAL-4).
-func (s *Service) OnWalletBalance(operator, playerID, currency string, balance int64) {
+func (s *Service) OnWalletBalance(operator, playerID, currency string, balance int64) []Session {
 	if balance < 0 {
 		balance = 0
 	}
@@ -717,13 +706,8 @@ func (s *Service) OnWalletBalance(operator, playerID, currency string, balance i
 		e.s.Balance, e.seq, e.dirty = balance, e.seq+1, true
 		changed = append(changed, e.s)
 	}
-	listeners := s.listeners
 	s.mu.Unlock()
-	for _, sess := range changed {
-		for _, f := range listeners {
-			f(sess)
-		}
-	}
+	return changed
 }
 
 // Acted records a player action of the session now (a bet, a cashout, a

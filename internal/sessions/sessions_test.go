@@ -414,7 +414,7 @@ func TestGet(t *testing.T) {
 			t.Errorf("Get(%q) = %v, want ErrSessionExpired", id, err)
 		}
 	}
-	f.svc.SetBalance(sess.Hash, 24000)
+	f.svc.Reported(sess.Hash, 24000)
 	// A restart: a new Service over the same database finds the session.
 	_ = f.svc.Close() // flushes the display balance
 	again, err := sessions.New(f.opts)
@@ -524,16 +524,8 @@ func TestBalances(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var mu sync.Mutex
-	seen := map[string]int64{}
-	f.svc.OnBalanceChange(func(s sessions.Session) {
-		mu.Lock()
-		defer mu.Unlock()
-		seen[s.ID+string(s.Hash)] = s.Balance
-	})
-
 	// Rule BAL-4: a /bet answer's balance.
-	f.svc.SetBalance(a.Hash, 9000)
+	f.svc.Reported(a.Hash, 9000)
 	if m := f.svc.Balance(a.Hash); m.Balance != 9000 {
 		t.Fatalf("after bet = %d", m.Balance)
 	}
@@ -544,7 +536,7 @@ func TestBalances(t *testing.T) {
 	}
 	// The wallet reported meanwhile: its figure stays, the answer is mark+delta.
 	m = f.svc.Balance(a.Hash)
-	f.svc.OnWalletBalance("acme", "p-42", "BRL", 13000)
+	changed := f.svc.OnWalletBalance("acme", "p-42", "BRL", 13000)
 	if got := f.svc.Expect(a.Hash, m, 2000); got != 13000 {
 		t.Fatalf("Expect after a report = %d", got)
 	}
@@ -555,15 +547,16 @@ func TestBalances(t *testing.T) {
 	if m := f.svc.Balance(b.Hash); m.Balance != 13000 {
 		t.Fatalf("other session = %d", m.Balance)
 	}
-	mu.Lock()
-	n := len(seen)
-	mu.Unlock()
-	if n != 2 {
-		t.Fatalf("listener saw %d sessions, want 2", n)
+	if len(changed) != 2 || changed[0].Balance != 13000 || changed[1].Balance != 13000 {
+		t.Fatalf("sessions changed by the report: %+v, want both at 13000", changed)
 	}
 	// Another player or currency is untouched.
-	f.svc.OnWalletBalance("acme", "p-99", "BRL", 1)
-	f.svc.OnWalletBalance("acme", "p-42", "EUR", 1)
+	if changed := f.svc.OnWalletBalance("acme", "p-99", "BRL", 1); len(changed) != 0 {
+		t.Fatalf("another player's report changed %d sessions", len(changed))
+	}
+	if changed := f.svc.OnWalletBalance("acme", "p-42", "EUR", 1); len(changed) != 0 {
+		t.Fatalf("another currency's report changed %d sessions", len(changed))
+	}
 	if m := f.svc.Balance(b.Hash); m.Balance != 13000 {
 		t.Fatalf("other player changed the balance: %d", m.Balance)
 	}

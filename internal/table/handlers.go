@@ -261,14 +261,7 @@ func (a *api) PlaceBet(ctx context.Context, req table.PlaceBetRequestObject) (ta
 	}
 	res, err := t.PlaceBet(ctx, sess.Player(), br)
 	if err != nil {
-		var refused *engine.RefusedError
-		if errors.As(err, &refused) && refused.HasBalance && !sess.Demo {
-			a.s.sessions.SetBalance(sess.Hash, refused.Balance) // the wallet's figure (WERR-7)
-		}
 		return a.refusal(ctx, err), nil
-	}
-	if !sess.Demo {
-		a.s.sessions.SetBalance(sess.Hash, res.Balance) // BAL-4
 	}
 	v := res.Bet
 	return table.PlaceBet201JSONResponse{
@@ -292,7 +285,6 @@ func (a *api) CashOut(ctx context.Context, req table.CashOutRequestObject) (tabl
 	if fail != nil {
 		return *fail, nil
 	}
-	mark := a.s.sessions.Balance(sess.Hash)
 	res, err := t.Cashout(ctx, sess.Player(), req.BetId, at)
 	if errors.Is(err, engine.ErrUnknownBet) {
 		// Not in the current round: a bet of an earlier round is not live.
@@ -316,18 +308,10 @@ func (a *api) CashOut(ctx context.Context, req table.CashOutRequestObject) (tabl
 	if err != nil {
 		return a.refusal(ctx, err), nil
 	}
-	var balance int64
-	switch {
-	case sess.Demo && res.HasBalance:
-		balance = res.Balance
-	case sess.Demo:
-		balance = a.s.sessions.Balance(sess.Hash).Balance
-	default:
-		// The win leaves through the queue: the expected balance; the balance
-		// event of the delivered /win brings the operator's own figure.
-		balance = a.s.sessions.Expect(sess.Hash, mark, res.Payout)
-	}
-	return table.CashOut200JSONResponse{BetId: res.BetID, Multiplier: res.Multiplier, Payout: res.Payout, Balance: max(balance, 0)}, nil
+	// For real money the balance expected once the win, which leaves through
+	// the queue, is delivered; the balance event of the delivered /win brings
+	// the operator's own figure.
+	return table.CashOut200JSONResponse{BetId: res.BetID, Multiplier: res.Multiplier, Payout: res.Payout, Balance: max(res.Balance, 0)}, nil
 }
 
 // CancelBet withdraws a bet while its round is betting. Cancels of one bet
@@ -339,17 +323,7 @@ func (a *api) CancelBet(ctx context.Context, req table.CancelBetRequestObject) (
 	if fail != nil {
 		return *fail, nil
 	}
-	mark := a.s.sessions.Balance(sess.Hash)
-	res, err := t.Cancel(ctx, sess.Player(), req.BetId, func(v engine.BetView) int64 {
-		switch {
-		case sess.Demo:
-			return a.s.sessions.Balance(sess.Hash).Balance // the bank refunded it
-		case v.FreebetID != nil:
-			return a.s.sessions.Expect(sess.Hash, mark, 0) // a free round debited nothing
-		default:
-			return a.s.sessions.Expect(sess.Hash, mark, v.Amount)
-		}
-	})
+	res, err := t.Cancel(ctx, sess.Player(), req.BetId)
 	if errors.Is(err, engine.ErrUnknownBet) || errors.Is(err, engine.ErrCancelNotAllowed) {
 		rec, ferr := a.s.findBet(ctx, sess.Hash, req.BetId)
 		switch {

@@ -99,26 +99,6 @@ func newEnv(t *testing.T, o envOptions) *env {
 		t.Fatal(err)
 	}
 	bank := engine.NewDemoBank()
-	bw := &betWallet{answer: wallet.Result{Outcome: wallet.Success, Balance: 9000, HasBalance: true}}
-	tbl, err := engine.New(t.Context(), engine.Config{
-		Game: engine.Game{ID: "crash", RTPBasisPoints: 9900, MaxMultiplier: 150,
-			Betting: 1000 * time.Millisecond, Pause: 300 * time.Millisecond, Freebet: true},
-		Operators: map[string]engine.Operator{"acme": {Currencies: map[string]round.Limits{
-			"BRL": {MinBet: 100, MaxBet: 100000, MaxWin: 10000000}}}},
-		Store: st, Outbox: wallet.NewOutbox(st), Demo: bank, ChainLength: 2000,
-		Wallets: func(string) (engine.BetWallet, bool) { return bw, true },
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	go func() { _ = tbl.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		tbl.Stop()
-		<-tbl.Done()
-	})
-
 	tk := tickets.New(st, nil)
 	bal := &balancer{answer: wallet.Result{Outcome: wallet.Success, PlayerID: "p-1", Balance: 10000, HasBalance: true, Currency: "BRL", PlayerName: "Maria Silva"}}
 	ss, err := sessions.New(sessions.Options{
@@ -132,6 +112,26 @@ func newEnv(t *testing.T, o envOptions) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = ss.Close() })
+	bw := &betWallet{answer: wallet.Result{Outcome: wallet.Success, Balance: 9000, HasBalance: true}}
+	tbl, err := engine.New(t.Context(), engine.Config{
+		Game: engine.Game{ID: "crash", RTPBasisPoints: 9900, MaxMultiplier: 150,
+			Betting: 1000 * time.Millisecond, Pause: 300 * time.Millisecond, Freebet: true},
+		Operators: map[string]engine.Operator{"acme": {Currencies: map[string]round.Limits{
+			"BRL": {MinBet: 100, MaxBet: 100000, MaxWin: 10000000}}}},
+		Store: st, Outbox: wallet.NewOutbox(st), Balances: ss, Demo: bank, ChainLength: 2000,
+		Wallets: func(string) (engine.BetWallet, bool) { return bw, true },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { _ = tbl.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		tbl.Stop()
+		<-tbl.Done()
+	})
+
 	srv, err := table.New(table.Config{
 		BaseURL: "https://games.example.com", DefaultLanguage: "pt",
 		Limits:   map[table.Currency]table.Limits{{Operator: "acme", Code: "BRL"}: {MinBet: ptr(100), MaxBet: ptr(100000), MaxWin: ptr(10000000)}},

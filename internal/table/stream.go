@@ -18,6 +18,7 @@ import (
 	"github.com/crashstudio/crashgame/internal/server"
 	"github.com/crashstudio/crashgame/internal/sessions"
 	"github.com/crashstudio/crashgame/internal/store"
+	"github.com/crashstudio/crashgame/internal/wallet"
 )
 
 // Close codes of the stream (api/table.v1.yaml, GET /api/v1/stream).
@@ -415,14 +416,21 @@ func (s *Server) unregister(st *stream) {
 	}
 }
 
-// publishBalance sends a balance event to the session's stream (from the
-// sessions service, after a delivered /win).
-func (s *Server) publishBalance(sess sessions.Session) {
-	s.streamMu.Lock()
-	st := s.streams[string(sess.Hash)]
-	s.streamMu.Unlock()
-	if st != nil {
-		st.send(marshal(table.BalanceEvent{Type: "balance", Balance: max(sess.Balance, 0), Currency: sess.Currency}))
+// WalletSettled takes the answer to a delivered /win or /rollback (the
+// movement queue's WithOnSettled): a balance it carries becomes the balance
+// of every live session of that player in that currency, and a balance event
+// on each one's stream (BAL-4).
+func (s *Server) WalletSettled(m wallet.Movement, r wallet.Result) {
+	if !r.HasBalance {
+		return
+	}
+	for _, sess := range s.sessions.OnWalletBalance(m.Operator, m.PlayerID, m.Currency, r.Balance) {
+		s.streamMu.Lock()
+		st := s.streams[string(sess.Hash)]
+		s.streamMu.Unlock()
+		if st != nil {
+			st.send(marshal(table.BalanceEvent{Type: "balance", Balance: max(sess.Balance, 0), Currency: sess.Currency}))
+		}
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	gt "github.com/crashstudio/crashgame/gen/table"
 	"github.com/crashstudio/crashgame/internal/engine"
 	"github.com/crashstudio/crashgame/internal/table"
+	"github.com/crashstudio/crashgame/internal/wallet"
 )
 
 const origin = "https://games.example.com"
@@ -203,7 +204,7 @@ func TestStreamBalanceFromWallet(t *testing.T) {
 	c.send(map[string]any{"type": "hello", "session": s})
 	c.until("bets", nil)
 	// Rule BAL-4: a delivered /win's balance reaches the session's stream.
-	e.sessions.OnWalletBalance("acme", "p-1", "BRL", 777)
+	e.srv.WalletSettled(wallet.Movement{Operator: "acme", PlayerID: "p-1", Currency: "BRL"}, wallet.Result{Outcome: wallet.Success, Balance: 777, HasBalance: true})
 	c.until("balance", func(ev map[string]any) bool { return ev["balance"] == float64(777) })
 }
 

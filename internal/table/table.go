@@ -16,10 +16,10 @@
 //
 // It must never decide a bet, a cashout or a settlement (package engine does),
 // never call the wallet, and never show a browser a wallet code, an operator
-// message, a player id or an unmasked name. The display balances it passes on
-// (sessions.SetBalance after a /bet answer, sessions.Expect after a cashout or
-// a cancel) are the wallet's figures and the engine's results, never its own
-// arithmetic on money.
+// message, a player id or an unmasked name. The balances it shows are the
+// engine's results (which keep the sessions' display balances) and the wallet's
+// answers the movement queue hands it (WalletSettled), never its own arithmetic
+// on money.
 package table
 
 import (
@@ -200,7 +200,6 @@ func New(cfg Config) (*Server, error) {
 			s.origins[o] = true
 		}
 	}
-	cfg.Sessions.OnBalanceChange(s.publishBalance)
 	return s, nil
 }
 

@@ -211,7 +211,7 @@ var _ MovementWriter = (*store.Store)(nil)
 // Enqueue queues m inside the caller's transaction (the one ctx carries,
 // store.InTx, which also writes the state change causing the movement: the
 // outbox pattern), due at once. Nothing is sent until the transaction commits
-// and a Queue picks it up; call Queue.Notify after the commit to send it
+// and a Queue picks it up; call Outbox.Notify after the commit to send it
 // without waiting for the poll.
 //
 // It refuses, with ErrInvalidMovement, a movement that breaks the contract; a

@@ -54,11 +54,25 @@ func EnqueueMany(ctx context.Context, w MovementWriter, ms []Movement, now time.
 }
 
 // Outbox queues movements inside the caller's transaction (store.InTx): the
-// state change that causes a movement and the movement commit together.
-type Outbox struct{ w MovementWriter }
+// state change that causes a movement and the movement commit together. The
+// Queue built on it (NewQueue) delivers them; Notify wakes it.
+type Outbox struct {
+	w    MovementWriter
+	wake chan struct{} // the Queue's: a committed movement is waiting
+}
 
 // NewOutbox returns the outbox that writes through w (the *store.Store).
-func NewOutbox(w MovementWriter) *Outbox { return &Outbox{w: w} }
+func NewOutbox(w MovementWriter) *Outbox { return &Outbox{w: w, wake: make(chan struct{}, 1)} }
+
+// Notify tells the Queue reading this outbox that movements were committed,
+// so that it sends them at once instead of at its next poll. Call it after the
+// commit. It never blocks.
+func (o *Outbox) Notify() {
+	select {
+	case o.wake <- struct{}{}:
+	default:
+	}
+}
 
 // Enqueue queues m in the transaction of ctx (see the package function Enqueue
 // for its checks and errors).

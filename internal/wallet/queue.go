@@ -67,7 +67,7 @@ type Queue struct {
 	setup      []func(*Queue) error // run by NewQueue after the options
 	instanceID string
 
-	notify  chan struct{}
+	outbox  *Outbox // its Notify wakes Run
 	running atomic.Bool
 
 	mu     sync.Mutex
@@ -154,15 +154,16 @@ type QueueStore interface {
 var _ QueueStore = (*store.Store)(nil)
 
 // NewQueue returns a Queue over st (the *store.Store, migrated: it needs the
-// movements table). clients returns the Client of an operator; an operator
-// without one keeps its movements pending (logged at ERROR) without spending
-// attempts.
-func NewQueue(st QueueStore, clients func(operator string) (*Client, bool), opts ...QueueOption) (*Queue, error) {
-	if st == nil || clients == nil {
-		return nil, errors.New("wallet: new queue: store and clients are required")
+// movements table) that delivers what outbox queued, woken by outbox.Notify.
+// clients returns the Client of an operator; an operator without one keeps
+// its movements pending (logged at ERROR) without spending attempts.
+func NewQueue(st QueueStore, outbox *Outbox, clients func(operator string) (*Client, bool), opts ...QueueOption) (*Queue, error) {
+	if st == nil || outbox == nil || clients == nil {
+		return nil, errors.New("wallet: new queue: store, outbox and clients are required")
 	}
 	q := &Queue{
 		st:         st,
+		outbox:     outbox,
 		clients:    clients,
 		now:        time.Now,
 		logger:     slog.Default(),
@@ -173,7 +174,6 @@ func NewQueue(st QueueStore, clients func(operator string) (*Client, bool), opts
 		breakWait:  DefaultBreakerWait,
 		instanceID: "q-" + rand.Text()[:16],
 		metrics:    noQueueMetrics{},
-		notify:     make(chan struct{}, 1),
 		paused:     make(map[string]time.Time),
 	}
 	for _, opt := range opts {
@@ -194,15 +194,6 @@ func NewQueue(st QueueStore, clients func(operator string) (*Client, bool), opts
 		}
 	}
 	return q, nil
-}
-
-// Notify wakes the worker at once, to send what was just committed. It never
-// blocks.
-func (q *Queue) Notify() {
-	select {
-	case q.notify <- struct{}{}:
-	default:
-	}
 }
 
 // attempt is one finished attempt, waiting to be recorded.
@@ -299,7 +290,7 @@ func (q *Queue) idle(ctx context.Context) {
 			wait = max(d, time.Millisecond)
 		}
 	}
-	sleep(ctx, wait, q.notify)
+	sleep(ctx, wait, q.outbox.wake)
 }
 
 // sleep waits for d, ctx's end, or a value on wake.

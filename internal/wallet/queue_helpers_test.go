@@ -232,7 +232,7 @@ func mqClient(t testing.TB, op *mqOp, opts ...Option) *Client {
 func mqQueue(t testing.TB, s *store.Store, c *Client, opts ...QueueOption) *Queue {
 	t.Helper()
 	clients := func(op string) (*Client, bool) { return c, op == mqOperatorID }
-	q, err := NewQueue(s, clients, append([]QueueOption{WithQueueLogger(mqDiscard()),
+	q, err := NewQueue(s, NewOutbox(s), clients, append([]QueueOption{WithQueueLogger(mqDiscard()),
 		WithPollInterval(20 * time.Millisecond)}, opts...)...)
 	if err != nil {
 		t.Fatalf("NewQueue: %v", err)
@@ -312,7 +312,7 @@ func mqDrive(t testing.TB, s *store.Store, q *Queue, clock *mqClock, txID string
 		}
 		if rec.ClaimedBy == "" && rec.NextAttemptAt.Time().After(clock.Now()) {
 			clock.AdvanceTo(rec.NextAttemptAt.Time())
-			q.Notify()
+			q.outbox.Notify()
 		}
 		time.Sleep(2 * time.Millisecond)
 	}

@@ -235,7 +235,7 @@ func TestQueueBreakerOpenSpendsNoAttempt(t *testing.T) {
 		mqEnqueue(t, s, clock.Now(), other)
 		clock.AdvanceTo(clock.Now().Add(time.Hour))
 		for range 10 {
-			q.Notify()
+			q.outbox.Notify()
 			time.Sleep(15 * time.Millisecond)
 		}
 		if c.BreakerOpen() {
@@ -285,7 +285,7 @@ func TestQueueUnknownOperatorWaits(t *testing.T) {
 		clock.AdvanceTo(clock.Now().Add(2 * unknownOperatorWait))
 		known := mqWin("w-somebody")
 		mqEnqueue(t, s, clock.Now(), known)
-		q.Notify()
+		q.outbox.Notify()
 		if r := mqDrive(t, s, q, clock, known.TransactionID, 10*time.Second); r.Status != StatusDone {
 			t.Fatalf("the known operator's movement: %s", r.Status)
 		}
@@ -534,7 +534,7 @@ func TestQueueRestartDeliversTheRest(t *testing.T) {
 			t.Fatalf("the leased movement was sent %d times before its lease ran out", got)
 		}
 		clock.AdvanceTo(leaseEnd)
-		q2.Notify()
+		q2.outbox.Notify()
 		mqWaitFor(t, 10*time.Second, "the leased one delivered", func() bool { return mqCountStatus(t, s)[StatusDone] == n })
 		for _, id := range ids {
 			if k := op.counts()[id]; k != 1 {
