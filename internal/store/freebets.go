@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"slices"
@@ -114,14 +113,10 @@ func (s *Store) InsertFreebetSources(ctx context.Context, recs []FreebetSourceRe
 func (s *Store) InsertFreebetGrants(ctx context.Context, recs []FreebetGrantRecord) (int, error) {
 	created := 0
 	for chunk := range slices.Chunk(recs, freebetBatch) {
-		res, err := s.conn(ctx).NewInsert().Model(&chunk).ExcludeColumn("seq").
-			On("CONFLICT DO NOTHING").Returning("NULL").Exec(ctx)
+		n, err := affected("insert freebet grants")(s.conn(ctx).NewInsert().Model(&chunk).ExcludeColumn("seq").
+			On("CONFLICT DO NOTHING").Returning("NULL").Exec(ctx))
 		if err != nil {
-			return created, fmt.Errorf("store: insert freebet grants: %w", err)
-		}
-		n, err := res.RowsAffected()
-		if err != nil {
-			return created, fmt.Errorf("store: insert freebet grants: rows affected: %w", err)
+			return created, err
 		}
 		created += int(n)
 	}
@@ -169,11 +164,8 @@ func (s *Store) FreebetGrant(ctx context.Context, owner FreebetOwner, grantID st
 		Where("currency = ?", owner.Currency).
 		Where("grant_id = ?", grantID).
 		Scan(ctx)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		return nil, ErrFreebetGrantNotFound
-	case err != nil:
-		return nil, fmt.Errorf("store: read freebet grant: %w", err)
+	if err := one(err, ErrFreebetGrantNotFound, "read freebet grant"); err != nil {
+		return nil, err
 	}
 	return rec, nil
 }
@@ -189,11 +181,8 @@ func (s *Store) SpendFreebetGrant(ctx context.Context, owner FreebetOwner, grant
 		" RETURNING "+freebetGrantColumns,
 		FreebetSpent, at, owner.Operator, owner.PlayerID, owner.Currency, grantID, FreebetOpen,
 	).Scan(ctx, rec)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		return nil, ErrFreebetGrantNotOpen
-	case err != nil:
-		return nil, fmt.Errorf("store: spend freebet grant: %w", err)
+	if err := one(err, ErrFreebetGrantNotOpen, "spend freebet grant"); err != nil {
+		return nil, err
 	}
 	return rec, nil
 }
@@ -208,11 +197,8 @@ func (s *Store) OldestOpenFreebetGrant(ctx context.Context, owner FreebetOwner, 
 		" ORDER BY seq LIMIT 1",
 		owner.Operator, owner.PlayerID, owner.Currency, amount, FreebetOpen,
 	).Scan(ctx, &seq)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		return 0, ErrFreebetGrantNotFound
-	case err != nil:
-		return 0, fmt.Errorf("store: find oldest open freebet grant: %w", err)
+	if err := one(err, ErrFreebetGrantNotFound, "find oldest open freebet grant"); err != nil {
+		return 0, err
 	}
 	return seq, nil
 }
@@ -225,11 +211,8 @@ func (s *Store) SpendFreebetGrantBySeq(ctx context.Context, seq int64, at Millis
 	err := s.conn(ctx).NewRaw("UPDATE freebet_grants SET state = ?, spent_at = ? WHERE seq = ? AND state = ? RETURNING "+freebetGrantColumns,
 		FreebetSpent, at, seq, FreebetOpen,
 	).Scan(ctx, rec)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		return nil, ErrFreebetGrantNotOpen
-	case err != nil:
-		return nil, fmt.Errorf("store: spend freebet grant by seq: %w", err)
+	if err := one(err, ErrFreebetGrantNotOpen, "spend freebet grant by seq"); err != nil {
+		return nil, err
 	}
 	return rec, nil
 }
@@ -239,15 +222,11 @@ func (s *Store) SpendFreebetGrantBySeq(ctx context.Context, seq int64, at Millis
 // spend exactly one succeeds). Otherwise (open, or no such grant) it returns
 // ErrFreebetGrantNotSpent.
 func (s *Store) ReturnFreebetGrant(ctx context.Context, owner FreebetOwner, grantID string) error {
-	res, err := s.conn(ctx).ExecContext(ctx, "UPDATE freebet_grants SET state = ?, spent_at = NULL"+
+	n, err := affected("return freebet grant")(s.conn(ctx).ExecContext(ctx, "UPDATE freebet_grants SET state = ?, spent_at = NULL"+
 		" WHERE operator = ? AND player_id = ? AND currency = ? AND grant_id = ? AND state = ?",
-		FreebetOpen, owner.Operator, owner.PlayerID, owner.Currency, grantID, FreebetSpent)
+		FreebetOpen, owner.Operator, owner.PlayerID, owner.Currency, grantID, FreebetSpent))
 	if err != nil {
-		return fmt.Errorf("store: return freebet grant: %w", err)
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return fmt.Errorf("store: return freebet grant: rows affected: %w", err)
+		return err
 	}
 	if n == 0 {
 		return ErrFreebetGrantNotSpent

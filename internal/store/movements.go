@@ -94,13 +94,9 @@ func movementColumnsOf(prefix string) string {
 // It is one statement when the row is inserted, two when it is refused.
 func (s *Store) InsertMovement(ctx context.Context, rec *MovementRecord) error {
 	db := s.conn(ctx)
-	res, err := db.NewInsert().Model(rec).On("CONFLICT DO NOTHING").Exec(ctx)
+	n, err := affected("insert movement")(db.NewInsert().Model(rec).On("CONFLICT DO NOTHING").Exec(ctx))
 	if err != nil {
-		return fmt.Errorf("store: insert movement: %w", err)
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return fmt.Errorf("store: insert movement: rows affected: %w", err)
+		return err
 	}
 	if n == 1 {
 		return nil
@@ -126,13 +122,9 @@ func (s *Store) InsertMovements(ctx context.Context, recs []MovementRecord) erro
 	if want == 0 {
 		return nil
 	}
-	res, err := s.conn(ctx).NewInsert().Model(&recs).On("CONFLICT DO NOTHING").Exec(ctx)
+	n, err := affected("insert movements")(s.conn(ctx).NewInsert().Model(&recs).On("CONFLICT DO NOTHING").Exec(ctx))
 	if err != nil {
-		return fmt.Errorf("store: insert %d movements: %w", want, err)
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return fmt.Errorf("store: insert %d movements: rows affected: %w", want, err)
+		return err
 	}
 	if int(n) != want {
 		return fmt.Errorf("store: insert %d movements: %d refused: %w", want, want-int(n), ErrMovementKeyTaken)
@@ -184,11 +176,8 @@ func (s *Store) Debits(ctx context.Context, betIDs []string) (map[string]DebitRe
 func (s *Store) GetMovement(ctx context.Context, transactionID string) (MovementRecord, error) {
 	var rec MovementRecord
 	err := s.conn(ctx).NewSelect().Model(&rec).Where("transaction_id = ?", transactionID).Scan(ctx)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		return MovementRecord{}, ErrMovementNotFound
-	case err != nil:
-		return MovementRecord{}, fmt.Errorf("store: get movement: %w", err)
+	if err := one(err, ErrMovementNotFound, "get movement"); err != nil {
+		return MovementRecord{}, err
 	}
 	return rec, nil
 }
@@ -364,15 +353,8 @@ func recordMovementAttempt(ctx context.Context, db bun.IDB, a *MovementAttempt) 
 	if a.BalanceAfter != nil {
 		uq = uq.Set("balance_after = ?", *a.BalanceAfter)
 	}
-	res, err := uq.Exec(ctx)
-	if err != nil {
-		return false, fmt.Errorf("update movement: %w", err)
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return false, fmt.Errorf("update movement: rows affected: %w", err)
-	}
-	return n == 1, nil
+	n, err := affected("update movement")(uq.Exec(ctx))
+	return n == 1, err
 }
 
 // CountMovements counts the movements of each of statuses (a status without

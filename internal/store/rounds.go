@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 
@@ -60,11 +59,8 @@ type ChainRecord struct {
 func (s *Store) Chain(ctx context.Context, gameID string) (ChainRecord, error) {
 	var rec ChainRecord
 	err := s.conn(ctx).NewSelect().Model(&rec).Where("game_id = ?", gameID).Scan(ctx)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		return rec, ErrChainNotFound
-	case err != nil:
-		return rec, fmt.Errorf("store: chain of %s: %w", gameID, err)
+	if err := one(err, ErrChainNotFound, fmt.Sprintf("chain of %s", gameID)); err != nil {
+		return rec, err
 	}
 	return rec, nil
 }
@@ -162,11 +158,8 @@ func (s *Store) RecentRounds(ctx context.Context, gameID string, limit int) ([]R
 func (s *Store) Round(ctx context.Context, gameID, id string) (RoundRecord, error) {
 	var r RoundRecord
 	err := s.conn(ctx).NewSelect().Model(&r).Where("id = ?", id).Where("game_id = ?", gameID).Scan(ctx)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		return r, ErrRoundNotFound
-	case err != nil:
-		return r, fmt.Errorf("store: round %s: %w", id, err)
+	if err := one(err, ErrRoundNotFound, fmt.Sprintf("round %s", id)); err != nil {
+		return r, err
 	}
 	return r, nil
 }

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 
@@ -88,11 +87,8 @@ func (s *Store) InsertSession(ctx context.Context, rec *SessionRecord, controls 
 func (s *Store) SessionByHash(ctx context.Context, hash []byte) (*SessionRecord, error) {
 	rec := new(SessionRecord)
 	err := s.conn(ctx).NewSelect().Model(rec).Where("id_hash = ?", hash).Scan(ctx)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		return nil, ErrSessionNotFound
-	case err != nil:
-		return nil, fmt.Errorf("store: read session: %w", err)
+	if err := one(err, ErrSessionNotFound, "read session"); err != nil {
+		return nil, err
 	}
 	return rec, nil
 }
@@ -102,11 +98,8 @@ func (s *Store) SessionByHash(ctx context.Context, hash []byte) (*SessionRecord,
 func (s *Store) SessionControls(ctx context.Context, hash []byte) (*SessionControlsRecord, error) {
 	rec := new(SessionControlsRecord)
 	err := s.conn(ctx).NewSelect().Model(rec).Where("id_hash = ?", hash).Scan(ctx)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		return nil, ErrSessionControlsNotFound
-	case err != nil:
-		return nil, fmt.Errorf("store: read session controls: %w", err)
+	if err := one(err, ErrSessionControlsNotFound, "read session controls"); err != nil {
+		return nil, err
 	}
 	return rec, nil
 }

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 
 	"github.com/uptrace/bun"
@@ -80,4 +81,16 @@ func affected(what string) func(sql.Result, error) (int64, error) {
 // code never calls it.
 func (s *Store) QueryRowForTest(ctx context.Context, query string, args ...any) *sql.Row {
 	return s.conn(ctx).QueryRowContext(ctx, query, args...)
+}
+
+// one maps the error of a statement that reads or writes exactly one row: no
+// row is notFound, the caller's to name; any other error is wrapped with what.
+func one(err, notFound error, what string) error {
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return notFound
+	case err != nil:
+		return fmt.Errorf("store: %s: %w", what, err)
+	}
+	return nil
 }
