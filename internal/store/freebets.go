@@ -125,31 +125,30 @@ func (s *Store) InsertFreebetGrants(ctx context.Context, recs []FreebetGrantReco
 
 // OpenFreebetGrants returns the owner's open grants, by Seq.
 func (s *Store) OpenFreebetGrants(ctx context.Context, owner FreebetOwner) ([]FreebetGrantRecord, error) {
-	var recs []FreebetGrantRecord
-	err := s.conn(ctx).NewSelect().Model(&recs).
-		Where("operator = ?", owner.Operator).
-		Where("player_id = ?", owner.PlayerID).
-		Where("currency = ?", owner.Currency).
-		Where("state = ?", FreebetOpen).
-		Order("seq").
-		Scan(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("store: read open freebet grants: %w", err)
-	}
-	return recs, nil
+	return s.freebetGrants(ctx, owner, FreebetOpen)
 }
 
 // PlayerFreebetGrants returns every grant of one operator's player, in any
 // state and currency, by Seq (audits and tests).
 func (s *Store) PlayerFreebetGrants(ctx context.Context, operator, playerID string) ([]FreebetGrantRecord, error) {
+	return s.freebetGrants(ctx, FreebetOwner{Operator: operator, PlayerID: playerID}, "")
+}
+
+// freebetGrants returns the grants of owner's player, by Seq: of its currency
+// and in state only when they are set.
+func (s *Store) freebetGrants(ctx context.Context, owner FreebetOwner, state string) ([]FreebetGrantRecord, error) {
 	var recs []FreebetGrantRecord
-	err := s.conn(ctx).NewSelect().Model(&recs).
-		Where("operator = ?", operator).
-		Where("player_id = ?", playerID).
-		Order("seq").
-		Scan(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("store: read player freebet grants: %w", err)
+	q := s.conn(ctx).NewSelect().Model(&recs).
+		Where("operator = ?", owner.Operator).
+		Where("player_id = ?", owner.PlayerID)
+	if owner.Currency != "" {
+		q = q.Where("currency = ?", owner.Currency)
+	}
+	if state != "" {
+		q = q.Where("state = ?", state)
+	}
+	if err := q.Order("seq").Scan(ctx); err != nil {
+		return nil, fmt.Errorf("store: read freebet grants: %w", err)
 	}
 	return recs, nil
 }

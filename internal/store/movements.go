@@ -174,12 +174,11 @@ func (s *Store) Debits(ctx context.Context, betIDs []string) (map[string]DebitRe
 // GetMovement returns the movement transactionID, token included, or
 // ErrMovementNotFound.
 func (s *Store) GetMovement(ctx context.Context, transactionID string) (MovementRecord, error) {
-	var rec MovementRecord
-	err := s.conn(ctx).NewSelect().Model(&rec).Where("transaction_id = ?", transactionID).Scan(ctx)
-	if err := one(err, ErrMovementNotFound, "get movement"); err != nil {
+	rec, err := rowWhere[MovementRecord](ctx, s.conn(ctx), "transaction_id", transactionID, ErrMovementNotFound, "get movement")
+	if err != nil {
 		return MovementRecord{}, err
 	}
-	return rec, nil
+	return *rec, nil
 }
 
 // MovementFilter selects movements. Empty fields select everything; Limit

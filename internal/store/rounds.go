@@ -57,12 +57,11 @@ type ChainRecord struct {
 
 // Chain returns the current chain of a game, or ErrChainNotFound.
 func (s *Store) Chain(ctx context.Context, gameID string) (ChainRecord, error) {
-	var rec ChainRecord
-	err := s.conn(ctx).NewSelect().Model(&rec).Where("game_id = ?", gameID).Scan(ctx)
-	if err := one(err, ErrChainNotFound, fmt.Sprintf("chain of %s", gameID)); err != nil {
-		return rec, err
+	rec, err := rowWhere[ChainRecord](ctx, s.conn(ctx), "game_id", gameID, ErrChainNotFound, "read chain")
+	if err != nil {
+		return ChainRecord{}, err
 	}
-	return rec, nil
+	return *rec, nil
 }
 
 // SaveChain makes rec the current chain of its game, replacing the one before.

@@ -85,23 +85,13 @@ func (s *Store) InsertSession(ctx context.Context, rec *SessionRecord, controls 
 // SessionByHash returns the session stored under this id hash, or
 // ErrSessionNotFound.
 func (s *Store) SessionByHash(ctx context.Context, hash []byte) (*SessionRecord, error) {
-	rec := new(SessionRecord)
-	err := s.conn(ctx).NewSelect().Model(rec).Where("id_hash = ?", hash).Scan(ctx)
-	if err := one(err, ErrSessionNotFound, "read session"); err != nil {
-		return nil, err
-	}
-	return rec, nil
+	return rowWhere[SessionRecord](ctx, s.conn(ctx), "id_hash", hash, ErrSessionNotFound, "read session")
 }
 
 // SessionControls returns the controls row of the session with this id hash,
 // or ErrSessionControlsNotFound when it has none.
 func (s *Store) SessionControls(ctx context.Context, hash []byte) (*SessionControlsRecord, error) {
-	rec := new(SessionControlsRecord)
-	err := s.conn(ctx).NewSelect().Model(rec).Where("id_hash = ?", hash).Scan(ctx)
-	if err := one(err, ErrSessionControlsNotFound, "read session controls"); err != nil {
-		return nil, err
-	}
-	return rec, nil
+	return rowWhere[SessionControlsRecord](ctx, s.conn(ctx), "id_hash", hash, ErrSessionControlsNotFound, "read session controls")
 }
 
 // WriteSessionStates persists, in one transaction (joining the one of ctx if

@@ -94,3 +94,14 @@ func one(err, notFound error, what string) error {
 	}
 	return nil
 }
+
+// rowWhere reads the one row of T's table whose column equals value: no such
+// row is notFound.
+func rowWhere[T any](ctx context.Context, db bun.IDB, column string, value any, notFound error, what string) (*T, error) {
+	rec := new(T)
+	err := db.NewSelect().Model(rec).Where("? = ?", bun.Ident(column), value).Scan(ctx)
+	if err := one(err, notFound, what); err != nil {
+		return nil, err
+	}
+	return rec, nil
+}
