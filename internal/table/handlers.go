@@ -293,12 +293,10 @@ func (a *api) CashOut(ctx context.Context, req table.CashOutRequestObject) (tabl
 			return errorResponse{status: http.StatusTooManyRequests, retryAfter: retryAfter(wait),
 				body: a.s.errorBody(ctx, table.ErrorCodeRateLimited, nil)}, nil
 		}
-		rec, ferr := a.s.findBet(ctx, sess.Hash, req.BetId)
+		rec, fail := a.findBet(ctx, sess, req.BetId)
 		switch {
-		case ferr != nil:
-			return a.internal(ctx, "reading a bet failed", ferr), nil
-		case rec == nil:
-			return a.fail(ctx, http.StatusNotFound, table.ErrorCodeUnknownBet), nil
+		case fail != nil:
+			return *fail, nil
 		case rec.Status == engine.StatusLost:
 			return a.fail(ctx, http.StatusConflict, table.ErrorCodeRoundCrashed), nil
 		default:
@@ -325,12 +323,10 @@ func (a *api) CancelBet(ctx context.Context, req table.CancelBetRequestObject) (
 	}
 	res, err := t.Cancel(ctx, sess.Player(), req.BetId)
 	if errors.Is(err, engine.ErrUnknownBet) || errors.Is(err, engine.ErrCancelNotAllowed) {
-		rec, ferr := a.s.findBet(ctx, sess.Hash, req.BetId)
+		rec, fail := a.findBet(ctx, sess, req.BetId)
 		switch {
-		case ferr != nil:
-			return a.internal(ctx, "reading a bet failed", ferr), nil
-		case rec == nil:
-			return a.fail(ctx, http.StatusNotFound, table.ErrorCodeUnknownBet), nil
+		case fail != nil:
+			return *fail, nil
 		case rec.Status == engine.StatusCancelled:
 			// Cancelled in an earlier round: cancelling again answers 200 again.
 			return table.CancelBet200JSONResponse{BetId: rec.ID, Status: table.BetStatus(engine.StatusCancelled),
@@ -348,13 +344,21 @@ func (a *api) CancelBet(ctx context.Context, req table.CancelBetRequestObject) (
 	return table.CancelBet200JSONResponse{BetId: res.Bet.BetID, Status: table.BetStatus(res.Bet.Status), Balance: max(res.Balance, 0)}, nil
 }
 
-// findBet reads one bet of the session; nil when it has none with that id.
-func (s *Server) findBet(ctx context.Context, sessionHash []byte, id string) (*store.BetRecord, error) {
-	recs, err := s.records.Bets(ctx, store.BetFilter{ID: id, SessionHash: sessionHash})
-	if err != nil || len(recs) == 0 {
-		return nil, err
+// findBet reads one bet of the session, to say why an action on it was
+// refused; the answer when it cannot: 404 UNKNOWN_BET when the session has no
+// bet with that id, 500 when the read failed.
+func (a *api) findBet(ctx context.Context, sess sessions.Session, id string) (*store.BetRecord, *errorResponse) {
+	recs, err := a.s.records.Bets(ctx, store.BetFilter{ID: id, SessionHash: sess.Hash})
+	var r errorResponse
+	switch {
+	case err != nil:
+		r = a.internal(ctx, "reading a bet failed", err)
+	case len(recs) == 0:
+		r = a.fail(ctx, http.StatusNotFound, table.ErrorCodeUnknownBet)
+	default:
+		return &recs[0], nil
 	}
-	return &recs[0], nil
+	return nil, &r
 }
 
 func limitOf(p *table.Limit) (int, bool) {

@@ -155,30 +155,14 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	if cfg.ReadRate <= 0 {
-		cfg.ReadRate = DefaultReadRate
-	}
-	if cfg.ReadBurst <= 0 {
-		cfg.ReadBurst = DefaultReadBurst
-	}
-	if cfg.ActionRate <= 0 {
-		cfg.ActionRate = DefaultActionRate
-	}
-	if cfg.ActionBurst <= 0 {
-		cfg.ActionBurst = DefaultActionBurst
-	}
-	if cfg.AddressRate <= 0 {
-		cfg.AddressRate = DefaultAddressRate
-	}
-	if cfg.AddressBurst <= 0 {
-		cfg.AddressBurst = DefaultAddressBurst
-	}
-	if cfg.StreamBuffer <= 0 {
-		cfg.StreamBuffer = DefaultStreamBuffer
-	}
-	if cfg.HelloTimeout <= 0 {
-		cfg.HelloTimeout = 5 * time.Second
-	}
+	positiveOr(&cfg.ReadRate, DefaultReadRate)
+	positiveOr(&cfg.ReadBurst, DefaultReadBurst)
+	positiveOr(&cfg.ActionRate, DefaultActionRate)
+	positiveOr(&cfg.ActionBurst, DefaultActionBurst)
+	positiveOr(&cfg.AddressRate, DefaultAddressRate)
+	positiveOr(&cfg.AddressBurst, DefaultAddressBurst)
+	positiveOr(&cfg.StreamBuffer, DefaultStreamBuffer)
+	positiveOr(&cfg.HelloTimeout, 5*time.Second)
 	msgs, err := loadMessages()
 	if err != nil {
 		return nil, err
@@ -484,4 +468,12 @@ func (l *limiters) allow(key string, now time.Time) (time.Duration, bool) {
 		return d, false
 	}
 	return 0, true
+}
+
+// positiveOr sets *v to def unless *v is positive: an unset (or nonsensical)
+// setting takes its default.
+func positiveOr[T int | float64 | time.Duration](v *T, def T) {
+	if *v <= 0 {
+		*v = def
+	}
 }
