@@ -115,26 +115,21 @@ func (h *hub) remove(s *Subscription, slow bool) {
 
 // broadcast sends ev to every subscriber, dropping those whose buffer is full.
 func (h *hub) broadcast(ev *Event) {
-	var slow []*Subscription
-	h.mu.RLock()
-	for s := range h.all {
-		select {
-		case s.ch <- ev:
-		default:
-			slow = append(slow, s)
-		}
-	}
-	h.mu.RUnlock()
-	for _, s := range slow {
-		h.remove(s, true)
-	}
+	h.deliver(ev, func() map[*Subscription]struct{} { return h.all })
 }
 
 // send sends ev to the subscribers of one session.
 func (h *hub) send(session []byte, ev *Event) {
+	h.deliver(ev, func() map[*Subscription]struct{} { return h.bySession[string(session)] })
+}
+
+// deliver sends ev to the subscribers that subs returns, read under the hub's
+// read lock, without blocking: those whose buffer is full are dropped once the
+// lock is released.
+func (h *hub) deliver(ev *Event, subs func() map[*Subscription]struct{}) {
 	var slow []*Subscription
 	h.mu.RLock()
-	for s := range h.bySession[string(session)] {
+	for s := range subs() {
 		select {
 		case s.ch <- ev:
 		default:
