@@ -52,6 +52,25 @@ func playerView(p *ledger.PlayerRecord) PlayerView {
 	return PlayerView{PlayerID: p.PlayerID, Name: p.Name, Currency: p.Currency, Balance: p.Balance, Blocked: p.Blocked}
 }
 
+// playerAnswer is the answer of the admin routes that show one player: p, or
+// the error that kept it from being read or changed.
+func playerAnswer(p *ledger.PlayerRecord, err error) (any, error) {
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"player": playerView(p)}, nil
+}
+
+// views shows each of records through view, in order; none gives an empty,
+// non-nil list (JSON [], not null).
+func views[R, V any](records []R, view func(*R) V) []V {
+	out := make([]V, len(records))
+	for i := range records {
+		out[i] = view(&records[i])
+	}
+	return out
+}
+
 // Movement is one ledger row as the admin API shows it: what the game sent
 // (transaction_id, kind, amount, bet_id, round_id, freebet_id) beside what the
 // operator did (operator_transaction_id, delta, balance_after, settlement).
@@ -142,11 +161,7 @@ func (s *Sim) adminRoutes() http.Handler {
 		if err != nil {
 			return nil, err
 		}
-		views := make([]PlayerView, len(ps))
-		for i := range ps {
-			views[i] = playerView(&ps[i])
-		}
-		return map[string]any{"players": views}, nil
+		return map[string]any{"players": views(ps, playerView)}, nil
 	})
 	handle("/admin/players/get", func(ctx context.Context, body []byte) (any, error) {
 		var req struct {
@@ -155,11 +170,7 @@ func (s *Sim) adminRoutes() http.Handler {
 		if err := decodeAdmin(body, &req); err != nil {
 			return nil, err
 		}
-		p, err := l.player(ctx, req.PlayerID)
-		if err != nil {
-			return nil, err
-		}
-		return map[string]any{"player": playerView(p)}, nil
+		return playerAnswer(l.player(ctx, req.PlayerID))
 	})
 	handle("/admin/players/fund", func(ctx context.Context, body []byte) (any, error) {
 		var req struct {
@@ -169,11 +180,7 @@ func (s *Sim) adminRoutes() http.Handler {
 		if err := decodeAdmin(body, &req); err != nil {
 			return nil, err
 		}
-		p, err := l.fund(ctx, req.PlayerID, req.Amount)
-		if err != nil {
-			return nil, err
-		}
-		return map[string]any{"player": playerView(p)}, nil
+		return playerAnswer(l.fund(ctx, req.PlayerID, req.Amount))
 	})
 	handle("/admin/players/block", func(ctx context.Context, body []byte) (any, error) {
 		var req struct {
@@ -186,11 +193,7 @@ func (s *Sim) adminRoutes() http.Handler {
 		if err := l.setBlocked(ctx, req.PlayerID, req.Blocked); err != nil {
 			return nil, err
 		}
-		p, err := l.player(ctx, req.PlayerID)
-		if err != nil {
-			return nil, err
-		}
-		return map[string]any{"player": playerView(p)}, nil
+		return playerAnswer(l.player(ctx, req.PlayerID))
 	})
 	handle("/admin/tokens/issue", func(ctx context.Context, body []byte) (any, error) {
 		var req struct {
@@ -272,11 +275,7 @@ func (s *Sim) adminRoutes() http.Handler {
 		if err != nil {
 			return nil, err
 		}
-		views := make([]Movement, len(ms))
-		for i := range ms {
-			views[i] = movementView(&ms[i])
-		}
-		return map[string]any{"movements": views}, nil
+		return map[string]any{"movements": views(ms, movementView)}, nil
 	})
 	handle("/admin/reconcile", func(ctx context.Context, body []byte) (any, error) {
 		var req struct {
@@ -300,12 +299,10 @@ func (s *Sim) reconcile(ctx context.Context, playerID string) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	views := make([]Movement, len(ms))
 	sums := map[string]*ReconcilePlayer{}
 	var order []string
 	for i := range ms {
 		m := &ms[i]
-		views[i] = movementView(m)
 		rp, ok := sums[m.PlayerID]
 		if !ok {
 			p, err := s.ledger.player(ctx, m.PlayerID)
@@ -333,7 +330,7 @@ func (s *Sim) reconcile(ctx context.Context, playerID string) (any, error) {
 	for _, id := range order {
 		players = append(players, sums[id])
 	}
-	return map[string]any{"movements": views, "players": players}, nil
+	return map[string]any{"movements": views(ms, movementView), "players": players}, nil
 }
 
 // adminAuth reads and verifies a signed admin body, runs h and writes its

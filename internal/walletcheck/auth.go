@@ -129,19 +129,58 @@ func signatureRefused(a rawAnswer, rule, accepted string) (ok bool, note string)
 	}
 }
 
+// probeVerdict gathers the evidence of one check's probes, each as
+// "label: answer" and a note, joined by "; ", and fails the check when a
+// probe is not answered as it must be.
+type probeVerdict struct {
+	failed bool
+	parts  []string
+}
+
+// note adds a probe to the evidence without judging it.
+func (p *probeVerdict) note(label string, a rawAnswer, note string) {
+	p.parts = append(p.parts, label+": "+a.String()+note)
+}
+
+// refused judges a probe that must be refused HTTP 401 INVALID_SIGNATURE
+// under rule, as signatureRefused does (accepted is its note on an
+// acceptance).
+func (p *probeVerdict) refused(label string, a rawAnswer, rule, accepted string) {
+	ok, note := signatureRefused(a, rule, accepted)
+	if !ok {
+		p.failed = true
+	}
+	p.note(label, a, note)
+}
+
+// accepted judges a probe that must be accepted; when it was not, the
+// evidence says " REFUSED (why)".
+func (p *probeVerdict) accepted(label string, a rawAnswer, why string) {
+	note := ""
+	if !a.accepted() {
+		p.failed = true
+		note = " REFUSED (" + why + ")"
+	}
+	p.note(label, a, note)
+}
+
+// result is the check's result and evidence.
+func (p *probeVerdict) result() (Result, string) {
+	ev := strings.Join(p.parts, "; ")
+	if p.failed {
+		return Fail, ev
+	}
+	return Pass, ev
+}
+
 // judgeRefusals passes when every probe was refused 401 INVALID_SIGNATURE
 // (AUTH-15); labels name the probes in the evidence.
 func judgeRefusals(labels []string, answers []rawAnswer) (Result, string) {
-	verdict := Pass
-	parts := make([]string, len(answers))
+	var p probeVerdict
 	for i, a := range answers {
-		ok, note := signatureRefused(a, "AUTH-15", "")
-		if !ok {
-			verdict = Fail
-		}
-		parts[i] = labels[i] + ": " + a.String() + note
+		p.refused(labels[i], a, "AUTH-15", "")
 	}
-	return verdict, strings.Join(parts, "; ")
+	return p.result()
 }
 
 // bearerSteps probe how the Authorization header is parsed, with /balance
@@ -247,18 +286,12 @@ func (r *runner) checkExactBytes(ctx context.Context) (Result, string) {
 	}
 	spaced := r.probe(ctx, own, r.bearer(), r.sign(own))
 
-	verdict := Pass
-	ok, note := signatureRefused(altered, "AUTH-15", " (the wallet verifies a re-encoding, not the bytes received)")
-	if !ok {
-		verdict = Fail
-	}
-	ev := "indented body with the signature of its compact original: " + altered.String() + note
-	ev += "; body with tabs and sorted keys signed over its own bytes: " + spaced.String()
-	if !spaced.accepted() {
-		verdict = Fail
-		ev += " REFUSED (the wallet must verify the exact bytes received, whatever their whitespace and key order)"
-	}
-	return verdict, ev
+	var p probeVerdict
+	p.refused("indented body with the signature of its compact original", altered,
+		"AUTH-15", " (the wallet verifies a re-encoding, not the bytes received)")
+	p.accepted("body with tabs and sorted keys signed over its own bytes", spaced,
+		"the wallet must verify the exact bytes received, whatever their whitespace and key order")
+	return p.result()
 }
 
 // checkWindow: a correctly signed request 6 minutes old is refused, one 4
@@ -273,22 +306,13 @@ func (r *runner) checkWindow(ctx context.Context) (Result, string) {
 	ahead := r.liveBody(6 * minute)
 	aheadA := r.probe(ctx, ahead, r.bearer(), r.sign(ahead))
 
-	verdict := Pass
-	ok, note := signatureRefused(staleA, "AUTH-9", "")
-	if !ok {
-		verdict = Fail
-	}
-	ev := "6 min old: " + staleA.String() + note
-	ev += "; 4 min old: " + insideA.String()
-	if !insideA.accepted() {
-		verdict = Fail
-		ev += " REFUSED (inside the window)"
-	}
-	ev += "; 6 min ahead: " + aheadA.String()
+	var p probeVerdict
+	p.refused("6 min old", staleA, "AUTH-9", "")
+	p.accepted("4 min old", insideA, "inside the window")
 	if aheadA.accepted() {
-		ev += " (AMB-26 reading B: future timestamps pass)"
+		p.note("6 min ahead", aheadA, " (AMB-26 reading B: future timestamps pass)")
 	} else {
-		ev += " (AMB-26 reading A: symmetric window)"
+		p.note("6 min ahead", aheadA, " (AMB-26 reading A: symmetric window)")
 	}
-	return verdict, ev
+	return p.result()
 }

@@ -86,11 +86,33 @@ func (v *verdict) result() (Result, string) {
 // unmoved notes the balance after a check whose call must move nothing, and
 // fails the check when it moved or could not be read; why, when not empty,
 // says which rule a movement breaks.
-func (v *verdict) unmoved(bal0, bal1 int64, ev1 string, ok1 bool, why string) {
-	v.see("before %d, %s", bal0, ev1)
-	if !ok1 || bal1 != bal0 {
-		v.fail("the balance moved by %d%s", bal1-bal0, why)
+func (v *verdict) unmoved(b balances, why string) {
+	v.see("before %d, %s", b.before, b.afterEv)
+	if !b.afterOK || b.after != b.before {
+		v.fail("the balance moved by %d%s", b.after-b.before, why)
 	}
+}
+
+// balances is the player's balance read before and after the calls of one
+// check, as balanceNow gives them.
+type balances struct {
+	before  int64
+	after   int64  // 0 when the read after failed
+	afterEv string // "/balance N", or how the read after failed
+	afterOK bool
+}
+
+// around reads the balance the check starts from, makes the check's calls,
+// and reads the balance again. end is empty when the first read succeeded;
+// otherwise the calls are not made and the check ends with (Fail, ev).
+func (r *runner) around(ctx context.Context, calls func()) (b balances, end Result, ev string) {
+	before, ev, ok := r.balanceNow(ctx)
+	if !ok {
+		return balances{}, Fail, ev
+	}
+	calls()
+	after, afterEv, afterOK := r.balanceNow(ctx)
+	return balances{before: before, after: after, afterEv: afterEv, afterOK: afterOK}, "", ""
 }
 
 // betStake starts a check that judges what becomes of its own debit: it reads
@@ -154,17 +176,19 @@ func (r *runner) moneySteps() []step {
 func (r *runner) checkBetReplay(ctx context.Context, c *chain) (Result, string) {
 	var v verdict
 	stake := r.o.Stake
-	bal0, ev, ok := r.balanceNow(ctx)
-	if !ok {
-		return Fail, ev
+	var tx, round string
+	var first, second wallet.Result
+	bal, end, ev := r.around(ctx, func() {
+		tx, round = r.id("bet"), r.id("round")
+		first = r.bet(ctx, tx, round, stake, nil)
+		second = r.bet(ctx, tx, round, stake, nil)
+	})
+	if end != "" {
+		return end, ev
 	}
-	tx, round := r.id("bet"), r.id("round")
-	first := r.bet(ctx, tx, round, stake, nil)
-	second := r.bet(ctx, tx, round, stake, nil)
-	bal1, ev1, ok1 := r.balanceNow(ctx)
-	v.see("before %d; bet %d: %s", bal0, stake, describe(first))
+	v.see("before %d; bet %d: %s", bal.before, stake, describe(first))
 	v.see("identical retry, other request_id and timestamp: %s", describe(second))
-	v.see("%s", ev1)
+	v.see("%s", bal.afterEv)
 	if first.RequestID == second.RequestID || first.Timestamp == second.Timestamp {
 		v.fail("the two attempts shared a request_id or timestamp (battery bug)")
 	}
@@ -177,8 +201,8 @@ func (r *runner) checkBetReplay(ctx context.Context, c *chain) (Result, string) 
 	case second.Outcome != wallet.Success || second.HTTPStatus != http.StatusOK:
 		v.fail("the retry did not get HTTP 200 ok (BET-8)")
 	default:
-		if first.Balance != bal0-stake {
-			v.fail("the bet answered balance %d, want %d", first.Balance, bal0-stake)
+		if first.Balance != bal.before-stake {
+			v.fail("the bet answered balance %d, want %d", first.Balance, bal.before-stake)
 		}
 		if second.Balance != first.Balance {
 			v.fail("the retry answered balance %d, the first %d (BET-8: same answer)", second.Balance, first.Balance)
@@ -187,10 +211,10 @@ func (r *runner) checkBetReplay(ctx context.Context, c *chain) (Result, string) 
 			v.fail("the retry carried another operator transaction_id (BET-8: same answer)")
 		}
 	}
-	if ok1 && bal1 != bal0-stake && first.Outcome == wallet.Success {
-		v.fail("the balance moved by %d, want -%d: debited %d times (ENV-12)", bal1-bal0, stake, (bal0-bal1)/stake)
+	if bal.afterOK && bal.after != bal.before-stake && first.Outcome == wallet.Success {
+		v.fail("the balance moved by %d, want -%d: debited %d times (ENV-12)", bal.after-bal.before, stake, (bal.before-bal.after)/stake)
 	}
-	if !ok1 {
+	if !bal.afterOK {
 		v.fail("/balance after the bet failed")
 	}
 	return v.result()
@@ -204,12 +228,11 @@ func (r *runner) checkDivergentBet(ctx context.Context, c *chain) (Result, strin
 		return Skip, "needs the bet of the replay check"
 	}
 	var v verdict
-	bal0, ev, ok := r.balanceNow(ctx)
-	if !ok {
-		return Fail, ev
+	var res wallet.Result
+	bal, end, ev := r.around(ctx, func() { res = r.bet(ctx, c.betA.tx, c.betA.round, c.betA.amount+1, nil) })
+	if end != "" {
+		return end, ev
 	}
-	res := r.bet(ctx, c.betA.tx, c.betA.round, c.betA.amount+1, nil)
-	bal1, ev1, ok1 := r.balanceNow(ctx)
 	v.see("same transaction_id, amount %d instead of %d: %s", c.betA.amount+1, c.betA.amount, describe(res))
 	switch {
 	case res.Outcome == wallet.Success:
@@ -223,7 +246,7 @@ func (r *runner) checkDivergentBet(ctx context.Context, c *chain) (Result, strin
 	default:
 		v.fail("HTTP %d: BET-9 asks 409 (or 200, AMB-1)", res.HTTPStatus)
 	}
-	v.unmoved(bal0, bal1, ev1, ok1, "")
+	v.unmoved(bal, "")
 	return v.result()
 }
 
@@ -234,21 +257,23 @@ func (r *runner) checkRollback(ctx context.Context, c *chain) (Result, string) {
 		return Skip, "needs the bet of the replay check"
 	}
 	var v verdict
-	bal0, ev, ok := r.balanceNow(ctx)
-	if !ok {
-		return Fail, ev
+	var rb string
+	var first, second wallet.Result
+	bal, end, ev := r.around(ctx, func() {
+		rb = r.id("rb")
+		first = r.rollback(ctx, rb, c.betA.tx, c.betA.round, c.betA.amount, "wallet-check: rollback")
+		second = r.rollback(ctx, rb, c.betA.tx, c.betA.round, c.betA.amount, "wallet-check: rollback")
+	})
+	if end != "" {
+		return end, ev
 	}
-	rb := r.id("rb")
-	first := r.rollback(ctx, rb, c.betA.tx, c.betA.round, c.betA.amount, "wallet-check: rollback")
-	second := r.rollback(ctx, rb, c.betA.tx, c.betA.round, c.betA.amount, "wallet-check: rollback")
-	bal1, ev1, ok1 := r.balanceNow(ctx)
 	if first.Outcome == wallet.Success || second.Outcome == wallet.Success {
 		c.rbA = rb
 	}
-	v.see("before %d; rollback of the %d bet: %s", bal0, c.betA.amount, describe(first))
+	v.see("before %d; rollback of the %d bet: %s", bal.before, c.betA.amount, describe(first))
 	v.see("identical retry: %s", describe(second))
-	v.see("%s", ev1)
-	want := bal0 + c.betA.amount
+	v.see("%s", bal.afterEv)
+	want := bal.before + c.betA.amount
 	switch {
 	case first.Outcome != wallet.Success:
 		v.fail("the rollback was not accepted")
@@ -258,8 +283,8 @@ func (r *runner) checkRollback(ctx context.Context, c *chain) (Result, string) {
 	if first.Outcome == wallet.Success && (second.Outcome != wallet.Success || second.Balance != first.Balance) {
 		v.fail("the retry did not get the same ok answer (ENV-12)")
 	}
-	if !ok1 || bal1 != want {
-		v.fail("the balance moved by %d, want +%d", bal1-bal0, c.betA.amount)
+	if !bal.afterOK || bal.after != want {
+		v.fail("the balance moved by %d, want +%d", bal.after-bal.before, c.betA.amount)
 	}
 	return v.result()
 }
@@ -272,12 +297,13 @@ func (r *runner) checkDivergentRollback(ctx context.Context, c *chain) (Result, 
 		return Skip, "needs the rollback of the previous check"
 	}
 	var v verdict
-	bal0, ev, ok := r.balanceNow(ctx)
-	if !ok {
-		return Fail, ev
+	var res wallet.Result
+	bal, end, ev := r.around(ctx, func() {
+		res = r.rollback(ctx, c.rbA, c.betA.tx, c.betA.round, c.betA.amount-1, "wallet-check: divergent rollback")
+	})
+	if end != "" {
+		return end, ev
 	}
-	res := r.rollback(ctx, c.rbA, c.betA.tx, c.betA.round, c.betA.amount-1, "wallet-check: divergent rollback")
-	bal1, ev1, ok1 := r.balanceNow(ctx)
 	v.see("same rollback transaction_id, amount %d instead of %d: %s", c.betA.amount-1, c.betA.amount, describe(res))
 	switch {
 	case res.Outcome == wallet.Success:
@@ -293,7 +319,7 @@ func (r *runner) checkDivergentRollback(ctx context.Context, c *chain) (Result, 
 	default:
 		v.fail("HTTP %d is not listed for /rollback", res.HTTPStatus)
 	}
-	v.unmoved(bal0, bal1, ev1, ok1, "")
+	v.unmoved(bal, "")
 	return v.result()
 }
 
@@ -302,29 +328,30 @@ func (r *runner) checkDivergentRollback(ctx context.Context, c *chain) (Result, 
 func (r *runner) checkFiveBets(ctx context.Context) (Result, string) {
 	var v verdict
 	stake := r.o.Stake
-	bal0, ev, ok := r.balanceNow(ctx)
-	if !ok {
-		return Fail, ev
-	}
-	round := r.id("round")
+	var round string
 	var placed []string
 	answers := make([]string, 0, 5)
-	for i := range 5 {
-		tx := r.id(fmt.Sprintf("bet%d", i+1))
-		res := r.bet(ctx, tx, round, stake, nil)
-		answers = append(answers, describe(res))
-		if res.Outcome == wallet.Success {
-			placed = append(placed, tx)
+	bal, end, ev := r.around(ctx, func() {
+		round = r.id("round")
+		for i := range 5 {
+			tx := r.id(fmt.Sprintf("bet%d", i+1))
+			res := r.bet(ctx, tx, round, stake, nil)
+			answers = append(answers, describe(res))
+			if res.Outcome == wallet.Success {
+				placed = append(placed, tx)
+			}
 		}
+	})
+	if end != "" {
+		return end, ev
 	}
-	bal1, ev1, ok1 := r.balanceNow(ctx)
-	v.see("before %d; five bets of %d, one round_id: %s", bal0, stake, strings.Join(answers, ", "))
-	v.see("%s", ev1)
+	v.see("before %d; five bets of %d, one round_id: %s", bal.before, stake, strings.Join(answers, ", "))
+	v.see("%s", bal.afterEv)
 	if len(placed) != 5 {
 		v.fail("%d of 5 bets accepted (BET-3: round_id is not a deduplication key)", len(placed))
 	}
-	if want := int64(len(placed)) * stake; !ok1 || bal1 != bal0-want {
-		v.fail("the balance moved by %d, want -%d", bal1-bal0, want)
+	if want := int64(len(placed)) * stake; !bal.afterOK || bal.after != bal.before-want {
+		v.fail("the balance moved by %d, want -%d", bal.after-bal.before, want)
 	}
 	back := 0
 	for _, tx := range placed {
@@ -389,12 +416,11 @@ func (r *runner) checkWin(ctx context.Context, amount int64, replay bool) (Resul
 // pays orphans loses little.
 func (r *runner) checkOrphanWin(ctx context.Context) (Result, string) {
 	var v verdict
-	bal0, ev, ok := r.balanceNow(ctx)
-	if !ok {
-		return Fail, ev
+	var res wallet.Result
+	bal, end, ev := r.around(ctx, func() { res = r.win(ctx, r.id("win"), r.id("nobet"), r.id("round"), 1) })
+	if end != "" {
+		return end, ev
 	}
-	res := r.win(ctx, r.id("win"), r.id("nobet"), r.id("round"), 1)
-	bal1, ev1, ok1 := r.balanceNow(ctx)
 	v.see("win of 1 on a bet_id never debited: %s", describe(res))
 	switch {
 	case res.Outcome == wallet.Success:
@@ -405,7 +431,7 @@ func (r *runner) checkOrphanWin(ctx context.Context) (Result, string) {
 	default:
 		v.fail("HTTP %d: WIN-10 asks HTTP 404 (the game keeps retrying a 4xx, AMB-3)", res.HTTPStatus)
 	}
-	v.unmoved(bal0, bal1, ev1, ok1, "")
+	v.unmoved(bal, "")
 	return v.result()
 }
 
@@ -473,13 +499,15 @@ func (r *runner) checkFreebet(ctx context.Context, c *chain) (Result, string) {
 	if amount <= 0 {
 		amount = r.o.Stake
 	}
-	bal0, ev, ok := r.balanceNow(ctx)
-	if !ok {
-		return Fail, ev
+	var tx, round string
+	var res wallet.Result
+	bal, end, ev := r.around(ctx, func() {
+		tx, round = r.id("bet"), r.id("round")
+		res = r.bet(ctx, tx, round, amount, &id)
+	})
+	if end != "" {
+		return end, ev
 	}
-	tx, round := r.id("bet"), r.id("round")
-	res := r.bet(ctx, tx, round, amount, &id)
-	bal1, ev1, ok1 := r.balanceNow(ctx)
 	v.see("freebet bet of %d with %s: %s", amount, source, describe(res))
 	if res.Outcome != wallet.Success {
 		if synthetic && errorBody(res) {
@@ -489,10 +517,10 @@ func (r *runner) checkFreebet(ctx context.Context, c *chain) (Result, string) {
 		return v.result()
 	}
 	c.freebet = &openBet{tx: tx, round: round, amount: amount}
-	if res.Balance != bal0 {
-		v.fail("the answer's balance %d is not the unchanged %d (BET-6)", res.Balance, bal0)
+	if res.Balance != bal.before {
+		v.fail("the answer's balance %d is not the unchanged %d (BET-6)", res.Balance, bal.before)
 	}
-	v.unmoved(bal0, bal1, ev1, ok1, ": a freebet is not debited (BET-6)")
+	v.unmoved(bal, ": a freebet is not debited (BET-6)")
 	v.see("ordinary bets carry freebet_id null")
 	return v.result()
 }
@@ -504,20 +532,21 @@ func (r *runner) checkFreebetRollback(ctx context.Context, c *chain) (Result, st
 		return Skip, "needs the freebet bet of the previous check"
 	}
 	var v verdict
-	bal0, ev, ok := r.balanceNow(ctx)
-	if !ok {
-		return Fail, ev
+	var res wallet.Result
+	bal, end, ev := r.around(ctx, func() {
+		res = r.rollback(ctx, r.id("rb"), c.freebet.tx, c.freebet.round, c.freebet.amount, "wallet-check: freebet rollback")
+	})
+	if end != "" {
+		return end, ev
 	}
-	res := r.rollback(ctx, r.id("rb"), c.freebet.tx, c.freebet.round, c.freebet.amount, "wallet-check: freebet rollback")
-	bal1, ev1, ok1 := r.balanceNow(ctx)
 	v.see("rollback of the %d freebet bet: %s", c.freebet.amount, describe(res))
 	switch {
 	case res.Outcome != wallet.Success:
 		v.fail("the rollback was not accepted")
-	case res.Balance != bal0:
-		v.fail("the answer's balance %d is not the unchanged %d", res.Balance, bal0)
+	case res.Balance != bal.before:
+		v.fail("the answer's balance %d is not the unchanged %d", res.Balance, bal.before)
 	}
-	v.unmoved(bal0, bal1, ev1, ok1, ": a stake never charged was returned (RB-12)")
+	v.unmoved(bal, ": a stake never charged was returned (RB-12)")
 	return v.result()
 }
 
@@ -526,27 +555,28 @@ func (r *runner) checkFreebetRollback(ctx context.Context, c *chain) (Result, st
 // and moves nothing (RB-13).
 func (r *runner) checkUnknownRollback(ctx context.Context) (Result, string) {
 	var v verdict
-	bal0, ev, ok := r.balanceNow(ctx)
-	if !ok {
-		return Fail, ev
+	var res wallet.Result
+	bal, end, ev := r.around(ctx, func() {
+		res = r.rollback(ctx, r.id("rb"), r.id("nobet"), r.id("round"), r.o.Stake, "wallet-check: unknown bet")
+	})
+	if end != "" {
+		return end, ev
 	}
-	res := r.rollback(ctx, r.id("rb"), r.id("nobet"), r.id("round"), r.o.Stake, "wallet-check: unknown bet")
-	bal1, ev1, ok1 := r.balanceNow(ctx)
 	v.see("rollback of %d on a bet_id never debited: %s", r.o.Stake, describe(res))
 	switch {
 	case res.HTTPStatus != http.StatusOK:
 		v.fail("RB-13 asks HTTP 200 (an error makes the game retry)")
 	case res.Outcome == wallet.Success:
 		v.see("ok (AMB-13 reading A)")
-		if res.Balance != bal0 {
-			v.fail("the answer's balance %d is not the unchanged %d", res.Balance, bal0)
+		if res.Balance != bal.before {
+			v.fail("the answer's balance %d is not the unchanged %d", res.Balance, bal.before)
 		}
 	case res.ErrorCode == wallet.CodeBetNotFound:
 		v.see("BET_NOT_FOUND in HTTP 200 (AMB-13 reading B)")
 	default:
 		v.fail("RB-13 asks ok (or BET_NOT_FOUND, AMB-13)")
 	}
-	v.unmoved(bal0, bal1, ev1, ok1, "")
+	v.unmoved(bal, "")
 	return v.result()
 }
 
@@ -610,12 +640,13 @@ func (r *runner) checkExpiredBet(ctx context.Context) (Result, string) {
 		return r.skipNoExpired()
 	}
 	var v verdict
-	bal0, ev, ok := r.balanceNow(ctx)
-	if !ok {
-		return Fail, ev
+	var res wallet.Result
+	bal, end, ev := r.around(ctx, func() {
+		res = r.betWith(ctx, string(r.t.ExpiredToken), r.id("bet"), r.id("round"), r.o.Stake, nil)
+	})
+	if end != "" {
+		return end, ev
 	}
-	res := r.betWith(ctx, string(r.t.ExpiredToken), r.id("bet"), r.id("round"), r.o.Stake, nil)
-	bal1, ev1, ok1 := r.balanceNow(ctx)
 	v.see("bet of %d with the expired token: %s", r.o.Stake, describe(res))
 	switch {
 	case res.Outcome == wallet.Success:
@@ -629,9 +660,9 @@ func (r *runner) checkExpiredBet(ctx context.Context) (Result, string) {
 	default:
 		v.fail("HTTP %d: BET-11 asks 409 (or 200, AMB-1)", res.HTTPStatus)
 	}
-	v.see("before %d, %s", bal0, ev1)
-	if res.Outcome != wallet.Success && (!ok1 || bal1 != bal0) {
-		v.fail("the balance moved by %d", bal1-bal0)
+	v.see("before %d, %s", bal.before, bal.afterEv)
+	if res.Outcome != wallet.Success && (!bal.afterOK || bal.after != bal.before) {
+		v.fail("the balance moved by %d", bal.after-bal.before)
 	}
 	return v.result()
 }

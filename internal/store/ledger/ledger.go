@@ -186,3 +186,29 @@ func (s *Store) conn(ctx context.Context) bun.IDB {
 	}
 	return s.db
 }
+
+// readOne runs q, a read of the one row with a key, and names its error with
+// what: ErrNotFound when no row has the key.
+func readOne(ctx context.Context, q *bun.SelectQuery, what string) error {
+	err := q.Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("ledger: %s: %w", what, ErrNotFound)
+	}
+	if err != nil {
+		return fmt.Errorf("ledger: %s: %w", what, err)
+	}
+	return nil
+}
+
+// changedOne judges the result of a conditional UPDATE whose WHERE is the
+// decision: nil when it changed one row, else its error, or unmet when no
+// row met the condition, named with what.
+func changedOne(res sql.Result, err error, what string, unmet error) error {
+	if err != nil {
+		return fmt.Errorf("ledger: %s: %w", what, err)
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		return fmt.Errorf("ledger: %s: %w", what, unmet)
+	}
+	return nil
+}

@@ -2,8 +2,6 @@ package ledger
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
 	"slices"
 
@@ -66,14 +64,10 @@ func (s *Store) SetResponseBody(ctx context.Context, id int64, body []byte) erro
 // ErrNotFound if there is none.
 func (s *Store) MovementByTx(ctx context.Context, playerID, transactionID string) (*MovementRecord, error) {
 	m := new(MovementRecord)
-	err := s.conn(ctx).NewSelect().Model(m).
-		Where("player_id = ?", playerID).Where("transaction_id = ?", transactionID).
-		Scan(ctx)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("ledger: read movement: %w", ErrNotFound)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("ledger: read movement: %w", err)
+	q := s.conn(ctx).NewSelect().Model(m).
+		Where("player_id = ?", playerID).Where("transaction_id = ?", transactionID)
+	if err := readOne(ctx, q, "read movement"); err != nil {
+		return nil, err
 	}
 	return m, nil
 }
@@ -86,13 +80,7 @@ func (s *Store) Settle(ctx context.Context, id int64, how string, by int64) erro
 	res, err := s.conn(ctx).NewUpdate().Model((*MovementRecord)(nil)).
 		Set("settlement = ?", how).Set("settled_by = ?", by).
 		Where("id = ?", id).Where("settlement IS NULL").Exec(ctx)
-	if err != nil {
-		return fmt.Errorf("ledger: settle movement %d: %w", id, err)
-	}
-	if n, _ := res.RowsAffected(); n != 1 {
-		return fmt.Errorf("ledger: settle movement %d: %w", id, ErrSettled)
-	}
-	return nil
+	return changedOne(res, err, fmt.Sprintf("settle movement %d", id), ErrSettled)
 }
 
 // HasRollbackOf reports whether the player has a rollback movement whose

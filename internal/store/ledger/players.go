@@ -2,8 +2,6 @@ package ledger
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
 
 	"github.com/uptrace/bun"
@@ -37,12 +35,8 @@ func (s *Store) InsertPlayer(ctx context.Context, p *PlayerRecord) error {
 // Player reads one player; ErrNotFound if there is none.
 func (s *Store) Player(ctx context.Context, playerID string) (*PlayerRecord, error) {
 	p := new(PlayerRecord)
-	err := s.conn(ctx).NewSelect().Model(p).Where("player_id = ?", playerID).Scan(ctx)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("ledger: read player: %w", ErrNotFound)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("ledger: read player: %w", err)
+	if err := readOne(ctx, s.conn(ctx).NewSelect().Model(p).Where("player_id = ?", playerID), "read player"); err != nil {
+		return nil, err
 	}
 	return p, nil
 }
@@ -65,13 +59,7 @@ func (s *Store) AddBalance(ctx context.Context, playerID string, delta int64) er
 		Set("balance = balance + ?", delta).
 		Where("player_id = ?", playerID).Where("balance + ? >= 0", delta).
 		Exec(ctx)
-	if err != nil {
-		return fmt.Errorf("ledger: update balance: %w", err)
-	}
-	if n, _ := res.RowsAffected(); n != 1 {
-		return fmt.Errorf("ledger: update balance: %w", ErrBalance)
-	}
-	return nil
+	return changedOne(res, err, "update balance", ErrBalance)
 }
 
 // SetBlocked sets (or clears) the player's blocked flag; ErrNotFound if there
@@ -79,11 +67,5 @@ func (s *Store) AddBalance(ctx context.Context, playerID string, delta int64) er
 func (s *Store) SetBlocked(ctx context.Context, playerID string, blocked bool) error {
 	res, err := s.conn(ctx).NewUpdate().Model((*PlayerRecord)(nil)).Set("blocked = ?", blocked).
 		Where("player_id = ?", playerID).Exec(ctx)
-	if err != nil {
-		return fmt.Errorf("ledger: block player: %w", err)
-	}
-	if n, _ := res.RowsAffected(); n != 1 {
-		return fmt.Errorf("ledger: block player: %w", ErrNotFound)
-	}
-	return nil
+	return changedOne(res, err, "block player", ErrNotFound)
 }

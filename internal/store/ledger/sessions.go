@@ -2,8 +2,6 @@ package ledger
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
 
 	"github.com/uptrace/bun"
@@ -32,12 +30,8 @@ func (s *Store) InsertSession(ctx context.Context, sess *SessionRecord) error {
 // token is never part of the error.
 func (s *Store) Session(ctx context.Context, token string) (*SessionRecord, error) {
 	sess := new(SessionRecord)
-	err := s.conn(ctx).NewSelect().Model(sess).Where("token = ?", token).Scan(ctx)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("ledger: read session: %w", ErrNotFound)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("ledger: read session: %w", err)
+	if err := readOne(ctx, s.conn(ctx).NewSelect().Model(sess).Where("token = ?", token), "read session"); err != nil {
+		return nil, err
 	}
 	return sess, nil
 }
@@ -56,11 +50,5 @@ func (s *Store) ExpireSession(ctx context.Context, token string, at int64) error
 func (s *Store) endSession(ctx context.Context, token, set string, arg any) error {
 	res, err := s.conn(ctx).NewUpdate().Model((*SessionRecord)(nil)).Set(set, arg).
 		Where("token = ?", token).Exec(ctx)
-	if err != nil {
-		return fmt.Errorf("ledger: end session: %w", err)
-	}
-	if n, _ := res.RowsAffected(); n != 1 {
-		return fmt.Errorf("ledger: end session: %w", ErrNotFound)
-	}
-	return nil
+	return changedOne(res, err, "end session", ErrNotFound)
 }
