@@ -215,7 +215,11 @@ func load(ctx context.Context, o *options, sys *system, stdout io.Writer) (*resu
 	if res.Stream.Opened == 0 {
 		return nil, fmt.Errorf("no stream could be opened: %v", setupErr.Load())
 	}
-	time.Sleep(1500 * time.Millisecond) // a sample with everyone connected, before the rounds
+	// A quiet wait with everyone connected, before the rounds: the game's
+	// connected-idle cost is measured between two samples inside it (the
+	// sampler ticks each second, so 2.5 s always holds two).
+	res.Setup.ConnectedAt = time.Since(lg.rec.start).Seconds()
+	time.Sleep(2500 * time.Millisecond)
 	res.Setup.LoadedAt = time.Since(lg.rec.start).Seconds()
 	fmt.Fprintf(stdout, "%d streams open (%d failed) in %.1f s; playing %d rounds...\n", res.Stream.Opened, streamFail.Load(), res.Setup.Seconds, o.rounds)
 

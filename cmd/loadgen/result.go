@@ -18,9 +18,11 @@ type result struct {
 	Setup   struct {
 		SessionSeconds float64 `json:"sessions_s"`
 		Seconds        float64 `json:"sessions_and_streams_s"`
-		LoadedAt       float64 `json:"loaded_at_s"`
-		Launch         calls   `json:"launch"`
-		Session        calls   `json:"session"`
+		ConnectedAt    float64 `json:"connected_at_s"` // every stream answered its dial
+		LoadedAt       float64 `json:"loaded_at_s"`    // the end of the quiet wait after it
+
+		Launch  calls `json:"launch"`
+		Session calls `json:"session"`
 	} `json:"setup"`
 	PlayedUntil float64 `json:"played_until_s"`
 	Bets        struct {
@@ -219,12 +221,14 @@ func (lg *loadgen) summarise(res *result) {
 		g.CPUCoresPlaying = (last.CPUSeconds - first.CPUSeconds) / (last.At - first.At)
 		g.CPUMsPerSecPerPlay = g.CPUCoresPlaying * 1000 / live
 	}
-	if loaded != nil && idle != nil {
-		// The seconds just before the rounds: connected, not betting.
+	// The quiet wait before the rounds: connected, not betting, and no stream
+	// still being set up (from the first sample after the last dial answered).
+	if loaded != nil {
 		for i := range res.Samples {
 			s := &res.Samples[i]
-			if s.At < loaded.At && loaded.At-s.At >= 1 && s.At > idle.At {
+			if s.At >= res.Setup.ConnectedAt && s.At < loaded.At {
 				g.CPUCoresIdle = (loaded.CPUSeconds - s.CPUSeconds) / (loaded.At - s.At)
+				break
 			}
 		}
 	}
