@@ -76,8 +76,11 @@ func (s *Store) MoveBet(ctx context.Context, id, from, to string, ch BetChange) 
 	if ch.Payout != nil {
 		q = q.Set("payout = ?", *ch.Payout)
 	}
-	n, err := affected(fmt.Sprintf("bet %s %s -> %s", id, from, to))(q.Exec(ctx))
-	return n == 1, err
+	n, err := affected("move bet")(q.Exec(ctx))
+	if err != nil {
+		return false, fmt.Errorf("%w (bet %s %s -> %s)", err, id, from, to)
+	}
+	return n == 1, nil
 }
 
 // MoveRoundBets moves every bet of a round still in status from to status to,

@@ -157,7 +157,7 @@ func (s *Store) RecentRounds(ctx context.Context, gameID string, limit int) ([]R
 func (s *Store) Round(ctx context.Context, gameID, id string) (RoundRecord, error) {
 	var r RoundRecord
 	err := s.conn(ctx).NewSelect().Model(&r).Where("id = ?", id).Where("game_id = ?", gameID).Scan(ctx)
-	if err := one(err, ErrRoundNotFound, fmt.Sprintf("round %s", id)); err != nil {
+	if err := one(err, ErrRoundNotFound, "read round"); err != nil {
 		return r, err
 	}
 	return r, nil
