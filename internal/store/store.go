@@ -80,6 +80,7 @@ const (
 // Store is an open database with its dialect. It is safe for concurrent use.
 type Store struct {
 	db        *bun.DB
+	tx        *Transactions // InTx and conn
 	dialect   string
 	tickets   *groupcommit.Committer[*TicketRecord]
 	closeOnce sync.Once
@@ -88,7 +89,7 @@ type Store struct {
 // newStore returns a Store over db with its ticket writer (started by the
 // first ticket, stopped by Close).
 func newStore(db *bun.DB, dialect string) *Store {
-	s := &Store{db: db, dialect: dialect}
+	s := &Store{db: db, dialect: dialect, tx: NewTransactions(db, nil, "store")}
 	s.tickets = s.newTicketWriter()
 	return s
 }

@@ -9,14 +9,58 @@ import (
 	"github.com/uptrace/bun"
 )
 
-// txKey is the context key of the transaction InTx runs its function in.
-type txKey struct{}
+// Transactions runs the transactions of one database and carries each in the
+// context, under a key of its own: a context holding one database's
+// transaction is never taken for another's (the game's store and
+// operator-sim's ledger, or two stores in one test). Store and ledger.Store
+// each hold one.
+type Transactions struct {
+	db   *bun.DB
+	opts *sql.TxOptions
+	name string // names its errors: "store", "ledger"
+}
 
-// InTx runs fn in one transaction: every method of s called with the context
-// that fn receives runs inside it, and it commits when fn returns nil and rolls
-// back otherwise (or when fn panics). Called with a context that already
-// carries a transaction of s, it runs fn in that transaction: the outermost
-// caller decides the commit.
+// NewTransactions returns the transactions of db, begun with opts (nil: the
+// driver's defaults), whose errors start with name.
+func NewTransactions(db *bun.DB, opts *sql.TxOptions, name string) *Transactions {
+	return &Transactions{db: db, opts: opts, name: name}
+}
+
+// InTx runs fn in one transaction: every statement run on Conn with the
+// context that fn receives runs inside it, and it commits when fn returns nil
+// and rolls back otherwise (or when fn panics). Called with a context that
+// already carries a transaction of t, it runs fn in that transaction: the
+// outermost caller decides the commit. fn's own error is returned unchanged.
+func (t *Transactions) InTx(ctx context.Context, fn func(ctx context.Context) error) error {
+	if tx, ok := ctx.Value(t).(*bun.Tx); ok && tx != nil {
+		return fn(ctx)
+	}
+	var fnErr error
+	err := t.db.RunInTx(ctx, t.opts, func(ctx context.Context, tx bun.Tx) error {
+		fnErr = fn(context.WithValue(ctx, t, &tx))
+		return fnErr
+	})
+	switch {
+	case err == nil:
+		return nil
+	case err == fnErr:
+		return err // fn's own answer, unchanged: its caller decides what it means
+	default:
+		return fmt.Errorf("%s: transaction: %w", t.name, err)
+	}
+}
+
+// Conn is what a statement runs on: the transaction of ctx (InTx), else the
+// database.
+func (t *Transactions) Conn(ctx context.Context) bun.IDB {
+	if tx, ok := ctx.Value(t).(*bun.Tx); ok && tx != nil {
+		return tx
+	}
+	return t.db
+}
+
+// InTx runs fn in one transaction of the store (Transactions.InTx): every
+// method of s called with the context that fn receives runs inside it.
 //
 // This is how a domain package makes several writes atomic (a bet and the
 // freebet it spends, a cashout and its /win movement) without naming a
@@ -26,32 +70,11 @@ type txKey struct{}
 // On SQLite the store has one connection: inside fn, every call must use fn's
 // context, never an outer one, or it waits forever for that connection.
 func (s *Store) InTx(ctx context.Context, fn func(ctx context.Context) error) error {
-	if tx, ok := ctx.Value(txKey{}).(*bun.Tx); ok && tx != nil {
-		return fn(ctx)
-	}
-	var fnErr error
-	err := s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		fnErr = fn(context.WithValue(ctx, txKey{}, &tx))
-		return fnErr
-	})
-	switch {
-	case err == nil:
-		return nil
-	case err == fnErr:
-		return err // fn's own answer, unchanged: its caller decides what it means
-	default:
-		return fmt.Errorf("store: transaction: %w", err)
-	}
+	return s.tx.InTx(ctx, fn)
 }
 
-// conn is what a statement runs on: the transaction of ctx (InTx), else the
-// database.
-func (s *Store) conn(ctx context.Context) bun.IDB {
-	if tx, ok := ctx.Value(txKey{}).(*bun.Tx); ok && tx != nil {
-		return tx
-	}
-	return s.db
-}
+// conn is what a statement runs on: the transaction of ctx, else the database.
+func (s *Store) conn(ctx context.Context) bun.IDB { return s.tx.Conn(ctx) }
 
 // ExecForTest runs one raw statement and reports the rows it affected. It is
 // for tests that must put the database into a state no method produces (a

@@ -32,6 +32,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/crashstudio/crashgame/internal/store"
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect/sqlitedialect"
 	"github.com/uptrace/bun/migrate"
@@ -77,6 +78,7 @@ const SettlementRollback = "rollback"
 // Store is an open ledger.
 type Store struct {
 	db *bun.DB
+	tx *store.Transactions // InTx and conn: the ledger's own, never the game's
 }
 
 // Open opens the SQLite ledger at path (a file, created with its parent
@@ -120,7 +122,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		_ = db.Close()
 		return nil, err
 	}
-	return &Store{db: db}, nil
+	return &Store{db: db, tx: store.NewTransactions(db, &sql.TxOptions{}, "ledger")}, nil
 }
 
 // migrateDB applies every embedded migration not yet applied.
@@ -151,41 +153,18 @@ func (s *Store) Close() error {
 	return nil
 }
 
-// txKey is the context key of the transaction InTx runs its function in.
-type txKey struct{}
-
 // InTx runs fn in one immediate transaction: every method of s called with the
 // context that fn receives runs inside it, and it commits when fn returns nil
 // and rolls back otherwise (or when fn panics). Called with a context that
 // already carries a transaction of s, it runs fn in that transaction: the
 // outermost caller decides the commit. fn's own error is returned unchanged.
 func (s *Store) InTx(ctx context.Context, fn func(ctx context.Context) error) error {
-	if tx, ok := ctx.Value(txKey{}).(*bun.Tx); ok && tx != nil {
-		return fn(ctx)
-	}
-	var fnErr error
-	err := s.db.RunInTx(ctx, &sql.TxOptions{}, func(ctx context.Context, tx bun.Tx) error {
-		fnErr = fn(context.WithValue(ctx, txKey{}, &tx))
-		return fnErr
-	})
-	switch {
-	case err == nil:
-		return nil
-	case err == fnErr:
-		return err
-	default:
-		return fmt.Errorf("ledger: transaction: %w", err)
-	}
+	return s.tx.InTx(ctx, fn)
 }
 
 // conn is what a statement runs on: the transaction of ctx (InTx), else the
 // database.
-func (s *Store) conn(ctx context.Context) bun.IDB {
-	if tx, ok := ctx.Value(txKey{}).(*bun.Tx); ok && tx != nil {
-		return tx
-	}
-	return s.db
-}
+func (s *Store) conn(ctx context.Context) bun.IDB { return s.tx.Conn(ctx) }
 
 // readOne runs q, a read of the one row with a key, and names its error with
 // what: ErrNotFound when no row has the key.
