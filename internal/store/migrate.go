@@ -20,7 +20,8 @@ import (
 // never edited: add the next number. Both folders carry the same numbers.
 // Write them re-runnable (IF NOT EXISTS): a migration is recorded as applied
 // after its transaction commits (WithMarkAppliedOnSuccess), so a crash between
-// the two runs it again.
+// the two runs it again. SQLite has no ADD COLUMN IF NOT EXISTS: a SQLite
+// migration that adds a column names it in sqliteAddedColumns instead.
 //
 //go:embed migrations/sqlite/*.sql migrations/postgres/*.sql
 var migrationFiles embed.FS
@@ -111,7 +112,46 @@ func (s *Store) migrations() (*migrate.Migrations, map[string]struct{}, error) {
 	if len(names) == 0 {
 		return nil, nil, fmt.Errorf("store: no embedded migrations for %s", s.dialect)
 	}
+	if s.dialect == DialectSQLite {
+		return s.skipAddedColumns(ms), names, nil
+	}
 	return ms, names, nil
+}
+
+// sqliteAddedColumns names, for each SQLite migration that adds a column to a
+// table (ALTER TABLE ADD COLUMN, which SQLite cannot make conditional), the
+// column it adds.
+var sqliteAddedColumns = map[string]struct{ table, column string }{
+	"0006": {"rounds", "epoch"},
+}
+
+// skipAddedColumns returns ms where each migration of sqliteAddedColumns is
+// skipped, and recorded as applied, when its column exists: the column exists
+// only if the migration's file ran, in one transaction that committed, so all
+// of it is applied (the process died before bun recorded it, or bun's records
+// were lost). This makes those migrations re-runnable like the others.
+func (s *Store) skipAddedColumns(ms *migrate.Migrations) *migrate.Migrations {
+	out := migrate.NewMigrations()
+	for _, mig := range ms.Sorted() {
+		if col, ok := sqliteAddedColumns[mig.Name]; ok && mig.Up != nil {
+			up := mig.Up
+			mig.Up = func(ctx context.Context, m *migrate.Migrator, run *migrate.Migration) error {
+				var n int
+				err := s.db.QueryRowContext(ctx, "SELECT count(*) FROM pragma_table_info(?) WHERE name = ?", col.table, col.column).Scan(&n)
+				if err != nil {
+					return fmt.Errorf("does %s.%s exist: %w", col.table, col.column, err)
+				}
+				if n > 0 {
+					slog.InfoContext(ctx, "store: migration already applied: its column exists",
+						"dialect", s.dialect, "migration", run.String(), "column", col.table+"."+col.column)
+					return nil
+				}
+				return up(ctx, m, run)
+			}
+		}
+		out.Add(mig)
+	}
+	return out
 }
 
 // lockMigrator takes bun's migration lock, polling while another migrator

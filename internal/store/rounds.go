@@ -40,6 +40,9 @@ type RoundRecord struct {
 	StartedAt     Millis `bun:"started_at,nullzero"`
 	CrashedAt     Millis `bun:"crashed_at,nullzero"`
 	CreatedAt     Millis `bun:"created_at"`
+	// Epoch is the fencing epoch of the leader that opened the round (its
+	// lease, leases.go); 0 for a round opened before leases.
+	Epoch int64 `bun:"epoch"`
 }
 
 // ChainRecord is the current hash chain of a game. Seed is secret.
@@ -86,7 +89,7 @@ func (s *Store) LastRoundSeq(ctx context.Context, gameID string) (int64, error) 
 	return seq, nil
 }
 
-// InsertRound stores a new round.
+// InsertRound stores a new round, with the epoch of the leader that opens it.
 func (s *Store) InsertRound(ctx context.Context, rec RoundRecord) error {
 	if _, err := s.conn(ctx).NewInsert().Model(&rec).Exec(ctx); err != nil {
 		return fmt.Errorf("store: insert round %s: %w", rec.ID, err)

@@ -9,7 +9,10 @@
 //   - sessions and session_controls (sessions.go) and the reads of a session's
 //     bets (session_bets.go);
 //   - freebet_sources and freebet_grants (freebets.go);
-//   - reconciliation's reads of bets and movements (reconcile.go).
+//   - reconciliation's reads of bets and movements (reconcile.go);
+//   - the tables' leases (leases.go): which replica leads a game's table, at
+//     which fencing epoch, until when on the database's clock; and the fence,
+//     CheckLease, that a leader's transaction passes to commit anything.
 //
 // operator-sim's ledger lives in its own SQLite database and package,
 // internal/store/ledger. No package outside internal/store imports bun.
@@ -25,7 +28,8 @@
 //
 // Both dialects are kept identical in behaviour: times are BIGINT Unix
 // milliseconds (UTC), booleans are 0/1 or BOOLEAN, and every conditional write is
-// one statement whose WHERE clause is the decision.
+// one statement whose WHERE clause is the decision. A lease's times alone are
+// the database's clock, not the caller's, so that replicas agree.
 //
 // Ticket inserts are group-committed (ticket_writer.go, through package
 // groupcommit): concurrent launches share one INSERT and one durable commit.

@@ -1,0 +1,3 @@
+ALTER TABLE rounds DROP COLUMN IF EXISTS epoch;
+--bun:split
+DROP TABLE IF EXISTS leases;

@@ -1,0 +1,3 @@
+ALTER TABLE rounds DROP COLUMN epoch;
+--bun:split
+DROP TABLE IF EXISTS leases;
