@@ -95,6 +95,7 @@ func (t *Table) PlaceBet(ctx context.Context, p Player, req BetRequest) (BetResu
 	var (
 		live     *liveBet
 		deadline time.Time
+		epoch    int64
 		rerr     error
 	)
 	now := t.clock.Now()
@@ -116,7 +117,7 @@ func (t *Table) PlaceBet(ctx context.Context, p Player, req BetRequest) (BetResu
 		}
 		live = &liveBet{rec: rec, player: p, round: r}
 		r.live[id] = live
-		deadline = r.core.BettingEnds()
+		deadline, epoch = r.core.BettingEnds(), t.epoch
 	})
 	if err == nil {
 		err = rerr
@@ -127,7 +128,7 @@ func (t *Table) PlaceBet(ctx context.Context, p Player, req BetRequest) (BetResu
 
 	// Commit the intent (and spend the freebet) before the first attempt.
 	rec := live.rec
-	err = t.commit.Do(ctx, func(ctx context.Context) error {
+	err = t.commit.Do(ctx, job{epoch: epoch, run: func(ctx context.Context) error {
 		rec.Amount, rec.FreebetID = req.Amount, nil
 		if req.FreebetID != "" {
 			id, amount, err := t.cfg.Freebets.Spend(ctx, p, req.FreebetID)
@@ -137,7 +138,7 @@ func (t *Table) PlaceBet(ctx context.Context, p Player, req BetRequest) (BetResu
 			rec.Amount, rec.FreebetID = amount, &id
 		}
 		return t.store.InsertBet(ctx, &rec)
-	})
+	}})
 	if err != nil {
 		t.release(live)
 		if req.FreebetID != "" && errors.Is(err, ErrFreebetUnavailable) {
@@ -216,7 +217,7 @@ func (t *Table) settleDebit(b *liveBet, rec store.BetRecord, res wallet.Result) 
 		switch core.State {
 		case round.Accepted:
 			opTx := res.OperatorTxID
-			done = t.commit.Submit(context.Background(), func(ctx context.Context) error {
+			done = t.submit(func(ctx context.Context) error {
 				_, err := t.store.MoveBet(ctx, b.rec.ID, StatusPending, StatusAccepted, store.BetChange{OperatorTxID: opTx})
 				return err
 			})
@@ -225,7 +226,7 @@ func (t *Table) settleDebit(b *liveBet, rec store.BetRecord, res wallet.Result) 
 			delete(r.live, b.rec.ID)
 			code := res.ErrorCode
 			answer = &RefusedError{Code: code, Balance: res.Balance, HasBalance: res.HasBalance}
-			done = t.commit.Submit(context.Background(), func(ctx context.Context) error {
+			done = t.submit(func(ctx context.Context) error {
 				ok, err := t.store.MoveBet(ctx, b.rec.ID, StatusPending, StatusRefused, store.BetChange{SettledAt: store.MillisOf(core.SettledAt), Refusal: code})
 				if err != nil || !ok || b.rec.FreebetID == nil || t.cfg.Freebets == nil {
 					return err
@@ -242,7 +243,7 @@ func (t *Table) settleDebit(b *liveBet, rec store.BetRecord, res wallet.Result) 
 				reason, answer = "debit confirmed after the betting window closed", ErrBettingClosed
 			}
 			delete(r.live, b.rec.ID)
-			done = t.commit.Submit(context.Background(), func(ctx context.Context) error {
+			done = t.submit(func(ctx context.Context) error {
 				return t.rollbackBet(ctx, b, StatusPending, StatusVoid, reason)
 			})
 		}
@@ -263,7 +264,7 @@ func (t *Table) settleDebit(b *liveBet, rec store.BetRecord, res wallet.Result) 
 	if void && demo {
 		t.refundDemo(b)
 	}
-	t.hub.send(b.player.Session, &Event{Type: EventBet, Bet: view})
+	t.events.Send(b.player.Session, &Event{Type: EventBet, Bet: view})
 	if answer != nil {
 		if refused := (*RefusedError)(nil); errors.As(answer, &refused) && refused.HasBalance && !demo {
 			t.cfg.Balances.Reported(b.player.Session, refused.Balance) // the wallet's figure (WERR-7)
@@ -274,7 +275,7 @@ func (t *Table) settleDebit(b *liveBet, rec store.BetRecord, res wallet.Result) 
 		if !demo {
 			t.cfg.Balances.Reported(b.player.Session, res.Balance) // BAL-4
 		}
-		t.hub.send(b.player.Session, &Event{Type: EventBalance, Balance: res.Balance, Currency: b.rec.Currency})
+		t.events.Send(b.player.Session, &Event{Type: EventBalance, Balance: res.Balance, Currency: b.rec.Currency})
 	}
 	return BetResult{Bet: *view, Balance: res.Balance}, nil
 }
@@ -327,7 +328,7 @@ func (t *Table) cashout(b *liveBet, core round.Bet) <-chan error {
 	t.public = append(t.public, b.item(core))
 	rec := b.rec
 	settled := store.MillisOf(core.SettledAt)
-	done := t.commit.Submit(context.Background(), func(ctx context.Context) error {
+	done := t.submit(func(ctx context.Context) error {
 		ok, err := t.store.MoveBet(ctx, rec.ID, StatusAccepted, StatusCashedOut, store.BetChange{SettledAt: settled, Multiplier: m, Payout: &payout})
 		if err != nil {
 			return err
@@ -338,16 +339,7 @@ func (t *Table) cashout(b *liveBet, core round.Bet) <-chan error {
 		if rec.Demo {
 			return nil
 		}
-		winType := wallet.WinTypeWin
-		if rec.FreebetID != nil {
-			winType = wallet.WinTypeFreebet // WIN-4; the payout includes the stake (WIN-16)
-		}
-		return t.enqueue(ctx, wallet.Movement{
-			TransactionID: rec.ID + "-w", Kind: wallet.KindWin,
-			Operator: rec.Operator, GameID: rec.GameID, Currency: rec.Currency, PlayerID: rec.PlayerID,
-			Token: rec.Token, RoundID: rec.RoundID, BetID: rec.ID, Amount: payout,
-			WinType: winType, FreebetID: rec.FreebetID, // inherited from the debit (WIN-17)
-		}, t.clock.Now())
+		return t.enqueue(ctx, winMovement(rec, payout), t.clock.Now())
 	})
 	out := make(chan error, 1)
 	go func() {
@@ -356,16 +348,30 @@ func (t *Table) cashout(b *liveBet, core round.Bet) <-chan error {
 			t.notifyQueue()
 			if rec.Demo {
 				bal := t.cfg.Demo.Credit(rec.SessionHash, payout)
-				t.hub.send(rec.SessionHash, &Event{Type: EventBalance, Balance: bal, Currency: rec.Currency})
+				t.events.Send(rec.SessionHash, &Event{Type: EventBalance, Balance: bal, Currency: rec.Currency})
 			}
 			v := viewOf(rec)
-			t.hub.send(rec.SessionHash, &Event{Type: EventBet, Bet: &v})
+			t.events.Send(rec.SessionHash, &Event{Type: EventBet, Bet: &v})
 		} else {
 			t.logger.Error("cashout commit failed", "bet_id", rec.ID, "err", err)
 		}
 		out <- err
 	}()
 	return out
+}
+
+// winMovement is the /win of a cashed-out bet rec that pays payout.
+func winMovement(rec store.BetRecord, payout int64) wallet.Movement {
+	winType := wallet.WinTypeWin
+	if rec.FreebetID != nil {
+		winType = wallet.WinTypeFreebet // WIN-4; the payout includes the stake (WIN-16)
+	}
+	return wallet.Movement{
+		TransactionID: rec.ID + "-w", Kind: wallet.KindWin,
+		Operator: rec.Operator, GameID: rec.GameID, Currency: rec.Currency, PlayerID: rec.PlayerID,
+		Token: rec.Token, RoundID: rec.RoundID, BetID: rec.ID, Amount: payout,
+		WinType: winType, FreebetID: rec.FreebetID, // inherited from the debit (WIN-17)
+	}
 }
 
 // CancelResult is the answer to a cancel: the bet and the balance the answer
@@ -417,7 +423,7 @@ func (t *Table) Cancel(ctx context.Context, p Player, betID string) (CancelResul
 		b.cancel = c
 		b.rec.Status = StatusCancelled
 		c.res.Bet = *b.view(core.State)
-		done = t.commit.Submit(context.Background(), func(ctx context.Context) error {
+		done = t.submit(func(ctx context.Context) error {
 			return t.rollbackBet(ctx, b, StatusAccepted, StatusCancelled, "cancelled by the player")
 		})
 	})

@@ -34,22 +34,38 @@ const (
 	commitQueueLen = 4096
 )
 
-// job is one unit of work for the table's group committer (t.commit): it runs
-// inside the transaction of its batch, which travels in ctx.
+// job is one unit of work for the table's group committer (t.commit): run
+// runs inside the transaction of its batch, which travels in ctx, and the
+// transaction commits only while the table's lease still has the job's epoch
+// (the term of leadership that made it): a former leader commits nothing.
 //
 // Jobs commit in the order they were submitted: the table loop relies on it (a
 // bet accepted before the crash commits before the crash does). A failed batch
 // is committed again job by job, so one bad job never fails the others.
-type job func(ctx context.Context) error
+type job struct {
+	epoch int64
+	run   func(ctx context.Context) error
+}
 
 // commitJobs runs a batch of jobs in one transaction with an outbox, and
-// queues what they put in it before the commit.
+// queues what they put in it before the commit. The transaction first checks
+// the lease at every epoch its jobs were made in (one, but for a batch that
+// straddles two terms, which then fails and is committed job by job).
 func (t *Table) commitJobs(ctx context.Context, jobs []job) error {
 	err := t.store.InTx(ctx, func(ctx context.Context) error {
+		var checked int64
+		for _, j := range jobs {
+			if j.epoch != checked {
+				if err := t.store.CheckLease(ctx, t.game.ID, j.epoch); err != nil {
+					return err
+				}
+				checked = j.epoch
+			}
+		}
 		o := &outbox{}
 		octx := context.WithValue(ctx, outboxKey{}, o)
-		for _, fn := range jobs {
-			if err := fn(octx); err != nil {
+		for _, j := range jobs {
+			if err := j.run(octx); err != nil {
 				return err
 			}
 		}
@@ -59,4 +75,21 @@ func (t *Table) commitJobs(ctx context.Context, jobs []job) error {
 		return fmt.Errorf("commit: %w", err)
 	}
 	return nil
+}
+
+// fenced runs fn in a transaction that commits only while the table's lease
+// has epoch: what the loop writes outside the committer (a round's opening
+// and take-off, a new chain, recovery) is fenced like the rest.
+func (t *Table) fenced(ctx context.Context, epoch int64, fn func(ctx context.Context) error) error {
+	return t.store.InTx(ctx, func(ctx context.Context) error {
+		if err := t.store.CheckLease(ctx, t.game.ID, epoch); err != nil {
+			return err
+		}
+		return fn(ctx)
+	})
+}
+
+// submit queues run with the current term's epoch. Loop only.
+func (t *Table) submit(run func(ctx context.Context) error) <-chan error {
+	return t.commit.Submit(context.Background(), job{epoch: t.epoch, run: run})
 }

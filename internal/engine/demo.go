@@ -21,6 +21,17 @@ func (d *DemoBank) Open(session []byte, balance int64) {
 	}
 }
 
+// Follow takes the balance a demo session has at the table's leader, in a
+// cluster where another process keeps it (Table.Deliver of a balance event);
+// a session this bank does not hold is left out.
+func (d *DemoBank) Follow(session []byte, balance int64) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if _, ok := d.balances[string(session)]; ok {
+		d.balances[string(session)] = balance
+	}
+}
+
 // Balance returns a session's balance.
 func (d *DemoBank) Balance(session []byte) (int64, bool) {
 	d.mu.Lock()

@@ -2,10 +2,12 @@
 // single goroutine feeds the round's rules (package round) and carries out
 // what they decide: it commits bets, cashouts and settlements, calls the
 // wallet's /bet, queues wins, zero_wins and rollbacks, publishes the stream's
-// events, and recovers what a crash of the process left unfinished.
+// events, and recovers what a crash of the process, or of the replica that led
+// the table before, left unfinished.
 //
-// The rules decide; the engine never decides a bet's fate itself. What it
-// keeps:
+// The rules decide; the engine never decides a bet's fate itself, except by
+// the written fail-over rule when it recovers a round no table finished. What
+// it keeps:
 //   - A bet's intent (its transaction_id) is committed before the first /bet
 //     attempt; a bet joins the round only after the wallet answered success
 //     within the betting window. An outcome still unknown when the window closes,
@@ -17,6 +19,20 @@
 //     cashout commit failed is settled once too.
 //   - Wins, zero_wins and rollbacks leave only through the outbox of package
 //     wallet; the engine never calls /win or /rollback itself.
+//   - A table plays only while it holds its game's lease in the database, and
+//     every transaction it commits checks the lease's fencing epoch in that
+//     transaction: of the processes that run a game's table (one, or the
+//     replicas of a cluster) exactly one leads, and one that lost the lease
+//     (a pause, a partition) commits nothing more. Each term of leadership
+//     starts with Recover, which settles what the previous leader left; a
+//     stopping leader finishes its round and hands the lease over at the round
+//     boundary.
+//   - Recover (at the start of each term, and for a round a stopping leader
+//     could not finish within its grace) settles each round left betting or
+//     flying by the fail-over rule of docs/failover.md, which
+//     never favours the house: in a round that flew, an auto-cashout at or
+//     below the committed crash point is paid at its target (priced by package
+//     round); every other live bet is rolled back; the round is void.
 //
 // It knows nothing of HTTP and must never log a token.
 package engine

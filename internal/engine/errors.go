@@ -23,6 +23,10 @@ var (
 	ErrRoundInProgress    = errors.New("round in progress")
 	ErrWalletUnavailable  = errors.New("wallet unavailable")
 	ErrStopped            = errors.New("table stopped")
+	// ErrTableUnavailable: in a cluster, no replica leads the table right
+	// now (a fail-over), or the leader's answer to an action was lost; the
+	// action's outcome, if any, shows on the stream.
+	ErrTableUnavailable = errors.New("table unavailable")
 )
 
 // RefusedError is a final refusal of the wallet's /bet (or of the demo bank).

@@ -69,6 +69,23 @@ func (s *Subscription) Dropped() bool {
 // Close unsubscribes. It is safe to call more than once.
 func (s *Subscription) Close() { s.hub.remove(s, false) }
 
+// Events is where a table's events go: to every subscriber (Broadcast) or
+// to those of one session (Send). Without one, a table delivers them to its
+// own subscribers (one process). In a cluster the leader's table publishes
+// them to every replica, whose tables hand them to their subscribers with
+// Deliver. Implementations must not block the table's loop, and must never
+// change an event.
+type Events interface {
+	Broadcast(ev *Event)
+	Send(session []byte, ev *Event)
+}
+
+// localEvents delivers a table's events to its own subscribers.
+type localEvents struct{ h *hub }
+
+func (l localEvents) Broadcast(ev *Event)            { l.h.broadcast(ev) }
+func (l localEvents) Send(session []byte, ev *Event) { l.h.send(session, ev) }
+
 type hub struct {
 	mu        sync.RWMutex
 	all       map[*Subscription]struct{}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/crashstudio/crashgame/internal/round"
 	"github.com/crashstudio/crashgame/internal/store"
@@ -20,8 +21,9 @@ const (
 	StatusVoid      = string(round.Voided)
 )
 
-// Store is what a table needs of the database: its rounds, its hash chain and
-// its bets, and transactions that carry several writes (InTx: the transaction
+// Store is what a table needs of the database: its rounds, its hash chain,
+// its bets, the game's lease (who leads the table, at which fencing epoch),
+// and transactions that carry several writes (InTx: the transaction
 // travels in ctx, and the Outbox and Freebets write inside it too).
 // *store.Store satisfies it.
 type Store interface {
@@ -38,6 +40,11 @@ type Store interface {
 	UnfinishedRounds(ctx context.Context, gameID string) ([]string, error)
 	RecentRounds(ctx context.Context, gameID string, limit int) ([]store.RoundRecord, error)
 	Round(ctx context.Context, gameID, id string) (store.RoundRecord, error)
+
+	AcquireLease(ctx context.Context, gameID, holder string, ttl time.Duration) (epoch int64, ok bool, err error)
+	RenewLease(ctx context.Context, gameID, holder string, epoch int64, ttl time.Duration) (bool, error)
+	ReleaseLease(ctx context.Context, gameID, holder string, epoch int64) error
+	CheckLease(ctx context.Context, gameID string, epoch int64) error
 
 	InsertBet(ctx context.Context, rec *store.BetRecord) error
 	MoveBet(ctx context.Context, id, from, to string, ch store.BetChange) (bool, error)

@@ -5,42 +5,165 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/crashstudio/crashgame/internal/round"
 	"github.com/crashstudio/crashgame/internal/store"
 )
 
-// Recover settles what a previous process of this game left unfinished, before
-// Run (RB-5): a round that never finished is voided, and every bet of it still
-// pending (debit outcome unknown) or accepted (never cashed out) is rolled back
-// through the queue; so is a bet left pending in any other round. Bets that were
-// cashed out keep their win, which is already in the queue. It returns the
-// number of bets rolled back.
-func (t *Table) Recover(ctx context.Context) (int, error) {
+// The rollback reasons of recovery (RB-5, RB-11: diagnostic, documented for
+// operators in docs/failover.md).
+const (
+	reasonInterruptedBetting = "round interrupted before take-off"
+	reasonInterruptedFlight  = "round interrupted in flight"
+	reasonInterruptedPending = "debit outcome unknown when the round was interrupted"
+	reasonPendingAfterRound  = "debit outcome unknown after its round"
+)
+
+// Recovery counts what Recover settled.
+type Recovery struct {
+	Rounds     int // interrupted rounds settled (each is now void)
+	CashedOut  int // auto-cashouts paid at their target
+	RolledBack int // bets refunded through /rollback (a demo bet: in its record only)
+}
+
+// Recover settles what a table left unfinished, under the lease: at the start
+// of each term of leadership (the boot of a single process, a replica taking
+// the table over), and for a round a stopping leader could not finish within
+// its grace. Each round still betting or flying is settled from the database
+// by the fail-over rule, which never favours the house (docs/failover.md), in
+// one transaction per round (inside the caller's, when ctx carries one):
+//
+//   - a round interrupted in betting never flew: every accepted bet is refunded
+//     through /rollback;
+//   - a round interrupted in flight: an accepted bet whose auto-cashout target
+//     is at or below the round's crash point (committed before the flight) is
+//     cashed out at exactly its target, priced as the round prices it and
+//     capped at max_win (LIM-14), with its /win queued; every other accepted
+//     bet is refunded through /rollback;
+//   - a bet still pending (its /bet outcome unknown) is rolled back (RB-5);
+//   - a bet already cashed out keeps its win, which is already queued.
+//
+// The round is then void: it ended without a crash on screen; its hash and
+// crash point may be shown. A bet left pending in any other round is rolled
+// back too. Every move is conditional on the status read, so running Recover
+// again settles nothing twice. Demo bets are settled the same way in their
+// records and queue nothing. Recover only writes the database: it tells no
+// stream and credits no demo balance, since the caller's transaction may
+// still fail after it returns.
+func (t *Table) Recover(ctx context.Context) (Recovery, error) {
+	var total Recovery
 	unfinished, err := t.store.UnfinishedRounds(ctx, t.game.ID)
 	if err != nil {
-		return 0, fmt.Errorf("engine: %w", err)
+		return total, fmt.Errorf("engine: recover %s: %w", t.game.ID, err)
 	}
-	// Every bet left pending, and every bet still accepted in a round that
-	// never finished.
-	bets, err := t.store.Bets(ctx, store.BetFilter{GameID: t.game.ID, Statuses: []string{StatusPending}})
-	if err != nil {
-		return 0, fmt.Errorf("engine: orphan bets: %w", err)
-	}
-	if len(unfinished) > 0 {
-		accepted, err := t.store.Bets(ctx, store.BetFilter{GameID: t.game.ID, RoundIDs: unfinished, Statuses: []string{StatusAccepted}})
+	for _, id := range unfinished {
+		r, err := t.settleInterrupted(ctx, id)
 		if err != nil {
-			return 0, fmt.Errorf("engine: orphan bets: %w", err)
+			return total, fmt.Errorf("engine: recover %s: settle round %s: %w", t.game.ID, id, err)
 		}
-		bets = append(bets, accepted...)
+		total.Rounds += r.Rounds
+		total.CashedOut += r.CashedOut
+		total.RolledBack += r.RolledBack
 	}
-	n, err := t.rollBackOrphans(ctx, bets, unfinished, "orphan bet found at boot")
+	// Bets left pending in rounds that did finish (a commit failed after the
+	// crash).
+	pending, err := t.store.Bets(ctx, store.BetFilter{GameID: t.game.ID, Statuses: []string{StatusPending}})
 	if err != nil {
-		return 0, fmt.Errorf("engine: recover %s: %w", t.game.ID, err)
+		return total, fmt.Errorf("engine: recover %s: pending bets: %w", t.game.ID, err)
 	}
-	if n > 0 || len(unfinished) > 0 {
-		t.logger.Warn("recovered after an unclean stop", "rounds_voided", len(unfinished), "bets_rolled_back", n)
+	n, err := t.rollBackOrphans(ctx, pending, reasonPendingAfterRound)
+	if err != nil {
+		return total, fmt.Errorf("engine: recover %s: %w", t.game.ID, err)
+	}
+	total.RolledBack += n
+	if total != (Recovery{}) {
+		t.logger.Warn("recovered an interrupted table", "rounds_settled", total.Rounds,
+			"bets_cashed_out", total.CashedOut, "bets_rolled_back", total.RolledBack)
 		t.notifyQueue()
 	}
-	return n, nil
+	return total, nil
+}
+
+// settleInterrupted settles one unfinished round by the fail-over rule, in one
+// transaction, and voids it. A round found settled meanwhile is left alone.
+func (t *Table) settleInterrupted(ctx context.Context, id string) (Recovery, error) {
+	var out Recovery
+	now := t.clock.Now()
+	err := t.store.InTx(ctx, func(ctx context.Context) error {
+		out = Recovery{}
+		r, err := t.store.Round(ctx, t.game.ID, id)
+		if err != nil {
+			return err
+		}
+		if r.Status != store.RoundBetting && r.Status != store.RoundFlying {
+			return nil
+		}
+		bets, err := t.store.Bets(ctx, store.BetFilter{GameID: t.game.ID, RoundIDs: []string{id},
+			Statuses: []string{StatusPending, StatusAccepted}})
+		if err != nil {
+			return err
+		}
+		for _, b := range bets {
+			p := Player{Session: b.SessionHash, Operator: b.Operator, PlayerID: b.PlayerID, Token: b.Token, Currency: b.Currency, Demo: b.Demo}
+			status, err := t.settleOrphan(ctx, r, b, p, now)
+			switch {
+			case err != nil:
+				return err
+			case status == StatusCashedOut:
+				out.CashedOut++
+			case status == StatusVoid:
+				out.RolledBack++
+			}
+		}
+		out.Rounds = 1
+		return t.store.VoidRounds(ctx, id)
+	})
+	if err != nil {
+		return Recovery{}, err
+	}
+	if out.Rounds > 0 {
+		t.logger.Warn("interrupted round settled by the fail-over rule", "round_id", id,
+			"bets_cashed_out", out.CashedOut, "bets_rolled_back", out.RolledBack)
+	}
+	return out, nil
+}
+
+// settleOrphan applies the fail-over rule to bet b of the interrupted round r,
+// from the status it was read in, inside the round's transaction. It returns
+// the status it moved the bet to, or "" when the bet was settled meanwhile.
+func (t *Table) settleOrphan(ctx context.Context, r store.RoundRecord, b store.BetRecord, p Player, now time.Time) (string, error) {
+	at := store.MillisOf(now)
+	flew := r.Status == store.RoundFlying
+	if b.Status == StatusAccepted && flew && b.AutoCashout != 0 && b.AutoCashout <= r.CrashPoint {
+		// The round would have reached the target: paid at exactly it, as
+		// the round prices an auto-cashout.
+		payout := round.Payout(b.Amount, b.AutoCashout, t.maxWin(b))
+		ok, err := t.store.MoveBet(ctx, b.ID, b.Status, StatusCashedOut, store.BetChange{SettledAt: at, Multiplier: b.AutoCashout, Payout: &payout})
+		if err != nil || !ok {
+			return "", err
+		}
+		if b.Demo {
+			return StatusCashedOut, nil
+		}
+		return StatusCashedOut, t.enqueue(ctx, winMovement(b, payout), now)
+	}
+	reason := reasonInterruptedPending
+	switch {
+	case b.Status == StatusAccepted && flew:
+		reason = reasonInterruptedFlight
+	case b.Status == StatusAccepted:
+		reason = reasonInterruptedBetting
+	}
+	ok, err := t.store.MoveBet(ctx, b.ID, b.Status, StatusVoid, store.BetChange{SettledAt: at})
+	if err != nil || !ok {
+		return "", err
+	}
+	return StatusVoid, t.queueRollback(ctx, b, p, reason)
+}
+
+// maxWin is the payout cap of a bet's currency for its operator, as PlaceBet
+// read it; 0 (no cap) when the limit is unknown.
+func (t *Table) maxWin(b store.BetRecord) int64 {
+	return t.cfg.Operators[b.Operator].Currencies[b.Currency].MaxWin
 }
 
 // orphanAge is how long a bet may stay pending before the sweep takes its
@@ -51,7 +174,7 @@ const orphanAge = time.Minute
 // sweepPending rolls back the bets of this game left pending in earlier rounds
 // (a debit whose outcome stayed unknown because a commit failed), while the
 // table runs, so that they need not wait for the next boot.
-func (t *Table) sweepPending(ctx context.Context, currentRound string) {
+func (t *Table) sweepPending(ctx context.Context, epoch int64, currentRound string) {
 	bets, err := t.store.Bets(ctx, store.BetFilter{GameID: t.game.ID, Statuses: []string{StatusPending},
 		ExceptRound: currentRound, PlacedBefore: store.MillisOf(t.clock.Now().Add(-orphanAge)), Limit: 1000})
 	if err != nil {
@@ -61,7 +184,11 @@ func (t *Table) sweepPending(ctx context.Context, currentRound string) {
 	if len(bets) == 0 {
 		return
 	}
-	n, err := t.rollBackOrphans(ctx, bets, nil, "debit outcome unknown after its round")
+	var n int
+	err = t.fenced(ctx, epoch, func(ctx context.Context) error {
+		n, err = t.rollBackOrphans(ctx, bets, reasonPendingAfterRound)
+		return err
+	})
 	if err != nil {
 		t.logger.Warn("sweeping pending bets failed", "err", err)
 		return
@@ -71,9 +198,12 @@ func (t *Table) sweepPending(ctx context.Context, currentRound string) {
 }
 
 // rollBackOrphans voids bets (each from the status it was read in, so a bet
-// settled meanwhile is left alone), queues their rollbacks, and voids the
-// unfinished rounds, in one transaction. It returns how many it rolled back.
-func (t *Table) rollBackOrphans(ctx context.Context, bets []store.BetRecord, unfinished []string, reason string) (int, error) {
+// settled meanwhile is left alone) and queues their rollbacks, in one
+// transaction. It returns how many it rolled back.
+func (t *Table) rollBackOrphans(ctx context.Context, bets []store.BetRecord, reason string) (int, error) {
+	if len(bets) == 0 {
+		return 0, nil
+	}
 	now := store.MillisOf(t.clock.Now())
 	n := 0
 	err := t.store.InTx(ctx, func(ctx context.Context) error {
@@ -92,7 +222,7 @@ func (t *Table) rollBackOrphans(ctx context.Context, bets []store.BetRecord, unf
 			}
 			n++
 		}
-		return t.store.VoidRounds(ctx, unfinished...)
+		return nil
 	})
 	return n, err
 }

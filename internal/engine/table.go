@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/crashstudio/crashgame/internal/fairness"
@@ -145,8 +146,50 @@ type Config struct {
 	// Salt is published with the chain; default: a random one per chain.
 	Salt string
 	// ShutdownGrace bounds how long a flying round may go on after Stop before
-	// it is voided (default 30 s).
+	// it is settled as interrupted (default 30 s).
 	ShutdownGrace time.Duration
+	// Lease is how the table holds its leadership (defaults: LeaseSettings).
+	Lease LeaseSettings
+	// Events receives the table's events while it leads; nil: its own
+	// subscribers (one process). See Events.
+	Events Events
+}
+
+// LeaseSettings say how a table leads: it plays rounds only while it holds
+// the game's lease in the database, and every transaction it commits checks
+// the lease's fencing epoch.
+type LeaseSettings struct {
+	// Holder names this process in the lease (default: a random id per
+	// table, so a restarted process is a new holder).
+	Holder string
+	// TTL is how long a lease lives without renewal (default 2 s): the
+	// longest a dead leader keeps its table from the others.
+	TTL time.Duration
+	// Renew is how often the leader renews it (default TTL/4).
+	Renew time.Duration
+	// Retry is how often a table that does not lead tries to take the lease
+	// (default 250 ms).
+	Retry time.Duration
+	// Able, when set, tells whether this process can lead at all (in a
+	// cluster: it is connected to the other replicas). A table that is not
+	// able neither takes the lease nor renews it, so that a replica cut off
+	// from the others hands its tables to one that is not, within a TTL.
+	Able func() bool
+}
+
+func (l *LeaseSettings) setDefaults() {
+	if l.Holder == "" {
+		l.Holder = randomID(10)
+	}
+	if l.TTL <= 0 {
+		l.TTL = 2 * time.Second
+	}
+	if l.Renew <= 0 || l.Renew >= l.TTL {
+		l.Renew = l.TTL / 4
+	}
+	if l.Retry <= 0 {
+		l.Retry = 250 * time.Millisecond
+	}
 }
 
 // Table runs the rounds of one game.
@@ -158,6 +201,7 @@ type Table struct {
 	store    Store
 	commit   *groupcommit.Committer[job]
 	hub      *hub
+	events   Events
 	inbox    chan func()
 	chain    *fairness.Chain
 	chainRec store.ChainRecord
@@ -168,6 +212,13 @@ type Table struct {
 	stopped  chan struct{}
 	stopOnce sync.Once
 	loopDone chan struct{}
+
+	// The current term of leadership, owned by the loop: the lease's epoch
+	// (0 while the table does not lead) and a channel closed when the lease
+	// is lost. leading mirrors epoch for other goroutines.
+	epoch   int64
+	lost    chan struct{}
+	leading atomic.Int64
 }
 
 // RoundView is the public state of the current round.
@@ -227,24 +278,36 @@ func New(ctx context.Context, cfg Config) (*Table, error) {
 	if cfg.Balances == nil {
 		cfg.Balances = shownAsQueued{}
 	}
+	cfg.Lease.setDefaults()
 	t := &Table{
 		cfg: cfg, game: cfg.Game, clock: cfg.Clock, store: cfg.Store,
 		logger:   cfg.Logger.With("game_id", cfg.Game.ID),
 		hub:      newHub(),
+		events:   cfg.Events,
 		inbox:    make(chan func(), 1024),
 		stopped:  make(chan struct{}),
 		loopDone: make(chan struct{}),
 	}
+	if t.events == nil {
+		t.events = localEvents{t.hub}
+	}
 	t.commit = groupcommit.New(context.Background(), t.commitJobs, groupcommit.Options{
 		MaxBatch: maxCommitBatch, QueueLen: commitQueueLen, OnFailure: groupcommit.RetryEach, Logger: t.logger,
 	})
-	if err := t.loadChain(ctx, 1); err != nil {
-		return nil, err
+	// The published chain, if any, is known at once; only a leader creates
+	// one (loadChain, under its lease).
+	rec, err := t.store.Chain(ctx, t.game.ID)
+	switch {
+	case err == nil:
+		t.chainRec = rec
+	case !errors.Is(err, store.ErrChainNotFound):
+		return nil, fmt.Errorf("engine: load chain of %s: %w", t.game.ID, err)
 	}
 	return t, nil
 }
 
 // loadChain loads the game's chain, or creates one whose first round is seq.
+// Loop only, while leading: a new chain is saved under the lease.
 func (t *Table) loadChain(ctx context.Context, seq int64) error {
 	rec, err := t.store.Chain(ctx, t.game.ID)
 	if err == nil && seq < rec.FirstSeq+rec.Length {
@@ -252,7 +315,9 @@ func (t *Table) loadChain(ctx context.Context, seq int64) error {
 		if perr != nil {
 			return fmt.Errorf("engine: stored seed of %s: %w", t.game.ID, perr)
 		}
+		t.viewMu.Lock()
 		t.chain, t.chainRec = fairness.NewChain(seed, int(rec.Length)), rec
+		t.viewMu.Unlock()
 		return nil
 	}
 	if err != nil && !errors.Is(err, store.ErrChainNotFound) {
@@ -274,11 +339,13 @@ func (t *Table) loadChain(ctx context.Context, seq int64) error {
 		GameID: t.game.ID, Seed: hex.EncodeToString(seed[:]), FirstSeq: seq, Length: int64(t.cfg.ChainLength),
 		Terminal: fairness.FormatHash(chain.Terminal()), Salt: salt, CreatedAt: store.MillisOf(t.clock.Now()),
 	}
-	if err := t.store.SaveChain(ctx, rec); err != nil {
+	if err := t.fenced(ctx, t.epoch, func(ctx context.Context) error { return t.store.SaveChain(ctx, rec) }); err != nil {
 		return fmt.Errorf("engine: %w", err)
 	}
 	t.logger.Info("new hash chain published", "first_round", seq, "rounds", t.cfg.ChainLength, "terminal", rec.Terminal)
+	t.viewMu.Lock()
 	t.chain, t.chainRec = chain, rec
+	t.viewMu.Unlock()
 	return nil
 }
 
@@ -324,6 +391,93 @@ func (t *Table) Subscribe(session []byte, buf int) *Subscription {
 // Subscribers returns the number of live subscriptions.
 func (t *Table) Subscribers() int { return t.hub.count() }
 
+// Deliver hands an event of the table's leader, received from the cluster,
+// to this table's subscribers: to every one, or to those of session when it
+// is not nil (a balance event also sets a demo session's balance here). A phase event also becomes the round this table shows (Round,
+// the first event of a new subscriber), unless this table leads: its loop
+// keeps its own view.
+func (t *Table) Deliver(session []byte, ev *Event) {
+	if session != nil {
+		if ev.Type == EventBalance && !t.Leading() {
+			// A demo session's play money is kept where the table is led;
+			// this process shows what the leader says.
+			t.cfg.Demo.Follow(session, ev.Balance)
+		}
+		t.hub.send(session, ev)
+		return
+	}
+	switch ev.Type {
+	case EventRoundBetting, EventRoundFlying, EventRoundCrashed:
+		if !t.Leading() {
+			t.viewMu.Lock()
+			t.view = ev.Round
+			t.viewMu.Unlock()
+		}
+	}
+	t.hub.broadcast(ev)
+}
+
+// LoadView makes the round this table shows the game's latest round as the
+// database has it, for a table that does not lead: a replica that starts, or
+// that missed events of the leader, shows the round at once instead of
+// waiting for the next phase event. The hash and crash point of a round are
+// shown only once it crashed.
+func (t *Table) LoadView(ctx context.Context) error {
+	seq, err := t.store.LastRoundSeq(ctx, t.game.ID)
+	if err != nil || seq == 0 {
+		return err
+	}
+	rec, err := t.store.Round(ctx, t.game.ID, roundID(t.game.ID, seq))
+	if err != nil {
+		return fmt.Errorf("engine: load the round shown: %w", err)
+	}
+	v := RoundView{RoundID: rec.ID, Seq: rec.Seq, Phase: PhaseCrashed, BettingEndsAt: rec.BettingEndsAt.Time(), StartedAt: rec.StartedAt.Time()}
+	switch rec.Status {
+	case store.RoundBetting:
+		v.Phase = PhaseBetting
+	case store.RoundFlying:
+		v.Phase = PhaseFlying
+	case store.RoundFinished:
+		v.CrashedAt, v.CrashPoint, v.Hash = rec.CrashedAt.Time(), rec.CrashPoint, rec.Hash
+	}
+	if t.Leading() {
+		return nil
+	}
+	t.viewMu.Lock()
+	if v.Seq >= t.view.Seq {
+		t.view = v
+	}
+	t.viewMu.Unlock()
+	return nil
+}
+
+func roundID(gameID string, seq int64) string { return fmt.Sprintf("%s-%d", gameID, seq) }
+
+// RefreshChain reads the game's published chain again, for a table that
+// does not lead: its leader may have published a new one (Fairness).
+func (t *Table) RefreshChain(ctx context.Context) error {
+	rec, err := t.store.Chain(ctx, t.game.ID)
+	switch {
+	case errors.Is(err, store.ErrChainNotFound):
+		return nil
+	case err != nil:
+		return fmt.Errorf("engine: refresh chain of %s: %w", t.game.ID, err)
+	}
+	t.viewMu.Lock()
+	if rec.FirstSeq >= t.chainRec.FirstSeq {
+		t.chainRec = rec
+	}
+	t.viewMu.Unlock()
+	return nil
+}
+
+// ChainCovers reports whether the chain this table knows covers round seq.
+func (t *Table) ChainCovers(seq int64) bool {
+	t.viewMu.RLock()
+	defer t.viewMu.RUnlock()
+	return seq >= t.chainRec.FirstSeq && seq < t.chainRec.FirstSeq+t.chainRec.Length
+}
+
 func phaseEvent(phase string) string {
 	switch phase {
 	case PhaseFlying:
@@ -352,8 +506,10 @@ func (t *Table) do(ctx context.Context, f func()) error {
 	}
 }
 
-// Stop asks the table to stop: a betting round is voided, a flying round goes
-// on until its crash or ShutdownGrace, whichever is first, then it is voided.
+// Stop asks the table to stop at the next round boundary: the current round
+// goes on to its crash, then the table hands its lease over. A round still
+// flying ShutdownGrace after Stop is settled as interrupted (Recover's rule)
+// first.
 func (t *Table) Stop() { t.stopOnce.Do(func() { close(t.stopped) }) }
 
 // Done is closed when Run has returned.
@@ -368,37 +524,149 @@ func (t *Table) isStopping() bool {
 	}
 }
 
-// Run plays rounds until Stop; it returns after the last round was settled or
-// voided and every write committed.
-func (t *Table) Run(ctx context.Context) error {
+// Leading reports whether the table leads its game now (holds the lease).
+func (t *Table) Leading() bool { return t.leading.Load() != 0 }
+
+// Epoch returns the fencing epoch of the table's current term, 0 while it
+// does not lead.
+func (t *Table) Epoch() int64 { return t.leading.Load() }
+
+// Run plays rounds until Stop, while it holds the game's lease: it waits for
+// the lease, settles what the previous leader left (Recover), then plays
+// rounds until Stop or until the lease is lost, and waits for it again. It
+// returns after the last round crashed or was settled, its writes committed
+// and its lease released.
+func (t *Table) Run(runCtx context.Context) error {
 	defer close(t.loopDone)
 	defer t.commit.Close() // commits what is queued; later writes get groupcommit.ErrClosed
 	go func() {
 		select {
-		case <-ctx.Done():
+		case <-runCtx.Done():
 			t.Stop()
 		case <-t.loopDone:
 		}
 	}()
-
+	// runCtx ending asks the table to stop, which it does at the next round
+	// boundary: its own writes until then must not fail with it.
+	ctx := context.WithoutCancel(runCtx)
+	// Until it leads, the table shows the game's latest round as stored.
+	if err := t.LoadView(ctx); err != nil {
+		t.logger.Warn("reading the latest round failed", "err", err)
+	}
 	flush := t.clock.After(publicFlush)
+	for first := true; !t.isStopping(); first = false {
+		// A table whose term just ended lets the others try first.
+		epoch, since, ok := t.acquire(ctx, &flush, !first)
+		if !ok {
+			break
+		}
+		if err := t.lead(ctx, epoch, since, &flush); err != nil {
+			return err
+		}
+	}
+	// Let late messages fail fast rather than hang.
+	for {
+		select {
+		case f := <-t.inbox:
+			f()
+		default:
+			return nil
+		}
+	}
+}
+
+// acquire waits until the table holds the game's lease, serving the inbox
+// meanwhile (betting is closed for a table that does not lead). It returns
+// the epoch and the real time just before the statement that took the lease
+// (the lease runs for its TTL from a moment no earlier than that); false
+// when the table stops first.
+func (t *Table) acquire(ctx context.Context, flush *<-chan time.Time, waitFirst bool) (int64, time.Time, bool) {
+	for try := !waitFirst; ; try = true {
+		if try && (t.cfg.Lease.Able == nil || t.cfg.Lease.Able()) {
+			since := time.Now()
+			epoch, ok, err := t.store.AcquireLease(ctx, t.game.ID, t.cfg.Lease.Holder, t.cfg.Lease.TTL)
+			switch {
+			case err != nil:
+				t.logger.Error("taking the table's lease failed; retrying", "err", err)
+			case ok:
+				return epoch, since, true
+			}
+		}
+		// The lease runs on real time (the database's clock), whatever the
+		// table's clock.
+		retry := time.NewTimer(t.cfg.Lease.Retry)
+	serve:
+		for {
+			select {
+			case f := <-t.inbox:
+				f()
+			case <-*flush:
+				*flush = t.clock.After(publicFlush)
+			case <-retry.C:
+				break serve
+			case <-t.stopped:
+				retry.Stop()
+				return 0, time.Time{}, false
+			}
+		}
+	}
+}
+
+// lead is one term of leadership at epoch, whose lease was taken no earlier
+// than since: recovery, then rounds until Stop or the loss of the lease. It
+// returns an error only for what no retry can fix (a chain that cannot be
+// made).
+func (t *Table) lead(ctx context.Context, epoch int64, since time.Time, flush *<-chan time.Time) error {
+	lost := make(chan struct{})
+	t.epoch, t.lost = epoch, lost
+	t.leading.Store(epoch)
+	renewCtx, stopRenewing := context.WithCancel(context.WithoutCancel(ctx))
+	renewed := make(chan struct{})
+	go func() { defer close(renewed); t.keepLease(renewCtx, epoch, since, lost) }()
+	defer func() {
+		stopRenewing()
+		<-renewed
+		t.epoch, t.lost, t.cur = 0, nil, nil
+		t.leading.Store(0)
+	}()
+	t.logger.Info("leading the table", "epoch", epoch, "holder", t.cfg.Lease.Holder)
+
+	if !t.recover(ctx, flush) {
+		return nil
+	}
 	seq, err := t.lastSeq(ctx)
 	for err != nil {
 		t.logger.Error("reading the last round failed; retrying", "err", err)
-		if !t.wait(t.clock.Now().Add(roundRetry), &flush, true) {
+		if !t.wait(t.clock.Now().Add(roundRetry), flush, false) || t.isStopping() {
+			t.handOver(ctx)
 			return nil
 		}
 		seq, err = t.lastSeq(ctx)
 	}
+	if t.chain == nil || seq+1 < t.chainRec.FirstSeq || seq+1 >= t.chainRec.FirstSeq+t.chainRec.Length {
+		if err := t.loadChain(ctx, seq+1); err != nil {
+			if errors.Is(err, store.ErrFenced) {
+				return nil
+			}
+			return err
+		}
+	}
 	for !t.isStopping() {
 		seq++
 		if err := t.startRound(ctx, seq); err != nil {
+			if errors.Is(err, store.ErrFenced) {
+				t.logger.Warn("another replica leads the table now", "epoch", epoch)
+				return nil
+			}
 			// The database may be restarting: keep the table alive and try
 			// again; players are told betting is closed meanwhile.
 			t.logger.Error("opening a round failed; retrying", "seq", seq, "err", err)
-			t.wait(t.clock.Now().Add(roundRetry), &flush, true)
+			if !t.wait(t.clock.Now().Add(roundRetry), flush, false) {
+				return nil
+			}
 			// The insert may have committed without our knowing: start after
-			// the last round stored (one left in betting is voided at boot).
+			// the last round stored (one left in betting is settled by
+			// Recover at the next term).
 			if last, err := t.lastSeq(ctx); err == nil {
 				seq = last
 			} else {
@@ -406,12 +674,14 @@ func (t *Table) Run(ctx context.Context) error {
 			}
 			continue
 		}
-		// Betting.
-		if !t.wait(t.cur.core.BettingEnds(), &flush, true) {
-			t.voidRound("table stopping during betting")
-			break
+		// Betting: a stop request lets the round go on to its crash.
+		if !t.wait(t.cur.core.BettingEnds(), flush, false) {
+			return t.abandon("lease lost during betting")
 		}
 		if err := t.takeOff(); err != nil {
+			if errors.Is(err, store.ErrFenced) {
+				return t.abandon("lease lost at take-off")
+			}
 			t.logger.Error("take-off failed; voiding the round", "round_id", t.cur.rec.ID, "err", err)
 			t.voidRound("take-off failed")
 			continue
@@ -432,11 +702,12 @@ func (t *Table) Run(ctx context.Context) error {
 			}
 			// Until a grace is set, a stop request interrupts the wait so the
 			// grace starts at once.
-			t.wait(until, &flush, graceEnd.IsZero())
+			if !t.wait(until, flush, graceEnd.IsZero()) {
+				return t.abandon("lease lost in flight")
+			}
 			now := t.clock.Now()
 			if !graceEnd.IsZero() && !now.Before(graceEnd) && now.Before(t.cur.core.CrashAt()) {
-				t.voidRound("table stopping: the flying round did not crash within the grace")
-				break
+				return t.interrupt(ctx, "the flying round did not crash within the shutdown grace")
 			}
 			if auto && !now.Before(next) {
 				t.fireAutos(now)
@@ -444,7 +715,7 @@ func (t *Table) Run(ctx context.Context) error {
 			}
 			if !now.Before(t.cur.core.CrashAt()) {
 				t.crash()
-				go t.sweepPending(context.WithoutCancel(ctx), t.cur.rec.ID)
+				go t.sweepPending(context.WithoutCancel(ctx), epoch, t.cur.rec.ID)
 				break
 			}
 		}
@@ -452,28 +723,165 @@ func (t *Table) Run(ctx context.Context) error {
 		if t.cur.core.Phase() != round.Crashed {
 			break
 		}
+		if t.isStopping() {
+			break // hand over at the round boundary
+		}
 		// Pause after the crash.
-		t.wait(t.cur.core.CrashedAt().Add(t.game.Pause), &flush, true)
+		if !t.wait(t.cur.core.CrashedAt().Add(t.game.Pause), flush, false) {
+			return nil
+		}
 		if int(seq-t.chainRec.FirstSeq+1) >= t.chain.Len() {
 			if err := t.loadChain(ctx, seq+1); err != nil {
+				if errors.Is(err, store.ErrFenced) {
+					return nil
+				}
 				return err
 			}
 		}
 	}
-	// Let late messages fail fast rather than hang.
+	t.handOver(ctx)
+	return nil
+}
+
+// recover settles, under the lease, what an earlier leader left unfinished
+// (Recover), trying again while the database is away. false when the lease
+// is lost meanwhile.
+func (t *Table) recover(ctx context.Context, flush *<-chan time.Time) bool {
 	for {
-		select {
-		case f := <-t.inbox:
-			f()
-		default:
-			return nil
+		err := t.fenced(ctx, t.epoch, func(ctx context.Context) error {
+			_, err := t.Recover(ctx)
+			return err
+		})
+		switch {
+		case err == nil:
+			return true
+		case errors.Is(err, store.ErrFenced):
+			return false
+		}
+		t.logger.Error("recovery failed; retrying", "err", err)
+		if !t.wait(t.clock.Now().Add(roundRetry), flush, false) {
+			return false
+		}
+		if t.isStopping() {
+			t.handOver(ctx)
+			return false
 		}
 	}
 }
 
-// wait processes messages until deadline. With stopEarly it returns false as
-// soon as the table is asked to stop.
-func (t *Table) wait(deadline time.Time, flush *<-chan time.Time, stopEarly bool) bool {
+// abandon leaves the current round as it is in the database, for the leader
+// that holds the lease now to settle by Recover's rule: this table may commit
+// nothing more of it.
+func (t *Table) abandon(why string) error {
+	if t.cur != nil {
+		t.logger.Warn("round left to the next leader", "round_id", t.cur.rec.ID, "why", why, "epoch", t.epoch)
+	}
+	return nil
+}
+
+// interrupt settles the current round by Recover's rule while the table still
+// leads (the shutdown grace ran out in flight), then hands the lease over.
+func (t *Table) interrupt(ctx context.Context, why string) error {
+	r := t.cur
+	t.logger.Warn("settling the flying round as interrupted", "round_id", r.rec.ID, "why", why)
+	// Every write of the round queued so far commits first (jobs commit in
+	// order), so Recover reads the round as the loop left it.
+	_ = t.commit.Do(context.Background(), job{epoch: t.epoch, run: func(context.Context) error { return nil }})
+	err := t.fenced(context.WithoutCancel(ctx), t.epoch, func(ctx context.Context) error {
+		_, err := t.Recover(ctx)
+		return err
+	})
+	if err != nil {
+		t.logger.Error("settling the interrupted round failed; the next leader settles it", "round_id", r.rec.ID, "err", err)
+	}
+	t.viewMu.Lock()
+	t.view.Phase = PhaseCrashed
+	t.viewMu.Unlock()
+	t.notifyQueue()
+	t.handOver(ctx)
+	return nil
+}
+
+// handOver releases the lease at a round boundary, so that another replica
+// leads at once rather than after the lease's TTL.
+func (t *Table) handOver(ctx context.Context) {
+	// What the term queued commits first, under the lease.
+	_ = t.commit.Do(context.Background(), job{epoch: t.epoch, run: func(context.Context) error { return nil }})
+	if err := t.store.ReleaseLease(context.WithoutCancel(ctx), t.game.ID, t.cfg.Lease.Holder, t.epoch); err != nil {
+		t.logger.Warn("releasing the table's lease failed; it expires by itself", "err", err)
+		return
+	}
+	t.logger.Info("table handed over", "epoch", t.epoch)
+}
+
+// keepLease renews the lease of epoch, taken no earlier than since, every
+// Renew until ctx ends. It closes lost, and the table stops saying it leads,
+// when the lease is taken over, or when the lease may run out before the
+// next renewal lands: the table's own deadline is the TTL counted from just
+// before its last successful statement, less an eighth of it, so it steps
+// down before the database lets another replica take the lease (however
+// slow the answer that renewed it was).
+func (t *Table) keepLease(ctx context.Context, epoch int64, since time.Time, lost chan struct{}) {
+	ttl := t.cfg.Lease.TTL
+	valid := since.Add(ttl - ttl/8) // the lease runs on real time, whatever the table's clock
+	tick := time.NewTicker(t.cfg.Lease.Renew)
+	defer tick.Stop()
+	expiry := time.NewTimer(time.Until(valid))
+	defer expiry.Stop()
+	stepDown := func(msg string, args ...any) {
+		t.leading.Store(0)
+		t.logger.Warn(msg, append(args, "epoch", epoch)...)
+		close(lost)
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-expiry.C:
+			stepDown("the table's lease could not be renewed in time; stepping down")
+			return
+		case <-tick.C:
+		}
+		// A table that is not able to lead does not renew: its lease runs
+		// out and another replica leads. A renewal gets what is left of
+		// the lease, and at most half of the TTL.
+		if t.cfg.Lease.Able != nil && !t.cfg.Lease.Able() {
+			t.logger.Warn("not renewing the table's lease: this process cannot lead now (cut off from the cluster)", "epoch", epoch)
+			continue
+		}
+		start := time.Now()
+		rctx, cancel := context.WithDeadline(ctx, minTime(valid, start.Add(ttl/2)))
+		ok, err := t.store.RenewLease(rctx, t.game.ID, t.cfg.Lease.Holder, epoch, ttl)
+		cancel()
+		switch {
+		case ctx.Err() != nil:
+			return
+		case err == nil && ok:
+			valid = start.Add(ttl - ttl/8)
+			expiry.Reset(time.Until(valid))
+		case err == nil:
+			stepDown("the table's lease was taken over")
+			return
+		case time.Now().Before(valid):
+			t.logger.Warn("renewing the table's lease failed; retrying", "epoch", epoch, "err", err)
+		default:
+			stepDown("the table's lease could not be renewed in time; stepping down", "err", err)
+			return
+		}
+	}
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}
+
+// wait processes messages until deadline. It returns false as soon as the
+// lease of the current term is lost; with wakeOnStop it returns true as soon
+// as the table is asked to stop.
+func (t *Table) wait(deadline time.Time, flush *<-chan time.Time, wakeOnStop bool) bool {
 	for {
 		d := deadline.Sub(t.clock.Now())
 		if d <= 0 {
@@ -481,7 +889,7 @@ func (t *Table) wait(deadline time.Time, flush *<-chan time.Time, stopEarly bool
 		}
 		timer := t.clock.After(d)
 		stop := t.stopped
-		if !stopEarly {
+		if !wakeOnStop {
 			stop = nil
 		}
 		select {
@@ -492,6 +900,8 @@ func (t *Table) wait(deadline time.Time, flush *<-chan time.Time, stopEarly bool
 			*flush = t.clock.After(publicFlush)
 		case <-timer:
 		case <-stop:
+			return true
+		case <-t.lost: // nil while not leading: never ready
 			return false
 		}
 	}
@@ -518,14 +928,15 @@ func (t *Table) startRound(ctx context.Context, seq int64) error {
 	}
 	now := t.clock.Now()
 	rec := store.RoundRecord{
-		ID: fmt.Sprintf("%s-%d", t.game.ID, seq), GameID: t.game.ID, Seq: seq,
+		ID: roundID(t.game.ID, seq), GameID: t.game.ID, Seq: seq,
 		Hash:        fairness.FormatHash(h),
 		Salt:        t.chainRec.Salt,
 		CrashPoint:  fairness.CrashPoint(h, t.chainRec.Salt, t.game.RTPBasisPoints, t.game.MaxMultiplier),
 		RTPBasisPts: t.game.RTPBasisPoints, MaxMultiplier: t.game.MaxMultiplier,
 		Status: store.RoundBetting, BettingEndsAt: store.MillisOf(now.Add(t.game.Betting)), CreatedAt: store.MillisOf(now),
+		Epoch: t.epoch,
 	}
-	if err := t.store.InsertRound(ctx, rec); err != nil {
+	if err := t.fenced(ctx, t.epoch, func(ctx context.Context) error { return t.store.InsertRound(ctx, rec) }); err != nil {
 		return fmt.Errorf("engine: open round: %w", err)
 	}
 	t.cur = &liveRound{rec: rec, core: round.New(rec.ID, rec.CrashPoint, rec.BettingEndsAt.Time()), live: map[string]*liveBet{}}
@@ -544,14 +955,17 @@ func (t *Table) publish(typ string) {
 	t.viewMu.Lock()
 	t.view = v
 	t.viewMu.Unlock()
-	t.hub.broadcast(&Event{Type: typ, Round: v})
+	t.events.Broadcast(&Event{Type: typ, Round: v})
 }
 
 // takeOff starts the flight with the accepted bets; pending ones stay out.
 func (t *Table) takeOff() error {
 	r := t.cur
 	now := t.clock.Now()
-	if err := t.store.TakeOffRound(context.Background(), r.rec.ID, store.MillisOf(now)); err != nil {
+	err := t.fenced(context.Background(), t.epoch, func(ctx context.Context) error {
+		return t.store.TakeOffRound(ctx, r.rec.ID, store.MillisOf(now))
+	})
+	if err != nil {
 		return err
 	}
 	r.core.TakeOff(now)
@@ -598,7 +1012,7 @@ func (t *Table) crash() {
 	t.publish(EventRoundCrashed)
 	for _, id := range lost {
 		b := r.live[id]
-		t.hub.send(b.player.Session, &Event{Type: EventBet, Bet: b.view(round.Lost)})
+		t.events.Send(b.player.Session, &Event{Type: EventBet, Bet: b.view(round.Lost)})
 	}
 }
 
@@ -656,7 +1070,7 @@ func (t *Table) voidRound(reason string) {
 	t.viewMu.Unlock()
 	t.logger.Warn("round voided", "round_id", r.rec.ID, "reason", reason, "bets_rolled_back", len(open))
 	for _, b := range open {
-		t.hub.send(b.player.Session, &Event{Type: EventBet, Bet: b.view(round.Voided)})
+		t.events.Send(b.player.Session, &Event{Type: EventBet, Bet: b.view(round.Voided)})
 	}
 }
 
@@ -694,11 +1108,14 @@ const hardAttempts = 120
 // settlement, a void), trying again while the database is away, so that a
 // restart of the database does not leave bets unsettled until the next boot.
 // The loop waits meanwhile: no round can start without its database anyway.
-func (t *Table) commitHard(what string, fn job) error {
+func (t *Table) commitHard(what string, fn func(ctx context.Context) error) error {
 	var err error
 	for attempt := 1; attempt <= hardAttempts; attempt++ {
-		if err = t.commit.Do(context.Background(), fn); err == nil {
+		if err = t.commit.Do(context.Background(), job{epoch: t.epoch, run: fn}); err == nil {
 			return nil
+		}
+		if errors.Is(err, store.ErrFenced) {
+			return err // another replica leads: it settles the round
 		}
 		t.logger.Error("commit failed; retrying", "what", what, "attempt", attempt, "err", err)
 		<-t.clock.After(roundRetry)
@@ -710,7 +1127,7 @@ func (t *Table) commitHard(what string, fn job) error {
 func (t *Table) refundDemo(b *liveBet) {
 	if b.rec.Demo && b.rec.FreebetID == nil {
 		bal := t.cfg.Demo.Credit(b.rec.SessionHash, b.rec.Amount)
-		t.hub.send(b.player.Session, &Event{Type: EventBalance, Balance: bal, Currency: b.rec.Currency})
+		t.events.Send(b.player.Session, &Event{Type: EventBalance, Balance: bal, Currency: b.rec.Currency})
 	}
 }
 
@@ -723,7 +1140,7 @@ func (t *Table) flushPublic() {
 	}
 	items := t.public
 	t.public = nil
-	t.hub.broadcast(&Event{Type: EventBets, Items: items, Round: t.view})
+	t.events.Broadcast(&Event{Type: EventBets, Items: items, Round: t.view})
 }
 
 // item is the bet as other players see it, in the round's state core.

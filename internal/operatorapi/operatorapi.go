@@ -104,8 +104,7 @@ func (a *API) authenticate(next http.Handler) http.Handler {
 			return
 		}
 		var head struct {
-			Operator  any `json:"operator"`
-			Timestamp any `json:"timestamp"`
+			Operator any `json:"operator"`
 		}
 		if err := json.Unmarshal(body, &head); err != nil {
 			writeError(w, http.StatusBadRequest, "INTERNAL_ERROR", "the body is not a JSON object", "")
@@ -120,7 +119,7 @@ func (a *API) authenticate(next http.Handler) http.Handler {
 			a.refuse(ctx, w, name, errors.New("unknown or disabled operator"))
 			return
 		case op.Secret == "":
-			if _, ok := head.Timestamp.(float64); !ok || !isInteger(body) {
+			if _, err := signature.Timestamp(body); err != nil {
 				writeError(w, http.StatusBadRequest, "INTERNAL_ERROR", "timestamp must be an integer number of milliseconds", "")
 				return
 			}
@@ -134,20 +133,6 @@ func (a *API) authenticate(next http.Handler) http.Handler {
 		r.ContentLength = int64(len(body))
 		next.ServeHTTP(w, r.WithContext(context.WithValue(ctx, operatorKey{}, op)))
 	})
-}
-
-// isInteger reports whether the body's timestamp is an integer literal.
-func isInteger(body []byte) bool {
-	var v struct {
-		Timestamp json.Number `json:"timestamp"`
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	if dec.Decode(&v) != nil {
-		return false
-	}
-	_, err := v.Timestamp.Int64()
-	return err == nil
 }
 
 func (a *API) refuse(ctx context.Context, w http.ResponseWriter, operator string, cause error) {

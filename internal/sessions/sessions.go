@@ -557,7 +557,21 @@ func (s *Service) get(ctx context.Context, id string) (Session, error) {
 	if !wellFormed(id) {
 		return Session{}, ErrSessionExpired
 	}
-	h := hashID(id)
+	return s.byHashID(ctx, hashID(id))
+}
+
+// Warm makes the session stored under hash live in this process, loading it
+// from the database when it is not: its display balance, and a demo
+// session's bank balance, are then kept here. In a cluster the table's
+// leader warms the session of every action forwarded to it, because the
+// balances of the actions it decides are kept where it runs.
+func (s *Service) Warm(ctx context.Context, hash []byte) error {
+	_, err := s.byHashID(ctx, hash)
+	return err
+}
+
+// byHashID is the live session stored under h.
+func (s *Service) byHashID(ctx context.Context, h []byte) (Session, error) {
 	now := s.now()
 	s.mu.Lock()
 	s.sweepLocked(now)

@@ -17,8 +17,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
+
+	"github.com/crashstudio/crashgame/internal/jsonint"
 )
 
 // Window is how far the timestamp inside a signed body may lie from the receiver's
@@ -125,18 +126,19 @@ func VerifyRequest(secret, body []byte, header string, now time.Time) error {
 	if err := Verify(secret, body, header); err != nil {
 		return err
 	}
-	ms, err := timestamp(body)
+	ms, err := Timestamp(body)
 	if err != nil {
 		return err
 	}
 	return CheckTimestamp(ms, now)
 }
 
-// timestamp reads the top-level "timestamp" member of a JSON object. The body is
+// Timestamp reads the top-level "timestamp" member of a JSON object, which must
+// be present once as a JSON integer (ErrInvalid otherwise). The body is
 // first checked whole by json.Valid, so the scan below walks well-formed JSON only
 // and needs no allocation; a key written with escapes ("time\u0073tamp") is
 // unquoted before it is compared.
-func timestamp(body []byte) (int64, error) {
+func Timestamp(body []byte) (int64, error) {
 	if !json.Valid(body) {
 		return 0, fmt.Errorf("%w: body is not valid JSON", ErrInvalid)
 	}
@@ -169,13 +171,9 @@ func timestamp(body []byte) (int64, error) {
 	if !found {
 		return 0, fmt.Errorf("%w: body has no timestamp", ErrInvalid)
 	}
-	// A JSON integer is an optional minus and digits; anything else (a string,
-	// null, a fraction, an exponent) is refused. ParseInt also refuses values out
-	// of the int64 range.
-	if bytes.ContainsAny(raw, ".eE") || (raw[0] != '-' && (raw[0] < '0' || raw[0] > '9')) {
-		return 0, fmt.Errorf("%w: timestamp is not an integer number of milliseconds", ErrInvalid)
-	}
-	ms, err := strconv.ParseInt(string(raw), 10, 64)
+	// A string, null, a fraction, an exponent or a value out of the int64
+	// range is refused.
+	ms, err := jsonint.Parse(raw)
 	if err != nil {
 		return 0, fmt.Errorf("%w: timestamp is not an integer number of milliseconds", ErrInvalid)
 	}

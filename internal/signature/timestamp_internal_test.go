@@ -95,9 +95,9 @@ func TestTimestampMatchesReference(t *testing.T) {
 func checkAgainstReference(t *testing.T, body []byte) {
 	t.Helper()
 	wantMs, wantOK := referenceTimestamp(body)
-	gotMs, err := timestamp(body)
+	gotMs, err := Timestamp(body)
 	if gotOK := err == nil; gotOK != wantOK || gotMs != wantMs {
-		t.Fatalf("timestamp(%q) = %d, %v; reference = %d, %v", body, gotMs, err, wantMs, wantOK)
+		t.Fatalf("Timestamp(%q) = %d, %v; reference = %d, %v", body, gotMs, err, wantMs, wantOK)
 	}
 }
 

@@ -1,0 +1,235 @@
+package engine_test
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/crashstudio/crashgame/internal/engine"
+	"github.com/crashstudio/crashgame/internal/store"
+	"github.com/crashstudio/crashgame/internal/wallet"
+)
+
+// replica is a second table of h's game on h's database: another process of
+// the cluster, with a clock of its own.
+type replica struct {
+	table  *engine.Table
+	clock  *manualClock
+	cancel context.CancelFunc
+	done   chan error
+}
+
+func (h *harness) replica(holder string) *replica { return h.replicaAble(holder, nil) }
+
+// replicaAble is a replica whose LeaseSettings.Able is able.
+func (h *harness) replicaAble(holder string, able func() bool) *replica {
+	h.t.Helper()
+	r := &replica{clock: newClock(), done: make(chan error, 1)}
+	var err error
+	r.table, err = engine.New(context.Background(), engine.Config{
+		Game: testGame, Operators: testOperators, Store: h.st, Outbox: wallet.NewOutbox(h.st),
+		Wallets: func(string) (engine.BetWallet, bool) { return h.wallet, true },
+		Clock:   r.clock, ChainLength: 1000, Salt: "test-salt",
+		Lease: engine.LeaseSettings{Holder: holder, Retry: 50 * time.Millisecond, Able: able},
+	})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	r.cancel = cancel
+	go func() { r.done <- r.table.Run(ctx) }()
+	h.t.Cleanup(func() {
+		cancel()
+		for {
+			select {
+			case <-r.done:
+				return
+			default:
+				r.clock.Set(r.clock.Now().Add(time.Second))
+				time.Sleep(5 * time.Millisecond)
+			}
+		}
+	})
+	return r
+}
+
+// eventually waits for cond, failing after 10 s (a guard, not a speed check).
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("never: %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func (h *harness) lease() store.LeaseRecord {
+	h.t.Helper()
+	l, err := h.st.Lease(context.Background(), testGame.ID)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return l
+}
+
+func (h *harness) rounds() []store.RoundRecord {
+	h.t.Helper()
+	rs, err := h.st.RecentRounds(context.Background(), testGame.ID, 100)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return rs
+}
+
+// Two tables of one game on one database: one leads and plays, the other
+// waits; when the leader stops it finishes its round and hands over, and the
+// other goes on with the next round of the same chain, under the next epoch.
+// No round is voided by the hand-over.
+func TestLeaseOneLeaderThenHandOver(t *testing.T) {
+	t.Parallel()
+	eachStore(t, func(t *testing.T, h *harness) {
+		h.run()
+		b := h.replica("replica-b")
+		first, _ := h.table.Round()
+		if !h.table.Leading() || h.table.Epoch() != 1 || h.lease().Epoch != 1 {
+			t.Fatalf("the first table leads: %t at epoch %d; lease %+v", h.table.Leading(), h.table.Epoch(), h.lease())
+		}
+		time.Sleep(100 * time.Millisecond) // b tries the lease a few times meanwhile
+		if b.table.Leading() {
+			t.Fatal("two tables lead one game")
+		}
+		h.stop() // finishes the betting round: flight, crash, hand-over
+		eventually(t, "the second table leads", b.table.Leading)
+		if b.table.Epoch() != 2 || h.lease().Holder != "replica-b" {
+			t.Fatalf("epoch %d, lease %+v", b.table.Epoch(), h.lease())
+		}
+		eventually(t, "the second table opens a round", func() bool {
+			v, _ := b.table.Round()
+			return v.Phase == engine.PhaseBetting && v.Seq > first.Seq
+		})
+		v, _ := b.table.Round()
+		if v.Seq != first.Seq+1 {
+			t.Fatalf("the second leader opened round %d after %d", v.Seq, first.Seq)
+		}
+		for _, r := range h.rounds() {
+			want := map[int64]int64{first.Seq: 1, v.Seq: 2}[r.Seq]
+			if r.Epoch != want || r.Status == store.RoundVoid {
+				t.Errorf("round %d: epoch %d (want %d), %s", r.Seq, r.Epoch, want, r.Status)
+			}
+		}
+	})
+}
+
+// A leader whose lease was taken over while it still believes it leads (a
+// pause, a partition) commits nothing more: its next write is fenced, no bet
+// of it is stored, and it steps down.
+func TestLeaseFencedFormerLeader(t *testing.T) {
+	t.Parallel()
+	eachStore(t, func(t *testing.T, h *harness) {
+		h.run()
+		ctx := context.Background()
+		mustBet(t, h, alice, engine.BetRequest{Amount: 100})
+		old := h.lease()
+		// Another replica takes the lease over (the old one had expired).
+		if err := h.st.ReleaseLease(ctx, testGame.ID, old.Holder, old.Epoch); err != nil {
+			t.Fatal(err)
+		}
+		epoch, ok, err := h.st.AcquireLease(ctx, testGame.ID, "usurper", time.Minute)
+		if err != nil || !ok || epoch != old.Epoch+1 {
+			t.Fatalf("takeover: epoch %d, %t, %v", epoch, ok, err)
+		}
+		_, err = h.table.PlaceBet(ctx, playerOf("acme", "bob"), engine.BetRequest{Amount: 200})
+		if err == nil {
+			// The loss may have been noticed first: then betting is closed.
+			t.Fatal("a bet was accepted by a table that no longer leads")
+		}
+		if !errors.Is(err, store.ErrFenced) && !errors.Is(err, engine.ErrBettingClosed) {
+			t.Fatalf("bet answered %v", err)
+		}
+		bets, err := h.st.Bets(ctx, store.BetFilter{GameID: testGame.ID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range bets {
+			if b.PlayerID == "bob" {
+				t.Fatalf("bob's bet was stored: %+v", b)
+			}
+		}
+		eventually(t, "the former leader steps down", func() bool { return !h.table.Leading() })
+		if l := h.lease(); l.Holder != "usurper" || l.Epoch != old.Epoch+1 {
+			t.Fatalf("lease %+v", l)
+		}
+	})
+}
+
+// A leader that dies in flight (its lease expires; here: released under it)
+// leaves its round to the replica that takes the lease next: that one
+// settles the round from the database and opens the next round of the same
+// chain. The former leader commits nothing more of the round.
+func TestLeaseFailOverSettlesTheInterruptedRound(t *testing.T) {
+	t.Parallel()
+	eachStore(t, func(t *testing.T, h *harness) {
+		h.run()
+		ctx := context.Background()
+		v := h.roundCrashingAbove(300)
+		a := mustBet(t, h, alice, engine.BetRequest{Amount: 100, AutoCashout: 150})
+		bob := mustBet(t, h, playerOf("acme", "bob"), engine.BetRequest{Amount: 200})
+		f := h.fly()
+		b := h.replica("replica-b")
+		old := h.lease()
+		if err := h.st.ReleaseLease(ctx, testGame.ID, old.Holder, old.Epoch); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, "the second table leads", b.table.Leading)
+		eventually(t, "the second table opens the next round", func() bool {
+			n, _ := b.table.Round()
+			return n.Phase == engine.PhaseBetting && n.Seq == v.Seq+1
+		})
+		// The former leader's clock reaches the auto-cashout: too late.
+		h.clock.Set(f.StartedAt.Add(10 * time.Second))
+		eventually(t, "the former leader steps down", func() bool { return !h.table.Leading() })
+		rec, err := h.st.Round(ctx, testGame.ID, v.RoundID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rec.Status == store.RoundBetting || rec.Status == store.RoundFlying {
+			t.Fatalf("the interrupted round is still %s", rec.Status)
+		}
+		for _, id := range []string{a.Bet.BetID, bob.Bet.BetID} {
+			if s := h.bet(id).Status; s == engine.StatusAccepted || s == engine.StatusPending {
+				t.Errorf("bet %s is still %s", id, s)
+			}
+		}
+		seen := map[string]bool{}
+		for _, m := range h.movements() {
+			if seen[m.TransactionID] {
+				t.Errorf("movement %s twice", m.TransactionID)
+			}
+			seen[m.TransactionID] = true
+		}
+	})
+}
+
+// A leader that can no longer lead (cut off from the other replicas) stops
+// renewing its lease and takes no other: within a TTL another replica leads.
+func TestLeaseStepsDownWhenNotAble(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, "")
+	var able atomic.Bool
+	able.Store(true)
+	a := h.replicaAble("replica-a", able.Load)
+	eventually(t, "a leads", a.table.Leading)
+	b := h.replica("replica-b")
+	able.Store(false)
+	eventually(t, "b leads", b.table.Leading)
+	if a.table.Leading() {
+		t.Fatal("two tables lead")
+	}
+	if l := h.lease(); l.Holder != "replica-b" || l.Epoch != 2 {
+		t.Fatalf("lease %+v", l)
+	}
+}
