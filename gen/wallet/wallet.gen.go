@@ -305,7 +305,7 @@ type MovementResult struct {
 
 // RollbackRequest The Envelope plus the refund. No freebet_id.
 //
-// Example: {"amount":1000,"bet_id":"bet-5c2a1d7e-3f4b-4a8c-9e1d-2b6f8a0c4d13","currency":"BRL","game_id":"crash-classic","operator":"acme-bet","player_id":"player-100234","reason":"cancelled_by_player","request_id":"req-01J9ZM4G1H2J3K4L5M6N7P8Q9R","round_id":"round-1795000040000","timestamp":1795000047003,"token":"7d1f0c9a4e3b4b6f9a2c5e8d1b7f3a60","transaction_id":"rb-5c2a1d7e-3f4b-4a8c-9e1d-2b6f8a0c4d13"}
+// Example: {"amount":1000,"bet_id":"bet-5c2a1d7e-3f4b-4a8c-9e1d-2b6f8a0c4d13","currency":"BRL","game_id":"crash-classic","operator":"acme-bet","player_id":"player-100234","reason":"cancelled by the player","request_id":"req-01J9ZM4G1H2J3K4L5M6N7P8Q9R","round_id":"round-1795000040000","timestamp":1795000047003,"token":"7d1f0c9a4e3b4b6f9a2c5e8d1b7f3a60","transaction_id":"rb-5c2a1d7e-3f4b-4a8c-9e1d-2b6f8a0c4d13"}
 type RollbackRequest struct {
 	// Amount The amount of the debit referenced by bet_id, identical in every
 	// attempt. The operator reverts the referenced debit's amount and
@@ -336,11 +336,11 @@ type RollbackRequest struct {
 	PlayerId string `json:"player_id"`
 
 	// Reason Diagnostic only; its value changes nothing. Free text, for example
-	// `cancelled_by_player`, `refused_after_debit`, `closing`,
-	// `orphan_at_boot`.
+	// `cancelled by the player`, `round interrupted in flight`,
+	// `debit outcome unknown when the betting window closed`.
 	//
 	//
-	// Example: cancelled_by_player
+	// Example: cancelled by the player
 	Reason string `json:"reason"`
 
 	// RequestId Names this attempt (not the movement); differs between attempts of one transaction_id.
@@ -934,8 +934,9 @@ type ClientInterface interface {
 	// RollbackWithBody Undo a debit
 	//
 	// Undoes the debit named by `bet_id`. Sent when the player cancels a bet,
-	// when a bet is refused after its debit, when closing with a bet in
-	// progress, and for an orphan bet found at boot.
+	// when a bet is refused after its debit, when a round is interrupted with
+	// the bet in progress (the game's server stopped: the bet is refunded unless
+	// its auto-cashout was reached), and when a debit's outcome stayed unknown.
 	//
 	// * `amount` is always the amount of the debit referenced by `bet_id`,
 	//   identical in every attempt of the same `transaction_id`. Revert by
@@ -959,8 +960,9 @@ type ClientInterface interface {
 	// Rollback Undo a debit
 	//
 	// Undoes the debit named by `bet_id`. Sent when the player cancels a bet,
-	// when a bet is refused after its debit, when closing with a bet in
-	// progress, and for an orphan bet found at boot.
+	// when a bet is refused after its debit, when a round is interrupted with
+	// the bet in progress (the game's server stopped: the bet is refunded unless
+	// its auto-cashout was reached), and when a debit's outcome stayed unknown.
 	//
 	// * `amount` is always the amount of the debit referenced by `bet_id`,
 	//   identical in every attempt of the same `transaction_id`. Revert by
@@ -1163,8 +1165,9 @@ func (c *Client) Bet(ctx context.Context, body BetJSONRequestBody, reqEditors ..
 // RollbackWithBody Undo a debit
 //
 // Undoes the debit named by `bet_id`. Sent when the player cancels a bet,
-// when a bet is refused after its debit, when closing with a bet in
-// progress, and for an orphan bet found at boot.
+// when a bet is refused after its debit, when a round is interrupted with
+// the bet in progress (the game's server stopped: the bet is refunded unless
+// its auto-cashout was reached), and when a debit's outcome stayed unknown.
 //
 //   - `amount` is always the amount of the debit referenced by `bet_id`,
 //     identical in every attempt of the same `transaction_id`. Revert by
@@ -1198,8 +1201,9 @@ func (c *Client) RollbackWithBody(ctx context.Context, contentType string, body 
 // Rollback Undo a debit
 //
 // Undoes the debit named by `bet_id`. Sent when the player cancels a bet,
-// when a bet is refused after its debit, when closing with a bet in
-// progress, and for an orphan bet found at boot.
+// when a bet is refused after its debit, when a round is interrupted with
+// the bet in progress (the game's server stopped: the bet is refunded unless
+// its auto-cashout was reached), and when a debit's outcome stayed unknown.
 //
 //   - `amount` is always the amount of the debit referenced by `bet_id`,
 //     identical in every attempt of the same `transaction_id`. Revert by
@@ -1595,8 +1599,9 @@ type ClientWithResponsesInterface interface {
 	// RollbackWithBodyWithResponse Undo a debit
 	//
 	// Undoes the debit named by `bet_id`. Sent when the player cancels a bet,
-	// when a bet is refused after its debit, when closing with a bet in
-	// progress, and for an orphan bet found at boot.
+	// when a bet is refused after its debit, when a round is interrupted with
+	// the bet in progress (the game's server stopped: the bet is refunded unless
+	// its auto-cashout was reached), and when a debit's outcome stayed unknown.
 	//
 	// * `amount` is always the amount of the debit referenced by `bet_id`,
 	//   identical in every attempt of the same `transaction_id`. Revert by
@@ -1620,8 +1625,9 @@ type ClientWithResponsesInterface interface {
 	// RollbackWithResponse Undo a debit
 	//
 	// Undoes the debit named by `bet_id`. Sent when the player cancels a bet,
-	// when a bet is refused after its debit, when closing with a bet in
-	// progress, and for an orphan bet found at boot.
+	// when a bet is refused after its debit, when a round is interrupted with
+	// the bet in progress (the game's server stopped: the bet is refunded unless
+	// its auto-cashout was reached), and when a debit's outcome stayed unknown.
 	//
 	// * `amount` is always the amount of the debit referenced by `bet_id`,
 	//   identical in every attempt of the same `transaction_id`. Revert by
@@ -2084,8 +2090,9 @@ func (c *ClientWithResponses) BetWithResponse(ctx context.Context, body BetJSONR
 // RollbackWithBodyWithResponse Undo a debit
 //
 // Undoes the debit named by `bet_id`. Sent when the player cancels a bet,
-// when a bet is refused after its debit, when closing with a bet in
-// progress, and for an orphan bet found at boot.
+// when a bet is refused after its debit, when a round is interrupted with
+// the bet in progress (the game's server stopped: the bet is refunded unless
+// its auto-cashout was reached), and when a debit's outcome stayed unknown.
 //
 //   - `amount` is always the amount of the debit referenced by `bet_id`,
 //     identical in every attempt of the same `transaction_id`. Revert by
@@ -2115,8 +2122,9 @@ func (c *ClientWithResponses) RollbackWithBodyWithResponse(ctx context.Context, 
 // RollbackWithResponse Undo a debit
 //
 // Undoes the debit named by `bet_id`. Sent when the player cancels a bet,
-// when a bet is refused after its debit, when closing with a bet in
-// progress, and for an orphan bet found at boot.
+// when a bet is refused after its debit, when a round is interrupted with
+// the bet in progress (the game's server stopped: the bet is refunded unless
+// its auto-cashout was reached), and when a debit's outcome stayed unknown.
 //
 //   - `amount` is always the amount of the debit referenced by `bet_id`,
 //     identical in every attempt of the same `transaction_id`. Revert by
@@ -3170,182 +3178,183 @@ func (sh *strictHandler) Win(w http.ResponseWriter, r *http.Request) {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H37chu30ueroJivKtTWkCYpSrKoOlUr23Li2Jb9yfbJOSfMiuAMKOLTEGAGGFE8iav2IfYJ90m2uhvA",
-	"XDjUxZZz2c//JDJnBoNpNPry6wt+bcV6sdRKKGtao19bmTBLrYzAf7zPuDJLndnnXKZ5JuC3WCsrlIU/",
-	"+XKZyphbqdWj/zJawW/imi+WKT3+4vT9ydnp8avzk7OzN2fwi8kXC56tW6PWm6XIuNUZm9HQLBPwIpEw",
-	"btheb7cVta54muMrRZbp7DzWiWiN6oNG7upCGMMv4AYjsisZC5YrfsVlyqepaEUtY7nNTWtEt7c+fvwY",
-	"tUw8FwsOb/iPTMxao9Y3jwpiPKKr5tGPPE2FPSkeS4SJM7mEz26NChr5Lxkxpe1cqgu24oYlIpaJSLrs",
-	"hWULvmaxXgg2y/SCcbbM9PWa2bkYqxW+hClxJTJm+CpiRsMVNtXJGh+cCsbVGgeOmM4YnxqhbJe9nwt2",
-	"wRdirDJhMykMPrbQV2IhlGUraef4i+ELwSYWZstjmPu5TCasnS+Z1WzQGyturVgsrdnpslOahlAJ42ya",
-	"G6mEoU8xUitcoevr7li1Cirigj/hKVexOBO/5MIQiySJhJfx9G2mlyKzElhjxlMjNgg5F+xEXYlULwVb",
-	"pjl9iBEG32n1pVBddqrZMuVrkZ3LhHGVMKVZ9Zu6wBLEhMiueZYJFQPLPTl71YpaQKtzmbRGrTjjZt6J",
-	"U26MjFtRSzuWbI1aPF6IzlTYVtTK6GPokUz80un1fzj81+vefx48GTzdfTY82Xu+/93B949/OHzZilpW",
-	"LoSxfLFsjfoHh3u9Xq+3C/+JWvgBrVHrIOnPevEhH4rd6XC6Pzvkg3hPPE7604PZLt/vtT5GrWWJVuVP",
-	"+LXF0/TNrDX66WaWfeqf+PhzE5U9Tf3ARwwIPBcsFRc8XrMlt3M2FTOdCSYtk4ZdKr1SEbGqVMbyNMVt",
-	"/y1wxYznqQ2DIVuUyPxrwwTgIpOJUFbOpMiOgNUsW80F8b8Nt7g3V9Z0Y93seon73mZSXcC7i4Wsv/zH",
-	"uYZBY56mUl3Adwvmth7sMRAdQJ4rkfGUTTOuElN9d4kxNl5b5pT6i0/5AnemNMztM9ZW2lb26g7MJ12z",
-	"GUhFqRIQIUB+xThL9UV1IrdzYn16Jdasz+61TFNpRKxVYpiRKhY4MbHU8TxiUhmZ0C9GXiiRoFA6YvGc",
-	"qwthgHmAYmv/ZZWJ1nbBTGcLblujllR2f1hMUyorLkSG86SN8usNjIu3sPYm1yKLMlQczM65ZTzL5BUp",
-	"lYkBgSdVwV4fzl7tVKl66+bcoKtbd5mJpDX6qWC9Mr0rrBEV+9l/689hVD39LxFboEIQpSZPbTM1vn//",
-	"/i0b9HqkI/SMPZrSQ112JnjCJqTzJmwmM4OrkkgYYyGV3x0LvlzCZ3glexcdGLX05bb73Kzf5XEsjCmJ",
-	"sjVsACQbquGPFRntpt0a9fcGvb1etCm0g8xvjdzfnX6vN9gdljW7vsTNr8QdJOTGRO9hA/xcLI9/vnF9",
-	"/HIwQ3fhOtXU0+2fPsuEmAowzn76tcUXOgfbawB7CalhlsCHnUFvsN/p9YaDVtT6JefKSrtujfZA/t9E",
-	"O3dN0eL8oLni7J1Mr/gmXas6Kcz7zioJDcxmfUSz+NYwTzCpWAz3d+HFD67+eBwDFQuNxV7nBhSAjclU",
-	"Snmu4nm4joqJdJ+7kog45ZlIUH+0tZ2LbCWNKCRLJma5ERULZueIhkARb3SexQL2rG3Qxw3q2GnVghnq",
-	"DPdmKRRzl9lFxpU1RywTaMPBWKu5TgVLpbElea3MSmTAkdKKhbnNEH5Oo38Hg6OgJpnFs4yvkUMKRmva",
-	"Dl40fmvcglcsgEC6VPBMEeXcbWgty6pa2eDkDXVXYe36fJ7KK5kyuAamtJLxJfx9xBbcXIJ+WxfzcXZQ",
-	"Ig2MWJ1EdcNsTMHvoPrbj9MVXxs20ZcTHE/lC9QdlyVNsEW/uCHLxI7CZiztlUaVIuxDWuaJmNYWpZBP",
-	"fVT222QZsojK0/T+1vhNwmyLpd4/HjzZfTp8tney//zgu8ffH/7QA/so07lK3L3wZ8dbKkP4T7MpP9zr",
-	"D+5jyketqm/SGrWmwnb24gHvJweiszsbTjtD/jjuHIp+0hlM92ePeS8eJv3dTZHrafsQEtdYflmIWbT/",
-	"uZceZEPN8jR1t5E51balPcwSLQz4ucQFTNqdLyOr66KxW5KCjZLG7a0lij7bZRPgswl+oGI6S6TiGTjT",
-	"tumjZcL0bKxQ9oisg3xBwpS1TT6byWuRsMk3ahJUgrs65wnzanes+FRfCdY/Ausd3IpEzmZejhXPlCSc",
-	"4SsaEea4FGqs6BY9Y+KXnKduCVbcMJNPjZU2tyIBR11bBh/IFoIrM2KJhkUZK1yVyAl4tBEDDuB1LCgy",
-	"sN8TUC1loVa3KL7ZbUUteAkiKSOb5aJB1v039Pc+Q9/dU5c9gGdJPGiA81cCOM2hPcBjQJUbQJTbZenm",
-	"hINwrU/3u0znyypGFeaATx2hWMmV/AWEDsFTM3kFitga2JaemvAnPlHz4bZI8z+XO+w0yQO6w5/ryG7q",
-	"qvorX3j2deyGQuaoABdl7cOPnEwVi6W2aNdeinXklxaWrx22UFRjwNqa3llrPrB/XrayaCEir4c36FXi",
-	"+oqKajLFnnq4vaa8FKPRgZaOB0hFb3UV2pPdvf0JyX+2293b3+mO1fNUc2siRkQwCJTSwAaVvn84V9Ia",
-	"xjNYuyueyrou2N3bb+DRhVRyASZrr4lfn5ZMgBr/vHvDhoP+AePpcs6nwsq4mEqsExGxfAlsEXMjquvv",
-	"UABgrAyG+l8/HXf+9fOvux//o4mR0U9/iuGCpm3jFEAiMxE7EBPBD5xDlx0r9ubtySkzwo4YV2tHRdAj",
-	"SKNorJCeeHuhu4JFBBoMbuYMdoHOwN7wQQ7EpKQNWH2XvQR9h0OZ0ViN1W+siHaw33Bd4eW/lX1Lgvl/",
-	"g5s7nQ6r/Bd+fHH67sPz5y+evjg5fX/+/MPps3fsN5yaUDq/mAcTAH5k7ZlUPN2hJ9+/eXlyen7yj7cv",
-	"zk6esd8Cu4nrJeygrU+8OP378asX5SdIs4traWzjc29fHf/z5Oz89M378+dvPpzCo7lC5e/l++YzT07e",
-	"Vx4AkmRiJoCDQAzDovpVwDc3jPH0w9nZyenTf56/fvHu9fH7p9+z39gq0+qiYMWZzpw+dUDB1tk/efXm",
-	"6UsklJvzlGdAJrT0psJaWrr609UQFvutMKtRswCzIM3WfpUdec/fvfju9Pj9h7MTILS8UNwCU+kMBKvD",
-	"HBLWRlxw2Ovv0BAkhmfyGphSF/Dnt4Zeh2949uHtqxdPj9+fnL8/Oz59d/z0/Ys3p/AW4LiqoCNTkrNE",
-	"XonsAgw5xB/9aw/hHY+mwrrXkzUC6j2IsCuhkBJjNamSYoKSarLxuRPGU6PdmpYQ3LEKmziqRbrcxjly",
-	"KgkxGtqxU5FqEIpW4yqXxkD4vcsm1x1kxA7uxA7uzQlCJ2S3XBZbFuY7VpPrDi5v9YHwrQwvAglM3dbe",
-	"3Kkb8ixqNYwOqqzx2coGDv92BG1Frfq2a0Wtyq5qRa2NHVI85vgdVFoDjf7gSUWboeENRmpFrUZOb/38",
-	"MWpV8K1N3cyCTwbKnUxPE3l2nHi0d1KBex1Lgdqx2vJ0rMiVk4ZNvMM4YWiKsAmpaNoEksQYZzMpUtDL",
-	"Y/W+0AA8IVZEPE8oCy7t2v0BTyfSxDxLgD+9aqerY2VkKpRN16wNNtqayeTIGx0UUo7Yv0WmI6bEBbdg",
-	"eGtwXWn78/RorPy8mc4tSpB+t9vv9XphHP87zNBL1W8NmyykOp8KO2FWj9Vkwa/xXxGbIimZVHGaJyLZ",
-	"idhqLlN6njYuzB10nrF8DRSf6SwWtPnKbrSVaQr3iswAzaVhBDMwWsopbFhWogaS9UeQG6XFcN57yVOf",
-	"ilgv0LL3vwTfg8TOWMnEsMk47/V2Y5ng/8U3ffjQjV/pnwEswB8nR2QZBIxBIgOs4LdM2DxThnEzVpPC",
-	"rERIYwJydtJlm5+ADrbO3GfIhF0KsQSWGit6SZediaXgqKGASZIIkQd4xiyRC9CEUbqjlxEZkM6HFMqO",
-	"lVvpXCUiY9yJRJkEJ8ilQIyYNCYXMJBYMZm4dAWg4VhZflmFyCsx5EZc8c5xj+3gWXVX/x13o56xk+On",
-	"3/sl3TC+20ttJOyFHVpvt+dLvO1YGwnlGLtiwQ4ag5/Bku43WdJNPthLsfZ6FKl4VHan8JfImV6ZiNdx",
-	"SmB2zBdLLi9qPmIDCRdSvRLqws7LUyoM64LCMC+M++ONNUQiX0xFBtP0MrIPGwEx4ZAu0O+yNyUxkQHb",
-	"lAIVtM3AySRJJqqQxF7UWvBrRzvEmm8iZc0HRAfNMUSTc/ba4RL3jL0KG7FHK6mQBx5lOk2nPL7842Kx",
-	"dN+nhmL3gKi1xKsG1V5Pq7pr/LU+uXuGX88cdR8yngH2s0owxagQszfGNzwGfR944rPzkW6OgHBMw2vF",
-	"sIhpKpLz6fqc7toeIBl+1/9+8MPuy+Grvdf7pwdvH//n4dmnBkgOer3dzwuQZNM/QXzEGzKzItJV8TQx",
-	"goCwFWG6MU8D/BUy6UjZBd8ug6vW1L1WHPxbE2wwsGniuYgvDdkEcLtdaQpPuzDwtuAHmplVZ63yCVaD",
-	"xtYPha39XvGer7GFLxpb4C51t/qaZ5JfKG2sjNGHOWLSGheHqhl5XQaeE7Pi2kYInri3j9WkQQ5NIjZx",
-	"UMU5n1mRnSNvws9xqo1UF5NorCY6W865Ouf2fKq1ndQd52YB9+cNnGyRsV8qcPJXjIiQ6vhLR0TIhLhv",
-	"SKS2WNO/QKTDKaBKyMMJkiaLumy/Na4b4e/eliaSOVma6dwKh+4FqxukTJGZPlYoUHgK3muAAZeZtjrW",
-	"mMVgc4NYiUi8627FhpN5X9u3XnjgYfU9cAtEqlcuf6JP+23TVP6CKXW0stZD/UfM1WpMUwHbcfN7UNGW",
-	"v/nmdxchlo8bhLhBk4COOGIXWjj4NSDRqb5ANeO9V3d1mumVqau0W+h87zQsnH4lE4tW6O7JWCW6bWf/",
-	"G3NFq5jhDe7k1vTR/udlzjZY4o8fD/uD3uHuF2ZVv5xoDLAiywhB/d83E/SImbnO04RNBZmRG6mSN+Zg",
-	"oqdfgl9F4jL6QyYwJWZ6/9KUUy8fNqGStfWSvGE2F5nYuadR+BCZi7erz9pHEIQYvsB5LqGSKRhnJDLG",
-	"qpYxcMQuxdKiasjAUollKpGLcEl+yTVIf8yy0kuhpLoYK86sjC+FZXyqcwpS+dfVDc6wGe4sFPwmaZQI",
-	"Uj0kdBFnItmaiznY3XsorOIPyd8c1PKN+q8Grz8RntjvPz44+Dx4YiXVPe2zlVRfFqxYZvLfRTIna5N5",
-	"9G+R6XOvP1JthE8XFKBoeCbTNenNsaLw0yJPrVymUmQ+j5BCJdwKJm2XvdlIl4R5psKKsVrytc5tFPJK",
-	"KZDzuWgFmNTE2swIa1Nh/mrIxd0zVY+YVHORSevTBwIdRsWf35oSNBmNlc58fmvIRyXSrbip57s6NArU",
-	"USZSCZbgWGESQVoATcRKFO2iIlUVJHQHfBucHc7ga9ro17TRu6IfW0T4V/SjrpkeEv1gx0XeFhVMLnJj",
-	"kUzTVMeXjDfZDb8LTkLv/Tyc5P6KuDRf/OGWmJNU7+G2PxxXwcnemlHqp9sgy5xsd5pUmi5zqseQnTtW",
-	"/4NNVlJN2P/93//HqQCsjSBtvuQ+58uWa/UWWol1F591U9t4nuonKnUjToe0K5kM0owVQ8YEfbHTZU8y",
-	"ruI5ZjiU7iOjo6LBKAsupWl4i4fmYUW2wLwrcSUolMPBDLI+yB+ybXpd9o58vXQN8wiqNFhQMV/yqUyl",
-	"XYNWMCtp4zkW/7G2ns3YdO2j2jtHOIC0c3AnpK28ki0zneQx4uaoWmjWYJrRjGP4k2TcVNgwDK0btn0o",
-	"5nxUKnTWM3grSiSegf3GFjyeSyU6meAJkgkcNedTs/ZKqshbhJgkQ6l0rEiexKpBaSM2zW3ZBCAJwuMY",
-	"HC1J2Q5zrpIU+wSk8hKHKRbC2QjOSwRDOPBxK2r521pRC2YDbF3Z3o2ulhFxnkm7fgfblGzpJ4JnIjvO",
-	"7RyxCfzXcy9I9ZL/ksP+qe6KCdyuM/lvpMmI0RiMknOO3744f3nyT5ebE/mEx5gvpeUpexKh2jFLHgvk",
-	"SUVZSBlfYSJmW2k25UbsDyNYavQ8zU4tGoh5MS6fUKxdbShaM84gNEDSoDuc9QFsg1S3meB0CzeMvhHB",
-	"tbFqV+KLZXPiUqwNS7W+dCvlMpOWmZjJa/rYc/rpMW6Xzr97ncPK78NduHDc+Vf52oTYRGlG2gu3s5eY",
-	"O132VC+WlGLOYq2MxdonuRBddhxyVoFsBLEYNuz1MTG0ngNKzITimYx/WLGCR+bWLkEQ/uOdT4zdlIWv",
-	"9EpkMTeCzcU1T0QsFzxl378+ftp59/3xYG/fOyDimseWOZlOoNx0bYWJxupSrEVJHpo5FgIbEWfexobb",
-	"vzVsEtTDhLUXZoc2z1SMlUsh2mMLqXIrQnJ/JmIhr1C6xqChyxQq0n0dncZq2OuzrXSS8L1zwROkkSvw",
-	"/kenIE4BNy3lS7Gm1jZSzbRv8sNj9E/FgsvUmyAkQsz/RNva2DyRuuv3bHjLU7jI3uFVVn6s9bHJcZrp",
-	"3CHypqorxPWSBGKBFI9KeZaRS3+LxmryCMU+Jg8HqHQSgZqgFEY3RGkzTH6lLXWeZ+nHCYXdvcTl7Epk",
-	"aEm5RC+swCZZKZ0RWpewQLEMmIbWMnT0KSUXz8rEYFf9KLym3+11e0egeajjCndqc5lpI8YqjE3WeFRc",
-	"K167ksqgLv/mG/adUOiZZHkqDOn3Ut0DqDDBF6kwZlT4UD4/kIUeEjVnhJ4G+e5IUC9kz3I7PyLtSdkS",
-	"WAHPgzMvKgn6MNCcL5dCoRo8QSnnN5w0bPL2zbv3Ey96f3j35hT3FaUiljFZuBku4zCvwSjBzMUihU+F",
-	"dLS7VNLAvErFNCM2QehlUgy6P6RZuYwzsB8a6m1gnLuW3NQ/P+ZZaOTkwb4Rm/jFAM6vyhZySoIVcJNf",
-	"soPhd2+ruj3jZzeJEFNEJe4883Kpa8XXbhimNClyfphWMFbNtK88qJwfKoIbCkMRb4Gbbaj+D+0RZD7f",
-	"Dcdzdc1JQN6pdbmq1JxNSkVnSLEqijzBql0CGLwHt835DVgxO4aRMkyoFclmly3klyJTyLVQowzbTPik",
-	"7QtB2UEwFnpFjsEroU+gu/MNJuziNq8YubDIJicyjBj30MKCr9lcpwmr11lKVQwSMcHjubdsMQ9Er1RD",
-	"L7HAJCr0D4MvNPLaziN2/PpJZ7BHhOLY3Oh4p+I/OF+A8QowVuQ5O/kOop7EQLm2G8Ytw10jxGXIiQiZ",
-	"Kz666KpggF2mAmYSysVfWO+N4I2VOQTFEnjPb1jnM+K2RisePJwmVH/EENWf7IxKNSzMUQqNjhRbTxhB",
-	"ef+m695DTfkqL9JLoUZl6xxFF18zniTu6ShoEtq7F0pntNsWXlcce2tirI6LVm/EeVEIS2JMBUPsmBce",
-	"4vCrOSghb/C4HNexoqZ3ZoSBItYuBzd3YCwXcmXtUtwfeWtSRFInwBwNubMhQuyzcOlqsJV46nAOvMsH",
-	"8rgZKx4K4UHJu1HZ3yj5YFLShSuMARKUjQa2+wCk2VufVuBq+gzLqfOLzHBblObktJcqpTeMwLx1FWYC",
-	"jUlGf5cMvHaDUbcTsWHIe1jwFExtJ9Gjog6CiiXo5aIh44E1lJD4iDNXaza8vqZ5ofhZ8TVpco7bGIhX",
-	"Wq827Od+2MtP0CzQKbCiSIi/xypMZdgb4HfV0w4mO8iiw94ha08qdUJo1zUW60x2/JcBObxsyARVIxir",
-	"deI814YMkSLAWzAxcl6NHY4cHrBlCvC14nopYuudgWHvMMI2YzQfsL3YLjN8TWxzrNZs7/o6IlgF3gQC",
-	"ufQd6ABQrgtXLFfBsnRrjP8vbFS/KXxtBuhetF0zB8qWW1KaSk9Kvz8TLwPOUAUFa7FPfOIz9XFdSU3B",
-	"JgvxWMx3spkUSeRFdqUED8RRg5Kg6SqxutGA2IlY0ZmSsUL1gkWuLcghcLzZkmeXjoDVoC99Q8yXMM8B",
-	"7hwciGyRSzAo9MzTJ4KlqbsPIYxFrH5QVVuDLntDRsqVCMWAmaBaP7comQi1GEinEZGkYRdErM78/gcn",
-	"CiYRPVsvlYMbK7Vy8MNGsVztaVcxN+ky4MqiNNJxXlHfSI1Gy/ILxwk8WJLW2yqenfXhKNBlz7S3/sEA",
-	"RtFMZZkk2hIxkwpLbbw0H4EMCtDZoFfYURXG6I7VbpfdvZ4084XUyZFflY2byA8oZSkRXdRMXuTOi5OG",
-	"TTN9KVQUPquCkjovo8tukCNN9bG0YEa7/ptuqgjcoKQu1bOSIO5V2XMIWxWYmpalLhBYW97QjpaVu9HS",
-	"RPhqZ2Mp79oldg/mAqoFrSj01L13GMrESgC1sSBKfslFLpLinQbLzhzzbW9oG2HRXDAQUFOBDCafedgb",
-	"kqrDkSjFOODild2+Wyanm36AR7FQzhnqnjVimcW5tGyaCX4JphOvQd/fGuYy5DyEzeO5MPVxUn1RtnB8",
-	"Apy31nKQetY1XYYfyXNEXDC4jSvNCPkxEZtqO2cejRs5sP/u4CdB6c5WthsAZuKQFfgCtCtC7Xy5MDuT",
-	"1grFJvSeyY14qnNiFbsroup8vhIGelSZkVwQihTwyQKRREC0Dks62U0Yt11pGAhv5LBLY8GSHNtBcJZp",
-	"6xB1WzWrwN9ARBOZObOdfOk8nRIAR6RNb0MkI9YIOJLXEGfCRlXMEmFK/xOyPzchlw33tsxEl/1dZHK2",
-	"dj619twG9KYBHBSZBI+J1FhHKJA5CSEuJbQTIYOS/48meCoF24Z1lrYFYp2Rb7RHepqSAaWl3TjYr0o3",
-	"8FWQ5T066g2oRntaen9GJMz3RnBlu3Wrj/RFqQPH31iDXsA5HVan5FkxCIllpq2ILeMXXCoDZjQoBXwB",
-	"STiqQ5YzloLESEY4t3djJQ1bcJUAcdY1By60ldTEWH4nOXnNLZvMrV2OHj2ajJWvwk61XlIl4vsGzeRC",
-	"wzbjVyI1HvAkm5OWXipwnUigoD3APpy9CgJpMZUXuQTf1q9sDZj0H+CpRdJBxzkakVgDTFIJ1dioUCRO",
-	"/5sSANBgvG/Y7cA94G14twJLxkPDTjcbidaMdDYbTM2p1sLLgXGwYetW1U1pMt747/pv2B0FXyoovJr6",
-	"2aJ6Ioc9eMOkbtoR+FXzwwqlKg1Zn2EmwxGb2PVSTKo3OVtjQhML0duoFLiLXFyyC9MJMUKHU9QfpE0T",
-	"nj3yMU1sEUV0R2KKmDtX+W6BSuccUSO7xGM8lVBkNfhYjTwSDfYcDdjfWJjvgmeXBg0eH6rezHJyyNc0",
-	"RwlZgagIMlJadbD1XhkOr8WlqyBUmNPByLkhhP1hptFyCdxpwcAtmbR0/+Ny2CPEyQpbPQp5HlRmqC9D",
-	"ygeJOVbIPVyr2p6JqpZ8zfNwErnmoBzV/Gc7p10PfpA0JVe8sNVWfN2l3dl3PneDbJWmSOPdJtEDYQ5H",
-	"jWOUNqb/7vBIvze6yRb3hnZz05pilP6I8YqzmBXdFLbgv1yR0U5RARdI8Qqsjn6xv7Ftk0R29cRHeL0E",
-	"ypSnRB1rlAbpdMQ4SsOVF6Ao88pLU/q4waicT+glJ9WnBv1WtEuuF7N6G65c+lq0Q/bzY+06G+6UoHdX",
-	"LIuQpqbGWarxZcxqfVlMfbe+LoRQTvzepXCD0u5hv5fK5CympS8nhd1Vq6hBDkFExRXVlugHcjeEVGiV",
-	"yf6+pVlMMcJefQReZOxE5ce96jjy5pOPH9SjWz5uw9quq7RrZR2yTNyNOw3ANOZi3XzqQ2GobEgqzCwh",
-	"QHhbsw/31fsjNgnBmYnjBJCMPPNWgBu6eOYAFpy6RYTsmGr8LwT+2nvOo9+jH3aOGIfJFc1tWGjOU++b",
-	"4x3Roh1FmMHjUZEX7WaCHVQoB8pZLiHD1le10Y6IgoCmRnPAeFFo+eKi1ugKF+87HLFhb7esXau0cTgW",
-	"vpYqd7VyeAFF2VH0WPeVuXJq1nF9ewMriLxQLDh80C+o7uQC9am1utTlR2csNPkJ3fNYm7r9UCwvTnMj",
-	"r0Rp5GEx8vb+MJFfjlzlBvWtk1cc5WqZ6bGJ0kKj4VlNAHh01X8EfG4m/gEpCp07OKgyI7qYjkuCQRqx",
-	"5swD3DrFxpa+8ZeVNi0yJFy2j76SYFmDN+jj8p5L2niL1WHeO62o5ZIGWqMWpg24TGbFl7I1au12e91d",
-	"apU4x+SoR6VaraU2W9qZEI8nWmcjEI4uOkidlFiRFlE1uEE8zjK9GKu5AJ/yKUwamVHweO7GLCVvRA7p",
-	"osuUE9dOuQUR4WZpSoCUEybVwJ+X2Dt4QBJ3Vo6zecZqugFSBA3r9p8S165jVrcSwvPgCaH+5ch7kGz4",
-	"rpHbOoXJB3uqgEQLlqE2keFCzSagBD4X4bUiTU0p/jR3oIpPAKcQgi9AQKS+pKLrhxLw0j5BIgZNAlNy",
-	"jjCmmiyKcw/Ayr7bQQbdsXpTOZ/AvR9PDaKE8pCY0ZQngnGhTR1QdLcyk3KdnGsi5CrpqMwaSe7uwWAm",
-	"O8OTDrCoq37awYzwOnd7raLPTzLEcnLjCoNDEeKLpKg5LRJ9n+hkfc/j0JDrqqegneAewdxUTxKYLLUY",
-	"AQFFtC0fhvYXPNDq7met1Q4Q+1hNvrZZLvCH0hF1g17vS55K1w4RjZ1PP5EuFQkYIrccSLfR0LAys7fl",
-	"BqNbp7LREnHzcLx01hHXDurOlZUpw5Kd/qCz22+eVrV9Y2VW72r9YdvYp5PAU+/VhHakW2dd7w+5OenK",
-	"W5pnqS+bp5YJo9OrKs0+78ChOx+ag7M6ByKcl4uGt8/RNzFd6bLMut/MP++8oKjS48o9sxIpqOXOwUF/",
-	"0GvddqZQlQT33/rYdK3hoMV35RL5dsUMwaSSihu86VpmTW3YPkatYa9/bwFS7ypaWdSXhFgU+LOzQG6Q",
-	"H5tdSje2QBhtIQ1q7Hvv1ZNyLdCX3YvVBq+VWXxw4eU6UnXLhIpmsfUJ+Xh1Bc/+kgd+frgVdGtvxu5r",
-	"6NlO5Ls2N3HKWDWmAJUB/FKjazDSXaXtsLd7T16e6Wwqk4QqyopVQlM+I+cpTfXqc7mXrD+eJBns4Oqw",
-	"X2yh6plarF1qTgUWV3VWzefb4DzpcJu9f/xj24yCSfJo48jcctEKyuRyucpPP1cLFn76GaRrsQ5npBgq",
-	"TjB4FQG9K+xSyy+wA7O7rfUzvBjcp+2e3zMxla4hHZZ6uYCecN3TyRliclZ2VSrZf7UYmr6cHBVuSR39",
-	"izZywIsEcPC6KTOEJSLJiWcFGMFFtutoI0nVZbp6L4niAz5rlbzMOb8qJ+dtILM+TwdvRkzQQTs3J6VG",
-	"288V6rIfXQp8tawtfD1mZLjRQ6X95oE9FbKG5NvmE3wK6ItaIJcTyIuDnFwwx2dOlD8wpIIgMovAFTrm",
-	"3gEvA9gU6q3TEeO1PHjbWomRO+3AJTnnGeXIMM4SnWP1OUOgzEFpn5M+PSpBjQHTDkmz+DimTv/Y1Ll+",
-	"5CYdoLht4QHgFd/kvtFHLLtXn+Af+sq4iiR2TclZm5h6l5zF0Ip8r2JVV8y9G7t3NJfr/x6nsT15/PTw",
-	"We+k/3zw3e73wx/2Xu6/+uTT2HY/t5vHVNjOoRhOD+I+7/SSwawzFPu883i6G3f2ZgfJIe9PB/EuSXG/",
-	"y2suY2nvs3ZBYwQf8zRtXKCv5+N9/vl493AtioMPvwiisHk4QYVDfmw6XqRoPuWOBtlqYDUdfVA3sOqN",
-	"rID5Prx71mydNzSzq8z3dPOkmIY5/s7d8j5G9wRufNDis2Ebl1n9mZBN9UyY29b8fjjOjVMrTtFo9MOc",
-	"8XTHCZWP5NjmiNGII7YVF/g0ZOmWCX5pv/Vd47lGd5vVAzivm/jWMzJWt4BDX7IbIMFaN1orHgGMNo3V",
-	"+6FZd5vU8D7aoNbe//dEmu6rWEKhT5XKryv1P58u4Kp1RCMfynV16qUY+u/rpVentfP/HUr3UJTb9gmO",
-	"YIN7E+y+ZsEfaQ48FBFf0Hk4sQR3cEbHlbiMCBdMDpmsIbcd449HpUSZcpQUxJ8LepOE7bK3mLS0kTDn",
-	"/FSX+fMVv/vS+N2wd3hP6jafFVa1CzYPyIuKg5JuFtDNw2+SvzQ8u6t/xHgKemiNZXFZ4oNxTsRvN7Lv",
-	"bpJ9SVPsoVhoC5Qz2l5AtHG64VhRFvj7sijAMCflV9aQfUysOGLL6pYfK2BdTAH+g5DkZ5TvSFK1BBeH",
-	"vgEOMPY5TNtR4w8KN1fRbFLxBUlLn2XpGmoFJNj5GHRmg2EcmDgaKzrx3GOiIU/HVX4Yj4nibe5oCL86",
-	"+Iwaq2WmL2DzU0LYjKoVXXI93DND0IzDPtSh1Vk5TZBQXXunI1/852F+6+a5L6GBhU8ZbmKvLjvDzFY2",
-	"XXuwsvrijWRaati3bkrGjXyjETwvBu5YUzbPCKuTXJ5tqRqeYNhSRu2KG0yzU4gNHwezZTM1uV4oQ1WH",
-	"g50jxGAJuW1Ehhtyn+uj3wS6VtOdNwvQ+66yik4foKKDot88cEX9tBLfvAEHmXPMBi6D4RXiIdrqkzuJ",
-	"KWDHJHiSHit6l6uk6K4INzCuXGJrkXuMcPgtCcgN2ceeT2oJyEVJt0tAjhyLGPSXYRjhlQA229FpYhzR",
-	"dnea8Ouw9T8HxKZN3giEhDNbGGf9XhcNPRvylvml6OjZbDta+vW0rT/ytK27q+T62WxfBHL9NMusURjd",
-	"jhTe1U4LUuOOVP1UG60OBZ0JKlp6uBSnu8Au/X7PY0FOEp1bfQ6SqO43OllHh4XSNj6qS69Ph4W+Qj8P",
-	"AP0UMauwU79iPn81zOcPcCvAGfA9/m7wKlZSbXconmIVbCjIjMIpTr5ws2js29aZqy7d8e1yqcXuWDW2",
-	"zHUm/xkF+OuFtyN6TTDGMnEhjcX0eJJVFYvf5Wa4DIBhl7XfV5snYioCiDQYmVcLgKmst9L0oruD9uEt",
-	"TboLwAnGXElFLb6yTF4Jlmp1Ua6Wx1Z13VIyjXcMeKk6Cit1jIPXNo9+cI1BpiLU3rU5m2ug3zLTC00n",
-	"qiQJVrM5oItqCKVCEYkFLG1qNYApOXPX/nEpMrCqWCxkCmTC4iAgDpnwz7G2PBwwUXbTyodNMDprIoTa",
-	"Xc0WfghOOXxL/TiKHdc1rpbZs3nuAlWsTaU92ij2qNb3+mruptrhT81q8V0AQw+lchfAQa/XZLlTs+QH",
-	"zjx5S9XR4AANwFj39I65we7XOTYc6Hf3etdNRvvuhs1+p0SLP2veyuDZ/snB88ffHX7f+6H/cvBq9/Xw",
-	"9FNPoRn0+r3PP4XmjuR0XX79EoM4xm7blbV+VXQpp/6FEdNpgiVgpcbhrtoeS+29TG5Mb6mvPE4mGYrO",
-	"3myfd2DancfJoej0Zn0+mO7Gw2RP/GnOG9p93ttw0T5xpQ96e/3B56/0HcnnVhpXF5bZKd1yVMDMO27f",
-	"Drq7e9e0u8kX98DgZjLZ1/Oj/vjzoz6W2uXfvHNZu+ncAn23jdojuZF0hmJv1hny/WnncXyQdA5FwWt/",
-	"no168vj54Xe97/s/DF7uvhq+3jvdf/vJG3W49wAi+Y7kcwsbFvQ+7kFxcNwXwVUqDWfu4MdHvr1qgWDe",
-	"lhNTfcWmQxXM8XtImr9ItlgduCHPZytwszvsfRHgptev1KZRW+BkS42an+NRYZwbhkdUUg0xQgb1cy/v",
-	"90GfV7L2812/evAVKnoIqAid8j8NUITNa7EHLZqlFIlzrjd43l+RpPsiSXek6PDhNMubMijzx+qNh6Lu",
-	"6a2YEmtXsKjbOdk1Jv3DatFIEXiUbhvY9wlvENmVyEj433gcIjVF6bIT1z7E0sEsGMdfLgVCLwhIwQ+U",
-	"FNRtRa08S1ujVvm4F2SxDIEcZM3iEoGT2NrIHSlkRo8euRf7qfgTbx6hZdtqOtPGN2RsSk3yDYRLbSsR",
-	"RGxj/8cj6vEvIjYHyx4Pw/B9Z/Br6bgm7INqM05Imkm5mQNjfASCunXZcqglksel4BAgNtcrtsjjOSVN",
-	"SYtFc93iPB9fUfgxai4gjBwLG1ea6LLosKSOmpdO1w0HRbrRC+75+PPH/xcAAP//",
+	"7H37chu30ueroJivKtTWkCYpSrKoOlUr23Ls2Jb9yfbJOSfMmuAMKOLTEGAGGFE8iav2IfYJ90m2uhvA",
+	"XDjUxZbjZD//k8icGQym0ejLry/4rRXrxVIroaxpjX5rZcIstTIC//Eu48osdWafcpnmmYDfYq2sUBb+",
+	"5MtlKmNupVYP/stoBb+JK75YpvT489N3J2enxy8/nJydvT6DX0y+WPBs3Rq1Xi9Fxq3O2IyGZpmAF4mE",
+	"ccP2erutqHXJ0xxfKbJMZx9inYjWqD5o5K4uhDH8HG4wIruUsWC54pdcpnyailbUMpbb3LRGdHvr48eP",
+	"UcvEc7Hg8Ib/yMSsNWp996AgxgO6ah78xNNU2JPisUSYOJNL+OzWqKCR/5IRU9rOpTpnK25YImKZiKTL",
+	"nlu24GsW64Vgs0wvGGfLTF+tmZ2LsVrhS5gSlyJjhq8iZjRcYVOdrPHBqWBcrXHgiOmM8akRynbZu7lg",
+	"53whxioTNpPC4GMLfSkWQlm2knaOvxi+EGxiYbY8hrl/kMmEtfMls5oNemPFrRWLpTU7XXZK0xAqYZxN",
+	"cyOVMPQpRmqFK3R11R2rVkFFXPBHPOUqFmfi11wYYpEkkfAynr7J9FJkVgJrzHhqxAYh54KdqEuR6qVg",
+	"yzSnDzHC4DutvhCqy041W6Z8LbIPMmFcJUxpVv2mLrAEMSGya55lQsXAco/OXraiFtDqg0xao1accTPv",
+	"xCk3RsatqKUdS7ZGLR4vRGcqbCtqZfQx9Egmfu30+j8e/utV7z8PHg0e7z4Znuw93f/h4NnDHw9ftKKW",
+	"lQthLF8sW6P+weFer9fr7cJ/ohZ+QGvUOkj6s158yIdidzqc7s8O+SDeEw+T/vRgtsv3e62PUWtZolX5",
+	"E35r8TR9PWuNfr6eZR/7Jz7+0kRlT1M/8BEDAs8FS8U5j9dsye2cTcVMZ4JJy6RhF0qvVESsKpWxPE1x",
+	"238PXDHjeWrDYMgWJTL/1jABuMhkIpSVMymyI2A1y1ZzQfxvwy3uzZU13Vg3u17ivreZVOfw7mIh6y//",
+	"aa5h0JinqVTn8N2Cua0HewxEB5DnUmQ8ZdOMq8RU311ijI3Xljml/uJTvsCdKQ1z+4y1lbaVvboD80nX",
+	"bAZSUaoERAiQXzHOUn1encjNnFifXok167N7JdNUGhFrlRhmpIoFTkwsdTyPmFRGJvSLkedKJCiUjlg8",
+	"5+pcGGAeoNjaf1llorVdMNPZgtvWqCWV3R8W05TKinOR4Txpo/x2DePiLay9ybXIogwVB7NzbhnPMnlJ",
+	"SmViQOBJVbDX+7OXO1Wq3rg5N+jq1l1mImmNfi5Yr0zvCmtExX723/pLGFVP/0vEFqgQRKnJU9tMjWfv",
+	"3r1hg16PdISesQdTeqjLzgRP2IR03oTNZGZwVRIJYyyk8rtjwZdL+AyvZG+jA6OWvth2n5v12zyOhTEl",
+	"UbaGDYBkQzX8sSKj3bRbo/7eoLfXizaFdpD5rZH7u9Pv9Qa7w7Jm1xe4+ZW4hYTcmOgdbIBfiuXxzzeu",
+	"j18OZuguXKeaerr502eZEFMBxtnPv7X4Qudgew1gLyE1zBL4sDPoDfY7vd5w0Ipav+ZcWWnXrdEeyP/r",
+	"aOeuKVqcHzVXnL2V6SXfpGtVJ4V531oloYHZrI9oFt8b5gkmFYvh/i68+N7VH49joGKhsdir3IACsDGZ",
+	"SinPVTwP11Exke5zVxIRpzwTCeqPtrZzka2kEYVkycQsN6Jiwewc0RAo4o3Os1jAnrUN+rhBHTutWjBD",
+	"neFeL4Vi7jI7z7iy5ohlAm04GGs116lgqTS2JK+VWYkMOFJasTA3GcJPafQfYHAU1CSzeJbxNXJIwWhN",
+	"28GLxu+NW/CKBRBIlwqeKaKcuw2tZVlVKxucvKHuKqxdn89jeSlTBtfAlFYyvoC/j9iCmwvQb+tiPs4O",
+	"SqSBEauTqG6YjSn4HVR/+3G64mvDJvpiguOpfIG646KkCbboFzdkmdhR2IylvdKoUoS9T8s8EdPaohTy",
+	"qY/KfpssQxZReZre3Rq/TphtsdT7x4NHu4+HT/ZO9p8e/PDw2eGPPbCPMp2rxN0Lf3a8pTKE/zSb8sO9",
+	"/uAupnzUqvomrVFrKmxnLx7wfnIgOruz4bQz5A/jzqHoJ53BdH/2kPfiYdLf3RS5nrb3IXGN5ReFmEX7",
+	"n3vpQTbULE9TdxuZU21b2sMs0cKAn0tcwKTd+TKyui4auyUp2Chp3N5aouizXTYBPpvgByqms0QqnoEz",
+	"bZs+WiZMz8YKZY/IOsgXJExZ2+SzmbwSCZt8pyZBJbirc54wr3bHik/1pWD9I7Dewa1I5Gzm5VjxTEnC",
+	"Gb6iEWGOS6HGim7RMyZ+zXnqlmDFDTP51FhpcysScNS1ZfCBbCG4MiOWaFiUscJViZyARxsx4ABex4Ii",
+	"A/s9AdVSFmp1i+K73VbUgpcgkjKyWS4aZN1/Q3/vM/TdHXXZPXiWxIMGOH8lgNMc2gM8BlS5BkS5WZZu",
+	"TjgI1/p0f8h0vqxiVGEO+NQRipVcyV9B6BA8NZOXoIitgW3pqQl/4hM1H26LNP9zucNOk9yjO/y5juym",
+	"rqq/8rlnX8duKGSOCnBR1j78yMlUsVhqi3bthVhHfmlh+dphC0U1Bqyt6a215j3752UrixYi8np4g14l",
+	"rq+oqCZT7LGH22vKSzEaHWjpeIBU9FZXoT3Z3dufkPxnu929/Z3uWD1NNbcmYkQEg0ApDWxQ6fuHcyWt",
+	"YTyDtbvkqazrgt29/QYeXUglF2Cy9pr49XHJBKjxz9vXbDjoHzCeLud8KqyMi6nEOhERy5fAFjE3orr+",
+	"DgUAxspgqP/183HnX7/8tvvxP5oYGf30xxguaNo2TgEkMhOxAzER/MA5dNmxYq/fnJwyI+yIcbV2VAQ9",
+	"gjSKxgrpibcXuitYRKDB4GbOYBfoDOwNH+RATEragNV32QvQdziUGY3VWP3OimgH+x3XFV7+e9m3JJj/",
+	"d7i50+mwyn/hx+enb98/ffr88fOT03cfnr4/ffKW/Y5TE0rn5/NgAsCPrD2Tiqc79OS71y9OTj+c/OPN",
+	"87OTJ+z3wG7iagk7aOsTz0//fvzyefkJ0uziShrb+Nybl8f/PDn7cPr63Yenr9+fwqO5QuXv5fvmM49O",
+	"3lUeAJJkYiaAg0AMw6L6VcA3N4zx+P3Z2cnp439+ePX87avjd4+fsd/ZKtPqvGDFmc6cPnVAwdbZP3r5",
+	"+vELJJSb85RnQCa09KbCWlq6+tPVEBb7vTCrUbMAsyDN1n6VHXk/vH3+w+nxu/dnJ0Boea64BabSGQhW",
+	"hzkkrI244LDX36EhSAzP5BUwpS7gz+8NvQ7f8OT9m5fPHx+/O/nw7uz49O3x43fPX5/CW4DjqoKOTEnO",
+	"EnkpsnMw5BB/9K89hHc8mArrXk/WCKj3IMIuhUJKjNWkSooJSqrJxudOGE+NdmtaQnDHKmziqBbpchvn",
+	"yKkkxGhox05FqkEoWo2rXBoD4fcum1x1kBE7uBM7uDcnCJ2Q3XJRbFmY71hNrjq4vNUHwrcyvAgkMHVb",
+	"e3OnbsizqNUwOqiyxmcrGzj82xG0FbXq264VtSq7qhW1NnZI8Zjjd1BpDTT6ypOKNkPDG4zUilqNnN76",
+	"5WPUquBbm7qZBZ8MlDuZniby7DjxaO+kAvc6lgK1Y7Xl6ViRKycNm3iHccLQFGETUtG0CSSJMc5mUqSg",
+	"l8fqXaEBeEKsiHieUBZc2rX7A55OpIl5lgB/etVOV8fKyFQom65ZG2y0NZPJkTc6KKQcsX+LTEdMiXNu",
+	"wfDW4LrS9ufp0Vj5eTOdW5Qg/W633+v1wjj+d5ihl6rfGzZZSPVhKuyEWT1WkwW/wn9FbIqkZFLFaZ6I",
+	"ZCdiq7lM6XnauDB30HnG8jVQfKazWNDmK7vRVqYp3CsyAzSXhhHMwGgpp7BhWYkaSNafQG6UFsN57yVP",
+	"fSpivUDL3v8SfA8SO2MlE8Mm47zX241lgv8X3/XhQzd+pX8GsAB/nByRZRAwBokMsILfMmHzTBnGzVhN",
+	"CrMSIY0JyNlJl21+AjrYOnOfIRN2IcQSWGqs6CVddiaWgqOGAiZJIkQe4BmzRC5AE0bpjl5GZEA6H1Io",
+	"O1ZupXOViIxxJxJlEpwglwIxYtKYXMBAYsVk4tIVgIZjZflFFSKvxJAbccVbxz22g2fVXf133I16xk6O",
+	"Hz/zS7phfLeX2kjYCzu03m7Pl3jbsTYSyjF2xYIdNAY/gyXdb7Kkm3ywF2Lt9ShS8ajsTuEvkTO9MhGv",
+	"45TA7Jgvllye13zEBhIupHop1Lmdl6dUGNYFhWFeGPfHG2uIRL6Yigym6WVkHzYCYsIhXaDfZa9LYiID",
+	"tikFKmibgZNJkkxUIYm9qLXgV452iDVfR8qaD4gOmmOIJufslcMl7hh7FTZiD1ZSIQ88yHSaTnl88fVi",
+	"sXTfp4Zi94CotcSrBtVeT6u6bfy1Prk7hl/PHHXvM54B9rNKMMWoELPXxjc8Bn0XeOKz85Guj4BwTMNr",
+	"xbCIaVqEsujO7UGS4Q/9Z4Mfd18MX+692j89ePPwPw/PPjVIctDr7X5ekCSb/gliJN6YmRXRroq3iVEE",
+	"hK4I1415GiCwkE1HCi/4dxlctabuueLg35tgh4FdE89FfGHILoDb7UpTiNqFgrcFQNDUrDpslU+wGrS2",
+	"vi987Y+K+XyLL3zR+AJ36bvV1zyR/FxpY2WMfswRk9a4WFTN0Osy8J6YFVc2QgDFvX2sJltk0SRiEwqw",
+	"gZ7OsnxpwfBVbJbK87mdRGM1IY7VucWsWY8PhdibR1hWUiV6xeJUG5FM6j72dln4542zbBHHXyrO8lcM",
+	"oJCW+UsHUMjiuGsEpbZY079AYMTpqkqExMmcJgO8bO41rhvB9d70JpI5sZvp3AoHBgYjHQRSkcg+VgiV",
+	"8hSc3YAaLjNtdawx6cHmBqEVkXhP34oNn/SupnK9TsGj8HvgRYhUr1y6RZ/226Zl/QUz8GhlrY8MHDFX",
+	"2jFNBWzHze9BnVz+5uvfXURkPm4Q4hqlA+rkiJ1r4dDaAFyn+hw1knd23dVpplemrv1uoPOds7Zw+pXE",
+	"LVqh2+dulei2nf2vTS2tQozXeJ9bs037n5do22C0P3w47A96h7tfmFX9cvKZdaYdiS6MAfyxiaNHzMx1",
+	"niZsKsji3MisvDZlE4GBElorElcAEBKHKY/Tu6OmnKl5v/mXrK2X5DyzucjEzh3tx/tIdLxZfdY+ghDH",
+	"8AXOyQmFT8E4I5ExVrUEgyN2IZYWVUMGlkosU4lchEvya65B+qOpqZdCSXU+VpxZGV8Iy/hU5xTT8q+r",
+	"G51hM9xaKPhN0igRpLpPpCPORLI1dXOwu3df0MZXSfcc1NKT+i8Hrz4RydjvPzw4+DwkYyXVHe2zlVRf",
+	"FtdYZvLfRe4na5N59G+R6Q9ef4Aj5bMLBSgansl0TXpzrChatchTK5epFJlPO6TICreCSdtlrzeyK2Ge",
+	"qbBirJZ8rXMbhTRUivt8LrABJjWxNjPC2lSYvxrIcfvE1iMm1Vxk0vpsg0CHUfHn96aEZEZjpTOfDhtc",
+	"aCLdipt6eqwDrkAdZSKVYAmOFeYcpAUmRaxEwTGqaVVBQnfAt8HZ4Qy+ZZl+yzK9LfqxRYR/Qz/qmuk+",
+	"0Q92XKR5UX3lIjcWyTRNdXzBeJPd8IfgJPTez8NJ7q6IS/PFH24IUUn1Dm776rgKTvbGBFQ/3QZZ5mS7",
+	"06TSdJlTPYbs3LH6H2yykmrC/u///j9OBWApBWnzJfcpYrZc2rfQSqy7+Kyb2sbzhAZXykycDmlXEh+k",
+	"GSuGjAn6YqfLHmVcxXNMiCjdR0ZHRYNR0lxK0/AWD83DimyBaVriUlDUh4MZZH1OQEjO6XXZW/L10jXM",
+	"I6jSYEHFfMmnMpV2DVrBrKSN51gryNp6NmPTtQ+C7xzhANLOwZ2QtvJKtsx0kscIsaNqoVmDaUYzRrjb",
+	"eCA8DEPrhl0iijkfleqi9QzeihKJZ2C/sQWP51KJTiZ4gmQCR8351Ky9kiryFiHm1FDmHStyLbHIUNqI",
+	"TXNbNgFIgvA4BkdLUnLEnKskxbYCqbzAYYqFcDaC8xLBEA583Ipa/rZW1ILZAFtXtnejq2VEnGfSrt/C",
+	"NiVb+pHgmciOcztHbAL/9dQLUr3kv+awf6q7YgK360z+G2kyYjQGo1ye4zfPP7w4+adL5Yl8fmTMl9Ly",
+	"lD2KUO2YJY8F8qSipKWMrzBvs600m3Ij9ocRLDV6nmanFjjENBqXfijWrpQUrRlnEBogadAdzvoAtkGq",
+	"20xwuoUbRt+I4NpYtSuhyLI5cSHWhqVaX7iVcolMy0zM5BV97Af66SFul86/e53Dyu/DXbhw3PlX+dqE",
+	"2ERpRtoLt7OXmDtd9lgvlpSRzmKtjMVSKbkQXXYcUlyBbASxGDbs9TGPtJ4ySsyE4pmMf1ixgkfm1i5B",
+	"EP7jrc+j3ZSFL/VKZDE3gs3FFU9ELBc8Zc9eHT/uvH12PNjb9w6IuOKxZU6mEyg3XVthorG6EGtRkodm",
+	"jnXDRsSZt7Hh9u8NmwT1MGHthdmhzTMVY+UyjvbYQqrcilALkIlYyEuUrjFo6DKFiuxgR6exGvb6bCud",
+	"JHzvXPAEaeTqwf/RKYhTwE1L+UKsqROOVDPtewLxGP1TseAy9SYIiRDzP9G2NjZPpO76PRve8hgusrd4",
+	"lZUfa31scpxmOneIvKnqCnG1JIFYIMWjUlpm5LLlorGaPECxj7nGASqdRKAmKOPRDVHaDJPfaEt9yLP0",
+	"44Qi9F7icnYpMrSkXF4YFmyTrJTOCK1LWKBYBkxDaxkaAJVykWdlYrDLfhRe0+/2ur0j0DzUoIU7tbnM",
+	"tBFjFcYmazwqrhWvXUllUJd/9x37QSj0TLI8FYb0e6lMAlSY4ItUGDMqfCifTshCy4maM0JPg3x3JKjX",
+	"vWe5nR+R9qTECiyY58GZF5V8fhhozpdLoVANnqCU8xtOGjZ58/rtu4kXvT++fX2K+4oyF8uYLNwMl3GY",
+	"V2CUYKJjkfGnQvbabQpvYF6l2psRmyD0MikG3R/SrFyCGtgPDeU5MM5tK3Tqnx/zLPR98mDfiE38YgDn",
+	"V2ULOSXBCrjOL9mJ2KSwVd2e8bObRIgpohJ3nnm5MrbiazcMU5oUOT9MKxirZtpXHlTODxXBDYWhiLfA",
+	"zTZULoj2CDKfb57jubrmJCDv1JpiVUrUJqUaNaRYFUWeYJEvAQzeg9vm/AasmB3DSBnm34pksykX8kuR",
+	"VOQ6rlFCbiZ8jve5oEQiGAu9IsfgldBn1yVZ4LjnN3nFyIVF8jmRYcS4hxYWfM3mOk1YvSxTqmKQiAke",
+	"z71liykjeqUaWo8FJlGh3Rh8oZFXdh6x41ePOoM9IhTHXkjHOxX/wfkCjFeAsSIt2sl3EPUkBsql4DBu",
+	"Ge4aIS5DTkRIcvHRRVc0A+wyFTCTUF3+3HpvBG+szCEolsB7fsM6nxG3NSWtsPakCdUfMUT1JzujUskL",
+	"c5RCoyPFlBYjqEzAdN17qIdf5UV6KdSobJ2j6OJrxpPEPR0FTUJ791zpjHbbwuuKY29NjNVx0RmOOC8K",
+	"YUmMqWCIHdPIQxx+NQcl5A0elxI7VtQjz4wwUMTa5eDmDozlQq6sXYr7I29NikjqBJijIdU2RIh90i5d",
+	"DbYSTx3OgXf5QB43Y8VD3TwoeTcq+xslH0xKunCFMUCCstHAdh+ANHvj0wpcCaBhOTWKkRlui9KcnPZS",
+	"pfSGEZi3riBNoDHJ6O+SgdduMOp2IjYMeQ8LnoKp7SR6VJRNUG0FvVw0ZDywhooTH3Hmas2GV1c0LxQ/",
+	"K74mTc5xGwPxSuvVhv3cD3v5EZoFOgVWFAnx91iFqQx7A/yuetrBZAdZdNg7ZO1JpawI7brG2p7Jjv8y",
+	"IIeXDZmg4gVjtU6c59qQIVIEeAsmRs6rscORwwO2TAG+VlwtRWy9MzDsHUbYlYzmA7YX22WGr4ltjtWa",
+	"7V1dRQSrwJtAIJe+Ax0AynXhiuUqWJZujfH/hY3qN4Uv5QDdi7Zr5kDZcgdLU2lh6fdn4mXAGaqgYC32",
+	"iU98Yj+uK6kp2GQhHov5TjaTIom8yK5U7IE4alASNF0lVtcaEDsRKxpZMlaoXrDItQU5BI43W/LswhGw",
+	"GvSlb4j5EuY5wJ2DA5EtcgEGhZ55+kSwNHX3IYSxiNUPqmpr0GWvyUi5FKF2MBNUGugWJROhdAPpNCKS",
+	"NOyCiNWZ3//gRMEkomfrlXVwY6W0Dn7YqK2rPe0K7CZdBlxZVFI6zivKIakvaVl+4TiBB0vSeluBtLM+",
+	"HAW67In21j8YwCiaqYqTRFsiZlJhZY6X5iOQQQE6G/QKO6rCGN2x2u2y25efZr7uOjnyq7JxE/kBpSwl",
+	"oouayfPceXHSsGmmL4SKwmdVUFLnZXTZNXKkqZyWFsxo167TTRWBG5TUpfJXEsS9KnsOYasCU9Oy1AUC",
+	"a8truteycvNamghf7Wws5W2byu7BXEC1oBWFnrr3DkNVWQmgNhZEya+5yEVSvNNglZpjvu39byOssQsG",
+	"AmoqkMHkMw97Q1J1OJLOlnOuAi5e2e27ZXK66Qd4FOvqnKHuWSOWWZxLy6aZ4BdgOvEa9P29YS5DzkPY",
+	"PJ4LUx8n1edlC8cnwHlrLQepZ12PZviRPEfEBYPbuNKMkB8Tsam2c+bRuJED+28PfhKU7mxluwFgJg5Z",
+	"gS9AuyKU2pfruDNprVBsQu+ZXIunOidWsdsiqs7nK2GgR5UZyQWhSAGfLBBJBETrsKST3YRx25WGgfBG",
+	"Drs0FizJsXsEZ5m2DlG3VbMK/A1ENJGZM9vJl87TKQFwRNr0JkQyYo2AI3kNcSZsVMUsEab0PyH7cxNy",
+	"2XBvy0x02d9FJmdr51Nrz21AbxrAQZFJ8JhIjXWEApmTEOJSQjsRMij5/2iCp1KwbVhnaVsg1hn5vnyk",
+	"pykZUFrajYP9qnQDXwVZ3qOj3oBqtKel92dEwnwrBVflW7f6SF+UGnb8jTXoBZzTYXVKnhWDkFhm2orY",
+	"Mn7OpTJgRoNSwBeQhKOyZTljKUiMZIRzeztW0rAFVwkQZ11z4EIXSk2M5XeSk9fcssnc2uXowYPJWPmi",
+	"7VTrJRUuvmvQTC40bDN+KVLjAU+yOWnppQLXiQQK2gPs/dnLIJAWU3meS/Bt/crWgEn/AZ5aJB10nKMR",
+	"iSXDJJVQjY0KReL0vykBAA3G+4bdDtwD3oZ3K7DCPPT3dLORaM1IZ7PB1JxqLbwcGAf7u25V3ZQm443/",
+	"rv+G3VHwpYLCq6mfLaonctiDN0zqph2BXzU/rFCq0pD1GWYyHLGJXS/FpHqTszUmNLEQvY1KgbvIxSW7",
+	"MJ0QI3Q4Rf1B2jTh2SMf08SOUkR3JKaIuXOVbxeodM4R9b1LPMZTCUVWg4/VyCPRYM/RgP2NhfkueHZh",
+	"0ODxoerNLCeHfE1zlJAViIogI6VVBzv1leHwWly6CkKFOR2MnBtC2B9mGi2XwJ0WDNySSUv3PyyHPUKc",
+	"rLDVo5DnQRWJ+iKkfJCYY4Xcw7Wq7ZmoasnXPA8nkWsOylHNf7Zz2vXgB0lTcsULW23F113anX3nczfI",
+	"VmmKNN5tEj0Q5nDUOEZpY/rvDo/0e6PrbHFvaDf3uClG6Y8YrziLWdF8YQv+yxUZ7RQVcIEUr8Dq6Bf7",
+	"G9s2SWRXT3yE10ugTHlK1OBGaZBOR4yjNFx5AYoyr7w0pY8bjMr5hF5yUilr0G9Fd+V63au34cpVskX3",
+	"ZD8/1q6z4U4Jend1tQhpauqzpRpfxqzWF8XUd+vrQgjlxO9dCjco7R72e6lMzmJa+mJS2F21ihrkEERU",
+	"XP1tiX4gd0NIhVaZ7O8bessUI+zVR+BFxk5UftyrjiNvPvn4QT265eM2rO2aULvO1yHLxN240wBMYy7W",
+	"9YdEFIbKhqTCzBIChLf1BnFfvT9ikxCcmThOAMnIM28FuKGLZw5gwam5RMiOqcb/QuCvvec8+j36YeeI",
+	"cZhc0QuHhV4+9TY73hEtuleEGTwcFXnRbibYcIVyoJzlEjJsfVUb7YgoCGjqSweMF4UOMS5qja5w8b7D",
+	"ERv2dsvatUobh2Pha6nIVyuHF1CUHUWPdV+ZK6dmHde3N7CCyAvFgsMH/YLqTi5QW1urS02BdMZCT6DQ",
+	"bI+1qTkQxfLiNDfyUpRGHhYjb28nE/nlyFVuUN86ecVRrpaZHnsuLTQantUEgAeX/QfA52biH5Ci0LmD",
+	"gyozoovpuCQYpBFrzjzArVNsbOn7hFlp0yJDwmX76EsJljV4gz4u77mkjbdYHea904paLmmgNWph2oDL",
+	"ZFZ8KVuj1m63192lzopzTI56UKrVWmqzpfsJ8XiidTYC4eiig9R4iRVpEVWDG8TjLNOLsZoL8CkfcyzK",
+	"1grjhW7MUvJG5JAuukw5ce2UWxARbpamBEg5YVIN/HmJvYPnKXFn5TibZ6ymGyBF0LBu/ylx5RpsdSsh",
+	"PA+eEOpfjrwHyYbvGrmtU5h8sKcKSLRgGeoqGS7UbAJK4HMRXivS1JTiT3MHqvgEcAoh+AIEROpLKrp+",
+	"hgEv7RMkYtAkMCXnCGOqyaI4JgGs7Nude9Adq9eV4wzc+/GQIUooD4kZTXkiGBfa1AFFMywzKdfJuZ5D",
+	"rpKOyqyR5O4eDGayMzwYAYu66ocjzAivc7fXKvr8JEMsJzeuMDgUIT5PiprTItH3kU7Wdzw9Dbmuemja",
+	"Ce4RzE31JIHJUmsDEFBE2/LZaX/B869ufzRb7byxj9Xka5vlAn8onWg36PW+5CF27RDR2Pn0A+xSkYAh",
+	"csP5dRv9Dysze1PuR7p1KhsdFDfP0ktnHXHloO5cWZkyLNnpDzq7/eZpVbs9Vmb1ttZOto1tPQk89V5N",
+	"6F66ddb1dpKbk668pXmW+qJ5apkwOr2s0uzzzie69Rk7OKsPQIQP5aLh7XP0PU9Xuiyz7jbzzzteKKq0",
+	"xHLPrEQKarlzcNAf9Fo3HUFUJcHdtz72aGs4l/FtuUS+XTFDMKmk4gZvupZZU9e2j1Fr2OvfWYDUm5BW",
+	"FvUFIRYF/uwskGvkx2ZT040tEEZbSIMa+8579aRcC/Rl92K1H2xlFu9deLmOVN0woaK3bH1CPl5dwbO/",
+	"5Pmg728E3dqbsfsaerYT+SbPTZwyVo0pQGUAv9QXG4x0V2k77O3ekZdnOpvKJKGKsmKV0JTPyHlKU736",
+	"XO4l648nSQY7uDrsF1uoeqYWa5f6WIHFVZ1V83E4OE86C2fvH//YNqNgkjzYOGG3XLSCMrlcrvLzL9WC",
+	"hZ9/AelarMMZKYaKEwxeRUDvCrvU8nNs2Oxua/0CLwb3abvn90RMpetdh6VeLqAnXLN1coaYnJVdlUr2",
+	"Xy2Gpi8mR4VbUkf/oo0c8CIBHLxuygxhiUhy4lkBRnCR7TraSFJ1ma7eS6L4gM9aJS9zzi/LyXkbyKzP",
+	"08GbERN00M71SanR9mOIuuwnlwJfLWsLX48ZGW70UGm/eb5Phawh+bb5wJ8C+qKOyeUE8uLcJxfM8ZkT",
+	"5Q8MqSCIzCJwhY65d8DLADaFeut0xHgtD962VmLkDkdwSc55RjkyjLNE51h9zhAoc1Da56RPj0pQY8C0",
+	"Q9IsPo6p0z81NbofuUkHKG5beAB4xffEb/QRy+7VJ/iHvjKuIoldD3PWJqbeJWcxdC7fq1jVFXPv2u4d",
+	"zeX6f8ThbY8ePj580jvpPx38sPts+OPei/2Xn3x42+7ndvOYCts5FMPpQdznnV4ymHWGYp93Hk53487e",
+	"7CA55P3pIN4lKe53ec1lLO191i5ojOBjnqaNC/TtOL3PP07vDq5FcU7iF0EUNs8yqHDIT02nkRTNp9xJ",
+	"IlsNrKaTEuoGVr2RFTDf+7dPmq3zhmZ2lfmebh4s0zDHP7hb3sfojsCND1p8NmzjMqs/E7KpHiFz05rf",
+	"Dce5dmrFoRuNfpgznm45ofIJHtscMRpxxLbiAp+GLN0wwS/tt75tPAbpdrO6B+d1E996QsbqFnDoS3YD",
+	"JFjrWmvFI4DRprF6NzTrdpMa3kUb1E4D+CORprsqllDoU6Xyq0r9z6cLuGod0ciHcl2deimG/sd66dVp",
+	"7fx/h9LdF+W2fYIj2ODOBLurWfA1zYH7IuJzOj4nluAOzuh0E5cR4YLJIZM15LZj/PGolChTjpKC+HNB",
+	"b5KwXfYGk5Y2Euacn+oyf77hd18avxv2Du9I3eajxap2weZ5elFxrtL1Arp5+E3yl4Znt/WPGE9BD62x",
+	"LC5LfDDOifjtRvbtTbIvaYrdFwttgXJG2wuINg5DHCvKAn9XFgUY5qT8yhqyj4kVR2xZ3fJjBayLKcBf",
+	"CUl+QvmOJFVLcHHoG+AAY5/DtB01fq9wcxXNJhVfkLT0WZauoVZAgp2PQec2GMaBiaOxogPSPSYa8nRc",
+	"5YfxmKi7zR0tYSqnSxBkF5BVxZaZPkdp0C6fiikyrFSzerkUyaiMxFLHfgyFp1gnjN05cqs7MTeYuLPi",
+	"xtVqJTuUd+Ym5Dty+tMsjOVrHIj6Y7hSq3JOIkHI9lZH0XhaYjLt5nk0oVuGz09u4uUuO8M0WjZde2S0",
+	"+uKNzF3qDrhuyvyNfFcTPMcG7lhT6tAIF8cl9ZZK7wnzLaXvAiWB+xQC0cfBRtrMg65X5VCJ42DnCAFf",
+	"gokbYeiGROv66NchvNXc6s1q974r46KjDqjCoWhuD7xRP0XFd4rAQeYcU4/LyHuFeAjt+kxSYgrYngme",
+	"8seKRukqKVo5wg2MK5dFWyQ6I/Z+Q7ZzQ6qz55NatnNRP+6ynSPHIgadcxhGeI2DnX10mhhHtN2dJrA8",
+	"yJnPQcxJojSiLsUhMZz1e120Km1IkuYXoqNns+3Q7LeTwL72SWC3twHqZ8d9EYz300zBRoF0MzR5W8Mw",
+	"SI5bUvVTjcI69nTmtOb95VTdBufp93sefHLS6IPVH0Aa1R1VJ+/oMFPaykd1CfbpONQ3rOkesKYiSBZ2",
+	"6jeQ6a8GMn0FPwa8D298X+PGrKTa7sE8xrLbUAEahWOjfKVo0Um4rTNXzrrj+/NST9+xauzR68z+M8oo",
+	"qFf6jug1wSDLxLk0FvPxSVZVrH6XDOJSDoZd1n5X7daIuQ8g0mBkXq04pjriSpeN7g7aiDd0BS8QLhhz",
+	"JRX1FMsyeSlYqtV5uTwfe+N1S9k73jngpXIsLA0yDs/bPGvCdSKZilDs1+ZsroF+y0wvNB3hkiRYPueQ",
+	"NSpalApFZBr8vRXlAM1dv8mlyMCyYrGQKZAJq5GAOGTGP8Vi9nCiRdlVK59uwehwixDbd0Vi+CE45fAt",
+	"9fMvnL9YTyXaPOiBSuSm0h5tVJdUC4p9+XhTsfKnptH4toOhaVO57eCg12uy3qk78z2nuryhcmxwggZg",
+	"sHt6gycuEoYlSJb1u3u9qybDfXfDbr9VZsefNVFm8GT/5ODpwx8On/V+7L8YvNx9NTz91GNvBr1+7/OP",
+	"vbklOV1bYb/EII6xvXdlrV8WbdGpYWLEdJpgzVmpU7kr78fafi+TG/Np6iuPk0mGorM32+cdmHbnYXIo",
+	"Or1Znw+mu/Ew2RN/mgOOdp/2Nly0T1zpg95ef/D5K31L8rmVxtWFZXZKtxyGMPOO27eD7u7eFe1u8sc9",
+	"ErmZvfbtwKqvf2DVx1J//ut3Lms3HZSgb7dReyQ3ks5Q7M06Q74/7TyMD5LOoSh47c+zUU8ePj38ofes",
+	"/+Pgxe7L4au90/03n7xRh3v3IJJvST63sGFB7+IeFCfVfRFcpdLh5hZ+fOT7uRYo5k1JONVXbDpUwRy/",
+	"g6T5i6Sn1YEb8ny2Aje7w94XAW56/UoxHPUhTrYUxfk5HhXGuWF4JiYVLSNkUD9o824f9Hk1cr/c9qsH",
+	"36Ci+4CK0Cn/0wBF2C0Xm96iWUrROOd6g+f9DUm6K5J0S4oO70+zvC6DMl9Xb9wXdU9vxJRYu4JF3czJ",
+	"rhPqVyt+I0XgUbptYN8nvAHTAUj4X3v+InVh6bIT16/E0kkwGMtfLgVCLwhIwQ+UhdRtRa08S1ujVvl8",
+	"GWSxDIEcZM3iEoGT2EvJnWFkRg8euBf7qfgjdh6gZdtqOkTHd4BsyoXyHYtLfTIRRGxjw8kjOlRARGwO",
+	"lj2evuEb3eDX0vlQ2HjVZpyQNJNyMwfG+AgEdeuy5RRNJI/L+SFAbK5XbJHHc8rSkhar9LrFAUK+hPFj",
+	"1FyxGDkWNq4W0qXtYQ0fdUudrhtOpnSjF9zz8ZeP/y8AAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -1,11 +1,11 @@
 package wallet
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
+
+	"github.com/crashstudio/crashgame/internal/jsonint"
 )
 
 // Route is a wallet route, relative to the operator's wallet URL (VER-2).
@@ -219,7 +219,7 @@ func parseAnswer(body []byte) (answer, error) {
 	a.currency, _ = jsonString(fields["currency"])
 	a.playerID, _ = jsonString(fields["player_id"])
 	a.playerName, _ = jsonString(fields["player_name"])
-	if raw := fields["transaction_id"]; len(raw) > 0 && isIntegerLiteral(raw) {
+	if raw := fields["transaction_id"]; len(raw) > 0 && jsonint.Is(raw) {
 		a.operatorTx = string(raw) // an operator that numbers its movements
 	} else {
 		a.operatorTx, _ = jsonString(raw)
@@ -236,23 +236,14 @@ func parseAnswer(body []byte) (answer, error) {
 // exponent or a string is refused, never rounded (GEN-4, GEN-5). A negative
 // integer is taken as sent: the operator's wallet is the truth (GEN-1).
 func cents(raw json.RawMessage) (int64, error) {
-	if !isIntegerLiteral(raw) {
+	n, err := jsonint.Parse(raw)
+	switch {
+	case errors.Is(err, jsonint.ErrRange):
+		return 0, fmt.Errorf("%w: balance does not fit int64", errUnparsable)
+	case err != nil:
 		return 0, fmt.Errorf("%w: balance is not an integer number of cents", errUnparsable)
 	}
-	n, err := strconv.ParseInt(string(raw), 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("%w: balance does not fit int64", errUnparsable)
-	}
 	return n, nil
-}
-
-// isIntegerLiteral reports whether raw, valid JSON, is a number with neither
-// fraction nor exponent.
-func isIntegerLiteral(raw []byte) bool {
-	if len(raw) == 0 || (raw[0] != '-' && (raw[0] < '0' || raw[0] > '9')) {
-		return false
-	}
-	return !bytes.ContainsAny(raw, ".eE")
 }
 
 func isNull(raw json.RawMessage) bool { return string(raw) == "null" }

@@ -1,11 +1,11 @@
 package wallet
 
 import (
-	"errors"
-	"fmt"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/crashstudio/crashgame/internal/metrics"
 )
 
 // NewPrometheusMetrics registers the wallet client's metrics with r and
@@ -40,33 +40,19 @@ func NewPrometheusMetrics(r prometheus.Registerer) (Metrics, error) {
 		}, []string{"operator"}),
 	}
 	var err error
-	if m.attempts, err = register(r, m.attempts); err != nil {
+	if m.attempts, err = metrics.Register(r, m.attempts); err != nil {
 		return nil, err
 	}
-	if m.latency, err = register(r, m.latency); err != nil {
+	if m.latency, err = metrics.Register(r, m.latency); err != nil {
 		return nil, err
 	}
-	if m.rejected, err = register(r, m.rejected); err != nil {
+	if m.rejected, err = metrics.Register(r, m.rejected); err != nil {
 		return nil, err
 	}
-	if m.state, err = register(r, m.state); err != nil {
+	if m.state, err = metrics.Register(r, m.state); err != nil {
 		return nil, err
 	}
 	return m, nil
-}
-
-func register[C prometheus.Collector](r prometheus.Registerer, c C) (C, error) {
-	err := r.Register(c)
-	var are prometheus.AlreadyRegisteredError
-	switch {
-	case err == nil:
-		return c, nil
-	case errors.As(err, &are):
-		if existing, ok := are.ExistingCollector.(C); ok {
-			return existing, nil
-		}
-	}
-	return c, fmt.Errorf("wallet metrics: %w", err)
 }
 
 type promMetrics struct {

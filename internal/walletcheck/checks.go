@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/crashstudio/crashgame/internal/jsonint"
 	"github.com/crashstudio/crashgame/internal/wallet"
 )
 
@@ -759,7 +760,7 @@ func (r *runner) checkAnswers(context.Context) (Result, string) {
 			problem(ex, "no status string (WERR-4)")
 			continue
 		}
-		if raw, has := f["balance"]; has && string(raw) != "null" && (!isIntegerLiteral(raw) || raw[0] == '-') {
+		if raw, has := f["balance"]; has && string(raw) != "null" && (!jsonint.Is(raw) || raw[0] == '-') {
 			problem(ex, "balance "+printable(string(raw))+" is not integer cents (GEN-4)")
 		}
 		switch status {
@@ -778,7 +779,7 @@ func (r *runner) checkAnswers(context.Context) (Result, string) {
 				var grants []map[string]json.RawMessage
 				if json.Unmarshal(f["freebets"], &grants) == nil {
 					for _, g := range grants {
-						if raw, has := g["amount"]; has && !isIntegerLiteral(raw) {
+						if raw, has := g["amount"]; has && !jsonint.Is(raw) {
 							problem(ex, "freebet amount "+printable(string(raw))+" is not integer cents (GEN-4)")
 						}
 					}

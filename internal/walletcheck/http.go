@@ -12,6 +12,7 @@ import (
 	"sync"
 	"unicode"
 
+	"github.com/crashstudio/crashgame/internal/jsonint"
 	"github.com/crashstudio/crashgame/internal/signature"
 	"github.com/crashstudio/crashgame/internal/wallet"
 )
@@ -86,7 +87,7 @@ func parseRaw(status int, body []byte) rawAnswer {
 	a.JSON = true
 	_ = json.Unmarshal(fields["status"], &a.Status)
 	_ = json.Unmarshal(fields["error_code"], &a.ErrorCode)
-	if raw, ok := fields["balance"]; ok && isIntegerLiteral(raw) {
+	if raw, ok := fields["balance"]; ok && jsonint.Is(raw) {
 		if n, err := strconv.ParseInt(string(raw), 10, 64); err == nil {
 			a.Balance = &n
 		}
@@ -245,13 +246,4 @@ func printable(s string) string {
 		return s[:max] + "..."
 	}
 	return s
-}
-
-// isIntegerLiteral reports whether raw, valid JSON, is a number with neither
-// fraction nor exponent (GEN-4).
-func isIntegerLiteral(raw []byte) bool {
-	if len(raw) == 0 || (raw[0] != '-' && (raw[0] < '0' || raw[0] > '9')) {
-		return false
-	}
-	return !bytes.ContainsAny(raw, ".eE")
 }
