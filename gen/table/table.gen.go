@@ -139,6 +139,7 @@ const (
 	ErrorCodeSessionExpired          ErrorCode = "SESSION_EXPIRED"
 	ErrorCodeSessionInactive         ErrorCode = "SESSION_INACTIVE"
 	ErrorCodeSessionRefused          ErrorCode = "SESSION_REFUSED"
+	ErrorCodeTableUnavailable        ErrorCode = "TABLE_UNAVAILABLE"
 	ErrorCodeTicketExpired           ErrorCode = "TICKET_EXPIRED"
 	ErrorCodeTicketInvalid           ErrorCode = "TICKET_INVALID"
 	ErrorCodeTicketUsed              ErrorCode = "TICKET_USED"
@@ -186,6 +187,8 @@ func (e ErrorCode) Valid() bool {
 	case ErrorCodeSessionInactive:
 		return true
 	case ErrorCodeSessionRefused:
+		return true
+	case ErrorCodeTableUnavailable:
 		return true
 	case ErrorCodeTicketExpired:
 		return true
@@ -671,6 +674,7 @@ type Error struct {
 	// | RATE_LIMITED | 429 | too many actions (or stream messages) in a short time |
 	// | SERVER_ERROR | 500 | an unexpected failure of the game |
 	// | WALLET_UNAVAILABLE | 503 | the wallet did not answer, answered a temporary failure, or its circuit is open |
+	// | TABLE_UNAVAILABLE | 503 | the game's table is changing hands between the game's servers (at most a few seconds), or the answer of the server that runs it was lost: what the action did, if anything, shows on the stream and in "My bets" |
 	ErrorCode ErrorCode `json:"error_code"`
 
 	// Message Text for the player in the session language (pt, en or es). Never the operator's text.
@@ -713,6 +717,7 @@ type ErrorStatus string
 // | RATE_LIMITED | 429 | too many actions (or stream messages) in a short time |
 // | SERVER_ERROR | 500 | an unexpected failure of the game |
 // | WALLET_UNAVAILABLE | 503 | the wallet did not answer, answered a temporary failure, or its circuit is open |
+// | TABLE_UNAVAILABLE | 503 | the game's table is changing hands between the game's servers (at most a few seconds), or the answer of the server that runs it was lost: what the action did, if anything, shows on the stream and in "My bets" |
 type ErrorCode string
 
 // ErrorEvent A refusal on the stream (an unreadable message, a bad hello, a rate limit); a close may follow.
@@ -751,6 +756,7 @@ type ErrorEvent struct {
 	// | RATE_LIMITED | 429 | too many actions (or stream messages) in a short time |
 	// | SERVER_ERROR | 500 | an unexpected failure of the game |
 	// | WALLET_UNAVAILABLE | 503 | the wallet did not answer, answered a temporary failure, or its circuit is open |
+	// | TABLE_UNAVAILABLE | 503 | the game's table is changing hands between the game's servers (at most a few seconds), or the answer of the server that runs it was lost: what the action did, if anything, shows on the stream and in "My bets" |
 	ErrorCode ErrorCode `json:"error_code"`
 
 	// Message Text for the player in the session language.
@@ -1086,8 +1092,10 @@ type RoundDetail struct {
 	// StartedAt Take-off (for a round voided before it, the end of its betting window).
 	StartedAt EpochMillis `json:"started_at"`
 
-	// Status `finished`: played to its crash. `void`: voided (for example the server
-	// stopped while it flew); every bet in it was rolled back. A void round still
+	// Status `finished`: played to its crash. `void`: ended without a crash on screen,
+	// because the server that ran it stopped (docs/failover.md): its live bets were
+	// settled by the fail-over rule (an auto-cashout at or below the round's crash
+	// point paid at its target, every other bet refunded). A void round still
 	// reveals its hash and crash point.
 	Status RoundStatus `json:"status"`
 }
@@ -1127,8 +1135,10 @@ type RoundList struct {
 	Items []RoundSummary `json:"items"`
 }
 
-// RoundStatus `finished`: played to its crash. `void`: voided (for example the server
-// stopped while it flew); every bet in it was rolled back. A void round still
+// RoundStatus `finished`: played to its crash. `void`: ended without a crash on screen,
+// because the server that ran it stopped (docs/failover.md): its live bets were
+// settled by the fail-over rule (an auto-cashout at or below the round's crash
+// point paid at its target, every other bet refunded). A void round still
 // reveals its hash and crash point.
 type RoundStatus string
 
@@ -1263,6 +1273,11 @@ type ServerError = Error
 //
 // Example: {"error_code":"BETTING_CLOSED","message":"Betting for this round has closed. Wait for the next round.","status":"error"}
 type SessionExpired = Error
+
+// TableUnavailable Every refusal of this API.
+//
+// Example: {"error_code":"BETTING_CLOSED","message":"Betting for this round has closed. Wait for the next round.","status":"error"}
+type TableUnavailable = Error
 
 // UnknownBet Every refusal of this API.
 //
@@ -2287,6 +2302,8 @@ type ServerErrorJSONResponse Error
 
 type SessionExpiredJSONResponse Error
 
+type TableUnavailableJSONResponse Error
+
 type UnknownBetJSONResponse Error
 
 type WalletUnavailableJSONResponse Error
@@ -2584,6 +2601,20 @@ func (response CancelBet500JSONResponse) VisitCancelBetResponse(w http.ResponseW
 	return err
 }
 
+type CancelBet503JSONResponse struct{ TableUnavailableJSONResponse }
+
+func (response CancelBet503JSONResponse) VisitCancelBetResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type CashOutRequestObject struct {
 	BetId BetId `json:"bet_id"`
 }
@@ -2680,6 +2711,20 @@ func (response CashOut500JSONResponse) VisitCashOutResponse(w http.ResponseWrite
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CashOut503JSONResponse struct{ TableUnavailableJSONResponse }
+
+func (response CashOut503JSONResponse) VisitCashOutResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -2808,6 +2853,20 @@ func (response GetCurrentRound500JSONResponse) VisitGetCurrentRoundResponse(w ht
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetCurrentRound503JSONResponse struct{ TableUnavailableJSONResponse }
+
+func (response GetCurrentRound503JSONResponse) VisitGetCurrentRoundResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -3689,275 +3748,282 @@ func (sh *strictHandler) OpenStream(w http.ResponseWriter, r *http.Request) {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"5L37chs30jd8Kyju+5Yl15jmQdSxtt6SZTlWYkuOJMebXebRgDOgONEQYAagaD6xLuap7xK+S9gb+wrd",
-	"wAwwB5Kylezu9+aPlCXNYBpAo0/o/vXvrUhMZ4IzrmTr8PcW+0yns5TBv1/R+JL9NmdS6Z/kfDql2bJ1",
-	"2DomU5qORTZlMRmJeNkKWvc0nTN4P8tEdhOJmLUOW6+OX99cnv748fTquhW0pkxKeqt/fyWmTE0SfksS",
-	"TtSEkQw/QxJJuFAkS24nqk0+pIxK/cdU0Bieu6VT1m4FLamomsvWIX6u9fAQtF4x9S6ZJmVSp2LOFRFz",
-	"JZOYwRipfko203x6ffPu7P2ZT/H1JJFkxIBCdzBFR6kdspmwSzaeSxb7pF1PGFnQNGWKZPh3GFF/ZGss",
-	"MmJ2IiCUjFIR3bGYzFK6ZNn2StovT998vDp9XaKekYjKhAsSJzEsMY0iNlNEmXk1064SfnuSilryR/hn",
-	"skh4LBZkQiWJ8NEVFF6fnX93c/LuokzksSR0JqSiksRMKkoyEdOYEibVP/8fQRiPWJbRmMo2Ob6d0yxm",
-	"hJJZ9s//93MytQ83TOOE8oil50Idp6lYNMzkmf7uKIEtlipJUzJjPE74beNkTo7PT07f3ZxfXN8cv3t3",
-	"8amy6oZnIsr1ko/0JmhCUqb3YNFIrJyIuVpDLVlQSWiaMRov9d5OWKwZcwWtV28vPl4/jlg76gpq32SM",
-	"jZj6yOk9TVJ9GnxyzwURM8bJOGOMZGLOYyLGRE2oIkhoE8FvLk9PNT9/PD/+6fjs3fGrd6dVgmFUcyy5",
-	"IKngtywjOSkNNJ9xOR+PkyhhXL2Z81hudDCROfTJTGl0p2cxoqneT3cK9leH/UEn8Cd0dn718c2bs5Oz",
-	"0/Prmzcfz19fefM5F4owLua3EzsufGvNAb2kioHYK7PJxT3LgOwZy15IJmUiOMqpxhW/PL4+RdFX5g0h",
-	"yJTyJaGRSgSXWmpTIiciU0QlU5ZL6gVNFKFkKqaMN1LMaJqo5cmERXev56ysWTL8M4n03/W26jG1jMHF",
-	"YEYGPpPkRHCV8BUcdHl6/O7s+uebk7enJz/cvP7o80+uXO4TtiBLMc+IXSbKYxJNhJAs/wgZsbHIGD7H",
-	"2We1ak80l59kcHqqnBXh8SY0y5J7FhM6VmanIv1K82wuPp6/vjm5PL56W7M9KVUsQFUKZyzCz3tk6y/r",
-	"07yK7DP+IRO3GZM1ZwJH1kJeCwj7hSVTa2g+O7/5cHnx3eXp1VX1BOOgucgdMb3XsMdxm5wpSTIm5ykc",
-	"8IzdM6pl52LCOEn0cYmblO4Vy+5Zdgo/+xzGyZyzzzMWKRaTMU3SedbMQlenlz+dXt6cXl5eXDZYMAvG",
-	"FVlkgt8SwQmwURKzNvlZ/9OeZD0/Oi4OisqWhN7ShDeSD5x4Ms8yxqPl+0ROqYomTXLqmSSReZTEyXjM",
-	"Mi0axRTtHTrn0eSZXDHJq6uzi/Obk4+Xl6fnJz/fvD+7en98ffLWmzHMh0YR2FPF1wRDdgD6UFppI82h",
-	"KJ806AFrxeH0CyrRPFm9HK/ZVJTlRcymIj+4W3a9JyyNyWiZfy3Q2mGMqkoGZEo/3ywSzQl3XCz4dq0E",
-	"73b0f0HLzqN12Dr9qLkgBjJUNmdBy47ZOvzHL0FLf+omiVuHLTgdL6KUSplEraCVUn47x4VkXP+MRujh",
-	"7y1Ny4gp872gNU24/fkhaKG0u+F0ql+FBQhaZrqtw9ZM3vy4x3/qRX87uHu3M/37/uyyq37eXbzqT74f",
-	"xG86t1fUXcDTz7MkqxNKdgH14WbmoXXscvq3D2eXJVH0sytGncGejgfOuFZC96x5DozHuVhNlFZW8IZW",
-	"KlpZrTKS7NTOzo9Prs9+Om2eG35kxCI6lyBeyYJlzH6LOb6LmmecKOFMUP+k93UTCaC1ZZ2KfDEVnC1z",
-	"chaJmhC1EI6ZJbWFMmh3OrXM3RuUefvV5buct8c0lT5z/96i4Em1Dgf6PeRxOp292PtLt/UQrPhzr/Ww",
-	"6cmYqRUnQx8NPLb2F6XTUj0uv4rnz5/T8oF5f3x5KQb3O/99O+rvDuTiuP+3U/lrMnl/Pv3po0jnraCl",
-	"JgwGiGl25+/G5n6c/eY6XvsKf80M/XSH6pLJmeAyqVjvxz6HsXuWLbVGtk/rL45SrQYjwVUmUiJ4QHoD",
-	"Mk34XDF9+OrZrz9Yz34xmwmZqJt5lrYOWxOlZvLw5cvFYtGm0ZS90AaY8ZFfmkdbTy+QN2K7VIxGy03o",
-	"hAdbjXzqrOyNXVlNkhUrN1R/cm9vt9Ppd3tISiHebox4uzGL3zrsd4IW12S+6MJ6G+P6Boxrd7BdMy//",
-	"gVjvmtkM/y/5F3Y7+nRpWwu+bgfUn4MBDfvcRKmI7qzStL+UimaKxQ4h+QJLRe/0QduBnxb67GqR9VA6",
-	"yz+N9n/4rfduOjj/vHepuj8vdv4e7b4eH3w36X9/1/kggcmvk+iOqUbdp+DPENhJYzDFKSfdnIUbD/D1",
-	"2ckPp9e1avDamkEkTfjdEytCnM4Zv6dpElecbTnXZhg8so7ys/Ofjt+d+ZSfSsUI4ymNtMObkl/n7FZo",
-	"44lJcv/P/0mTWLTJ8ShjJP9jzAifs3v9DxnD7zcg/6NcsRVuaIN9jiaU366wR8xsKkIUpgLrHwvyq7gV",
-	"5Nd//g8Zi4TMJTXToMT8iYt7qp1W7S+nQs9g1RSEeE/58hVTsiIuk89qghEJXrhjzbRfXNy8Pz7/+ebV",
-	"6bXvHP1MiUoYZ5IMCJ3NGcTFGCcmMsYbY10f0aZ9xVQ9b2jaIAKTSONLN1L38fyH84tP55q4+ljRwviC",
-	"Yz3J1fSAd1lP0eolskSAL9nkP25CyCfQ0Y2BKkeN5zqXy8WK5fl0/O7dygBVrsTNuCa6jcMm/HZTJxHj",
-	"LSuiKg9Ba8JozDLgx0umsuWxtn/1TzGTUZbMFMrMKxYJbRsqgcEaEx/QnApRDYzw6I8YldU67Grh/9sc",
-	"hacR4NGETakefSyyqRbfrYSrfq8FmjGZzqfwmlrOGP6J3TJD54xmdMqUIfUVU2dxlcrjgktzQ+qZZVey",
-	"RblQE5YVoSATAbTunEd+a6RuOt3vL3f//r53tf96583ud/tvO9/3fth5v3u+39IKVOsSqiatoGUU8ogp",
-	"bTWsmvj/yti4ddj6y8vi+uQl/lW+xFnp2eY3Ev783ooFBtQSxaYyIF29H91O54jEbEznqSK9TptczGEN",
-	"Mi3+9PR2Oh0SOlcqoTfPXsdM5bc5y5bFXGzMryDdfANfqW4g/Ww20Bg6K7fTWCx190XaImQc/klnszSJ",
-	"qJ79y1+lXgL/omnkvVi3tPbpl8439Pc325DT4pz4G+Et5yHev4h4aU/q91cX5wERGaFknLA01v/MGVg/",
-	"NE20nrgNLK9iHEgvlH5UOBvYblWjtY9Yocx/c+USuV95ijVy48J6kdZFg1tVafQiF0d1JJinXzqC66Em",
-	"iPeI5ZL+myuXy/3KUyyXGzMMDwmtCzhafoH7THIuTCiRSpIKqY6cQDeZUu1xqWwJHFQN5DxiVVjx1poV",
-	"8T7ykDsZbNNX8yjN0yyoF3Ay5/QVoxkrAjKJJHQkGVeBVQME7lDR6h7ysBzbMcNsHjUiW3TIV/u+Yyfg",
-	"ut0e8lbFHnvEbplprF1y5wNPsdqO0Rceasvftxqr+hj4sta4esRk0UJaO9fqZ55iylVDzjCHmLGMKqFN",
-	"jFrTEIz8ZMoC87PmoCFXbDoTGc2W9rSDCrHH/ZkkUZJFc218ZYzeoSLR7mCbHBeeA9yIUMWG3H7yV+G6",
-	"FEckMSrHEMZGWuCTRNO2XNBl4Fxagp2cpiwe8hGN7vACRVUv8OHyXgLj5ssK23M8V8LcS9dYa5zQuRIv",
-	"7M2WotktTmMy53HGYjWRZIsqos1aRbrtTvezb6P1BiVLZHfHMyU7NdZH0HqFdvPpveExn6pr967QmthU",
-	"umuWanIyNhOZWbktPP8Uly0glEQZixOFJoBeQr18Pu1uVGu3PqplSLfPaSs406ylEmv+mAFWM/AJ5Og8",
-	"uB9Y84J97sHS8HuLcb2i/8i/+UtOnlTaJ2mhVWfN3n/gX4NWcdedf714VYx+ZZFqYcKI/oo/PxsbXk3t",
-	"laJ3sDiamW6iJm7T+7qW3Y4In6cp8jkXHGySNfylX0DBhaZ+ld+MV7CZ8Z9HIs0r1UncZpQrImeMK0Pu",
-	"GNgMHGuI57scDPF+PY0GOu3uBa3pPFXJLE3Q3qJpejGGAP4qot8X7zz8EtQQaxe7GPyIzDKmFS4RPF3i",
-	"UmPGyA3cMYOvtzRbuBkVhsErBHyaUJXnRs1oEhffLn2WbMGiwXe39anV5hTZ6mwjPSmNTLhxjaqYiWjy",
-	"PknTBM4bCNwNth5v0GHzrYu+lleu8MHyqSs8UPvtwB6j0gHxGC3/sDvZhnN6YnORqgfWEUjftnOQrGRk",
-	"r9D/Q/2FchRsNm0XsLj9FefryZY4X7KqTPQWrEHRHBOMUGr7SHBWMpOKE6xN0hFTWhXCXQ6LAzfFarQk",
-	"E8rBxXTFWwAsHBSZY4G9ZQrIvUjiijJCAWxFbhfi575EBW1rF3tteMQVY1r2+AIGxrLnvAfqzzllNqjf",
-	"73R7HfcctbL4pru/0+vvuOGs4hwXGgsmVNWYTG2w8bV6j6nNdR5rPDyNUatnkiTx4wJQU/r5HeO3atI6",
-	"3N0BtWR/7NaId8hzlTVaFmJJ3j82WJ4p/XyGj0O4x3yNZhldVlYFx21YkA+w6///1f1PKRHzpJ3cLM1z",
-	"wNBe39IOJNx6GJuguNbfbv+xpgjZmgmp/dsloUTOR1Ilaq5AqrHf5jTFrM3tJ7VY/iP16xplcZUTWHI2",
-	"TVJxeEgyFoks1oJcuUyBLKA9viVTJBJ8nGRTFrdJaPVGeGjdvSHXKsP1C9skLMRoeNigYUZL7xwdDXlY",
-	"SPUQEiBDlOohkXRJqLa0qII/6D2fiAWZzqNJm4RaPRl3GQgYcpsZOE4yqYAeo7qAHJsAbbKzTJQr8f3R",
-	"2YRKBmGwIS+5sESbDm0SGi1oPt2Ur3uU242c3bNsyLUXbR6w66XVqDsDiMPpX7LYOu4w1jNI/Y/EVH9O",
-	"DrkJ0BzVOdpI5ZBrRWA0T5FNbvdRO1OFygtaeinhd9Yw0zyLGSdBSxNUo7mA2WSDaXLhXJPIZ2h9QHIr",
-	"bru0y44uncLpB2REVTRh8aHe9qk2oAVnQ71+XJkUkG6nQ6YyIGkiYb9gEJBYksjEGnqzjN0nYi71+23y",
-	"KVGTIQ8lpzM5ESokWhoULveEpanYNhUa6JdrlYIOe5QmjKtn0qxoYe4YXefkJ6ERUjVvznc+7P64f9m5",
-	"6l3v/LT7af9vnZ97rRpn3VybTOnz58+ll9qEtlSN4XTwQ/dd//3gfO/DwY/dy/7V4HqvVZM36NpN3cFO",
-	"/ql38+fPn2tDwNpR3cFOR2uOBnupMIxk1TJ6tBUgtf537C2j+79OKpu99W6Z8mweT+vovTd5vGwq9cHJ",
-	"z98zSRYTkVo+oMDEkJXhsFnbWQghUkZ5g7UnNzb3HFWw0tTBFaseNs7cMCmKEiqJe1cpiWSMJHCL+012",
-	"UqHNNzNHjClQa47csSVRgsxnMVWsOICj5RGhkFiewSYVKl7SKUz1Jon9Y8poptm7/bVBqn9B6CJy61yA",
-	"cDyVaz5K5R2Lz/WTTxjnuM5jF6sobLJkgG5n3XODpo6NnWDun+n6LxK4qcGo6te5/X8IjxSDEhNqwhvE",
-	"Z1JbaSy5Z+Zq8wl3e5wKkW3hHpHnLgkvtX7d1j7/bMZi0MKYgrhi951lyUlcbaSe2JJPn6z32mwPtGUQ",
-	"6QfK4Yw883+rP9glU0a5JP32YNePQ6CqbPa6OnU+1gko+fc2gabqXpvcGsciIJJBpjOqBqkyRqeakDjR",
-	"b04TThXeAE/pbGaSKcHQaNqst/qPloSghe/UP/oh4bfOk2LFk6J4slDYy3NU/7AQD0FLcLYBN3kEautk",
-	"1cMuiWufdYn8RW9HxqhieYZwnp7hy4s8w7a8Xe/YLY2WZEbVBCLEAbF8W1w/2fs1yJCcYiIS5RBF0+Me",
-	"keSWC3hDqx5q8gPbj46ZFMm+dd4v3teSj5fvnkkS6mfDNvkojfOt6TSMJ/PEuYim6TNJIP8KTWrtELjn",
-	"xH7S8mZaLMeRP53Aq9IZ8vzNRcJlmxzzJfrcxpCAFZqpgDC84ZZkTNNUgsNh6gyGPOFS0TSF+1abU4S2",
-	"s7Nw3d2apbJbsn5DyVa+oZowtv1k2yWb4hT+Tklw2+xnyFao7m7a7XYYaBfkNmVkLlngZPJuE5EFRHDc",
-	"KGdDgvJlr91EJe4Yr6zboNvzp7C7zsCUnuvmiGDHRvJne3Z1QXZ63T0SiZj54UR0U2ZUKZbpR//rH8cv",
-	"/v7L7/2H/9WqWUv3KqMq6+H3JiWw8Ns+8uQzYfrFIBetVh1CIrcv623m9uBrhH6eo+NTdmoqDcZzSdP8",
-	"2B1/OCuFuzctLjeF7EVJbVHMiBXrbfKJmvLePBkya8omDf4oo+kCrtL06alWCweF3MyjHebqWhW2Fpgo",
-	"7qpskBRxoh98cJarcvb0avgFuDZ0UJF3W65s2m6Tc2YrkZ0DpthnlAtrBEEeRLMOHW7AWo8uj9I5K1HM",
-	"r+4oFgtRK3kA58Fc4sCYcDBlQGKIgESqSN7PM0UyBglyz1BBgFyGZH/3LzCKtbFydQjnIwPp3Sb68yBv",
-	"5YRq4artfJLIIQ+rPBIekgnUoSnrUeNuvRjTSLO/PVB54UHMsuSeySEvkQ+Gb374TEJEe8iH/AvQTL6Q",
-	"t9fXH8gXMAH10F/0n168eEG8/+tfOjmW5AtksX7BLMsixbImu3Lz1MojzMghn9joSoAqmM9uM6qJ1J8v",
-	"pY8BCV3y5dFJZP5oNo3MG+4xyWR1mWTb+A2nosEb3qi/VVUSJiJvCXGHq5u/P2JTCYw3jKkayYfhXs3J",
-	"UY294yymZXCRIft5S2oq4TwCqxlYNTV2ZMt8IMj3SmQkY/fiTj+olfhRGUMFP31xefbd2bkLigFf79v9",
-	"BIfimSQXWXKLrqtmtQL4ZUZvQSrgn2FIJ38Oxtpx1mhVVrv3MhQ7VF438Bm8NACS4i1lpZQbxjow03pE",
-	"0TikrplpM64/ZM6Br2vz4fEyCHjQhLHRBnUxc7wgv+Ettw7GGawopzHL5isfXBAYwYNHcEaw0Z9ZlkR6",
-	"96lUBdgCmYmEO3cECebf4og1iCk14y4mScocYsxajdMlCq8M5aceHUBPzN/T5J7Zz5RBZLyvuGtoB1pM",
-	"hGSYHlgU4NM0FQst+J3lcJAXPAZoRHI4AnE10UuTQzJIFmXMDluG1ChtPK4GLaF4LKgetRHAI2coTDLX",
-	"Q/Z6ekgfu8nUXLbbpkAzKKdKEDoS97gXpojBDarAR6oaM/+aeiTqCw5Yg1KTj8jXQN8Edobe6UvMxHxk",
-	"g3yJHCG5imy9GaAKTKnMOOE01dsi7WBuVj+MBsxRzu3fEpmRgrkTvF1O+Leip0h7J1/IANT82uR3fLea",
-	"gAsj9P35+bm3bs4tqU+51Vxnc21Njq3+nnMn5wOUVZEN/NrCSsVnpZCyWtRd1TCtoFRYV65wW4XHUXFx",
-	"yhWEZZiYetynWuSqOrQWFw2tFsCoHqbJByIrAQuVQFVqy+hqkBiqcD4VNyBofX6ht/bFPc20mSxhj4uK",
-	"oUr9hFeOWq4ULpfaVmAAghbaBQ5Ul5fvXyp+bIZ1KQOt+SWmJUShOoSwGoizKqCPg5FXh4FVi+Xlwdf5",
-	"BUx+fU5dCUAVtKMK//SL9b0as+tyP8QN8pItEC3a+gXrxwgnAMujMV4m6x8yqgw83/aR1qd6faGkZiz0",
-	"Oq2KJvwZOCeGfRvCCv9CN34D57x817qha24uWzd2zN/QJOMGj8pfnrHIpvOU1jvsiPcA9h0xDxpcL70V",
-	"2RyAFTEQQbZO+W2ayMm29h9opNKlLRTAsBfRKw6OkJqw6QZLoy0U/55q9WXiZ/eCKmhlanYzmq29d1ez",
-	"VzOIktB0/cWxfkZvGsum2hS40Tbe5vGqt/rphutVvaAQ0sGRwXoMyGw+0ktaQJCBCZhkMg+rVRjDI81M",
-	"K8h3OV+WyvLWcg2Ksvpb+rJVBulvRUqS9Tm/+ZJ+/a2mIdNUC3vJlvHqC9zizRqRWcztmTTJfUlcKWlK",
-	"4oCAEvjMYhL+pRu22+FfzsM8zDjk+OqEahPrtznlStv05+QWboZsmKCUk1PAAnlB856pJl51bN4anixP",
-	"5+rt8YveYNdcgyScaA2XRVrOTthnPzoexd3+wai726XjuN+JGeuz7kFvZ3ywH48oGwxY3Ot1dqP9Tn/c",
-	"o914PB6Md0a7o91exDrxwXivFFrvvDigL8a//L67Ux9e967j6gWRSV0yzG9EnXa0SESzLGHSE8BSGD/R",
-	"ZKwROpsxmpkq24+X70oq69HQRjgDvAStaJx8tLqZhOavoTbgP1xcXZOXdJa8vO++NH+Qpauebm9/3UVJ",
-	"VY0gZZuqEUtw3RF5t/LWr07j5al6Cn7Q/4MsoIK94C+VObzLwYOav2NjLc+kgQsu7tjb5DjHosM/grsy",
-	"TRQUCZjMRUgHoZL8N8vEkfasMFRpXiiA+BgmSmUMYw2c4QH1NzoHOdqw5CzHQNr0eQuQtNHzDzW756TY",
-	"1IiEPIgQJxKw1Dig/Nl46BRedhEAPUxlEiLkUrh9NOSU3DKuhaL2JNOEypr7aVhoLuArJiJfyFFrScVD",
-	"7h3ZsmDMYZ6cI9LvrZWKvnlQn7+NdaU1UY9SZrwT9ZKEZsxJMcGkNC+DY819XkNZ5ipijxtpI1vdQd/k",
-	"k3Tbg/7nI0gyTfRPnU6pXrQ76K8mrPaq8cOEyhpmCk08Mjw0CbIZIzZDl8y5SlJiH7lhPJY3VIVtEmKE",
-	"z+QNF7Ma8iyRzMRywgLhKjwqsm7dL7RJaOJvXgqyPv9w6iG/W0l358COhRidHsiioh6V7i0RFsVcempf",
-	"R/rpyOaP2sKCmbSCliGkNsvYTSWp3tYmEGSSSazZMKUKgsqzTIwwidsmUWUmZiNJOBP8NiylFIYqLGk3",
-	"t4ao2z0otnVmyPKlmmoSwTwuLq81303rL77NnTeLJsKkcFv/SJO7upCkluXKyg3I3lS31Rt+UGgDTnlD",
-	"Rs43VtysesktA19TVnJcCXu6VxahhekLj6waE9kjSkpWG5ZrCk5Kq73CyHZzouqLkRAGQAlCSag3N6yY",
-	"ZxVsPMDu6w6CFcwt6pjbG2pTx82rZK34bx/cKlrH3zWnFG8D8NBYzGUbdIU8g4bzFqowv6/R8qd459sP",
-	"kPjmA+SAXX5n7l2vFFUNO7wK8EO6d6hykUDVBCBgmgv/JDO3NFQNeehsYMH2eZkaiHzeBp1xx+IwIOFC",
-	"29pQi8OZCkHam7TgIXe2zNiXsE0muFNBURf8qOYPcO0uzWDG6jQPOlfW+FTBJPYKGwmuMS49uMqn4dRP",
-	"5elC3mcy9pFy7sAGNpcXJvDQdvBrakEy63a9emFf5t0SVtbOzhqwLAPEWTE+YI9fOLtunYIjwtkt1ctY",
-	"rLy1NCWJxYLXHqfqd6ugn0+8JWhzlDkunjO4PVpQ+Hdg7gYRy1a7OimLb5mpZ6zBHa0LBNd8gkK9lr1f",
-	"tFeKR4UpZ2/F0JJTE8brS0caAE7rZYJDyDMJ6TrZPU2/nUf+ABl/Xcneq5flJaTWCnDgRCxq5I0RdIQz",
-	"RQCCF/onwG00nJyGOp06BNg/SFCIGePWOvZpByj7/Na1bRLO7lj8RJUcbuG/geuG4QuAHyTH+B3OTad1",
-	"DtD8v2MzRbagL5Kt/C/KKEVmShXhfiPvhwJfgoDAJOG3BopqgZGdJwLjKKy53LGZ0aQmsFuz2T6nl5mv",
-	"Vmtb/NAKEIDrmD0S2AMcnhtwqp6omOQYtToKG+NPtfNPPSmn57ccuS1R/eqTRfmtSzlZ/b0nL87pdjpG",
-	"cZidPir521rYOLxkHkaX9qic6WOqqRyCZzYmsLI0Ah76ypJIX6I/gjmfXjZe0zv2QozHjvHprGz14DoF",
-	"kbhOQeW8lQ/ymmsZWBhz19144cvZwvqNM8ZRsWsJeeQW/kQpRMWxWvGeoQhNE6mqeCi+gMhdrv5ef7cZ",
-	"k6TOb+vtwytmVniNZcModRAl3yCZ/lROKztZ/sy+onx2NZc0MobJcFgB6AZHNygiA+WomFtDnLcL0jKr",
-	"xBWe4O/v7PnyOd/vAew3CtGnuFmqYbZ+I7MN9vp7JWazAboKs5UU2abitqyWHsEzVrOs1yf/FszcHNpc",
-	"y8zu2pp5e+vWyM6vmaJJWrVZnmizntSGwOsRCrakhYGwbkIBh7HdfuzWf2smxOM55w9MnvjjNLJdflR7",
-	"BnskT5zA+jSGgVTt6vqwndvtzRFxYKEaMHEcns/rZ2qZ32RmNOVjeAu12VF5A/Zak+A3i4QXb0b/xxld",
-	"yLItWLl0ORzyEOustSH5nLD/2uq0tXTdJc+J2t4O3RsoqiByOZV55UabnAsobJA2X6yMP/IY80FbHHs+",
-	"F5WMEU/Ym2uZiqz/Fxqh3yyGzZy+Qgo3Oo+NPFWfGmOtgzJIm6uPH1etCh97Ckg2PJumIcWTYbO5J74a",
-	"fhwnPDGXj9h0kShR3DcW4EhGJHmX6MWFwZBLJeAiGT2KRJFxyhbbRwYuyKAaG13i4TgdOyoHCw6GHC03",
-	"WdQiUNvREk09/yLTTmEVRpK3tH+UQv43sp6+7tQ264N6NfAYKQ/6tsJ/l3l7vCIddURlIm2OwtbBXqdj",
-	"0gIO9tqdzv/2MwH0n9c0seisjbpeGRugJoaXZzFqnWcvtWwxKPAm5D8GNmHUpprOJZPllIpWp/pfv9Nl",
-	"vf1Olx7Qg8HB/mg86nZ32GBvhx506f7+3rjX7ffG/X5nZ4/trsmuquH7qyKf68+HnI5Nu86yCPYKW/S+",
-	"yyIFwLQuNAACTe08j4jXVCfh9yK9x/vFaqzZayNXt8lOKo95Fur6nHpre8WnP6cOiRiPoe7E5AYoMRty",
-	"g6Bu0Mw4qSvOtansbXKcLvS0MYlLpHPFyESp2ZbcHnIaxxmTJlsj5+x5lvipidBn7v8cvnxZl5BWdMFb",
-	"CYteSoSVAdR/SoW5ikeETWdq6SNpbqTJbPZtDapYI16IzWPyQuPIHu3WGkyPVbTkWYAPbpO/lW/gU35f",
-	"vzWMA082c4z+1Tv9CBnNlRI8cC9jh9xeJL1j9J7lgQxj8FOetxX1LjXgwjbnQOMLtIe8mbfIU7CW17rw",
-	"MShZTc0NV+q0prt6txFgM4sXhd3mAsjUe4uxMUywOC4Tc8Xa5JLyWExh+cWM/jZnX5XOiq1D62i6T+Qc",
-	"a++nrFxpm4dkxzniJIK2tNZCHeR9Ru3R8jDA8mPiQvi7e5ifCkdqGNldp8gxb6ihYxem0qwHj3oUVlS9",
-	"yoYqoMYQsosUZXJavgIpKleSDZBkbv8JRItuBi9znpKr0Bjtc1hNs6rcxz759BhVQSkCvMrg9IL5QSna",
-	"tupFL9gb+P7hqvfcUMG3gmlVZ7AOJauGhA1e8Oa67o2CCzZ4csMHXU79w0DDgg1q1AwJv0B/GRbNs0Qt",
-	"r/QDpoMcyGe8PtH/emOlAgrkqlhvVZr5HM/VRGTJf0PN/KGV+MN5p9OPzHvwAwtBXWeMhHV/tPgpRdED",
-	"tvKGHjpLEtbWPwAcVQZqJDA6hCSx3+zrDDEALCrOkLuwOOKOmeyxhuIPcsxXQJQMuYtkYsujdzpdUmmi",
-	"deSghJhm5ssSVsmQm9ynwB8i76CFdgTsLwLSwuYVNSZKzbDfUsLHol4nHn84Q1tnOmKxpmLBRgbQYmuU",
-	"iYVk2TY6U3nTdBMJcFcTRDxuTFFzqUj4+4hKpu23h5CMWA5Akaf1g+IHLRXCcPfd9pJO0/DI3xmzGRHg",
-	"rEFfIB7b1ApiKy1mNFMrgXyGfMj/8hdiXLIh9wHNXGJf/h+ZxH9ttzUr9na1Bs9/iObZX9vtMC8dogbr",
-	"7MVc2va5Q54joVnEM/I4wDOCQKS3bMgtsIyeN96eg2vWwP4medc/pc6Z0EsKh6I4wB4qRhklSlNjAKtx",
-	"ulxYvKE2AYiwIXdMOIJJLwmUyTxCEBQTJneMzSRa1pCxCY9dKZHRWxbmxVmUZCwVNPcAwXVVdEQyJufT",
-	"UkXXAnGvvzutLFhIEi4VoyAhpMEHNymWAMgDdcNInbNiph6oLBsOi8twUyNtsu7NfJwKTGMeWZY8n09H",
-	"LJNDfi4Ih3/nKUqxiOZTbZdqgULGqaCqPeQvCKCE6l+GECLAPodgumFalZ7RI/FDYdg8vIbJe86IMNKK",
-	"epEAQcnNL6BkRI94nej9KMaafi3knVmra4RLv2d4gD3jEgFt7IFB0Esj6JPoTrbJJwuPAtHOcZp48OZD",
-	"XnupkSjJ0nHN3UblwkLZ2ySQXo2VNnrXVl+KbPX0AkIe30jMFel227tE6gV1bmCYVMmUQpP/PEtcjMfa",
-	"5TW0OvnOZEtw4p0BWINQiwRunDFcFYCZRxGrX4E6kW08A3p59AlJJImEnDKVRIcOFI8WwoDyM+SrQHwD",
-	"fYwpkalYkEhwjlhsyOBxIml8T7lyTgfYLXLIfUhCePz7q4tzEsIDppaFcsRFwws0XIidTkdrr0Gn3yZh",
-	"UfceDjlkULNyWFHrdMSF2wrzwv5w+4iE5tyicVJbzN8AQuqB8h3ZiI6Le2bws8Dksa+FRIxxwCZ5n2ER",
-	"SkBYKpnJG68ij263CYJDmGmhh21UZI6tasRaxmiEyR1G/+stdhFucPFVRrlMoWgv4Uo466iPoP5Me8gR",
-	"UViSUUa1mtX85Ky/PZzmvJeE4mVN4j/yf1EViCn/eQXgLBPKcFNeISA4mbHMKHqtmuvCIFAuYdb4vvsS",
-	"H7ZcbzfJ1Jo4RcNTzA91Cw0STuq/cOT6woyPRWZA26eHWkw+f37l5sY+f47aBHQixYCSnAgjnCDRDmVn",
-	"WE3uDIec1OcFb2Edw19JNevdICzkUV5DqI2S6CGLfFPtQ6N0f/780s3F1mSDkRKWk95DQOmYUQnpsz47",
-	"Qx0SEo3FaTudAxJW4GbCIoXcbnhk0s2lfnur9pC8NJS8AEr0KdbiSksxQKwC2wZyeaFQJmP2GJA8cR3s",
-	"cjPbs9w411MtLHhEBMvrIGLmlEFsiRnjAEYGZVUBoXr0vL2YDzKmf7ZJ9Nu2+tGp5wih8OKwkNiK+StX",
-	"5yfk3GDsEmwzigJzZ6ez3yaXjMYyIDOR4jEj5VdgZYTtTy+PTIkYIpQlGCc2xpsrAKk2h9pDHuaRXFNQ",
-	"41wKhPVhW300AizVbArRG+0NhwRTFSvxWLL1DiPDENoNyGv87nYuZXJ8GjnkGHi2YsQ5B3B4l9YNEVIV",
-	"RjaWxJFTCmQXgDRqIYZ8NI9vmZKBsaRHc21VSrRhMzbWa2dYWMxlujxEfE98i3yx7tEXRNH5ou0BkSOf",
-	"VaA+C8DPTO8m+WKYRGv9sITfp92+LUNukLedAVLtTQS1vx4bAJht8oV0O8D02nojX0ivg9/D5HoLWfal",
-	"7ngHJHx9+u70+tT79cvfsXzxIayTCflfX5rDUnmq/ow30qkVgTGeDAdViC1Uq1GSgK3qOw9wIvRXBtWP",
-	"DDkcJcMqc6OUcYFwX7XYMOfMEBMUw2gfBl04jJ5SpRWysZKklhT6EMYMHXEH6hHWp02Oc2PM229j1OjD",
-	"OOQGaBEpdIQcNUgG0MJznOf0ztC74zEZYWW0slX+24cA54gWijtFU8qGwsEAP+rlnNEktpYl9DdziC0g",
-	"GsEsyzEa6zokFeKud4AA7a4TKu4N6isSo3V0/jTxm+kbZ9ppkW/bWUH/G+umFHrHDjmBNAoxRQ8xIEVz",
-	"ZbJlk2Mlg3OrjxIq8K41KFCkotQhIHmgRMUaYluIkgUwvzs7vYNtjPOkScQ4JsubxkUfMjHLEqZMvopK",
-	"FFxzn+TxGe+4g3m73Qpa9ywzkCXddqfdMajznM6S1mGr3+60+3gdNYGQoHsioeEAW9vsmdnOVolEMsCM",
-	"QGmU36B58miLEs4WQ27kf6FIJolUIltua9b27q0RPNO8f6g5Lk2ku5xAheYzXD00GhPBz+LWYetdIpXB",
-	"dssRj2VjuLp4BO8mIZHQWHkYN+11Oo9suG6XU9qkmNZxnkgfFEdD/zMV0vQ48EwFvZM0nTe04fojGo9+",
-	"fWfRvOOa289rUKUQv1Ml8Yed990f9z/1TgfXez8f/NR/u3veKZHo4R65HVI7TodUXJWaeXR6O/ud5gTx",
-	"2g6pTs+zmsXu1i/29wev+ieD13unB2+63/XfDr7f++GgfrENyRV6Bwf6v+7+Xj29PZde6GjnUtrffM3f",
-	"do97r/onO68Hp7tv9r7bf3vwfWcDtkDyOgeDDcgrOu3hjQTkO/in4lzgSV4CnmOF4X95KDrlb9DCCNIE",
-	"4ZU18ivAxnsZi+BSGDopakG5gwe97jO5QHjpIF7CK931r5RwMfVrvYP1r7l4kA9Ba7AJdS5qJCxevtbX",
-	"dW2TG1ajFbQUvQWATyOjAUpyJmQt6Bt0KK8gNec1ZfMZRGgKi8N69Nb4OCIhsnA45FrBlmATHXCn0EAf",
-	"he12aFCWQv22w/PW45BMBWBtlCJ+W0WwzlXtnW6Qd2RUFdSfbQAZWEwSGz1BM8vv/1m4FAFYQwXeoYGn",
-	"xoa64J1cm0FuBfg5mZjfThow2bdCrZ7D7SJlnfwqEu709Dsa8l6na8KzLqYv9jHVb2yFeC7DvPx1G301",
-	"cw1vr+SGfF3/XCD/E5hWhbQI3VVxO+qS8dzef7mzO3R2fDqXyrS/VbZd7jNpUZzd6VgULqAjx4HICU2g",
-	"bajB6m+TvFjZxNFYbNH6wLhIBb9lGXgB5sYGs7Mg+wcfFOMht3vo9OcF8xfa+ZobhgDvLixiiQPBAksz",
-	"pRYD3ukEYYh6Jk3DIi44CwB2OqxB/Q3r7BwLVtPCnBUm1SsRLx9pquijUzZVup12p1OgxPgw4Ir02oPO",
-	"Z1derzFLHoqcufKXfBibQbvTqRsXbIl6c+ABk6YQPK12DnV94JuIf4S+KSMFPfipQyqbs4eKHdn95s15",
-	"bY40Tu9Jtsfpv93baerCuqkVubmtuAlTHBG70ZDbjoeOpZJBbgEcO/NADx6w3XxrGajWMFo/873r7k/9",
-	"T4O/7f188Pfucf/V4GSvwTjttR41/8eYNqYBfINxY+WuxVWrtK3+k42bzsEj+Ry7RDV9yz750sfxLmBF",
-	"AO967dtlcGztVCMQ+NpXXcDwzffNWmEPq2r+8WYBIzXSatE2CX0sehO58EvTMFJhO2yFHli9ecFYWha5",
-	"cSLSWFpLzDrxyCJDXhOUP6x0m0BgmCMPGUjrbxusH/LNIvXWmLEzwst4RNLY6fUeyT+OIFm5jzUY7FoM",
-	"AUL7unermO4253kTvjWhhaLn+AbvWGT4J+I4kBJ43Z1IGxtETsOYmd5uvytIEZzT1veQW2zV5t4gjWCZ",
-	"7aaWWo9tDaI5LDdaXZDf3HAdJ7fzjG236y2pQ9s6xCIwl9qG6LnVdA6pMU3zRiJ5ZphZTdOcoXly5QYi",
-	"2DokZ/8/wzfU7/TXv1PtO+B7laCYbLS6JprreJJaXLQgElB7D4COZcrqsOLAxTQazW9wZCKNI2yqBpKM",
-	"WGZPGb1n0u0XjnCfQ47MlXjVctrP0j/qf4eeS2Z4Op5nkDr325xpCYhezpD7SOCYxwgJdZrHNBOWPKxq",
-	"32b7VXBgQNSxWI9fvGmCypC9Uc/zYsEN34N/dlJceyaSJDGbzoQWpocmyAj5PoKbgCSCH5v7J5HBH3Kv",
-	"zySB4W2d/guOYHAi9C8s/TYFp7QhJKVSCw2GKWUZmzGq8ih/z5qx1tHCC4pMqsKbGol4eeT4oebuig55",
-	"AdUEGfLlMX0kpdyhNe74VEyZrXf0PStcPnStHhdCLlrBf2MIuYieNTpnxSOOyVtYtIPH2fJ1cbtH2agn",
-	"/nv+Cc7/2P4mw3Jn/WtOi5g/1RblRXeYde9W2sk8gYZvNBifue1YUzZWVSmqdXO1aVExhL2aHDEHG83k",
-	"PKL9uqX/icLIka7mjhBTL03TKCxSNrqwwFf7U3Wfp8FwM7wWa14YEydRADpvqM5eOqi/9XHTD+budEU2",
-	"3SEJCwsqVyDlfvpwq8qloganJ8TbhdDJRWxuhB+6nfBB3HvhVkSmDy2ERuGaY8xMr7VW2QQ/GSA0Hkl4",
-	"lM7Nthor1t7Guh208m4YWhg7CZWytpNge8jX34CT5gvwolsR2ZJaczvpIdt5UDY3aQ00+CLhZCruGeTp",
-	"Aqi7mGLvAOvCgBOFqgf9okXCTaadp6XX2hTNtgLewht/a6H5UXtyqK/xqEUZiyEwtIWZNlLl6q6mp/GQ",
-	"z9K5zBll+5usjRrtKScX83+p7tQM7SvOkyIISJXmfK1GPweGcZ0zYJsx1OnUbqfTGCj6sX85uNq7Pvip",
-	"+6n/t8HPe38/OC7fVnYN6r97YdmBsGPQcsRFQTTq+sgjHbKH6zX+7uM0fuNFau9xodActLxO7VvS//31",
-	"vi2rWxdGctvFPVbvl1vLPYXi90XqYa2KYJ5aAR3si9ghr+/W2iZhTZPDcjcFvykrSisriG2uz5YNQhXs",
-	"HBRRBA93NbCCu2QWPGI3M8dGWLujrj3xFBviZiEdlpwQP5XKxrTzq6x80Ya8OUOq6MhsOuBywmgGuw0P",
-	"bPu5YkNOa3RjUcHWO0ApPmE0BlH9e8tJmmpaB/P0S3gUn4TF+GZzTE5Q1NUaZFDWsdIKGzst7RrTmbx+",
-	"atUOCnUYJJWea2gsmQZtTvM1kwxOU3Oa8gZ5WFZw5Or/y+sPOSqLOYKYDVQbQKto2u+Yyjv4fbPWdBfO",
-	"dTgP9v43JnoVOhIUV1kP5R0DW5Av64LaYsDRIEYWndsNwK7tQAaJguXXwPDJ2H0i5tL7Y3H/i10HoUjI",
-	"CLtir7yNbg95Rv6aJxEPemSUYOnT2/fHJy+u3h73Brtbd2xJ/lr4TJMgL3j/K+zqNuDRQIdMmdxyrJFg",
-	"t7BDLmSmXxf0V72lW91OJyBokiPAG3lOev816JGXxNQLbcGPL0i2vb29HZTsEo8bTj/TSNlvE5olagJV",
-	"O0ekVLzVrqLIFR2ILKIfYv0gYN9TYOmUeiG2dqPR7s7O3l7U3+3Rzu44ig/G3Q4bj6LBzn5/d5d2Ov3u",
-	"eH8nYvHe3v5uNOqzg91RN2K7O52IdsePCUbkZ6IhEm45nSR8Nley/Z+XyNPA4EEuevLDUXR4tCIzP+ee",
-	"2MwsBHitzDwmktOZnAhFlCBQjqJ1T8bkkkeTTPBEYiLokVeKYHwHTA5NqWLZ0ORntL1qO7i9rEFNPsr7",
-	"N+mnAvMTQmVBEveQh3reoS0lKICz/U7stgs7eEdW5tPCgLHCacgxedkXUdsNshfxmJRtQPztSaPKYGMU",
-	"m23CTLbDtmf3rwFfLh33HI7baU71KIDFbs94KoWh7Khts8BUkX57Z+9zgKts13UjujsYsfwXwQe7ywVf",
-	"tcsV5a2hH4UwvNvpdurxKGGekP9gADnchXxjzGisCi3Vnn7t9vfc7c87kj1m93cGfT1oI7zmI6QzHpcG",
-	"0ewZuv+Bgtk31OsNy5XmK1borDRepcqSmR7bpGy6fQcDAhWeEGzT8svH6SZwkYafGPICkxKLHHEcLUnT",
-	"RCq8g3LwIxMTPnbCb0jJaO7UYdRWIsuXv1tmewjzbDm02yLKyYgZCFgtgW2YLFFNyf2XwvRU/xel9xd7",
-	"5G9+ii51AflWn8X/b4aP3iihghKp3W6vQiomhO+B4DakHhzQUW9nn1G6H7P93t4oivr7e3s7Yzbo9Qfj",
-	"nX40Hg92x2wUd/rxbrfb7/Z6e+M4prv9aL9HD1qrUstdUvHbg263WyW10CSl5/f3ut1uTmtnLz4YH3Tp",
-	"3iCOx4zFnc5Ob3c/2otYP45G+/1Oh+3u9zp7/Wi019kZdA/iwaDbOYi7e+M9Nurt19PabaB1Z3+vv/Pw",
-	"y2NlZVNe+xuDzZpX9f1fmNV+aWfrLUWD4N00070ijh3xtVIy13ZHKAPsOh0W0P+w1BpTfci3Qm3Ca3sX",
-	"vTP9L9+BC7cNJuqSLFjmNDFDUQ3xPZDucAFj6r8PSZiF2v9d5/vWer1HQ+6a39qhTfiWT1bwNU7udtge",
-	"csjKK7TCoRsUKLLUNooLYN3+xBaC8wXNYr0lxX1M4T2FnpsaNtj51sAvqZvm/V+Ff51AO3GqJq3Alvo5",
-	"WMB+BvGjxAT0uf925ZYjPpezcr0j5mq2f5XB3hjSqFd0f1Sko1GBOjkV+aI+VvabNherkkif4GblEexh",
-	"Qs9rg+rmOsYa+98eVf94/sP5xafzG7juwCw+ObdxxgJWyBP47a+7Ckr4h0zcZiYWuv426Kx4/ukudM7O",
-	"bz5cXnx3eXp15V23YG2sykMaS8jgEgWee56zIFmUMWMD/Pma+YKzkswweV73LFsiuhtnLEYH5J5lyXhJ",
-	"ErU2TuUA0zY7SHTKIGnMAodHGTMAHEUuJwbgIX3lsFRGhKF9sOYFr71AL8JrBtUV3KY8R9TugJgx3iZn",
-	"asgR3i4H1nZA0QyYuV4FBDizMNcNMGjBkBfIWgbKLJEGqU6P1qDErnIo22/1fhhN154L87VL/awPT7z5",
-	"q8Urm58qO8sGgWnzdP9zAwu2KHKrllm2nfNjT0rd8fHT8ZtzlLzSWQtdY4WtVxlwiDYo9eoEgryF7dB2",
-	"YYa2sgaCwbZ2xVPJxQLvdPLzVBS0IFQf4lFSE7nIcgyeRB9Madt8Ou2FAW5p25QCcuE3t02UDUbnrTzJ",
-	"aI4JVdCbRkuQNjk2gQ0P+UY2YQ7Ggsm6A3hcdOV161C+/TTawov43+FcOa5NtW/xf9ihy7m9OGHOZDY8",
-	"Z7L5aJ3m4J+IhJvEOY6PA1xah/nZJp+wg0MNJKmjFEba72NYFJfrK0RvlXeyvthYj/XSJoJt62Naao0N",
-	"rpVYkOkcK6GXZELvIRvefBWhmkwyN576nDlc1J3EAHD66FbXZyc/nF7fQPVEm1y42KpDrp0ms1BJhX6x",
-	"4D7QKqZC2idCsgU/Gxj30OnxniPOactqijf7lIPm109vE0mXBsw4UQTXVAssSBk8Fwb79NDZxiS3OmLG",
-	"VUJTVPdFdXABUSod5Pwhr4XOr8uw0/YMczX615b/4tr6vt67FVi2uLQJJzLxfMC88wT6fi+ilEqZRC5G",
-	"/mGLFTMB+PWISvqC6uNBtR8Frx+Mu1GP7dGdUT/e2WcduhsNxr24O9pj+/SgswOnFHmt7KEaDgRlUoL7",
-	"c0l1CJqp/Lvq7mbZ2e3Qy5v/Tv7G7viH9FMaX8dTqT529gf93tvLj9Mfj1/P309OO6OPj/HjvM36Q8uF",
-	"bU+YTdTAa/2sKaF8nDX3xDrDXm1+Y6zyEctk8LzXV30CPzlaKOH3NE02ffHMPP2Ior98nU3hX9Da6DX8",
-	"3scnrBWUSVzALQAiAi20jyelD12Vs6DS1poW6NZx8YbFRz8EsIUMBW13QKYJnysmiwfPzn86fneGbv6Q",
-	"g59vPrHVBLpt4wG5OBcZyu/2kOeoiX5lXhVrwy3Syy1tm22npwS8gKkP9+IOnFdAlR9pS5PFRlPmeYuP",
-	"z0Jd0wqqzCq2JdT7RE6piiZPEoCwq3Xy8fLy9Pzk55v3Z1fvj69P3noVjc9kgTddgso1lZMO3EX+pGPf",
-	"xCxKacZirAxBXmOcjlIW5wPaLTrCpNJ8mJhFScxsi2qsSjXXio5csUWu/zmFlaZrQ+vwH794wRQ8gqUO",
-	"DaU2N9pgfCaNZl5tnUJ+TnO2D+Isv+y2u+QTG10JOHnz2W1GY0a2Lt+ckN2dwcAg3hnjw4WRz8Hp9en1",
-	"oOIJpo0akH/y21xbO3lcvbKH1UYNQ67NYqidBf9QSpKKW6QkvMiS24SH9iNQmT5iBf4zRFy0sQjPDfkW",
-	"ICvvdPrbRyg/RrNMKBEJQEE2rDPkz5+bNhyy/fw5QuPntyMGZRrAqhE1OoPeCQ6WN+CXD3mIgMlmqFAG",
-	"1QY6odN5J5RHZCQUXsjPOaBvCk5CtZyx0JD1lqWp0DQVX3tWgqHPFyH8fQi9I4atw2Frol8ctoKh5Q/4",
-	"bbvdHrYeChCmgQVJBFOcEtBnBN6t0A59iUQWQ6VoUUwy5AZyvJLF/MxCumOdyVbotcWByy+na00IeeWh",
-	"1wEn3MZPMSVDMwoWGdlctUOi7aoQ0hks+L/5NiBlysAg7+kx7BAzlmE189gH/67OAHLdOMwwWxpkekIh",
-	"mDfRLMtlmxyTHOGzwAT18+acBn0LujQ7CywA7AYRZlwqCWdsadddJVMmFZ3OpD1O2E13qx71HoD1q0j3",
-	"221yAd4GzlQ+M/EXAE+GFHIZmDYLU2g5RjidAvBllpkMdXcLZI6i1e0ghQUA6pb9k+DMLhv0FZDbJm/F",
-	"3SnrHhfRzvy+T3AolmJ5EmBeu2RoiASPWFa+E9A+otlPgx2pl/odVdA2Sx/tBFYCsA+mdAmc7R+cWcJv",
-	"4dyoYeuw3W4/GOxvU16RFYkwCK7v1CHrDQ5ViNuTl/vppwhNAckG5Cd0xiiw/Y2QRfFVoIRjQN0mAsFN",
-	"rp5cwm+lmdYVQPAbjHYtQ+IMusjCPPVaO/D82vOlCAHLYpz1aK5VuEGzp0NuO0Nbo1AbeWRMpVbZWNUm",
-	"ANkT2tNqHhsnUH/uSTnEpjaqvPg8YlV3Oh23ZQdIfjCr8r4dcKXjyDoPPlczrH+uzEKc5ICr+jwhCjPA",
-	"r36x7U7IF3sw68GX9S+7mrwvhItsSlOYyDzTQ9g/dskXd6aJJHIyx9zNWG/Nl0IQ4HxHNLqDfhJ2hD75",
-	"ojch4TRbohZB0COgi4yTz043i/ylA3jJ/NKKfADJ7ZIfklcNL+7gZJQQ0KnB1qjk2w6bx2KP6GJ98zG6",
-	"sCBGIRQ6A+y5oozfUrUwF1fUvFAeHL6Pf8IX8TM7ztLmhl21OxPZorYBgZXklbZMWoBELIb7lm3yhcTC",
-	"sLIh44hkDJydPFJW2K9UJlzkJO2XSMImTyZtuIg/r6CpwG9fS5Q+9WjmQZNLS8MBrCDic3pVRuCwaXII",
-	"ZwstzjAbewticfjvWWFF1n3TfqN3YLhkSvnSwTCuTstHXi5NaQXnV0Jb2tJFK6gcG++io++bqlfQJUKf",
-	"sg/GcpO4FoXdauMLxBpxh6Rkig35ljkdSpgDbNARXXuMbFm9K8xh2sZmjLl5XymjOsllXI2RjbjR4Uc0",
-	"q8N2y3XcbP9t89f6pu5XLHqRz/PFMdyW1N/hWJPd9rnAnM8ChJD4Q/3Alj451W9bwhrntWAjCaM1zCz/",
-	"e93cHopY0COcZy6UQ5YbGgSIQPLd6bUbCCy6lbQOW6+OX99cnv748fRKP2NY3eZ1ajtnzLTpw1isVWXB",
-	"XYUaa7sgGqxwrr8Z2KGgDOIhKrfEq76Z2VATS+s/cv3QLfLX7gJlCQhCC1ckE8UaF/Li8uy7s3O3WrS0",
-	"nlDef4sGVh5ecq7k89X+oxa0SqGJa6D7aL1Hp21ajfP4lWkVK3z861KDsa18e71bXZSNJom0GKpo7/iP",
-	"Xx5+sVn8dYlqRSu8vAFy0VWoFbSgIzP0F5SHL1/qTZFtwyXtSEwhgdpQU8FpMpc7xlaYT+GH8vVVkfhm",
-	"gxMPwe/ragFsBwvrk7jdXYBy6YwLafX1g/pA9kholH/FHcTmgzaMk4l7OkqXUEzmFIrmN20mt7NIbqE2",
-	"XSv/Qp7hUv8JYIbijBu2EGNj/KNLGBQTsQksxnFy1xmZ5uGXh/8vAAD//w==",
+	"7L39chs30jd6Kyju+5Yl15jih6jP2npLluVYiS17JTne7DKPBpwBxYmGADMARfOJdTFPnUs4l7A3dgrd",
+	"AAbzRVK2kuyec/JHypJmMA2g0V/o/vVvrUhMZ4IzrmTr6LcW+0yns5TBv1/S+JL9OmdS6Z/kfDql2bJ1",
+	"1DohU5qORTZlMRmJeNkKWvc0nTN4P8tEdhOJmLWOWi9PXt1cnv3t49nVdStoTZmU9Fb//kpMmZok/JYk",
+	"nKgJIxl+hiSScKFIltxOVJt8SBmV+o+poDE8d0unrN0KWlJRNZetI/xc6+EhaL1k6m0yTcqkTsWcKyLm",
+	"SiYxgzFS/ZRspvns+ubt+bvzIsXXk0SSEQMK/cEUHaV2yGbCLtl4LllcJO16wsiCpilTJMO/w4j6I1tj",
+	"kRGzEwGhZJSK6I7FZJbSJcu2V9J+efb649XZqxL1jERUJlyQOIlhiWkUsZkiysyrmXaV8NvTVNSSP8I/",
+	"k0XCY7EgEypJhI+uoPD6/OK7m9O378tEnkhCZ0IqKknMpKIkEzGNKWFS/ev/EoTxiGUZjalsk5PbOc1i",
+	"RiiZZf/6vz8nU/twwzROKY9YeiHUSZqKRcNMnunvjhLYYqmSNCUzxuOE3zZO5vTk4vTs7c3F++ubk7dv",
+	"33+qrLrhmYhyveQjvQmakJTpPVg0EisnYq7WUEsWVBKaZozGS723ExZrxlxB69Wb9x+vH0esHXUFta8z",
+	"xkZMfeT0niapPg1Fci8EETPGyThjjGRizmMixkRNqCJIaBPBry/PzjQ/f7w4+fHk/O3Jy7dnVYJhVHMs",
+	"uSCp4LcsI46UBprPuZyPx0mUMK5ez3ksNzqYyBz6ZKY0utOzGNFU76c/Bfuro/6gExQndH5x9fH16/PT",
+	"87OL65vXHy9eXRXmcyEUYVzMbyd2XPjWmgN6SRUDsVdmk/f3LAOyZyx7IZmUieAopxpX/PLk+gxFX5k3",
+	"hCBTypeERioRXGqpTYmciEwRlUyZk9QLmihCyVRMGW+kmNE0UcvTCYvuXs1ZWbNk+GcS6b/rbdVjahmD",
+	"i8GMDHwmyangKuErOOjy7OTt+fVPN6dvzk5/uHn1scg/TrncJ2xBlmKeEbtMlMckmgghmfsIGbGxyBg+",
+	"x9lntWpPNJefZnB6qpwV4fEmNMuSexYTOlZmpyL9SvNs3n+8eHVzenly9aZme1KqWICqFM5YhJ8vkK2/",
+	"rE/zKrLP+YdM3GZM1pwJHFkLeS0g7BeWTK2h+fzi5sPl++8uz66uqicYB3Uid8T0XsMex21yriTJmJyn",
+	"cMAzds+olp2LCeMk0cclblK6Vyy7Z9kZ/FzkME7mnH2esUixmIxpks6zZha6Orv88ezy5uzy8v1lgwWz",
+	"YFyRRSb4LRGcABslMWuTn/Q/7UnW86Pj/KCobEnoLU14I/nAiafzLGM8Wr5L5JSqaNIkp55JEplHSZyM",
+	"xyzTolFM0d6hcx5NnskVk7y6On9/cXP68fLy7OL0p5t351fvTq5P3xRmDPOhUQT2VP41wZAdgD6UVtpI",
+	"8yhykwY9YK04nH5OJZonq5fjFZuKsryI2VS4g7tl13vC0piMlu5rgdYOY1RVMiBT+vlmkWhOuONiwbdr",
+	"JXi3o/8LWnYeraPW2UfNBTGQobI5C1p2zNbRP38OWvpTN0ncOmrB6XgRpVTKJGoFrZTy2zkuJOP6ZzRC",
+	"j35raVpGTJnvBa1pwu3PD0ELpd0Np1P9KixA0DLTbR21ZvLmb/v8x17098O7t7vTfxzMLrvqp73Fy/7k",
+	"+0H8unN7Rf0FPPs8S7I6oWQXUB9uZh5axy5nf/9wflkSRT/5YtQb7Ol44JxrJXTPmufAeOzEaqK0soI3",
+	"tFLRymqVkWSndn5xcnp9/uNZ89zwIyMW0bkE8UoWLGP2W8zzXdQ840QJb4L6J72vm0gArS3rVOSLqeBs",
+	"6chZJGpC1EJ4ZpbUFsqg3enUMndvUObtl5dvHW+PaSqLzP1bi4In1Toa6PeQx+l09mL/L93WQ7Diz73W",
+	"w6YnY6ZWnAx9NPDY2l+UTkv1uPwinj9/TssH5t3J5aUY3O/+9+2ovzeQi5P+38/kL8nk3cX0x48inbeC",
+	"lpowGCCm2V1xNzb34+w31/HaV/hrZuinO1SXTM4El0nFej8pchi7Z9lSa2T7tP7iKNVqMBJcZSIlggek",
+	"NyDThM8V04evnv36g/XsF7OZkIm6mWdp66g1UWomj3Z2FotFm0ZT9kIbYMZH3jGPtp5eIG/EdqkYjZab",
+	"0AkPthr51FvZG7uymiQrVm6o/uT+/l6n0+/2kJRcvN0Y8XZjFr911O8ELa7JfNGF9TbG9Q0Y1/5ge2Ze",
+	"xQdivWtmM4p/cV/Y6+jTpW0t+LodUH8OBjTscxOlIrqzStP+UiqaKRZ7hLgFlore6YO2Cz8t9NnVIuuh",
+	"dJZ/HB388Gvv7XRw8Xn/UnV/Wuz+I9p7NT78btL//q7zQQKTX2tXsNFBvXZRnESSaEL5rWbnCdUSdMTU",
+	"gnln65k+e3qyzcbUtXZUVzit5pDqU7xIVAQmpBmzyWYEV4m8WxI0XpS2fp0Bib7YSo/rOonumGrU/Qr+",
+	"DIGtNAZXhHLSdUe4eabnpz+cXdeaAdfWDCRpwu+e2BDA6Zzze5omcSXYIOfaDIVH1lF+fvHjydvzIuVn",
+	"UjHCeEoj7fCn5Jc5uxXaeGSS3P/rf9IkFm1yMsoYcX+MGeFzdq//IWP4/Qbkf5QrtsIP7bDPwJMr7DEz",
+	"m4oSganA+seC/CJuBfnlX/9DxiIhc0nNNCgxf+LinmoWYmTGUqFnsGoKQryjfPmSKVlRF8lnNcGIDM/d",
+	"0Wba37+/eXdy8dPNy7PronP4EyUqYZxJMiB0NmcQF2ScmMggb4z1fUSb/iVT9byhaYMIVCJNLKGRuo8X",
+	"P1y8/3ShiauPlS2MLzzWk1xND3jX9RStXiJLBPjSTf7zJoR8AhtlpRw0ZoyzObhcrFieTydv364M0Dkj",
+	"xoxrovs4bMJvN3WS18q4h6A1YTTWcvnot9YlU9nyRNv/+qeYyShLZgp1xhWLhJbsSmCwysRHNKdCVAcj",
+	"XPojRmW3jrpa+f06R+FpFFg0YVOqRx+LbKrVVyvhqt9rgWWQTOdTeE0tZwz/xG6ZoXNGMzplypD6kqnz",
+	"uErlSc6lzpB8ZtmVbFEu1IRleSjMRECtO1sgvzVSN53u95d7/3jXuzp4tft677uDN53vez/svtu7OGhp",
+	"A0LrUqomraBlDJIRU9pqWjXx/5Wxceuo9Zed/PpoB/8qd3BWerbuRqY4vzdigQHFRLGpDEhX70e30zkm",
+	"MRvTeapIr9Mm7+ewBpkWf3p6u50OCb0rpbAwz17HTOXXOcuW+VxszDMn3XwDX6luIP1sNtAYeiu301hs",
+	"dfdl2iJmHP5JZ7M0iaie/c4vUi9B8aJtVHixbmnt0zveN/T3N9uQs/ycFDeisJxHeP8k4qU9qd9fvb8I",
+	"iMgIJeOEpbH+p2Ng/dA00XriNrC8inEwvVD6UeFtYLtVjVY/YoWy4psrl8j/ylOskR8X14u0Lhreqkqj",
+	"F04c1ZFgnt7xBNdDTRDzEcsli2+uXC7/K0+xXH7MNDwitC7gavkF7nPJhTChVCpJKqQ69gL9ZEq1x6my",
+	"JXBQNZD1iFVh+VtrVqTwkQfnZLFNX3VRqqdZ0ELAzZzTl4xmLA9IJZLQkWRcBVYNELhDRqt7yMNybMsM",
+	"s3nUjGzRIV/t+4+9gPN2e8hbDd7XI/ZM2XdWLnvlI0+x7hVXziwZeCzZnEsiOJHsnmU0tT4c3B3p9bMu",
+	"5ZA3+5RTskUVmQqptIBlCyLROtkGmas/haaSWdghx4/g7SkQkKcg2LOjaQJJTJdtok0wlFJwjASeJi7U",
+	"kE/oPSMjTUhEsyzBe94jIF3MVSSmTIu0hbTjSZUxqgkm4YipkLB7xtW2nu6QJ5yE351dkx06S3buuzva",
+	"Tw3N9hfN8UdsvOHitVvvfeApNt2z+cMj7fgVnYaqOQZiqda2/gO4PGihab321SqBT7FYVQ/AHBExYxlV",
+	"QtumtT4FeIfJlAXmZy16hlyx6UxkNFtaNeHOgb1SSrJorq32jNE7tEDEjPE2OcldTrhKpIoNuf3kL8L3",
+	"RY9JYmwVQxgbaUuBJJq25YIuA++2HxysNGXxkI9odIc3j6qa+QJZL7I95EP+/4uNbxMbBKwgPXEKmzpL",
+	"acT0AqHPM2IKJIvjXjg/J3MlTN5MjTfFCZ0r8cLevCua3SK3TOY8zlisJhKWVLudinTbne7nog/VG5Q8",
+	"hb3dgqvXqfEOgtZL9GvP7o0QKFJ17ecyWBeYSp81U01OxmYiMwy6hfqZIncGhJIoY3Gi0ETXnKq5tEi7",
+	"H3Xfq4+6G9Ltc9pLzfQJVol1T8wAq+XEKeQQPvgfWPOCfe7B0vBbi3G9ov903/zZkSdVlvDbFnpd1i39",
+	"J/41aOW5OO7r+ati9AuLVAsT2vRXivOzd1erqb1S9A4WRzPTTdTEbXB41rHbMeHzNEVxwgUHn2ENf+kX",
+	"UEugK17lN+O1b+acu5sS80p1ErcZ5YrIGePKkDsGNoPAF9w3+hwM95F6Gg102t0LWtN5qpJZmqA/RNP0",
+	"/RguGFcR/S5/5+HnoIZYu9j54MdkljFtEBPB0yUuNWa03UAODMRilmYLN6PCMHiFgE9asNrczRlN4vzb",
+	"pc+SLVg0+O62PrUge7c620iPFnV4HbJGI89ENHmXpGkC5w302gZbjxk+sPk2hLaWV67wwfKpyyNE9tuB",
+	"PUalA1JgNPdhf7IN5/TU5kpWD6wnkL5t5yCZ0sheof+HZgLKUfCptOHG4vZXnK8nW2K3ZFWZWFiwBkVz",
+	"grda4HMLzkp2bH6CtcuoVTDZwrtmFgd+CuhoCZYIqBpPvAXAwkGe2RrYW/CA3IskrigjFMBW5Hbhfq8o",
+	"UUHb2sVeG770xZiWPUUBA2PZc94D9eedMnvp2O90ex3/HLWy+KZ7sNvr7/rh5vwc5xoLJlTVmExtsPG1",
+	"eo+pzXUeazw8jVHlZ5Ik8eMCxFP6+S3jt2rSOtrbBbVkf+zWiHfIw5c1WhZivYV/bLA8U/r5HB+HcKz5",
+	"Gs0yuqysCo7bsCAfYNf/36v7n1IiuqRCZ5a6HFV0i7bm3NxKGpsgTzvabv++pgjZmgkpk1G6JJTI+Uiq",
+	"RM0VSDX265ymmFW+/aQWy3+kfl2jLK4cgSWf3hQ9hEckY5HIYi3Ilc8UyALasV4yRSLBx0k2ZXGbhFZv",
+	"hEfWqx5ycGw997tNwlyMhkcNGma0LJyj4yEPc6kegrccolQPiaRLQrWlRRX8Qe/5RCzIdB5N2iTU6sl4",
+	"4EDAkNvM5XGSSQX0GNUF5NgCDZM9aqLQSdHtn02oZMfoXZciBUSbDm0SGi1oPt1UT3Ds7EbO7lk25L+I",
+	"hJsH7HppNerPAJx2/UsWW4cfxnqW++ALKofcRNCO6+IZSOWQa0VgNE9e7WL3UTtTucoLWnop4XfWMNM8",
+	"ixlxQUsTVKO5gNlkg2ny3rvGlM/Q+oDke9x2aZcdXTqF0w/IiKpowuIjYsMggrMhh9CCSVHrdjpkKgOS",
+	"JhL2CwYBiSWJTKyhN8vYfSLmUr/fJp8SNRnyUHI6kxOhQqKlQe5yT1iaim1TQYZ+OUYmYOw0YVw9k2ZF",
+	"c3PH6DovfxKNkKp5c7H7Ye9vB5edq9717o97nw7+3vmp16px1s215pQ+f/5cFlIv0ZaqMZwOf+i+7b8b",
+	"XOx/OPxb97J/Nbjeb9XkNft2U3ew6z71dv78+XNtCFg7qjvY7WjN0WAv5YaRrFpGj7YCpNb/nr1ldP/X",
+	"SWWzt4VbYJdtWNA6eu9NnQGbSn1w3Pl7JsliIlLLBxSYGLKmPDZrewshRMoob7D25MbmnqcKVpo6uGLV",
+	"w8aZH8dGUUIl8XMJJJGMkQSyLL7JTsq1+WbmiDEFas2RO7YkSpD5LKaK5QdwtDwmFApfMtikXMVLOoWp",
+	"3iRx8Zgymmn2bn9tkOpPCF1Efh0eEI6ncs1Hqbxj8YV+8gnjHNcudrGKwiZLBuj21t0ZNHVs7AVz/0jX",
+	"f5HATSpGVb/O7f9deCQflJhQE8b0n0ltpbHknpnUgyfc7XEqRLaFe0Se+yTsaP26rX3+2YzFoIUxRXrF",
+	"7nvL4khcbaSe2pL0IlnvtNkeaMsg0g+UwxmuMmmrP9gjU0a5JP32YK8Yh0BV2ex1dep8rFNQ8u9sglvV",
+	"vTa5b55FQCSDSgz/MkQTEif6zWnCqcIMjSmdzUyyNxgaTZv1Rv/RkhC08J36Rz8k/NZ7Uqx4UuRP5gp7",
+	"eYHqHxbiIWgJzjbgpgKB2jpZ9bBP4tpnfSJ/1tuRMaqYq2Bw6VNFeeEqAMrb9Zbd0mhJZlRNIEIcEMu3",
+	"+S2fvcaEDOYpJgpSDlE0Pe4xSW65gDe06qEmf7f96JhJXoxQ5/1iPgX5ePn2mSShfjZsk4/SON+aTsN4",
+	"0iW2RjRNn0kC+ZFoUmuHwD8n9pOWN9N8OY6L0wkKVYRD7t5cJFy2yQlfos9tDAlYoZkKCMMMFEnGNE0l",
+	"OBymDmrIEy4VTVO4ELc5f2g7ewvX3atZKrsl6zeUbLkN1YSx7SfbLtkUpyjulAS3zX6GbIXq7qbdboeB",
+	"dkFuU0bmkgVepv02EVlABMeN8jYkKN+p201U4o7xyroNur3iFPbWGZiy4Lp5ItizkYqzPb96T3Z73X0S",
+	"iZgVw4nopsyoUizTj/7XP09e/OPn3/oP/6tVs5b+VUZV1sPvTcpu7rd95MlnwvSLgROtVh1CoUlR1tvK",
+	"ksHXCH2XQ1ek7MxUQo3nkqbu2J18OC+FuzcFvzBAG3nJf15sjYgabfKJGvgBl6ycNWV7B7+X0fQertL0",
+	"6amiGQS53HTRDnN1rXJbC0wUf1U2yD051Q8+eMtVOXt6NYoAATZ0UJF3W75s2m6TC2aRErwDpthnlAtr",
+	"BIELolmHDjdgrUfnonTeSuTzqzuK+ULUSh7I5jCXODAmHEwZkBgiIJHKi2tcQk7GIMfjGSoIkMuQo+L/",
+	"BUaxNpZTh3A+MpDemC0C8lZOqBauHOubhjys8kh4RCZQJ6usR4279WJMI83+9kC5fJmYZck9k0NeIh8M",
+	"X3f4TEIE5N98AZrJF/Lm+voD+QImoB76i/7TixcvSOH/+pdeDjT5AlnmXzALOk+Brsl+3jz1+RgTn8gn",
+	"NroSoArms9uMaiL150vpnUBCl3x5dJJncTSb5lkY7jHJnnWZntv4Da/iqDC8UX+rqphMRN4S4g9XN//i",
+	"iE0laoVhTFWXG4YXasKOa+wdbzEtg4sM2a+wpKZSt0BgNdGtpgaYbJkPBG6vREYydi/u9INaiR+XMZ7w",
+	"0+8vz787v/BBe+Drfbuf4FA8k+R9ltyi66pZLU/vmtFbkAr4ZxjSS3CEsXa9NVpVdVJ4GYqRKq8beB9e",
+	"GgBJKSxlBWoCxjo003oEqAWkvJlpM64/ZM5BUde64fEyCHjQhLHRBvUxvQpBfsNbfp2aN1he7maWrah8",
+	"cEFghAJ8izeCjf7MsiTSu0+lysFgyEwk3LsjSEyyHoxYg+hUM+5ikqTMI8as1ThdovDKUH7q0SE/0Pw9",
+	"Te6Z/UwZ5KrwFX8N7UCLiZAMszBzgBCapmKhBb+3HB4yTIEBGpFmjkFcTfTSOMgYyaKM2WHLkD+ljcfV",
+	"oCWUoQXVozYCDDmGwiIQPWSvp4csYsuZmvB22xSQB+VUCUJH4h73whQZ+UEV+EhVY7qvqUeiUuGANSha",
+	"bkS+BporsDMsnL7ETKyIvOKWyBOSq8jWmwGqwKR1jhNOU70t0g7mV93AaMAc5dqbLZHZHFPrBG+XC3Ks",
+	"6MnLUsgXMgA1v7Y4Bd+t5jnDCP3i/Iopzn5qM6nPbNZcZ1OaTSqzETflFOLC50wy9OOL1h+XN0wqacOJ",
+	"cvnCR3jfqvJM4TiJA5KMCeVLqOYJahOBzXXwsGXK2YctPWPvFrIIGVnFmilWO1dq0Cul3VWYjapObQWl",
+	"Ut9yze0qhKSKU1euaS4Dd9Uj8dViCdbhZ/n4lLWQcvXAeUVoyBLUWwnmqrawtwYbpw5grYp/UHGGgtbn",
+	"F3q7X9zTTDsLEvY9r2usVHkViubLeAZlQIAKWEvQQuvIA1QslKWUSrSbwbfKcJjFQvgS7lsdjmMNEGUV",
+	"ds1DMq1DKqxFXCyAjBbLLItVhHWVKlVopSpIX00Z18/WKW1MO3QOWqkUQMtc7RaA/DJSG1BOaYy37PqH",
+	"jCqDq7p9rA0NveRQhjAWeulWhVn+CIAqw9EN8ZY/Mb6xQdSifAm9YczC3EJvHLF4TZOMGyDB4vKMRTad",
+	"p7Q+koFAPWD4EvOgAWTUW5HNAREXIzRk64zfpomcbGvHikYqXdoKCqO79IqDh6gmbLrB0mjTrXiBt/qW",
+	"9bN/cxe0MjW7Gc3WJiSo2csZhI9ouv5GXT+jN41lU20j3Wjjd/NA3hv9dMO9s15QiHXhyGBWB2Q2H+kl",
+	"zbEjwTZOMunijRXGKJBmphW4XXbLUlneWq5B6VafvlA2VyEvMM/Vss74N2cvrL/uNWQamINCFmq8+mY7",
+	"f7NGZOZzeyZN1mMSV0rqtKUFeuEzi0n4l27Ybod/uQhd/HXI8dUJ1bbnr3PKlXZ2LsgtXJnZ+EkpWSnH",
+	"cyvcJvQMDMKqY/PG8GR5OldvTl70BnvmfijhRCu9LNJydsI+F68NorjbPxx197p0HPc7MWN91j3s7Y4P",
+	"D+IRZYMBi3u9zl500OmPe7Qbj8eD8e5ob7TXi1gnPhzvl+4cOi8O6Yvxz7/t7dbfOxTuKesFkcnpMsxv",
+	"RJ32QE3tmywIYCmMA21S+QidzRjNDDzAx8u3JZX1aEw6nAHeDlc0jhutbiah+WuoLfsP76/ykjvzB1m6",
+	"A+v2DtbdIFXVCFK2qRqxBNcdkbcrr0PrNJ7LYVTwg/4fpEfl7AV/qczhrUN9a/6ODUI9kwbnPU8+aJMT",
+	"ByKKfwQ/bpooqJ4wKZ2QJ0Ml+W+WiWPtcmIM17yQI6gyzCDLGAZhOMMDWtxoh063YS2eA6/b9HmLbLfR",
+	"8w81u+flHtWIBBddiRMJIJgc4FltoHgKL/vQrQUwfBIiVl64fTzklNwyroWidrHThMqai3tYaC7gK+aq",
+	"Ipej1pKKh7xwZMuC0eHzeUek31srFYvmQX1iO/rnNeGgUsmAFw6UhGbMy73BbL1Casuai86GetVVxJ40",
+	"0ka2uoO+SbTptgf9z8eQfZvonzqdUiFtd9BfTVjtHeyHCZU1zBSaQG14ZDKHM0Zs6jKZc5WkxD5yw3gs",
+	"b6gK2yTE0KdJqM5nNeRZIpkJcoU5NGF4nKcj+19ok9AEJgu52fr8w6m3Fd3ezoEdC8FLPZCFsz4uXegi",
+	"npO5Dda+jizmaZs/agsLZtIKWoaQ2vRrP8emeo2dQPRNJrFmw5QqiLbPMjHC7HabXZaZ0JAk4Uzw27CU",
+	"axmqsKTd/OKqbvcw39aZIaso1VSTCOZxfquv+W5anxFgkgFYNBEmt936R5rc1RU2tSxXVm5A9qa6rd7w",
+	"gwok8NMbUpW+sRRp1Ut+ffyaepuTSjzYv8sJLb5qeGzVmMgeUWuz2rBcU4lTWu0VRrafLFZfpYWRTiUI",
+	"JaHe3LBinlVATQF0tTsIVjC3qGPuwlCbOm6FEt+K//bBLy/2/F1zSvGaBA+NBcu30WhIwGg4b6EK3UUW",
+	"IDC4d779AIlvPkAeSvF35kL6SlHVsMOrkIqkf7mMOKwsBuhikwmRZOb6iqohD70NzNne1e+ByOdt0Bl3",
+	"LA4DEi60rQ1FSpypEKS9yZcecm/LjH0J22SCO5X2F4If1/wB8hGkGcxYneZB7y4fn8qZxN7tI8E1xmUB",
+	"Z/hpOPVTebqQEJuMixBfd2AD26sEDDy0PeCtWnTjul2vZjKUebcE8re7uwblzyAoV4wP2OMX3q5bp+CY",
+	"cHZL9TLmK28tTUliseC1x6n63Spa8xNvCdocZY6L5wyu1RYU/h2YS1MEIdeuTsriW2YKPWsAo+sCwTWf",
+	"oFDIZi9e7V3rcW7K2etCtOTUhPH6mpoGZOp6meAR8kxCHlN2T9Nv55HfQcZfV9Ia62V5CWK7gng6EYsa",
+	"eWMEHeFMEcBOh8Y3cE0PJ6ehgKkOuvt3EhRixri1jou0Qw8Sdx3dNpl4dyx+ohIXHxHB9FmA4XOAKSTH",
+	"+B3eFbB1DtD8v2MzRbagoZ2FRMjrS0VmajjhfsM1soIvQUBgkvBbA6K2wMjOE6GU5Nacc2xmNKkJ7NZs",
+	"dpHTy8xXq7Ut8HEFIcF3zB6JeAIOzw04VU9UZXOCWh2FjfGn2u5TT8rp7pbD2RLVrz5ZlN+6lJPV33vy",
+	"qqVup2MUh9np45K/rYWNx0vmYXRpj8spUKbMzCN4ZmMCK2tG4KGvrBUtSvRHMOfTy8ZresdeiPHYMz69",
+	"la0eXK9SFNcpqJy38kFecy0DC2OuvxsvfDlbWL9xxjgqdi0hj/2KqCiFqDiWcQKYnJJQ0FkFiikKCOdy",
+	"9ff7e81gLXV+W+8AXjGzwmssG0apw275Bsn0h3Ja2ckqzuwr6opXc0kjY5ikhxVId3B0gzwyUI6K+cXV",
+	"rs+bllklrigI/v7uflE+u/0ewH6jEH2Km6UaZus3Mttgv79fYjYboKswW0mRbSpuy2rpETxjNct6ffJv",
+	"wczNoc21zOyvrZl3Yd0a2fkVUzRJqzbLE23Wk9oQeD1CwZa0+BjWTchxQrbbj936b82EeDzn/I7JE7+f",
+	"RrbLj2rPgLK4xAks3GMYSNWubhE2dru9OVQQLFQDWJDH866wqJb5TWZGUz5GYaE2OyqvwV5rEvxmkfDi",
+	"zej/OKMLWbYFK5cuR0MeYgG6NiSfE/ZfW522lq575DlR29uhfwNFFUQup9KVtLTJhYCKD2nzxcrALI8x",
+	"H7TFsV/kopIxUhD25lqmIuv/RCP0m8WwmdNXSOFG57GRp+pTY6x1UEav8/Xx48p44WNPgVWHZ9N00nky",
+	"0Dr/xFfDj+OEJ+byEbvlEiXy+8YcNQpLvbTdBRUIRmkITmSUMcaDIbdNLCsp3xSUiFQCbpq3YhHJnTFN",
+	"UnHPsvY03kbY59yIX7AMwKaV8vCz9Asv9BuQugfZn8WaCLhAGrHURKnsNgOdQ44W4owm5qpbGki9wAA9",
+	"OVBoCLFwUHXkxNOGWCQy5GhUyrx+hNouyWiFFu9Y7equwrUq7PrvZSv8Gxl2XydQmlVVvYZ6jAICU6By",
+	"NC5dy9U8U3ZEZSJt+sTW4X6nYzIWDvfbnc7/LiYp6D+vaQzUWRsQvjLmSU140SVYanVs79tsAS/wJqRm",
+	"BjaX1WbBziWT5WyPVqf6X7/TZb2DTpce0sPB4cFoPOp2d9lgf5cedunBwf641+33xv1+Z3ef7a1J/Krh",
+	"+6s81eyPhwmPTQvosnYoFCPpfZd5doJph2tAH5paRB+TQqOyhN+L9B6vPqth8EJr0rpN9rKMzLNQi+nV",
+	"yNvbR/05dUTEeAy1QiZtQYnZkJvmAgaBjpO6gmqbZd8mJ+lCTxvzy0Q6V4xMlJptye0hp3GcMWkSSRxn",
+	"z7OkmDUJvUv/z9HOTl2uXN5ZdSWUfSlHVwZQsysVplEeEzadqWUR/XQjJWsTg2uQ4BoxXly7TT9qj+zR",
+	"bq3BYVlFi0tQfPAbx658A58q9opdwzjwZDPH6F+91Y+Q0VwpwQP/nnjI7R3XW0bvmYuxGF9Eq3Zz11u4",
+	"b4G7ZMeBxk1pD3kzb5GnYK1CO9zHIJs1NcxdqdOa0gj85rLNLJ4X45u7KVOjL8YFkyQTc8Xa5JLyWGDZ",
+	"m5jRX+fsqzJtsR11HU33iZwjXsKUlaujXbR47FBCEWintRaewvWutkergNvmjonfdsHfQ3cqPKlhZHed",
+	"IseUpoYuiJjlsx7w61H4XvUqGwqUGqPbPrqXsZO/At3LKckGGDm/ZwgifDcDznlPyVUImvY5LPRZVYlk",
+	"n3x6XLGgFJxeZXAW7hmCUiBw1YuFOHRQdF1XvedHMb4VAK06g3XIZjUkbPBCYa7r3si5YIMnN3zQ59Tf",
+	"Degt2KB8zpDwM/QEYtE8S9TySj9gunKCfMabHf2v11YqoECuivVWpc/VyVxNRJb8N+AcHFmJP5x3Ov3I",
+	"vAc/sBDUdcZIWPdHi3mT12Nk4KtAe6klCWtLMwBCLAM1EhgdQpK42EDxHHEbLJLRkPtQRuKOmcS2hroU",
+	"csJXwMpojz5Hn7El7budLqk0Jjz2kF0w7jBalvBlhtykZQXFIVxXQrQjYH8RRBg2Ly9/UWqGrcgSPhb1",
+	"OvHkwznaOtMRiyH6wUamWn5rlImFZNk2OlPGR3RhEX81QcTjxuTloIqEv42oZNp+ewjJiDnQEFdxAIof",
+	"tFQIw91320s6TcPj4s6YzYgAGw96OfHYZn0QWwQyo5laCb405EP+l78Q45INeRGEzid25//IJP5ru61Z",
+	"sbenNbj7IZpnf223Q1fVRA0+3QuICkFx9ZA79DqLUkceB1JHEDz2lg25BQMCQAG42AfXrIH9TV5x8ZR6",
+	"Z0IvKRyK/AAXkEzKyF6aGgMyjtPlwmJEtQnAug25Z8IRzMdJoILnEYIgnzC5Y2wm0bKGZFJ47EqJjN6y",
+	"0NWNUZKxVFDnAYLrquiIZEzOp6ViswVilfvd05xMSbhUjIKEkAbT3WR/AogSlDQjdd6KmVKlsmw4yu/p",
+	"Tfm2KQgw8/GKQ415ZFnyYj4dsUwO+YUgHP7tsqdiEc2n2i7VAoWMU0FVe8hfEEB21b8MIUSAvWPBdMOM",
+	"Lz2jR2K+wrAuvIZ5hd6IMNKKUpYAgeTNL6CaRY94nej9yMeafi1MoVmra4S4v2d4gAvGJYIQ2QODQKVG",
+	"0CfRnWyTTxbSBqKd4zQpQNIPee19S6IkS8c11y6VuxRlL7pAejUWAeldW31fs9XTCwgphiMxV6Tbbe8R",
+	"qRfUuxxiUiVTqpj0EtjFeKxdXkOrl4pNtkSpgyCsQahFAjfOGK4KtAZAEatfgRKWbTwDenn0CUkkiYSc",
+	"MpVERx58khbCgMw05KuAlwN9jCmRqViQSHCO+HnI4HEiaXxPufJOB9gtcsiLMJLw+PdX7y9ICA+YMhvK",
+	"EcsO7/ZwIXY7Ha29Bp1+m4R5SX445JDczcphRa3TEctvK3SYA+H2MQnNuUXjpBZnoAE4tgCkeGwjOj5W",
+	"ncE8A5PHvhYSMcYBm+R9hvUxAWGpuZWoQ4vdbhOEsjDTQg/bqEiHh2vEWsZohHknRv/rLfZRiXDxVUa5",
+	"TKGeMOFKeOuoj6D+THvIEQVaklFGtZrV/OStvz2c5ryXhOJlTU0C8n9esIjVCK44cZYJZbjJFS8ITmYs",
+	"M4peq+a6MAhUcpg1vu/u4MOW6+0mmTIYr555iqmrfg1Ewkn9F459X5jxscgM0P70SIvJ58+v/LTd589R",
+	"m4BOpBhQQoggW5tgZGdYzTsNh5zUpyxvYYnFX0k1Id+AP7goryHURkn0kHkqrPahUbo/f37pp4lrssFI",
+	"Ccv5+CEAiMyohMzeIjtDiRQSjXVzu51DElYAc8I8u91ueGQy4aV+e6v2kOwYSl4AJfoUa3GlpRjcqIFt",
+	"A2nGUMOTMXsMiMupB7vczPbcGed6qrkFjyhurkQjZl6FxpaYMQ4gT1DxFRCqR3ct4YrAcPpnm9+/bQsz",
+	"vVKTEGpCjnKJrVhx5er8BMcNxi7BDrwoMHd3OwdtcsloLAMyEykeM1J+BVYGqhoAS+zYVK8hqlyCcWJj",
+	"vPkCkGpzqD3koYvkmlof71IgrA/b6qMRYBVpU4jeaG84JJhFWYnHkq23GBmG0G5AXuF3t52UcdA5csgx",
+	"8GzFiHcO4PAurRuCoGB2s6Faj5xRIDvHylELMeSjeXzLlAyMJT2aa6tSmitjNtZrZ1hYzGW6PEJMVnyL",
+	"fLHu0RcE+PkC978Ora4Cz5qDtGZ6N8kXwyRa64clzEXt9m0ZcgPXKghItTcR1P56bLBptskX0u0A02vr",
+	"jXwhvQ5+D/P+Lczcl7rjHZDw1dnbs+uzwq93fsPKyoewTia4v+6Yw1J5qv6MN9KpFYExngwHVYjNVatR",
+	"koCHW3Qe4ETorwyqHxlyOEqGVWyqAC4Q7qsWG+acGWKCfBjtw6ALh9FTqrRCNlaS1JJCH8KYoSPuwXPC",
+	"+rTJiTPGCvttjBp9GIfcgGMihZ6QowZkAdqujl2mwgy9Ox6TERZtKwtAsH0EEJxoofhTNFV2KBwMWKde",
+	"zhlNYmtZQk86j9gcVhPMMoerWdfVKhd3vUME1fedUEiggAQyIEbraPc0CX00N2MzhtBF+8WJtuFtCzLo",
+	"WWTdlFzv2CH1Cc+EmKKHGJC8ITbZsnm7ksG51UcJFXjXGhQoUlHqEJA8UD1jDbEtBPACaObd3d7hNsZ5",
+	"0iRiHPP4TbOpD5mYZQlTJpVGJQquuU9dfKZw3MG83W4FrXuWGTSVbrvT7phOAZzOktZRq9/utPt4HTWB",
+	"kKB/IqFJBFvboJvZbmSJRDLAjEBp5G7QCvJoixLOFkNu5H+uSCaJVCJbQqJK4d4aAU/N+0ea49JE+ssJ",
+	"VGg+w9VDozER/DxuHbXeJlIZJDqHUi0bw9X5I3g3CTmOxsrDuGmv04FEFsGVuRGBZrgRfHHnF4nXZObK",
+	"xWbOY8GzTYppnbj0oCA/GvqfqZCmL0XBVNA7SdN5Q+u036NZ7Nd3g3Vd8vwebIMqhfidKok/7L7r/u3g",
+	"U+9scL3/0+GP/Td7F50SiQVIJr+rbcfraourUjOPTm/3oNOcu17b1dbrU1ez2N36xf7+8GX/dPBq/+zw",
+	"dfe7/pvB9/s/HNYvtiG5Qu/gUP/XPdivp7fn0wtdCH1K+5uv+ZvuSe9l/3T31eBs7/X+dwdvDr/vbMAW",
+	"SF7ncLABeXl3RLyRgHyH4qm4EHiSl4A+WWH4nyG+jVccG7SdggxGeGWN/AoQ+zVjEVwKQ/dLLSh38aDX",
+	"fcYJhB0PnxNe6a5/pYTiqV/rHa5/zUevfAhag02o8zEuYfHcWl/XtbpuWI1W0FL0FuBIjYwGlMuZkLV4",
+	"dNBVvoKu7crd5jOI0OQWh/XorfFxTEJk4XDItYItITp6uFOhQWUK2+3QAECF+m2P563HIZkKwNooRfy2",
+	"8mCdr9o73cB10VQVQKJtwD9YTBIbPUEzq9izNXcpAkzUdFCMBlIcMzbBO7k2g9wK8HMyMb+dNODob4Va",
+	"PYfbeTY9+UUk3OvDeDzkvU7XhGd9HGbsPavf2ArxXIauMncbfTVzDW+v5IZ8Xc9jIP8TmFa5tAj9VfG7",
+	"IBPMRS0DEx55Oz6dS2VaFivb4viZtMjb/nQsQBjQ4SAqHKEJtHo1/RXaxNVRmzgaiy2QIBgXqeC3LAMv",
+	"wNzYYHYWZP/gg2I85HYPvZ7KYP5CC2ZzwxDg3YUFU/HQYWBpptTi9nvdOwxRz6RpMsUFZwFAhYc1uMVh",
+	"nZ1jcXRamLPCpHop4uUjTRV9dMqmSrfT7nRyAJtymnKvPeh89uX1GrPkIc+ZK3+piLAzaHc6deOCLVFv",
+	"Djxg0hTiutXOoa53fxPxj9A3ZRCjh2LqkMrm7KFiR3a/eXNemSON03uS7fF6pvd2mzrnbmpFbm4rbsIU",
+	"x8RuNJRw4aFjqWSQWwDHzjzQgwdsB+ZaBqo1jNbPfP+6+2P/0+Dv+z8d/qN70n85ON1vME57rUfN/zGm",
+	"jWna32DcWLlrId8qrcb/YOOmc/hIPsfOXk3fsk/uFFHHc8QTQOde+3YZyls71QhbvvZVH958832zVtjD",
+	"KjgCvFnASI20WrRNwiKavolcFKvmMFJhu6KFBbh984KxtCyo5ESksbSWmHXikUWGvCYof1TpEIKYNccF",
+	"0CKtv22wfsg3i9RbY8bOCC/jEeRjt9d7JP94gmTlPtYgxmsxBHjy696tItDbnOdN+NaEFvI+8Ru8Y3Hs",
+	"n4jjQErgdXcibWwQOQ1jZnq7i51c8uCctr6H3MK+NvdzacTxbDe1QXtsOxfNYc5o9fGHneE6Tm7nGdtu",
+	"11tSR7bdiwWHLrV60XOr6fZSY5q65i8uM8yspmkv0Ty5ctMXbPfi2P+P8A31O/3171S7JBS9SlBMNlpd",
+	"E831PEktLloQCai9B0DHMmV1MHbgYhqNVmxKZSKNI2yEB5KMWGZPGb1n0u/xjkikQ47MBbIPIIgAJ3Mr",
+	"3NE/6n+HBZfM8HQ8zyB17tc50xIQvZwhL4KUYx4jJNRpHtNMWPKwqr227VfBgQFRx2I9fv6mCSpD9kY9",
+	"z4sFN3wP/tlpfu2ZSJLEbDoTWpgemSAj5PsIbgKSiMts7p9EBn9wXp9JAsPbOv0XHMFAWOhfWPptCk5p",
+	"Q0hKpRYaDFPKMjZjVLkof8+asdbRwguKTKrcmxqJeHns+aHm7ooOeY4iBRny5TGLIE/OoTXu+FRMma13",
+	"LHpWuHzoWj0uhJy37//GEHIePWt0zvJHPJM3t2gHj7Pl6+J2j7JRT4vvFU+w+2P7mwzL3fWveQ1t/lBb",
+	"lOe9bNa9W2l+8wQavtFgfOa30E3ZWFWlqNbN1bZL+RD2anLEPNg2k/OI9uuW/icKI0+6mjtCTL00jb7A",
+	"T7O6MId++3fUfZVOP0XVh7tY6KdXiH/i7HOQ6g314I6HZFwfcP1gLl1XpOEdkTA3vZzmKWKOmetYLhU1",
+	"2EMhXkuEXhKjMYWe++/ukG6nsx0GHvQ66IlCnBbR9kMLC5L79Bhs0wuudT3BTwYI90cSHqVzww/G/LXX",
+	"uH7zMNfhQ0txLxNT1raNbA/5+qtz0nxznndgIltSq3wvr2TbRXOdLWzgzhcJJ1NxzyDBF4DqxRT7IVjf",
+	"B7wv1FnoUC0SblL0Cup9rTHSbGTg9b1x1BaaH7ULiIoez2iUsRgiSluYoiOV05M1DayHfJbOpWOU7W8y",
+	"U2rUrpy8n/+pSlczdFHjnubRQ6o052v9+zkwjOudAdtgok4ZdzudxgjT3/qXg6v968Mfu5/6fx/8tP+P",
+	"w5PyNWfXdDLwbzo7EK8MWp64yIlGIyEqkA5px/Wmwt7jTIXGG9je42KoDoi9zl6wpP/7Gwy2Hm9d/Mnv",
+	"ivdYg6HcQe8pLIaiSD2qVRGsoFZAeRdFrEEmqbTmbZOwpr9juUNEsQMvSisriG2S0JaNXuXsHOThhwKW",
+	"bGAFd8meeMRuZp5xsXZHfUPkKTbET186KnkvxRwsGwx3d2Bu0Ya8ObUqb79t2h1zwmgGuw0PbBeTzIac",
+	"1ujGvPStd4hSfMJoDKL6t5aXbdW0DubpHXgUn4TF+PPsODlBGVlryUEhyUrzbez192tMoCo0l6u2k6hD",
+	"Pak0oEMry3Sr8zrRmfRzmppj6LoFYiHDsW84XF5/cDgw5uxi/lFtyK6ior9jyrUz/GZ16y+c7+Ie7v9v",
+	"TC3LlStovLICc+0TW5Ch6yP8YojTwGfm/f0N2rBtxwapieXXwGLK2H0i5rLwx/zGGVswQlmSkZL5XhU2",
+	"uj3kGfmrS1se9MgowWKrN+9OTl9cvTnpDfa27tiS/DX30iaBK7H/K+zqNiDgQLtQmdxyrMpgt7BDPn5o",
+	"sRLpr3pLt7qdTkDQlke0O/Kc9P5r0CM7xFQobcGPL0i2vb29HZQMmgI3nH2mkbLfJjRL1ATqhI5JqVys",
+	"XYXUy9sxWXhDRBdC9MKnQO8pNYZs7UWjvd3d/f2ov9ejnb1xFB+Oux02HkWD3YP+3h7tdPrd8cFuxOL9",
+	"/YO9aNRnh3ujbsT2djsR7Y4fE/5wZ6Ih9m45nSR8Nley/Z+XOtTA4IETPe5w5O0urch057wgNjOLh14r",
+	"M0+I5HQmJ0IRJQgUwGillTG55NEkEzyRmHp6XCh+ME4HpqOmVLFsaDJC2oX6PrgvrYGQPnbNrPRTgfkJ",
+	"wbkgbXzIQz3v0BYv5CjixX79tlc/uFVW5tPc8rHCacgxXbooorYbZC8iQCnboPnb01SVQePIN9sEtmwf",
+	"9oLDsAaJunTcHTa516nrUWiT3Z5xcXIL21PbZoGpIv327v7nAFfZrutGdHcwRvonYSn7ywVftcsVudbZ",
+	"j4Jb3ut0O/XgnDBPyLgwECD+Qr429jfWoZaqXb92+3v+9rv2bI/Z/d1BXw/aiDX6COmMx6VBNBcs5H9/",
+	"wfw0Nm9l4g0W6Uq7F4uJVlq9UmXJTI9tskv97o0BgWJUCO9pwVdEOydw54efGPIc2RPrMXEcLYLTRCq8",
+	"LvOgLhMT6fYCfkjJaO6VjNQWTcud3yyXPoQusQ8NvohyMmIGSFeLbhuYS1RTHcKlMM3q/6RKhHyPipuf",
+	"ohOfo9PVFxz8m6HMN4q2oERqt9urkIq56/sg8Q2ph4d01Ns9YJQexOygtz+Kov7B/v7umA16/cF4tx+N",
+	"x4O9MRvFnX681+32u73e/jiO6V4/OujRw9aqLHifVPz2oNvtVknNVVDp+YP9brfraO3sx4fjwy7dH8Tx",
+	"mLG409nt7R1E+xHrx9HooN/psL2DXme/H432O7uD7mE8GHQ7h3F3f7zPRr2Delq7DbTuHuz3dx9+fqyQ",
+	"bUrBf21gZF0B4v8HE/Av7WwLS9EgeDdNyq+IY098rZTMtT0myljAXp8KdFwstcbGH/KtUNv+2lBGt07/",
+	"q+j5hdsGvnUJuMh5OTCKaogognSHKx9Tqn5EwizUjvM6p7nWXT4ect9u155wwreKZAVf4x1vh+0hhwTC",
+	"XCsc+dGEPKFuo4ACQgxMbM06X9As1luS3wDlbldY8G/DBgfBegYlddO8/6tQxBNoyk7VpBXYqkQPtriY",
+	"7PwoMXGurbFvV24OnLqcQFw4Yr5m+7Ms/cZYSL2i+71CJI0K1Ev/cIv6WNlvmoWsynd9grucR7CHCXav",
+	"DeObCyDrJXx7HP/jxQ8X7z9d3MAFCyYcyrkNUOYISAWB3/66y6eEf8jEbWaCqOvvn87z55/uCun84ubD",
+	"5fvvLs+urgoXPFjGq1wsZAnJZiKHnndZEpJFGTM2wB+vmd9zVpIZJiXtnmVLBKLjjMXogNyzLBkvSaLW",
+	"Brg8DN1mB4lOGeS3WYzzKGMGKyRPO8XIPWTaHJUqnvBOAKx5wWuv7PO4nAGgBbfJpbPaHRAzxtvkXA05",
+	"IvE5DHAPv83grutVQCw2i8jdgNgWDHkOAmZQ1xJpQPX0aA1K7Mqh7n6r98NouvZcmK9d6meLSMqbv5q/",
+	"svmpsrNsEJg2pfg/L1RsAwu2fnOrllm2vfNjT0rd8SlWDjRnRRWqfC3KjhW2hSKGI7RBaaGkIXCNgIe2",
+	"lzU05zVoEbZBLp5KLhZ4GeTOU157g6iCCJ1JTeQic3BBiT6Y0jZL9Zo0AzLUtqla5KLYIjhRNortGqKS",
+	"0RxTuKDDj5YgbXJiAhsFkB7ZBI8YCybrDuBJ3tvYL5n59tNoa0Tif4dz5bk21e7P/2GHznF7fsK8yWx4",
+	"zmTz0TpzOKUI2pvEDnLIw1itgydtk0/YbKIGPdVTCiPt9zGs33P6CoFm5Z2sr4vWY+3Y1LNtfUxLDcbB",
+	"tRILMp1j0faSTOg9JO6bryKqlMk7x1PvmMMHCEoMVmgRiOv6/PSHs+sbKPRok/c+DOyQa6fJLFRSoV8s",
+	"eBETFpMv7RMh2YKfDeJ86HXKd+B42rKaYkoA5aD59dPbRNKlwV1OFME11QILkhQvhIFpPfK2MXFWR8y4",
+	"SmiK6j4vZM7RVKUH8j/ktSj/dTl92p5hvkb/2kplXNuir/d2BewuLm3CiUwKPqBrkoG+34sopVImkQ/n",
+	"f9Ri+UwAKT6ikr6g+nhQ7UfB64fjbtRj+3R31I93D1iH7kWDcS/ujvbZAT3s7MIpRV4re6iGA0GZlJAJ",
+	"fVI9gmbKfVfd3Sw7ex16efPfyd/ZHf+Qfkrj63gq1cfOwaDfe3P5cfq3k1fzd5OzzujjY/y4wmb9rpXN",
+	"tn3NJmrglX7WVHs+zpp7Yp1h70S/MVb5iGUy0OPrC1SBnzwtlPB7miabvnhunn5EfaJbZ1OjGLQ2eg2/",
+	"9/EJyxplEufIEADeQHPtU5DSR77KWVBpy2JzIO44f8NCuR8BLkSGgrY7INOEzxWT+YPnFz+evD1HN3/I",
+	"wc83n9hqwge38QAnzkWG8rs95A7gsVhEWIUF8esJnaVt8/v0lIAXMGfiXtyB8woA+CNtabLYaEqXKfn4",
+	"vNc1XavKrGK7V71L5JSqaPIkAQi7WqcfLy/PLk5/unl3fvXu5Pr0TaH48pnMobFLqL6myNND5nBPevZN",
+	"zKKUZizGIhbkNcbpKGWxG9Bu0TGmsbphYhYlMbONvrGA1lwrenLF1uP+59SAmgYTraN//lwIpuARLDWT",
+	"KHXk0QbjM2k082rrFBJ7mtOEEBJ6p9vukk9sdCXg5M1ntxmNGdm6fH1K9nYHAwPOZ4wPH/He4ejr01tA",
+	"tSeYqGr6EZBf59racXH1yh5We0oMuTaLocwX/EMpSSpukZLwfZbcJjy0H4Ei+hHLoaoh4qKNRXhuyLcA",
+	"BHq3098+RvkxmmVCiUgAYLNhnSF//tx0DJHt588Rxd/djhhAbMDVRoDrDNo8eLDjALU+5CFiO5uhQhlU",
+	"e/2EXpOgUB6TkVB4IT/nABQqOAnVcsZCQ9YblqZC05R/7VkJMd8tQvjbENpcDFtHw9ZEvzhsBUPLH/Db",
+	"drs9bD3keFEDi+cIpjgloM8IvFuhHVooiSyGota8fGXIDTp6JW/6mUWfx8qWrbDQwQcuv7wGOyFksoeF",
+	"Zj3hNn6KKRmaUbCsySa5HRFtV4WQzmD7FJhvA6inDAxIoB7DDjEzHT+LcIt1md+QJMdhhtnSgOgTCsG8",
+	"iWZZLtvkhDgw0hy+tJhw5/USXNCl2VlgAWA3iDDjUkk4Y0vXRzWZMqnodCbtccKexFv1AP3QA6AKyr/d",
+	"Ju/B28CZymcm/gI4z5C0LgPTEWIK3dEIp1PA6MwykxPvb4F0gF/dDlKYY7Vu2T8JzuyyQQsEuW3yVvyd",
+	"su5xHu10932CQ3kWc9mDrlrK0BAJHrGsfCegfUSznwbmUi/1W6qgw5c+2gmsBMA0TOkSOLt4cGYJv4Vz",
+	"o4ato3a7/WBgyk1BR5YnwmAfAK9kWm9wqELcHldgqJ8iNAXQHZCf0MQjb0NghCyKrxzQHAPqNhEIbnL1",
+	"5BJ+K820rqBbgIGT1zIkzqDVLsxTr7XXSUB7vhTRalmMsx7NtQo3wPt0yG1/bWsUaiOPjKnUKhvr6ASA",
+	"kGruBx4bJ1AqX5ByCKNtVHn+eYTV7nQ6fncRkPxgVrkWI3Cl48m6AtKvZtjiuTILceqwYfV5QsBoQIr9",
+	"YjuzkC/2YNbjROtfdjV5XwgX2ZSmMJF5poewf+ySL/5ME0nkZI5Jn7Hemi+5IMD5jmh0B60v7Ah98kVv",
+	"QsJptkQtgvhMQBcZJ5+9xhvupUN4yfzSinzA8+2SH5KXDS/u4mSUENBUwlbFuG2HzWNxgeh8fd0YXVgQ",
+	"oxBynQH2XI44YKlamIsral4oDw7fxz/hi/iZXW9pnWFXbSQFvZ+xV4KV5JUOUlqARCyG+5Zt8oXEwrCy",
+	"IeOYZAycHRcpy+1XKhMuHEkHJZKwH5XJN87jzytoyqHm1xKlTz2aedCP09JwCCuIUKKFuiZw2DQ5hLOF",
+	"FmeYxr0FsTj89yy3Iuu+ab/ROzRcMqV86cEtV6dVBIkuTWkF51dCW9rSRSuoHBvvoqNfNFWvoKGFPmUf",
+	"jOUmcS1yu9XGF4g14o5IyRQb8i1zOpQwB9gAOfr2GNmyeleYw7SNfSOdeV8p3Dp1Mq7GyEaI6/AjmtVh",
+	"u+U7brZVuPlrfWv8Kxa9cPN8cQK3JfV3ONZkty05MOczx0skxaF+YMsiOdVvW8Ia57VgIwmjNczM/b1u",
+	"bg95LOgRzjMXyiPLDw0CmiH57uzaDwTmjVVaR62XJ69uLs/+9vHsSj9jWN3mdWo7Z8y06cNYrFVlzl25",
+	"Gmv7eB8sd66/GYMipwziIcpZ4lXfzGyoiaX1H7l+6BYV1+49yhIQhBZZSSaKNS7k+8vz784v/PrU0noC",
+	"oMAtGlguvORdybvV/r0WtEqhiWug+2i9R6/DW43z+JVpFSt8/OtSL7Qtt72FW12UjSaJNB8q70T5z58f",
+	"frbp/3WJannXPterOW+A1Apa0DwaWiHKo50dvSmybbikHYkpJFAbaiqQUuZyx9gK8yn8UL6+yhPfbHDi",
+	"IfhtXRGBbbZhfRK/EQ1QLr1xIa2+ftAi5j4SGrmv+IPYfNCGcTJxT0fpEqrQvApTd9Nmcjvz5BZq07Xc",
+	"F1yGS/0ngBnyM27YQoyN8Y8uYZBPxCawGMfJX2dkmoefH/6fAAAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

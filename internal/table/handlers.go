@@ -77,6 +77,7 @@ var refusals = []struct {
 	{engine.ErrCashoutNotAllowed, http.StatusConflict, table.ErrorCodeCashoutNotAllowed},
 	{engine.ErrCancelNotAllowed, http.StatusConflict, table.ErrorCodeCancelNotAllowed},
 	{engine.ErrWalletUnavailable, http.StatusServiceUnavailable, table.ErrorCodeWalletUnavailable},
+	{engine.ErrTableUnavailable, http.StatusServiceUnavailable, table.ErrorCodeTableUnavailable},
 }
 
 // refusal translates an engine refusal into the player's code (never a wallet
@@ -104,7 +105,7 @@ func (a *api) refusal(ctx context.Context, err error) errorResponse {
 }
 
 // session returns the request's session and its game's table.
-func (a *api) session(ctx context.Context) (sessions.Session, *engine.Table, *errorResponse) {
+func (a *api) session(ctx context.Context) (sessions.Session, Game, *errorResponse) {
 	sess, ok := sessionFrom(ctx)
 	if !ok {
 		r := a.fail(ctx, http.StatusUnauthorized, table.ErrorCodeSessionExpired)
@@ -204,7 +205,8 @@ func (a *api) GetCurrentRound(ctx context.Context, _ table.GetCurrentRoundReques
 	}
 	v, m := t.Round()
 	if v.RoundID == "" {
-		return a.internal(ctx, "the table has no round yet", errors.New("no round")), nil
+		// The table has never played a round (its first leader is starting).
+		return a.fail(ctx, http.StatusServiceUnavailable, table.ErrorCodeTableUnavailable), nil
 	}
 	return table.GetCurrentRound200JSONResponse(roundOf(v, m, a.s.now())), nil
 }

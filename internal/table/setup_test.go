@@ -137,7 +137,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 		Limits:   map[table.Currency]table.Limits{{Operator: "acme", Code: "BRL"}: {MinBet: ptr(100), MaxBet: ptr(100000), MaxWin: ptr(10000000)}},
 		Sessions: ss, Records: st, HelloTimeout: o.hello,
 		ReadRate: o.rate, ReadBurst: o.burst, ActionRate: cmp.Or(o.actionRate, o.rate), ActionBurst: cmp.Or(o.actionBurst, o.burst),
-		Tables: func(id string) (*engine.Table, bool) { return tbl, id == "crash" },
+		Tables: func(id string) (table.Game, bool) { return tbl, id == "crash" },
 	})
 	if err != nil {
 		t.Fatal(err)

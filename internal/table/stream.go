@@ -243,7 +243,7 @@ const liveBetRecheck = 5 * time.Second
 
 // resync sends what a new or reconnecting client starts from: its balance, the
 // current phase, the round's bets (snapshot) and its own bets in the round.
-func (s *Server) resync(st *stream, t *engine.Table, sess sessions.Session, sub *engine.Subscription) {
+func (s *Server) resync(st *stream, t Game, sess sessions.Session, sub *engine.Subscription) {
 	bal := s.sessions.Balance(sess.Hash).Balance
 	s.writeNow(st, marshal(table.BalanceEvent{Type: "balance", Balance: max(bal, 0), Currency: sess.Currency}))
 

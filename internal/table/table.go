@@ -30,6 +30,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"strings"
 	"sync"
@@ -69,6 +70,21 @@ type Limits struct {
 	MinBet, MaxBet, MaxWin *int64
 }
 
+// Game is what the player API needs of one game's table: the *engine.Table
+// itself in one process; in a cluster, the replica's view of the table,
+// which forwards actions to its leader (package replica).
+type Game interface {
+	Round() (engine.RoundView, int64)
+	Subscribe(session []byte, buf int) *engine.Subscription
+	Fairness() (terminal, salt string, rtpBP, maxMultiplier int64)
+	EndedRound(ctx context.Context, id string) (store.RoundRecord, error)
+	PlaceBet(ctx context.Context, p engine.Player, req engine.BetRequest) (engine.BetResult, error)
+	Cashout(ctx context.Context, p engine.Player, betID string, receivedAt time.Time) (engine.CashoutResult, error)
+	Cancel(ctx context.Context, p engine.Player, betID string) (engine.CancelResult, error)
+}
+
+var _ Game = (*engine.Table)(nil)
+
 // Config is what the table is built from.
 type Config struct {
 	BaseURL         string // the public address of the game: the stream's own origin
@@ -77,7 +93,7 @@ type Config struct {
 	Limits   map[Currency]Limits
 	Sessions *sessions.Service
 	// Tables returns the running table of a game.
-	Tables func(gameID string) (*engine.Table, bool)
+	Tables func(gameID string) (Game, bool)
 	// Records are the game's bets and finished rounds, read only.
 	Records Records
 	Logger  *slog.Logger     // nil: slog.Default()
@@ -98,6 +114,10 @@ type Config struct {
 	// per client address (defaults 5/s, 20).
 	AddressRate  float64
 	AddressBurst int
+	// TrustedProxies are the load balancers in front of the game: behind
+	// one, the client address is the nearest one X-Forwarded-For names that
+	// is not a trusted proxy itself. Empty: the peer address.
+	TrustedProxies []netip.Prefix
 	// StreamBuffer bounds how many events a stream may lag (default 64).
 	StreamBuffer int
 	// HelloTimeout bounds the wait for the stream's hello (default 5 s).
@@ -120,7 +140,7 @@ type Server struct {
 	defLang  string
 	limits   map[Currency]Limits
 	sessions *sessions.Service
-	tables   func(string) (*engine.Table, bool)
+	tables   func(string) (Game, bool)
 	records  Records
 	log      *slog.Logger
 	now      func() time.Time
@@ -353,7 +373,7 @@ func bearer(h string) (string, bool) {
 // byAddress limits requests per client address (session creation, stream).
 func (s *Server) byAddress(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if wait, ok := s.perAddress.allow(clientAddress(r), s.now()); !ok {
+		if wait, ok := s.perAddress.allow(clientAddress(r, s.cfg.TrustedProxies), s.now()); !ok {
 			s.writeRateLimited(w, r.Context(), wait)
 			return
 		}
@@ -361,12 +381,44 @@ func (s *Server) byAddress(next http.Handler) http.Handler {
 	})
 }
 
-func clientAddress(r *http.Request) string {
+// clientAddress is the address of the request's client: its peer, or, when
+// the peer is a trusted proxy, the nearest address of X-Forwarded-For (read
+// from the right: each proxy appends the address it received from) that is
+// not a trusted proxy. A client can write anything on the left of that list;
+// only what the trusted proxies appended is believed.
+func clientAddress(r *http.Request, trusted []netip.Prefix) string {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
-		return r.RemoteAddr
+		host = r.RemoteAddr
+	}
+	if len(trusted) == 0 || !isTrusted(host, trusted) {
+		return host
+	}
+	hops := strings.Split(strings.Join(r.Header.Values("X-Forwarded-For"), ","), ",")
+	for i := len(hops) - 1; i >= 0; i-- {
+		hop := strings.TrimSpace(hops[i])
+		if _, err := netip.ParseAddr(hop); err != nil {
+			return host // not an address: the list cannot be believed past here
+		}
+		if !isTrusted(hop, trusted) {
+			return hop
+		}
 	}
 	return host
+}
+
+func isTrusted(addr string, trusted []netip.Prefix) bool {
+	a, err := netip.ParseAddr(addr)
+	if err != nil {
+		return false
+	}
+	a = a.Unmap()
+	for _, p := range trusted {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *Server) limitBody(next http.Handler) http.Handler {
