@@ -7,17 +7,20 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/crashstudio/crashgame/internal/cluster"
 	"github.com/crashstudio/crashgame/internal/config"
 	"github.com/crashstudio/crashgame/internal/engine"
 	"github.com/crashstudio/crashgame/internal/freebets"
 	"github.com/crashstudio/crashgame/internal/launch"
 	"github.com/crashstudio/crashgame/internal/operatorapi"
+	"github.com/crashstudio/crashgame/internal/replica"
 	"github.com/crashstudio/crashgame/internal/sessions"
 	"github.com/crashstudio/crashgame/internal/store"
 	"github.com/crashstudio/crashgame/internal/table"
@@ -36,6 +39,11 @@ type app struct {
 	freebets  *freebets.Service
 	demo      *engine.DemoBank
 	tables    map[string]*engine.Table
+	games     map[string]table.Game // what the player API plays on: the tables, or their replicas in a cluster
+	bus       *cluster.Bus          // nil: one process
+	replicas  []*replica.Table
+	balances  *replica.Balances
+	stopping  atomic.Bool // set at SIGTERM: /readyz answers 503 so that load balancers send no new work
 	sessions  *sessions.Service
 	table     *table.Server
 	operators *operatorapi.API
@@ -56,6 +64,7 @@ func newApp(ctx context.Context, cfg *config.Config, st *store.Store, logger *sl
 		clients:  map[string]*wallet.Client{},
 		demo:     engine.NewDemoBank(),
 		tables:   map[string]*engine.Table{},
+		games:    map[string]table.Game{},
 	}
 	a.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	metrics, err := wallet.NewPrometheusMetrics(a.registry)
@@ -91,12 +100,31 @@ func newApp(ctx context.Context, cfg *config.Config, st *store.Store, logger *sl
 	if err != nil {
 		return nil, err
 	}
+	// In a cluster, the replicas talk over NATS: every table publishes its
+	// events there while it leads, and actions reach the leader there.
+	lease := engine.LeaseSettings{}
+	if cfg.Cluster != nil {
+		a.bus, err = cluster.Connect(ctx, cluster.Options{
+			URLs: cfg.Cluster.NATS, Name: cfg.Cluster.Replica, Logger: logger, Registerer: a.registry,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("cluster: %w", err)
+		}
+		lease = clusterLease(cfg.Cluster)
+		// A replica cut off from NATS can neither hear its followers'
+		// actions nor reach their streams: it leaves its tables to another.
+		lease.Able = a.bus.Connected
+	}
 	// The engine queues wins and rollbacks in the outbox; the queue, built
 	// last, delivers them.
 	outbox := wallet.NewOutbox(st)
 	operators := engineOperators(cfg)
 	for i := range cfg.Games {
 		g := &cfg.Games[i]
+		var events engine.Events // nil: the table's own subscribers
+		if a.bus != nil {
+			events = replica.NewPublisher(a.bus, g.ID, logger)
+		}
 		t, err := engine.New(ctx, engine.Config{
 			Game:      engineGame(g),
 			Operators: operators,
@@ -110,30 +138,47 @@ func newApp(ctx context.Context, cfg *config.Config, st *store.Store, logger *sl
 			Balances: a.sessions,
 			Demo:     a.demo,
 			Logger:   logger,
+			Lease:    lease,
+			Events:   events,
 		})
 		if err != nil {
 			return nil, err
 		}
-		if _, err := t.Recover(ctx); err != nil {
+		a.tables[g.ID] = t
+		a.games[g.ID] = t
+		if err := registerLeadership(a.registry, t); err != nil {
 			return nil, err
 		}
-		a.tables[g.ID] = t
+		if a.bus != nil {
+			r, err := replica.New(replica.Config{Bus: a.bus, Table: t, Sessions: a.sessions, Logger: logger})
+			if err != nil {
+				return nil, err
+			}
+			a.replicas = append(a.replicas, r)
+			a.games[g.ID] = r
+		}
 	}
 	a.table, err = table.New(table.Config{
-		BaseURL: cfg.BaseURL, DefaultLanguage: cfg.DefaultLanguage, Limits: tableLimits(cfg),
+		BaseURL: cfg.BaseURL, DefaultLanguage: cfg.DefaultLanguage, Limits: tableLimits(cfg), TrustedProxies: cfg.TrustedProxies,
 		Sessions: a.sessions, Records: st, Logger: logger,
-		Tables: func(id string) (*engine.Table, bool) {
-			t, ok := a.tables[id]
+		Tables: func(id string) (table.Game, bool) {
+			t, ok := a.games[id]
 			return t, ok
 		},
 	})
 	if err != nil {
 		return nil, err
 	}
+	// The balance shown to the player follows the /win answers (BAL-4): in a
+	// cluster, the answers any replica's queue receives reach every replica.
+	settled := a.table.WalletSettled
+	if a.bus != nil {
+		a.balances = replica.NewBalances(a.bus, a.table.WalletSettled, logger)
+		settled = a.balances.Settled
+	}
 	a.queue, err = wallet.NewQueue(st, outbox, a.client,
 		wallet.WithQueueLogger(logger), wallet.WithRegisterer(a.registry),
-		// The balance shown to the player follows the /win answers (BAL-4).
-		wallet.WithOnSettled(a.table.WalletSettled))
+		wallet.WithOnSettled(settled))
 	if err != nil {
 		return nil, fmt.Errorf("movement queue: %w", err)
 	}
@@ -147,6 +192,34 @@ func (a *app) close() {
 	if err := a.sessions.Close(); err != nil {
 		a.logger.Warn("closing sessions", "err", err)
 	}
+	if a.bus != nil {
+		if err := a.bus.Close(); err != nil {
+			a.logger.Warn("closing the cluster's connection", "err", err)
+		}
+	}
+}
+
+// ready reports whether the replica can take traffic: it is not shutting
+// down, its database answers, in a cluster it is connected to NATS, and every
+// game's table shows a round.
+func (a *app) ready(ctx context.Context) error {
+	if a.stopping.Load() {
+		return errors.New("shutting down")
+	}
+	if err := a.store.Ping(ctx); err != nil {
+		return err
+	}
+	if a.bus != nil && !a.bus.Connected() {
+		return errors.New("not connected to NATS")
+	}
+	// A table that has never shown a round (its first leader is still
+	// making the game's hash chain) has nothing to serve players yet.
+	for id, g := range a.games {
+		if v, _ := g.Round(); v.RoundID == "" {
+			return fmt.Errorf("game %s has no round yet", id)
+		}
+	}
+	return nil
 }
 
 func (a *app) client(operator string) (*wallet.Client, bool) {
@@ -163,6 +236,24 @@ func (a *app) start(ctx context.Context) {
 			a.logger.Error("movement queue stopped", "err", err)
 		}
 	}()
+	for _, r := range a.replicas {
+		a.wg.Add(1)
+		go func() {
+			defer a.wg.Done()
+			if err := r.Run(ctx); err != nil {
+				a.logger.Error("relaying the table stopped", "err", err)
+			}
+		}()
+	}
+	if a.balances != nil {
+		a.wg.Add(1)
+		go func() {
+			defer a.wg.Done()
+			if err := a.balances.Run(ctx); err != nil {
+				a.logger.Error("relaying wallet balances stopped", "err", err)
+			}
+		}()
+	}
 	for id, t := range a.tables {
 		a.wg.Add(1)
 		go func() {
@@ -206,4 +297,29 @@ func (f spender) Spend(ctx context.Context, p engine.Player, id string) (string,
 
 func (f spender) Return(ctx context.Context, p engine.Player, id string) error {
 	return f.s.Return(ctx, freebets.Owner{Operator: p.Operator, PlayerID: p.PlayerID, Currency: p.Currency}, id)
+}
+
+// registerLeadership exports whether this process leads t's table, and at
+// which fencing epoch (crashgame_cluster_leader, crashgame_cluster_epoch).
+func registerLeadership(r prometheus.Registerer, t *engine.Table) error {
+	labels := prometheus.Labels{"game_id": t.Game().ID}
+	leader := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "crashgame_cluster_leader", ConstLabels: labels,
+		Help: "1 when this process leads the game's table (holds its lease), else 0.",
+	}, func() float64 {
+		if t.Leading() {
+			return 1
+		}
+		return 0
+	})
+	epoch := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "crashgame_cluster_epoch", ConstLabels: labels,
+		Help: "The fencing epoch of the term in which this process leads the game's table; 0 when it does not lead.",
+	}, func() float64 { return float64(t.Epoch()) })
+	for _, c := range []prometheus.Collector{leader, epoch} {
+		if err := r.Register(c); err != nil {
+			return fmt.Errorf("leadership metrics of %s: %w", t.Game().ID, err)
+		}
+	}
+	return nil
 }

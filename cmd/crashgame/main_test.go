@@ -84,6 +84,20 @@ operators:
     currencies: {BRL: {min_bet: 100, max_bet: 1000}}
 `, filepath.ToSlash(dir)))
 	base, stop := start(t, "serve", "--config", cfg)
+	// Ready once the table shows its first round (the chain is made first).
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		res, err := http.Get(base + "/readyz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode == http.StatusOK {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("/readyz: %d after 30 s", res.StatusCode)
+		}
+	}
 	for _, path := range []string{"/healthz", "/readyz", "/metrics", "/openapi/game.v1.yaml", "/openapi/wallet.v1.json", "/openapi/table.v1.yaml"} {
 		res, err := http.Get(base + path)
 		if err != nil {

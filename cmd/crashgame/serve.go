@@ -104,6 +104,7 @@ func serve(ctx context.Context, cfg *config.Config, logger *slog.Logger, stdout 
 		return fmt.Errorf("http server: %w", err)
 	case <-ctx.Done():
 	}
+	a.stopping.Store(true) // /readyz: 503 from now on
 	logger.Info("shutting down: settling the rounds in play", "grace", tableGrace.String())
 	for _, t := range a.tables {
 		t.Stop()
@@ -156,7 +157,7 @@ func newHandler(cfg *config.Config, st *store.Store, a *app, logger *slog.Logger
 	return server.New(server.Config{
 		Logger:    logger,
 		Documents: documents,
-		Ready:     st.Ping,
+		Ready:     a.ready,
 		Routes:    routes,
 	}), nil
 }

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"crypto/rand"
+	"encoding/hex"
+
 	"github.com/crashstudio/crashgame/internal/config"
 	"github.com/crashstudio/crashgame/internal/engine"
 	"github.com/crashstudio/crashgame/internal/freebets"
@@ -124,4 +127,13 @@ func tableLimits(cfg *config.Config) map[table.Currency]table.Limits {
 		}
 	}
 	return limits
+}
+
+// clusterLease is how each table of a replica holds its leadership: the
+// holder is the replica's name and a random part, so that a restarted
+// replica is a new holder (its old lease is never mistaken for its own).
+func clusterLease(c *config.Cluster) engine.LeaseSettings {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return engine.LeaseSettings{Holder: c.Replica + "/" + hex.EncodeToString(b[:]), TTL: c.LeaseTTL(), Renew: c.LeaseRenew()}
 }

@@ -14,6 +14,7 @@ package config
 import (
 	"fmt"
 	"log/slog"
+	"net/netip"
 	"net/url"
 	"slices"
 	"strings"
@@ -51,6 +52,49 @@ type Config struct {
 	Database        DSN    // sqlite://PATH or postgres://USER:PASSWORD@HOST:PORT/DB?...
 	Games           []Game
 	Operators       []Operator
+	// TrustedProxies are the load balancers in front of the game: a request
+	// from one of them is taken to come from the client its X-Forwarded-For
+	// names (the per-address limits count that client, not the balancer).
+	// Empty: the peer address is the client.
+	TrustedProxies []netip.Prefix
+	// Cluster is set when the installation runs as several replicas (the
+	// `cluster` section); nil: one process, as before.
+	Cluster *Cluster
+}
+
+// Cluster is how a replica joins the others: its name, the NATS servers
+// between the replicas, and the lease by which one replica leads each table.
+// A cluster needs PostgreSQL.
+type Cluster struct {
+	Replica      string   // this replica's name in leases, logs and metrics
+	NATS         []string // nats://HOST:PORT URLs; may carry credentials, never printed
+	LeaseTTLMS   int64    // how long a dead leader holds its tables at most
+	LeaseRenewMS int64    // how often a leader renews its leases
+}
+
+// Defaults of the cluster section.
+const (
+	DefaultLeaseTTLMS   = 2000
+	DefaultLeaseRenewMS = 500
+)
+
+// LeaseTTL is Cluster.LeaseTTLMS as a duration.
+func (c *Cluster) LeaseTTL() time.Duration { return time.Duration(c.LeaseTTLMS) * time.Millisecond }
+
+// LeaseRenew is Cluster.LeaseRenewMS as a duration.
+func (c *Cluster) LeaseRenew() time.Duration { return time.Duration(c.LeaseRenewMS) * time.Millisecond }
+
+// LogValue describes the cluster section without the NATS URLs' user
+// information.
+func (c *Cluster) LogValue() slog.Value {
+	hosts := make([]string, len(c.NATS))
+	for i, raw := range c.NATS {
+		if u, err := url.Parse(raw); err == nil {
+			hosts[i] = u.Host
+		}
+	}
+	return slog.GroupValue(slog.String("replica", c.Replica), slog.Any("nats", hosts),
+		slog.Int64("lease_ttl_ms", c.LeaseTTLMS), slog.Int64("lease_renew_ms", c.LeaseRenewMS))
 }
 
 // Game is one game of the catalogue.
@@ -165,7 +209,7 @@ func (c Config) LogValue() slog.Value {
 	for _, g := range c.Games {
 		games = append(games, g.ID)
 	}
-	return slog.GroupValue(
+	attrs := []slog.Attr{
 		slog.String("listen", c.Listen),
 		slog.String("metrics_listen", c.MetricsListen),
 		slog.String("base_url", c.BaseURL),
@@ -173,7 +217,11 @@ func (c Config) LogValue() slog.Value {
 		slog.Any("database", c.Database),
 		slog.Any("games", games),
 		slog.Group("operators", ops...),
-	)
+	}
+	if c.Cluster != nil {
+		attrs = append(attrs, slog.Any("cluster", c.Cluster))
+	}
+	return slog.GroupValue(attrs...)
 }
 
 // Signed reports whether the operator has a secret: its requests must carry a valid

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"net/url"
 	"os"
 	"regexp"
@@ -396,7 +397,7 @@ const idRule = "1 to 64 letters, digits, '.', '_' or '-', starting with a letter
 
 func (p *parser) config(root *yaml.Node) *Config {
 	f := p.fields(p.mapping(root, "the file"), "top level",
-		"listen", "metrics_listen", "base_url", "default_language", "database", "games", "operators")
+		"listen", "metrics_listen", "base_url", "default_language", "database", "games", "operators", "cluster", "trusted_proxies")
 	c := &Config{
 		Listen:          DefaultListen,
 		DefaultLanguage: DefaultLanguage,
@@ -445,6 +446,23 @@ func (p *parser) config(root *yaml.Node) *Config {
 		}
 	}
 
+	for _, n := range p.list(f, "trusted_proxies", "top level") {
+		pfx, err := netip.ParsePrefix(n.Value)
+		if err != nil {
+			addr, aerr := netip.ParseAddr(n.Value)
+			if aerr != nil {
+				p.addf(n, "trusted_proxies: %s is neither an address nor a CIDR range; write e.g. 10.0.0.7 or 172.16.0.0/12 (your load balancers' addresses)", p.show(n))
+				continue
+			}
+			pfx = netip.PrefixFrom(addr, addr.BitLen())
+		}
+		c.TrustedProxies = append(c.TrustedProxies, pfx.Masked())
+	}
+
+	if n := f["cluster"]; n != nil {
+		c.Cluster = p.cluster(n, c.Database)
+	}
+
 	gameNodes := p.list(f, "games", "top level")
 	if len(gameNodes) == 0 {
 		p.addf(f["games"], "games: no game is configured; add at least one under games: (see docs/config.md)")
@@ -481,6 +499,66 @@ func (p *parser) config(root *yaml.Node) *Config {
 		c.Operators = append(c.Operators, op)
 	}
 	return c
+}
+
+// cluster reads the cluster section: replica, nats, lease_ttl_ms,
+// lease_renew_ms.
+func (p *parser) cluster(n *yaml.Node, db DSN) *Cluster {
+	const where = "cluster"
+	f := p.fields(p.mapping(n, where), where, "replica", "nats", "lease_ttl_ms", "lease_renew_ms")
+	c := &Cluster{LeaseTTLMS: DefaultLeaseTTLMS, LeaseRenewMS: DefaultLeaseRenewMS}
+	if !strings.HasPrefix(string(db), "postgres://") && !strings.HasPrefix(string(db), "postgresql://") {
+		p.addf(n, "cluster: a cluster needs PostgreSQL, which every replica shares; set database: postgres://USER:PASSWORD@HOST:5432/DB, or remove the cluster section to run one process")
+	}
+	if v, vn := p.str(f, "replica", where); vn != nil && v != "" {
+		if strings.ContainsFunc(v, func(r rune) bool { return r <= ' ' || r > '~' }) || len(v) > 64 {
+			p.addf(vn, "cluster: replica %s must be 1 to 64 printable ASCII characters without spaces, e.g. game-1", p.show(vn))
+		}
+		c.Replica = v
+	} else if host, err := os.Hostname(); err == nil && host != "" {
+		c.Replica = host
+	} else {
+		p.addf(n, "cluster: replica is missing and the host has no name; set replica: game-1 (each replica its own)")
+	}
+	v, vn := p.str(f, "nats", where)
+	for _, raw := range strings.Split(v, ",") {
+		raw = strings.TrimSpace(raw)
+		if raw == "" {
+			continue
+		}
+		if u, err := url.Parse(raw); err != nil || (u.Scheme != "nats" && u.Scheme != "tls") || u.Host == "" {
+			p.addf(vn, "cluster: nats holds %q, which is not nats://HOST:PORT or tls://HOST:PORT; list every NATS server, comma-separated", redactUserinfo(raw))
+			continue
+		}
+		c.NATS = append(c.NATS, raw)
+	}
+	if len(c.NATS) == 0 {
+		p.addf(n, "cluster: nats is missing; list the NATS servers the replicas share, e.g. nats: nats://nats-1:4222,nats://nats-2:4222")
+	}
+	if ttl, ok := p.integer(f, "lease_ttl_ms", where, " of milliseconds (2000 means 2 s)"); ok {
+		if ttl < 200 || ttl > 60000 {
+			p.addf(f["lease_ttl_ms"], "cluster: lease_ttl_ms %d is outside 200..60000; a dead leader holds its tables this long, 2000 is the default", ttl)
+		}
+		c.LeaseTTLMS = ttl
+	}
+	if renew, ok := p.integer(f, "lease_renew_ms", where, " of milliseconds (500 means 0.5 s)"); ok {
+		c.LeaseRenewMS = renew
+	}
+	if c.LeaseRenewMS < 50 || c.LeaseRenewMS*2 > c.LeaseTTLMS {
+		p.addf(f["lease_renew_ms"], "cluster: lease_renew_ms %d must be at least 50 and at most half of lease_ttl_ms (%d), so that one lost renewal does not lose the lease", c.LeaseRenewMS, c.LeaseTTLMS)
+	}
+	return c
+}
+
+// redactUserinfo shows a URL without its user information.
+func redactUserinfo(raw string) string {
+	if at := strings.LastIndex(raw, "@"); at >= 0 {
+		if scheme := strings.Index(raw, "://"); scheme >= 0 && scheme < at {
+			return raw[:scheme+3] + "[redacted]@" + raw[at+1:]
+		}
+		return "[redacted]@" + raw[at+1:]
+	}
+	return raw
 }
 
 func validPort(s string) bool {

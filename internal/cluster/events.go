@@ -1,0 +1,157 @@
+package cluster
+
+import (
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync"
+
+	"github.com/nats-io/nats.go"
+)
+
+// Headers of an event.
+const (
+	// hdrPublisher is the publishing Bus's identity: its replica name and a
+	// random suffix drawn at Connect, so a restarted replica is a new
+	// publisher.
+	hdrPublisher = "Crashgame-Publisher"
+	// hdrSeq is the publisher's sequence number on the subject: 1, 2, 3...
+	// one per Publish, failed ones included.
+	hdrSeq = "Crashgame-Seq"
+)
+
+// EventHandler receives one event. gap is true when continuity with the
+// previous event received on the same subject is not proven: the publisher
+// skipped numbers (events were lost: a subscriber too slow, a connection
+// lost on either side, a publication that failed) or another publisher took
+// the subject over (a new leader). The handler then resynchronises what it
+// derives from the events (from PostgreSQL, the durable truth) before using
+// this one. The first event a subscription receives on a subject never has
+// gap set: take the initial state after Subscribe returns.
+type EventHandler func(data []byte, gap bool)
+
+// pubState is the sequence of one subject this Bus publishes on.
+type pubState struct {
+	mu  sync.Mutex
+	seq uint64
+}
+
+// Publish sends data on subject (literal) to every subscriber, fire and
+// forget: it returns once the message is handed to the connection, and an
+// error wrapping ErrUnavailable when it could not be (not connected; nothing
+// is buffered for later). Each call takes the subject's next sequence number,
+// even one that fails, so that subscribers see the loss as a gap. Calls on one
+// subject are sent in the order they take their numbers.
+func (b *Bus) Publish(subject string, data []byte) error {
+	if err := checkSubject(subject, false); err != nil {
+		return fmt.Errorf("cluster: publish: %w", err)
+	}
+	b.mu.Lock()
+	st := b.pubs[subject]
+	if st == nil {
+		st = &pubState{}
+		b.pubs[subject] = st
+	}
+	b.mu.Unlock()
+
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.seq++
+	msg := nats.NewMsg(subject)
+	msg.Data = data
+	msg.Header.Set(hdrPublisher, b.publisher)
+	msg.Header.Set(hdrSeq, strconv.FormatUint(st.seq, 10))
+	if err := b.nc.PublishMsg(msg); err != nil {
+		return fmt.Errorf("cluster: publish %s: %w: %w", subject, ErrUnavailable, err)
+	}
+	return nil
+}
+
+// Subscribe delivers the events published on subject (wildcards allowed) to
+// h, one at a time, in the order each publisher published them, with gap
+// set as EventHandler says; a message without this package's headers is
+// dropped (logged). The subscription survives reconnections: events published
+// meanwhile are lost, and the next one arrives with gap set. Each gap is
+// counted in crashgame_cluster_events_gaps_total.
+//
+// stop unsubscribes; once it returns h is not running and is not called
+// again. It must not be called from within h. It is safe to call more than
+// once.
+func (b *Bus) Subscribe(subject string, h EventHandler) (stop func(), err error) {
+	if err := checkSubject(subject, true); err != nil {
+		return nil, fmt.Errorf("cluster: subscribe: %w", err)
+	}
+	s := &subscriber{bus: b, h: h, last: make(map[string]position)}
+	sub, err := b.nc.Subscribe(subject, s.receive)
+	if err != nil {
+		return nil, fmt.Errorf("cluster: subscribe %s: %w", subject, err)
+	}
+	if b.nc.IsConnected() {
+		if err := b.nc.FlushTimeout(b.timeout); err != nil {
+			b.log.Warn("subscribe: the server did not confirm the subscription; it is made at the reconnection",
+				slog.String("subject", subject), slog.String("error", err.Error()))
+		}
+	}
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			_ = sub.Unsubscribe() // fails only when the connection is closed: no more deliveries either
+			s.mu.Lock()
+			s.stopped = true
+			s.mu.Unlock()
+		})
+	}, nil
+}
+
+// position is the last event delivered on one subject.
+type position struct {
+	publisher string
+	seq       uint64
+}
+
+// subscriber is one Subscribe.
+type subscriber struct {
+	bus *Bus
+	h   EventHandler
+	// last is touched only by receive, which the subscription runs one
+	// message at a time.
+	last map[string]position
+
+	mu      sync.Mutex // held while h runs
+	stopped bool
+}
+
+func (s *subscriber) receive(m *nats.Msg) {
+	pub := m.Header.Get(hdrPublisher)
+	seq, err := strconv.ParseUint(m.Header.Get(hdrSeq), 10, 64)
+	if pub == "" || err != nil || seq == 0 {
+		s.bus.log.Warn("subscribe: a message without a publisher or a sequence dropped", slog.String("subject", m.Subject))
+		return
+	}
+	prev, seen := s.last[m.Subject]
+	gap := ""
+	switch {
+	case !seen:
+	case prev.publisher != pub:
+		gap = gapPublisher
+	case seq <= prev.seq:
+		// Core NATS neither repeats nor reorders one connection's messages;
+		// if it ever did, delivering it again could show an event twice.
+		s.bus.log.Warn("subscribe: an event already delivered dropped", slog.String("subject", m.Subject),
+			slog.Uint64("seq", seq), slog.Uint64("last", prev.seq))
+		return
+	case seq != prev.seq+1:
+		gap = gapSequence
+	}
+	s.last[m.Subject] = position{publisher: pub, seq: seq}
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopped {
+		return
+	}
+	if gap != "" {
+		s.bus.m.gaps.WithLabelValues(gap).Inc()
+	}
+	s.h(m.Data, gap != "")
+}

@@ -1,0 +1,374 @@
+// Package replica joins one process's table of a game to the cluster's: a
+// player's bet, cashout or cancel reaches the table's leader wherever it runs,
+// and every replica's streams get the leader's events.
+//
+// Each replica runs an engine.Table for every game; exactly one of them leads
+// (the lease and fencing epoch of package engine decide which). A Table here
+// wraps the local one:
+//   - actions: while the local table leads, they go to it directly; otherwise
+//     they are sent to the leader by request/reply on the game's action
+//     subjects (package cluster), and the leader's answer, or its refusal,
+//     comes back as the engine's own values and errors. A cashout is priced at
+//     the leader's receive time. While this replica's table leads, it serves
+//     those subjects.
+//   - events: the leader's table publishes every event on the game's event
+//     subject (Publisher, its engine.Events); every replica, the leader
+//     included, hands them to its local subscribers (engine.Table.Deliver).
+//   - the display balances of the actions the leader decides are kept where
+//     it runs: it warms each forwarded session first (Warmer), and the wallet
+//     answers the movement queue receives on any replica reach every replica
+//     (Balances).
+//
+// It must never decide anything about a bet (the engine does, on the leader),
+// retry an action whose outcome is unknown (the player is told so and the
+// stream shows what happened), or log a token or a player's id.
+package replica
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/crashstudio/crashgame/internal/cluster"
+	"github.com/crashstudio/crashgame/internal/engine"
+	"github.com/crashstudio/crashgame/internal/store"
+)
+
+// How long a forwarded action may wait for the leader. A bet's /bet may be
+// attempted until its betting window closes (engine.Game.Betting), so a bet
+// waits that long and a margin for the wallet client's last attempt.
+const (
+	actionTimeout = 2 * time.Second
+	betMargin     = 10 * time.Second
+	// watchEvery is how often a replica checks whether its table leads, to
+	// serve or stop serving the game's actions.
+	watchEvery = 50 * time.Millisecond
+	// noLeaderWait bounds how long a forwarded action waits for a leader to
+	// serve the table (a hand-over, a leader that just started serving).
+	noLeaderWait = time.Second
+)
+
+// Warmer makes a session live in this process (loaded from the database when
+// it is not): the leader warms the session of every action forwarded to it.
+// *sessions.Service satisfies it.
+type Warmer interface {
+	Warm(ctx context.Context, hash []byte) error
+}
+
+// Config is what a Table is built from.
+type Config struct {
+	Bus      *cluster.Bus
+	Table    *engine.Table // this replica's table of the game, built with a Publisher as its Events
+	Sessions Warmer
+	Now      func() time.Time // the leader's receive time of a forwarded cashout; nil: time.Now
+	Logger   *slog.Logger     // nil: slog.Default()
+}
+
+// Table is this replica's view of one game's table in the cluster. It
+// satisfies the player API's table.Game.
+type Table struct {
+	*engine.Table // reads: Round, Subscribe, Fairness, EndedRound, Game
+
+	bus      *cluster.Bus
+	sessions Warmer
+	now      func() time.Time
+	logger   *slog.Logger
+	betWait  time.Duration
+	game     string
+}
+
+// New returns the replica's view of cfg.Table's game. Call Run.
+func New(cfg Config) (*Table, error) {
+	switch {
+	case cfg.Bus == nil:
+		return nil, errors.New("replica: no bus")
+	case cfg.Table == nil:
+		return nil, errors.New("replica: no table")
+	case cfg.Sessions == nil:
+		return nil, errors.New("replica: no sessions")
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	g := cfg.Table.Game()
+	return &Table{
+		Table: cfg.Table, bus: cfg.Bus, sessions: cfg.Sessions, now: cfg.Now,
+		logger: cfg.Logger.With("game_id", g.ID), betWait: g.Betting + betMargin, game: g.ID,
+	}, nil
+}
+
+// Run relays the leader's events to the local subscribers and, while the
+// local table leads, serves the game's actions, until ctx ends.
+func (t *Table) Run(ctx context.Context) error {
+	stopEvents, err := t.bus.Subscribe(cluster.EventSubject(t.game), func(data []byte, gap bool) { t.receive(ctx, data, gap) })
+	if err != nil {
+		return fmt.Errorf("replica: subscribe to %s's events: %w", t.game, err)
+	}
+	defer stopEvents()
+	// What happened before the subscription: the round and the chain as the
+	// database has them.
+	if err := t.LoadView(ctx); err != nil {
+		t.logger.Warn("reading the current round failed", "err", err)
+	}
+	if err := t.RefreshChain(ctx); err != nil {
+		t.logger.Warn("reading the chain failed", "err", err)
+	}
+	var stopServing func()
+	defer func() {
+		if stopServing != nil {
+			stopServing()
+		}
+	}()
+	tick := time.NewTicker(watchEvery)
+	defer tick.Stop()
+	for {
+		switch leads := t.Leading(); {
+		case leads && stopServing == nil:
+			if stopServing, err = t.serve(); err != nil {
+				t.logger.Error("serving the table's actions failed; retrying", "err", err)
+				stopServing = nil
+			}
+		case !leads && stopServing != nil:
+			stopServing()
+			stopServing = nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+		}
+	}
+}
+
+// receive hands one event of the leader to the local subscribers.
+func (t *Table) receive(ctx context.Context, data []byte, gap bool) {
+	var w wireEvent
+	if err := json.Unmarshal(data, &w); err != nil {
+		t.logger.Error("an event of the leader could not be read", "err", err)
+		return
+	}
+	if gap {
+		// Events were lost (or a new leader speaks): the round shown is read
+		// again from the database, and the phase events that follow carry the
+		// whole round.
+		t.logger.Warn("events of the table's leader were missed; reading the round again")
+		if err := t.LoadView(ctx); err != nil {
+			t.logger.Warn("reading the current round failed", "err", err)
+		}
+	}
+	ev := w.event()
+	if ev.Type == engine.EventRoundBetting && !t.ChainCovers(ev.Round.Seq) {
+		if err := t.RefreshChain(ctx); err != nil {
+			t.logger.Warn("reading the new chain failed", "err", err)
+		}
+	}
+	t.Deliver(w.Session, ev)
+}
+
+// serve answers the game's actions with the local table, which leads.
+func (t *Table) serve() (stop func(), err error) {
+	var stops []func()
+	stopAll := func() {
+		for _, s := range stops {
+			s()
+		}
+	}
+	for action, h := range map[string]cluster.Handler{
+		cluster.ActionBet: t.serveBet, cluster.ActionCashout: t.serveCashout, cluster.ActionCancel: t.serveCancel,
+	} {
+		s, err := t.bus.Serve(cluster.ActionSubject(t.game, action), h)
+		if err != nil {
+			stopAll()
+			return nil, err
+		}
+		stops = append(stops, s)
+	}
+	t.logger.Info("serving the table's actions", "epoch", t.Epoch())
+	var once sync.Once
+	return func() { once.Do(stopAll) }, nil
+}
+
+// The requests and answers of the action subjects.
+type (
+	betRequest struct {
+		Player  engine.Player     `json:"player"`
+		Request engine.BetRequest `json:"request"`
+	}
+	betAction struct {
+		Player engine.Player `json:"player"`
+		BetID  string        `json:"bet_id"`
+	}
+)
+
+func (t *Table) serveBet(ctx context.Context, data []byte) ([]byte, error) {
+	var req betRequest
+	if err := json.Unmarshal(data, &req); err != nil {
+		return nil, fmt.Errorf("replica: bet request: %w", err)
+	}
+	if err := t.sessions.Warm(ctx, req.Player.Session); err != nil {
+		return nil, refusalOf(err)
+	}
+	res, err := t.Table.PlaceBet(ctx, req.Player, req.Request)
+	return answer(res, err)
+}
+
+func (t *Table) serveCashout(ctx context.Context, data []byte) ([]byte, error) {
+	at := t.now() // the leader's own receive time prices the cashout
+	var req betAction
+	if err := json.Unmarshal(data, &req); err != nil {
+		return nil, fmt.Errorf("replica: cashout request: %w", err)
+	}
+	if err := t.sessions.Warm(ctx, req.Player.Session); err != nil {
+		return nil, refusalOf(err)
+	}
+	res, err := t.Table.Cashout(ctx, req.Player, req.BetID, at)
+	return answer(res, err)
+}
+
+func (t *Table) serveCancel(ctx context.Context, data []byte) ([]byte, error) {
+	var req betAction
+	if err := json.Unmarshal(data, &req); err != nil {
+		return nil, fmt.Errorf("replica: cancel request: %w", err)
+	}
+	if err := t.sessions.Warm(ctx, req.Player.Session); err != nil {
+		return nil, refusalOf(err)
+	}
+	res, err := t.Table.Cancel(ctx, req.Player, req.BetID)
+	return answer(res, err)
+}
+
+// PlaceBet places a bet at the table's leader.
+func (t *Table) PlaceBet(ctx context.Context, p engine.Player, req engine.BetRequest) (engine.BetResult, error) {
+	if t.Leading() {
+		return t.Table.PlaceBet(ctx, p, req)
+	}
+	var res engine.BetResult
+	err := t.forward(ctx, cluster.ActionBet, t.betWait, betRequest{Player: p, Request: req}, &res)
+	return res, err
+}
+
+// Cashout cashes a bet out at the table's leader, at the multiplier of the
+// moment the leader receives it when it runs elsewhere.
+func (t *Table) Cashout(ctx context.Context, p engine.Player, betID string, receivedAt time.Time) (engine.CashoutResult, error) {
+	if t.Leading() {
+		return t.Table.Cashout(ctx, p, betID, receivedAt)
+	}
+	var res engine.CashoutResult
+	err := t.forward(ctx, cluster.ActionCashout, actionTimeout, betAction{Player: p, BetID: betID}, &res)
+	return res, err
+}
+
+// Cancel cancels a bet at the table's leader.
+func (t *Table) Cancel(ctx context.Context, p engine.Player, betID string) (engine.CancelResult, error) {
+	if t.Leading() {
+		return t.Table.Cancel(ctx, p, betID)
+	}
+	var res engine.CancelResult
+	err := t.forward(ctx, cluster.ActionCancel, actionTimeout, betAction{Player: p, BetID: betID}, &res)
+	return res, err
+}
+
+// forward sends an action to the leader and decodes its answer into out.
+func (t *Table) forward(ctx context.Context, action string, wait time.Duration, req, out any) error {
+	data, err := json.Marshal(req)
+	if err != nil {
+		return fmt.Errorf("replica: %s request: %w", action, err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	answer, err := t.bus.Request(ctx, cluster.ActionSubject(t.game, action), data)
+	// Nobody serves the table for a moment while a leader takes over or
+	// starts serving: nothing was executed, so asking again is safe.
+	for end := time.Now().Add(noLeaderWait); errors.Is(err, cluster.ErrNoLeader) && time.Now().Before(end); {
+		select {
+		case <-ctx.Done():
+		case <-time.After(watchEvery):
+			answer, err = t.bus.Request(ctx, cluster.ActionSubject(t.game, action), data)
+			continue
+		}
+		break
+	}
+	var refused *cluster.HandlerError
+	switch {
+	case errors.As(err, &refused):
+		return errorOf(refused)
+	case errors.Is(err, cluster.ErrNoLeader):
+		return fmt.Errorf("%w: no replica leads the table now (%w)", engine.ErrTableUnavailable, err)
+	case err != nil:
+		return fmt.Errorf("%w: the leader's answer was lost, the outcome is unknown (%w)", engine.ErrTableUnavailable, err)
+	}
+	if err := json.Unmarshal(answer, out); err != nil {
+		return fmt.Errorf("replica: %s answer: %w", action, err)
+	}
+	return nil
+}
+
+// answer encodes an action's result, or its error as a refusal the
+// requester decodes back (errorOf).
+func answer(res any, err error) ([]byte, error) {
+	if err != nil {
+		return nil, refusalOf(err)
+	}
+	data, err := json.Marshal(res)
+	if err != nil {
+		return nil, fmt.Errorf("replica: answer: %w", err)
+	}
+	return data, nil
+}
+
+// refusals are the engine's errors that cross the cluster by code: a
+// requester gets back the same value, so the player API maps it as it would
+// a local one.
+var refusals = map[string]error{
+	"BETTING_CLOSED":      engine.ErrBettingClosed,
+	"TOO_MANY_BETS":       engine.ErrTooManyBets,
+	"BET_LIMIT":           engine.ErrBetLimit,
+	"BAD_AUTO_CASHOUT":    engine.ErrBadAutoCashout,
+	"ROUND_CRASHED":       engine.ErrRoundCrashed,
+	"UNKNOWN_BET":         engine.ErrUnknownBet,
+	"CASHOUT_NOT_ALLOWED": engine.ErrCashoutNotAllowed,
+	"CANCEL_NOT_ALLOWED":  engine.ErrCancelNotAllowed,
+	"FREEBET_UNAVAILABLE": engine.ErrFreebetUnavailable,
+	"WALLET_UNAVAILABLE":  engine.ErrWalletUnavailable,
+	"TABLE_UNAVAILABLE":   engine.ErrTableUnavailable,
+	"STOPPED":             engine.ErrStopped,
+	"FENCED":              store.ErrFenced,
+}
+
+// walletRefused is the code of an *engine.RefusedError; its message is the
+// error as JSON.
+const walletRefused = "WALLET_REFUSED"
+
+func refusalOf(err error) error {
+	var wr *engine.RefusedError
+	if errors.As(err, &wr) {
+		data, _ := json.Marshal(wr)
+		return &cluster.HandlerError{Code: walletRefused, Message: string(data)}
+	}
+	for code, e := range refusals {
+		if errors.Is(err, e) {
+			return &cluster.HandlerError{Code: code, Message: err.Error()}
+		}
+	}
+	return err // answered with its message and no code: an error of the leader
+}
+
+func errorOf(h *cluster.HandlerError) error {
+	if h.Code == walletRefused {
+		var wr engine.RefusedError
+		if err := json.Unmarshal([]byte(h.Message), &wr); err == nil {
+			return &wr
+		}
+	}
+	if e, ok := refusals[h.Code]; ok {
+		return fmt.Errorf("the table's leader refused: %w", e)
+	}
+	return fmt.Errorf("replica: the table's leader failed: %s", h.Message)
+}

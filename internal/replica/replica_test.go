@@ -1,0 +1,352 @@
+package replica_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/crashstudio/crashgame/integration/pgtest"
+	"github.com/crashstudio/crashgame/internal/cluster"
+	"github.com/crashstudio/crashgame/internal/cluster/natstest"
+	"github.com/crashstudio/crashgame/internal/engine"
+	"github.com/crashstudio/crashgame/internal/replica"
+	"github.com/crashstudio/crashgame/internal/round"
+	"github.com/crashstudio/crashgame/internal/store"
+	"github.com/crashstudio/crashgame/internal/wallet"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// game's rounds crash by 1.50x (at most 6.8 s of flight), so a test never
+// waits long for the next betting phase.
+var game = engine.Game{ID: "crash", RTPBasisPoints: 9700, MaxMultiplier: 150,
+	Betting: 1500 * time.Millisecond, Pause: 300 * time.Millisecond}
+
+var operators = map[string]engine.Operator{
+	"acme": {Currencies: map[string]round.Limits{"BRL": {MinBet: 100, MaxBet: 100000, MaxWin: 5000000}}},
+}
+
+// wallet is the operator's wallet: it debits every bet, or refuses those of
+// 666 cents with INSUFFICIENT_FUNDS.
+type fakeWallet struct{}
+
+func (fakeWallet) BetUntil(_ context.Context, call wallet.BetCall, _ time.Time) (wallet.Result, error) {
+	if call.Amount == 666 {
+		return wallet.Result{Outcome: wallet.Refused, ErrorCode: "INSUFFICIENT_FUNDS", Balance: 42, HasBalance: true}, nil
+	}
+	return wallet.Result{Outcome: wallet.Success, Balance: 100000 - call.Amount, HasBalance: true}, nil
+}
+
+func (fakeWallet) BreakerOpen() bool { return false }
+
+// warmer records the sessions the leader warmed.
+type warmer struct {
+	mu   sync.Mutex
+	seen map[string]int
+}
+
+func (w *warmer) Warm(_ context.Context, hash []byte) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.seen == nil {
+		w.seen = map[string]int{}
+	}
+	w.seen[string(hash)]++
+	return nil
+}
+
+func (w *warmer) count(hash []byte) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.seen[string(hash)]
+}
+
+// node is one replica: its own database connection, NATS connection, table
+// and view of the table.
+type node struct {
+	name   string
+	st     *store.Store
+	bus    *cluster.Bus
+	table  *engine.Table
+	rep    *replica.Table
+	warm   *warmer
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+func startNode(t *testing.T, name, dsn, natsURL string) *node {
+	t.Helper()
+	return startNodeWithBank(t, name, dsn, natsURL, nil)
+}
+
+// startNodeB is startNode for a benchmark.
+func startNodeB(b *testing.B, name, dsn, natsURL string) *node {
+	b.Helper()
+	return startNodeWithBank(b, name, dsn, natsURL, nil)
+}
+
+func startNodeWithBank(t testing.TB, name, dsn, natsURL string, bank *engine.DemoBank) *node {
+	t.Helper()
+	ctx := context.Background()
+	st, err := store.Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	if err := st.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	bus, err := cluster.Connect(ctx, cluster.Options{URLs: []string{natsURL}, Name: name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = bus.Close() })
+	n := &node{name: name, st: st, bus: bus, warm: &warmer{}, done: make(chan struct{})}
+	n.table, err = engine.New(ctx, engine.Config{
+		Game: game, Operators: operators, Store: st, Outbox: wallet.NewOutbox(st),
+		Wallets: func(string) (engine.BetWallet, bool) { return fakeWallet{}, true },
+		Events:  replica.NewPublisher(bus, game.ID, nil),
+		Lease:   engine.LeaseSettings{Holder: name, TTL: time.Second, Renew: 200 * time.Millisecond, Retry: 50 * time.Millisecond},
+		Salt:    "test-salt", ChainLength: 1000, Demo: bank,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.rep, err = replica.New(replica.Config{Bus: bus, Table: n.table, Sessions: n.warm})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	n.cancel = cancel
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); _ = n.rep.Run(runCtx) }()
+	go func() { defer wg.Done(); _ = n.table.Run(runCtx) }()
+	go func() { wg.Wait(); close(n.done) }()
+	t.Cleanup(n.stop)
+	return n
+}
+
+// stop stops the node as SIGTERM does: its table finishes the round and
+// hands over.
+func (n *node) stop() {
+	n.cancel()
+	<-n.done
+}
+
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("never: %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func player(id string) engine.Player {
+	return engine.Player{Session: []byte("session-" + id + "-00000000000000000000")[:32], Operator: "acme",
+		PlayerID: id, Token: "tok-" + id, Currency: "BRL", Name: id[:1] + "***"}
+}
+
+// twoNodes starts a leader and a follower of one game on one database and
+// one NATS server, and waits until both show the same betting round.
+func twoNodes(t *testing.T) (leader, follower *node, nats *natstest.Server) {
+	t.Helper()
+	dsn := pgtest.Start(t)
+	nats = natstest.Start(t)
+	a := startNode(t, "node-a", dsn, nats.URL())
+	eventually(t, "a leads", a.table.Leading)
+	b := startNode(t, "node-b", dsn, nats.URL())
+	eventually(t, "both show the same round", func() bool {
+		va, _ := a.rep.Round()
+		vb, _ := b.rep.Round()
+		return va.RoundID != "" && vb.RoundID == va.RoundID && vb.Phase == va.Phase
+	})
+	if b.table.Leading() {
+		t.Fatal("two nodes lead one table")
+	}
+	return a, b, nats
+}
+
+// awaitBetting waits for a betting phase with at least 800 ms left.
+func awaitBetting(t *testing.T, n *node) engine.RoundView {
+	t.Helper()
+	var v engine.RoundView
+	eventually(t, "a fresh betting phase", func() bool {
+		v, _ = n.rep.Round()
+		return v.Phase == engine.PhaseBetting && time.Until(v.BettingEndsAt) > 800*time.Millisecond
+	})
+	return v
+}
+
+// A bet placed on a replica that does not lead is placed by the leader: the
+// answer comes back, the leader warmed the session, the bet is stored once,
+// and the player's stream on the follower gets the leader's bet event. Both
+// replicas show the same round, id and crash point.
+func TestForwardedBetAndCashout(t *testing.T) {
+	t.Parallel()
+	a, b, _ := twoNodes(t)
+	p := player("bob")
+	sub := b.rep.Subscribe(p.Session, 64)
+	defer sub.Close()
+	v := awaitBetting(t, b)
+	res, err := b.rep.PlaceBet(context.Background(), p, engine.BetRequest{Amount: 500})
+	if err != nil {
+		t.Fatalf("forwarded bet: %v", err)
+	}
+	if res.Bet.RoundID != v.RoundID || res.Bet.Status != engine.StatusAccepted || res.Balance != 100000-500 {
+		t.Fatalf("bet %+v in round %s", res, v.RoundID)
+	}
+	if a.warm.count(p.Session) != 1 || b.warm.count(p.Session) != 0 {
+		t.Fatalf("warmed on the leader %d times, on the follower %d", a.warm.count(p.Session), b.warm.count(p.Session))
+	}
+	bets, err := a.st.Bets(context.Background(), store.BetFilter{ID: res.Bet.BetID})
+	if err != nil || len(bets) != 1 || bets[0].Status != engine.StatusAccepted {
+		t.Fatalf("stored %+v, %v", bets, err)
+	}
+	gotBet := false
+	for !gotBet {
+		select {
+		case ev := <-sub.C:
+			gotBet = ev.Type == engine.EventBet && ev.Bet != nil && ev.Bet.BetID == res.Bet.BetID
+		case <-time.After(10 * time.Second):
+			t.Fatal("the follower's stream never got the bet event")
+		}
+	}
+	// The flight, on both replicas; the cashout is priced by the leader.
+	eventually(t, "the round flies everywhere", func() bool {
+		va, _ := a.rep.Round()
+		vb, _ := b.rep.Round()
+		return va.RoundID == v.RoundID && va.Phase != engine.PhaseBetting && vb.Phase == va.Phase
+	})
+	out, err := b.rep.Cashout(context.Background(), p, res.Bet.BetID, time.Now())
+	rec, _ := a.st.Round(context.Background(), game.ID, v.RoundID)
+	switch {
+	case err == nil:
+		if out.Multiplier < 100 || out.Multiplier > rec.CrashPoint || out.Payout != round.Payout(500, out.Multiplier, 5000000) {
+			t.Fatalf("cashout %+v, crash point %d", out, rec.CrashPoint)
+		}
+	case errors.Is(err, engine.ErrRoundCrashed) || errors.Is(err, engine.ErrCashoutNotAllowed):
+		// The round crashed first: a refusal crosses as the engine's value.
+	default:
+		t.Fatalf("forwarded cashout: %v", err)
+	}
+	eventually(t, "the round crashes everywhere with one crash point", func() bool {
+		va, _ := a.rep.Round()
+		vb, _ := b.rep.Round()
+		return va.RoundID == v.RoundID && va.Phase == engine.PhaseCrashed && vb.RoundID == va.RoundID &&
+			vb.Phase == engine.PhaseCrashed && vb.CrashPoint == va.CrashPoint && vb.Hash == va.Hash
+	})
+}
+
+// Refusals cross the cluster as the engine's own values, so the player API
+// answers a forwarded action as it would a local one.
+func TestForwardedRefusals(t *testing.T) {
+	t.Parallel()
+	_, b, _ := twoNodes(t)
+	awaitBetting(t, b)
+	ctx := context.Background()
+	_, err := b.rep.PlaceBet(ctx, player("carl"), engine.BetRequest{Amount: 100001})
+	if !errors.Is(err, engine.ErrBetLimit) {
+		t.Fatalf("a bet above max_bet: %v", err)
+	}
+	_, err = b.rep.PlaceBet(ctx, player("dora"), engine.BetRequest{Amount: 666})
+	var refused *engine.RefusedError
+	if !errors.As(err, &refused) || refused.Code != "INSUFFICIENT_FUNDS" || !refused.HasBalance || refused.Balance != 42 {
+		t.Fatalf("a refused debit: %v (%+v)", err, refused)
+	}
+	_, err = b.rep.Cashout(ctx, player("dora"), "b_nosuchbet", time.Now())
+	if !errors.Is(err, engine.ErrUnknownBet) {
+		t.Fatalf("a cashout of an unknown bet: %v", err)
+	}
+}
+
+// When the leader stops, it hands over at the round boundary and the other
+// replica leads the next round of the same chain; actions sent meanwhile get
+// a clear temporary error (TABLE_UNAVAILABLE), and afterwards the former
+// follower serves them itself.
+func TestHandOverBetweenReplicas(t *testing.T) {
+	t.Parallel()
+	a, b, _ := twoNodes(t)
+	before, _ := a.rep.Round()
+	a.stop()
+	eventually(t, "b leads", b.table.Leading)
+	v := awaitBetting(t, b)
+	if v.Seq <= before.Seq {
+		t.Fatalf("b opened round %d after %d", v.Seq, before.Seq)
+	}
+	res, err := b.rep.PlaceBet(context.Background(), player("erin"), engine.BetRequest{Amount: 300})
+	if err != nil || res.Bet.RoundID != v.RoundID {
+		t.Fatalf("bet on the new leader: %+v %v", res, err)
+	}
+	if b.warm.count(player("erin").Session) != 0 {
+		t.Fatal("a local bet of the leader went through the cluster")
+	}
+	for _, r := range mustRounds(t, b.st) {
+		if r.Status == store.RoundVoid {
+			t.Errorf("round %d was voided by the hand-over", r.Seq)
+		}
+	}
+}
+
+// With no leader at all (NATS reaches nobody who serves the table), an
+// action gets ErrTableUnavailable, never a silent loss.
+func TestNoLeaderIsTemporary(t *testing.T) {
+	t.Parallel()
+	a, b, _ := twoNodes(t)
+	awaitBetting(t, b)
+	b.cancel() // b keeps its connection but stops everything
+	<-b.done
+	// a's relay and serving stop too; its table no longer serves the subject.
+	a.cancel()
+	<-a.done
+	_, err := a.rep.PlaceBet(context.Background(), player("fred"), engine.BetRequest{Amount: 200})
+	if !errors.Is(err, engine.ErrTableUnavailable) {
+		t.Fatalf("a bet with no leader: %v", err)
+	}
+}
+
+func mustRounds(t *testing.T, st *store.Store) []store.RoundRecord {
+	t.Helper()
+	rs, err := st.RecentRounds(context.Background(), game.ID, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rs
+}
+
+// A demo session's play money is kept by the leader (which warms the session
+// from the database), and the follower that holds the session shows what the
+// leader says: its bank follows the leader's balance events.
+func TestDemoBalanceFollowsTheLeader(t *testing.T) {
+	t.Parallel()
+	dsn := pgtest.Start(t)
+	nats := natstest.Start(t)
+	bankA, bankB := engine.NewDemoBank(), engine.NewDemoBank()
+	a := startNodeWithBank(t, "node-a", dsn, nats.URL(), bankA)
+	eventually(t, "a leads", a.table.Leading)
+	b := startNodeWithBank(t, "node-b", dsn, nats.URL(), bankB)
+	p := player("gina")
+	p.Demo, p.PlayerID, p.Token = true, "", ""
+	bankA.Open(p.Session, 100000) // what the leader's Warm loads from the database
+	bankB.Open(p.Session, 100000) // the follower opened the session
+	sub := b.rep.Subscribe(p.Session, 64)
+	defer sub.Close()
+	v, _ := a.rep.Round()
+	eventually(t, "the follower sees the leader's next round", func() bool {
+		vb, _ := b.rep.Round()
+		return vb.Seq > v.Seq && vb.Phase == engine.PhaseBetting && time.Until(vb.BettingEndsAt) > 800*time.Millisecond
+	})
+	res, err := b.rep.PlaceBet(context.Background(), p, engine.BetRequest{Amount: 2500})
+	if err != nil || res.Balance != 97500 {
+		t.Fatalf("demo bet through the follower: %+v %v", res, err)
+	}
+	eventually(t, "the follower's bank follows the leader's", func() bool {
+		bal, _ := bankB.Balance(p.Session)
+		return bal == 97500
+	})
+}
