@@ -11,7 +11,7 @@ export TESTCONTAINERS_HOST_OVERRIDE ?= 127.0.0.1
 # The PostgreSQL image the suites run; set to postgres:15 where a registry answers.
 export CRASHGAME_POSTGRES_IMAGE ?= crashgame-postgres:15
 
-.PHONY: help generate check-generate build run test unit integration vet lint staticcheck fuzz bench load images clean rules
+.PHONY: help generate check-generate build run test unit integration vet lint staticcheck fuzz bench load images cluster cluster-roll cluster-down clean rules
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -43,14 +43,23 @@ staticcheck: ## staticcheck, pinned in tools.go
 lint: vet staticcheck ## vet, staticcheck and gofmt
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '^gen/')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
-images: ## build the container images the suites need, locally (no registry): PostgreSQL, crashgame, operator-sim
+images: ## build the container images the suites need, locally (no registry): PostgreSQL, NATS, crashgame, operator-sim, the TLS front
 	integration/images.sh
+
+cluster: images ## the game as a cluster in Docker (deploy/compose.yaml: PostgreSQL, NATS, 3 replicas, HAProxy, operator-sim); prints the lobby URL (CRASHGAME_PORT=8080 CRASHGAME_LOBBY_PORT=8081)
+	deploy/cluster.sh up
+
+cluster-roll: ## rolling restart of the cluster's replicas, one at a time, each back in rotation before the next
+	deploy/cluster.sh roll
+
+cluster-down: ## stop and remove the cluster of make cluster, with its data
+	deploy/cluster.sh down
 
 unit: ## unit tests with the race detector (fuzz seed corpora included)
 	$(GO) test -race -count=1 -timeout 6m $(PKGS)
 
 integration: images ## the testcontainers suites
-	$(GO) test -race -count=1 -timeout 15m -tags integration ./integration/...
+	$(GO) test -race -count=1 -timeout 25m -tags integration ./integration/...
 
 test: lint images unit integration ## the tests' one command: lint, unit tests with -race, integration suites
 

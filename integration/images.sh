@@ -3,15 +3,22 @@
 # locally, with no registry and no network:
 #
 #   $CRASHGAME_POSTGRES_IMAGE   (default crashgame-postgres:15)  integration/postgres-image/build.sh
+#   $CRASHGAME_NATS_IMAGE       (default crashgame-nats:<version>, 2.15.2 today) NATS between the
+#                               replicas (integration/nats-image/Dockerfile, FROM scratch)
 #   crashgame:dev               the game server          (Dockerfile, CMD=crashgame)
 #   operator-sim:dev            the reference operator   (Dockerfile, CMD=operator-sim)
 #   crashgame-tlsfront:dev      the suites' HTTPS front of operator-sim (integration/suite/tlsfront)
+#   $CRASHGAME_LB_IMAGE         (default crashgame-lb:dev) the cluster's load balancer, HAProxy
+#                               from the host's Debian package: integration/lb-image/build.sh
 #
 # How: the three Go programs are compiled on the host (CGO_ENABLED=0, -trimpath:
 # static and reproducible; the host's module and build caches make this take
 # seconds), then each image is built from the repo's Dockerfile, target
 # `prebuilt`, RUNTIME_IMAGE=scratch, from a small staged context holding the
-# binary and the host's CA bundle. No base image is pulled.
+# binary and the host's CA bundle. nats-server is compiled the same way from
+# the module go.mod pins (tools.go keeps it there; the tag carries its
+# version) and put alone in an image by integration/nats-image/Dockerfile.
+# No base image is pulled.
 #
 # Idempotent and fast when current: each image carries a label with a hash of
 # its inputs (binary, Dockerfile, rootfs files, CA bundle); when the tag exists
@@ -19,18 +26,24 @@
 #
 # Usage: integration/images.sh            FORCE=1 rebuilds every image
 #   CRASHGAME_POSTGRES_IMAGE=postgres:15  (a registry image) skips the PostgreSQL build
+#   CRASHGAME_NATS_IMAGE=nats:2.15.2      (a registry image) skips the NATS build
 #   CRASHGAME_IMAGES_FROM_SOURCE=1        builds the two programs with the Dockerfile's
 #       from-source target instead, offline, in crashgame-go:1.26 (integration/go-image)
 #       with a file module proxy staged from the host's module cache (slow: about two
 #       minutes of compiling per program on a cold container; for checking the Dockerfile)
+#   CRASHGAME_LB_IMAGE=haproxy:2.6        (a registry image) skips the load balancer build
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 export DOCKER_API_VERSION=${DOCKER_API_VERSION:-1.41}   # newer CLI vs Debian's dockerd 20.10
 PG_IMAGE=${CRASHGAME_POSTGRES_IMAGE:-crashgame-postgres:15}
+LB_IMAGE=${CRASHGAME_LB_IMAGE:-crashgame-lb:dev}
 GAME_IMAGE=${CRASHGAME_IMAGE:-crashgame:dev}
 SIM_IMAGE=${CRASHGAME_OPERATOR_SIM_IMAGE:-operator-sim:dev}
 FRONT_IMAGE=${CRASHGAME_TLSFRONT_IMAGE:-crashgame-tlsfront:dev}
+NATS_MODULE=github.com/nats-io/nats-server/v2
+NATS_VERSION=$(go list -m -f '{{.Version}}' "$NATS_MODULE")   # v2.15.2
+NATS_IMAGE=${CRASHGAME_NATS_IMAGE:-crashgame-nats:${NATS_VERSION#v}}
 CERTS=/etc/ssl/certs/ca-certificates.crt
 ms() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
 
@@ -48,6 +61,12 @@ t_all=$(date +%s%N)
 case "$PG_IMAGE" in
 crashgame-postgres:*) integration/postgres-image/build.sh "$PG_IMAGE" ;;
 *) echo "images.sh: $PG_IMAGE comes from a registry; not building it" ;;
+esac
+
+# The load balancer of deploy/compose.yaml: its own script, itself idempotent.
+case "$LB_IMAGE" in
+crashgame-lb:*) integration/lb-image/build.sh "$LB_IMAGE" ;;
+*) echo "images.sh: $LB_IMAGE comes from a registry; not building it" ;;
 esac
 
 WORK=$(mktemp -d /tmp/crashgame-images.XXXX)
@@ -129,4 +148,25 @@ else
 	prebuilt "$SIM_IMAGE" operator-sim
 fi
 prebuilt "$FRONT_IMAGE" tlsfront
+
+# 3. NATS: nats-server at the version go.mod pins, compiled on the host, alone in a scratch image.
+case "$NATS_IMAGE" in
+crashgame-nats:*)
+	t=$(date +%s%N)
+	mkdir -p "$WORK/nats"
+	CGO_ENABLED=0 GOFLAGS=-buildvcs=false go build -trimpath -ldflags='-s -w' -o "$WORK/nats/nats-server" "$NATS_MODULE"
+	echo "images.sh: go build nats-server $NATS_VERSION (host, static) $(ms "$t") ms"
+	inputs=$(cat "$WORK/nats/nats-server" integration/nats-image/Dockerfile | sha256sum | cut -c1-24)
+	if [ -z "${FORCE:-}" ] && [ "$(label_of "$NATS_IMAGE")" = "$inputs" ]; then
+		echo "images.sh: $NATS_IMAGE up to date"
+	else
+		t=$(date +%s%N)
+		cp integration/nats-image/Dockerfile "$WORK/nats/"
+		docker build -q --label crashgame.inputs="$inputs" -t "$NATS_IMAGE" "$WORK/nats" \
+			2> >(grep -v -e DEPRECATED -e 'legacy builder' -e buildx -e '^ *$' >&2) >/dev/null
+		echo "images.sh: built $NATS_IMAGE in $(ms "$t") ms ($(docker image inspect -f '{{.Size}}' "$NATS_IMAGE") bytes)"
+	fi
+	;;
+*) echo "images.sh: $NATS_IMAGE comes from a registry; not building it" ;;
+esac
 echo "images.sh: all images ready in $(ms "$t_all") ms"

@@ -64,11 +64,20 @@ func (e *Env) operator(t testing.TB, path string, fields map[string]any, checkRe
 	return e.do(t, e.gameDoc, http.MethodPost, path, raw, map[string]string{"X-Signature": signature.Sign([]byte(e.Secret), raw)}, checkRequest)
 }
 
-// do sends one request to the game and validates it and its answer.
-func (e *Env) do(t testing.TB, doc interface {
+// document validates one kind of exchange (internal/apitest).
+type document interface {
 	Request(*http.Request, []byte) error
 	Response(testing.TB, *http.Request, int, http.Header, []byte)
-}, method, path string, body []byte, header map[string]string, checkRequest bool) Reply {
+}
+
+// do sends one request to the game and validates it and its answer.
+func (e *Env) do(t testing.TB, doc document, method, path string, body []byte, header map[string]string, checkRequest bool) Reply {
+	t.Helper()
+	return e.doAt(t, doc, e.GameURL(), method, path, body, header, checkRequest)
+}
+
+// doAt is do against base (a cluster's replica, or the game's address).
+func (e *Env) doAt(t testing.TB, doc document, base, method, path string, body []byte, header map[string]string, checkRequest bool) Reply {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -78,7 +87,7 @@ func (e *Env) do(t testing.TB, doc interface {
 	} else {
 		rd = bytes.NewReader(nil)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, e.GameURL()+path, rd)
+	req, err := http.NewRequestWithContext(ctx, method, base+path, rd)
 	if err != nil {
 		t.Fatalf("suite: request: %v", err)
 	}
@@ -116,10 +125,11 @@ func (s *Session) TryBet(t testing.TB, amount, autoCashout int64) (Bet, Reply) {
 		body["auto_cashout"] = autoCashout
 	}
 	raw, _ := json.Marshal(body)
-	if err := s.e.tableDoc.Request(mustRequest(s.e.GameURL()+"/api/v1/bets", raw), raw); err != nil {
+	base := s.url()
+	if err := s.e.tableDoc.Request(mustRequest(base+"/api/v1/bets", raw), raw); err != nil {
 		t.Errorf("suite: the suite's own bet breaks the document: %v", err)
 	}
-	r := s.e.do(t, s.e.tableDoc, http.MethodPost, "/api/v1/bets", raw,
+	r := s.e.doAt(t, s.e.tableDoc, base, http.MethodPost, "/api/v1/bets", raw,
 		map[string]string{"Authorization": "Bearer " + s.ID, "X-Soft": "1"}, false)
 	var b Bet
 	if r.Status == http.StatusCreated {
@@ -178,6 +188,9 @@ func (e *Env) Launch(t testing.TB, fields map[string]any) (sid string) {
 type Session struct {
 	e  *Env
 	ID string // the Bearer of every table route
+	// at is where its requests and stream go (a cluster's replica, Via); nil:
+	// the game's address (in a cluster, the load balancer).
+	at func() string
 	// What the game answered on creation.
 	GameID   string    `json:"game_id"`
 	Currency string    `json:"currency"`
@@ -204,6 +217,7 @@ func (e *Env) OpenSession(t testing.TB, fields map[string]any) (*Session, Reply)
 	}
 	r := e.do(t, e.tableDoc, http.MethodPost, "/api/v1/sessions", raw, nil, true)
 	for r.Status == http.StatusTooManyRequests { // the per-address limit: wait as a page would
+		e.sessionsLimited.Add(1)
 		time.Sleep(time.Second)
 		r = e.do(t, e.tableDoc, http.MethodPost, "/api/v1/sessions", raw, nil, true)
 	}
@@ -218,6 +232,14 @@ func (e *Env) OpenSession(t testing.TB, fields map[string]any) (*Session, Reply)
 	decode(t, r.Body, s)
 	s.ID = out.Session
 	return s, r
+}
+
+// url is the base URL of the session's requests.
+func (s *Session) url() string {
+	if s.at != nil {
+		return s.at()
+	}
+	return s.e.GameURL()
 }
 
 // MustOpen opens a session from a sid, failing t on refusal.
@@ -241,7 +263,7 @@ func (s *Session) Call(t testing.TB, method, path string, body any) Reply {
 		}
 	}
 	for {
-		r := s.e.do(t, s.e.tableDoc, method, path, raw, map[string]string{"Authorization": "Bearer " + s.ID}, true)
+		r := s.e.doAt(t, s.e.tableDoc, s.url(), method, path, raw, map[string]string{"Authorization": "Bearer " + s.ID}, true)
 		if r.Status != http.StatusTooManyRequests {
 			return r
 		}
@@ -260,10 +282,17 @@ type Round struct {
 	CrashPoint    int64  `json:"crash_point"`
 }
 
-// Round reads GET /api/v1/round.
+// Round reads GET /api/v1/round. A table that has not played a round yet
+// (just started, or a cluster's table between two leaders) answers 503
+// TABLE_UNAVAILABLE: Round asks again, for up to 30 s, as the page does.
 func (s *Session) Round(t testing.TB) Round {
 	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
 	r := s.Call(t, http.MethodGet, "/api/v1/round", nil)
+	for r.Status == http.StatusServiceUnavailable && r.ErrorCode() == "TABLE_UNAVAILABLE" && time.Now().Before(deadline) {
+		time.Sleep(200 * time.Millisecond)
+		r = s.Call(t, http.MethodGet, "/api/v1/round", nil)
+	}
 	if r.Status != http.StatusOK {
 		t.Fatalf("suite: round: %s", r)
 	}

@@ -74,8 +74,15 @@ func (e *Env) RestartGame(t testing.TB) time.Duration {
 // awaitReady polls the game's /readyz until it answers 200.
 func (e *Env) awaitReady(t testing.TB, ctx context.Context) {
 	t.Helper()
+	e.awaitReadyAt(t, ctx, e.GameURL)
+}
+
+// awaitReadyAt polls base()/readyz until it answers 200 (base is read again
+// each time: a restarted container's published port changes).
+func (e *Env) awaitReadyAt(t testing.TB, ctx context.Context, base func() string) {
+	t.Helper()
 	for {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, e.GameURL()+"/readyz", nil)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base()+"/readyz", nil)
 		resp, err := e.http.Do(req)
 		if err == nil {
 			resp.Body.Close()

@@ -3,6 +3,7 @@
 package suite
 
 import (
+	"database/sql"
 	"math/rand/v2"
 	"net/http"
 	"sync"
@@ -23,10 +24,14 @@ func enter(t *testing.T, e *Env, n int, balance int64) ([]Player, []*Session) {
 }
 
 // betAll has every session place a bet with auto-cashout at 1.01x and one
-// held to the crash, concurrently, tolerating refusals and a dying game. It
-// returns how many were accepted.
-func betAll(t *testing.T, ss []*Session, stake int64) int {
+// held to the crash (or one bet per target of autos, 0 for none),
+// concurrently, tolerating refusals and a dying game. It returns how many were
+// accepted.
+func betAll(t *testing.T, ss []*Session, stake int64, autos ...int64) int {
 	t.Helper()
+	if len(autos) == 0 {
+		autos = []int64{101, 0}
+	}
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	accepted := 0
@@ -34,7 +39,7 @@ func betAll(t *testing.T, ss []*Session, stake int64) int {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for _, auto := range []int64{101, 0} {
+			for _, auto := range autos {
 				if _, r := s.TryBet(t, stake, auto); r.Status == http.StatusCreated {
 					mu.Lock()
 					accepted++
@@ -210,9 +215,12 @@ func TestWalletRefusals(t *testing.T) {
 }
 
 // TestGameKilled: the game is killed (SIGKILL) at random points of rounds
-// with live bets, and restarted each time: bets whose debit was under way are
-// rolled back, rounds that did not finish are void with their bets rolled
-// back, and queued wins are delivered after the restart.
+// with live bets, and restarted each time. The restarted game settles each
+// interrupted round by the fail-over rule (docs/failover.md) before it opens
+// the next round of the same hash chain: in a round that flew, an
+// auto-cashout at or below the crash point is paid at its target; every other
+// live bet is refunded; bets whose debit was under way are rolled back (RB-5);
+// the round is void. Queued wins are delivered after the restart.
 func TestGameKilled(t *testing.T) {
 	e := Start(t, Options{})
 	// Debits take a moment, so that some are in flight when the game dies.
@@ -223,7 +231,10 @@ func TestGameKilled(t *testing.T) {
 	for i := 0; i < kills; i++ {
 		r := ss[0].AwaitBetting(t, 1200*time.Millisecond)
 		done := make(chan int)
-		go func() { done <- betAll(t, ss, 1000) }()
+		// 1.20x, the table's maximum and most rounds' crash point, is 3 s into
+		// a flight: a kill in flight comes before it, so the restarted game
+		// pays it where the crash point is 1.20x (a target equal to it).
+		go func() { done <- betAll(t, ss, 1000, 101, 120, 0) }()
 		// Somewhere in the betting phase, the flight, or the pause.
 		time.Sleep(time.Duration(rng.IntN(3500)) * time.Millisecond)
 		e.KillGame(t)
@@ -235,26 +246,17 @@ func TestGameKilled(t *testing.T) {
 	awaitBetAccepted(t, ss[0], time.Minute)
 	e.Settled(t, 2*time.Minute)
 
-	var unfinished, voidBetsOpen int
 	db := e.DB()
-	if err := db.QueryRow(`SELECT count(*) FROM rounds r WHERE r.status IN ('betting', 'flying')
-		AND r.seq < (SELECT max(seq) FROM rounds WHERE game_id = r.game_id)`).Scan(&unfinished); err != nil {
-		t.Fatal(err)
-	}
-	if unfinished != 0 {
-		t.Errorf("%d rounds before the current one are neither finished nor void", unfinished)
-	}
-	if err := db.QueryRow(`SELECT count(*) FROM bets b JOIN rounds r ON r.id = b.round_id
-		WHERE r.status = 'void' AND b.status NOT IN ('void', 'refused', 'cancelled', 'cashed_out')`).Scan(&voidBetsOpen); err != nil {
-		t.Fatal(err)
-	}
-	if voidBetsOpen != 0 {
-		t.Errorf("%d bets of void rounds are not void", voidBetsOpen)
-	}
-	var voids, rollbacks int
-	_ = db.QueryRow(`SELECT count(*) FROM rounds WHERE status = 'void'`).Scan(&voids)
+	checkFailoverRule(t, db)
+	var voids, flown, paid, byRule, rollbacks int
+	_ = db.QueryRow(`SELECT count(*), count(started_at) FROM rounds WHERE status = 'void'`).Scan(&voids, &flown)
+	// 1.01x fires 166 ms after take-off and 1.20x after the kill; a
+	// settlement later than 500 ms after take-off is the restarted game's.
+	_ = db.QueryRow(`SELECT count(*), count(*) FILTER (WHERE b.settled_at > r.started_at + 500) FROM bets b
+		JOIN rounds r ON r.id = b.round_id WHERE r.status = 'void' AND b.status = 'cashed_out'`).Scan(&paid, &byRule)
 	_ = db.QueryRow(`SELECT count(*) FROM movements WHERE kind = 'rollback'`).Scan(&rollbacks)
-	t.Logf("after %d kills: %d void rounds, %d rollbacks", kills, voids, rollbacks)
+	t.Logf("after %d kills: %d void rounds (%d interrupted in flight), %d bets cashed out in them (%d by the fail-over rule), %d rollbacks",
+		kills, voids, flown, paid, byRule, rollbacks)
 	e.CheckWallet(t, nil)
 	e.Reconcile(t)
 }
@@ -296,4 +298,58 @@ func TestPostgresRestart(t *testing.T) {
 	awaitBetAccepted(t, ss[0], time.Minute)
 	e.CheckWallet(t, nil)
 	e.Reconcile(t)
+}
+
+// checkFailoverRule fails t for every round or bet the fail-over rule
+// (docs/failover.md, RB-5) forbids, after interrupted rounds were settled.
+func checkFailoverRule(t *testing.T, db *sql.DB) {
+	t.Helper()
+	// Each query counts what the rule forbids.
+	for _, c := range []struct{ what, query string }{
+		{"rounds before the current one neither finished nor void", `SELECT count(*) FROM rounds r
+			WHERE r.status IN ('betting', 'flying') AND r.seq < (SELECT max(seq) FROM rounds WHERE game_id = r.game_id)`},
+		{"bets of void rounds still live or lost", `SELECT count(*) FROM bets b JOIN rounds r ON r.id = b.round_id
+			WHERE r.status = 'void' AND b.status NOT IN ('void', 'refused', 'cancelled', 'cashed_out')`},
+		// Rule RB-5: refunded as interrupted in flight, although the round
+		// never flew or would have reached the bet's target.
+		{"bets refunded in flight that the rule pays", `SELECT count(*) FROM movements m
+			JOIN bets b ON b.id = m.bet_id JOIN rounds r ON r.id = b.round_id
+			WHERE m.kind = 'rollback' AND m.reason = 'round interrupted in flight'
+			AND (r.started_at IS NULL OR b.auto_cashout <= r.crash_point)`},
+		// The same, whatever the reason: a bet debited and accepted (the
+		// operator's id of its debit stored) in a round that flew, with a
+		// target the round would have reached, is never refunded.
+		{"accepted bets refunded although the rule pays them", `SELECT count(*) FROM bets b
+			JOIN rounds r ON r.id = b.round_id
+			WHERE r.status = 'void' AND r.started_at IS NOT NULL AND b.status = 'void'
+			AND b.operator_tx_id <> '' AND b.auto_cashout <= r.crash_point`},
+		{"bets refunded as interrupted before take-off in rounds that flew", `SELECT count(*) FROM movements m
+			JOIN bets b ON b.id = m.bet_id JOIN rounds r ON r.id = b.round_id
+			WHERE m.kind = 'rollback' AND m.reason = 'round interrupted before take-off' AND r.started_at IS NOT NULL`},
+		// Rule WIN-3 WIN-16: this test cashes out only by auto-cashout, so a bet
+		// cashed out in a void round was paid at exactly its target (1.01x or
+		// 1.20x, far under max_win), with its /win.
+		{"bets of void rounds cashed out other than at their target, or without their /win", `SELECT count(*) FROM bets b
+			JOIN rounds r ON r.id = b.round_id
+			WHERE r.status = 'void' AND b.status = 'cashed_out' AND (r.started_at IS NULL OR b.auto_cashout IS NULL
+				OR b.auto_cashout > r.crash_point OR b.multiplier <> b.auto_cashout OR b.payout <> b.amount * b.multiplier / 100
+				OR NOT EXISTS (SELECT 1 FROM movements m WHERE m.bet_id = b.id AND m.kind = 'win' AND m.amount = b.payout))`},
+		// The next round after a restart is the next of the same hash chain:
+		// no number skipped, and SHA-256 of each round's hash is the hash of
+		// the round before.
+		{"round numbers skipped", `SELECT count(*) FROM rounds r
+			WHERE r.seq > (SELECT min(seq) FROM rounds WHERE game_id = r.game_id)
+			AND NOT EXISTS (SELECT 1 FROM rounds p WHERE p.game_id = r.game_id AND p.seq = r.seq - 1)`},
+		{"rounds whose hash does not follow the round before", `SELECT count(*) FROM rounds r
+			JOIN rounds p ON p.game_id = r.game_id AND p.seq = r.seq - 1
+			WHERE encode(sha256(decode(r.hash, 'hex')), 'hex') <> p.hash`},
+	} {
+		var n int
+		if err := db.QueryRow(c.query).Scan(&n); err != nil {
+			t.Fatalf("%s: %v", c.what, err)
+		}
+		if n != 0 {
+			t.Errorf("%d %s", n, c.what)
+		}
+	}
 }

@@ -12,6 +12,13 @@
 // (`crashgame serve --config /etc/crashgame.yaml`, a config written by the
 // test, secrets through ${NAME}, the test CA through SSL_CERT_FILE).
 //
+// StartCluster (cluster.go) is the cluster variant: NATS, three replicas of
+// the game with the `cluster` section and the load balancer of
+// deploy/haproxy.cfg in front of them, players through the balancer or
+// straight to one replica (Session.Via), with the faults of a cluster (kill,
+// stop, network cut of a replica, NATS restart) and its checks (one leader
+// per round by the fencing epochs).
+//
 // Every published port is bound to 127.0.0.1. Every container and the network
 // are removed in t.Cleanup, after a failure too (there is no reaper here), and
 // a failed test prints the tail of each container's log first. Every exchange
@@ -36,6 +43,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -114,6 +122,9 @@ type Env struct {
 	sim    *testcontainers.DockerContainer
 	front  *testcontainers.DockerContainer
 	game   *testcontainers.DockerContainer
+	// extra are a cluster's own containers (cluster.go): NATS, the replicas
+	// and the load balancer, logged and removed like the others.
+	extra []namedContainer
 
 	Secret string // HMAC secret shared by the game and operator-sim
 	APIKey string // the Bearer key operator-sim issued to the game
@@ -129,6 +140,9 @@ type Env struct {
 	gameDoc  *apitest.Validator
 	tableDoc *apitest.Validator
 	stream   *streamSchemas
+	// sessionsLimited counts the session creations answered 429 (the table's
+	// per-address limit), which OpenSession waits out and retries.
+	sessionsLimited atomic.Int64
 }
 
 // the containers' shared start-up budget
@@ -137,9 +151,23 @@ const startTimeout = 90 * time.Second
 // Start brings up one installation for t and registers its removal.
 func Start(t *testing.T, opts Options) *Env {
 	t.Helper()
+	began := time.Now()
+	e := startBase(t, opts)
+	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+	defer cancel()
+	if err := e.startGame(ctx); err != nil {
+		t.Fatalf("suite: %v", err)
+	}
+	t.Logf("suite: installation up in %s (game %s, operator-sim admin %s)", time.Since(began).Round(time.Millisecond), e.GameURL(), e.simURL)
+	return e
+}
+
+// startBase brings up everything but the game: the network, PostgreSQL,
+// operator-sim and its TLS front (Start and StartCluster add the game).
+func startBase(t *testing.T, opts Options) *Env {
+	t.Helper()
 	opts.defaults()
 	requireDocker(t)
-	began := time.Now()
 	e := &Env{
 		t: t, opts: opts,
 		Secret:   "s3cret-" + randomHex(16),
@@ -179,10 +207,6 @@ func Start(t *testing.T, opts Options) *Env {
 	if err := e.startFront(ctx); err != nil {
 		t.Fatalf("suite: %v", err)
 	}
-	if err := e.startGame(ctx); err != nil {
-		t.Fatalf("suite: %v", err)
-	}
-	t.Logf("suite: installation up in %s (game %s, operator-sim admin %s)", time.Since(began).Round(time.Millisecond), e.GameURL(), e.simURL)
 	return e
 }
 
@@ -345,31 +369,47 @@ operators:
 `, baseURL, gameID, e.opts.MaxMultiplier, e.opts.BettingMS, e.opts.PauseMS, operatorID, walletURL, gameID, e.opts.ZeroWin)
 }
 
-func (e *Env) startGame(ctx context.Context) error {
+// gameEnv is the game's environment: what the installation file's ${NAME}
+// references read, and the test CA as its only trust anchor.
+func (e *Env) gameEnv() map[string]string {
+	return map[string]string{
+		"CRASHGAME_DATABASE_URL": fmt.Sprintf("postgres://%s:%s@postgres:5432/%s?sslmode=disable", dbUser, dbPass, dbName),
+		"ACME_SECRET":            e.Secret,
+		"ACME_API_KEY":           e.APIKey,
+		// The game's only trust anchor: the test CA that signed the front.
+		"SSL_CERT_FILE": "/etc/crashgame/test-ca.pem",
+	}
+}
+
+// runGame runs one game container under alias on the network, with config as
+// its installation file, and waits for its /readyz.
+func (e *Env) runGame(ctx context.Context, alias, config string, env map[string]string) (*testcontainers.DockerContainer, error) {
 	img := imageFromEnv("CRASHGAME_IMAGE", defaultGameImage)
 	c, err := testcontainers.Run(ctx, img,
 		testcontainers.WithCmd("serve", "--config", "/etc/crashgame.yaml"),
-		testcontainers.WithEnv(map[string]string{
-			"CRASHGAME_DATABASE_URL": fmt.Sprintf("postgres://%s:%s@postgres:5432/%s?sslmode=disable", dbUser, dbPass, dbName),
-			"ACME_SECRET":            e.Secret,
-			"ACME_API_KEY":           e.APIKey,
-			// The game's only trust anchor: the test CA that signed the front.
-			"SSL_CERT_FILE": "/etc/crashgame/test-ca.pem",
-		}),
+		testcontainers.WithEnv(env),
 		testcontainers.WithFiles(
-			testcontainers.ContainerFile{Reader: strings.NewReader(e.gameConfig()), ContainerFilePath: "/etc/crashgame.yaml", FileMode: 0o644},
+			testcontainers.ContainerFile{Reader: strings.NewReader(config), ContainerFilePath: "/etc/crashgame.yaml", FileMode: 0o644},
 			testcontainers.ContainerFile{Reader: strings.NewReader(string(e.ca.certPEM)), ContainerFilePath: "/etc/crashgame/test-ca.pem", FileMode: 0o644},
 		),
 		testcontainers.WithExposedPorts("8080/tcp"),
-		tcnetwork.WithNetwork([]string{"crashgame"}, e.net),
+		tcnetwork.WithNetwork([]string{alias}, e.net),
 		labels(), loopbackPorts("8080/tcp"),
 		testcontainers.WithWaitStrategy(wait.ForHTTP("/readyz").WithPort("8080/tcp").WithStartupTimeout(startTimeout)),
 	)
+	if err != nil {
+		return c, fmt.Errorf("game %s (%s): %w", alias, img, err)
+	}
+	return c, nil
+}
+
+func (e *Env) startGame(ctx context.Context) error {
+	c, err := e.runGame(ctx, "crashgame", e.gameConfig(), e.gameEnv())
 	if c != nil {
 		e.game = c
 	}
 	if err != nil {
-		return fmt.Errorf("game (%s): %w", img, err)
+		return err
 	}
 	return e.readGamePort(ctx)
 }
@@ -399,18 +439,41 @@ func (e *Env) DB() *sql.DB {
 	return e.db
 }
 
+// namedContainer is a container with the name its logs are printed under.
+type namedContainer struct {
+	name string
+	c    testcontainers.Container
+}
+
+// containers is every container of the Env that was created, for logs and
+// removal.
+func (e *Env) containers() []namedContainer {
+	e.mu.Lock()
+	out := append([]namedContainer(nil), e.extra...)
+	e.mu.Unlock()
+	for _, c := range []struct {
+		name string
+		c    *testcontainers.DockerContainer
+	}{{"game", e.game}, {"tlsfront", e.front}, {"operator-sim", e.sim}} {
+		if c.c != nil { // a nil *DockerContainer is not a nil Container
+			out = append(out, namedContainer{c.name, c.c})
+		}
+	}
+	if pg := e.pgContainer(); pg != nil {
+		out = append(out, namedContainer{"postgres", pg})
+	}
+	return out
+}
+
 // cleanup prints the tail of every log when the test failed, then removes
 // every container and the network, whatever happened.
 func (e *Env) cleanup() {
 	if e.t.Failed() {
-		for _, c := range []struct {
-			name string
-			c    testcontainers.Container
-		}{{"game", e.game}, {"tlsfront", e.front}, {"operator-sim", e.sim}, {"postgres", e.pgContainer()}} {
+		for _, c := range e.containers() {
 			if c.c != nil {
 				e.t.Logf("suite: last lines of %s:\n%s", c.name, tail(c.c, 60))
 			}
-			if c.name == "game" && c.c != nil {
+			if strings.HasPrefix(c.name, "game") && c.c != nil {
 				e.t.Logf("suite: the game's last warnings and errors:\n%s", problems(c.c, 40))
 			}
 		}
@@ -420,7 +483,8 @@ func (e *Env) cleanup() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	for _, c := range []testcontainers.Container{e.game, e.front, e.sim, e.pgContainer()} {
+	for _, nc := range e.containers() {
+		c := nc.c
 		if c == nil {
 			continue
 		}

@@ -5,6 +5,7 @@ package suite
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -77,10 +78,22 @@ type Stream struct {
 // Every event received is validated against StreamEvent.
 func (s *Session) OpenStream(t testing.TB) *Stream {
 	t.Helper()
+	st, status, err := s.TryOpenStream(t)
+	if err != nil {
+		t.Fatalf("suite: open stream (HTTP %d): %v", status, err)
+	}
+	return st
+}
+
+// TryOpenStream is OpenStream for a scenario where the dial may fail (a
+// replica stopping, a rate limit): it returns the HTTP status of a refused
+// upgrade (0 without an answer) and the error instead of failing t.
+func (s *Session) TryOpenStream(t testing.TB) (*Stream, int, error) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	dctx, dcancel := context.WithTimeout(ctx, 10*time.Second)
 	defer dcancel()
-	wsURL := "ws" + strings.TrimPrefix(s.e.GameURL(), "http") + "/api/v1/stream"
+	wsURL := "ws" + strings.TrimPrefix(s.url(), "http") + "/api/v1/stream"
 	conn, resp, err := websocket.Dial(dctx, wsURL, &websocket.DialOptions{
 		HTTPHeader: http.Header{"Origin": []string{baseURL}},
 	})
@@ -90,7 +103,7 @@ func (s *Session) OpenStream(t testing.TB) *Stream {
 		if resp != nil {
 			status = resp.StatusCode
 		}
-		t.Fatalf("suite: open stream (HTTP %d): %v", status, err)
+		return nil, status, err
 	}
 	st := &Stream{t: t, conn: conn, cancel: cancel, notify: make(chan struct{}, 1)}
 	hello, _ := json.Marshal(map[string]string{"type": "hello", "session": s.ID})
@@ -98,11 +111,12 @@ func (s *Session) OpenStream(t testing.TB) *Stream {
 		t.Errorf("suite: the suite's hello breaks ClientMessage: %v", err)
 	}
 	if err := conn.Write(ctx, websocket.MessageText, hello); err != nil {
-		t.Fatalf("suite: stream hello: %v", err)
+		st.Close()
+		return nil, 0, fmt.Errorf("stream hello: %w", err)
 	}
 	go st.read(ctx, s.e.stream)
 	t.Cleanup(st.Close)
-	return st
+	return st, http.StatusSwitchingProtocols, nil
 }
 
 func (st *Stream) read(ctx context.Context, schemas *streamSchemas) {
@@ -167,6 +181,14 @@ func (st *Stream) Await(t testing.TB, from int, within time.Duration, what strin
 			t.Fatalf("stream: no %s within %s", what, within)
 		}
 	}
+}
+
+// Closed is why the stream ended (its close status is
+// websocket.CloseStatus(err)), or nil while it is open.
+func (st *Stream) Closed() error {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.closed
 }
 
 // Close closes the stream normally.

@@ -1,0 +1,122 @@
+#!/bin/bash
+# Brings the cluster of deploy/compose.yaml up or down with docker-compose
+# (Debian 12's 1.29), as project "crashgame". `make cluster` builds the images
+# first (`make images`); this script pulls nothing.
+#
+#   deploy/cluster.sh up     make the wallet front's trial CA when missing, start
+#                            everything, wait until the load balancer answers
+#                            /readyz through a replica, print the lobby's URL
+#   deploy/cluster.sh roll   recreate game1, game2, game3 one at a time (a rolling deploy)
+#   deploy/cluster.sh down   stop and remove the containers, their network and
+#                            their data (PostgreSQL's tables, operator-sim's ledger)
+#
+# Settings: the variables listed at the top of deploy/compose.yaml, and
+# CLUSTER_WAIT (seconds to wait for the first ready replica, default 120).
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+COMPOSE=(docker-compose -f "$HERE/compose.yaml" -p crashgame)
+PORT=${CRASHGAME_PORT:-8080}
+LOBBY_PORT=${CRASHGAME_LOBBY_PORT:-8081}
+BIND=${CRASHGAME_BIND:-127.0.0.1}
+HOST=localhost # where the published ports answer on this machine
+case "$BIND" in 127.0.0.1 | 0.0.0.0) ;; *) HOST=$BIND ;; esac
+export CRASHGAME_BASE_URL=${CRASHGAME_BASE_URL:-http://$HOST:$PORT}
+export DOCKER_API_VERSION=${DOCKER_API_VERSION:-1.41}   # newer CLI vs Debian's dockerd 20.10
+
+command -v docker-compose >/dev/null || { echo >&2 "cluster: needs docker-compose (apt-get install docker-compose)"; exit 1; }
+
+# trial_ca: the certificate of the wallet's HTTPS front (name "wallet" on the
+# compose network), signed by a CA made here for this trial only. The CA's key
+# is thrown away once it has signed. The front's key is readable by everyone:
+# HAProxy runs as user 65532 and reads it through a bind mount. It protects
+# nothing but this trial's wallet calls on one Docker network.
+trial_ca() {
+	local d="$HERE/certs" t
+	[ -s "$d/wallet-ca.pem" ] && [ -s "$d/wallet.pem" ] && return
+	command -v openssl >/dev/null || { echo >&2 "cluster: needs openssl (apt-get install openssl)"; exit 1; }
+	mkdir -p "$d"
+	t=$(mktemp -d)
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 825 \
+		-subj "/CN=crashgame trial wallet CA" -keyout "$t/ca.key" -out "$t/ca.pem" \
+		-addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign 2>/dev/null
+	openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=wallet" \
+		-keyout "$t/wallet.key" -out "$t/wallet.csr" 2>/dev/null
+	printf 'subjectAltName=DNS:wallet\nbasicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\n' >"$t/ext"
+	openssl x509 -req -in "$t/wallet.csr" -CA "$t/ca.pem" -CAkey "$t/ca.key" -CAcreateserial \
+		-days 825 -extfile "$t/ext" -out "$t/wallet.crt" 2>/dev/null
+	cat "$t/wallet.crt" "$t/wallet.key" >"$d/wallet.pem"
+	cp "$t/ca.pem" "$d/wallet-ca.pem"
+	chmod 644 "$d/wallet.pem" "$d/wallet-ca.pem"
+	rm -rf "$t"
+	echo "cluster: made the wallet front's trial CA in deploy/certs/"
+}
+
+up() {
+	local deadline url=http://$HOST:$PORT
+	trial_ca
+	"${COMPOSE[@]}" up -d
+	deadline=$(($(date +%s) + ${CLUSTER_WAIT:-120}))
+	printf 'cluster: waiting for the load balancer to answer %s/readyz through a replica' "$url"
+	until [ "$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 "$url/readyz" || true)" = 200 ]; do
+		if [ "$(date +%s)" -ge "$deadline" ]; then
+			echo
+			echo >&2 "cluster: no replica became ready within ${CLUSTER_WAIT:-120} s; their last lines:"
+			"${COMPOSE[@]}" logs --tail 20 game1 game2 game3 >&2 || true
+			"${COMPOSE[@]}" ps >&2 || true
+			exit 1
+		fi
+		printf .
+		sleep 1
+	done
+	echo
+	"${COMPOSE[@]}" ps
+	cat <<EOF
+
+cluster: up. The game: $CRASHGAME_BASE_URL (the load balancer)
+         The lobby (operator-sim, 10 funded players): http://$HOST:$LOBBY_PORT/
+         Logs: docker-compose -f deploy/compose.yaml -p crashgame logs -f game1
+         Down: make cluster-down
+EOF
+}
+
+down() {
+	"${COMPOSE[@]}" down -v --remove-orphans
+}
+
+# roll: a rolling restart (or deploy, after `make images` tagged a new image):
+# one replica at a time, recreated (SIGTERM: a leader finishes its round and
+# hands its tables over at the round boundary; compose waits up to the
+# service's stop_grace_period), then the next only once the new one answers
+# /readyz 200 and the load balancer has had time to count it back in (rise 2
+# checks, 1 s apart). The new replica is asked at its address on the compose
+# network, which a Linux host running the Docker engine reaches directly.
+roll() {
+	local g cid ip deadline
+	for g in game1 game2 game3; do
+		echo "cluster: recreating $g"
+		"${COMPOSE[@]}" up -d --no-deps --force-recreate "$g"
+		cid=$("${COMPOSE[@]}" ps -q "$g")
+		ip=$(docker inspect -f '{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}' "$cid")
+		deadline=$(($(date +%s) + ${CLUSTER_WAIT:-120}))
+		until [ "$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 "http://$ip:8080/readyz" || true)" = 200 ]; do
+			if [ "$(date +%s)" -ge "$deadline" ]; then
+				echo >&2 "cluster: $g ($ip) is not ready after ${CLUSTER_WAIT:-120} s; stopping the roll. Its last lines:"
+				"${COMPOSE[@]}" logs --tail 20 "$g" >&2 || true
+				exit 1
+			fi
+			sleep 0.5
+		done
+		sleep 3
+		echo "cluster: $g is ready and back in rotation"
+	done
+}
+
+case "${1:-}" in
+up) up ;;
+down) down ;;
+roll) roll ;;
+*)
+	echo >&2 "usage: deploy/cluster.sh up|down|roll"
+	exit 2
+	;;
+esac
