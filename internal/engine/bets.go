@@ -96,6 +96,7 @@ func (t *Table) PlaceBet(ctx context.Context, p Player, req BetRequest) (BetResu
 		live     *liveBet
 		deadline time.Time
 		epoch    int64
+		term     context.Context
 		rerr     error
 	)
 	now := t.clock.Now()
@@ -117,7 +118,7 @@ func (t *Table) PlaceBet(ctx context.Context, p Player, req BetRequest) (BetResu
 		}
 		live = &liveBet{rec: rec, player: p, round: r}
 		r.live[id] = live
-		deadline, epoch = r.core.BettingEnds(), t.epoch
+		deadline, epoch, term = r.core.BettingEnds(), t.epoch, t.term
 	})
 	if err == nil {
 		err = rerr
@@ -157,13 +158,17 @@ func (t *Table) PlaceBet(ctx context.Context, p Player, req BetRequest) (BetResu
 			res = wallet.Result{Outcome: wallet.Refused, ErrorCode: refused.Code, Balance: refused.Balance, HasBalance: refused.HasBalance}
 		}
 	} else {
+		// The attempts end with the term that admitted the bet, not with the
+		// player's request: a player who leaves does not stop a debit,
+		// whose outcome must be known; a leader that lost the table must
+		// stop, since the next one may roll the bet back.
 		fb := rec.FreebetID
-		res, _ = w.BetUntil(context.WithoutCancel(ctx), wallet.BetCall{
+		res, _ = w.BetUntil(term, wallet.BetCall{
 			PlayerID: p.PlayerID, Token: p.Token, Currency: p.Currency, GameID: t.game.ID,
 			Amount: rec.Amount, TransactionID: rec.ID, RoundID: rec.RoundID, FreebetID: fb,
 		}, deadline)
 	}
-	return t.settleDebit(live, rec, res)
+	return t.settleDebit(live, rec, res, epoch)
 }
 
 // ownBet returns p's bet betID in the current round, or nil. Loop only.
@@ -188,8 +193,10 @@ func (t *Table) release(b *liveBet) {
 
 // settleDebit feeds the /bet outcome to the bet's round, in the loop, commits
 // what the rules decided, then answers. rec is the bet as its intent was
-// committed (the stake and grant a freebet spent).
-func (t *Table) settleDebit(b *liveBet, rec store.BetRecord, res wallet.Result) (BetResult, error) {
+// committed (the stake and grant a freebet spent); epoch is the term that
+// admitted it, which alone may commit its outcome (a table whose term ended
+// meanwhile leaves the bet pending to the next leader's recovery).
+func (t *Table) settleDebit(b *liveBet, rec store.BetRecord, res wallet.Result, epoch int64) (BetResult, error) {
 	var (
 		done   <-chan error
 		answer error
@@ -217,7 +224,7 @@ func (t *Table) settleDebit(b *liveBet, rec store.BetRecord, res wallet.Result) 
 		switch core.State {
 		case round.Accepted:
 			opTx := res.OperatorTxID
-			done = t.submit(func(ctx context.Context) error {
+			done = t.submitAt(epoch, func(ctx context.Context) error {
 				_, err := t.store.MoveBet(ctx, b.rec.ID, StatusPending, StatusAccepted, store.BetChange{OperatorTxID: opTx})
 				return err
 			})
@@ -226,7 +233,7 @@ func (t *Table) settleDebit(b *liveBet, rec store.BetRecord, res wallet.Result) 
 			delete(r.live, b.rec.ID)
 			code := res.ErrorCode
 			answer = &RefusedError{Code: code, Balance: res.Balance, HasBalance: res.HasBalance}
-			done = t.submit(func(ctx context.Context) error {
+			done = t.submitAt(epoch, func(ctx context.Context) error {
 				ok, err := t.store.MoveBet(ctx, b.rec.ID, StatusPending, StatusRefused, store.BetChange{SettledAt: store.MillisOf(core.SettledAt), Refusal: code})
 				if err != nil || !ok || b.rec.FreebetID == nil || t.cfg.Freebets == nil {
 					return err
@@ -243,7 +250,7 @@ func (t *Table) settleDebit(b *liveBet, rec store.BetRecord, res wallet.Result) 
 				reason, answer = "debit confirmed after the betting window closed", ErrBettingClosed
 			}
 			delete(r.live, b.rec.ID)
-			done = t.submit(func(ctx context.Context) error {
+			done = t.submitAt(epoch, func(ctx context.Context) error {
 				return t.rollbackBet(ctx, b, StatusPending, StatusVoid, reason)
 			})
 		}
@@ -255,9 +262,21 @@ func (t *Table) settleDebit(b *liveBet, rec store.BetRecord, res wallet.Result) 
 		return BetResult{}, answer
 	}
 	if cerr := <-done; cerr != nil {
-		t.logger.Error("committing a debit outcome failed; recovery at boot rolls it back", "bet_id", b.rec.ID, "err", cerr)
-		if answer == nil {
-			answer = fmt.Errorf("engine: commit bet: %w", cerr)
+		switch {
+		case errors.Is(cerr, store.ErrFenced):
+			// The term ended: the next leader's recovery voids the pending
+			// bet and rolls it back, whatever the wallet said; the bet shows
+			// on the stream as that leader settles it.
+			t.logger.Warn("a debit outcome came after the table's term ended; the next leader rolls the bet back", "bet_id", b.rec.ID)
+			if demo && res.Outcome == wallet.Success {
+				t.refundDemo(b) // recovery settles demo bets in their records only
+			}
+			return BetResult{}, ErrTableUnavailable
+		default:
+			t.logger.Error("committing a debit outcome failed; recovery rolls it back", "bet_id", b.rec.ID, "err", cerr)
+			if answer == nil {
+				answer = fmt.Errorf("engine: commit bet: %w", cerr)
+			}
 		}
 	}
 	t.notifyQueue()

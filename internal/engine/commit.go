@@ -53,7 +53,7 @@ type job struct {
 // straddles two terms, which then fails and is committed job by job).
 func (t *Table) commitJobs(ctx context.Context, jobs []job) error {
 	err := t.store.InTx(ctx, func(ctx context.Context) error {
-		var checked int64
+		checked := int64(-1) // no term has it: the first job's epoch is checked, 0 too
 		for _, j := range jobs {
 			if j.epoch != checked {
 				if err := t.store.CheckLease(ctx, t.game.ID, j.epoch); err != nil {
@@ -91,5 +91,11 @@ func (t *Table) fenced(ctx context.Context, epoch int64, fn func(ctx context.Con
 
 // submit queues run with the current term's epoch. Loop only.
 func (t *Table) submit(run func(ctx context.Context) error) <-chan error {
-	return t.commit.Submit(context.Background(), job{epoch: t.epoch, run: run})
+	return t.submitAt(t.epoch, run)
+}
+
+// submitAt queues run for the term of epoch: it commits only while the
+// lease still has that epoch (never for 0, no term's). Loop only.
+func (t *Table) submitAt(epoch int64, run func(ctx context.Context) error) <-chan error {
+	return t.commit.Submit(context.Background(), job{epoch: epoch, run: run})
 }

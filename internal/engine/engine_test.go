@@ -73,13 +73,20 @@ type fakeWallet struct {
 	calls   []wallet.BetCall
 	answer  func(wallet.BetCall, time.Time) wallet.Result
 	breaker bool
+	// hold, when set, keeps every /bet unanswered until its context ends,
+	// as a wallet that does not answer: the call then ends outcome unknown.
+	hold bool
 }
 
-func (f *fakeWallet) BetUntil(_ context.Context, call wallet.BetCall, deadline time.Time) (wallet.Result, error) {
+func (f *fakeWallet) BetUntil(ctx context.Context, call wallet.BetCall, deadline time.Time) (wallet.Result, error) {
 	f.mu.Lock()
 	f.calls = append(f.calls, call)
-	answer := f.answer
+	answer, hold := f.answer, f.hold
 	f.mu.Unlock()
+	if hold {
+		<-ctx.Done()
+		return wallet.Result{Outcome: wallet.Temporary, Route: wallet.RouteBet}, ctx.Err()
+	}
 	if answer == nil {
 		return wallet.Result{Outcome: wallet.Success, Balance: 100000, HasBalance: true, OperatorTxID: "op-" + call.TransactionID}, nil
 	}

@@ -233,3 +233,56 @@ func TestLeaseStepsDownWhenNotAble(t *testing.T) {
 		t.Fatalf("lease %+v", l)
 	}
 }
+
+// A leader that loses its lease while a /bet is being attempted stops the
+// attempts at once, without waiting for the end of the betting window: the
+// next leader rolls a pending bet back (RB-5), and a debit attempted after
+// that rollback could land on a transaction the operator already answered
+// as nothing to undo (RB-13), taking a stake the game no longer holds.
+func TestLeaseLostStopsTheDebitInFlight(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, "")
+	h.run()
+	ctx := context.Background()
+	h.wallet.mu.Lock()
+	h.wallet.hold = true
+	h.wallet.mu.Unlock()
+	answered := make(chan error, 1)
+	go func() {
+		_, err := h.table.PlaceBet(ctx, alice, engine.BetRequest{Amount: 100})
+		answered <- err
+	}()
+	eventually(t, "the /bet is attempted", func() bool {
+		h.wallet.mu.Lock()
+		defer h.wallet.mu.Unlock()
+		return len(h.wallet.calls) == 1
+	})
+	old := h.lease()
+	if err := h.st.ReleaseLease(ctx, testGame.ID, old.Holder, old.Epoch); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := h.st.AcquireLease(ctx, testGame.ID, "usurper", time.Minute); err != nil || !ok {
+		t.Fatalf("takeover: %t, %v", ok, err)
+	}
+	// The betting window is still open on the table's clock, which the test
+	// never moves: only the end of the term can end the attempt.
+	var err error
+	eventually(t, "the bet is answered", func() bool {
+		select {
+		case err = <-answered:
+			return true
+		default:
+			return false
+		}
+	})
+	if !errors.Is(err, engine.ErrTableUnavailable) {
+		t.Fatalf("the bet answered %v, want ErrTableUnavailable (its outcome is the next leader's)", err)
+	}
+	bets, berr := h.st.Bets(ctx, store.BetFilter{GameID: testGame.ID})
+	if berr != nil {
+		t.Fatal(berr)
+	}
+	if len(bets) != 1 || bets[0].Status != engine.StatusPending {
+		t.Fatalf("bets %+v: want the one bet left pending for the next leader", bets)
+	}
+}

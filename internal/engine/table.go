@@ -216,8 +216,11 @@ type Table struct {
 	// The current term of leadership, owned by the loop: the lease's epoch
 	// (0 while the table does not lead) and a channel closed when the lease
 	// is lost. leading mirrors epoch for other goroutines.
-	epoch   int64
-	lost    chan struct{}
+	epoch int64
+	lost  chan struct{}
+	// term is done once the current term of leadership is over (nil while
+	// not leading): the wallet calls the term started stop with it.
+	term    context.Context
 	leading atomic.Int64
 }
 
@@ -618,15 +621,17 @@ func (t *Table) acquire(ctx context.Context, flush *<-chan time.Time, waitFirst 
 // made).
 func (t *Table) lead(ctx context.Context, epoch int64, since time.Time, flush *<-chan time.Time) error {
 	lost := make(chan struct{})
-	t.epoch, t.lost = epoch, lost
+	term, endTerm := context.WithCancel(context.WithoutCancel(ctx))
+	t.epoch, t.lost, t.term = epoch, lost, term
 	t.leading.Store(epoch)
 	renewCtx, stopRenewing := context.WithCancel(context.WithoutCancel(ctx))
 	renewed := make(chan struct{})
-	go func() { defer close(renewed); t.keepLease(renewCtx, epoch, since, lost) }()
+	go func() { defer close(renewed); t.keepLease(renewCtx, epoch, since, lost, endTerm) }()
 	defer func() {
 		stopRenewing()
 		<-renewed
-		t.epoch, t.lost, t.cur = 0, nil, nil
+		endTerm()
+		t.epoch, t.lost, t.term, t.cur = 0, nil, nil, nil
 		t.leading.Store(0)
 	}()
 	t.logger.Info("leading the table", "epoch", epoch, "holder", t.cfg.Lease.Holder)
@@ -815,13 +820,15 @@ func (t *Table) handOver(ctx context.Context) {
 }
 
 // keepLease renews the lease of epoch, taken no earlier than since, every
-// Renew until ctx ends. It closes lost, and the table stops saying it leads,
-// when the lease is taken over, or when the lease may run out before the
+// Renew until ctx ends. It closes lost, ends the term (a /bet still being
+// attempted stops at once: once another replica may lead, it may roll that
+// bet back) and the table stops saying it leads, when the lease is taken
+// over, or when the lease may run out before the
 // next renewal lands: the table's own deadline is the TTL counted from just
 // before its last successful statement, less an eighth of it, so it steps
 // down before the database lets another replica take the lease (however
 // slow the answer that renewed it was).
-func (t *Table) keepLease(ctx context.Context, epoch int64, since time.Time, lost chan struct{}) {
+func (t *Table) keepLease(ctx context.Context, epoch int64, since time.Time, lost chan struct{}, endTerm context.CancelFunc) {
 	ttl := t.cfg.Lease.TTL
 	valid := since.Add(ttl - ttl/8) // the lease runs on real time, whatever the table's clock
 	tick := time.NewTicker(t.cfg.Lease.Renew)
@@ -830,6 +837,7 @@ func (t *Table) keepLease(ctx context.Context, epoch int64, since time.Time, los
 	defer expiry.Stop()
 	stepDown := func(msg string, args ...any) {
 		t.leading.Store(0)
+		endTerm()
 		t.logger.Warn(msg, append(args, "epoch", epoch)...)
 		close(lost)
 	}
