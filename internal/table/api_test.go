@@ -89,7 +89,7 @@ func TestDemoPlay(t *testing.T) {
 	}
 
 	// Refusals before any money moves.
-	e.waitPhase(t, engine.PhaseBetting, 650*time.Millisecond)
+	e.waitPhase(t, engine.PhaseBetting, 1500*time.Millisecond)
 	for _, tc := range []struct {
 		body   any
 		status int
@@ -109,7 +109,7 @@ func TestDemoPlay(t *testing.T) {
 	}
 
 	// Place, cancel, cancel again (200 again), then five bets and a refused sixth.
-	v := e.waitPhase(t, engine.PhaseBetting, 650*time.Millisecond)
+	v := e.waitPhase(t, engine.PhaseBetting, 1500*time.Millisecond)
 	rec := e.call(t, "POST", "/api/v1/bets", s, map[string]any{"amount": 1000})
 	if rec.Code != http.StatusCreated {
 		t.Fatalf("bet: %d %s", rec.Code, rec.Body)
@@ -222,7 +222,7 @@ func TestRealMoneyBalances(t *testing.T) {
 	}
 
 	// A refusal for lack of funds carries the wallet's balance.
-	e.waitPhase(t, engine.PhaseBetting, 650*time.Millisecond)
+	e.waitPhase(t, engine.PhaseBetting, 1500*time.Millisecond)
 	e.bets.set(wallet.Result{Outcome: wallet.Refused, ErrorCode: "INSUFFICIENT_FUNDS", Balance: 50, HasBalance: true})
 	rec := e.call(t, "POST", "/api/v1/bets", s, map[string]any{"amount": 1000})
 	if got := decode[table.Error](t, rec); rec.Code != 422 || got.ErrorCode != table.ErrorCodeInsufficientFunds || got.Balance == nil || *got.Balance != 50 {
@@ -237,7 +237,7 @@ func TestRealMoneyBalances(t *testing.T) {
 
 	// Rule BAL-4: the balance follows the /bet answer, then the expected win.
 	for attempt := 0; ; attempt++ {
-		e.waitPhase(t, engine.PhaseBetting, 650*time.Millisecond)
+		e.waitPhase(t, engine.PhaseBetting, 1500*time.Millisecond)
 		e.bets.set(wallet.Result{Outcome: wallet.Success, Balance: 9000, HasBalance: true})
 		rec = e.call(t, "POST", "/api/v1/bets", s, map[string]any{"amount": 1000})
 		if rec.Code != http.StatusCreated {
@@ -291,7 +291,7 @@ func TestPlayerBetsAcrossSessions(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOptions{rate: 1000, burst: 1000})
 	first := e.openReal(t)
-	e.waitPhase(t, engine.PhaseBetting, 650*time.Millisecond)
+	e.waitPhase(t, engine.PhaseBetting, 1500*time.Millisecond)
 	rec := e.call(t, "POST", "/api/v1/bets", first, map[string]any{"amount": 1000})
 	if rec.Code != http.StatusCreated {
 		t.Fatalf("bet: %d %s", rec.Code, rec.Body)

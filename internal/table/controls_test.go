@@ -38,7 +38,7 @@ func TestResponsibleGamblingEnforced(t *testing.T) {
 	}
 
 	// A bet in the betting window, then the reality check falls due.
-	e.waitPhase(t, engine.PhaseBetting, 600*time.Millisecond)
+	e.waitPhase(t, engine.PhaseBetting, 1500*time.Millisecond)
 	rec = e.call(t, "POST", "/api/v1/bets", session, map[string]any{"amount": 1000})
 	if rec.Code != http.StatusCreated {
 		t.Fatalf("bet: %d %s", rec.Code, rec.Body)

@@ -19,7 +19,7 @@ var defaultLimits = envOptions{rate: tablesrv.DefaultReadRate, burst: tablesrv.D
 // for take-off.
 func (e *env) betAndFly(t *testing.T, session string) table.BetPlaced {
 	t.Helper()
-	e.waitPhase(t, engine.PhaseBetting, 650*time.Millisecond)
+	e.waitPhase(t, engine.PhaseBetting, 1500*time.Millisecond)
 	rec := e.call(t, "POST", "/api/v1/bets", session, map[string]any{"amount": 1000})
 	if rec.Code != http.StatusCreated {
 		t.Fatalf("bet: %d %s", rec.Code, rec.Body)
@@ -82,7 +82,7 @@ func TestFloodOfBetsIsLimitedButTheCashoutPays(t *testing.T) {
 	e := newEnv(t, defaultLimits)
 	s := e.openReal(t)
 	for attempt := 0; ; attempt++ {
-		e.waitPhase(t, engine.PhaseBetting, 650*time.Millisecond)
+		e.waitPhase(t, engine.PhaseBetting, 1500*time.Millisecond)
 		codes := map[int]int{}
 		var placed table.BetPlaced
 		for range 40 {
@@ -122,9 +122,9 @@ func TestFloodOfBetsIsLimitedButTheCashoutPays(t *testing.T) {
 // answers 200 with the same body, and one rollback is made.
 func TestCancelRepeatedAtOnce(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, envOptions{rate: 1000, burst: 1000})
+	e := newEnv(t, envOptions{rate: 1000, burst: 1000, betting: 4 * time.Second})
 	s := e.openReal(t)
-	e.waitPhase(t, engine.PhaseBetting, 650*time.Millisecond)
+	e.waitPhase(t, engine.PhaseBetting, 3*time.Second)
 	rec := e.call(t, "POST", "/api/v1/bets", s, map[string]any{"amount": 1000})
 	if rec.Code != http.StatusCreated {
 		t.Fatalf("bet: %d %s", rec.Code, rec.Body)

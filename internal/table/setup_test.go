@@ -84,6 +84,9 @@ type envOptions struct {
 	actionRate  float64
 	actionBurst int
 	hello       time.Duration
+	// betting is the betting window (default 2 s). A test whose steps must
+	// all land inside one window under -race on a loaded machine sets more.
+	betting time.Duration
 	// sessionsNow is the sessions' clock (the responsible gambling controls'); nil: time.Now.
 	sessionsNow func() time.Time
 }
@@ -115,7 +118,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 	bw := &betWallet{answer: wallet.Result{Outcome: wallet.Success, Balance: 9000, HasBalance: true}}
 	tbl, err := engine.New(t.Context(), engine.Config{
 		Game: engine.Game{ID: "crash", RTPBasisPoints: 9900, MaxMultiplier: 150,
-			Betting: 1000 * time.Millisecond, Pause: 300 * time.Millisecond, Freebet: true},
+			Betting: cmp.Or(o.betting, 2*time.Second), Pause: 300 * time.Millisecond, Freebet: true},
 		Operators: map[string]engine.Operator{"acme": {Currencies: map[string]round.Limits{
 			"BRL": {MinBet: 100, MaxBet: 100000, MaxWin: 10000000}}}},
 		Store: st, Outbox: wallet.NewOutbox(st), Balances: ss, Demo: bank, ChainLength: 2000,

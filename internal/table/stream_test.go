@@ -160,7 +160,7 @@ func TestStream(t *testing.T) {
 	}
 
 	// Own bet and balance, then the round's phases.
-	e.waitPhase(t, engine.PhaseBetting, 650*time.Millisecond)
+	e.waitPhase(t, engine.PhaseBetting, 1500*time.Millisecond)
 	rec := e.call(t, "POST", "/api/v1/bets", s, map[string]any{"amount": 1000})
 	if rec.Code != http.StatusCreated {
 		t.Fatalf("bet: %d %s", rec.Code, rec.Body)
@@ -210,7 +210,7 @@ func TestStreamBalanceFromWallet(t *testing.T) {
 
 func TestStreamRefusals(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, envOptions{hello: time.Second})
+	e := newEnv(t, envOptions{hello: 3 * time.Second}) // short for the "no hello" case, long enough for a loaded -race run
 	srv := httptest.NewServer(e.handler)
 	t.Cleanup(srv.Close)
 
