@@ -130,7 +130,7 @@ func (s *Session) TryBet(t testing.TB, amount, autoCashout int64) (Bet, Reply) {
 		t.Errorf("suite: the suite's own bet breaks the document: %v", err)
 	}
 	r := s.e.doAt(t, s.e.tableDoc, base, http.MethodPost, "/api/v1/bets", raw,
-		map[string]string{"Authorization": "Bearer " + s.ID, "X-Soft": "1"}, false)
+		map[string]string{"Authorization": "Bearer " + s.ID, "X-Forwarded-For": s.From, "X-Soft": "1"}, false)
 	var b Bet
 	if r.Status == http.StatusCreated {
 		_ = json.Unmarshal(r.Body, &b)
@@ -186,8 +186,9 @@ func (e *Env) Launch(t testing.TB, fields map[string]any) (sid string) {
 
 // Session is a player's table session.
 type Session struct {
-	e  *Env
-	ID string // the Bearer of every table route
+	e    *Env
+	ID   string // the Bearer of every table route
+	From string // the player's address (X-Forwarded-For of every request and stream)
 	// at is where its requests and stream go (a cluster's replica, Via); nil:
 	// the game's address (in a cluster, the load balancer).
 	at func() string
@@ -215,16 +216,18 @@ func (e *Env) OpenSession(t testing.TB, fields map[string]any) (*Session, Reply)
 	if err != nil {
 		t.Fatalf("suite: encode: %v", err)
 	}
-	r := e.do(t, e.tableDoc, http.MethodPost, "/api/v1/sessions", raw, nil, true)
+	from := e.playerAddr()
+	header := map[string]string{"X-Forwarded-For": from}
+	r := e.do(t, e.tableDoc, http.MethodPost, "/api/v1/sessions", raw, header, true)
 	for r.Status == http.StatusTooManyRequests { // the per-address limit: wait as a page would
 		e.sessionsLimited.Add(1)
 		time.Sleep(time.Second)
-		r = e.do(t, e.tableDoc, http.MethodPost, "/api/v1/sessions", raw, nil, true)
+		r = e.do(t, e.tableDoc, http.MethodPost, "/api/v1/sessions", raw, header, true)
 	}
 	if r.Status != http.StatusCreated {
 		return nil, r
 	}
-	s := &Session{e: e}
+	s := &Session{e: e, From: from}
 	var out struct {
 		Session string `json:"session"`
 	}
@@ -263,7 +266,7 @@ func (s *Session) Call(t testing.TB, method, path string, body any) Reply {
 		}
 	}
 	for {
-		r := s.e.doAt(t, s.e.tableDoc, s.url(), method, path, raw, map[string]string{"Authorization": "Bearer " + s.ID}, true)
+		r := s.e.doAt(t, s.e.tableDoc, s.url(), method, path, raw, map[string]string{"Authorization": "Bearer " + s.ID, "X-Forwarded-For": s.From}, true)
 		if r.Status != http.StatusTooManyRequests {
 			return r
 		}

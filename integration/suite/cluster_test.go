@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
-	"os"
 	"sync"
 	"testing"
 	"time"
@@ -527,8 +526,6 @@ func TestClusterRollingRestart(t *testing.T) {
 	t.Logf("%d players entered through the load balancer (%d session creations answered 429 on the way)", players, c.sessionsLimited.Load())
 	cr := startCrowd(t, ss)
 	cr.awaitOpen(t, players, time.Minute)
-	// The per-address budget of stream openings refills (burst 20, 5 a second).
-	time.Sleep(4 * time.Second)
 	watch := ss[0].Via(c.Replicas[0])
 	playedFrom, _ := c.lastRound(t)
 	r := watch.AwaitBetting(t, 0)
@@ -608,64 +605,25 @@ func checkAcceptedKept(t *testing.T, c *Cluster, accepted []Bet) {
 // document, at worst a clear temporary error (503 TABLE_UNAVAILABLE or
 // WALLET_UNAVAILABLE), never a lost bet: every bet a player was told was
 // accepted is in the game's records and the operator's ledger (RB-4, by the
-// reconciliation).
-//
-// Known failure (deploy/haproxy.cfg, not the suite): while NATS is down every
-// replica's /readyz answers 503, the load balancer takes them all out of
-// rotation and answers the players behind it with its own text/html 503 "No
-// server is available to handle this request", which breaks table.v1.yaml
-// (no JSON error, no error_code), while players straight to a replica get 503
-// TABLE_UNAVAILABLE. Until the balancer answers the document's error (an
-// errorfile for 503) or keeps replicas in rotation, the players here bet
-// straight to the replicas only; CRASHGAME_SUITE_KNOWN_BUGS=1 adds three
-// players through the balancer.
+// reconciliation). While NATS is down every replica's /readyz answers 503,
+// so the load balancer takes them all out of rotation and answers for them
+// with the document's 503 TABLE_UNAVAILABLE (deploy/haproxy.cfg).
 func TestClusterNATSRestarted(t *testing.T) {
-	viaLB := os.Getenv("CRASHGAME_SUITE_KNOWN_BUGS") != ""
 	c := StartCluster(t, ClusterOptions{})
 	_, ss := enter(t, c.Env, 6, 200_000)
 	players := make([]*Session, len(ss))
 	copy(players, ss) // 3..5 through the load balancer
 	for i, r := range c.Replicas {
 		players[i] = ss[i].Via(r)
-		if !viaLB {
-			players[i+3] = ss[i+3].Via(r)
+	}
+	bettors := StartBetting(t, players, 500, 101, func(i int, r Reply) {
+		switch {
+		case r.Status == http.StatusCreated, r.Status == http.StatusConflict, r.Status == http.StatusUnprocessableEntity:
+		case r.Status == http.StatusServiceUnavailable && (r.ErrorCode() == "TABLE_UNAVAILABLE" || r.ErrorCode() == "WALLET_UNAVAILABLE"):
+		default:
+			t.Errorf("player %d: a bet answered %s, want an answer or a clear temporary error", i, r)
 		}
-	}
-	if !viaLB {
-		t.Log("known bug: every player bets straight to a replica (see the comment above; CRASHGAME_SUITE_KNOWN_BUGS=1 sends three through the load balancer)")
-	}
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	answers := map[string]int{}
-	var accepted []Bet
-	for i, p := range players {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				b, r := p.TryBet(t, 500, 101)
-				mu.Lock()
-				answers[fmt.Sprintf("%d %s", r.Status, r.ErrorCode())]++
-				if r.Status == http.StatusCreated {
-					accepted = append(accepted, b)
-				}
-				switch {
-				case r.Status == http.StatusCreated, r.Status == http.StatusConflict, r.Status == http.StatusUnprocessableEntity:
-				case r.Status == http.StatusServiceUnavailable && (r.ErrorCode() == "TABLE_UNAVAILABLE" || r.ErrorCode() == "WALLET_UNAVAILABLE"):
-				default:
-					t.Errorf("player %d: a bet answered %s, want an answer or a clear temporary error", i, r)
-				}
-				mu.Unlock()
-				time.Sleep(300 * time.Millisecond)
-			}
-		}()
-	}
+	})
 	time.Sleep(4 * time.Second)
 	c.RestartNATS(t, 3*time.Second)
 	t.Log("NATS restarted")
@@ -677,12 +635,8 @@ func TestClusterNATSRestarted(t *testing.T) {
 	}
 	cancel()
 	time.Sleep(8 * time.Second)
-	close(stop)
-	wg.Wait()
-	mu.Lock()
+	answers, kept := bettors.Stop()
 	t.Logf("bet answers around the restart: %v", answers)
-	kept := append([]Bet(nil), accepted...)
-	mu.Unlock()
 
 	// Every replica serves again: a bet through each, forwarded to the
 	// leader wherever it runs, and its stream carries the leader's rounds.

@@ -266,35 +266,13 @@ func TestGameKilled(t *testing.T) {
 func TestPostgresRestart(t *testing.T) {
 	e := Start(t, Options{})
 	_, ss := enter(t, e, 3, 200_000)
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	statuses := map[int]int{}
-	for _, s := range ss {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				_, r := s.TryBet(t, 500, 101)
-				mu.Lock()
-				statuses[r.Status]++
-				mu.Unlock()
-				time.Sleep(300 * time.Millisecond)
-			}
-		}()
-	}
+	bettors := StartBetting(t, ss, 500, 101, nil)
 	time.Sleep(4 * time.Second)
 	e.RestartPostgres(t, 3*time.Second)
 	t.Log("PostgreSQL restarted")
 	time.Sleep(8 * time.Second)
-	close(stop)
-	wg.Wait()
-	t.Logf("bet answers under load: %v", statuses)
+	answers, _ := bettors.Stop()
+	t.Logf("bet answers under load: %v", answers)
 	awaitBetAccepted(t, ss[0], time.Minute)
 	e.CheckWallet(t, nil)
 	e.Reconcile(t)

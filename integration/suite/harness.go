@@ -140,6 +140,12 @@ type Env struct {
 	gameDoc  *apitest.Validator
 	tableDoc *apitest.Validator
 	stream   *streamSchemas
+	// proxies are the network's subnets: every peer the game sees (the load
+	// balancer, Docker's gateway for the suite's own requests) is a proxy
+	// for the players, who are told apart by X-Forwarded-For (playerAddr).
+	proxies []string
+	// addrs numbers the players' addresses.
+	addrs atomic.Uint32
 	// sessionsLimited counts the session creations answered 429 (the table's
 	// per-address limit), which OpenSession waits out and retries.
 	sessionsLimited atomic.Int64
@@ -191,6 +197,9 @@ func startBase(t *testing.T, opts Options) *Env {
 
 	e.net, err = tcnetwork.New(ctx, tcnetwork.WithLabels(map[string]string{label: "true"}))
 	if err != nil {
+		t.Fatalf("suite: network: %v", err)
+	}
+	if e.proxies, err = e.subnets(ctx); err != nil {
 		t.Fatalf("suite: network: %v", err)
 	}
 
@@ -336,6 +345,35 @@ func (e *Env) startFront(ctx context.Context) error {
 	return nil
 }
 
+// subnets are the address ranges of e's network.
+func (e *Env) subnets(ctx context.Context) ([]string, error) {
+	res, err := e.docker.NetworkInspect(ctx, e.net.ID, client.NetworkInspectOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("inspect %s: %w", e.net.Name, err)
+	}
+	var out []string
+	for _, c := range res.Network.IPAM.Config {
+		if c.Subnet.IsValid() {
+			out = append(out, c.Subnet.String())
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s has no subnet", e.net.Name)
+	}
+	return out, nil
+}
+
+// playerAddr is the address of a new player: each its own, from
+// 198.18.0.0/15 (RFC 2544's benchmarking range, which no proxy of the
+// network holds), sent as X-Forwarded-For. The game counts its per-address
+// limits against it (trusted_proxies), as it does for real players behind a
+// load balancer, not against the one address all the suite's requests come
+// from.
+func (e *Env) playerAddr() string {
+	n := e.addrs.Add(1)
+	return fmt.Sprintf("198.%d.%d.%d", 18+(n>>16)&1, (n>>8)&0xff, n&0xff)
+}
+
 // gameConfig is the installation file. Secrets and the database password are
 // ${NAME} references, expanded from the container's environment.
 func (e *Env) gameConfig() string {
@@ -343,6 +381,7 @@ func (e *Env) gameConfig() string {
 listen: 0.0.0.0:8080
 base_url: %s
 default_language: en
+trusted_proxies: [%s]
 database: ${CRASHGAME_DATABASE_URL}
 games:
   - game_id: %s
@@ -366,7 +405,7 @@ operators:
     currencies:
       BRL: { min_bet: 100, max_bet: 100000, max_win: 10000000 }
       USD: { min_bet: 10, max_bet: 50000 }
-`, baseURL, gameID, e.opts.MaxMultiplier, e.opts.BettingMS, e.opts.PauseMS, operatorID, walletURL, gameID, e.opts.ZeroWin)
+`, baseURL, strings.Join(e.proxies, ", "), gameID, e.opts.MaxMultiplier, e.opts.BettingMS, e.opts.PauseMS, operatorID, walletURL, gameID, e.opts.ZeroWin)
 }
 
 // gameEnv is the game's environment: what the installation file's ${NAME}

@@ -95,7 +95,7 @@ func (s *Session) TryOpenStream(t testing.TB) (*Stream, int, error) {
 	defer dcancel()
 	wsURL := "ws" + strings.TrimPrefix(s.url(), "http") + "/api/v1/stream"
 	conn, resp, err := websocket.Dial(dctx, wsURL, &websocket.DialOptions{
-		HTTPHeader: http.Header{"Origin": []string{baseURL}},
+		HTTPHeader: http.Header{"Origin": []string{baseURL}, "X-Forwarded-For": []string{s.From}},
 	})
 	if err != nil {
 		cancel()
