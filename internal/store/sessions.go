@@ -1,9 +1,11 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/uptrace/bun"
 )
@@ -97,11 +99,17 @@ func (s *Store) SessionControls(ctx context.Context, hash []byte) (*SessionContr
 // WriteSessionStates persists, in one transaction (joining the one of ctx if
 // any), the display balances and the controls' state (last action, last
 // reality check acknowledgement) of sessions: all or none. A hash with no row
-// changes nothing.
+// changes nothing. Concurrent writers (the replicas of a cluster) never
+// deadlock: every writer locks rows in the order of their hashes.
 func (s *Store) WriteSessionStates(ctx context.Context, balances []SessionBalance, controls []*SessionControlsRecord) error {
 	if len(balances) == 0 && len(controls) == 0 {
 		return nil
 	}
+	// Rows are locked in one order, by id hash, whatever the caller's: two
+	// replicas writing overlapping batches then wait for each other rather
+	// than deadlock.
+	balances = slices.SortedFunc(slices.Values(balances), func(a, b SessionBalance) int { return bytes.Compare(a.IDHash, b.IDHash) })
+	controls = slices.SortedFunc(slices.Values(controls), func(a, b *SessionControlsRecord) int { return bytes.Compare(a.IDHash, b.IDHash) })
 	err := s.InTx(ctx, func(ctx context.Context) error {
 		db := s.conn(ctx)
 		for _, b := range balances {

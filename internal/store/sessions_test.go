@@ -3,6 +3,7 @@ package store_test
 import (
 	"crypto/sha256"
 	"errors"
+	"fmt"
 	"reflect"
 	"slices"
 	"strings"
@@ -18,6 +19,7 @@ var sessionCases = []contractCase{
 	{"SessionRoundTrip", testSessionRoundTrip},
 	{"SessionWithControlsIsAtomic", testSessionControlsAtomic},
 	{"SessionBetTotalsAndLiveBets", testSessionBets},
+	{"SessionStatesWrittenInOppositeOrders", testSessionStatesRace},
 }
 
 func sessionHash(seed string) []byte {
@@ -227,6 +229,40 @@ func testSessionBets(t *testing.T, s *store.Store, _ string) {
 	} {
 		if got, err := s.SessionHasBets(ctx, tc.hash, tc.statuses...); err != nil || got != tc.want {
 			t.Errorf("SessionHasBets(%v) = %t, %v; want %t", tc.statuses, got, err, tc.want)
+		}
+	}
+}
+
+// testSessionStatesRace: writers of overlapping batches of display balances,
+// each in its own order (the replicas of a cluster), all commit: none is
+// chosen as a deadlock's victim.
+func testSessionStatesRace(t *testing.T, s *store.Store, _ string) {
+	ctx := t.Context()
+	const n = 40
+	var forward []store.SessionBalance
+	var controls []*store.SessionControlsRecord
+	for i := range n {
+		rec := newSession(fmt.Sprintf("race-%02d", i))
+		c := &store.SessionControlsRecord{IDHash: rec.IDHash, SessionClock: true, LastActionAt: store.MillisOf(t0)}
+		if err := s.InsertSession(ctx, rec, c); err != nil {
+			t.Fatal(err)
+		}
+		forward = append(forward, store.SessionBalance{IDHash: rec.IDHash, Balance: int64(i)})
+		controls = append(controls, c)
+	}
+	for round := range 5 {
+		errs := race(8, func(i int) error {
+			b, c := slices.Clone(forward), slices.Clone(controls)
+			if i%2 == 1 {
+				slices.Reverse(b)
+				slices.Reverse(c)
+			}
+			return s.WriteSessionStates(ctx, b, c)
+		})
+		for i, err := range errs {
+			if err != nil {
+				t.Fatalf("round %d, writer %d: %v", round, i, err)
+			}
 		}
 	}
 }
