@@ -74,7 +74,10 @@ func (l *testLog) close() {
 	l.mu.Unlock()
 }
 
-func TestTableInChromium(t *testing.T) {
+// requireChromium returns the Chromium to drive, or skips t when none is on
+// PATH (fails it when CI is set).
+func requireChromium(t *testing.T) string {
+	t.Helper()
 	chrome := findChromium()
 	if chrome == "" {
 		if os.Getenv("CI") != "" {
@@ -82,6 +85,11 @@ func TestTableInChromium(t *testing.T) {
 		}
 		t.Skipf("SKIPPED: the browser test needs Chromium and none is on PATH (looked for %s); install Debian's chromium (apt-get install chromium) to run it. With CI set this is a failure.", strings.Join(chromiumNames, ", "))
 	}
+	return chrome
+}
+
+func TestTableInChromium(t *testing.T) {
+	chrome := requireChromium(t)
 	began := time.Now()
 	bin := buildCrashgame(t)
 	t.Logf("built crashgame in %s", time.Since(began).Round(time.Millisecond))
@@ -361,7 +369,13 @@ func playUntilCashout(t *testing.T, tab context.Context, en map[string]string, a
 // waitBalance waits until the header shows want cents and returns the text.
 func waitBalance(t *testing.T, tab context.Context, what string, want int64) string {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	return waitBalanceWithin(t, tab, what, want, 10*time.Second)
+}
+
+// waitBalanceWithin is waitBalance with its own guard.
+func waitBalanceWithin(t *testing.T, tab context.Context, what string, want int64, within time.Duration) string {
+	t.Helper()
+	deadline := time.Now().Add(within)
 	var last string
 	for time.Now().Before(deadline) {
 		s, err := chromedp.Run(tab, chromedp.Evaluate[string](`document.getElementById('balance').textContent`))

@@ -620,7 +620,12 @@ var (
 // answers or an image the suites need is missing.
 func requireDocker(t *testing.T) {
 	t.Helper()
-	dockerOnce.Do(func() { dockerMsg = checkDocker() })
+	dockerOnce.Do(func() {
+		// The suites' TestMain sets these; another package's test that starts
+		// an Env (integration/browser) gets the same defaults here.
+		setEnvDefaults()
+		dockerMsg = checkDocker()
+	})
 	switch {
 	case dockerMsg != "" && os.Getenv("CI") != "":
 		t.Fatalf("suite: %s (CI is set, so this fails instead of skipping)", dockerMsg)
