@@ -121,9 +121,11 @@ func (b *Bus) request(ctx context.Context, subject string, req []byte) ([]byte, 
 // subscription when connected (requests sent after it find it); when not
 // connected, it is made at the reconnection.
 //
-// stop drains: requests already received are handled and answered, then it
-// returns once every handler has finished. It is safe to call more than
-// once; Close calls it for every Serve still running.
+// stop unsubscribes at once: handlers already running finish and answer, a
+// request not yet handled is dropped (its requester reports an unknown
+// outcome; nothing was done), and it returns once every handler has
+// finished. It is safe to call more than once; Close calls it for every Serve
+// still running.
 func (b *Bus) Serve(subject string, h Handler) (stop func(), err error) {
 	if err := checkSubject(subject, true); err != nil {
 		return nil, fmt.Errorf("cluster: serve: %w", err)
@@ -232,18 +234,18 @@ func (s *service) call(ctx context.Context, req []byte) (answer []byte, err erro
 	return s.h(ctx, req)
 }
 
+// stop stops serving: the subscription goes at once (requests already
+// handled are answered; one still queued in this process is dropped, so its
+// requester reports an unknown outcome and nothing was done). It is never
+// drained: a subscription still draining when the connection comes back is
+// sent to the server again and never taken back, a member of the queue group
+// that answers nothing. While disconnected, unsubscribing only forgets it
+// here, so the reconnection does not bring it back.
 func (s *service) stop() {
 	s.stopOnce.Do(func() {
-		closed := s.sub.StatusChanged(nats.SubscriptionClosed)
-		if err := s.sub.Drain(); err == nil {
-			select {
-			case <-closed:
-			case <-s.bus.closed:
-			}
-		} else if !errors.Is(err, nats.ErrConnectionClosed) {
-			s.bus.log.Warn("serve: drain failed; unsubscribing", slog.String("subject", s.subject),
+		if err := s.sub.Unsubscribe(); err != nil && !errors.Is(err, nats.ErrConnectionClosed) && !errors.Is(err, nats.ErrBadSubscription) {
+			s.bus.log.Warn("serve: unsubscribing failed", slog.String("subject", s.subject),
 				slog.String("error", err.Error()))
-			_ = s.sub.Unsubscribe()
 		}
 		s.mu.Lock()
 		s.stopped = true

@@ -451,3 +451,48 @@ func TestCloseAnswersTheRequestsItReceived(t *testing.T) {
 		t.Errorf("Request to a closed leader: %v, want ErrNoLeader", err)
 	}
 }
+
+// A leader that stops serving while NATS is down (it lost the table because
+// it was cut off) leaves nothing behind once NATS is back: every request goes
+// to the new leader. A subscription still draining at the reconnection used
+// to be sent to the server again and never taken back, so the queue group
+// kept a member that answered nothing and half the requests timed out.
+func TestServingStoppedDuringAnOutageStaysStopped(t *testing.T) {
+	t.Parallel()
+	srv := natstest.Start(t)
+	old, _ := connect(t, srv, "old-leader")
+	next, _ := connect(t, srv, "new-leader")
+	follower, _ := connect(t, srv, "follower", func(o *Options) { o.RequestTimeout = 500 * time.Millisecond })
+	subject := ActionSubject("crash", ActionBet)
+	stopOld, err := old.Serve(subject, func(context.Context, []byte) ([]byte, error) { return []byte("old"), nil })
+	if err != nil {
+		t.Fatalf("Serve: %v", err)
+	}
+	requestUntilAnswered(t, follower, subject, "before the outage")
+
+	srv.Shutdown()
+	waitFor(t, "the old leader to see the outage", func() bool { return !old.Connected() })
+	stopped := make(chan struct{})
+	go func() { stopOld(); close(stopped) }()
+	srv.Restart()
+	waitConnected(t, old, next, follower)
+	waitFor(t, "the old leader to stop serving", func() bool {
+		select {
+		case <-stopped:
+			return true
+		default:
+			return false
+		}
+	})
+	stopNext, err := next.Serve(subject, func(context.Context, []byte) ([]byte, error) { return []byte("new"), nil })
+	if err != nil {
+		t.Fatalf("Serve: %v", err)
+	}
+	defer stopNext()
+	for i := range 20 {
+		answer, err := follower.Request(t.Context(), subject, []byte("after the outage"))
+		if err != nil || string(answer) != "new" {
+			t.Fatalf("request %d after the outage: %q, %v; want the new leader's answer", i, answer, err)
+		}
+	}
+}
