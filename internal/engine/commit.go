@@ -2,9 +2,11 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
+	"github.com/crashstudio/crashgame/internal/store"
 	"github.com/crashstudio/crashgame/internal/wallet"
 )
 
@@ -71,6 +73,12 @@ func (t *Table) commitJobs(ctx context.Context, jobs []job) error {
 		}
 		return t.cfg.Outbox.EnqueueMany(ctx, o.moves, o.at)
 	})
+	if errors.Is(err, store.ErrFenced) {
+		// Another replica leads the table now: what the player asked for is
+		// that leader's to settle, and the player is told the table changes
+		// hands (ErrTableUnavailable), never that the server failed.
+		return fmt.Errorf("commit: %w: %w", ErrTableUnavailable, err)
+	}
 	if err != nil {
 		return fmt.Errorf("commit: %w", err)
 	}

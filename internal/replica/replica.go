@@ -35,7 +35,6 @@ import (
 
 	"github.com/crashstudio/crashgame/internal/cluster"
 	"github.com/crashstudio/crashgame/internal/engine"
-	"github.com/crashstudio/crashgame/internal/store"
 )
 
 // How long a forwarded action may wait for the leader. A bet's /bet may be
@@ -325,21 +324,24 @@ func answer(res any, err error) ([]byte, error) {
 
 // refusals are the engine's errors that cross the cluster by code: a
 // requester gets back the same value, so the player API maps it as it would
-// a local one.
-var refusals = map[string]error{
-	"BETTING_CLOSED":      engine.ErrBettingClosed,
-	"TOO_MANY_BETS":       engine.ErrTooManyBets,
-	"BET_LIMIT":           engine.ErrBetLimit,
-	"BAD_AUTO_CASHOUT":    engine.ErrBadAutoCashout,
-	"ROUND_CRASHED":       engine.ErrRoundCrashed,
-	"UNKNOWN_BET":         engine.ErrUnknownBet,
-	"CASHOUT_NOT_ALLOWED": engine.ErrCashoutNotAllowed,
-	"CANCEL_NOT_ALLOWED":  engine.ErrCancelNotAllowed,
-	"FREEBET_UNAVAILABLE": engine.ErrFreebetUnavailable,
-	"WALLET_UNAVAILABLE":  engine.ErrWalletUnavailable,
-	"TABLE_UNAVAILABLE":   engine.ErrTableUnavailable,
-	"STOPPED":             engine.ErrStopped,
-	"FENCED":              store.ErrFenced,
+// a local one. An error matching several is sent as the first: a commit
+// refused by the fence is ErrTableUnavailable (it also wraps store.ErrFenced).
+var refusals = []struct {
+	code string
+	err  error
+}{
+	{"BETTING_CLOSED", engine.ErrBettingClosed},
+	{"TOO_MANY_BETS", engine.ErrTooManyBets},
+	{"BET_LIMIT", engine.ErrBetLimit},
+	{"BAD_AUTO_CASHOUT", engine.ErrBadAutoCashout},
+	{"ROUND_CRASHED", engine.ErrRoundCrashed},
+	{"UNKNOWN_BET", engine.ErrUnknownBet},
+	{"CASHOUT_NOT_ALLOWED", engine.ErrCashoutNotAllowed},
+	{"CANCEL_NOT_ALLOWED", engine.ErrCancelNotAllowed},
+	{"FREEBET_UNAVAILABLE", engine.ErrFreebetUnavailable},
+	{"WALLET_UNAVAILABLE", engine.ErrWalletUnavailable},
+	{"TABLE_UNAVAILABLE", engine.ErrTableUnavailable},
+	{"STOPPED", engine.ErrStopped},
 }
 
 // walletRefused is the code of an *engine.RefusedError; its message is the
@@ -352,9 +354,9 @@ func refusalOf(err error) error {
 		data, _ := json.Marshal(wr)
 		return &cluster.HandlerError{Code: walletRefused, Message: string(data)}
 	}
-	for code, e := range refusals {
-		if errors.Is(err, e) {
-			return &cluster.HandlerError{Code: code, Message: err.Error()}
+	for _, r := range refusals {
+		if errors.Is(err, r.err) {
+			return &cluster.HandlerError{Code: r.code, Message: err.Error()}
 		}
 	}
 	return err // answered with its message and no code: an error of the leader
@@ -367,8 +369,10 @@ func errorOf(h *cluster.HandlerError) error {
 			return &wr
 		}
 	}
-	if e, ok := refusals[h.Code]; ok {
-		return fmt.Errorf("the table's leader refused: %w", e)
+	for _, r := range refusals {
+		if r.code == h.Code {
+			return fmt.Errorf("the table's leader refused: %w", r.err)
+		}
 	}
 	return fmt.Errorf("replica: the table's leader failed: %s", h.Message)
 }

@@ -308,3 +308,18 @@ func TestPlayerBetsAcrossSessions(t *testing.T) {
 		t.Fatalf("the demo session lists %+v", list.Items)
 	}
 }
+
+// A bet sent to a server whose table has stopped (a replica being deployed)
+// is answered 503 TABLE_UNAVAILABLE, a temporary refusal of the document that
+// tells the page to ask again, never a 500 SERVER_ERROR.
+func TestBetOnAStoppedTableIsTableUnavailable(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOptions{rate: 1000, burst: 1000})
+	s := e.openReal(t)
+	e.table.Stop() // finishes the round in play, then hands the table over
+	<-e.table.Done()
+	rec := e.call(t, "POST", "/api/v1/bets", s, map[string]any{"amount": 1000})
+	if got := decode[table.Error](t, rec); rec.Code != http.StatusServiceUnavailable || got.ErrorCode != table.ErrorCodeTableUnavailable {
+		t.Fatalf("bet on a stopped table: %d %s", rec.Code, rec.Body)
+	}
+}

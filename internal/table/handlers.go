@@ -78,6 +78,9 @@ var refusals = []struct {
 	{engine.ErrCancelNotAllowed, http.StatusConflict, table.ErrorCodeCancelNotAllowed},
 	{engine.ErrWalletUnavailable, http.StatusServiceUnavailable, table.ErrorCodeWalletUnavailable},
 	{engine.ErrTableUnavailable, http.StatusServiceUnavailable, table.ErrorCodeTableUnavailable},
+	// This server's table is stopping (a deploy): the player asks again and
+	// the load balancer sends it to another replica.
+	{engine.ErrStopped, http.StatusServiceUnavailable, table.ErrorCodeTableUnavailable},
 }
 
 // refusal translates an engine refusal into the player's code (never a wallet

@@ -1,0 +1,63 @@
+package replica
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/crashstudio/crashgame/internal/cluster"
+	"github.com/crashstudio/crashgame/internal/engine"
+	"github.com/crashstudio/crashgame/internal/store"
+)
+
+// A refusal of the leader reaches the requester as the same engine error, so
+// that a player on any replica gets the code the leader's own player would.
+func TestRefusalsCrossTheCluster(t *testing.T) {
+	t.Parallel()
+	fenced := fmt.Errorf("engine: commit cashout: commit: %w: %w", engine.ErrTableUnavailable, store.ErrFenced)
+	cases := []struct {
+		name string
+		err  error
+		want error // nil: no code, a failure of the leader
+	}{
+		{"betting closed", fmt.Errorf("engine: %w", engine.ErrBettingClosed), engine.ErrBettingClosed},
+		{"a commit refused by the fence", fenced, engine.ErrTableUnavailable},
+		{"a stopping leader", engine.ErrStopped, engine.ErrStopped},
+		{"the wallet", engine.ErrWalletUnavailable, engine.ErrWalletUnavailable},
+		{"anything else", errors.New("disk full"), nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var h *cluster.HandlerError
+			if !errors.As(refusalOf(tc.err), &h) {
+				if tc.want != nil {
+					t.Fatalf("refusalOf(%v) has no code", tc.err)
+				}
+				return
+			}
+			if tc.want == nil {
+				t.Fatalf("refusalOf(%v) has code %s, want none", tc.err, h.Code)
+			}
+			for i := 0; i < 20; i++ { // the same code every time
+				var again *cluster.HandlerError
+				errors.As(refusalOf(tc.err), &again)
+				if again.Code != h.Code {
+					t.Fatalf("refusalOf(%v) is %s, then %s", tc.err, h.Code, again.Code)
+				}
+			}
+			if got := errorOf(h); !errors.Is(got, tc.want) {
+				t.Fatalf("errorOf(%s) = %v, want %v", h.Code, got, tc.want)
+			}
+		})
+	}
+	wr := &engine.RefusedError{Code: "INSUFFICIENT_FUNDS", Balance: 50, HasBalance: true}
+	var h *cluster.HandlerError
+	if !errors.As(refusalOf(wr), &h) {
+		t.Fatal("a wallet refusal has no code")
+	}
+	var got *engine.RefusedError
+	if !errors.As(errorOf(h), &got) || *got != *wr {
+		t.Fatalf("a wallet refusal came back as %v", errorOf(h))
+	}
+}
