@@ -173,7 +173,7 @@ func (c *Cluster) startNATS(ctx context.Context) error {
 	img := imageFromEnv("CRASHGAME_NATS_IMAGE", defaultNATSImage)
 	ctr, err := testcontainers.Run(ctx, img,
 		tcnetwork.WithNetwork([]string{"nats"}, c.net),
-		labels(),
+		labels(), loopbackPorts("4222/tcp", "8222/tcp"), // the image's EXPOSEd ports, published on loopback only
 		testcontainers.WithWaitStrategy(wait.ForLog("Server is ready").WithStartupTimeout(startTimeout)),
 	)
 	c.addExtra("nats", ctr)

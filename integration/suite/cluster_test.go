@@ -378,9 +378,10 @@ func TestClusterLeaderPartitioned(t *testing.T) {
 // balancer (reconnecting when it closes, as the page does) and bets once in
 // every round whose betting it sees there.
 type crowd struct {
-	t    *testing.T
-	stop chan struct{}
-	wg   sync.WaitGroup
+	t      *testing.T
+	stop   chan struct{}
+	ending sync.Once
+	wg     sync.WaitGroup
 
 	mu       sync.Mutex
 	open     int             // streams open now
@@ -494,8 +495,9 @@ func (cr *crowd) awaitOpen(t *testing.T, n int, within time.Duration) {
 }
 
 // end stops the players and waits for them.
+// end stops the crowd and waits for its players; it may be called again.
 func (cr *crowd) end() {
-	close(cr.stop)
+	cr.ending.Do(func() { close(cr.stop) })
 	cr.wg.Wait()
 }
 
@@ -525,6 +527,7 @@ func TestClusterRollingRestart(t *testing.T) {
 	wg.Wait()
 	t.Logf("%d players entered through the load balancer (%d session creations answered 429 on the way)", players, c.sessionsLimited.Load())
 	cr := startCrowd(t, ss)
+	defer cr.end() // before the cleanups, also when the test fails
 	cr.awaitOpen(t, players, time.Minute)
 	watch := ss[0].Via(c.Replicas[0])
 	playedFrom, _ := c.lastRound(t)
