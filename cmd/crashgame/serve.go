@@ -45,9 +45,11 @@ func openStore(ctx context.Context, cfg *config.Config) (*store.Store, error) {
 	return st, nil
 }
 
-// serve runs the game server until ctx ends. Then the tables stop: a betting
-// round is voided, a flying round plays on until its crash or the grace, the
-// movement queue stops (what it holds is durable), and the HTTP server drains.
+// serve runs the game server until ctx ends. Then /readyz answers 503 and, in
+// a cluster, the replica serves on for the drain (the load balancer's time to
+// take it out of rotation); then the tables stop: each plays its round to the
+// crash (up to the grace) and hands over, the movement queue stops (what it
+// holds is durable), the streams close and the HTTP server drains.
 func serve(ctx context.Context, cfg *config.Config, logger *slog.Logger, stdout io.Writer) error {
 	st, err := openStore(ctx, cfg)
 	if err != nil {
@@ -105,6 +107,12 @@ func serve(ctx context.Context, cfg *config.Config, logger *slog.Logger, stdout 
 	case <-ctx.Done():
 	}
 	a.stopping.Store(true) // /readyz: 503 from now on
+	if cfg.Cluster != nil && cfg.Cluster.DrainMS > 0 {
+		// Everything is still served while the load balancer notices: the
+		// streams closed below then reconnect straight to another replica.
+		logger.Info("shutting down: waiting for the load balancer to take this replica out of rotation", "drain", cfg.Cluster.Drain().String())
+		time.Sleep(cfg.Cluster.Drain())
+	}
 	logger.Info("shutting down: settling the rounds in play", "grace", tableGrace.String())
 	for _, t := range a.tables {
 		t.Stop()

@@ -30,11 +30,11 @@ func TestCluster(t *testing.T) {
 		got.LeaseTTLMS != want.LeaseTTLMS || got.LeaseRenewMS != want.LeaseRenewMS {
 		t.Fatalf("cluster %+v, want %+v", got, want)
 	}
-	if c.Cluster.LeaseTTL() != 2*time.Second || c.Cluster.LeaseRenew() != 500*time.Millisecond {
-		t.Fatalf("durations %v %v", c.Cluster.LeaseTTL(), c.Cluster.LeaseRenew())
+	if c.Cluster.LeaseTTL() != 2*time.Second || c.Cluster.LeaseRenew() != 500*time.Millisecond || c.Cluster.Drain() != 2500*time.Millisecond {
+		t.Fatalf("durations %v %v %v", c.Cluster.LeaseTTL(), c.Cluster.LeaseRenew(), c.Cluster.Drain())
 	}
-	c = mustParse(t, clusterBase+"cluster:\n  nats: nats://n1:4222\n  lease_ttl_ms: 5000\n  lease_renew_ms: 1000\n")
-	if c.Cluster.Replica == "" || c.Cluster.LeaseTTLMS != 5000 || c.Cluster.LeaseRenewMS != 1000 {
+	c = mustParse(t, clusterBase+"cluster:\n  nats: nats://n1:4222\n  lease_ttl_ms: 5000\n  lease_renew_ms: 1000\n  drain_ms: 0\n")
+	if c.Cluster.Replica == "" || c.Cluster.LeaseTTLMS != 5000 || c.Cluster.LeaseRenewMS != 1000 || c.Cluster.DrainMS != 0 {
 		t.Fatalf("cluster %+v: the host name is the default replica", c.Cluster)
 	}
 }
@@ -55,6 +55,8 @@ func TestClusterRefusals(t *testing.T) {
 			[]string{"at most half of lease_ttl_ms"}},
 		{"ttl out of range", clusterBase + "cluster:\n  nats: nats://n1:4222\n  lease_ttl_ms: 100\n",
 			[]string{"lease_ttl_ms 100 is outside 200..60000"}},
+		{"drain out of range", clusterBase + "cluster:\n  nats: nats://n1:4222\n  drain_ms: 60000\n",
+			[]string{"drain_ms 60000 is outside 0..30000"}},
 		{"replica with a space", clusterBase + "cluster:\n  nats: nats://n1:4222\n  replica: game 1\n",
 			[]string{"without spaces"}},
 		{"unknown key", clusterBase + "cluster:\n  nats: nats://n1:4222\n  leader: yes\n",

@@ -70,13 +70,24 @@ type Cluster struct {
 	NATS         []string // nats://HOST:PORT URLs; may carry credentials, never printed
 	LeaseTTLMS   int64    // how long a dead leader holds its tables at most
 	LeaseRenewMS int64    // how often a leader renews its leases
+	// DrainMS is how long a replica keeps serving after SIGTERM, /readyz
+	// answering 503, before its tables stop and its streams close: the
+	// load balancer's time to take it out of rotation, so that the players
+	// it lets go reconnect straight to another replica.
+	DrainMS int64
 }
 
 // Defaults of the cluster section.
 const (
 	DefaultLeaseTTLMS   = 2000
 	DefaultLeaseRenewMS = 500
+	// DefaultDrainMS covers deploy/haproxy.cfg's checks (two failed, a
+	// second apart) with half a second to spare.
+	DefaultDrainMS = 2500
 )
+
+// Drain is Cluster.DrainMS as a duration.
+func (c *Cluster) Drain() time.Duration { return time.Duration(c.DrainMS) * time.Millisecond }
 
 // LeaseTTL is Cluster.LeaseTTLMS as a duration.
 func (c *Cluster) LeaseTTL() time.Duration { return time.Duration(c.LeaseTTLMS) * time.Millisecond }

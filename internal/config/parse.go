@@ -502,11 +502,11 @@ func (p *parser) config(root *yaml.Node) *Config {
 }
 
 // cluster reads the cluster section: replica, nats, lease_ttl_ms,
-// lease_renew_ms.
+// lease_renew_ms, drain_ms.
 func (p *parser) cluster(n *yaml.Node, db DSN) *Cluster {
 	const where = "cluster"
-	f := p.fields(p.mapping(n, where), where, "replica", "nats", "lease_ttl_ms", "lease_renew_ms")
-	c := &Cluster{LeaseTTLMS: DefaultLeaseTTLMS, LeaseRenewMS: DefaultLeaseRenewMS}
+	f := p.fields(p.mapping(n, where), where, "replica", "nats", "lease_ttl_ms", "lease_renew_ms", "drain_ms")
+	c := &Cluster{LeaseTTLMS: DefaultLeaseTTLMS, LeaseRenewMS: DefaultLeaseRenewMS, DrainMS: DefaultDrainMS}
 	if !strings.HasPrefix(string(db), "postgres://") && !strings.HasPrefix(string(db), "postgresql://") {
 		p.addf(n, "cluster: a cluster needs PostgreSQL, which every replica shares; set database: postgres://USER:PASSWORD@HOST:5432/DB, or remove the cluster section to run one process")
 	}
@@ -546,6 +546,12 @@ func (p *parser) cluster(n *yaml.Node, db DSN) *Cluster {
 	}
 	if c.LeaseRenewMS < 50 || c.LeaseRenewMS*2 > c.LeaseTTLMS {
 		p.addf(f["lease_renew_ms"], "cluster: lease_renew_ms %d must be at least 50 and at most half of lease_ttl_ms (%d), so that one lost renewal does not lose the lease", c.LeaseRenewMS, c.LeaseTTLMS)
+	}
+	if drain, ok := p.integer(f, "drain_ms", where, " of milliseconds (2500 means 2.5 s)"); ok {
+		if drain < 0 || drain > 30000 {
+			p.addf(f["drain_ms"], "cluster: drain_ms %d is outside 0..30000; set it to the time your load balancer takes to stop sending to a replica whose /readyz fails (2500 for deploy/haproxy.cfg)", drain)
+		}
+		c.DrainMS = drain
 	}
 	return c
 }
