@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -557,8 +558,15 @@ func TestClusterRollingRestart(t *testing.T) {
 			slow++
 		}
 	}
-	t.Logf("streams: %d closes %v, %d back (the longest after %s, %d after more than 2 s); openings answered 429: %d, otherwise refused: %v",
-		len(cr.gaps), cr.codes, len(cr.gaps), worst.Round(time.Millisecond), slow, cr.limited, cr.refused)
+	gaps := slices.Sorted(slices.Values(cr.gaps))
+	pct := func(p int) time.Duration {
+		if len(gaps) == 0 {
+			return 0
+		}
+		return gaps[(len(gaps)-1)*p/100].Round(time.Millisecond)
+	}
+	t.Logf("streams: %d closes %v, %d back after p50 %s, p90 %s, p99 %s, the longest %s (%d after more than 2 s); openings answered 429: %d, otherwise refused: %v",
+		len(cr.gaps), cr.codes, len(cr.gaps), pct(50), pct(90), pct(99), worst.Round(time.Millisecond), slow, cr.limited, cr.refused)
 	t.Logf("bets: answers %v, %d accepted; first 5xx: %q", cr.answers, len(cr.accepted), cr.odd)
 	accepted := append([]Bet(nil), cr.accepted...)
 	cr.mu.Unlock()
