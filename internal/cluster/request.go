@@ -124,8 +124,9 @@ func (b *Bus) request(ctx context.Context, subject string, req []byte) ([]byte, 
 // stop unsubscribes at once: handlers already running finish and answer, a
 // request not yet handled is dropped (its requester reports an unknown
 // outcome; nothing was done), and it returns once every handler has
-// finished. It is safe to call more than once; Close calls it for every Serve
-// still running.
+// finished and, when connected, once the server has taken the subscription
+// back (a request sent after it finds no leader). It is safe to call more
+// than once; Close calls it for every Serve still running.
 func (b *Bus) Serve(subject string, h Handler) (stop func(), err error) {
 	if err := checkSubject(subject, true); err != nil {
 		return nil, fmt.Errorf("cluster: serve: %w", err)
@@ -246,6 +247,14 @@ func (s *service) stop() {
 		if err := s.sub.Unsubscribe(); err != nil && !errors.Is(err, nats.ErrConnectionClosed) && !errors.Is(err, nats.ErrBadSubscription) {
 			s.bus.log.Warn("serve: unsubscribing failed", slog.String("subject", s.subject),
 				slog.String("error", err.Error()))
+		}
+		// Once the server has the UNSUB, a request finds no responder here
+		// (ErrNoLeader at once) rather than a message dropped on arrival.
+		if s.bus.nc.IsConnected() {
+			if err := s.bus.nc.FlushTimeout(s.bus.timeout); err != nil {
+				s.bus.log.Warn("serve: the server did not confirm the end of the subscription", slog.String("subject", s.subject),
+					slog.String("error", err.Error()))
+			}
 		}
 		s.mu.Lock()
 		s.stopped = true
