@@ -387,6 +387,7 @@ type crowd struct {
 	mu       sync.Mutex
 	open     int             // streams open now
 	gaps     []time.Duration // from a stream's close to the first event of the next
+	dials    []time.Duration // from a stream's close to the next one open (its part of gaps)
 	codes    map[string]int  // why streams closed
 	limited  int             // stream openings answered 429 (RATE_LIMITED)
 	refused  map[int]int     // other failed openings, by HTTP status (0: no answer)
@@ -432,6 +433,9 @@ func (cr *crowd) play(s *Session) {
 		}
 		cr.mu.Lock()
 		cr.open++
+		if !closedAt.IsZero() {
+			cr.dials = append(cr.dials, time.Since(closedAt))
+		}
 		cr.mu.Unlock()
 		seen := 0
 		for !cr.stopped() {
@@ -558,15 +562,16 @@ func TestClusterRollingRestart(t *testing.T) {
 			slow++
 		}
 	}
-	gaps := slices.Sorted(slices.Values(cr.gaps))
-	pct := func(p int) time.Duration {
-		if len(gaps) == 0 {
-			return 0
+	pcts := func(ds []time.Duration) string {
+		if len(ds) == 0 {
+			return "none"
 		}
-		return gaps[(len(gaps)-1)*p/100].Round(time.Millisecond)
+		ds = slices.Sorted(slices.Values(ds))
+		at := func(p int) time.Duration { return ds[(len(ds)-1)*p/100].Round(time.Millisecond) }
+		return fmt.Sprintf("p50 %s, p90 %s, p99 %s, max %s", at(50), at(90), at(99), ds[len(ds)-1].Round(time.Millisecond))
 	}
-	t.Logf("streams: %d closes %v, %d back after p50 %s, p90 %s, p99 %s, the longest %s (%d after more than 2 s); openings answered 429: %d, otherwise refused: %v",
-		len(cr.gaps), cr.codes, len(cr.gaps), pct(50), pct(90), pct(99), worst.Round(time.Millisecond), slow, cr.limited, cr.refused)
+	t.Logf("streams: %d closes %v, %d back (%d after more than 2 s): from the close to the first event %s; of which the new stream's opening %s; openings answered 429: %d, otherwise refused: %v",
+		len(cr.gaps), cr.codes, len(cr.gaps), slow, pcts(cr.gaps), pcts(cr.dials), cr.limited, cr.refused)
 	t.Logf("bets: answers %v, %d accepted; first 5xx: %q", cr.answers, len(cr.accepted), cr.odd)
 	accepted := append([]Bet(nil), cr.accepted...)
 	cr.mu.Unlock()
