@@ -59,11 +59,12 @@ func leaseTTL(ttl time.Duration) (int64, error) {
 //
 // It is one statement (INSERT ... ON CONFLICT DO UPDATE ... WHERE the lease
 // is free, RETURNING epoch): of concurrent acquirers of a free lease exactly
-// one gets it. On PostgreSQL a racing acquirer waits for the winner's commit
-// and then finds the lease live; an acquirer also waits for a transaction
-// that passed CheckLease on this lease to end. The database's now is read
-// once, before any such wait, and is both the new acquired_at and the instant
-// at which the old lease must have expired.
+// one gets it. On PostgreSQL it first locks the lease row FOR UPDATE, in the
+// same transaction: an acquirer waits for the winner's commit and then finds
+// the lease live, and waits for every transaction that passed CheckLease on
+// this lease to end. The database's now is read once, after any such wait,
+// and is both the new acquired_at and the instant at which the old lease must
+// have expired.
 func (s *Store) AcquireLease(ctx context.Context, gameID, holder string, ttl time.Duration) (epoch int64, ok bool, err error) {
 	ms, err := leaseTTL(ttl)
 	if err != nil {
@@ -78,7 +79,17 @@ func (s *Store) AcquireLease(ctx context.Context, gameID, holder string, ttl tim
 		"expires_at = excluded.expires_at, acquired_at = excluded.acquired_at " +
 		"WHERE leases.expires_at <= excluded.acquired_at " +
 		"RETURNING epoch"
-	err = s.conn(ctx).QueryRowContext(ctx, query, gameID, holder, ms).Scan(&epoch)
+	err = s.InTx(ctx, func(ctx context.Context) error {
+		if s.dialect == DialectPostgres {
+			// FOR UPDATE waits for every transaction that passed CheckLease
+			// (FOR KEY SHARE); the upsert alone changes no key and would not.
+			if _, err := s.conn(ctx).NewSelect().Model((*LeaseRecord)(nil)).Column("epoch").
+				Where("game_id = ?", gameID).For("UPDATE").Exec(ctx); err != nil {
+				return err
+			}
+		}
+		return s.conn(ctx).QueryRowContext(ctx, query, gameID, holder, ms).Scan(&epoch)
+	})
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return 0, false, nil // live, held by someone (holder included)
@@ -94,11 +105,9 @@ func (s *Store) AcquireLease(ctx context.Context, gameID, holder string, ttl tim
 // it never revives the lease under a successor's feet). A lease that expired
 // but was not taken over is renewed (nobody else committed).
 //
-// On PostgreSQL, called outside the leader's transactions, it waits until
-// every open transaction that passed CheckLease on this lease has ended (they
-// hold the row FOR SHARE; new ones may join them while it waits): such a
-// transaction must never wait for the renewal, and the renewal is best given
-// a deadline under the ttl.
+// On PostgreSQL it does not wait for the leader's transactions that passed
+// CheckLease (FOR KEY SHARE: it changes no key of the row); on SQLite it waits
+// for the one writer like any write.
 func (s *Store) RenewLease(ctx context.Context, gameID, holder string, epoch int64, ttl time.Duration) (bool, error) {
 	ms, err := leaseTTL(ttl)
 	if err != nil {
@@ -124,15 +133,17 @@ func (s *Store) ReleaseLease(ctx context.Context, gameID, holder string, epoch i
 
 // CheckLease fails with ErrFenced unless the lease of gameID has epoch (no
 // lease at all is fenced too). Call it inside InTx: on PostgreSQL it locks the
-// lease row FOR SHARE until the transaction ends, so a takeover (an UPDATE of
-// that row) waits for the transaction to end and can never interleave with
-// it; the transaction then commits under the epoch it checked. On SQLite the
-// transaction holds the one writer, which a takeover waits for. It checks the
-// epoch only, not the expiry.
+// lease row FOR KEY SHARE until the transaction ends. A takeover
+// (AcquireLease) locks the row FOR UPDATE first, so it waits for the
+// transaction to end and can never interleave with it (the transaction
+// commits under the epoch it checked); a renewal, an UPDATE of a column that
+// is no key, takes FOR NO KEY UPDATE and does not wait. On SQLite the
+// transaction holds the one writer, which a takeover and a renewal wait for.
+// It checks the epoch only, not the expiry.
 func (s *Store) CheckLease(ctx context.Context, gameID string, epoch int64) error {
 	q := s.conn(ctx).NewSelect().Model((*LeaseRecord)(nil)).Column("epoch").Where("game_id = ?", gameID)
 	if s.dialect == DialectPostgres {
-		q = q.For("SHARE")
+		q = q.For("KEY SHARE")
 	}
 	var held int64
 	err := q.Scan(ctx, &held)

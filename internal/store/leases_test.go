@@ -19,6 +19,7 @@ var leaseCases = []contractCase{
 	{"LeaseConcurrentAcquireOneWins", testLeaseConcurrentAcquire},
 	{"LeaseCheckAfterTakeoverRollsBack", testLeaseCheckFenced},
 	{"LeaseCheckedTransactionBlocksTakeover", testLeaseCheckBlocksTakeover},
+	{"LeaseRenewalDoesNotWaitForCheckedTransactions", testLeaseRenewalUnblocked},
 	{"RoundStoresEpoch", testRoundEpoch},
 	{"LeaseMigrationRerunKeepsData", testLeaseMigrationRerun},
 }
@@ -268,8 +269,9 @@ func testLeaseCheckFenced(t *testing.T, s *store.Store, _ string) {
 // testLeaseCheckBlocksTakeover: while a leader's transaction that passed
 // CheckLease is open, a takeover of its (expired) lease waits; the
 // transaction's writes commit under the epoch it checked, and the takeover
-// then gets the next epoch. On PostgreSQL the lease row is locked FOR SHARE;
-// on SQLite the transaction holds the one writer.
+// then gets the next epoch. On PostgreSQL the lease row is locked FOR KEY
+// SHARE and the takeover locks it FOR UPDATE; on SQLite the transaction holds
+// the one writer.
 func testLeaseCheckBlocksTakeover(t *testing.T, s *store.Store, _ string) {
 	ctx := t.Context()
 	mustAcquire(t, s, "crash", "replica-a", leaseTTL, 1)
@@ -369,5 +371,48 @@ func testLeaseMigrationRerun(t *testing.T, s *store.Store, _ string) {
 	}
 	if got, err := s.Round(ctx, "crash", "r-1"); err != nil || got.Epoch != 1 {
 		t.Fatalf("Round after the re-run = %+v, %v; want epoch 1", got, err)
+	}
+}
+
+// testLeaseRenewalDoesNotWaitForCheckedTransactions: on PostgreSQL the
+// leader renews its lease while its own transactions that passed CheckLease
+// are open (a busy table always has one): the renewal must not queue behind
+// them, or a leader under load loses its lease to its own commits. SQLite has
+// one writer: a renewal waits there, which one process does not mind.
+func testLeaseRenewalUnblocked(t *testing.T, s *store.Store, _ string) {
+	if s.Dialect() != store.DialectPostgres {
+		t.Skip("SQLite has one writer: every write waits for an open transaction")
+	}
+	ctx := t.Context()
+	mustAcquire(t, s, "crash", "replica-a", leaseTTL, 1)
+	checked := make(chan struct{})
+	finish := make(chan struct{})
+	txDone := make(chan error, 1)
+	go func() {
+		txDone <- s.InTx(ctx, func(ctx context.Context) error {
+			if err := s.CheckLease(ctx, "crash", 1); err != nil {
+				return err
+			}
+			close(checked)
+			<-finish
+			return nil
+		})
+	}()
+	select {
+	case <-checked:
+	case err := <-txDone:
+		t.Fatalf("the checked transaction ended before its check passed: %v", err)
+	}
+	// A guard, not a speed check: a renewal that waits for the open
+	// transaction never returns before it ends.
+	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	ok, err := s.RenewLease(rctx, "crash", "replica-a", 1, leaseTTL)
+	cancel()
+	close(finish)
+	if err != nil || !ok {
+		t.Fatalf("renewal while a checked transaction is open = %t, %v; want renewed without waiting", ok, err)
+	}
+	if err := <-txDone; err != nil {
+		t.Fatalf("the checked transaction: %v", err)
 	}
 }

@@ -1,7 +1,8 @@
 -- Table leases (issue 13, cluster mode): each game's table is run by one
 -- leader, the holder of its lease. Acquiring the lease increments epoch, the
 -- fencing epoch; every transaction the leader commits for the table checks
--- the epoch inside that transaction (FOR SHARE on this row), so a former
+-- the epoch inside that transaction (FOR KEY SHARE on this row; a takeover
+-- locks it FOR UPDATE first), so a former
 -- leader commits nothing once another replica took the lease over.
 -- expires_at and acquired_at are Unix milliseconds of the DATABASE's clock
 -- (clock_timestamp()), so replicas with skewed clocks agree; expires_at 0 is a
