@@ -232,3 +232,36 @@ func TestDrainCheckAsksEveryReplica(t *testing.T) {
 		}
 	}
 }
+
+// A round a new leader settles by the fail-over rule never crashes on the
+// streams: the next round's betting ends it, and the run still finishes.
+func TestRoundInterruptedByFailover(t *testing.T) {
+	t.Parallel()
+	lg := &loadgen{o: &options{rounds: 3}, crashed: map[string]bool{}, allCrashed: make(chan struct{}), roundTimes: map[string]*roundStat{}}
+	for _, step := range []struct {
+		betting, crashed string
+	}{
+		{betting: "r1"}, {crashed: "r1"},
+		{betting: "r2"},                  // its leader loses the lease: no crash
+		{betting: "r3"}, {betting: "r3"}, // seen by two players
+		{crashed: "r3"},
+	} {
+		if step.betting != "" && !lg.admitRound(step.betting) {
+			t.Fatalf("round %s not admitted", step.betting)
+		}
+		if step.crashed != "" {
+			lg.roundCrashed(step.crashed)
+		}
+	}
+	select {
+	case <-lg.allCrashed:
+	default:
+		t.Fatal("three rounds ended, the run still waits")
+	}
+	if len(lg.interrupted) != 1 || lg.interrupted[0] != "r2" {
+		t.Fatalf("interrupted = %v, want [r2]", lg.interrupted)
+	}
+	if lg.admitRound("r4") {
+		t.Fatal("a fourth round admitted for a run of three")
+	}
+}

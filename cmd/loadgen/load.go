@@ -53,8 +53,9 @@ type loadgen struct {
 	rec *recorder
 
 	roundMu     sync.Mutex
-	rounds      []string // rounds admitted for betting, in order
-	crashed     map[string]bool
+	rounds      []string        // rounds admitted for betting, in order
+	crashed     map[string]bool // ended: crashed, or interrupted
+	interrupted []string        // admitted rounds that ended without a crash
 	allCrashed  chan struct{}
 	roundTimes  map[string]*roundStat
 	bytesIn     atomic.Int64
@@ -85,6 +86,14 @@ func (lg *loadgen) admitRound(id string) bool {
 	if slices.Contains(lg.rounds, id) {
 		return true
 	}
+	// A new round's betting ends every earlier one: a round a new leader
+	// settled by the fail-over rule never crashes on the streams.
+	for _, r := range lg.rounds {
+		if !lg.crashed[r] {
+			lg.interrupted = append(lg.interrupted, r)
+			lg.endRound(r)
+		}
+	}
 	if len(lg.rounds) >= lg.o.rounds {
 		return false
 	}
@@ -99,6 +108,11 @@ func (lg *loadgen) roundCrashed(id string) {
 	if !slices.Contains(lg.rounds, id) || lg.crashed[id] {
 		return
 	}
+	lg.endRound(id)
+}
+
+// endRound marks an admitted round ended; roundMu is held.
+func (lg *loadgen) endRound(id string) {
 	lg.crashed[id] = true
 	if len(lg.crashed) == lg.o.rounds {
 		close(lg.allCrashed)

@@ -32,6 +32,7 @@ type result struct {
 		WindowPerSec   float64     `json:"accepted_per_s_in_window_best_round"`
 		MeanWindowRate float64     `json:"accepted_per_s_in_window_mean"`
 		Rounds         []roundStat `json:"rounds"`
+		Interrupted    []string    `json:"rounds_interrupted"` // ended by a new round's betting, never crashed (a fail-over)
 		Freebet        int         `json:"freebet_accepted"`
 		Auto           int         `json:"auto_cashout_accepted"`
 	} `json:"bets"`
@@ -138,6 +139,7 @@ func (lg *loadgen) summarise(res *result) {
 	}
 	lg.betsMu.Unlock()
 	lg.roundMu.Lock()
+	res.Bets.Interrupted = slices.Clone(lg.interrupted)
 	var rates []float64
 	for _, id := range lg.rounds {
 		r := *lg.roundTimes[id]
@@ -276,7 +278,8 @@ func writeResult(o *options, res *result) error {
 }
 
 func printSummary(w io.Writer, res *result) {
-	fmt.Fprintf(w, "players %d (streams %d, dropped %d), rounds %d\n", res.Config["players"], res.Stream.Opened, res.Stream.Dropped, len(res.Bets.Rounds))
+	fmt.Fprintf(w, "players %d (streams %d, dropped %d), rounds %d (%d interrupted: no crash, a new round began)\n",
+		res.Config["players"], res.Stream.Opened, res.Stream.Dropped, len(res.Bets.Rounds), len(res.Bets.Interrupted))
 	fmt.Fprintf(w, "bets: %d sent, %d accepted; accepted/s peak 1 s %.0f, in the betting window best %.0f mean %.0f; latency p50 %.1f p99 %.1f p99.9 %.1f ms\n",
 		res.Bets.N, res.Bets.Accepted, res.Bets.PeakPerSecond, res.Bets.WindowPerSec, res.Bets.MeanWindowRate, res.Bets.P50, res.Bets.P99, res.Bets.P999)
 	fmt.Fprintf(w, "bet outcomes: %v\n", res.Bets.Outcomes)
