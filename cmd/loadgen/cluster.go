@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/crashstudio/crashgame/internal/engine"
 	"github.com/crashstudio/crashgame/internal/store"
 )
 
@@ -208,6 +209,18 @@ func openStore(ctx context.Context, dsn string) (*store.Store, error) {
 	return store.Open(ctx, dsn)
 }
 
+// openBets counts the bets still open: pending (the operator's answer not
+// known yet) or accepted (in a round not ended).
+func openBets(bets []store.ReconcileBetRecord) int {
+	n := 0
+	for _, b := range bets {
+		if b.Status == engine.StatusPending || b.Status == engine.StatusAccepted {
+			n++
+		}
+	}
+	return n
+}
+
 // drainCheck says how the run learns that the movement queue drained, and
 // answers whether it has. The queue is the game database's, one for every
 // replica: read there when the database is given (not with --self, whose
@@ -224,8 +237,17 @@ func (lg *loadgen) drainCheck(ctx context.Context) (check func() (bool, error), 
 		}
 		return func() (bool, error) {
 			n, err := st.CountMovements(ctx, "pending")
-			return err == nil && n["pending"] == 0, err
-		}, "no movement pending in the game's database", func() { _ = st.Close() }, nil
+			if err != nil || n["pending"] > 0 {
+				return false, err
+			}
+			// A bet a leader left pending at its fail-over is settled by the
+			// next one, maybe in a round after the run's last.
+			bets, err := st.ReconcileBets(ctx, store.ReconcileFilter{PlayerPrefix: o.playerPrefx})
+			if err != nil {
+				return false, err
+			}
+			return openBets(bets) == 0, nil
+		}, "no movement pending and no bet of the run's players open in the game's database", func() { _ = st.Close() }, nil
 	case len(o.replicas) > 0:
 		return func() (bool, error) {
 			for _, t := range o.replicas {

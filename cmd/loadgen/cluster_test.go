@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/crashstudio/crashgame/internal/store"
 )
 
 func TestParseReplicas(t *testing.T) {
@@ -263,5 +265,16 @@ func TestRoundInterruptedByFailover(t *testing.T) {
 	}
 	if lg.admitRound("r4") {
 		t.Fatal("a fourth round admitted for a run of three")
+	}
+}
+
+func TestOpenBets(t *testing.T) {
+	t.Parallel()
+	var bets []store.ReconcileBetRecord
+	for _, s := range []string{"pending", "accepted", "refused", "cashed_out", "lost", "cancelled", "void", "accepted"} {
+		bets = append(bets, store.ReconcileBetRecord{Status: s})
+	}
+	if got := openBets(bets); got != 3 {
+		t.Fatalf("openBets = %d, want 3 (one pending, two accepted)", got)
 	}
 }

@@ -47,7 +47,9 @@
 //
 // Before the reconciliation the run waits for the movement queue to drain.
 // The queue lives in the game's database, one for all replicas: with
-// --game-db (and without --self) the run counts the pending movements there;
+// --game-db (and without --self) the run counts the pending movements there,
+// and waits as well until no bet of its players is still open (a bet a
+// leader left pending at a fail-over is settled by the next leader);
 // else with --replicas every replica's /metrics must say 0 pending; else the
 // game's own /metrics. The result says which was read.
 package main
