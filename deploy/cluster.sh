@@ -1,7 +1,8 @@
 #!/bin/bash
 # Brings the cluster of deploy/compose.yaml up or down with docker-compose
-# (Debian 12's 1.29), as project "crashgame". `make cluster` builds the images
-# first (`make images`); this script pulls nothing.
+# (Debian 12's 1.29), as project "crashgame" (CRASHGAME_PROJECT: another name,
+# for a second cluster on the same host beside other ports). `make cluster`
+# builds the images first (`make images`); this script pulls nothing.
 #
 #   deploy/cluster.sh up     make the wallet front's trial CA when missing, start
 #                            everything, wait until the load balancer answers
@@ -9,12 +10,22 @@
 #   deploy/cluster.sh roll   recreate game1, game2, game3 one at a time (a rolling deploy)
 #   deploy/cluster.sh down   stop and remove the containers, their network and
 #                            their data (PostgreSQL's tables, operator-sim's ledger)
+#   deploy/cluster.sh load [loadgen flags]
+#                            run the load tool (cmd/loadgen) against the running
+#                            cluster through its load balancer: players each name
+#                            their own address (--forwarded), every replica's
+#                            /metrics is read (--replicas) and the reconciliation
+#                            reads PostgreSQL (--game-db), all at their addresses
+#                            on the compose network, which a Linux host running
+#                            the Docker engine reaches directly; nothing more is
+#                            published. E.g. `deploy/cluster.sh load --players 1000`
 #
 # Settings: the variables listed at the top of deploy/compose.yaml, and
 # CLUSTER_WAIT (seconds to wait for the first ready replica, default 120).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
-COMPOSE=(docker-compose -f "$HERE/compose.yaml" -p crashgame)
+PROJECT=${CRASHGAME_PROJECT:-crashgame}
+COMPOSE=(docker-compose -f "$HERE/compose.yaml" -p "$PROJECT")
 PORT=${CRASHGAME_PORT:-8080}
 LOBBY_PORT=${CRASHGAME_LOBBY_PORT:-8081}
 BIND=${CRASHGAME_BIND:-127.0.0.1}
@@ -74,7 +85,7 @@ up() {
 
 cluster: up. The game: $CRASHGAME_BASE_URL (the load balancer)
          The lobby (operator-sim, 10 funded players): http://$HOST:$LOBBY_PORT/
-         Logs: docker-compose -f deploy/compose.yaml -p crashgame logs -f game1
+         Logs: docker-compose -f deploy/compose.yaml -p $PROJECT logs -f game1
          Down: make cluster-down
 EOF
 }
@@ -111,12 +122,42 @@ roll() {
 	done
 }
 
+# address: the address of a service's container on the compose network.
+address() {
+	local cid
+	cid=$("${COMPOSE[@]}" ps -q "$1")
+	[ -n "$cid" ] || { echo >&2 "cluster: $1 is not running (deploy/cluster.sh up first)"; exit 1; }
+	docker inspect -f '{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}' "$cid"
+}
+
+# load: cmd/loadgen against this cluster, with the development secrets of
+# compose.yaml (or the ones exported). Extra arguments go to loadgen.
+load() {
+	local replicas="" g bin rc=0
+	for g in game1 game2 game3; do
+		replicas+="${replicas:+,}$g=http://$(address "$g"):9090"
+	done
+	bin=$(mktemp -d)
+	(cd "$HERE/.." && go build -o "$bin/loadgen" ./cmd/loadgen)
+	"$bin/loadgen" --url "$CRASHGAME_BASE_URL" --operator-url "http://$HOST:$LOBBY_PORT" \
+		--operator dev --secret "${CRASHGAME_OPERATOR_SECRET:-dev-secret-change-me-0123456789abcdef}" \
+		--forwarded --replicas "$replicas" \
+		--game-db "postgres://crash:${CRASHGAME_DB_PASSWORD:-crash-dev-password}@$(address postgres):5432/crash?sslmode=disable" \
+		"$@" || rc=$?
+	rm -rf "$bin"
+	return "$rc"
+}
+
 case "${1:-}" in
 up) up ;;
 down) down ;;
 roll) roll ;;
+load)
+	shift
+	load "$@"
+	;;
 *)
-	echo >&2 "usage: deploy/cluster.sh up|down|roll"
+	echo >&2 "usage: deploy/cluster.sh up|down|roll|load [loadgen flags]"
 	exit 2
 	;;
 esac

@@ -160,7 +160,7 @@ func newApp(ctx context.Context, cfg *config.Config, st *store.Store, logger *sl
 	}
 	a.table, err = table.New(table.Config{
 		BaseURL: cfg.BaseURL, DefaultLanguage: cfg.DefaultLanguage, Limits: tableLimits(cfg), TrustedProxies: cfg.TrustedProxies,
-		Sessions: a.sessions, Records: st, Logger: logger,
+		Sessions: a.sessions, Records: st, Logger: logger, Registerer: a.registry,
 		Tables: func(id string) (table.Game, bool) {
 			t, ok := a.games[id]
 			return t, ok

@@ -53,8 +53,9 @@ type loadgen struct {
 	rec *recorder
 
 	roundMu     sync.Mutex
-	rounds      []string // rounds admitted for betting, in order
-	crashed     map[string]bool
+	rounds      []string        // rounds admitted for betting, in order
+	crashed     map[string]bool // ended: crashed, or interrupted
+	interrupted []string        // admitted rounds that ended without a crash
 	allCrashed  chan struct{}
 	roundTimes  map[string]*roundStat
 	bytesIn     atomic.Int64
@@ -67,6 +68,8 @@ type loadgen struct {
 	autoIDs     map[string]bool
 	samples     []procSample
 	samplesMu   sync.Mutex
+	// replicaSamples are each replica's samples (--replicas), in its order.
+	replicaSamples [][]replicaSample
 }
 
 type roundStat struct {
@@ -83,6 +86,14 @@ func (lg *loadgen) admitRound(id string) bool {
 	if slices.Contains(lg.rounds, id) {
 		return true
 	}
+	// A new round's betting ends every earlier one: a round a new leader
+	// settled by the fail-over rule never crashes on the streams.
+	for _, r := range lg.rounds {
+		if !lg.crashed[r] {
+			lg.interrupted = append(lg.interrupted, r)
+			lg.endRound(r)
+		}
+	}
 	if len(lg.rounds) >= lg.o.rounds {
 		return false
 	}
@@ -97,6 +108,11 @@ func (lg *loadgen) roundCrashed(id string) {
 	if !slices.Contains(lg.rounds, id) || lg.crashed[id] {
 		return
 	}
+	lg.endRound(id)
+}
+
+// endRound marks an admitted round ended; roundMu is held.
+func (lg *loadgen) endRound(id string) {
 	lg.crashed[id] = true
 	if len(lg.crashed) == lg.o.rounds {
 		close(lg.allCrashed)
@@ -159,7 +175,7 @@ func load(ctx context.Context, o *options, sys *system, stdout io.Writer) (*resu
 	fmt.Fprintf(stdout, "opening %d sessions...\n", o.players)
 	groups := make([]*group, (o.players+playersPerAddress-1)/playersPerAddress)
 	for i := range groups {
-		groups[i] = newGroup(i)
+		groups[i] = newGroup(i, o.forwarded)
 	}
 	players := make([]*player, o.players)
 	setupStart := time.Now()
@@ -235,28 +251,34 @@ func load(ctx context.Context, o *options, sys *system, stdout io.Writer) (*resu
 	playing.Wait()
 
 	fmt.Fprintln(stdout, "rounds played; waiting for the movement queue to drain...")
-	drained := lg.waitDrained(ctx)
+	drained, drainedBy, drainErr := lg.waitDrained(ctx)
 	stopSampling()
 	samplerDone.Wait()
 	if sys != nil {
 		sys.stopGame()
 	}
 	lg.summarise(res)
-	res.Reconciliation = lg.reconcile(ctx, admin, drained)
+	res.Reconciliation = lg.reconcile(ctx, admin, drained, drainedBy, drainErr)
 	return res, nil
 }
 
-// waitDrained waits until the game's queue holds no pending movement.
-func (lg *loadgen) waitDrained(ctx context.Context) bool {
+// waitDrained waits until the game's movement queue holds no pending
+// movement (drainCheck says where that is read), and says how it checked.
+func (lg *loadgen) waitDrained(ctx context.Context) (bool, string, error) {
+	check, how, done, err := lg.drainCheck(ctx)
+	if err != nil {
+		return false, "not checked", err
+	}
+	defer done()
 	deadline := time.Now().Add(lg.o.drainWait)
+	var last error
 	for time.Now().Before(deadline) && ctx.Err() == nil {
-		m, err := scrapeMetrics(lg.o.url)
-		if err == nil {
-			if v, ok := m[`crashgame_wallet_queue_movements{status="pending"}`]; ok && v == 0 {
-				return true
-			}
+		ok, err := check()
+		if ok {
+			return true, how, nil
 		}
+		last = err
 		time.Sleep(500 * time.Millisecond)
 	}
-	return false
+	return false, how, last
 }

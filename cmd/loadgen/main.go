@@ -13,7 +13,13 @@
 //	loadgen --self --players 10000 --rounds 3            # builds and starts operator-sim and crashgame serve
 //	loadgen --self --database postgres://u:p@127.0.0.1:5432/db?sslmode=disable
 //	loadgen --url http://127.0.0.1:8080 --operator-url http://127.0.0.1:8081 --operator dev --secret S
+//	loadgen --url http://localhost:8080 --operator-url http://localhost:8081 --operator dev --secret S \
+//	        --forwarded --replicas game1=http://IP1:9090,game2=http://IP2:9090,game3=http://IP3:9090 \
+//	        --game-db postgres://crash:PW@IP:5432/crash?sslmode=disable
 //
+// The last form loads the cluster of deploy/compose.yaml through its load
+// balancer; `deploy/cluster.sh load [flags]` finds the addresses and runs it
+// (docs/deploy.md).
 // It writes a JSON result and a PNG chart, and exits 1 when the reconciliation
 // after the run finds a broken money invariant (2 on a usage or set-up error).
 //
@@ -21,6 +27,31 @@
 // the table's per-address limits on session creation and stream opening see
 // distinct clients; this needs the game on loopback (Linux routes all of
 // 127.0.0.0/8 locally).
+//
+// --forwarded is for a game behind a load balancer (off by default, and for
+// --self): a balancer's port published by Docker shows the game one address
+// only, the balancer's. Players then connect from the machine's own address
+// and each names the address it would have had (127.1.x.y, five a address)
+// in its own X-Forwarded-For on every request and stream handshake. The
+// balancer appends the address it sees; the game takes the nearest address
+// that is not one of its trusted_proxies, so the balancer's peer (Docker's
+// gateway on the compose network) must be inside trusted_proxies, as
+// deploy/crashgame.yaml has it, or every player counts as one client.
+//
+// --replicas names each replica's metrics address (name=http://host:port,
+// comma-separated): the run reads every replica's CPU and resident memory
+// (process_cpu_seconds_total, process_resident_memory_bytes), its streams
+// (crashgame_streams_open) and the messages it wrote to them
+// (crashgame_stream_messages_total, the events fanned out) each second, and
+// reports them replica by replica beside the cluster's sums.
+//
+// Before the reconciliation the run waits for the movement queue to drain.
+// The queue lives in the game's database, one for all replicas: with
+// --game-db (and without --self) the run counts the pending movements there,
+// and waits as well until no bet of its players is still open (a bet a
+// leader left pending at a fail-over is settled by the next leader);
+// else with --replicas every replica's /metrics must say 0 pending; else the
+// game's own /metrics. The result says which was read.
 package main
 
 import (
@@ -63,6 +94,9 @@ type options struct {
 	bettingMS   int
 	gameDB      string
 	playerPrefx string
+	forwarded   bool
+	replicasArg string
+	replicas    []replicaTarget
 }
 
 func main() {
@@ -105,7 +139,13 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.out, "out", "load-result.json", "the JSON result")
 	fs.StringVar(&o.chart, "chart", "load-result.png", "the PNG chart")
 	fs.StringVar(&o.playerPrefx, "player-prefix", "", "prefix of the players' ids (default: load-<time>-)")
+	fs.BoolVar(&o.forwarded, "forwarded", false, "behind a load balancer: each player sends X-Forwarded-For with its own address instead of connecting from it")
+	fs.StringVar(&o.replicasArg, "replicas", "", "a cluster's replicas as name=http://host:port of each one's metrics_listen, comma-separated: per-replica CPU, memory and fan-out")
 	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	var err error
+	if o.replicas, err = parseReplicas(o.replicasArg); err != nil {
 		return nil, err
 	}
 	switch {
@@ -117,6 +157,8 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 		return nil, errors.New("--rounds must be at least 1")
 	case !o.self && (o.url == "" || o.operatorURL == ""):
 		return nil, errors.New("give --url and --operator-url, or --self")
+	case o.self && (o.forwarded || len(o.replicas) > 0):
+		return nil, errors.New("--forwarded and --replicas are for a game behind a load balancer, not --self")
 	}
 	if o.playerPrefx == "" {
 		o.playerPrefx = fmt.Sprintf("load-%d-", time.Now().Unix())

@@ -36,14 +36,37 @@ const freebetValue = 500
 type group struct {
 	api    *http.Client // player API calls, kept-alive
 	stream *http.Client // WebSocket handshakes
+	// forwardedFor is the address the group's requests name in their
+	// X-Forwarded-For (--forwarded); empty: none, they connect from it.
+	forwardedFor string
 }
 
-func newGroup(i int) *group {
-	local := &net.TCPAddr{IP: net.IPv4(127, 1, byte(i/250), byte(i%250+1))}
-	dialer := &net.Dialer{LocalAddr: local, Timeout: 10 * time.Second}
+// groupAddress is the address of the players of group i: 127.1.0.1 onwards,
+// 250 a /24.
+func groupAddress(i int) net.IP {
+	return net.IPv4(127, 1, byte(i/250), byte(i%250+1))
+}
+
+// newGroup makes group i's clients. Without forwarded they connect from its
+// address; with it, from the machine's, naming its address in X-Forwarded-For.
+func newGroup(i int, forwarded bool) *group {
+	dialer := &net.Dialer{Timeout: 10 * time.Second}
+	var fwd string
+	if forwarded {
+		fwd = groupAddress(i).String()
+	} else {
+		dialer.LocalAddr = &net.TCPAddr{IP: groupAddress(i)}
+	}
 	api := &http.Transport{DialContext: dialer.DialContext, MaxIdleConnsPerHost: playersPerAddress, MaxConnsPerHost: 3, IdleConnTimeout: time.Minute}
 	ws := &http.Transport{DialContext: dialer.DialContext, MaxIdleConns: -1, DisableKeepAlives: true}
-	return &group{api: &http.Client{Transport: api, Timeout: 30 * time.Second}, stream: &http.Client{Transport: ws}}
+	return &group{api: &http.Client{Transport: api, Timeout: 30 * time.Second}, stream: &http.Client{Transport: ws}, forwardedFor: fwd}
+}
+
+// header sets what every request of the group carries.
+func (g *group) header(h http.Header) {
+	if g.forwardedFor != "" {
+		h.Set("X-Forwarded-For", g.forwardedFor)
+	}
 }
 
 // player is one simulated player.
@@ -89,6 +112,7 @@ func (p *player) apiCall(ctx context.Context, method, path string, body, out any
 		return 0, "", 0, err
 	}
 	req.Header.Set("Content-Type", "application/json")
+	p.g.header(req.Header)
 	if p.session != "" {
 		req.Header.Set("Authorization", "Bearer "+p.session)
 	}
@@ -232,9 +256,9 @@ var betsPrefix = []byte(`{"type":"bets"`)
 func (p *player) play(ctx context.Context, opened chan<- error) {
 	o := p.lg.o
 	wsURL := "ws" + strings.TrimPrefix(o.url, "http") + "/api/v1/stream"
-	conn, _, err := websocket.Dial(ctx, wsURL, &websocket.DialOptions{
-		HTTPClient: p.g.stream, HTTPHeader: http.Header{"Origin": []string{o.url}},
-	})
+	hdr := http.Header{"Origin": []string{o.url}}
+	p.g.header(hdr)
+	conn, _, err := websocket.Dial(ctx, wsURL, &websocket.DialOptions{HTTPClient: p.g.stream, HTTPHeader: hdr})
 	if err == nil {
 		conn.SetReadLimit(1 << 22)
 		hello, _ := json.Marshal(map[string]string{"type": "hello", "session": p.session})

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"runtime"
@@ -67,8 +68,14 @@ func scrapeMetrics(base string) (map[string]float64, error) {
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("/metrics: %s", resp.Status)
 	}
+	return parseMetrics(resp.Body)
+}
+
+// parseMetrics reads Prometheus' text format as "name{labels}" -> value;
+// comments and lines whose value is not a number are skipped.
+func parseMetrics(r io.Reader) (map[string]float64, error) {
 	out := map[string]float64{}
-	sc := bufio.NewScanner(resp.Body)
+	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
 		line := sc.Text()
@@ -93,17 +100,10 @@ func (lg *loadgen) sample(ctx context.Context) {
 	defer t.Stop()
 	for {
 		s := procSample{At: time.Since(lg.rec.start).Seconds()}
-		if lg.o.gamePID > 0 {
-			s.CPUSeconds, s.RSSBytes, _ = readProc(lg.o.gamePID)
-		}
-		if m, err := scrapeMetrics(lg.o.url); err == nil {
-			s.Pending = m[`crashgame_wallet_queue_movements{status="pending"}`]
-			s.Exhausted = m[`crashgame_wallet_queue_movements{status="exhausted"}`]
-			s.Goroutines = m["go_goroutines"]
-			if lg.o.gamePID <= 0 {
-				s.CPUSeconds = m["process_cpu_seconds_total"]
-				s.RSSBytes = int64(m["process_resident_memory_bytes"])
-			}
+		if len(lg.o.replicas) > 0 {
+			lg.sampleReplicas(&s) // the cluster's sums, replica by replica
+		} else {
+			lg.sampleGame(&s)
 		}
 		lg.samplesMu.Lock()
 		lg.samples = append(lg.samples, s)
@@ -112,6 +112,23 @@ func (lg *loadgen) sample(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		}
+	}
+}
+
+// sampleGame reads the one game process: /proc when its pid is known, and
+// its /metrics.
+func (lg *loadgen) sampleGame(s *procSample) {
+	if lg.o.gamePID > 0 {
+		s.CPUSeconds, s.RSSBytes, _ = readProc(lg.o.gamePID)
+	}
+	if m, err := scrapeMetrics(lg.o.url); err == nil {
+		s.Pending = m[metricPending]
+		s.Exhausted = m[`crashgame_wallet_queue_movements{status="exhausted"}`]
+		s.Goroutines = m["go_goroutines"]
+		if lg.o.gamePID <= 0 {
+			s.CPUSeconds = m[metricCPU]
+			s.RSSBytes = int64(m[metricRSS])
 		}
 	}
 }

@@ -3,13 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"net/http"
 	"strings"
 
 	"github.com/crashstudio/crashgame/internal/reconcile"
-	"github.com/crashstudio/crashgame/internal/store"
 )
 
 // reconciliation is the money check after the run: internal/reconcile's
@@ -20,6 +17,7 @@ import (
 type reconciliation struct {
 	Against   string   `json:"against"` // "operator+client" or "operator+client+game database"
 	Drained   bool     `json:"queue_drained"`
+	DrainedBy string   `json:"queue_drained_by"` // how the drain was checked
 	Debits    int      `json:"debits"`
 	Wins      int      `json:"wins"`
 	ZeroWins  int      `json:"zero_wins"`
@@ -29,12 +27,16 @@ type reconciliation struct {
 	Broken    []string `json:"broken"`
 }
 
-func (lg *loadgen) reconcile(ctx context.Context, admin *http.Client, drained bool) reconciliation {
+func (lg *loadgen) reconcile(ctx context.Context, admin *http.Client, drained bool, drainedBy string, drainErr error) reconciliation {
 	o := lg.o
-	r := reconciliation{Against: "operator ledger + the answers the players got", Drained: drained}
+	r := reconciliation{Against: "operator ledger + the answers the players got", Drained: drained, DrainedBy: drainedBy}
 	broken := func(format string, args ...any) { r.Broken = append(r.Broken, fmt.Sprintf(format, args...)) }
 	if !drained {
-		broken("the movement queue still held pending movements after %s", o.drainWait)
+		if drainErr != nil {
+			broken("the movement queue was not seen drained (%s) within %s; last error: %v", drainedBy, o.drainWait, drainErr)
+		} else {
+			broken("the movement queue still held pending movements (%s) after %s", drainedBy, o.drainWait)
+		}
 	}
 	all, err := reconcile.ReadOperatorSim(ctx, admin, o.operatorURL, o.secret)
 	if err != nil {
@@ -115,10 +117,7 @@ func (lg *loadgen) reconcile(ctx context.Context, admin *http.Client, drained bo
 // readGame reads the bets and movements of the load's players from the
 // game's database.
 func readGame(ctx context.Context, dsn, prefix string) (reconcile.Game, error) {
-	prev := slog.Default()
-	slog.SetDefault(slog.New(slog.NewTextHandler(io.Discard, nil)))
-	st, err := store.Open(ctx, dsn)
-	slog.SetDefault(prev)
+	st, err := openStore(ctx, dsn)
 	if err != nil {
 		return reconcile.Game{}, err
 	}

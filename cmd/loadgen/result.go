@@ -32,6 +32,7 @@ type result struct {
 		WindowPerSec   float64     `json:"accepted_per_s_in_window_best_round"`
 		MeanWindowRate float64     `json:"accepted_per_s_in_window_mean"`
 		Rounds         []roundStat `json:"rounds"`
+		Interrupted    []string    `json:"rounds_interrupted"` // ended by a new round's betting, never crashed (a fail-over)
 		Freebet        int         `json:"freebet_accepted"`
 		Auto           int         `json:"auto_cashout_accepted"`
 	} `json:"bets"`
@@ -58,9 +59,11 @@ type result struct {
 		CPUMsPerSecPerPlay float64 `json:"cpu_ms_per_s_per_live_player"`
 		QueuePeak          float64 `json:"queue_pending_peak"`
 	} `json:"game"`
-	Timeline       []second       `json:"timeline"`
-	Samples        []procSample   `json:"samples"`
-	Reconciliation reconciliation `json:"reconciliation"`
+	// Replicas are each replica's figures (--replicas); Game is then their sum.
+	Replicas       []replicaResult `json:"replicas,omitempty"`
+	Timeline       []second        `json:"timeline"`
+	Samples        []procSample    `json:"samples"`
+	Reconciliation reconciliation  `json:"reconciliation"`
 }
 
 // calls summarises the timed calls of one kind.
@@ -136,6 +139,7 @@ func (lg *loadgen) summarise(res *result) {
 	}
 	lg.betsMu.Unlock()
 	lg.roundMu.Lock()
+	res.Bets.Interrupted = slices.Clone(lg.interrupted)
 	var rates []float64
 	for _, id := range lg.rounds {
 		r := *lg.roundTimes[id]
@@ -232,6 +236,15 @@ func (lg *loadgen) summarise(res *result) {
 			}
 		}
 	}
+	lg.samplesMu.Lock()
+	for i, t := range o.replicas {
+		var ss []replicaSample
+		if i < len(lg.replicaSamples) {
+			ss = slices.Clone(lg.replicaSamples[i])
+		}
+		res.Replicas = append(res.Replicas, summariseReplica(t, ss, res.Setup.ConnectedAt, res.Setup.LoadedAt, res.PlayedUntil))
+	}
+	lg.samplesMu.Unlock()
 }
 
 func (o *options) view() map[string]any {
@@ -239,7 +252,7 @@ func (o *options) view() map[string]any {
 		"self": o.self, "database": redact(o.database), "url": o.url, "operator_url": o.operatorURL,
 		"players": o.players, "bets_per_round": o.betsPer, "rounds": o.rounds, "auto_ratio": o.autoRatio,
 		"freebet_ratio": o.freebets, "spread": o.betSpread.String(), "zero_win": o.zeroWin, "betting_ms": o.bettingMS,
-		"operator_db": o.operatorDB,
+		"operator_db": o.operatorDB, "forwarded": o.forwarded, "replicas": o.replicas, "game_db": redact(o.gameDB),
 	}
 }
 
@@ -265,18 +278,33 @@ func writeResult(o *options, res *result) error {
 }
 
 func printSummary(w io.Writer, res *result) {
-	fmt.Fprintf(w, "players %d (streams %d, dropped %d), rounds %d\n", res.Config["players"], res.Stream.Opened, res.Stream.Dropped, len(res.Bets.Rounds))
+	fmt.Fprintf(w, "players %d (streams %d, dropped %d), rounds %d (%d interrupted: no crash, a new round began)\n",
+		res.Config["players"], res.Stream.Opened, res.Stream.Dropped, len(res.Bets.Rounds), len(res.Bets.Interrupted))
 	fmt.Fprintf(w, "bets: %d sent, %d accepted; accepted/s peak 1 s %.0f, in the betting window best %.0f mean %.0f; latency p50 %.1f p99 %.1f p99.9 %.1f ms\n",
 		res.Bets.N, res.Bets.Accepted, res.Bets.PeakPerSecond, res.Bets.WindowPerSec, res.Bets.MeanWindowRate, res.Bets.P50, res.Bets.P99, res.Bets.P999)
 	fmt.Fprintf(w, "bet outcomes: %v\n", res.Bets.Outcomes)
 	fmt.Fprintf(w, "cashouts: %d sent, %d paid (+%d auto seen); latency p50 %.1f p99 %.1f p99.9 %.1f ms; outcomes %v\n",
 		res.Cashouts.N, res.Cashouts.Paid, res.Cashouts.AutoCashed, res.Cashouts.P50, res.Cashouts.P99, res.Cashouts.P999, res.Cashouts.Outcomes)
 	g := res.Game
-	fmt.Fprintf(w, "game: rss idle %.1f MiB, connected %.1f MiB (%.1f KiB per live player), peak %.1f MiB (%.1f KiB per player); cpu %.2f cores playing (%.3f ms/s per player), %.2f connected idle; queue peak %.0f\n",
-		float64(g.IdleRSSBytes)/(1<<20), float64(g.LoadedRSSBytes)/(1<<20), g.BytesPerPlayer/1024, float64(g.PeakRSSBytes)/(1<<20), g.PeakBytesPerPlayer/1024,
+	what := "game"
+	if len(res.Replicas) > 0 {
+		what = fmt.Sprintf("cluster (sum of %d replicas)", len(res.Replicas))
+	}
+	fmt.Fprintf(w, "%s: rss idle %.1f MiB, connected %.1f MiB (%.1f KiB per live player), peak %.1f MiB (%.1f KiB per player); cpu %.2f cores playing (%.3f ms/s per player), %.2f connected idle; queue peak %.0f\n",
+		what, float64(g.IdleRSSBytes)/(1<<20), float64(g.LoadedRSSBytes)/(1<<20), g.BytesPerPlayer/1024, float64(g.PeakRSSBytes)/(1<<20), g.PeakBytesPerPlayer/1024,
 		g.CPUCoresPlaying, g.CPUMsPerSecPerPlay, g.CPUCoresIdle, g.QueuePeak)
+	for _, rp := range res.Replicas {
+		lead := ""
+		if rp.LedTables {
+			lead = ", led the table"
+		}
+		fmt.Fprintf(w, "  %s: %.0f streams (peak %.0f); fanned out %.0f messages/s playing (peak 1 s %.0f); cpu %.2f cores playing (peak 1 s %.2f), %.2f connected idle; rss idle %.1f MiB, connected %.1f MiB, peak %.1f MiB%s; %d failed scrapes\n",
+			rp.Name, rp.StreamsConnected, rp.StreamsPeak, rp.MessagesPerSec, rp.MessagesPeak1s, rp.CPUCoresPlaying, rp.CPUCoresPeak1s, rp.CPUCoresIdle,
+			float64(rp.IdleRSSBytes)/(1<<20), float64(rp.ConnectedRSSBytes)/(1<<20), float64(rp.PeakRSSBytes)/(1<<20), lead, rp.FailedScrapes)
+	}
 	r := res.Reconciliation
-	fmt.Fprintf(w, "reconciliation: %d debits, %d wins, %d rollbacks checked against %s; %d broken\n", r.Debits, r.Wins, r.Rollbacks, r.Against, len(r.Broken))
+	fmt.Fprintf(w, "reconciliation: %d debits, %d wins, %d rollbacks checked against %s; queue drained %t (%s); %d broken\n",
+		r.Debits, r.Wins, r.Rollbacks, r.Against, r.Drained, r.DrainedBy, len(r.Broken))
 	for i, b := range r.Broken {
 		if i == 10 {
 			fmt.Fprintf(w, "  ... %d more\n", len(r.Broken)-10)

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/crashstudio/crashgame/internal/apitest"
 	"github.com/crashstudio/crashgame/internal/engine"
 	"github.com/crashstudio/crashgame/internal/freebets"
@@ -89,6 +91,8 @@ type envOptions struct {
 	betting time.Duration
 	// sessionsNow is the sessions' clock (the responsible gambling controls'); nil: time.Now.
 	sessionsNow func() time.Time
+	// registerer receives the server's metrics; nil: none.
+	registerer prometheus.Registerer
 }
 
 func newEnv(t *testing.T, o envOptions) *env {
@@ -138,7 +142,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 	srv, err := table.New(table.Config{
 		BaseURL: "https://games.example.com", DefaultLanguage: "pt",
 		Limits:   map[table.Currency]table.Limits{{Operator: "acme", Code: "BRL"}: {MinBet: ptr(100), MaxBet: ptr(100000), MaxWin: ptr(10000000)}},
-		Sessions: ss, Records: st, HelloTimeout: o.hello,
+		Sessions: ss, Records: st, HelloTimeout: o.hello, Registerer: o.registerer,
 		ReadRate: o.rate, ReadBurst: o.burst, ActionRate: cmp.Or(o.actionRate, o.rate), ActionBurst: cmp.Or(o.actionBurst, o.burst),
 		Tables: func(id string) (table.Game, bool) { return tbl, id == "crash" },
 	})

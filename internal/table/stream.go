@@ -391,6 +391,7 @@ func (s *Server) writeNow(st *stream, msg []byte) bool {
 		st.close(CloseTooSlow, "too slow")
 		return false
 	}
+	s.streamMessages.Add(1)
 	return true
 }
 

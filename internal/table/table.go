@@ -34,8 +34,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/time/rate"
 
 	"github.com/crashstudio/crashgame/gen/table"
@@ -122,6 +124,8 @@ type Config struct {
 	StreamBuffer int
 	// HelloTimeout bounds the wait for the stream's hello (default 5 s).
 	HelloTimeout time.Duration
+	// Registerer receives the streams' metrics (metrics.go); nil: none.
+	Registerer prometheus.Registerer
 }
 
 // Records is what the player API reads of the game's records: a player's bets
@@ -154,6 +158,9 @@ type Server struct {
 	streamMu sync.Mutex
 	streams  map[string]*stream // by session hash
 	closing  bool
+
+	// streamMessages counts the messages written to the streams (metrics.go).
+	streamMessages atomic.Int64
 }
 
 // New returns the table's server. It registers itself with the sessions
@@ -202,6 +209,11 @@ func New(cfg Config) (*Server, error) {
 	for _, o := range cfg.ExtraOrigins {
 		if o = originOf(o); o != "" {
 			s.origins[o] = true
+		}
+	}
+	if cfg.Registerer != nil {
+		if err := s.registerMetrics(cfg.Registerer); err != nil {
+			return nil, err
 		}
 	}
 	return s, nil

@@ -1,0 +1,280 @@
+package main
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/crashstudio/crashgame/internal/store"
+)
+
+func TestParseReplicas(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		in      string
+		want    []replicaTarget
+		wantErr string
+	}{
+		{in: "", want: nil},
+		{in: "game1=http://172.20.0.5:9090", want: []replicaTarget{{"game1", "http://172.20.0.5:9090"}}},
+		{in: " game1 = http://a:9090/ , game2=https://b:9090", want: []replicaTarget{{"game1", "http://a:9090"}, {"game2", "https://b:9090"}}},
+		{in: "http://a:9090", wantErr: "not name=http://host:port"},
+		{in: "game1=", wantErr: "not name=http://host:port"},
+		{in: "game1=a:9090", wantErr: "not an http(s) address"},
+		{in: "game1=http://a:9090,game1=http://b:9090", wantErr: "named twice"},
+	} {
+		got, err := parseReplicas(tc.in)
+		if tc.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("parseReplicas(%q) error = %v, want %q", tc.in, err, tc.wantErr)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("parseReplicas(%q): %v", tc.in, err)
+			continue
+		}
+		if len(got) != len(tc.want) {
+			t.Errorf("parseReplicas(%q) = %v, want %v", tc.in, got, tc.want)
+			continue
+		}
+		for i := range got {
+			if got[i] != tc.want[i] {
+				t.Errorf("parseReplicas(%q)[%d] = %v, want %v", tc.in, i, got[i], tc.want[i])
+			}
+		}
+	}
+}
+
+// A replica's /metrics as the game writes it.
+const replicaExposition = `# HELP process_cpu_seconds_total Total user and system CPU time spent in seconds.
+# TYPE process_cpu_seconds_total counter
+process_cpu_seconds_total 12.34
+process_resident_memory_bytes 5.24288e+07
+crashgame_stream_messages_total 123456
+crashgame_streams_open 667
+crashgame_wallet_queue_movements{status="exhausted"} 0
+crashgame_wallet_queue_movements{status="pending"} 3
+crashgame_cluster_leader{game_id="crash"} 1
+crashgame_cluster_leader{game_id="other"} 0
+go_goroutines 2100
+a_line_without_value
+`
+
+func TestReplicaSampleOf(t *testing.T) {
+	t.Parallel()
+	m, err := parseMetrics(strings.NewReader(replicaExposition))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := replicaSampleOf(7.5, m)
+	want := replicaSample{At: 7.5, OK: true, CPUSeconds: 12.34, RSSBytes: 52428800, Messages: 123456, Streams: 667, Pending: 3, Leads: 1}
+	if got != want {
+		t.Fatalf("replicaSampleOf = %+v, want %+v", got, want)
+	}
+	if s := replicaSampleOf(0, map[string]float64{`crashgame_cluster_leader{game_id="crash"}`: 0}); s.Leads != 0 {
+		t.Fatalf("a follower leads %d tables", s.Leads)
+	}
+}
+
+func TestSummariseReplica(t *testing.T) {
+	t.Parallel()
+	ok := func(at, cpu, msgs, streams float64, rss int64) replicaSample {
+		return replicaSample{At: at, OK: true, CPUSeconds: cpu, Messages: msgs, Streams: streams, RSSBytes: rss}
+	}
+	ss := []replicaSample{
+		ok(0, 1, 0, 0, 40<<20),       // idle
+		ok(1, 1.5, 0, 100, 50<<20),   // setting up
+		ok(2, 2, 100, 300, 60<<20),   // connected (connectedAt 1.8)
+		ok(3, 2.1, 200, 300, 60<<20), // quiet wait
+		ok(4, 2.2, 300, 300, 60<<20), // loaded (loadedAt 4)
+		ok(5, 3.2, 5300, 300, 80<<20),
+		{At: 6, OK: false, CPUSeconds: 3.2, Messages: 5300, Streams: 300, RSSBytes: 80 << 20}, // a failed scrape
+		ok(7, 3.8, 7300, 300, 70<<20),
+		ok(8, 3.9, 7400, 300, 70<<20), // playedUntil 8
+		ok(9, 4, 7400, 0, 70<<20),     // draining
+	}
+	r := summariseReplica(replicaTarget{Name: "game1"}, ss, 1.8, 4, 8)
+	near := func(name string, got, want float64) {
+		t.Helper()
+		if got < want-1e-9 || got > want+1e-9 {
+			t.Errorf("%s = %v, want %v", name, got, want)
+		}
+	}
+	near("CPUCoresIdle", r.CPUCoresIdle, 0.1)                // (2.2-2)/(4-2)
+	near("CPUCoresPlaying", r.CPUCoresPlaying, (3.9-2.2)/4)  // 4 to 8
+	near("MessagesPerSec", r.MessagesPerSec, (7400-300)/4.0) // 4 to 8
+	near("MessagesPeak1s", r.MessagesPeak1s, 5000)           // 4 to 5
+	near("CPUCoresPeak1s", r.CPUCoresPeak1s, 1)              // 4 to 5
+	near("StreamsConnected", r.StreamsConnected, 300)
+	near("StreamsPeak", r.StreamsPeak, 300)
+	if r.IdleRSSBytes != 40<<20 || r.ConnectedRSSBytes != 60<<20 || r.PeakRSSBytes != 80<<20 {
+		t.Errorf("rss idle %d connected %d peak %d", r.IdleRSSBytes, r.ConnectedRSSBytes, r.PeakRSSBytes)
+	}
+	if r.FailedScrapes != 1 {
+		t.Errorf("FailedScrapes = %d, want 1", r.FailedScrapes)
+	}
+	if r.LedTables {
+		t.Error("LedTables with no sample leading")
+	}
+}
+
+func TestGroupAddress(t *testing.T) {
+	t.Parallel()
+	for i, want := range map[int]string{0: "127.1.0.1", 249: "127.1.0.250", 250: "127.1.1.1", 401: "127.1.1.152"} {
+		if got := groupAddress(i).String(); got != want {
+			t.Errorf("groupAddress(%d) = %s, want %s", i, got, want)
+		}
+	}
+}
+
+// With --forwarded every request and stream handshake of a player names its
+// group's address in X-Forwarded-For; without it, none does.
+func TestForwardedFor(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	seen := map[string]string{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen[r.URL.Path] = r.Header.Get("X-Forwarded-For")
+		mu.Unlock()
+		w.WriteHeader(http.StatusTeapot) // the stream's handshake fails here, its header seen
+	}))
+	t.Cleanup(srv.Close)
+	for _, forwarded := range []bool{true, false} {
+		lg := &loadgen{o: &options{url: srv.URL}, dropCodes: map[string]int{}}
+		p := &player{g: newGroup(251, forwarded), lg: lg, session: "s"}
+		if _, _, _, err := p.apiCall(context.Background(), http.MethodGet, "/api/v1/session", nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		opened := make(chan error, 1)
+		p.play(context.Background(), opened)
+		if err := <-opened; err == nil {
+			t.Fatal("the stream opened against a server that refuses it")
+		}
+		want := ""
+		if forwarded {
+			want = "127.1.1.2"
+		}
+		mu.Lock()
+		for _, path := range []string{"/api/v1/session", "/api/v1/stream"} {
+			if seen[path] != want {
+				t.Errorf("forwarded %t: %s X-Forwarded-For %q, want %q", forwarded, path, seen[path], want)
+			}
+		}
+		mu.Unlock()
+	}
+}
+
+func TestFlagsForwardedNotWithSelf(t *testing.T) {
+	t.Parallel()
+	var sink strings.Builder
+	if _, err := parseFlags([]string{"--self", "--forwarded"}, &sink); err == nil {
+		t.Error("--self --forwarded accepted")
+	}
+	if _, err := parseFlags([]string{"--self", "--replicas", "game1=http://a:9090"}, &sink); err == nil {
+		t.Error("--self --replicas accepted")
+	}
+	o, err := parseFlags([]string{"--url", "http://localhost:8080", "--operator-url", "http://localhost:8081", "--forwarded",
+		"--replicas", "game1=http://a:9090,game2=http://b:9090"}, &sink)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !o.forwarded || len(o.replicas) != 2 {
+		t.Fatalf("forwarded %t, replicas %v", o.forwarded, o.replicas)
+	}
+}
+
+// Without the game's database, the queue is drained only when every replica
+// says so: one replica at 0 is not enough, and one that does not answer keeps
+// it not drained.
+func TestDrainCheckAsksEveryReplica(t *testing.T) {
+	t.Parallel()
+	metrics := func(pending string) *httptest.Server {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if pending == "" {
+				http.Error(w, "down", http.StatusServiceUnavailable)
+				return
+			}
+			_, _ = w.Write([]byte(`crashgame_wallet_queue_movements{status="pending"} ` + pending + "\n"))
+		}))
+		t.Cleanup(srv.Close)
+		return srv
+	}
+	zero, two, down := metrics("0"), metrics("2"), metrics("")
+	for _, tc := range []struct {
+		name    string
+		urls    []string
+		drained bool
+		err     bool
+	}{
+		{"all at zero", []string{zero.URL, zero.URL, zero.URL}, true, false},
+		{"one pending", []string{zero.URL, two.URL, zero.URL}, false, false},
+		{"one not answering", []string{zero.URL, zero.URL, down.URL}, false, true},
+	} {
+		o := &options{url: "http://unused.invalid"}
+		for i, u := range tc.urls {
+			o.replicas = append(o.replicas, replicaTarget{Name: "game" + string(rune('1'+i)), URL: u})
+		}
+		lg := &loadgen{o: o}
+		check, how, done, err := lg.drainCheck(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		drained, err := check()
+		done()
+		if drained != tc.drained || (err != nil) != tc.err {
+			t.Errorf("%s: drained %t err %v, want drained %t err %t", tc.name, drained, err, tc.drained, tc.err)
+		}
+		if !strings.Contains(how, "every replica (3)") {
+			t.Errorf("%s: checked by %q", tc.name, how)
+		}
+	}
+}
+
+// A round a new leader settles by the fail-over rule never crashes on the
+// streams: the next round's betting ends it, and the run still finishes.
+func TestRoundInterruptedByFailover(t *testing.T) {
+	t.Parallel()
+	lg := &loadgen{o: &options{rounds: 3}, crashed: map[string]bool{}, allCrashed: make(chan struct{}), roundTimes: map[string]*roundStat{}}
+	for _, step := range []struct {
+		betting, crashed string
+	}{
+		{betting: "r1"}, {crashed: "r1"},
+		{betting: "r2"},                  // its leader loses the lease: no crash
+		{betting: "r3"}, {betting: "r3"}, // seen by two players
+		{crashed: "r3"},
+	} {
+		if step.betting != "" && !lg.admitRound(step.betting) {
+			t.Fatalf("round %s not admitted", step.betting)
+		}
+		if step.crashed != "" {
+			lg.roundCrashed(step.crashed)
+		}
+	}
+	select {
+	case <-lg.allCrashed:
+	default:
+		t.Fatal("three rounds ended, the run still waits")
+	}
+	if len(lg.interrupted) != 1 || lg.interrupted[0] != "r2" {
+		t.Fatalf("interrupted = %v, want [r2]", lg.interrupted)
+	}
+	if lg.admitRound("r4") {
+		t.Fatal("a fourth round admitted for a run of three")
+	}
+}
+
+func TestOpenBets(t *testing.T) {
+	t.Parallel()
+	var bets []store.ReconcileBetRecord
+	for _, s := range []string{"pending", "accepted", "refused", "cashed_out", "lost", "cancelled", "void", "accepted"} {
+		bets = append(bets, store.ReconcileBetRecord{Status: s})
+	}
+	if got := openBets(bets); got != 3 {
+		t.Fatalf("openBets = %d, want 3 (one pending, two accepted)", got)
+	}
+}
