@@ -210,7 +210,15 @@ function connect() {
     if (ev.code === 4408) { inactive(t('error.SESSION_INACTIVE')); return; }
     if (ev.code === 4409) { fatal(t('stream.replaced')); return; }
     // Reconnect and resynchronise (the server resends the state after hello).
+    // A server going away on purpose (1001: a deploy, its players handed to
+    // another replica through the load balancer) is left at once, spread over
+    // 300 ms so that its thousands of pages do not arrive in one instant; any
+    // other close backs off.
     $('connection').hidden = false;
+    if (ev.code === 1001) {
+      setTimeout(connect, Math.random() * 300);
+      return;
+    }
     setTimeout(connect, state.backoff);
     state.backoff = Math.min(state.backoff * 2, 10000);
   };
