@@ -30,9 +30,11 @@ const (
 	devGameID   = "crash"
 )
 
-// stopGrace is how long `crashgame dev` may take to exit after SIGTERM. The
-// test sends it in the betting phase, where the round is voided at once.
-const stopGrace = 15 * time.Second
+// stopGrace is how long `crashgame dev` may take to exit after SIGTERM: its
+// table plays the round in play to its crash, up to the tables' grace (35 s;
+// a round still flying then is settled by the fail-over rule), then the queue
+// and the HTTP server drain (10 s). A guard, not a speed check.
+const stopGrace = 50 * time.Second
 
 // lockedBuffer collects a process's output for the failure log.
 type lockedBuffer struct {
