@@ -266,6 +266,32 @@ func testLeaseCheckFenced(t *testing.T, s *store.Store, _ string) {
 	}
 }
 
+// openCheckedTx opens a transaction of the leader at epoch on game "crash"
+// that passes CheckLease and stays open until finish is closed; it then runs
+// work and commits, and its outcome arrives on done.
+func openCheckedTx(t *testing.T, s *store.Store, epoch int64, work func(ctx context.Context) error) (finish chan struct{}, done <-chan error) {
+	t.Helper()
+	checked := make(chan struct{})
+	finish = make(chan struct{})
+	txDone := make(chan error, 1)
+	go func() {
+		txDone <- s.InTx(t.Context(), func(ctx context.Context) error {
+			if err := s.CheckLease(ctx, "crash", epoch); err != nil {
+				return err
+			}
+			close(checked)
+			<-finish
+			return work(ctx)
+		})
+	}()
+	select {
+	case <-checked:
+	case err := <-txDone:
+		t.Fatalf("the checked transaction ended before its check passed: %v", err)
+	}
+	return finish, txDone
+}
+
 // testLeaseCheckBlocksTakeover: while a leader's transaction that passed
 // CheckLease is open, a takeover of its (expired) lease waits; the
 // transaction's writes commit under the epoch it checked, and the takeover
@@ -277,26 +303,11 @@ func testLeaseCheckBlocksTakeover(t *testing.T, s *store.Store, _ string) {
 	mustAcquire(t, s, "crash", "replica-a", leaseTTL, 1)
 	expire(t, s, "crash") // replica-a is paused: its lease ran out, nobody took it yet
 
-	checked := make(chan struct{})
-	finish := make(chan struct{})
-	txDone := make(chan error, 1)
-	go func() {
-		txDone <- s.InTx(ctx, func(ctx context.Context) error {
-			if err := s.CheckLease(ctx, "crash", 1); err != nil {
-				return err
-			}
-			close(checked)
-			<-finish
-			r := testRound("r-a", 1, store.RoundBetting)
-			r.Epoch = 1
-			return s.InsertRound(ctx, r)
-		})
-	}()
-	select {
-	case <-checked:
-	case err := <-txDone:
-		t.Fatalf("replica-a's transaction ended before its check passed: %v", err)
-	}
+	finish, txDone := openCheckedTx(t, s, 1, func(ctx context.Context) error {
+		r := testRound("r-a", 1, store.RoundBetting)
+		r.Epoch = 1
+		return s.InsertRound(ctx, r)
+	})
 
 	type acquired struct {
 		epoch int64
@@ -385,24 +396,7 @@ func testLeaseRenewalUnblocked(t *testing.T, s *store.Store, _ string) {
 	}
 	ctx := t.Context()
 	mustAcquire(t, s, "crash", "replica-a", leaseTTL, 1)
-	checked := make(chan struct{})
-	finish := make(chan struct{})
-	txDone := make(chan error, 1)
-	go func() {
-		txDone <- s.InTx(ctx, func(ctx context.Context) error {
-			if err := s.CheckLease(ctx, "crash", 1); err != nil {
-				return err
-			}
-			close(checked)
-			<-finish
-			return nil
-		})
-	}()
-	select {
-	case <-checked:
-	case err := <-txDone:
-		t.Fatalf("the checked transaction ended before its check passed: %v", err)
-	}
+	finish, txDone := openCheckedTx(t, s, 1, func(context.Context) error { return nil })
 	// A guard, not a speed check: a renewal that waits for the open
 	// transaction never returns before it ends.
 	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
