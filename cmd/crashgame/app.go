@@ -66,7 +66,7 @@ func newApp(ctx context.Context, cfg *config.Config, st *store.Store, logger *sl
 		tables:   map[string]*engine.Table{},
 		games:    map[string]table.Game{},
 	}
-	a.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	a.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), st.Collector())
 	metrics, err := wallet.NewPrometheusMetrics(a.registry)
 	if err != nil {
 		return nil, fmt.Errorf("wallet metrics: %w", err)

@@ -861,6 +861,9 @@ func (t *Table) keepLease(ctx context.Context, epoch int64, since time.Time, los
 		rctx, cancel := context.WithDeadline(ctx, minTime(valid, start.Add(ttl/2)))
 		ok, err := t.store.RenewLease(rctx, t.game.ID, t.cfg.Lease.Holder, epoch, ttl)
 		cancel()
+		if took := time.Since(start); took > t.cfg.Lease.Renew {
+			t.logger.Warn("renewing the table's lease was slow", "epoch", epoch, "took_ms", took.Milliseconds(), "ok", ok, "err", err)
+		}
 		switch {
 		case ctx.Err() != nil:
 			return

@@ -106,19 +106,37 @@ func (s *Store) AcquireLease(ctx context.Context, gameID, holder string, ttl tim
 // but was not taken over is renewed (nobody else committed).
 //
 // On PostgreSQL it does not wait for the leader's transactions that passed
-// CheckLease (FOR KEY SHARE: it changes no key of the row); on SQLite it waits
-// for the one writer like any write.
+// CheckLease (FOR KEY SHARE: it changes no key of the row). On a SQLite file
+// it runs on the lease's own connection, never queued behind the process's
+// other statements, and waits only for the write transaction in progress
+// (one writer), trying again every millisecond until ctx ends.
 func (s *Store) RenewLease(ctx context.Context, gameID, holder string, epoch int64, ttl time.Duration) (bool, error) {
 	ms, err := leaseTTL(ttl)
 	if err != nil {
 		return false, fmt.Errorf("store: renew lease of %s: %w", gameID, err)
 	}
-	q := s.conn(ctx).NewUpdate().Model((*LeaseRecord)(nil)).
-		Set("expires_at = "+s.dbNowMillis()+" + ?", ms).
-		Where("game_id = ?", gameID).Where("holder = ?", holder).Where("epoch = ?", epoch).
-		Where("expires_at <> 0")
-	n, err := affected("renew lease of " + gameID)(q.Exec(ctx))
-	return n == 1, err
+	db := s.conn(ctx)
+	own := s.lease != nil && db == bun.IDB(s.db) // not inside a caller's transaction
+	if own {
+		db = s.lease
+	}
+	for {
+		q := db.NewUpdate().Model((*LeaseRecord)(nil)).
+			Set("expires_at = "+s.dbNowMillis()+" + ?", ms).
+			Where("game_id = ?", gameID).Where("holder = ?", holder).Where("epoch = ?", epoch).
+			Where("expires_at <> 0")
+		n, err := affected("renew lease of " + gameID)(q.Exec(ctx))
+		if !own || !sqliteBusy(err) {
+			return n == 1, err
+		}
+		// The main connection holds the write lock: try again as soon as
+		// its transaction may have ended.
+		select {
+		case <-ctx.Done():
+			return false, fmt.Errorf("store: renew lease of %s: %w (the database stayed locked)", gameID, ctx.Err())
+		case <-time.After(time.Millisecond):
+		}
+	}
 }
 
 // ReleaseLease ends holder's lease at epoch at once (expires_at = 0) so that

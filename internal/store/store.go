@@ -37,7 +37,9 @@
 // SQLite runs with ONE open connection (WAL, busy_timeout, _txlock=immediate,
 // synchronous=FULL, foreign keys on): a caller that holds a transaction must do
 // every query of that transaction through it, never through DB() meanwhile, or
-// it deadlocks waiting for the only connection.
+// it deadlocks waiting for the only connection. A SQLite file has a second
+// connection for RenewLease alone, so that a renewal never queues behind the
+// process's other statements.
 package store
 
 import (
@@ -53,10 +55,12 @@ import (
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // registers database/sql driver "pgx"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect/pgdialect"
 	"github.com/uptrace/bun/dialect/sqlitedialect"
-	_ "modernc.org/sqlite" // registers database/sql driver "sqlite"
+	"modernc.org/sqlite" // registers database/sql driver "sqlite"
 
 	"github.com/crashstudio/crashgame/internal/groupcommit"
 )
@@ -84,6 +88,7 @@ const (
 // Store is an open database with its dialect. It is safe for concurrent use.
 type Store struct {
 	db        *bun.DB
+	lease     *bun.DB       // a SQLite file's second connection, for RenewLease alone; nil: db
 	tx        *Transactions // InTx and conn
 	dialect   string
 	tickets   *groupcommit.Committer[*TicketRecord]
@@ -130,31 +135,63 @@ func openSQLite(ctx context.Context, dsn string) (*Store, error) {
 			return nil, fmt.Errorf("store: open sqlite: create parent directory: %w", err)
 		}
 	}
+	sqldb, err := openSQLiteConn(path, sqliteBusyTimeout)
+	if err != nil {
+		return nil, fmt.Errorf("store: open sqlite %q: %w", path, err)
+	}
+	s := newStore(bun.NewDB(sqldb, sqlitedialect.New()), DialectSQLite)
+	if err := s.checkSQLite(ctx, memory); err != nil {
+		_ = sqldb.Close()
+		return nil, fmt.Errorf("store: open sqlite %q: %w", path, err)
+	}
+	if memory {
+		return s, nil // a second connection would open another, empty database
+	}
+	// The lease has a connection of its own: the pool hands its one
+	// connection to a random waiter, and a busy process has hundreds, so a
+	// renewal queued there could miss its deadline and cost the table its
+	// lease to its own load. SQLite's busy handler sleeps up to 100 ms
+	// between tries; RenewLease retries every millisecond instead.
+	leasedb, err := openSQLiteConn(path, 0)
+	if err != nil {
+		_ = sqldb.Close()
+		return nil, fmt.Errorf("store: open sqlite %q: the lease's connection: %w", path, err)
+	}
+	s.lease = bun.NewDB(leasedb, sqlitedialect.New())
+	return s, nil
+}
+
+// openSQLiteConn opens the SQLite file at path as a pool of ONE connection:
+// SQLite has one writer anyway, and one connection turns write contention
+// into queueing in database/sql instead of SQLITE_BUSY. No lifetime limits:
+// an in-memory database lives exactly as long as its connection.
+func openSQLiteConn(path string, busy time.Duration) (*sql.DB, error) {
 	q := url.Values{}
-	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", sqliteBusyTimeout.Milliseconds()))
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busy.Milliseconds()))
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "synchronous(FULL)") // durable commits: money moves through this database
 	q.Add("_pragma", "foreign_keys(1)")
 	q.Set("_txlock", "immediate") // BEGIN takes the write lock: no upgrade deadlocks (SQLITE_BUSY)
 	sqldb, err := sql.Open(sqliteDriverName, path+"?"+q.Encode())
 	if err != nil {
-		return nil, fmt.Errorf("store: open sqlite %q: %w", path, err)
+		return nil, err
 	}
-	// One connection: SQLite has one writer anyway, and one connection turns
-	// write contention into queueing in database/sql instead of SQLITE_BUSY.
-	// No lifetime limits: an in-memory database lives exactly as long as it.
 	sqldb.SetMaxOpenConns(1)
 	sqldb.SetMaxIdleConns(1)
 	sqldb.SetConnMaxLifetime(0)
 	sqldb.SetConnMaxIdleTime(0)
-
-	s := newStore(bun.NewDB(sqldb, sqlitedialect.New()), DialectSQLite)
-	if err := s.checkSQLite(ctx, memory); err != nil {
-		_ = sqldb.Close()
-		return nil, fmt.Errorf("store: open sqlite %q: %w", path, err)
-	}
-	return s, nil
+	return sqldb, nil
 }
+
+// sqliteBusy reports whether err is SQLITE_BUSY (or one of its extended
+// codes): another connection holds the write lock.
+func sqliteBusy(err error) bool {
+	var se *sqlite.Error
+	return errors.As(err, &se) && se.Code()&0xff == sqliteBusyCode
+}
+
+// sqliteBusyCode is SQLite's primary result code SQLITE_BUSY.
+const sqliteBusyCode = 5
 
 // sqlitePath extracts the file path from a sqlite: DSN.
 func sqlitePath(dsn string) (string, error) {
@@ -225,6 +262,11 @@ func openPostgres(ctx context.Context, dsn string) (*Store, error) {
 // fail. It is safe to call more than once.
 func (s *Store) Close() error {
 	s.closeOnce.Do(s.tickets.Close)
+	if s.lease != nil {
+		if err := s.lease.Close(); err != nil {
+			return fmt.Errorf("store: close the lease's connection: %w", err)
+		}
+	}
 	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("store: close: %w", err)
 	}
@@ -261,4 +303,12 @@ func redactErr(err error, dsn string) error {
 		return fmt.Errorf("%s %s: %w", ue.Op, redactDSN(dsn), ue.Err)
 	}
 	return err
+}
+
+// Collector reports the connection pool's figures (open and idle
+// connections, waits for a connection and their total time) as the go_sql_*
+// metrics, labelled db_name="sqlite" or "postgres": on SQLite every statement queues for the one
+// connection, and the wait is where a busy process loses its time.
+func (s *Store) Collector() prometheus.Collector {
+	return collectors.NewDBStatsCollector(s.db.DB, s.dialect)
 }
