@@ -17,7 +17,10 @@ import (
 // NNNN_name.tx.up.sql / NNNN_name.tx.down.sql (".tx": each file runs in one
 // transaction, so a failed migration leaves nothing half-applied). Statements in
 // a file are separated by a line "--bun:split". A migration, once merged, is
-// never edited: add the next number. Both folders carry the same numbers.
+// never edited: add the next number. Both folders carry the same numbers, and
+// a fresh database of either dialect gets the same tables, columns,
+// nullability and indexes (migrate_test.go checks both); only the types and
+// the dialects' own clauses differ, each file plain SQL of its dialect.
 // Write them re-runnable (IF NOT EXISTS): a migration is recorded as applied
 // after its transaction commits (WithMarkAppliedOnSuccess), so a crash between
 // the two runs it again. SQLite has no ADD COLUMN IF NOT EXISTS: a SQLite
