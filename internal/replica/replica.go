@@ -35,6 +35,7 @@ import (
 
 	"github.com/crashstudio/crashgame/internal/cluster"
 	"github.com/crashstudio/crashgame/internal/engine"
+	"github.com/crashstudio/crashgame/internal/round"
 )
 
 // How long a forwarded action may wait for the leader. A bet's /bet may be
@@ -322,22 +323,23 @@ func answer(res any, err error) ([]byte, error) {
 	return data, nil
 }
 
-// refusals are the engine's errors that cross the cluster by code: a
-// requester gets back the same value, so the player API maps it as it would
-// a local one. An error matching several is sent as the first: a commit
-// refused by the fence is ErrTableUnavailable (it also wraps store.ErrFenced).
+// refusals are the errors an engine call returns (the engine's own and the
+// round's rules') that cross the cluster by code: a requester gets back the
+// same value, so the player API maps it as it would a local one. An error
+// matching several is sent as the first: a commit refused by the fence is
+// ErrTableUnavailable (it also wraps store.ErrFenced).
 var refusals = []struct {
 	code string
 	err  error
 }{
-	{"BETTING_CLOSED", engine.ErrBettingClosed},
-	{"TOO_MANY_BETS", engine.ErrTooManyBets},
-	{"BET_LIMIT", engine.ErrBetLimit},
-	{"BAD_AUTO_CASHOUT", engine.ErrBadAutoCashout},
-	{"ROUND_CRASHED", engine.ErrRoundCrashed},
-	{"UNKNOWN_BET", engine.ErrUnknownBet},
-	{"CASHOUT_NOT_ALLOWED", engine.ErrCashoutNotAllowed},
-	{"CANCEL_NOT_ALLOWED", engine.ErrCancelNotAllowed},
+	{"BETTING_CLOSED", round.ErrBettingClosed},
+	{"TOO_MANY_BETS", round.ErrTooManyBets},
+	{"BET_LIMIT", round.ErrBetLimit},
+	{"BAD_AUTO_CASHOUT", round.ErrBadAutoCashout},
+	{"ROUND_CRASHED", round.ErrRoundCrashed},
+	{"UNKNOWN_BET", round.ErrUnknownBet},
+	{"CASHOUT_NOT_ALLOWED", round.ErrCashoutNotAllowed},
+	{"CANCEL_NOT_ALLOWED", round.ErrCancelNotAllowed},
 	{"FREEBET_UNAVAILABLE", engine.ErrFreebetUnavailable},
 	{"WALLET_UNAVAILABLE", engine.ErrWalletUnavailable},
 	{"TABLE_UNAVAILABLE", engine.ErrTableUnavailable},
