@@ -207,41 +207,45 @@ type (
 	}
 )
 
+func (r *betRequest) player() engine.Player { return r.Player }
+func (r *betAction) player() engine.Player  { return r.Player }
+
+// admit decodes the request of a forwarded action (what names it in the
+// error) into req and warms its player's session at the leader; a session the
+// sessions service refuses is the action's refusal.
+func (t *Table) admit(ctx context.Context, what string, data []byte, req interface{ player() engine.Player }) error {
+	if err := json.Unmarshal(data, req); err != nil {
+		return fmt.Errorf("replica: %s request: %w", what, err)
+	}
+	if err := t.sessions.Warm(ctx, req.player().Session); err != nil {
+		return refusalOf(err)
+	}
+	return nil
+}
+
 func (t *Table) serveBet(ctx context.Context, data []byte) ([]byte, error) {
 	var req betRequest
-	if err := json.Unmarshal(data, &req); err != nil {
-		return nil, fmt.Errorf("replica: bet request: %w", err)
+	if err := t.admit(ctx, "bet", data, &req); err != nil {
+		return nil, err
 	}
-	if err := t.sessions.Warm(ctx, req.Player.Session); err != nil {
-		return nil, refusalOf(err)
-	}
-	res, err := t.Table.PlaceBet(ctx, req.Player, req.Request)
-	return answer(res, err)
+	return answer(t.Table.PlaceBet(ctx, req.Player, req.Request))
 }
 
 func (t *Table) serveCashout(ctx context.Context, data []byte) ([]byte, error) {
 	at := t.now() // the leader's own receive time prices the cashout
 	var req betAction
-	if err := json.Unmarshal(data, &req); err != nil {
-		return nil, fmt.Errorf("replica: cashout request: %w", err)
+	if err := t.admit(ctx, "cashout", data, &req); err != nil {
+		return nil, err
 	}
-	if err := t.sessions.Warm(ctx, req.Player.Session); err != nil {
-		return nil, refusalOf(err)
-	}
-	res, err := t.Table.Cashout(ctx, req.Player, req.BetID, at)
-	return answer(res, err)
+	return answer(t.Table.Cashout(ctx, req.Player, req.BetID, at))
 }
 
 func (t *Table) serveCancel(ctx context.Context, data []byte) ([]byte, error) {
 	var req betAction
-	if err := json.Unmarshal(data, &req); err != nil {
-		return nil, fmt.Errorf("replica: cancel request: %w", err)
+	if err := t.admit(ctx, "cancel", data, &req); err != nil {
+		return nil, err
 	}
-	if err := t.sessions.Warm(ctx, req.Player.Session); err != nil {
-		return nil, refusalOf(err)
-	}
-	res, err := t.Table.Cancel(ctx, req.Player, req.BetID)
-	return answer(res, err)
+	return answer(t.Table.Cancel(ctx, req.Player, req.BetID))
 }
 
 // PlaceBet places a bet at the table's leader.
