@@ -229,40 +229,32 @@ func (a *app) client(operator string) (*wallet.Client, bool) {
 
 // start runs the queue and the tables until ctx ends.
 func (a *app) start(ctx context.Context) {
-	a.wg.Add(1)
-	go func() {
-		defer a.wg.Done()
-		if err := a.queue.Run(ctx); err != nil && !errors.Is(err, context.Canceled) {
-			a.logger.Error("movement queue stopped", "err", err)
+	a.run(ctx, func(ctx context.Context) error {
+		// The queue ends with ctx's error when ctx ends: not a failure.
+		if err := a.queue.Run(ctx); !errors.Is(err, context.Canceled) {
+			return err
 		}
-	}()
+		return nil
+	}, "movement queue stopped")
 	for _, r := range a.replicas {
-		a.wg.Add(1)
-		go func() {
-			defer a.wg.Done()
-			if err := r.Run(ctx); err != nil {
-				a.logger.Error("relaying the table stopped", "err", err)
-			}
-		}()
+		a.run(ctx, r.Run, "relaying the table stopped")
 	}
 	if a.balances != nil {
-		a.wg.Add(1)
-		go func() {
-			defer a.wg.Done()
-			if err := a.balances.Run(ctx); err != nil {
-				a.logger.Error("relaying wallet balances stopped", "err", err)
-			}
-		}()
+		a.run(ctx, a.balances.Run, "relaying wallet balances stopped")
 	}
 	for id, t := range a.tables {
-		a.wg.Add(1)
-		go func() {
-			defer a.wg.Done()
-			if err := t.Run(ctx); err != nil {
-				a.logger.Error("table stopped", "game_id", id, "err", err)
-			}
-		}()
+		a.run(ctx, t.Run, "table stopped", "game_id", id)
 	}
+}
+
+// run runs fn(ctx) in a goroutine that wait waits for, and logs an error it
+// returns as msg with the attributes args.
+func (a *app) run(ctx context.Context, fn func(context.Context) error, msg string, args ...any) {
+	a.wg.Go(func() {
+		if err := fn(ctx); err != nil {
+			a.logger.Error(msg, append(args, "err", err)...)
+		}
+	})
 }
 
 // wait returns once the tables settled their last round and the queue stopped,

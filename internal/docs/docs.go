@@ -116,47 +116,32 @@ func toJSON(raw []byte) ([]byte, error) {
 	if err := yaml.Unmarshal(raw, &v); err != nil {
 		return nil, err
 	}
-	v, err := jsonable(v)
-	if err != nil {
-		return nil, err
-	}
-	return json.MarshalIndent(v, "", "  ")
+	return json.MarshalIndent(jsonable(v), "", "  ")
 }
 
 // jsonable turns the maps that yaml.v3 may decode with non-string keys into
 // JSON objects; OpenAPI documents only have string keys (status codes are quoted
-// or decoded as ints, both become strings here).
-func jsonable(v any) (any, error) {
+// or decoded as ints, both become strings here). It only rewrites keys, so it
+// cannot fail; json.MarshalIndent reports a value JSON cannot hold.
+func jsonable(v any) any {
 	switch t := v.(type) {
 	case map[string]any:
 		for k, e := range t {
-			c, err := jsonable(e)
-			if err != nil {
-				return nil, err
-			}
-			t[k] = c
+			t[k] = jsonable(e)
 		}
-		return t, nil
+		return t
 	case map[any]any:
 		m := make(map[string]any, len(t))
 		for k, e := range t {
-			c, err := jsonable(e)
-			if err != nil {
-				return nil, err
-			}
-			m[fmt.Sprint(k)] = c
+			m[fmt.Sprint(k)] = jsonable(e)
 		}
-		return m, nil
+		return m
 	case []any:
 		for i, e := range t {
-			c, err := jsonable(e)
-			if err != nil {
-				return nil, err
-			}
-			t[i] = c
+			t[i] = jsonable(e)
 		}
-		return t, nil
+		return t
 	default:
-		return v, nil
+		return v
 	}
 }

@@ -73,7 +73,7 @@ func (t *Table) PlaceBet(ctx context.Context, p Player, req BetRequest) (BetResu
 	}
 	lim, known := op.Currencies[p.Currency]
 	if req.FreebetID == "" && !known {
-		return BetResult{}, ErrBetLimit
+		return BetResult{}, round.ErrBetLimit
 	}
 	if err := round.CheckBet(req.Amount, req.AutoCashout, req.FreebetID != "", lim, t.game.MaxMultiplier); err != nil {
 		return BetResult{}, err
@@ -103,7 +103,7 @@ func (t *Table) PlaceBet(ctx context.Context, p Player, req BetRequest) (BetResu
 	err := t.do(ctx, func() {
 		r := t.cur
 		if r == nil {
-			rerr = ErrBettingClosed
+			rerr = round.ErrBettingClosed
 			return
 		}
 		id := "b_" + randomID(15)
@@ -247,7 +247,7 @@ func (t *Table) settleDebit(b *liveBet, rec store.BetRecord, res wallet.Result, 
 			reason := "debit outcome unknown when the betting window closed"
 			answer = ErrWalletUnavailable
 			if res.Outcome == wallet.Success {
-				reason, answer = "debit confirmed after the betting window closed", ErrBettingClosed
+				reason, answer = "debit confirmed after the betting window closed", round.ErrBettingClosed
 			}
 			delete(r.live, b.rec.ID)
 			done = t.submitAt(epoch, func(ctx context.Context) error {
@@ -311,7 +311,7 @@ func (t *Table) Cashout(ctx context.Context, p Player, betID string, receivedAt 
 	err := t.do(ctx, func() {
 		b := t.ownBet(p, betID)
 		if b == nil {
-			rerr = ErrUnknownBet
+			rerr = round.ErrUnknownBet
 			return
 		}
 		var core round.Bet
@@ -353,7 +353,7 @@ func (t *Table) cashout(b *liveBet, core round.Bet) <-chan error {
 			return err
 		}
 		if !ok {
-			return ErrRoundCrashed
+			return round.ErrRoundCrashed
 		}
 		if rec.Demo {
 			return nil
@@ -426,7 +426,7 @@ func (t *Table) Cancel(ctx context.Context, p Player, betID string) (CancelResul
 	)
 	err := t.do(ctx, func() {
 		if b = t.ownBet(p, betID); b == nil {
-			rerr = ErrUnknownBet
+			rerr = round.ErrUnknownBet
 			return
 		}
 		core, repeat, err := b.round.core.Cancel(string(p.Session), betID, t.clock.Now())

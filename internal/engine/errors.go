@@ -3,21 +3,15 @@ package engine
 import (
 	"errors"
 	"fmt"
-
-	"github.com/crashstudio/crashgame/internal/round"
 )
 
-// The refusals a player can get. The table maps each to its player-facing code.
-// Those the round's rules decide are package round's own values.
+// The refusals a player can get that the engine decides. The table maps each
+// to its player-facing code. Those the round's rules decide (betting closed,
+// too many bets, the bet limits, the auto-cashout target, the round crashed,
+// an unknown bet, a cashout or cancel not allowed) are package round's own
+// values, returned as they are: callers test them as round.ErrBettingClosed
+// and so on.
 var (
-	ErrBettingClosed      = round.ErrBettingClosed
-	ErrTooManyBets        = round.ErrTooManyBets
-	ErrBetLimit           = round.ErrBetLimit
-	ErrBadAutoCashout     = round.ErrBadAutoCashout
-	ErrRoundCrashed       = round.ErrRoundCrashed
-	ErrUnknownBet         = round.ErrUnknownBet
-	ErrCashoutNotAllowed  = round.ErrCashoutNotAllowed
-	ErrCancelNotAllowed   = round.ErrCancelNotAllowed
 	ErrFreebetUnavailable = errors.New("freebet unavailable")
 	ErrUnknownRound       = errors.New("unknown round")
 	ErrRoundInProgress    = errors.New("round in progress")

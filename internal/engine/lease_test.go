@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/crashstudio/crashgame/internal/engine"
+	"github.com/crashstudio/crashgame/internal/round"
 	"github.com/crashstudio/crashgame/internal/store"
 	"github.com/crashstudio/crashgame/internal/wallet"
 )
@@ -148,7 +149,7 @@ func TestLeaseFencedFormerLeader(t *testing.T) {
 			t.Fatal("a bet was accepted by a table that no longer leads")
 		}
 		// The player is told the table changes hands, never a server error.
-		if !errors.Is(err, engine.ErrTableUnavailable) && !errors.Is(err, engine.ErrBettingClosed) {
+		if !errors.Is(err, engine.ErrTableUnavailable) && !errors.Is(err, round.ErrBettingClosed) {
 			t.Fatalf("bet answered %v, want ErrTableUnavailable or ErrBettingClosed", err)
 		}
 		bets, err := h.st.Bets(ctx, store.BetFilter{GameID: testGame.ID})

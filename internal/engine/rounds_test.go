@@ -91,11 +91,11 @@ func TestBetAdmission(t *testing.T) {
 		req  engine.BetRequest
 		want error
 	}{
-		{"below min_bet", engine.BetRequest{Amount: 99}, engine.ErrBetLimit},
-		{"above max_bet", engine.BetRequest{Amount: 100001}, engine.ErrBetLimit},
-		{"zero", engine.BetRequest{Amount: 0}, engine.ErrBetLimit},
-		{"auto-cashout 1.00x", engine.BetRequest{Amount: 100, AutoCashout: 100}, engine.ErrBadAutoCashout},
-		{"auto-cashout above the maximum", engine.BetRequest{Amount: 100, AutoCashout: 100001}, engine.ErrBadAutoCashout},
+		{"below min_bet", engine.BetRequest{Amount: 99}, round.ErrBetLimit},
+		{"above max_bet", engine.BetRequest{Amount: 100001}, round.ErrBetLimit},
+		{"zero", engine.BetRequest{Amount: 0}, round.ErrBetLimit},
+		{"auto-cashout 1.00x", engine.BetRequest{Amount: 100, AutoCashout: 100}, round.ErrBadAutoCashout},
+		{"auto-cashout above the maximum", engine.BetRequest{Amount: 100, AutoCashout: 100001}, round.ErrBadAutoCashout},
 	}
 	for _, tt := range tests {
 		if _, err := h.table.PlaceBet(ctx, alice, tt.req); !errors.Is(err, tt.want) {
@@ -105,7 +105,7 @@ func TestBetAdmission(t *testing.T) {
 	for i := 0; i < 4; i++ {
 		mustBet(t, h, alice, engine.BetRequest{Amount: 100000})
 	}
-	if _, err := h.table.PlaceBet(ctx, alice, engine.BetRequest{Amount: 100}); !errors.Is(err, engine.ErrTooManyBets) {
+	if _, err := h.table.PlaceBet(ctx, alice, engine.BetRequest{Amount: 100}); !errors.Is(err, round.ErrTooManyBets) {
 		t.Fatalf("sixth bet: %v", err)
 	}
 	// Another player is not affected by alice's count.
@@ -121,7 +121,7 @@ func TestBetAdmission(t *testing.T) {
 		ids[c.TransactionID] = true
 	}
 	h.fly()
-	if _, err := h.table.PlaceBet(ctx, alice, engine.BetRequest{Amount: 100}); !errors.Is(err, engine.ErrBettingClosed) {
+	if _, err := h.table.PlaceBet(ctx, alice, engine.BetRequest{Amount: 100}); !errors.Is(err, round.ErrBettingClosed) {
 		t.Fatalf("bet while flying: %v", err)
 	}
 }
@@ -146,7 +146,7 @@ func TestFiveBetsPerPlayerAcrossSessions(t *testing.T) {
 		placed = append(placed, mustBet(t, h, p, engine.BetRequest{Amount: 100}))
 	}
 	for name, p := range map[string]engine.Player{"first session": tab1, "second session": tab2} {
-		if _, err := h.table.PlaceBet(ctx, p, engine.BetRequest{Amount: 100}); !errors.Is(err, engine.ErrTooManyBets) {
+		if _, err := h.table.PlaceBet(ctx, p, engine.BetRequest{Amount: 100}); !errors.Is(err, round.ErrTooManyBets) {
 			t.Fatalf("sixth bet from the %s: %v, want too many bets", name, err)
 		}
 	}
@@ -157,7 +157,7 @@ func TestFiveBetsPerPlayerAcrossSessions(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustBet(t, h, tab1, engine.BetRequest{Amount: 100})
-	if _, err := h.table.PlaceBet(ctx, tab1, engine.BetRequest{Amount: 100}); !errors.Is(err, engine.ErrTooManyBets) {
+	if _, err := h.table.PlaceBet(ctx, tab1, engine.BetRequest{Amount: 100}); !errors.Is(err, round.ErrTooManyBets) {
 		t.Fatalf("sixth bet after the cancel and a new bet: %v", err)
 	}
 	if n := len(h.wallet.calls); n != 7 {
@@ -203,7 +203,7 @@ func TestBetOutcomeAfterTheWindow(t *testing.T) {
 		want    error
 	}{
 		{"unknown at the close", wallet.Temporary, engine.ErrWalletUnavailable},
-		{"success after the close", wallet.Success, engine.ErrBettingClosed},
+		{"success after the close", wallet.Success, round.ErrBettingClosed},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -37,13 +37,13 @@ func TestCashoutAroundTheCrash(t *testing.T) {
 		if res.Multiplier != m || m >= cp || res.Payout != 1000*m/100 {
 			t.Fatalf("cashout %+v, want multiplier %d (crash %d)", res, m, cp)
 		}
-		if _, err := h.table.Cashout(context.Background(), bob, b.Bet.BetID, crashAt); !errors.Is(err, engine.ErrRoundCrashed) {
+		if _, err := h.table.Cashout(context.Background(), bob, b.Bet.BetID, crashAt); !errors.Is(err, round.ErrRoundCrashed) {
 			t.Fatalf("cashout at the crash: %v", err)
 		}
-		if _, err := h.table.Cashout(context.Background(), alice, a.Bet.BetID, before); !errors.Is(err, engine.ErrCashoutNotAllowed) {
+		if _, err := h.table.Cashout(context.Background(), alice, a.Bet.BetID, before); !errors.Is(err, round.ErrCashoutNotAllowed) {
 			t.Fatalf("second cashout: %v", err)
 		}
-		if _, err := h.table.Cashout(context.Background(), bob, a.Bet.BetID, before); !errors.Is(err, engine.ErrUnknownBet) {
+		if _, err := h.table.Cashout(context.Background(), bob, a.Bet.BetID, before); !errors.Is(err, round.ErrUnknownBet) {
 			t.Fatalf("cashout of another's bet: %v", err)
 		}
 		h.clock.Set(crashAt)
@@ -137,7 +137,7 @@ func TestCancel(t *testing.T) {
 	if err != nil || v.Bet.Status != engine.StatusCancelled {
 		t.Fatalf("cancel %+v %v", v, err)
 	}
-	if _, err := h.table.Cancel(context.Background(), playerOf("acme", "bob"), b.Bet.BetID); !errors.Is(err, engine.ErrUnknownBet) {
+	if _, err := h.table.Cancel(context.Background(), playerOf("acme", "bob"), b.Bet.BetID); !errors.Is(err, round.ErrUnknownBet) {
 		t.Fatalf("cancel of another's bet: %v", err)
 	}
 	mv := h.movements()
@@ -146,7 +146,7 @@ func TestCancel(t *testing.T) {
 	}
 	c := mustBet(t, h, alice, engine.BetRequest{Amount: 100})
 	h.fly()
-	if _, err := h.table.Cancel(context.Background(), alice, c.Bet.BetID); !errors.Is(err, engine.ErrCancelNotAllowed) {
+	if _, err := h.table.Cancel(context.Background(), alice, c.Bet.BetID); !errors.Is(err, round.ErrCancelNotAllowed) {
 		t.Fatalf("cancel while flying: %v", err)
 	}
 }

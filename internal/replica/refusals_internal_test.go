@@ -7,6 +7,7 @@ import (
 
 	"github.com/crashstudio/crashgame/internal/cluster"
 	"github.com/crashstudio/crashgame/internal/engine"
+	"github.com/crashstudio/crashgame/internal/round"
 	"github.com/crashstudio/crashgame/internal/store"
 )
 
@@ -20,7 +21,7 @@ func TestRefusalsCrossTheCluster(t *testing.T) {
 		err  error
 		want error // nil: no code, a failure of the leader
 	}{
-		{"betting closed", fmt.Errorf("engine: %w", engine.ErrBettingClosed), engine.ErrBettingClosed},
+		{"betting closed", fmt.Errorf("engine: %w", round.ErrBettingClosed), round.ErrBettingClosed},
 		{"a commit refused by the fence", fenced, engine.ErrTableUnavailable},
 		{"a stopping leader", engine.ErrStopped, engine.ErrStopped},
 		{"the wallet", engine.ErrWalletUnavailable, engine.ErrWalletUnavailable},

@@ -35,6 +35,7 @@ import (
 
 	"github.com/crashstudio/crashgame/internal/cluster"
 	"github.com/crashstudio/crashgame/internal/engine"
+	"github.com/crashstudio/crashgame/internal/round"
 )
 
 // How long a forwarded action may wait for the leader. A bet's /bet may be
@@ -206,41 +207,45 @@ type (
 	}
 )
 
+func (r *betRequest) player() engine.Player { return r.Player }
+func (r *betAction) player() engine.Player  { return r.Player }
+
+// admit decodes the request of a forwarded action (what names it in the
+// error) into req and warms its player's session at the leader; a session the
+// sessions service refuses is the action's refusal.
+func (t *Table) admit(ctx context.Context, what string, data []byte, req interface{ player() engine.Player }) error {
+	if err := json.Unmarshal(data, req); err != nil {
+		return fmt.Errorf("replica: %s request: %w", what, err)
+	}
+	if err := t.sessions.Warm(ctx, req.player().Session); err != nil {
+		return refusalOf(err)
+	}
+	return nil
+}
+
 func (t *Table) serveBet(ctx context.Context, data []byte) ([]byte, error) {
 	var req betRequest
-	if err := json.Unmarshal(data, &req); err != nil {
-		return nil, fmt.Errorf("replica: bet request: %w", err)
+	if err := t.admit(ctx, "bet", data, &req); err != nil {
+		return nil, err
 	}
-	if err := t.sessions.Warm(ctx, req.Player.Session); err != nil {
-		return nil, refusalOf(err)
-	}
-	res, err := t.Table.PlaceBet(ctx, req.Player, req.Request)
-	return answer(res, err)
+	return answer(t.Table.PlaceBet(ctx, req.Player, req.Request))
 }
 
 func (t *Table) serveCashout(ctx context.Context, data []byte) ([]byte, error) {
 	at := t.now() // the leader's own receive time prices the cashout
 	var req betAction
-	if err := json.Unmarshal(data, &req); err != nil {
-		return nil, fmt.Errorf("replica: cashout request: %w", err)
+	if err := t.admit(ctx, "cashout", data, &req); err != nil {
+		return nil, err
 	}
-	if err := t.sessions.Warm(ctx, req.Player.Session); err != nil {
-		return nil, refusalOf(err)
-	}
-	res, err := t.Table.Cashout(ctx, req.Player, req.BetID, at)
-	return answer(res, err)
+	return answer(t.Table.Cashout(ctx, req.Player, req.BetID, at))
 }
 
 func (t *Table) serveCancel(ctx context.Context, data []byte) ([]byte, error) {
 	var req betAction
-	if err := json.Unmarshal(data, &req); err != nil {
-		return nil, fmt.Errorf("replica: cancel request: %w", err)
+	if err := t.admit(ctx, "cancel", data, &req); err != nil {
+		return nil, err
 	}
-	if err := t.sessions.Warm(ctx, req.Player.Session); err != nil {
-		return nil, refusalOf(err)
-	}
-	res, err := t.Table.Cancel(ctx, req.Player, req.BetID)
-	return answer(res, err)
+	return answer(t.Table.Cancel(ctx, req.Player, req.BetID))
 }
 
 // PlaceBet places a bet at the table's leader.
@@ -322,22 +327,23 @@ func answer(res any, err error) ([]byte, error) {
 	return data, nil
 }
 
-// refusals are the engine's errors that cross the cluster by code: a
-// requester gets back the same value, so the player API maps it as it would
-// a local one. An error matching several is sent as the first: a commit
-// refused by the fence is ErrTableUnavailable (it also wraps store.ErrFenced).
+// refusals are the errors an engine call returns (the engine's own and the
+// round's rules') that cross the cluster by code: a requester gets back the
+// same value, so the player API maps it as it would a local one. An error
+// matching several is sent as the first: a commit refused by the fence is
+// ErrTableUnavailable (it also wraps store.ErrFenced).
 var refusals = []struct {
 	code string
 	err  error
 }{
-	{"BETTING_CLOSED", engine.ErrBettingClosed},
-	{"TOO_MANY_BETS", engine.ErrTooManyBets},
-	{"BET_LIMIT", engine.ErrBetLimit},
-	{"BAD_AUTO_CASHOUT", engine.ErrBadAutoCashout},
-	{"ROUND_CRASHED", engine.ErrRoundCrashed},
-	{"UNKNOWN_BET", engine.ErrUnknownBet},
-	{"CASHOUT_NOT_ALLOWED", engine.ErrCashoutNotAllowed},
-	{"CANCEL_NOT_ALLOWED", engine.ErrCancelNotAllowed},
+	{"BETTING_CLOSED", round.ErrBettingClosed},
+	{"TOO_MANY_BETS", round.ErrTooManyBets},
+	{"BET_LIMIT", round.ErrBetLimit},
+	{"BAD_AUTO_CASHOUT", round.ErrBadAutoCashout},
+	{"ROUND_CRASHED", round.ErrRoundCrashed},
+	{"UNKNOWN_BET", round.ErrUnknownBet},
+	{"CASHOUT_NOT_ALLOWED", round.ErrCashoutNotAllowed},
+	{"CANCEL_NOT_ALLOWED", round.ErrCancelNotAllowed},
 	{"FREEBET_UNAVAILABLE", engine.ErrFreebetUnavailable},
 	{"WALLET_UNAVAILABLE", engine.ErrWalletUnavailable},
 	{"TABLE_UNAVAILABLE", engine.ErrTableUnavailable},

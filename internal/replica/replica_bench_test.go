@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/crashstudio/crashgame/internal/cluster/natstest"
-	"github.com/crashstudio/crashgame/internal/engine"
+	"github.com/crashstudio/crashgame/internal/round"
 )
 
 // BenchmarkCashoutPath measures what forwarding adds to a cashout: the same
@@ -37,7 +37,7 @@ func BenchmarkCashoutPath(b *testing.B) {
 			// Wait until the path answers (the follower finds the leader).
 			for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 				_, err := path.node.rep.Cashout(context.Background(), p, "b_not_in_the_round", time.Now())
-				if errors.Is(err, engine.ErrUnknownBet) {
+				if errors.Is(err, round.ErrUnknownBet) {
 					break
 				}
 				if time.Now().After(deadline) {
@@ -50,7 +50,7 @@ func BenchmarkCashoutPath(b *testing.B) {
 				start := time.Now()
 				_, err := path.node.rep.Cashout(context.Background(), p, "b_not_in_the_round", start)
 				lat = append(lat, time.Since(start))
-				if !errors.Is(err, engine.ErrUnknownBet) {
+				if !errors.Is(err, round.ErrUnknownBet) {
 					b.Fatalf("cashout: %v", err)
 				}
 			}

@@ -230,7 +230,7 @@ func TestForwardedBetAndCashout(t *testing.T) {
 		if out.Multiplier < 100 || out.Multiplier > rec.CrashPoint || out.Payout != round.Payout(500, out.Multiplier, 5000000) {
 			t.Fatalf("cashout %+v, crash point %d", out, rec.CrashPoint)
 		}
-	case errors.Is(err, engine.ErrRoundCrashed) || errors.Is(err, engine.ErrCashoutNotAllowed):
+	case errors.Is(err, round.ErrRoundCrashed) || errors.Is(err, round.ErrCashoutNotAllowed):
 		// The round crashed first: a refusal crosses as the engine's value.
 	default:
 		t.Fatalf("forwarded cashout: %v", err)
@@ -251,7 +251,7 @@ func TestForwardedRefusals(t *testing.T) {
 	awaitBetting(t, b)
 	ctx := context.Background()
 	_, err := b.rep.PlaceBet(ctx, player("carl"), engine.BetRequest{Amount: 100001})
-	if !errors.Is(err, engine.ErrBetLimit) {
+	if !errors.Is(err, round.ErrBetLimit) {
 		t.Fatalf("a bet above max_bet: %v", err)
 	}
 	_, err = b.rep.PlaceBet(ctx, player("dora"), engine.BetRequest{Amount: 666})
@@ -260,7 +260,7 @@ func TestForwardedRefusals(t *testing.T) {
 		t.Fatalf("a refused debit: %v (%+v)", err, refused)
 	}
 	_, err = b.rep.Cashout(ctx, player("dora"), "b_nosuchbet", time.Now())
-	if !errors.Is(err, engine.ErrUnknownBet) {
+	if !errors.Is(err, round.ErrUnknownBet) {
 		t.Fatalf("a cashout of an unknown bet: %v", err)
 	}
 }

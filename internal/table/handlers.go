@@ -10,6 +10,7 @@ import (
 	"github.com/crashstudio/crashgame/gen/table"
 	"github.com/crashstudio/crashgame/internal/engine"
 	"github.com/crashstudio/crashgame/internal/fairness"
+	"github.com/crashstudio/crashgame/internal/round"
 	"github.com/crashstudio/crashgame/internal/server"
 	"github.com/crashstudio/crashgame/internal/sessions"
 	"github.com/crashstudio/crashgame/internal/store"
@@ -59,23 +60,24 @@ func (a *api) internal(ctx context.Context, what string, err error) errorRespons
 	return a.fail(ctx, http.StatusInternalServerError, table.ErrorCodeServerError)
 }
 
-// refusals maps each engine refusal to the player's code and its HTTP status,
-// in the order refusal tries them.
+// refusals maps each refusal an engine call returns (the engine's own and the
+// round's rules') to the player's code and its HTTP status, in the order
+// refusal tries them.
 var refusals = []struct {
 	err    error
 	status int
 	code   table.ErrorCode
 }{
-	{engine.ErrBettingClosed, http.StatusConflict, table.ErrorCodeBettingClosed},
-	{engine.ErrTooManyBets, http.StatusConflict, table.ErrorCodeTooManyBets},
-	{engine.ErrBetLimit, http.StatusUnprocessableEntity, table.ErrorCodeBetLimit},
-	{engine.ErrBadAutoCashout, http.StatusUnprocessableEntity, table.ErrorCodeBetLimit},
+	{round.ErrBettingClosed, http.StatusConflict, table.ErrorCodeBettingClosed},
+	{round.ErrTooManyBets, http.StatusConflict, table.ErrorCodeTooManyBets},
+	{round.ErrBetLimit, http.StatusUnprocessableEntity, table.ErrorCodeBetLimit},
+	{round.ErrBadAutoCashout, http.StatusUnprocessableEntity, table.ErrorCodeBetLimit},
 	{engine.ErrFreebetUnavailable, http.StatusUnprocessableEntity, table.ErrorCodeFreebetUnavailable},
-	{engine.ErrRoundCrashed, http.StatusConflict, table.ErrorCodeRoundCrashed},
-	{engine.ErrUnknownBet, http.StatusNotFound, table.ErrorCodeUnknownBet},
+	{round.ErrRoundCrashed, http.StatusConflict, table.ErrorCodeRoundCrashed},
+	{round.ErrUnknownBet, http.StatusNotFound, table.ErrorCodeUnknownBet},
 	{engine.ErrUnknownRound, http.StatusNotFound, table.ErrorCodeUnknownRound},
-	{engine.ErrCashoutNotAllowed, http.StatusConflict, table.ErrorCodeCashoutNotAllowed},
-	{engine.ErrCancelNotAllowed, http.StatusConflict, table.ErrorCodeCancelNotAllowed},
+	{round.ErrCashoutNotAllowed, http.StatusConflict, table.ErrorCodeCashoutNotAllowed},
+	{round.ErrCancelNotAllowed, http.StatusConflict, table.ErrorCodeCancelNotAllowed},
 	{engine.ErrWalletUnavailable, http.StatusServiceUnavailable, table.ErrorCodeWalletUnavailable},
 	{engine.ErrTableUnavailable, http.StatusServiceUnavailable, table.ErrorCodeTableUnavailable},
 	// This server's table is stopping (a deploy): the player asks again and
@@ -291,7 +293,7 @@ func (a *api) CashOut(ctx context.Context, req table.CashOutRequestObject) (tabl
 		return *fail, nil
 	}
 	res, err := t.Cashout(ctx, sess.Player(), req.BetId, at)
-	if errors.Is(err, engine.ErrUnknownBet) {
+	if errors.Is(err, round.ErrUnknownBet) {
 		// Not in the current round: a bet of an earlier round is not live.
 		// Past the action budget, the database is not asked why.
 		if wait, over := overBudget(ctx); over {
@@ -327,7 +329,7 @@ func (a *api) CancelBet(ctx context.Context, req table.CancelBetRequestObject) (
 		return *fail, nil
 	}
 	res, err := t.Cancel(ctx, sess.Player(), req.BetId)
-	if errors.Is(err, engine.ErrUnknownBet) || errors.Is(err, engine.ErrCancelNotAllowed) {
+	if errors.Is(err, round.ErrUnknownBet) || errors.Is(err, round.ErrCancelNotAllowed) {
 		rec, fail := a.findBet(ctx, sess, req.BetId)
 		switch {
 		case fail != nil:
