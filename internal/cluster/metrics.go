@@ -61,14 +61,7 @@ func newMetrics(r prometheus.Registerer) (*metrics, error) {
 	if r == nil {
 		return m, nil
 	}
-	var err error
-	if m.reconnects, err = promreg.Register(r, m.reconnects); err != nil {
-		return nil, err
-	}
-	if m.forward, err = promreg.Register(r, m.forward); err != nil {
-		return nil, err
-	}
-	if m.gaps, err = promreg.Register(r, m.gaps); err != nil {
+	if err := promreg.RegisterAll(r, promreg.VarOf(&m.reconnects), promreg.VarOf(&m.forward), promreg.VarOf(&m.gaps)); err != nil {
 		return nil, err
 	}
 	return m, nil

@@ -27,3 +27,31 @@ func Register[C prometheus.Collector](r prometheus.Registerer, c C) (C, error) {
 	}
 	return c, fmt.Errorf("metrics: %w", err)
 }
+
+// Var is a variable holding a collector, for RegisterAll: make one with VarOf.
+type Var interface {
+	register(r prometheus.Registerer) error
+}
+
+type collectorVar[C prometheus.Collector] struct{ p *C }
+
+func (v collectorVar[C]) register(r prometheus.Registerer) (err error) {
+	*v.p, err = Register(r, *v.p)
+	return err
+}
+
+// VarOf is the Var of the collector that p points to.
+func VarOf[C prometheus.Collector](p *C) Var { return collectorVar[C]{p} }
+
+// RegisterAll registers each variable's collector with r in turn, as Register
+// does, and leaves in the variable the collector that r holds: the one already
+// registered under its description, if any. It stops at the first error and
+// returns it.
+func RegisterAll(r prometheus.Registerer, vars ...Var) error {
+	for _, v := range vars {
+		if err := v.register(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}

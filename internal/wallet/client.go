@@ -91,6 +91,13 @@ type BalanceCall struct {
 	GameID   string // empty when unknown: game_id is then left out (ENV-8)
 }
 
+func (b BalanceCall) body(operator string, env envelope) walletapi.BalanceRequest {
+	return walletapi.BalanceRequest{
+		Operator: operator, Timestamp: env.timestamp, RequestId: env.requestID,
+		Currency: b.Currency, GameId: gameID(b.GameID), Token: b.Token,
+	}
+}
+
 // BetCall debits a stake.
 type BetCall struct {
 	PlayerID      string
@@ -101,6 +108,15 @@ type BetCall struct {
 	TransactionID string
 	RoundID       string
 	FreebetID     *string // nil for an ordinary bet: sent as null (BET-4)
+}
+
+func (b BetCall) body(operator string, env envelope) walletapi.BetRequest {
+	return walletapi.BetRequest{
+		Operator: operator, Timestamp: env.timestamp, RequestId: env.requestID,
+		Currency: b.Currency, GameId: gameID(b.GameID),
+		PlayerId: b.PlayerID, Token: b.Token, Amount: b.Amount,
+		TransactionId: b.TransactionID, RoundId: b.RoundID, FreebetId: b.FreebetID,
+	}
 }
 
 // WinType is the type of a /win (WIN-1 to WIN-8).
@@ -129,6 +145,16 @@ type WinCall struct {
 	FreebetID     *string // inherited from the debit; nil is sent as null (WIN-17)
 }
 
+func (w WinCall) body(operator string, env envelope) walletapi.WinRequest {
+	return walletapi.WinRequest{
+		Operator: operator, Timestamp: env.timestamp, RequestId: env.requestID,
+		Currency: w.Currency, GameId: gameID(w.GameID),
+		PlayerId: w.PlayerID, Token: w.Token, Amount: w.Amount,
+		TransactionId: w.TransactionID, BetId: w.BetID, RoundId: w.RoundID,
+		Type: walletapi.WinType(w.Type), FreebetId: w.FreebetID,
+	}
+}
+
 // RollbackCall undoes a debit. It has no freebet_id (RB-1).
 type RollbackCall struct {
 	PlayerID      string
@@ -140,6 +166,15 @@ type RollbackCall struct {
 	BetID         string
 	RoundID       string
 	Reason        string // diagnostic only (RB-11)
+}
+
+func (r RollbackCall) body(operator string, env envelope) walletapi.RollbackRequest {
+	return walletapi.RollbackRequest{
+		Operator: operator, Timestamp: env.timestamp, RequestId: env.requestID,
+		Currency: r.Currency, GameId: gameID(r.GameID),
+		PlayerId: r.PlayerID, Token: r.Token, Amount: r.Amount,
+		TransactionId: r.TransactionID, BetId: r.BetID, RoundId: r.RoundID, Reason: r.Reason,
+	}
 }
 
 // Client talks to one operator's wallet. It is safe for concurrent use.
@@ -335,70 +370,50 @@ func gameID(id string) *string {
 
 // Balance asks who owns a session token and how much it holds: one attempt.
 func (c *Client) Balance(ctx context.Context, call BalanceCall) (Result, error) {
-	if err := call.validate(); err != nil {
-		return c.invalid(RouteBalance, "", err)
-	}
-	env := c.envelope()
-	body := walletapi.BalanceRequest{
-		Operator: c.operator, Timestamp: env.timestamp, RequestId: env.requestID,
-		Currency: call.Currency, GameId: gameID(call.GameID), Token: call.Token,
-	}
-	return c.attempt(ctx, RouteBalance, "", env, func(ctx context.Context) (*http.Response, error) {
-		return c.api.Balance(ctx, body)
-	})
+	return send(ctx, c, RouteBalance, "", call, c.api.Balance)
 }
 
 // Bet debits a stake: one attempt. Only Success means the bet exists (BET-2);
 // after Temporary the debit may or may not have happened.
 func (c *Client) Bet(ctx context.Context, call BetCall) (Result, error) {
-	if err := call.validate(); err != nil {
-		return c.invalid(RouteBet, call.TransactionID, err)
-	}
-	env := c.envelope()
-	body := walletapi.BetRequest{
-		Operator: c.operator, Timestamp: env.timestamp, RequestId: env.requestID,
-		Currency: call.Currency, GameId: gameID(call.GameID),
-		PlayerId: call.PlayerID, Token: call.Token, Amount: call.Amount,
-		TransactionId: call.TransactionID, RoundId: call.RoundID, FreebetId: call.FreebetID,
-	}
-	return c.attempt(ctx, RouteBet, call.TransactionID, env, func(ctx context.Context) (*http.Response, error) {
-		return c.api.Bet(ctx, body)
-	})
+	return send(ctx, c, RouteBet, call.TransactionID, call, c.api.Bet)
 }
 
 // Win credits a prize or closes a lost bet: one attempt. Any 4xx is Temporary
 // (WIN-12).
 func (c *Client) Win(ctx context.Context, call WinCall) (Result, error) {
-	if err := call.validate(); err != nil {
-		return c.invalid(RouteWin, call.TransactionID, err)
-	}
-	env := c.envelope()
-	body := walletapi.WinRequest{
-		Operator: c.operator, Timestamp: env.timestamp, RequestId: env.requestID,
-		Currency: call.Currency, GameId: gameID(call.GameID),
-		PlayerId: call.PlayerID, Token: call.Token, Amount: call.Amount,
-		TransactionId: call.TransactionID, BetId: call.BetID, RoundId: call.RoundID,
-		Type: walletapi.WinType(call.Type), FreebetId: call.FreebetID,
-	}
-	return c.attempt(ctx, RouteWin, call.TransactionID, env, func(ctx context.Context) (*http.Response, error) {
-		return c.api.Win(ctx, body)
-	})
+	return send(ctx, c, RouteWin, call.TransactionID, call, c.api.Win)
 }
 
 // Rollback undoes a debit: one attempt.
 func (c *Client) Rollback(ctx context.Context, call RollbackCall) (Result, error) {
+	return send(ctx, c, RouteRollback, call.TransactionID, call, c.api.Rollback)
+}
+
+// routeCall is the call of one route (BalanceCall, BetCall, WinCall,
+// RollbackCall) whose request body is B.
+type routeCall[B any] interface {
+	// validate refuses, before anything is sent, a call that the operator
+	// could only answer with a 400.
+	validate() error
+	// body is the request of one attempt: the call's members in the
+	// Envelope of operator and env.
+	body(operator string, env envelope) B
+}
+
+// send is every route's one attempt: an invalid call is refused with no
+// request sent and no envelope drawn; a valid one gets a new envelope and its
+// body goes through attempt by post, the generated client's method of the
+// route. txID is the transaction_id to log, empty on /balance.
+func send[B any](ctx context.Context, c *Client, route Route, txID string, call routeCall[B],
+	post func(context.Context, B, ...walletapi.RequestEditorFn) (*http.Response, error)) (Result, error) {
 	if err := call.validate(); err != nil {
-		return c.invalid(RouteRollback, call.TransactionID, err)
+		return c.invalid(route, txID, err)
 	}
 	env := c.envelope()
-	body := walletapi.RollbackRequest{
-		Operator: c.operator, Timestamp: env.timestamp, RequestId: env.requestID,
-		Currency: call.Currency, GameId: gameID(call.GameID),
-		PlayerId: call.PlayerID, Token: call.Token, Amount: call.Amount,
-		TransactionId: call.TransactionID, BetId: call.BetID, RoundId: call.RoundID, Reason: call.Reason,
-	}
-	return c.attempt(ctx, RouteRollback, call.TransactionID, env, func(ctx context.Context) (*http.Response, error) {
-		return c.api.Rollback(ctx, body)
+	body := call.body(c.operator, env)
+	return c.attempt(ctx, route, txID, env, func(ctx context.Context) (*http.Response, error) {
+		return post(ctx, body)
 	})
 }
 

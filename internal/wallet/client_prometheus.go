@@ -39,17 +39,8 @@ func NewPrometheusMetrics(r prometheus.Registerer) (Metrics, error) {
 			Help: "Circuit breaker state per operator: 0 closed, 1 half-open, 2 open.",
 		}, []string{"operator"}),
 	}
-	var err error
-	if m.attempts, err = metrics.Register(r, m.attempts); err != nil {
-		return nil, err
-	}
-	if m.latency, err = metrics.Register(r, m.latency); err != nil {
-		return nil, err
-	}
-	if m.rejected, err = metrics.Register(r, m.rejected); err != nil {
-		return nil, err
-	}
-	if m.state, err = metrics.Register(r, m.state); err != nil {
+	if err := metrics.RegisterAll(r, metrics.VarOf(&m.attempts), metrics.VarOf(&m.latency),
+		metrics.VarOf(&m.rejected), metrics.VarOf(&m.state)); err != nil {
 		return nil, err
 	}
 	return m, nil
