@@ -166,17 +166,19 @@ func (s *Store) InTx(ctx context.Context, fn func(ctx context.Context) error) er
 // database.
 func (s *Store) conn(ctx context.Context) bun.IDB { return s.tx.Conn(ctx) }
 
-// readOne runs q, a read of the one row with a key, and names its error with
-// what: ErrNotFound when no row has the key.
-func readOne(ctx context.Context, q *bun.SelectQuery, what string) error {
-	err := q.Scan(ctx)
+// readOne reads into a new T the one row with a key that q (a select given
+// no model) picks, and names its error with what: ErrNotFound when no row
+// has the key.
+func readOne[T any](ctx context.Context, q *bun.SelectQuery, what string) (*T, error) {
+	row := new(T)
+	err := q.Model(row).Scan(ctx)
 	if errors.Is(err, sql.ErrNoRows) {
-		return fmt.Errorf("ledger: %s: %w", what, ErrNotFound)
+		return nil, fmt.Errorf("ledger: %s: %w", what, ErrNotFound)
 	}
 	if err != nil {
-		return fmt.Errorf("ledger: %s: %w", what, err)
+		return nil, fmt.Errorf("ledger: %s: %w", what, err)
 	}
-	return nil
+	return row, nil
 }
 
 // changedOne judges the result of a conditional UPDATE whose WHERE is the

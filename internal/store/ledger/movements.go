@@ -63,13 +63,8 @@ func (s *Store) SetResponseBody(ctx context.Context, id int64, body []byte) erro
 // MovementByTx reads the movement a player has under a game transaction_id;
 // ErrNotFound if there is none.
 func (s *Store) MovementByTx(ctx context.Context, playerID, transactionID string) (*MovementRecord, error) {
-	m := new(MovementRecord)
-	q := s.conn(ctx).NewSelect().Model(m).
-		Where("player_id = ?", playerID).Where("transaction_id = ?", transactionID)
-	if err := readOne(ctx, q, "read movement"); err != nil {
-		return nil, err
-	}
-	return m, nil
+	q := s.conn(ctx).NewSelect().Where("player_id = ?", playerID).Where("transaction_id = ?", transactionID)
+	return readOne[MovementRecord](ctx, q, "read movement")
 }
 
 // Settle closes the debit movement id with how (a win type or

@@ -34,11 +34,7 @@ func (s *Store) InsertPlayer(ctx context.Context, p *PlayerRecord) error {
 
 // Player reads one player; ErrNotFound if there is none.
 func (s *Store) Player(ctx context.Context, playerID string) (*PlayerRecord, error) {
-	p := new(PlayerRecord)
-	if err := readOne(ctx, s.conn(ctx).NewSelect().Model(p).Where("player_id = ?", playerID), "read player"); err != nil {
-		return nil, err
-	}
-	return p, nil
+	return readOne[PlayerRecord](ctx, s.conn(ctx).NewSelect().Where("player_id = ?", playerID), "read player")
 }
 
 // Players lists every player by id.

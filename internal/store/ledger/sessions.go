@@ -29,11 +29,7 @@ func (s *Store) InsertSession(ctx context.Context, sess *SessionRecord) error {
 // Session reads the session of a token; ErrNotFound if there is none. The
 // token is never part of the error.
 func (s *Store) Session(ctx context.Context, token string) (*SessionRecord, error) {
-	sess := new(SessionRecord)
-	if err := readOne(ctx, s.conn(ctx).NewSelect().Model(sess).Where("token = ?", token), "read session"); err != nil {
-		return nil, err
-	}
-	return sess, nil
+	return readOne[SessionRecord](ctx, s.conn(ctx).NewSelect().Where("token = ?", token), "read session")
 }
 
 // RevokeSession marks a token revoked; ErrNotFound if there is no such token.
