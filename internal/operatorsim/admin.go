@@ -125,7 +125,22 @@ type ReconcilePlayer struct {
 	OpenBets []string `json:"open_bets"`
 }
 
+// adminHandler answers the verified body of one admin call: the fields of
+// its "status":"ok" answer, or an error (errNotFound, errInvalid or ours).
 type adminHandler func(ctx context.Context, body []byte) (any, error)
+
+// decoded is the adminHandler that decodes the body strictly into a Req
+// (decodeAdmin) and hands it to h: a body that does not decode is refused
+// 400 before h runs.
+func decoded[Req any](h func(ctx context.Context, req Req) (any, error)) adminHandler {
+	return func(ctx context.Context, body []byte) (any, error) {
+		var req Req
+		if err := decodeAdmin(body, &req); err != nil {
+			return nil, err
+		}
+		return h(ctx, req)
+	}
+}
 
 // adminRoutes serves /admin/.
 func (s *Sim) adminRoutes() http.Handler {
@@ -134,16 +149,12 @@ func (s *Sim) adminRoutes() http.Handler {
 		mux.Handle("POST "+path, s.adminAuth(h))
 	}
 	l := s.ledger
-	handle("/admin/players/create", func(ctx context.Context, body []byte) (any, error) {
-		var req struct {
-			PlayerID string `json:"player_id"`
-			Name     string `json:"name"`
-			Currency string `json:"currency"`
-			Balance  int64  `json:"balance"`
-		}
-		if err := decodeAdmin(body, &req); err != nil {
-			return nil, err
-		}
+	handle("/admin/players/create", decoded(func(ctx context.Context, req struct {
+		PlayerID string `json:"player_id"`
+		Name     string `json:"name"`
+		Currency string `json:"currency"`
+		Balance  int64  `json:"balance"`
+	}) (any, error) {
 		if req.Currency == "" {
 			req.Currency = s.cfg.Currency
 		}
@@ -152,57 +163,38 @@ func (s *Sim) adminRoutes() http.Handler {
 			return nil, err
 		}
 		return map[string]any{"player": playerView(p)}, nil
-	})
-	handle("/admin/players/list", func(ctx context.Context, body []byte) (any, error) {
-		if err := decodeAdmin(body, &struct{}{}); err != nil {
-			return nil, err
-		}
+	}))
+	handle("/admin/players/list", decoded(func(ctx context.Context, _ struct{}) (any, error) {
 		ps, err := l.players(ctx)
 		if err != nil {
 			return nil, err
 		}
 		return map[string]any{"players": views(ps, playerView)}, nil
-	})
-	handle("/admin/players/get", func(ctx context.Context, body []byte) (any, error) {
-		var req struct {
-			PlayerID string `json:"player_id"`
-		}
-		if err := decodeAdmin(body, &req); err != nil {
-			return nil, err
-		}
+	}))
+	handle("/admin/players/get", decoded(func(ctx context.Context, req struct {
+		PlayerID string `json:"player_id"`
+	}) (any, error) {
 		return playerAnswer(l.player(ctx, req.PlayerID))
-	})
-	handle("/admin/players/fund", func(ctx context.Context, body []byte) (any, error) {
-		var req struct {
-			PlayerID string `json:"player_id"`
-			Amount   int64  `json:"amount"`
-		}
-		if err := decodeAdmin(body, &req); err != nil {
-			return nil, err
-		}
+	}))
+	handle("/admin/players/fund", decoded(func(ctx context.Context, req struct {
+		PlayerID string `json:"player_id"`
+		Amount   int64  `json:"amount"`
+	}) (any, error) {
 		return playerAnswer(l.fund(ctx, req.PlayerID, req.Amount))
-	})
-	handle("/admin/players/block", func(ctx context.Context, body []byte) (any, error) {
-		var req struct {
-			PlayerID string `json:"player_id"`
-			Blocked  bool   `json:"blocked"`
-		}
-		if err := decodeAdmin(body, &req); err != nil {
-			return nil, err
-		}
+	}))
+	handle("/admin/players/block", decoded(func(ctx context.Context, req struct {
+		PlayerID string `json:"player_id"`
+		Blocked  bool   `json:"blocked"`
+	}) (any, error) {
 		if err := l.setBlocked(ctx, req.PlayerID, req.Blocked); err != nil {
 			return nil, err
 		}
 		return playerAnswer(l.player(ctx, req.PlayerID))
-	})
-	handle("/admin/tokens/issue", func(ctx context.Context, body []byte) (any, error) {
-		var req struct {
-			PlayerID   string `json:"player_id"`
-			TTLSeconds int64  `json:"ttl_seconds"`
-		}
-		if err := decodeAdmin(body, &req); err != nil {
-			return nil, err
-		}
+	}))
+	handle("/admin/tokens/issue", decoded(func(ctx context.Context, req struct {
+		PlayerID   string `json:"player_id"`
+		TTLSeconds int64  `json:"ttl_seconds"`
+	}) (any, error) {
 		if req.TTLSeconds < 0 {
 			return nil, fmt.Errorf("%w: ttl_seconds is negative", errInvalid)
 		}
@@ -212,28 +204,20 @@ func (s *Sim) adminRoutes() http.Handler {
 		}
 		return map[string]any{"token": sess.Token, "player_id": sess.PlayerID,
 			"expires_at": time.UnixMilli(sess.ExpiresAt).UTC()}, nil
-	})
+	}))
 	for path, expire := range map[string]bool{"/admin/tokens/revoke": false, "/admin/tokens/expire": true} {
-		handle(path, func(ctx context.Context, body []byte) (any, error) {
-			var req struct {
-				Token string `json:"token"`
-			}
-			if err := decodeAdmin(body, &req); err != nil {
-				return nil, err
-			}
+		handle(path, decoded(func(ctx context.Context, req struct {
+			Token string `json:"token"`
+		}) (any, error) {
 			return map[string]any{}, l.endToken(ctx, req.Token, expire)
-		})
+		}))
 	}
-	handle("/admin/freebets/grant", func(ctx context.Context, body []byte) (any, error) {
-		var req struct {
-			PlayerID string `json:"player_id"`
-			ID       string `json:"id"`
-			Amount   int64  `json:"amount"`
-			Quantity int    `json:"quantity"`
-		}
-		if err := decodeAdmin(body, &req); err != nil {
-			return nil, err
-		}
+	handle("/admin/freebets/grant", decoded(func(ctx context.Context, req struct {
+		PlayerID string `json:"player_id"`
+		ID       string `json:"id"`
+		Amount   int64  `json:"amount"`
+		Quantity int    `json:"quantity"`
+	}) (any, error) {
 		g := &ledger.GrantRecord{PlayerID: req.PlayerID, GrantID: req.ID, Amount: req.Amount, Quantity: req.Quantity}
 		if err := l.grantFreebet(ctx, g); err != nil {
 			return nil, err
@@ -243,49 +227,34 @@ func (s *Sim) adminRoutes() http.Handler {
 			return nil, err
 		}
 		return map[string]any{"player_id": req.PlayerID, "freebets": grants}, nil
-	})
-	handle("/admin/faults/set", func(ctx context.Context, body []byte) (any, error) {
-		var req struct {
-			Faults map[string]Fault `json:"faults"`
-		}
-		if err := decodeAdmin(body, &req); err != nil {
-			return nil, err
-		}
+	}))
+	handle("/admin/faults/set", decoded(func(ctx context.Context, req struct {
+		Faults map[string]Fault `json:"faults"`
+	}) (any, error) {
 		if err := s.faults.replace(req.Faults); err != nil {
 			return nil, fmt.Errorf("%w: %w", errInvalid, err)
 		}
 		s.logger.InfoContext(ctx, "operator-sim: faults set", "routes", len(req.Faults))
 		return map[string]any{"faults": s.faults.snapshot()}, nil
-	})
-	handle("/admin/faults/list", func(ctx context.Context, body []byte) (any, error) {
-		if err := decodeAdmin(body, &struct{}{}); err != nil {
-			return nil, err
-		}
+	}))
+	handle("/admin/faults/list", decoded(func(context.Context, struct{}) (any, error) {
 		return map[string]any{"faults": s.faults.snapshot()}, nil
-	})
-	handle("/admin/ledger", func(ctx context.Context, body []byte) (any, error) {
-		var req struct {
-			PlayerID string `json:"player_id"`
-			Limit    int    `json:"limit"`
-		}
-		if err := decodeAdmin(body, &req); err != nil {
-			return nil, err
-		}
+	}))
+	handle("/admin/ledger", decoded(func(ctx context.Context, req struct {
+		PlayerID string `json:"player_id"`
+		Limit    int    `json:"limit"`
+	}) (any, error) {
 		ms, err := l.movements(ctx, req.PlayerID, req.Limit)
 		if err != nil {
 			return nil, err
 		}
 		return map[string]any{"movements": views(ms, movementView)}, nil
-	})
-	handle("/admin/reconcile", func(ctx context.Context, body []byte) (any, error) {
-		var req struct {
-			PlayerID string `json:"player_id"`
-		}
-		if err := decodeAdmin(body, &req); err != nil {
-			return nil, err
-		}
+	}))
+	handle("/admin/reconcile", decoded(func(ctx context.Context, req struct {
+		PlayerID string `json:"player_id"`
+	}) (any, error) {
 		return s.reconcile(ctx, req.PlayerID)
-	})
+	}))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeAdminError(w, http.StatusNotFound, adminNotFound, "no such admin route: "+r.Method+" "+r.URL.Path)
 	})
