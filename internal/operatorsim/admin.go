@@ -61,6 +61,16 @@ func playerAnswer(p *ledger.PlayerRecord, err error) (any, error) {
 	return map[string]any{"player": playerView(p)}, nil
 }
 
+// viewsAnswer is the answer of the admin routes that list records: each of
+// records shown through view under key, or the error that kept them from
+// being read.
+func viewsAnswer[R, V any](key string, records []R, err error, view func(*R) V) (any, error) {
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{key: views(records, view)}, nil
+}
+
 // views shows each of records through view, in order; none gives an empty,
 // non-nil list (JSON [], not null).
 func views[R, V any](records []R, view func(*R) V) []V {
@@ -166,10 +176,7 @@ func (s *Sim) adminRoutes() http.Handler {
 	}))
 	handle("/admin/players/list", decoded(func(ctx context.Context, _ struct{}) (any, error) {
 		ps, err := l.players(ctx)
-		if err != nil {
-			return nil, err
-		}
-		return map[string]any{"players": views(ps, playerView)}, nil
+		return viewsAnswer("players", ps, err, playerView)
 	}))
 	handle("/admin/players/get", decoded(func(ctx context.Context, req struct {
 		PlayerID string `json:"player_id"`
@@ -245,10 +252,7 @@ func (s *Sim) adminRoutes() http.Handler {
 		Limit    int    `json:"limit"`
 	}) (any, error) {
 		ms, err := l.movements(ctx, req.PlayerID, req.Limit)
-		if err != nil {
-			return nil, err
-		}
-		return map[string]any{"movements": views(ms, movementView)}, nil
+		return viewsAnswer("movements", ms, err, movementView)
 	}))
 	handle("/admin/reconcile", decoded(func(ctx context.Context, req struct {
 		PlayerID string `json:"player_id"`
