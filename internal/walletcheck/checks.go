@@ -116,6 +116,21 @@ func (r *runner) around(ctx context.Context, calls func()) (b balances, end Resu
 	return balances{before: before, after: after, afterEv: afterEv, afterOK: afterOK}, "", ""
 }
 
+// oneCall runs a check of one call judged against the balance around it: it
+// reads the balance (around), makes call, reads the balance again and hands
+// the answer and both balances to judge, whose verdict is the check's. When
+// the first read fails the call is not made and the check fails.
+func (r *runner) oneCall(ctx context.Context, call func() wallet.Result, judge func(v *verdict, res wallet.Result, bal balances)) (Result, string) {
+	var res wallet.Result
+	bal, end, ev := r.around(ctx, func() { res = call() })
+	if end != "" {
+		return end, ev
+	}
+	var v verdict
+	judge(&v, res, bal)
+	return v.result()
+}
+
 // betStake starts a check that judges what becomes of its own debit: it reads
 // the balance the check starts from, bets one stake on a new round with the
 // live token, and notes both ("before B; bet S<with>: answer"). end is empty
@@ -228,27 +243,24 @@ func (r *runner) checkDivergentBet(ctx context.Context, c *chain) (Result, strin
 	if c.betA == nil {
 		return Skip, "needs the bet of the replay check"
 	}
-	var v verdict
-	var res wallet.Result
-	bal, end, ev := r.around(ctx, func() { res = r.bet(ctx, c.betA.tx, c.betA.round, c.betA.amount+1, nil) })
-	if end != "" {
-		return end, ev
-	}
-	v.see("same transaction_id, amount %d instead of %d: %s", c.betA.amount+1, c.betA.amount, describe(res))
-	switch {
-	case res.Outcome == wallet.Success:
-		v.fail("the divergent bet was accepted (BET-9 asks DUPLICATE_TRANSACTION)")
-	case !errorBody(res) || res.ErrorCode != wallet.CodeDuplicateTransaction:
-		v.fail("BET-9 asks error DUPLICATE_TRANSACTION")
-	case res.HTTPStatus == http.StatusConflict:
-		v.see("HTTP 409 as BET-9 says")
-	case res.HTTPStatus == http.StatusOK:
-		v.see("HTTP 200 (AMB-1 reading A)")
-	default:
-		v.fail("HTTP %d: BET-9 asks 409 (or 200, AMB-1)", res.HTTPStatus)
-	}
-	v.unmoved(bal, "")
-	return v.result()
+	return r.oneCall(ctx, func() wallet.Result {
+		return r.bet(ctx, c.betA.tx, c.betA.round, c.betA.amount+1, nil)
+	}, func(v *verdict, res wallet.Result, bal balances) {
+		v.see("same transaction_id, amount %d instead of %d: %s", c.betA.amount+1, c.betA.amount, describe(res))
+		switch {
+		case res.Outcome == wallet.Success:
+			v.fail("the divergent bet was accepted (BET-9 asks DUPLICATE_TRANSACTION)")
+		case !errorBody(res) || res.ErrorCode != wallet.CodeDuplicateTransaction:
+			v.fail("BET-9 asks error DUPLICATE_TRANSACTION")
+		case res.HTTPStatus == http.StatusConflict:
+			v.see("HTTP 409 as BET-9 says")
+		case res.HTTPStatus == http.StatusOK:
+			v.see("HTTP 200 (AMB-1 reading A)")
+		default:
+			v.fail("HTTP %d: BET-9 asks 409 (or 200, AMB-1)", res.HTTPStatus)
+		}
+		v.unmoved(bal, "")
+	})
 }
 
 // checkRollback: a rollback of the replayed bet reverts its amount, and its
@@ -297,31 +309,26 @@ func (r *runner) checkDivergentRollback(ctx context.Context, c *chain) (Result, 
 	if c.rbA == "" {
 		return Skip, "needs the rollback of the previous check"
 	}
-	var v verdict
-	var res wallet.Result
-	bal, end, ev := r.around(ctx, func() {
-		res = r.rollback(ctx, c.rbA, c.betA.tx, c.betA.round, c.betA.amount-1, "wallet-check: divergent rollback")
+	return r.oneCall(ctx, func() wallet.Result {
+		return r.rollback(ctx, c.rbA, c.betA.tx, c.betA.round, c.betA.amount-1, "wallet-check: divergent rollback")
+	}, func(v *verdict, res wallet.Result, bal balances) {
+		v.see("same rollback transaction_id, amount %d instead of %d: %s", c.betA.amount-1, c.betA.amount, describe(res))
+		switch {
+		case res.Outcome == wallet.Success:
+			v.fail("answered ok: RB-8 asks a refusal of the divergent attempt")
+		case !errorBody(res):
+			v.fail("not a status = error answer")
+		case res.ErrorCode == wallet.CodeDuplicateTransaction && res.HTTPStatus == http.StatusOK:
+			v.see("DUPLICATE_TRANSACTION in HTTP 200 (AMB-11, as api/wallet.v1.yaml reads it)")
+		case res.ErrorCode == wallet.CodeDuplicateTransaction && res.HTTPStatus == http.StatusConflict:
+			v.see("DUPLICATE_TRANSACTION with 409 (AMB-11 reading A)")
+		case res.HTTPStatus == http.StatusOK || res.HTTPStatus == http.StatusBadRequest:
+			v.see("refused with %s, HTTP %d (AMB-11 reading B)", printable(res.ErrorCode), res.HTTPStatus)
+		default:
+			v.fail("HTTP %d is not listed for /rollback", res.HTTPStatus)
+		}
+		v.unmoved(bal, "")
 	})
-	if end != "" {
-		return end, ev
-	}
-	v.see("same rollback transaction_id, amount %d instead of %d: %s", c.betA.amount-1, c.betA.amount, describe(res))
-	switch {
-	case res.Outcome == wallet.Success:
-		v.fail("answered ok: RB-8 asks a refusal of the divergent attempt")
-	case !errorBody(res):
-		v.fail("not a status = error answer")
-	case res.ErrorCode == wallet.CodeDuplicateTransaction && res.HTTPStatus == http.StatusOK:
-		v.see("DUPLICATE_TRANSACTION in HTTP 200 (AMB-11, as api/wallet.v1.yaml reads it)")
-	case res.ErrorCode == wallet.CodeDuplicateTransaction && res.HTTPStatus == http.StatusConflict:
-		v.see("DUPLICATE_TRANSACTION with 409 (AMB-11 reading A)")
-	case res.HTTPStatus == http.StatusOK || res.HTTPStatus == http.StatusBadRequest:
-		v.see("refused with %s, HTTP %d (AMB-11 reading B)", printable(res.ErrorCode), res.HTTPStatus)
-	default:
-		v.fail("HTTP %d is not listed for /rollback", res.HTTPStatus)
-	}
-	v.unmoved(bal, "")
-	return v.result()
 }
 
 // checkFiveBets: five bets of one round, each with its own transaction_id,
@@ -416,24 +423,21 @@ func (r *runner) checkWin(ctx context.Context, amount int64, replay bool) (Resul
 // and credits nothing (WIN-10). One cent is declared, so that a wallet that
 // pays orphans loses little.
 func (r *runner) checkOrphanWin(ctx context.Context) (Result, string) {
-	var v verdict
-	var res wallet.Result
-	bal, end, ev := r.around(ctx, func() { res = r.win(ctx, r.id("win"), r.id("nobet"), r.id("round"), 1) })
-	if end != "" {
-		return end, ev
-	}
-	v.see("win of 1 on a bet_id never debited: %s", describe(res))
-	switch {
-	case res.Outcome == wallet.Success:
-		v.fail("the orphan win was credited")
-	case res.HTTPStatus == http.StatusNotFound && res.ErrorCode == wallet.CodeBetNotFound:
-	case res.HTTPStatus == http.StatusNotFound:
-		v.see("404 with code %q, not BET_NOT_FOUND", printable(res.ErrorCode))
-	default:
-		v.fail("HTTP %d: WIN-10 asks HTTP 404 (the game keeps retrying a 4xx, AMB-3)", res.HTTPStatus)
-	}
-	v.unmoved(bal, "")
-	return v.result()
+	return r.oneCall(ctx, func() wallet.Result {
+		return r.win(ctx, r.id("win"), r.id("nobet"), r.id("round"), 1)
+	}, func(v *verdict, res wallet.Result, bal balances) {
+		v.see("win of 1 on a bet_id never debited: %s", describe(res))
+		switch {
+		case res.Outcome == wallet.Success:
+			v.fail("the orphan win was credited")
+		case res.HTTPStatus == http.StatusNotFound && res.ErrorCode == wallet.CodeBetNotFound:
+		case res.HTTPStatus == http.StatusNotFound:
+			v.see("404 with code %q, not BET_NOT_FOUND", printable(res.ErrorCode))
+		default:
+			v.fail("HTTP %d: WIN-10 asks HTTP 404 (the game keeps retrying a 4xx, AMB-3)", res.HTTPStatus)
+		}
+		v.unmoved(bal, "")
+	})
 }
 
 // checkInsufficient: a stake above the balance is refused INSUFFICIENT_FUNDS,
@@ -532,53 +536,43 @@ func (r *runner) checkFreebetRollback(ctx context.Context, c *chain) (Result, st
 	if c.freebet == nil {
 		return Skip, "needs the freebet bet of the previous check"
 	}
-	var v verdict
-	var res wallet.Result
-	bal, end, ev := r.around(ctx, func() {
-		res = r.rollback(ctx, r.id("rb"), c.freebet.tx, c.freebet.round, c.freebet.amount, "wallet-check: freebet rollback")
+	return r.oneCall(ctx, func() wallet.Result {
+		return r.rollback(ctx, r.id("rb"), c.freebet.tx, c.freebet.round, c.freebet.amount, "wallet-check: freebet rollback")
+	}, func(v *verdict, res wallet.Result, bal balances) {
+		v.see("rollback of the %d freebet bet: %s", c.freebet.amount, describe(res))
+		switch {
+		case res.Outcome != wallet.Success:
+			v.fail("the rollback was not accepted")
+		case res.Balance != bal.before:
+			v.fail("the answer's balance %d is not the unchanged %d", res.Balance, bal.before)
+		}
+		v.unmoved(bal, ": a stake never charged was returned (RB-12)")
 	})
-	if end != "" {
-		return end, ev
-	}
-	v.see("rollback of the %d freebet bet: %s", c.freebet.amount, describe(res))
-	switch {
-	case res.Outcome != wallet.Success:
-		v.fail("the rollback was not accepted")
-	case res.Balance != bal.before:
-		v.fail("the answer's balance %d is not the unchanged %d", res.Balance, bal.before)
-	}
-	v.unmoved(bal, ": a stake never charged was returned (RB-12)")
-	return v.result()
 }
 
 // checkUnknownRollback: a rollback whose bet_id names no debit answers HTTP
 // 200, ok with the balance (AMB-13 reading A) or BET_NOT_FOUND (reading B),
 // and moves nothing (RB-13).
 func (r *runner) checkUnknownRollback(ctx context.Context) (Result, string) {
-	var v verdict
-	var res wallet.Result
-	bal, end, ev := r.around(ctx, func() {
-		res = r.rollback(ctx, r.id("rb"), r.id("nobet"), r.id("round"), r.o.Stake, "wallet-check: unknown bet")
-	})
-	if end != "" {
-		return end, ev
-	}
-	v.see("rollback of %d on a bet_id never debited: %s", r.o.Stake, describe(res))
-	switch {
-	case res.HTTPStatus != http.StatusOK:
-		v.fail("RB-13 asks HTTP 200 (an error makes the game retry)")
-	case res.Outcome == wallet.Success:
-		v.see("ok (AMB-13 reading A)")
-		if res.Balance != bal.before {
-			v.fail("the answer's balance %d is not the unchanged %d", res.Balance, bal.before)
+	return r.oneCall(ctx, func() wallet.Result {
+		return r.rollback(ctx, r.id("rb"), r.id("nobet"), r.id("round"), r.o.Stake, "wallet-check: unknown bet")
+	}, func(v *verdict, res wallet.Result, bal balances) {
+		v.see("rollback of %d on a bet_id never debited: %s", r.o.Stake, describe(res))
+		switch {
+		case res.HTTPStatus != http.StatusOK:
+			v.fail("RB-13 asks HTTP 200 (an error makes the game retry)")
+		case res.Outcome == wallet.Success:
+			v.see("ok (AMB-13 reading A)")
+			if res.Balance != bal.before {
+				v.fail("the answer's balance %d is not the unchanged %d", res.Balance, bal.before)
+			}
+		case res.ErrorCode == wallet.CodeBetNotFound:
+			v.see("BET_NOT_FOUND in HTTP 200 (AMB-13 reading B)")
+		default:
+			v.fail("RB-13 asks ok (or BET_NOT_FOUND, AMB-13)")
 		}
-	case res.ErrorCode == wallet.CodeBetNotFound:
-		v.see("BET_NOT_FOUND in HTTP 200 (AMB-13 reading B)")
-	default:
-		v.fail("RB-13 asks ok (or BET_NOT_FOUND, AMB-13)")
-	}
-	v.unmoved(bal, "")
-	return v.result()
+		v.unmoved(bal, "")
+	})
 }
 
 // checkRollbackMismatch: a rollback declaring twice the debit never returns
@@ -640,32 +634,27 @@ func (r *runner) checkExpiredBet(ctx context.Context) (Result, string) {
 	if r.t.ExpiredToken == "" {
 		return r.skipNoExpired()
 	}
-	var v verdict
-	var res wallet.Result
-	bal, end, ev := r.around(ctx, func() {
-		res = r.betWith(ctx, string(r.t.ExpiredToken), r.id("bet"), r.id("round"), r.o.Stake, nil)
+	return r.oneCall(ctx, func() wallet.Result {
+		return r.betWith(ctx, string(r.t.ExpiredToken), r.id("bet"), r.id("round"), r.o.Stake, nil)
+	}, func(v *verdict, res wallet.Result, bal balances) {
+		v.see("bet of %d with the expired token: %s", r.o.Stake, describe(res))
+		switch {
+		case res.Outcome == wallet.Success:
+			v.fail("the bet was accepted")
+		case res.ErrorCode != wallet.CodeTokenExpired || !errorBody(res):
+			v.fail("BET-11 asks error TOKEN_EXPIRED")
+		case res.HTTPStatus == http.StatusConflict:
+			v.see("HTTP 409 (AMB-1 reading B, BET-11)")
+		case res.HTTPStatus == http.StatusOK:
+			v.see("HTTP 200 (AMB-1 reading A)")
+		default:
+			v.fail("HTTP %d: BET-11 asks 409 (or 200, AMB-1)", res.HTTPStatus)
+		}
+		v.see("before %d, %s", bal.before, bal.afterEv)
+		if res.Outcome != wallet.Success && (!bal.afterOK || bal.after != bal.before) {
+			v.fail("the balance moved by %d", bal.after-bal.before)
+		}
 	})
-	if end != "" {
-		return end, ev
-	}
-	v.see("bet of %d with the expired token: %s", r.o.Stake, describe(res))
-	switch {
-	case res.Outcome == wallet.Success:
-		v.fail("the bet was accepted")
-	case res.ErrorCode != wallet.CodeTokenExpired || !errorBody(res):
-		v.fail("BET-11 asks error TOKEN_EXPIRED")
-	case res.HTTPStatus == http.StatusConflict:
-		v.see("HTTP 409 (AMB-1 reading B, BET-11)")
-	case res.HTTPStatus == http.StatusOK:
-		v.see("HTTP 200 (AMB-1 reading A)")
-	default:
-		v.fail("HTTP %d: BET-11 asks 409 (or 200, AMB-1)", res.HTTPStatus)
-	}
-	v.see("before %d, %s", bal.before, bal.afterEv)
-	if res.Outcome != wallet.Success && (!bal.afterOK || bal.after != bal.before) {
-		v.fail("the balance moved by %d", bal.after-bal.before)
-	}
-	return v.result()
 }
 
 // checkExpiredWin: a win sent with an expired token, on a bet placed with the
