@@ -72,8 +72,8 @@ fuzz: ## run each fuzz target for a while (FUZZTIME=30s)
 bench: ## benchmarks, in benchstat format (BENCHTIME=1s COUNT=6)
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $${BENCHTIME:-1s} -count $${COUNT:-6} $(PKGS) | tee bench.txt
 
-load: ## the load tool against the whole thing on loopback (PLAYERS=10000 ROUNDS=3 BETS=1 DATABASE=postgres://...)
-	$(GO) run ./cmd/loadgen --self --players $${PLAYERS:-10000} --rounds $${ROUNDS:-3} --bets $${BETS:-1} $${DATABASE:+--database "$$DATABASE"} --out load-result.json --chart load-result.png
+load: ## the load tool against the whole thing on loopback, the game alone on CPU 0 and the floor of a bet measured after it (PLAYERS=10000 ROUNDS=3 BETS=1 DATABASE=postgres://... NOPIN=1 for neither)
+	$(GO) run ./cmd/loadgen --self --players $${PLAYERS:-10000} --rounds $${ROUNDS:-3} --bets $${BETS:-1} $${DATABASE:+--database "$$DATABASE"} $(if $(NOPIN),,--pin --floor) --out load-result.json --chart load-result.png
 
 clean: ## remove build output
 	rm -rf $(BIN) bench.txt load-result.json load-result.png

@@ -259,6 +259,14 @@ func load(ctx context.Context, o *options, sys *system, stdout io.Writer) (*resu
 	}
 	lg.summarise(res)
 	res.Reconciliation = lg.reconcile(ctx, admin, drained, drainedBy, drainErr)
+	if o.floor {
+		fr, err := lg.runFloor(ctx, admin, players, res.Bets.Accepted, stdout)
+		if err != nil {
+			return nil, fmt.Errorf("floor: %w", err)
+		}
+		fr.GameRatio = ratio(res.Game.CPUPerAcceptedBet, fr.CPUPerBet)
+		res.Floor = &fr
+	}
 	return res, nil
 }
 

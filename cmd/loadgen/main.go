@@ -11,6 +11,7 @@
 // its free rounds when granted).
 //
 //	loadgen --self --players 10000 --rounds 3            # builds and starts operator-sim and crashgame serve
+//	loadgen --self --players 2000 --bets 3 --pin --floor  # the game alone on CPU 0, and the floor of a bet
 //	loadgen --self --database postgres://u:p@127.0.0.1:5432/db?sslmode=disable
 //	loadgen --url http://127.0.0.1:8080 --operator-url http://127.0.0.1:8081 --operator dev --secret S
 //	loadgen --url http://localhost:8080 --operator-url http://localhost:8081 --operator dev --secret S \
@@ -44,6 +45,16 @@
 // (crashgame_streams_open) and the messages it wrote to them
 // (crashgame_stream_messages_total, the events fanned out) each second, and
 // reports them replica by replica beside the cluster's sums.
+//
+// --pin (Linux, --self) runs the game alone on CPU 0 and the load tool with
+// operator-sim on the other CPUs (taskset), so that the game's CPU from /proc
+// is its own work and the load cannot take its core. --floor (--self) then
+// measures, in the same run, the floor of a bet: `loadgen floor-serve`, on the
+// game's CPU, takes a player's HTTP request, sends one signed /bet to the
+// same operator-sim through the game's wallet client, group-commits one row
+// through the game's store and answers; it gets as many bets as the game
+// accepted, in the same bursts, and the report gives the game's CPU per
+// accepted bet as a ratio of the floor's (floor.go).
 //
 // Before the reconciliation the run waits for the movement queue to drain.
 // The queue lives in the game's database, one for all replicas: with
@@ -97,6 +108,8 @@ type options struct {
 	forwarded   bool
 	replicasArg string
 	replicas    []replicaTarget
+	pin         bool
+	floor       bool
 }
 
 func main() {
@@ -141,6 +154,8 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.playerPrefx, "player-prefix", "", "prefix of the players' ids (default: load-<time>-)")
 	fs.BoolVar(&o.forwarded, "forwarded", false, "behind a load balancer: each player sends X-Forwarded-For with its own address instead of connecting from it")
 	fs.StringVar(&o.replicasArg, "replicas", "", "a cluster's replicas as name=http://host:port of each one's metrics_listen, comma-separated: per-replica CPU, memory and fan-out")
+	fs.BoolVar(&o.pin, "pin", false, "--self, Linux: the game alone on CPU 0, the load tool and operator-sim on the other CPUs (taskset), so that the game's CPU is its own")
+	fs.BoolVar(&o.floor, "floor", false, "--self: after the rounds, the floor of a bet in the same run (`loadgen floor-serve` on the game's CPU: HTTP in, one signed /bet, one group-committed row, answer) and the game's CPU per accepted bet as a ratio of it")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -159,6 +174,13 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 		return nil, errors.New("give --url and --operator-url, or --self")
 	case o.self && (o.forwarded || len(o.replicas) > 0):
 		return nil, errors.New("--forwarded and --replicas are for a game behind a load balancer, not --self")
+	case !o.self && (o.pin || o.floor):
+		return nil, errors.New("--pin and --floor start the processes they measure: they need --self")
+	}
+	if o.pin {
+		if err := checkPin(); err != nil {
+			return nil, err
+		}
 	}
 	if o.playerPrefx == "" {
 		o.playerPrefx = fmt.Sprintf("load-%d-", time.Now().Unix())
@@ -169,6 +191,12 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 // run returns the exit code: 0 when every money invariant held, 1 when one
 // broke, 2 when the run could not be made.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
+	if len(args) > 0 && args[0] == floorCommand {
+		if err := floorServe(ctx, args[1:], stderr); err != nil {
+			return 2, err
+		}
+		return 0, nil
+	}
 	o, err := parseFlags(args, stderr)
 	if err != nil {
 		return 2, err

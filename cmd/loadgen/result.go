@@ -57,8 +57,14 @@ type result struct {
 		CPUCoresPlaying    float64 `json:"cpu_cores_while_playing"`
 		CPUCoresIdle       float64 `json:"cpu_cores_connected_idle"`
 		CPUMsPerSecPerPlay float64 `json:"cpu_ms_per_s_per_live_player"`
-		QueuePeak          float64 `json:"queue_pending_peak"`
+		// CPUPerAcceptedBet is the game's CPU time while playing over the
+		// bets it accepted: everything a bet costs end to end (player API,
+		// engine, /bet, commits, the streams' fan-out), in microseconds.
+		CPUPerAcceptedBet float64 `json:"cpu_us_per_accepted_bet"`
+		QueuePeak         float64 `json:"queue_pending_peak"`
 	} `json:"game"`
+	// Floor is the floor of a bet in the same run (--floor).
+	Floor *floorResult `json:"floor,omitempty"`
 	// Replicas are each replica's figures (--replicas); Game is then their sum.
 	Replicas       []replicaResult `json:"replicas,omitempty"`
 	Timeline       []second        `json:"timeline"`
@@ -224,6 +230,9 @@ func (lg *loadgen) summarise(res *result) {
 	if first != nil && last != nil && last.At > first.At {
 		g.CPUCoresPlaying = (last.CPUSeconds - first.CPUSeconds) / (last.At - first.At)
 		g.CPUMsPerSecPerPlay = g.CPUCoresPlaying * 1000 / live
+		if res.Bets.Accepted > 0 {
+			g.CPUPerAcceptedBet = (last.CPUSeconds - first.CPUSeconds) * 1e6 / float64(res.Bets.Accepted)
+		}
 	}
 	// The quiet wait before the rounds: connected, not betting, and no stream
 	// still being set up (from the first sample after the last dial answered).
@@ -253,6 +262,7 @@ func (o *options) view() map[string]any {
 		"players": o.players, "bets_per_round": o.betsPer, "rounds": o.rounds, "auto_ratio": o.autoRatio,
 		"freebet_ratio": o.freebets, "spread": o.betSpread.String(), "zero_win": o.zeroWin, "betting_ms": o.bettingMS,
 		"operator_db": o.operatorDB, "forwarded": o.forwarded, "replicas": o.replicas, "game_db": redact(o.gameDB),
+		"pin": o.pin, "floor": o.floor,
 	}
 }
 
@@ -293,6 +303,13 @@ func printSummary(w io.Writer, res *result) {
 	fmt.Fprintf(w, "%s: rss idle %.1f MiB, connected %.1f MiB (%.1f KiB per live player), peak %.1f MiB (%.1f KiB per player); cpu %.2f cores playing (%.3f ms/s per player), %.2f connected idle; queue peak %.0f\n",
 		what, float64(g.IdleRSSBytes)/(1<<20), float64(g.LoadedRSSBytes)/(1<<20), g.BytesPerPlayer/1024, float64(g.PeakRSSBytes)/(1<<20), g.PeakBytesPerPlayer/1024,
 		g.CPUCoresPlaying, g.CPUMsPerSecPerPlay, g.CPUCoresIdle, g.QueuePeak)
+	if g.CPUPerAcceptedBet > 0 {
+		fmt.Fprintf(w, "%s cpu per accepted bet: %.0f µs (everything while playing, streams included)\n", what, g.CPUPerAcceptedBet)
+	}
+	if f := res.Floor; f != nil {
+		fmt.Fprintf(w, "floor: %d bets, %d ok; latency p50 %.1f p99 %.1f ms; cpu %.0f µs per bet; the game's cpu per accepted bet is %.2f× the floor's; outcomes %v\n",
+			f.N, f.OK, f.P50, f.P99, f.CPUPerBet, f.GameRatio, f.Outcomes)
+	}
 	for _, rp := range res.Replicas {
 		lead := ""
 		if rp.LedTables {

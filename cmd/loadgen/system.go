@@ -94,13 +94,19 @@ func startSystem(ctx context.Context, o *options, stderr io.Writer) (*system, er
 		simDB = filepath.Join(o.data, simDB)
 	}
 	var err error
+	if o.pin {
+		if err := pinSelf(); err != nil { // before operator-sim, which inherits the CPUs
+			return nil, err
+		}
+	}
 	s.sim, err = startProcess(filepath.Join(bin, "operator-sim"), filepath.Join(o.data, "operator-sim.log"),
 		"--listen", simAddr, "--db", simDB, "--operator", o.operator, "--secret", o.secret,
 		"--api-key", loadAPIKey, "--game-url", "http://"+gameAddr, "--game-id", o.gameID, "--currency", o.currency)
 	if err != nil {
 		return nil, err
 	}
-	s.game, err = startProcess(filepath.Join(bin, "crashgame"), filepath.Join(o.data, "game.log"), "serve", "--config", cfgPath)
+	path, args := o.onGameCPU(filepath.Join(bin, "crashgame"), "serve", "--config", cfgPath)
+	s.game, err = startProcess(path, filepath.Join(o.data, "game.log"), args...)
 	if err != nil {
 		s.stop()
 		return nil, err
@@ -162,21 +168,25 @@ func (s *system) stop() {
 	}
 	s.stopped = true
 	for _, p := range []*proc{s.game, s.sim} {
-		if p == nil {
-			continue
+		if p != nil {
+			stopProcess(p)
 		}
-		select {
-		case <-p.done:
-			continue
-		default:
-		}
-		_ = p.cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-p.done:
-		case <-time.After(45 * time.Second):
-			_ = p.cmd.Process.Kill()
-			<-p.done
-		}
+	}
+}
+
+// stopProcess ends p (SIGTERM, then SIGKILL after 45 s) unless it ended.
+func stopProcess(p *proc) {
+	select {
+	case <-p.done:
+		return
+	default:
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(45 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-p.done
 	}
 }
 

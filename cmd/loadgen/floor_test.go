@@ -1,0 +1,90 @@
+package main
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/crashstudio/crashgame/internal/operatorsim"
+	"github.com/crashstudio/crashgame/internal/secret"
+	"github.com/crashstudio/crashgame/internal/store"
+	"github.com/crashstudio/crashgame/internal/wallet"
+)
+
+// TestFloorBet: the floor does a bet's irreducible work and nothing less. A
+// bet the wallet takes is debited at the operator, committed as one row and
+// answered 201; a bet the wallet refuses is answered with the wallet's code
+// and commits nothing; a body that is no bet is refused before the wallet.
+func TestFloorBet(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	const sec = "floor-test-secret-0123456789"
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	sim, err := operatorsim.New(operatorsim.Config{Operator: "load", Secret: sec, APIKeys: []string{loadAPIKey},
+		Currency: "BRL", SeedPlayers: 1, SeedBalance: 150, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sim.Close() })
+	op := httptest.NewServer(sim.Handler())
+	t.Cleanup(op.Close)
+	var tok struct {
+		Token string `json:"token"`
+	}
+	if err := signedPost(ctx, op.Client(), op.URL, "/admin/tokens/issue", sec, map[string]any{"player_id": "player-0001"}, &tok); err != nil {
+		t.Fatal(err)
+	}
+
+	st, err := store.Open(ctx, "sqlite://"+filepath.Join(t.TempDir(), "floor.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	if err := st.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	client, err := wallet.NewClient(wallet.Settings{Operator: "load", URL: op.URL, Secret: secret.Secret(sec), APIKey: secret.Secret(loadAPIKey)},
+		wallet.WithLogger(quiet))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &floor{store: st, wallet: client, operator: "load", gameID: "crash", currency: "BRL"}
+
+	bet := func(body string) (int, map[string]any) {
+		w := httptest.NewRecorder()
+		f.bet(w, httptest.NewRequest(http.MethodPost, "/bet", bytes.NewBufferString(body)))
+		var out map[string]any
+		_ = json.Unmarshal(w.Body.Bytes(), &out)
+		return w.Code, out
+	}
+	good := `{"player_id":"player-0001","token":"` + tok.Token + `","amount":100}`
+
+	// Taken: debited (150 - 100), one row committed under the transaction id.
+	code, out := bet(good)
+	if code != http.StatusCreated || out["balance"] != float64(50) {
+		t.Fatalf("first bet = %d %v; want 201 with balance 50", code, out)
+	}
+	hash := sha256.Sum256([]byte(out["transaction_id"].(string)))
+	if rec, err := st.RedeemTicket(ctx, hash[:], time.Now()); err != nil || rec.PlayerID != "player-0001" {
+		t.Fatalf("the floor's row of the taken bet = %+v, %v; want it committed", rec, err)
+	}
+
+	// Refused by the wallet (50 left): its code, and nothing committed.
+	if code, out := bet(good); code != http.StatusConflict || out["error_code"] != wallet.CodeInsufficientFunds {
+		t.Fatalf("second bet = %d %v; want 409 INSUFFICIENT_FUNDS", code, out)
+	}
+
+	// Not a bet: refused before the wallet.
+	for _, body := range []string{`{`, `{"player_id":"player-0001","token":"x","amount":0}`} {
+		if code, _ := bet(body); code != http.StatusBadRequest {
+			t.Fatalf("bet %s = %d; want 400", body, code)
+		}
+	}
+}
