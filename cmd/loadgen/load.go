@@ -68,6 +68,11 @@ type loadgen struct {
 	autoIDs     map[string]bool
 	samples     []procSample
 	samplesMu   sync.Mutex
+	// Bets by when they left the load tool: on the wire before their
+	// round's betting_ends_at, and of those the ones refused as late
+	// (BETTING_CLOSED, or WALLET_UNAVAILABLE: a debit still unknown at the
+	// close), which are the game's; or on the wire after it, the tool's.
+	sentInWindow, refusedInWindow, sentLate atomic.Int64
 	// replicaSamples are each replica's samples (--replicas), in its order.
 	replicaSamples [][]replicaSample
 }
@@ -264,7 +269,7 @@ func load(ctx context.Context, o *options, sys *system, stdout io.Writer) (*resu
 		if err != nil {
 			return nil, fmt.Errorf("floor: %w", err)
 		}
-		fr.GameRatio = ratio(res.Game.CPUPerAcceptedBet, fr.CPUPerBet)
+		fr.GameRatio = ratio(res.Game.CPUPerBetAboveIdle, fr.CPUPerBet)
 		res.Floor = &fr
 	}
 	return res, nil
@@ -289,4 +294,18 @@ func (lg *loadgen) waitDrained(ctx context.Context) (bool, string, error) {
 		time.Sleep(500 * time.Millisecond)
 	}
 	return false, how, last
+}
+
+// judgeLateness counts a bet answered with status and code by whether it went
+// on the wire (wire: the connection was obtained) before its round's window
+// closed at endsAt.
+func (lg *loadgen) judgeLateness(wire, endsAt time.Time, status int, code string) {
+	if !wire.Before(endsAt) {
+		lg.sentLate.Add(1)
+		return
+	}
+	lg.sentInWindow.Add(1)
+	if status != http.StatusCreated && (code == "BETTING_CLOSED" || code == "WALLET_UNAVAILABLE") {
+		lg.refusedInWindow.Add(1)
+	}
 }

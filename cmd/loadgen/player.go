@@ -361,6 +361,7 @@ func (p *player) placeBets(ctx context.Context, roundID string, endsAt time.Time
 			continue
 		}
 		p.lg.rec.add(kindBet, d, outcome(status, code))
+		p.lg.judgeLateness(time.Now().Add(-d), endsAt, status, code)
 		if status != http.StatusCreated {
 			continue
 		}

@@ -33,8 +33,16 @@ type result struct {
 		MeanWindowRate float64     `json:"accepted_per_s_in_window_mean"`
 		Rounds         []roundStat `json:"rounds"`
 		Interrupted    []string    `json:"rounds_interrupted"` // ended by a new round's betting, never crashed (a fail-over)
-		Freebet        int         `json:"freebet_accepted"`
-		Auto           int         `json:"auto_cashout_accepted"`
+		// SentInWindow bets went on the wire before their round's window
+		// closed; RefusedLate of them were refused BETTING_CLOSED or
+		// WALLET_UNAVAILABLE (the game's lateness); SentLate went on the
+		// wire after it (the load tool's own lateness).
+		SentInWindow int     `json:"sent_in_window"`
+		RefusedLate  int     `json:"sent_in_window_refused_late"`
+		RefusedShare float64 `json:"sent_in_window_refused_late_share"`
+		SentLate     int     `json:"sent_after_window"`
+		Freebet      int     `json:"freebet_accepted"`
+		Auto         int     `json:"auto_cashout_accepted"`
 	} `json:"bets"`
 	Cashouts struct {
 		calls
@@ -61,6 +69,10 @@ type result struct {
 		// bets it accepted: everything a bet costs end to end (player API,
 		// engine, /bet, commits, the streams' fan-out), in microseconds.
 		CPUPerAcceptedBet float64 `json:"cpu_us_per_accepted_bet"`
+		// CPUPerBetAboveIdle leaves out what the connected players cost
+		// with no bet at all (CPUCoresIdle over the same time): a long
+		// flight adds idle time, not bets. The floor's ratio uses it.
+		CPUPerBetAboveIdle float64 `json:"cpu_us_per_accepted_bet_above_idle"`
 		QueuePeak         float64 `json:"queue_pending_peak"`
 	} `json:"game"`
 	// Floor is the floor of a bet in the same run (--floor).
@@ -127,6 +139,9 @@ func (lg *loadgen) summarise(res *result) {
 	res.Bets.calls = summarise(bets)
 	res.Cashouts.calls = summarise(cashouts)
 	res.Bets.Accepted = res.Bets.Outcomes["201"]
+	res.Bets.SentInWindow, res.Bets.RefusedLate = int(lg.sentInWindow.Load()), int(lg.refusedInWindow.Load())
+	res.Bets.SentLate = int(lg.sentLate.Load())
+	res.Bets.RefusedShare = ratio(float64(res.Bets.RefusedLate), float64(res.Bets.SentInWindow))
 	res.Cashouts.Paid = res.Cashouts.Outcomes["200"]
 	res.Cashouts.TooLateOrNo = res.Cashouts.N - res.Cashouts.Paid
 	lg.betsMu.Lock()
@@ -245,6 +260,10 @@ func (lg *loadgen) summarise(res *result) {
 			}
 		}
 	}
+	if first != nil && last != nil && res.Bets.Accepted > 0 {
+		above := (last.CPUSeconds - first.CPUSeconds) - g.CPUCoresIdle*(last.At-first.At)
+		g.CPUPerBetAboveIdle = max(above, 0) * 1e6 / float64(res.Bets.Accepted)
+	}
 	lg.samplesMu.Lock()
 	for i, t := range o.replicas {
 		var ss []replicaSample
@@ -293,6 +312,8 @@ func printSummary(w io.Writer, res *result) {
 	fmt.Fprintf(w, "bets: %d sent, %d accepted; accepted/s peak 1 s %.0f, in the betting window best %.0f mean %.0f; latency p50 %.1f p99 %.1f p99.9 %.1f ms\n",
 		res.Bets.N, res.Bets.Accepted, res.Bets.PeakPerSecond, res.Bets.WindowPerSec, res.Bets.MeanWindowRate, res.Bets.P50, res.Bets.P99, res.Bets.P999)
 	fmt.Fprintf(w, "bet outcomes: %v\n", res.Bets.Outcomes)
+	fmt.Fprintf(w, "bets on the wire inside their window: %d, of which %d (%.1f %%) refused as late (BETTING_CLOSED or WALLET_UNAVAILABLE); on the wire after it (the load tool's lateness): %d\n",
+		res.Bets.SentInWindow, res.Bets.RefusedLate, 100*res.Bets.RefusedShare, res.Bets.SentLate)
 	fmt.Fprintf(w, "cashouts: %d sent, %d paid (+%d auto seen); latency p50 %.1f p99 %.1f p99.9 %.1f ms; outcomes %v\n",
 		res.Cashouts.N, res.Cashouts.Paid, res.Cashouts.AutoCashed, res.Cashouts.P50, res.Cashouts.P99, res.Cashouts.P999, res.Cashouts.Outcomes)
 	g := res.Game
@@ -304,10 +325,11 @@ func printSummary(w io.Writer, res *result) {
 		what, float64(g.IdleRSSBytes)/(1<<20), float64(g.LoadedRSSBytes)/(1<<20), g.BytesPerPlayer/1024, float64(g.PeakRSSBytes)/(1<<20), g.PeakBytesPerPlayer/1024,
 		g.CPUCoresPlaying, g.CPUMsPerSecPerPlay, g.CPUCoresIdle, g.QueuePeak)
 	if g.CPUPerAcceptedBet > 0 {
-		fmt.Fprintf(w, "%s cpu per accepted bet: %.0f µs (everything while playing, streams included)\n", what, g.CPUPerAcceptedBet)
+		fmt.Fprintf(w, "%s cpu per accepted bet: %.0f µs (everything while playing, streams included), %.0f µs above the connected-idle cost\n",
+			what, g.CPUPerAcceptedBet, g.CPUPerBetAboveIdle)
 	}
 	if f := res.Floor; f != nil {
-		fmt.Fprintf(w, "floor: %d bets, %d ok; latency p50 %.1f p99 %.1f ms; cpu %.0f µs per bet; the game's cpu per accepted bet is %.2f× the floor's; outcomes %v\n",
+		fmt.Fprintf(w, "floor: %d bets, %d ok; latency p50 %.1f p99 %.1f ms; cpu %.0f µs per bet; the game's cpu per accepted bet above idle is %.2f× the floor's; outcomes %v\n",
 			f.N, f.OK, f.P50, f.P99, f.CPUPerBet, f.GameRatio, f.Outcomes)
 	}
 	for _, rp := range res.Replicas {
