@@ -16,6 +16,11 @@ type BetRequest struct {
 	Amount      int64  // cents; ignored on a freebet (the grant's value is the stake)
 	AutoCashout int64  // hundredths; 0 for none
 	FreebetID   string // "" for an ordinary bet
+	// ReceivedAt is when the request reached the game: the bet is admitted
+	// by it, as a cashout is priced by its own, so that a bet that arrived
+	// inside the window is not refused for the game's own queueing. Zero,
+	// or later than the table's clock: the table's now.
+	ReceivedAt time.Time
 }
 
 // BetView is a bet as its player sees it.
@@ -100,6 +105,9 @@ func (t *Table) PlaceBet(ctx context.Context, p Player, req BetRequest) (BetResu
 		rerr     error
 	)
 	now := t.clock.Now()
+	if !req.ReceivedAt.IsZero() && req.ReceivedAt.Before(now) {
+		now = req.ReceivedAt
+	}
 	err := t.do(ctx, func() {
 		r := t.cur
 		if r == nil {

@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -123,6 +124,39 @@ func TestBetAdmission(t *testing.T) {
 	h.fly()
 	if _, err := h.table.PlaceBet(ctx, alice, engine.BetRequest{Amount: 100}); !errors.Is(err, round.ErrBettingClosed) {
 		t.Fatalf("bet while flying: %v", err)
+	}
+}
+
+// A bet is admitted by the moment the game received it, as a cashout is
+// priced by its own (round.Admit judges that moment against the window): the
+// bet is placed at its arrival, not when the table reached it; an arrival
+// later than the table's own clock (a clock that is not the table's) counts
+// as the table's now.
+func TestBetAdmittedByArrival(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, "")
+	h.run()
+	h.waitPhase(engine.PhaseBetting)
+	ctx := context.Background()
+	now := h.clock.Now()
+	tests := []struct {
+		name     string
+		received time.Time
+		placed   time.Time
+	}{
+		{"received earlier", now.Add(-40 * time.Millisecond), now.Add(-40 * time.Millisecond)},
+		{"received ahead of the table's clock", now.Add(time.Hour), now},
+		{"no time given", time.Time{}, now},
+	}
+	for i, tt := range tests {
+		p := playerOf("acme", fmt.Sprintf("arrival-%d", i))
+		res, err := h.table.PlaceBet(ctx, p, engine.BetRequest{Amount: 100, ReceivedAt: tt.received})
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		if !res.Bet.PlacedAt.Equal(tt.placed) {
+			t.Errorf("%s: placed_at %v, want %v", tt.name, res.Bet.PlacedAt, tt.placed)
+		}
 	}
 }
 

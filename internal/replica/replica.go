@@ -64,7 +64,7 @@ type Config struct {
 	Bus      *cluster.Bus
 	Table    *engine.Table // this replica's table of the game, built with a Publisher as its Events
 	Sessions Warmer
-	Now      func() time.Time // the leader's receive time of a forwarded cashout; nil: time.Now
+	Now      func() time.Time // the leader's receive time of a forwarded bet or cashout; nil: time.Now
 	Logger   *slog.Logger     // nil: slog.Default()
 }
 
@@ -224,10 +224,12 @@ func (t *Table) admit(ctx context.Context, what string, data []byte, req interfa
 }
 
 func (t *Table) serveBet(ctx context.Context, data []byte) ([]byte, error) {
+	at := t.now() // the leader's own receive time admits the bet, as it prices a cashout
 	var req betRequest
 	if err := t.admit(ctx, "bet", data, &req); err != nil {
 		return nil, err
 	}
+	req.Request.ReceivedAt = at
 	return answer(t.Table.PlaceBet(ctx, req.Player, req.Request))
 }
 

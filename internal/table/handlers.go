@@ -232,6 +232,7 @@ func roundOf(v engine.RoundView, m int64, now time.Time) table.Round {
 
 // PlaceBet places a bet on the current round.
 func (a *api) PlaceBet(ctx context.Context, req table.PlaceBetRequestObject) (table.PlaceBetResponseObject, error) {
+	at := receivedAt(ctx, a.s.now)
 	sess, t, fail := a.session(ctx)
 	if fail != nil {
 		return *fail, nil
@@ -245,7 +246,7 @@ func (a *api) PlaceBet(ctx context.Context, req table.PlaceBetRequestObject) (ta
 		(b.FreebetId != nil && (len(*b.FreebetId) < 1 || len(*b.FreebetId) > 200)) {
 		return a.fail(ctx, http.StatusBadRequest, table.ErrorCodeBadRequest), nil
 	}
-	br := engine.BetRequest{Amount: b.Amount}
+	br := engine.BetRequest{Amount: b.Amount, ReceivedAt: at}
 	if b.AutoCashout != nil {
 		br.AutoCashout = *b.AutoCashout
 	}
