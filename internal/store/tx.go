@@ -50,6 +50,12 @@ func (t *Transactions) InTx(ctx context.Context, fn func(ctx context.Context) er
 	}
 }
 
+// Carries reports whether ctx carries a transaction of t (InTx).
+func (t *Transactions) Carries(ctx context.Context) bool {
+	tx, ok := ctx.Value(t).(*bun.Tx)
+	return ok && tx != nil
+}
+
 // Conn is what a statement runs on: the transaction of ctx (InTx), else the
 // database.
 func (t *Transactions) Conn(ctx context.Context) bun.IDB {
