@@ -106,17 +106,16 @@ func (s *Store) commitGroup(ctx context.Context, calls []*groupCall) error {
 // transaction back (an I/O error, a full disk), and no later call may run
 // outside it.
 func (s *Store) runCall(ctx context.Context, c *groupCall) error {
-	db := s.conn(ctx)
-	if _, err := db.ExecContext(ctx, "SAVEPOINT call"); err != nil {
+	if _, err := s.exec(ctx, "savepoint"); err != nil {
 		return fmt.Errorf("ledger: savepoint: %w", err)
 	}
 	c.err = c.fn(ctx)
 	if c.err != nil {
-		if _, err := db.ExecContext(ctx, "ROLLBACK TO call"); err != nil {
+		if _, err := s.exec(ctx, "rollbackTo"); err != nil {
 			return fmt.Errorf("ledger: roll back a failed call (%v): %w", c.err, err)
 		}
 	}
-	if _, err := db.ExecContext(ctx, "RELEASE call"); err != nil {
+	if _, err := s.exec(ctx, "release"); err != nil {
 		return fmt.Errorf("ledger: release savepoint: %w", err)
 	}
 	return nil

@@ -87,6 +87,7 @@ type Store struct {
 	db    *bun.DB
 	tx    *store.Transactions // InTx and conn: the ledger's own, never the game's
 	group *groupcommit.Committer[*groupCall]
+	stmts map[string]*sql.Stmt // prepared.go
 }
 
 // Open opens the SQLite ledger at path (a file, created with its parent
@@ -132,6 +133,11 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{db: db, tx: store.NewTransactions(db, &sql.TxOptions{}, "ledger")}
+	if err := s.prepare(ctx); err != nil {
+		s.closePrepared()
+		_ = db.Close()
+		return nil, err
+	}
 	s.group = s.newGroup()
 	return s, nil
 }
@@ -160,6 +166,7 @@ func migrateDB(ctx context.Context, db *bun.DB) error {
 // ones (ErrClosed) and closes the ledger.
 func (s *Store) Close() error {
 	s.group.Close()
+	s.closePrepared()
 	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("ledger: close: %w", err)
 	}
@@ -187,21 +194,6 @@ func (s *Store) ExecForTest(ctx context.Context, query string, args ...any) erro
 		return fmt.Errorf("ledger: exec for test: %w", err)
 	}
 	return nil
-}
-
-// readOne reads into a new T the one row with a key that q (a select given
-// no model) picks, and names its error with what: ErrNotFound when no row
-// has the key.
-func readOne[T any](ctx context.Context, q *bun.SelectQuery, what string) (*T, error) {
-	row := new(T)
-	err := q.Model(row).Scan(ctx)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("ledger: %s: %w", what, ErrNotFound)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("ledger: %s: %w", what, err)
-	}
-	return row, nil
 }
 
 // changedOne judges the result of a conditional UPDATE whose WHERE is the
