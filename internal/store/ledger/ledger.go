@@ -19,6 +19,8 @@
 // groupcommit.Committer, each call in a savepoint of its own, so that one
 // call's error rolls back its writes alone, and a failed commit fails every
 // call of the group. It must never answer a call before its group committed.
+// The statements every movement runs are prepared once with placeholders
+// (prepared.go); the others are bun queries.
 //
 // It must never hold the operator's rules (which request is refused, what a
 // replay answers, what a rollback undoes, when a freebet is spent): package
