@@ -257,6 +257,47 @@ func TestInGroupTxConcurrentDebitsNeverOverdraw(t *testing.T) {
 	}
 }
 
+// A failed commit through the group committer: whichever calls shared the
+// poisoned transaction fail with it, and every call is answered exactly as
+// stored (nil: its movement is there; an error: it is not). No call answers
+// success without being durable.
+func TestInGroupTxFailedCommitAnswersNoSuccess(t *testing.T) {
+	t.Parallel()
+	eachKind(t, func(t *testing.T, s *ledger.Store) {
+		addPlayer(t, s, "p1", 1_000_000)
+		const calls, poisoned = 64, 20
+		answers := make([]string, calls)
+		errs := race(calls, func(i int) error {
+			if i == poisoned {
+				return s.InGroupTx(context.Background(), failCommit(s))
+			}
+			return s.InGroupTx(context.Background(), debit(s, fmt.Sprintf("b%d", i), 10, &answers[i]))
+		})
+		if errs[poisoned] == nil {
+			t.Fatal("the poisoned call committed")
+		}
+		stored := 0
+		for i, err := range errs {
+			if i == poisoned {
+				continue
+			}
+			_, rerr := s.MovementByTx(context.Background(), "p1", fmt.Sprintf("b%d", i))
+			switch {
+			case err == nil && rerr != nil:
+				t.Errorf("call %d answered success, its movement: %v", i, rerr)
+			case err != nil && !errors.Is(rerr, ledger.ErrNotFound):
+				t.Errorf("call %d failed (%v) and its movement is stored", i, err)
+			case err == nil:
+				stored++
+			}
+		}
+		t.Logf("%d other calls shared the failed commit", calls-1-stored)
+		if got := balanceOf(t, s, "p1"); got != 1_000_000-int64(stored)*10 {
+			t.Fatalf("balance %d, want %d after %d debits", got, 1_000_000-int64(stored)*10, stored)
+		}
+	})
+}
+
 // After Close, InGroupTx refuses (ErrClosed) and runs nothing.
 func TestInGroupTxAfterClose(t *testing.T) {
 	t.Parallel()
