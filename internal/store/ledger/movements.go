@@ -84,7 +84,7 @@ func (s *Store) Settle(ctx context.Context, id int64, how string, by int64) erro
 // bet_id is betID.
 func (s *Store) HasRollbackOf(ctx context.Context, playerID, betID string) (bool, error) {
 	var ok bool
-	if err := s.queryRow(ctx, "hasRollbackOf", "read rollbacks", []any{playerID, betID}, &ok); err != nil {
+	if err := s.queryRow(ctx, "hasRollbackOf", "read rollbacks", []any{playerID, KindRollback, betID}, &ok); err != nil {
 		return false, err
 	}
 	return ok, nil

@@ -17,13 +17,13 @@ const movementColumns = `id, player_id, transaction_id, kind, amount, delta, bal
 // queries as text with the values inlined, so SQLite parses each of them on
 // every call; prepared once, each is parsed once per connection (the driver
 // keeps the prepared statement, and database/sql reuses it in every
-// transaction of that connection). Each is the same statement as the bun query
-// it replaces, whose method names it.
+// transaction of that connection). Each is named after the method that runs
+// it.
 var preparedQueries = map[string]string{
 	"player":          `SELECT player_id, name, currency, balance, blocked, created_at FROM players WHERE player_id = ?`,
 	"session":         `SELECT token, player_id, created_at, expires_at, revoked FROM sessions WHERE token = ?`,
 	"movementByTx":    `SELECT ` + movementColumns + ` FROM transactions WHERE player_id = ? AND transaction_id = ?`,
-	"hasRollbackOf":   `SELECT EXISTS (SELECT 1 FROM transactions WHERE player_id = ? AND kind = 'rollback' AND bet_id = ?)`,
+	"hasRollbackOf":   `SELECT EXISTS (SELECT 1 FROM transactions WHERE player_id = ? AND kind = ? AND bet_id = ?)`,
 	"addBalance":      `UPDATE players SET balance = balance + ? WHERE player_id = ? AND balance + ? >= 0`,
 	"setResponseBody": `UPDATE transactions SET response_body = ? WHERE id = ?`,
 	"insertMovement": `INSERT INTO transactions (player_id, transaction_id, kind, amount, delta, balance_after,
