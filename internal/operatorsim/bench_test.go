@@ -5,8 +5,13 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/crashstudio/crashgame/internal/operatorsim"
 )
 
 // BenchmarkBet measures one signed, validated, committed /bet through the
@@ -27,4 +32,44 @@ func BenchmarkBet(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkBetConcurrent measures /bet through the whole handler on a file
+// ledger (WAL, synchronous=FULL: durable commits, as in the load runs) from
+// many concurrent callers, each betting for a player of its own, as the game
+// does under load. It reports bets/s: b.N bets over the wall time of all
+// callers.
+func BenchmarkBetConcurrent(b *testing.B) {
+	for _, callers := range []int{64, 256} {
+		b.Run(fmt.Sprintf("db=file/callers=%d", callers), func(b *testing.B) {
+			h := newHarness(b, func(c *operatorsim.Config) { c.DB = filepath.Join(b.TempDir(), "ledger.db") })
+			toks := make([]string, callers)
+			for i := range toks {
+				toks[i] = h.player(fmt.Sprintf("p-%03d", i), 1<<60, "BRL")
+			}
+			var next atomic.Int64
+			var wg sync.WaitGroup
+			b.ReportAllocs()
+			b.ResetTimer()
+			start := time.Now()
+			for c := range callers {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					player := fmt.Sprintf("p-%03d", c)
+					for n := next.Add(1); n <= int64(b.N); n = next.Add(1) {
+						raw, _ := json.Marshal(betReq(player, toks[c], fmt.Sprintf("bet-%d", n), 100, nil))
+						rec := httptest.NewRecorder()
+						h.h.ServeHTTP(rec, signedRequest("/bet", raw, newKey))
+						if rec.Code != http.StatusOK {
+							b.Errorf("%d %s", rec.Code, rec.Body)
+							return
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "bets/s")
+		})
+	}
 }

@@ -67,10 +67,13 @@ type outcome struct {
 
 // walletStore is what the wallet routes need of the ledger's storage: reads
 // and conditional writes that report which condition failed, run in one
-// transaction by InTx (the transaction travels in the context). It holds no
-// rule: every decision below is made here, in package operatorsim.
+// transaction by InTx, or by InGroupTx in a transaction shared with
+// concurrent calls, each in a savepoint of its own (the transaction travels
+// in the context). It holds no rule: every decision below is made here, in
+// package operatorsim.
 type walletStore interface {
 	InTx(ctx context.Context, fn func(ctx context.Context) error) error
+	InGroupTx(ctx context.Context, fn func(ctx context.Context) error) error
 	Player(ctx context.Context, playerID string) (*ledger.PlayerRecord, error)
 	Session(ctx context.Context, token string) (*ledger.SessionRecord, error)
 	MovementByTx(ctx context.Context, playerID, transactionID string) (*ledger.MovementRecord, error)
@@ -336,11 +339,15 @@ func grantOfRound(freebetID, grantID string, quantity int) bool {
 }
 
 // movement runs every movement route (/bet, /win, /rollback) the same way.
-// It hashes the request (requestHash), then in one transaction: a
-// transaction_id this player already used replays its stored answer or is
-// refused as divergent (ENV-12, BET-8, BET-9), an unknown player is refused,
-// and otherwise fn applies the route's own rules to the player p and returns
-// the answer. What fn reads and writes commits with that answer or not at all.
+// It hashes the request (requestHash), then in one group transaction
+// (InGroupTx): a transaction_id this player already used replays its stored
+// answer or is refused as divergent (ENV-12, BET-8, BET-9), an unknown player
+// is refused, and otherwise fn applies the route's own rules to the player p
+// and returns the answer. What fn reads and writes commits with that answer or
+// not at all: a refusal writes nothing, an error rolls back this movement's
+// writes alone, and the answer is returned only once the group committed.
+// Movements of one group run in order, each deciding on what the ones before
+// it wrote (the balance a second debit checks is the one after the first).
 func (l *teller) movement(ctx context.Context, route string, body any, playerID, txID string,
 	fn func(ctx context.Context, p *ledger.PlayerRecord, hash []byte) (*outcome, error)) (*outcome, error) {
 	hash, err := requestHash(route, body)
@@ -348,7 +355,7 @@ func (l *teller) movement(ctx context.Context, route string, body any, playerID,
 		return nil, err
 	}
 	var out *outcome
-	err = l.store.InTx(ctx, func(ctx context.Context) error {
+	err = l.store.InGroupTx(ctx, func(ctx context.Context) error {
 		prev, err := l.movementByTx(ctx, playerID, txID)
 		if err != nil {
 			return err

@@ -15,8 +15,9 @@
 // It does not own the ledger's storage: package internal/store/ledger opens
 // the SQLite file, migrates it and runs every SQL statement, behind the small
 // interfaces declared here (walletStore, ledgerStore) that *ledger.Store
-// satisfies; a transaction travels in the context (InTx). This package never
-// imports a database library nor writes SQL.
+// satisfies; a transaction travels in the context (InTx, and InGroupTx, which
+// lets concurrent movements share one transaction and one durable commit).
+// This package never imports a database library nor writes SQL.
 //
 // It must never move a balance outside a transaction that also records the
 // movement, never answer a business refusal with a 5xx or a refusal as 200

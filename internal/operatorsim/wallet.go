@@ -173,9 +173,9 @@ func (s *Sim) requestError(w http.ResponseWriter, r *http.Request, err error) {
 	writeWalletError(w, malformedStatus(r.URL.Path), codeInternalError, "malformed body: "+err.Error(), nil)
 }
 
-// responseError answers a failure of ours. Nothing was committed (every
-// movement is one transaction), so the game may retry; the cause goes to our
-// log only.
+// responseError answers a failure of ours. Nothing of the movement was
+// committed (it commits with its answer or not at all), so the game may
+// retry; the cause goes to our log only.
 func (s *Sim) responseError(w http.ResponseWriter, r *http.Request, err error) {
 	s.logger.ErrorContext(r.Context(), "operator-sim: wallet route failed", "route", r.URL.Path, "err", err)
 	writeWalletError(w, http.StatusInternalServerError, codeInternalError, "operator-sim failed", nil)

@@ -50,6 +50,20 @@ func (t *Transactions) InTx(ctx context.Context, fn func(ctx context.Context) er
 	}
 }
 
+// Carries reports whether ctx carries a transaction of t (InTx).
+func (t *Transactions) Carries(ctx context.Context) bool {
+	return t.SQLTx(ctx) != nil
+}
+
+// SQLTx is the database/sql transaction that ctx carries (InTx), or nil: what
+// runs a statement prepared once (sql.Tx.StmtContext) inside it.
+func (t *Transactions) SQLTx(ctx context.Context) *sql.Tx {
+	if tx, ok := ctx.Value(t).(*bun.Tx); ok && tx != nil {
+		return tx.Tx
+	}
+	return nil
+}
+
 // Conn is what a statement runs on: the transaction of ctx (InTx), else the
 // database.
 func (t *Transactions) Conn(ctx context.Context) bun.IDB {

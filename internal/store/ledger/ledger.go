@@ -14,6 +14,14 @@
 // connection, so inside InTx every call must use InTx's context, never an
 // outer one, or it waits forever for that connection.
 //
+// It also owns the group transaction (InGroupTx, group.go): concurrent calls
+// share one transaction and one durable commit through a
+// groupcommit.Committer, each call in a savepoint of its own, so that one
+// call's error rolls back its writes alone, and a failed commit fails every
+// call of the group. It must never answer a call before its group committed.
+// The statements every movement runs are prepared once with placeholders
+// (prepared.go); the others are bun queries.
+//
 // It must never hold the operator's rules (which request is refused, what a
 // replay answers, what a rollback undoes, when a freebet is spent): package
 // operatorsim decides, and this package answers atomically what it is asked
@@ -32,6 +40,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/crashstudio/crashgame/internal/groupcommit"
 	"github.com/crashstudio/crashgame/internal/store"
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect/sqlitedialect"
@@ -77,8 +86,10 @@ const SettlementRollback = "rollback"
 
 // Store is an open ledger.
 type Store struct {
-	db *bun.DB
-	tx *store.Transactions // InTx and conn: the ledger's own, never the game's
+	db    *bun.DB
+	tx    *store.Transactions // InTx and conn: the ledger's own, never the game's
+	group *groupcommit.Committer[*groupCall]
+	stmts map[string]*sql.Stmt // prepared.go
 }
 
 // Open opens the SQLite ledger at path (a file, created with its parent
@@ -86,10 +97,11 @@ type Store struct {
 // applied.
 //
 // One open connection: SQLite has one writer anyway, and with one connection
-// every movement's transaction queues in database/sql instead of failing with
+// every transaction queues in database/sql instead of failing with
 // SQLITE_BUSY. BEGIN IMMEDIATE (_txlock) takes the write lock at the start of
 // each transaction, so a check and the write that depends on it can never be
-// interleaved with another movement's.
+// interleaved with another transaction's. Concurrent movements share a
+// transaction through InGroupTx, where they run one after another.
 func Open(ctx context.Context, path string) (*Store, error) {
 	if path == "" {
 		path = MemoryDB
@@ -122,7 +134,14 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		_ = db.Close()
 		return nil, err
 	}
-	return &Store{db: db, tx: store.NewTransactions(db, &sql.TxOptions{}, "ledger")}, nil
+	s := &Store{db: db, tx: store.NewTransactions(db, &sql.TxOptions{}, "ledger")}
+	if err := s.prepare(ctx); err != nil {
+		s.closePrepared()
+		_ = db.Close()
+		return nil, err
+	}
+	s.group = s.newGroup()
+	return s, nil
 }
 
 // migrateDB applies every embedded migration not yet applied.
@@ -145,8 +164,11 @@ func migrateDB(ctx context.Context, db *bun.DB) error {
 	return nil
 }
 
-// Close closes the ledger.
+// Close commits and answers the InGroupTx calls already queued, refuses new
+// ones (ErrClosed) and closes the ledger.
 func (s *Store) Close() error {
+	s.group.Close()
+	s.closePrepared()
 	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("ledger: close: %w", err)
 	}
@@ -166,19 +188,14 @@ func (s *Store) InTx(ctx context.Context, fn func(ctx context.Context) error) er
 // database.
 func (s *Store) conn(ctx context.Context) bun.IDB { return s.tx.Conn(ctx) }
 
-// readOne reads into a new T the one row with a key that q (a select given
-// no model) picks, and names its error with what: ErrNotFound when no row
-// has the key.
-func readOne[T any](ctx context.Context, q *bun.SelectQuery, what string) (*T, error) {
-	row := new(T)
-	err := q.Model(row).Scan(ctx)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("ledger: %s: %w", what, ErrNotFound)
+// ExecForTest runs one raw statement, in the transaction of ctx if it carries
+// one. It is for tests that must put the ledger into a state no method
+// produces (a commit that fails); production code never calls it.
+func (s *Store) ExecForTest(ctx context.Context, query string, args ...any) error {
+	if _, err := s.conn(ctx).ExecContext(ctx, query, args...); err != nil {
+		return fmt.Errorf("ledger: exec for test: %w", err)
 	}
-	if err != nil {
-		return nil, fmt.Errorf("ledger: %s: %w", what, err)
-	}
-	return row, nil
+	return nil
 }
 
 // changedOne judges the result of a conditional UPDATE whose WHERE is the

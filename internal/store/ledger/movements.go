@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -39,22 +40,20 @@ type MovementRecord struct {
 // (player_id, transaction_id): if the player already has a movement under
 // that transaction_id, nothing is written and the answer is ErrDuplicate.
 func (s *Store) InsertMovement(ctx context.Context, m *MovementRecord) error {
-	res, err := s.conn(ctx).NewInsert().Model(m).
-		On("CONFLICT (player_id, transaction_id) DO NOTHING").
-		Returning("id").Exec(ctx)
-	if err != nil {
-		return fmt.Errorf("ledger: insert %s movement: %w", m.Kind, err)
-	}
-	if n, _ := res.RowsAffected(); n != 1 {
+	err := s.queryRow(ctx, "insertMovement", "insert "+m.Kind+" movement "+m.TransactionID, []any{
+		m.PlayerID, m.TransactionID, m.Kind, m.Amount, m.Delta, m.BalanceAfter, m.Currency, m.BetID,
+		m.RoundID, m.FreebetID, m.WinType, m.Reason, m.RequestHash, m.ResponseStatus, m.ResponseBody,
+		m.Settlement, m.SettledBy, m.CreatedAt,
+	}, &m.ID)
+	if errors.Is(err, ErrNotFound) { // no id returned: the conflict did nothing
 		return fmt.Errorf("ledger: insert %s movement %s: %w", m.Kind, m.TransactionID, ErrDuplicate)
 	}
-	return nil
+	return err
 }
 
 // SetResponseBody stores the answer a retry of movement id replays.
 func (s *Store) SetResponseBody(ctx context.Context, id int64, body []byte) error {
-	if _, err := s.conn(ctx).NewUpdate().Model((*MovementRecord)(nil)).
-		Set("response_body = ?", body).Where("id = ?", id).Exec(ctx); err != nil {
+	if _, err := s.exec(ctx, "setResponseBody", body, id); err != nil {
 		return fmt.Errorf("ledger: store answer: %w", err)
 	}
 	return nil
@@ -63,8 +62,11 @@ func (s *Store) SetResponseBody(ctx context.Context, id int64, body []byte) erro
 // MovementByTx reads the movement a player has under a game transaction_id;
 // ErrNotFound if there is none.
 func (s *Store) MovementByTx(ctx context.Context, playerID, transactionID string) (*MovementRecord, error) {
-	q := s.conn(ctx).NewSelect().Where("player_id = ?", playerID).Where("transaction_id = ?", transactionID)
-	return readOne[MovementRecord](ctx, q, "read movement")
+	m := new(MovementRecord)
+	if err := s.queryRow(ctx, "movementByTx", "read movement", []any{playerID, transactionID}, scanMovement(m)...); err != nil {
+		return nil, err
+	}
+	return m, nil
 }
 
 // Settle closes the debit movement id with how (a win type or
@@ -81,11 +83,9 @@ func (s *Store) Settle(ctx context.Context, id int64, how string, by int64) erro
 // HasRollbackOf reports whether the player has a rollback movement whose
 // bet_id is betID.
 func (s *Store) HasRollbackOf(ctx context.Context, playerID, betID string) (bool, error) {
-	ok, err := s.conn(ctx).NewSelect().Model((*MovementRecord)(nil)).
-		Where("player_id = ?", playerID).Where("kind = ?", KindRollback).
-		Where("bet_id = ?", betID).Exists(ctx)
-	if err != nil {
-		return false, fmt.Errorf("ledger: read rollbacks: %w", err)
+	var ok bool
+	if err := s.queryRow(ctx, "hasRollbackOf", "read rollbacks", []any{playerID, KindRollback, betID}, &ok); err != nil {
+		return false, err
 	}
 	return ok, nil
 }

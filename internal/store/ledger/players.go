@@ -34,7 +34,13 @@ func (s *Store) InsertPlayer(ctx context.Context, p *PlayerRecord) error {
 
 // Player reads one player; ErrNotFound if there is none.
 func (s *Store) Player(ctx context.Context, playerID string) (*PlayerRecord, error) {
-	return readOne[PlayerRecord](ctx, s.conn(ctx).NewSelect().Where("player_id = ?", playerID), "read player")
+	p := new(PlayerRecord)
+	err := s.queryRow(ctx, "player", "read player", []any{playerID},
+		&p.PlayerID, &p.Name, &p.Currency, &p.Balance, &p.Blocked, &p.CreatedAt)
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
 }
 
 // Players lists every player by id.
@@ -51,10 +57,7 @@ func (s *Store) Players(ctx context.Context) ([]PlayerRecord, error) {
 // player exists and the balance stays at or above zero. Otherwise nothing
 // moves and the answer is ErrBalance.
 func (s *Store) AddBalance(ctx context.Context, playerID string, delta int64) error {
-	res, err := s.conn(ctx).NewUpdate().Model((*PlayerRecord)(nil)).
-		Set("balance = balance + ?", delta).
-		Where("player_id = ?", playerID).Where("balance + ? >= 0", delta).
-		Exec(ctx)
+	res, err := s.exec(ctx, "addBalance", delta, playerID, delta)
 	return changedOne(res, err, "update balance", ErrBalance)
 }
 

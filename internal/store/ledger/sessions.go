@@ -29,7 +29,13 @@ func (s *Store) InsertSession(ctx context.Context, sess *SessionRecord) error {
 // Session reads the session of a token; ErrNotFound if there is none. The
 // token is never part of the error.
 func (s *Store) Session(ctx context.Context, token string) (*SessionRecord, error) {
-	return readOne[SessionRecord](ctx, s.conn(ctx).NewSelect().Where("token = ?", token), "read session")
+	r := new(SessionRecord)
+	err := s.queryRow(ctx, "session", "read session", []any{token},
+		&r.Token, &r.PlayerID, &r.CreatedAt, &r.ExpiresAt, &r.Revoked)
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
 }
 
 // RevokeSession marks a token revoked; ErrNotFound if there is no such token.
