@@ -73,7 +73,7 @@ type result struct {
 		// with no bet at all (CPUCoresIdle over the same time): a long
 		// flight adds idle time, not bets. The floor's ratio uses it.
 		CPUPerBetAboveIdle float64 `json:"cpu_us_per_accepted_bet_above_idle"`
-		QueuePeak         float64 `json:"queue_pending_peak"`
+		QueuePeak          float64 `json:"queue_pending_peak"`
 	} `json:"game"`
 	// Floor is the floor of a bet in the same run (--floor).
 	Floor *floorResult `json:"floor,omitempty"`
