@@ -237,10 +237,10 @@ func load(ctx context.Context, o *options, sys *system, stdout io.Writer) (*resu
 		return nil, fmt.Errorf("no stream could be opened: %v", setupErr.Load())
 	}
 	// A quiet wait with everyone connected, before the rounds: the game's
-	// connected-idle cost is measured between two samples inside it (the
-	// sampler ticks each second, so 2.5 s always holds two).
+	// connected-idle cost is its quietest second between two samples (the
+	// sampler ticks each second, so 4 s holds at least three such seconds).
 	res.Setup.ConnectedAt = time.Since(lg.rec.start).Seconds()
-	time.Sleep(2500 * time.Millisecond)
+	time.Sleep(4 * time.Second)
 	res.Setup.LoadedAt = time.Since(lg.rec.start).Seconds()
 	fmt.Fprintf(stdout, "%d streams open (%d failed) in %.1f s; playing %d rounds...\n", res.Stream.Opened, streamFail.Load(), res.Setup.Seconds, o.rounds)
 

@@ -249,20 +249,26 @@ func (lg *loadgen) summarise(res *result) {
 			g.CPUPerAcceptedBet = (last.CPUSeconds - first.CPUSeconds) * 1e6 / float64(res.Bets.Accepted)
 		}
 	}
-	// The quiet wait before the rounds: connected, not betting, and no stream
-	// still being set up (from the first sample after the last dial answered).
-	if loaded != nil {
-		for i := range res.Samples {
-			s := &res.Samples[i]
-			if s.At >= res.Setup.ConnectedAt && s.At < loaded.At {
-				g.CPUCoresIdle = (loaded.CPUSeconds - s.CPUSeconds) / (loaded.At - s.At)
-				break
+	// The quiet wait before the rounds: connected, not betting. The game may
+	// still be answering the last streams' hellos at its start, so the idle
+	// cost is the quietest second of it (the lowest rate between two
+	// consecutive samples after the last dial answered).
+	g.CPUCoresIdle = -1
+	for i := 1; i < len(res.Samples); i++ {
+		a, b := &res.Samples[i-1], &res.Samples[i]
+		if a.At >= res.Setup.ConnectedAt && b.At <= res.Setup.LoadedAt && b.At > a.At {
+			rate := (b.CPUSeconds - a.CPUSeconds) / (b.At - a.At)
+			if g.CPUCoresIdle < 0 || rate < g.CPUCoresIdle {
+				g.CPUCoresIdle = rate
 			}
 		}
 	}
-	if first != nil && last != nil && res.Bets.Accepted > 0 {
+	g.CPUCoresIdle = max(g.CPUCoresIdle, 0)
+	// Above idle only when the idle cost was measured below the playing one;
+	// else it stays 0 and the summary says it could not be told apart.
+	if first != nil && last != nil && res.Bets.Accepted > 0 && g.CPUCoresIdle < g.CPUCoresPlaying {
 		above := (last.CPUSeconds - first.CPUSeconds) - g.CPUCoresIdle*(last.At-first.At)
-		g.CPUPerBetAboveIdle = max(above, 0) * 1e6 / float64(res.Bets.Accepted)
+		g.CPUPerBetAboveIdle = above * 1e6 / float64(res.Bets.Accepted)
 	}
 	lg.samplesMu.Lock()
 	for i, t := range o.replicas {
@@ -325,12 +331,20 @@ func printSummary(w io.Writer, res *result) {
 		what, float64(g.IdleRSSBytes)/(1<<20), float64(g.LoadedRSSBytes)/(1<<20), g.BytesPerPlayer/1024, float64(g.PeakRSSBytes)/(1<<20), g.PeakBytesPerPlayer/1024,
 		g.CPUCoresPlaying, g.CPUMsPerSecPerPlay, g.CPUCoresIdle, g.QueuePeak)
 	if g.CPUPerAcceptedBet > 0 {
-		fmt.Fprintf(w, "%s cpu per accepted bet: %.0f µs (everything while playing, streams included), %.0f µs above the connected-idle cost\n",
-			what, g.CPUPerAcceptedBet, g.CPUPerBetAboveIdle)
+		above := "not told apart from the connected-idle cost (no quiet second measured below the playing rate)"
+		if g.CPUPerBetAboveIdle > 0 {
+			above = fmt.Sprintf("%.0f µs above the connected-idle cost", g.CPUPerBetAboveIdle)
+		}
+		fmt.Fprintf(w, "%s cpu per accepted bet: %.0f µs (everything while playing, streams included), %s\n",
+			what, g.CPUPerAcceptedBet, above)
 	}
 	if f := res.Floor; f != nil {
-		fmt.Fprintf(w, "floor: %d bets, %d ok; latency p50 %.1f p99 %.1f ms; cpu %.0f µs per bet; the game's cpu per accepted bet above idle is %.2f× the floor's; outcomes %v\n",
-			f.N, f.OK, f.P50, f.P99, f.CPUPerBet, f.GameRatio, f.Outcomes)
+		ratio := "no ratio (the game's cost above idle was not measured)"
+		if f.GameRatio > 0 {
+			ratio = fmt.Sprintf("the game's cpu per accepted bet above idle is %.2f× the floor's", f.GameRatio)
+		}
+		fmt.Fprintf(w, "floor: %d bets, %d ok; latency p50 %.1f p99 %.1f ms; cpu %.0f µs per bet; %s; outcomes %v\n",
+			f.N, f.OK, f.P50, f.P99, f.CPUPerBet, ratio, f.Outcomes)
 	}
 	for _, rp := range res.Replicas {
 		lead := ""
