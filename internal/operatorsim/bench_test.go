@@ -6,10 +6,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
-	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/crashstudio/crashgame/internal/operatorsim"
 )
@@ -47,29 +45,15 @@ func BenchmarkBetConcurrent(b *testing.B) {
 			for i := range toks {
 				toks[i] = h.player(fmt.Sprintf("p-%03d", i), 1<<60, "BRL")
 			}
-			var next atomic.Int64
-			var wg sync.WaitGroup
-			b.ReportAllocs()
-			b.ResetTimer()
-			start := time.Now()
-			for c := range callers {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					player := fmt.Sprintf("p-%03d", c)
-					for n := next.Add(1); n <= int64(b.N); n = next.Add(1) {
-						raw, _ := json.Marshal(betReq(player, toks[c], fmt.Sprintf("bet-%d", n), 100, nil))
-						rec := httptest.NewRecorder()
-						h.h.ServeHTTP(rec, signedRequest("/bet", raw, newKey))
-						if rec.Code != http.StatusOK {
-							b.Errorf("%d %s", rec.Code, rec.Body)
-							return
-						}
-					}
-				}()
-			}
-			wg.Wait()
-			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "bets/s")
+			operatorsim.BetConcurrently(b, callers, func(c int, n int64) error {
+				raw, _ := json.Marshal(betReq(fmt.Sprintf("p-%03d", c), toks[c], fmt.Sprintf("bet-%d", n), 100, nil))
+				rec := httptest.NewRecorder()
+				h.h.ServeHTTP(rec, signedRequest("/bet", raw, newKey))
+				if rec.Code != http.StatusOK {
+					return fmt.Errorf("%d %s", rec.Code, rec.Body)
+				}
+				return nil
+			})
 		})
 	}
 }

@@ -40,30 +40,40 @@ func BenchmarkLedgerBet(b *testing.B) {
 				}
 				toks[i] = s.Token
 			}
-			var next atomic.Int64
-			var wg sync.WaitGroup
-			b.ReportAllocs()
-			b.ResetTimer()
-			start := time.Now()
-			for c := range callers {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					for n := next.Add(1); n <= int64(b.N); n = next.Add(1) {
-						out, err := l.Bet(ctx, &wallet.BetRequest{
-							Amount: 100, Currency: "BRL", Operator: "dev", PlayerId: fmt.Sprintf("p-%03d", c),
-							RequestId: fmt.Sprintf("req-%d", n), RoundId: "round-1", Timestamp: time.Now().UnixMilli(),
-							Token: toks[c], TransactionId: fmt.Sprintf("bet-%d", n),
-						})
-						if err != nil || out.refused != nil {
-							b.Errorf("bet %d: %v %+v", n, err, out)
-							return
-						}
-					}
-				}()
-			}
-			wg.Wait()
-			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "bets/s")
+			BetConcurrently(b, callers, func(c int, n int64) error {
+				out, err := l.Bet(ctx, &wallet.BetRequest{
+					Amount: 100, Currency: "BRL", Operator: "dev", PlayerId: fmt.Sprintf("p-%03d", c),
+					RequestId: fmt.Sprintf("req-%d", n), RoundId: "round-1", Timestamp: time.Now().UnixMilli(),
+					Token: toks[c], TransactionId: fmt.Sprintf("bet-%d", n),
+				})
+				if err == nil && out.refused != nil {
+					err = fmt.Errorf("refused %+v", out.refused)
+				}
+				return err
+			})
 		})
 	}
+}
+
+// BetConcurrently (exported for the package's external benchmarks) runs b.N bets from callers goroutines, bet(caller, n) each
+// (n from 1 to b.N, each once), and reports bets/s: b.N over the wall time of
+// all callers. A bet that fails stops its caller and fails the benchmark.
+func BetConcurrently(b *testing.B, callers int, bet func(caller int, n int64) error) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	b.ReportAllocs()
+	b.ResetTimer()
+	start := time.Now()
+	for c := range callers {
+		wg.Go(func() {
+			for n := next.Add(1); n <= int64(b.N); n = next.Add(1) {
+				if err := bet(c, n); err != nil {
+					b.Errorf("bet %d: %v", n, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "bets/s")
 }

@@ -116,7 +116,7 @@ func (s *Store) RenewLease(ctx context.Context, gameID, holder string, epoch int
 		return false, fmt.Errorf("store: renew lease of %s: %w", gameID, err)
 	}
 	db := s.conn(ctx)
-	own := s.lease != nil && db == bun.IDB(s.db) // not inside a caller's transaction
+	own := s.lease != nil && !s.tx.Carries(ctx) // not inside a caller's transaction
 	if own {
 		db = s.lease
 	}
