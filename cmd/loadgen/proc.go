@@ -21,6 +21,7 @@ type procSample struct {
 	Pending    float64 `json:"queue_pending"`
 	Exhausted  float64 `json:"queue_exhausted"`
 	Goroutines float64 `json:"goroutines"`
+	Messages   float64 `json:"stream_messages"` // crashgame_stream_messages_total: one write each
 }
 
 // clockTicks is USER_HZ, the unit of /proc/<pid>/stat times: 100 on Linux
@@ -126,6 +127,7 @@ func (lg *loadgen) sampleGame(s *procSample) {
 		s.Pending = m[metricPending]
 		s.Exhausted = m[`crashgame_wallet_queue_movements{status="exhausted"}`]
 		s.Goroutines = m["go_goroutines"]
+		s.Messages = m[metricMessages]
 		if lg.o.gamePID <= 0 {
 			s.CPUSeconds = m[metricCPU]
 			s.RSSBytes = int64(m[metricRSS])

@@ -338,6 +338,9 @@ func playUntilCashout(t *testing.T, tab context.Context, en map[string]string, a
 		}
 		alsoThisRound()
 		waitBalance(t, tab, "the balance to fall by the stake", b0-stake)
+		// The round's board (the stream's bets events) lists the bet and counts it.
+		waitJS(t, tab, "the round's board to list the bet", 5*time.Second,
+			`document.querySelectorAll('#live-rows .row').length > 0 && !document.getElementById('live-counts').hidden && document.getElementById('live-counts').textContent !== ''`)
 
 		waitJS(t, tab, "the bet's outcome", 25*time.Second, `document.querySelector('`+panelSel+` .panel-note').textContent !== ''`)
 		s := probePanel(t, tab)

@@ -100,7 +100,7 @@ func TestOperatorJourney(t *testing.T) {
 
 		st := s.OpenStream(t)
 		st.Await(t, 0, 5*time.Second, "the hello's balance event", func(ev Event) bool { return ev.Type == "balance" })
-		st.Await(t, 0, 5*time.Second, "the hello's bets snapshot", func(ev Event) bool { return ev.Type == "bets" })
+		st.Await(t, 0, 5*time.Second, "the hello's board", func(ev Event) bool { return ev.Type == "bets" })
 
 		// Refusals of the table itself.
 		s.AwaitBetting(t, 900*time.Millisecond)

@@ -236,7 +236,7 @@ func (t *Table) settleDebit(b *liveBet, rec store.BetRecord, res wallet.Result, 
 				_, err := t.store.MoveBet(ctx, b.rec.ID, StatusPending, StatusAccepted, store.BetChange{OperatorTxID: opTx})
 				return err
 			})
-			t.public = append(t.public, b.item(core))
+			t.board.accepted(b.item(core))
 		case round.Refused:
 			delete(r.live, b.rec.ID)
 			code := res.ErrorCode
@@ -352,7 +352,7 @@ func (t *Table) Cashout(ctx context.Context, p Player, betID string, receivedAt 
 func (t *Table) cashout(b *liveBet, core round.Bet) <-chan error {
 	payout, m := core.Payout, core.Multiplier
 	b.rec.Status, b.rec.Multiplier, b.rec.Payout = StatusCashedOut, m, &payout
-	t.public = append(t.public, b.item(core))
+	t.board.cashed(b.item(core))
 	rec := b.rec
 	settled := store.MillisOf(core.SettledAt)
 	done := t.submit(func(ctx context.Context) error {
@@ -449,6 +449,7 @@ func (t *Table) Cancel(ctx context.Context, p Player, betID string) (CancelResul
 		c, first = &cancellation{done: make(chan struct{})}, true
 		b.cancel = c
 		b.rec.Status = StatusCancelled
+		t.board.cancelled(b.rec.ID)
 		c.res.Bet = *b.view(core.State)
 		done = t.submit(func(ctx context.Context) error {
 			return t.rollbackBet(ctx, b, StatusAccepted, StatusCancelled, "cancelled by the player")

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"sync"
+	"sync/atomic"
 )
 
 // Event types, as the live stream names them.
@@ -9,7 +10,7 @@ const (
 	EventRoundBetting = "round.betting"
 	EventRoundFlying  = "round.flying"
 	EventRoundCrashed = "round.crashed"
-	EventBets         = "bets"    // others' bets and cashouts, batched
+	EventBets         = "bets"    // the round's public board: latest bets and cashouts, and counts
 	EventBet          = "bet"     // one of the session's own bets changed
 	EventBalance      = "balance" // the session's balance changed
 )
@@ -17,13 +18,14 @@ const (
 // Event is one message of the live stream. Which fields are set depends on Type.
 // Subscribers receive the same *Event and must never change it.
 type Event struct {
-	Type     string
-	Round    RoundView // round.* events
-	Items    []BetItem // bets
-	Snapshot bool      // bets: the whole list of the round, sent on subscribe
-	Bet      *BetView  // bet
-	Balance  int64     // balance
-	Currency string    // balance
+	Type      string
+	Round     RoundView // round.* events
+	Items     []BetItem // bets: the board's latest changes, newest first
+	Count     int       // bets: bets standing in the round
+	CashedOut int       // bets: bets of the round cashed out
+	Bet       *BetView  // bet
+	Balance   int64     // balance
+	Currency  string    // balance
 
 	once    sync.Once
 	encoded []byte
@@ -90,17 +92,34 @@ type hub struct {
 	mu        sync.RWMutex
 	all       map[*Subscription]struct{}
 	bySession map[string]map[*Subscription]struct{}
+	board     atomic.Pointer[Event] // the latest bets event broadcast
 }
 
 func newHub() *hub {
 	return &hub{all: map[*Subscription]struct{}{}, bySession: map[string]map[*Subscription]struct{}{}}
 }
 
-func (h *hub) add(session []byte, buf int) *Subscription {
+// add subscribes session. A new subscriber of round v starts from its phase
+// event and its board: the latest board broadcast for v, or an empty one.
+// Both are queued under the lock that broadcasts wait for, so the subscriber
+// misses no later board and receives none twice.
+func (h *hub) add(session []byte, buf int, v RoundView) *Subscription {
 	ch := make(chan *Event, buf)
 	s := &Subscription{C: ch, ch: ch, session: string(session), hub: h}
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if v.RoundID != "" {
+		b := h.board.Load()
+		if b == nil || b.Round.RoundID != v.RoundID {
+			b = &Event{Type: EventBets, Round: v}
+		}
+		for _, ev := range []*Event{{Type: phaseEvent(v.Phase), Round: v}, b} {
+			select {
+			case ch <- ev:
+			default:
+			}
+		}
+	}
 	h.all[s] = struct{}{}
 	m := h.bySession[s.session]
 	if m == nil {
@@ -131,8 +150,24 @@ func (h *hub) remove(s *Subscription, slow bool) {
 }
 
 // broadcast sends ev to every subscriber, dropping those whose buffer is full.
+// A bets event becomes the board that new subscribers start from.
 func (h *hub) broadcast(ev *Event) {
-	h.deliver(ev, func() map[*Subscription]struct{} { return h.all })
+	h.deliver(ev, func() map[*Subscription]struct{} {
+		if ev.Type == EventBets {
+			h.board.Store(ev) // under the read lock that add waits for
+		}
+		return h.all
+	})
+}
+
+// loadBoard makes ev the board new subscribers start from, unless a board of
+// that round or a later one was broadcast meanwhile.
+func (h *hub) loadBoard(ev *Event) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if b := h.board.Load(); b == nil || b.Round.Seq < ev.Round.Seq {
+		h.board.Store(ev)
+	}
 }
 
 // send sends ev to the subscribers of one session.

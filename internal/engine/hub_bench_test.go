@@ -13,13 +13,13 @@ import (
 // subscribers, each drained by its own goroutine as the table's streams do.
 // One op is one broadcast until every subscriber received it. With
 // consumer=marshal each subscriber also encodes the event as JSON, as every
-// stream of the table package does for itself; the event is a "bets" batch of
-// 100 items (what 1,000 bets a second look like at ten flushes a second). With
+// stream of the table package does for itself; the event is a round's full
+// board (BoardSize items, what a busy round sends at every flush). With
 // consumer=shared the subscribers share one encoding (Event.Encoded), as the
 // table's streams do now.
 func BenchmarkHubBroadcast(b *testing.B) {
 	const subscribers = 10_000
-	items := make([]BetItem, 100)
+	items := make([]BetItem, BoardSize)
 	for i := range items {
 		items[i] = BetItem{BetID: fmt.Sprintf("b_%026d", i), Name: "p***", Currency: "BRL", Amount: 1000, Multiplier: 153, Payout: 1530}
 	}
@@ -30,7 +30,7 @@ func BenchmarkHubBroadcast(b *testing.B) {
 			var bytes atomic.Int64
 			var consumers sync.WaitGroup
 			for i := range subscribers {
-				s := h.add(fmt.Appendf(nil, "%032d", i), 128)
+				s := h.add(fmt.Appendf(nil, "%032d", i), 128, RoundView{})
 				consumers.Go(func() {
 					for ev := range s.C {
 						switch consumer {

@@ -7,8 +7,8 @@ import "testing"
 func TestHubDropsSlowSubscriber(t *testing.T) {
 	t.Parallel()
 	h := newHub()
-	slow := h.add([]byte("slow"), 1)
-	fast := h.add([]byte("fast"), 4)
+	slow := h.add([]byte("slow"), 1, RoundView{})
+	fast := h.add([]byte("fast"), 4, RoundView{})
 	for i := 0; i < 3; i++ {
 		h.broadcast(&Event{Type: EventBets})
 	}

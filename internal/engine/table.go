@@ -20,9 +20,10 @@ import (
 	"github.com/crashstudio/crashgame/internal/wallet"
 )
 
-// publicFlush is how often others' bets and cashouts reach the stream: at most
-// ten batches a second.
-const publicFlush = 100 * time.Millisecond
+// publicFlush is how often the round's board reaches the stream when it
+// changed: at most four times a second, a rate a person can read, whatever
+// the number of bets.
+const publicFlush = 250 * time.Millisecond
 
 // roundRetry is how long the table waits before trying again to open a round
 // when the database refused (a restart, a fail-over).
@@ -208,7 +209,7 @@ type Table struct {
 	cur      *liveRound // owned by the loop goroutine
 	viewMu   sync.RWMutex
 	view     RoundView // what Round() returns, copied by the loop
-	public   []BetItem // owned by the loop: items waiting for the next flush
+	board    board     // owned by the loop: the current round's public board
 	stopped  chan struct{}
 	stopOnce sync.Once
 	loopDone chan struct{}
@@ -378,17 +379,11 @@ func (t *Table) Round() (RoundView, int64) {
 }
 
 // Subscribe returns the live events of the table for one session, starting
-// with the current phase. buf bounds how far the subscriber may lag.
+// with the current phase and the round's board. buf bounds how far the
+// subscriber may lag.
 func (t *Table) Subscribe(session []byte, buf int) *Subscription {
-	s := t.hub.add(session, buf)
 	v, _ := t.Round()
-	if v.RoundID != "" {
-		select {
-		case s.ch <- &Event{Type: phaseEvent(v.Phase), Round: v}:
-		default:
-		}
-	}
-	return s
+	return t.hub.add(session, buf, v)
 }
 
 // Subscribers returns the number of live subscriptions.
@@ -447,10 +442,22 @@ func (t *Table) LoadView(ctx context.Context) error {
 		return nil
 	}
 	t.viewMu.Lock()
-	if v.Seq >= t.view.Seq {
+	newer := v.Seq >= t.view.Seq
+	if newer {
 		t.view = v
 	}
 	t.viewMu.Unlock()
+	if !newer || v.Phase == PhaseCrashed {
+		return nil
+	}
+	// The leader's next board may be a while: a table that starts, or that
+	// missed events, starts its subscribers from the board as stored.
+	recs, err := t.store.Bets(ctx, store.BetFilter{RoundIDs: []string{v.RoundID},
+		Statuses: []string{StatusAccepted, StatusCashedOut, StatusLost}})
+	if err != nil {
+		return fmt.Errorf("engine: load the board of %s: %w", v.RoundID, err)
+	}
+	t.hub.loadBoard(boardOf(v, recs))
 	return nil
 }
 
@@ -951,6 +958,7 @@ func (t *Table) startRound(ctx context.Context, seq int64) error {
 		return fmt.Errorf("engine: open round: %w", err)
 	}
 	t.cur = &liveRound{rec: rec, core: round.New(rec.ID, rec.CrashPoint, rec.BettingEndsAt.Time()), live: map[string]*liveBet{}}
+	t.board = board{}
 	t.publish(EventRoundBetting)
 	return nil
 }
@@ -1144,14 +1152,12 @@ func (t *Table) refundDemo(b *liveBet) {
 
 func (t *Table) notifyQueue() { t.cfg.Outbox.Notify() }
 
-// flushPublic sends the pending public items as one batch.
+// flushPublic sends the round's board when it changed since it was last sent.
 func (t *Table) flushPublic() {
-	if len(t.public) == 0 || t.cur == nil {
+	if !t.board.changed || t.cur == nil {
 		return
 	}
-	items := t.public
-	t.public = nil
-	t.events.Broadcast(&Event{Type: EventBets, Items: items, Round: t.view})
+	t.events.Broadcast(t.board.event(t.view))
 }
 
 // item is the bet as other players see it, in the round's state core.

@@ -11,23 +11,24 @@ import (
 // wireEvent is an engine.Event on the game's event subject, with the session
 // it is for (none: every subscriber).
 type wireEvent struct {
-	Session  []byte           `json:"session,omitempty"`
-	Type     string           `json:"type"`
-	Round    engine.RoundView `json:"round"`
-	Items    []engine.BetItem `json:"items,omitempty"`
-	Snapshot bool             `json:"snapshot,omitempty"`
-	Bet      *engine.BetView  `json:"bet,omitempty"`
-	Balance  int64            `json:"balance,omitempty"`
-	Currency string           `json:"currency,omitempty"`
+	Session   []byte           `json:"session,omitempty"`
+	Type      string           `json:"type"`
+	Round     engine.RoundView `json:"round"`
+	Items     []engine.BetItem `json:"items,omitempty"`
+	Count     int              `json:"count,omitempty"`
+	CashedOut int              `json:"cashed_out,omitempty"`
+	Bet       *engine.BetView  `json:"bet,omitempty"`
+	Balance   int64            `json:"balance,omitempty"`
+	Currency  string           `json:"currency,omitempty"`
 }
 
 func wireOf(session []byte, ev *engine.Event) wireEvent {
-	return wireEvent{Session: session, Type: ev.Type, Round: ev.Round, Items: ev.Items, Snapshot: ev.Snapshot,
+	return wireEvent{Session: session, Type: ev.Type, Round: ev.Round, Items: ev.Items, Count: ev.Count, CashedOut: ev.CashedOut,
 		Bet: ev.Bet, Balance: ev.Balance, Currency: ev.Currency}
 }
 
 func (w wireEvent) event() *engine.Event {
-	return &engine.Event{Type: w.Type, Round: w.Round, Items: w.Items, Snapshot: w.Snapshot,
+	return &engine.Event{Type: w.Type, Round: w.Round, Items: w.Items, Count: w.Count, CashedOut: w.CashedOut,
 		Bet: w.Bet, Balance: w.Balance, Currency: w.Currency}
 }
 

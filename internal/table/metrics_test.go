@@ -57,7 +57,7 @@ func TestStreamMetrics(t *testing.T) {
 
 	c := e.dial(t, srv)
 	c.send(map[string]any{"type": "hello", "session": e.openDemo(t)})
-	// After the hello: balance, the current phase, the bets snapshot.
+	// After the hello: balance, the current phase, the round's board.
 	for range 3 {
 		if _, err := c.next(); err != nil {
 			t.Fatal(err)

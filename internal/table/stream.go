@@ -32,8 +32,7 @@ const (
 	maxClientMessage                        = 1024 // bytes; larger closes with 1009
 	streamWriteWait                         = 5 * time.Second
 	streamKeepAlive                         = 30 * time.Second
-	streamSnapshotMax                       = 100 // bets in the snapshot sent after hello
-	clientMessageRate                       = 5   // messages per second a client may send
+	clientMessageRate                       = 5 // messages per second a client may send
 	clientMessageBurst                      = 20
 )
 
@@ -150,7 +149,7 @@ func (s *Server) serveStream(st *stream) {
 
 	sub := t.Subscribe(sess.Hash, s.cfg.StreamBuffer)
 	defer sub.Close()
-	s.resync(st, t, sess, sub)
+	s.resync(st, sess, sub)
 
 	keepAlive := time.NewTicker(streamKeepAlive)
 	defer keepAlive.Stop()
@@ -242,71 +241,28 @@ func (s *Server) closeInactive(st *stream, sess sessions.Session) {
 const liveBetRecheck = 5 * time.Second
 
 // resync sends what a new or reconnecting client starts from: its balance, the
-// current phase, the round's bets (snapshot) and its own bets in the round.
-func (s *Server) resync(st *stream, t Game, sess sessions.Session, sub *engine.Subscription) {
+// current phase and the round's board (queued first by Subscribe), and its
+// own bets in the round.
+func (s *Server) resync(st *stream, sess sessions.Session, sub *engine.Subscription) {
 	bal := s.sessions.Balance(sess.Hash).Balance
 	s.writeNow(st, marshal(table.BalanceEvent{Type: "balance", Balance: max(bal, 0), Currency: sess.Currency}))
-
-	// Subscribe queued the current phase first; without one, build it.
-	var pending *engine.Event
-	select {
-	case ev, ok := <-sub.C:
-		if ok {
-			if strings.HasPrefix(ev.Type, "round.") {
-				s.writeNow(st, ev.Encoded(s.event))
-			} else {
-				pending = ev
+	var roundID string
+	for range 2 {
+		select {
+		case ev, ok := <-sub.C:
+			if !ok {
+				return
 			}
-		}
-	default:
-	}
-	v, _ := t.Round()
-	if pending != nil || v.RoundID == "" {
-		if v.RoundID != "" {
-			s.writeNow(st, s.event(&engine.Event{Type: phaseEvent(v.Phase), Round: v}))
+			if strings.HasPrefix(ev.Type, "round.") {
+				roundID = ev.Round.RoundID
+			}
+			s.writeNow(st, ev.Encoded(s.event))
+		default:
 		}
 	}
-	if v.RoundID != "" {
-		s.snapshot(st, sess, v.RoundID)
-	}
-	if pending != nil {
-		if msg := pending.Encoded(s.event); msg != nil {
-			s.writeNow(st, msg)
-		}
-	}
-}
-
-func phaseEvent(phase string) string {
-	switch phase {
-	case engine.PhaseFlying:
-		return engine.EventRoundFlying
-	case engine.PhaseCrashed:
-		return engine.EventRoundCrashed
-	}
-	return engine.EventRoundBetting
-}
-
-// snapshot sends the round's latest bets as a snapshot (masked names only) and
-// the session's own bets of the round, from the database.
-func (s *Server) snapshot(st *stream, sess sessions.Session, roundID string) {
-	recs, err := s.records.Bets(st.io, store.BetFilter{RoundIDs: []string{roundID},
-		Statuses:    []string{engine.StatusAccepted, engine.StatusCashedOut, engine.StatusLost},
-		NewestFirst: true, Limit: streamSnapshotMax})
-	if err != nil {
-		s.log.Warn("stream: reading the round's bets failed", "err", err)
+	if roundID == "" {
 		return
 	}
-	snap := true
-	ev := table.BetsEvent{Type: "bets", RoundId: roundID, Snapshot: &snap, Items: make([]table.BetsItem, 0, len(recs))}
-	for _, r := range recs {
-		it := engine.BetItem{BetID: r.ID, Name: r.PlayerName, Currency: r.Currency, Amount: r.Amount}
-		if r.Status == engine.StatusCashedOut && r.Payout != nil {
-			it.Multiplier, it.Payout = r.Multiplier, *r.Payout
-		}
-		ev.Items = append(ev.Items, betsItemOf(it))
-	}
-	s.writeNow(st, marshal(ev))
-
 	own, err := s.records.Bets(st.io, store.BetFilter{SessionHash: sess.Hash, RoundIDs: []string{roundID}})
 	if err != nil {
 		s.log.Warn("stream: reading the session's bets failed", "err", err)
@@ -468,11 +424,8 @@ func (s *Server) event(ev *engine.Event) []byte {
 		return marshal(table.RoundCrashedEvent{Type: "round.crashed", RoundId: v.RoundID, CrashPoint: max(v.CrashPoint, 100),
 			Hash: v.Hash, CrashedAt: millis(v.CrashedAt), ServerTime: &now})
 	case engine.EventBets:
-		out := table.BetsEvent{Type: "bets", RoundId: v.RoundID, Items: make([]table.BetsItem, 0, len(ev.Items))}
-		if ev.Snapshot {
-			snap := true
-			out.Snapshot = &snap
-		}
+		out := table.BetsEvent{Type: "bets", RoundId: v.RoundID, Count: int32(ev.Count), CashedOut: int32(ev.CashedOut),
+			Items: make([]table.BetsItem, 0, len(ev.Items))}
 		for _, it := range ev.Items {
 			out.Items = append(out.Items, betsItemOf(it))
 		}

@@ -140,7 +140,7 @@ func TestStream(t *testing.T) {
 
 	c := e.dial(t, srv)
 	c.send(map[string]any{"type": "hello", "session": s})
-	// After a hello: balance, the current phase, the bets snapshot.
+	// After a hello: balance, the current phase, the round's board.
 	ev, err := c.next()
 	if err != nil || ev["type"] != "balance" || ev["balance"] != float64(1_000_000) || ev["currency"] != "BRL" {
 		t.Fatalf("first event = %v, %v", ev, err)
@@ -148,8 +148,8 @@ func TestStream(t *testing.T) {
 	if ev, _ = c.next(); !strings.HasPrefix(ev["type"].(string), "round.") {
 		t.Fatalf("second event = %v", ev)
 	}
-	if ev, _ = c.next(); ev["type"] != "bets" || ev["snapshot"] != true {
-		t.Fatalf("third event = %v", ev)
+	if ev, _ = c.next(); ev["type"] != "bets" || ev["count"] == nil || ev["cashed_out"] == nil || ev["items"] == nil {
+		t.Fatalf("third event = %v, want the round's board", ev)
 	}
 
 	// Latency probe.
@@ -166,14 +166,15 @@ func TestStream(t *testing.T) {
 		t.Fatalf("bet: %d %s", rec.Code, rec.Body)
 	}
 	placed := decode[gt.BetPlaced](t, rec)
-	// The own bet, the balance and the public batch, in whatever order the
-	// table's flush interleaves them.
+	// The own bet, the balance and the board that lists it, in whatever
+	// order the table's flush interleaves them.
 	c.untilAll(map[string]func(map[string]any) bool{
 		"bet":     func(ev map[string]any) bool { return ev["bet"].(map[string]any)["bet_id"] == placed.BetId },
 		"balance": func(ev map[string]any) bool { return ev["balance"] == float64(999_000) },
 		"bets": func(ev map[string]any) bool {
 			items, _ := ev["items"].([]any)
-			return len(items) > 0 && items[0].(map[string]any)["name"] == "Demo"
+			return ev["count"] == float64(1) && len(items) == 1 && items[0].(map[string]any)["bet_id"] == placed.BetId &&
+				items[0].(map[string]any)["name"] == "Demo"
 		},
 	})
 	c.until("round.flying", nil)

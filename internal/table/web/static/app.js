@@ -12,7 +12,6 @@ import * as fair from './fairness.js';
 
 const SESSION_KEY = 'crashgame.session';
 const MAX_PANELS = 5;
-const LIVE_ROWS = 50;
 
 const $ = (id) => document.getElementById(id);
 
@@ -23,7 +22,7 @@ const state = {
   bestRtt: Infinity,
   latency: null,
   round: null,
-  live: new Map(),
+  live: { round_id: '', items: [], count: 0, cashed_out: 0 }, // the round's board
   rounds: [],
   panels: [],
   fairness: null,
@@ -234,7 +233,7 @@ function handle(ev) {
       if (ev.currency === cur()) setBalance(ev.balance);
       break;
     case 'round.betting':
-      if (!state.round || state.round.round_id !== ev.round_id) state.live.clear();
+      if (state.live.round_id !== ev.round_id) state.live = { round_id: ev.round_id, items: [], count: 0, cashed_out: 0 };
       state.round = { round_id: ev.round_id, phase: 'betting', betting_ends_at: ev.betting_ends_at };
       hintOffset(ev.server_time);
       for (const p of state.panels) p.newRound(ev.round_id);
@@ -254,8 +253,9 @@ function handle(ev) {
       }
       break;
     case 'bets':
-      if (ev.snapshot) state.live.clear();
-      for (const it of ev.items) state.live.set(it.bet_id, it);
+      // Each board replaces the last; one of an older round comes too late.
+      if (state.round && state.round.round_id !== ev.round_id) break;
+      state.live = ev;
       renderLive();
       break;
     case 'bet':
@@ -369,7 +369,7 @@ function cell(text, cls) {
 function renderLive() {
   const rows = $('live-rows');
   rows.replaceChildren();
-  const items = Array.from(state.live.values()).reverse().slice(0, LIVE_ROWS);
+  const items = state.live.items;
   for (const it of items) {
     const row = document.createElement('div');
     row.className = 'row' + (it.multiplier ? ' won' : '');
@@ -378,6 +378,9 @@ function renderLive() {
     rows.append(row);
   }
   $('live-empty').hidden = items.length > 0;
+  const counts = $('live-counts');
+  counts.hidden = state.live.count === 0;
+  setText(counts, 'bets.counts', { count: state.live.count, cashed: state.live.cashed_out });
 }
 
 let myTimer = null;
