@@ -240,6 +240,15 @@ func TestDrainCheckAsksEveryReplica(t *testing.T) {
 func TestRoundInterruptedByFailover(t *testing.T) {
 	t.Parallel()
 	lg := &loadgen{o: &options{rounds: 3}, crashed: map[string]bool{}, allCrashed: make(chan struct{}), roundTimes: map[string]*roundStat{}}
+	// A round in betting during the set-up is never played, even once the
+	// quiet wait is over: its window was partly spent.
+	if lg.admitRound("r0") {
+		t.Fatal("a round admitted during the set-up")
+	}
+	lg.startPlaying()
+	if lg.admitRound("r0") {
+		t.Fatal("a round seen during the set-up admitted after it")
+	}
 	for _, step := range []struct {
 		betting, crashed string
 	}{

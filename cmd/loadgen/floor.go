@@ -46,8 +46,8 @@ type floorResult struct {
 	OK         int     `json:"ok"`
 	CPUSeconds float64 `json:"cpu_s"`
 	CPUPerBet  float64 `json:"cpu_us_per_bet"`
-	// GameRatio is the game's CPU per accepted bet above its connected-idle
-	// cost over the floor's CPU per bet (the issue's goal: at most 1.5).
+	// GameRatio is the game's CPU per accepted bet in its betting windows
+	// over the floor's CPU per bet (the issue's goal: at most 1.5).
 	GameRatio float64 `json:"game_cpu_ratio"`
 }
 

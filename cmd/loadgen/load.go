@@ -53,6 +53,8 @@ type loadgen struct {
 	rec *recorder
 
 	roundMu     sync.Mutex
+	playing     bool            // the quiet wait after the set-up is over
+	early       map[string]bool // rounds in betting before that: never played
 	rounds      []string        // rounds admitted for betting, in order
 	crashed     map[string]bool // ended: crashed, or interrupted
 	interrupted []string        // admitted rounds that ended without a crash
@@ -85,11 +87,22 @@ type roundStat struct {
 	PerSecond  float64 `json:"accepted_per_s"`
 }
 
+// admitRound says whether the players bet in round id: the first rounds
+// whose betting began after the quiet wait, up to --rounds.
 func (lg *loadgen) admitRound(id string) bool {
 	lg.roundMu.Lock()
 	defer lg.roundMu.Unlock()
 	if slices.Contains(lg.rounds, id) {
 		return true
+	}
+	if !lg.playing || lg.early[id] {
+		// A round already in betting during the set-up or the quiet wait
+		// would make neither quiet, and its window would be partly spent.
+		if lg.early == nil {
+			lg.early = map[string]bool{}
+		}
+		lg.early[id] = true
+		return false
 	}
 	// A new round's betting ends every earlier one: a round a new leader
 	// settled by the fail-over rule never crashes on the streams.
@@ -105,6 +118,13 @@ func (lg *loadgen) admitRound(id string) bool {
 	lg.rounds = append(lg.rounds, id)
 	lg.roundTimes[id] = &roundStat{ID: id, FirstBetAt: -1}
 	return true
+}
+
+// startPlaying ends the quiet wait: the next round's betting is played.
+func (lg *loadgen) startPlaying() {
+	lg.roundMu.Lock()
+	defer lg.roundMu.Unlock()
+	lg.playing = true
 }
 
 func (lg *loadgen) roundCrashed(id string) {
@@ -242,6 +262,7 @@ func load(ctx context.Context, o *options, sys *system, stdout io.Writer) (*resu
 	res.Setup.ConnectedAt = time.Since(lg.rec.start).Seconds()
 	time.Sleep(4 * time.Second)
 	res.Setup.LoadedAt = time.Since(lg.rec.start).Seconds()
+	lg.startPlaying()
 	fmt.Fprintf(stdout, "%d streams open (%d failed) in %.1f s; playing %d rounds...\n", res.Stream.Opened, streamFail.Load(), res.Setup.Seconds, o.rounds)
 
 	select {
@@ -269,7 +290,7 @@ func load(ctx context.Context, o *options, sys *system, stdout io.Writer) (*resu
 		if err != nil {
 			return nil, fmt.Errorf("floor: %w", err)
 		}
-		fr.GameRatio = ratio(res.Game.CPUPerBetAboveIdle, fr.CPUPerBet)
+		fr.GameRatio = ratio(res.Game.CPUPerBetInWindows, fr.CPUPerBet)
 		res.Floor = &fr
 	}
 	return res, nil

@@ -72,10 +72,14 @@ type result struct {
 		// bets it accepted: everything a bet costs end to end (player API,
 		// engine, /bet, commits, the streams' fan-out), in microseconds.
 		CPUPerAcceptedBet float64 `json:"cpu_us_per_accepted_bet"`
-		// CPUPerBetAboveIdle leaves out what the connected players cost
-		// with no bet at all (CPUCoresIdle over the same time): a long
-		// flight adds idle time, not bets. The floor's ratio uses it.
-		CPUPerBetAboveIdle float64 `json:"cpu_us_per_accepted_bet_above_idle"`
+		// CPUPerBetInWindows is the game's CPU from each played round's
+		// first bet to its last accepted one, over the bets accepted: the bet
+		// path with everything that runs beside it then (the round's board
+		// and the players' own events to every stream, the queue, the
+		// connected players' keep-alives), without the flying phases and
+		// pauses, whose cost does not depend on the bets.
+		CPUPerBetInWindows float64 `json:"cpu_us_per_accepted_bet_in_windows"`
+		CPUCoresInWindows  float64 `json:"cpu_cores_in_windows"`
 		QueuePeak          float64 `json:"queue_pending_peak"`
 	} `json:"game"`
 	// Floor is the floor of a bet in the same run (--floor).
@@ -268,12 +272,7 @@ func (lg *loadgen) summarise(res *result) {
 		}
 	}
 	g.CPUCoresIdle = max(g.CPUCoresIdle, 0)
-	// Above idle only when the idle cost was measured below the playing one;
-	// else it stays 0 and the summary says it could not be told apart.
-	if first != nil && last != nil && res.Bets.Accepted > 0 && g.CPUCoresIdle < g.CPUCoresPlaying {
-		above := (last.CPUSeconds - first.CPUSeconds) - g.CPUCoresIdle*(last.At-first.At)
-		g.CPUPerBetAboveIdle = above * 1e6 / float64(res.Bets.Accepted)
-	}
+	g.CPUPerBetInWindows, g.CPUCoresInWindows = windowCost(res.Bets.Rounds, res.Samples)
 	lg.samplesMu.Lock()
 	for i, t := range o.replicas {
 		var ss []replicaSample
@@ -335,17 +334,13 @@ func printSummary(w io.Writer, res *result) {
 		what, float64(g.IdleRSSBytes)/(1<<20), float64(g.LoadedRSSBytes)/(1<<20), g.BytesPerPlayer/1024, float64(g.PeakRSSBytes)/(1<<20), g.PeakBytesPerPlayer/1024,
 		g.CPUCoresPlaying, g.CPUMsPerSecPerPlay, g.CPUCoresIdle, g.MessagesPerSec, g.QueuePeak)
 	if g.CPUPerAcceptedBet > 0 {
-		above := "not told apart from the connected-idle cost (no quiet second measured below the playing rate)"
-		if g.CPUPerBetAboveIdle > 0 {
-			above = fmt.Sprintf("%.0f µs above the connected-idle cost", g.CPUPerBetAboveIdle)
-		}
-		fmt.Fprintf(w, "%s cpu per accepted bet: %.0f µs (everything while playing, streams included), %s\n",
-			what, g.CPUPerAcceptedBet, above)
+		fmt.Fprintf(w, "%s cpu per accepted bet: %.0f µs in the betting windows (%.2f cores there), %.0f µs over everything while playing (flights and pauses included)\n",
+			what, g.CPUPerBetInWindows, g.CPUCoresInWindows, g.CPUPerAcceptedBet)
 	}
 	if f := res.Floor; f != nil {
-		ratio := "no ratio (the game's cost above idle was not measured)"
+		ratio := "no ratio (the game's cost in its betting windows was not measured)"
 		if f.GameRatio > 0 {
-			ratio = fmt.Sprintf("the game's cpu per accepted bet above idle is %.2f× the floor's", f.GameRatio)
+			ratio = fmt.Sprintf("the game's cpu per accepted bet in its betting windows is %.2f× the floor's", f.GameRatio)
 		}
 		fmt.Fprintf(w, "floor: %d bets, %d ok; latency p50 %.1f p99 %.1f ms; cpu %.0f µs per bet; %s; outcomes %v\n",
 			f.N, f.OK, f.P50, f.P99, f.CPUPerBet, ratio, f.Outcomes)
@@ -369,4 +364,40 @@ func printSummary(w io.Writer, res *result) {
 		}
 		fmt.Fprintln(w, "  BROKEN:", b)
 	}
+}
+
+// windowCost is the game's CPU per accepted bet (µs) and its cores, from each
+// round's first bet to its last accepted one, with the CPU read off the
+// samples at those moments; 0, 0 without a measured window.
+func windowCost(rounds []roundStat, samples []procSample) (perBetUS, cores float64) {
+	var cpu, seconds float64
+	var bets int
+	for _, r := range rounds {
+		if r.FirstBetAt < 0 || r.LastBetAt <= r.FirstBetAt || r.Accepted == 0 {
+			continue
+		}
+		a, okA := cpuAt(samples, r.FirstBetAt)
+		b, okB := cpuAt(samples, r.LastBetAt)
+		if okA && okB {
+			cpu += b - a
+			seconds += r.LastBetAt - r.FirstBetAt
+			bets += r.Accepted
+		}
+	}
+	if bets == 0 {
+		return 0, 0
+	}
+	return cpu * 1e6 / float64(bets), cpu / seconds
+}
+
+// cpuAt is the process's CPU seconds at t, read between the two samples
+// around it (linearly); false when t is outside the samples.
+func cpuAt(samples []procSample, t float64) (float64, bool) {
+	for i := 1; i < len(samples); i++ {
+		a, b := samples[i-1], samples[i]
+		if a.At <= t && t <= b.At && b.At > a.At {
+			return a.CPUSeconds + (b.CPUSeconds-a.CPUSeconds)*(t-a.At)/(b.At-a.At), true
+		}
+	}
+	return 0, false
 }

@@ -126,7 +126,8 @@ func (t *Table) PlaceBet(ctx context.Context, p Player, req BetRequest) (BetResu
 		}
 		live = &liveBet{rec: rec, player: p, round: r}
 		r.live[id] = live
-		deadline, epoch, term = r.core.BettingEnds(), t.epoch, t.term
+		// The debit may be answered until the round takes off (DebitGrace).
+		deadline, epoch, term = r.core.BettingEnds().Add(t.cfg.DebitGrace), t.epoch, t.term
 	})
 	if err == nil {
 		err = rerr
@@ -252,10 +253,10 @@ func (t *Table) settleDebit(b *liveBet, rec store.BetRecord, res wallet.Result, 
 		default:
 			// Success after the window closed (refusal after the debit, RB-3),
 			// or an outcome still unknown at its close: roll back.
-			reason := "debit outcome unknown when the betting window closed"
+			reason := "debit outcome unknown at take-off"
 			answer = ErrWalletUnavailable
 			if res.Outcome == wallet.Success {
-				reason, answer = "debit confirmed after the betting window closed", round.ErrBettingClosed
+				reason, answer = "debit confirmed after take-off", round.ErrBettingClosed
 			}
 			delete(r.live, b.rec.ID)
 			done = t.submitAt(epoch, func(ctx context.Context) error {

@@ -216,11 +216,13 @@ func (h *harness) waitPhase(phase string) engine.RoundView {
 	return v
 }
 
-// fly ends the betting phase and waits for the take-off.
+// fly ends the betting phase and the wait after it for the debits still
+// unanswered (DebitGrace), and waits for the take-off.
 func (h *harness) fly() engine.RoundView {
 	h.t.Helper()
 	v, _ := h.table.Round()
-	h.clock.Set(v.BettingEndsAt)
+	// The window, and the wait after it for debits still unanswered.
+	h.clock.Set(v.BettingEndsAt.Add(engine.DefaultDebitGrace))
 	// A round may crash at 1.00x, at take-off: then it is never seen flying.
 	deadline := time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) {

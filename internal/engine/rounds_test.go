@@ -274,6 +274,56 @@ func TestBetOutcomeAfterTheWindow(t *testing.T) {
 	}
 }
 
+// A debit the wallet answers after the window closed, while the round waits
+// for the window's debits (DebitGrace), accepts the bet: the round takes off
+// only once it is answered, and a player who bet in time keeps the bet.
+func TestDebitAnsweredWhileTheRoundWaitsToTakeOff(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, "")
+	release := make(chan struct{})
+	h.wallet.answer = func(c wallet.BetCall, deadline time.Time) wallet.Result {
+		<-release
+		return wallet.Result{Outcome: wallet.Success, Balance: 1, HasBalance: true}
+	}
+	h.run()
+	errc := make(chan error, 1)
+	go func() {
+		_, err := h.table.PlaceBet(context.Background(), alice, engine.BetRequest{Amount: 700})
+		errc <- err
+	}()
+	for len(h.callsSnapshot()) == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	v, _ := h.table.Round()
+	h.clock.Set(v.BettingEndsAt.Add(engine.DefaultDebitGrace / 2))
+	// A bet received now is refused: the window has closed.
+	if _, err := h.table.PlaceBet(context.Background(), playerOf("acme", "bob"), engine.BetRequest{Amount: 100}); !errors.Is(err, round.ErrBettingClosed) {
+		t.Fatalf("a bet after the window: %v", err)
+	}
+	time.Sleep(50 * time.Millisecond)
+	if n, _ := h.table.Round(); n.Phase != engine.PhaseBetting {
+		t.Fatalf("the round took off (%s) with a debit of its window unanswered", n.Phase)
+	}
+	close(release)
+	if err := <-errc; err != nil {
+		t.Fatalf("the bet answered in the wait: %v", err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for n, _ := h.table.Round(); n.Phase == engine.PhaseBetting; n, _ = h.table.Round() {
+		if time.Now().After(deadline) {
+			t.Fatal("the round did not take off once its last debit was answered")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	id := h.callsSnapshot()[0].TransactionID
+	if rec := h.bet(id); rec.Status != engine.StatusAccepted && rec.Status != engine.StatusLost && rec.Status != engine.StatusCashedOut {
+		t.Fatalf("stored %+v", rec)
+	}
+	if m := h.movements(); len(m) != 0 {
+		t.Fatalf("movements %+v, want none (no rollback)", m)
+	}
+}
+
 func (h *harness) callsSnapshot() []wallet.BetCall {
 	h.wallet.mu.Lock()
 	defer h.wallet.mu.Unlock()

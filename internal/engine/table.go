@@ -25,6 +25,11 @@ import (
 // the number of bets.
 const publicFlush = 250 * time.Millisecond
 
+// DefaultDebitGrace is how long a round waits at most, after its window,
+// for the debits of the bets received in it: a wallet that answers a /bet
+// within this much past the window does not cost its player the bet.
+const DefaultDebitGrace = time.Second
+
 // roundRetry is how long the table waits before trying again to open a round
 // when the database refused (a restart, a fail-over).
 const roundRetry = time.Second
@@ -149,6 +154,12 @@ type Config struct {
 	// ShutdownGrace bounds how long a flying round may go on after Stop before
 	// it is settled as interrupted (default 30 s).
 	ShutdownGrace time.Duration
+	// DebitGrace bounds how long a round waits after its betting window, before
+	// it takes off, for the wallet's answers to the debits of bets received in
+	// the window (default DefaultDebitGrace; negative: no wait). A debit
+	// answered in it is accepted; one still unanswered at its end is refused
+	// and rolled back (RB-3).
+	DebitGrace time.Duration
 	// Lease is how the table holds its leadership (defaults: LeaseSettings).
 	Lease LeaseSettings
 	// Events receives the table's events while it leads; nil: its own
@@ -275,6 +286,12 @@ func New(ctx context.Context, cfg Config) (*Table, error) {
 	}
 	if cfg.ShutdownGrace <= 0 {
 		cfg.ShutdownGrace = 30 * time.Second
+	}
+	switch {
+	case cfg.DebitGrace == 0:
+		cfg.DebitGrace = DefaultDebitGrace
+	case cfg.DebitGrace < 0:
+		cfg.DebitGrace = 0
 	}
 	if cfg.Demo == nil {
 		cfg.Demo = NewDemoBank()
@@ -686,8 +703,12 @@ func (t *Table) lead(ctx context.Context, epoch int64, since time.Time, flush *<
 			}
 			continue
 		}
-		// Betting: a stop request lets the round go on to its crash.
-		if !t.wait(t.cur.core.BettingEnds(), flush, false) {
+		// Betting: a stop request lets the round go on to its crash. Then the
+		// debits of bets received in the window that the wallet has not
+		// answered yet: the round waits for them, at most DebitGrace, so
+		// that a slow answer does not refuse a bet placed in time.
+		if !t.wait(t.cur.core.BettingEnds(), flush, false) ||
+			!t.waitUntil(t.cur.core.BettingEnds().Add(t.cfg.DebitGrace), flush, false, func() bool { return t.cur.core.Pending() == 0 }) {
 			return t.abandon("lease lost during betting")
 		}
 		if err := t.takeOff(); err != nil {
@@ -900,7 +921,16 @@ func minTime(a, b time.Time) time.Time {
 // lease of the current term is lost; with wakeOnStop it returns true as soon
 // as the table is asked to stop.
 func (t *Table) wait(deadline time.Time, flush *<-chan time.Time, wakeOnStop bool) bool {
+	return t.waitUntil(deadline, flush, wakeOnStop, nil)
+}
+
+// waitUntil is wait that also returns, true, as soon as done (nil: never)
+// holds, checked before each wait and after each message of the inbox.
+func (t *Table) waitUntil(deadline time.Time, flush *<-chan time.Time, wakeOnStop bool, done func() bool) bool {
 	for {
+		if done != nil && done() {
+			return true
+		}
 		d := deadline.Sub(t.clock.Now())
 		if d <= 0 {
 			return true

@@ -115,6 +115,7 @@ type Round struct {
 	crashed     time.Time
 	bets        map[string]*Bet
 	count       map[string]int // bets per player, pending included
+	pending     int            // bets whose debit is not decided yet
 }
 
 // New opens a round in its betting phase, which closes at bettingEnds; the
@@ -123,6 +124,9 @@ func New(id string, crashPoint int64, bettingEnds time.Time) *Round {
 	return &Round{id: id, crashPoint: crashPoint, phase: Betting, bettingEnds: bettingEnds,
 		bets: map[string]*Bet{}, count: map[string]int{}}
 }
+
+// Pending returns how many bets wait for their debit's outcome.
+func (r *Round) Pending() int { return r.pending }
 
 // ID returns the round's id.
 func (r *Round) ID() string { return r.id }
@@ -174,6 +178,7 @@ func (r *Round) Admit(now time.Time, in Intent) (Bet, error) {
 		return Bet{}, errors.New("round: bet id already admitted")
 	}
 	r.count[in.Player]++
+	r.pending++
 	b := &Bet{Intent: in, State: Pending}
 	r.bets[in.ID] = b
 	return *b, nil
@@ -183,6 +188,7 @@ func (r *Round) Admit(now time.Time, in Intent) (Bet, error) {
 // not be committed): its place is free again.
 func (r *Round) Forget(id string) {
 	if b, ok := r.bets[id]; ok && b.State == Pending {
+		r.pending--
 		r.drop(b)
 	}
 }
@@ -199,9 +205,10 @@ const (
 
 // Debited records the outcome of a pending bet's debit of stake cents (a free
 // round's stake is its grant's value, known once its intent committed) and
-// returns the bet as it now stands: Accepted when debited while the round still
-// bets; Refused on a refusal (its place is free again); Voided when debited
-// after the window closed or still undecided (the debit must be rolled back,
+// returns the bet as it now stands: Accepted when debited before take-off (in
+// the window, or while the round waits after it for the window's last
+// debits); Refused on a refusal (its place is free again); Voided when
+// debited after take-off or still undecided (the debit must be rolled back,
 // RB-3).
 func (r *Round) Debited(id string, stake int64, o Outcome, at time.Time) (Bet, error) {
 	b, ok := r.bets[id]
@@ -209,6 +216,7 @@ func (r *Round) Debited(id string, stake int64, o Outcome, at time.Time) (Bet, e
 		return Bet{}, ErrUnknownBet
 	}
 	b.Amount = stake
+	r.pending--
 	switch {
 	case o == Debited && r.phase == Betting:
 		b.State = Accepted
@@ -270,7 +278,9 @@ func (r *Round) Cancel(owner, id string, at time.Time) (b Bet, repeat bool, err 
 		return Bet{}, false, ErrUnknownBet
 	case p.State == Cancelled:
 		return *p, true, nil
-	case r.phase != Betting || p.State != Accepted:
+	case r.phase != Betting || !at.Before(r.bettingEnds) || p.State != Accepted:
+		// After the window, while the round waits for the last debits to
+		// take off, a bet is as good as flying.
 		return Bet{}, false, ErrCancelNotAllowed
 	}
 	p.State, p.SettledAt = Cancelled, at

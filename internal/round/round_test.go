@@ -235,7 +235,8 @@ func TestCancelAndVoid(t *testing.T) {
 // most max_win, never at or after the crash, at a multiplier not above the
 // crash point; once the round is over, every bet the wallet debited within the
 // window ends in exactly one of cashed out, lost, cancelled or void; a player
-// never holds more than five live bets.
+// never holds more than five live bets; the round counts the bets whose debit
+// is undecided.
 func TestRandomActionsKeepTheInvariants(t *testing.T) {
 	t.Parallel()
 	for seed := uint64(1); seed <= 2000; seed++ {
@@ -372,6 +373,17 @@ func checkRandomRound(t *testing.T, seed uint64) {
 				}
 			}
 		}
+		// The round counts the bets that wait for their debit (the loop
+		// waits for them before take-off).
+		waiting := 0
+		for _, b := range bets {
+			if b.state == round.Pending {
+				waiting++
+			}
+		}
+		if r.Pending() != waiting {
+			t.Fatalf("seed %d: Pending() = %d, %d bets wait for their debit", seed, r.Pending(), waiting)
+		}
 	}
 	// End the round whatever happened, then settle what is still undecided.
 	switch r.Phase() {
@@ -405,5 +417,41 @@ func checkRandomRound(t *testing.T, seed uint64) {
 		if b.debited && b.state != round.CashedOut && b.state != round.Lost && b.state != round.Cancelled && b.state != round.Voided {
 			t.Fatalf("seed %d: debited bet %s ended %s", seed, id, b.state)
 		}
+	}
+}
+
+// A debit that the wallet confirms after the window closed but before the
+// round takes off (the loop waits for the window's last debits) is accepted;
+// one confirmed after take-off is voided and rolled back (RB-3). No bet is
+// admitted and none cancelled once the window closed.
+func TestDebitBetweenWindowAndTakeOff(t *testing.T) {
+	t.Parallel()
+	r := bettingRound(500)
+	ends := r.BettingEnds()
+	for _, id := range []string{"in-wait", "after"} {
+		if _, err := r.Admit(ends.Add(-time.Millisecond), intent(id, "s", "p", 100, 0)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	accepted(t, r, intent("early", "s", "p", 100, 0))
+	if r.Pending() != 2 {
+		t.Fatalf("Pending() = %d, want 2", r.Pending())
+	}
+	if _, err := r.Admit(ends, intent("late", "s", "p", 100, 0)); !errors.Is(err, round.ErrBettingClosed) {
+		t.Fatalf("a bet received at the window's end: %v", err)
+	}
+	if _, _, err := r.Cancel("s", "early", ends.Add(100*time.Millisecond)); !errors.Is(err, round.ErrCancelNotAllowed) {
+		t.Fatalf("a cancel after the window: %v", err)
+	}
+	if b, err := r.Debited("in-wait", 100, round.Debited, ends.Add(300*time.Millisecond)); err != nil || b.State != round.Accepted {
+		t.Fatalf("debited while the round waits to take off: %+v %v", b, err)
+	}
+	r.TakeOff(ends.Add(400 * time.Millisecond))
+	// RB-3: debited after take-off, the bet is voided and its debit rolled back.
+	if b, err := r.Debited("after", 100, round.Debited, ends.Add(500*time.Millisecond)); err != nil || b.State != round.Voided {
+		t.Fatalf("debited after take-off: %+v %v", b, err)
+	}
+	if r.Pending() != 0 {
+		t.Fatalf("Pending() = %d after every debit was decided", r.Pending())
 	}
 }
