@@ -24,11 +24,7 @@ func (s *Server) registerMetrics(r prometheus.Registerer) error {
 	open := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "crashgame_streams_open",
 		Help: "Player streams this process holds.",
-	}, func() float64 {
-		s.streamMu.Lock()
-		defer s.streamMu.Unlock()
-		return float64(len(s.streams))
-	})
+	}, func() float64 { return float64(s.open.Load()) })
 	if _, err := promreg.Register(r, messages); err != nil {
 		return err
 	}

@@ -93,6 +93,8 @@ type envOptions struct {
 	sessionsNow func() time.Time
 	// registerer receives the server's metrics; nil: none.
 	registerer prometheus.Registerer
+	// boardFrames is the server's BoardFrames; 0: its default.
+	boardFrames int
 }
 
 func newEnv(t *testing.T, o envOptions) *env {
@@ -142,7 +144,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 	srv, err := table.New(table.Config{
 		BaseURL: "https://games.example.com", DefaultLanguage: "pt",
 		Limits:   map[table.Currency]table.Limits{{Operator: "acme", Code: "BRL"}: {MinBet: ptr(100), MaxBet: ptr(100000), MaxWin: ptr(10000000)}},
-		Sessions: ss, Records: st, HelloTimeout: o.hello, Registerer: o.registerer,
+		Sessions: ss, Records: st, HelloTimeout: o.hello, Registerer: o.registerer, BoardFrames: o.boardFrames,
 		ReadRate: o.rate, ReadBurst: o.burst, ActionRate: cmp.Or(o.actionRate, o.rate), ActionBurst: cmp.Or(o.actionBurst, o.burst),
 		Tables: func(id string) (table.Game, bool) { return tbl, id == "crash" },
 	})

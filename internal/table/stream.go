@@ -153,6 +153,8 @@ func (s *Server) serveStream(st *stream) {
 
 	keepAlive := time.NewTicker(streamKeepAlive)
 	defer keepAlive.Stop()
+	var board boardPacer
+	defer board.stop()
 	// The inactivity timeout closes the stream. The player's actions reach the
 	// session through the API, so the deadline is read again when it passes.
 	var (
@@ -180,8 +182,21 @@ func (s *Server) serveStream(st *stream) {
 				}
 				return
 			}
+			if ev.Type == engine.EventBets {
+				// Each board replaces the last: held until this stream's
+				// turn, then only the latest is written.
+				if !board.take(ev, s.boardEvery()) {
+					continue
+				}
+			} else if strings.HasPrefix(ev.Type, "round.") {
+				board.newRound(ev.Round.RoundID)
+			}
 			// Encoded once for every stream that receives the same event.
 			if msg := ev.Encoded(s.event); msg != nil && !s.writeNow(st, msg) {
+				return
+			}
+		case <-board.due():
+			if ev := board.release(); ev != nil && !s.writeNow(st, ev.Encoded(s.event)) {
 				return
 			}
 		case msg := <-st.out:
@@ -201,6 +216,67 @@ func (s *Server) serveStream(st *stream) {
 		case <-st.done:
 			return
 		}
+	}
+}
+
+// boardPacer holds the round's board for one stream between its turns: a
+// board that comes sooner than every after the last one written waits, and
+// a newer board replaces it, so the stream writes the latest board at most
+// once per interval whatever the table's rate.
+type boardPacer struct {
+	written time.Time     // when the last board was written
+	held    *engine.Event // the latest board not written yet
+	timer   *time.Timer
+	c       <-chan time.Time // the held board's turn; nil while none is held
+}
+
+// take says whether ev, a board, is to be written now; if not, it is held
+// (replacing any held one) until its turn, at least every after the last.
+func (b *boardPacer) take(ev *engine.Event, every time.Duration) bool {
+	if b.held != nil {
+		b.held = ev // its turn is already set
+		return false
+	}
+	wait := every - time.Since(b.written)
+	if wait <= 0 {
+		b.written = time.Now()
+		return true
+	}
+	b.held = ev
+	if b.timer == nil {
+		b.timer = time.NewTimer(wait)
+	} else {
+		b.timer.Reset(wait)
+	}
+	b.c = b.timer.C
+	return false
+}
+
+// due is ready when the held board's turn comes.
+func (b *boardPacer) due() <-chan time.Time { return b.c }
+
+// release returns the held board at its turn and marks it written.
+func (b *boardPacer) release() *engine.Event {
+	ev := b.held
+	b.held, b.c = nil, nil
+	if ev != nil {
+		b.written = time.Now()
+	}
+	return ev
+}
+
+// newRound drops a held board of another round than roundID: the client
+// starts the new round's board empty.
+func (b *boardPacer) newRound(roundID string) {
+	if b.held != nil && b.held.Round.RoundID != roundID {
+		b.held, b.c = nil, nil
+		b.timer.Stop()
+	}
+}
+
+func (b *boardPacer) stop() {
+	if b.timer != nil {
+		b.timer.Stop()
 	}
 }
 
@@ -362,6 +438,7 @@ func (s *Server) register(st *stream) bool {
 		old.close(CloseReplaced, "replaced")
 	}
 	s.streams[st.hash] = st
+	s.open.Store(int64(len(s.streams)))
 	return true
 }
 
@@ -371,6 +448,14 @@ func (s *Server) unregister(st *stream) {
 	if s.streams[st.hash] == st {
 		delete(s.streams, st.hash)
 	}
+	s.open.Store(int64(len(s.streams)))
+}
+
+// boardEvery is how often one stream gets the round's board at most: the
+// process writes at most BoardFrames board frames a second to all its
+// streams, so the more streams, the rarer each one's board.
+func (s *Server) boardEvery() time.Duration {
+	return time.Duration(s.open.Load()) * time.Second / time.Duration(s.cfg.BoardFrames)
 }
 
 // WalletSettled takes the answer to a delivered /win or /rollback (the

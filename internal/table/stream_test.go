@@ -195,6 +195,37 @@ func TestStream(t *testing.T) {
 	}
 }
 
+// A stream paced to one board a second (BoardFrames 1, one stream) still
+// gets the latest board: bets placed faster than its turns all show on it,
+// and no two boards reach it closer together than its turn allows.
+func TestStreamBoardPaced(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOptions{rate: 1000, burst: 1000, betting: 6 * time.Second, boardFrames: 1})
+	srv := httptest.NewServer(e.handler)
+	t.Cleanup(srv.Close)
+	s := e.openDemo(t)
+	c := e.dial(t, srv)
+	c.send(map[string]any{"type": "hello", "session": s})
+	c.until("bets", nil)
+	e.waitPhase(t, engine.PhaseBetting, 1500*time.Millisecond)
+	c.until("round.betting", nil) // a fresh round with its whole window ahead
+	for range 3 {
+		if rec := e.call(t, "POST", "/api/v1/bets", s, map[string]any{"amount": 1000}); rec.Code != http.StatusCreated {
+			t.Fatalf("bet: %d %s", rec.Code, rec.Body)
+		}
+	}
+	var last time.Time
+	c.until("bets", func(ev map[string]any) bool {
+		now := time.Now()
+		if !last.IsZero() && now.Sub(last) < 500*time.Millisecond {
+			t.Errorf("two boards %v apart, paced to one a second", now.Sub(last))
+		}
+		last = now
+		items, _ := ev["items"].([]any)
+		return ev["count"] == float64(3) && len(items) == 3
+	})
+}
+
 func TestStreamBalanceFromWallet(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOptions{rate: 1000, burst: 1000})

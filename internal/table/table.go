@@ -55,7 +55,13 @@ const (
 	DefaultActionBurst  = 20 // money actions at once per session
 	DefaultAddressRate  = 5  // session creations and stream openings per second per client address
 	DefaultAddressBurst = 20 // at once per client address
-	DefaultStreamBuffer = 64 // events a stream may lag behind before it is dropped (about 6 s of bets batches)
+	DefaultStreamBuffer = 64 // events a stream may lag behind before it is dropped
+	// DefaultBoardFrames is how many frames of the round's board this process
+	// writes a second to all its streams together, at most: each stream gets
+	// the latest board at most every streams/DefaultBoardFrames seconds, and
+	// at most 4 times a second (the table's own rate). 10,000 frames a second
+	// is about a third of a core here (docs/performance.md).
+	DefaultBoardFrames = 10_000
 	// MaxBodyBytes bounds a request body of the player API.
 	MaxBodyBytes = 4 << 10
 )
@@ -124,6 +130,9 @@ type Config struct {
 	StreamBuffer int
 	// HelloTimeout bounds the wait for the stream's hello (default 5 s).
 	HelloTimeout time.Duration
+	// BoardFrames bounds the board frames written a second to all the
+	// streams together (default DefaultBoardFrames).
+	BoardFrames int
 	// Registerer receives the streams' metrics (metrics.go); nil: none.
 	Registerer prometheus.Registerer
 }
@@ -157,6 +166,7 @@ type Server struct {
 
 	streamMu sync.Mutex
 	streams  map[string]*stream // by session hash
+	open     atomic.Int64       // len(streams), read without the lock
 	closing  bool
 
 	// streamMessages counts the messages written to the streams (metrics.go).
@@ -190,6 +200,7 @@ func New(cfg Config) (*Server, error) {
 	positiveOr(&cfg.AddressBurst, DefaultAddressBurst)
 	positiveOr(&cfg.StreamBuffer, DefaultStreamBuffer)
 	positiveOr(&cfg.HelloTimeout, 5*time.Second)
+	positiveOr(&cfg.BoardFrames, DefaultBoardFrames)
 	msgs, err := loadMessages()
 	if err != nil {
 		return nil, err
