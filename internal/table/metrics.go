@@ -10,7 +10,7 @@ import (
 //
 //   - crashgame_stream_messages_total: messages written to the players'
 //     streams of this process (each table event counts once per stream it
-//     reached, plus each stream's own balances, pongs and snapshots): the
+//     reached, plus each stream's own balances, pongs and hello boards): the
 //     fan-out a replica does, its rate the events fanned out per second;
 //   - crashgame_streams_open: the streams this process holds.
 //
