@@ -196,8 +196,8 @@ func TestStream(t *testing.T) {
 }
 
 // A stream paced to one board a second (BoardFrames 1, one stream) still
-// gets the latest board: bets placed faster than its turns all show on it,
-// and no two boards reach it closer together than its turn allows.
+// gets the latest board: bets placed faster than its turns all show on it.
+// (TestBoardPacer checks the pacing itself, without a clock.)
 func TestStreamBoardPaced(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOptions{rate: 1000, burst: 1000, betting: 6 * time.Second, boardFrames: 1})
@@ -214,13 +214,7 @@ func TestStreamBoardPaced(t *testing.T) {
 			t.Fatalf("bet: %d %s", rec.Code, rec.Body)
 		}
 	}
-	var last time.Time
 	c.until("bets", func(ev map[string]any) bool {
-		now := time.Now()
-		if !last.IsZero() && now.Sub(last) < 500*time.Millisecond {
-			t.Errorf("two boards %v apart, paced to one a second", now.Sub(last))
-		}
-		last = now
 		items, _ := ev["items"].([]any)
 		return ev["count"] == float64(3) && len(items) == 3
 	})
