@@ -162,7 +162,7 @@ func summariseReplica(t replicaTarget, ss []replicaSample, connectedAt, loadedAt
 }
 
 // sampleReplicas scrapes every replica once, at the same moment, and records
-// the cluster's sums in s (CPU, memory; the queue's depth is the database's,
+// the cluster's sums in s (CPU, memory, stream messages; the queue's depth is the database's,
 // so any replica's figure is it).
 func (lg *loadgen) sampleReplicas(s *procSample) {
 	type got struct {
@@ -197,6 +197,7 @@ func (lg *loadgen) sampleReplicas(s *procSample) {
 		lg.replicaSamples[i] = append(lg.replicaSamples[i], rs)
 		s.CPUSeconds += rs.CPUSeconds
 		s.RSSBytes += rs.RSSBytes
+		s.Messages += rs.Messages
 		s.Pending = max(s.Pending, rs.Pending)
 	}
 }
