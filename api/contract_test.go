@@ -65,6 +65,26 @@ func gwResponseSchema(t *testing.T, doc *openapi3.T, path, status string) *opena
 	return mt.Schema
 }
 
+// gwAnyBody checks that a response accepts any body of any media type: one
+// */* content whose schema constrains nothing.
+func gwAnyBody(t *testing.T, path string, r *openapi3.Response) {
+	t.Helper()
+	if got := slices.Collect(maps.Keys(r.Content)); !slices.Equal(got, []string{"*/*"}) {
+		t.Errorf("POST %s 5XX: content %v, want */* alone (a proxy's body may be anything)", path, got)
+		return
+	}
+	s := r.Content["*/*"].Schema
+	if s == nil || s.Value == nil {
+		t.Errorf("POST %s 5XX: no schema", path)
+		return
+	}
+	for _, v := range []any{"<html>502</html>", map[string]any{"status": "error"}, 42.0, ""} {
+		if err := s.Value.VisitJSON(v); err != nil {
+			t.Errorf("POST %s 5XX: the schema refuses %v: %v", path, v, err)
+		}
+	}
+}
+
 func gwComponent(t *testing.T, doc *openapi3.T, name string) *openapi3.Schema {
 	t.Helper()
 	s := doc.Components.Schemas[name]
@@ -364,6 +384,10 @@ func TestRoutesArePostWithJSON(t *testing.T) {
 					t.Errorf("%s: request body must be required application/json", path)
 				}
 				for status, r := range item.Post.Responses.Map() {
+					if name == gwWalletDoc && status == "5XX" {
+						gwAnyBody(t, path, r.Value) // a proxy's answer: any body
+						continue
+					}
 					for mime := range r.Value.Content {
 						if mime != "application/json" {
 							t.Errorf("%s %s: content %s", path, status, mime)
@@ -967,8 +991,14 @@ func TestWalletStatusTable(t *testing.T) {
 			for status, codes := range statuses {
 				t.Run(status, func(t *testing.T) {
 					t.Parallel()
-					ref := gwResponseSchema(t, doc, path, status)
 					r := gwResponse(t, doc, path, status)
+					if status == "5XX" {
+						// Rule WERR-20: any 5xx is a transport failure, whatever
+						// its body: the document gives it no schema.
+						gwAnyBody(t, path, r)
+						return
+					}
+					ref := gwResponseSchema(t, doc, path, status)
 					if status == "200" {
 						s := ref.Value
 						if len(s.OneOf) != 2 || s.Discriminator == nil || s.Discriminator.PropertyName != "status" {
@@ -1174,15 +1204,19 @@ func (gwWalletStub) Win(_ context.Context, req wallet.WinRequestObject) (wallet.
 	return wallet.Win200JSONResponse(r), err
 }
 
+// gwProxyPage is what a proxy in front of a wallet answers when the wallet is
+// down: a 5xx whose body is HTML, not the contract's JSON.
+const gwProxyPage = "<html><body><h1>502 Bad Gateway</h1></body></html>"
+
 func (gwWalletStub) Rollback(_ context.Context, _ wallet.RollbackRequestObject) (wallet.RollbackResponseObject, error) {
-	return wallet.Rollback5XXJSONResponse{StatusCode: http.StatusServiceUnavailable,
-		Body: wallet.WalletError{Status: wallet.WalletErrorStatusError, ErrorCode: "INTERNAL_ERROR"}}, nil
+	return wallet.Rollback5XXAsteriskResponse{StatusCode: http.StatusBadGateway, ContentType: "text/html",
+		Body: strings.NewReader(gwProxyPage), ContentLength: int64(len(gwProxyPage))}, nil
 }
 
 // The generated client and strict server agree over a {wallet_url} with a
 // path prefix; the caller reads status first (Discriminator) and an unknown
 // error code reaches it intact; every body the server writes validates
-// against the document.
+// against the document, a proxy's HTML 5xx included.
 // Rule WERR-3 WERR-18
 func TestGeneratedWalletRoundTrip(t *testing.T) {
 	t.Parallel()
@@ -1260,10 +1294,25 @@ func TestGeneratedWalletRoundTrip(t *testing.T) {
 	rb, err := client.RollbackWithResponse(ctx, wallet.RollbackRequest{Operator: "acme-bet", Timestamp: 1795000047003,
 		RequestId: "req-4", Currency: "BRL", PlayerId: "player-100234", Token: "7d1f0c9a4e3b4b6f9a2c5e8d1b7f3a60",
 		Amount: 1000, TransactionId: "rb-1", BetId: "bet-1", RoundId: "round-1", Reason: "cancelled_by_player"})
-	if err != nil || rb.StatusCode() != http.StatusServiceUnavailable || rb.JSON5XX == nil {
+	if err != nil || rb.StatusCode() != http.StatusBadGateway || string(rb.Body) != gwProxyPage {
 		t.Fatalf("rollback: %v %+v", err, rb)
 	}
-	validate("/rollback", rb.StatusCode(), rb.Body)
+	// A 5xx has no schema: a proxy's HTML page matches the document as
+	// well as the wallet's own JSON does (the game reads only the status).
+	for _, body := range []struct{ contentType, raw string }{{"text/html", gwProxyPage}, {"application/json", `{"status":"error","error_code":"INTERNAL_ERROR"}`}, {"text/plain", ""}} {
+		mt := gwResponse(t, doc, "/rollback", "5XX").Content.Get(body.contentType)
+		if mt == nil {
+			t.Errorf("/rollback 5XX: no content for %s", body.contentType)
+			continue
+		}
+		if mt.Schema == nil || mt.Schema.Value == nil {
+			t.Errorf("/rollback 5XX %s: no schema at all", body.contentType)
+			continue
+		}
+		if err := mt.Schema.Value.VisitJSON(body.raw); err != nil {
+			t.Errorf("/rollback 5XX %s: a body %q does not match: %v", body.contentType, body.raw, err)
+		}
+	}
 }
 
 // The embedded specifications of the generated packages are the documents of

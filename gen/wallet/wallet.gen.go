@@ -547,12 +547,6 @@ type WinRequest struct {
 // Example: win
 type WinType string
 
-// TransportFailure The error body of every wallet route, with HTTP 200 for a business
-// refusal or with the protocol status listed per route.
-//
-// Example: {"balance":500,"error_code":"INSUFFICIENT_FUNDS","error_message":"balance 500 below stake 1000","status":"error"}
-type TransportFailure = WalletError
-
 // BalanceJSONRequestBody defines body for Balance for application/json ContentType.
 type BalanceJSONRequestBody = BalanceRequest
 
@@ -1706,8 +1700,6 @@ type BalanceResponse struct {
 	JSON401 *WalletError
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *WalletError
-	// JSON5XX the response for an HTTP 5XX `application/json` response
-	JSON5XX *TransportFailure
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -1723,11 +1715,6 @@ func (r BalanceResponse) GetJSON401() *WalletError {
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
 func (r BalanceResponse) GetJSON403() *WalletError {
 	return r.JSON403
-}
-
-// GetJSON5XX returns the response for an HTTP 5XX `application/json` response
-func (r BalanceResponse) GetJSON5XX() *TransportFailure {
-	return r.JSON5XX
 }
 
 // GetBody returns the raw response body bytes
@@ -1774,8 +1761,6 @@ type BetResponse struct {
 	JSON403 *WalletError
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *WalletError
-	// JSON5XX the response for an HTTP 5XX `application/json` response
-	JSON5XX *TransportFailure
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -1806,11 +1791,6 @@ func (r BetResponse) GetJSON403() *WalletError {
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
 func (r BetResponse) GetJSON409() *WalletError {
 	return r.JSON409
-}
-
-// GetJSON5XX returns the response for an HTTP 5XX `application/json` response
-func (r BetResponse) GetJSON5XX() *TransportFailure {
-	return r.JSON5XX
 }
 
 // GetBody returns the raw response body bytes
@@ -1851,8 +1831,6 @@ type RollbackResponse struct {
 	JSON400 *WalletError
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *WalletError
-	// JSON5XX the response for an HTTP 5XX `application/json` response
-	JSON5XX *TransportFailure
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -1868,11 +1846,6 @@ func (r RollbackResponse) GetJSON400() *WalletError {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r RollbackResponse) GetJSON401() *WalletError {
 	return r.JSON401
-}
-
-// GetJSON5XX returns the response for an HTTP 5XX `application/json` response
-func (r RollbackResponse) GetJSON5XX() *TransportFailure {
-	return r.JSON5XX
 }
 
 // GetBody returns the raw response body bytes
@@ -1915,8 +1888,6 @@ type WinResponse struct {
 	JSON401 *WalletError
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *WalletError
-	// JSON5XX the response for an HTTP 5XX `application/json` response
-	JSON5XX *TransportFailure
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -1937,11 +1908,6 @@ func (r WinResponse) GetJSON401() *WalletError {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r WinResponse) GetJSON404() *WalletError {
 	return r.JSON404
-}
-
-// GetJSON5XX returns the response for an HTTP 5XX `application/json` response
-func (r WinResponse) GetJSON5XX() *TransportFailure {
-	return r.JSON5XX
 }
 
 // GetBody returns the raw response body bytes
@@ -2246,13 +2212,6 @@ func ParseBalanceResponse(rsp *http.Response) (*BalanceResponse, error) {
 		}
 		response.JSON403 = &dest
 
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode/100 == 5:
-		var dest TransportFailure
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON5XX = &dest
-
 	}
 
 	return response, nil
@@ -2314,13 +2273,6 @@ func ParseBetResponse(rsp *http.Response) (*BetResponse, error) {
 		}
 		response.JSON409 = &dest
 
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode/100 == 5:
-		var dest TransportFailure
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON5XX = &dest
-
 	}
 
 	return response, nil
@@ -2360,13 +2312,6 @@ func ParseRollbackResponse(rsp *http.Response) (*RollbackResponse, error) {
 			return nil, err
 		}
 		response.JSON401 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode/100 == 5:
-		var dest TransportFailure
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON5XX = &dest
 
 	}
 
@@ -2414,13 +2359,6 @@ func ParseWinResponse(rsp *http.Response) (*WinResponse, error) {
 			return nil, err
 		}
 		response.JSON404 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode/100 == 5:
-		var dest TransportFailure
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON5XX = &dest
 
 	}
 
@@ -2636,7 +2574,12 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	return m
 }
 
-type TransportFailureJSONResponse WalletError
+type TransportFailureAsteriskResponse struct {
+	Body io.Reader
+
+	ContentType   string
+	ContentLength int64
+}
 
 type BalanceRequestObject struct {
 	Body *BalanceJSONRequestBody
@@ -2696,20 +2639,25 @@ func (response Balance403JSONResponse) VisitBalanceResponse(w http.ResponseWrite
 	return err
 }
 
-type Balance5XXJSONResponse struct {
-	Body       WalletError
-	StatusCode int
+type Balance5XXAsteriskResponse struct {
+	Body          io.Reader
+	StatusCode    int
+	ContentType   string
+	ContentLength int64
 }
 
-func (response Balance5XXJSONResponse) VisitBalanceResponse(w http.ResponseWriter) error {
+func (response Balance5XXAsteriskResponse) VisitBalanceResponse(w http.ResponseWriter) error {
 
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
-		return err
+	w.Header().Set("Content-Type", response.ContentType)
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
 	}
-	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(response.StatusCode)
-	_, err := buf.WriteTo(w)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
 	return err
 }
 
@@ -2813,20 +2761,25 @@ func (response Bet409JSONResponse) VisitBetResponse(w http.ResponseWriter) error
 	return err
 }
 
-type Bet5XXJSONResponse struct {
-	Body       WalletError
-	StatusCode int
+type Bet5XXAsteriskResponse struct {
+	Body          io.Reader
+	StatusCode    int
+	ContentType   string
+	ContentLength int64
 }
 
-func (response Bet5XXJSONResponse) VisitBetResponse(w http.ResponseWriter) error {
+func (response Bet5XXAsteriskResponse) VisitBetResponse(w http.ResponseWriter) error {
 
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
-		return err
+	w.Header().Set("Content-Type", response.ContentType)
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
 	}
-	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(response.StatusCode)
-	_, err := buf.WriteTo(w)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
 	return err
 }
 
@@ -2888,20 +2841,25 @@ func (response Rollback401JSONResponse) VisitRollbackResponse(w http.ResponseWri
 	return err
 }
 
-type Rollback5XXJSONResponse struct {
-	Body       WalletError
-	StatusCode int
+type Rollback5XXAsteriskResponse struct {
+	Body          io.Reader
+	StatusCode    int
+	ContentType   string
+	ContentLength int64
 }
 
-func (response Rollback5XXJSONResponse) VisitRollbackResponse(w http.ResponseWriter) error {
+func (response Rollback5XXAsteriskResponse) VisitRollbackResponse(w http.ResponseWriter) error {
 
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
-		return err
+	w.Header().Set("Content-Type", response.ContentType)
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
 	}
-	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(response.StatusCode)
-	_, err := buf.WriteTo(w)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
 	return err
 }
 
@@ -2977,20 +2935,25 @@ func (response Win404JSONResponse) VisitWinResponse(w http.ResponseWriter) error
 	return err
 }
 
-type Win5XXJSONResponse struct {
-	Body       WalletError
-	StatusCode int
+type Win5XXAsteriskResponse struct {
+	Body          io.Reader
+	StatusCode    int
+	ContentType   string
+	ContentLength int64
 }
 
-func (response Win5XXJSONResponse) VisitWinResponse(w http.ResponseWriter) error {
+func (response Win5XXAsteriskResponse) VisitWinResponse(w http.ResponseWriter) error {
 
-	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
-		return err
+	w.Header().Set("Content-Type", response.ContentType)
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
 	}
-	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(response.StatusCode)
-	_, err := buf.WriteTo(w)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
 	return err
 }
 
@@ -3178,186 +3141,188 @@ func (sh *strictHandler) Win(w http.ResponseWriter, r *http.Request) {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H37chs31ueroJivKtRWk+ZVsqiaqpVtOXFsy/5keTIzYdYEu0ERn5oA0wBFcRJX7UPsE+6TbJ1zAPSF",
-	"TV1sOZf9PH9kZHY3Gn1wcC6/c8GvjVgvlloJZU1j9GsjE2aplRH4j/OMK7PUmX3OZbrKBPwWa2WFsvAn",
-	"Xy5TGXMrtXr0X0Yr+E1c88UypcdfnJ6fnJ0ev/pwcnb25gx+MavFgmebxqjxZikybnXGZjQ0ywS8SCSM",
-	"Gzbs9BtR44qnK3ylyDKdfYh1Ihqj6qCRu7oQxvALuMGI7ErGgq0Uv+Iy5dNUNKKGsdyuTGNEtzc+fvwY",
-	"NUw8FwsOb/iPTMwao8Y3j3JiPKKr5tGPPE2FPckfS4SJM7mEz26Mchr5Lxkxpe1cqgu25oYlIpaJSNrs",
-	"hWULvmGxXgg2y/SCcbbM9PWG2bkYqzW+hClxJTJm+DpiRsMVNtXJBh+cCsbVBgeOmM4YnxqhbJudzwW7",
-	"4AsxVpmwmRQGH1voK7EQyrK1tHP8xfCFYBMLs+UxzP2DTCasuVoyq1mvM1bcWrFYWrPXZqc0DaESxtl0",
-	"ZaQShj7FSK1wha6v22PVyKmIC/6Ep1zF4kz8shKGWCRJJLyMp28zvRSZlcAaM54asUXIuWAn6kqkeinY",
-	"Ml3Rhxhh8J1WXwrVZqeaLVO+EdkHmTCuEqY0K39TG1iCmBDZdZVlQsXAck/OXjWiBtDqg0wao0accTNv",
-	"xSk3RsaNqKEdSzZGDR4vRGsqbCNqZPQx9Egmfml1uj8c/ut15z8PnvSe9p8NTobP9787+P7xD4cvG1HD",
-	"yoUwli+WjVH34HDY6XQ6ffhP1MAPaIwaB0l31okP+UD0p4Pp/uyQ9+KheJx0pwezPt/vND5GjWWBVsVP",
-	"+LXB0/TNrDH66WaWfeqf+PhzHZU9Tf3ARwwIPBcsFRc83rAlt3M2FTOdCSYtk4ZdKr1WEbGqVMbyNMVt",
-	"/y1wxYyvUhsGQ7YokPnXmgnARSYToaycSZEdAatZtp4L4n8bbnFvLq3p1rrZzRL3vc2kuoB35wtZffmP",
-	"cw2DxjxNpbqA7xbMbT3YYyA6gDxXIuMpm2ZcJab87gJjbL22yCnVF5/yBe5MaZjbZ6yptC3t1T2YT7ph",
-	"M5CKUiUgQoD8inGW6ovyRG7nxOr0CqxZnd1rmabSiFirxDAjVSxwYmKp43nEpDIyoV+MvFAiQaF0xOI5",
-	"VxfCAPMAxTb+y0oTreyCmc4W3DZGDans/iCfplRWXIgM50kb5dcbGBdvYc1trkUWZag4mJ1zy3iWyStS",
-	"KhMDAk+qnL3en73aK1P11s25RVe37jITSWP0U856RXqXWCPK97P/1p/DqHr6XyK2QIUgSs0qtfXU+P78",
-	"/C3rdTqkI/SMPZrSQ212JnjCJqTzJmwmM4OrkkgYYyGV3x0LvlzCZ3glexcdGDX05a773KzfreJYGFMQ",
-	"ZRvYAEg2VMMfSzLaTbsx6g57nWEn2hbaQeY3Ru7vVrfT6fUHRc2uL3HzK3EHCbk10XvYAD/ny+Ofr10f",
-	"vxzM0F24ThX1dPunzzIhpgKMs59+bfCFXoHt1YO9hNQwS+DDVq/T2291OoNeI2r8suLKSrtpjIYg/2+i",
-	"nbumaHF+0Fxx9k6mV3ybrmWdFOZ9Z5WEBma9PqJZfGuYJ5hULIb72/DiB1d/PI6BirnGYq9XBhSAjclU",
-	"SvlKxfNwHRUT6T53JRFxyjORoP5oajsX2VoakUuWTMxWRpQsmL0jGgJFvNGrLBawZ22NPq5Rx06r5sxQ",
-	"Zbg3S6GYu8wuMq6sOWKZQBsOxlrPdSpYKo0tyGtl1iIDjpRWLMxthvBzGv07GBwFNcksnmV8gxySM1rd",
-	"dvCi8VvjFrxkAQTSpYJniijnbkNrWZbVyhYnb6m7EmtX5/NUXsmUwTUwpZWML+HvI7bg5hL02yafj7OD",
-	"EmlgxPIkyhtmawp+B1Xffpyu+cawib6c4HhqtUDdcVnQBDv0ixuySOwobMbCXqlVKcI+pGWeiGllUXL5",
-	"1EVlv0uWIYuoVZre3xq/SZjtsNS7x70n/aeDZ8OT/ecH3z3+/vCHDthHmV6pxN0Lf7a8pTKA/9Sb8oNh",
-	"t3cfUz5qlH2TxqgxFbY1jHu8mxyIVn82mLYG/HHcOhTdpNWb7s8e8048SLr9bZHrafsQEtdYfpmLWbT/",
-	"uZceZEPNVmnqbiNzqmkLe5glWhjwc4kLmLR7X0ZWV0VjuyAFayWN21tLFH22zSbAZxP8QMV0lkjFM3Cm",
-	"bd1Hy4Tp2Vih7BFZC/mChClrmtVsJq9FwibfqElQCe7qnCfMq92x4lN9JVj3CKx3cCsSOZt5OZY/U5Bw",
-	"hq9pRJjjUqixolv0jIlfVjx1S7DmhpnV1FhpV1Yk4Khry+AD2UJwZUYs0bAoY4WrEjkBjzZiwAG8jgVF",
-	"BvZ7AqqlKNSqFsU3/UbUgJcgkjKy2UrUyLr/hv7eZ+i7e+qyB/AsiQcNcP5aAKc5tAd4DKhyA4hyuyzd",
-	"nnAQrtXpfpfp1bKMUYU54FNHKFZWSv4CQofgqZm8AkVsDWxLT034E5+o+HA7pPmfyx12muQB3eHPdWS3",
-	"dVX1lS88+zp2QyFzlIOLsvLhR06misVSW7RrL8Um8ksLy9cMWyiqMGBlTe+sNR/YPy9aWbQQkdfDW/Qq",
-	"cH1JRdWZYk893F5RXorR6EBLxwOkone6Cs1Jf7g/IfnP+u3h/l57rJ6nmlsTMSKCQaCUBjao9P3DKyWt",
-	"YTyDtbviqazqgv5wv4ZHF1LJBZisnTp+fVowASr88+4NG/S6B4ynyzmfCivjfCqxTkTEVktgi5gbUV5/",
-	"hwIAY2Uw1P/66bj1r59/7X/8jzpGRj/9KYYL6raNUwCJzETsQEwEP3AObXas2Ju3J6fMCDtiXG0cFUGP",
-	"II2isUJ64u257goWEWgwuJkz2AU6A3vDBzkQk5I2YPVt9hL0HQ5lRmM1Vr+xPNrBfsN1hZf/VvQtCeb/",
-	"DW5utVqs9F/48cXpu/fPn794+uLk9PzD8/enz96x33BqQunVxTyYAPAja86k4ukePXn+5uXJ6YeTf7x9",
-	"cXbyjP0W2E1cL2EH7Xzixenfj1+9KD5Bml1cS2Nrn3v76vifJ2cfTt+cf3j+5v0pPLpSqPy9fN9+5snJ",
-	"eekBIEkmZgI4CMQwLKpfBXxzzRhP35+dnZw+/eeH1y/evT4+f/o9+42tM60uclac6czpUwcU7Jz9k1dv",
-	"nr5EQrk5T3kGZEJLbyqspaWrPl0OYbHfcrMaNQswC9Js41fZkffDuxffnR6fvz87AULLC8UtMJXOQLA6",
-	"zCFhTcQFB53uHg1BYngmr4EpdQ5/fmvodfiGZ+/fvnrx9Pj85MP52fHpu+On5y/enMJbgOPKgo5MSc4S",
-	"eSWyCzDkEH/0rz2EdzyaCuteT9YIqPcgwq6EQkqM1aRMiglKqsnW504YT412a1pAcMcqbOKoEulyG+fI",
-	"qSTEaGjHTkWqQShajatcGAPh9zabXLeQEVu4E1u4NycInZDdcplvWZjvWE2uW7i85QfCtzK8CCQwVVt7",
-	"e6duybOoUTM6qLLaZ0sbOPzbEbQRNarbrhE1SruqETW2dkj+mON3UGk1NPqDJxVth4a3GKkRNWo5vfHz",
-	"x6hRwre2dTMLPhkodzI9TeTZceLR3kkJ7nUsBWrHasvTsSJXTho28Q7jhKEpwiakomkTSBJjnM2kSEEv",
-	"j9V5rgF4QqyIeJ5QFlzajfsDnk6kiXmWAH961U5Xx8rIVCibblgTbLQNk8mRNzoopByxf4tMR0yJC27B",
-	"8NbgutL25+nRWPl5M72yKEG67Xa30+mEcfzvMEMvVb81bLKQ6sNU2AmzeqwmC36N/4rYFEnJpIrTVSKS",
-	"vYit5zKl52njwtxB5xnLN0Dxmc5iQZuv6EZbmaZwr8gM0FwaRjADo6WcwoZlBWogWX8EuVFYDOe9Fzz1",
-	"qYj1Ai17/0vwPUjsjJVMDJuMV51OP5YJ/r/4pgsfuvUr/TOABfjj5Igsg4AxSGSANfyWCbvKlGHcjNUk",
-	"NysR0piAnJ202fYnoIOtM/cZMmGXQiyBpcaKXtJmZ2IpOGooYJIkQuQBnjFL5AI0YZRu6WVEBqTzIYWy",
-	"Y+VWeqUSkTHuRKJMghPkUiBGTBqzEjCQWDOZuHQFoOFYWX5ZhshLMeRaXPHOcY/d4Fl5V/8dd6OesZPj",
-	"p9/7Jd0yvptLbSTshT1ab7fnC7ztWBsJ5Ri7ZMH2aoOfwZLu1lnSdT7YS7HxehSpeFR0p/CXyJlemYg3",
-	"cUpgdswXSy4vKj5iDQkXUr0S6sLOi1PKDeucwjAvjPvjjRVEYrWYigym6WVkFzYCYsIhXaDbZm8KYiID",
-	"tikEKmibgZNJkkyUIYlh1Fjwa0c7xJpvImXFB0QHzTFEnXP22uES94y9ChuxR2upkAceZTpNpzy+/ONi",
-	"sXTfp4Zih0DUSuJVjWqvplXdNf5andw9w69njroPGc8A+1klmGKUi9kb4xseg74PPPHZ+Ug3R0A4puE1",
-	"YljENM1DWXTn7iDJ4Lvu970f+i8Hr4av908P3j7+z8OzTw2SHHQ6/c8LkmTTP0GMxBszszzaVfI2MYqA",
-	"0BXhujFPAwQWsulI4QX/LoOr1lQ9Vxz8WxPsMLBr4rmILw3ZBXC7XWsKUbtQ8K4ACJqaZYet9AlWg9bW",
-	"D4Wv/V4xn6/xhS8aX+Aufbf8mmeSXyhtrIzRjzli0hoXi6oYem0G3hOz4tpGCKC4t4/VZIcsmkRsQgE2",
-	"0NNZtlpaMHwVm6XyYm4n0VhNiGP1ymLWrMeHYEPwS9HSs9mk6lDvFnx/3qDKDtn7pYIqf8VoCamUv3S0",
-	"hMyL+4ZLKos1/QtEQZxiKoVDnICps7aLtl3tuhE27+1sIpmTsZleWeGQv2CRg/TJs9bHCnFRnoJnGyDC",
-	"ZaatjjVmONiVQRxFJN6tt2LLAb2vXVwtSvCQ+xBcBpHqtcut6NJ+2zajv2C6Ha2s9WGAI+bqOKapgO24",
-	"/T2ogIvffPO78/DLxy1C3KBhQHccsQstHDQbUOpUX6D68Z6tuzrN9NpUVd0tdL53ihZOv5SlRSt090St",
-	"At12s/+NeaRlPPEGV3Nnamn387Jqayz0x48H3V7nsP+FWdUvJ59ZZ8eR6ELA//fNEj1iZq5XacKmgszL",
-	"rTTKG/MzEQUoQLMicdn+IUuYkja972mKaZkPm2zJmnpJnjKbi0zs3dNYfIisxtvVZ+UjCF4MX+A8mlDl",
-	"FIwzEhljVckmOGKXYmlRNWRgqcQylchFuCS/rDRIf8zA0kuhpLoYK86sjC+FZXyqVxTA8q+rGp1hM9xZ",
-	"KPhNUisRpHpIWCPORLIzT7PXHz4UjvGH5Hb2KrlI3Ve9158IW+x3Hx8cfB5ssZbqnvbZWqovC2IsM/nv",
-	"PNGTNck8+rfI9AevP1JthE8lFKBoeCbTDenNsaLQ1GKVWrlMpch8jiGFUbgVTNo2e7OVSgnzTIUVY7Xk",
-	"G72yUcg5pSDP56IYYFITazMjrE2F+ashGnfPYj1iUs1FJq1PLQh0GOV/fmsKsGU0Vjrzua8hV5VIt+am",
-	"mgvrUCpQR5lIJViCY4UJBmkOQBErUSSMClhVkNAt8G1wdjiDrymlX1NK74p+7BDhX9GPqmZ6SPSDHec5",
-	"XVRMuVgZi2Sapjq+ZLzObvhdcBJ67+fhJPdXxIX54g+3xKOkOofb/nBcBSd7a7apn26NLHOy3WlSadrM",
-	"qR5Ddu5Y/Q82WUs1Yf/3f/8fpwKwboK0+ZL7fDBbrONbaCU2bXzWTW3reYJ+SzUlToc0S1kO0owVQ8YE",
-	"fbHXZk8yruI5Zj8U7iOjo6TBKEMupWl4i4fmYUW2wJwscSUoxMPBDLI+ASBk4nTa7B35eukG5hFUabCg",
-	"Yr7kU5lKuwGtYNbSxnMsDGRNPZux6cZHvPeOcABp5+BOSFt6JVtmOlnFiKejaqFZg2lGM47hT5JxU2HD",
-	"MLRu2BIin/NRoQhaz+CtKJF4BvYbW/B4LpVoZYInSCZw1JxPzZprqSJvEWICDaXZsTyxEisKpY3YdGWL",
-	"JgBJEB7H4GhJyoSYc5Wk2EMglZc4TL4QzkZwXiIYwoGPG1HD39aIGjAbYOvS9q51tYyIV5m0m3ewTcmW",
-	"fiJ4JrLjlZ0jNoH/eu4FqV7yX1awf8q7YgK360z+G2kyYjQGo8Sd47cvPrw8+afL24l8MmTMl9LylD2J",
-	"UO2YJY8F8qSiDKWMrzFJs6k0m3Ij9gcRLDV6nmavEiXEnBmXayg2rm4UrRlnEBogadAdzvoAtkGq20xw",
-	"uoUbRt+I4NpYNUtxx6I5cSk2hqVaX7qVcllLy0zM5DV97Af66TFul9a/O63D0u+DPlw4bv2reG1CbKI0",
-	"I+2F29lLzL02e6oXS0o/Z7FWxmJdlFyINjsO+axANoJYDBt0upg0Ws0PJWZC8UzGP6xYziNza5cgCP/x",
-	"zifNbsvCV3otspgbwebimicilguesu9fHz9tvfv+uDfc9w6IuOaxZU6mEyg33VhhorG6FBtRkIdmjkXC",
-	"RsQZ2sTn8MCViK3OyHDf36dH2eTXcVAe48ZoHIzEcSMa57pknBsF+L9oHNQJPvXk7NW48XEyVk1qiyLB",
-	"RGVKrFOpxJ43QfL54cTYhKbUon+2lLatmc5aJJKAOpOxupBXgk3+0QoEHLH9eHrYEYPO7LDfGfZ7YtoZ",
-	"xIPpbDCczpKYdzu9/uPH+51kMDyIhwfTwawz6PcT3tnnQ9GbzQYCFu3cdbj51rBJ+MoJay7MHsmTqfAJ",
-	"V0O2kGoFxKJ1AD6KhbxChROD0VJkmjw7usA6bCfnSOCAueAJco0rhy98bc5KfClfig01ApJqpn1LJB6j",
-	"xy4WXKbeKCOhav4nehvGrhKp216Khbc8hYvsHV5lxccaH+tcyZleuRiFKWtPcb0kFZFj56NCVmrkkgWj",
-	"sZo8QkWIqdYBPJ5EoDgp4dMNURAPk19JyHxYZenHCSUoeB3E2ZXI0LZ0aXFYr07aQzqzvKpzgGIZbCO/",
-	"ltWaDLhQIAa76kbhNd12p905Al1M/Wm4MySWmTZirMLY5J9E+bX8tWupDFo333zDvhMKfbVslQpDFk+h",
-	"SgSUuuCLVBgzyr1Kn03JQseNintGT4PGcySolv1nKzs/InuC8kqwXwAP8IYolTPAQHO+XAqFhsEJyn0v",
-	"gqRhk7dv3p1PvDL64d2bU9xWlLhZRKnhZriMw7wGMw3zPPOERxWS9+5SdwTzKpQejdgEwahJPuj+gGbl",
-	"8vPAoqqpToJx7lqgVP38mGeh7ZWHP0ds4hcDOL8sWshNC3bRTZ7aXsQmufXu9oyf3SRClBXNGodVFAuD",
-	"S+hDzTCFSZE7yLSCsSrOTulB5TxzERxzGIp4S2RXtP1nEi00ZD7fO8hzdcVtQt6p9AQrVehNCiV6SLEy",
-	"rj7BGmeCXLxPuwsOCOg5O4aRMkw/Fsl2TzLklzynyjWco3zkTPgU9wtBeVQwFvqJjsFLweC2yzHBcS9u",
-	"wwmQC/PceyLDiHEPtiz4hs11mrBqVapU+SAREzyee1sfM2b0WtV0XgtMokK3NfhCI6/tPGLHr5+0ekMi",
-	"FMdWUMd7JY/KeUeMl6DCPCvcyXcQ9SQGipXwMG4RABwhUkVuVcjx8fFWVzME7DIVMJNQXP/Cev8MbyzN",
-	"ISiWwHt+wzovGrc1+jXg89XFOUYM4xyTvVGh4oc5SqEZlmKSjxFUJWHa7j3UwrD0Ir0UalT0V1B08Q3j",
-	"SeKejoImob17oXRGu23hdcUxGRPwr+O8MR5xXhQCtRhlwqQDzKIPmQnrOSghb++4jOCxohaBZoShM9Ys",
-	"hnv3YCwXhGbNQiYE8tYkjy1PgDlqMo1DzNznLNPVYCrx1CE/eJcPbXIzVjy0DQAl70Zlf6N0jElBF64x",
-	"KkrgProc7gOQZm99ooWrgDRsRX1yZIbbojAnp71UIeFjhFYb1eMJNK8Z/V2w75o1Rt1exAYhE2TBU3A+",
-	"nESP8qoRKi2hl4uaHBBWU3DjY/Bcbdjg+prmheJnzTekyTluYyBeYb2asJ+7YS8/QbNAp8CKIiH+Hqsw",
-	"lUGnh99VTcSY7CGLDjqHrDkpVVWhXVdb2jTZ818G5PCyIRNUu2Gs1onz5WtyZvKQd87EyHkVdjhyCMmO",
-	"KcDXiuuliK13PwadwwibstF8wPZifWb4htjmWG3Y8Po6IqAJ3gQCufAd6MhS9g9XbKWCZenWGP8/t1H9",
-	"pvCVLKB70XbNHExdbOBpSh08/f5MvAw4QxUUrMUu8Ymva8B1JTUFmyxEqDEDzGZSJJEX2aWCRRBHNUqC",
-	"pqvE+kYDYi9ieR9PxnLVCxa5tiCHLNglS55dOgKWw+D0DTFfwjx7uHNwILJFLsGg0DNPnwiWpuo+hMAe",
-	"sfpBWW312uwNGSlXIpROZoIqI92iZCJUriCdRkSSml0QsSrz+x+cKJhE9Gy1sBBuLFUWwg9bpYWVp119",
-	"4aTNgCvzQlLHeXk1KLVlLcovHCfwYEFa76oPd9aHo0CbPdPe+gcDGEUzFbGSaEvETCosTPLSfAQyKICJ",
-	"vU5uR5UYoz1W/Ta7e/Vt5svOkyO/Kls3kR9QyNsiuqiZvFg5L04aNs30pVBR+KwSbuy8jDa7QY7UVRPT",
-	"ghntupW6qSKUhZK6UP1LgrhTZs8BbFVgalqWqkBgTXlD815W7N1LE+Hrva2lvGtP3SHMBVQLWlHoqXvv",
-	"MBTVFSB7Y0GU/LISK5Hk7zRYpOeYb3f73whLDIOBgJoKZDD5zIPOgFQdjqSz5ZyrECko7fZ+kZxu+gEw",
-	"xrJCZ6h71ohlFq+kZdNM8EswnXglGPCtYS5n0IP6PJ4LUx0n1RdFC8enBHprbQVSz7oW1fAjeY6IlAa3",
-	"ca0ZIT8mYlNt58zjkyMX/rg7HEzBBWcr2y1IN3HICnwB2hWh00CxjD2T1grFJvSeyY0Is3NiFbsrxux8",
-	"vgIqfFSakVwQihQQ2xyjRYi4CtQ62U2ov11rGAhv5LBLY8GSFTbP4CzT1sUYbNmsAn8DMV5k5sy2Vkvn",
-	"6RQAOCJtehtGG7FaCJa8hjgTNiqjuIS+up+Q/bkJ2X24t2Um2uzvIpOzjfOptec2oDcN4JDIJHhMpMZa",
-	"QoHMSQhxYTnYiZBBwf9HEzyVO7HO4rZAqDPybQlJT1N6pLS0G3v7ZekGvgqyvAdHvQFVa09L78+IhPlO",
-	"Eq7IuWr1kb4o9Cv5G6vRCzinw/KUPCsGIbHMtBWxZfyCS2XAjAalgC8gCUdV23LGUpAYyQjn9m6spGEL",
-	"rhIgzqbiwIUmnJoYy+8kJ6+5ZZO5tcvRo0eTsfI166nWS6rbPK/RTC5YbjN+JVLjAU+yOWnppQLXiQQK",
-	"2gPs/dmrIJAWU3mxkuDb+pWtAJP+Azy1SDroeIVGJFZMk1RCNTbKFYnT/6YAANQY71t2O3APeBvercAC",
-	"+9De1M1GojUjnc0GU3OqNfdyYBxsb7tTdVPikDf+2/4b+qPgSwWFV1E/O1RP5LAHb5hUTTsCvyp+WK5U",
-	"pSHrM8xkMGITu1mKSfkmZ2tMaGIhnh0VQpmRi9S2YTohaupwiuqDtGnCs0c+yosNtYjuSEwRc+cq3y10",
-	"65wjavuXeIynFJwth2PLsViiwdDRgP2NhfkueHZp0ODxwfvtvC+HfE1XKCFLEBVBRkqrFjYqLMLhlUh9",
-	"GYQKczoYOTeEsD/MvVougTstGLgFk5buf1wMe4TwT26rRyHzhQoy9WVIgiExx3K5h2tV2TNR2ZKveB5O",
-	"IlcclKOK/2zntOvBD5Km4Irnttqab9q0O7vO566RrdLkic27JHogzOGodozCxvTfHR7pdkY32eLe0K5v",
-	"8ZOP0h0xXnIWs7z3xA78lysy2ikq4AIpXoFV0S/2N7ZrksiunvgIrxdAmeKUqL+P0iCdjhhHabj2AhRl",
-	"XnFpCh/XGxUzLL3kpEreoN/y5tLVsl9vwxWLhPPm0X5+rFllw70C9O7KihHS1NRmTNW+jFmtL/Op96vr",
-	"QgjlxO9dCjco7R72e6lIznxa+nKS212VGiPkEERUXPlxgX4gd0NIhVaZ7O9bWuvkIwyrI/A8hykqPu5V",
-	"x5E3n3z8oBrd8nEb1nQ9uF3j75B3427cqwGmMTvt5jMyckNlS1Jhrg0Bwrtao7iv3h+xSQjOTBwngGTk",
-	"mbcC3ND5Mwew4NRbI+QLleN/IfDXHDqPfkg/7B0xDpPLWwGx0Mqo2mXIO6J5844wg8ejPFPczQT7zVBW",
-	"mLNcQs6xr/OjHREFAU1t+YDxotAgx0Wt0RXO33c4YoNOv6hdy7RxOBa+lmqctXJ4AUXZUfRY95Ur5dSs",
-	"4/rmFlYQeaGYc3ivm1PdyQXq6mt1oSeSzlhoiRR6DbIm9UaiWF6croy8EoWRB/nIu7vpRH45VmplUN86",
-	"ecVRrhaZHltOLTQanuUEgEdX3UfA52biH5Ai17m9gzIzoovpuCQYpBGrzzzArZNvbOnbpFlp0zxDwuU/",
-	"6SsJljV4gz4u77mkibdYHea914gaLmmgMWpg2oDL7VZ8KRujRr/dafepseQc08UeFarXltrsaP5CPJ5o",
-	"nY1AOLroIPWdYnlaRNngBvE4y/RirOYCfMqnHMvUtcJ4oRuzkLwROaSLLlOWYDPlFkSEm6UpAFJOmJQD",
-	"f15i7+FxUtxZOc7mGavpFkgRNKzbf0pcu/5i7VIIz4MnhPoXI+9BsuG7Rm7r5CYf7KkcEs1ZhppqhgsV",
-	"m4BSGl2E14o0NYX409yBKj4lnkIIviQDkfqCiq4e4cAL+wSJGDQJTMk5wphqsshPiQAr+27HPrTH6k3p",
-	"NAf3fjxjiVLsQ2JGXZ4IxoW2dUDeC8xMipWDruWSqy2kwnMkubsHg5nsDM+FwDK36tkQM8Lr3O2VGkc/",
-	"yRDLWRlXKh3KMl8keRVunvr8RCebex4eh1xXPjPuBPcIZut6ksBkqdkDCCiibfHouL/g8V93P5muctza",
-	"x3I6us1WAn8oHOjX63S+5Bl+zRDR2Pv08/tSkYAhcsvxfVvtH0sze1tsx7pzKlsNJLePEkxnLXHtoO6V",
-	"sjJlWMTU7bX63fpplZtdlmb1rtJNt4ldTQk89V5NaN66c9bVbprbky69pX6W+rJ+apkwOr0q0+zzjme6",
-	"8xFDOKsPQIQPxTLq3XP0LV/Xuiiz7jfzzztdKSp1BHPPrEUKarl1cNDtdRq3ncBUJsH9tz62qKs5lvJd",
-	"sWlAs2SGYFJJyQ3edi2zuqZ1H6PGoNO9twCp9mAtLepLQixy/NlZIDfIj+2erltbIIy2kAY19r336kmx",
-	"OurL7sVyO9zSLN678HIVqbplQnlr3eqEfLy6hGd/yeNR398KujW3Y/cV9Gwv8j2u6zhlrGpTgIoAfqEt",
-	"OBjprvZ40Onfk5dnOpvKJKEau3yV0JTPyHlKU73+XO4l648nSQY7uDzsF1uoaqYWaxbaeIHFVZ5V/WlA",
-	"OE86Cmj4j3/smlEwSR5tHTBcLONBmVws4Pnp53IJx08/g3TN1+GMFEPJCQavIqB3uV1q+QX2q3a3NX6G",
-	"F4P7tNvzeyam0rXuw+I3F9ATrtc8OUNMzoquSin7rxJD05eTo9wtqaJ/0VYOeJ4ADl43ZYawRCQr4lkB",
-	"RnCe7TraSlJ1ma7eS6L4gM9aJS9zzq+KyXlbyKzP08GbERN00M7NSanR7lOY2uxHlwJfLvQLX48ZGW70",
-	"0Htg+3ijEllD8m39eUc59EUNo4sJ5PmxVy6Y4zMnih8YUkEQmUXgCh1z74AXAWwK9VbpiPFaHrxtrcTI",
-	"nQ3hkpxXGeXIMM4SvcJ6fIZAmYPSPid9elSAGgOmHZJm8XFMnf6xrs//yE06QHG7wgPAK/5IgFofsehe",
-	"fYJ/6GsFS5LYtXBnTWLqPjmLoXH7sGRVl8y9G/uZ1Dcw+D3Ornvy+Onhs85J93nvu/73gx+GL/dfffLZ",
-	"df3P7W8yFbZ1KAbTg7jLW52kN2sNxD5vPZ7249ZwdpAc8u60F/dJivtdXnEZC3ufNXMaI/i4StPaBfp6",
-	"muDnnyZ4D9ciPybyiyAK20c5lDjkx7rDWPJ2XO4glZ0GVt1BEVUDq9raC5jv/btn9dZ5TXu/0nxPt8/V",
-	"qZnj79w/8GN0T+DGBy0+G7ZxmdWfCdmUT9C5bc3vh+PcOLX8zJFaP8wZT3ecUPEAk12OGI04YjtxgU9D",
-	"lm6Z4Jf2W9/VngJ1t1k9gPO6jW89I2N1Bzj0JfsjEqx1o7XiEcBo21i9H5p1t0kN7qMNKoch/J5I030V",
-	"Syj0KVP5dan+59MFXLmOaORDub5MPY+h/75eenlae//foXQPRbldn+AI1rs3we5rFvyR5sBDEfEFnR4U",
-	"S3AHZ3S4i8uIcMHkkMkactsx/nhUSJQpRklB/LmgN0nYNnuLSUtbCXPOT3WZP1/xuy+N3w06h/ekbv3J",
-	"amW7YPs4wSg/VupmAV0//Db5C8Ozu/pHjKeghzZYFpclPhjnRPxuI/vuJtmXNMUeioV2QDmj3QVEW2dB",
-	"jhVlgZ8XRQGGOSm/soLsY2LFEVuWt/xYAetiCvAfhCQ/o3xHkqoFuDj0DXCAsc9h2o0av1e4ufL2m4ov",
-	"SFr6LEvXYiwgwc7HoJMsDOPAxNFY0fnwHhMNeTqu8sN4TNTd5k7WMKXDNQiyC8iqYstMX6A0aBYPBRUZ",
-	"VqpZvVyKZFREYukMAwyFp1gnjN05Vla3Ym4wcWfNjavVSvYo78xNyPco9Yd5GMs3OBD1x3ClVsWcRIKQ",
-	"7Z1O4vG0xGTa7eN4QrcMn59cx8ttdoZptGy68cho+cVbmbvUL3FTl/kb+a4meIwP3LGh1KERLo5L6i2U",
-	"3hPmW0jfBUoC9ykEoo+DjbSdB12tyqESx97eEQK+BBPXwtA1idbV0W9CeMu51dvV7l1XxkWHP1CFQ97u",
-	"H3ijeoiM7xSBg8w5ph4XkfcS8RDa9ZmkxBSwPRM85JDlreNVkje3hBsYVy6LNk90Ruz9lmznmlRnzyeV",
-	"bOe8ftxlO0eORQw65zCM8BoHO/voNDGOaP29OrA8yJnPQcxJotSiLvmxOZx1O220Km1IknaH7eyGZr8e",
-	"hPZHH4R2dxugenTeF8F4P80UrBVIt0OTdzUMg+S4I1U/1SisYk9nTms+XE7VXXCebrfjwScnjT5Y/QGk",
-	"UdVRdfKOznKlrXxUlWCfjkN9xZoeAGvKg2Rhp34Fmf5qINMf4MeA9+GN7xvcmLVUuz2Yp1h2GypAo3CQ",
-	"lq8UzXsrN3Xmyln3fMdi6nI8VrVdi53Zf0YZBdVK3xG9JhhkmbiQxmI+PsmqktXvkkFcysGgzZrn5W6N",
-	"mPsAIg1G5uWKY6ojLnXZaO+hjXhLn/Qc4YIx11JRT7Esk1eCpVpdFMvzsTdeu5C9450DXijHwtIg4/C8",
-	"7dM3XCeSqQjFfk3O5hrot8z0QtOhNkmC5XMOWaOiRalQRKbB31tTDtDc9ZtcigwsKxYLahuL1UhAHDLj",
-	"n2Mxezjjo+iqFc/7YHTcR4jtuyIx/BCccviW6okgzl+sphJtH31BJXJTaY+2qkvKBcW+fLyuWPlT02h8",
-	"28HQtKnYdrDX6dRZ79Sv+oFTXd5SOTY4QT0w2D29wRMXCcMSJMu67WHnus5w72/Z7XfK7PizJsr0nu2f",
-	"HDx//N3h950fui97r/qvB6efehBQr9PtfP5BQHckp2sr7JcYxDE2PC+t9au8UTw1TIyYThOsOSv0bnfl",
-	"/Vjb72VybT5NdeVxMslAtIazfd6CabceJ4ei1Zl1eW/ajwfJUPxpjnzqP+9suWifuNIHnWG39/krfUfy",
-	"uZXG1YVldkq3GIYw85bbt712f3hNu5v8cY9EbmevfT3C648/wutj4cSCm3cua9YdHaHvtlE7JDeS1kAM",
-	"Z60B35+2HscHSetQ5Lz259moJ4+fH37X+b77Q+9l/9Xg9fB0/+0nb9TB8AFE8h3J5xY2LOh93IP87L4v",
-	"gquUOtzcwY+PfD/XHMW8LQmn/IpthyqY4/eQNH+R9LQqcEOez07gpj/ofBHgptMtFcNRH+JkR1Gcn+NR",
-	"bpwbhqeEUtEyQgbVo0fv90GfVyP3812/uvcVKnoIqAid8j8NUITdcrHpLZqlFI1zrjd43l+RpPsiSXek",
-	"6ODhNMubIijzx+qNh6Lu6a2YEmuWsKjbOdl1Qv3Dit9IEXiUbhfY9wlvwHQAEv43nkhJXVja7MT1K7F0",
-	"EgzG8pdLgdALAlLwA2UhtRtRY5WljVGjeL4MsliGQA6yZn6JwEnspeROdTKjR4/ci/1U/BE7j9CybdQd",
-	"ouM7QNblQvmOxYU+mQgiNrHh5BEdKiAiNgfLHk/f8I1u8GvpxCxsvBoOYDIpN3NgjI9AULcuO84VRfK4",
-	"nB8CxOZ6zRareE5ZWtJilV47P0DIlzB+jOorFiPHwsbVQrq0Pazho26p003NWZ1u9Jx7Pv788f8FAAD/",
-	"/w==",
+	"7H17cxu3sudXQfHcqlC3hjSfkkXVqVrZlmPHtuwryzfnnjBrgjOgiKshwAxAUTyJq/ZD7CfcT7LV3QDm",
+	"waEetpzHrvOHI5IzGEyj0Y9fP/BrI9aLpVZCWdMY/drIhFlqZQR+OM+4Mkud2edcpqtMwHexVlYoC3/+",
+	"+6N/h/+Ja75YpnSHXoqMW5398P7tKXw2q8WCZ5vGqHE+F2zN01TY7wzTa8VmNGbEuGFwOWsOO/29RtS4",
+	"4ukKHyWyTGcfY52Ixqjx8vT85Oz0+PXHk7Ozt2eNyP26EMbwC7jAiOxKxoKtFL/iMuXTVDSihrHcrkxj",
+	"RJc3Pn2KGstMX29enL95XZ7gMcMfmFRslmllmZ4xGyYNs+sVZtcYrzqdfjy3ixT/EvR5qpNN8fO8S5+G",
+	"nR57whP2PbdizemS+JH/1X2s3vwoHx0nbuK5WPDG6NdP8CkRJs7k0kqtgLx+qTxdR0xpO5fqgq25YYmI",
+	"ZSKSNntp2YJvWKwXAl5zwbh7bTsXY+XeVYkrkTHD1xEzGokAU8Mbp4JxtaGBm7BsEQNSRsyKa7vHdDZW",
+	"fGqEshHjKmFzbpjSjGY+wqEu+EKwTPDEMK1SfDCjVWKw1DDFscqEzaQw+ONCX4mFUJatpZ3T5TDExMIr",
+	"8xgI8FEmE9ZcLZnVrNcZK26tWCyt2WuzU3oXoRLG2XRlpBKG6GGkVsB8w+vr9lgVKIyc/ISnXMXiTPyy",
+	"EgbZnSeJhIfx9F0GfG4l8PyMp0ZsrcZcsBN1JVK9FGyZruhFjDD4TKsvhWqzU82WKd+I7KNMkFhKs/I7",
+	"tYHNaXfh1ltlmVAxMOuTs9eNqAGk/CiTxqgRZ9zMW3HKjZFxIwr7sDFq8HghWlNhG1Ejo5ehWzLxS6vT",
+	"/eHwn286/3HwpPe0/2xwMny+//3Bi8c/HL5qRA0rF8JYvlg2Rt2Dw2Gn0+n04Z+ogS/QGDUOku6sEx/y",
+	"gehPB9P92SHvxUPxOOlOD2Z9vt9p0G4LtCq+wq8NnqZvZ43RT782/i0Ts8ao8bdHuSx65Jbi0VN/x6ef",
+	"66jsaeoHPmJA4Llgqbjg8YYtuZ2zqZjpTDBpmTTsUum1iojfpTKWpymHAb8DrpjxVWrDYMgWBTL/WjMB",
+	"ZGeZCGXlTIrsCFjNsvVc0CYKHO+fXFrTrXWzmyXKMptJdQHPzhey+vAf5xoGjXmaSnUB7x1kFWxUEIdA",
+	"niuR8ZRNM64SU352gTG2HlvklOqDT/kCd6Y0zO0z1lTalvbq3hFt7pnO2EyqBMQFkF8xzlJ9UZ7I7ZxY",
+	"nV6BNauzeyPTVBoRa5UYZqSKBU5MLHU8j5hURib0jZEXSiQo2Y5YPOfqQoBEYkCxjX+z0kQru2CmswW3",
+	"jVFDKrs/yKcplRUXIsN50kb59QbGxUtYc5trkUUZqhtm59wynmXySiQgsiYGBJ5UOXt9OHu9V6bqrZtz",
+	"i65u3WUmksbop5z1ivQusUaU72f/rj+HUfX0v0VsgQpBlJpVauup8eL8/B3rdTqkaPSMPZrSTW12JnjC",
+	"JqQhJmwmM4OrkkgYYyGV3x0LvlzCa3jDYZdA+RH3yAleEjX05a7r3Kzfr+JYGFMQZRvYAEg2NC0+lWS0",
+	"m3Zj1B32OsNOtC20g8xvjNzfrW6n0+sPitaKvsTNr8QdJOTWRG++vPj+n37Ol8ffX7s+fjmYoatwnSrq",
+	"6fZXn2VCTAUYmj/92uALvQI7sgd7CalhlsCHrV6nt9/qdAa9RtT4ZcWVlXbTGA1B/t9EO/ebosX5QXPF",
+	"2XuZXvFtupZ1Upj3nVUSGsv1+ohm8Z1hnmBSsRiub8ODH1z98TgGKuYai71ZGVAANiZTKeUrFc/D76iY",
+	"SPe5XxIRpzwTCeqPprZzka2lEUVTbbYyomTB7B3RECjijV5lsfDWclUf16hjp1VzZqgy3NulABscf2YX",
+	"GVfWHLFMoA2HFvlcp4Kl0tiCvFZmLTLgSGnFAge9iazPafTvYXAU1CSzeJbxDXJIzmh128GLxu+MW/CS",
+	"BRBIlwqeKaKcuwxNbllWK1ucvKXuSqxdnc9TeSVTBr8xnTEl40v4+4gtuLkE/bbJ5+PsoEQaGLE8ifKG",
+	"2ZqC30HVpx+na74xbKIvJzieWi1Qd1wWNMEO/eKGLBI7CpuxsFdqVYqwD2mZJ2JaWZRcPnVR2e+SZcgi",
+	"apWm97fGbxJmOyz17nHvSf/p4NnwZP/5wfePXxz+0AH7KNMrlbhr4c+Wt1QG8E+9KT8Ydnv3MeWjRtk3",
+	"aYwaU2Fbw7jHu8mBaPVng2lrwB/HrUPRTVq96f7sMe/Eg6Tb3xa5nrYPIXGN5Ze5mEX7n3vpQTbUbJWm",
+	"7jIyp5q2sIdZogU4qZa4gEm793VkdVU0tgtSsFbSuL21RNFn22wCfDbBF1RMZ4lUPAOP3Na9tEyYno0V",
+	"yh6RtZAvSJiyplnNZvJaJGzyNzUJKsH9OucJ82oXnHl9JVj3CKx3cCsSOZt5OZbfU5Bwhq9pRJjjUqix",
+	"okv0jIlfVjx1S7DmhpnV1FhpV1Yk4Khry+AF2UJwZUYs0bAoY4WrEjkBjzZiwAG8jgVFBvZ7AqqlKNSq",
+	"FsXf+o2oAQ9BdGhks5WokXX/H/p7X6Dv7qnLHsCzJB40wPlrAZzm0B7gMaDKDSDK7bJ0e8JBuFan+32m",
+	"V8syRhXmgHcdoVhZKfkLCB2Cp2byChSxNbAtPTXhT7yj4sPtkOZ/LnfYaZIHdIe/1JHd1lXVR7707OvY",
+	"DYXMUQ4uysqLHzmZKhZLbdGuvRSbyC8tLF8zbKGowoCVNb2z1nxg/7xoZdFCRF4Pb9GrwPUlFVVnij31",
+	"oYOK8lKMRgdaOh4gFb3TVWhO+sP9Ccl/1m8P9/faY/U81dyaiBERDAKlNLBBpe9vXilpDeMZrN0VT2VV",
+	"F/SH+zU8upBKLsBk7dTx69OCCVDhn/dv2aDXPWA8Xc75VFgZ51OJdSIitloCW8TciPL6OxQAGCuDof7n",
+	"T8etf/78a//Tv9UxMvrpTzEEUrdtnAJIZCZiB2Ii+OGg9GPF3r47OWVG2BHjauOoCHoEaRSNFdITL891",
+	"V7CIQIPBxZzBLtAZ2BsuvkCYlMyx+jZ7BfoOhzKjsRqr31gewWG/4brCw38r+pYE8/8GF7daLVb6F758",
+	"efr+w/PnL5++PDk9//j8w+mz9+w3nJpQenUxDyYAfMmaM6l4ukd3nr99dXL68eQf716enTxjvwV2E9dL",
+	"2EE773h5+p/Hr18W7yDNLq6lsbX3vXt9/F8nZx9P355/fP72wynculKo/L18377nycl56QYgSSZmAjgI",
+	"xDAsql8FfHLNGE8/nJ2dnD79r49vXr5/c3z+9AX7ja0zrS5yVpzpzOlTBxTsnP2T12+fvkJCuTlPeQZk",
+	"QktvKqylpaveXQ7Lsd9ysxo1CzAL0mzjV9mR9+P7l9+fHp9/ODsBQssLxS0wlc5AsDrMIWFNxAUHne4e",
+	"DUFieCavgSl1Dn9+Z+hx+IRnH969fvn0+Pzk4/nZ8en746fnL9+ewlOA48qCjkxJzhJ5JbILMOQQf/SP",
+	"PYRnPJoK6x5P1gio9yDCroRCSozVpEyKCUqqydbrThhPjXZrWkBwxyps4qgS6XIb58ipJMRoaMdORapB",
+	"KFqNq1wYA+H3Nptct5ARW7gTW7g3JwidkN1ymW9ZmO9YTa5buLzlG8K7MvwRSGCqtvb2Tt2SZ1GjZnRQ",
+	"ZbX3ljZw+OwI2oga1W3XiBqlXdWIGls7JL/N8TuotBoa/cGTirbD3VuM1IgatZze+PlT1CjhW9u6mQWf",
+	"DJQ7mZ4m8uw48WjvpAT3OpYCtWO15elYkSsnDZt4h3HC0BRhE1LRtAkkiTHOZlKkoJfH6rwcCEaEEDaE",
+	"UBZc2o37A+5OpIl5lgB/etVOv46VkalQNt2wJthoGyaTI290+CD0v0SmI6bEBbdgeGtwXWn78/RorPy8",
+	"mV5ZlCDddrvb6XTCOP57mKGXqt8ZNllI9XEq7IRZPVaTBb/GTxGbIimZVHG6SkSyF7H1XKZ0P21cmDvo",
+	"PGM5JRvoLBa0+YputJVpCteKzADNpXFBdEZLOYUNywrUQLL+CHKjsBjOey946lMR6wVa9v6b4HuQ2Bkr",
+	"mRg2oQwEmVD6wd+68KJb39LHABbgl5MjsgwCxiCRAdbwXSbsKlOGcTNWk9ysREhjAnJ20mbbr4AOts7c",
+	"a8iEXQqxBJYaK3pIm52JpeCooYBJkgiRB7jHLJEL0IRRuqWXlJbAnQ8plB0rt9IrlYiMcScSZRKcIJdH",
+	"MWLSmJWAgcSayYR2AtJwrCy/LEPkpRhyLa5457jHbvCsvKv/E3ejnrGT46cv/JJuGd/NpTYS9sIerbfb",
+	"8wXedqyNhHKMXbJge7XBz2BJd+ss6Tof7JXYeD2KVDwqulP4TeRMr0zEmzglMDvmiyWXFxUfsYaEC6le",
+	"C3Vh58Up5YZ1TmGYF8b98cIKIrFaTEUG0/QysgsbATHhkC7QbbO3BTGRAdsUAhW0zcDJJEkmypDEMGos",
+	"+LWjHWLNN5Gy4gOig+YYos45e+NwiXvGXoWN2KO1VMgDjzKdplMeX/5xsVi67nNDsUMgaiWZrEa1V1PF",
+	"7hp/rU7unuHXM0fdh4xngP2sEkwxysXsjfENj0HfB5744nykmyMg3OAbxrCIaZqHsujK3UGSwffdF70f",
+	"+q8Gr4dv9k8P3j3+j8Ozzw2SHHQ6/S8LkmTTP0GMxBszszzaVfI2MYqA0BXhujFPAwQWsulI4QX/LoNf",
+	"ral6rjj4dybYYWDXxHMRXxqyC+Byu9YUonah4F0BEDQ1yw5b6RWsBq2tHwpf+71iPt/iC181vkByo/qY",
+	"Z5JfKG2sjNGPOWLSGheLqhh6bQbeEya0RgiguKeP1WSHLJpEbEIBNtDTWbZaWjB8FZul8mJuJ9FYTYhj",
+	"9cpi6q3Hh2BD8EvR0rPZpOpQ7xZ8f96gyg7Z+7WCKn/FaAmplL90tITMi/uGSyqLNf0LREGcYiqFQ5yA",
+	"qbO2i7Zd7boRNu/tbCKZk7GZXlnhkL9gkYP0ybPWxwpxUZ6CZxsgwmWmrY516pPoU4KpnVtvxZYDel+7",
+	"uFpo4SH3IbgMItVrl1vRpf22bUZ/xXQ7WlnrwwBHjC+XqYz5NBWwHbffBxVw8Z1vfnYefvm0RYgbNAzo",
+	"jiN2oYWDZgNKneoLVD/es3W/TjO9NlVVdwud752ihdMvZWnRCt09UatAt93sf2MeaRlPvMHV3Jla2v2y",
+	"rNoaC/3x40G31znsf2VW9cvJZ9bZcSS6EPD/fbNEj5iZ61WasKkg83IrjfLG/ExEAQrQrEhctn/IEqak",
+	"Te97mmJa5sMmW7KmXpKnzOYiE3v3NBYfIqvxdvVZeQmCF8MbOI8mVDkF44xExlhVsgmO2KVYWlQNGVgq",
+	"sUwlchEuyS8rDdIfM7D0UiipLsaKMyvjS2EZn+oVBbD846pGZ9gMdxYKfpPUSgSpHhLWiDOR7MzT7PWH",
+	"D4Vj/CG5nb1KLlL3de/NZ8IW+93HBwdfBluspbqnfbaW6uuCGMtM/itP9GRNMo/+JTL90euPVBvhUwkF",
+	"KBqeyXRDenOsKDS1WKVWLlMpMp9jSGEUbgWTts3ebqVSwjxTYcVYLflGr2wUck4pyPOlKAaY1MTazAhr",
+	"U2H+aojG3bNYj5hUc5FJ61MLAh1G+Z/fmQJsGY2Vznzua8hVJdKtuanmwjqUCtRRJlIJluBYYYJBmgNQ",
+	"xEoUCaMqWBUkdAt8G5wdzuBbSum3lNK7oh87RPg39KOqmR4S/WDHeU4XFVMuVsYimaapji8Zr7Mbfhec",
+	"hJ77ZTjJ/RVxYb74xS3xKKnO4bI/HFfByd6abeqnWyPLnGx3mlSaNnOqx5CdO1b/ziZrqSbs//yv/+1U",
+	"ANZNkDZfcp8PZot1fAutxKaN97qpbd1P0G+ppsTpkGYpy0GasWLImKAv9trsScZVPMfsh8J1ZHSUNBhl",
+	"yKU0DW/x0DysyBaYkyWuBIV4OJhB1icAhEycTpu9J18v3cA8gioNFlTMl3wqU2k3oBXMWtp4joWBrKln",
+	"Mzbd+Ij33hEOIO0c3AlpS49ky0wnqxjxdFQtNGswzWjGMfxJMm4qbBiG1k2qi+KcjwpF0HoGT0WJxDOw",
+	"39iCx3OpRCsTPEEygaPmfGrWXEsVeYsQE2gozY7liZVYUShtxKYrWzQBSILwOAZHS1rXyUIlKfYQSOUl",
+	"DpMvhLMRnJcIhnDg40bU8Jc1ogbMBti6tL1rXS0j4lUm7eY9bFOypZ8InonseGXniE3gp+dekOol/2UF",
+	"+6e8KyZwuc7kv5AmI0ZjMErcOX738uOrk/9yeTuRT4aM+VJanrInEaods+SxQJ5UlKGU8TUmaTaVZlNu",
+	"xP4ggqVGz9PsVaKEmDPjcg3FxtWNojXjDEIDJA26w1kfwDZIdZsJTpdww+gdEVwbq2Yp7lg0Jy7FxrBU",
+	"60u3Ui5raZmJmbyml/1IXz3G7dL6V6d1WPp+0Icfjlv/LP42ITZRmpH2wu3sJeZemz3ViyWln7NYK2Ox",
+	"LkouRJsdh3xWIBtBLIYNOl1MGq3mhxIzoXgm4x9WLOeRubVLEIT/eO+TZrdl4Wu9FlnMjWBzcc0TEcsF",
+	"T9mLN8dPW+9fHPeG+94BEdc8tszJdALlphsrTDRWl2IjCvLQzLFI2Ig4Q5v4HG64ErHVGRnu+/t0K5v8",
+	"Og7KY9wYjYOROG5E41yXjHOjAP+LxkGd4F1Pzl6PG58mY9WktigSTFSmxDqVSux5EySfH06MTWhKLfrY",
+	"Utq2ZjprkUgC6kzG6kJeCTb5RysQcMT24+lhRww6s8N+Z9jviWlnEA+ms8FwOkti3u30+o8f73eSwfAg",
+	"Hh5MB7POoN9PeGefD0VvNhsIWLRz1ybnO8Mm4S0nrLkweyRPpsInXA3ZQqoVEIvWAfgoFvIKFU4MRkuR",
+	"afLs6ALrsJ2cI4ED5oInyDWuHL7wtjkr8aV8JTYN7CYk1Uz79k48Ro9dLLhMvVFGQtX8D/Q2jF0lUre9",
+	"FAtPeQo/svf4Kyve1vhU50rO9MrFKExZe4rrJamIHDsfFbJSI5csGI3V5BEqQky1DuDxJALFSQmfboiC",
+	"eJj8SkLm4ypLP00oQcHrIM6uRIa2pUuLw3p10h7SmeVVnQMUy2Ab+bWs1mTADwVisKtuFB7TbXfanSPQ",
+	"xdSfhjtDYplpI8YqjE3+SZT/lj92LZVB6+Zvf2PfC4W+WrZKhSGLp1AlAkpd8EUqjCm0YvLZlCx03Ki4",
+	"Z3Q3aDxHgmrZf7ay8yOyJyivBPsF8ABviFI5Aww058ulUGgYnKDc9yJIGjZ59/b9+cQrI+wMBtuKEjeL",
+	"KDVcDD/jMG/ATMM8zzzhUYXkvbvUHcG8CqVHIzZBMGqSD7o/oFm5/DywqGqqk2CcuxYoVV8/5lloe+Xh",
+	"zxGb+MUAzi+LFnLTgl10k6e2F7FJbr27PeNnN4kQZUWzxmEVxcLgEvpQM0xhUuQOMq1grIqzU7pROc9c",
+	"BMcchiLeEtkVbf+ZRAsNmc/3DvJcXXGbkHcqPcFKFXqTQokeUqyMq0+wxpkgF+/T7oIDAnrOjmGkDNOP",
+	"RbLdkwz5Jc+pcs3zKB85Ez7F/UJQHhWMhX6iY/BSMLjtckxw3IvbcALkwjz3nsgwYtyDLQu+YXOdJqxa",
+	"lSpVPkjEBI/n3tbHjBm9VjWd1wKTqNBtDd7QyGs7j9jxmyet3pAIxbEV1PFeyaNy3hHjJagwzwp38h1E",
+	"PYmBYiU8jFsEAEeIVJFbFXJ8fLzV1QwBu0wFzCQU17+03j/DC0tzCIol8J7fsM6Lxm2Nfg34fHVxjhHD",
+	"OMdkb1So+GGOUmiGUSs8I6hKwrTdc6gdY+lBeinUqOivoOjiG8aTxN0dBU1Ce/dC6Yx228LrimMyJuDT",
+	"cd4YjzgvCoFajDJh0gFm0YfMhPUclJC3d1xG8FhRn0EzwtAZaxbDvXswlgtCs2YhEwJ5a5LHlifAHDWZ",
+	"xiFm7nOW6ddgKvHUIT94lQ9tcjNWPLQNACXvRmV/p3SMSUEXrjEqSuA+uhzuBZBm73yihauANGxFfXJk",
+	"htuiMCenvVQh4WOEVhvV4wk0rxn9XbDvmjVG3V7EBiETZMFTcD6cRI/yqhEqLaGHi5ocEFZTcONj8Fxt",
+	"2OD6muaF4mfNN6TJOW5jIF5hvZqwn7thLz9Bs0CnwIoiIf4eqzCVQaeH71VNxJjsIYsOOoesOSlVVaFd",
+	"V1vaNNnzbwbk8LIhE1S7YazWifPla3Jm8pB3zsTIeRV2OHIIyY4pwNuK66WIrXc/Bp1DbGLq5gO2F+sz",
+	"wzfENsdqw4bX1xEBTfAkEMiF90BHlrJ/uGIrFSxLt8b4/9xG9ZvCV7KA7kXbNXMwdbELqCm1AfX7M/Ey",
+	"4AxVULAWu8Qnvq4B15XUFGyyEKHGDDCbSZFEXmSXChZBHNUoCZquEusbDYi9iOV9PBnLVS9Y5NqCHLJg",
+	"lyx5dukIWA6D0zvEfAnz7OHOwYHIFrkEg0LP8u6zw+vrqvsQAnvE6gdltdVrs7dkpFyJUDqZCaqMdIuS",
+	"iVC5gnQaEUlqdkHEqszvv3CiYBLRvdXCQriwVFkIX2yVFlbudvWFkzYDrswLSR3n5dWgEQinkvzCcQIP",
+	"FqT1rvpwZ304CrTZM+2tfzCAUTRTESuJtkTMpMLCJC/NRyCDApjY6+R2VIkx2mPVb7O7V99mvuw8OfKr",
+	"snUR+QGFvC2ii5rJi5Xz4qRh00xfChWF1yrhxs7LaLMb5EhdNTEtmNGuW6mbKkJZKKkL1b8kiDtl9hzA",
+	"VgWmpmWpCgTWlDd0AGbFBsA0Eb7e21rKu/bUHcJcQLWgFYWeuvcOQ1FdAbI3FkTJLyuxEkn+TINFeo75",
+	"drf/jbDEMBgIqKlABpPPPOgMSNXhSDpbzrkKkYLSbu8XyemmHwBjLCt0hrpnjVhm8UpaNs0EvwTTiVeC",
+	"Ad8Z5nIGPajP47kw1XFSfVG0cHxKoLfWViD1gPvhheFL8hwRKQ1u41ozQn5MxKbazpnHJ0cu/HF3OJiC",
+	"C85WtluQbuKQFXgDtCtCp4FiGXsmrRWKTeg5kxsRZufEKnZXjNn5fAVU+Kg0I7kgFCkgtjlGixBxFah1",
+	"sptQf7vWMBBeyGGXxoIlK2yewVmmrYsxVBpag7+BGC8yc2Zbq6XzdAoAHJE2vQ2jjVgtBEteQ5wJG5VR",
+	"XEJf3VfI/tyE7D7c2zITbfafIpOzjfOptec2oDcN4JDIJHhMpMZaQoHMSQhxYTnYiZBBwf9HEzyVO7HO",
+	"4rZAqDPybQlJT1N6pLS0G3v7ZekGvgqyvAdHvQFVa09L78+IhPlOEq7IuWr1kb4o9Cv5O6vRCzinw/KU",
+	"PCsGIbHMtBWxZfyCS2XAjAalgA8gCUdV23LGUpAYyQjn9n6spGELrhIgzqbiwIUmnJoYy+8kJ6+5ZZO5",
+	"tcvRo0eTsfI166nWS6rbPK/RTC5YbjN+JVLjAU+yOWnppQLXiQQK2gPsw9nrIJAWU3mxkuDb+pWtAJP+",
+	"BTy1SDroeIVGJFZMk1RCNTbKFYnT/6YAANQY71t2O3APeBvercAC+9De1M1GojUjnc0GU3OqNfdyYBxs",
+	"b7tTdVPikDf+2/4d+qPgSwWFV1E/O1RP5LAHb5hUTTsCvyp+WK5UpSHrM8xkMGITu1mKSfkiZ2tMaGIh",
+	"nh0VQpmRi9S2YTohaupwiuqNtGnCvUc+yosNtYjuSEwRc+cq3y1065wj6Q4RcBhPKThbDseWY7FEg6Gj",
+	"Afs7C/Nd8OzSoMHjg/fbeV8O+ZquUEKWICqCjJRWLWxUWITDK5H6MggV5nQwcm4IYX+Ye7VcAndaMHAL",
+	"Ji1d/7gY9gjhn9xWj0LmCxVk6suQBENijuVyD9eqsmeisiVf8TycRK44KEcV/9nOadeDHyRNwRXPbbU1",
+	"37Rpd3adz10jW6XJE5t3SfRAmMNR7RiFjenfO9zS7YxussW9oV3f4icfpTtivOQsZnnviR34L1dktFNU",
+	"wAVSvAKrol/s72zXJJFdPfERXi+AMsUpUX8fpUE6HTGO0nDtBSjKvOLSFF6uNypmWHrJSZW8Qb/lzaWr",
+	"Zb/ehisWCefNo/38WLPKhnsF6N2VFSOkqanNmKp9GLNaX+ZT71fXhRDKid+7FG5Q2t3s91KRnPm09OUk",
+	"t7sqNUbIIYiouPLjAv1A7oaQCq0y2d+3tNbJRxhWR+B5DlNUvN2rjiNvPvn4QTW65eM2rOl6cLvG3yHv",
+	"xl24VwNMY3bazWdk5IbKlqTCXBsChHe1RnFvvT9ikxCcmThOAMnIM28FuKHzew5gwam3RsgXKsf/QuCv",
+	"OXQe/ZC+2DtiHCaXtwJioZVRtcuQd0Tz5h1hBo9Heaa4mwn2m6GsMGe5hJxjX+dHOyIKApra8gHjRaFB",
+	"jotaoyucP+9wxAadflG7lmnjcCx8LNU4a+XwAoqyo+ix7i1XyqlZx/XNLawg8kIx5/BeN6e6kwvU1dfq",
+	"Qk8knbHQEin0GmRN6o1Esbw4XRl5JQojD/KRd3fTifxyrNTKoL518oqjXC0yPbacWmg0PMsJAI+uuo+A",
+	"z83E3yBFrnN7B2VmRBfTcUkwSCNWn3mAWyff2NK3SbPSpnmGhMt/0lcSLGvwBn1cPpw2hZdYHeaNR09R",
+	"0kBj1MC0AZfbrfhSNkaNfrvT7lNjyTmmiz0qVK8ttdnR/IV4PNE6G4FwdNFB6jvF8rSIssEN4nGW6cVY",
+	"zQX4lE85lqlrhfFCN2YheSNySBf9TFmCzZRbEBFulqYASDlhUg78eYm9h2dScWflOJtnrKZbIEXQsG7/",
+	"KXHt+ou1SyE8D54Q6l+MvAfJhs8aua2Tm3ywp3JINGcZaqoZfqjYBJTS6CK8VqSpKcSf5g5U8SnxFELw",
+	"JRmI1BdUdPUIB17YJ0jEoElgSs4RxlSTRX5KBFjZdzv2oT1Wb0unObjn4xlLlGIfEjPq8kQwLrStA/Je",
+	"YGZSrBx0LZeO/DFhsKRIcncNBjPZGZ4LgWVu1bMhZoTXucsrNY5+kiGWszKuVDqUZb5M8ircPPX5iU42",
+	"lYPwXNEx3PPov133ieKpeMh15dPmTnCPYLauJwlMlpo9gIAi2haPw/sLHv9VOrXuLofY+GrBT+V0dJut",
+	"BH5ROJyw1+nccxkqPRVL6/E2ZG57nDxENL7gTMJUJGCI3HokYaX9Y2lm74rtWHdOZauB5PbxiOmsJa4d",
+	"1L1SVqYMi5i6vVa/Wz+tcrPL0qzeV7rpNrGrKYGn3qsJzVt3zrraTXN70qWn1M9SX9ZPLRNGp1dlmn3Z",
+	"8Ux3PmIIZ/URiPCxWEa9e46+5etaF2XW/Wb+ZacrRaWOYO6etUhBLbcODrq9TuO2E5jKJLj/1scWdTVn",
+	"W74vNg1olswQTCopucHbrmVW17TuU9QYdLr3FiDVHqylRX1FiEWOPzsL5Ab5sd3TdWsLhNEW0qDGvvde",
+	"PSlWR33dvVhuh1uaxQcXXq4iVbdMKG+tW52Qj1eX8Oy6ad2ZE0u9+bb58MOtoFtzO3ZfQc/2It/juo5T",
+	"xqo2BagI4BfagoOR7mqPB53+PXl5prOpTBKqsctXCU35jJynNNXrL+Vesv54kmSwg8vDfrWFqmZqsWah",
+	"jRdYXOVZ1Z8GhPOko4CG//jHrhkFk+TR1mHJxTIelMnFAp6ffi6XcPz0M0jXfB3OSDGUnGDwKgJ6l9ul",
+	"ll9gv2p3WeNneDC4T7s9v2diKl3rPix+cwE94XrNu5N55azoqpSy/yoxNH05Ocrdkir6F23lgOcJ4OB1",
+	"U2YIS0SyIp4VYATn2a6jrSRVl+nqvSSKD/isVfIy5/yqmJy3hcz6PB28GDFBB+3cnJQa7T6Fqc1+dCnw",
+	"5UK/8PaYkeFGD70Hto83KpE1JN/Wn3eUQ1/UMLqYQJ4fe+WCOT5zoviCIRUEkVkErtAx9w54EcCmUG+V",
+	"jhiv5cHb1kqM3NkQLsl5lVGODOMs0Susx2cIlDko7UvSp0cFqDFg2iFpFm/H1Okf6/r8j9ykAxS3KzwA",
+	"vOKPBKj1EYvu1Wf4h75WsCSJXQt31iSm7pOzGBq3D0tWdcncu7GfSX0Dg9/j7Lonj58ePuucdJ/3vu+/",
+	"GPwwfLX/+rPPrut/aX+TqbCtQzGYHsRd3uokvVlrIPZ56/G0H7eGs4PkkHenvdgdvO53ecVlLOx91sxp",
+	"jODjKk1rF+jbaYJffprgPVyL/JjIr4IobB/lUOKQH+sOY8nbcbmDVHYaWHUHRVQNrGprL2C+D++f1Vvn",
+	"Ne39SvM93T5Xp2aOv3P/wE/RPYEbH7T4YtjGZVZ/IWRTPkHntjW/H45z49TyM0dq/TBnPN1xQsUDTHY5",
+	"YjTiiO3EBT4PWbplgl/bb31fewrU3Wb1AM7rNr71jIzVHeDQ1+yPSLDWjdaKRwCjbWP1fmjW3SY1uI82",
+	"qByG8HsiTfdVLKHQp0zlN6X6n88XcOU6opEP5foy9TyG/vt66eVp7f0/h9I9FOV2vYIjWO/eBLuvWfBH",
+	"mgMPRcSXdHpQLMEdnNHhLi4jwgWTQyZryG3H+ONRIVGmGCUF8eeC3iRh2+wdJi1tJcw5P9Vl/nzD7742",
+	"fjfoHN6TuvUnq5Xtgu3jBKP8WKmbBXT98NvkLwzP7uofMZ6CHtpgWVyW+GCcE/G7jey7m2Rf0xR7KBba",
+	"AeWMdhcQbZ0FOVaUBX5eFAUY5qT8ygqyj4kVR2xZ3vJjBayLKcB/EJL8jPIdSaoW4OLQN8ABxj6HaTdq",
+	"/EHh5srbbyq+IGnpsyxdi7GABDsfg06yMIwDE0djRefDe0w05Om4yg/jMVF3mTtZw5QO1yDILiCrii0z",
+	"fYHSoFk8FFRkWKlm9XIpklERiaUzDDAUnmKdMHbnWFndirnBxJ01N65WK9mjvDM3Id+j1B/mYSzf4EDU",
+	"H8OVWhVzEglCtnc6icfTEpNpt4/jCd0yfH5yHS+32Rmm0bLpxiOj5QdvZe5Sv8RNXeZv5Lua4DE+cMWG",
+	"UodGuDguqbdQek+YbyF9FygJ3KcQiD4ONtJ2HnS1KodKHHt7Rwj4EkxcC0PXJFpXR78J4S3nVm9Xu3dd",
+	"GRcd/kAVDnm7f+CN6iEyvlMEDjLnmHpcRN5LxENo12eSElPA9kzwkEOWt45XSd7cEi5gXLks2jzRGbH3",
+	"W7Kda1KdPZ9Usp3z+nGX7Rw5FjHonMMwwmsc7Oyj08Q4ovX36sDyIGe+BDEniVKLuuTH5nDW7bTRqrQh",
+	"SdodtrMbmv12ENoffRDa3W2A6tF5XwXj/TxTsFYg3Q5N3tUwDJLjjlT9XKOwij2dOa35cDlVd8F5ut2O",
+	"B5+cNPpo9UeQRlVH1ck7OsuVtvJRVYJ9Pg71DWt6AKwpD5KFnfoNZPqrgUx/gB8D3oc3vm9wY9ZS7fZg",
+	"nmLZbagAjcJBWr5SNO+t3NSZK2fd8x2LqcvxWNV2LXZm/xllFFQrfUf0mGCQZeJCGov5+CSrSla/SwZx",
+	"KQeDNmuel7s1Yu4DiDQYmZcrjqmOuNRlo72HNuItfdJzhAvGXEtFPcWyTF4Jlmp1USzPx9547UL2jncO",
+	"eKEcC0uDjMPztk/fcJ1IpiIU+zU5m2ug3zLTC02H2iQJls85ZI2KFqVCEZkGf29NOUBz129yKTKwrFgs",
+	"qG0sViMBcciMf47F7OGMj6KrVjzvg9FxHyG274rE8EVwyuFdqieCOH+xmkq0ffQFlchNpT3aqi4pFxT7",
+	"8vG6YuXPTaPxbQdD06Zi28Fep1NnvVO/6gdOdXlH5djgBPXAYPf0Bk9cJAxLkCzrtoed6zrDvb9lt98p",
+	"s+PPmijTe7Z/cvD88feHLzo/dF/1XvffDE4/9yCgXqfb+fKDgO5ITtdW2C8xiGNseF5a69d5o3hqmBgx",
+	"nSZYc1bo3e7K+7G238vk2nya6srjZJKBaA1n+7wF0249Tg5FqzPr8t60Hw+SofjTHPnUf97ZctE+c6UP",
+	"OsNu78tX+o7kcyuNqwvL7JRuMQxh5i23b3vt/vCadjf54x6J3M5e+3aE1x9/hNenwokFN+9c1qw7OkLf",
+	"baN2SG4krYEYzloDvj9tPY4PktahyHntz7NRTx4/P/y+86L7Q+9V//XgzfB0/91nb9TB8AFE8h3J5xY2",
+	"LOh93IP87L6vgquUOtzcwY+PfD/XHMW8LQmn/IhthyqY4/eQNH+R9LQqcEOez07gpj/ofBXgptMtFcNR",
+	"H+JkR1Gcn+NRbpwbhqeEUtEyQgbVo0fv90JfViP3813fuvcNKnoIqAid8j8NUITdcrHpLZqlFI1zrjd4",
+	"3t+QpPsiSXek6ODhNMvbIijzx+qNh6Lu6a2YEmuWsKjbOdl1Qv3Dit9IEXiUbhfY9xlPwHQAEv43nkhJ",
+	"XVja7MT1K7F0EgzG8pdLgdALAlLwBWUhtRtRY5WljVGjeL4MsliGQA6yZv4TgZPYS8md6mRGjx65B/up",
+	"+CN2HqFl26g7RMd3gKzLhfIdiwt9MhFEbGLDySM6VEBEbA6WPZ6+4Rvd4NvSiVnYeDUcwGRSbubAGJ+A",
+	"oG5ddpwriuRxOT8EiM31mi1W8ZyytKTFKr12foCQL2H8FNVXLEaOhY2rhXRpe1jDR91Sp5uaszrd6Dn3",
+	"fPr50/8NAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,
