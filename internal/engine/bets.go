@@ -253,10 +253,10 @@ func (t *Table) settleDebit(b *liveBet, rec store.BetRecord, res wallet.Result, 
 		default:
 			// Success after the window closed (refusal after the debit, RB-3),
 			// or an outcome still unknown at its close: roll back.
-			reason := "debit outcome unknown at take-off"
+			reason := reasonDebitUnknown
 			answer = ErrWalletUnavailable
 			if res.Outcome == wallet.Success {
-				reason, answer = "debit confirmed after take-off", round.ErrBettingClosed
+				reason, answer = reasonDebitLate, round.ErrBettingClosed
 			}
 			delete(r.live, b.rec.ID)
 			done = t.submitAt(epoch, func(ctx context.Context) error {
@@ -453,7 +453,7 @@ func (t *Table) Cancel(ctx context.Context, p Player, betID string) (CancelResul
 		t.board.cancelled(b.rec.ID)
 		c.res.Bet = *b.view(core.State)
 		done = t.submit(func(ctx context.Context) error {
-			return t.rollbackBet(ctx, b, StatusAccepted, StatusCancelled, "cancelled by the player")
+			return t.rollbackBet(ctx, b, StatusAccepted, StatusCancelled, reasonCancelled)
 		})
 	})
 	if err == nil {

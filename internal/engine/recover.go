@@ -9,15 +9,6 @@ import (
 	"github.com/crashstudio/crashgame/internal/store"
 )
 
-// The rollback reasons of recovery (RB-5, RB-11: diagnostic, documented for
-// operators in docs/failover.md).
-const (
-	reasonInterruptedBetting = "round interrupted before take-off"
-	reasonInterruptedFlight  = "round interrupted in flight"
-	reasonInterruptedPending = "debit outcome unknown when the round was interrupted"
-	reasonPendingAfterRound  = "debit outcome unknown after its round"
-)
-
 // Recovery counts what Recover settled.
 type Recovery struct {
 	Rounds     int // interrupted rounds settled (each is now void)

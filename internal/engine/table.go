@@ -716,7 +716,7 @@ func (t *Table) lead(ctx context.Context, epoch int64, since time.Time, flush *<
 				return t.abandon("lease lost at take-off")
 			}
 			t.logger.Error("take-off failed; voiding the round", "round_id", t.cur.rec.ID, "err", err)
-			t.voidRound("take-off failed")
+			t.voidRound(reasonTakeOffFailed)
 			continue
 		}
 		// Flying: auto-cashouts fire at their targets, then the crash.
