@@ -941,9 +941,11 @@ type ClientInterface interface {
 	//   identical in every attempt of the same `transaction_id`. Revert by
 	//   the amount of the referenced debit, not by the declared amount, and
 	//   check they match: a rollback must never return more than was taken.
-	//   A mismatch is refused with `status = error` (AMB-12); a repeated
-	//   `transaction_id` with another amount is refused with
-	//   `DUPLICATE_TRANSACTION` in an HTTP 200 error body (AMB-11).
+	//   A declared amount that differs from the debit's is refused, in an
+	//   HTTP 200 error body, with `error_code = DUPLICATE_TRANSACTION` (the
+	//   body diverges from the movement it names; AMB-12), as is a repeated
+	//   `transaction_id` with another amount (AMB-11). The game never sends
+	//   either; it would retry them, since neither code is final.
 	// * `reason` is diagnostic and changes nothing.
 	// * The body has no `freebet_id`: a rollback of a freebet debit moved no
 	//   balance and must not move any.
@@ -967,9 +969,11 @@ type ClientInterface interface {
 	//   identical in every attempt of the same `transaction_id`. Revert by
 	//   the amount of the referenced debit, not by the declared amount, and
 	//   check they match: a rollback must never return more than was taken.
-	//   A mismatch is refused with `status = error` (AMB-12); a repeated
-	//   `transaction_id` with another amount is refused with
-	//   `DUPLICATE_TRANSACTION` in an HTTP 200 error body (AMB-11).
+	//   A declared amount that differs from the debit's is refused, in an
+	//   HTTP 200 error body, with `error_code = DUPLICATE_TRANSACTION` (the
+	//   body diverges from the movement it names; AMB-12), as is a repeated
+	//   `transaction_id` with another amount (AMB-11). The game never sends
+	//   either; it would retry them, since neither code is final.
 	// * `reason` is diagnostic and changes nothing.
 	// * The body has no `freebet_id`: a rollback of a freebet debit moved no
 	//   balance and must not move any.
@@ -1172,9 +1176,11 @@ func (c *Client) Bet(ctx context.Context, body BetJSONRequestBody, reqEditors ..
 //     identical in every attempt of the same `transaction_id`. Revert by
 //     the amount of the referenced debit, not by the declared amount, and
 //     check they match: a rollback must never return more than was taken.
-//     A mismatch is refused with `status = error` (AMB-12); a repeated
-//     `transaction_id` with another amount is refused with
-//     `DUPLICATE_TRANSACTION` in an HTTP 200 error body (AMB-11).
+//     A declared amount that differs from the debit's is refused, in an
+//     HTTP 200 error body, with `error_code = DUPLICATE_TRANSACTION` (the
+//     body diverges from the movement it names; AMB-12), as is a repeated
+//     `transaction_id` with another amount (AMB-11). The game never sends
+//     either; it would retry them, since neither code is final.
 //   - `reason` is diagnostic and changes nothing.
 //   - The body has no `freebet_id`: a rollback of a freebet debit moved no
 //     balance and must not move any.
@@ -1208,9 +1214,11 @@ func (c *Client) RollbackWithBody(ctx context.Context, contentType string, body 
 //     identical in every attempt of the same `transaction_id`. Revert by
 //     the amount of the referenced debit, not by the declared amount, and
 //     check they match: a rollback must never return more than was taken.
-//     A mismatch is refused with `status = error` (AMB-12); a repeated
-//     `transaction_id` with another amount is refused with
-//     `DUPLICATE_TRANSACTION` in an HTTP 200 error body (AMB-11).
+//     A declared amount that differs from the debit's is refused, in an
+//     HTTP 200 error body, with `error_code = DUPLICATE_TRANSACTION` (the
+//     body diverges from the movement it names; AMB-12), as is a repeated
+//     `transaction_id` with another amount (AMB-11). The game never sends
+//     either; it would retry them, since neither code is final.
 //   - `reason` is diagnostic and changes nothing.
 //   - The body has no `freebet_id`: a rollback of a freebet debit moved no
 //     balance and must not move any.
@@ -1606,9 +1614,11 @@ type ClientWithResponsesInterface interface {
 	//   identical in every attempt of the same `transaction_id`. Revert by
 	//   the amount of the referenced debit, not by the declared amount, and
 	//   check they match: a rollback must never return more than was taken.
-	//   A mismatch is refused with `status = error` (AMB-12); a repeated
-	//   `transaction_id` with another amount is refused with
-	//   `DUPLICATE_TRANSACTION` in an HTTP 200 error body (AMB-11).
+	//   A declared amount that differs from the debit's is refused, in an
+	//   HTTP 200 error body, with `error_code = DUPLICATE_TRANSACTION` (the
+	//   body diverges from the movement it names; AMB-12), as is a repeated
+	//   `transaction_id` with another amount (AMB-11). The game never sends
+	//   either; it would retry them, since neither code is final.
 	// * `reason` is diagnostic and changes nothing.
 	// * The body has no `freebet_id`: a rollback of a freebet debit moved no
 	//   balance and must not move any.
@@ -1632,9 +1642,11 @@ type ClientWithResponsesInterface interface {
 	//   identical in every attempt of the same `transaction_id`. Revert by
 	//   the amount of the referenced debit, not by the declared amount, and
 	//   check they match: a rollback must never return more than was taken.
-	//   A mismatch is refused with `status = error` (AMB-12); a repeated
-	//   `transaction_id` with another amount is refused with
-	//   `DUPLICATE_TRANSACTION` in an HTTP 200 error body (AMB-11).
+	//   A declared amount that differs from the debit's is refused, in an
+	//   HTTP 200 error body, with `error_code = DUPLICATE_TRANSACTION` (the
+	//   body diverges from the movement it names; AMB-12), as is a repeated
+	//   `transaction_id` with another amount (AMB-11). The game never sends
+	//   either; it would retry them, since neither code is final.
 	// * `reason` is diagnostic and changes nothing.
 	// * The body has no `freebet_id`: a rollback of a freebet debit moved no
 	//   balance and must not move any.
@@ -2069,9 +2081,11 @@ func (c *ClientWithResponses) BetWithResponse(ctx context.Context, body BetJSONR
 //     identical in every attempt of the same `transaction_id`. Revert by
 //     the amount of the referenced debit, not by the declared amount, and
 //     check they match: a rollback must never return more than was taken.
-//     A mismatch is refused with `status = error` (AMB-12); a repeated
-//     `transaction_id` with another amount is refused with
-//     `DUPLICATE_TRANSACTION` in an HTTP 200 error body (AMB-11).
+//     A declared amount that differs from the debit's is refused, in an
+//     HTTP 200 error body, with `error_code = DUPLICATE_TRANSACTION` (the
+//     body diverges from the movement it names; AMB-12), as is a repeated
+//     `transaction_id` with another amount (AMB-11). The game never sends
+//     either; it would retry them, since neither code is final.
 //   - `reason` is diagnostic and changes nothing.
 //   - The body has no `freebet_id`: a rollback of a freebet debit moved no
 //     balance and must not move any.
@@ -2101,9 +2115,11 @@ func (c *ClientWithResponses) RollbackWithBodyWithResponse(ctx context.Context, 
 //     identical in every attempt of the same `transaction_id`. Revert by
 //     the amount of the referenced debit, not by the declared amount, and
 //     check they match: a rollback must never return more than was taken.
-//     A mismatch is refused with `status = error` (AMB-12); a repeated
-//     `transaction_id` with another amount is refused with
-//     `DUPLICATE_TRANSACTION` in an HTTP 200 error body (AMB-11).
+//     A declared amount that differs from the debit's is refused, in an
+//     HTTP 200 error body, with `error_code = DUPLICATE_TRANSACTION` (the
+//     body diverges from the movement it names; AMB-12), as is a repeated
+//     `transaction_id` with another amount (AMB-11). The game never sends
+//     either; it would retry them, since neither code is final.
 //   - `reason` is diagnostic and changes nothing.
 //   - The body has no `freebet_id`: a rollback of a freebet debit moved no
 //     balance and must not move any.
@@ -3308,27 +3324,29 @@ var swaggerSpec = []string{
 	"8pYfK2BdTAH+g5DkZ5TvSFK1ABeHvgEOMPY5TLtR4w8KN1feflPxBUlLn2XpWowFJNj5GHSShWEcmDga",
 	"Kzo+32OiIU8nnKDhMFF3mTvIo3QQh4PsArKq2DLTFygNmsUzU0WGlWpWL5ciGRWRWDrDAEPhKdYJY3eO",
 	"ldWtmBtM3Flz42q1kj3KO3MT8j1K/REgxvINDkT9MVypVTEnkSBke6eDijwtMZl2+7Si0C3D5yfX8XKb",
-	"nWEaLZtuPDJafvBW5i71S9zUZf5GvqsJnnIEV2wodWiEi+OSegul94T5FtJ3gZLAfQqB6ONgI23nQVer",
-	"cqjEsbd3hIAvwcS1MHRNonV19JsQ3nJu9Xa1e9eVcdHhD1ThkLf7B96onLETOkXgIHOOqcdF5L1EPIR2",
-	"fSYpMQVszwTPgGR563iV5M0t4QLGlcuizROdEXu/Jdu5JtXZ80kl2zmvH3fZzpFjEYPOOQwjvMbBzj46",
-	"TYwjWn+vDiwPcuZLEHOSKLWoS35sDmfdThutSls9IGg3NPvtnLg/+py4u9sA1ZMFvwrG+3mmYK1Auh2a",
-	"vKthGCTHHan6uUZhFXs6c1rz4XKq7oLzdLsdDz45afTR6o8gjaqOqpN3dNQtbeWjqgT7fBzqG9b0AFhT",
-	"HiQLO/UbyPRXA5n+AD8GvA9vfN/gxqyl2u3BPMWy21ABGoWDtHylaN5buakzV8665zsWU5fjsartWuzM",
-	"/jPKKKhW+o7oMcEgy8SFNBbz8UlWlax+lwziUg4GbdY8L3drxNwHEGkwMi9XHFMdcanLRnsPbcRb+qTn",
-	"CBeMuZaKeoplmbwSLNXqoliej73x2oXsHe8c8EI5FpYGGYfnbZ++4TqRTEUo9mtyNtdAv2WmF5oOtUkS",
-	"LJ9zyBoVLUqFIjIN/t6acoDmrt/kUmRgWbFYUNtYrEYC4pAZ/xyL2cMZH0VXrXjeB6PjPkJs3xWJ4Yvg",
-	"lMO7VE8Ecf5iNZVo++gLKpGbSnu0VV1SLij25eN1xcqfm0bj2w6Gpk3FtoO9TqfOeqd+1Q+c6vKOyrHB",
-	"CeqBwe7pDZ64SBiWIFnWbQ8713WGe3/Lbr9TZsefNVGm92z/5OD54+8PX3R+6L7qve6/GZx+7kFAvU63",
-	"8+UHAd2RnK6tsF9iEMfY8Ly01q/zRvHUMDFiOk2w5qzQu92V92Ntv5fJtfk01ZXHySQD0RrO9nkLpt16",
-	"nByKVmfW5b1pPx4kQ/GnOfKp/7yz5aJ95kofdIbd3pev9B3J51YaVxeW2SndYhjCzFtu3/ba/eE17W7y",
-	"xz0SuZ299u0Irz/+CK9PhRMLbt65rFl3dIS+20btkNxIWgMxnLUGfH/aehwfJK1DkfPan2ejnjx+fvh9",
-	"50X3h96r/uvBm+Hp/rvP3qiD4QOI5DuSzy1sWND7uAf52X1fBVcpdbi5gx8f+X6uOYp5WxJO+RHbDlUw",
-	"x+8haf4i6WlV4IY8n53ATX/Q+SrATadbKoajPsTJjqI4P8ej3Dg3DE8JpaJlhAyqR4/e74W+rEbu57u+",
-	"de8bVPQQUBE65X8aoAi75WLTWzRLKRrnXG/wvL8hSfdFku5I0cHDaZa3RVDmj9UbD0Xd01sxJdYsYVG3",
-	"c7LrhPqHFb+RIvAo3S6w7zOegOkAJPxvPJGSurC02YnrV2LpJBiM5S+XAqEXBKTgC8pCajeixipLG6NG",
-	"8XwZZLEMgRxkzfwnAiexl5I71cmMHj1yD/ZT8UfsPELLtlF3iI7vAFmXC+U7Fhf6ZCKI2MSGk0d0qICI",
-	"2Bwsezx9wze6wbelE7Ow8Wo4gMmk3MyBMT4BQd267DhXFMnjcn4IEJvrNVus4jllaUmLVXrt/AAhX8L4",
-	"KaqvWIwcCxtXC+nS9rCGj7qlTjc1Z3W60XPu+fTzp/8bAAD//w==",
+	"nWEaLZtuPDJafvBW5i71S9zUZf5GvqsJnnIEV2wodWiEi+OSegul94T5FtJ3gZLAfQqB6OOt1GKEi30L",
+	"znJX2O9MgUUiyoEOae3lgojoHrnUTZcti6a82/GFR+elzsTk5sjlR+9hpbfDnwm1rkXFa/K+Xblmd69Q",
+	"jF9ol4H53BKux2RoStemMgE7F4vINeRUdA0VgJbqPiZ0MAVVX+RHEQDfVs7/CV0s8O3nHNOii1GB0sIi",
+	"7OyzXIlhgTwJnk/J8rb2Kskbb8IFjCuX4ZsnYeNC35KJXZOG7Xm4komd17a7TOzI8Y1B4ACGEV4bYtch",
+	"nSbGLUN/rw7IDzLwS9B8kna1iFB+pA9n3U4bLV5bPbxoN2z87Qy7P/oMu7vbJ9VTD78K/vx5Zmq9dLoV",
+	"Nr2r0Rokxx2p+rkGK13wMTjcFZCsUr2yS7uQOOgdsQd7/6p2O+x0yo8nuXd3e/42QlQBwjNn2jxc4ttd",
+	"wLhut+MRQieWP1r9EcRyFU1wBKDziEmmHVVF+eeDhd8AwQcABPNIZhBZ35DAvxoS+Ac4m+Aieg/pBl9z",
+	"LdVuN/Mp1kaHMt0onHbmy3nzBthNnbma4z3fVppaUY9VbWtp55udUdpHtRx7RI8JlmkmLqSxWDRBsqrk",
+	"mrmMHZcXMmiz5nm5pSYa7yDSYGReLgunYu9SK5T2HhrLtzSzz2FIGHMtFTV+yzJ5JViq1UWxhwI2MGwX",
+	"Uqy8B8cLNXNYv2Uc6Lp9RIprFzMVoSKzydlcA/2WmV5oOnkoSbDG0cGfVFkqFYrINDjla0rUmrumoEuR",
+	"gYnJYkG9fbFkDIhDRWHPseNAOIil6E8XD2VhdCZLSMBwlXz4Ijjl8C7VY1ucU1/N99o+n4TqGKfSHm2V",
+	"AJWrvn2Nf11F+efmOvnekKGzVrE3ZK/TqXNjqKn4A+cjvaOaefAGe+C5eHrH3GCX+BW2oei2h53rOg+m",
+	"v+XA3Cn95s+azdR7tn9y8Pzx94cvOj90X/Ve998MTj/3tKZep9v58tOa7khO1/vZLzGIY+xKX1rr13k3",
+	"f+pqGTGdJlgYWGiw73owYAMGL5Nrk56qK4+TSQaiNZzt8xZMu/U4ORStzqzLe9N+PEiG4k9zLlf/eWfL",
+	"V/3MlT7oDLu9L1/pO5LPrTSuLiyzU7rFWJGZt9y+7bX7w2va3QRMeLh4O8Xw2zlrf/w5a58Kx0rcvHNZ",
+	"s+58D323jdohuZG0BmI4aw34/rT1OD5IWoci57U/z0Y9efz88PvOi+4PvVf914M3w9P9d5+9UQfDBxDJ",
+	"dySfW9iwoPdxD/IDFr8KwFRqQ3QHPz7yTXdzOPe2TKnyI7YdqmCO30PS/EVyCKvADXk+O4Gb/qDzVYCb",
+	"TrdUsUjNopMdlYt+jke5cW4YHuVKleUIGVTPh73fC31ZIePPd33r3jeo6CGgInTK/zRAEbY0xs7EaJZS",
+	"yNS53uB5f0OS7osk3ZGig4fTLG+LoMwfqzceirqnt2JKrFnCom7nZNeu9g+rUCRF4FG6XWDfZzwBczZI",
+	"+N94bCi1ymmzE9dUxtJxPRidXy4FQi8ISMEXlCrWbkSNVZY2Ro3iIUDIYhkCOcia+U8ETmLDK3f0lhk9",
+	"euQe7Kfiz0F6hJZto+6kI9+msy5hzbeVLjQzRRCxiV1Bj+jkBxGxOVj2eESK70aEb0vHmmF33HBKlkm5",
+	"mQNjfAKCunXZcfgrksclZhEgNtdrtljFc0qlkxZLKdv5KU++zvRTVF9WGjkWNq5g1eVWYqEltbSdbmoO",
+	"VHWj59zz6edP/zcAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,
