@@ -97,7 +97,7 @@ func dev(ctx context.Context, args []string, logger *slog.Logger, stdout, stderr
   documents  %[2]s/openapi/
   operator   "dev", secret %[1]q (public, laptop only)
   catalogue  body='{"operator":"dev","timestamp":'$(date +%%s000)',"currency":"BRL"}'; \
-             curl -s -X POST %[2]s/v1/games -H "X-Signature: $(printf %%s "$body" | openssl dgst -sha256 -hmac %[1]s | cut -d' ' -f2)" -d "$body"
+             curl -s -X POST %[2]s/v1/games -H "Content-Type: application/json" -H "X-Signature: $(printf %%s "$body" | openssl dgst -sha256 -hmac %[1]s | cut -d' ' -f2)" -d "$body"
 `, devSecret, cfg.BaseURL, "http://"+*walletListen)
 	return serve(ctx, cfg, logger, stdout)
 }

@@ -353,7 +353,7 @@ type Currency = string
 // (never with 200). The per-route schemas below narrow `error_code` to
 // the codes each route and status can carry.
 //
-// Example: {"error_code":"GAME_NOT_FOUND","error_message":"unknown game_id: crash-deluxe","status":"error"}
+// Example: {"error_code":"GAME_NOT_FOUND","error_message":"game not found: \"crash-deluxe\" is not enabled for operator \"acme-bet\"","status":"error"}
 type GameError struct {
 	// ErrorCode Every error code of the game direction. Shared with the wallet
 	// direction, with the same meaning: `INTERNAL_ERROR`, `INVALID_SIGNATURE`.
@@ -411,11 +411,12 @@ type GameErrorCode string
 
 // GamesBadRequestError 400 on /v1/games.
 //
-// Example: {"error_code":"INTERNAL_ERROR","error_message":"request body is not valid JSON","status":"error"}
+// Example: {"error_code":"INTERNAL_ERROR","error_message":"the body is not a JSON object","status":"error"}
 type GamesBadRequestError struct {
-	// ErrorCode `INTERNAL_ERROR`: body unreadable or not JSON. `MISSING_GAME_ID`:
-	// listed by the contract for this route, never sent by this
-	// installation (AMB-2).
+	// ErrorCode `INTERNAL_ERROR`: body unreadable or not JSON, a value of the wrong
+	// type, or a `currency` not enabled for the operator.
+	// `MISSING_GAME_ID`: listed by the contract for this route, never
+	// sent by this installation (AMB-2).
 	ErrorCode GamesBadRequestErrorErrorCode `json:"error_code"`
 
 	// ErrorMessage Diagnostic text; never displayed to the player.
@@ -428,9 +429,10 @@ type GamesBadRequestError struct {
 	Status GamesBadRequestErrorStatus `json:"status"`
 }
 
-// GamesBadRequestErrorErrorCode `INTERNAL_ERROR`: body unreadable or not JSON. `MISSING_GAME_ID`:
-// listed by the contract for this route, never sent by this
-// installation (AMB-2).
+// GamesBadRequestErrorErrorCode `INTERNAL_ERROR`: body unreadable or not JSON, a value of the wrong
+// type, or a `currency` not enabled for the operator.
+// `MISSING_GAME_ID`: listed by the contract for this route, never
+// sent by this installation (AMB-2).
 type GamesBadRequestErrorErrorCode string
 
 // GamesBadRequestErrorStatus Always `error`.
@@ -499,7 +501,9 @@ type LaunchBadRequestError struct {
 	// outside demo. `MISSING_PLAYER_ID`: player_id absent outside demo.
 	// `INVALID_TOKEN`: token with fewer than 16 characters that are not
 	// whitespace, or equal to player_id. `DEMO_NOT_AVAILABLE`: demo not available.
-	// `INTERNAL_ERROR`: body unreadable or not JSON.
+	// `INTERNAL_ERROR`: body unreadable or not JSON, a value of the wrong
+	// type, an operator with no wallet (real-money launch), a currency not
+	// enabled, a URL or a responsible gambling value out of range.
 	ErrorCode LaunchBadRequestErrorErrorCode `json:"error_code"`
 
 	// ErrorMessage Diagnostic text; never displayed to the player.
@@ -516,7 +520,9 @@ type LaunchBadRequestError struct {
 // outside demo. `MISSING_PLAYER_ID`: player_id absent outside demo.
 // `INVALID_TOKEN`: token with fewer than 16 characters that are not
 // whitespace, or equal to player_id. `DEMO_NOT_AVAILABLE`: demo not available.
-// `INTERNAL_ERROR`: body unreadable or not JSON.
+// `INTERNAL_ERROR`: body unreadable or not JSON, a value of the wrong
+// type, an operator with no wallet (real-money launch), a currency not
+// enabled, a URL or a responsible gambling value out of range.
 type LaunchBadRequestErrorErrorCode string
 
 // LaunchBadRequestErrorStatus Always `error`.
@@ -524,7 +530,7 @@ type LaunchBadRequestErrorStatus string
 
 // LaunchNotFoundError 404 on /v1/launch.
 //
-// Example: {"error_code":"GAME_NOT_FOUND","error_message":"unknown game_id: crash-deluxe","status":"error"}
+// Example: {"error_code":"GAME_NOT_FOUND","error_message":"game not found: \"crash-deluxe\" is not enabled for operator \"acme-bet\"","status":"error"}
 type LaunchNotFoundError struct {
 	// ErrorCode game_id is not a game of this installation.
 	ErrorCode LaunchNotFoundErrorErrorCode `json:"error_code"`
@@ -717,7 +723,7 @@ type ResponsibleGambling struct {
 
 // ServerError 500 on every game route.
 //
-// Example: {"error_code":"INTERNAL_ERROR","error_message":"internal error","request_id":"01J9ZK6M3R8Q2W5T7Y1V4X6B8N","status":"error"}
+// Example: {"error_code":"INTERNAL_ERROR","request_id":"01J9ZK6M3R8Q2W5T7Y1V4X6B8N","status":"error"}
 type ServerError struct {
 	// ErrorCode Server failure.
 	ErrorCode ServerErrorErrorCode `json:"error_code"`
@@ -740,7 +746,7 @@ type ServerErrorStatus string
 
 // SignatureError 401 on every game route.
 //
-// Example: {"error_code":"INVALID_SIGNATURE","error_message":"invalid signature","status":"error"}
+// Example: {"error_code":"INVALID_SIGNATURE","status":"error"}
 type SignatureError struct {
 	// ErrorCode Signature absent, made with another secret, over an altered body,
 	// or timestamp outside the 5 minute window; also unknown or disabled
@@ -1202,149 +1208,156 @@ func (sh *strictHandler) LaunchGame(w http.ResponseWriter, r *http.Request) {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H39cts4tueroDi3qqVbtCLbspPINbXrpNM9mXbijO1Mz0wzG0IkJKFNARoAtKxJu2ofYp9wn2TrHAAk",
-	"SFG23El6Z+6d/qNjiSR4ABycj9/50Kcok4ulFEwYHY0/RTqbswXFP19SQws5K9n3dMHgi5zpTPGl4VJE",
-	"4+hcMDKjC0bklJg5I5m/fUCu5owUfMGNJumCi48TZtKYpAt6i38SKnL7acVFmgi6XDKqiBTFmqzmTOBw",
-	"iv29ZNqQjCrFWU7SrFSKiWydxmQui5xMpSJmTg3xFxIB41LFCBeGzZgiGcxqQE4FoRPNhLFEkQWjQuNL",
-	"7GeuSSmuhVyJOBGC3TA3sJkzGEwTIQU7IVT42+rn5IIbw/KY2MfwJVST4SARURyxW7pYFrh2GTVsJtU6",
-	"GkeZonoexZGnOxpHLy7OojjK2UJGY6NKBn/rayOX/uNUMTZhxn+Edf/Icz/YXlZQrXkWxZFb42h8NIT/",
-	"7BcrLqLx/tD9F0duT/C7OFrICQci7dACNzt6CeOSl9W42pQ5l9WFS/vxLo6WSi6ZMpzp5jTb7AJMRPzl",
-	"Qbg41YKY9RI+aqO4mMHY9Qp9imhRnE+j8U+fov9QbBqNo989qTn3iWPbJy/9E3cf4hYB7xTD7dnKYf5t",
-	"J5ad3SfP3pafB0CW3af2BH+cM2AYQglcJwUtRTYHHqE3lBd0UrDGrO1quylPpCwYFXZwt/Hbxgdi8Nyp",
-	"UmgiBXFP7DR6xUcPjk6zjC2NJvAEUbIUuSYzRYVhOZms8T7YeGqk2unNFcu233zl38hzJgyfcqZiUmqW",
-	"w0FyT8E0n9zsP3GLCudcCrKiRcFg/4pCd3BUcCo2OIsv6Ix9LFWxSc9pniumtd93oOAbkBblYiIoL5ov",
-	"mhuz1OMnT+AuPXDfDzK5eKINNTx70qBksBSzLmqqQ7szm6O43uTxM6pmwNJ281hOtKHXLCZcWFkIk6oF",
-	"6YCcW/Flz4QTbgNPEUqNz6XoHV3L0pCM8YKLGVkyRSbMbKNoTCiZ8BnI7qXi/wDhm4gl5Tmx4tiPs4Xy",
-	"BDmtkm6fS/vlAhjsiyynE7E7n2n7wE4HS3Rq52+5XhZ0TeBqk2Xbkn2DG72obw9pZb5VjQuas4rqrvGd",
-	"gtgY/i6OQO5yxfJo/FMlFdw0qpfHtSb5UI0hJz+zzACJL7250jq6gtCFLIWBHWoYAf40a6Y1l6KW7r30",
-	"8Og4dSbB4eDouD9IxHeFpEbHxBKtUd7YgTXuvX+4FGDiWIvjhhY8b6n9w6PjOJpKtaAmGkdcmONRhPzJ",
-	"F+UiGg+rmTlacWqBzmvO7vXlORkd7D8ltFjO6YQZntWkZDJnMSmXcMAyqp0R5i5zpgkToILyRIDdREUl",
-	"vB352tCioAbXRoopn5XKfuoFVhCZ8lsYouDa9E9I+u788grlMoq/lChmSmVNqwUsVFq/P20tjTN5ltQY",
-	"pmB2/+un072/ffh0ePcfXTwJ1sMrpaTq1h8MLpGJzNeh2CY5VyyD22Jrma24mRNKRre3RCpydHsLB9qU",
-	"OhE9a7/hDQfDYd8u35KpPSVLw4gTFWTCCrkigiolVyTF136EpU+JkYlACSVzWG2azYl9FJjHvoZkVKC1",
-	"sd4wD+uRwFQ6ffPq49vzq4/fnb9/+y3ciFcXTGs6gxu8GepOz5hYLZOzory1hwheF43tg5tWWvi2+0Vj",
-	"te4v4ea7DVI2xQ6dCamBNQ27Nc5Ir02FbzQp5EyfOHs5t1KK5cRIvA8/NQ2K9my72MOZcp32RUBSbWF4",
-	"NvE2IBehsrckLp3BKAU5Gg4H5E+lNIxwZ0HKJROg0SgxPLtmpknzcP+Pz//2w/Gbw4tnfzr48ejq6V/3",
-	"/zz6y/GLZ2+7Ja7drw15VqzoWjs+S/ENAgTHT25jPzwkXt3AcbjjXfK0uc0bdLy6YWrtDhmM0X3IBuRy",
-	"ThWoPzhFcN0aaIkIzmF1TcOzIHa5mI1J+vrt1auLt6dnH19dXJxfgLf4+u2fT89ef/vx8vX3b0+v3l+8",
-	"AhGSiF9IPRfyC/nD1dU78gvIrJyjvPoFbtnb2yON/8OXb15fXr5++/1HPF6vvyW/kNFwSH6pbEznI/Zq",
-	"Q7PffPDq/IdXb6vHjLxmlWMpS6N5zqzp33jo3dnpX19dhO+zPB68cfNhP/euN+IKTtnKeqmC7B+TbE4V",
-	"zQxT2mpnEOlCAqNyw/SSZiwGgcf+XtICTlpNAb7t21dvzlHenP759PXZ6YuzV9UrkSQYqnJi7CNNEYW3",
-	"j4KlRG0BFhvXDd3yjbXom5OsNhiH2Se/EM1ngppSMbdCMTAcFRJtJc0yBRYkSntaGKbA/5aqWkbgriOy",
-	"4AKk74qLXK78C0Meq+aIA5VCMZrjBKVC4v94ef52y3NH+JxmCmTYlPICSP3FynR3QFvMFsVRg4uCzxWD",
-	"RHHU2PcojjZ3Joo31cPGQuJ3Ic1w6GvhtDFAp7rVL2h+YcXjFs0Ly+ccM+v/3KPTWvRs6jQviXE3HP+g",
-	"TYUb8Wil1qS0LV7G9236gKSt3UvH1uapXd9MCgNHzik4rq2yb+BAeCs4MA3rqnf65sXeQX/Q4JaN1Wmz",
-	"z4eOTXqcKt5B5f4WanXwT6v/tGP2TTIqINTPa0CsRpxyVuTEKHrDChR0XvyAAANmkfm6dSg2QD9vGUXj",
-	"iGYLtgeeaxwZvmDa0MUyGu8/fX7kobvhJuD2JSGyc/yDFgPyIygZbmJryFbQLmHCqLVDzLRl/MoFoSJP",
-	"0CFy0G/POeIxcfiG/WPFRb/hQTdGOUkEKDhZGrC0auCt0mnWx2C5c/br5evyCzJaIOzg74oJ1ZV/w3LP",
-	"n+EBbdpx4Za0uTbYo/a73/Ci4JqBVaKJ5iKzbMGWMpufkEUJco6hJuei0lVtyCkrZHbdIKfBCh2eZdub",
-	"bJ2Gaq1C2u85DnophWbdKxsY9DXw38nqyKg/Ibd/sDCgRh7tQMS3w9qPQ6U/bDtWlQ6R19G2o+Q+dTDT",
-	"hjO94d6g27hGXqWFRvmaiOA5LsAmy+bE4bCaLOgaWMEhq2NC7Z9wJ/VoRSJWc6kDSNqpR6eS0D+3wn3C",
-	"MrlgmpQa8eaml/mTkzjvL1GfcMMW+iH/rxYWFZtQpejaI7p6m7OAZt7WZYp2fX0jBNVBw/3Hv8I4GvEp",
-	"dOLFTBMjdz/sD6koeZ2CLUTJwXAYKip5/QgtFXCgX96u43lGxazs1Pn+ipckVrfvTWkGUhDMgAH5AZ3p",
-	"G1qUTI9JusTQHBP4f4RpTsWaWFMbb4ot/FW5Oqj0YjKlRUEmNLv2dkTTzk9Ezqa0LAwpPE09y/qOeQXL",
-	"wHJRvFjj6/sD8hb8DEFg6ZhFn8aJCKJuSA5GVDweC5QBIRopiYkNytmzoNi01KwNyUXLzu09Q3/vMRav",
-	"9RDvM3nbBn/b4rXuHJiOjhcajuDnWrwbJmzLzw2sXCQwHTc82kSExAQ3V+5KOr7fkx0kIm34M9Ubdvdg",
-	"QfI94MIOSLrpJaXjDs/VEvQIP+C3cug2fbV/2/pfz9a3R/2tNN/JUuRbD/po94P+G+O1TUpbkAsNcjJa",
-	"4Eu4pi2S/81yvwHLbfUv7eXauUy93QI6ubLUXdqM2+8URaQn5iQRKcpWd1MlHZu3kVIUTGuSgnBMgWWM",
-	"KhnCqmAuWasLvs5ZwSdAAyvWREgMhIF0tvIaJPTYwyAWdqVFItxbFujXARlwh5X4qiyYdeGyOcuuaxzF",
-	"YmixtYpB2euV1QFsUUPFHmwBXwOjK70N7RYnoqXO4i6VFcDK9q4+UdRFYMHCScSMCaZ4ZqEni9jg5g7I",
-	"a0GWVBmelQW1FmWot4iL6hE5rfcCVlJmJawI5ghJQ9jtUjHtshvSBRdnTMzMPN1MGGoDBdudo6KyB611",
-	"0+37VDwBt1m7cH84PDgc3QM3xNZIicbR03x/Osye0xE7nIwmx9Pn9CA7Ys/y/cnT6SE9HkZfF5m4AMdm",
-	"wUQOPlJXIHdAfpxXxkscRB/AFH0yoQUFJ9zyF8lZxoGPuHGPuVBPTChp38sFsKW1hysHbEGvmQ6i9mhq",
-	"hnQ5dKI7U+jbOj9oTARjOZis3LIhHhchVWhbiZws5A3DCOxCCrYeJOJH9PrQyPGS39s5Y8S1u6yiFpNN",
-	"aaG35CAtpeamOz+m5f27e8mSzti4Tq5yuTl2ZTShZMIQLE1EAT6DnJIpphShjEDLS8/lCm781g04KY2R",
-	"VthgsE2jdS9slNXIpYP2B+SNg1OsiyKL0jCSzo1ZpmDN4V86Je8vzk5gJ9dmDr4QKzSztjd6CVbY4Lq1",
-	"TMS2/+Azflar1cCfLp/488QtRpcS2pr/dLpdY5OeZqzG1/sDcor8jTscSDwvBU+8qzTGeEza1PIbU3kw",
-	"S6oIHM3djnDlmm4e4drTxG0BX5M80tVMRKevSdqu5smmCwizkZPJeieexjvHHbx5BhccZ8Zex4HmowU3",
-	"a6vcvtHkjNEbVqlALmhm+A3cwEROCkZzm1o6IOdLJhCGbHM1pl24lxf8xkJHVBA+VXTB+p1Mn4huridN",
-	"pu+lP9Mbamc/hh3JqaHwB4WJwJreMLKkZt7/8ucDF7YzA25LgtRVZUFitq0g1KVGkZzd8Gy3DKnHYcS7",
-	"Y0KBRn2AofwUggzHtk2GorzXFRH2RhGu/qZN028SvKHat1DdnTb2lmfXAsWRIiJI7rYPnZAF1Wi9salU",
-	"zMEtcDgEmPtUrKVoZYP9UVJBySUvbmi3C4AgM58U7OOMLiawEw+Bghf1M9/7R+7iCGzGjhn9mWuEDOCq",
-	"n43ZyMaNcqqu/zVB/spGe4AHvcWEd3fz34C8tjvKRK1qfVYVQ1w3yLlt59SBvLNy1yb0a2s7gQzCgf2K",
-	"KCpyuXBZ/NSAQNRmZxAI3pLz6ZQpMlVyEfo6Xj02jk9bV1q7/+TRGRSJ6Gl+axgTBD/XESlql7TfwKcC",
-	"sjwFTc+D9NxzuLa3NDPFGijRZTYPyeE6ER7v7LeF7YNW+UMebGdIqDZW7nNmt0WHTmEKGdN6WhakEzwJ",
-	"ozBxhAr5nkTq/6F5/ntz/fGvy0P152fXf1oc/O326nj1dj97MZr/8ak+G9JXR/n3z8vvDvj5s/XFofkx",
-	"KYfDg2OwBn6/NPZDVqrfgx+14aZ8UWDfzabrJL6/OAO+KCTNG7ocuEYxmyEViFpiZFwdsDldgnb/NKEa",
-	"k9bv7KLAzA4zm36Gf7Ng4vait4jCy7AU9mpVOYNX05jAC3Ii3cmnLhN+0y5dlpOC6znTA5JuUoGOrzvl",
-	"idBczApGwEFCT8ZJAWlNHyce9yv5eOK0CsaLRLFORKYY6k1aeMAH1rJXowswbOAuuWPJBeEGTkwKi5D6",
-	"MRXTsrhheWAsplmp8DpbLE1QgmSZNxG+QETI2t3cYvV8bfYN9EGpeLQzQAVs2XWYu3TpBvu+sxy5VNLY",
-	"ND6LyMhCx0SvuMnmyDSY3O8qNHpLzIJBxdAnVFuGspv0jSY/l4rrnNvBHMG6mVUB5p5LR3BeQSJCtwBv",
-	"mE5tsc5qLgtG7LR8SLVgU9QENpUXNiYRTEylypgDmCRwiCZgvYC6GDdilM4xN5LkGEeoDOhBIk5dKEqW",
-	"Bs4oDKKomO3mUIJdxcXMrghOZQP7qT2GjyCVZWk+utMRjQ+HsMXob3xEf6O+dDyMI7fmH9GusCbxhsi7",
-	"b/gNMTi1sB/XZEHFurJifJIG9fKK2s3sUVvfQUlG9RyjSPaDyJiTHvD5pRSGi5L1GxYEE7mu3Co3cCK8",
-	"xLCsxXJCZ5SLATlFTEEbXqBgwHKHa8aWOhwzERT8pwF5oeg/ePGNJpfvTp+8+Y7sDw6GT/Fdp9+/PCej",
-	"weGQUH2NserD4YDsw9bvj0btUr7Dlk12eGCr7mxKPzwQZPjvd5lrW3avO46+ufJyWptyfMECL3VJEWvx",
-	"uGkiWEGXwIt4n19WwQxBlMLbbBKMKV1tCSgkdGAT0bOOrEVf0sp/Tr0crv3V/oC8F4YXjY3L3Ig6JoKt",
-	"COY7WDgaj8gJsgi6XsBIIvdcAl+hIZkICl7ytq04/uytaJ2WLr1tl5Zaa8DiADh1WNLa6Pc74rRahQxU",
-	"Eq+x6rh8vDbJeyspcH+1rTDK42ATqyFATiH8d0LAKyqDdEREkNAcBlkEC93HVKf3P3z/MhEXV5dk//Al",
-	"UnXwCri8tZDdjvNdh764RLx+S9DsyEbHWZ0AgkmRn5UWCpulQAfYkEwzaHR/mv3nRNUuG7m9g+2pmv9l",
-	"ImcnnsdbZQ//lAG1S58gvjV8u/94TtxMot5kRpuRXOWnfy6XbeS5Y12dLVNqpbtLdKyFz3hHtzxOhFSk",
-	"ctzuy4A/sQlpPhItkd9cRVhdCgb2Oddgsbv3ttOU22v0Jdi/qgYB1Wu3LANN9t85Zoy6KSsVN+vLbM5c",
-	"ot1fKobpCCLLFVMZ1YzM2S3NWcYXtCB/eHP6cu/yD6cHR8d+IRBrII10+8naMB0n4pqtw/KdEDyylT0V",
-	"U1zBszcsM1JZs/n42I5C0k9JhSok0TipENQkipMaZEjaQFdSBQzxqRcXZ0l0lyaiJyQxinJnFawKLljf",
-	"J1jX1URIGEktSXv2456QZm8q1d5SybxE+zRNxIzfMJL+Za9ayzE5zibPh2w0nD4/HB4dHrDJcJSNJtPR",
-	"0WSaZ3R/eHD47NnxMB8dPc2Onk5G0+Ho8DCnw2N6xA6m0xFLBzaADov5jW7E7HsL3d8RC0yEBQO9G+Tq",
-	"Smr4d7+zKIq8leQFowotrtpVZrdcG4TMzZxpJwA1hhxwb0IT3q0ePpII7MOBfQUWcg8/hL6/M9A1E+gQ",
-	"V6LQSgoOrDhnNGeqztoN1ro+anTJf2Dr6A5YnYsphknBYKQZZkiwBeWFN9ZsMqD+nxiwsjm/3sdu5wa7",
-	"IuXwMddVoW3XraRbk9qCWip5w3OmCLtdSjClnSb2/DxuJpImotcuge1XZrZ3hOs77Dcp1pYGmQEOmEjE",
-	"gmZzLthelYsGtq1nkSSoQoBXOGwiwpwEdELrGZOb/ZNErGzdrqn9KYVJxL5yxYKocdelFRcas0J+9zvy",
-	"PRNM0cKmcMB3/+n4sxKo2hYCp768Fgun4CicOGnuQH5W1fa47Lr/JG/AnMWMzrpeW5SLiRXbu1duJ4K4",
-	"4m3yObXb7an5Ooc6Icem1zTOd2cUAAjCQEA/JhNp5tuKQ+CdVQMMx45YIYx33jClK3/BBuVILwVeGgwG",
-	"qStS9kWWxD/fw8GMDKoeNGMktTcObvYHa7oo0r57kZCCIR2n1jGjRVto1Dm1WG15MByOga/Q2QS6Rre3",
-	"T8JiauIz05dM+booxxvIAekne+eYJFYLJlEcVHXGuHihEXGX2qnWFah14UhVW4p7mXP9s+TCWGfIbYSL",
-	"WVR3fqNjwm4ztjSb4Azu76aURZps/rLrVsSF3Vi0mRgVtRljoSJ/Heu9jscETjV8/6JvF1s0EVVqKouv",
-	"hl2pIAHom9awq8etgCp3uxXL9sA52fP+4gz2yVflc13huy7IYZ/0J/20NHNQHhlSBF+GWjINQVlCG/e6",
-	"M1oxzAmidSkMKBX/B96TEqsWwgRtCo7unBr8CFNCWM3utbt7LovcoYfFQxZOTB4yYBJRmdOhMWQtl5ah",
-	"aOtLXTBMuqwWrhjpwQG2vGUfXMsS9aH35JZUObBbsT0msFIZnraC0YZOYQyEPlQibpji0zXWQdfxJnz+",
-	"mq2JVLAO2RwBRi/L6wrZiWL0WverJL5OGySQUc4aKfhWcyQRYWwy9hSDf4BgIDeuiPF47BYFMxa4Jnq9",
-	"WDCjeGbJee+djUoOeZ8j+Krpb8RVJrkiKyXFLBHVVEGmU5uiPS1x7tUc44ZbNCa0KHz+lj+WiUjBguo4",
-	"2kS7piaUzEqmNVOkYBROjIN9cTLtA6sNVcaWkFX+0wJ22qc8GWnv2bCzbAsOLKyr64bO8VRtsbkIGMGN",
-	"t8SEDYCuFE0iW4fPbtI+gt9zm31SP9GmYFxlVdnrwLw6EUKS5on33Naups4lczlny2WxdtwwrGRcIk6d",
-	"bkq9E5OSIDvUddHAHBhkLWudTYADw0l6wXTm4jCJ2DCmQI7jyQCNbzEbWHeXVWo6I+Dbc2WxNYrVxTae",
-	"5ROSqqzUzTBeIuo4npFbQnljJP5rx++8CLAjBkE4UsfgYldUDVOtg252ng9H3cZ1omIVfROuviqIwFXh",
-	"f8JNHYBDUd4dg7PRvAbL+5wuH42z+cVMG/Da/WMrqgOBARwpBWZ5LE1MmIgJ0/0gvofDbBiSbuo2+NeD",
-	"m3+f9ttRQNIRBEzE//3f/6eRakpSnz6aBvJHBAmn7rAc1gYBnJVz30wkEaUF7HEHMdDh4HfwtVCCN/It",
-	"XGKaS1LGJEyrfNntErM73Eh4YisLxdJw0KDBnzU2o9m6Cn1ahirCL+O6irERL5uU3O8vniBrfWhWTFH+",
-	"2NJgjLWFiSjYJkjzPI1d7GYl1TUuBdboeZvZTcOlE1iq2v6MF0qwJmhN2NjASUf82jW3u+9Y1rWDQGZ4",
-	"/vyV1o3hLS5/wt3hPn2pI37uzDd0B+pz6O2UzTwdd65tzNKltyh+A+ZQvfpe1nexcuXAhSaglqXKWGUz",
-	"bCZkv1NsyhTZkNnoPNSBuuZCE1maRDhTbKLkSjNVGaiLCZ+V3PDaWGvxgJ+E52vTcLQNvfYuLB6AMUmD",
-	"5lUF4iXpaDhsd4pJwbqYy3I2t6FeZyDOKfAbmOBVUYZz7Ru8VnWEyPH8S9F4a4+STC7XRBd82T+BwXwT",
-	"KbAe1hpER4HY24QhKtpsP2GJ5gaNmEDlw0BZwWHWei7LIidzKvIC8YCCX4N54DNvR8PhwC/J8Xhnjwjd",
-	"LQcLTtbo68BLKydLd7f68ZiAS6iHedbluCC9G4NUhB0MY/vvgfv30P17PEbntum7IM2uqoZO5I0Dpww3",
-	"QYe6JuIDkjzrQFhIL+BPfKYfxZFzzKNxtD8YDoYuyVTQJY/G0eFgODi0vc3mCNtW2w0flrKrBOjC+Whs",
-	"e/G0Y7tWOwMfaNxSnI4VDrAPdZtCr87deK7FAzZ28KkuLgkueKYq55krVrVk6HU1940TUbX27W/pwxc0",
-	"7T0hW9s9gEEa9Hsgp67tLj5f9+y9pw3vP5iS4zBzJOz/m/iyvCTyzyWRkPaeJLIsY1eaS/E6j8YRnDbs",
-	"jVDHIV/IfO2hSyZs08nlsnCM+ORnLTEz06GVyAEw4Y9hdYwuFwuKjRBqjK86PG49YDNtAhCK8S/RSuQu",
-	"jtza70QN7JElJiRi93eOjvYPEO21eby7dJ6rWrLcNaMoLqvFqyVc1YPh8Mvtw6mz3SShlbi3bNvqFbxl",
-	"T4KeF7bfQhy9en/xYP+Lr9IROmh1++va1f7WLaUfszSuhGnb2rjL7cUxpZrIKCD66H6ar9z9n9Vu5MHj",
-	"1sV0/uDVqLeXULq/C989xHH/HAz2Gdyy49o/Vuy45GZ8cNfmN3dxNHq0EGqlkzQY4kXQCs01Qas2/Cs3",
-	"V7vbbEHWIO2ssxvaSUf7s4YxvHUGm90V2lMI6twrRdBB9+M2ut3wo2O/37d6Q4i9Kr5Fem1jud/ROw4z",
-	"+Hez4lvd5HyvuJhMwCkyD7kWWFNma91Gw/1HM2I7t6Ox4XWqisveu4cZv0wize5b2coG6tzEjbSXXwlB",
-	"N9JvyK7ZNwNi80ZsIAP9IQsP7QQ+w4YefVHJ0kxv+/Vy5Qtm5z1iu4McxI69bqXuER8UqaK5lXYFcWIk",
-	"+Tv29d3S1DfMxEElGubg/PQB9E9TKt7nwoXVNnSGqrrSH9EHeFUNk2z3FV95yHsLvk3uh7ctFoxAYwh1",
-	"u3hV1cB7p4KVMK2fGDkmXx3jHjQg7oeKScBpDH6NIxG91NaEgamR9h8uvkfo6cKGxfU4CLv5NP/elrSc",
-	"/gkyXSK2NJbtdZUG9DEZTsRVgjDG/mJfKqC0QbYGDsXkcY8rj8O2IK6LcXeFeD8Obn2gXwyMMUpEu4q8",
-	"H7uyVKwEXW3vQ+Bp6GhE0LfIRbNOr2Lbzhm4fh1xs7lJfWtnaWxcx3p+ddvkRHQV9VUb2OgmEjd/OgYb",
-	"fmyRAX5+bRaIHfikTRwkRHroPUzCB9LSoFWD29CHuiCg1qKJSLtqb9NtlS2d/BrbZp3wzrShGnyRC6lq",
-	"XPpwFN3YFrpF3YqHIRFmvWSkR13SDs47beTmpzGhZKpckYmcEuqOeFikHmjXFdYAYXARkU6fn4DHBsVC",
-	"q3uzj/EddW0KSoEt6+UKoHQY8OuolCJS2PYX9lyLKqEJ8/QfLo46qXgdOZJmc1cGZb/uO1BLTqcDcskY",
-	"STsqu9JOTAs563v76xu/HtTynU5qZRh0OYmJkEGtnvDt27agWRYwCV3TnXrfMPEYDOzAY2BYIUKLJvGg",
-	"Y9wFohgt9rDwwk0nJHs7ZY/rwnPUTeX+weHoqO7CMznMnrH96cGIPs9H7Gn2bDqkx/nB5Ig9z/ano6cu",
-	"25gWH5He5pwu2vOwMtHn6FUNdixj3Ys0NhrE7NoSZfcGRkGnjt36STQRhMf3P2r0RGj3LLB9BaoOAV+g",
-	"VdI9jQ8COMjvkjXbFJuVBQWne0EVpia4VHkrYMJCzH+prXvcZh1H25fui1dNdmz1YXOrRww29+l0f/Is",
-	"H9FD9jw7ng4nB/lTdkT3s2eHj3Frmk3ivgriLeQW6PGslgch2hjXmRZTdk+71ypZo8c0ohANbPLXlfv/",
-	"afHU/HCw/Mvz1d9GN2+fZRf7kz8c/3x5WHw7pN8dzV4dlH99ys9H6up56FEwXfsP9wrDsyBFUpB3UpkS",
-	"/G8WtxH9/6/NCh7PPfcDl86nA3cJW3J4lxgD+javsCrWrzzgXwNrdvQ5bSz/hgfhOveG/sNWWKKziWob",
-	"muh2SSqAbeZ/bmwD93wQke326H5bcNb7HS/P315dnJ+1NUcgIokXkU3LHq36zwF+XBoZmApj0iWSB53y",
-	"tnLZJ8ysGBNkH01CLNYlM2nI8P4J20a6jem69Je5VKbbuevsG/wgfnl/22achk207O5g0+5TE774nvm9",
-	"v9jYzEqlVpHvtp8H8ghmiXIJDvkX29j63YuOLntd731sJKHZlfrrBwi6+jQ3CLq3qfWD9IXNn9sU1iM/",
-	"oun3XbvRdAfv/xpCv1hX8sfqqB1iLleNX+fFNJCJ6xWbn2C+Tz2lQUfGUqFl3UvWFZ3g2alyBKcu28SS",
-	"9o0mZr3ENNggufM+9AbubGIxpAnFwOsS0XFWt2AymGe8GyiDovsEsZkW6pII8GA0aXQW+Xc06L9eNGg0",
-	"HD1yQ1sNvxu7+T5oT751I794k/PHyo1mx/aObX1MJ/R/R9T+NSJq50tQb66/iVQInFbYoY+hOVTuw90u",
-	"Q+NcbD7Mtt8hDznFVYQ2K+q8amlW1HFdVdRVnmIdDkOWUBykDTKTv2DBU3Sf7/Mso3jLz5Rv+OJ1kWAP",
-	"95fFZC61je9VHbUwd3yp2JTfWnDWV9jrgup5H3YJVsut8ObPVvPMJtBqWzTe+Qs/Dk2rI5x38aeNHxzz",
-	"3NGxw8EYbofvPtz9vwAAAP//",
+	"7H39cts4tueroDi3KtYWrci27CRyTe06iTuTacfO2E5neppZEyIhCW0K0BCgZU3aVfsQ+4T7JFvnACDB",
+	"D9lyku7bc2/3Hx1LJMED4OCc3/nU5yCR84UUTGgVjD4HKpmxOcU/X1FNMzkt2Bs6Z/BFylSS84XmUgSj",
+	"4EwwMqVzRuSE6Bkjibu9Ty5njGR8zrUi8ZyLqzHTcUjiOb3FPwkVqfm05CKOBF0sGM2JFNmKLGdM4HA5",
+	"+2fBlCYJzXPOUhInRZ4zkazikMxklpKJzImeUU3chUjAuDRnhAvNpiwnCcyqT44EoWPFhDZEkTmjQuFL",
+	"zGeuSCGuhVyKMBKC3TA7sJ4xGEwRIQU7JFS426rn5JxrzdKQmMfwJVSRQT8SQRiwWzpfZLh2CdVsKvNV",
+	"MAqSnKpZEAaO7mAUvDw/CcIgZXMZjHReMPhbXWu5cB8nOWNjpt1HWPcrnrrBtpOMKsWTIAzsGgej/QH8",
+	"Z75YchGMdgb2vzCwe4LfhcFcjjkQaYYWuNnBKxiXvCrHVbpIuSwvXJiPd2GwyOWC5ZozVZ9mk12AiYi7",
+	"3PcXp1wQvVrAR6VzLqYwdrVCnwOaZWeTYPTT5+A/cjYJRsGfnlac+9Sy7dNX7om7T2GDgPc5w+1Zy2Hu",
+	"bYeGne0nx96Gn/tAltmn5gQ/zhgwDKEErpOMFiKZAY/QG8ozOs5YbdZmte2Ux1JmjAozuN34deMDMXju",
+	"8kIoIgWxT2w0eslHD45Ok4QttCLwBMllIVJFpjkVmqVkvML7YOOplvlGby5ZtvnmS/dGnjKh+YSzPCSF",
+	"YikcJPsUTPPpzc5Tu6hwzqUgS5plDPYvy1QHR3mnosVZfE6n7KrIszY9R2maM6XcvgMFT0BaFPOxoDyr",
+	"v2im9UKNnj6Fu1Tfft9P5Pyp0lTz5GmNkv5CTLuoKQ/txmyO4rrN4yc0nwJLm81jKVGaXrOQcGFkIUyq",
+	"EqR9cmbElzkTVrj1HUUoNb6Wovd0JQtNEsYzLqZkwXIyZnodRSNCyZhPQXYvcv4vEL6RWFCeEiOO3Thr",
+	"KI+Q00rp9rW0X8yBwb7JcloRu/GZNg9sdLBEp3Z+zdUioysCV+ss25TsLW50or45pJH5RjXOacpKqrvG",
+	"twqiNfxdGIDc5TlLg9FPpVSw0yhfHlaa5FM5hhz/zBINJL5ycKVxdAWhc1kIDTtUAwHuNCumFJeiku5b",
+	"8d7+QWwhwV5//6DXj8R3maRahcQQrVDemIEV7r17uBAAcQziuKEZTxtqf2//IAwmMp9THYwCLvTBMED+",
+	"5PNiHowG5cwsrTg1T+fVZ/f24owMd3eeEZotZnTMNE8qUhKZspAUCzhgCVUWhNnLnCnCBKigNBKAm6go",
+	"hbclX2maZVTj2kgx4dMiN5+2PBREJvwWhsi40r1DEr8/u7hEuYziLyY500VuoNUcFiqu3h83lsZCngXV",
+	"muUwu//909H2Pz593rv7jy6eBPRwnOcy79YfDC6RsUxXvtgmKc9ZAreFBpktuZ4RSoa3t0TmZP/2Fg60",
+	"LlQktgx+wxt2B4OeWb4Fy7dzWWhGrKggY5bJJRE0z+WSxPjaK1j6mGgZCZRQMoXVpsmMmEeBecxrSEIF",
+	"oo1VCx5WIwFUOnp3fHV6dnn13dmH09dwI16dM6XoFG7AyQmpyQT08ohEVuGlLCtuWRSY3dJuzxEql/sd",
+	"BTSZs+0x01GABw5IC0bmJW1E51N2vxgt9+gV3HzXIrstouhUSAVsrNmttoC+ghVPFMnkVB1abJ0aicZS",
+	"oiXeh5/q4CNwAL2SKy1WsrCvE4t4JFVoxLGUw4tc+MDAkLiw4FIKsj8Y9MnfCqkZ4RZtygUToP0o0Ty5",
+	"ZrpO82Dnry/+8f3Bu73z53/b/bh/+ezHnR+Gfz94+fy0Wzqb/WrJvmxJV8ryZIxvECBkfrIb++khUWwH",
+	"Dv0d75K99W1u0XF8w/KVPZAwRveB7JOLGc1BVcKJg+sGzEXCO7PlNQXPgojmYjoi8dvTy+Pz06OTq+Pz",
+	"87NzsCzfnv5wdPL29dXF2zenR5cfzo9B3ETiF1LNhfxC/nJ5+Z78AvIt5SjbfoFbtre3Se3/8OW7txcX",
+	"b0/fXOFRfPua/EKGgwH5pcSj1p7cqkBpr/7g5dn3x6flY1pes9IIlYVWPGXGTKg99P7k6Mfjc/99hse9",
+	"N7YfdnPveiOu4IQtjUUryM4BSWY0p4lmuTKaHMQ/yIrljGumFjRhIQhH9s+CZnDSKgrwba+P352hbDr6",
+	"4ejtydHLk+PylUgSDFUaPOaRujjD24feUlpZpWdc1fTQE4P+65MsNxiH2SG/EMWnguoiZ3aFQmA4KiTi",
+	"KsWSHNAmagaaaZaDrQ7S0C4jcNc+mXMBknrJRSqX7oU+j5VzxIEKkTOa4gRljsT/9eLsdM1z+/icYjnI",
+	"sAnlGZD6i5H/9oA2mC0IgxoXeZ9LBgnCoLbvQRi0dyYI26qktZD4nU8zHPpKOLUG6FTN6iVNz414XKOl",
+	"YfmsEWdspXv0X4Oetv6DXcOdsLxDzQZYGfVYnVYntCldRvfteUgouaFZUUq5ZS7FNBKwSMhn1LMPWiq5",
+	"ZkNHIm7wQTwiALQqezuRQsPZtQ9zZRCGdT5FAgUE3ts4SmTr6N3L7d1ev8Z2rWVu8uGnjt1+nE7fQHf/",
+	"Fvq5/7tVpMqemjYZpffVzatPjGqdcJalROf0hmW4zU6OgSQEZpHpqnG6Wp5Gx3XBqASDsER8zpSm80Uw",
+	"2nn2Yt/5CwdtL9+39Mud4R8065OPoK24Dg16Lv3JhAmdr6ybThnuLu0eKtIIrTDrb96y1n9IrFPF/LHk",
+	"olcz22ujHEYCNKUsNEC2yttXKkdj2LDUehiq5esyRhKaoa/D3RUSqkqjiqWOP/0DWgeE/pY0udbbo+a7",
+	"3/Es44oBvFFEcZEYtmALmcwOybxQmowZQgIuSqXX9HMlmUyua+TUWKHDnG2asI3TUK6VT/s9x0EtpFCs",
+	"e2U9y6CKNnSyOjLqT8jtn4zvUSGPdrjh1/vSH+cK/7TuWJXaSF4H646S/dTBTC0Lvq06wFZdIa/STKF8",
+	"jYT3HBcA7pIZsc5fReZ0Baxg3bkjQs2fcCd1LpJILGdSeX5wq2utSkKngBHuY5bIOVOkUOjkrpu2P1mJ",
+	"8+EC9QnXbK4eMiQrYVGyCc1zunJuZLXO6kC8uHaZgk1fX4t7ddBw//EvDe1aUAw9B2KqiJabH/aHVJS8",
+	"jgFUUbI7GPiKSl4/Qkt5HOiWt+t4nlAxLTp1vrviJInR7dsTmoAUBBjQJ9+jVY5QSY1IvMB4IBP4f/QN",
+	"HYkVMZgdbwqNz620mVDphWRCs4yMaXLtcETdYIhEyia0yDTJHE1bhvUt8wqWAHLJebbC1/f65BTwoyCw",
+	"dMy4vEaR8EJ9Bt5xVTmBgTIgRCElITGRQHMWcjYpFGv6AYNF5/aeoOH4GOhsTM37sHPTcmhBZ7QLATpa",
+	"XqhZlF+LndsItm4w90lcIzAe1UzjSPjEeDeXdk88ut8kBhhdM4zKN2xuCoPke8AW7pO4bW7Fow4T2BD0",
+	"rSwK32+LExLSRcG2ckaz7bkUbGVjjz0YqxTfODErG+HCh/MTY6DkRuVyIGRK52PELpaEQgMZORVT1v+t",
+	"TNa2NfqHEfLrGSFGBp1K/Z0sRLpWAg03l0C/Y+91fVYNBxT1slka9rO//o3p/cGevwF7rjWSzeXKQo4d",
+	"nwCwKM0Nm3Bk9ztGOe+IOYxEjArC3lSK+PptpBAZU4rEIOFjYBmdFwydzID5DHSEr1OW8THQwDKQuRhC",
+	"BBVjlA6omZHz5RgnNM0iYd8yR+MUyIA7jNrKi4wZOzSZseS6cgYZj2JooD0gFrU0iozNK8e58xiBwYRx",
+	"qa2Wig49x5PRmGGX3vWc7OauHsmpjV0DTIvElAmW84RgINS4nXBz++StIAuaa54UGTWw2Fe+xMZDiZxU",
+	"ewErKZMCVgSzq0Ac3C5ypmxeSDzn4oSJqZ7F7VSrprdjvYWXlaDWQLRuA67kCbjNgNudwWB3b3iPzyQ0",
+	"SCsYBc/SnckgeUGHbG88HB9MXtDdZJ89T3fGzyZ79GAQ/LrulXOwzuZMpGDodYXA++TjrERgoReLATz9",
+	"dEwzKhJGDH+RlCUc+Ihr+5gNfAGiaN7LBbClAfUlDJnTa6a8fAfEyz5d1sXSnWP1usqsGhHBWAq4mxs2",
+	"xOMiZO4DRJGSubxhGLtGaNSPxEc0XRGpOcnvwNoIvfxd0K7BZBOaqTXZWwupuO7OLGq4MOy9ZEGnbFSl",
+	"pVk8Z1ZGEUrGDD2+kcjA8JETMsFkLJQRCB/VTC7hxtd2wHGhtTTCBkOPCk0UYeLTWi5soKNP3lmfkLGz",
+	"ZFZoRuKZ1osYoCH+pWJAioewkys9A2jIMsWMAYGmjhE2uG4NnNs0glyu1HK57LvT5VKmntrF6FJCazPH",
+	"jtZrbLKlGKuiDb0+OUL+xh3ucLUfOntvhNGpuK7lW1N5ML8s86zlzY5waV+3j3BlLuO2gMFMHmkvR6LT",
+	"YCZNe/mwbcfCbOR4vNqIp/HOUQdvnsAFy5mh03Gg+WjG9cootyeKnDB6w0oVyAVNNL+BG5hIScZoapJy",
+	"++RswQT6UptcjQkr9uUZvzH+LyoIn+R0znqdTB+Jbq4ndabfin+mN9TMfgQ7klJN4Q8KE4E1vWFkQfWs",
+	"9+3PBy5sZ+7gmtSyyxJBYp6yINQmlZGU3fBks9yyxzm6N3dseRr1AYZyU/ByQ5uYDEX5Vld83IEiXP02",
+	"punVCW6p9jVUdyfcnfLkWqA4yonw0uLNQ4dkThWiNzaRObM+IzgcAuA+FSspGnl0f5VUUHLBsxvabQKU",
+	"ZvuVM9sf8myeV8+8cY/chQFgxo4Z/cAV+j3gqpuNbuUxBynNr/89IxUlRnuABx1iwru7+a9P3podZaJS",
+	"tS4fjaFz2stWbmYjgrwzcteUQiiDnUAG4cBuRXIqUjm39Q9Ug0BUemNPFrwl5ZMJy8kkl3Pf1nHqsXZ8",
+	"mrrS4P7DR+eTRGJL8VvNmCD4uQqrUbOkvZqTzSPLUVC3PMiWfQ7X9pYmOlsBJapIZj45XEXCOW17TWH7",
+	"ICp/yILtjGtVYOU+Y3ZdiOsIppAwpSZFRjodLX4oKQxQId+Tgv4/FU//rK+vflzs5T88v/7bfPcft5cH",
+	"y9Od5OVw9tdn6mRAj/fTNy+K73b52fPV+Z7+GBWDwe4BoIE/L7T5kBT5n8GOapkp3zQ6YWfTdRI/nJ8A",
+	"X2SSpjVdDlyTM5Mv5olaomVYHrAZXYB2/zymCtP978yiwMz2EpOMh38zb+LmokNE/mVYCnO1rDnCq3FI",
+	"4AUpkfbkU1tD0Mali2KccTVjqk/iNhVo+NpTHgnFxTRjBAwktGSsFJAG+ljxuFPKx0OrVTDoJbJVJJKc",
+	"od6kmXP4wFpuVd4FGNYzl+yx5IJwDScmhkWI3Zg5UzK7YakHFuOkyPE6my+0V7xlmDcSrrRGyMrcXIN6",
+	"fm329fRBkfNgYwcVsGXXYe7SpS32fW84cpFLbZIajUdGZiokasl1MkOmwbIIW9uytcC8NVQMPUKVYSiz",
+	"SU8U+bnIuUq5GcwSrOqpIQD3bE6FtQoi4ZsFeMNkYsqcljOZMZs55eLCGZugJjBJ0LAxkWBiIvOEWQeT",
+	"BA5RBNALqItRLdBqDXMtSYrBkBJA9yNxVI8swCAYXdgIMAOu4hgMmTEzlZbvp7IYrkAqy0Jf2dMRjPYG",
+	"sMVob1yhvVFdOhiEgV3zK8QVBhK3RN59w7fE4MS4/bgicypWJYpxmSbUyStqNnOLmsoYShKqZhgKMx9E",
+	"wqz0gM+vpNBcFKxXQxBMpKo0q+zAkXASw7AWSwmdUi765Ah9CkrzDAUDFopcM7ZQ/piRoGA/9cnLnP6L",
+	"Z08UuXh/9PTdd2Snvzt4hu86evPqjAz7ewNC1TX66fcGfbIDW78zHDaLIPcamGxv19QrmmIIeMCrjdjp",
+	"gmtrdq87GaC98nJSQTk+Z56VuqDoa3F+00iwjC6AF/E+t6yCaYJeCofZJIApVW4JKCQ0YCOxZQxZ432J",
+	"S/s5dnK4sld7ffJBaJ7VNi6xI6qQCLYkmLRh3NF4RA6RRdD0AkYSqeMS+MomA1KwktdtxcFXb0XjtHTp",
+	"bbO01KAB4wfAqcOSVqDf7YjVaqVnoJR4tVXH5eMVJN9aSoH7q0xtVhp6m1gOAXIK3X+HBKyiwsupRA8S",
+	"wmGQRbDQPczX+vD9m1eROL+8IDt7r5Cq3WPg8sZCdhvOdx364gL99WsCbPsmxM+qLBbM7HxUkqwfE7q/",
+	"puBrgmYXtUTm/vp00v8ygbFDx8KNGo/fZbzswmXDr43k7jye0doZ41/FQa2EfSwmNLVZjbx9iTaxcKn7",
+	"aFGHkZA5KW2u+1L5D01CnEvlkchLtgyuqn8DaM0VgG373maadHP+34K1y7IW0JpmOxJQQv+dw72oVpIi",
+	"53p1kcyYTfT7e8kwHfFfuWR5QhUjM3ZLU5bwOc3IX94dvdq++MvR7v6BWwh0E5TLgY6Z8UozFUbimq38",
+	"OiTf72NKlEqmuIRnb1iiZW4Q78GBGYXEn6PSIRAFIz9JIYwq/0DU9FFFZawPn3p5fhIFd3EktoQkOqfc",
+	"KvRlxgXruQTvqiwKCSOxIWnbfNwWUm9PZL69yGVaILSMIzHlN4zEf98u13JEDpLxiwEbDiYv9gb7e7ts",
+	"PBgmw/FkuD+epAndGezuPX9+MEiH+8+S/Wfj4WQw3NtL6eCA7rPdyWTI4r6JfcNiPlG1cPvWXPU2dONF",
+	"wvjxnAVjC2Qqz+1OZ3UXOZXkJaM5gqXKymW3XGn0dusZU1a4KYwW4N746NuuHj4SCWw+gs0U5nIbP/hm",
+	"u8XWigm0ZcuaIyMpOLDijNGU5VXWsLfW1VGjC/49WwV3wOpcTDDCCViPJpjcwOaUZw5nmWRE9b8w1mRy",
+	"jp153MxNtpXZ/mO2lUQTki2lXZMK/CxyecNTlhN2u5CAgq2Wdfw8qieyRmKrWffbKxGys2GrO8w3MRbU",
+	"ekF961OIxJwmMy7YdpkLB7DUsUjkVUHAK6xbIcB0ArQfqxmTm53DSCxNsbKuTKEck5hd5Yzxf4Zdl5Zc",
+	"KEzo+NOfyBsmWE4zk30B3/0Py5+lQFWm+jl2NcVYgARH4dBKc+ufrwqV4I4+jPQOc/S4Qk+WLVIXxXxs",
+	"xPbm5eqRILZinXxNwXpzaq7OosqlMZkxtfPd6cAHgtCH3wvJWOrZuuIUeGfZ9cOyI5ZF4503LFcl1Dfx",
+	"NLIVAy/1+/3YVma7alHint/CwbT0qi4UYyQ2N/ZvdvorOs/inn2RkIIhHUfGpqJZU2hUOb1YNro7GIyA",
+	"r9BOBLqGt7dP/Qpy4jLjFyx3dVmWN5AD4s/mzhGJjBaMgtArTw1x8XwQcRebqValtFXhSlkki3uZcvWz",
+	"5EIbO8ZuhA03lHc+USFhtwlb6LZfBfe3LWWRJpM/bVs0cWE2FjETo6KCMcbL465jvdnBiMCphu9f9sxi",
+	"i7ozlOoS8VUeUyqI56+NK4+pczkBVfZ2I5bNgbOy58P5CeyTa0XAVematfEJ86Q76UeFnoHySJAi+NLX",
+	"krHvTyW0dq89oyXDHKKjLYYBZc7/hffExKgFP0Gcgo06oxo/wpTQI2b22t49k1lqHX/ZQwgnJA8BmEiU",
+	"cNoHQwa5NICiKZS1cSxpE1J4zsgWHGDDW+bBlSxQHzorbUFz66fO2TYTWHINTxvBaKKeMAZ6LfJI3LCc",
+	"T1ZY0F2FivD5a7YiMod1SGboG3SyvCr1HeeMXqtemX/XiUE8GWXRSMbXwpFI+GHF0FEM9gH68bi2RZQH",
+	"I7somGzAFVGr+ZzpnCeGnA/O2CjlkLM5vK/q9kZYZrLnLt27nCrIdGpSxCcFzr2cY1gzi0aEZplLvXLH",
+	"MhIxIKiOo02U7eRCybRgSrGcZIzCibEeW5xM88AqTXNtSthK+2kOO+2ylbQ097Rwluk7goV9Vd3SGZ6q",
+	"NZiLAAiuvSUkrA90xQiJTEMBdhP30G89M4kj9fx4n4JRmRBlrgPzqkgISeon3nFbsyw8lcymiy0W2cpy",
+	"w6CUcZE4sropdkZMTLzETts6BNNXkLUMOhsDB/qTdILpxIZQItECUyDH8WSAxjf+GFh3mxCqO4PX69Nc",
+	"sR+M0cUmFOVyicqE0nYELhJVCE7LNVG4ERL/a4fenAgwI3rxM1KFz0KTlIpTreJlZp4PB8xGVY5hGTgT",
+	"tr7LC56VkXvCdRU7Q1HeHT4zgbgay7t0LBdIM6nBTGmw2t1jS6o8gQEcKQUmaCx0SJgICVM9LzSHw7SA",
+	"pJ26idttwc1/jnvNAB7piN9F4v/9n/9byxIlscv8jD35I7xcUXtY9ipAAGflzHVFiURhfO24gxijsJ5z",
+	"sLVQgtdSJWxOmc0vxvxJo3zZ7QITM+xIeGJLhGJo2K3R4M4am9JkVUYtDUNl/pdhVUVZC3WNC+72F0+Q",
+	"QR+KZROUP6Y0GcNkfg4J9kZSPI1DG3ZZyvwalwJrBB1mttOwmQCGqqY944QSrAmiCePWP+wIPduOfvcd",
+	"y6p2Ecj0z5+70rjRv8WmPtg77KdvdcTPLHxDc6A6hw6ntFNs7Lk24UabmZLzG4BD1eo7Wd/FyqUB50NA",
+	"JYs8YSVmaOdSv8/ZhOWkJbPReKhibPWFJrLQkbBQbJzLpWJ5CVDnYz4tuOYVWGvwgJuE42tdM7Q1vXYm",
+	"LB6AEYm9jl0Z+kvi4WDQbHkTA7qYyWI6M1FaCxBnFPgNIHhZT2FN+xqvle1QUzz/UtTeukVJIhcrojK+",
+	"6B3CYK5zFqCHlQLRkaHvbczQK1pvf2GI5hpBjKfyYaAk4zBrNZNFlpIZFWmG/oCMXwM8cEmzw8Gg75bk",
+	"YLSxRYTmlnULjldo68BLSyNLdfcscj4BmwsP86zKgUF61wYpCdsdhObfXfvvnv33YITGbd12QZptQQwd",
+	"yxvrnNJce2356h4fkORJh4eFbHn8ic/0gjCwhnkwCnb6g/7A5ocKuuDBKNjrD/p7pqHbDN225XbDh4Xs",
+	"qt45tzYaW1+8bdmu0U7BxQjXFMdjcQLsg9d7hdd6vtoWE9hYwmWp2Pw175myEmeWs7IlxFZXR+MwEmU/",
+	"496a5oNep+JDsrbdBABSr98EObK9hvH5qlHxPb2H/8VyOfKTPvymx5HrkBYF7rkoENLcEwXwvnrDmrJm",
+	"tFVP76dsbHWlaxgoar0ZkTDJG35vXW/fTNA19kGuMym4jceY93Ip3qbBKAAZgB0jqsjnS5munEOVCdP/",
+	"c7HI7PF4+rOSmOppfajIl7ANV365jSrmc4rtISrPY3mk7S7BQpiMIlQu36LByl0YWI7YiBrgHEOMT8Tm",
+	"7xzu7+yiD9okBm/S2K9sVHNXj+3YNBmnLHFVdweDb7cPRxZRSixVNkrIHKZG2+Y1e+J1AjFdKMLg+MP5",
+	"g11BfpXm3F7X4S/rHPxbd/d+zNLYmqh1a2MvNxdHF/lYBh7R+/fTfGnv/6omLA8ety6mcwev8sU7ual6",
+	"m/DdQxz3+2Cwr+CWDdf+sWLHZkvjg5u2BLoLg+GjhdCrD+fnx6evfsS6r+PTo5cnx68bbFFrp7C204zP",
+	"DY9rbNc1/IhEILEeURdPtspHX56fhOTDxeteR9LGXavXQm2yL70Ge3+9ODv98lk9tl3fXbsVXY2yk86u",
+	"eIc+Durqgrd2Au1mFl0tC2yrgFL1ddL98fzs9M3V5Y/vj5uc027qYVYBI8Nfv7SlI2BOtXVSOMFlztOI",
+	"JFQ80WBagf1RxitHBM4CXoXHCzGnuZrRzIUkudCSvMFC9iJxGcQ+IujXfilhtWA2Ctm1QI87+83OOB0i",
+	"oN1bBVv31DuriO1ytqELxyGEgEUzgHtigbh5/xOFE1FgqNplgMNWIeOeae4YiQ27Ox6iDR3Xdi8miq4U",
+	"lugkM6/XTWl/803tYONbrxpCunaPIRkXHY1Vm8Y5FlSaQs/hYOeRQrOdHVXj+yrZy5oK97D6w2lmm/NP",
+	"Iw+ug3M+tJPCvjBAU0tOI5vmpvWJyaoyYT70Fhjn6UahGdis/UdruPvEfT2xc3OJ9OVpp4/YTS93tmMr",
+	"GzmpxEUEy1SGEsSBDNeS/BO7c69pze2noSFW8xPQfvoEMKeuiu7zX/hVYnSKiLCEKcEneFVl8q53lBy7",
+	"eM+a4A65P7ZjAiHoZffjPDZYW7bs36jQyi9HIVqOyK8e4OnX4jsPFUH1yZH/+zuR2IpNLSMg2rj3cNMI",
+	"9Luem5wQNfJizp6vozMnrXeITBeJNe2hO30kPcwEFWGZ2I6B79CVuORKI1sDh2LRgwuqjPx2NrYXeXdn",
+	"g17o3fpAnyMYYxiJZveDXmjLqbGCebm+f4ajoaOBRs+47er1pSXbds7A9pkJ6015qls7S7rDKtD5xc3P",
+	"I9FVjFpuYK0Lzn092SKxhUEDjx+ZOiT38kGVDmwDT/ZXJTaxO+5xw0XCog5yrxuu8sKVv+jhnHB2AzOq",
+	"dAeVtRoXWMHY64Ri+e6hJiMlpuoqbY/XFY51z9k09IV3NkGXN3/Esj2QGGvAuWm7ByjQQFqDAmulLzEg",
+	"yklua7jkhFArifweEJ6OX2KJHSYAYDTC5RDh6Ubp1WgV7+Lw+7YSutlCYu162fpC5QflOwoRiRSmu4wR",
+	"P6JMOkReeLj28LA8knhwaDKzNoL5umcdz3Iy6ZMLxkjcUTgZd3p4kbPemJ8F+nIXr2skVOlsr4lQCIe1",
+	"KoUVrsXjGt+ucR/6jpqNWksx8RiP8K7zCGMBFs3qxIMqtBdIq+OjT/Z6yh7X5Gq/m8qd3b3hftXkaryX",
+	"PGc7k90hfZEO2bPk+WRAD9Ld8T57kexMhs9sRQDNrpDe+pzOm/MwctTl0Zb9qwxj3et3r/Vf2rTj0Ob9",
+	"wbxGOJu1a6n70x7fXqzWcqTZEsS07SgbcHyDTmT39BXxfRl2lya2f+i0yKhmKZnTHNOHbDmLETB+nfO/",
+	"1dY9brMOgvVL982Lkju2eq++1UMGm/tssjN+ng7pHnuRHEwG4930GdunO8nzvcdYX/UejL9K/EfINY74",
+	"k0oe+L73sMqGmrB7WkKXCVVbTKGfo+ap/7JuGn+bP9Pf7y7+/mL5j+HN6fPkfGf8l4OfL/ay1wP63f70",
+	"eLf48Rk/G+aXL3zDh6nKzLlXGJ54acyCvJe5LqYFUyxsxrf+U3uBPJ577nfjW9MTrDrseOMsd8TPJve3",
+	"7IVRGup/OPk3cvJ3dFmuTbhl29mG5r5lt3a2nS2cmzNut8UelQaknExwkmiURn5UMArIIzr/bhLN6LbM",
+	"f9PAhjMfX52dXp6fnTRZb8Nm3F9Osq37MVBqRLpUVr9TH5WelzHTS8YE2UHIjL0CyFRqMrh/wqbnd226",
+	"NoVvJnPdbaN39l5/0IO8rvW9mzq+dvRoz8AG0/OanXdM9NebSufI9xD74bzFeCU8KjONmjY76BbYEdQx",
+	"ILC/GRNW7553NCTteu9jI4b1XyH4LQKB7fb3NYLu/RGDB+nze+o3KaxGfsSPPNw1+/d3sO+XEPrNfoXi",
+	"LgxOz64+Hp2cHF+2ZWbTfGz+xC2ytMlcta65L+fdctDaeCNfT6mZXOZSzqOgfhOwOEZ32l5B/GnYse3q",
+	"/V8/tmzdaZ2x5Zq50cdVcoHlsZTZVwWSun9xZQ0mrQpikfpydw4x+bZay35H+nCmZNWTvRlyJusjziEa",
+	"1I6fI7ExQ5MOV3MPO9NuhGbhvfe7cNephTWuXCwh2syXi4imM0IeCUVXytRd/BGh/veLUA8Hw0duVuPX",
+	"NWo79cH7bee1m/Sf+usjjxVE9Z9d6WCBx/xEyR8ZAb+LjICzBWAl21cMeEewKqjgcgCsu/7T3SZD41xM",
+	"2mhbSeF7aoxg2znUy+GdKqqXw3NVlsOXLqQqnI87nnM4Bsgr7oKJqqBf7T6XU9DclKOyxJ+t6YlKtnB/",
+	"WUhmUpn8hLKTJRZ+LXI24bcmauPa46iMqlkPdglWy65wc6k+Yuke0mg6vnT+PKB1s1cZGnfh59avlTru",
+	"6Nhhbwy7w3ef7v5/AAAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -119,6 +119,13 @@ func (o *Operator) currency(code string) (Currency, bool) {
 	return Currency{}, false
 }
 
+// currencyRefused is the refusal of a currency o does not accept, naming
+// those it does.
+func (o *Operator) currencyRefused(code string) error {
+	return fmt.Errorf("%w: %q is not enabled for operator %q (enabled: %s)",
+		ErrCurrencyNotServed, code, o.ID, strings.Join(o.currencyCodes(), ", "))
+}
+
 func (o *Operator) currencyCodes() []string {
 	codes := make([]string, len(o.Currencies))
 	for i, c := range o.Currencies {
@@ -154,12 +161,16 @@ type Catalogue struct {
 
 // Games lists the games enabled for the operator, in the order of the
 // operator's configuration. With a currency, each entry carries it and the
-// limits known for it; a currency the operator does not accept carries no
-// limits (unknown). An unknown operator has no game.
-func (s *Service) Games(operator string, currency string) Catalogue {
+// limits known for it. A currency the operator does not accept is refused
+// with ErrCurrencyNotServed, as Launch refuses it. An unknown operator has no
+// game.
+func (s *Service) Games(operator string, currency string) (Catalogue, error) {
 	op := s.operator(operator)
-	c := Catalogue{Operator: op.ID, Currencies: op.currencyCodes(), Games: []Game{}}
 	limits, accepted := op.currency(currency)
+	if currency != "" && !accepted {
+		return Catalogue{}, op.currencyRefused(currency)
+	}
+	c := Catalogue{Operator: op.ID, Currencies: op.currencyCodes(), Games: []Game{}}
 	for _, id := range op.Games {
 		e, ok := s.games[id]
 		if !ok {
@@ -168,13 +179,11 @@ func (s *Service) Games(operator string, currency string) Catalogue {
 		e.Demo = e.Demo && op.Demo
 		if currency != "" {
 			e.Currency = currency
-			if accepted {
-				e.MinBet, e.MaxBet, e.MaxWin = limits.MinBet, limits.MaxBet, limits.MaxWin
-			}
+			e.MinBet, e.MaxBet, e.MaxWin = limits.MinBet, limits.MaxBet, limits.MaxWin
 		}
 		c.Games = append(c.Games, e)
 	}
-	return c
+	return c, nil
 }
 
 // Request is a launch as the operator sent it; an absent field is "".
@@ -237,8 +246,7 @@ func (s *Service) Launch(ctx context.Context, operator string, r Request) (strin
 	}
 	if r.Currency != "" {
 		if _, ok := op.currency(r.Currency); !ok {
-			return "", fmt.Errorf("%w: %q is not enabled for operator %q (enabled: %s)",
-				ErrCurrencyNotServed, r.Currency, op.ID, strings.Join(op.currencyCodes(), ", "))
+			return "", op.currencyRefused(r.Currency)
 		}
 	}
 	controls, err := checkControls(r)

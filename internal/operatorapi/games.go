@@ -2,8 +2,10 @@ package operatorapi
 
 import (
 	"context"
+	"errors"
 
 	"github.com/crashstudio/crashgame/gen/game"
+	"github.com/crashstudio/crashgame/internal/launch"
 )
 
 // ListGames answers POST /v1/games for the operator that signed the request.
@@ -13,7 +15,16 @@ func (a *API) ListGames(ctx context.Context, req game.ListGamesRequestObject) (g
 	if req.Body.Currency != nil {
 		currency = *req.Body.Currency
 	}
-	c := a.launch.Games(op.ID, currency)
+	c, err := a.launch.Games(op.ID, currency)
+	if errors.Is(err, launch.ErrCurrencyNotServed) {
+		// As /v1/launch refuses it: 400 INTERNAL_ERROR naming the currencies
+		// enabled (docs/ambiguities.md).
+		msg := err.Error()
+		return game.ListGames400JSONResponse{Status: "error", ErrorCode: "INTERNAL_ERROR", ErrorMessage: &msg}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
 	out := game.ListGames200JSONResponse{
 		Status:     "ok",
 		Operator:   &c.Operator,

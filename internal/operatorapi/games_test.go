@@ -3,6 +3,7 @@ package operatorapi_test
 import (
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 )
 
@@ -75,7 +76,6 @@ func TestCatalogueLimitsPerCurrency(t *testing.T) {
 	}{
 		{"BRL", map[string]any{"min_bet": 100.0, "max_bet": 100000.0, "max_win": 10000000.0}},
 		{"USD", map[string]any{"min_bet": 10.0, "max_bet": 50000.0}},
-		{"EUR", map[string]any{}}, // not enabled for acme: limits unknown
 	}
 	for _, tt := range tests {
 		t.Run(tt.currency, func(t *testing.T) {
@@ -93,6 +93,25 @@ func TestCatalogueLimitsPerCurrency(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Rule GAME-10 GAME-25: a currency not enabled for the operator is refused on /v1/games as on
+// /v1/launch: 400 INTERNAL_ERROR, the message naming the currencies enabled
+// (docs/ambiguities.md), never a catalogue whose entries carry a currency
+// that no launch accepts.
+func TestCatalogueRefusesCurrencyNotEnabled(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	for _, route := range []struct{ path, fields string }{
+		{"/v1/games", `,"currency":"EUR"`},
+		{"/v1/launch", `,"currency":"EUR","game_id":"crash","token":"` + token + `","player_id":"p1"`},
+	} {
+		r := e.post(t, route.path, e.body(route.fields), acmeSecret)
+		wantError(t, r, http.StatusBadRequest, "INTERNAL_ERROR")
+		if !strings.Contains(string(r.Raw), `\"EUR\" is not enabled for operator \"acme\" (enabled: BRL, USD)`) {
+			t.Errorf("%s: the refusal does not name the currency and those enabled: %s", route.path, r.Raw)
+		}
 	}
 }
 

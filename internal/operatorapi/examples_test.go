@@ -1,0 +1,102 @@
+package operatorapi_test
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3"
+
+	"github.com/crashstudio/crashgame/api"
+)
+
+// quoted masks the identifiers a message quotes (an operator, a game, a
+// currency): the document's examples name acme-bet where the tests' installation
+// has acme.
+var quoted = regexp.MustCompile(`"[^"]*"`)
+
+func masked(v any) string {
+	s, ok := v.(string)
+	if !ok {
+		return "<none>"
+	}
+	return quoted.ReplaceAllString(s, `"…"`)
+}
+
+// documentedRefusals returns, for each route and status of the game
+// document, the (error_code, masked error_message) of every example.
+func documentedRefusals(t *testing.T) map[string]map[string]bool {
+	t.Helper()
+	raw, err := api.Documents.ReadFile("game.v1.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := openapi3.NewLoader().LoadFromData(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]map[string]bool{}
+	for path, item := range doc.Paths.Map() {
+		for status, r := range item.Post.Responses.Map() {
+			mt := r.Value.Content.Get("application/json")
+			if mt == nil {
+				continue
+			}
+			key := path + " " + status
+			out[key] = map[string]bool{}
+			for _, ex := range mt.Examples {
+				if v, ok := ex.Value.Value.(map[string]any); ok {
+					out[key][fmt.Sprint(v["error_code"])+" "+masked(v["error_message"])] = true
+				}
+			}
+		}
+	}
+	return out
+}
+
+// Every refusal the operator routes send is in the document, with an example
+// of its very code and message (identifiers aside): an integrator who matches
+// on what the document shows sees what the game sends.
+func TestRefusalsHaveDocumentExamples(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	documented := documentedRefusals(t)
+	launch := func(fields string) string { return fmt.Sprintf(`{"operator":"acme","timestamp":%d%s}`, e.ts(0), fields) }
+	tests := []struct {
+		name, path, body, operator, secret string
+	}{
+		{"not JSON", "/v1/launch", "{not json", "acme", acmeSecret},
+		{"wrong type", "/v1/launch", launch(`,"game_id":"crash","demo":"yes"`), "acme", acmeSecret},
+		{"game_id absent", "/v1/launch", launch(`,"token":"` + token + `","player_id":"p1"`), "acme", acmeSecret},
+		{"unknown game", "/v1/launch", launch(`,"game_id":"roulette","token":"` + token + `","player_id":"p1"`), "acme", acmeSecret},
+		{"demo not available", "/v1/launch", launch(`,"game_id":"crash-nodemo","demo":true`), "acme", acmeSecret},
+		{"token absent", "/v1/launch", launch(`,"game_id":"crash","player_id":"p1"`), "acme", acmeSecret},
+		{"player_id absent", "/v1/launch", launch(`,"game_id":"crash","token":"` + token + `"`), "acme", acmeSecret},
+		{"token too short", "/v1/launch", launch(`,"game_id":"crash","token":"abc","player_id":"p1"`), "acme", acmeSecret},
+		{"token equal to player_id", "/v1/launch", launch(`,"game_id":"crash","token":"` + token + `","player_id":"` + token + `"`), "acme", acmeSecret},
+		{"no wallet", "/v1/launch", fmt.Sprintf(`{"operator":"showroom","timestamp":%d,"game_id":"crash","token":%q,"player_id":"p1"}`, e.ts(0), token), "showroom", ""},
+		{"currency not enabled", "/v1/launch", launch(`,"game_id":"crash","token":"` + token + `","player_id":"p1","currency":"EUR"`), "acme", acmeSecret},
+		{"lobby_url", "/v1/launch", launch(`,"game_id":"crash","demo":true,"lobby_url":"ftp://acme.example/"`), "acme", acmeSecret},
+		{"control out of range", "/v1/launch", launch(`,"game_id":"crash","demo":true,"responsible_gambling":{"reality_check_minutes":0}`), "acme", acmeSecret},
+		{"signature refused", "/v1/launch", launch(`,"game_id":"crash","demo":true`), "acme", "another-secret-0123456789abcdef"},
+		{"games: not JSON", "/v1/games", "{not json", "acme", acmeSecret},
+		{"games: wrong type", "/v1/games", launch(`,"currency":978`), "acme", acmeSecret},
+		{"games: currency not enabled", "/v1/games", launch(`,"currency":"EUR"`), "acme", acmeSecret},
+		{"games: signature refused", "/v1/games", launch(``), "acme", "another-secret-0123456789abcdef"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			r := e.post(t, tt.path, tt.body, tt.secret)
+			if r.Status < 400 {
+				t.Fatalf("%s answered %d %s, a refusal expected", tt.path, r.Status, r.Raw)
+			}
+			key := tt.path + " " + strconv.Itoa(r.Status)
+			got := fmt.Sprint(r.Body["error_code"]) + " " + masked(r.Body["error_message"])
+			if !documented[key][got] {
+				t.Errorf("%s answers %s, which no example of %s shows (examples: %v)", tt.name, r.Raw, key, documented[key])
+			}
+		})
+	}
+}
