@@ -62,28 +62,30 @@ func TestRefusalsHaveDocumentExamples(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	documented := documentedRefusals(t)
-	launch := func(fields string) string { return fmt.Sprintf(`{"operator":"acme","timestamp":%d%s}`, e.ts(0), fields) }
+	launch := func(fields string) string {
+		return fmt.Sprintf(`{"operator":"acme","timestamp":%d%s}`, e.ts(0), fields)
+	}
 	tests := []struct {
-		name, path, body, operator, secret string
+		name, path, body, secret string
 	}{
-		{"not JSON", "/v1/launch", "{not json", "acme", acmeSecret},
-		{"wrong type", "/v1/launch", launch(`,"game_id":"crash","demo":"yes"`), "acme", acmeSecret},
-		{"game_id absent", "/v1/launch", launch(`,"token":"` + token + `","player_id":"p1"`), "acme", acmeSecret},
-		{"unknown game", "/v1/launch", launch(`,"game_id":"roulette","token":"` + token + `","player_id":"p1"`), "acme", acmeSecret},
-		{"demo not available", "/v1/launch", launch(`,"game_id":"crash-nodemo","demo":true`), "acme", acmeSecret},
-		{"token absent", "/v1/launch", launch(`,"game_id":"crash","player_id":"p1"`), "acme", acmeSecret},
-		{"player_id absent", "/v1/launch", launch(`,"game_id":"crash","token":"` + token + `"`), "acme", acmeSecret},
-		{"token too short", "/v1/launch", launch(`,"game_id":"crash","token":"abc","player_id":"p1"`), "acme", acmeSecret},
-		{"token equal to player_id", "/v1/launch", launch(`,"game_id":"crash","token":"` + token + `","player_id":"` + token + `"`), "acme", acmeSecret},
-		{"no wallet", "/v1/launch", fmt.Sprintf(`{"operator":"showroom","timestamp":%d,"game_id":"crash","token":%q,"player_id":"p1"}`, e.ts(0), token), "showroom", ""},
-		{"currency not enabled", "/v1/launch", launch(`,"game_id":"crash","token":"` + token + `","player_id":"p1","currency":"EUR"`), "acme", acmeSecret},
-		{"lobby_url", "/v1/launch", launch(`,"game_id":"crash","demo":true,"lobby_url":"ftp://acme.example/"`), "acme", acmeSecret},
-		{"control out of range", "/v1/launch", launch(`,"game_id":"crash","demo":true,"responsible_gambling":{"reality_check_minutes":0}`), "acme", acmeSecret},
-		{"signature refused", "/v1/launch", launch(`,"game_id":"crash","demo":true`), "acme", "another-secret-0123456789abcdef"},
-		{"games: not JSON", "/v1/games", "{not json", "acme", acmeSecret},
-		{"games: wrong type", "/v1/games", launch(`,"currency":978`), "acme", acmeSecret},
-		{"games: currency not enabled", "/v1/games", launch(`,"currency":"EUR"`), "acme", acmeSecret},
-		{"games: signature refused", "/v1/games", launch(``), "acme", "another-secret-0123456789abcdef"},
+		{"not JSON", "/v1/launch", "{not json", acmeSecret},
+		{"wrong type", "/v1/launch", launch(`,"game_id":"crash","demo":"yes"`), acmeSecret},
+		{"game_id absent", "/v1/launch", launch(`,"token":"` + token + `","player_id":"p1"`), acmeSecret},
+		{"unknown game", "/v1/launch", launch(`,"game_id":"roulette","token":"` + token + `","player_id":"p1"`), acmeSecret},
+		{"demo not available", "/v1/launch", launch(`,"game_id":"crash-nodemo","demo":true`), acmeSecret},
+		{"token absent", "/v1/launch", launch(`,"game_id":"crash","player_id":"p1"`), acmeSecret},
+		{"player_id absent", "/v1/launch", launch(`,"game_id":"crash","token":"` + token + `"`), acmeSecret},
+		{"token too short", "/v1/launch", launch(`,"game_id":"crash","token":"abc","player_id":"p1"`), acmeSecret},
+		{"token equal to player_id", "/v1/launch", launch(`,"game_id":"crash","token":"` + token + `","player_id":"` + token + `"`), acmeSecret},
+		{"no wallet", "/v1/launch", fmt.Sprintf(`{"operator":"showroom","timestamp":%d,"game_id":"crash","token":%q,"player_id":"p1"}`, e.ts(0), token), ""},
+		{"currency not enabled", "/v1/launch", launch(`,"game_id":"crash","token":"` + token + `","player_id":"p1","currency":"EUR"`), acmeSecret},
+		{"lobby_url", "/v1/launch", launch(`,"game_id":"crash","demo":true,"lobby_url":"ftp://acme.example/"`), acmeSecret},
+		{"control out of range", "/v1/launch", launch(`,"game_id":"crash","demo":true,"responsible_gambling":{"reality_check_minutes":0}`), acmeSecret},
+		{"signature refused", "/v1/launch", launch(`,"game_id":"crash","demo":true`), "another-secret-0123456789abcdef"},
+		{"games: not JSON", "/v1/games", "{not json", acmeSecret},
+		{"games: wrong type", "/v1/games", launch(`,"currency":978`), acmeSecret},
+		{"games: currency not enabled", "/v1/games", launch(`,"currency":"EUR"`), acmeSecret},
+		{"games: signature refused", "/v1/games", launch(``), "another-secret-0123456789abcdef"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
