@@ -16,6 +16,7 @@ import (
 
 	"github.com/crashstudio/crashgame/gen/game"
 	"github.com/crashstudio/crashgame/gen/wallet"
+	"github.com/crashstudio/crashgame/internal/apitest"
 )
 
 const (
@@ -684,11 +685,18 @@ func TestGameErrorTable(t *testing.T) {
 
 // Each wallet request is the Envelope (operator, timestamp, request_id,
 // currency required; game_id optional) plus exactly the contract's field set,
-// all required, and nothing else (additionalProperties: false).
+// all required. The published schemas are open (a wallet ignores a field it
+// does not know), and the tests' strict overlay (apitest.CloseRequests), which
+// checks what the game sends, refuses anything else.
 // Rule ENV-1 ENV-2 ENV-3 ENV-5 ENV-7 ENV-8 ENV-9 ENV-10 ENV-15 ENV-16 BAL-1 BET-1 WIN-1 RB-1
 func TestWalletRequestFieldSets(t *testing.T) {
 	t.Parallel()
 	doc := gwLoadDocument(t, gwWalletDoc)
+	strict, err := openapi3.NewLoader().LoadFromFile(gwWalletDoc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	apitest.CloseRequests(strict)
 	envelope := []string{"operator", "timestamp", "request_id", "currency"}
 	routes := map[string][]string{
 		"/balance":  {"token"},
@@ -708,9 +716,10 @@ func TestWalletRequestFieldSets(t *testing.T) {
 			if got := gwSortedSet(slices.Collect(maps.Keys(s.Properties))...); !slices.Equal(got, all) {
 				t.Errorf("properties = %v, want %v", got, all)
 			}
-			if s.AdditionalProperties.Has == nil || *s.AdditionalProperties.Has {
-				t.Errorf("additionalProperties must be false")
+			if s.AdditionalProperties.Has != nil && !*s.AdditionalProperties.Has {
+				t.Errorf("the published request schema must be open (a wallet ignores unknown fields)")
 			}
+			closed := gwRequestSchema(t, strict, path).Value
 			if ts := gwProperty(t, s, "timestamp"); !ts.Type.Is("integer") || ts.Format != "int64" {
 				t.Errorf("timestamp must be integer int64 (milliseconds)")
 			}
@@ -723,10 +732,14 @@ func TestWalletRequestFieldSets(t *testing.T) {
 			for _, f := range required {
 				gwExpect(t, s, gwWith(body, f, gwAbsent), false)
 			}
-			gwExpect(t, s, gwWith(body, "extra", "x"), false)
+			// A field added later: the published schema accepts it, the
+			// overlay that checks the game's own requests does not.
+			gwExpect(t, s, gwWith(body, "extra", "x"), true)
+			gwExpect(t, closed, body, true)
+			gwExpect(t, closed, gwWith(body, "extra", "x"), false)
 			if path == "/balance" {
-				gwExpect(t, s, gwWith(body, "player_id", "player-100234"), false)
-				gwExpect(t, s, gwWith(body, "transaction_id", "tx-1"), false)
+				gwExpect(t, closed, gwWith(body, "player_id", "player-100234"), false)
+				gwExpect(t, closed, gwWith(body, "transaction_id", "tx-1"), false)
 			}
 		})
 	}

@@ -27,7 +27,9 @@ type Validator struct {
 }
 
 // New loads api/<file> (e.g. "game.v1.yaml"). Routes match on path and method
-// whatever the host, since the documents' servers are variables.
+// whatever the host, since the documents' servers are variables. The wallet
+// document's requests are the game's own: New closes them (CloseRequests), so
+// a field the game sends beyond the document fails the test.
 func New(t testing.TB, file string) *Validator {
 	t.Helper()
 	raw, err := api.Documents.ReadFile(file)
@@ -42,12 +44,37 @@ func New(t testing.TB, file string) *Validator {
 	if err := doc.Validate(context.Background()); err != nil {
 		t.Fatalf("apitest: %s is not a valid document: %v", file, err)
 	}
+	if file == "wallet.v1.yaml" {
+		CloseRequests(doc)
+	}
 	doc.Servers = nil
 	router, err := legacy.NewRouter(doc)
 	if err != nil {
 		t.Fatalf("apitest: router for %s: %v", file, err)
 	}
 	return &Validator{doc: doc, router: router}
+}
+
+// CloseRequests is the tests' strict overlay of a document whose schemas are
+// open: every request body schema refuses the fields it does not declare
+// (additionalProperties false). The published wallet document lets a wallet
+// ignore unknown fields, so that a field added in v1 breaks no operator; the
+// game itself must send exactly the declared ones. doc must be the caller's
+// own copy.
+func CloseRequests(doc *openapi3.T) {
+	closed := false
+	for _, item := range doc.Paths.Map() {
+		for _, op := range item.Operations() {
+			if op.RequestBody == nil || op.RequestBody.Value == nil {
+				continue
+			}
+			for _, mt := range op.RequestBody.Value.Content {
+				if mt.Schema != nil && mt.Schema.Value != nil {
+					mt.Schema.Value.AdditionalProperties = openapi3.AdditionalProperties{Has: &closed}
+				}
+			}
+		}
+	}
 }
 
 // options: strict; security is checked by the tests themselves, not here.

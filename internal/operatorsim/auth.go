@@ -205,6 +205,11 @@ func violation(err error) string {
 		for inner := se; inner.Origin != nil && errors.As(inner.Origin, &inner); {
 			reason = inner.Reason
 		}
+		// A "not required" constraint (freebet_id on /rollback) says
+		// nothing itself: name the fields it forbids.
+		if reason == "" && se.SchemaField == "not" && se.Schema != nil && se.Schema.Not != nil && se.Schema.Not.Value != nil {
+			reason = "carries " + strings.Join(se.Schema.Not.Value.Required, ", ") + ", which this route never takes"
+		}
 		if at == "" {
 			return reason
 		}
