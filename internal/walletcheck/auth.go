@@ -99,6 +99,29 @@ func judgeTokenRefusal(a rawAnswer) (Result, string) {
 	}
 }
 
+// checkUnknownField: a /balance of the live session that carries a field the
+// document does not declare is answered as without it. The documents are open
+// (docs/ambiguities.md, VER): a field the game adds in v1 must not break a
+// wallet, so a wallet that refuses unknown fields fails here, before it fails
+// in production.
+func (r *runner) checkUnknownField(ctx context.Context) (Result, string) {
+	var m map[string]any
+	if err := json.Unmarshal(r.liveBody(0), &m); err != nil {
+		return Fail, "encode the probe: " + err.Error()
+	}
+	m["wallet_check_added_field"] = "a field added in v1; ignore it"
+	body := mustJSON(m)
+	a := r.probe(ctx, body, r.bearer(), r.sign(body))
+	switch {
+	case a.accepted():
+		return Pass, "/balance with an unknown field answered: " + a.String()
+	case r.player == "":
+		return Skip, "the token is not a live session, so the probe cannot tell (" + a.String() + ")"
+	default:
+		return Fail, "refused a field it does not know, so the first field the game adds would break this wallet: accept and ignore unknown fields | " + a.String()
+	}
+}
+
 // checkUnknownToken: a token the operator never issued is refused (BAL-7).
 func (r *runner) checkUnknownToken(ctx context.Context) (Result, string) {
 	body := mustJSON(r.balanceBody(randomToken(), 0))
@@ -240,6 +263,7 @@ func (r *runner) authSteps() []step {
 		}},
 		{rules: "AUTH-3 AUTH-15", name: "signature over the exact bytes", run: r.checkExactBytes},
 		{rules: "LIM-1 AUTH-9", name: "5-minute window on timestamp", run: r.checkWindow},
+		{rules: "VER", name: "a request field the wallet does not know is ignored", run: r.checkUnknownField},
 		{rules: "AUTH-9", name: "unknown operator refused", run: func(ctx context.Context) (Result, string) {
 			b := r.balanceBody(string(r.t.Token), 0)
 			b.Operator = "wc-unknown-operator-" + strings.ToLower(rand.Text()[:8])

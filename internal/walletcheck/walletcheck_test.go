@@ -448,6 +448,29 @@ func TestBatteryFailsOnWalletBugs(t *testing.T) {
 			wantRules: []string{"LIM-1"},
 		},
 	}
+	cases = append(cases, struct {
+		name      string
+		wrap      func(next http.Handler) http.Handler
+		wantRules []string
+	}{
+		// A wallet whose decoder refuses unknown fields (a strict generated
+		// server, or additionalProperties: false in its copy of the document).
+		name: "unknown fields refused",
+		wrap: func(next http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				body, _ := io.ReadAll(r.Body)
+				if !strings.HasPrefix(r.URL.Path, "/admin/") && bytes.Contains(body, []byte(`"wallet_check_added_field"`)) {
+					w.Header().Set("Content-Type", "application/json")
+					w.WriteHeader(http.StatusForbidden)
+					_, _ = w.Write([]byte(`{"status":"error","error_code":"INTERNAL_ERROR","error_message":"unexpected field"}`))
+					return
+				}
+				r.Body = io.NopCloser(bytes.NewReader(body))
+				next.ServeHTTP(w, r)
+			})
+		},
+		wantRules: []string{"VER"},
+	})
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
