@@ -1,4 +1,5 @@
-// Package docs serves the published OpenAPI documents of api/ at /openapi/{name},
+// Package docs serves the published documents of api/ (the OpenAPI documents and
+// the stream's AsyncAPI document) at /openapi/{name},
 // each as the committed YAML and as JSON converted from it once at start-up.
 // It owns nothing else: it must never rewrite what a document says.
 package docs
@@ -28,10 +29,11 @@ type Handler struct {
 	index []byte
 }
 
-// New reads every *.v1.yaml file at the root of fsys and prepares its JSON form.
+// New reads every *.yaml file at the root of fsys (the OpenAPI *.v1.yaml
+// documents and the stream's AsyncAPI document) and prepares its JSON form.
 // A document that does not parse is an error: the server must not start with it.
 func New(fsys fs.FS) (*Handler, error) {
-	names, err := fs.Glob(fsys, "*.v1.yaml")
+	names, err := fs.Glob(fsys, "*.yaml")
 	if err != nil {
 		return nil, fmt.Errorf("docs: list documents: %w", err)
 	}

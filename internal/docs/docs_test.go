@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"testing"
 	"testing/fstest"
 
@@ -92,6 +93,10 @@ func TestPublishedDocuments(t *testing.T) {
 	}
 	srv := httptest.NewServer(h)
 	defer srv.Close()
+	// The stream's AsyncAPI document is served beside the OpenAPI ones.
+	if names := h.Names(); !slices.Contains(names, "table-stream.asyncapi") || !slices.Contains(names, "table.v1") {
+		t.Errorf("documents served: %v", names)
+	}
 	for _, name := range h.Names() {
 		want, err := api.Documents.ReadFile(name + ".yaml")
 		if err != nil {

@@ -3,6 +3,7 @@ package table_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -10,10 +11,9 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
-	"github.com/getkin/kin-openapi/openapi3"
 
-	"github.com/crashstudio/crashgame/api"
 	gt "github.com/crashstudio/crashgame/gen/table"
+	"github.com/crashstudio/crashgame/internal/apitest"
 	"github.com/crashstudio/crashgame/internal/engine"
 	"github.com/crashstudio/crashgame/internal/table"
 	"github.com/crashstudio/crashgame/internal/wallet"
@@ -21,24 +21,10 @@ import (
 
 const origin = "https://games.example.com"
 
-// streamSchema is the document's StreamEvent union.
-func streamSchema(t *testing.T) *openapi3.Schema {
-	t.Helper()
-	raw, err := api.Documents.ReadFile("table.v1.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc, err := openapi3.NewLoader().LoadFromData(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return doc.Components.Schemas["StreamEvent"].Value
-}
-
 type client struct {
-	t      *testing.T
-	c      *websocket.Conn
-	schema *openapi3.Schema
+	t    *testing.T
+	c    *websocket.Conn
+	msgs map[string]apitest.StreamMessage
 }
 
 func (e *env) dial(t *testing.T, srv *httptest.Server) *client {
@@ -51,7 +37,9 @@ func (e *env) dial(t *testing.T, srv *httptest.Server) *client {
 		t.Fatalf("dial: %v", err)
 	}
 	t.Cleanup(func() { _ = c.CloseNow() })
-	return &client{t: t, c: c, schema: streamSchema(t)}
+	// The messages the server sends, as the stream's AsyncAPI document
+	// (api/table-stream.asyncapi.yaml) declares them.
+	return &client{t: t, c: c, msgs: apitest.StreamMessages(t, "send")}
 }
 
 func (c *client) send(v any) {
@@ -62,7 +50,8 @@ func (c *client) send(v any) {
 	}
 }
 
-// next reads one event, validated against the document's StreamEvent.
+// next reads one event, validated against the message of its type in the
+// stream's AsyncAPI document.
 func (c *client) next() (map[string]any, error) {
 	c.t.Helper()
 	ctx, cancel := context.WithTimeout(c.t.Context(), 15*time.Second)
@@ -77,8 +66,11 @@ func (c *client) next() (map[string]any, error) {
 	}
 	var generic any
 	_ = json.Unmarshal(data, &generic)
-	if err := c.schema.VisitJSON(generic); err != nil {
-		c.t.Errorf("event breaks StreamEvent: %v\n%s", err, data)
+	m, ok := c.msgs[fmt.Sprint(v["type"])]
+	if !ok {
+		c.t.Errorf("the server sent a message the stream document does not declare: %s", data)
+	} else if err := m.Payload.VisitJSON(generic); err != nil {
+		c.t.Errorf("a %s message breaks the stream document (%s): %v\n%s", m.Type, m.Schema, err, data)
 	}
 	return v, nil
 }
