@@ -11,7 +11,7 @@ export TESTCONTAINERS_HOST_OVERRIDE ?= 127.0.0.1
 # The PostgreSQL image the suites run; set to postgres:15 where a registry answers.
 export CRASHGAME_POSTGRES_IMAGE ?= crashgame-postgres:15
 
-.PHONY: help generate check-generate build run test unit integration vet lint staticcheck fuzz bench load images cluster cluster-roll cluster-down clean rules
+.PHONY: help generate check-generate build run test toolchain unit integration vet lint staticcheck fuzz bench load images cluster cluster-roll cluster-down clean rules
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -61,7 +61,10 @@ unit: ## unit tests with the race detector (fuzz seed corpora included)
 integration: images ## the testcontainers suites
 	$(GO) test -race -count=1 -timeout 25m -tags integration ./integration/...
 
-test: lint images unit integration ## the tests' one command: lint, unit tests with -race, integration suites
+toolchain: ## the documents through a second toolchain: libopenapi-validator validates them, ogen generates code from them that must build (integration/toolchain, its own module; nothing generated is kept)
+	cd integration/toolchain && $(GO) run . -api ../../api
+
+test: lint toolchain images unit integration ## the tests' one command: lint, the second toolchain, unit tests with -race, integration suites
 
 fuzz: ## run each fuzz target for a while (FUZZTIME=30s)
 	@for p in $$(grep -rl --include='*_test.go' '^func Fuzz' . | xargs -n1 dirname | sort -u); do \
