@@ -243,20 +243,7 @@ func TestBetOutcomeAfterTheWindow(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			h := newHarness(t, "")
-			release := make(chan struct{})
-			h.wallet.answer = func(c wallet.BetCall, deadline time.Time) wallet.Result {
-				<-release
-				return wallet.Result{Outcome: tt.outcome, Balance: 1, HasBalance: true}
-			}
-			h.run()
-			errc := make(chan error, 1)
-			go func() {
-				_, err := h.table.PlaceBet(context.Background(), alice, engine.BetRequest{Amount: 700})
-				errc <- err
-			}()
-			for len(h.callsSnapshot()) == 0 {
-				time.Sleep(time.Millisecond)
-			}
+			release, errc := h.betHeldAtTheWallet(tt.outcome)
 			h.fly()
 			close(release)
 			if err := <-errc; !errors.Is(err, tt.want) {
@@ -280,20 +267,7 @@ func TestBetOutcomeAfterTheWindow(t *testing.T) {
 func TestDebitAnsweredWhileTheRoundWaitsToTakeOff(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, "")
-	release := make(chan struct{})
-	h.wallet.answer = func(c wallet.BetCall, deadline time.Time) wallet.Result {
-		<-release
-		return wallet.Result{Outcome: wallet.Success, Balance: 1, HasBalance: true}
-	}
-	h.run()
-	errc := make(chan error, 1)
-	go func() {
-		_, err := h.table.PlaceBet(context.Background(), alice, engine.BetRequest{Amount: 700})
-		errc <- err
-	}()
-	for len(h.callsSnapshot()) == 0 {
-		time.Sleep(time.Millisecond)
-	}
+	release, errc := h.betHeldAtTheWallet(wallet.Success)
 	v, _ := h.table.Round()
 	h.clock.Set(v.BettingEndsAt.Add(engine.DefaultDebitGrace / 2))
 	// A bet received now is refused: the window has closed.
@@ -322,6 +296,26 @@ func TestDebitAnsweredWhileTheRoundWaitsToTakeOff(t *testing.T) {
 	if m := h.movements(); len(m) != 0 {
 		t.Fatalf("movements %+v, want none (no rollback)", m)
 	}
+}
+
+// betHeldAtTheWallet runs the table and places alice's bet of 700 whose /bet
+// the wallet answers with outcome only once release is closed; it returns when
+// the /bet has been sent, with the bet's answer to come on errc.
+func (h *harness) betHeldAtTheWallet(outcome wallet.Outcome) (release chan struct{}, errc chan error) {
+	release, errc = make(chan struct{}), make(chan error, 1)
+	h.wallet.answer = func(c wallet.BetCall, deadline time.Time) wallet.Result {
+		<-release
+		return wallet.Result{Outcome: outcome, Balance: 1, HasBalance: true}
+	}
+	h.run()
+	go func() {
+		_, err := h.table.PlaceBet(context.Background(), alice, engine.BetRequest{Amount: 700})
+		errc <- err
+	}()
+	for len(h.callsSnapshot()) == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	return release, errc
 }
 
 func (h *harness) callsSnapshot() []wallet.BetCall {
