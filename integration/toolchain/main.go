@@ -7,7 +7,8 @@
 // It is its own module (this folder's go.mod pins both tools), so that
 // neither enters the game's dependencies. The generated code goes to a
 // temporary folder inside this module and is removed at the end: it never
-// enters the repository.
+// enters the repository. The Go snippets of docs/integrators.md are built with
+// the generated code, so the guide cannot drift from what ogen generates.
 //
 //	cd integration/toolchain && go run . -api ../../api   (make toolchain)
 package main
@@ -26,6 +27,7 @@ import (
 
 func main() {
 	apiDir := flag.String("api", "../../api", "the folder of the published documents")
+	guide := flag.String("guide", "../../docs/integrators.md", "the integrators' guide, whose Go snippets must build against ogen's code")
 	flag.Parse()
 	docs, err := filepath.Glob(filepath.Join(*apiDir, "*.v1.yaml"))
 	if err != nil || len(docs) == 0 {
@@ -37,9 +39,12 @@ func main() {
 		}
 		fmt.Printf("toolchain: %s is valid for libopenapi-validator\n", filepath.Base(doc))
 	}
-	tmp, err := os.MkdirTemp(".", "ogen-")
-	if err != nil {
-		fail("temporary folder: %v", err)
+	// A fixed folder, so that the guide's snippets can import the generated
+	// packages by path; removed before and after.
+	tmp := outDir
+	_ = os.RemoveAll(tmp)
+	if err := os.Mkdir(tmp, 0o755); err != nil {
+		fail("output folder: %v", err)
 	}
 	code := 0
 	defer func() {
@@ -56,12 +61,64 @@ func main() {
 		}
 		fmt.Printf("toolchain: ogen generated %s\n", filepath.Base(doc))
 	}
-	if err := run("go", "build", "./"+tmp+"/..."); err != nil {
-		fmt.Fprintf(os.Stderr, "toolchain: ogen's code does not build: %v\n", err)
+	n, err := extractSnippets(*guide, filepath.Join(tmp, "integrator"))
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "toolchain: %s: %v\n", *guide, err)
 		code = 1
 		return
 	}
-	fmt.Println("toolchain: ogen's code of every document builds")
+	if err := run("go", "build", "./"+tmp+"/..."); err != nil {
+		fmt.Fprintf(os.Stderr, "toolchain: ogen's code, or the guide's snippets with it, does not build: %v\n", err)
+		code = 1
+		return
+	}
+	fmt.Printf("toolchain: ogen's code of every document and the %d snippets of %s build\n", n, filepath.Base(*guide))
+}
+
+// outDir is where the generated code and the guide's snippets go while the
+// command runs, inside this module.
+const outDir = "ogen-out"
+
+// modulePath is this module's path: the guide's snippets import the
+// generated packages as example.com/operator/<package>, which becomes
+// modulePath/outDir/<package> here.
+const modulePath = "github.com/crashstudio/crashgame/integration/toolchain"
+
+// extractSnippets writes every Go block of the guide that starts with a
+// "// file: NAME.go" line into dir, as the file NAME.go, with the guide's
+// stand-in module path replaced; it returns how many it wrote.
+func extractSnippets(guide, dir string) (int, error) {
+	raw, err := os.ReadFile(guide)
+	if err != nil {
+		return 0, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, block := range strings.Split(string(raw), "```go\n")[1:] {
+		code, _, ok := strings.Cut(block, "\n```")
+		if !ok {
+			return n, fmt.Errorf("a Go block is not closed")
+		}
+		first, rest, _ := strings.Cut(code, "\n")
+		name, ok := strings.CutPrefix(first, "// file: ")
+		if !ok {
+			continue
+		}
+		if filepath.Base(name) != name || !strings.HasSuffix(name, ".go") {
+			return n, fmt.Errorf("snippet file name %q", name)
+		}
+		rest = strings.ReplaceAll(rest, `"example.com/operator/`, `"`+modulePath+"/"+outDir+"/")
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(rest+"\n"), 0o644); err != nil {
+			return n, err
+		}
+		n++
+	}
+	if n == 0 {
+		return 0, fmt.Errorf("no Go block starting with // file: found")
+	}
+	return n, nil
 }
 
 // validate checks one OpenAPI document with libopenapi-validator.
