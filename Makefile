@@ -61,7 +61,7 @@ unit: ## unit tests with the race detector (fuzz seed corpora included)
 integration: images ## the testcontainers suites
 	$(GO) test -race -count=1 -timeout 25m -tags integration ./integration/...
 
-toolchain: ## the documents through a second toolchain: libopenapi-validator validates them, ogen generates code from them that must build with docs/integrators.md's Go snippets (integration/toolchain, its own module; nothing generated is kept)
+toolchain: ## the documents through a second toolchain: libopenapi-validator validates them, ogen generates code from them that must build with docs/integrators.md's Go snippets, and crashgame wallet-check must pass the guide's ogen wallet (integration/toolchain, its own module; nothing generated is kept)
 	cd integration/toolchain && $(GO) run . -api ../../api
 
 test: lint toolchain images unit integration ## the tests' one command: lint, the second toolchain, unit tests with -race, integration suites
