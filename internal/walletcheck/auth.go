@@ -122,6 +122,31 @@ func (r *runner) checkUnknownField(ctx context.Context) (Result, string) {
 	}
 }
 
+// checkMalformed: a signed /balance of the live session whose currency is a
+// number is a protocol failure: refused with a 4xx (403 on /balance, BAL-13;
+// 400 elsewhere, WERR-2) whose body is the contract's error, JSON with
+// status = error and an error_code. A generated server's own error body
+// (ogen's {"error_message":...}, oapi-codegen's plain text) fails here.
+func (r *runner) checkMalformed(ctx context.Context) (Result, string) {
+	var m map[string]any
+	if err := json.Unmarshal(r.liveBody(0), &m); err != nil {
+		return Fail, "encode the probe: " + err.Error()
+	}
+	m["currency"] = 978
+	body := mustJSON(m)
+	a := r.probe(ctx, body, r.bearer(), r.sign(body))
+	ev := "/balance with currency 978 (a number): " + a.String()
+	switch {
+	case a.HTTPStatus < 400 || a.HTTPStatus >= 500:
+		return Fail, "not refused as a protocol failure (a 4xx) | " + ev
+	case !a.JSON || a.Status != "error" || a.ErrorCode == "":
+		return Fail, "the refusal's body is not the contract's error (JSON with status error and an error_code); install an error handler in the generated server (docs/integrators.md) | " + ev
+	case a.HTTPStatus != http.StatusForbidden:
+		return Pass, ev + "; BAL-13 lists 403 for /balance"
+	}
+	return Pass, ev
+}
+
 // checkUnknownToken: a token the operator never issued is refused (BAL-7).
 func (r *runner) checkUnknownToken(ctx context.Context) (Result, string) {
 	body := mustJSON(r.balanceBody(randomToken(), 0))
@@ -264,6 +289,7 @@ func (r *runner) authSteps() []step {
 		{rules: "AUTH-3 AUTH-15", name: "signature over the exact bytes", run: r.checkExactBytes},
 		{rules: "LIM-1 AUTH-9", name: "5-minute window on timestamp", run: r.checkWindow},
 		{rules: "VER", name: "a request field the wallet does not know is ignored", run: r.checkUnknownField},
+		{rules: "WERR-2 BAL-13 GEN-2", name: "malformed body refused in the contract's error shape", run: r.checkMalformed},
 		{rules: "AUTH-9", name: "unknown operator refused", run: func(ctx context.Context) (Result, string) {
 			b := r.balanceBody(string(r.t.Token), 0)
 			b.Operator = "wc-unknown-operator-" + strings.ToLower(rand.Text()[:8])

@@ -5,8 +5,9 @@
 // operator-enforced rules of the integration contract (rules.md IDs: BAL-7,
 // BAL-8, BET-3, BET-5, BET-6, BET-8..11, WIN-10, WIN-11, WIN-13..15, RB-8..13,
 // AUTH-3, AUTH-9, AUTH-12, AUTH-15, AUTH-19, ENV-6, ENV-12, ENV-14, ENV-17..19,
-// GEN-2, GEN-4, LIM-1, LIM-5, WERR-1, WERR-4, WERR-5, WERR-7), and that a
-// request field it does not know is ignored (VER in docs/ambiguities.md).
+// GEN-2, GEN-4, LIM-1, LIM-5, WERR-1, WERR-2, WERR-4, WERR-5, WERR-7, BAL-13),
+// and that a request field it does not know is ignored (VER in
+// docs/ambiguities.md).
 //
 // What it owns: the script (checks.go, auth.go), the raw requests the game's
 // client would never send (a wrong key, a lowercase bearer, a re-encoded

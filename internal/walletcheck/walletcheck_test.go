@@ -471,6 +471,29 @@ func TestBatteryFailsOnWalletBugs(t *testing.T) {
 		},
 		wantRules: []string{"VER"},
 	})
+	cases = append(cases, struct {
+		name      string
+		wrap      func(next http.Handler) http.Handler
+		wantRules []string
+	}{
+		// A generated server's default error body for what it cannot
+		// decode (ogen's), in place of the contract's.
+		name: "generator's own error body",
+		wrap: func(next http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				body, _ := io.ReadAll(r.Body)
+				if !strings.HasPrefix(r.URL.Path, "/admin/") && bytes.Contains(body, []byte(`"currency":978`)) {
+					w.Header().Set("Content-Type", "application/json")
+					w.WriteHeader(http.StatusBadRequest)
+					_, _ = w.Write([]byte(`{"error_message":"decode request: currency: unexpected number"}`))
+					return
+				}
+				r.Body = io.NopCloser(bytes.NewReader(body))
+				next.ServeHTTP(w, r)
+			})
+		},
+		wantRules: []string{"WERR-2"},
+	})
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
