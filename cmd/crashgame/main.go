@@ -6,7 +6,7 @@
 //	crashgame check-config --config FILE  validate an installation file and exit
 //	crashgame movements --config FILE     list wallet movements for reconciliation
 //	crashgame reconcile --config FILE --operator-sim URL  operator-sim's ledger against the game's records
-//	crashgame verify --hash H --salt S    recompute a round's crash point
+//	crashgame verify --hash H --fairness F    recompute a round's crash point with the published settings
 //	crashgame wallet-check ...            the contract battery against an operator's wallet
 //
 // It owns the command line and the wiring: it parses flags and the installation
@@ -40,7 +40,9 @@ commands:
   movements --config FILE     list wallet movements (--round, --player, --operator, --status)
   reconcile --config FILE --operator-sim URL
                               compare operator-sim's ledger with the game's records
-  verify --hash H --salt S    recompute a round's crash point (--terminal T checks the chain)
+  verify --hash H --fairness F
+                              recompute a round's crash point with the published settings and check its chain
+                              (or --salt S --rtp-bp N --max-multiplier M [--terminal T] by hand)
   wallet-check --wallet-url U --operator O --secret S --api-key K --token T
                               run the contract battery against an operator's wallet
 `
