@@ -450,6 +450,26 @@ func TestFreebetBetDoesNotDebit(t *testing.T) {
 	wantOK(t, h.call("/bet", betReq("p-free", tok, "fb-2", 200, "")), 4800)
 }
 
+// Rule FB-25: a freebet_id that comes back on a later /bet after a refused one
+// is a return, not a double spend: the grant is spent once, by the bet the
+// wallet accepts, and no money moves.
+func TestFreebetReturnsAfterARefusedBet(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	tok := h.player("p-fbr", 5000, "BRL")
+	h.mustAdmin("/admin/freebets/grant", map[string]any{"player_id": "p-fbr", "id": "g-2", "amount": 300})
+	refused := betReq("p-fbr", tok, "fb-1", 300, "g-2")
+	refused["currency"] = "USD"
+	wantRefusal(t, h.call("/bet", refused), http.StatusOK, "CURRENCY_MISMATCH")
+	wantOK(t, h.call("/bet", betReq("p-fbr", tok, "fb-2", 300, "g-2")), 5000)
+	if fb, _ := h.call("/balance", h.balanceReq(tok)).Body["freebets"].([]any); len(fb) != 0 {
+		t.Fatalf("freebets %v after the grant's one round was played, want none", fb)
+	}
+	if got := h.balanceOf("p-fbr"); got != 5000 {
+		t.Fatalf("balance %d, want 5000 (a freebet moves no money)", got)
+	}
+}
+
 // Rule BET-3 LIM-5 ENV-14
 func TestFiveBetsInOneRoundAreEachDebited(t *testing.T) {
 	t.Parallel()
