@@ -158,12 +158,15 @@ func testRoundLifecycle(t *testing.T, s *store.Store, _ string) {
 	if _, err := s.Round(ctx, "other-game", "r2"); !errors.Is(err, store.ErrRoundNotFound) {
 		t.Fatalf("a round of another game = %v, want ErrRoundNotFound", err)
 	}
-	recent, err := s.RecentRounds(ctx, "crash", 1)
-	if err != nil || len(recent) != 1 || recent[0].ID != "r3" || recent[0].CrashedAt != 20 || recent[0].Hash != "h-r3" {
-		t.Fatalf("RecentRounds(1) = %+v, %v; want r3 only (finished, newest first)", recent, err)
+	// Every ended round is listed, newest first, void ones too: their hashes
+	// keep the chain continuous.
+	recent, err := s.RecentRounds(ctx, "crash", 2)
+	if err != nil || len(recent) != 2 || recent[0].ID != "r4" || recent[0].Status != store.RoundVoid ||
+		recent[1].ID != "r3" || recent[1].CrashedAt != 20 || recent[1].Hash != "h-r3" {
+		t.Fatalf("RecentRounds(2) = %+v, %v; want r4 (void), r3", recent, err)
 	}
-	if recent, err := s.RecentRounds(ctx, "crash", 10); err != nil || len(recent) != 2 || recent[1].ID != "r1" {
-		t.Fatalf("RecentRounds(10) = %+v, %v; want r3, r1 (void rounds are not listed)", recent, err)
+	if recent, err := s.RecentRounds(ctx, "crash", 10); err != nil || len(recent) != 4 || recent[2].ID != "r2" || recent[2].Status != store.RoundVoid || recent[3].ID != "r1" {
+		t.Fatalf("RecentRounds(10) = %+v, %v; want r4, r3, r2 (void), r1", recent, err)
 	}
 }
 

@@ -142,11 +142,12 @@ func (s *Store) UnfinishedRounds(ctx context.Context, gameID string) ([]string, 
 	return ids, nil
 }
 
-// RecentRounds lists the finished rounds of a game, newest first.
+// RecentRounds lists the ended rounds of a game, finished or void, newest
+// first: every ended round reveals its hash, so the list's chain has no gap.
 func (s *Store) RecentRounds(ctx context.Context, gameID string, limit int) ([]RoundRecord, error) {
 	var out []RoundRecord
 	err := s.conn(ctx).NewSelect().Model(&out).
-		Where("game_id = ?", gameID).Where("status = ?", RoundFinished).
+		Where("game_id = ?", gameID).Where("status IN (?)", bun.List([]string{RoundFinished, RoundVoid})).
 		OrderExpr("seq DESC").Limit(int64(limit)).Scan(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("store: recent rounds of %s: %w", gameID, err)

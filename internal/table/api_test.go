@@ -1,6 +1,7 @@
 package table_test
 
 import (
+	"context"
 	"net/http"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 	"github.com/crashstudio/crashgame/gen/table"
 	"github.com/crashstudio/crashgame/internal/engine"
 	"github.com/crashstudio/crashgame/internal/round"
+	"github.com/crashstudio/crashgame/internal/store"
 	"github.com/crashstudio/crashgame/internal/tickets"
 	"github.com/crashstudio/crashgame/internal/wallet"
 )
@@ -321,5 +323,34 @@ func TestBetOnAStoppedTableIsTableUnavailable(t *testing.T) {
 	rec := e.call(t, "POST", "/api/v1/bets", s, map[string]any{"amount": 1000})
 	if got := decode[table.Error](t, rec); rec.Code != http.StatusServiceUnavailable || got.ErrorCode != table.ErrorCodeTableUnavailable {
 		t.Fatalf("bet on a stopped table: %d %s", rec.Code, rec.Body)
+	}
+}
+
+// A void round is listed with its status and its hash, like a finished one,
+// so that SHA-256 of each listed hash is the next older one's all along the
+// list: a break the page's verifier finds is a failure, never a void round
+// left out.
+func TestRoundListShowsVoidRounds(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOptions{})
+	s := e.openDemo(t)
+	ctx := context.Background()
+	hash := strings.Repeat("ab", 32)
+	rec := store.RoundRecord{ID: "crash-900000", GameID: "crash", Seq: 900000, Hash: hash, CrashPoint: 130,
+		RTPBasisPts: 9900, MaxMultiplier: 150, Status: store.RoundBetting, BettingEndsAt: 1_000, CreatedAt: 1_000}
+	if err := e.st.InsertRound(ctx, rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.st.VoidRounds(ctx, rec.ID); err != nil {
+		t.Fatal(err)
+	}
+	rounds := decode[table.RoundList](t, e.call(t, "GET", "/api/v1/rounds?limit=5", s, nil))
+	if len(rounds.Items) == 0 {
+		t.Fatal("no round listed")
+	}
+	got := rounds.Items[0]
+	if got.RoundId != rec.ID || got.Status != table.RoundStatusVoid || got.Hash != hash || got.CrashPoint != 130 ||
+		got.StartedAt != 1_000 || got.CrashedAt != 1_000 {
+		t.Fatalf("the void round listed as %+v", got)
 	}
 }

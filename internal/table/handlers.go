@@ -446,8 +446,9 @@ func (a *api) ListRounds(ctx context.Context, req table.ListRoundsRequestObject)
 	}
 	out := table.ListRounds200JSONResponse{Items: make([]table.RoundSummary, 0, len(recs))}
 	for _, r := range recs {
-		out.Items = append(out.Items, table.RoundSummary{RoundId: r.ID, CrashPoint: r.CrashPoint, Hash: r.Hash,
-			StartedAt: int64(r.StartedAt), CrashedAt: int64(r.CrashedAt)})
+		started, crashed := roundTimes(r)
+		out.Items = append(out.Items, table.RoundSummary{RoundId: r.ID, Status: table.RoundStatus(r.Status), CrashPoint: r.CrashPoint,
+			Hash: r.Hash, StartedAt: started, CrashedAt: crashed})
 	}
 	return out, nil
 }
@@ -473,17 +474,25 @@ func (a *api) GetRound(ctx context.Context, req table.GetRoundRequestObject) (ta
 	if salt == "" {
 		_, salt, _, _ = t.Fairness()
 	}
-	started := r.StartedAt
-	if started == 0 {
-		started = r.BettingEndsAt // voided before take-off
-	}
-	crashed := r.CrashedAt
-	if crashed == 0 {
-		crashed = max(started, r.BettingEndsAt) // voided: when is not stored
-	}
+	started, crashed := roundTimes(r)
 	status := table.RoundStatus(r.Status)
 	return table.GetRound200JSONResponse{RoundId: r.ID, Status: status, CrashPoint: r.CrashPoint, Hash: r.Hash, Salt: salt,
-		RtpBp: int32(r.RTPBasisPts), MaxMultiplier: r.MaxMultiplier, StartedAt: int64(started), CrashedAt: int64(crashed)}, nil
+		RtpBp: int32(r.RTPBasisPts), MaxMultiplier: r.MaxMultiplier, StartedAt: started, CrashedAt: crashed}, nil
+}
+
+// roundTimes are an ended round's take-off and end as the API shows them: a
+// round voided before take-off shows its betting's end, and a void round,
+// whose end is not stored, no earlier than that.
+func roundTimes(r store.RoundRecord) (started, crashed int64) {
+	s := r.StartedAt
+	if s == 0 {
+		s = r.BettingEndsAt // voided before take-off
+	}
+	c := r.CrashedAt
+	if c == 0 {
+		c = max(s, r.BettingEndsAt) // voided: when is not stored
+	}
+	return int64(s), int64(c)
 }
 
 // GetFairness answers the published chain inputs and the formula.

@@ -247,7 +247,7 @@ function handle(ev) {
     case 'round.crashed':
       state.round = { ...(state.round || {}), round_id: ev.round_id, phase: 'crashed', crash_point: ev.crash_point, crashed_at: ev.crashed_at, hash: ev.hash };
       if (!state.rounds.length || state.rounds[0].round_id !== ev.round_id) {
-        state.rounds.unshift({ round_id: ev.round_id, crash_point: ev.crash_point, hash: ev.hash, crashed_at: ev.crashed_at });
+        state.rounds.unshift({ round_id: ev.round_id, status: 'finished', crash_point: ev.crash_point, hash: ev.hash, crashed_at: ev.crashed_at });
         state.rounds = state.rounds.slice(0, 30);
         renderStrip();
       }
@@ -350,9 +350,9 @@ function renderStrip() {
     const li = document.createElement('li');
     const b = document.createElement('button');
     b.type = 'button';
-    b.className = 'chip-round ' + (r.crash_point < 200 ? 'low' : r.crash_point < 1000 ? 'mid' : 'high');
+    b.className = 'chip-round ' + (r.status === 'void' ? 'void' : r.crash_point < 200 ? 'low' : r.crash_point < 1000 ? 'mid' : 'high');
     b.textContent = money.multiplier(r.crash_point);
-    b.title = t('rounds.verify');
+    b.title = t(r.status === 'void' ? 'rounds.verifyVoid' : 'rounds.verify');
     b.addEventListener('click', () => openFairness(r.round_id));
     li.append(b);
     ol.append(li);
@@ -848,11 +848,21 @@ async function verify() {
     out.append(line(t(ok ? 'fairness.match' : 'fairness.mismatch', { computed: money.multiplier(crash), reported: money.multiplier(d.crash_point) }), ok ? 'good' : 'bad'));
     const prev = await fair.previousHash(d.hash);
     out.append(line(t('fairness.previous', { hash: prev })));
-    const i = state.rounds.findIndex((x) => x.round_id === d.round_id);
-    const older = i >= 0 ? state.rounds[i + 1] : undefined;
+    // The list holds void rounds too, so the round before is the direct
+    // predecessor. The strip learns finished rounds from the stream, void
+    // ones only from the list: read it again before calling a break.
+    const olderOf = () => {
+      const i = state.rounds.findIndex((x) => x.round_id === d.round_id);
+      return i >= 0 ? state.rounds[i + 1] : undefined;
+    };
+    let older = olderOf();
+    if (older && older.hash !== prev) {
+      await refreshRounds();
+      older = olderOf();
+    }
     if (older) {
       const linked = older.hash === prev;
-      out.append(line(t(linked ? 'fairness.chainOk' : 'fairness.chainGap'), linked ? 'good' : ''));
+      out.append(line(t(linked ? 'fairness.chainOk' : 'fairness.chainBroken'), linked ? 'good' : 'bad'));
     }
   } catch {
     out.append(line(t('fairness.noCrypto'), 'bad'));
