@@ -385,11 +385,12 @@ func TestBatteryFailsWithEachFault(t *testing.T) {
 // lowercase bearer, a verifier over re-encoded JSON, a wallet that debits
 // freebets.
 func TestBatteryFailsOnWalletBugs(t *testing.T) {
-	cases := []struct {
+	type walletBug struct {
 		name      string
 		wrap      func(next http.Handler) http.Handler
 		wantRules []string
-	}{
+	}
+	cases := []walletBug{
 		{
 			// Rule AUTH-12: only lowercase bearer accepted.
 			name: "lowercase-only bearer",
@@ -447,53 +448,45 @@ func TestBatteryFailsOnWalletBugs(t *testing.T) {
 			},
 			wantRules: []string{"LIM-1"},
 		},
+		{
+			// A wallet whose decoder refuses unknown fields (a strict generated
+			// server, or additionalProperties: false in its copy of the document).
+			name: "unknown fields refused",
+			wrap: func(next http.Handler) http.Handler {
+				return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					body, _ := io.ReadAll(r.Body)
+					if !strings.HasPrefix(r.URL.Path, "/admin/") && bytes.Contains(body, []byte(`"wallet_check_added_field"`)) {
+						w.Header().Set("Content-Type", "application/json")
+						w.WriteHeader(http.StatusForbidden)
+						_, _ = w.Write([]byte(`{"status":"error","error_code":"INTERNAL_ERROR","error_message":"unexpected field"}`))
+						return
+					}
+					r.Body = io.NopCloser(bytes.NewReader(body))
+					next.ServeHTTP(w, r)
+				})
+			},
+			wantRules: []string{"VER"},
+		},
+		{
+			// A generated server's default error body for what it cannot
+			// decode (ogen's), in place of the contract's.
+			name: "generator's own error body",
+			wrap: func(next http.Handler) http.Handler {
+				return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					body, _ := io.ReadAll(r.Body)
+					if !strings.HasPrefix(r.URL.Path, "/admin/") && bytes.Contains(body, []byte(`"currency":978`)) {
+						w.Header().Set("Content-Type", "application/json")
+						w.WriteHeader(http.StatusBadRequest)
+						_, _ = w.Write([]byte(`{"error_message":"decode request: currency: unexpected number"}`))
+						return
+					}
+					r.Body = io.NopCloser(bytes.NewReader(body))
+					next.ServeHTTP(w, r)
+				})
+			},
+			wantRules: []string{"WERR-2"},
+		},
 	}
-	cases = append(cases, struct {
-		name      string
-		wrap      func(next http.Handler) http.Handler
-		wantRules []string
-	}{
-		// A wallet whose decoder refuses unknown fields (a strict generated
-		// server, or additionalProperties: false in its copy of the document).
-		name: "unknown fields refused",
-		wrap: func(next http.Handler) http.Handler {
-			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				body, _ := io.ReadAll(r.Body)
-				if !strings.HasPrefix(r.URL.Path, "/admin/") && bytes.Contains(body, []byte(`"wallet_check_added_field"`)) {
-					w.Header().Set("Content-Type", "application/json")
-					w.WriteHeader(http.StatusForbidden)
-					_, _ = w.Write([]byte(`{"status":"error","error_code":"INTERNAL_ERROR","error_message":"unexpected field"}`))
-					return
-				}
-				r.Body = io.NopCloser(bytes.NewReader(body))
-				next.ServeHTTP(w, r)
-			})
-		},
-		wantRules: []string{"VER"},
-	})
-	cases = append(cases, struct {
-		name      string
-		wrap      func(next http.Handler) http.Handler
-		wantRules []string
-	}{
-		// A generated server's default error body for what it cannot
-		// decode (ogen's), in place of the contract's.
-		name: "generator's own error body",
-		wrap: func(next http.Handler) http.Handler {
-			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				body, _ := io.ReadAll(r.Body)
-				if !strings.HasPrefix(r.URL.Path, "/admin/") && bytes.Contains(body, []byte(`"currency":978`)) {
-					w.Header().Set("Content-Type", "application/json")
-					w.WriteHeader(http.StatusBadRequest)
-					_, _ = w.Write([]byte(`{"error_message":"decode request: currency: unexpected number"}`))
-					return
-				}
-				r.Body = io.NopCloser(bytes.NewReader(body))
-				next.ServeHTTP(w, r)
-			})
-		},
-		wantRules: []string{"WERR-2"},
-	})
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
