@@ -380,6 +380,25 @@ func TestBatteryFailsWithEachFault(t *testing.T) {
 	}
 }
 
+// answerBodiesWith wraps a wallet so that a wallet call whose body contains
+// marker is answered with status and body instead, as a wallet with that bug
+// would; the other calls pass on unchanged.
+func answerBodiesWith(marker string, status int, body string) func(next http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			raw, _ := io.ReadAll(r.Body)
+			if !strings.HasPrefix(r.URL.Path, "/admin/") && bytes.Contains(raw, []byte(marker)) {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(status)
+				_, _ = w.Write([]byte(body))
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(raw))
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
 // The wallet's own mistakes that operator-sim cannot be told to make are
 // played by small handlers in front of it: a parser that accepts only
 // lowercase bearer, a verifier over re-encoded JSON, a wallet that debits
@@ -452,38 +471,15 @@ func TestBatteryFailsOnWalletBugs(t *testing.T) {
 			// A wallet whose decoder refuses unknown fields (a strict generated
 			// server, or additionalProperties: false in its copy of the document).
 			name: "unknown fields refused",
-			wrap: func(next http.Handler) http.Handler {
-				return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-					body, _ := io.ReadAll(r.Body)
-					if !strings.HasPrefix(r.URL.Path, "/admin/") && bytes.Contains(body, []byte(`"wallet_check_added_field"`)) {
-						w.Header().Set("Content-Type", "application/json")
-						w.WriteHeader(http.StatusForbidden)
-						_, _ = w.Write([]byte(`{"status":"error","error_code":"INTERNAL_ERROR","error_message":"unexpected field"}`))
-						return
-					}
-					r.Body = io.NopCloser(bytes.NewReader(body))
-					next.ServeHTTP(w, r)
-				})
-			},
+			wrap: answerBodiesWith(`"wallet_check_added_field"`, http.StatusForbidden,
+				`{"status":"error","error_code":"INTERNAL_ERROR","error_message":"unexpected field"}`),
 			wantRules: []string{"VER"},
 		},
 		{
 			// A generated server's default error body for what it cannot
 			// decode (ogen's), in place of the contract's.
-			name: "generator's own error body",
-			wrap: func(next http.Handler) http.Handler {
-				return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-					body, _ := io.ReadAll(r.Body)
-					if !strings.HasPrefix(r.URL.Path, "/admin/") && bytes.Contains(body, []byte(`"currency":978`)) {
-						w.Header().Set("Content-Type", "application/json")
-						w.WriteHeader(http.StatusBadRequest)
-						_, _ = w.Write([]byte(`{"error_message":"decode request: currency: unexpected number"}`))
-						return
-					}
-					r.Body = io.NopCloser(bytes.NewReader(body))
-					next.ServeHTTP(w, r)
-				})
-			},
+			name:      "generator's own error body",
+			wrap:      answerBodiesWith(`"currency":978`, http.StatusBadRequest, `{"error_message":"decode request: currency: unexpected number"}`),
 			wantRules: []string{"WERR-2"},
 		},
 	}

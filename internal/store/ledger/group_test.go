@@ -70,7 +70,14 @@ func failCommit(s *ledger.Store) func(ctx context.Context) error {
 // txIDs lists the transaction_id of every movement stored, in order.
 func txIDs(t *testing.T, s *ledger.Store) string {
 	t.Helper()
-	ms, err := s.Movements(context.Background(), "", 0)
+	return movementTxIDs(t, s, "", 0)
+}
+
+// movementTxIDs lists, space separated, the transaction_id of the movements
+// Movements(player, limit) returns.
+func movementTxIDs(t *testing.T, s *ledger.Store, player string, limit int) string {
+	t.Helper()
+	ms, err := s.Movements(context.Background(), player, limit)
 	if err != nil {
 		t.Fatal(err)
 	}

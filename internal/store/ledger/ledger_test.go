@@ -413,18 +413,7 @@ func TestMovementsOrderAndLimit(t *testing.T) {
 			{"p2", 1, "tx-4"},
 		}
 		for _, tt := range tests {
-			ms, err := s.Movements(ctx, tt.player, tt.limit)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := ""
-			for i, m := range ms {
-				if i > 0 {
-					got += " "
-				}
-				got += m.TransactionID
-			}
-			if got != tt.want {
+			if got := movementTxIDs(t, s, tt.player, tt.limit); got != tt.want {
 				t.Errorf("Movements(%q, %d) = %s, want %s", tt.player, tt.limit, got, tt.want)
 			}
 		}
