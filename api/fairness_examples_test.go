@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"fmt"
+	"reflect"
 	"testing"
 
 	"github.com/crashstudio/crashgame/internal/apitest"
@@ -46,20 +47,39 @@ func num(v any) int64 {
 	return -1
 }
 
-// Every fairness example of the table's documents verifies: each revealed
-// hash gives its crash point under the published salt and settings, the round
-// list's hashes link (SHA-256 of a round's hash is the previous round's), they
-// reach the published terminal hash, and a round flew exactly as long as its
-// crash point takes. A reader who checks the documents' own examples with the
-// documented formula finds them true.
+// Every fairness example of the table's documents verifies: the published
+// chain's salt is the salt rule applied to its terminal and contributions;
+// each revealed hash gives its crash point under the chain's salt and
+// settings, reaches the chain's terminal hash in exactly its position's
+// number of steps, and links to the previous round's; and a round flew
+// exactly as long as its crash point takes. A reader who checks the
+// documents' own examples with the documented rules finds them true.
 func TestFairnessExamplesVerify(t *testing.T) {
 	t.Parallel()
-	pub := exampleValue(t, "/api/v1/fairness", "200", "fairness")
-	salt, rtp, maxM := pub["salt"].(string), num(pub["rtp_bp"]), num(pub["max_multiplier"])
-	terminal, err := fairness.ParseHash(pub["terminal_hash"].(string))
+	chain := exampleValue(t, "/api/v1/fairness", "200", "chain")
+	salt, rtp, maxM := chain["salt"].(string), num(chain["rtp_bp"]), num(chain["max_multiplier"])
+	terminal, err := fairness.ParseHash(chain["terminal_hash"].(string))
 	if err != nil {
 		t.Fatal(err)
 	}
+	var values [][32]byte
+	for _, c := range chain["contributions"].([]any) {
+		v, err := fairness.ParseHash(c.(map[string]any)["value"].(string))
+		if err != nil {
+			t.Fatal(err)
+		}
+		values = append(values, v)
+	}
+	if got := fairness.Salt(terminal, values); got != salt {
+		t.Errorf("the chain's salt %s is not the rule's %s", salt, got)
+	}
+	if got := exampleValue(t, "/fairness/chains/{chain_id}", "200", "chain"); !reflect.DeepEqual(got, chain) {
+		t.Errorf("GET /fairness/chains/{chain_id} shows another chain than GET /api/v1/fairness")
+	}
+	if items := exampleValue(t, "/fairness/chains", "200", "chains")["items"].([]any); len(items) != 1 || !reflect.DeepEqual(items[0], chain) {
+		t.Errorf("GET /fairness/chains lists another chain than GET /api/v1/fairness")
+	}
+	firstSeq, length := num(chain["first_seq"]), num(chain["length"])
 	check := func(where string, r map[string]any) [32]byte {
 		t.Helper()
 		h, err := fairness.ParseHash(fmt.Sprint(r["hash"]))
@@ -67,10 +87,20 @@ func TestFairnessExamplesVerify(t *testing.T) {
 			t.Fatalf("%s: %v", where, err)
 		}
 		if got, want := fairness.CrashPoint(h, salt, rtp, maxM), num(r["crash_point"]); got != want {
-			t.Errorf("%s: the hash gives %d under the published salt, the example shows %d", where, got, want)
+			t.Errorf("%s: the hash gives %d under the chain's salt, the example shows %d", where, got, want)
 		}
-		if _, err := fairness.ChainPosition(h, terminal, 1000); err != nil {
-			t.Errorf("%s: the hash does not reach the published terminal: %v", where, err)
+		pos, err := fairness.ChainPosition(h, terminal, int(length))
+		if err != nil {
+			t.Errorf("%s: the hash does not reach the chain's terminal: %v", where, err)
+		}
+		if p, ok := r["position"]; ok && num(p) != int64(pos) {
+			t.Errorf("%s: position %d, the hash is at %d", where, num(p), pos)
+		}
+		if id, ok := r["chain_id"]; ok && id != chain["chain_id"] {
+			t.Errorf("%s: chain %v, want %v", where, id, chain["chain_id"])
+		}
+		if seq, ok := r["seq"]; ok && num(seq)-firstSeq+1 != int64(pos) {
+			t.Errorf("%s: seq %d is not at position %d of a chain from %d", where, num(seq), pos, firstSeq)
 		}
 		if started, crashed := r["started_at"], r["crashed_at"]; started != nil && crashed != nil {
 			if got, want := num(crashed)-num(started), round.TimeToReach(num(r["crash_point"])).Milliseconds(); got != want {
@@ -79,11 +109,7 @@ func TestFairnessExamplesVerify(t *testing.T) {
 		}
 		return h
 	}
-	detail := exampleValue(t, "/api/v1/rounds/{round_id}", "200", "finished")
-	if detail["salt"] != salt || num(detail["rtp_bp"]) != rtp || num(detail["max_multiplier"]) != maxM {
-		t.Errorf("the round's settings %v differ from the published ones", detail)
-	}
-	check("GET /api/v1/rounds/{round_id}", detail)
+	check("GET /api/v1/rounds/{round_id}", exampleValue(t, "/api/v1/rounds/{round_id}", "200", "finished"))
 	check("GET /api/v1/round (crashed)", exampleValue(t, "/api/v1/round", "200", "crashed"))
 
 	list := exampleValue(t, "/api/v1/rounds", "200", "rounds")["items"].([]any)
@@ -93,6 +119,15 @@ func TestFairnessExamplesVerify(t *testing.T) {
 		// Newest first: the next item is the previous round.
 		if i > 0 && !fairness.Verify(prev, h) {
 			t.Errorf("GET /api/v1/rounds: item %d does not link to item %d", i-1, i)
+		}
+		prev = h
+	}
+	rounds := exampleValue(t, "/fairness/chains/{chain_id}/rounds", "200", "rounds")["items"].([]any)
+	for i, it := range rounds {
+		h := check(fmt.Sprintf("GET /fairness/chains/{chain_id}/rounds item %d", i), it.(map[string]any))
+		// By position: the previous item is the previous round.
+		if i > 0 && !fairness.Verify(h, prev) {
+			t.Errorf("GET /fairness/chains/{chain_id}/rounds: item %d does not link to item %d", i, i-1)
 		}
 		prev = h
 	}

@@ -394,10 +394,16 @@ func TestTableSecurity(t *testing.T) {
 	if len(doc.Security) != 1 || doc.Security[0]["Bearer"] == nil {
 		t.Fatalf("the document's default security must be Bearer, got %v", doc.Security)
 	}
-	public := map[string]bool{"createSession": true, "openStream": true}
+	// The player's routes live under /api/v1/; the public commitments of
+	// the hash chains, readable by anyone without a session, under
+	// /fairness/.
+	public := map[string]bool{"createSession": true, "openStream": true,
+		"listChains": true, "getChain": true, "listChainRounds": true}
 	for key, op := range operations(doc) {
-		if !strings.HasPrefix(strings.SplitN(key, " ", 2)[1], "/api/v1/") {
-			t.Errorf("%s: every route lives under /api/v1/", key)
+		path := strings.SplitN(key, " ", 2)[1]
+		if strings.HasPrefix(path, "/fairness/") != (op.OperationID == "listChains" || op.OperationID == "getChain" || op.OperationID == "listChainRounds") ||
+			!strings.HasPrefix(path, "/api/v1/") && !strings.HasPrefix(path, "/fairness/") {
+			t.Errorf("%s: a player's route lives under /api/v1/, a chain's public document under /fairness/", key)
 		}
 		if op.OperationID == "" {
 			t.Errorf("%s: no operationId", key)
@@ -406,7 +412,7 @@ func TestTableSecurity(t *testing.T) {
 		switch {
 		case public[op.OperationID]:
 			if op.Security == nil || len(*op.Security) != 0 {
-				t.Errorf("%s: must declare security: [] (the sid, or the stream's hello, is the credential)", key)
+				t.Errorf("%s: must declare security: [] (the sid, or the stream's hello, is the credential; a chain is public)", key)
 			}
 		case op.Security != nil:
 			t.Errorf("%s: must use the default Bearer security", key)

@@ -119,6 +119,10 @@ func newApp(ctx context.Context, cfg *config.Config, st *store.Store, logger *sl
 	// last, delivers them.
 	outbox := wallet.NewOutbox(st)
 	operators := engineOperators(cfg)
+	sealer, window, beacon, err := chainSettings(cfg.Fairness)
+	if err != nil {
+		return nil, err
+	}
 	for i := range cfg.Games {
 		g := &cfg.Games[i]
 		var events engine.Events // nil: the table's own subscribers
@@ -134,12 +138,15 @@ func newApp(ctx context.Context, cfg *config.Config, st *store.Store, logger *sl
 				c, ok := a.clients[op]
 				return c, ok
 			},
-			Freebets: spender{a.freebets},
-			Balances: a.sessions,
-			Demo:     a.demo,
-			Logger:   logger,
-			Lease:    lease,
-			Events:   events,
+			Freebets:      spender{a.freebets},
+			Balances:      a.sessions,
+			Demo:          a.demo,
+			Logger:        logger,
+			Lease:         lease,
+			Events:        events,
+			Sealer:        sealer,
+			Beacon:        beacon,
+			SeedingWindow: window,
 		})
 		if err != nil {
 			return nil, err
@@ -160,7 +167,7 @@ func newApp(ctx context.Context, cfg *config.Config, st *store.Store, logger *sl
 	}
 	a.table, err = table.New(table.Config{
 		BaseURL: cfg.BaseURL, DefaultLanguage: cfg.DefaultLanguage, Limits: tableLimits(cfg), TrustedProxies: cfg.TrustedProxies,
-		Sessions: a.sessions, Records: st, Logger: logger, Registerer: a.registry,
+		Sessions: a.sessions, Records: st, Chains: st, Logger: logger, Registerer: a.registry,
 		Tables: func(id string) (table.Game, bool) {
 			t, ok := a.games[id]
 			return t, ok
@@ -182,7 +189,7 @@ func newApp(ctx context.Context, cfg *config.Config, st *store.Store, logger *sl
 	if err != nil {
 		return nil, fmt.Errorf("movement queue: %w", err)
 	}
-	a.operators = operatorapi.New(operatorCredentials(cfg), launch.New(launchInstallation(cfg), tk), logger, time.Now)
+	a.operators = operatorapi.New(operatorCredentials(cfg), launch.New(launchInstallation(cfg), tk), st, logger, time.Now)
 	return a, nil
 }
 
@@ -201,7 +208,9 @@ func (a *app) close() {
 
 // ready reports whether the replica can take traffic: it is not shutting
 // down, its database answers, in a cluster it is connected to NATS, and every
-// game's table shows a round.
+// game's table shows a round or has published its chain (a new chain's
+// seeding window has no round, and operators must reach the game then to
+// contribute to its salt).
 func (a *app) ready(ctx context.Context) error {
 	if a.stopping.Load() {
 		return errors.New("shutting down")
@@ -212,11 +221,14 @@ func (a *app) ready(ctx context.Context) error {
 	if a.bus != nil && !a.bus.Connected() {
 		return errors.New("not connected to NATS")
 	}
-	// A table that has never shown a round (its first leader is still
-	// making the game's hash chain) has nothing to serve players yet.
+	// A table that has neither shown a round nor published a chain (its
+	// first leader is still being chosen) has nothing to serve yet.
 	for id, g := range a.games {
-		if v, _ := g.Round(); v.RoundID == "" {
-			return fmt.Errorf("game %s has no round yet", id)
+		if v, _ := g.Round(); v.RoundID != "" {
+			continue
+		}
+		if _, err := a.store.CurrentChain(ctx, id); err != nil {
+			return fmt.Errorf("game %s has no round and no chain yet: %w", id, err)
 		}
 	}
 	return nil

@@ -6,7 +6,7 @@
 //	crashgame check-config --config FILE  validate an installation file and exit
 //	crashgame movements --config FILE     list wallet movements for reconciliation
 //	crashgame reconcile --config FILE --operator-sim URL  operator-sim's ledger against the game's records
-//	crashgame verify --hash H --fairness F    recompute a round's crash point with the published settings
+//	crashgame verify --hash H --chain F       recompute a round's crash point with its chain's published document
 //	crashgame wallet-check ...            the contract battery against an operator's wallet
 //
 // It owns the command line and the wiring: it parses flags and the installation
@@ -40,9 +40,9 @@ commands:
   movements --config FILE     list wallet movements (--round, --player, --operator, --status)
   reconcile --config FILE --operator-sim URL
                               compare operator-sim's ledger with the game's records
-  verify --hash H --fairness F
-                              recompute a round's crash point with the published settings and check its chain
-                              (or --salt S --rtp-bp N --max-multiplier M [--terminal T] by hand)
+  verify --hash H --chain FILE
+                              recompute a round's crash point with its chain's published settings and salt,
+                              check the salt and walk to the chain's terminal (or --server URL --chain-id ID)
   wallet-check --wallet-url U --operator O --secret S --api-key K --token T
                               run the contract battery against an operator's wallet
 `
@@ -101,7 +101,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stdout, path+": valid")
 		return nil
 	case "verify":
-		return verifyCmd(rest, stdout, stderr)
+		return verifyCmd(ctx, rest, stdout, stderr)
 	case "movements":
 		return movementsCmd(ctx, rest, stdout, stderr)
 	case "reconcile":

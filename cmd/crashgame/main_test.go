@@ -74,6 +74,7 @@ func TestServeAnswersAndStopsCleanly(t *testing.T) {
 	writeFile(t, cfg, fmt.Sprintf(`
 listen: 127.0.0.1:0
 base_url: https://games.example.com
+fairness: {seed_key: abababababababababababababababababababababababababababababababab, seeding_window_ms: 0}
 database: sqlite://%s/game.db
 games:
   - {game_id: crash, name: Crash, studio: S, category: crash}
@@ -125,6 +126,7 @@ func TestServeMetricsOnTheirOwnAddress(t *testing.T) {
 listen: 127.0.0.1:0
 metrics_listen: 127.0.0.1:0
 base_url: https://games.example.com
+fairness: {seed_key: abababababababababababababababababababababababababababababababab, seeding_window_ms: 0}
 database: sqlite://%s/game.db
 games:
   - {game_id: crash, name: Crash, studio: S, category: crash}
@@ -176,7 +178,7 @@ func TestServeRefusesUnsafeConfig(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			cfg := filepath.Join(t.TempDir(), "c.yaml")
-			writeFile(t, cfg, "base_url: https://g.example\ngames:\n  - {game_id: crash, name: Crash, studio: S, category: crash}\noperators:\n  - "+tt.operator+"\n")
+			writeFile(t, cfg, "base_url: https://g.example\nfairness: {seed_key: abababababababababababababababababababababababababababababababab, seeding_window_ms: 0}\ngames:\n  - {game_id: crash, name: Crash, studio: S, category: crash}\noperators:\n  - "+tt.operator+"\n")
 			var out, errOut bytes.Buffer
 			err := run(context.Background(), []string{"serve", "--config", cfg}, &out, &errOut)
 			if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "refusing to start") {

@@ -119,6 +119,7 @@ func TestReconcileCommand(t *testing.T) {
 	t.Setenv("REC_API_KEY", recKey)
 	writeFile(t, cfgPath, fmt.Sprintf(`
 base_url: http://127.0.0.1:8080
+fairness: {seed_key: abababababababababababababababababababababababababababababababab, seeding_window_ms: 0}
 database: sqlite://%s/game.db
 games:
   - {game_id: crash, name: Crash, studio: S, category: crash}
@@ -152,8 +153,7 @@ operators:
 	now := time.Now().UnixMilli()
 	var rounds []store.RoundRecord
 	for i, id := range []string{"r1", "r2"} {
-		rounds = append(rounds, store.RoundRecord{ID: id, GameID: "crash", Seq: int64(i + 1), Hash: "h", CrashPoint: 300, RTPBasisPts: 9700,
-			MaxMultiplier: 100000, Status: store.RoundFinished, BettingEndsAt: store.Millis(now), CreatedAt: store.Millis(now)})
+		rounds = append(rounds, store.RoundRecord{ID: id, GameID: "crash", Seq: int64(i + 1), Hash: "h", CrashPoint: 300, Status: store.RoundFinished, BettingEndsAt: store.Millis(now), CreatedAt: store.Millis(now)})
 	}
 	payout := int64(2500)
 	bet := func(id, round string, amount int64, status string) store.BetRecord {
@@ -264,6 +264,7 @@ func TestReconcileCommandRefusesBadUsage(t *testing.T) {
 	cfgPath := filepath.Join(dir, "crashgame.yaml")
 	writeFile(t, cfgPath, fmt.Sprintf(`
 base_url: http://127.0.0.1:8080
+fairness: {seed_key: abababababababababababababababababababababababababababababababab, seeding_window_ms: 0}
 database: sqlite://%s/game.db
 games:
   - {game_id: crash, name: Crash, studio: S, category: crash}
@@ -294,6 +295,7 @@ operators:
 func TestByHandExampleIsValid(t *testing.T) {
 	t.Setenv("OPERATOR_SECRET", "by-hand-secret-not-for-production")
 	t.Setenv("OPERATOR_API_KEY", "by_hand_key")
+	t.Setenv("CRASHGAME_SEED_KEY", strings.Repeat("5e", 32))
 	cfg, err := loadConfig(filepath.Join("..", "..", "docs", "examples", "crashgame.yaml"))
 	if err != nil {
 		t.Fatal(err)

@@ -3,110 +3,124 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
+	"net/url"
 	"os"
-	"strings"
+	"time"
 
+	"github.com/crashstudio/crashgame/gen/table"
 	"github.com/crashstudio/crashgame/internal/fairness"
 	"github.com/crashstudio/crashgame/internal/wallet"
 )
 
 // verifyCmd recomputes a round's crash point from its revealed hash with the
-// settings the game published, and checks that the hash belongs to the chain
-// of the published terminal hash. The settings come from the published
-// fairness document (--fairness, the JSON of GET /api/v1/fairness) or are
-// all given by hand; none is assumed.
-func verifyCmd(args []string, stdout, stderr io.Writer) error {
+// settings and the salt its chain published, checks the salt against the
+// chain's contributions, and walks from the hash to the chain's terminal
+// hash (or to a published checkpoint): any break is a failure. The chain's
+// document is the JSON of GET /fairness/chains/{chain_id}, from a file,
+// stdin, or fetched from the game's public address; nothing is assumed.
+func verifyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("verify", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	hash := fs.String("hash", "", "the round's revealed hash (64 hex digits)")
-	doc := fs.String("fairness", "", "the published fairness document (GET /api/v1/fairness as JSON; - reads stdin): salt, rtp_bp, max_multiplier and terminal_hash")
-	var pub published
-	fs.StringVar(&pub.Salt, "salt", "", "the published salt (without --fairness)")
-	fs.Int64Var(&pub.RTP, "rtp-bp", 0, "the game's RTP in basis points, as published (without --fairness)")
-	fs.Int64Var(&pub.MaxMultiplier, "max-multiplier", 0, "the game's maximum multiplier in hundredths, as published (without --fairness)")
-	fs.StringVar(&pub.Terminal, "terminal", "", "the chain's published terminal hash (without --fairness; optional)")
-	limit := fs.Int("limit", 10_000_000, "how many hashes to walk towards the terminal")
+	path := fs.String("chain", "", "the round's chain document (GET /fairness/chains/{chain_id} as JSON; - reads stdin)")
+	server := fs.String("server", "", "the game's public address, to fetch the chain --chain-id from (instead of --chain)")
+	id := fs.String("chain-id", "", "the round's chain, fetched from --server")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if *hash == "" {
-		return fmt.Errorf("verify: --hash is required")
+		return errors.New("verify: --hash is required")
 	}
-	if *doc != "" {
-		if pub != (published{}) {
-			return fmt.Errorf("verify: --fairness gives the settings; leave out --salt, --rtp-bp, --max-multiplier and --terminal")
-		}
-		var err error
-		if pub, err = readPublished(*doc, os.Stdin); err != nil {
-			return fmt.Errorf("verify: --fairness: %w", err)
-		}
+	var raw []byte
+	var err error
+	switch {
+	case *path != "" && (*server != "" || *id != ""):
+		return errors.New("verify: give the chain's document (--chain) or where to fetch it (--server and --chain-id), not both")
+	case *path == "-":
+		raw, err = io.ReadAll(os.Stdin)
+	case *path != "":
+		raw, err = os.ReadFile(*path)
+	case *server != "" && *id != "":
+		raw, err = fetchChain(ctx, *server, *id)
+	default:
+		return errors.New("verify: --chain FILE, or --server URL and --chain-id ID, is required: the settings and salt of the round's chain; none is assumed")
 	}
-	var missing []string
-	for _, f := range []struct {
-		name string
-		set  bool
-	}{{"salt", pub.Salt != ""}, {"rtp-bp", pub.RTP != 0}, {"max-multiplier", pub.MaxMultiplier != 0}} {
-		if !f.set {
-			missing = append(missing, "--"+f.name)
-		}
+	if err != nil {
+		return fmt.Errorf("verify: the chain's document: %w", err)
 	}
-	if len(missing) > 0 {
-		return fmt.Errorf("verify: %s required: the settings the game published (or --fairness with its document); none is assumed", strings.Join(missing, ", "))
+	var chain table.Chain
+	if err := json.Unmarshal(raw, &chain); err != nil || chain.TerminalHash == "" {
+		return fmt.Errorf("verify: not a chain's document (GET /fairness/chains/{chain_id}): %v", err)
 	}
-	crash, err := fairness.VerifyRound(*hash, pub.Salt, pub.RTP, pub.MaxMultiplier)
+	if chain.Salt == nil {
+		return fmt.Errorf("verify: chain %s has no salt yet (it is %s): none of its rounds is played", chain.ChainId, chain.Status)
+	}
+	if chain.FormulaVersion != fairness.FormulaVersion {
+		return fmt.Errorf("verify: chain %s is played with formula version %d; this program knows version %d", chain.ChainId, chain.FormulaVersion, fairness.FormulaVersion)
+	}
+	res, err := fairness.VerifyChainRound(*hash, fairness.ChainDocument{
+		Terminal: chain.TerminalHash, Salt: *chain.Salt, RTPBasisPoints: int64(chain.RtpBp), MaxMultiplier: chain.MaxMultiplier,
+		Length: chain.Length, Contributions: contributionValues(chain), LegacySalt: chain.SaltSource != nil && *chain.SaltSource == table.ChainSaltSourceLegacy,
+		Checkpoints: checkpoints(chain),
+	})
 	if err != nil {
 		return fmt.Errorf("verify: %w", err)
 	}
-	fmt.Fprintf(stdout, "crash point: %d.%02dx (%d hundredths), with rtp_bp %d and max_multiplier %d\n",
-		crash/100, crash%100, crash, pub.RTP, pub.MaxMultiplier)
-	if pub.Terminal != "" {
-		h, err := fairness.ParseHash(*hash)
-		if err != nil {
-			return err
-		}
-		term, err := fairness.ParseHash(pub.Terminal)
-		if err != nil {
-			return fmt.Errorf("verify: the terminal hash: %w", err)
-		}
-		n, err := fairness.ChainPosition(h, term, *limit)
-		if err != nil {
-			return fmt.Errorf("verify: the hash is not in the chain of that terminal within %d steps: %w", *limit, err)
-		}
-		fmt.Fprintf(stdout, "chain: round %d of the chain whose terminal hash is %s\n", n, pub.Terminal)
-	}
+	fmt.Fprintf(stdout, "crash point: %d.%02dx (%d hundredths), with chain %s's rtp_bp %d and max_multiplier %d\n",
+		res.CrashPoint/100, res.CrashPoint%100, res.CrashPoint, chain.ChainId, chain.RtpBp, chain.MaxMultiplier)
+	fmt.Fprintf(stdout, "chain: position %d of chain %s (round %d), %s\n", res.Position, chain.ChainId, chain.FirstSeq+res.Position-1, res.Reached)
+	fmt.Fprintf(stdout, "salt: %s\n", res.SaltCheck)
 	fmt.Fprintln(stdout, fairness.Formula)
 	return nil
 }
 
-// published is what the game publishes of a chain (GET /api/v1/fairness).
-type published struct {
-	Salt          string `json:"salt"`
-	RTP           int64  `json:"rtp_bp"`
-	MaxMultiplier int64  `json:"max_multiplier"`
-	Terminal      string `json:"terminal_hash"`
+func contributionValues(c table.Chain) []string {
+	out := make([]string, len(c.Contributions))
+	for i, v := range c.Contributions {
+		out[i] = v.Value
+	}
+	return out
 }
 
-// readPublished reads the published fairness document from path, or from
-// stdin when path is "-".
-func readPublished(path string, stdin io.Reader) (published, error) {
-	var raw []byte
-	var err error
-	if path == "-" {
-		raw, err = io.ReadAll(stdin)
-	} else {
-		raw, err = os.ReadFile(path)
+func checkpoints(c table.Chain) map[int64]string {
+	out := make(map[int64]string, len(c.Checkpoints))
+	for _, cp := range c.Checkpoints {
+		out[cp.Position] = cp.Hash
 	}
+	return out
+}
+
+// fetchChain reads chain id's public document from the game at server.
+func fetchChain(ctx context.Context, server, id string) ([]byte, error) {
+	u, err := url.JoinPath(server, "fairness", "chains", id)
 	if err != nil {
-		return published{}, err
+		return nil, err
 	}
-	var p published
-	if err := json.Unmarshal(raw, &p); err != nil {
-		return published{}, fmt.Errorf("not the fairness document's JSON: %w", err)
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, err
 	}
-	return p, nil
+	req.Header.Set("Accept", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET %s: %s", u, resp.Status)
+	}
+	return body, nil
 }
 
 // movementsCmd lists the wallet movements of the outbox, for reconciliation.

@@ -3,6 +3,8 @@ package main
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
+	"time"
 
 	"github.com/crashstudio/crashgame/internal/config"
 	"github.com/crashstudio/crashgame/internal/engine"
@@ -10,6 +12,7 @@ import (
 	"github.com/crashstudio/crashgame/internal/launch"
 	"github.com/crashstudio/crashgame/internal/operatorapi"
 	"github.com/crashstudio/crashgame/internal/round"
+	"github.com/crashstudio/crashgame/internal/seal"
 	"github.com/crashstudio/crashgame/internal/sessions"
 	"github.com/crashstudio/crashgame/internal/table"
 	"github.com/crashstudio/crashgame/internal/wallet"
@@ -55,6 +58,30 @@ func freebetLimits(l config.Limits) freebets.Limits {
 func engineGame(g *config.Game) engine.Game {
 	return engine.Game{ID: g.ID, RTPBasisPoints: g.RTPBasisPoints, MaxMultiplier: g.MaxMultiplier,
 		Betting: g.Betting(), Pause: g.Pause(), Freebet: g.Freebet}
+}
+
+// chainSettings are how the tables keep their hash chains: the sealer of
+// the seeds (from the installation's seed key), the seeding window as the
+// engine takes it (a window of 0 in the file is none: negative), and the
+// beacon, if any.
+func chainSettings(f config.Fairness) (*seal.Sealer, time.Duration, *engine.Beacon, error) {
+	key, err := seal.ParseKey(string(f.SeedKey))
+	if err != nil {
+		return nil, 0, nil, fmt.Errorf("fairness: seed_key: %w", err)
+	}
+	sealer, err := seal.New(key)
+	if err != nil {
+		return nil, 0, nil, fmt.Errorf("fairness: %w", err)
+	}
+	window := f.SeedingWindow()
+	if window == 0 {
+		window = -1
+	}
+	var beacon *engine.Beacon
+	if f.BeaconValue != "" {
+		beacon = &engine.Beacon{Label: f.BeaconLabel, Value: f.BeaconValue}
+	}
+	return sealer, window, beacon, nil
 }
 
 // engineOperators are every operator, enabled or not, as the tables take and

@@ -24,6 +24,7 @@ import (
 // an unsigned demo-only one, for the translations into each package's values.
 const translated = `
 base_url: https://games.example.com
+fairness: {seed_key: abababababababababababababababababababababababababababababababab, seeding_window_ms: 0}
 default_language: es
 games:
   - {game_id: crash, name: Crash, studio: S, category: crash, rtp_bp: 9600, max_multiplier: 5000, betting_ms: 4000, pause_ms: 2000}
@@ -171,6 +172,7 @@ func TestKeyReadAtStartup(t *testing.T) {
 	defer srv.Close()
 	cfg, err := config.Parse([]byte(`
 base_url: https://games.example.com
+fairness: {seed_key: abababababababababababababababababababababababababababababababab, seeding_window_ms: 0}
 games: [{game_id: crash, name: Crash, studio: S, category: crash}]
 operators:
   - operator: acme

@@ -28,6 +28,7 @@ const gameConfig = `listen: %[1]s
 base_url: http://%[1]s
 default_language: en
 database: %[2]s
+fairness: {seed_key: 10adf00d10adf00d10adf00d10adf00d10adf00d10adf00d10adf00d10adf00d, seeding_window_ms: 1000}
 games:
   - game_id: %[3]s
     name: Crash

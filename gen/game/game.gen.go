@@ -21,6 +21,117 @@ import (
 	"github.com/oapi-codegen/runtime"
 )
 
+// Defines values for ContributionBadRequestErrorErrorCode.
+const (
+	ContributionBadRequestErrorErrorCodeINTERNALERROR       ContributionBadRequestErrorErrorCode = "INTERNAL_ERROR"
+	ContributionBadRequestErrorErrorCodeINVALIDCONTRIBUTION ContributionBadRequestErrorErrorCode = "INVALID_CONTRIBUTION"
+)
+
+// Valid indicates whether the value is a known member of the ContributionBadRequestErrorErrorCode enum.
+func (e ContributionBadRequestErrorErrorCode) Valid() bool {
+	switch e {
+	case ContributionBadRequestErrorErrorCodeINTERNALERROR:
+		return true
+	case ContributionBadRequestErrorErrorCodeINVALIDCONTRIBUTION:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ContributionBadRequestErrorStatus.
+const (
+	ContributionBadRequestErrorStatusError ContributionBadRequestErrorStatus = "error"
+)
+
+// Valid indicates whether the value is a known member of the ContributionBadRequestErrorStatus enum.
+func (e ContributionBadRequestErrorStatus) Valid() bool {
+	switch e {
+	case ContributionBadRequestErrorStatusError:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ContributionConflictErrorErrorCode.
+const (
+	ContributionConflictErrorErrorCodeCONTRIBUTIONCONFLICT ContributionConflictErrorErrorCode = "CONTRIBUTION_CONFLICT"
+	ContributionConflictErrorErrorCodeSEEDINGCLOSED        ContributionConflictErrorErrorCode = "SEEDING_CLOSED"
+)
+
+// Valid indicates whether the value is a known member of the ContributionConflictErrorErrorCode enum.
+func (e ContributionConflictErrorErrorCode) Valid() bool {
+	switch e {
+	case ContributionConflictErrorErrorCodeCONTRIBUTIONCONFLICT:
+		return true
+	case ContributionConflictErrorErrorCodeSEEDINGCLOSED:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ContributionConflictErrorStatus.
+const (
+	ContributionConflictErrorStatusError ContributionConflictErrorStatus = "error"
+)
+
+// Valid indicates whether the value is a known member of the ContributionConflictErrorStatus enum.
+func (e ContributionConflictErrorStatus) Valid() bool {
+	switch e {
+	case ContributionConflictErrorStatusError:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ContributionNotFoundErrorErrorCode.
+const (
+	ContributionNotFoundErrorErrorCodeCHAINNOTFOUND ContributionNotFoundErrorErrorCode = "CHAIN_NOT_FOUND"
+)
+
+// Valid indicates whether the value is a known member of the ContributionNotFoundErrorErrorCode enum.
+func (e ContributionNotFoundErrorErrorCode) Valid() bool {
+	switch e {
+	case ContributionNotFoundErrorErrorCodeCHAINNOTFOUND:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ContributionNotFoundErrorStatus.
+const (
+	ContributionNotFoundErrorStatusError ContributionNotFoundErrorStatus = "error"
+)
+
+// Valid indicates whether the value is a known member of the ContributionNotFoundErrorStatus enum.
+func (e ContributionNotFoundErrorStatus) Valid() bool {
+	switch e {
+	case ContributionNotFoundErrorStatusError:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ContributionResponseStatus.
+const (
+	ContributionResponseStatusOk ContributionResponseStatus = "ok"
+)
+
+// Valid indicates whether the value is a known member of the ContributionResponseStatus enum.
+func (e ContributionResponseStatus) Valid() bool {
+	switch e {
+	case ContributionResponseStatusOk:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for GameErrorStatus.
 const (
 	GameErrorStatusError GameErrorStatus = "error"
@@ -38,24 +149,34 @@ func (e GameErrorStatus) Valid() bool {
 
 // Defines values for GameErrorCode.
 const (
-	GameErrorCodeDEMONOTAVAILABLE GameErrorCode = "DEMO_NOT_AVAILABLE"
-	GameErrorCodeGAMENOTFOUND     GameErrorCode = "GAME_NOT_FOUND"
-	GameErrorCodeINTERNALERROR    GameErrorCode = "INTERNAL_ERROR"
-	GameErrorCodeINVALIDSIGNATURE GameErrorCode = "INVALID_SIGNATURE"
-	GameErrorCodeINVALIDTOKEN     GameErrorCode = "INVALID_TOKEN"
-	GameErrorCodeMISSINGGAMEID    GameErrorCode = "MISSING_GAME_ID"
-	GameErrorCodeMISSINGPLAYERID  GameErrorCode = "MISSING_PLAYER_ID"
-	GameErrorCodeMISSINGTOKEN     GameErrorCode = "MISSING_TOKEN"
+	GameErrorCodeCHAINNOTFOUND        GameErrorCode = "CHAIN_NOT_FOUND"
+	GameErrorCodeCONTRIBUTIONCONFLICT GameErrorCode = "CONTRIBUTION_CONFLICT"
+	GameErrorCodeDEMONOTAVAILABLE     GameErrorCode = "DEMO_NOT_AVAILABLE"
+	GameErrorCodeGAMENOTFOUND         GameErrorCode = "GAME_NOT_FOUND"
+	GameErrorCodeINTERNALERROR        GameErrorCode = "INTERNAL_ERROR"
+	GameErrorCodeINVALIDCONTRIBUTION  GameErrorCode = "INVALID_CONTRIBUTION"
+	GameErrorCodeINVALIDSIGNATURE     GameErrorCode = "INVALID_SIGNATURE"
+	GameErrorCodeINVALIDTOKEN         GameErrorCode = "INVALID_TOKEN"
+	GameErrorCodeMISSINGGAMEID        GameErrorCode = "MISSING_GAME_ID"
+	GameErrorCodeMISSINGPLAYERID      GameErrorCode = "MISSING_PLAYER_ID"
+	GameErrorCodeMISSINGTOKEN         GameErrorCode = "MISSING_TOKEN"
+	GameErrorCodeSEEDINGCLOSED        GameErrorCode = "SEEDING_CLOSED"
 )
 
 // Valid indicates whether the value is a known member of the GameErrorCode enum.
 func (e GameErrorCode) Valid() bool {
 	switch e {
+	case GameErrorCodeCHAINNOTFOUND:
+		return true
+	case GameErrorCodeCONTRIBUTIONCONFLICT:
+		return true
 	case GameErrorCodeDEMONOTAVAILABLE:
 		return true
 	case GameErrorCodeGAMENOTFOUND:
 		return true
 	case GameErrorCodeINTERNALERROR:
+		return true
+	case GameErrorCodeINVALIDCONTRIBUTION:
 		return true
 	case GameErrorCodeINVALIDSIGNATURE:
 		return true
@@ -66,6 +187,8 @@ func (e GameErrorCode) Valid() bool {
 	case GameErrorCodeMISSINGPLAYERID:
 		return true
 	case GameErrorCodeMISSINGTOKEN:
+		return true
+	case GameErrorCodeSEEDINGCLOSED:
 		return true
 	default:
 		return false
@@ -342,6 +465,76 @@ type CatalogueGame struct {
 // Example: 356
 type Cents = int64
 
+// ContributionBadRequestError 400 on /v1/fairness/contributions.
+type ContributionBadRequestError struct {
+	ErrorCode    ContributionBadRequestErrorErrorCode `json:"error_code"`
+	ErrorMessage *string                              `json:"error_message,omitempty"`
+	Status       ContributionBadRequestErrorStatus    `json:"status"`
+}
+
+// ContributionBadRequestErrorErrorCode defines model for ContributionBadRequestError.ErrorCode.
+type ContributionBadRequestErrorErrorCode string
+
+// ContributionBadRequestErrorStatus defines model for ContributionBadRequestError.Status.
+type ContributionBadRequestErrorStatus string
+
+// ContributionConflictError 409 on /v1/fairness/contributions.
+type ContributionConflictError struct {
+	ErrorCode    ContributionConflictErrorErrorCode `json:"error_code"`
+	ErrorMessage *string                            `json:"error_message,omitempty"`
+	Status       ContributionConflictErrorStatus    `json:"status"`
+}
+
+// ContributionConflictErrorErrorCode defines model for ContributionConflictError.ErrorCode.
+type ContributionConflictErrorErrorCode string
+
+// ContributionConflictErrorStatus defines model for ContributionConflictError.Status.
+type ContributionConflictErrorStatus string
+
+// ContributionNotFoundError 404 on /v1/fairness/contributions.
+type ContributionNotFoundError struct {
+	ErrorCode    ContributionNotFoundErrorErrorCode `json:"error_code"`
+	ErrorMessage *string                            `json:"error_message,omitempty"`
+	Status       ContributionNotFoundErrorStatus    `json:"status"`
+}
+
+// ContributionNotFoundErrorErrorCode defines model for ContributionNotFoundError.ErrorCode.
+type ContributionNotFoundErrorErrorCode string
+
+// ContributionNotFoundErrorStatus defines model for ContributionNotFoundError.Status.
+type ContributionNotFoundErrorStatus string
+
+// ContributionRequest A contribution to a chain's salt (since 1.1.0).
+type ContributionRequest struct {
+	// ChainId The chain, as `GET /fairness/chains` lists it (status `seeding`).
+	ChainId string `json:"chain_id"`
+
+	// Operator The operator's id, as in every signed request.
+	Operator string `json:"operator"`
+
+	// Timestamp Unix milliseconds; must be within 5 minutes of the game's clock.
+	Timestamp int64 `json:"timestamp"`
+
+	// Value 32 bytes the operator drew at random, as 64 lowercase hex digits.
+	Value string `json:"value"`
+}
+
+// ContributionResponse defines model for ContributionResponse.
+type ContributionResponse struct {
+	ChainId string `json:"chain_id"`
+
+	// ReceivedAt When the game recorded the value (the first time, for a repeat).
+	ReceivedAt int64 `json:"received_at"`
+
+	// SeedingEndsAt When the window closes and the salt is fixed.
+	SeedingEndsAt int64                      `json:"seeding_ends_at"`
+	Status        ContributionResponseStatus `json:"status"`
+	Value         string                     `json:"value"`
+}
+
+// ContributionResponseStatus defines model for ContributionResponse.Status.
+type ContributionResponseStatus string
+
 // Currency ISO 4217 alphabetic currency code, upper case. The currencies enabled
 // for an operator are installation configuration (there is no fixed
 // list); `POST /v1/games` returns them in `currencies`.
@@ -369,6 +562,10 @@ type GameError struct {
 	// | INVALID_SIGNATURE | 401 | signature absent, of another secret, body altered, or outside the 5 minute window |
 	// | INTERNAL_ERROR | 400 | body unreadable or not JSON |
 	// | INTERNAL_ERROR | 500 | server failure |
+	// | INVALID_CONTRIBUTION | 400 | a contribution's value is not 64 lowercase hex digits (/v1/fairness/contributions, since 1.1.0) |
+	// | CHAIN_NOT_FOUND | 404 | no chain has that id (/v1/fairness/contributions) |
+	// | SEEDING_CLOSED | 409 | the chain's seeding window is over (/v1/fairness/contributions) |
+	// | CONTRIBUTION_CONFLICT | 409 | the operator already contributed another value to the chain (/v1/fairness/contributions) |
 	//
 	//
 	// Example: GAME_NOT_FOUND
@@ -405,6 +602,10 @@ type GameErrorStatus string
 // | INVALID_SIGNATURE | 401 | signature absent, of another secret, body altered, or outside the 5 minute window |
 // | INTERNAL_ERROR | 400 | body unreadable or not JSON |
 // | INTERNAL_ERROR | 500 | server failure |
+// | INVALID_CONTRIBUTION | 400 | a contribution's value is not 64 lowercase hex digits (/v1/fairness/contributions, since 1.1.0) |
+// | CHAIN_NOT_FOUND | 404 | no chain has that id (/v1/fairness/contributions) |
+// | SEEDING_CLOSED | 409 | the chain's seeding window is over (/v1/fairness/contributions) |
+// | CONTRIBUTION_CONFLICT | 409 | the operator already contributed another value to the chain (/v1/fairness/contributions) |
 //
 // Example: GAME_NOT_FOUND
 type GameErrorCode string
@@ -771,6 +972,9 @@ type SignatureErrorErrorCode string
 // SignatureErrorStatus Always `error`.
 type SignatureErrorStatus string
 
+// ContributeToChainJSONRequestBody defines body for ContributeToChain for application/json ContentType.
+type ContributeToChainJSONRequestBody = ContributionRequest
+
 // ListGamesJSONRequestBody defines body for ListGames for application/json ContentType.
 type ListGamesJSONRequestBody = GamesRequest
 
@@ -779,6 +983,9 @@ type LaunchGameJSONRequestBody = LaunchRequest
 
 // ServerInterface represents all server handlers.
 type ServerInterface interface {
+	// ContributeToChain Contribute a value to the salt of a chain in its seeding window
+	// (POST /v1/fairness/contributions)
+	ContributeToChain(w http.ResponseWriter, r *http.Request)
 	// ListGames List every game enabled for the operator
 	// (POST /v1/games)
 	ListGames(w http.ResponseWriter, r *http.Request)
@@ -795,6 +1002,20 @@ type ServerInterfaceWrapper struct {
 }
 
 type MiddlewareFunc func(http.Handler) http.Handler
+
+// ContributeToChain operation middleware
+func (siw *ServerInterfaceWrapper) ContributeToChain(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ContributeToChain(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
 
 // ListGames operation middleware
 func (siw *ServerInterfaceWrapper) ListGames(w http.ResponseWriter, r *http.Request) {
@@ -946,8 +1167,101 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/v1/games", wrapper.ListGames)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/v1/launch", wrapper.LaunchGame)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/v1/fairness/contributions", wrapper.ContributeToChain)
 
 	return m
+}
+
+type ContributeToChainRequestObject struct {
+	Body *ContributeToChainJSONRequestBody
+}
+
+type ContributeToChainResponseObject interface {
+	VisitContributeToChainResponse(w http.ResponseWriter) error
+}
+
+type ContributeToChain200JSONResponse ContributionResponse
+
+func (response ContributeToChain200JSONResponse) VisitContributeToChainResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ContributeToChain400JSONResponse ContributionBadRequestError
+
+func (response ContributeToChain400JSONResponse) VisitContributeToChainResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ContributeToChain401JSONResponse SignatureError
+
+func (response ContributeToChain401JSONResponse) VisitContributeToChainResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ContributeToChain404JSONResponse ContributionNotFoundError
+
+func (response ContributeToChain404JSONResponse) VisitContributeToChainResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ContributeToChain409JSONResponse ContributionConflictError
+
+func (response ContributeToChain409JSONResponse) VisitContributeToChainResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ContributeToChain500JSONResponse ServerError
+
+func (response ContributeToChain500JSONResponse) VisitContributeToChainResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
 }
 
 type ListGamesRequestObject struct {
@@ -1094,6 +1408,9 @@ func (response LaunchGame500JSONResponse) VisitLaunchGameResponse(w http.Respons
 
 // StrictServerInterface represents all server handlers.
 type StrictServerInterface interface {
+	// ContributeToChain Contribute a value to the salt of a chain in its seeding window
+	// (POST /v1/fairness/contributions)
+	ContributeToChain(ctx context.Context, request ContributeToChainRequestObject) (ContributeToChainResponseObject, error)
 	// ListGames List every game enabled for the operator
 	// (POST /v1/games)
 	ListGames(ctx context.Context, request ListGamesRequestObject) (ListGamesResponseObject, error)
@@ -1139,6 +1456,37 @@ type strictHandler struct {
 	ssi         StrictServerInterface
 	middlewares []StrictMiddlewareFunc
 	options     StrictHTTPServerOptions
+}
+
+// ContributeToChain operation middleware
+func (sh *strictHandler) ContributeToChain(w http.ResponseWriter, r *http.Request) {
+	var request ContributeToChainRequestObject
+
+	var body ContributeToChainJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ContributeToChain(ctx, request.(ContributeToChainRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ContributeToChain")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ContributeToChainResponseObject); ok {
+		if err := validResponse.VisitContributeToChainResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
 }
 
 // ListGames operation middleware
@@ -1208,158 +1556,181 @@ func (sh *strictHandler) LaunchGame(w http.ResponseWriter, r *http.Request) {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H39cts4tueroDi3KtIWrci27CRyTe06iTuTacfO2En39DSzJkRCEtoUoCFAy5puV+1D7BPuk2ydA4AE",
-	"P2TLSbpvz73df3QskQQPgINzfudTPweJXCylYEKrYPxzoJI5W1D88xXVNJOzgr2hCwZfpEwlOV9qLkUw",
-	"Ds4FIzO6YEROiZ4zkrjbB+TDnJGML7hWJF5wcTVhOg5JvKC3+CehIjWfVlzEkaDLJaM5kSJbk9WcCRwu",
-	"Z/8smNIkoXnOWUripMhzJpJ1HJK5zFIylTnRc6qJuxAJGJfmjHCh2YzlJIFZDcixIHSimNCGKLJgVCh8",
-	"ifnMFSnEtZArEUZCsBtmB9ZzBoMpIqRgR4QKd1v1nFxwrVkaEvMYvoQqMhxEIggDdksXywzXLqGazWS+",
-	"DsZBklM1D8LA0R2Mg5cXp0EYpGwhg7HOCwZ/q2stl+7jNGdswrT7COt+xVM32E6SUaV4EoSBXeNgfDCE",
-	"/8wXKy6C8e7Q/hcGdk/wuzBYyAkHIs3QAjc7eAXjklfluEoXKZflhUvz8S4MlrlcslxzpurTbLILMBFx",
-	"lwf+4pQLotdL+Kh0zsUMxq5W6OeAZtn5NBj/+HPwHzmbBuPgT08rzn1q2fbpK/fE3aewQcD7nOH2bOQw",
-	"97Yjw872k2Nvw88DIMvsU3OC388ZMAyhBK6TjBYimQOP0BvKMzrJWG3WZrXtlCdSZowKM7jd+E3jAzF4",
-	"7vJCKCIFsU9sNXrJRw+OTpOELbUi8ATJZSFSRWY5FZqlZLLG+2DjqZb5Vm8uWbb55g/ujTxlQvMpZ3lI",
-	"CsVSOEj2KZjm05vdp3ZR4ZxLQVY0yxjsX5apDo7yTkWLs/iCzthVkWdteo7TNGdKuX0HCp6AtCgWE0F5",
-	"Vn/RXOulGj99Cnepgf1+kMjFU6Wp5snTGiWDpZh1UVMe2q3ZHMV1m8dPaT4Dljabx1KiNL1mIeHCyEKY",
-	"VCVIB+TciC9zJqxwGziKUGp8KUXv6VoWmiSMZ1zMyJLlZML0JorGhJIJn4HsXub8XyB8I7GkPCVGHLtx",
-	"NlAeIaeV0u1Lab9cAIN9leW0InbrM20e2OpgiU7t/JqrZUbXBK7WWbYp2Vvc6ER9c0gj841qXNCUlVR3",
-	"jW8VRGv4uzAAuctzlgbjH0upYKdRvjysNMmncgw5+YklGkh85eBK4+gKQheyEBp2qAYC3GlWTCkuRSXd",
-	"e/H+wWFsIcH+4OCwP4jEN5mkWoXEEK1Q3piBFe69e7gQAHEM4rihGU8ban//4DAMpjJfUB2MAy704ShA",
-	"/uSLYhGMh+XMLK04NU/n1Wf39vKcjPZ2nxGaLed0wjRPKlISmbKQFEs4YAlVFoTZy5wpwgSooDQSgJuo",
-	"KIW3JV9pmmVU49pIMeWzIjefeh4KIlN+C0NkXOn+EYnfn19+QLmM4i8mOdNFbqDVAhYqrt4fN5bGQp4l",
-	"1ZrlMLv//ePxzj8+/bx/9x9dPAno4STPZd6tPxhcIhOZrn2xTVKeswRuCw0yW3E9J5SMbm+JzMnB7S0c",
-	"aF2oSPQMfsMb9obDvlm+Jct3clloRqyoIBOWyRURNM/lisT42itY+phoGQmUUDKF1abJnJhHgXnMa0hC",
-	"BaKNdQseViMBVDp+d3J1dv7h6pvzj2ev4Ua8umBK0RncgJMTUpMp6OUxiazCS1lW3LIoMLul3Z4jVC73",
-	"OwposmA7E6ajAA8ckBaMzUvaiM6n7H4xWu7RK7j5rkV2W0TRmZAK2FizW20BfQUrniiSyZk6stg6NRKN",
-	"pURLvA8/1cFH4AB6JVdarGRhXycW8Uiq0IhjKYcXufCBgSFxacGlFORgOByQvxVSM8It2pRLJkD7UaJ5",
-	"cs10nebh7l9f/OPbw3f7F8//tvf9wYdnP+x+N/r74cvnZ93S2exXS/ZlK7pWlidjfIMAIfOj3dhPD4li",
-	"O3Do73iX7K1vc4uOkxuWr+2BhDG6D+SAXM5pDqoSThxcN2AuEt6ZLa8peBZENBezMYnfnn04uTg7Pr06",
-	"ubg4vwDL8u3Zd8enb19fXb59c3b84ePFCYibSPxCqrmQX8hfPnx4T34B+ZZylG2/wC07Ozuk9n/48t3b",
-	"y8u3Z2+u8Ci+fU1+IaPhkPxS4lFrT/YqUNqvP/jh/NuTs/IxLa9ZaYTKQiueMmMm1B56f3r8w8mF/z7D",
-	"494b2w+7uXe9EVdwylbGohVk95Akc5rTRLNcGU0O4h9kxWrONVNLmrAQhCP7Z0EzOGkVBfi21yfvzlE2",
-	"HX93/Pb0+OXpSflKJAmGKg0e80hdnOHtI28prazSc65qeuiJQf/1SZYbjMPskl+I4jNBdZEzu0IhMBwV",
-	"EnGVYkkOaBM1A800y8FWB2lolxG464AsuABJveIilSv3Qp/HyjniQIXIGU1xgjJH4v96eX624bkDfE6x",
-	"HGTYlPIMSP3FyH97QBvMFoRBjYu8zyWDBGFQ2/cgDNo7E4RtVdJaSPzOpxkOfSWcWgN0qmb1kqYXRjxu",
-	"0NKwfNaIM7bSPfqvQU9b/8Gu4U5Y3qFmA6yMeqxOqxPalC7j+/Y8JJTc0Kwopdwql2IWCVgk5DPq2Qct",
-	"lVyzoSMRN/ggHhMAWpW9nUih4ezah7kyCMM6nyKBAgLvbRwl0jt+93Jnrz+osV1rmZt8+Kljtx+n07fQ",
-	"3b+Ffh78bhWpsqemTUbpfXXzGhCjWqecZSnROb1hGW6zk2MgCYFZZLpunK6Wp9FxXTAuwSAsEV8wpeli",
-	"GYx3n704cP7CYdvL9zX9cuf4B80G5HvQVlyHBj2X/mTChM7X1k2nDHeXdg8VaYRWmPU396z1HxLrVDF/",
-	"rLjo18z22ihHkQBNKQsNkK3y9pXK0Rg2LLUehmr5uoyRhGbo63B3hYSq0qhiqeNP/4DWAaG/JU2u9fao",
-	"+e53PMu4YgBvFFFcJIYt2FIm8yOyKJQmE4aQgItS6TX9XEkmk+saOTVW6DBnmyZs4zSUa+XTfs9xUEsp",
-	"FOteWc8yqKINnayOjPojcvsn43tUyKMdbvjNvvTHucI/bTpWpTaS18Gmo2Q/dTBTy4Jvqw6wVdfIqzRT",
-	"KF8j4T3HBYC7ZE6s81eRBV0DK1h37phQ8yfcSZ2LJBKruVSeH9zqWquS0ClghPuEJXLBFCkUOrnrpu2P",
-	"VuJ8vER9wjVbqIcMyUpYlGxC85yunRtZbbI6EC9uXKZg29fX4l4dNNx//EtDuxYUQ8+BmCmi5faH/SEV",
-	"Ja9jAFWU7A2HvqKS14/QUh4HuuXtOp6nVMyKTp3vrjhJYnT7zpQmIAUBBgzIt2iVI1RSYxIvMR7IBP4f",
-	"fUPHYk0MZsebQuNzK20mVHohmdIsIxOaXDscUTcYIpGyKS0yTTJHU8+wvmVewRJALjnP1vj6/oCcAX4U",
-	"BJaOGZfXOBJeqM/AO64qJzBQBoQopCQkJhJozkLOpoViTT9gsOzc3lM0HB8DnY2peR92bloOLeiMdiFA",
-	"R8sLNYvyS7FzG8HWDeYBiWsExuOaaRwJnxjv5tLuicf3m8QAo2uGUfmG7U1hkHwP2MIDErfNrXjcYQIb",
-	"gr6WReH7bXFCQrooWC9nNNtZSMHWNvbYh7FK8Y0Ts7IRLny8ODUGSm5ULgdCZnQxQexiSSg0kJFTMWOD",
-	"38pkbVujfxghv54RYmTQmdTfyEKkGyXQaHsJ9Dv2Xtdn1XBAUS+bpWE/++vfmN4f7PkbsOdGI9lcrizk",
-	"2PEJAIvS3LAJR3a/Y5TzjpijSMSoIOxNpYiv30YKkTGlSAwSPgaW0XnB0MkMmM9AR/g6ZRmfAA0sA5mL",
-	"IURQMUbpgJoZO1+OcULTLBL2LQs0ToEMuMOorbzImLFDkzlLritnkPEohgbaA2JRK6PI2KJynDuPERhM",
-	"GJfqtVR06DmejMYMu/Su52Q3d/VJTm3sGmBaJGZMsJwnBAOhxu2EmzsgbwVZ0lzzpMiogcW+8iU2Hkrk",
-	"tNoLWEmZFLAimF0F4uB2mTNl80LiBRenTMz0PG6nWjW9HZstvKwEtQaidRtwJU/AbQbc7g6He/uje3wm",
-	"oUFawTh4lu5Oh8kLOmL7k9HkcPqC7iUH7Hm6O3k23aeHw+DXda9cgHW2YCIFQ68rBD4g389LBBZ6sRjA",
-	"008nNKMiYcTwF0lZwoGPuLaP2cAXIIrmvVwAWxpQX8KQBb1myst3QLzs02VdLN05Vq+rzKoxEYylgLu5",
-	"YUM8LkLmPkAUKVnIG4axa4RGg0h8j6YrIjUn+R1YG6OXvwvaNZhsSjO1IXtrKRXX3ZlFDReGvZcs6YyN",
-	"q7Q0i+fMyihCyYShxzcSGRg+ckqmmIyFMgLho5rLFdz42g44KbSWRthg6FGhiSJMfFrLpQ10DMg76xMy",
-	"dpbMCs1IPNd6GQM0xL9UDEjxCHZyrecADVmmmDEg0NQxwgbXrYFzm0aQy5VarVYDd7pcytRTuxhdSmhj",
-	"5tjxZo1NeoqxKtrQH5Bj5G/c4Q5X+5Gz98YYnYrrWr41lQfzyzLPWt7uCJf2dfsIV+YybgsYzOSR9nIk",
-	"Og1m0rSXj9p2LMxGTibrrXga7xx38OYpXLCcGTodB5qPZlyvjXJ7osgpozesVIFc0ETzG7iBiZRkjKYm",
-	"KXdAzpdMoC+1ydWYsGJfnvEb4/+igvBpThes38n0kejmelJn+l78E72hZvZj2JGUagp/UJgIrOkNI0uq",
-	"5/2vfz5wYTtzBzekln0oESTmKQtCbVIZSdkNT7bLLXuco3t7x5anUR9gKDcFLze0iclQlPe64uMOFOHq",
-	"tzFNv05wS7VvoLo74e6MJ9cCxVFOhJcWbx46IguqEL2xqcyZ9RnB4RAA96lYS9HIo/urpIKSS57d0G4T",
-	"oDTbr5zZ/pBn86J65o175C4MADN2zOg7rtDvAVfdbHQrjzlIaX797xmpKDHaAzzoEBPe3c1/A/LW7CgT",
-	"lap1+WgMndNetnIzGxHknZG7phRCGewEMggHdiuSU5HKha1/oBoEotJbe7LgLSmfTllOprlc+LaOU4+1",
-	"49PUlQb3Hz06nyQSPcVvNWOC4OcqrEbNkvZrTjaPLEdB3fIgPfscru0tTXS2BkpUkcx9criKhHPa9pvC",
-	"9kFU/pAF2xnXqsDKfcbsphDXMUwhYUpNi4x0Olr8UFIYoEK+JwX9fyqe/llfX/2w3M+/e379t8XeP24/",
-	"HK7OdpOXo/lfn6nTIT05SN+8KL7Z4+fP1xf7+vuoGA73DgEN/HmpzYekyP8MdlTLTPmq0Qk7m66T+PHi",
-	"FPgikzSt6XLgmpyZfDFP1BItw/KAzekStPvPE6ow3f/OLArMbD8xyXj4N/Mmbi46RORfhqUwV8uaI7wa",
-	"hwRekBJpTz61NQRtXLosJhlXc6YGJG5TgYavPeWRUFzMMkbAQEJLxkoBaaCPFY+7pXw8sloFg14iW0ci",
-	"yRnqTZo5hw+sZa/yLsCwnrlkjyUXhGs4MTEsQuzGzJmS2Q1LPbAYJ0WO19liqb3iLcO8kXClNUJW5uYG",
-	"1PNrs6+nD4qcB1s7qIAtuw5zly5tse97w5HLXGqT1Gg8MjJTIVErrpM5Mg2WRdjalt4S89ZQMfQJVYah",
-	"zCY9UeSnIucq5WYwS7Cqp4YA3LM5FdYqiIRvFuAN06kpc1rNZcZs5pSLC2dsiprAJEHDxkSCianME2Yd",
-	"TBI4RBFAL6AuxrVAqzXMtSQpBkNKAD2IxHE9sgCDYHRhK8AMuIpjMGTOzFRavp/KYrgCqSwLfWVPRzDe",
-	"H8IWo71xhfZGdelwGAZ2za8QVxhI3BJ59w3fEoNT4/bjiiyoWJcoxmWaUCevqNnMHjWVMZQkVM0xFGY+",
-	"iIRZ6QGfX0mhuShYv4YgmEhVaVbZgSPhJIZhLZYSOqNcDMgx+hSU5hkKBiwUuWZsqfwxI0HBfhqQlzn9",
-	"F8+eKHL5/vjpu2/I7mBv+Azfdfzm1TkZDfaHhKpr9NPvDwdkF7Z+dzRqFkHuNzDZ/p6pVzTFEPCAVxux",
-	"2wXXNuxedzJAe+XltIJyfME8K3VJ0dfi/KaRYBldAi/ifW5ZBdMEvRQOs0kAU6rcElBIaMBGomcMWeN9",
-	"iUv7OXZyuLJX+wPyUWie1TYusSOqkAi2Ipi0YdzReESOkEXQ9AJGEqnjEvjKJgNSsJI3bcXhF29F47R0",
-	"6W2ztNSgAeMHwKnDklag3+2I1WqlZ6CUeLVVx+XjFSTvraTA/VWmNisNvU0shwA5he6/IwJWUeHlVKIH",
-	"CeEwyCJY6D7ma3389s2rSFx8uCS7+6+Qqr0T4PLGQnYbzncd+uIS/fUbAmwHJsTPqiwWzOx8VJKsHxO6",
-	"v6bgS4Jml7VE5sHmdNL/MoGxI8fCjRqP32W87NJlw2+M5O4+ntHaGeNfxEGthH0sJjS1WY28fYk2sXCp",
-	"+2hRh5GQOSltrvtS+Y9MQpxL5ZHIS7YMrqp/A2jNFYBt+95mmnRz/l+DtcuyFtCaZjsSUEL/ncO9qFaS",
-	"Iud6fZnMmU30+3vJMB3xX7lieUIVI3N2S1OW8AXNyF/eHb/aufzL8d7BoVsIdBOUy4GOmclaMxVG4pqt",
-	"/Tok3+9jSpRKpvgAz96wRMvcIN7DQzMKiX+OSodAFIz9JIUwqvwDUdNHFZWxPnzq5cVpFNzFkegJSXRO",
-	"uVXoq4wL1ncJ3lVZFBJGYkPSjvm4I6Temcp8Z5nLtEBoGUdixm8Yif++U67lmBwmkxdDNhpOX+wPD/b3",
-	"2GQ4SkaT6ehgMk0Tujvc23/+/HCYjg6eJQfPJqPpcLS/n9LhIT1ge9PpiMUDE/uGxXyiauH23kL1t3Tj",
-	"RcL48ZwFYwtkKs/tbmd1FzmT5CWjOYKlysplt1xp9HbrOVNWuCmMFuDe+Ojbrh4+EglsPoLNFBZyBz/4",
-	"ZrvF1ooJtGXLmiMjKTiw4pzRlOVV1rC31tVRo0v+LVsHd8DqXEwxwglYjyaY3MAWlGcOZ5lkRPW/MNZk",
-	"co6dedzMTbaV2f5jtpVEE5KtpF2TCvwsc3nDU5YTdruUgIKtlnX8PK4nskai16z77ZcI2dmw1R3mmxgL",
-	"ar2gvvUpRGJBkzkXbKfMhQNY6lgk8qog4BXWrRBgOgHaj9WMyc3uUSRWplhZV6ZQjknMrnLG+D/Drksr",
-	"LhQmdPzpT+QNEyynmcm+gO/+h+XPUqAqU/0cu5piLECCo3Bkpbn1z1eFSnDHAEZ6hzl6XKEnyxapi2Ix",
-	"MWJ7+3L1SBBbsU6+pGC9OTVXZ1Hl0pjMmNr57nTgA0How++HZCL1fFNxCryz7Pph2RHLovHOG5arEuqb",
-	"eBrpxcBLg8EgtpXZrlqUuOd7OJiWXtWFYozE5sbBze5gTRdZ3LcvElIwpOPY2FQ0awqNKqcXy0b3hsMx",
-	"8BXaiUDX6Pb2qV9BTlxm/JLlri7L8gZyQPyzuXNMIqMFoyD0ylNDXDwfRNzFZqpVKW1VuFIWyeJeplz9",
-	"JLnQxo6xG2HDDeWdT1RI2G3ClrrtV8H9bUtZpMnkT9sWTVyYjUXMxKioYIzx8rjrWG92OCZwquH7l32z",
-	"2KLuDKW6RHyVx5QK4vlr48pj6lxOQJW93Yhlc+Cs7Pl4cQr75FoRcFW6Zm18wjzpTvpxoeegPBKkCL70",
-	"tWTs+1MJrd1rz2jJMEfoaIthQJnzf+E9MTFqwU8Qp2CjzqnGjzAl9IiZvbZ3z2WWWsdf9hDCCclDACYS",
-	"JZz2wZBBLg2gaAplbRxL2oQUnjPSgwNseMs8uJYF6kNnpS1pbv3UOdthAkuu4WkjGE3UE8ZAr0UeiRuW",
-	"8+kaC7qrUBE+f83WROawDskcfYNOllelvpOc0WvVL/PvOjGIJ6MsGsn4RjgSCT+sGDqKwT5APx7Xtojy",
-	"cGwXBZMNuCJqvVgwnfPEkPPRGRulHHI2h/dV3d4Iy0z23KV7l1MFmU5Nivi0wLmXcwxrZtGY0CxzqVfu",
-	"WEYiBgTVcbSJsp1cKJkVTCmWk4xRODHWY4uTaR5YpWmuTQlbaT8tYKddtpKW5p4WzjJ9R7Cwr6pbOsdT",
-	"tQFzEQDBtbeEhA2ArhghkWkowG7iPvqt5yZxpJ4f71MwLhOizHVgXhUJIUn9xDtua5aFp5LZdLHlMltb",
-	"bhiWMi4Sx1Y3xc6IiYmX2Glbh2D6CrKWQWcT4EB/kk4wndoQSiRaYArkOJ4M0PjGHwPrbhNCdWfwenOa",
-	"K/aDMbrYhKJcLlGZUNqOwEWiCsFpuSEKN0bif+3QmxMBZkQvfkaq8FloklJxqlW8zMzz4YDZuMoxLANn",
-	"wtZ3ecGzMnJPuK5iZyjKu8NnJhBXY3mXjuUCaSY1mCkNVrt7bEWVJzCAI6XABI2lDgkTIWGq74XmcJgW",
-	"kLRTN3G7Htz857jfDOCRjvhdJP7f//m/tSxRErvMz9iTP8LLFbWHZb8CBHBWzl1XlEgUxteOO4gxCus5",
-	"B1sLJXgtVcLmlNn8YsyfNMqX3S4xMcOOhCe2RCiGhr0aDe6ssRlN1mXU0jBU5n8ZVlWUtVDXpOBuf/EE",
-	"GfShWDZF+WNKkzFM5ueQYG8kxdM4tGGXlcyvcSmwRtBhZjsNmwlgqGraM04owZogmjBu/aOO0LPt6Hff",
-	"saxqF4FM//y5K40b/Vts6oO9w376Wkf83MI3NAeqc+hwSjvFxp5rE260mSk5vwE4VK2+k/VdrFwacD4E",
-	"VLLIE1ZihnYu9fucTVlOWjIbjYcqxlZfaCILHQkLxSa5XCmWlwB1MeGzgmtegbUGD7hJOL7WNUNb02tn",
-	"wuIBGJPY69iVob8kHg2HzZY3MaCLuSxmcxOltQBxToHfAIKX9RTWtK/xWtkONcXzL0XtrT1KErlcE5Xx",
-	"Zf8IBnOdswA9rBWIjgx9bxOGXtF6+wtDNNcIYjyVDwMlGYdZq7ksspTMqUgz9Adk/BrggUuaHQ2HA7ck",
-	"h+OtLSI0t6xbcLJGWwdeWhpZqrtnkfMJ2Fx4mGdVDgzSuzZISdjeMDT/7tl/9+2/h2M0buu2C9JsC2Lo",
-	"RN5Y55Tm2mvLV/f4gCRPOjwspOfxJz7TD8LAGubBONgdDAdDmx8q6JIH42B/MBzsm4Zuc3TbltsNH5ay",
-	"q3rnwtpobHPxtmW7RjsFFyPcUByPxQmwD17vFV7r+WpbTGBjCZelYvPXvGfKSpx5zsqWEL2ujsZhJMp+",
-	"xv0NzQe9TsVHZGO7CQCkXr8Jcmx7DePzVaPie3oP/4vlcuwnffhNjyPXIS0K3HNRIKS5JwrgffWGNWXN",
-	"aKue3k/Z6HWlaxgoar0ZkTDJG35vXW/fTNA19kGuMym4jceY93Ip3qbBOAAZgB0jqsjnS5munUOVCdP/",
-	"c7nM7PF4+pOSmOppfajIl7ANV365jSoWC4rtISrPY3mk7S7BQpiMIlQuX6PByl0YWI7YihrgHEOMT8T2",
-	"7xwd7O6hD9okBm/T2K9sVHNXj+3YNBmnLHFV94bDr7cPxxZRSixVNkrIHKZG2+YNe+J1AjFdKMLg5OPF",
-	"g11BfpXm3F7X4c/rHPxbd/d+zNLYmqhNa2MvNxdHF/lEBh7RB/fT/MHe/0VNWB48bl1M5w5e5Yt3clP1",
-	"t+G7hzju98FgX8AtW679Y8WOzZbGB7dtCXQXBqNHC6FXHy8uTs5e/YB1Xydnxy9PT1432KLWTmFjpxmf",
-	"Gx7X2K5r+DGJQGI9oi6e9MpHX16chuTj5et+R9LGXavXQm2yL70Ge3+9PD/7/Fk9tl3fXbsVXY2y086u",
-	"eEc+DurqgrdxAu1mFl0tC2yrgFL1ddL9/cX52ZurDz+8P2lyTruph1kFjAx/+dKWjoAF1dZJ4QSXOU9j",
-	"klDxRINpBfZHGa8cEzgLeBUeL8SC5mpOMxeS5EJL8gYL2YvEZRD7iGBQ+6WE9ZLZKGTXAj3u7Dc743SI",
-	"gHZvFWzdU++sInbK2YYuHIcQAhbNAO6pBeLm/U8UTkSBoWqXAQ5bhYz7prljJLbs7niENnRc272YKLpW",
-	"WKKTzL1eN6X9zbe1g41vvWoI6do9hmRSdDRWbRrnWFBpCj1Hw91HCs12dlSN76tkL2sq3MPqD6eZbc8/",
-	"jTy4Ds752E4K+8wATS05jWybmzYgJqvKhPnQW2Ccp1uFZmCzDh6t4e4T9/XEzu0l0uennT5iN73c2Y6t",
-	"bOSkEhcRLFMZShAHMlxL8k/szr2hNbefhoZYzU9A+/ETwJy6KrrPf+FXidEZIsISpgSf4FWVybvZUXLi",
-	"4j0bgjvk/tiOCYSgl92P89hgbdmyf6tCK78chWg5Jr96gGdQi+88VAQ1IMf+7+9EohebWkZAtHH/4aYR",
-	"6He9MDkhauzFnD1fR2dOWv8ImS4SG9pDd/pI+pgJKsIysR0D36ErccmVRrYGDsWiBxdUGfvtbGwv8u7O",
-	"Bv3Qu/WBPkcwxigSze4H/dCWU2MF82pz/wxHQ0cDjb5x29XrS0u27ZyB7TMT1pvyVLd2lnSHVaDzs5uf",
-	"R6KrGLXcwFoXnPt6skWih0EDjx+ZOiL38kGVDmwDT/ZXJbaxO+5xw0XCog5yrxuu8sKVv+jhnHB2AzOq",
-	"dAeVtRoXWMHY64Ri+e6hJiMlpuoqbY83FY51z9k09IV3NkGXN3/Esn2QGBvAuWm7ByjQQFqDAmulLzEg",
-	"ymlua7jklFArifweEJ6OX2GJHSYAYDTC5RDh6Ubp1WgV7+LwB7YSutlCYuN62fpC5QflOwoRiRSmu4wR",
-	"P6JMOkReeLj28Kg8knhwaDK3NoL5um8dz3I6HZBLxkjcUTgZd3p4kbPemJ8F+nwXr2skVOlsr4lQCIe1",
-	"KoUVrsXjBt+ucR/6jpqtWksx8RiP8J7zCGMBFs3qxIMqtBdIq+OjT/Zmyh7X5Oqgm8rdvf3RQdXkarKf",
-	"PGe7070RfZGO2LPk+XRID9O9yQF7kexOR89sRQDNrpDe+pwumvMwctTl0Zb9qwxj3et3r/Vf2rbj0Pb9",
-	"wbxGONu1a6n70x7fXqzWcqTZEsS07SgbcHyFTmT39BXxfRl2l6a2f+isyKhmKVnQHNOHbDmLETB+nfO/",
-	"1dY9brMOg81L99WLkju2er++1SMGm/tsujt5no7oPnuRHE6Hk730GTugu8nz/cdYX/UejL9K/EfIDY74",
-	"00oe+L73sMqGmrJ7WkKXCVU9ptDPUfPUf143jb8tnulv95Z/f7H6x+jm7HlysTv5y+FPl/vZ6yH95mB2",
-	"slf88Iyfj/IPL3zDh6nKzLlXGJ56acyCvJe5LmYFUyxsxrf+U3uBPJ577nfjW9MTrDrseOMsd8TPJve3",
-	"7IVRGup/OPm3cvJ3dFmuTbhl29mG5r5lt3G2nS2cmzNut8UelwaknE5xkmiURn5UMArIIzr/bhPN6LbM",
-	"f9PAhjMfX52ffbg4P22y3pbNuD+fZFv3Y6DUmHSprEGnPio9LxOmV4wJsouQGXsFkJnUZHj/hE3P79p0",
-	"bQrfXOa620bv7L3+oAd5U+t7N3V87fjRnoEtpuc1O++Y6K83lc6R7yH240WL8Up4VGYaNW120C2wI6hj",
-	"QGB/NSas3r3oaEja9d7HRgzrv0LwWwQC2+3vawTd+yMGD9Ln99RvUliN/Igfebhr9u/vYN/PIfSr/QrF",
-	"XRicnV99f3x6evKhLTOb5mPzJ26RpU3mqnXNfT7vloPWxhv7ekrN5SqXchEF9ZuAxTG60/YK4k/DTmxX",
-	"7//6sWXrTuuMLdfMjQGukgssT6TMviiQ1P2LKxswaVUQi9SXu3OEybfVWg460oczJaue7M2QM9kccQ7R",
-	"oHb8HImtGZp0uJr72Jl2KzQL773fhbtJLWxw5WIJ0Xa+XEQ0nRHySCi6Vqbu4o8I9b9fhHo0HD1ysxq/",
-	"rlHbqY/ebztv3KT/1F8feawgqv/sSgcLPOYnSv7ICPhdZAScLwEr2b5iwDuCVUEFlwNg3fWf7rYZGudi",
-	"0kbbSgrfU2ME286hXg7vVFG9HB475Np6+HrRvQ0F3dCcu64cXrtIV6zf46ZnJPZUiAQ11VnLnE35bd9U",
-	"57ifA3FKCyEEUzbKpezvo2Rr0qMmeSmPhLuHVu+3cX5cTHiHYrMFRpescjbIhGuwaJcZNh2O7StsIHgt",
-	"i7zZ/R40bTkZG5VzP18iZiYUbEbGshYsz7NlNcbfVi0ZHg9DLB4sd8GEoNAJeZ9/Lmhy8HHZD4FtaCBL",
-	"engYWEjmUplkjrLtp7cPJsTlegmpjKp5H1gaWMuyY5Ovvsc6R6TRtMfp/C1FG5Oo0lnuwp9bP+3qjlLH",
-	"cfDGsMfh7tPd/w8AAP//",
+	"7L37cuM29if+KijOt6qlX9Fq2ZbttlxTv3V3O52eOHbGdk8mE2ZNiIQkxBSgISDLmsRV+xD7hPskW+cA",
+	"IMGLZLkvmcx3kz/SlkTienDu54NfgkTO5lIwoVUw/CVQyZTNKP75hmqaycmCvaMzBl+kTCU5n2suRTAM",
+	"LgUjEzpjRI6JnjKSuMd75GbKSMZnXCsSz7i4HTEdhySe0Qf8k1CRmk9LLuJI0Pmc0ZxIka3IcsoENpez",
+	"fy6Y0iShec5ZSuJkkedMJKs4JFOZpWQsc6KnVBP3QySgXZozwoVmE5aTBGbVI6eC0JFiQptBkRmjQmEn",
+	"5jNXZCHuhFyKMBKC3TPbsJ4yaEwRIQU7IVS4x8r35IxrzdKQmNewE6pIvxeJIAzYA53NM1y7hGo2kfkq",
+	"GAZJTtU0CAM37mAYvL46D8IgZTMZDHW+YPC3utNy7j6Oc8ZGTLuPsO63PHWN7SQZVYonQRjYNQ6GB334",
+	"z3yx5CIY7vbtf2Fg9wS/C4OZHHEYpGla4GYHb6Bd8qZoV+lFymXxw7X5+BgG81zOWa45U9Vp1skFiIi4",
+	"n3v+4hQLoldz+Kh0zsUE2i5X6JeAZtnlOBj++EvwXzkbB8PgTy9Lyn1pyfblG/fG409hbQDf5Qy3Zy2F",
+	"ud5ODDnbT468DT33YFhmn+oT/H7KgGAIJfA7yehCJFOgEXpPeUZHGavM2qy2nfJIyoxRYRq3G7+ufRgM",
+	"nrt8IRSRgtg3tmq9oKMnW6dJwuZaEXiD5HIhUkUmORWapWS0wudg46mW+VY9FyRb7/nG9chTJjQfc5aH",
+	"ZKFYCgfJvgXTfHm/+9IuKpxzKciSZhmD/csy1UJR3qloUBaf0Qm7XeRZczynaZozpdy+wwheALdYzEaC",
+	"8qza0VTruRq+fAlPqZ79vpfI2UulqebJy8pIenMxaRtNcWi3JnNk100aP6f5BEjabB5LidL0joWEC8ML",
+	"YVIlI+2RS8O+zJmwzK3nRoRc41NH9B1dyYUmCeMZFxMyZzkZMb1uRENCyYhPgHfPc/4vYL6RmFOeEsOO",
+	"XTtrRh4hpRXc7VPHfj0DAvssy2lZ7NZn2ryw1cESrdL5LVfzjK4I/Fol2Tpnb1CjY/X1Jg3PN6JxRlNW",
+	"jLqtfSsgGs0/hgHwXZ6zNBj+WHAFO42i87CUJD8VbcjRzyzRMMQ3Tl2pHV1B6EwuhIYdqigB7jQrphSX",
+	"ouTunXj/4DC2KsF+7+Cw24vEV5mkWoXEDFohvzENK9x79/JCgIpjNI57mvG0Jvb3Dw7DYCzzGdXBMOBC",
+	"Hw4CpE8+W8yCYb+YmR0rTk0KnfPRAqb0mqZXRkid5bnMmxMe9PuONY4pzwVT6mXiNYBssSqhGbR0m8gU",
+	"iYYJGMiPwfuLm7Ori9Pz27Orq8urIAzeX/zt9Pz929s3lxc3V+9ff7h5f3nhbUVJLaa9GVOKTrDJFnqi",
+	"eqH83vCdltZqxGFfDP0xt1KDN+M3UowznqxfsOPPs2DXZ2dv31+8u31zfnl99jYIA3+hYNW+On//5uY/",
+	"YcUupP4KxPvaFRt8nhV78/Xp+4vbi8ub268uP1y8/U9YGnv4WhgN8ZeAaEkoSaaUixeKKJpp0lFcJIzs",
+	"9nZ7/W5zhfDZtdoQ/hqC+hO/O7sh3rrDDyomGVfAiaAbnBWJFWMpF5MY+5rRh3MmJnoaDF8Zbd993G1Z",
+	"c6fFtY/F/fpCEZ7imLggYOusiOITwVKnRveCJ3vSfMaUprMW5faD4A9kxrOMK5ZIkaoTMlsoTUaMLLme",
+	"ckEOyIyLhWZ1xSzJZHIHnTf4bJO33tNs0SIr9/fIaAUt+0otSXO2BLUjpyKVM5z64YBkcsnyhCpGpuyB",
+	"pHyCRkEYzKnWLIfW/ueP/Z1jujP+6ZfDweN/PSkBi+X31ycsKcSN+mlaVXMpFE5vPbE19iRnCeP3LL2l",
+	"7UaB8HQTlsg8ZSl+g4MiHfhzzHOlCQw+RKOckpzNGdXdLXfF0u4tE6naPIwlF6lcwpYrZqQyynQ4cFyR",
+	"MX9g6bZ9NtiIvGvlSAXJfPQGF4ynsaXV1W8uROuWeyZxdZXeX1+Swd7uEaHZfEpHTPOk1FSA3YVkMQf9",
+	"G6jX+Gjsz5wpwgRYqGkkcAdFeQyMdqM0zTKKzC6RYswni9x86nhOErMDkQD21D0h8XeX1zcoONA6iknO",
+	"9CI3npcZsJG47D+uaU7WI+Iv+unOP376Zb9twUN0LqyRXzBPZPlkJNOVzzxIynOWwGOhcdwApyGUDB4e",
+	"iMzJwcMDMXsXiY5x7+ADe/1+1yzfnOU7uVxoRqwlQUYsk0siaJ7LJYlLSRMTLSOBBoxMYbVpMiXmVaBi",
+	"y8UTKtAZsWp4j3yJGrw7/fbMk6MNqYlKNRFSkzHI9SGJrD2csmzxwKLA7JZ2e46HttjvKKDJjO2MmI6C",
+	"oDwoVsw+bpb1m6ysYo/ewMNtwr5uwdCJkArIWLMHbf19FYmUyYk6sa631Bg8wJ4kPoefqr6JwPnvSrOj",
+	"hSGiOGsVzt6QSmeFIynnTuLCF09miHPre5KCHPT7PfLXhdQMBDhainLOBBjHlGie3DFdHXN/9y/H//jm",
+	"8Nv9q1d/3fv+4Oboh92/Df5++PrVRbvx5hhbTWPJlnSlLE3G2MOX0Z+q29wYxxmqDuZAQhvtB7JHrqc0",
+	"B0saThyyfvT1RMI7s8VvCt4FC46LyZDEVVsmDuEbY8xcv393cXrz4eoM2E0kfiXlXMiv5Oubm+/Ir8Df",
+	"Uo687Vd4ZGdnh1T+D19++/76GrR/PIrv35JfCVhivxbuKutu7pQ+q271xZvLb84uite0vGOFj1outOIp",
+	"M17EykvfnZ/+cHbl92do3Oux+bKbe1uPuIJjtjQOb0F2D0H3zGmiWa6MoQ/sH3jFcso1U3OasBCYI/vn",
+	"gmZw0soRYG9vz769RN50+rfT9+enr8/Pii5xSNBU4Q81r1TZGT4+8JbS8io95aoih14Y52B1ksUGYzO7",
+	"5FdUUqle5MyuUAgER4VEt4tiSc50aCQDzTTLWYrTc8sI1OUUT6d92A59GivmiA0tRM5oihOUOQ7+L9eX",
+	"F2veO8D3FMuBh40pz2ColTn5hmXREa0YIC+U1cfsYq3RUw09tltxIfEtFjOCmsVWbI2QxkQhU2qphKeb",
+	"2rbNVU1mbO0YSNFZPGA7GQ3ILTVXRMK6PN12q/Vd6aJUaDLYnlW5gCwtCMKsohUgZo5P9e1x0hpXCMKg",
+	"cty9z8VJ9jwt7pnmEQrCpsxvUDx+t40TJ2xY4uEzvBmlXGoMqVUrU8/xYRkv+gbVpzHDuuoD+4aH0J4E",
+	"as6eFU/PVWeqA60LluGm4x4SaqnJCrhlLsUkErBIyGKo5zluaGOV6Eok4hplxUN0AZSRGCRLmjgliSuj",
+	"XNqwZCRQNuCzNS5KOqffvt7Z6/YqhNxY5jplb+W72ajObaG2/RaqWe93q0Optc6nIi5fuF6I0arGnGUp",
+	"0Tm9ZxlusxNh1lMD5Fo7XY0YdOkNKuyAimdiuHt0fOAiyf1m/PdzRmwv8Q+a9cj3oKhwHRrDqcg0IEzo",
+	"fGUDuMpQd2HyUpFG6J+3mQgdGxcKiQ23mT+WXHQrAZ1KKyeRACVJLjRo62UcuNCLjE3LUht72uxMS2iG",
+	"UTD3FDqVnD3NUkef/gGt2gL+ljzDu/at51izch76YXOZTJ/vaCuGUyGFLdwu23i+NhyH0r+10U1Z5qG0",
+	"kjoS6o9I7T+ZqLRCGm1J0FifZfG8JImf1h2rQhrJu2DdUbKfWoip4bxpig5yM2UrpFWaKeSvkfDe4wL0",
+	"+mRKbFqAIjO6AlKwgf4hoeZPeJK64FkkllOpvAwJK2utSEJ/kGHuI5bIGVNkoTD9oerV+NFynA/XKE+4",
+	"ZjP1lA+hZBYFmdA8pyuXYKDWGZxoKqxdpmDb7isZUS1j2M6XXk2XQqeRmCii5faH/SkRJe9iUKoo2ev3",
+	"fUHV6uVc67AsKdAtb9vxPKdismiV+e4Xx0mMbN8Z0wS4IKgBPfINOmRQVVJDEs8xU4wJ/D+6BU/Finja",
+	"eWiisYW5jEIvJGOaZWREkzunR1RtxUikbEwXmSaZG1PHkL4lXsES0Fxynq2w+26PXID+KAgsHTPezmEk",
+	"vCSwwuQq0gNgZDAQhSMJickRM2chZ+OFYvUIcTBv3d5z9Bk8R3U2XoZNunPdFmmozugSANXR0kLFmfCp",
+	"unNTg636SnokrgwwHla8IpHwB+M9XFhS8XCzNwTU6IqpVfSwvRcEON8TbpAeiZsGXDxs8X6YAX0ui8J3",
+	"2eOEhHT5UZ2c0WxnJgVb2ay0LrRVsG+cmOWN8MOHq3NiwzgocjkMZEJnI9Rd7BAWGoaRUzFhvd/KCK6Z",
+	"JX8YIV/UCDE8aPvsgKc50O84cFGdVc33SL0855r97K9/bXp/kOdvQJ5rjWTzc2khx45OQLEozA2bim73",
+	"O0Y+7wZzEokYBYR9qGDx1cfIQmRMKRIDh4+BZHS+YBhfAJ3PqI7wdcoyPoIxsAx4LiaXgYgxQgfEzND5",
+	"ckz8gWaRsL3M0Dh1AW8jtvJFxowdmkxZclc6g4wzOTSqPWgsamkEGZuVMRPnMQKDCUOSnYaIDj3Hk5GY",
+	"YZvc9eIr5qkuyanNagQ1LRITJljOE4IpcsbthJvbI+8FmdNc82SRUaMW+8KX2Ew5IsflXsBKymQBK4J5",
+	"98AOHuY5UzZjOC6SUOJmEn7d27HewssKpdaoaO0GXEET8JhRbnf7/b39wQafSWg0rWAYHKW7435yTAds",
+	"fzQYHY6P6V5ywF6lu6Oj8T497Adf1r1yBdbZjIkUDL225MgewcwLFzgpw3CgT78c0YyKhBFDXyRlCQc6",
+	"4tq+ZmOeoFHUn+UCyNIo9YUaMqN3NgXHZpuAvuyPy7pY2rPv35Y590MiGEtB7+aGDPG4CJn7CqJIyUze",
+	"M0xbQNWoF4nv0XRFTc1xfqesDTHu0qba1YhsTDO1Jq9/LhXX7TnnNReGfZbM6YQNy4IFq8+ZlVGEkhFD",
+	"j28kMjB85JiMMU0feQSqj2oql/DgW9vgaKG1NMwGo86YRAa7YdjK3AZeeuRb6xMydpbMFpqReKr1PAbV",
+	"EP9SMWiKJ7CTKz0F1ZBlihkDAk0dw2xw3Wp6bt0Icln0y+Wy506XS6Z/aRejTQitrSk4XS+xSUcxVkYb",
+	"uj1yivSNO9ziaj9x9t4Qo19xVco3pvJk5UHmWcvbHeHCvm4e4dJcxm0Bg5k8016ORKvBTOr28knTjoXZ",
+	"yNFotRVN45PDFto8hx8sZYZOxoHkoxnXKyPcXihyzug9K0QgFzTR/B4eYCIlGaOpKdfqkcs5E+hLrVO1",
+	"yVYznWf83vi/qCB8nNMZ67YSfSTaqZ5Uib4T/0zvqZn9EHYkpZrCHxQmAmt6z8ic6mn3858PXNjWqpI1",
+	"RQc3hQaJAVZBqC03ICm758l2VQfPc3Rv79jyJOoTBOWm4FUN1XUyZOWdttQIpxTh6jd1mm51wA3RvmbU",
+	"7aUYFzy5E8iOciK8gknz0gmZUYXaGxvLnFmfERwOk1csVlLUKiz+Iqmg5Jpn97TdBCjM9ltntj/l2bwq",
+	"33nnXnkMA9AZW2b0N67Q7wG/utnoRoVbkNL87j8zUlHoaE/QoNOY8Ol2+uuR92ZHmShFrUtFNInUXh1b",
+	"vU4F+J3hu6ZIVhndCXgQNuxWxCUpY2Us1cAQld7akwW9pHw8ZjkZ53Lm2zpOPFaOT11WGr3/5NmpRJHo",
+	"KP6gGRMEP5dhNWqWtFtxsnnDciOoWh6kY9/DtX2gic5WMBK1SKb+cLiKhHPaduvM9kmt/CMzup2yssmY",
+	"XRfiOoUpJEyp8SIjrY4WP5QUBiiQNxQn/v+Kp3/Wd7c/zPfzv726++ts7x8PN4fLi93k9WD6lyN13qdn",
+	"B+m748VXe/zy1epqX38fLfr9vUPQBv481+ZDssj/DHZUw0z5rNEJO5u2k/jh6hzoIpM0rchyoJqcmVRB",
+	"j9USLcPigE3pHKT7LyOqsBD00SwKzGw/MXmY+DfzJm5+dBqR/zMshfm1qEbHX+OQQAcpkfbkU1td2tRL",
+	"54tRxtWUqR6Jm6NAw9ee8kgoLiYZI2AgoSVjuYA0qo9lj7sFfzyxUgWDXiJbRSLJGcpNmjmHD6xlp/Qu",
+	"QLOeuWSPJReEazgxMSxC7NrMmZLZPUs9ZTFOFjn+zmZz7ZX1G+KNhCu6FrI0N9doPV+afD15sMj59vn8",
+	"QJZth7lNljbI9ztDkfNcapPPajwyMlMhUUuukykSDRbM2qrnzhxTFlEwdAlVhqDMJr1Q5OdFzlXKTWN2",
+	"wKqaGgLqns2psFZBJHyzAB8Yj00B/HIqM2Yzp1xcOGNjlAQm/x02JhJMjGWeMOtgkkAhioD2AuJiWM29",
+	"M4a5liTFYEihQPcicVqNLEAjGF3YSmEGvYpjMATrUViWNnw/pcVwC1xZLvStPR3BcL8PW4z2xi3aG+VP",
+	"h/0wsGt+i3qFUYkbLG9T8w02ODZuP67IjIpVocW4TBPq+BU1m9mhpmaakoSqKYbCzAeRMMs94PMbKTQX",
+	"C9ataBBMpKowq2zDkXAcw5AWSwmdUC565BR9CkrzDBkDlhDfMTZXfpuRoGA/9cjrnP6LZy8Uuf7u9OW3",
+	"X5Hd3l7/CPs6fffmkgx6+31C1R366ff7PbILW787GNThMfZrOtn+nqliM2Wy8IJXNbvbpq6t2b32ZIDm",
+	"ystxqcrxGfOs1DlFX4vzm0aCZXQOtIjPuWUVTBP0UjidTYIypYotAYGEBmwkOsaQNd6XuLCfY8eHS3u1",
+	"2yMfhOZZZeMS26IKiWBLgkkbxh2NR+QESQRNLyAkkToqga9sMiAFK3ndVhx+8lbUTkub3DZLS402YPwA",
+	"OHVY0lLpdztipVrhGSg4XmXVcfl4qZJ3llLg/ipTtZ+G3iYWTQCfQvffCQGraOHlVKIHCdVh4EWw0F3M",
+	"1/rwzbs3kbi6uSa7+29wVHtnQOW1hWw3nB9b5MU1+uvXBNgOTIiflVksmNn5rCRZPya0uZzkU4Jm15Uc",
+	"9t76dNL/NoGxE0fCtfKe32W87NoVQqyN5O4+n9CaOeifREGNWg2EmTBlebWSDawLoMJVbaBFHUZC5qSw",
+	"uTZVcZyYhDiXyiORlmwFZFkpAKo1V6Bs237radL1+X8O0i4qmkBqmu1IQAj9vxzuRbGSLHKuV9fJlNlE",
+	"v78XBNMS//XrX2jKEj6jGfn629M3O9dfn+4dHLqFQDdBsRzomMFi8DASd2zll6D5fh9TnVYQxQ28e88S",
+	"LXOj8R4e2pLy+JeocAhEwdBPUgij0j8Q1X1UURHrw7deX51HwWMciY6QROeUW4G+zLhgXZfgXVbE4cBI",
+	"bIa0Yz7uCKl3xjLfmecyXaBqGUdiwu8Zif++U6zlkBwmo+M+G/THx/v9g/09NuoPksFoPDgYjdOE7vb3",
+	"9l+9Ouyng4Oj5OBoNBj3B/v7Ke0f0gO2Nx4PWNwzsW9YzBeqEm7vzFR3SzdeJIwfz1kwtjaq9Nzuthb2",
+	"kQtJXjOao7JUWrnsATETMPjFlGVuCqMFuDe+9m1XD1+JBMLSIczWTO7gB99st7q1YgJt2aLczHAKDqQ4",
+	"ZTRleZk17K11edTonH/DVsEjkDoXY4xwgq5HE0xuYDPKM6dnmWRE9T8w1mRyjp15XM9Ntpg9/msWZKyu",
+	"ki2lXZNS+Znn8p6nLCfsYY4V91bKOnoeVhNZI9Gpl3x3Cw3Z2bDlE+abGGupvaC+9SlEYkaTKRdsp8iF",
+	"A7XUkUjkVUFAF9atEGA6AdqP5YzJ/e5JJJamTl2XplCOScyucsb4P8O2n5ZcKEzo+NOfyDsmWE4zk30B",
+	"3/1/lj4LhqpM4XvsysmxAAmOwonl5tY/XxYqwRM9aOlbzNHjCj1ZFr5ILGYjw7a3BzKKBLFYRuRToIzq",
+	"U3N1FmUujcmMqZzvVgc+DAh9+N2QjKSeritOgT4LPDhLjlgRbzAnWK4KVd/E00gnBlrq9XqxLcp3hcLE",
+	"vd/BxrT0qi4UYyQ2D/bud3srOsviru1ISMFwHKfGpqJZnWmUOb1YMbzX7w+BrtBOhHENHh5e+uABxGXG",
+	"z1nu6rIsbSAFxL+YJ4ckMlIwCkKvMjnExfOViMfYTLWsoi4LV4r6aNzLlKufJRfa2DF2I2y4oXjyhQoJ",
+	"e0jYXDf9Kri/TS6LYzL50xa8kwuzsagzMSpKNcZ4edzvWG92OCRwquH7112z2KLqDKW60PhKjykVxPPX",
+	"xqXH1LmcYFT2ccOWzYGzvOfD1Tnsk0Oh4Kpwzdr4hHnTnfTThZ6C8EhwRPClLyVj359KaOVZe0YLgjlB",
+	"R1sMDcqc/wufiYkRC36COAUbdUo1foQpoUfM7LV9eiqz1Dr+sqc0nJA8pcBEolCnfWXIaC41RdHUSNs4",
+	"lnR4LDkjHTjAhrbMiyu5QHnorLQ5za2fOmc7TGC1PbxtGKOJekIb6LXII3HPcj5eYS1/GSrC9+/Yisgc",
+	"1iGZom+wgIApLIdRzuid6hb5d606iMejrDaS8bXqSCT8sGLoRgz2AfrxuLZFlIdDH6SGK6JWsxnTOU/M",
+	"cD44Y6PgQ87m8L6q2hthkcmeu3TvYqrA06lJER8vcO7FHMOKWTQkNMtc6pU7lpGIQYNqOdpEWYw/SiYL",
+	"phTLScYonBjrscXJ1A+s0jTXpoStsJ9msNMuW0lL80xDzzKQM1jYV9YtXeKpWqNzEVCCK72EhPVgXDGq",
+	"RAZLgt3HXfRbT03iSDU/3h/BsEiIMr8D8apICEmqJ95RWx0RIJXMpovN59nKUkO/4HGROLWyKXZGTEy8",
+	"xE6LGoPpK0haRjsbAQX6k3SM6dyGUCLRUKaAj+PJAIlv/DGw7jYhVLcGr9enuRowJyM+MRTlcomKhNJm",
+	"BC4SZQhOyzVRuCEO/kuH3hwLMC168TNShs9Ck5SKUy3jZWaeTwfMhmWOYRE4E7a+ywueFZF7wnUZO0NW",
+	"3h4+M4G4Csm7dCwXSDOpwUxpsNrda0uqPIYBFCkFJmjMdUiYCAlTXS80h800FEk7dRO368DDf4679QAe",
+	"aYnfReL//K//XckSJbHL/Iw9/iO8XFF7WPZLhQDOyqUDxInEwvjacQcxRmE952BrIQevpErYnDKbX4z5",
+	"k0b4soc5JmbYlvDEFhqKGcNeZQzurLEJTVZF1NIQVOZ/GZZVlJVQ12jB3f7iCTLah2LZGPmPKU3GMJmf",
+	"Q4KwWIqncWjDLkuZ3+FSYI2g05ntNGwmgBlV3Z5xTAnWBLUJ49Y/aQk9W6znTceyrF2EYfrnz/1Se9B/",
+	"xKY+2Cfsp891xC+t+obmQHkOnZ7STLGx59pifZjMlJzfgzpUrr7j9W2kXBhwvgqo5CJPWKEzNHOpv8vZ",
+	"mOWkwbPReChjbNWFJnKhI2FVsVEul4rlhYI6G/HJgmteKms1GnCTcHStK4a2pnfOhMUDMCSxB9ZmMCbj",
+	"Qb9fRzuKQbuYysVkaqK0VkGcUqA3UMGLegpr2ldorQDKT/H8S1HptUNJIucrojI+755AYw40DbSHlQLW",
+	"kaHvbcTQK1qFv3DAmKjEeCIfGkoyDrNWU7nIUjKlIs3QH5DxO1APXNLsoN/vuSU5HG5tEaG5Zd2CoxXa",
+	"OtBpYWSpdrgq5xOwufAwz7IcGLh3pZFiYHv90Py7Z//dt/8eDtG4rdouOGZbEENH8t46pzTXHmBz1eMD",
+	"nDxp8bCQjkef+E43CANrmAfDAOGDbH6ooHMeDIP9Xr+3b7D8pui2XQ+ogziLshVwNU2NcokdOJ/gFAZu",
+	"YHp8GDGuCtMwJR2gUc3yGceCGnzFeOy05mICst5qJ/BKsg5yteaatLZit8zaVBYHE6HyC/4hyJKiY6UG",
+	"bRSJTlyDe4y7PfJ2kaOxrKsFnea07O9ZBaY00LhWEdoUnRjFosrwEbIzZQ9kfy/unnjVAxXwzArqkgHQ",
+	"jATiNxJq78aoIEjJMbn++nQHHef3TuGxq4r78AIHiCMDjT6D1/Eo2BBGFa7KPQoHFe0GqhImUoR2LyBw",
+	"0c71EqNamrLWisc2EURxypK7Ig8FZsbFsKSPBDkAyMZkKqUrMqGZdiBYXJOUmyfAZDN8E+UF+hFBjyOJ",
+	"nFm0dx8uqmckkpMuc+YVKGI0Hh4a4oYahmzZgXncKDhWv46E3YgSX5V08OHYgw2FLa6iV9XyZSIx6B+T",
+	"uBXQKe6RU3t+DKRDFXcLS5zND7A6kXAgq6HnhT8mcRU9Ku6Ra+PSQ87aCCgi7zGLwqV4j8VXBRTXjXwD",
+	"wymD1q9lunK+cCYMqP98nlnO9vJnJTFL17q/lXvU0QdmIy5mM4rAHi724mF/IZ81S1Ap3dhJ9gMP/bXE",
+	"0A1aHnseaE7RbHCUHI3Ghyw56ifHr17tHb86GNP+eO8Vo4Px+ChlyXi3n44O2WC0u3twvL9/uPeK7Y2O",
+	"kkH/8GiUjvZMuMDkcD+JXdGCa/1YjcbZxCan3uBi7vX7z1x+BxNcXfor9+3Wi1pBJvYWcHevBTLY/r5v",
+	"F7iaDfvvX26b14vvt1RL+FjieHzNWmHa5pJnGRmxIrBRZ9x4v8Tg2btUy8mo7NVrD0DtL9cIGVfs2ZeF",
+	"Y3tcg1lXGd6pr7rbhgsIby5AXG0YcSsiXn3cpgMXp1wLp+h67YYlc0eLv9ghxJhtzPKjqKiOBtJCTE08",
+	"CYQrqaJJiJ0iImWB6Ezup7Nc0M9I9GrOeqWi669XPCQxLlC8Dm8yEmaFsP3YLUuZDmyLxwb93WdTbT3j",
+	"okIZZQKJlYBP0sGm1JXtt6mWW9OyMx+aiSYf6fStJLyQbfNdihUfPHPF61iRlfW+kEVpBcrs9rVuwk3W",
+	"j1sBKBrVBcFxK5bDxx2gKpRF2/GpjTQetkKdWo57/NyVbIXUrHK2iiLnIr3oTS1rStYscmvrzaVuhcvY",
+	"DhN1zRbtt29RA1S0MtObaV3ZXDuzBjZpm5CpAcfK8YbRQo9oBX0+3ly9daaNtGo68nAb2FtpooBV86y3",
+	"TpcfGjNlE85tWXXfBLq1HOLgs2oS1ZzQ7fWIj89YfQbT9tJuW3asls5KXDCxyIKgpBwlrOQ/EdN9DaC7",
+	"n8GGBd9+7tqPPz3+FHqrVlAWKyCf7E4hKcixUzBMSKFOP2B60AmiHDo3RvATDKDws633s1zZ4Dhbj5pn",
+	"Z13DsXTJ2WtQCREVguupD3rLK9cwWmxPRPR05UGW5XrvFBAo05wVWJydtktGw0gUV4x219wH5l0eekLW",
+	"4nxGogL0SU7t9Z9O/3RJpOuvA/0Xy+XQr7bx7yGN3K0EUeDei0Ai4jNRAP1VkYILsK4GkKFv+3fa6mRM",
+	"DNCyzkiYqhn/uktv30y2e+xHF10sl+s2Kz7jSiNU5ydZ77ANtz7OiXcuCodk4Uu1uwQLYUq5SuPyE5Ft",
+	"H8PAUsRWowHKMYPxB7F9n4OD3b1nMK8KQvAXMeM37MOpDeXJkgfaw1S7SXXNnngQrAb+MwzOPlw9Ccf6",
+	"Re7L9S4C/bjLPH/rC3efszQWjGbd2tif64ujF/lIBt6gDzaP+cY+/0not08etzaicwevTIJ0fFN1t6G7",
+	"pyju90Fgn0AtW679c9nOZndWOxbzR3mp3ny4ujq7ePMD2mRnF6evz+uGxGkFx3ItxO/Hu7Damh+SCDjW",
+	"MwAJSad49fXVeUg+XL/trvN//U4dc3Vgz8rIzluvIzjx9aC26wfWTqCJItqGFWkxGgvR1zru768uL97d",
+	"3vzw3Vm7G9FHUzWrgCn5n760RQbGjGqbHeIYlzlPQ5JQ8UKTlGHgt3DLDQmcBfwVXl+IGc3VlGYuF5wL",
+	"Lck7RBBcJK5029cIepXLy1dzZtO/P8lear3N47M4IW0eNKoQsGhG4R5bRdz0/0LhRBTpULcMY3QuOs24",
+	"a5yZkdjyWo0TtJziyu7FRNGVQmyUZOqBDBeJD3zbBAST1FjexOHu2QjJaNFymVE9KwKRrP5wkv7WTlJi",
+	"ytlMfjX63Uycc6uc2D+8J78P7wmIok3+Cx+ex7pJCjWl9JMYk3e9o+TMJdquyaolm5NqTQYqpjf6CbY2",
+	"S764JnMrhBsfB4RoOSRfPLO2V0msfQp9pkdODeiay6LsxAZECjTauPs0WicmVVyZYhw19JL9PV9HazFg",
+	"9wSJLhJrrmRr9ZF0sQRXhAWiAFYchA5bJFcayRoo1OSZ2GzWoY8jbO//a4eU7Ibeo08ATEMbg0jUYSe7",
+	"ocWxQ+i45XrgUjeGFuRSG7WsAnsVZNs6AwvwG1bRkMtHW7H0wjLD/KMvHIxEGwpYsYEV+OFNYPiR6GC2",
+	"pkePTJ2QjXRQ1mHbjF97k+s2dscGN1wkrNZBNrrhSi9ccYuuc8LZDcyo0i2jrICLwArGHgStpbun0F0L",
+	"naoNUzBeh9jTPmdzkxL0WVe6vPmjLtsFjrFGOTf3HYAWaFRaowVWMEdi0CjHuQXPQW+54UQ++KYn45eI",
+	"bYRpfJgG6oq38HQj96pdz+iSnw4sBF0du3PtellgJ+VXQ7QgQBEpDKyvYT+iqPYMXW7eZtCnk+JI4sGh",
+	"ydTaCObrrnU8y/G4R64ZI3ELYlXc6uFFysLLbz7FxesQnEuZ7aE3h3BYSwwy4e7WWOPbNe5D31GzFaY3",
+	"E8/xCO85jzAi39CsGcu0P5DGVRv+sNeP7Hno4gfto9zd2x8clOjio/3kFdsd7w3ocTpgR8mrcZ8epnuj",
+	"A3ac7I4HRxaKgWa3ON56ulZtHoaPugLmAjjcENZGv3sF+HpbqOftgdk9BOLtcHKr/rTn47pXsF7rWKwG",
+	"L7VAPv0MEPAbAF19X4bdJXf//mSRUc1SMqM51m15mbMy8wHm/qO27nmbdRisX7rPjgbXstX71a0eMNjc",
+	"o/Hu6FU6oPvsODkc90d76RE7oLvJq/3nWF/Vyy++SPxHyDWO+POSH/i+97AsQxuzDXdxFZVsHabQz1Hx",
+	"1H8cjOlfZ0f6m73534+X/xjcX7xKrnZHXx/+fL2fve3Trw4mZ3uLH4745SC/OfYNH6ZKM2cjMzz36scF",
+	"+U7mejFZMMXCenzr3wrC+nzq2ezGt6YnWHUINewsd9SfTdF1AUJaGOp/OPm3cvK3XG9VmXDDtuO6Ydmt",
+	"nW3r3Vn1GTfvIxsWBqQcj3GSaJRGflQwCsgzrlzaJprRbpn/+zKOL8/rpLflLWgfP2QLuGJUqSFpE1m9",
+	"VnlUeF5GTC8ZE2QXVWYEaSQTqUl/84TNZWuV6drayanMdbuN3nrp3ZMe5HV3DrqpY7fDZ3sGtpied8tc",
+	"y0S/3FRaW94w2A9XDcIr1KNKprtvs4NsgR1BGQMM+7MRYdn3rOUmmLZ+nxsxrF7/+FsEApv3DlYGtPH2",
+	"yCfH519mWB9h2fIzbtd8rF+c2EK+HzPQz3b952MYXFzefn96fn520+SZdfMRDRPhX4FLXcmwdc19PO0W",
+	"jVbaG/pySk3lMpdyFgXVh4DEMbrT9ApiJeHIXqf23z+2bN1prbHlirnRw1VygeWRlNknBZLar7pdo5OW",
+	"SGQ4+mJ3TrDquVzLXkvddqZkeRlePeRM1kecQzSoHT1HYmuCJi2u5i5eCbSVNgv9bnbhrhMLa1y5iN2y",
+	"nS8XNZrWCHkkFF0pA3jxR4T6Py9C/fwKoNq1ppWdcusxMS7h9k36t177+lxG9GSR0HPuhv0jI+B3kRFw",
+	"OQddyQK6A+0IVgYVXA6Addf/9LhN0zgXkzbaFFIGg8InBAtXUcUhdKKoikPIS3CJXhXt0IaC7mnOHRyq",
+	"d0+HQ0nscHNZB4JZRoIaWJx5zsb8oWtgUdw9rE5ooQrBlI1yKXsxbbYiHWqSl/JIuGdo2b+N8+NiQh+K",
+	"TWYYXbLC2WgmXINFO8/wtqfYdmEDwSu5yOvXDoKkLSZjo3Lu3lgxMaFg0zLiiSAuksUUMP62csnweJjB",
+	"4sFyP5gQFDohN/nngrCJQWKBKNmam3tIBw8DC8lUKpPMUdy34u2DCXE5EGeVUTXtAkkDaVlyrNPV9wgw",
+	"hWM0uMQNdaFXQv+W6SyPYb2hAlqr7Th4bdjj0GygLHsTk2ZZkmBLH5WlY/A0ELSl67Ve1CU9/vT4fwMA",
+	"AP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

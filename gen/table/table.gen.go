@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"path"
@@ -104,6 +105,69 @@ func (e BetsEventType) Valid() bool {
 	}
 }
 
+// Defines values for ChainSaltSource.
+const (
+	ChainSaltSourceContributions ChainSaltSource = "contributions"
+	ChainSaltSourceGameDraw      ChainSaltSource = "game_draw"
+	ChainSaltSourceLegacy        ChainSaltSource = "legacy"
+)
+
+// Valid indicates whether the value is a known member of the ChainSaltSource enum.
+func (e ChainSaltSource) Valid() bool {
+	switch e {
+	case ChainSaltSourceContributions:
+		return true
+	case ChainSaltSourceGameDraw:
+		return true
+	case ChainSaltSourceLegacy:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ChainStatus.
+const (
+	ChainStatusActive  ChainStatus = "active"
+	ChainStatusRetired ChainStatus = "retired"
+	ChainStatusSeeding ChainStatus = "seeding"
+)
+
+// Valid indicates whether the value is a known member of the ChainStatus enum.
+func (e ChainStatus) Valid() bool {
+	switch e {
+	case ChainStatusActive:
+		return true
+	case ChainStatusRetired:
+		return true
+	case ChainStatusSeeding:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ContributionSource.
+const (
+	ContributionSourceBeacon   ContributionSource = "beacon"
+	ContributionSourceGame     ContributionSource = "game"
+	ContributionSourceOperator ContributionSource = "operator"
+)
+
+// Valid indicates whether the value is a known member of the ContributionSource enum.
+func (e ContributionSource) Valid() bool {
+	switch e {
+	case ContributionSourceBeacon:
+		return true
+	case ContributionSourceGame:
+		return true
+	case ContributionSourceOperator:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ErrorStatus.
 const (
 	ErrorStatusError ErrorStatus = "error"
@@ -145,6 +209,7 @@ const (
 	ErrorCodeTicketUsed              ErrorCode = "TICKET_USED"
 	ErrorCodeTooManyBets             ErrorCode = "TOO_MANY_BETS"
 	ErrorCodeUnknownBet              ErrorCode = "UNKNOWN_BET"
+	ErrorCodeUnknownChain            ErrorCode = "UNKNOWN_CHAIN"
 	ErrorCodeUnknownRound            ErrorCode = "UNKNOWN_ROUND"
 	ErrorCodeWalletUnavailable       ErrorCode = "WALLET_UNAVAILABLE"
 )
@@ -199,6 +264,8 @@ func (e ErrorCode) Valid() bool {
 	case ErrorCodeTooManyBets:
 		return true
 	case ErrorCodeUnknownBet:
+		return true
+	case ErrorCodeUnknownChain:
 		return true
 	case ErrorCodeUnknownRound:
 		return true
@@ -612,10 +679,191 @@ type Cashout struct {
 // Example: 1000
 type Cents = int64
 
+// Chain A hash chain: a permanent public commitment to the outcome of up to `length`
+// rounds of one game, made before its first round. Its row is never
+// overwritten; a setting that changes starts a new chain.
+//
+// The rules, exactly (also in `formula`, version `formula_version`):
+//   - The round with number `seq` is at position `k = seq - first_seq + 1`;
+//     SHA-256 of the 32 bytes of position k's hash is position k-1's hash, and
+//     SHA-256 of position 1's hash is `terminal_hash`.
+//   - `salt` = the lowercase hex of SHA-256 over the terminal hash's 32 bytes
+//     followed by the 32 bytes of every contribution's `value`, sorted
+//     ascending bytewise. It is fixed at `salt_fixed_at`, after
+//     `seeding_ends_at`, so after the terminal was published.
+//   - A round's crash point is the formula's with this chain's `salt`,
+//     `rtp_bp` and `max_multiplier`; the salt enters the HMAC as its 64
+//     characters' UTF-8 bytes.
+type Chain struct {
+	// ChainId A hash chain's id, `<game_id>-c<number>`.
+	//
+	// Example: crash-classic-c3
+	ChainId ChainId `json:"chain_id"`
+
+	// Checkpoints The hash of every ended round whose position is a multiple of 1000: a
+	// verifier may walk from a round's hash down to the nearest checkpoint below
+	// it instead of to the terminal hash (each checkpoint itself walks down to
+	// the one before, and the first to the terminal).
+	Checkpoints []Checkpoint `json:"checkpoints"`
+
+	// Contributions The values the salt is made of, in the order received; empty until the salt is fixed.
+	Contributions []Contribution `json:"contributions"`
+
+	// CreatedAt When the terminal hash was published.
+	CreatedAt EpochMillis `json:"created_at"`
+
+	// FirstSeq The number (`seq`) of the chain's first round, at position 1.
+	FirstSeq int64 `json:"first_seq"`
+
+	// Formula The crash-point formula and chain rule, as text (English), exactly as the server computes them.
+	Formula string `json:"formula"`
+
+	// FormulaVersion The version of the rules the chain is played with.
+	FormulaVersion int32 `json:"formula_version"`
+
+	// GameId The game whose rounds the chain serves.
+	GameId string `json:"game_id"`
+
+	// LastSeq The number of the last round the chain served, once it is retired.
+	LastSeq *int64 `json:"last_seq,omitempty"`
+
+	// Length How many rounds the chain can serve.
+	Length int64 `json:"length"`
+
+	// MaxMultiplier The game's maximum multiplier in hundredths; crash points are capped at it.
+	//
+	// Example: 1000000
+	MaxMultiplier MaxMultiplier `json:"max_multiplier"`
+
+	// Number The chain's number among its game's chains, from 1.
+	Number int64 `json:"number"`
+
+	// RtpBp Return to player in basis points (9700 means 97.00%).
+	//
+	// Example: 9700
+	RtpBp RtpBp `json:"rtp_bp"`
+
+	// Salt The salt, once fixed (absent while `seeding`).
+	Salt *Salt `json:"salt,omitempty"`
+
+	// SaltFixedAt When the salt was fixed.
+	SaltFixedAt *EpochMillis `json:"salt_fixed_at,omitempty"`
+
+	// SaltSource How the salt was made. `contributions`: at least one operator
+	// contributed. `game_draw`: no operator did, and the game drew the value
+	// itself when the window closed: after the commitment, but a house that
+	// cheated could have chosen it. `legacy`: a chain recorded before salts
+	// were contributed, whose salt the server drew with the seed.
+	SaltSource *ChainSaltSource `json:"salt_source,omitempty"`
+
+	// SeedingEndsAt The end of the seeding window, when contributions stop and the salt is fixed.
+	SeedingEndsAt EpochMillis `json:"seeding_ends_at"`
+
+	// Status `seeding`: the window for contributions is open, no round is played; `active`: it serves rounds; `retired`: it serves no more.
+	Status ChainStatus `json:"status"`
+
+	// TerminalHash SHA-256 of the first round's hash, published at `created_at`, before any round of the chain.
+	TerminalHash Hash `json:"terminal_hash"`
+}
+
+// ChainSaltSource How the salt was made. `contributions`: at least one operator
+// contributed. `game_draw`: no operator did, and the game drew the value
+// itself when the window closed: after the commitment, but a house that
+// cheated could have chosen it. `legacy`: a chain recorded before salts
+// were contributed, whose salt the server drew with the seed.
+type ChainSaltSource string
+
+// ChainStatus `seeding`: the window for contributions is open, no round is played; `active`: it serves rounds; `retired`: it serves no more.
+type ChainStatus string
+
+// ChainId A hash chain's id, `<game_id>-c<number>`.
+//
+// Example: crash-classic-c3
+type ChainId = string
+
+// ChainList defines model for ChainList.
+type ChainList struct {
+	Items []Chain `json:"items"`
+
+	// NextBefore Present when older chains follow; pass it as `before`.
+	NextBefore *ChainId `json:"next_before,omitempty"`
+}
+
+// ChainRound defines model for ChainRound.
+type ChainRound struct {
+	// CrashPoint A multiplier in hundredths (153 means 1.53x; 100 is 1.00x).
+	//
+	// Example: 153
+	CrashPoint Multiplier `json:"crash_point"`
+
+	// CrashedAt The crash (for a void round, when it was voided).
+	CrashedAt EpochMillis `json:"crashed_at"`
+
+	// Hash A SHA-256 value in lowercase hex.
+	//
+	// Example: 8c83fcc1a8955dee821c6c60b88f3943bd37f1d83cae562e7ff5ba6d5adc49aa
+	Hash     Hash  `json:"hash"`
+	Position int64 `json:"position"`
+
+	// RoundId A round's id.
+	//
+	// Example: rd_184233
+	RoundId RoundId `json:"round_id"`
+	Seq     int64   `json:"seq"`
+
+	// Status `finished`: played to its crash. `void`: ended without a crash on screen,
+	// because the server that ran it stopped (docs/failover.md): its live bets were
+	// settled by the fail-over rule (an auto-cashout at or below the round's crash
+	// point paid at its target, every other bet refunded). A void round still
+	// reveals its hash and crash point.
+	Status RoundStatus `json:"status"`
+}
+
+// ChainRoundList defines model for ChainRoundList.
+type ChainRoundList struct {
+	Items []ChainRound `json:"items"`
+
+	// NextFrom Present when the page is full; pass it as `from`.
+	NextFrom *int64 `json:"next_from,omitempty"`
+}
+
+// Checkpoint defines model for Checkpoint.
+type Checkpoint struct {
+	// Hash A SHA-256 value in lowercase hex.
+	//
+	// Example: 8c83fcc1a8955dee821c6c60b88f3943bd37f1d83cae562e7ff5ba6d5adc49aa
+	Hash     Hash  `json:"hash"`
+	Position int64 `json:"position"`
+	Seq      int64 `json:"seq"`
+}
+
 // ClientMessage A message the client sends on the stream.
 type ClientMessage struct {
 	union json.RawMessage
 }
+
+// Contribution defines model for Contribution.
+type Contribution struct {
+	// Label Which beacon and round (source `beacon`).
+	Label *string `json:"label,omitempty"`
+
+	// Operator The contributing operator (source `operator`).
+	Operator *string `json:"operator,omitempty"`
+
+	// ReceivedAt Milliseconds since the Unix epoch, on the server's clock.
+	//
+	// Example: 1776000005000
+	ReceivedAt EpochMillis `json:"received_at"`
+
+	// Source Who gave the value: an operator (`POST /v1/fairness/contributions`), the installation's public randomness beacon, or the game's own draw (only when no operator contributed).
+	Source ContributionSource `json:"source"`
+
+	// Value The 32 contributed bytes, as 64 lowercase hex digits.
+	Value Hash `json:"value"`
+}
+
+// ContributionSource Who gave the value: an operator (`POST /v1/fairness/contributions`), the installation's public randomness beacon, or the game's own draw (only when no operator contributed).
+type ContributionSource string
 
 // CreateSessionRequest defines model for CreateSessionRequest.
 type CreateSessionRequest struct {
@@ -670,6 +918,7 @@ type Error struct {
 	// | ORIGIN_NOT_ALLOWED | 403 | the stream's Origin is not the table page's origin |
 	// | UNKNOWN_BET | 404 | no such bet of the session's player |
 	// | UNKNOWN_ROUND | 404 | no such round on the session's table |
+	// | UNKNOWN_CHAIN | 404 | no such hash chain |
 	// | SESSION_CURRENCY_MISMATCH | 409 | the wallet's currency differs from the launch's, or is not enabled |
 	// | BETTING_CLOSED | 409 | a bet or a cancellation outside the betting phase |
 	// | TOO_MANY_BETS | 409 | a sixth bet of the player in the round |
@@ -713,6 +962,7 @@ type ErrorStatus string
 // | ORIGIN_NOT_ALLOWED | 403 | the stream's Origin is not the table page's origin |
 // | UNKNOWN_BET | 404 | no such bet of the session's player |
 // | UNKNOWN_ROUND | 404 | no such round on the session's table |
+// | UNKNOWN_CHAIN | 404 | no such hash chain |
 // | SESSION_CURRENCY_MISMATCH | 409 | the wallet's currency differs from the launch's, or is not enabled |
 // | BETTING_CLOSED | 409 | a bet or a cancellation outside the betting phase |
 // | TOO_MANY_BETS | 409 | a sixth bet of the player in the round |
@@ -752,6 +1002,7 @@ type ErrorEvent struct {
 	// | ORIGIN_NOT_ALLOWED | 403 | the stream's Origin is not the table page's origin |
 	// | UNKNOWN_BET | 404 | no such bet of the session's player |
 	// | UNKNOWN_ROUND | 404 | no such round on the session's table |
+	// | UNKNOWN_CHAIN | 404 | no such hash chain |
 	// | SESSION_CURRENCY_MISMATCH | 409 | the wallet's currency differs from the launch's, or is not enabled |
 	// | BETTING_CLOSED | 409 | a bet or a cancellation outside the betting phase |
 	// | TOO_MANY_BETS | 409 | a sixth bet of the player in the round |
@@ -777,30 +1028,6 @@ type ErrorEvent struct {
 
 // ErrorEventType defines model for ErrorEvent.Type.
 type ErrorEventType string
-
-// Fairness defines model for Fairness.
-type Fairness struct {
-	// Formula The crash-point formula and chain rule, as text (English), exactly as the server computes them.
-	Formula string `json:"formula"`
-
-	// MaxMultiplier The game's maximum multiplier in hundredths; crash points are capped at it.
-	//
-	// Example: 1000000
-	MaxMultiplier MaxMultiplier `json:"max_multiplier"`
-
-	// RtpBp Return to player in basis points (9700 means 97.00%).
-	//
-	// Example: 9700
-	RtpBp RtpBp `json:"rtp_bp"`
-
-	// Salt The published salt of the table's hash chain, as the formula uses it.
-	//
-	// Example: 0000000000000000000301e2801a9a9598bfb114e574a91a887f2132f33047e6
-	Salt Salt `json:"salt"`
-
-	// TerminalHash The chain's terminal hash, published before its first round.
-	TerminalHash Hash `json:"terminal_hash"`
-}
 
 // Freebet One open free round granted by the operator.
 type Freebet struct {
@@ -1039,7 +1266,7 @@ type RoundBettingEventType string
 
 // RoundCrashedEvent The crash, with the crash point and the round's revealed hash.
 //
-// Example: {"crash_point":117,"crashed_at":1776000007617,"hash":"8c83fcc1a8955dee821c6c60b88f3943bd37f1d83cae562e7ff5ba6d5adc49aa","round_id":"rd_184233","server_time":1776000007618,"type":"round.crashed"}
+// Example: {"crash_point":134,"crashed_at":1776000009878,"hash":"8c83fcc1a8955dee821c6c60b88f3943bd37f1d83cae562e7ff5ba6d5adc49aa","round_id":"rd_184233","server_time":1776000009879,"type":"round.crashed"}
 type RoundCrashedEvent struct {
 	// CrashPoint A multiplier in hundredths (153 means 1.53x; 100 is 1.00x).
 	//
@@ -1071,8 +1298,11 @@ type RoundCrashedEvent struct {
 // RoundCrashedEventType defines model for RoundCrashedEvent.Type.
 type RoundCrashedEventType string
 
-// RoundDetail defines model for RoundDetail.
+// RoundDetail An ended round; its settings and salt are its chain's.
 type RoundDetail struct {
+	// ChainId The round's chain (absent only for a round played before chains were kept, whose commitment was overwritten).
+	ChainId *ChainId `json:"chain_id,omitempty"`
+
 	// CrashPoint A multiplier in hundredths (153 means 1.53x; 100 is 1.00x).
 	//
 	// Example: 153
@@ -1086,25 +1316,13 @@ type RoundDetail struct {
 	// Example: 8c83fcc1a8955dee821c6c60b88f3943bd37f1d83cae562e7ff5ba6d5adc49aa
 	Hash Hash `json:"hash"`
 
-	// MaxMultiplier The game's maximum multiplier in hundredths; crash points are capped at it.
-	//
-	// Example: 1000000
-	MaxMultiplier MaxMultiplier `json:"max_multiplier"`
+	// Position The round's position in its chain (with `chain_id`).
+	Position *int64 `json:"position,omitempty"`
 
 	// RoundId A round's id.
 	//
 	// Example: rd_184233
 	RoundId RoundId `json:"round_id"`
-
-	// RtpBp Return to player in basis points (9700 means 97.00%).
-	//
-	// Example: 9700
-	RtpBp RtpBp `json:"rtp_bp"`
-
-	// Salt The published salt of the table's hash chain, as the formula uses it.
-	//
-	// Example: 0000000000000000000301e2801a9a9598bfb114e574a91a887f2132f33047e6
-	Salt Salt `json:"salt"`
 
 	// StartedAt Take-off (for a round voided before it, the end of its betting window).
 	StartedAt EpochMillis `json:"started_at"`
@@ -1163,6 +1381,9 @@ type RoundStatus string
 // hash, so that SHA-256 of each round's hash is the next older round's hash
 // all along the list: a break is a failure, never a gap.
 type RoundSummary struct {
+	// ChainId The round's chain (absent only for a round played before chains were kept, whose commitment was overwritten).
+	ChainId *ChainId `json:"chain_id,omitempty"`
+
 	// CrashPoint A multiplier in hundredths (153 means 1.53x; 100 is 1.00x).
 	//
 	// Example: 153
@@ -1177,6 +1398,9 @@ type RoundSummary struct {
 	//
 	// Example: 8c83fcc1a8955dee821c6c60b88f3943bd37f1d83cae562e7ff5ba6d5adc49aa
 	Hash Hash `json:"hash"`
+
+	// Position The round's position in its chain (with `chain_id`).
+	Position *int64 `json:"position,omitempty"`
 
 	// RoundId A round's id.
 	//
@@ -1201,9 +1425,9 @@ type RoundSummary struct {
 // Example: 9700
 type RtpBp = int32
 
-// Salt The published salt of the table's hash chain, as the formula uses it.
+// Salt A chain's published salt, as the formula uses it (64 lowercase hex digits for every chain made since salts are contributed).
 //
-// Example: 0000000000000000000301e2801a9a9598bfb114e574a91a887f2132f33047e6
+// Example: 770e53c9761b9672d3bab05c9fc85fea1a62a690e95d4527272313007ff02489
 type Salt = string
 
 // Session defines model for Session.
@@ -1277,6 +1501,11 @@ type StreamEvent struct {
 	union json.RawMessage
 }
 
+// ChainIdPath A hash chain's id, `<game_id>-c<number>`.
+//
+// Example: crash-classic-c3
+type ChainIdPath = ChainId
+
 // Limit defines model for Limit.
 type Limit = int32
 
@@ -1328,6 +1557,30 @@ type ListBetsParams struct {
 type ListRoundsParams struct {
 	// Limit How many items, 1 to 100; default 20. Out of range is 400 `BAD_REQUEST`.
 	Limit *Limit `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
+// ListChainsParams defines parameters for ListChains.
+type ListChainsParams struct {
+	// GameId Only the chains of this game.
+	GameId *string `form:"game_id,omitempty" json:"game_id,omitempty"`
+
+	// Before The `next_before` of the previous page.
+	Before *ChainId `form:"before,omitempty" json:"before,omitempty"`
+
+	// Limit How many chains, 1 to 100; default 100. Out of range is 400 `BAD_REQUEST`.
+	Limit *int32 `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Lang The page's language (the HTML page only).
+	Lang *Language `form:"lang,omitempty" json:"lang,omitempty"`
+}
+
+// ListChainRoundsParams defines parameters for ListChainRounds.
+type ListChainRoundsParams struct {
+	// From The first position to list (the `next_from` of the previous page); default 1.
+	From *int64 `form:"from,omitempty" json:"from,omitempty"`
+
+	// Limit How many rounds, 1 to 1000; default 1000. Out of range is 400 `BAD_REQUEST`.
+	Limit *int32 `form:"limit,omitempty" json:"limit,omitempty"`
 }
 
 // PlaceBetJSONRequestBody defines body for PlaceBet for application/json ContentType.
@@ -1840,7 +2093,7 @@ type ServerInterface interface {
 	// CashOut Cash out a bet while the round flies
 	// (POST /api/v1/bets/{bet_id}/cashout)
 	CashOut(w http.ResponseWriter, r *http.Request, betId BetId)
-	// GetFairness The published terminal hash, the salt and the formula
+	// GetFairness The chain the session's table plays now
 	// (GET /api/v1/fairness)
 	GetFairness(w http.ResponseWriter, r *http.Request)
 	// GetCurrentRound The current round of the session's table
@@ -1849,7 +2102,7 @@ type ServerInterface interface {
 	// ListRounds Recent ended rounds of the session's table, most recent first
 	// (GET /api/v1/rounds)
 	ListRounds(w http.ResponseWriter, r *http.Request, params ListRoundsParams)
-	// GetRound One finished round with everything needed to verify it
+	// GetRound One ended round with everything needed to verify it
 	// (GET /api/v1/rounds/{round_id})
 	GetRound(w http.ResponseWriter, r *http.Request, roundId RoundId)
 	// GetSession The current session (resume after a reload)
@@ -1864,6 +2117,15 @@ type ServerInterface interface {
 	// OpenStream The live stream (WebSocket)
 	// (GET /api/v1/stream)
 	OpenStream(w http.ResponseWriter, r *http.Request)
+	// ListChains Every hash chain, past and present, without a session
+	// (GET /fairness/chains)
+	ListChains(w http.ResponseWriter, r *http.Request, params ListChainsParams)
+	// GetChain One hash chain, without a session
+	// (GET /fairness/chains/{chain_id})
+	GetChain(w http.ResponseWriter, r *http.Request, chainId ChainIdPath)
+	// ListChainRounds The ended rounds of a chain, by position, without a session
+	// (GET /fairness/chains/{chain_id}/rounds)
+	ListChainRounds(w http.ResponseWriter, r *http.Request, chainId ChainIdPath, params ListChainRoundsParams)
 }
 
 // ServerInterfaceWrapper converts contexts to parameters.
@@ -2177,6 +2439,159 @@ func (siw *ServerInterfaceWrapper) OpenStream(w http.ResponseWriter, r *http.Req
 	handler.ServeHTTP(w, r)
 }
 
+// ListChains operation middleware
+func (siw *ServerInterfaceWrapper) ListChains(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListChainsParams
+
+	// ------------- Optional query parameter "game_id" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "game_id", r.URL.Query(), &params.GameId, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "game_id"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "game_id", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "before" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "before", r.URL.Query(), &params.Before, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "before"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "before", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", r.URL.Query(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: "int32"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "limit"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "limit", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "lang" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "lang", r.URL.Query(), &params.Lang, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "lang"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "lang", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListChains(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetChain operation middleware
+func (siw *ServerInterfaceWrapper) GetChain(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "chain_id" -------------
+	var chainId ChainIdPath
+
+	err = runtime.BindStyledParameterWithOptions("simple", "chain_id", r.PathValue("chain_id"), &chainId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "chain_id", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetChain(w, r, chainId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListChainRounds operation middleware
+func (siw *ServerInterfaceWrapper) ListChainRounds(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "chain_id" -------------
+	var chainId ChainIdPath
+
+	err = runtime.BindStyledParameterWithOptions("simple", "chain_id", r.PathValue("chain_id"), &chainId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "chain_id", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListChainRoundsParams
+
+	// ------------- Optional query parameter "from" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "from", r.URL.Query(), &params.From, runtime.BindQueryParameterOptions{Type: "integer", Format: "int64"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "from"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "from", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", r.URL.Query(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: "int32"})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "limit"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "limit", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListChainRounds(w, r, chainId, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 type UnescapedCookieParamError struct {
 	ParamName string
 	Err       error
@@ -2308,6 +2723,9 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/rounds", wrapper.ListRounds)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/rounds/{round_id}", wrapper.GetRound)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/fairness", wrapper.GetFairness)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/fairness/chains", wrapper.ListChains)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/fairness/chains/{chain_id}", wrapper.GetChain)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/fairness/chains/{chain_id}/rounds", wrapper.ListChainRounds)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/stream", wrapper.OpenStream)
 
 	return m
@@ -2762,7 +3180,7 @@ type GetFairnessResponseObject interface {
 	VisitGetFairnessResponse(w http.ResponseWriter) error
 }
 
-type GetFairness200JSONResponse Fairness
+type GetFairness200JSONResponse Chain
 
 func (response GetFairness200JSONResponse) VisitGetFairnessResponse(w http.ResponseWriter) error {
 
@@ -2786,6 +3204,20 @@ func (response GetFairness401JSONResponse) VisitGetFairnessResponse(w http.Respo
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetFairness404JSONResponse Error
+
+func (response GetFairness404JSONResponse) VisitGetFairnessResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -3378,6 +3810,250 @@ func (response OpenStream429JSONResponse) VisitOpenStreamResponse(w http.Respons
 	return err
 }
 
+type ListChainsRequestObject struct {
+	Params ListChainsParams
+}
+
+type ListChainsResponseObject interface {
+	VisitListChainsResponse(w http.ResponseWriter) error
+}
+
+type ListChains200JSONResponse ChainList
+
+func (response ListChains200JSONResponse) VisitListChainsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListChains200TexthtmlResponse struct {
+	Body          io.Reader
+	ContentLength int64
+}
+
+func (response ListChains200TexthtmlResponse) VisitListChainsResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/html")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(200)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type ListChains400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ListChains400JSONResponse) VisitListChainsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListChains404JSONResponse Error
+
+func (response ListChains404JSONResponse) VisitListChainsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListChains429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response ListChains429JSONResponse) VisitListChainsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListChains500JSONResponse struct{ ServerErrorJSONResponse }
+
+func (response ListChains500JSONResponse) VisitListChainsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetChainRequestObject struct {
+	ChainId ChainIdPath `json:"chain_id"`
+}
+
+type GetChainResponseObject interface {
+	VisitGetChainResponse(w http.ResponseWriter) error
+}
+
+type GetChain200JSONResponse Chain
+
+func (response GetChain200JSONResponse) VisitGetChainResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetChain404JSONResponse Error
+
+func (response GetChain404JSONResponse) VisitGetChainResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetChain429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response GetChain429JSONResponse) VisitGetChainResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetChain500JSONResponse struct{ ServerErrorJSONResponse }
+
+func (response GetChain500JSONResponse) VisitGetChainResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListChainRoundsRequestObject struct {
+	ChainId ChainIdPath `json:"chain_id"`
+	Params  ListChainRoundsParams
+}
+
+type ListChainRoundsResponseObject interface {
+	VisitListChainRoundsResponse(w http.ResponseWriter) error
+}
+
+type ListChainRounds200JSONResponse ChainRoundList
+
+func (response ListChainRounds200JSONResponse) VisitListChainRoundsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListChainRounds400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response ListChainRounds400JSONResponse) VisitListChainRoundsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListChainRounds404JSONResponse Error
+
+func (response ListChainRounds404JSONResponse) VisitListChainRoundsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListChainRounds429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response ListChainRounds429JSONResponse) VisitListChainRoundsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListChainRounds500JSONResponse struct{ ServerErrorJSONResponse }
+
+func (response ListChainRounds500JSONResponse) VisitListChainRoundsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 // StrictServerInterface represents all server handlers.
 type StrictServerInterface interface {
 	// ListBets The session player's bets, most recent first
@@ -3392,7 +4068,7 @@ type StrictServerInterface interface {
 	// CashOut Cash out a bet while the round flies
 	// (POST /api/v1/bets/{bet_id}/cashout)
 	CashOut(ctx context.Context, request CashOutRequestObject) (CashOutResponseObject, error)
-	// GetFairness The published terminal hash, the salt and the formula
+	// GetFairness The chain the session's table plays now
 	// (GET /api/v1/fairness)
 	GetFairness(ctx context.Context, request GetFairnessRequestObject) (GetFairnessResponseObject, error)
 	// GetCurrentRound The current round of the session's table
@@ -3401,7 +4077,7 @@ type StrictServerInterface interface {
 	// ListRounds Recent ended rounds of the session's table, most recent first
 	// (GET /api/v1/rounds)
 	ListRounds(ctx context.Context, request ListRoundsRequestObject) (ListRoundsResponseObject, error)
-	// GetRound One finished round with everything needed to verify it
+	// GetRound One ended round with everything needed to verify it
 	// (GET /api/v1/rounds/{round_id})
 	GetRound(ctx context.Context, request GetRoundRequestObject) (GetRoundResponseObject, error)
 	// GetSession The current session (resume after a reload)
@@ -3416,6 +4092,15 @@ type StrictServerInterface interface {
 	// OpenStream The live stream (WebSocket)
 	// (GET /api/v1/stream)
 	OpenStream(ctx context.Context, request OpenStreamRequestObject) (OpenStreamResponseObject, error)
+	// ListChains Every hash chain, past and present, without a session
+	// (GET /fairness/chains)
+	ListChains(ctx context.Context, request ListChainsRequestObject) (ListChainsResponseObject, error)
+	// GetChain One hash chain, without a session
+	// (GET /fairness/chains/{chain_id})
+	GetChain(ctx context.Context, request GetChainRequestObject) (GetChainResponseObject, error)
+	// ListChainRounds The ended rounds of a chain, by position, without a session
+	// (GET /fairness/chains/{chain_id}/rounds)
+	ListChainRounds(ctx context.Context, request ListChainRoundsRequestObject) (ListChainRoundsResponseObject, error)
 }
 
 type StrictHandlerFunc func(ctx context.Context, w http.ResponseWriter, r *http.Request, request any) (any, error)
@@ -3769,299 +4454,441 @@ func (sh *strictHandler) OpenStream(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// ListChains operation middleware
+func (sh *strictHandler) ListChains(w http.ResponseWriter, r *http.Request, params ListChainsParams) {
+	var request ListChainsRequestObject
+
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListChains(ctx, request.(ListChainsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListChains")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListChainsResponseObject); ok {
+		if err := validResponse.VisitListChainsResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetChain operation middleware
+func (sh *strictHandler) GetChain(w http.ResponseWriter, r *http.Request, chainId ChainIdPath) {
+	var request GetChainRequestObject
+
+	request.ChainId = chainId
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetChain(ctx, request.(GetChainRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetChain")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetChainResponseObject); ok {
+		if err := validResponse.VisitGetChainResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListChainRounds operation middleware
+func (sh *strictHandler) ListChainRounds(w http.ResponseWriter, r *http.Request, chainId ChainIdPath, params ListChainRoundsParams) {
+	var request ListChainRoundsRequestObject
+
+	request.ChainId = chainId
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListChainRounds(ctx, request.(ListChainRoundsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListChainRounds")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListChainRoundsResponseObject); ok {
+		if err := validResponse.VisitListChainRoundsResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // Base64 encoded, compressed with deflate, json marshaled OpenAPI spec.
 // Stored as a slice of fixed-width chunks rather than one concatenated
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L37chs31i/6KijO3mXK1aZ4EXWhamqXLCuxJrbskeR4MsN8arAbFDtuAkwDlMyJ9TC7ziOcR/he7BTW",
-	"AtDoG0nZSmZmn50/UrbZjcZlYd3Xb/3WisR8ITjjSrZGv7XYZzpfpAz+/JLGl+zXJZNK/00u53OarVqj",
-	"1gmZ03QqsjmLyUTEq1bQuqPpksH7WSaym0jErDVqvTx5dXN59tcPZ1fXraA1Z1LSW/3vV2LO1CzhtyTh",
-	"RM0YyfAzJJGEC0Wy5HamOuR9yqjUP6aCxvDcLZ2zTitoSUXVUrZG+LnWw0PQesnUm2SelKc6F0uuiFgq",
-	"mcQMxkj1U7J5zmfXN2/O354XZ3w9SySZMJihP5iik9QO2TyxSzZdShYXp3Y9Y+SepilTJMPfYUT9kfZU",
-	"ZMScREAomaQi+sRiskjpimU7a+d+efbdh6uzV6XZMxJRmXBB4iSGLaZRxBaKKLOu5rmrhN+epqJ2+hP8",
-	"mdwnPBb3ZEYlifDRNTO8Pr/4/ub0zbvyJE8koQshFZUkZlJRkomYxpQwqf77/xGE8YhlGY2p7JCT2yXN",
-	"YkYoWWT//f9+Tub24YZlnFIesfRCqJM0FfcNK3mmvztJ4IilStKULBiPE37buJjTk4vTszc3F++ub07e",
-	"vHn3sbLrhmYiyvWWT/Qh6ImkTJ/BfeNk5Uws1YbZknsqCU0zRuOVPtsZizVhrpnr1et3H64fN1k76prZ",
-	"fpcxNmHqA6d3NEn1bShO90IQsWCcTDPGSCaWPCZiStSMKoITbZrwd5dnZ5qeP1yc/Hhy/ubk5Zuz6oRh",
-	"VHMtuSCp4LcsI24qDXM+53I5nSZRwrj6bsljudXFROLQNzOl0Se9iglN9Xn6S7D/NBoMu0FxQecXVx++",
-	"++789Pzs4vrmuw8Xr64K67kQijAulrczOy58a8MFvaSKAdsrk8m7O5bBtBcseyGZlIngyKcad/zy5PoM",
-	"WV+ZNoQgc8pXhEYqEVxqrk2JnIlMEZXMmePU9zRRhJK5mDPeOGNG00StTmcs+vRqycqSJcOfSaR/18eq",
-	"x9Q8BjeDGR74TJJTwVXC11DQ5dnJm/Prn25OX5+d/nDz6kORfpxwuUvYPVmJZUbsNlEek2gmhGTuI2TC",
-	"piJj+Bxnn9W6M9FUfprB7alSVoTXm9AsS+5YTOhUmZOK9CvNq3n34eLVzenlydXrmuNJqWIBilK4YxF+",
-	"vjBt/WV9m9dN+5y/z8RtxmTNncCRNZPXDMJ+YcXUhjmfX9y8v3z3/eXZ1VX1BuOgjuVOmD5rOOO4Q86V",
-	"JBmTyxQueMbuGNW8837GOEn0dYmbhO4Vy+5YdgZ/L1IYJ0vOPi9YpFhMpjRJl1kzCV2dXf54dnlzdnn5",
-	"7rJBg7lnXJH7TPBbIjgBMkpi1iE/6T/am6zXR6f5RVHZitBbmvDG6QMlni6zjPFo9TaRc6qiWROfeiZJ",
-	"ZB4lcTKdskyzRjFHfYcueTR7Jtcs8urq/N3FzemHy8uzi9Ofbt6eX709uT59XVgxrIdGEehT+dcEQ3KA",
-	"+SG30kqaNyO3aJADVovD5eezRPVk/Xa8YnNR5hcxmwt3cdt2v2csjclk5b4WaOkwRVElAzKnn2/uE00J",
-	"n7i45zu1HLzX1f8FLbuO1qh19kFTQQzTUNmSBS07Zmv0j5+Dlv7UTRK3Ri24HS+ilEqZRK2glVJ+u8SN",
-	"ZFz/HZXQ0W8tPZcJU+Z7QWuecPv3h6CF3O6G07l+FTYgaJnltkathbz56wH/sR/97ejTm7353w8Xlz31",
-	"0/79y8HsL8P4u+7tFfU38OzzIsnqmJLdQH25mXloE7mc/e39+WWJFf3ks1FvsKejgXOuhdAda14D47Fj",
-	"q4nSwgre0EJFC6t1SpJd2vnFyen1+Y9nzWvDj0xYRJcS2Cu5Zxmz32Ke7aKWGSdKeAvUf9Pnug0H0NKy",
-	"TkS+mAvOVm4694maEXUvPDVLag1l2Ol2a4m7PyzT9svLN462pzSVReL+rUXBkmqNhvo9pHE6X7w4+FOv",
-	"9RCs+bnfetj2ZizUmpuhrwZeW/sPpdtSvS6/iOfPn9PyhXl7cnkphnd7/7ydDPaH8v5k8Lcz+Usye3sx",
-	"//GDSJetoKVmDAaIafapeBrb23H2m5to7SvsNTP0012qSyYXgsukor2fFCmM3bFspSWyfVp/cZJqMRgJ",
-	"rjKREsED0h+SecKXiunLV09+g+Fm8ovZQshE3SyztDVqzZRayNHu7v39fYdGc/ZCK2DGRt41j7aeniFv",
-	"RXapmExW28wTHmw10qm3szd2Z/WULFu5ofqTBwf73e6g18ep5OztxrC3G7P5rdGgG7S4nuaLHuy3Ua5v",
-	"QLn2B9s36yo+EOtTM4dR/MV9Yb+rb5fWteDrdkD9ORjQkM9NlIrokxWa9h+loplisTcRt8FS0U/6ou3B",
-	"3+713dUs66F0l3+cHP7wa//NfHjx+eBS9X663/t7tP9qevT9bPCXT933Eoj8WpuCjQbqtfPiJJJEM8pv",
-	"NTnPqOagE6bumXe3num7pxfbrExda0N1jdFqLqm+xfeJikCFNGM26YxgKpG3K4LKi9Lar1Mg0RZba3Fd",
-	"J9Enphplv4KfwbGVxmCKUE567go3r/T89Iez61o14NqqgSRN+KcnVgRwOef8jqZJXHE2yKVWQ+GRTTM/",
-	"v/jx5M15ceZnUjHCeEojbfCn5JcluxVaeWSS3P33/06TWHTIySRjxP0YM8KX7E7/Qcbw71tM/4NccxS+",
-	"a4d9Bppco4+Z1VSECCwF9j8W5BdxK8gv//2/yVQkZCmpWQYl5icu7qgmIUYWLBV6BeuWIMRbylcvmZIV",
-	"cZF8VjP0yPDcHG2e+7t3N29PLn66eXl2XTQOf6JEJYwzSYaELpYM/IKME+MZ5I2+vg+o079kqp429NzA",
-	"A5VI40tonN2Hix8u3n280JOr95XdG1t4qhe5fj5gXdfPaP0W2UmALd1kP28zkY+go6zlg0aNcToHl/dr",
-	"tufjyZs3ax10Tokx4xrvPg6b8NttjeSNPO4haM0YjTVfHv3WumQqW51o/V//LWYyypKFQplxxSKhObsS",
-	"6Kwy/hFNqeDVQQ+X/ogR2a1RTwu/X5fIPI0Ai2ZsTvXoU5HNtfhqJVwN+i3QDJL5cg6vqdWC4U/slpl5",
-	"LmhG50yZqb5k6jyuzvIkp1KnSD6z5EralAs1Y1nuCjMeUGvOFqbfmqibbu8vl/t/f9u/Ony1993+94ev",
-	"u3/p/7D3dv/isKUVCC1LqZq1gpZRSCZMaa1p3cL/R8amrVHrT7t5+GgXf5W7uCq9WheRKa7vtbhHh2Ki",
-	"2FwGpKfPo9ftHpOYTekyVaTf7ZB3S9iDTLM/vby9bpeEXkgpLKyz3zVL+XXJslW+FuvzzKduvoGvVA+Q",
-	"fjYHaBS9tcdpNLa6eJnWiBmHP9LFIk0iqle/+4vUW1AMtE0KL9ZtrX161/uG/v52B3KW35PiQRS2c4Tx",
-	"JxGv7E39y9W7i4CIjFAyTVga6z86AtYPzRMtJ24DS6voB9MbpR8V3gF2WlVv9SN2KCu+uXaL/K88xR75",
-	"fnG9SZu84a0qN3rh2FHdFMzTux7jeqhxYj5iu2TxzbXb5X/lKbbL95mGI0LrHK6WXiCeSy6EcaVSSVIh",
-	"1bHn6Cdzqi1Ola2AgqqOrEfsCsvf2rAjhY88OCOLbfuq81I9zYYWHG7mnr5kNGO5QyqRhE4k4yqwYoBA",
-	"DBm17jEPy74tM8z2XjPSpmO+3vafeg7nnc6Ytxqsr0ecmbLvrN32ykeeYt8rppzZMrBYsiWXRHAi2R3L",
-	"aGptOIgd6f2zJuWYN9uUc9KmisyFVJrBsnsiUTvZCczRZBjEo0pvfMQgXqR/Qc6DUROxWOjB25TEbJGK",
-	"1YhQ+Un/C6pOGaPRjOl5gc6wE4y5CaShGpZrGe5juLY8u8FeS71cYPJ01SHXMzbmZh76igq8qVyoMZ/R",
-	"O0YmepERzbIEY8gj2BaxVJGYM80u76UdUKqMUb0ZJJwwFRJ2x7ja0Vs55gkn4fdn12SXLpLdu96utoFD",
-	"Q1pFVf8RRGVuyEay8j7wFATl2RPhSBuVRYOkquoBy6vV2/+AGxS0UG3f+Gp1gk+xWVXrwlw/sWAZVULr",
-	"vbX2ClieyZwF5u+arY25YvOFyGi2siII9BrPsRMlWbTUFkHG6CfUbsSC8Q45yc1ZuHBUsTG3n/xF+Hbu",
-	"MUmMHmQmxiZaCyGJntvqnq4CL5MAjLc0ZfGYT2j0ibQdb9GWiXQBb7MqyymWXCWpF+lV9BOTREynAemN",
-	"OXIQsqBS2WwiL0NH8+Qx/7+M7d+XsRHQAWGVQHaLlEb5IiHpQPM+d7/ghp8slTBZQzW2JCd0qcQLm3eg",
-	"aHaL9Dxb8jhjsZpJOC5tdCvS63R7n4sWZH9YspP29wqGbrfGNgpaL9GqP7szbKo4q2s/k8M6AKj0L0+q",
-	"p5OxhcjMFWqjdkLx/gSEkihjcaLQQNF3Sd+j4tz9mMN+fczBTN0+p230TPMYlVjjzAywnpOdQgblg/+B",
-	"DS/Y5x7sHH5rMa539B/umz+76UmVJfy2hTanNcr/gb8GrTwTyX09f1VMfmGRamE6n/5KcX02crd+tlea",
-	"z+gxNDHdRE3Ups91I7kdE75MU0zj4IKDxbSBvvQLKMfQEVGlN+Oz2M414eJE5pXqIm4zyhWRC8aVme4U",
-	"yAzcfhBt9SkYorF6GQ3ztKcXtObLVCWLNEFrkKbpuymEV9dN+m3+zsPPQc1k7Wbngx+TRca0OUAET1e4",
-	"1ZjPdwMZQOCJWpkj3G4WhsArE/ioOavNXF3QJM6/Xfosijj87o6+tcB8290dnI9mdRgM2qAzLEQ0e5uk",
-	"aQL3DcTgFkeP+U1w+NaBuJFWrvDB8q3L/WP224G9RqULUiA092F/sQ339NRmilYvrMeQvu3kIJXU8F6h",
-	"/4daBfJRsCi1asnizlfcryfbYrdlVZ5Y2LAGQXOCMT3wOAjOSpp2foO1waxFMGljpJ3FgZ8AO1mBlgOi",
-	"xmNvAZBwkOf1BjYHICB3IokrwggZsGW5PYhuFjkqSFu72Rudtz4b07ynyGBgLHvP+yD+vFtmQ66Dbq/f",
-	"9e9RK4tveod7/cGe72zP73EusWBBVYnJ1BYHXyv3mNpe5rHGy9PoU38mSRI/zj0+p5/fMH6rZq3R/h6I",
-	"JfvXXg17hyoEWSNlwdNd+MMW2zOnn8/xcXBGm6/RLKOryq7guA0b8h5O/f9c2f+UHNGlVDq11GXoouHW",
-	"XnITkzU6QZ50tdP5fVUR0l4IKZNJuiKUyOVEqkQtFXA19uuSpphTv/OkGst/pHzdICyu3ARLXgdT8hGO",
-	"SMYikcWakSufKJAEtOm/YopEgk+TbM7iDgmt3AhH1u4fczCaPQdBh4Q5Gw1HDRJmsirco+MxD3OuHoIl",
-	"HiJXD4mkK0K1pkUV/KDPfCbuyXwZzTok1OLJWPcwgTG3edvTJJMK5mNEF0zHlqeY3FnjgzdLsM6ExYxK",
-	"Bk76MS/5MohWHTokNFLQfLqpmuLY6Y2c3bFszH8RCTcP2P3SYtRfAVjt+h9ZbD04MNaz3Aa/p3LMjY/v",
-	"uM7jgrMccy0IjOTJa33sOWpjKhd5QUtvJfybVcw0zWI+YNDSE6qRXEBsco0NDEt6JsliOUmTiEwEzeJA",
-	"G8KYamf2XzImSaJGxr2umFRGrZFj3ga1xdtmuwCsY0AakgHh7F6/B+ceOHfSoAv+CDxMSO6WLpg3E6k7",
-	"hzMazcCLIY0bQ5vm6JwAQsnYXSKWUutYAZFizBMliUz+yYhUdCXJRA/DYk2bemkYQcPlYX0Luc6dNZJB",
-	"/io3vHfMKZmxNBV2phzkB7MlLrBrZkPifGl74AaUmlOiV6xN1ZjP0eHDzA73h10ylzsBDJ0yqVevGCcC",
-	"gnqe72gm0ljitNGtI0djzvSumKfus0Tpr5mv97pBt9s1c5tmtDATJQhNU3AcmcHGXIlbBk6eNo6KvqNb",
-	"fbiwE/Zd6sY2r+6AjxK+gy613H8IDrtlxrF8AnU/YC9ADRmeFm7kr0u21HzsxOcCDNxCd+aQ4Rv6CeN5",
-	"hG3Rd40L1J01S5xRSSgnbL5QKzOrdgjKSYj/GBBDZt0dcwVz/di7cKPBQdCKUD3Z6/UDqzj9o6w+1+jK",
-	"Rz/03gzeDi8O3h/9tXc5uBpeH7RqEvl9Vbk33HMpA2+Wz58/17qfVZ17w72un+SMqnT1wxd77/f/enjZ",
-	"vepf7/24//Hwb92f+q0al5P5zpw+f/4c1ZAG5TvXsmVVzfY3q8xbXrL8Hnunlcubst5VTF7p1mlZkdUV",
-	"az4lFQX+WZB2DbaUMfyPsYzIEtvOV8zI6dJVxlrkkoWtKLLCY6Mi0cWC0UyCIRxo/pIxkhgvpGEteobb",
-	"qu9SK+5FHX5QUeG/SrmqsZnk1kaTp1BFRp8qCLm1VgSuqbLd7zjzg1h49FQSP0lJahlGEiC7bzJBckV5",
-	"O03faNn1vg9jEB5DgMacv+XfAr0imjqA7X2ta/df4PCLWOGiP1iGs+GjVH5i8YV+8gm9g9fO47duhk36",
-	"P8zb23dnBtRRqBcC+SMdZvcJiFeMRXyds+x3oZF8UGIctKioPNOqAMTcTLrSE572NBUia+MZkef+FHZJ",
-	"r9vd0XJgsWCgxJiyijWn722Lm+J60+7UwlgUp/VWG7uBlk0R8xRc6wR01YztwXCfzBnlkgw6w/2i9w61",
-	"jWZfRa2EOk0TxtVbmxRbdUqZfFlMe4eHnfbrhRD1ROJEvzlPOFWY1TWnECHVfwTtuOmwXusf7RSCFr5T",
-	"/+j7hN96T4o1T4r8yVwzWV2gZgMb8RC0BGdbUFNhglrPWvewP8WNz/qT/FkfR8aoYq7qyaVcFvmFqxoq",
-	"H9cbdkujFVlQNYO4SkAs3aJDy09PAEV4jsnFlIMKr8c9JsktF/BGomaEmpz/zqM9jXkBU736s+TRjHy4",
-	"fPNMklA/G3bIB2lcVnqehvCkS4aPaJo+kwRyqjHcr1V7/57YT1raTPPtOC4uJyhUHo+5e/M+4bJDTvgK",
-	"PVVGR4AdWqiAMMxak2RK01SCmW5qJ8c84VLRNIVEF5snjAaEt3G9/Zqtskey+UBJ2x2onhjbebLjkk3e",
-	"veJJSXB22M+Qdqg+3XQ6nTAgMuG3KSNLyQKvOmeHiCwgguNBeQcSlHNl7CEq8Ynxyr4NtYXlL2F/k0Ip",
-	"Cw4PjwV7OlJxtedX78hev3dAIhGzohMezaIFVYpl+tH/+sfJi7///Nvg4X+0avbSDwBWeT38u0nzl4mV",
-	"0h948pkw/WLgWKsVh1CcVuT1thpt+DVM3+XdFmd2Zqonp0tJU3ftTt6fl4JE2wLmGHCeHCYkB2hAFJ4O",
-	"+UgNZIkrcMiaKkSC30tpegcBaH17qggoQc43nY/QJHyoXNcCFcXflS1yyk71gw/edlXunt6NIqiINV4r",
-	"/K7t86adDrlwrifvgin2GfnCBkbgXM/WgMMD2GjBOd+2txP5+uquYr4RtZwHkqBM6BPGhIspAxInUiU8",
-	"UnlBnku0yxhkRj2TudMQssb8X2AUq2M5cQj3IwPujb4+4LdyRjVz5VgTOeZhlUbCEbHGeCK903oxpZEm",
-	"f3uhXAZbzLLkjskxL00fFF93+UwaEWTEfYE5ky/k9fX1e/IFVEA99Bf904sXL0jh//ofvboJ8gUqU75g",
-	"5UReNlFTMbF9uQQ6Ryj5yCZXAkTBcnGbUT1J/flSSjhMoUe+PDoxvDiaTQ0vDPeYBPG67PAd/IZXpVgY",
-	"3oi/dZWPJo5lJ+IPV7f+4ohNZa2FYUwlqBuGF+pIj2v0HW8zLYGLDMmvsKWmur8wwWoCaw1uAGmbDwTu",
-	"rERGMnYnPukHtRA/LuPC4affXZ5/f37hA33B1wf2PMGgeCbJuyy5RdNVk1qeFbmgt8AV8GcY0ktchrH2",
-	"vD1aV6lWeBkKGCuvG0gwXhoAp1LYygo8DYx1ZJb1CCAcyPw1y2Zcf8jcg6KsdcOjfxBo0HgrUQf1cQAL",
-	"oTFDW35tqzdYXiJrtq0ofHBDYIQC5JM3gvX+LLIkYl6yL4T2yEIk3IusJSbHFUasQYGrGfd+lqTMm4zZ",
-	"q2m6QuaVIf/Uo4NX2fyeJnfMfqYMjFf4ir+HdqD7mZAMs6tzUCGapuJeM35vOzw0qQIBNKJTHQO7mumt",
-	"cTBTkkUZs8OWYcJKB4+7QUvIZMUc7QoomSMoLBzTQ/b7esgiHqXBkeh0DOhEUE4wInQi7vAsTGGi71SB",
-	"j1QlpvuaeiSSHQ5Yg7znRuQb4PwCu8LC7UvMwopoTW6LPCa5btr6MEAUmGToacJpqo9F2sH8Sj0YDYij",
-	"XK/XFpmNrlkjeKdcxGdZT17KRr6QIYj5jQVt+G61fgFGGBTXVyxd8EsWSH3FgqY6W6pgShQMuykn9Rc+",
-	"Z4ocHg900ZzJv122faJcmv0IsxS8PP84iQOSTAnlK6gADGrT500SxbhlIDDGLb1iL3ZfhJmt4lMVERIq",
-	"uBUVOIgqNE9VpraCEjxAuU5/Hapaxagr4yCUwf7q0Ttr8UfrMPd8TNtaGMp6sM0inGwJHrIEjVcLBlCD",
-	"p1UHyljFTKkYQ0Hr8wt93C/uaKaNBQnnntdCVypDC0AbZQyUMohIBeApaKF25IGwFsrNSrAOzYB9ZQjd",
-	"InhGCSuyDvu1Bry2CtXooR/XoZvWorQWgImLpdnFyuO6CrQqHFsV2LOm9PNna5Q2Jus6A61UQKN5rjYL",
-	"gH8Zrg3IyDTG1BD9l4wqg8W8c6wVDb3lULwzFXrr1rlZ/ghQO0PRDf6Wf6F/YwuvRTnovKXPwkSdt/ZY",
-	"fEeTjBvw0eL2TEU2X6a03pOB4F6g+BLzoAFxhUqxJaBoo4eGtM/4bZrI2Y42rGik0pWtOzKyS+84WIhq",
-	"xuZbbI1W3YoBvPVR1s9+5C5oZWpxM1lsjP+rxcsFuI9oujlYrp/Rh8ayudaRbrTyu70j77V+uiHurDcU",
-	"fF04MqjVAWav+XizoBsnmXT+xgphFKZmlhW4U3bbUtneWqpB7lafmVBWVyGbNs9wtMb4NycmbA73mmka",
-	"aJRC7na8PrKdv1nDMvO1PZMmVziJK6WyWtMCufCZxST8Uy/sdMI/XYTO/zrm+OqMat3z1yXlShs7F+QW",
-	"QmbWf1LK2MoxIAvRhL6BTll3bV4bmiwv5+r1yYv+cN/EhxJOtNDLIs1nZ+xzMWxwGB0OplHUo4dHw2HM",
-	"2GG/F+1H+93J4eF0cLQ3mMSDg2kvPhxElA33++xgOh1O6H48pHG0d0RpKebQfXFEX0x//m1/rz7uUIhT",
-	"1jMiiOA+s8RvWB3kl2DFqCwwYCmMAW0SYF0SClgjHy7flETWo3EscQUYHa5IHDda3UpC82uoNfv3767y",
-	"QlXzgyzFwHr9w00RpKoYwZltK0bshOuuyJu14dA6iecyfxX8Rf8PMp9y8oJfKmt445Aim79jnVDPpOkN",
-	"kScfdMiJAx7GH8GOmycK8uRMIjTkyVBJ/skycaxNTvThmhdy1GVGOUYq0QnDGV7Q4kE7RMstK1gd4OW2",
-	"z1s0zK2ef6g5PS/3qIYlOO9KnEgAzuUA6WwdxXN42Yd7LjTQICHia4Y7x2NOyS3jmilqEztNqKwJ3MNG",
-	"cwFfMaGKnI9aTSoe88KVLTNGh+npXZFBfyNXLKoH9eUgaJ/XuINKhTaeO1ASmjEv9wYT8QqpLRsCnQ1V",
-	"3usme9I4N9LuDQcm0abXGQ4+H5Net6tJuNfpdkvl573hYP3EamOw72dU1hBTaBy14QgzlvW2uHx5hFaw",
-	"j9wwHssbqsLjQhatphYLuTDmLgus6tTHRGjjznFuNxcYg8878IOEj7kBrbD54zbfO9XiN0BZwYyDWRs1",
-	"6MnUV8BNOQSFf7kgSmhS98EgKqvqkBAduqa4wjurLJEMPXdjHuYgreGxqyYo7FuHhMbdWqjT0FwNeJlF",
-	"jvDoEbRzcMnqgSyw/3EpTI3IdibGrS04WazZMD9qvRFW0gpaZiK1pRh+5lA1OJ+AT1Emsb5ces95tCKL",
-	"TEyYOX88qsycqSThQugdd6VVUjOeUIUlme0XWvZ6RzmxLsy0irxaNQkWHue5Cvo2zevzHEyKA4tmwtS5",
-	"WKtPT3d9tV3tRSqLbJj2thK7Xp2FakTwPjQkYH1jWeK6l3ysjA21dycVL7cfoQot0nR4bIWzyB5Rd7de",
-	"Xd5QlVfa7TWmg58CV1+xif5bJQgloT7csKJ0VuCdAX66NwzWELeoI+7CUNuao4Vy/4pV+t6HGvCseHNL",
-	"MfiDl8a2DbFMGdJKGu5bqEIXngM0FvfOt18g8c0XyMNr/96E2a8UVQ0nvA6zTfohc0SkZjGAuJv8jiQz",
-	"QTmqtDDIDzAne1fLCyyfd0iI6N1hQMJ7bUFAwSJnKgRub7LAx9w7MqM1wzEZl1WlEZDgxzU/QJaFNIMZ",
-	"Xdo86GUo4FM5kdiMBZxwjcpcQFx/Gkr9WF4upPkm0yLY4SfQ7G2ABN0pHQ+CsBbnve7Uq/kZ9QU2Du50",
-	"b28D3qnBkq+oVHDGL7xTt6bOMeHsluptzHfe6s+SxOKe116n6neruPVPfCSoc5QpLl4yCBbeU/hzYELB",
-	"2I5BG3Api2+ZKfqugc6vc2/XfIJCUasNJ9sI8nGuoNogqIP+4p47eSJEyiivTmEtdRQm8kxCdlZ2R9Nv",
-	"p5HfgcdfV5I163l5qdlABft5Ju5r+I1hdIQzRaCLBLQAg+QDLCCt3+y6Jga/E6MQC8atdlycu6mkNEH2",
-	"jskv/MTiJyrc8dFRTMcZGD6Hw8PpGGuqpggZ1f9PbKFIG1p7WniUvMpUZKaeG6I2rqWfVIYZQmjYQD7e",
-	"o7/qiRCLcm3OGTYLmtS4q2sOu0jpZeKrldoWAr6CluIbZo9EPwKD5waMqieqHTpBqY7MxthTHfepJ6V0",
-	"F7txukT1q08Wu7Am5Wz99568FqvX7RrBYU76uGxvU0U8WjIPo0l7XE7sMsVz3oQX1tOxthIGHvpKNI8i",
-	"R38EcT49b7ymn9gLMZ16yqe3s9WL69W74j4FlftWvsgbgk2wMSao3xjG5uze2o0LxlGwaw557Nd5RSn4",
-	"+rEn8Z3xCKWJVFXQqCKDcCbX4GCw3wzcVGe39Q/hFbMqDM5ZN0odjtM3cKY/lNLKRlZxZV9RHb2eShoJ",
-	"w6RyrEH8gKsb5J6BsldMeazKdbzUPKtEFQXG3+sdFPmzK2A52Nc/IRN9inhZDbENmohNf/ywRGzWQVdF",
-	"MygKsm3ZbVksPYJmrGTZLE/+LYi52bW5udTf21uz7sK+NZLzK6ZoklZ1lic6rCfVITDoQ0GXtEAP1kzI",
-	"MYN2Oo89+m/N73g85fyOKSG/n0S2249izwA0uXQQLEdk6EjVpm4ZmHp72DDYqAbgMI/mXblULfGbfJOm",
-	"LJPCRm13Vb4Dfa2J8ZtNwnCikf9xRu9lWRcEU84PuozGPMSyeq1IPifsv9rdjmau++Q5UTs7oR9Xowo8",
-	"l3PpCnU65EJAHYu0WXBlzJ3HqA9a4zgoUlFJGSkwexOWqfD6f6ES+s1s2KzpK7hwo/HYSFP1CT9WOygj",
-	"Wfry+HHFyfCxp8CtxLtpeoo9GYClf+Or7sdpwhMTfMS+4USJPN6YI8hhAZvWu6CuwggNwYmMMsZ4MOa2",
-	"nW8lkZ2CEAFIehaTdiwiuTulSSruWNaZxzsIAZ8r8fcsY2MumVIelp5+4YV+AxISIae1WOkBAaQJS42X",
-	"yh4zzHPMUUNc0MQE8KWB1wwMkJkDiAcXCwdRR048aYgB4zFHpVLmVTHU9otHLbQYY7W7uw7jrnDqdQD0",
-	"uPVGJtsRrd+nQ350c0R/p7aB4BhFricn2ZhjsqFNmrKJYmJKADDNt+9tpSj4dbH+z/95zGmaEppC9eUM",
-	"PzgiFHs/QMVkXnNhsjzILV3UBQr+z1Nbv5Zd/pHS+zHCGdSkClVeusbceW70hMpE2oSZ9tFBt2tyVI4O",
-	"Ot3u/yympeifN7SP6250ll8Z1a3G9epSarWqYmORtmQbaByScQObvWzznpcSsCKLoqFb/W/Q7bH+YbdH",
-	"j+jR8OhwMp30entseLBHj3r08PBg2u8N+tPBoLt3wPY3pPrV8ISrPLnwj2+ngG2kq5KzUH6mz13mmRuG",
-	"/xiYD1sQN2NpIbPsmBTaWSb8TqR3GBauhggKDazrDtlLGjLPQvWth4pgI7P6c2pExHQK6UQmpUOJxZij",
-	"Bm0UPspJXQm9ravokJP0Xi8bMwpFulSMzJRatOXOmNM4zpg0STaOspdZUsyThQ7X/2u0u1uXHZn3317b",
-	"8qOUlS0D4NI5Jh/CRxZQordSQGwq+EMVaq8R1cc1ZfYjGkgendYG5J11c3EpqQ9+e/G1b+BTxY7iGwgH",
-	"nmymGP1Pb/QjZLJUSvDAj6GPuY3/vWH0jjn/k7HTtNpj4uCFWBTE2R0FGhOuM+bNtEWegrQKTdMfg2XX",
-	"1FZ9rZxqSrHwW5A3k3gOv2DidgaVQSsrnrqWiaViHXJJeSyw0FEs6K9L9lW51TM2b8gAuUvkEhEy5qxc",
-	"D+886VOHpozQSq2NgCRmG/KrVUDqc9fEb0/jn6G7FR7XMLy7TpBjuldDr1zMgNoM8fYoRLd6kQ0laY2e",
-	"fx/PrYRm/Ag8NyckG4AD/d5K2AmhGWLQe0quAyy1z2Fp17raM/vk0yPJBSXH/TolshCDCUpO0nUvFnz0",
-	"QdGsX/ee7+H5Vsi76go2YdnVTGGLFwpr3fRGTgVbPLnlgz6l/m7QfsEWBZNmCj9D7zQWLbNEra70A6Z3",
-	"M/BnjHrpP31nuQIy5Cpbb1U6Fp4s1UxkyT8B2WJkOf542e0OIvMe/IWFFl84rPvR2q55BU4Gtgo0ClyR",
-	"sLYYB0DjMhAjgZEhJImLbXbPEanDYleNuQ9eJT4xk/TXUIlETvgaIKEx9/GGbNb7XrdHKu1rjz0sH3QM",
-	"TFYlRCHMhYf+OoUhXO9a1CPgfBEfGw4vL3hSaoFNJRM+FfUy8eT9Oeo68wmLwTPEJgYfoT3JxL1k2Q4a",
-	"U8ZGdC4jfzeBxePB5AXAioS/TahkWn97CMmEOZgYV2MCgh+kVAjD3fU6KzpPw+PiyZjDiAANEXre8dhm",
-	"xBBb9rOgmVoLtzXmY/6nPxFjko15EXbQn+zu/5JJ/OdOR5Nif19LcPeXaJn9udMJXR0bNYiEL8BjBuX0",
-	"Y+7wCi0uIXkcLCFBuOBbNuYW/gkgJCDpAUyzBvI3OdfFW+rdCb2lcCnyC1zAriljuenZmP4JuFwuLCpY",
-	"hwCQ35h7KpwpCUmgZusRjCBfMPnE2EKiZg2JtvDYlRIZvWWhc3pRkrFUUGcBgumq6IRkTC7npfJCvWFj",
-	"Xugy6XhKwqViFDiENL0vTGYswGZBEbvtyeB2zBSnlXnDKM9hMAX7pljCrMcrBzbqkSXJi+V8wjI55heC",
-	"cPizyyyLRbSca70U3XGpoKoz5i8IYPnqfwzBRYAdxkF1w2w4vaJHovzCsM45hz5Ib0QYaU3xUgDFS/Yf",
-	"oH5Jj3iNzSfcWPOvBaY0ewWRo2V2x/ACF5RLrApyYPcATWsYfRJ9kh3y0YIYgSd4mtpKVAxFjXltLCpR",
-	"kqXTmpBUJc6kbBAQuFdj2Zc+tfWxrHZfbyCkX07EUpFer7NPpN5QL3DGpErmVDHpJfeL6VSbvGauXpo6",
-	"aYtSp1XYg1CzBG6MMdwVaGuCLFa/AuU9O3gH9PZAdwNJIiHnTCXRyAPM0kwYsLjGfB3UNviuKZGpuCeR",
-	"4Jy5breUxImk8R3lyrsdoLfIMS8Ch8Ljf7l6d0FCeMCUIFGO6IXoOcWN2Ot2tfQadgcdEuYgDOGYJ9Lv",
-	"hucjQSJ6Yzt0KBPhzjEJzb1F5aQWWaIBKrgAnXlsPTo+OqFBuQOVx74WEjHFAZv4fYa1QwFhqYnY1OED",
-	"73QIgpeYZaGFbUSkQ0A2bA06CmNtHsp/fcQ+DhVuvsoolylUkCZcCW8f9RXUn+mMOeJ+SzLJqBazmp68",
-	"/beX09z3ElO8rKnXQPrPS1SxUsOVoy4yoQw1ucIOwcmCZUbQa9Fc5waBKhezx3e9XXzYUr09JFMi5FWw",
-	"zzGt168PSTip/8KxbwszPhWZaRo0H2k2+fz5lZ/S/Pw5ShOQiRQdSggKZes2DO8Mqzm54ZiT+nTuNpaf",
-	"/JlUixUM3Ifz8pqJWi+JHjJPE9Y2NHL3588v/RR6PW1QUsJyrUIIhaALKiHruUjOUD6Gk8aawr3uEQkr",
-	"EEmh1/TbHHhkqgSkfrtde0l2zUxewEz0LdbsSnMxiDaCbgMp2FDflDF7DYirNwC93Kz23Cnneqm5Bo+4",
-	"fa58JWZe9UpbLBgHWC+ohgsI1aO71plFKED9d1v7sGNLcb0ynBDqZUY5x1asuHN1doKjBqOXACSQcfLv",
-	"7XUPO+SS0VgGZCFSvGak/ArsDFR8AHqcbReD1bcJ+omN8uYzQKrVoc6Yh86Ta+qgvKBAWO+21VcjwArb",
-	"Jhe97boFYOyQYVrxx5L2G/QMg2s3IK/wuzuOyziwJDnm6Hi2bMS7B3B5V9YMQRg4e9hQyYiNwXx0JHUv",
-	"xnyyjG+ZkoHRpCdLrVVKE05nU713hoTFUqarEaLw4lvkizWPviCk0xeIjTt8wgogbw7Lm+nTJF8MkWip",
-	"H5ZQNrXZ1zbTDWxIegJTtZEI6iLVBo1oh3whvW7egesL6Xfxe1gTYYEFv9Rd74CEr87enF2fFf559zes",
-	"On0I63iC+3XXXJbKU/V3vHGeWhAY5clQUGWyuWg1QhIQkIvGA9wI/ZVh9SNjDlfJkIpNo8ANwnPVbMPc",
-	"MzOZwOuIRicIEblA7ylVWiAbLUlqTqEvYczQEPcAWWF/sG0ZKmOF8zZKjb6MY27gUHGGHpOjBlYD2lNP",
-	"XRbHwmYNYPM6sO4QcmJnBEX1qKH4SzQViMgcDDwrhRL8JLaaJfTu9CabA6mCWuaQVM2NRrNF2bZKlt31",
-	"j7CNgm+EQnIJJNfBZLSMdk+T0MfvMzpjeMlUtnpxonV426oRmv5ZMyWXO3ZIfcMzIeZoIQJcQcoo4BW0",
-	"ba6GZHBv9VVCAd6zCgWyVOQ6BDgPVBZZRayNkG0Axr231z8yDeLSJGIcaxxM57T3mVhkCVMmzUglCsLc",
-	"p84/U7juoN7utILWHcsMfk6v0+10TW8IThdJa9QadLqdAYajZuAS9G8ktAVhakNUE8jGGrAwDVAjkBu5",
-	"CFqBH7WhFd+YG/6fC5JZIpXIVpDEU4hbI8SteX8EPcoS6W/nBFsGpivcPVQaE8HP49ao9SaRymAPOlxy",
-	"2eiuzh/B2CT2qkMtD/2m/W4X0mAEVyYiAk3DI/ji7i8Sw2Qm5GKrCrAY3CYMtU5c6lSQXw39x1RI04mk",
-	"oCrok6QpVlg2dQV82qbaX98123UT9fsHDqszxO9Up/jD3tveXw8/9s+G1wc/Hf04eL1/0S1NsQDC5Xf/",
-	"7nrdv3FXatbR7e8ddpvz+mu7f3udEGs2u1e/2X85ejk4Hb46ODv6rvf94PXwLwc/HNVvtplyZb7DI/1f",
-	"7/Cgfr59f77QrdWf6WD7PX/dO+m/HJzuvRqe7X938P3h66O/dLcgC5xe92i4xfTyLrIYkYB8h+KtuMib",
-	"atYR/M/g38YQxxaNxiC7E17ZwL8ChJ/JWARBYegSrBnlHl70us84hrDrIbLCK73Nr5RwW/Vr/aPNr/l4",
-	"pQ9Ba7jN7HxUU9g8t9e+tbtpN1pBS9FbAKA1PBpwTRdC1iIQpqs6PHUT4AzIL1quOuNzLsDl6UIJDh8I",
-	"LFHj8yBtKuucTzvHCP1Dhrn+Yv0DVpU5JiFeiHDMtbguIYJ6uGWhQfUKO53QAIiF+m3vBln7RTIVgO5S",
-	"8h+2c9efryh0eznKkaoAWu0A0sT9LLG+GFTaip2ycwMlwJRYB+VpIOkxNxZsHdPpkdwKsJoysbydNUA2",
-	"tUMt7MOdvG6B/CISLvOzOx7zfrdnnL0+jjd2/NZvtEO85aGrgcYOy6EJ6tsA35hv6jQP0/8IilrOe0J/",
-	"V/ze8wSzfsvAliPvxOdLqUyjeGUbyz+TFrndX44FmIN5ODAQN9EEGmzbtqjEVawbCmWxBaIEVSUV/JZl",
-	"YFOY+A/mekEuET4opmNuz9DrZA/KNDS+N/EKh4OFqq2HwwNbM6e274PX/cVM6pk0Tco4dD3e6/dJWIN7",
-	"HdZpTRaxqIUZMEyqlyJePVLx0VenrPj0up1uN4cKKieE9zvD7mef+29Qch7yDLzyl4pYRsNOt1s3Lmgm",
-	"9crFA6ZgIS5g7RqCmn72TZN/hPQqw0U9FBORVLZkDxWttPfNh/PKXGlc3pMcT54JNervNTWv3lYn3V7z",
-	"3IYojok9aCiWw0vHUskgUwGunXmgDw/Yvve1BFSrZm1e+cF178fBx+HfDn46+nvvZPByeHrQoOr2W49a",
-	"/2MUJaC2uElVsnzXb7HvN275o1Wl7tEj6Rw7wzV9yz65W0Stz7FlAN1949tlKHhtoiPs/cZXfXj87c/N",
-	"6nQP64AfME6Bfh9ppWiHhMVuDMYPUqxPRL+H7aoXFto1mBeMpmVBSWcijaXVxKxLAElkzGtc/KNKhxlE",
-	"BzouwENp+W1d/2O+nd/fKjN2RRjaRziVvX7/kfTjMZK151jTcUCzIehHsOndagcDm0G9Dd0aR4UmWWxu",
-	"sMU7tg/CE1EccAkMnifSehqR0tADp4+72Akod/Vp7XvMLWxwcz+gRhzYTlMbvce2A9IU5pRWH7/aKa7T",
-	"5HaZsZ1OvSY1su2CLLh4qVWQXltNt6Aa1dQ1D3J5ZmY3TXuS5sWVmwZhuyBH/n+EpanfGWx+p9plo2ij",
-	"gmCyvu8a37Bnl2p20QK/Qm1UAc3UlNUBBoLBaiRasalZjlv7zHIyYok9ZfSOSb/9P2K+jjkSF/A+AHsC",
-	"RNJ2uKv/qv8cFkwyQ9PxMoNEvF+XTHNAtHLGvAhyj1mRkJ6naUwTYcnCqvZqt18FAwZYHYv1+PmbxkUN",
-	"uSD1NC/uuaF7sM9O8yBqIkkSs/lCaGY6Mi5LyB4S3Lg3EdfbRLNEBj84q8+klGHsT/+CI5giSP0Pdv42",
-	"oad0ICSlUjMNhglqGVswqlzMoG/VWGtoYbgjkyq3piYiXh17dqiJhNExz/G6IN++PGYRTssZtMYcR79G",
-	"nWWF24em1eMc0qZ7/rc7pHNfXKNxlj/iqby5Rjt8nC5f5wV8lI56WnyveIPdj51vUiz3Nr/mNUT6Q3VR",
-	"nvdC2vRupXnSE0j4RoXxmd+COWVTVeWiWjZX23blQ9hA54R5AHkmgxL117b+IzIjj7uaiCMmcppGcWCn",
-	"WVmYg+z9O8q+SqeooujDUyz0Yyx4U3H1ORz4lnJw18OMrnffvjch3DVJfSMS5qqXkzxFdDcT3OVSUYPy",
-	"FGKQI/RSIo0q9Nx/d5f0ut2dMPCg+0FOFPy02K0htAAsuU2Pzja94VrWE/xkgMCKJOFRujT0YNRfGxT2",
-	"m8+5DjGai3t5nbK27WhnzDcH4klzHD7v4EXaUot8L0tlx3lznS5sgOXvE07m4o6B7xwaHYg59tOwtg9Y",
-	"Xyiz0KC6T7hJ+CuI943KSLOSgckAxlC71/SoTUAU9HhHo4zF4FFqY8KPVE5O1jRAH/NFupSOUHa+SU2p",
-	"Ebty9m75LxW6mqCLEvc09x5SpSlfy9/PgSFc7w7YBiV1wrjX7TZ6mP46uBxeHVwf/dj7OPjb8KeDvx+d",
-	"lIOmPdMJw4+bdsFfGbQ8dpFPGpWEqDB1SGKuVxX2H6cqNMZz+4/zoTrI+zp9wU79319hsNV9m/xPflfF",
-	"xyoM5Q6MT6ExFFnqqFZEsIJYAeFdZLEGA6bS2rlDwpr+oOVeHMUOzsitLCO2KUdt673KyTnI3Q8F1N7A",
-	"Mu6SPvGI08w85WLjifqKyFMciJ8MNSpZL8WMLusMdzEwt2lj3pyolbdvN+2yOWE0w/Yq+oGdYsramNMa",
-	"2ZgX0vWPkIvPGI2BVf/W8nK3mvbBPL0Lj+KTsBn/Oj1OzpBH1mpyUJayVn2bev0hG9OxCs0Jq4076jBU",
-	"Kg0MUcsy3Q69ToYmmZ2m5hq6bpNYFnHsKw6X1+8dqoy5u5jNVOuyq4jo75ly7TC/Wdz6G+ebuEcH/xMz",
-	"DXLhChKvLMBc+83WWR3WkgMqtbBz0uI6eyhNtBaiaZGxu0QsZeHHPOKMLTyhyMlwyfysCgfdGfOM/Nkl",
-	"QQ/7xHZbev325PTF1euT/nC//YmtyJ9zK20WuIL9P8Op7gCeDrSblcktxxoPdgsn5CO1Fuua/qyPtN3r",
-	"dgOCujziCpLnpP9fwz7ZJabeqQ1/fUGynZ2dnaCk0BSo4ewzjZT9NqFZomZQdXRMSsVnnSp4Yd7OywJJ",
-	"IlYR4kQ+BRZQqbFoq7/fnfYY3ZsMB/EhY71oehT3DvbZdBiz/enePh0eTA4OokF/eNDrH3Wn0+FeL+7u",
-	"H/aOBtFwejh8jPvD3YkG37uldJLwxVLJzn9eIlIDgQeO9bjLkbdLtSzT3fMC28ws8nwtzzwhktOFnAlF",
-	"lCBQTqOFVsbkikezTPBEYiLrcaGUwhgdmNwKTcrGJiOkU6gWhHhpDVj3sWsbpp8KzN8Q6guS0Mc81OsO",
-	"bSlEjteeiwwIy+EoaFZZnk9zzccypzHH5Osii9pp4L2IJ6Vsg+9vT3pVBtsjP2zj2LJ9/AsGwwbM79J1",
-	"dyjwXk+0R+F69vrGxMk1bE9smw3WwqHTO/gc4C7bfd1q3l30kf6LUKsL26WHttsVudbrjwO2Pjzq1cOg",
-	"wjoh48IAivgb+Z3Rv7GqtVQ7+7XH3/eP3zXCe8zp7w0HetBGVNdHcGe8Lg2suaAh//sz5qfReSsLb9BI",
-	"1+q9WJq0VuuVKksWemyTq+p3/wwQIRPce4kq4cqPLPQdoqeOuRKmsNPAaucIq5jIaB5nfrYh9A/KljAh",
-	"wDcd8zYCrwakApf6eAzPMa+CeJIqhqe2qaoYnnbDUdd3fVvBQ/9CWyM2LaO2WOISt/5fVi6RH32RplL0",
-	"DeQQevVVEf9mbQKaOKYXFHOIsw9BefoH3cr0Men+AIYw0+8OJ9OD3nRC+72Yxfu0ezDtRofR9HAy7dLe",
-	"sN+LByze607jXu8g3o8P6GAwGPQOh0f7k96gd3TUWpe+708fvn142Bvubzd9LTPqpn/YhSHM9PeGe1F8",
-	"0JscRnvx4TTamwyH/en+/mB4cDSle+xoyoZ7h9NpL570BtN4L+pO4yllfdqfTPaODrsNu99rmP7+0eCg",
-	"fvd/fizbbyox+M4C/toCy/8fFhhc4mo9IGTZIAe2rTioSIfd3+yxP6wVFLXNRcog0F6DErSj7GyNyaHZ",
-	"uzZFtN6OVqb+U9EQ1eJCYv3wPcu8HoAoBsHBCSIHIlCmDn9EwizUdvwmG77Wej8ec9+M0IZ5wtvFaQVf",
-	"Y6zvhJ0xh3zGXJSMfPGV5/dt5d9A/ISZLcjn9zSL9ZHkAancCgwL5nbYYK9YQ6UkpprPfx18fKIfXlA1",
-	"awW25NIDZy7mXj+KR5xr5fDbhaLjUuV85gKr8SXiv8rwaHTN1AvI38tj8zjB+0jGb7rErEu/fYLQ0iPI",
-	"w/jeN0YVTDzKGi3fHlb4cPHDxbuPFzcQ78H8R7m0em0O71Rg+J2vi4Ul/H0mbjPj090cDjvPn3+6iNb5",
-	"xc37y3ffX55dXRXiTVijrJxrZgW5byLvOeCSNiSLMmYUgD9eLL/jrMQzTIbcHctWiLLHGYuxp8Qdy5Lp",
-	"iiRqo7/NAwhuttfonEG6nQVwjzJmgFDyLFgMJEDiz6hUgIUhCrACBK/NIMjdhAZdFxxpLrvWnoBYMN4h",
-	"52rMEWbQAZx74HQGVF7vAgLNWbjxBji6YMxzhDMDKZdIgxioR2sQYlcOUvhbrSZG0433wnztUj9bhIne",
-	"/tX8le1vlV1lA8O0Gc7/eZ5r6+ew5aTtWmLZ8e6PvSl116dYyNCcpFUoYbYQQpbZFmoqRqiD0kKFReB7",
-	"GbCJOXRlNlAYtjMy3kou7jE25e5TXgqEkImIC0rH3BaEGCykRF9Mabvket25AfZqxxRRclHsDZ0o61R3",
-	"nXDJZIkZZdDaSXOQDjkx6bgFBCLZhP0YCybrLuBJ3tTar+D59ttoS1bif4d75Zk21bbf/2GXzlF7fsO8",
-	"xWx5z2Tz1TpzIKyISJzEDk/JA5Ctw17tkI/YSaMGGtYTChNt9zEsJ3TyClF05SdZX6atx9q1mXA7+pqW",
-	"OsuDaSXuyXyJNeQrMqN3UEdgvoqQWSYNHm+9Iw4f/SgxQKhFlLHr89Mfzq5voO6kQ975GLdjro0ms1FJ",
-	"Zf7inhcBbzEX1D4Rkjb83cDph2PuTGaH/Kc1qzlmKFAOkl8/vUMkXRlQ6UQR3FPNsCBn8kIYDNqRd4yJ",
-	"0zpixlVCUxT3eV11DhUrvQ4GY17bwqAuxVDrM8yX6F9bOI17W7T13qzBFMatTTiRScEGdB1A0PZ7EaVU",
-	"yiTyexWMWixfCcDgR1TSF1RfD23PSXj9aNqL+uyA7k0G8d4h69L9aDjtx73JATukR909uKVIa2UL1VAg",
-	"CJMS7KI/VW9CC+W+qz7drLr7XXp588/kb+wTf59+TOPreC7Vh+7hcNB/fflh/teTV8u3s7Pu5MNj7LjC",
-	"Yf2uhda2N882YuCVftYUnz5Om3timWFDtN/oqHzENhlc9c31skBPnhRK+B1Nk21fPDdPP6Jc0u2zKZkM",
-	"Wlu9ht/78IRVljKJc6AKwJKgufQpcOmRL3LuqbRVujnKeJy/YXHqR6ZxHDDa3pDME75UTOYPnl/8ePLm",
-	"HM38MQc733yi3QR+bv0Bjp2LDPl3Z8wdemWxprGKUuKXNzpN26Yb6iUBLWAKx534BMYroPtPtKbJYiMp",
-	"XeLm49NwN7TkKpOKbc31NpFzqqLZkzgg7G6dfri8PLs4/enm7fnV25Pr09eFWtBnMsf9LkEWm5pTDyjE",
-	"PenpNzGLUpqxGGtqkNYYp5OUxW5Ae0THmFXrholZlMTMdnjHel4DX+LxFVse/J9Tkmq6Z7RG//i54EzB",
-	"K1jqlFFqN6QVxmfSSOb12inkGTVnLSHe9W6v0yMf2eRKwM1bLm4zGjPSvvzulOzvDYcGedBCJ3lw/q5J",
-	"gL69Bch+gnmzptkC+XWptR3nV6+cYbVhxphrtRiqjsE+lJKk4hZnEr7LktuEh/YjUNM/YTkON3hctLII",
-	"z415GxCu97qDnWPkH5NFJpSIBKBRG9IZ8+fPTTsU2Xn+HFsUuOiIQfsG0HBE786gh4WHqQ448mMeInC1",
-	"GSqUQbWRUeh1QArlMZkIrednjCw5oKAKTkK1WrDQgLaDT8hCPNr0yhO54tHJ+3My6HRzqH/T4uCWccMe",
-	"I8oB0zUYc/2FEDbohemhRPUYdJFg5wzSxl4cebsNv4kAVWMe7hqwx911w4AG3tFsL9wxG/uapanQu5rv",
-	"17NSQwN3jOFvY+hCMm6Nxq2ZfnHcCsaWwuFfO53OuPWQA3ANLdwmGBOUgEQm8G5l96HDlchiqBLO64HG",
-	"3IDXVxLRn9nmAFgq1A4LDZYgfOf1PwqhNCAs9FIKd/BTTMnQjOIMaPuJiaCZATjFR82TY74wTWmLqJd1",
-	"KfOQXchhJdnK9DLQ1JIoMtOXi8sOOSEOEzZHkS1mKnotHe/pypwgECtcDPCF45ZI4AYr1+o3mTOp6Hwh",
-	"7cXHttnt+j4J0Iqh2hvB8hu7MczkfJtUfxmYrhxz6FBHOJ3Dpciy5M6s1uwmAKp7my5Nlw2qNB8bdF23",
-	"B8iULDQMhqYVJucHDyxji5RGtseHC0kCEJaFYtvDHdDcy2DytlPNucRUMW1pgnYFOzUTKfQLmVO+Mumg",
-	"ckQkYyR0LaRCqMdnLpPTVa7hYkgkeMSyckBEG8iGRAyAqT69N1RB7zbN1xIwOuGGz+kKLkXxzi0SfgtX",
-	"To1bo06n82AA6E1xTZaj4mKHB698XdNMqEI8cVfsqZ8iNAUAJBAe0J4lbzBhThx5dw5Vj9EEm5QFYWy9",
-	"uITfSrOsK+gDYRoFaPYWZ9BgGtapz87rETEDyD/AIWYxrnqy1PqLaalAx9x2lbcaseabZEql1lewplEA",
-	"vKy+UEC20wRgCwosHgHSjR6Tfx4B07vdrt83BsQe6JSueQzEszw2WcBwhtyxwlU1G3HqUH/1FUUocMAA",
-	"/mJ77pAv9q7XI4Drf+zp6X0hXGRzmsJClpkewv7YI1/8lSaSyNkSE3BjfTRtSmK2SMXqmEzYLAFWBrEN",
-	"Q7o5hohlGKbnj+3CADjhbr0W5SEgcgFHITDrbMrubelAoSVM4O2Pm/OAfNHHnnCarVBoIzoX7ASZJp+9",
-	"Ji7upSN4yfyjlU/w9R75IXnZ8OIebp8SAhqU2JooR2hALiwuLrE04z3cZS6M9MoFHKjPOd6EndW9iRNS",
-	"80J5cPg+/oQv4mf2vMN0enS1KRn0WMe+G1ZyVbqRaWYYsRgOUp9fLMzlMdM4JhkD29I5JnNzgcqECzel",
-	"w9KUMNfHZJvn7v41c8rbFmyclOYzKA+gt6udwxHsIMLSFqrawD7W0yGc3WsSxiT+Nrg+8c+LXGmv+6b9",
-	"Rv/IUAlw/xy6u7qsIuB4aUn5uMBbJjT6BA2EvtR4ErVhgUpnORTRQ79K0TK4guYo+l6/N4qykZ25mWDd",
-	"OcTqzCNS0nzHvG1uhxLmwhsYT1/9NUpnph/Cx3ewB6mzpiple6eOq9bYNAiXHn5AKybstHw72bbkN7/W",
-	"tOKHvtvRC7fOFycQnKoPmVkLybZ3wbTfHC2TFIf6ga2K06l+206scV33bCJhtIaVud/r1vaQu94e4avg",
-	"QnnT8j2xgGVJvj+79v2ueZOe1qj18uTVzeXZXz+cXelnDKnb9Futr02ZVuEYi7VwzqkrF5wdH+2F5b6M",
-	"b0YgyWcG7iflzIaqKWwO1LguB4/cP7RCi3v3DnkJMEInExPFGjfy3eX59+cXfnVyaT8BTuIWVTrnzfMy",
-	"INxu/14bWp2hcSOhtW6Nda9bYI2t/pVZLGtcKtelvnptd7yFIDryRpOwmw+VdzX9x88PP9vij7q8wLwD",
-	"pOv7nTfTagUtaEQObTXlaHdXH4rsGCrpRGIOee5mNhVAMRNLM7rCcg5/KUcL8zxD6wt6CH7bVEJiG7dY",
-	"28pvagQzl964UFRRP2ixfwNONHJf8Qex6bcN42Tijk7SFdQgevXFLrBpUmnzXCJqs+PcF1xCUf0ngBjy",
-	"O27IQkyNuYF2bZAvxOYLGWPR32ckmoefH/6/AAAA//8=",
+	"7L37cttG1i/6Kn0w+5RJb4jinRJVqV2yosRKbNkjyclkhhmhCTRFxGCDQTcl8Yv1MLvOI5xH+F7sVK/V",
+	"3WhcSEq2Msmc2fPHVCwCjb6sXvf1W795YbpYppxxKbzxbx67p4tlwuC/X9Hogv26YkKqf4nVYkGztTf2",
+	"jsmCJrM0W7CITNNo7fneLU1WDN7PsjS7DtOIeWPv1fHX1xenf/1wennl+d6CCUFv1N8v0wWT85jfkJgT",
+	"OWckw8+QWBCeSpLFN3PZIu8TRoX6MUlpBM/d0AVreb4nJJUr4Y3xc97Dg++9YvJNvIjLU12kKy5JupIi",
+	"jhiMkainxOY5n15dvzl7e1ac8dU8FmTKYIbuYJJOEzPk5oldsNlKsKg4tas5I3c0SZgkGf4OI6qPNGZp",
+	"RvRJ+ISSaZKGH1lElglds6y5de4Xp998uDz9ujR7RkIqYp6SKI5gi2kYsqUkUq9r89xlzG9OkrR2+lP8",
+	"mdzFPErvyJwKEuKjW2Z4dXb+7fXJm3flSR4LQpepkFSQiAlJSZZGNKKECfnf/09KGA9ZltGIihY5vlnR",
+	"LGKEkmX23//vfbwwD29YxgnlIUvOU3mcJOndhpW8UN+dxnDEQsZJQpaMRzG/2biYk+Pzk9M31+fvrq6P",
+	"37x592Nl1zXNhJSrLZ+qQ1ATSZg6g7uNkxXzdCV3zJbcUUFokjEardXZzlmkCHPLXC9fv/tw9bTJmlG3",
+	"zPYUqfRkTmNenWio/kzSGV7ydMUjoa+8YIbABWkcmN+SlN/4RKREzqkk7JZla/OYmhjMas7UXShcAvjM",
+	"dRx5Yy/MqJjvhQkVIg73wp7ne/DGMo2Bw/3jZ98LUy6zeLqSccrVn37z0iXLqEwzb+zRcMH2pkztZMZC",
+	"Ft+y6JpKb9wZjQaHhwftTrfXH/ieSFdZqDbOvmrn443C0XQ2ZOGoHR4eHHQPDwYz2p51Dxjtz2ajiIWz",
+	"TjuaDll/2ukMDnu9YfeAdaejsN8ejqbRtOs9qElmjMrSt+F/vjeLMyGvBfvVG3cO+t3u0PcUN14l1Bt7",
+	"pzSc43a+EOpGzhU9Z+yWUUV2dCZZRmIpCGxUixzbZ3pdMl1LJnwi5ukdJ1SQYZ8oCsxCxYbn7J5E8Y1i",
+	"dBMO5z0ml6+P97qDoTphWvxoI53BZ/JRFVXpP6qhJLuXTfVdRRrLjN3G6UoUxjhyh1dPwborawM2zLJF",
+	"zGkCf/TJcjVNYiDeKZulGSu/3ZrwjHyFb6ZLMuiSqZpWOiOv3x6f7F2+Pu4Oho2PbK0fgpdg7BfuivTt",
+	"0Q8Jmige8uHqm70DfEKRbiiTtdpKO6Wmr/5JOVlxEd9wFpGYS3bDsrEzy07P2W6zfDW31oTDwRGgZ3WX",
+	"5iseZSySc0G+Igt63+i02z6ZJWmaNTK5vJ4uyUvS/eegS/aJ+o28JA345x7Jms1m0ychXS4VaUj1+vVi",
+	"lch4mcQsa034qVqAmSChWSznCybj8Ih0Bj2yYJQL0mkNevctcpmS9w13bpNVu91jX5H7JvmKXFy9J/vk",
+	"njRkSu5iJftJ9597g26TgKiDi35PUtQGnCXdZHFEVksi0/LkPEv017csE3HKvXHH95SGUMMJPN9LGL+R",
+	"c2984HvFobxxx9wsvlpM1R96vod7540PR+oHdbjqZo/abNALD0fDzvRwOOpGvSmdtgfh4Sw8GMwY7dBh",
+	"lw4P2+xwEPUH3VF31O11eu32aDZrd/sHhx6OdD2L74tXu6e+39e/Wt5SZFS+JxhTAuma8UhU3m47/JmG",
+	"Mr5lnu+Zi3GtiNcbe91he9ZhtD8d9KIDxjrh7DDqjIZsNojYcNYf0sFoOhqFve5g1OketmezQb8TtYcH",
+	"ncNeOJgdDIDnf5MxNmXyA6e3NE6UBlTk/OcpSZeMk1nGzN0BEqaSIIvcJKS+uTg9VTrMh/PjH47P3hy/",
+	"enNaFVIwqlbFeAoiQ9GmmcoGOXXGxWo2i8OYcfmNkjWPUsZQIVAkmtDwo1rFlCZKhrtLMH8a9wZtv7ig",
+	"s/PLD998c3Zydnp+df3Nh/OvLwvrOU8lYTxd3czNuPCtHUrZBZUMVN2yavDulmXITlm2J5hQlwJ10407",
+	"fnF8dYrqblkfSNWN42uiSCnlILapkgyZJDJeMKud39FYEkoW6YLxjTNmNInl+kQJ4q9XrGxNZPgzinZ1",
+	"rGpMpVfiZjCt974Q5CTlMuZbKOji9PjN2dVP1yevT0++v/76Q5F+rEFxG7M7sk5XGTHbRHlEwnmaCmY/",
+	"YoQHPMfZvdx2JorKTzLQmGrUIFTpCM0ypU9oKaxWBkxq82refTj/+vrk4vjydc3xJFQy35FPIX6+MG31",
+	"ZaXBbZv2GX+fpTcZEzV3wko+EN/mC2smd8z57Pz6/cW7by9OLy+rNxgHtWr2lKmzhjOOWuRMKnVFrBJZ",
+	"UFzu5oyTWF2XaJOhdcmyW5adwr+LFKaELbtfslCyiMxonKyyzSR0eXrxw+nF9enFxbuLDVbrHeOS3GUp",
+	"v1EiC8gojliL/KT+09xktT46yy+KzNaE3tCYb5w+UOLJKssYD9dvY7GgMpxv4lMvBAn1oySKZzOWKdaY",
+	"LtDGpSsezl+ILYu8vDx7d3598uHi4vT85Kfrt2eXb4+vTl4XVgzroWEINnT+tZQhOcD8kFspsevMyC4a",
+	"5ICx3HH5+SzRJN2+HV+zRVrmFxFbpPbiNsx+z1kSkenafk1pnCAspkwqZY3eX9/FihI+8vSON2s5eEcL",
+	"UrMOpU9/UFQQwTRktmK+Z8ZEY2KLwkH5zQo3knH1b3Q8jH8D/UOZGPg931vE3Pz7wfeQ211zulCvwgYo",
+	"0S9Qx/GW4vqvI/5DN/zb4cc3/cXfD5YXHfnT8O5Vb/7dIPqmfXNJ3Q08vV/GWR1TMhuoLjfTD+0il9O/",
+	"vT+7KLGin1w26gz2fDRwxrU+s3ENjEcF4ybGN5RQUcJqm2FslnZ2fnxydfbD6ea14UemLKQrAeyV3LGM",
+	"mW8xx18lVxlXKmu+QPUvda6P4QBKWtaJyL1FytnaTkep0UTepY6aBabCoNVu1xJ3d1Cm7VcXbyxtz2gi",
+	"isT9m0fBe+aNB+o9pHG6WO6N/tLxHvwtP6MF+6ibsZRbbkYbVfW7mFsdvXhbqtfll/Tly5e0fGHeHl9c",
+	"pIPb/n/dTHvDgbg77v3tVPwSz9+eL374kCYrpSnPGQwQ0exj8TQe77sz39xFa5/ho9NDP9+lumBimXIR",
+	"V7T34yKFoW2W5U+rL04TJQbBPEkTknKfdAdkEfOVsnpjXk9+vcFu8ovYMhWxvF5liTf25lIuxXh//+7u",
+	"rmX8Mi3tD9rXj3rPz5AfRXZJOp2uHzNPeNDbSKfOzl6bnVVTMmzF2HnDdrvX6eJUcvZ2rdnbtd58b9xT",
+	"Zqya5l4H9lsr19egXLuDDfW6ig9E6tT0YRR/sV8YKksTdC34uhlQfQ6tUCSf6zBJw49GaJo/Ckkzx601",
+	"bLftBgtJP6qL1od/3am7q1jWQ+ku/zA9+P7X7pvF4Px+dCE7P931/x4Ov54dfjvvffex/V4AkV8pU3Cj",
+	"gXplPfexIOGc8htFznOqOOiUyTvm3K0X6u6pxW5Wpq6UobrFaNWXVN3iu1iGoELqMTfpjGAqkbdrgsqL",
+	"VNqvVSDRFttqcV3F4UcmN8p+CT9DMCOJwBShnHTsFd680rOT70+vatWAK6MGkiTmH59ZEcDlnPFbmsRR",
+	"xdkgVkoNhUd2zfzs/IfjN2fFmZ8KyQjjCQ2VwZ+QX1bsJlXKIxPk9r//dxJHaYscTzNG7I8RI3zFbtV/",
+	"iAj+/ojpfxBbjsJ157N7oMkt+pheTUWIwFJg/6OU/JLepOSX//7fZJbGZCWoXgYl+iee3lJFQowsWZKq",
+	"FWxbQpq+pXz9iklRERfxvZyjR4bn5ujmub97d/32+Pyn61enV0Xj8CdKZMw4E2RA6HLFIBbEONHRIL4x",
+	"vvMBdfpXTNbThpobeKBioX0JG2f34fz783c/nqvJ1cdH7rQtPANH8tb51ARFzIwgYrFzEievj8/Oq9PA",
+	"qMoTJgJmfv1Etp+VmQgY9ZsM+cdM5EdQlrYyZK1PWeWHi7st5/Tj8Zs3Wz2FVpvS4+rQMg4b85vHWus7",
+	"me2D780ZjZSAGP/mXTCZrY+VIaL+FTERZvFSovC6ZGGqRIxM0WvmBCfAvYSuNvURrTuARztjv66Qi2tJ",
+	"Gs7ZgqrRZ2m2UHLUi7nsdT1QUeLFagGvyfWS4U/shul5LmlGF0zqqb5i8iyqzvI4vy5Wo31h7g1pUJ7K",
+	"Octyn5x2xRq7ujB9byqv253vLoZ/f9u9PPi6/83w24PX7e+63/ffDs8PPKXJKKFO5dzzPa0ZTZlU6tu2",
+	"hf+PjM28sfeX/Tx3YR9/Ffu4KgikqmtyFr1Xo1dWaaOTLwSJo+Kka2KINfO0QcfPnameH8zVpi4UZ/k6",
+	"vUMvbCzZQviko2in024fkYjN6CqRpNtukXcrOK9MyQx1FP12mwRO7kVQWF63rZfz64pl63w9xlGcT15/",
+	"A1+pEhu918SmteOtpKfV3LrEEmVGMA7/SZfLJA6pWv3+LyLl5YyUaeHFus01T+8731Dff9yRnOZ3ungQ",
+	"he3ESN00jdaGq3x3+e7cJ2lGKJnFLInUf9rLph5axEq43vjmXqHzUG2UejR1DrDlVV38T9ihrPjm1i1y",
+	"v/Ice+QGE9Qm7QoheFXOuWdZZ90U9NP7DpN9qPH8PmG7RPHNrdvlfuU5tst1NAdjDAmXvdSGXiDxiZyn",
+	"2v9MBUlSIY+c6AhZUGWmy2wNFFT1/j1hV1j+1o4dKXzkwVqm7LGvWtfe82xowUup7+krRjOWe/FiQehU",
+	"MC59I7IIJFuhqTLhQdkhqId5vKuRNOiEb3eYzBwvfbM14d4Gk/UJZybNO1u3vfKR59j3iv2rtwzMvGzF",
+	"BUk5EeyWZTQxhi8E3NT+GTt8wjcb4gvSoJIsUiEVg2V3RKAm1fT10WQY+aRSbTwm7cAvyHkw1JQul2rw",
+	"BiURWybpekyo+Kj+gmpexmg4Z2peoN80/QnX0UdUGXONyH4M15anAZprafIY7ui6Ra7mbML1PNQVTfGm",
+	"8lRO+JzeMjJViwxplsWYbDWGbUlXMkwXDHJxhBlQyIxRtRkkmDIZEHbLuGyqrZzwmJPg29Mrsk+X8f5t",
+	"Z3/KpAg0aRXtoycQlb4hO8nK+cBzEJRjhAVjZYkXrbiqWgosr9bG+BfcIN9DE2Pnq9UJPsdmVS0hff1M",
+	"ZtoLUW9bgbkeL5iv/63Y2oRLtlimGc3WRgSBXuN4w8I4C1fKeskY/YjaTbpkvEWOcx8AXDgq2YSbT/6S",
+	"us6BIxJrPUhPjE2VFkJiNbf1HV37TvoFGJpJwqIJn9LwI2lY3qKsKGGzBPSqDKdYcRknTnhc0o9MkHQ2",
+	"80lnwpGDkCUV0qTdOqmsiidP+P9hbH9exkZAB4RVAtktExrmi4RMDcX77P2CG368kqlOr62xezmhK5nu",
+	"mWQNSbMbVk6xU8eVMEU0nVa7c1+0druDkp007BeM8naNbeR7r9ADcXqr2VTVTs1Nbe2soMK9PImaTsaW",
+	"aaavUAO1E4r3xyeUhBmLYokGirpL6h4V5+4Gaob1gRo9dfPcg+8tM8VjZGyMMz3ADrMXSg0e3A/seME8",
+	"92Dm8JvHuNrRf9hv/mynJ2QW8xsPbU5jlv8Df/W9PH3Lfj1/NZ3+wkLpYd67+kpxfSbcuX22l4rPqDEU",
+	"MV2Hm6hNnetOcjsifJUkmPvCU85M0uMW+lIvoBxDV0SV3rR/5XFuFBtc069UF3GTUS6JWDIu9XRnQGbg",
+	"K4UQtUvBEMJWy9gwT3N6vufmZ/7m0SR5N4OY9LZJv83fefjZr/P46M3OBz8iy4wpc4CkPFnjVmPi+zWk",
+	"TYHXbK2P8HGz0ARemcCPirOaEo8ljaP826XPoojD7zbVrQXm22g3cT6K1WEEbYfOsEzD+ds4SWK4byAG",
+	"H3H0mBQGh2+cnTtp5RIfLN+63Jdnvu2ba1S6IAVCsx92F7vhnp6YkorqhXUY0pedHNRcaN6bqv9DrQL5",
+	"KFiUSrVkUesz7tezbbHdsipPLGzYBkFzjIFQ8DiknJU07fwGK4NZiWDSwPQEFvlupch0DVoOiBqHvflA",
+	"wn5eAOObxAmf3KZxVBFGyIANy+1ASLjIUUHams3e6Wh22ZjiPUUGA2OZe94F8efcMhOn7rU73bZ7j7ws",
+	"uu4c9Lu9vhsYyO9xLrFgQVWJyeQjDr5W7jH5eJnHNl6ejf7/Gq/4rh1e0Ps3OsV+2AexZP7ZqWHvUK4n",
+	"aqQseLoL//GI7VnQ+zN8HJzR+ms0y+i6sis47oYNeQ+n/v9f2f+cHNHmoVq11KY1o+HWWHEdyNY6QZ6p",
+	"1mz9vqoIaSxTIeJpsiaUiNVUyFiuJHA19uuKJliI0HxWjeXfUr7uEBaXdoIlr4OujQzGJGNhmkWKkUuX",
+	"KJAElOm/ZpKEKZ/F2YJFLRIYuRGMjd0/4WA0Ow6CFglyNhqMN0iY6bpwj44mPMi5egCWeIBcPSCCrglV",
+	"mhaV8IM683l6RxarcN4igRJP2rqHCeg6K0W6cSYkzEeLLpiOqePUCcfaB6+XYJwJyzkVDJz0E17yZRCl",
+	"OrRIoKWg/vSmEpQjqzdydsuyCf8ljbl+wOyXEqPuCsBqV39kkfHgwFgvchv8jooJ1z6+ozqPC85ywpUg",
+	"0JInL4o156iMqVzk+Z7aSvibUcwUzWISpe+pCdVILiA2scUGNlV/UEcXkmlKswgq6TA/Ue+/YEyQWI61",
+	"e10yIbVaIya8AWqLs81mAVj8gTQkfMLZnXoPzt237qReG/wReJiQEW8L8+7maWLPAeovA3BSoBtDmebo",
+	"nChUOqac+USkEx5LQUT8X4wISdeCTNUwLFK0qZaGETRcHhYFkavcWSMYJP1yzXsnnJI5S5LUzJSD/GCm",
+	"Lgh2TW9IlC+tD25AoTglesUaVE74Ah0+TO9wd9AmC9H0YeiECbV6yThJIajn+I7maRIJnDa6dcR4wpna",
+	"Ff3UXRZL9TX99U7bb7fbem6zjBZmIlNCkwQcR3qwCZfpDQMnTwNHRd/RjTpc2AnzLrVj61eb4KOE76BL",
+	"LfcfgsNulXGsOUHdD9gLUEOGp4Ub+euKrRQfO3a5AAO30K0+ZPiGekJ7HmFb1F3jKerOiiXOsQyULZZy",
+	"rWfVCEA5CfCPPtFk1m7qK5jrx86FG/dGvheietLvdH2jOP2jrD7X6MqH33fe9N4OzkfvD//auehdDq5G",
+	"Xk31Q6FWctC3KQNvVi9fvlS6n1GdO4N+280MR1W6+uHz/vvhXw8u2pfdq/4Pwx8P/tb+qevVuJz0dxb0",
+	"5cuXqIZsUL5zLVtU1Wx3s8q85RXL77FzWrm8KetdxUSbdp2WFRpdseZTQlLgnwVpt8GW0ob/EdZeGWJr",
+	"fsaMrC5dZaxFLlnYiiIrPNIqEl0uGc0EGMK+4i8ZI7H2QmrWomb4WPVdKMW9qMP3Kir8ZylXNTaTeLTR",
+	"5ChUodanCkJuqxWBa6ps9zvO3CAWHj0VxE2oEkqGkRjI7otMkFxRfpymr7Xset+HNgiPIECjz9/w7xS9",
+	"Ioo6gO19rmv3D3D4haxw0R8Mw9nxUSo+suhcPfmM3sEr6/HbNsNN+j/M29l3awbUUagTAvlXOszuYhCv",
+	"GIv4PGfZ70Ij+aBEO2hRUXmhVAGIuel0pWc8bcRnwDMiL90p7JNOu11BZbiL+ZbTd7bFTnG7aXdi8J6K",
+	"03qrjF1fyaaQOQqucQLaEtBGbzDU8A+91mBY9N6htrHZV1EroWyudNkZBTAfIcKNULJk2YKqLTaGQJgu",
+	"FrFcqL/ogjtj3KQzDRwRIPJDMOF5kZxSFLFIdEEjW+kN2qADE4LFyOkdpPmh4ZXeskwpsJLxI1A10dJD",
+	"pUHLUKhxEag74tQhnAxmzCphwrfAIA2aiFRtd6CxLAKfaDQL+ycDbxE0xxP+kuRV2eCrQMQKEgj2awCe",
+	"aEmgLApG+Ei+IoL9SvaIhYwh/5N0gqMJJ2VwFQNrov5tR/jo4Kzkf9zr6D/7GKEtjGUf6zjvBgUciqCl",
+	"FhIImshAg6cUYWbSWT6isV0KEC8ODIv6/CxFpCRjjbtrQevFRdJ4IUgA7p9AGWAZ+B8IoSJEyxZevYsF",
+	"U8evJg9gHWpjgwJ2R+Abo4uo7S8gc8DIjj/MTv7OhYKBbTi2pm0B2AUNCU0CL4RxTJnsf7UG2D8fPo9g",
+	"JdrjUUQ3CY4sOg1hXCoNw4DJKN1DkfywrwYJ5zSjoXrghQtig6ZHSaG2eEuPzHAugTDV6aFAKva8MMtO",
+	"0/k8FSynK0XkhmHCLVf8ZkzohN+yLJ7FOhXyjiYfsbqohEwUpXe2OJczmqH2a2ZHpixJ75RVTmIuJKOI",
+	"XZJWaVCbn86rsRQsmcGXhfnMhANP4obH+MY014ymNLK29B6lPJ/YLztxBqswl0Cu6rYcLoHIySMWyA3T",
+	"mW/MkzSLWGbEYHSkrdU8tca8B5fi0Wr/iTO32rk72FePlbSFYGdN7FWXnhWPsHgdwcecY2vVbZlmtw3g",
+	"t03DO82VdGSHX+DEnR3e+zqJaCG9aksXoEQByU4/qCFMIOVnBbiBAkC2SOOU36gVNn0XkMpJ+VG7CZW7",
+	"cs4WLW9n7KaCu1RLXFqMGWNHCb58s4ipxEIxtt2krd0eW+ZbGwmA7DDgG1rm51+GRQOGyNMiVsrA3UkY",
+	"NrPX0EH5w5GPCrH2sjIJacfek/Ulg2a1sWKksu6Q6il8Bi2WAbN2GUj3rtKdw2ptK8LRG0gXKb8BqWTS",
+	"DdXvwkdW/jn3yAB57fAbyOWrJYRkAOnrsVznUj1db1aogfRhowbRwLxzcjePE2ZVhgBDYSVYsGfmesCm",
+	"FbPTfPqhhDRWR0WF95RcaJGgIFSCMbHZcJAxoPNNJ9w+BvEeuKlRRu8wl9c8RqI4yqUh3NgoY/hdkEzg",
+	"GgeBapahcUYRY3TswihZK8An05UklMzTlWDazRvOQZyQMF0lEYHcxFDxBk5i2VLmwQ0N12o1hn3qiJYx",
+	"C9QuiAkHtA9nab7mMLBJDjuFVdhAojrmYgSljOpm9wdA6tRcagMkFfC356ERRarMILThdPM8WF9nJrkz",
+	"hoxTe24lBaAQ0yyFDA3Bj92znKVZaXidTwzwPRYpCmXFEQmwXCQYKwaKnFxzuiMSaG5a+JGnZJFmwPPM",
+	"/ut5QARLw+TpN2v3vQSh99hdf62erm73TkhLF71S2Ry5LhT4hiAtfy8oIFUHgVOiaMSlZcZODLi4Qitb",
+	"XGXIstGKLKiqA7nqUtDkqhTsV66CayXUui20QbHVTwCuSp8EAEAZ6oUjGuVeiH/EPcC/BTuLPx094aC9",
+	"U0+AOT5Hbgu6RHZlt/geZ/fyGinjCY4pY5pVKPS9m5OI8BAog7WZfUSWVAjwBAsS4HeD1hPSbODTtiS9",
+	"ZFmq3b9Go2b8eL+e7+lo/TMzRjTJG5gfcpvGkVHuDRxdHmNHMW54xG7O4HvGOiiXcj9Gp/mMVBPUXJ/4",
+	"occlqMBnNqSoOIEUZCR22Q4H0ozHPf3CkW4no2e7bEiU5Ru36copjbTKiQrXB9N4sSp7tkqS4t1RAwRP",
+	"1mifcM+sf6CyOf8iOv0coiutzyUXoB+Yeu16k5hx+dZgQFRFhMFrBokJD9sECqcKRR1IFKs3lVCUWBi8",
+	"oFBkA1vHkiTduGfqRzMF38N36h99H/Mb58l0y5Np/mQe3F6fY3Ac9uHB91LOHqOWuBN88Lc/7E5x57Pu",
+	"JH9Wx+E6eSoEmNApS6qH9OM8hko/GmpMVh0fR0NFiRv1SwABh4rkzVHcaw1NOx9+kxshdmTzlw1jF7Dg",
+	"n5R2v8nG+nGekhtli1iDB2rA85kF799dXpH9287+jMYZZ0LsF+0vXSUWcyFpklDt29aBkYzyKF2ot/R2",
+	"luv40jtOlNVBGnnlg2ueOZZO01WfHcB7HFhrl7XKswVv+SKl+Qp9+s6MDAT7FpD6CifRB2EmVTzTWoYC",
+	"yqvFy7O4E0VK3uiIegO2HFlSOYfiEp+Y2eTCwe72XBnZiAajiECHp45IfMPTTHvJCNVoUZ/jvDLQd/U5",
+	"ICsezsmHizcvBAnUs0GLfBA6b1fNU7NOYWGUQpokLwQBEByseaQCfd0WeFp/0nDXJN+Oo+Jy/AJm7YTb",
+	"N+9iLlrkmK/xfuhECdihpfQJw9J9QWY0SQTkKmp/+oS7l8KApaAZ7mxcZ/gkLlI+UNKwB6omxprPdlxi",
+	"k2OzeFICMj7NZ0gjkB+vW61W4BMR85uEkZVgvoPr1iRp5pOU40E5B+KXC4bNIcr0I+OVfRt0usUlDHdl",
+	"1YhC1qdzxZxEkeJqzy7fkX63MyJhGrGiiYa5YUsqJcvUo//8x/He33/+rffwP+o4t8uOqwFv+LvGZRKx",
+	"SVX4wON7wtSLvlUOTE4AwBoWA94Gx3DwOZFvCz5SnNmpxt2crQRN7LU7fn9WqpR5bHsd3conB5jPob3R",
+	"n9YiP1INdm8RqbJNkF7+75U58g5kkbo9Vex83/EEmkRpXfUq84QTsMPcXXlEYf2JevDB2a7K3VO7UYSj",
+	"NyGyCr9ruLyp2SLnNv/WuWCS3ctHhFpy+8uIXzyAnWls1rRydiJfX91VzDeilvNAJbhWG2BMuJjCJ1Es",
+	"ZMxDmUM5WrSBjIVaKbGZ0+jndX6BUYwfy4pDuB8ZcG9MeAZ+K+ZUMVeOaJoTHlRpJBgTk5FoesvAae3N",
+	"aKjI31yo3OfMsviWiQkvTR+yf+zl07XUkMfxCeZMPpHXV1fvySfIg1FDf1I/7e3tkcL/qz864FHkE8Bz",
+	"fUL4qBw7qgY26vGYUZghSsmPbHqZgihYLW8yqiapPl/CxYEpdMinJ6PjFEcz+DiF4Z6CklMHkdPEbzj4",
+	"loXhtfjbhpmpi3nMRNzh6tZfHHETIGphGI0haofhBQTSoxp9x9lMQ+BphuRX2FKNC12YYBXFowZxmjT0",
+	"B3x7VmlGMnabflQPKiF+VO4ih59+d3H27dm52xYMvt4z5wkm8QtB3mXxDYZtFanl0BBLegNcAX+GIR30",
+	"Fhir7+zRNmjBwsuAOFl5XTu9eWkAnErhfYDOrLyfO4mLG19pgwBvHupNeELDBTCy9CYxrqalb01RMtvh",
+	"MaUaKFYneKPG6vYYLFQTaUp0MVSdwXIoVr3JRVGF2wcjFFqLOCOYhNllFofMwUdxkpPyYqRYw4LAiDUd",
+	"5mrGxeBnPhm9V7NkjawuQ26rRoecOv17Et8y85ly073CV9w9NAPpMJ2kkuXNK2iSpHdKTDjb4XQtKRDA",
+	"xi4oR9jOTGe5YTsTwcKMmWHL7WhKB4+7QUsdcIqwNpXmN5agEGtPDdntqiGLvS41XnmrpcHN/XJNNqHT",
+	"VLsfNJajm4cKH6nKV/s1+cSOSThgTYcnOyLf0TbKNyss3L5YL6zYFcRukcNSt01bHQYIDo0fM4McoYxR",
+	"YQZzwQ1hNCCOMsRhI81MQZIxmZtl3EPDenL0P/KJDEAp2IkBiO9WIZ9ghF5xfUW0JxflidSDPEFbQI3u",
+	"pKOwmt2UcZAKn9P+pKcDqm8GP3ocQJGOvygWNMbCTgcaCbIL4hmhfA2giX4t4pCuO514Gmp94qkVO96u",
+	"Ygvbah+UIhJ3BR+9AjtebQFRlcCeX4KhLsMwl/Ght3XzqZiEZfztcpOp+k6htb1O63o9uf1za9uf1Td5",
+	"K7auLbUlK7VkqsV+runjUtcMrIrVXzGlfO9+Tx3/3i3NlKkhgA5yONkKuGYB4L2MvV8Gr680FvE91K2c",
+	"hq8FxL4SincJXXxz36hy994ihnupZVld29mavrnVjmFO4+W6Jnu1zQILPZGLYLdFLNc6TL9qV6Bqf7ka",
+	"MM2fjYW7Ef7EWnslSDLFkpWNAexNM3VoykwjLLZV/8io1G2gm0dKD1FbDmnIGDPf5rP5V/RW0gS+wXnz",
+	"BzpLHuECKZfxPdIBouv4Hu3+0HRaX7VX1ksAaSKvNzA22hcX7e2O6OtpatjwQiA42l71lb9ZQ/z52l4I",
+	"jaMRRxUYSSVS4Ybfs4gEf+kErVbwl/PAuuUmHF+dU6Vk/LqiXCqt9pzcQCTFmNWlaua8qVTBydxt7861",
+	"ea3D2OXlmCwrDBvEvBghKnqTD8KD3iwMO/TgcDCIGDvodsJhOGxPDw5mvcN+bxr1RrNOdNALKRsMu2w0",
+	"mw2mdBgNaBT2DyktuaLbe4d0b/bzb8N+vTu6EICtD1RCaNqmk2uihdpLRFMUhatkumXHGhzCFmiC2vnh",
+	"4k2J+Ty5MRauAMPeFd5hR6tbSaB/DZQKh9FMDeKofyinYXe6B7sCC1WGgDN7LEMwE667Im+2RsnqeJdF",
+	"xZDwD/V/kIyRkxf8UlnDG9t6avN3jLfhhUDJIvLCvBY5tp0M8UdQ2BexhLxUXasGeShUkP9iWXqkbAud",
+	"gIwv5G0cGeUYwEJrm7O6mh/bIuuR6I62g9ZjnzfttR71/EPN6Tl1uTUswZrRUSygEx+H8j/jP1zAy27/",
+	"SEz7Mt3nA2zYFTSPJpySG8YVU1S2VBJTURPPhY3mKXxFe7BzPmpkYjThhStbZoy2SZhzRXrdnVyxmH+/",
+	"sUDihaiz+0sgVI7fRxCaMacuFYvUC2WfO+JfGxBQt032eOPcSKPUg/yIdNptRcKdVrtdgmbtDHrbJ1Yb",
+	"mns/p6KGmALtkQvGiOahtsViyWBtlHnEFgQeFRAmFLUYOOIJtxXSVV8vgoRou936V2y8BD5vgYFjPuEa",
+	"0NlgqxgslESJXx9lBdOeRKWeostKXQE75QBUNyidVaTuAiVXVtUiAXrudFK3c1ZZLBi6aCY8yLu+BUcW",
+	"aaewby0SaL9aAcNIcTXgZQZV2S2SpLopPwxkOgUflaKX2KFGhz6VLi6K2fj6R8/3cCV54mFtQoubElWN",
+	"2cbgPBJxpC6X2nMerskyS6dMnz8eVabPVJBgmaodz6sFFOMJZFCS2S4IYadzmBPrUk+ryKvlJsHCozyE",
+	"rW7Toj78rSPfLJynGgPK6O9qup9RrVQW2TDtx0rsenUWkPrAjtyQl/OFkH3bXnJxpHfg0h1X3Jlu4CIw",
+	"rSuDIyOc0+wJmHTb1eUdiHWl3d5iOri5ffVohuiokymhJFCHG1SUzkq/SOhn2Rn4W4g7rSPuwlDPk+pd",
+	"ydnVrkZ9S9HLj5fGJH4bpgzZBhvuWyADG4cBpHL7zpdfoPSLL5DTAPZbHX29lFRuOOFt/UyEG0nFFpcs",
+	"gq6wOuwfZzr6QqUSBvkB5mRvcS6B5fMWCbAdaOCT4E5ZEFDazpkMgNtrhJQJd45Ma81wTNr5UIyrwMhH",
+	"NT9A8F3owbQurR90Atf4VE4kJpCNE65RmQstXJ+7oi8PtAvTTME2AvqIhU/aE44lGi2nPU9t49i6U6+G",
+	"7esrdW0rsH6/vSsnnNc5WfCM95xTN6bOEeHshqptdFLqtf6MVfa116mmZqLSCPeZjwR1jjLFRSsGUaE7",
+	"Cv/t65gf9ndWBlzCohtTPlLTi7fOUVnzCQqAjyZuaEKFR7mCaqJdtnafO47BaZomjPLqFLZSR2EiLwQk",
+	"7WS3NPlyGvkdePxVJYevnpeXuhdXejjOTWlsgd+YckjOnKp/ClFmBFes3+y6rsi/E6NIl4wb7bg4d40y",
+	"qKOppobzI4ueCdTKRQ7XLexh+LxVDE5HW1M1AJ2o/n9kS0ka6uJY6PAcgTHNTB3WkQEaVrqTkJoZQgxQ",
+	"t0O6Q3/VM6H559qcNWyWNI5q8s+rh12k9DLx1Urt+rq5kmH2xBKFUtXdM+BqHaNUR2aj7anW71ynZ3WJ",
+	"6lefpXTXhaGdb//es+OUddptLTj0SR+V7W2qS56RlvTDaNIelTN4NLCcM+Gl8XRsLfGBhz63/LDA0Z9S",
+	"P/PsvPGKfmR76WzmKJ/Ozra2lTDiPvmV+1a+yA4BbLzFOjy7MSDJ2Z2xG5eMo2BXHPLILWALE/D1gwIe",
+	"32qPUBILWW2oUGQQ1uTqjXrDzU0N6uy27gG8oleFOeLGjVLX4+ALONO/lNLKRlZxZZ+BHLqdSjYShg7K",
+	"b0HDhqvr556BsldMOqzKOMaAZ5WoosD4O71+kT/buobDg9GBYaLPES+rIbbeJmJTHz8sEZtx0FWRfp+n",
+	"fPwJNPOUQto/ATFvdm3uhsEtFGe7FdubK+hgJV8zSeOktuGaA/OGThaNp4gFA4AtQjUuo4Z2aG0Fo/tS",
+	"7ANXxGOasAHtgfqDmW6gpniyRq/SiBwaIQEgYpSearBhHHhKZQA66JHNVo3m9R+Dd7AF4N/i/PH83EkD",
+	"WF1gzjpofg4Q1Gf15/iddA+zyUhMuk2DhSHFejwNy6N2odye8vmxGUy9UO01L5gsj7nz34DiuUmC6T3A",
+	"uKhWZKKM3omyUgs2qRs9Gk94gNi5SiN+Sdg/G+2WkhJD8pLIZjNwA4RUggt2IWwhSoucp1CnYcBMKsD6",
+	"T9GDlOo0KhJJSasqSC0dX6oIrT9Qm/5ieaLX9BniZKMVvJGm6jOXDN8ot6tyFYunFd8+G6YIXr3VYkGz",
+	"9fN1qXIvdNWPOot5rKOoWkLJNA+c5m1iUPIqrgqVAJrzp5yIMGOM+xM+ZSFFDLVS6jUFSQB9Z1lEGlEa",
+	"iv0ZjRMl3FqLqIl9XnNrRAnFCVeS3WmYo17YA3DfbJUwSLMs1iZAJAzAWAvaLMxzwlHVXdJYZyII3UPL",
+	"1/ixtgss+Io4yCty7Ig0jHxPOGrHIq/jABTNXJ0uBovN7m5rZFM49R1Kj0/MiMaB1SI/2Dmi41YZc3CM",
+	"aa7wx9mEI1iYyf5ycMUAlrYAeasrIcFBjfVt7s8TTpOE0ASqC+f4wTGh2OAZ4XZtlYBOVyE3dLkLGPg/",
+	"VRf7nYyHf3vt6WlC6k+p2QBGaGX/Lxh0DpKpk+s8pQIg0yFtqnE4ard1ptLhqNVu/9/F5CT189aICeZV",
+	"bT+fS41bWtPVM7awMMBpEJiUFhDGyUpA5yzS2ACnAvdNY6kDTQFSNKaMAD4mJoeVMWOsOB6N2mzQCw9H",
+	"w870cDjqRr0pnbYH4eEsPBjMGO3QYZcOD9vscBD1B91Rd9TtdXrt9mg2a3f7B4c78kRr+PBlnpn6r+9T",
+	"HbFFWncahSI1RS4iT/vRPF9Dh5iyuTlLCmmJR4SnJj4SCxLz2zS5xZyCanwpYsAQrldZUs83nIwz/SxU",
+	"9DpICyasrz4nxySdzSAXTecDyXQ54RrKU3cd56SuLN+UV7TIcXKnlo3pqGmykozMpVw2RHPCaRRlTOgM",
+	"LXshVllcTLJWz4v/Nd7fr0utNSk1O3qpl1L6hQ+SMW92hEjnhfabj1L6TB1BDaz5bshqNxyG5FELRuWi",
+	"+Wybi81nVu/YjOOtb+BT6vl0Ol0/inDgyc0Uo/70Rj1CpispU+67CRgAzgvB4zeM3jLrvNSmr1I1dRJF",
+	"IZAJSRqWArVV3JrwzbRFnoO0kHiun94kyMmeuTbZMzvF26b8nDxuvI3Ec0gHHfTVSA+2xQKqyFm6kqxF",
+	"LgAtDLY/XdJfV+yzEvPnbLEhfeg2FitE3ViwctW8DcPMbJtKhGvydoKc6G1w4W2dFkj2mrh9/90ztLfC",
+	"4Rqad9fJf8wVrG+YrGuTd/fOeVKrnHpJD5VpG8NGLsphqU3kE1AOrZDc0JEJf8ZJYIvpzb2bnKfEtk5w",
+	"5jms8NpWgmaefH58Rb8U9dmmexYCeH7Jw77txUKAxy+6Ura953rVvhQIsrqCXQiPNVN4xAuFte56I6eC",
+	"Rzz5yAddSv3dAC/9R9RN6in8/AAMPFxlsVxfqgdQLUX+jCFT9V/fGK6ADLnK1r2yxRwcr+Q8zeL/AvyL",
+	"seH4CHmt39OY16ZxY1D3o/EX5OVbGZg4LJrw6ZoEtZVcAESHoJO+liEkjlzsAtNPyfajnXAXECv9yHTG",
+	"6IYyNnLMt4ATTbiLYWRKJvrtDglKFbbBkYMPhM6Y6bqEUoSFFOlK+sUhTHV5gHoEnC82HoXDy6vlpFx6",
+	"Dw+QcjlL62Xi8fsz1HUWUxaBN45NNYpCY5qld4JlTbTLtGlp3XTubmJXETiYvA5YkuC3KRVM6W8PAZky",
+	"CyZjC5RA8IOUggYNrdtOa00XSXBUPBl9GCEgLMZSHxCmUxFTM7akmdwK4TXhE/6XvxBtkmErtBzK0J3s",
+	"/v8ScfRVq6VIsTtUEtz+I1xlX7VagS2CpBrlcA+8lFBkP+EWA9FgHZKnQR2SKw3ZPOEGUgrsYsiYQTdK",
+	"Pflrh1Txljp3Qm0pXIr8AhcQbsr4cGo2ujE1LpenBmmsRQAccMIdFU7XE2lk6cczgnzB5CNjS4GaNWRp",
+	"w2OXMs3oDQuso5GSjCUptRYgmK6STknGxGpRqk1VGzbhwbenlQ0L3PZaQjcV12nVAMUFteym2bXdMV3Z",
+	"WOYN4zwBRtft60obvR6ns59WjwxJnkMnADHh56lpQWPSEqM0XIG3EF2gSUpla8L3CDRJhK524CIIxmim",
+	"yGEfUynVip7YPhGGtT5F9KU4I8JIWyrffKh8M3+A4jc14hV29bZjLT4X7FLvFUTrVtktwwtcUC6xpMx2",
+	"EQa4W83o4/CjaJEfDdQReGxniSljxvDfhNfG/3QDmGoYsBLbkyauCtxrY82gOrXt8cNGV20g5O5O05Uk",
+	"nU5rSITaUCdYyYSMF1Qy4VSGpLOZMnn1XJ0aB9JIOSncAdiDQLEEro0x3BXoF48sVr0CtWFNvANqe6Bt",
+	"tCBhKhZMxuHYgdVSTBgQuyZ8Ww9TbEtIRJLekTDlHFEYkcCjWNDolnLp3A7QW8SEF8FI4fHvLt+dkwAe",
+	"0PVrlCMiIjpccSP67baSXoN2r0WCHIshmPAYu7XrK+KiSyIiZCOwYBNB84gE+t6iclILMLEBfrgAx3lk",
+	"ca4dbUEj54HKY14LSDrDATfx+wwLz3zCEh0lq8McbrYIYpjoZaGFrUWkRVXWbC2D0A0UdqL8V0fsolXh",
+	"5suMcpFA+XHMZersI0Q5ImjaiGj4gkwzqsSsoidn/83l1Pe9xBQvaop9kP7z+mYs87G1zMsslZqabFVQ",
+	"ysmSZVrQK9Fc5waBEqkc6hwfNlRvDknXlznwBwvMCXeLi2JO6r9w5NrCjM/SLNSDjBWbfPny0s2Hf/ly",
+	"nPdtoOhQQugoU/SjeWdQTegOoJNoXS1AA2uXviLVShfdfs96efVEjZdEDZnnmCsbGrn7y5cXbv2FmjYo",
+	"KUG50CWAKuIlFZAyXyRnqD3ESWNBar99SIIKcFLgtHzUBx7qEhNowNqovST7eiZ7MBN1ixW7Avj9ldS6",
+	"DeTvQ3Fcxsw1ILZYBfRyvdozq5yrpeYavG4PamqfIuaUPjXSJeMA/gWllD6h0OkUmaZfAgxU/zaFM01T",
+	"x+3UcAVQbDXOObZkxZ2rsxPyRlmolwAykHby9/vtgxa5YDQSPlmmCV4zUn4FdgbKhQBjzvThx9LtGP3E",
+	"WnlzGSBV6lBrwgPrydVFdE5QIKh326qr4WN59iYXvZbecEkwPbnijyWNN+gZBteuT77G7zYtl7GYSWLC",
+	"0fFs2IhzD+Dyro0ZgmBx5rChDJacUph2DpIk79IJn66iGyaFrzXp6UpplUKnMLCZ2jtNwulKJOsxIvvi",
+	"W+STMY8+IbLTJ8hHsCiGFZDfHOo3U6dJPmkiUVI/KGFxKrOvoafrmzSAKUzVRCKozQ7QjR+a5BPptImt",
+	"xv9Eum38HhbUGPjBT3XX2yfB16dvTq9OC3/e/w1Llh+COp5gf93Xl6XyVP0d3zhPJQi08qQpqDLZXLRq",
+	"IQmoykXjAW6E+sqg+pEJh6ukScWkruAG4blCB3G8Z3oyfj6MsmHQhEPvKZVKIGstSShOoS5hxNAQd2Bb",
+	"YX9a5NgqY4Xz1kqNuowTrkFTcYYOk6Mak6WBPeFM5szSZGqQKaIhSINX0hwDIgNqKO4SdfkqMgcN4koB",
+	"v8F0W4TsCepONodbBbXM4q3qG41mi+lnatld9xBbM7hGKCT0QL4iTEbJaPs0CVxUP60zBhdMZuu9Y6XD",
+	"m8aA8zRhBgvSkTtmSHXDszRdoIXo5z0oOzrPAfUgdW/VVUIB3jEKBbJU5DoEOA+UpRlFrIHIbQDw3e93",
+	"D3U/5iQOGccCGQz+eO+zdJnFTOrULhlLCHOfWP9M4bqDetv0fM+2zPU6rXarrftNcLqMvbHXa7VbPQxH",
+	"zcEl6N5IaDXC5I6oJpCNMWBhGqBGIDeyEbQCP2pAn/oJ1/w/FyTzWMg0W0PiVCFujUC4+n1otpjEwt1O",
+	"mIWiM9w9VBrjFDr3eW9iITUEocU6Fxvd1fkjGJuERCGt5aHftNtuQ+pRyqWOiNDlMolD+OL+LwLDZDrk",
+	"YkpSEEnAJGl5xzZdzc+vhvrPJBW6u0lBVfCczjY6KvyPHHECozpFQInuoA0BEEwtncrrdue7i+Hf33Yv",
+	"D77ufzP89uB1+7vu9/23w/MDr4gowVdJAmGrsJxj2u5025srd0zHBlNECU5qM8VBdYb4neoUv++/7fz1",
+	"4Mfu6eBq9NPhD73Xw/N2aYoFBDen9A0wKZZ0DePjrtSso93tH7Q3F4WYdYSYm4OYG/lKujWb3anf7O8O",
+	"X/VOBl+PTg+/6Xzbez34bvT9Yf1m6ylX5js4VP/rHIzq59t155ukojjT3uP3/HXnuPuqd9L/enA6/Gb0",
+	"7cHrw+/ajyALnF77cPCI6dnSWR2RgHyH4q04T/EmrwGFtELwP4N/G0Mcu4LZABKq9uPhwd/Fv3zELspY",
+	"CEHhOBNYlNzHi173GcsQ9h2cVnils/uVEpqreq17uPs1F7b0wfcGj5mdC24Km2f32rV2d+2G53uS3gAs",
+	"rebRAG+6TEUtfCU096qgrusAp09+UXLVGp+LFFyeNpRgwaXAEtU+D9Kgos751DxC3CgyyPUX4x8wqswR",
+	"CfBCBBOuxHUJGNQBvQs0JFzQagUafS5Qbzs3yNgvgkkfdJeS/7CRu/5cRaHdySGyZAUNrQkwJXfQic5B",
+	"ukf+A6ZrwVD3MQ3ZttbXwPWYjwy2zpUe5CYFqylLVzfzDXhfjUAJ+6CZl4KQX9KYi/zsjia82+5oZ6+L",
+	"9s2mMXiE1CB4ywNbQN9Ey08H9U2Ab8JtZwOTbZa31M77nfwIilrOewJ3V6iLb4SZ1mVU1LFz4ouVkIT9",
+	"ujIdWDIKSJca391djkEnhHnkfcLNRGMx4UpfgZ4fLWLhDjSFssigmIKqkqT8hmW6rzTMDXO9IJcIH0xn",
+	"E27OECeowUMFhCekiVdYEDVUbR0QJ9iaBTXdIZyOMnpSL4RufMZTznwApA9q0LCDOq3JwF15mAHDhHyV",
+	"RusnKj7q6pQVn0671W7nOFPlJPxua9C+d7n/DiXnIc/AK3+pCIQ1aLXbdeOCZlKvXDxgChaCStauwS/d",
+	"0jkFxOzayT9BepWxxh6KiUgyW7GHilba+eLD+VpfaVzesxxPngk17vbhkS/QSR+veT6GKI6IOWhIz8dL",
+	"xxLBIFMBrp1+oAsPaPTwegKqVbN2r3x01fmh9+Pgb6OfDv/eOe69GpyMNqi6Xe9J63+KogTUFm1SlQzf",
+	"NXiTuoOBlQ//alWpffhEOsduc5u+ZZ7cL4LX58BEAPK+8+0yIrwy0RH9fuerLkr+48/N6HQP28pYME6B",
+	"fh9hpGiLBMUeDdoPUiz5RL+H6dQXFJo46Be0pmUQbedpEgmjiRmXAJLIhNe4+MeVPjQILXVUwBZT8tu4",
+	"/if8cX5/o8yYFWFoH7F4+t3uE+nHYSRbz7Gm8YBiQ9CWYNe71UYGJoP6MXSrHRWKZLHHwSPeMe0Qnoni",
+	"gEtg8DwWxtOIlIYeOHXcxX5BuatPad8TbjCnN3cN2ggi3NrUmu+pTYMUhVml1QU/t4rrLL5ZZazZqtek",
+	"xqapkEGmLzUUUmur6SlUo5raFkM2z0zvpm5asnlx5dZC2FTIkv+/wtJU7/R2v1NttlG0UUEwGd93jW/Y",
+	"sUsVu/DAr1AbVUAzNWF1aJNgsGqJVmx9loMevzCcjBhiTxi9ZY6ZRDRg8IQjcQHvA6QwgLNtBPvqn+q/",
+	"g4JJpmk6WmWQiPfriikOiFbOhBc7JGBWJKTnKRpTRFiysKy5YiGezVfBgAFWxyI1fv6mdlFDLkg9zad3",
+	"XNM92GcneRA1FiSO2GKZKmY61i5LyB5KuXZvIii8jmalGfxgrT6dUoaxP/ULjqALT9UfzPxNQk/pQEhC",
+	"hWIaDBPUMrZkVNqYQdeoscbQwnBHJmRuTU3TaH3k2KE6EkYnPAd7g3z78phFLDZr0GpzHP0adZYVbh+a",
+	"Vk9zSL/CPhxf7pDOfXEbjbP8EUflzTXawdN0+Tov4JN01JPie8UbbH9sfZFi2d/9mtMm6V+qi/K8JdKu",
+	"dys9lJ5Bwm9UGF+4bZ0TNpNVLqpkc7WZVz6ECXROmYOuqDMoUX9tqP9EZuRwVx1xxERO3U4O7DQjC3OE",
+	"xj+j7Ks0jCqKPjzFQtfGgjcVV59jyT9SDu47gOP17tv3OoS7JalvTIJc9bKSpwgNqIO7XEiqIcICDHIE",
+	"TkqkVoVeuu/uk0673Qx8p+8DyImCnxZbfQQG0ya36dHZpjZcyXqCn/QRlZPEPExWmh60+muCwm5LOtte",
+	"SHFxJ69T1DYnbU347kA82RyHzxt5kYZQIt/JUmlab67VhXVXgruYk0V6y8B3joXQC2zGYmwfsL5QZqFB",
+	"dRdznfBXEO87lZHNSgYmA2hD7U7RozIBUdDjHQ0zFoFHqYEJP0JaOVnTVH3Cl8lKWEJpfpGaUiN2xfzd",
+	"6g8VuoqgixL3JPceUqkoX8nfe18TrnMHTHebOmHcabc3epj+2rsYXI6uDn/o/Nj72+Cn0d8Pj8tB045u",
+	"o+LGTdvgr/Q9h13kk0YlISxMHZKY61WF4dNUhY3x3O7TfKi2X0KdvmCm/udXGEx13y7/k9tc8akKQ7kR",
+	"43NoDEWWOq4VEawgVkB4F1msxt2pNIBukaCma2i5kUuxzzNyK8OITcpRw3ivcnL2c/dDAfLZN4y7pE88",
+	"4TQzR7nYeaKuIvIcB+ImQ41L1ksxo8s4w20MzG7ahG9O1Mpbwuum2pwwmmFvHvVAs5iyNuG0RjbmhXTd",
+	"Q+Tic0YjYNW/eU7u1qZ90E/vw6P4JGzGH6fHiTnyyFpNDspStqpvJiNzazqW02Yes5M1tEdd13oEAeHp",
+	"nU+oMLVS5iv7iGW0/5uB7nkILJCLQHQFli2gV7WGg9L4mf6EA3omCH/o1+jn4CyQKgrp13MWfkSQmrxA",
+	"h7M7PXeAF0EnimAsyp3RhKf5tdbgS6gKmdww+Pia1Rrc3zL5jdnFL5fic7q5yZy9vKf4H9gy9wkySz9f",
+	"62I1tw1m8AyC6wmL1jd757ILnYKfg2kVGk9rroVkbJrj5zBDVFORooI/MKkGJ7H15jkX3l7vwqXPDOh+",
+	"7Y0/JoLTpZinksiUQDGIYrkZE2sezrOUxwLTMI8KhQBaZcbUTOjPNtH5DK1CrRtE+2pwyo9sxzT1lK//",
+	"hfhWkEI94YFiCoFJ5M+h6nOGB0ElHAWNAmBdkBNsL7gBkJ5wTB3WWJr6xeaGK45oSNI0rf7ylE2pkSny",
+	"49VuGdOrvqDu7oA7LyncFgDfaQf3JCTQTlcr6Ll+6AgdvcHKpGj1+vc+7rLZ10fNu40evj8IsLuwXeqr",
+	"ZrtC2z/8KZjenXZn0K0HToV1Qr6AhsNwN/IbrT1iTWap8vNzj7/rHr/tAfiU0+8PemrQjTiwT7CS8Lrs",
+	"kDhunP9PnN/4PBpbZeHVLnpSN4bfrLWh/rVVZxMyi5dqbJ1p6TY+9RFTE5xTsSxB6o+NdoeK0ITLVJcl",
+	"ajTtHJMV0/D048zNlYPWSdkKJgSIqBPeQKhWn1QAVp+O+jnhVdhPUkX9VBZBFfXTbDhIUt+2rAX/8p7S",
+	"pU1SQW2q/wVu/R+W7J8ffZGmErRscwC4+pz+HNEUed1emFAh4nAv7Hl/GDvOsUAPtuXN1zNXJ/pj4Wwf",
+	"/CettNs+3LDSdr/fsyttD6azUWc2pd1OxKIhbY9m7fAgnB1MZ23aGXQ7UY9F/fYs6nRG0TAa0V6v1+sc",
+	"DA6H006vc3hYWOloW0q7u1JIgj846AyGz7DSXuegslL4wOiwe9C1K+0P+mE06kwPwn50MAv708GgOxsO",
+	"e4PR4Yz22eGMDfoHs1knmnZ6s6gftmfRjLIu7U6n/cODdvFM67uxdDasdNjedKY/P1XubMrQ/8ZgFJv6",
+	"xP/A/PwLXK2D3Sw2CKLHJuxXxNP+b+bYH7ZKqtrGLmXcat+F/3WQf/O8CFuaDq3fMZMi5stVjltisGFp",
+	"xnIB4ELJIqp3sV9HY6cHo5nDSIfpco193RApJs9iJBdM18WPSZAF5CsoLB50iWl//frt8cne5evj7mDY",
+	"+MjW5CvtATHwd1/haGbOam7No4KRRL4ii5g3FvT+OtcHfbKg9w1lEhAMimVyeT1dkpcT3v3noEv2iUYO",
+	"acA/90jWVP8LWgRyDfN9GhMlmZQ2aaV0YLY8QHgpyByxRpcbCzKzDox75xotuUaa+WTGoNeuGsDX2A8T",
+	"DsXT1vZ2HDub7DNjmJXE8mZy2wawH6uHl1TOPd8USDoIzMVM6SexpDOlDH+5EmCZYjn7uMDZXA3gP0Tu",
+	"P1FC6FY+29Jc/9SeMGNePZ8nDOIqmGcoVkYDz2GUCpKh9Xkxp5i/z9KbTDudd4edzvLnny9ydHZ+/f7i",
+	"3bcXp5eXhbiO8fsZJ9IacszSvJ+CTY4QLMz+OFfgO85c4a3T0G5ZtkYoO85YhM0yblkWz9Ykljvdgg4K",
+	"72azki4Y5LQZwPUwYxptJE81xTA/ZNeMS1VOmG0Bxopi9TVhehsWMhC2Vl5DlqLZ/nTJeIucyQlHLD+L",
+	"Iu4gwBkQeJlqNDeD6b0B882f8BxGTOO2xULD8qnRNsieS4vb+6XGHaPJzkuhv3ahni1iMT/+1fyVx18p",
+	"s8oN3NKkEf/71akad4yp2WzUEkvTuT/mptRdn2K1wOZMqEKdsMHpMZy2ULgwxowhWihj8F1nCLaZh77Z",
+	"Gm/C9K7GW4nhOB7l7bPzehvEJUTwTTrhpupCAw7F6mIK08fY6Z8O2FJNXanI02L37lga37/tVUymK0zb",
+	"gp5VioO0yLHOeS3A/IhNAItRykTdBTzO2467ZTLPEIvThxL9Ge6V0x2z2pj93+zSWWrPb5izmEfeM7H5",
+	"ap1apFOE/Y0jC1rkoLTWAZy2yI/YrqIGf9URClNlzDGs2bPyCqFqxUdRXwutxto36WZNdU1Lvf/VOPP0",
+	"jixWWKi9JnN6C8n6+quIS6VzzfHWW+JwIYZijTZahPK6Ojv5/vTqGoo7WuSdCyQ74crW0RsVV+af3vEi",
+	"qiwmXJonAtKAf2vM+mDCLQaXhddTatUC8wYpB8mvnm4SQdcauTmWBPdUMSxITDxPNdDr2DnG2GodEeMy",
+	"pgmK+7x4OcdjFU6bgAmv7RNQl8en9BnmSvTPrU7GvS2aaG+2APfi1saciLhgutk2G0XLzW0IMPZYvhLA",
+	"mg+poHtUXQ9laAl4/XDWCbtsRPvTXtQ/YG06DAezbtSZjtgBPWz34ZYirZUNS02BIExK2IbuVJ0JLaX9",
+	"rvx4vW4P2/Ti+r/iv7GP/H3yYxJdRQshP7QPBr3u64sPi78ef716Oz9tTz88xYgrHNbvWs1sGuA8Rgx8",
+	"rZ7VFZ5P0+aeWWaYSPIXujOfsE0avHx3USrQkyOFYn5Lk/ixL57pp59Qk2j3Wdcl+t6jXsPvfXjGUkYR",
+	"RzkaBAA20Fz6FLj02BU5d1SYUtgcyjvK3zBg8GPdEQ8YbWdAFjFfSSbyB8/Ofzh+c4Y2/oSDka8/0diE",
+	"MG6cAZadpxny79aEW4jIYuFgFQrErSG0mrbJ6VNLAlrATJPb9CMYrwChP1WaJtNd8TKbHfn0XNcdfa/K",
+	"pGL6X72NxYLKcP4s3gezWycfLi5Oz09+un57dvn2+OrkdaHg8oXIwbVLuMC6sNNB47BPOvpNxMKEZizC",
+	"whWkNcbpNGGRHdAc0ZH2LJthIhbGETM9+LFoVmOEOHzF1OD++9R96hYV3vgfPxc8KXgFS+0oSj19lML4",
+	"QmjJvF07hXSozclVCCq932l1yI9sepnCzVstbzIaMdK4+OaEDPuDgYb3M/hEDma+ReJXt7eAi08wOVV3",
+	"NCC/rpS2Y93hlTOsdqWYcKUWQ2kv2IdCkCS9wZkE77L4JuaB+QgUzk+ZkzG3pDeAeA3PTXgDYKT77V7z",
+	"CPnHdJmlMg1TgHzWpDPhL1/qniOi9fIl9gGwIQ8NqQ3I3AiRnUGjCAe4HMDaJzxAdGg9VCD8aregwGkz",
+	"FIgjMk2Vnp8xsuKQP5pyEsj1kgUaGR18QgZHEdoLUk6OxZqHx+/PSK/VzvH0dR+BG8Y1ewwpB+BUf8LV",
+	"FwLYoD3dqIiqMegyxvYUpIENL/KeFi5SP5UTHuxrRMX9bcOABt5SbC9o6o19zZIkVbua79eLUtcAe4zB",
+	"bxNo9THxxhNvrl6ceP7EUDj8tdVqTbyHHOVqYDAtwZigBCQygXcruw9tpNIsglLcvOhmwjVCfCXb+4VB",
+	"4Md6nEZQ6GIU+CRwmwwFkH8fFBoWBU38FJMi0KNYA9p8YprSTKOI4qP6yQlf6m67RWjJurx0SILksBLs",
+	"JclvlBWIucNLZbG1yDGxwKs5VGsxodLpm3hH1/oEgVjhYlxgX1i1JQK4wdr2MI4XTEi6WApz8bEfeKO+",
+	"GQH0O6g2IDD8xmwMuIkA0Bry6YWvA5oLaANHOIVgneJKt3q1ejcBtdzZdKFbWVCp+FivbVsqQEJnoRMy",
+	"dIbQqUl4YBlbJjQ0jTSWGbuN0xUwhRzvrI87oLiXBr5tJIpzpTPJlKUJ2hXs1DxNIOd7QflaZ62KMRGM",
+	"kcD2aQqg6J3ZhFNbHoaLIWHKQ5aVoyHKQNYkolFC1em9oRIapCm+FoPRCTd8QddwKYp3bhnzG7hycuKN",
+	"W63Wg0Z51xUsWQ49i20UnBpxRTOBDPDEbUWleorQBFCGQHhAD5S8i4M+ceTdOR48RhNM7hjEptXiYn4j",
+	"9LIuodmCRuNX7C3KoHM2rFOdndOIYQ64egD2yyJc9XSl9Bfdt4BOuGmXbzRixTfJjAqlr2DhYAoYrupC",
+	"AdnOYsAGKLB4RCHXekz+eUQlb7fbbnMWEHugU9oOLRDMcthkASgZUtwKV1VvxImF1lVXFPG2AWj3k2ls",
+	"Qz6Zu14Ps63+2FHT+0R4mi1oAgtZZWoI82OHfHJXGgsi5ivME47U0TQoidgySddHZMrmMbAyiG1o0s2B",
+	"OgzD0I11TKsDAOO26zVQCj4RSziKFDMbZuzO9B0p9F3xnf2xc+6RT+rYY06zNQpthMCCnSCz+N7plGJf",
+	"OoSX9B+NfIKvd8j38asNL/Zx+2SaQhcQU3hkCQ3IhUXFJZZm3Mdd5qmWXrmAA/U5B3Uws7rTQUKqXygP",
+	"Dt/Hn/BF/EzfOUyrR1c7f0HzeGxuYSRXpeWXYoYhi+Ag1flFqb48ehpHJGNgW1rHZG4uUBHz1E7poDQl",
+	"DCrqpPjc3b9lTnlvgJ2TUnwG5QE0UDVzOIQdROzXQukY2MdQe8EhSUTXGjTA9Yn/vcyV9rpvmm90DzWV",
+	"APfP8bGryyqiepeWlI8LvGVKw4/QpedTjSdRGRaodJZDER30qxQtg0voQKLu9XutKGvZmZsJxp1DjM48",
+	"JiXNd8Ib+nbIVF94jZXpqr9a6czUQ/h4Ext9WmuqUht3YrlqjU2DmOTBB7Rigpbn2smMrxbKWtK/Op1I",
+	"nS6olyzcs+vcO4bgVH3IzFhIpoeKTjmykJSkONT3bF2cTvXbZmIb13XHpgJG27Ay+3vd2h5y19sTfBU8",
+	"lc60XE8sAEaSb0+vXL9r3gnHG3uvjr++vjj964fTS/WMJnWTJaz0tRlTKhxjkRLOOXXlgrPlQqqw3Jfx",
+	"xTAf+czA/SSt2VA1hfWBatdl74n7h1Zoce/eIS8BRmhlYizZxo18d3H27dm5WwJc2k/AbLhBlc5685wM",
+	"CLvbv9eGVmeo3UhorRtj3WnJV2Orf2YKyxaXylWpeV3DHm8hiI68Eb0npfzK7d0BVtMkDjUmxcLtTOd2",
+	"rHqBDQOED7LDNEIfg30B0WnISCzUm2rhrUtOnfxDi15s7GeLyWXKB5SicpfFUjJ+hNgy5XJVq7AX61Y1",
+	"qsyCRmzC09mR8xGq8aeMoYkZsE6J67njDqJ8raSiIkWlt024QRmmWTiHompdDgGNuFDwIZ+1Ph3wY4Bp",
+	"RwLJ7uX+XC6SoDnhNyb+P18tKNdNcma59ZHEAjtFu63JSAOajyk7HLGnQ8onXGcjuV3ioDoPq04B/gty",
+	"fA3k85gEulZXGzj2wGInQdQYA4Wi3lhA20/u15T3Nn0SYCOkAPF/4LhigYelthqlp8YfEk1/woOMSaWf",
+	"wRvmZ55iXBMfGxN2P6crIbXnlRpq0mYvBoupIhpTlCzT9KNWsiUJ1HFfC/Yr+Z+kEzQ31aCc4B3ZkewK",
+	"wHM2+1bfEd1Go5j6Wo4rQvor+A/z/Ne8I3nOtJyG6sN+sZ96jZCvu8oBZ/fyGq9X3ljIGPqK0Fob5oPv",
+	"eE8qfYbs28o8Xqd3qBXiPvmko5SKTrt9ZJreqX+0yDtE4MnAwxML6AVYEGmbpopAm+5M9bi6VtPtlw4V",
+	"IBqBUv+8rXt6/a5q9p63DFS7+vrq7Rt9dXmybm6cLIV6wcft6hsT732OpOac8xfTHLUwxcr4zylqylkm",
+	"CqoCA4YBnMA5DRdsb6qBybFXgFOfctDudHv9ge+JdJVBO3n7qp2ZNwpH09mQhaN2eHhw0D08GMxoe9Y9",
+	"YLQ/m40iFs467Wg6ZP1ppzM47PWG3QPWnY7Cfns4mkbTLpSJQV5l6dsaSQekg+IS3rhz0O92h0hCq4R6",
+	"Y++0rm7OllaUip2VRDDP9LpkuoYeQ8pK44QKMuyTJL1jWUgFI3N2T6L4Jgbj4ARLApx6PVr8aEN7j/JR",
+	"QUHCP6qhlIBpmiQNe+PdMY7c4XMjvK4msIQaURHcpbdbE56Rr2x7t61VGIXU4PkLd0W2NENLwkSZHx+u",
+	"vtk7wCfyHgqOqGqaWMKKi/iGY89LdZnHziw7PWe7zfLV3FoT7hTFlJrBfrWp1oNsKfXwSyhQBdTbU7UA",
+	"M0FCs1jOoVXrESl17G2Ry5S8b7hzw4bMX5H7JvmKXFy9J/vknjSkda90/7k36DYhGonawL2JPTtLusni",
+	"SPfgKE3Os0R/bZtQdfxtyTJaNB0Af72uQlS1fQ87Jnvjnu/h3nnjwxGUGlDFrb3RqM0GvfBwNOxMD4ej",
+	"btSb0ml7EB7OwoPBjNEOHXbp8LDNDgdRf9AddUfdXqfXbo9ms3a3f3Do4UjXoGW4V7sHtYb6V8tbioxK",
+	"6dug4BTKwO3b7QJSu1JtlK7t1tt4Y687bM86jPang150wFgnnB1GndGQzQYRG876QzoYTUejsNcdjDrd",
+	"w/ZsNuh3ovbwoHPYCwezg8HTqvCAS+gqPDUXrVI6jN8be9jF+/+K0lAJN6IeQNJptbZb7vU15VqGuzr/",
+	"56e//NsCmQRGpUJ1HvJz6Webep+b8LnBPMQobw4q5CMsF7T1y5iAiKBiEohrJGwq3obqhc2leY4VWcXz",
+	"0OrE08q4tRr5nsq591wqzx+D9uOg/PzbUrnJS/oT0bZSWF3KfhY63oX3gBfKLQdyIQ5Iw9TH+Qa0diNM",
+	"g7JzwUFmq2kD9c+ArJb+BryIcqXu2Ho6ci+LSWjwEaRB2aFZRJY0k2vtiMwLlRzXgFJP1XRzoPIiKJBJ",
+	"VeYuQOkMoHr9fJJ22qBUTngsde7LLGF36sPoGcGNKwDfqu3CDIMc1E/Z9mNT1ABpxYhFik4p2GEhU0i9",
+	"ynteKYG91Zj/TFSJAjuqNQVRn8xro1NYAlqEaHzj+daZ3k3HAN5kLqq3N5i2RcN22Peeaspaw9zU6RvD",
+	"vGiZ/36m+S7bfJdx/i9E+zAHaF5+sdVe/hNDQhirttfZCHfxJ4busLPvPmr2f7JSazv73hcDcORcbVuf",
+	"THOxp2vLov4DlfU/oRqjDqeMDUKNTuOc1uMVnOLHfvOwLgfarv5scMjqvNi/Talg16ssedCgr26Mx/O9",
+	"VZZ4Y28u5VKM9/ch4tPSR9cK0wVo6Xo+FQe5rpfS+SCrBfyjXBGWCwuzwHpJW8gKNB3wTf6cTqbLOy4L",
+	"Z1zA99rgyS00wsaJhvYr7iAGiGXDOFl6S6fJGjrwu3iupnhNI6Xkahg18Ae5qDenWf8JCPjlcVwd+lNS",
+	"2cld9POFmJpwnRDo7jMGBh9+fvj/AgAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

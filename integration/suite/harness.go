@@ -97,6 +97,9 @@ type Options struct {
 	PauseMS       int
 	MaxMultiplier int  // hundredths; default 120
 	ZeroWin       bool // settle lost bets with zero_win (default off, as the contract)
+	// SeedingWindowMS is how long a new chain takes contributions to its
+	// salt before its first round (default 1500).
+	SeedingWindowMS int
 }
 
 func (o *Options) defaults() {
@@ -108,6 +111,9 @@ func (o *Options) defaults() {
 	}
 	if o.MaxMultiplier == 0 {
 		o.MaxMultiplier = 120
+	}
+	if o.SeedingWindowMS == 0 {
+		o.SeedingWindowMS = 1500
 	}
 }
 
@@ -128,7 +134,9 @@ type Env struct {
 
 	Secret string // HMAC secret shared by the game and operator-sim
 	APIKey string // the Bearer key operator-sim issued to the game
-	ca     *testCA
+	// SeedKey seals the game's chain seeds (every replica's the same).
+	SeedKey string
+	ca      *testCA
 
 	mu       sync.Mutex
 	gameURL  string // http://127.0.0.1:PORT, the game's published port
@@ -178,6 +186,7 @@ func startBase(t *testing.T, opts Options) *Env {
 		t: t, opts: opts,
 		Secret:   "s3cret-" + randomHex(16),
 		APIKey:   "cg_" + randomHex(4) + "_" + randomHex(21),
+		SeedKey:  randomHex(32),
 		initial:  map[string]int64{},
 		http:     &http.Client{Timeout: 30 * time.Second},
 		gameDoc:  apitest.New(t, "game.v1.yaml"),
@@ -383,6 +392,9 @@ base_url: %s
 default_language: en
 trusted_proxies: [%s]
 database: ${CRASHGAME_DATABASE_URL}
+fairness:
+  seed_key: ${CRASHGAME_SEED_KEY}
+  seeding_window_ms: %d
 games:
   - game_id: %s
     name: Crash
@@ -405,7 +417,7 @@ operators:
     currencies:
       BRL: { min_bet: 100, max_bet: 100000, max_win: 10000000 }
       USD: { min_bet: 10, max_bet: 50000 }
-`, baseURL, strings.Join(e.proxies, ", "), gameID, e.opts.MaxMultiplier, e.opts.BettingMS, e.opts.PauseMS, operatorID, walletURL, gameID, e.opts.ZeroWin)
+`, baseURL, strings.Join(e.proxies, ", "), e.opts.SeedingWindowMS, gameID, e.opts.MaxMultiplier, e.opts.BettingMS, e.opts.PauseMS, operatorID, walletURL, gameID, e.opts.ZeroWin)
 }
 
 // gameEnv is the game's environment: what the installation file's ${NAME}
@@ -415,6 +427,7 @@ func (e *Env) gameEnv() map[string]string {
 		"CRASHGAME_DATABASE_URL": fmt.Sprintf("postgres://%s:%s@postgres:5432/%s?sslmode=disable", dbUser, dbPass, dbName),
 		"ACME_SECRET":            e.Secret,
 		"ACME_API_KEY":           e.APIKey,
+		"CRASHGAME_SEED_KEY":     e.SeedKey,
 		// The game's only trust anchor: the test CA that signed the front.
 		"SSL_CERT_FILE": "/etc/crashgame/test-ca.pem",
 	}

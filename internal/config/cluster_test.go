@@ -10,6 +10,7 @@ import (
 
 const clusterBase = `
 base_url: https://games.example.com
+fairness: {seed_key: abababababababababababababababababababababababababababababababab}
 database: postgres://crash:hunter2hunter2@db:5432/crash
 games:
   - {game_id: crash, name: Crash, studio: S, category: crash}

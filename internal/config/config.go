@@ -60,6 +60,33 @@ type Config struct {
 	// Cluster is set when the installation runs as several replicas (the
 	// `cluster` section); nil: one process, as before.
 	Cluster *Cluster
+	// Fairness is how the hash chains are kept (the `fairness` section,
+	// required).
+	Fairness Fairness
+}
+
+// Fairness is the `fairness` section: the key that seals every chain's
+// seed, how long a new chain takes contributions to its salt, and the
+// public randomness beacon value, if any, that every new salt includes.
+type Fairness struct {
+	// SeedKey is the AES-256 key, 64 hex digits, that seals the chains'
+	// seeds at rest; the same on every replica, never in the database.
+	SeedKey Secret
+	// SeedingWindowMS is how long a new chain takes contributions.
+	SeedingWindowMS int64
+	// BeaconLabel and BeaconValue name a beacon's output (64 hex digits)
+	// to include in every new salt; both empty: none.
+	BeaconLabel string
+	BeaconValue string
+}
+
+// DefaultSeedingWindowMS is five minutes: the operators' time to
+// contribute to a new chain's salt.
+const DefaultSeedingWindowMS = 300_000
+
+// SeedingWindow is Fairness.SeedingWindowMS as a duration.
+func (f *Fairness) SeedingWindow() time.Duration {
+	return time.Duration(f.SeedingWindowMS) * time.Millisecond
 }
 
 // Cluster is how a replica joins the others: its name, the NATS servers

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"gopkg.in/yaml.v3"
 
@@ -25,6 +26,7 @@ const (
 
 const base = `
 base_url: https://games.example.com
+fairness: {seed_key: abababababababababababababababababababababababababababababababab}
 games:
   - game_id: crash
     name: Crash
@@ -60,7 +62,11 @@ var exampleEnv = env(map[string]string{
 	"ACME_SECRET":         secretValue,
 	"ACME_API_KEY":        apiKeyValue,
 	"ACME_STAGING_SECRET": "staging-secret-0123456789abcdef",
+	"CRASHGAME_SEED_KEY":  seedKeyValue,
 })
+
+// seedKeyValue is the example's seed key, as distinctive as the credentials.
+const seedKeyValue = "5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed"
 
 func parseExample(t *testing.T) *config.Config {
 	t.Helper()
@@ -176,6 +182,7 @@ func TestDefaults(t *testing.T) {
 	t.Parallel()
 	c := mustParse(t, `
 base_url: https://games.example.com/
+fairness: {seed_key: abababababababababababababababababababababababababababababababab}
 games:
   - {game_id: crash, name: Crash, studio: S, category: crash}
 operators:
@@ -415,6 +422,7 @@ operators:
 	}
 	want := []string{
 		"base_url is missing",
+		"fairness: the section is missing",
 		`default_language "de"`,
 		"rtp_bp 0",
 		"http:// outside loopback",
@@ -746,4 +754,42 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// The fairness section: the seed key is required and checked, the seeding
+// window and the beacon take their documented forms.
+func TestFairnessSection(t *testing.T) {
+	t.Parallel()
+	key := strings.Repeat("ab", 32)
+	withFairness := func(section string) string {
+		return strings.Replace(base, "fairness: {seed_key: "+key+"}\n", section, 1)
+	}
+	c := parseExample(t)
+	if string(c.Fairness.SeedKey) != seedKeyValue || c.Fairness.SeedingWindow() != 5*time.Minute ||
+		c.Fairness.BeaconLabel != "drand quicknet round 12345678" || len(c.Fairness.BeaconValue) != 64 {
+		t.Errorf("the example's fairness = %+v", c.Fairness)
+	}
+	if c := mustParse(t, base); c.Fairness.SeedingWindowMS != config.DefaultSeedingWindowMS || c.Fairness.BeaconValue != "" {
+		t.Errorf("defaults = %+v", c.Fairness)
+	}
+	if c := mustParse(t, withFairness("fairness: {seed_key: "+key+", seeding_window_ms: 0}\n")); c.Fairness.SeedingWindow() != 0 {
+		t.Errorf("a window of 0 = %v", c.Fairness.SeedingWindow())
+	}
+	for _, tt := range []struct{ section, want string }{
+		{"", "fairness: the section is missing"},
+		{"fairness: {seeding_window_ms: 1000}\n", "seed_key is missing"},
+		{"fairness: {seed_key: abc}\n", "is not 64 hex digits"},
+		{"fairness: {seed_key: " + strings.Repeat("zz", 32) + "}\n", "is not 64 hex digits"},
+		{"fairness: {seed_key: " + key + ", seeding_window_ms: -1}\n", "seeding_window_ms -1 is outside"},
+		{"fairness: {seed_key: " + key + ", beacon: {label: x}}\n", "beacon.value must be"},
+		{"fairness: {seed_key: " + key + ", beacon: {value: " + key + "}}\n", "beacon.label must say"},
+	} {
+		_, err := config.Parse([]byte(withFairness(tt.section)), nil)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%q: %v, want %q", tt.section, err, tt.want)
+		}
+		if err != nil && strings.Contains(err.Error(), strings.Repeat("zz", 32)) {
+			t.Errorf("the error repeats the key: %v", err)
+		}
+	}
 }

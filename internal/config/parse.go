@@ -397,7 +397,7 @@ const idRule = "1 to 64 letters, digits, '.', '_' or '-', starting with a letter
 
 func (p *parser) config(root *yaml.Node) *Config {
 	f := p.fields(p.mapping(root, "the file"), "top level",
-		"listen", "metrics_listen", "base_url", "default_language", "database", "games", "operators", "cluster", "trusted_proxies")
+		"listen", "metrics_listen", "base_url", "default_language", "database", "games", "operators", "cluster", "trusted_proxies", "fairness")
 	c := &Config{
 		Listen:          DefaultListen,
 		DefaultLanguage: DefaultLanguage,
@@ -462,6 +462,7 @@ func (p *parser) config(root *yaml.Node) *Config {
 	if n := f["cluster"]; n != nil {
 		c.Cluster = p.cluster(n, c.Database)
 	}
+	c.Fairness = p.fairness(f["fairness"])
 
 	gameNodes := p.list(f, "games", "top level")
 	if len(gameNodes) == 0 {
@@ -499,6 +500,45 @@ func (p *parser) config(root *yaml.Node) *Config {
 		c.Operators = append(c.Operators, op)
 	}
 	return c
+}
+
+// fairness reads the fairness section: seed_key (required),
+// seeding_window_ms, beacon.
+func (p *parser) fairness(n *yaml.Node) Fairness {
+	const where = "fairness"
+	out := Fairness{SeedingWindowMS: DefaultSeedingWindowMS}
+	if n == nil {
+		p.addf(nil, "fairness: the section is missing; add fairness: with seed_key: ${CRASHGAME_SEED_KEY}, a key of 64 hex digits (openssl rand -hex 32) that seals the hash chains' seeds (see docs/config.md)")
+		return out
+	}
+	f := p.fields(p.mapping(n, where), where, "seed_key", "seeding_window_ms", "beacon")
+	if v, vn := p.str(f, "seed_key", where); vn == nil || v == "" {
+		p.addf(n, "fairness: seed_key is missing; set seed_key: ${CRASHGAME_SEED_KEY} with 64 hex digits (openssl rand -hex 32), the same on every replica, kept outside the database")
+	} else if len(v) != 64 || strings.Trim(strings.ToLower(v), "0123456789abcdef") != "" {
+		p.addf(vn, "fairness: seed_key %s is not 64 hex digits; make one with openssl rand -hex 32", p.show(vn))
+	} else {
+		out.SeedKey = Secret(v)
+	}
+	if w, ok := p.integer(f, "seeding_window_ms", where, " of milliseconds (300000 means 5 minutes)"); ok {
+		if w < 0 || w > 86_400_000 {
+			p.addf(f["seeding_window_ms"], "fairness: seeding_window_ms %d is outside 0..86400000; operators contribute to a new chain's salt this long (300000, 5 minutes, is the default)", w)
+		}
+		out.SeedingWindowMS = w
+	}
+	if bn := f["beacon"]; bn != nil {
+		bf := p.fields(p.mapping(bn, where+".beacon"), where+".beacon", "label", "value")
+		label, ln := p.str(bf, "label", where+".beacon")
+		value, vn := p.str(bf, "value", where+".beacon")
+		switch {
+		case ln == nil || label == "" || len(label) > 128:
+			p.addf(bn, "fairness: beacon.label must say which beacon and round, 1 to 128 characters, e.g. label: drand quicknet round 1234567")
+		case vn == nil || len(value) != 64 || strings.Trim(value, "0123456789abcdef") != "":
+			p.addf(bn, "fairness: beacon.value must be the beacon's output as 64 lowercase hex digits")
+		default:
+			out.BeaconLabel, out.BeaconValue = label, value
+		}
+	}
+	return out
 }
 
 // cluster reads the cluster section: replica, nats, lease_ttl_ms,

@@ -70,25 +70,26 @@ func newBenchTable(tb testing.TB, dsn string) *benchTable {
 	}
 	h := &benchTable{tb: tb, clock: newClock(), done: make(chan error, 1)}
 	h.table, err = engine.New(ctx, engine.Config{
-		Game:        testGame,
-		Operators:   testOperators,
-		Store:       st,
-		Outbox:      wallet.NewOutbox(st),
-		Wallets:     func(string) (engine.BetWallet, bool) { return instantWallet{}, true },
-		Clock:       h.clock,
-		Logger:      slog.New(slog.DiscardHandler),
-		ChainLength: 1000,
-		Salt:        "bench-salt",
+		Game:          testGame,
+		Operators:     testOperators,
+		Store:         st,
+		Outbox:        wallet.NewOutbox(st),
+		Wallets:       func(string) (engine.BetWallet, bool) { return instantWallet{}, true },
+		Clock:         h.clock,
+		Logger:        slog.New(slog.DiscardHandler),
+		ChainLength:   1000,
+		Sealer:        engine.FixedSealer(),
+		SeedingWindow: -1,
 	})
 	if err != nil {
 		tb.Fatal(err)
 	}
 	h.crash = func(roundID string) int64 {
-		rec, err := st.Round(ctx, testGame.ID, roundID)
+		cp, err := h.table.CrashPointForTest(ctx, roundID)
 		if err != nil {
 			tb.Fatal(err)
 		}
-		return rec.CrashPoint
+		return cp
 	}
 	go func() { h.done <- h.table.Run(ctx) }()
 	tb.Cleanup(h.stop)

@@ -137,6 +137,13 @@ func newHarnessWith(t *testing.T, fb engine.Freebets) *harness { return newHarne
 
 func newHarnessOn(t *testing.T, dsn string, bank *engine.DemoBank, fb engine.Freebets) *harness {
 	t.Helper()
+	return newHarnessAdjusted(t, dsn, bank, fb, nil)
+}
+
+// newHarnessAdjusted is newHarnessOn whose table's configuration adjust
+// changes last (nil: none).
+func newHarnessAdjusted(t *testing.T, dsn string, bank *engine.DemoBank, fb engine.Freebets, adjust func(*engine.Config)) *harness {
+	t.Helper()
 	if dsn == "" {
 		dsn = "sqlite://" + filepath.Join(t.TempDir(), "e.db")
 	}
@@ -151,7 +158,7 @@ func newHarnessOn(t *testing.T, dsn string, bank *engine.DemoBank, fb engine.Fre
 	h := &harness{t: t, clock: newClock(), wallet: &fakeWallet{}, balances: &fakeBalances{}, st: st}
 	game := testGame
 	game.Freebet = true
-	h.table, err = engine.New(context.Background(), engine.Config{
+	cfg := engine.Config{
 		Game:        game,
 		Operators:   testOperators,
 		Store:       st,
@@ -162,8 +169,14 @@ func newHarnessOn(t *testing.T, dsn string, bank *engine.DemoBank, fb engine.Fre
 		Freebets:    fb,
 		Balances:    h.balances,
 		ChainLength: 1000,
-		Salt:        "test-salt",
-	})
+		Sealer:      engine.FixedSealer(),
+		// No seeding window: rounds start at once on the fake clock.
+		SeedingWindow: -1,
+	}
+	if adjust != nil {
+		adjust(&cfg)
+	}
+	h.table, err = engine.New(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,14 +248,15 @@ func (h *harness) fly() engine.RoundView {
 	return v
 }
 
-// crashPoint reads the current round's crash point from the database (the
-// test's view behind the scenes; players never see it before the crash).
+// crashPoint computes the current round's crash point from its chain's
+// sealed seed (the test's view behind the scenes; the database holds no
+// crash point before the crash, and players never see it).
 func (h *harness) crashPoint(roundID string) int64 {
-	rec, err := h.st.Round(context.Background(), testGame.ID, roundID)
+	cp, err := h.table.CrashPointForTest(context.Background(), roundID)
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	return rec.CrashPoint
+	return cp
 }
 
 func (h *harness) bet(id string) store.BetRecord {

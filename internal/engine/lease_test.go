@@ -32,7 +32,7 @@ func (h *harness) replicaAble(holder string, able func() bool) *replica {
 	r.table, err = engine.New(context.Background(), engine.Config{
 		Game: testGame, Operators: testOperators, Store: h.st, Outbox: wallet.NewOutbox(h.st),
 		Wallets: func(string) (engine.BetWallet, bool) { return h.wallet, true },
-		Clock:   r.clock, ChainLength: 1000, Salt: "test-salt",
+		Clock:   r.clock, ChainLength: 1000, Sealer: engine.FixedSealer(), SeedingWindow: -1,
 		Lease: engine.LeaseSettings{Holder: holder, Retry: 50 * time.Millisecond, Able: able},
 	})
 	if err != nil {

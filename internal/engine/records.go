@@ -29,14 +29,18 @@ const (
 type Store interface {
 	InTx(ctx context.Context, fn func(ctx context.Context) error) error
 
-	Chain(ctx context.Context, gameID string) (store.ChainRecord, error)
-	SaveChain(ctx context.Context, rec store.ChainRecord) error
+	CurrentChain(ctx context.Context, gameID string) (store.ChainRecord, error)
+	ChainByID(ctx context.Context, id string) (store.ChainRecord, error)
+	InsertChain(ctx context.Context, rec store.ChainRecord) error
+	RetireChain(ctx context.Context, id string, lastSeq int64) error
+	FixSalt(ctx context.Context, id string, at store.Millis, extra func([]store.ContributionRecord) []store.ContributionRecord,
+		compute func(store.ChainRecord, []store.ContributionRecord) (string, string, error)) (store.ChainRecord, error)
 
 	LastRoundSeq(ctx context.Context, gameID string) (int64, error)
 	InsertRound(ctx context.Context, rec store.RoundRecord) error
 	TakeOffRound(ctx context.Context, id string, at store.Millis) error
-	FinishRound(ctx context.Context, id string, crashedAt store.Millis) error
-	VoidRounds(ctx context.Context, ids ...string) error
+	FinishRound(ctx context.Context, id string, crashedAt store.Millis, hash string, crashPoint int64) error
+	VoidRound(ctx context.Context, id, hash string, crashPoint int64) error
 	UnfinishedRounds(ctx context.Context, gameID string) ([]string, error)
 	RecentRounds(ctx context.Context, gameID string, limit int) ([]store.RoundRecord, error)
 	Round(ctx context.Context, gameID, id string) (store.RoundRecord, error)

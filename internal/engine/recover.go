@@ -34,7 +34,7 @@ type Recovery struct {
 //   - a bet already cashed out keeps its win, which is already queued.
 //
 // The round is then void: it ended without a crash on screen; its hash and
-// crash point may be shown. A bet left pending in any other round is rolled
+// crash point are revealed. A bet left pending in any other round is rolled
 // back too. Every move is conditional on the status read, so running Recover
 // again settles nothing twice. Demo bets are settled the same way in their
 // records and queue nothing. Recover only writes the database: it tells no
@@ -88,6 +88,13 @@ func (t *Table) settleInterrupted(ctx context.Context, id string) (Recovery, err
 		if r.Status != store.RoundBetting && r.Status != store.RoundFlying {
 			return nil
 		}
+		// The round's outcome, never stored before its end, comes from its
+		// sealed chain; it is revealed with the void round.
+		hash, crash, err := t.reveal(ctx, r)
+		if err != nil {
+			return err
+		}
+		r.Hash, r.CrashPoint = hash, crash
 		bets, err := t.store.Bets(ctx, store.BetFilter{GameID: t.game.ID, RoundIDs: []string{id},
 			Statuses: []string{StatusPending, StatusAccepted}})
 		if err != nil {
@@ -106,7 +113,7 @@ func (t *Table) settleInterrupted(ctx context.Context, id string) (Recovery, err
 			}
 		}
 		out.Rounds = 1
-		return t.store.VoidRounds(ctx, id)
+		return t.store.VoidRound(ctx, id, hash, crash)
 	})
 	if err != nil {
 		return Recovery{}, err

@@ -2,9 +2,9 @@ package engine_test
 
 import (
 	"context"
-	"encoding/hex"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/crashstudio/crashgame/integration/pgtest"
@@ -146,9 +146,9 @@ func TestRecoverInterruptedRound(t *testing.T) {
 				h := newHarnessOn(t, st.dsn(t), nil, fb)
 				now := store.MillisOf(h.clock.Now())
 				rounds := []store.RoundRecord{
-					{ID: "crash-1", GameID: "crash", Seq: 1, Hash: "h1", CrashPoint: 200, RTPBasisPts: 9700, MaxMultiplier: 100000,
+					{ID: "crash-1", GameID: "crash", Seq: 1, Hash: "h1", CrashPoint: 200,
 						Status: store.RoundFinished, BettingEndsAt: now, StartedAt: now, CrashedAt: now, CreatedAt: now},
-					{ID: "crash-2", GameID: "crash", Seq: 2, Hash: "h2", CrashPoint: 1000, RTPBasisPts: 9700, MaxMultiplier: 100000,
+					{ID: "crash-2", GameID: "crash", Seq: 2, Hash: "h2", CrashPoint: 1000,
 						Status: sc.status, BettingEndsAt: now, CreatedAt: now},
 				}
 				if sc.status == store.RoundFlying {
@@ -258,8 +258,9 @@ func TestRecoverInterruptedRound(t *testing.T) {
 
 // A table's term of leadership starts by settling the round the previous
 // leader left in flight (under the term's fence), then opens the next round
-// of the same hash chain; the settled round shows its hash and crash point,
-// committed before its flight, which players verify against the next.
+// of the same hash chain; the settled round reveals its hash and crash point,
+// computed from the sealed chain (nothing of them was stored before), which
+// players verify against the next.
 func TestNewTermSettlesThenOpensTheNextRoundOfTheChain(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -272,17 +273,24 @@ func TestNewTermSettlesThenOpensTheNextRoundOfTheChain(t *testing.T) {
 	}
 	chain := fairness.NewChain(seed, 1000)
 	now := store.MillisOf(h.clock.Now())
-	if err := h.st.SaveChain(ctx, store.ChainRecord{GameID: "crash", Seed: hex.EncodeToString(seed[:]), FirstSeq: 1, Length: 1000,
-		Terminal: fairness.FormatHash(chain.Terminal()), Salt: "test-salt", CreatedAt: now}); err != nil {
+	sealed, err := engine.FixedSealer().Seal(seed[:], "crash-c1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	salt, source := strings.Repeat("5a", 32), store.SaltFromGameDraw
+	if err := h.st.InsertChain(ctx, store.ChainRecord{ID: "crash-c1", GameID: "crash", Number: 1, FirstSeq: 1, Length: 1000,
+		Terminal: fairness.FormatHash(chain.Terminal()), RTPBasisPts: testGame.RTPBasisPoints, MaxMultiplier: testGame.MaxMultiplier,
+		FormulaVersion: fairness.FormulaVersion, SealedSeed: sealed, CreatedAt: now, SeedingEndsAt: now,
+		Salt: &salt, SaltSource: &source, SaltFixedAt: &now}); err != nil {
 		t.Fatal(err)
 	}
 	hash1, err := chain.Hash(1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cp := fairness.CrashPoint(hash1, "test-salt", testGame.RTPBasisPoints, testGame.MaxMultiplier)
-	interrupted := store.RoundRecord{ID: "crash-1", GameID: "crash", Seq: 1, Hash: fairness.FormatHash(hash1), Salt: "test-salt",
-		CrashPoint: cp, RTPBasisPts: testGame.RTPBasisPoints, MaxMultiplier: testGame.MaxMultiplier,
+	cp := fairness.CrashPoint(hash1, salt, testGame.RTPBasisPoints, testGame.MaxMultiplier)
+	// The round as the leader stored it: its chain and position, no outcome.
+	interrupted := store.RoundRecord{ID: "crash-1", GameID: "crash", Seq: 1, ChainID: "crash-c1", Position: 1,
 		Status: store.RoundFlying, BettingEndsAt: now, StartedAt: now, CreatedAt: now}
 	if err := h.st.InsertRound(ctx, interrupted); err != nil {
 		t.Fatal(err)
@@ -299,7 +307,7 @@ func TestNewTermSettlesThenOpensTheNextRoundOfTheChain(t *testing.T) {
 		t.Fatalf("next round %s (seq %d), want crash-2", v.RoundID, v.Seq)
 	}
 	ended, err := h.table.EndedRound(ctx, "crash-1")
-	if err != nil || ended.Status != store.RoundVoid || ended.Hash != interrupted.Hash || ended.CrashPoint != cp {
+	if err != nil || ended.Status != store.RoundVoid || ended.Hash != fairness.FormatHash(hash1) || ended.CrashPoint != cp {
 		t.Fatalf("settled round %+v, %v", ended, err)
 	}
 	// Rule RB-5: its bet in play, without an auto-cashout, is refunded.
@@ -311,9 +319,13 @@ func TestNewTermSettlesThenOpensTheNextRoundOfTheChain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hash2, err := fairness.ParseHash(next.Hash)
-	if err != nil || !fairness.Verify(hash2, hash1) {
-		t.Fatalf("round 2's hash %s does not follow round 1's %s in the chain (%v)", next.Hash, interrupted.Hash, err)
+	// The next round of the same chain, its outcome not stored before its end.
+	if next.ChainID != "crash-c1" || next.Position != 2 || next.Hash != "" || next.CrashPoint != 0 {
+		t.Fatalf("round 2 is %+v; want position 2 of crash-c1, no hash nor crash point stored", next)
+	}
+	hash2, _ := chain.Hash(2)
+	if cp2, err := h.table.CrashPointForTest(ctx, "crash-2"); err != nil || cp2 != fairness.CrashPoint(hash2, salt, testGame.RTPBasisPoints, testGame.MaxMultiplier) {
+		t.Fatalf("round 2 is not drawn from position 2 of the chain: %d, %v", cp2, err)
 	}
 }
 

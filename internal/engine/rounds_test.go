@@ -42,18 +42,24 @@ func TestRoundPhases(t *testing.T) {
 	if c.CrashPoint != cp || c.Hash == "" {
 		t.Fatalf("crashed view %+v, want crash point %d and the hash", c, cp)
 	}
-	terminal, salt, rtp, max := h.table.Fairness()
-	got, err := fairness.VerifyRound(c.Hash, salt, rtp, max)
+	// Verified with the settings and salt its chain published, and linked
+	// to its terminal in exactly its position's number of steps.
+	rec, err := h.st.Round(context.Background(), testGame.ID, c.RoundID)
+	if err != nil || rec.Status != store.RoundFinished || rec.Hash != c.Hash || rec.CrashPoint != cp {
+		t.Fatalf("stored round %+v %v", rec, err)
+	}
+	chain, err := h.st.ChainByID(context.Background(), rec.ChainID)
+	if err != nil || chain.Salt == nil {
+		t.Fatalf("the round's chain %+v, %v", chain, err)
+	}
+	got, err := fairness.VerifyRound(c.Hash, *chain.Salt, chain.RTPBasisPts, chain.MaxMultiplier)
 	if err != nil || got != cp {
 		t.Fatalf("verify: %d %v, want %d", got, err, cp)
 	}
 	hash, _ := fairness.ParseHash(c.Hash)
-	term, _ := fairness.ParseHash(terminal)
-	if _, err := fairness.ChainPosition(hash, term, 1000); err != nil {
-		t.Fatalf("the round hash is not in the published chain: %v", err)
-	}
-	if rec, err := h.st.Round(context.Background(), testGame.ID, c.RoundID); err != nil || rec.Status != store.RoundFinished {
-		t.Fatalf("stored round %+v %v", rec, err)
+	term, _ := fairness.ParseHash(chain.Terminal)
+	if pos, err := fairness.ChainPosition(hash, term, 1000); err != nil || int64(pos) != rec.Position {
+		t.Fatalf("the round hash is at %d of the published chain (%v), want its position %d", pos, err, rec.Position)
 	}
 	// The pause, then the next round.
 	h.clock.Set(c.CrashedAt.Add(3*time.Second - time.Millisecond))

@@ -268,7 +268,7 @@ func TestSweepPendingBets(t *testing.T) {
 	h := newHarness(t, "")
 	ctx := context.Background()
 	old := store.MillisOf(h.clock.Now().Add(-2 * time.Minute))
-	round := store.RoundRecord{ID: "crash-0", GameID: "crash", Seq: 0 + 1000000, Hash: "h", CrashPoint: 200, RTPBasisPts: 9700, MaxMultiplier: 100000, Status: store.RoundFinished, BettingEndsAt: old, CreatedAt: old}
+	round := store.RoundRecord{ID: "crash-0", GameID: "crash", Seq: 0 + 1000000, Hash: "h", CrashPoint: 200, Status: store.RoundFinished, BettingEndsAt: old, CreatedAt: old}
 	if err := h.st.InsertRound(ctx, round); err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base32"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -16,6 +15,7 @@ import (
 	"github.com/crashstudio/crashgame/internal/fairness"
 	"github.com/crashstudio/crashgame/internal/groupcommit"
 	"github.com/crashstudio/crashgame/internal/round"
+	"github.com/crashstudio/crashgame/internal/seal"
 	"github.com/crashstudio/crashgame/internal/store"
 	"github.com/crashstudio/crashgame/internal/wallet"
 )
@@ -149,8 +149,14 @@ type Config struct {
 	Logger    *slog.Logger // nil: slog.Default()
 	// ChainLength is the number of rounds of a new hash chain (default 1,000,000).
 	ChainLength int
-	// Salt is published with the chain; default: a random one per chain.
-	Salt string
+	// Sealer seals a new chain's seed and opens a stored one (required).
+	Sealer *seal.Sealer
+	// SeedingWindow is how long a new chain takes contributions to its salt
+	// before its first round (default DefaultSeedingWindow; negative: none,
+	// the salt is fixed at once from the game's draw and the beacon).
+	SeedingWindow time.Duration
+	// Beacon, when set, is part of every new chain's salt.
+	Beacon *Beacon
 	// ShutdownGrace bounds how long a flying round may go on after Stop before
 	// it is settled as interrupted (default 30 s).
 	ShutdownGrace time.Duration
@@ -217,7 +223,7 @@ type Table struct {
 	inbox    chan func()
 	chain    *fairness.Chain
 	chainRec store.ChainRecord
-	cur      *liveRound // owned by the loop goroutine
+	cur      *liveRound // owned by the loop goroutine; so are chain and chainRec
 	viewMu   sync.RWMutex
 	view     RoundView // what Round() returns, copied by the loop
 	board    board     // owned by the loop: the current round's public board
@@ -262,6 +268,10 @@ type liveRound struct {
 	rec  store.RoundRecord
 	core *round.Round
 	live map[string]*liveBet
+	// hash and crash are the round's outcome, kept here and written to the
+	// database only when the round ends.
+	hash  string
+	crash int64
 }
 
 // liveBet is what the table keeps of a bet besides its rules: its record (for
@@ -286,6 +296,15 @@ func New(ctx context.Context, cfg Config) (*Table, error) {
 	}
 	if cfg.ShutdownGrace <= 0 {
 		cfg.ShutdownGrace = 30 * time.Second
+	}
+	switch {
+	case cfg.SeedingWindow == 0:
+		cfg.SeedingWindow = DefaultSeedingWindow
+	case cfg.SeedingWindow < 0:
+		cfg.SeedingWindow = 0
+	}
+	if cfg.Sealer == nil {
+		return nil, errors.New("engine: a table needs a Sealer for its chains' seeds")
 	}
 	switch {
 	case cfg.DebitGrace == 0:
@@ -315,66 +334,7 @@ func New(ctx context.Context, cfg Config) (*Table, error) {
 	t.commit = groupcommit.New(context.Background(), t.commitJobs, groupcommit.Options{
 		MaxBatch: maxCommitBatch, QueueLen: commitQueueLen, OnFailure: groupcommit.RetryEach, Logger: t.logger,
 	})
-	// The published chain, if any, is known at once; only a leader creates
-	// one (loadChain, under its lease).
-	rec, err := t.store.Chain(ctx, t.game.ID)
-	switch {
-	case err == nil:
-		t.chainRec = rec
-	case !errors.Is(err, store.ErrChainNotFound):
-		return nil, fmt.Errorf("engine: load chain of %s: %w", t.game.ID, err)
-	}
 	return t, nil
-}
-
-// loadChain loads the game's chain, or creates one whose first round is seq.
-// Loop only, while leading: a new chain is saved under the lease.
-func (t *Table) loadChain(ctx context.Context, seq int64) error {
-	rec, err := t.store.Chain(ctx, t.game.ID)
-	if err == nil && seq < rec.FirstSeq+rec.Length {
-		seed, perr := fairness.ParseHash(rec.Seed)
-		if perr != nil {
-			return fmt.Errorf("engine: stored seed of %s: %w", t.game.ID, perr)
-		}
-		t.viewMu.Lock()
-		t.chain, t.chainRec = fairness.NewChain(seed, int(rec.Length)), rec
-		t.viewMu.Unlock()
-		return nil
-	}
-	if err != nil && !errors.Is(err, store.ErrChainNotFound) {
-		return fmt.Errorf("engine: load chain of %s: %w", t.game.ID, err)
-	}
-	seed, err := fairness.NewSeed()
-	if err != nil {
-		return err
-	}
-	salt := t.cfg.Salt
-	if salt == "" {
-		salt = randomID(16)
-	}
-	if err := fairness.CheckParams(salt, t.game.RTPBasisPoints, t.game.MaxMultiplier); err != nil {
-		return fmt.Errorf("engine: game %s: %w", t.game.ID, err)
-	}
-	chain := fairness.NewChain(seed, t.cfg.ChainLength)
-	rec = store.ChainRecord{
-		GameID: t.game.ID, Seed: hex.EncodeToString(seed[:]), FirstSeq: seq, Length: int64(t.cfg.ChainLength),
-		Terminal: fairness.FormatHash(chain.Terminal()), Salt: salt, CreatedAt: store.MillisOf(t.clock.Now()),
-	}
-	if err := t.fenced(ctx, t.epoch, func(ctx context.Context) error { return t.store.SaveChain(ctx, rec) }); err != nil {
-		return fmt.Errorf("engine: %w", err)
-	}
-	t.logger.Info("new hash chain published", "first_round", seq, "rounds", t.cfg.ChainLength, "terminal", rec.Terminal)
-	t.viewMu.Lock()
-	t.chain, t.chainRec = chain, rec
-	t.viewMu.Unlock()
-	return nil
-}
-
-// Fairness returns what is published about the current chain.
-func (t *Table) Fairness() (terminal, salt string, rtpBP, maxMultiplier int64) {
-	t.viewMu.RLock()
-	defer t.viewMu.RUnlock()
-	return t.chainRec.Terminal, t.chainRec.Salt, t.game.RTPBasisPoints, t.game.MaxMultiplier
 }
 
 // Game returns the table's game.
@@ -479,31 +439,6 @@ func (t *Table) LoadView(ctx context.Context) error {
 }
 
 func roundID(gameID string, seq int64) string { return fmt.Sprintf("%s-%d", gameID, seq) }
-
-// RefreshChain reads the game's published chain again, for a table that
-// does not lead: its leader may have published a new one (Fairness).
-func (t *Table) RefreshChain(ctx context.Context) error {
-	rec, err := t.store.Chain(ctx, t.game.ID)
-	switch {
-	case errors.Is(err, store.ErrChainNotFound):
-		return nil
-	case err != nil:
-		return fmt.Errorf("engine: refresh chain of %s: %w", t.game.ID, err)
-	}
-	t.viewMu.Lock()
-	if rec.FirstSeq >= t.chainRec.FirstSeq {
-		t.chainRec = rec
-	}
-	t.viewMu.Unlock()
-	return nil
-}
-
-// ChainCovers reports whether the chain this table knows covers round seq.
-func (t *Table) ChainCovers(seq int64) bool {
-	t.viewMu.RLock()
-	defer t.viewMu.RUnlock()
-	return seq >= t.chainRec.FirstSeq && seq < t.chainRec.FirstSeq+t.chainRec.Length
-}
 
 func phaseEvent(phase string) string {
 	switch phase {
@@ -672,16 +607,28 @@ func (t *Table) lead(ctx context.Context, epoch int64, since time.Time, flush *<
 		}
 		seq, err = t.lastSeq(ctx)
 	}
-	if t.chain == nil || seq+1 < t.chainRec.FirstSeq || seq+1 >= t.chainRec.FirstSeq+t.chainRec.Length {
-		if err := t.loadChain(ctx, seq+1); err != nil {
-			if errors.Is(err, store.ErrFenced) {
-				return nil
-			}
-			return err
-		}
-	}
 	for !t.isStopping() {
 		seq++
+		ready, err := t.prepareChain(ctx, seq, flush)
+		switch {
+		case errors.Is(err, store.ErrFenced):
+			return nil
+		case err != nil:
+			t.logger.Error("preparing the hash chain failed; retrying", "seq", seq, "err", err)
+			seq--
+			if !t.wait(t.clock.Now().Add(roundRetry), flush, false) {
+				return nil
+			}
+			continue
+		case !ready:
+			if t.isStopping() {
+				break
+			}
+			return t.abandon("lease lost while the chain was seeding")
+		}
+		if t.isStopping() {
+			break
+		}
 		if err := t.startRound(ctx, seq); err != nil {
 			if errors.Is(err, store.ErrFenced) {
 				t.logger.Warn("another replica leads the table now", "epoch", epoch)
@@ -762,14 +709,6 @@ func (t *Table) lead(ctx context.Context, epoch int64, since time.Time, flush *<
 		// Pause after the crash.
 		if !t.wait(t.cur.core.CrashedAt().Add(t.game.Pause), flush, false) {
 			return nil
-		}
-		if int(seq-t.chainRec.FirstSeq+1) >= t.chain.Len() {
-			if err := t.loadChain(ctx, seq+1); err != nil {
-				if errors.Is(err, store.ErrFenced) {
-					return nil
-				}
-				return err
-			}
 		}
 	}
 	t.handOver(ctx)
@@ -963,31 +902,27 @@ func (t *Table) lastSeq(ctx context.Context) (int64, error) {
 	return seq, nil
 }
 
-// startRound draws the round from the chain and opens its betting phase.
+// startRound draws the round from the chain (prepareChain made it ready)
+// and opens its betting phase. The round's row names its chain and position;
+// its hash and crash point stay in memory until it ends.
 func (t *Table) startRound(ctx context.Context, seq int64) error {
-	if seq < t.chainRec.FirstSeq || seq >= t.chainRec.FirstSeq+t.chainRec.Length {
-		if err := t.loadChain(ctx, seq); err != nil {
-			return err
-		}
-	}
-	h, err := t.chain.Hash(int(seq - t.chainRec.FirstSeq + 1))
+	pos := seq - t.chainRec.FirstSeq + 1
+	h, err := t.chain.Hash(int(pos))
 	if err != nil {
 		return fmt.Errorf("engine: round %d: %w", seq, err)
 	}
 	now := t.clock.Now()
 	rec := store.RoundRecord{
-		ID: roundID(t.game.ID, seq), GameID: t.game.ID, Seq: seq,
-		Hash:        fairness.FormatHash(h),
-		Salt:        t.chainRec.Salt,
-		CrashPoint:  fairness.CrashPoint(h, t.chainRec.Salt, t.game.RTPBasisPoints, t.game.MaxMultiplier),
-		RTPBasisPts: t.game.RTPBasisPoints, MaxMultiplier: t.game.MaxMultiplier,
+		ID: roundID(t.game.ID, seq), GameID: t.game.ID, Seq: seq, ChainID: t.chainRec.ID, Position: pos,
 		Status: store.RoundBetting, BettingEndsAt: store.MillisOf(now.Add(t.game.Betting)), CreatedAt: store.MillisOf(now),
 		Epoch: t.epoch,
 	}
 	if err := t.fenced(ctx, t.epoch, func(ctx context.Context) error { return t.store.InsertRound(ctx, rec) }); err != nil {
 		return fmt.Errorf("engine: open round: %w", err)
 	}
-	t.cur = &liveRound{rec: rec, core: round.New(rec.ID, rec.CrashPoint, rec.BettingEndsAt.Time()), live: map[string]*liveBet{}}
+	crash := fairness.CrashPoint(h, *t.chainRec.Salt, t.chainRec.RTPBasisPts, t.chainRec.MaxMultiplier)
+	t.cur = &liveRound{rec: rec, core: round.New(rec.ID, crash, rec.BettingEndsAt.Time()), live: map[string]*liveBet{},
+		hash: fairness.FormatHash(h), crash: crash}
 	t.board = board{}
 	t.publish(EventRoundBetting)
 	return nil
@@ -999,7 +934,7 @@ func (t *Table) publish(typ string) {
 	r := t.cur
 	v := RoundView{RoundID: r.rec.ID, Seq: r.rec.Seq, Phase: string(r.core.Phase()), BettingEndsAt: r.core.BettingEnds(), StartedAt: r.core.StartedAt()}
 	if r.core.Phase() == round.Crashed {
-		v.CrashedAt, v.CrashPoint, v.Hash = r.core.CrashedAt(), r.rec.CrashPoint, r.rec.Hash
+		v.CrashedAt, v.CrashPoint, v.Hash = r.core.CrashedAt(), r.crash, r.hash
 	}
 	t.viewMu.Lock()
 	t.view = v
@@ -1036,7 +971,7 @@ func (t *Table) crash() {
 	lost := r.core.Crash()
 	roundID, crashedAt := r.rec.ID, store.MillisOf(r.core.CrashedAt())
 	err := t.commitHard("settling the crash of "+roundID, func(ctx context.Context) error {
-		if err := t.store.FinishRound(ctx, roundID, crashedAt); err != nil {
+		if err := t.store.FinishRound(ctx, roundID, crashedAt, r.hash, r.crash); err != nil {
 			return err
 		}
 		// One statement settles every bet still accepted, including one whose
@@ -1093,7 +1028,7 @@ func (t *Table) voidRound(reason string) {
 		open = append(open, r.live[id])
 	}
 	err := t.commitHard("voiding "+r.rec.ID, func(ctx context.Context) error {
-		if err := t.store.VoidRounds(ctx, r.rec.ID); err != nil {
+		if err := t.store.VoidRound(ctx, r.rec.ID, r.hash, r.crash); err != nil {
 			return err
 		}
 		for _, b := range open {

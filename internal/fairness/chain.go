@@ -1,10 +1,13 @@
 package fairness
 
 import (
+	"bytes"
 	"crypto/rand"
 	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"log/slog"
+	"slices"
 )
 
 // CheckpointInterval is K, the spacing of the hashes a Chain keeps: it holds
@@ -124,4 +127,25 @@ func ChainPosition(hash, terminal [32]byte, limit int) (round int, err error) {
 		return 0, fmt.Errorf("%w: it is the terminal hash itself, not a round's", ErrNotInChain)
 	}
 	return 0, fmt.Errorf("%w within %d steps", ErrNotInChain, limit)
+}
+
+// FormulaVersion numbers the rules of Formula and the salt rule (Salt); a
+// chain publishes the version it is played with, and any change to the rules
+// is a new version, played only on a new chain.
+const FormulaVersion = 1
+
+// Salt is the salt rule: the lowercase hex of SHA-256 over the terminal
+// hash's 32 bytes followed by the 32 bytes of every contribution, sorted
+// ascending bytewise (duplicates kept). A chain's salt is fixed after its
+// terminal is published, from values the game did not choose alone, and the
+// contributions are published with it, so anyone can recompute it.
+func Salt(terminal [32]byte, contributions [][32]byte) string {
+	sorted := slices.Clone(contributions)
+	slices.SortFunc(sorted, func(a, b [32]byte) int { return bytes.Compare(a[:], b[:]) })
+	h := sha256.New()
+	h.Write(terminal[:])
+	for _, c := range sorted {
+		h.Write(c[:])
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }

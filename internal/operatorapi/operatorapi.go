@@ -1,5 +1,5 @@
-// Package operatorapi is the HTTP driver of the operator routes (POST /v1/games
-// and POST /v1/launch of gen/game): it authenticates each request over its raw
+// Package operatorapi is the HTTP driver of the operator routes (POST /v1/games,
+// POST /v1/launch and POST /v1/fairness/contributions of gen/game): it authenticates each request over its raw
 // bytes, translates between the generated types and package launch, and answers
 // every refusal in the game direction's error shape. It holds no business rule
 // and must never log a secret, a token, a player id or a full signature.
@@ -42,15 +42,16 @@ type Operator struct {
 type API struct {
 	ops    map[string]*Operator
 	launch *launch.Service
+	chains Chains
 	logger *slog.Logger
 	now    func() time.Time
 	dummy  []byte
 }
 
 // New returns the operator routes of these operators. now is the clock of the
-// signature window.
-func New(ops []Operator, svc *launch.Service, logger *slog.Logger, now func() time.Time) *API {
-	a := &API{ops: map[string]*Operator{}, launch: svc, logger: logger, now: now,
+// signature window and of the contributions.
+func New(ops []Operator, svc *launch.Service, chains Chains, logger *slog.Logger, now func() time.Time) *API {
+	a := &API{ops: map[string]*Operator{}, launch: svc, chains: chains, logger: logger, now: now,
 		dummy: []byte("crashgame: no such operator, same work")}
 	for i := range ops {
 		op := ops[i]
@@ -67,8 +68,9 @@ func (a *API) Routes() map[string]http.Handler {
 	})
 	wrapper := game.ServerInterfaceWrapper{Handler: strict, ErrorHandlerFunc: a.requestError}
 	return map[string]http.Handler{
-		"POST /v1/games":  a.authenticate(http.HandlerFunc(wrapper.ListGames)),
-		"POST /v1/launch": a.authenticate(http.HandlerFunc(wrapper.LaunchGame)),
+		"POST /v1/games":                  a.authenticate(http.HandlerFunc(wrapper.ListGames)),
+		"POST /v1/launch":                 a.authenticate(http.HandlerFunc(wrapper.LaunchGame)),
+		"POST /v1/fairness/contributions": a.authenticate(http.HandlerFunc(wrapper.ContributeToChain)),
 	}
 }
 

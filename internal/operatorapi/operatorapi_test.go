@@ -108,7 +108,7 @@ func newEnvOn(t testing.TB, dsn string) *env {
 	e.store = st
 	e.tickets = tickets.New(st, clock)
 	logger := slog.New(slog.NewJSONHandler(e.logs, nil))
-	api := operatorapi.New(operators, launch.New(installation, e.tickets), logger, clock)
+	api := operatorapi.New(operators, launch.New(installation, e.tickets), st, logger, clock)
 	e.handler = server.New(server.Config{Logger: logger, Documents: http.NotFoundHandler(), Routes: api.Routes()})
 	e.validator = apitest.New(t, "game.v1.yaml")
 	return e

@@ -41,7 +41,7 @@ func benchHandler(b *testing.B, dsn string) http.Handler {
 		b.Fatal(err)
 	}
 	logger := slog.New(slog.NewJSONHandler(io.Discard, nil))
-	api := operatorapi.New(operators, launch.New(installation, tickets.New(st, time.Now)), logger, time.Now)
+	api := operatorapi.New(operators, launch.New(installation, tickets.New(st, time.Now)), st, logger, time.Now)
 	return server.New(server.Config{Logger: logger, Documents: http.NotFoundHandler(), Routes: api.Routes()})
 }
 

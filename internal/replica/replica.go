@@ -112,13 +112,10 @@ func (t *Table) Run(ctx context.Context) error {
 		return fmt.Errorf("replica: subscribe to %s's events: %w", t.game, err)
 	}
 	defer stopEvents()
-	// What happened before the subscription: the round and the chain as the
-	// database has them.
+	// What happened before the subscription: the round as the database has
+	// it.
 	if err := t.LoadView(ctx); err != nil {
 		t.logger.Warn("reading the current round failed", "err", err)
-	}
-	if err := t.RefreshChain(ctx); err != nil {
-		t.logger.Warn("reading the chain failed", "err", err)
 	}
 	var stopServing func()
 	defer func() {
@@ -163,13 +160,7 @@ func (t *Table) receive(ctx context.Context, data []byte, gap bool) {
 			t.logger.Warn("reading the current round failed", "err", err)
 		}
 	}
-	ev := w.event()
-	if ev.Type == engine.EventRoundBetting && !t.ChainCovers(ev.Round.Seq) {
-		if err := t.RefreshChain(ctx); err != nil {
-			t.logger.Warn("reading the new chain failed", "err", err)
-		}
-	}
-	t.Deliver(w.Session, ev)
+	t.Deliver(w.Session, w.event())
 }
 
 // serve answers the game's actions with the local table, which leads.

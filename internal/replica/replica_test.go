@@ -13,6 +13,7 @@ import (
 	"github.com/crashstudio/crashgame/internal/engine"
 	"github.com/crashstudio/crashgame/internal/replica"
 	"github.com/crashstudio/crashgame/internal/round"
+	"github.com/crashstudio/crashgame/internal/seal"
 	"github.com/crashstudio/crashgame/internal/store"
 	"github.com/crashstudio/crashgame/internal/wallet"
 )
@@ -106,10 +107,10 @@ func startNodeWithBank(t testing.TB, name, dsn, natsURL string, bank *engine.Dem
 	n := &node{name: name, st: st, bus: bus, warm: &warmer{}, done: make(chan struct{})}
 	n.table, err = engine.New(ctx, engine.Config{
 		Game: game, Operators: operators, Store: st, Outbox: wallet.NewOutbox(st),
-		Wallets: func(string) (engine.BetWallet, bool) { return fakeWallet{}, true },
-		Events:  replica.NewPublisher(bus, game.ID, nil),
-		Lease:   engine.LeaseSettings{Holder: name, TTL: time.Second, Renew: 200 * time.Millisecond, Retry: 50 * time.Millisecond},
-		Salt:    "test-salt", ChainLength: 1000, Demo: bank,
+		Wallets:     func(string) (engine.BetWallet, bool) { return fakeWallet{}, true },
+		Events:      replica.NewPublisher(bus, game.ID, nil),
+		Lease:       engine.LeaseSettings{Holder: name, TTL: time.Second, Renew: 200 * time.Millisecond, Retry: 50 * time.Millisecond},
+		ChainLength: 1000, Demo: bank, SeedingWindow: -1, Sealer: sealer(t),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -224,7 +225,12 @@ func TestForwardedBetAndCashout(t *testing.T) {
 		return va.RoundID == v.RoundID && va.Phase != engine.PhaseBetting && vb.Phase == va.Phase
 	})
 	out, err := b.rep.Cashout(context.Background(), p, res.Bet.BetID, time.Now())
-	rec, _ := a.st.Round(context.Background(), game.ID, v.RoundID)
+	// The crash point is stored with the crash, never before.
+	var rec store.RoundRecord
+	eventually(t, "the round crashes", func() bool {
+		rec, _ = a.st.Round(context.Background(), game.ID, v.RoundID)
+		return rec.CrashPoint != 0
+	})
 	switch {
 	case err == nil:
 		if out.Multiplier < 100 || out.Multiplier > rec.CrashPoint || out.Payout != round.Payout(500, out.Multiplier, 5000000) {
@@ -349,4 +355,15 @@ func TestDemoBalanceFollowsTheLeader(t *testing.T) {
 		bal, _ := bankB.Balance(p.Session)
 		return bal == 97500
 	})
+}
+
+// sealer seals the test tables' chain seeds with a fixed key: every node
+// the same, as every replica of an installation.
+func sealer(t testing.TB) *seal.Sealer {
+	t.Helper()
+	s, err := seal.New(make([]byte, seal.KeySize))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }

@@ -34,8 +34,7 @@ func TestNetPositionAndLiveBets(t *testing.T) {
 		t.Fatalf("a session without bets: %+v, %v", n, err)
 	}
 
-	if err := f.st.InsertRound(ctx, store.RoundRecord{ID: "rd-net", GameID: "crash", Seq: 987654, Hash: "h", CrashPoint: 250,
-		RTPBasisPts: 9700, MaxMultiplier: 100000, Status: store.RoundFinished, BettingEndsAt: 1, CreatedAt: 1}); err != nil {
+	if err := f.st.InsertRound(ctx, store.RoundRecord{ID: "rd-net", GameID: "crash", Seq: 987654, Hash: "h", CrashPoint: 250, Status: store.RoundFinished, BettingEndsAt: 1, CreatedAt: 1}); err != nil {
 		t.Fatal(err)
 	}
 	free := "camp#1"

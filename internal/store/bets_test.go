@@ -14,7 +14,6 @@ import (
 // The contract of rounds, chains and bets, and of transactions (InTx).
 var roundAndBetCases = []contractCase{
 	{"InTxCommitsRollsBackAndJoins", testInTx},
-	{"ChainSaveReplacesAndReads", testChain},
 	{"RoundLifecycle", testRoundLifecycle},
 	{"BetMovesOnlyFromItsStatus", testMoveBet},
 	{"ConcurrentSettlementsOneWins", testConcurrentSettle},
@@ -24,8 +23,7 @@ var roundAndBetCases = []contractCase{
 
 func testRound(id string, seq int64, status string) store.RoundRecord {
 	at := store.MillisOf(t0)
-	return store.RoundRecord{ID: id, GameID: "crash", Seq: seq, Hash: "h-" + id, Salt: "salt", CrashPoint: 250,
-		RTPBasisPts: 9700, MaxMultiplier: 100000, Status: status, BettingEndsAt: at, CreatedAt: at}
+	return store.RoundRecord{ID: id, GameID: "crash", Seq: seq, Status: status, BettingEndsAt: at, CreatedAt: at}
 }
 
 func testBet(id, roundID, status string, placed int64) *store.BetRecord {
@@ -96,27 +94,6 @@ func testInTx(t *testing.T, s *store.Store, _ string) {
 	}
 }
 
-func testChain(t *testing.T, s *store.Store, _ string) {
-	ctx := t.Context()
-	if _, err := s.Chain(ctx, "crash"); !errors.Is(err, store.ErrChainNotFound) {
-		t.Fatalf("Chain of a game without one = %v, want ErrChainNotFound", err)
-	}
-	first := store.ChainRecord{GameID: "crash", Seed: "seed-1", FirstSeq: 1, Length: 1000, Terminal: "term-1", Salt: "salt-1", CreatedAt: 1}
-	if err := s.SaveChain(ctx, first); err != nil {
-		t.Fatal(err)
-	}
-	if got, err := s.Chain(ctx, "crash"); err != nil || got.Seed != first.Seed || got.Terminal != first.Terminal || got.Length != 1000 {
-		t.Fatalf("Chain = %+v, %v", got, err)
-	}
-	next := store.ChainRecord{GameID: "crash", Seed: "seed-2", FirstSeq: 1001, Length: 1000, Terminal: "term-2", Salt: "salt-2", CreatedAt: 2}
-	if err := s.SaveChain(ctx, next); err != nil {
-		t.Fatal(err)
-	}
-	if got, err := s.Chain(ctx, "crash"); err != nil || got.Seed != "seed-2" || got.FirstSeq != 1001 || got.Salt != "salt-2" {
-		t.Fatalf("Chain after a new one = %+v, %v", got, err)
-	}
-}
-
 func testRoundLifecycle(t *testing.T, s *store.Store, _ string) {
 	ctx := t.Context()
 	if seq, err := s.LastRoundSeq(ctx, "crash"); err != nil || seq != 0 {
@@ -137,7 +114,7 @@ func testRoundLifecycle(t *testing.T, s *store.Store, _ string) {
 		}
 	}
 	for _, id := range []string{"r1", "r3"} {
-		if err := s.FinishRound(ctx, id, 20); err != nil {
+		if err := s.FinishRound(ctx, id, 20, "h-"+id, 250); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -145,14 +122,16 @@ func testRoundLifecycle(t *testing.T, s *store.Store, _ string) {
 	if err != nil || !slices.Equal(got, []string{"r2", "r4"}) {
 		t.Fatalf("UnfinishedRounds = %v, %v; want [r2 r4]", got, err)
 	}
-	if err := s.VoidRounds(ctx, got...); err != nil {
-		t.Fatal(err)
+	for _, id := range got {
+		if err := s.VoidRound(ctx, id, "h-"+id, 170); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if got, err := s.UnfinishedRounds(ctx, "crash"); err != nil || len(got) != 0 {
 		t.Fatalf("UnfinishedRounds after voiding = %v, %v", got, err)
 	}
 	r2, err := s.Round(ctx, "crash", "r2")
-	if err != nil || r2.Status != store.RoundVoid || r2.StartedAt != 10 || r2.CrashedAt != 0 {
+	if err != nil || r2.Status != store.RoundVoid || r2.StartedAt != 10 || r2.CrashedAt != 0 || r2.Hash != "h-r2" || r2.CrashPoint != 170 {
 		t.Fatalf("Round(r2) = %+v, %v", r2, err)
 	}
 	if _, err := s.Round(ctx, "other-game", "r2"); !errors.Is(err, store.ErrRoundNotFound) {

@@ -126,6 +126,7 @@ func (s *Store) migrations() (*migrate.Migrations, map[string]struct{}, error) {
 // column it adds.
 var sqliteAddedColumns = map[string]struct{ table, column string }{
 	"0006": {"rounds", "epoch"},
+	"0007": {"rounds", "chain_id"},
 }
 
 // skipAddedColumns returns ms where each migration of sqliteAddedColumns is

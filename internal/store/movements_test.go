@@ -63,8 +63,8 @@ func getMovement(t *testing.T, s *store.Store, txID string) store.MovementRecord
 func insertDebit(t *testing.T, s *store.Store, id string, amount int64, freebetID *string) {
 	t.Helper()
 	ctx := t.Context()
-	if _, err := s.ExecForTest(ctx, `INSERT INTO rounds (id, game_id, seq, hash, crash_point, rtp_bp, max_multiplier, status, betting_ends_at, created_at)
-		VALUES ('round-1', 'crash', 1, 'h', 200, 9700, 100000, 'finished', 1, 1) ON CONFLICT DO NOTHING`); err != nil {
+	if _, err := s.ExecForTest(ctx, `INSERT INTO rounds (id, game_id, seq, hash, crash_point, status, betting_ends_at, created_at)
+		VALUES ('round-1', 'crash', 1, 'h', 200, 'finished', 1, 1) ON CONFLICT DO NOTHING`); err != nil {
 		t.Fatalf("insert round: %v", err)
 	}
 	if _, err := s.ExecForTest(ctx, `INSERT INTO bets (id, round_id, game_id, session_hash, operator, player_id, token, currency, amount, freebet_id, status, payout, placed_at)

@@ -17,24 +17,25 @@ const (
 	RoundVoid     = "void"
 )
 
-// Errors of the round and chain reads.
-var (
-	ErrRoundNotFound = errors.New("store: round not found")
-	ErrChainNotFound = errors.New("store: chain not found")
-)
+// ErrRoundNotFound: no such round.
+var ErrRoundNotFound = errors.New("store: round not found")
 
 // RoundRecord is one round as stored.
 type RoundRecord struct {
 	bun.BaseModel `bun:"table:rounds"`
 
-	ID            string `bun:"id,pk"`
-	GameID        string `bun:"game_id"`
-	Seq           int64  `bun:"seq"`
-	Hash          string `bun:"hash"` // secret until the round crashed
-	Salt          string `bun:"salt"` // the published salt it was drawn with
-	CrashPoint    int64  `bun:"crash_point"`
-	RTPBasisPts   int64  `bun:"rtp_bp"`
-	MaxMultiplier int64  `bun:"max_multiplier"`
+	ID     string `bun:"id,pk"`
+	GameID string `bun:"game_id"`
+	Seq    int64  `bun:"seq"`
+	// ChainID and Position say which hash of which chain the round uses
+	// (position = seq - the chain's first_seq + 1); its settings are the
+	// chain's.
+	ChainID  string `bun:"chain_id,nullzero"`
+	Position int64  `bun:"chain_position,nullzero"`
+	// Hash and CrashPoint are written when the round ends (crashed or void),
+	// never before: "" and 0 until then.
+	Hash          string `bun:"hash,nullzero"`
+	CrashPoint    int64  `bun:"crash_point,nullzero"`
 	Status        string `bun:"status"`
 	BettingEndsAt Millis `bun:"betting_ends_at"`
 	StartedAt     Millis `bun:"started_at,nullzero"`
@@ -43,39 +44,6 @@ type RoundRecord struct {
 	// Epoch is the fencing epoch of the leader that opened the round (its
 	// lease, leases.go); 0 for a round opened before leases.
 	Epoch int64 `bun:"epoch"`
-}
-
-// ChainRecord is the current hash chain of a game. Seed is secret.
-type ChainRecord struct {
-	bun.BaseModel `bun:"table:chains"`
-
-	GameID    string `bun:"game_id,pk"`
-	Seed      string `bun:"seed"`
-	FirstSeq  int64  `bun:"first_seq"`
-	Length    int64  `bun:"length"`
-	Terminal  string `bun:"terminal"`
-	Salt      string `bun:"salt"`
-	CreatedAt Millis `bun:"created_at"`
-}
-
-// Chain returns the current chain of a game, or ErrChainNotFound.
-func (s *Store) Chain(ctx context.Context, gameID string) (ChainRecord, error) {
-	rec, err := rowWhere[ChainRecord](ctx, s.conn(ctx), "game_id", gameID, ErrChainNotFound, "read chain")
-	if err != nil {
-		return ChainRecord{}, err
-	}
-	return *rec, nil
-}
-
-// SaveChain makes rec the current chain of its game, replacing the one before.
-func (s *Store) SaveChain(ctx context.Context, rec ChainRecord) error {
-	_, err := s.conn(ctx).NewInsert().Model(&rec).On("CONFLICT (game_id) DO UPDATE").
-		Set("seed = EXCLUDED.seed, first_seq = EXCLUDED.first_seq, length = EXCLUDED.length, terminal = EXCLUDED.terminal, salt = EXCLUDED.salt, created_at = EXCLUDED.created_at").
-		Exec(ctx)
-	if err != nil {
-		return fmt.Errorf("store: save chain of %s: %w", rec.GameID, err)
-	}
-	return nil
 }
 
 // LastRoundSeq returns the highest round number of a game, 0 when it has none.
@@ -99,34 +67,36 @@ func (s *Store) InsertRound(ctx context.Context, rec RoundRecord) error {
 
 // TakeOffRound marks a round flying since at.
 func (s *Store) TakeOffRound(ctx context.Context, id string, at Millis) error {
-	return s.setRound(ctx, id, RoundFlying, "started_at", at)
-}
-
-// FinishRound marks a round finished: it crashed at crashedAt.
-func (s *Store) FinishRound(ctx context.Context, id string, crashedAt Millis) error {
-	return s.setRound(ctx, id, RoundFinished, "crashed_at", crashedAt)
-}
-
-// setRound sets a round's status and the time column that goes with it.
-func (s *Store) setRound(ctx context.Context, id, status, column string, at Millis) error {
 	_, err := s.conn(ctx).NewUpdate().Model((*RoundRecord)(nil)).
-		Set("status = ?", status).Set("? = ?", bun.Ident(column), at).
-		Where("id = ?", id).Exec(ctx)
+		Set("status = ?", RoundFlying).Set("started_at = ?", at).Where("id = ?", id).Exec(ctx)
 	if err != nil {
-		return fmt.Errorf("store: round %s %s: %w", id, status, err)
+		return fmt.Errorf("store: round %s flying: %w", id, err)
 	}
 	return nil
 }
 
-// VoidRounds marks rounds void.
-func (s *Store) VoidRounds(ctx context.Context, ids ...string) error {
-	if len(ids) == 0 {
-		return nil
-	}
-	_, err := s.conn(ctx).NewUpdate().Model((*RoundRecord)(nil)).Set("status = ?", RoundVoid).
-		Where("id IN (?)", bun.List(ids)).Exec(ctx)
+// FinishRound marks a round finished: it crashed at crashedAt, and its hash
+// and crash point are revealed.
+func (s *Store) FinishRound(ctx context.Context, id string, crashedAt Millis, hash string, crashPoint int64) error {
+	_, err := s.conn(ctx).NewUpdate().Model((*RoundRecord)(nil)).
+		Set("status = ?", RoundFinished).Set("crashed_at = ?", crashedAt).
+		Set("hash = ?", hash).Set("crash_point = ?", crashPoint).
+		Where("id = ?", id).Exec(ctx)
 	if err != nil {
-		return fmt.Errorf("store: void %d rounds: %w", len(ids), err)
+		return fmt.Errorf("store: round %s finished: %w", id, err)
+	}
+	return nil
+}
+
+// VoidRound marks a round void: it ended without a crash on screen. Its
+// hash and crash point are revealed like a crashed round's, so that the
+// chain has no gap.
+func (s *Store) VoidRound(ctx context.Context, id, hash string, crashPoint int64) error {
+	_, err := s.conn(ctx).NewUpdate().Model((*RoundRecord)(nil)).Set("status = ?", RoundVoid).
+		Set("hash = ?", hash).Set("crash_point = ?", crashPoint).
+		Where("id = ?", id).Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("store: void round %s: %w", id, err)
 	}
 	return nil
 }

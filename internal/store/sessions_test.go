@@ -142,8 +142,8 @@ func testSessionControlsAtomic(t *testing.T, s *store.Store, _ string) {
 func testSessionBets(t *testing.T, s *store.Store, _ string) {
 	ctx := t.Context()
 	mine, other := sessionHash("mine"), sessionHash("other")
-	if _, err := s.ExecForTest(ctx, "INSERT INTO rounds (id, game_id, seq, hash, crash_point, rtp_bp, max_multiplier, status, betting_ends_at, created_at)"+
-		" VALUES ('r1', 'crash', 1, 'h', 250, 9700, 100000, 'finished', 1, 1)"); err != nil {
+	if _, err := s.ExecForTest(ctx, "INSERT INTO rounds (id, game_id, seq, hash, crash_point, status, betting_ends_at, created_at)"+
+		" VALUES ('r1', 'crash', 1, 'h', 250, 'finished', 1, 1)"); err != nil {
 		t.Fatal(err)
 	}
 	bets := []struct {

@@ -86,7 +86,7 @@ func TestDemoPlay(t *testing.T) {
 	if !sess.Demo || sess.Balance != 1_000_000 || sess.Currency != "BRL" || sess.Language != "en" || sess.Session != s {
 		t.Fatalf("session = %+v", sess)
 	}
-	if f := decode[table.Fairness](t, e.call(t, "GET", "/api/v1/fairness", s, nil)); f.Formula == "" || f.RtpBp != 9900 {
+	if f := decode[table.Chain](t, e.call(t, "GET", "/api/v1/fairness", s, nil)); f.Formula == "" || f.RtpBp != 9900 || f.Salt == nil || f.Status != table.ChainStatusActive {
 		t.Fatalf("fairness = %+v", f)
 	}
 
@@ -190,7 +190,7 @@ func TestDemoPlay(t *testing.T) {
 		t.Fatalf("rounds = %+v", rounds)
 	}
 	d := decode[table.RoundDetail](t, e.call(t, "GET", "/api/v1/rounds/"+v.RoundID, s, nil))
-	if d.Hash != rounds.Items[0].Hash || d.Status != "finished" || d.Salt == "" {
+	if d.Hash != rounds.Items[0].Hash || d.Status != "finished" || d.ChainId == nil || d.Position == nil {
 		t.Fatalf("round = %+v", d)
 	}
 	if rec := e.call(t, "GET", "/api/v1/rounds/nope", s, nil); rec.Code != 404 {
@@ -336,12 +336,11 @@ func TestRoundListShowsVoidRounds(t *testing.T) {
 	s := e.openDemo(t)
 	ctx := context.Background()
 	hash := strings.Repeat("ab", 32)
-	rec := store.RoundRecord{ID: "crash-900000", GameID: "crash", Seq: 900000, Hash: hash, CrashPoint: 130,
-		RTPBasisPts: 9900, MaxMultiplier: 150, Status: store.RoundBetting, BettingEndsAt: 1_000, CreatedAt: 1_000}
+	rec := store.RoundRecord{ID: "crash-900000", GameID: "crash", Seq: 900000, Status: store.RoundBetting, BettingEndsAt: 1_000, CreatedAt: 1_000}
 	if err := e.st.InsertRound(ctx, rec); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.st.VoidRounds(ctx, rec.ID); err != nil {
+	if err := e.st.VoidRound(ctx, rec.ID, hash, 130); err != nil {
 		t.Fatal(err)
 	}
 	rounds := decode[table.RoundList](t, e.call(t, "GET", "/api/v1/rounds?limit=5", s, nil))

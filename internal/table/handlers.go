@@ -9,7 +9,6 @@ import (
 
 	"github.com/crashstudio/crashgame/gen/table"
 	"github.com/crashstudio/crashgame/internal/engine"
-	"github.com/crashstudio/crashgame/internal/fairness"
 	"github.com/crashstudio/crashgame/internal/round"
 	"github.com/crashstudio/crashgame/internal/server"
 	"github.com/crashstudio/crashgame/internal/sessions"
@@ -447,8 +446,9 @@ func (a *api) ListRounds(ctx context.Context, req table.ListRoundsRequestObject)
 	out := table.ListRounds200JSONResponse{Items: make([]table.RoundSummary, 0, len(recs))}
 	for _, r := range recs {
 		started, crashed := roundTimes(r)
+		chain, pos := chainOf(r)
 		out.Items = append(out.Items, table.RoundSummary{RoundId: r.ID, Status: table.RoundStatus(r.Status), CrashPoint: r.CrashPoint,
-			Hash: r.Hash, StartedAt: started, CrashedAt: crashed})
+			Hash: r.Hash, ChainId: chain, Position: pos, StartedAt: started, CrashedAt: crashed})
 	}
 	return out, nil
 }
@@ -468,16 +468,20 @@ func (a *api) GetRound(ctx context.Context, req table.GetRoundRequestObject) (ta
 	case err != nil:
 		return a.internal(ctx, "reading a round failed", err), nil
 	}
-	// The salt the round was drawn with; rounds stored before it was kept
-	// were drawn with the chain's, which is then still the current one.
-	salt := r.Salt
-	if salt == "" {
-		_, salt, _, _ = t.Fairness()
-	}
 	started, crashed := roundTimes(r)
-	status := table.RoundStatus(r.Status)
-	return table.GetRound200JSONResponse{RoundId: r.ID, Status: status, CrashPoint: r.CrashPoint, Hash: r.Hash, Salt: salt,
-		RtpBp: int32(r.RTPBasisPts), MaxMultiplier: r.MaxMultiplier, StartedAt: started, CrashedAt: crashed}, nil
+	chain, pos := chainOf(r)
+	return table.GetRound200JSONResponse{RoundId: r.ID, Status: table.RoundStatus(r.Status), CrashPoint: r.CrashPoint, Hash: r.Hash,
+		ChainId: chain, Position: pos, StartedAt: started, CrashedAt: crashed}, nil
+}
+
+// chainOf is a round's chain and position as the API shows them: absent for
+// a round played before chains were kept (migration 0007).
+func chainOf(r store.RoundRecord) (*string, *int64) {
+	if r.ChainID == "" {
+		return nil, nil
+	}
+	id, pos := r.ChainID, r.Position
+	return &id, &pos
 }
 
 // roundTimes are an ended round's take-off and end as the API shows them: a
@@ -493,17 +497,6 @@ func roundTimes(r store.RoundRecord) (started, crashed int64) {
 		c = max(s, r.BettingEndsAt) // voided: when is not stored
 	}
 	return int64(s), int64(c)
-}
-
-// GetFairness answers the published chain inputs and the formula.
-func (a *api) GetFairness(ctx context.Context, _ table.GetFairnessRequestObject) (table.GetFairnessResponseObject, error) {
-	_, t, fail := a.session(ctx)
-	if fail != nil {
-		return *fail, nil
-	}
-	terminal, salt, rtp, maxM := t.Fairness()
-	return table.GetFairness200JSONResponse{TerminalHash: terminal, Salt: salt, Formula: fairness.Formula,
-		RtpBp: int32(rtp), MaxMultiplier: maxM}, nil
 }
 
 // OpenStream is never reached: withStream upgrades the connection itself.

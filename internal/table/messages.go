@@ -84,6 +84,26 @@ func (s *Server) pageRoutes() map[string]http.Handler {
 	}
 }
 
+// chainsPageOr serves the public chains page to a browser (wantsPage) and
+// json, the list itself, to anyone else.
+func (s *Server) chainsPageOr(json http.HandlerFunc) http.HandlerFunc {
+	page, _ := web.ReadFile("web/chains.html")
+	csp := s.contentSecurityPolicy()
+	return func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Vary", "Accept") // one address, two documents
+		if !wantsPage(r) {
+			json(w, r)
+			return
+		}
+		h.Set("Content-Type", "text/html; charset=utf-8")
+		h.Set("Cache-Control", "no-cache")
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Content-Security-Policy", csp)
+		_, _ = w.Write(page)
+	}
+}
+
 // contentSecurityPolicy lets the page load only its own files and talk only to
 // its own origin (the stream included); any site may frame it (operators embed
 // the game in an iframe).

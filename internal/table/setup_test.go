@@ -18,6 +18,7 @@ import (
 	"github.com/crashstudio/crashgame/internal/engine"
 	"github.com/crashstudio/crashgame/internal/freebets"
 	"github.com/crashstudio/crashgame/internal/round"
+	"github.com/crashstudio/crashgame/internal/seal"
 	"github.com/crashstudio/crashgame/internal/sessions"
 	"github.com/crashstudio/crashgame/internal/store"
 	"github.com/crashstudio/crashgame/internal/table"
@@ -128,6 +129,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 		Operators: map[string]engine.Operator{"acme": {Currencies: map[string]round.Limits{
 			"BRL": {MinBet: 100, MaxBet: 100000, MaxWin: 10000000}}}},
 		Store: st, Outbox: wallet.NewOutbox(st), Balances: ss, Demo: bank, ChainLength: 2000,
+		Sealer: testSealer(t), SeedingWindow: -1,
 		Wallets: func(string) (engine.BetWallet, bool) { return bw, true },
 	})
 	if err != nil {
@@ -144,7 +146,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 	srv, err := table.New(table.Config{
 		BaseURL: "https://games.example.com", DefaultLanguage: "pt",
 		Limits:   map[table.Currency]table.Limits{{Operator: "acme", Code: "BRL"}: {MinBet: ptr(100), MaxBet: ptr(100000), MaxWin: ptr(10000000)}},
-		Sessions: ss, Records: st, HelloTimeout: o.hello, Registerer: o.registerer, BoardFrames: o.boardFrames,
+		Sessions: ss, Records: st, Chains: st, HelloTimeout: o.hello, Registerer: o.registerer, BoardFrames: o.boardFrames,
 		ReadRate: o.rate, ReadBurst: o.burst, ActionRate: cmp.Or(o.actionRate, o.rate), ActionBurst: cmp.Or(o.actionBurst, o.burst),
 		Tables: func(id string) (table.Game, bool) { return tbl, id == "crash" },
 	})
@@ -234,4 +236,14 @@ func (e *env) waitPhase(t *testing.T, phase string, left time.Duration) engine.R
 	}
 	t.Fatalf("the table never reached %s", phase)
 	return engine.RoundView{}
+}
+
+// testSealer seals the test tables' chain seeds with a fixed key.
+func testSealer(t *testing.T) *seal.Sealer {
+	t.Helper()
+	s, err := seal.New(make([]byte, seal.KeySize))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }

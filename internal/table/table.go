@@ -84,7 +84,6 @@ type Limits struct {
 type Game interface {
 	Round() (engine.RoundView, int64)
 	Subscribe(session []byte, buf int) *engine.Subscription
-	Fairness() (terminal, salt string, rtpBP, maxMultiplier int64)
 	EndedRound(ctx context.Context, id string) (store.RoundRecord, error)
 	PlaceBet(ctx context.Context, p engine.Player, req engine.BetRequest) (engine.BetResult, error)
 	Cashout(ctx context.Context, p engine.Player, betID string, receivedAt time.Time) (engine.CashoutResult, error)
@@ -104,8 +103,10 @@ type Config struct {
 	Tables func(gameID string) (Game, bool)
 	// Records are the game's bets and finished rounds, read only.
 	Records Records
-	Logger  *slog.Logger     // nil: slog.Default()
-	Now     func() time.Time // nil: time.Now; must be the engine's clock
+	// Chains are the hash chains, read only, for the public fairness routes.
+	Chains Chains
+	Logger *slog.Logger     // nil: slog.Default()
+	Now    func() time.Time // nil: time.Now; must be the engine's clock
 	// ExtraOrigins lists origins ("https://host[:port]") allowed to open the
 	// stream besides base_url's, e.g. a development address.
 	ExtraOrigins []string
@@ -155,6 +156,7 @@ type Server struct {
 	sessions *sessions.Service
 	tables   func(string) (Game, bool)
 	records  Records
+	chains   Chains
 	log      *slog.Logger
 	now      func() time.Time
 	origins  map[string]bool
@@ -206,7 +208,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{
-		cfg: cfg, defLang: cfg.DefaultLanguage, limits: cfg.Limits, sessions: cfg.Sessions, tables: cfg.Tables, records: cfg.Records,
+		cfg: cfg, defLang: cfg.DefaultLanguage, limits: cfg.Limits, sessions: cfg.Sessions, tables: cfg.Tables, records: cfg.Records, chains: cfg.Chains,
 		log: cfg.Logger, now: cfg.Now, msgs: msgs,
 		origins:      map[string]bool{},
 		readLimits:   newLimiters(rate.Limit(cfg.ReadRate), cfg.ReadBurst),
@@ -244,18 +246,21 @@ func (s *Server) Routes() map[string]http.Handler {
 		return s.received(s.authenticate(b, s.limitBody(h)))
 	}
 	routes := map[string]http.Handler{
-		"POST /api/v1/sessions":              open(w.CreateSession),
-		"GET /api/v1/session":                authed(readBudget, w.GetSession),
-		"POST /api/v1/session/reality-check": authed(actionBudget, w.AcknowledgeRealityCheck),
-		"GET /api/v1/round":                  authed(readBudget, w.GetCurrentRound),
-		"GET /api/v1/bets":                   authed(readBudget, w.ListBets),
-		"POST /api/v1/bets":                  authed(actionBudget, w.PlaceBet),
-		"POST /api/v1/bets/{bet_id}/cashout": authed(cashoutBudget, w.CashOut),
-		"DELETE /api/v1/bets/{bet_id}":       authed(actionBudget, w.CancelBet),
-		"GET /api/v1/rounds":                 authed(readBudget, w.ListRounds),
-		"GET /api/v1/rounds/{round_id}":      authed(readBudget, w.GetRound),
-		"GET /api/v1/fairness":               authed(readBudget, w.GetFairness),
-		"GET /api/v1/stream":                 s.byAddress(http.HandlerFunc(w.OpenStream)),
+		"POST /api/v1/sessions":                  open(w.CreateSession),
+		"GET /api/v1/session":                    authed(readBudget, w.GetSession),
+		"POST /api/v1/session/reality-check":     authed(actionBudget, w.AcknowledgeRealityCheck),
+		"GET /api/v1/round":                      authed(readBudget, w.GetCurrentRound),
+		"GET /api/v1/bets":                       authed(readBudget, w.ListBets),
+		"POST /api/v1/bets":                      authed(actionBudget, w.PlaceBet),
+		"POST /api/v1/bets/{bet_id}/cashout":     authed(cashoutBudget, w.CashOut),
+		"DELETE /api/v1/bets/{bet_id}":           authed(actionBudget, w.CancelBet),
+		"GET /api/v1/rounds":                     authed(readBudget, w.ListRounds),
+		"GET /api/v1/rounds/{round_id}":          authed(readBudget, w.GetRound),
+		"GET /api/v1/fairness":                   authed(readBudget, w.GetFairness),
+		"GET /fairness/chains":                   open(s.chainsPageOr(w.ListChains)),
+		"GET /fairness/chains/{chain_id}":        open(w.GetChain),
+		"GET /fairness/chains/{chain_id}/rounds": open(w.ListChainRounds),
+		"GET /api/v1/stream":                     s.byAddress(http.HandlerFunc(w.OpenStream)),
 	}
 	for p, h := range s.pageRoutes() {
 		routes[p] = h

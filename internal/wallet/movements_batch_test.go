@@ -15,8 +15,8 @@ func TestEnqueueMany(t *testing.T) {
 	t.Parallel()
 	mqEachBackend(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
-		if _, err := s.ExecForTest(ctx, `INSERT INTO rounds (id, game_id, seq, hash, crash_point, rtp_bp, max_multiplier, status, betting_ends_at, created_at)
-			VALUES ('round-1', 'crash-classic', 1, 'h', 100, 9700, 100000, 'finished', 1, 1)`); err != nil {
+		if _, err := s.ExecForTest(ctx, `INSERT INTO rounds (id, game_id, seq, hash, crash_point, status, betting_ends_at, created_at)
+			VALUES ('round-1', 'crash-classic', 1, 'h', 100, 'finished', 1, 1)`); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := s.ExecForTest(ctx, `INSERT INTO bets (id, round_id, game_id, session_hash, operator, currency, amount, status, placed_at)

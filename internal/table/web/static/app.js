@@ -799,25 +799,66 @@ function inactive(text) {
   link($('fatal-lobby'), state.session ? webURL(state.session.lobby_url) : null);
 }
 
+// publicJSON reads a public fairness document (GET /fairness/...): a plain
+// request, no session, the same origin.
+async function publicJSON(path) {
+  let res;
+  try {
+    res = await fetch(path, { headers: { Accept: 'application/json' }, cache: 'no-store', credentials: 'omit' });
+  } catch {
+    throw new APIError(0, null);
+  }
+  let data = null;
+  try { data = await res.json(); } catch { data = null; }
+  if (!res.ok || !data) throw new APIError(res.status, data);
+  return data;
+}
+
+// chainsURL is the public chains page of this game, in the session language.
+function chainsURL() {
+  const s = state.session || {};
+  if (!s.game_id) return '/fairness/chains';
+  const q = new URLSearchParams({ game_id: s.game_id });
+  q.set('lang', i18n.language());
+  return '/fairness/chains?' + q.toString();
+}
+
+// openFairness shows the chain in play (GET /api/v1/fairness: the same Chain
+// document as the public route) and verifies roundId when given.
 async function openFairness(roundId) {
   $('f-round').value = roundId || '';
   $('f-result').replaceChildren();
+  $('f-chains').href = chainsURL();
   $('fairness').showModal();
-  if (!state.fairness) {
-    try {
-      state.fairness = await api('GET', '/api/v1/fairness');
-    } catch (err) {
-      $('f-result').textContent = message(err);
+  try {
+    // Read again at each opening: the chain in play moves on (its salt is
+    // fixed after seeding; a new chain follows an exhausted one).
+    state.fairness = await api('GET', '/api/v1/fairness');
+  } catch (err) {
+    if (!state.fairness) {
+      $('f-result').replaceChildren(line(message(err), 'bad'));
       return;
     }
   }
+  if (roundId) verify();
   const f = state.fairness;
+  $('f-chain').textContent = f.chain_id || '';
   $('f-terminal').textContent = f.terminal_hash;
-  $('f-salt').textContent = f.salt;
+  const note = $('f-salt-note');
+  note.className = 'note';
+  if (f.salt) {
+    $('f-salt').textContent = f.salt;
+    if (f.salt_source === 'game_draw') { setText(note, 'fairness.saltByGame'); note.className = 'note warn'; }
+    else if (f.salt_source === 'legacy') { setText(note, 'fairness.saltLegacy'); note.className = 'note warn'; }
+    else if (f.salt_source === 'contributions') setText(note, 'fairness.saltByContributions');
+    else note.textContent = '';
+  } else {
+    $('f-salt').textContent = '';
+    setText(note, 'fairness.saltPending', { time: f.seeding_ends_at ? i18n.dateTime(f.seeding_ends_at) : t('limits.unknown') });
+  }
   setText($('f-rtp'), 'fairness.rtpValue', { pct: (f.rtp_bp / 100).toFixed(2) });
   $('f-max').textContent = money.multiplier(f.max_multiplier);
   $('f-formula').textContent = f.formula; // the server's text, verbatim
-  if (roundId) verify();
 }
 
 function line(text, cls) {
@@ -827,46 +868,106 @@ function line(text, cls) {
   return p;
 }
 
+let verifying = 0;
+
+// verify checks a round from public data: its hash and crash point (GET
+// /api/v1/rounds/{id}), then its chain's public document (GET
+// /fairness/chains/{chain_id}): the crash point from the chain's salt and
+// settings, the walk down to the chain's published terminal hash or nearest
+// checkpoint, and the salt from the published contributions. The lines are
+// shown together once everything is computed.
 async function verify() {
   const out = $('f-result');
-  out.replaceChildren();
   const id = $('f-round').value.trim();
+  const run = ++verifying;
+  out.replaceChildren();
   if (!id) return;
+  const lines = [];
+  const show = () => { if (run === verifying) out.replaceChildren(...lines); };
   let d;
   try {
     d = await api('GET', '/api/v1/rounds/' + encodeURIComponent(id));
   } catch (err) {
-    out.append(line(message(err), 'bad'));
+    lines.push(line(message(err), 'bad'));
+    show();
     return;
   }
-  out.append(line(t('fairness.hash', { hash: d.hash })));
-  try {
-    const r = await fair.draw(d.hash, d.salt);
-    const crash = fair.crashFromDraw(r, d.rtp_bp, d.max_multiplier);
-    out.append(line(t('fairness.r', { r: r.toString() })));
-    const ok = crash === BigInt(d.crash_point);
-    out.append(line(t(ok ? 'fairness.match' : 'fairness.mismatch', { computed: money.multiplier(crash), reported: money.multiplier(d.crash_point) }), ok ? 'good' : 'bad'));
-    const prev = await fair.previousHash(d.hash);
-    out.append(line(t('fairness.previous', { hash: prev })));
-    // The list holds void rounds too, so the round before is the direct
-    // predecessor. The strip learns finished rounds from the stream, void
-    // ones only from the list: read it again before calling a break.
-    const olderOf = () => {
-      const i = state.rounds.findIndex((x) => x.round_id === d.round_id);
-      return i >= 0 ? state.rounds[i + 1] : undefined;
-    };
-    let older = olderOf();
-    if (older && older.hash !== prev) {
-      await refreshRounds();
-      older = olderOf();
-    }
-    if (older) {
-      const linked = older.hash === prev;
-      out.append(line(t(linked ? 'fairness.chainOk' : 'fairness.chainBroken'), linked ? 'good' : 'bad'));
-    }
-  } catch {
-    out.append(line(t('fairness.noCrypto'), 'bad'));
+  lines.push(line(t('fairness.hash', { hash: d.hash })));
+  if (!d.chain_id) {
+    lines.push(line(t('fairness.noChain'), 'warn'));
+    show();
+    return;
   }
+  lines.push(line(t('fairness.position', { chain: d.chain_id, position: d.position })));
+  let chain;
+  try {
+    chain = await publicJSON('/fairness/chains/' + encodeURIComponent(d.chain_id));
+  } catch (err) {
+    lines.push(line(err.status === 0 ? t('error.network') : t('fairness.chainUnavailable', { chain: d.chain_id }), 'bad'));
+    show();
+    return;
+  }
+  if (!fair.available()) {
+    lines.push(line(t('fairness.noCrypto'), 'bad'));
+    show();
+    return;
+  }
+  let res;
+  try {
+    res = await fair.verifyRound(d, chain);
+  } catch {
+    lines.push(line(t('fairness.noCrypto'), 'bad'));
+    show();
+    return;
+  }
+  if (!res.sameChain) lines.push(line(t('fairness.otherChain'), 'bad'));
+
+  // The crash point.
+  const c = res.crash;
+  if (c.error === 'noSalt') lines.push(line(t('fairness.noSalt'), 'bad'));
+  else if (c.error === 'settings') lines.push(line(t('fairness.badSettings'), 'bad'));
+  else if (c.error) lines.push(line(t('fairness.badData'), 'bad'));
+  else {
+    lines.push(line(t('fairness.r', { r: c.r.toString() })));
+    const vars = { computed: money.multiplier(c.computed), reported: money.multiplier(d.crash_point) };
+    lines.push(c.ok ? line(t('fairness.match', vars), 'good') : line(t('fairness.mismatch', vars), 'bad'));
+  }
+
+  // The walk down the chain.
+  const w = res.walk;
+  if (w.error === 'position' || w.error === 'afterLast') lines.push(line(t('fairness.walkPosition', { position: d.position }), 'bad'));
+  else if (w.error === 'checkpoint') lines.push(line(t('fairness.walkCheckpointDiffers', { position: w.checkpoint }), 'bad'));
+  else if (w.error) lines.push(line(t('fairness.badData'), 'bad'));
+  else if (w.to === 'terminal') {
+    lines.push(w.ok ? line(t('fairness.walkTerminal', { steps: w.steps }), 'good')
+      : line(t('fairness.walkBrokenTerminal', { steps: w.steps }), 'bad'));
+  } else {
+    lines.push(w.ok ? line(t('fairness.walkCheckpoint', { steps: w.steps, position: w.checkpoint }), 'good')
+      : line(t('fairness.walkBrokenCheckpoint', { steps: w.steps, position: w.checkpoint }), 'bad'));
+  }
+
+  // The salt.
+  const s = res.salt;
+  if (s.error === 'pending') {
+    // No salt: the crash line above already failed.
+  } else if (s.error) {
+    lines.push(line(t('fairness.saltData'), 'bad'));
+  } else if (s.made === 'legacy') {
+    lines.push(line(t('fairness.saltLegacy'), 'warn'));
+  } else {
+    lines.push(s.match ? line(t('fairness.saltOk', { count: s.count }), 'good')
+      : line(t('fairness.saltMismatch', { count: s.count, computed: s.computed }), 'bad'));
+    if (!s.sourceOk) lines.push(line(t('fairness.saltSourceWrong'), 'bad'));
+    if (s.made === 'contributions') {
+      lines.push(line(t('fairness.saltByContributions'), 'good'));
+      lines.push(line(t('fairness.saltOperators', { count: s.operators.length, names: s.operators.join(', ') })));
+    } else {
+      lines.push(line(t('fairness.saltByGame'), 'warn'));
+    }
+    if (s.beacon !== null) lines.push(line(t('fairness.saltBeacon', { label: s.beacon })));
+  }
+  lines.push(res.ok ? line(t('fairness.allOk'), 'good') : line(t('fairness.failed'), 'bad'));
+  show();
 }
 
 boot();

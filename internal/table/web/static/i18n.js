@@ -19,6 +19,38 @@ export async function load(lang, fallback) {
 
 export function language() { return current; }
 
+// pick returns the first of the candidates that is a language of the page
+// (a browser tag such as "pt-BR" counts as "pt"), else fallback.
+export function pick(candidates, fallback = 'en') {
+  for (const c of candidates) {
+    const l = String(c || '').slice(0, 2).toLowerCase();
+    if (LANGUAGES.includes(l)) return l;
+  }
+  return fallback;
+}
+
+const LOCALES = { pt: 'pt-BR', en: 'en-GB', es: 'es-ES' };
+
+// number writes an integer with the language's grouping.
+export function number(n) {
+  try {
+    return new Intl.NumberFormat(LOCALES[current] || 'en-GB', { maximumFractionDigits: 0 }).format(n);
+  } catch {
+    return String(n);
+  }
+}
+
+// dateTime writes an instant (epoch milliseconds) in the page language, in
+// the browser's time zone, with the zone named.
+export function dateTime(ms) {
+  const opts = { year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', second: '2-digit', timeZoneName: 'short' };
+  try {
+    return new Intl.DateTimeFormat(LOCALES[current] || 'en-GB', opts).format(new Date(ms));
+  } catch {
+    return new Date(ms).toISOString();
+  }
+}
+
 // t returns the text of key with {name} placeholders replaced.
 export function t(key, vars) {
   let s = Object.prototype.hasOwnProperty.call(dict, key) ? dict[key] : key;

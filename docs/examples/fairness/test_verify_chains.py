@@ -1,0 +1,620 @@
+#!/usr/bin/env python3
+"""Self-test of verify_chains.py; standard library only.
+
+Run from the repository root:
+  python3 docs/examples/fairness/test_verify_chains.py -v
+
+It builds real chains (seed -> SHA-256 chain -> terminal), fixes salts from
+contributions, computes the rounds' crash points, serves the public documents
+over http.server on 127.0.0.1 (a random port, in a thread; the routes and JSON
+shapes of the fairness design, with small pages so that the paging is used),
+and runs verify_chains.py as a subprocess (sys.executable), so that its exit
+status is tested: the honest data must verify (exit 0) and every tampering
+must fail (exit 1) with the failure it causes named in the output. The further
+cases call the script's main() in this process (the same exit status, returned
+instead of passed to sys.exit), which keeps the whole run within a few seconds. It also checks the --dir mode on
+saved files, the usage and network errors (exit 2), and that this script's
+formula agrees with internal/fairness/testdata/vectors.json, written by the
+other Python implementation (vectors.py) and reproduced by the Go tests.
+"""
+
+import copy
+import hashlib
+import contextlib
+import hmac
+import importlib.util
+import io
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import unittest
+import urllib.parse
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SCRIPT = os.path.join(HERE, "verify_chains.py")
+VECTORS = os.path.normpath(os.path.join(HERE, "..", "..", "..", "internal", "fairness", "testdata", "vectors.json"))
+M = 2**52
+
+# Small server pages, so that the verifier has to follow next_before and next_from.
+SERVER_CHAIN_PAGE = 2
+SERVER_ROUND_PAGE = 700
+
+
+# ---- building honest data (the test's own small implementation) --------------------
+
+def sha(b):
+    return hashlib.sha256(b).digest()
+
+
+def hexval(label):
+    return hashlib.sha256(label.encode()).hexdigest()
+
+
+def crash(h, salt, rtp_bp, max_multiplier):
+    r = int(hmac.new(h, salt.encode("utf-8"), hashlib.sha256).hexdigest()[:13], 16)
+    return min(max_multiplier, max(100, (rtp_bp * M) // (100 * (M - r))))
+
+
+def make_chain(game, number, length, first_seq, ended, rtp_bp, max_multiplier, contributions,
+               status, created_at, last_seq=None, salt_source=None):
+    """A Chain document and its ended rounds, exactly as the design shapes them."""
+    seed = sha(("seed %s %d" % (game, number)).encode())
+    hashes = [sha(seed)]
+    for _ in range(length):
+        hashes.append(sha(hashes[-1]))  # h(0) .. h(length); position k uses h(length-k)
+    terminal = hashes[length].hex()
+    ends = created_at + 300000
+    doc = {
+        "chain_id": "%s-c%d" % (game, number),
+        "game_id": game,
+        "number": number,
+        "status": status,
+        "terminal_hash": terminal,
+        "length": length,
+        "first_seq": first_seq,
+        "rtp_bp": rtp_bp,
+        "max_multiplier": max_multiplier,
+        "formula_version": 1,
+        "formula": "(the Formula text)",
+        "created_at": created_at,
+        "seeding_ends_at": ends,
+        "contributions": [],
+        "checkpoints": [],
+    }
+    if last_seq is not None:
+        doc["last_seq"] = last_seq
+    rounds = []
+    if status != "seeding":
+        values = sorted(bytes.fromhex(c["value"]) for c in contributions)
+        salt = hashlib.sha256(bytes.fromhex(terminal) + b"".join(values)).hexdigest()
+        doc.update(salt=salt, salt_fixed_at=ends + 12, salt_source=salt_source, contributions=contributions)
+        for k in range(1, ended + 1):
+            h = hashes[length - k]
+            seq = first_seq + k - 1
+            rounds.append({"round_id": "%s-%d" % (game, seq), "seq": seq, "position": k,
+                           "status": "void" if k % 97 == 0 else "finished",
+                           "hash": h.hex(), "crash_point": crash(h, salt, rtp_bp, max_multiplier),
+                           "crashed_at": ends + 20000 * k})
+            if k % 1000 == 0:
+                doc["checkpoints"].append({"position": k, "seq": seq, "hash": h.hex()})
+    return doc, rounds, hashes
+
+
+T0 = 1795000000000
+
+
+def honest_data():
+    c1, r1, h1 = make_chain(
+        "crash-classic", 1, length=1000, first_seq=1, ended=300, rtp_bp=9900, max_multiplier=1000,
+        contributions=[{"source": "game", "value": hexval("game draw c1"), "received_at": T0 + 300005}],
+        status="retired", created_at=T0, last_seq=300, salt_source="game_draw")
+    c2, r2, h2 = make_chain(
+        "crash-classic", 2, length=2500, first_seq=301, ended=2100, rtp_bp=9700, max_multiplier=1000000,
+        contributions=[
+            {"source": "operator", "operator": "acme-bet", "value": hexval("acme"), "received_at": T0 + 10**7 + 1000},
+            {"source": "operator", "operator": "zeta-play", "value": hexval("zeta"), "received_at": T0 + 10**7 + 2000},
+            {"source": "beacon", "label": "drand quicknet round 123", "value": hexval("beacon"),
+             "received_at": T0 + 10**7 + 300001},
+        ],
+        status="active", created_at=T0 + 10**7, salt_source="contributions")
+    c3, r3, h3 = make_chain(
+        "crash-turbo", 1, length=500, first_seq=1, ended=0, rtp_bp=9800, max_multiplier=50000,
+        contributions=[], status="seeding", created_at=T0 + 2 * 10**7)
+    data = {"chains": [c1, c2, c3], "rounds": {c1["chain_id"]: r1, c2["chain_id"]: r2, c3["chain_id"]: r3}}
+    return data, {c1["chain_id"]: h1, c2["chain_id"]: h2, c3["chain_id"]: h3}
+
+
+# ---- the server --------------------------------------------------------------------
+
+class Handler(BaseHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+    def send(self, code, body, ctype="application/json"):
+        if not isinstance(body, bytes):
+            body = json.dumps(body).encode()
+        self.send_response(code)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_GET(self):
+        srv = self.server
+        srv.accepts.append(self.headers.get("Accept"))
+        data = srv.data
+        u = urllib.parse.urlsplit(self.path)
+        q = dict(urllib.parse.parse_qsl(u.query))
+        parts = [urllib.parse.unquote(p) for p in u.path.split("/")]
+        if "text/html" in (self.headers.get("Accept") or ""):
+            return self.send(200, b"<!doctype html><title>chains</title>", "text/html")
+        if parts[:3] != ["", "fairness", "chains"]:
+            return self.send(404, {"error": "not found"})
+        chains = [c for c in data["chains"]]  # (a tampered list may hold anything)
+        field = lambda c, k: c.get(k) if isinstance(c, dict) else None
+        if len(parts) == 3:
+            if "game_id" in q:
+                chains = [c for c in chains if field(c, "game_id") == q["game_id"]]
+            chains.sort(key=lambda c: -(field(c, "created_at") or 0))  # newest first
+            if "before" in q:
+                ids = [field(c, "chain_id") for c in chains]
+                chains = chains[ids.index(q["before"]) + 1:] if q["before"] in ids else []
+            limit = min(int(q.get("limit", 100)), 100, SERVER_CHAIN_PAGE)
+            page = {"items": chains[:limit]}
+            if len(chains) > limit:
+                page["next_before"] = field(chains[limit - 1], "chain_id")
+            return self.send(200, page)
+        doc = next((c for c in chains if field(c, "chain_id") == parts[3]), None)
+        if doc is None:
+            return self.send(404, {"error": "CHAIN_NOT_FOUND"})
+        if len(parts) == 4:
+            return self.send(200, doc)
+        if len(parts) == 5 and parts[4] == "rounds":
+            if parts[3] in data.get("raw_rounds", {}):
+                return self.send(200, data["raw_rounds"][parts[3]])
+            frm = int(q.get("from", 1))
+            limit = min(int(q.get("limit", 1000)), 1000, SERVER_ROUND_PAGE)
+            def pos(r):  # a malformed item is served on the first page
+                p = field(r, "position")
+                return p if isinstance(p, int) else 1
+            rounds = sorted((r for r in data["rounds"].get(parts[3], []) if pos(r) >= frm), key=pos)
+            page = {"items": rounds[:limit]}
+            if len(rounds) > limit:
+                page["next_from"] = frm if data.get("loop_rounds") else pos(rounds[limit])
+            return self.send(200, page)
+        return self.send(404, {"error": "not found"})
+
+
+def load_verifier():
+    spec = importlib.util.spec_from_file_location("verify_chains", SCRIPT)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+# ---- the tests ---------------------------------------------------------------------
+
+class VerifyChainsTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.honest, cls.hashes = honest_data()
+        cls.verifier = load_verifier()
+        cls.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        cls.server.data = cls.honest
+        cls.server.accepts = []
+        cls.thread = threading.Thread(target=cls.server.serve_forever, daemon=True)
+        cls.thread.start()
+        cls.base = "http://127.0.0.1:%d" % cls.server.server_address[1]
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.server.shutdown()
+        cls.server.server_close()
+
+    def run_verifier(self, *args, inproc=False):
+        """Runs verify_chains.py as a subprocess (sys.executable), so that its exit status is
+        what is tested. inproc=True calls its main() in this process instead, which returns
+        that same status: the extra cases use it to keep the whole test fast."""
+        if inproc:
+            out, err = io.StringIO(), io.StringIO()
+            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+                rc = self.verifier.main(list(args))
+            p = subprocess.CompletedProcess(args, rc, out.getvalue(), err.getvalue())
+        else:
+            p = subprocess.run([sys.executable, SCRIPT, *args], capture_output=True, text=True, timeout=60)
+        self.assertNotIn("Traceback", p.stderr, p.stderr)
+        self.assertNotIn("Traceback", p.stdout)
+        return p
+
+    def serve(self, data):
+        self.server.data = data
+
+    def tampered(self, mutate):
+        # Round items are flat, so dict() copies them fully (and faster than deepcopy).
+        data = {"chains": copy.deepcopy(self.honest["chains"]),
+                "rounds": {cid: [dict(r) for r in rounds] for cid, rounds in self.honest["rounds"].items()}}
+        mutate(data)
+        return data
+
+    @staticmethod
+    def chain(data, cid):
+        return next(c for c in data["chains"] if c["chain_id"] == cid)
+
+    @staticmethod
+    def round_at(data, cid, position):
+        return next(r for r in data["rounds"][cid] if r["position"] == position)
+
+    def assert_fails(self, mutate, *expect, args=(), inproc=False):
+        self.serve(self.tampered(mutate))
+        p = self.run_verifier(self.base, *args, inproc=inproc)
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertIn("RESULT: FAILED", p.stdout)
+        for e in expect:
+            self.assertIn(e, p.stdout)
+        return p
+
+    def assert_fails_inproc(self, mutate, *expect):
+        return self.assert_fails(mutate, *expect, inproc=True)
+
+    # -- honest data
+
+    def test_honest_data_verifies(self):
+        self.serve(self.honest)
+        self.server.accepts.clear()
+        p = self.run_verifier(self.base)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn("crash-classic-c1  retired  rounds verified: 300 of 300 listed  OK", p.stdout)
+        self.assertIn("crash-classic-c2  active  rounds verified: 2100 of 2100 listed  OK", p.stdout)
+        self.assertIn("crash-turbo-c1  seeding  rounds verified: 0 of 0 listed  OK", p.stdout)
+        self.assertIn("3 chains checked (3 OK, 0 FAILED), 2400 rounds listed, 2400 verified, 0 failures", p.stdout)
+        self.assertIn("RESULT: OK", p.stdout)
+        # 3 chains at 2 per page: 2 listing pages; c1 1 page, c2 3 pages of rounds (700 each), c3 1 page
+        self.assertEqual(len(self.server.accepts), 2 + 1 + 3 + 1)
+        self.assertEqual(set(self.server.accepts), {"application/json"})
+
+    def test_honest_data_has_what_the_cases_need(self):
+        c2 = self.chain(self.honest, "crash-classic-c2")
+        self.assertEqual([c["position"] for c in c2["checkpoints"]], [1000, 2000])
+        c1 = self.chain(self.honest, "crash-classic-c1")
+        capped = [r for r in self.honest["rounds"]["crash-classic-c1"] if r["crash_point"] == c1["max_multiplier"]]
+        self.assertTrue(capped, "c1 needs a round at its cap for the raised max_multiplier case")
+        self.assertTrue(any(r["status"] == "void" for r in self.honest["rounds"]["crash-classic-c2"]))
+
+    def test_filters(self):
+        self.serve(self.honest)
+        p = self.run_verifier(self.base, "--chain", "crash-classic-c2", inproc=True)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn("crash-classic-c2  active  rounds verified: 2100 of 2100", p.stdout)
+        self.assertNotIn("crash-classic-c1", p.stdout)
+        p = self.run_verifier(self.base, "--game", "crash-turbo", inproc=True)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn("crash-turbo-c1  seeding", p.stdout)
+        self.assertNotIn("crash-classic", p.stdout)
+        p = self.run_verifier(self.base, "--game", "crash-classic", inproc=True)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn("2 chains checked (2 OK", p.stdout)
+
+    def test_missing_trailing_rounds_are_fine(self):
+        def cut(d):
+            d["rounds"]["crash-classic-c2"] = d["rounds"]["crash-classic-c2"][:-10]
+            d["rounds"]["crash-classic-c1"] = d["rounds"]["crash-classic-c1"][:-1]  # retired, last not ended yet
+        self.serve(self.tampered(cut))
+        p = self.run_verifier(self.base, inproc=True)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn("rounds verified: 2090 of 2090", p.stdout)
+
+    def test_nothing_to_verify(self):
+        self.serve({"chains": [], "rounds": {}})
+        p = self.run_verifier(self.base, inproc=True)
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertIn("NOTHING VERIFIED", p.stdout)
+
+    # -- the tamperings the brief names
+
+    def test_changed_crash_point(self):
+        def f(d):
+            self.round_at(d, "crash-classic-c2", 500)["crash_point"] += 1
+        p = self.assert_fails(f, "round crash-classic-800 (position 500): crash_point")
+        self.assertIn("rounds verified: 2099 of 2100", p.stdout)
+
+    def test_changed_crash_point_of_void_round(self):
+        def f(d):
+            r = self.round_at(d, "crash-classic-c1", 97)
+            self.assertEqual(r["status"], "void")
+            r["crash_point"] = 100 if r["crash_point"] != 100 else 101
+        self.assert_fails_inproc(f, "round crash-classic-97 (position 97): crash_point")
+
+    def test_changed_hash(self):
+        def f(d):
+            self.round_at(d, "crash-classic-c2", 700)["hash"] = hexval("forged")
+        self.assert_fails(f, "round crash-classic-1000 (position 700): chain link broken",
+                          "round crash-classic-1001 (position 701): chain link broken")
+
+    def test_hash_of_another_chain(self):
+        # A hash that is honestly on some chain, but not this one.
+        def f(d):
+            self.round_at(d, "crash-classic-c2", 1)["hash"] = self.hashes["crash-classic-c1"][999].hex()
+        self.assert_fails_inproc(f, "(position 1): chain link broken: SHA-256 of its hash is")
+
+    def test_changed_rtp_bp(self):
+        self.assert_fails(lambda d: self.chain(d, "crash-classic-c2").update(rtp_bp=9800),
+                          "but the formula gives", "rtp_bp 9800")
+
+    def test_insane_settings(self):
+        self.assert_fails_inproc(lambda d: self.chain(d, "crash-classic-c2").update(rtp_bp=10001), "rtp_bp 10001 is not within")
+        self.assert_fails_inproc(lambda d: self.chain(d, "crash-classic-c2").update(max_multiplier=100),
+                          "max_multiplier 100 is not within")
+        self.assert_fails_inproc(lambda d: self.chain(d, "crash-classic-c2").update(formula_version=2),
+                          "formula_version 2 is not 1")
+
+    def test_changed_max_multiplier(self):
+        self.assert_fails(lambda d: self.chain(d, "crash-classic-c2").update(max_multiplier=200),
+                          "but the formula gives 200")
+        self.assert_fails_inproc(lambda d: self.chain(d, "crash-classic-c1").update(max_multiplier=2000),
+                          "crash_point 1000, but the formula gives")
+
+    def test_changed_contribution(self):
+        def f(d):
+            self.chain(d, "crash-classic-c2")["contributions"][0]["value"] = hexval("other")
+        self.assert_fails(f, "crash-classic-c2  active", "chain: salt differs")
+
+    def test_removed_contribution(self):
+        def f(d):
+            del self.chain(d, "crash-classic-c2")["contributions"][2]  # the beacon
+        self.assert_fails(f, "chain: salt differs")
+
+    def test_removed_operator_contribution(self):
+        def f(d):
+            del self.chain(d, "crash-classic-c2")["contributions"][1]
+        self.assert_fails_inproc(f, "chain: salt differs")
+
+    def test_uppercase_contribution(self):
+        def f(d):
+            c = self.chain(d, "crash-classic-c2")["contributions"][0]
+            c["value"] = c["value"].upper()
+        self.assert_fails_inproc(f, "contribution 1 (operator): value", "not 64 lowercase hex digits")
+
+    def test_changed_salt(self):
+        self.assert_fails(lambda d: self.chain(d, "crash-classic-c2").update(salt=hexval("salt")),
+                          "chain: salt differs", "but the formula gives")
+
+    def test_salt_consistent_with_forged_contributions(self):
+        # The salt and contributions agree with each other but not with the rounds played.
+        def f(d):
+            c = self.chain(d, "crash-classic-c2")
+            c["contributions"][0]["value"] = hexval("other")
+            vals = sorted(bytes.fromhex(x["value"]) for x in c["contributions"])
+            c["salt"] = hashlib.sha256(bytes.fromhex(c["terminal_hash"]) + b"".join(vals)).hexdigest()
+        p = self.assert_fails_inproc(f, "but the formula gives")
+        self.assertNotIn("salt differs", p.stdout)
+
+    def test_wrong_terminal(self):
+        self.assert_fails(lambda d: self.chain(d, "crash-classic-c2").update(terminal_hash=hexval("terminal")),
+                          "round crash-classic-301 (position 1): chain link broken", "but the terminal hash is",
+                          "chain: salt differs")
+
+    def test_gap_in_the_middle(self):
+        def f(d):
+            d["rounds"]["crash-classic-c2"] = [r for r in d["rounds"]["crash-classic-c2"] if r["position"] != 1500]
+        p = self.assert_fails(f, "round crash-classic-1801 (position 1501): gap: position 1500 missing")
+        self.assertNotIn("chain link broken", p.stdout)  # the hashes still link across the gap
+
+    def test_missing_first_rounds(self):
+        def f(d):
+            d["rounds"]["crash-classic-c1"] = d["rounds"]["crash-classic-c1"][3:]
+        self.assert_fails_inproc(f, "round crash-classic-4 (position 4): gap: positions 1..3 missing")
+
+    def test_wrong_checkpoint(self):
+        def f(d):
+            self.chain(d, "crash-classic-c2")["checkpoints"][1]["hash"] = hexval("checkpoint")
+        self.assert_fails(f, "checkpoint at position 2000: hash")
+
+    def test_checkpoint_wrong_seq_or_position(self):
+        def f(d):
+            self.chain(d, "crash-classic-c2")["checkpoints"][0]["seq"] += 1
+        self.assert_fails_inproc(f, "checkpoint at position 1000: seq 1301")
+        def g(d):
+            cp = self.chain(d, "crash-classic-c2")["checkpoints"][0]
+            cp.update(position=999, seq=1299, hash=self.round_at(d, "crash-classic-c2", 999)["hash"])
+        self.assert_fails_inproc(g, "checkpoint at position 999: not a multiple of 1000")
+
+    def test_checkpoint_without_ended_round(self):
+        def f(d):
+            d["rounds"]["crash-classic-c2"] = d["rounds"]["crash-classic-c2"][:1999]
+        self.assert_fails_inproc(f, "checkpoint at position 2000: no listed (ended) round")
+
+    # -- more rules of the design
+
+    def test_seeding_chain_with_a_round(self):
+        def f(d):
+            d["rounds"]["crash-turbo-c1"] = [copy.deepcopy(d["rounds"]["crash-classic-c2"][0])]
+        self.assert_fails_inproc(f, "status seeding but 1 rounds are listed")
+
+    def test_seeding_chain_with_salt_or_contributions(self):
+        self.assert_fails_inproc(lambda d: self.chain(d, "crash-turbo-c1").update(salt=hexval("early")),
+                          "status seeding but a salt is published")
+        self.assert_fails_inproc(lambda d: self.chain(d, "crash-turbo-c1").update(
+            contributions=[{"source": "operator", "operator": "acme-bet", "value": hexval("a"), "received_at": T0}]),
+            "contributions published before the salt is fixed")
+
+    def test_active_chain_without_salt(self):
+        def f(d):
+            c = self.chain(d, "crash-classic-c2")
+            for k in ("salt", "salt_fixed_at", "salt_source"):
+                del c[k]
+        self.assert_fails_inproc(f, "status active but no salt")
+
+    def test_salt_source(self):
+        self.assert_fails_inproc(lambda d: self.chain(d, "crash-classic-c2").update(salt_source="game_draw"),
+                          "salt_source 'game_draw' but operators contributed")
+        self.assert_fails_inproc(lambda d: self.chain(d, "crash-classic-c1").update(salt_source="contributions"),
+                          "no operator contributed")
+
+    def test_contribution_after_window(self):
+        def f(d):
+            self.chain(d, "crash-classic-c2")["contributions"][0]["received_at"] = T0 + 10**7 + 300001
+        self.assert_fails_inproc(f, "outside the seeding window")
+
+    def test_position_seq_and_round_id(self):
+        def f(d):
+            self.round_at(d, "crash-classic-c2", 10)["seq"] += 1
+        self.assert_fails_inproc(f, "position 10 but seq 311")
+        def g(d):
+            self.round_at(d, "crash-classic-c2", 10)["round_id"] = "crash-classic-9999"
+        self.assert_fails_inproc(g, "round_id is not")
+        def h(d):
+            self.chain(d, "crash-classic-c2")["length"] = 2000
+        self.assert_fails_inproc(h, "position 2001 is outside 1..length 2000")
+
+    def test_round_after_retirement(self):
+        # A genuine round of c1's chain, but after last_seq.
+        def f(d):
+            c1 = self.chain(d, "crash-classic-c1")
+            h = self.hashes["crash-classic-c1"][1000 - 301]
+            d["rounds"]["crash-classic-c1"].append({
+                "round_id": "crash-classic-301", "seq": 301, "position": 301, "status": "finished",
+                "hash": h.hex(), "crash_point": crash(h, c1["salt"], c1["rtp_bp"], c1["max_multiplier"]),
+                "crashed_at": T0})
+        self.assert_fails_inproc(f, "seq 301 is after the retired chain's last_seq 300")
+
+    def test_overlapping_chains(self):
+        self.assert_fails_inproc(lambda d: self.chain(d, "crash-classic-c1").update(last_seq=350),
+                          "serve the same rounds")
+
+    def test_duplicate_position(self):
+        def f(d):
+            d["rounds"]["crash-classic-c1"].append(copy.deepcopy(self.round_at(d, "crash-classic-c1", 5)))
+        self.assert_fails_inproc(f, "position 5 listed twice")
+
+    def test_bad_data_is_a_failure_not_a_crash(self):
+        cases = [
+            (lambda d: self.round_at(d, "crash-classic-c2", 3).update(crash_point="153"), "crash_point is not an integer"),
+            (lambda d: self.round_at(d, "crash-classic-c2", 3).update(hash=None), "hash is not 64 lowercase"),
+            (lambda d: self.round_at(d, "crash-classic-c2", 3).update(position=1.5), "position is not an integer"),
+            (lambda d: self.chain(d, "crash-classic-c2").update(checkpoints={"x": 1}), "checkpoints is not a list"),
+            (lambda d: self.chain(d, "crash-classic-c2").update(contributions="x"), "contributions is not a list"),
+            (lambda d: self.chain(d, "crash-classic-c2").update(rtp_bp=True), "rtp_bp true"),
+            (lambda d: self.chain(d, "crash-classic-c2").update(length=None, first_seq="1"), "length is not"),
+            (lambda d: d["rounds"]["crash-classic-c2"].insert(0, ["not", "a", "round"]), "not a JSON object"),
+            (lambda d: d.setdefault("raw_rounds", {}).update({"crash-classic-c2": b"<html>oops</html>"}),
+             "not a JSON document"),
+            (lambda d: d.setdefault("raw_rounds", {}).update({"crash-classic-c2": b'{"items": 5}'}),
+             "\"items\" is not a list"),
+            (lambda d: d.setdefault("raw_rounds", {}).update({"crash-classic-c2": b'{"items": [], "x": NaN}'}),
+             "not a JSON document"),
+            (lambda d: d.update(loop_rounds=True), "does not move on"),
+            (lambda d: d["chains"].append(7), "the document is not a JSON object"),
+        ]
+        for mutate, expect in cases:
+            with self.subTest(expect=expect):
+                self.assert_fails_inproc(mutate, expect)
+
+    # -- exit status 2
+
+    def test_usage_and_network_errors(self):
+        self.assertEqual(self.run_verifier().returncode, 2)
+        self.assertEqual(self.run_verifier(self.base, "--dir", HERE).returncode, 2)
+        self.assertEqual(self.run_verifier("ftp://example.com", inproc=True).returncode, 2)
+        p = self.run_verifier("http://127.0.0.1:%d" % free_port())
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertIn("error:", p.stderr)
+        self.serve(self.honest)
+        p = self.run_verifier(self.base, "--chain", "no-such-c1")
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertIn("HTTP 404", p.stderr)
+
+    # -- saved copies
+
+    def test_dir_mode(self):
+        tmp = tempfile.mkdtemp(prefix="verify_chains_")
+        self.addCleanup(shutil.rmtree, tmp)
+
+        def save(data):
+            shutil.rmtree(tmp)
+            os.makedirs(os.path.join(tmp, "rounds"))
+            with open(os.path.join(tmp, "chains.json"), "w") as f:
+                json.dump({"items": data["chains"]}, f)
+            for cid, rounds in data["rounds"].items():
+                with open(os.path.join(tmp, "rounds", cid + ".json"), "w") as f:
+                    json.dump({"items": rounds}, f)
+
+        save(self.honest)
+        p = self.run_verifier("--dir", tmp)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn("3 chains checked (3 OK", p.stdout)
+        p = self.run_verifier("--dir", tmp, "--chain", "crash-classic-c1", inproc=True)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn("1 chains checked (1 OK", p.stdout)
+        p = self.run_verifier("--dir", tmp, "--game", "crash-turbo", inproc=True)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn("crash-turbo-c1  seeding", p.stdout)
+
+        save(self.tampered(lambda d: self.round_at(d, "crash-classic-c2", 1234).update(crash_point=100000)))
+        p = self.run_verifier("--dir", tmp)
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertIn("round crash-classic-1534 (position 1234): crash_point 100000", p.stdout)
+
+        save(self.honest)
+        os.remove(os.path.join(tmp, "rounds", "crash-classic-c1.json"))
+        p = self.run_verifier("--dir", tmp, inproc=True)
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertIn("no such file", p.stdout)
+
+        os.remove(os.path.join(tmp, "chains.json"))
+        self.assertEqual(self.run_verifier("--dir", tmp).returncode, 2)
+        self.assertEqual(self.run_verifier("--dir", os.path.join(tmp, "absent"), inproc=True).returncode, 2)
+
+
+class AgreesWithVectorsTest(unittest.TestCase):
+    """verify_chains.py's formula against vectors.json, written by the other implementation."""
+
+    def test_vectors(self):
+        v = load_verifier()
+        with open(VECTORS, encoding="utf-8") as f:
+            doc = json.load(f)
+        self.assertEqual(len(doc["rounds"]), doc["length"])
+        settings = doc["settings"]
+        checked = 0
+        for rd in doc["rounds"]:
+            h = bytes.fromhex(rd["hash"])
+            for s, want in zip(settings, rd["results"], strict=True):
+                self.assertEqual(v.draw(h, s["salt"]), want["r"], (rd["round"], s))
+                self.assertEqual(v.crash_point(h, s["salt"], s["rtp_bp"], s["max_multiplier"]), want["crash"],
+                                 (rd["round"], s))
+                checked += 1
+        self.assertEqual(checked, doc["length"] * len(settings))
+        # The chain: round k -> SHA-256 -> round k-1; round 1 -> the terminal.
+        prev = doc["terminal"]
+        for rd in doc["rounds"]:
+            self.assertEqual(v.walk(bytes.fromhex(rd["hash"]), 1).hex(), prev)
+            prev = rd["hash"]
+        self.assertEqual(v.walk(bytes.fromhex(doc["rounds"][-1]["hash"]), doc["length"]).hex(), doc["terminal"])
+        for d in doc["draws"]:
+            self.assertEqual(v.crash_from_r(d["r"], d["rtp_bp"], d["max_multiplier"]), d["crash"], d["note"])
+        # One spelled out, so that a reader sees the agreement: round 1, the first settings.
+        self.assertEqual(v.crash_point(bytes.fromhex(doc["rounds"][0]["hash"]), settings[0]["salt"], 9700, 1000000),
+                         doc["rounds"][0]["results"][0]["crash"])
+
+    def test_salt_rule(self):
+        v = load_verifier()
+        t = "00" * 31 + "01"
+        a, b = "ff" * 32, "0f" * 32
+        want = hashlib.sha256(bytes.fromhex(t) + bytes.fromhex(b) + bytes.fromhex(b) + bytes.fromhex(a)).hexdigest()
+        self.assertEqual(v.salt_from(t, [a, b, b]), want)  # sorted ascending, duplicates kept
+        self.assertEqual(v.salt_from(t, []), hashlib.sha256(bytes.fromhex(t)).hexdigest())
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,711 @@
+#!/usr/bin/env python3
+"""Verify every round of the crash game's public hash chains, from public data only.
+
+An independent check for players, operators and auditors: Python 3.11 or later,
+standard library only, no account or session needed. It reads the public
+fairness documents of a table server (or saved copies of them) and recomputes
+everything it can.
+
+Run:
+  python3 verify_chains.py http://127.0.0.1:8080                 every chain
+  python3 verify_chains.py http://127.0.0.1:8080 --game crash-classic
+  python3 verify_chains.py http://127.0.0.1:8080 --chain crash-classic-c2
+  python3 verify_chains.py --dir saved/                            saved copies
+
+  BASE_URL is the table server's origin. The script sends GET requests with
+  "Accept: application/json" to:
+    {BASE}/fairness/chains?limit=100[&game_id=G][&before=ID]
+        -> {"items": [Chain, ...], "next_before": "<chain id>" | absent}
+    {BASE}/fairness/chains/{chain_id}            (only with --chain)
+        -> Chain
+    {BASE}/fairness/chains/{chain_id}/rounds?from=P&limit=1000
+        -> {"items": [ChainRound, ...], "next_from": P | absent}
+  and follows next_before and next_from until they are absent.
+
+  --dir DIR reads the same documents from files instead:
+    DIR/chains.json              {"items": [Chain, ...]} (a bare list is accepted too)
+    DIR/rounds/{chain_id}.json   {"items": [ChainRound, ...]} (a bare list too)
+  e.g. saved with
+    curl -H 'Accept: application/json' "$BASE/fairness/chains" > DIR/chains.json
+    curl -H 'Accept: application/json' "$BASE/fairness/chains/$ID/rounds" > DIR/rounds/$ID.json
+  (one page each; a list longer than a page must be merged into one "items").
+
+  It prints one line per chain (chain id, status, rounds verified, OK or
+  FAILED), each failure under it (the round id and what differs; at most 50
+  per chain unless --max-print N says otherwise, 0 for all), then a summary. Exit status: 0 when everything verified and at least one chain was
+  checked; 1 when anything failed (bad or inconsistent data included) or
+  nothing was there to check; 2 on a usage or network error.
+
+Rules checked (the public fairness design, formula_version 1):
+  hex:    a hash, a salt and a contribution value are 64 lowercase hex digits,
+          the encoding of 32 bytes.
+  chain:  chain_id = "<game_id>-c<number>". The chain serves the rounds with
+          seq first_seq .. first_seq+length-1; round seq s is at position
+          k = s - first_seq + 1 (1 <= k <= length) and its round_id is
+          "<game_id>-<s>". SHA-256 of the 32 bytes of position k's hash is
+          position k-1's hash; SHA-256 of position 1's hash is terminal_hash.
+          A retired chain has last_seq (first_seq-1 <= last_seq <=
+          first_seq+length-1) and serves no round after it. Two chains of one
+          game never serve the same seq.
+  rounds: the rounds list holds the ended rounds (status finished or void) in
+          position order, so positions 1 .. n must all be listed: a missing
+          position below a listed one is a gap and a failure; only the
+          trailing end (the round in play, the rounds to come) may be absent.
+  salt:   once fixed, with contributions v1..vn (every published value,
+          duplicates kept, sorted ascending by bytes = by lowercase hex):
+            salt = lowercase hex of SHA-256(terminal's 32 bytes || v1 || ... || vn)
+          (each v as its 32 raw bytes). salt_source is "game_draw" when no
+          operator contributed (then the game added one value, source
+          "game") and "contributions" otherwise; at most one "game" and one
+          "beacon" value, one value per operator; an operator value was
+          received within [created_at, seeding_ends_at]; the salt was not
+          fixed before seeding_ends_at.
+  seeding: a chain with status "seeding" has no salt, no published
+          contributions and no round; an "active" or "retired" chain has a salt.
+  crash:  r = top 52 bits of HMAC-SHA256(key = round hash's 32 bytes,
+              msg = the salt's UTF-8 bytes, i.e. its 64 hex characters)
+            = the first 13 hex digits of the HMAC;
+          crash = min(max_multiplier,
+                      max(100, floor(rtp_bp * 2^52 / (100 * (2^52 - r)))))
+          in hundredths (153 = 1.53x), with the CHAIN's salt, rtp_bp and
+          max_multiplier, which must be sane: 1 <= rtp_bp <= 10000,
+          101 <= max_multiplier <= 2^63-1, formula_version = 1. A void
+          round's crash_point is its committed one and is checked the same way.
+  checkpoints: each {"position", "seq", "hash"} has a position that is a
+          multiple of 1000 within 1..length, seq = first_seq + position - 1,
+          and a hash equal to the listed round's hash at that position. (An
+          ended round at a multiple of 1000 without a checkpoint is only a
+          note: it may have ended after the chain document was read.)
+
+Since every listed round is linked to its neighbours and position 1 to the
+published terminal hash, every round's hash is proved to come from the chain
+committed to before any contribution was made; the crash points then follow
+from the formula alone.
+"""
+
+import argparse
+import hashlib
+import hmac
+import http.client
+import json
+import os
+import re
+import sys
+import urllib.error
+import urllib.parse
+import urllib.request
+
+M = 2**52
+INT64_MAX = 2**63 - 1
+CHECKPOINT_EVERY = 1000
+CHAIN_PAGE = 100
+ROUND_PAGE = 1000
+MAX_BODY = 64 << 20  # bytes read from one response at most
+TIMEOUT = 30  # seconds per request
+MAX_WALK = 5_000_000  # hashes walked across one gap at most
+
+_HEX64 = re.compile(r"[0-9a-f]{64}")
+_SAFE_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]*")
+
+
+# ---- the rules, as small functions -------------------------------------------------
+
+def sha256(b):
+    return hashlib.sha256(b).digest()
+
+
+def is_hex64(v):
+    return isinstance(v, str) and _HEX64.fullmatch(v) is not None
+
+
+def is_int(v):
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def salt_from(terminal_hex, values_hex):
+    """The salt fixed from the terminal hash and the contribution values (all 64 lowercase hex)."""
+    data = bytes.fromhex(terminal_hex) + b"".join(bytes.fromhex(v) for v in sorted(values_hex))
+    return hashlib.sha256(data).hexdigest()
+
+
+def draw(round_hash, salt):
+    """r: the first 13 hex digits (top 52 bits) of HMAC-SHA256(round hash bytes, salt UTF-8)."""
+    mac = hmac.new(round_hash, salt.encode("utf-8"), hashlib.sha256).hexdigest()
+    return int(mac[:13], 16)
+
+
+def crash_from_r(r, rtp_bp, max_multiplier):
+    return min(max_multiplier, max(100, (rtp_bp * M) // (100 * (M - r))))
+
+
+def crash_point(round_hash, salt, rtp_bp, max_multiplier):
+    return crash_from_r(draw(round_hash, salt), rtp_bp, max_multiplier)
+
+
+def walk(h, steps):
+    """SHA-256 applied steps times."""
+    for _ in range(steps):
+        h = sha256(h)
+    return h
+
+
+# ---- reading the documents ---------------------------------------------------------
+
+class FetchError(Exception):
+    """A network or usage problem: the check could not be done (exit 2)."""
+
+
+class BadData(Exception):
+    """A document is not what the design says: a failure (exit 1)."""
+
+
+def _reject_constant(name):
+    raise ValueError("%s is not JSON" % name)
+
+
+def parse_json(raw, where):
+    try:
+        return json.loads(raw.decode("utf-8"), parse_constant=_reject_constant)
+    except (UnicodeDecodeError, ValueError, RecursionError) as e:
+        raise BadData("%s: not a JSON document (%s)" % (where, e)) from None
+
+
+def page_items(doc, where):
+    """The items of a listing page ({"items": [...]}; a bare list is read as the items)."""
+    if isinstance(doc, list):
+        return doc
+    if not isinstance(doc, dict):
+        raise BadData("%s: expected an object with \"items\", got %s" % (where, type(doc).__name__))
+    items = doc.get("items")
+    if not isinstance(items, list):
+        raise BadData("%s: \"items\" is not a list" % where)
+    return items
+
+
+class HttpSource:
+    def __init__(self, base):
+        u = urllib.parse.urlsplit(base)
+        if u.scheme not in ("http", "https") or not u.netloc:
+            raise FetchError("BASE_URL must be an http:// or https:// origin, got %r" % base)
+        self.base = base.rstrip("/")
+
+    def get(self, path, params=None):
+        url = self.base + path
+        if params:
+            url += "?" + urllib.parse.urlencode(params)
+        req = urllib.request.Request(url, headers={"Accept": "application/json",
+                                                   "User-Agent": "verify_chains.py"})
+        try:
+            with urllib.request.urlopen(req, timeout=TIMEOUT) as resp:
+                raw = resp.read(MAX_BODY + 1)
+        except urllib.error.HTTPError as e:
+            raise FetchError("GET %s: HTTP %d %s" % (url, e.code, e.reason)) from None
+        except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError) as e:
+            raise FetchError("GET %s: %s" % (url, getattr(e, "reason", e))) from None
+        if len(raw) > MAX_BODY:
+            raise BadData("GET %s: response larger than %d bytes" % (url, MAX_BODY))
+        return parse_json(raw, "GET " + url)
+
+    def chains(self, game, chain):
+        if chain is not None:
+            doc = self.get("/fairness/chains/" + urllib.parse.quote(chain, safe=""))
+            return [doc]
+        params = {"limit": str(CHAIN_PAGE)}
+        if game is not None:
+            params["game_id"] = game
+        out, seen = [], set()
+        while True:
+            doc = self.get("/fairness/chains", params)
+            items = page_items(doc, "chains listing")
+            out.extend(items)
+            nxt = doc.get("next_before") if isinstance(doc, dict) else None
+            if nxt is None:
+                return out
+            if not isinstance(nxt, str) or nxt == "" or nxt in seen or not items:
+                raise BadData("chains listing: next_before %r does not move on" % (nxt,))
+            seen.add(nxt)
+            params["before"] = nxt
+
+    def rounds(self, chain_id):
+        path = "/fairness/chains/%s/rounds" % urllib.parse.quote(chain_id, safe="")
+        out, frm = [], 1
+        while True:
+            doc = self.get(path, {"from": str(frm), "limit": str(ROUND_PAGE)})
+            items = page_items(doc, "rounds of %s" % chain_id)
+            out.extend(items)
+            nxt = doc.get("next_from") if isinstance(doc, dict) else None
+            if nxt is None:
+                return out
+            if isinstance(nxt, str) and nxt.isdigit():
+                nxt = int(nxt)
+            if not is_int(nxt) or nxt <= frm or not items:
+                raise BadData("rounds of %s: next_from %r does not move on from %d" % (chain_id, nxt, frm))
+            frm = nxt
+
+
+class DirSource:
+    def __init__(self, path):
+        if not os.path.isdir(path):
+            raise FetchError("--dir %s: not a directory" % path)
+        self.dir = path
+
+    def _load(self, rel, missing_is_fetch_error):
+        p = os.path.join(self.dir, *rel)
+        try:
+            with open(p, "rb") as f:
+                raw = f.read(MAX_BODY + 1)
+        except FileNotFoundError:
+            if missing_is_fetch_error:
+                raise FetchError("%s: no such file" % p) from None
+            raise BadData("%s: no such file" % p) from None
+        except OSError as e:
+            raise FetchError("%s: %s" % (p, e)) from None
+        if len(raw) > MAX_BODY:
+            raise BadData("%s: larger than %d bytes" % (p, MAX_BODY))
+        return parse_json(raw, p)
+
+    def chains(self, game, chain):
+        items = page_items(self._load(["chains.json"], True), "chains.json")
+        if chain is not None:
+            items = [c for c in items if not isinstance(c, dict) or c.get("chain_id") == chain]
+        if game is not None:
+            items = [c for c in items if not isinstance(c, dict) or c.get("game_id") == game]
+        return items
+
+    def rounds(self, chain_id):
+        if _SAFE_ID.fullmatch(chain_id) is None:
+            raise BadData("chain id %r cannot name a file" % chain_id)
+        return page_items(self._load(["rounds", chain_id + ".json"], False), "rounds/%s.json" % chain_id)
+
+
+# ---- verifying ---------------------------------------------------------------------
+
+class ChainResult:
+    def __init__(self, label):
+        self.label = label
+        self.status = "?"
+        self.failures = []
+        self.notes = []
+        self.rounds_listed = 0
+        self.rounds_failed = set()  # indexes in the rounds list
+        self.served = None  # (game_id, number, first seq, last seq served) for cross-chain checks
+
+    @property
+    def rounds_verified(self):
+        return self.rounds_listed - len(self.rounds_failed)
+
+    @property
+    def ok(self):
+        return not self.failures
+
+
+def _clean(s):
+    """A string from the data, safe to print on one line."""
+    return s if s.isprintable() and len(s) <= 200 else _show(s)
+
+
+def _show(v):
+    s = json.dumps(v) if not isinstance(v, str) else repr(v)
+    return s if len(s) <= 80 else s[:77] + "..."
+
+
+def verify_chain(doc, rounds, rounds_error=None):
+    """Checks one Chain document and its listed rounds (None when they could not be read)."""
+    label = _clean(doc["chain_id"]) if isinstance(doc, dict) and isinstance(doc.get("chain_id"), str) else "(chain without chain_id)"
+    res = ChainResult(label)
+    fail = res.failures.append
+    if not isinstance(doc, dict):
+        fail("chain: the document is not a JSON object")
+        return res
+    if rounds_error is not None:
+        fail("rounds: " + rounds_error)
+
+    # -- identity and settings
+    cid, game, number = doc.get("chain_id"), doc.get("game_id"), doc.get("number")
+    status = doc.get("status")
+    res.status = _clean(status) if isinstance(status, str) else "?"
+    if not isinstance(cid, str) or cid == "":
+        fail("chain: chain_id missing or not a string")
+    if not isinstance(game, str) or game == "":
+        fail("chain: game_id missing or not a string: %s" % _show(game))
+        game = None
+    if not is_int(number) or number < 1:
+        fail("chain: number is not a positive integer: %s" % _show(number))
+        number = None
+    if isinstance(cid, str) and game is not None and number is not None and cid != "%s-c%d" % (game, number):
+        fail("chain: chain_id %r is not \"<game_id>-c<number>\" = %r" % (cid, "%s-c%d" % (game, number)))
+    if status not in ("seeding", "active", "retired"):
+        fail("chain: status %s is not seeding, active or retired" % _show(status))
+    terminal = doc.get("terminal_hash")
+    if not is_hex64(terminal):
+        fail("chain: terminal_hash is not 64 lowercase hex digits: %s" % _show(terminal))
+        terminal = None
+    length, first_seq = doc.get("length"), doc.get("first_seq")
+    if not is_int(length) or length < 1:
+        fail("chain: length is not a positive integer: %s" % _show(length))
+        length = None
+    if not is_int(first_seq) or first_seq < 1:
+        fail("chain: first_seq is not a positive integer: %s" % _show(first_seq))
+        first_seq = None
+    rtp, maxm, fv = doc.get("rtp_bp"), doc.get("max_multiplier"), doc.get("formula_version")
+    if not is_int(rtp) or not 1 <= rtp <= 10000:
+        fail("chain: rtp_bp %s is not within 1..10000" % _show(rtp))
+        rtp = None
+    if not is_int(maxm) or not 101 <= maxm <= INT64_MAX:
+        fail("chain: max_multiplier %s is not within 101..2^63-1" % _show(maxm))
+        maxm = None
+    if not is_int(fv) or fv != 1:
+        fail("chain: formula_version %s is not 1 (the only formula this script knows)" % _show(fv))
+        fv = None
+    last_seq = doc.get("last_seq")
+    if status == "retired":
+        if not is_int(last_seq):
+            fail("chain: retired but last_seq is missing or not an integer: %s" % _show(last_seq))
+            last_seq = None
+        elif first_seq is not None and length is not None and not first_seq - 1 <= last_seq <= first_seq + length - 1:
+            fail("chain: last_seq %d is outside first_seq-1 .. first_seq+length-1 = %d .. %d"
+                 % (last_seq, first_seq - 1, first_seq + length - 1))
+            last_seq = None
+    else:
+        last_seq = None
+    created, ends = doc.get("created_at"), doc.get("seeding_ends_at")
+    if not is_int(created) or not is_int(ends):
+        created = ends = None
+    elif ends < created:
+        fail("chain: seeding_ends_at %d is before created_at %d" % (ends, created))
+
+    # -- salt and contributions
+    salt = doc.get("salt")
+    salt_present = salt is not None and salt != ""
+    contributions = doc.get("contributions")
+    if contributions is None:
+        contributions = []
+    if not isinstance(contributions, list):
+        fail("chain: contributions is not a list")
+        contributions = None
+    if status == "seeding":
+        if salt_present:
+            fail("chain: status seeding but a salt is published")
+        if contributions and not salt_present:
+            fail("chain: %d contributions published before the salt is fixed" % len(contributions))
+    elif status in ("active", "retired") and not salt_present:
+        fail("chain: status %s but no salt: no round may be played before the salt is fixed" % status)
+    crash_salt = None
+    if salt_present:
+        if not isinstance(salt, str):
+            fail("chain: salt is not a string: %s" % _show(salt))
+        else:
+            crash_salt = salt  # the formula uses the published salt's text, whatever it is
+            if not is_hex64(salt):
+                fail("chain: salt %s is not 64 lowercase hex digits" % _show(salt))
+        fixed_at = doc.get("salt_fixed_at")
+        if is_int(fixed_at) and ends is not None and fixed_at < ends:
+            fail("chain: salt_fixed_at %d is before seeding_ends_at %d (the window was not over)" % (fixed_at, ends))
+        if doc.get("salt_source") == "legacy":
+            # A chain recorded before salts were contributed: the server drew
+            # its salt with the seed. There is no rule to recompute it from;
+            # its rounds are still verified with it.
+            res.notes.append("chain: legacy salt, drawn by the server before salts were contributed: not checkable")
+            if contributions:
+                fail("chain: a legacy chain publishes contributions")
+        elif contributions is not None:
+            values, ok_values = [], True
+            operators, n_game, n_beacon = {}, 0, 0
+            for i, c in enumerate(contributions):
+                where = "chain: contribution %d" % (i + 1)
+                if not isinstance(c, dict):
+                    fail(where + " is not an object")
+                    ok_values = False
+                    continue
+                src, v = c.get("source"), c.get("value")
+                where += " (%s)" % (src if isinstance(src, str) else "?")
+                if not is_hex64(v):
+                    fail(where + ": value %s is not 64 lowercase hex digits" % _show(v))
+                    ok_values = False
+                else:
+                    values.append(v)
+                if src == "operator":
+                    op = c.get("operator")
+                    if not isinstance(op, str) or op == "":
+                        fail(where + ": no operator name")
+                    elif op in operators:
+                        fail(where + ": operator %r contributed twice" % op)
+                    else:
+                        operators[op] = v
+                    at = c.get("received_at")
+                    if created is not None and is_int(at) and not created <= at <= ends:
+                        fail(where + ": received_at %d is outside the seeding window %d .. %d" % (at, created, ends))
+                elif src == "game":
+                    n_game += 1
+                elif src == "beacon":
+                    n_beacon += 1
+                else:
+                    fail(where + ": source is not operator, beacon or game")
+            if not contributions:
+                fail("chain: salt fixed with no contribution (every salt has at least the game's own draw)")
+            if n_game > 1:
+                fail("chain: %d contributions from source game (at most one)" % n_game)
+            if n_beacon > 1:
+                fail("chain: %d contributions from source beacon (at most one)" % n_beacon)
+            source = doc.get("salt_source")
+            want_source = "contributions" if operators else "game_draw"
+            if source != want_source:
+                fail("chain: salt_source %s but %s" % (_show(source), "operators contributed: want \"contributions\""
+                                                       if operators else "no operator contributed: want \"game_draw\""))
+            if operators and n_game:
+                fail("chain: a game value was added although operators contributed")
+            if not operators and not n_game and contributions:
+                fail("chain: no operator contributed and no game value was added")
+            if ok_values and terminal is not None and isinstance(salt, str):
+                want = salt_from(terminal, values)
+                if want != salt:
+                    fail("chain: salt differs: published %s, recomputed from the terminal and %d contributions %s"
+                         % (salt, len(values), want))
+
+    # -- rounds
+    if rounds is None:
+        return res
+    res.rounds_listed = len(rounds)
+    if status == "seeding" and rounds:
+        fail("chain: status seeding but %d rounds are listed" % len(rounds))
+    can_crash = crash_salt is not None and rtp is not None and maxm is not None and fv is not None
+    by_pos = {}  # position -> (index, round label, hash bytes)
+    max_seq = None
+    for i, rd in enumerate(rounds):
+        def rfail(msg, _i=i):
+            res.rounds_failed.add(_i)
+            fail(msg)
+        if not isinstance(rd, dict):
+            rfail("round item %d: not a JSON object" % (i + 1))
+            continue
+        rid = rd.get("round_id")
+        seq, pos, h, cp = rd.get("seq"), rd.get("position"), rd.get("hash"), rd.get("crash_point")
+        pos_s = "position %s" % (pos if is_int(pos) else "?")
+        who = "round %s (%s)" % (_clean(rid) if isinstance(rid, str) else "item %d" % (i + 1), pos_s)
+        if not isinstance(rid, str) or rid == "":
+            rfail(who + ": round_id missing or not a string")
+        if not is_int(seq):
+            rfail(who + ": seq is not an integer: %s" % _show(seq))
+            seq = None
+        if not is_int(pos):
+            rfail(who + ": position is not an integer: %s" % _show(pos))
+            pos = None
+        if not is_hex64(h):
+            rfail(who + ": hash is not 64 lowercase hex digits: %s" % _show(h))
+            h = None
+        if not is_int(cp):
+            rfail(who + ": crash_point is not an integer: %s" % _show(cp))
+            cp = None
+        if rd.get("status") not in ("finished", "void"):
+            rfail(who + ": status %s is not finished or void (only ended rounds are listed)" % _show(rd.get("status")))
+        if seq is not None:
+            max_seq = seq if max_seq is None else max(max_seq, seq)
+            if isinstance(rid, str) and game is not None and rid != "%s-%d" % (game, seq):
+                rfail(who + ": round_id is not \"<game_id>-<seq>\" = %r" % ("%s-%d" % (game, seq)))
+            if first_seq is not None and pos is not None and pos != seq - first_seq + 1:
+                rfail(who + ": position %d but seq %d - first_seq %d + 1 = %d" % (pos, seq, first_seq, seq - first_seq + 1))
+            if last_seq is not None and seq > last_seq:
+                rfail(who + ": seq %d is after the retired chain's last_seq %d" % (seq, last_seq))
+        if pos is not None and length is not None and not 1 <= pos <= length:
+            rfail(who + ": position %d is outside 1..length %d" % (pos, length))
+            pos = None
+        if h is not None:
+            hb = bytes.fromhex(h)
+            if can_crash and cp is not None:
+                want = crash_point(hb, crash_salt, rtp, maxm)
+                if want != cp:
+                    rfail(who + ": crash_point %d, but the formula gives %d (hash %s, the chain's salt, rtp_bp %d, max_multiplier %d)"
+                          % (cp, want, h, rtp, maxm))
+            if pos is not None and pos >= 1:
+                if pos in by_pos:
+                    rfail(who + ": position %d listed twice" % pos)
+                else:
+                    by_pos[pos] = (i, who, hb)
+
+    # links: position k's hash -> SHA-256 -> position k-1's hash (k = 1: the terminal)
+    prev_pos, prev_hash = 0, bytes.fromhex(terminal) if terminal is not None else None
+    for p in sorted(by_pos):
+        i, who, hb = by_pos[p]
+        if p - prev_pos > 1:
+            missing = "%d" % (prev_pos + 1) if p - prev_pos == 2 else "%d..%d" % (prev_pos + 1, p - 1)
+            res.rounds_failed.add(i)
+            fail("%s: gap: position%s %s missing before it; only rounds after the last listed one may be missing"
+                 % (who, "" if p - prev_pos == 2 else "s", missing))
+        if prev_hash is not None and p - prev_pos > MAX_WALK:
+            fail("%s: not linked to position %d: %d hashes apart, more than this script walks"
+                 % (who, prev_pos, p - prev_pos))
+        elif prev_hash is not None:
+            got = walk(hb, p - prev_pos)
+            if got != prev_hash:
+                below = "the terminal hash" if prev_pos == 0 else "position %d's hash" % prev_pos
+                times = "" if p - prev_pos == 1 else " applied %d times" % (p - prev_pos)
+                res.rounds_failed.add(i)
+                fail("%s: chain link broken: SHA-256%s of its hash is %s, but %s is %s"
+                     % (who, times, got.hex(), below, prev_hash.hex()))
+        prev_pos, prev_hash = p, hb
+
+    # checkpoints
+    cps = doc.get("checkpoints")
+    if cps is None:
+        cps = []
+    if not isinstance(cps, list):
+        fail("chain: checkpoints is not a list")
+        cps = []
+    cp_pos = set()
+    for j, c in enumerate(cps):
+        where = "checkpoint %d" % (j + 1)
+        if not isinstance(c, dict):
+            fail("chain: %s is not an object" % where)
+            continue
+        p, s, h = c.get("position"), c.get("seq"), c.get("hash")
+        if not is_int(p):
+            fail("chain: %s: position is not an integer: %s" % (where, _show(p)))
+            continue
+        where = "checkpoint at position %d" % p
+        if p in cp_pos:
+            fail("chain: %s listed twice" % where)
+            continue
+        cp_pos.add(p)
+        if p < 1 or p % CHECKPOINT_EVERY != 0 or (length is not None and p > length):
+            fail("chain: %s: not a multiple of %d within 1..length" % (where, CHECKPOINT_EVERY))
+        if first_seq is not None and s != first_seq + p - 1:
+            fail("chain: %s: seq %s, want first_seq + position - 1 = %d" % (where, _show(s), first_seq + p - 1))
+        if not is_hex64(h):
+            fail("chain: %s: hash is not 64 lowercase hex digits: %s" % (where, _show(h)))
+            continue
+        if p not in by_pos:
+            fail("chain: %s: no listed (ended) round at that position to compare with" % where)
+        elif by_pos[p][2].hex() != h:
+            i, who, hb = by_pos[p]
+            res.rounds_failed.add(i)
+            fail("chain: %s: hash %s differs from the listed %s's hash %s" % (where, h, who, hb.hex()))
+    for p in sorted(by_pos):
+        if p % CHECKPOINT_EVERY == 0 and p not in cp_pos:
+            res.notes.append("note: no checkpoint for the ended round at position %d (it may have ended after the chain was read)" % p)
+
+    if game is not None and first_seq is not None:
+        end = last_seq if last_seq is not None else max_seq
+        if end is not None and end >= first_seq:
+            res.served = (game, number, first_seq, end)
+    return res
+
+
+def cross_chain_failures(results):
+    """Two chains of one game never serve the same seq."""
+    out = []
+    by_game = {}
+    for r in results:
+        if r.served is not None:
+            by_game.setdefault(r.served[0], []).append(r)
+    for game, rs in sorted(by_game.items()):
+        rs.sort(key=lambda r: r.served[2])
+        for a, b in zip(rs, rs[1:]):
+            if b.served[2] <= a.served[3]:
+                out.append("game %s: chains %s (seq %d..%d) and %s (seq %d..%d) serve the same rounds"
+                           % (game, a.label, a.served[2], a.served[3], b.label, b.served[2], b.served[3]))
+    return out
+
+
+# ---- the command -------------------------------------------------------------------
+
+def parse_args(argv):
+    ap = argparse.ArgumentParser(
+        prog="verify_chains.py",
+        description="Verify every round of the crash game's public hash chains (see the docstring for the rules).")
+    ap.add_argument("base_url", nargs="?", metavar="BASE_URL", help="the table server's origin, e.g. http://127.0.0.1:8080")
+    ap.add_argument("--dir", metavar="DIR", help="read saved documents from DIR (chains.json, rounds/<chain_id>.json) instead")
+    ap.add_argument("--game", metavar="GAME_ID", help="only the chains of this game")
+    ap.add_argument("--chain", metavar="CHAIN_ID", help="only this chain")
+    ap.add_argument("--max-print", type=int, default=50, metavar="N",
+                    help="print at most N failures per chain (default 50; 0 prints all)")
+    args = ap.parse_args(argv)
+    if (args.base_url is None) == (args.dir is None):
+        ap.error("give either BASE_URL or --dir DIR")
+    return args
+
+
+def main(argv=None):
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    try:
+        return run(args)
+    except FetchError as e:
+        print("error: %s" % e, file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 2
+    except Exception as e:  # a case nobody foresaw: still no traceback, and not a pass
+        print("FAIL unexpected: %s: %s" % (type(e).__name__, e))
+        print("RESULT: FAILED")
+        return 1
+
+
+def run(args):
+    source = DirSource(args.dir) if args.dir is not None else HttpSource(args.base_url)
+    global_failures = []
+    try:
+        chains = source.chains(args.game, args.chain)
+    except BadData as e:
+        global_failures.append("listing: %s" % e)
+        chains = []
+
+    results, seen = [], set()
+    for n, doc in enumerate(chains):
+        cid = doc.get("chain_id") if isinstance(doc, dict) else None
+        if args.chain is not None and isinstance(doc, dict) and cid != args.chain:
+            global_failures.append("listing: asked for chain %s, got %s" % (args.chain, _show(cid)))
+            continue
+        if isinstance(doc, dict) and args.game is not None and doc.get("game_id") != args.game:
+            if args.chain is None:
+                global_failures.append("listing: chain %s of game %s was listed for game_id=%s"
+                                       % (_show(cid), _show(doc.get("game_id")), args.game))
+            continue
+        if isinstance(cid, str):
+            if cid in seen:
+                global_failures.append("listing: chain %s is listed twice" % _show(cid))
+                continue
+            seen.add(cid)
+        rounds, rounds_error = None, None
+        if isinstance(cid, str) and cid != "":
+            try:
+                rounds = source.rounds(cid)
+            except BadData as e:
+                rounds_error = str(e)
+        try:
+            res = verify_chain(doc, rounds, rounds_error)
+        except Exception as e:  # never a traceback on data nobody foresaw: a failure
+            res = ChainResult(_clean(cid) if isinstance(cid, str) else "(chain item %d)" % (n + 1))
+            res.failures.append("chain: unexpected data: %s: %s" % (type(e).__name__, e))
+        results.append(res)
+        print("%s  %s  rounds verified: %d of %d listed  %s"
+              % (res.label, res.status, res.rounds_verified, res.rounds_listed,
+                 "OK" if res.ok else "FAILED (%d failures)" % len(res.failures)))
+        shown = res.failures if args.max_print <= 0 else res.failures[:args.max_print]
+        for f in shown:
+            print("    FAIL " + f)
+        if len(shown) < len(res.failures):
+            print("    ... and %d more failures (--max-print 0 prints all)" % (len(res.failures) - len(shown)))
+        for note in res.notes[:10]:
+            print("    " + note)
+        sys.stdout.flush()
+
+    global_failures.extend(cross_chain_failures(results))
+    for f in global_failures:
+        print("FAIL " + f)
+    n_fail = sum(len(r.failures) for r in results) + len(global_failures)
+    n_rounds = sum(r.rounds_listed for r in results)
+    n_ok = sum(1 for r in results if r.ok)
+    print("summary: %d chains checked (%d OK, %d FAILED), %d rounds listed, %d verified, %d failures"
+          % (len(results), n_ok, len(results) - n_ok, n_rounds, sum(r.rounds_verified for r in results), n_fail))
+    if n_fail:
+        print("RESULT: FAILED")
+        return 1
+    if not results:
+        print("RESULT: NOTHING VERIFIED (no chain was listed)")
+        return 1
+    print("RESULT: OK")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

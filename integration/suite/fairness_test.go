@@ -1,0 +1,121 @@
+//go:build integration
+
+package suite
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// publicGet reads a public fairness document of the game, without a
+// session, as anyone would.
+func (e *Env) publicGet(t testing.TB, path string, out any) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, e.GameURL()+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := e.http.Do(req)
+	if err != nil {
+		t.Fatalf("GET %s: %v", path, err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %d %s", path, resp.StatusCode, raw)
+	}
+	e.tableDoc.Response(t, req, resp.StatusCode, resp.Header, raw)
+	if err := json.Unmarshal(raw, out); err != nil {
+		t.Fatalf("GET %s: %v", path, err)
+	}
+}
+
+type publicChain struct {
+	ChainID       string `json:"chain_id"`
+	Status        string `json:"status"`
+	Salt          string `json:"salt"`
+	SaltSource    string `json:"salt_source"`
+	SeedingEndsAt int64  `json:"seeding_ends_at"`
+	Contributions []struct {
+		Source   string `json:"source"`
+		Operator string `json:"operator"`
+		Value    string `json:"value"`
+	} `json:"contributions"`
+}
+
+// TestPublicFairness: the chain is public before its first round, with no
+// salt; the operator contributes to its salt through the signed route in the
+// seeding window (once; another value, and any value after the window, are
+// refused); then the salt is made of that contribution, and a third party
+// holding only the public documents verifies every round with a program
+// outside the Go code (docs/examples/fairness/verify_chains.py).
+func TestPublicFairness(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 is not installed: the third party's verifier cannot run")
+	}
+	e := Start(t, Options{SeedingWindowMS: 6000, MaxMultiplier: 150})
+
+	var list struct {
+		Items []publicChain `json:"items"`
+	}
+	e.publicGet(t, "/fairness/chains?game_id="+gameID, &list)
+	if len(list.Items) != 1 || list.Items[0].Status != "seeding" || list.Items[0].Salt != "" {
+		t.Fatalf("before the first round: %+v; want one chain, seeding, no salt", list.Items)
+	}
+	chain := list.Items[0]
+	value := strings.Repeat("c0ffee", 10) + "abcd"
+	r := e.Operator(t, "/v1/fairness/contributions", map[string]any{"chain_id": chain.ChainID, "value": value})
+	if r.Status != http.StatusOK {
+		t.Fatalf("the contribution: %s", r)
+	}
+	r = e.Operator(t, "/v1/fairness/contributions", map[string]any{"chain_id": chain.ChainID, "value": strings.Repeat("ab", 32)})
+	if r.Status != http.StatusConflict || r.ErrorCode() != "CONTRIBUTION_CONFLICT" {
+		t.Fatalf("another value: %s, want 409 CONTRIBUTION_CONFLICT", r)
+	}
+
+	// The window closes; rounds are played.
+	deadline := time.Now().Add(90 * time.Second)
+	var rounds struct {
+		Items []map[string]any `json:"items"`
+	}
+	for time.Now().Before(deadline) {
+		e.publicGet(t, "/fairness/chains/"+chain.ChainID+"/rounds", &rounds)
+		if len(rounds.Items) >= 3 {
+			break
+		}
+		time.Sleep(time.Second)
+	}
+	if len(rounds.Items) < 3 {
+		t.Fatalf("%d rounds ended in 90 s", len(rounds.Items))
+	}
+	var fixed publicChain
+	e.publicGet(t, "/fairness/chains/"+chain.ChainID, &fixed)
+	if fixed.Status != "active" || fixed.SaltSource != "contributions" || len(fixed.Contributions) != 1 ||
+		fixed.Contributions[0].Operator != operatorID || fixed.Contributions[0].Value != value {
+		t.Fatalf("the chain after its window: %+v; want the salt made of acme's contribution", fixed)
+	}
+	r = e.Operator(t, "/v1/fairness/contributions", map[string]any{"chain_id": chain.ChainID, "value": strings.Repeat("cd", 32)})
+	if r.Status != http.StatusConflict || r.ErrorCode() != "SEEDING_CLOSED" {
+		t.Fatalf("a contribution after the window: %s, want 409 SEEDING_CLOSED", r)
+	}
+
+	script := filepath.Join("..", "..", "docs", "examples", "fairness", "verify_chains.py")
+	out, err := exec.Command("python3", script, e.GameURL(), "--game", gameID).CombinedOutput()
+	if err != nil {
+		t.Fatalf("the third party's verifier failed (%v):\n%s", err, out)
+	}
+	t.Logf("verify_chains.py:\n%s", out)
+	if !strings.Contains(string(out), chain.ChainID) {
+		t.Fatalf("the verifier did not check chain %s:\n%s", chain.ChainID, out)
+	}
+}

@@ -1,0 +1,244 @@
+package engine_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/hex"
+	"errors"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/crashstudio/crashgame/internal/engine"
+	"github.com/crashstudio/crashgame/internal/fairness"
+	"github.com/crashstudio/crashgame/internal/round"
+	"github.com/crashstudio/crashgame/internal/seal"
+	"github.com/crashstudio/crashgame/internal/store"
+)
+
+// start runs the table's loop without waiting for a round.
+func (h *harness) start() {
+	ctx, cancel := context.WithCancel(context.Background())
+	h.cancel, h.done = cancel, make(chan error, 1)
+	go func() { h.done <- h.table.Run(ctx) }()
+	h.t.Cleanup(h.stop)
+}
+
+// seedingChain waits for the table to publish its chain, in its seeding window.
+func (h *harness) seedingChain() store.ChainRecord {
+	h.t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		if c, err := h.st.CurrentChain(context.Background(), testGame.ID); err == nil {
+			return c
+		}
+		time.Sleep(time.Millisecond)
+	}
+	h.t.Fatal("no chain was published")
+	return store.ChainRecord{}
+}
+
+func mustHash(t *testing.T, s string) [32]byte {
+	t.Helper()
+	h, err := fairness.ParseHash(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// A new chain is published with no salt and no round; operators contribute
+// in its window; when it closes the salt is the rule's (terminal and every
+// contribution, the beacon's included), made of values the game did not
+// choose, and only then the first round opens. The window then takes no
+// more contributions.
+func TestSaltFixedAfterTheCommitmentFromContributions(t *testing.T) {
+	t.Parallel()
+	beacon := &engine.Beacon{Label: "drand quicknet round 7", Value: strings.Repeat("be", 32)}
+	h := newHarnessAdjusted(t, "", nil, nil, func(c *engine.Config) {
+		c.SeedingWindow, c.Beacon = 10*time.Second, beacon
+	})
+	ctx := context.Background()
+	h.start()
+	c := h.seedingChain()
+	if c.Salt != nil || c.SeedingEndsAt != store.MillisOf(h.clock.Now().Add(10*time.Second)) || c.Number != 1 || c.ID != "crash-c1" {
+		t.Fatalf("published chain %+v; want no salt yet and a 10 s window", c)
+	}
+	if seq, err := h.st.LastRoundSeq(ctx, testGame.ID); err != nil || seq != 0 {
+		t.Fatalf("a round (%d, %v) was opened while the chain was seeding", seq, err)
+	}
+	values := map[string]string{"acme": strings.Repeat("a1", 32), "zero": strings.Repeat("0f", 32)}
+	for op, v := range values {
+		if _, err := h.st.AddContribution(ctx, store.ContributionRecord{ChainID: c.ID, Source: store.SourceOperator, Name: op,
+			Value: v, ReceivedAt: store.MillisOf(h.clock.Now())}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h.clock.Set(c.SeedingEndsAt.Time())
+	v := h.waitPhase(engine.PhaseBetting)
+	if v.Seq != 1 {
+		t.Fatalf("first round seq %d", v.Seq)
+	}
+	fixed, err := h.st.ChainByID(ctx, c.ID)
+	if err != nil || fixed.Salt == nil || *fixed.SaltSource != store.SaltFromContributions {
+		t.Fatalf("the chain after its window: %+v, %v", fixed, err)
+	}
+	want := fairness.Salt(mustHash(t, c.Terminal), [][32]byte{
+		mustHash(t, values["zero"]), mustHash(t, beacon.Value), mustHash(t, values["acme"])})
+	if *fixed.Salt != want {
+		t.Fatalf("salt %s; want the rule's %s", *fixed.Salt, want)
+	}
+	list, err := h.st.Contributions(ctx, c.ID)
+	if err != nil || len(list) != 3 || slices.ContainsFunc(list, func(c store.ContributionRecord) bool { return c.Source == store.SourceGame }) {
+		t.Fatalf("contributions %+v, %v; want the two operators' and the beacon's, no draw of the game", list, err)
+	}
+	if _, err := h.st.AddContribution(ctx, store.ContributionRecord{ChainID: c.ID, Source: store.SourceOperator, Name: "late",
+		Value: strings.Repeat("11", 32), ReceivedAt: store.MillisOf(h.clock.Now())}); !errors.Is(err, store.ErrSeedingClosed) {
+		t.Fatalf("a contribution after the window: %v, want ErrSeedingClosed", err)
+	}
+	// The round is drawn with the chain's salt and settings.
+	cp := h.crashPoint(v.RoundID)
+	hash := mustHash(t, h.revealNow(v.RoundID))
+	if cp != fairness.CrashPoint(hash, want, testGame.RTPBasisPoints, testGame.MaxMultiplier) {
+		t.Fatalf("crash point %d is not the formula's with the fixed salt", cp)
+	}
+}
+
+// revealNow plays the round to its crash and returns its revealed hash.
+func (h *harness) revealNow(roundID string) string {
+	h.t.Helper()
+	v := h.fly()
+	if v.Phase == engine.PhaseFlying {
+		h.clock.Set(v.StartedAt.Add(round.TimeToReach(h.crashPoint(roundID))))
+	}
+	c := h.waitPhase(engine.PhaseCrashed)
+	if c.RoundID != roundID {
+		h.t.Fatalf("crashed %s, want %s", c.RoundID, roundID)
+	}
+	return c.Hash
+}
+
+// With no operator's contribution, the salt rests on one value the game
+// draws when the window closes, after the commitment; the chain says so.
+func TestSaltFromTheGamesDrawWithoutContributions(t *testing.T) {
+	t.Parallel()
+	h := newHarnessAdjusted(t, "", nil, nil, func(c *engine.Config) { c.SeedingWindow = 10 * time.Second })
+	h.start()
+	c := h.seedingChain()
+	h.clock.Set(c.SeedingEndsAt.Time())
+	h.waitPhase(engine.PhaseBetting)
+	ctx := context.Background()
+	fixed, err := h.st.ChainByID(ctx, c.ID)
+	if err != nil || fixed.Salt == nil || *fixed.SaltSource != store.SaltFromGameDraw || *fixed.SaltFixedAt < c.SeedingEndsAt {
+		t.Fatalf("the chain after its window: %+v, %v", fixed, err)
+	}
+	list, err := h.st.Contributions(ctx, c.ID)
+	if err != nil || len(list) != 1 || list[0].Source != store.SourceGame || list[0].ReceivedAt < c.SeedingEndsAt {
+		t.Fatalf("contributions %+v, %v; want the game's one draw, made when the window closed", list, err)
+	}
+	if want := fairness.Salt(mustHash(t, c.Terminal), [][32]byte{mustHash(t, list[0].Value)}); *fixed.Salt != want {
+		t.Fatalf("salt %s; want the rule's %s", *fixed.Salt, want)
+	}
+}
+
+// Restarting with another rtp_bp starts a new chain at the next round and
+// retires the old one at its last round; the old rounds stay verifiable
+// with the old chain's published settings, exactly as they were.
+func TestNewSettingsStartANewChain(t *testing.T) {
+	t.Parallel()
+	dsn := "sqlite://" + filepath.Join(t.TempDir(), "e.db")
+	ctx := context.Background()
+	first := newHarness(t, dsn)
+	first.run()
+	first.nextRound()
+	first.nextRound()
+	first.stop()
+	old, err := first.st.CurrentChain(ctx, testGame.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	played, err := first.st.RecentRounds(ctx, testGame.ID, 10)
+	if err != nil || len(played) < 2 {
+		t.Fatalf("rounds of the first run: %d, %v", len(played), err)
+	}
+
+	second := newHarnessAdjusted(t, dsn, nil, nil, func(c *engine.Config) { c.Game.RTPBasisPoints = 9600 })
+	second.run()
+	v, _ := second.table.Round()
+	now, err := second.st.CurrentChain(ctx, testGame.ID)
+	if err != nil || now.ID == old.ID || now.Number != old.Number+1 || now.RTPBasisPts != 9600 || now.FirstSeq != v.Seq {
+		t.Fatalf("chain after the restart %+v, %v; want number %d with rtp_bp 9600 from round %d", now, err, old.Number+1, v.Seq)
+	}
+	retired, err := second.st.ChainByID(ctx, old.ID)
+	if err != nil || retired.LastSeq == nil || *retired.LastSeq != v.Seq-1 || retired.RTPBasisPts != 9700 || *retired.Salt != *old.Salt ||
+		retired.Terminal != old.Terminal {
+		t.Fatalf("the old chain %+v, %v; want it retired at %d, its commitment unchanged", retired, err, v.Seq-1)
+	}
+	for _, r := range played {
+		if r.ChainID != old.ID {
+			t.Fatalf("round %s names chain %q, want %s", r.ID, r.ChainID, old.ID)
+		}
+		cp, err := fairness.VerifyRound(r.Hash, *retired.Salt, retired.RTPBasisPts, retired.MaxMultiplier)
+		if err != nil || cp != r.CrashPoint {
+			t.Fatalf("round %s verifies to %d (%v) with its chain's settings, stored %d", r.ID, cp, err, r.CrashPoint)
+		}
+		if pos, err := fairness.ChainPosition(mustHash(t, r.Hash), mustHash(t, retired.Terminal), 1000); err != nil || int64(pos) != r.Position {
+			t.Fatalf("round %s is at %d of its chain (%v), want %d", r.ID, pos, err, r.Position)
+		}
+	}
+}
+
+// Once a round's betting opens, the database holds nothing its crash point
+// follows from without the sealed key: the round's row has no hash and no
+// crash point, no stored value is its hash or a later round's, and the
+// chain's seed is stored only sealed (no other key opens it).
+func TestDatabaseCannotPredictARound(t *testing.T) {
+	t.Parallel()
+	eachStore(t, func(t *testing.T, h *harness) {
+		ctx := context.Background()
+		h.run()
+		v, _ := h.table.Round()
+		r, err := h.st.Round(ctx, testGame.ID, v.RoundID)
+		if err != nil || r.Hash != "" || r.CrashPoint != 0 || r.ChainID == "" || r.Position < 1 {
+			t.Fatalf("the betting round as stored: %+v, %v; want its chain and position only", r, err)
+		}
+		c, err := h.st.ChainByID(ctx, r.ChainID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seed, err := engine.FixedSealer().Open(c.SealedSeed, c.ID)
+		if err != nil || len(seed) != 32 {
+			t.Fatalf("the sealed seed does not open with the table's key: %v", err)
+		}
+		if bytes.Contains(c.SealedSeed, seed) || strings.Contains(string(c.SealedSeed), hex.EncodeToString(seed)) {
+			t.Fatal("the chain's row holds its seed in the clear")
+		}
+		otherKey := bytes.Repeat([]byte{9}, seal.KeySize)
+		other, _ := seal.New(otherKey)
+		if _, err := other.Open(c.SealedSeed, c.ID); !errors.Is(err, seal.ErrOpen) {
+			t.Fatalf("another key opened the seed: %v", err)
+		}
+		var s [32]byte
+		copy(s[:], seed)
+		chain := fairness.NewChain(s, int(c.Length))
+		secret := map[string]bool{}
+		for pos := r.Position; pos <= r.Position+5; pos++ {
+			hh, _ := chain.Hash(int(pos))
+			secret[fairness.FormatHash(hh)] = true
+		}
+		stored, err := h.st.RecentRounds(ctx, testGame.ID, 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, rr := range stored {
+			if secret[rr.Hash] {
+				t.Fatalf("round %s stores the hash of the live round or a later one", rr.ID)
+			}
+		}
+		if secret[c.Terminal] || (c.Salt != nil && secret[*c.Salt]) {
+			t.Fatal("the chain's row holds a live or later round's hash")
+		}
+	})
+}

@@ -1,0 +1,43 @@
+package engine
+
+import (
+	"context"
+	"crypto/sha256"
+
+	"github.com/crashstudio/crashgame/internal/fairness"
+	"github.com/crashstudio/crashgame/internal/seal"
+)
+
+// CrashPointForTest computes a round's crash point the way only the game
+// can before its crash: from the round's chain position and its chain's
+// sealed seed, read from the database and opened with the table's key. It
+// touches none of the loop's state.
+func (t *Table) CrashPointForTest(ctx context.Context, roundID string) (int64, error) {
+	r, err := t.store.Round(ctx, t.game.ID, roundID)
+	if err != nil {
+		return 0, err
+	}
+	rec, err := t.store.ChainByID(ctx, r.ChainID)
+	if err != nil {
+		return 0, err
+	}
+	chain, err := t.openChain(rec)
+	if err != nil {
+		return 0, err
+	}
+	h, err := chain.Hash(int(r.Position))
+	if err != nil {
+		return 0, err
+	}
+	return fairness.CrashPoint(h, *rec.Salt, rec.RTPBasisPts, rec.MaxMultiplier), nil
+}
+
+// FixedSealer is a sealer with a fixed key, for tests.
+func FixedSealer() *seal.Sealer {
+	key := sha256.Sum256([]byte("engine tests: the seed key"))
+	s, err := seal.New(key[:])
+	if err != nil {
+		panic(err)
+	}
+	return s
+}

@@ -1,0 +1,200 @@
+package table
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/crashstudio/crashgame/gen/table"
+	"github.com/crashstudio/crashgame/internal/fairness"
+	"github.com/crashstudio/crashgame/internal/store"
+)
+
+// CheckpointEvery is the spacing of a chain's published checkpoints: the
+// hash of every ended round whose position is a multiple of it.
+const CheckpointEvery = 1000
+
+// Chains is what the public fairness routes read of the hash chains: every
+// chain, past and present, its contributions, checkpoints and ended rounds.
+// *store.Store satisfies it.
+type Chains interface {
+	CurrentChain(ctx context.Context, gameID string) (store.ChainRecord, error)
+	ChainByID(ctx context.Context, id string) (store.ChainRecord, error)
+	Chains(ctx context.Context, gameID, before string, limit int) ([]store.ChainRecord, error)
+	Contributions(ctx context.Context, chainID string) ([]store.ContributionRecord, error)
+	ChainRounds(ctx context.Context, chainID string, from int64, limit int) ([]store.RoundRecord, error)
+	ChainCheckpoints(ctx context.Context, chainID string, every, through int64) ([]store.RoundRecord, error)
+}
+
+var _ Chains = (*store.Store)(nil)
+
+func (e errorResponse) VisitListChainsResponse(w http.ResponseWriter) error      { return e.visit(w) }
+func (e errorResponse) VisitGetChainResponse(w http.ResponseWriter) error        { return e.visit(w) }
+func (e errorResponse) VisitListChainRoundsResponse(w http.ResponseWriter) error { return e.visit(w) }
+
+// chainDocument is a chain as published: its contributions once its salt is
+// fixed (they are what the salt is made of), its checkpoints.
+func (a *api) chainDocument(ctx context.Context, rec store.ChainRecord) (table.Chain, error) {
+	doc := table.Chain{
+		ChainId: rec.ID, GameId: rec.GameID, Number: rec.Number, TerminalHash: rec.Terminal,
+		Length: rec.Length, FirstSeq: rec.FirstSeq, LastSeq: rec.LastSeq,
+		RtpBp: int32(rec.RTPBasisPts), MaxMultiplier: rec.MaxMultiplier,
+		FormulaVersion: int32(rec.FormulaVersion), Formula: fairness.Formula,
+		CreatedAt: int64(rec.CreatedAt), SeedingEndsAt: int64(rec.SeedingEndsAt),
+		Status:        table.ChainStatusActive,
+		Contributions: []table.Contribution{}, Checkpoints: []table.Checkpoint{},
+	}
+	switch {
+	case rec.LastSeq != nil:
+		doc.Status = table.ChainStatusRetired
+	case rec.Salt == nil:
+		doc.Status = table.ChainStatusSeeding
+	}
+	if rec.Salt == nil {
+		return doc, nil
+	}
+	fixed, source := int64(*rec.SaltFixedAt), table.ChainSaltSource(*rec.SaltSource)
+	doc.Salt, doc.SaltFixedAt, doc.SaltSource = rec.Salt, &fixed, &source
+	contributions, err := a.s.chains.Contributions(ctx, rec.ID)
+	if err != nil {
+		return doc, err
+	}
+	for _, c := range contributions {
+		item := table.Contribution{Source: table.ContributionSource(c.Source), Value: c.Value, ReceivedAt: int64(c.ReceivedAt)}
+		switch c.Source {
+		case store.SourceOperator:
+			item.Operator = &c.Name
+		case store.SourceBeacon:
+			item.Label = &c.Name
+		}
+		doc.Contributions = append(doc.Contributions, item)
+	}
+	checkpoints, err := a.s.chains.ChainCheckpoints(ctx, rec.ID, CheckpointEvery, rec.Length)
+	if err != nil {
+		return doc, err
+	}
+	for _, r := range checkpoints {
+		doc.Checkpoints = append(doc.Checkpoints, table.Checkpoint{Position: r.Position, Seq: r.Seq, Hash: r.Hash})
+	}
+	return doc, nil
+}
+
+// ListChains lists the chains, newest first, without a session.
+func (a *api) ListChains(ctx context.Context, req table.ListChainsRequestObject) (table.ListChainsResponseObject, error) {
+	n := 100
+	if l := req.Params.Limit; l != nil {
+		if *l < 1 || *l > 100 {
+			return a.fail(ctx, http.StatusBadRequest, table.ErrorCodeBadRequest), nil
+		}
+		n = int(*l)
+	}
+	var game, before string
+	if req.Params.GameId != nil {
+		game = *req.Params.GameId
+	}
+	if req.Params.Before != nil {
+		before = *req.Params.Before
+	}
+	// One more than asked tells whether another page follows.
+	recs, err := a.s.chains.Chains(ctx, game, before, n+1)
+	switch {
+	case errors.Is(err, store.ErrChainNotFound):
+		return a.fail(ctx, http.StatusNotFound, table.ErrorCodeUnknownChain), nil
+	case err != nil:
+		return a.internal(ctx, "listing chains failed", err), nil
+	}
+	out := table.ListChains200JSONResponse{Items: make([]table.Chain, 0, min(len(recs), n))}
+	if len(recs) > n {
+		recs = recs[:n]
+		next := recs[n-1].ID
+		out.NextBefore = &next
+	}
+	for _, rec := range recs {
+		doc, err := a.chainDocument(ctx, rec)
+		if err != nil {
+			return a.internal(ctx, "reading a chain failed", err), nil
+		}
+		out.Items = append(out.Items, doc)
+	}
+	return out, nil
+}
+
+// GetChain answers one chain, without a session.
+func (a *api) GetChain(ctx context.Context, req table.GetChainRequestObject) (table.GetChainResponseObject, error) {
+	rec, err := a.s.chains.ChainByID(ctx, req.ChainId)
+	switch {
+	case errors.Is(err, store.ErrChainNotFound):
+		return a.fail(ctx, http.StatusNotFound, table.ErrorCodeUnknownChain), nil
+	case err != nil:
+		return a.internal(ctx, "reading a chain failed", err), nil
+	}
+	doc, err := a.chainDocument(ctx, rec)
+	if err != nil {
+		return a.internal(ctx, "reading a chain failed", err), nil
+	}
+	return table.GetChain200JSONResponse(doc), nil
+}
+
+// ListChainRounds lists a chain's ended rounds by position, without a session.
+func (a *api) ListChainRounds(ctx context.Context, req table.ListChainRoundsRequestObject) (table.ListChainRoundsResponseObject, error) {
+	from, n := int64(1), 1000
+	if f := req.Params.From; f != nil {
+		if *f < 1 {
+			return a.fail(ctx, http.StatusBadRequest, table.ErrorCodeBadRequest), nil
+		}
+		from = *f
+	}
+	if l := req.Params.Limit; l != nil {
+		if *l < 1 || *l > 1000 {
+			return a.fail(ctx, http.StatusBadRequest, table.ErrorCodeBadRequest), nil
+		}
+		n = int(*l)
+	}
+	if _, err := a.s.chains.ChainByID(ctx, req.ChainId); errors.Is(err, store.ErrChainNotFound) {
+		return a.fail(ctx, http.StatusNotFound, table.ErrorCodeUnknownChain), nil
+	} else if err != nil {
+		return a.internal(ctx, "reading a chain failed", err), nil
+	}
+	recs, err := a.s.chains.ChainRounds(ctx, req.ChainId, from, n)
+	if err != nil {
+		return a.internal(ctx, "listing a chain's rounds failed", err), nil
+	}
+	out := table.ListChainRounds200JSONResponse{Items: make([]table.ChainRound, 0, len(recs))}
+	for _, r := range recs {
+		_, crashed := roundTimes(r)
+		out.Items = append(out.Items, table.ChainRound{RoundId: r.ID, Seq: r.Seq, Position: r.Position,
+			Status: table.RoundStatus(r.Status), Hash: r.Hash, CrashPoint: r.CrashPoint, CrashedAt: crashed})
+	}
+	if len(recs) == n {
+		next := recs[n-1].Position + 1
+		out.NextFrom = &next
+	}
+	return out, nil
+}
+
+// GetFairness answers the chain the session's table plays now.
+func (a *api) GetFairness(ctx context.Context, _ table.GetFairnessRequestObject) (table.GetFairnessResponseObject, error) {
+	sess, _, fail := a.session(ctx)
+	if fail != nil {
+		return *fail, nil
+	}
+	rec, err := a.s.chains.CurrentChain(ctx, sess.GameID)
+	switch {
+	case errors.Is(err, store.ErrChainNotFound):
+		return a.fail(ctx, http.StatusNotFound, table.ErrorCodeUnknownChain), nil
+	case err != nil:
+		return a.internal(ctx, "reading the chain failed", err), nil
+	}
+	doc, err := a.chainDocument(ctx, rec)
+	if err != nil {
+		return a.internal(ctx, "reading the chain failed", err), nil
+	}
+	return table.GetFairness200JSONResponse(doc), nil
+}
+
+// wantsPage reports whether a request for /fairness/chains asks for the
+// human page (a browser) rather than the JSON.
+func wantsPage(r *http.Request) bool {
+	return strings.Contains(r.Header.Get("Accept"), "text/html")
+}

@@ -1,0 +1,396 @@
+// The public chains page (GET /fairness/chains with Accept: text/html): lists
+// the game's hash chains from the same address read as JSON, and verifies a
+// chain's every ended round in the browser (fairness.js): the links down to
+// the published terminal hash, the crash points, the checkpoints and the
+// salt. No session, no account: public documents only. Every visible string
+// comes from the dictionary (i18n.js): ?lang=pt|en|es, else the browser's
+// language, else English.
+
+import * as i18n from './i18n.js';
+import { t, setText } from './i18n.js';
+import * as money from './money.js';
+import * as fair from './fairness.js';
+
+const BASE = '/fairness/chains';
+const ROUND_PAGE = 1000;
+const SHOW_FAILURES = 20;
+
+const $ = (id) => document.getElementById(id);
+
+class HTTPError extends Error {
+  constructor(status) {
+    super('HTTP ' + status);
+    this.status = status;
+  }
+}
+
+// getJSON reads a public document: a plain GET asking for JSON.
+async function getJSON(url) {
+  let res;
+  try {
+    res = await fetch(url, { headers: { Accept: 'application/json' }, cache: 'no-store', credentials: 'omit' });
+  } catch {
+    throw new HTTPError(0);
+  }
+  let data;
+  try { data = await res.json(); } catch { throw new HTTPError(res.ok ? -1 : res.status); }
+  if (!res.ok || !data || typeof data !== 'object') throw new HTTPError(res.status);
+  return data;
+}
+
+function failureText(err) {
+  return err && err.status === 0 ? t('error.network') : t('chains.loadFailed');
+}
+
+// listURL is the JSON listing for this page's query (lang is the page's own),
+// from `before` when given.
+function listURL(before) {
+  const q = new URLSearchParams(location.search);
+  q.delete('lang');
+  if (before) q.set('before', before);
+  const s = q.toString();
+  return BASE + (s ? '?' + s : '');
+}
+
+const chainURL = (id) => BASE + '/' + encodeURIComponent(id);
+
+// ---- small DOM helpers ----
+
+function el(tag, cls, text) {
+  const e = document.createElement(tag);
+  if (cls) e.className = cls;
+  if (text !== undefined && text !== null) e.textContent = text;
+  return e;
+}
+
+function code(text) {
+  return el('code', '', text);
+}
+
+function fact(dl, labelKey, value) {
+  dl.append(el('dt', '', t(labelKey)));
+  const dd = el('dd');
+  if (value instanceof Node) dd.append(value);
+  else dd.textContent = value;
+  dl.append(dd);
+  return dd;
+}
+
+const isInt = (v) => Number.isSafeInteger(v);
+const when = (ms) => (isInt(ms) ? i18n.dateTime(ms) : t('limits.unknown'));
+
+const STATUS = { seeding: 'chains.statusSeeding', active: 'chains.statusActive', retired: 'chains.statusRetired' };
+const SOURCE = { operator: 'chains.sourceOperator', beacon: 'chains.sourceBeacon', game: 'chains.sourceGame' };
+
+function statusText(s) {
+  return Object.prototype.hasOwnProperty.call(STATUS, s) ? t(STATUS[s]) : String(s);
+}
+
+function roundId(chain, seq) {
+  return typeof chain.game_id === 'string' && isInt(seq) ? chain.game_id + '-' + seq : t('limits.unknown');
+}
+
+// ---- one chain ----
+
+let cards = 0;
+
+class Card {
+  constructor(chain) {
+    this.id = chain.chain_id;
+    this.n = ++cards;
+    this.running = false;
+    this.stop = false;
+    this.el = el('section', 'chain');
+    this.el.setAttribute('aria-labelledby', 'chain-' + this.n);
+    this.body = el('div');
+    this.button = el('button', 'verify-button', t('chains.verify'));
+    this.button.type = 'button';
+    this.button.disabled = !fair.available() || typeof this.id !== 'string';
+    this.button.addEventListener('click', () => this.verify());
+    this.progress = el('progress');
+    this.progress.setAttribute('aria-label', t('chains.progressLabel'));
+    this.progress.hidden = true;
+    this.progressText = el('p', 'progress-text');
+    this.progressText.hidden = true;
+    this.result = el('div', 'result');
+    this.result.setAttribute('aria-live', 'polite');
+    const tools = el('div', 'verify-chain');
+    tools.append(this.button, this.progress, this.progressText, this.result);
+    this.el.append(this.body, tools);
+    this.render(chain);
+  }
+
+  render(c) {
+    const h = el('h2', '', t('chains.heading', { id: this.id }));
+    h.id = 'chain-' + this.n;
+    const badge = el('span', 'status-badge ' + (Object.prototype.hasOwnProperty.call(STATUS, c.status) ? c.status : ''), statusText(c.status));
+    const dl = el('dl', 'facts');
+    fact(dl, 'chains.game', String(c.game_id ?? ''));
+    fact(dl, 'chains.status', badge);
+    fact(dl, 'fairness.terminal', code(c.terminal_hash));
+    fact(dl, 'fairness.rtp', isInt(c.rtp_bp) ? t('fairness.rtpValue', { pct: (c.rtp_bp / 100).toFixed(2) }) : t('limits.unknown'));
+    fact(dl, 'fairness.max', isInt(c.max_multiplier) ? money.multiplier(c.max_multiplier) : t('limits.unknown'));
+    fact(dl, 'chains.length', isInt(c.length) ? t('chains.lengthValue', { count: i18n.number(c.length) }) : t('limits.unknown'));
+    fact(dl, 'chains.formulaVersion', String(c.formula_version ?? t('limits.unknown')));
+    fact(dl, 'chains.created', when(c.created_at));
+    fact(dl, 'chains.seedingEnds', when(c.seeding_ends_at));
+
+    // The salt, and how it was made.
+    if (typeof c.salt === 'string') {
+      fact(dl, 'fairness.salt', code(c.salt));
+      fact(dl, 'chains.saltFixedAt', when(c.salt_fixed_at));
+      const made = el('div');
+      const contributions = Array.isArray(c.contributions) ? c.contributions : [];
+      const operators = contributions.filter((x) => x && x.source === 'operator').length;
+      const beacon = contributions.find((x) => x && x.source === 'beacon');
+      if (c.salt_source === 'game_draw') made.append(el('p', 'warn', t('fairness.saltByGame')));
+      else if (c.salt_source === 'legacy') made.append(el('p', 'warn', t('fairness.saltLegacy')));
+      else if (c.salt_source === 'contributions') made.append(el('p', '', t('fairness.saltByContributions')));
+      if (c.salt_source === 'contributions') made.append(el('p', '', t('chains.operatorCount', { count: operators })));
+      if (beacon) made.append(el('p', '', t('fairness.saltBeacon', { label: typeof beacon.label === 'string' ? beacon.label : '' })));
+      fact(dl, 'chains.saltMade', made);
+    } else {
+      fact(dl, 'fairness.salt', t('fairness.saltPending', { time: when(c.seeding_ends_at) }));
+    }
+
+    fact(dl, 'chains.firstRound', roundId(c, c.first_seq));
+    fact(dl, 'chains.lastRound', isInt(c.last_seq) ? roundId(c, c.last_seq) : t('chains.lastOpen'));
+    fact(dl, 'chains.checkpoints', i18n.number(Array.isArray(c.checkpoints) ? c.checkpoints.length : 0));
+
+    // The contributions.
+    const ch = el('h3', '', t('chains.contributions'));
+    const list = Array.isArray(c.contributions) ? c.contributions : [];
+    let contributions;
+    if (list.length === 0) {
+      contributions = el('p', 'muted', t('chains.contributionsNone'));
+    } else {
+      contributions = el('ol', 'contribs');
+      for (const x of list) {
+        const li = el('li');
+        const d = el('dl', 'facts');
+        const src = x && x.source;
+        fact(d, 'chains.source', Object.prototype.hasOwnProperty.call(SOURCE, src) ? t(SOURCE[src]) : String(src));
+        if (src === 'operator' && typeof x.operator === 'string') fact(d, 'chains.operator', x.operator);
+        if (src === 'beacon' && typeof x.label === 'string') fact(d, 'chains.label', x.label);
+        fact(d, 'chains.value', code(x && x.value));
+        fact(d, 'chains.received', when(x && x.received_at));
+        li.append(d);
+        contributions.append(li);
+      }
+    }
+
+    const formula = el('details');
+    formula.append(el('summary', '', t('fairness.formulaExact')));
+    const pre = el('pre', 'formula', typeof c.formula === 'string' ? c.formula : '');
+    pre.lang = 'en';
+    formula.append(pre);
+
+    this.body.replaceChildren(h, dl, ch, contributions, formula);
+  }
+
+  showProgress(count, total) {
+    this.progress.hidden = false;
+    this.progressText.hidden = false;
+    if (total) {
+      this.progress.max = total;
+      this.progress.value = Math.min(count, total);
+      setText(this.progressText, 'chains.progressOf', { count: i18n.number(count), total: i18n.number(total) });
+    } else {
+      this.progress.removeAttribute('value');
+      setText(this.progressText, 'chains.progress', { count: i18n.number(count) });
+    }
+  }
+
+  // verify reads the chain document again (fresh checkpoints and salt), then
+  // every page of its ended rounds, verifying each page as it comes.
+  async verify() {
+    if (this.running) { this.stop = true; return; }
+    this.running = true;
+    this.stop = false;
+    setText(this.button, 'chains.stop');
+    this.result.replaceChildren();
+    this.result.setAttribute('aria-busy', 'true');
+    const lines = [];
+    try {
+      await this.check(lines);
+    } catch {
+      lines.push(el('p', 'bad', t('fairness.noCrypto')));
+    }
+    this.progress.hidden = true;
+    this.progressText.hidden = true;
+    this.result.replaceChildren(...lines);
+    this.result.removeAttribute('aria-busy');
+    setText(this.button, 'chains.verify');
+    this.running = false;
+  }
+
+  async check(lines) {
+    let chain;
+    try {
+      chain = await getJSON(chainURL(this.id));
+    } catch (err) {
+      lines.push(el('p', 'bad', failureText(err)));
+      return;
+    }
+    this.render(chain);
+    let v;
+    let read = { complete: false, error: null };
+    for (let attempt = 0; attempt < 2; attempt++) {
+      v = new fair.ChainVerifier(chain, SHOW_FAILURES);
+      await v.start();
+      read = await this.readRounds(chain, v, attempt === 0);
+      if (!read.restart) break;
+      // Rounds are listed although the document read had no salt yet: the
+      // salt was fixed in between. Read the document again and start over.
+      try {
+        chain = await getJSON(chainURL(this.id));
+      } catch (err) {
+        lines.push(el('p', 'bad', failureText(err)));
+        return;
+      }
+      this.render(chain);
+    }
+    const s = v.finish(read.complete);
+    const vars = { count: i18n.number(s.rounds), verified: i18n.number(s.verified), failures: i18n.number(s.failures) };
+    if (this.stop) {
+      lines.push(el('p', s.failures ? 'bad' : 'warn', t('chains.resultStopped', vars)));
+    } else if (!read.complete) {
+      if (read.error) lines.push(el('p', 'bad', failureText(read.error)));
+      lines.push(el('p', 'bad', t('chains.resultError', vars)));
+    } else if (!s.ok) {
+      lines.push(el('p', 'bad', t('chains.resultFailed', vars)));
+    } else if (s.rounds > 0) {
+      lines.push(el('p', 'good', t('chains.resultOk', vars)));
+    } else if (s.salt && s.salt.error === 'pending') {
+      lines.push(el('p', 'good', t('chains.resultSeeding')));
+    } else {
+      lines.push(el('p', 'good', t('chains.resultNone')));
+    }
+    if (s.first.length) {
+      const ul = el('ul', 'failures');
+      for (const f of s.first) ul.append(el('li', 'bad', describe(f)));
+      lines.push(ul);
+      if (s.failures > s.first.length) lines.push(el('p', 'bad', t('chains.more', { count: i18n.number(s.failures - s.first.length) })));
+    }
+    if (s.salt && s.salt.fixed && !s.salt.error) {
+      if (s.salt.match === true) lines.push(el('p', 'good', t('fairness.saltOk', { count: i18n.number(s.salt.count) })));
+      if (s.salt.made === 'game_draw') lines.push(el('p', 'warn', t('fairness.saltByGame')));
+      else if (s.salt.made === 'legacy') lines.push(el('p', 'warn', t('fairness.saltLegacy')));
+      else if (s.salt.made === 'contributions') lines.push(el('p', '', t('fairness.saltByContributions')));
+    }
+  }
+
+  // readRounds feeds the verifier every page of the chain's ended rounds,
+  // following next_from. restart: rounds listed on a chain read without a salt.
+  async readRounds(chain, v, mayRestart) {
+    const total = chain.status === 'retired' && isInt(chain.last_seq) && isInt(chain.first_seq) ? chain.last_seq - chain.first_seq + 1 : 0;
+    let from = 1;
+    this.showProgress(0, total);
+    for (;;) {
+      if (this.stop) return { complete: false };
+      let page;
+      try {
+        page = await getJSON(chainURL(this.id) + '/rounds?from=' + from + '&limit=' + ROUND_PAGE);
+      } catch (err) {
+        return { complete: false, error: err };
+      }
+      const items = Array.isArray(page.items) ? page.items : null;
+      if (!items) return { complete: false, error: new HTTPError(-1) };
+      if (mayRestart && items.length > 0 && typeof chain.salt !== 'string') return { restart: true };
+      await v.add(items);
+      this.showProgress(v.rounds, total);
+      const next = page.next_from;
+      if (next === undefined || next === null) return { complete: true };
+      if (!isInt(next) || next <= from || items.length === 0) {
+        v.fail({ kind: 'paging', from });
+        return { complete: false };
+      }
+      from = next;
+    }
+  }
+}
+
+// describe words one failure of fair.ChainVerifier.
+function describe(f) {
+  const mult = (m) => { try { return money.multiplier(m); } catch { return String(m); } };
+  switch (f.kind) {
+    case 'settings': return t('chains.failSettings');
+    case 'noSalt': return t('chains.failNoSalt');
+    case 'salt': return t('chains.failSalt', { count: f.count, computed: f.computed });
+    case 'saltSource': return t('chains.failSaltSource');
+    case 'saltData': return t('chains.failSaltData');
+    case 'checkpointBad': return t('chains.failCheckpointBad', { position: f.position });
+    case 'format': return t('chains.failFormat', { round: f.round });
+    case 'position': return t('chains.failPosition', { round: f.round, position: f.position });
+    case 'afterLast': return t('chains.failAfterLast', { round: f.round });
+    case 'order': return t('chains.failOrder', { round: f.round, position: f.position });
+    case 'gap':
+      return f.from === f.to ? t('chains.failGapOne', { round: f.round, position: f.from })
+        : t('chains.failGap', { round: f.round, from: f.from, to: f.to });
+    case 'tail':
+      return f.from === f.to ? t('chains.failTailOne', { position: f.from }) : t('chains.failTail', { from: f.from, to: f.to });
+    case 'link':
+      return f.below === 0 ? t('chains.failLinkTerminal', { round: f.round, position: f.position })
+        : t('chains.failLink', { round: f.round, position: f.position, below: f.below });
+    case 'crash': return t('chains.failCrash', { round: f.round, position: f.position, computed: mult(f.computed), reported: mult(f.reported) });
+    case 'checkpoint': return t('chains.failCheckpoint', { position: f.position });
+    case 'checkpointMissing': return t('chains.failCheckpointMissing', { position: f.position });
+    case 'paging': return t('chains.failPaging', { from: f.from });
+    default: return String(f.kind);
+  }
+}
+
+// ---- the list ----
+
+let nextBefore = null;
+
+async function loadChains(before) {
+  const status = $('status');
+  const older = $('older');
+  older.disabled = true;
+  let page;
+  try {
+    page = await getJSON(listURL(before));
+  } catch (err) {
+    status.textContent = failureText(err);
+    status.hidden = false;
+    status.className = 'bad';
+    older.disabled = false;
+    return;
+  }
+  const items = Array.isArray(page.items) ? page.items : [];
+  const list = $('chains');
+  for (const c of items) {
+    if (c && typeof c === 'object') list.append(new Card(c).el);
+  }
+  if (list.childElementCount === 0) {
+    setText(status, 'chains.empty');
+    status.className = '';
+    status.hidden = false;
+  } else {
+    status.hidden = true;
+  }
+  nextBefore = typeof page.next_before === 'string' && page.next_before !== '' ? page.next_before : null;
+  older.hidden = nextBefore === null;
+  older.disabled = false;
+}
+
+async function boot() {
+  const params = new URLSearchParams(location.search);
+  const browser = navigator.languages && navigator.languages.length ? navigator.languages : [navigator.language];
+  await i18n.load(i18n.pick([params.get('lang'), ...browser], 'en'), 'en');
+  i18n.apply();
+  const game = params.get('game_id');
+  if (game) {
+    setText($('game'), 'chains.forGame', { game });
+    $('game').hidden = false;
+  }
+  if (!fair.available()) {
+    setText($('crypto'), 'fairness.noCrypto');
+    $('crypto').hidden = false;
+  }
+  $('older').addEventListener('click', () => { if (nextBefore) loadChains(nextBefore); });
+  await loadChains(null);
+}
+
+boot();
