@@ -11,7 +11,7 @@ export TESTCONTAINERS_HOST_OVERRIDE ?= 127.0.0.1
 # The PostgreSQL image the suites run; set to postgres:15 where a registry answers.
 export CRASHGAME_POSTGRES_IMAGE ?= crashgame-postgres:15
 
-.PHONY: help generate check-generate build run test toolchain unit integration vet lint staticcheck fuzz bench load images cluster cluster-roll cluster-down clean rules
+.PHONY: help generate check-generate build run test toolchain fairness-script unit integration vet lint staticcheck fuzz bench load images cluster cluster-roll cluster-down clean rules
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -64,7 +64,10 @@ integration: images ## the testcontainers suites
 toolchain: ## the documents through a second toolchain: libopenapi-validator validates them, ogen generates code from them that must build with docs/integrators.md's Go snippets, and crashgame wallet-check must pass the guide's ogen wallet (integration/toolchain, its own module; nothing generated is kept)
 	cd integration/toolchain && $(GO) run . -api ../../api
 
-test: lint toolchain images unit integration ## the tests' one command: lint, the second toolchain, unit tests with -race, integration suites
+fairness-script: ## the third party's verifier of the public chains (docs/examples/fairness/verify_chains.py, Python, standard library) against its self-test: honest chains verify, every tampering fails
+	python3 docs/examples/fairness/test_verify_chains.py
+
+test: lint toolchain images fairness-script unit integration ## the tests' one command: lint, the second toolchain, the fairness script, unit tests with -race, integration suites (one of which runs the script against the real game)
 
 fuzz: ## run each fuzz target for a while (FUZZTIME=30s)
 	@for p in $$(grep -rl --include='*_test.go' '^func Fuzz' . | xargs -n1 dirname | sort -u); do \
