@@ -19,16 +19,16 @@ DROP INDEX IF EXISTS rounds_chain_idx;
 --bun:split
 ALTER TABLE rounds ADD COLUMN salt TEXT NOT NULL DEFAULT '';
 --bun:split
-ALTER TABLE rounds ADD COLUMN rtp_bp BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE rounds ADD COLUMN rtp_bp INTEGER NOT NULL DEFAULT 0;
 --bun:split
-ALTER TABLE rounds ADD COLUMN max_multiplier BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE rounds ADD COLUMN max_multiplier INTEGER NOT NULL DEFAULT 0;
 --bun:split
 UPDATE rounds SET salt = COALESCE(h.salt, ''), rtp_bp = h.rtp_bp, max_multiplier = h.max_multiplier
 FROM hash_chains AS h WHERE h.id = rounds.chain_id;
 --bun:split
 ALTER TABLE rounds ADD COLUMN sealed_hash TEXT NOT NULL DEFAULT '';
 --bun:split
-ALTER TABLE rounds ADD COLUMN sealed_crash BIGINT NOT NULL DEFAULT 100 CHECK (sealed_crash >= 100);
+ALTER TABLE rounds ADD COLUMN sealed_crash INTEGER NOT NULL DEFAULT 100 CHECK (sealed_crash >= 100);
 --bun:split
 UPDATE rounds SET sealed_hash = COALESCE(hash, ''), sealed_crash = COALESCE(crash_point, 100);
 --bun:split
