@@ -549,3 +549,29 @@ func (e *Env) EnterAs(t testing.TB, p Player) *Session {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// publicGet reads a public fairness document of the game, without a
+// session, as anyone would.
+func (e *Env) publicGet(t testing.TB, path string, out any) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, e.GameURL()+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := e.http.Do(req)
+	if err != nil {
+		t.Fatalf("GET %s: %v", path, err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %d %s", path, resp.StatusCode, raw)
+	}
+	e.tableDoc.Response(t, req, resp.StatusCode, resp.Header, raw)
+	if err := json.Unmarshal(raw, out); err != nil {
+		t.Fatalf("GET %s: %v", path, err)
+	}
+}

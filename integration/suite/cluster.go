@@ -133,6 +133,9 @@ func StartCluster(t *testing.T, opts ClusterOptions) *Cluster {
 	if err := c.startLB(ctx, lbConfig); err != nil {
 		t.Fatalf("suite: %v", err)
 	}
+	if !opts.Seeding {
+		e.awaitFirstRound(t)
+	}
 	t.Logf("suite: cluster of %d replicas up in %s (load balancer %s)", opts.Replicas, time.Since(began).Round(time.Millisecond), e.GameURL())
 	return c
 }

@@ -3,9 +3,6 @@
 package suite
 
 import (
-	"context"
-	"encoding/json"
-	"io"
 	"net/http"
 	"os/exec"
 	"path/filepath"
@@ -13,32 +10,6 @@ import (
 	"testing"
 	"time"
 )
-
-// publicGet reads a public fairness document of the game, without a
-// session, as anyone would.
-func (e *Env) publicGet(t testing.TB, path string, out any) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, e.GameURL()+path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Accept", "application/json")
-	resp, err := e.http.Do(req)
-	if err != nil {
-		t.Fatalf("GET %s: %v", path, err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET %s: %d %s", path, resp.StatusCode, raw)
-	}
-	e.tableDoc.Response(t, req, resp.StatusCode, resp.Header, raw)
-	if err := json.Unmarshal(raw, out); err != nil {
-		t.Fatalf("GET %s: %v", path, err)
-	}
-}
 
 type publicChain struct {
 	ChainID       string `json:"chain_id"`
@@ -63,7 +34,7 @@ func TestPublicFairness(t *testing.T) {
 	if _, err := exec.LookPath("python3"); err != nil {
 		t.Skip("python3 is not installed: the third party's verifier cannot run")
 	}
-	e := Start(t, Options{SeedingWindowMS: 6000, MaxMultiplier: 150})
+	e := Start(t, Options{SeedingWindowMS: 6000, MaxMultiplier: 150, Seeding: true})
 
 	var list struct {
 		Items []publicChain `json:"items"`

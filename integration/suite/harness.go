@@ -100,6 +100,9 @@ type Options struct {
 	// SeedingWindowMS is how long a new chain takes contributions to its
 	// salt before its first round (default 1500).
 	SeedingWindowMS int
+	// Seeding returns from Start while the first chain is still in its
+	// seeding window; by default Start waits for the first round.
+	Seeding bool
 }
 
 func (o *Options) defaults() {
@@ -172,8 +175,33 @@ func Start(t *testing.T, opts Options) *Env {
 	if err := e.startGame(ctx); err != nil {
 		t.Fatalf("suite: %v", err)
 	}
+	if !opts.Seeding {
+		e.awaitFirstRound(t)
+	}
 	t.Logf("suite: installation up in %s (game %s, operator-sim admin %s)", time.Since(began).Round(time.Millisecond), e.GameURL(), e.simURL)
 	return e
+}
+
+// awaitFirstRound waits until the game's first chain has left its seeding
+// window: its salt is fixed and its first round opens at once.
+func (e *Env) awaitFirstRound(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(time.Duration(e.opts.SeedingWindowMS)*time.Millisecond + 30*time.Second)
+	for {
+		var list struct {
+			Items []struct {
+				Status string `json:"status"`
+			} `json:"items"`
+		}
+		e.publicGet(t, "/fairness/chains?game_id="+gameID, &list)
+		if len(list.Items) > 0 && list.Items[0].Status != "seeding" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("suite: the first chain is still seeding after %d ms", e.opts.SeedingWindowMS)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // startBase brings up everything but the game: the network, PostgreSQL,

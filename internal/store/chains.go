@@ -148,8 +148,9 @@ func (s *Store) lockChain(ctx context.Context, id string) (ChainRecord, error) {
 // AddContribution stores a contribution to a chain's salt while the chain
 // takes them: its salt is not fixed and c.ReceivedAt is before its seeding
 // window's end (else ErrSeedingClosed). The same value again from the same
-// contributor returns the stored contribution (with its first ReceivedAt);
-// another value is ErrContributionConflict.
+// contributor returns the stored contribution (with its first ReceivedAt),
+// even after the window; another value in the window is
+// ErrContributionConflict.
 func (s *Store) AddContribution(ctx context.Context, c ContributionRecord) (ContributionRecord, error) {
 	var out ContributionRecord
 	err := s.InTx(ctx, func(ctx context.Context) error {
@@ -164,13 +165,12 @@ func (s *Store) AddContribution(ctx context.Context, c ContributionRecord) (Cont
 		case err != nil:
 			return err
 		case had.ChainID != "" && had.Value == c.Value:
-			out = had
+			out = had // a repeat, whenever it comes
 			return nil
+		case chain.Salt != nil || c.ReceivedAt >= chain.SeedingEndsAt:
+			return ErrSeedingClosed
 		case had.ChainID != "":
 			return ErrContributionConflict
-		}
-		if chain.Salt != nil || c.ReceivedAt >= chain.SeedingEndsAt {
-			return ErrSeedingClosed
 		}
 		if _, err := s.conn(ctx).NewInsert().Model(&c).Exec(ctx); err != nil {
 			return fmt.Errorf("store: add contribution to %s: %w", c.ChainID, err)
