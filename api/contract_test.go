@@ -338,7 +338,10 @@ func TestVersioningAndPaths(t *testing.T) {
 		doc, version, server, variable string
 		paths                          []string
 	}{
-		{gwGameDoc, "", "{base_url}", "base_url", []string{"/v1/games", "/v1/launch"}},
+		// The contract's two routes, and those this installation added in
+		// 1.1.0 (the fairness contributions, the back office).
+		{gwGameDoc, "1.1.0", "{base_url}", "base_url", []string{"/v1/games", "/v1/launch", "/v1/fairness/contributions",
+			"/v1/rounds/details", "/v1/bets/history", "/v1/transactions", "/v1/transactions/redeliver"}},
 		{gwWalletDoc, "1.0.0", "{wallet_url}", "wallet_url", []string{"/balance", "/bet", "/win", "/rollback"}},
 	}
 	for _, tc := range tests {
@@ -1059,28 +1062,33 @@ func TestWalletErrorCodeIsOpen(t *testing.T) {
 	}
 }
 
-// The game direction's codes (every error_code enum of game.v1.yaml) and the
-// wallet direction's known codes (x-known-error-codes) are the contract's
-// lists, and share exactly INTERNAL_ERROR and INVALID_SIGNATURE (AMB-6
-// reading B). The seven final wallet codes are published in
+// The game direction's codes (every error_code enum of the contract's routes,
+// /v1/games and /v1/launch) and the wallet direction's known codes
+// (x-known-error-codes) are the contract's lists; every code of the game
+// direction, the routes added since 1.1.0 included, shares with the wallet
+// direction exactly INTERNAL_ERROR and INVALID_SIGNATURE (AMB-6 reading B). The seven final wallet codes are published in
 // x-final-error-codes; DUPLICATE_TRANSACTION is known but not final.
 // Rule GEN-9 GEN-10
 func TestErrorCodeDirections(t *testing.T) {
 	t.Parallel()
 	gdoc := gwLoadDocument(t, gwGameDoc)
-	var gameCodes []string
+	var gameCodes, contractCodes []string
 	for _, path := range gdoc.Paths.Keys() {
 		for _, status := range gwOperation(t, gdoc, path).Responses.Keys() {
 			if status == "200" {
 				continue
 			}
 			s := gwResponseSchema(t, gdoc, path, status).Value
-			gameCodes = append(gameCodes, gwEnumStrings(gwEffective(gwProperty(t, s, "error_code")))...)
+			codes := gwEnumStrings(gwEffective(gwProperty(t, s, "error_code")))
+			gameCodes = append(gameCodes, codes...)
+			if path == "/v1/games" || path == "/v1/launch" {
+				contractCodes = append(contractCodes, codes...)
+			}
 		}
 	}
 	gameCodes = gwSortedSet(gameCodes...)
-	if !slices.Equal(gameCodes, gwContractGameCodes) {
-		t.Errorf("game codes = %v, want %v", gameCodes, gwContractGameCodes)
+	if contractCodes = gwSortedSet(contractCodes...); !slices.Equal(contractCodes, gwContractGameCodes) {
+		t.Errorf("the contract routes' codes = %v, want %v", contractCodes, gwContractGameCodes)
 	}
 	if got := gwEnumStrings(gwComponent(t, gdoc, "GameErrorCode")); !slices.Equal(got, gwContractGameCodes) {
 		t.Errorf("GameErrorCode = %v, want %v", got, gwContractGameCodes)

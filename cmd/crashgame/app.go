@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/crashstudio/crashgame/internal/backoffice"
 	"github.com/crashstudio/crashgame/internal/cluster"
 	"github.com/crashstudio/crashgame/internal/config"
 	"github.com/crashstudio/crashgame/internal/engine"
@@ -189,7 +190,11 @@ func newApp(ctx context.Context, cfg *config.Config, st *store.Store, logger *sl
 	if err != nil {
 		return nil, fmt.Errorf("movement queue: %w", err)
 	}
-	a.operators = operatorapi.New(operatorCredentials(cfg), launch.New(launchInstallation(cfg), tk), st, logger, time.Now)
+	a.operators = operatorapi.New(operatorapi.Config{
+		Operators: operatorCredentials(cfg), Launch: launch.New(launchInstallation(cfg), tk),
+		Chains: st, Movements: st, BackOffice: backoffice.New(st, operatorGames(cfg)),
+		Logger: logger, Now: time.Now,
+	})
 	return a, nil
 }
 

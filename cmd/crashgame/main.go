@@ -4,7 +4,7 @@
 //	crashgame dev                   the whole thing on this machine, one command
 //	crashgame migrate --config FILE apply the database migrations and exit
 //	crashgame check-config --config FILE  validate an installation file and exit
-//	crashgame movements --config FILE     list wallet movements for reconciliation
+//	crashgame movements --config FILE     list wallet movements for reconciliation, re-deliver a parked one
 //	crashgame reconcile --config FILE --operator-sim URL  operator-sim's ledger against the game's records
 //	crashgame verify --hash H --chain F       recompute a round's crash point with its chain's published document
 //	crashgame wallet-check ...            the contract battery against an operator's wallet
@@ -37,7 +37,8 @@ commands:
   dev                         run the whole thing on this machine (SQLite, demo operator)
   migrate --config FILE       apply the database migrations and exit
   check-config --config FILE  validate an installation file and exit
-  movements --config FILE     list wallet movements (--round, --player, --operator, --status)
+  movements --config FILE     list wallet movements (--round, --player, --operator, --status),
+                              or deliver an exhausted one again (--redeliver TRANSACTION_ID --by NAME)
   reconcile --config FILE --operator-sim URL
                               compare operator-sim's ledger with the game's records
   verify --hash H --chain FILE

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/crashstudio/crashgame/gen/table"
@@ -123,7 +124,9 @@ func fetchChain(ctx context.Context, server, id string) ([]byte, error) {
 	return body, nil
 }
 
-// movementsCmd lists the wallet movements of the outbox, for reconciliation.
+// movementsCmd lists the wallet movements of the outbox, for reconciliation,
+// or delivers an exhausted one again (--redeliver), for the on-call engineer
+// once the operator has fixed its wallet.
 func movementsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("movements", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -134,11 +137,16 @@ func movementsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	fs.StringVar(&f.Operator, "operator", "", "only this operator")
 	fs.StringVar(&f.Status, "status", "", "only this status: pending, done, refused, exhausted")
 	fs.IntVar(&f.Limit, "limit", 1000, "at most this many")
+	redeliver := fs.String("redeliver", "", "deliver this exhausted movement (its transaction_id) again: a fresh 20 attempts")
+	by := fs.String("by", "", "with --redeliver: who asks (your name), kept in the movement's history")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if *path == "" {
 		return fmt.Errorf("movements: --config FILE is required")
+	}
+	if *redeliver != "" && strings.TrimSpace(*by) == "" {
+		return fmt.Errorf("movements: --redeliver needs --by NAME: the movement's history says who asked")
 	}
 	cfg, err := loadConfig(*path)
 	if err != nil {
@@ -149,6 +157,21 @@ func movementsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return err
 	}
 	defer st.Close()
+	if *redeliver != "" {
+		rec, again, err := wallet.Redeliver(ctx, st, *redeliver, "", "on-call:"+strings.TrimSpace(*by), time.Now())
+		if err != nil {
+			return fmt.Errorf("movements: %w", err)
+		}
+		if err := wallet.WriteMovements(stdout, []wallet.MovementRecord{rec}); err != nil {
+			return err
+		}
+		if again {
+			fmt.Fprintln(stdout, "delivered again: pending, 20 fresh attempts; the running game sends it at its queue's next poll")
+		} else {
+			fmt.Fprintf(stdout, "left as it is: %s (only an exhausted movement is delivered again)\n", rec.Status)
+		}
+		return nil
+	}
 	recs, err := wallet.ListMovements(ctx, st, f)
 	if err != nil {
 		return err

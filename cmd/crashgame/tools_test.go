@@ -2,13 +2,17 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/crashstudio/crashgame/internal/store"
 )
 
 // The chain of api/table.v1.yaml's examples (GET /fairness/chains/{chain_id}),
@@ -108,4 +112,66 @@ func TestVerifyCommand(t *testing.T) {
 			}
 		})
 	}
+}
+
+// crashgame movements --redeliver sends an exhausted movement again, once,
+// and says so; it needs --by for the movement's history, and refuses a
+// movement the wallet refused.
+func TestMovementsRedeliver(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cfgPath := filepath.Join(dir, "crashgame.yaml")
+	writeFile(t, cfgPath, fmt.Sprintf(`
+base_url: http://127.0.0.1:8080
+fairness: {seed_key: abababababababababababababababababababababababababababababababab, seeding_window_ms: 0}
+database: sqlite://%s/game.db
+games:
+  - {game_id: crash, name: Crash, studio: S, category: crash}
+operators:
+  - operator: showroom
+    games: [crash]
+`, filepath.ToSlash(dir)))
+	ctx := context.Background()
+	st, err := store.Open(ctx, "sqlite://"+filepath.Join(dir, "game.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if err := st.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []struct{ id, status string }{{"w-parked", store.MovementExhausted}, {"w-refused", store.MovementRefused}} {
+		if err := st.InsertMovement(ctx, &store.MovementRecord{TransactionID: m.id, Kind: "win", Operator: "showroom", Currency: "BRL",
+			PlayerID: "p1", Token: "tok", RoundID: "r1", BetID: "b-" + m.id, Amount: 500, WinType: "win", Status: m.status,
+			Attempts: 20, LastError: "503", NextAttemptAt: 1, CreatedAt: 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run := func(args ...string) (string, error) {
+		var out, errOut bytes.Buffer
+		err := movementsCmd(ctx, append([]string{"--config", cfgPath}, args...), &out, &errOut)
+		return out.String(), err
+	}
+	if _, err := run("--redeliver", "w-parked"); err == nil || !strings.Contains(err.Error(), "--by NAME") {
+		t.Fatalf("without --by: %v", err)
+	}
+	out, err := run("--redeliver", "w-parked", "--by", "ana")
+	if err != nil || !strings.Contains(out, "delivered again") || !strings.Contains(out, "w-parked\twin\twin\tpending\t0\t") {
+		t.Fatalf("redeliver: %v\n%s", err, out)
+	}
+	if out, err := run("--redeliver", "w-parked", "--by", "ana"); err != nil || !strings.Contains(out, "left as it is: pending") {
+		t.Fatalf("again: %v\n%s", err, out)
+	}
+	if _, err := run("--redeliver", "w-refused", "--by", "ana"); err == nil || !strings.Contains(err.Error(), "refused by the wallet") {
+		t.Fatalf("a refused movement: %v", err)
+	}
+	if hist, err := redeliveriesOf(st, ctx, "w-parked"); err != nil || len(hist) != 1 || hist[0].RequestedBy != "on-call:ana" {
+		t.Fatalf("history %+v, %v", hist, err)
+	}
+}
+
+// redeliveriesOf is the history of one movement.
+func redeliveriesOf(st *store.Store, ctx context.Context, id string) ([]store.RedeliveryRecord, error) {
+	m, err := st.RedeliveriesOf(ctx, []string{id})
+	return m[id], err
 }

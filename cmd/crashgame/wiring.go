@@ -134,6 +134,15 @@ func launchInstallation(cfg *config.Config) launch.Installation {
 	return in
 }
 
+// operatorGames are the games of each operator, for the back office.
+func operatorGames(cfg *config.Config) map[string][]string {
+	out := make(map[string][]string, len(cfg.Operators))
+	for _, op := range cfg.Operators {
+		out[op.ID] = op.Games
+	}
+	return out
+}
+
 // operatorCredentials are how each operator's requests are authenticated.
 func operatorCredentials(cfg *config.Config) []operatorapi.Operator {
 	ops := make([]operatorapi.Operator, len(cfg.Operators))

@@ -21,6 +21,240 @@ import (
 	"github.com/oapi-codegen/runtime"
 )
 
+// Defines values for BackOfficeBadRequestErrorErrorCode.
+const (
+	BackOfficeBadRequestErrorErrorCodeINTERNALERROR BackOfficeBadRequestErrorErrorCode = "INTERNAL_ERROR"
+	BackOfficeBadRequestErrorErrorCodeINVALIDQUERY  BackOfficeBadRequestErrorErrorCode = "INVALID_QUERY"
+)
+
+// Valid indicates whether the value is a known member of the BackOfficeBadRequestErrorErrorCode enum.
+func (e BackOfficeBadRequestErrorErrorCode) Valid() bool {
+	switch e {
+	case BackOfficeBadRequestErrorErrorCodeINTERNALERROR:
+		return true
+	case BackOfficeBadRequestErrorErrorCodeINVALIDQUERY:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for BackOfficeBadRequestErrorStatus.
+const (
+	BackOfficeBadRequestErrorStatusError BackOfficeBadRequestErrorStatus = "error"
+)
+
+// Valid indicates whether the value is a known member of the BackOfficeBadRequestErrorStatus enum.
+func (e BackOfficeBadRequestErrorStatus) Valid() bool {
+	switch e {
+	case BackOfficeBadRequestErrorStatusError:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for BackOfficeBetStatus.
+const (
+	BackOfficeBetStatusAccepted  BackOfficeBetStatus = "accepted"
+	BackOfficeBetStatusCancelled BackOfficeBetStatus = "cancelled"
+	BackOfficeBetStatusCashedOut BackOfficeBetStatus = "cashed_out"
+	BackOfficeBetStatusLost      BackOfficeBetStatus = "lost"
+	BackOfficeBetStatusPending   BackOfficeBetStatus = "pending"
+	BackOfficeBetStatusRefused   BackOfficeBetStatus = "refused"
+	BackOfficeBetStatusVoid      BackOfficeBetStatus = "void"
+)
+
+// Valid indicates whether the value is a known member of the BackOfficeBetStatus enum.
+func (e BackOfficeBetStatus) Valid() bool {
+	switch e {
+	case BackOfficeBetStatusAccepted:
+		return true
+	case BackOfficeBetStatusCancelled:
+		return true
+	case BackOfficeBetStatusCashedOut:
+		return true
+	case BackOfficeBetStatusLost:
+		return true
+	case BackOfficeBetStatusPending:
+		return true
+	case BackOfficeBetStatusRefused:
+		return true
+	case BackOfficeBetStatusVoid:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for BackOfficeConflictErrorErrorCode.
+const (
+	BackOfficeConflictErrorErrorCodeTRANSACTIONREFUSED BackOfficeConflictErrorErrorCode = "TRANSACTION_REFUSED"
+)
+
+// Valid indicates whether the value is a known member of the BackOfficeConflictErrorErrorCode enum.
+func (e BackOfficeConflictErrorErrorCode) Valid() bool {
+	switch e {
+	case BackOfficeConflictErrorErrorCodeTRANSACTIONREFUSED:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for BackOfficeConflictErrorStatus.
+const (
+	BackOfficeConflictErrorStatusError BackOfficeConflictErrorStatus = "error"
+)
+
+// Valid indicates whether the value is a known member of the BackOfficeConflictErrorStatus enum.
+func (e BackOfficeConflictErrorStatus) Valid() bool {
+	switch e {
+	case BackOfficeConflictErrorStatusError:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for BackOfficeNotFoundErrorErrorCode.
+const (
+	BackOfficeNotFoundErrorErrorCodeROUNDNOTFOUND       BackOfficeNotFoundErrorErrorCode = "ROUND_NOT_FOUND"
+	BackOfficeNotFoundErrorErrorCodeTRANSACTIONNOTFOUND BackOfficeNotFoundErrorErrorCode = "TRANSACTION_NOT_FOUND"
+)
+
+// Valid indicates whether the value is a known member of the BackOfficeNotFoundErrorErrorCode enum.
+func (e BackOfficeNotFoundErrorErrorCode) Valid() bool {
+	switch e {
+	case BackOfficeNotFoundErrorErrorCodeROUNDNOTFOUND:
+		return true
+	case BackOfficeNotFoundErrorErrorCodeTRANSACTIONNOTFOUND:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for BackOfficeNotFoundErrorStatus.
+const (
+	BackOfficeNotFoundErrorStatusError BackOfficeNotFoundErrorStatus = "error"
+)
+
+// Valid indicates whether the value is a known member of the BackOfficeNotFoundErrorStatus enum.
+func (e BackOfficeNotFoundErrorStatus) Valid() bool {
+	switch e {
+	case BackOfficeNotFoundErrorStatusError:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for BackOfficeRoundStatus.
+const (
+	BackOfficeRoundStatusBetting  BackOfficeRoundStatus = "betting"
+	BackOfficeRoundStatusFinished BackOfficeRoundStatus = "finished"
+	BackOfficeRoundStatusFlying   BackOfficeRoundStatus = "flying"
+	BackOfficeRoundStatusVoid     BackOfficeRoundStatus = "void"
+)
+
+// Valid indicates whether the value is a known member of the BackOfficeRoundStatus enum.
+func (e BackOfficeRoundStatus) Valid() bool {
+	switch e {
+	case BackOfficeRoundStatusBetting:
+		return true
+	case BackOfficeRoundStatusFinished:
+		return true
+	case BackOfficeRoundStatusFlying:
+		return true
+	case BackOfficeRoundStatusVoid:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for BetHistoryResponseStatus.
+const (
+	BetHistoryResponseStatusOk BetHistoryResponseStatus = "ok"
+)
+
+// Valid indicates whether the value is a known member of the BetHistoryResponseStatus enum.
+func (e BetHistoryResponseStatus) Valid() bool {
+	switch e {
+	case BetHistoryResponseStatusOk:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for BetMovementKind.
+const (
+	BetMovementKindBet      BetMovementKind = "bet"
+	BetMovementKindRollback BetMovementKind = "rollback"
+	BetMovementKindWin      BetMovementKind = "win"
+)
+
+// Valid indicates whether the value is a known member of the BetMovementKind enum.
+func (e BetMovementKind) Valid() bool {
+	switch e {
+	case BetMovementKindBet:
+		return true
+	case BetMovementKindRollback:
+		return true
+	case BetMovementKindWin:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for BetMovementStatus.
+const (
+	BetMovementStatusDelivered BetMovementStatus = "delivered"
+	BetMovementStatusExhausted BetMovementStatus = "exhausted"
+	BetMovementStatusPending   BetMovementStatus = "pending"
+	BetMovementStatusRefused   BetMovementStatus = "refused"
+)
+
+// Valid indicates whether the value is a known member of the BetMovementStatus enum.
+func (e BetMovementStatus) Valid() bool {
+	switch e {
+	case BetMovementStatusDelivered:
+		return true
+	case BetMovementStatusExhausted:
+		return true
+	case BetMovementStatusPending:
+		return true
+	case BetMovementStatusRefused:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for BetMovementWinType.
+const (
+	BetMovementWinTypeFreebet BetMovementWinType = "freebet"
+	BetMovementWinTypeWin     BetMovementWinType = "win"
+	BetMovementWinTypeZeroWin BetMovementWinType = "zero_win"
+)
+
+// Valid indicates whether the value is a known member of the BetMovementWinType enum.
+func (e BetMovementWinType) Valid() bool {
+	switch e {
+	case BetMovementWinTypeFreebet:
+		return true
+	case BetMovementWinTypeWin:
+		return true
+	case BetMovementWinTypeZeroWin:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ContributionBadRequestErrorErrorCode.
 const (
 	ContributionBadRequestErrorErrorCodeINTERNALERROR       ContributionBadRequestErrorErrorCode = "INTERNAL_ERROR"
@@ -149,34 +383,24 @@ func (e GameErrorStatus) Valid() bool {
 
 // Defines values for GameErrorCode.
 const (
-	GameErrorCodeCHAINNOTFOUND        GameErrorCode = "CHAIN_NOT_FOUND"
-	GameErrorCodeCONTRIBUTIONCONFLICT GameErrorCode = "CONTRIBUTION_CONFLICT"
-	GameErrorCodeDEMONOTAVAILABLE     GameErrorCode = "DEMO_NOT_AVAILABLE"
-	GameErrorCodeGAMENOTFOUND         GameErrorCode = "GAME_NOT_FOUND"
-	GameErrorCodeINTERNALERROR        GameErrorCode = "INTERNAL_ERROR"
-	GameErrorCodeINVALIDCONTRIBUTION  GameErrorCode = "INVALID_CONTRIBUTION"
-	GameErrorCodeINVALIDSIGNATURE     GameErrorCode = "INVALID_SIGNATURE"
-	GameErrorCodeINVALIDTOKEN         GameErrorCode = "INVALID_TOKEN"
-	GameErrorCodeMISSINGGAMEID        GameErrorCode = "MISSING_GAME_ID"
-	GameErrorCodeMISSINGPLAYERID      GameErrorCode = "MISSING_PLAYER_ID"
-	GameErrorCodeMISSINGTOKEN         GameErrorCode = "MISSING_TOKEN"
-	GameErrorCodeSEEDINGCLOSED        GameErrorCode = "SEEDING_CLOSED"
+	GameErrorCodeDEMONOTAVAILABLE GameErrorCode = "DEMO_NOT_AVAILABLE"
+	GameErrorCodeGAMENOTFOUND     GameErrorCode = "GAME_NOT_FOUND"
+	GameErrorCodeINTERNALERROR    GameErrorCode = "INTERNAL_ERROR"
+	GameErrorCodeINVALIDSIGNATURE GameErrorCode = "INVALID_SIGNATURE"
+	GameErrorCodeINVALIDTOKEN     GameErrorCode = "INVALID_TOKEN"
+	GameErrorCodeMISSINGGAMEID    GameErrorCode = "MISSING_GAME_ID"
+	GameErrorCodeMISSINGPLAYERID  GameErrorCode = "MISSING_PLAYER_ID"
+	GameErrorCodeMISSINGTOKEN     GameErrorCode = "MISSING_TOKEN"
 )
 
 // Valid indicates whether the value is a known member of the GameErrorCode enum.
 func (e GameErrorCode) Valid() bool {
 	switch e {
-	case GameErrorCodeCHAINNOTFOUND:
-		return true
-	case GameErrorCodeCONTRIBUTIONCONFLICT:
-		return true
 	case GameErrorCodeDEMONOTAVAILABLE:
 		return true
 	case GameErrorCodeGAMENOTFOUND:
 		return true
 	case GameErrorCodeINTERNALERROR:
-		return true
-	case GameErrorCodeINVALIDCONTRIBUTION:
 		return true
 	case GameErrorCodeINVALIDSIGNATURE:
 		return true
@@ -187,8 +411,6 @@ func (e GameErrorCode) Valid() bool {
 	case GameErrorCodeMISSINGPLAYERID:
 		return true
 	case GameErrorCodeMISSINGTOKEN:
-		return true
-	case GameErrorCodeSEEDINGCLOSED:
 		return true
 	default:
 		return false
@@ -333,6 +555,60 @@ func (e LaunchResponseStatus) Valid() bool {
 	}
 }
 
+// Defines values for RedeliverResponseStatus.
+const (
+	RedeliverResponseStatusOk RedeliverResponseStatus = "ok"
+)
+
+// Valid indicates whether the value is a known member of the RedeliverResponseStatus enum.
+func (e RedeliverResponseStatus) Valid() bool {
+	switch e {
+	case RedeliverResponseStatusOk:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RoundDetailsResponseStatus.
+const (
+	RoundDetailsResponseStatusOk RoundDetailsResponseStatus = "ok"
+)
+
+// Valid indicates whether the value is a known member of the RoundDetailsResponseStatus enum.
+func (e RoundDetailsResponseStatus) Valid() bool {
+	switch e {
+	case RoundDetailsResponseStatusOk:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RoundPhasePhase.
+const (
+	RoundPhasePhaseBetting RoundPhasePhase = "betting"
+	RoundPhasePhaseCrashed RoundPhasePhase = "crashed"
+	RoundPhasePhaseFlying  RoundPhasePhase = "flying"
+	RoundPhasePhaseVoid    RoundPhasePhase = "void"
+)
+
+// Valid indicates whether the value is a known member of the RoundPhasePhase enum.
+func (e RoundPhasePhase) Valid() bool {
+	switch e {
+	case RoundPhasePhaseBetting:
+		return true
+	case RoundPhasePhaseCrashed:
+		return true
+	case RoundPhasePhaseFlying:
+		return true
+	case RoundPhasePhaseVoid:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ServerErrorErrorCode.
 const (
 	ServerErrorErrorCodeINTERNALERROR ServerErrorErrorCode = "INTERNAL_ERROR"
@@ -392,6 +668,255 @@ func (e SignatureErrorStatus) Valid() bool {
 		return false
 	}
 }
+
+// Defines values for TransactionKind.
+const (
+	TransactionKindRollback TransactionKind = "rollback"
+	TransactionKindWin      TransactionKind = "win"
+)
+
+// Valid indicates whether the value is a known member of the TransactionKind enum.
+func (e TransactionKind) Valid() bool {
+	switch e {
+	case TransactionKindRollback:
+		return true
+	case TransactionKindWin:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TransactionStatus.
+const (
+	TransactionStatusDelivered TransactionStatus = "delivered"
+	TransactionStatusExhausted TransactionStatus = "exhausted"
+	TransactionStatusPending   TransactionStatus = "pending"
+	TransactionStatusRefused   TransactionStatus = "refused"
+)
+
+// Valid indicates whether the value is a known member of the TransactionStatus enum.
+func (e TransactionStatus) Valid() bool {
+	switch e {
+	case TransactionStatusDelivered:
+		return true
+	case TransactionStatusExhausted:
+		return true
+	case TransactionStatusPending:
+		return true
+	case TransactionStatusRefused:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TransactionWinType.
+const (
+	TransactionWinTypeFreebet TransactionWinType = "freebet"
+	TransactionWinTypeWin     TransactionWinType = "win"
+	TransactionWinTypeZeroWin TransactionWinType = "zero_win"
+)
+
+// Valid indicates whether the value is a known member of the TransactionWinType enum.
+func (e TransactionWinType) Valid() bool {
+	switch e {
+	case TransactionWinTypeFreebet:
+		return true
+	case TransactionWinTypeWin:
+		return true
+	case TransactionWinTypeZeroWin:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TransactionsRequestStatus.
+const (
+	TransactionsRequestStatusDelivered TransactionsRequestStatus = "delivered"
+	TransactionsRequestStatusExhausted TransactionsRequestStatus = "exhausted"
+	TransactionsRequestStatusPending   TransactionsRequestStatus = "pending"
+	TransactionsRequestStatusRefused   TransactionsRequestStatus = "refused"
+)
+
+// Valid indicates whether the value is a known member of the TransactionsRequestStatus enum.
+func (e TransactionsRequestStatus) Valid() bool {
+	switch e {
+	case TransactionsRequestStatusDelivered:
+		return true
+	case TransactionsRequestStatusExhausted:
+		return true
+	case TransactionsRequestStatusPending:
+		return true
+	case TransactionsRequestStatusRefused:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TransactionsResponseStatus.
+const (
+	TransactionsResponseStatusOk TransactionsResponseStatus = "ok"
+)
+
+// Valid indicates whether the value is a known member of the TransactionsResponseStatus enum.
+func (e TransactionsResponseStatus) Valid() bool {
+	switch e {
+	case TransactionsResponseStatusOk:
+		return true
+	default:
+		return false
+	}
+}
+
+// BackOfficeBadRequestError 400 on the back office's routes.
+type BackOfficeBadRequestError struct {
+	ErrorCode    BackOfficeBadRequestErrorErrorCode `json:"error_code"`
+	ErrorMessage *string                            `json:"error_message,omitempty"`
+	Status       BackOfficeBadRequestErrorStatus    `json:"status"`
+}
+
+// BackOfficeBadRequestErrorErrorCode defines model for BackOfficeBadRequestError.ErrorCode.
+type BackOfficeBadRequestErrorErrorCode string
+
+// BackOfficeBadRequestErrorStatus defines model for BackOfficeBadRequestError.Status.
+type BackOfficeBadRequestErrorStatus string
+
+// BackOfficeBet defines model for BackOfficeBet.
+type BackOfficeBet struct {
+	// Amount Cents.
+	Amount      int64  `json:"amount"`
+	AutoCashout *int64 `json:"auto_cashout,omitempty"`
+
+	// BetId The transaction_id of its /bet.
+	BetId     string        `json:"bet_id"`
+	Currency  string        `json:"currency"`
+	FreebetId *string       `json:"freebet_id,omitempty"`
+	Movements []BetMovement `json:"movements"`
+
+	// Multiplier Its cashout's multiplier.
+	Multiplier *int64 `json:"multiplier,omitempty"`
+	Payout     *int64 `json:"payout,omitempty"`
+
+	// PlacedAt When the game received the bet.
+	PlacedAt int64  `json:"placed_at"`
+	PlayerId string `json:"player_id"`
+
+	// Refusal Why the wallet refused the debit, as it said.
+	Refusal *string `json:"refusal,omitempty"`
+	RoundId string  `json:"round_id"`
+
+	// SettledAt When it was cashed out, lost, cancelled or voided.
+	SettledAt *int64              `json:"settled_at,omitempty"`
+	Status    BackOfficeBetStatus `json:"status"`
+}
+
+// BackOfficeBetStatus defines model for BackOfficeBet.Status.
+type BackOfficeBetStatus string
+
+// BackOfficeConflictError 409 on the back office's routes.
+type BackOfficeConflictError struct {
+	ErrorCode    BackOfficeConflictErrorErrorCode `json:"error_code"`
+	ErrorMessage *string                          `json:"error_message,omitempty"`
+	Status       BackOfficeConflictErrorStatus    `json:"status"`
+}
+
+// BackOfficeConflictErrorErrorCode defines model for BackOfficeConflictError.ErrorCode.
+type BackOfficeConflictErrorErrorCode string
+
+// BackOfficeConflictErrorStatus defines model for BackOfficeConflictError.Status.
+type BackOfficeConflictErrorStatus string
+
+// BackOfficeNotFoundError 404 on the back office's routes.
+type BackOfficeNotFoundError struct {
+	ErrorCode    BackOfficeNotFoundErrorErrorCode `json:"error_code"`
+	ErrorMessage *string                          `json:"error_message,omitempty"`
+	Status       BackOfficeNotFoundErrorStatus    `json:"status"`
+}
+
+// BackOfficeNotFoundErrorErrorCode defines model for BackOfficeNotFoundError.ErrorCode.
+type BackOfficeNotFoundErrorErrorCode string
+
+// BackOfficeNotFoundErrorStatus defines model for BackOfficeNotFoundError.Status.
+type BackOfficeNotFoundErrorStatus string
+
+// BackOfficeRound defines model for BackOfficeRound.
+type BackOfficeRound struct {
+	BettingEndsAt int64 `json:"betting_ends_at"`
+
+	// ChainId The round's hash chain (public at GET /fairness/chains/{chain_id}).
+	ChainId *string `json:"chain_id,omitempty"`
+
+	// CrashPoint Once the round ended (hundredths).
+	CrashPoint *int64 `json:"crash_point,omitempty"`
+	GameId     string `json:"game_id"`
+
+	// Hash Once the round ended.
+	Hash *string `json:"hash,omitempty"`
+
+	// Phases The round's phases, in order, each with when it began.
+	Phases   []RoundPhase `json:"phases"`
+	Position *int64       `json:"position,omitempty"`
+	RoundId  string       `json:"round_id"`
+
+	// Salt The chain's salt, once the round ended.
+	Salt *string `json:"salt,omitempty"`
+	Seq  int64   `json:"seq"`
+
+	// Status `void`: ended by the interruption rule (docs/failover.md).
+	Status BackOfficeRoundStatus `json:"status"`
+}
+
+// BackOfficeRoundStatus `void`: ended by the interruption rule (docs/failover.md).
+type BackOfficeRoundStatus string
+
+// BetHistoryRequest defines model for BetHistoryRequest.
+type BetHistoryRequest struct {
+	Cursor    *string `json:"cursor,omitempty"`
+	From      int64   `json:"from"`
+	Limit     *int32  `json:"limit,omitempty"`
+	Operator  string  `json:"operator"`
+	PlayerId  string  `json:"player_id"`
+	Timestamp int64   `json:"timestamp"`
+	To        int64   `json:"to"`
+}
+
+// BetHistoryResponse defines model for BetHistoryResponse.
+type BetHistoryResponse struct {
+	Items      []BackOfficeBet          `json:"items"`
+	NextCursor *string                  `json:"next_cursor,omitempty"`
+	Status     BetHistoryResponseStatus `json:"status"`
+}
+
+// BetHistoryResponseStatus defines model for BetHistoryResponse.Status.
+type BetHistoryResponseStatus string
+
+// BetMovement One wallet call of a bet.
+type BetMovement struct {
+	Amount                int64               `json:"amount"`
+	Attempts              int32               `json:"attempts"`
+	CreatedAt             int64               `json:"created_at"`
+	DeliveredAt           *int64              `json:"delivered_at,omitempty"`
+	Kind                  BetMovementKind     `json:"kind"`
+	LastError             *string             `json:"last_error,omitempty"`
+	OperatorTransactionId *string             `json:"operator_transaction_id,omitempty"`
+	Reason                *string             `json:"reason,omitempty"`
+	Redeliveries          []Redelivery        `json:"redeliveries"`
+	Status                BetMovementStatus   `json:"status"`
+	TransactionId         string              `json:"transaction_id"`
+	WinType               *BetMovementWinType `json:"win_type,omitempty"`
+}
+
+// BetMovementKind defines model for BetMovement.Kind.
+type BetMovementKind string
+
+// BetMovementStatus defines model for BetMovement.Status.
+type BetMovementStatus string
+
+// BetMovementWinType defines model for BetMovement.WinType.
+type BetMovementWinType string
 
 // CatalogueGame One game of the catalogue. The limits `min_bet`, `max_bet` and `max_win`
 // appear only when the request carried `currency`, hold for that currency
@@ -548,8 +1073,14 @@ type Currency = string
 //
 // Example: {"error_code":"GAME_NOT_FOUND","error_message":"game not found: \"crash-deluxe\" is not enabled for operator \"acme-bet\"","status":"error"}
 type GameError struct {
-	// ErrorCode Every error code of the game direction. Shared with the wallet
-	// direction, with the same meaning: `INTERNAL_ERROR`, `INVALID_SIGNATURE`.
+	// ErrorCode Every error code of the contract's game routes (`/v1/games`,
+	// `/v1/launch`). Shared with the wallet direction, with the same meaning:
+	// `INTERNAL_ERROR`, `INVALID_SIGNATURE`. The routes this installation adds
+	// (since 1.1.0) refuse with these and with codes of their own, each listed
+	// with its route: `INVALID_CONTRIBUTION`, `CHAIN_NOT_FOUND`,
+	// `SEEDING_CLOSED`, `CONTRIBUTION_CONFLICT` (`/v1/fairness/contributions`);
+	// `INVALID_QUERY`, `ROUND_NOT_FOUND`, `TRANSACTION_NOT_FOUND`,
+	// `TRANSACTION_REFUSED` (the back office). None of them is a wallet code.
 	//
 	// | error_code | HTTP | condition |
 	// | --- | --- | --- |
@@ -562,10 +1093,6 @@ type GameError struct {
 	// | INVALID_SIGNATURE | 401 | signature absent, of another secret, body altered, or outside the 5 minute window |
 	// | INTERNAL_ERROR | 400 | body unreadable or not JSON |
 	// | INTERNAL_ERROR | 500 | server failure |
-	// | INVALID_CONTRIBUTION | 400 | a contribution's value is not 64 lowercase hex digits (/v1/fairness/contributions, since 1.1.0) |
-	// | CHAIN_NOT_FOUND | 404 | no chain has that id (/v1/fairness/contributions) |
-	// | SEEDING_CLOSED | 409 | the chain's seeding window is over (/v1/fairness/contributions) |
-	// | CONTRIBUTION_CONFLICT | 409 | the operator already contributed another value to the chain (/v1/fairness/contributions) |
 	//
 	//
 	// Example: GAME_NOT_FOUND
@@ -588,8 +1115,14 @@ type GameError struct {
 // GameErrorStatus Always `error`.
 type GameErrorStatus string
 
-// GameErrorCode Every error code of the game direction. Shared with the wallet
-// direction, with the same meaning: `INTERNAL_ERROR`, `INVALID_SIGNATURE`.
+// GameErrorCode Every error code of the contract's game routes (`/v1/games`,
+// `/v1/launch`). Shared with the wallet direction, with the same meaning:
+// `INTERNAL_ERROR`, `INVALID_SIGNATURE`. The routes this installation adds
+// (since 1.1.0) refuse with these and with codes of their own, each listed
+// with its route: `INVALID_CONTRIBUTION`, `CHAIN_NOT_FOUND`,
+// `SEEDING_CLOSED`, `CONTRIBUTION_CONFLICT` (`/v1/fairness/contributions`);
+// `INVALID_QUERY`, `ROUND_NOT_FOUND`, `TRANSACTION_NOT_FOUND`,
+// `TRANSACTION_REFUSED` (the back office). None of them is a wallet code.
 //
 // | error_code | HTTP | condition |
 // | --- | --- | --- |
@@ -602,10 +1135,6 @@ type GameErrorStatus string
 // | INVALID_SIGNATURE | 401 | signature absent, of another secret, body altered, or outside the 5 minute window |
 // | INTERNAL_ERROR | 400 | body unreadable or not JSON |
 // | INTERNAL_ERROR | 500 | server failure |
-// | INVALID_CONTRIBUTION | 400 | a contribution's value is not 64 lowercase hex digits (/v1/fairness/contributions, since 1.1.0) |
-// | CHAIN_NOT_FOUND | 404 | no chain has that id (/v1/fairness/contributions) |
-// | SEEDING_CLOSED | 409 | the chain's seeding window is over (/v1/fairness/contributions) |
-// | CONTRIBUTION_CONFLICT | 409 | the operator already contributed another value to the chain (/v1/fairness/contributions) |
 //
 // Example: GAME_NOT_FOUND
 type GameErrorCode string
@@ -884,6 +1413,37 @@ type LaunchResponse struct {
 // LaunchResponseStatus Always `ok` on a 200.
 type LaunchResponseStatus string
 
+// RedeliverRequest defines model for RedeliverRequest.
+type RedeliverRequest struct {
+	Operator      string `json:"operator"`
+	Timestamp     int64  `json:"timestamp"`
+	TransactionId string `json:"transaction_id"`
+}
+
+// RedeliverResponse defines model for RedeliverResponse.
+type RedeliverResponse struct {
+	// Redelivered True when this request sent it again; false when it was pending or delivered already.
+	Redelivered bool                    `json:"redelivered"`
+	Status      RedeliverResponseStatus `json:"status"`
+
+	// Transaction One `/win` or `/rollback` the game sends to the operator's wallet.
+	Transaction Transaction `json:"transaction"`
+}
+
+// RedeliverResponseStatus defines model for RedeliverResponse.Status.
+type RedeliverResponseStatus string
+
+// Redelivery defines model for Redelivery.
+type Redelivery struct {
+	AttemptsBefore  int32  `json:"attempts_before"`
+	LastErrorBefore string `json:"last_error_before"`
+	Number          int64  `json:"number"`
+	RequestedAt     int64  `json:"requested_at"`
+
+	// RequestedBy `operator:<id>` (this route) or `on-call:<name>` (our engineer).
+	RequestedBy string `json:"requested_by"`
+}
+
 // ResponsibleGambling Player protection controls, switched on per launch (per session) as
 // the player's jurisdiction requires. Every field is optional and an
 // absent field is off; the whole object may be left out. The game
@@ -921,6 +1481,36 @@ type ResponsibleGambling struct {
 	// Example: true
 	SessionClock *bool `json:"session_clock,omitempty"`
 }
+
+// RoundDetailsRequest defines model for RoundDetailsRequest.
+type RoundDetailsRequest struct {
+	Operator string `json:"operator"`
+
+	// PlayerId Only this player's bets.
+	PlayerId  *string `json:"player_id,omitempty"`
+	RoundId   string  `json:"round_id"`
+	Timestamp int64   `json:"timestamp"`
+}
+
+// RoundDetailsResponse defines model for RoundDetailsResponse.
+type RoundDetailsResponse struct {
+	Bets   []BackOfficeBet            `json:"bets"`
+	Round  BackOfficeRound            `json:"round"`
+	Status RoundDetailsResponseStatus `json:"status"`
+}
+
+// RoundDetailsResponseStatus defines model for RoundDetailsResponse.Status.
+type RoundDetailsResponseStatus string
+
+// RoundPhase defines model for RoundPhase.
+type RoundPhase struct {
+	// At When the phase began.
+	At    int64           `json:"at"`
+	Phase RoundPhasePhase `json:"phase"`
+}
+
+// RoundPhasePhase defines model for RoundPhase.Phase.
+type RoundPhasePhase string
 
 // ServerError 500 on every game route.
 //
@@ -972,6 +1562,90 @@ type SignatureErrorErrorCode string
 // SignatureErrorStatus Always `error`.
 type SignatureErrorStatus string
 
+// Transaction One `/win` or `/rollback` the game sends to the operator's wallet.
+type Transaction struct {
+	// Amount Cents.
+	Amount int64 `json:"amount"`
+
+	// Attempts Attempts since it was created, or since its last re-delivery.
+	Attempts int32 `json:"attempts"`
+
+	// BetId The bet it settles (the transaction_id of its `/bet`).
+	BetId     string `json:"bet_id"`
+	CreatedAt int64  `json:"created_at"`
+	Currency  string `json:"currency"`
+
+	// DeliveredAt When the wallet answered ok.
+	DeliveredAt *int64          `json:"delivered_at,omitempty"`
+	FreebetId   *string         `json:"freebet_id,omitempty"`
+	GameId      string          `json:"game_id"`
+	Kind        TransactionKind `json:"kind"`
+
+	// LastError What the last failed attempt got ('' when none failed).
+	LastError *string `json:"last_error,omitempty"`
+
+	// OperatorTransactionId The wallet's own transaction id, once it answered ok.
+	OperatorTransactionId *string `json:"operator_transaction_id,omitempty"`
+	PlayerId              string  `json:"player_id"`
+
+	// Reason Why a rollback was sent.
+	Reason       *string           `json:"reason,omitempty"`
+	Redeliveries []Redelivery      `json:"redeliveries"`
+	RoundId      string            `json:"round_id"`
+	Status       TransactionStatus `json:"status"`
+
+	// TransactionId Our transaction_id, the same on every attempt.
+	TransactionId string `json:"transaction_id"`
+
+	// WinType The `/win`'s type.
+	WinType *TransactionWinType `json:"win_type,omitempty"`
+}
+
+// TransactionKind defines model for Transaction.Kind.
+type TransactionKind string
+
+// TransactionStatus defines model for Transaction.Status.
+type TransactionStatus string
+
+// TransactionWinType The `/win`'s type.
+type TransactionWinType string
+
+// TransactionsRequest defines model for TransactionsRequest.
+type TransactionsRequest struct {
+	// Cursor The `next_cursor` of the previous page.
+	Cursor *string `json:"cursor,omitempty"`
+
+	// From The start of the range, Unix milliseconds, included.
+	From     int64  `json:"from"`
+	Limit    *int32 `json:"limit,omitempty"`
+	Operator string `json:"operator"`
+
+	// Status Only the transactions of this status.
+	Status    *TransactionsRequestStatus `json:"status,omitempty"`
+	Timestamp int64                      `json:"timestamp"`
+
+	// To The end of the range, Unix milliseconds, excluded; at most 31 days after `from`.
+	To int64 `json:"to"`
+}
+
+// TransactionsRequestStatus Only the transactions of this status.
+type TransactionsRequestStatus string
+
+// TransactionsResponse defines model for TransactionsResponse.
+type TransactionsResponse struct {
+	Items []Transaction `json:"items"`
+
+	// NextCursor Present when the page is full; pass it as `cursor`.
+	NextCursor *string                    `json:"next_cursor,omitempty"`
+	Status     TransactionsResponseStatus `json:"status"`
+}
+
+// TransactionsResponseStatus defines model for TransactionsResponse.Status.
+type TransactionsResponseStatus string
+
+// GetBetHistoryJSONRequestBody defines body for GetBetHistory for application/json ContentType.
+type GetBetHistoryJSONRequestBody = BetHistoryRequest
+
 // ContributeToChainJSONRequestBody defines body for ContributeToChain for application/json ContentType.
 type ContributeToChainJSONRequestBody = ContributionRequest
 
@@ -981,8 +1655,20 @@ type ListGamesJSONRequestBody = GamesRequest
 // LaunchGameJSONRequestBody defines body for LaunchGame for application/json ContentType.
 type LaunchGameJSONRequestBody = LaunchRequest
 
+// GetRoundDetailsJSONRequestBody defines body for GetRoundDetails for application/json ContentType.
+type GetRoundDetailsJSONRequestBody = RoundDetailsRequest
+
+// ListTransactionsJSONRequestBody defines body for ListTransactions for application/json ContentType.
+type ListTransactionsJSONRequestBody = TransactionsRequest
+
+// RedeliverTransactionJSONRequestBody defines body for RedeliverTransaction for application/json ContentType.
+type RedeliverTransactionJSONRequestBody = RedeliverRequest
+
 // ServerInterface represents all server handlers.
 type ServerInterface interface {
+	// GetBetHistory A player's bets over a time range, each with its wallet calls
+	// (POST /v1/bets/history)
+	GetBetHistory(w http.ResponseWriter, r *http.Request)
 	// ContributeToChain Contribute a value to the salt of a chain in its seeding window
 	// (POST /v1/fairness/contributions)
 	ContributeToChain(w http.ResponseWriter, r *http.Request)
@@ -992,6 +1678,15 @@ type ServerInterface interface {
 	// LaunchGame Open a game for one player
 	// (POST /v1/launch)
 	LaunchGame(w http.ResponseWriter, r *http.Request)
+	// GetRoundDetails What happened in a round, with the operator's bets and their wallet calls
+	// (POST /v1/rounds/details)
+	GetRoundDetails(w http.ResponseWriter, r *http.Request)
+	// ListTransactions The operator's transactions over a time range, in pages
+	// (POST /v1/transactions)
+	ListTransactions(w http.ResponseWriter, r *http.Request)
+	// RedeliverTransaction Deliver a parked (exhausted) transaction again
+	// (POST /v1/transactions/redeliver)
+	RedeliverTransaction(w http.ResponseWriter, r *http.Request)
 }
 
 // ServerInterfaceWrapper converts contexts to parameters.
@@ -1002,6 +1697,20 @@ type ServerInterfaceWrapper struct {
 }
 
 type MiddlewareFunc func(http.Handler) http.Handler
+
+// GetBetHistory operation middleware
+func (siw *ServerInterfaceWrapper) GetBetHistory(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetBetHistory(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
 
 // ContributeToChain operation middleware
 func (siw *ServerInterfaceWrapper) ContributeToChain(w http.ResponseWriter, r *http.Request) {
@@ -1036,6 +1745,48 @@ func (siw *ServerInterfaceWrapper) LaunchGame(w http.ResponseWriter, r *http.Req
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.LaunchGame(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetRoundDetails operation middleware
+func (siw *ServerInterfaceWrapper) GetRoundDetails(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetRoundDetails(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListTransactions operation middleware
+func (siw *ServerInterfaceWrapper) ListTransactions(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListTransactions(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// RedeliverTransaction operation middleware
+func (siw *ServerInterfaceWrapper) RedeliverTransaction(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.RedeliverTransaction(w, r)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -1168,8 +1919,76 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/v1/games", wrapper.ListGames)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/v1/launch", wrapper.LaunchGame)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/v1/fairness/contributions", wrapper.ContributeToChain)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/v1/rounds/details", wrapper.GetRoundDetails)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/v1/bets/history", wrapper.GetBetHistory)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/v1/transactions", wrapper.ListTransactions)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/v1/transactions/redeliver", wrapper.RedeliverTransaction)
 
 	return m
+}
+
+type GetBetHistoryRequestObject struct {
+	Body *GetBetHistoryJSONRequestBody
+}
+
+type GetBetHistoryResponseObject interface {
+	VisitGetBetHistoryResponse(w http.ResponseWriter) error
+}
+
+type GetBetHistory200JSONResponse BetHistoryResponse
+
+func (response GetBetHistory200JSONResponse) VisitGetBetHistoryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetBetHistory400JSONResponse BackOfficeBadRequestError
+
+func (response GetBetHistory400JSONResponse) VisitGetBetHistoryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetBetHistory401JSONResponse SignatureError
+
+func (response GetBetHistory401JSONResponse) VisitGetBetHistoryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetBetHistory500JSONResponse ServerError
+
+func (response GetBetHistory500JSONResponse) VisitGetBetHistoryResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
 }
 
 type ContributeToChainRequestObject struct {
@@ -1406,8 +2225,245 @@ func (response LaunchGame500JSONResponse) VisitLaunchGameResponse(w http.Respons
 	return err
 }
 
+type GetRoundDetailsRequestObject struct {
+	Body *GetRoundDetailsJSONRequestBody
+}
+
+type GetRoundDetailsResponseObject interface {
+	VisitGetRoundDetailsResponse(w http.ResponseWriter) error
+}
+
+type GetRoundDetails200JSONResponse RoundDetailsResponse
+
+func (response GetRoundDetails200JSONResponse) VisitGetRoundDetailsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetRoundDetails400JSONResponse BackOfficeBadRequestError
+
+func (response GetRoundDetails400JSONResponse) VisitGetRoundDetailsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetRoundDetails401JSONResponse SignatureError
+
+func (response GetRoundDetails401JSONResponse) VisitGetRoundDetailsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetRoundDetails404JSONResponse BackOfficeNotFoundError
+
+func (response GetRoundDetails404JSONResponse) VisitGetRoundDetailsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetRoundDetails500JSONResponse ServerError
+
+func (response GetRoundDetails500JSONResponse) VisitGetRoundDetailsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListTransactionsRequestObject struct {
+	Body *ListTransactionsJSONRequestBody
+}
+
+type ListTransactionsResponseObject interface {
+	VisitListTransactionsResponse(w http.ResponseWriter) error
+}
+
+type ListTransactions200JSONResponse TransactionsResponse
+
+func (response ListTransactions200JSONResponse) VisitListTransactionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListTransactions400JSONResponse BackOfficeBadRequestError
+
+func (response ListTransactions400JSONResponse) VisitListTransactionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListTransactions401JSONResponse SignatureError
+
+func (response ListTransactions401JSONResponse) VisitListTransactionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListTransactions500JSONResponse ServerError
+
+func (response ListTransactions500JSONResponse) VisitListTransactionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RedeliverTransactionRequestObject struct {
+	Body *RedeliverTransactionJSONRequestBody
+}
+
+type RedeliverTransactionResponseObject interface {
+	VisitRedeliverTransactionResponse(w http.ResponseWriter) error
+}
+
+type RedeliverTransaction200JSONResponse RedeliverResponse
+
+func (response RedeliverTransaction200JSONResponse) VisitRedeliverTransactionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RedeliverTransaction400JSONResponse BackOfficeBadRequestError
+
+func (response RedeliverTransaction400JSONResponse) VisitRedeliverTransactionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RedeliverTransaction401JSONResponse SignatureError
+
+func (response RedeliverTransaction401JSONResponse) VisitRedeliverTransactionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RedeliverTransaction404JSONResponse BackOfficeNotFoundError
+
+func (response RedeliverTransaction404JSONResponse) VisitRedeliverTransactionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RedeliverTransaction409JSONResponse BackOfficeConflictError
+
+func (response RedeliverTransaction409JSONResponse) VisitRedeliverTransactionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RedeliverTransaction500JSONResponse ServerError
+
+func (response RedeliverTransaction500JSONResponse) VisitRedeliverTransactionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 // StrictServerInterface represents all server handlers.
 type StrictServerInterface interface {
+	// GetBetHistory A player's bets over a time range, each with its wallet calls
+	// (POST /v1/bets/history)
+	GetBetHistory(ctx context.Context, request GetBetHistoryRequestObject) (GetBetHistoryResponseObject, error)
 	// ContributeToChain Contribute a value to the salt of a chain in its seeding window
 	// (POST /v1/fairness/contributions)
 	ContributeToChain(ctx context.Context, request ContributeToChainRequestObject) (ContributeToChainResponseObject, error)
@@ -1417,6 +2473,15 @@ type StrictServerInterface interface {
 	// LaunchGame Open a game for one player
 	// (POST /v1/launch)
 	LaunchGame(ctx context.Context, request LaunchGameRequestObject) (LaunchGameResponseObject, error)
+	// GetRoundDetails What happened in a round, with the operator's bets and their wallet calls
+	// (POST /v1/rounds/details)
+	GetRoundDetails(ctx context.Context, request GetRoundDetailsRequestObject) (GetRoundDetailsResponseObject, error)
+	// ListTransactions The operator's transactions over a time range, in pages
+	// (POST /v1/transactions)
+	ListTransactions(ctx context.Context, request ListTransactionsRequestObject) (ListTransactionsResponseObject, error)
+	// RedeliverTransaction Deliver a parked (exhausted) transaction again
+	// (POST /v1/transactions/redeliver)
+	RedeliverTransaction(ctx context.Context, request RedeliverTransactionRequestObject) (RedeliverTransactionResponseObject, error)
 }
 
 type StrictHandlerFunc func(ctx context.Context, w http.ResponseWriter, r *http.Request, request any) (any, error)
@@ -1456,6 +2521,37 @@ type strictHandler struct {
 	ssi         StrictServerInterface
 	middlewares []StrictMiddlewareFunc
 	options     StrictHTTPServerOptions
+}
+
+// GetBetHistory operation middleware
+func (sh *strictHandler) GetBetHistory(w http.ResponseWriter, r *http.Request) {
+	var request GetBetHistoryRequestObject
+
+	var body GetBetHistoryJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetBetHistory(ctx, request.(GetBetHistoryRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetBetHistory")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetBetHistoryResponseObject); ok {
+		if err := validResponse.VisitGetBetHistoryResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
 }
 
 // ContributeToChain operation middleware
@@ -1551,186 +2647,349 @@ func (sh *strictHandler) LaunchGame(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// GetRoundDetails operation middleware
+func (sh *strictHandler) GetRoundDetails(w http.ResponseWriter, r *http.Request) {
+	var request GetRoundDetailsRequestObject
+
+	var body GetRoundDetailsJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetRoundDetails(ctx, request.(GetRoundDetailsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetRoundDetails")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetRoundDetailsResponseObject); ok {
+		if err := validResponse.VisitGetRoundDetailsResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// ListTransactions operation middleware
+func (sh *strictHandler) ListTransactions(w http.ResponseWriter, r *http.Request) {
+	var request ListTransactionsRequestObject
+
+	var body ListTransactionsJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.ListTransactions(ctx, request.(ListTransactionsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListTransactions")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(ListTransactionsResponseObject); ok {
+		if err := validResponse.VisitListTransactionsResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// RedeliverTransaction operation middleware
+func (sh *strictHandler) RedeliverTransaction(w http.ResponseWriter, r *http.Request) {
+	var request RedeliverTransactionRequestObject
+
+	var body RedeliverTransactionJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.RedeliverTransaction(ctx, request.(RedeliverTransactionRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "RedeliverTransaction")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(RedeliverTransactionResponseObject); ok {
+		if err := validResponse.VisitRedeliverTransactionResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // Base64 encoded, compressed with deflate, json marshaled OpenAPI spec.
 // Stored as a slice of fixed-width chunks rather than one concatenated
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L37cuM29if+KijOt6qlX9Fq2ZbttlxTv3V3O52eOHbGdk8mE2ZNiIQkxBSgISDLmsRV+xD7hPskW+cA",
-	"IMGLZLkvmcx3kz/SlkTienDu54NfgkTO5lIwoVUw/CVQyZTNKP75hmqaycmCvaMzBl+kTCU5n2suRTAM",
-	"LgUjEzpjRI6JnjKSuMd75GbKSMZnXCsSz7i4HTEdhySe0Qf8k1CRmk9LLuJI0Pmc0ZxIka3IcsoENpez",
-	"fy6Y0iShec5ZSuJkkedMJKs4JFOZpWQsc6KnVBP3QySgXZozwoVmE5aTBGbVI6eC0JFiQptBkRmjQmEn",
-	"5jNXZCHuhFyKMBKC3TPbsJ4yaEwRIQU7IVS4x8r35IxrzdKQmNewE6pIvxeJIAzYA53NM1y7hGo2kfkq",
-	"GAZJTtU0CAM37mAYvL46D8IgZTMZDHW+YPC3utNy7j6Oc8ZGTLuPsO63PHWN7SQZVYonQRjYNQ6GB334",
-	"z3yx5CIY7vbtf2Fg9wS/C4OZHHEYpGla4GYHb6Bd8qZoV+lFymXxw7X5+BgG81zOWa45U9Vp1skFiIi4",
-	"n3v+4hQLoldz+Kh0zsUE2i5X6JeAZtnlOBj++EvwXzkbB8PgTy9Lyn1pyfblG/fG409hbQDf5Qy3Zy2F",
-	"ud5ODDnbT468DT33YFhmn+oT/H7KgGAIJfA7yehCJFOgEXpPeUZHGavM2qy2nfJIyoxRYRq3G7+ufRgM",
-	"nrt8IRSRgtg3tmq9oKMnW6dJwuZaEXiD5HIhUkUmORWapWS0wudg46mW+VY9FyRb7/nG9chTJjQfc5aH",
-	"ZKFYCgfJvgXTfHm/+9IuKpxzKciSZhmD/csy1UJR3qloUBaf0Qm7XeRZczynaZozpdy+wwheALdYzEaC",
-	"8qza0VTruRq+fAlPqZ79vpfI2UulqebJy8pIenMxaRtNcWi3JnNk100aP6f5BEjabB5LidL0joWEC8ML",
-	"YVIlI+2RS8O+zJmwzK3nRoRc41NH9B1dyYUmCeMZFxMyZzkZMb1uRENCyYhPgHfPc/4vYL6RmFOeEsOO",
-	"XTtrRh4hpRXc7VPHfj0DAvssy2lZ7NZn2ryw1cESrdL5LVfzjK4I/Fol2Tpnb1CjY/X1Jg3PN6JxRlNW",
-	"jLqtfSsgGs0/hgHwXZ6zNBj+WHAFO42i87CUJD8VbcjRzyzRMMQ3Tl2pHV1B6EwuhIYdqigB7jQrphSX",
-	"ouTunXj/4DC2KsF+7+Cw24vEV5mkWoXEDFohvzENK9x79/JCgIpjNI57mvG0Jvb3Dw7DYCzzGdXBMOBC",
-	"Hw4CpE8+W8yCYb+YmR0rTk0KnfPRAqb0mqZXRkid5bnMmxMe9PuONY4pzwVT6mXiNYBssSqhGbR0m8gU",
-	"iYYJGMiPwfuLm7Ori9Pz27Orq8urIAzeX/zt9Pz929s3lxc3V+9ff7h5f3nhbUVJLaa9GVOKTrDJFnqi",
-	"eqH83vCdltZqxGFfDP0xt1KDN+M3UowznqxfsOPPs2DXZ2dv31+8u31zfnl99jYIA3+hYNW+On//5uY/",
-	"YcUupP4KxPvaFRt8nhV78/Xp+4vbi8ub268uP1y8/U9YGnv4WhgN8ZeAaEkoSaaUixeKKJpp0lFcJIzs",
-	"9nZ7/W5zhfDZtdoQ/hqC+hO/O7sh3rrDDyomGVfAiaAbnBWJFWMpF5MY+5rRh3MmJnoaDF8Zbd993G1Z",
-	"c6fFtY/F/fpCEZ7imLggYOusiOITwVKnRveCJ3vSfMaUprMW5faD4A9kxrOMK5ZIkaoTMlsoTUaMLLme",
-	"ckEOyIyLhWZ1xSzJZHIHnTf4bJO33tNs0SIr9/fIaAUt+0otSXO2BLUjpyKVM5z64YBkcsnyhCpGpuyB",
-	"pHyCRkEYzKnWLIfW/ueP/Z1jujP+6ZfDweN/PSkBi+X31ycsKcSN+mlaVXMpFE5vPbE19iRnCeP3LL2l",
-	"7UaB8HQTlsg8ZSl+g4MiHfhzzHOlCQw+RKOckpzNGdXdLXfF0u4tE6naPIwlF6lcwpYrZqQyynQ4cFyR",
-	"MX9g6bZ9NtiIvGvlSAXJfPQGF4ynsaXV1W8uROuWeyZxdZXeX1+Swd7uEaHZfEpHTPOk1FSA3YVkMQf9",
-	"G6jX+Gjsz5wpwgRYqGkkcAdFeQyMdqM0zTKKzC6RYswni9x86nhOErMDkQD21D0h8XeX1zcoONA6iknO",
-	"9CI3npcZsJG47D+uaU7WI+Iv+unOP376Zb9twUN0LqyRXzBPZPlkJNOVzzxIynOWwGOhcdwApyGUDB4e",
-	"iMzJwcMDMXsXiY5x7+ADe/1+1yzfnOU7uVxoRqwlQUYsk0siaJ7LJYlLSRMTLSOBBoxMYbVpMiXmVaBi",
-	"y8UTKtAZsWp4j3yJGrw7/fbMk6MNqYlKNRFSkzHI9SGJrD2csmzxwKLA7JZ2e46HttjvKKDJjO2MmI6C",
-	"oDwoVsw+bpb1m6ysYo/ewMNtwr5uwdCJkArIWLMHbf19FYmUyYk6sa631Bg8wJ4kPoefqr6JwPnvSrOj",
-	"hSGiOGsVzt6QSmeFIynnTuLCF09miHPre5KCHPT7PfLXhdQMBDhainLOBBjHlGie3DFdHXN/9y/H//jm",
-	"8Nv9q1d/3fv+4Oboh92/Df5++PrVRbvx5hhbTWPJlnSlLE3G2MOX0Z+q29wYxxmqDuZAQhvtB7JHrqc0",
-	"B0saThyyfvT1RMI7s8VvCt4FC46LyZDEVVsmDuEbY8xcv393cXrz4eoM2E0kfiXlXMiv5Oubm+/Ir8Df",
-	"Uo687Vd4ZGdnh1T+D19++/76GrR/PIrv35JfCVhivxbuKutu7pQ+q271xZvLb84uite0vGOFj1outOIp",
-	"M17EykvfnZ/+cHbl92do3Oux+bKbe1uPuIJjtjQOb0F2D0H3zGmiWa6MoQ/sH3jFcso1U3OasBCYI/vn",
-	"gmZw0soRYG9vz769RN50+rfT9+enr8/Pii5xSNBU4Q81r1TZGT4+8JbS8io95aoih14Y52B1ksUGYzO7",
-	"5FdUUqle5MyuUAgER4VEt4tiSc50aCQDzTTLWYrTc8sI1OUUT6d92A59GivmiA0tRM5oihOUOQ7+L9eX",
-	"F2veO8D3FMuBh40pz2ColTn5hmXREa0YIC+U1cfsYq3RUw09tltxIfEtFjOCmsVWbI2QxkQhU2qphKeb",
-	"2rbNVU1mbO0YSNFZPGA7GQ3ILTVXRMK6PN12q/Vd6aJUaDLYnlW5gCwtCMKsohUgZo5P9e1x0hpXCMKg",
-	"cty9z8VJ9jwt7pnmEQrCpsxvUDx+t40TJ2xY4uEzvBmlXGoMqVUrU8/xYRkv+gbVpzHDuuoD+4aH0J4E",
-	"as6eFU/PVWeqA60LluGm4x4SaqnJCrhlLsUkErBIyGKo5zluaGOV6Eok4hplxUN0AZSRGCRLmjgliSuj",
-	"XNqwZCRQNuCzNS5KOqffvt7Z6/YqhNxY5jplb+W72ajObaG2/RaqWe93q0Optc6nIi5fuF6I0arGnGUp",
-	"0Tm9ZxlusxNh1lMD5Fo7XY0YdOkNKuyAimdiuHt0fOAiyf1m/PdzRmwv8Q+a9cj3oKhwHRrDqcg0IEzo",
-	"fGUDuMpQd2HyUpFG6J+3mQgdGxcKiQ23mT+WXHQrAZ1KKyeRACVJLjRo62UcuNCLjE3LUht72uxMS2iG",
-	"UTD3FDqVnD3NUkef/gGt2gL+ljzDu/at51izch76YXOZTJ/vaCuGUyGFLdwu23i+NhyH0r+10U1Z5qG0",
-	"kjoS6o9I7T+ZqLRCGm1J0FifZfG8JImf1h2rQhrJu2DdUbKfWoip4bxpig5yM2UrpFWaKeSvkfDe4wL0",
-	"+mRKbFqAIjO6AlKwgf4hoeZPeJK64FkkllOpvAwJK2utSEJ/kGHuI5bIGVNkoTD9oerV+NFynA/XKE+4",
-	"ZjP1lA+hZBYFmdA8pyuXYKDWGZxoKqxdpmDb7isZUS1j2M6XXk2XQqeRmCii5faH/SkRJe9iUKoo2ev3",
-	"fUHV6uVc67AsKdAtb9vxPKdismiV+e4Xx0mMbN8Z0wS4IKgBPfINOmRQVVJDEs8xU4wJ/D+6BU/Finja",
-	"eWiisYW5jEIvJGOaZWREkzunR1RtxUikbEwXmSaZG1PHkL4lXsES0Fxynq2w+26PXID+KAgsHTPezmEk",
-	"vCSwwuQq0gNgZDAQhSMJickRM2chZ+OFYvUIcTBv3d5z9Bk8R3U2XoZNunPdFmmozugSANXR0kLFmfCp",
-	"unNTg636SnokrgwwHla8IpHwB+M9XFhS8XCzNwTU6IqpVfSwvRcEON8TbpAeiZsGXDxs8X6YAX0ui8J3",
-	"2eOEhHT5UZ2c0WxnJgVb2ay0LrRVsG+cmOWN8MOHq3NiwzgocjkMZEJnI9Rd7BAWGoaRUzFhvd/KCK6Z",
-	"JX8YIV/UCDE8aPvsgKc50O84cFGdVc33SL0855r97K9/bXp/kOdvQJ5rjWTzc2khx45OQLEozA2bim73",
-	"O0Y+7wZzEokYBYR9qGDx1cfIQmRMKRIDh4+BZHS+YBhfAJ3PqI7wdcoyPoIxsAx4LiaXgYgxQgfEzND5",
-	"ckz8gWaRsL3M0Dh1AW8jtvJFxowdmkxZclc6g4wzOTSqPWgsamkEGZuVMRPnMQKDCUOSnYaIDj3Hk5GY",
-	"YZvc9eIr5qkuyanNagQ1LRITJljOE4IpcsbthJvbI+8FmdNc82SRUaMW+8KX2Ew5IsflXsBKymQBK4J5",
-	"98AOHuY5UzZjOC6SUOJmEn7d27HewssKpdaoaO0GXEET8JhRbnf7/b39wQafSWg0rWAYHKW7435yTAds",
-	"fzQYHY6P6V5ywF6lu6Oj8T497Adf1r1yBdbZjIkUDL225MgewcwLFzgpw3CgT78c0YyKhBFDXyRlCQc6",
-	"4tq+ZmOeoFHUn+UCyNIo9YUaMqN3NgXHZpuAvuyPy7pY2rPv35Y590MiGEtB7+aGDPG4CJn7CqJIyUze",
-	"M0xbQNWoF4nv0XRFTc1xfqesDTHu0qba1YhsTDO1Jq9/LhXX7TnnNReGfZbM6YQNy4IFq8+ZlVGEkhFD",
-	"j28kMjB85JiMMU0feQSqj2oql/DgW9vgaKG1NMwGo86YRAa7YdjK3AZeeuRb6xMydpbMFpqReKr1PAbV",
-	"EP9SMWiKJ7CTKz0F1ZBlihkDAk0dw2xw3Wp6bt0Icln0y+Wy506XS6Z/aRejTQitrSk4XS+xSUcxVkYb",
-	"uj1yivSNO9ziaj9x9t4Qo19xVco3pvJk5UHmWcvbHeHCvm4e4dJcxm0Bg5k8016ORKvBTOr28knTjoXZ",
-	"yNFotRVN45PDFto8hx8sZYZOxoHkoxnXKyPcXihyzug9K0QgFzTR/B4eYCIlGaOpKdfqkcs5E+hLrVO1",
-	"yVYznWf83vi/qCB8nNMZ67YSfSTaqZ5Uib4T/0zvqZn9EHYkpZrCHxQmAmt6z8ic6mn3858PXNjWqpI1",
-	"RQc3hQaJAVZBqC03ICm758l2VQfPc3Rv79jyJOoTBOWm4FUN1XUyZOWdttQIpxTh6jd1mm51wA3RvmbU",
-	"7aUYFzy5E8iOciK8gknz0gmZUYXaGxvLnFmfERwOk1csVlLUKiz+Iqmg5Jpn97TdBCjM9ltntj/l2bwq",
-	"33nnXnkMA9AZW2b0N67Q7wG/utnoRoVbkNL87j8zUlHoaE/QoNOY8Ol2+uuR92ZHmShFrUtFNInUXh1b",
-	"vU4F+J3hu6ZIVhndCXgQNuxWxCUpY2Us1cAQld7akwW9pHw8ZjkZ53Lm2zpOPFaOT11WGr3/5NmpRJHo",
-	"KP6gGRMEP5dhNWqWtFtxsnnDciOoWh6kY9/DtX2gic5WMBK1SKb+cLiKhHPaduvM9kmt/CMzup2yssmY",
-	"XRfiOoUpJEyp8SIjrY4WP5QUBiiQNxQn/v+Kp3/Wd7c/zPfzv726++ts7x8PN4fLi93k9WD6lyN13qdn",
-	"B+m748VXe/zy1epqX38fLfr9vUPQBv481+ZDssj/DHZUw0z5rNEJO5u2k/jh6hzoIpM0rchyoJqcmVRB",
-	"j9USLcPigE3pHKT7LyOqsBD00SwKzGw/MXmY+DfzJm5+dBqR/zMshfm1qEbHX+OQQAcpkfbkU1td2tRL",
-	"54tRxtWUqR6Jm6NAw9ee8kgoLiYZI2AgoSVjuYA0qo9lj7sFfzyxUgWDXiJbRSLJGcpNmjmHD6xlp/Qu",
-	"QLOeuWSPJReEazgxMSxC7NrMmZLZPUs9ZTFOFjn+zmZz7ZX1G+KNhCu6FrI0N9doPV+afD15sMj59vn8",
-	"QJZth7lNljbI9ztDkfNcapPPajwyMlMhUUuukykSDRbM2qrnzhxTFlEwdAlVhqDMJr1Q5OdFzlXKTWN2",
-	"wKqaGgLqns2psFZBJHyzAB8Yj00B/HIqM2Yzp1xcOGNjlAQm/x02JhJMjGWeMOtgkkAhioD2AuJiWM29",
-	"M4a5liTFYEihQPcicVqNLEAjGF3YSmEGvYpjMATrUViWNnw/pcVwC1xZLvStPR3BcL8PW4z2xi3aG+VP",
-	"h/0wsGt+i3qFUYkbLG9T8w02ODZuP67IjIpVocW4TBPq+BU1m9mhpmaakoSqKYbCzAeRMMs94PMbKTQX",
-	"C9ataBBMpKowq2zDkXAcw5AWSwmdUC565BR9CkrzDBkDlhDfMTZXfpuRoGA/9cjrnP6LZy8Uuf7u9OW3",
-	"X5Hd3l7/CPs6fffmkgx6+31C1R366ff7PbILW787GNThMfZrOtn+nqliM2Wy8IJXNbvbpq6t2b32ZIDm",
-	"ystxqcrxGfOs1DlFX4vzm0aCZXQOtIjPuWUVTBP0UjidTYIypYotAYGEBmwkOsaQNd6XuLCfY8eHS3u1",
-	"2yMfhOZZZeMS26IKiWBLgkkbxh2NR+QESQRNLyAkkToqga9sMiAFK3ndVhx+8lbUTkub3DZLS402YPwA",
-	"OHVY0lLpdztipVrhGSg4XmXVcfl4qZJ3llLg/ipTtZ+G3iYWTQCfQvffCQGraOHlVKIHCdVh4EWw0F3M",
-	"1/rwzbs3kbi6uSa7+29wVHtnQOW1hWw3nB9b5MU1+uvXBNgOTIiflVksmNn5rCRZPya0uZzkU4Jm15Uc",
-	"9t76dNL/NoGxE0fCtfKe32W87NoVQqyN5O4+n9CaOeifREGNWg2EmTBlebWSDawLoMJVbaBFHUZC5qSw",
-	"uTZVcZyYhDiXyiORlmwFZFkpAKo1V6Bs237radL1+X8O0i4qmkBqmu1IQAj9vxzuRbGSLHKuV9fJlNlE",
-	"v78XBNMS//XrX2jKEj6jGfn629M3O9dfn+4dHLqFQDdBsRzomMFi8DASd2zll6D5fh9TnVYQxQ28e88S",
-	"LXOj8R4e2pLy+JeocAhEwdBPUgij0j8Q1X1UURHrw7deX51HwWMciY6QROeUW4G+zLhgXZfgXVbE4cBI",
-	"bIa0Yz7uCKl3xjLfmecyXaBqGUdiwu8Zif++U6zlkBwmo+M+G/THx/v9g/09NuoPksFoPDgYjdOE7vb3",
-	"9l+9Ouyng4Oj5OBoNBj3B/v7Ke0f0gO2Nx4PWNwzsW9YzBeqEm7vzFR3SzdeJIwfz1kwtjaq9Nzuthb2",
-	"kQtJXjOao7JUWrnsATETMPjFlGVuCqMFuDe+9m1XD1+JBMLSIczWTO7gB99st7q1YgJt2aLczHAKDqQ4",
-	"ZTRleZk17K11edTonH/DVsEjkDoXY4xwgq5HE0xuYDPKM6dnmWRE9T8w1mRyjp15XM9Ntpg9/msWZKyu",
-	"ki2lXZNS+Znn8p6nLCfsYY4V91bKOnoeVhNZI9Gpl3x3Cw3Z2bDlE+abGGupvaC+9SlEYkaTKRdsp8iF",
-	"A7XUkUjkVUFAF9atEGA6AdqP5YzJ/e5JJJamTl2XplCOScyucsb4P8O2n5ZcKEzo+NOfyDsmWE4zk30B",
-	"3/1/lj4LhqpM4XvsysmxAAmOwonl5tY/XxYqwRM9aOlbzNHjCj1ZFr5ILGYjw7a3BzKKBLFYRuRToIzq",
-	"U3N1FmUujcmMqZzvVgc+DAh9+N2QjKSeritOgT4LPDhLjlgRbzAnWK4KVd/E00gnBlrq9XqxLcp3hcLE",
-	"vd/BxrT0qi4UYyQ2D/bud3srOsviru1ISMFwHKfGpqJZnWmUOb1YMbzX7w+BrtBOhHENHh5e+uABxGXG",
-	"z1nu6rIsbSAFxL+YJ4ckMlIwCkKvMjnExfOViMfYTLWsoi4LV4r6aNzLlKufJRfa2DF2I2y4oXjyhQoJ",
-	"e0jYXDf9Kri/TS6LYzL50xa8kwuzsagzMSpKNcZ4edzvWG92OCRwquH7112z2KLqDKW60PhKjykVxPPX",
-	"xqXH1LmcYFT2ccOWzYGzvOfD1Tnsk0Oh4Kpwzdr4hHnTnfTThZ6C8EhwRPClLyVj359KaOVZe0YLgjlB",
-	"R1sMDcqc/wufiYkRC36COAUbdUo1foQpoUfM7LV9eiqz1Dr+sqc0nJA8pcBEolCnfWXIaC41RdHUSNs4",
-	"lnR4LDkjHTjAhrbMiyu5QHnorLQ5za2fOmc7TGC1PbxtGKOJekIb6LXII3HPcj5eYS1/GSrC9+/Yisgc",
-	"1iGZom+wgIApLIdRzuid6hb5d606iMejrDaS8bXqSCT8sGLoRgz2AfrxuLZFlIdDH6SGK6JWsxnTOU/M",
-	"cD44Y6PgQ87m8L6q2hthkcmeu3TvYqrA06lJER8vcO7FHMOKWTQkNMtc6pU7lpGIQYNqOdpEWYw/SiYL",
-	"phTLScYonBjrscXJ1A+s0jTXpoStsJ9msNMuW0lL80xDzzKQM1jYV9YtXeKpWqNzEVCCK72EhPVgXDGq",
-	"RAZLgt3HXfRbT03iSDU/3h/BsEiIMr8D8apICEmqJ95RWx0RIJXMpovN59nKUkO/4HGROLWyKXZGTEy8",
-	"xE6LGoPpK0haRjsbAQX6k3SM6dyGUCLRUKaAj+PJAIlv/DGw7jYhVLcGr9enuRowJyM+MRTlcomKhNJm",
-	"BC4SZQhOyzVRuCEO/kuH3hwLMC168TNShs9Ck5SKUy3jZWaeTwfMhmWOYRE4E7a+ywueFZF7wnUZO0NW",
-	"3h4+M4G4Csm7dCwXSDOpwUxpsNrda0uqPIYBFCkFJmjMdUiYCAlTXS80h800FEk7dRO368DDf4679QAe",
-	"aYnfReL//K//XckSJbHL/Iw9/iO8XFF7WPZLhQDOyqUDxInEwvjacQcxRmE952BrIQevpErYnDKbX4z5",
-	"k0b4soc5JmbYlvDEFhqKGcNeZQzurLEJTVZF1NIQVOZ/GZZVlJVQ12jB3f7iCTLah2LZGPmPKU3GMJmf",
-	"Q4KwWIqncWjDLkuZ3+FSYI2g05ntNGwmgBlV3Z5xTAnWBLUJ49Y/aQk9W6znTceyrF2EYfrnz/1Se9B/",
-	"xKY+2Cfsp891xC+t+obmQHkOnZ7STLGx59pifZjMlJzfgzpUrr7j9W2kXBhwvgqo5CJPWKEzNHOpv8vZ",
-	"mOWkwbPReChjbNWFJnKhI2FVsVEul4rlhYI6G/HJgmteKms1GnCTcHStK4a2pnfOhMUDMCSxB9ZmMCbj",
-	"Qb9fRzuKQbuYysVkaqK0VkGcUqA3UMGLegpr2ldorQDKT/H8S1HptUNJIucrojI+755AYw40DbSHlQLW",
-	"kaHvbcTQK1qFv3DAmKjEeCIfGkoyDrNWU7nIUjKlIs3QH5DxO1APXNLsoN/vuSU5HG5tEaG5Zd2CoxXa",
-	"OtBpYWSpdrgq5xOwufAwz7IcGLh3pZFiYHv90Py7Z//dt/8eDtG4rdouOGZbEENH8t46pzTXHmBz1eMD",
-	"nDxp8bCQjkef+E43CANrmAfDAOGDbH6ooHMeDIP9Xr+3b7D8pui2XQ+ogziLshVwNU2NcokdOJ/gFAZu",
-	"YHp8GDGuCtMwJR2gUc3yGceCGnzFeOy05mICst5qJ/BKsg5yteaatLZit8zaVBYHE6HyC/4hyJKiY6UG",
-	"bRSJTlyDe4y7PfJ2kaOxrKsFnea07O9ZBaY00LhWEdoUnRjFosrwEbIzZQ9kfy/unnjVAxXwzArqkgHQ",
-	"jATiNxJq78aoIEjJMbn++nQHHef3TuGxq4r78AIHiCMDjT6D1/Eo2BBGFa7KPQoHFe0GqhImUoR2LyBw",
-	"0c71EqNamrLWisc2EURxypK7Ig8FZsbFsKSPBDkAyMZkKqUrMqGZdiBYXJOUmyfAZDN8E+UF+hFBjyOJ",
-	"nFm0dx8uqmckkpMuc+YVKGI0Hh4a4oYahmzZgXncKDhWv46E3YgSX5V08OHYgw2FLa6iV9XyZSIx6B+T",
-	"uBXQKe6RU3t+DKRDFXcLS5zND7A6kXAgq6HnhT8mcRU9Ku6Ra+PSQ87aCCgi7zGLwqV4j8VXBRTXjXwD",
-	"wymD1q9lunK+cCYMqP98nlnO9vJnJTFL17q/lXvU0QdmIy5mM4rAHi724mF/IZ81S1Ap3dhJ9gMP/bXE",
-	"0A1aHnseaE7RbHCUHI3Ghyw56ifHr17tHb86GNP+eO8Vo4Px+ChlyXi3n44O2WC0u3twvL9/uPeK7Y2O",
-	"kkH/8GiUjvZMuMDkcD+JXdGCa/1YjcbZxCan3uBi7vX7z1x+BxNcXfor9+3Wi1pBJvYWcHevBTLY/r5v",
-	"F7iaDfvvX26b14vvt1RL+FjieHzNWmHa5pJnGRmxIrBRZ9x4v8Tg2btUy8mo7NVrD0DtL9cIGVfs2ZeF",
-	"Y3tcg1lXGd6pr7rbhgsIby5AXG0YcSsiXn3cpgMXp1wLp+h67YYlc0eLv9ghxJhtzPKjqKiOBtJCTE08",
-	"CYQrqaJJiJ0iImWB6Ezup7Nc0M9I9GrOeqWi669XPCQxLlC8Dm8yEmaFsP3YLUuZDmyLxwb93WdTbT3j",
-	"okIZZQKJlYBP0sGm1JXtt6mWW9OyMx+aiSYf6fStJLyQbfNdihUfPHPF61iRlfW+kEVpBcrs9rVuwk3W",
-	"j1sBKBrVBcFxK5bDxx2gKpRF2/GpjTQetkKdWo57/NyVbIXUrHK2iiLnIr3oTS1rStYscmvrzaVuhcvY",
-	"DhN1zRbtt29RA1S0MtObaV3ZXDuzBjZpm5CpAcfK8YbRQo9oBX0+3ly9daaNtGo68nAb2FtpooBV86y3",
-	"TpcfGjNlE85tWXXfBLq1HOLgs2oS1ZzQ7fWIj89YfQbT9tJuW3asls5KXDCxyIKgpBwlrOQ/EdN9DaC7",
-	"n8GGBd9+7tqPPz3+FHqrVlAWKyCf7E4hKcixUzBMSKFOP2B60AmiHDo3RvATDKDws633s1zZ4Dhbj5pn",
-	"Z13DsXTJ2WtQCREVguupD3rLK9cwWmxPRPR05UGW5XrvFBAo05wVWJydtktGw0gUV4x219wH5l0eekLW",
-	"4nxGogL0SU7t9Z9O/3RJpOuvA/0Xy+XQr7bx7yGN3K0EUeDei0Ai4jNRAP1VkYILsK4GkKFv+3fa6mRM",
-	"DNCyzkiYqhn/uktv30y2e+xHF10sl+s2Kz7jSiNU5ydZ77ANtz7OiXcuCodk4Uu1uwQLYUq5SuPyE5Ft",
-	"H8PAUsRWowHKMYPxB7F9n4OD3b1nMK8KQvAXMeM37MOpDeXJkgfaw1S7SXXNnngQrAb+MwzOPlw9Ccf6",
-	"Re7L9S4C/bjLPH/rC3efszQWjGbd2tif64ujF/lIBt6gDzaP+cY+/0not08etzaicwevTIJ0fFN1t6G7",
-	"pyju90Fgn0AtW679c9nOZndWOxbzR3mp3ny4ujq7ePMD2mRnF6evz+uGxGkFx3ItxO/Hu7Damh+SCDjW",
-	"MwAJSad49fXVeUg+XL/trvN//U4dc3Vgz8rIzluvIzjx9aC26wfWTqCJItqGFWkxGgvR1zru768uL97d",
-	"3vzw3Vm7G9FHUzWrgCn5n760RQbGjGqbHeIYlzlPQ5JQ8UKTlGHgt3DLDQmcBfwVXl+IGc3VlGYuF5wL",
-	"Lck7RBBcJK5029cIepXLy1dzZtO/P8lear3N47M4IW0eNKoQsGhG4R5bRdz0/0LhRBTpULcMY3QuOs24",
-	"a5yZkdjyWo0TtJziyu7FRNGVQmyUZOqBDBeJD3zbBAST1FjexOHu2QjJaNFymVE9KwKRrP5wkv7WTlJi",
-	"ytlMfjX63Uycc6uc2D+8J78P7wmIok3+Cx+ex7pJCjWl9JMYk3e9o+TMJdquyaolm5NqTQYqpjf6CbY2",
-	"S764JnMrhBsfB4RoOSRfPLO2V0msfQp9pkdODeiay6LsxAZECjTauPs0WicmVVyZYhw19JL9PV9HazFg",
-	"9wSJLhJrrmRr9ZF0sQRXhAWiAFYchA5bJFcayRoo1OSZ2GzWoY8jbO//a4eU7Ibeo08ATEMbg0jUYSe7",
-	"ocWxQ+i45XrgUjeGFuRSG7WsAnsVZNs6AwvwG1bRkMtHW7H0wjLD/KMvHIxEGwpYsYEV+OFNYPiR6GC2",
-	"pkePTJ2QjXRQ1mHbjF97k+s2dscGN1wkrNZBNrrhSi9ccYuuc8LZDcyo0i2jrICLwArGHgStpbun0F0L",
-	"naoNUzBeh9jTPmdzkxL0WVe6vPmjLtsFjrFGOTf3HYAWaFRaowVWMEdi0CjHuQXPQW+54UQ++KYn45eI",
-	"bYRpfJgG6oq38HQj96pdz+iSnw4sBF0du3PtellgJ+VXQ7QgQBEpDKyvYT+iqPYMXW7eZtCnk+JI4sGh",
-	"ydTaCObrrnU8y/G4R64ZI3ELYlXc6uFFysLLbz7FxesQnEuZ7aE3h3BYSwwy4e7WWOPbNe5D31GzFaY3",
-	"E8/xCO85jzAi39CsGcu0P5DGVRv+sNeP7Hno4gfto9zd2x8clOjio/3kFdsd7w3ocTpgR8mrcZ8epnuj",
-	"A3ac7I4HRxaKgWa3ON56ulZtHoaPugLmAjjcENZGv3sF+HpbqOftgdk9BOLtcHKr/rTn47pXsF7rWKwG",
-	"L7VAPv0MEPAbAF19X4bdJXf//mSRUc1SMqM51m15mbMy8wHm/qO27nmbdRisX7rPjgbXstX71a0eMNjc",
-	"o/Hu6FU6oPvsODkc90d76RE7oLvJq/3nWF/Vyy++SPxHyDWO+POSH/i+97AsQxuzDXdxFZVsHabQz1Hx",
-	"1H8cjOlfZ0f6m73534+X/xjcX7xKrnZHXx/+fL2fve3Trw4mZ3uLH4745SC/OfYNH6ZKM2cjMzz36scF",
-	"+U7mejFZMMXCenzr3wrC+nzq2ezGt6YnWHUINewsd9SfTdF1AUJaGOp/OPm3cvK3XG9VmXDDtuO6Ydmt",
-	"nW3r3Vn1GTfvIxsWBqQcj3GSaJRGflQwCsgzrlzaJprRbpn/+zKOL8/rpLflLWgfP2QLuGJUqSFpE1m9",
-	"VnlUeF5GTC8ZE2QXVWYEaSQTqUl/84TNZWuV6drayanMdbuN3nrp3ZMe5HV3DrqpY7fDZ3sGtpied8tc",
-	"y0S/3FRaW94w2A9XDcIr1KNKprtvs4NsgR1BGQMM+7MRYdn3rOUmmLZ+nxsxrF7/+FsEApv3DlYGtPH2",
-	"yCfH519mWB9h2fIzbtd8rF+c2EK+HzPQz3b952MYXFzefn96fn520+SZdfMRDRPhX4FLXcmwdc19PO0W",
-	"jVbaG/pySk3lMpdyFgXVh4DEMbrT9ApiJeHIXqf23z+2bN1prbHlirnRw1VygeWRlNknBZLar7pdo5OW",
-	"SGQ4+mJ3TrDquVzLXkvddqZkeRlePeRM1kecQzSoHT1HYmuCJi2u5i5eCbSVNgv9bnbhrhMLa1y5iN2y",
-	"nS8XNZrWCHkkFF0pA3jxR4T6Py9C/fwKoNq1ppWdcusxMS7h9k36t177+lxG9GSR0HPuhv0jI+B3kRFw",
-	"OQddyQK6A+0IVgYVXA6Addf/9LhN0zgXkzbaFFIGg8InBAtXUcUhdKKoikPIS3CJXhXt0IaC7mnOHRyq",
-	"d0+HQ0nscHNZB4JZRoIaWJx5zsb8oWtgUdw9rE5ooQrBlI1yKXsxbbYiHWqSl/JIuGdo2b+N8+NiQh+K",
-	"TWYYXbLC2WgmXINFO8/wtqfYdmEDwSu5yOvXDoKkLSZjo3Lu3lgxMaFg0zLiiSAuksUUMP62csnweJjB",
-	"4sFyP5gQFDohN/nngrCJQWKBKNmam3tIBw8DC8lUKpPMUdy34u2DCXE5EGeVUTXtAkkDaVlyrNPV9wgw",
-	"hWM0uMQNdaFXQv+W6SyPYb2hAlqr7Th4bdjj0GygLHsTk2ZZkmBLH5WlY/A0ELSl67Ve1CU9/vT4fwMA",
-	"AP//",
+	"7L1rcxu51SD8V1B8niqTb7Vo3nSjKvWubGtmnHikiSRnkkzPqsFuUETUBJgGKEqZcdV+3M9b+wufX7KF",
+	"c4Bu9IUUadkZJ4/zIWOxu3E5ODj3yy+tWM4XUjChVWv8S0vFMzan8M9XNL67mE55zF7R5JL9fcmUPssy",
+	"mZmHCVNxxheaS9Eat0a9HpGC6BkjExrfEQmfvVAkk0vNVLcVtBaZXLBMcwZjMzPOTSwTBn+J5bw1/qn1",
+	"9vz67PL89N3N2eXlxWUraL09/9Ppu7dvbv74/uzyL62fg5Z+XLDWuKV0xsVt60NgB5ozpegtjFV7Q2mq",
+	"l8qfBr5pGO1D0MrY35c8Y4l5zX4Y+IstPpKTv7FYmwk8ODFt5ilvlc7lUug6zF4bkBvITGU2p7o1bnGh",
+	"D0atoDXngs/NUvv5bFxodssyMx1dankTUzWTSxh1w+e9xgEmTN/wpL6g6xkjOqNC0dj8csMTIqeEa0Ve",
+	"Tpg2K63BNl5mGRPxYyPgpxljxVy1x3N5z+YO7bhmc/jHf2Zs2hq3/uNlgZYvLU6+fMX09/YjM4AdkWYZ",
+	"fYQBl6nmi5SzBgR9qxWxMHuhSPHmE/Dv9ZoAuKCPT8K++cOUxiy5oQ3Y8OOM4f25pXNGMhYzfs8SvFEI",
+	"/NpcjeM/smwdwDM2XSqaNs39CBOtaJoyTeA9O3fCJlwHhCrCNVGUJ41okMmlSNZNq5jW6aZdc01WFI+H",
+	"JUQudUBSqXRAYipilqbmx4zcS56wZEtA1O/8gonELCho0ThmC82SloUI/AsnvzHHGrTM7PCbnb4VtMzs",
+	"T1MMi+0eQPwz8a5L4KhCUFCZAjn8u7GZ4LyWYpryeD1ZPv4UZPn68vT86vT19duL85vLs2/eX529+fJp",
+	"8bnU35hTWAua0acGzfnF9c03F+/P37SC1qX5r/fLFw+uSwOrOvOaMK25uL1hIlH2Bm9x/eIZ5WItj4HL",
+	"8UKRGVUzAq+S9mI5SXlMqCbfnl2Tl1PKM8GUegmP1ctf3IgfOs18KKNqdrOQvInRXoiYwUHDxISJhCWk",
+	"PVuKJGOJnqnORzEBQ6fXkTyzs+3WAXhGtWaZeeN//tTbO6Z7059/ORh9+M+mjS5mVOHJrIcrvhMQLojM",
+	"EpYFhNF4RlZcz8jKEtwJu6XCTL4V4wXk+MEM28R3F1JxXMYvu8oymxkHTXXzTgEbXihi3giIXAPXBk70",
+	"9y0RuLh45ckjwweiscWhCbJN812WLeEdki1TRtqJjJVB4lTes6w7TwDF3B22d8ogXfpo/8EFNwxoa07j",
+	"MRiHiLg/n6EgrgS1S9xICZj+jists0cr6ddpQbzMFJLSOX14x8StnrXGA+92+KKfnG8J6pTPuT3mKV2a",
+	"E+/3zJj+p8OBwST6kF/I3lOIZdZNtV0tF261/aYrtVFo0nzOlKbzxZbb0XKrFyvHmS/Xn7AsOwBIYfyn",
+	"jk8tpFCsfn75Vd9O2C5pNR8A/m/xQzyAKhkQ7EHfFDiyBTOTdztwMlz0mr3nakED0c3l2pimqdFoqJOo",
+	"1+lpO0r1hnzPF6jH1LF246dxxqjOZeMt0CthKb9n2S6f3HFk7B75aQWtFRcgp6apEX8a5ZOUKn3DnPhU",
+	"e+xw9qasM65RPahCBtHwyO6piqUbGZL76LGJIdUxLQebOfVcE2APM7pUZVWgCRBbbHDFxQ3+WEyKILZa",
+	"cCto/YNl8sb8+CTSVya0Z9ikNOS4V8KlClSbLs1rqmkqb5fsWzpnzdcGNFE5BR4Xu9e7xDBgINqKRHMu",
+	"biZMRwGJ5vQB/kmoSPCvFRdRKOhiwWhGpEgfUfoATo08hsQ0yzhLSOQ0oyggM5kmZCozomdUE/cgFGZc",
+	"miG7vWUZicF+Qk4FoRPFhMZFkTmjQsEk+DdXZCnuhFyJIBSC3TM7sJ4xM5giQgp2QqhwrxXfyTnXmiUB",
+	"wc9gEqpIrxsKwB46X6QAu5hqdiuzx9YYJVFf1Ru3Xl2+a5mbO5etsc6WzPxb3Wm5cH86FLF/5pIlDrYX",
+	"p1QpHiMLvIEX93s9ZIIIZiTJ7jc8Eyu4zuWEm0Xi0AIOu/XajEte5+MqvUy4zB9c4Z8fqhSy2GYVXQwS",
+	"Efe46wMnB8hG2xFN04tpa/zT5lv/2n3x4eegsoAfMgbHsxbD3GwniM72L4feiM9dpLBz2WioMAhDKDHP",
+	"SUqXIp4ZHKH3lKd0krLSrhHadssTKVNGBQ5uD37d+IUFaCmUUVDtF1uNnuPRk6OjDUQR8wWKzYrcZlTo",
+	"Qqp15H2rmT1lqC6tw4w8YULzKTfqCFiXqCL2K7PNl/f9lxao5p5L4TNt1YBR3q2oYRaf01t2s8waTF2n",
+	"SZIxpdy5mxW8MNRiOZ8IytPyRDOtF2r88qV5S3Xt791Yzl8a+svjl6WVdBfAVOp2Tndpt0ZzMPzUcfwd",
+	"zW4NSjsDFlGa3jHQ84AWmk0VhLRLLpB84Z2wxK3rVgRU47kr+gEMoSRmPOXilixYZkSrdSsaG8mL3xra",
+	"vcj4PwzxDcWC8oQgOXbjrFl5CJiWU7fnrv1qbhDsk4DTktit7zR+sNXFEo3c+Q1XRjUg5mkZZauUvUEK",
+	"R1JfHRJpPrLGOU1Yvuqm8S2DeEqMKTRT2EY+eVBwkkbRxDkFKldXEJR/zAmVhAB3mxVTyujgOXVvR8P9",
+	"g8iKBMPu/kGnG4pvUkm1CgguWgG9wYEVnL37eCmMiIMSxz1NeVJh+8P9g2BXVeG1FDrjk6XZ0rZONUMa",
+	"C3uYN8Dz3WqvL86vL9++en/99uL8SzVR+iDbztz9fIBdnZ29eXv+7c3rdxdXZ29aQcsHlIHaN+/evr7+",
+	"V4DYdlbw50Ps9Xenb8+/fHu3DxrPzlUhNMQHAdGS0JLFkbQVFzEj/W6/2+vUIbTZ+g1PwaMWNZm6I5Jy",
+	"pcHd1sZdkUgxZjTWCObybG9HKO1vMm75drD6WtzTF4rwBL18ghhd55EofitY4sTobuvJmUqGsvJU7wV/",
+	"IHOeplyxWIpEnZD5UmkyYWCU5oLskzkXS82qglmcyvhuS5/fPU2XDbxyOCCTRzOyL9SSJGMrI3ZkVCRy",
+	"Dls/GJFUrlgWU8XIjD2QhN9y9NBvb6Hfzq6XY4hb9dO4us6o5yNbg20F3cjbeZxlllivLyyKtM0/pzxT",
+	"mpjFB6CUU5KxBaO6s60nFnHXdyCtWcaKi0SuzJErhlwZeLq5cFyRKX94hvdXNlu4cpT56APOCU/tSMvQ",
+	"rwOi8cg9lbgSv3B1QUaD/iGh6WJGJ0zzuJBUDLkLyHJh5G+DvWijsY85U4QJo6EmoYATFMU1QOlGaZqm",
+	"FIhdLMWU3y4z/KvtGUnwBEJhyFPnhEQ/XFxdA+MA7SgiGdPLDC0vc0NGomL+qCI5WYuID/TTvb/+/Muw",
+	"2ef1LZ2zNfzL7BNIPpnI5NEnHiThGQMLWoCGG3B/UTJ6eCAyI/sPDwTPLhRtNO/AC4Ner4PgW7BsD3zB",
+	"xGoSZMJSuSKCZplckajgNBHRMhSgwMjEQJvGM3QjAxZbKh5TAcaIx5r1yOeorW9Pvz8reZIrXBOEaiKk",
+	"JlPD18cktPpwwtLlAwtbeFranTlc2vy8wxaN52xvwnTYKsyIY8tmP2zm9Zu0rPyMXpuXm5h9VYOht0Iq",
+	"g8aaPWhr7ytxpFTeqhNrektQ4THkScJ76Bkp6ybOfleoHQ0EEdhZI3P2llQYKxxKOXMSFz57wiUurO1J",
+	"CrLf63XJH5dSM4hqMaRNLpgwyjElmsd36Hgo1tzr//74r384+H54efTHwY/714d/6f9p9OeDV0fnzcpb",
+	"s1vyNF3RR2VxMvJ9jZ9Yfiofc20dZyA64IU0Y+TWY8PKaKxfKMtsIMaCtKOCfgShiAojUNTpkqsZzYy6",
+	"ba6lF53k3ev8kTKDGi2Pi9txKKKywhMFJHIaz9Xbb89Pr99fnkV4y+1K9IyrMiGkSWJIgy/p2cCofFqF",
+	"9xv+xJuP2+UZkSthve6GXBqyCW8ZhRJmHBcr8lULs9KKJA2AKesj8FaTQhJZiDaL8lHnBEDjRVSakSqR",
+	"KuanxqAWWEhDJFCEcoIXRNPpknMp3OHPwUqam/NkwrqhCMWvpEA18iv57vr6B/KrQZQEYgnIr+aVvb09",
+	"Uvp/8+P3b6+uDDCAUr59Q34lRlH+NbcmWm9Au8CmTvnD64s/nJ3nn2l5x3IXglxqxROGRt7SRz+8O/3L",
+	"2aU/X+6cXf+xA3bTjIAQU7ZCf4Qg/QOjGphbwjKFdhjDnQ0pX824ZmpBYxYY3sX+vqSpIYTFCmC2N2ff",
+	"X8B5nf7p9O2701fvzvIpYUlmqNxcjZ+UuQ28PvJAaVlJ7Xa4e1zaZH61YJg++RV0CKqXGbMQCsD7KiRY",
+	"xRSLM6YDZNw01SxjCWzPgdFgldMLnHBoJ/Rvd75HGGgpMkYT2KDMYPG/v7o4X/PdPnynWGZYzJTy1Cz1",
+	"V2TPln5WkK0VtEpY5P2dI4hnX3Hv1E+mFdQ5fQ2Q8FvJdPOzzztqAzRKTmoXOxNaujeIJzVTUlU8AVpg",
+	"TsLiDsUDsCxkV5GjEn1ToevjTWceEGr1GMuEVpkUt6EwQAI8o551tyYxlTwgoYgqeBCNLWF33hLH4ezH",
+	"3NJ56zoMBRAIeLfKaNqn37/aG3S6JbSrgbmKh1vZVzaKXFuIVv8M8an7xco5aq2BKPed5+YRgpLPlLM0",
+	"ITqj9yyFY3Z0zFpTDLpWblfNT1xYbHJZvWQ9GPcPj/edt7dX99F+Sq/qBfyDpl3yI4ovVqjJowEIEzp7",
+	"tE5WK0blaikVSQg2dBst0La+m4BYlxj+Y8VFp+R0KY1ygqKTXGojURe+2pw5ot7JEusf2mzwimkKnir3",
+	"Fhh+nM7LEoef/gUty+v+kexgAfveM34RlCnNPGwh49nuxrB8OSVUCD5N1NmG61DYoDaaEotYkUZUB0T9",
+	"CbD9Z/QcK8DRhiCK9ZEQuwUy/LzuWuXcSN611l0lvi7etm5gqbMOo2Q8Aq7SVAF9DYX3HRdGuItnxLru",
+	"FZnTR4MK1hk/JhT/ad6kzsEVitVMKi+KwfJay5LAZoPEfcJiOWeKLBWEKJQtDz9ZivP+CvjJVoFXBbGo",
+	"h13Zo2xWCkFeXAumbQORy1FLDWvYzt5dDmkCw464VUTL7S/7UyxK3kVGqKJk0Ov5jGqnmEcPAx14m67n",
+	"Oypul4083z1xlAR5+96UxoYKGjGgS/4ARhMQldSYRAuI5mIC/h9Md6fikaDMDi8F6DHNdSZgegGZ0jRF",
+	"LdDKEWWFIRQ2vpekbk1tRH2LvILFRnLJePoI04MWqc08BnQMLZLjUHiBWijeGfXSufDNysxCFKwkIBjH",
+	"hXfBRvhVbZGLxuN9B4rjLqIzqpqbZOeq5lATnUEvNKKjxYWSRvlc2bkuwZYV5i6JSguMxiXVOBT+YryX",
+	"c70nGm9Wibue9aE8w/aqsKF8T+jCXRLV1a1o3KACd+uWomdoFL5ZHTYkpDN6tDNG0725FOzRRo51zFg5",
+	"+YaNWdpoHry/fEesqwVYLjcLuaXzCcgudglLbZaRUXHLuv8slbWujX5VQj6fEoI0aHsP/tMU6At2LpR3",
+	"VTFAUS8WuaI/+/CvbO8rev4T0HOtkoyPCw05cnhiBItc3bDh4va8I6DzbjEnoYiAQdiXchJffo0sRcqU",
+	"IpGh8JFBGZ0t0chsZD4UHc3PCUv5xKyBpYbmQgCYYTHIdAybGTtbDhqhaRoKOwsk4+ZOaWRb2TJlqIfG",
+	"MxbfFcYgtCgGKNobiUWtkJGxeeGz8Hwi6Dxo11h04BmekGMGTXzXc2/gWx2SURt5aMS0UNwywTIeEwhj",
+	"Q7MTHG6XvBVkQTPN42VKUSz2mS+x0WxETouzMJCU8dJABGLjDTl4WGRM2ajeKA8UieqB8lVrx3oNL82F",
+	"WhTRmhU4L3nL/nuv3+sNhqMNNpMAJa3WuHWY9Ke9+JiO2HAymhxMj+kg3mdHSX9yOB3Sg17r85pXLo12",
+	"NodcwnFjAGOXQHSEs54XXjAjT7+c0JSKmBHEL5KwmBs84tp+Zv2SRqKovsuFQUsU6nMxZE7vbJiMjQgB",
+	"b5e3LmtiaY6Qf1PExY+JYCwxcjdHNITrImTmC4giIXN5zyC0AESjbih+BNUVJDVH+Z2wNgYrf5NoV0Gy",
+	"KU3Vmth7SFRtjguvmDDsu2RBb9m4SCooFUhQmEhmeGAoUnR/kSmE0gONAPFRzeTKvPjGDjhZai2R2IBn",
+	"GAK9zGkgWVlYR0eXfG9tQqhnyXSpGYlmWi8iIxrCv1RkJMUTc5KPemZEQ5YqhgoEVnAAYgNwq8i5VSXI",
+	"RbqvVquuu10u4P2lBUYTE1ob93+6nmOTtmKs8DZ0uuQU8BtOuMHUfuL0vTF4p6Iyl69t5cnsgNTTlre7",
+	"wrl+Xb/ChboMx2IUZrKjvhyKRoWZVPXlk7oea3YjJ5PHrXAa3hw34OY788BiZuB4nOF8NOX6EZnbC0Xe",
+	"MXrPchbIBY01vzcvMJGQlNEEU6q65GLBBNhSq1iNnmKcPOX3aP+igvBpRues04j0oWjGelJG+nb0N3pP",
+	"cfdjcyIJ1dT8g5qNGJjeM7Kgetb59PcDANuY+bEmMeA6lyAhy0wQalMCSMLuebxdZsBuhu7tDVuldOiN",
+	"COW24GX2VGUyIOXtJv+4E4oA+nWZplNecI21r1l1c7rEOY/vBJCjjAgvqRE/OiFzqkB6Y1OZMWszMpcD",
+	"Y3/FoxSVLIjfSyooueLpPW1WAXK1/cap7U9ntObffOs++RC0jMzYsKM/cQV2D/PU7UbXstBaCc3u/jU9",
+	"FbmM9gQOOokJ3m7Gvy55iyfKRMFqXbggBjtXEsR9UczQO6S7mMiqUHYyNAgGdhBxgcSQvUq1IYhKb23J",
+	"MrMkfDplGZlmcu7rOo49lq5PlVei3H+yczwJRDg9aMYEgb8LtxpFkHZKRjZvWW4FZc2DtO13ANsHGuv0",
+	"0axELeOZvxyuQuGMtp0qsX1SKv/IqGsnrGxSZte5uE7NFmKm1HSZkkZDi+9KClrAkDckEP7/iie/03c3",
+	"f1kMsz8d3f1xPvjrw/XB6rwfvxrNfn+o3vXo2X7y7fHymwG/OHq8HOofw2WvNzgw0sDvFhr/iJfZ74we",
+	"VVNTPql3wu6m6Sa+v3xn8CKVNCnxcoM1GcNQPY/UEi2D/ILN6MJw918mVEGy5gcEitnZMMZYSfg38zaO",
+	"D51E5D82oMCnecY4PI0CYiZIiLQ3n9oM0LpcCjWI1IypLonqqwDF197yUCgublNGljYG0FEBiaKPJY/9",
+	"nD6eWK4CTi+RPoYizhjwTZo6g4+BZbuwLphhPXXJXksuCNfmxkQGCJEbM2NKpvcs8YTFKF5m8JzNF9pL",
+	"vUfkDYVLjBayUDfXSD2fG309frDM+PYx9wYtmy5zXh1ibSmbHcrD7FwAplYswsvY6Q+Onkik2Y6UVSZ5",
+	"AgjrckfyIhGsSdjLlsxhjfVJMaUtF9WE3lIuTgho23lVqRVVxJbXMBQgH53QNGMUY1/qkuzW6Rrerp8S",
+	"p669V9fij7//8ugbAfrYUOPTluG4QRmysRJMQ+mjvMCK911t12I5n2BJy12La+GR7VIrpvhk0pCEkptw",
+	"x0geeeJIY7sIeQOJIZJiz0hT9kUjdOevymVGmLjlgrGsqZpb5bTs9ivbqSw1qJ1AE3SbT7Uud9c2/gNy",
+	"r0UmNcaeo/VWpiogasV1DIUrBSTA2yoG7QXEuIIQ2SFUIfNBgv5Ckb8tM64SjoPZ7apyGJlRDW38lbUg",
+	"hMI3IcAL0ykWtFjNZMpslKWLIUnZFKRGjHQ3RDwUTExlFjNrjJYCQtKNpmNEy3E5Rw6NeFqSBBynubLd",
+	"DcVp2QsJce1U3G5nfDI6GAfHKeSXsTSp2YkL68KNIXtyqW8sJ22Nhz2oJ5Sah2CbKB4d9IKWhfkN6CCo",
+	"PtfEo03D10SmKboIuCJzKh5zjcdFpVEn2yDpMBIwhLZRKGgKbnP8A4qJUsxcoOS1FJqLJeuUtA0mEpWb",
+	"YOzAoXDSBaKWIaeG+HbJKdgfleYpCBFQEuCOsYXyxwwFNVSrS15l9B88faHI1Q+nL7//hvS7g94hzHX6",
+	"7esLMuoOe4SqO/DpDXtd0jdH3x+NquVuhpuLs41GvacJU+PpNQcO1SEvp4Xax+fMs2gtKNhlnY8lFCyl",
+	"Cyhla95zYBVME1ezEKuNGMVL5UdiCBgYu0LRRqMXWmqj3NYWOZmtsG11uuS90DwtHVxsR1QBEWxFIMAL",
+	"XVdwRU4ARYBZGkQSicMS85MNHKYZW38UB88+isptaSwJDaClqDmgzRC2bkBaGAjciVgJOLci5hSvBHVu",
+	"pQr3VXslBZyvwiocSeAdYj6EoVPgKjghhuUvvfhrsDaD6mxokQF0B2I73//h29ehuLy+Iv3ha1jV4Mxg",
+	"eQWQzUa2D038Qi5F8oZpylP1KcTLDea2C5Fa9M8hYDa2RS62X1ZzJ+lzV3F3O2k1X87PTwJ0nahqNv7x",
+	"pQurUYKZK3a73ShYG/f5JQxx2gA3sxYWWGe1QcTckDsNpT6Loq7blAp3s2yoSgqulB2KkuKYRhZr3N0V",
+	"uMXXxLHsYyQdK4JFQZrcKRfFD73YnFn5nNiUq1K+UHd91sa/TfzJiaP+lUzXLzIs5colna0NmOrvjmj1",
+	"xKxnYVAtLw4qLmGGeiU9ToLpWbgMOTBcB6GQGckp7KaMuROMO3cRsxJwyRYDKKoAiITMuVJG7MB5q9lI",
+	"1f1/CtTOE3eNwInHERv57b93VNV12cZRr8oZvVxx621+6cq3RoUMpJhApa2STY8ujk1Vb3fuTvJkMdwK",
+	"CO0TKzS6rg9YtRSCed0DRYzuTjK25ywu1YVsUVp3U5cTozZxTbAzhbJW18bOJ9HLCdPRuqLzOxbv3dgt",
+	"pVrZd12VFHRVofuUJURuWx7niW4sm8rZVysI71w7uLoXW+8PTtnwUaMwIHaQW6lJ+8ULNCkKKZh9ofkI",
+	"NtQgrp+6C50CPcL7AGofSYuTFcDuWC28qHNc77BCiYMYID7E3DeTuk9eEHlzmf3PXi25QsSWWeWyBQUv",
+	"yDmzxYdGCPnFluvHjATyhSLmFZ9Sf/p6zEUZZleY2evw4hdvL0qSeIX7824xH13E2WMWaouy/Q2w8oq2",
+	"R3lYRMbuuVwqiH6rlBzbXO6/PoHSNNM5L6bilgWkVg4sIFzE6XL79j6/ec+AdWKCVdlL3KTIacWvfJR8",
+	"5k37qN4EDRWUwAb2xBGxBzyiE0I1mUulybBPEiMUUbCQRgYJoq0OcDurweaGB2XU/zQtD0pOo50bHjxR",
+	"kNpcJihktkzTE7KgCkI/qQJHrbJC5T+raQJY/uJlxvXjldk8QuvPuWLSEM7vl8ajCYv5nKbku+9PX+9d",
+	"fXc62D9wGARRH7nYDXE2UH8vCMUde/QL+vhhPFjrJ1c+rs239yzWMkOnxMGBreIX/RLmCBO2xn7OSRAW",
+	"+BNWQ47CnDTDV68u34WtD1Eo2kKay8qtzXWVcsE6Ll+/KDAECyMRLmkP/9wTUu9NZba3yGSyBLSJQnHL",
+	"7xmJ/ryXw3JMDuLJcY+NetPjYW9/OGCT3igeTaaj/ck0iWm/NxgeHR30ktH+Ybx/OBlNe6PhMKG9A7rP",
+	"BtPpiEVdTGUwwHyhStkT7bnqbBmVFQoMy3JOJlvvpAjE6zeXSTqX5BWjGdizi6AF9gBlKrGFlnKFlCD4",
+	"E87Gd5BY6MEnoYBOAFDZfC734A8/CsO6P4waAzkaDoqokXKDijNGE/AI2iRwD9bFFaIL/gf22PpgUJ2L",
+	"KVC+WApNY2AcbE556mgS5paq/wH2Lkwhd9EO1VRzWybZ/8zWda9azVeyKC5ldbNFJu95wjLCHhZQ5LCi",
+	"po3LecmhaFer7HVyJ4ZzMxZvFJWzrmdejoYNEQnFnMYzLthentpo6LRDkdAramGmsFEiLcgOAWWo2DG5",
+	"75+EYoWlAXXhrcogJ90VQsFwtqDp0YoLBfk5//Ef5FsmWEZTTKYxv/1/Fj9zxV1hrcHIVfCDejLmKpxY",
+	"UdGGWxZ1Z8wbXTPS95ByyRUEJtmK0ehPNlvavnZ0KIgtH02eUz26ujVXNqNIjcJEp9L9bozHNAuCkMxO",
+	"QCZSz9bVGjFz5iX4LTpCEUIs88kylXtjMDzaVhDrdruRrYOIWpOZ0FVtg8G09IpoKMZIZC0M9/3uI52n",
+	"UcdOZHQ4WMcpsQ0oq0SjSNGGKmCDXm9s8ApceWZdo4eHl369RuIKHSxY5srsWNwADIh+wTfHJERrS9gK",
+	"vGpjAQDPN1Z9sMXgisJ1hcyWl5uDs0y4+pvkQqOryR5EtTDdC5SW2ELXXd9wvnUqC2vCdHjbL4ULPFiw",
+	"zTEqChUJHfHuOZQPOhgTc6vN7686CGxRKWenc8tiEQBHBfHC76IiAM5FBZhV2deRLOOFs7Tn/eU7c06u",
+	"8CdXeaSdDTfFL91NP13qmWEeMazI/OhzycgPjyO09K69oznCnEAsRGQGlBn/B7wTEWQLfr4/TQKymlEN",
+	"f5otQdACnrV9eybTxMZmpE9JOAF5SoAJRW629YUhlFwqBkmse2bDkqUrgZsx0jYXGHELP3yUS+CHzhuw",
+	"oJkNO8zYHhNQQc98jYQRg9jNGBiFFQqjQE4fubgde5G/8P0de8QWgSSeQfhGXnU3t1BPMkbvVCdPp2yU",
+	"QTwaZaWRlK8VR0LhR4kHbsUys4oE17Ym1sHYrwts9KfH+ZzpjMe4nPfOqJ3TIWfb9n4q27WDvDBB5rL3",
+	"860amk4x43+6hL3newxK5vcxoWnqMunctQxFZCSohqtNlG2rQMntkinFMpIyam6MDaqBzVQvLCjOWJEo",
+	"t9PPzUm75DMtrXJdlbOwyi/UaSrK0IBiStfIXMQIwaVZAsK6Zl0RiERYT5fdRx0ILZphHlC53IG/gnGe",
+	"34bPwSYdCiFJ+cY7bKtW+Usks9l/i0X6aLGhl9O4UJxa3hQ5JSYiXp6uLdQL2UiAWiidTQwG+pt0hOmd",
+	"jYgNRU2YMnQcbobh+Oj3M3C3+b26MRdhfdYy1s9G9gmRxS41LM8PrgdUh6KIqNZyTVD1GBb/uSOpHQnA",
+	"Eb1waFJEQweYYwxbLcKfcZ9Pxz+Pi5TRPA5a2HI9Xix0nohBuC5CoYGUN0dDo4W/hPIuu87p55jpzZR+",
+	"oYrPVlR5BMNgpK1rutABYSIgTHW8SGsYpiZI2q1jGHbbvPy7qFONxyYN4dih+K//9X9LSb8kcom8kUd/",
+	"hJf6ay/LsBAIzF25cDWIQ4GdvfEEIYzMBjcZXQsoeCnzxaYI2nRxsGEg82UPC8izsSPBjc0lFFzDoLQG",
+	"d9fYLY0f8yB0RKjU/zEoimKVohEnS+7OF24QSh+KpVOgP1hpDiIZ/ZQgqESueBIFNjJuJbM7AAWUfHIy",
+	"s92GTezAVVX1GUeUDExAmkA710lT8WBsr7XpWhalqMwy/fvnnlRe9F+x5mT7hv3rU13xCyu+gTpQ3EMn",
+	"p9Qzpuy9xohQm2iU8XsjDhXQd7S+CZVzBc4XAZVcZjHLZYZ6avwPGZuyjNRoNigPRRhkGdBELnUorCg2",
+	"yeRKsSwXUOcTfrvkmhfCWgUH3CYcXuuSoq3pnVNh4QKMiVff2rb1iEa9XrWCcWSki5lc3toC0VZAnFGD",
+	"b0YEz8tjWNW+hGt5b8IE7r8UpVnblMRy8UhUyhedEzOYq1NvpIdHZUhHCra3CQPve7maqetFAkKMx/LN",
+	"QHHKza7VTC7ThMyoSFKwB6T8zogHLgd61Ot1HUgOxltrRKBuWbPg5BF0HTNprmSp5urfziZgSxuYfRbV",
+	"3Qz1Lg2SL2zQC/C/A/vfof3vwRiU27LuAmu29U3oRN5b45Tm2uuRVbb4GEoeN1hYSNvDT/im0wpaVjFv",
+	"jVtQedw6JwRd8Na4Nez2ukNsnzADs6057gnT6uUMOwCDGVw2drZJEhQpYViUoSAoVU5LgkoBWqdGuEUu",
+	"Uhrbi/0TWvwDEmkZdUi7wWdQ8xQsaKY7AZFpwpQRVKG5SNvGcObBvK4hCXTPgEj1APkcesw6fkNzOO5Q",
+	"VDI4DcZiNxu4DNjh8GWCUYaRLXtyi/c8Am9SFIq2kwlA50bPEen3er3OGO31ZW+Zb7q3odhcYX8MUIJj",
+	"l0rc7xFnwJFpQtoGXub32AgyefM7qxQJuSL/9b//TyjMV51CecDlOvFI3fEFSEbYjIWgjSWvksKleJu0",
+	"xq1bpovG0EWA3CuZPDp7qG2abCRti90v/2Zd2NYEim4uCl+o5XxOoUTnaRGUap55vVTQGdg/PB4dH+QJ",
+	"v1tXbxkNGiq3HHuVW+xPo4MRFsAFXwY4cJ4M6Ky1OP9QdpzYXAHHjmDjg15vR1AtbPhTAasLAdfMB5L1",
+	"R/1UBOCgj4kutbyJqSGqujUe7PeKQJbWRN/0+r+/PPjr94Orozejbw6+Pfqu9/vBH0bfH5wfNbWcnduu",
+	"2I0T5XE6/XIkS+E26Q96LvbDNo1eG26Bh6of9g4Pj/r946rvevzTz17E3Jqkq202+SEo9jEY7m+zj35/",
+	"2O9Vw2u8h8eDfJMYILDdJge9z7XJvVXLD3GAVX34OWjNl6nmi5SzDPZuGMAjYgkAAilz0xGuu2VFVEi5",
+	"aMpe/2g0GA6hZ5HWaTM8843GECN8Y1by4edKRd2Pu5vWmQtfV7OwF7VipnlU/IegNdr5slZCdkvX9pVX",
+	"xv73Vxfn/v39vEXxPxT1GKFPR5X0Yq6VnJK5zBgaci2L3bBGf7z6Eq2Xgvx9yTJbJQZnMeS829VQkalp",
+	"utratz/zIky/Ume14ejrlTqhEGy5TqfYy51DtsQ/Zso5JQJMfhgXRCqdUMZGA/ZkoMAGNMB5WROlYdxB",
+	"KKiDvxG8LSACQp0gkYfj9rtdoLVFswGQG4zSEArsD5XwBCa45ShEAg73d8bhanhuCV2KaGMXS/IUjmyK",
+	"c97+eCuB2A1n+r4elfyRlttSdDTZNjjaQnz/k1KNcnrA9jTj45MXdjgSLwOj4TwqmQ3E2ftzRyUlxSqN",
+	"vvJ36HS1ps2VH2QCAogfXvLTz8AsmsRJVEgg7B1VAhuTVMj8Rkv224MbFktvoaq814ao9bNZwfp+SNur",
+	"Sei1nRmtDtr8lfrMcZX7zRLSNkvTLJtzKB4Jn2A4AyTXoEoEvMt8Eq9rAVqJ27COtE5RoUjZvozAwnPj",
+	"iiArCl5nYpsNWjwPRTuqtB+MOl3yZpmBJ1GXixejKWE4sNbdwnvFtQrhvrYjsBmqFF4hezP2QIaDqHPi",
+	"VcorNXPUru+p66BqKCD0EzRaVM35Zia7+u50D6KK7p012EIVzuEFLBBWFoqpTM3nYCeweQTeOXuvGm0K",
+	"nCpUxRhsZzslmqWBE9ArAtIwlNXGPJsSNPWbsfguz6M2O+NiXOBHDOYRQ+TjmZSuoCJNdVAEwjs2YMgh",
+	"GpWAaECQBRRWiOXcdh+3ISOw5C6a65zpbcG8YryQTWpeGsOBorXK2krwdbT+WudDKOxBFP0+SRtejrw2",
+	"luaInRs5L77u53uHYtQ7XtedzGjJeH+wfUHh2JPgTjGUHR4Y6ITCNf0MvBClY1LthdYlVxjvAGanWlZP",
+	"g1Kcnyi7lq/Ncp6lGPv4UWYETs8tUAi9dgiCssQdD31GUfR0bTW8tluDmHzY1mF8OJkesPiwFx8fHQ2O",
+	"j/antDcdHDE6mk4PExZP+71kcsBGk35//3g4PBgcscHkMB71Dg4nyWSwC6Np6rP8WZRt17a2DPpL9+vW",
+	"QC11yvUA2B80tLC1z4cWwOXKT789uNfrT9fOtut6W8P1RVhBiaIVT1MyYXnUV5Vw/7tqWaVG+BVly/Nr",
+	"2IHzltJcGHb1pDxdGr2+bpzABXGuaUNN2m7WTlAQd3CH5ifEk2dJhz4W/aYaWakl5phEAKDIQb8KoFAg",
+	"hGD8yIGlKH31Va/6jfSqUW+0I8QrvU/L8D6XeRlB4NnNsK4OUb9uwrHgsMoIjhv7FnzcBSq3bWi6PtVG",
+	"r2CBwJXNqK3YyBNLcY93hWSTBFahbCVBzoXBQqhJkZCxBsiNo9dB3dgawhUD8+SipCJV6rVHNGw+oqBV",
+	"FgvLO72eVYXNtTurDNPMZMraFYQSr10tOHqMFvTpaPNrKaYpjzdQ5oqMPC7z8fLqLUTM5TZspqyeddfJ",
+	"8mNUUwp1o36mRYX5/FB9zeWr5eXLsLzkmMXy9kb2pAAV5NQJGBhvVcUfz/bizBiF4SXvCNdsZ7m0kcNs",
+	"fYc4u+tKz0ZXXGhNBz7ogMD1zG/waoPM7HjWmgTdK10pTEtyvW/ydh+zjOV9J9uRbWMZBSSyjSyhU4ft",
+	"ZRlBM0uXbeDlGFBdNLUka3tahqLU1JKc4rNc/nSVHMzlQ5NAUISAQD7ZP1gmx361OBwAEhlI6Lrkhy33",
+	"XWg4IrwTtsx85a64eWOqWtM+X/dvN9V5wwBJSzpDgVXfkAbUzg2rNfkd4PNAV66btPiUKw1tKZ+lvZtj",
+	"uPHT8r17kUdr5NEQ9pQMINDBWiiXz+ziCknNgBFbrcZgDi7GX8T2c472+4MdiFepG+5nUeM3nMOpjXOU",
+	"BQ20l8lGTOaBls1n4rUbxVaXQevs/eWTrUdrJ4pdT7BQWMLUnZYL96dLKbd/ru9pw+f0lt08VRvacBke",
+	"vyx93F1AZrClN63xvrU9WKKDXn33G9In+K1oQoBr261varALaGzjlXWwsY+rwNHLbCJb3qL3N6/52r7/",
+	"rE6vT163JqRzF6/IEHN0U3W2wbunMO7LQLBnYMuWsN+V7Gw2ZzX3Hf4oK9Xr95eXZ+ev/wI62dn56at3",
+	"VUXitNSzcW072483YTUNPyahoVg7NN8j7fzTV5fvAvL+6k1nnf3rCzXMVZtYllb2rrH1/okvBzW12l+7",
+	"gXrHzKa+iLYfYc76Gtf94+XF+bc313/54azZjOh3DkUoQJTP80Gbh6fPqbah83nJbrhPYxJT8UKThEFU",
+	"bG6WGxNzF+Cp+Xwp5jRTM5q6RFkutCTfQre8ZexKD/sSQTdHWrO5xwWzubHP0pdggs9ihLRJoiBCGKCh",
+	"wD21gjjOb4vHKNKmDgxTMC46ybiDxsxQlIXltRThBItJlU4vIoo+KugDEs+8hrp5VDjfNjobM76KEtw2",
+	"AaMTkMlSN6QnVELGoWvTVyPpP9tISrCmHCafgt0N/ZxbJQx+tZ58GdYTw4o22S/82jbWTJKLKYWdBFXe",
+	"9YaSM5eFuCblkGzOOMT0PMj98rMPbQox2mD0lt1c/Dr2RMsx+exph91S1uFTnVa65BQbjLkUs3aEDZOM",
+	"RBt1nu5MCUEVl1ipQI29TGjP1tFYKaVzAkgXiubu4c02kg7UwRRBXhEb0rEDVxs/swXyDIZinIlN9Rv7",
+	"PXORNrWb2yd2Au/VJ5opmzFGoai2WOwEtmcbtElbrW/S6dbQ0KXTei3LTaxytG3cgW1mG5Q7/xavNvaN",
+	"C4r02+3bypNyV/lQNHW8yg+w1Gp3U+P3ULQhlc3DR6ZOyEY8KIqh2nRIRIWt9I4NZrhQWKmDbDTDFVY4",
+	"mz9WGOHsAaZU6YZVlorjGwhGXrtVi3dPdTLNZaqm/nnRuo4TzXsOha2mWxO6vP2DLNsxFGONcI69/Y0U",
+	"iCItSoGlmvmRkSinma0kCdZypER+o0mPx6+gNweE8UGOnKtsAbcbqJcqcbM8+Gnftlur9qlcCy/bmET5",
+	"qeINHUyIFNjCFsmPyEvhBC42b3PTkpP8SsLFofHM6gj4c8canuV02iVXjJGooeNK1GjhBcwyisDzMpds",
+	"t+KCZ3udigNzWYt+W0Laza6x7aL50DfUbNW/moldLMIDZxGGaoU0rfsy7QOSMZruQUMEux1/2etXtlsn",
+	"7f3mVfYHw9F+0Ul7MoyPWH86GNHjZMQO46Npjx4kg8k+O47709GhLVFH0xtYbzVcq7IPL7UP4pNsk2xE",
+	"rI1291KT523bGm/fhNzrtrtdT9iyPW33HualvqbVvqPYGzTv8vkJ2p1vaF7q2zLsKaF0mbHbZUo1S8ic",
+	"ZlDUwouclanfIOlf6uh2O6yD1nrQffJuRg1HPSwf9YiZwz2c9idHyYgO2XF8MO1NBskh26f9+Gi4i/bl",
+	"emN+Rv+PkGsM8e8KeuDb3oOiRseU2T7apKGNdl7mo80U2DlKlvqPa9n5x/mh/sNg8efj1V9H9+dH8WV/",
+	"8t3B366G6Zse/Wb/9myw/Mshvxhl18e+4sNUoeZsJIbvvOJagvwgM728XTLFgqp/6zdtOLo79mw241vV",
+	"02h10FbXae7SFdT1Gm7mivpXI/9WRv66NlbecE2347qm2a3dbcPg9R3DDKXxxrkCKadT2CQopaHvFQxb",
+	"ZN3mP9Kb0ayZ/3YRxxfvapmdBQshjoWUNR/Qej5+yS7PE0SpMWliWd1GfpRbXiZMrxgTpA8iMzQZg6r9",
+	"vc0bBn25vF1bWGYmM92so/u9p/1y6pstyDjT+q3DtOOdLQNbbK8wRDRt9PNtpXHkDYt9f1lDvFw8KkW6",
+	"+zq74S3mRIDHGIL9yZCwmNvh2FPz7uoxdP471En/GY7AmmmqvCCvmlm9u/uT6ysGra+wGNlbY3X4DQte",
+	"e08/ZqHr8NfW5tppgecXNz+evnt3dl2nmVX1ERQTzywHKI31lKxp7uNxNx+0NN7Y51NqJleZlPOwVX7J",
+	"oDh4d+pWQcgknDA0/vz7+5atOa3Rt1xSN7oAJedYnkiZPsuRhGNv4Ve+9vZoV5+fzgmUhCpg2W0oapUq",
+	"GQpnuqu6nMl6j3MACrXD51BsjdCkwdTcCQjNg2Q3S7NYv2CTCXcdW1hjyoXCltvZckGiafSQh0LRR4XV",
+	"AL96qP/1PNS7ZwCVPU/lk3LwuEWTcPMhVQZo5uB4AeVSgN6FKkfC0uUD20EB+wSE6MkkIU/ceMJ11/0a",
+	"EfBlRARcLIysZBsSG9wRrHAquBgAa67PAwDKBeq2r0xxihUgDEbYyrSVAAEwBI2BtkJ3VmhYEAq4/yd5",
+	"kTrDScDCHsCbcCHIQnKhAyi3ENgMEChlQVNN2hQnDgV2H7fNY6F2NnSPtZVjRbGqOa5CLnUssWwGUi4o",
+	"KWA9ZN7CoQoIZJyQNkAR7EBSsUqtQr8YYCjqxUnBV4hTJ2xiRovuuLn3mMGBBQcqvf+4JXkTKFQKBQdd",
+	"Ksi67ou06CbItW1HIJdZKJo6nfmN6GzvM7gI+G9X0cxr9aF0KOCK2ELeTaUZHcywbqZciRNCC+xwZadn",
+	"zOv7mcsiUNG7SC6xLVjAPJO3t3eu7QkzTNu5C/NcEJteY+ZbU4nQb/T8LI+evU21EnvlCjIGXYnruPxE",
+	"jsTHV0irW+L7u5YlbOoo/lmM7Fip7WKp11ZyhGoV8BZ2pNdk0B3uPyBVWHFB/Kp2OUyxN/fXUoZfSxn+",
+	"e5UyzLvEW+5WKwDS6+0DAm4uLQI/3QA3bY2H/f4mp6Vhtq1x6yg+Gk7juE+Pjvf3E8aOBv34ID7oTY6O",
+	"psPj0XCSDA+n/eRoGFO2fzBgh9Pp/oQeJPs0iUfHlLZsf3d7W7Qtx2r+hyu23d/zpu+AjPWNuddsR/jq",
+	"W/3j4wPvLdcu3sAOFEeQWY62Oh2a6ta4dXjYY/vD+PjwoD85PjgcJMMJnfT24+NpfLQ/ZbRPDwb04LjH",
+	"jveT0f7gcHA4GPaHvd7hdNobjI6O4Zz/3hrjuN7JTrnguLaPzkYpk+nN3qxyWa5msebfq5TKF1v0kXgV",
+	"Rr7aD/41yoBY8/aPb6+/u3h/ffPq7PqqVgoExVBbGxslVF8GXXsIlxfvz99sNBA0e1utsc1Oa2cMHRM6",
+	"DFtmehS3w0Yqt85pWV1QY82T5+5JyDVrO8aFu2p1kKr+6a0dxaV/uixKZTNYFiXXY5rUW79cisFOF/xZ",
+	"quZaipMtH2YFhzDf/Ks15YuwpvyIhu4FRvsXOl3Q2IUNFWDkujzbqUao37B518qg1igAyRclq4BNtzCE",
+	"FcgmV6Gw1RiDvMpGXY/HdQfE6gCk1mwhFLt0W7BmED1jc6DdzooC3TAixJpoTKJczo+wX5IFn9cRH2Lx",
+	"cf0RaU8YNOOyagvUcIjy1tURaS9odseSvKubIoNebtwYk4zt2Qmx8Jye+f23/ON4mesmEVqsvMW5IpFm",
+	"bst/o1C0S1aWKZQNtc0nA2KXNYWklliKmKccrrRtKgZmIhWKdvRywnTUAYsK2JjKBoZ2hOpshIFlWIwz",
+	"S5jtWBIVGlxk21dEZe0pgqyPXfpQnDzRhyJ365gXQgH928mpb94yAMs7VEAf3qfaVIRiU58KUmlTIQWz",
+	"NjXYPgaa29qloUipZkWDRnXHYeDJI6FY2N1VETL/P17T8iIU2PNiXVEQvzH4s8xMRRf2WgC2RSEpLMMU",
+	"7BlNMAqy7bV9/zwdMMpN0/+pPTCK0v0GWh5GBh4lsH1TNjfKqBpLBv1dDEvrzUMNAcl1O8vwoNcbHfU2",
+	"6fAlC0xKlb5Bfjxu7WaRWWvrKFtqfslBcYN5Ja2x2U0xcf5za783HJMmyr7fGxLD5HnMyHvhB/1h9jNY",
+	"pOxNqoEDsLJ4OHn0ZOhxjue5QWWzHeDz2Zw+Uu0vX5mtWlN4X3ztSvG1K8XzulKs6UJBKk0oQmG7UIi8",
+	"QpiT7LZvTWGdOl9bU3xtTfFVBS0JfJ5y5pP3pjYVTqTfReEsNJztVc8LpwmVrBrYVKFokGEuvzeT0QlQ",
+	"KVMlXa1RR8MCJE4wg3YBY7/fdUWbAXXF1ViZZkzNSoNBx3whV13yNmHzhTQIPSa05CHPg8ycImCVTZwc",
+	"bk++oADecxIMVaFANQZNPzlAWTImUHosOimDwheE8tR+GgrUFnHgjmONWFsRGia0oQvB9eXp+dXpayiK",
+	"enn2zfurszdRp0vOaDwzCooTaIG33rGFdkY2bwEvlLdMzlRjEmz+gieHPEurKWGan4KZa+PUqTercpnl",
+	"LRNYc5FwZ7FtF2eM28Vnbi5QiKElaP1QRktMNa/jvA+90liYDVpO4PLABWtbo+30PpOy8zH6zEfoE/+t",
+	"lRpLzT6NSvNxt2Wz37KklpdoLwRhUSgXtaKq89V5+dV5+dV52QhxXzJ4wqvnSyMV39bac2gevtHj5w8f",
+	"PkFhHsLWb+/6a9wbOgA3gOoTdEtokOaq4hEKiLbk5BM5RE3DNZCpHY5nFbYM3c0F1dI6TtCUTwXJJfqq",
+	"yb8ixn+iE326EUGTmDxukrwrsjFpU1ISxE+8pORCGP8a9P6F6MhvqrpDO0fFTulcHfqtUY23mBM2iTJi",
+	"XYDBjox+WoR10aZeVQWd11TiikyoAq+DbctqWy12/bJ2UIlTQpu9jAPrdm621UymjNhvSJtrMqcI7sdQ",
+	"GFjoGVlkbMof0EUGDRZ4UqRwQUIdU7bmk4K8uFinjzbAXrMsFO4dWsxvq95BaoGZQ7HbOdRasqlqmKfH",
+	"9ZhkDIIpQxHZKWxZtEe5zEqAeqEg7yzfjDU22vWCw1q6xcCkRknP285j9YkCZHBvcLFw49wDNGuAd3NT",
+	"tYpWUDd+wKpq9T2Kdo1tuCUsIDOp0HUq4Wua+ucQWGaCJfVUStXMCLMfDGpZnKzi1Y8zHs9spAl74ErX",
+	"kue6rbxUdlHc8UNQHegiv2MNySHeGDY5pD5A0QTGCIXVJh2CrfwepW3sLgnWoo43et6loz7+N5V9vVBE",
+	"LRcLmSE8DUEGoxOjc1Uef0xWM6pD0RipQcuO86A6R82iZu6Ob1JzcZS+XQUrrdmocNIQapAHJihHA/DW",
+	"h2Im06RUWaQWgJFQTYtOl81LhQaVnv3J2d3xQlhg++Ttw88f/l8AAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

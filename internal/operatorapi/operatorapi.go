@@ -1,8 +1,12 @@
-// Package operatorapi is the HTTP driver of the operator routes (POST /v1/games,
-// POST /v1/launch and POST /v1/fairness/contributions of gen/game): it authenticates each request over its raw
-// bytes, translates between the generated types and package launch, and answers
-// every refusal in the game direction's error shape. It holds no business rule
-// and must never log a secret, a token, a player id or a full signature.
+// Package operatorapi is the HTTP driver of the operator routes of gen/game
+// (POST /v1/games, /v1/launch, /v1/fairness/contributions, and the back
+// office's /v1/rounds/details, /v1/bets/history, /v1/transactions and
+// /v1/transactions/redeliver): it authenticates each request over its raw
+// bytes, translates between the generated types and packages launch,
+// backoffice and wallet, and answers every refusal in the game
+// direction's error shape. It holds no business rule, never answers one
+// operator with another's data, and must never log a secret, a token, a
+// player id or a full signature.
 package operatorapi
 
 import (
@@ -16,6 +20,7 @@ import (
 	"time"
 
 	"github.com/crashstudio/crashgame/gen/game"
+	"github.com/crashstudio/crashgame/internal/backoffice"
 	"github.com/crashstudio/crashgame/internal/launch"
 	"github.com/crashstudio/crashgame/internal/secret"
 	"github.com/crashstudio/crashgame/internal/server"
@@ -40,21 +45,36 @@ type Operator struct {
 
 // API serves the operator routes of one installation.
 type API struct {
-	ops    map[string]*Operator
-	launch *launch.Service
-	chains Chains
-	logger *slog.Logger
-	now    func() time.Time
-	dummy  []byte
+	ops        map[string]*Operator
+	launch     *launch.Service
+	chains     Chains
+	movements  Movements
+	backoffice *backoffice.Service
+	logger     *slog.Logger
+	now        func() time.Time
+	dummy      []byte
 }
 
-// New returns the operator routes of these operators. now is the clock of the
-// signature window and of the contributions.
-func New(ops []Operator, svc *launch.Service, chains Chains, logger *slog.Logger, now func() time.Time) *API {
-	a := &API{ops: map[string]*Operator{}, launch: svc, chains: chains, logger: logger, now: now,
+// Config is what the operator routes are built from.
+type Config struct {
+	Operators  []Operator
+	Launch     *launch.Service
+	Chains     Chains              // contributions to the chains' salts
+	Movements  Movements           // the back office's transactions
+	BackOffice *backoffice.Service // the back office's rounds and bets
+	Logger     *slog.Logger
+	// Now is the clock of the signature window, the contributions and the
+	// back office's horizon.
+	Now func() time.Time
+}
+
+// New returns the operator routes of cfg.
+func New(cfg Config) *API {
+	a := &API{ops: map[string]*Operator{}, launch: cfg.Launch, chains: cfg.Chains, movements: cfg.Movements,
+		backoffice: cfg.BackOffice, logger: cfg.Logger, now: cfg.Now,
 		dummy: []byte("crashgame: no such operator, same work")}
-	for i := range ops {
-		op := ops[i]
+	for i := range cfg.Operators {
+		op := cfg.Operators[i]
 		a.ops[op.ID] = &op
 	}
 	return a
@@ -71,6 +91,10 @@ func (a *API) Routes() map[string]http.Handler {
 		"POST /v1/games":                  a.authenticate(http.HandlerFunc(wrapper.ListGames)),
 		"POST /v1/launch":                 a.authenticate(http.HandlerFunc(wrapper.LaunchGame)),
 		"POST /v1/fairness/contributions": a.authenticate(http.HandlerFunc(wrapper.ContributeToChain)),
+		"POST /v1/transactions":           a.authenticate(http.HandlerFunc(wrapper.ListTransactions)),
+		"POST /v1/transactions/redeliver": a.authenticate(http.HandlerFunc(wrapper.RedeliverTransaction)),
+		"POST /v1/rounds/details":         a.authenticate(http.HandlerFunc(wrapper.GetRoundDetails)),
+		"POST /v1/bets/history":           a.authenticate(http.HandlerFunc(wrapper.GetBetHistory)),
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/crashstudio/crashgame/integration/pgtest"
 	"github.com/crashstudio/crashgame/internal/apitest"
+	"github.com/crashstudio/crashgame/internal/backoffice"
 	"github.com/crashstudio/crashgame/internal/launch"
 	"github.com/crashstudio/crashgame/internal/operatorapi"
 	"github.com/crashstudio/crashgame/internal/server"
@@ -108,7 +109,12 @@ func newEnvOn(t testing.TB, dsn string) *env {
 	e.store = st
 	e.tickets = tickets.New(st, clock)
 	logger := slog.New(slog.NewJSONHandler(e.logs, nil))
-	api := operatorapi.New(operators, launch.New(installation, e.tickets), st, logger, clock)
+	games := map[string][]string{}
+	for _, op := range installation.Operators {
+		games[op.ID] = op.Games
+	}
+	api := operatorapi.New(operatorapi.Config{Operators: operators, Launch: launch.New(installation, e.tickets),
+		Chains: st, Movements: st, BackOffice: backoffice.New(st, games), Logger: logger, Now: clock})
 	e.handler = server.New(server.Config{Logger: logger, Documents: http.NotFoundHandler(), Routes: api.Routes()})
 	e.validator = apitest.New(t, "game.v1.yaml")
 	return e

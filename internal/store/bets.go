@@ -110,8 +110,14 @@ type BetFilter struct {
 	PlayerID     string
 	Statuses     []string
 	PlacedBefore Millis
-	NewestFirst  bool // by placed_at then id, descending; else ascending
-	Limit        int
+	// PlacedFrom, when set, selects bets placed at or after it; AfterPlaced
+	// and AfterID, when AfterID is set, those strictly after that bet in
+	// the order (placed_at, id): a cursor of ascending pages.
+	PlacedFrom  Millis
+	AfterPlaced Millis
+	AfterID     string
+	NewestFirst bool // by placed_at then id, descending; else ascending
+	Limit       int
 }
 
 // Bets lists the bets that f selects, ordered by placed_at then id.
@@ -140,6 +146,12 @@ func (s *Store) Bets(ctx context.Context, f BetFilter) ([]BetRecord, error) {
 	q = whereIn(q, "status", f.Statuses)
 	if f.PlacedBefore != 0 {
 		q = q.Where("placed_at < ?", f.PlacedBefore)
+	}
+	if f.PlacedFrom != 0 {
+		q = q.Where("placed_at >= ?", f.PlacedFrom)
+	}
+	if f.AfterID != "" {
+		q = q.Where("(placed_at > ? OR (placed_at = ? AND id > ?))", f.AfterPlaced, f.AfterPlaced, f.AfterID)
 	}
 	if f.NewestFirst {
 		q = q.OrderExpr("placed_at DESC, id DESC")

@@ -188,6 +188,7 @@ type MovementFilter struct {
 	PlayerID string
 	Operator string
 	Status   string
+	BetIDs   []string // the movements that settle these bets
 	Limit    int
 }
 
@@ -210,6 +211,9 @@ func (s *Store) ListMovements(ctx context.Context, f MovementFilter) ([]Movement
 	}
 	if f.Status != "" {
 		q = q.Where("status = ?", f.Status)
+	}
+	if len(f.BetIDs) > 0 {
+		q = q.Where("bet_id IN (?)", bun.List(f.BetIDs))
 	}
 	recs := make([]MovementRecord, 0)
 	if err := q.Order("created_at", "transaction_id").Limit(int64(f.Limit)).Scan(ctx, &recs); err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"strconv"
 	"strings"
 	"time"
@@ -407,4 +408,44 @@ func cell(v string) string {
 		}
 		return r
 	}, v)
+}
+
+// Redeliverer is what Redeliver writes through. *store.Store satisfies it.
+type Redeliverer interface {
+	RedeliverMovement(ctx context.Context, transactionID, operator, by string, at store.Millis) (store.MovementRecord, bool, error)
+}
+
+var _ Redeliverer = (*store.Store)(nil)
+
+// Errors of Redeliver.
+var (
+	// ErrMovementNotFound: no movement has that transaction_id (for that
+	// operator).
+	ErrMovementNotFound = errors.New("wallet: no such movement")
+	// ErrNotRedeliverable: the movement was refused by the wallet (a final
+	// answer, parked for reconciliation); only an exhausted one is sent again.
+	ErrNotRedeliverable = errors.New("wallet: the movement was refused by the wallet; only an exhausted movement is delivered again")
+)
+
+// Redeliver asks the queue to deliver an exhausted movement again, for when
+// its operator has fixed its wallet: the same transaction_id and body, a
+// fresh MaxAttempts attempts from now, and the re-delivery kept in the
+// movement's history with by (who asked: "operator:<id>", "on-call:<name>").
+// operator, when not "", must own the movement. It is idempotent: a movement
+// pending again (or delivered meanwhile) is returned as it is, with
+// redelivered false. The queue picks the movement up at its next poll.
+func Redeliver(ctx context.Context, r Redeliverer, transactionID, operator, by string, now time.Time) (rec MovementRecord, redelivered bool, err error) {
+	got, redelivered, err := r.RedeliverMovement(ctx, transactionID, operator, by, store.MillisOf(now))
+	switch {
+	case errors.Is(err, store.ErrMovementNotFound):
+		return MovementRecord{}, false, ErrMovementNotFound
+	case errors.Is(err, store.ErrNotRedeliverable):
+		return MovementRecord{}, false, ErrNotRedeliverable
+	case err != nil:
+		return MovementRecord{}, false, fmt.Errorf("wallet: redeliver %s: %w", short(transactionID), err)
+	}
+	if redelivered {
+		slog.InfoContext(ctx, "wallet: parked movement delivered again", "transaction_id", transactionID, "operator", got.Operator, "by", by)
+	}
+	return recordOf(&got), redelivered, nil
 }

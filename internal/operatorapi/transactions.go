@@ -1,0 +1,119 @@
+package operatorapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/crashstudio/crashgame/gen/game"
+	"github.com/crashstudio/crashgame/internal/store"
+	"github.com/crashstudio/crashgame/internal/wallet"
+)
+
+// Movements is what the back office's transaction routes read and write:
+// an operator's movements and their re-deliveries. *store.Store satisfies it.
+type Movements interface {
+	wallet.TransactionReader
+	wallet.Redeliverer
+}
+
+var _ Movements = (*store.Store)(nil)
+
+// ListTransactions answers POST /v1/transactions: a page of the signing
+// operator's transactions.
+func (a *API) ListTransactions(ctx context.Context, req game.ListTransactionsRequestObject) (game.ListTransactionsResponseObject, error) {
+	op := operatorFrom(ctx)
+	b := req.Body
+	q := wallet.TransactionQuery{Operator: op.ID, From: time.UnixMilli(b.From), To: time.UnixMilli(b.To)}
+	if b.Status != nil {
+		q.Status = string(*b.Status)
+	}
+	if b.Cursor != nil {
+		q.Cursor = *b.Cursor
+	}
+	if b.Limit != nil {
+		q.Limit = int(*b.Limit)
+		if q.Limit == 0 {
+			q.Limit = -1 // out of range, as the document says
+		}
+	}
+	page, next, err := wallet.Transactions(ctx, a.movements, q, a.now())
+	switch {
+	case errors.Is(err, wallet.ErrInvalidQuery):
+		return invalidQuery(err.Error()), nil
+	case err != nil:
+		return nil, err
+	}
+	out := game.ListTransactions200JSONResponse{Status: "ok", Items: make([]game.Transaction, len(page))}
+	for i := range page {
+		out.Items[i] = transactionOf(page[i])
+	}
+	if next != "" {
+		out.NextCursor = &next
+	}
+	return out, nil
+}
+
+func invalidQuery(msg string) game.ListTransactions400JSONResponse {
+	return game.ListTransactions400JSONResponse{Status: "error", ErrorCode: game.BackOfficeBadRequestErrorErrorCodeINVALIDQUERY, ErrorMessage: &msg}
+}
+
+// RedeliverTransaction answers POST /v1/transactions/redeliver.
+func (a *API) RedeliverTransaction(ctx context.Context, req game.RedeliverTransactionRequestObject) (game.RedeliverTransactionResponseObject, error) {
+	op := operatorFrom(ctx)
+	id := req.Body.TransactionId
+	rec, again, err := wallet.Redeliver(ctx, a.movements, id, op.ID, "operator:"+op.ID, a.now())
+	switch {
+	case errors.Is(err, wallet.ErrMovementNotFound):
+		msg := fmt.Sprintf("no transaction %q of operator %q", id, op.ID)
+		return game.RedeliverTransaction404JSONResponse{Status: "error", ErrorCode: game.BackOfficeNotFoundErrorErrorCodeTRANSACTIONNOTFOUND, ErrorMessage: &msg}, nil
+	case errors.Is(err, wallet.ErrNotRedeliverable):
+		msg := fmt.Sprintf("transaction %q was refused by the wallet; only an exhausted transaction is delivered again", id)
+		return game.RedeliverTransaction409JSONResponse{Status: "error", ErrorCode: game.BackOfficeConflictErrorErrorCodeTRANSACTIONREFUSED, ErrorMessage: &msg}, nil
+	case err != nil:
+		return nil, err
+	}
+	hist, err := a.movements.RedeliveriesOf(ctx, []string{id})
+	if err != nil {
+		return nil, err
+	}
+	if again {
+		a.logger.InfoContext(ctx, "transaction delivered again at the operator's request", "operator", op.ID, "transaction_id", id)
+	}
+	return game.RedeliverTransaction200JSONResponse{Status: "ok", Redelivered: again,
+		Transaction: transactionOf(wallet.Transaction{MovementRecord: rec, Redeliveries: hist[id]})}, nil
+}
+
+// transactionOf is a movement as the back office shows it.
+func transactionOf(t wallet.Transaction) game.Transaction {
+	out := game.Transaction{
+		TransactionId: t.TransactionID, Kind: game.TransactionKind(t.Kind), Status: game.TransactionStatus(wallet.TransactionStatus(t.Status)),
+		Amount: t.Amount, Currency: t.Currency, PlayerId: t.PlayerID, GameId: t.GameID, RoundId: t.RoundID, BetId: t.BetID,
+		FreebetId: t.FreebetID, Attempts: int32(t.Attempts), LastError: &t.LastError, CreatedAt: int64(t.CreatedAt),
+		Redeliveries: make([]game.Redelivery, len(t.Redeliveries)),
+	}
+	if t.WinType != "" {
+		wt := game.TransactionWinType(t.WinType)
+		out.WinType = &wt
+	}
+	if t.Reason != "" {
+		out.Reason = &t.Reason
+	}
+	if t.OperatorTxID != "" {
+		out.OperatorTransactionId = &t.OperatorTxID
+	}
+	if t.Status == wallet.StatusDone && t.DoneAt != 0 {
+		at := int64(t.DoneAt)
+		out.DeliveredAt = &at
+	}
+	for i, r := range t.Redeliveries {
+		out.Redeliveries[i] = redeliveryOf(r)
+	}
+	return out
+}
+
+func redeliveryOf(r store.RedeliveryRecord) game.Redelivery {
+	return game.Redelivery{Number: r.Number, RequestedAt: int64(r.RequestedAt), RequestedBy: r.RequestedBy,
+		AttemptsBefore: int32(r.AttemptsBefore), LastErrorBefore: r.LastErrorBefore}
+}
