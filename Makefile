@@ -11,7 +11,7 @@ export TESTCONTAINERS_HOST_OVERRIDE ?= 127.0.0.1
 # The PostgreSQL image the suites run; set to postgres:15 where a registry answers.
 export CRASHGAME_POSTGRES_IMAGE ?= crashgame-postgres:15
 
-.PHONY: help generate check-generate build run test toolchain fairness-script unit integration vet lint staticcheck fuzz bench load images cluster cluster-roll cluster-down clean rules
+.PHONY: help generate check-generate build run test toolchain fairness-script unit integration vet lint staticcheck fuzz bench bench-backoffice load images cluster cluster-roll cluster-down clean rules
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -77,6 +77,9 @@ fuzz: ## run each fuzz target for a while (FUZZTIME=30s)
 
 bench: ## benchmarks, in benchstat format (BENCHTIME=1s COUNT=6)
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $${BENCHTIME:-1s} -count $${COUNT:-6} $(PKGS) | tee bench.txt
+
+bench-backoffice: ## the back office's page of 1,000 transactions from 10 million movements on PostgreSQL (fills the table first: a few minutes)
+	CRASHGAME_BENCH_10M=1 $(GO) test -run '^$$' -bench BenchmarkOperatorMovementsPage10M -benchtime 200x ./internal/store
 
 load: ## the load tool against the whole thing on loopback, the game alone on CPU 0 and the floor of a bet measured after it (PLAYERS=10000 ROUNDS=3 BETS=1 DATABASE=postgres://... NOPIN=1 for neither)
 	$(GO) run ./cmd/loadgen --self --players $${PLAYERS:-10000} --rounds $${ROUNDS:-3} --bets $${BETS:-1} $${DATABASE:+--database "$$DATABASE"} $(if $(NOPIN),,--pin --floor) --out load-result.json --chart load-result.png
