@@ -48,7 +48,11 @@ type app struct {
 	sessions  *sessions.Service
 	table     *table.Server
 	operators *operatorapi.API
-	wg        sync.WaitGroup
+	// backoffice reads for the operators' staff (operatorapi) and serves
+	// their links' pages (table).
+	backoffice *backoffice.Service
+	retention  time.Duration
+	wg         sync.WaitGroup
 }
 
 // newApp builds the parts in dependency order, each from what is built
@@ -166,9 +170,11 @@ func newApp(ctx context.Context, cfg *config.Config, st *store.Store, logger *sl
 			a.games[g.ID] = r
 		}
 	}
+	a.retention = cfg.Retention()
+	a.backoffice = backoffice.New(backoffice.Config{Records: st, Games: operatorGames(cfg), LinkTTL: cfg.LinkTTL(), Retention: cfg.Retention()})
 	a.table, err = table.New(table.Config{
 		BaseURL: cfg.BaseURL, DefaultLanguage: cfg.DefaultLanguage, Limits: tableLimits(cfg), TrustedProxies: cfg.TrustedProxies,
-		Sessions: a.sessions, Records: st, Chains: st, Logger: logger, Registerer: a.registry,
+		Sessions: a.sessions, Records: st, Chains: st, BackOffice: a.backoffice, Movements: st, Logger: logger, Registerer: a.registry,
 		Tables: func(id string) (table.Game, bool) {
 			t, ok := a.games[id]
 			return t, ok
@@ -192,7 +198,7 @@ func newApp(ctx context.Context, cfg *config.Config, st *store.Store, logger *sl
 	}
 	a.operators = operatorapi.New(operatorapi.Config{
 		Operators: operatorCredentials(cfg), Launch: launch.New(launchInstallation(cfg), tk),
-		Chains: st, Movements: st, BackOffice: backoffice.New(st, operatorGames(cfg)),
+		Chains: st, Movements: st, BackOffice: a.backoffice, BaseURL: cfg.BaseURL,
 		Logger: logger, Now: time.Now,
 	})
 	return a, nil
@@ -261,6 +267,34 @@ func (a *app) start(ctx context.Context) {
 	}
 	for id, t := range a.tables {
 		a.run(ctx, t.Run, "table stopped", "game_id", id)
+	}
+	if a.retention > 0 {
+		a.run(ctx, a.purge, "retention stopped")
+	}
+}
+
+// purgeEvery is how often the retention runs.
+const purgeEvery = time.Hour
+
+// purge applies the retention (back_office.retention_days) now and every
+// purgeEvery until ctx ends; on every replica of a cluster alike (each
+// batch is one transaction, and a bet purged by one is not found by another).
+func (a *app) purge(ctx context.Context) error {
+	tick := time.NewTicker(purgeEvery)
+	defer tick.Stop()
+	for {
+		n, err := a.backoffice.Purge(ctx, time.Now())
+		switch {
+		case err != nil && ctx.Err() == nil:
+			a.logger.Error("retention: purging settled bets failed; trying again later", "err", err)
+		case n > 0:
+			a.logger.Info("retention: settled bets of old rounds purged", "bets", n)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+		}
 	}
 }
 

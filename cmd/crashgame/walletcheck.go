@@ -27,6 +27,13 @@ WALLET_CHECK_SECOND_API_KEY, WALLET_CHECK_TOKEN, WALLET_CHECK_EXPIRED_TOKEN.
 Exit status: 0 when every check passed or was skipped, 1 when one failed,
 2 on a usage error.
 
+Once live, a movement your wallet failed 20 times is parked, never lost:
+the game's back office routes (api/game.v1.yaml 1.1.0, docs/operators.md)
+find it (POST /v1/transactions, status exhausted), deliver it again once
+your wallet is fixed (POST /v1/transactions/redeliver), show what happened
+in a round (POST /v1/rounds/details, /v1/rounds/support-link) and export a
+day for reconciliation (POST /v1/transactions/export).
+
 flags:
 `
 

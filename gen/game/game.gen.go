@@ -366,6 +366,30 @@ func (e ContributionResponseStatus) Valid() bool {
 	}
 }
 
+// Defines values for ExportRequestStatus.
+const (
+	ExportRequestStatusDelivered ExportRequestStatus = "delivered"
+	ExportRequestStatusExhausted ExportRequestStatus = "exhausted"
+	ExportRequestStatusPending   ExportRequestStatus = "pending"
+	ExportRequestStatusRefused   ExportRequestStatus = "refused"
+)
+
+// Valid indicates whether the value is a known member of the ExportRequestStatus enum.
+func (e ExportRequestStatus) Valid() bool {
+	switch e {
+	case ExportRequestStatusDelivered:
+		return true
+	case ExportRequestStatusExhausted:
+		return true
+	case ExportRequestStatusPending:
+		return true
+	case ExportRequestStatusRefused:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for GameErrorStatus.
 const (
 	GameErrorStatusError GameErrorStatus = "error"
@@ -549,6 +573,21 @@ const (
 func (e LaunchResponseStatus) Valid() bool {
 	switch e {
 	case LaunchResponseStatusOk:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for LinkResponseStatus.
+const (
+	LinkResponseStatusOk LinkResponseStatus = "ok"
+)
+
+// Valid indicates whether the value is a known member of the LinkResponseStatus enum.
+func (e LinkResponseStatus) Valid() bool {
+	switch e {
+	case LinkResponseStatusOk:
 		return true
 	default:
 		return false
@@ -1067,6 +1106,18 @@ type ContributionResponseStatus string
 // Example: BRL
 type Currency = string
 
+// ExportRequest defines model for ExportRequest.
+type ExportRequest struct {
+	From      int64                `json:"from"`
+	Operator  string               `json:"operator"`
+	Status    *ExportRequestStatus `json:"status,omitempty"`
+	Timestamp int64                `json:"timestamp"`
+	To        int64                `json:"to"`
+}
+
+// ExportRequestStatus defines model for ExportRequest.Status.
+type ExportRequestStatus string
+
 // GameError The error body of the game direction, sent with a 4xx or 5xx status
 // (never with 200). The per-route schemas below narrow `error_code` to
 // the codes each route and status can carry.
@@ -1413,6 +1464,18 @@ type LaunchResponse struct {
 // LaunchResponseStatus Always `ok` on a 200.
 type LaunchResponseStatus string
 
+// LinkResponse defines model for LinkResponse.
+type LinkResponse struct {
+	ExpiresAt int64              `json:"expires_at"`
+	Status    LinkResponseStatus `json:"status"`
+
+	// Url The link, on the installation's public address; its last segment is the credential.
+	Url string `json:"url"`
+}
+
+// LinkResponseStatus defines model for LinkResponse.Status.
+type LinkResponseStatus string
+
 // RedeliverRequest defines model for RedeliverRequest.
 type RedeliverRequest struct {
 	Operator      string `json:"operator"`
@@ -1658,8 +1721,14 @@ type LaunchGameJSONRequestBody = LaunchRequest
 // GetRoundDetailsJSONRequestBody defines body for GetRoundDetails for application/json ContentType.
 type GetRoundDetailsJSONRequestBody = RoundDetailsRequest
 
+// CreateRoundSupportLinkJSONRequestBody defines body for CreateRoundSupportLink for application/json ContentType.
+type CreateRoundSupportLinkJSONRequestBody = RoundDetailsRequest
+
 // ListTransactionsJSONRequestBody defines body for ListTransactions for application/json ContentType.
 type ListTransactionsJSONRequestBody = TransactionsRequest
+
+// CreateTransactionsExportJSONRequestBody defines body for CreateTransactionsExport for application/json ContentType.
+type CreateTransactionsExportJSONRequestBody = ExportRequest
 
 // RedeliverTransactionJSONRequestBody defines body for RedeliverTransaction for application/json ContentType.
 type RedeliverTransactionJSONRequestBody = RedeliverRequest
@@ -1681,9 +1750,15 @@ type ServerInterface interface {
 	// GetRoundDetails What happened in a round, with the operator's bets and their wallet calls
 	// (POST /v1/rounds/details)
 	GetRoundDetails(w http.ResponseWriter, r *http.Request)
+	// CreateRoundSupportLink A link to a round's support page, for the operator's staff
+	// (POST /v1/rounds/support-link)
+	CreateRoundSupportLink(w http.ResponseWriter, r *http.Request)
 	// ListTransactions The operator's transactions over a time range, in pages
 	// (POST /v1/transactions)
 	ListTransactions(w http.ResponseWriter, r *http.Request)
+	// CreateTransactionsExport A link to a CSV export of the operator's transactions, for its finance team
+	// (POST /v1/transactions/export)
+	CreateTransactionsExport(w http.ResponseWriter, r *http.Request)
 	// RedeliverTransaction Deliver a parked (exhausted) transaction again
 	// (POST /v1/transactions/redeliver)
 	RedeliverTransaction(w http.ResponseWriter, r *http.Request)
@@ -1768,11 +1843,39 @@ func (siw *ServerInterfaceWrapper) GetRoundDetails(w http.ResponseWriter, r *htt
 	handler.ServeHTTP(w, r)
 }
 
+// CreateRoundSupportLink operation middleware
+func (siw *ServerInterfaceWrapper) CreateRoundSupportLink(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.CreateRoundSupportLink(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // ListTransactions operation middleware
 func (siw *ServerInterfaceWrapper) ListTransactions(w http.ResponseWriter, r *http.Request) {
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.ListTransactions(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// CreateTransactionsExport operation middleware
+func (siw *ServerInterfaceWrapper) CreateTransactionsExport(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.CreateTransactionsExport(w, r)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -1923,6 +2026,8 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/v1/bets/history", wrapper.GetBetHistory)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/v1/transactions", wrapper.ListTransactions)
 	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/v1/transactions/redeliver", wrapper.RedeliverTransaction)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/v1/rounds/support-link", wrapper.CreateRoundSupportLink)
+	m.HandleFunc(http.MethodPost+" "+options.BaseURL+"/v1/transactions/export", wrapper.CreateTransactionsExport)
 
 	return m
 }
@@ -2303,6 +2408,84 @@ func (response GetRoundDetails500JSONResponse) VisitGetRoundDetailsResponse(w ht
 	return err
 }
 
+type CreateRoundSupportLinkRequestObject struct {
+	Body *CreateRoundSupportLinkJSONRequestBody
+}
+
+type CreateRoundSupportLinkResponseObject interface {
+	VisitCreateRoundSupportLinkResponse(w http.ResponseWriter) error
+}
+
+type CreateRoundSupportLink200JSONResponse LinkResponse
+
+func (response CreateRoundSupportLink200JSONResponse) VisitCreateRoundSupportLinkResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateRoundSupportLink400JSONResponse BackOfficeBadRequestError
+
+func (response CreateRoundSupportLink400JSONResponse) VisitCreateRoundSupportLinkResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateRoundSupportLink401JSONResponse SignatureError
+
+func (response CreateRoundSupportLink401JSONResponse) VisitCreateRoundSupportLinkResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateRoundSupportLink404JSONResponse BackOfficeNotFoundError
+
+func (response CreateRoundSupportLink404JSONResponse) VisitCreateRoundSupportLinkResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateRoundSupportLink500JSONResponse ServerError
+
+func (response CreateRoundSupportLink500JSONResponse) VisitCreateRoundSupportLinkResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListTransactionsRequestObject struct {
 	Body *ListTransactionsJSONRequestBody
 }
@@ -2356,6 +2539,70 @@ func (response ListTransactions401JSONResponse) VisitListTransactionsResponse(w 
 type ListTransactions500JSONResponse ServerError
 
 func (response ListTransactions500JSONResponse) VisitListTransactionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateTransactionsExportRequestObject struct {
+	Body *CreateTransactionsExportJSONRequestBody
+}
+
+type CreateTransactionsExportResponseObject interface {
+	VisitCreateTransactionsExportResponse(w http.ResponseWriter) error
+}
+
+type CreateTransactionsExport200JSONResponse LinkResponse
+
+func (response CreateTransactionsExport200JSONResponse) VisitCreateTransactionsExportResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateTransactionsExport400JSONResponse BackOfficeBadRequestError
+
+func (response CreateTransactionsExport400JSONResponse) VisitCreateTransactionsExportResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateTransactionsExport401JSONResponse SignatureError
+
+func (response CreateTransactionsExport401JSONResponse) VisitCreateTransactionsExportResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateTransactionsExport500JSONResponse ServerError
+
+func (response CreateTransactionsExport500JSONResponse) VisitCreateTransactionsExportResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response); err != nil {
@@ -2476,9 +2723,15 @@ type StrictServerInterface interface {
 	// GetRoundDetails What happened in a round, with the operator's bets and their wallet calls
 	// (POST /v1/rounds/details)
 	GetRoundDetails(ctx context.Context, request GetRoundDetailsRequestObject) (GetRoundDetailsResponseObject, error)
+	// CreateRoundSupportLink A link to a round's support page, for the operator's staff
+	// (POST /v1/rounds/support-link)
+	CreateRoundSupportLink(ctx context.Context, request CreateRoundSupportLinkRequestObject) (CreateRoundSupportLinkResponseObject, error)
 	// ListTransactions The operator's transactions over a time range, in pages
 	// (POST /v1/transactions)
 	ListTransactions(ctx context.Context, request ListTransactionsRequestObject) (ListTransactionsResponseObject, error)
+	// CreateTransactionsExport A link to a CSV export of the operator's transactions, for its finance team
+	// (POST /v1/transactions/export)
+	CreateTransactionsExport(ctx context.Context, request CreateTransactionsExportRequestObject) (CreateTransactionsExportResponseObject, error)
 	// RedeliverTransaction Deliver a parked (exhausted) transaction again
 	// (POST /v1/transactions/redeliver)
 	RedeliverTransaction(ctx context.Context, request RedeliverTransactionRequestObject) (RedeliverTransactionResponseObject, error)
@@ -2678,6 +2931,37 @@ func (sh *strictHandler) GetRoundDetails(w http.ResponseWriter, r *http.Request)
 	}
 }
 
+// CreateRoundSupportLink operation middleware
+func (sh *strictHandler) CreateRoundSupportLink(w http.ResponseWriter, r *http.Request) {
+	var request CreateRoundSupportLinkRequestObject
+
+	var body CreateRoundSupportLinkJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateRoundSupportLink(ctx, request.(CreateRoundSupportLinkRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateRoundSupportLink")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(CreateRoundSupportLinkResponseObject); ok {
+		if err := validResponse.VisitCreateRoundSupportLinkResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // ListTransactions operation middleware
 func (sh *strictHandler) ListTransactions(w http.ResponseWriter, r *http.Request) {
 	var request ListTransactionsRequestObject
@@ -2702,6 +2986,37 @@ func (sh *strictHandler) ListTransactions(w http.ResponseWriter, r *http.Request
 		sh.options.ResponseErrorHandlerFunc(w, r, err)
 	} else if validResponse, ok := response.(ListTransactionsResponseObject); ok {
 		if err := validResponse.VisitListTransactionsResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// CreateTransactionsExport operation middleware
+func (sh *strictHandler) CreateTransactionsExport(w http.ResponseWriter, r *http.Request) {
+	var request CreateTransactionsExportRequestObject
+
+	var body CreateTransactionsExportJSONRequestBody
+	if err := runtime.BindJSONBody(r, &body); err != nil {
+		sh.options.RequestErrorHandlerFunc(w, r, fmt.Errorf("can't decode JSON body: %w", err))
+		return
+	}
+	request.Body = &body
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateTransactionsExport(ctx, request.(CreateTransactionsExportRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateTransactionsExport")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(CreateTransactionsExportResponseObject); ok {
+		if err := validResponse.VisitCreateTransactionsExportResponse(w); err != nil {
 			sh.options.ResponseErrorHandlerFunc(w, r, err)
 		}
 	} else if response != nil {
@@ -2745,251 +3060,266 @@ func (sh *strictHandler) RedeliverTransaction(w http.ResponseWriter, r *http.Req
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L1rcxu51SD8V1B8niqTb7Vo3nSjKvWubGtmnHikiSRnkkzPqsFuUETUBJgGKEqZcdV+3M9b+wufX7KF",
-	"c4Bu9IUUadkZJ4/zIWOxu3E5ODj3yy+tWM4XUjChVWv8S0vFMzan8M9XNL67mE55zF7R5JL9fcmUPssy",
-	"mZmHCVNxxheaS9Eat0a9HpGC6BkjExrfEQmfvVAkk0vNVLcVtBaZXLBMcwZjMzPOTSwTBn+J5bw1/qn1",
-	"9vz67PL89N3N2eXlxWUraL09/9Ppu7dvbv74/uzyL62fg5Z+XLDWuKV0xsVt60NgB5ozpegtjFV7Q2mq",
-	"l8qfBr5pGO1D0MrY35c8Y4l5zX4Y+IstPpKTv7FYmwk8ODFt5ilvlc7lUug6zF4bkBvITGU2p7o1bnGh",
-	"D0atoDXngs/NUvv5bFxodssyMx1dankTUzWTSxh1w+e9xgEmTN/wpL6g6xkjOqNC0dj8csMTIqeEa0Ve",
-	"Tpg2K63BNl5mGRPxYyPgpxljxVy1x3N5z+YO7bhmc/jHf2Zs2hq3/uNlgZYvLU6+fMX09/YjM4AdkWYZ",
-	"fYQBl6nmi5SzBgR9qxWxMHuhSPHmE/Dv9ZoAuKCPT8K++cOUxiy5oQ3Y8OOM4f25pXNGMhYzfs8SvFEI",
-	"/NpcjeM/smwdwDM2XSqaNs39CBOtaJoyTeA9O3fCJlwHhCrCNVGUJ41okMmlSNZNq5jW6aZdc01WFI+H",
-	"JUQudUBSqXRAYipilqbmx4zcS56wZEtA1O/8gonELCho0ThmC82SloUI/AsnvzHHGrTM7PCbnb4VtMzs",
-	"T1MMi+0eQPwz8a5L4KhCUFCZAjn8u7GZ4LyWYpryeD1ZPv4UZPn68vT86vT19duL85vLs2/eX529+fJp",
-	"8bnU35hTWAua0acGzfnF9c03F+/P37SC1qX5r/fLFw+uSwOrOvOaMK25uL1hIlH2Bm9x/eIZ5WItj4HL",
-	"8UKRGVUzAq+S9mI5SXlMqCbfnl2Tl1PKM8GUegmP1ctf3IgfOs18KKNqdrOQvInRXoiYwUHDxISJhCWk",
-	"PVuKJGOJnqnORzEBQ6fXkTyzs+3WAXhGtWaZeeN//tTbO6Z7059/ORh9+M+mjS5mVOHJrIcrvhMQLojM",
-	"EpYFhNF4RlZcz8jKEtwJu6XCTL4V4wXk+MEM28R3F1JxXMYvu8oymxkHTXXzTgEbXihi3giIXAPXBk70",
-	"9y0RuLh45ckjwweiscWhCbJN812WLeEdki1TRtqJjJVB4lTes6w7TwDF3B22d8ogXfpo/8EFNwxoa07j",
-	"MRiHiLg/n6EgrgS1S9xICZj+jists0cr6ddpQbzMFJLSOX14x8StnrXGA+92+KKfnG8J6pTPuT3mKV2a",
-	"E+/3zJj+p8OBwST6kF/I3lOIZdZNtV0tF261/aYrtVFo0nzOlKbzxZbb0XKrFyvHmS/Xn7AsOwBIYfyn",
-	"jk8tpFCsfn75Vd9O2C5pNR8A/m/xQzyAKhkQ7EHfFDiyBTOTdztwMlz0mr3nakED0c3l2pimqdFoqJOo",
-	"1+lpO0r1hnzPF6jH1LF246dxxqjOZeMt0CthKb9n2S6f3HFk7B75aQWtFRcgp6apEX8a5ZOUKn3DnPhU",
-	"e+xw9qasM65RPahCBtHwyO6piqUbGZL76LGJIdUxLQebOfVcE2APM7pUZVWgCRBbbHDFxQ3+WEyKILZa",
-	"cCto/YNl8sb8+CTSVya0Z9ikNOS4V8KlClSbLs1rqmkqb5fsWzpnzdcGNFE5BR4Xu9e7xDBgINqKRHMu",
-	"biZMRwGJ5vQB/kmoSPCvFRdRKOhiwWhGpEgfUfoATo08hsQ0yzhLSOQ0oyggM5kmZCozomdUE/cgFGZc",
-	"miG7vWUZicF+Qk4FoRPFhMZFkTmjQsEk+DdXZCnuhFyJIBSC3TM7sJ4xM5giQgp2QqhwrxXfyTnXmiUB",
-	"wc9gEqpIrxsKwB46X6QAu5hqdiuzx9YYJVFf1Ru3Xl2+a5mbO5etsc6WzPxb3Wm5cH86FLF/5pIlDrYX",
-	"p1QpHiMLvIEX93s9ZIIIZiTJ7jc8Eyu4zuWEm0Xi0AIOu/XajEte5+MqvUy4zB9c4Z8fqhSy2GYVXQwS",
-	"Efe46wMnB8hG2xFN04tpa/zT5lv/2n3x4eegsoAfMgbHsxbD3GwniM72L4feiM9dpLBz2WioMAhDKDHP",
-	"SUqXIp4ZHKH3lKd0krLSrhHadssTKVNGBQ5uD37d+IUFaCmUUVDtF1uNnuPRk6OjDUQR8wWKzYrcZlTo",
-	"Qqp15H2rmT1lqC6tw4w8YULzKTfqCFiXqCL2K7PNl/f9lxao5p5L4TNt1YBR3q2oYRaf01t2s8waTF2n",
-	"SZIxpdy5mxW8MNRiOZ8IytPyRDOtF2r88qV5S3Xt791Yzl8a+svjl6WVdBfAVOp2Tndpt0ZzMPzUcfwd",
-	"zW4NSjsDFlGa3jHQ84AWmk0VhLRLLpB84Z2wxK3rVgRU47kr+gEMoSRmPOXilixYZkSrdSsaG8mL3xra",
-	"vcj4PwzxDcWC8oQgOXbjrFl5CJiWU7fnrv1qbhDsk4DTktit7zR+sNXFEo3c+Q1XRjUg5mkZZauUvUEK",
-	"R1JfHRJpPrLGOU1Yvuqm8S2DeEqMKTRT2EY+eVBwkkbRxDkFKldXEJR/zAmVhAB3mxVTyujgOXVvR8P9",
-	"g8iKBMPu/kGnG4pvUkm1CgguWgG9wYEVnL37eCmMiIMSxz1NeVJh+8P9g2BXVeG1FDrjk6XZ0rZONUMa",
-	"C3uYN8Dz3WqvL86vL9++en/99uL8SzVR+iDbztz9fIBdnZ29eXv+7c3rdxdXZ29aQcsHlIHaN+/evr7+",
-	"V4DYdlbw50Ps9Xenb8+/fHu3DxrPzlUhNMQHAdGS0JLFkbQVFzEj/W6/2+vUIbTZ+g1PwaMWNZm6I5Jy",
-	"pcHd1sZdkUgxZjTWCObybG9HKO1vMm75drD6WtzTF4rwBL18ghhd55EofitY4sTobuvJmUqGsvJU7wV/",
-	"IHOeplyxWIpEnZD5UmkyYWCU5oLskzkXS82qglmcyvhuS5/fPU2XDbxyOCCTRzOyL9SSJGMrI3ZkVCRy",
-	"Dls/GJFUrlgWU8XIjD2QhN9y9NBvb6Hfzq6XY4hb9dO4us6o5yNbg20F3cjbeZxlllivLyyKtM0/pzxT",
-	"mpjFB6CUU5KxBaO6s60nFnHXdyCtWcaKi0SuzJErhlwZeLq5cFyRKX94hvdXNlu4cpT56APOCU/tSMvQ",
-	"rwOi8cg9lbgSv3B1QUaD/iGh6WJGJ0zzuJBUDLkLyHJh5G+DvWijsY85U4QJo6EmoYATFMU1QOlGaZqm",
-	"FIhdLMWU3y4z/KvtGUnwBEJhyFPnhEQ/XFxdA+MA7SgiGdPLDC0vc0NGomL+qCI5WYuID/TTvb/+/Muw",
-	"2ef1LZ2zNfzL7BNIPpnI5NEnHiThGQMLWoCGG3B/UTJ6eCAyI/sPDwTPLhRtNO/AC4Ner4PgW7BsD3zB",
-	"xGoSZMJSuSKCZplckajgNBHRMhSgwMjEQJvGM3QjAxZbKh5TAcaIx5r1yOeorW9Pvz8reZIrXBOEaiKk",
-	"JlPD18cktPpwwtLlAwtbeFranTlc2vy8wxaN52xvwnTYKsyIY8tmP2zm9Zu0rPyMXpuXm5h9VYOht0Iq",
-	"g8aaPWhr7ytxpFTeqhNrektQ4THkScJ76Bkp6ybOfleoHQ0EEdhZI3P2llQYKxxKOXMSFz57wiUurO1J",
-	"CrLf63XJH5dSM4hqMaRNLpgwyjElmsd36Hgo1tzr//74r384+H54efTHwY/714d/6f9p9OeDV0fnzcpb",
-	"s1vyNF3RR2VxMvJ9jZ9Yfiofc20dZyA64IU0Y+TWY8PKaKxfKMtsIMaCtKOCfgShiAojUNTpkqsZzYy6",
-	"ba6lF53k3ev8kTKDGi2Pi9txKKKywhMFJHIaz9Xbb89Pr99fnkV4y+1K9IyrMiGkSWJIgy/p2cCofFqF",
-	"9xv+xJuP2+UZkSthve6GXBqyCW8ZhRJmHBcr8lULs9KKJA2AKesj8FaTQhJZiDaL8lHnBEDjRVSakSqR",
-	"KuanxqAWWEhDJFCEcoIXRNPpknMp3OHPwUqam/NkwrqhCMWvpEA18iv57vr6B/KrQZQEYgnIr+aVvb09",
-	"Uvp/8+P3b6+uDDCAUr59Q34lRlH+NbcmWm9Au8CmTvnD64s/nJ3nn2l5x3IXglxqxROGRt7SRz+8O/3L",
-	"2aU/X+6cXf+xA3bTjIAQU7ZCf4Qg/QOjGphbwjKFdhjDnQ0pX824ZmpBYxYY3sX+vqSpIYTFCmC2N2ff",
-	"X8B5nf7p9O2701fvzvIpYUlmqNxcjZ+UuQ28PvJAaVlJ7Xa4e1zaZH61YJg++RV0CKqXGbMQCsD7KiRY",
-	"xRSLM6YDZNw01SxjCWzPgdFgldMLnHBoJ/Rvd75HGGgpMkYT2KDMYPG/v7o4X/PdPnynWGZYzJTy1Cz1",
-	"V2TPln5WkK0VtEpY5P2dI4hnX3Hv1E+mFdQ5fQ2Q8FvJdPOzzztqAzRKTmoXOxNaujeIJzVTUlU8AVpg",
-	"TsLiDsUDsCxkV5GjEn1ToevjTWceEGr1GMuEVpkUt6EwQAI8o551tyYxlTwgoYgqeBCNLWF33hLH4ezH",
-	"3NJ56zoMBRAIeLfKaNqn37/aG3S6JbSrgbmKh1vZVzaKXFuIVv8M8an7xco5aq2BKPed5+YRgpLPlLM0",
-	"ITqj9yyFY3Z0zFpTDLpWblfNT1xYbHJZvWQ9GPcPj/edt7dX99F+Sq/qBfyDpl3yI4ovVqjJowEIEzp7",
-	"tE5WK0blaikVSQg2dBst0La+m4BYlxj+Y8VFp+R0KY1ygqKTXGojURe+2pw5ot7JEusf2mzwimkKnir3",
-	"Fhh+nM7LEoef/gUty+v+kexgAfveM34RlCnNPGwh49nuxrB8OSVUCD5N1NmG61DYoDaaEotYkUZUB0T9",
-	"CbD9Z/QcK8DRhiCK9ZEQuwUy/LzuWuXcSN611l0lvi7etm5gqbMOo2Q8Aq7SVAF9DYX3HRdGuItnxLru",
-	"FZnTR4MK1hk/JhT/ad6kzsEVitVMKi+KwfJay5LAZoPEfcJiOWeKLBWEKJQtDz9ZivP+CvjJVoFXBbGo",
-	"h13Zo2xWCkFeXAumbQORy1FLDWvYzt5dDmkCw464VUTL7S/7UyxK3kVGqKJk0Ov5jGqnmEcPAx14m67n",
-	"Oypul4083z1xlAR5+96UxoYKGjGgS/4ARhMQldSYRAuI5mIC/h9Md6fikaDMDi8F6DHNdSZgegGZ0jRF",
-	"LdDKEWWFIRQ2vpekbk1tRH2LvILFRnLJePoI04MWqc08BnQMLZLjUHiBWijeGfXSufDNysxCFKwkIBjH",
-	"hXfBRvhVbZGLxuN9B4rjLqIzqpqbZOeq5lATnUEvNKKjxYWSRvlc2bkuwZYV5i6JSguMxiXVOBT+YryX",
-	"c70nGm9Wibue9aE8w/aqsKF8T+jCXRLV1a1o3KACd+uWomdoFL5ZHTYkpDN6tDNG0725FOzRRo51zFg5",
-	"+YaNWdpoHry/fEesqwVYLjcLuaXzCcgudglLbZaRUXHLuv8slbWujX5VQj6fEoI0aHsP/tMU6At2LpR3",
-	"VTFAUS8WuaI/+/CvbO8rev4T0HOtkoyPCw05cnhiBItc3bDh4va8I6DzbjEnoYiAQdiXchJffo0sRcqU",
-	"IpGh8JFBGZ0t0chsZD4UHc3PCUv5xKyBpYbmQgCYYTHIdAybGTtbDhqhaRoKOwsk4+ZOaWRb2TJlqIfG",
-	"MxbfFcYgtCgGKNobiUWtkJGxeeGz8Hwi6Dxo11h04BmekGMGTXzXc2/gWx2SURt5aMS0UNwywTIeEwhj",
-	"Q7MTHG6XvBVkQTPN42VKUSz2mS+x0WxETouzMJCU8dJABGLjDTl4WGRM2ajeKA8UieqB8lVrx3oNL82F",
-	"WhTRmhU4L3nL/nuv3+sNhqMNNpMAJa3WuHWY9Ke9+JiO2HAymhxMj+kg3mdHSX9yOB3Sg17r85pXLo12",
-	"NodcwnFjAGOXQHSEs54XXjAjT7+c0JSKmBHEL5KwmBs84tp+Zv2SRqKovsuFQUsU6nMxZE7vbJiMjQgB",
-	"b5e3LmtiaY6Qf1PExY+JYCwxcjdHNITrImTmC4giIXN5zyC0AESjbih+BNUVJDVH+Z2wNgYrf5NoV0Gy",
-	"KU3Vmth7SFRtjguvmDDsu2RBb9m4SCooFUhQmEhmeGAoUnR/kSmE0gONAPFRzeTKvPjGDjhZai2R2IBn",
-	"GAK9zGkgWVlYR0eXfG9tQqhnyXSpGYlmWi8iIxrCv1RkJMUTc5KPemZEQ5YqhgoEVnAAYgNwq8i5VSXI",
-	"RbqvVquuu10u4P2lBUYTE1ob93+6nmOTtmKs8DZ0uuQU8BtOuMHUfuL0vTF4p6Iyl69t5cnsgNTTlre7",
-	"wrl+Xb/ChboMx2IUZrKjvhyKRoWZVPXlk7oea3YjJ5PHrXAa3hw34OY788BiZuB4nOF8NOX6EZnbC0Xe",
-	"MXrPchbIBY01vzcvMJGQlNEEU6q65GLBBNhSq1iNnmKcPOX3aP+igvBpRues04j0oWjGelJG+nb0N3pP",
-	"cfdjcyIJ1dT8g5qNGJjeM7Kgetb59PcDANuY+bEmMeA6lyAhy0wQalMCSMLuebxdZsBuhu7tDVuldOiN",
-	"COW24GX2VGUyIOXtJv+4E4oA+nWZplNecI21r1l1c7rEOY/vBJCjjAgvqRE/OiFzqkB6Y1OZMWszMpcD",
-	"Y3/FoxSVLIjfSyooueLpPW1WAXK1/cap7U9ntObffOs++RC0jMzYsKM/cQV2D/PU7UbXstBaCc3u/jU9",
-	"FbmM9gQOOokJ3m7Gvy55iyfKRMFqXbggBjtXEsR9UczQO6S7mMiqUHYyNAgGdhBxgcSQvUq1IYhKb23J",
-	"MrMkfDplGZlmcu7rOo49lq5PlVei3H+yczwJRDg9aMYEgb8LtxpFkHZKRjZvWW4FZc2DtO13ANsHGuv0",
-	"0axELeOZvxyuQuGMtp0qsX1SKv/IqGsnrGxSZte5uE7NFmKm1HSZkkZDi+9KClrAkDckEP7/iie/03c3",
-	"f1kMsz8d3f1xPvjrw/XB6rwfvxrNfn+o3vXo2X7y7fHymwG/OHq8HOofw2WvNzgw0sDvFhr/iJfZ74we",
-	"VVNTPql3wu6m6Sa+v3xn8CKVNCnxcoM1GcNQPY/UEi2D/ILN6MJw918mVEGy5gcEitnZMMZYSfg38zaO",
-	"D51E5D82oMCnecY4PI0CYiZIiLQ3n9oM0LpcCjWI1IypLonqqwDF197yUCgublNGljYG0FEBiaKPJY/9",
-	"nD6eWK4CTi+RPoYizhjwTZo6g4+BZbuwLphhPXXJXksuCNfmxkQGCJEbM2NKpvcs8YTFKF5m8JzNF9pL",
-	"vUfkDYVLjBayUDfXSD2fG309frDM+PYx9wYtmy5zXh1ibSmbHcrD7FwAplYswsvY6Q+Onkik2Y6UVSZ5",
-	"AgjrckfyIhGsSdjLlsxhjfVJMaUtF9WE3lIuTgho23lVqRVVxJbXMBQgH53QNGMUY1/qkuzW6Rrerp8S",
-	"p669V9fij7//8ugbAfrYUOPTluG4QRmysRJMQ+mjvMCK911t12I5n2BJy12La+GR7VIrpvhk0pCEkptw",
-	"x0geeeJIY7sIeQOJIZJiz0hT9kUjdOevymVGmLjlgrGsqZpb5bTs9ivbqSw1qJ1AE3SbT7Uud9c2/gNy",
-	"r0UmNcaeo/VWpiogasV1DIUrBSTA2yoG7QXEuIIQ2SFUIfNBgv5Ckb8tM64SjoPZ7apyGJlRDW38lbUg",
-	"hMI3IcAL0ykWtFjNZMpslKWLIUnZFKRGjHQ3RDwUTExlFjNrjJYCQtKNpmNEy3E5Rw6NeFqSBBynubLd",
-	"DcVp2QsJce1U3G5nfDI6GAfHKeSXsTSp2YkL68KNIXtyqW8sJ22Nhz2oJ5Sah2CbKB4d9IKWhfkN6CCo",
-	"PtfEo03D10SmKboIuCJzKh5zjcdFpVEn2yDpMBIwhLZRKGgKbnP8A4qJUsxcoOS1FJqLJeuUtA0mEpWb",
-	"YOzAoXDSBaKWIaeG+HbJKdgfleYpCBFQEuCOsYXyxwwFNVSrS15l9B88faHI1Q+nL7//hvS7g94hzHX6",
-	"7esLMuoOe4SqO/DpDXtd0jdH3x+NquVuhpuLs41GvacJU+PpNQcO1SEvp4Xax+fMs2gtKNhlnY8lFCyl",
-	"Cyhla95zYBVME1ezEKuNGMVL5UdiCBgYu0LRRqMXWmqj3NYWOZmtsG11uuS90DwtHVxsR1QBEWxFIMAL",
-	"XVdwRU4ARYBZGkQSicMS85MNHKYZW38UB88+isptaSwJDaClqDmgzRC2bkBaGAjciVgJOLci5hSvBHVu",
-	"pQr3VXslBZyvwiocSeAdYj6EoVPgKjghhuUvvfhrsDaD6mxokQF0B2I73//h29ehuLy+Iv3ha1jV4Mxg",
-	"eQWQzUa2D038Qi5F8oZpylP1KcTLDea2C5Fa9M8hYDa2RS62X1ZzJ+lzV3F3O2k1X87PTwJ0nahqNv7x",
-	"pQurUYKZK3a73ShYG/f5JQxx2gA3sxYWWGe1QcTckDsNpT6Loq7blAp3s2yoSgqulB2KkuKYRhZr3N0V",
-	"uMXXxLHsYyQdK4JFQZrcKRfFD73YnFn5nNiUq1K+UHd91sa/TfzJiaP+lUzXLzIs5colna0NmOrvjmj1",
-	"xKxnYVAtLw4qLmGGeiU9ToLpWbgMOTBcB6GQGckp7KaMuROMO3cRsxJwyRYDKKoAiITMuVJG7MB5q9lI",
-	"1f1/CtTOE3eNwInHERv57b93VNV12cZRr8oZvVxx621+6cq3RoUMpJhApa2STY8ujk1Vb3fuTvJkMdwK",
-	"CO0TKzS6rg9YtRSCed0DRYzuTjK25ywu1YVsUVp3U5cTozZxTbAzhbJW18bOJ9HLCdPRuqLzOxbv3dgt",
-	"pVrZd12VFHRVofuUJURuWx7niW4sm8rZVysI71w7uLoXW+8PTtnwUaMwIHaQW6lJ+8ULNCkKKZh9ofkI",
-	"NtQgrp+6C50CPcL7AGofSYuTFcDuWC28qHNc77BCiYMYID7E3DeTuk9eEHlzmf3PXi25QsSWWeWyBQUv",
-	"yDmzxYdGCPnFluvHjATyhSLmFZ9Sf/p6zEUZZleY2evw4hdvL0qSeIX7824xH13E2WMWaouy/Q2w8oq2",
-	"R3lYRMbuuVwqiH6rlBzbXO6/PoHSNNM5L6bilgWkVg4sIFzE6XL79j6/ec+AdWKCVdlL3KTIacWvfJR8",
-	"5k37qN4EDRWUwAb2xBGxBzyiE0I1mUulybBPEiMUUbCQRgYJoq0OcDurweaGB2XU/zQtD0pOo50bHjxR",
-	"kNpcJihktkzTE7KgCkI/qQJHrbJC5T+raQJY/uJlxvXjldk8QuvPuWLSEM7vl8ajCYv5nKbku+9PX+9d",
-	"fXc62D9wGARRH7nYDXE2UH8vCMUde/QL+vhhPFjrJ1c+rs239yzWMkOnxMGBreIX/RLmCBO2xn7OSRAW",
-	"+BNWQ47CnDTDV68u34WtD1Eo2kKay8qtzXWVcsE6Ll+/KDAECyMRLmkP/9wTUu9NZba3yGSyBLSJQnHL",
-	"7xmJ/ryXw3JMDuLJcY+NetPjYW9/OGCT3igeTaaj/ck0iWm/NxgeHR30ktH+Ybx/OBlNe6PhMKG9A7rP",
-	"BtPpiEVdTGUwwHyhStkT7bnqbBmVFQoMy3JOJlvvpAjE6zeXSTqX5BWjGdizi6AF9gBlKrGFlnKFlCD4",
-	"E87Gd5BY6MEnoYBOAFDZfC734A8/CsO6P4waAzkaDoqokXKDijNGE/AI2iRwD9bFFaIL/gf22PpgUJ2L",
-	"KVC+WApNY2AcbE556mgS5paq/wH2Lkwhd9EO1VRzWybZ/8zWda9azVeyKC5ldbNFJu95wjLCHhZQ5LCi",
-	"po3LecmhaFer7HVyJ4ZzMxZvFJWzrmdejoYNEQnFnMYzLthentpo6LRDkdAramGmsFEiLcgOAWWo2DG5",
-	"75+EYoWlAXXhrcogJ90VQsFwtqDp0YoLBfk5//Ef5FsmWEZTTKYxv/1/Fj9zxV1hrcHIVfCDejLmKpxY",
-	"UdGGWxZ1Z8wbXTPS95ByyRUEJtmK0ehPNlvavnZ0KIgtH02eUz26ujVXNqNIjcJEp9L9bozHNAuCkMxO",
-	"QCZSz9bVGjFz5iX4LTpCEUIs88kylXtjMDzaVhDrdruRrYOIWpOZ0FVtg8G09IpoKMZIZC0M9/3uI52n",
-	"UcdOZHQ4WMcpsQ0oq0SjSNGGKmCDXm9s8ApceWZdo4eHl369RuIKHSxY5srsWNwADIh+wTfHJERrS9gK",
-	"vGpjAQDPN1Z9sMXgisJ1hcyWl5uDs0y4+pvkQqOryR5EtTDdC5SW2ELXXd9wvnUqC2vCdHjbL4ULPFiw",
-	"zTEqChUJHfHuOZQPOhgTc6vN7686CGxRKWenc8tiEQBHBfHC76IiAM5FBZhV2deRLOOFs7Tn/eU7c06u",
-	"8CdXeaSdDTfFL91NP13qmWEeMazI/OhzycgPjyO09K69oznCnEAsRGQGlBn/B7wTEWQLfr4/TQKymlEN",
-	"f5otQdACnrV9eybTxMZmpE9JOAF5SoAJRW629YUhlFwqBkmse2bDkqUrgZsx0jYXGHELP3yUS+CHzhuw",
-	"oJkNO8zYHhNQQc98jYQRg9jNGBiFFQqjQE4fubgde5G/8P0de8QWgSSeQfhGXnU3t1BPMkbvVCdPp2yU",
-	"QTwaZaWRlK8VR0LhR4kHbsUys4oE17Ym1sHYrwts9KfH+ZzpjMe4nPfOqJ3TIWfb9n4q27WDvDBB5rL3",
-	"860amk4x43+6hL3newxK5vcxoWnqMunctQxFZCSohqtNlG2rQMntkinFMpIyam6MDaqBzVQvLCjOWJEo",
-	"t9PPzUm75DMtrXJdlbOwyi/UaSrK0IBiStfIXMQIwaVZAsK6Zl0RiERYT5fdRx0ILZphHlC53IG/gnGe",
-	"34bPwSYdCiFJ+cY7bKtW+Usks9l/i0X6aLGhl9O4UJxa3hQ5JSYiXp6uLdQL2UiAWiidTQwG+pt0hOmd",
-	"jYgNRU2YMnQcbobh+Oj3M3C3+b26MRdhfdYy1s9G9gmRxS41LM8PrgdUh6KIqNZyTVD1GBb/uSOpHQnA",
-	"Eb1waFJEQweYYwxbLcKfcZ9Pxz+Pi5TRPA5a2HI9Xix0nohBuC5CoYGUN0dDo4W/hPIuu87p55jpzZR+",
-	"oYrPVlR5BMNgpK1rutABYSIgTHW8SGsYpiZI2q1jGHbbvPy7qFONxyYN4dih+K//9X9LSb8kcom8kUd/",
-	"hJf6ay/LsBAIzF25cDWIQ4GdvfEEIYzMBjcZXQsoeCnzxaYI2nRxsGEg82UPC8izsSPBjc0lFFzDoLQG",
-	"d9fYLY0f8yB0RKjU/zEoimKVohEnS+7OF24QSh+KpVOgP1hpDiIZ/ZQgqESueBIFNjJuJbM7AAWUfHIy",
-	"s92GTezAVVX1GUeUDExAmkA710lT8WBsr7XpWhalqMwy/fvnnlRe9F+x5mT7hv3rU13xCyu+gTpQ3EMn",
-	"p9Qzpuy9xohQm2iU8XsjDhXQd7S+CZVzBc4XAZVcZjHLZYZ6avwPGZuyjNRoNigPRRhkGdBELnUorCg2",
-	"yeRKsSwXUOcTfrvkmhfCWgUH3CYcXuuSoq3pnVNh4QKMiVff2rb1iEa9XrWCcWSki5lc3toC0VZAnFGD",
-	"b0YEz8tjWNW+hGt5b8IE7r8UpVnblMRy8UhUyhedEzOYq1NvpIdHZUhHCra3CQPve7maqetFAkKMx/LN",
-	"QHHKza7VTC7ThMyoSFKwB6T8zogHLgd61Ot1HUgOxltrRKBuWbPg5BF0HTNprmSp5urfziZgSxuYfRbV",
-	"3Qz1Lg2SL2zQC/C/A/vfof3vwRiU27LuAmu29U3oRN5b45Tm2uuRVbb4GEoeN1hYSNvDT/im0wpaVjFv",
-	"jVtQedw6JwRd8Na4Nez2ukNsnzADs6057gnT6uUMOwCDGVw2drZJEhQpYViUoSAoVU5LgkoBWqdGuEUu",
-	"Uhrbi/0TWvwDEmkZdUi7wWdQ8xQsaKY7AZFpwpQRVKG5SNvGcObBvK4hCXTPgEj1APkcesw6fkNzOO5Q",
-	"VDI4DcZiNxu4DNjh8GWCUYaRLXtyi/c8Am9SFIq2kwlA50bPEen3er3OGO31ZW+Zb7q3odhcYX8MUIJj",
-	"l0rc7xFnwJFpQtoGXub32AgyefM7qxQJuSL/9b//TyjMV51CecDlOvFI3fEFSEbYjIWgjSWvksKleJu0",
-	"xq1bpovG0EWA3CuZPDp7qG2abCRti90v/2Zd2NYEim4uCl+o5XxOoUTnaRGUap55vVTQGdg/PB4dH+QJ",
-	"v1tXbxkNGiq3HHuVW+xPo4MRFsAFXwY4cJ4M6Ky1OP9QdpzYXAHHjmDjg15vR1AtbPhTAasLAdfMB5L1",
-	"R/1UBOCgj4kutbyJqSGqujUe7PeKQJbWRN/0+r+/PPjr94Orozejbw6+Pfqu9/vBH0bfH5wfNbWcnduu",
-	"2I0T5XE6/XIkS+E26Q96LvbDNo1eG26Bh6of9g4Pj/r946rvevzTz17E3Jqkq202+SEo9jEY7m+zj35/",
-	"2O9Vw2u8h8eDfJMYILDdJge9z7XJvVXLD3GAVX34OWjNl6nmi5SzDPZuGMAjYgkAAilz0xGuu2VFVEi5",
-	"aMpe/2g0GA6hZ5HWaTM8843GECN8Y1by4edKRd2Pu5vWmQtfV7OwF7VipnlU/IegNdr5slZCdkvX9pVX",
-	"xv73Vxfn/v39vEXxPxT1GKFPR5X0Yq6VnJK5zBgaci2L3bBGf7z6Eq2Xgvx9yTJbJQZnMeS829VQkalp",
-	"utratz/zIky/Ume14ejrlTqhEGy5TqfYy51DtsQ/Zso5JQJMfhgXRCqdUMZGA/ZkoMAGNMB5WROlYdxB",
-	"KKiDvxG8LSACQp0gkYfj9rtdoLVFswGQG4zSEArsD5XwBCa45ShEAg73d8bhanhuCV2KaGMXS/IUjmyK",
-	"c97+eCuB2A1n+r4elfyRlttSdDTZNjjaQnz/k1KNcnrA9jTj45MXdjgSLwOj4TwqmQ3E2ftzRyUlxSqN",
-	"vvJ36HS1ps2VH2QCAogfXvLTz8AsmsRJVEgg7B1VAhuTVMj8Rkv224MbFktvoaq814ao9bNZwfp+SNur",
-	"Sei1nRmtDtr8lfrMcZX7zRLSNkvTLJtzKB4Jn2A4AyTXoEoEvMt8Eq9rAVqJ27COtE5RoUjZvozAwnPj",
-	"iiArCl5nYpsNWjwPRTuqtB+MOl3yZpmBJ1GXixejKWE4sNbdwnvFtQrhvrYjsBmqFF4hezP2QIaDqHPi",
-	"VcorNXPUru+p66BqKCD0EzRaVM35Zia7+u50D6KK7p012EIVzuEFLBBWFoqpTM3nYCeweQTeOXuvGm0K",
-	"nCpUxRhsZzslmqWBE9ArAtIwlNXGPJsSNPWbsfguz6M2O+NiXOBHDOYRQ+TjmZSuoCJNdVAEwjs2YMgh",
-	"GpWAaECQBRRWiOXcdh+3ISOw5C6a65zpbcG8YryQTWpeGsOBorXK2krwdbT+WudDKOxBFP0+SRtejrw2",
-	"luaInRs5L77u53uHYtQ7XtedzGjJeH+wfUHh2JPgTjGUHR4Y6ITCNf0MvBClY1LthdYlVxjvAGanWlZP",
-	"g1Kcnyi7lq/Ncp6lGPv4UWYETs8tUAi9dgiCssQdD31GUfR0bTW8tluDmHzY1mF8OJkesPiwFx8fHQ2O",
-	"j/antDcdHDE6mk4PExZP+71kcsBGk35//3g4PBgcscHkMB71Dg4nyWSwC6Np6rP8WZRt17a2DPpL9+vW",
-	"QC11yvUA2B80tLC1z4cWwOXKT789uNfrT9fOtut6W8P1RVhBiaIVT1MyYXnUV5Vw/7tqWaVG+BVly/Nr",
-	"2IHzltJcGHb1pDxdGr2+bpzABXGuaUNN2m7WTlAQd3CH5ifEk2dJhz4W/aYaWakl5phEAKDIQb8KoFAg",
-	"hGD8yIGlKH31Va/6jfSqUW+0I8QrvU/L8D6XeRlB4NnNsK4OUb9uwrHgsMoIjhv7FnzcBSq3bWi6PtVG",
-	"r2CBwJXNqK3YyBNLcY93hWSTBFahbCVBzoXBQqhJkZCxBsiNo9dB3dgawhUD8+SipCJV6rVHNGw+oqBV",
-	"FgvLO72eVYXNtTurDNPMZMraFYQSr10tOHqMFvTpaPNrKaYpjzdQ5oqMPC7z8fLqLUTM5TZspqyeddfJ",
-	"8mNUUwp1o36mRYX5/FB9zeWr5eXLsLzkmMXy9kb2pAAV5NQJGBhvVcUfz/bizBiF4SXvCNdsZ7m0kcNs",
-	"fYc4u+tKz0ZXXGhNBz7ogMD1zG/waoPM7HjWmgTdK10pTEtyvW/ydh+zjOV9J9uRbWMZBSSyjSyhU4ft",
-	"ZRlBM0uXbeDlGFBdNLUka3tahqLU1JKc4rNc/nSVHMzlQ5NAUISAQD7ZP1gmx361OBwAEhlI6Lrkhy33",
-	"XWg4IrwTtsx85a64eWOqWtM+X/dvN9V5wwBJSzpDgVXfkAbUzg2rNfkd4PNAV66btPiUKw1tKZ+lvZtj",
-	"uPHT8r17kUdr5NEQ9pQMINDBWiiXz+ziCknNgBFbrcZgDi7GX8T2c472+4MdiFepG+5nUeM3nMOpjXOU",
-	"BQ20l8lGTOaBls1n4rUbxVaXQevs/eWTrUdrJ4pdT7BQWMLUnZYL96dLKbd/ru9pw+f0lt08VRvacBke",
-	"vyx93F1AZrClN63xvrU9WKKDXn33G9In+K1oQoBr261varALaGzjlXWwsY+rwNHLbCJb3qL3N6/52r7/",
-	"rE6vT163JqRzF6/IEHN0U3W2wbunMO7LQLBnYMuWsN+V7Gw2ZzX3Hf4oK9Xr95eXZ+ev/wI62dn56at3",
-	"VUXitNSzcW072483YTUNPyahoVg7NN8j7fzTV5fvAvL+6k1nnf3rCzXMVZtYllb2rrH1/okvBzW12l+7",
-	"gXrHzKa+iLYfYc76Gtf94+XF+bc313/54azZjOh3DkUoQJTP80Gbh6fPqbah83nJbrhPYxJT8UKThEFU",
-	"bG6WGxNzF+Cp+Xwp5jRTM5q6RFkutCTfQre8ZexKD/sSQTdHWrO5xwWzubHP0pdggs9ihLRJoiBCGKCh",
-	"wD21gjjOb4vHKNKmDgxTMC46ybiDxsxQlIXltRThBItJlU4vIoo+KugDEs+8hrp5VDjfNjobM76KEtw2",
-	"AaMTkMlSN6QnVELGoWvTVyPpP9tISrCmHCafgt0N/ZxbJQx+tZ58GdYTw4o22S/82jbWTJKLKYWdBFXe",
-	"9YaSM5eFuCblkGzOOMT0PMj98rMPbQox2mD0lt1c/Dr2RMsx+exph91S1uFTnVa65BQbjLkUs3aEDZOM",
-	"RBt1nu5MCUEVl1ipQI29TGjP1tFYKaVzAkgXiubu4c02kg7UwRRBXhEb0rEDVxs/swXyDIZinIlN9Rv7",
-	"PXORNrWb2yd2Au/VJ5opmzFGoai2WOwEtmcbtElbrW/S6dbQ0KXTei3LTaxytG3cgW1mG5Q7/xavNvaN",
-	"C4r02+3bypNyV/lQNHW8yg+w1Gp3U+P3ULQhlc3DR6ZOyEY8KIqh2nRIRIWt9I4NZrhQWKmDbDTDFVY4",
-	"mz9WGOHsAaZU6YZVlorjGwhGXrtVi3dPdTLNZaqm/nnRuo4TzXsOha2mWxO6vP2DLNsxFGONcI69/Y0U",
-	"iCItSoGlmvmRkSinma0kCdZypER+o0mPx6+gNweE8UGOnKtsAbcbqJcqcbM8+Gnftlur9qlcCy/bmET5",
-	"qeINHUyIFNjCFsmPyEvhBC42b3PTkpP8SsLFofHM6gj4c8canuV02iVXjJGooeNK1GjhBcwyisDzMpds",
-	"t+KCZ3udigNzWYt+W0Laza6x7aL50DfUbNW/moldLMIDZxGGaoU0rfsy7QOSMZruQUMEux1/2etXtlsn",
-	"7f3mVfYHw9F+0Ul7MoyPWH86GNHjZMQO46Npjx4kg8k+O47709GhLVFH0xtYbzVcq7IPL7UP4pNsk2xE",
-	"rI1291KT523bGm/fhNzrtrtdT9iyPW33HualvqbVvqPYGzTv8vkJ2p1vaF7q2zLsKaF0mbHbZUo1S8ic",
-	"ZlDUwouclanfIOlf6uh2O6yD1nrQffJuRg1HPSwf9YiZwz2c9idHyYgO2XF8MO1NBskh26f9+Gi4i/bl",
-	"emN+Rv+PkGsM8e8KeuDb3oOiRseU2T7apKGNdl7mo80U2DlKlvqPa9n5x/mh/sNg8efj1V9H9+dH8WV/",
-	"8t3B366G6Zse/Wb/9myw/Mshvxhl18e+4sNUoeZsJIbvvOJagvwgM728XTLFgqp/6zdtOLo79mw241vV",
-	"02h10FbXae7SFdT1Gm7mivpXI/9WRv66NlbecE2347qm2a3dbcPg9R3DDKXxxrkCKadT2CQopaHvFQxb",
-	"ZN3mP9Kb0ayZ/3YRxxfvapmdBQshjoWUNR/Qej5+yS7PE0SpMWliWd1GfpRbXiZMrxgTpA8iMzQZg6r9",
-	"vc0bBn25vF1bWGYmM92so/u9p/1y6pstyDjT+q3DtOOdLQNbbK8wRDRt9PNtpXHkDYt9f1lDvFw8KkW6",
-	"+zq74S3mRIDHGIL9yZCwmNvh2FPz7uoxdP471En/GY7AmmmqvCCvmlm9u/uT6ysGra+wGNlbY3X4DQte",
-	"e08/ZqHr8NfW5tppgecXNz+evnt3dl2nmVX1ERQTzywHKI31lKxp7uNxNx+0NN7Y51NqJleZlPOwVX7J",
-	"oDh4d+pWQcgknDA0/vz7+5atOa3Rt1xSN7oAJedYnkiZPsuRhGNv4Ve+9vZoV5+fzgmUhCpg2W0oapUq",
-	"GQpnuqu6nMl6j3MACrXD51BsjdCkwdTcCQjNg2Q3S7NYv2CTCXcdW1hjyoXCltvZckGiafSQh0LRR4XV",
-	"AL96qP/1PNS7ZwCVPU/lk3LwuEWTcPMhVQZo5uB4AeVSgN6FKkfC0uUD20EB+wSE6MkkIU/ceMJ11/0a",
-	"EfBlRARcLIysZBsSG9wRrHAquBgAa67PAwDKBeq2r0xxihUgDEbYyrSVAAEwBI2BtkJ3VmhYEAq4/yd5",
-	"kTrDScDCHsCbcCHIQnKhAyi3ENgMEChlQVNN2hQnDgV2H7fNY6F2NnSPtZVjRbGqOa5CLnUssWwGUi4o",
-	"KWA9ZN7CoQoIZJyQNkAR7EBSsUqtQr8YYCjqxUnBV4hTJ2xiRovuuLn3mMGBBQcqvf+4JXkTKFQKBQdd",
-	"Ksi67ou06CbItW1HIJdZKJo6nfmN6GzvM7gI+G9X0cxr9aF0KOCK2ELeTaUZHcywbqZciRNCC+xwZadn",
-	"zOv7mcsiUNG7SC6xLVjAPJO3t3eu7QkzTNu5C/NcEJteY+ZbU4nQb/T8LI+evU21EnvlCjIGXYnruPxE",
-	"jsTHV0irW+L7u5YlbOoo/lmM7Fip7WKp11ZyhGoV8BZ2pNdk0B3uPyBVWHFB/Kp2OUyxN/fXUoZfSxn+",
-	"e5UyzLvEW+5WKwDS6+0DAm4uLQI/3QA3bY2H/f4mp6Vhtq1x6yg+Gk7juE+Pjvf3E8aOBv34ID7oTY6O",
-	"psPj0XCSDA+n/eRoGFO2fzBgh9Pp/oQeJPs0iUfHlLZsf3d7W7Qtx2r+hyu23d/zpu+AjPWNuddsR/jq",
-	"W/3j4wPvLdcu3sAOFEeQWY62Oh2a6ta4dXjYY/vD+PjwoD85PjgcJMMJnfT24+NpfLQ/ZbRPDwb04LjH",
-	"jveT0f7gcHA4GPaHvd7hdNobjI6O4Zz/3hrjuN7JTrnguLaPzkYpk+nN3qxyWa5msebfq5TKF1v0kXgV",
-	"Rr7aD/41yoBY8/aPb6+/u3h/ffPq7PqqVgoExVBbGxslVF8GXXsIlxfvz99sNBA0e1utsc1Oa2cMHRM6",
-	"DFtmehS3w0Yqt85pWV1QY82T5+5JyDVrO8aFu2p1kKr+6a0dxaV/uixKZTNYFiXXY5rUW79cisFOF/xZ",
-	"quZaipMtH2YFhzDf/Ks15YuwpvyIhu4FRvsXOl3Q2IUNFWDkujzbqUao37B518qg1igAyRclq4BNtzCE",
-	"FcgmV6Gw1RiDvMpGXY/HdQfE6gCk1mwhFLt0W7BmED1jc6DdzooC3TAixJpoTKJczo+wX5IFn9cRH2Lx",
-	"cf0RaU8YNOOyagvUcIjy1tURaS9odseSvKubIoNebtwYk4zt2Qmx8Jye+f23/ON4mesmEVqsvMW5IpFm",
-	"bst/o1C0S1aWKZQNtc0nA2KXNYWklliKmKccrrRtKgZmIhWKdvRywnTUAYsK2JjKBoZ2hOpshIFlWIwz",
-	"S5jtWBIVGlxk21dEZe0pgqyPXfpQnDzRhyJ365gXQgH928mpb94yAMs7VEAf3qfaVIRiU58KUmlTIQWz",
-	"NjXYPgaa29qloUipZkWDRnXHYeDJI6FY2N1VETL/P17T8iIU2PNiXVEQvzH4s8xMRRf2WgC2RSEpLMMU",
-	"7BlNMAqy7bV9/zwdMMpN0/+pPTCK0v0GWh5GBh4lsH1TNjfKqBpLBv1dDEvrzUMNAcl1O8vwoNcbHfU2",
-	"6fAlC0xKlb5Bfjxu7WaRWWvrKFtqfslBcYN5Ja2x2U0xcf5za783HJMmyr7fGxLD5HnMyHvhB/1h9jNY",
-	"pOxNqoEDsLJ4OHn0ZOhxjue5QWWzHeDz2Zw+Uu0vX5mtWlN4X3ztSvG1K8XzulKs6UJBKk0oQmG7UIi8",
-	"QpiT7LZvTWGdOl9bU3xtTfFVBS0JfJ5y5pP3pjYVTqTfReEsNJztVc8LpwmVrBrYVKFokGEuvzeT0QlQ",
-	"KVMlXa1RR8MCJE4wg3YBY7/fdUWbAXXF1ViZZkzNSoNBx3whV13yNmHzhTQIPSa05CHPg8ycImCVTZwc",
-	"bk++oADecxIMVaFANQZNPzlAWTImUHosOimDwheE8tR+GgrUFnHgjmONWFsRGia0oQvB9eXp+dXpayiK",
-	"enn2zfurszdRp0vOaDwzCooTaIG33rGFdkY2bwEvlLdMzlRjEmz+gieHPEurKWGan4KZa+PUqTercpnl",
-	"LRNYc5FwZ7FtF2eM28Vnbi5QiKElaP1QRktMNa/jvA+90liYDVpO4PLABWtbo+30PpOy8zH6zEfoE/+t",
-	"lRpLzT6NSvNxt2Wz37KklpdoLwRhUSgXtaKq89V5+dV5+dV52QhxXzJ4wqvnSyMV39bac2gevtHj5w8f",
-	"PkFhHsLWb+/6a9wbOgA3gOoTdEtokOaq4hEKiLbk5BM5RE3DNZCpHY5nFbYM3c0F1dI6TtCUTwXJJfqq",
-	"yb8ixn+iE326EUGTmDxukrwrsjFpU1ISxE+8pORCGP8a9P6F6MhvqrpDO0fFTulcHfqtUY23mBM2iTJi",
-	"XYDBjox+WoR10aZeVQWd11TiikyoAq+DbctqWy12/bJ2UIlTQpu9jAPrdm621UymjNhvSJtrMqcI7sdQ",
-	"GFjoGVlkbMof0EUGDRZ4UqRwQUIdU7bmk4K8uFinjzbAXrMsFO4dWsxvq95BaoGZQ7HbOdRasqlqmKfH",
-	"9ZhkDIIpQxHZKWxZtEe5zEqAeqEg7yzfjDU22vWCw1q6xcCkRknP285j9YkCZHBvcLFw49wDNGuAd3NT",
-	"tYpWUDd+wKpq9T2Kdo1tuCUsIDOp0HUq4Wua+ucQWGaCJfVUStXMCLMfDGpZnKzi1Y8zHs9spAl74ErX",
-	"kue6rbxUdlHc8UNQHegiv2MNySHeGDY5pD5A0QTGCIXVJh2CrfwepW3sLgnWoo43et6loz7+N5V9vVBE",
-	"LRcLmSE8DUEGoxOjc1Uef0xWM6pD0RipQcuO86A6R82iZu6Ob1JzcZS+XQUrrdmocNIQapAHJihHA/DW",
-	"h2Im06RUWaQWgJFQTYtOl81LhQaVnv3J2d3xQlhg++Ttw88f/l8AAAD//w==",
+	"7L1rcxu51SD8V1B8niqTb7Vo3nSjKvWubGtmnHisiSRnkkzPqsFuUETUBJgGKEqZcdV+3M9b+wufX7KF",
+	"c4Bu9IUUadkZJ4/yIWOxu3E5ODj3yy+tWM4XUjChVWv8S0vFMzan8M9XNL49n055zF7R5IL9fcmUPssy",
+	"mZmHCVNxxheaS9Eat0a9HpGC6BkjExrfEgmfvVAkk0vNVLcVtBaZXLBMcwZjMzPOdSwTBn+J5bw1/qn1",
+	"9v3V2cX703fXZxcX5xetoPX2/Z9O3719c/3HD2cXf2n9HLT0w4K1xi2lMy5uWh8DO9CcKUVvYKzaG0pT",
+	"vVT+NPBNw2gfg1bG/r7kGUvMa/bDwF9s8ZGc/I3F2kzgwYlpM095q3Qul0LXYfbagNxAZiqzOdWtcYsL",
+	"fTBqBa05F3xultrPZ+NCsxuWmenoUsvrmKqZXMKoGz7vNQ4wYfqaJ/UFXc0Y0RkVisbml2ueEDklXCvy",
+	"csK0WWkNtvEyy5iIHxoBP80YK+aqPZ7LOzZ3aMc1m8M//jNj09a49R8vC7R8aXHy5Sumv7cfmQHsiDTL",
+	"6AMMuEw1X6ScNSDoW62IhdkLRYo3H4F/r9cEwAV9eBT2zR+mNGbJNW3Ahh9nDO/PDZ0zkrGY8TuW4I1C",
+	"4Nfmahz/gWXrAJ6x6VLRtGnuB5hoRdOUaQLv2bkTNuE6IFQRromiPGlEg0wuRbJuWsW0Tjftmmuyong8",
+	"LCFyqQOSSqUDElMRszQ1P2bkTvKEJVsCon7nF0wkZkFBi8YxW2iWtCxE4F84+bU51qBlZoff7PStoGVm",
+	"f5xiWGz3AOKfiXddAkcVgoLKFMjh343NBOe1FNOUx+vJ8vHnIMtXF6fvL09fX709f399cfbNh8uzN18/",
+	"LX4v9TfmFNaCZvS5QfP+/Or6m/MP79+0gtaF+a/3y1cPrgsDqzrzmjCtubi5ZiJR9gZvcf3iGeViLY+B",
+	"y/FCkRlVMwKvkvZiOUl5TKgm355dkZdTyjPBlHoJj9XLX9yIHzvNfCijana9kLyJ0Z6LmMFBw8SEiYQl",
+	"pD1biiRjiZ6pzicxAUOn15E8s7Pt1gF4RrVmmXnjf/7U2zume9OffzkYffzPpo0uZlThyayHK74TEC6I",
+	"zBKWBYTReEZWXM/IyhLcCbuhwky+FeMF5PjBDNvEdxdScVzGL7vKMpsZB011804BG14oYt4IiFwD1wZO",
+	"9PctEbi4eOXJI8MHorHFoQmyTfNdli3hHZItU0baiYyVQeJU3rGsO08AxdwdtnfKIF36YP/BBTcMaGtO",
+	"4zEYh4i4P5+hIK4EtUvcSAmY/o4rLbMHK+nXaUG8zBSS0jm9f8fEjZ61xgPvdviin5xvCeqUz7k95ild",
+	"mhPv98yY/qfDgcEkep9fyN5jiGXWTbVdLRdutf2mK7VRaNJ8zpSm88WW29Fyqxcrx5kv15+wLDsASGH8",
+	"x45PLaRQrH5++VXfTtguaTUfAf5v8UM8gCoZEOxeXxc4sgUzk7c7cDJc9Jq952pBA9HN5dqYpqnRaKiT",
+	"qNfpaTtK9YZ8zxeox9SxduOnccaozmXjLdArYSm/Y9kun9xyZOwe+WkFrRUXIKemqRF/GuWTlCp9zZz4",
+	"VHvscPa6rDOuUT2oQgbR8MjuqYqlGxmS++ihiSHVMS0Hmzn1XBNg9zO6VGVVoAkQW2xwxcU1/lhMiiC2",
+	"WnAraP2DZfLa/Pgo0lcmtGfYpDTkuFfCpQpUmy7Na6ppKm+W7Fs6Z83XBjRROQUeF7vXu8QwYCDaikRz",
+	"Lq4nTEcBieb0Hv5JqEjwrxUXUSjoYsFoRqRIH1D6AE6NPIbENMs4S0jkNKMoIDOZJmQqM6JnVBP3IBRm",
+	"XJohu71hGYnBfkJOBaETxYTGRZE5o0LBJPg3V2QpboVciSAUgt0xO7CeMTOYIkIKdkKocK8V38k515ol",
+	"AcHPYBKqSK8bCsAeOl+kALuYanYjs4fWGCVRX9Ubt15dvGuZmzuXrbHOlsz8W91quXB/OhSxf+aSJQ62",
+	"F6dUKR4jC7yGF/d7PWSCCGYkye43PBMruM7lhJtF4tACDrv12oxLXufjKr1MuMwfXOKfH6sUsthmFV0M",
+	"EhH3uOsDJwfIRtsRTdPzaWv80+Zb/9p98fHnoLKAHzIGx7MWw9xsJ4jO9i+H3ojPXaSwc9loqDAIQygx",
+	"z0lKlyKeGRyhd5SndJKy0q4R2nbLEylTRgUObg9+3fiFBWgplFFQ7RdbjZ7j0aOjow1EEfMFis2K3GRU",
+	"6EKqdeR9q5k9ZagurcOMPGFC8yk36ghYl6gi9iuzzZd3/ZcWqOaeS+EzbdWAUd6tqGEWn9Mbdr3MGkxd",
+	"p0mSMaXcuZsVvDDUYjmfCMrT8kQzrRdq/PKleUt17e/dWM5fGvrL45ellXQXwFTqdk53abdGczD81HH8",
+	"Hc1uDEo7AxZRmt4y0POAFppNFYS0S86RfOGdsMSt61YEVOOpK/oBDKEkZjzl4oYsWGZEq3UrGhvJi98Y",
+	"2r3I+D8M8Q3FgvKEIDl246xZeQiYllO3p679cm4Q7LOA05LYre80frDVxRKN3PkNV0Y1IOZpGWWrlL1B",
+	"CkdSXx0SaT6yxjlNWL7qpvEtg3hMjCk0U9hGPnlQcJJG0cQ5BSpXVxCUf8wJlYQAd5sVU8ro4Dl1b0fD",
+	"/YPIigTD7v5BpxuKb1JJtQoILloBvcGBFZy9+3gpjIiDEscdTXlSYfvD/YNgV1XhtRQ645Ol2dK2TjVD",
+	"Ggt7mDfA091qr8/fX128ffXh6u35+6/VROmDbDtz99MBdnl29ubt+2+vX787vzx70wpaPqAM1L559/b1",
+	"1b8CxLazgj8dYq+/O337/uu3d/ug8excFUJDfBAQLQktWRxJW3ERM9Lv9ru9Th1Cm63f8BQ8alGTqTsi",
+	"KVca3G1t3BWJFGNGY41gLs/2doTS/ibjlm8Hq6/FPX2hCE/QyyeI0XUeiOI3giVOjO62Hp2pZCgrT/VB",
+	"8Hsy52nKFYulSNQJmS+VJhMGRmkuyD6Zc7HUrCqYxamMb7f0+d3RdNnAK4cDMnkwI/tCLUkytjJiR0ZF",
+	"Iuew9YMRSeWKZTFVjMzYPUn4DUcP/fYW+u3sejmGuFU/jqvrjHo+sjXYVtCNvJ3HWWaJ9frCokjb/HPK",
+	"M6WJWXwASjklGVswqjvbemIRd30H0pplrLhI5MocuWLIlYGnmwvHFZny+yd4f2WzhStHmU8+4Jzw1I60",
+	"DP06IBqP3FOJK/ELl+dkNOgfEpouZnTCNI8LScWQu4AsF0b+NtiLNhr7mDNFmDAaahIKOEFRXAOUbpSm",
+	"aUqB2MVSTPnNMsO/2p6RBE8gFIY8dU5I9MP55RUwDtCOIpIxvczQ8jI3ZCQq5o8qkpO1iPhAP93768+/",
+	"DJt9Xmf3C5nptW6JHXwNO3gFPrsN8bf0I2z2HXxL52yNfGDwCFgqmcjkwSfOJOEZAwtlgIYxcC9SMrq/",
+	"JzIj+/f3BEEYijaaz+CFQa/XQfRcsGwPfO3EampkwlK5IoJmmVyRqODkEdEyFKAgysRgM41n6KYHKmG5",
+	"ZEwFGHseatY5X2JpfXv6/VnJU1+RSkBpIUJqMjVy05iE1t6QsHR5z8IW3gbt7hQQxfw+hS0az9nehOmw",
+	"VZhpx1aM+bhZltqkxeZn9Nq83CRMVTVEeiOkMmRCs3tt7akljp/KG3ViTZsJKpSG/Et4Dz1PZd3P2UcL",
+	"ta6B4cAlbRR+vCUVxiCHUs5cx4XP/nGJC2vbk4Ls93pd8sel1AyihgzrkAsmuLghlGge36Jjp1hzr//7",
+	"47/+4eD74cXRHwc/7l8d/qX/p9GfD14dvW9tvPQViTBd0QdlcTLyfbmfWT4tH3NtHWcgmuGFNGPk1nkj",
+	"KtBYv1CWmUMMC2lHBX0OQhEVRrao0yWXM5qxBK+lF/3l3ev8kTKDGi2ai5txKKKyQhkFJHIa5eXbb9+f",
+	"Xn24OIvwltuV6BlXZUZDk8SQBl+StoFn+bQK7zf8iTcft8szIlfCRjUYdmTYErxlFHaYcVysyFfdzEor",
+	"mgoApqzvwVtNCl9kIdqsKkWdEwCNF7FqRqpEApmfGoOGYCENkVYRymFekFKnS95L4Q5/Dlbo3FwqE9YN",
+	"RSh+JQWqkV/Jd1dXP5BfDaIkEKtBfjWv7O3tkdL/mx+/f3t5aYABlPLtG/IrGfV65NfcWmu9Le0Cmzrl",
+	"D6/O/3D2Pv9My1uWu2jkUiueMDSilz764d3pX84u/Ply5/f6jx2wm2YEhJiyFfp7BOkfGNXL3BKWKbRz",
+	"GenHkPLVjGumFjRmgeFd7O9LmhpCWKwAZntz9v05nNfpn07fvjt99e4snxKWZIbK3QH4SZnbwOsjD5SW",
+	"ldRuh7vHpU3mVwuG6ZNfQUejepkxC6EAvNtCgtVRsThjOkDGTVNtJBfYngOjwSqndznh207o3+58jzDQ",
+	"UmSMJrBBmcHif395/n7Nd/vwnWKZYTFTylOz1F+RPVv6WUG2VtAqYZH3d44gnv3KvVM/mVZQ5/Q1QMJv",
+	"JdPYzz7vqA1Q4xeGXKtd7HjoSdggntRMdVXxBGiBOQmLOxQPwLKQXUWOSnRTha6PN515QKjVEy0TWmVS",
+	"3ITCAAnwjHrW85rEVPIwhSKq4EE0toTdeaMch7Mfc0vnrWs2FEAg4N0qo2mffv9qb9DpltCuBuYqHm5l",
+	"v9oocm0hWv0zxKfuVyvnqLUGuDw2ITc/EZR8ppylCdEZvWMpHLOjY9ZaZdC1crtqfvhCB8xl9ZK2NO4f",
+	"Hu87b3qv7gP/nF7rc/gHTbvkRxRfrFCTR1sQJnT2YJ3YVozK1X4qkhB8FDYao219YwGxLkf8x4qLTsmp",
+	"VRrlBEUnudRGoi584TlzRL2eJdb/ttmgGNMUPIHuLTCsOZsCSxx++he0LK/7R7KDhfF7z7hIUKY087CF",
+	"jGe7Gxvz5ZRQIfg82viG61DY+DaaaotYnEZUB0T9CbD9Z/TMK8DRhiCV9ZEmuwWK/LzuWuXcSN621l0l",
+	"vi6euW7AqrMOo2Q8AK7SVAF9DYX3HRdGuItnxIZGKDKnDwYVbLDDmFD8p3mTOgdiKFYzqbwoEctrLUsC",
+	"mxgS9wmL5ZwpslQQAlK2PPxkKc6HS+AnWwW2FcSiHtZmj7JZKQR5cS2Ytg30LkeFNaxhO39COWQMDDvi",
+	"RhEtt7/sj7EoeRsZoYqSQa/nM6qdYko9DHTgbbqe76i4WTbyfPfEURLk7XtTGhsqaMSALvkDGE1AVFJj",
+	"Ei0gWo4J+H8wjZ6KB4IyO7wUoEc615mA6QVkStMUtUArR5QVhlDY+GmSujW1EfUt8goWG8kl4+kDTA9a",
+	"pDbzGNAxtPiOQ+EFwqF4Z9RLFyJhVmYWomAlAcE4ObwL1vpZtfUuGo/3HSiOu4jOqGpukp2rmkNNdAa9",
+	"0IiOFhdKGuVTZee6BFtWmLskKi0wGpdU41D4i/FezvWeaLxZJe561ofyDNurwobyPaILd0lUV7eicYMK",
+	"3K1bip6gUfhuC9iQkM7o0c4YTffmUrAHG5nXMWPl5Bs2ZmmjefDh4h2xrixgudws5IbOJyC72CUstVlG",
+	"RsUN6/6zVNa6NvqshHw5JQRp0PYREo9ToK/YuVDeVcUARb1Y74r+7MO/sr1n9PwnoOdaJRkfFxpy5PDE",
+	"CBa5umHD8e15R0Dn3WJOQhEBg7Av5SS+/BpZipQpRSJD4SODMjpbopHZyHwoOpqfE5byiVkDSw3NhQA7",
+	"w2KQ6Rg2M3a2HDRC0zQUdhZIds6d/si2smXKUA+NZyy+LYxBaFEMULQ3EotaISNj88Jn4flE0HnQrrHo",
+	"wDM8IccMmviu597Atzokozay04hpobhhgmU8JhAmiGYnONwueSvIgmaax8uUoljsM19iowWJnBZnYSAp",
+	"46WBCOQeGHJwv8iYslHTUe65juqJCFVrx3oNL82FWhTRmhU4LznO/nuv3+sNhqMNNpMAJa3WuHWY9Ke9",
+	"+JiO2HAymhxMj+kg3mdHSX9yOB3Sg17ry5pXLox2NodczXFjgGiXQPSJs54XXjAjT7+c0JSKmBHEL5Kw",
+	"mBs84tp+Zv2SRqKovsuFQUsU6nMxZE5vbRiSjbgBb5e3Lmtiac5AeFPkHYyJYCwxcjdHNITrImTmC4gi",
+	"IXN5xyB0A0Sjbih+BNUVJDVH+Z2wNgYrf5NoV0GyKU3VmtwGSARujruvmDDsu2RBb9i4SNooFaBQmKhn",
+	"eGAoUnR/kSmkKgCNAPFRzeTKvPjGDjhZai2R2IBnGALpzGkgWVlYR0eXfG9tQqhnyXSpGYlmWi8iIxrC",
+	"v1RkJMUTc5IPemZEQ5YqhgoEVsgAYgNwq8i5VSXIZRKsVquuu10uoeClBUYTE1qbV3G6nmOTtmKs8DZ0",
+	"uuQU8BtOuMHUfuL0vTF4p6Iyl69t5dHsi9TTlre7wrl+Xb/ChboMx2IUZrKjvhyKRoWZVPXlk7oea3Yj",
+	"J5OHrXAa3hw34OY788BiZuB4nOF8NOX6AZnbC0XeMXrHchbIBY01vzMvMJGQlNEEU9a65HzBBNhSq1iN",
+	"nmKcPOV3aP+igvBpRues04j0oWjGelJG+nb0N3pHcfdjcyIJ1dT8g5qNGJjeMbKgetb5/PcDANuYWbMm",
+	"8eIqlyAhi08QalMuSMLueLxd5sVuhu7tDVuldPONCOW24GVOVWUyIOXtJv+4E4oA+nWZplNecI21r1l1",
+	"czrKex7fCiBHGRFe0ih+dELmVIH0xqYyY9ZmZC4HxlaLBykqWSa/l1RQcsnTO9qsAuRq+7VT2x/PGM6/",
+	"+dZ98jFoGZmxYUd/4grsHuap242uZfm1Eprd/mt6KnIZ7REcdBITvN2Mf13yFk+UiYLVunBBDCavJOD7",
+	"opihd0h3MVFYoexkaBAM7CDiArUhO5hqQxCV3tqSZWZJ+HTKMjLN5NzXdRx7LF2fKq9Euf9k53gSiHC6",
+	"14wJAn8XbjWKIO2UjGzestwKypoHadvvALb3NNbpg1mJWsYzfzlchcIZbTtVYvuoVP6JUe1OWNmkzK5z",
+	"cZ2aLcRMqekyJY2GFt+VFLSAIW9I0Pz/FU9+p2+v/7IYZn86uv3jfPDX+6uD1ft+/Go0+/2hetejZ/vJ",
+	"t8fLbwb8/OjhYqh/DJe93uDASAO/W2j8I15mvzN6VE1N+azeCbubppv44eKdwYtU0qTEyw3WZAxD9TxS",
+	"S7QM8gs2owvD3X+ZUAXJsB8RKGZnwxhjJeHfzNs4PnQSkf/YgAKf5hn58DQKiJkgIdLefGozbOtyKdR4",
+	"UjOmuiSqrwIUX3vLQ6G4uEkZWdoYQEcFJIo+ljz2c/p4YrkKOL1E+hCKOGPAN2nqDD4Glu3CumCG9dQl",
+	"ey25IFybGxMZIERuzIwpmd6xxBMWo3iZwXM2X2ivtAEibyhc4rmQhbq5Rur50ujr8YNlxrfPaTBo2XiZ",
+	"ubhdn5HC7hc8YztUC9s6XWPtNUm5uA1cObeKmO8qiyFankCMaGp4h2I3c2BZeMQFwnSfBLDAB0AT9PLa",
+	"JWszGnZIU9g5raBWysTLJ+sPjh5J89qOEVQmeQQI6/AoL2HCmkTlbMncnbMePQZnKiCOhd5QLk4I2Cry",
+	"mmcrqohN3DD0Mx+d0DRjFCOH6nrA1tjp7foxYfTKe3UtMvn7L4++EaAPDRVobZGYa5TAG+sUNRTmysv/",
+	"eN/Vdi2W8wkWXN219Bse2S6VjIpPJg0pUrkBfIzMhSeOsbSLgEGQtyIp9owsal80Kkv+qlxmhIkbLhjL",
+	"mmoNVk7Lbr+yncpSg9oJNEG3+VTrWktt4z8g719kUmPkPtq+ZaoColZcx1BWVUB5Bltjo72ACGEQwTuE",
+	"KmTdyA5fKPK3ZcZVwnEwu11VDsIzirWNXrP2l1D4Bhh4YTrFciurmUyZjVF1ETgpm4LMjXkChgWGgomp",
+	"zGJmTflSALE2eqIRzMflDE40gWpJEnA756aKbihOyz5cyAqg4mY7053RYDm4nSH7kaVJzcpe2GauDdmT",
+	"S31t5ZDWeNiDalepeQiWneLRQS9oWZhfgwaHxoeacLlp+JrAOUUHC1dkTsVDri+6mD7qJEMkHUZ/gMBA",
+	"CuV2IegA/4BStxTzPih5LYXmYsk6JV2NiUTlBiw7cCicbIaoZcipIb5dcgrWW6V5CiIYFKy4ZWyh/DFD",
+	"QQ3V6pJXGf0HT18ocvnD6cvvvyH97qB3CHOdfvv6nIy6wx6h6hY8osNel/TN0fdHo2oxpuHm0oGjUe9x",
+	"wtR4es1hV3XIy2mhNPM58+yBCwpWbeehCgVL6QIKLZv3HFgF08RV1MRaOEZtVfmRGAIGpsJQtNFkiHbu",
+	"KLdURk7iLSyDnS75IDRPSwcX2xFVQARbEQiPQ8cfXJETQBFglgaRROKwxPxkw65pxtYfxcGTj6JyWxoL",
+	"lgNoKepdaHGFrRuQFuYVdyJWf8htsDnFK0GdW6nCfdVeSQHnq7BGTBJ4h5gPYegUOFpOiGH5Sy96HWz1",
+	"YHgwtMgAugORsR/+8O3rUFxcXZL+8DWsanBmsLwCyGYT5ccmfiGXInnDNOWp+hzi5QZj5blILfrnEDAb",
+	"26JSgF/0dSfpc1dxdztpNV/Oz48CdJ2oajb+6YU1qzGWmSvFvN0oWLn56QU2cdoAN7MWFlgFuEHE3JDZ",
+	"D4Voi5LD2xSyd7NsqJkLjqgdSubimEYWa9zdJQQVrIkC2sc4RFaE2oI0uVMmjx+4sjkv9SmRPZelbKvu",
+	"+pyXf5vonRNH/St5wl9lUM+lS9lbG27W3x3R6mltT8KgWlYh1APD/P5KcqEEw71w+YVg9g9CITOSU9hN",
+	"+YYnGLXv4o0l4JItVVHUqBAJmXOljNiB81Zzuar7/xyonac9G4ETjyM28tt/75i0q7KNo14zNnq54tZX",
+	"/9IVF44KGUgxgUpbpRYBOog21WTeuXfOo6WaKyC0T6zQ6HqSYE1dCIV2D6z5MGN7zuJSXcgWhZ839eAx",
+	"ahPXBPumKGuzbuzLE72cMB2ta4mwY2npjb18qnWn19XwQUcfOp9ZQuS2xZse6RW0qdlCtb71zpWtq3ux",
+	"1SjhlA0fNQoDYge5kZq0X7xAk6KQgtkXmo9gQ4Xs+qm7wDPQI7wPoDKXtDhZAeyOteyLKtz1/j+UOIgB",
+	"4kPGQjOp++zlujc3gfjitbwrRGyZVS5bUPCCnDNbfGiEkF8KvH7MSCBfKGJe8Sn1568WXhQJd2XDvf5D",
+	"fmuBoqCL11Yi72X0ySXGPWahtmgq0QArr6VAlAeVZOyOy6WC2MFKQbzNzSjqEyhNM53zYipuWEBqxeoC",
+	"wkWcLrdvPvWbd7RYJyZYlb3ETYqMYPzKR8nfouJVQ/0psIE9ckTsHo/ohFBN5lJpMuyTxAhFFCykkUGC",
+	"aKsD/Bwltcqo/3kacpScRju343ikXLq5TFBmb5mmJ2RBFQTOUgVubmWFyn9WSw+w/MXLjOuHS7N5hNaf",
+	"c8WkIRnCL9xIExbzOU3Jd9+fvt67/O50sH/gMAhiZnKxG6KUoDpkEIpb9uCXQ/KDoLBSUq58XJlv71is",
+	"ZYZOiYMDW2My+iXMESZsjf2MnSAs8CesBmyFOWmGr15dvAtbH6NQtIU0l5Vbm+sq5YJ1XLWDojwTLIxE",
+	"uKQ9/HNPSL03ldneIpPJEtAmCsUNv2Mk+vNeDssxOYgnxz026k2Ph7394YBNeqN4NJmO9ifTJKb93mB4",
+	"dHTQS0b7h/H+4WQ07Y2Gw4T2Dug+G0ynIxZ1MRHEAPOFKuWetOeqs2VMWygwqM05mWy1mCKMsd9cZOq9",
+	"JK8YzcCeXYR8sHsooooRAcqVoYLQWTgb30FioQefhAL6VEDd/bncgz/8eALr/jBqDGS4OCiiRsoNKs4Y",
+	"TcAjaFPoPVgXV4gu+B/YQ+ujQXUupkD5Yik0jYFxsDnlqaNJmJmr/gfYuzAB38WKVBP1bRFv/zPbdaBq",
+	"NV/JojSX1c0WmbzjCcsIu19ACc6KmjYuZ3WHol2tAdnJnRjOzVi8UdQdu5p5GS42+iIUcxrPuGB7eWKo",
+	"odMORUKvJIiZwsbYtCC3BpShYsfkrn8SihUWrtSFtyqDjH5XRgaDAYOmRysuFGQ3/cd/kG+ZYBlNMRXJ",
+	"/Pb/WfzMFXeFlTAjV/8QqvGYq3BiRUUbrFpU7TFvdM1I30PCKlcQ1mXrmaM/2Wxp+8rmoSC2uDl5Sm3z",
+	"6tZc0ZEisQzTxEr3uzGa1SwIAlo7AZlIPVtXqcXMmTeIsOgIJRyxCC3LVO6NweByW3+t2+1Gtookak1m",
+	"QlfzDgbT0itBohgjkbUw3PW7D3SeRh07kdHhYB2nxLZHrRKNIsEdaqgNer2xwStw5Zl1je7vX/rVLokr",
+	"E7FgmStSZHEDMCD6Bd8ckxCtLWEr8Gq1BQA831j10ZbSK8r+FTJbXqwPzjLh6m+SC42uJnsQ1bJ+L1Ba",
+	"Ygtdd33D+dapLKwJiwnYbj5c4MGCbY5RUahI6Ih3z6H40sGYmFttfn/VQWCLSjFAnVsWi/BBKogXvBgV",
+	"4YMuKsCsyr6OZBkvnKU9Hy7emXNyZWm5yuMUbbAufulu+ulSzwzziGFF5kefS0Z+cCGhpXftHc0R5gRi",
+	"ISIzoMz4P+CdiCBb8Ksl0CQgqxnV8KfZEgQt4Fnbt2cyTWxsRvqYhBOQxwSYUORmW18YQsmlYpDEqnE2",
+	"qFu6As0ZI21zgRG38MMHuQR+6LwBC5rZoM2M7TEB9QfN10gYMQXAjIFRWKEwCuT0gYubsRc3Dd/fsgds",
+	"YEniGYRv5DWhcwv1JGP0VnXyZNRGGcSjUVYaSflacSQUfox94FYsM6tIcG0rih2M/arVRn96mM+ZzniM",
+	"y/ngjNo5HXK2be+nsl07yMs6ZK72Qb5VQ9Mp1kuYLmHv+R6Dkvl9TGiaujxEdy1DERkJquFqE2WbflBy",
+	"s2RKsYykjJobY4NqYDPVCwuKM9Zzyu30c3PSLnVPS6tcV+UsrEENVa6KIj6gmNI1MhcxQnBploCwrllX",
+	"BCIRViNmd1EHQotmmEVVLhbhr2CcZwfic7BJh0JIUr7xDtuqNRITyWzu5GKRPlhs6OU0LhSnljdFTomJ",
+	"iJflbMscQy4XoBZKZxODgf4mHWF6Z+OJQ1ETpgwdh5thOD76/QzcbXa0bszkWJ/zjdXdkX1CXLZLrMuz",
+	"q+vh6KEo4tG1XBOSPobFf+k4dEcCcEQvmJwUseQBZmjDVovgcdzn49Hj4yLhNo8iF7bYkRdJnqexEK6L",
+	"QHIg5c2x5GjhL6G8y010+jnmyTOlX6jisxVVHsEwGGmrwi50QJgICFMdL04dhqkJknbrGMTeNi//LupU",
+	"o9lJQzB7KP7rf/3fUso0iVwadOTRH+ElTtvLMiwEAnNXzl0F51Bg33k8QQgjs8FNRtcCCl7KG7IJljbZ",
+	"HmwYyHwxAjsfCW5sLqHgGgalNbi7xm5o/JCH8CNCpf6PQVFSrBSNOFlyd75wg1D6UCydAv3BOn0Qyegn",
+	"VEGdfMWTKLCRcSuZ3QIooGCWk5ntNmxaDK6qqs84omRgAtIE2rlOmkovY/O3TdeyKORllunfP/ek8qL/",
+	"ijUn2zfsX5/rip9b8Q3UgeIeOjmlnm9m7zVGhNo0rYzfGXGogL6j9U2onCtwvgio5DKLWS4z1AsL/JCx",
+	"KctIjWaD8lCEQZYBTeRSh8KKYpNMrhTLcgF1PuE3S655IaxVcMBtwuG1Linamt46FRYuwJh41cFt05lo",
+	"1OtV6z9HRrqYyeWNLa9tBcQZNfhmRPC8uIhV7Uu4lnfOTOD+S1GatU1JLBcPRKV80Tkxg7kq/0Z6eFCG",
+	"dKRge5sw8L6Xa8G6TjkgxHgs3wwUp9zsWs3kMk3IjIokBXtAym+NeOAyyEe9XteB5GC8tUYE6pY1C04e",
+	"QNcxk+ZKlmqune5sArYwhNlnURvPUO/SIPnCBr0A/zuw/x3a/x6MQbkt6y6wZlsdhk7knTVOaa69Dm5l",
+	"i4+h5HGDhYW0PfyEbzqtoGUV89a4BXXbrXNC0AVvjVvDbq87xOYeMzDbmuOeMK1ezrA/NZjBZWPfpSRB",
+	"kRKGRRkKglLltCSoFKB1aoRb5CKlsb3YP6HFPyCRllGHtBt8BjVPwYJmuhMQmSZMGUEVWt+0bQxnHszr",
+	"2uVAbxeIVA+Qz6HHrOO324fjDkUl/9VgLPZagsuA/TdfJhhlGNmiMTd4zyPwJkWhaDuZAHRu9ByRfq/X",
+	"64zRXl/2lvmmexuKzRV2bwElOHaJ2P0ecQYcmSakbeBlfo+NIJO3ZrRKkZAr8l//+/+EwnzVKZQHXK4T",
+	"j9QtX4BkhK2CCNpY8hozXIq3SWvcumG6aFteBMi9ksmDs4falt5G0rbY/fJv1oVtTaDo5qLwhVrO5xQK",
+	"nJ4WQanmmdfpB52B/cPj0fFBni69de2b0aCh7s2xV/fG/jQ6GGH5YPBlgAPn0YDOWgP+j2XHic0VcOwI",
+	"Nj7o9XYE1cKGPxWwOhdwzXwgWX/UT0UADvqY6FLL65gaoqpb48F+rwhkaU30da//+4uDv34/uDx6M/rm",
+	"4Nuj73q/H/xh9P3B+6Omhshz27O9caI8TqdfjmQp3Cb9Qc/FftiW5mvDLfBQ9f3e4eFRv39c9V2Pf/rZ",
+	"i5hbk3S1zSY/BsU+BsP9bfbR7w/7vWp4jffweJBvEgMEttvkoPelNrm3avkhDrCqjz8Hrfky1XyRcpbB",
+	"3g0DeEAsAUAgZW46wnW3rIgKKZec2esfjQbDIXTU0jpthme+0RhihK/NSj7+XKlH/Gl30zpz4etqDvui",
+	"Vgo2j4r/GLRGO1/WSshu6dq+8poA/P7y/L1/f79sS4GPRTVL6HJSJb2YayWnZC4zhoZcy2I3rNEfr75E",
+	"66Ugf1+yzNbYwVkMOe92NdSzapqutvbtz7wI069UqW04+nqdUyijW65yKvZy55BtkICZck6JAJMfxgWR",
+	"Sh+ZsdGAPRkosAENcF7WRGkYdxAK6uBvBG8LiIBQJ0jk4bj9bhdobdGqAeQGozSEArtrJTyBCW44CpGA",
+	"w/2dcbganltClyLa2MWSPIYjm+Kctz/eSiB2w5l+qEclf6LlthQdTbYNjrYQ3/+sVKOcHrA9zfj05IUd",
+	"jsTLwGg4j0pmA3H2/txRSUmxSqOv/B36hK1pEuYHmYAA4oeX/PQzMIsmcRIVEgh7R5XAxiQVMr/Rkv3m",
+	"9YbF0huoye81cWr9bFawvpvU9moSem1nRquDJpSlLn1c5X6zhLTN0jTL5hxKb8InGM4AyTWoEgHvwpoJ",
+	"axrUVuI2rCOtU9R3UrZrKLDw3LgiyIqC15nYVpgWz0PRjirNMaNOl7xZZuBJ1OXSz2hKGA6sdbfwXnGt",
+	"Qriv7QhshiqFV8jejN2T4SDqnHh1BkutRrXryuv6+xoKCN0ujRZVc76ZyS6/O92DqKI7Zw22UIVzeAEL",
+	"hJWFYipT8znYCWwegXfO3qtGmwKnClUxBtvZPp5maeAE9EqoNAxltTHPpgQtEWcsvs3zqM3OuBgX+BGD",
+	"ecQQ+XgmpStHSVMdFIHwjg0YcohGJSAaEGQBhRViObe98W3ICCy5i+Y6Z3pbMK+UMWSTmpfGcKBorbK2",
+	"Enwdrb/W+RAKexBFN1rShpcjr8mqOWLnRs5L1/v53qEY9Y7X9XYzWjLeH2z+UDj2JLhTDGWHBwY6oXAt",
+	"aQMvROmYVDvJdcklxjuA2amW1dOgFOcnyq7ka7OcJynGPn6UGYHTcwsUQq8dgqAsccdDn1EUHYdbDa/t",
+	"1l4nH7Z1GB9OpgcsPuzFx0dHg+Oj/SntTQdHjI6m08OExdN+L5kcsNGk398/Hg4PBkdsMDmMR72Dw0ky",
+	"GezCaJq6gH8RZds1VS6D/sL9ujVQS32cPQD2Bw0Nlu3zoQVwuW7Wbw/u9frTlbPtus7rcH0RVlDgacXT",
+	"lExYHvVVJdz/rlqWT7Cqypbn17AD5w3PuTDs6lF5ujR6fd04gQviXNMknbTdrJ2gIO7gDs1PiCdPkg59",
+	"LPpNNbJSQ9ExiQBAkYN+FUChQAjB+JEDS1E47Fmv+o30qlFvtCPEK51jy/B+L/MijMCzm2FdHaJ+3YRj",
+	"wWGVERw3dn34tAtUbnrRdH2qbXLBAoErm1Fb75InluIe7wrJJgmsQtlKgpwLg4VQkyIhYw2QG0evg7qx",
+	"sYYrBubJRUlFqtRrj2jYfERBqywWlnd6NasKm2t3VhmmmcmUtSsIJV67WnD0GC3o89Hm11JMUx5voMwV",
+	"GXlc5uPl1VuImMtt2ExZPeuuk+XHqKYU6kb9TIv6/Pmh+prLs+Xl67C85JjF8uZQ9qQAFeTUCRgYb1XF",
+	"H8/24swYheEl76fXbGe5sJHDbH1/PbvrSsdLV1xoTf9C6B/B9cxvj2uDzOx41poEvT9dIVFLcr1v8mYp",
+	"s4zlXTvbkW0CGgUksm1Aoc+J7QQaQStQl23g5RhQXbQEJWs7goai1BKUnOKzXP50lRzM5UOTQFCEgEA+",
+	"2T9YJsd+tTgcABIZSNiyA4Qt911oOCK8E7bMfOWewnlbr1rLQ1/3bzfVecMASUs6Q4FV35AG1M4NqzX5",
+	"/fPzQFeum7T4lCsNTT2fpL2bY7j20/K9e5FHa+TREPaUDCDQwVool0/sgQtJzYARW63GYA4uxl/E9nOO",
+	"9vuDHYhXqZfwF1HjN5zDqY1zlAUNtJfJRkzmgZbNZ+I1a8VGoUHr7MPFo41bayeKPWOwUFjC1K2WC/en",
+	"Sym3f67vCMTn9IZdP1ZZ23AZHr8sfdxdQGawpTet8b61PViig1599xvSJ/itaOGAa9ut62ywC2hs25p1",
+	"sLGPq8DRy2wiW96i9zev+cq+/6Q+uY9etyakcxevyBBzdFN1tsG7xzDu60CwJ2DLlrDflexsNmc1d23+",
+	"JCvV6w8XF2fvX/8FdLKz96ev3lUVidNSx8u1zYA/3YTVNPyYhIZi7dC6kLTzT19dvAvIh8s3nXX2r6/U",
+	"MFdtAVpa2TsMsbNhgy5Y9cSXgyYP9bDstRuo9xtt6ippuznmrK9x3T9enL//9vrqLz+cNZsR/b6rCAWI",
+	"8nk6aPPw9DnVNnQ+L9kN92lMYipeaJIwiIrNzXJjYu4CPDWfL8WcZmpGU5coy4WW5FvoNbiMXelhXyLo",
+	"5khrNvewYDY39kn6EkzwRYyQNkkURAgDNBS4p1YQx/lt8RhF2tSBYQrGRScZd9CYGYqysLyWImBR/Kh0",
+	"ehFR9EFBF5V45rUjzqPC+bbR2ZjxVZTgtgkYnYBMlrohPaESMg49r56NpP9sIynBmnKYfAp2N/RzbpUw",
+	"+Gw9+TqsJ4YVbbJf+LVtrJkkF1MKOwmqvOsNJWcuC3FNyiHZnHGI6XmQ++VnH9oUYrTB6C174fh17ImW",
+	"Y/LF0w67pazDx/rUdMkptmdzKWbtCNtNGYk26jze1xOCKi6wUoEae5nQnq2jsVJK5wSQLhTNvdebbSQd",
+	"qIMpgrwiNqRjB642fmYL5BkMxTgTm+o39jsOI21qNzef7ATeq4+0ojZjjEJRbVDZCWzHO2gyt1rf4tSt",
+	"oaHHqfValluA5WjbuAPbCjgo900uXm3suhcU6bfbN+Un5Z78oWjqF5YfYKlR8aa2+aFoQyqbh49MnZCN",
+	"eFAUQ7XpkIgKW+kdG8xwobBSB9lohiuscDZ/rDDC2QNMqdINqywVxzcQjLxmtRbvHusDm8tUTd0Ho3Ud",
+	"J5r3HApbTbcmdHn7B1m2YyjGGuE8FCDPtqkVaVEKLNXMj4xEOc1sJUmwliMl8tt0ejx+Bb05IIwPcuRc",
+	"ZQu43UC9VImb5cFP+7ZZXbXL51p42cYkyk8Vb+hgQqTABsBIfkReCidwsXmbm5ac5FcSLg6NZ1ZHwJ87",
+	"1vAsp9MuuWSMRA0dV6JGCy9gllEEnpa5ZHs9Fzzb6/McmMtadCsT0m52jW0XzYe+oWar7t9M7GIRHjiL",
+	"MFQrpGndl2kfkIzRdA8aItjt+Mtev7Ld+pDvN6+yPxiO9os+5JNhfMT608GIHicjdhgfTXv0IBlM9tlx",
+	"3J+ODm2JOppew3qr4VqVfXipfRCfZFuMI2JttLuXWmRv2xR6+xbuXq/i7Trqlu1pu3eAL3WFrXZtxc6q",
+	"eY/Uz9AsfkPrV9+WYU8JpcuM3SxTqllC5jSDohZe5KxM/QZJ/1JHt9thHbTWg+6zdzNqOOph+ahHzBzu",
+	"4bQ/OUpGdMiO44NpbzJIDtk+7cdHw120L9dZ9Av6f4RcY4h/V9AD3/YeFDU6psx2IScNTcjzMh9tpsDO",
+	"UbLUf1rD0z/OD/UfBos/H6/+Orp7fxRf9CffHfztcpi+6dFv9m/OBsu/HPLzUXZ17Cs+TBVqzkZi+M4r",
+	"riXIDzLTy5slUyyo+rd+03atu2PPZjO+VT2NVgdNiZ3mLl1BXa9daa6oPxv5tzLy17Wx8oZruh3XNc1u",
+	"7W4bBq/vGGYojTfOFUg5ncImQSkNfa9g2CLrNv+J3oxmzfy3izg+f1fL7CxYCHEspKz5gNbz6Ut2eZ4g",
+	"So1JE8vqNvKj3PIyYXrFmCB9EJmhyRhU7e9t3jDoy+Xt2sIyM5npZh3d79ztl1PfbEHGmdZvHaYd72wZ",
+	"2GJ7hSGiaaNfbiuNI29Y7IeLGuLl4lEp0t3X2Q1vMScCPMYQ7M+GhMXcDscem3dXj6Hz36FO+s9wBNZM",
+	"U+UFedXM6r3xH11fMWh9hcXI3hqrw29Y8Np7+ikLXYe/tjbXTgt8f3794+m7d2dXdZpZVR9BMfHMcoDS",
+	"WE/JmuY+HXfzQUvjjX0+pWZylUk5D1vllwyKg3enbhWETMIJQ+PPv79v2ZrTGn3LJXWjC1ByjuWJlOmT",
+	"HEk49hZ+5Stvj3b1+emcQEmoApbdhqJWqZKhcKa7qsuZrPc4B6BQO3wOxdYITRpMzZ2A0DxIdrM0i/UL",
+	"Nplw17GFNaZcKGy5nS0XJJpGD3koFH1QWA3w2UP9r+eh3j0DqOx5Kp+Ug8cNmoSbD6kyQDMHxwsolwL0",
+	"LlQ5EpYu79kOCthnIESPJgl54sYjrrvuc0TA1xERcL4wspJtSGxwR7DCqeBiAKy5Pg8AKBeo274yxSlW",
+	"gDAYYSvTVgIEwBA0BtoK3VmhYUEo4P6f5EXqDCcBC3sAb8KFIAvJhQ6g3EJgM0CglAVNNWlTnDgU2H3c",
+	"No+F2tnQPdZWjhXFqua4CrnUscSyGUi5oKSA9ZB5C4cqIJBxQtoARbADScUqtQr9YoChqBcnBV8hTp2w",
+	"iRktuuXm3mMGBxYcqPT+45bkTaBQKRQcdKkg67ov0qKbINe2HYFcZqFo6nTmN6Kzvc/gIuC/XUUzr9WH",
+	"0qGAK2ILeTeVZnQww7qZciVOCC2ww5WdnjGv72cui0BF7yK5xLZgAfNM3t7eubYnzDBt5y7Mc0Fseo2Z",
+	"b00lQr/R85M8evY21UrslSvIGHQlruPyIzkSn14hrW6J7+9alrCpo/gXMbJjpbbzpV5byRGqVcBb2JFe",
+	"k0F3uH+PVGHFBfGr2uUwxd7cz6UMn0sZ/nuVMsy7xFvuVisA0uvtAwJuLi0CP10DN22Nh/3+JqelYbat",
+	"cesoPhpO47hPj4739xPGjgb9+CA+6E2OjqbD49FwkgwPp/3kaBhTtn8wYIfT6f6EHiT7NIlHx5S2bH93",
+	"e1u0Lcdq/ocrtt3f86bvgIz1jbnXbEf46lv94+MD7y3XLt7ADhRHkFmOtjodmurWuHV42GP7w/j48KA/",
+	"OT44HCTDCZ309uPjaXy0P2W0Tw8G9OC4x473k9H+4HBwOBj2h73e4XTaG4yOjuGc/94a47jeyU654Li2",
+	"T85GKZPpzd6sclmuZrHm36uUyldb9JF4FUae7Qf/GmVArHn7x7dX351/uLp+dXZ1WSsFgmKorY2NEqov",
+	"g649hIvzD+/fbDQQNHtbrbHNTmtnDB0TOgxbZnoUt8NGKrfOaVldUGPNk6fuScg1azvGhbtqdZCq/vmt",
+	"HcWlf7wsSmUzWBYl12Oa1Fu/XIrBThf8WarmWoqTLR9mBYcw3/zZmvJVWFN+REP3AqP9C50uaOzChgow",
+	"cl2e7VQj1Fpg1HKxkJneS7m43cUMAzZvdGouheYpibBDDtTaJG1KVozdksmDC0gaoyruW/BeKBKZpV3j",
+	"0rpmCddap9dzBflmRomH8tdobQD7ympGdSiaehzkccN5JQ24Qu1KhkiAp3TD75jojLGJDhD3wLp5zKsu",
+	"4DpeZndQHaQwEuWn4EAfCqvyKQwHhHaAPA8KrJhmwHQzcY2w8mW+UKFw1UQItK/jCG+vawvWr1QabVtY",
+	"ThVry5BT8SAFsyYhl9iimAuFpjcM8i2wiRMEGSjSxi5SnTF0MoG6HJI8yGVGLEqE5qim0wDkIRtqhtMW",
+	"ZrhybdC88KdiUENELm9maw7rxkAP0snFLSRhkBod7DTWsgQtEUTTS1zmO4O4n9u6Ap3ccfy8Arv0LS7P",
+	"dhYPgo52+CYWc/1fKDjfEunPiQTu66A3Om6sKvloSj+ejkOsHaL8dvJacHH7mO5jtvis2zzrNs+6zbNu",
+	"86zbPKbbuHS7ddKbtRM9qyJfQ4sCkM6wJhBKqSWhKKgF1ZgXjMz4mO7hGdV37kpgHZIg1pc8kjbV2xA+",
+	"IGtchcJWgg/yCn91HyIK6AGx/gdSa/QWil06vVk5X8/YHGir8+BCJ74I0SQakyj3MUTYq9XqCXgNDG2/",
+	"hTxgXH9E2hMGjYCtywTqx0XsfkaXSsMYC9Q9XEdpRQa93LE6JhnbsxNi0WujJxR9JP3jeJn7RSL0lnuL",
+	"cwXqzdyWP0ahaJc8vFNoWWAb3wfELmsKCfWxFDFPOdxh29AYXNQqFO3o5YTpqAPeXFCSys7NdoSutAiT",
+	"WrARQJYw2y0xKrxHkW2dF5U9NxFqQDv0wDt5pAdejv3mhVCYoY1i5E1rAJZ3x0sftmiRZ5TJ9T3ySKVF",
+	"Huh8gGCwfUxytX0TQpFSzYrm8OqWw8CTB6dVuwqm5v/Ha9rthQL77a0rSHjlX+SnKGE5Ktf1sIXTqi1D",
+	"E+wJDfgKOp1P+KW67/mw+Sf33zstKa0eRgYeJbA9Gzc36as6agf9XZza613TDcmQdR/v8KDXGx31NvkP",
+	"S97flCp9jQx43NrNG7xWUS97iX/JQXGNOe2tsdlNMXH+c2u/NxyTJsq+3xsSw9V5zMgH4SccYeUl8Ibb",
+	"m1QDB2Bl8XDy4Mm44xzPc2fuZh/kl/N3f6LLsXxltmqL533x3BHvuSPe0zriremARyoN8EJhO+CJvDqx",
+	"k+y2b4tnA8qe2+I9t8V71jlLAp+nnPnkvalFnhPpd1E4X7J7o8J+NmdX4PJcViKVNFFGR3h9+adQtC++",
+	"eU1G/aNeQD5cfbN3ZGjDjNGEZUaxZh3rIfIVBl24t/wlu2b6TuPAPmWekorqcE6D0AgUCmxuAQW2QMwv",
+	"2tVNeQrKgVs1S2xnOJku50Ll5blCAZ+Pq+pUQNYIVwExIllAnFAQuFDfUKBMeQ0V4gOvskEuewXECnoB",
+	"cdJLYFugB6GwNYHxMaMKCvZYaSwghQiWq/LXVAfElysDo84U8pzRvA15MHs1RzUcDo/Jh6vX6OMrq/vQ",
+	"WAfBBzXigWCdGDXYHy82GwSn27zjrs3S6HhGq62f6guj+FYMCZ0TQvNTQcwy91CROU9WFMSHeKkxh9gV",
+	"tKehMJc8ZZrtpVLeQuEmnrL1DjRf0DrD6/CZm6V/uor2ZbQx3OVX6wY7Hh19khsMaZkqE7hnZ9izHP7f",
+	"SQ7HXNGqKP4sRz/L0c++G0KNMEqQTzQEFPqMI7DNhNCKD8Z/Ruc7yda5PLS9eH3uvAylaEVsllw0vjaX",
+	"35spFM7hoUp+kEb/BxYWd0ZPCKMa53J0KKqeAhCmXe30acbUrDSYoU1EyFWXvE3YfCENko+NDFYV5CGb",
+	"zBrZrSMHJ4cblS8ogPecdZCqUKCLAEM6c4CyZEygpUh0UgaFb2TMS/bSUKAnBgfuOHaHPZOgEXIbugtf",
+	"XZy+vzx9Dc3OLs6++XB59ibqdMkZjWdGWnbGYuCXt2yhnYPZW8ALVZGDm+TO/AVP9HySzFnCNL+0Yu7p",
+	"os51sCq3T9yyMGVubt3ZJLpLjJbbxRduGlyYeEvQ+qGMllhCto7zPvRKY2GVx7LI6oEL1rbGk9D7Qo6E",
+	"T/EVfIKt/r+1w8BSs8/jLvi027JZDSm5vEq0F5KrKbSBWFHVeQ7cew7cew7ca4S4Lxk8EtHmSyMVEXPt",
+	"OTQP3xjt5g8fPkJh7sPWbx/21rg3TOzZAKrP0AW5QZqrikcoINpWUo/UBmsaroFM7XA8q7Bl6G4uqJbW",
+	"cYJhMlSQXKKvhtNUxPjPdKKPNxhuEpPHTZJ3RTYmbUpKgviJV2y0EMafYx6/Er35TVV3aOeo2Cmdq0O/",
+	"NarxFnPCJlFGrAswEMpYKndkwx9Tr1qyLqJmFZlQhblH6LahSZIxpbp+uxrosCUFI3c048C6nUNpNZMp",
+	"I/Yb0uaazCmC+yEUBhZ6RhYZm/J7DD+j6A0rSrNBoTymbC8HBfXuYp0+2MI5mmWhcO/QYn7bzQZSa8wc",
+	"it3MoYeCLUGH9fe4HmNiVgwxlDiFbXcCGUuVrLKMmftmN2MNiHa9EAwq3WJgUqOkS2GdJWhvL0AG9wYX",
+	"CzfOPUCzBkQObrLPt4K68QNWVavbDZlVyoCnDbeEBWQmFYYlSviapv45BJaZYKsclVI1M8LsR4NaFier",
+	"ePXjjMczGxnO7rnStfjdbitvgVk0bfoYVAc6z+9YQ9Enbwxb9Kk+QNHc3QiF1ebbgq2gCJOtwdRWXMQM",
+	"rUUdb/S8+3Z9/G8a4pJt4LKBp2/dUuXxxzbDsDEDk5aDUoNNtjSwUZu747urMcOwsKlg9xRb6YU0hPDm",
+	"Ab/KNqPh4latDbserwnUDgUUJ6waAv3QKUtdkJ6EYibTpFSLvBY2nVBNT4hreN8MhFCULVvORI9XzR6j",
+	"Tzg//vzx/wUAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -210,6 +210,7 @@ const (
 	ErrorCodeTooManyBets             ErrorCode = "TOO_MANY_BETS"
 	ErrorCodeUnknownBet              ErrorCode = "UNKNOWN_BET"
 	ErrorCodeUnknownChain            ErrorCode = "UNKNOWN_CHAIN"
+	ErrorCodeUnknownLink             ErrorCode = "UNKNOWN_LINK"
 	ErrorCodeUnknownRound            ErrorCode = "UNKNOWN_ROUND"
 	ErrorCodeWalletUnavailable       ErrorCode = "WALLET_UNAVAILABLE"
 )
@@ -266,6 +267,8 @@ func (e ErrorCode) Valid() bool {
 	case ErrorCodeUnknownBet:
 		return true
 	case ErrorCodeUnknownChain:
+		return true
+	case ErrorCodeUnknownLink:
 		return true
 	case ErrorCodeUnknownRound:
 		return true
@@ -372,6 +375,153 @@ const (
 func (e PongMessageType) Valid() bool {
 	switch e {
 	case PongMessageTypePong:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ReplayBetStatus.
+const (
+	ReplayBetStatusAccepted  ReplayBetStatus = "accepted"
+	ReplayBetStatusCancelled ReplayBetStatus = "cancelled"
+	ReplayBetStatusCashedOut ReplayBetStatus = "cashed_out"
+	ReplayBetStatusLost      ReplayBetStatus = "lost"
+	ReplayBetStatusPending   ReplayBetStatus = "pending"
+	ReplayBetStatusRefused   ReplayBetStatus = "refused"
+	ReplayBetStatusVoid      ReplayBetStatus = "void"
+)
+
+// Valid indicates whether the value is a known member of the ReplayBetStatus enum.
+func (e ReplayBetStatus) Valid() bool {
+	switch e {
+	case ReplayBetStatusAccepted:
+		return true
+	case ReplayBetStatusCancelled:
+		return true
+	case ReplayBetStatusCashedOut:
+		return true
+	case ReplayBetStatusLost:
+		return true
+	case ReplayBetStatusPending:
+		return true
+	case ReplayBetStatusRefused:
+		return true
+	case ReplayBetStatusVoid:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ReplayMovementKind.
+const (
+	ReplayMovementKindBet      ReplayMovementKind = "bet"
+	ReplayMovementKindRollback ReplayMovementKind = "rollback"
+	ReplayMovementKindWin      ReplayMovementKind = "win"
+)
+
+// Valid indicates whether the value is a known member of the ReplayMovementKind enum.
+func (e ReplayMovementKind) Valid() bool {
+	switch e {
+	case ReplayMovementKindBet:
+		return true
+	case ReplayMovementKindRollback:
+		return true
+	case ReplayMovementKindWin:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ReplayMovementStatus.
+const (
+	ReplayMovementStatusDelivered ReplayMovementStatus = "delivered"
+	ReplayMovementStatusExhausted ReplayMovementStatus = "exhausted"
+	ReplayMovementStatusPending   ReplayMovementStatus = "pending"
+	ReplayMovementStatusRefused   ReplayMovementStatus = "refused"
+)
+
+// Valid indicates whether the value is a known member of the ReplayMovementStatus enum.
+func (e ReplayMovementStatus) Valid() bool {
+	switch e {
+	case ReplayMovementStatusDelivered:
+		return true
+	case ReplayMovementStatusExhausted:
+		return true
+	case ReplayMovementStatusPending:
+		return true
+	case ReplayMovementStatusRefused:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ReplayMovementWinType.
+const (
+	ReplayMovementWinTypeFreebet ReplayMovementWinType = "freebet"
+	ReplayMovementWinTypeWin     ReplayMovementWinType = "win"
+	ReplayMovementWinTypeZeroWin ReplayMovementWinType = "zero_win"
+)
+
+// Valid indicates whether the value is a known member of the ReplayMovementWinType enum.
+func (e ReplayMovementWinType) Valid() bool {
+	switch e {
+	case ReplayMovementWinTypeFreebet:
+		return true
+	case ReplayMovementWinTypeWin:
+		return true
+	case ReplayMovementWinTypeZeroWin:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ReplayPhasePhase.
+const (
+	ReplayPhasePhaseBetting ReplayPhasePhase = "betting"
+	ReplayPhasePhaseCrashed ReplayPhasePhase = "crashed"
+	ReplayPhasePhaseFlying  ReplayPhasePhase = "flying"
+	ReplayPhasePhaseVoid    ReplayPhasePhase = "void"
+)
+
+// Valid indicates whether the value is a known member of the ReplayPhasePhase enum.
+func (e ReplayPhasePhase) Valid() bool {
+	switch e {
+	case ReplayPhasePhaseBetting:
+		return true
+	case ReplayPhasePhaseCrashed:
+		return true
+	case ReplayPhasePhaseFlying:
+		return true
+	case ReplayPhasePhaseVoid:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ReplayRoundStatus.
+const (
+	ReplayRoundStatusBetting  ReplayRoundStatus = "betting"
+	ReplayRoundStatusFinished ReplayRoundStatus = "finished"
+	ReplayRoundStatusFlying   ReplayRoundStatus = "flying"
+	ReplayRoundStatusVoid     ReplayRoundStatus = "void"
+)
+
+// Valid indicates whether the value is a known member of the ReplayRoundStatus enum.
+func (e ReplayRoundStatus) Valid() bool {
+	switch e {
+	case ReplayRoundStatusBetting:
+		return true
+	case ReplayRoundStatusFinished:
+		return true
+	case ReplayRoundStatusFlying:
+		return true
+	case ReplayRoundStatusVoid:
 		return true
 	default:
 		return false
@@ -919,6 +1069,7 @@ type Error struct {
 	// | UNKNOWN_BET | 404 | no such bet of the session's player |
 	// | UNKNOWN_ROUND | 404 | no such round on the session's table |
 	// | UNKNOWN_CHAIN | 404 | no such hash chain |
+	// | UNKNOWN_LINK | 404 | no such back office link, or it has expired |
 	// | SESSION_CURRENCY_MISMATCH | 409 | the wallet's currency differs from the launch's, or is not enabled |
 	// | BETTING_CLOSED | 409 | a bet or a cancellation outside the betting phase |
 	// | TOO_MANY_BETS | 409 | a sixth bet of the player in the round |
@@ -963,6 +1114,7 @@ type ErrorStatus string
 // | UNKNOWN_BET | 404 | no such bet of the session's player |
 // | UNKNOWN_ROUND | 404 | no such round on the session's table |
 // | UNKNOWN_CHAIN | 404 | no such hash chain |
+// | UNKNOWN_LINK | 404 | no such back office link, or it has expired |
 // | SESSION_CURRENCY_MISMATCH | 409 | the wallet's currency differs from the launch's, or is not enabled |
 // | BETTING_CLOSED | 409 | a bet or a cancellation outside the betting phase |
 // | TOO_MANY_BETS | 409 | a sixth bet of the player in the round |
@@ -1003,6 +1155,7 @@ type ErrorEvent struct {
 	// | UNKNOWN_BET | 404 | no such bet of the session's player |
 	// | UNKNOWN_ROUND | 404 | no such round on the session's table |
 	// | UNKNOWN_CHAIN | 404 | no such hash chain |
+	// | UNKNOWN_LINK | 404 | no such back office link, or it has expired |
 	// | SESSION_CURRENCY_MISMATCH | 409 | the wallet's currency differs from the launch's, or is not enabled |
 	// | BETTING_CLOSED | 409 | a bet or a cancellation outside the betting phase |
 	// | TOO_MANY_BETS | 409 | a sixth bet of the player in the round |
@@ -1158,6 +1311,164 @@ type PongMessage struct {
 
 // PongMessageType defines model for PongMessage.Type.
 type PongMessageType string
+
+// ReplayBet defines model for ReplayBet.
+type ReplayBet struct {
+	// Amount A bet amount, in cents of the session currency.
+	//
+	// Example: 1000
+	Amount Stake `json:"amount"`
+
+	// AutoCashout An auto-cashout target in hundredths (at least 1.01x).
+	//
+	// Example: 250
+	AutoCashout *AutoCashout `json:"auto_cashout,omitempty"`
+
+	// BetId A bet's id.
+	//
+	// Example: bt_01JR6ZM2S8D4F6G8H0J2K4M6N8
+	BetId     BetId   `json:"bet_id"`
+	Currency  string  `json:"currency"`
+	FreebetId *string `json:"freebet_id,omitempty"`
+
+	// Movements Every wallet call of the bet (empty in the player's own replay).
+	Movements []ReplayMovement `json:"movements"`
+
+	// Multiplier A multiplier in hundredths (153 means 1.53x; 100 is 1.00x).
+	//
+	// Example: 153
+	Multiplier *Multiplier `json:"multiplier,omitempty"`
+
+	// Payout Money, in cents of the session currency (356 means 3.56).
+	//
+	// Example: 1000
+	Payout *Cents `json:"payout,omitempty"`
+
+	// PlacedAt Milliseconds since the Unix epoch, on the server's clock.
+	//
+	// Example: 1776000005000
+	PlacedAt EpochMillis `json:"placed_at"`
+	PlayerId string      `json:"player_id"`
+	Refusal  *string     `json:"refusal,omitempty"`
+
+	// RoundId A round's id.
+	//
+	// Example: rd_184233
+	RoundId RoundId `json:"round_id"`
+
+	// SettledAt Milliseconds since the Unix epoch, on the server's clock.
+	//
+	// Example: 1776000005000
+	SettledAt *EpochMillis    `json:"settled_at,omitempty"`
+	Status    ReplayBetStatus `json:"status"`
+}
+
+// ReplayBetStatus defines model for ReplayBet.Status.
+type ReplayBetStatus string
+
+// ReplayMovement defines model for ReplayMovement.
+type ReplayMovement struct {
+	// Amount Money, in cents of the session currency (356 means 3.56).
+	//
+	// Example: 1000
+	Amount   Cents `json:"amount"`
+	Attempts int32 `json:"attempts"`
+
+	// CreatedAt Milliseconds since the Unix epoch, on the server's clock.
+	//
+	// Example: 1776000005000
+	CreatedAt EpochMillis `json:"created_at"`
+
+	// DeliveredAt Milliseconds since the Unix epoch, on the server's clock.
+	//
+	// Example: 1776000005000
+	DeliveredAt           *EpochMillis           `json:"delivered_at,omitempty"`
+	Kind                  ReplayMovementKind     `json:"kind"`
+	LastError             *string                `json:"last_error,omitempty"`
+	OperatorTransactionId *string                `json:"operator_transaction_id,omitempty"`
+	Reason                *string                `json:"reason,omitempty"`
+	Redeliveries          []ReplayRedelivery     `json:"redeliveries"`
+	Status                ReplayMovementStatus   `json:"status"`
+	TransactionId         string                 `json:"transaction_id"`
+	WinType               *ReplayMovementWinType `json:"win_type,omitempty"`
+}
+
+// ReplayMovementKind defines model for ReplayMovement.Kind.
+type ReplayMovementKind string
+
+// ReplayMovementStatus defines model for ReplayMovement.Status.
+type ReplayMovementStatus string
+
+// ReplayMovementWinType defines model for ReplayMovement.WinType.
+type ReplayMovementWinType string
+
+// ReplayPhase defines model for ReplayPhase.
+type ReplayPhase struct {
+	// At Milliseconds since the Unix epoch, on the server's clock.
+	//
+	// Example: 1776000005000
+	At    EpochMillis      `json:"at"`
+	Phase ReplayPhasePhase `json:"phase"`
+}
+
+// ReplayPhasePhase defines model for ReplayPhase.Phase.
+type ReplayPhasePhase string
+
+// ReplayRedelivery defines model for ReplayRedelivery.
+type ReplayRedelivery struct {
+	AttemptsBefore  int32  `json:"attempts_before"`
+	LastErrorBefore string `json:"last_error_before"`
+	Number          int64  `json:"number"`
+
+	// RequestedAt Milliseconds since the Unix epoch, on the server's clock.
+	//
+	// Example: 1776000005000
+	RequestedAt EpochMillis `json:"requested_at"`
+
+	// RequestedBy `operator:<id>` or `on-call:<name>`.
+	RequestedBy string `json:"requested_by"`
+}
+
+// ReplayRound A round, its outcome only once it ended.
+type ReplayRound struct {
+	// BettingEndsAt Milliseconds since the Unix epoch, on the server's clock.
+	//
+	// Example: 1776000005000
+	BettingEndsAt EpochMillis `json:"betting_ends_at"`
+
+	// ChainId A hash chain's id, `<game_id>-c<number>`.
+	//
+	// Example: crash-classic-c3
+	ChainId *ChainId `json:"chain_id,omitempty"`
+
+	// CrashPoint A multiplier in hundredths (153 means 1.53x; 100 is 1.00x).
+	//
+	// Example: 153
+	CrashPoint *Multiplier `json:"crash_point,omitempty"`
+	GameId     string      `json:"game_id"`
+
+	// Hash A SHA-256 value in lowercase hex.
+	//
+	// Example: 8c83fcc1a8955dee821c6c60b88f3943bd37f1d83cae562e7ff5ba6d5adc49aa
+	Hash     *Hash         `json:"hash,omitempty"`
+	Phases   []ReplayPhase `json:"phases"`
+	Position *int64        `json:"position,omitempty"`
+
+	// RoundId A round's id.
+	//
+	// Example: rd_184233
+	RoundId RoundId `json:"round_id"`
+
+	// Salt A chain's published salt, as the formula uses it (64 lowercase hex digits for every chain made since salts are contributed).
+	//
+	// Example: 770e53c9761b9672d3bab05c9fc85fea1a62a690e95d4527272313007ff02489
+	Salt   *Salt             `json:"salt,omitempty"`
+	Seq    int64             `json:"seq"`
+	Status ReplayRoundStatus `json:"status"`
+}
+
+// ReplayRoundStatus defines model for ReplayRound.Status.
+type ReplayRoundStatus string
 
 // ResponsibleGamblingState The responsible gambling controls the launch switched on, and their state at
 // `server_time`; absent when none is on. `staked`, `won` and `net` are present
@@ -1370,6 +1681,14 @@ type RoundList struct {
 	Items []RoundSummary `json:"items"`
 }
 
+// RoundReplay defines model for RoundReplay.
+type RoundReplay struct {
+	Bets []ReplayBet `json:"bets"`
+
+	// Round A round, its outcome only once it ended.
+	Round ReplayRound `json:"round"`
+}
+
 // RoundStatus `finished`: played to its crash. `void`: ended without a crash on screen,
 // because the server that ran it stopped (docs/failover.md): its live bets were
 // settled by the fail-over rule (an auto-cashout at or below the round's crash
@@ -1501,6 +1820,17 @@ type StreamEvent struct {
 	union json.RawMessage
 }
 
+// SupportRound defines model for SupportRound.
+type SupportRound struct {
+	Bets []ReplayBet `json:"bets"`
+
+	// ExpiresAt When the link expires.
+	ExpiresAt EpochMillis `json:"expires_at"`
+
+	// Round A round, its outcome only once it ended.
+	Round ReplayRound `json:"round"`
+}
+
 // ChainIdPath A hash chain's id, `<game_id>-c<number>`.
 //
 // Example: crash-classic-c3
@@ -1508,6 +1838,9 @@ type ChainIdPath = ChainId
 
 // Limit defines model for Limit.
 type Limit = int32
+
+// LinkToken defines model for LinkToken.
+type LinkToken = string
 
 // BadRequest Every refusal of this API.
 //
@@ -1581,6 +1914,12 @@ type ListChainRoundsParams struct {
 
 	// Limit How many rounds, 1 to 1000; default 1000. Out of range is 400 `BAD_REQUEST`.
 	Limit *int32 `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
+// GetSupportPageParams defines parameters for GetSupportPage.
+type GetSupportPageParams struct {
+	// Lang The page's language.
+	Lang *Language `form:"lang,omitempty" json:"lang,omitempty"`
 }
 
 // PlaceBetJSONRequestBody defines body for PlaceBet for application/json ContentType.
@@ -2105,6 +2444,9 @@ type ServerInterface interface {
 	// GetRound One ended round with everything needed to verify it
 	// (GET /api/v1/rounds/{round_id})
 	GetRound(w http.ResponseWriter, r *http.Request, roundId RoundId)
+	// GetRoundReplay An ended round with the session player's bets in it, to replay it (last-game recall)
+	// (GET /api/v1/rounds/{round_id}/replay)
+	GetRoundReplay(w http.ResponseWriter, r *http.Request, roundId RoundId)
 	// GetSession The current session (resume after a reload)
 	// (GET /api/v1/session)
 	GetSession(w http.ResponseWriter, r *http.Request)
@@ -2117,6 +2459,9 @@ type ServerInterface interface {
 	// OpenStream The live stream (WebSocket)
 	// (GET /api/v1/stream)
 	OpenStream(w http.ResponseWriter, r *http.Request)
+	// GetTransactionsExport The CSV export behind a link
+	// (GET /exports/transactions/{link})
+	GetTransactionsExport(w http.ResponseWriter, r *http.Request, link LinkToken)
 	// ListChains Every hash chain, past and present, without a session
 	// (GET /fairness/chains)
 	ListChains(w http.ResponseWriter, r *http.Request, params ListChainsParams)
@@ -2126,6 +2471,12 @@ type ServerInterface interface {
 	// ListChainRounds The ended rounds of a chain, by position, without a session
 	// (GET /fairness/chains/{chain_id}/rounds)
 	ListChainRounds(w http.ResponseWriter, r *http.Request, chainId ChainIdPath, params ListChainRoundsParams)
+	// GetSupportPage A round's support page, behind its link (HTML)
+	// (GET /support/rounds/{link})
+	GetSupportPage(w http.ResponseWriter, r *http.Request, link LinkToken, params GetSupportPageParams)
+	// GetSupportRound What a round's support page shows, behind its link
+	// (GET /support/rounds/{link}/data)
+	GetSupportRound(w http.ResponseWriter, r *http.Request, link LinkToken)
 }
 
 // ServerInterfaceWrapper converts contexts to parameters.
@@ -2371,6 +2722,38 @@ func (siw *ServerInterfaceWrapper) GetRound(w http.ResponseWriter, r *http.Reque
 	handler.ServeHTTP(w, r)
 }
 
+// GetRoundReplay operation middleware
+func (siw *ServerInterfaceWrapper) GetRoundReplay(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "round_id" -------------
+	var roundId RoundId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "round_id", r.PathValue("round_id"), &roundId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "round_id", Err: err})
+		return
+	}
+
+	ctx := r.Context()
+
+	ctx = context.WithValue(ctx, BearerScopes, []string{})
+
+	r = r.WithContext(ctx)
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetRoundReplay(w, r, roundId)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // GetSession operation middleware
 func (siw *ServerInterfaceWrapper) GetSession(w http.ResponseWriter, r *http.Request) {
 
@@ -2430,6 +2813,32 @@ func (siw *ServerInterfaceWrapper) OpenStream(w http.ResponseWriter, r *http.Req
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.OpenStream(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetTransactionsExport operation middleware
+func (siw *ServerInterfaceWrapper) GetTransactionsExport(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "link" -------------
+	var link LinkToken
+
+	err = runtime.BindStyledParameterWithOptions("simple", "link", r.PathValue("link"), &link, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "link", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetTransactionsExport(w, r, link)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -2592,6 +3001,74 @@ func (siw *ServerInterfaceWrapper) ListChainRounds(w http.ResponseWriter, r *htt
 	handler.ServeHTTP(w, r)
 }
 
+// GetSupportPage operation middleware
+func (siw *ServerInterfaceWrapper) GetSupportPage(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "link" -------------
+	var link LinkToken
+
+	err = runtime.BindStyledParameterWithOptions("simple", "link", r.PathValue("link"), &link, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "link", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params GetSupportPageParams
+
+	// ------------- Optional query parameter "lang" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "lang", r.URL.Query(), &params.Lang, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "lang"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "lang", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetSupportPage(w, r, link, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetSupportRound operation middleware
+func (siw *ServerInterfaceWrapper) GetSupportRound(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "link" -------------
+	var link LinkToken
+
+	err = runtime.BindStyledParameterWithOptions("simple", "link", r.PathValue("link"), &link, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: true})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "link", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetSupportRound(w, r, link)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 type UnescapedCookieParamError struct {
 	ParamName string
 	Err       error
@@ -2726,6 +3203,10 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/fairness/chains", wrapper.ListChains)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/fairness/chains/{chain_id}", wrapper.GetChain)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/fairness/chains/{chain_id}/rounds", wrapper.ListChainRounds)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/rounds/{round_id}/replay", wrapper.GetRoundReplay)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/support/rounds/{link}", wrapper.GetSupportPage)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/support/rounds/{link}/data", wrapper.GetSupportRound)
+	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/exports/transactions/{link}", wrapper.GetTransactionsExport)
 	m.HandleFunc(http.MethodGet+" "+options.BaseURL+"/api/v1/stream", wrapper.OpenStream)
 
 	return m
@@ -3501,6 +3982,99 @@ func (response GetRound500JSONResponse) VisitGetRoundResponse(w http.ResponseWri
 	return err
 }
 
+type GetRoundReplayRequestObject struct {
+	RoundId RoundId `json:"round_id"`
+}
+
+type GetRoundReplayResponseObject interface {
+	VisitGetRoundReplayResponse(w http.ResponseWriter) error
+}
+
+type GetRoundReplay200JSONResponse RoundReplay
+
+func (response GetRoundReplay200JSONResponse) VisitGetRoundReplayResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetRoundReplay401JSONResponse struct{ SessionExpiredJSONResponse }
+
+func (response GetRoundReplay401JSONResponse) VisitGetRoundReplayResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetRoundReplay404JSONResponse Error
+
+func (response GetRoundReplay404JSONResponse) VisitGetRoundReplayResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetRoundReplay409JSONResponse Error
+
+func (response GetRoundReplay409JSONResponse) VisitGetRoundReplayResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetRoundReplay429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response GetRoundReplay429JSONResponse) VisitGetRoundReplayResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetRoundReplay500JSONResponse struct{ ServerErrorJSONResponse }
+
+func (response GetRoundReplay500JSONResponse) VisitGetRoundReplayResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetSessionRequestObject struct {
 }
 
@@ -3810,6 +4384,77 @@ func (response OpenStream429JSONResponse) VisitOpenStreamResponse(w http.Respons
 	return err
 }
 
+type GetTransactionsExportRequestObject struct {
+	Link LinkToken `json:"link"`
+}
+
+type GetTransactionsExportResponseObject interface {
+	VisitGetTransactionsExportResponse(w http.ResponseWriter) error
+}
+
+type GetTransactionsExport200TextcsvResponse struct {
+	Body          io.Reader
+	ContentLength int64
+}
+
+func (response GetTransactionsExport200TextcsvResponse) VisitGetTransactionsExportResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/csv")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(200)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type GetTransactionsExport404JSONResponse Error
+
+func (response GetTransactionsExport404JSONResponse) VisitGetTransactionsExportResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetTransactionsExport429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response GetTransactionsExport429JSONResponse) VisitGetTransactionsExportResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetTransactionsExport500JSONResponse struct{ ServerErrorJSONResponse }
+
+func (response GetTransactionsExport500JSONResponse) VisitGetTransactionsExportResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListChainsRequestObject struct {
 	Params ListChainsParams
 }
@@ -4054,6 +4699,100 @@ func (response ListChainRounds500JSONResponse) VisitListChainRoundsResponse(w ht
 	return err
 }
 
+type GetSupportPageRequestObject struct {
+	Link   LinkToken `json:"link"`
+	Params GetSupportPageParams
+}
+
+type GetSupportPageResponseObject interface {
+	VisitGetSupportPageResponse(w http.ResponseWriter) error
+}
+
+type GetSupportPage200TexthtmlResponse struct {
+	Body          io.Reader
+	ContentLength int64
+}
+
+func (response GetSupportPage200TexthtmlResponse) VisitGetSupportPageResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/html")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(200)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type GetSupportRoundRequestObject struct {
+	Link LinkToken `json:"link"`
+}
+
+type GetSupportRoundResponseObject interface {
+	VisitGetSupportRoundResponse(w http.ResponseWriter) error
+}
+
+type GetSupportRound200JSONResponse SupportRound
+
+func (response GetSupportRound200JSONResponse) VisitGetSupportRoundResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetSupportRound404JSONResponse Error
+
+func (response GetSupportRound404JSONResponse) VisitGetSupportRoundResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetSupportRound429JSONResponse struct{ RateLimitedJSONResponse }
+
+func (response GetSupportRound429JSONResponse) VisitGetSupportRoundResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Retry-After", fmt.Sprint(response.Headers.RetryAfter))
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetSupportRound500JSONResponse struct{ ServerErrorJSONResponse }
+
+func (response GetSupportRound500JSONResponse) VisitGetSupportRoundResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 // StrictServerInterface represents all server handlers.
 type StrictServerInterface interface {
 	// ListBets The session player's bets, most recent first
@@ -4080,6 +4819,9 @@ type StrictServerInterface interface {
 	// GetRound One ended round with everything needed to verify it
 	// (GET /api/v1/rounds/{round_id})
 	GetRound(ctx context.Context, request GetRoundRequestObject) (GetRoundResponseObject, error)
+	// GetRoundReplay An ended round with the session player's bets in it, to replay it (last-game recall)
+	// (GET /api/v1/rounds/{round_id}/replay)
+	GetRoundReplay(ctx context.Context, request GetRoundReplayRequestObject) (GetRoundReplayResponseObject, error)
 	// GetSession The current session (resume after a reload)
 	// (GET /api/v1/session)
 	GetSession(ctx context.Context, request GetSessionRequestObject) (GetSessionResponseObject, error)
@@ -4092,6 +4834,9 @@ type StrictServerInterface interface {
 	// OpenStream The live stream (WebSocket)
 	// (GET /api/v1/stream)
 	OpenStream(ctx context.Context, request OpenStreamRequestObject) (OpenStreamResponseObject, error)
+	// GetTransactionsExport The CSV export behind a link
+	// (GET /exports/transactions/{link})
+	GetTransactionsExport(ctx context.Context, request GetTransactionsExportRequestObject) (GetTransactionsExportResponseObject, error)
 	// ListChains Every hash chain, past and present, without a session
 	// (GET /fairness/chains)
 	ListChains(ctx context.Context, request ListChainsRequestObject) (ListChainsResponseObject, error)
@@ -4101,6 +4846,12 @@ type StrictServerInterface interface {
 	// ListChainRounds The ended rounds of a chain, by position, without a session
 	// (GET /fairness/chains/{chain_id}/rounds)
 	ListChainRounds(ctx context.Context, request ListChainRoundsRequestObject) (ListChainRoundsResponseObject, error)
+	// GetSupportPage A round's support page, behind its link (HTML)
+	// (GET /support/rounds/{link})
+	GetSupportPage(ctx context.Context, request GetSupportPageRequestObject) (GetSupportPageResponseObject, error)
+	// GetSupportRound What a round's support page shows, behind its link
+	// (GET /support/rounds/{link}/data)
+	GetSupportRound(ctx context.Context, request GetSupportRoundRequestObject) (GetSupportRoundResponseObject, error)
 }
 
 type StrictHandlerFunc func(ctx context.Context, w http.ResponseWriter, r *http.Request, request any) (any, error)
@@ -4351,6 +5102,32 @@ func (sh *strictHandler) GetRound(w http.ResponseWriter, r *http.Request, roundI
 	}
 }
 
+// GetRoundReplay operation middleware
+func (sh *strictHandler) GetRoundReplay(w http.ResponseWriter, r *http.Request, roundId RoundId) {
+	var request GetRoundReplayRequestObject
+
+	request.RoundId = roundId
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetRoundReplay(ctx, request.(GetRoundReplayRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetRoundReplay")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetRoundReplayResponseObject); ok {
+		if err := validResponse.VisitGetRoundReplayResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // GetSession operation middleware
 func (sh *strictHandler) GetSession(w http.ResponseWriter, r *http.Request) {
 	var request GetSessionRequestObject
@@ -4454,6 +5231,32 @@ func (sh *strictHandler) OpenStream(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// GetTransactionsExport operation middleware
+func (sh *strictHandler) GetTransactionsExport(w http.ResponseWriter, r *http.Request, link LinkToken) {
+	var request GetTransactionsExportRequestObject
+
+	request.Link = link
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetTransactionsExport(ctx, request.(GetTransactionsExportRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetTransactionsExport")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetTransactionsExportResponseObject); ok {
+		if err := validResponse.VisitGetTransactionsExportResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // ListChains operation middleware
 func (sh *strictHandler) ListChains(w http.ResponseWriter, r *http.Request, params ListChainsParams) {
 	var request ListChainsRequestObject
@@ -4533,362 +5336,448 @@ func (sh *strictHandler) ListChainRounds(w http.ResponseWriter, r *http.Request,
 	}
 }
 
+// GetSupportPage operation middleware
+func (sh *strictHandler) GetSupportPage(w http.ResponseWriter, r *http.Request, link LinkToken, params GetSupportPageParams) {
+	var request GetSupportPageRequestObject
+
+	request.Link = link
+	request.Params = params
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetSupportPage(ctx, request.(GetSupportPageRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetSupportPage")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetSupportPageResponseObject); ok {
+		if err := validResponse.VisitGetSupportPageResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
+// GetSupportRound operation middleware
+func (sh *strictHandler) GetSupportRound(w http.ResponseWriter, r *http.Request, link LinkToken) {
+	var request GetSupportRoundRequestObject
+
+	request.Link = link
+
+	handler := func(ctx context.Context, w http.ResponseWriter, r *http.Request, request interface{}) (interface{}, error) {
+		return sh.ssi.GetSupportRound(ctx, request.(GetSupportRoundRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetSupportRound")
+	}
+
+	response, err := handler(r.Context(), w, r, request)
+
+	if err != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, err)
+	} else if validResponse, ok := response.(GetSupportRoundResponseObject); ok {
+		if err := validResponse.VisitGetSupportRoundResponse(w); err != nil {
+			sh.options.ResponseErrorHandlerFunc(w, r, err)
+		}
+	} else if response != nil {
+		sh.options.ResponseErrorHandlerFunc(w, r, fmt.Errorf("unexpected response type: %T", response))
+	}
+}
+
 // Base64 encoded, compressed with deflate, json marshaled OpenAPI spec.
 // Stored as a slice of fixed-width chunks rather than one concatenated
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L37cttG1i/6Kn0w+5RJb4jinRJVqV2yosRKbNkjyclkhhmhCTRFxGCDQTcl8Yv1MLvOI5xH+F7sVK/V",
-	"3WhcSEq2Msmc2fPHVCwCjb6sXvf1W795YbpYppxxKbzxbx67p4tlwuC/X9Hogv26YkKqf4nVYkGztTf2",
-	"jsmCJrM0W7CITNNo7fneLU1WDN7PsjS7DtOIeWPv1fHX1xenf/1wennl+d6CCUFv1N8v0wWT85jfkJgT",
-	"OWckw8+QWBCeSpLFN3PZIu8TRoX6MUlpBM/d0AVreb4nJJUr4Y3xc97Dg++9YvJNvIjLU12kKy5JupIi",
-	"jhiMkainxOY5n15dvzl7e1ac8dU8FmTKYIbuYJJOEzPk5oldsNlKsKg4tas5I3c0SZgkGf4OI6qPNGZp",
-	"RvRJ+ISSaZKGH1lElglds6y5de4Xp998uDz9ujR7RkIqYp6SKI5gi2kYsqUkUq9r89xlzG9OkrR2+lP8",
-	"mdzFPErvyJwKEuKjW2Z4dXb+7fXJm3flSR4LQpepkFSQiAlJSZZGNKKECfnf/09KGA9ZltGIihY5vlnR",
-	"LGKEkmX23//vfbwwD29YxgnlIUvOU3mcJOndhpW8UN+dxnDEQsZJQpaMRzG/2biYk+Pzk9M31+fvrq6P",
-	"37x592Nl1zXNhJSrLZ+qQ1ATSZg6g7uNkxXzdCV3zJbcUUFokjEardXZzlmkCHPLXC9fv/tw9bTJmlG3",
-	"zPYUqfRkTmNenWio/kzSGV7ydMUjoa+8YIbABWkcmN+SlN/4RKREzqkk7JZla/OYmhjMas7UXShcAvjM",
-	"dRx5Yy/MqJjvhQkVIg73wp7ne/DGMo2Bw/3jZ98LUy6zeLqSccrVn37z0iXLqEwzb+zRcMH2pkztZMZC",
-	"Ft+y6JpKb9wZjQaHhwftTrfXH/ieSFdZqDbOvmrn443C0XQ2ZOGoHR4eHHQPDwYz2p51Dxjtz2ajiIWz",
-	"TjuaDll/2ukMDnu9YfeAdaejsN8ejqbRtOs9qElmjMrSt+F/vjeLMyGvBfvVG3cO+t3u0PcUN14l1Bt7",
-	"pzSc43a+EOpGzhU9Z+yWUUV2dCZZRmIpCGxUixzbZ3pdMl1LJnwi5ukdJ1SQYZ8oCsxCxYbn7J5E8Y1i",
-	"dBMO5z0ml6+P97qDoTphWvxoI53BZ/JRFVXpP6qhJLuXTfVdRRrLjN3G6UoUxjhyh1dPwborawM2zLJF",
-	"zGkCf/TJcjVNYiDeKZulGSu/3ZrwjHyFb6ZLMuiSqZpWOiOv3x6f7F2+Pu4Oho2PbK0fgpdg7BfuivTt",
-	"0Q8Jmige8uHqm70DfEKRbiiTtdpKO6Wmr/5JOVlxEd9wFpGYS3bDsrEzy07P2W6zfDW31oTDwRGgZ3WX",
-	"5iseZSySc0G+Igt63+i02z6ZJWmaNTK5vJ4uyUvS/eegS/aJ+o28JA345x7Jms1m0ychXS4VaUj1+vVi",
-	"lch4mcQsa034qVqAmSChWSznCybj8Ih0Bj2yYJQL0mkNevctcpmS9w13bpNVu91jX5H7JvmKXFy9J/vk",
-	"njRkSu5iJftJ9597g26TgKiDi35PUtQGnCXdZHFEVksi0/LkPEv017csE3HKvXHH95SGUMMJPN9LGL+R",
-	"c2984HvFobxxx9wsvlpM1R96vod7540PR+oHdbjqZo/abNALD0fDzvRwOOpGvSmdtgfh4Sw8GMwY7dBh",
-	"lw4P2+xwEPUH3VF31O11eu32aDZrd/sHhx6OdD2L74tXu6e+39e/Wt5SZFS+JxhTAuma8UhU3m47/JmG",
-	"Mr5lnu+Zi3GtiNcbe91he9ZhtD8d9KIDxjrh7DDqjIZsNojYcNYf0sFoOhqFve5g1OketmezQb8TtYcH",
-	"ncNeOJgdDIDnf5MxNmXyA6e3NE6UBlTk/OcpSZeMk1nGzN0BEqaSIIvcJKS+uTg9VTrMh/PjH47P3hy/",
-	"enNaFVIwqlbFeAoiQ9GmmcoGOXXGxWo2i8OYcfmNkjWPUsZQIVAkmtDwo1rFlCZKhrtLMH8a9wZtv7ig",
-	"s/PLD998c3Zydnp+df3Nh/OvLwvrOU8lYTxd3czNuPCtHUrZBZUMVN2yavDulmXITlm2J5hQlwJ10407",
-	"fnF8dYrqblkfSNWN42uiSCnlILapkgyZJDJeMKud39FYEkoW6YLxjTNmNInl+kQJ4q9XrGxNZPgzinZ1",
-	"rGpMpVfiZjCt974Q5CTlMuZbKOji9PjN2dVP1yevT0++v/76Q5F+rEFxG7M7sk5XGTHbRHlEwnmaCmY/",
-	"YoQHPMfZvdx2JorKTzLQmGrUIFTpCM0ypU9oKaxWBkxq82refTj/+vrk4vjydc3xJFQy35FPIX6+MG31",
-	"ZaXBbZv2GX+fpTcZEzV3wko+EN/mC2smd8z57Pz6/cW7by9OLy+rNxgHtWr2lKmzhjOOWuRMKnVFrBJZ",
-	"UFzu5oyTWF2XaJOhdcmyW5adwr+LFKaELbtfslCyiMxonKyyzSR0eXrxw+nF9enFxbuLDVbrHeOS3GUp",
-	"v1EiC8gojliL/KT+09xktT46yy+KzNaE3tCYb5w+UOLJKssYD9dvY7GgMpxv4lMvBAn1oySKZzOWKdaY",
-	"LtDGpSsezl+ILYu8vDx7d3598uHi4vT85Kfrt2eXb4+vTl4XVgzroWEINnT+tZQhOcD8kFspsevMyC4a",
-	"5ICx3HH5+SzRJN2+HV+zRVrmFxFbpPbiNsx+z1kSkenafk1pnCAspkwqZY3eX9/FihI+8vSON2s5eEcL",
-	"UrMOpU9/UFQQwTRktmK+Z8ZEY2KLwkH5zQo3knH1b3Q8jH8D/UOZGPg931vE3Pz7wfeQ211zulCvwgYo",
-	"0S9Qx/GW4vqvI/5DN/zb4cc3/cXfD5YXHfnT8O5Vb/7dIPqmfXNJ3Q08vV/GWR1TMhuoLjfTD+0il9O/",
-	"vT+7KLGin1w26gz2fDRwxrU+s3ENjEcF4ybGN5RQUcJqm2FslnZ2fnxydfbD6ea14UemLKQrAeyV3LGM",
-	"mW8xx18lVxlXKmu+QPUvda6P4QBKWtaJyL1FytnaTkep0UTepY6aBabCoNVu1xJ3d1Cm7VcXbyxtz2gi",
-	"isT9m0fBe+aNB+o9pHG6WO6N/tLxHvwtP6MF+6ibsZRbbkYbVfW7mFsdvXhbqtfll/Tly5e0fGHeHl9c",
-	"pIPb/n/dTHvDgbg77v3tVPwSz9+eL374kCYrpSnPGQwQ0exj8TQe77sz39xFa5/ho9NDP9+lumBimXIR",
-	"V7T34yKFoW2W5U+rL04TJQbBPEkTknKfdAdkEfOVsnpjXk9+vcFu8ovYMhWxvF5liTf25lIuxXh//+7u",
-	"rmX8Mi3tD9rXj3rPz5AfRXZJOp2uHzNPeNDbSKfOzl6bnVVTMmzF2HnDdrvX6eJUcvZ2rdnbtd58b9xT",
-	"Zqya5l4H9lsr19egXLuDDfW6ig9E6tT0YRR/sV8YKksTdC34uhlQfQ6tUCSf6zBJw49GaJo/Ckkzx601",
-	"bLftBgtJP6qL1od/3am7q1jWQ+ku/zA9+P7X7pvF4Px+dCE7P931/x4Ov54dfjvvffex/V4AkV8pU3Cj",
-	"gXplPfexIOGc8htFznOqOOiUyTvm3K0X6u6pxW5Wpq6UobrFaNWXVN3iu1iGoELqMTfpjGAqkbdrgsqL",
-	"VNqvVSDRFttqcV3F4UcmN8p+CT9DMCOJwBShnHTsFd680rOT70+vatWAK6MGkiTmH59ZEcDlnPFbmsRR",
-	"xdkgVkoNhUd2zfzs/IfjN2fFmZ8KyQjjCQ2VwZ+QX1bsJlXKIxPk9r//dxJHaYscTzNG7I8RI3zFbtV/",
-	"iAj+/ojpfxBbjsJ157N7oMkt+pheTUWIwFJg/6OU/JLepOSX//7fZJbGZCWoXgYl+iee3lJFQowsWZKq",
-	"FWxbQpq+pXz9iklRERfxvZyjR4bn5ujmub97d/32+Pyn61enV0Xj8CdKZMw4E2RA6HLFIBbEONHRIL4x",
-	"vvMBdfpXTNbThpobeKBioX0JG2f34fz783c/nqvJ1cdH7rQtPANH8tb51ARFzIwgYrFzEievj8/Oq9PA",
-	"qMoTJgJmfv1Etp+VmQgY9ZsM+cdM5EdQlrYyZK1PWeWHi7st5/Tj8Zs3Wz2FVpvS4+rQMg4b85vHWus7",
-	"me2D780ZjZSAGP/mXTCZrY+VIaL+FTERZvFSovC6ZGGqRIxM0WvmBCfAvYSuNvURrTuARztjv66Qi2tJ",
-	"Gs7ZgqrRZ2m2UHLUi7nsdT1QUeLFagGvyfWS4U/shul5LmlGF0zqqb5i8iyqzvI4vy5Wo31h7g1pUJ7K",
-	"Octyn5x2xRq7ujB9byqv253vLoZ/f9u9PPi6/83w24PX7e+63/ffDs8PPKXJKKFO5dzzPa0ZTZlU6tu2",
-	"hf+PjM28sfeX/Tx3YR9/Ffu4KgikqmtyFr1Xo1dWaaOTLwSJo+Kka2KINfO0QcfPnameH8zVpi4UZ/k6",
-	"vUMvbCzZQviko2in024fkYjN6CqRpNtukXcrOK9MyQx1FP12mwRO7kVQWF63rZfz64pl63w9xlGcT15/",
-	"A1+pEhu918SmteOtpKfV3LrEEmVGMA7/SZfLJA6pWv3+LyLl5YyUaeHFus01T+8731Dff9yRnOZ3ungQ",
-	"he3ESN00jdaGq3x3+e7cJ2lGKJnFLInUf9rLph5axEq43vjmXqHzUG2UejR1DrDlVV38T9ihrPjm1i1y",
-	"v/Ice+QGE9Qm7QoheFXOuWdZZ90U9NP7DpN9qPH8PmG7RPHNrdvlfuU5tst1NAdjDAmXvdSGXiDxiZyn",
-	"2v9MBUlSIY+c6AhZUGWmy2wNFFT1/j1hV1j+1o4dKXzkwVqm7LGvWtfe82xowUup7+krRjOWe/FiQehU",
-	"MC59I7IIJFuhqTLhQdkhqId5vKuRNOiEb3eYzBwvfbM14d4Gk/UJZybNO1u3vfKR59j3iv2rtwzMvGzF",
-	"BUk5EeyWZTQxhi8E3NT+GTt8wjcb4gvSoJIsUiEVg2V3RKAm1fT10WQY+aRSbTwm7cAvyHkw1JQul2rw",
-	"BiURWybpekyo+Kj+gmpexmg4Z2peoN80/QnX0UdUGXONyH4M15anAZprafIY7ui6Ra7mbML1PNQVTfGm",
-	"8lRO+JzeMjJViwxplsWYbDWGbUlXMkwXDHJxhBlQyIxRtRkkmDIZEHbLuGyqrZzwmJPg29Mrsk+X8f5t",
-	"Z3/KpAg0aRXtoycQlb4hO8nK+cBzEJRjhAVjZYkXrbiqWgosr9bG+BfcIN9DE2Pnq9UJPsdmVS0hff1M",
-	"ZtoLUW9bgbkeL5iv/63Y2oRLtlimGc3WRgSBXuN4w8I4C1fKeskY/YjaTbpkvEWOcx8AXDgq2YSbT/6S",
-	"us6BIxJrPUhPjE2VFkJiNbf1HV37TvoFGJpJwqIJn9LwI2lY3qKsKGGzBPSqDKdYcRknTnhc0o9MkHQ2",
-	"80lnwpGDkCUV0qTdOqmsiidP+P9hbH9exkZAB4RVAtktExrmi4RMDcX77P2CG368kqlOr62xezmhK5nu",
-	"mWQNSbMbVk6xU8eVMEU0nVa7c1+0druDkp007BeM8naNbeR7r9ADcXqr2VTVTs1Nbe2soMK9PImaTsaW",
-	"aaavUAO1E4r3xyeUhBmLYokGirpL6h4V5+4Gaob1gRo9dfPcg+8tM8VjZGyMMz3ADrMXSg0e3A/seME8",
-	"92Dm8JvHuNrRf9hv/mynJ2QW8xsPbU5jlv8Df/W9PH3Lfj1/NZ3+wkLpYd67+kpxfSbcuX22l4rPqDEU",
-	"MV2Hm6hNnetOcjsifJUkmPvCU85M0uMW+lIvoBxDV0SV3rR/5XFuFBtc069UF3GTUS6JWDIu9XRnQGbg",
-	"K4UQtUvBEMJWy9gwT3N6vufmZ/7m0SR5N4OY9LZJv83fefjZr/P46M3OBz8iy4wpc4CkPFnjVmPi+zWk",
-	"TYHXbK2P8HGz0ARemcCPirOaEo8ljaP826XPoojD7zbVrQXm22g3cT6K1WEEbYfOsEzD+ds4SWK4byAG",
-	"H3H0mBQGh2+cnTtp5RIfLN+63Jdnvu2ba1S6IAVCsx92F7vhnp6YkorqhXUY0pedHNRcaN6bqv9DrQL5",
-	"KFiUSrVkUesz7tezbbHdsipPLGzYBkFzjIFQ8DiknJU07fwGK4NZiWDSwPQEFvlupch0DVoOiBqHvflA",
-	"wn5eAOObxAmf3KZxVBFGyIANy+1ASLjIUUHams3e6Wh22ZjiPUUGA2OZe94F8efcMhOn7rU73bZ7j7ws",
-	"uu4c9Lu9vhsYyO9xLrFgQVWJyeQjDr5W7jH5eJnHNl6ejf7/Gq/4rh1e0Ps3OsV+2AexZP7ZqWHvUK4n",
-	"aqQseLoL//GI7VnQ+zN8HJzR+ms0y+i6sis47oYNeQ+n/v9f2f+cHNHmoVq11KY1o+HWWHEdyNY6QZ6p",
-	"1mz9vqoIaSxTIeJpsiaUiNVUyFiuJHA19uuKJliI0HxWjeXfUr7uEBaXdoIlr4OujQzGJGNhmkWKkUuX",
-	"KJAElOm/ZpKEKZ/F2YJFLRIYuRGMjd0/4WA0Ow6CFglyNhqMN0iY6bpwj44mPMi5egCWeIBcPSCCrglV",
-	"mhaV8IM683l6RxarcN4igRJP2rqHCeg6K0W6cSYkzEeLLpiOqePUCcfaB6+XYJwJyzkVDJz0E17yZRCl",
-	"OrRIoKWg/vSmEpQjqzdydsuyCf8ljbl+wOyXEqPuCsBqV39kkfHgwFgvchv8jooJ1z6+ozqPC85ywpUg",
-	"0JInL4o156iMqVzk+Z7aSvibUcwUzWISpe+pCdVILiA2scUGNlV/UEcXkmlKswgq6TA/Ue+/YEyQWI61",
-	"e10yIbVaIya8AWqLs81mAVj8gTQkfMLZnXoPzt237qReG/wReJiQEW8L8+7maWLPAeovA3BSoBtDmebo",
-	"nChUOqac+USkEx5LQUT8X4wISdeCTNUwLFK0qZaGETRcHhYFkavcWSMYJP1yzXsnnJI5S5LUzJSD/GCm",
-	"Lgh2TW9IlC+tD25AoTglesUaVE74Ah0+TO9wd9AmC9H0YeiECbV6yThJIajn+I7maRIJnDa6dcR4wpna",
-	"Ff3UXRZL9TX99U7bb7fbem6zjBZmIlNCkwQcR3qwCZfpDQMnTwNHRd/RjTpc2AnzLrVj61eb4KOE76BL",
-	"LfcfgsNulXGsOUHdD9gLUEOGp4Ub+euKrRQfO3a5AAO30K0+ZPiGekJ7HmFb1F3jKerOiiXOsQyULZZy",
-	"rWfVCEA5CfCPPtFk1m7qK5jrx86FG/dGvheietLvdH2jOP2jrD7X6MqH33fe9N4OzkfvD//auehdDq5G",
-	"Xk31Q6FWctC3KQNvVi9fvlS6n1GdO4N+280MR1W6+uHz/vvhXw8u2pfdq/4Pwx8P/tb+qevVuJz0dxb0",
-	"5cuXqIZsUL5zLVtU1Wx3s8q85RXL77FzWrm8KetdxUSbdp2WFRpdseZTQlLgnwVpt8GW0ob/EdZeGWJr",
-	"fsaMrC5dZaxFLlnYiiIrPNIqEl0uGc0EGMK+4i8ZI7H2QmrWomb4WPVdKMW9qMP3Kir8ZylXNTaTeLTR",
-	"5ChUodanCkJuqxWBa6ps9zvO3CAWHj0VxE2oEkqGkRjI7otMkFxRfpymr7Xset+HNgiPIECjz9/w7xS9",
-	"Ioo6gO19rmv3D3D4haxw0R8Mw9nxUSo+suhcPfmM3sEr6/HbNsNN+j/M29l3awbUUagTAvlXOszuYhCv",
-	"GIv4PGfZ70Ij+aBEO2hRUXmhVAGIuel0pWc8bcRnwDMiL90p7JNOu11BZbiL+ZbTd7bFTnG7aXdi8J6K",
-	"03qrjF1fyaaQOQqucQLaEtBGbzDU8A+91mBY9N6htrHZV1EroWyudNkZBTAfIcKNULJk2YKqLTaGQJgu",
-	"FrFcqL/ogjtj3KQzDRwRIPJDMOF5kZxSFLFIdEEjW+kN2qADE4LFyOkdpPmh4ZXeskwpsJLxI1A10dJD",
-	"pUHLUKhxEag74tQhnAxmzCphwrfAIA2aiFRtd6CxLAKfaDQL+ycDbxE0xxP+kuRV2eCrQMQKEgj2awCe",
-	"aEmgLApG+Ei+IoL9SvaIhYwh/5N0gqMJJ2VwFQNrov5tR/jo4Kzkf9zr6D/7GKEtjGUf6zjvBgUciqCl",
-	"FhIImshAg6cUYWbSWT6isV0KEC8ODIv6/CxFpCRjjbtrQevFRdJ4IUgA7p9AGWAZ+B8IoSJEyxZevYsF",
-	"U8evJg9gHWpjgwJ2R+Abo4uo7S8gc8DIjj/MTv7OhYKBbTi2pm0B2AUNCU0CL4RxTJnsf7UG2D8fPo9g",
-	"JdrjUUQ3CY4sOg1hXCoNw4DJKN1DkfywrwYJ5zSjoXrghQtig6ZHSaG2eEuPzHAugTDV6aFAKva8MMtO",
-	"0/k8FSynK0XkhmHCLVf8ZkzohN+yLJ7FOhXyjiYfsbqohEwUpXe2OJczmqH2a2ZHpixJ75RVTmIuJKOI",
-	"XZJWaVCbn86rsRQsmcGXhfnMhANP4obH+MY014ymNLK29B6lPJ/YLztxBqswl0Cu6rYcLoHIySMWyA3T",
-	"mW/MkzSLWGbEYHSkrdU8tca8B5fi0Wr/iTO32rk72FePlbSFYGdN7FWXnhWPsHgdwcecY2vVbZlmtw3g",
-	"t03DO82VdGSHX+DEnR3e+zqJaCG9aksXoEQByU4/qCFMIOVnBbiBAkC2SOOU36gVNn0XkMpJ+VG7CZW7",
-	"cs4WLW9n7KaCu1RLXFqMGWNHCb58s4ipxEIxtt2krd0eW+ZbGwmA7DDgG1rm51+GRQOGyNMiVsrA3UkY",
-	"NrPX0EH5w5GPCrH2sjIJacfek/Ulg2a1sWKksu6Q6il8Bi2WAbN2GUj3rtKdw2ptK8LRG0gXKb8BqWTS",
-	"DdXvwkdW/jn3yAB57fAbyOWrJYRkAOnrsVznUj1db1aogfRhowbRwLxzcjePE2ZVhgBDYSVYsGfmesCm",
-	"FbPTfPqhhDRWR0WF95RcaJGgIFSCMbHZcJAxoPNNJ9w+BvEeuKlRRu8wl9c8RqI4yqUh3NgoY/hdkEzg",
-	"GgeBapahcUYRY3TswihZK8An05UklMzTlWDazRvOQZyQMF0lEYHcxFDxBk5i2VLmwQ0N12o1hn3qiJYx",
-	"C9QuiAkHtA9nab7mMLBJDjuFVdhAojrmYgSljOpm9wdA6tRcagMkFfC356ERRarMILThdPM8WF9nJrkz",
-	"hoxTe24lBaAQ0yyFDA3Bj92znKVZaXidTwzwPRYpCmXFEQmwXCQYKwaKnFxzuiMSaG5a+JGnZJFmwPPM",
-	"/ut5QARLw+TpN2v3vQSh99hdf62erm73TkhLF71S2Ry5LhT4hiAtfy8oIFUHgVOiaMSlZcZODLi4Qitb",
-	"XGXIstGKLKiqA7nqUtDkqhTsV66CayXUui20QbHVTwCuSp8EAEAZ6oUjGuVeiH/EPcC/BTuLPx094aC9",
-	"U0+AOT5Hbgu6RHZlt/geZ/fyGinjCY4pY5pVKPS9m5OI8BAog7WZfUSWVAjwBAsS4HeD1hPSbODTtiS9",
-	"ZFmq3b9Go2b8eL+e7+lo/TMzRjTJG5gfcpvGkVHuDRxdHmNHMW54xG7O4HvGOiiXcj9Gp/mMVBPUXJ/4",
-	"occlqMBnNqSoOIEUZCR22Q4H0ozHPf3CkW4no2e7bEiU5Ru36copjbTKiQrXB9N4sSp7tkqS4t1RAwRP",
-	"1mifcM+sf6CyOf8iOv0coiutzyUXoB+Yeu16k5hx+dZgQFRFhMFrBokJD9sECqcKRR1IFKs3lVCUWBi8",
-	"oFBkA1vHkiTduGfqRzMF38N36h99H/Mb58l0y5Np/mQe3F6fY3Ac9uHB91LOHqOWuBN88Lc/7E5x57Pu",
-	"JH9Wx+E6eSoEmNApS6qH9OM8hko/GmpMVh0fR0NFiRv1SwABh4rkzVHcaw1NOx9+kxshdmTzlw1jF7Dg",
-	"n5R2v8nG+nGekhtli1iDB2rA85kF799dXpH9287+jMYZZ0LsF+0vXSUWcyFpklDt29aBkYzyKF2ot/R2",
-	"luv40jtOlNVBGnnlg2ueOZZO01WfHcB7HFhrl7XKswVv+SKl+Qp9+s6MDAT7FpD6CifRB2EmVTzTWoYC",
-	"yqvFy7O4E0VK3uiIegO2HFlSOYfiEp+Y2eTCwe72XBnZiAajiECHp45IfMPTTHvJCNVoUZ/jvDLQd/U5",
-	"ICsezsmHizcvBAnUs0GLfBA6b1fNU7NOYWGUQpokLwQBEByseaQCfd0WeFp/0nDXJN+Oo+Jy/AJm7YTb",
-	"N+9iLlrkmK/xfuhECdihpfQJw9J9QWY0SQTkKmp/+oS7l8KApaAZ7mxcZ/gkLlI+UNKwB6omxprPdlxi",
-	"k2OzeFICMj7NZ0gjkB+vW61W4BMR85uEkZVgvoPr1iRp5pOU40E5B+KXC4bNIcr0I+OVfRt0usUlDHdl",
-	"1YhC1qdzxZxEkeJqzy7fkX63MyJhGrGiiYa5YUsqJcvUo//8x/He33/+rffwP+o4t8uOqwFv+LvGZRKx",
-	"SVX4wON7wtSLvlUOTE4AwBoWA94Gx3DwOZFvCz5SnNmpxt2crQRN7LU7fn9WqpR5bHsd3conB5jPob3R",
-	"n9YiP1INdm8RqbJNkF7+75U58g5kkbo9Vex83/EEmkRpXfUq84QTsMPcXXlEYf2JevDB2a7K3VO7UYSj",
-	"NyGyCr9ruLyp2SLnNv/WuWCS3ctHhFpy+8uIXzyAnWls1rRydiJfX91VzDeilvNAJbhWG2BMuJjCJ1Es",
-	"ZMxDmUM5WrSBjIVaKbGZ0+jndX6BUYwfy4pDuB8ZcG9MeAZ+K+ZUMVeOaJoTHlRpJBgTk5FoesvAae3N",
-	"aKjI31yo3OfMsviWiQkvTR+yf+zl07XUkMfxCeZMPpHXV1fvySfIg1FDf1I/7e3tkcL/qz864FHkE8Bz",
-	"fUL4qBw7qgY26vGYUZghSsmPbHqZgihYLW8yqiapPl/CxYEpdMinJ6PjFEcz+DiF4Z6CklMHkdPEbzj4",
-	"loXhtfjbhpmpi3nMRNzh6tZfHHETIGphGI0haofhBQTSoxp9x9lMQ+BphuRX2FKNC12YYBXFowZxmjT0",
-	"B3x7VmlGMnabflQPKiF+VO4ih59+d3H27dm52xYMvt4z5wkm8QtB3mXxDYZtFanl0BBLegNcAX+GIR30",
-	"Fhir7+zRNmjBwsuAOFl5XTu9eWkAnErhfYDOrLyfO4mLG19pgwBvHupNeELDBTCy9CYxrqalb01RMtvh",
-	"MaUaKFYneKPG6vYYLFQTaUp0MVSdwXIoVr3JRVGF2wcjFFqLOCOYhNllFofMwUdxkpPyYqRYw4LAiDUd",
-	"5mrGxeBnPhm9V7NkjawuQ26rRoecOv17Et8y85ly073CV9w9NAPpMJ2kkuXNK2iSpHdKTDjb4XQtKRDA",
-	"xi4oR9jOTGe5YTsTwcKMmWHL7WhKB4+7QUsdcIqwNpXmN5agEGtPDdntqiGLvS41XnmrpcHN/XJNNqHT",
-	"VLsfNJajm4cKH6nKV/s1+cSOSThgTYcnOyLf0TbKNyss3L5YL6zYFcRukcNSt01bHQYIDo0fM4McoYxR",
-	"YQZzwQ1hNCCOMsRhI81MQZIxmZtl3EPDenL0P/KJDEAp2IkBiO9WIZ9ghF5xfUW0JxflidSDPEFbQI3u",
-	"pKOwmt2UcZAKn9P+pKcDqm8GP3ocQJGOvygWNMbCTgcaCbIL4hmhfA2giX4t4pCuO514Gmp94qkVO96u",
-	"Ygvbah+UIhJ3BR+9AjtebQFRlcCeX4KhLsMwl/Ght3XzqZiEZfztcpOp+k6htb1O63o9uf1za9uf1Td5",
-	"K7auLbUlK7VkqsV+runjUtcMrIrVXzGlfO9+Tx3/3i3NlKkhgA5yONkKuGYB4L2MvV8Gr680FvE91K2c",
-	"hq8FxL4SincJXXxz36hy994ihnupZVld29mavrnVjmFO4+W6Jnu1zQILPZGLYLdFLNc6TL9qV6Bqf7ka",
-	"MM2fjYW7Ef7EWnslSDLFkpWNAexNM3VoykwjLLZV/8io1G2gm0dKD1FbDmnIGDPf5rP5V/RW0gS+wXnz",
-	"BzpLHuECKZfxPdIBouv4Hu3+0HRaX7VX1ksAaSKvNzA22hcX7e2O6OtpatjwQiA42l71lb9ZQ/z52l4I",
-	"jaMRRxUYSSVS4Ybfs4gEf+kErVbwl/PAuuUmHF+dU6Vk/LqiXCqt9pzcQCTFmNWlaua8qVTBydxt7861",
-	"ea3D2OXlmCwrDBvEvBghKnqTD8KD3iwMO/TgcDCIGDvodsJhOGxPDw5mvcN+bxr1RrNOdNALKRsMu2w0",
-	"mw2mdBgNaBT2DyktuaLbe4d0b/bzb8N+vTu6EICtD1RCaNqmk2uihdpLRFMUhatkumXHGhzCFmiC2vnh",
-	"4k2J+Ty5MRauAMPeFd5hR6tbSaB/DZQKh9FMDeKofyinYXe6B7sCC1WGgDN7LEMwE667Im+2RsnqeJdF",
-	"xZDwD/V/kIyRkxf8UlnDG9t6avN3jLfhhUDJIvLCvBY5tp0M8UdQ2BexhLxUXasGeShUkP9iWXqkbAud",
-	"gIwv5G0cGeUYwEJrm7O6mh/bIuuR6I62g9ZjnzfttR71/EPN6Tl1uTUswZrRUSygEx+H8j/jP1zAy27/",
-	"SEz7Mt3nA2zYFTSPJpySG8YVU1S2VBJTURPPhY3mKXxFe7BzPmpkYjThhStbZoy2SZhzRXrdnVyxmH+/",
-	"sUDihaiz+0sgVI7fRxCaMacuFYvUC2WfO+JfGxBQt032eOPcSKPUg/yIdNptRcKdVrtdgmbtDHrbJ1Yb",
-	"mns/p6KGmALtkQvGiOahtsViyWBtlHnEFgQeFRAmFLUYOOIJtxXSVV8vgoRou936V2y8BD5vgYFjPuEa",
-	"0NlgqxgslESJXx9lBdOeRKWeostKXQE75QBUNyidVaTuAiVXVtUiAXrudFK3c1ZZLBi6aCY8yLu+BUcW",
-	"aaewby0SaL9aAcNIcTXgZQZV2S2SpLopPwxkOgUflaKX2KFGhz6VLi6K2fj6R8/3cCV54mFtQoubElWN",
-	"2cbgPBJxpC6X2nMerskyS6dMnz8eVabPVJBgmaodz6sFFOMJZFCS2S4IYadzmBPrUk+ryKvlJsHCozyE",
-	"rW7Toj78rSPfLJynGgPK6O9qup9RrVQW2TDtx0rsenUWkPrAjtyQl/OFkH3bXnJxpHfg0h1X3Jlu4CIw",
-	"rSuDIyOc0+wJmHTb1eUdiHWl3d5iOri5ffVohuiokymhJFCHG1SUzkq/SOhn2Rn4W4g7rSPuwlDPk+pd",
-	"ydnVrkZ9S9HLj5fGJH4bpgzZBhvuWyADG4cBpHL7zpdfoPSLL5DTAPZbHX29lFRuOOFt/UyEG0nFFpcs",
-	"gq6wOuwfZzr6QqUSBvkB5mRvcS6B5fMWCbAdaOCT4E5ZEFDazpkMgNtrhJQJd45Ma81wTNr5UIyrwMhH",
-	"NT9A8F3owbQurR90Atf4VE4kJpCNE65RmQstXJ+7oi8PtAvTTME2AvqIhU/aE44lGi2nPU9t49i6U6+G",
-	"7esrdW0rsH6/vSsnnNc5WfCM95xTN6bOEeHshqptdFLqtf6MVfa116mmZqLSCPeZjwR1jjLFRSsGUaE7",
-	"Cv/t65gf9ndWBlzCohtTPlLTi7fOUVnzCQqAjyZuaEKFR7mCaqJdtnafO47BaZomjPLqFLZSR2EiLwQk",
-	"7WS3NPlyGvkdePxVJYevnpeXuhdXejjOTWlsgd+YckjOnKp/ClFmBFes3+y6rsi/E6NIl4wb7bg4d40y",
-	"qKOppobzI4ueCdTKRQ7XLexh+LxVDE5HW1M1AJ2o/n9kS0ka6uJY6PAcgTHNTB3WkQEaVrqTkJoZQgxQ",
-	"t0O6Q3/VM6H559qcNWyWNI5q8s+rh12k9DLx1Urt+rq5kmH2xBKFUtXdM+BqHaNUR2aj7anW71ynZ3WJ",
-	"6lefpXTXhaGdb//es+OUddptLTj0SR+V7W2qS56RlvTDaNIelTN4NLCcM+Gl8XRsLfGBhz63/LDA0Z9S",
-	"P/PsvPGKfmR76WzmKJ/Ozra2lTDiPvmV+1a+yA4BbLzFOjy7MSDJ2Z2xG5eMo2BXHPLILWALE/D1gwIe",
-	"32qPUBILWW2oUGQQ1uTqjXrDzU0N6uy27gG8oleFOeLGjVLX4+ALONO/lNLKRlZxZZ+BHLqdSjYShg7K",
-	"b0HDhqvr556BsldMOqzKOMaAZ5WoosD4O71+kT/buobDg9GBYaLPES+rIbbeJmJTHz8sEZtx0FWRfp+n",
-	"fPwJNPOUQto/ATFvdm3uhsEtFGe7FdubK+hgJV8zSeOktuGaA/OGThaNp4gFA4AtQjUuo4Z2aG0Fo/tS",
-	"7ANXxGOasAHtgfqDmW6gpniyRq/SiBwaIQEgYpSearBhHHhKZQA66JHNVo3m9R+Dd7AF4N/i/PH83EkD",
-	"WF1gzjpofg4Q1Gf15/iddA+zyUhMuk2DhSHFejwNy6N2odye8vmxGUy9UO01L5gsj7nz34DiuUmC6T3A",
-	"uKhWZKKM3omyUgs2qRs9Gk94gNi5SiN+Sdg/G+2WkhJD8pLIZjNwA4RUggt2IWwhSoucp1CnYcBMKsD6",
-	"T9GDlOo0KhJJSasqSC0dX6oIrT9Qm/5ieaLX9BniZKMVvJGm6jOXDN8ot6tyFYunFd8+G6YIXr3VYkGz",
-	"9fN1qXIvdNWPOot5rKOoWkLJNA+c5m1iUPIqrgqVAJrzp5yIMGOM+xM+ZSFFDLVS6jUFSQB9Z1lEGlEa",
-	"iv0ZjRMl3FqLqIl9XnNrRAnFCVeS3WmYo17YA3DfbJUwSLMs1iZAJAzAWAvaLMxzwlHVXdJYZyII3UPL",
-	"1/ixtgss+Io4yCty7Ig0jHxPOGrHIq/jABTNXJ0uBovN7m5rZFM49R1Kj0/MiMaB1SI/2Dmi41YZc3CM",
-	"aa7wx9mEI1iYyf5ycMUAlrYAeasrIcFBjfVt7s8TTpOE0ASqC+f4wTGh2OAZ4XZtlYBOVyE3dLkLGPg/",
-	"VRf7nYyHf3vt6WlC6k+p2QBGaGX/Lxh0DpKpk+s8pQIg0yFtqnE4ard1ptLhqNVu/9/F5CT189aICeZV",
-	"bT+fS41bWtPVM7awMMBpEJiUFhDGyUpA5yzS2ACnAvdNY6kDTQFSNKaMAD4mJoeVMWOsOB6N2mzQCw9H",
-	"w870cDjqRr0pnbYH4eEsPBjMGO3QYZcOD9vscBD1B91Rd9TtdXrt9mg2a3f7B4c78kRr+PBlnpn6r+9T",
-	"HbFFWncahSI1RS4iT/vRPF9Dh5iyuTlLCmmJR4SnJj4SCxLz2zS5xZyCanwpYsAQrldZUs83nIwz/SxU",
-	"9DpICyasrz4nxySdzSAXTecDyXQ54RrKU3cd56SuLN+UV7TIcXKnlo3pqGmykozMpVw2RHPCaRRlTOgM",
-	"LXshVllcTLJWz4v/Nd7fr0utNSk1O3qpl1L6hQ+SMW92hEjnhfabj1L6TB1BDaz5bshqNxyG5FELRuWi",
-	"+Wybi81nVu/YjOOtb+BT6vl0Ol0/inDgyc0Uo/70Rj1CpispU+67CRgAzgvB4zeM3jLrvNSmr1I1dRJF",
-	"IZAJSRqWArVV3JrwzbRFnoO0kHiun94kyMmeuTbZMzvF26b8nDxuvI3Ec0gHHfTVSA+2xQKqyFm6kqxF",
-	"LgAtDLY/XdJfV+yzEvPnbLEhfeg2FitE3ViwctW8DcPMbJtKhGvydoKc6G1w4W2dFkj2mrh9/90ztLfC",
-	"4Rqad9fJf8wVrG+YrGuTd/fOeVKrnHpJD5VpG8NGLsphqU3kE1AOrZDc0JEJf8ZJYIvpzb2bnKfEtk5w",
-	"5jms8NpWgmaefH58Rb8U9dmmexYCeH7Jw77txUKAxy+6Ura953rVvhQIsrqCXQiPNVN4xAuFte56I6eC",
-	"Rzz5yAddSv3dAC/9R9RN6in8/AAMPFxlsVxfqgdQLUX+jCFT9V/fGK6ADLnK1r2yxRwcr+Q8zeL/AvyL",
-	"seH4CHmt39OY16ZxY1D3o/EX5OVbGZg4LJrw6ZoEtZVcAESHoJO+liEkjlzsAtNPyfajnXAXECv9yHTG",
-	"6IYyNnLMt4ATTbiLYWRKJvrtDglKFbbBkYMPhM6Y6bqEUoSFFOlK+sUhTHV5gHoEnC82HoXDy6vlpFx6",
-	"Dw+QcjlL62Xi8fsz1HUWUxaBN45NNYpCY5qld4JlTbTLtGlp3XTubmJXETiYvA5YkuC3KRVM6W8PAZky",
-	"CyZjC5RA8IOUggYNrdtOa00XSXBUPBl9GCEgLMZSHxCmUxFTM7akmdwK4TXhE/6XvxBtkmErtBzK0J3s",
-	"/v8ScfRVq6VIsTtUEtz+I1xlX7VagS2CpBrlcA+8lFBkP+EWA9FgHZKnQR2SKw3ZPOEGUgrsYsiYQTdK",
-	"Pflrh1Txljp3Qm0pXIr8AhcQbsr4cGo2ujE1LpenBmmsRQAccMIdFU7XE2lk6cczgnzB5CNjS4GaNWRp",
-	"w2OXMs3oDQuso5GSjCUptRYgmK6STknGxGpRqk1VGzbhwbenlQ0L3PZaQjcV12nVAMUFteym2bXdMV3Z",
-	"WOYN4zwBRtft60obvR6ns59WjwxJnkMnADHh56lpQWPSEqM0XIG3EF2gSUpla8L3CDRJhK524CIIxmim",
-	"yGEfUynVip7YPhGGtT5F9KU4I8JIWyrffKh8M3+A4jc14hV29bZjLT4X7FLvFUTrVtktwwtcUC6xpMx2",
-	"EQa4W83o4/CjaJEfDdQReGxniSljxvDfhNfG/3QDmGoYsBLbkyauCtxrY82gOrXt8cNGV20g5O5O05Uk",
-	"nU5rSITaUCdYyYSMF1Qy4VSGpLOZMnn1XJ0aB9JIOSncAdiDQLEEro0x3BXoF48sVr0CtWFNvANqe6Bt",
-	"tCBhKhZMxuHYgdVSTBgQuyZ8Ww9TbEtIRJLekTDlHFEYkcCjWNDolnLp3A7QW8SEF8FI4fHvLt+dkwAe",
-	"0PVrlCMiIjpccSP67baSXoN2r0WCHIshmPAYu7XrK+KiSyIiZCOwYBNB84gE+t6iclILMLEBfrgAx3lk",
-	"ca4dbUEj54HKY14LSDrDATfx+wwLz3zCEh0lq8McbrYIYpjoZaGFrUWkRVXWbC2D0A0UdqL8V0fsolXh",
-	"5suMcpFA+XHMZersI0Q5ImjaiGj4gkwzqsSsoidn/83l1Pe9xBQvaop9kP7z+mYs87G1zMsslZqabFVQ",
-	"ysmSZVrQK9Fc5waBEqkc6hwfNlRvDknXlznwBwvMCXeLi2JO6r9w5NrCjM/SLNSDjBWbfPny0s2Hf/ly",
-	"nPdtoOhQQugoU/SjeWdQTegOoJNoXS1AA2uXviLVShfdfs96efVEjZdEDZnnmCsbGrn7y5cXbv2FmjYo",
-	"KUG50CWAKuIlFZAyXyRnqD3ESWNBar99SIIKcFLgtHzUBx7qEhNowNqovST7eiZ7MBN1ixW7Avj9ldS6",
-	"DeTvQ3Fcxsw1ILZYBfRyvdozq5yrpeYavG4PamqfIuaUPjXSJeMA/gWllD6h0OkUmaZfAgxU/zaFM01T",
-	"x+3UcAVQbDXOObZkxZ2rsxPyRlmolwAykHby9/vtgxa5YDQSPlmmCV4zUn4FdgbKhQBjzvThx9LtGP3E",
-	"WnlzGSBV6lBrwgPrydVFdE5QIKh326qr4WN59iYXvZbecEkwPbnijyWNN+gZBteuT77G7zYtl7GYSWLC",
-	"0fFs2IhzD+Dyro0ZgmBx5rChDJacUph2DpIk79IJn66iGyaFrzXp6UpplUKnMLCZ2jtNwulKJOsxIvvi",
-	"W+STMY8+IbLTJ8hHsCiGFZDfHOo3U6dJPmkiUVI/KGFxKrOvoafrmzSAKUzVRCKozQ7QjR+a5BPptImt",
-	"xv9Eum38HhbUGPjBT3XX2yfB16dvTq9OC3/e/w1Llh+COp5gf93Xl6XyVP0d3zhPJQi08qQpqDLZXLRq",
-	"IQmoykXjAW6E+sqg+pEJh6ukScWkruAG4blCB3G8Z3oyfj6MsmHQhEPvKZVKIGstSShOoS5hxNAQd2Bb",
-	"YX9a5NgqY4Xz1kqNuowTrkFTcYYOk6Mak6WBPeFM5szSZGqQKaIhSINX0hwDIgNqKO4SdfkqMgcN4koB",
-	"v8F0W4TsCepONodbBbXM4q3qG41mi+lnatld9xBbM7hGKCT0QL4iTEbJaPs0CVxUP60zBhdMZuu9Y6XD",
-	"m8aA8zRhBgvSkTtmSHXDszRdoIXo5z0oOzrPAfUgdW/VVUIB3jEKBbJU5DoEOA+UpRlFrIHIbQDw3e93",
-	"D3U/5iQOGccCGQz+eO+zdJnFTOrULhlLCHOfWP9M4bqDetv0fM+2zPU6rXarrftNcLqMvbHXa7VbPQxH",
-	"zcEl6N5IaDXC5I6oJpCNMWBhGqBGIDeyEbQCP2pAn/oJ1/w/FyTzWMg0W0PiVCFujUC4+n1otpjEwt1O",
-	"mIWiM9w9VBrjFDr3eW9iITUEocU6Fxvd1fkjGJuERCGt5aHftNtuQ+pRyqWOiNDlMolD+OL+LwLDZDrk",
-	"YkpSEEnAJGl5xzZdzc+vhvrPJBW6u0lBVfCczjY6KvyPHHECozpFQInuoA0BEEwtncrrdue7i+Hf33Yv",
-	"D77ufzP89uB1+7vu9/23w/MDr4gowVdJAmGrsJxj2u5025srd0zHBlNECU5qM8VBdYb4neoUv++/7fz1",
-	"4Mfu6eBq9NPhD73Xw/N2aYoFBDen9A0wKZZ0DePjrtSso93tH7Q3F4WYdYSYm4OYG/lKujWb3anf7O8O",
-	"X/VOBl+PTg+/6Xzbez34bvT9Yf1m6ylX5js4VP/rHIzq59t155ukojjT3uP3/HXnuPuqd9L/enA6/Gb0",
-	"7cHrw+/ajyALnF77cPCI6dnSWR2RgHyH4q04T/EmrwGFtELwP4N/G0Mcu4LZABKq9uPhwd/Fv3zELspY",
-	"CEHhOBNYlNzHi173GcsQ9h2cVnils/uVEpqreq17uPs1F7b0wfcGj5mdC24Km2f32rV2d+2G53uS3gAs",
-	"rebRAG+6TEUtfCU096qgrusAp09+UXLVGp+LFFyeNpRgwaXAEtU+D9Kgos751DxC3CgyyPUX4x8wqswR",
-	"CfBCBBOuxHUJGNQBvQs0JFzQagUafS5Qbzs3yNgvgkkfdJeS/7CRu/5cRaHdySGyZAUNrQkwJXfQic5B",
-	"ukf+A6ZrwVD3MQ3ZttbXwPWYjwy2zpUe5CYFqylLVzfzDXhfjUAJ+6CZl4KQX9KYi/zsjia82+5oZ6+L",
-	"9s2mMXiE1CB4ywNbQN9Ey08H9U2Ab8JtZwOTbZa31M77nfwIilrOewJ3V6iLb4SZ1mVU1LFz4ouVkIT9",
-	"ujIdWDIKSJca391djkEnhHnkfcLNRGMx4UpfgZ4fLWLhDjSFssigmIKqkqT8hmW6rzTMDXO9IJcIH0xn",
-	"E27OECeowUMFhCekiVdYEDVUbR0QJ9iaBTXdIZyOMnpSL4RufMZTznwApA9q0LCDOq3JwF15mAHDhHyV",
-	"RusnKj7q6pQVn0671W7nOFPlJPxua9C+d7n/DiXnIc/AK3+pCIQ1aLXbdeOCZlKvXDxgChaCStauwS/d",
-	"0jkFxOzayT9BepWxxh6KiUgyW7GHilba+eLD+VpfaVzesxxPngk17vbhkS/QSR+veT6GKI6IOWhIz8dL",
-	"xxLBIFMBrp1+oAsPaPTwegKqVbN2r3x01fmh9+Pgb6OfDv/eOe69GpyMNqi6Xe9J63+KogTUFm1SlQzf",
-	"NXiTuoOBlQ//alWpffhEOsduc5u+ZZ7cL4LX58BEAPK+8+0yIrwy0RH9fuerLkr+48/N6HQP28pYME6B",
-	"fh9hpGiLBMUeDdoPUiz5RL+H6dQXFJo46Be0pmUQbedpEgmjiRmXAJLIhNe4+MeVPjQILXVUwBZT8tu4",
-	"/if8cX5/o8yYFWFoH7F4+t3uE+nHYSRbz7Gm8YBiQ9CWYNe71UYGJoP6MXSrHRWKZLHHwSPeMe0Qnoni",
-	"gEtg8DwWxtOIlIYeOHXcxX5BuatPad8TbjCnN3cN2ggi3NrUmu+pTYMUhVml1QU/t4rrLL5ZZazZqtek",
-	"xqapkEGmLzUUUmur6SlUo5raFkM2z0zvpm5asnlx5dZC2FTIkv+/wtJU7/R2v1NttlG0UUEwGd93jW/Y",
-	"sUsVu/DAr1AbVUAzNWF1aJNgsGqJVmx9loMevzCcjBhiTxi9ZY6ZRDRg8IQjcQHvA6QwgLNtBPvqn+q/",
-	"g4JJpmk6WmWQiPfriikOiFbOhBc7JGBWJKTnKRpTRFiysKy5YiGezVfBgAFWxyI1fv6mdlFDLkg9zad3",
-	"XNM92GcneRA1FiSO2GKZKmY61i5LyB5KuXZvIii8jmalGfxgrT6dUoaxP/ULjqALT9UfzPxNQk/pQEhC",
-	"hWIaDBPUMrZkVNqYQdeoscbQwnBHJmRuTU3TaH3k2KE6EkYnPAd7g3z78phFLDZr0GpzHP0adZYVbh+a",
-	"Vk9zSL/CPhxf7pDOfXEbjbP8EUflzTXawdN0+Tov4JN01JPie8UbbH9sfZFi2d/9mtMm6V+qi/K8JdKu",
-	"dys9lJ5Bwm9UGF+4bZ0TNpNVLqpkc7WZVz6ECXROmYOuqDMoUX9tqP9EZuRwVx1xxERO3U4O7DQjC3OE",
-	"xj+j7Ks0jCqKPjzFQtfGgjcVV59jyT9SDu47gOP17tv3OoS7JalvTIJc9bKSpwgNqIO7XEiqIcICDHIE",
-	"TkqkVoVeuu/uk0673Qx8p+8DyImCnxZbfQQG0ya36dHZpjZcyXqCn/QRlZPEPExWmh60+muCwm5LOtte",
-	"SHFxJ69T1DYnbU347kA82RyHzxt5kYZQIt/JUmlab67VhXVXgruYk0V6y8B3joXQC2zGYmwfsL5QZqFB",
-	"dRdznfBXEO87lZHNSgYmA2hD7U7RozIBUdDjHQ0zFoFHqYEJP0JaOVnTVH3Cl8lKWEJpfpGaUiN2xfzd",
-	"6g8VuoqgixL3JPceUqkoX8nfe18TrnMHTHebOmHcabc3epj+2rsYXI6uDn/o/Nj72+Cn0d8Pj8tB045u",
-	"o+LGTdvgr/Q9h13kk0YlISxMHZKY61WF4dNUhY3x3O7TfKi2X0KdvmCm/udXGEx13y7/k9tc8akKQ7kR",
-	"43NoDEWWOq4VEawgVkB4F1msxt2pNIBukaCma2i5kUuxzzNyK8OITcpRw3ivcnL2c/dDAfLZN4y7pE88",
-	"4TQzR7nYeaKuIvIcB+ImQ41L1ksxo8s4w20MzG7ahG9O1Mpbwuum2pwwmmFvHvVAs5iyNuG0RjbmhXTd",
-	"Q+Tic0YjYNW/eU7u1qZ90E/vw6P4JGzGH6fHiTnyyFpNDspStqpvJiNzazqW02Yes5M1tEdd13oEAeHp",
-	"nU+oMLVS5iv7iGW0/5uB7nkILJCLQHQFli2gV7WGg9L4mf6EA3omCH/o1+jn4CyQKgrp13MWfkSQmrxA",
-	"h7M7PXeAF0EnimAsyp3RhKf5tdbgS6gKmdww+Pia1Rrc3zL5jdnFL5fic7q5yZy9vKf4H9gy9wkySz9f",
-	"62I1tw1m8AyC6wmL1jd757ILnYKfg2kVGk9rroVkbJrj5zBDVFORooI/MKkGJ7H15jkX3l7vwqXPDOh+",
-	"7Y0/JoLTpZinksiUQDGIYrkZE2sezrOUxwLTMI8KhQBaZcbUTOjPNtH5DK1CrRtE+2pwyo9sxzT1lK//",
-	"hfhWkEI94YFiCoFJ5M+h6nOGB0ElHAWNAmBdkBNsL7gBkJ5wTB3WWJr6xeaGK45oSNI0rf7ylE2pkSny",
-	"49VuGdOrvqDu7oA7LyncFgDfaQf3JCTQTlcr6Ll+6AgdvcHKpGj1+vc+7rLZ10fNu40evj8IsLuwXeqr",
-	"ZrtC2z/8KZjenXZn0K0HToV1Qr6AhsNwN/IbrT1iTWap8vNzj7/rHr/tAfiU0+8PemrQjTiwT7CS8Lrs",
-	"kDhunP9PnN/4PBpbZeHVLnpSN4bfrLWh/rVVZxMyi5dqbJ1p6TY+9RFTE5xTsSxB6o+NdoeK0ITLVJcl",
-	"ajTtHJMV0/D048zNlYPWSdkKJgSIqBPeQKhWn1QAVp+O+jnhVdhPUkX9VBZBFfXTbDhIUt+2rAX/8p7S",
-	"pU1SQW2q/wVu/R+W7J8ffZGmErRscwC4+pz+HNEUed1emFAh4nAv7Hl/GDvOsUAPtuXN1zNXJ/pj4Wwf",
-	"/CettNs+3LDSdr/fsyttD6azUWc2pd1OxKIhbY9m7fAgnB1MZ23aGXQ7UY9F/fYs6nRG0TAa0V6v1+sc",
-	"DA6H006vc3hYWOloW0q7u1JIgj846AyGz7DSXuegslL4wOiwe9C1K+0P+mE06kwPwn50MAv708GgOxsO",
-	"e4PR4Yz22eGMDfoHs1knmnZ6s6gftmfRjLIu7U6n/cODdvFM67uxdDasdNjedKY/P1XubMrQ/8ZgFJv6",
-	"xP/A/PwLXK2D3Sw2CKLHJuxXxNP+b+bYH7ZKqtrGLmXcat+F/3WQf/O8CFuaDq3fMZMi5stVjltisGFp",
-	"xnIB4ELJIqp3sV9HY6cHo5nDSIfpco193RApJs9iJBdM18WPSZAF5CsoLB50iWl//frt8cne5evj7mDY",
-	"+MjW5CvtATHwd1/haGbOam7No4KRRL4ii5g3FvT+OtcHfbKg9w1lEhAMimVyeT1dkpcT3v3noEv2iUYO",
-	"acA/90jWVP8LWgRyDfN9GhMlmZQ2aaV0YLY8QHgpyByxRpcbCzKzDox75xotuUaa+WTGoNeuGsDX2A8T",
-	"DsXT1vZ2HDub7DNjmJXE8mZy2wawH6uHl1TOPd8USDoIzMVM6SexpDOlDH+5EmCZYjn7uMDZXA3gP0Tu",
-	"P1FC6FY+29Jc/9SeMGNePZ8nDOIqmGcoVkYDz2GUCpKh9Xkxp5i/z9KbTDudd4edzvLnny9ydHZ+/f7i",
-	"3bcXp5eXhbiO8fsZJ9IacszSvJ+CTY4QLMz+OFfgO85c4a3T0G5ZtkYoO85YhM0yblkWz9Ykljvdgg4K",
-	"72azki4Y5LQZwPUwYxptJE81xTA/ZNeMS1VOmG0Bxopi9TVhehsWMhC2Vl5DlqLZ/nTJeIucyQlHLD+L",
-	"Iu4gwBkQeJlqNDeD6b0B882f8BxGTOO2xULD8qnRNsieS4vb+6XGHaPJzkuhv3ahni1iMT/+1fyVx18p",
-	"s8oN3NKkEf/71akad4yp2WzUEkvTuT/mptRdn2K1wOZMqEKdsMHpMZy2ULgwxowhWihj8F1nCLaZh77Z",
-	"Gm/C9K7GW4nhOB7l7bPzehvEJUTwTTrhpupCAw7F6mIK08fY6Z8O2FJNXanI02L37lga37/tVUymK0zb",
-	"gp5VioO0yLHOeS3A/IhNAItRykTdBTzO2467ZTLPEIvThxL9Ge6V0x2z2pj93+zSWWrPb5izmEfeM7H5",
-	"ap1apFOE/Y0jC1rkoLTWAZy2yI/YrqIGf9URClNlzDGs2bPyCqFqxUdRXwutxto36WZNdU1Lvf/VOPP0",
-	"jixWWKi9JnN6C8n6+quIS6VzzfHWW+JwIYZijTZahPK6Ojv5/vTqGoo7WuSdCyQ74crW0RsVV+af3vEi",
-	"qiwmXJonAtKAf2vM+mDCLQaXhddTatUC8wYpB8mvnm4SQdcauTmWBPdUMSxITDxPNdDr2DnG2GodEeMy",
-	"pgmK+7x4OcdjFU6bgAmv7RNQl8en9BnmSvTPrU7GvS2aaG+2APfi1saciLhgutk2G0XLzW0IMPZYvhLA",
-	"mg+poHtUXQ9laAl4/XDWCbtsRPvTXtQ/YG06DAezbtSZjtgBPWz34ZYirZUNS02BIExK2IbuVJ0JLaX9",
-	"rvx4vW4P2/Ti+r/iv7GP/H3yYxJdRQshP7QPBr3u64sPi78ef716Oz9tTz88xYgrHNbvWs1sGuA8Rgx8",
-	"rZ7VFZ5P0+aeWWaYSPIXujOfsE0avHx3USrQkyOFYn5Lk/ixL57pp59Qk2j3Wdcl+t6jXsPvfXjGUkYR",
-	"RzkaBAA20Fz6FLj02BU5d1SYUtgcyjvK3zBg8GPdEQ8YbWdAFjFfSSbyB8/Ofzh+c4Y2/oSDka8/0diE",
-	"MG6cAZadpxny79aEW4jIYuFgFQrErSG0mrbJ6VNLAlrATJPb9CMYrwChP1WaJtNd8TKbHfn0XNcdfa/K",
-	"pGL6X72NxYLKcP4s3gezWycfLi5Oz09+un57dvn2+OrkdaHg8oXIwbVLuMC6sNNB47BPOvpNxMKEZizC",
-	"whWkNcbpNGGRHdAc0ZH2LJthIhbGETM9+LFoVmOEOHzF1OD++9R96hYV3vgfPxc8KXgFS+0oSj19lML4",
-	"QmjJvF07hXSozclVCCq932l1yI9sepnCzVstbzIaMdK4+OaEDPuDgYb3M/hEDma+ReJXt7eAi08wOVV3",
-	"NCC/rpS2Y93hlTOsdqWYcKUWQ2kv2IdCkCS9wZkE77L4JuaB+QgUzk+ZkzG3pDeAeA3PTXgDYKT77V7z",
-	"CPnHdJmlMg1TgHzWpDPhL1/qniOi9fIl9gGwIQ8NqQ3I3AiRnUGjCAe4HMDaJzxAdGg9VCD8aregwGkz",
-	"FIgjMk2Vnp8xsuKQP5pyEsj1kgUaGR18QgZHEdoLUk6OxZqHx+/PSK/VzvH0dR+BG8Y1ewwpB+BUf8LV",
-	"FwLYoD3dqIiqMegyxvYUpIENL/KeFi5SP5UTHuxrRMX9bcOABt5SbC9o6o19zZIkVbua79eLUtcAe4zB",
-	"bxNo9THxxhNvrl6ceP7EUDj8tdVqTbyHHOVqYDAtwZigBCQygXcruw9tpNIsglLcvOhmwjVCfCXb+4VB",
-	"4Md6nEZQ6GIU+CRwmwwFkH8fFBoWBU38FJMi0KNYA9p8YprSTKOI4qP6yQlf6m67RWjJurx0SILksBLs",
-	"JclvlBWIucNLZbG1yDGxwKs5VGsxodLpm3hH1/oEgVjhYlxgX1i1JQK4wdr2MI4XTEi6WApz8bEfeKO+",
-	"GQH0O6g2IDD8xmwMuIkA0Bry6YWvA5oLaANHOIVgneJKt3q1ejcBtdzZdKFbWVCp+FivbVsqQEJnoRMy",
-	"dIbQqUl4YBlbJjQ0jTSWGbuN0xUwhRzvrI87oLiXBr5tJIpzpTPJlKUJ2hXs1DxNIOd7QflaZ62KMRGM",
-	"kcD2aQqg6J3ZhFNbHoaLIWHKQ5aVoyHKQNYkolFC1em9oRIapCm+FoPRCTd8QddwKYp3bhnzG7hycuKN",
-	"W63Wg0Z51xUsWQ49i20UnBpxRTOBDPDEbUWleorQBFCGQHhAD5S8i4M+ceTdOR48RhNM7hjEptXiYn4j",
-	"9LIuodmCRuNX7C3KoHM2rFOdndOIYQ64egD2yyJc9XSl9Bfdt4BOuGmXbzRixTfJjAqlr2DhYAoYrupC",
-	"AdnOYsAGKLB4RCHXekz+eUQlb7fbbnMWEHugU9oOLRDMcthkASgZUtwKV1VvxImF1lVXFPG2AWj3k2ls",
-	"Qz6Zu14Ps63+2FHT+0R4mi1oAgtZZWoI82OHfHJXGgsi5ivME47U0TQoidgySddHZMrmMbAyiG1o0s2B",
-	"OgzD0I11TKsDAOO26zVQCj4RSziKFDMbZuzO9B0p9F3xnf2xc+6RT+rYY06zNQpthMCCnSCz+N7plGJf",
-	"OoSX9B+NfIKvd8j38asNL/Zx+2SaQhcQU3hkCQ3IhUXFJZZm3Mdd5qmWXrmAA/U5B3Uws7rTQUKqXygP",
-	"Dt/Hn/BF/EzfOUyrR1c7f0HzeGxuYSRXpeWXYoYhi+Ag1flFqb48ehpHJGNgW1rHZG4uUBHz1E7poDQl",
-	"DCrqpPjc3b9lTnlvgJ2TUnwG5QE0UDVzOIQdROzXQukY2MdQe8EhSUTXGjTA9Yn/vcyV9rpvmm90DzWV",
-	"APfP8bGryyqiepeWlI8LvGVKw4/QpedTjSdRGRaodJZDER30qxQtg0voQKLu9XutKGvZmZsJxp1DjM48",
-	"JiXNd8Ib+nbIVF94jZXpqr9a6czUQ/h4Ext9WmuqUht3YrlqjU2DmOTBB7Rigpbn2smMrxbKWtK/Op1I",
-	"nS6olyzcs+vcO4bgVH3IzFhIpoeKTjmykJSkONT3bF2cTvXbZmIb13XHpgJG27Ay+3vd2h5y19sTfBU8",
-	"lc60XE8sAEaSb0+vXL9r3gnHG3uvjr++vjj964fTS/WMJnWTJaz0tRlTKhxjkRLOOXXlgrPlQqqw3Jfx",
-	"xTAf+czA/SSt2VA1hfWBatdl74n7h1Zoce/eIS8BRmhlYizZxo18d3H27dm5WwJc2k/AbLhBlc5685wM",
-	"CLvbv9eGVmeo3UhorRtj3WnJV2Orf2YKyxaXylWpeV3DHm8hiI68Eb0npfzK7d0BVtMkDjUmxcLtTOd2",
-	"rHqBDQOED7LDNEIfg30B0WnISCzUm2rhrUtOnfxDi15s7GeLyWXKB5SicpfFUjJ+hNgy5XJVq7AX61Y1",
-	"qsyCRmzC09mR8xGq8aeMoYkZsE6J67njDqJ8raSiIkWlt024QRmmWTiHompdDgGNuFDwIZ+1Ph3wY4Bp",
-	"RwLJ7uX+XC6SoDnhNyb+P18tKNdNcma59ZHEAjtFu63JSAOajyk7HLGnQ8onXGcjuV3ioDoPq04B/gty",
-	"fA3k85gEulZXGzj2wGInQdQYA4Wi3lhA20/u15T3Nn0SYCOkAPF/4LhigYelthqlp8YfEk1/woOMSaWf",
-	"wRvmZ55iXBMfGxN2P6crIbXnlRpq0mYvBoupIhpTlCzT9KNWsiUJ1HFfC/Yr+Z+kEzQ31aCc4B3ZkewK",
-	"wHM2+1bfEd1Go5j6Wo4rQvor+A/z/Ne8I3nOtJyG6sN+sZ96jZCvu8oBZ/fyGq9X3ljIGPqK0Fob5oPv",
-	"eE8qfYbs28o8Xqd3qBXiPvmko5SKTrt9ZJreqX+0yDtE4MnAwxML6AVYEGmbpopAm+5M9bi6VtPtlw4V",
-	"IBqBUv+8rXt6/a5q9p63DFS7+vrq7Rt9dXmybm6cLIV6wcft6hsT732OpOac8xfTHLUwxcr4zylqylkm",
-	"CqoCA4YBnMA5DRdsb6qBybFXgFOfctDudHv9ge+JdJVBO3n7qp2ZNwpH09mQhaN2eHhw0D08GMxoe9Y9",
-	"YLQ/m40iFs467Wg6ZP1ppzM47PWG3QPWnY7Cfns4mkbTLpSJQV5l6dsaSQekg+IS3rhz0O92h0hCq4R6",
-	"Y++0rm7OllaUip2VRDDP9LpkuoYeQ8pK44QKMuyTJL1jWUgFI3N2T6L4Jgbj4ARLApx6PVr8aEN7j/JR",
-	"QUHCP6qhlIBpmiQNe+PdMY7c4XMjvK4msIQaURHcpbdbE56Rr2x7t61VGIXU4PkLd0W2NENLwkSZHx+u",
-	"vtk7wCfyHgqOqGqaWMKKi/iGY89LdZnHziw7PWe7zfLV3FoT7hTFlJrBfrWp1oNsKfXwSyhQBdTbU7UA",
-	"M0FCs1jOoVXrESl17G2Ry5S8b7hzw4bMX5H7JvmKXFy9J/vknjSkda90/7k36DYhGonawL2JPTtLusni",
-	"SPfgKE3Os0R/bZtQdfxtyTJaNB0Af72uQlS1fQ87Jnvjnu/h3nnjwxGUGlDFrb3RqM0GvfBwNOxMD4ej",
-	"btSb0ml7EB7OwoPBjNEOHXbp8LDNDgdRf9AddUfdXqfXbo9ms3a3f3Do4UjXoGW4V7sHtYb6V8tbioxK",
-	"6dug4BTKwO3b7QJSu1JtlK7t1tt4Y687bM86jPang150wFgnnB1GndGQzQYRG876QzoYTUejsNcdjDrd",
-	"w/ZsNuh3ovbwoHPYCwezg8HTqvCAS+gqPDUXrVI6jN8be9jF+/+K0lAJN6IeQNJptbZb7vU15VqGuzr/",
-	"56e//NsCmQRGpUJ1HvJz6Webep+b8LnBPMQobw4q5CMsF7T1y5iAiKBiEohrJGwq3obqhc2leY4VWcXz",
-	"0OrE08q4tRr5nsq591wqzx+D9uOg/PzbUrnJS/oT0bZSWF3KfhY63oX3gBfKLQdyIQ5Iw9TH+Qa0diNM",
-	"g7JzwUFmq2kD9c+ArJb+BryIcqXu2Ho6ci+LSWjwEaRB2aFZRJY0k2vtiMwLlRzXgFJP1XRzoPIiKJBJ",
-	"VeYuQOkMoHr9fJJ22qBUTngsde7LLGF36sPoGcGNKwDfqu3CDIMc1E/Z9mNT1ABpxYhFik4p2GEhU0i9",
-	"ynteKYG91Zj/TFSJAjuqNQVRn8xro1NYAlqEaHzj+daZ3k3HAN5kLqq3N5i2RcN22Peeaspaw9zU6RvD",
-	"vGiZ/36m+S7bfJdx/i9E+zAHaF5+sdVe/hNDQhirttfZCHfxJ4busLPvPmr2f7JSazv73hcDcORcbVuf",
-	"THOxp2vLov4DlfU/oRqjDqeMDUKNTuOc1uMVnOLHfvOwLgfarv5scMjqvNi/Talg16ssedCgr26Mx/O9",
-	"VZZ4Y28u5VKM9/ch4tPSR9cK0wVo6Xo+FQe5rpfS+SCrBfyjXBGWCwuzwHpJW8gKNB3wTf6cTqbLOy4L",
-	"Z1zA99rgyS00wsaJhvYr7iAGiGXDOFl6S6fJGjrwu3iupnhNI6Xkahg18Ae5qDenWf8JCPjlcVwd+lNS",
-	"2cld9POFmJpwnRDo7jMGBh9+fvj/AgAA//8=",
+	"7L2JciM31i74Khj2nSiyboriqoUKxw2VLLtkq1TVkspud9OtBDNBMa0kkk6Aoti2HuaPeYR5hP/FJnAO",
+	"gEQu3Krkpaf/P2b6usRMJJaDs5/v/FILkuks4YxLURv8UmNPdDqLGfz3Gxpes5/nTEj1LzGfTmm6rA1q",
+	"p2RK43GSTllIRkm4rHm1RxrPGbyfpkl6FyQhqw1qb06/vLs+/+vH85vbmlebMiHovfr7TTJlchLxexJx",
+	"IieMpPgZEgnCE0nS6H4im+RDzKhQP8YJDeG5ezplzZpXE5LKuagN8HO152ev9obJy2gaFac6TeZckmQu",
+	"RRQyGCNWT4nVcz6/vbu8eHeRn/HtJBJkxGCG7mCSjmIz5OqJXbPxXLAwP7XbCSMLGsdMkhR/hxHVR+rj",
+	"JCX6JDxCyShOggcWkllMlyxtrJ379flXH2/OvyzMnpGAiognJIxC2GIaBGwmidTrWj13GfH7szipnP4I",
+	"fyaLiIfJgkyoIAE+umaGtxdXX9+dXb4vTvJUEDpLhKSChExIStIkpCElTMj//n8SwnjA0pSGVDTJ6f2c",
+	"piEjlMzS//5/n6KpeXjFMs4oD1h8lcjTOE4WK1bySn13FMERCxnFMZkxHkb8fuVizk6vzs4v767e396d",
+	"Xl6+/76065pmAsrVlo/UIaiJxEydwWLlZMUkmcsNsyULKgiNU0bDpTrbCQsVYa6Z683b9x9vd5usGXXN",
+	"bM+RSs8mNOLliQbqzyQZ4yVP5jwU+soLZghckPqR+S1O+L1HRELkhErCHlm6NI+picGsJkzdhdwlgM/c",
+	"RWFtUAtSKiZ7QUyFiIK9oFvzavDGLImAw/3jR68WJFym0Wguo4SrP/1SS2YspTJJa4MaDaZsb8TUTqYs",
+	"YNEjC++orA3ah4f94+OjVrvT7fW9mkjmaaA2zr5q51M7DA5H4wMWHLaC46OjzvFRf0xb484Ro73x+DBk",
+	"wbjdCkcHrDdqt/vH3e5B54h1RodBr3VwOApHndqzmmTKqCx8G/7Pq42jVMg7wX6uDdpHvU7nwKspbjyP",
+	"aW1QO6fBBLfzlVA3cqLoOWWPjCqyo2PJUhJJQWCjmuTUPtPtkNFSMuERMUkWnFBBDnpEUWAaKDY8YU8k",
+	"jO4VoxtyOO8BuXl7utfpH6gTpvmP1pMxfCYbVVGV/qMaSrIn2VDfVaQxS9ljlMxFbowTd3j1FKy7tDZg",
+	"wyydRpzG8EePzOajOALiHbFxkrLi280hT8kX+GYyI/0OGalpJWPy9t3p2d7N29NO/6D+wJb6IXgJxn7l",
+	"rkjfHv2QoLHiIR9vv9o7wicU6QYyXqqttFNqeOqflJM5F9E9ZyGJuGT3LB04s2x3ne02y1dzaw45HBwB",
+	"elZ3aTLnYcpCORHkCzKlT/V2q+WRcZwkaT2Vs7vRjLwmnX/2O2SfqN/Ia1KHf+6RtNFoNDwS0NlMkYZU",
+	"r99N57GMZnHE0uaQn6sFmAkSmkZyMmUyCk5Iu98lU0a5IO1mv/vUJDcJ+VB35zact1pd9gV5apAvyPXt",
+	"B7JPnkhdJmQRKdlPOv/c63caBEQdXPQnkqA24CzpPo1CMp8RmRQnV7NEf/fIUhElvDZoezWlIVRwgppX",
+	"ixm/l5Pa4Mir5YeqDdrmZvH5dKT+0PVquHe1wfGh+kEdrrrZhy3W7wbHhwft0fHBYSfsjuio1Q+Ox8FR",
+	"f8xomx506MFxix33w16/c9g57HTb3VbrcDxudXpHxzUc6W4cPeWvdld9v6d/tbwlz6i8mmBMCaQ7xkNR",
+	"ervl8GcayOiR1byauRh3inhrg1rnoDVuM9ob9bvhEWPtYHwctg8P2LgfsoNx74D2D0eHh0G30z9sd45b",
+	"43G/1w5bB0ft427QHx/1ged/lTI2YvIjp480ipUGlOf8VwlJZoyTccrM3QESppIgi1wlpL66Pj9XOszH",
+	"q9PvTi8uT99cnpeFFIyqVTGegMhQtGmmskJOXXAxH4+jIGJcfqVkzVbKGCoEikRjGjyoVYxorGS4uwTz",
+	"p0G33/LyC7q4uvn41VcXZxfnV7d3X328+vImt56rRBLGk/n9xIwL39qglF1TyUDVLaoG7x9ZiuyUpXuC",
+	"CXUpUDdduePXp7fnqO4W9YFE3Ti+JIqUEg5imyrJkEoioymz2vmCRpJQMk2mjK+cMaNxJJdnShB/OWdF",
+	"ayLFn1G0q2NVYyq9EjeDab33lSBnCZcRX0NB1+enlxe3P9ydvT0/+/buy495+rEGxWPEFmSZzFNitony",
+	"kASTJBHMfsQID3iOsye57kwUlZ+loDFVqEGo0hGapkqf0FJYrQyY1OrVvP949eXd2fXpzduK44mpZJ4j",
+	"nwL8fG7a6stKg1s37Qv+IU3uUyYq7oSVfCC+zReWTG6Y88XV3Yfr919fn9/clG8wDmrV7BFTZw1nHDbJ",
+	"hVTqipjHMqe4LCaMk0hdl3CVoXXD0keWnsO/8xSmhC17mrFAspCMaRTP09UkdHN+/d359d359fX76xVW",
+	"64JxSRZpwu+VyAIyikLWJD+o/zQ3Wa2PjrOLItMlofc04iunD5R4Nk9TxoPlu0hMqQwmq/jUK0EC/SgJ",
+	"o/GYpYo1JlO0cemcB5NXYs0ib24u3l/dnX28vj6/Ovvh7t3FzbvT27O3uRXDemgQgA2dfS1hSA4wP+RW",
+	"Suw6M7KLBjlgLHdcfjZLNEnXb8eXbJoU+UXIpom9uHWz3xMWh2S0tF9TGicIixGTSlmjT3eLSFHCA08W",
+	"vFHJwdtakJp1KH36o6KCEKYh0znzamZMNCbWKByU389xIxlX/0bHw+AX0D+UiYHf82rTiJt/P3s15HZ3",
+	"nE7Vq7ABSvQL1HFqM3H310P+XSf42/HDZW/696PZdVv+cLB405180w+/at3fUHcDz59mUVrFlMwGqsvN",
+	"9EObyOX8bx8urgus6AeXjTqDvRwNXHCtz6xcA+NhzriJ8A0lVJSwWmcYm6VdXJ2e3V58d756bfiREQvo",
+	"XAB7JQuWMvMt5vir5DzlSmXNFqj+pc51Gw6gpGWViNybJpwt7XSUGk3kInHULDAV+s1Wq5K4O/0ibb+5",
+	"vrS0PaaxyBP3LzUK3rPaoK/eQxqn09ne4V/atWdvzc9owW51M2Zyzc1ooaq+iLjV0fO3pXxdfkpev35N",
+	"ixfm3en1ddJ/7P3rftQ96IvFafdv5+KnaPLuavrdxySeK015wmCAkKYP+dPY3ndnvrmJ1j7BR6eHfrlL",
+	"dc3ELOEiKmnvp3kKQ9sszZ5WXxzFSgyCeZLEJOEe6fTJNOJzZfVGvJr8uv3N5BeyWSIieTdP49qgNpFy",
+	"Jgb7+4vFomn8Mk3tD9rXj9ZeniFvRXZxMhott5knPFhbSafOzt6ZnVVTMmzF2HkHrVa33cGpZOztTrO3",
+	"O735tUFXmbFqmntt2G+tXN+Bcu0OdqDXlX8gVKemDyP/i/3CgbI0QdeCr5sB1efQCkXyuQviJHgwQtP8",
+	"UUiaOm6tg1bLbrCQ9EFdtB78a6HurmJZz4W7/N3o6NufO5fT/tXT4bVs/7Do/T04+HJ8/PWk+81D64MA",
+	"Ir9VpuBKA/XWeu4jQYIJ5feKnCdUcdARkwvm3K1X6u6pxa5Wpm6VobrGaNWXVN3iRSQDUCH1mKt0RjCV",
+	"yLslQeVFKu3XKpBoi621uG6j4IHJlbJfws8QzIhDMEUoJ217hVev9OLs2/PbSjXg1qiBJI74wwsrAric",
+	"C/5I4ygsORvEXKmh8MimmV9cfXd6eZGf+bmQjDAe00AZ/DH5ac7uE6U8MkEe//u/4ihMmuR0lDJifwwZ",
+	"4XP2qP5DhPD3Lab/Uaw5Ctedz56AJtfoY3o1JSECS4H9DxPyU3KfkJ/++7/IOInIXFC9DEr0Tzx5pIqE",
+	"GJmxOFErWLeEJHlH+fINk6IkLqInOUGPDM/M0dVzf//+7t3p1Q93b85v88bhD5TIiHEmSJ/Q2ZxBLIhx",
+	"oqNBfGV85yPq9G+YrKYNNTfwQEVC+xJWzu7j1bdX77+/UpOrjo8stC08Bkfy2vlUBEXMjCBisXESZ29P",
+	"L67K08Coyg4TuYz4Q/U8FK14JEnBtN5gBJhZXV5cfVueFFBdJIx9pcZ0ecDa+YEbonqC62nJTAmcDqsc",
+	"Ddts1PegzK0VGFrfs8oZF4s1dPT96eXlWk+m1fb0uDr0jcNG/H5bb8JGYfDs1SaMhkqADX6pXTOZLk+V",
+	"oaT+FTIRpNFMonC9YUGiRKBM0KvnBE/A/YWuQPURrduAxz1lP89RymhJH0zYlKrRx0k6VXK+FnHZ7dRA",
+	"hYqm8ym8Jpczhj+xe6bnOaMpnTKpp/qGyYuwPMvT7DpbjfuVudekTnkiJyzNfIbaVWzs/tz0ayN512p/",
+	"c33w93edm6Mve18dfH30tvVN59veu4Oro5rStJTSQeWk5tW05jZiUqmX6xb+v1I2rg1qf9nPciv28Vex",
+	"j6uCQK+6xhfhBzV6aZU2evpKkCjMT7oixlkxTxsU/dSZ6vnBXG1qRX6Wb5MFeokjyabCI21FO+1W64SE",
+	"bEznsSSdVpO8n8N5pUqmqaPotVrEd3JD/NzyOi29nJ/nLF1m6zGO7Gzy+hv4SpnY6JMmNq29ryY9tT7+",
+	"cJs8MF59Eoq5vRIkSFnIuIxo7Gk3m5BEsHt19wxFfry+hP/XxIVfadaYJnOpNJ9Hlj/MH2bd9Lujh79O",
+	"O39/uj1YXLWDN73JN4fiskXP++HXx/OvOtH7o+V1V35ffc5q9LVnPKVPlzr2ZbbC/FttnN4NIRXXwXuo",
+	"bZKqLCBl8zEO/0lnszgKqNqm/Z9EwovpQ6Pci1WUZp7ed76hvr8dfZ5nDC5/YjnawrDqKAmXhsV+c/P+",
+	"CmQeJeOIxaH6T8t51EPTSGlC9545UvT0qn1SjyYONTdr5XjMDjuU5t9cu0XuV15ij9zIj9qkTfGeWlmM",
+	"7Fk5UjUF/fS+I3GeK9z0O2yXyL+5drvcr7zEdrlRAX+A8ftiSMHQC2SpkatEBwuoIHEi5IkTyiJTuiSp",
+	"2higoLKrdoddYdlbG3Yk95Fn60Zg275q/bAvs6E5l7K+p28YTVnmco0EoSPBuPRcvdLolEPuF723epjt",
+	"/cKkTod8vXdr7IRUGs0hr63wL+xwZtK8s3bbSx95iX0vOSv0loFNns65IAkngj2ylMbGSwHRUbV/xmky",
+	"5Ku9JlNSp5JMEyEVg2ULIlCtbHj6aFIMU1OpNh4zrOAX5DwYF0xmMzV4nZKQzeJkOSBUPKi/oM6bMhpM",
+	"mJoXKHsNb8h1qBj150w9tB/DtWU5m+ZamqSTBV02ye2EDbmeh7qiCd5Unsghn9BHRkZqkQFN0wgz4waw",
+	"LclcBsmUQeKUMAMKmTKqNoP4IyZ9wh4Zlw21lUMeceJ/fX5L9uks2n9s74+YFL4mrbwxuwNR6Ruykayc",
+	"D7wEQTkWsz8gvGhyl3V0YHmVBtfvcIO8GtpbG18tT/AlNqtsFurr56iLlYYm+FaiKfP0vxVbG3LJprMk",
+	"penSiCDQaxzXZRClwVyZcimjD6jdJDPGm+Q0c9jAhaOSDbn55E+J68k5IZHWg/TE2EhpISRSc1su6NJz",
+	"cmXA6o5jFg75iAYPpG55izIphU3p0KsynGLOZRQ7uQySPjBBkvHYI+0hRw5CZkrdlqW8Y8WTh/x/GNuf",
+	"l7ER0AFhlUB2s5gG2SIhrUbxPnu/4IafzmWic6ErnACc0LlM9kxmjaTpPSvmQ6rjipkimnaz1X7Km/6d",
+	"fsFoPOjlPBStCkPRq71Bd8z5o2ZTZVMx8ztozw0V7uUBkzFlsyTVV6iO2gnF++MRClZmJNFAUXdJ3aP8",
+	"3N2o2kF1VE1P3Tz37NVmqeIxMjLGmR5ggw8A6kKe3Q9seME892zm8EuNcbWj/7Df/LFsdLr26z/wV6+W",
+	"5drZr2evJqOfWCBrWKSgvpJfn4lNr5/tjeIzagxFTHfBKmpT57qR3E4In8cxJirxhDOTobqGvtQLKMfQ",
+	"Zi/Tm3Y2bedTspFQ/Up5Efcp5ZKIGeNST3cMZAaObcgncCkY8g3UMlbM05yeV3OTaX+p0Th+P4YEgnWT",
+	"fpe98/yjV+X+0pudDX5CZikT4Gzh8RK3GqsU7iDHDVyIS32E281CE3hpAt8rzmrqcWY0CrNvFz6LIg6/",
+	"21C3FphvvdXA+ShWh+HODTrDLAkm76I4juC+gRjc4ugxgw8O33h+N9LKDT5YvHWZY9N82zPXqHBBcoRm",
+	"P+wudsU9PTP1L+UL6zCkzzs5KJDRvDdR/4NaBfJRsCiVasnC5ifcrxfbYrtlZZ6Y27AVguYUo9bgcUg4",
+	"K2ja2Q1WBrMSwaSOuSQs9NyyntEStBwQNQ5784CEvaxayTNZLh55TKKwJIyQARuW24b4fZ6jgrQ1m73R",
+	"6+6yMcV78gwGxjL3vAPiz7llJqmg22p3Wu49qqXhXfuo1+n23ChJdo8ziQULKktMJrc4+Eq5x+T2Mo+t",
+	"vDwrgyEVIYJNO+z4hA96OZdwu4K9Q22lqJCy4PbP/ccW2zOlTxf4OLij9ddomtJlaVdw3BUb8gFO/f+/",
+	"sv8lOaJNGrZqqc1BR8OtPuc660DrBFlaYaP526oipD5LhIhG8ZJQIuYjISM5l8DV2M9zGmPVSONFNZZ/",
+	"S/m6QVjc2AkWvA66kNUfkJQFSRoqRi5dokASUKb/kkkSJHwcpVMWNolv5IY/MHb/kIPR7DgImsTP2Kg/",
+	"WCFhRsvcPToZcj/j6j5Y4j5ydZ8IuiRUaVpUwg/qzCfJgkznwaRJfCWetHUPE9BFcYp0o1RImI8WXTAd",
+	"U3Srs8O1D14vwTgTZhMqGDjph7zgyyBKdWgSX0tB/elV9UInVm/k7JGlQ/5TEnH9gNkvJUbdFYDVrv7I",
+	"QuPBgbFeZTb4gooh1z6+kyqPC85yyJUg0JInq2A256iMqUzkeTW1lfA3o5gpmsWMV6+mJlQhuYDYxBob",
+	"2JRoQtFjQEYJTUMoe8RkUr3/gjFBIjnQ7nXJhNRqjRjyOqgtzjabBWClDtKQ8AhnC/UenLtn3UndFvgj",
+	"8DChfMFWUS4mSWzPAYplfXBSoBtDmebonMiVpSaceUQkQx5JQUT0L0aEpEtBRmoYFiraVEvDCBouDyu4",
+	"yG3mrBEMMrS55r1DTsmExXFiZspBfjBTxAW7pjckzJbWAzegUJwSvWJ1Kod8ig4fpne402+RqWh4MHTM",
+	"hFq9ZJwkENRzfEeTJA4FThvdOmIw5Eztin5qkUZSfU1/vd3yWq2Wnts4pbmZyITQOAbHkR5syGVyz8DJ",
+	"U8dR0Xd0rw4XdsK8S+3Y+tUG+CjhO+hSy/yH4LCbpxwLhFD3A/YC1JDiaeFG/jxnc8XHTl0uwMAt9KgP",
+	"Gb6hntCeR9gWddd4grqzYokTrNll05lc6lnVfVBOfPyjRzSZtRr6Cmb6sXPhBt1DrxagetJrdzyjOP2j",
+	"qD5X6MrH37Yvu+/6V4cfjv/avu7e9G8PaxWlKrnC1n7P5glczl+/fq10P6M6t/u9lpvGj6p0+cNXvQ8H",
+	"fz26bt10bnvfHXx/9LfWD51ahctJf2dKX79+jWrICuU707JFWc12N6vIW96w7B47p5XJm6Lelc86alVp",
+	"WYHRFSs+JSQF/pmTditsKW34n2ChnCG2xifMyOrSFXkoOS6Z24o8KzzRKhKdzRhNBRjCnuIvKSOR9kJq",
+	"1qJmuK36LpTintfhuyUV/pOUqwqbSWxtNDkKVaD1qZyQW2tF4JpK2/2eMzeIhUdPBXGzy4SSYSQCsvss",
+	"EyRTlLfT9LWWXe370AbhCQRo9Pkb/p2gV0RRB7C9T3Xt/gEOv4DlLvqzYTgbPkrFAwuv1JMv6B28tR6/",
+	"dTNcpf/DvJ19t2ZAFYU6IZDf02G2iEC8Yizi05xlvwmNZIMS7aBFReWVUgUg5qbTlV7wtBFMA8+IvHan",
+	"sE/arVYJQmMR8TWn72yLneJ60+7MgHPlp/VOGbuekk0BcxRc4wS09br1bv9AY3V0m/2DvPcOtY3VvopK",
+	"CWUT24vOKMBkCRAbhpIZS6dUbbExBIJkOo0kZEvq6khj3CRjjfLhI0yHP+RZRaNSFLGid0pDW5YP2qCD",
+	"6YKV48kC0vzQ8EoeWaoUWMn4CaiaaOmh0qBlKBQkCdQdceoQTgYzZh4z4VkUlzqNRaK229fAI75HNPSI",
+	"/ZPBIvEbgyF/TbISevBVILwI8QX72QdPtCRQwwYjPJAviGA/kz1i8X3I/yZt/2TISREJx2DQqH/bER4c",
+	"UJzsj3tt/WcPI7S5sexjbeddPwca4jfVQnxBY+lrpJs8JlAyzkY0tksOj8fBzFGfHycIa2WscXctaL24",
+	"sCevBPHB/eMrAywF/wMhVARo2cKri0gwdfxq8oCsojbWzwGt+J4xuoja/hyMCozs+MPs5Bcubg9sw6k1",
+	"bXMoPGhIaBJ4JYxjypRqqDXA/nnweUSW0R6PPBSNf2KhhAjjUmkYBvlH6R6K5A96apBgQlMaqAdeuYhD",
+	"aHoUFGoLjrVluncBMatKDwVSseeFWXaazieJYBldKSI3DBNuueI3A0KH/JGl0TjSqZALGj9gKVgBRipM",
+	"FraSmjOaovZrZkdGLE4WyionEReSUQSaSco0qM1P59VIChaP4cvCfGbIgSdxw2M8Y5prRlMYWVt6WynP",
+	"Z/bLTpzBKswFRLKqLYdLIDLyiARyw2TsGfMkSUOWGjEYnmhrNUutMe/Bpdha7T9z5lY5dweobFtJmwt2",
+	"VsRedZ1g/gjz1xF8zBkQWtWWaXZbB37bMLzTXElHdng5Ttze4L2vkogWf62yjgPqNZDs9IMabwZSfuYA",
+	"8igAEY3Uz/m9WmHDc9HDnJQftZtQZi0nbNqsbYzdlECyKolLizFj7CjBl20WMWVzKMbWm7SV22Nrsisj",
+	"AZAdBnxDy/zsy7BoAHzZLWKlDNyNhGEzew0dFD8ceqgQay8rk6aUbUd9yUCPrSyfKa07oHoKn0CLRXSz",
+	"TQbSk6t0Zxho6yqS9AbSacLvQSqZdEP1u/CQlX/KPTKoaxv8BnL2ZgYhGYBl25br3Kinq80KNZA+bNQg",
+	"6ph3ThaTKGZWZfAxFFbAcHthrgdsWjE7zaefC7BwVVSUe0/JhSbxc0LFHxCbDQcZAzrfdMjtYxDvgZsa",
+	"pnSBubzmMRJGYSYN4caGKcPvgmQC1zgIVLMMDQqLgLADF/PKWgEeGc0loWSSzAXTbt5gAuKEBMk8Dgnk",
+	"JgaKN3ASyaYyD+5psFSrMexTR7SMWaB2QQw5QLM4S/M0h4FNctgprMIGEtUx5yMoRQg+uz+AKKjmUhkg",
+	"KSH1vQyNKFJlBk4Pp5vlwXo6M8mdMWSc2nMrKAC5mGYhZGgIfuCe5ThJC8PrfGLAWrKwXigrToiP5SL+",
+	"QDFQ5OSa050QX3PT3I88IdMkxQI5vf96HhDB0piG+s3KfS/gHW6762/V0+Xt3og/6kKNKpsj04V8zxCk",
+	"5e85BaTsIHDqNY24tMzYiQHnV2hli6sMWTZakgVldSBTXXKaXJmCvdJVcK2ESreFNijW+gnAVekRH9BC",
+	"A71whA7dC/CPuAf4N39jJayjJxy1NuoJMMeXyG1Bl8im7BavxtmTvEPK2MExZUyzEoV+cHMSEcsDZbA2",
+	"s0/IjAoBnmBBfPyu39whzQY+bevzC5al2v07NGoG2/v1vJqO1r8wY0STvI75IY9JFBrl3mAHZjF2FOOG",
+	"R2zmDF7NWAfFuvZtdJpPSDVBzXXHD22XoAKfWZGi4gRSkJHYZTscSDMe9/RzR7qejF7ssiFRFm/cqiun",
+	"NNIyJ8pdH0zjxRL18TyO83dHDeDvrNHucM+sf6C0Ob8TnX4K0RXW55IL0A9MvXK9ccS4fGcAMcoiwoBr",
+	"g8SEh20ChVOFog4kjNSbSihKLAyeUiiyga1jcZys3DP1o5mCV8N3qh/9EPF758lkzZNJ9mQW3F5eYXAc",
+	"9uHZqyWcbaOWuBN89tY/7E5x47PuJH9Ux+E6eUoEGNMRi8uH9P0kgko/GmgAXR0fR0NFiRv1iw8Bh5Lk",
+	"zSD3Kw1NOx9+nxkhdmTzlxVj54D7d0q7X2VjfT9JALshM3igBjybmf/h/c0t2X9s749plHImxH7e/tJV",
+	"YhEXksYx1b5tHRhJKQ+TqXpLb2exji9ZcKKsDlLPKh9c88yxdBqu+ux0J8CBtXZZqTxbJJvPUppv0afv",
+	"zMjg5a/pKFDiJPogzKTyZ1rJUEB5teCGFnciT8krHVGXYMuRGZUTKC7xiJlNJhzsbk+UkY3QOIoIdHjq",
+	"hET3PEm1l4xQDe31Kc4rg1NYnQMy58GEfLy+fCWIr571m+Sj0Hm7ap6adQqLeRXQOH4lCCACYc0jFejr",
+	"tijh+pOGu8bZdpzkl+PlAIaH3L65iLhoklO+xPuhEyVgh2bSIwxL9wUZ0zgWkKuo/elD7l4KgxyDZriL",
+	"XXKwExcpHiip2wNVE2ONFzsuscqxmT8pARmf5jOk7suHu2az6XtERPw+ZmQumOeA8DVIknok4XhQzoF4",
+	"xYJhc4gyeWC8tG/9die/hINNWTUil/XpXDEnUSS/2oub96TXaR+SIAkL+DaYGzajUrJUPfrPf5zu/f3H",
+	"X7rP/6uKc7vsuBzwhr9rkCoRmVSFjzx6Iky96FnlwOQEAAZlPuBtQCf7nxL5tuAj+Zmda5DU8VzQ2F67",
+	"0w8XhUqZbXsh6b5LWTeADIcd/WlN8j3VnQksPFe6Ct/M+60yR96DLFK3p9zowHM8gSZRWle9yizhBOww",
+	"d1e2KKw/Uw8+O9tVuntqN/K9A0yIrMTv6i5vajTJlc2/dS6YZE9yi1BLZn8Z8YsHsDGNzZpWzk5k66u6",
+	"itlGVHIeqATXagOMCRdTeCSMhIx4IDPcTYs2kLJAKyU2cxr9vM4vMIrxY1lxCPcjBe6NCc/Ab8WEKubK",
+	"Efp0yP0yjfgDYjISTSMgOK29MQ0U+ZsLlfmcWRo9MjHkhelD9o+9fLqWGvI4foU5k1/J29vbD+RXyINR",
+	"Q/+qftrb2yO5/1V/dMCjyK+AVfYrwkdl2FEVsFHbY0Zhhigl37PRTQKiYD67T6mapPp8ARcHptAmv+6M",
+	"jpMfzeDj5IbbBSWnCiKngd9wwEhzw2vxtw7gVBfzmIm4w1WtPz/iKvTa3DAa8NUOw3NwsScV+o6zmYbA",
+	"kxTJL7elGsQ7N8EyikcFPDip6w949qySlKTsMXlQDyohflJs+Yeffn998fXFldvDDb7eNecJJvErQd6n",
+	"0T2GbRWpZdAQM3oPXAF/hiEd9BYYq+fs0TqcxdzLAL9Zel07vXlhAJxK7n3AOS29nzmJ809fXlx9W54r",
+	"9ucZRwHLgZo6GKT54yt1voAhj/VW7tBjA7+EW824Wpz+Ul6+2+ExMRvoXqeJo97rtpXM1SRpenZhc53B",
+	"MvRdfVR5gYeHACPkusk4I5i021kaBcxBWXFSnLKSpkiDi8CIFU0FK8bFEGo2Gb1X43iJDDNFnq1Gh8w8",
+	"/XscPTLzmWKfxdxX3D00A+lgn6SSZf1KaBwnC0UUznY4jWpyBLCy8c0JdrDTuXLYwUawIGVm2GIHosLB",
+	"427QQtOjPDhOqd+RJShE7FNDdjpqyHx7Uw1R32xqPHuvWNlN6CjRTgwNj+lms8JHylLafk3u2CQLB6xo",
+	"6mVH5Bs6hXlmhbnbF+mF5RvB2C1yGPO6aavDAPGjUWjGkGmUMirMYC5EIowGxFEESqwnqSlrMoZ3o4ie",
+	"aFhPhiFIfiV9UC02Igniu2XgKBihm19fHjPKxYoi1VBR0AlSY0TpWK5mN0U0pdzntFdqdwz91RBK28Ec",
+	"6SiOYkEDLA91AJYgRyEaE8qXAL3oVeIW6erVYU2j6w9rasWOzyzftbjc+iYPvl6CxC8hzZe7fpTleM0r",
+	"II8Xka2LkOAFMO51/ZxKdmYRgb3YZqy6V2xlt9uqbl9uB+XKBnjVbf7yzYsLjekKTbkq0bUrOvlUtYMr",
+	"d2so2Wde7WlPUcPeI02V/SKALDKM2hJiZw7iv9h9odi+oNRaxquhwua0/M3BABZw0gv48nmU99V9xIrd",
+	"nPOY/oUWdlVtiCv6KJc7yDmNuKuaLlY2j8z1yM7j6ebhYqtgA8tdosr9BivwOn80RvRKhBVrUBZQzxS/",
+	"VmYM8D7N8aFJNw2xnlf9I6VStwVvnCglRW05ZDpjWH6dW+j36LWlyX2Ff+gP9Mds4WUpVgpu6WPRpYJb",
+	"e1g0nVYXBhaVFgCzyEoajBn42XWBm5MG9DQ1THsu1hyuLyzL3qwg/mxtr4SG6ojCElKlkrdww59YSPy/",
+	"tP1m0//LlW89f0OOr06o0kB+nlMulcp7Re4hWGMs90LBdNZkLOfH7rQ2p/O81ZHy4nJMIhdGJiKeD0Ll",
+	"HdZHwVF3HARtenTc74eMHXXawUFw0BodHY27x73uKOwejtvhUTegrH/QYYfjcX9ED8I+DYPeMaUFb3dr",
+	"75jujX/85aBX7fHOxXirY6EQ/bYZ65poobwTARtF7iqZ7umRxp+wNaCgk368viwwn50bpeEKMLJe4h12",
+	"tKqV+PpXX+l3GDDVOJH6h2Kmd7tztCl2UWYIOLNtGYKZcNUVuVwbiKviXRZ4Q8I/1P9AvkdGXvBLaQ2X",
+	"thXZ6u8YVwR0FFCPZ7V/TXJqO1vij6DNTyMJqa+6HA5SXagg/2JpcqIMD53jjC9kbT0Z5RgjQ1Ocs6qy",
+	"ItsybUsASdtRbdvnTbu1rZ5/rjg9p/S3giVYGzuMBHRm5FBhaFyUU3jZ7SeKmWX6IImPDdz8xsmQU3LP",
+	"uGKKytCKIyoqQsaw0TyBr2gnecZHjUwMhzx3ZYuM0TaNc65It7ORK+ZT/FfWYLwSVU6BAs6V4xQShKbM",
+	"KX3FOvhcZemGENsKkNV1kz1dOTdSL/SkPyHtVkuRcLvZahXQX9v97vqJVUb/PkyoqCAmX7vr/AEChqht",
+	"sXA1WH5lHrE1hyc5EAtFLQbxeMhtEXbZnYw4JNqot84XG5KBz1vs4YgPucaMNvAtBm4lVuLXQ1nBtJtR",
+	"qafoz1JXwE7ZB9UNqnMVqbtYzKVVNYmPbj2dN+6cVRoJhv6bIfezLoD+iQXzye1bk/ja6ZaDSVJcDXiZ",
+	"AW526zApeuwmMJDpHH1SCJBiRyAdXVW6uMgn/Osfa14NV5LlNlbmzLhZV+WwcASeJRGF6nKpPefBkszS",
+	"ZMT0+eNRpfpMBfFnidrxrCBBMR5f+gWZ7eIcttvHGbHO9LTyvFquEiw8zKLk6jZNqyPsOrjOgkmiYaaM",
+	"/q6m+wkFUUWRDdPeVmJXq7MABgh25IrUn89EBVz3kgtVvQH67rTk63RjI75pZeqfGOGcpDvA3q1XlzeA",
+	"4hV2e43p4KYPVgMmohdPJoQSXx2uX1I6S/1Dob9pu++tIe6kirhzQ71MNnkpLVj7IfUtxRAAXhqTW26Y",
+	"MiQ0rLhvvvRtkAbA0O07n3+Bks++QNdM0dNvAaa9w9XZEWLEha4pV77mrmEZszp5ZNNqZA1M59EiN6Bx",
+	"7MhXUseyasMAXahdACNbNrYurcYtf6cnUlVcvUMdZ67CIoM+2UrZ/lSUat3TeMUOaw9a9W+fUhQhZfxJ",
+	"Sb2lvJxKXMQM93ATQuIKXMQt8D6zDavC/6mE0nYpdfW9tUT0iZfXkgKVUhG4WN/AsRpKLYcEsMMBhSxW",
+	"WtCnvPoQYWWSi7Xs1RbgFzeg35WKG1SIM5POtzKx9E6mlAsMMK2mc6o71FT8pNdWrHPZzBauzavLKsZQ",
+	"pmm7iYp6LH2zpwmdizyBVxZObl7mIuJ3RbmDG605bc2r/YulCZj5m2VR/oP6JKuugqXIQoVibm9X3wxr",
+	"tBWuxc68zoyzhaWwLYvAMdUS1yzAIYSKVeDeOCWFpUtbgUdgad95r3TeGRBASTmpKHJDtfuTWh3YV0cV",
+	"qcW21mOA1aCmOtRXmrGf8D0ln/VvnE6ZUye6fu9taW1u6oXpeKUdrtq9NWdnKidL0SUsTXSb7EDWpMGb",
+	"gJy8cvygYHDvuNOfAgX0qTWeTqVFibJ2KmhTV2RX3ol3voJt/s5lnBqeYjMoxerqu3Vlnms40Tji0U6s",
+	"yFFSsvJzLOLLlBI8C69EhtUXwGaMfq0TRm8klSssxnUtGIWb/CkWkQwAY5FbQIoo1aleVA657xiEmRlt",
+	"ofnBhcSbxBfKXAl9j/iLhGs0Ls6kD94jDeo45I4JqL3wYPbpYGY+iQtGPqn4AfKFhR5M++b1g06uLT6V",
+	"GZ0m9xYnXOGCN/07fxMQkiw3WJj+b7Z36QNiNei0G2SCTaejaCSXd3r2dzopt/rUy5nG1eBCtpVzr9fa",
+	"dE95VdAWz3jPOXUTOjkhnN1TtY1OFbD2xyMwWKV5XiUB4cjv4Mh/iyNBH2aR4sI5gxS0BYX/9nSCIWSB",
+	"BQ88WcQsvDcV7/k5hnNWnfhQ8QkKGPUmSdHkJZ5kDm+TWmfhxrgjgkdJEjPKy1NYSx25ibwSUGeQPtL4",
+	"82nkN/AZ3ZbKjqp9Q/pi3cEjFT34JwbNJ8dvDIILZw5QGYWUVsSDr95s87HM3/6bMYpkxrjxtufnroHR",
+	"deqmgZ15YOEL4fC6HhjwhBIcPutuidPR0ZmKngIYTnhgM0nq6uLYbkcZaHySGuiIE9MbZcQkfgnCppOI",
+	"3+sOrgvUL16oAVnmHbaBkhmNwoqS2fJh5ym9SHyVUrsa6uMz9c68EvkCUMCnKNWR2Wirq/kbQ4tYXaL8",
+	"1RdBG3I7Z0zWf+/FoZXbrZYWHPqkT4rxO6pRmpCW9MOobp4UywU0FrYzYWs8r0UlMFr7JzkHcxx9N+/g",
+	"C/PGW/rA9pLx2FE+nZ1trlO9jUOgeN+KF9khgJW3WKd7rkxw5Gxh4lAzxlGwKw554mJuBDHkDoECHj3q",
+	"CHMcCVnuAZdnEDaE0z3sHqzuw1YVB+ocwSt6VVjWakyc55e1iH9XSis6z/Ir+4RmB+upZCVh6CTfNQ18",
+	"4Op6WaSxGGWXDqsygXbgWQWqyDH+dreX58+2FPv46PDIMNGXyL+rILbuKmJTHz8uEJtx45Wbk7wM4tUO",
+	"NLOLq+RPQMyrUyU2d+7I4Um5IFOrQT9gJV8ySaO4ske0g0yNQVsNAY81zgCHSDWUvEaja67Fz/5cuDZX",
+	"xGNlo8EZBeffWPd8VjxZA+5qEEEN6gaolkpPNXCWDqK+MgAdwPtG87Pcd//mEG1repJZaHKenTupA6vz",
+	"zVn7jU/Brv2kloK/ke5hNhmJSXeWs50TEEJEI4mqXSh21H95ODnjQ6y85jmTZZs7/xUonqskmN4DzLPU",
+	"ikyY0oUoKrVgk7rZaIMh97Hdh9KIXxP2z3qrqaTEAXlNZKPhuwmHVEJKx1TY2vkmuUqgtNzgL5Z6ge2i",
+	"BynV6TBPJAWtKie1tO+3JLT+QG36s+WJXtMniJOVVvBKmrpYHaip6LDrKha74QW9GAwiXr35dEoxRvwy",
+	"jXVhVAyjVPoBdo3F5JoiF3qEbRkJR6THKuaCSvCahazsiWoCJP7AiFqZZBmlWYtOVCGUeID6aS3CEk5E",
+	"kDLGvSEfsYAifnWhYJWCSBMygQzpepgEYn9Mo1hJ6eY0bAzge5lZpaT7kOs0F5N6rl7Yg8Yq6TxmUH+W",
+	"r+iGFEFohJFTy2GeQ446+4xGOkVb6P7Fnu7dgbXPI10bzUHwklNHNmNK8JCjmi+y6nfoYJDZBfks2s3h",
+	"J3M+mnw3aG8eMSMaT1yTfGfniB5oZZXCMSaZ5RKlQ45AzaYsxsF0hpYguXYjGoUGPO2ILeL+POQ0jgmN",
+	"Adllgh8cEEpGKaPYWT6rrdZ5/OSezjY1ZflPVSp/Iyvo314N/KTMtj+Xigb9GUr7f82ga6tMnCLQERXQ",
+	"rgrqSerHh62WLuE4Pmy2Wv93vmpD/bw29IMFJ+vP50YH5YuC3sCRZ4ju2BSC5ro7kbmArsWkvgLKEu6b",
+	"7mMFNAVdejCXHnoTYNVMEa/T6hWHhy3W7wbHhwft0fHBYSfsjuio1Q+Ox8FRf8xomx506MFxix33w16/",
+	"c9g57HTb3VbrcDxudXpHxxsK6Cr48E1WsrcSJ26r1MFPaSQZsmlSdRo5aA9FLiKrh9A8X8M2GrCRCYtz",
+	"9VonhCcm0BMJEvHHJH7EnJpyoCxkwBDu5mlczTecUhz9LKApOSh3Jj9BfU4OSDIeQ5GOzhOWyWzIdRsF",
+	"tBYoJ1WQaKbuvElO44VaNtbpJfFcMjKRclYXjSGnYZgyoUtX7IWYp1G++lQ9L/7PYH+/qubQ1BpULzgL",
+	"q+VrnYUHkjFrNIvp0Da/YuvkZ1NgXaEbbm4X5Mb1kDwqgYBdJNV1c7GFnuodW4q59g18Sj2fjEbLrQgH",
+	"nlxNMepPl+oRMppLmXDPzSSBxigQBb9k9JFZL6y24ZWqqbNBchFZyDaxFKjN++aQr6Yt8hKkpdOcd2/Q",
+	"6qQB3Zk0oM1GwopEoywAvo7EMzg9Hb3WKHu2vR2qyGkyl6xJrgGpGbY/mdGf5+yTKpYnbLoiD+oxEnNE",
+	"PJyyItaYjScZLAUDlbsx19Fsg5vb5aSf22uS9SHNn6G9FQ7X0Ly7Sv5jJUgFV4eW1JDgu7lv6U5tSqsl",
+	"PUB2rIx/uQjzhRb9OyDMWyG5olQFf8ZJgLG6pqjFeUqs68JtntPp62uwOcyTL49t7xXCV+t0z1wk0iuE",
+	"Cta9mItUeXmf0Lr3XPfg54Lwl1ewCV2/YgpbvJBb66Y3MirY4sktH3Qp9TdrNuBtASijp/CjusLz2SxJ",
+	"5eqslBfyRiGOjvgtEqTiiD9onB7RfBHPlzNZb5MbDGRgME8jubxRQ+PGoYjDLVT/9ZVhrCjTypKxVlye",
+	"fzqXkySN/gXAiwMjNDEPX7+nU/FB40mZ6fGU/9G4XDJokBSsRBYO+WhJ/EqUEMBRx54JnhbDJApd0DzT",
+	"DpgbOOchd/Gckwems4dXQKSQU74GW3fIXQheU47fa7WJX0Bv8k8ceFv0Z42WBZBdLNJP5tLLD2FwzHxU",
+	"xYAywGzBw8uQWKSc1Z6fIf12nFSrFacfLlBdnI5YCA5NNtLwffVRmiwESxto2mrr3Ho63d3EpphwMBnG",
+	"lCT+LyMqmFKBn30yYhbF1IJfgO4Egh76CzYf280lncYIgpCdjD6MABoERFIfEKbWEYNHMqOpXItAPeRD",
+	"/pe/EG3VYifvDInfnez+/xFR+EWzqUixc6CUIPuPYJ5+0Wz6FmCHapD+PXD0ApzbkFsIfwPVT3ZD6ofw",
+	"lLIih9wgIoNrAbKn0BNVTf7ap5e/pc6dUFsKlyK7wDlo1SK8uZoN+nP1cnligLKbBIphh9zRgjVWhW6M",
+	"tD0jyBZMHhibCTROIGMfHruRSUrvmW99tZSkLE6oNaLB+pd0RFIm5tMC7pHasCH3vz4vbZjvdocWujZO",
+	"p9gDkjTgpOHsnB3TqDlF3jDIkqE0JpxGcdDrcRrTaw3TkOQVVByJIb9KTAdVk6IaJsEcHK7oRY4TKptD",
+	"vkegxz80ZQcviz9AS08e9DCtVq1ox+7/MKx1y6I7yhkRRlqDquIBqor5AwCrqBFvI3Ue2VjTT+3VoPcK",
+	"Irfz9JHhBc7p5whXYi4MdmvRjD4KHkSTfG8wdsHpPY4NRBaGgoe8Mhas+5eWQ8KlOK80MXbgXivxaNSp",
+	"rY8l1ztqAyGPe5TMJWm3mwdEqA11AtdMyGhKJRMO6kAyHgsmzVydehdSTzjJ3QHYA1+xBK7tWdwV9gjC",
+	"jSJEN+KONPAOqO1RNyQSJEjElMkoGDh4zooJA1T0kFOZP0J9EwiizohE8c04WZAg4RybCCCBh5Gg4SPl",
+	"0rkdoPqJIc/30oDHv7l5f0V8eEBjo1COgP7os8aN6LVaSnr1W90m8TOcP3/IoYLGguq6zRGwoUHdt0CG",
+	"fuOE+PreonJSCV64ontOrpvEiW3T5GgLGvgdVB7zmk+SMQ64it/rmkSPsFgHGqta5jSa5HuNWQDLQieF",
+	"FpG2KZBmaylEvwDUAOW/OmIXJhk3H8p0Y4C2irhMnH2EQFHIRHPIsZmbIKOUKjGr6MnZf3M59X0vMMXr",
+	"isIvpP8MOwtLvixO1ixNpKYmWyGWcDJjqRb0SjRXeZIAfiPr1IUPG6o3h6SxSxxovSnWB7iFZhEn1V84",
+	"cd0JjI+TNNCDDBSbfP36xq2NeP16kLUdpOiTQ8xiUwCmeadfTu73h5xU14XUsY7tC1KuetLd462jXE/U",
+	"OJrUkFm9gTIpkLu/fn3t1uKoaYOS4heLnnxAqJpRAeUTeXIGXBucNIId9VrHxC9B9PpZCZE58ECXGwn1",
+	"dr3ykuzrmezBTNQtVuwKusfNpdZtoJYDgFdSZq4BsYVLoJfr1V5Y5VwtNdPgMT5q6+BC5pTB1ZMZ44A6",
+	"DTA9HqFqdM00vQJSvfq3KaJqGIwwp57Ph8K7QcaxJcvvXJWdkPV5Rr0EUGd1nKTXax01yTWjofDILInx",
+	"mpHiK7AzUDoG4OYnGnIIYcEidLVr5c1lgFSpQ80h960zXBdUOnEVv9rzra6Gh9Bfq6IcWnrDJcFU9ZJL",
+	"m9Qv0bkO3nGPfInfbVguY/F4xZCj796wEecewOVdGjMEUcrNYQPEEjmnMO0MgFcukiEfzcN7JoWnNenR",
+	"XGmVQmeBsLHaO03CyVzEywE2psG3yK/GPPoVUYN/hZQOC59f6lGTdapJ1WmSXzWRKKnvF5pAKLOvrqfr",
+	"mUyKEUzVBHOoTbDQfQsb5FfSbhGL9PYr6bTwe1hcZXDvf6263h7xvzy/PL89z/15/xfEQnn2q3iC/XVf",
+	"X5bSU9V3fOU8lSDQypOmoNJkM9GqhSQ0BcobD3Aj1Ff65Y8MOVwlTSom+wc3CM9VsQ19z/RkvGwYZcOg",
+	"CYcOaCqVQNZaklCcQl3CkKEh7vQLgf1pklOrjOXOWys16jIOue7WgTN0mBzVeJ91bGluko9mJtmFjBBp",
+	"TxoszMYA0P5QQ3GXqEuZkTno7iEUsAGj0GiW8dLRHHN9PkAts40+9I1Gs0VD9WXsrnOMnQVdIxRyoiB3",
+	"FSajZLR9mvgufrzWGf1rJtPl3qnS4U1f+0kSM9OEwJE7Zkh1w9MkmaKFCDiKMaMApFg3KUaCwb1VVwkF",
+	"eNsoFMhSkesQ4DxQomgUsTqigkN/ql6vc9xAP08cBYxjsRTGz2of0mSWRkzqND8ZScgUOLP+mdx1B/W2",
+	"UfNqpsX7oNZutpotjWrD6SyqDWrdZqvZxYjeBFyC7o2ETplMbggMA9kYAxamAWoEciMbhMzxozolnC2G",
+	"XPP/TJBMIiGTdAm5Z7nQP3Zg0e8PFMXFkXC3E2ah6Ax3D5XGKIHG87XLSEgNb29bdYmVjt3sEQzvgldX",
+	"a3noN+20WpC9lXCpg0p0NoujAL64/5NGAdJRq5yLWpg8t9qpzfjzsquh/jNOhG7OmVMVak5jVu3o/keG",
+	"6oSBsTziWqffypDUaiN512p/c33w93edm6Mve18dfH30tvVN59veu4Oro1oeJo3P4ziHBmbzjVvtTmt1",
+	"FZdpOGjRtJ69bIr98gzxO+Upftt71/7r0fed8/7t4Q/H33XfHly1ClPMoYM7ZZCAd2hgz3BXKtbR6vSO",
+	"WqsLhMw6HAAwdyWdis1uV2/2N8dvumf9Lw/Pj79qf9192//m8Nvj6s3WUy7Nt3+s/q99dFg93447X8Ao",
+	"c2fa3X7P37ZPO2+6Z70v++cHXx1+ffT2+JvWFmSB02sd97eYXoad9vzj87NXg5SR/K24SvAmLwFGqkTw",
+	"P4J/G4MjW6ADQnY1vLKBf3mIi5uyAOLqUSqwQL2HF73qM5Yh7DsdQeCV9uZXCn1D1Gud482vuS0xnr1a",
+	"f5vZuY0zYPPsXrvW7qbdqHk1Se+hAYrm0dA6Y5aIytYI0Ju61O5Lx4g98pOSq9b4nCbg8rShBAtcDJao",
+	"9nmQOhVVzqfGCWISk36mvxj/gFFlToiPF8IfciWuC00nHEB1X8ON+82mr5HNffW2c4OM/SKY9EB3KfgP",
+	"65nrz1UUWu0MflmWkLYbAFmzgEbqTos15D9guuYMdQ8zudkTDaTSrHTHNEzpBlvnVg9yn4DVlCbz+8kK",
+	"LOm6r4S938jKgshPScRFdnYnQ95ptbWz120zxUYReITUIHjLfQum0EDLT+dFmADfkNuWeiZhTztTDYg1",
+	"TP97UNQy3uO7u0Jd7FxMVi923Bg4Jz6dC0nYz3PTQDSl0EVBNxZzl2OQ72EeFlXITjQSQ670FWhZ2SQ2",
+	"smuRwkyHDFBV4oTfsxRsCh3/wXQ5SMfCB5PxkJszxAnqxhQCwhPSxCssQDeqtg5AMGzNlJq2hE5DVD2p",
+	"V0L37eYJZx50QvMr+i75VVqTgVLOwNDeJOFyR8VHXZ2i4tNuNVutDMO4WMfQafZbTy7336DkPGdJjMUv",
+	"5UGW+81Wq2pc0EyqlYtnzGLDhgWVa/AKt3RCIQ5fOfkdpFcRx/o5H/2X6Zw9l7TS9mcfzpf6SuPyXuR4",
+	"smSyQacHj3yGTrq95rkNUZwQc9BQ4YCXjsWCQaYCXDv9QAce0Liw1QRUqWZtXvnhbfu77vf9vx3+cPz3",
+	"9mn3Tf/scIWq26nttP5dFCWgtnCVqmT4rulloFvnWfnwe6tKreMd6Rybpa/6lnlyP98YLQOpggZiG98u",
+	"dhtTJjp2Vtv4qtuBbftzMzrd87pKIIxToN9HGCnaJH6+G6D2g+TLf9HvYRrN+7l2gfoFrWmZbimTJA6F",
+	"0cSMSwBJZMgrXPyDUgNUhBk7yeHMKfltXP9Dvp3f3ygzZkUY2kdcpl6nsyP9OIxk7TlWNLVTbAha3m16",
+	"t9wkzyShb0O32lGRgftu8Y5ptfdCFAdcAoPnkTCeRqQ09MCp4843qs1cfUr7HnLTz2h1u9qVDWqaqzrL",
+	"79qtVlGYVVrdxlpWcR1H9/OUNZrVmtTAdLM1Xc8KnWzV2iqa2Vaopra3rc0z07up22OuXlyxpy0iU1vy",
+	"/z0sTfVOd/M75UaOeRsVBJPxfVf4hh27FCqVwa9QGVVAMzVmVcijYLBqiZbvuZ0B/r8ynIwYYo8ZfWSO",
+	"mUR0M5ohR+IC3geocdAqpe7vGyRyP2eSaZoO5ykk4v08Z4oDopUz5Pnue5gVCel5isYUERYsLGuu2PZB",
+	"5qtgwACrY6EaP3tTu6ghF6Sa5pMF13QP9tlZFkSNBIlCNp0lipkOtMsSsocSrt2b2HBMR7OSFH6wVp9O",
+	"KcPYn/oFR9C1u+oPZv4moadwICSmQjENhglqKZsxKm3MoGPUWGNoYbgjFTKzpkZJuDxx7FAdCaNDngH/",
+	"QclCccw8Lp81aLU5jn6NKssKtw9Nq90c0rrlxec7pDNf3ErjLNfqwKi8mUbb302Xr/IC7qSjnuXfy99g",
+	"+2PzsxTL3ubXnIa8v6suyrN2u5veLfXnfQEJv1JhtNdQKYsxG8syF1Wyudw2OhvCBDpHzEHa1BmUqL/W",
+	"1X8iM3K4q444YiKn7mMOdpqRhRla559R9pWaEedFH56iafZU9qbi6jPM7y3l4L7TkafafftBh3DXJPUN",
+	"iJ+pXlby5GEidXCXC0k1XJyPQQ7fSYnUqtBr99190m61Gr7n9BQEOZHz02IbSd/gG2U2PTrb1IYrWU/w",
+	"kx4itJKIB/Fc04NWf01Q2G1+blvXKi7u5HUK7HdXgMJrDvnmQDxZHYfPmkSTulAi38lSaVhvrtWFdce7",
+	"RcSJ6Qija8mn2OjT2D5gfaHMQoNqEXGd8JcT7xuVkdVKBiYDaENtoehRmYC2e0EkSJCyEDxKdUz4EdLK",
+	"yZzyOktSQOCdxXNhCaXxWWpKhdgVk/fzP1ToKoLOS9yzzHtIpaJ8JX+fPE24zh0wnVOrhHG71VrpYfpr",
+	"97p/c3h7/F37++7f+j8c/v34tBg0besWnW7ctAX+SmyCpNlFNmlUEoLc1CGJuVpVONhNVVgZz+3s5kO1",
+	"DcWq9AUz9T+/wmAKJDf5n9zG/bsqDMUm/y+hMeRZ6qBSRLCcWAHhnWexGrroxA0AxYmQTeKfnd68ff/x",
+	"tkKnsDJSaRVYJ6rUA+RWhhGblKO68V5l5Oxl7occ/LdnGHdBn9jhNFNHudh4oq4i8hIH4iZDDQrWSz6j",
+	"yzjDbQzMbtqQr07UqusaOdDFEI6A0RT7vqoHGvmUtSGnFbIxK6TrHCMXnzAaAqv+pebkbq3aB/30PjyK",
+	"T8Jm/HF6nJggj6zU5KAsZa36ZjIy16ZjAW4VIs1gdrJGR8kfMpb6IY4KTxYeocLUSpmv7CMc1P4vBv3o",
+	"2bdYOAIBKlg6jTiNiUbU0liq3pADkioI/3H0BDfH4NtAqiikX09Y8IA4P1mBDmcLPXdAaEEnimAszJzR",
+	"hCfZtdb4VagKmdww+PiSVRrcXzP5ldnFz5fiE7q6gbm9vOf4H4DXtcPtNc9XuljNbYMZvIDg2mHR+mZv",
+	"XLaWdrsuezXT+nj17dX776/uzt6eXlxproVkjOcuHaQmqqlIUcEfmFSDk1h785wLb6937tLb6vDKG39K",
+	"BKczMUkkkQmBYhDFclMmljyYpAmPBKZhnuQKAbTKjKmZ0Pt7qPMZmrlaN4j2VWDWn9hu3OopT/8LIcIg",
+	"hXrIfcUUfJPIn7UtyBgeBJVwFDQKgHVBTrC94AZMfMgxdVjjquoXGyuuOAJKaZSAl0jZlBrcIzte7ZaB",
+	"ZkwzllfGN0DfFxRu2wzBadu1Eypsu6MV9Ew/dISO3mBlUjS7vScPd9ns61bzbqGH7w8Cb89tl/qq2a6s",
+	"ueIu+O7tVrvfqQbRhXVCvoBGFHE38iutPWJNZqHy81OPv+Mev+3Vtsvp9/pdNehKTOAdrCQDLrFW4rhx",
+	"/j9xfuPLaGylhZc7tAM7X6u1of61VmcTMo1mamydaen4lISHsKTgnFKML9deYWC0O1SEhlwmuixRI6tn",
+	"sLaYhqcfZ26uHLTRSucwIQCVHfI6ot16pIRRuztw6pCXkVNJGThVWQRl4FSz4SBJvSE3MKoxG8s9pUub",
+	"pILKVP9r3Po/LNk/O/o8TcVo2WYYetU5/RkoLPK6vSCmQkTBXtCt/WHsOINTPVqXN1/NXJ3oj0UEfvZ2",
+	"Wmmndbxipa1er2tX2uqPxoft8Yh22iELD2jrcNwKjoLx0Wjcou1+px12WdhrjcN2+zA8CA9pt9vtto/6",
+	"xwejdrd9fJxb6eG6lHZ3pZAEf3TU7h+8wEq77aPSSuEDh8edo45daa/fC8LD9ugo6IVH46A36vc744OD",
+	"bv/weEx77HjM+r2j8bgdjtrdcdgLWuNwTFmHdkaj3vFRK3+m1Z152itWetBadaY/7ip3VmXof2Vgnk19",
+	"4n9gfv41rtaBvxYrBNG2Cfsl8bT/izn257WSqrLJTxH623MRlB3w5CwvwpamywlLGWZSRHw2z3BLDLwu",
+	"TVkmAFw0XgRGz/duqW/0YDQyJO4gmS2xxx8ixWRZjOSa6br4AfFTn3wBhcX9DhlFOMG3707P9m7ennb6",
+	"B/UHtiRfaA+IQRD8Akczc1Zza5zkjCTyBZlGvD6lT3eZPuiRKX2qK5OAYFAslbO70Yy8HvLOP/sdsk80",
+	"ckgd/rlH0ob6P79JINcw26cBUZJJaZNWSvtmy32El4LMEWt0ubEgM2vfuHfu0JKrJ6lHxmwBsCpTJjyN",
+	"/TDkUDxtbW/HsbPKPjOGWUEsrya3dc0WIvXwjMpJzTMFkg6IdT5TeieWdKGU4c9XAixTLGYf5zibqwH8",
+	"h8j9HSWEbuu0Ls31T+0Jy7D7XsoTBnEVzDMUc6OBZzBKOcnQ/LSYU8Q/pMl9qp3Om8NOF9nzLxc5uri6",
+	"+3D9/uvr85ubXFzH+P2ME2kJOWZJ1pLCJkcIFqR/nCvwPWeu8NZpaI8sXSKUHWcsxH4jjyyNxksSye3c",
+	"gq7Y3k9ti5ZK6W37x9qMhGHt3RIytIc1gi+LQa5lCLZ39zJ/mxbvpoUGSngjfbM6qVzOg0kB1wgDiJjz",
+	"wIQ35LnUXqxZE17W1RahA5bqvxue7biCY+h0AYAGhLQLpzeJzTlKUh3zgzyTKloCeT6XQTLFqi5NJ2uk",
+	"lm6E8x8iuzDw+b4Y9X/PTbpWLmWh2SnE/aHWfUNxOtSRb50RkLUUqL25vqx5NZP5AkXBBWdhx81k6Kyq",
+	"ALe/LFmKk8D/3ut11rkWoSlPfqTDbk7SuUXjPzowrxv9rDuKf4uOn3+89qLSH1gBHqZb790HLaPowIbK",
+	"8/LCCo7O0lPHucFs080ft1Q+oI/HS/TLEOzn2gDHXaG47Ka5aJ6xTnMp886Mb/6PVvMfqdWgxuDqNJmk",
+	"+lOoNfmOXKVE+CpS9pSSg7oGKAQxFXLP1PrTOG5s8lY4/RtWe9PVeKMkXJpWPUHKNMhaVmGD2Y2QVDwo",
+	"FHdjkin4aJWFW5GdaG+raX5g3RRQnGGOJ5kx3iQXcsgRwtj2n3GAb037INgXMZ+agohVULfekGfoqRqu",
+	"NhIajViNtkJ5ubEdHz7Xp81ovPHW6K9dq2fzXTy2fzV7Zfs7Z1a5gtWa6ql/P3gOE4Uyd6teSSzu9TE3",
+	"per65IskVyeA5+BRDDyhYcW5es0BJkrTXPWm58aAONN/JVTDbEHc6ZHGeCsxC4mHxN6nrMwY4ZgRc5wO",
+	"uSk21TiLkbqYAgH2mIOjjpCaDQ3QwJPc3EgkTcqDsJjiozlmq0PbVsVBmuRUl/rk0A3FKlzpMGGi6gKe",
+	"BkpYxiy8Z2518AukIOlDCf8M98ppEA8dE3MU8m926Sy1ZzfMWcyW90ysvlrnFuAdux1EocVqdMDpq3Dd",
+	"m+R7bHRWATvvCIURU7oCQhVYeYUI/eJBVEPAqLH2TZZ9Q13THMoxmuSTZEGmc8SnWZIJfYQaRf1VhOPU",
+	"JXZ46y1xuMiKkQZZzyOY3l6cfXt+ewc1rU3y3sXPH3JlJuuNikrzTxY8D6aPdSbmCZ/U4d/aVPKH3EKP",
+	"WlRhpXdNsVyCcpD86ukGEXSpG1ZEkuCeKoYF9RhXica3HzjHGFmtI2RcRjRGcZ9htmQw9MJpMDXklR2m",
+	"qsoXlD7DXIn+qaAsuLd54/5yTb8C3NqIExHlPNarTdCs41qNZSuBLkUBFXSPquuhLEwBrx+P20GHHdLe",
+	"qBv2jliLHgT9cSdsjw7ZET1u9eCWIq0V/emaAkGYFCCd3ak6E5pJ+135cLdsHbTo9d2/or+xB/4h/j4O",
+	"b8OpkB9bR/1u5+31x+lfT7+cv5uct0Yfd/Fd5w7rNwVxMa0TtxEDX6pnNbDFbtrcC8sMk0D3mVHcHbZJ",
+	"92zZjMUB9ORIoYg/0jja9sUL/fQOUAx2nzUcg1fb6jX83scXRHAQUZiBYAFOFc2kT45LD1yRs6DCIIBk",
+	"HUzC7A3TA2egeykDo233yTTic8lE9uDF1XenlxfoBBhy8ALoT9RXNVYx3gLLzpMU+XdzyC0ydh4voYyA",
+	"5kInWE3blDKoJQEtYILtY/IAPnvoHDRSmibT/ZRTWxSye4nPho6pRVIxnVPfRWJKZTB5EfeE2a2zj9fX",
+	"51dnP9y9u7h5d3p79jaHM/FKZD1FCu0QNJ6FA0Jmn3T0m5AFMU1ZiPW6xudBRzEL7YDmiE50QN0ME7Ig",
+	"CrXuZLBCNDSaw1cM9Mi/D9yF7syFvmzH345XsNCFq9ANUimMr4SWzOu1U8gCX51Tjr009tvNNvmejW4S",
+	"uHnz2X1KQ0bq11+dkYNev69RjQ0so9MqyDYgUrc31w6IYE2ObuREfp4rbcdGUkpnWG7GNeRKLQZEE7AP",
+	"hSBxco8z8d+n0X3EffMRwAsaMadQYEbvodEHPDfkdeie0Wt1GyfIP0azNJFJkECnC006Q/76te5WJ5qv",
+	"X2P7I5vpoTuJQEMS7AySQn8sp18L9KgZch+bYuihfOGV+0z6ToNKX5yQUaL0/JSROYeymYQTXy5nzNcN",
+	"YcAnZOCjoTE15eRULHlw+uGCdJutrI2Qbp90z7hmjwHlgBfvDbn6gg8btKdbXFI1Bp1F2JWL1LHPV9bK",
+	"y21QROWQ+/saSHp/3TCggTcV2/MbemPfsjhO1K5m+/Wq0CzJHqP/yxA6nA1rg2Ftol4c1ryhoXD4a7PZ",
+	"HNaeM3DPvoHyBmOCEpDIBN4t7T40IE3SEBBIslrjIdeNcUpFbiZAqsuQ636u/6XvEd9tT+lD2aGfa3Xp",
+	"N/BTTApfj2INaPOJUUJTDZ6Oj+onh3zGUkTDGedb0ZRnCrUfHFaCXcj5vbICsWRqpiy2JjklFm8+Q6jP",
+	"15E4HbcXdKlPEIgVLgZ4ynXMGLjB0uwvpAtJOp0Jc/GhLxMWfZR7MEGbp3LfJcNvzMYwHSI28WJP53FN",
+	"oYEw4RRylBRXetSr1bsJzVqcTddR75hKxce6LdtJCupY3MPAhlg6IxsPDJzZgekfNkvZY5TMgSlkMK89",
+	"3AHFvTTefz1WnCsZS6YsTdCuYKcmSQylblPKl7pYRwyIYIz4tsOnD1g/zNbZ2Kp4XAwJEh6wtBguUQay",
+	"JhENjq5O75JKaK2r+FoERifc8CldwqXI37lZxO/hyslhbdBsNp91cxtduJtmiPvYPcqJCCia8aWPJ26B",
+	"JNRThMYArgjCA1q/Zc2r9Ikj787a4GC4waTMQ2BELS7i90Iv6wZ6TOkmRIq9hWkym7EQ1qnOzuk/NQE4",
+	"YehxwEJc9Wiu9BfdrokOub4MViNWfJOMqVD6CuIlJABdry4UkO04AkikHIvH5itaj8k+j81YWq2W25MO",
+	"xB7olLYxHUS7HDaZ6w8Bmf25q6o34sx2FFBXFNuMQH+BX00/P/KruevV3UXUH9tqer8SnqRTGsNC5qka",
+	"wvzYJr+6K40EEZM5pmCE6mjqlIRsFifLEzJikwhYGcQ2NOlm+GSGYeh+gqbDE/Qgses1CFIeETM4igQT",
+	"OsdsYdqt5drNec7+2Dl3ya/q2CNO0yUKbUT+hJ0g4+jJaRBnXzqGl/QfjXyCr7fJt9GbFS/2cPtkkkDz",
+	"M1NvbQkNyIWF+SUWZtzDXeaJll6ZgAP1OcOyMrNa6Cgi1S8UB4fv40/4In6m5xym1aPLDU9JnZqeXkZy",
+	"lTqdKmYYsBAOUp1fmOjLo6dxQlIGtqV1TGbmAhURT+yUjgpTwqijrgXM3P1r5pS1RNo4KcVnUB5A630z",
+	"h2PYQcwfyVXMg30MJacccmN1iWUdXJ/437NMaa/6pvlG51hTCXD/rC1IeVn5ZiaFJWXjAm8Z0eABmhP+",
+	"WuFJVIYFKp3FUEQb/Sp5y+AGGq+pe/1BK8padmZmgnHnEKMzD0hB8x3yur4dMtEXXkOEu+qvVjpT9RA+",
+	"3sAW8daaKkECnFmuWmHTYCsW/yNaMX6z5trJjM+nylrSvzptk53++Tcs2LPr3DuF4FR1yMxYSKZ1nM60",
+	"tkjcJD/Ut2yZn07522ZiK9e1YCMBo61Ymf29am3PmettB18FT6QzLdcTCzjZ5OvzW9fvmjUArA1qb06/",
+	"vLs+/+vH8xv1jCZ1Uxyl9LUxUyocY6ESzhl1ZYKz6SLJscyX8dnoZtnMwP0krdlQNoX1gWrXZXfH/UMr",
+	"tJBYh7wEGKGViZFkKzfy/fXF1xdXLvJJYT8BquoeVTrrzXMyIOxu/1YbWp6hdiOhtW6MdacTcYWt/okp",
+	"LmtcKreFnr11e7y5IDryRvSesKdZkkqxDy0wddez/V/iiD+sr5k5u/lOGeaOuxFawNezxpO5EfEzfgN0",
+	"J6UmiQGWWLhP2VhhxB9eCZKiSQcZsOoIPWMHgkELRRp+8UO+E64Nkng+5aZDXTKXAP1lTHzosATK55Dr",
+	"CFAxxDVw/D7Qs0nPHUcc0ygWZBqFC7qEPNtgLpWgTXXXsXw7WARGzFXqIIbbXpwkoBGPo3hVnsuts8Jz",
+	"2MlPKP/kD7dqmduUgEr2JPcD8ejc7tqg5uzzXRR65ujvCn9/iHjoLSJ+pziyp48Ok2XvoIuzZzyens1P",
+	"9XSszTNpkB4mz3oZUryHML8elZJNZ1J4MRXyDu60B7lQYFB7IVMXIMV/qJOEf4IZtjYNd2/h0WDK9uTT",
+	"3uHhUbvTUkuA/9+O6EFS7ZvrS8/m0nq5yKBnMze9td/yPK/teZ1W52Cv1dtrd25brYH6/w6b3Vbr79U/",
+	"HLf+7rWyFvmVIrUy7OHeDnCnnd181/xdsigVyb1oEuXlxdW3Tg6lYhMGF1MZvFqN/50zB9ewYsUjkfE5",
+	"JqLalFX5gIUav/Ud6uajOAo0LuLU7Y7udk1+hU3rhAeKvNDlkwNw9kCqEFTF5TCPtCWlYY+cGjjbQcc4",
+	"M22SrylhV1bjIo2kZPwE8U2LkEkOc3axkzSy6ZSGbMiT8YnzEaoxkI3XD6swHZilK8c3T/lSmShKL1BG",
+	"tBIx2s2YBhMA9tIl+dAMGq0QVHqtgx14O/jZiA98cCKnsd8Y8nuTjDWZTynXjVrHmStICRQQUW57bFKH",
+	"Bth+wyPY/yigfMh1RYzbqRwQYhD5CCCooQrFtB0aEF/jRWlvkz2wyClSNJ6ZHLCUEkzYpacMMdXwiI/N",
+	"eH3EoIXjigQeltpqNGU0Bq5oeEPup0yqWwZvmJ95gkkm+NiAsKcJnQupw2DUUJP2QWLmDlVEY4CxZJI8",
+	"aI+HJD5wdsF+Jv+btP3GKhyEM7wjG4pWAPzcVoDqO6JbOeZLWIpJHlDGAsGcrI7FpIS4PG1Kny4Zv5eT",
+	"2uCg59WmETf/bFdYXFVX2efsSd7h9cqa2xqvqyK05or54Du1neC3oIqmNI+3yQJNdNwnj7SVhddutU5M",
+	"43X1jyZ5jyiwqJtFAvrR5+yLVVPFZg/uTPW4Gi9onKRTKmuDWsQloBDoLgj652nE9b/spkZcsnvAv6vc",
+	"Va1rZ23r1a6+vX13qa8uj5eNlZOlgFmz3a5emuSbFylOspw/X5mkLRtEZ/sUYI2MZaKoyjFgGMDJYgJV",
+	"aKSbY2G/Ogcj4ajV7nR7fa8mknkaqP2yr9qZ1Q6Dw9H4gAWHreD46KhzfNQf09a4c8Robzw+DFkwbrfC",
+	"0QHrjdrt/nG3e9A5Yp3RYdBrHRyOwlEH9NRMscu+rdFcQTrc2aqWzgGS0DymtUHtvAq7xZb3FwC3lEQw",
+	"z3Q7ZLSEPrdikiy40pcOeiROFiwNqGBkwp5IGN1H4Kk5w7J0BzOG5j9a1678bFSwVvGPaiglYBrG8LA3",
+	"3h3jxB0+84hW4dIUkAtLgrvwdnPIU/KFbTG+FgkgV8gxeeWuyMIDaEkYy1eCfLz9au8In8j6+DmiqmEC",
+	"u3MuonsOgOhwmQfOLNtdZ7vN8tXcmkPuVG4qkZt1JSRfrMIbIGvgBrwCEnGu88q5WoCZIKFpJCdTJqPg",
+	"hLT7Xd03sN3sd5+a5CYhH+ru3IbzVqvLviBPDfIFub79QPbJE6lL6+vu/HOv32lAaghqA08mEchZ0n0a",
+	"hboPZGFyNUv0d7YRcntd8VysRdMR8Ne7Mkxyy6vx+XSk/tD1arh3tcHxIRQBvlwxGo3lHWgZ7tXuAt6N",
+	"/tXyljyjUho3KDi5SkP7divXLUypNkrZdjEfaoNa56A1bjPaG/W74RFj7WB8HLYPD9i4H7KDce+A9g9H",
+	"h4dBt9M/bHeOW+Nxv9cOWwdH7eNu0B8f9XdDggEuoZFgvJpVKfO2NdBJ8H+FSaCEG1EPIOk0m83dbT4j",
+	"w12d/9NzEf9twTR9o1KhOg/FEvST/W4vbCBiyk0GbOshNDTUh6dMQHqGKQ+3iYqrK+hXw8M4VmQZU1Kr",
+	"E7v5krQa+YHKSe2lVJ4/BnHWQZr9t6Vy4w75E9G2Ulhdyn4ROt6EOYgXyi3edGH2SN2UOnumccpKqEBl",
+	"50K0wiI6+eqfPpnPvBWYhUW0qIH1dGReFuN69hAoUNmhaUhmNJVLHRXKwDIc14BST9V0s2ZZeWBaUzfC",
+	"3SYZY3CLedkk7bRBqRzySGpP9DhmC/Vh9IxsRJxAYHll2w9MhRnUeGA/DHRKwQ4LmUAebNZ3WQnstcb8",
+	"JyIb5thRpSmI+mSGz5XAEtAiROMbz7fK9G44BvAqc1G9vcK0zRu2B73arqasNcwNVpwxzPOW+W9nmm+y",
+	"zTcZ578j4qQ5QPPyq7X28p8YltBiNbRXQi7+ieEj7ew7W83+Twb3tQEnY2fVfy0SpE3+FJ4SR2aC/4HK",
+	"+p9QjVGHU8SnpEancU5rJwVHzGezJJUW62pzqB3clRWxdixLdSLuekj9hT31kI9hcjqL9sHj/djGvPVG",
+	"HhRLo1fIxIHFsqEak5Q85BbFakrTBwb4JUrJQGXFQa+y8MnQINPU6eqPDbnZEVR2ImbxIHRc5qQ6hALF",
+	"8imjodB9SKmkOqO6elf31RO+LlQNw1R90mmsNeRuqF+ancayBZ6QlI1ZmoILqBJ8Aj/5gd6zz4nGb+O7",
+	"/v3d1L+LmwIjG+tu4GnW6Rt3G97xTDhVESumnby9fXe5GmdlNXWsvXhAYCbE53wfglTVg+r4nHoK8lt0",
+	"v2gIO2Ddu6bxxkAHg92bDQFQnfG/4VrXK+601voBAWY83iW3xYFsEsR3PhoCPqXwszR4ZTgki1IRtYuI",
+	"p5vgGpCNhoMNOOQVbAJZhC1eh13BYL5oklNekao75PBQJEg+OWD9VV2B0PqSmTOfiD13ugp5zrPdEG0a",
+	"yh8JRlf6kE7GAc2/EKxxgegeIh4ilJpTLV9IHDJhJ52B0z6G4FOWwKN5g9HI3P0oDbR+kYDRZtbR2W4d",
+	"CIPnZhflfjzOFoldDLdbZKf1Wy1yb1HzaiYLS8/q+c+NJaivvH3loNU70j79/4EZ/A+EGcxx7S0Qkv8n",
+	"ne23M4W+x1LbKm0Mi9hKOlm1Mpb/xC81RIlRX1OkitURVWk8v4yoYHfzNH7WnRfdJLeaV5uncW1Qm0g5",
+	"E4N9UItEUx9gM0imcBH0dEoZQhq9R1cnzafwjyI+UaZ0GwuvWnPP1ah6oBYV0H91v02YuXDGRThNby1c",
+	"ma0P1c0QUEtzBjFbvWKcNHmko3hJlAXmNlU0JppuV5D5oam5YZmv05iz1Z+A9POsqkAnoidjrV4a9GW7",
+	"EINQqMtT3X3GNPXnH5//vwAAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -214,6 +214,7 @@ func TestTableInChromium(t *testing.T) {
 	}
 	betID := findCashedOutBet(t, ctx, srv, session, won)
 	checkLedger(t, ctx, srv, betID, won)
+	checkSupportPage(t, ctx, browserCtx, srv, artifacts, betID, newUntranslated(en, en))
 
 	// ---- the pt table after its bet ----
 	waitJS(t, ptTab, "the pt bet's outcome", 25*time.Second, `document.querySelector('`+panelSel+` .panel-note').textContent !== ''`)
@@ -634,4 +635,77 @@ func cents(t *testing.T, s string) int64 {
 		t.Fatalf("%q is not an amount", s)
 	}
 	return n
+}
+
+// checkSupportPage opens, at 360 px, the support page an operator's staff
+// get for the round of betID and its player (POST /v1/rounds/support-link):
+// it shows the round, replays it with the player's cashout at 1.01x on the
+// curve, and verifies the round's fairness in the browser.
+func checkSupportPage(t *testing.T, ctx, browserCtx context.Context, srv *devServer, artifacts, betID string, check *untranslated) {
+	t.Helper()
+	ms, err := srv.ledger(ctx, player)
+	if err != nil {
+		t.Fatal(err)
+	}
+	roundID := ""
+	for _, m := range ms {
+		if m.Kind == "bet" && m.TransactionID == betID {
+			roundID = m.RoundID
+		}
+	}
+	var link struct {
+		URL string `json:"url"`
+	}
+	if err := signedPost(ctx, srv.GameURL+"/v1/rounds/support-link", map[string]any{"operator": devOperator, "round_id": roundID, "player_id": player}, &link); err != nil {
+		t.Fatalf("support link of %s: %v", roundID, err)
+	}
+	// The bet cashed out in flight: the page replays the round once it ended.
+	for deadline := time.Now().Add(roundWait); ; {
+		var data struct {
+			Round struct {
+				Status string `json:"status"`
+			} `json:"round"`
+		}
+		if err := getJSON(ctx, link.URL+"/data", "", &data); err == nil && (data.Round.Status == "finished" || data.Round.Status == "void") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("round %s did not end within %s", roundID, roundWait)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	tab, closeTab := chromedp.NewContext(browserCtx)
+	defer closeTab()
+	exceptions := watchExceptions(tab)
+	do(t, tab, "open the support page on a mobile",
+		chromedp.EmulateViewport(360, 740, chromedp.EmulateMobile, chromedp.EmulateScale(2)),
+		chromedp.Navigate(link.URL+"?lang=en"),
+	)
+	waitJS(t, tab, "the support page to show the round and its replay", 20*time.Second,
+		`!document.getElementById('content').hidden && document.querySelector('#replay svg') !== null && document.querySelectorAll('.replay-legend li').length > 0`)
+	shownCashout, _ := chromedp.Run(tab, chromedp.Evaluate[string](`document.querySelector('.replay-legend').textContent`))
+	if !strings.Contains(shownCashout, "1.01") {
+		t.Errorf("the replay does not mark the player's cashout at 1.01x: %q", shownCashout)
+	}
+	crash, _ := chromedp.Run(tab, chromedp.Evaluate[string](`document.getElementById('round-facts').textContent`))
+	if !strings.Contains(crash, "x") {
+		t.Errorf("the support page shows no crash point: %q", crash)
+	}
+	do(t, tab, "verify the round", chromedp.Click(chromedp.ID("verify")))
+	waitJS(t, tab, "the support page to verify the round", 20*time.Second,
+		`document.querySelectorAll('#verify-result .good').length >= 3`)
+	verdict, _ := chromedp.Run(tab, chromedp.Evaluate[string](`Array.from(document.querySelectorAll('#verify-result .good, #verify-result .bad')).map((p) => p.className + ': ' + p.textContent).join(' | ')`))
+	if strings.Contains(verdict, "bad") {
+		t.Errorf("the support page did not verify the round: %q", verdict)
+	}
+	wide, _ := chromedp.Run(tab, chromedp.Evaluate[bool](`document.documentElement.scrollWidth > document.documentElement.clientWidth`))
+	if wide {
+		t.Error("the support page scrolls sideways at 360 px")
+	}
+	checkShown(t, tab, check, "support page")
+	shot(t, tab, artifacts, "support-en-mobile.png")
+	for _, e := range exceptions() {
+		t.Errorf("the support page threw: %s", e)
+	}
+	t.Logf("support page of %s: %s", roundID, verdict)
 }

@@ -1,11 +1,13 @@
 // Package backoffice answers an operator's support and finance teams: what
 // happened in a round (its times, its outcome once revealed, the operator's
-// bets in it and every wallet movement of those bets) and a player's bet
-// history, read from the game's records.
+// bets in it and every wallet movement of those bets), a player's bet
+// history, and the signed links (a round's support page, a CSV export) the
+// operator hands to its staff; and a player's own view of a past round.
 //
-// It only reads. It must never show one operator another operator's bets,
-// players or movements, never reveal a round's hash or crash point before
-// the round has ended, and never show a player's session token.
+// It only reads, but for the links it records. It must never show one
+// operator another operator's bets, players or movements, never reveal a
+// round's hash or crash point before the round has ended, never store a
+// link's token (only its SHA-256), and never show a player's session token.
 package backoffice
 
 import (
@@ -35,6 +37,9 @@ type Records interface {
 	Bets(ctx context.Context, f store.BetFilter) ([]store.BetRecord, error)
 	ListMovements(ctx context.Context, f store.MovementFilter) ([]store.MovementRecord, error)
 	RedeliveriesOf(ctx context.Context, ids []string) (map[string][]store.RedeliveryRecord, error)
+	InsertLink(ctx context.Context, rec store.LinkRecord) error
+	Link(ctx context.Context, idHash []byte) (store.LinkRecord, error)
+	PurgeSettled(ctx context.Context, before store.Millis, limit int) (int, error)
 }
 
 var _ Records = (*store.Store)(nil)
@@ -43,12 +48,53 @@ var _ Records = (*store.Store)(nil)
 type Service struct {
 	records Records
 	// games are the game ids each operator may see.
-	games map[string][]string
+	games     map[string][]string
+	ttl       time.Duration // of a signed link
+	retention time.Duration // 0: forever
 }
 
-// New returns the service over records; games lists each operator's games.
-func New(records Records, games map[string][]string) *Service {
-	return &Service{records: records, games: games}
+// Config is what the service is built from.
+type Config struct {
+	Records Records
+	Games   map[string][]string // the game ids each operator may see
+	LinkTTL time.Duration       // how long a signed link is valid (0: DefaultLinkTTL)
+	// Retention is how long the bets and movements of an ended round are
+	// kept once their money is settled (0: forever). See Purge.
+	Retention time.Duration
+}
+
+// New returns the service of cfg.
+func New(cfg Config) *Service {
+	if cfg.LinkTTL <= 0 {
+		cfg.LinkTTL = DefaultLinkTTL
+	}
+	return &Service{records: cfg.Records, games: cfg.Games, ttl: cfg.LinkTTL, retention: cfg.Retention}
+}
+
+// purgeBatch bounds one transaction of Purge.
+const purgeBatch = 1000
+
+// Purge applies the retention at now: the bets of rounds that ended more
+// than Retention ago, with their movements, once their money is settled
+// (store.PurgeSettled), in batches, until none is left or ctx ends. The
+// rounds stay: the chain's public record. It does nothing without a
+// retention, and returns how many bets it purged.
+func (s *Service) Purge(ctx context.Context, now time.Time) (int, error) {
+	if s.retention <= 0 {
+		return 0, nil
+	}
+	before := store.MillisOf(now.Add(-s.retention))
+	total := 0
+	for ctx.Err() == nil {
+		n, err := s.records.PurgeSettled(ctx, before, purgeBatch)
+		if err != nil {
+			return total, fmt.Errorf("backoffice: retention: %w", err)
+		}
+		if total += n; n < purgeBatch {
+			break
+		}
+	}
+	return total, nil
 }
 
 // Phase is one change of a round's phase.

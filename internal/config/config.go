@@ -63,7 +63,26 @@ type Config struct {
 	// Fairness is how the hash chains are kept (the `fairness` section,
 	// required).
 	Fairness Fairness
+	// LinkTTLMS is how long a back office link (a round's support page, a
+	// CSV export) stays valid (`back_office.link_ttl_ms`).
+	LinkTTLMS int64
+	// RetentionDays is how long the bets and movements of an ended round
+	// are kept once settled (`back_office.retention_days`; 0: forever).
+	RetentionDays int64
 }
+
+// MinRetentionDays is the shortest retention: four months, what an
+// aggregator such as Hub88 keeps transactions at least.
+const MinRetentionDays = 120
+
+// Retention is Config.RetentionDays as a duration (0: forever).
+func (c *Config) Retention() time.Duration { return time.Duration(c.RetentionDays) * 24 * time.Hour }
+
+// DefaultLinkTTLMS is a week.
+const DefaultLinkTTLMS = 7 * 24 * 3600 * 1000
+
+// LinkTTL is Config.LinkTTLMS as a duration.
+func (c *Config) LinkTTL() time.Duration { return time.Duration(c.LinkTTLMS) * time.Millisecond }
 
 // Fairness is the `fairness` section: the key that seals every chain's
 // seed, how long a new chain takes contributions to its salt, and the

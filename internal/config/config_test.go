@@ -793,3 +793,34 @@ func TestFairnessSection(t *testing.T) {
 		}
 	}
 }
+
+// back_office.link_ttl_ms: a week by default, a minute to a year;
+// back_office.retention_days: forever by default, else 4 months to 100 years.
+func TestBackOfficeSection(t *testing.T) {
+	t.Parallel()
+	if c := parseExample(t); c.LinkTTL() != 7*24*time.Hour {
+		t.Errorf("the example's link TTL = %v", c.LinkTTL())
+	}
+	if c := mustParse(t, base); c.LinkTTLMS != config.DefaultLinkTTLMS {
+		t.Errorf("default link TTL = %d", c.LinkTTLMS)
+	}
+	if c := mustParse(t, base+"back_office: {link_ttl_ms: 3600000}\n"); c.LinkTTL() != time.Hour {
+		t.Errorf("an hour = %v", c.LinkTTL())
+	}
+	if c := mustParse(t, base+"back_office: {retention_days: 1825}\n"); c.Retention() != 1825*24*time.Hour {
+		t.Errorf("5 years = %v", c.Retention())
+	}
+	if c := parseExample(t); c.Retention() != 0 {
+		t.Errorf("the example keeps records forever, got %v", c.Retention())
+	}
+	for _, v := range []string{"119", "36501", "-1"} {
+		if _, err := config.Parse([]byte(base+"back_office: {retention_days: "+v+"}\n"), nil); err == nil || !strings.Contains(err.Error(), "retention_days "+v+" is neither") {
+			t.Errorf("retention_days %s: %v", v, err)
+		}
+	}
+	for _, v := range []string{"59999", "31622400001"} {
+		if _, err := config.Parse([]byte(base+"back_office: {link_ttl_ms: "+v+"}\n"), nil); err == nil || !strings.Contains(err.Error(), "link_ttl_ms "+v+" is outside") {
+			t.Errorf("link_ttl_ms %s: %v", v, err)
+		}
+	}
+}

@@ -397,7 +397,7 @@ const idRule = "1 to 64 letters, digits, '.', '_' or '-', starting with a letter
 
 func (p *parser) config(root *yaml.Node) *Config {
 	f := p.fields(p.mapping(root, "the file"), "top level",
-		"listen", "metrics_listen", "base_url", "default_language", "database", "games", "operators", "cluster", "trusted_proxies", "fairness")
+		"listen", "metrics_listen", "base_url", "default_language", "database", "games", "operators", "cluster", "trusted_proxies", "fairness", "back_office")
 	c := &Config{
 		Listen:          DefaultListen,
 		DefaultLanguage: DefaultLanguage,
@@ -463,6 +463,22 @@ func (p *parser) config(root *yaml.Node) *Config {
 		c.Cluster = p.cluster(n, c.Database)
 	}
 	c.Fairness = p.fairness(f["fairness"])
+	c.LinkTTLMS = DefaultLinkTTLMS
+	if n := f["back_office"]; n != nil {
+		bf := p.fields(p.mapping(n, "back_office"), "back_office", "link_ttl_ms", "retention_days")
+		if ttl, ok := p.integer(bf, "link_ttl_ms", "back_office", " of milliseconds (604800000 means a week)"); ok {
+			if ttl < 60_000 || ttl > 366*24*3600*1000 {
+				p.addf(bf["link_ttl_ms"], "back_office: link_ttl_ms %d is outside 60000..31622400000 (a minute to a year); a support page or export link stays valid this long", ttl)
+			}
+			c.LinkTTLMS = ttl
+		}
+		if days, ok := p.integer(bf, "retention_days", "back_office", " of days (1825 means 5 years)"); ok {
+			if days != 0 && (days < MinRetentionDays || days > 36_500) {
+				p.addf(bf["retention_days"], "back_office: retention_days %d is neither 0 (forever) nor within %d..36500; your regulator sets it: Brazil's SPA/MF 1.207 asks for 5 years (1825)", days, MinRetentionDays)
+			}
+			c.RetentionDays = days
+		}
+	}
 
 	gameNodes := p.list(f, "games", "top level")
 	if len(gameNodes) == 0 {

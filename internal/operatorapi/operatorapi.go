@@ -1,7 +1,8 @@
 // Package operatorapi is the HTTP driver of the operator routes of gen/game
 // (POST /v1/games, /v1/launch, /v1/fairness/contributions, and the back
-// office's /v1/rounds/details, /v1/bets/history, /v1/transactions and
-// /v1/transactions/redeliver): it authenticates each request over its raw
+// office's /v1/rounds/details, /v1/bets/history, /v1/transactions,
+// /v1/transactions/redeliver and the links /v1/rounds/support-link and
+// /v1/transactions/export): it authenticates each request over its raw
 // bytes, translates between the generated types and packages launch,
 // backoffice and wallet, and answers every refusal in the game
 // direction's error shape. It holds no business rule, never answers one
@@ -50,6 +51,7 @@ type API struct {
 	chains     Chains
 	movements  Movements
 	backoffice *backoffice.Service
+	baseURL    string
 	logger     *slog.Logger
 	now        func() time.Time
 	dummy      []byte
@@ -61,7 +63,8 @@ type Config struct {
 	Launch     *launch.Service
 	Chains     Chains              // contributions to the chains' salts
 	Movements  Movements           // the back office's transactions
-	BackOffice *backoffice.Service // the back office's rounds and bets
+	BackOffice *backoffice.Service // the back office's rounds, bets and links
+	BaseURL    string              // the installation's public address, of the links
 	Logger     *slog.Logger
 	// Now is the clock of the signature window, the contributions and the
 	// back office's horizon.
@@ -71,7 +74,7 @@ type Config struct {
 // New returns the operator routes of cfg.
 func New(cfg Config) *API {
 	a := &API{ops: map[string]*Operator{}, launch: cfg.Launch, chains: cfg.Chains, movements: cfg.Movements,
-		backoffice: cfg.BackOffice, logger: cfg.Logger, now: cfg.Now,
+		backoffice: cfg.BackOffice, baseURL: cfg.BaseURL, logger: cfg.Logger, now: cfg.Now,
 		dummy: []byte("crashgame: no such operator, same work")}
 	for i := range cfg.Operators {
 		op := cfg.Operators[i]
@@ -95,6 +98,8 @@ func (a *API) Routes() map[string]http.Handler {
 		"POST /v1/transactions/redeliver": a.authenticate(http.HandlerFunc(wrapper.RedeliverTransaction)),
 		"POST /v1/rounds/details":         a.authenticate(http.HandlerFunc(wrapper.GetRoundDetails)),
 		"POST /v1/bets/history":           a.authenticate(http.HandlerFunc(wrapper.GetBetHistory)),
+		"POST /v1/rounds/support-link":    a.authenticate(http.HandlerFunc(wrapper.CreateRoundSupportLink)),
+		"POST /v1/transactions/export":    a.authenticate(http.HandlerFunc(wrapper.CreateTransactionsExport)),
 	}
 }
 

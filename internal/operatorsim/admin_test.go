@@ -299,3 +299,45 @@ func TestLobbyWithoutGame(t *testing.T) {
 		t.Fatalf("cross-site form: %d", rec.Code)
 	}
 }
+
+// The lobby's "details" on a ledger row asks the game, signed, for the
+// support page of that row's round and player, and opens it: what an
+// operator's support staff do from their own back office.
+func TestLobbyDetailsOpensTheSupportPage(t *testing.T) {
+	t.Parallel()
+	var got map[string]any
+	var path, sig string
+	var raw []byte
+	gameSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		path, sig = r.URL.Path, r.Header.Get("X-Signature")
+		raw, _ = io.ReadAll(r.Body)
+		_ = json.Unmarshal(raw, &got)
+		if path != "/v1/rounds/support-link" {
+			w.WriteHeader(http.StatusNotFound)
+			_, _ = w.Write([]byte(`{"status":"error","error_code":"ROUND_NOT_FOUND","error_message":"no round"}`))
+			return
+		}
+		_, _ = w.Write([]byte(`{"status":"ok","url":"http://game.example/support/rounds/abcdefghijklmnopqrstuvwxyz0123456789ABCDEFG","expires_at":1}`))
+	}))
+	defer gameSrv.Close()
+	h := newHarness(t, func(c *operatorsim.Config) { c.GameURL = gameSrv.URL; c.SeedPlayers = 1 })
+	req := httptest.NewRequest(http.MethodPost, "/lobby/details", strings.NewReader(url.Values{
+		"round_id": {"crash-7"}, "player_id": {"player-0001"}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	rec := httptest.NewRecorder()
+	h.h.ServeHTTP(rec, req)
+	if rec.Code != http.StatusSeeOther || rec.Header().Get("Location") != "http://game.example/support/rounds/abcdefghijklmnopqrstuvwxyz0123456789ABCDEFG" {
+		t.Fatalf("details: %d %q %s", rec.Code, rec.Header().Get("Location"), rec.Body)
+	}
+	if got["operator"] != testOperator || got["round_id"] != "crash-7" || got["player_id"] != "player-0001" ||
+		sig != signature.Sign([]byte(testSecret), raw) {
+		t.Fatalf("the request to the game: %s %v signed %q", path, got, sig)
+	}
+	req = httptest.NewRequest(http.MethodPost, "/lobby/details", strings.NewReader("round_id=x"))
+	req.Header.Set("Sec-Fetch-Site", "cross-site")
+	rec = httptest.NewRecorder()
+	h.h.ServeHTTP(rec, req)
+	if rec.Code != http.StatusForbidden {
+		t.Fatalf("cross-site form: %d", rec.Code)
+	}
+}

@@ -182,29 +182,72 @@ func (lb *lobby) launch(w http.ResponseWriter, r *http.Request, req game.LaunchR
 
 func ptr[T any](v T) *T { return &v }
 
-// launchGame sends a signed POST /v1/launch to the game (X-Signature over the
-// exact bytes sent; AUTH-2) and returns the URL it answers.
+// details opens the game's support page of a ledger row's round for its
+// player, through the signed link route: what the operator's support staff
+// would open from their own back office.
+func (lb *lobby) details() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !sameSite(r) {
+			http.Error(w, "operator-sim: cross-site form refused", http.StatusForbidden)
+			return
+		}
+		if lb.s.cfg.GameURL == "" {
+			lb.render(w, r, http.StatusServiceUnavailable, "No game configured: start operator-sim with --game-url.")
+			return
+		}
+		target, err := lb.s.supportLink(r.Context(), r.PostFormValue("round_id"), r.PostFormValue("player_id"))
+		if err != nil {
+			lb.s.logger.WarnContext(r.Context(), "operator-sim: support link refused", "err", err)
+			lb.render(w, r, http.StatusBadGateway, "The game refused the support link: "+err.Error())
+			return
+		}
+		http.Redirect(w, r, target, http.StatusSeeOther)
+	})
+}
+
+// launchGame sends a signed POST /v1/launch to the game and returns the URL
+// it answers.
 func (s *Sim) launchGame(ctx context.Context, req game.LaunchRequest) (string, error) {
-	req.Operator = s.cfg.Operator
-	req.Timestamp = s.cfg.Now().UnixMilli()
+	req.Operator, req.Timestamp = s.cfg.Operator, s.cfg.Now().UnixMilli()
+	var ok game.LaunchResponse
+	if err := s.callGame(ctx, "/v1/launch", req, &ok); err != nil {
+		return "", err
+	}
+	return httpURL(ok.Url)
+}
+
+// supportLink asks the game for the support page of a round and a player
+// (POST /v1/rounds/support-link) and returns its URL.
+func (s *Sim) supportLink(ctx context.Context, roundID, playerID string) (string, error) {
+	req := game.RoundDetailsRequest{Operator: s.cfg.Operator, Timestamp: s.cfg.Now().UnixMilli(), RoundId: roundID, PlayerId: &playerID}
+	var ok game.LinkResponse
+	if err := s.callGame(ctx, "/v1/rounds/support-link", req, &ok); err != nil {
+		return "", err
+	}
+	return httpURL(ok.Url)
+}
+
+// callGame sends req to the game's operator route path, signed (X-Signature
+// over the exact bytes sent; AUTH-2), and decodes its 200 answer into out.
+func (s *Sim) callGame(ctx context.Context, path string, req, out any) error {
 	body, err := json.Marshal(req)
 	if err != nil {
-		return "", fmt.Errorf("encode launch: %w", err)
+		return fmt.Errorf("encode %s: %w", path, err)
 	}
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, s.cfg.GameURL+"/v1/launch", bytes.NewReader(body))
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, s.cfg.GameURL+path, bytes.NewReader(body))
 	if err != nil {
-		return "", fmt.Errorf("launch request: %w", err)
+		return fmt.Errorf("%s request: %w", path, err)
 	}
 	hreq.Header.Set("Content-Type", "application/json")
 	hreq.Header.Set(SignatureHeader, signature.Sign([]byte(s.cfg.Secret), body))
 	resp, err := s.cfg.HTTPClient.Do(hreq)
 	if err != nil {
-		return "", fmt.Errorf("POST /v1/launch: %w", err)
+		return fmt.Errorf("POST %s: %w", path, err)
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, MaxBodyBytes))
 	if err != nil {
-		return "", fmt.Errorf("read /v1/launch answer: %w", err)
+		return fmt.Errorf("read %s answer: %w", path, err)
 	}
 	if resp.StatusCode != http.StatusOK {
 		var e struct {
@@ -212,15 +255,19 @@ func (s *Sim) launchGame(ctx context.Context, req game.LaunchRequest) (string, e
 			ErrorMessage string `json:"error_message"`
 		}
 		_ = json.Unmarshal(raw, &e)
-		return "", fmt.Errorf("HTTP %d %s %s", resp.StatusCode, e.ErrorCode, e.ErrorMessage)
+		return fmt.Errorf("HTTP %d %s %s", resp.StatusCode, e.ErrorCode, e.ErrorMessage)
 	}
-	var ok game.LaunchResponse
-	if err := json.Unmarshal(raw, &ok); err != nil {
-		return "", fmt.Errorf("decode /v1/launch answer: %w", err)
+	if err := json.Unmarshal(raw, out); err != nil {
+		return fmt.Errorf("decode %s answer: %w", path, err)
 	}
-	u, err := url.Parse(ok.Url)
+	return nil
+}
+
+// httpURL checks that the game answered an http(s) URL.
+func httpURL(raw string) (string, error) {
+	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return "", errors.New("the game answered a launch URL that is not http(s)")
+		return "", errors.New("the game answered a URL that is not http(s)")
 	}
-	return ok.Url, nil
+	return raw, nil
 }

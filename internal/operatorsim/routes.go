@@ -11,7 +11,7 @@ import (
 //
 //	POST /balance /bet /win /rollback   wallet routes: authenticate -> validate -> faults -> generated strict server
 //	POST /admin/...                     admin API, signed (admin.go)
-//	GET  /                              lobby page; POST /lobby/play, /lobby/demo (lobby.go)
+//	GET  /                              lobby page; POST /lobby/play, /lobby/demo, /lobby/details (lobby.go)
 //	GET  /healthz                       {"status":"ok"}
 //
 // Anything else answers 404 in the wallet's error shape.
@@ -39,6 +39,7 @@ func (s *Sim) routes() (http.Handler, error) {
 	mux.Handle("GET /{$}", lobby.page())
 	mux.Handle("POST /lobby/play", lobby.play())
 	mux.Handle("POST /lobby/demo", lobby.demo())
+	mux.Handle("POST /lobby/details", lobby.details())
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(map[string]string{"status": "ok"})

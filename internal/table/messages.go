@@ -61,19 +61,8 @@ func (m messages) text(lang string, code table.ErrorCode) string {
 func (s *Server) pageRoutes() map[string]http.Handler {
 	static, _ := fs.Sub(web, "web/static")
 	files := http.StripPrefix("/static/", http.FileServerFS(static))
-	index, _ := web.ReadFile("web/index.html")
-	csp := s.contentSecurityPolicy()
 	return map[string]http.Handler{
-		"GET /{$}": http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			h := w.Header()
-			h.Set("Content-Type", "text/html; charset=utf-8")
-			h.Set("Cache-Control", "no-store")
-			// The launch URL carries the ticket (?sid=): never send it on as a referrer.
-			h.Set("Referrer-Policy", "no-referrer")
-			h.Set("X-Content-Type-Options", "nosniff")
-			h.Set("Content-Security-Policy", csp)
-			_, _ = w.Write(index)
-		}),
+		"GET /{$}": s.page("web/index.html"),
 		"GET /static/": http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			h := w.Header()
 			h.Set("Cache-Control", "no-cache")
@@ -84,23 +73,36 @@ func (s *Server) pageRoutes() map[string]http.Handler {
 	}
 }
 
-// chainsPageOr serves the public chains page to a browser (wantsPage) and
-// json, the list itself, to anyone else.
-func (s *Server) chainsPageOr(json http.HandlerFunc) http.HandlerFunc {
-	page, _ := web.ReadFile("web/chains.html")
+// page serves an HTML page file of the embedded web folder: the table, the
+// public chains page, a round's support page (their data come from their
+// own routes).
+func (s *Server) page(file string) http.HandlerFunc {
+	body, _ := web.ReadFile(file)
 	csp := s.contentSecurityPolicy()
 	return func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
-		h.Set("Vary", "Accept") // one address, two documents
-		if !wantsPage(r) {
-			json(w, r)
-			return
-		}
 		h.Set("Content-Type", "text/html; charset=utf-8")
-		h.Set("Cache-Control", "no-cache")
+		h.Set("Cache-Control", "no-store")
+		// The launch URL carries the ticket (?sid=), a support page's the
+		// link's credential: never send them on as a referrer.
+		h.Set("Referrer-Policy", "no-referrer")
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("Content-Security-Policy", csp)
-		_, _ = w.Write(page)
+		_, _ = w.Write(body)
+	}
+}
+
+// chainsPageOr serves the public chains page to a browser (wantsPage) and
+// json, the list itself, to anyone else.
+func (s *Server) chainsPageOr(json http.HandlerFunc) http.HandlerFunc {
+	page := s.page("web/chains.html")
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Vary", "Accept") // one address, two documents
+		if wantsPage(r) {
+			page(w, r)
+			return
+		}
+		json(w, r)
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/crashstudio/crashgame/internal/apitest"
+	"github.com/crashstudio/crashgame/internal/backoffice"
 	"github.com/crashstudio/crashgame/internal/engine"
 	"github.com/crashstudio/crashgame/internal/freebets"
 	"github.com/crashstudio/crashgame/internal/round"
@@ -78,6 +79,7 @@ type env struct {
 	bets     *betWallet
 	balance  *balancer
 	bank     *engine.DemoBank
+	bo       *backoffice.Service
 }
 
 type envOptions struct {
@@ -143,10 +145,11 @@ func newEnv(t *testing.T, o envOptions) *env {
 		<-tbl.Done()
 	})
 
+	bo := backoffice.New(backoffice.Config{Records: st, Games: map[string][]string{"acme": {"crash"}}, LinkTTL: time.Hour})
 	srv, err := table.New(table.Config{
 		BaseURL: "https://games.example.com", DefaultLanguage: "pt",
 		Limits:   map[table.Currency]table.Limits{{Operator: "acme", Code: "BRL"}: {MinBet: ptr(100), MaxBet: ptr(100000), MaxWin: ptr(10000000)}},
-		Sessions: ss, Records: st, Chains: st, HelloTimeout: o.hello, Registerer: o.registerer, BoardFrames: o.boardFrames,
+		Sessions: ss, Records: st, Chains: st, BackOffice: bo, Movements: st, HelloTimeout: o.hello, Registerer: o.registerer, BoardFrames: o.boardFrames,
 		ReadRate: o.rate, ReadBurst: o.burst, ActionRate: cmp.Or(o.actionRate, o.rate), ActionBurst: cmp.Or(o.actionBurst, o.burst),
 		Tables: func(id string) (table.Game, bool) { return tbl, id == "crash" },
 	})
@@ -155,7 +158,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 	}
 	t.Cleanup(srv.Close)
 	return &env{st: st, tickets: tk, sessions: ss, table: tbl, srv: srv, handler: srv.Handler(),
-		v: apitest.New(t, "table.v1.yaml"), bets: bw, balance: bal, bank: bank}
+		v: apitest.New(t, "table.v1.yaml"), bets: bw, balance: bal, bank: bank, bo: bo}
 }
 
 // call sends one request and validates the response against the document.

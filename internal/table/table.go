@@ -41,10 +41,12 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/crashstudio/crashgame/gen/table"
+	"github.com/crashstudio/crashgame/internal/backoffice"
 	"github.com/crashstudio/crashgame/internal/engine"
 	"github.com/crashstudio/crashgame/internal/server"
 	"github.com/crashstudio/crashgame/internal/sessions"
 	"github.com/crashstudio/crashgame/internal/store"
+	"github.com/crashstudio/crashgame/internal/wallet"
 )
 
 // Defaults of Config.
@@ -105,8 +107,13 @@ type Config struct {
 	Records Records
 	// Chains are the hash chains, read only, for the public fairness routes.
 	Chains Chains
-	Logger *slog.Logger     // nil: slog.Default()
-	Now    func() time.Time // nil: time.Now; must be the engine's clock
+	// BackOffice opens the operators' links (a round's support page, a CSV
+	// export) and the player's replay of a past round; Movements are what an
+	// export reads.
+	BackOffice *backoffice.Service
+	Movements  wallet.TransactionReader
+	Logger     *slog.Logger     // nil: slog.Default()
+	Now        func() time.Time // nil: time.Now; must be the engine's clock
 	// ExtraOrigins lists origins ("https://host[:port]") allowed to open the
 	// stream besides base_url's, e.g. a development address.
 	ExtraOrigins []string
@@ -150,17 +157,19 @@ var _ Records = (*store.Store)(nil)
 
 // Server serves the player API, the stream and the page.
 type Server struct {
-	cfg      Config
-	defLang  string
-	limits   map[Currency]Limits
-	sessions *sessions.Service
-	tables   func(string) (Game, bool)
-	records  Records
-	chains   Chains
-	log      *slog.Logger
-	now      func() time.Time
-	origins  map[string]bool
-	msgs     messages
+	cfg        Config
+	defLang    string
+	limits     map[Currency]Limits
+	sessions   *sessions.Service
+	tables     func(string) (Game, bool)
+	records    Records
+	chains     Chains
+	backoffice *backoffice.Service
+	movements  wallet.TransactionReader
+	log        *slog.Logger
+	now        func() time.Time
+	origins    map[string]bool
+	msgs       messages
 
 	readLimits   *limiters // per session
 	actionLimits *limiters // per session
@@ -208,7 +217,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{
-		cfg: cfg, defLang: cfg.DefaultLanguage, limits: cfg.Limits, sessions: cfg.Sessions, tables: cfg.Tables, records: cfg.Records, chains: cfg.Chains,
+		cfg: cfg, defLang: cfg.DefaultLanguage, limits: cfg.Limits, sessions: cfg.Sessions, tables: cfg.Tables, records: cfg.Records, chains: cfg.Chains, backoffice: cfg.BackOffice, movements: cfg.Movements,
 		log: cfg.Logger, now: cfg.Now, msgs: msgs,
 		origins:      map[string]bool{},
 		readLimits:   newLimiters(rate.Limit(cfg.ReadRate), cfg.ReadBurst),
@@ -260,6 +269,10 @@ func (s *Server) Routes() map[string]http.Handler {
 		"GET /fairness/chains":                   open(s.chainsPageOr(w.ListChains)),
 		"GET /fairness/chains/{chain_id}":        open(w.GetChain),
 		"GET /fairness/chains/{chain_id}/rounds": open(w.ListChainRounds),
+		"GET /api/v1/rounds/{round_id}/replay":   authed(readBudget, w.GetRoundReplay),
+		"GET /support/rounds/{link}":             open(s.page("web/support.html")),
+		"GET /support/rounds/{link}/data":        open(w.GetSupportRound),
+		"GET /exports/transactions/{link}":       open(w.GetTransactionsExport),
 		"GET /api/v1/stream":                     s.byAddress(http.HandlerFunc(w.OpenStream)),
 	}
 	for p, h := range s.pageRoutes() {

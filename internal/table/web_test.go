@@ -91,35 +91,38 @@ var (
 func TestPageHasNoHardCodedText(t *testing.T) {
 	t.Parallel()
 	m := dictionaries(t)
-	page, err := web.ReadFile("web/index.html")
-	if err != nil {
-		t.Fatal(err)
-	}
-	src := string(page)
 	keys := map[string]bool{}
-	for _, k := range i18nAttr.FindAllStringSubmatch(src, -1) {
-		keys[k[1]] = true
-	}
-	for _, k := range i18nAttrs.FindAllStringSubmatch(src, -1) {
-		for _, pair := range strings.Split(k[1], ";") {
-			if _, key, ok := strings.Cut(pair, ":"); ok {
-				keys[key] = true
+	// Every page: the table, the public chains page, a round's support page.
+	for _, file := range []string{"web/index.html", "web/chains.html", "web/support.html"} {
+		page, err := web.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src := string(page)
+		for _, k := range i18nAttr.FindAllStringSubmatch(src, -1) {
+			keys[k[1]] = true
+		}
+		for _, k := range i18nAttrs.FindAllStringSubmatch(src, -1) {
+			for _, pair := range strings.Split(k[1], ";") {
+				if _, key, ok := strings.Cut(pair, ":"); ok {
+					keys[key] = true
+				}
+			}
+		}
+		text := html.UnescapeString(tags.ReplaceAllString(src, " "))
+		for _, r := range text {
+			if unicode.IsLetter(r) {
+				t.Fatalf("%s shows text outside the dictionary: %q", file, strings.Join(strings.Fields(text), " "))
+			}
+		}
+		for _, a := range visible.FindAllStringSubmatch(src, -1) {
+			if strings.IndexFunc(a[2], unicode.IsLetter) >= 0 {
+				t.Errorf("%s has a visible attribute outside the dictionary: %s=%q", file, a[1], a[2])
 			}
 		}
 	}
-	text := html.UnescapeString(tags.ReplaceAllString(src, " "))
-	for _, r := range text {
-		if unicode.IsLetter(r) {
-			t.Fatalf("index.html shows text outside the dictionary: %q", strings.Join(strings.Fields(text), " "))
-		}
-	}
-	for _, a := range visible.FindAllStringSubmatch(src, -1) {
-		if strings.IndexFunc(a[2], unicode.IsLetter) >= 0 {
-			t.Errorf("index.html has a visible attribute outside the dictionary: %s=%q", a[1], a[2])
-		}
-	}
 
-	err = fs.WalkDir(web, "web/static", func(path string, d fs.DirEntry, err error) error {
+	err := fs.WalkDir(web, "web/static", func(path string, d fs.DirEntry, err error) error {
 		if err != nil || !strings.HasSuffix(path, ".js") {
 			return err
 		}

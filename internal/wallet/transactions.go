@@ -104,6 +104,14 @@ func Transactions(ctx context.Context, r TransactionReader, q TransactionQuery, 
 	return page, next, nil
 }
 
+// Check reports whether q is within its bounds (its cursor aside): the
+// error wraps ErrInvalidQuery and says which bound.
+func (q TransactionQuery) Check() error {
+	q.Cursor = ""
+	_, err := q.filter(time.Now())
+	return err
+}
+
 // filter checks q and turns it into the store's filter at now.
 func (q TransactionQuery) filter(now time.Time) (store.OperatorMovementFilter, error) {
 	f := store.OperatorMovementFilter{Operator: q.Operator, Limit: q.Limit}

@@ -8,7 +8,8 @@ import * as i18n from './i18n.js';
 import { t, setText } from './i18n.js';
 import * as money from './money.js';
 import { multiplierAt, draw } from './curve.js';
-import * as fair from './fairness.js';
+import { renderReplay } from './replay.js';
+import { verdict } from './verdict.js';
 
 const SESSION_KEY = 'crashgame.session';
 const MAX_PANELS = 5;
@@ -24,6 +25,7 @@ const state = {
   round: null,
   live: { round_id: '', items: [], count: 0, cashed_out: 0 }, // the round's board
   rounds: [],
+  myBets: [], // the last read of the player's bets (GET /api/v1/bets)
   panels: [],
   fairness: null,
   ws: null,
@@ -251,6 +253,7 @@ function handle(ev) {
         state.rounds = state.rounds.slice(0, 30);
         renderStrip();
       }
+      renderMyBets(); // the round's bets can be replayed now
       break;
     case 'bets':
       // Each board replaces the last; one of an older round comes too late.
@@ -396,17 +399,43 @@ async function refreshMyBets() {
   } catch {
     return;
   }
+  state.myBets = list.items;
+  renderMyBets();
+}
+
+const shortRound = (roundId) => String(roundId).replace(/^.*-/, '#');
+
+// roundEnded tells whether a round has ended, as far as the stream says: any
+// round but the one in play, and that one once crashed.
+function roundEnded(roundId) {
+  const r = state.round;
+  return !(r && r.round_id === roundId && r.phase !== 'crashed');
+}
+
+function renderMyBets() {
   const rows = $('my-rows');
   rows.replaceChildren();
-  for (const b of list.items) {
+  for (const b of state.myBets) {
     const row = document.createElement('div');
     row.className = 'row ' + b.status;
     const paid = b.payout !== undefined ? fmt(b.payout) + (b.multiplier ? ' · ' + money.multiplier(b.multiplier) : '') : '';
     const amount = fmt(b.amount) + (b.freebet_id ? ' ' + t('bets.free') : '');
-    row.append(cell(b.round_id.replace(/^.*-/, '#')), cell(amount), cell(t('status.' + b.status)), cell(paid));
+    row.append(cell(shortRound(b.round_id)), cell(amount), cell(t('status.' + b.status)), cell(paid));
+    if (roundEnded(b.round_id)) {
+      // The replay of the round (last-game recall).
+      const btn = document.createElement('button');
+      btn.type = 'button';
+      btn.className = 'replay-open';
+      btn.textContent = '▶';
+      const label = t('replay.open', { round: shortRound(b.round_id) });
+      btn.title = label;
+      btn.setAttribute('aria-label', label);
+      btn.addEventListener('click', () => openReplay(b.round_id));
+      row.append(btn);
+    }
     rows.append(row);
   }
-  $('my-empty').hidden = list.items.length > 0;
+  $('my-empty').hidden = state.myBets.length > 0;
 }
 
 async function refreshFreebets() {
@@ -652,6 +681,8 @@ function wireControls() {
   $('reality-continue').addEventListener('click', continueSession);
   $('open-fairness').addEventListener('click', () => openFairness(state.rounds.length ? state.rounds[0].round_id : ''));
   $('f-check').addEventListener('click', verify);
+  $('replay-verify').addEventListener('click', () => { if (replay.roundId) verifyInto($('replay-result'), replay.roundId); });
+  $('replay').addEventListener('close', closeReplay);
   $('latency').addEventListener('click', () => notice(t('latency.notice')));
   const tabs = [['tab-live', 'live-bets'], ['tab-mine', 'my-bets']];
   for (const [tab, panel] of tabs) {
@@ -868,106 +899,81 @@ function line(text, cls) {
   return p;
 }
 
-let verifying = 0;
+const verifying = new Map(); // the latest run per result box
 
-// verify checks a round from public data: its hash and crash point (GET
-// /api/v1/rounds/{id}), then its chain's public document (GET
+// verifyInto checks a round from public data into out: its hash and crash
+// point (GET /api/v1/rounds/{id}), then its chain's public document (GET
 // /fairness/chains/{chain_id}): the crash point from the chain's salt and
 // settings, the walk down to the chain's published terminal hash or nearest
-// checkpoint, and the salt from the published contributions. The lines are
-// shown together once everything is computed.
-async function verify() {
-  const out = $('f-result');
-  const id = $('f-round').value.trim();
-  const run = ++verifying;
+// checkpoint, and the salt from the published contributions (verdict.js).
+// The lines are shown together once everything is computed.
+async function verifyInto(out, id) {
+  const run = (verifying.get(out) || 0) + 1;
+  verifying.set(out, run);
   out.replaceChildren();
   if (!id) return;
-  const lines = [];
-  const show = () => { if (run === verifying) out.replaceChildren(...lines); };
+  const show = (lines) => { if (verifying.get(out) === run) out.replaceChildren(...lines.map((l) => line(l.text, l.cls))); };
   let d;
   try {
     d = await api('GET', '/api/v1/rounds/' + encodeURIComponent(id));
   } catch (err) {
-    lines.push(line(message(err), 'bad'));
-    show();
+    show([{ text: message(err), cls: 'bad' }]);
     return;
   }
-  lines.push(line(t('fairness.hash', { hash: d.hash })));
-  if (!d.chain_id) {
-    lines.push(line(t('fairness.noChain'), 'warn'));
-    show();
-    return;
-  }
-  lines.push(line(t('fairness.position', { chain: d.chain_id, position: d.position })));
-  let chain;
+  show(await verdict(d, (chainId) => publicJSON('/fairness/chains/' + encodeURIComponent(chainId))));
+}
+
+// verify checks the round named in the fairness dialog.
+function verify() {
+  return verifyInto($('f-result'), $('f-round').value.trim());
+}
+
+// ---- the replay of a round (last-game recall) ----
+
+const replay = { roundId: '', view: null, run: 0 };
+
+function closeReplay() {
+  replay.run++;
+  if (replay.view) replay.view.destroy();
+  replay.view = null;
+}
+
+// openReplay shows the replay of an ended round with the player's bets in it
+// (GET /api/v1/rounds/{round_id}/replay), its crash point and hash, and
+// verifies it on demand as the fairness dialog does.
+async function openReplay(roundId) {
+  closeReplay();
+  const run = replay.run;
+  replay.roundId = roundId;
+  const d = $('replay');
+  const status = $('replay-status');
+  setText($('replay-title'), 'replay.title', { round: shortRound(roundId) });
+  setText(status, 'replay.load');
+  status.className = '';
+  status.hidden = false;
+  $('replay-view').replaceChildren();
+  $('replay-facts').hidden = true;
+  $('replay-tools').hidden = true;
+  $('replay-result').replaceChildren();
+  verifying.set($('replay-result'), (verifying.get($('replay-result')) || 0) + 1);
+  if (!d.open) d.showModal();
+  let data;
   try {
-    chain = await publicJSON('/fairness/chains/' + encodeURIComponent(d.chain_id));
+    data = await api('GET', '/api/v1/rounds/' + encodeURIComponent(roundId) + '/replay');
   } catch (err) {
-    lines.push(line(err.status === 0 ? t('error.network') : t('fairness.chainUnavailable', { chain: d.chain_id }), 'bad'));
-    show();
+    if (run !== replay.run) return;
+    status.textContent = message(err);
+    status.className = 'bad';
     return;
   }
-  if (!fair.available()) {
-    lines.push(line(t('fairness.noCrypto'), 'bad'));
-    show();
-    return;
-  }
-  let res;
-  try {
-    res = await fair.verifyRound(d, chain);
-  } catch {
-    lines.push(line(t('fairness.noCrypto'), 'bad'));
-    show();
-    return;
-  }
-  if (!res.sameChain) lines.push(line(t('fairness.otherChain'), 'bad'));
-
-  // The crash point.
-  const c = res.crash;
-  if (c.error === 'noSalt') lines.push(line(t('fairness.noSalt'), 'bad'));
-  else if (c.error === 'settings') lines.push(line(t('fairness.badSettings'), 'bad'));
-  else if (c.error) lines.push(line(t('fairness.badData'), 'bad'));
-  else {
-    lines.push(line(t('fairness.r', { r: c.r.toString() })));
-    const vars = { computed: money.multiplier(c.computed), reported: money.multiplier(d.crash_point) };
-    lines.push(c.ok ? line(t('fairness.match', vars), 'good') : line(t('fairness.mismatch', vars), 'bad'));
-  }
-
-  // The walk down the chain.
-  const w = res.walk;
-  if (w.error === 'position' || w.error === 'afterLast') lines.push(line(t('fairness.walkPosition', { position: d.position }), 'bad'));
-  else if (w.error === 'checkpoint') lines.push(line(t('fairness.walkCheckpointDiffers', { position: w.checkpoint }), 'bad'));
-  else if (w.error) lines.push(line(t('fairness.badData'), 'bad'));
-  else if (w.to === 'terminal') {
-    lines.push(w.ok ? line(t('fairness.walkTerminal', { steps: w.steps }), 'good')
-      : line(t('fairness.walkBrokenTerminal', { steps: w.steps }), 'bad'));
-  } else {
-    lines.push(w.ok ? line(t('fairness.walkCheckpoint', { steps: w.steps, position: w.checkpoint }), 'good')
-      : line(t('fairness.walkBrokenCheckpoint', { steps: w.steps, position: w.checkpoint }), 'bad'));
-  }
-
-  // The salt.
-  const s = res.salt;
-  if (s.error === 'pending') {
-    // No salt: the crash line above already failed.
-  } else if (s.error) {
-    lines.push(line(t('fairness.saltData'), 'bad'));
-  } else if (s.made === 'legacy') {
-    lines.push(line(t('fairness.saltLegacy'), 'warn'));
-  } else {
-    lines.push(s.match ? line(t('fairness.saltOk', { count: s.count }), 'good')
-      : line(t('fairness.saltMismatch', { count: s.count, computed: s.computed }), 'bad'));
-    if (!s.sourceOk) lines.push(line(t('fairness.saltSourceWrong'), 'bad'));
-    if (s.made === 'contributions') {
-      lines.push(line(t('fairness.saltByContributions'), 'good'));
-      lines.push(line(t('fairness.saltOperators', { count: s.operators.length, names: s.operators.join(', ') })));
-    } else {
-      lines.push(line(t('fairness.saltByGame'), 'warn'));
-    }
-    if (s.beacon !== null) lines.push(line(t('fairness.saltBeacon', { label: s.beacon })));
-  }
-  lines.push(res.ok ? line(t('fairness.allOk'), 'good') : line(t('fairness.failed'), 'bad'));
-  show();
+  if (run !== replay.run || !d.open) return;
+  const round = data && data.round ? data.round : {};
+  status.hidden = true;
+  replay.view = renderReplay($('replay-view'), { round, bets: Array.isArray(data.bets) ? data.bets : [] }, { mine: true, currency: cur() });
+  $('replay-crash').textContent = Number.isSafeInteger(round.crash_point) ? money.multiplier(round.crash_point) : '';
+  $('replay-hash').textContent = typeof round.hash === 'string' ? round.hash : '';
+  $('replay-facts').hidden = !Number.isSafeInteger(round.crash_point);
+  $('replay-tools').hidden = typeof round.hash !== 'string';
 }
 
 boot();

@@ -9,6 +9,18 @@ export function multiplierAt(ms) {
   return Math.floor(100 * Math.exp(GROWTH * Math.floor(ms)));
 }
 
+// timeToReach is the server's round.TimeToReach: the first whole millisecond
+// after take-off at which multiplierAt is at least m hundredths (a cashout at
+// m is priced there; a round crashes at timeToReach(crash point)). The float
+// estimate is settled against multiplierAt itself, as the server does.
+export function timeToReach(m) {
+  if (m <= 100) return 0;
+  let ms = Math.ceil(Math.log(m / 100) / GROWTH);
+  while (ms > 0 && multiplierAt(ms - 1) >= m) ms--;
+  while (multiplierAt(ms) < m) ms++;
+  return ms;
+}
+
 // draw paints the curve up to elapsed ms (or the whole flight of a crash).
 export function draw(canvas, elapsed, crashed) {
   const ratio = window.devicePixelRatio || 1;

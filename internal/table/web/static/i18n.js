@@ -31,19 +31,23 @@ export function pick(candidates, fallback = 'en') {
 
 const LOCALES = { pt: 'pt-BR', en: 'en-GB', es: 'es-ES' };
 
-// number writes an integer with the language's grouping.
-export function number(n) {
+// number writes a number with the language's grouping, with at most digits
+// decimals (none by default).
+export function number(n, digits = 0) {
   try {
-    return new Intl.NumberFormat(LOCALES[current] || 'en-GB', { maximumFractionDigits: 0 }).format(n);
+    return new Intl.NumberFormat(LOCALES[current] || 'en-GB', { maximumFractionDigits: digits }).format(n);
   } catch {
     return String(n);
   }
 }
 
 // dateTime writes an instant (epoch milliseconds) in the page language, in
-// the browser's time zone, with the zone named.
-export function dateTime(ms) {
+// the browser's time zone, with the zone named. Options: utc (in UTC instead)
+// and millis (with the milliseconds).
+export function dateTime(ms, { utc = false, millis = false } = {}) {
   const opts = { year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', second: '2-digit', timeZoneName: 'short' };
+  if (utc) opts.timeZone = 'UTC';
+  if (millis) opts.fractionalSecondDigits = 3;
   try {
     return new Intl.DateTimeFormat(LOCALES[current] || 'en-GB', opts).format(new Date(ms));
   } catch {

@@ -1,0 +1,1 @@
+DROP TABLE IF EXISTS back_office_links;

@@ -1,0 +1,230 @@
+package table
+
+import (
+	"context"
+	"encoding/csv"
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/crashstudio/crashgame/gen/table"
+	"github.com/crashstudio/crashgame/internal/backoffice"
+	"github.com/crashstudio/crashgame/internal/store"
+	"github.com/crashstudio/crashgame/internal/wallet"
+)
+
+// The back office's pages behind an operator's links (a round's support
+// page, a CSV export) and the player's replay of a past round.
+
+func (e errorResponse) VisitGetRoundReplayResponse(w http.ResponseWriter) error  { return e.visit(w) }
+func (e errorResponse) VisitGetSupportRoundResponse(w http.ResponseWriter) error { return e.visit(w) }
+func (e errorResponse) VisitGetTransactionsExportResponse(w http.ResponseWriter) error {
+	return e.visit(w)
+}
+
+// GetRoundReplay answers the session player's replay of an ended round:
+// the round and their own bets in it, without wallet calls.
+func (a *api) GetRoundReplay(ctx context.Context, req table.GetRoundReplayRequestObject) (table.GetRoundReplayResponseObject, error) {
+	sess, _, fail := a.session(ctx)
+	if fail != nil {
+		return *fail, nil
+	}
+	// As "My bets" lists them: every session of the player, or this demo
+	// session's.
+	mine := store.BetFilter{Operator: sess.Operator, PlayerID: sess.PlayerID, GameID: sess.GameID}
+	if sess.Demo || sess.PlayerID == "" {
+		mine = store.BetFilter{SessionHash: sess.Hash}
+	}
+	round, recs, err := a.s.backoffice.PlayerRound(ctx, sess.GameID, req.RoundId, mine)
+	switch {
+	case errors.Is(err, backoffice.ErrRoundNotFound):
+		return a.fail(ctx, http.StatusNotFound, table.ErrorCodeUnknownRound), nil
+	case errors.Is(err, backoffice.ErrRoundInProgress):
+		return a.fail(ctx, http.StatusConflict, table.ErrorCodeRoundInProgress), nil
+	case err != nil:
+		return a.internal(ctx, "reading a round's replay failed", err), nil
+	}
+	bets := make([]backoffice.Bet, len(recs))
+	for i := range recs {
+		bets[i] = backoffice.Bet{BetRecord: recs[i], Movements: nil}
+	}
+	return table.GetRoundReplay200JSONResponse{Round: replayRound(round), Bets: replayBets(bets)}, nil
+}
+
+// GetSupportRound answers the data of a round's support page, for a valid
+// link.
+func (a *api) GetSupportRound(ctx context.Context, req table.GetSupportRoundRequestObject) (table.GetSupportRoundResponseObject, error) {
+	round, bets, expires, err := a.s.backoffice.OpenRoundLink(ctx, req.Link, a.s.now())
+	switch {
+	case errors.Is(err, backoffice.ErrLinkNotFound), errors.Is(err, backoffice.ErrRoundNotFound), errors.Is(err, backoffice.ErrPlayerNotFound):
+		return a.fail(ctx, http.StatusNotFound, table.ErrorCodeUnknownLink), nil
+	case err != nil:
+		return a.internal(ctx, "reading a support link failed", err), nil
+	}
+	return table.GetSupportRound200JSONResponse{ExpiresAt: expires.UnixMilli(), Round: replayRound(round), Bets: replayBets(bets)}, nil
+}
+
+// GetTransactionsExport streams the CSV of an export link.
+func (a *api) GetTransactionsExport(ctx context.Context, req table.GetTransactionsExportRequestObject) (table.GetTransactionsExportResponseObject, error) {
+	now := a.s.now()
+	q, err := a.s.backoffice.OpenTransactionsLink(ctx, req.Link, now)
+	switch {
+	case errors.Is(err, backoffice.ErrLinkNotFound):
+		return a.fail(ctx, http.StatusNotFound, table.ErrorCodeUnknownLink), nil
+	case err != nil:
+		return a.internal(ctx, "reading an export link failed", err), nil
+	}
+	// The first page before the status: a failure here is still a 500.
+	page, next, err := wallet.Transactions(ctx, a.s.movements, q, now)
+	if err != nil {
+		return a.internal(ctx, "reading an export failed", err), nil
+	}
+	return csvExport{s: a.s, ctx: ctx, q: q, now: now, page: page, next: next}, nil
+}
+
+func replayRound(r backoffice.Round) table.ReplayRound {
+	out := table.ReplayRound{RoundId: r.ID, GameId: r.GameID, Seq: r.Seq, Status: table.ReplayRoundStatus(r.Status),
+		BettingEndsAt: r.BettingEndsAt.UnixMilli(), Phases: make([]table.ReplayPhase, len(r.Phases))}
+	for i, p := range r.Phases {
+		out.Phases[i] = table.ReplayPhase{Phase: table.ReplayPhasePhase(p.Name), At: p.At.UnixMilli()}
+	}
+	if r.ChainID != "" {
+		out.ChainId, out.Position = &r.ChainID, &r.Position
+	}
+	if r.Hash != "" {
+		out.Hash, out.CrashPoint = &r.Hash, &r.CrashPoint
+	}
+	if r.Salt != "" {
+		out.Salt = &r.Salt
+	}
+	return out
+}
+
+func replayBets(bets []backoffice.Bet) []table.ReplayBet {
+	out := make([]table.ReplayBet, len(bets))
+	for i, b := range bets {
+		g := table.ReplayBet{BetId: b.ID, RoundId: b.RoundID, PlayerId: b.PlayerID, Currency: b.Currency, Amount: b.Amount,
+			FreebetId: b.FreebetID, Status: table.ReplayBetStatus(b.Status), PlacedAt: int64(b.PlacedAt), Payout: b.Payout,
+			Movements: make([]table.ReplayMovement, len(b.Movements))}
+		if b.AutoCashout != 0 {
+			g.AutoCashout = &b.AutoCashout
+		}
+		if b.Multiplier != 0 {
+			g.Multiplier = &b.Multiplier
+		}
+		if b.Refusal != "" {
+			g.Refusal = &b.Refusal
+		}
+		if b.SettledAt != 0 {
+			at := int64(b.SettledAt)
+			g.SettledAt = &at
+		}
+		for j, m := range b.Movements {
+			g.Movements[j] = replayMovement(m)
+		}
+		out[i] = g
+	}
+	return out
+}
+
+func replayMovement(m backoffice.Movement) table.ReplayMovement {
+	out := table.ReplayMovement{TransactionId: m.TransactionID, Kind: table.ReplayMovementKind(m.Kind), Amount: m.Amount,
+		Status: table.ReplayMovementStatus(m.Status), Attempts: int32(m.Attempts), CreatedAt: m.CreatedAt.UnixMilli(),
+		Redeliveries: make([]table.ReplayRedelivery, len(m.Redeliveries))}
+	if m.OperatorTxID != "" {
+		out.OperatorTransactionId = &m.OperatorTxID
+	}
+	if m.LastError != "" {
+		out.LastError = &m.LastError
+	}
+	if m.WinType != "" {
+		wt := table.ReplayMovementWinType(m.WinType)
+		out.WinType = &wt
+	}
+	if m.Reason != "" {
+		out.Reason = &m.Reason
+	}
+	if !m.DeliveredAt.IsZero() {
+		at := m.DeliveredAt.UnixMilli()
+		out.DeliveredAt = &at
+	}
+	for i, r := range m.Redeliveries {
+		out.Redeliveries[i] = table.ReplayRedelivery{Number: r.Number, RequestedAt: int64(r.RequestedAt), RequestedBy: r.RequestedBy,
+			AttemptsBefore: int32(r.AttemptsBefore), LastErrorBefore: r.LastErrorBefore}
+	}
+	return out
+}
+
+// exportColumns are the CSV export's columns, in the documented order.
+var exportColumns = []string{"transaction_id", "operator_transaction_id", "kind", "win_type", "status", "amount_cents", "currency",
+	"player_id", "game_id", "round_id", "bet_id", "freebet_id", "reason", "attempts", "last_error", "created_at", "delivered_at",
+	"redeliveries"}
+
+// csvExport streams an export page after page, so that a day of any size
+// takes a page's memory.
+type csvExport struct {
+	s    *Server
+	ctx  context.Context
+	q    wallet.TransactionQuery
+	now  time.Time
+	page []wallet.Transaction
+	next string
+}
+
+func (c csvExport) VisitGetTransactionsExportResponse(w http.ResponseWriter) error {
+	h := w.Header()
+	h.Set("Content-Type", "text/csv; charset=utf-8")
+	h.Set("Content-Disposition", `attachment; filename="transactions.csv"`)
+	h.Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	cw := csv.NewWriter(w)
+	if err := cw.Write(exportColumns); err != nil {
+		return err
+	}
+	for {
+		for _, t := range c.page {
+			if err := cw.Write(exportRow(t)); err != nil {
+				return err
+			}
+		}
+		cw.Flush()
+		if err := cw.Error(); err != nil || c.next == "" {
+			return err
+		}
+		c.q.Cursor = c.next
+		var err error
+		if c.page, c.next, err = wallet.Transactions(c.ctx, c.s.movements, c.q, c.now); err != nil {
+			// The status is sent: cut the response short, so that the
+			// download fails rather than ending like a complete file.
+			c.s.log.ErrorContext(c.ctx, "table: an export failed midway", "operator", c.q.Operator, "err", err)
+			panic(http.ErrAbortHandler)
+		}
+	}
+}
+
+func exportRow(t wallet.Transaction) []string {
+	freebet := ""
+	if t.FreebetID != nil {
+		freebet = *t.FreebetID
+	}
+	delivered := ""
+	if t.Status == wallet.StatusDone && t.DoneAt != 0 {
+		delivered = exportTime(t.DoneAt)
+	}
+	return []string{t.TransactionID, t.OperatorTxID, string(t.Kind), string(t.WinType), wallet.TransactionStatus(t.Status),
+		strconv.FormatInt(t.Amount, 10), t.Currency, t.PlayerID, t.GameID, t.RoundID, t.BetID, freebet, t.Reason,
+		strconv.Itoa(t.Attempts), t.LastError, exportTime(t.CreatedAt), delivered, strconv.Itoa(len(t.Redeliveries))}
+}
+
+func exportTime(ms store.Millis) string {
+	return ms.Time().UTC().Format("2006-01-02T15:04:05.000Z07:00")
+}
+
+func (e errorResponse) VisitGetSupportPageResponse(w http.ResponseWriter) error { return e.visit(w) }
+
+// GetSupportPage is never reached: the page's own handler (Server.page)
+// serves the route, HTML being no business of the strict server.
+func (a *api) GetSupportPage(ctx context.Context, _ table.GetSupportPageRequestObject) (table.GetSupportPageResponseObject, error) {
+	return a.fail(ctx, http.StatusNotFound, table.ErrorCodeUnknownLink), nil
+}
