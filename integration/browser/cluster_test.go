@@ -350,8 +350,8 @@ func TestTableInChromiumOnCluster(t *testing.T) {
 	leader, epoch := c.Leader(t)
 	do(t, tab, "auto cash out at 1.01x for the last round", typeOver(panelSel+" .auto-input", "1.01"))
 	won := playUntilCashout(t, tab, en, func() {})
-	if won.before != balance {
-		t.Errorf("the page showed %d cents before the last bet, want %d", won.before, balance)
+	if won.start != balance {
+		t.Errorf("the page showed %d cents before the last bets, want %d", won.start, balance)
 	}
 	balance = won.after
 	awaitSimBalance(t, c, p.ID, balance)

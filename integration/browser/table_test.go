@@ -312,6 +312,7 @@ type cashout struct {
 	multiplier     string // as shown, "1.01x"
 	payout         int64  // cents, as shown in the panel
 	before, after  int64  // the balance shown before the bet and after the win
+	start          int64  // the balance shown before the first bet (a round may have crashed at 1.00x first)
 	balanceShownAt string
 }
 
@@ -323,10 +324,14 @@ func playUntilCashout(t *testing.T, tab context.Context, en map[string]string, a
 	t.Helper()
 	wonRe := templateRegexp(en["panel.won"]) // "Cashed out at {m}: {amount}"
 	lost := en["panel.lost"]
+	start := int64(-1)
 	for round := 1; round <= maxRounds; round++ {
 		waitJS(t, tab, "a betting phase with time left", roundWait, bettingOpen(2.5))
 		before := probePanel(t, tab)
 		b0 := cents(t, before.Balance)
+		if start < 0 {
+			start = b0
+		}
 		do(t, tab, "click the bet button", chromedp.Click(chromedp.CSS(panelSel+" .action")))
 		// Accepted (the button turns into Cancel) or refused (a new note; the
 		// last round's "crashed" note stays until the next frame).
@@ -353,7 +358,7 @@ func playUntilCashout(t *testing.T, tab context.Context, en map[string]string, a
 		if m == nil {
 			t.Fatalf("round %d: the panel says %q: neither a cash out nor a loss", round, s.Note)
 		}
-		c := cashout{multiplier: m[1], payout: cents(t, m[2]), before: b0}
+		c := cashout{multiplier: m[1], payout: cents(t, m[2]), before: b0, start: start}
 		if c.multiplier != "1.01x" {
 			t.Errorf("auto cash out at 1.01x paid at %s", c.multiplier)
 		}

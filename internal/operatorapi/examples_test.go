@@ -55,6 +55,27 @@ func documentedRefusals(t *testing.T) map[string]map[string]bool {
 	return out
 }
 
+// documentedPaths lists the routes of the game document.
+func documentedPaths(t *testing.T) map[string]bool {
+	t.Helper()
+	raw, err := api.Documents.ReadFile("game.v1.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := openapi3.NewLoader().LoadFromData(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]bool{}
+	for path := range doc.Paths.Map() {
+		out[path] = true
+	}
+	if len(out) != 9 {
+		t.Fatalf("the game document has %d routes, want the 9 this test was written for", len(out))
+	}
+	return out
+}
+
 // Every refusal the operator routes send is in the document, with an example
 // of its very code and message (identifiers aside): an integrator who matches
 // on what the document shows sees what the game sends.
