@@ -126,8 +126,19 @@ def honest_data():
     c3, r3, h3 = make_chain(
         "crash-turbo", 1, length=500, first_seq=1, ended=0, rtp_bp=9800, max_multiplier=50000,
         contributions=[], status="seeding", created_at=T0 + 2 * 10**7)
-    data = {"chains": [c1, c2, c3], "rounds": {c1["chain_id"]: r1, c2["chain_id"]: r2, c3["chain_id"]: r3}}
-    return data, {c1["chain_id"]: h1, c2["chain_id"]: h2, c3["chain_id"]: h3}
+    # Retired during its seeding window (its settings changed before its
+    # first round): never played, no salt; the next chain serves seq 1.
+    c4, r4, h4 = make_chain(
+        "crash-mini", 1, length=200, first_seq=1, ended=0, rtp_bp=9700, max_multiplier=10000,
+        contributions=[], status="seeding", created_at=T0 + 3 * 10**7)
+    c4.update(status="retired", last_seq=0)
+    c5, r5, h5 = make_chain(
+        "crash-mini", 2, length=200, first_seq=1, ended=5, rtp_bp=9600, max_multiplier=10000,
+        contributions=[{"source": "game", "value": hexval("game draw mini c2"), "received_at": T0 + 3 * 10**7 + 400005}],
+        status="active", created_at=T0 + 3 * 10**7 + 100000, salt_source="game_draw")
+    data = {"chains": [c1, c2, c3, c4, c5],
+            "rounds": {c1["chain_id"]: r1, c2["chain_id"]: r2, c3["chain_id"]: r3, c4["chain_id"]: r4, c5["chain_id"]: r5}}
+    return data, {c1["chain_id"]: h1, c2["chain_id"]: h2, c3["chain_id"]: h3, c4["chain_id"]: h4, c5["chain_id"]: h5}
 
 
 # ---- the server --------------------------------------------------------------------
@@ -278,10 +289,13 @@ class VerifyChainsTest(unittest.TestCase):
         self.assertIn("crash-classic-c1  retired  rounds verified: 300 of 300 listed  OK", p.stdout)
         self.assertIn("crash-classic-c2  active  rounds verified: 2100 of 2100 listed  OK", p.stdout)
         self.assertIn("crash-turbo-c1  seeding  rounds verified: 0 of 0 listed  OK", p.stdout)
-        self.assertIn("3 chains checked (3 OK, 0 FAILED), 2400 rounds listed, 2400 verified, 0 failures", p.stdout)
+        self.assertIn("crash-mini-c1  retired (never played)  rounds verified: 0 of 0 listed  OK", p.stdout)
+        self.assertIn("crash-mini-c2  active  rounds verified: 5 of 5 listed  OK", p.stdout)
+        self.assertIn("5 chains checked (5 OK, 0 FAILED), 2405 rounds listed, 2405 verified, 0 failures", p.stdout)
         self.assertIn("RESULT: OK", p.stdout)
-        # 3 chains at 2 per page: 2 listing pages; c1 1 page, c2 3 pages of rounds (700 each), c3 1 page
-        self.assertEqual(len(self.server.accepts), 2 + 1 + 3 + 1)
+        # 5 chains at 2 per page: 3 listing pages; rounds (700 a page): crash-classic c1 1 page, c2 3
+        # pages, crash-turbo c1 1, crash-mini c1 1 and c2 1
+        self.assertEqual(len(self.server.accepts), 3 + 1 + 3 + 1 + 1 + 1)
         self.assertEqual(set(self.server.accepts), {"application/json"})
 
     def test_honest_data_has_what_the_cases_need(self):
@@ -456,6 +470,24 @@ class VerifyChainsTest(unittest.TestCase):
                 del c[k]
         self.assert_fails_inproc(f, "status active but no salt")
 
+    def test_never_played_chain(self):
+        # A chain retired in its seeding window needs no salt, but nothing may
+        # have been played or contributed on it.
+        def listed(d):
+            d["rounds"]["crash-mini-c1"] = [copy.deepcopy(d["rounds"]["crash-mini-c2"][0])]
+            d["rounds"]["crash-mini-c1"][0]["round_id"] = "crash-mini-1"
+        self.assert_fails_inproc(listed, "after the retired chain's last_seq 0")
+        self.assert_fails_inproc(lambda d: self.chain(d, "crash-mini-c1").update(
+            contributions=[{"source": "operator", "operator": "acme-bet", "value": hexval("a"), "received_at": T0 + 3 * 10**7}]),
+            "never played but 1 contributions are published")
+
+    def test_retired_played_chain_without_salt(self):
+        def f(d):
+            c = self.chain(d, "crash-classic-c1")
+            for k in ("salt", "salt_fixed_at", "salt_source"):
+                del c[k]
+        self.assert_fails_inproc(f, "status retired but no salt")
+
     def test_salt_source(self):
         self.assert_fails_inproc(lambda d: self.chain(d, "crash-classic-c2").update(salt_source="game_draw"),
                           "salt_source 'game_draw' but operators contributed")
@@ -553,7 +585,7 @@ class VerifyChainsTest(unittest.TestCase):
         save(self.honest)
         p = self.run_verifier("--dir", tmp)
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
-        self.assertIn("3 chains checked (3 OK", p.stdout)
+        self.assertIn("5 chains checked (5 OK", p.stdout)
         p = self.run_verifier("--dir", tmp, "--chain", "crash-classic-c1", inproc=True)
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
         self.assertIn("1 chains checked (1 OK", p.stdout)

@@ -61,7 +61,9 @@ Rules checked (the public fairness design, formula_version 1):
           received within [created_at, seeding_ends_at]; the salt was not
           fixed before seeding_ends_at.
   seeding: a chain with status "seeding" has no salt, no published
-          contributions and no round; an "active" or "retired" chain has a salt.
+          contributions and no round; an "active" or "retired" chain has a salt,
+          except a chain retired during its seeding window (last_seq =
+          first_seq-1): it served no round ("never played"), so it has none.
   crash:  r = top 52 bits of HMAC-SHA256(key = round hash's 32 bytes,
               msg = the salt's UTF-8 bytes, i.e. its 64 hex characters)
             = the first 13 hex digits of the HMAC;
@@ -375,6 +377,7 @@ def verify_chain(doc, rounds, rounds_error=None):
         fail("chain: seeding_ends_at %d is before created_at %d" % (ends, created))
 
     # -- salt and contributions
+    never_played = status == "retired" and last_seq is not None and first_seq is not None and last_seq == first_seq - 1
     salt = doc.get("salt")
     salt_present = salt is not None and salt != ""
     contributions = doc.get("contributions")
@@ -388,6 +391,14 @@ def verify_chain(doc, rounds, rounds_error=None):
             fail("chain: status seeding but a salt is published")
         if contributions and not salt_present:
             fail("chain: %d contributions published before the salt is fixed" % len(contributions))
+    elif status == "retired" and not salt_present and never_played:
+        # Retired during its seeding window (its settings changed before its
+        # first round): it served no round, so it needs no salt. Any round
+        # listed for it fails below (after last_seq).
+        res.status = "retired (never played)"
+        res.notes.append("chain: retired during its seeding window, before its first round: never played, no salt needed")
+        if contributions:
+            fail("chain: never played but %d contributions are published" % len(contributions))
     elif status in ("active", "retired") and not salt_present:
         fail("chain: status %s but no salt: no round may be played before the salt is fixed" % status)
     crash_salt = None
