@@ -20,7 +20,10 @@ import (
 
 // MinTokenLength is the shortest session token a launch accepts (contract
 // Limits), counted in characters that are not whitespace: sixteen spaces are
-// not a token.
+// not a token. A token that holds a Unicode control or format character
+// (categories Cc and Cf: a tab, U+0000, U+200B, U+FEFF...) is refused
+// whatever its length: such characters are invisible, so sixteen of them
+// would otherwise pass for a token.
 const MinTokenLength = 16
 
 // The refusals of a launch. Each maps to one error_code of the game direction.
@@ -207,8 +210,10 @@ type Request struct {
 //     demo off                                         -> ErrDemoNotAvailable
 //  4. (outside demo) token absent                      -> ErrMissingToken
 //  5. (outside demo) player_id absent                  -> ErrMissingPlayerID
-//  6. (outside demo) token with fewer than 16 characters
-//     that are not whitespace, or equal to player_id   -> ErrInvalidToken
+//  6. (outside demo) token with a Unicode control or
+//     format character (Cc, Cf), with fewer than 16
+//     characters that are not whitespace, or equal to
+//     player_id                                        -> ErrInvalidToken
 //  7. (outside demo) the operator has no wallet_url    -> ErrNoWallet
 //  8. currency given but not enabled for the operator  -> ErrCurrencyNotServed
 //  9. lobby_url or deposit_url not an absolute http or
@@ -236,6 +241,10 @@ func (s *Service) Launch(ctx context.Context, operator string, r Request) (strin
 			return "", ErrMissingToken
 		case r.PlayerID == "":
 			return "", ErrMissingPlayerID
+		case hasInvisible(r.Token):
+			// Rule GAME-19 LIM-4: never say which character, nor where: the
+			// token is the operator's secret.
+			return "", fmt.Errorf("%w: holds a Unicode control or format character (category Cc or Cf)", ErrInvalidToken)
 		case !longEnough(r.Token):
 			return "", fmt.Errorf("%w: fewer than %d characters that are not whitespace", ErrInvalidToken, MinTokenLength)
 		case r.Token == r.PlayerID:
@@ -276,6 +285,14 @@ func longEnough(token string) bool {
 		}
 	}
 	return n >= MinTokenLength
+}
+
+// hasInvisible reports whether token holds a Unicode control (Cc) or format
+// (Cf) character.
+func hasInvisible(token string) bool {
+	return strings.ContainsFunc(token, func(r rune) bool {
+		return unicode.In(r, unicode.Cc, unicode.Cf)
+	})
 }
 
 // checkControls checks the addresses the page will navigate to and the
