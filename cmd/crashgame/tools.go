@@ -58,6 +58,9 @@ func verifyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := json.Unmarshal(raw, &chain); err != nil || chain.TerminalHash == "" {
 		return fmt.Errorf("verify: not a chain's document (GET /fairness/chains/{chain_id}): %v", err)
 	}
+	if chain.Salt == nil && string(chain.Status) == "retired" && chain.LastSeq != nil && *chain.LastSeq == chain.FirstSeq-1 {
+		return fmt.Errorf("verify: chain %s was retired during its seeding window, before its first round: it was never played, so no round of it exists to verify", chain.ChainId)
+	}
 	if chain.Salt == nil {
 		return fmt.Errorf("verify: chain %s has no salt yet (it is %s): none of its rounds is played", chain.ChainId, chain.Status)
 	}

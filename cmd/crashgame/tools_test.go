@@ -87,6 +87,10 @@ func TestVerifyCommand(t *testing.T) {
 		{"a hash outside the chain", []string{"--hash", strings.Repeat("ab", 32), "--chain", doc}, nil, "does not lead to the terminal"},
 		{"a seeding chain", []string{"--hash", exampleHash, "--chain", write("seeding.json", exampleChain(func(d map[string]any) { delete(d, "salt"); d["status"] = "seeding" }))},
 			nil, "has no salt yet"},
+		{"a chain retired while seeding", []string{"--hash", exampleHash, "--chain", write("unplayed.json", exampleChain(func(d map[string]any) {
+			delete(d, "salt")
+			d["status"], d["last_seq"] = "retired", d["first_seq"].(int)-1
+		}))}, nil, "never played"},
 		{"no chain assumed", []string{"--hash", exampleHash}, nil, "none is assumed"},
 		{"the document or where to fetch it, not both", []string{"--hash", exampleHash, "--chain", doc, "--server", srv.URL}, nil, "not both"},
 		{"an unknown chain", []string{"--hash", exampleHash, "--server", srv.URL, "--chain-id", "nope"}, nil, "404"},

@@ -261,6 +261,8 @@ class Card {
       lines.push(el('p', 'bad', t('chains.resultFailed', vars)));
     } else if (s.rounds > 0) {
       lines.push(el('p', 'good', t('chains.resultOk', vars)));
+    } else if (s.neverPlayed) {
+      lines.push(el('p', 'good', t('chains.resultNeverPlayed')));
     } else if (s.salt && s.salt.error === 'pending') {
       lines.push(el('p', 'good', t('chains.resultSeeding')));
     } else {

@@ -306,6 +306,7 @@ export class ChainVerifier {
     this.canCrash = false;
     this.saltResult = null;
     this.noSaltFailed = false;
+    this.neverPlayed = false;
   }
 
   fail(f) {
@@ -320,8 +321,11 @@ export class ChainVerifier {
     if (what) this.fail({ kind: 'settings', what });
     this.saltResult = await checkSalt(c);
     const s = this.saltResult;
+    // A chain retired during its seeding window, before its first round
+    // (last_seq = first_seq - 1), was never played: it needs no salt.
+    this.neverPlayed = c.status === 'retired' && isInt(c.last_seq) && isInt(c.first_seq) && c.last_seq === c.first_seq - 1;
     if (s.error === 'pending') {
-      if (c.status !== 'seeding') this.fail({ kind: 'noSalt' });
+      if (c.status !== 'seeding' && !this.neverPlayed) this.fail({ kind: 'noSalt' });
     } else if (s.error) {
       this.fail({ kind: 'saltData', count: s.count });
     } else {
@@ -418,6 +422,7 @@ export class ChainVerifier {
       failures: this.failures,
       first: this.kept,
       salt: this.saltResult,
+      neverPlayed: this.neverPlayed,
       lastPosition: this.lastPosition,
     };
   }
