@@ -5,7 +5,6 @@ import (
 	"encoding/csv"
 	"errors"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/crashstudio/crashgame/gen/table"
@@ -212,9 +211,14 @@ func exportRow(t wallet.Transaction) []string {
 	if t.Status == wallet.StatusDone && t.DoneAt != 0 {
 		delivered = exportTime(t.DoneAt)
 	}
-	return []string{t.TransactionID, t.OperatorTxID, string(t.Kind), string(t.WinType), wallet.TransactionStatus(t.Status),
-		strconv.FormatInt(t.Amount, 10), t.Currency, t.PlayerID, t.GameID, t.RoundID, t.BetID, freebet, t.Reason,
-		strconv.Itoa(t.Attempts), t.LastError, exportTime(t.CreatedAt), delivered, strconv.Itoa(len(t.Redeliveries))}
+	// Every text cell is neutralised against formulas (CSV injection): the
+	// ids, the reason and the last error come from wallets and players. The
+	// integers we write (amount, attempts, redeliveries) are not: a quote
+	// would turn a number into text.
+	text := backoffice.CSVText
+	return []string{text(t.TransactionID), text(t.OperatorTxID), text(string(t.Kind)), text(string(t.WinType)), text(wallet.TransactionStatus(t.Status)),
+		backoffice.CSVInt(t.Amount), text(t.Currency), text(t.PlayerID), text(t.GameID), text(t.RoundID), text(t.BetID), text(freebet), text(t.Reason),
+		backoffice.CSVInt(int64(t.Attempts)), text(t.LastError), text(exportTime(t.CreatedAt)), text(delivered), backoffice.CSVInt(int64(len(t.Redeliveries)))}
 }
 
 func exportTime(ms store.Millis) string {
