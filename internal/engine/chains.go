@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/crashstudio/crashgame/internal/fairness"
+	"github.com/crashstudio/crashgame/internal/seal"
 	"github.com/crashstudio/crashgame/internal/store"
 )
 
@@ -46,11 +47,19 @@ func (t *Table) loadChain(ctx context.Context, seq int64) error {
 	switch {
 	case err == nil && t.chainUsable(cur, seq):
 		chain, err := t.openChain(cur)
-		if err != nil {
+		switch {
+		case err == nil:
+			t.chain, t.chainRec = chain, cur
+			return nil
+		case !errors.Is(err, seal.ErrOpen):
 			return err
 		}
-		t.chain, t.chainRec = chain, cur
-		return nil
+		// The chain's seed does not open with this installation's seed_key
+		// (the key was changed or lost): no round of it can be drawn any
+		// more. It is retired below, its commitment unchanged, and a new
+		// chain is published under the key in use.
+		t.logger.Warn("the current hash chain's seed does not open with fairness.seed_key (the key was changed or lost): retiring the chain and publishing a new one",
+			"chain_id", cur.ID, "retired_after_round", max(seq-1, cur.FirstSeq-1))
 	case err != nil && !errors.Is(err, store.ErrChainNotFound):
 		return fmt.Errorf("engine: load chain of %s: %w", t.game.ID, err)
 	}
@@ -99,7 +108,7 @@ func (t *Table) openChain(rec store.ChainRecord) (*fairness.Chain, error) {
 	}
 	plain, err := t.cfg.Sealer.Open(rec.SealedSeed, rec.ID)
 	if err != nil {
-		return nil, fmt.Errorf("engine: open the seed of %s: %w", rec.ID, err)
+		return nil, fmt.Errorf("engine: open the seed of %s: %w", rec.ID, err) // wraps seal.ErrOpen
 	}
 	var seed [32]byte
 	if copy(seed[:], plain) != len(seed) || len(plain) != len(seed) {

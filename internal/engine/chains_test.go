@@ -5,9 +5,11 @@ import (
 	"context"
 	"encoding/hex"
 	"errors"
+	"log/slog"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -190,6 +192,68 @@ func TestNewSettingsStartANewChain(t *testing.T) {
 	}
 }
 
+// A restart with another seed_key (the old one changed or lost) cannot open
+// the current chain's seed: the chain is retired with its commitment
+// unchanged, a new chain is published under the new key, rounds are played,
+// and the log says why, naming no part of either key.
+func TestNewSeedKeyStartsANewChain(t *testing.T) {
+	t.Parallel()
+	dsn := "sqlite://" + filepath.Join(t.TempDir(), "e.db")
+	ctx := context.Background()
+	first := newHarness(t, dsn)
+	first.run()
+	first.nextRound()
+	first.stop()
+	old, err := first.st.CurrentChain(ctx, testGame.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	const newKey = "5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e"
+	key, err := seal.ParseKey(newKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sealer, err := seal.New(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs syncBuffer
+	second := newHarnessAdjusted(t, dsn, nil, nil, func(c *engine.Config) {
+		c.Sealer = sealer
+		c.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	})
+	second.run() // waits for a betting round: the game plays
+	second.nextRound()
+	v, _ := second.table.Round()
+	now, err := second.st.CurrentChain(ctx, testGame.ID)
+	if err != nil || now.ID == old.ID || now.Number != old.Number+1 || now.FirstSeq > v.Seq {
+		t.Fatalf("chain after the restart %+v, %v; want number %d serving round %d", now, err, old.Number+1, v.Seq)
+	}
+	if _, err := sealer.Open(now.SealedSeed, now.ID); err != nil {
+		t.Fatalf("the new chain's seed does not open with the new key: %v", err)
+	}
+	retired, err := second.st.ChainByID(ctx, old.ID)
+	if err != nil || retired.LastSeq == nil || *retired.LastSeq != now.FirstSeq-1 || retired.Terminal != old.Terminal ||
+		*retired.Salt != *old.Salt {
+		t.Fatalf("the old chain %+v, %v; want it retired at %d, its commitment unchanged", retired, err, now.FirstSeq-1)
+	}
+	out := logs.String()
+	if !strings.Contains(out, "does not open with fairness.seed_key") || !strings.Contains(out, old.ID) {
+		t.Fatalf("no log line says why chain %s was retired:\n%s", old.ID, out)
+	}
+	// No part of either key in the log (KEY-never-logged): 8 hex digits of
+	// the new key, or the fixed key's, would be one.
+	oldKey := hex.EncodeToString(engine.FixedKeyForTest())
+	for _, k := range []string{newKey, oldKey} {
+		for i := 0; i+8 <= len(k); i += 4 {
+			if strings.Contains(out, k[i:i+8]) {
+				t.Fatalf("the log holds part of a key (%s...):\n%s", k[i:i+2], out)
+			}
+		}
+	}
+}
+
 // Once a round's betting opens, the database holds nothing its crash point
 // follows from without the sealed key: the round's row has no hash and no
 // crash point, no stored value is its hash or a later round's, and the
@@ -241,4 +305,23 @@ func TestDatabaseCannotPredictARound(t *testing.T) {
 			t.Fatal("the chain's row holds a live or later round's hash")
 		}
 	})
+}
+
+// syncBuffer is a bytes.Buffer a logger may write to from the table's
+// goroutines while the test reads it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

@@ -34,10 +34,15 @@ func (t *Table) CrashPointForTest(ctx context.Context, roundID string) (int64, e
 
 // FixedSealer is a sealer with a fixed key, for tests.
 func FixedSealer() *seal.Sealer {
-	key := sha256.Sum256([]byte("engine tests: the seed key"))
-	s, err := seal.New(key[:])
+	s, err := seal.New(FixedKeyForTest())
 	if err != nil {
 		panic(err)
 	}
 	return s
+}
+
+// FixedKeyForTest is FixedSealer's key.
+func FixedKeyForTest() []byte {
+	key := sha256.Sum256([]byte("engine tests: the seed key"))
+	return key[:]
 }
