@@ -824,3 +824,50 @@ func TestBackOfficeSection(t *testing.T) {
 		}
 	}
 }
+
+// No error names any part of a mistyped key (KEY-never-shown): a seed_key
+// of the wrong length or not hex, an operator's short or padded secret, or
+// an api_key with a control character, written in the file or through a
+// variable, is refused without repeating 6 characters of it.
+func TestMistypedKeysAreNeverShown(t *testing.T) {
+	t.Parallel()
+	const good = "abababababababababababababababababababababababababababababababab"
+	seedKeys := []string{
+		"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcde",   // 63 hex digits
+		"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0", // 65
+		"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdeg",  // not hex
+		"0123456789abcdef 0123456789abcdef0123456789abcdef0123456789abcde",  // a space
+	}
+	type tc struct{ name, yaml, value string }
+	var cases []tc
+	for i, k := range seedKeys {
+		cases = append(cases,
+			tc{fmt.Sprintf("seed_key %d in the file", i), strings.Replace(base, good, `"`+k+`"`, 1), k},
+			tc{fmt.Sprintf("seed_key %d in a variable", i), strings.Replace(base, good, "${SEED}", 1), k})
+	}
+	for _, s := range []string{"0123456789ab", " 0123456789abcdefghijklmnopqrstuv"} {
+		cases = append(cases, tc{"secret " + strings.TrimSpace(s)[:6], strings.Replace(base, secretValue, `"`+s+`"`, 1), s})
+	}
+	cases = append(cases, tc{"api_key with a tab", strings.Replace(base, apiKeyValue, `"0123456789ab\tcdefghij"`, 1), "0123456789ab\tcdefghij"})
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			getenv := func(name string) (string, bool) {
+				if name == "SEED" {
+					return c.value, true
+				}
+				return "", false
+			}
+			_, err := config.Parse([]byte(c.yaml), getenv)
+			if err == nil {
+				t.Fatalf("a mistyped key was accepted")
+			}
+			v := strings.TrimSpace(c.value)
+			for i := 0; i+6 <= len(v); i++ {
+				if part := v[i : i+6]; strings.Contains(err.Error(), part) {
+					t.Fatalf("the error shows %q, part of the key: %v", part, err)
+				}
+			}
+		})
+	}
+}

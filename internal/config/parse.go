@@ -97,6 +97,15 @@ func (p *parser) addf(n *yaml.Node, format string, args ...any) {
 	p.problems = append(p.problems, problem{line, errors.New(msg)})
 }
 
+// variable names the variable a value came from (" from ${NAME}"), or
+// nothing for a value written in the file: it never shows the value itself.
+func (p *parser) variable(n *yaml.Node) string {
+	if orig, ok := p.expanded[n]; ok {
+		return " from " + orig
+	}
+	return ""
+}
+
 // show quotes a value for a message: the ${NAME} text for an expanded value (its
 // content may be a secret), nothing for a value that may carry credentials.
 func (p *parser) show(n *yaml.Node) string {
@@ -531,7 +540,8 @@ func (p *parser) fairness(n *yaml.Node) Fairness {
 	if v, vn := p.str(f, "seed_key", where); vn == nil || v == "" {
 		p.addf(n, "fairness: seed_key is missing; set seed_key: ${CRASHGAME_SEED_KEY} with 64 hex digits (openssl rand -hex 32), the same on every replica, kept outside the database")
 	} else if len(v) != 64 || strings.Trim(strings.ToLower(v), "0123456789abcdef") != "" {
-		p.addf(vn, "fairness: seed_key %s is not 64 hex digits; make one with openssl rand -hex 32", p.show(vn))
+		// The value is never shown, not even a part of it: it is a key.
+		p.addf(vn, "fairness: seed_key%s is not 64 hex digits (it has %d characters; the value is not shown); make one with openssl rand -hex 32", p.variable(vn), len(v))
 	} else {
 		out.SeedKey = Secret(v)
 	}
