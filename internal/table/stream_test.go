@@ -69,8 +69,8 @@ func (c *client) next() (map[string]any, error) {
 	m, ok := c.msgs[fmt.Sprint(v["type"])]
 	if !ok {
 		c.t.Errorf("the server sent a message the stream document does not declare: %s", data)
-	} else if err := m.Payload.VisitJSON(generic); err != nil {
-		c.t.Errorf("a %s message breaks the stream document (%s): %v\n%s", m.Type, m.Schema, err, data)
+	} else if err := m.Validate(generic); err != nil {
+		c.t.Errorf("a %s message breaks the stream document (%s as %q): %v\n%s", m.Type, m.Schema, m.Format, err, data)
 	}
 	return v, nil
 }
