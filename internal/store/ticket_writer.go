@@ -48,8 +48,10 @@ func (s *Store) insertTickets(ctx context.Context, batch []*TicketRecord) error 
 	return nil
 }
 
-// insertTicketRows inserts tickets and the controls of those that carry any,
-// in one transaction when there are controls (one statement otherwise).
+// insertTicketRows inserts tickets, the controls of those that carry any, and
+// the latest launch's controls of each player (launch_controls, which the
+// legacy launch reads), in one transaction when there is more than the tickets
+// to write (one statement otherwise: a batch of demo tickets).
 func (s *Store) insertTicketRows(ctx context.Context, recs []TicketRecord) error {
 	var controls []TicketControls
 	for _, r := range recs {
@@ -59,7 +61,8 @@ func (s *Store) insertTicketRows(ctx context.Context, recs []TicketRecord) error
 			controls = append(controls, c)
 		}
 	}
-	if len(controls) == 0 {
+	latest := launchControlsOf(recs)
+	if len(controls) == 0 && len(latest) == 0 {
 		_, err := s.db.NewInsert().Model(&recs).Exec(ctx)
 		return err
 	}
@@ -67,7 +70,11 @@ func (s *Store) insertTicketRows(ctx context.Context, recs []TicketRecord) error
 		if _, err := tx.NewInsert().Model(&recs).Exec(ctx); err != nil {
 			return err
 		}
-		_, err := tx.NewInsert().Model(&controls).Exec(ctx)
-		return err
+		if len(controls) > 0 {
+			if _, err := tx.NewInsert().Model(&controls).Exec(ctx); err != nil {
+				return err
+			}
+		}
+		return upsertLaunchControls(ctx, tx, latest)
 	})
 }
