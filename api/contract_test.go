@@ -71,17 +71,17 @@ func gwResponseSchema(t *testing.T, doc *openapi3.T, path, status string) *opena
 func gwAnyBody(t *testing.T, path string, r *openapi3.Response) {
 	t.Helper()
 	if got := slices.Collect(maps.Keys(r.Content)); !slices.Equal(got, []string{"*/*"}) {
-		t.Errorf("POST %s 5XX: content %v, want */* alone (a proxy's body may be anything)", path, got)
+		t.Errorf("%s, a proxy's answer: content %v, want */* alone (its body may be anything)", path, got)
 		return
 	}
 	s := r.Content["*/*"].Schema
 	if s == nil || s.Value == nil {
-		t.Errorf("POST %s 5XX: no schema", path)
+		t.Errorf("%s, a proxy's answer: no schema", path)
 		return
 	}
 	for _, v := range []any{"<html>502</html>", map[string]any{"status": "error"}, 42.0, ""} {
 		if err := s.Value.VisitJSON(v); err != nil {
-			t.Errorf("POST %s 5XX: the schema refuses %v: %v", path, v, err)
+			t.Errorf("%s, a proxy's answer: the schema refuses %v: %v", path, v, err)
 		}
 	}
 }
@@ -117,6 +117,16 @@ func gwSortedSet(values ...string) []string {
 	out := slices.Clone(values)
 	slices.Sort(out)
 	return slices.Compact(out)
+}
+
+// gwKnownStrings returns the known values of an open set (x-extensible-enum).
+func gwKnownStrings(t *testing.T, s *openapi3.Schema) []string {
+	t.Helper()
+	raw, ok := s.Extensions["x-extensible-enum"]
+	if !ok {
+		return nil
+	}
+	return gwStringList(t, raw)
 }
 
 func gwEnumStrings(s *openapi3.Schema) []string {
@@ -340,7 +350,7 @@ func TestVersioningAndPaths(t *testing.T) {
 	}{
 		// The contract's two routes, and those this installation added in
 		// 1.1.0 (the fairness contributions, the back office).
-		{gwGameDoc, "1.1.0", "{base_url}", "base_url", []string{"/v1/games", "/v1/launch", "/v1/fairness/contributions",
+		{gwGameDoc, "1.2.0", "{base_url}", "base_url", []string{"/v1/games", "/v1/launch", "/v1/fairness/contributions",
 			"/v1/rounds/details", "/v1/bets/history", "/v1/transactions", "/v1/transactions/redeliver",
 			"/v1/rounds/support-link", "/v1/transactions/export"}},
 		{gwWalletDoc, "1.0.0", "{wallet_url}", "wallet_url", []string{"/balance", "/bet", "/win", "/rollback"}},
@@ -389,7 +399,7 @@ func TestRoutesArePostWithJSON(t *testing.T) {
 					t.Errorf("%s: request body must be required application/json", path)
 				}
 				for status, r := range item.Post.Responses.Map() {
-					if name == gwWalletDoc && status == "5XX" {
+					if status == "5XX" || (name == gwGameDoc && status == "default") {
 						gwAnyBody(t, path, r.Value) // a proxy's answer: any body
 						continue
 					}
@@ -638,21 +648,29 @@ func TestLaunchResponse(t *testing.T) {
 	}
 }
 
-// Each game route declares exactly the error statuses the contract lists, and
-// each status's error_code is an enum of exactly the contract's codes for that
-// route and status (AMB-2: MISSING_GAME_ID stays declared on /v1/games), with
-// one example per code. The error body is status (= error), error_code,
-// optional error_message, and the optional diagnostic request_id.
-// Rule GAME-2 GAME-3 GAME-11 GAME-12 GAME-13 GAME-14 GAME-15 GAME-16 GAME-17 GAME-18 GAME-19 GAME-20 GAME-21
+// Each game route declares exactly the error statuses the contract lists (and
+// 5XX and default, whose body may be anything: what stands in front of the game
+// answers them, never the game), and each status's error_code lists exactly the
+// contract's codes for that route and status in x-extensible-enum (AMB-2:
+// MISSING_GAME_ID stays declared on /v1/games), with one example per code. The
+// error_code is an open string, so that a generated client reads a later
+// version's answer; the game's tests hold its answers to the known values
+// (apitest.KnownValues). The error body is status (= error, a closed enum: the
+// contract's envelope), error_code, optional error_message, the optional
+// diagnostic request_id, and on 400 the optional error_reason (since 1.2.0).
+// Rule GAME-2 GAME-3 GAME-11 GAME-12 GAME-13 GAME-14 GAME-15 GAME-16 GAME-17 GAME-18 GAME-19 GAME-20 GAME-21 GEN-9 GEN-10
 func TestGameErrorTable(t *testing.T) {
 	t.Parallel()
 	doc := gwLoadDocument(t, gwGameDoc)
 	for path, statuses := range gwGameErrors {
 		t.Run(path, func(t *testing.T) {
 			t.Parallel()
-			want := append(slices.Collect(maps.Keys(statuses)), "200")
+			want := append(slices.Collect(maps.Keys(statuses)), "200", "5XX", "default")
 			if got := gwSortedSet(gwOperation(t, doc, path).Responses.Keys()...); !slices.Equal(got, gwSortedSet(want...)) {
 				t.Errorf("statuses = %v, want %v", got, gwSortedSet(want...))
+			}
+			for _, status := range []string{"5XX", "default"} {
+				gwAnyBody(t, path, gwResponse(t, doc, path, status))
 			}
 			for status, codes := range statuses {
 				t.Run(status, func(t *testing.T) {
@@ -661,21 +679,31 @@ func TestGameErrorTable(t *testing.T) {
 					if got := gwSortedSet(s.Required...); !slices.Equal(got, []string{"error_code", "status"}) {
 						t.Errorf("required = %v, want error_code and status", got)
 					}
-					if got := gwSortedSet(slices.Collect(maps.Keys(s.Properties))...); !slices.Equal(got, gwSortedSet("status", "error_code", "error_message", "request_id")) {
-						t.Errorf("properties = %v", got)
+					props := []string{"status", "error_code", "error_message", "request_id"}
+					if status == "400" {
+						props = append(props, "error_reason")
+					}
+					if got := gwSortedSet(slices.Collect(maps.Keys(s.Properties))...); !slices.Equal(got, gwSortedSet(props...)) {
+						t.Errorf("properties = %v, want %v", got, gwSortedSet(props...))
 					}
 					if got := gwEnumStrings(gwProperty(t, s, "status")); !slices.Equal(got, []string{"error"}) {
 						t.Errorf("status enum = %v", got)
 					}
-					if got := gwEnumStrings(gwEffective(gwProperty(t, s, "error_code"))); !slices.Equal(got, gwSortedSet(codes...)) {
-						t.Errorf("error_code enum = %v, want %v", got, gwSortedSet(codes...))
+					ec := gwEffective(gwProperty(t, s, "error_code"))
+					if ec.Enum != nil || !ec.Type.Is("string") {
+						t.Errorf("error_code must be an open string, not enum %v", ec.Enum)
+					}
+					if got := gwKnownStrings(t, ec); !slices.Equal(got, gwSortedSet(codes...)) {
+						t.Errorf("error_code x-extensible-enum = %v, want %v", got, gwSortedSet(codes...))
 					}
 					if got := gwExampleCodes(t, gwResponse(t, doc, path, status)); !slices.Equal(got, gwSortedSet(codes...)) {
 						t.Errorf("example codes = %v, want one example per code %v", got, gwSortedSet(codes...))
 					}
-					for _, code := range gwContractGameCodes {
+					// Open: every code validates, the contract's and one from a
+					// later version alike.
+					for _, code := range append(slices.Clone(gwContractGameCodes), "SOMETHING_NEW") {
 						body := map[string]any{"status": "error", "error_code": code, "error_message": "x", "request_id": "r-1"}
-						gwExpect(t, s, body, slices.Contains(codes, code))
+						gwExpect(t, s, body, true)
 					}
 					gwExpect(t, s, map[string]any{"status": "error"}, false)
 					gwExpect(t, s, map[string]any{"status": "ok", "error_code": codes[0]}, false)
@@ -1063,7 +1091,7 @@ func TestWalletErrorCodeIsOpen(t *testing.T) {
 	}
 }
 
-// The game direction's codes (every error_code enum of the contract's routes,
+// The game direction's codes (every error_code's x-extensible-enum of the contract's routes,
 // /v1/games and /v1/launch) and the wallet direction's known codes
 // (x-known-error-codes) are the contract's lists; every code of the game
 // direction, the routes added since 1.1.0 included, shares with the wallet
@@ -1079,8 +1107,11 @@ func TestErrorCodeDirections(t *testing.T) {
 			if status == "200" {
 				continue
 			}
+			if status == "5XX" || status == "default" {
+				continue // what stands in front of the game; any body
+			}
 			s := gwResponseSchema(t, gdoc, path, status).Value
-			codes := gwEnumStrings(gwEffective(gwProperty(t, s, "error_code")))
+			codes := gwKnownStrings(t, gwEffective(gwProperty(t, s, "error_code")))
 			gameCodes = append(gameCodes, codes...)
 			if path == "/v1/games" || path == "/v1/launch" {
 				contractCodes = append(contractCodes, codes...)
@@ -1091,7 +1122,7 @@ func TestErrorCodeDirections(t *testing.T) {
 	if contractCodes = gwSortedSet(contractCodes...); !slices.Equal(contractCodes, gwContractGameCodes) {
 		t.Errorf("the contract routes' codes = %v, want %v", contractCodes, gwContractGameCodes)
 	}
-	if got := gwEnumStrings(gwComponent(t, gdoc, "GameErrorCode")); !slices.Equal(got, gwContractGameCodes) {
+	if got := gwKnownStrings(t, gwComponent(t, gdoc, "GameErrorCode")); !slices.Equal(got, gwContractGameCodes) {
 		t.Errorf("GameErrorCode = %v, want %v", got, gwContractGameCodes)
 	}
 

@@ -12,6 +12,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"path"
@@ -20,24 +21,6 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/oapi-codegen/runtime"
 )
-
-// Defines values for BackOfficeBadRequestErrorErrorCode.
-const (
-	BackOfficeBadRequestErrorErrorCodeINTERNALERROR BackOfficeBadRequestErrorErrorCode = "INTERNAL_ERROR"
-	BackOfficeBadRequestErrorErrorCodeINVALIDQUERY  BackOfficeBadRequestErrorErrorCode = "INVALID_QUERY"
-)
-
-// Valid indicates whether the value is a known member of the BackOfficeBadRequestErrorErrorCode enum.
-func (e BackOfficeBadRequestErrorErrorCode) Valid() bool {
-	switch e {
-	case BackOfficeBadRequestErrorErrorCodeINTERNALERROR:
-		return true
-	case BackOfficeBadRequestErrorErrorCodeINVALIDQUERY:
-		return true
-	default:
-		return false
-	}
-}
 
 // Defines values for BackOfficeBadRequestErrorStatus.
 const (
@@ -48,54 +31,6 @@ const (
 func (e BackOfficeBadRequestErrorStatus) Valid() bool {
 	switch e {
 	case BackOfficeBadRequestErrorStatusError:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for BackOfficeBetStatus.
-const (
-	BackOfficeBetStatusAccepted  BackOfficeBetStatus = "accepted"
-	BackOfficeBetStatusCancelled BackOfficeBetStatus = "cancelled"
-	BackOfficeBetStatusCashedOut BackOfficeBetStatus = "cashed_out"
-	BackOfficeBetStatusLost      BackOfficeBetStatus = "lost"
-	BackOfficeBetStatusPending   BackOfficeBetStatus = "pending"
-	BackOfficeBetStatusRefused   BackOfficeBetStatus = "refused"
-	BackOfficeBetStatusVoid      BackOfficeBetStatus = "void"
-)
-
-// Valid indicates whether the value is a known member of the BackOfficeBetStatus enum.
-func (e BackOfficeBetStatus) Valid() bool {
-	switch e {
-	case BackOfficeBetStatusAccepted:
-		return true
-	case BackOfficeBetStatusCancelled:
-		return true
-	case BackOfficeBetStatusCashedOut:
-		return true
-	case BackOfficeBetStatusLost:
-		return true
-	case BackOfficeBetStatusPending:
-		return true
-	case BackOfficeBetStatusRefused:
-		return true
-	case BackOfficeBetStatusVoid:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for BackOfficeConflictErrorErrorCode.
-const (
-	BackOfficeConflictErrorErrorCodeTRANSACTIONREFUSED BackOfficeConflictErrorErrorCode = "TRANSACTION_REFUSED"
-)
-
-// Valid indicates whether the value is a known member of the BackOfficeConflictErrorErrorCode enum.
-func (e BackOfficeConflictErrorErrorCode) Valid() bool {
-	switch e {
-	case BackOfficeConflictErrorErrorCodeTRANSACTIONREFUSED:
 		return true
 	default:
 		return false
@@ -117,24 +52,6 @@ func (e BackOfficeConflictErrorStatus) Valid() bool {
 	}
 }
 
-// Defines values for BackOfficeNotFoundErrorErrorCode.
-const (
-	BackOfficeNotFoundErrorErrorCodeROUNDNOTFOUND       BackOfficeNotFoundErrorErrorCode = "ROUND_NOT_FOUND"
-	BackOfficeNotFoundErrorErrorCodeTRANSACTIONNOTFOUND BackOfficeNotFoundErrorErrorCode = "TRANSACTION_NOT_FOUND"
-)
-
-// Valid indicates whether the value is a known member of the BackOfficeNotFoundErrorErrorCode enum.
-func (e BackOfficeNotFoundErrorErrorCode) Valid() bool {
-	switch e {
-	case BackOfficeNotFoundErrorErrorCodeROUNDNOTFOUND:
-		return true
-	case BackOfficeNotFoundErrorErrorCodeTRANSACTIONNOTFOUND:
-		return true
-	default:
-		return false
-	}
-}
-
 // Defines values for BackOfficeNotFoundErrorStatus.
 const (
 	BackOfficeNotFoundErrorStatusError BackOfficeNotFoundErrorStatus = "error"
@@ -144,30 +61,6 @@ const (
 func (e BackOfficeNotFoundErrorStatus) Valid() bool {
 	switch e {
 	case BackOfficeNotFoundErrorStatusError:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for BackOfficeRoundStatus.
-const (
-	BackOfficeRoundStatusBetting  BackOfficeRoundStatus = "betting"
-	BackOfficeRoundStatusFinished BackOfficeRoundStatus = "finished"
-	BackOfficeRoundStatusFlying   BackOfficeRoundStatus = "flying"
-	BackOfficeRoundStatusVoid     BackOfficeRoundStatus = "void"
-)
-
-// Valid indicates whether the value is a known member of the BackOfficeRoundStatus enum.
-func (e BackOfficeRoundStatus) Valid() bool {
-	switch e {
-	case BackOfficeRoundStatusBetting:
-		return true
-	case BackOfficeRoundStatusFinished:
-		return true
-	case BackOfficeRoundStatusFlying:
-		return true
-	case BackOfficeRoundStatusVoid:
 		return true
 	default:
 		return false
@@ -189,90 +82,6 @@ func (e BetHistoryResponseStatus) Valid() bool {
 	}
 }
 
-// Defines values for BetMovementKind.
-const (
-	BetMovementKindBet      BetMovementKind = "bet"
-	BetMovementKindRollback BetMovementKind = "rollback"
-	BetMovementKindWin      BetMovementKind = "win"
-)
-
-// Valid indicates whether the value is a known member of the BetMovementKind enum.
-func (e BetMovementKind) Valid() bool {
-	switch e {
-	case BetMovementKindBet:
-		return true
-	case BetMovementKindRollback:
-		return true
-	case BetMovementKindWin:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for BetMovementStatus.
-const (
-	BetMovementStatusDelivered BetMovementStatus = "delivered"
-	BetMovementStatusExhausted BetMovementStatus = "exhausted"
-	BetMovementStatusPending   BetMovementStatus = "pending"
-	BetMovementStatusRefused   BetMovementStatus = "refused"
-)
-
-// Valid indicates whether the value is a known member of the BetMovementStatus enum.
-func (e BetMovementStatus) Valid() bool {
-	switch e {
-	case BetMovementStatusDelivered:
-		return true
-	case BetMovementStatusExhausted:
-		return true
-	case BetMovementStatusPending:
-		return true
-	case BetMovementStatusRefused:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for BetMovementWinType.
-const (
-	BetMovementWinTypeFreebet BetMovementWinType = "freebet"
-	BetMovementWinTypeWin     BetMovementWinType = "win"
-	BetMovementWinTypeZeroWin BetMovementWinType = "zero_win"
-)
-
-// Valid indicates whether the value is a known member of the BetMovementWinType enum.
-func (e BetMovementWinType) Valid() bool {
-	switch e {
-	case BetMovementWinTypeFreebet:
-		return true
-	case BetMovementWinTypeWin:
-		return true
-	case BetMovementWinTypeZeroWin:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for ContributionBadRequestErrorErrorCode.
-const (
-	ContributionBadRequestErrorErrorCodeINTERNALERROR       ContributionBadRequestErrorErrorCode = "INTERNAL_ERROR"
-	ContributionBadRequestErrorErrorCodeINVALIDCONTRIBUTION ContributionBadRequestErrorErrorCode = "INVALID_CONTRIBUTION"
-)
-
-// Valid indicates whether the value is a known member of the ContributionBadRequestErrorErrorCode enum.
-func (e ContributionBadRequestErrorErrorCode) Valid() bool {
-	switch e {
-	case ContributionBadRequestErrorErrorCodeINTERNALERROR:
-		return true
-	case ContributionBadRequestErrorErrorCodeINVALIDCONTRIBUTION:
-		return true
-	default:
-		return false
-	}
-}
-
 // Defines values for ContributionBadRequestErrorStatus.
 const (
 	ContributionBadRequestErrorStatusError ContributionBadRequestErrorStatus = "error"
@@ -288,24 +97,6 @@ func (e ContributionBadRequestErrorStatus) Valid() bool {
 	}
 }
 
-// Defines values for ContributionConflictErrorErrorCode.
-const (
-	ContributionConflictErrorErrorCodeCONTRIBUTIONCONFLICT ContributionConflictErrorErrorCode = "CONTRIBUTION_CONFLICT"
-	ContributionConflictErrorErrorCodeSEEDINGCLOSED        ContributionConflictErrorErrorCode = "SEEDING_CLOSED"
-)
-
-// Valid indicates whether the value is a known member of the ContributionConflictErrorErrorCode enum.
-func (e ContributionConflictErrorErrorCode) Valid() bool {
-	switch e {
-	case ContributionConflictErrorErrorCodeCONTRIBUTIONCONFLICT:
-		return true
-	case ContributionConflictErrorErrorCodeSEEDINGCLOSED:
-		return true
-	default:
-		return false
-	}
-}
-
 // Defines values for ContributionConflictErrorStatus.
 const (
 	ContributionConflictErrorStatusError ContributionConflictErrorStatus = "error"
@@ -315,21 +106,6 @@ const (
 func (e ContributionConflictErrorStatus) Valid() bool {
 	switch e {
 	case ContributionConflictErrorStatusError:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for ContributionNotFoundErrorErrorCode.
-const (
-	ContributionNotFoundErrorErrorCodeCHAINNOTFOUND ContributionNotFoundErrorErrorCode = "CHAIN_NOT_FOUND"
-)
-
-// Valid indicates whether the value is a known member of the ContributionNotFoundErrorErrorCode enum.
-func (e ContributionNotFoundErrorErrorCode) Valid() bool {
-	switch e {
-	case ContributionNotFoundErrorErrorCodeCHAINNOTFOUND:
 		return true
 	default:
 		return false
@@ -405,60 +181,6 @@ func (e GameErrorStatus) Valid() bool {
 	}
 }
 
-// Defines values for GameErrorCode.
-const (
-	GameErrorCodeDEMONOTAVAILABLE GameErrorCode = "DEMO_NOT_AVAILABLE"
-	GameErrorCodeGAMENOTFOUND     GameErrorCode = "GAME_NOT_FOUND"
-	GameErrorCodeINTERNALERROR    GameErrorCode = "INTERNAL_ERROR"
-	GameErrorCodeINVALIDSIGNATURE GameErrorCode = "INVALID_SIGNATURE"
-	GameErrorCodeINVALIDTOKEN     GameErrorCode = "INVALID_TOKEN"
-	GameErrorCodeMISSINGGAMEID    GameErrorCode = "MISSING_GAME_ID"
-	GameErrorCodeMISSINGPLAYERID  GameErrorCode = "MISSING_PLAYER_ID"
-	GameErrorCodeMISSINGTOKEN     GameErrorCode = "MISSING_TOKEN"
-)
-
-// Valid indicates whether the value is a known member of the GameErrorCode enum.
-func (e GameErrorCode) Valid() bool {
-	switch e {
-	case GameErrorCodeDEMONOTAVAILABLE:
-		return true
-	case GameErrorCodeGAMENOTFOUND:
-		return true
-	case GameErrorCodeINTERNALERROR:
-		return true
-	case GameErrorCodeINVALIDSIGNATURE:
-		return true
-	case GameErrorCodeINVALIDTOKEN:
-		return true
-	case GameErrorCodeMISSINGGAMEID:
-		return true
-	case GameErrorCodeMISSINGPLAYERID:
-		return true
-	case GameErrorCodeMISSINGTOKEN:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for GamesBadRequestErrorErrorCode.
-const (
-	GamesBadRequestErrorErrorCodeINTERNALERROR GamesBadRequestErrorErrorCode = "INTERNAL_ERROR"
-	GamesBadRequestErrorErrorCodeMISSINGGAMEID GamesBadRequestErrorErrorCode = "MISSING_GAME_ID"
-)
-
-// Valid indicates whether the value is a known member of the GamesBadRequestErrorErrorCode enum.
-func (e GamesBadRequestErrorErrorCode) Valid() bool {
-	switch e {
-	case GamesBadRequestErrorErrorCodeINTERNALERROR:
-		return true
-	case GamesBadRequestErrorErrorCodeMISSINGGAMEID:
-		return true
-	default:
-		return false
-	}
-}
-
 // Defines values for GamesBadRequestErrorStatus.
 const (
 	GamesBadRequestErrorStatusError GamesBadRequestErrorStatus = "error"
@@ -489,36 +211,6 @@ func (e GamesResponseStatus) Valid() bool {
 	}
 }
 
-// Defines values for LaunchBadRequestErrorErrorCode.
-const (
-	LaunchBadRequestErrorErrorCodeDEMONOTAVAILABLE LaunchBadRequestErrorErrorCode = "DEMO_NOT_AVAILABLE"
-	LaunchBadRequestErrorErrorCodeINTERNALERROR    LaunchBadRequestErrorErrorCode = "INTERNAL_ERROR"
-	LaunchBadRequestErrorErrorCodeINVALIDTOKEN     LaunchBadRequestErrorErrorCode = "INVALID_TOKEN"
-	LaunchBadRequestErrorErrorCodeMISSINGGAMEID    LaunchBadRequestErrorErrorCode = "MISSING_GAME_ID"
-	LaunchBadRequestErrorErrorCodeMISSINGPLAYERID  LaunchBadRequestErrorErrorCode = "MISSING_PLAYER_ID"
-	LaunchBadRequestErrorErrorCodeMISSINGTOKEN     LaunchBadRequestErrorErrorCode = "MISSING_TOKEN"
-)
-
-// Valid indicates whether the value is a known member of the LaunchBadRequestErrorErrorCode enum.
-func (e LaunchBadRequestErrorErrorCode) Valid() bool {
-	switch e {
-	case LaunchBadRequestErrorErrorCodeDEMONOTAVAILABLE:
-		return true
-	case LaunchBadRequestErrorErrorCodeINTERNALERROR:
-		return true
-	case LaunchBadRequestErrorErrorCodeINVALIDTOKEN:
-		return true
-	case LaunchBadRequestErrorErrorCodeMISSINGGAMEID:
-		return true
-	case LaunchBadRequestErrorErrorCodeMISSINGPLAYERID:
-		return true
-	case LaunchBadRequestErrorErrorCodeMISSINGTOKEN:
-		return true
-	default:
-		return false
-	}
-}
-
 // Defines values for LaunchBadRequestErrorStatus.
 const (
 	LaunchBadRequestErrorStatusError LaunchBadRequestErrorStatus = "error"
@@ -528,21 +220,6 @@ const (
 func (e LaunchBadRequestErrorStatus) Valid() bool {
 	switch e {
 	case LaunchBadRequestErrorStatusError:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for LaunchNotFoundErrorErrorCode.
-const (
-	LaunchNotFoundErrorErrorCodeGAMENOTFOUND LaunchNotFoundErrorErrorCode = "GAME_NOT_FOUND"
-)
-
-// Valid indicates whether the value is a known member of the LaunchNotFoundErrorErrorCode enum.
-func (e LaunchNotFoundErrorErrorCode) Valid() bool {
-	switch e {
-	case LaunchNotFoundErrorErrorCodeGAMENOTFOUND:
 		return true
 	default:
 		return false
@@ -624,45 +301,6 @@ func (e RoundDetailsResponseStatus) Valid() bool {
 	}
 }
 
-// Defines values for RoundPhasePhase.
-const (
-	RoundPhasePhaseBetting RoundPhasePhase = "betting"
-	RoundPhasePhaseCrashed RoundPhasePhase = "crashed"
-	RoundPhasePhaseFlying  RoundPhasePhase = "flying"
-	RoundPhasePhaseVoid    RoundPhasePhase = "void"
-)
-
-// Valid indicates whether the value is a known member of the RoundPhasePhase enum.
-func (e RoundPhasePhase) Valid() bool {
-	switch e {
-	case RoundPhasePhaseBetting:
-		return true
-	case RoundPhasePhaseCrashed:
-		return true
-	case RoundPhasePhaseFlying:
-		return true
-	case RoundPhasePhaseVoid:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for ServerErrorErrorCode.
-const (
-	ServerErrorErrorCodeINTERNALERROR ServerErrorErrorCode = "INTERNAL_ERROR"
-)
-
-// Valid indicates whether the value is a known member of the ServerErrorErrorCode enum.
-func (e ServerErrorErrorCode) Valid() bool {
-	switch e {
-	case ServerErrorErrorCodeINTERNALERROR:
-		return true
-	default:
-		return false
-	}
-}
-
 // Defines values for ServerErrorStatus.
 const (
 	ServerErrorStatusError ServerErrorStatus = "error"
@@ -678,21 +316,6 @@ func (e ServerErrorStatus) Valid() bool {
 	}
 }
 
-// Defines values for SignatureErrorErrorCode.
-const (
-	SignatureErrorErrorCodeINVALIDSIGNATURE SignatureErrorErrorCode = "INVALID_SIGNATURE"
-)
-
-// Valid indicates whether the value is a known member of the SignatureErrorErrorCode enum.
-func (e SignatureErrorErrorCode) Valid() bool {
-	switch e {
-	case SignatureErrorErrorCodeINVALIDSIGNATURE:
-		return true
-	default:
-		return false
-	}
-}
-
 // Defines values for SignatureErrorStatus.
 const (
 	SignatureErrorStatusError SignatureErrorStatus = "error"
@@ -702,69 +325,6 @@ const (
 func (e SignatureErrorStatus) Valid() bool {
 	switch e {
 	case SignatureErrorStatusError:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for TransactionKind.
-const (
-	TransactionKindRollback TransactionKind = "rollback"
-	TransactionKindWin      TransactionKind = "win"
-)
-
-// Valid indicates whether the value is a known member of the TransactionKind enum.
-func (e TransactionKind) Valid() bool {
-	switch e {
-	case TransactionKindRollback:
-		return true
-	case TransactionKindWin:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for TransactionStatus.
-const (
-	TransactionStatusDelivered TransactionStatus = "delivered"
-	TransactionStatusExhausted TransactionStatus = "exhausted"
-	TransactionStatusPending   TransactionStatus = "pending"
-	TransactionStatusRefused   TransactionStatus = "refused"
-)
-
-// Valid indicates whether the value is a known member of the TransactionStatus enum.
-func (e TransactionStatus) Valid() bool {
-	switch e {
-	case TransactionStatusDelivered:
-		return true
-	case TransactionStatusExhausted:
-		return true
-	case TransactionStatusPending:
-		return true
-	case TransactionStatusRefused:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for TransactionWinType.
-const (
-	TransactionWinTypeFreebet TransactionWinType = "freebet"
-	TransactionWinTypeWin     TransactionWinType = "win"
-	TransactionWinTypeZeroWin TransactionWinType = "zero_win"
-)
-
-// Valid indicates whether the value is a known member of the TransactionWinType enum.
-func (e TransactionWinType) Valid() bool {
-	switch e {
-	case TransactionWinTypeFreebet:
-		return true
-	case TransactionWinTypeWin:
-		return true
-	case TransactionWinTypeZeroWin:
 		return true
 	default:
 		return false
@@ -812,13 +372,11 @@ func (e TransactionsResponseStatus) Valid() bool {
 
 // BackOfficeBadRequestError 400 on the back office's routes.
 type BackOfficeBadRequestError struct {
-	ErrorCode    BackOfficeBadRequestErrorErrorCode `json:"error_code"`
-	ErrorMessage *string                            `json:"error_message,omitempty"`
-	Status       BackOfficeBadRequestErrorStatus    `json:"status"`
+	// ErrorCode Known values (`x-extensible-enum`): `INTERNAL_ERROR`, `INVALID_QUERY`. An open set: a later 1.x may add a code; treat an unknown one by its HTTP status.
+	ErrorCode    string                          `json:"error_code"`
+	ErrorMessage *string                         `json:"error_message,omitempty"`
+	Status       BackOfficeBadRequestErrorStatus `json:"status"`
 }
-
-// BackOfficeBadRequestErrorErrorCode defines model for BackOfficeBadRequestError.ErrorCode.
-type BackOfficeBadRequestErrorErrorCode string
 
 // BackOfficeBadRequestErrorStatus defines model for BackOfficeBadRequestError.Status.
 type BackOfficeBadRequestErrorStatus string
@@ -848,35 +406,30 @@ type BackOfficeBet struct {
 	RoundId string  `json:"round_id"`
 
 	// SettledAt When it was cashed out, lost, cancelled or voided.
-	SettledAt *int64              `json:"settled_at,omitempty"`
-	Status    BackOfficeBetStatus `json:"status"`
-}
+	SettledAt *int64 `json:"settled_at,omitempty"`
 
-// BackOfficeBetStatus defines model for BackOfficeBet.Status.
-type BackOfficeBetStatus string
+	// Status Known values (`x-extensible-enum`): `pending`, `accepted`, `refused`, `cashed_out`, `lost`, `cancelled`, `void`. An open set: a later 1.x may add a value; accept one you do not know.
+	Status string `json:"status"`
+}
 
 // BackOfficeConflictError 409 on the back office's routes.
 type BackOfficeConflictError struct {
-	ErrorCode    BackOfficeConflictErrorErrorCode `json:"error_code"`
-	ErrorMessage *string                          `json:"error_message,omitempty"`
-	Status       BackOfficeConflictErrorStatus    `json:"status"`
+	// ErrorCode Known values (`x-extensible-enum`): `TRANSACTION_REFUSED`. An open set: a later 1.x may add a code; treat an unknown one by its HTTP status.
+	ErrorCode    string                        `json:"error_code"`
+	ErrorMessage *string                       `json:"error_message,omitempty"`
+	Status       BackOfficeConflictErrorStatus `json:"status"`
 }
-
-// BackOfficeConflictErrorErrorCode defines model for BackOfficeConflictError.ErrorCode.
-type BackOfficeConflictErrorErrorCode string
 
 // BackOfficeConflictErrorStatus defines model for BackOfficeConflictError.Status.
 type BackOfficeConflictErrorStatus string
 
 // BackOfficeNotFoundError 404 on the back office's routes.
 type BackOfficeNotFoundError struct {
-	ErrorCode    BackOfficeNotFoundErrorErrorCode `json:"error_code"`
-	ErrorMessage *string                          `json:"error_message,omitempty"`
-	Status       BackOfficeNotFoundErrorStatus    `json:"status"`
+	// ErrorCode Known values (`x-extensible-enum`): `TRANSACTION_NOT_FOUND`, `ROUND_NOT_FOUND`. An open set: a later 1.x may add a code; treat an unknown one by its HTTP status.
+	ErrorCode    string                        `json:"error_code"`
+	ErrorMessage *string                       `json:"error_message,omitempty"`
+	Status       BackOfficeNotFoundErrorStatus `json:"status"`
 }
-
-// BackOfficeNotFoundErrorErrorCode defines model for BackOfficeNotFoundError.ErrorCode.
-type BackOfficeNotFoundErrorErrorCode string
 
 // BackOfficeNotFoundErrorStatus defines model for BackOfficeNotFoundError.Status.
 type BackOfficeNotFoundErrorStatus string
@@ -904,12 +457,12 @@ type BackOfficeRound struct {
 	Salt *string `json:"salt,omitempty"`
 	Seq  int64   `json:"seq"`
 
-	// Status `void`: ended by the interruption rule (docs/failover.md).
-	Status BackOfficeRoundStatus `json:"status"`
+	// Status Known values (`x-extensible-enum`): `betting`, `flying`,
+	// `finished`, `void` (ended by the interruption rule,
+	// docs/failover.md). An open set: a later 1.x may add a value;
+	// accept one you do not know.
+	Status string `json:"status"`
 }
-
-// BackOfficeRoundStatus `void`: ended by the interruption rule (docs/failover.md).
-type BackOfficeRoundStatus string
 
 // BetHistoryRequest defines model for BetHistoryRequest.
 type BetHistoryRequest struct {
@@ -934,28 +487,25 @@ type BetHistoryResponseStatus string
 
 // BetMovement One wallet call of a bet.
 type BetMovement struct {
-	Amount                int64               `json:"amount"`
-	Attempts              int32               `json:"attempts"`
-	CreatedAt             int64               `json:"created_at"`
-	DeliveredAt           *int64              `json:"delivered_at,omitempty"`
-	Kind                  BetMovementKind     `json:"kind"`
-	LastError             *string             `json:"last_error,omitempty"`
-	OperatorTransactionId *string             `json:"operator_transaction_id,omitempty"`
-	Reason                *string             `json:"reason,omitempty"`
-	Redeliveries          []Redelivery        `json:"redeliveries"`
-	Status                BetMovementStatus   `json:"status"`
-	TransactionId         string              `json:"transaction_id"`
-	WinType               *BetMovementWinType `json:"win_type,omitempty"`
+	Amount      int64  `json:"amount"`
+	Attempts    int32  `json:"attempts"`
+	CreatedAt   int64  `json:"created_at"`
+	DeliveredAt *int64 `json:"delivered_at,omitempty"`
+
+	// Kind Known values (`x-extensible-enum`): `bet`, `win`, `rollback`. An open set: a later 1.x may add a value; accept one you do not know.
+	Kind                  string       `json:"kind"`
+	LastError             *string      `json:"last_error,omitempty"`
+	OperatorTransactionId *string      `json:"operator_transaction_id,omitempty"`
+	Reason                *string      `json:"reason,omitempty"`
+	Redeliveries          []Redelivery `json:"redeliveries"`
+
+	// Status Known values (`x-extensible-enum`): `delivered`, `pending`, `exhausted`, `refused`. An open set: a later 1.x may add a value; accept one you do not know.
+	Status        string `json:"status"`
+	TransactionId string `json:"transaction_id"`
+
+	// WinType Known values (`x-extensible-enum`): `win`, `freebet`, `zero_win`. An open set: a later 1.x may add a value; accept one you do not know.
+	WinType *string `json:"win_type,omitempty"`
 }
-
-// BetMovementKind defines model for BetMovement.Kind.
-type BetMovementKind string
-
-// BetMovementStatus defines model for BetMovement.Status.
-type BetMovementStatus string
-
-// BetMovementWinType defines model for BetMovement.WinType.
-type BetMovementWinType string
 
 // CatalogueGame One game of the catalogue. The limits `min_bet`, `max_bet` and `max_win`
 // appear only when the request carried `currency`, hold for that currency
@@ -1031,39 +581,33 @@ type Cents = int64
 
 // ContributionBadRequestError 400 on /v1/fairness/contributions.
 type ContributionBadRequestError struct {
-	ErrorCode    ContributionBadRequestErrorErrorCode `json:"error_code"`
-	ErrorMessage *string                              `json:"error_message,omitempty"`
-	Status       ContributionBadRequestErrorStatus    `json:"status"`
+	// ErrorCode Known values (`x-extensible-enum`): `INTERNAL_ERROR`, `INVALID_CONTRIBUTION`. An open set: a later 1.x may add a code; treat an unknown one by its HTTP status.
+	ErrorCode    string                            `json:"error_code"`
+	ErrorMessage *string                           `json:"error_message,omitempty"`
+	Status       ContributionBadRequestErrorStatus `json:"status"`
 }
-
-// ContributionBadRequestErrorErrorCode defines model for ContributionBadRequestError.ErrorCode.
-type ContributionBadRequestErrorErrorCode string
 
 // ContributionBadRequestErrorStatus defines model for ContributionBadRequestError.Status.
 type ContributionBadRequestErrorStatus string
 
 // ContributionConflictError 409 on /v1/fairness/contributions.
 type ContributionConflictError struct {
-	ErrorCode    ContributionConflictErrorErrorCode `json:"error_code"`
-	ErrorMessage *string                            `json:"error_message,omitempty"`
-	Status       ContributionConflictErrorStatus    `json:"status"`
+	// ErrorCode Known values (`x-extensible-enum`): `SEEDING_CLOSED`, `CONTRIBUTION_CONFLICT`. An open set: a later 1.x may add a code; treat an unknown one by its HTTP status.
+	ErrorCode    string                          `json:"error_code"`
+	ErrorMessage *string                         `json:"error_message,omitempty"`
+	Status       ContributionConflictErrorStatus `json:"status"`
 }
-
-// ContributionConflictErrorErrorCode defines model for ContributionConflictError.ErrorCode.
-type ContributionConflictErrorErrorCode string
 
 // ContributionConflictErrorStatus defines model for ContributionConflictError.Status.
 type ContributionConflictErrorStatus string
 
 // ContributionNotFoundError 404 on /v1/fairness/contributions.
 type ContributionNotFoundError struct {
-	ErrorCode    ContributionNotFoundErrorErrorCode `json:"error_code"`
-	ErrorMessage *string                            `json:"error_message,omitempty"`
-	Status       ContributionNotFoundErrorStatus    `json:"status"`
+	// ErrorCode Known values (`x-extensible-enum`): `CHAIN_NOT_FOUND`. An open set: a later 1.x may add a code; treat an unknown one by its HTTP status.
+	ErrorCode    string                          `json:"error_code"`
+	ErrorMessage *string                         `json:"error_message,omitempty"`
+	Status       ContributionNotFoundErrorStatus `json:"status"`
 }
-
-// ContributionNotFoundErrorErrorCode defines model for ContributionNotFoundError.ErrorCode.
-type ContributionNotFoundErrorErrorCode string
 
 // ContributionNotFoundErrorStatus defines model for ContributionNotFoundError.Status.
 type ContributionNotFoundErrorStatus string
@@ -1106,6 +650,23 @@ type ContributionResponseStatus string
 // Example: BRL
 type Currency = string
 
+// ErrorReason Since 1.2.0. The stable name of a refusal whose `error_code` is
+// broader than its cause, sent next to `error_code` on the contract's
+// routes (`/v1/games`, `/v1/launch`), whose codes the contract fixes
+// (GEN-9, GEN-10). Branch on it rather than on `error_message`, whose
+// words may change. Absent when the refusal has no such name.
+//
+// | error_reason | route | HTTP | error_code | condition |
+// | --- | --- | --- | --- | --- |
+// | CURRENCY_NOT_ENABLED | /v1/games, /v1/launch | 400 | INTERNAL_ERROR | `currency` is not one of the currencies enabled for the operator; `error_message` names them. Final: the same request is refused again until the installation enables the currency. |
+//
+// An open set (`x-extensible-enum`): a later 1.x may name more
+// refusals; ignore a value you do not know and read `error_code`.
+// It is never a wallet code and never an `error_code`.
+//
+// Example: CURRENCY_NOT_ENABLED
+type ErrorReason = string
+
 // ExportRequest defines model for ExportRequest.
 type ExportRequest struct {
 	From      int64                `json:"from"`
@@ -1133,12 +694,16 @@ type GameError struct {
 	// `INVALID_QUERY`, `ROUND_NOT_FOUND`, `TRANSACTION_NOT_FOUND`,
 	// `TRANSACTION_REFUSED` (the back office). None of them is a wallet code.
 	//
+	// An open string since 1.2.0: `x-extensible-enum` lists the contract's
+	// codes, the only ones the contract's routes send; a client treats a
+	// code it does not know by its HTTP status.
+	//
 	// | error_code | HTTP | condition |
 	// | --- | --- | --- |
 	// | MISSING_GAME_ID | 400 | game_id absent (/v1/launch) |
 	// | MISSING_TOKEN | 400 | token absent outside demo |
 	// | MISSING_PLAYER_ID | 400 | player_id absent outside demo |
-	// | INVALID_TOKEN | 400 | token with fewer than 16 characters that are not whitespace, or equal to player_id |
+	// | INVALID_TOKEN | 400 | token with a Unicode control or format character (Cc, Cf), with fewer than 16 characters that are not whitespace, or equal to player_id |
 	// | DEMO_NOT_AVAILABLE | 400 | demo not available |
 	// | GAME_NOT_FOUND | 404 | game_id is not this installation's game |
 	// | INVALID_SIGNATURE | 401 | signature absent, of another secret, body altered, or outside the 5 minute window |
@@ -1154,16 +719,40 @@ type GameError struct {
 	// Example: unknown game_id
 	ErrorMessage *string `json:"error_message,omitempty"`
 
+	// ErrorReason Since 1.2.0. The stable name of a refusal whose `error_code` is
+	// broader than its cause, sent next to `error_code` on the contract's
+	// routes (`/v1/games`, `/v1/launch`), whose codes the contract fixes
+	// (GEN-9, GEN-10). Branch on it rather than on `error_message`, whose
+	// words may change. Absent when the refusal has no such name.
+	//
+	// | error_reason | route | HTTP | error_code | condition |
+	// | --- | --- | --- | --- | --- |
+	// | CURRENCY_NOT_ENABLED | /v1/games, /v1/launch | 400 | INTERNAL_ERROR | `currency` is not one of the currencies enabled for the operator; `error_message` names them. Final: the same request is refused again until the installation enables the currency. |
+	//
+	// An open set (`x-extensible-enum`): a later 1.x may name more
+	// refusals; ignore a value you do not know and read `error_code`.
+	// It is never a wallet code and never an `error_code`.
+	//
+	//
+	// Example: CURRENCY_NOT_ENABLED
+	ErrorReason *ErrorReason `json:"error_reason,omitempty"`
+
 	// RequestId Diagnostic identifier of the request in the game's logs; present on 500. Quote it when opening a ticket.
 	//
 	// Example: 01J9ZK6M3R8Q2W5T7Y1V4X6B8N
 	RequestId *string `json:"request_id,omitempty"`
 
-	// Status Always `error`.
+	// Status Always `error`. A closed enum on purpose: `status` (`ok` or
+	// `error`) is the contract's fixed envelope, the first thing a
+	// client reads; a third value would be a new contract, not a v1
+	// addition.
 	Status GameErrorStatus `json:"status"`
 }
 
-// GameErrorStatus Always `error`.
+// GameErrorStatus Always `error`. A closed enum on purpose: `status` (`ok` or
+// `error`) is the contract's fixed envelope, the first thing a
+// client reads; a third value would be a new contract, not a v1
+// addition.
 type GameErrorStatus string
 
 // GameErrorCode Every error code of the contract's game routes (`/v1/games`,
@@ -1175,12 +764,16 @@ type GameErrorStatus string
 // `INVALID_QUERY`, `ROUND_NOT_FOUND`, `TRANSACTION_NOT_FOUND`,
 // `TRANSACTION_REFUSED` (the back office). None of them is a wallet code.
 //
+// An open string since 1.2.0: `x-extensible-enum` lists the contract's
+// codes, the only ones the contract's routes send; a client treats a
+// code it does not know by its HTTP status.
+//
 // | error_code | HTTP | condition |
 // | --- | --- | --- |
 // | MISSING_GAME_ID | 400 | game_id absent (/v1/launch) |
 // | MISSING_TOKEN | 400 | token absent outside demo |
 // | MISSING_PLAYER_ID | 400 | player_id absent outside demo |
-// | INVALID_TOKEN | 400 | token with fewer than 16 characters that are not whitespace, or equal to player_id |
+// | INVALID_TOKEN | 400 | token with a Unicode control or format character (Cc, Cf), with fewer than 16 characters that are not whitespace, or equal to player_id |
 // | DEMO_NOT_AVAILABLE | 400 | demo not available |
 // | GAME_NOT_FOUND | 404 | game_id is not this installation's game |
 // | INVALID_SIGNATURE | 401 | signature absent, of another secret, body altered, or outside the 5 minute window |
@@ -1188,20 +781,42 @@ type GameErrorStatus string
 // | INTERNAL_ERROR | 500 | server failure |
 //
 // Example: GAME_NOT_FOUND
-type GameErrorCode string
+type GameErrorCode = string
 
 // GamesBadRequestError 400 on /v1/games.
 //
 // Example: {"error_code":"INTERNAL_ERROR","error_message":"the body is not a JSON object","status":"error"}
 type GamesBadRequestError struct {
-	// ErrorCode `INTERNAL_ERROR`: body unreadable or not JSON, a value of the wrong
+	// ErrorCode The contract's codes of this route and status, and only these
+	// (GEN-9, GEN-10). The schema is an open string (no `enum`), so
+	// that a generated client reads an answer of a later version;
+	// `x-extensible-enum` lists the codes.
+	// `INTERNAL_ERROR`: body unreadable or not JSON, a value of the wrong
 	// type, or a `currency` not enabled for the operator.
 	// `MISSING_GAME_ID`: listed by the contract for this route, never
 	// sent by this installation (AMB-2).
-	ErrorCode GamesBadRequestErrorErrorCode `json:"error_code"`
+	ErrorCode string `json:"error_code"`
 
 	// ErrorMessage Diagnostic text; never displayed to the player.
 	ErrorMessage *string `json:"error_message,omitempty"`
+
+	// ErrorReason Since 1.2.0. The stable name of a refusal whose `error_code` is
+	// broader than its cause, sent next to `error_code` on the contract's
+	// routes (`/v1/games`, `/v1/launch`), whose codes the contract fixes
+	// (GEN-9, GEN-10). Branch on it rather than on `error_message`, whose
+	// words may change. Absent when the refusal has no such name.
+	//
+	// | error_reason | route | HTTP | error_code | condition |
+	// | --- | --- | --- | --- | --- |
+	// | CURRENCY_NOT_ENABLED | /v1/games, /v1/launch | 400 | INTERNAL_ERROR | `currency` is not one of the currencies enabled for the operator; `error_message` names them. Final: the same request is refused again until the installation enables the currency. |
+	//
+	// An open set (`x-extensible-enum`): a later 1.x may name more
+	// refusals; ignore a value you do not know and read `error_code`.
+	// It is never a wallet code and never an `error_code`.
+	//
+	//
+	// Example: CURRENCY_NOT_ENABLED
+	ErrorReason *ErrorReason `json:"error_reason,omitempty"`
 
 	// RequestId Diagnostic identifier of the request in the game's logs.
 	RequestId *string `json:"request_id,omitempty"`
@@ -1209,12 +824,6 @@ type GamesBadRequestError struct {
 	// Status Always `error`.
 	Status GamesBadRequestErrorStatus `json:"status"`
 }
-
-// GamesBadRequestErrorErrorCode `INTERNAL_ERROR`: body unreadable or not JSON, a value of the wrong
-// type, or a `currency` not enabled for the operator.
-// `MISSING_GAME_ID`: listed by the contract for this route, never
-// sent by this installation (AMB-2).
-type GamesBadRequestErrorErrorCode string
 
 // GamesBadRequestErrorStatus Always `error`.
 type GamesBadRequestErrorStatus string
@@ -1278,17 +887,41 @@ type Language = string
 //
 // Example: {"error_code":"MISSING_TOKEN","error_message":"token is required outside demo","status":"error"}
 type LaunchBadRequestError struct {
-	// ErrorCode `MISSING_GAME_ID`: game_id absent. `MISSING_TOKEN`: token absent
+	// ErrorCode The contract's codes of this route and status, and only these
+	// (GEN-9, GEN-10), listed in `x-extensible-enum`; the schema is an
+	// open string, so that a generated client reads an answer of a
+	// later version.
+	// `MISSING_GAME_ID`: game_id absent. `MISSING_TOKEN`: token absent
 	// outside demo. `MISSING_PLAYER_ID`: player_id absent outside demo.
-	// `INVALID_TOKEN`: token with fewer than 16 characters that are not
-	// whitespace, or equal to player_id. `DEMO_NOT_AVAILABLE`: demo not available.
+	// `INVALID_TOKEN`: token with a Unicode control or format character
+	// (Cc, Cf), with fewer than 16 characters that are not whitespace,
+	// or equal to player_id. `DEMO_NOT_AVAILABLE`: demo not available.
 	// `INTERNAL_ERROR`: body unreadable or not JSON, a value of the wrong
 	// type, an operator with no wallet (real-money launch), a currency not
-	// enabled, a URL or a responsible gambling value out of range.
-	ErrorCode LaunchBadRequestErrorErrorCode `json:"error_code"`
+	// enabled (with `error_reason`), a URL or a responsible gambling
+	// value out of range.
+	ErrorCode string `json:"error_code"`
 
 	// ErrorMessage Diagnostic text; never displayed to the player.
 	ErrorMessage *string `json:"error_message,omitempty"`
+
+	// ErrorReason Since 1.2.0. The stable name of a refusal whose `error_code` is
+	// broader than its cause, sent next to `error_code` on the contract's
+	// routes (`/v1/games`, `/v1/launch`), whose codes the contract fixes
+	// (GEN-9, GEN-10). Branch on it rather than on `error_message`, whose
+	// words may change. Absent when the refusal has no such name.
+	//
+	// | error_reason | route | HTTP | error_code | condition |
+	// | --- | --- | --- | --- | --- |
+	// | CURRENCY_NOT_ENABLED | /v1/games, /v1/launch | 400 | INTERNAL_ERROR | `currency` is not one of the currencies enabled for the operator; `error_message` names them. Final: the same request is refused again until the installation enables the currency. |
+	//
+	// An open set (`x-extensible-enum`): a later 1.x may name more
+	// refusals; ignore a value you do not know and read `error_code`.
+	// It is never a wallet code and never an `error_code`.
+	//
+	//
+	// Example: CURRENCY_NOT_ENABLED
+	ErrorReason *ErrorReason `json:"error_reason,omitempty"`
 
 	// RequestId Diagnostic identifier of the request in the game's logs.
 	RequestId *string `json:"request_id,omitempty"`
@@ -1297,15 +930,6 @@ type LaunchBadRequestError struct {
 	Status LaunchBadRequestErrorStatus `json:"status"`
 }
 
-// LaunchBadRequestErrorErrorCode `MISSING_GAME_ID`: game_id absent. `MISSING_TOKEN`: token absent
-// outside demo. `MISSING_PLAYER_ID`: player_id absent outside demo.
-// `INVALID_TOKEN`: token with fewer than 16 characters that are not
-// whitespace, or equal to player_id. `DEMO_NOT_AVAILABLE`: demo not available.
-// `INTERNAL_ERROR`: body unreadable or not JSON, a value of the wrong
-// type, an operator with no wallet (real-money launch), a currency not
-// enabled, a URL or a responsible gambling value out of range.
-type LaunchBadRequestErrorErrorCode string
-
 // LaunchBadRequestErrorStatus Always `error`.
 type LaunchBadRequestErrorStatus string
 
@@ -1313,8 +937,10 @@ type LaunchBadRequestErrorStatus string
 //
 // Example: {"error_code":"GAME_NOT_FOUND","error_message":"game not found: \"crash-deluxe\" is not enabled for operator \"acme-bet\"","status":"error"}
 type LaunchNotFoundError struct {
-	// ErrorCode game_id is not a game of this installation.
-	ErrorCode LaunchNotFoundErrorErrorCode `json:"error_code"`
+	// ErrorCode `GAME_NOT_FOUND`: game_id is not a game of this installation. The
+	// contract's only code here (`x-extensible-enum`); an open string, so that a
+	// generated client reads an answer of a later version.
+	ErrorCode string `json:"error_code"`
 
 	// ErrorMessage Diagnostic text; never displayed to the player.
 	ErrorMessage *string `json:"error_message,omitempty"`
@@ -1325,9 +951,6 @@ type LaunchNotFoundError struct {
 	// Status Always `error`.
 	Status LaunchNotFoundErrorStatus `json:"status"`
 }
-
-// LaunchNotFoundErrorErrorCode game_id is not a game of this installation.
-type LaunchNotFoundErrorErrorCode string
 
 // LaunchNotFoundErrorStatus Always `error`.
 type LaunchNotFoundErrorStatus string
@@ -1430,11 +1053,13 @@ type LaunchRequest struct {
 	// Token The operator's session token, required unless demo. It is sent in
 	// the body of every wallet call of the session and never appears in
 	// a URL. It must be random, hold at least 16 characters that are not
-	// whitespace, and differ from `player_id`. Absent outside demo: 400
-	// `MISSING_TOKEN`; fewer than 16 characters that are not whitespace
-	// (sixteen spaces are not a token) or equal to `player_id`: 400
-	// `INVALID_TOKEN` (a token of exactly 16 such characters is
-	// accepted).
+	// whitespace, hold no Unicode control or format character (Cc, Cf:
+	// a tab, U+0000, a zero-width space U+200B, a byte order mark
+	// U+FEFF), and differ from `player_id`. Absent outside demo: 400
+	// `MISSING_TOKEN`; a control or format character, fewer than 16
+	// characters that are not whitespace (sixteen spaces are not a
+	// token) or equal to `player_id`: 400 `INVALID_TOKEN` (a token of
+	// exactly 16 such characters is accepted).
 	//
 	//
 	// Example: 7d1f0c9a4e3b4b6f9a2c5e8d1b7f3a60
@@ -1568,19 +1193,20 @@ type RoundDetailsResponseStatus string
 // RoundPhase defines model for RoundPhase.
 type RoundPhase struct {
 	// At When the phase began.
-	At    int64           `json:"at"`
-	Phase RoundPhasePhase `json:"phase"`
-}
+	At int64 `json:"at"`
 
-// RoundPhasePhase defines model for RoundPhase.Phase.
-type RoundPhasePhase string
+	// Phase Known values (`x-extensible-enum`): `betting`, `flying`, `crashed`, `void`. An open set: a later 1.x may add a value; accept one you do not know.
+	Phase string `json:"phase"`
+}
 
 // ServerError 500 on every game route.
 //
 // Example: {"error_code":"INTERNAL_ERROR","request_id":"01J9ZK6M3R8Q2W5T7Y1V4X6B8N","status":"error"}
 type ServerError struct {
-	// ErrorCode Server failure.
-	ErrorCode ServerErrorErrorCode `json:"error_code"`
+	// ErrorCode `INTERNAL_ERROR`: server failure, the only code here
+	// (`x-extensible-enum`; an open string, so that a generated client reads an answer of a later
+	// version).
+	ErrorCode string `json:"error_code"`
 
 	// ErrorMessage Diagnostic text; never displayed to the player.
 	ErrorMessage *string `json:"error_message,omitempty"`
@@ -1592,9 +1218,6 @@ type ServerError struct {
 	Status ServerErrorStatus `json:"status"`
 }
 
-// ServerErrorErrorCode Server failure.
-type ServerErrorErrorCode string
-
 // ServerErrorStatus Always `error`.
 type ServerErrorStatus string
 
@@ -1602,10 +1225,12 @@ type ServerErrorStatus string
 //
 // Example: {"error_code":"INVALID_SIGNATURE","status":"error"}
 type SignatureError struct {
-	// ErrorCode Signature absent, made with another secret, over an altered body,
+	// ErrorCode `INVALID_SIGNATURE`, the only code here (`x-extensible-enum`; an
+	// open string, so that a generated client reads an answer of a
+	// later version). Signature absent, made with another secret, over an altered body,
 	// or timestamp outside the 5 minute window; also unknown or disabled
 	// operator and missing secret.
-	ErrorCode SignatureErrorErrorCode `json:"error_code"`
+	ErrorCode string `json:"error_code"`
 
 	// ErrorMessage Diagnostic text; the same for every cause.
 	ErrorMessage *string `json:"error_message,omitempty"`
@@ -1616,11 +1241,6 @@ type SignatureError struct {
 	// Status Always `error`.
 	Status SignatureErrorStatus `json:"status"`
 }
-
-// SignatureErrorErrorCode Signature absent, made with another secret, over an altered body,
-// or timestamp outside the 5 minute window; also unknown or disabled
-// operator and missing secret.
-type SignatureErrorErrorCode string
 
 // SignatureErrorStatus Always `error`.
 type SignatureErrorStatus string
@@ -1639,10 +1259,12 @@ type Transaction struct {
 	Currency  string `json:"currency"`
 
 	// DeliveredAt When the wallet answered ok.
-	DeliveredAt *int64          `json:"delivered_at,omitempty"`
-	FreebetId   *string         `json:"freebet_id,omitempty"`
-	GameId      string          `json:"game_id"`
-	Kind        TransactionKind `json:"kind"`
+	DeliveredAt *int64  `json:"delivered_at,omitempty"`
+	FreebetId   *string `json:"freebet_id,omitempty"`
+	GameId      string  `json:"game_id"`
+
+	// Kind Known values (`x-extensible-enum`): `win`, `rollback`. An open set: a later 1.x may add a value; accept one you do not know.
+	Kind string `json:"kind"`
 
 	// LastError What the last failed attempt got ('' when none failed).
 	LastError *string `json:"last_error,omitempty"`
@@ -1652,26 +1274,21 @@ type Transaction struct {
 	PlayerId              string  `json:"player_id"`
 
 	// Reason Why a rollback was sent.
-	Reason       *string           `json:"reason,omitempty"`
-	Redeliveries []Redelivery      `json:"redeliveries"`
-	RoundId      string            `json:"round_id"`
-	Status       TransactionStatus `json:"status"`
+	Reason       *string      `json:"reason,omitempty"`
+	Redeliveries []Redelivery `json:"redeliveries"`
+	RoundId      string       `json:"round_id"`
+
+	// Status Known values (`x-extensible-enum`): `delivered`, `pending`, `exhausted`, `refused`. An open set: a later 1.x may add a value; accept one you do not know.
+	Status string `json:"status"`
 
 	// TransactionId Our transaction_id, the same on every attempt.
 	TransactionId string `json:"transaction_id"`
 
-	// WinType The `/win`'s type.
-	WinType *TransactionWinType `json:"win_type,omitempty"`
+	// WinType The `/win`'s type. Known values (`x-extensible-enum`): `win`,
+	// `freebet`, `zero_win`. An open set: a later 1.x may add a value;
+	// accept one you do not know.
+	WinType *string `json:"win_type,omitempty"`
 }
-
-// TransactionKind defines model for Transaction.Kind.
-type TransactionKind string
-
-// TransactionStatus defines model for Transaction.Status.
-type TransactionStatus string
-
-// TransactionWinType The `/win`'s type.
-type TransactionWinType string
 
 // TransactionsRequest defines model for TransactionsRequest.
 type TransactionsRequest struct {
@@ -2032,6 +1649,20 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 	return m
 }
 
+type OtherStatusAsteriskResponse struct {
+	Body io.Reader
+
+	ContentType   string
+	ContentLength int64
+}
+
+type UnavailableAsteriskResponse struct {
+	Body io.Reader
+
+	ContentType   string
+	ContentLength int64
+}
+
 type GetBetHistoryRequestObject struct {
 	Body *GetBetHistoryJSONRequestBody
 }
@@ -2093,6 +1724,50 @@ func (response GetBetHistory500JSONResponse) VisitGetBetHistoryResponse(w http.R
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(500)
 	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetBetHistory5XXAsteriskResponse struct {
+	Body          io.Reader
+	StatusCode    int
+	ContentType   string
+	ContentLength int64
+}
+
+func (response GetBetHistory5XXAsteriskResponse) VisitGetBetHistoryResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", response.ContentType)
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(response.StatusCode)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type GetBetHistorydefaultAsteriskResponse struct {
+	Body          io.Reader
+	StatusCode    int
+	ContentType   string
+	ContentLength int64
+}
+
+func (response GetBetHistorydefaultAsteriskResponse) VisitGetBetHistoryResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", response.ContentType)
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(response.StatusCode)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
 	return err
 }
 
@@ -2188,6 +1863,50 @@ func (response ContributeToChain500JSONResponse) VisitContributeToChainResponse(
 	return err
 }
 
+type ContributeToChain5XXAsteriskResponse struct {
+	Body          io.Reader
+	StatusCode    int
+	ContentType   string
+	ContentLength int64
+}
+
+func (response ContributeToChain5XXAsteriskResponse) VisitContributeToChainResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", response.ContentType)
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(response.StatusCode)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type ContributeToChaindefaultAsteriskResponse struct {
+	Body          io.Reader
+	StatusCode    int
+	ContentType   string
+	ContentLength int64
+}
+
+func (response ContributeToChaindefaultAsteriskResponse) VisitContributeToChainResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", response.ContentType)
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(response.StatusCode)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
 type ListGamesRequestObject struct {
 	Body *ListGamesJSONRequestBody
 }
@@ -2249,6 +1968,50 @@ func (response ListGames500JSONResponse) VisitListGamesResponse(w http.ResponseW
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(500)
 	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListGames5XXAsteriskResponse struct {
+	Body          io.Reader
+	StatusCode    int
+	ContentType   string
+	ContentLength int64
+}
+
+func (response ListGames5XXAsteriskResponse) VisitListGamesResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", response.ContentType)
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(response.StatusCode)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type ListGamesdefaultAsteriskResponse struct {
+	Body          io.Reader
+	StatusCode    int
+	ContentType   string
+	ContentLength int64
+}
+
+func (response ListGamesdefaultAsteriskResponse) VisitListGamesResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", response.ContentType)
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(response.StatusCode)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
 	return err
 }
 
@@ -2330,6 +2093,50 @@ func (response LaunchGame500JSONResponse) VisitLaunchGameResponse(w http.Respons
 	return err
 }
 
+type LaunchGame5XXAsteriskResponse struct {
+	Body          io.Reader
+	StatusCode    int
+	ContentType   string
+	ContentLength int64
+}
+
+func (response LaunchGame5XXAsteriskResponse) VisitLaunchGameResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", response.ContentType)
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(response.StatusCode)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type LaunchGamedefaultAsteriskResponse struct {
+	Body          io.Reader
+	StatusCode    int
+	ContentType   string
+	ContentLength int64
+}
+
+func (response LaunchGamedefaultAsteriskResponse) VisitLaunchGameResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", response.ContentType)
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(response.StatusCode)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
 type GetRoundDetailsRequestObject struct {
 	Body *GetRoundDetailsJSONRequestBody
 }
@@ -2405,6 +2212,50 @@ func (response GetRoundDetails500JSONResponse) VisitGetRoundDetailsResponse(w ht
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(500)
 	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetRoundDetails5XXAsteriskResponse struct {
+	Body          io.Reader
+	StatusCode    int
+	ContentType   string
+	ContentLength int64
+}
+
+func (response GetRoundDetails5XXAsteriskResponse) VisitGetRoundDetailsResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", response.ContentType)
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(response.StatusCode)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type GetRoundDetailsdefaultAsteriskResponse struct {
+	Body          io.Reader
+	StatusCode    int
+	ContentType   string
+	ContentLength int64
+}
+
+func (response GetRoundDetailsdefaultAsteriskResponse) VisitGetRoundDetailsResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", response.ContentType)
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(response.StatusCode)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
 	return err
 }
 
@@ -2486,6 +2337,50 @@ func (response CreateRoundSupportLink500JSONResponse) VisitCreateRoundSupportLin
 	return err
 }
 
+type CreateRoundSupportLink5XXAsteriskResponse struct {
+	Body          io.Reader
+	StatusCode    int
+	ContentType   string
+	ContentLength int64
+}
+
+func (response CreateRoundSupportLink5XXAsteriskResponse) VisitCreateRoundSupportLinkResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", response.ContentType)
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(response.StatusCode)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type CreateRoundSupportLinkdefaultAsteriskResponse struct {
+	Body          io.Reader
+	StatusCode    int
+	ContentType   string
+	ContentLength int64
+}
+
+func (response CreateRoundSupportLinkdefaultAsteriskResponse) VisitCreateRoundSupportLinkResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", response.ContentType)
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(response.StatusCode)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
 type ListTransactionsRequestObject struct {
 	Body *ListTransactionsJSONRequestBody
 }
@@ -2550,6 +2445,50 @@ func (response ListTransactions500JSONResponse) VisitListTransactionsResponse(w 
 	return err
 }
 
+type ListTransactions5XXAsteriskResponse struct {
+	Body          io.Reader
+	StatusCode    int
+	ContentType   string
+	ContentLength int64
+}
+
+func (response ListTransactions5XXAsteriskResponse) VisitListTransactionsResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", response.ContentType)
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(response.StatusCode)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type ListTransactionsdefaultAsteriskResponse struct {
+	Body          io.Reader
+	StatusCode    int
+	ContentType   string
+	ContentLength int64
+}
+
+func (response ListTransactionsdefaultAsteriskResponse) VisitListTransactionsResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", response.ContentType)
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(response.StatusCode)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
 type CreateTransactionsExportRequestObject struct {
 	Body *CreateTransactionsExportJSONRequestBody
 }
@@ -2611,6 +2550,50 @@ func (response CreateTransactionsExport500JSONResponse) VisitCreateTransactionsE
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(500)
 	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateTransactionsExport5XXAsteriskResponse struct {
+	Body          io.Reader
+	StatusCode    int
+	ContentType   string
+	ContentLength int64
+}
+
+func (response CreateTransactionsExport5XXAsteriskResponse) VisitCreateTransactionsExportResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", response.ContentType)
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(response.StatusCode)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type CreateTransactionsExportdefaultAsteriskResponse struct {
+	Body          io.Reader
+	StatusCode    int
+	ContentType   string
+	ContentLength int64
+}
+
+func (response CreateTransactionsExportdefaultAsteriskResponse) VisitCreateTransactionsExportResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", response.ContentType)
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(response.StatusCode)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
 	return err
 }
 
@@ -2703,6 +2686,50 @@ func (response RedeliverTransaction500JSONResponse) VisitRedeliverTransactionRes
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(500)
 	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RedeliverTransaction5XXAsteriskResponse struct {
+	Body          io.Reader
+	StatusCode    int
+	ContentType   string
+	ContentLength int64
+}
+
+func (response RedeliverTransaction5XXAsteriskResponse) VisitRedeliverTransactionResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", response.ContentType)
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(response.StatusCode)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type RedeliverTransactiondefaultAsteriskResponse struct {
+	Body          io.Reader
+	StatusCode    int
+	ContentType   string
+	ContentLength int64
+}
+
+func (response RedeliverTransactiondefaultAsteriskResponse) VisitRedeliverTransactionResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", response.ContentType)
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(response.StatusCode)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
 	return err
 }
 
@@ -3060,266 +3087,342 @@ func (sh *strictHandler) RedeliverTransaction(w http.ResponseWriter, r *http.Req
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L1rcxu51SD8V1B8niqTb7Vo3nSjKvWubGtmnHisiSRnkkzPqsFuUETUBJgGKEqZcdV+3M9b+wufX7KF",
-	"c4Bu9IUUadkZJ4/yIWOxu3E5ODj3yy+tWM4XUjChVWv8S0vFMzan8M9XNL49n055zF7R5IL9fcmUPssy",
-	"mZmHCVNxxheaS9Eat0a9HpGC6BkjExrfEgmfvVAkk0vNVLcVtBaZXLBMcwZjMzPOdSwTBn+J5bw1/qn1",
-	"9v3V2cX703fXZxcX5xetoPX2/Z9O3719c/3HD2cXf2n9HLT0w4K1xi2lMy5uWh8DO9CcKUVvYKzaG0pT",
-	"vVT+NPBNw2gfg1bG/r7kGUvMa/bDwF9s8ZGc/I3F2kzgwYlpM095q3Qul0LXYfbagNxAZiqzOdWtcYsL",
-	"fTBqBa05F3xultrPZ+NCsxuWmenoUsvrmKqZXMKoGz7vNQ4wYfqaJ/UFXc0Y0RkVisbml2ueEDklXCvy",
-	"csK0WWkNtvEyy5iIHxoBP80YK+aqPZ7LOzZ3aMc1m8M//jNj09a49R8vC7R8aXHy5Sumv7cfmQHsiDTL",
-	"6AMMuEw1X6ScNSDoW62IhdkLRYo3H4F/r9cEwAV9eBT2zR+mNGbJNW3Ahh9nDO/PDZ0zkrGY8TuW4I1C",
-	"4Nfmahz/gWXrAJ6x6VLRtGnuB5hoRdOUaQLv2bkTNuE6IFQRromiPGlEg0wuRbJuWsW0Tjftmmuyong8",
-	"LCFyqQOSSqUDElMRszQ1P2bkTvKEJVsCon7nF0wkZkFBi8YxW2iWtCxE4F84+bU51qBlZoff7PStoGVm",
-	"f5xiWGz3AOKfiXddAkcVgoLKFMjh343NBOe1FNOUx+vJ8vHnIMtXF6fvL09fX709f399cfbNh8uzN18/",
-	"LX4v9TfmFNaCZvS5QfP+/Or6m/MP79+0gtaF+a/3y1cPrgsDqzrzmjCtubi5ZiJR9gZvcf3iGeViLY+B",
-	"y/FCkRlVMwKvkvZiOUl5TKgm355dkZdTyjPBlHoJj9XLX9yIHzvNfCijana9kLyJ0Z6LmMFBw8SEiYQl",
-	"pD1biiRjiZ6pzicxAUOn15E8s7Pt1gF4RrVmmXnjf/7U2zume9OffzkYffzPpo0uZlThyayHK74TEC6I",
-	"zBKWBYTReEZWXM/IyhLcCbuhwky+FeMF5PjBDNvEdxdScVzGL7vKMpsZB011804BG14oYt4IiFwD1wZO",
-	"9PctEbi4eOXJI8MHorHFoQmyTfNdli3hHZItU0baiYyVQeJU3rGsO08AxdwdtnfKIF36YP/BBTcMaGtO",
-	"4zEYh4i4P5+hIK4EtUvcSAmY/o4rLbMHK+nXaUG8zBSS0jm9f8fEjZ61xgPvdviin5xvCeqUz7k95ild",
-	"mhPv98yY/qfDgcEkep9fyN5jiGXWTbVdLRdutf2mK7VRaNJ8zpSm88WW29Fyqxcrx5kv15+wLDsASGH8",
-	"x45PLaRQrH5++VXfTtguaTUfAf5v8UM8gCoZEOxeXxc4sgUzk7c7cDJc9Jq952pBA9HN5dqYpqnRaKiT",
-	"qNfpaTtK9YZ8zxeox9SxduOnccaozmXjLdArYSm/Y9kun9xyZOwe+WkFrRUXIKemqRF/GuWTlCp9zZz4",
-	"VHvscPa6rDOuUT2oQgbR8MjuqYqlGxmS++ihiSHVMS0Hmzn1XBNg9zO6VGVVoAkQW2xwxcU1/lhMiiC2",
-	"WnAraP2DZfLa/Pgo0lcmtGfYpDTkuFfCpQpUmy7Na6ppKm+W7Fs6Z83XBjRROQUeF7vXu8QwYCDaikRz",
-	"Lq4nTEcBieb0Hv5JqEjwrxUXUSjoYsFoRqRIH1D6AE6NPIbENMs4S0jkNKMoIDOZJmQqM6JnVBP3IBRm",
-	"XJohu71hGYnBfkJOBaETxYTGRZE5o0LBJPg3V2QpboVciSAUgt0xO7CeMTOYIkIKdkKocK8V38k515ol",
-	"AcHPYBKqSK8bCsAeOl+kALuYanYjs4fWGCVRX9Ubt15dvGuZmzuXrbHOlsz8W91quXB/OhSxf+aSJQ62",
-	"F6dUKR4jC7yGF/d7PWSCCGYkye43PBMruM7lhJtF4tACDrv12oxLXufjKr1MuMwfXOKfH6sUsthmFV0M",
-	"EhH3uOsDJwfIRtsRTdPzaWv80+Zb/9p98fHnoLKAHzIGx7MWw9xsJ4jO9i+H3ojPXaSwc9loqDAIQygx",
-	"z0lKlyKeGRyhd5SndJKy0q4R2nbLEylTRgUObg9+3fiFBWgplFFQ7RdbjZ7j0aOjow1EEfMFis2K3GRU",
-	"6EKqdeR9q5k9ZagurcOMPGFC8yk36ghYl6gi9iuzzZd3/ZcWqOaeS+EzbdWAUd6tqGEWn9Mbdr3MGkxd",
-	"p0mSMaXcuZsVvDDUYjmfCMrT8kQzrRdq/PKleUt17e/dWM5fGvrL45ellXQXwFTqdk53abdGczD81HH8",
-	"Hc1uDEo7AxZRmt4y0POAFppNFYS0S86RfOGdsMSt61YEVOOpK/oBDKEkZjzl4oYsWGZEq3UrGhvJi98Y",
-	"2r3I+D8M8Q3FgvKEIDl246xZeQiYllO3p679cm4Q7LOA05LYre80frDVxRKN3PkNV0Y1IOZpGWWrlL1B",
-	"CkdSXx0SaT6yxjlNWL7qpvEtg3hMjCk0U9hGPnlQcJJG0cQ5BSpXVxCUf8wJlYQAd5sVU8ro4Dl1b0fD",
-	"/YPIigTD7v5BpxuKb1JJtQoILloBvcGBFZy9+3gpjIiDEscdTXlSYfvD/YNgV1XhtRQ645Ol2dK2TjVD",
-	"Ggt7mDfA091qr8/fX128ffXh6u35+6/VROmDbDtz99MBdnl29ubt+2+vX787vzx70wpaPqAM1L559/b1",
-	"1b8CxLazgj8dYq+/O337/uu3d/ug8excFUJDfBAQLQktWRxJW3ERM9Lv9ru9Th1Cm63f8BQ8alGTqTsi",
-	"KVca3G1t3BWJFGNGY41gLs/2doTS/ibjlm8Hq6/FPX2hCE/QyyeI0XUeiOI3giVOjO62Hp2pZCgrT/VB",
-	"8Hsy52nKFYulSNQJmS+VJhMGRmkuyD6Zc7HUrCqYxamMb7f0+d3RdNnAK4cDMnkwI/tCLUkytjJiR0ZF",
-	"Iuew9YMRSeWKZTFVjMzYPUn4DUcP/fYW+u3sejmGuFU/jqvrjHo+sjXYVtCNvJ3HWWaJ9frCokjb/HPK",
-	"M6WJWXwASjklGVswqjvbemIRd30H0pplrLhI5MocuWLIlYGnmwvHFZny+yd4f2WzhStHmU8+4Jzw1I60",
-	"DP06IBqP3FOJK/ELl+dkNOgfEpouZnTCNI8LScWQu4AsF0b+NtiLNhr7mDNFmDAaahIKOEFRXAOUbpSm",
-	"aUqB2MVSTPnNMsO/2p6RBE8gFIY8dU5I9MP55RUwDtCOIpIxvczQ8jI3ZCQq5o8qkpO1iPhAP93768+/",
-	"DJt9Xmf3C5nptW6JHXwNO3gFPrsN8bf0I2z2HXxL52yNfGDwCFgqmcjkwSfOJOEZAwtlgIYxcC9SMrq/",
-	"JzIj+/f3BEEYijaaz+CFQa/XQfRcsGwPfO3EampkwlK5IoJmmVyRqODkEdEyFKAgysRgM41n6KYHKmG5",
-	"ZEwFGHseatY5X2JpfXv6/VnJU1+RSkBpIUJqMjVy05iE1t6QsHR5z8IW3gbt7hQQxfw+hS0az9nehOmw",
-	"VZhpx1aM+bhZltqkxeZn9Nq83CRMVTVEeiOkMmRCs3tt7akljp/KG3ViTZsJKpSG/Et4Dz1PZd3P2UcL",
-	"ta6B4cAlbRR+vCUVxiCHUs5cx4XP/nGJC2vbk4Ls93pd8sel1AyihgzrkAsmuLghlGge36Jjp1hzr//7",
-	"47/+4eD74cXRHwc/7l8d/qX/p9GfD14dvW9tvPQViTBd0QdlcTLyfbmfWT4tH3NtHWcgmuGFNGPk1nkj",
-	"KtBYv1CWmUMMC2lHBX0OQhEVRrao0yWXM5qxBK+lF/3l3ev8kTKDGi2ai5txKKKyQhkFJHIa5eXbb9+f",
-	"Xn24OIvwltuV6BlXZUZDk8SQBl+StoFn+bQK7zf8iTcft8szIlfCRjUYdmTYErxlFHaYcVysyFfdzEor",
-	"mgoApqzvwVtNCl9kIdqsKkWdEwCNF7FqRqpEApmfGoOGYCENkVYRymFekFKnS95L4Q5/Dlbo3FwqE9YN",
-	"RSh+JQWqkV/Jd1dXP5BfDaIkEKtBfjWv7O3tkdL/mx+/f3t5aYABlPLtG/IrGfV65NfcWmu9Le0Cmzrl",
-	"D6/O/3D2Pv9My1uWu2jkUiueMDSilz764d3pX84u/Ply5/f6jx2wm2YEhJiyFfp7BOkfGNXL3BKWKbRz",
-	"GenHkPLVjGumFjRmgeFd7O9LmhpCWKwAZntz9v05nNfpn07fvjt99e4snxKWZIbK3QH4SZnbwOsjD5SW",
-	"ldRuh7vHpU3mVwuG6ZNfQUejepkxC6EAvNtCgtVRsThjOkDGTVNtJBfYngOjwSqndznh207o3+58jzDQ",
-	"UmSMJrBBmcHif395/n7Nd/vwnWKZYTFTylOz1F+RPVv6WUG2VtAqYZH3d44gnv3KvVM/mVZQ5/Q1QMJv",
-	"JdPYzz7vqA1Q4xeGXKtd7HjoSdggntRMdVXxBGiBOQmLOxQPwLKQXUWOSnRTha6PN515QKjVEy0TWmVS",
-	"3ITCAAnwjHrW85rEVPIwhSKq4EE0toTdeaMch7Mfc0vnrWs2FEAg4N0qo2mffv9qb9DpltCuBuYqHm5l",
-	"v9oocm0hWv0zxKfuVyvnqLUGuDw2ITc/EZR8ppylCdEZvWMpHLOjY9ZaZdC1crtqfvhCB8xl9ZK2NO4f",
-	"Hu87b3qv7gP/nF7rc/gHTbvkRxRfrFCTR1sQJnT2YJ3YVozK1X4qkhB8FDYao219YwGxLkf8x4qLTsmp",
-	"VRrlBEUnudRGoi584TlzRL2eJdb/ttmgGNMUPIHuLTCsOZsCSxx++he0LK/7R7KDhfF7z7hIUKY087CF",
-	"jGe7Gxvz5ZRQIfg82viG61DY+DaaaotYnEZUB0T9CbD9Z/TMK8DRhiCV9ZEmuwWK/LzuWuXcSN621l0l",
-	"vi6euW7AqrMOo2Q8AK7SVAF9DYX3HRdGuItnxIZGKDKnDwYVbLDDmFD8p3mTOgdiKFYzqbwoEctrLUsC",
-	"mxgS9wmL5ZwpslQQAlK2PPxkKc6HS+AnWwW2FcSiHtZmj7JZKQR5cS2Ytg30LkeFNaxhO39COWQMDDvi",
-	"RhEtt7/sj7EoeRsZoYqSQa/nM6qdYko9DHTgbbqe76i4WTbyfPfEURLk7XtTGhsqaMSALvkDGE1AVFJj",
-	"Ei0gWo4J+H8wjZ6KB4IyO7wUoEc615mA6QVkStMUtUArR5QVhlDY+GmSujW1EfUt8goWG8kl4+kDTA9a",
-	"pDbzGNAxtPiOQ+EFwqF4Z9RLFyJhVmYWomAlAcE4ObwL1vpZtfUuGo/3HSiOu4jOqGpukp2rmkNNdAa9",
-	"0IiOFhdKGuVTZee6BFtWmLskKi0wGpdU41D4i/FezvWeaLxZJe561ofyDNurwobyPaILd0lUV7eicYMK",
-	"3K1bip6gUfhuC9iQkM7o0c4YTffmUrAHG5nXMWPl5Bs2ZmmjefDh4h2xrixgudws5IbOJyC72CUstVlG",
-	"RsUN6/6zVNa6NvqshHw5JQRp0PYREo9ToK/YuVDeVcUARb1Y74r+7MO/sr1n9PwnoOdaJRkfFxpy5PDE",
-	"CBa5umHD8e15R0Dn3WJOQhEBg7Av5SS+/BpZipQpRSJD4SODMjpbopHZyHwoOpqfE5byiVkDSw3NhQA7",
-	"w2KQ6Rg2M3a2HDRC0zQUdhZIds6d/si2smXKUA+NZyy+LYxBaFEMULQ3EotaISNj88Jn4flE0HnQrrHo",
-	"wDM8IccMmviu597Atzokozay04hpobhhgmU8JhAmiGYnONwueSvIgmaax8uUoljsM19iowWJnBZnYSAp",
-	"46WBCOQeGHJwv8iYslHTUe65juqJCFVrx3oNL82FWhTRmhU4LznO/nuv3+sNhqMNNpMAJa3WuHWY9Ke9",
-	"+JiO2HAymhxMj+kg3mdHSX9yOB3Sg17ry5pXLox2NodczXFjgGiXQPSJs54XXjAjT7+c0JSKmBHEL5Kw",
-	"mBs84tp+Zv2SRqKovsuFQUsU6nMxZE5vbRiSjbgBb5e3Lmtiac5AeFPkHYyJYCwxcjdHNITrImTmC4gi",
-	"IXN5xyB0A0Sjbih+BNUVJDVH+Z2wNgYrf5NoV0GyKU3VmtwGSARujruvmDDsu2RBb9i4SNooFaBQmKhn",
-	"eGAoUnR/kSmkKgCNAPFRzeTKvPjGDjhZai2R2IBnGALpzGkgWVlYR0eXfG9tQqhnyXSpGYlmWi8iIxrC",
-	"v1RkJMUTc5IPemZEQ5YqhgoEVsgAYgNwq8i5VSXIZRKsVquuu10uoeClBUYTE1qbV3G6nmOTtmKs8DZ0",
-	"uuQU8BtOuMHUfuL0vTF4p6Iyl69t5dHsi9TTlre7wrl+Xb/ChboMx2IUZrKjvhyKRoWZVPXlk7oea3Yj",
-	"J5OHrXAa3hw34OY788BiZuB4nOF8NOX6AZnbC0XeMXrHchbIBY01vzMvMJGQlNEEU9a65HzBBNhSq1iN",
-	"nmKcPOV3aP+igvBpRues04j0oWjGelJG+nb0N3pHcfdjcyIJ1dT8g5qNGJjeMbKgetb5/PcDANuYWbMm",
-	"8eIqlyAhi08QalMuSMLueLxd5sVuhu7tDVuldPONCOW24GVOVWUyIOXtJv+4E4oA+nWZplNecI21r1l1",
-	"czrKex7fCiBHGRFe0ih+dELmVIH0xqYyY9ZmZC4HxlaLBykqWSa/l1RQcsnTO9qsAuRq+7VT2x/PGM6/",
-	"+dZ98jFoGZmxYUd/4grsHuap242uZfm1Eprd/mt6KnIZ7REcdBITvN2Mf13yFk+UiYLVunBBDCavJOD7",
-	"opihd0h3MVFYoexkaBAM7CDiArUhO5hqQxCV3tqSZWZJ+HTKMjLN5NzXdRx7LF2fKq9Euf9k53gSiHC6",
-	"14wJAn8XbjWKIO2UjGzestwKypoHadvvALb3NNbpg1mJWsYzfzlchcIZbTtVYvuoVP6JUe1OWNmkzK5z",
-	"cZ2aLcRMqekyJY2GFt+VFLSAIW9I0Pz/FU9+p2+v/7IYZn86uv3jfPDX+6uD1ft+/Go0+/2hetejZ/vJ",
-	"t8fLbwb8/OjhYqh/DJe93uDASAO/W2j8I15mvzN6VE1N+azeCbubppv44eKdwYtU0qTEyw3WZAxD9TxS",
-	"S7QM8gs2owvD3X+ZUAXJsB8RKGZnwxhjJeHfzNs4PnQSkf/YgAKf5hn58DQKiJkgIdLefGozbOtyKdR4",
-	"UjOmuiSqrwIUX3vLQ6G4uEkZWdoYQEcFJIo+ljz2c/p4YrkKOL1E+hCKOGPAN2nqDD4Glu3CumCG9dQl",
-	"ey25IFybGxMZIERuzIwpmd6xxBMWo3iZwXM2X2ivtAEibyhc4rmQhbq5Rur50ujr8YNlxrfPaTBo2XiZ",
-	"ubhdn5HC7hc8YztUC9s6XWPtNUm5uA1cObeKmO8qiyFankCMaGp4h2I3c2BZeMQFwnSfBLDAB0AT9PLa",
-	"JWszGnZIU9g5raBWysTLJ+sPjh5J89qOEVQmeQQI6/AoL2HCmkTlbMncnbMePQZnKiCOhd5QLk4I2Cry",
-	"mmcrqohN3DD0Mx+d0DRjFCOH6nrA1tjp7foxYfTKe3UtMvn7L4++EaAPDRVobZGYa5TAG+sUNRTmysv/",
-	"eN/Vdi2W8wkWXN219Bse2S6VjIpPJg0pUrkBfIzMhSeOsbSLgEGQtyIp9owsal80Kkv+qlxmhIkbLhjL",
-	"mmoNVk7Lbr+yncpSg9oJNEG3+VTrWktt4z8g719kUmPkPtq+ZaoColZcx1BWVUB5Bltjo72ACGEQwTuE",
-	"KmTdyA5fKPK3ZcZVwnEwu11VDsIzirWNXrP2l1D4Bhh4YTrFciurmUyZjVF1ETgpm4LMjXkChgWGgomp",
-	"zGJmTflSALE2eqIRzMflDE40gWpJEnA756aKbihOyz5cyAqg4mY7053RYDm4nSH7kaVJzcpe2GauDdmT",
-	"S31t5ZDWeNiDalepeQiWneLRQS9oWZhfgwaHxoeacLlp+JrAOUUHC1dkTsVDri+6mD7qJEMkHUZ/gMBA",
-	"CuV2IegA/4BStxTzPih5LYXmYsk6JV2NiUTlBiw7cCicbIaoZcipIb5dcgrWW6V5CiIYFKy4ZWyh/DFD",
-	"QQ3V6pJXGf0HT18ocvnD6cvvvyH97qB3CHOdfvv6nIy6wx6h6hY8osNel/TN0fdHo2oxpuHm0oGjUe9x",
-	"wtR4es1hV3XIy2mhNPM58+yBCwpWbeehCgVL6QIKLZv3HFgF08RV1MRaOEZtVfmRGAIGpsJQtNFkiHbu",
-	"KLdURk7iLSyDnS75IDRPSwcX2xFVQARbEQiPQ8cfXJETQBFglgaRROKwxPxkw65pxtYfxcGTj6JyWxoL",
-	"lgNoKepdaHGFrRuQFuYVdyJWf8htsDnFK0GdW6nCfdVeSQHnq7BGTBJ4h5gPYegUOFpOiGH5Sy96HWz1",
-	"YHgwtMgAugORsR/+8O3rUFxcXZL+8DWsanBmsLwCyGYT5ccmfiGXInnDNOWp+hzi5QZj5blILfrnEDAb",
-	"26JSgF/0dSfpc1dxdztpNV/Oz48CdJ2oajb+6YU1qzGWmSvFvN0oWLn56QU2cdoAN7MWFlgFuEHE3JDZ",
-	"D4Voi5LD2xSyd7NsqJkLjqgdSubimEYWa9zdJQQVrIkC2sc4RFaE2oI0uVMmjx+4sjkv9SmRPZelbKvu",
-	"+pyXf5vonRNH/St5wl9lUM+lS9lbG27W3x3R6mltT8KgWlYh1APD/P5KcqEEw71w+YVg9g9CITOSU9hN",
-	"+YYnGLXv4o0l4JItVVHUqBAJmXOljNiB81Zzuar7/xyonac9G4ETjyM28tt/75i0q7KNo14zNnq54tZX",
-	"/9IVF44KGUgxgUpbpRYBOog21WTeuXfOo6WaKyC0T6zQ6HqSYE1dCIV2D6z5MGN7zuJSXcgWhZ839eAx",
-	"ahPXBPumKGuzbuzLE72cMB2ta4mwY2npjb18qnWn19XwQUcfOp9ZQuS2xZse6RW0qdlCtb71zpWtq3ux",
-	"1SjhlA0fNQoDYge5kZq0X7xAk6KQgtkXmo9gQ4Xs+qm7wDPQI7wPoDKXtDhZAeyOteyLKtz1/j+UOIgB",
-	"4kPGQjOp++zlujc3gfjitbwrRGyZVS5bUPCCnDNbfGiEkF8KvH7MSCBfKGJe8Sn1568WXhQJd2XDvf5D",
-	"fmuBoqCL11Yi72X0ySXGPWahtmgq0QArr6VAlAeVZOyOy6WC2MFKQbzNzSjqEyhNM53zYipuWEBqxeoC",
-	"wkWcLrdvPvWbd7RYJyZYlb3ETYqMYPzKR8nfouJVQ/0psIE9ckTsHo/ohFBN5lJpMuyTxAhFFCykkUGC",
-	"aKsD/Bwltcqo/3kacpScRju343ikXLq5TFBmb5mmJ2RBFQTOUgVubmWFyn9WSw+w/MXLjOuHS7N5hNaf",
-	"c8WkIRnCL9xIExbzOU3Jd9+fvt67/O50sH/gMAhiZnKxG6KUoDpkEIpb9uCXQ/KDoLBSUq58XJlv71is",
-	"ZYZOiYMDW2My+iXMESZsjf2MnSAs8CesBmyFOWmGr15dvAtbH6NQtIU0l5Vbm+sq5YJ1XLWDojwTLIxE",
-	"uKQ9/HNPSL03ldneIpPJEtAmCsUNv2Mk+vNeDssxOYgnxz026k2Ph7394YBNeqN4NJmO9ifTJKb93mB4",
-	"dHTQS0b7h/H+4WQ07Y2Gw4T2Dug+G0ynIxZ1MRHEAPOFKuWetOeqs2VMWygwqM05mWy1mCKMsd9cZOq9",
-	"JK8YzcCeXYR8sHsooooRAcqVoYLQWTgb30FioQefhAL6VEDd/bncgz/8eALr/jBqDGS4OCiiRsoNKs4Y",
-	"TcAjaFPoPVgXV4gu+B/YQ+ujQXUupkD5Yik0jYFxsDnlqaNJmJmr/gfYuzAB38WKVBP1bRFv/zPbdaBq",
-	"NV/JojSX1c0WmbzjCcsIu19ACc6KmjYuZ3WHol2tAdnJnRjOzVi8UdQdu5p5GS42+iIUcxrPuGB7eWKo",
-	"odMORUKvJIiZwsbYtCC3BpShYsfkrn8SihUWrtSFtyqDjH5XRgaDAYOmRysuFGQ3/cd/kG+ZYBlNMRXJ",
-	"/Pb/WfzMFXeFlTAjV/8QqvGYq3BiRUUbrFpU7TFvdM1I30PCKlcQ1mXrmaM/2Wxp+8rmoSC2uDl5Sm3z",
-	"6tZc0ZEisQzTxEr3uzGa1SwIAlo7AZlIPVtXqcXMmTeIsOgIJRyxCC3LVO6NweByW3+t2+1Gtookak1m",
-	"QlfzDgbT0itBohgjkbUw3PW7D3SeRh07kdHhYB2nxLZHrRKNIsEdaqgNer2xwStw5Zl1je7vX/rVLokr",
-	"E7FgmStSZHEDMCD6Bd8ckxCtLWEr8Gq1BQA831j10ZbSK8r+FTJbXqwPzjLh6m+SC42uJnsQ1bJ+L1Ba",
-	"Ygtdd33D+dapLKwJiwnYbj5c4MGCbY5RUahI6Ih3z6H40sGYmFttfn/VQWCLSjFAnVsWi/BBKogXvBgV",
-	"4YMuKsCsyr6OZBkvnKU9Hy7emXNyZWm5yuMUbbAufulu+ulSzwzziGFF5kefS0Z+cCGhpXftHc0R5gRi",
-	"ISIzoMz4P+CdiCBb8Ksl0CQgqxnV8KfZEgQt4Fnbt2cyTWxsRvqYhBOQxwSYUORmW18YQsmlYpDEqnE2",
-	"qFu6As0ZI21zgRG38MMHuQR+6LwBC5rZoM2M7TEB9QfN10gYMQXAjIFRWKEwCuT0gYubsRc3Dd/fsgds",
-	"YEniGYRv5DWhcwv1JGP0VnXyZNRGGcSjUVYaSflacSQUfox94FYsM6tIcG0rih2M/arVRn96mM+ZzniM",
-	"y/ngjNo5HXK2be+nsl07yMs6ZK72Qb5VQ9Mp1kuYLmHv+R6Dkvl9TGiaujxEdy1DERkJquFqE2WbflBy",
-	"s2RKsYykjJobY4NqYDPVCwuKM9Zzyu30c3PSLnVPS6tcV+UsrEENVa6KIj6gmNI1MhcxQnBploCwrllX",
-	"BCIRViNmd1EHQotmmEVVLhbhr2CcZwfic7BJh0JIUr7xDtuqNRITyWzu5GKRPlhs6OU0LhSnljdFTomJ",
-	"iJflbMscQy4XoBZKZxODgf4mHWF6Z+OJQ1ETpgwdh5thOD76/QzcbXa0bszkWJ/zjdXdkX1CXLZLrMuz",
-	"q+vh6KEo4tG1XBOSPobFf+k4dEcCcEQvmJwUseQBZmjDVovgcdzn49Hj4yLhNo8iF7bYkRdJnqexEK6L",
-	"QHIg5c2x5GjhL6G8y010+jnmyTOlX6jisxVVHsEwGGmrwi50QJgICFMdL04dhqkJknbrGMTeNi//LupU",
-	"o9lJQzB7KP7rf/3fUso0iVwadOTRH+ElTtvLMiwEAnNXzl0F51Bg33k8QQgjs8FNRtcCCl7KG7IJljbZ",
-	"HmwYyHwxAjsfCW5sLqHgGgalNbi7xm5o/JCH8CNCpf6PQVFSrBSNOFlyd75wg1D6UCydAv3BOn0Qyegn",
-	"VEGdfMWTKLCRcSuZ3QIooGCWk5ntNmxaDK6qqs84omRgAtIE2rlOmkovY/O3TdeyKORllunfP/ek8qL/",
-	"ijUn2zfsX5/rip9b8Q3UgeIeOjmlnm9m7zVGhNo0rYzfGXGogL6j9U2onCtwvgio5DKLWS4z1AsL/JCx",
-	"KctIjWaD8lCEQZYBTeRSh8KKYpNMrhTLcgF1PuE3S655IaxVcMBtwuG1Linamt46FRYuwJh41cFt05lo",
-	"1OtV6z9HRrqYyeWNLa9tBcQZNfhmRPC8uIhV7Uu4lnfOTOD+S1GatU1JLBcPRKV80Tkxg7kq/0Z6eFCG",
-	"dKRge5sw8L6Xa8G6TjkgxHgs3wwUp9zsWs3kMk3IjIokBXtAym+NeOAyyEe9XteB5GC8tUYE6pY1C04e",
-	"QNcxk+ZKlmqune5sArYwhNlnURvPUO/SIPnCBr0A/zuw/x3a/x6MQbkt6y6wZlsdhk7knTVOaa69Dm5l",
-	"i4+h5HGDhYW0PfyEbzqtoGUV89a4BXXbrXNC0AVvjVvDbq87xOYeMzDbmuOeMK1ezrA/NZjBZWPfpSRB",
-	"kRKGRRkKglLltCSoFKB1aoRb5CKlsb3YP6HFPyCRllGHtBt8BjVPwYJmuhMQmSZMGUEVWt+0bQxnHszr",
-	"2uVAbxeIVA+Qz6HHrOO324fjDkUl/9VgLPZagsuA/TdfJhhlGNmiMTd4zyPwJkWhaDuZAHRu9ByRfq/X",
-	"64zRXl/2lvmmexuKzRV2bwElOHaJ2P0ecQYcmSakbeBlfo+NIJO3ZrRKkZAr8l//+/+EwnzVKZQHXK4T",
-	"j9QtX4BkhK2CCNpY8hozXIq3SWvcumG6aFteBMi9ksmDs4falt5G0rbY/fJv1oVtTaDo5qLwhVrO5xQK",
-	"nJ4WQanmmdfpB52B/cPj0fFBni69de2b0aCh7s2xV/fG/jQ6GGH5YPBlgAPn0YDOWgP+j2XHic0VcOwI",
-	"Nj7o9XYE1cKGPxWwOhdwzXwgWX/UT0UADvqY6FLL65gaoqpb48F+rwhkaU30da//+4uDv34/uDx6M/rm",
-	"4Nuj73q/H/xh9P3B+6Omhshz27O9caI8TqdfjmQp3Cb9Qc/FftiW5mvDLfBQ9f3e4eFRv39c9V2Pf/rZ",
-	"i5hbk3S1zSY/BsU+BsP9bfbR7w/7vWp4jffweJBvEgMEttvkoPelNrm3avkhDrCqjz8Hrfky1XyRcpbB",
-	"3g0DeEAsAUAgZW46wnW3rIgKKZec2esfjQbDIXTU0jpthme+0RhihK/NSj7+XKlH/Gl30zpz4etqDvui",
-	"Vgo2j4r/GLRGO1/WSshu6dq+8poA/P7y/L1/f79sS4GPRTVL6HJSJb2YayWnZC4zhoZcy2I3rNEfr75E",
-	"66Ugf1+yzNbYwVkMOe92NdSzapqutvbtz7wI069UqW04+nqdUyijW65yKvZy55BtkICZck6JAJMfxgWR",
-	"Sh+ZsdGAPRkosAENcF7WRGkYdxAK6uBvBG8LiIBQJ0jk4bj9bhdobdGqAeQGozSEArtrJTyBCW44CpGA",
-	"w/2dcbganltClyLa2MWSPIYjm+Kctz/eSiB2w5l+qEclf6LlthQdTbYNjrYQ3/+sVKOcHrA9zfj05IUd",
-	"jsTLwGg4j0pmA3H2/txRSUmxSqOv/B36hK1pEuYHmYAA4oeX/PQzMIsmcRIVEgh7R5XAxiQVMr/Rkv3m",
-	"9YbF0huoye81cWr9bFawvpvU9moSem1nRquDJpSlLn1c5X6zhLTN0jTL5hxKb8InGM4AyTWoEgHvwpoJ",
-	"axrUVuI2rCOtU9R3UrZrKLDw3LgiyIqC15nYVpgWz0PRjirNMaNOl7xZZuBJ1OXSz2hKGA6sdbfwXnGt",
-	"Qriv7QhshiqFV8jejN2T4SDqnHh1BkutRrXryuv6+xoKCN0ujRZVc76ZyS6/O92DqKI7Zw22UIVzeAEL",
-	"hJWFYipT8znYCWwegXfO3qtGmwKnClUxBtvZPp5maeAE9EqoNAxltTHPpgQtEWcsvs3zqM3OuBgX+BGD",
-	"ecQQ+XgmpStHSVMdFIHwjg0YcohGJSAaEGQBhRViObe98W3ICCy5i+Y6Z3pbMK+UMWSTmpfGcKBorbK2",
-	"Enwdrb/W+RAKexBFN1rShpcjr8mqOWLnRs5L1/v53qEY9Y7X9XYzWjLeH2z+UDj2JLhTDGWHBwY6oXAt",
-	"aQMvROmYVDvJdcklxjuA2amW1dOgFOcnyq7ka7OcJynGPn6UGYHTcwsUQq8dgqAsccdDn1EUHYdbDa/t",
-	"1l4nH7Z1GB9OpgcsPuzFx0dHg+Oj/SntTQdHjI6m08OExdN+L5kcsNGk398/Hg4PBkdsMDmMR72Dw0ky",
-	"GezCaJq6gH8RZds1VS6D/sL9ujVQS32cPQD2Bw0Nlu3zoQVwuW7Wbw/u9frTlbPtus7rcH0RVlDgacXT",
-	"lExYHvVVJdz/rlqWT7Cqypbn17AD5w3PuTDs6lF5ujR6fd04gQviXNMknbTdrJ2gIO7gDs1PiCdPkg59",
-	"LPpNNbJSQ9ExiQBAkYN+FUChQAjB+JEDS1E47Fmv+o30qlFvtCPEK51jy/B+L/MijMCzm2FdHaJ+3YRj",
-	"wWGVERw3dn34tAtUbnrRdH2qbXLBAoErm1Fb75InluIe7wrJJgmsQtlKgpwLg4VQkyIhYw2QG0evg7qx",
-	"sYYrBubJRUlFqtRrj2jYfERBqywWlnd6NasKm2t3VhmmmcmUtSsIJV67WnD0GC3o89Hm11JMUx5voMwV",
-	"GXlc5uPl1VuImMtt2ExZPeuuk+XHqKYU6kb9TIv6/Pmh+prLs+Xl67C85JjF8uZQ9qQAFeTUCRgYb1XF",
-	"H8/24swYheEl76fXbGe5sJHDbH1/PbvrSsdLV1xoTf9C6B/B9cxvj2uDzOx41poEvT9dIVFLcr1v8mYp",
-	"s4zlXTvbkW0CGgUksm1Aoc+J7QQaQStQl23g5RhQXbQEJWs7goai1BKUnOKzXP50lRzM5UOTQFCEgEA+",
-	"2T9YJsd+tTgcABIZSNiyA4Qt911oOCK8E7bMfOWewnlbr1rLQ1/3bzfVecMASUs6Q4FV35AG1M4NqzX5",
-	"/fPzQFeum7T4lCsNTT2fpL2bY7j20/K9e5FHa+TREPaUDCDQwVool0/sgQtJzYARW63GYA4uxl/E9nOO",
-	"9vuDHYhXqZfwF1HjN5zDqY1zlAUNtJfJRkzmgZbNZ+I1a8VGoUHr7MPFo41bayeKPWOwUFjC1K2WC/en",
-	"Sym3f67vCMTn9IZdP1ZZ23AZHr8sfdxdQGawpTet8b61PViig1599xvSJ/itaOGAa9ut62ywC2hs25p1",
-	"sLGPq8DRy2wiW96i9zev+cq+/6Q+uY9etyakcxevyBBzdFN1tsG7xzDu60CwJ2DLlrDflexsNmc1d23+",
-	"JCvV6w8XF2fvX/8FdLKz96ev3lUVidNSx8u1zYA/3YTVNPyYhIZi7dC6kLTzT19dvAvIh8s3nXX2r6/U",
-	"MFdtAVpa2TsMsbNhgy5Y9cSXgyYP9bDstRuo9xtt6ippuznmrK9x3T9enL//9vrqLz+cNZsR/b6rCAWI",
-	"8nk6aPPw9DnVNnQ+L9kN92lMYipeaJIwiIrNzXJjYu4CPDWfL8WcZmpGU5coy4WW5FvoNbiMXelhXyLo",
-	"5khrNvewYDY39kn6EkzwRYyQNkkURAgDNBS4p1YQx/lt8RhF2tSBYQrGRScZd9CYGYqysLyWImBR/Kh0",
-	"ehFR9EFBF5V45rUjzqPC+bbR2ZjxVZTgtgkYnYBMlrohPaESMg49r56NpP9sIynBmnKYfAp2N/RzbpUw",
-	"+Gw9+TqsJ4YVbbJf+LVtrJkkF1MKOwmqvOsNJWcuC3FNyiHZnHGI6XmQ++VnH9oUYrTB6C174fh17ImW",
-	"Y/LF0w67pazDx/rUdMkptmdzKWbtCNtNGYk26jze1xOCKi6wUoEae5nQnq2jsVJK5wSQLhTNvdebbSQd",
-	"qIMpgrwiNqRjB642fmYL5BkMxTgTm+o39jsOI21qNzef7ATeq4+0ojZjjEJRbVDZCWzHO2gyt1rf4tSt",
-	"oaHHqfValluA5WjbuAPbCjgo900uXm3suhcU6bfbN+Un5Z78oWjqF5YfYKlR8aa2+aFoQyqbh49MnZCN",
-	"eFAUQ7XpkIgKW+kdG8xwobBSB9lohiuscDZ/rDDC2QNMqdINqywVxzcQjLxmtRbvHusDm8tUTd0Ho3Ud",
-	"J5r3HApbTbcmdHn7B1m2YyjGGuE8FCDPtqkVaVEKLNXMj4xEOc1sJUmwliMl8tt0ejx+Bb05IIwPcuRc",
-	"ZQu43UC9VImb5cFP+7ZZXbXL51p42cYkyk8Vb+hgQqTABsBIfkReCidwsXmbm5ac5FcSLg6NZ1ZHwJ87",
-	"1vAsp9MuuWSMRA0dV6JGCy9gllEEnpa5ZHs9Fzzb6/McmMtadCsT0m52jW0XzYe+oWar7t9M7GIRHjiL",
-	"MFQrpGndl2kfkIzRdA8aItjt+Mtev7Ld+pDvN6+yPxiO9os+5JNhfMT608GIHicjdhgfTXv0IBlM9tlx",
-	"3J+ODm2JOppew3qr4VqVfXipfRCfZFuMI2JttLuXWmRv2xR6+xbuXq/i7Trqlu1pu3eAL3WFrXZtxc6q",
-	"eY/Uz9AsfkPrV9+WYU8JpcuM3SxTqllC5jSDohZe5KxM/QZJ/1JHt9thHbTWg+6zdzNqOOph+ahHzBzu",
-	"4bQ/OUpGdMiO44NpbzJIDtk+7cdHw120L9dZ9Av6f4RcY4h/V9AD3/YeFDU6psx2IScNTcjzMh9tpsDO",
-	"UbLUf1rD0z/OD/UfBos/H6/+Orp7fxRf9CffHfztcpi+6dFv9m/OBsu/HPLzUXZ17Cs+TBVqzkZi+M4r",
-	"riXIDzLTy5slUyyo+rd+03atu2PPZjO+VT2NVgdNiZ3mLl1BXa9daa6oPxv5tzLy17Wx8oZruh3XNc1u",
-	"7W4bBq/vGGYojTfOFUg5ncImQSkNfa9g2CLrNv+J3oxmzfy3izg+f1fL7CxYCHEspKz5gNbz6Ut2eZ4g",
-	"So1JE8vqNvKj3PIyYXrFmCB9EJmhyRhU7e9t3jDoy+Xt2sIyM5npZh3d79ztl1PfbEHGmdZvHaYd72wZ",
-	"2GJ7hSGiaaNfbiuNI29Y7IeLGuLl4lEp0t3X2Q1vMScCPMYQ7M+GhMXcDscem3dXj6Hz36FO+s9wBNZM",
-	"U+UFedXM6r3xH11fMWh9hcXI3hqrw29Y8Np7+ikLXYe/tjbXTgt8f3794+m7d2dXdZpZVR9BMfHMcoDS",
-	"WE/JmuY+HXfzQUvjjX0+pWZylUk5D1vllwyKg3enbhWETMIJQ+PPv79v2ZrTGn3LJXWjC1ByjuWJlOmT",
-	"HEk49hZ+5Stvj3b1+emcQEmoApbdhqJWqZKhcKa7qsuZrPc4B6BQO3wOxdYITRpMzZ2A0DxIdrM0i/UL",
-	"Nplw17GFNaZcKGy5nS0XJJpGD3koFH1QWA3w2UP9r+eh3j0DqOx5Kp+Ug8cNmoSbD6kyQDMHxwsolwL0",
-	"LlQ5EpYu79kOCthnIESPJgl54sYjrrvuc0TA1xERcL4wspJtSGxwR7DCqeBiAKy5Pg8AKBeo274yxSlW",
-	"gDAYYSvTVgIEwBA0BtoK3VmhYUEo4P6f5EXqDCcBC3sAb8KFIAvJhQ6g3EJgM0CglAVNNWlTnDgU2H3c",
-	"No+F2tnQPdZWjhXFqua4CrnUscSyGUi5oKSA9ZB5C4cqIJBxQtoARbADScUqtQr9YoChqBcnBV8hTp2w",
-	"iRktuuXm3mMGBxYcqPT+45bkTaBQKRQcdKkg67ov0qKbINe2HYFcZqFo6nTmN6Kzvc/gIuC/XUUzr9WH",
-	"0qGAK2ILeTeVZnQww7qZciVOCC2ww5WdnjGv72cui0BF7yK5xLZgAfNM3t7eubYnzDBt5y7Mc0Fseo2Z",
-	"b00lQr/R85M8evY21UrslSvIGHQlruPyIzkSn14hrW6J7+9alrCpo/gXMbJjpbbzpV5byRGqVcBb2JFe",
-	"k0F3uH+PVGHFBfGr2uUwxd7cz6UMn0sZ/nuVMsy7xFvuVisA0uvtAwJuLi0CP10DN22Nh/3+JqelYbat",
-	"cesoPhpO47hPj4739xPGjgb9+CA+6E2OjqbD49FwkgwPp/3kaBhTtn8wYIfT6f6EHiT7NIlHx5S2bH93",
-	"e1u0Lcdq/ocrtt3f86bvgIz1jbnXbEf46lv94+MD7y3XLt7ADhRHkFmOtjodmurWuHV42GP7w/j48KA/",
-	"OT44HCTDCZ309uPjaXy0P2W0Tw8G9OC4x473k9H+4HBwOBj2h73e4XTaG4yOjuGc/94a47jeyU654Li2",
-	"T85GKZPpzd6sclmuZrHm36uUyldb9JF4FUae7Qf/GmVArHn7x7dX351/uLp+dXZ1WSsFgmKorY2NEqov",
-	"g649hIvzD+/fbDQQNHtbrbHNTmtnDB0TOgxbZnoUt8NGKrfOaVldUGPNk6fuScg1azvGhbtqdZCq/vmt",
-	"HcWlf7wsSmUzWBYl12Oa1Fu/XIrBThf8WarmWoqTLR9mBYcw3/zZmvJVWFN+REP3AqP9C50uaOzChgow",
-	"cl2e7VQj1Fpg1HKxkJneS7m43cUMAzZvdGouheYpibBDDtTaJG1KVozdksmDC0gaoyruW/BeKBKZpV3j",
-	"0rpmCddap9dzBflmRomH8tdobQD7ympGdSiaehzkccN5JQ24Qu1KhkiAp3TD75jojLGJDhD3wLp5zKsu",
-	"4DpeZndQHaQwEuWn4EAfCqvyKQwHhHaAPA8KrJhmwHQzcY2w8mW+UKFw1UQItK/jCG+vawvWr1QabVtY",
-	"ThVry5BT8SAFsyYhl9iimAuFpjcM8i2wiRMEGSjSxi5SnTF0MoG6HJI8yGVGLEqE5qim0wDkIRtqhtMW",
-	"ZrhybdC88KdiUENELm9maw7rxkAP0snFLSRhkBod7DTWsgQtEUTTS1zmO4O4n9u6Ap3ccfy8Arv0LS7P",
-	"dhYPgo52+CYWc/1fKDjfEunPiQTu66A3Om6sKvloSj+ejkOsHaL8dvJacHH7mO5jtvis2zzrNs+6zbNu",
-	"86zbPKbbuHS7ddKbtRM9qyJfQ4sCkM6wJhBKqSWhKKgF1ZgXjMz4mO7hGdV37kpgHZIg1pc8kjbV2xA+",
-	"IGtchcJWgg/yCn91HyIK6AGx/gdSa/QWil06vVk5X8/YHGir8+BCJ74I0SQakyj3MUTYq9XqCXgNDG2/",
-	"hTxgXH9E2hMGjYCtywTqx0XsfkaXSsMYC9Q9XEdpRQa93LE6JhnbsxNi0WujJxR9JP3jeJn7RSL0lnuL",
-	"cwXqzdyWP0ahaJc8vFNoWWAb3wfELmsKCfWxFDFPOdxh29AYXNQqFO3o5YTpqAPeXFCSys7NdoSutAiT",
-	"WrARQJYw2y0xKrxHkW2dF5U9NxFqQDv0wDt5pAdejv3mhVCYoY1i5E1rAJZ3x0sftmiRZ5TJ9T3ySKVF",
-	"Huh8gGCwfUxytX0TQpFSzYrm8OqWw8CTB6dVuwqm5v/Ha9rthQL77a0rSHjlX+SnKGE5Ktf1sIXTqi1D",
-	"E+wJDfgKOp1P+KW67/mw+Sf33zstKa0eRgYeJbA9Gzc36as6agf9XZza613TDcmQdR/v8KDXGx31NvkP",
-	"S97flCp9jQx43NrNG7xWUS97iX/JQXGNOe2tsdlNMXH+c2u/NxyTJsq+3xsSw9V5zMgH4SccYeUl8Ibb",
-	"m1QDB2Bl8XDy4Mm44xzPc2fuZh/kl/N3f6LLsXxltmqL533x3BHvuSPe0zriremARyoN8EJhO+CJvDqx",
-	"k+y2b4tnA8qe2+I9t8V71jlLAp+nnPnkvalFnhPpd1E4X7J7o8J+NmdX4PJcViKVNFFGR3h9+adQtC++",
-	"eU1G/aNeQD5cfbN3ZGjDjNGEZUaxZh3rIfIVBl24t/wlu2b6TuPAPmWekorqcE6D0AgUCmxuAQW2QMwv",
-	"2tVNeQrKgVs1S2xnOJku50Ll5blCAZ+Pq+pUQNYIVwExIllAnFAQuFDfUKBMeQ0V4gOvskEuewXECnoB",
-	"cdJLYFugB6GwNYHxMaMKCvZYaSwghQiWq/LXVAfElysDo84U8pzRvA15MHs1RzUcDo/Jh6vX6OMrq/vQ",
-	"WAfBBzXigWCdGDXYHy82GwSn27zjrs3S6HhGq62f6guj+FYMCZ0TQvNTQcwy91CROU9WFMSHeKkxh9gV",
-	"tKehMJc8ZZrtpVLeQuEmnrL1DjRf0DrD6/CZm6V/uor2ZbQx3OVX6wY7Hh19khsMaZkqE7hnZ9izHP7f",
-	"SQ7HXNGqKP4sRz/L0c++G0KNMEqQTzQEFPqMI7DNhNCKD8Z/Ruc7yda5PLS9eH3uvAylaEVsllw0vjaX",
-	"35spFM7hoUp+kEb/BxYWd0ZPCKMa53J0KKqeAhCmXe30acbUrDSYoU1EyFWXvE3YfCENko+NDFYV5CGb",
-	"zBrZrSMHJ4cblS8ogPecdZCqUKCLAEM6c4CyZEygpUh0UgaFb2TMS/bSUKAnBgfuOHaHPZOgEXIbugtf",
-	"XZy+vzx9Dc3OLs6++XB59ibqdMkZjWdGWnbGYuCXt2yhnYPZW8ALVZGDm+TO/AVP9HySzFnCNL+0Yu7p",
-	"os51sCq3T9yyMGVubt3ZJLpLjJbbxRduGlyYeEvQ+qGMllhCto7zPvRKY2GVx7LI6oEL1rbGk9D7Qo6E",
-	"T/EVfIKt/r+1w8BSs8/jLvi027JZDSm5vEq0F5KrKbSBWFHVeQ7cew7cew7ca4S4Lxk8EtHmSyMVEXPt",
-	"OTQP3xjt5g8fPkJh7sPWbx/21rg3TOzZAKrP0AW5QZqrikcoINpWUo/UBmsaroFM7XA8q7Bl6G4uqJbW",
-	"cYJhMlSQXKKvhtNUxPjPdKKPNxhuEpPHTZJ3RTYmbUpKgviJV2y0EMafYx6/Er35TVV3aOeo2Cmdq0O/",
-	"NarxFnPCJlFGrAswEMpYKndkwx9Tr1qyLqJmFZlQhblH6LahSZIxpbp+uxrosCUFI3c048C6nUNpNZMp",
-	"I/Yb0uaazCmC+yEUBhZ6RhYZm/J7DD+j6A0rSrNBoTymbC8HBfXuYp0+2MI5mmWhcO/QYn7bzQZSa8wc",
-	"it3MoYeCLUGH9fe4HmNiVgwxlDiFbXcCGUuVrLKMmftmN2MNiHa9EAwq3WJgUqOkS2GdJWhvL0AG9wYX",
-	"CzfOPUCzBkQObrLPt4K68QNWVavbDZlVyoCnDbeEBWQmFYYlSviapv45BJaZYKsclVI1M8LsR4NaFier",
-	"ePXjjMczGxnO7rnStfjdbitvgVk0bfoYVAc6z+9YQ9Enbwxb9Kk+QNHc3QiF1ebbgq2gCJOtwdRWXMQM",
-	"rUUdb/S8+3Z9/G8a4pJt4LKBp2/dUuXxxzbDsDEDk5aDUoNNtjSwUZu747urMcOwsKlg9xRb6YU0hPDm",
-	"Ab/KNqPh4latDbserwnUDgUUJ6waAv3QKUtdkJ6EYibTpFSLvBY2nVBNT4hreN8MhFCULVvORI9XzR6j",
-	"Tzg//vzx/wUAAP//",
+	"7P1rc9tIki+Mf5UK7okwuQvRvEmWqNg4f9mW3Z5xWz2SPD0X9F8sAkWxRmCBgwJFcbodcV4+r584n3A/",
+	"yROZWVUogCBF+tLt3Xa/aIskUNesrLz+8udGlM7mqRIq143hz41M6HmqtMAPF/lUZFc5zxf4MUpVLlQO",
+	"f/7703+Hf8QDn80TeniepQ+rS56Lt3Im8SG9mM14tmoMG2cMf32iWcZzwRJ4gknFJlmqcpZOWD4V7JbP",
+	"BGsOeietRtC458lCNIaNcNHp9KNpPkvwL0Gfx2m88j9Pu/Rp0Dth12nKvudqxS7FPxdC55oeeWqfMR+r",
+	"TTwt+mh8+BA0dDQVM94Y/vwBPsVCR5mc5zJVjWHjSqpIsG671+7ALPKp1CxOo8VMqLzNztSKaVw0ptKc",
+	"JVLnImaTNMNZZukiF0GoljKfMhgmDKTNrs0CwBLBE5ppoWKmUiVYM5+KFZvye8FU6q1gqGjlZMbSpWoF",
+	"bLzI2XLKc+hexbq6wjM246sh424zBr2TUK2tV8AG3T57QZuNy/mWZ7eCpRkbdI7tY+xazkS6yNuhuhQ8",
+	"xrnRrE+ZEvciY1zrxUzgDzBHJjX7w9XFu3aoGh+CxnvF77lM+DgRO9LWd9ffv60lqw2UdNjpfzwlHXb6",
+	"7Epk9zISzBvqr05L7PDhgaVwDlk+5Yoddjows17ADjt9+N+g3W63QhWngsgtSmcCVmPmVsKR1JBJ+l3T",
+	"A2VSCVWZVpqcJSmP2ZgnXEUiCyzhwB8vXr5rBYyrmMlc0/bO+IqNRai4WuVTqW5ZE3YbHmKwc2zOb0XA",
+	"cvGQt4CU+FjjDN+l9PSSaxaLSMYiDtVCJULr4rw80YwrvRQZ03ylmU6HTAvBwsalyLOVVLdhgxZPhMpb",
+	"XpqLt6B4CpdTGU3tKVulCxw5njZ+y6VC+nSbhuT3nEd3F5OJjMRzHhv6P8+yNIMfy9s56HRYqojoeXTH",
+	"UnzNbUG7EQAxz0WWSyJtAe3cRGks1hv7o0qXiiEBa9YcPRyIh1woLceJOBBqMRu1hmz05t31+eW7s7c3",
+	"55eXF5ejAL7589nbNy9v/vT+/PKvI2BILJ0LxbTI4fQnPBcZ67YfcOI8jhln0P8pyzPBc9iwhbrDroH7",
+	"jFe4x99dX/9gDjhMIl/N4VDpPJPqthE01sbWGP69UR5aI2iURtb46UNgpj8TWvNbXIFyw7AP7v6xzeI7",
+	"jZ+qg4BNy8Q/FzITMTxmXgz8JS5eSsf/EFEOHXi7K3LDbbwN4rN0QYypvDkv4MqEpZik2YznjWFDqvxo",
+	"0AgaM6nkDIbadb1JlYtbkUF3fJGnNxHX03SBrW55vVPbwFjkNzJeHxBcIXnGleYRfHMjY6B/2LunY5Gv",
+	"b9qHoBEtskyoaFW78JNMiKKvtZ9n6b2YWbFB5mKGf/yvTEwaw8a/PS3EiqfmJD19LvLvzUvQgGmRZxlf",
+	"YYOLJJfzRIqaY/Um18ys2RPNiicfWf9Op24B53z16NrXv5jwSMQ3vIYafpwKVdw9mYiEvBd0K5rFX+ur",
+	"tv2VyDYteCYmC82Tur5X2NGSJ4nIGT5n+o7FWOYB4xpYv+YyriWDLF2oeFO3WuR5sm3WMkfmDdsjYpYu",
+	"8oAlqc4DFsG9kSTwZcbuU2DtOy5EceY/giHOhYqlugVOyKNIzHMRw99mWeBPGupNusjhEwyWvjXDhQ8w",
+	"3N1YJ47mlFFXyDHhTolTvI2Bje7MLs3AG0HDjrthdh3/KkbdCBowaPzOjBkEnVTGjZ+qXNCcYG+TfTrz",
+	"WEBgOV1QcM6C4P3zvp2JvkjVJJHR5gvy5Fe+IK8vz95dnb24fnPx7uby/NX7q/OXv+WlWDOcr+8mfJfm",
+	"r4BeNm7i4DfcxHcX1zevLt6/ewkH9RL+8L76SnbWDagRNCpD/Pp2+xK2el3yGYs8l+r2RqhYG/a/A++O",
+	"plyqjQIKcqEnmk25njJ8lDXni3EiI8Zz9vr8mj2dcJkpofVT/Fk//dm2+KFVL8RkXE9v5qmsk9IuQLvK",
+	"bcdMqFjErDldqDgTcT7VrY+SIOCS33Rfwsx2GwceE57nIoMn/v9/7xyc8IPJTz8fDT78r7qJzqfcGGY2",
+	"rys9E4A2lGYxaG2CR1OG1oalua3H4pYr6HwnqQ2J4wdotk5om6da0jB+3lcQ3i518CSvnylSwxPN4ImA",
+	"pRvWtUaM+eeOBPxJwoc5M8CZJskK/wrVaCKVhMvbSRasSZQ4JskNes+yBSmt2SIRAWj0kYazkKT3ImvP",
+	"4tYe0kiotogjodqVoZnJwAnBucAfZiYb5Q1PzLCnhBbfFyuIkIM1DlPLpkT+ndR5mq2M5r3OqKJFpuma",
+	"mvGHt0Ld5tPGsOcdXV+pSWc70kFi7ZixmPAFkGO3A236r/Z7QOb8wXGLzmNUD+PmuRmtVHa03brzvlUd",
+	"yOVM6JzP5jtOJ093erCynW64fodlCRKXFNt/bPvItLy+f44P7aZGlvT1D7j+b+hF2oAqj1LiIb8paGSH",
+	"mza92+OapUFvmLtTeGtuBKexRTxJQFfnVlfcZIHYU1+Fu2U2Jw19nWq3vhqBbOS0vh3IKxaJvBfZPq/c",
+	"SRV/PJsFXrqUClW7NElADv21FbaxAMVoKRWqVzQGlO4SrvMbYWXnNYKzh+qmbK7ZoPVzTddrzU9m0avH",
+	"aOt1bl9a1V3nn3T3ORKAPfG0cPEw5QtdUcN/5a1yY4PT5fRsNzJP0Yb922FfllLd0JcftVaGco2NDf78",
+	"l8jSG/j6V14ZIl8zkEbQsONYv9orq2IOcJ3dwDGeEiOpUGwdx3zBc56ktwvxms9EPc9EA5tx9ET2cXKg",
+	"4Y2t2Wgm1Y1Z1Rl/wD/RV4GfYIlDxedzwTOWqmRFcjHKkMa1FfEskyJmI2scGQVsmibWicdzZn8IFbTL",
+	"MxLhbkXGIjQLwxaSh8M4O2eCK3JoGOentlpnECryl2HD+VRAYxo9f6e+cureS2cyz0UcGDcbdsI165Bg",
+	"Z9xmKBbxXNym6ClDHcm39gwbzy/fNoBtz9LGMM8WAh1Td3k6tx8tSZiPTuehxg6ihGstI5J/bvDBw06H",
+	"JCBaZrqP7Xe0J0almqVjCYOkphVuduMFtMteuHZ1vohl6n64oo8fqtdjMc0quQARMftz218ctyBbTeI8",
+	"SS4mjeHft3PUF/aNDz9VnXs/ZAK3ZyOF2d5OiZzNJ0veRM9tul5naa39FV2DnMHvLOELFU2BRpzDsjRr",
+	"Wm0z5XGaJoIratxs/Kb2C8P2QmmWKmbe2Kl1R0ePtk7cTDN4gxQ6zW4zrvJCU7JX5049e2r6uh6JPcpY",
+	"qFxOJCjKaDTnmpm3YJpP77tPzaLCOU+VL7HpGoryTsUaZckZvxU3i6zGgn8Wx5nQ2vdfPwFusZiNFZdJ",
+	"uaNpns/18OlTeEq3zfftKJ09Bf4ro6elkbTnyPrX3Tf20O5M5mj7XadxDA7QObM2a6ZzfifQAoG8ECZV",
+	"MNI2uyD2RWfCMLe2HRFyjU8d0Q/o32GRkIlUt2wuMpCrN40IbtixvAXePc/kv4D5hmrOZcyIHdt2Noyc",
+	"ohkcd/vUsV/NgMA+y3IaFrvzmaYXdjpYqvZ2fik16IUMfi2TbJWz16hgxOqrTRLPp6txxmPhRl3Xvrkg",
+	"HlPcCrMETsN1HhQ3Sa1oYn2dlaOrGMk/sEMlIcCeZi20lqkquHtz1D88GhmRoN8+PGq1Q/UqSXmuA0aD",
+	"1shvqGGM43EvLxSIOCRx3PNExpVrv394FOyrJ75IVZ7J8QKmtGuEA7DGwlLrNfDrxji8uHh3ffnm+fvr",
+	"NxfvvspQB3+AX4vl39/v3dx1v+puX52fv3zz7vXNi7cXV+fo5PEXEVb01ds3L65/y+0uD7ERNGpH+DXu",
+	"926evV91v198d/bm3dfhwqsM5WvcQM8KXrmJmL9RLE9hlTxnCWtqE2vYbXda6/u43XGHv2IkyajOSzfC",
+	"OFcMM2ma4NeRFgJNQNiXZ5k/JnVwm+nbt5Kvj8X++kQzGVN0i2KgDK+YlrdKxFbPajce7alkRi939V7J",
+	"BzaTSSK1iFIV61M2W+icjQX606Rih2wmFcYRliX3KEmjux1jXUx8arXzfo+NV9Cyr/WwOBNLkEszruJ0",
+	"hlM/GrAkXYos4lqwqXhgsbyVFJm2u3NxN6u/oxA76sdpdZPJ3ye2GsMmhU/tFmmVZrGJdsJBYbg0m8hM",
+	"5wwGH6DVhrNMzAXPW7tGIBHt+r7vDcNYShWnS9hyLUhsQ6EPDpzUbCIfPiLqaasfwiOZj95gx3jWtrS8",
+	"+usLUbvlns2kErd3dcEGve4zxpP5lI9FLqNClAV2F7DFHBQ0oF4y4pmfpdBMKD5ORBwq3EFVHAMSf3XO",
+	"k4Qjs4tSNZG3i4w+NT0rGu1AqIA9tU7Z6IeLq2u83lB9HrFM5IuMTHMzYCOjov9RRbQ2JjN/0c8O/vbT",
+	"z/16dz3esJfOfL8x7JumrXOYK+pO5Aoy4X5sOU21YKPihhihhjrOUh7bqHCJ4ZELLQIyByrxkMMFUHrL",
+	"BOzgJcGj/IkOlQmCbo6KBQnYqLB6jFqB6R+a0KX3cWF1qJqvz98dnAQM/ul2Wm32POMqmkJ3EhhVEbue",
+	"Kjsgc5mOTOuhWqZZrPF2j6Zc3Yo2OxtXLWe0HFOOu6oX0ZQUzVCF6hdG7ZKzhP1CcUjsF5IB7K8wB/YL",
+	"TCDGmAX2C7x5cHDANv4fHnjx/vLy/N2Lv6JYcP7u7Pnb85fsl4KGAt9M9AsD/egXVtYH2C+ezk50SUZ7",
+	"a8deo3mXL2Jp/rS6djh7ots2eyUVT4aG88wKO6PULhwUg9vZQuUyMTEH3vmhXnXJCtmG6YfKk8U2SXBV",
+	"CQ2JeJZmIlRm2/Qpk7cqzYR1XVTdFcg4M8HjEs22Q/UGJ2EySpz5DXYS3jDfq+pbZetAzQbuLBDWvQtS",
+	"4fnDPM3yjSEJe8QZ7BERsH5D7OHXCr6yGILtcQOv+Uxs0FGAXeJ2U+KJn/QTy0ygg8owQsqyYoOHB5Zm",
+	"mEtDSxiqJpEOPtDrAN+CZuciOyDeYQx1bCySdMkUz7J0WeaneRoqYojAGjHMil4FwjQycMQV2vpXa84Z",
+	"X2tqvD77/rwUMljROdBmhWdlArrbkIXG3ByLZPEgwoblKT73cLdl2ODRTByMRR42Ci/d0CgpH7brc9uM",
+	"mG6PXsDDdapS1UDIb1WqQQjI4Yaq8rgnmiXprUsgi8meCMJdis9R1EnZ9GcVv8Kqt0bl/t3w2JT8S9uQ",
+	"sdD1+RbebAo3gqVGx4CVrxfQ7ObGK5RiOleb/WmR5gLD6OGyA2Yr1S3jLJfRHcWDFNPtdP9w8rc/Hn3f",
+	"vzz+U+/Hw+tnf+3+efCXo+fH7xpb+UVFVUyWfKUNOYO+TeJrzICtwLjmi2yeajFkI2pixJqj9G7E0ixU",
+	"5q0W0FxZoCBZiwl1L5J0LgLmSeKY5MVDFSUS5g6sXp/CJKcyi82dsEwXSQzqFWdKLF3DAZI2Z/fdUPGY",
+	"7m5znr6Mul2m67XVO0dNkzgQ3kT2Fi8WgnSTGukqVCXxqs2upjwTMfEhL4nDY2TuJ7zZZ4IDeQxDtcUq",
+	"evXm9buz6/eX5yNia2YkmAtXuvd5HAMv9A0DRmBw3WpiaPiRWJ2fdWriSynJ1WS1gjSKPQ432GmDdZsP",
+	"LMyudj+zovX2qVHrFJfGT4GrCRMPNoaUh6o2Y4DUSi/avdVm7woRboZeV18+aZeEJyRIpgupf8hqZClj",
+	"RKmK6bjsdJowYCFVYu3oeVnDcKzMMUP7mMZzB4Qqc+YSRVHqqjGV+fK0kZiNFP2Y4Axffv/m6gr2EG+0",
+	"Ny+dPGydqiYoolkcglb5xeuLP56/c6/l6Z1wkRTpItcyFuTrLr30w9uzv55f+v25AMXNL1saqevRyA3v",
+	"lcQlwHVOE5AhSPgBNQUWXmSs+SIK2ItJyxzUiVhafad7VDymyYcFiiss/nIqc6HnPBIBNCr+ueAJ3HLF",
+	"sHGIL8+/v0DaPPvz2Zu3IHy6ceI8kC9aVz+9UhYl8PGBt/5GTljjBJZnlVbGsRFspst+QfMazxcgx+Oy",
+	"BqirKkpQ1iLKRB6QVMaTHMRSnJ5deyBZazKzdhPTYUVbojliQwsFdwVOMM1w8H+4uni34b1DfE+LDOSH",
+	"CZcJDPWXij6wJm3tpAlUKLsRNEok63121Oi5gewz6zvaCNYHtLYB+F3Jw/STuaf0Pg47ChnYIoiuubGq",
+	"gqifzU+3Mu6GuTv3FS5rzMwFR/MuG6nXROvARGQkK7qkagwRaFZBuQ6Zc5kVN1XKRqTABkyjKA/nk90K",
+	"BcKoiJkvqcDbJgMdjTOk796LTMtUwYXzCC+PBTDW6o093EbhgVOVjXixzFJ1GyogVjxV3LcpVIX/UqxM",
+	"qEYV6h0NLS6FiasprDr4sl1wE2QWKuSh+GxVhGieff/8oNfaI61gjciqR+unvVWJHVSGr1wtaH+C/P5l",
+	"JWG90ePkojWdv4WRbDyRIolZnvF7kSC5WO5v3DOIeVIJVqxGJhZmEae+lgwIw+6zk0MbX9hZjwr8nHF8",
+	"F/gHT9rsRxJwjdjr4k+ZUHm2MmF9RtB2dm6u4hCjNkx8atNECwXMBGHRH0upWqUwn1IrpyRcp4scpLgi",
+	"OtCJFGTIFrGJSNruQYt4grFR9in0JFkjuogtffoHvayH+luyh0vte8+bZqRh6EfM02i6v3fNDadECsHn",
+	"MVBtOQ6FU2urb7KITq4ldSTUvyO1/0SxihpptCZsd3Ps7X6hsz9tOlbu2k7vGpuOktyUe7iD9Rov4xXS",
+	"Kk90Skgt3ntSGVgWEyyqDZyMDf8cws0Mf8KT3IZUhco4J+xJkyXIJXQC0b0wFoR7s9AYFFsWCP9uOM77",
+	"q5ewEzulURTMYj2JwmxlvdkApeyNy7RrUmY5Tr5mDLs50MtB9GjrVLea5enuh/2xKwqtRrBnvU7Hv6j2",
+	"SrHyKNAub93xfMvV7aJWXLC/WE5CYsHBhEfABUGCaDM/VmXIRnPMHxCYpkG+wDO1MlBM+BBJoNypp3jp",
+	"BWzCk4TsBEYEKatZoTLphCyxY2oS6RviVSICoSeTyQq7RzsDxrjA0glycQ5D5QW9kJgIMq4NGoWRwUA0",
+	"jiRg0vOiGIdA1Usyr93et6ij76NjkFa/Tcmo6k1rOgaq4Oi6IlooKe9flZIRWF4jVZ09h8L6fR0kVJ4S",
+	"AooH20fvCFVJ8agX7MumljYbldZ7NCwZVULlr633sFNiR8PtxpS2Z24r97C7ESVUn2pFCVWtGaXNRusa",
+	"92hYYz35vOqZH6yAE1KptQ02M8GTg1mqxMokbLSgLXeHqTQPlb0gmvjyyFdVRvj4+8u3zIS1oDQCNAc7",
+	"PwaxLlRmZAuEc8vQo767fvYFLR01Roxvit7XoOgRn989OPRxLv8V+zTLsxqVR+pxUGfjKnIOK9YPlGtD",
+	"5V0oeFkgv0PxszZi4rRijPLugVB9hAFqj7Nd2ZVf5wD+zk7RRnsJ/VwYS0aWnEHGdJqnyVU1RDjC284O",
+	"5jRUI7xczUPuois/xgyA5gjuOQw4yrMFeaTKRtFYJHKM5JasMKwqzyR6NfDqBZIcWvMguX54EirTC4KB",
+	"uYBHuvKzRSLIJBFNRXRX2BfJJB+QlgfCK5CyibpzDs41uay5Jt4EnshD0kZQJ7N4vlB6qlWKRLPHTEYM",
+	"c2hMEBRsbpu9UWzOs1xGi4SThuSLIMyk0rB0UuyFBzGKibnAtR7mmdAmpXDk4npG61m6VcPXZmU/cfoN",
+	"Sev1urwHG2L+Puh2Or3+YIv5LCChuzFsPIu7k050wgeiPx6MjyYnvBcdiuO4O3426fOjTuPLWtouQVGf",
+	"ITjOsDZ7qs0w8ta6nwqXOahWTw1YrWWVBCirmczNayb0AiSo6rNSAVmSfueEsRm/M65WE22MrnFvXMba",
+	"Vp+e+7JIyh0yJUQMKpgkMsTjAkKrJ1yrmM3Se/TPMhQQ26H6Ea8RlFftdWRF1iG6yeoE3AqRTXiiNyT+",
+	"In5TfVJqxZplnkUc32ERl1kCndQEYQJXNagq6CtnE8zjRR6BQrSepkt48KVpcLzI85SYDV6KmEQAu0Fs",
+	"ZW48hW32vTEPksqdJqCrjaZ5Ph+BKIx/6RFIxqceCrFItPDDIJHZ4LpVpP2qPmzTbJfLZdueLptt+9Qs",
+	"Rt0ltDHp+GyzGMGaWojCQ9ey4a+4wzVK3qlV/Yfo3q1KMNWpPJqanHiGk92OsDO1rB/hwnKC2yL0iDDR",
+	"9zCdhKrWdsKqppPTdZMGzCYdj1c70TQ+Oayhzbfwg6HMwN5xcPPxROYrutyeaPZW8HvhrkCpeJTLe3hA",
+	"qJglBhY9E212MRcKrQRVqqawEuo8kfdkCuWKyUnGZ6JVS/Shqqd6Vib65ugf/J7T7IewIzHPOfzBYSKw",
+	"pveCzXk+bX3+84ELW5t2viEr+dpJkAhxoRg3+cgsFvcy2i0teT+fx+42zhIQ11aCslPwYAWqMhmy8mZd",
+	"VIoVinD112WaVnnAa1f7hlHX52q/k9Ed5RpkLuegkOJP2YxrlN7EJM2EMR/C4aC8MrVKVSUF+w8pV5xd",
+	"yeSe16sAzkxxY80Uj0MVuXde21c+BA2QGWtm9Gep0foDv9rZ5GsQGI2YZ3f/PZ1WTkZ7hAatxIRP19Nf",
+	"m1FYPdKgZUo2mJoS6SrQZL4o5gXeI4oOVQ9AmxQ2bFfEJqkhdA7PgSHqfIs9L1R+WBS+pdJ9YrCGMIqc",
+	"jwP2/j9wURln/xJZerCUcT5l2DB7/x+9Tuc5/DRe5YJQMtmMZ3ehev8fr85fvTKFDWI5mYiMKiV4epbL",
+	"TPGPbvWeJp0D4/A2jzooWzlD9biZkzW1fMiFUDSXwvnL4ca8E6pViibzhj20PN1XiliTG0EUlBnxwKM8",
+	"WcEGYXaNNxzPtdCq3gOPKgwfmWxo5ahtevYmR+wZzCASWk8WCas1VfkOz6CBssIWYJX/rWX8n/ndzV/n",
+	"/ezPx3d/mvX+9nB9tHzXjZ4Ppn94pt92+Plh/Ppk8aonL45Xl/38x3DR6fSOQFD5z3lOH6JF9p+g4q1p",
+	"UJ/Vh2ZmU8ck3l++BbLAsh6+mAFEkwkKOfZuAZangTv7Uz4HwePnMdcIYvOBFoUKnlCkelECxUycfrTC",
+	"mv8zLAX96pC08NdRwKCDmKWGKXGDjLMuMiNqsJ4K3Waj9VGgTm4YUKi0VLeJYAsTy2wZVEpSmeHcXce6",
+	"T82FZwNuQxVlAq90nlhbFKxlszB8QLOeJmeOpVRM5nBiRrAII9tmJnSa3IvYk2NH0SLD38VsnnuQZES8",
+	"obKAUSotNOENAtmXJl/vqlpkcvdUUyDL2sMs1d3mRGHxMJeZ2AN/eucs2o3HJJHqLrDpkhUNxGJVE1me",
+	"YvR0AteaFrdYYcYmRTiCaX/SggX+AtStnsNz3JiKtkd+2d75YGs4iV6af7d3/Ej2/W4XQaWTRxZhEx05",
+	"6EFRJ8VnC2HPnPE7C9xThdFWmDp5ytCM4lC0l1wzk3EH/NO1zniSCU7xbesqys7U6c36MTn52nt0IzH5",
+	"8y+3vnVBVzUFcQy44w0pB7XgsjVoyg4S1XtvbdZqMRtT/Zd9wcRpy/aBny1eGddkrjvb/JAuFxnbi6VZ",
+	"hAqguDVK1QGIyeZB0Kbco+kiY0LdSiVEVodeX9ktM/3KdCpDDdZ2oG5163d1XaFam/gPdPfPszSnDCQr",
+	"w+qA6aXMI6zyohBWzSQ9N+cY/Y/aQYtxTVc3XYdPNPvHIpM6ltSYma4uh4qCzm9iLI1pKFS+bQgfmEwo",
+	"nmI5TRNhQs5tnFgiJiiSF5X0QiXUJM0ikyNN+eiagQoLcvuwDKxB1tk8NTnJzorSDtUZK3nTMbuJq9vd",
+	"rIqgXKNHnlLhRBKvOQAKs9FNTjX1bowc0hj2O4gAnMCPaHQqfjrqBA2z5jeoXJJdZE243Nb8msA5Id+P",
+	"1GzG1cqpsjbylFvJkFgH6A8Yvsqx+g/GktAHrErDKX+NYy1BqRaiVVIjhYq1s62ZhkNlZTMiLZu33mZn",
+	"aFjWuUxQBEOguTsh5tpvM1QcuBZiEPxLJk80u/rh7On3r1i33es8w77OXr+4YIN2v8O4vkOfcr/TZl3Y",
+	"+u5gUAVR7W/Hex8MOo8zptrdqw8OXF/5dFLo89JUUyRr4Zyjwd06z0IlEj7Huk/wnF1WJXJmazRQMBNo",
+	"tdptCTAwtGKGqknWTDLBj5wRdWQl3sJo2Wqz9w5HwG5cZFrUASZvYhAn+STxiJwiieBlCYSkYksl8JVJ",
+	"MuCZ2LwVR5+8FZXTUls/DZeWk95FxmCcOixpYfmxO2L0B2cedhyvtOq2qqN9q7lMFe6vJmzHOPA20TUB",
+	"fAp9QKcMrvyFl6uBbgS0S2DxRZHrFsZvv//j6xehury+Yt3+CxxV7xyovLKQ9dbTD3X3RbpQ8UuRc5no",
+	"zyFebrGjXlCMndTFtQET2wHAyS8jspf0ua+4u5u06obz06MLuklUhYl/fDWEaiRwZov77NYK1QL69KoI",
+	"1G1Ak9m4FlRXpkbE3AK4hNVDiiI2u9TVs718noIubIQOtd+uUFxNXRYzoo1lWWgJQHSs3YwrDM/YEPZ1",
+	"SMG9oohfR+F3rzxCPwRoO4jBJ4VyrUVwllNBvRxqF6IVqmZt5O7GEK19UgRDZUK0PiE/7r9tjNapvUgr",
+	"gBdfZejWlc1s3hj72N3/EKxn8X4idVfhHeoImm2i588ae95qs6u1ZHCEaDaVzcs54anBaTJp4ehsoqBt",
+	"d3luSxM/pbQhh/KJtG3A4QpUOBWzmdQakRaw370OXXWzPubcOZgOUCyIVhCX7fcdFnldtmWt1/QYPV1K",
+	"Ey7y1BXzKWRdLRQp5xWwIPJRbiuYtHfJ5kfrKFWW0PxilANbCpdqnmCWtv3BmIkzcWAta9WB7FCVaVvp",
+	"Z1CPZc6oXK82vonactCjp2ORjzYVU9yz7tPWEtLVolCbIDTJ10zMRsQs3RU79ZES1dvKNH5C8anfuOrU",
+	"o/Wmqqts6hgg/YEgBCor0S27TXPWfPKEjNoKRkUP1BPHlrpV6/RoozJRk/VeQMje1JyWypbvWQIv2wCu",
+	"+eN0xTizK4RHElOh6pnwZy+itb2w5bcKW/UVtiq3wiKrcK+guFydHGbIuHZjNxfoAuqkG+eJZvBIOfdz",
+	"+7kP1acW7fpMxTk/vW5XUa7LFvDyioH7FR4LbD2vuqcrLP7Rxb48sUDvUNuzZhO9yo4jF8GWiXuZLjQG",
+	"KleQx7fXBF3vQOc8y53UxdWtCNgaKnjApIqSxe7V7X/zwqKbeJAxwpXkhiI5toDS/y3BR2ugQNGq/cgW",
+	"iQfaolPGczZLdc76XRaD+MvR5zECIhjttIGfA920TPqfpy5qyQ28d1XURwqXwWFCPPNFkpyyOdcYpc81",
+	"Bq5ooz78WpVV0ZYfLTKZr65g8rRaf3H6aE3mlY+Qz2MRyRlP2Hffn704uPrurHd4ZCkIg+CcgoUhkQjD",
+	"H4TqTqx8oEY/4pIwHJ3OeQ3v3osoTzNyMx4dGTD/0c+hI5iwMfSzGIOwoJ+wGh0aOtaMbz2/fBs2PoxC",
+	"1VQpHFZpvCjLRCrRsig7BXAkDoyNaEgH9PFApfnBJM0O5lkaL5BsRqG6lfeCjf5y4NZyyI6i8UlHDDqT",
+	"k37nsN8T484gGowng8PxJI54t9PrHx8fdeLB4bPo8Nl4MOkM+v2Yd474oehNJgPEY7428aVPdCnRrTnT",
+	"rR0DaENFEbTWbWyw3YqY6W49/OW7lD0XPEMPVRHEJR4QnItifLQFyMQ4fdwb3+VpVg9fCZUBYMSwzwP8",
+	"4EcIGYcmKKyYTmdXke51CaQ4FTxGH7+BbvHWujhCfC7/KFaND0DqUk2Q80WpynmEF4eYcZlYnkSIEPr/",
+	"hyZgAn6x0V9VgBhTTst/zdT/Wy8nn/uJT/MsvZexyJh4mGOdg4oyzpon5m9aBBTPQlQoEHGf0hWJLltt",
+	"dr1M0TdYTvobluFIQtWsovW3nF/TRh4UT1hI1VODqpJqwfJlincXVlNf+PFZMx5NpRIHLrUf2L6luNBD",
+	"toIOTRBeA/MCQwVqdLGC7L5Lm76kogN54dLOCDnfIKtRQHFQ/FTkDbOlVJpCF6zZ7F4os0TrSI0WBFeb",
+	"ki6hQujWgGkh2AsE0E/SWwRmXy8JMwVC8OvClNZ5E6iqm5SHgFp6kco1Po3JuWXLCIxFrp9Oqf63/c4X",
+	"Lhwgrv/lUyc52ldM43oxn6dZfpBIdVf/pkBU9lELU13/7d/Ya7RsJpSXCt/9u+EfHkC+IVCDVoFwhsCq",
+	"To2OYTIXCthDeKINLX2PGA4ELWgrv1EEDxDS7jXgQsVMGTj2KVXgqlOzYGRFljHlDJf4b21qAwwIsxta",
+	"ARun+XQTghv06UppGpaBaOdUjYUMxdZKOef51CD3ttvtkcFnJCsBdGjRkrGxPPWgyYCqR8bWd99tr/gs",
+	"GbVMR8BicBxnrkJEhakXwDcIY9vrdIZwSDF4AsY1eHh46gPDMwvpMheZBUE0tIEUMPqZnhyykOyeYSPw",
+	"4HIDXDzfbPzBgDAXgNGFTO1gnnEvY6n/kUqVk3PfbEQVEPoJSbOgQK4FG+H+1ngJsB0EGTJ1j6WijUWT",
+	"ueCq0K0p9Mn+juCOR0N0CMD3z1u02KoCI507g38RsM0V88LFR0XAto3DglGZx4mD0oEzrP395VssIGLq",
+	"s0jtIsON24LetCf9zAgCoFCjRGGU7CZIyjyXY5nIfNVCUGabb1ipGxHAZU+4/QitAmoydEP+s8IbIg2g",
+	"MrWbCFOzhIalc1AqJFwL5A6YSZU6r4nJ721qIUJVcOo2u0oL0GYY/pCYlSuaYaLgqvjNIP+ZbH68fSZp",
+	"NpaUbTtrnUILZhksWM1aC65yVnklypAzSEAWCj5gI1gZU38fbSwWjWDKtRgRJLBZrDY756YkMdlHoCXi",
+	"bkOkgzvf8kIMDb/3ZBJsXOKbdTirTefAstW5oU1txHl8GBaeUzY3tBKlQLwFe561bDFtRJczWPiEDttm",
+	"15UaczgOvxBEDYg2u6gW20FZpCJW4Vqgb8NCTNVAIJQBp4YVRCkyOaXQ0iZnnl5k95hZWkENIZyCsUAH",
+	"lSnXwkyvUYpMOOarEhGplT0gFKS5IpZoK5cb/CxHYMBIh2x0+Je/jPCsA40Ym8eITfm9YAX5Nkf//vTf",
+	"EYsXb6GlOUuwOFIBQ1TWEANN4SXR5JTKYhL5Mzi/8yx9WLXI5kan1bgj2XfX378lmxDCYJBkCHcsnFi7",
+	"50XpA+LZVmexVRBkJRuH6r8bD1phlzRX0dDLI9lSJQHXMlR7VUJwMmCbGdMZTSRUBOExJOaGBwSJ2koF",
+	"hEqMwyRWv1Z9m1KWLVtd5FPQmSJk9PClrxyO/CwZxkvPmt1y9zB5oEfQYJrJf+EzI0bakA9Ox+MAd5/O",
+	"Y65pRWg7zNPTNIlNkHHymGIfsMf09lA5J7VvAyCFveJxJWhzkziZ2gJwGSbm3SqiTnoR7iEC46eJzXlm",
+	"so8yYFzorYe3Sd6kNFtog9IJMG5ETlbIJr38P3j/TqxM1qK5d1zNOeePH2eC3+mWA3ypVb090c8o4Ync",
+	"qIWHys9jDeyI4Z5E+5nMDRD00dCviic106vZTABN0nDeWxe+E++sJ9/7quzFDxzsXGZR1txUQVTmhMw2",
+	"WeDc3RyDUrDBkPEksTzBSjuhGg06XVYXV+FFRyyE1iJjieAgiJjocFveoSQHob2Y0ACdZjyDnbbwGHlq",
+	"bMpV8wLVuENQ4QIzFe2xfIOpAe/+Ui8BE20YF4WnUT0kcT8ibjglpIIyLJ0/gqFD4KDf8WIKlUpZ+cRb",
+	"aqsC+Tuuz+fzZGWooeNEx1CdGZF/ZG13I+YhCZlCS8h8kLRIABgLXZ6kZUxvTWJcqNZMACAe48kARYri",
+	"v2DdDQJRXpstvRlXiapHklaCCYYWvMIhGK3nVYaqSKzM0w25lSjiffGESssCqEUvK5IVSZEBoSDhVIss",
+	"SJrn42mQwwLUxqVDKoMt66VEulRxJvMiIxJZeX1SJIUwlEje4n9YszRhUQkNt6p7bcm1xzC8SnvzPGBC",
+	"BUzolpdwic2s6edm6pSN2YSH/3PUqqZlspqszFD91//5vyVYIjayUEMjj/8oD5zIHJZ+oWfBWbmwhaBC",
+	"taC4ftxBquNHUfogPiEHL+XmGxATA2iFMg9dvpRK6FrCE+sUPxpDrzQGe9bELY9WLheVCCrxvwwKBOeS",
+	"WXC8kHZ/8QSRUqdFMkH+Q7DomJLjgxYgmqqWoGJQiscyze5wKRCf2JoizDRMfjeNqmpzs0wJ1gSlCXLv",
+	"nNbVQiL5Z9uxLHCTYZj++bO/VB70HzFeVPOE+fS5jviF0YrRylKcQyunrGM6mHNN4qaBG8jkPYhDxepb",
+	"Xl9Hys4u5ouAOl1kkXAywzp41w+ZmIiMrfFsFJWLfJ7yQrN0QWZXNEBm6VKLzAmos7G8XchcFsJahQbs",
+	"JCxdk+HF2oNzfmctg3gAhswr12Wk5dGg06lWNhqBdDFNF7em3pUREKk8KaqIFsAPbr0qrZFMSLqfxB3y",
+	"e21yFqXzFdOJnIMWz1wVEWNeiEWUoMvJam+lEh62EjcKMd6Vj+qd0QmnqGBMuYoTNAok8k6gQkdWnEGn",
+	"07ZLcjTc2dCECrzxho1XaEKCTp3tStcXM7OmVgO+BvMsoMiBe5cacQPrdQL6t2f+7Zt/j4ZoMyzrLjhm",
+	"g8DIx+m9kyQuRZ6tqOKe2UUqgWVryGo+ESRAKJON9r/ZL6Sg2qrSxGc2V8XyN/cXtoJnTYxtGYCdeHvx",
+	"ihVo8J2Ajan4g8GBk7GYzdMctvMXJrVGA4qxwtm7whNU7E+IFIWCZiESVPARTMq5JwsUUj7crthZHLAF",
+	"Xkxt9lrei5JsY2Qicx4x8MzcfKAW2QLTp67GITEglRIEDV5tdgzURw02nrdMG5wWdtnKNDdClgc/upXR",
+	"rFwynDXpSa8SNoG2ehBmsGyDzsnGGnXF6D7SM1IiFOKuRZsb3CXunYI2hrDIXvSdyU53qetIckEpgz1w",
+	"KzPyssaHlP8+sqIR3qrIQZcyEuvzLTtr2EZfjU/ca2RtqqwkiUFitFtAEA0ktVJJYytIjAq8BAO/LniW",
+	"SPOO4Z/0IpU3tkeYMoDJ3lJSlFGkSs0vTvFsUQyjOyGhQg1rzjUeiStkFu5aoINNh4iz0WGng9ZmNI0F",
+	"eAwwMxf16VAlqc6BnSvD8Ng7d10UdEymiHK7A2wXdFp0jw06AwqqHnRORtYYVa4H3axNWibZrGQDHtbW",
+	"wR652KfWKZvIh5KxBA+UkyGpWk3FKGQuXpoM6QI2PudowP4on5+i1TK7FRlK8TUp13jXVifQDEuVykwL",
+	"6JOgdsMGeTL8nd4FwWvN8lFygj2xVmDSOpccvXRmQofMOtomBrndqi5k1tLWRtotP1mkvFvgYNOlK3Gf",
+	"8dyUA1p3fhUpAm12RuZR36BKfZaFE2cuSJUgI/2gd2LEQ+SWzohLS7jGzkg8WONoQxNlZZdwlKdA/LQ8",
+	"6AS1IVlznuWnbIRTGpmM4E6nw5pWAYRPoMTlhG4cgXaJGGOeffgJrM2S/df/8/+ybofp9hYWlDuYV6qe",
+	"jma1Zr+LcgeOiAbZ8pkf6FXkd7UxUENjB60EJhbtokRxC0vbRIjGgnz9cqVEmW+lukMS3MhU65fZTQqu",
+	"XWx9zKO7G3LZt+HFmzxPbmYkZy6FuLPIcGvqthYoRzo98KWL54QdWaWLzGgGoDTm8H3A5hxVNdIdQOkC",
+	"OQ4eB+GeyVhb/dHL7DAOKEoCoUkVWSDNsue3xfJphmI3D9U/F2Ih2J2Y585txHMOqptvwIsyEcuSHyQT",
+	"aIUzTrbFHMbX69hwYsLgTJLA5q9VBIhyPO2I6nsxYjZNc4EUuT012N6FodbIYTNBzjr8aGPzt3EPXHsj",
+	"UjWLmwL9dO7OccIfy9NbAfcm9TIW+VII5aYLFxAZhbBP1pwskoT9Q+a5yFru6W6HzbT1VTAWCQo6wzWO",
+	"08U4EZr81p12j1mBsZCrbMBWs9PuBazTHuBYO+1j1m63We+wfcR0y2xFv8O084Gzk3zq3jaI+6x7Ypcn",
+	"jtlijipSCmL9Imf9dq/g4Irxe5FxYyU/avc9kZZW1lCKYD08i44GMIkTRE5UE4VyOGHUy7Frp1lqlVgq",
+	"DW6eLHSJrqDNYj9bbDmVifAPkpW8kJ54nJD7jR7zryKZRQuZk51fZAVJmFaMY9DGJclEWCUSTx0G86bA",
+	"MgM3Q017b63C2smHZuxk1j+GduxU0YqVLRQecQR3N5VOFvO5yNgYWJZxo5lxRhTJQsZEZqUeHXjCDhmt",
+	"dOCXXSlUmBhr+DddRX9OBE+BH65cg6UWNCa3EM2NlAoiykPCNzRP0WmnCJQlCsJo5Zul2ABXbMqTidk5",
+	"QrD0d9Rix3UY7hllz9C6JwKnKtyBdozLE9oOmcYtLipJm9iviVQ8sT7gMgsMSGWloKYWEwZeG7fG0ivX",
+	"RSLIsFT+CWV2MwS6zIBlU30NWs0oVZFMJN4B5P51Z7nXAU4IAnrGvShMjHOwXRctck2+cped0q7Tc6jE",
+	"jQ2qKR52doxTFLWhqQqNoyM18IxJm9SiJhYhBhESkZowRMegMhmq9XwmxYk4OCjaaBXWGly8oV3yjXcC",
+	"5bgCtUwyoR1fpzg/J7vBGaCgIyO+8VKOINxQf4Sb09yR1X58fZo1UVowqSnuNg2Vd522SPjUdC1zzzQL",
+	"Uh9qGDI35WXdjgKPD5XiM2Gw2REWge42A89zDdeA1EPDqxDCxr5u6Rq1FpGHSuoie4kwwotNl6ouSpAK",
+	"mqVZwXZDZU0S65mVrEkcyWOclgMZzthqszM0iJt+i8GSAY/FgseJVCRHWP8GWnmgQxn7OFPGwbvIbh0A",
+	"vgkFkkmCDXIfKW6909NQUdpmbGBzSM+TmUeLPBPURVwW6DIBqjKQAwiqI7ss9DpKjQyrKbBmgcDb66BU",
+	"e8o6hcl15lKWCf82VNz255/sKg8xVZblbA76ySKxtmQUnEKFKt3QyX4FD61QYEnspDG5qVvp04VLkdSG",
+	"VfTZf/2f/1tcDxmhFw1rI5qKADMXyITcaXssk4l8dPFMwXopaQquS7WojWWqjVjKp2LFlsAEKO6EGNJi",
+	"pk8Lo7xmsYzxQiNnZsuGvpsgGzIBa7IhWBm0CK8xYS8UodOuxHOxJi+y1QIK9MHXa3X8loOKBrUGBK1a",
+	"o0FKkVGeqdPpJ9aO6fxn1YqdpsZTm52RKHcnFJoDyCy7Txl+JnVJpSKkY0Om1gqd2u3UAWouK9RYbEFd",
+	"Wsoiec2Yi4tAm/LGtIkau5YaMWDw0YjqYD2a2sXAjj4toJqx7SHVLoYeNcyN6qUL2dqkYRaWVZmh7c2L",
+	"cDWFsdiGCLjaFeyYFdxGQoHlGM7bAYfZYPy1ocMfHc+3MZc6RwwU6gCPHnAuEQ9BRFqHpbeUzI1n8bQE",
+	"hmaC2FzdlJEzSBkt2pUmmeb5vKlb0NT7y7card1I2Bhrg/DmO9U2PDUKl1cg0NVEs31XHEhcu2/s0WtK",
+	"uNti2lSTdN1DI0opdAi2qcheMumoMk+KHJJyPgjsV1STLMGangsP32k1gobZkcawgdzbpC0qPpeNYaPf",
+	"7rT7jaAx5/kUE7qq9I4JcmldYa0zPHMgh8MxNDqHIIXLj+UoFHkbaWUHOU94ZHyffycrVYDWpRZr1mQT",
+	"ruUQznmWtwKWJjG6j0jlbRq8NgfcZ2oIGWkNKDYgJYqkqZapKo6jNBk0FRh+kM24dkJShUeY2lW3ZLo0",
+	"5rNQOasZOlEop5QsaEPK5Cubq/ykPgO7CDzVRMXbzH2pUekxNgkg5matNa5iigsVvNUqzDM0XCth6Ts5",
+	"x+ARY5Sn6H5X6kqm6k3cGDZuRf5c5N8ZsnBIKs/TeGUzpQQBgPD5PDEOwKf/MGABJjmKEmA5vqEXsxnH",
+	"kttnBQAd/BY08DLGFFVME+4+OxmcHLmqDTuX4Br0aspvnXjlt8xXg6MBFbTHLEeMjX0UvM0thc2i/lBO",
+	"qTS4oNZjjxPvdTp7LtXcQOAUa3Wh8Jj5i2QyVf9egLBQ9ilf5OlNxPU0XeSNYe+wU4CZNMb5Taf7h8uj",
+	"v33fuzp+OXh19Pr4u84fen8cfH/07tjPSrcV0pxoWNeRw2rpltFMioTKbq9j8T8aNPyNwBa0qfnDwbNn",
+	"x93uSTWrffj3nzxIpw0Ay7tM8kNQzKPXP9xlHt1uv9upQqx4P5703CQJKmC3SfY6X2qSB8uGj8qAo/rw",
+	"U9CYLZJczhMpMpw7XAArohJcCOLMdVu46ZQV+BvlylcH3eNBrw9XjNG26tbTTTRCQL0bGMmHnyoV8j/u",
+	"bJo0b3y7Wq9ivlac3CFgfggag70PawVDrnRsnxuvmC1l7J/f7Sh+a5W6PR8bmd4wnNnkaa+jnX0oygSj",
+	"q6PKesnxkk4865u5YreM0W9vfYgmP479cyEyU+qLegF23m7nWFavrru1se++5wUkZ6Vues3Wr0MWYqZJ",
+	"ueS0OnBpicY2Q/lANs4Ko6INlEnFmTRkqlQIJrBOOEr+KBxxoPCb9QcV3ywEeqmNH87is3XbbeS1NJJR",
+	"4eYCMcFop0a+v5UYZ0M03N2bhquQbCVyKeDnLMrEYzSyDYhv9+2tIAXW7On7dZi6jwxuL8HlsV3R8syK",
+	"H35WrnFVQtLcnWd8PPLnHlviwZfW7Ed56EVmj0uRdc74G4m5fv9cpLmp9JDaKFwTqoT8+PAvf9k0JCdk",
+	"PX2vXKVOSrI3YC+PvXcBkvAVrYUPdYHCjg9y8fef8GKqE11J+UHMRVI/DDJKoV/IXPvxoMDxcn6rEV62",
+	"MEoQmNBmM8buKhnZrorkcz+4Al0GJjs0Bk0VlNBsJrHaML5CoAqIekvqF96TVItl9Pr8mnnjg9b1qIoe",
+	"YdJFW0VJO208kyguOKuIso5FpoVA+xOdqVA1R+abG6FijC9qtdnLRYb5snm55j/5Cvo961d1yUQy1yHy",
+	"huYIXVI6wUfYwVQ8sH5v1Dr1SqtSYgWaCI3Rw0vbR6WMUsmMSaSUCwWdXX13doDYJvc2ON+sKu7DExwg",
+	"jixUkzSB1zFs0+BWevvsPQqaG+a4cB2RTZvOEw4Nc7K80kw1TTl3q1uriCsqqOliuGBmxsNC9BFhtCoZ",
+	"jNLUVuDlSR4UwIv2ysGsVozxRQYVKluwJUpnM5nnBRouDrlN0dM2EnouvCLziFI/RWePNvZ758igx60f",
+	"zThtPzqS0A9qCtWWuELQyOn8kMm5yLNKMbsF3ZfwAyE7FE6yAijlhI2uzs9fvnn3+ubF24ur85cjgnIV",
+	"MUUBr0Hc1ijgbkfFdfoChvNJSrhPH+VLx+rUBQlR7AktQVm6j/r+pYRP1CkB+Fi92r65OrZptvEsejae",
+	"HInoWSc6OT7unRwfTnhn0jsWfDCZPItFNOl24vGRGIy73cOTfv+odyx642fRoHP0bByPe/tcai+8Vfmi",
+	"in0mojSLqS5SsfSX9tudF9Uj8tICdntwiZVYp/u9bxa4XI/vt1/uzbratTU+W1QVPL60VhhqsJRJwsYC",
+	"wWLsLeQz7v+pGp3PsKqKnZdmYhq29wmICFPx8KjsXmp9fdzUgYWSOhpULsNY3sLl0rS9mhqflp4Zdzsk",
+	"40+SRH0q+k21P3+9RkMX9W5Wv7pAoaIVwvZHdlmKgoTfdLjfSIcbdAZ7rviL787evCuKwZfX+13qarvi",
+	"nV2/1tUm1o+bsldwWL0ITsLGZztA79L8FQjnm49PZaRk7aCRTbnxqMnYcNyTfVeyTgKrcLaSIOcHuniw",
+	"kBsWubb19aV20qgPFujSOAq5KK5IlfnGLerXb1HQKIuF5ZleT6vC5saZVZqpv2TK2hUCZm0cLTqVMFDi",
+	"s5HWi1RNEhlt4cwVGXlYvsfLozcrAocbrpmyetbeJMsPSU0p1I31PQ3V2qb6mss3K8/vz8rjqFg4UCdD",
+	"FUh2GLZMR8mExJdp1bPzWJNJYeTB8IHNNp1Lg8XlaYg2EMEmqpgV9n3rQVEgzXjyYDP8F2XeZj9SFKZx",
+	"9bmic6Y9Y7kSKs9WthiyYe/eOzawJZ9mQthwnuZoJtWNCYqc8Qf6M1T491KqUQsXyuD3eah9PHcxF6cu",
+	"LloaLH0TKpSJUIE8RShlGMBkIjmtrGtLlsBBJ/NDUAqi01ihfuhXvKQGEBqQhQ2LOtWw74Vw++IzYQP6",
+	"8xYAi+hXt8TxF8/O8KlpXxS9ZDi6qXG5aYupOF0pGMXCoci8zriQSJ2/Rkr8FKMCTObGr07hHSEXsOIC",
+	"QsyGwpqRj7nQeave5/1sBx8Qih6JZ6fRAJHRYPxB7N7n4LDb24On4jp/UevCln04s9kpXqYknTuDq+Fi",
+	"nur3hLzTZlveX4Gocf7+svETIdZTdEDEc3GLwUMkWNTFE8Riltq6iLHQd3k6tx8tvr756CqKlKWURtCQ",
+	"M36LgBFbK7HD5Sejp6WX23OETTesqTE8NCYRw58osMF+R6wMvwsas3Qsi4qOJaTfF25ghAhcgQDGgIPd",
+	"lwYzfzevjfm5ujj5IhunDW/Qh9vHfG2e3zDinzYdvbJr/rHjVkd09uAV8KyWxerWLnT3GMV9HQT2CdSy",
+	"49rvy3a2W9k8lCYXYviRxrO6S6xqo6oNsKxeoh9vWatrfshC4Fik4VS7rVf8mu7V55dvA/b+6mXLdWbr",
+	"4dRPd4Px7iu1KlbgVsoje0uxiOMyZuapL1iNV+sQPxsnUO1sfQbmXJIMZS7I2nH/eHnx7vXN9V9/OK+3",
+	"gRobAdnscBUwHOrTl9ZBHc14bmCYLHujUzdkEVdPchYLDKZ3NsUh+wcKehFHUXahZjzTU55YLGup8pS9",
+	"TpnOs0Vk67H7ckPbkTZMbjUXzFWu+XhlDzv4IhZU7oGWwqKRBD8xkj31bwoDacznpWWYoGXUitqtwKQf",
+	"lqXvjXzjlCqvlXZvxDQmySBulheWj/kxiU4LBO+SRB6qWpG8zUZrEEVyV6gggh/EA0MBPIQG1iJYjvwx",
+	"/CKDGPrNRPzrmojZmUmzclZHm6S0A3rlN9vR7892BPfmNuuNX8vIGImc5FVYiUiL32wmOrfwmxuwNtl2",
+	"qE0Co0LQQx9202DnkgWqFnWTFaCbFnGTjkYBucm+ON5muwS3aR2SQCPCIQgUuFptdobwrg5bsTmCj0MG",
+	"QvqoZUCJHL6mw9Z0i4bhK5eUAK+HHrKEZ+mprYzTOkUCD1X1riRZr95CRNlCKiDrnNSEQxzQKhc4D3Aa",
+	"KKLHYFwOCzQ8ywebiH2ydmW1Au9REhWRBmzBhDIC7qAzCNUI3y18QK2AlpTrO2GrsuAXVvi0Z86O4eX5",
+	"9xf4/tmfz968hdt0ZPzDlvnSnjiyrZ0BJRrC+D2K9h4trucf3p799fySZlvgzpoaE/vkOgbGYjcRS4tu",
+	"tFNGGV4x4p8LnrA8DZU/YLvtfvJkK1gDDmYqdaU7mgh641Gx0KdsK/UUxZENeigR0E4K2K9quiwslyax",
+	"rjBcGgoBYa1mQqWUwTQLVTllEMlQFamCI1DoKRUeVfsRMDcnYdYnKRp1YpHbsr4GtahueYJQWRj8qgha",
+	"LABJ9i1gSRtUlVChdN/kRsAnmdhw9RvEx0I0s0lmwOYIQwVZXcszP3sCy5KvbEQmok9aeDBkH8geyxX8",
+	"XRzbIR6+yjyRG25YL72UOdCmD1Q4z9LcwI6Y84aJk4iEQfxNudo9LvPUBdn+Y5FJHUt632iF+tSdeWgE",
+	"vRakMdHXLWPXTyeTNrsSgo0ui9G+toOttYojZYFa9GkJb2iK8sW2l8XJDRCRAm8ZThXMaLIb7OFkcvWN",
+	"W5vNV/YSBeFN7WNF71krOpa/5Mm6W9r8wDLBkwPChjQiijfszSPbOYWv2+n0+of1o+z2+oPDoIFr1xg2",
+	"xv3oWHQnvQE/iQfiWXQ86fCjuDc+FCdRdzJ4Zmoe8uQGx1uNvKvMw8sIxVCz2YwgHZCwtvoqPK7jmQ2X",
+	"y2XbTtVaD5+aRxs7buIcnnRM7rHG8cE1G+R+Kz8ofjPGyz+kXHF2JZN7DrsyFfhtzLO7rcGcdpOexd1J",
+	"JzrhA9EfD8ZHkxPeiw7FcdwdP5v0+VHHbNI6M6ladswuWVi/20WC9VdmPEO4eC8IOk0sH4pZ2R711W/d",
+	"fpt11Ni8dFLB9XAv89WNQYC6MeJwY9jv0LmAH/EOKH466oCm4901zkNVs9X98lYPBGzus0l3fBwPeF+c",
+	"REeTzrgXPxOHvBsd9/dRJQlD+Iv6zFS6wXnxtuAHvr8iKNDvJyJJCFbCRAXUAug3hUajTcm7UY7BfczT",
+	"gNpTfnfzp9mz/I+9+V9Oln8b3L87ji674++O/nHVT152+KvD2/Pe4q/P5MUguz7xNSuhCz1qKzN861UD",
+	"U+yHNMsXtwuhRVD1CX7c6P8672d/Pr7706z3t4fro+W7bvR8MP3DM/22w88P49cni1c9eXG8uuznP3qj",
+	"n+fF6GEYH0E9210fRrcFtbHN3hS1/FydKA+x2bM6fHOMfDbHyLpSWF6WNRWzAOYujDqb1qSm8fV1wR5K",
+	"7Q2dHptOJrgUqBuHvr81bLBNS/SRHqB6A8FvF2J+8XYtbbi4aJi9aMr6EepGHz9km0SMAteQ1V1s7dpb",
+	"yxmAHIomIfwOBp2A3aY562yfMCrg5emawg7TNMvrlX5Pt2d+Ff/tRnPqafPUsdsh29fUsMP06nf1UzCg",
+	"PtdkDSD1bn1btz97EcEDNIxH5+5sQXWz/3LbWNvylsG+v1w7dE6ALKV1+FYNuH1hKfAWhivtsx3Aom97",
+	"vh7rd18Ps/X3ktb+aziO16yD5QF5lZSMI8mzTT46vqLR9REWLXtjrDa/ZcAbedTHDHQT/Zq6QHsN8N3F",
+	"zY9nb9+eX6/fF1UFG1U3z8aJJG2gIMnO+fG06xottTf072g9TZdZms7CRvkhIHF05q2bWDFtdizIPPY/",
+	"PxbBGBxrYxFKClkbV8kGIozTNPkkvyG1vUMcwrU3RzN6tzunWI6mWMt2TUGdRKehckiWlRAFtjlCAcG7",
+	"HT2HameCZjV2+1aAlY13s8MTbu4uoQktQhHxLeIVDD1zhVAoxg6WcQNDvotpHEW/2vCLUGlEd59KLB/2",
+	"LXrhv1n0wv65cWVPYXmn7HrckoW9fpMqDdRf93Ra04VCNZZ0s1gkiwexhz77GbjWo+lznmzyiKu1/S1a",
+	"5PcXLXIxByGOiALpVInCH2TjQ4ynxQWHlCEpd8eHOTNg1enEx8L3gkfQhkflaBCb2QD1Iq85dbCUcMWh",
+	"cyTAJ/HwsXkqVR4g6ElgcqMQUIYnOWty6jhUBNc9JpQZ1PESLAtH5TRVMaoZjSJd5FgmHcGRgUsisIdx",
+	"bnoDRywezMUiHHoy4aVaVNBJffjPUK1XbEQ379AUxx9Da4hdPWSU20SwH2VIPrxScwJDxdz2VhFmaADi",
+	"4Wb1qq0QcDnC41EJQbzl00UWqnLTQbkwZLpU9A0dOvrbVUnwQxtDhcfRVDeuA2O1a0bFBNOlOmW8oA5b",
+	"i3cqQuU4pxOSsG5RkXZF09VoM+PW62sDGMaCKiCVszBt4hlWr6jHHr2E314aCv8UZ6w5TWugmmUcJ6rf",
+	"Dn0+nhL08ZiI606U7r5ApP66fFH/CGEzXizyjditiBmDT6EcyHPWa/cPH4grLKViPo6lW1NY7m/gpd/A",
+	"S/+ngZcS8yACz+tgeDqdQyTA7QA/+NUN3qaNYb/b3eZvhsu2MWwcR8f9SRR1+fHJ4WEsxHGvGx1FR53x",
+	"8fGkfzLoj+P+s0k3Pu5HXBwe9cSzyeRwzI/iQx5HgxPOgaXhbU+nJTcAzPAfjRh/pbMAMyNiXJ+YfYzu",
+	"9LWnuicnR95TOBkR49qhlooyy/FOu8NBJms8e9YRh/3o5NlRd3xy9KwX98d83DmMTibR8eFE8C4/6vGj",
+	"k444OYwHh71nvWe9frff6TybTDq9wfEJ7vM/G0Nq19vZiVSSxvbRyVdlNr3dEVkGx6sXa/5nARp9tTCv",
+	"zMP5+War+O8BxmPs7j++uf7u4v31zfPz66s1QB4SQw0aPkmovgy6cRMuL96/e7nVGFHvKDdWQNOt6TG0",
+	"l9CzsAHdk7gd1nK5TZ7k6oBqkYc+dU4q3TC2Exq4xYxEEIfPb1kpDv3j4ESVyRA4kdNj6tRbH7QIqNPG",
+	"7Zbwm0tW2PJmVmiI4BW+WW5+d5abH8naP6esk0J/9GqhrynbrubYPqjANXWD9jH5oC3fr+LtV+925WnH",
+	"Kxu3Zoru+ZbJJ3pzgdtWQAYDBNcnywbacpZYz66ugooLL3d4Nnhcm5VMpYAo4lbeC9UahgoRi+EiCYyv",
+	"Cx61cfnRIrtHjJ7CIOV2wS59qIx6qSlqFCv6SBc7WjEDoZlojFedkctwmE90qCymDwP9ZyJpvakAXrrU",
+	"IiPEWp2THY0AlAlNip2pVaqEMT/ZBCstbMQ8vxWY9zOHUeFVLDRrjhKubketIZtiMcncFQY2JBHCVk0m",
+	"AcpeJiKRui1MfmU0YAf1q4WwJTM3bNYtrB4iNag7TAZiazy3VYteixopisFXNMy3QLif25KDJceofVff",
+	"IfWtO99sOt4KWt7hm3Pg+D/RuL+la8YxCZrXUWdwUosj+yhaBu2OJaw9gkH38sZIdfeYngVT/KZHfdOj",
+	"vulR3/Sob3rUY3oUr6+R6aQ3Y5P6pvb83gqgoCRI0F4kEZcEsGAtigkeAPn0MT3HL3+6b82TohJ3xdNq",
+	"4A2AySILlTpUps5E4DA9132jpAwEzPhV2FrJylDtU7PS6BRYAhpXx3imUyVCZUslD9nI+U6ofrHVSVwx",
+	"0fQOc99tWe/mWGBtZOMKQhhIv85309aId1W8vbL6Q6+aN0HqY3b3o3XeMQrAG5wtfwF922r4oWqWPNdU",
+	"aD8jCIXAK4ZfqYTfomNjh/gkVHD44kWC/mYLiBCn0WImFDTs0QZrho2XRT1hoyPZ6p5hw7SNbn0dqiYV",
+	"cW+hBxyVvbJDuGnLr1MOF5UwyWK6kFdsVHjcRqbAaLVuPGlye1QKPX2kUqg7WfBAqKBpUPC8bmGVXA3R",
+	"ZLVDIVFQijdXEmWVQqKouyLx4vQpp9tUfAlVwnPh1S+/k9jweGWtAxZ7Gf4/3FCUNFRUlXQTZum1zyQ+",
+	"RZl0x2Rdn5xb64C5mJX4hDKlxX3jOvxSNUr9tfmVq5SelZRvjyIDj8uYyrbbS5lWndu97j6BAJvd+TW5",
+	"v+t+8f5RpzM47mzzuZY85gnX+Q0JEsPGfh70jQaHsmf9Z7cUNwTh0BjCbIqO3deNw05/yOpujcNOn4F0",
+	"IiPBfHkhaBDsGkYQmJO0thxIlcWP45Unqw8dnTsH+Ha/7ZeLEfhIN235yOxUPNR741vd0G91Qz+tbuiG",
+	"OqGsUiY0VKZOqHJY51Zq3L14qAnC+1Y89Fvx0G+682+iO1cAl/2rpK6QqFUf9lGcn4oHUMU/m4MwsAlS",
+	"S5WkPNagj7y4+nOompevXrBB97gTsPfXrw6OgQ9NBY9FxhKpRMt41XzlJC9cgv6QRwYh1Wo3VM3RU7ZJ",
+	"rXf8jgxnoaISQAiOhypFUdRzIklhtKMWsamfmSaLmdIOWi9U+PqwqroFbIMgFzAQ/wJmBZDAhmKHiuTX",
+	"G6xtEXigIU7OC5gRKgNmJaWAkWQbhMpAlNPPmOgVODU4YIW450wSNzwPmC/DBqA6FbLjiDWRFcFcYav6",
+	"/f4Je3/9gvyiZbMFlh+j5cPqFsgcT0Gd99uLYILoqJy17BFdgD4JGvT6rj4BJbtiEGmdMu52hSgLzrxm",
+	"MxkvOYoq0SKnxHtbioOHCk5hInJxkKTpHWKiyURsdjr6Qt05HYdPQvPiVXT7T1AHv4zmR7P8al2HJ4Pj",
+	"j3IdEi/TZQb3zYH4Teb/Pcn8lGRcFfu/yezfZPZvMvuv7O96cfVnRndSTXCpf0kFpuQaeT7QYSL4bC85",
+	"3sleu4vyF9YzU4pcpfL1mJJlnFrcH2uorJNIl3xHtT4jKnZgjbkY5jZ0Mnuoqh4QFNxtQYhJJvS01Bjw",
+	"QabSZZu9icVsnsKBGoK8V1UaMLPQOA+M84s6x9PrBhTgc9bqyXWoyPVB4b1uQUU8ZFhNaXRaXgrfeOqg",
+	"vXmoyHtFDbfs1UqV5bA0fRPrvV9fnr27OnuB5Scvz1+9vzp/OWq12TmPpiCZWyM43s13Yp7bAABvAE90",
+	"Reauk3HdA56Y+0nybYnSfIRU5x3k1iWyLBe03RFf1pmR9zb17hNDZ2fxhcu4F6br0mr9UCZLAzS+RvP+",
+	"6pXaIrDWsnjsLReObYOHpPOFHCQf4wP5CB/E79oRYrjZ53GDfNxp2a7ylFx5Jd6LifYcS9MsuW59C6z8",
+	"Flj5LbCydsV9yeCRiENfGqmImBv3ob752mhEv/nwEQ7zEDZ++7DE2rlRkteWpfoMdelrpLmqeEQCoqmP",
+	"9wiAXV1zNWxqj+1Zhg3gu05QLY3jlMJ/uGJOoq+GCVXE+M+0o4+XfK8Tk4d1kndFNmZNzkqC+KmHBlwI",
+	"499iUn+HOvrLqp7SdGTfKtGQJfUNavgOfeKCkjy6LixhqGkJ0suEpyYewHpeRFBrNuaa8tDIHcXjOBNa",
+	"t/0SWlhhMFWC3fNMophgHWXLaZoIZt5hTZmzGaetXYUK1iKfsnkmJvKBQvg4efkKrEJEjhTalH/RCAAZ",
+	"5cnKADblIguVfYYX/ZsKW5hmBX1ocTvDsisGk5EAKWU+pCS9CGNcqQtTggmz1yoZhpmAs20mYwyjZrwY",
+	"rJvawWCnmvEkVcYJRH6EYsnwjNJg8XTbH8iEYqhxs9+hEawbWnBUa1D/mGWnYXmaeCJFwKapptDOFN/m",
+	"ib8Pgbm4qHyXTrieguD8AUjL0GSVrn6cymhqsgTEg9T5Wnx1u+EqDReF5D4E1YYu3HmuARvz2jBgY+sN",
+	"vEhVnsnxAqG7bOg0T3LK/1RiieBfBvurqaWKBFmmWl7rNneypv1XNXHjJrAc1tO3pOly+0OTbVqbjcvL",
+	"gb3BNrsd2t7h7PhueMo2Lew3VHDJIAyxmhBrF5CtTf0qqe70xrD44YZA+lAhAGfV6OiHnxnuQvwkVASl",
+	"nW6B/Ip5zk8ZVynG3NYvQqjKVjTreqCjZrbRZ5wffvrw/wUAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

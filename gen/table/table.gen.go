@@ -57,39 +57,6 @@ func (e BetEventType) Valid() bool {
 	}
 }
 
-// Defines values for BetStatus.
-const (
-	BetStatusAccepted  BetStatus = "accepted"
-	BetStatusCancelled BetStatus = "cancelled"
-	BetStatusCashedOut BetStatus = "cashed_out"
-	BetStatusLost      BetStatus = "lost"
-	BetStatusPending   BetStatus = "pending"
-	BetStatusRefused   BetStatus = "refused"
-	BetStatusVoid      BetStatus = "void"
-)
-
-// Valid indicates whether the value is a known member of the BetStatus enum.
-func (e BetStatus) Valid() bool {
-	switch e {
-	case BetStatusAccepted:
-		return true
-	case BetStatusCancelled:
-		return true
-	case BetStatusCashedOut:
-		return true
-	case BetStatusLost:
-		return true
-	case BetStatusPending:
-		return true
-	case BetStatusRefused:
-		return true
-	case BetStatusVoid:
-		return true
-	default:
-		return false
-	}
-}
-
 // Defines values for BetsEventType.
 const (
 	BetsEventTypeBets BetsEventType = "bets"
@@ -105,69 +72,6 @@ func (e BetsEventType) Valid() bool {
 	}
 }
 
-// Defines values for ChainSaltSource.
-const (
-	ChainSaltSourceContributions ChainSaltSource = "contributions"
-	ChainSaltSourceGameDraw      ChainSaltSource = "game_draw"
-	ChainSaltSourceLegacy        ChainSaltSource = "legacy"
-)
-
-// Valid indicates whether the value is a known member of the ChainSaltSource enum.
-func (e ChainSaltSource) Valid() bool {
-	switch e {
-	case ChainSaltSourceContributions:
-		return true
-	case ChainSaltSourceGameDraw:
-		return true
-	case ChainSaltSourceLegacy:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for ChainStatus.
-const (
-	ChainStatusActive  ChainStatus = "active"
-	ChainStatusRetired ChainStatus = "retired"
-	ChainStatusSeeding ChainStatus = "seeding"
-)
-
-// Valid indicates whether the value is a known member of the ChainStatus enum.
-func (e ChainStatus) Valid() bool {
-	switch e {
-	case ChainStatusActive:
-		return true
-	case ChainStatusRetired:
-		return true
-	case ChainStatusSeeding:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for ContributionSource.
-const (
-	ContributionSourceBeacon   ContributionSource = "beacon"
-	ContributionSourceGame     ContributionSource = "game"
-	ContributionSourceOperator ContributionSource = "operator"
-)
-
-// Valid indicates whether the value is a known member of the ContributionSource enum.
-func (e ContributionSource) Valid() bool {
-	switch e {
-	case ContributionSourceBeacon:
-		return true
-	case ContributionSourceGame:
-		return true
-	case ContributionSourceOperator:
-		return true
-	default:
-		return false
-	}
-}
-
 // Defines values for ErrorStatus.
 const (
 	ErrorStatusError ErrorStatus = "error"
@@ -177,102 +81,6 @@ const (
 func (e ErrorStatus) Valid() bool {
 	switch e {
 	case ErrorStatusError:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for ErrorCode.
-const (
-	ErrorCodeBadRequest              ErrorCode = "BAD_REQUEST"
-	ErrorCodeBetLimit                ErrorCode = "BET_LIMIT"
-	ErrorCodeBetRefused              ErrorCode = "BET_REFUSED"
-	ErrorCodeBettingClosed           ErrorCode = "BETTING_CLOSED"
-	ErrorCodeCancelNotAllowed        ErrorCode = "CANCEL_NOT_ALLOWED"
-	ErrorCodeCashoutNotAllowed       ErrorCode = "CASHOUT_NOT_ALLOWED"
-	ErrorCodeFreebetUnavailable      ErrorCode = "FREEBET_UNAVAILABLE"
-	ErrorCodeInsufficientFunds       ErrorCode = "INSUFFICIENT_FUNDS"
-	ErrorCodeOriginNotAllowed        ErrorCode = "ORIGIN_NOT_ALLOWED"
-	ErrorCodeRateLimited             ErrorCode = "RATE_LIMITED"
-	ErrorCodeRealityCheckDue         ErrorCode = "REALITY_CHECK_DUE"
-	ErrorCodeRoundCrashed            ErrorCode = "ROUND_CRASHED"
-	ErrorCodeRoundInProgress         ErrorCode = "ROUND_IN_PROGRESS"
-	ErrorCodeServerError             ErrorCode = "SERVER_ERROR"
-	ErrorCodeSessionCurrencyMismatch ErrorCode = "SESSION_CURRENCY_MISMATCH"
-	ErrorCodeSessionExpired          ErrorCode = "SESSION_EXPIRED"
-	ErrorCodeSessionInactive         ErrorCode = "SESSION_INACTIVE"
-	ErrorCodeSessionRefused          ErrorCode = "SESSION_REFUSED"
-	ErrorCodeTableUnavailable        ErrorCode = "TABLE_UNAVAILABLE"
-	ErrorCodeTicketExpired           ErrorCode = "TICKET_EXPIRED"
-	ErrorCodeTicketInvalid           ErrorCode = "TICKET_INVALID"
-	ErrorCodeTicketUsed              ErrorCode = "TICKET_USED"
-	ErrorCodeTooManyBets             ErrorCode = "TOO_MANY_BETS"
-	ErrorCodeUnknownBet              ErrorCode = "UNKNOWN_BET"
-	ErrorCodeUnknownChain            ErrorCode = "UNKNOWN_CHAIN"
-	ErrorCodeUnknownLink             ErrorCode = "UNKNOWN_LINK"
-	ErrorCodeUnknownRound            ErrorCode = "UNKNOWN_ROUND"
-	ErrorCodeWalletUnavailable       ErrorCode = "WALLET_UNAVAILABLE"
-)
-
-// Valid indicates whether the value is a known member of the ErrorCode enum.
-func (e ErrorCode) Valid() bool {
-	switch e {
-	case ErrorCodeBadRequest:
-		return true
-	case ErrorCodeBetLimit:
-		return true
-	case ErrorCodeBetRefused:
-		return true
-	case ErrorCodeBettingClosed:
-		return true
-	case ErrorCodeCancelNotAllowed:
-		return true
-	case ErrorCodeCashoutNotAllowed:
-		return true
-	case ErrorCodeFreebetUnavailable:
-		return true
-	case ErrorCodeInsufficientFunds:
-		return true
-	case ErrorCodeOriginNotAllowed:
-		return true
-	case ErrorCodeRateLimited:
-		return true
-	case ErrorCodeRealityCheckDue:
-		return true
-	case ErrorCodeRoundCrashed:
-		return true
-	case ErrorCodeRoundInProgress:
-		return true
-	case ErrorCodeServerError:
-		return true
-	case ErrorCodeSessionCurrencyMismatch:
-		return true
-	case ErrorCodeSessionExpired:
-		return true
-	case ErrorCodeSessionInactive:
-		return true
-	case ErrorCodeSessionRefused:
-		return true
-	case ErrorCodeTableUnavailable:
-		return true
-	case ErrorCodeTicketExpired:
-		return true
-	case ErrorCodeTicketInvalid:
-		return true
-	case ErrorCodeTicketUsed:
-		return true
-	case ErrorCodeTooManyBets:
-		return true
-	case ErrorCodeUnknownBet:
-		return true
-	case ErrorCodeUnknownChain:
-		return true
-	case ErrorCodeUnknownLink:
-		return true
-	case ErrorCodeUnknownRound:
-		return true
-	case ErrorCodeWalletUnavailable:
 		return true
 	default:
 		return false
@@ -309,48 +117,6 @@ func (e HelloMessageType) Valid() bool {
 	}
 }
 
-// Defines values for Language.
-const (
-	LanguageEn Language = "en"
-	LanguageEs Language = "es"
-	LanguagePt Language = "pt"
-)
-
-// Valid indicates whether the value is a known member of the Language enum.
-func (e Language) Valid() bool {
-	switch e {
-	case LanguageEn:
-		return true
-	case LanguageEs:
-		return true
-	case LanguagePt:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for Phase.
-const (
-	PhaseBetting Phase = "betting"
-	PhaseCrashed Phase = "crashed"
-	PhaseFlying  Phase = "flying"
-)
-
-// Valid indicates whether the value is a known member of the Phase enum.
-func (e Phase) Valid() bool {
-	switch e {
-	case PhaseBetting:
-		return true
-	case PhaseCrashed:
-		return true
-	case PhaseFlying:
-		return true
-	default:
-		return false
-	}
-}
-
 // Defines values for PingMessageType.
 const (
 	PingMessageTypePing PingMessageType = "ping"
@@ -375,153 +141,6 @@ const (
 func (e PongMessageType) Valid() bool {
 	switch e {
 	case PongMessageTypePong:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for ReplayBetStatus.
-const (
-	ReplayBetStatusAccepted  ReplayBetStatus = "accepted"
-	ReplayBetStatusCancelled ReplayBetStatus = "cancelled"
-	ReplayBetStatusCashedOut ReplayBetStatus = "cashed_out"
-	ReplayBetStatusLost      ReplayBetStatus = "lost"
-	ReplayBetStatusPending   ReplayBetStatus = "pending"
-	ReplayBetStatusRefused   ReplayBetStatus = "refused"
-	ReplayBetStatusVoid      ReplayBetStatus = "void"
-)
-
-// Valid indicates whether the value is a known member of the ReplayBetStatus enum.
-func (e ReplayBetStatus) Valid() bool {
-	switch e {
-	case ReplayBetStatusAccepted:
-		return true
-	case ReplayBetStatusCancelled:
-		return true
-	case ReplayBetStatusCashedOut:
-		return true
-	case ReplayBetStatusLost:
-		return true
-	case ReplayBetStatusPending:
-		return true
-	case ReplayBetStatusRefused:
-		return true
-	case ReplayBetStatusVoid:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for ReplayMovementKind.
-const (
-	ReplayMovementKindBet      ReplayMovementKind = "bet"
-	ReplayMovementKindRollback ReplayMovementKind = "rollback"
-	ReplayMovementKindWin      ReplayMovementKind = "win"
-)
-
-// Valid indicates whether the value is a known member of the ReplayMovementKind enum.
-func (e ReplayMovementKind) Valid() bool {
-	switch e {
-	case ReplayMovementKindBet:
-		return true
-	case ReplayMovementKindRollback:
-		return true
-	case ReplayMovementKindWin:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for ReplayMovementStatus.
-const (
-	ReplayMovementStatusDelivered ReplayMovementStatus = "delivered"
-	ReplayMovementStatusExhausted ReplayMovementStatus = "exhausted"
-	ReplayMovementStatusPending   ReplayMovementStatus = "pending"
-	ReplayMovementStatusRefused   ReplayMovementStatus = "refused"
-)
-
-// Valid indicates whether the value is a known member of the ReplayMovementStatus enum.
-func (e ReplayMovementStatus) Valid() bool {
-	switch e {
-	case ReplayMovementStatusDelivered:
-		return true
-	case ReplayMovementStatusExhausted:
-		return true
-	case ReplayMovementStatusPending:
-		return true
-	case ReplayMovementStatusRefused:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for ReplayMovementWinType.
-const (
-	ReplayMovementWinTypeFreebet ReplayMovementWinType = "freebet"
-	ReplayMovementWinTypeWin     ReplayMovementWinType = "win"
-	ReplayMovementWinTypeZeroWin ReplayMovementWinType = "zero_win"
-)
-
-// Valid indicates whether the value is a known member of the ReplayMovementWinType enum.
-func (e ReplayMovementWinType) Valid() bool {
-	switch e {
-	case ReplayMovementWinTypeFreebet:
-		return true
-	case ReplayMovementWinTypeWin:
-		return true
-	case ReplayMovementWinTypeZeroWin:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for ReplayPhasePhase.
-const (
-	ReplayPhasePhaseBetting ReplayPhasePhase = "betting"
-	ReplayPhasePhaseCrashed ReplayPhasePhase = "crashed"
-	ReplayPhasePhaseFlying  ReplayPhasePhase = "flying"
-	ReplayPhasePhaseVoid    ReplayPhasePhase = "void"
-)
-
-// Valid indicates whether the value is a known member of the ReplayPhasePhase enum.
-func (e ReplayPhasePhase) Valid() bool {
-	switch e {
-	case ReplayPhasePhaseBetting:
-		return true
-	case ReplayPhasePhaseCrashed:
-		return true
-	case ReplayPhasePhaseFlying:
-		return true
-	case ReplayPhasePhaseVoid:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for ReplayRoundStatus.
-const (
-	ReplayRoundStatusBetting  ReplayRoundStatus = "betting"
-	ReplayRoundStatusFinished ReplayRoundStatus = "finished"
-	ReplayRoundStatusFlying   ReplayRoundStatus = "flying"
-	ReplayRoundStatusVoid     ReplayRoundStatus = "void"
-)
-
-// Valid indicates whether the value is a known member of the ReplayRoundStatus enum.
-func (e ReplayRoundStatus) Valid() bool {
-	switch e {
-	case ReplayRoundStatusBetting:
-		return true
-	case ReplayRoundStatusFinished:
-		return true
-	case ReplayRoundStatusFlying:
-		return true
-	case ReplayRoundStatusVoid:
 		return true
 	default:
 		return false
@@ -573,18 +192,42 @@ func (e RoundFlyingEventType) Valid() bool {
 	}
 }
 
-// Defines values for RoundStatus.
+// Defines values for ListChainsParamsLang.
 const (
-	RoundStatusFinished RoundStatus = "finished"
-	RoundStatusVoid     RoundStatus = "void"
+	ListChainsParamsLangEn ListChainsParamsLang = "en"
+	ListChainsParamsLangEs ListChainsParamsLang = "es"
+	ListChainsParamsLangPt ListChainsParamsLang = "pt"
 )
 
-// Valid indicates whether the value is a known member of the RoundStatus enum.
-func (e RoundStatus) Valid() bool {
+// Valid indicates whether the value is a known member of the ListChainsParamsLang enum.
+func (e ListChainsParamsLang) Valid() bool {
 	switch e {
-	case RoundStatusFinished:
+	case ListChainsParamsLangEn:
 		return true
-	case RoundStatusVoid:
+	case ListChainsParamsLangEs:
+		return true
+	case ListChainsParamsLangPt:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetSupportPageParamsLang.
+const (
+	GetSupportPageParamsLangEn GetSupportPageParamsLang = "en"
+	GetSupportPageParamsLangEs GetSupportPageParamsLang = "es"
+	GetSupportPageParamsLangPt GetSupportPageParamsLang = "pt"
+)
+
+// Valid indicates whether the value is a known member of the GetSupportPageParamsLang enum.
+func (e GetSupportPageParamsLang) Valid() bool {
+	switch e {
+	case GetSupportPageParamsLangEn:
+		return true
+	case GetSupportPageParamsLangEs:
+		return true
+	case GetSupportPageParamsLangPt:
 		return true
 	default:
 		return false
@@ -656,6 +299,9 @@ type Bet struct {
 	// debit is rolled back. `refused`: the wallet refused the debit; the bet never
 	// joined the round. `void`: the round was voided or the debit's outcome was
 	// unknown; the debit is rolled back.
+	//
+	// An open set (`x-extensible-enum` lists the known values): a later 1.x
+	// may add a value; a client accepts one it does not know.
 	Status BetStatus `json:"status"`
 }
 
@@ -676,6 +322,9 @@ type BetCancelled struct {
 	// debit is rolled back. `refused`: the wallet refused the debit; the bet never
 	// joined the round. `void`: the round was voided or the debit's outcome was
 	// unknown; the debit is rolled back.
+	//
+	// An open set (`x-extensible-enum` lists the known values): a later 1.x
+	// may add a value; a client accepts one it does not know.
 	Status BetStatus `json:"status"`
 }
 
@@ -733,6 +382,9 @@ type BetPlaced struct {
 	// debit is rolled back. `refused`: the wallet refused the debit; the bet never
 	// joined the round. `void`: the round was voided or the debit's outcome was
 	// unknown; the debit is rolled back.
+	//
+	// An open set (`x-extensible-enum` lists the known values): a later 1.x
+	// may add a value; a client accepts one it does not know.
 	Status BetStatus `json:"status"`
 }
 
@@ -743,7 +395,10 @@ type BetPlaced struct {
 // debit is rolled back. `refused`: the wallet refused the debit; the bet never
 // joined the round. `void`: the round was voided or the debit's outcome was
 // unknown; the debit is rolled back.
-type BetStatus string
+//
+// An open set (`x-extensible-enum` lists the known values): a later 1.x
+// may add a value; a client accepts one it does not know.
+type BetStatus = string
 
 // BetsEvent The round's public board, as every player sees it: the latest changes
 // (bets the wallet accepted and cashouts, newest first, at most 30) and the
@@ -904,27 +559,24 @@ type Chain struct {
 	// itself when the window closed: after the commitment, but a house that
 	// cheated could have chosen it. `legacy`: a chain recorded before salts
 	// were contributed, whose salt the server drew with the seed.
-	SaltSource *ChainSaltSource `json:"salt_source,omitempty"`
+	//
+	// An open set (`x-extensible-enum` lists the known values): a later 1.x
+	// may add a value; a client accepts one it does not know.
+	SaltSource *string `json:"salt_source,omitempty"`
 
 	// SeedingEndsAt The end of the seeding window, when contributions stop and the salt is fixed.
 	SeedingEndsAt EpochMillis `json:"seeding_ends_at"`
 
-	// Status `seeding`: the window for contributions is open, no round is played; `active`: it serves rounds; `retired`: it serves no more.
-	Status ChainStatus `json:"status"`
+	// Status `seeding`: the window for contributions is open, no round is played;
+	// `active`: it serves rounds; `retired`: it serves no more.
+	//
+	// An open set (`x-extensible-enum` lists the known values): a later 1.x
+	// may add a value; a client accepts one it does not know.
+	Status string `json:"status"`
 
 	// TerminalHash SHA-256 of the first round's hash, published at `created_at`, before any round of the chain.
 	TerminalHash Hash `json:"terminal_hash"`
 }
-
-// ChainSaltSource How the salt was made. `contributions`: at least one operator
-// contributed. `game_draw`: no operator did, and the game drew the value
-// itself when the window closed: after the commitment, but a house that
-// cheated could have chosen it. `legacy`: a chain recorded before salts
-// were contributed, whose salt the server drew with the seed.
-type ChainSaltSource string
-
-// ChainStatus `seeding`: the window for contributions is open, no round is played; `active`: it serves rounds; `retired`: it serves no more.
-type ChainStatus string
 
 // ChainId A hash chain's id, `<game_id>-c<number>`.
 //
@@ -966,6 +618,9 @@ type ChainRound struct {
 	// settled by the fail-over rule (an auto-cashout at or below the round's crash
 	// point paid at its target, every other bet refunded). A void round still
 	// reveals its hash and crash point.
+	//
+	// An open set (`x-extensible-enum` lists the known values): a later 1.x
+	// may add a value; a client accepts one it does not know.
 	Status RoundStatus `json:"status"`
 }
 
@@ -1005,15 +660,17 @@ type Contribution struct {
 	// Example: 1776000005000
 	ReceivedAt EpochMillis `json:"received_at"`
 
-	// Source Who gave the value: an operator (`POST /v1/fairness/contributions`), the installation's public randomness beacon, or the game's own draw (only when no operator contributed).
-	Source ContributionSource `json:"source"`
+	// Source Who gave the value: an operator (`POST /v1/fairness/contributions`), the
+	// installation's public randomness beacon, or the game's own draw (only
+	// when no operator contributed).
+	//
+	// An open set (`x-extensible-enum` lists the known values): a later 1.x
+	// may add a value; a client accepts one it does not know.
+	Source string `json:"source"`
 
 	// Value The 32 contributed bytes, as 64 lowercase hex digits.
 	Value Hash `json:"value"`
 }
-
-// ContributionSource Who gave the value: an operator (`POST /v1/fairness/contributions`), the installation's public randomness beacon, or the game's own draw (only when no operator contributed).
-type ContributionSource string
 
 // CreateSessionRequest defines model for CreateSessionRequest.
 type CreateSessionRequest struct {
@@ -1086,6 +743,11 @@ type Error struct {
 	// | SERVER_ERROR | 500 | an unexpected failure of the game |
 	// | WALLET_UNAVAILABLE | 503 | the wallet did not answer, answered a temporary failure, or its circuit is open |
 	// | TABLE_UNAVAILABLE | 503 | the game's table is changing hands between the game's servers (at most a few seconds), or the answer of the server that runs it was lost: what the action did, if anything, shows on the stream and in "My bets" |
+	//
+	// An open set since 1.1.0: `x-extensible-enum` lists the known codes (with
+	// their Go names in `x-enum-varnames`), and a later 1.x may add one; a
+	// client treats a code it does not know by its HTTP status, and shows
+	// `message`.
 	ErrorCode ErrorCode `json:"error_code"`
 
 	// Message Text for the player in the session language (pt, en or es). Never the operator's text.
@@ -1131,7 +793,12 @@ type ErrorStatus string
 // | SERVER_ERROR | 500 | an unexpected failure of the game |
 // | WALLET_UNAVAILABLE | 503 | the wallet did not answer, answered a temporary failure, or its circuit is open |
 // | TABLE_UNAVAILABLE | 503 | the game's table is changing hands between the game's servers (at most a few seconds), or the answer of the server that runs it was lost: what the action did, if anything, shows on the stream and in "My bets" |
-type ErrorCode string
+//
+// An open set since 1.1.0: `x-extensible-enum` lists the known codes (with
+// their Go names in `x-enum-varnames`), and a later 1.x may add one; a
+// client treats a code it does not know by its HTTP status, and shows
+// `message`.
+type ErrorCode = string
 
 // ErrorEvent A refusal on the stream (an unreadable message, a bad hello, a rate limit); a close may follow.
 //
@@ -1172,6 +839,11 @@ type ErrorEvent struct {
 	// | SERVER_ERROR | 500 | an unexpected failure of the game |
 	// | WALLET_UNAVAILABLE | 503 | the wallet did not answer, answered a temporary failure, or its circuit is open |
 	// | TABLE_UNAVAILABLE | 503 | the game's table is changing hands between the game's servers (at most a few seconds), or the answer of the server that runs it was lost: what the action did, if anything, shows on the stream and in "My bets" |
+	//
+	// An open set since 1.1.0: `x-extensible-enum` lists the known codes (with
+	// their Go names in `x-enum-varnames`), and a later 1.x may add one; a
+	// client treats a code it does not know by its HTTP status, and shows
+	// `message`.
 	ErrorCode ErrorCode `json:"error_code"`
 
 	// Message Text for the player in the session language.
@@ -1222,8 +894,13 @@ type HelloMessageType string
 
 // Language The session language.
 //
+// In an answer. A request's language parameters list their values in a
+// closed enum of their own. An open set (`x-extensible-enum` lists the
+// known values): a later 1.x may add a value; a client accepts one it does
+// not know.
+//
 // Example: pt
-type Language string
+type Language = string
 
 // Limits The session currency's limits, in cents. An unknown limit is omitted, never
 // sent as zero; an absent limit does not mean there is none.
@@ -1267,7 +944,10 @@ type Multiplier = int64
 // a second past `betting_ends_at`. `flying`: the multiplier rises from
 // `started_at`; cashouts are accepted. `crashed`: the round is over
 // and its crash point and hash are revealed; the next round's betting follows.
-type Phase string
+//
+// An open set (`x-extensible-enum` lists the known values): a later 1.x
+// may add a value; a client accepts one it does not know.
+type Phase = string
 
 // PingMessage Either side's latency probe; the receiver answers `pong` with the same `t`.
 //
@@ -1359,12 +1039,11 @@ type ReplayBet struct {
 	// SettledAt Milliseconds since the Unix epoch, on the server's clock.
 	//
 	// Example: 1776000005000
-	SettledAt *EpochMillis    `json:"settled_at,omitempty"`
-	Status    ReplayBetStatus `json:"status"`
-}
+	SettledAt *EpochMillis `json:"settled_at,omitempty"`
 
-// ReplayBetStatus defines model for ReplayBet.Status.
-type ReplayBetStatus string
+	// Status Known values (`x-extensible-enum`): `pending`, `accepted`, `refused`, `cashed_out`, `lost`, `cancelled`, `void`. An open set: a later 1.x may add a value; accept one you do not know.
+	Status string `json:"status"`
+}
 
 // ReplayMovement defines model for ReplayMovement.
 type ReplayMovement struct {
@@ -1382,37 +1061,33 @@ type ReplayMovement struct {
 	// DeliveredAt Milliseconds since the Unix epoch, on the server's clock.
 	//
 	// Example: 1776000005000
-	DeliveredAt           *EpochMillis           `json:"delivered_at,omitempty"`
-	Kind                  ReplayMovementKind     `json:"kind"`
-	LastError             *string                `json:"last_error,omitempty"`
-	OperatorTransactionId *string                `json:"operator_transaction_id,omitempty"`
-	Reason                *string                `json:"reason,omitempty"`
-	Redeliveries          []ReplayRedelivery     `json:"redeliveries"`
-	Status                ReplayMovementStatus   `json:"status"`
-	TransactionId         string                 `json:"transaction_id"`
-	WinType               *ReplayMovementWinType `json:"win_type,omitempty"`
+	DeliveredAt *EpochMillis `json:"delivered_at,omitempty"`
+
+	// Kind Known values (`x-extensible-enum`): `bet`, `win`, `rollback`. An open set: a later 1.x may add a value; accept one you do not know.
+	Kind                  string             `json:"kind"`
+	LastError             *string            `json:"last_error,omitempty"`
+	OperatorTransactionId *string            `json:"operator_transaction_id,omitempty"`
+	Reason                *string            `json:"reason,omitempty"`
+	Redeliveries          []ReplayRedelivery `json:"redeliveries"`
+
+	// Status Known values (`x-extensible-enum`): `delivered`, `pending`, `exhausted`, `refused`. An open set: a later 1.x may add a value; accept one you do not know.
+	Status        string `json:"status"`
+	TransactionId string `json:"transaction_id"`
+
+	// WinType Known values (`x-extensible-enum`): `win`, `freebet`, `zero_win`. An open set: a later 1.x may add a value; accept one you do not know.
+	WinType *string `json:"win_type,omitempty"`
 }
-
-// ReplayMovementKind defines model for ReplayMovement.Kind.
-type ReplayMovementKind string
-
-// ReplayMovementStatus defines model for ReplayMovement.Status.
-type ReplayMovementStatus string
-
-// ReplayMovementWinType defines model for ReplayMovement.WinType.
-type ReplayMovementWinType string
 
 // ReplayPhase defines model for ReplayPhase.
 type ReplayPhase struct {
 	// At Milliseconds since the Unix epoch, on the server's clock.
 	//
 	// Example: 1776000005000
-	At    EpochMillis      `json:"at"`
-	Phase ReplayPhasePhase `json:"phase"`
-}
+	At EpochMillis `json:"at"`
 
-// ReplayPhasePhase defines model for ReplayPhase.Phase.
-type ReplayPhasePhase string
+	// Phase Known values (`x-extensible-enum`): `betting`, `flying`, `crashed`, `void`. An open set: a later 1.x may add a value; accept one you do not know.
+	Phase string `json:"phase"`
+}
 
 // ReplayRedelivery defines model for ReplayRedelivery.
 type ReplayRedelivery struct {
@@ -1462,13 +1137,12 @@ type ReplayRound struct {
 	// Salt A chain's published salt, as the formula uses it (64 lowercase hex digits for every chain made since salts are contributed).
 	//
 	// Example: 770e53c9761b9672d3bab05c9fc85fea1a62a690e95d4527272313007ff02489
-	Salt   *Salt             `json:"salt,omitempty"`
-	Seq    int64             `json:"seq"`
-	Status ReplayRoundStatus `json:"status"`
-}
+	Salt *Salt `json:"salt,omitempty"`
+	Seq  int64 `json:"seq"`
 
-// ReplayRoundStatus defines model for ReplayRound.Status.
-type ReplayRoundStatus string
+	// Status Known values (`x-extensible-enum`): `betting`, `flying`, `finished`, `void`. An open set: a later 1.x may add a value; accept one you do not know.
+	Status string `json:"status"`
+}
 
 // ResponsibleGamblingState The responsible gambling controls the launch switched on, and their state at
 // `server_time`; absent when none is on. `staked`, `won` and `net` are present
@@ -1535,6 +1209,9 @@ type Round struct {
 	// a second past `betting_ends_at`. `flying`: the multiplier rises from
 	// `started_at`; cashouts are accepted. `crashed`: the round is over
 	// and its crash point and hash are revealed; the next round's betting follows.
+	//
+	// An open set (`x-extensible-enum` lists the known values): a later 1.x
+	// may add a value; a client accepts one it does not know.
 	Phase Phase `json:"phase"`
 
 	// RoundId A round's id.
@@ -1643,6 +1320,9 @@ type RoundDetail struct {
 	// settled by the fail-over rule (an auto-cashout at or below the round's crash
 	// point paid at its target, every other bet refunded). A void round still
 	// reveals its hash and crash point.
+	//
+	// An open set (`x-extensible-enum` lists the known values): a later 1.x
+	// may add a value; a client accepts one it does not know.
 	Status RoundStatus `json:"status"`
 }
 
@@ -1694,7 +1374,10 @@ type RoundReplay struct {
 // settled by the fail-over rule (an auto-cashout at or below the round's crash
 // point paid at its target, every other bet refunded). A void round still
 // reveals its hash and crash point.
-type RoundStatus string
+//
+// An open set (`x-extensible-enum` lists the known values): a later 1.x
+// may add a value; a client accepts one it does not know.
+type RoundStatus = string
 
 // RoundSummary An ended round, finished or void. Void rounds are listed too, with their
 // hash, so that SHA-256 of each round's hash is the next older round's hash
@@ -1736,6 +1419,9 @@ type RoundSummary struct {
 	// settled by the fail-over rule (an auto-cashout at or below the round's crash
 	// point paid at its target, every other bet refunded). A void round still
 	// reveals its hash and crash point.
+	//
+	// An open set (`x-extensible-enum` lists the known values): a later 1.x
+	// may add a value; a client accepts one it does not know.
 	Status RoundStatus `json:"status"`
 }
 
@@ -1776,6 +1462,12 @@ type Session struct {
 	GameId string `json:"game_id"`
 
 	// Language The session language.
+	//
+	// In an answer. A request's language parameters list their values in a
+	// closed enum of their own. An open set (`x-extensible-enum` lists the
+	// known values): a later 1.x may add a value; a client accepts one it does
+	// not know.
+	//
 	//
 	// Example: pt
 	Language Language `json:"language"`
@@ -1904,8 +1596,11 @@ type ListChainsParams struct {
 	Limit *int32 `form:"limit,omitempty" json:"limit,omitempty"`
 
 	// Lang The page's language (the HTML page only).
-	Lang *Language `form:"lang,omitempty" json:"lang,omitempty"`
+	Lang *ListChainsParamsLang `form:"lang,omitempty" json:"lang,omitempty"`
 }
+
+// ListChainsParamsLang defines parameters for ListChains.
+type ListChainsParamsLang string
 
 // ListChainRoundsParams defines parameters for ListChainRounds.
 type ListChainRoundsParams struct {
@@ -1919,8 +1614,11 @@ type ListChainRoundsParams struct {
 // GetSupportPageParams defines parameters for GetSupportPage.
 type GetSupportPageParams struct {
 	// Lang The page's language.
-	Lang *Language `form:"lang,omitempty" json:"lang,omitempty"`
+	Lang *GetSupportPageParamsLang `form:"lang,omitempty" json:"lang,omitempty"`
 }
+
+// GetSupportPageParamsLang defines parameters for GetSupportPage.
+type GetSupportPageParamsLang string
 
 // PlaceBetJSONRequestBody defines body for PlaceBet for application/json ContentType.
 type PlaceBetJSONRequestBody = PlaceBetRequest
@@ -3214,6 +2912,20 @@ func HandlerWithOptions(si ServerInterface, options StdHTTPServerOptions) http.H
 
 type BadRequestJSONResponse Error
 
+type FrontFailureAsteriskResponse struct {
+	Body io.Reader
+
+	ContentType   string
+	ContentLength int64
+}
+
+type OtherStatusAsteriskResponse struct {
+	Body io.Reader
+
+	ContentType   string
+	ContentLength int64
+}
+
 type RateLimitedResponseHeaders struct {
 	RetryAfter int32
 }
@@ -3309,6 +3021,50 @@ func (response ListBets500JSONResponse) VisitListBetsResponse(w http.ResponseWri
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(500)
 	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListBets5XXAsteriskResponse struct {
+	Body          io.Reader
+	StatusCode    int
+	ContentType   string
+	ContentLength int64
+}
+
+func (response ListBets5XXAsteriskResponse) VisitListBetsResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", response.ContentType)
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(response.StatusCode)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type ListBetsdefaultAsteriskResponse struct {
+	Body          io.Reader
+	StatusCode    int
+	ContentType   string
+	ContentLength int64
+}
+
+func (response ListBetsdefaultAsteriskResponse) VisitListBetsResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", response.ContentType)
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(response.StatusCode)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
 	return err
 }
 
@@ -3433,6 +3189,50 @@ func (response PlaceBet503JSONResponse) VisitPlaceBetResponse(w http.ResponseWri
 	return err
 }
 
+type PlaceBet5XXAsteriskResponse struct {
+	Body          io.Reader
+	StatusCode    int
+	ContentType   string
+	ContentLength int64
+}
+
+func (response PlaceBet5XXAsteriskResponse) VisitPlaceBetResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", response.ContentType)
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(response.StatusCode)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type PlaceBetdefaultAsteriskResponse struct {
+	Body          io.Reader
+	StatusCode    int
+	ContentType   string
+	ContentLength int64
+}
+
+func (response PlaceBetdefaultAsteriskResponse) VisitPlaceBetResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", response.ContentType)
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(response.StatusCode)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
 type CancelBetRequestObject struct {
 	BetId BetId `json:"bet_id"`
 }
@@ -3537,6 +3337,50 @@ func (response CancelBet503JSONResponse) VisitCancelBetResponse(w http.ResponseW
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelBet5XXAsteriskResponse struct {
+	Body          io.Reader
+	StatusCode    int
+	ContentType   string
+	ContentLength int64
+}
+
+func (response CancelBet5XXAsteriskResponse) VisitCancelBetResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", response.ContentType)
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(response.StatusCode)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type CancelBetdefaultAsteriskResponse struct {
+	Body          io.Reader
+	StatusCode    int
+	ContentType   string
+	ContentLength int64
+}
+
+func (response CancelBetdefaultAsteriskResponse) VisitCancelBetResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", response.ContentType)
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(response.StatusCode)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
 	return err
 }
 
@@ -3654,6 +3498,50 @@ func (response CashOut503JSONResponse) VisitCashOutResponse(w http.ResponseWrite
 	return err
 }
 
+type CashOut5XXAsteriskResponse struct {
+	Body          io.Reader
+	StatusCode    int
+	ContentType   string
+	ContentLength int64
+}
+
+func (response CashOut5XXAsteriskResponse) VisitCashOutResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", response.ContentType)
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(response.StatusCode)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type CashOutdefaultAsteriskResponse struct {
+	Body          io.Reader
+	StatusCode    int
+	ContentType   string
+	ContentLength int64
+}
+
+func (response CashOutdefaultAsteriskResponse) VisitCashOutResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", response.ContentType)
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(response.StatusCode)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
 type GetFairnessRequestObject struct {
 }
 
@@ -3729,6 +3617,50 @@ func (response GetFairness500JSONResponse) VisitGetFairnessResponse(w http.Respo
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(500)
 	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetFairness5XXAsteriskResponse struct {
+	Body          io.Reader
+	StatusCode    int
+	ContentType   string
+	ContentLength int64
+}
+
+func (response GetFairness5XXAsteriskResponse) VisitGetFairnessResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", response.ContentType)
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(response.StatusCode)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type GetFairnessdefaultAsteriskResponse struct {
+	Body          io.Reader
+	StatusCode    int
+	ContentType   string
+	ContentLength int64
+}
+
+func (response GetFairnessdefaultAsteriskResponse) VisitGetFairnessResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", response.ContentType)
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(response.StatusCode)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
 	return err
 }
 
@@ -3810,6 +3742,50 @@ func (response GetCurrentRound503JSONResponse) VisitGetCurrentRoundResponse(w ht
 	return err
 }
 
+type GetCurrentRound5XXAsteriskResponse struct {
+	Body          io.Reader
+	StatusCode    int
+	ContentType   string
+	ContentLength int64
+}
+
+func (response GetCurrentRound5XXAsteriskResponse) VisitGetCurrentRoundResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", response.ContentType)
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(response.StatusCode)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type GetCurrentRounddefaultAsteriskResponse struct {
+	Body          io.Reader
+	StatusCode    int
+	ContentType   string
+	ContentLength int64
+}
+
+func (response GetCurrentRounddefaultAsteriskResponse) VisitGetCurrentRoundResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", response.ContentType)
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(response.StatusCode)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
 type ListRoundsRequestObject struct {
 	Params ListRoundsParams
 }
@@ -3886,6 +3862,50 @@ func (response ListRounds500JSONResponse) VisitListRoundsResponse(w http.Respons
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(500)
 	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListRounds5XXAsteriskResponse struct {
+	Body          io.Reader
+	StatusCode    int
+	ContentType   string
+	ContentLength int64
+}
+
+func (response ListRounds5XXAsteriskResponse) VisitListRoundsResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", response.ContentType)
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(response.StatusCode)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type ListRoundsdefaultAsteriskResponse struct {
+	Body          io.Reader
+	StatusCode    int
+	ContentType   string
+	ContentLength int64
+}
+
+func (response ListRoundsdefaultAsteriskResponse) VisitListRoundsResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", response.ContentType)
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(response.StatusCode)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
 	return err
 }
 
@@ -3982,6 +4002,50 @@ func (response GetRound500JSONResponse) VisitGetRoundResponse(w http.ResponseWri
 	return err
 }
 
+type GetRound5XXAsteriskResponse struct {
+	Body          io.Reader
+	StatusCode    int
+	ContentType   string
+	ContentLength int64
+}
+
+func (response GetRound5XXAsteriskResponse) VisitGetRoundResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", response.ContentType)
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(response.StatusCode)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type GetRounddefaultAsteriskResponse struct {
+	Body          io.Reader
+	StatusCode    int
+	ContentType   string
+	ContentLength int64
+}
+
+func (response GetRounddefaultAsteriskResponse) VisitGetRoundResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", response.ContentType)
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(response.StatusCode)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
 type GetRoundReplayRequestObject struct {
 	RoundId RoundId `json:"round_id"`
 }
@@ -4075,6 +4139,50 @@ func (response GetRoundReplay500JSONResponse) VisitGetRoundReplayResponse(w http
 	return err
 }
 
+type GetRoundReplay5XXAsteriskResponse struct {
+	Body          io.Reader
+	StatusCode    int
+	ContentType   string
+	ContentLength int64
+}
+
+func (response GetRoundReplay5XXAsteriskResponse) VisitGetRoundReplayResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", response.ContentType)
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(response.StatusCode)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type GetRoundReplaydefaultAsteriskResponse struct {
+	Body          io.Reader
+	StatusCode    int
+	ContentType   string
+	ContentLength int64
+}
+
+func (response GetRoundReplaydefaultAsteriskResponse) VisitGetRoundReplayResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", response.ContentType)
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(response.StatusCode)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
 type GetSessionRequestObject struct {
 }
 
@@ -4139,6 +4247,50 @@ func (response GetSession500JSONResponse) VisitGetSessionResponse(w http.Respons
 	return err
 }
 
+type GetSession5XXAsteriskResponse struct {
+	Body          io.Reader
+	StatusCode    int
+	ContentType   string
+	ContentLength int64
+}
+
+func (response GetSession5XXAsteriskResponse) VisitGetSessionResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", response.ContentType)
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(response.StatusCode)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type GetSessiondefaultAsteriskResponse struct {
+	Body          io.Reader
+	StatusCode    int
+	ContentType   string
+	ContentLength int64
+}
+
+func (response GetSessiondefaultAsteriskResponse) VisitGetSessionResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", response.ContentType)
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(response.StatusCode)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
 type AcknowledgeRealityCheckRequestObject struct {
 }
 
@@ -4200,6 +4352,50 @@ func (response AcknowledgeRealityCheck500JSONResponse) VisitAcknowledgeRealityCh
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(500)
 	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AcknowledgeRealityCheck5XXAsteriskResponse struct {
+	Body          io.Reader
+	StatusCode    int
+	ContentType   string
+	ContentLength int64
+}
+
+func (response AcknowledgeRealityCheck5XXAsteriskResponse) VisitAcknowledgeRealityCheckResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", response.ContentType)
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(response.StatusCode)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type AcknowledgeRealityCheckdefaultAsteriskResponse struct {
+	Body          io.Reader
+	StatusCode    int
+	ContentType   string
+	ContentLength int64
+}
+
+func (response AcknowledgeRealityCheckdefaultAsteriskResponse) VisitAcknowledgeRealityCheckResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", response.ContentType)
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(response.StatusCode)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
 	return err
 }
 
@@ -4310,6 +4506,50 @@ func (response CreateSession503JSONResponse) VisitCreateSessionResponse(w http.R
 	return err
 }
 
+type CreateSession5XXAsteriskResponse struct {
+	Body          io.Reader
+	StatusCode    int
+	ContentType   string
+	ContentLength int64
+}
+
+func (response CreateSession5XXAsteriskResponse) VisitCreateSessionResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", response.ContentType)
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(response.StatusCode)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type CreateSessiondefaultAsteriskResponse struct {
+	Body          io.Reader
+	StatusCode    int
+	ContentType   string
+	ContentLength int64
+}
+
+func (response CreateSessiondefaultAsteriskResponse) VisitCreateSessionResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", response.ContentType)
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(response.StatusCode)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
 type OpenStreamRequestObject struct {
 }
 
@@ -4384,6 +4624,50 @@ func (response OpenStream429JSONResponse) VisitOpenStreamResponse(w http.Respons
 	return err
 }
 
+type OpenStream5XXAsteriskResponse struct {
+	Body          io.Reader
+	StatusCode    int
+	ContentType   string
+	ContentLength int64
+}
+
+func (response OpenStream5XXAsteriskResponse) VisitOpenStreamResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", response.ContentType)
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(response.StatusCode)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type OpenStreamdefaultAsteriskResponse struct {
+	Body          io.Reader
+	StatusCode    int
+	ContentType   string
+	ContentLength int64
+}
+
+func (response OpenStreamdefaultAsteriskResponse) VisitOpenStreamResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", response.ContentType)
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(response.StatusCode)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
 type GetTransactionsExportRequestObject struct {
 	Link LinkToken `json:"link"`
 }
@@ -4452,6 +4736,50 @@ func (response GetTransactionsExport500JSONResponse) VisitGetTransactionsExportR
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(500)
 	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetTransactionsExport5XXAsteriskResponse struct {
+	Body          io.Reader
+	StatusCode    int
+	ContentType   string
+	ContentLength int64
+}
+
+func (response GetTransactionsExport5XXAsteriskResponse) VisitGetTransactionsExportResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", response.ContentType)
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(response.StatusCode)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type GetTransactionsExportdefaultAsteriskResponse struct {
+	Body          io.Reader
+	StatusCode    int
+	ContentType   string
+	ContentLength int64
+}
+
+func (response GetTransactionsExportdefaultAsteriskResponse) VisitGetTransactionsExportResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", response.ContentType)
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(response.StatusCode)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
 	return err
 }
 
@@ -4554,6 +4882,50 @@ func (response ListChains500JSONResponse) VisitListChainsResponse(w http.Respons
 	return err
 }
 
+type ListChains5XXAsteriskResponse struct {
+	Body          io.Reader
+	StatusCode    int
+	ContentType   string
+	ContentLength int64
+}
+
+func (response ListChains5XXAsteriskResponse) VisitListChainsResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", response.ContentType)
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(response.StatusCode)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type ListChainsdefaultAsteriskResponse struct {
+	Body          io.Reader
+	StatusCode    int
+	ContentType   string
+	ContentLength int64
+}
+
+func (response ListChainsdefaultAsteriskResponse) VisitListChainsResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", response.ContentType)
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(response.StatusCode)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
 type GetChainRequestObject struct {
 	ChainId ChainIdPath `json:"chain_id"`
 }
@@ -4616,6 +4988,50 @@ func (response GetChain500JSONResponse) VisitGetChainResponse(w http.ResponseWri
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(500)
 	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetChain5XXAsteriskResponse struct {
+	Body          io.Reader
+	StatusCode    int
+	ContentType   string
+	ContentLength int64
+}
+
+func (response GetChain5XXAsteriskResponse) VisitGetChainResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", response.ContentType)
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(response.StatusCode)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type GetChaindefaultAsteriskResponse struct {
+	Body          io.Reader
+	StatusCode    int
+	ContentType   string
+	ContentLength int64
+}
+
+func (response GetChaindefaultAsteriskResponse) VisitGetChainResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", response.ContentType)
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(response.StatusCode)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
 	return err
 }
 
@@ -4699,6 +5115,50 @@ func (response ListChainRounds500JSONResponse) VisitListChainRoundsResponse(w ht
 	return err
 }
 
+type ListChainRounds5XXAsteriskResponse struct {
+	Body          io.Reader
+	StatusCode    int
+	ContentType   string
+	ContentLength int64
+}
+
+func (response ListChainRounds5XXAsteriskResponse) VisitListChainRoundsResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", response.ContentType)
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(response.StatusCode)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type ListChainRoundsdefaultAsteriskResponse struct {
+	Body          io.Reader
+	StatusCode    int
+	ContentType   string
+	ContentLength int64
+}
+
+func (response ListChainRoundsdefaultAsteriskResponse) VisitListChainRoundsResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", response.ContentType)
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(response.StatusCode)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
 type GetSupportPageRequestObject struct {
 	Link   LinkToken `json:"link"`
 	Params GetSupportPageParams
@@ -4720,6 +5180,50 @@ func (response GetSupportPage200TexthtmlResponse) VisitGetSupportPageResponse(w 
 		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
 	}
 	w.WriteHeader(200)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type GetSupportPage5XXAsteriskResponse struct {
+	Body          io.Reader
+	StatusCode    int
+	ContentType   string
+	ContentLength int64
+}
+
+func (response GetSupportPage5XXAsteriskResponse) VisitGetSupportPageResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", response.ContentType)
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(response.StatusCode)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type GetSupportPagedefaultAsteriskResponse struct {
+	Body          io.Reader
+	StatusCode    int
+	ContentType   string
+	ContentLength int64
+}
+
+func (response GetSupportPagedefaultAsteriskResponse) VisitGetSupportPageResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", response.ContentType)
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(response.StatusCode)
 
 	if closer, ok := response.Body.(io.ReadCloser); ok {
 		defer closer.Close()
@@ -4790,6 +5294,50 @@ func (response GetSupportRound500JSONResponse) VisitGetSupportRoundResponse(w ht
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(500)
 	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetSupportRound5XXAsteriskResponse struct {
+	Body          io.Reader
+	StatusCode    int
+	ContentType   string
+	ContentLength int64
+}
+
+func (response GetSupportRound5XXAsteriskResponse) VisitGetSupportRoundResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", response.ContentType)
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(response.StatusCode)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type GetSupportRounddefaultAsteriskResponse struct {
+	Body          io.Reader
+	StatusCode    int
+	ContentType   string
+	ContentLength int64
+}
+
+func (response GetSupportRounddefaultAsteriskResponse) VisitGetSupportRoundResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", response.ContentType)
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(response.StatusCode)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
 	return err
 }
 
@@ -5394,390 +5942,416 @@ func (sh *strictHandler) GetSupportRound(w http.ResponseWriter, r *http.Request,
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L2JciM31i74Khj2nSiyboriqoUKxw2VLLtkq1TVkspud9OtBDNBMa0kkk6Aoti2HuaPeYR5hP/FJnAO",
-	"gEQu3Krkpaf/P2b6usRMJJaDs5/v/FILkuks4YxLURv8UmNPdDqLGfz3Gxpes5/nTEj1LzGfTmm6rA1q",
-	"p2RK43GSTllIRkm4rHm1RxrPGbyfpkl6FyQhqw1qb06/vLs+/+vH85vbmlebMiHovfr7TTJlchLxexJx",
-	"IieMpPgZEgnCE0nS6H4im+RDzKhQP8YJDeG5ezplzZpXE5LKuagN8HO152ev9obJy2gaFac6TeZckmQu",
-	"RRQyGCNWT4nVcz6/vbu8eHeRn/HtJBJkxGCG7mCSjmIz5OqJXbPxXLAwP7XbCSMLGsdMkhR/hxHVR+rj",
-	"JCX6JDxCyShOggcWkllMlyxtrJ379flXH2/OvyzMnpGAiognJIxC2GIaBGwmidTrWj13GfH7szipnP4I",
-	"fyaLiIfJgkyoIAE+umaGtxdXX9+dXb4vTvJUEDpLhKSChExIStIkpCElTMj//n8SwnjA0pSGVDTJ6f2c",
-	"piEjlMzS//5/n6KpeXjFMs4oD1h8lcjTOE4WK1bySn13FMERCxnFMZkxHkb8fuVizk6vzs4v767e396d",
-	"Xl6+/76065pmAsrVlo/UIaiJxEydwWLlZMUkmcsNsyULKgiNU0bDpTrbCQsVYa6Z683b9x9vd5usGXXN",
-	"bM+RSs8mNOLliQbqzyQZ4yVP5jwU+soLZghckPqR+S1O+L1HRELkhErCHlm6NI+picGsJkzdhdwlgM/c",
-	"RWFtUAtSKiZ7QUyFiIK9oFvzavDGLImAw/3jR68WJFym0Wguo4SrP/1SS2YspTJJa4MaDaZsb8TUTqYs",
-	"YNEjC++orA3ah4f94+OjVrvT7fW9mkjmaaA2zr5q51M7DA5H4wMWHLaC46OjzvFRf0xb484Ro73x+DBk",
-	"wbjdCkcHrDdqt/vH3e5B54h1RodBr3VwOApHndqzmmTKqCx8G/7Pq42jVMg7wX6uDdpHvU7nwKspbjyP",
-	"aW1QO6fBBLfzlVA3cqLoOWWPjCqyo2PJUhJJQWCjmuTUPtPtkNFSMuERMUkWnFBBDnpEUWAaKDY8YU8k",
-	"jO4VoxtyOO8BuXl7utfpH6gTpvmP1pMxfCYbVVGV/qMaSrIn2VDfVaQxS9ljlMxFbowTd3j1FKy7tDZg",
-	"wyydRpzG8EePzOajOALiHbFxkrLi280hT8kX+GYyI/0OGalpJWPy9t3p2d7N29NO/6D+wJb6IXgJxn7l",
-	"rkjfHv2QoLHiIR9vv9o7wicU6QYyXqqttFNqeOqflJM5F9E9ZyGJuGT3LB04s2x3ne02y1dzaw45HBwB",
-	"elZ3aTLnYcpCORHkCzKlT/V2q+WRcZwkaT2Vs7vRjLwmnX/2O2SfqN/Ia1KHf+6RtNFoNDwS0NlMkYZU",
-	"r99N57GMZnHE0uaQn6sFmAkSmkZyMmUyCk5Iu98lU0a5IO1mv/vUJDcJ+VB35zact1pd9gV5apAvyPXt",
-	"B7JPnkhdJmQRKdlPOv/c63caBEQdXPQnkqA24CzpPo1CMp8RmRQnV7NEf/fIUhElvDZoezWlIVRwgppX",
-	"ixm/l5Pa4Mir5YeqDdrmZvH5dKT+0PVquHe1wfGh+kEdrrrZhy3W7wbHhwft0fHBYSfsjuio1Q+Ox8FR",
-	"f8xomx506MFxix33w16/c9g57HTb3VbrcDxudXpHxzUc6W4cPeWvdld9v6d/tbwlz6i8mmBMCaQ7xkNR",
-	"ervl8GcayOiR1byauRh3inhrg1rnoDVuM9ob9bvhEWPtYHwctg8P2LgfsoNx74D2D0eHh0G30z9sd45b",
-	"43G/1w5bB0ft427QHx/1ged/lTI2YvIjp480ipUGlOf8VwlJZoyTccrM3QESppIgi1wlpL66Pj9XOszH",
-	"q9PvTi8uT99cnpeFFIyqVTGegMhQtGmmskJOXXAxH4+jIGJcfqVkzVbKGCoEikRjGjyoVYxorGS4uwTz",
-	"p0G33/LyC7q4uvn41VcXZxfnV7d3X328+vImt56rRBLGk/n9xIwL39qglF1TyUDVLaoG7x9ZiuyUpXuC",
-	"CXUpUDdduePXp7fnqO4W9YFE3Ti+JIqUEg5imyrJkEoioymz2vmCRpJQMk2mjK+cMaNxJJdnShB/OWdF",
-	"ayLFn1G0q2NVYyq9EjeDab33lSBnCZcRX0NB1+enlxe3P9ydvT0/+/buy495+rEGxWPEFmSZzFNitony",
-	"kASTJBHMfsQID3iOsye57kwUlZ+loDFVqEGo0hGapkqf0FJYrQyY1OrVvP949eXd2fXpzduK44mpZJ4j",
-	"nwL8fG7a6stKg1s37Qv+IU3uUyYq7oSVfCC+zReWTG6Y88XV3Yfr919fn9/clG8wDmrV7BFTZw1nHDbJ",
-	"hVTqipjHMqe4LCaMk0hdl3CVoXXD0keWnsO/8xSmhC17mrFAspCMaRTP09UkdHN+/d359d359fX76xVW",
-	"64JxSRZpwu+VyAIyikLWJD+o/zQ3Wa2PjrOLItMlofc04iunD5R4Nk9TxoPlu0hMqQwmq/jUK0EC/SgJ",
-	"o/GYpYo1JlO0cemcB5NXYs0ib24u3l/dnX28vj6/Ovvh7t3FzbvT27O3uRXDemgQgA2dfS1hSA4wP+RW",
-	"Suw6M7KLBjlgLHdcfjZLNEnXb8eXbJoU+UXIpom9uHWz3xMWh2S0tF9TGicIixGTSlmjT3eLSFHCA08W",
-	"vFHJwdtakJp1KH36o6KCEKYh0znzamZMNCbWKByU389xIxlX/0bHw+AX0D+UiYHf82rTiJt/P3s15HZ3",
-	"nE7Vq7ABSvQL1HFqM3H310P+XSf42/HDZW/696PZdVv+cLB405180w+/at3fUHcDz59mUVrFlMwGqsvN",
-	"9EObyOX8bx8urgus6AeXjTqDvRwNXHCtz6xcA+NhzriJ8A0lVJSwWmcYm6VdXJ2e3V58d756bfiREQvo",
-	"XAB7JQuWMvMt5vir5DzlSmXNFqj+pc51Gw6gpGWViNybJpwt7XSUGk3kInHULDAV+s1Wq5K4O/0ibb+5",
-	"vrS0PaaxyBP3LzUK3rPaoK/eQxqn09ne4V/atWdvzc9owW51M2Zyzc1ooaq+iLjV0fO3pXxdfkpev35N",
-	"ixfm3en1ddJ/7P3rftQ96IvFafdv5+KnaPLuavrdxySeK015wmCAkKYP+dPY3ndnvrmJ1j7BR6eHfrlL",
-	"dc3ELOEiKmnvp3kKQ9sszZ5WXxzFSgyCeZLEJOEe6fTJNOJzZfVGvJr8uv3N5BeyWSIieTdP49qgNpFy",
-	"Jgb7+4vFomn8Mk3tD9rXj9ZeniFvRXZxMhott5knPFhbSafOzt6ZnVVTMmzF2HkHrVa33cGpZOztTrO3",
-	"O735tUFXmbFqmntt2G+tXN+Bcu0OdqDXlX8gVKemDyP/i/3CgbI0QdeCr5sB1efQCkXyuQviJHgwQtP8",
-	"UUiaOm6tg1bLbrCQ9EFdtB78a6HurmJZz4W7/N3o6NufO5fT/tXT4bVs/7Do/T04+HJ8/PWk+81D64MA",
-	"Ir9VpuBKA/XWeu4jQYIJ5feKnCdUcdARkwvm3K1X6u6pxa5Wpm6VobrGaNWXVN3iRSQDUCH1mKt0RjCV",
-	"yLslQeVFKu3XKpBoi621uG6j4IHJlbJfws8QzIhDMEUoJ217hVev9OLs2/PbSjXg1qiBJI74wwsrAric",
-	"C/5I4ygsORvEXKmh8MimmV9cfXd6eZGf+bmQjDAe00AZ/DH5ac7uE6U8MkEe//u/4ihMmuR0lDJifwwZ",
-	"4XP2qP5DhPD3Lab/Uaw5Ctedz56AJtfoY3o1JSECS4H9DxPyU3KfkJ/++7/IOInIXFC9DEr0Tzx5pIqE",
-	"GJmxOFErWLeEJHlH+fINk6IkLqInOUGPDM/M0dVzf//+7t3p1Q93b85v88bhD5TIiHEmSJ/Q2ZxBLIhx",
-	"oqNBfGV85yPq9G+YrKYNNTfwQEVC+xJWzu7j1bdX77+/UpOrjo8stC08Bkfy2vlUBEXMjCBisXESZ29P",
-	"L67K08Coyg4TuYz4Q/U8FK14JEnBtN5gBJhZXV5cfVueFFBdJIx9pcZ0ecDa+YEbonqC62nJTAmcDqsc",
-	"Ddts1PegzK0VGFrfs8oZF4s1dPT96eXlWk+m1fb0uDr0jcNG/H5bb8JGYfDs1SaMhkqADX6pXTOZLk+V",
-	"oaT+FTIRpNFMonC9YUGiRKBM0KvnBE/A/YWuQPURrduAxz1lP89RymhJH0zYlKrRx0k6VXK+FnHZ7dRA",
-	"hYqm8ym8Jpczhj+xe6bnOaMpnTKpp/qGyYuwPMvT7DpbjfuVudekTnkiJyzNfIbaVWzs/tz0ayN512p/",
-	"c33w93edm6Mve18dfH30tvVN59veu4Oro5rStJTSQeWk5tW05jZiUqmX6xb+v1I2rg1qf9nPciv28Vex",
-	"j6uCQK+6xhfhBzV6aZU2evpKkCjMT7oixlkxTxsU/dSZ6vnBXG1qRX6Wb5MFeokjyabCI21FO+1W64SE",
-	"bEznsSSdVpO8n8N5pUqmqaPotVrEd3JD/NzyOi29nJ/nLF1m6zGO7Gzy+hv4SpnY6JMmNq29ryY9tT7+",
-	"cJs8MF59Eoq5vRIkSFnIuIxo7Gk3m5BEsHt19wxFfry+hP/XxIVfadaYJnOpNJ9Hlj/MH2bd9Lujh79O",
-	"O39/uj1YXLWDN73JN4fiskXP++HXx/OvOtH7o+V1V35ffc5q9LVnPKVPlzr2ZbbC/FttnN4NIRXXwXuo",
-	"bZKqLCBl8zEO/0lnszgKqNqm/Z9EwovpQ6Pci1WUZp7ed76hvr8dfZ5nDC5/YjnawrDqKAmXhsV+c/P+",
-	"CmQeJeOIxaH6T8t51EPTSGlC9545UvT0qn1SjyYONTdr5XjMDjuU5t9cu0XuV15ij9zIj9qkTfGeWlmM",
-	"7Fk5UjUF/fS+I3GeK9z0O2yXyL+5drvcr7zEdrlRAX+A8ftiSMHQC2SpkatEBwuoIHEi5IkTyiJTuiSp",
-	"2higoLKrdoddYdlbG3Yk95Fn60Zg275q/bAvs6E5l7K+p28YTVnmco0EoSPBuPRcvdLolEPuF723epjt",
-	"/cKkTod8vXdr7IRUGs0hr63wL+xwZtK8s3bbSx95iX0vOSv0loFNns65IAkngj2ylMbGSwHRUbV/xmky",
-	"5Ku9JlNSp5JMEyEVg2ULIlCtbHj6aFIMU1OpNh4zrOAX5DwYF0xmMzV4nZKQzeJkOSBUPKi/oM6bMhpM",
-	"mJoXKHsNb8h1qBj150w9tB/DtWU5m+ZamqSTBV02ye2EDbmeh7qiCd5Unsghn9BHRkZqkQFN0wgz4waw",
-	"LclcBsmUQeKUMAMKmTKqNoP4IyZ9wh4Zlw21lUMeceJ/fX5L9uks2n9s74+YFL4mrbwxuwNR6Ruykayc",
-	"D7wEQTkWsz8gvGhyl3V0YHmVBtfvcIO8GtpbG18tT/AlNqtsFurr56iLlYYm+FaiKfP0vxVbG3LJprMk",
-	"penSiCDQaxzXZRClwVyZcimjD6jdJDPGm+Q0c9jAhaOSDbn55E+J68k5IZHWg/TE2EhpISRSc1su6NJz",
-	"cmXA6o5jFg75iAYPpG55izIphU3p0KsynGLOZRQ7uQySPjBBkvHYI+0hRw5CZkrdlqW8Y8WTh/x/GNuf",
-	"l7ER0AFhlUB2s5gG2SIhrUbxPnu/4IafzmWic6ErnACc0LlM9kxmjaTpPSvmQ6rjipkimnaz1X7Km/6d",
-	"fsFoPOjlPBStCkPRq71Bd8z5o2ZTZVMx8ztozw0V7uUBkzFlsyTVV6iO2gnF++MRClZmJNFAUXdJ3aP8",
-	"3N2o2kF1VE1P3Tz37NVmqeIxMjLGmR5ggw8A6kKe3Q9seME892zm8EuNcbWj/7Df/LFsdLr26z/wV6+W",
-	"5drZr2evJqOfWCBrWKSgvpJfn4lNr5/tjeIzagxFTHfBKmpT57qR3E4In8cxJirxhDOTobqGvtQLKMfQ",
-	"Zi/Tm3Y2bedTspFQ/Up5Efcp5ZKIGeNST3cMZAaObcgncCkY8g3UMlbM05yeV3OTaX+p0Th+P4YEgnWT",
-	"fpe98/yjV+X+0pudDX5CZikT4Gzh8RK3GqsU7iDHDVyIS32E281CE3hpAt8rzmrqcWY0CrNvFz6LIg6/",
-	"21C3FphvvdXA+ShWh+HODTrDLAkm76I4juC+gRjc4ugxgw8O33h+N9LKDT5YvHWZY9N82zPXqHBBcoRm",
-	"P+wudsU9PTP1L+UL6zCkzzs5KJDRvDdR/4NaBfJRsCiVasnC5ifcrxfbYrtlZZ6Y27AVguYUo9bgcUg4",
-	"K2ja2Q1WBrMSwaSOuSQs9NyyntEStBwQNQ5784CEvaxayTNZLh55TKKwJIyQARuW24b4fZ6jgrQ1m73R",
-	"6+6yMcV78gwGxjL3vAPiz7llJqmg22p3Wu49qqXhXfuo1+n23ChJdo8ziQULKktMJrc4+Eq5x+T2Mo+t",
-	"vDwrgyEVIYJNO+z4hA96OZdwu4K9Q22lqJCy4PbP/ccW2zOlTxf4OLij9ddomtJlaVdw3BUb8gFO/f+/",
-	"sv8lOaJNGrZqqc1BR8OtPuc660DrBFlaYaP526oipD5LhIhG8ZJQIuYjISM5l8DV2M9zGmPVSONFNZZ/",
-	"S/m6QVjc2AkWvA66kNUfkJQFSRoqRi5dokASUKb/kkkSJHwcpVMWNolv5IY/MHb/kIPR7DgImsTP2Kg/",
-	"WCFhRsvcPToZcj/j6j5Y4j5ydZ8IuiRUaVpUwg/qzCfJgkznwaRJfCWetHUPE9BFcYp0o1RImI8WXTAd",
-	"U3Srs8O1D14vwTgTZhMqGDjph7zgyyBKdWgSX0tB/elV9UInVm/k7JGlQ/5TEnH9gNkvJUbdFYDVrv7I",
-	"QuPBgbFeZTb4gooh1z6+kyqPC85yyJUg0JInq2A256iMqUzkeTW1lfA3o5gpmsWMV6+mJlQhuYDYxBob",
-	"2JRoQtFjQEYJTUMoe8RkUr3/gjFBIjnQ7nXJhNRqjRjyOqgtzjabBWClDtKQ8AhnC/UenLtn3UndFvgj",
-	"8DChfMFWUS4mSWzPAYplfXBSoBtDmebonMiVpSaceUQkQx5JQUT0L0aEpEtBRmoYFiraVEvDCBouDyu4",
-	"yG3mrBEMMrS55r1DTsmExXFiZspBfjBTxAW7pjckzJbWAzegUJwSvWJ1Kod8ig4fpne402+RqWh4MHTM",
-	"hFq9ZJwkENRzfEeTJA4FThvdOmIw5Eztin5qkUZSfU1/vd3yWq2Wnts4pbmZyITQOAbHkR5syGVyz8DJ",
-	"U8dR0Xd0rw4XdsK8S+3Y+tUG+CjhO+hSy/yH4LCbpxwLhFD3A/YC1JDiaeFG/jxnc8XHTl0uwMAt9KgP",
-	"Gb6hntCeR9gWddd4grqzYokTrNll05lc6lnVfVBOfPyjRzSZtRr6Cmb6sXPhBt1DrxagetJrdzyjOP2j",
-	"qD5X6MrH37Yvu+/6V4cfjv/avu7e9G8PaxWlKrnC1n7P5glczl+/fq10P6M6t/u9lpvGj6p0+cNXvQ8H",
-	"fz26bt10bnvfHXx/9LfWD51ahctJf2dKX79+jWrICuU707JFWc12N6vIW96w7B47p5XJm6Lelc86alVp",
-	"WYHRFSs+JSQF/pmTditsKW34n2ChnCG2xifMyOrSFXkoOS6Z24o8KzzRKhKdzRhNBRjCnuIvKSOR9kJq",
-	"1qJmuK36LpTintfhuyUV/pOUqwqbSWxtNDkKVaD1qZyQW2tF4JpK2/2eMzeIhUdPBXGzy4SSYSQCsvss",
-	"EyRTlLfT9LWWXe370AbhCQRo9Pkb/p2gV0RRB7C9T3Xt/gEOv4DlLvqzYTgbPkrFAwuv1JMv6B28tR6/",
-	"dTNcpf/DvJ19t2ZAFYU6IZDf02G2iEC8Yizi05xlvwmNZIMS7aBFReWVUgUg5qbTlV7wtBFMA8+IvHan",
-	"sE/arVYJQmMR8TWn72yLneJ60+7MgHPlp/VOGbuekk0BcxRc4wS09br1bv9AY3V0m/2DvPcOtY3VvopK",
-	"CWUT24vOKMBkCRAbhpIZS6dUbbExBIJkOo0kZEvq6khj3CRjjfLhI0yHP+RZRaNSFLGid0pDW5YP2qCD",
-	"6YKV48kC0vzQ8EoeWaoUWMn4CaiaaOmh0qBlKBQkCdQdceoQTgYzZh4z4VkUlzqNRaK229fAI75HNPSI",
-	"/ZPBIvEbgyF/TbISevBVILwI8QX72QdPtCRQwwYjPJAviGA/kz1i8X3I/yZt/2TISREJx2DQqH/bER4c",
-	"UJzsj3tt/WcPI7S5sexjbeddPwca4jfVQnxBY+lrpJs8JlAyzkY0tksOj8fBzFGfHycIa2WscXctaL24",
-	"sCevBPHB/eMrAywF/wMhVARo2cKri0gwdfxq8oCsojbWzwGt+J4xuoja/hyMCozs+MPs5Bcubg9sw6k1",
-	"bXMoPGhIaBJ4JYxjypRqqDXA/nnweUSW0R6PPBSNf2KhhAjjUmkYBvlH6R6K5A96apBgQlMaqAdeuYhD",
-	"aHoUFGoLjrVluncBMatKDwVSseeFWXaazieJYBldKSI3DBNuueI3A0KH/JGl0TjSqZALGj9gKVgBRipM",
-	"FraSmjOaovZrZkdGLE4WyionEReSUQSaSco0qM1P59VIChaP4cvCfGbIgSdxw2M8Y5prRlMYWVt6WynP",
-	"Z/bLTpzBKswFRLKqLYdLIDLyiARyw2TsGfMkSUOWGjEYnmhrNUutMe/Bpdha7T9z5lY5dweobFtJmwt2",
-	"VsRedZ1g/gjz1xF8zBkQWtWWaXZbB37bMLzTXElHdng5Ttze4L2vkogWf62yjgPqNZDs9IMabwZSfuYA",
-	"8igAEY3Uz/m9WmHDc9HDnJQftZtQZi0nbNqsbYzdlECyKolLizFj7CjBl20WMWVzKMbWm7SV22Nrsisj",
-	"AZAdBnxDy/zsy7BoAHzZLWKlDNyNhGEzew0dFD8ceqgQay8rk6aUbUd9yUCPrSyfKa07oHoKn0CLRXSz",
-	"TQbSk6t0Zxho6yqS9AbSacLvQSqZdEP1u/CQlX/KPTKoaxv8BnL2ZgYhGYBl25br3Kinq80KNZA+bNQg",
-	"6ph3ThaTKGZWZfAxFFbAcHthrgdsWjE7zaefC7BwVVSUe0/JhSbxc0LFHxCbDQcZAzrfdMjtYxDvgZsa",
-	"pnSBubzmMRJGYSYN4caGKcPvgmQC1zgIVLMMDQqLgLADF/PKWgEeGc0loWSSzAXTbt5gAuKEBMk8Dgnk",
-	"JgaKN3ASyaYyD+5psFSrMexTR7SMWaB2QQw5QLM4S/M0h4FNctgprMIGEtUx5yMoRQg+uz+AKKjmUhkg",
-	"KSH1vQyNKFJlBk4Pp5vlwXo6M8mdMWSc2nMrKAC5mGYhZGgIfuCe5ThJC8PrfGLAWrKwXigrToiP5SL+",
-	"QDFQ5OSa050QX3PT3I88IdMkxQI5vf96HhDB0piG+s3KfS/gHW6762/V0+Xt3og/6kKNKpsj04V8zxCk",
-	"5e85BaTsIHDqNY24tMzYiQHnV2hli6sMWTZakgVldSBTXXKaXJmCvdJVcK2ESreFNijW+gnAVekRH9BC",
-	"A71whA7dC/CPuAf4N39jJayjJxy1NuoJMMeXyG1Bl8im7BavxtmTvEPK2MExZUyzEoV+cHMSEcsDZbA2",
-	"s0/IjAoBnmBBfPyu39whzQY+bevzC5al2v07NGoG2/v1vJqO1r8wY0STvI75IY9JFBrl3mAHZjF2FOOG",
-	"R2zmDF7NWAfFuvZtdJpPSDVBzXXHD22XoAKfWZGi4gRSkJHYZTscSDMe9/RzR7qejF7ssiFRFm/cqiun",
-	"NNIyJ8pdH0zjxRL18TyO83dHDeDvrNHucM+sf6C0Ob8TnX4K0RXW55IL0A9MvXK9ccS4fGcAMcoiwoBr",
-	"g8SEh20ChVOFog4kjNSbSihKLAyeUiiyga1jcZys3DP1o5mCV8N3qh/9EPF758lkzZNJ9mQW3F5eYXAc",
-	"9uHZqyWcbaOWuBN89tY/7E5x47PuJH9Ux+E6eUoEGNMRi8uH9P0kgko/GmgAXR0fR0NFiRv1iw8Bh5Lk",
-	"zSD3Kw1NOx9+nxkhdmTzlxVj54D7d0q7X2VjfT9JALshM3igBjybmf/h/c0t2X9s749plHImxH7e/tJV",
-	"YhEXksYx1b5tHRhJKQ+TqXpLb2exji9ZcKKsDlLPKh9c88yxdBqu+ux0J8CBtXZZqTxbJJvPUppv0afv",
-	"zMjg5a/pKFDiJPogzKTyZ1rJUEB5teCGFnciT8krHVGXYMuRGZUTKC7xiJlNJhzsbk+UkY3QOIoIdHjq",
-	"hET3PEm1l4xQDe31Kc4rg1NYnQMy58GEfLy+fCWIr571m+Sj0Hm7ap6adQqLeRXQOH4lCCACYc0jFejr",
-	"tijh+pOGu8bZdpzkl+PlAIaH3L65iLhoklO+xPuhEyVgh2bSIwxL9wUZ0zgWkKuo/elD7l4KgxyDZriL",
-	"XXKwExcpHiip2wNVE2ONFzsuscqxmT8pARmf5jOk7suHu2az6XtERPw+ZmQumOeA8DVIknok4XhQzoF4",
-	"xYJhc4gyeWC8tG/9die/hINNWTUil/XpXDEnUSS/2oub96TXaR+SIAkL+DaYGzajUrJUPfrPf5zu/f3H",
-	"X7rP/6uKc7vsuBzwhr9rkCoRmVSFjzx6Iky96FnlwOQEAAZlPuBtQCf7nxL5tuAj+Zmda5DU8VzQ2F67",
-	"0w8XhUqZbXsh6b5LWTeADIcd/WlN8j3VnQksPFe6Ct/M+60yR96DLFK3p9zowHM8gSZRWle9yizhBOww",
-	"d1e2KKw/Uw8+O9tVuntqN/K9A0yIrMTv6i5vajTJlc2/dS6YZE9yi1BLZn8Z8YsHsDGNzZpWzk5k66u6",
-	"itlGVHIeqATXagOMCRdTeCSMhIx4IDPcTYs2kLJAKyU2cxr9vM4vMIrxY1lxCPcjBe6NCc/Ab8WEKubK",
-	"Efp0yP0yjfgDYjISTSMgOK29MQ0U+ZsLlfmcWRo9MjHkhelD9o+9fLqWGvI4foU5k1/J29vbD+RXyINR",
-	"Q/+qftrb2yO5/1V/dMCjyK+AVfYrwkdl2FEVsFHbY0Zhhigl37PRTQKiYD67T6mapPp8ARcHptAmv+6M",
-	"jpMfzeDj5IbbBSWnCiKngd9wwEhzw2vxtw7gVBfzmIm4w1WtPz/iKvTa3DAa8NUOw3NwsScV+o6zmYbA",
-	"kxTJL7elGsQ7N8EyikcFPDip6w949qySlKTsMXlQDyohflJs+Yeffn998fXFldvDDb7eNecJJvErQd6n",
-	"0T2GbRWpZdAQM3oPXAF/hiEd9BYYq+fs0TqcxdzLAL9Zel07vXlhAJxK7n3AOS29nzmJ809fXlx9W54r",
-	"9ucZRwHLgZo6GKT54yt1voAhj/VW7tBjA7+EW824Wpz+Ul6+2+ExMRvoXqeJo97rtpXM1SRpenZhc53B",
-	"MvRdfVR5gYeHACPkusk4I5i021kaBcxBWXFSnLKSpkiDi8CIFU0FK8bFEGo2Gb1X43iJDDNFnq1Gh8w8",
-	"/XscPTLzmWKfxdxX3D00A+lgn6SSZf1KaBwnC0UUznY4jWpyBLCy8c0JdrDTuXLYwUawIGVm2GIHosLB",
-	"427QQtOjPDhOqd+RJShE7FNDdjpqyHx7Uw1R32xqPHuvWNlN6CjRTgwNj+lms8JHylLafk3u2CQLB6xo",
-	"6mVH5Bs6hXlmhbnbF+mF5RvB2C1yGPO6aavDAPGjUWjGkGmUMirMYC5EIowGxFEESqwnqSlrMoZ3o4ie",
-	"aFhPhiFIfiV9UC02Igniu2XgKBihm19fHjPKxYoi1VBR0AlSY0TpWK5mN0U0pdzntFdqdwz91RBK28Ec",
-	"6SiOYkEDLA91AJYgRyEaE8qXAL3oVeIW6erVYU2j6w9rasWOzyzftbjc+iYPvl6CxC8hzZe7fpTleM0r",
-	"II8Xka2LkOAFMO51/ZxKdmYRgb3YZqy6V2xlt9uqbl9uB+XKBnjVbf7yzYsLjekKTbkq0bUrOvlUtYMr",
-	"d2so2Wde7WlPUcPeI02V/SKALDKM2hJiZw7iv9h9odi+oNRaxquhwua0/M3BABZw0gv48nmU99V9xIrd",
-	"nPOY/oUWdlVtiCv6KJc7yDmNuKuaLlY2j8z1yM7j6ebhYqtgA8tdosr9BivwOn80RvRKhBVrUBZQzxS/",
-	"VmYM8D7N8aFJNw2xnlf9I6VStwVvnCglRW05ZDpjWH6dW+j36LWlyX2Ff+gP9Mds4WUpVgpu6WPRpYJb",
-	"e1g0nVYXBhaVFgCzyEoajBn42XWBm5MG9DQ1THsu1hyuLyzL3qwg/mxtr4SG6ojCElKlkrdww59YSPy/",
-	"tP1m0//LlW89f0OOr06o0kB+nlMulcp7Re4hWGMs90LBdNZkLOfH7rQ2p/O81ZHy4nJMIhdGJiKeD0Ll",
-	"HdZHwVF3HARtenTc74eMHXXawUFw0BodHY27x73uKOwejtvhUTegrH/QYYfjcX9ED8I+DYPeMaUFb3dr",
-	"75jujX/85aBX7fHOxXirY6EQ/bYZ65poobwTARtF7iqZ7umRxp+wNaCgk368viwwn50bpeEKMLJe4h12",
-	"tKqV+PpXX+l3GDDVOJH6h2Kmd7tztCl2UWYIOLNtGYKZcNUVuVwbiKviXRZ4Q8I/1P9AvkdGXvBLaQ2X",
-	"thXZ6u8YVwR0FFCPZ7V/TXJqO1vij6DNTyMJqa+6HA5SXagg/2JpcqIMD53jjC9kbT0Z5RgjQ1Ocs6qy",
-	"ItsybUsASdtRbdvnTbu1rZ5/rjg9p/S3giVYGzuMBHRm5FBhaFyUU3jZ7SeKmWX6IImPDdz8xsmQU3LP",
-	"uGKKytCKIyoqQsaw0TyBr2gnecZHjUwMhzx3ZYuM0TaNc65It7ORK+ZT/FfWYLwSVU6BAs6V4xQShKbM",
-	"KX3FOvhcZemGENsKkNV1kz1dOTdSL/SkPyHtVkuRcLvZahXQX9v97vqJVUb/PkyoqCAmX7vr/AEChqht",
-	"sXA1WH5lHrE1hyc5EAtFLQbxeMhtEXbZnYw4JNqot84XG5KBz1vs4YgPucaMNvAtBm4lVuLXQ1nBtJtR",
-	"qafoz1JXwE7ZB9UNqnMVqbtYzKVVNYmPbj2dN+6cVRoJhv6bIfezLoD+iQXzye1bk/ja6ZaDSVJcDXiZ",
-	"AW526zApeuwmMJDpHH1SCJBiRyAdXVW6uMgn/Osfa14NV5LlNlbmzLhZV+WwcASeJRGF6nKpPefBkszS",
-	"ZMT0+eNRpfpMBfFnidrxrCBBMR5f+gWZ7eIcttvHGbHO9LTyvFquEiw8zKLk6jZNqyPsOrjOgkmiYaaM",
-	"/q6m+wkFUUWRDdPeVmJXq7MABgh25IrUn89EBVz3kgtVvQH67rTk63RjI75pZeqfGOGcpDvA3q1XlzeA",
-	"4hV2e43p4KYPVgMmohdPJoQSXx2uX1I6S/1Dob9pu++tIe6kirhzQ71MNnkpLVj7IfUtxRAAXhqTW26Y",
-	"MiQ0rLhvvvRtkAbA0O07n3+Bks++QNdM0dNvAaa9w9XZEWLEha4pV77mrmEZszp5ZNNqZA1M59EiN6Bx",
-	"7MhXUseyasMAXahdACNbNrYurcYtf6cnUlVcvUMdZ67CIoM+2UrZ/lSUat3TeMUOaw9a9W+fUhQhZfxJ",
-	"Sb2lvJxKXMQM93ATQuIKXMQt8D6zDavC/6mE0nYpdfW9tUT0iZfXkgKVUhG4WN/AsRpKLYcEsMMBhSxW",
-	"WtCnvPoQYWWSi7Xs1RbgFzeg35WKG1SIM5POtzKx9E6mlAsMMK2mc6o71FT8pNdWrHPZzBauzavLKsZQ",
-	"pmm7iYp6LH2zpwmdizyBVxZObl7mIuJ3RbmDG605bc2r/YulCZj5m2VR/oP6JKuugqXIQoVibm9X3wxr",
-	"tBWuxc68zoyzhaWwLYvAMdUS1yzAIYSKVeDeOCWFpUtbgUdgad95r3TeGRBASTmpKHJDtfuTWh3YV0cV",
-	"qcW21mOA1aCmOtRXmrGf8D0ln/VvnE6ZUye6fu9taW1u6oXpeKUdrtq9NWdnKidL0SUsTXSb7EDWpMGb",
-	"gJy8cvygYHDvuNOfAgX0qTWeTqVFibJ2KmhTV2RX3ol3voJt/s5lnBqeYjMoxerqu3Vlnms40Tji0U6s",
-	"yFFSsvJzLOLLlBI8C69EhtUXwGaMfq0TRm8klSssxnUtGIWb/CkWkQwAY5FbQIoo1aleVA657xiEmRlt",
-	"ofnBhcSbxBfKXAl9j/iLhGs0Ls6kD94jDeo45I4JqL3wYPbpYGY+iQtGPqn4AfKFhR5M++b1g06uLT6V",
-	"GZ0m9xYnXOGCN/07fxMQkiw3WJj+b7Z36QNiNei0G2SCTaejaCSXd3r2dzopt/rUy5nG1eBCtpVzr9fa",
-	"dE95VdAWz3jPOXUTOjkhnN1TtY1OFbD2xyMwWKV5XiUB4cjv4Mh/iyNBH2aR4sI5gxS0BYX/9nSCIWSB",
-	"BQ88WcQsvDcV7/k5hnNWnfhQ8QkKGPUmSdHkJZ5kDm+TWmfhxrgjgkdJEjPKy1NYSx25ibwSUGeQPtL4",
-	"82nkN/AZ3ZbKjqp9Q/pi3cEjFT34JwbNJ8dvDIILZw5QGYWUVsSDr95s87HM3/6bMYpkxrjxtufnroHR",
-	"deqmgZ15YOEL4fC6HhjwhBIcPutuidPR0ZmKngIYTnhgM0nq6uLYbkcZaHySGuiIE9MbZcQkfgnCppOI",
-	"3+sOrgvUL16oAVnmHbaBkhmNwoqS2fJh5ym9SHyVUrsa6uMz9c68EvkCUMCnKNWR2Wirq/kbQ4tYXaL8",
-	"1RdBG3I7Z0zWf+/FoZXbrZYWHPqkT4rxO6pRmpCW9MOobp4UywU0FrYzYWs8r0UlMFr7JzkHcxx9N+/g",
-	"C/PGW/rA9pLx2FE+nZ1trlO9jUOgeN+KF9khgJW3WKd7rkxw5Gxh4lAzxlGwKw554mJuBDHkDoECHj3q",
-	"CHMcCVnuAZdnEDaE0z3sHqzuw1YVB+ocwSt6VVjWakyc55e1iH9XSis6z/Ir+4RmB+upZCVh6CTfNQ18",
-	"4Op6WaSxGGWXDqsygXbgWQWqyDH+dreX58+2FPv46PDIMNGXyL+rILbuKmJTHz8uEJtx45Wbk7wM4tUO",
-	"NLOLq+RPQMyrUyU2d+7I4Um5IFOrQT9gJV8ySaO4ske0g0yNQVsNAY81zgCHSDWUvEaja67Fz/5cuDZX",
-	"xGNlo8EZBeffWPd8VjxZA+5qEEEN6gaolkpPNXCWDqK+MgAdwPtG87Pcd//mEG1repJZaHKenTupA6vz",
-	"zVn7jU/Brv2kloK/ke5hNhmJSXeWs50TEEJEI4mqXSh21H95ODnjQ6y85jmTZZs7/xUonqskmN4DzLPU",
-	"ikyY0oUoKrVgk7rZaIMh97Hdh9KIXxP2z3qrqaTEAXlNZKPhuwmHVEJKx1TY2vkmuUqgtNzgL5Z6ge2i",
-	"BynV6TBPJAWtKie1tO+3JLT+QG36s+WJXtMniJOVVvBKmrpYHaip6LDrKha74QW9GAwiXr35dEoxRvwy",
-	"jXVhVAyjVPoBdo3F5JoiF3qEbRkJR6THKuaCSvCahazsiWoCJP7AiFqZZBmlWYtOVCGUeID6aS3CEk5E",
-	"kDLGvSEfsYAifnWhYJWCSBMygQzpepgEYn9Mo1hJ6eY0bAzge5lZpaT7kOs0F5N6rl7Yg8Yq6TxmUH+W",
-	"r+iGFEFohJFTy2GeQ446+4xGOkVb6P7Fnu7dgbXPI10bzUHwklNHNmNK8JCjmi+y6nfoYJDZBfks2s3h",
-	"J3M+mnw3aG8eMSMaT1yTfGfniB5oZZXCMSaZ5RKlQ45AzaYsxsF0hpYguXYjGoUGPO2ILeL+POQ0jgmN",
-	"Adllgh8cEEpGKaPYWT6rrdZ5/OSezjY1ZflPVSp/Iyvo314N/KTMtj+Xigb9GUr7f82ga6tMnCLQERXQ",
-	"rgrqSerHh62WLuE4Pmy2Wv93vmpD/bw29IMFJ+vP50YH5YuC3sCRZ4ju2BSC5ro7kbmArsWkvgLKEu6b",
-	"7mMFNAVdejCXHnoTYNVMEa/T6hWHhy3W7wbHhwft0fHBYSfsjuio1Q+Ox8FRf8xomx506MFxix33w16/",
-	"c9g57HTb3VbrcDxudXpHxxsK6Cr48E1WsrcSJ26r1MFPaSQZsmlSdRo5aA9FLiKrh9A8X8M2GrCRCYtz",
-	"9VonhCcm0BMJEvHHJH7EnJpyoCxkwBDu5mlczTecUhz9LKApOSh3Jj9BfU4OSDIeQ5GOzhOWyWzIdRsF",
-	"tBYoJ1WQaKbuvElO44VaNtbpJfFcMjKRclYXjSGnYZgyoUtX7IWYp1G++lQ9L/7PYH+/qubQ1BpULzgL",
-	"q+VrnYUHkjFrNIvp0Da/YuvkZ1NgXaEbbm4X5Mb1kDwqgYBdJNV1c7GFnuodW4q59g18Sj2fjEbLrQgH",
-	"nlxNMepPl+oRMppLmXDPzSSBxigQBb9k9JFZL6y24ZWqqbNBchFZyDaxFKjN++aQr6Yt8hKkpdOcd2/Q",
-	"6qQB3Zk0oM1GwopEoywAvo7EMzg9Hb3WKHu2vR2qyGkyl6xJrgGpGbY/mdGf5+yTKpYnbLoiD+oxEnNE",
-	"PJyyItaYjScZLAUDlbsx19Fsg5vb5aSf22uS9SHNn6G9FQ7X0Ly7Sv5jJUgFV4eW1JDgu7lv6U5tSqsl",
-	"PUB2rIx/uQjzhRb9OyDMWyG5olQFf8ZJgLG6pqjFeUqs68JtntPp62uwOcyTL49t7xXCV+t0z1wk0iuE",
-	"Cta9mItUeXmf0Lr3XPfg54Lwl1ewCV2/YgpbvJBb66Y3MirY4sktH3Qp9TdrNuBtASijp/CjusLz2SxJ",
-	"5eqslBfyRiGOjvgtEqTiiD9onB7RfBHPlzNZb5MbDGRgME8jubxRQ+PGoYjDLVT/9ZVhrCjTypKxVlye",
-	"fzqXkySN/gXAiwMjNDEPX7+nU/FB40mZ6fGU/9G4XDJokBSsRBYO+WhJ/EqUEMBRx54JnhbDJApd0DzT",
-	"DpgbOOchd/Gckwems4dXQKSQU74GW3fIXQheU47fa7WJX0Bv8k8ceFv0Z42WBZBdLNJP5tLLD2FwzHxU",
-	"xYAywGzBw8uQWKSc1Z6fIf12nFSrFacfLlBdnI5YCA5NNtLwffVRmiwESxto2mrr3Ho63d3EpphwMBnG",
-	"lCT+LyMqmFKBn30yYhbF1IJfgO4Egh76CzYf280lncYIgpCdjD6MABoERFIfEKbWEYNHMqOpXItAPeRD",
-	"/pe/EG3VYifvDInfnez+/xFR+EWzqUixc6CUIPuPYJ5+0Wz6FmCHapD+PXD0ApzbkFsIfwPVT3ZD6ofw",
-	"lLIih9wgIoNrAbKn0BNVTf7ap5e/pc6dUFsKlyK7wDlo1SK8uZoN+nP1cnligLKbBIphh9zRgjVWhW6M",
-	"tD0jyBZMHhibCTROIGMfHruRSUrvmW99tZSkLE6oNaLB+pd0RFIm5tMC7pHasCH3vz4vbZjvdocWujZO",
-	"p9gDkjTgpOHsnB3TqDlF3jDIkqE0JpxGcdDrcRrTaw3TkOQVVByJIb9KTAdVk6IaJsEcHK7oRY4TKptD",
-	"vkegxz80ZQcviz9AS08e9DCtVq1ox+7/MKx1y6I7yhkRRlqDquIBqor5AwCrqBFvI3Ue2VjTT+3VoPcK",
-	"Irfz9JHhBc7p5whXYi4MdmvRjD4KHkSTfG8wdsHpPY4NRBaGgoe8Mhas+5eWQ8KlOK80MXbgXivxaNSp",
-	"rY8l1ztqAyGPe5TMJWm3mwdEqA11AtdMyGhKJRMO6kAyHgsmzVydehdSTzjJ3QHYA1+xBK7tWdwV9gjC",
-	"jSJEN+KONPAOqO1RNyQSJEjElMkoGDh4zooJA1T0kFOZP0J9EwiizohE8c04WZAg4RybCCCBh5Gg4SPl",
-	"0rkdoPqJIc/30oDHv7l5f0V8eEBjo1COgP7os8aN6LVaSnr1W90m8TOcP3/IoYLGguq6zRGwoUHdt0CG",
-	"fuOE+PreonJSCV64ontOrpvEiW3T5GgLGvgdVB7zmk+SMQ64it/rmkSPsFgHGqta5jSa5HuNWQDLQieF",
-	"FpG2KZBmaylEvwDUAOW/OmIXJhk3H8p0Y4C2irhMnH2EQFHIRHPIsZmbIKOUKjGr6MnZf3M59X0vMMXr",
-	"isIvpP8MOwtLvixO1ixNpKYmWyGWcDJjqRb0SjRXeZIAfiPr1IUPG6o3h6SxSxxovSnWB7iFZhEn1V84",
-	"cd0JjI+TNNCDDBSbfP36xq2NeP16kLUdpOiTQ8xiUwCmeadfTu73h5xU14XUsY7tC1KuetLd462jXE/U",
-	"OJrUkFm9gTIpkLu/fn3t1uKoaYOS4heLnnxAqJpRAeUTeXIGXBucNIId9VrHxC9B9PpZCZE58ECXGwn1",
-	"dr3ykuzrmezBTNQtVuwKusfNpdZtoJYDgFdSZq4BsYVLoJfr1V5Y5VwtNdPgMT5q6+BC5pTB1ZMZ44A6",
-	"DTA9HqFqdM00vQJSvfq3KaJqGIwwp57Ph8K7QcaxJcvvXJWdkPV5Rr0EUGd1nKTXax01yTWjofDILInx",
-	"mpHiK7AzUDoG4OYnGnIIYcEidLVr5c1lgFSpQ80h960zXBdUOnEVv9rzra6Gh9Bfq6IcWnrDJcFU9ZJL",
-	"m9Qv0bkO3nGPfInfbVguY/F4xZCj796wEecewOVdGjMEUcrNYQPEEjmnMO0MgFcukiEfzcN7JoWnNenR",
-	"XGmVQmeBsLHaO03CyVzEywE2psG3yK/GPPoVUYN/hZQOC59f6lGTdapJ1WmSXzWRKKnvF5pAKLOvrqfr",
-	"mUyKEUzVBHOoTbDQfQsb5FfSbhGL9PYr6bTwe1hcZXDvf6263h7xvzy/PL89z/15/xfEQnn2q3iC/XVf",
-	"X5bSU9V3fOU8lSDQypOmoNJkM9GqhSQ0BcobD3Aj1Ff65Y8MOVwlTSom+wc3CM9VsQ19z/RkvGwYZcOg",
-	"CYcOaCqVQNZaklCcQl3CkKEh7vQLgf1pklOrjOXOWys16jIOue7WgTN0mBzVeJ91bGluko9mJtmFjBBp",
-	"TxoszMYA0P5QQ3GXqEuZkTno7iEUsAGj0GiW8dLRHHN9PkAts40+9I1Gs0VD9WXsrnOMnQVdIxRyoiB3",
-	"FSajZLR9mvgufrzWGf1rJtPl3qnS4U1f+0kSM9OEwJE7Zkh1w9MkmaKFCDiKMaMApFg3KUaCwb1VVwkF",
-	"eNsoFMhSkesQ4DxQomgUsTqigkN/ql6vc9xAP08cBYxjsRTGz2of0mSWRkzqND8ZScgUOLP+mdx1B/W2",
-	"UfNqpsX7oNZutpotjWrD6SyqDWrdZqvZxYjeBFyC7o2ETplMbggMA9kYAxamAWoEciMbhMzxozolnC2G",
-	"XPP/TJBMIiGTdAm5Z7nQP3Zg0e8PFMXFkXC3E2ah6Ax3D5XGKIHG87XLSEgNb29bdYmVjt3sEQzvgldX",
-	"a3noN+20WpC9lXCpg0p0NoujAL64/5NGAdJRq5yLWpg8t9qpzfjzsquh/jNOhG7OmVMVak5jVu3o/keG",
-	"6oSBsTziWqffypDUaiN512p/c33w93edm6Mve18dfH30tvVN59veu4Oro1oeJo3P4ziHBmbzjVvtTmt1",
-	"FZdpOGjRtJ69bIr98gzxO+Upftt71/7r0fed8/7t4Q/H33XfHly1ClPMoYM7ZZCAd2hgz3BXKtbR6vSO",
-	"WqsLhMw6HAAwdyWdis1uV2/2N8dvumf9Lw/Pj79qf9192//m8Nvj6s3WUy7Nt3+s/q99dFg93447X8Ao",
-	"c2fa3X7P37ZPO2+6Z70v++cHXx1+ffT2+JvWFmSB02sd97eYXoad9vzj87NXg5SR/K24SvAmLwFGqkTw",
-	"P4J/G4MjW6ADQnY1vLKBf3mIi5uyAOLqUSqwQL2HF73qM5Yh7DsdQeCV9uZXCn1D1Gud482vuS0xnr1a",
-	"f5vZuY0zYPPsXrvW7qbdqHk1Se+hAYrm0dA6Y5aIytYI0Ju61O5Lx4g98pOSq9b4nCbg8rShBAtcDJao",
-	"9nmQOhVVzqfGCWISk36mvxj/gFFlToiPF8IfciWuC00nHEB1X8ON+82mr5HNffW2c4OM/SKY9EB3KfgP",
-	"65nrz1UUWu0MflmWkLYbAFmzgEbqTos15D9guuYMdQ8zudkTDaTSrHTHNEzpBlvnVg9yn4DVlCbz+8kK",
-	"LOm6r4S938jKgshPScRFdnYnQ95ptbWz120zxUYReITUIHjLfQum0EDLT+dFmADfkNuWeiZhTztTDYg1",
-	"TP97UNQy3uO7u0Jd7FxMVi923Bg4Jz6dC0nYz3PTQDSl0EVBNxZzl2OQ72EeFlXITjQSQ670FWhZ2SQ2",
-	"smuRwkyHDFBV4oTfsxRsCh3/wXQ5SMfCB5PxkJszxAnqxhQCwhPSxCssQDeqtg5AMGzNlJq2hE5DVD2p",
-	"V0L37eYJZx50QvMr+i75VVqTgVLOwNDeJOFyR8VHXZ2i4tNuNVutDMO4WMfQafZbTy7336DkPGdJjMUv",
-	"5UGW+81Wq2pc0EyqlYtnzGLDhgWVa/AKt3RCIQ5fOfkdpFcRx/o5H/2X6Zw9l7TS9mcfzpf6SuPyXuR4",
-	"smSyQacHj3yGTrq95rkNUZwQc9BQ4YCXjsWCQaYCXDv9QAce0Liw1QRUqWZtXvnhbfu77vf9vx3+cPz3",
-	"9mn3Tf/scIWq26nttP5dFCWgtnCVqmT4rulloFvnWfnwe6tKreMd6Rybpa/6lnlyP98YLQOpggZiG98u",
-	"dhtTJjp2Vtv4qtuBbftzMzrd87pKIIxToN9HGCnaJH6+G6D2g+TLf9HvYRrN+7l2gfoFrWmZbimTJA6F",
-	"0cSMSwBJZMgrXPyDUgNUhBk7yeHMKfltXP9Dvp3f3ygzZkUY2kdcpl6nsyP9OIxk7TlWNLVTbAha3m16",
-	"t9wkzyShb0O32lGRgftu8Y5ptfdCFAdcAoPnkTCeRqQ09MCp4843qs1cfUr7HnLTz2h1u9qVDWqaqzrL",
-	"79qtVlGYVVrdxlpWcR1H9/OUNZrVmtTAdLM1Xc8KnWzV2iqa2Vaopra3rc0z07up22OuXlyxpy0iU1vy",
-	"/z0sTfVOd/M75UaOeRsVBJPxfVf4hh27FCqVwa9QGVVAMzVmVcijYLBqiZbvuZ0B/r8ynIwYYo8ZfWSO",
-	"mUR0M5ohR+IC3geocdAqpe7vGyRyP2eSaZoO5ykk4v08Z4oDopUz5Pnue5gVCel5isYUERYsLGuu2PZB",
-	"5qtgwACrY6EaP3tTu6ghF6Sa5pMF13QP9tlZFkSNBIlCNp0lipkOtMsSsocSrt2b2HBMR7OSFH6wVp9O",
-	"KcPYn/oFR9C1u+oPZv4moadwICSmQjENhglqKZsxKm3MoGPUWGNoYbgjFTKzpkZJuDxx7FAdCaNDngH/",
-	"QclCccw8Lp81aLU5jn6NKssKtw9Nq90c0rrlxec7pDNf3ErjLNfqwKi8mUbb302Xr/IC7qSjnuXfy99g",
-	"+2PzsxTL3ubXnIa8v6suyrN2u5veLfXnfQEJv1JhtNdQKYsxG8syF1Wyudw2OhvCBDpHzEHa1BmUqL/W",
-	"1X8iM3K4q444YiKn7mMOdpqRhRla559R9pWaEedFH56iafZU9qbi6jPM7y3l4L7TkafafftBh3DXJPUN",
-	"iJ+pXlby5GEidXCXC0k1XJyPQQ7fSYnUqtBr99190m61Gr7n9BQEOZHz02IbSd/gG2U2PTrb1IYrWU/w",
-	"kx4itJKIB/Fc04NWf01Q2G1+blvXKi7u5HUK7HdXgMJrDvnmQDxZHYfPmkSTulAi38lSaVhvrtWFdce7",
-	"RcSJ6Qija8mn2OjT2D5gfaHMQoNqEXGd8JcT7xuVkdVKBiYDaENtoehRmYC2e0EkSJCyEDxKdUz4EdLK",
-	"yZzyOktSQOCdxXNhCaXxWWpKhdgVk/fzP1ToKoLOS9yzzHtIpaJ8JX+fPE24zh0wnVOrhHG71VrpYfpr",
-	"97p/c3h7/F37++7f+j8c/v34tBg0besWnW7ctAX+SmyCpNlFNmlUEoLc1CGJuVpVONhNVVgZz+3s5kO1",
-	"DcWq9AUz9T+/wmAKJDf5n9zG/bsqDMUm/y+hMeRZ6qBSRLCcWAHhnWexGrroxA0AxYmQTeKfnd68ff/x",
-	"tkKnsDJSaRVYJ6rUA+RWhhGblKO68V5l5Oxl7occ/LdnGHdBn9jhNFNHudh4oq4i8hIH4iZDDQrWSz6j",
-	"yzjDbQzMbtqQr07UqusaOdDFEI6A0RT7vqoHGvmUtSGnFbIxK6TrHCMXnzAaAqv+pebkbq3aB/30PjyK",
-	"T8Jm/HF6nJggj6zU5KAsZa36ZjIy16ZjAW4VIs1gdrJGR8kfMpb6IY4KTxYeocLUSpmv7CMc1P4vBv3o",
-	"2bdYOAIBKlg6jTiNiUbU0liq3pADkioI/3H0BDfH4NtAqiikX09Y8IA4P1mBDmcLPXdAaEEnimAszJzR",
-	"hCfZtdb4VagKmdww+PiSVRrcXzP5ldnFz5fiE7q6gbm9vOf4H4DXtcPtNc9XuljNbYMZvIDg2mHR+mZv",
-	"XLaWdrsuezXT+nj17dX776/uzt6eXlxproVkjOcuHaQmqqlIUcEfmFSDk1h785wLb6937tLb6vDKG39K",
-	"BKczMUkkkQmBYhDFclMmljyYpAmPBKZhnuQKAbTKjKmZ0Pt7qPMZmrlaN4j2VWDWn9hu3OopT/8LIcIg",
-	"hXrIfcUUfJPIn7UtyBgeBJVwFDQKgHVBTrC94AZMfMgxdVjjquoXGyuuOAJKaZSAl0jZlBrcIzte7ZaB",
-	"ZkwzllfGN0DfFxRu2wzBadu1Eypsu6MV9Ew/dISO3mBlUjS7vScPd9ns61bzbqGH7w8Cb89tl/qq2a6s",
-	"ueIu+O7tVrvfqQbRhXVCvoBGFHE38iutPWJNZqHy81OPv+Mev+3Vtsvp9/pdNehKTOAdrCQDLrFW4rhx",
-	"/j9xfuPLaGylhZc7tAM7X6u1of61VmcTMo1mamydaen4lISHsKTgnFKML9deYWC0O1SEhlwmuixRI6tn",
-	"sLaYhqcfZ26uHLTRSucwIQCVHfI6ot16pIRRuztw6pCXkVNJGThVWQRl4FSz4SBJvSE3MKoxG8s9pUub",
-	"pILKVP9r3Po/LNk/O/o8TcVo2WYYetU5/RkoLPK6vSCmQkTBXtCt/WHsOINTPVqXN1/NXJ3oj0UEfvZ2",
-	"Wmmndbxipa1er2tX2uqPxoft8Yh22iELD2jrcNwKjoLx0Wjcou1+px12WdhrjcN2+zA8CA9pt9vtto/6",
-	"xwejdrd9fJxb6eG6lHZ3pZAEf3TU7h+8wEq77aPSSuEDh8edo45daa/fC8LD9ugo6IVH46A36vc744OD",
-	"bv/weEx77HjM+r2j8bgdjtrdcdgLWuNwTFmHdkaj3vFRK3+m1Z152itWetBadaY/7ip3VmXof2Vgnk19",
-	"4n9gfv41rtaBvxYrBNG2Cfsl8bT/izn257WSqrLJTxH623MRlB3w5CwvwpamywlLGWZSRHw2z3BLDLwu",
-	"TVkmAFw0XgRGz/duqW/0YDQyJO4gmS2xxx8ixWRZjOSa6br4AfFTn3wBhcX9DhlFOMG3707P9m7ennb6",
-	"B/UHtiRfaA+IQRD8Akczc1Zza5zkjCTyBZlGvD6lT3eZPuiRKX2qK5OAYFAslbO70Yy8HvLOP/sdsk80",
-	"ckgd/rlH0ob6P79JINcw26cBUZJJaZNWSvtmy32El4LMEWt0ubEgM2vfuHfu0JKrJ6lHxmwBsCpTJjyN",
-	"/TDkUDxtbW/HsbPKPjOGWUEsrya3dc0WIvXwjMpJzTMFkg6IdT5TeieWdKGU4c9XAixTLGYf5zibqwH8",
-	"h8j9HSWEbuu0Ls31T+0Jy7D7XsoTBnEVzDMUc6OBZzBKOcnQ/LSYU8Q/pMl9qp3Om8NOF9nzLxc5uri6",
-	"+3D9/uvr85ubXFzH+P2ME2kJOWZJ1pLCJkcIFqR/nCvwPWeu8NZpaI8sXSKUHWcsxH4jjyyNxksSye3c",
-	"gq7Y3k9ti5ZK6W37x9qMhGHt3RIytIc1gi+LQa5lCLZ39zJ/mxbvpoUGSngjfbM6qVzOg0kB1wgDiJjz",
-	"wIQ35LnUXqxZE17W1RahA5bqvxue7biCY+h0AYAGhLQLpzeJzTlKUh3zgzyTKloCeT6XQTLFqi5NJ2uk",
-	"lm6E8x8iuzDw+b4Y9X/PTbpWLmWh2SnE/aHWfUNxOtSRb50RkLUUqL25vqx5NZP5AkXBBWdhx81k6Kyq",
-	"ALe/LFmKk8D/3ut11rkWoSlPfqTDbk7SuUXjPzowrxv9rDuKf4uOn3+89qLSH1gBHqZb790HLaPowIbK",
-	"8/LCCo7O0lPHucFs080ft1Q+oI/HS/TLEOzn2gDHXaG47Ka5aJ6xTnMp886Mb/6PVvMfqdWgxuDqNJmk",
-	"+lOoNfmOXKVE+CpS9pSSg7oGKAQxFXLP1PrTOG5s8lY4/RtWe9PVeKMkXJpWPUHKNMhaVmGD2Y2QVDwo",
-	"FHdjkin4aJWFW5GdaG+raX5g3RRQnGGOJ5kx3iQXcsgRwtj2n3GAb037INgXMZ+agohVULfekGfoqRqu",
-	"NhIajViNtkJ5ubEdHz7Xp81ovPHW6K9dq2fzXTy2fzV7Zfs7Z1a5gtWa6ql/P3gOE4Uyd6teSSzu9TE3",
-	"per65IskVyeA5+BRDDyhYcW5es0BJkrTXPWm58aAONN/JVTDbEHc6ZHGeCsxC4mHxN6nrMwY4ZgRc5wO",
-	"uSk21TiLkbqYAgH2mIOjjpCaDQ3QwJPc3EgkTcqDsJjiozlmq0PbVsVBmuRUl/rk0A3FKlzpMGGi6gKe",
-	"BkpYxiy8Z2518AukIOlDCf8M98ppEA8dE3MU8m926Sy1ZzfMWcyW90ysvlrnFuAdux1EocVqdMDpq3Dd",
-	"m+R7bHRWATvvCIURU7oCQhVYeYUI/eJBVEPAqLH2TZZ9Q13THMoxmuSTZEGmc8SnWZIJfYQaRf1VhOPU",
-	"JXZ46y1xuMiKkQZZzyOY3l6cfXt+ewc1rU3y3sXPH3JlJuuNikrzTxY8D6aPdSbmCZ/U4d/aVPKH3EKP",
-	"WlRhpXdNsVyCcpD86ukGEXSpG1ZEkuCeKoYF9RhXica3HzjHGFmtI2RcRjRGcZ9htmQw9MJpMDXklR2m",
-	"qsoXlD7DXIn+qaAsuLd54/5yTb8C3NqIExHlPNarTdCs41qNZSuBLkUBFXSPquuhLEwBrx+P20GHHdLe",
-	"qBv2jliLHgT9cSdsjw7ZET1u9eCWIq0V/emaAkGYFCCd3ak6E5pJ+135cLdsHbTo9d2/or+xB/4h/j4O",
-	"b8OpkB9bR/1u5+31x+lfT7+cv5uct0Yfd/Fd5w7rNwVxMa0TtxEDX6pnNbDFbtrcC8sMk0D3mVHcHbZJ",
-	"92zZjMUB9ORIoYg/0jja9sUL/fQOUAx2nzUcg1fb6jX83scXRHAQUZiBYAFOFc2kT45LD1yRs6DCIIBk",
-	"HUzC7A3TA2egeykDo233yTTic8lE9uDF1XenlxfoBBhy8ALoT9RXNVYx3gLLzpMU+XdzyC0ydh4voYyA",
-	"5kInWE3blDKoJQEtYILtY/IAPnvoHDRSmibT/ZRTWxSye4nPho6pRVIxnVPfRWJKZTB5EfeE2a2zj9fX",
-	"51dnP9y9u7h5d3p79jaHM/FKZD1FCu0QNJ6FA0Jmn3T0m5AFMU1ZiPW6xudBRzEL7YDmiE50QN0ME7Ig",
-	"CrXuZLBCNDSaw1cM9Mi/D9yF7syFvmzH345XsNCFq9ANUimMr4SWzOu1U8gCX51Tjr009tvNNvmejW4S",
-	"uHnz2X1KQ0bq11+dkYNev69RjQ0so9MqyDYgUrc31w6IYE2ObuREfp4rbcdGUkpnWG7GNeRKLQZEE7AP",
-	"hSBxco8z8d+n0X3EffMRwAsaMadQYEbvodEHPDfkdeie0Wt1GyfIP0azNJFJkECnC006Q/76te5WJ5qv",
-	"X2P7I5vpoTuJQEMS7AySQn8sp18L9KgZch+bYuihfOGV+0z6ToNKX5yQUaL0/JSROYeymYQTXy5nzNcN",
-	"YcAnZOCjoTE15eRULHlw+uGCdJutrI2Qbp90z7hmjwHlgBfvDbn6gg8btKdbXFI1Bp1F2JWL1LHPV9bK",
-	"y21QROWQ+/saSHp/3TCggTcV2/MbemPfsjhO1K5m+/Wq0CzJHqP/yxA6nA1rg2Ftol4c1ryhoXD4a7PZ",
-	"HNaeM3DPvoHyBmOCEpDIBN4t7T40IE3SEBBIslrjIdeNcUpFbiZAqsuQ636u/6XvEd9tT+lD2aGfa3Xp",
-	"N/BTTApfj2INaPOJUUJTDZ6Oj+onh3zGUkTDGedb0ZRnCrUfHFaCXcj5vbICsWRqpiy2JjklFm8+Q6jP",
-	"15E4HbcXdKlPEIgVLgZ4ynXMGLjB0uwvpAtJOp0Jc/GhLxMWfZR7MEGbp3LfJcNvzMYwHSI28WJP53FN",
-	"oYEw4RRylBRXetSr1bsJzVqcTddR75hKxce6LdtJCupY3MPAhlg6IxsPDJzZgekfNkvZY5TMgSlkMK89",
-	"3AHFvTTefz1WnCsZS6YsTdCuYKcmSQylblPKl7pYRwyIYIz4tsOnD1g/zNbZ2Kp4XAwJEh6wtBguUQay",
-	"JhENjq5O75JKaK2r+FoERifc8CldwqXI37lZxO/hyslhbdBsNp91cxtduJtmiPvYPcqJCCia8aWPJ26B",
-	"JNRThMYArgjCA1q/Zc2r9Ikj787a4GC4waTMQ2BELS7i90Iv6wZ6TOkmRIq9hWkym7EQ1qnOzuk/NQE4",
-	"YehxwEJc9Wiu9BfdrokOub4MViNWfJOMqVD6CuIlJABdry4UkO04AkikHIvH5itaj8k+j81YWq2W25MO",
-	"xB7olLYxHUS7HDaZ6w8Bmf25q6o34sx2FFBXFNuMQH+BX00/P/KruevV3UXUH9tqer8SnqRTGsNC5qka",
-	"wvzYJr+6K40EEZM5pmCE6mjqlIRsFifLEzJikwhYGcQ2NOlm+GSGYeh+gqbDE/Qgses1CFIeETM4igQT",
-	"OsdsYdqt5drNec7+2Dl3ya/q2CNO0yUKbUT+hJ0g4+jJaRBnXzqGl/QfjXyCr7fJt9GbFS/2cPtkkkDz",
-	"M1NvbQkNyIWF+SUWZtzDXeaJll6ZgAP1OcOyMrNa6Cgi1S8UB4fv40/4In6m5xym1aPLDU9JnZqeXkZy",
-	"lTqdKmYYsBAOUp1fmOjLo6dxQlIGtqV1TGbmAhURT+yUjgpTwqijrgXM3P1r5pS1RNo4KcVnUB5A630z",
-	"h2PYQcwfyVXMg30MJacccmN1iWUdXJ/437NMaa/6pvlG51hTCXD/rC1IeVn5ZiaFJWXjAm8Z0eABmhP+",
-	"WuFJVIYFKp3FUEQb/Sp5y+AGGq+pe/1BK8padmZmgnHnEKMzD0hB8x3yur4dMtEXXkOEu+qvVjpT9RA+",
-	"3sAW8daaKkECnFmuWmHTYCsW/yNaMX6z5trJjM+nylrSvzptk53++Tcs2LPr3DuF4FR1yMxYSKZ1nM60",
-	"tkjcJD/Ut2yZn07522ZiK9e1YCMBo61Ymf29am3PmettB18FT6QzLdcTCzjZ5OvzW9fvmjUArA1qb06/",
-	"vLs+/+vH8xv1jCZ1Uxyl9LUxUyocY6ESzhl1ZYKz6SLJscyX8dnoZtnMwP0krdlQNoX1gWrXZXfH/UMr",
-	"tJBYh7wEGKGViZFkKzfy/fXF1xdXLvJJYT8BquoeVTrrzXMyIOxu/1YbWp6hdiOhtW6MdacTcYWt/okp",
-	"LmtcKreFnr11e7y5IDryRvSesKdZkkqxDy0wddez/V/iiD+sr5k5u/lOGeaOuxFawNezxpO5EfEzfgN0",
-	"J6UmiQGWWLhP2VhhxB9eCZKiSQcZsOoIPWMHgkELRRp+8UO+E64Nkng+5aZDXTKXAP1lTHzosATK55Dr",
-	"CFAxxDVw/D7Qs0nPHUcc0ygWZBqFC7qEPNtgLpWgTXXXsXw7WARGzFXqIIbbXpwkoBGPo3hVnsuts8Jz",
-	"2MlPKP/kD7dqmduUgEr2JPcD8ejc7tqg5uzzXRR65ujvCn9/iHjoLSJ+pziyp48Ok2XvoIuzZzyens1P",
-	"9XSszTNpkB4mz3oZUryHML8elZJNZ1J4MRXyDu60B7lQYFB7IVMXIMV/qJOEf4IZtjYNd2/h0WDK9uTT",
-	"3uHhUbvTUkuA/9+O6EFS7ZvrS8/m0nq5yKBnMze9td/yPK/teZ1W52Cv1dtrd25brYH6/w6b3Vbr79U/",
-	"HLf+7rWyFvmVIrUy7OHeDnCnnd181/xdsigVyb1oEuXlxdW3Tg6lYhMGF1MZvFqN/50zB9ewYsUjkfE5",
-	"JqLalFX5gIUav/Ud6uajOAo0LuLU7Y7udk1+hU3rhAeKvNDlkwNw9kCqEFTF5TCPtCWlYY+cGjjbQcc4",
-	"M22SrylhV1bjIo2kZPwE8U2LkEkOc3axkzSy6ZSGbMiT8YnzEaoxkI3XD6swHZilK8c3T/lSmShKL1BG",
-	"tBIx2s2YBhMA9tIl+dAMGq0QVHqtgx14O/jZiA98cCKnsd8Y8nuTjDWZTynXjVrHmStICRQQUW57bFKH",
-	"Bth+wyPY/yigfMh1RYzbqRwQYhD5CCCooQrFtB0aEF/jRWlvkz2wyClSNJ6ZHLCUEkzYpacMMdXwiI/N",
-	"eH3EoIXjigQeltpqNGU0Bq5oeEPup0yqWwZvmJ95gkkm+NiAsKcJnQupw2DUUJP2QWLmDlVEY4CxZJI8",
-	"aI+HJD5wdsF+Jv+btP3GKhyEM7wjG4pWAPzcVoDqO6JbOeZLWIpJHlDGAsGcrI7FpIS4PG1Kny4Zv5eT",
-	"2uCg59WmETf/bFdYXFVX2efsSd7h9cqa2xqvqyK05or54Du1neC3oIqmNI+3yQJNdNwnj7SVhddutU5M",
-	"43X1jyZ5jyiwqJtFAvrR5+yLVVPFZg/uTPW4Gi9onKRTKmuDWsQloBDoLgj652nE9b/spkZcsnvAv6vc",
-	"Va1rZ23r1a6+vX13qa8uj5eNlZOlgFmz3a5emuSbFylOspw/X5mkLRtEZ/sUYI2MZaKoyjFgGMDJYgJV",
-	"aKSbY2G/Ogcj4ajV7nR7fa8mknkaqP2yr9qZ1Q6Dw9H4gAWHreD46KhzfNQf09a4c8Robzw+DFkwbrfC",
-	"0QHrjdrt/nG3e9A5Yp3RYdBrHRyOwlEH9NRMscu+rdFcQTrc2aqWzgGS0DymtUHtvAq7xZb3FwC3lEQw",
-	"z3Q7ZLSEPrdikiy40pcOeiROFiwNqGBkwp5IGN1H4Kk5w7J0BzOG5j9a1678bFSwVvGPaiglYBrG8LA3",
-	"3h3jxB0+84hW4dIUkAtLgrvwdnPIU/KFbTG+FgkgV8gxeeWuyMIDaEkYy1eCfLz9au8In8j6+DmiqmEC",
-	"u3MuonsOgOhwmQfOLNtdZ7vN8tXcmkPuVG4qkZt1JSRfrMIbIGvgBrwCEnGu88q5WoCZIKFpJCdTJqPg",
-	"hLT7Xd03sN3sd5+a5CYhH+ru3IbzVqvLviBPDfIFub79QPbJE6lL6+vu/HOv32lAaghqA08mEchZ0n0a",
-	"hboPZGFyNUv0d7YRcntd8VysRdMR8Ne7Mkxyy6vx+XSk/tD1arh3tcHxIRQBvlwxGo3lHWgZ7tXuAt6N",
-	"/tXyljyjUho3KDi5SkP7divXLUypNkrZdjEfaoNa56A1bjPaG/W74RFj7WB8HLYPD9i4H7KDce+A9g9H",
-	"h4dBt9M/bHeOW+Nxv9cOWwdH7eNu0B8f9XdDggEuoZFgvJpVKfO2NdBJ8H+FSaCEG1EPIOk0m83dbT4j",
-	"w12d/9NzEf9twTR9o1KhOg/FEvST/W4vbCBiyk0GbOshNDTUh6dMQHqGKQ+3iYqrK+hXw8M4VmQZU1Kr",
-	"E7v5krQa+YHKSe2lVJ4/BnHWQZr9t6Vy4w75E9G2Ulhdyn4ROt6EOYgXyi3edGH2SN2UOnumccpKqEBl",
-	"50K0wiI6+eqfPpnPvBWYhUW0qIH1dGReFuN69hAoUNmhaUhmNJVLHRXKwDIc14BST9V0s2ZZeWBaUzfC",
-	"3SYZY3CLedkk7bRBqRzySGpP9DhmC/Vh9IxsRJxAYHll2w9MhRnUeGA/DHRKwQ4LmUAebNZ3WQnstcb8",
-	"JyIb5thRpSmI+mSGz5XAEtAiROMbz7fK9G44BvAqc1G9vcK0zRu2B73arqasNcwNVpwxzPOW+W9nmm+y",
-	"zTcZ578j4qQ5QPPyq7X28p8YltBiNbRXQi7+ieEj7ew7W83+Twb3tQEnY2fVfy0SpE3+FJ4SR2aC/4HK",
-	"+p9QjVGHU8SnpEancU5rJwVHzGezJJUW62pzqB3clRWxdixLdSLuekj9hT31kI9hcjqL9sHj/djGvPVG",
-	"HhRLo1fIxIHFsqEak5Q85BbFakrTBwb4JUrJQGXFQa+y8MnQINPU6eqPDbnZEVR2ImbxIHRc5qQ6hALF",
-	"8imjodB9SKmkOqO6elf31RO+LlQNw1R90mmsNeRuqF+ancayBZ6QlI1ZmoILqBJ8Aj/5gd6zz4nGb+O7",
-	"/v3d1L+LmwIjG+tu4GnW6Rt3G97xTDhVESumnby9fXe5GmdlNXWsvXhAYCbE53wfglTVg+r4nHoK8lt0",
-	"v2gIO2Ddu6bxxkAHg92bDQFQnfG/4VrXK+601voBAWY83iW3xYFsEsR3PhoCPqXwszR4ZTgki1IRtYuI",
-	"p5vgGpCNhoMNOOQVbAJZhC1eh13BYL5oklNekao75PBQJEg+OWD9VV2B0PqSmTOfiD13ugp5zrPdEG0a",
-	"yh8JRlf6kE7GAc2/EKxxgegeIh4ilJpTLV9IHDJhJ52B0z6G4FOWwKN5g9HI3P0oDbR+kYDRZtbR2W4d",
-	"CIPnZhflfjzOFoldDLdbZKf1Wy1yb1HzaiYLS8/q+c+NJaivvH3loNU70j79/4EZ/A+EGcxx7S0Qkv8n",
-	"ne23M4W+x1LbKm0Mi9hKOlm1Mpb/xC81RIlRX1OkitURVWk8v4yoYHfzNH7WnRfdJLeaV5uncW1Qm0g5",
-	"E4N9UItEUx9gM0imcBH0dEoZQhq9R1cnzafwjyI+UaZ0GwuvWnPP1ah6oBYV0H91v02YuXDGRThNby1c",
-	"ma0P1c0QUEtzBjFbvWKcNHmko3hJlAXmNlU0JppuV5D5oam5YZmv05iz1Z+A9POsqkAnoidjrV4a9GW7",
-	"EINQqMtT3X3GNPXnH5//vwAAAP//",
+	"7P2LcuNGsieMv0r9efYfTfZCFK+6UOHYUMuyW2O1ukdS2+M59BGKQFHECCzQKFAUx+6H2fge4XuE82Jf",
+	"VGZWoQCCF3XLHs+ZcezOaUlAoS5Zec9f/lILkukskUJmqjb4pSae+HQWC/j3Gx5ei5/nQmX6JzWfTnm6",
+	"rA1qp2zK43GSTkXIRkm4rHm1Rx7PBbyfpkl6FyShqA1qb06/vrs+//PH85vbmlebCqX4vf79TTIV2SSS",
+	"9yySLJsIluJnWKSYTDKWRveTrMk+xIIr/cc44SE8d8+nolnzairj2VzVBvi52qdPXu2NyC6jaVSe6jSZ",
+	"y4wl80xFoYAxYv2UWj/n89u7y4t3F8UZ304ixUYCZugOlvFRbIZcP7FrMZ4rERandjsRbMHjWGQsxb/D",
+	"iPoj9XGSMjoJj3E2ipPgQYRsFvOlSBsb5359/s3Hm/OvS7MXLOAqkgkLoxC2mAeBmGUso3Wtn3sWyfuz",
+	"OKmc/gj/zBaRDJMFm3DFAnx0wwxvL66+vTu7fF+e5KlifJaojCsWCpVxliYhDzkTKvvv/ydhQgYiTXnI",
+	"VZOd3s95GgrG2Sz97//3KZqah9cs44zLQMRXSXYax8lizUpe6e+OIjhilUVxzGZChpG8X7uYs9Ors/PL",
+	"u6v3t3enl5fvf1jZdaKZgEu95SN9CHoisdBnsFg7WTVJ5tmW2bIFV4zHqeDhUp/tRISaMDfM9ebt+4+3",
+	"z5usGXXDbM+RSs8mPJKrEw30r1kyxkuezGWo6MorYQhcsfqR+VucyHuPqYRlE54x8SjSpXlMTwxmNRH6",
+	"LhQuAXzmLgprg1qQcjXZC2KuVBTsBd2aV4M3ZkkEHO4/f/JqQSKzNBrNsyiR+le/1JKZSHmWpLVBjQdT",
+	"sTcSeidTEYjoUYR3PKsN2oeH/ePjo1a70+31vZpK5mmgN86+audTOwwOR+MDERy2guOjo87xUX/MW+PO",
+	"keC98fgwFMG43QpHB6I3arf7x93uQedIdEaHQa91cDgKR53aJz3JVPCs9G34z6uNo1Rld0r8XBu0j3qd",
+	"zoFX09x4HvPaoHbOgwlu5yulb+RE03MqHgXXZMfHmUhZlCkGG9Vkp/aZboeNlplQHlOTZCEZV+ygxzQF",
+	"poFmwxPxxMLoXjO6oYTzHrCbt6d7nf6BPmFe/Gg9GcNn8lE1VdEv9VCZeMoa+ruaNGapeIySuSqMceIO",
+	"r5+Cda+sDdiwSKeR5DH80mOz+SiOgHhHYpykovx2cyhT9hW+mcxYv8NGelrJmL19d3q2d/P2tNM/qD+I",
+	"JT0EL8HYr9wV0e2hhxSPNQ/5ePvN3hE+oUk3yOKl3ko7pYanf+SSzaWK7qUIWSQzcS/SgTPLdtfZbrN8",
+	"PbfmUMLBMaBnfZcmcxmmIswmin3Fpvyp3m61PDaOkyStp9nsbjRjr1nnv/odts/039hrVocf91jaaDQa",
+	"Hgv4bKZJI9Ov303ncRbN4kikzaE81wswE2Q8jbLJVGRRcMLa/S6bCi4Vazf73acmu0nYh7o7t+G81eqK",
+	"r9hTg33Frm8/sH32xOpZwhaRlv2s8197/U6DgaiDi/7EEtQGnCXdp1HI5jOWJeXJ1SzR3z2KVEWJrA3a",
+	"Xk1rCBWcoObVYiHvs0ltcOTVikPVBm1zs+R8OtK/6Ho13Lva4PhQ/0Efrr7Zhy3R7wbHhwft0fHBYSfs",
+	"jvio1Q+Ox8FRfyx4mx90+MFxSxz3w16/c9g57HTb3VbrcDxudXpHxzUc6W4cPRWvdld/v0d/tbylyKi8",
+	"mhJCC6Q7IUO18nbL4c88yKJHUfNq5mLcaeKtDWqdg9a4LXhv1O+GR0K0g/Fx2D48EON+KA7GvQPePxwd",
+	"HgbdTv+w3Tlujcf9XjtsHRy1j7tBf3zUB57/TSrESGQfJX/kUaw1oCLnv0pYMhOSjVNh7g6QMM8Yssh1",
+	"Quqb6/NzrcN8vDr9/vTi8vTN5fmqkIJRSRWTCYgMTZtmKmvk1IVU8/E4CiIhs2+0rNlJGUOFQJNozIMH",
+	"vYoRj7UMd5dgfjXo9ltecUEXVzcfv/nm4uzi/Or27puPV1/fFNZzlWRMyGR+PzHjwre2KGXXPBOg6pZV",
+	"g/ePIkV2KtI9JZS+FKibrt3x69Pbc1R3y/pAom+cXDJNSokEsc21ZEgzlkVTYbXzBY8yxtk0mQq5dsaC",
+	"x1G2PNOC+Ou5KFsTKf4ZRbs+Vj2m1itxMwTpva8UO0tkFskNFHR9fnp5cfvj3dnb87Pv7r7+WKQfa1A8",
+	"RmLBlsk8ZWabuAxZMEkSJexHjPCA56R4yjadiabysxQ0pgo1CFU6xtNU6xMkhfXKgEmtX837j1df351d",
+	"n968rTiemGfCc+RTgJ8vTFt/WWtwm6Z9IT+kyX0qVMWdsJIPxLf5wlJkW+Z8cXX34fr9t9fnNzerNxgH",
+	"tWr2SOizhjMOm+wi0+qKmsdZQXFZTIRkkb4u4TpD60akjyI9h5+LFKaFrXiaiSATIRvzKJ6n60no5vz6",
+	"+/Pru/Pr6/fXa6zWhZAZW6SJvNciC8goCkWT/aj/aW6yXh8f5xclS5eM3/NIrp0+UOLZPE2FDJbvIjXl",
+	"WTBZx6deKRbQoyyMxmORataYTNHG5XMZTF6pDYu8ubl4f3V39vH6+vzq7Me7dxc3705vz94WVgzr4UEA",
+	"NnT+tUQgOcD8kFtpsevMyC4a5ICx3HH5+SzRJN28HV+LaVLmF6GYJvbi1s1+T0QcstHSfk1rnCAsRiLT",
+	"yhp/ultEmhIeZLKQjUoO3iZBatah9emPmgpCmEaWzoVXM2OiMbFB4eDyfo4bKaT+GR0Pg19A/9AmBn7P",
+	"q00jaX7+5NWQ291JPtWvwgZo0a9Qx6nN1N2fD+X3neAvxw+Xvelfj2bX7ezHg8Wb7uRP/fCb1v0Ndzfw",
+	"/GkWpVVMyWygvtyCHtpGLud/+XBxXWJFP7ps1Bns5WjgQpI+s3YNQoYF4ybCN7RQ0cJqk2FslnZxdXp2",
+	"e/H9+fq14UdGIuBzBeyVLUQqzLeE46/K5qnUKmu+QP2TPtddOICWllUicm+aSLG009FqNMsWiaNmganQ",
+	"b7ZalcTd6Zdp+831paXtMY9Vkbh/qXHwntUGff0e0jifzvYO/6Nd++Rt+DNasDvdjFm24Wa0UFVfRNLq",
+	"6MXbsnpd/pa8fv2aly/Mu9Pr66T/2Pv7/ah70FeL0+5fztXfosm7q+n3H5N4rjXliYABQp4+FE9jd9+d",
+	"+eY2WvsMHx0N/XKX6lqoWSJVtKK9nxYpDG2zNH9af3EUazEI5kkSs0R6rNNn00jOtdUbyWry6/a3k18o",
+	"ZomKsrt5GtcGtUmWzdRgf3+xWDSNX6ZJ/qB9erT28gx5J7KLk9Foucs84cHaWjp1dvbO7KyekmErxs47",
+	"aLW67Q5OJWdvd8Te7mjza4OuNmP1NPfasN+kXN+Bcu0OdkDrKj4Q6lOjwyj+xX7hQFuaoGvB182A+nNo",
+	"hSL53AVxEjwYoWl+qTKeOm6tg1bLbrDK+IO+aD34aaHvrmZZn0p3+fvR0Xc/dy6n/aunw+us/eOi99fg",
+	"4Ovx8beT7p8eWh8UEPmtNgXXGqi31nMfKRZMuLzX5DzhmoOORLYQzt16pe+eXux6ZepWG6objFa6pPoW",
+	"L6IsABWSxlynM4KpxN4tGSovmdZ+rQKJtthGi+s2Ch5Etlb2Z/BnCGbEIZgiXLK2vcLrV3px9t35baUa",
+	"cGvUQBZH8uGFFQFczoV85HEUrjgb1FyrofDItplfXH1/enlRnPm5ygQTMuaBNvhj9re5uE+08igUe/zv",
+	"/xtHYdJkp6NUMPvHUDA5F4/6HyqE3+8w/Y9qw1G47nzxBDS5QR+j1awIEVgK7H+YsL8l9wn723//XzZO",
+	"IjZXnJbBGf1JJo9ck5BgMxEnegWblpAk77hcvhGZWhEX0VM2QY+MzM3R9XN///7u3enVj3dvzm+LxuGP",
+	"nGWRkEKxPuOzuYBYkJCMokFybXznI+r0b0RWTRt6buCBihT5EtbO7uPVd1fvf7jSk6uOjyzIFh6DI3nj",
+	"fCqCImZGELHYOomzt6cXV6vTwKjKMyZyGcmH6nloWvFYkoJpvcUIMLO6vLj6bnVSQHWRMvaVHtPlARvn",
+	"B26I6glupiUzJXA6rHM07LJRP4Ayt1FgkL5nlTOpFhvo6IfTy8uNnkyr7dG4FPrGYSN5v6s3Yasw+OTV",
+	"JoKHWoANfqldiyxdnmpDSf8UChWk0SxD4XojgkSLwCxBr54TPAH3F7oC9UdItwGPeyp+nqOUIUkfTMSU",
+	"69HHSTrVcr4WyazbqYEKFU3nU3gtW84E/kncC5rnjKd8KjKa6huRXYSrszzNr7PVuF+Ze83qXCbZRKS5",
+	"z5BcxcbuL0y/NsruWu0/XR/89V3n5ujr3jcH3x69bf2p813v3cHVUU1rWlrp4Nmk5tVIcxuJTKuXmxb+",
+	"v1Ixrg1q/7Gf51bs41/VPq4KAr36Gl+EH/ToK6u00dNXikVhcdIVMc6Kedqg6OfOlOYHc7WpFcVZvk0W",
+	"6CWOMjFVHmtr2mm3WicsFGM+jzPWaTXZ+zmcV6plmj6KXqvFfCc3xC8sr9Oi5fw8F+kyX49xZOeTp2/g",
+	"K6vExp+I2Eh7X096en3y4TZ5ELL6JDRze6VYkIpQyCzisUduNpUxJe713TMU+fH6Ev6viQu/ItaYJvNM",
+	"az6PoniYP8666fdHD3+edv76dHuwuGoHb3qTPx2qyxY/74ffHs+/6UTvj5bX3eyH6nPWo2884yl/uqTY",
+	"l9kK87PeONoNlWmug/eQbJKqLCBt8wkJ/+SzWRwFXG/T/t9UIsvpQ6PCi1WUZp7ed76hv78bfZ7nDK54",
+	"YgXawrDqKAmXhsX+6eb9Fcg8zsaRiEP9T8t59EPTSGtC9545UvT06n3SjyYONTdrEA5LZPYNeZWLW/R6",
+	"/3V5V2Zp8rR8e/vusqxGwR8YqsQ5OYGqXO+3Oo7Dsgah1WCSTWMMsuLPeo3uz5M2/tRvddgbHrJveSYW",
+	"HB8J9s1f6cfyy/v56MUjqdjvm0hLqHaz3WyhChgpFibBHEQSO2X9pyeM/pFymInchxxHKmOj5VBi6BWW",
+	"6rF+q9dsNhv5Y0EyFbmtoDdloFUW/Wtyey8mPBtKlXHKMbG7GGWszhmkkJEwTT3IHEqelg0PAj9RppBC",
+	"plxbXEPJ5RI9/XUumT4sNuP3wqOkBU06I0WLw2PTL/JYJSS/GR9KvTIRMpTHel3dBnpUOH6LciGShfRI",
+	"8jMfSNpvsh/0bnE5lChytdLhsWjMzLwwR0OZgLnKUsGnuBTJhjWyG4e15lBqCn2vJeINKQY7EegteU2r",
+	"aPSVMk5VVu+1jj6fMHutI0bXnukP7iXz7HenTrlkqDDQQa3SKB6lR4cnl3B8g/x2KqFJTiZSeGw0z4AS",
+	"2SohDmWUAZ3Ue+0uBBm11LhNEnbJU01c5e1I5lmjya4F5T7i/E6GUopHTWFKzaeiwNw0Y6MTL8WIn8G1",
+	"0+KbG9m2+5WX4NtuNFoz7m0x6NqqartndduqKdDT+44W/KkidPiM7VLFNzdul/uVl9guN1LpDzCnqBzm",
+	"dOVIk10lFMDkisWJyk6c8DrQZqo3BqTaavjoGbsi8re27EjhI5+sa1Ps+qqNDb3MhhbCXKQ7vBE8FXkY",
+	"KFLE/T3X1jV27lD65YgSDbN7rIrV+VBu9riPnTBvg+58lc/zGWeWmXc2bvvKR15i31ccqL7DXtO5BEGn",
+	"NNvjsfGcWsFtHLlDud6TO2V1nrFpojKt9IkFU2jqNjw6mhRTZ7QKYbI+4S8kfyFXIZnNUCVgoZjFyXLA",
+	"uHrQv0E7PBU8mAg9L5AnDW8oKX2FdAJrstqP4dryPHJzLY1cX/Blk91OhNUD9BVN8KaCYJrwR8FGepEB",
+	"T9MIs3UHqFfMM1CaqhSFOmf+SGQ+E49CZg29lUMZSeZ/e37L9vks2n9s72sNwifSKjrYnkFUdEO2kpXz",
+	"gZcgKMeL5w+YLLsBV/0GwPIqnUC/ww3yaugD2vrq6gRfYrNWXVV0/RwTttL5BepUNBUe/azZ2lBmYjpL",
+	"Up4ujQgCW8sJpwRRGsyjjI1SwR/Q4kpmQmpl2jqR4cLxTAyl+eTfEte7fKK14czxyomR1kK0ss/lcsGX",
+	"npO/B57AOBbhUI548MDqlrcsuL4q4+I9NZxiLrModvKrMv4gFEvGY4+1hxI5CJtxlZm6DacWQvPkofw3",
+	"Y/vjMjYGOiCsEshuFvMgXySk+mneZ+8X3PDTeZZQfUaFY1IyPs+SPZPtl2m1vpyjrY8rFppo2s1W+6no",
+	"juz0S46sg17Ba9qqcF55tTdo1Z4/EptadV/lvlDyJnPlXh5wY6VilqR0heqonXC8P9paDlIRRhk6TfRd",
+	"0veoOHc30n9QHemnqZvnPnna1pyJNIuMw4gG2OKXhFq1T+4Htrxgnvtk5vBLTUi9o/9pv/nTqiPM9an9",
+	"J/7Vq+X5v/br+avJ6G8iyGpYOEW2tLM+ky+zebY3ms/oMTQx3QXrqE2f61ZyO2FyHseYPKkNVJM1v4G+",
+	"9Asox9CPuEpv5ADfzc9tszPoldVF3KdcZkzNhMxoumMgMwi2QY6TS8GQA6WXsWae5vS8mpvg/0uNx/H7",
+	"MSQ1bZr0u/ydTz95VS552ux88BM2S4UCB7CMl7jVWDl1B3m3ENZY0hHuNgsi8JUJ/GB8aMCveBTm3y59",
+	"FkUcfhf8VcB8660GzkezOkzB2KIzzJJg8i6K4wjuG4jBHY4es4rh8JV1Om2hFfJOlW9dHmwx3/bMNSpd",
+	"kAKh2Q+7i11zT89MTd7qhXUY0pedHBTtEe9N9P+gVoF8FCxKrVqKsPkZ9+vFtthu2SpPLGzYGkFzipk0",
+	"4HFIpChp2vkN1gazFsGsjvltIvTcUsPRErQcEDUOe/OAhL28gtIzmXcee0yicEUYIQM2LLcNOUVFjgrS",
+	"1mz21kigy8Y07ykyGBjL3PMOiD/nlplEp26r3Wm596iWhnfto16n23Mjt/k9ziUWLGhVYopsh4OvlHsi",
+	"213mibWXZ22AtiJsuW2HnTjVQa8QpmpXsHeo91YVUhZCkYV/7LA9U/50gY9DiIy+xtOUL1d2BcddsyEf",
+	"4NT/58r+l+SItpDBqqW2LgYNt/pcUiYU6QR5qnOj+duqIqw+S5SKRvGScabmI5VF2TwDriZ+nvMYK9ka",
+	"L6qx/FPK1y3CIo86lbwOVFzvD1gqgiQNNSPPXKJAEtCm/1JkLEjkOEqnImwy38gNf2Ds/qGk2Je11pvM",
+	"z9moP1gjYUbLwj06GUo/5+o+WOI+cnWfKb5knKI7+g/6zCfJgk3nwaTJfC2eyLqHCVChribdKFUZzIdE",
+	"F0zHAAFQxQr54GkJxpkwm3AlwEk/lCVfBtOqQ5P5JAXp0+tqGE+s3gjRo6H8WxJJesDslxaj7grAate/",
+	"FKHx4MBYr3IbfMHVUJKP76TK44KzHMqhPJWY/6lExur+0554ygS6t/e0TPIhEoxmKTrV4YKpxoBxqHRL",
+	"Wbv5NJQQaA1DxvHvJ9o2jSN9YZEqFOgeUZaHjvVo2pQvXzivtjIJfSNy0AdDZtrWyyWyV9MnDb8zeqO+",
+	"Ulgk4NX0ftV+QtpXG0xyU8UOdeEBGyU8DaEyHPPtiRyUEIpF2YC8/ZlQGWlZaijroEU5p24mjMWMSNLK",
+	"Y1Is9HtAhp71bnVb4B5B2oIKL1tovpgksSULwBPwwWeCXhWWCvKVFCr3IfypkqGMMsVU9HcIWC4VG+lh",
+	"RKivCsQtIaCHy8MiV3ab+44wlKpPEETBUHI2EXGcmJlKEGfC1LnCrtGGhPnSeuCVVJpxo5OuzrOhnKL/",
+	"SdAOd/otNlWUABALpVefCckSiDE6rqxJEocKp41eJjUYSqF3hZ5apFGmv0Zfb7e8VqtFcxunvDCTLGE8",
+	"jsGPRYMNZZbcC/A51XFUdGXdC6Jl+y63Y9OrDXCZwnfQw5e7M8F/OE8l1lCiKgrcDqghxdPCjfx5Luaa",
+	"rZ66TEmAl+qRDhm+oZ8gRyhsi776MkFVXnPoCcIaiOksW9Ks6j7oSj7+0mNEZq0G3kdHXXcu2KB76NUC",
+	"1JZ67Y5n9Lj/LGvzFar78Xfty+67/tXhh+M/t6+7N/3bw1pFNV+h9r/fs6lUl/PXr19rVdRo8u1+r+VW",
+	"OqFmv/rhq96Hgz8fXbduOre97w9+OPpL68dOrcIDRt+Z8tevX6NWtMYWyJV+tar1u5tV5i1vRH6PndPK",
+	"xV9ZDSwmZraqlL7AqK4Vn4I8BxfJCb5ZbdqRH+IEM3oMsTU+Y0ZWta9I1StwycJWFFnhCWlsfDYTPFVg",
+	"l3uav6QgP8ApSqxFz3BXa0JpO6JoUnRXLIrP0vUqTDi1sw3n6HcBqXcFobbRqME1rWz3eyncmBoePVfM",
+	"TcBVWoaxCMjuiyyiXG/fzfAgpb/aFUP26QnEi+j8Df9O0EkDaVqa7X2up/kf4H8MROGifzIMZ8tHuXoQ",
+	"4ZV+8gWdlbfWAblphuvMEZi3s+/WKqmiUCci83v67xYRiFcMjXye7+43oZF8UEb+YlRUXmlVAEKAlD31",
+	"gqeNeEN4Ruy1O4V91m61VlCGFpHccPrOttgpbrY0zwx+YXFa77Tt7WnZFAhHwTU+SQtpUO/2DwjOqNvs",
+	"HxSdiahtrHedVEooW/tT9o0BbFWA8FmczUQ65XqLjSEQJNNplEFCORWQG1srGRMQko9IRv5Q5kXfWlFE",
+	"0IMpDy1yCWiDDuwVgmskC8iERjsweRSpVmAzIU9A1UTDE5UGkqFQs6lQd8Spg0UHZsw8FsqzQFd1yIGN",
+	"JPMJm8n3GKEz2V8ZuCa/MRjK1yxHGQHXCaUB+0r87INjPGNQ5gsjPLCvmBI/sz1mIdDY/2Zt/2QoWRks",
+	"zMB06Z/tCA8Oblj+y702/drDgHFhLPtY23nXL+Aq+U29EF/xOPMJDKwIm5aM8xGN7VKALHNgxfTnxwki",
+	"/xnngLsWtF5cZKhXivlgDPvaAEvBHcIYVwFasvDqIlJCH7+ePIBP6Y31C1hUvmeMLqa3v4A0BSM77jk7",
+	"+YULbQbbcGpN2wJQGRoSRAKvlPGTmWo2vQbYPw8+j+Bb5IAponX5JxZtjQmZaQ3DgKNp3UOT/EFPDxJM",
+	"eMoD/cArF5QNTY+SQm3xA3esiCmBClbpoUAq9rww6Y/ofJIokdOVJnLDMOGWa34zYHwoH0UajSPKzFzw",
+	"+AEz3UtIe2GysGATUvAUtV8zOzYScbKA3ONIqkxwxOJKVmmQzE/n1ShTIh7Dl5X5zFACT5KGx3jGNCdG",
+	"UxqZLL2dlOcz+2Un7GEV5hJoY9WWo8coJ49IITdMxp4xT5I0FKkRg+EJWat5po95Dy7Fzmr/mTO3yrk7",
+	"WI67StpC7LUiFEyl1MUjLF5HcHnnWJFVW2aqLoDfNgzvNFfSkR1egRO3twQTqiSihaisLHWDkjYkO3qQ",
+	"ILkgA2kOOLgK6i9Y/Vze6xU2PBdg0clA0rsJSBTZREybta2hpBUcwUriIjFmjB0t+PLNYqayGMXYZpO2",
+	"cnssbEVlYAKS1YBvkMzPvwyLBkys5wXQtIG7lTBsorGhg/KHQw8VYnL6isxU+z5TXzLojGsrDFfWHXCa",
+	"wmfQYhkAcpuB9OQq3TlM5KaiTdpAPk3kPUglk/2o/648ZOWfc48MMOUWv0E2ezODCBEgV+7KdW7009Vm",
+	"hR6IDhs1iDqmwbPFJIqFVRl8jMyVYC5fmOsBm9bMjvj0pxJyZhUVFd7TcqHJ/IJQ8QfMJudBAgOlvw6l",
+	"fQzCT3BTw5QvMLXYPIZFWkYawo0NU4HfBckErnEQqGYZhJuNmNkDFxbQWgFYUsTZJJkrQW7eYALihAXJ",
+	"PA4ZpEoGmjdIFmVNbR7c82CpV2PYJwXYjFmgd0ENJaBXOUvziMPAJjnsFFZh45r6mP+pAjplEFV7fIAJ",
+	"q7cK4jUr2KovQ7L65ggDgIq7l2cJe5S35c4Q8nEtGZX0kULEtxRQNfdv4JLWOElLw1O2NaDjWSBGFF0n",
+	"Q+ljNY0P1ZUoWYjznjCfuHvhjzJh0yQV/1QUQTsFIT7CyaWlASWUMHN3pYO3+ulVAtiKYe3CVWujLFcW",
+	"fc/cWCsACxraqgfFqfk3+oSVVk7MvrhCK3xdbdHKmRVhuaov5bpdQdVdvVPeymV0zahKvw5ZXBsdKeDL",
+	"9ZiPtaG0cKwO3Qvwl7gH+Dt/K5qCo0gdtbYqUjDHl8hFQp/RtmwkrybFU3aHlPEMz52xXVco9IObQ4p4",
+	"UKikkB/ihM24UuAqV8zH7/rNZ6RFwactxkvJ9Na7f4dW32B3x6dXo+yKF2bV6LOoYz7PYxKFxvox+LN5",
+	"TgTqOYZHbOcMXs2YT2VslF2Uvs9IDULV/pkf2i2hCD6zJqXIiTQhI7HLdjgQMR739AtHupmMXuyyIVGW",
+	"b9y6K6dV9lVOVLg+mHaNMCfjeRwX744ewH+2yv+Me2YdKCub8zvR6ecQXWl9LrkA/cDUK9cLWsE7A6q0",
+	"KiJMgwaQmKhCmAwTp2pIH0gY6Te1UMywkHvKoSgKtk7EcbJ2z/QfzRS8Gr5T/eiHSN47TyYbnkzyJ/Po",
+	"//IKswdgHz55tUSKXdQSd4KfvM0Pu1Pc+qw7Sa03FbxgKwQY85GIVw/ph0kElZk8IBB2SiBAS06LG/0X",
+	"HyIyK5I3b9tSaYnb+cj73EqzI5vfrBm70PzlWWUS64zQHyYJ4P/kFiHU7Ocz8z+8v7ll+4/t/TGPUimU",
+	"2i8aqFjVN5SRVBmPY07efwodpVyGyVS/RvtZLrzUKrc2fFg9kfFyKCk1OJ+BYww2/qk0eqcJDy6dFGDQ",
+	"5y1A2xfp8bcYh3G2yLSB2dAoZ4W5EW2YSRXJrJLHgT5tMXstnFLxcq11Hl6CgctmPJtAfZLHzGxyeWWP",
+	"f8IVGHMIB2pCiicsupdJSp5Nxgmx8nMcjgZ+tzpvZy6DCft4fflKMV8/6zfZR0Wp33qexM2VhXIMeBy/",
+	"UgyA7rBsliuMT9jmF/RJw/DjfDtOisvxCrj5Q2nfXERSIUwMHBklt8AOzTKPCUR/UGzM41hBuivFQIrX",
+	"1ACiIVG7kFwHz2Js5QNldXugemKi8WLHpdY5o4snpSBp2HyG1f3s4a7ZbPoeU5G8jwWbK+E52LINlqQe",
+	"SyQelHMgXrnm3BxiljwIubJv/XanuISDbZlQekGVV8xJ7imu9uLmPet12ocsSMISbBvm8814lolUP/pf",
+	"/3m699efful++l9VwsSVEKtJCvB7wl5UkUkv+SijJyb0i57VV0weB0ArF5MUDJZy/3OyFSx+TXFm54T9",
+	"PZ4rHttrd/rholRstWuLP2onmDe5yduLoA+0yX7g1HDHok6m62A7vd8q2+c9FHLq27Pav8dzvLcm154K",
+	"p7M8SQhMQ3dXdsBmONMPfnK2a+Xu6d0otsQxYc0Vfld3eVOjya5szrRzwTLxlO0QHstNQiNu8QC2ph5a",
+	"a8/ZiXx9VVcx34hKzgNgAqTIwJhwMZXHwkhlkQyyHCLOAlakIiA1yWa7o2/e+QuMYlxrVhzC/UiBe2OS",
+	"OvBbNeGauUpE9B5Kf5VG/AEzWaSmvx2c1t6YB5r8zYXK4wQijR6FGsrS9CFjy14+KscHxexXmDP7lb29",
+	"vf3AfoXcJT30r/pPe3t7rPC/+pcOJiL7FSA4f0XgsBwSsQINcXcoRMzq5ewHMbpJQBTMZ/cp15PUny9B",
+	"K8EU2uzXZwMsFUczEEuF4Z4DtFSFstTAbzgY24XhSfxtwu2mejAzEXe4qvUXR1wHyl4YhnDM7TCygIJ+",
+	"UqHvOJtpCDxJkfwKW0q9KQoTXAWCqeh6wer0Ac+eVZKyVDwmD/pBLcRPyp1s8dPvry++vbhyW5PC17vm",
+	"PMFKf6XY+zS6x1C7JrUcXWTG74Er4J9hSAcACMbqOXu0CT648DKgSq+8Tn54WRoAp1J4H+C7V97P/dbF",
+	"py8vrr5bnSu2nRtHgShgdTvQ2sXjW2noBEMe01Y+o3UUfgm3Wki9OPpSUb7b4TGZHuieUvtR73W7JRfK",
+	"2oieXTR4Z7AcVJ6Oqijw8BBghEKTNGcEkyo9S6NAOEA9TlpaXhUXET4NjFjRK7diXAx755OhvRrHS2SY",
+	"KfJsPTpkU0YG8PRRmM+U2wcXvuLuoRmIArQZdyFUeRwnC00UznY4/dcKBLC2n9sJNmal/EZszKZEkAoz",
+	"bLmxXungcTd4qZdfEV9ppY2fJSgEfdRDdjp6yGLXbuq80mxSmxavDA7A+CghvwqhPrsZyPCRVSltv5Y9",
+	"s/cjDljRq9KOKLc0wPTMCgu3L6KFFfub2S1yGPOmaevDAPFDQEZjyA5LBVdmMBdlE0YD4ihjbdaT1JSi",
+	"GcO7UQbgNKwnh6Fkv7I+qBZbwSjx3VXsMRihW1xfEXbMhRtj1Whj0OCYYMYo4E3spgzIVfgc+cme3xpm",
+	"PQrXbkhZFFjSLGiAFcYORtfngv/qFRddeCqHwh2wXdx5qBjXtS0E9nqUsm8T0H0BjFUPIefTvUeewu98",
+	"Kqd0nH/M+P4SKU4YH0py/OlJQ0456LFl1x8bLeEMQbtFMwJHhpUPpU8k6a/1EbrT0raIgzC+gm1aaNBS",
+	"7p1Tbj6z0hjMq6Fe4jRsLwAmlrpclLqDFHt0rO8CWe7FX+zIUmpAWtVEvqIL/mr/T4LVQKD91Za5la1/",
+	"4Z18M1xM4CKwbhXA4mqPv9VusRXIpj+t8QM7Ro4eeqVrYbFvzko3o5UmQasN21Z1VX2EhaYx5aYk5W4u",
+	"pT4qm1pxrvhSys1zyh1iq9v8r2oa9tVio1YrivXxV/Uuru7Q7IgnPXCxp3Cpn2plY5SKJoxVnXxXG239",
+	"ZJwGa0GJrAFdAgrU8kmbbcDriZ14WpnhIdac6x9SDv2UplHWwKCFVr80R8PMiE1usN+jZSbxvTX+sH+g",
+	"/2kHr1K5mnVHnxKVs+7sUSKGVV28WlbSAP8lL7sxZu8X165uz9ugaVK3lUK4P9xc/Ji/WUH8+dpeKUK3",
+	"icIVcFetXwCrfxIh8/+j7Teb/n9c+dbTOZT46oRr0f7znMtMq/hX7B6CU8ZTUSrqz3uFFvz2ndb2jKq3",
+	"lKxQXo7JpcNITCSLQbeig/4oOOqOg6DNj477/VCIo047OAgOWqOjo3H3uNcdhd3DcTs86gZc9A864nA8",
+	"7o/4QdjnYdA75rzk3W/tHfO98U+/HPSqPfyFMHt1OBoUH1tVQUQLJciIcaoKV0klZDYSZIutUwYd/OP1",
+	"ZYn5PLvfKa4AkxtWeIcdrWolPv3V1/osxqwJWpX+UK5GaHeOtsVqVhkCzmxXhmAmXHVFLjcGHld4l9aa",
+	"L6S2YFBrB+AL1B1fqdzFnjerwiYmqB5TDZI+JK3ral2N6RWR6h+lLFnIJts9sD6U6yPr7FmB9aEsRtbz",
+	"uwJNeHdDx9FPQvNUoUD4Xtoequt31jiboBWSfjyvyIWdMI5J+CPYa9Mog4R0KlKF/Cqu2N9FmpzAwWDl",
+	"Ab6Q9yMXXGIUFJ0tUlQV+9lerzuizNpWsLs+b/rE7vT8pwp6dQryK5ig9aKEkYKW0hLqfo0Tegovu43Q",
+	"MZ2RTpv52HnWb5wMJWf3QmoxoE3pOOKqIikANlqi0UdhkFxyGC0gtF1JkEmVCcx2u3WYQrezVQ4UC2/W",
+	"Vka9UlVunxIYnuP2U4ynwilIR3SKQr33liDqGiTmTZM9XTs3Vm/3u1R93m72u08nrN1qaRJuN1utEkR0",
+	"u9/dPLHK+O6HCVcVxOSTQ9YfIIyP3hYLIoVFkeYRWwl8UoCW0dRiYNGH0kIjrAYMEB2I3DbWvWaDbvB5",
+	"C1AeyaEkYHkDqmRAkID3eSgdBTmSNRdEj6W+AnbKPiirUDOvSd0FbF9ZVZP56Lil8gnnrNJIUY+pofTz",
+	"9sX+iYXYKuxbk/nkVi1gqWmuBrzMoLu71dEcfbITGCgVj4LHIjwphcCxlSHFz7X1of6pUrRo7jWvhhud",
+	"5/uCHHEzD1fzECLs0BSFAiRwBqGLWZqMBJEjUk5KJKaYP0s0AeRVS5oP+plfUppcbNZ2+zi/OzPiQEXR",
+	"ka2TczLM0zL05Z5Wp3RQNocIJglB4xkDSk/3M6omyzoTTHtXlanangAAU/DorMk1+0Ik000vufD6W+A6",
+	"T1ec624wzjct4f0Toysk6TOgOjfbK1uAPEu7vcF2c1Noq0Fe0W2cJYwzXx+uv6L1r/Rhhz7x7b63gbiT",
+	"KuIuDPUyFRUrqfHk+KZbijEnvDSmvsLICMigWXPf/My3UUFo4GDf+fILlHzxBboWmp5+iwYAz7g6z8Qh",
+	"cvGtVsvjC9dwFWc/eRTTavgdzB8jDSDgceyIe1ZH7AXDAF14cEAsXDZ2xl/ALX9HE6lCYHhGsXehyijH",
+	"R9pJ9/9cZH1c/bodJhdm9d8+pzAoy+LPSmxfU3r6naNXVOogjQGzeL+eg9/r5fC1XgGv1yM8Xc9FzfUI",
+	"orZgPW+zh+FToLsskzkLk1x1+SJA2BzwdRs0LAHC7oC7nBNBFfBZZUsD9/at50X2YnwmQ7LkzbNMX1q1",
+	"ubl3NYZkAQLlGUQXilhrdp/z6kMkw8+k1pEA4ltEEoiUOjX83qQ3gvDhAsKEZg6gLQN2hzBJu2vTx++y",
+	"lEuFYeT1zIVTK7OKP9HmlwvstvPia/PqsoobfxEjsQShT8bhKuJpwueqxFZ+5wOzc9O31PINOzOHcUCh",
+	"+fbTWUTyzugon7FXRL8kwfU//y7S5E7/+nfeGSRimkjNq5l5rLLG0q7QNa7ig5YdlcrOC3S7ni1ap0iJ",
+	"Jz5beFc7V3blMxnRL/kfvNx/8A8SeBss9XXiDLdAn8iG/XZ4QsWm41E6Ze0rAqYCNMiyQee9lTuUo/Ws",
+	"GAcVhdZo9n5WeyT76qiilsTWGw4QkcAgFPjaMvUTuaf1Y/qb5FPhYBVsNkYsvENh6qXpeCs7XLV7G87O",
+	"VO+vhNexPN5tzAdp8gYUCpKwVwOoJf/bM3f6c/D6PhdnwCmtW6GsZxVV6yvyXDGKLKpCgv7OUAKEIbUd",
+	"OWp9BfgmqIGXYpzjSEZ/MM5pprSWdToGQA7ZgoXvucKPtOOtXJvqC2tLGr6lioabjGdrPEyb2kwrtzpB",
+	"LaIsAOBmaVGuopRykXk2lL7jQMrdbrb9EHjAZZP5KuMPeESLRBLEpxSZD85vQoqm2uQCVi+4iSj7pJhl",
+	"DCOfVPwBCloUDUahRXrQKQbBp3InlSkOwQlXRBBNj/LfBNksL15Rpset7c/+gIBLlBeKTLvpdE2PsuUd",
+	"zf6OqkaqT321FKYasRCjarVBu9drbeMrsirLBs94zzl1E/k9YVLcc72NDnIGhRMRbbTSnVclseHI7+DI",
+	"f4sjwRBMmeLCuYAc6QWHf3uUAQ9pyoHmGrEI7w1KTHGO4VxUZ6pVfIJDHx6TRW8S50/yeJ3J/bYYptJh",
+	"V6MkiQWXq1PYSB2FibxSUAiXPvL4y2nkN/Ax367UxVb7kuli3cEjq+u+mRiIwAK/MThsUjjopxxqLrDJ",
+	"TPVmm4/l4cLfjFFo6WaChcW5U7cVqi0w4HEPInwhcH/XYwuRE4bD5x28cToUXK5oVITR0Actduv64tiO",
+	"jnknmiQ1cEsnpv/bSGT4JYhDTiJ5T13qF6gPvVCT1TyaZOO8Mx6FFZgOq4ddpPQy8VVK7Wp4rC/Uk4tK",
+	"7wv0FzhFqY7MhqzC5m8Mx2V1idWvvghCn9uOa7L5ey/er6HdapHgoJM+KacfcIJaRFqih1G9PCnXs1GD",
+	"DWfC1jexEcnHWBmfFUwocPTnRRNemDfe8gexl4zHjvLp7GxzE1KZcWCU71v5IjsEsPYWU6HG2ox0KRYm",
+	"bj0TEgW75pAnLk5VEEOyJyjg0SMlyMSRylb73BYZhA35dg+7B+t7zVbFjTtH8AqtCnEXjEnz6WUt+N+V",
+	"0spB3uLKPqOD0mYqWUsYVJ6zoSsgXF0vz0woJwllDqsyeULAs0pUUWD87W6vyJ8tVsjx0eGRYaIvkTBd",
+	"QWzddcSmP35cIjbjZlztePYyKJHPoJnnuHb+AMRsU6k+ox1YAYPRBWZcj0oFK/laZDyqgHQ7lW67C0zy",
+	"oL4yCMIBoMac+tMQgmtzY1OOL4U4dUU8lt4b8HJwVmJOEPJkQvEn4F0CQgWobK2nGoxsp02PNgCdLjqN",
+	"5he5G//JYU03NDq1/U5kfu5YWsp8c9Z+43MA8T+rbfJvpHuYTUZiou65th0TYlwRHrjeBZPRiXDdjebL",
+	"Q7AaH2LlNS+YLLvc+W9A8VwnwWgPME2cFJkw5QtVVmrBJnWTaQdD6WMPMa0Rv2biv+qtppYSB+w1yxoN",
+	"382X5hmkgE2VBXdpsqsEsE8MZvFKg9Hn6EFadTosEklJqypILfL1rgitf6A2/cXyhNb0GeJkrRW8lqYu",
+	"1geWoDitWNflKhbPA7R7MehgvHrz6ZRjesNGuO6d0XthVAz7VPoBnhs7eiMqM+FS42jYIYkD0ZGrmAsq",
+	"wRsWsrbvu43RDIyozZI8IT5vQ44qhBYPAPBBIiyRTAWpENIbypEIODbFKCEqcBBpKkugwKMeJoHaH/Mo",
+	"1lK6OQ0bA/heblZp6T6UlBZnKmf0C3vQrS2dxwIKhouQI5BSDN21Cmo5zHMoUWef8YgqTBTLeHovMo8a",
+	"giE4x4jAOyQIXnbqyGasaBhKVPNVDs8CbZFyu+CfqghgNRpmyIVu0xZl0mNmBOMYbLLv7ZahQ1wvFagq",
+	"yQ2pKB1K7LVgyiqdtgzQ9qzQUo1Q28Dxj1hc7p+Hkscx4zEgoU3wg3ojR6ngD9jOzWKRUFUUu+ezbY3n",
+	"/lV13N/IKPun10o/KzH3j6UxQg+qlf2/FtCZPkscEIERV9CSE6rz6seHrRYVxB0fNlut/3+xBk7/eWMk",
+	"Csv3Np/PDeU0lPUO01Ekb8qCja94oYMlmysBsD31NdDPcN+oVyfQFHQixFIg6L+ENYgu4HZBzTk8bIl+",
+	"Nzg+PGiPjg8OO2F3xEetfnA8Do76Y8Hb/KDDD45b4rgf9vqdw85hp9vutlqH43Gr0zs63lKAXaEe3eQl",
+	"32txVXfKEv6cZtmhmCZVp1GAwtLkovJyLuL5BHNswLkmIi5Uv54wmZi4U6RYJB+T+BFTklbjdqEAhnA3",
+	"T+NqvuEUNtKzgD7ooMKadAn9uWzAkvEYSh6pzCFLZkNJvZnQeOGSVUGIGtySJjuNF3rZWPWcxPNMsEmW",
+	"zeqqMZQ8DFOhqNzWXoh5GhXRC/Tz6v8M9verkAtMqVT1gvMoXxErQ3kgGfNm+ljNYdM9dq7dMAAdFarq",
+	"9paIbpgRyaMSy99FHt80FwsUoN+xhe0b38Cn9PPJaLTciXDgyfUUo391qR9ho3mWJdJzE1ug+RsE5S8F",
+	"fxTWKUwuBa35UnJKIUAMyS+WAsnb0BzK9bTFXoK0qKLh+U3onaykO5OVtN1mWZP3lMfjN5F4Dj9LwXRC",
+	"pbUtfFFjT5N5JprsGnotwPYnM/7zXHwW4sVETNekZT1Gao4IwVNRxua04S2DxWOg5bemipptcFPNnEoT",
+	"e03yXuvFM7S3wuEaxLur5D8WslVwdW32YDr39t7sz2rFXi3pAfJpbTjObRJDZuRnNImxQnJNpR3+GScB",
+	"tvOGmjznKbXhMWWeo0KQDdhO5smXb0/jlaJpm3TPQmDUK0UuNr1YCJx5RRfVpvdcb+WX9tFZXcG2BjkV",
+	"U9jhhcJat72RU8EOT+74oEupv1m/IG8HQDKawk/6Cs9nsyTN1ifJvJBzDHHY1G+RrxVH8oFw3lTzRRxx",
+	"zmS9bV45kIHBPI2y5Y0eGjcORRxuof7XN4axokxblYy18vL803k2SdLo7wBUPDBCE8sY6D2qZACNJxWm",
+	"TWPxj8blkkNLpWAlinAoR0vmV6JMQd8R7HrkkRhmUeiCzDbZBQIvm/YHQ+n2P0geBCUzr4HYYqdyAxb9",
+	"ULqQ9QbcpNdqM7+E/uefOHDw6M8ihNM8ExchT5J55hWHMJiIhHUKlAFmCx5ejuSVZbPap0+QDTxOqtWK",
+	"0w8XqC5ORyIE/6oYEdxtfZQmCyXSBpq2ZJ1bx6u7m9j4Gw4mxyjMmP/LiCuhVeBPPhsJi/ptoYRAdwJB",
+	"Dz2Um4/t5pJPY4SUyU+GDiOAhjpRRgeEmX7MoDvNeJpt7NgwlEP5H//ByKodymLnGney+/9HReFXzaYm",
+	"xc6BVoLsD8E8/arZ9C1AG6emNnvgdwZc2KG0LW9Maxv2vM42EC3TVuRQmg4C4FqAZC70RFWTP/n0irfU",
+	"uRN6S+FS5Be4AEVebgeiZ4PuZVquTExjiSaDWv6hdLRgQv6h3oa7M4J8wexBiJlC4wQKCOCxmyxJ+b3w",
+	"ra+Ws1TECbdGNFj/GR+xVKj5tISbh1jF/rfnKxvms0iqTHDgEIrKMynjHzovAM4mzs7ZMcIgK/OGQZ6b",
+	"RZiiBEJD64HbXYD6MyR5BQVbaiivEtMl3mTMhkkwB4crepHjhGfNodxj7yC9NlLMBy+LP0BLLzvoYZav",
+	"XtFGLZrVu/0Dcql1m/2DBg5r3bLojnJGhJE2YFR5gFFlfgEwVXrE20ifRz7W9HN7G9FeQSB5nj4KvMAF",
+	"/RzBn8yFwe5mxOij4EE12Q8Gkx6c3uPYQCxiTGMoK0PT1KN9NUK9EnbOTMgfuNdadC99aptD2/WO3kBI",
+	"Kx8l84y1280DpvSGOnF0obJoyjOhHNCUZDxWIjNzdcpvWD2RrHAHYA98zRIk2bO4K+IRhBvHlhYIm9TA",
+	"O6C3R9+QSLEgUVORRcHA6X+gmTC0VhhKnhWPkG4CQwwvlWi+GScLFiRSYtMdJPAwUjx85DJzbgeofmoo",
+	"i72n4PE/3by/Yj48QNBOXLoQ4bgRvVZLS69+q9tkfo4T6w9lhPEruiJuMyHCOfctEK7fOGEWZByUk0rw",
+	"2zXd5grdl06MU8xtcEONUkDlMa/5LBnjgOv4PZV0ekzEFPesajHXaLIfCHIFloVOChKRtokesbUUol+A",
+	"yYLyXx+x21YANx+KsmMACoxkljj7CIGiUKjmUGI/VsVGKddiVtOTs//mctJ9LzHFUwLushHH6VyZsONQ",
+	"nmKRlqZTp/GTp+nKgMMTOwCJ+BDJkHFQcLIkB/IEKhpKrWbzDCrekHmglFEZXwJ7f2xTEnYkk5RRk3M2",
+	"TTRrrysh2Bm8FSf3+oq6S4Stxtvl48QAo0BPTP9DT4tQJaCoX/8bG0LCm1oC8ji7M79Cf17e8yAsg1xZ",
+	"wvGA42IEGDw/amDg+t1wL/FlqtxztENlugdUhI6Hsl6+Ld8miNp/LzQnSjQJ5qJnirdQ0y4MNZ82LI4n",
+	"yE4CRfVh9CY7LYeYuYH3LYWZPdszQA6lUcYLu7/aNCDvGZDf5qY9G9zhoTQsBSkAh/Rxx+F2FNtg6J2H",
+	"06PnQYuS1NFVbzvPTIcE9OYuWSbiOKfsBbS8VRM+g0WmgoeqyQhvTcGoQ6nPMchAzuNOoeJBHIDi+UBq",
+	"qBfnijhtI+CgNi0fBYWNxyphoQhingrF/P5f/kL1l8Q5LFddYmuwuv96/7XfwJYUQzjnEK7IOE1kVujm",
+	"AakDeMtyzvzuEtS8k/wxlK6A6BqizCYfmz4QoUzwfrQkzciwh+uKMlUUjzlQKRaoWlDSWZpkJGxsPWsi",
+	"2UykZAdozb3K0Qx0kffixYeNUDQ8nNbqIDdPsZrJLYvVN6ryCyeut1HIcZIGNMhAa1GvX9+4lVyvXw/y",
+	"xuIcXfZI1KZclVQrf7UUyR9KVl3FVseq26/Yao2m5pBzBwidJmr80HrInA2NRKZQ+Xv9+tqtHNTTBhvG",
+	"L5do+gAHOuMKir2K0g5Q+3DSKBF6rWPmr3QD8POCR3PgARVHKv12vVKG7tNM9mAmWshrbQb6Q88zMn2g",
+	"8gxg5VJhGBezZZbAY2i1F9Z210vNDXxMn7BVu6FwinbrmktDExcAIfS0QGJGp/JKjZ/0z6bks2EAWZ3q",
+	"Yx/KhAe5QpeJ4s5VuRFySYJsDfgxhVF7vdaRZkU8VB6bJTFeM1Z+BXYGCl1BepwQoCJisEYYiSPbztWP",
+	"uLaWtMi0sTLLfmzY1a8OjOmrgVJubRCUlHu4JFhYsxLxYvVLjL1B8MxjX+N3G5bL2HYPaigxtGfYiHMP",
+	"TpCpk5cCm/6YwwYASXYOUsPp75AtkqEczUMtMT0ytEdzbXQqylkTY713RMLJXMXLAfZ5xLfYr8Z78is2",
+	"pfgVEtBsN6qVlo9540eQL+xXo5d8e37rl3qqnX640IoNTNcziVYjmKqJ9XKbf0WdyRvsV9ZuMQur+yvr",
+	"tPB7WApq2kj9WnW9PeZ/fX55fnte+PX+L4iK9smv4gn2r/t0WVaeqr7ja+epBYFRPZCCViaba96kQ0OP",
+	"zaJvAW6E/kp/9SNDCVeJSMXkKuIG4blqtkH3jCbj5cNkfIT67IyTkqr1dTKilOYU+hKGAv10Tvs92B9Q",
+	"rchWK5w3aXH6Mg4lNb/DGTpMjhO4Oih/Y5sqOTO5cGyEsMaZAR5vDABaGQ0Yd4kEvIDMgZrxcQBijkJj",
+	"eMZLx7AstM0Dq832zaMbjV4NwkXO2V3nGBt1uz4qyOCETHuYjJbR9mnmu61qSPnxr0WWLvdOtYlPCM6L",
+	"SRIL09PLkTtmSH3D00Qrvfc8kgBaHQsOqNV1k4GoBNxbfZVQgLeNQoEsFbkOA84DBdXGTqtj0xlQuHu9",
+	"zrFlVtYK0cKIenqZxRlzoMkck1bfF2OKvBHZjTVQnMQw39PsvmRnXDp2hhUEqLB5YGuRng12i3VBIYhn",
+	"Ph6GcEiJoWEo9bBsvZAErbBd9GhV+a11YMmQwug0XVCQ/IPmBLVmbZAnM5eWu+vDeGDYm579PNejOE0g",
+	"tLyjxUapOwtWt3p7o8muyJENJjxNqolH2NJHmLc15cZ/aFPRcP8X1BZEExv08Td9KMlUBfUsgwxPGvPR",
+	"SZEtNNDU6rbJL6lSsFmuOu+kUHkV+gZQQIUC16APW5nLrID0Vxo9+Z5RPGEzAqeLqp7avhFL+/grv9ls",
+	"NsApoK9hXjEJFGlGcnqrvlKr9Hl28z0TT/C7OJIPyitpQa+UuaSw4RiwwxhNHAVCYt015r7UPqTJLI1E",
+	"RhUDWZRBlt+Zja0UZDGcf6Pm1ehEa4MaXHDCdpR8FtUGtW6z1exiNs4EwnmuuNQ/34tsS1IX8HTjfIZp",
+	"gI6PqoJNICooC3XOpFgMJSlnuZY3iVSWpEtIYy+k7WG3UXp/oCkXrVfL62AWWgjg7qFFFyXyIqwNapeR",
+	"yqjHXX7Z1gZl80cwNQsiskTbGPPstFqQeZ3IjBJC+GwWRwF8cf9vhIVJGSeF8LIyOeq1U1s84OVyS/8z",
+	"TpSiDoiuHq9PUjMhJ0j9nzn4Kia1FMGeO/1WDuJcG2V3rfafrg/++q5zc/R175uDb4/etv7U+a737uDq",
+	"qFZEaJbzOC4AEdvSpVa701pfEG6a61uQ209ePsX+6gzxO6tT/K73rv3nox865/3bwx+Pv+++PbhqlaZY",
+	"6AzlICoA1LpBXMZdqVhHq9M7aq2vNTbrcHB53ZV0Kja7Xb3Zfzp+0z3rf314fvxN+9vu2/6fDr87rt5s",
+	"mvLKfPvH+r/20WH1fDvufAE62J1pd/c9f9s+7bzpnvW+7p8ffHP47dHb4z+1diALnF7ruL/D9HJI408A",
+	"YQbpnsVbcZXgTV4CwOcKwf8EsWnkkzsAk0OhFryyhX952CEkFQHkxGmJCfkVPbzoVZ+xDGHfaQsKr7S3",
+	"v1JqHqpf6xxvf83ti/nJq/V3mZ3bPVO/85e/bH/nmzSR2TdYf4IpzaDKbH/xvdaanfKA/GBdv9e2ra95",
+	"tYzfQ8tVEghQ5DNLVGUPvnhZ1Uebksk89jetEVg31DSB2Kh1Jtp+MSDQjWu0zlVVlKpxgq1gWD+3ZIyn",
+	"0Bg1J8zH2+cPpdb8St0NnT5WPnV58ptNnxpK+fpt57oaT4YSmQdWTCnQWM9jhK7J0GrnXW+ylQZHDYDa",
+	"Qw+y07scmR04sQouOw8r0MQTDzJtY1ErcixFA0Pilga5T8B/kibz+8maFj51X2sWfiMvZ2Z/S7T+Zc/u",
+	"ZCg7rTZFhd3+zWIUQehID2Kc70bQNFDlpgRKkwk0lLZXvcnsp6ir6R0E0/8BTLac0fnurnC3RwgW2ZVb",
+	"Ow6cE4eIk/iZ8m6xXeIrZTp2u8sxYQmYR64XmolGaii1coS6PbMpYBaR1bRiBL0oTuS9SMH+oUQRzKsH",
+	"gwgfTMZDac4QJ0ghEgV5DJlJbLB9kdAOdBqhwNZMuen3P5Q2p9h2tjtBY0cmUnjQYtyvaPbqV6lopmVM",
+	"Djr7JgmXz9Sy9NUpa1ntVrPVynu1lOsvO81+68kVNVs0qk95tUP5S8VmMv1mq1U1LqhB1ZrMJ0x3xz5x",
+	"lWvwSrd0wiFhr3LyzxCV5X49n4ppglk6F59WVOD2Fx/O13SlcXkvcjx51vmg04NHvkAB3l3N3YUoTpg5",
+	"aCiFxEunLXhIaYRrRw904AHqDVFNQJU63faVH962v+/+0P/L4Y/Hf22fdt/0zw7X6NWd2rPW/xytDKgt",
+	"XKeXGb5rWshRVNnKh99bL2sdP5PO0Wuz7lvmyf1iK/YcXBNalm99u9zf/JNXy7CX+9ZX3Z7vu58bKZDV",
+	"Z2acIxixRA+wMlK0yfxiC3LyiBZhS9ADinvXZH6hRzm9QJqWaVI5SeJQGU3M+B+QRIaywlcESY0V8Kgn",
+	"BXxcLb9NEHAod4sAGmXGrAhzABFPstfpPJN+HEay8Rwr2uhrNgRN9re9u9qW31Sr7UK35BXJG1Hs8I5p",
+	"7v9CFAdcArPs9Knj4Ehp6IvXxz3FtMZ5ZtOIc+17KE0b2SQtSZ1R8igq1GZH79YEVlFvOXAVPBMHsbom",
+	"ZH7F6C80ap6mMKu0uh2creI6ju7nqWg0qzWpgVb+tJJn2muDn41nRuHUa8NdQJ1N5XVgJdUUoj6hmCY2",
+	"IZ12k3ryr1+cPgpIIjZ5vdAMxpL/72TWtrrb38GMttKF+UcZxCAFTcitIiTlGMEA5wIek8pgJtrEsaiC",
+	"ZwfrmMSnYU+U5Ga7qL0ybJOZmxUL/igcm4xRw9GhREoGRgvQuuD/rvv7trtRwf6jCxTOUwhG/DwXCAii",
+	"WdxQFnvKY60GFA1ogtYUXzLnrG1kW8Sar4K1BHxVhHr8/E2KjEGGavUFSxaSLhkYg2d57kakWBSK6SzR",
+	"nHtAzlgITSWSHLfYVJqC6EkKf7AmJiW6U2KdFDQCIYroX5j5mzTj0oGwmCvNoQSmzadiJnhm43MdozMb",
+	"qw6jrKnKctNtlITLE8fopQA8H8ocHRkKKctjFqN31nom2x+dKFVmHG4f2nHPc7VTH8Evd7XnXsa1lmCh",
+	"t5rRr3P1uf88w6HKv/kshfis+F7xBts/Nr9Ii+1tf+0j5kNSWdvvp/jKJDuN42Sxw7u4GVf5Cy+gTqzV",
+	"Tu011JppLMbZKhfVisDZ6dXZ+eXd1fvbu9PLy/c/uEOY/IqRcODIqa4DleW6/icyI4e7UqIDlpeAcCZ8",
+	"RSN4c0jzP6KgvdXs/g8iZ5FkTLveVT8xbnXedWVHobvv9FStdkx/oDSVDXUNA+bnSqUVc0XgbkpgwQRp",
+	"dHNirMh3qkJIyXvtvrvP2q1Ww/ecJvUglAoeaP4EjdwM4mTurUA3ot5rrVgw/KSHmPkskkE8J+Ijxd4k",
+	"vrz/ePX13dn16c1byIZBt6UWGU5pi8KQegmcuDmU25ON2PpcIycJoK60fuFk4jWsn9pq+dRCfRFhWj5E",
+	"BRBOZzqNsiyHtgK7EgUkmoqLSFLNQ0GX2Kr5rNdoMOGJTNCFpkdt3Nr+V5FiQSpC8JXVMalRZVYoF9Ty",
+	"WZJCT4RZPFeWUBpfpBNVyHg1eT//h0p4TdBF8X6W+0V5pilfC/snjwjXuQNE8pWSv91qrfWd/bl73b85",
+	"vD3+vv1D9y/9Hw//enxajj0DZlQp/NwCTyy2eCV2kU8aNZKgMHWo46rWSw6ep5esDYt3nucdti2hq5QT",
+	"M/U/vnZiMCK2edYcAIVnayewUS+snhRZ6qBSRIiCWAFNochiCUzyxA1txYnKmsw/O715+/7jbYUCY2Wk",
+	"VmEQKkPrIsitDCM2aZV145fLydnLHSuFhiyeYdwl5eUZp5k6mszWE3W1npc4EDfhc1AylYpZq8bNb6N7",
+	"dtOGcn0yap0qk0DxwwouwVM4bXigUUzLHUpeIRtzLIHOMXLxieAhsOpfak5+6rp9oKf34VF8EjbjX0Rp",
+	"VBNkyJVqI5QBb9QVTS7hxhS6PP+QklUpvbJIUZjIibh1UMLGlalNL2Us7v9i0CY/+Tbhk0rIRDqNJI8Z",
+	"IZgSlL43lACkD5rGOHqCa2rwBG1RH7i5EVcxL4iWYkFzB0Q8dA8pIcLcp89kkvMQwgtFvcvk88HHl6LS",
+	"lfCt0IeKu/jlKsOEwqobOcU5/gPwUZ/BKszzlZ5qc7VhBi8gJZ+xaGIjW5dNovW5y17PIT9efXf1/oer",
+	"u7O3pxdXvpuPjOfupCMzTlSkqeBfJREKV7zxmjvcxfKSAoex0D+V7OWUKclnapJkLEsYlPJpYZIKtZTB",
+	"JE1kpDBP96RQxkXGAObuAqjzkHJQmgUgA4jQVvRHOrGNp/VTpg014r+a+mTNgXxThpW3yMq5KwQCcRQ0",
+	"d4BPQkWH5Samcc1QYuEHYfjTi401/ATRQgkC6iVyejNCbsuPl7xb0PhzJopmxpY2SyVTwjbeclrCPqsD",
+	"QbtDpkeu+ToSjjZYG0vNbu/Jw102+7rTvFvoKP0HNQoqbJf+qtmuvNH4c3oJtVvtfqe6YQOsE3I8CC7O",
+	"3chvSC9GwI0SrMfnHn/HPX7bB/g5p9/rd/Wga/tPPMP+M8hhG8Wbm5vxx06A/WfTRVd2uYTPY2THRn0U",
+	"NcuN2qjK0mimx6ZUXMc1pzwEMQAfn+ayhb5hA6O3ooo3lFliCpiwZVDerwHzNOlx4SZTQn/YdA4Tgm4J",
+	"Q1nHNg4eW2m+8HwI/qFcxeBnqxD82rBaheA3Gw5i2xtKA8gfi3G2p60Ek3VSWXhyjVv/Dys9yY++SFMx",
+	"OghyNObqCpO8vQAy1r0g5kpFwV7Qrf3DeH8OzH+0qYqjmpM7ETvbS+KT96yVdlrHa1ba6vW6dqWt/mh8",
+	"2B6PeKcdivCAtw7HreAoGB+Nxi3e7nfaYVeEvdY4bLcPw4PwkHe73W77qH98MGp328fHhZUebiqwcFcK",
+	"JRlHR+3+wQustNs+WlkpfODwuHPUsSvt9XtBeNgeHQW98Ggc9Eb9fmd8cNDtHx6PeU8cj0W/dzQet8NR",
+	"uzsOe0FrHI656PDOaNQ7PmoVz7S65WR7zUoPWuvO9KfnCrl19SLfmIYhppT939Uiv63Mu8atdbq2qDVS",
+	"b9fykRVZuP+LobFPG8ViZavMcgMdz2384fT8yBNnLGQKYuow7KA/m+dwe6YrBE9FLm3cJhLYXqjYAbG+",
+	"1RHUyBvIBMlsiZ2yEeAwz6ll14LwWgbMT332FQBe9DtsFOEE3747Pdu7eXva6R/UH8SSfUWOJAN8/RWO",
+	"Zuas59Y4KZh/7Cs2jWR9yp/uck3XY1P+VNfGDsNAZprN7kYz9nooO//V77B9RoB3dfhxj6UN/Z/fZJD5",
+	"mu/TgGkxqPVkqxL4Zst9REWF1CJrTrrxOzNr33jJ7tBGrSepx8ZiAWiAU6E8giwbSgD1sC4Mxz+2zvI0",
+	"JmdJB1hPbptalkX64RnPJjXP1AY7vVeKefvP4n8XWs3/co3DcuByLnyBjbrqxr+IkvFMcUTNUTclXf+h",
+	"HYo55PRLORQhFoZZr2pu1P0c/bMgGZqfFyeM5Ic0uU/Jd789VHiRP/9y0b6Lq7sP1++/vT6/uSnE4oz7",
+	"1LjHlpCEmOSN3WxCixJB+i/iUX0vhaspUFJkDmsnhSAUx0eRRuMli7LdvKuujrCf2q6KlarCDxMKxNqU",
+	"lWHt3RKKE4Y1Qo1Qg0KXP/DvKC93W5IuYdrMoTphRH1eIlhIijHVDwSzg7BxD0J5Q1nIasdyTeWZuKEi",
+	"/Jyl/nfDs00ScQzKJwH4bMjLcdoJ2gy4JKWgMCQiVREuKA/zLEimWNBIRLlBRFLvyn8RQYmR8ffltJD3",
+	"0iQPFnJamp1SYghgSmwBgQC8hp1TRvK2W7U315c1r2ZSo6D4vuRz7bipLp11SAv2L0uR4iTw33u9ziYP",
+	"LfTRLI502C2IVRec4SenFcJWd/UzdQ3bQar4eO1FVQ1gBXiYLq5CH1SachwAEB5WF1byF688dVwYzPbJ",
+	"/2lHTQd63b1ETzklfq4NcNw1WtLz1CTiGZvUpFXemfPNf6tQ/5IqFGoMrgKVS6p/PR2q2CJ3pQak6t54",
+	"WqNCxQa0j5irbM9gavA4bmzzwzgN1dYHJfR4gCNMvTODVBCsaV7Jhrm2kE8/KIEoYMozuLq17V6RK2tZ",
+	"g+lGZh0wUJdkaAGR8C6yocSeIrYhpNOJwvTzhH1R86mpBVrXe8IbyrydAfWPiBS1B9GjrdGUbmwLti8N",
+	"DQgeb72i9LVr/Wyxrd7ur+av7H7BzSrX8HVTpfhvL+pOkUNzkeuVlOneVXMtq+5qsfJ5fe1DAWDJoA8b",
+	"IVMowh5gjQAvlGR7btxOCvot44SiCbHCRx4jC8CcOBkye3lz7ABsxoIdh/hQmgpyglEG4HQlqKl53kUJ",
+	"EbMbhLoik8LcWJSZnBhlOwqN5lio0WRXCcE8mmYEBfBita6rTJgIVXXbTwOtBsQivBduyf8LJMTRoYR/",
+	"hEucN1nHfukFCvn3Dd+Qp2quVn6dnZ3b8VKr9ff43PaSwsZqUWhxn50+WFUtpJrsB+ypXNHhyhF3I6FV",
+	"LgQ7sZIYexCoB1UNIqXH2jfVLA3NEwoNVdCzMUkWbDpHhKslm/BHKDymryK0N9XNIouxlOiiNEfUz6mI",
+	"hn57cfbd+e0dVMU32Xu3VddQzng2oY2KVuafLGSxbxfWc5knfFaHn8ni9IfSwpjbDgVafZ1iWRKXoNPo",
+	"pxtM8SX1xosyhnuquSPUPV0l1Epr4BxjZPWpUMgs4jEqMjnqU97xSjm9bIeyspltVZmQ1tSEq6t8LqwT",
+	"7m3RR3K5oTUabm0kmYoKUYb1lnze3Lkm8pVAQ9SAK77H9fXQhrqC14/H7aAjDnlv1A17R6LFD4L+uBO2",
+	"R4fiiB+3enBLkdbKMRCiQJBcpfYQ7lSdCc0y+93s4W7ZOmjx67u/R38RD/JD/EMc3oZTlX1sHfW7nbfX",
+	"H6d/Pv16/m5y3hp9fE68oXBYvykMlOnSvovM+Vo/S9A4z9NTX1hAmXTOLwzzP2ObqD3kdjQfoCdH5EXy",
+	"kcfRri9e0NPPAHOx+0yALl5tp9fwex9fEANGRWEOowdIdzyXPgUuPXBFzoIrgyGUN0sM8zdMu80Bw5Qx",
+	"YLTtPptGcp4JlT94cfX96eUF+lKGEpwp9In6uh6Oxuli2XmSIv9uDqVFvS4irqxiKLrgK1atNyVDeklA",
+	"C5ju/Zg8QOgDmpSOtForQpKUtvjq+aV01ku8G6mc0fPvIjXlWTB5ES+P2a2zj9fX51dnP969u7h5d3p7",
+	"9raAVPNK5e0LS53XCBHHgTG0Tzr6DSG7h1iEb1xHfBSL0A5ojuiEkiDMMKEIopB0J4M2ROCKDl8x4EX/",
+	"Bsyp1HWp4zDGH5wYCd73UnfhUpd7rZ2+UqQGbFaFoQBifTkF9gjcbzfb7Acxukngms9n9ykPBatff3PG",
+	"Dnr9PrVjMCiyTgtU21hVs4pCm1OGhXbUoLbcEmCFYFabDA+l1sEBgAksX6VYnNxTn4H3aXQfSd98BODN",
+	"RsIpyJlhN7IEnhvKOrQU6LW6jRNkVqNZmmRJkEAHP6LToXz9mrpwq+br19QMwaQCUYdEaLSIHQ9T6Pvr",
+	"9KGEzl1D6WOzPxrKV95q/3zfabzvqxM2SrRRkQo2l1CelkhqpEaNLsG1ZvpeeEyzeslO1VIGpx8uWLfZ",
+	"ytujUlvYeyGJFwdcQqMbbyj1F3zYoD1q3c/1GHwWYbdhVsf+xXmLYrfxKs+G0t8nkP39TcOAut/UPNZv",
+	"0Ma+FXGc6F3N9+tVqQmsPUb/lyF0bh7WBsPaRL84rHlDQ+Hw22azOax9yrGI+6YHCVgu0CcvChm8u7L7",
+	"nqavJA0BwygHEBhKavi5UrlqgtqELVD3C339fY/5btt9H2qJ/UILf7+BnxKZ8mkU6xownxglPKU2Fvgo",
+	"PTmUM5Einta42GJzdaZQ9iRhJenStHDkCksTZ9o8bLJTZhvl5K11iiVUKvfnLviSThCIFS4GRDcozg/c",
+	"YGn2F/LJMj6dKXPxod8s1jut9paF9rWr/WQNvzEbIyisb2L8HiX6TbnSch86CnpMc6VHWi3tJnSZczad",
+	"MhVinmk+1m3ZDrlQwuUeBjb6pfoAPDCICQSmoeAsFY9RMgemkKNS93AHNPeiRkX1WHOuZJwJbdaCKgc7",
+	"NUliKCmdcrmkOjU1YEoIaECjkDMAWpiwJWYW6gIXw4JEBiIth7i0NU4kQo0j9Old8kwLb+BrEVi4cMOn",
+	"fAmXonjnZpG8hyuXDWuDZrP5ibryUTV+mrcKwq64TmBF04yfYdeZHB1GP4UtFkl4QEvrvCkvnTjy7rx/",
+	"H0ZtTAEHBLP04iJ5r2hZN9A7l5qravYWpslsJkJYpz47p6/uBNDPoTmTCHHVo7lWlqgNLR9KugxW/dZ8",
+	"k4250soRgqAk0NZDXygg23EEoGoFFo9d40hpyj+PXeRarZbbaxvEHiiwtuE2RCgdNllobAV1JoWrShtx",
+	"Zlsh6SuK/dGgMdKvpk85+9Xc9eq2aPqXbT29X5lM0imPYSHzVA9h/thmv7orjRRTkzmmzYT6aOqchWIW",
+	"J8sTNhITaDXLIEREpJvDKRqGQX3STWtKaJ5m12sw6DymZnAUCWb8jsXCtJEutNH2nP2xc+6yX/WxR5Kn",
+	"SxTaCFQMO8HG0ZPT+Nq+dAwvmX67JJ/g6232XfRmzYs93L4sSaCpswFRsIQG5CLC4hJLM+7hLsuEpFcu",
+	"4EBXz9HwzKwWFPnl9EJ5cPg+/glfxM/0nMO0SrvpHZukzNhbdW5ayRrJZW0UY1JqZhiIEA5Sn1+Y0OWh",
+	"aZywVIAha72guW3CVSQTO6Wj0pQweEtlsHkgY8Oc8l6OWyel+QzKg2Q0Wto5HMMOYs5PAQYDjHEo7ZaQ",
+	"PE3VxXXws+K/Z7nSXvVN843OMVEJcP+8n9nqsopd2EpLyscF3jLiwQM0Xf+1wm2pDQtUOstBljY6cYqW",
+	"wQ10jNX3+gMpyiQ7czPB+I6Y0ZkHrKT5DmWdbkeW0IWnjgau+ktKZ6ofwscboKHldtQKzseZ5aoVNg32",
+	"kPM/ohXjN2uuUS7kfKqtJfpr7ScPpF5tUMP+amCc3Yhgz65z7xTCbtXBQGMhmZ63lIpvGwew4lDfiWVx",
+	"OqvfNhNbu66FGCkYbc3K7N+r1vYp9/M9wzEik8yZluv2BVh/9u35revkzftO1wa1N6df312f//nj+Y1+",
+	"hkjdlOppfW0stAonRKiFc05dueBsuliUInecfDE+Yj4z8HVl1mxYNYXpQMlP2n3m/qEVWkqGRF6CDcGN",
+	"TIwysXYj319ffHtx5cIZlfYT8OfuUaWzrkMnkcTu9m+1oaszJJ8VWuvGWCdv0xpb/fPTkv4Q/htL1kY4",
+	"WFoq5CIgI0ZXDTbSU/tZyqWi3rD7v8SRfNhcwXV28z3j0nWk6ndsM8LHdnFE/IzfAEVN62RqgAU/7lM2",
+	"ChrJh1eKpWg/Qoq0XrpnjE6wnqFkyC9/yHei3kESz6fS9PFN5hmABxp/ArS6A013KCm2VQ7eDRwnEzTP",
+	"o7njiGMexYpNo3DBl5CIHcwzLdVT6s3qKN+RAeEv1I0hCuRenCSgfo+jeF1u0q2zwnPYyc+ofJYPt3qZ",
+	"u1Q/Z+Ip2w/Uo8NKaoOas893UeiZo78r/f4hkqG3iOSdZv8eHR1mU98Felqe8eV6NoHZoyiiZ/JkPcyu",
+	"9vIuGh5CoHs8y8R0likv5iq7AwbiQf4aWO9eKPQFSPEHfZLwI9h8G/O09xYeD6ZiL3vaOzw8andaegnw",
+	"/+2IHmRdv7m+9GyytVeIeXo2tdfb+C3P89qe12l1DvZavb1257bVGuj/d9jstlp/rf7DceuvXguoY738",
+	"rgzouLcDfHdnN983f5c0W01yL5ple3lx9Z2TZKvZhIHx1dY12Qz/k1NLN/B9pytqbvzqE1iXMFoqb93c",
+	"lxR7uyKMK5QuGF4NGLrUTfMVtipVHpgoiiqHB+DGgvQuKAgtoKaRjUjAaU75p21lZty0NuXcQEVoe3iR",
+	"Rlkm5AliP5dB1xxJ4KKvEerzlIdiKJPxifMRTvjwxp+JBcgOUNuVE3XgcqmNL63xpIKHWp6RAzUNJoBD",
+	"SNAXyUJBf1bJfFTnbegABAl4EJkPTHeSTWO/MZT3JoFuMp9ySb3zx7mTC/sDR5LNMo8JNJkVq2ML5IbH",
+	"sBFdwOVQUn2WMM2VEeuEEMIQnh9qokz/twHzCXGO/Gj2wCLldjxG27QATaelILZLWwWpa3jMBxNa+IjP",
+	"DccVKTwsvdVopBE+uGp4Q+mnItNXGt4wf5YJ5urgYwMmniZ8rjKKJnJDTaaFM56IJhoDrZclyQP5cjLm",
+	"gxhR4mf2v1nbb6zDGznDO7KlhAoaQzjts+HEqIFvsaCqnCsDRVUQpsqrqkxmjctAp/zpUsj7bFIbHPS8",
+	"2jSS5sd2hS1ZdZV9KZ6yO7xeNu/M+pM1oTXXzAffqT0LwA9qulbm8TZZoPMB98ljbW27tlutE0a8Uf/Q",
+	"ZO8RtBoVwUixXqvFCpbTuqli1x13ppbnAgjYOEmnPKsNapHMAO2D2tHQn6eRpJ/spkYyE/cA11m5q2RF",
+	"mAwjvDhvb99d0tWV8bKxdrIcgKhWjWlIUoLUKaGq7OmfXgbBUa0WypHRhgCPn4Ngk/NMlFUFDgwDONlg",
+	"oHiNqE0hdg51wEiOWu1Ot9f3atjGvjbIX7Uzqx0Gh6PxgQgOW8Hx0VHn+Kg/5q1x50jw3nh8GIpg3G6F",
+	"owPRG7Xb/eNu96BzJDqjw6DXOjgchaMOaMW5Gpl/m9CnQTzc2SKrzgHS0DzmtUHtvAokyUJblGD0tEgw",
+	"z3Q7bLTMtMBUk2QhtXZ20GNxshBpwJVgE/HEwug+AifUGUIyOOBMvPjROkUp8lHBEMdf6qG0hGkYM8de",
+	"eXeME3f43NlbBQBVAj9dkdylt5tDmbKv8M1tKBiFuqLJK3dFFhqDRGGcvVLs4+03e0f4RN5R1ZFVDROz",
+	"nksV3UvoFgG3eeDMst11ttssX8+tOZROIbGWuXl/WPbVOqwNtgFqwyshpxd6YJ3rBZgJMp5G2WQqsig4",
+	"Ye1+lzq4tpv97lOT3STsQ92d23DeanXFV+ypwb5i17cf2D57YvXMuvE7/7XX7zQgxQbVgSeTUOUs6T6N",
+	"QurIW5pczRL9ne1/395UyxmTbDoCBnu3Cuve8mpyPh3pX3S9Gu5dbXB8CDWpL1cbyePsDtQM92p3AViK",
+	"/mp5S5FRaZUbNJxC4at9u1Xo26h1G61tu3gntUGtc9AatwXvjfrd8EiIdjA+DtuHB2LcD8XBuHfA+4ej",
+	"w8Og2+kftjvHrfG432uHrYOj9nE36I+P+s+DXAIuQZBLXs3qlEVLHugk+P+FSaBFCtMPIOk0m83nW5hG",
+	"iLtK/+fndP7T4vH6RqdCfR4qXPiXuBT/ac1RTF3Kgbg9xM0HbIRUKEhzMdAINrt0PXrEehwmx2ZdhaUl",
+	"3eV5bjJSWj/wbFJ7Kf3qH4OQ7SBj/9NeKePp+Ve9SFoVd6/Ri1yabbCleHvdwmUXqZPVDaaAZ/plrUUb",
+	"1SY8hJgsTpuvf/TZfOatgT0tY8ANrBMndyAZF76HWKPaxE5DNuNptqRQXo5K43g9tOKtp5v3SCwCaZvK",
+	"Ium2KxqDe9HLJ2mnDeryUEYZefTHsVjoD6PTZyu0C7b4UJkIB6bgEaqAsDMR+ttgh1WWQKZ03ttfqyIb",
+	"/RSfCY5a4H2VVi5qyjnqXgJLQGMX/Qp4vlVehYZj26+zhPXba6z2os1+0Ks910q3PgcDN2l8DkWnw2/n",
+	"ddjmdtjmd/gdQWvNAZqXX230BPyBkU0tKEp7LWrrHxiB1s6+s9Ps/2AgflsAaZ5t1GwEk7UZu8rT4shM",
+	"8F/QDPlX15k0JZQhbrlRoBzSeJY2peazWZJmFsFue34EuH0rEiSwStpJk6Ah6Qt7+iEfcxv4LNqHyMFj",
+	"GysbGkWoO4KJyRIH7M6GvEza+lBabLopTx8EoBJpjQY1IweTzsK9QxNmUzZOHxtKsyOoWUXCAq9QfOuk",
+	"OhQFQBGp4KGiXtc845RzX72r+/oJn+qmwzDVn3T6KQ6lm5+RmZ3GwhaZsFSMRZqCJ60S5QU/+YHfiy9J",
+	"odglBvAPcPf/Lu4eDBH9Ye77qb0PRE4wQc8EwfXVwMykt7fvLtfDJ62nxY3XHMjZBGad70NosXpQiqrq",
+	"pyAFSsRjrWVCsAhBH+hGNQYUwnf5CIStqQJlCxOpV3AQMmgA2Gk8fk76kwP7ppjvfDQEQF3l52UZ2iZK",
+	"FisIAi6qJrV1N3A2DQdfdCgrmBIyJIvcALuC+R6qyU5lRer4UMJDkWLF/JHNjGENpPRLJld9Jn7l6Tr0",
+	"Ss+23LWZSv9IQMuVD1G+Fhg1pQibC2b5EMkQ4RgdqIhSbpmJFVKSVvsYIoZ5jhfxBqNsuvuxMtDmRQLO",
+	"o1lHZ7d1IJSmm4BW+ONxvkhslbvbIjut32qRe4uaVzOJejSrT39sPFK68vaVg1bviAIx/4Yq/ReEKi1w",
+	"7R0g3f+d8fg/xMr7AevMq1Q/rOBcUQCrNb/iJ36pIR6T/pq+F1gaVJXp9cuIK3E3T+NP1EvYzYOsebV5",
+	"GtcGtUmWzdRgH3Qw1SRqaQbJFG4dTWcliYxwsqg0bz6FH8pIYLk9YYzXaqOkUKDtgQ5WgiunDtIwc+WM",
+	"i/i/3kYUQlscTa1iUCV0BjFbvWacNHnko3jJtHHpdu411ic1c8n9+dxc59xnbCz16k9AOUReUkOFEcmY",
+	"dFkDF28XYlBOqTbb3Wcsm/j006f/LwAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

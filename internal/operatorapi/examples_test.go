@@ -25,7 +25,8 @@ func masked(v any) string {
 }
 
 // documentedRefusals returns, for each route and status of the game
-// document, the (error_code, masked error_message) of every example.
+// document, the (error_code, masked error_message, error_reason when present)
+// of every example.
 func documentedRefusals(t *testing.T) map[string]map[string]bool {
 	t.Helper()
 	raw, err := api.Documents.ReadFile("game.v1.yaml")
@@ -47,7 +48,11 @@ func documentedRefusals(t *testing.T) map[string]map[string]bool {
 			out[key] = map[string]bool{}
 			for _, ex := range mt.Examples {
 				if v, ok := ex.Value.Value.(map[string]any); ok {
-					out[key][fmt.Sprint(v["error_code"])+" "+masked(v["error_message"])] = true
+					k := fmt.Sprint(v["error_code"]) + " " + masked(v["error_message"])
+					if reason, ok := v["error_reason"]; ok {
+						k += " " + fmt.Sprint(reason)
+					}
+					out[key][k] = true
 				}
 			}
 		}
@@ -97,6 +102,7 @@ func TestRefusalsHaveDocumentExamples(t *testing.T) {
 		{"token absent", "/v1/launch", launch(`,"game_id":"crash","player_id":"p1"`), acmeSecret},
 		{"player_id absent", "/v1/launch", launch(`,"game_id":"crash","token":"` + token + `"`), acmeSecret},
 		{"token too short", "/v1/launch", launch(`,"game_id":"crash","token":"abc","player_id":"p1"`), acmeSecret},
+		{"token with a zero-width space", "/v1/launch", launch(`,"game_id":"crash","token":"` + token + `\u200b","player_id":"p1"`), acmeSecret},
 		{"token equal to player_id", "/v1/launch", launch(`,"game_id":"crash","token":"` + token + `","player_id":"` + token + `"`), acmeSecret},
 		{"no wallet", "/v1/launch", fmt.Sprintf(`{"operator":"showroom","timestamp":%d,"game_id":"crash","token":%q,"player_id":"p1"}`, e.ts(0), token), ""},
 		{"currency not enabled", "/v1/launch", launch(`,"game_id":"crash","token":"` + token + `","player_id":"p1","currency":"EUR"`), acmeSecret},
@@ -117,6 +123,9 @@ func TestRefusalsHaveDocumentExamples(t *testing.T) {
 			}
 			key := tt.path + " " + strconv.Itoa(r.Status)
 			got := fmt.Sprint(r.Body["error_code"]) + " " + masked(r.Body["error_message"])
+			if reason, ok := r.Body["error_reason"]; ok {
+				got += " " + fmt.Sprint(reason)
+			}
 			if !documented[key][got] {
 				t.Errorf("%s answers %s, which no example of %s shows (examples: %v)", tt.name, r.Raw, key, documented[key])
 			}

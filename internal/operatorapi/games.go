@@ -17,10 +17,12 @@ func (a *API) ListGames(ctx context.Context, req game.ListGamesRequestObject) (g
 	}
 	c, err := a.launch.Games(op.ID, currency)
 	if errors.Is(err, launch.ErrCurrencyNotServed) {
-		// As /v1/launch refuses it: 400 INTERNAL_ERROR naming the currencies
-		// enabled (docs/ambiguities.md).
+		// As /v1/launch refuses it: 400 INTERNAL_ERROR (the contract's code)
+		// with error_reason CURRENCY_NOT_ENABLED, the message naming the
+		// currencies enabled (docs/ambiguities.md).
 		msg := err.Error()
-		return game.ListGames400JSONResponse{Status: "error", ErrorCode: "INTERNAL_ERROR", ErrorMessage: &msg}, nil
+		return game.ListGames400JSONResponse{Status: "error", ErrorCode: game.GamesBadRequestErrorErrorCodeINTERNALERROR,
+			ErrorReason: ptr(game.ErrorReasonCURRENCYNOTENABLED), ErrorMessage: &msg}, nil
 	}
 	if err != nil {
 		return nil, err

@@ -96,10 +96,13 @@ func TestCatalogueLimitsPerCurrency(t *testing.T) {
 	}
 }
 
-// Rule GAME-10 GAME-25: a currency not enabled for the operator is refused on /v1/games as on
-// /v1/launch: 400 INTERNAL_ERROR, the message naming the currencies enabled
-// (docs/ambiguities.md), never a catalogue whose entries carry a currency
-// that no launch accepts.
+// Rule GAME-10 GAME-25 GEN-9 GEN-10: a currency not enabled for the operator is
+// refused on /v1/games as on /v1/launch: 400 with the contract's code
+// INTERNAL_ERROR (the contract fixes these routes' codes), the refusal's stable
+// name in error_reason (CURRENCY_NOT_ENABLED, docs/ambiguities.md) and the
+// message naming the currencies enabled; never a catalogue whose entries carry
+// a currency that no launch accepts. Another 400 INTERNAL_ERROR carries no
+// error_reason.
 func TestCatalogueRefusesCurrencyNotEnabled(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -109,8 +112,21 @@ func TestCatalogueRefusesCurrencyNotEnabled(t *testing.T) {
 	} {
 		r := e.post(t, route.path, e.body(route.fields), acmeSecret)
 		wantError(t, r, http.StatusBadRequest, "INTERNAL_ERROR")
+		if got := r.Body["error_reason"]; got != "CURRENCY_NOT_ENABLED" {
+			t.Errorf("%s: error_reason = %v, want CURRENCY_NOT_ENABLED: %s", route.path, got, r.Raw)
+		}
 		if !strings.Contains(string(r.Raw), `\"EUR\" is not enabled for operator \"acme\" (enabled: BRL, USD)`) {
 			t.Errorf("%s: the refusal does not name the currency and those enabled: %s", route.path, r.Raw)
+		}
+	}
+	for _, route := range []struct{ path, fields string }{
+		{"/v1/games", `,"currency":978`},
+		{"/v1/launch", `,"game_id":"crash","demo":true,"lobby_url":"ftp://acme.example/"`},
+	} {
+		r := e.post(t, route.path, e.body(route.fields), acmeSecret)
+		wantError(t, r, http.StatusBadRequest, "INTERNAL_ERROR")
+		if got, ok := r.Body["error_reason"]; ok {
+			t.Errorf("%s: error_reason = %v on another refusal: %s", route.path, got, r.Raw)
 		}
 	}
 }

@@ -47,7 +47,12 @@ func (a *API) LaunchGame(ctx context.Context, req game.LaunchGameRequestObject) 
 		return badRequest("MISSING_PLAYER_ID"), nil
 	case errors.Is(err, launch.ErrInvalidToken):
 		return badRequest("INVALID_TOKEN"), nil
-	case errors.Is(err, launch.ErrCurrencyNotServed), errors.Is(err, launch.ErrNoWallet), errors.Is(err, launch.ErrInvalidField):
+	case errors.Is(err, launch.ErrCurrencyNotServed):
+		// The contract's code, and the refusal's stable name beside it
+		// (docs/ambiguities.md): the contract fixes this route's codes.
+		return game.LaunchGame400JSONResponse{Status: "error", ErrorCode: game.LaunchBadRequestErrorErrorCodeINTERNALERROR,
+			ErrorReason: ptr(game.ErrorReasonCURRENCYNOTENABLED), ErrorMessage: &msg}, nil
+	case errors.Is(err, launch.ErrNoWallet), errors.Is(err, launch.ErrInvalidField):
 		// The contract has no code for these; 400 INTERNAL_ERROR is its code for a
 		// request that cannot be served as sent, and the message says why.
 		return badRequest("INTERNAL_ERROR"), nil
