@@ -13,43 +13,35 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
-	"github.com/getkin/kin-openapi/openapi3"
 
-	"github.com/crashstudio/crashgame/api"
+	"github.com/crashstudio/crashgame/internal/apitest"
 )
 
-// streamSchemas validates the live stream's messages: the document describes
-// them as components (StreamEvent, ClientMessage), not as HTTP exchanges.
+// streamSchemas validates the live stream's messages as the stream's
+// AsyncAPI document declares them (api/table-stream.asyncapi.yaml, each
+// payload in its declared schema format): what the server sends, and what the
+// client sends, by type.
 type streamSchemas struct {
-	event, client *openapi3.Schema
+	send, receive map[string]apitest.StreamMessage
 }
 
 func loadStreamSchemas(t testing.TB) *streamSchemas {
 	t.Helper()
-	raw, err := api.Documents.ReadFile("table.v1.yaml")
-	if err != nil {
-		t.Fatalf("suite: %v", err)
-	}
-	doc, err := openapi3.NewLoader().LoadFromData(raw)
-	if err != nil {
-		t.Fatalf("suite: load table.v1.yaml: %v", err)
-	}
-	get := func(name string) *openapi3.Schema {
-		ref, ok := doc.Components.Schemas[name]
-		if !ok || ref.Value == nil {
-			t.Fatalf("suite: table.v1.yaml has no schema %s", name)
-		}
-		return ref.Value
-	}
-	return &streamSchemas{event: get("StreamEvent"), client: get("ClientMessage")}
+	return &streamSchemas{send: apitest.StreamMessages(t, "send"), receive: apitest.StreamMessages(t, "receive")}
 }
 
-func validateJSON(s *openapi3.Schema, raw []byte) error {
+// validateMessage checks raw against the message of its type in msgs.
+func validateMessage(msgs map[string]apitest.StreamMessage, raw []byte) error {
 	var v any
 	if err := json.Unmarshal(raw, &v); err != nil {
 		return err
 	}
-	return s.VisitJSON(v, openapi3.MultiErrors())
+	obj, _ := v.(map[string]any)
+	m, ok := msgs[fmt.Sprint(obj["type"])]
+	if !ok {
+		return fmt.Errorf("the stream document declares no message of type %v", obj["type"])
+	}
+	return m.Validate(v)
 }
 
 // Event is one stream message from the server.
@@ -75,7 +67,7 @@ type Stream struct {
 }
 
 // OpenStream dials /api/v1/stream with the table page's Origin and sends hello.
-// Every event received is validated against StreamEvent.
+// Every event received is validated against the stream's AsyncAPI document.
 func (s *Session) OpenStream(t testing.TB) *Stream {
 	t.Helper()
 	st, status, err := s.TryOpenStream(t)
@@ -107,8 +99,8 @@ func (s *Session) TryOpenStream(t testing.TB) (*Stream, int, error) {
 	}
 	st := &Stream{t: t, conn: conn, cancel: cancel, notify: make(chan struct{}, 1)}
 	hello, _ := json.Marshal(map[string]string{"type": "hello", "session": s.ID})
-	if err := validateJSON(s.e.stream.client, hello); err != nil {
-		t.Errorf("suite: the suite's hello breaks ClientMessage: %v", err)
+	if err := validateMessage(s.e.stream.receive, hello); err != nil {
+		t.Errorf("suite: the suite's hello breaks the stream document: %v", err)
 	}
 	if err := conn.Write(ctx, websocket.MessageText, hello); err != nil {
 		st.Close()
@@ -133,8 +125,8 @@ func (st *Stream) read(ctx context.Context, schemas *streamSchemas) {
 		if jerr := json.Unmarshal(raw, &ev); jerr != nil {
 			st.t.Errorf("stream: not JSON: %s", raw)
 		}
-		if verr := validateJSON(schemas.event, raw); verr != nil {
-			st.t.Errorf("stream: event breaks StreamEvent of table.v1.yaml: %v\n%s", verr, raw)
+		if verr := validateMessage(schemas.send, raw); verr != nil {
+			st.t.Errorf("stream: event breaks the stream document (api/table-stream.asyncapi.yaml): %v\n%s", verr, raw)
 		}
 		ev.Raw = raw
 		st.events = append(st.events, ev)
