@@ -4,29 +4,28 @@
 // api/wallet.v1.yaml and wired the way docs/integrators.md says: the
 // signature checked in a middleware over the raw bytes, the contract's error
 // shape for what the generated server cannot decode, unknown fields accepted.
-// Its money rules keep one test player in memory: it exists to show that the
-// guide leads to a wallet `crashgame wallet-check` passes (make toolchain
-// runs both), not to hold anyone's money.
+// Its money rules are docs/examples/walletledger's, for one test player in
+// memory: it exists to show that the guide leads to a wallet `crashgame
+// wallet-check` passes (make toolchain runs both), not to hold anyone's money.
 //
-// It imports the generated package and the guide's snippets as
-// example.com/operator/walletv1 and example.com/operator/integrator: make
-// toolchain generates and places them, and replaces that module path. The
-// ignore constraint keeps it out of the game's module; make toolchain drops it.
+// It imports the generated package, the guide's snippets and the ledger as
+// example.com/operator/walletv1, example.com/operator/ogenwiring and
+// example.com/operator/walletledger: the module docs/integrators.md builds,
+// with this file as cmd/ogenwallet/main.go. The ignore constraint keeps it out of
+// the game's module; make toolchain drops it.
 package main
 
 import (
 	"context"
-	"crypto/sha256"
 	"flag"
 	"fmt"
 	"log"
 	"net"
 	"net/http"
 	"os"
-	"strconv"
-	"sync"
 
-	"example.com/operator/integrator"
+	"example.com/operator/ogenwiring"
+	"example.com/operator/walletledger"
 	"example.com/operator/walletv1"
 )
 
@@ -47,13 +46,12 @@ func main() {
 		}
 		return v
 	}
-	w := &wallet{
-		player: *player, currency: *currency, balance: *balance,
-		token: env("OGENWALLET_TOKEN"), expired: env("OGENWALLET_EXPIRED_TOKEN"),
-		grants: map[string]int64{*freebet: *freebetAmount},
-		txs:    map[string]movement{}, bets: map[string]*bet{},
-	}
-	h, err := integrator.NewWallet(w, map[string][]byte{*operator: []byte(env("OGENWALLET_SECRET"))},
+	w := wallet{ledger: walletledger.New(walletledger.Config{
+		PlayerID: *player, Currency: *currency, Balance: *balance,
+		Token: env("OGENWALLET_TOKEN"), ExpiredToken: env("OGENWALLET_EXPIRED_TOKEN"),
+		Grants: map[string]int64{*freebet: *freebetAmount},
+	})}
+	h, err := ogenwiring.NewWallet(w, map[string][]byte{*operator: []byte(env("OGENWALLET_SECRET"))},
 		[]string{env("OGENWALLET_API_KEY"), env("OGENWALLET_SECOND_API_KEY")})
 	if err != nil {
 		log.Fatalf("ogenwallet: %v", err)
@@ -66,174 +64,99 @@ func main() {
 	log.Fatal(http.Serve(ln, h))
 }
 
-// wallet holds one player's money; every movement is kept by its
-// transaction_id so that a retry gets the same answer.
+// wallet is ogen's Handler over the ledger: it turns each generated request
+// into the ledger's plain types, and the ledger's answer into the generated
+// answer of the status the contract lists. The generated server has
+// validated the body against api/wallet.v1.yaml before (amounts are Cents,
+// minimum 0; freebet_id is present on /bet and /win).
 type wallet struct {
-	mu       sync.Mutex
-	player   string
-	currency string
-	balance  int64
-	token    string // live session token
-	expired  string // an expired session token of the player
-	grants   map[string]int64
-	txs      map[string]movement // by the game's transaction_id
-	bets     map[string]*bet     // debits, by transaction_id
-	next     int                 // the wallet's own transaction ids
+	ledger *walletledger.Ledger
 }
 
-// movement is a movement as recorded: what identifies its content, and the
-// answer given.
-type movement struct {
-	digest [32]byte
-	answer walletv1.MovementResult
-}
-
-// bet is a debit and how it ended.
-type bet struct {
-	amount  int64
-	freebet string // "" for an ordinary bet
-	settled string // "", "win" or "rollback"
-}
-
-func (w *wallet) Balance(_ context.Context, req *walletv1.BalanceRequest) (walletv1.BalanceRes, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	switch req.Token {
-	case w.token:
-	case w.expired:
-		return &walletv1.BalanceUnauthorized{Status: walletv1.WalletErrorStatusError, ErrorCode: "TOKEN_EXPIRED"}, nil
-	default:
-		return &walletv1.BalanceUnauthorized{Status: walletv1.WalletErrorStatusError, ErrorCode: "TOKEN_INVALID"}, nil
+func (w wallet) Balance(_ context.Context, req *walletv1.BalanceRequest) (walletv1.BalanceRes, error) {
+	s := w.ledger.Balance(req.Token)
+	if !s.OK() {
+		return &walletv1.BalanceUnauthorized{Status: walletv1.WalletErrorStatusError, ErrorCode: walletv1.ErrorCode(s.Code)}, nil
 	}
-	grants := make([]walletv1.FreebetGrant, 0, len(w.grants))
-	for id, amount := range w.grants {
-		grants = append(grants, walletv1.FreebetGrant{ID: id, Amount: amount})
+	grants := make([]walletv1.FreebetGrant, 0, len(s.Grants))
+	for _, g := range s.Grants {
+		grants = append(grants, walletv1.FreebetGrant{ID: g.ID, Amount: g.Amount})
 	}
 	res := walletv1.NewBalanceSuccessBalanceResult(walletv1.BalanceSuccess{
-		Status: walletv1.BalanceSuccessStatusOk, PlayerID: w.player, Balance: walletv1.Cents(w.balance),
-		Currency: walletv1.Currency(w.currency), Freebets: grants,
+		Status: walletv1.BalanceSuccessStatusOk, PlayerID: s.PlayerID, Balance: walletv1.Cents(s.Balance),
+		Currency: walletv1.Currency(s.Currency), Freebets: grants,
 	})
 	return &res, nil
 }
 
-func (w *wallet) Bet(_ context.Context, req *walletv1.BetRequest) (walletv1.BetRes, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	d := digest("bet", req.PlayerID, req.Amount, req.RoundID, req.FreebetID.Value, req.FreebetID.Null)
-	if prev, ok := w.txs[req.TransactionID]; ok {
-		if prev.digest != d {
-			return &walletv1.BetConflict{Status: walletv1.WalletErrorStatusError, ErrorCode: "DUPLICATE_TRANSACTION"}, nil
-		}
-		return &prev.answer, nil // a retry: the same answer
-	}
-	var answer walletv1.MovementResult
-	switch {
-	case req.Token == w.expired:
-		answer = w.refusal("TOKEN_EXPIRED")
-	case req.Token != w.token:
-		answer = w.refusal("TOKEN_INVALID")
-	case req.PlayerID != w.player:
-		answer = w.refusal("PLAYER_NOT_FOUND")
-	case string(req.Currency) != w.currency:
-		answer = w.refusal("CURRENCY_MISMATCH")
-	case !req.FreebetID.Null:
-		// A freebet: its grant is spent, the balance does not move.
-		if value, open := w.grants[req.FreebetID.Value]; !open || value != int64(req.Amount) {
-			answer = w.refusal("INTERNAL_ERROR")
-			break
-		}
-		delete(w.grants, req.FreebetID.Value)
-		w.bets[req.TransactionID] = &bet{amount: int64(req.Amount), freebet: req.FreebetID.Value}
-		answer = w.success()
-	case int64(req.Amount) > w.balance:
-		answer = w.refusal("INSUFFICIENT_FUNDS")
-	default:
-		w.balance -= int64(req.Amount)
-		w.bets[req.TransactionID] = &bet{amount: int64(req.Amount)}
-		answer = w.success()
-	}
-	w.txs[req.TransactionID] = movement{digest: d, answer: answer}
-	return &answer, nil
-}
-
-func (w *wallet) Win(_ context.Context, req *walletv1.WinRequest) (walletv1.WinRes, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	d := digest("win", req.PlayerID, req.Amount, req.BetID, req.Type)
-	if prev, ok := w.txs[req.TransactionID]; ok {
-		if prev.digest != d {
-			res := w.refusal("DUPLICATE_TRANSACTION")
-			return &res, nil
-		}
-		return &prev.answer, nil
-	}
-	// A win is credited whatever the token's state: the round was played.
-	b := w.bets[req.BetID]
-	if b == nil || b.settled == "rollback" || req.PlayerID != w.player {
-		return &walletv1.WinNotFound{Status: walletv1.WalletErrorStatusError, ErrorCode: "BET_NOT_FOUND"}, nil
-	}
-	if b.settled == "win" {
-		res := w.refusal("DUPLICATE_TRANSACTION") // one win per debit
-		return &res, nil
-	}
-	b.settled = "win"
-	w.balance += int64(req.Amount)
-	answer := w.success()
-	w.txs[req.TransactionID] = movement{digest: d, answer: answer}
-	return &answer, nil
-}
-
-func (w *wallet) Rollback(_ context.Context, req *walletv1.RollbackRequest) (walletv1.RollbackRes, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	d := digest("rollback", req.PlayerID, req.Amount, req.BetID)
-	if prev, ok := w.txs[req.TransactionID]; ok {
-		if prev.digest != d {
-			res := w.refusal("DUPLICATE_TRANSACTION")
-			return &res, nil
-		}
-		return &prev.answer, nil
-	}
-	b := w.bets[req.BetID]
-	switch {
-	case b == nil || b.settled == "rollback":
-		// Nothing to undo: the state the game asks for holds already.
-	case b.settled == "win":
-		res := w.refusal("BET_NOT_FOUND") // a paid debit is never undone
-		return &res, nil
-	case int64(req.Amount) != b.amount:
-		res := w.refusal("DUPLICATE_TRANSACTION") // never return more than was taken
-		return &res, nil
-	case b.freebet != "":
-		b.settled = "rollback"
-		w.grants[b.freebet] = b.amount // the grant is open again; no money moves
-	default:
-		b.settled = "rollback"
-		w.balance += b.amount
-	}
-	answer := w.success()
-	w.txs[req.TransactionID] = movement{digest: d, answer: answer}
-	return &answer, nil
-}
-
-// success is an ok answer with the balance and the wallet's own transaction id.
-func (w *wallet) success() walletv1.MovementResult {
-	w.next++
-	return walletv1.NewWalletSuccessMovementResult(walletv1.WalletSuccess{
-		Status: walletv1.WalletSuccessStatusOk, Balance: walletv1.Cents(w.balance),
-		Currency: walletv1.NewOptCurrency(walletv1.Currency(w.currency)), PlayerID: walletv1.NewOptString(w.player),
-		TransactionID: walletv1.NewOptString("ow-" + strconv.Itoa(w.next)),
+func (w wallet) Bet(_ context.Context, req *walletv1.BetRequest) (walletv1.BetRes, error) {
+	a := w.ledger.Bet(walletledger.Bet{
+		Token: req.Token, PlayerID: req.PlayerID, Currency: string(req.Currency), Amount: int64(req.Amount),
+		TransactionID: req.TransactionID, RoundID: req.RoundID, FreebetID: optional(req.FreebetID),
 	})
+	switch a.HTTPStatus {
+	case http.StatusConflict:
+		return &walletv1.BetConflict{Status: walletv1.WalletErrorStatusError, ErrorCode: walletv1.ErrorCode(a.Code),
+			ErrorMessage: walletv1.NewOptString(a.Message)}, nil
+	case http.StatusBadRequest:
+		return &walletv1.BetBadRequest{Status: walletv1.WalletErrorStatusError, ErrorCode: walletv1.ErrorCode(a.Code),
+			ErrorMessage: walletv1.NewOptString(a.Message)}, nil
+	}
+	res := result(a)
+	return &res, nil
 }
 
-// refusal is an error answer (HTTP 200) with the current balance.
-func (w *wallet) refusal(code walletv1.ErrorCode) walletv1.MovementResult {
+func (w wallet) Win(_ context.Context, req *walletv1.WinRequest) (walletv1.WinRes, error) {
+	a := w.ledger.Win(walletledger.Win{
+		Token: req.Token, PlayerID: req.PlayerID, Currency: string(req.Currency), Amount: int64(req.Amount),
+		TransactionID: req.TransactionID, BetID: req.BetID, RoundID: req.RoundID, Type: string(req.Type),
+		FreebetID: optional(req.FreebetID),
+	})
+	switch a.HTTPStatus {
+	case http.StatusNotFound:
+		return &walletv1.WinNotFound{Status: walletv1.WalletErrorStatusError, ErrorCode: walletv1.ErrorCode(a.Code),
+			ErrorMessage: walletv1.NewOptString(a.Message)}, nil
+	case http.StatusBadRequest:
+		return &walletv1.WinBadRequest{Status: walletv1.WalletErrorStatusError, ErrorCode: walletv1.ErrorCode(a.Code),
+			ErrorMessage: walletv1.NewOptString(a.Message)}, nil
+	}
+	res := result(a)
+	return &res, nil
+}
+
+func (w wallet) Rollback(_ context.Context, req *walletv1.RollbackRequest) (walletv1.RollbackRes, error) {
+	a := w.ledger.Rollback(walletledger.Rollback{
+		Token: req.Token, PlayerID: req.PlayerID, Currency: string(req.Currency), Amount: int64(req.Amount),
+		TransactionID: req.TransactionID, BetID: req.BetID, RoundID: req.RoundID,
+	})
+	if a.HTTPStatus == http.StatusBadRequest {
+		return &walletv1.RollbackBadRequest{Status: walletv1.WalletErrorStatusError, ErrorCode: walletv1.ErrorCode(a.Code),
+			ErrorMessage: walletv1.NewOptString(a.Message)}, nil
+	}
+	res := result(a)
+	return &res, nil
+}
+
+// result is the HTTP 200 body of a movement: success, or a refusal with the
+// current balance.
+func result(a walletledger.Answer) walletv1.MovementResult {
+	if a.OK() {
+		return walletv1.NewWalletSuccessMovementResult(walletv1.WalletSuccess{
+			Status: walletv1.WalletSuccessStatusOk, Balance: walletv1.Cents(a.Balance),
+			Currency: walletv1.NewOptCurrency(walletv1.Currency(a.Currency)), PlayerID: walletv1.NewOptString(a.PlayerID),
+			TransactionID: walletv1.NewOptString(a.TransactionID),
+		})
+	}
 	return walletv1.NewWalletErrorMovementResult(walletv1.WalletError{
-		Status: walletv1.WalletErrorStatusError, ErrorCode: code, Balance: walletv1.NewOptCents(walletv1.Cents(w.balance)),
+		Status: walletv1.WalletErrorStatusError, ErrorCode: walletv1.ErrorCode(a.Code),
+		ErrorMessage: walletv1.NewOptString(a.Message), Balance: walletv1.NewOptCents(walletv1.Cents(a.Balance)),
 	})
 }
 
-// digest names a movement's content, to tell a retry from a divergent body.
-func digest(parts ...any) [32]byte {
-	return sha256.Sum256([]byte(fmt.Sprint(parts...)))
+// optional is a nullable freebet_id as the ledger takes it: nil for null.
+func optional(id walletv1.NilString) *string {
+	if id.Null {
+		return nil
+	}
+	return &id.Value
 }
