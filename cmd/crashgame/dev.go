@@ -36,21 +36,23 @@ func dev(ctx context.Context, args []string, logger *slog.Logger, stdout, stderr
 	fs.SetOutput(stderr)
 	listen := fs.String("listen", "127.0.0.1:8080", "address of the game")
 	walletListen := fs.String("wallet-listen", "127.0.0.1:8081", "address of the reference operator (lobby and wallet)")
+	metricsListen := fs.String("metrics-listen", config.DefaultMetricsListen, "address of /metrics (never served on --listen)")
 	data := fs.String("data", "data", "folder of the SQLite databases")
 	players := fs.Int("players", 5, "funded test players of the reference operator")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	for _, a := range []string{*listen, *walletListen} {
+	for _, a := range []string{*listen, *walletListen, *metricsListen} {
 		if _, _, err := net.SplitHostPort(a); err != nil {
 			return fmt.Errorf("dev: address %q: %w", a, err)
 		}
 	}
 	env := map[string]string{
-		"DEV_LISTEN":     *listen,
-		"DEV_BASE_URL":   "http://" + *listen,
-		"DEV_DATABASE":   "sqlite://" + filepath.ToSlash(filepath.Join(*data, "dev.db")),
-		"DEV_WALLET_URL": "http://" + *walletListen,
+		"DEV_LISTEN":         *listen,
+		"DEV_METRICS_LISTEN": *metricsListen,
+		"DEV_BASE_URL":       "http://" + *listen,
+		"DEV_DATABASE":       "sqlite://" + filepath.ToSlash(filepath.Join(*data, "dev.db")),
+		"DEV_WALLET_URL":     "http://" + *walletListen,
 	}
 	cfg, err := config.Parse(devConfig, func(k string) (string, bool) { v, ok := env[k]; return v, ok })
 	if err != nil {
@@ -94,11 +96,12 @@ func dev(ctx context.Context, args []string, logger *slog.Logger, stdout, stderr
   play       %[3]s/   (the reference operator's lobby: pick a player, Play;
              every player has a freebet campaign "welcome": 3 free rounds of 5.00)
   health     %[2]s/healthz
+  metrics    http://%[4]s/metrics   (its own address, never on %[2]s)
   documents  %[2]s/openapi/
   operator   "dev", secret %[1]q (public, laptop only)
   catalogue  body='{"operator":"dev","timestamp":'$(date +%%s000)',"currency":"BRL"}'; \
              curl -s -X POST %[2]s/v1/games -H "Content-Type: application/json" -H "X-Signature: $(printf %%s "$body" | openssl dgst -sha256 -hmac %[1]s | cut -d' ' -f2)" -d "$body"
-`, devSecret, cfg.BaseURL, "http://"+*walletListen)
+`, devSecret, cfg.BaseURL, "http://"+*walletListen, cfg.MetricsListen)
 	return serve(ctx, cfg, logger, stdout)
 }
 

@@ -70,14 +70,15 @@ func serve(ctx context.Context, cfg *config.Config, logger *slog.Logger, stdout 
 		return fmt.Errorf("listen on %s: %w", cfg.Listen, err)
 	}
 	srv := newHTTPServer(handler, logger)
-	// /metrics on an address of its own, when configured: wallet and queue
-	// internals need not reach the public port.
+	// /metrics on an address of its own (loopback unless the file says
+	// otherwise): operators' names, their wallet calls and the queue never
+	// reach the public port.
 	var metricsSrv *http.Server
 	if cfg.MetricsListen != "" {
 		mln, err := net.Listen("tcp", cfg.MetricsListen)
 		if err != nil {
 			ln.Close()
-			return fmt.Errorf("metrics_listen on %s: %w", cfg.MetricsListen, err)
+			return fmt.Errorf("metrics_listen on %s (/metrics; set metrics_listen to a free address, e.g. 127.0.0.1:9091): %w", cfg.MetricsListen, err)
 		}
 		mux := http.NewServeMux()
 		mux.Handle("GET /metrics", a.metricsHandler())
@@ -148,8 +149,9 @@ func newHTTPServer(h http.Handler, logger *slog.Logger) *http.Server {
 	}
 }
 
-// newHandler wires the routes of one installation: /metrics among them unless
-// metrics_listen gives it an address of its own.
+// newHandler wires the public routes of one installation. /metrics is never
+// among them: serve answers it on metrics_listen alone, so the public port
+// answers 404 there.
 func newHandler(cfg *config.Config, st *store.Store, a *app, logger *slog.Logger) (http.Handler, error) {
 	documents, err := docs.New(api.Documents)
 	if err != nil {
@@ -158,9 +160,6 @@ func newHandler(cfg *config.Config, st *store.Store, a *app, logger *slog.Logger
 	routes := a.operators.Routes()
 	for pattern, h := range a.table.Routes() {
 		routes[pattern] = h
-	}
-	if cfg.MetricsListen == "" {
-		routes["GET /metrics"] = a.metricsHandler()
 	}
 	return server.New(server.Config{
 		Logger:    logger,

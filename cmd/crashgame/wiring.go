@@ -44,7 +44,7 @@ func sessionOperators(cfg *config.Config) []sessions.Operator {
 			limits, _ := op.Currency(code) // a copy
 			curs[j] = sessions.Currency{Code: code, Limits: freebetLimits(limits)}
 		}
-		ops[i] = sessions.Operator{ID: op.ID, Enabled: op.Enabled, Games: op.Games, Currencies: curs}
+		ops[i] = sessions.Operator{ID: op.ID, Enabled: op.Enabled, Games: op.Games, Currencies: curs, LegacyLaunchOff: !op.LegacyLaunch}
 	}
 	return ops
 }

@@ -42,6 +42,7 @@ operators:
       BRL: { min_bet: 100, max_bet: 100000, max_win: 500000 }
   - operator: off
     enabled: false
+    legacy_launch: false
     secret: off-secret-0123456789abcdef
     api_key: off_key
     wallet_url: https://wallet.off.example
@@ -90,7 +91,7 @@ func TestTranslateSessions(t *testing.T) {
 			{Code: "BRL", Limits: freebets.Limits{MinBet: ptr(100), MaxBet: ptr(100000)}},
 			{Code: "USD", Limits: freebets.Limits{MinBet: ptr(10)}},
 		}},
-		{ID: "off", Games: []string{"crash"}, Currencies: []sessions.Currency{{Code: "EUR"}}},
+		{ID: "off", Games: []string{"crash"}, Currencies: []sessions.Currency{{Code: "EUR"}}, LegacyLaunchOff: true},
 		{ID: "showroom", Enabled: true, Games: []string{"crash"}, Currencies: []sessions.Currency{
 			{Code: "BRL", Limits: freebets.Limits{MaxBet: ptr(1000)}}}},
 	}

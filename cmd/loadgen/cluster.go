@@ -227,7 +227,7 @@ func openBets(bets []store.ReconcileBetRecord) int {
 // replica: read there when the database is given (not with --self, whose
 // SQLite file the running game holds); else every replica's /metrics must
 // answer 0 pending (a replica that does not answer keeps it "not drained");
-// else the one game's /metrics.
+// else the one game's /metrics (at --metrics-url).
 func (lg *loadgen) drainCheck(ctx context.Context) (check func() (bool, error), how string, done func(), err error) {
 	o := lg.o
 	switch {
@@ -264,7 +264,7 @@ func (lg *loadgen) drainCheck(ctx context.Context) (check func() (bool, error), 
 		}, fmt.Sprintf("0 pending in the /metrics of every replica (%d)", len(o.replicas)), func() {}, nil
 	default:
 		return func() (bool, error) {
-			m, err := scrapeMetrics(o.url)
+			m, err := scrapeMetrics(o.metricsURL)
 			if err != nil {
 				return false, err
 			}

@@ -62,7 +62,8 @@
 // and waits as well until no bet of its players is still open (a bet a
 // leader left pending at a fail-over is settled by the next leader);
 // else with --replicas every replica's /metrics must say 0 pending; else the
-// game's own /metrics. The result says which was read.
+// game's own /metrics, at --metrics-url (its metrics_listen: the public port
+// never serves /metrics). The result says which was read.
 package main
 
 import (
@@ -84,6 +85,7 @@ type options struct {
 	data        string
 	binDir      string
 	url         string
+	metricsURL  string // the game's metrics_listen, as http://host:port
 	operatorURL string
 	operator    string
 	secret      string
@@ -134,6 +136,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.BoolVar(&o.zeroWin, "zero-win", false, "--self: the operator takes zero_win (a movement per lost bet)")
 	fs.IntVar(&o.bettingMS, "betting-ms", 5000, "--self: length of the betting phase")
 	fs.StringVar(&o.url, "url", "", "the game's address (without --self)")
+	fs.StringVar(&o.metricsURL, "metrics-url", "http://127.0.0.1:9090", "the game's metrics_listen as http://host:port, where /metrics is read (without --self and --replicas; the game's public port never serves /metrics)")
 	fs.StringVar(&o.operatorURL, "operator-url", "", "operator-sim's address (without --self)")
 	fs.StringVar(&o.operator, "operator", "load", "the operator id (the game's and operator-sim's)")
 	fs.StringVar(&o.secret, "secret", "load-secret-0123456789abcdef", "the operator's HMAC secret (launch and admin calls)")

@@ -123,7 +123,7 @@ func (lg *loadgen) sampleGame(s *procSample) {
 	if lg.o.gamePID > 0 {
 		s.CPUSeconds, s.RSSBytes, _ = readProc(lg.o.gamePID)
 	}
-	if m, err := scrapeMetrics(lg.o.url); err == nil {
+	if m, err := scrapeMetrics(lg.o.metricsURL); err == nil {
 		s.Pending = m[metricPending]
 		s.Exhausted = m[`crashgame_wallet_queue_movements{status="exhausted"}`]
 		s.Goroutines = m["go_goroutines"]

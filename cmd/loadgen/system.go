@@ -25,6 +25,7 @@ type system struct {
 // gameConfig is the installation --self serves: dev.yaml's game and one
 // operator whose wallet is operator-sim, limits wide enough for the load.
 const gameConfig = `listen: %[1]s
+metrics_listen: %[11]s
 base_url: http://%[1]s
 default_language: en
 database: %[2]s
@@ -80,13 +81,13 @@ func startSystem(ctx context.Context, o *options, stderr io.Writer) (*system, er
 			}
 		}
 	}
-	gameAddr, simAddr := freeAddr(), freeAddr()
+	gameAddr, simAddr, metricsAddr := freeAddr(), freeAddr(), freeAddr()
 	if o.database == "" {
 		o.database = "sqlite://" + filepath.ToSlash(filepath.Join(o.data, "crashgame.db"))
 	}
 	s := &system{dialect: strings.SplitN(o.database, ":", 2)[0]}
 	cfgPath := filepath.Join(o.data, "game.yaml")
-	cfg := fmt.Sprintf(gameConfig, gameAddr, o.database, o.gameID, o.operator, o.secret, loadAPIKey, simAddr, o.bettingMS, o.zeroWin, o.currency)
+	cfg := fmt.Sprintf(gameConfig, gameAddr, o.database, o.gameID, o.operator, o.secret, loadAPIKey, simAddr, o.bettingMS, o.zeroWin, o.currency, metricsAddr)
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		return nil, err
 	}
@@ -113,6 +114,7 @@ func startSystem(ctx context.Context, o *options, stderr io.Writer) (*system, er
 		return nil, err
 	}
 	o.url, o.operatorURL, o.gamePID = "http://"+gameAddr, "http://"+simAddr, s.game.cmd.Process.Pid
+	o.metricsURL = "http://" + metricsAddr
 	if o.gameDB == "" {
 		o.gameDB = o.database
 	}

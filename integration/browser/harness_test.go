@@ -111,14 +111,14 @@ func freeAddr(t *testing.T) string {
 // kill) at cleanup if the test has not stopped it already.
 func startDev(t *testing.T, bin string) *devServer {
 	t.Helper()
-	game, wallet := freeAddr(t), freeAddr(t)
+	game, wallet, metrics := freeAddr(t), freeAddr(t), freeAddr(t)
 	s := &devServer{
 		GameURL:  "http://" + game,
 		LobbyURL: "http://" + wallet,
 		out:      &lockedBuffer{},
 		exited:   make(chan struct{}),
 	}
-	s.cmd = exec.Command(bin, "dev", "--data", t.TempDir(), "--listen", game, "--wallet-listen", wallet, "--players", "2")
+	s.cmd = exec.Command(bin, "dev", "--data", t.TempDir(), "--listen", game, "--wallet-listen", wallet, "--metrics-listen", metrics, "--players", "2")
 	s.cmd.Stdout = s.out
 	s.cmd.Stderr = s.out
 	if err := s.cmd.Start(); err != nil {

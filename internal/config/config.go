@@ -29,6 +29,7 @@ var Languages = []string{"pt", "en", "es"}
 // Defaults of the keys that may be left out of the file; docs/config.md lists them.
 const (
 	DefaultListen         = "127.0.0.1:8080"
+	DefaultMetricsListen  = "127.0.0.1:9090" // loopback: /metrics never reaches the public port by default
 	DefaultLanguage       = "en"
 	DefaultDatabase       = "sqlite://data/crashgame.db"
 	DefaultRTPBasisPoints = 9700   // 97.00 %
@@ -44,8 +45,9 @@ const MinSecretLen = 16
 // Config is one installation, as read from its file and validated.
 type Config struct {
 	Listen string // host:port the HTTP server listens on
-	// MetricsListen is the host:port that alone serves /metrics; "" serves
-	// it on Listen with the public routes.
+	// MetricsListen is the host:port that alone serves /metrics
+	// (DefaultMetricsListen when the file leaves it out). Listen never serves
+	// /metrics.
 	MetricsListen   string
 	BaseURL         string // public address of the game, no trailing slash (GEN-11)
 	DefaultLanguage string // one of Languages (LANG-4)
@@ -192,11 +194,16 @@ type Operator struct {
 	APIKey Secret
 	// WalletURL is the base of the operator's wallet routes, no trailing slash;
 	// empty for an operator without a wallet (demo only).
-	WalletURL  string
-	Games      []string   // game ids, in file order
-	Demo       bool       // demo launches allowed
-	ZeroWin    bool       // send a zero-amount /win for a lost bet
-	Currencies []Currency // sorted by Code (GEN-8)
+	WalletURL string
+	Games     []string // game ids, in file order
+	Demo      bool     // demo launches allowed
+	ZeroWin   bool     // send a zero-amount /win for a lost bet
+	// LegacyLaunch allows the legacy launch (POST /api/v1/sessions with the
+	// operator's own token, the operator and the game named: VER-4). Default
+	// true. A legacy session takes the responsible gambling controls of the
+	// player's latest /v1/launch for this operator.
+	LegacyLaunch bool
+	Currencies   []Currency // sorted by Code (GEN-8)
 }
 
 // Currency is one currency enabled for an operator, with its limits.
@@ -320,8 +327,8 @@ func (o *Operator) CurrencyCodes() []string {
 
 // String describes the operator without its secret or API key.
 func (o Operator) String() string {
-	return fmt.Sprintf("operator %q (enabled=%t signed=%t wallet=%q games=%v currencies=%v demo=%t zero_win=%t)",
-		o.ID, o.Enabled, o.Signed(), o.WalletURL, o.Games, o.CurrencyCodes(), o.Demo, o.ZeroWin)
+	return fmt.Sprintf("operator %q (enabled=%t signed=%t wallet=%q games=%v currencies=%v demo=%t zero_win=%t legacy_launch=%t)",
+		o.ID, o.Enabled, o.Signed(), o.WalletURL, o.Games, o.CurrencyCodes(), o.Demo, o.ZeroWin, o.LegacyLaunch)
 }
 
 // LogValue describes the operator for slog with the secret and API key redacted.
@@ -336,6 +343,7 @@ func (o Operator) LogValue() slog.Value {
 		slog.Any("currencies", o.CurrencyCodes()),
 		slog.Bool("demo", o.Demo),
 		slog.Bool("zero_win", o.ZeroWin),
+		slog.Bool("legacy_launch", o.LegacyLaunch),
 	)
 }
 

@@ -170,7 +170,7 @@ func TestDocsShowExample(t *testing.T) {
 		"listen", "metrics_listen", "base_url", "default_language", "database", "games", "operators",
 		"game_id", "name", "studio", "category", "image_url", "rtp_bp", "max_multiplier", "betting_ms", "pause_ms",
 		"demo", "freebet", "mobile", "desktop",
-		"operator", "enabled", "secret", "api_key", "wallet_url", "zero_win", "currencies", "min_bet", "max_bet", "max_win",
+		"operator", "enabled", "secret", "api_key", "wallet_url", "zero_win", "legacy_launch", "currencies", "min_bet", "max_bet", "max_win",
 	} {
 		if !bytes.Contains(docs, []byte("`"+key+"`")) {
 			t.Errorf("docs/config.md does not document `%s`", key)
@@ -190,6 +190,13 @@ operators:
 `)
 	if c.Listen != "127.0.0.1:8080" || c.DefaultLanguage != "en" || string(c.Database) != "sqlite://data/crashgame.db" {
 		t.Errorf("top-level defaults = %q %q %q", c.Listen, c.DefaultLanguage, c.Database)
+	}
+	// /metrics is never on the public port: by default on loopback.
+	if c.MetricsListen != "127.0.0.1:9090" {
+		t.Errorf("metrics_listen default = %q, want 127.0.0.1:9090", c.MetricsListen)
+	}
+	if op, _ := c.Operator("demo"); !op.LegacyLaunch {
+		t.Error("legacy_launch default = false, want true (today's operators keep working)")
 	}
 	if c.BaseURL != "https://games.example.com" {
 		t.Errorf("base_url = %q, want the trailing slash removed", c.BaseURL)
@@ -365,6 +372,8 @@ func TestRefusals(t *testing.T) {
 			[]string{`metrics_listen "localhost" is not host:port`, "127.0.0.1:9090"}},
 		{"metrics_listen equal to listen", "listen: 127.0.0.1:8080\nmetrics_listen: 127.0.0.1:8080\n" + base,
 			[]string{`metrics_listen "127.0.0.1:8080" is the same address as listen`}},
+		{"listen on metrics_listen's default", "listen: 127.0.0.1:9090\n" + base,
+			[]string{`listen "127.0.0.1:9090" is also the default of metrics_listen`, "127.0.0.1:9091"}},
 		{"unknown database", "database: mysql://root:hunter2hunter2@db/x\n" + base,
 			[]string{"database is neither sqlite:// nor postgres://", "postgres://USER:PASSWORD@HOST"}},
 		{"second document", base + "---\nlisten: :9090\n",

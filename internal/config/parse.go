@@ -409,6 +409,7 @@ func (p *parser) config(root *yaml.Node) *Config {
 		"listen", "metrics_listen", "base_url", "default_language", "database", "games", "operators", "cluster", "trusted_proxies", "fairness", "back_office")
 	c := &Config{
 		Listen:          DefaultListen,
+		MetricsListen:   DefaultMetricsListen,
 		DefaultLanguage: DefaultLanguage,
 		Database:        DefaultDatabase,
 	}
@@ -420,13 +421,17 @@ func (p *parser) config(root *yaml.Node) *Config {
 		}
 	}
 
+	// /metrics is served on metrics_listen alone, never on listen: by default
+	// on loopback, where only the machine's own monitoring reaches it.
 	if v, n := p.str(f, "metrics_listen", "top level"); n != nil {
 		c.MetricsListen = v
 		if _, port, err := net.SplitHostPort(v); err != nil || !validPort(port) {
-			p.addf(n, "metrics_listen %s is not host:port; write e.g. 127.0.0.1:9090, or leave it out to serve /metrics on listen", p.show(n))
+			p.addf(n, "metrics_listen %s is not host:port; write e.g. %s (the default), or 10.0.0.5:9090 for a monitoring network", p.show(n), DefaultMetricsListen)
 		} else if v == c.Listen && port != "0" {
-			p.addf(n, "metrics_listen %s is the same address as listen; give /metrics an address of its own, or leave metrics_listen out", p.show(n))
+			p.addf(n, "metrics_listen %s is the same address as listen; give /metrics an address of its own, e.g. %s (the default)", p.show(n), DefaultMetricsListen)
 		}
+	} else if c.Listen == DefaultMetricsListen {
+		p.addf(f["listen"], "listen %q is also the default of metrics_listen; set metrics_listen to another address, e.g. 127.0.0.1:9091", c.Listen)
 	}
 
 	// Rule GEN-11: launch URLs are built on base_url.
@@ -744,7 +749,7 @@ func (p *parser) operator(n *yaml.Node, i int, games map[string]string) (op Oper
 	pairs := p.mapping(n, fmt.Sprintf("operators entry %d", i+1))
 	where = p.entryName(pairs, "operator", "operator", "operators", i)
 	f := p.fields(pairs, where, "operator", "enabled", "secret", "api_key", "wallet_url",
-		"games", "demo", "zero_win", "currencies")
+		"games", "demo", "zero_win", "legacy_launch", "currencies")
 
 	var idNode *yaml.Node
 	op.ID, idNode = p.str(f, "operator", where)
@@ -761,6 +766,7 @@ func (p *parser) operator(n *yaml.Node, i int, games map[string]string) (op Oper
 	op.Enabled = p.boolean(f, "enabled", where, true)
 	op.Demo = p.boolean(f, "demo", where, true)
 	op.ZeroWin = p.boolean(f, "zero_win", where, false)
+	op.LegacyLaunch = p.boolean(f, "legacy_launch", where, true)
 
 	secret, secretNode := p.str(f, "secret", where)
 	apiKey, apiKeyNode := p.str(f, "api_key", where)

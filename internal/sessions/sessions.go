@@ -3,7 +3,9 @@
 //
 // Entry (Open) takes a launch ticket (tk_..., single use, 15 minutes) or, on the
 // legacy path, the operator's own session token with the operator and game named
-// by the request (VER-4, VER-5). Outside demo it asks the operator's wallet who
+// by the request (VER-4, VER-5). An operator may switch the legacy path off
+// (Operator.LegacyLaunchOff). A legacy session takes the responsible gambling
+// controls of the player's latest /v1/launch for the operator. Outside demo it asks the operator's wallet who
 // the player is with /balance, carrying the token only (BAL-1, BAL-2), on every
 // entry and never per round (BAL-3): no player enters without a success
 // (BAL-5). It checks the currency (BAL-11, BAL-12, VER-6), hands the freebet
@@ -81,7 +83,11 @@ var idEncoding = base64.RawURLEncoding
 
 // Refusals of Open and Get. Each maps to one player-facing code of the table.
 var (
-	ErrTicketInvalid     = errors.New("sessions: no such ticket, operator or game")     // TICKET_INVALID
+	ErrTicketInvalid = errors.New("sessions: no such ticket, operator or game") // TICKET_INVALID
+	// ErrLegacyLaunchOff is the legacy launch of an operator whose
+	// legacy_launch is false. It is an ErrTicketInvalid (TICKET_INVALID): the
+	// player is told to open the game again from the operator's site.
+	ErrLegacyLaunchOff   = fmt.Errorf("%w: the legacy launch is off for this operator", ErrTicketInvalid)
 	ErrTicketUsed        = errors.New("sessions: ticket already used")                  // TICKET_USED
 	ErrTicketExpired     = errors.New("sessions: ticket expired")                       // TICKET_EXPIRED
 	ErrSessionRefused    = errors.New("sessions: the wallet refused the session")       // SESSION_REFUSED
@@ -117,6 +123,9 @@ type Repo interface {
 	WriteSessionStates(ctx context.Context, balances []store.SessionBalance, controls []*store.SessionControlsRecord) error
 	SessionBetTotals(ctx context.Context, sessionHash []byte) ([]store.SessionBetTotal, error)
 	SessionHasBets(ctx context.Context, sessionHash []byte, statuses ...string) (bool, error)
+	// LaunchControls are the controls of the player's latest /v1/launch for
+	// the operator (table launch_controls): a legacy session takes them.
+	LaunchControls(ctx context.Context, operator, playerID string) (store.LaunchControlsRecord, bool, error)
 }
 
 var _ Repo = (*store.Store)(nil)
@@ -131,6 +140,9 @@ type Operator struct {
 	Enabled    bool
 	Games      []string   // the game ids enabled for it, in file order
 	Currencies []Currency // its enabled currencies, sorted by code
+	// LegacyLaunchOff refuses its legacy launches (the operator's own token
+	// as sid) with ErrLegacyLaunchOff; config's legacy_launch: false.
+	LegacyLaunchOff bool
 }
 
 // Currency is a currency enabled for an operator, with the limits a freebet
@@ -380,6 +392,10 @@ func (s *Service) Open(ctx context.Context, req OpenRequest) (Session, error) {
 	if !ok || !op.Enabled {
 		return Session{}, ErrTicketInvalid
 	}
+	if legacy && op.LegacyLaunchOff {
+		s.log.InfoContext(ctx, "legacy launch refused: legacy_launch is false for the operator; launch with POST /v1/launch", "operator", op.ID)
+		return Session{}, ErrLegacyLaunchOff
+	}
 	if legacy && launch.GameID == "" && len(op.Games) == 1 {
 		launch.GameID = op.Games[0]
 	}
@@ -469,6 +485,19 @@ func (s *Service) openReal(ctx context.Context, op *Operator, launch tickets.Ses
 	bal := res.Balance
 	if bal < 0 {
 		bal = 0
+	}
+	if legacy {
+		// The legacy launch carries no controls: it takes those of the
+		// player's latest /v1/launch, so that it cannot bypass them. Without
+		// them known, no session.
+		c, found, err := s.repo.LaunchControls(ctx, op.ID, res.PlayerID)
+		if err != nil {
+			return Session{}, fmt.Errorf("sessions: open: the controls of the player's latest launch: %w", err)
+		}
+		if found {
+			launch.Controls = tickets.Controls{SessionClock: c.SessionClock,
+				RealityCheckMinutes: c.RealityCheckMinutes, InactivityMinutes: c.InactivityMinutes}
+		}
 	}
 	sess := s.newSession(op.ID, launch)
 	sess.PlayerID, sess.Currency, sess.Balance = res.PlayerID, cur, bal

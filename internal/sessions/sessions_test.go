@@ -112,12 +112,17 @@ func testOperators() []sessions.Operator {
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
+	return newFixtureOn(t, "sqlite://"+filepath.Join(t.TempDir(), "sessions.db"), testOperators())
+}
+
+// newFixtureOn is newFixture on the database dsn, with these operators.
+func newFixtureOn(t *testing.T, dsn string, ops []sessions.Operator) *fixture {
+	t.Helper()
 	fw := &fakeWallet{answers: map[string]answer{}}
 	srv := httptest.NewServer(fw)
 	t.Cleanup(srv.Close)
-	ops := testOperators()
 
-	st, err := store.Open(t.Context(), "sqlite://"+filepath.Join(t.TempDir(), "sessions.db"))
+	st, err := store.Open(t.Context(), dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
