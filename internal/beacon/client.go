@@ -53,17 +53,18 @@ type ClientOptions struct {
 // NewClient returns a client of relay, a base URL such as
 // https://api.drand.sh, for network. It refuses a network that does not
 // validate and a URL that is not absolute http or https, or that has a
-// query, a fragment or user information.
+// query, a fragment or user information. Its errors never repeat the URL,
+// which could hold a credential.
 func NewClient(relay string, network Network, opts ClientOptions) (*Client, error) {
 	if err := network.Validate(); err != nil {
 		return nil, err
 	}
 	u, err := url.Parse(relay)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("beacon: the relay URL must be an absolute http or https URL, got %q", relay)
+		return nil, errors.New("beacon: the relay URL must be an absolute http or https URL, such as https://api.drand.sh")
 	}
 	if u.RawQuery != "" || u.Fragment != "" || u.User != nil {
-		return nil, fmt.Errorf("beacon: the relay URL must have no query, fragment or user information, got %q", u.Redacted())
+		return nil, errors.New("beacon: the relay URL must have no query, fragment or user information")
 	}
 	c := &Client{network: network, base: u, http: opts.HTTP, now: opts.Now, timeout: opts.Timeout}
 	if c.http == nil {

@@ -83,22 +83,25 @@ func Lookup(name string) (Network, error) {
 // identity, a genesis, a period of at least a millisecond, and the scheme
 // this package verifies.
 func (n Network) Validate() error {
+	_, err := n.check()
+	return err
+}
+
+// check validates n and returns its parsed public key.
+func (n Network) check() (*bls.PublicKey[bls.KeyG2SigG1], error) {
 	if h, err := hex.DecodeString(n.ChainHash); err != nil || len(h) != 32 {
-		return fmt.Errorf("beacon: network %q: the chain hash must be 64 hex digits", n.Name)
-	}
-	if _, err := n.publicKey(); err != nil {
-		return err
+		return nil, fmt.Errorf("beacon: network %q: the chain hash must be 64 hex digits", n.Name)
 	}
 	if n.Genesis.IsZero() {
-		return fmt.Errorf("beacon: network %q has no genesis time", n.Name)
+		return nil, fmt.Errorf("beacon: network %q has no genesis time", n.Name)
 	}
 	if n.Period < time.Millisecond {
-		return fmt.Errorf("beacon: network %q: the period must be at least 1ms, got %s", n.Name, n.Period)
+		return nil, fmt.Errorf("beacon: network %q: the period must be at least 1ms, got %s", n.Name, n.Period)
 	}
 	if n.Scheme != Scheme {
-		return fmt.Errorf("beacon: network %q: scheme %q is not supported, only %s", n.Name, n.Scheme, Scheme)
+		return nil, fmt.Errorf("beacon: network %q: scheme %q is not supported, only %s", n.Name, n.Scheme, Scheme)
 	}
-	return nil
+	return n.publicKey()
 }
 
 func (n Network) publicKey() (*bls.PublicKey[bls.KeyG2SigG1], error) {

@@ -51,9 +51,9 @@ func Randomness(signature []byte) [32]byte { return sha256.Sum256(signature) }
 // separation tag BLS_SIG_BLS12381G1_XMD:SHA-256_SSWU_RO_NUL_. The signature
 // must be 48 bytes, a compressed point of G1's prime-order subgroup other
 // than the identity. Every failure wraps ErrInvalid, except a network that
-// does not validate.
+// does not validate (see Validate), which verifies nothing.
 func (n Network) Verify(round uint64, signature []byte) (Value, error) {
-	pk, err := n.publicKey()
+	pk, err := n.check()
 	if err != nil {
 		return Value{}, err
 	}
