@@ -213,7 +213,12 @@ func StreamMessagesOf(t testing.TB, raw []byte, action string) map[string]Stream
 					if err := json.Unmarshal(raw, &v); err != nil {
 						return err
 					}
-					return s.Value.VisitJSON(v, openapi3.MultiErrors())
+					if err := s.Value.VisitJSON(v, openapi3.MultiErrors()); err != nil {
+						return err
+					}
+					// The schema's open sets accept any string; the game
+					// sends only the values they list (known.go).
+					return KnownValues(s.Value, v)
 				}
 			case slices.Contains(JSONSchemaFormats, sm.Format):
 				compiled := sync.OnceValues(func() (*jsonschema.Schema, error) {
