@@ -3,6 +3,7 @@ package beacon
 import (
 	"encoding/hex"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/cloudflare/circl/sign/bls"
@@ -126,10 +127,15 @@ func (n Network) RoundAt(t time.Time) uint64 {
 }
 
 // TimeOf returns the time at which the network emits round: genesis +
-// (round - 1) × period. Round 0 is not a round; its time is genesis.
+// (round - 1) × period. Round 0 is not a round; its time is genesis. A round
+// too far to count in nanoseconds (about 292 years after genesis) gets
+// genesis + 292 years, so it is never due.
 func (n Network) TimeOf(round uint64) time.Time {
-	if round == 0 {
+	if round == 0 || n.Period <= 0 {
 		return n.Genesis
+	}
+	if round-1 > uint64(math.MaxInt64/int64(n.Period)) {
+		return n.Genesis.Add(math.MaxInt64)
 	}
 	return n.Genesis.Add(time.Duration(round-1) * n.Period)
 }

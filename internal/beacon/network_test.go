@@ -1,6 +1,7 @@
 package beacon_test
 
 import (
+	"math"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -43,6 +44,9 @@ func TestQuicknetRoundArithmetic(t *testing.T) {
 	}
 	if got, want := qn.TimeOf(27946612), time.Date(2026, 4, 20, 0, 0, 0, 0, time.UTC); !got.Equal(want) {
 		t.Errorf("TimeOf(27946612) = %s, want %s", got, want)
+	}
+	if far := qn.TimeOf(math.MaxUint64); !far.After(time.Date(2300, 1, 1, 0, 0, 0, 0, time.UTC)) {
+		t.Errorf("TimeOf(MaxUint64) = %s: a round that far must never be due", far)
 	}
 	if got := qn.TimeOf(1); !got.Equal(genesis) {
 		t.Errorf("TimeOf(1) = %s, want genesis %s", got, genesis)

@@ -1,6 +1,7 @@
 package beacon_test
 
 import (
+	"encoding/hex"
 	"testing"
 
 	bls12381 "github.com/cloudflare/circl/ecc/bls12381"
@@ -19,3 +20,5 @@ func uncompressedG1(t *testing.T, compressed []byte) []byte {
 	}
 	return b
 }
+
+func hexDecode(s string) ([]byte, error) { return hex.DecodeString(s) }
