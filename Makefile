@@ -61,7 +61,7 @@ unit: ## unit tests with the race detector (fuzz seed corpora included)
 integration: images ## the testcontainers suites
 	$(GO) test -race -count=1 -timeout 25m -tags integration ./integration/...
 
-toolchain: ## the documents through a second toolchain: libopenapi-validator validates them, ogen generates code from them that must build with docs/integrators.md's Go snippets, and crashgame wallet-check must pass the guide's ogen wallet (integration/toolchain, its own module; nothing generated is kept)
+toolchain: ## docs/integrators.md followed literally, for ogen and for oapi-codegen, in new modules outside the repo: libopenapi-validator validates the documents; the guide's commands and code build; crashgame wallet-check passes both example wallets and fails the oapi-codegen one without its request validator; both generators' clients of game.v1 and table.v1 survive an unknown code, an unknown field, a 429 and an HTML 503 (integration/toolchain, its own module; needs the Go module proxy; nothing generated is kept)
 	cd integration/toolchain && $(GO) run . -api ../../api
 
 fairness-script: ## the third party's verifier of the public chains (docs/examples/fairness/verify_chains.py, Python, standard library) against its self-test: honest chains verify, every tampering fails

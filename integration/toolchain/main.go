@@ -1,243 +1,297 @@
-// Command toolchain checks the published documents of api/ with a second,
-// independent toolchain, as an integrator with other tools would: pb33f's
-// libopenapi-validator validates each OpenAPI document, and ogen (a strict Go
-// generator) generates a client and a server from each, which must build. So
-// a change that only oapi-codegen and kin-openapi tolerate fails here.
+// Command toolchain checks the published documents of api/ and the
+// integrators' guide with the tools an operator would use, outside the
+// game's module:
 //
-// It is its own module (this folder's go.mod pins both tools), so that
-// neither enters the game's dependencies. The generated code goes to a
-// temporary folder inside this module and is removed at the end: it never
-// enters the repository. The Go snippets of docs/integrators.md are built with
-// the generated code, so the guide cannot drift from what ogen generates, and
-// the guide's example wallet (docs/examples/ogenwallet) is built on them and
-// must pass `crashgame wallet-check`.
+//   - pb33f's libopenapi-validator validates each OpenAPI document;
+//   - docs/integrators.md is followed literally, once per generator (ogen and
+//     oapi-codegen): in a new module in a temporary folder, its file blocks
+//     are written and its marked command blocks run, in document order;
+//   - each generator's example wallet (docs/examples) is built there on the
+//     guide's code and must pass every probe of `crashgame wallet-check`;
+//   - the oapi-codegen wallet built without its request validator must fail
+//     wallet-check's negative-amount probe, so the check can fail;
+//   - an ogen client and an oapi-codegen client of game.v1.yaml and
+//     table.v1.yaml must decode, or fail with an error the caller can branch
+//     on, the answers we may add: an unknown code, an unknown field, a 429 and
+//     a proxy's HTML 503 (clientcheck/).
+//
+// It is its own module, so that none of these tools enters the game's
+// dependencies. Nothing generated is kept.
 //
 //	cd integration/toolchain && go run . -api ../../api   (make toolchain)
 package main
 
 import (
-	"bufio"
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-
-	"github.com/pb33f/libopenapi"
-	validator "github.com/pb33f/libopenapi-validator"
+	"time"
 )
 
 func main() {
 	apiDir := flag.String("api", "../../api", "the folder of the published documents")
-	guide := flag.String("guide", "../../docs/integrators.md", "the integrators' guide, whose Go snippets must build against ogen's code")
-	example := flag.String("example", "../../docs/examples/ogenwallet", "the guide's example wallet, which crashgame wallet-check must pass")
+	guide := flag.String("guide", "../../docs/integrators.md", "the integrators' guide, followed literally")
+	examples := flag.String("examples", "../../docs/examples", "the folder of the guide's example wallets")
 	game := flag.String("game", "../..", "the game's module, whose crashgame wallet-check runs")
+	keep := flag.Bool("keep", false, "keep the temporary folder and print its path (to debug)")
 	flag.Parse()
-	docs, err := filepath.Glob(filepath.Join(*apiDir, "*.v1.yaml"))
+	if err := run(*apiDir, *guide, *examples, *game, *keep); err != nil {
+		fmt.Fprintf(os.Stderr, "toolchain: FAIL: %v\n", err)
+		os.Exit(1)
+	}
+	fmt.Println("toolchain: PASS")
+}
+
+func run(apiDir, guide, examples, game string, keep bool) error {
+	start := time.Now()
+	docs, err := filepath.Glob(filepath.Join(apiDir, "*.v1.yaml"))
 	if err != nil || len(docs) == 0 {
-		fail("no document found in %s (%v)", *apiDir, err)
+		return fmt.Errorf("no document found in %s (%v)", apiDir, err)
 	}
 	for _, doc := range docs {
 		if err := validate(doc); err != nil {
-			fail("%s: %v", doc, err)
+			return fmt.Errorf("%s: %w", doc, err)
 		}
 		fmt.Printf("toolchain: %s is valid for libopenapi-validator\n", filepath.Base(doc))
 	}
-	// A fixed folder, so that the guide's snippets can import the generated
-	// packages by path; removed before and after.
-	tmp := outDir
-	_ = os.RemoveAll(tmp)
-	if err := os.Mkdir(tmp, 0o755); err != nil {
-		fail("output folder: %v", err)
-	}
-	code := 0
-	defer func() {
-		_ = os.RemoveAll(tmp)
-		os.Exit(code)
-	}()
-	for _, doc := range docs {
-		name := strings.ReplaceAll(strings.TrimSuffix(filepath.Base(doc), ".yaml"), ".", "")
-		target := filepath.Join(tmp, name)
-		if err := run("go", "tool", "ogen", "--target", target, "--package", name, "--clean", doc); err != nil {
-			fmt.Fprintf(os.Stderr, "toolchain: ogen refuses %s: %v\n", doc, err)
-			code = 1
-			return
-		}
-		fmt.Printf("toolchain: ogen generated %s\n", filepath.Base(doc))
-	}
-	n, err := extractSnippets(*guide, filepath.Join(tmp, "integrator"))
-	if err == nil {
-		err = copyExample(*example, filepath.Join(tmp, "ogenwallet"))
-	}
+	raw, err := os.ReadFile(guide)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "toolchain: %v\n", err)
-		code = 1
-		return
+		return err
 	}
-	if err := run("go", "build", "./"+tmp+"/..."); err != nil {
-		fmt.Fprintf(os.Stderr, "toolchain: ogen's code, or the guide's snippets and example with it, does not build: %v\n", err)
-		code = 1
-		return
+	blocks, err := parseGuide(string(raw))
+	if err != nil {
+		return fmt.Errorf("%s: %w", guide, err)
 	}
-	fmt.Printf("toolchain: ogen's code of every document, the %d snippets of %s and its example wallet build\n", n, filepath.Base(*guide))
-	if err := checkExample(tmp, *game); err != nil {
-		fmt.Fprintf(os.Stderr, "toolchain: the guide's example wallet: %v\n", err)
-		code = 1
-		return
+	pins, err := checkVersions(blocks, filepath.Join(game, "go.mod"), "go.mod")
+	if err != nil {
+		return fmt.Errorf("%s: %w", guide, err)
 	}
-	fmt.Println("toolchain: crashgame wallet-check passes the guide's example wallet")
+	fmt.Printf("toolchain: the guide's %d marked blocks parse; its %d pinned versions are the repository's\n", len(blocks), pins)
+	tmp, err := os.MkdirTemp("", "crashgame-toolchain-")
+	if err != nil {
+		return err
+	}
+	if keep {
+		fmt.Printf("toolchain: working in %s (kept)\n", tmp)
+	} else {
+		defer os.RemoveAll(tmp)
+	}
+	// The game's wallet-check, built once for every run below.
+	checker := filepath.Join(tmp, "crashgame")
+	if err := runIn(game, os.Environ(), "go", "build", "-o", checker, "./cmd/crashgame"); err != nil {
+		return fmt.Errorf("build crashgame: %w", err)
+	}
+	var failed []string
+	for _, gen := range generators {
+		fmt.Printf("toolchain: --- %s: docs/integrators.md, followed literally\n", gen.name)
+		if err := followGuide(gen, blocks, docs, examples, checker, filepath.Join(tmp, gen.name)); err != nil {
+			fmt.Fprintf(os.Stderr, "toolchain: %s: %v\n", gen.name, err)
+			failed = append(failed, gen.name)
+		}
+	}
+	fmt.Printf("toolchain: took %s\n", time.Since(start).Round(time.Second))
+	if len(failed) > 0 {
+		return fmt.Errorf("failed: %s", strings.Join(failed, ", "))
+	}
+	return nil
 }
 
-// copyExample copies the example wallet's Go files into dir, without their
-// ignore constraint and with the guide's stand-in module path replaced.
-func copyExample(src, dir string) error {
-	files, err := filepath.Glob(filepath.Join(src, "*.go"))
-	if err != nil || len(files) == 0 {
-		return fmt.Errorf("no example wallet in %s (%v)", src, err)
-	}
+// generator is one path of the guide.
+type generator struct {
+	// name is the guide's marker for this path ("<!-- toolchain: name -->").
+	name string
+	// example is the folder under docs/examples of its example wallet.
+	example string
+	// mutations turn the example into the same wallet without request
+	// validation, which wallet-check must fail; none for a generator whose
+	// validation cannot be removed by the reader.
+	mutations []mutation
+	// clients generates the clients the client check needs that the guide
+	// does not (run in the module after the guide).
+	clients [][]string
+	// clientFiles are the files of clientcheck/ that check this generator's
+	// clients.
+	clientFiles []string
+}
+
+// mutation replaces the one line of file that contains old with new.
+type mutation struct {
+	file, old, new string
+}
+
+var generators = []generator{
+	{
+		name:    "ogen",
+		example: "ogenwallet",
+		clients: [][]string{
+			{"go", "tool", "ogen", "--target", "tablev1", "--package", "tablev1", "--clean", "table.v1.yaml"},
+		},
+		clientFiles: []string{"cases.go", "ogen.go"},
+	},
+	{
+		name:    "oapi-codegen",
+		example: "oapicodegenwallet",
+		mutations: []mutation{
+			// The guide's validation step.
+			{file: "oapiwiring/wallet.go", old: "next = validator.Middleware(next)", new: "_ = validator"},
+			// The example ledger's own guard, which would refuse a negative
+			// amount even without the validator.
+			{file: "walletledger/walletledger.go", old: "if amount < 0 {", new: "if amount < 0 && false {"},
+		},
+		clients: [][]string{
+			{"go", "tool", "oapi-codegen", "--config", "table.oapi-codegen.yaml", "table.v1.yaml"},
+		},
+		clientFiles: []string{"cases.go", "oapicodegen.go"},
+	},
+}
+
+// tableConfig is the oapi-codegen configuration of the table.v1 client the
+// client check uses (the guide generates no table client).
+const tableConfig = `package: tableapi
+output: tableapi/table.gen.go
+generate:
+  models: true
+  client: true
+`
+
+// followGuide runs one generator's path of the guide in dir, then builds its
+// example wallet there and checks it, then checks its clients.
+func followGuide(gen generator, blocks []block, docs []string, examples, checker, dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	for _, f := range files {
-		raw, err := os.ReadFile(f)
+	// The reader downloads the documents into the new folder.
+	for _, doc := range docs {
+		if err := copyFile(doc, filepath.Join(dir, filepath.Base(doc))); err != nil {
+			return err
+		}
+	}
+	env := moduleEnv()
+	files, commands := 0, 0
+	for _, b := range blocks {
+		if b.path != gen.name && b.path != "both" {
+			continue
+		}
+		if b.file != "" {
+			if err := writeFile(filepath.Join(dir, b.file), b.body); err != nil {
+				return err
+			}
+			files++
+			continue
+		}
+		fmt.Printf("toolchain: %s: line %d:\n%s", gen.name, b.line, indent(b.body))
+		if err := runIn(dir, env, "bash", "-e", "-u", "-o", "pipefail", "-c", b.body); err != nil {
+			return fmt.Errorf("the command block of %s line %d fails: %w", "docs/integrators.md", b.line, err)
+		}
+		commands++
+	}
+	fmt.Printf("toolchain: %s: the guide's %d files and %d command blocks build and vet\n", gen.name, files, commands)
+
+	// The example wallet and its ledger, as the guide tells the reader.
+	if err := copyExample(filepath.Join(examples, "walletledger"), filepath.Join(dir, "walletledger")); err != nil {
+		return err
+	}
+	if err := copyExample(filepath.Join(examples, gen.example), filepath.Join(dir, "cmd", gen.example)); err != nil {
+		return err
+	}
+	bin := filepath.Join(dir, "bin", gen.example)
+	if err := runIn(dir, env, "go", "build", "-o", bin, "./cmd/"+gen.example); err != nil {
+		return fmt.Errorf("build %s on the guide's code: %w", gen.example, err)
+	}
+	summary, out, err := walletCheck(bin, strings.ToUpper(gen.example)+"_", checker)
+	fmt.Printf("toolchain: %s: wallet-check of docs/examples/%s: %s\n", gen.name, gen.example, summary)
+	if err != nil {
+		fmt.Print(out)
+		return fmt.Errorf("docs/examples/%s fails wallet-check: %w", gen.example, err)
+	}
+
+	if len(gen.mutations) > 0 {
+		if err := checkWithoutValidation(gen, dir, env, checker); err != nil {
+			return err
+		}
+	}
+
+	if gen.name == "oapi-codegen" {
+		if err := writeFile(filepath.Join(dir, "table.oapi-codegen.yaml"), tableConfig); err != nil {
+			return err
+		}
+	}
+	for _, c := range gen.clients {
+		if err := runIn(dir, env, c[0], c[1:]...); err != nil {
+			return fmt.Errorf("generate a client: %s: %w", strings.Join(c, " "), err)
+		}
+	}
+	for _, f := range gen.clientFiles {
+		if err := copyStripped(filepath.Join("clientcheck", f), filepath.Join(dir, "clientcheck", f)); err != nil {
+			return err
+		}
+	}
+	out, err = outputIn(dir, env, "go", "run", "./clientcheck")
+	fmt.Print(indent(out))
+	if err != nil {
+		return fmt.Errorf("a generated client does not survive an answer we may send (clientcheck): %w", err)
+	}
+	return nil
+}
+
+// checkWithoutValidation builds the example once more with gen's mutations
+// (through an overlay: the module's files stay as the guide wrote them) and
+// requires wallet-check to fail its negative-amount probe.
+func checkWithoutValidation(gen generator, dir string, env []string, checker string) error {
+	overlay := map[string]string{}
+	for i, m := range gen.mutations {
+		path := filepath.Join(dir, m.file)
+		raw, err := os.ReadFile(path)
 		if err != nil {
 			return err
 		}
-		code := strings.TrimPrefix(string(raw), "//go:build ignore\n\n")
-		code = strings.ReplaceAll(code, `"example.com/operator/`, `"`+modulePath+"/"+outDir+"/")
-		if err := os.WriteFile(filepath.Join(dir, filepath.Base(f)), []byte(code), 0o644); err != nil {
+		lines := strings.Split(string(raw), "\n")
+		hits := 0
+		for j, l := range lines {
+			if strings.Contains(l, m.old) {
+				lines[j] = strings.Replace(l, m.old, m.new, 1)
+				hits++
+			}
+		}
+		if hits != 1 {
+			return fmt.Errorf("%s holds %q %d times, not once: update the mutations in integration/toolchain/main.go", m.file, m.old, hits)
+		}
+		mutated := filepath.Join(dir, "mutated", fmt.Sprintf("%d.go", i))
+		if err := writeFile(mutated, strings.Join(lines, "\n")); err != nil {
 			return err
 		}
+		overlay[path] = mutated
 	}
-	return nil
-}
-
-// checkExample starts the example wallet built in dir and runs the game's
-// `crashgame wallet-check` (from the game's module at game) against it; the
-// report is printed, and a failed check fails.
-func checkExample(dir, game string) error {
-	bin := filepath.Join(dir, "ogenwallet.bin")
-	if err := run("go", "build", "-o", bin, "./"+filepath.Join(dir, "ogenwallet")); err != nil {
-		return fmt.Errorf("build: %w", err)
-	}
-	creds := map[string]string{
-		"SECRET": "toolchain-secret-0123456789abcdef", "API_KEY": "tc_key1_0123456789", "SECOND_API_KEY": "tc_key2_0123456789",
-		"TOKEN": "tok-live-0123456789abcdef", "EXPIRED_TOKEN": "tok-expired-0123456789ab",
-	}
-	wallet := exec.Command(bin, "-operator", "acme", "-currency", "BRL", "-freebet-id", "fb-1", "-freebet-amount", "100")
-	wallet.Env = os.Environ()
-	for k, v := range creds {
-		wallet.Env = append(wallet.Env, "OGENWALLET_"+k+"="+v)
-	}
-	wallet.Stderr = os.Stderr
-	out, err := wallet.StdoutPipe()
-	if err != nil {
+	overlayFile := filepath.Join(dir, "mutated", "overlay.json")
+	if err := writeFile(overlayFile, overlayJSON(overlay)); err != nil {
 		return err
 	}
-	if err := wallet.Start(); err != nil {
-		return fmt.Errorf("start: %w", err)
+	bin := filepath.Join(dir, "bin", gen.example+"-novalidation")
+	if err := runIn(dir, env, "go", "build", "-overlay", overlayFile, "-o", bin, "./cmd/"+gen.example); err != nil {
+		return fmt.Errorf("build %s without validation: %w", gen.example, err)
 	}
-	defer func() { _ = wallet.Process.Kill(); _ = wallet.Wait() }()
-	addr, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		return fmt.Errorf("its address: %w", err)
+	summary, out, err := walletCheck(bin, strings.ToUpper(gen.example)+"_", checker)
+	fmt.Printf("toolchain: %s: wallet-check of docs/examples/%s WITHOUT its request validation: %s\n", gen.name, gen.example, summary)
+	negative := failedRows(out, "negative")
+	for _, row := range negative {
+		fmt.Printf("toolchain: %s:   %s\n", gen.name, row)
 	}
-	check := exec.Command("go", "run", "./cmd/crashgame", "wallet-check", "--wallet-url", "http://"+strings.TrimSpace(addr),
-		"--operator", "acme", "--currency", "BRL", "--freebet-id", "fb-1", "--freebet-amount", "100")
-	check.Dir = game
-	check.Env = os.Environ()
-	for k, v := range creds {
-		check.Env = append(check.Env, "WALLET_CHECK_"+k+"="+v)
-	}
-	check.Stdout, check.Stderr = os.Stdout, os.Stderr
-	if err := check.Run(); err != nil {
-		return fmt.Errorf("crashgame wallet-check: %w", err)
-	}
-	return nil
-}
-
-// outDir is where the generated code and the guide's snippets go while the
-// command runs, inside this module.
-const outDir = "ogen-out"
-
-// modulePath is this module's path: the guide's snippets import the
-// generated packages as example.com/operator/<package>, which becomes
-// modulePath/outDir/<package> here.
-const modulePath = "github.com/crashstudio/crashgame/integration/toolchain"
-
-// extractSnippets writes every Go block of the guide that starts with a
-// "// file: NAME.go" line into dir, as the file NAME.go, with the guide's
-// stand-in module path replaced; it returns how many it wrote.
-func extractSnippets(guide, dir string) (int, error) {
-	raw, err := os.ReadFile(guide)
-	if err != nil {
-		return 0, err
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return 0, err
-	}
-	n := 0
-	for _, block := range strings.Split(string(raw), "```go\n")[1:] {
-		code, _, ok := strings.Cut(block, "\n```")
-		if !ok {
-			return n, fmt.Errorf("a Go block is not closed")
-		}
-		first, rest, _ := strings.Cut(code, "\n")
-		name, ok := strings.CutPrefix(first, "// file: ")
-		if !ok {
-			continue
-		}
-		if filepath.Base(name) != name || !strings.HasSuffix(name, ".go") {
-			return n, fmt.Errorf("snippet file name %q", name)
-		}
-		rest = strings.ReplaceAll(rest, `"example.com/operator/`, `"`+modulePath+"/"+outDir+"/")
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(rest+"\n"), 0o644); err != nil {
-			return n, err
-		}
-		n++
-	}
-	if n == 0 {
-		return 0, fmt.Errorf("no Go block starting with // file: found")
-	}
-	return n, nil
-}
-
-// validate checks one OpenAPI document with libopenapi-validator.
-func validate(path string) error {
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	doc, err := libopenapi.NewDocument(raw)
-	if err != nil {
-		return fmt.Errorf("libopenapi: %w", err)
-	}
-	v, errs := validator.NewValidator(doc)
-	if len(errs) > 0 {
-		return fmt.Errorf("libopenapi-validator: %v", errs)
-	}
-	if ok, verrs := v.ValidateDocument(); !ok {
-		var b strings.Builder
-		for _, e := range verrs {
-			fmt.Fprintf(&b, "\n  %s: %s", e.Message, e.Reason)
-		}
-		return fmt.Errorf("libopenapi-validator:%s", b.String())
+	switch {
+	case err == nil:
+		fmt.Print(out)
+		return fmt.Errorf("wallet-check passes %s without its request validation: the check cannot fail", gen.example)
+	case len(negative) == 0:
+		fmt.Print(out)
+		return fmt.Errorf("wallet-check fails %s without its request validation, but not on a negative amount", gen.example)
 	}
 	return nil
 }
 
-// run runs a command with its output on ours, quietly unless it fails.
-func run(name string, args ...string) error {
-	cmd := exec.Command(name, args...)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		os.Stderr.Write(out)
+func indent(s string) string {
+	if s == "" {
+		return ""
 	}
-	return err
-}
-
-func fail(format string, a ...any) {
-	fmt.Fprintf(os.Stderr, "toolchain: "+format+"\n", a...)
-	os.Exit(1)
+	return "    " + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n    ") + "\n"
 }
