@@ -20,6 +20,14 @@ player of --token (small stakes, all given back, and the last check verifies
 it): use a dedicated test player on a staging wallet. A wallet outside
 loopback needs --yes.
 
+It also sends, signed with your key, what a broken or hostile game could
+send: negative, zero and over-int64 amounts, a missing freebet_id, null
+members, wrong JSON types ("500", 5.5), another currency than the
+player's, a win on a rolled-back bet, a transaction_id repeated with
+another amount, a duplicate "amount" key. Each must be refused, or leave the
+balance where it was; a wallet that moves money on one fails with MONEY
+MOVED, the rule, the amount and a fix.
+
 The secret, the API keys and the tokens may come from the environment
 instead of the command line: WALLET_CHECK_SECRET, WALLET_CHECK_API_KEY,
 WALLET_CHECK_SECOND_API_KEY, WALLET_CHECK_TOKEN, WALLET_CHECK_EXPIRED_TOKEN.

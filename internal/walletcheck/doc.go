@@ -9,6 +9,17 @@
 // and that a request field it does not know is ignored (VER in
 // docs/ambiguities.md).
 //
+// It then sends, correctly signed, what a broken or hostile game could send
+// (hostile.go): negative, zero and over-int64 amounts on /bet, /win and
+// /rollback, a missing freebet_id, null required members, values of the
+// wrong JSON type, another currency than the player's, a win on a bet rolled
+// back, a win repeating its transaction_id with another amount, and a
+// duplicate amount key (GEN-2, GEN-4, GEN-5, GEN-6, BET-4, BET-12, ENV-9,
+// ENV-11, ENV-12, ENV-15, WIN-5, WIN-7, WIN-10, WIN-17, WIN-19, WERR-13,
+// WERR-17, RB-9, RB-10, AMB-12). Each is judged by the balance /balance
+// reads before and after it: a wallet that moves money where it should have
+// refused fails with "MONEY MOVED", the rule, the amount and a fix.
+//
 // What it owns: the script (checks.go, auth.go), the raw requests the game's
 // client would never send (a wrong key, a lowercase bearer, a re-encoded
 // body, a stale timestamp, a field it does not declare: http.go, auth.go), and the Report with its table and JSON
@@ -20,7 +31,9 @@
 // follows the choices written in api/wallet.v1.yaml.
 //
 // Money: the battery moves real balance on the session's player. Stakes are
-// Options.Stake (default 100 cents); at most six stakes are debited at once;
+// Options.Stake (default 100 cents); at most six stakes are debited at once
+// (a hostile probe holds one, and rolls it back before the next unless the
+// wallet refuses that rollback);
 // every debit is won back or rolled back, wins above and below the stake
 // cancel out, and the last check verifies that the player's balance ends where
 // it started. Transaction ids are random per run and start with "wc-".

@@ -388,6 +388,9 @@ func (r *runner) run(ctx context.Context) {
 	for _, s := range r.moneySteps() {
 		r.do(ctx, s)
 	}
+	for _, s := range r.hostileSteps() {
+		r.do(ctx, s)
+	}
 	// What follows runs even when ctx is done: the debits go back, and the
 	// report says where the balance ended.
 	cleanup := r.cleanup(ctx)

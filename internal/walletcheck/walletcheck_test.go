@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -146,6 +149,8 @@ func table(t *testing.T, rep walletcheck.Report) string {
 // Rule BAL-7 BAL-8 BET-3 BET-5 BET-6 BET-8 BET-9 BET-10 BET-11 WIN-10 WIN-11
 // Rule WIN-13 WIN-14 WIN-15 RB-8 RB-9 RB-10 RB-12 RB-13 AUTH-3 AUTH-9 AUTH-12
 // Rule AUTH-15 AUTH-19 ENV-6 ENV-12 ENV-14 ENV-17 ENV-19 GEN-2 GEN-4 LIM-1 LIM-5
+// Rule GEN-5 GEN-6 BET-4 BET-12 ENV-9 ENV-11 ENV-15 WIN-5 WIN-7 WIN-17 WIN-19
+// Rule WERR-2 WERR-13 WERR-17
 func TestBatteryPassesAgainstOperatorSim(t *testing.T) {
 	h := newSim(t)
 	rep := run(t, h.target(), walletcheck.Options{})
@@ -580,5 +585,322 @@ func TestRunRefusesAnInvalidTarget(t *testing.T) {
 	rep := run(t, walletcheck.Target{}, walletcheck.Options{})
 	if rep.OK() || len(rep.Checks) != 1 || rep.Checks[0].Name != "target" {
 		t.Fatalf("report %+v", rep)
+	}
+}
+
+// laxDecision is what a lax wallet does with one call: the zero value passes
+// it on as it came.
+type laxDecision struct {
+	pass   map[string]any // the members to send on instead, re-signed
+	answer bool           // answer ok after moving credit cents (0 moves nothing)
+	credit int64
+}
+
+// laxWallet plays, in front of operator-sim, a wallet that does not validate
+// request bodies: decide sees each signed wallet call's route, raw body and
+// members (the last value of a repeated key, as encoding/json reads it) and
+// passes it on, changed or not, or moves the test player's money through
+// operator-sim's admin API and answers ok, as a wallet with that bug would.
+func laxWallet(decide func(route string, raw []byte, m map[string]any) laxDecision) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			raw, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(raw))
+			var m map[string]any
+			dec := json.NewDecoder(bytes.NewReader(raw))
+			dec.UseNumber()
+			if strings.HasPrefix(r.URL.Path, "/admin/") || dec.Decode(&m) != nil ||
+				signature.Sign([]byte(testSecret), raw) != r.Header.Get("X-Signature") {
+				next.ServeHTTP(w, r)
+				return
+			}
+			d := decide(r.URL.Path, raw, m)
+			switch {
+			case d.answer:
+				moved := adminCall(next, "/admin/players/fund", map[string]any{"player_id": testPlayer, "amount": d.credit})
+				balance := moved["player"].(map[string]any)["balance"]
+				w.Header().Set("Content-Type", "application/json")
+				_ = json.NewEncoder(w).Encode(map[string]any{"status": "ok", "balance": balance, "currency": "BRL"})
+			case d.pass != nil:
+				body, _ := json.Marshal(d.pass)
+				r.Body = io.NopCloser(bytes.NewReader(body))
+				r.ContentLength = int64(len(body))
+				r.Header.Set("X-Signature", signature.Sign([]byte(testSecret), body))
+				next.ServeHTTP(w, r)
+			default:
+				next.ServeHTTP(w, r)
+			}
+		})
+	}
+}
+
+// adminCall calls operator-sim's signed admin API in process.
+func adminCall(h http.Handler, path string, body map[string]any) map[string]any {
+	body["timestamp"] = time.Now().UnixMilli()
+	raw, _ := json.Marshal(body)
+	req := httptest.NewRequest(http.MethodPost, path, bytes.NewReader(raw))
+	req.Header.Set("X-Signature", signature.Sign([]byte(testSecret), raw))
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	var out map[string]any
+	_ = json.Unmarshal(rec.Body.Bytes(), &out)
+	return out
+}
+
+// amountOf reads a member as a whole number of cents the way a lax parser
+// does: a JSON number (its fraction dropped) or a string of digits.
+func amountOf(v any) (int64, bool) {
+	switch x := v.(type) {
+	case json.Number:
+		if n, err := x.Int64(); err == nil {
+			return n, true
+		}
+		f, err := x.Float64()
+		if err != nil || f > 1<<62 || f < -(1<<62) {
+			return 0, false
+		}
+		return int64(f), true
+	case string:
+		n, err := strconv.ParseInt(x, 10, 64)
+		return n, err == nil
+	}
+	return 0, false
+}
+
+// firstAmount is the first value of the key amount in the body, as written.
+func firstAmount(raw []byte) (int64, bool) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if _, err := dec.Token(); err != nil {
+		return 0, false
+	}
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return 0, false
+		}
+		var v any
+		if dec.Decode(&v) != nil {
+			return 0, false
+		}
+		if key == "amount" {
+			return amountOf(v)
+		}
+	}
+	return 0, false
+}
+
+// Each wallet below breaks one rule that a hostile probe sends; the run fails
+// exactly the checks named (the balance check too where the bug kept money),
+// and the evidence says how much moved. Operator-sim refuses every probe, so
+// each failure comes from the bug alone.
+func TestBatteryFailsOnHostileProbes(t *testing.T) {
+	type ledgerSeen struct {
+		sync.Mutex
+		amounts map[string]int64 // by transaction_id, the first amount seen
+	}
+	cases := []struct {
+		name string
+		// wallet returns the wrapper; each case gets a fresh one.
+		wallet func() func(http.Handler) http.Handler
+		// wantFailed are the names of the checks that must fail, and only they.
+		wantFailed []string
+		// wantEvidence must appear in the first check's evidence.
+		wantEvidence string
+	}{
+		{
+			// Rule GEN-6 WERR-2 BET-12: balance -= amount, with a negative
+			// amount; the duplicate key read last is the same bug.
+			name: "credits a negative bet",
+			wallet: func() func(http.Handler) http.Handler {
+				return laxWallet(func(route string, _ []byte, m map[string]any) laxDecision {
+					if n, ok := amountOf(m["amount"]); route == "/bet" && ok && n < 0 {
+						return laxDecision{answer: true, credit: -n}
+					}
+					return laxDecision{}
+				})
+			},
+			wantFailed:   []string{"negative bet refused", "bet with a duplicate amount key never credits", "balance restored at the end"},
+			wantEvidence: "MONEY MOVED (GEN-6): the wallet credited 100 cents on a negative bet; fix: validate every request body",
+		},
+		{
+			// Rule BET-4 WIN-17: freebet_id missing read as null.
+			name: "accepts a missing freebet_id",
+			wallet: func() func(http.Handler) http.Handler {
+				return laxWallet(func(route string, _ []byte, m map[string]any) laxDecision {
+					if _, has := m["freebet_id"]; (route == "/bet" || route == "/win") && !has {
+						m["freebet_id"] = nil
+						return laxDecision{pass: m}
+					}
+					return laxDecision{}
+				})
+			},
+			wantFailed:   []string{"bet without freebet_id refused", "win without freebet_id refused"},
+			wantEvidence: "was accepted: BET-4 asks a refusal",
+		},
+		{
+			// Rule GEN-4 GEN-5: "100" and 100.5 read as 100.
+			name: "reads amounts loosely",
+			wallet: func() func(http.Handler) http.Handler {
+				return laxWallet(func(_ string, _ []byte, m map[string]any) laxDecision {
+					_, isString := m["amount"].(string)
+					if n, ok := amountOf(m["amount"]); ok && (isString || fmt.Sprint(m["amount"]) != strconv.FormatInt(n, 10)) {
+						m["amount"] = n
+						return laxDecision{pass: m}
+					}
+					return laxDecision{}
+				})
+			},
+			wantFailed:   []string{"bet amount as a string refused", "bet amount with a fraction refused", "win amount with a fraction refused"},
+			wantEvidence: "MONEY MOVED (GEN-4): the wallet debited 100 cents on a bet of amount \"100\"",
+		},
+		{
+			// Rule WERR-13: the currency is not compared with the account's.
+			name: "ignores the currency",
+			wallet: func() func(http.Handler) http.Handler {
+				return laxWallet(func(route string, _ []byte, m map[string]any) laxDecision {
+					if route != "/balance" && m["currency"] != "BRL" {
+						m["currency"] = "BRL"
+						return laxDecision{pass: m}
+					}
+					return laxDecision{}
+				})
+			},
+			wantFailed:   []string{"bet in another currency refused", "win in another currency refused"},
+			wantEvidence: "MONEY MOVED (WERR-13): the wallet debited 100 cents on a bet in XTS",
+		},
+		{
+			// Rule GEN-2 WERR-2: the validator reads the first amount, the
+			// ledger the last (a parser differential).
+			name: "validates one duplicate key, books the other",
+			wallet: func() func(http.Handler) http.Handler {
+				return laxWallet(func(route string, raw []byte, m map[string]any) laxDecision {
+					first, ok := firstAmount(raw)
+					last, _ := amountOf(m["amount"])
+					if route == "/bet" && ok && first >= 0 && last < 0 {
+						return laxDecision{answer: true, credit: -last}
+					}
+					return laxDecision{}
+				})
+			},
+			wantFailed:   []string{"bet with a duplicate amount key never credits", "balance restored at the end"},
+			wantEvidence: "MONEY MOVED (GEN-2 WERR-2): the wallet credited 100 cents on a bet with \"amount\":100 then \"amount\":-100",
+		},
+		{
+			// Rule WIN-10: a win on a debit it does not hold is paid anyway.
+			name: "settles a bet it never saw",
+			wallet: func() func(http.Handler) http.Handler {
+				var mu sync.Mutex
+				open := map[string]bool{}
+				return laxWallet(func(route string, _ []byte, m map[string]any) laxDecision {
+					mu.Lock()
+					defer mu.Unlock()
+					tx, _ := m["transaction_id"].(string)
+					bet, _ := m["bet_id"].(string)
+					switch route {
+					case "/bet":
+						open[tx] = true
+					case "/rollback":
+						delete(open, bet)
+					case "/win":
+						if n, ok := amountOf(m["amount"]); ok && n > 0 && !open[bet] {
+							return laxDecision{answer: true, credit: n}
+						}
+					}
+					return laxDecision{}
+				})
+			},
+			wantFailed:   []string{"orphan win refused with 404", "win on a rolled-back bet refused", "balance restored at the end"},
+			wantEvidence: "the orphan win was credited",
+		},
+		{
+			// Rule ENV-12 WERR-17 BET-9 RB-8: a transaction_id repeated with
+			// another amount is booked as a new movement.
+			name: "books a repeated transaction_id with another amount",
+			wallet: func() func(http.Handler) http.Handler {
+				seen := &ledgerSeen{amounts: map[string]int64{}}
+				return laxWallet(func(route string, _ []byte, m map[string]any) laxDecision {
+					seen.Lock()
+					defer seen.Unlock()
+					tx, _ := m["transaction_id"].(string)
+					n, ok := amountOf(m["amount"])
+					if route == "/balance" || !ok {
+						return laxDecision{}
+					}
+					first, repeated := seen.amounts[route+tx]
+					if !repeated {
+						seen.amounts[route+tx] = n
+						return laxDecision{}
+					}
+					if first == n {
+						return laxDecision{}
+					}
+					if route == "/win" {
+						return laxDecision{answer: true, credit: n}
+					}
+					m["transaction_id"] = tx + "-again"
+					return laxDecision{pass: m}
+				})
+			},
+			wantFailed: []string{"divergent duplicate bet refused", "rollback retried with another amount refused",
+				"win repeated with another amount credits once", "balance restored at the end"},
+			wantEvidence: "the divergent bet was accepted",
+		},
+		{
+			// Rule RB-9 RB-10: a rollback reverts the amount it declares, not
+			// the debit's.
+			name: "reverts the declared amount",
+			wallet: func() func(http.Handler) http.Handler {
+				seen := &ledgerSeen{amounts: map[string]int64{}}
+				return laxWallet(func(route string, _ []byte, m map[string]any) laxDecision {
+					seen.Lock()
+					defer seen.Unlock()
+					n, ok := amountOf(m["amount"])
+					switch {
+					case !ok:
+					case route == "/bet":
+						tx, _ := m["transaction_id"].(string)
+						if _, has := seen.amounts[tx]; !has {
+							seen.amounts[tx] = n
+						}
+					case route == "/rollback":
+						bet, _ := m["bet_id"].(string)
+						if debit, has := seen.amounts[bet]; has && debit != n {
+							delete(seen.amounts, bet)
+							return laxDecision{answer: true, credit: n}
+						}
+					}
+					return laxDecision{}
+				})
+			},
+			wantFailed: []string{"rollback declaring more than the debit", "negative rollback returns no more than the debit",
+				"rollback of zero returns no more than the debit", "rollback retried with another amount refused", "balance restored at the end"},
+			wantEvidence: "a rollback returned more than was taken (RB-10)",
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			h := newSim(t, tc.wallet())
+			rep := run(t, h.target(), walletcheck.Options{})
+			out := table(t, rep)
+			var failed []string
+			for _, c := range rep.Checks {
+				if c.Result == walletcheck.Fail {
+					failed = append(failed, c.Name)
+				}
+			}
+			slices.Sort(failed)
+			want := slices.Sorted(slices.Values(tc.wantFailed))
+			if !slices.Equal(failed, want) {
+				t.Errorf("failed checks %q, want %q:\n%s", failed, want, out)
+			}
+			if c := checkNamed(t, rep, tc.wantFailed[0]); !strings.Contains(c.Evidence, tc.wantEvidence) {
+				t.Errorf("%s: evidence %q lacks %q", c.Name, c.Evidence, tc.wantEvidence)
+			}
+			if !strings.Contains(rep.Summary(), "FAIL: ") {
+				t.Errorf("summary %q", rep.Summary())
+			}
+		})
 	}
 }
