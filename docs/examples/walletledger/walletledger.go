@@ -33,8 +33,9 @@
 //     one check alone.
 //
 // The examples import it as example.com/operator/walletledger. The ignore
-// constraint keeps it out of the game's module; make toolchain copies it next
-// to the examples without that line and replaces the module path.
+// constraint keeps it out of the game's module; make toolchain copies it,
+// without that line, as walletledger/ of the module docs/integrators.md builds
+// (example.com/operator), as the guide tells the reader to.
 package walletledger
 
 import (
