@@ -183,7 +183,7 @@ func followGuide(gen generator, blocks []block, docs []string, examples, checker
 		}
 		fmt.Printf("toolchain: %s: line %d:\n%s", gen.name, b.line, indent(b.body))
 		if err := runIn(dir, env, "bash", "-e", "-u", "-o", "pipefail", "-c", b.body); err != nil {
-			return fmt.Errorf("the command block of %s line %d fails: %w", "docs/integrators.md", b.line, err)
+			return fmt.Errorf("the guide's command block at line %d fails: %w", b.line, err)
 		}
 		commands++
 	}
