@@ -131,6 +131,37 @@ func TestFairnessExamplesVerify(t *testing.T) {
 		}
 		prev = h
 	}
+	// The chain's void rounds verify, each is the void round listed at its
+	// position, and the void test's figures are the rule's (fairness.VoidTests).
+	voids := chain["voids"].(map[string]any)
+	listed := map[int64]map[string]any{}
+	for _, it := range rounds {
+		r := it.(map[string]any)
+		listed[num(r["position"])] = r
+	}
+	var tested []int64
+	for i, it := range voids["rounds"].([]any) {
+		v := it.(map[string]any)
+		check(fmt.Sprintf("the chain's voids item %d", i), v)
+		if r := listed[num(v["position"])]; r == nil || r["status"] != "void" || r["hash"] != v["hash"] {
+			t.Errorf("the chain's void %v is not a void round of GET /fairness/chains/{chain_id}/rounds", v["round_id"])
+		}
+		if v["started_at"] == nil {
+			tested = append(tested, num(v["crash_point"]))
+		}
+	}
+	want := fairness.VoidTests(rtp, maxM, tested)
+	if num(voids["tested"]) != int64(len(tested)) || voids["flagged"] != fairness.VoidsFlagged(want) || voids["flag_rule"] != fairness.VoidFlagRule {
+		t.Errorf("the chain's voids: tested %v, flagged %v, flag_rule %v; want %d, %t and fairness.VoidFlagRule",
+			voids["tested"], voids["flagged"], voids["flag_rule"], len(tested), fairness.VoidsFlagged(want))
+	}
+	for i, it := range voids["tests"].([]any) {
+		v, w := it.(map[string]any), want[i]
+		if num(v["at_least"]) != w.AtLeast || num(v["observed"]) != w.Observed || v["share"] != w.ShareText() || v["p_value"] != w.PValueText() {
+			t.Errorf("the chain's void test %d: %v; want at_least %d, observed %d, share %s, p_value %s",
+				i, v, w.AtLeast, w.Observed, w.ShareText(), w.PValueText())
+		}
+	}
 	// The stream's crash, in both documents.
 	msgs := apitest.StreamMessages(t, "send")
 	for _, ex := range msgs["round.crashed"].Examples {

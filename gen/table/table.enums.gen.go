@@ -170,3 +170,12 @@ const (
 	RoundStatusFinished RoundStatus = "finished"
 	RoundStatusVoid     RoundStatus = "void"
 )
+
+// The known values of VoidRule (x-extensible-enum); the set is open.
+const (
+	VoidRuleFailoverBetting VoidRule = "failover_betting"
+	VoidRuleFailoverFlight  VoidRule = "failover_flight"
+	VoidRulePlannedStop     VoidRule = "planned_stop"
+	VoidRuleTakeoffFailed   VoidRule = "takeoff_failed"
+	VoidRuleUnknown         VoidRule = "unknown"
+)

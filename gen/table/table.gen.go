@@ -543,6 +543,12 @@ type Chain struct {
 	// Number The chain's number among its game's chains, from 1.
 	Number int64 `json:"number"`
 
+	// RetiredAt Since 1.2.0. When the chain was retired, which is when the next chain of
+	// its game was published; a chain retired during its seeding window has it
+	// too. Absent while the chain is not retired, and for a chain retired
+	// before the game recorded it (migration 0012) with no later chain.
+	RetiredAt *EpochMillis `json:"retired_at,omitempty"`
+
 	// RtpBp Return to player in basis points (9700 means 97.00%).
 	//
 	// Example: 9700
@@ -576,6 +582,11 @@ type Chain struct {
 
 	// TerminalHash SHA-256 of the first round's hash, published at `created_at`, before any round of the chain.
 	TerminalHash Hash `json:"terminal_hash"`
+
+	// Voids Since 1.2.0. The chain's void rounds, with their revealed crash points,
+	// and a test of whether those that never took off lean toward high crash
+	// points. Present once the salt is fixed.
+	Voids *ChainVoids `json:"voids,omitempty"`
 }
 
 // ChainId A hash chain's id, `<game_id>-c<number>`.
@@ -591,15 +602,17 @@ type ChainList struct {
 	NextBefore *ChainId `json:"next_before,omitempty"`
 }
 
-// ChainRound defines model for ChainRound.
+// ChainRound An ended round of the chain. A finished round has `crashed_at`; a void
+// round never crashed: it has `voided_at` and `void_rule` instead (since
+// 1.2.0; before, a void round showed its end as `crashed_at`).
 type ChainRound struct {
 	// CrashPoint A multiplier in hundredths (153 means 1.53x; 100 is 1.00x).
 	//
 	// Example: 153
 	CrashPoint Multiplier `json:"crash_point"`
 
-	// CrashedAt The crash (for a void round, when it was voided).
-	CrashedAt EpochMillis `json:"crashed_at"`
+	// CrashedAt The crash of a finished round; absent for a void round.
+	CrashedAt *EpochMillis `json:"crashed_at,omitempty"`
 
 	// Hash A SHA-256 value in lowercase hex.
 	//
@@ -622,6 +635,23 @@ type ChainRound struct {
 	// An open set (`x-extensible-enum` lists the known values): a later 1.x
 	// may add a value; a client accepts one it does not know.
 	Status RoundStatus `json:"status"`
+
+	// VoidRule Since 1.2.0, on a void round: the rule that settled it (docs/failover.md).
+	// `failover_betting`: the fail-over rule, the round was interrupted in
+	// betting (every accepted bet refunded). `failover_flight`: the fail-over
+	// rule, interrupted in flight (an auto-cashout at or below the crash point
+	// paid at its target, every other bet refunded). `planned_stop`: a planned
+	// stop whose shutdown grace ran out while the round flew, settled by the
+	// same rule as `failover_flight`. `takeoff_failed`: the database refused the
+	// take-off; every bet refunded. `unknown`: voided before the game recorded
+	// the rule (migration 0012).
+	//
+	// An open set (`x-extensible-enum` lists the known values): a later 1.x
+	// may add a value; a client accepts one it does not know.
+	VoidRule *VoidRule `json:"void_rule,omitempty"`
+
+	// VoidedAt Since 1.2.0. When a void round was voided; absent for a finished round, and for a round voided before the game recorded it (migration 0012).
+	VoidedAt *EpochMillis `json:"voided_at,omitempty"`
 }
 
 // ChainRoundList defines model for ChainRoundList.
@@ -630,6 +660,82 @@ type ChainRoundList struct {
 
 	// NextFrom Present when the page is full; pass it as `from`.
 	NextFrom *int64 `json:"next_from,omitempty"`
+}
+
+// ChainVoid defines model for ChainVoid.
+type ChainVoid struct {
+	// CrashPoint The revealed crash point, where the round would have crashed.
+	CrashPoint Multiplier `json:"crash_point"`
+
+	// Hash A SHA-256 value in lowercase hex.
+	//
+	// Example: 8c83fcc1a8955dee821c6c60b88f3943bd37f1d83cae562e7ff5ba6d5adc49aa
+	Hash     Hash  `json:"hash"`
+	Position int64 `json:"position"`
+
+	// RoundId A round's id.
+	//
+	// Example: rd_184233
+	RoundId RoundId `json:"round_id"`
+	Seq     int64   `json:"seq"`
+
+	// StartedAt The take-off, when the round took off before it was voided; absent when it was voided in betting.
+	StartedAt *EpochMillis `json:"started_at,omitempty"`
+
+	// VoidRule Since 1.2.0, on a void round: the rule that settled it (docs/failover.md).
+	// `failover_betting`: the fail-over rule, the round was interrupted in
+	// betting (every accepted bet refunded). `failover_flight`: the fail-over
+	// rule, interrupted in flight (an auto-cashout at or below the crash point
+	// paid at its target, every other bet refunded). `planned_stop`: a planned
+	// stop whose shutdown grace ran out while the round flew, settled by the
+	// same rule as `failover_flight`. `takeoff_failed`: the database refused the
+	// take-off; every bet refunded. `unknown`: voided before the game recorded
+	// the rule (migration 0012).
+	//
+	// An open set (`x-extensible-enum` lists the known values): a later 1.x
+	// may add a value; a client accepts one it does not know.
+	VoidRule *VoidRule `json:"void_rule,omitempty"`
+
+	// VoidedAt When it was voided; absent for a round voided before the game recorded it (migration 0012).
+	VoidedAt *EpochMillis `json:"voided_at,omitempty"`
+}
+
+// ChainVoids Since 1.2.0. The house holds the seed key, so it knows every crash point
+// ahead, and stopping the process voids the round: in betting, every bet
+// is refunded, among them the auto-cashouts that would have won. Each void
+// round is public; this shows whether they lean high.
+//
+// Only the voids that never took off (no `started_at`) are tested. Under
+// honest operation the moment a process stops in betting does not depend on
+// the round's crash point, so each of their crash points is a fresh draw of
+// the formula: at or above x with chance RTP / x. A void in flight is not
+// tested: a round still flying when the process stops has not crashed yet,
+// so even honest interruptions pick rounds that fly long, with high crash
+// points. In flight, an auto-cashout at or below the crash point is paid at
+// its target (docs/failover.md).
+//
+// For x = 2x, 10x and 100x: `observed` voids tested at or above x, against
+// `share` = RTP / x (RTP = `rtp_bp` / 10000; 0 when x is above
+// `max_multiplier`), and `p_value` = P[X >= observed] for X ~
+// Binomial(`tested`, share). `flagged` is true when any `p_value` is below
+// 0.001 / 3 (Bonferroni over the 3 thresholds): an honest chain is flagged
+// with probability at most 0.001, whatever its number of voids. A verifier
+// recomputes every figure from `rounds`; `flag_rule` says the same in words.
+type ChainVoids struct {
+	// FlagRule The test and the flag's threshold, in words.
+	FlagRule string `json:"flag_rule"`
+
+	// Flagged True when any `p_value` is below 0.001 / 3.
+	Flagged bool `json:"flagged"`
+
+	// Rounds Every void round of the chain, by position.
+	Rounds []ChainVoid `json:"rounds"`
+
+	// Tested How many of `rounds` never took off (no `started_at`); the test counts these.
+	Tested int64 `json:"tested"`
+
+	// Tests The test at 2x, 10x and 100x, in that order.
+	Tests []VoidTest `json:"tests"`
 }
 
 // Checkpoint defines model for Checkpoint.
@@ -1286,7 +1392,8 @@ type RoundCrashedEvent struct {
 // RoundCrashedEventType defines model for RoundCrashedEvent.Type.
 type RoundCrashedEventType string
 
-// RoundDetail An ended round; its settings and salt are its chain's.
+// RoundDetail An ended round; its settings and salt are its chain's. A void round has
+// no `crashed_at` (since 1.2.0): it has `voided_at` and `void_rule`.
 type RoundDetail struct {
 	// ChainId The round's chain (absent only for a round played before chains were kept, whose commitment was overwritten).
 	ChainId *ChainId `json:"chain_id,omitempty"`
@@ -1296,8 +1403,8 @@ type RoundDetail struct {
 	// Example: 153
 	CrashPoint Multiplier `json:"crash_point"`
 
-	// CrashedAt The crash (for a void round, when it was voided).
-	CrashedAt EpochMillis `json:"crashed_at"`
+	// CrashedAt The crash of a finished round; absent for a void round.
+	CrashedAt *EpochMillis `json:"crashed_at,omitempty"`
 
 	// Hash A SHA-256 value in lowercase hex.
 	//
@@ -1324,6 +1431,23 @@ type RoundDetail struct {
 	// An open set (`x-extensible-enum` lists the known values): a later 1.x
 	// may add a value; a client accepts one it does not know.
 	Status RoundStatus `json:"status"`
+
+	// VoidRule Since 1.2.0, on a void round: the rule that settled it (docs/failover.md).
+	// `failover_betting`: the fail-over rule, the round was interrupted in
+	// betting (every accepted bet refunded). `failover_flight`: the fail-over
+	// rule, interrupted in flight (an auto-cashout at or below the crash point
+	// paid at its target, every other bet refunded). `planned_stop`: a planned
+	// stop whose shutdown grace ran out while the round flew, settled by the
+	// same rule as `failover_flight`. `takeoff_failed`: the database refused the
+	// take-off; every bet refunded. `unknown`: voided before the game recorded
+	// the rule (migration 0012).
+	//
+	// An open set (`x-extensible-enum` lists the known values): a later 1.x
+	// may add a value; a client accepts one it does not know.
+	VoidRule *VoidRule `json:"void_rule,omitempty"`
+
+	// VoidedAt Since 1.2.0. When a void round was voided; absent for a finished round, and for a round voided before the game recorded it (migration 0012).
+	VoidedAt *EpochMillis `json:"voided_at,omitempty"`
 }
 
 // RoundFlyingEvent Take-off. The client draws the multiplier from `started_at`:
@@ -1381,7 +1505,8 @@ type RoundStatus = string
 
 // RoundSummary An ended round, finished or void. Void rounds are listed too, with their
 // hash, so that SHA-256 of each round's hash is the next older round's hash
-// all along the list: a break is a failure, never a gap.
+// all along the list: a break is a failure, never a gap. A void round has
+// no `crashed_at` (since 1.2.0): it has `voided_at` and `void_rule`.
 type RoundSummary struct {
 	// ChainId The round's chain (absent only for a round played before chains were kept, whose commitment was overwritten).
 	ChainId *ChainId `json:"chain_id,omitempty"`
@@ -1391,10 +1516,8 @@ type RoundSummary struct {
 	// Example: 153
 	CrashPoint Multiplier `json:"crash_point"`
 
-	// CrashedAt Milliseconds since the Unix epoch, on the server's clock.
-	//
-	// Example: 1776000005000
-	CrashedAt EpochMillis `json:"crashed_at"`
+	// CrashedAt The crash of a finished round; absent for a void round.
+	CrashedAt *EpochMillis `json:"crashed_at,omitempty"`
 
 	// Hash A SHA-256 value in lowercase hex.
 	//
@@ -1409,9 +1532,7 @@ type RoundSummary struct {
 	// Example: rd_184233
 	RoundId RoundId `json:"round_id"`
 
-	// StartedAt Milliseconds since the Unix epoch, on the server's clock.
-	//
-	// Example: 1776000005000
+	// StartedAt Take-off (for a round voided before it, the end of its betting window).
 	StartedAt EpochMillis `json:"started_at"`
 
 	// Status `finished`: played to its crash. `void`: ended without a crash on screen,
@@ -1423,6 +1544,23 @@ type RoundSummary struct {
 	// An open set (`x-extensible-enum` lists the known values): a later 1.x
 	// may add a value; a client accepts one it does not know.
 	Status RoundStatus `json:"status"`
+
+	// VoidRule Since 1.2.0, on a void round: the rule that settled it (docs/failover.md).
+	// `failover_betting`: the fail-over rule, the round was interrupted in
+	// betting (every accepted bet refunded). `failover_flight`: the fail-over
+	// rule, interrupted in flight (an auto-cashout at or below the crash point
+	// paid at its target, every other bet refunded). `planned_stop`: a planned
+	// stop whose shutdown grace ran out while the round flew, settled by the
+	// same rule as `failover_flight`. `takeoff_failed`: the database refused the
+	// take-off; every bet refunded. `unknown`: voided before the game recorded
+	// the rule (migration 0012).
+	//
+	// An open set (`x-extensible-enum` lists the known values): a later 1.x
+	// may add a value; a client accepts one it does not know.
+	VoidRule *VoidRule `json:"void_rule,omitempty"`
+
+	// VoidedAt Since 1.2.0. When a void round was voided; absent for a finished round, and for a round voided before the game recorded it (migration 0012).
+	VoidedAt *EpochMillis `json:"voided_at,omitempty"`
 }
 
 // RtpBp Return to player in basis points (9700 means 97.00%).
@@ -1521,6 +1659,35 @@ type SupportRound struct {
 
 	// Round A round, its outcome only once it ended.
 	Round ReplayRound `json:"round"`
+}
+
+// VoidRule Since 1.2.0, on a void round: the rule that settled it (docs/failover.md).
+// `failover_betting`: the fail-over rule, the round was interrupted in
+// betting (every accepted bet refunded). `failover_flight`: the fail-over
+// rule, interrupted in flight (an auto-cashout at or below the crash point
+// paid at its target, every other bet refunded). `planned_stop`: a planned
+// stop whose shutdown grace ran out while the round flew, settled by the
+// same rule as `failover_flight`. `takeoff_failed`: the database refused the
+// take-off; every bet refunded. `unknown`: voided before the game recorded
+// the rule (migration 0012).
+//
+// An open set (`x-extensible-enum` lists the known values): a later 1.x
+// may add a value; a client accepts one it does not know.
+type VoidRule = string
+
+// VoidTest defines model for VoidTest.
+type VoidTest struct {
+	// AtLeast The threshold x in hundredths (200, 1000, 10000).
+	AtLeast Multiplier `json:"at_least"`
+
+	// Observed How many voids tested have a crash point at or above `at_least`.
+	Observed int64 `json:"observed"`
+
+	// PValue P[X >= observed] for X ~ Binomial(`tested`, `share`), to 4 significant digits, as text ("1", "0.485", "8.587e-06"); a verifier compares it within 0.1 %.
+	PValue string `json:"p_value"`
+
+	// Share The formula's chance of a crash point at or above `at_least`, RTP / x, as an exact decimal (text, since no number here is a float).
+	Share string `json:"share"`
 }
 
 // ChainIdPath A hash chain's id, `<game_id>-c<number>`.
@@ -5942,419 +6109,461 @@ func (sh *strictHandler) GetSupportRound(w http.ResponseWriter, r *http.Request,
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7P2LcuNGtiYKv0r+3PNHkTUQxasuVDgmVLLsUlulqpZUdrs3vYUkkBTRAhM0EhTFtuthJs4jnEfYL3Yi",
-	"11qZSIDgRVWy2727HTO9SxKQyOvKdf2+X2pBMp0lUshM1Qa/1MQTn85iAf9+w8Nr8fNcqEz/pObTKU+X",
-	"tUHtlE15PE7SqQjZKAmXNa/2yOO5gPfTNEnvgiQUtUHtzenXd9fnf/54fnNb82pToRS/17+/SaYim0Ty",
-	"nkWSZRPBUvwMixSTScbS6H6SNdmHWHCl/xgnPITn7vlUNGteTWU8m6vaAD9X+/TJq70R2WU0jcpdnSZz",
-	"mbFknqkoFNBGrJ9S6/t8fnt3efHuotjj20mk2EhAD93GMj6KTZPrO3YtxnMlwmLXbieCLXgci4yl+Hdo",
-	"UX+kPk5SRivhMc5GcRI8iJDNYr4UaWNj36/Pv/l4c/51qfeCBVxFMmFhFMIU8yAQs4xlNK71fc8ieX8W",
-	"J5XdH+Gf2SKSYbJgE65YgI9u6OHtxdW3d2eX78udPFWMzxKVccVCoTLO0iTkIWdCZf/9/yRMyECkKQ+5",
-	"arLT+zlPQ8E4m6X//f8+RVPz8JphnHEZiPgqyU7jOFmsGckr/d1RBEussiiO2UzIMJL3awdzdnp1dn55",
-	"d/X+9u708vL9DyuzTnsm4FJP+Ugvgu5ILPQaLNZ2Vk2Sebalt2zBFeNxKni41Gs7EaHemBv6evP2/cfb",
-	"53XWtLqht+e4S88mPJKrHQ30r1kyxkOezGWo6MgrYTa4YvUj87c4kfceUwnLJjxj4lGkS/OY7hj0aiL0",
-	"WSgcAvjMXRTWBrUg5WqyF8RcqSjYC7o1rwZvzJIIJNx//uTVgkRmaTSaZ1Ei9a9+qSUzkfIsSWuDGg+m",
-	"Ym8k9EymIhDRowjveFYbtA8P+8fHR612p9vrezWVzNNAT5x91fandhgcjsYHIjhsBcdHR53jo/6Yt8ad",
-	"I8F74/FhKIJxuxWODkRv1G73j7vdg86R6IwOg17r4HAUjjq1T7qTqeBZ6dvwn1cbR6nK7pT4uTZoH/U6",
-	"nQOvpqXxPOa1Qe2cBxOczldKn8iJ3s+peBRcbzs+zkTKokwxmKgmO7XPdDtstMyE8piaJAvJuGIHPaZ3",
-	"YBpoMTwRTyyM7rWgG0pY7wG7eXu61+kf6BXmxY/WkzF8Jm9V7yr6pW4qE09ZQ39Xb41ZKh6jZK4KbZy4",
-	"zeunYNwrYwMxLNJpJHkMv/TYbD6KI9i8IzFOUlF+uzmUKfsK30xmrN9hI92tZMzevjs927t5e9rpH9Qf",
-	"xJIegpeg7VfuiOj00EOKx1qGfLz9Zu8In9BbN8jipZ5K26WGp3/kks2liu6lCFkkM3Ev0oHTy3bXmW4z",
-	"fN235lDCwjHYz/osTeYyTEWYTRT7ik35U73danlsHCdJWk+z2d1oxl6zzn/1O2yf6b+x16wOP+6xtNFo",
-	"NDwW8NlMb41Mv343ncdZNIsjkTaH8lwPwHSQ8TTKJlORRcEJa/e7bCq4VKzd7Hefmuwm8dgiyibs+vYD",
-	"+4rRp/dZG/Ys+1B3+z2ct1pd8RV7arCv4IV99sTqWQItRJJ1/muv32kwuAZBCDyxBDUFZ7j3aRSycZpM",
-	"WbvZaj+x+YxlSWkMJ/R+YdKUHqvWLTL9ZusJJA7tX3xSwCNm+eAhHNwsTUZ8FMVRtmRttkd919/X8pFO",
-	"4d2jSFWUyNqg7dW0ylIhmmpeLRbyPpvUBkderdjp2qBtjrqcT0f6F12vhjNaGxwf6j/o3aZFzWFL9LvB",
-	"8eFBe3R8cNgJuyM+avWD43Fw1B8L3uYHHX5w3BLH/bDX7xx2DjvddrfVOhyPW53e0XENW7obR09FWdPV",
-	"3+/RX62wK0pOr6aE0DfknZChWnm75VwYPMiiR1Hzauak3unTVBvUOgetcVvw3qjfDY+EaAfj47B9eCDG",
-	"/VAcjHsHvH84OjwMup3+Ybtz3BqP+7122Do4ah93g/74qA+X0DepECORfZT8kUexVsmKV9FVwpKZkGyc",
-	"CnOY4UzxjKHMXndrfnN9fq6Vqo9Xp9+fXlyevrk8X701oVXSDWUCd5g+LKYray7OC6nm43EUREJm3+jL",
-	"byftEDUUfS5iHjzoUYx4rJUKdwjmV4Nuv+UVB3RxdfPxm28uzi7Or27vvvl49fVNYTxXScaETOb3E9Mu",
-	"fGuLlnjNMwG6d1lXef8oUpTvIt1TQulDgcry2hm/Pr09R/27rKAk+mzLJdNbKZGgR3B9VaUZy6KpsObC",
-	"gkcZ42yaTIVc22PB9RE+05rB13NRNm9S/DPqGnpZdZta0cXJEKSIv1LsLJFZJDfsoOvz08uL2x/vzt6e",
-	"n3139/XH4v6xFs5jJBZsmcxTZqaJa1k0SRIl7EfMbQbPSfGUbVoTvcvPQJZVKJAB6piMp6lWcEgt0CMD",
-	"IbV+NO8/Xn19d3Z9evO2YnlingnPuTBRlIaFbusva5VyU7cv5Ic0uU+FqjgT9ioGfcJ8YSmyLX2+uLr7",
-	"cP3+2+vzm5vVE4yNWr1/JPRawxqHTXaRaf1JzeOsoEktJkKySB+XcJ3ldyPSR5Gew8/FHaZvf/E0E0Em",
-	"QjbmUTxP12+hm/Pr78+v786vr99frzGjF0JmbJEm8l7fk7CNolA02Y/6n+Yk6/HxcX5QsnTJ+D2P5Nru",
-	"w048m6epkMHyXaSmPAsm6+TUK8UCepSF0XgsUoW3MxjdfC6DySu1YZA3Nxfvr+7OPl5fn1+d/Xj37uLm",
-	"3ent2dvCiGE8PAjAqM+/lgjcDtA/lFb62nV6ZAcN94BxJeDw816ijbx5Or4W06QsL0IxTezBrZv5nog4",
-	"ZKOl/ZpWgeGyGIlMa4/86W4R6Z3wIJOFbFRK8DZdpGYcWsH/qHdBCN3I0rnwaqZNtG42KBxc3s9xIoXU",
-	"P6MnZPAL6B/a5sHvebVpJM3Pn7waSrs7yaf6VZgAffUr1HFqM3X350P5fSf4y/HDZW/616PZdTv78WDx",
-	"pjv5Uz/8pnV/w90JPH+aRWmVUDITqA+3oIe2bZfzv3y4uC6Joh9dMeo09nJ74EKSPrN2DEKGBWsrwjf0",
-	"paIvq02WuhnaxdXp2e3F9+frx4YfGYmAzxWIV7YQqTDfEo4DLZunUivH+QD1T3pdd5EA+rasuiL3pokU",
-	"S9sdUJCzReKoWWC79JutVuXm7vTLe/vN9aXd22Meq+Lm/qXGwZ1XG/T1e7jH+XS2d/gf7donb8Of0aTe",
-	"6WTMsg0no4Wq+iKSVkcvnpbV4/K35PXr17x8YN6dXl8n/cfe3+9H3YO+Wpx2/3Ku/hZN3l1Nv/+YxHOt",
-	"KU8ENBDy9KG4Grs7E803t+21z3AaUtMvd6iuhZolUkUr2vtpcYehQZfmT+svjmJ9DYJ5ksQskR7r9Nk0",
-	"knNthkeyevt1+9u3XyhmiYqyu3ka1wa1SZbN1GB/f7FYNI2jqEkOqn16tPbyAnmnbRcno9Fyl37Cg7W1",
-	"+9SZ2Tszs7pLRqwYO++g1eq2O9iVXLzdkXi7o8mvDbrajNXd3GvDfJNyfQfKtdvYAY2r+ECoV40Wo/gX",
-	"+4UDbWmCrgVfNw3qz6EVitvnLoiT4MFcmuaXKuOp42c7aLXsBKuMP+iD1oOfFvrsapH1qXSWvx8dffdz",
-	"53Lav3o6vM7aPy56fw0Ovh4ffzvp/umh9UHBJr/VpuBaA/XWhhIixYIJl/d6O0+4lqAjkS2Ec7Ze6bOn",
-	"B7tembrVhuoGo5UOqT7FiygLQIWkNtfpjGAqsXdLhspLprVfq0CiLbbR4rqNggeRrb37M/gzRFfiEEwR",
-	"LlnbHuH1I704++78tlINuDVqIIsj+fDCigAO50I+8jgKV5wNaq7VUHhkW88vrr4/vbwo9vxcZYIJGfNA",
-	"G/wx+9tc3CdaeRSKPf73/42jMGmy01EqmP1jKJici0f9DxXC73fo/ke1YSnc+IJ4gj25QR+j0axcIjAU",
-	"mP8wYX9L7hP2t//+v2ycRGyuOA2DM/qTTB653kKCzUSc6BFsGkKSvONy+UZkauW6iJ6yCXpkZG6Oru/7",
-	"+/d3706vfrx7c35bNA5/5CyLhBSK9RmfzQUEp4RkFJ6SawNOH1GnfyOy6r2h+wYeqEiRL2Ft7z5efXf1",
-	"/ocr3bnqgM2CbOExeLY39qciSmN6BCGUrZ04e3t6cbXaDQzzPKMjl5F8qO6H3iseS1IwrbcYAaZXlxdX",
-	"3612CnZdpIx9pdt0ZcDG/oEborqDm/eS6RI4HdY5GnaZqB9Amdt4YZC+Z5UzqRYb9tEPp5eXGz2ZVtuj",
-	"dikWj81G8n5Xb8LWy+CTV5sIHuoLbPBL7Vpk6fJUG0r6p1CoII1mGV6uNyJI9BWYJejVc6I54P5CV6D+",
-	"COk24HFPxc9zvGXopg8mYsp16+Mknep7vhbJrNupgQoVTedTeC1bzgT+SdwL6ueMp3wqMurqG5FdhKu9",
-	"PM2Ps9W4X5lzzepcJtlEpLnPkFzFxu4vdL82yu5a7T9dH/z1Xefm6OveNwffHr1t/anzXe/dwdVRTWta",
-	"Wung2aTm1UhzG4lMq5ebBv6/UjGuDWr/sZ8ne+zjX9U+jgoiz/oYX4QfdOsro7Th3FeKRWGx0xVB14p+",
-	"2ijt5/aU+gd9tbkexV6+TRboJY4yMVUea+u90261TlgoxnweZ6zTarL3c1ivVN9peil6rRbznWQVvzC8",
-	"TouG8/NcpMt8PMaRnXeevoGvrG42/kSbjbT39VtPj08+3CYPQlavhBZurxQLUhEKmUU89sjNpjKmxL0+",
-	"e2ZHfry+hP9rAtWvSDSmyTzTms+jKC7mj7Nu+v3Rw5+nnb8+3R4srtrBm97kT4fqssXP++G3x/NvOtH7",
-	"o+V1N/uhep116xvXeMqfLin2ZabC/KwnjmZDZVrq4Dkkm6QqLUnbfELCP/lsFkcB19O0/zeVyHI+06jw",
-	"YtVOM0/vO9/Q399tf57nAq64YoW9hXHeURIujYj90837K7jzOBtHIg71P63k0Q9NI60J3XtmSdHTq+dJ",
-	"P5o4u7lZg3BYIrNvyKtcnKLX+6/LszJLk6fl29t3l2U1Cv7AUCXOtxOoyvV+q+M4LGsQzw0m2TTGyC7+",
-	"rMfo/jxp40/9Voe94SH7lmdiwfGRYN/8lX4sv7yft15ckor5von0DdVutpstVAEjxcIkmMOVxE5Z/+kJ",
-	"o3+kHGYi9yHHkcrYaDmUGHqFoXqs3+o1m81G/liQTEVuK+hJGWiVRf+a3N6LCc+GUmWckl7sLEYZq3MG",
-	"OW10maYepDIlT8uGB4GfKFO4Q6ZcW1xDyeUSPf11LpleLDbj98KjLAq9dUaKBofLpl/ksUro/mZ8KPXI",
-	"RMjwPtbj6jbQo8LxW5SckSykRzc/82FL+032g54tLocSr1ytdHgsGjPTL0waUSZKr7JU8CkORbJhjezG",
-	"Ya05lHqHvtc34g0pBjtt0Fvymlbt0VfKOFVZvdc6+vyN2WsdMTr2TH9wL5lnv/vulEuGCgMt1OoexaWk",
-	"dAt92eneDPLTqYTecjKRwmOjeQY7ka1uxKGMMtgn9V67C0FGfWvcJgm75KneXOXpSOZZo8muBSVjYv9O",
-	"hlKKR73DlJpPRUG4acFGK16KET9DaqfFNzeKbfcrLyG33Wi0FtzbYtC1VdV2z+q2VV2gp/cdLfhTRejw",
-	"GdOlim9unC73Ky8xXW6k0h9gklM5zOneI012lVAAkysWJyo7ccLrsDdTPTFwq62Gj54xKyJ/a8uMFD7y",
-	"ybo2xa6v2tjQy0xoIcxFusMbwVORh4EiRdLfc21dY+cOpV+OKFEzu8eqWJ0P5WaP+9gJ8zbozFf5PJ+x",
-	"Zpl5Z+O0r3zkJeZ9xYHqO+I1nUu46JQWezw2nlN7cRtH7lCu9+ROWZ1nbJqoTCt9YsEUmroNj5YmxdQZ",
-	"rUKYNFT4C92/kKuQzGaoErBQzOJkOWBcPejfoB2eCh5AJhsaoA1vKCl9hXQCa7Laj+HY8sR2cyzNvb7g",
-	"yya7nQirB+gjmuBJhYtpwh8FG+lBBjxNI0wfHqBeMc9AaapSFOqc+SOR+Uw8Cpk19FQOZSSZ/+35Ldvn",
-	"s2j/sb2vNQiftlbRwfaMTUUnZOu2cj7wEhvK8eL5AybLbsBVvwGIvEon0O9wgrwa+oC2vrrawZeYrFVX",
-	"FR0/x4StdH6BOhVNhUc/a7E2lJmYzpKUp0tzBYGt5YRTgigN5lHGRqngD2hxJTMhtTJtnchw4HgmhtJ8",
-	"8m+J610+0dpw5njlxEhrIVrZ53K54EvPyd8DT2Aci3AoRzx4YHUrWxZcH5Vx8ZwaSTGXWRQ7+VUZfxCK",
-	"JeOxx9pDiRKEzbjKTCGJU5yhZfJQ/luw/XEFGwMdEEYJ224W8yAfJKT6adlnzxec8NN5llDBSIVjUjI+",
-	"z5I9k+2XabW+nDRed3Oh209Fd2SnX3JkHfQKXtNWhfPKq71Bq/b8kcTUqvsq94WSN5kr9/CAGysVsySl",
-	"I1RH7YTj+dHWcpCKMMrQaaLPkj5Hxb67kf6D6kg/dd0898nTtuZMpFlkHEbUwBa/JBTPfXI/sOUF89wn",
-	"04dfakLqGf1P+82fVh1hrk/tP/GvXi3P/7Vfz19NRn8TQVbDSi6ypZ3xmXyZzb290XJGt6E3012wbrfp",
-	"dd263U6YnMcxJk9qA9VkzW/YX/oFvMfQj7i638gBvpuf22Zn0Curg7hPucyYmgmZUXfHsM0g2AY5Tu4O",
-	"hhwoPYw1/TSr59XcBP9fajyO348hqWlTp9/l73z6yatyydNkuyUPs1QocADLeIlTjaVcd5B3C2GNJS3h",
-	"br2gDb7SgR+MDw3kFY/C/Nulz+IVh98FfxUI33qrgf3Rog5TMLboDLMkmLyL4jiC8wbX4A5Lj1nFsPjK",
-	"Op227BXyTpVPXR5sMd/2zDEqHZDCRrMfdge75pyemSLB1QPrCKQvWzmoIiTZm+j/Qa0C5ShYlFq1FGHz",
-	"M87Xi02xnbJVmViYsDUXzSlm0oDHIZGipGnnJ1gbzPoKZnXMbxOh59Y+jpag5cBV44g3D7awl5d0eibz",
-	"zmOPSRSuXEYogI3IbUNOUVGiwm1rJntrJNAVY1r2FAUMtGXOeQeuP+eUmUSnbqvdabnnqJaGd+2jXqfb",
-	"cyO3+TnObywY0OqNKbIdFr7y3hPZ7neeWHt41gZoK8KW22bYiVMd9AphqnaFeIcCdFVxy0IosvCPHaZn",
-	"yp8u8HEIkdHXeJry5cqsYLtrJuQDrPr/3Lv/JSWiLWSwaqmti0HDrT6XlAlFOkGe6txo/raqCKvPEqWi",
-	"UbxknKn5SGVRNs9Aqomf5zzGSrbGi2os/5T365bLIo86lbwOVO3vD1gqgiQNtSDP3E2BW0Cb/kuRsSCR",
-	"4yidirDJfHNv+ANj9w8lxb6std5kfi5G/cGaG2a0LJyjk6H0c6nugyXuo1T3meJLxim6o/+g13ySLNh0",
-	"HkyazNfXE1n30AGqHNZbN0pVBv2hqwu6Y5AJqGKFfPA0BONMmE24EuCkH8qSL4Np1aHJfLoF6dPrahhP",
-	"rN4I0aOh/FsSSXrAzJe+Rt0RgNWufylC48GBtl7lNviCq6EkH99JlccFezmUQ3kqMf9TiYzV/ac98ZQJ",
-	"dG/v6TvJh0gwmqXoVIcDphoDxqHSLWXt5tNQQqA1DBnHv59o2zSO9IHFXaFA94iyPHSsW9OmfPnAebWV",
-	"TugTkaNQmG2mbb38RvZqeqXhd0Zv1EcKiwS8mp6v2k+499UGk9yU1UOhesBGCU9DKFXHfHvaDkoIxaJs",
-	"QN7+TKiMtCw1lHXQopxVNx3GYkbc0spjUiz0e7ANPevd6rbAPYJ7Cyq8bOX7YpLEdlsAwIEPPhP0qrBU",
-	"kK+kACUA4U+VDGWUKaaiv0PAcqnYSDcjQn1UIG4JAT0cHha5stvcd4ShVL2CcBUMJWcTEceJ6amE60yY",
-	"OleYNZqQMB9aD7ySSgtudNLVeTaUU/Q/CZrhTr/FpooSAGKh9OgzIVkCMUbHlTVJ4lBht9HLpAZDKfSs",
-	"0FOLNMqwgh0+0W55rVaL+jZOeaEnWcJ4HIMfixobyiy5F+BzqmOr6Mq6F7SX7bvctk2vNsBlCt9BD1/u",
-	"zgT/4TyVWEOJqihIO9gNKa4WTuTPczHXYvXUFUoCvFSPtMjwDf0EOUJhWvTRlwmq8lpCTxBnQUxn2ZJ6",
-	"VfdBV/Lxlx6jbdZq4Hl01HXngA26h14tQG2p1+54Ro/7z7I2X6G6H3/Xvuy+618dfjj+c/u6e9O/PaxV",
-	"VPMVav/7PZtKdTl//fq1VkWNJt/u91pupRNq9qsfvup9OPjz0XXrpnPb+/7gh6O/tH7s1Co8YPSdKX/9",
-	"+jVqRWtsgVzpV6tavztZZdnyRuTn2Fmt/Porq4HFxMxWldIXGNW14lOQ5+BCS8E3q0078kOcYEaP2WyN",
-	"z+iRVe0rUvUKUrIwFUVReEIaG5/NBE8V2OWeli8p3B/gFCXRonu4qzWhtB1RNCm6KxbFZ+l6FSac2tmG",
-	"c/S7gNS7wqW20ajBMa1M93sp3JgaLj1XzE3AVfoOYxFsuy+yiHK9fTfDg5T+alcM2acnEC+i9TfyO0En",
-	"DaRpabH3uZ7mf4D/MRCFg/7JCJwtH+XqQYRX+skXdFbeWgfkph6uM0eg3868W6ukaoc6EZnf03+3iOB6",
-	"xdDI5/nufpM9kjfKyF+MisorrQpACJCyp15wtREACdeIvXa7AJBEK7BHi0huWH1nWmwXN1uaZwZQsdit",
-	"d9r29vTdFAhHwTU+SQtpUO/2DwhfqdvsHxSdiahtrHedVN5Qtvan7BsDHK0A8bw4m4l0yvUUG0MgSKbT",
-	"KIOEciogN7ZWMibIJR+RjPyhzIu+taKIoAdTHlrkEtAGHRwuBNdIFpAJjXZg8ihSrcBmQp6AqomGJyoN",
-	"dIdCzaZC3RG7DhYdmDHzWCjPQjfVIQc2kswnbCbfY4TOZH9l4Jr8xmAoX7McZQRcJ5QG7Cvxs0/QUVDm",
-	"Cy08sK+YEj+zPWYx2dj/Zm3/ZChZGb3M4Ibpn20LDw6QWf7LvTb92sOAcaEt+1jbedcv4Cr5TT0QX/E4",
-	"8wmdrIjjlozzFo3tUsBQc3DO9OfHCUIRGueAOxYC2HKQoV4p5oMx7GsDLAV3CGNcBWjJwquLSAm9/Lrz",
-	"AD6lJ9YvYFH5njG6mJ7+AtKUj5hd1j1nO79wsdZgGk6taVsCAQO4NdwCr5Txk5lqNj0GmD8PPo/gW+SA",
-	"KaJ1+ScW/o0JmWkNw6C1ad1Db/mDnm4kmPCUB/qBVy5KHJoeJYXaAhruWBFTQjms0kNhq9j1wqQ/2ueT",
-	"RIl8X+lNbgQmnHItbwaMD+WjSKNxRJmZCx4/YKZ7CfovTBYWbEIKnqL2a3rHRiJOFpB7HEmVCY5YXMnq",
-	"HiTz03k1ypSIx/BlZT4zlCCTpJExnjHNSdCUWiZLbyfl+cx+2Ql7WIW5hCJZNeXoMcq3R6RQGiZjz5gn",
-	"SRqK1FyD4QlZq3mmj3kPDsXOav+Z07fKvjvgkrvetIXYa0UomEqpi0tYPI7g8s7BK6umzFRdgLxtGNlp",
-	"jqRzd3gFSdzeEkyouhEtZmZlqRuUtOG2owcJkgsykOYAzKug/oLVz+W9HmHDcxEfnQwkPZuARJFNxLRZ",
-	"2xpKWsERrNxcdI0ZY0dffPlkMVNZjNfYZpO2cnosbEVlYAKS1UBu0J2ffxkGDZhYzwugaQN368awicZm",
-	"H5Q/HHqoEJPTV2Sm2veZ+pJBZ1xbYbgy7oBTFz5jL5YBILcZSE+u0p3DRG4q2qQJ5NNE3sOtZLIf9d+V",
-	"Z5A0n993A0y5xW+Qzd7MIEIEyJW7Sp0b/XS1WaEbosVGDaKOafBsMYliYVUGHyNzJZjLF5Z6IKa1sCM5",
-	"/amEnFm1iwrv6XuhyfzCpeIPcqBSSGCg9NehtI9B+AlOapjyBaYWm8ewSMvchnBiw1Tgd+FmAtc4XKhm",
-	"GATkjSDeAxcW0FoBWFLE2SSZK0Fu3mAC1wkLknkcMkiVDLRskCzKmto8uOfBUo/GiE8KsBmzQM+CGkpA",
-	"r3KG5pGEgUlyxCmMwsY19TL/UwV0yiCqdvkAE1ZPFcRrVrBVX2bL6pMjDAAqzl6eJexR3pbbQ8jHtduo",
-	"pI8UIr6lgKo5fwN3a42TtNQ8ZVsDOp4FYsSr62Qofaym8aG6Em8WkrwnzCfpXvijTNg0ScU/1Y6gmYIQ",
-	"H+Hk0tBgJ5Qwc3fdB2/106sbYCuotoufrY2yXFn0PXNi7QVY0NBWPShOzb/RJ+xt5cTsiyO0l6+rLdp7",
-	"ZuWyXNWXct2uoOqunilv5TC6ZlSlX4csro2OFPDleszH2lAaOFaH7gX4S5wD/J2/FU3BUaSOWlsVKejj",
-	"S+Qioc9oWzaSV5PiKbvDnfEMz52xXVd26Ac3hxTxoFBJIT/ECZtxpcBVrpiP3/Wbz0iLgk9bjJeS6a1n",
-	"/w6tvsHujk+vRtkVLyyq0WdRx3yexyQKjfVj8GfznAjUc4yM2C4ZvJoxn8rYKLsofZ+RGoSq/TM/tFtC",
-	"EXxmTUqRE2lCQWKH7UggEjzu6heWdPM2erHDhpuyfOLWHTmtsq9KosLxwbRrhDkZz+O4eHZ0A/6zVf5n",
-	"nDPrQFmZnN9pn37OpiuNz90usH+g65XjBa3gnQFVWr0iDGME3JioQpgME6dqSC9IGOk39aWYYSH3lENR",
-	"FEydiONk7ZzpP5oueDV8p/rRD5G8d55MNjyZ5E/m0f/lFWYPwDx88mqJFLuoJW4HP3mbH3a7uPVZt5Na",
-	"byp4wVY2YMxHIl5dpB8mEVRm8oBA2CmBAC05fd3ov/gQkVm5eXMemUpL3PZH3udWmm3Z/GZN2wU2mmeV",
-	"SawzQn+YJID/k1uEULOf98z/8P7mlu0/tvfHPEqlUGq/aKBiVd9QRlJlPI45ef8pdJRyGSZT/RrNZ7nw",
-	"Uqvc2vBh9UTGy6Gk1OC8B44x2Pin0ugdViAcOinAoM9bgLYv0uNvMQ7jTJHhpdnA3LMi3GhvmE4Vt1ml",
-	"jAN92mL2Wjil4uFa6zy8BAOXzXg2gfokj5ne5PeVXf4JV2DMIRyoCSmesOheJil5NhknxMrPcTga+N3q",
-	"vJ25DCbs4/XlK8V8/azfZB8VpX7rfpI0VxbKMeBx/EoxALrDslmuMD5hyS/ok0bgx/l0nBSH4xVw84fS",
-	"vrmIpEKYGFgySm6BGZplHhOI/qDYmMexgnRXioEUj6kBRMNN7UJyHTxLsJUXlNXtguqOicaLLZda54wu",
-	"rpSCpGHzGVb3s4e7ZrPpe0xF8j4WbK6E52DLNliSeiyRuFDOgnjlmnOziFnyIOTKvPXbneIQDrZlQukB",
-	"VR4xJ7mnONqLm/es12kfsiAJS7BtmM8341kmUv3of/3n6d5ff/ql++l/VV0m7g2xmqQAvyfsRRWZ9JKP",
-	"MnpiQr/oWX3F5HEAtHIxScFgKfc/J1vB4tcUe3ZO2N/jueKxPXanHy5KxVa7cg4Sv2FOcpPTi6APtMl+",
-	"4ES4Y1En03Wwnd5vle3zHgo59elZ5e/xHO+tybWnwuksTxIC09CdlR2wGc70g5+c6Vo5e3o2ipQ4Jqy5",
-	"Iu/qrmxqNNmVzZl2DlgmnrIdwmO5SWiuW1yAramH1tpzZiIfX9VRzCeiUvIAmAApMtAmHEzlsTBSWSSD",
-	"LIeIs4AVqQhITbLZ7uibd/4CrRjXmr0O4XykIL0xSR3krZpwLVwlInoPpb+6R/wBM1mkhnAPVmtvzAO9",
-	"/c2ByuMEIo0ehRrKUvchY8sePirHB8XsV+gz+5W9vb39wH6F3CXd9K/6T3t7e6zwv/qXDiYi+xUgOH9F",
-	"4LAcErECDXF3KETM6uXsBzG6SeAqmM/uU647qT9fglaCLrTZr88GWCq2ZiCWCs09B2ipCmWpgd9wMLYL",
-	"zdP1twm3m+rBTEfc5qrGX2xxHSh7oRnCMbfNyAIK+kmFvuNMptngSUo5YyRT6GnqTgRYJ1bgOGYKPneH",
-	"zw0YsAX4jeLKEMVFYZyreDIV5BmsTv307JInKUvFY/KgH9S6wEmZoRc//f764tuLK5dyFb7eNdsCjP1X",
-	"ir1Po3uM2Osdm4OUzPg9CBf8MzTp4AhBWz1nqjehEBdeBnDqldfJnS9LDWBXCu8DCvjK+7n7u/j05cXV",
-	"d6t9Rfa6cRSIAuS3g9BdXL4VXiho8pim8hkMVPglnGoh9eDoS0U1wTaPOflwfKhCANVnlwW6UB1Hx8IF",
-	"lXcay7HpaamK9yYuArRQ4FpzWjAZ17M0CoSD9+Nkt+XFdRHB3ECLFRzAFe1i9DzvDM3VOF6i3E1R9OvW",
-	"ISkzMripj8J8pkyLXPiKO4emIYrzZtxFYuVxnCz0pnCmw6FxK2yAtbRwJ0g4S2mSyO+mRJAK02yZn6+0",
-	"8DgbvEQJWIRpWmEDtBsKsSN1k52ObrLIRk4ELs0msb14ZYwBxkcJuWcIPNpNZIaPrF729mvZMykkscEK",
-	"ykvbotzCo+mZERZOX0QDK9Kk2SlyBPOmbuvFgFuM8JDGkGSWCq5MYy5YJ7QGm6MM2VlPUlPRZuz3RhnH",
-	"04ieHM2S/cr6oKFsxbTEd1chzKCFbnF8RfQyF7WMVYOWAXEzoZVR3JzETRnXq/A5crc9n2FmPZjXboBb",
-	"FJ/SImiAhcoO1NfnYgjrERc9gSpH1B2wXbyCqF/XtUkFZn+Usm8TUKEB01U3IefTvUeewu98qsp0fIjM",
-	"uBATKU4YH0ryH+pOQ2o6qMNlDyIbLWENQUlGawRbhpEPpU9b0l/ranS7pU0aB6h8BSK1wPNSpuApc9is",
-	"8It5NdRLHCL6Au5iiSyjRDJSpPpYTybpGRv8DOztWpHYpcRjWkWOX8Huv0ojSugciNe/yrxbySAM7+ST",
-	"4UILF/F5q3AaV6kCV0lnKwBSf1rjTnZsJd30CvlhkX5nhRRphWtolfdtVVfVS1jgnilzm5RJYUp0LJsY",
-	"PVdcMmUOnjLRbIXqAr8taxr21SLfq72K9fJXUSBXEz0715NuuEhNXKJlreRXqeByrCIEXuXr+sn4HtZi",
-	"G1k7vIQ3qO8nbf2BrCdx4mllhodYuq5/SDnQMk2jrIGxD61+aYmGCRabvGm/B/Mmyb01brV/oBtrB+dU",
-	"uSh2R9cUVcXu7JgigVVdA1tW0gBGJq/eMWbvF5fAbk//oG4SaUshayDcXEOZv1mx+fOxvVIEkhOFKxix",
-	"Wr8AUf8kQub/R9tvNv3/uPKtw3Qo8dUJ11f7z3MuM63iX7F7iHEZh0cJGyCnHC24/zut7YlZbynnoTwc",
-	"k5KHAZ1IFmN3RT//UXDUHQdBmx8d9/uhEEeddnAQHLRGR0fj7nGvOwq7h+N2eNQNuOgfdMTheNwf8YOw",
-	"z8Ogd8x5KUjQ2jvme+OffjnoVQcKCtH66qg2KD62OIM2LVQyI1SqKhwllZDZSMgvttwZdPCP15cl4fNs",
-	"2lQcAeZIrMgO21rVSHz6q6/1WQx9E0Ir/aFc1NDuHG0L+awKBOzZrgLBdLjqiFxujF+uyC6tNV9IbcGg",
-	"1g74Gag7vlK5pz7nvEIuFFSPqZRJL5LWdbWuxvSISPWPUpYsZJPtHp8fyvUBevas+PxQFgP0+VkBLt/d",
-	"QHb0k8DBKhRcvpeWinX9zBpnEzAq6cfzwl6YCePfhD+CvTaNMshrp1pXSNPiiv1dpMkJLAwWMOALOa25",
-	"4BKDqehskaKqZtBSxu4IVmsZZXd93tDN7vT8p4r96tT1VwhB60UJIwXM1BJcwcaXPYWXXT51zIqk1WY+",
-	"Etj6jZOh5OxeSH0NaFM6jriqyC2AiZZo9FE0Jb85jBYQWnITFFLlDWZJcx2h0O1svQeK9TtrC6xeqSq3",
-	"TwlTz3H7KcZT4dS1I8hFoWx8Syx2DaDzps6eru0bq7f7XSpibzf73acT1m619BZuN1utEtJ0u9/d3LHK",
-	"MPGHCVcVm8knh6w/QDQgPS0WiwprK80jtqD4pIBQo3eLQVcfSouwsBowQJAhcttY95qN3cHnLc55JIeS",
-	"8OkNNpPBUgLZ5+HtKMiRrKUgeiz1EbBd9kFZhdJ7vdVd3PeVUTWZj45bqsJw1iqNFFFVDaWfsyD7Jxap",
-	"qzBvTeaTW7UAyaalGsgyAxLvFllz9MlOoKFUPAoei/CkFElHRkQKw2vrQ/1TZXpR32teDSc6TxuGe8RN",
-	"YFxNZ4iQ6CkKBdzAGYQuZmkyErQdceektMUU82eJ3gB58ZOWg37ml5QmF+K13T7Oz86MJFDx6sjW3XMy",
-	"zLM79OGeVmeGUFKICCYJIewZA0p39zOKL8s6E3R7V5Wp2p4AHFTw6KxJWftCQNRNL7ko/VtQP09XnOtu",
-	"MM43zPL+idEVkvQZiJ+b7ZUteKCl2d5gu7mZuNVYseg2zhLGma8X11/R+lfo3IFuvt33NmzupGpzF5p6",
-	"mcKMlQx7cnzTKcWYEx4aU6Zh7ghIxFlz3vzMt1FB4IGw73z5AUq++ABdC72ffgsegWccnWfCGbkwWatV",
-	"9oVjuArXnzyKaTWKD6ahkQYQ8Dh2rntWRwgHIwBdlHEAPlw2doZxwCl/Rx2pAnJ4Rs14oVgph1naSff/",
-	"XIB+HP26GSYXZvXfPqe+KMviz8qPX1PB+p2jV1TqII0Bs7DBngMD7OUouF4B9tcjWF7PBd/1COm2YD1v",
-	"s4fhU6C7LJM5C5NcdfkiXNkcN3Ybwizhyu4A35xvgir8tEpmBPf0rZdF9mB8pkCy25tnmT60ajNHeDUU",
-	"ZQFJ5RmbLhSx1uw+59WHSIafuVtHAjbfIpKwSYnw4ffeeiMIHy4gTGj6ANoyQIAIk/u7Ngv9Lku5VBhG",
-	"Xi9cODGiVfyJJr9cp7ddFl+bV5dV0viLBIndEHplHKkiniZ8rkpi5XdeMNs3fUqt3LA9cwQH1KtvX51F",
-	"JO+MjvIZc0X7l25w/c+/izS507/+nWcGNzF1pObVTD9WRWNpVugYV8lBK45K1euFfbteLFqnSEkmPvvy",
-	"rnau7CpnMtq/5H/wcv/BP+jC22Cpr7vOcAr0imyYb0cmVEw6LqVTHb9ywVRgD1kx6Ly3coZy0J8V46Ci",
-	"XhvN3s9iWbKvjipKUmzZ4gCBDQzQga8tUz+Re1o/pr9JPhUO5MFmY8SiRBS6XuqOtzLDVbO3Ye0MCMBK",
-	"eB2r7F1+P8i2N9hSkMu9GkAt+d+eOdOfA/v3uXAFToXeys56Vm22PiLPvUZRRFXcoL8zIgFBUW0HoFpf",
-	"SL4JseClBOc4ktEfTHKaLq0VnY4BkCO/YP18rvDj3vFWjk31gbWVEd9SYcRNxrM1HqZNbNXKLXJQiygL",
-	"AP9ZWrCsKKVcZJ4Npe84kHK3m2UxAg+4bDJfZfwBl2iRSEIKlSLzwflNgNNU4lyA/AU3EWWfFLOMoeWT",
-	"ij9AXYyixii0SA86NSX4VO6kMjUm2OGKCKKhOv9NANLyGhhlqHItzfsD4jZRXigK7aZDvh5lyzvq/R0V",
-	"n1Sv+mpFTTXwIUbVaoN2r9faJldkVZYNrvGes+om8nvCpLjnehodAA4KJyJoaaU7r+rGhiW/gyX/LZYE",
-	"QzDlHRfOBeRILzj826MMeEhTDrTUiEV4b8Bmin0M56I6U63iExzofEwWvUmcP8njdSb320KhSkdcjZIk",
-	"FlyudmHj7ih05JWCerr0kcdfvkd+Ax/z7Up5bbUvmQ7WHTyyOu6biUEaLMgbA+cmhQOiyqHmArlqqifb",
-	"fCwPF/5mgkLfbiZYWOw7kbZQbYHBoHsQ4QtxBLgeW4icMGw+JwLH7lBwuYLvCKOhD/rareuDY4khc0Kb",
-	"JDWoTSeGRm4kMvwSxCEnkbwnsvsF6kMvxNWaR5NsnHfGo7ACGmJ1sYs7vbz5Km/tapStL9STi0rvC9AU",
-	"nOKtjsKGrMLmb4zqZXWJ1a++CNCfy+o12fy9F6d9aLdadHHQSp+U0w84ITbiXqKHUb08KdezEU+H02Hr",
-	"m9gICGSsjM8KJhQk+vOiCS8sG2/5g9hLxmNH+XRmtrkJ8Mw4MMrnrXyQnQ2w9hRTocbajHQpFiZuPRMS",
-	"L3YtIU9cuKsghmRPUMCjR0qQiSOVrdLlFgWEDfl2D7sH6ylrq+LGnSN4hUaF8A3GpPn0shb877rTykHe",
-	"4sg+g4hp8y5ZuzGoPGcDuSAcXS/PTCgnCWWOqDJ5QiCzSruiIPjb3V5RPlvIkeOjwyMjRF8iYbpis3XX",
-	"bTb98ePSZjNuxlXitJcBm3zGnnmOa+cPsJltKtVnsIoVoBxdfMf14FYwkq9FxqMKZLhT6bJmYJIH0dMg",
-	"lgdgI3OiuSEg2OZGbo8vRUp1r3gsvTcY6OCsxJwglMlEBkD4vYSnCojbWk81UNsO2482AB0ynkbzi9yN",
-	"/+ToqBv4Ui1tiszXHUtLmW/W2m98Dq7+Z7Ev/0a6h5lk3ExEwmtZnRAqi2DF9SyYjE5E/W40Xx7J1fgQ",
-	"K495wWTZ5cx/A4rnuhuM5gDTxEmRCVO+UGWlFmxSN5l2MJQ+UpFpjfg1E/9VbzX1LXHAXrOs0fDdfGme",
-	"QQrYVFmMmCa7SgBCxUAfr/CUPkcP0qrTYXGTlLSqwq1Fvt6VS+sfqE1/8X1CY/qM62StFbx2T12sDyxB",
-	"cVqxrstVLJ6Hi/diCMR49ObTKcf0ho2o3zuDAEOrGPap9AM8N3b0RlRmwqXG0bBDEgeCLFcJF1SCNwxk",
-	"LX28jdEMzFWbJXlCfM5mjiqEvh4A4IOusEQyFaRCSG8oRyLgyK1RQlTgcKWpLIECj3qYBGp/zKNY39LN",
-	"adgYwPdys0rf7kNJaXGmcka/sAekb+k8FlAwXIQcgZRiIOkqqOXQz6FEnX3GI6owUSzj6b3IPOIVQ3CO",
-	"EYF3SLh42alzN2NFw1Cimq9yeBZgV8rtgn+qIoDVaJjZLnSatiiTHjMtGMdgk31vpwwd4nqosKuS3JCK",
-	"0qFEygZTVumwOwB7WoGZjcDfwPGPkF7un4eSxzHjMQCqTfCDeiJHqeAPyApnsUioKord89k2/rp/VR33",
-	"NzLK/um10s9KzP1jaYxAZbUy/9cCCO6zxAERGHEFzJ5QnVc/Pmy1qCDu+LDZav3/izVw+s8bI1FYvrd5",
-	"fW4op6GsdxhikpzbBfmzeIEIk82VANie+hoEaThvRPkJewoIDbEUCGicsAbRxe0uqDmHhy3R7wbHhwft",
-	"0fHBYSfsjvio1Q+Ox8FRfyx4mx90+MFxSxz3w16/c9g57HTb3VbrcDxudXpHx1sKsCvUo5u85HstPOtO",
-	"WcKfw7kdimlStRoFKCy9XVRezkUyn9CSDTjXRMSF6tcTJhMTd4oUi+RjEj9iStJq3C4UIBDu5mlcLTec",
-	"wkZ6FtAHHXBZky6hP5cNWDIeQ8kjlTlkyWwoieIJjRcuWRUSqcEtabLTeKGHjVXPSTzPBJtk2ayuGkPJ",
-	"wzAVispt7YGYp1ERvUA/r/7PYH+/CrnAlEpVDziP8hWxMpQHN2POyY/VHDbdY+faDQPQUaGqbmdWdMOM",
-	"uD0qKQFcAPNNfbFAAfodW9i+8Q18Sj+fjEbLnTYOPLl+x+hfXepH2GieZYn03MQW4JCDoPyl4I/COoXJ",
-	"paA1X0pOKQSIIfnF7kDyNjSHcv3eYi+xtaii4flc9k5W0p3JStpus6zJe8rj8Zu2eI5iS8F0Are1TMCo",
-	"safJPBNNdg2UDTD9yYz/PBefhXgxEdM1aVmPkZoj0PBUlLE5bXjLYPEYhPqtqaJmGtxUM6fSxB6TnLK9",
-	"uIb2VDhSg2R31f2PhWwVUl2bPZjOvZ3i/VmM7tU3PUA+rQ3HuVwzZEZ+BteMvSTXVNrhn7ETYDtvqMlz",
-	"nlIbHlPmOSoE2YDtZJ58eZYbrxRN26R7FgKjXilysenFQuDMK7qoNr3neiu/lI5ndQTbeHYqurDDC4Wx",
-	"bnsj3wU7PLnjg+5O/c1oh7wdAMmoCz/pIzyfzZI0W58k80LOMcRhU79FvlYcyQfCeVPNF3HEOZ31tnnl",
-	"4A4M5mmULW900zhxeMXhFOp/fWMEK95pqzdjrTw8/3SeTZI0+jsAFQ/MpYllDPQeVTKAxpMKw/ZY/KNx",
-	"ueTQUilYiSIcytGS+ZUoU0BfguRJHl3DLApdkNkmu0DgZcOiMJQujULyICiZeQ3EFjuVGyDth9JFvjfg",
-	"Jr1Wm/kl9D//xEGVR38WIZzmmbgIeZLMM6/YhMFEJKxT2BlgtuDi5UheWTarffoE2cDjpFqtOP1wgeri",
-	"dCRC8K+KEcHd1kdpslAibaBpS9a5dby6s4n84bAwOUZhxvxfRlwJrQJ/8tlIWNRvCyUEuhNc9EDF3Hxs",
-	"N5d8GiOkTL4ytBgB8PJEGS0QZvoxg+4042m2kfhhKIfyP/6DkVU7lEUCHLez+/9HReFXzabeip0DrQTZ",
-	"H4J5+lWz6VuANk7cOHvgdwZc2KG0zDmGIYc9jyAHomXaihxKQ0QArgVI5kJPVPX2J59e8ZQ6Z0JPKRyK",
-	"/AAXoMjLrCK6N+hepuHKxPBTNBnU8g+lowUT8g9RJO4uCPIBswchZgqNEygggMdusiTl98K3vlrOUhEn",
-	"3BrRYP1nfMRSoebTEm4eYhX7356vTJjPIqkywUFCKCrPpIx/IHAAnE3snTNjhEFWlg2DPDeLMEUJhIbG",
-	"A6e7APVntuQVFGypobxKDNm8yZgNk2AODlf0IscJz5pDucfeQXptpJgPXhZ/gJZedtDDLF89oo1aNKt3",
-	"+wfkUus2+wcNbNa6ZdEd5bQILW3AqPIAo8r8AmCqdIu3kV6PvK3p51Ik0VxBIHmePgo8wAX9HMGfzIFB",
-	"kjQS9FHwoJrsB4NJD07vcWwgFjGmMZSVoWmiel+NUK+EnTMT8gfptRbdS6/a5tB2vaMnENLKR8k8Y+12",
-	"84ApPaFOHF2oLJryTCgHNCUZj5XITF+d8htWTyQrnAGYA1+LBEn2LM6KeITLjSOlBcImNfAM6OnRJyRS",
-	"LEjUVGRRMHD4D7QQBmqFoeRZcQnpJDDE8FKJlptxsmBBIiVy9+AGDyPFw0cuM+d0gOqnhrJIYQWP/+nm",
-	"/RXz4QGCduLShQjHiei1Wvr26re6TebnOLH+UEYYv6Ij4nISEc65b4Fw/cYJsyDjoJxUgt+uIa0rkDid",
-	"GKeYy5NDRCmg8pjXfJaMscF18p5KOj0mYop7VjHVNZrsB4JcgWGhk4KuSMvFR2IthegXYLLg/a+X2KUV",
-	"wMmHouwYgAIjmSXOPEKgKBSqOZRI66rYKOX6mtX7yZl/czjpvJeE4ikBd9mI43SuTNhxKE+xSEvvU4c/",
-	"ytP7yoDDkziAG/EhkiHjoOBkSQ7kCbtoKLWazTOoeEPhgbeMyvgSxPtjm5KwI5mkjLjS2TTRor2uhGBn",
-	"8Fac3Osj6g4RphpPl48dA4wC3TH9D90tQpWAon79b+SVhDf1Dcjj7M78Cv15OedBWAa5shvHA4mLEWDw",
-	"/KiBget3w70kl6lyz9EOlWEPqAgdD2W9fFq+TRC1/15oSZToLZhfPVM8hXrvQlPzacPieMLdSaCoPrTe",
-	"ZKflEDM38L6lMLNnOQPkUBplvDD7q6QBOWdAfpqbdm1whofSiBTcAdikjzMOp6NIg6FnHlaPngctShIx",
-	"rJ52nhmGBPTmLlkm4jjf2QtgzlUTPoNBpoKHqskIb01Bq0Op1zHI4J7HmULFgyQAxfNhq6FenCviNI2A",
-	"g9q0chQUNh6rhIUiiHkqFPP7f/kL1V+S5LBSdYkMY3X/9f5rv4GUFENY5xCOyDhNZFZg84DUATxluWR+",
-	"dwlq3kn+GN6ugOga4p1NPja9IEKZ4P1oSZqREQ/XFWWqeD3mQKVYoGpBSWdpktFlY+tZE8lmIiU7QGvu",
-	"VY5m2Bc5pS8+bC5FI8NprA5y8xSrmdyyWH2iKr9w4nobhRwnaUCNDLQW9fr1jVvJ9fr1IOcn5+iyx01t",
-	"ylVJtfJXS5H8oWTVVWx1rLr9iq3WaGoJOXeA0Kmjxg+tm8zF0EhkCpW/16+v3cpB3W2wYfxyiaYPcKAz",
-	"rqDYq3jbAWofdhpvhF7rmPkrbAB+XvBoFjyg4kil365X3qH71JM96Im+5LU2AzTT84xMH6g8A1i5VBjB",
-	"xWyZJcgYGu2Ftd31UHMDH9MnbNVuKJyi3bqW0kDiAiCEnr6QmNGpvBLxk/7ZlHw2DCCrU33sQ5nwIFfo",
-	"MlGcuSo3Qn6ToFgDeUxh1F6vdaRFEQ+Vx2ZJjMeMlV+BmYFCV7g9TghQETFYI4zEkW3n6kdcW0v6yrSx",
-	"Mit+bNjVrw6M6aOBt9zaICgp93BIsLBmJeLF6pcYe4Pgmce+xu82rJSxdA9qKDG0Z8SIcw5OUKiTlwJJ",
-	"f8xiA4AkO4dbw+F3yBbJUI7mob4xPTK0R3NtdCrKWRNjPXe0hZO5ipcDpIvEt9ivxnvyK5JS/AoJaJaN",
-	"aoU5MuePhPuF/Wr0km/Pb/0Sp9rphwut2EB3PZNoNYKumlgvt/lXRHDeYL+ydotZWN1fWaeF38NSUEMj",
-	"9WvV8faY//X55fnteeHX+78gKtonv0om2L/u02FZear6jK/tp74IjOqBO2ils7nmTTo0UHUWfQtwIvRX",
-	"+qsfGUo4SrRVTK4iThCuqxYbdM6oM17eTMZHqM/OOCmpWl8nI0ppSaEPYSjQT+fQ78H8gGpFtlphvUmL",
-	"04dxKIn8DnvoCDlO4Oqg/I1tquTM5MKxEcIaZwZ4vDEAaGU0YNwhEvACCgci4+MAxByFxvCMl45hWaDN",
-	"A6vN8ubRiUavBuEi5+Kuc4x8366PCjI4IdMeOqPvaPs0812qGlJ+/GuRpcu9U23iE4LzYpLEwnB6OfeO",
-	"aVKf8DTRSu89jySAVseCA2p13WQgKgHnVh8lvMDbRqFAkYpSh4HkgYJqY6fVkXQGFO5er3NshZW1QvRl",
-	"RJxeZnDGHGgyx6TV58WYIm9EdmMNFCcxzPe0uC/ZGZeOnWEvAlTYPLC1SM8Gu8W6oBDEM28PQzikxFAz",
-	"lHpYtl7oBq2wXXRrVfmtdRDJkMLokC4oSP5Bc4IYXhvkycxvy931YVwwpLhnP891Kw4JhL7vaLBR6vaC",
-	"1a3e3miyK3JkgwlPnWriErb0Eua0ptz4D20qGs7/gmhB9GYTocNDSaYqqGcZZHhSm49OimyBQFOr2ya/",
-	"pErBZrnqvJNC5VXoG7ADKhS4Bn3Y3rnMXpD+CtGT7xnFEyYjcFhUddf2zbW0j7/ym81mA5wC+hjmFZOw",
-	"I01LDrfqK7W6P89uvmfiCX4XR/JBeSUt6JUyhxQmHAN2GKOJo0BIrLvG3JfahzSZpZHIqGIgizLI8juz",
-	"sZXCXQzr36h5NVrR2qAGB5ywHSWfRbVBrdtsNbuYjTOBcJ57Xeqf70W2JakLZLpxPkM3QMdHVcEmEBWU",
-	"hTpnUiyGkpSzXMubRCpL0iWksRfS9pBtlN4f6J2L1quVddALfQng7KFFFyXyIqwNapeRyojjLj9sa4Oy",
-	"+SOYmgURWdrbGPPstFqQeZ3IjBJC+GwWRwF8cf9vhIVJGSeF8LIyOeq1U1s84OX3lv5nnChFDIiuHq9X",
-	"UgshJ0j9nzn4Kia1FMGeO/1WDuJcG2V3rfafrg/++q5zc/R175uDb4/etv7U+a737uDqqFZEaJbzOC4A",
-	"EdvSpVa701pfEG44+i3I7Scv72J/tYf4ndUuftd71/7z0Q+d8/7t4Y/H33ffHly1Sl0sMEM5iAoAtW4Q",
-	"l3FWKsbR6vSOWutrjc04HFxedySdisluV0/2n47fdM/6Xx+eH3/T/rb7tv+nw++OqyeburzS3/6x/q99",
-	"dFjd347bX4AOdnva3X3O37ZPO2+6Z72v++cH3xx+e/T2+E+tHbYFdq913N+hezmk8SeAMIN0z+KpuErw",
-	"JC8B4HNlw/8EsWmUkzsAk0OhFryyRX55yBCSigBy4vSNCfkVPTzoVZ+xAmHfoQWFV9rbXymRh+rXOsfb",
-	"X3N5MT95tf4uvXPZM/U7f/nL9ne+SROZfYP1J5jSDKrM9hffa63ZKQ/IF9b1e22b+ppXy/g9UK7ShQBF",
-	"PrNEVXLwxcsqHm1KJvPY37RGYN1Q0wRio9aZaPli4EI3rtE6V1VRqsYJUsGwfm7JGE+hMWpOmI+nzx9K",
-	"rfmV2A0dHiufWJ78ZtMnQilfv+0cV+PJUCLzwIopBRrreYzQNRla7Zz1JlshOGoA1B56kB3uchR24MQq",
-	"uOw8rEATTzzItI1FVORYigaGxC01cp+A/yRN5veTNRQ+dV9rFn4jL2dmf0u0/mXX7mQoO602RYVd/mYx",
-	"iiB0pBsxzndz0TRQ5aYESpMJNJSWq95k9lPU1XAHQfd/AJMtF3S+Oyvc5QjBIrsytePAWXGIOImfKe8W",
-	"6RJfKcPY7Q7HhCWgH7leaDoaqaHUyhHq9symgFlEVkPFCHpRnMh7kYL9Q4kimFcPBhE+mIyH0qwhdpBC",
-	"JAryGDKT2GB5kdAOdIhQYGqm3PD9D6XNKbbMdido7MhECg8oxv0Ksle/SkUzlDE56OybJFw+U8vSR6es",
-	"ZbVbzVYr52op1192mv3Wk3vVbNGoPuXVDuUvFclk+s1Wq6pdUIOqNZlPmO6OPHGVY/BKp3TCIWGvsvPP",
-	"uCrLfD2fimmCWToXn1ZU4PYXL87XdKRxeC+yPHnW+aDTg0e+QAHeXc3dZVOcMLPQUAqJh05b8JDSCMeO",
-	"HujAA8QNUb2BKnW67SM/vG1/3/2h/5fDH4//2j7tvumfHa7Rqzu1Z43/OVoZ7LZwnV5m5K6hkKOosr0f",
-	"fm+9rHX8zH2OXpt13zJP7hep2HNwTaAs3/p2md/8k1fLkMt966su5/vu60YKZPWaGecIRizRA6zMLdpk",
-	"fpGCnDyiRdgS9IDi3DWZX+AopxdI0zIklZMkDpXRxIz/AbfIUFb4iiCpsQIe9aSAj6vvbxMEHMrdIoBG",
-	"mTEjwhxAxJPsdTrP3D+OINm4jhU0+loMAcn+tndXaflNtdou+5a8IjkRxQ7vGHL/F9pxICUwy06vOjaO",
-	"Ow198Xq5p5jWOM9sGnGufQ+loZFN0tKtM0oeRYXa7OjdeoNV1FsOXAXPxEGsrgmZXzH6C42ap3eYVVpd",
-	"BmeruI6j+3kqGs1qTWqglT+t5Bl6bfCz8cwonHpsOAuos6m8DqykmkLUJxTTxCak02wSJ//6wemlgCRi",
-	"k9cLZDB2+/9OZm2ru/0dzGgrHZh/lEEMt6AJuVWEpBwjGOBcwGNSGcxEmzgWVfDsYB3T9WnEEyW5WRa1",
-	"V0ZsMnOyYsEfhWOTMSIcHUrcySBoAVoX/N91f9+yGxXsPzpA4TyFYMTPc4GAIFrEDWWRUx5rNaBoQG9o",
-	"veNL5py1jSxFrPkqWEsgV0Wo28/fpMgYZKhWH7BkIemQgTF4luduRIpFoZjOEi25B+SMhdBUIslxi6TS",
-	"FERPUviDNTEp0Z0S66SgFghRRP/C9N+kGZcWhMVcaQklMG0+FTPBMxuf6xid2Vh1GGVNVZabbqMkXJ44",
-	"Ri8F4PlQ5ujIUEhZbrMYvbPWM9n+6ESpMuNw+tCOe56rnXgEv9zVnnsZ11qCBW41o1/n6nP/eYZDlX/z",
-	"WQrxWfG94gm2f2x+kRbb2/7aR8yHpLK230/xlUl2GsfJYod3cTKu8hdeQJ1Yq53aY6g101iMs1UpqhWB",
-	"s9Ors/PLu6v3t3enl5fvf3CbMPkVI+HAkVNdByrLdf1PFEaOdKVEBywvgcuZ8BXNxZtDmv8RL9pbLe7/",
-	"IPcsbhlD17vqJ8apzllXdrx09x1O1WrH9AdKU9lQ1zBgfq5U2muuCNxNCSyYII1uTowV+U5VCCl5r913",
-	"91m71Wr4nkNSD5dSwQPNn4DIzSBO5t4KdCPqudaKBcNPeoiZzyIZxHPafKTYm8SX9x+vvr47uz69eQvZ",
-	"MOi21FeGU9qiMKReAiduDuX2ZCO2PtfISQKoK61fOJl4Deuntlo+UagvIkzLh6gAwulMp1GW5dBWYFfi",
-	"BYmm4iKSVPNQ0CW2aj7rNRpMeCITdKH3ozZuLf9VpFiQihB8ZXVMalSZvZQLavksSYETYRbPld0ojS/S",
-	"iSrueDV5P/+H3vB6Qxev97PcL8ozvfP1Zf/k0cZ1zgBt+cqbv91qrfWd/bl73b85vD3+vv1D9y/9Hw//",
-	"enxajj0DZlQp/NwCTyxSvJK4yDuNGklQ6DrUcVXrJQfP00vWhsU7z/MOW0roKuXEdP2Pr50YjIhtnjUH",
-	"QOHZ2glM1AurJ0WROqi8IkThWgFNoShiCUzyxA1txYnKmsw/O715+/7jbYUCY+9IrcIgVIbWRVBaGUFs",
-	"0irrxi+Xb2cvd6wUCFk8I7hLysszVjN1NJmtK+pqPS+xIG7C56BkKhWzVo2b30b37KQN5fpk1DpVJoHi",
-	"hxVcgqew2vBAo5iWO5S84m7MsQQ6xyjFJ4KHIKp/qTn5qevmgZ7eh0fxSZiMfxGlUU1QIFeqjVAGvFFX",
-	"NLmEG1Po8vxDSlal9MrijsJETsStgxI2rkxteiljcf8Xgzb5ybcJn1RCJtJpJHnMCMGUoPS9oQQgfdA0",
-	"xtETHFODJ2iL+sDNjbiKeUG0FAvqOyDioXtICRHmPn0mk1yGEF4o6l0mnw8+vhSVroRvhV5UnMUvVxkm",
-	"FFbdKCnO8R+Aj/oMUWGer/RUm6MNPXiBW/IZgyYxsnXYdLU+d9jrJeTHq++u3v9wdXf29vTiynfzkXHd",
-	"nXRkxmkX6V3wr5IIhSPeeMwd6WJlSUHCWOifSvFyypTkMzVJMpYlDEr59GWSCrWUwSRNZKQwT/ekUMZF",
-	"xgDm7gKo85ByUJoFIAOI0FbwI51Y4mn9lKGhRvxXU5+sJZBvyrByiqxcukIgEFtBcwfkJFR0WGliiGuG",
-	"Egs/CMOfXmyskSeIFkoQUC+R05sRclu+vOTdAuLPmSiaGVtolkqmhCXecihhn8VA0O6Q6ZFrvs4NRxOs",
-	"jaVmt/fk4Sybed2p3y10lP6DiIIK06W/aqYrJxp/DpdQu9Xud6oJG2CckONBcHHuRH5DejECbpRgPT53",
-	"+Tvu8lse4Oesfq/f1Y2u5Z94hv1nkMM2Xm9ubsYfOwH2n00XXZnlEj6PuTs26qOoWW7URlWWRjPdNqXi",
-	"Oq455SGIAfj4tJQt8IYNjN6KKt5QZokpYELKoJyvAfM06XHhJlMCP2w6hw4BW8JQ1pHGwWMr5AvPh+Af",
-	"ylUMfrYKwa8Nq1UIfjPhcG17Q2kA+WMxzva0lWCyTioLT65x6v9hpSf50hf3VIwOghyNubrCJKcXQMG6",
-	"F8RcqSjYC7q1f5jsz4H5jzZVcVRLcidiZ7kkPnnPGmmndbxmpK1er2tH2uqPxoft8Yh32qEID3jrcNwK",
-	"joLx0Wjc4u1+px12RdhrjcN2+zA8CA95t9vtto/6xwejdrd9fFwY6eGmAgt3pFCScXTU7h+8wEi77aOV",
-	"kcIHDo87Rx070l6/F4SH7dFR0AuPxkFv1O93xgcH3f7h8Zj3xPFY9HtH43E7HLW747AXtMbhmIsO74xG",
-	"veOjVnFNqykn22tGetBat6Y/PfeSW1cv8o0hDDGl7P+uFvlt77xrnFqHtUWtufV2LR9ZuQv3fzF77NPG",
-	"a7GSKrNMoOO5xB8O50eeOGMhUxBThyGD/myew+0ZVgieivy2cUkkkF6oyIBY3+oIauQEMkEyWyJTNgIc",
-	"5jm17FoQXsuA+anPvgLAi36HjSLs4Nt3p2d7N29PO/2D+oNYsq/IkWSAr7/C1kyfdd8aJwXzj33FppGs",
-	"T/nTXa7pemzKn+ra2GEYyEyz2d1oxl4PZee/+h22zwjwrg4/7rG0of/zmwwyX/N5GjB9DWo92aoEvply",
-	"H1FRIbXImpNu/M702jdesju0UetJ6rGxWAAa4FQojyDLhhJAPawLw/GPrbM8jclZ0gHWb7dNlGWRfnjG",
-	"s0nNM7XBDvdKMW//WfLvQqv5X65xWAlczoUviFFX3fgXUTKeeR0ROeqmpOs/tEMxh5x+KYcixMIw61XN",
-	"jbqfo38Wbobm58UJI/khTe5T8t1vDxVe5M+/XLTv4uruw/X7b6/Pb24KsTjjPjXusSUkISY5sZtNaFEi",
-	"SP9FPKrvpXA1BUqKzGHtpBCE4vgo0mi8ZFG2m3fV1RH2U8uqWKkq/DChQKxNWRnW3i2hOGFYI9QINSiw",
-	"/IF/R3m525J0CUMzh+qEuerzEsFCUoypfiCYHYSNexDKG8pCVjuWayrPxA0V4ecs9b8bniVJxDYonwTg",
-	"syEvx6ETtBlwSUpBYUhEqtq4oDzMsyCZYkEjbcoNVyRxV/6LXJQYGX9fTgt5L03yYCGnpdkpJYYApsQW",
-	"EAjAa9g5ZSSn3aq9ub6seTWTGgXF9yWfa8dNdemsQ1qwf1mKFDuB/97rdTZ5aIFHs9jSYbdwrbrgDD85",
-	"VAhb3dXP1DUsg1Tx8dqLqhogCnAxXVyFPqg05TgAIDysDqzkL1556rjQmOXJ/2lHTQe47l6CU06Jn2sD",
-	"bHeNlvQ8NYlkxiY1aVV25nLz3yrUv6QKhRqDq0DlN9W/ng5VpMhdqQGpOjee1qhQsQHtI+Yq2zOYGjyO",
-	"G9v8MA6h2vqghG4PcISJOzNIBcGa5pVsmGsL+fSDEogCpjyDq1vb7hW5slY0GDYy64CBuiSzFxAJ7yIb",
-	"SuQUsYSQDhOF4fOEeVHzqakFWsc94Q1lTmdA/BGRInoQ3doaTenGUrB9aWhA8HjrEaWvXetni7R6u7+a",
-	"v7L7ATejXCPXTZXiv72oO0UOzUGuV+5M96yaY1l1VouVz+trHwoASwZ92FwyhSLsAdYI8EJJtufG7aSg",
-	"3zJOKJoQK3zkMYoAzImTIbOHN8cOQDIWZBziQ2kqyAlGGYDTlSBS85xFCRGzG4S6IpNC31iUmZwYZRmF",
-	"RnMs1Giyq4RgHg0ZQQG8WK1jlQkToapO+2mg1YBYhPfCLfl/gYQ4WpTwj3CIc5J15Esv7JB/n/ANearm",
-	"aOXH2Zm5HQ+1Wn+Ozy2XFBKrRaHFfXZ4sKoopJrsB+RUrmC4cq67kdAqF4Kd2JsYOQjUg6oGkdJt7Ztq",
-	"loaWCQVCFfRsTJIFm84R4WrJJvwRCo/pqwjtTXWzKGLsTnRRmiPicyqiod9enH13fnsHVfFN9t6l6hrK",
-	"Gc8mNFHRSv+ThSzydmE9l3nCZ3X4mSxOfygtjLllKNDq6xTLkrgEnUY/3WCKL4kbL8oYzqmWjlD3dJUQ",
-	"ldbAWcbI6lOhkFnEY1RkctSnnPFKOVy2Q1lJZltVJqQ1NeHqKp8L64RzW/SRXG6gRsOpjSRTUSHKsN6S",
-	"z8mdayIfCRCiBlzxPa6PhzbUFbx+PG4HHXHIe6Nu2DsSLX4Q9MedsD06FEf8uNWDU4p7rRwDoR0IN1eJ",
-	"HsLtqtOhWWa/mz3cLVsHLX599/foL+JBfoh/iMPbcKqyj62jfrfz9vrj9M+nX8/fTc5bo4/PiTcUFus3",
-	"hYEyLO273Dlf62cJGud5euoLX1AmnfMLw/zPmCaih9yO5gP7ybnyIvnI42jXFy/o6WeAudh5JkAXr7bT",
-	"a/i9jy+IAaOiMIfRA6Q7nt8+BSk9cK+cBVcGQygnSwzzNwzd5oBhyhgI2nafTSM5z4TKH7y4+v708gJ9",
-	"KUMJzhT6RH0dh6NxulhxnqQgv6HSp0hgicylbhN04ybj8YD5+Ls7/N2AjXmshA9cUgY8uwjcsgrF6GK4",
-	"WOvAVB7pmYEthVnjj8kDRFCA63SktWMR0oVra7ieX5Fnnc277bgzev5dpKY8CyYv4iwys3X28fr6/Ors",
-	"x7t3FzfvTm/P3hYAb16pnAWxROBGwDoOGqJ90lGTCCA+xFp+44Hio1iEtkGzRCeUS2GaCUUQhaSCGdAi",
-	"wmh0xJPBQPo37k6lykzExRjGcEItKDZKJMUlsnyt5L5SpE1s1qihjmJ9VQZSDe63m232gxjdJCAt5rP7",
-	"lIeC1a+/OWMHvX6fWB0MGK3DpGr5WbXEKbClMqzXI57bMrPAyoZZ5SoeSq3KA44TGNBKsTi5J7qC92l0",
-	"H0nffARQ0kbCqeuZIalZAs8NZR2YCXqtbuMEZd5oliZZEiRABEj7dChfvyYyb9V8/Zo4FUxGEREtAl8j",
-	"EiemQB/s0FkCAdhQ+sgZSE35ylul4fcd/n5fnbBRom2TVLC5hCq3RBIfG/FlgofO0Gd4TN8Ykp2qpQxO",
-	"P1ywbrOVs6wSu+y9kCS4Ay6BL8cbSv0FHyZoD3dGk+s2+CxC0mJWRxrknOnY5W/l2VD6+4TVv7+pGbAa",
-	"mlrG+g2a2LcijhM9q/l8vSpxydpl9H8ZAgH0sDYY1ib6xWHNG5odDr9tNpvD2qcc0rhvqEzAAAK6vShk",
-	"8O7K7Ht6fyVpCFBIOQ7BUBJv6EoBrImNE0RB3cdUFwp/+R7zXfZ+H0qS6VcU1fIb+CmRKZ9asR4G84lR",
-	"wlNiw8BH6cmhnIkUYbnGRabO1Z5C9ZSEkaRLwwTJFVY4zrSV2WSnzPLt5Aw9xUoslbuFF3xJKwibFQ4G",
-	"BEkoXQCkwdLML6SlZXw6U+bgA20tlk2tUtQCC+4qLa2RN2ZiBGUHmFQBj/IFp1zpex+ICT2mpdIjjZZm",
-	"E8jqnEmnhIeYZ1qOdVuWaBcqwdzFQL5gKjPABYPQQmB4CWepeIySOQiFHNy6hzOgpRfxHdVjLbmScSa0",
-	"dQwaIczUJImhMnXK5ZLK3dSAKSGAx0ahZADQMWEr1SxiBg6GBYkMRFqOlGmjnrYI8U/o1bvkmb68Qa5F",
-	"YCjDCZ/yJRyK4pmbRfIejlw2rA2azeYnIvejov40ZxxCcl0nPqP3jJ8heU0OMqOfQqZGujyAGTvn9qUV",
-	"R9md0wBi8MfUgUBMTA8ukveKhnUDFLzE0arFW5gms5kIYZx67Rx63gmAqAPHkwhx1KO5VpaIzZYPJR0G",
-	"q8VrucnGXGnlCLFUEmAH0QcKtu04Amy2gohH8jlSmvLPIxldq9VyKbvh2gMF1vJ2Q6DTEZMFfiwoVykc",
-	"VZqIM8uopI8o0qwBv9Kvhu6c/WrOejW7mv5lW3fvVyaTdMpjGMg81U2YP7bZr+5II8XUZI7ZN6Femjpn",
-	"oZjFyfKEjcQEGGsZRJpo6+aojEZgEN26YbgEDjY7XgNl5zE1g6VIMHF4LBaGjbrAxu0582P73GW/6mWP",
-	"JE+XeGkj3jHMBBtHTw5/tn3pGF4ytL10P8HX2+y76M2aF3s4fVmSADe0wWKwGw22iwiLQyz1uIezLBO6",
-	"vfILzhhlpVtzQQFkTi+UG4fv45/wRfxMz1lMq7QbCtokZcbeqnPDSGtuLmujGMtUC8NAhLCQev3ChA4P",
-	"deOEpQLsYetMzW0TriKZ2C4dlbqEMWCqps3jIRv6lFNCbu2UljN4HySj0dL24RhmEFOHCmgaYNNDhbiE",
-	"HGwqUq6Duxb/PcuV9qpvmm90jmmXgPTPadFWh1UkcysNKW8XZMuIBw/A3f5rhfdTGxaodJZjNW30BRUt",
-	"gxsgntXn+gMpynR35maCcUExozMPWEnzHco6nY4soQNPxAiu+ktKZ6ofwscboKHldtQKXMiZlaoVNg1S",
-	"0fkf0YrxmzXXKBdyPtXWEv219pMHt15tUEOaNjDObkSwZ8e5dwrRu+qYorGQDHUuZfRb/gFWbOo7sSx2",
-	"Z/XbpmNrx7UQIwWtrRmZ/XvV2D7l7sJnOEZkkjndcr3HwA7Avj2/dX3FOX11bVB7c/r13fX5nz+e3+hn",
-	"aKubij+tr42FVuGECPXlnO+u/OJsupCWInecfDHMYt4zcJll1mxYNYVpQcnd2n3m/KEVWsqpRFmCvOLm",
-	"TowysXYi319ffHtx5aIileYTYOzuUaWzHkgnH8XO9m81oas9JJ8VWuvGWCdv0xpb/fOzm/4Q/hu7rc3l",
-	"YPdSIaUBBTG6apCPT+1nKZeKKGb3f4kj+bC5EOzs5nvGpetI1e9YTsPHdrFF/IzfAEVN62RqgHVD7lM2",
-	"mBrJh1eKpWg/Qqa1HrpnjE6wnqHyyC9/yHeC50ESz6fS0AEn8wwwCI0/ARjzQNMdSgqRlWOAA8fJBBx8",
-	"1HdsccyjWLFpFC74EvK5g3mmb/WUKF4d5TsyWP6F8jMEk9yLkwTU73EUr0txunVGeA4z+RkF1PLhVg9z",
-	"lyLqTDxl+4F6dERJbVBz5vkuCj2z9Hel3z9EMvQWkbzT4t+jpcOk7LtAd8szvlzP5kF7FIz0TLqth0na",
-	"Xk7G4SGSusezTExnmfJirrI7ECAepMGB9e6FQh+AFH/QKwk/gs23Md17b+HxYCr2sqe9w8OjdqelhwD/",
-	"37boQfL2m+tLz+Zse4XQqWczhL2N3/I8r+15nVbnYK/V22t3blutgf5/h81uq/XX6j8ct/7qtWB3rL+/",
-	"K+NC7ukA393ZzffN3yVbV2+5F03Wvby4+s7J1dViwqABa+uabIb/yRmqG+S+Q66aG796BdblnZaqZDfT",
-	"myJFLKLBQgWEkdUAxUuknK+Q8VR5YKIoKkAegBsLssSgrrQAvkY2IuGvOVWklhHNuGlt5rpBnND28CKN",
-	"skzIE4SQLmO3OTeBC+JG4NFTHoqhTMYnzkc4wcwbfybWMTt4b1dO1IHLpTa+tMaTCh7q+4wcqGkwAThD",
-	"QtBIFgpoXiXzUZ23oQO4SMCDyHwQupNsGvuNobw3eXiT+ZRLouAf504upBmOJJtlHhNoMitWRyblhseQ",
-	"zy7gciipzEsYjmaETCGgMUT5h9IqQyM3YD4B15EfzS5YpFziZLRNCwh3+hZE1rVVrLuGx3wwoYWPMN+w",
-	"XJHCxdJTjUYawYyrhjeUfioyfaThDfNnmWDKDz42YOJpwucqo2giN7vJMEHjiuhNYxD6siR5IF9Oxny4",
-	"RpT4mf1v1vYb62BLzvCMbKnEAn4Jh4UbVox4gIt1WeWUG6jNgjBVXpxlEnRcATrlT5dC3meT2uCg59Wm",
-	"kTQ/titsyaqj7EvxlN3h8bLpa9afrDdac01/8J3as3AAoTRspR9vkwU6H3CePNbWtmu71TphJBv1D032",
-	"HrGvURGMFOu1WqxgOa3rKpL3uD21MhewxMZJOuVZbVCLZAagIcRqQ3+eRpJ+spMayUzcA+pn5aySFWES",
-	"lfDgvL19d0lHV8bLxtrOcsCzWjWmIdcJMrCEqrKnf3oZIEi1Wm9HRhviRH4OEE4uM/GuKkhgaMBJKgPF",
-	"a0Rsh0hA6mCaHLXanW6v79WQDb82yF+1PasdBoej8YEIDlvB8dFR5/ioP+atcedI8N54fBiKYNxuhaMD",
-	"0Ru12/3jbvegcyQ6o8Og1zo4HIWjDmjFuRqZf5tArOF6uLO1Wp0D3EPzmNcGtfMqrCWLkFFC49NXgnmm",
-	"22GjZaYvTDVJFlJrZwc9FicLkQZcCTYRTyyM7iNwQp0hsoOD8cSLH61TlCJvFQxx/KVuSt8wDWPm2CPv",
-	"tnHiNp87e6twpEoYqis3d+nt5lCm7Ct8cxuYRqE8afLKHZFF2KCrMM5eKfbx9pu9I3wiJ2Z17qqGiVnP",
-	"pYruJZBOwGkeOL1sd53pNsPXfWsOpVOPrO/cnGaWfbUOsoNtQOzwSgDsBSqtcz0A00HG0yibTEUWBSes",
-	"3e8SEWy72e8+NdlNQjrO9e0H9hWjTwPTge7Qh7rb7+G81eqKr9hTg30FL+yzJ1bPrIu/8197/U4D0m9Q",
-	"VXgyOVvOcO/TiLxG7War/UT8v8UxnND7hUlTDh8vQtGrxCJYYpgaHjHLBw/h4GZpMuKjCBK522yP+q6/",
-	"rwUqncI7y+vf3lSjGtNleQQS/24Vrr7l1eR8OtK/6Ho1nNHa4PgQam1fruaTx9kd6D2urOkCYBb91Qq7",
-	"ouTUNgCoXIWCXvt2q8BHqZUtrf67OC61Qa1z0Bq3Be+N+t3wSIh2MD4O24cHYtwPxcG4d8D7h6PDw6Db",
-	"6R+2O8et8bjfa4etg6P2cTfoj4/6z4OSArFFUFJezSq5RdcCbM7g/xcmgb7jmH4A92uz2Xy+yWu0CtcK",
-	"+fxc1X9anGHfKHloYEDlDv8SH+c/rX2MuVQ5wLiHfACA+ZAKBXk3BvLBZs2uR8VYjy/lGNGrcLukTD3P",
-	"b0da9AeeTWovpfD9Y5C/HcTvf9ojZVxP/6oHSdsG7jF6kUOzDY4VT69bkO0ikLK6wUrwDA/YWhTVhkeJ",
-	"yRZ/ztc/+mw+89bAuZax7QbWq5R7tExMwUMMVW3zpyGb8TRbUmwxR9tx3DDaEtDdzbkfiwDhpmJKujRM",
-	"Y/B3enknbbdBfx/KKKMQwzgWC/1h9EJthaxB6hKViXBgCjmhugkZl9ABCDOssgRSt62HTi+N2ug4+UzQ",
-	"14LsqzS7UXXP0QQTGAJa3+jowPWtcnM0HGfDOtNcv73GjVB0Ihz0as91G1gniIHRNE6Qohfkt3ODbPOD",
-	"bHOE/I5gvGYBzcuvNrom/sCIrRbspb0WjfYPjKxre9/Zqfd/MHDCLUA7zzZqNoLk2hRi5enryHTwX9AM",
-	"+VfXmfROKEP3cqNAOVvjWdqUms9mSZpZZL7tCRvgh67I2MDqbydvg5qkL+zph3xMtuCzaB9CGY9tLLVo",
-	"FCH8CP4mSxwQPxuDM3n0Q2kx96Y8fRCAtqQ1GtSMHKw9C2MP5NKmHJ4+NpRmRlCzioQFlKGA20l1bAwA",
-	"MFLBQ0Uc3jzjVARQPav7+gmf6sHDMNWfdHgih9JNGMnMTGOljUxYKsYiTcG1V4leg5/8wO/Fl+R07BKU",
-	"+AfEH34Xdw/GrP4w5/3UngfaTtBBz0Tl9dHAVKm3t+8u18NCrd+LG485bGcTKXa+D7HO6kYpzKufgpws",
-	"EY+1lgnRKwSzoBPVGFBOgStHII5OJTFbhEi9QoKQQQOAVePxc/KxHDg7xXznoyEABSs/rxPRNlGyWEFG",
-	"cNFCia7ewPQ0HNzUoawQSiiQLCIFzAomoKgmO5UVuexDCQ9FihUTWjYLhjVQ2S+Z7fWZuJyn61A5PUsl",
-	"bFOn/pFAnSsfogQyMGpKIT8XpPMhkiHCTDoQGKVkNxO8pKyx9jGEMPOkM5INRtl052Oloc2DBPxKM47O",
-	"buNAiFA3I67wx+N8kEgBvNsgO63fapB7i5pXM5mD1KtPf2ycVTry9pWDVu+IAjH/hmD9F4RgLUjtHaDq",
-	"/52C+T/EyvsBC9+rVD8sKV1RAKs1v+InfqkhzpT+mj4XWKtUlXr2y4grcTdP40/EkewmZta82jyNa4Pa",
-	"JMtmarAPOphq0m5pBskUTh11ZyWrjfC/qFZwPoUfyghnuT1hjNdqo6RQMe6BDlaCYSdmbOi5ctpFXGNv",
-	"I7qirdYmChxUCZ1GzFSvaSdNHvkoXjJtXLqMxMb6JJKa3J/PzXHOfcbGUq/+BNRn5DU+VKmRjEmXNTD4",
-	"diAGvZWKxd15xjqOTz99+v8CAAD//w==",
+	"7L2LcttI0ib6KhWc3TDlhShedaGiY0OW5bamZdkjye3uGfYvFIGiiBZYYKNAUZxun3fZOI9wHuF/sROV",
+	"mVUogOBFtrpnZmcmdvu3JKBQl6y8Z36/1oJkMk2kkJmq9X+tiUc+mcYC/v2Kh1fil5lQmf5JzSYTni5q",
+	"/doJm/B4lKQTEbJhEi5qXu2BxzMB76dpkt4GSShq/dqrk9e3V2d/+Xh2fVPzahOhFL/Tv79OJiIbR/KO",
+	"RZJlY8FS/AyLFJNJxtLobpw12IdYcKX/GCc8hOfu+EQ0al5NZTybqVofP1f7/NmrvRLZRTSJylOdJDOZ",
+	"sWSWqSgUMEasn1Kr53x2c3tx/u68OOObcaTYUMAM3cEyPozNkKsndiVGMyXC4tRuxoLNeRyLjKX4dxhR",
+	"f6Q+SlJGJ+ExzoZxEtyLkE1jvhDpztq5X529+Xh99ro0e8ECriKZsDAKYYt5EIhpxjJa1+q5Z5G8O42T",
+	"yukP8c9sHskwmbMxVyzAR9fM8Ob88tvb04v35UmeKManicq4YqFQGWdpEvKQM6Gy//5/EyZkINKUh1w1",
+	"2MndjKehYJxN0//+/x6jiXl4xTJOuQxEfJlkJ3GczFes5IX+7jCCI1ZZFMdsKmQYybuVizk9uTw9u7i9",
+	"fH9ze3Jx8f7T0q4TzQRc6i0f6kPQE4mFPoP5ysmqcTLLNsyWzbliPE4FDxf6bMci1IS5Zq7Xb99/vHna",
+	"ZM2oa2Z7hlR6OuaRXJ5ooH/NkhFe8mQmQ0VXXglD4IrVD83f4kTeeUwlLBvzjIkHkS7MY3piMKux0Heh",
+	"cAngM7dRWOvXgpSr8W4Qc6WiYDfo1LwavDFNIuBwf/vJqwWJzNJoOMuiROpf/VpLpiLlWZLW+jUeTMTu",
+	"UOidTEUgogcR3vKs1m8dHPSOjg6brXan2/NqKpmlgd44+6qdT+0gOBiO9kVw0AyODg/bR4e9EW+O2oeC",
+	"d0ejg1AEo1YzHO6L7rDV6h11OvvtQ9EeHgTd5v7BMBy2a5/1JFPBs9K34X9ebRSlKrtV4pdav3XYbbf3",
+	"vZrmxrOY1/q1Mx6McTtfKH0jx5qeU/EguCY7PspEyqJMMdioBjuxz3TabLjIhPKYGidzybhi+12mKTAN",
+	"NBsei0cWRnea0Q0knHefXb892W339vUJ8+JH68kIPpOPqqmKfqmHysRjtqO/q0ljmoqHKJmpwhjH7vD6",
+	"KVj30tqADYt0Ekkewy89Np0N4wiIdyhGSSrKbzcGMmXf4JvJlPXabKinlYzY23cnp7vXb0/avf36vVjQ",
+	"Q/ASjP3CXRHdHnpI8VjzkI83b3YP8QlNukEWL/RW2intePpHLtlMquhOipBFMhN3Iu07s2x1nO02y9dz",
+	"awwkHBwDetZ3aTyTYSrCbKzYN2zCH+utZtNjozhJ0nqaTW+HU/aStf+r12Z7TP+NvWR1+HGXpTs7Ozse",
+	"C/h0qkkj06/fTmZxFk3jSKSNgTzTCzATZDyNsvFEZFFwzFq9DpsILhVrNXqdxwa7Tjw2j7Ixu7r5wL5h",
+	"9Ok91gKaZR/q7rwHs2azI75hjzvsG3hhjz2yepbACJFk7f/a7bV3GIhBYAKPLEFNwVnuXRqFbJQmE9Zq",
+	"NFuPbDZlWVJawzG9X9g0pdeqdYtMv9l8BI5D9ItPCnjEHB88hIubpsmQD6M4yhasxXZp7vr7mj/SLbx9",
+	"EKmKElnrt7yaVlkqWFPNq8VC3mXjWv/QqxUnXeu3zFWXs8lQ/6Lj1XBHa/2jA/0HTW2a1Rw0Ra8THB3s",
+	"t4ZH+wftsDPkw2YvOBoFh72R4C2+3+b7R01x1Au7vfZB+6DdaXWazYPRqNnuHh7VcKTbUfRY5DUd/f0u",
+	"/dUyuyLn9GpKCC0hb4UM1dLbTUdg8CCLHkTNq5mbeqtvU61fa+83Ry3Bu8NeJzwUohWMjsLWwb4Y9UKx",
+	"P+ru897B8OAg6LR7B632UXM06nVbYXP/sHXUCXqjw55mu0kUgr46ivndbTqLQZ4JlYkQ75R+wEgYECxS",
+	"EwXLkuSeJaMRq8uEqYynyG53GuxNkrJH9g1rP3qs1XxkXIaajh89lgyVSB9EyL5h42TOJlwu6HpO2Jg/",
+	"aJWkks6P2UyG+pv6iiOVMKE5tdaZYE7BWOsGLJKh0HqHkFm80KyYp8K5IytvGKs32XwsJHukj5YugmY7",
+	"MmTTWxBS7Bv24W8/2OmZVf0EN+4H9v+wV5FMJhGP6xnsI01Eb03M7+5EiN/SqzcjwlgBazaazRbbYx1W",
+	"f5XIkVYUZMSSB1p7h2XjVKhxEodqp6/Z4DiRWvNHTSFSbGQ+UL5umj8lKsMvwG3DJ2v9EY+V8Gp4wiDP",
+	"4Qxu4Qxq/U7r0KsRuXV73SA8aA0Pg254OAq6w16vPdrf7/QOjka8K45Gotc9HI1a4bDVGYXdoDkKR1y0",
+	"eXs47B4dNnnNq00TFWVwu/fpm3i90/BWS+NOC+4FyeZOC+nTkOWIR7HejFtSnYl8C3fv6Oig1ek2tRKA",
+	"uw98RP8TF8ezW2BetX5b3zFzePAUnUatX2s2unA74ODsz5899/1WszhA0x2gVXi5eXRQ8fLWb8PrP33W",
+	"GuObVIihyD5K/sCjWNtPRb3xMmHJVEg2SoWRvHDDeMZw8FUq7purszNtAX28PPn+5Pzi5NXF2bKKC6OS",
+	"IScTUDi1ZDNTWaHlnks1G42iIBIye4NUtoUph+aEvlIxDzSrYUMe61vuLsH8qt/pNb3igs4vrz++eXN+",
+	"en52eXP75uPl6+vCei6TjAmZzO7GZlz41gaT7opnAgzlsmHx3tzRqUh3lVBagqFlu3LHr05uztBYLlsT",
+	"SYK8UfP9RILSz7VemWYsiybC2vZzHmWMs0kyEXLljAXXDOBUq/GvZ6Lsi0jxz2gY6GPVY2qrFDdDkNX8",
+	"QrHTRGaRXENBV2cnF+c3P96evj07/e729cci/Vh3xEMk5myRzFJmtkmz1mCcJErYjxjVE56T4jFbdyaa",
+	"yk9B8aiw9gI0CBlPU22NkA6vVwZsbvVq3n+8fH17enVy/bbieGKeCc/RblHvCQvT1l/W9t+6aZ/LD2ly",
+	"lwpVcSes3gzKv/nCQmQb5nx+efvh6v23V2fX18s3GAe1RvpQ6LOGMw4b7DzTxo6axVnB7AFpFenrEq5y",
+	"01xrLpaewc9FCtOquniciiATIdMMfJauJqHrs6vvz65uz66u3l+t8HnNhczYPE3knVZqgYyiUDTYj/qf",
+	"5ibr9fFRflGydMH4HY/kyukDJZ7O0lTIYPEuUhOeBeNVfOqFYgE9ysJoNBKpQlUaPGR8JoPxC7VmkdfX",
+	"5+8vb08/Xl2dXZ7+ePvu/Prdyc3p28KKYT08CMADl38tEUgOMD/kVlpHdmZkFw1ywPj9cPn5LNGhtX47",
+	"XotJUuYXoZgk9uLWzX6PRRyy4cJ+TdurICyGItOmHn+8nUeaEu5lMpc7lRy8RVqvWYe2xj9qKghhGlk6",
+	"E17NjImuiDXWAZd3M9xIIfXP6Lbs/wrGwlDkEngSSfPzZ6+G3O5W8ol+FTZA6yMKDZLaVN3+5UB+3w5+",
+	"OLq/6E7+eji9amU/7s9fdcZ/7oVvmnfX3N3As8dplFYxJbOB+nILemgTuZz98OH8qsSKfnTZqDPY89HA",
+	"uSTjY+UatLrtukYifEMLFS2s1rnVzNLOL09Ob86/P1u9NvzIUAR8poC9srlIhfmWcLzd2SyV2pLNF6h/",
+	"0ue6DQfQ0rJKRO5OEikWdjqgXmfzxFGzwNHQazSblcTd7pVp+9XVhaVtUsEd4v61xsH3Xuv39HtI43wy",
+	"3T34Uws1yVV/Rv/XVjdjmq25GU20q+eRtAZ18bYsX5efk5cvX/LyhXl3cnWV9B66f78bdvZ7an7S+eFM",
+	"/RyN311Ovv+YxDNt1o4FDBDy9L54Gtt7/s03N9HaF3j4aejnu1RXQk0TqaIl7f2kSGHofUnzp/UXh7EW",
+	"g+BLSGKWSI+1e2wSyVkm9OWrJr9ObzP5hQKMs9tZGtf6tXGWTVV/b28+nzeMV7dB3uQ9erT2/Ax5K7KL",
+	"k+Fwsc084cHaSjp1dvbW7KyekmErxqzcbzY7rTZOJWdvt8Tebmnza/1O06tJPc3dFuw3Kde3oFy7g+3T",
+	"uooPhPrUjDle+Iv9wn5T3y6ta8HXzYD6c+gyQvK5DeIkuDdC0/wy99KY9+wGq4zf64vWhZ/m+u5qlvW5",
+	"dJe/Hx5+90v7YtK7fDy4ylo/zrt/DfZfj46+HXf+fN/8oIDIb7QpuNJAvbFxv0iB2+ZOk/OYaw46FNlc",
+	"OHfrhb57erGrlakbbaiuMVrpkupbPI+yAFRIGnOVzgimEnu3YKi8ZFr7tQok2mJrLa6bKLgX2UrZn8Gf",
+	"IRQao1OLS9ayV3j1Ss9Pvzu7qVQDbowayOJI3j+zIoDLOZcPPI7CJWeDmmk1FB7ZNPPzy+9PLs6LMz9T",
+	"mWBCxjzQBn/Mfp6Ju0Qrj0Kxh//+P3EUJg12MkwFs38MBZMz8aD/oUL4/RbT/6jWHIUbDBSPQJNr9DFa",
+	"zZIQgaXA/ocJ+zm5S9jP//1/2CiJ2ExxWgZn9CeZPHBNQoJNRZzoFaxbQpK843LxSmRqSVxEj9kYPTIy",
+	"N0dXz/39+9t3J5c/3r46uykahz9ylkVCCsV6jE9nAiLJQjKKJcuV0eGPqNO/Elk1bei5gQcqUuRLWDm7",
+	"j5ffXb7/dKknVx1dnZMtPIIw1Nr5VIRUzYzAWbpxEqdvT84vl6eBntYnTOQikvfV89C04rEkBdN6gxFg",
+	"ZnVxfvnd8qSA6iJl7Cs9pssD1s4P3BDVE1xPS2ZK4HRY5WjYZqM+gTK3VmCQvmeVM6nma+jo08nFxVpP",
+	"ptX2aFxKnMFhI3m3rTdhozD47NXGgodagPV/rV2JLF2caENJ/xQKFaTRFJ3htWsRJBBhSdCr54Rewf2F",
+	"rkD9EdJtwGGdil9mKGVI0gdjMeEQzUnSiZbztUhmnXYNVKhoMpugN3wxFfgncSdonlOe8onIaKqvRHYe",
+	"Ls/yJL/OVuN+Ye41q3OZZGOR5j5DchUbu78w/dowu222/ny1/9d37evD1903+98evm3+uf1d993+5WFN",
+	"a1pa6eDZuObVSHMbikyrl+sW/j9SMar1a3/ayzOz9vCvag9XBWki+hqfhx/06EurtLkXLxSLwuKkKzIk",
+	"KuZpUyq+dKY0P5irTcwqzvKtiaBFmZgoj7U07bSazWMWihGfxRlrNxvs/QzOK9UyTR9Ft9lkvpNZ5heW",
+	"127Scn6ZiXSRr8c4svPJ0zfwlWVi449EbKS9ryY9vT55f5PcC1l9Epq5vVAsSEUoZBbx2CM3m8qYEnf6",
+	"7hmK/Hh1Af/XZJW8INaYJrNMaz4PoniYP0476feH93+ZtP/6eLM/v2wFr7rjPx+oiyY/64XfHs3etKP3",
+	"h4urTvap+pz16GvPeMIfLyhQbbbC/Kw3jnZDZZrr4D0km6Qqh1DbfELCP/l0GkcB19u097NKZDn5cFh4",
+	"sYrSzNN7zjf097ejz7OcwRVPrEBbGEAeJuHCsNg/X7+/BJnH2SgScaj/aTmPfmgSaU3ozjNHip5evU/6",
+	"0cSh5kYNwmGJzN6QV7m4RS/3XpZ3ZZomj4u3N+8uymoU/IGhSpyTE6jK9V6z7TgsaxipHWeTGOO/+LNe",
+	"o/vzuIU/9Zpt9oqH7FueiTnHR4I981f6sfzyXj568Ugq9vs60hKq1Wg1mqgCRoqFSTADkcROWO/xEaN/",
+	"pBxmIvchx5HK2HAxkJgnAUv1WK/ZbTQaO/ljQTIRua2gN6WvVRb9a3J7z8c8G0iVccpQs7sYZazOGSSg",
+	"kjBNPcg7TB4XFFOPMoUUMuHa4hpILhfo6a9zyfRhsSm/Ex6lPGnSGSpaHB6bfpHHKiH5zfhA6pWJkKE8",
+	"1uvq7KBHheO3KJMqmUuPJD/zgaT9Bvukd4vLgUSRq5UOj0UjZuaFGV7KpNSoLBV8gkuRbFAju3FQawyk",
+	"ptD3WiJek2KwFYHekNe0ikZfKONUZfVu8/DLCbPbPGR07Zn+4G4yy/5w6pQLhgoDHdQyjeJRUm6UFnZ6",
+	"Nv38diqhSU4mUnhsOMuAEtkyIQ5klAGd1LutDgQZtdS4SRJ2wVNNXOXtSGbZToNdCcqcxvkdDyTmvnCl",
+	"ZhNRYG6asdGJl2LET+DaafHNtWzb/cpz8G03Gq0Z96YYdG1Ztd21um3VFOjpPUcL/lwROnzCdqnim2u3",
+	"y/3Kc2yXG6n0+5iRWA5zunKkwS4TCmByxeJEZcdOeB1oM9UbA1JtOXz0hF0R+VsbdqTwkc/WtSm2fdXG",
+	"hp5nQwthLtIdXgmeijwMFCni/p5r6xo7dyD9ckSJhtk+VsXqfCDXe9xHTph3h+58lc/zCWeWmXfWbvvS",
+	"R55j35ccqL7DXtOZBEGnNNvjsfGcWsFtHLkDudqTO2F1k3zG2UjMmUJTd8ejo0kxdUarECZnHP5C8hdy",
+	"FZLpFFUCFoppnCz6jKt7/Ru0w1PBA0g7RQN0xxtISl8hncCarPZjuLa8CsVcSyPX53zRYDdjYfUAfUUT",
+	"vKkgmCBhcagXGfA0jTDXv496xSwDpalKUahz5g9F5jPxIGS2o7dyICPJ/G/Pbtgen0Z7D609rUH4RFpF",
+	"B9sTiIpuyEaycj7wHATlePH8PpNlN+Cy3wBYXqUT6A+4QV4NfUAbX12e4HNs1rKriq6fY8JWOr9AnYom",
+	"wqOfNVsbyExMpknK04URQWBrOeGUIEqDWZSxYSr4PVpcyVRIrUxbJzJcOJ6JgTSf/DlxvcvHWhvOHK+c",
+	"GGotRCv7XC7mfOE5+XvgCYxjEQ7kkAf3rG55y5zrqzIq3lPDKWYyi2Invyrj90KxZDTyWGsgkYOwKVeZ",
+	"qfpyKqk0Tx7I/zC2f17GxkAHhFUC2U1jHuSLhFQ/zfvs/YIbfjLLEqruqnBMSsZnWbJrsv0yrdaXKzzq",
+	"buFC67Hojmz3So6s/W7Ba9qscF55tVdo1Z49EJtadl/lvlDyJnPlXh5wY6VimqR0heqonXC8Px6kxIsw",
+	"ytBpou+SvkfFubuR/v3qSD9N3Tz32dO25lSkWWQcRjTABr8kVLp+dj+w4QXz3Gczh19rQuod/Zv95k/L",
+	"jjDXp/Y3/KtXy/N/7dfzV5PhzyLIalh2Sba0sz6TL7N+tteaz+gxNDHdBquoTZ/rRnI7ZnIWx5g8qQ1U",
+	"U+Kyhr70CyjH0I+4TG/kAN/Oz22zM+iV5UXcpVxmTE2FzGi6IyAzCLZBjpNLwZADpZexYp7m9LyaW43z",
+	"a43H8fsRJDWtm/S7/J3PP3lVLnnabLc+aZoKBQ5gGS9wq7Hu8hbybiGssaAj3G4WROBLE/hkfGjAr3gU",
+	"5t8ufRZFHH4X/FXAfOvNHZyPZnWYgrFBZ5gmwfhdFMcR3Le8VGL9a5hVDIevrNNpA62Qd6p86/Jgi/m2",
+	"Z65R6YIUCM1+2F3sint6aip6ly+sw5C+7uSg5Jd4b6L/g1oF8lGwKLVqKcLGF9yvZ9tiu2XLPLGwYSsE",
+	"zQlm0oDHIZGipGnnN1gbzFoEszrmt4nQcwuVhwvQckDUOOzNAxL28vprz2TeeVAdtiSMkAEblot1MkWO",
+	"CtLWbPbGSKDLxjTvKTIYGMvc8zaIP+eWmUSnTrPVblaWHHXdyG1+j3OJBQtalpgi2+LgK+WeyLaXeWLl",
+	"5VkZoK0IW27aYSdOtd8thKlaFewdukWoCikLocjCP7bYngl/PMfHIURGX+NpyhdLu4LjrtiQD3Dq//fK",
+	"/ufkiLaQwaqlti4GDbf6TFImFOkEearzTuP3VUVYfZooFQ3jBeNMzYYqi7JZBlxN/DLjMVay7TyrxvIv",
+	"KV83CIs86lTyOlBrDr/PUhEkaagZeeYSBZKANv0XImNBIkdROhFhg/lGbvh9Y/cPJMW+rLXeYH7ORv3+",
+	"CgkzXBTu0fFA+jlX98ES95Gr+0xxqGCdY2gOKRIqiGfBuMF8LZ7IuocJUJm/Jt0oVRnMh0QXTMe0EaGK",
+	"FfLB0xKMM2E65kqAk34gS74MplWHBvNJCtKnV9UwHlu9EaJHA/lzEkl6wOyXFqPuCsBqx9pW48GBsV7k",
+	"Nvicq4EkH99xlccFZzmQA3kiMf9TiYzV/cdd8ZgJdG/vapnkQyQYzVJ0qsMFgxJjqHRLWavxOJAQaA1D",
+	"xvHvx9o2jSN9YZEqFOgeUZaHjvVo2pQvXzivtjQJfSPyljGGzLStl0tkr6ZPGn5n9EZ9pbBIAGuBaz8h",
+	"7as1JrnpgQFdJQI2THgaQl8JzLcnclBCKBZlffL2Z1RnLe+EGsg6aFHOqZsJYzEjkrTymBRz/R6QoWe9",
+	"W50muEeQtqDCy7apmI+T2JIFdCPxwWeCXhWWCvKVFPp+QPhTJQMZZYqp6O8QsFwoNtTDiFBfFYhbQkAP",
+	"l4dFruwm9x1hKFWfIIiCgeRsLOI4MTOVIM6EqXOFXaMNCfOldcErqTTjRiddnWcDOUH/k6AdbveabKIo",
+	"ASAWSq8+E5IlEGN0XFlQ6Y7TRi+T6g8kVP7TU/M0yrDdBHyi1fSazSbNbZTywkyyhPE4Bj8WDTaQWXIn",
+	"wOdUx1HRlXUniJbtu9yOTa/ugMsUvoMevtydCf7DWSqxhhJVUeB2QA0pnhZu5C8zMdNs9cRlSgK8VA90",
+	"yPAN/QQ5QmFb9NWXCarymkOPsSmKmEyzBc2q7oOu5OMvPUZk1tzB++io684F63cOvFqA2lK31faMHve3",
+	"sjZfoboffde66LzrXR58OPpL66pz3bs5qFVU8xUadfS6NpXqYvby5UutihpNvtXrNt1KJ9Tslz982f2w",
+	"/5fDq+Z1+6b7/f6nwx+aP7ZrFR4w+s6Ev3z5ErWiFbZArvSrZa3f3awyb3kl8nvsnFYu/spqYDExs1ml",
+	"9AVGda34FOQ5uH3g4JvVph35IY4xo8cQ284XzMiq9hWpegUuWdiKIis8Jo2NT6eCpwrsck/zlxTkBzhF",
+	"ibXoGW5rTShtRxRNis6SRfFFul6FCae2tuEc/S4g9a4g1NYaNbimpe1+L4UbU8Oj54q5CbhKyzAWAdl9",
+	"lUWU6+3bGR6k9Fe7Ysg+PYZ4EZ2/4d8JOmkgTUuzvS/1NP8D/I+BKFz0z4bhbPgoV/civNRPPqOz8sY6",
+	"INfNcJU5AvN29t1aJVUU6kRk/kj/3Rzb3WBo5Mt8d78LjeSDMvIXo6LyQqsCEAKk7KlnPG3sVoZnxF66",
+	"U4DuRks9yuaRXHP6zrbYKa63NE9N99PitN5p29vTsikQjoJrfJK2pUG909unZmidRm+/6ExEbWO166RS",
+	"Qtnan7JvDJreBdh8j7OpSCdcb7ExBIJkMokySCinAnJjayUj6o/mY9sxfyDzom+tKGLTgwkPbecS0Aad",
+	"pnnYXCOZQyY02oHJg0i1ApsJeQyqJhqetqGVlqFQs6lQd8Spg0UHZswsFsqzfdbqkAMbSeZTiyzfY9RK",
+	"zf7K9Fbzd/oD+ZLlXUbAdUJpwL4Sv/jU5820a2L+PfuGKfEL22W2gSL7X6zlHw8kK7caNE3+9M92hHun",
+	"62D+y90W/drDgHFhLPtYy3nXLzRB8xt6Ib7iceZTK8Fi08VklI9obJdCw0OnKaH+/CjBvqHGOeCuhbrh",
+	"OW3cXijmgzHsawMsBXcIY1wFaMnCq/NICX380J8resSL6Bcax/meMbqY3v5CWzgfG+xZ95yd/NxtjAjb",
+	"cGJN21LHPqdx2gtl/GSmmk2vAfbPg89jZzRywBTboPnHtlcjEzLTGoZprah1D03y+109SDDmKQ/0Ay/c",
+	"lo5oepQUatt9dMuKmFJL0io9FEjFnhcm/RGdjxMlcrrSRG4YJtxyzW/6jA/kg0ijUUSZmXMe32Ome6lP",
+	"Z5jMbbMJKXiK2q+ZHRuKOJlD7nEkVSY49uJKlmmQzE/n1ShTIh7Bl5X5zEACT5KGx3jGNCdGUxqZLL2t",
+	"lOdT+2Un7GEV5lLL16otR49RTh6RQm6YjDxjniRpKFIjBsNjslbzTB/zHlyKrdX+U2dulXN3OsFuK2kL",
+	"sdeKUDCVUhePsHgdweWdd5qt2jJTdQH8dsfwTnMlHdnhFThxa0MwoUoi2ga3laVuUNKGZGe6K2JLLshA",
+	"mkEXbQX1F6x+Ju/0Cnc8tz2rk4GkdxM6UWRjMWnUNoaSlpp+VhIXiTFj7GjBl28WM5XFKMbWm7SV22Pb",
+	"VlQGJiBZDfiG7YJpvgyLhp5YTwugaQN3I2HYRGNDB+UPhx4qxOT0FZmp9n2ivmRaqa6sMFxad8BpCl9A",
+	"i+VurZsMpEdX6c57uq4r2qQN5JNE3oFUMtmP+u/KM21vnz532uNnZCamQqbdaDaY5Sx5lTl90WPzcRSA",
+	"/jM3D0FdsOkRjr5fSqx0GBE46fEi40gsnKURbQtpGm4H+igbyCyBbgWU3BLFonjXAGPATMtEY0pfGUin",
+	"gBkzLinSBDluk+guhVxe1my22lSbJRMKNhg1F3ac+vZu8NRk01dTiMlBY99tj+ZaP11tyOmB6Hqhzlbn",
+	"7oYYJc3HWGipC/AzyxkQjPpUSTJ+LjUWrrq3hfe0JG4wvyDG/X7exxlSRijheCDtYxDwA94YpnyOydzm",
+	"MSyLM/oHnHCYCvwu6AJAkKDCmGUQlSHGQd9txGjtLizi4myczJQgx3owBgHOgmQWh9gmONDcWLIoa2iD",
+	"7I4HC70aS4FEaESBehfUQEK/MGdpHvF02CRHgMEqbCRZH/O/VAit3GPaHh+0zNZbBRGypdbTz0Oy+uYI",
+	"03JWlPiLR5ly7gwhA9qSUUkDLMTYSyFsc//6LmlpRlQcnvLboR+hbX2JysLxQPpYv+RDPSvKcpJ1x8wn",
+	"Tlb4o0zYJEnFvxRF0E5BUJXaiNPSgBJKLcW3pYO3+ukKcbYJc8CFF9BmcK6e+565sVblKOjEQA+2W/mW",
+	"LjP94vfwzgbR66oPTsdzz7KCKM0bojrWtfIw/4EzCH0kwO/AB58Be6nqmB4Lrs25OU9DNo7uxjjeQOKA",
+	"DfbBddku3wtKjXe9d06/CaPLWk3JyRcpnrVV/FxLxUrcJUVtWVfP7YqCmbXMXbwltuSa8JU+RbL21zrx",
+	"II7gMR/rkmnhWJm8G+AvcQ/wd/7GTh6OEn/Y3KjEwxyfIw8O/ZWbMuG8mlb4bvGOPPEKVEZjPrj5y9iL",
+	"DBVk8oEdsylXCsI0ivn4Xb/xhJQ8+LTtL7RUsOH6ZQoXnZ2wUSSRR+RNkH3K6dGsQnNJfUvJDUsXjB4A",
+	"hg1v2Obw5M2yveR965CpK80FBhLYwHHuWHGYAFS7CKwLEhhlc+eyU+nVclvobx9T8Gr5wM8pk5FhAc5M",
+	"cWePqZ6WdPh80cBtjUjYLAjcxv6/Ptmq+oLcO7Sdn/ih7TL24DMmZ68AQLD+PS1nrmZYVOjAEvxedmKB",
+	"RPN0sdKJFo/btdfwRcoxe4q1tswCnAA3yhBLDI7wIZnj3oz1TOPZWCuyoDJ/XcVgR2lSEW8vMEss8MCG",
+	"SqNZHBc5pR7Af7Jz4WlcVdPa8t6UuM4zxTSr1B6TrOEkLDrmGfKw/1tZSJo9O3/O+L3YhepWS1/k8TM6",
+	"o40qVl1106DfSRqNpElkbfzzMLFPS/Mscas/iCc9hRV9byyODcYDuiwwYdHYvuxeLCB6F6HVppbxtAaS",
+	"jwUnxmzLgTG7MwmEwo1SOUn0naP1aLyhyAYSXMAjSPj0yPUJRcpZqWCBEJOc+zpPJOWaujpVZBJkj6km",
+	"HGp+c+tGLNCQ0RYMGMTvZbywiFGrsaL8/Ar5O4zrEwacngb7KEORDiRhGqGnKaIiY2yyiL2jYFv0Xiln",
+	"L3L7GCGgWCIxXlYREoUzgYgb6p1RWjDpMCw4SoUaszDlc3CvOiFU8JxBI6rkQRhYKUKgIqgprcOCeI4k",
+	"G8XR3dg0mRzIjLC1DLUjEMcohnroXLwUllkBAuINpF7Eg7AgUJpLpelsip6PaRTcF2C7RvGCECJhvlWG",
+	"57mZrCbHYpULrhgCmjl4Sh5gnvJI2/PohaaKmHqYBGrPYDY1JiEW5q+CB+sz36Ah+YaEYKuKu+1hZbzK",
+	"BtIHiCTfBcFDcC8bwyZ4r2Nm4b2gg0zyIAayHNumdGSfUJj8TShfA2lhvnycqJ8DffkErwV5FFk6Eznk",
+	"V/4B6GoLEeLnwv0ayPXAXx6UUMCd1AeVB5pgv4FoKe4NLQtMLA+5zCi6m6XUCc5HyvKPcaVkVCm+MCHg",
+	"idCkP0/SsDLq74DNVQVywJdig9sxv3uh8i3w8pFrVRFFA2y2NPCGY8jR15xxh0miuZzVMSpEwRnsjqOM",
+	"u8asx4YLG7vdPqhtdbyKiLaBNVsZrktG9nw2MuBjimRrYsIMcYCX/YIoIkGsrT7OrAIREFID4H6HIt16",
+	"e/TO3EDDykKqL8ww/2FtISEdpt1NM/+cfjyHSKu1A5sysaSI/0Fa75eosKV9cC01UJNg6pXrBa/0O9NG",
+	"edkxZwBdgfbRhW1qSpw+IfqQw0i/OYkkogb/Wptw0Htg60QcJyv3TP/RTMGr4TvVj36I5J3zZLLmySR/",
+	"Ms/3X1xivQDsw2evlkixjVvcneBnb/3D7hQ3PutO8id9HG7eyxIBxnwo4uVD+gRB5KHgAcGuUckARhKZ",
+	"j3/xdyoZaw7zXBl7t/ORd3mU0I5sfrNi7AJY9JMaI6wKgn4aJ9DxN49IguDMZ+Z/eH99w/YeWlpFSaVQ",
+	"aq8YIMU+PgOplQ0ex5zy/ShZNOUyTCb6NdrPcqulZC5Re6wnMl4MJBUD5zNwgpE7/1IRJQe0G5dOYQeI",
+	"J9mW7F8VR7rBzEtniwxs9Bpg7SXmRrRhJlUks0oeB1EMi9JjGygXL9fKdKELCLCyKc/G0JHEY2Y2uWJv",
+	"j1/r9BM0cDVdUhLxMYvuZJIaCFdOGBVfkmJkAHeqK3VmMhizj1cXLxTz9bN+g31UVOwNBhcyG2XBGwIe",
+	"xy8Ug9b22CiLKzSLLNwlfdIw/DjfjuPicrwCUt5A2jfnkVTYGBZxcRMyNrlk08xjAvs9KjbicaygwJWy",
+	"HovX1LRAR6J2m3DvP4mxlQ+U1e2B6omJnWc7LrUq/ax4UgrKhM1nWN3P7m8bjYa2PCJ5Fws2U8Jz0GR2",
+	"WJJ61hR2DsQrd5kzh5gl90Iu7Vuv1S4uYX9T7ZNeUOUVc8p5iqs9v37Puu3WAQuSsNSoHSv4pjzLRKof",
+	"/a+/nez+9adfO5//R5UwcSXEclkC/J7QFiD4g63jZfTIhH7Rs/qKqdwAMKViWYJBT+p9SX2C7VhbZUdA",
+	"OTOP7bU7+XBeaq9SwLp4dXZzc3757e3pxfsyIM0rcoxYWNs8loY5OA32iRPErs0nS1cBdXi/V30PuI3g",
+	"9iwj9jr+UFtdT63SsrwsCDyc7q5s0Y3xVD/42dmupbund6MIgmsSmZf4Xd3lTTsNdmmrpJ0LlonHbIuE",
+	"2DxGZcQtHsDGYkMbaHF2Il9f1VXMN6LaauPD2CgyMCZcTOWxMFJZJIMsbwpvW1SmIiA1yda3Y26Y8xcY",
+	"xRjJVhzC/UCHHzpUgd+CPyVkEjG8BtJfphG/z0zdKFU64Gntjnigyd9cqDxPTaTRg1ADWZr+C+VePmrA",
+	"B4rZbzBn9ht7e3Pzgf0G1Up66N/0n3Z3d1nhv/qXDgoC+w1AN37DVuE5CEIF/sH24AdYx8vZJzG8TkAU",
+	"zKZ3KdeT1J8vNVOGKbTYb09uqVwczTRVLgz3lNbKVX2Vd/AbDqpWYXgSf+uQuih2YCbiDle1/uKIq2DY",
+	"CsMQcpkdRhZwz44r9B1nMw2BJylViRFPoadpOhF0N7UMxzFT8LlbfK7PAB/Q3ymeDIFaFta53EG2Ai6T",
+	"1Wmenj3yBBKdknv9oNYFjtlQyz8R0r2iT7+/Ov/2/PL28v3N7cnFxftP9PWOIQsw9l8o9j6N7vK84bwt",
+	"6ZTfAXPBP8OQTudgGKvrbPU63KHCywBHtfQ6OeZkaQCcSuF9wP1aej9POio+fXF++d3yXBGvfhQFogDy",
+	"5WByFY9vCQkahjyirXwC5jR+CbdaSL04+lJRTbDDYxU+pm9jTwBUn5NZpqJQLPfDoWvhwsg5g+VodHRU",
+	"RbmJhwAjFNDVnRFMuGGaRoFwOvw64Ya8nU5EjW1hxNOT67fvP94sEWRx3Dyd3Qa5AJ4Moi+we8D69ejg",
+	"l4wMUsqDMJ+5PD27WPkVdw/NQJRnnHEXe4XHcTLXROFshwPcXiCAlUDwx8BpTWEkBpKUCFJhhi0j8pcO",
+	"HneDMwIbxfqzUmPmJfx/S1CIFqGHbLf1kFiAbEiHIFsbDcJ39cpdBSmgA7YmwkW5pcvwkWVhb7+2ruES",
+	"zD3GS2hLx2HAN1dnZ6+K/bbtiOiakU6fM6RinqEt6pkVFm5fRAsrAqPbLXIY87pp68MAKUYdkEdQVpYK",
+	"rsxgLjwHjAbEUQbpqCep6WFj7PedMnKHYT05fgX7jfVAQ9mIYoHvLjcthxE6xfUV+5W7fcpZdZtyTXWm",
+	"PznlbRO7KXfyLnyO3G1Px5Rd3b57uxbblMigWVAfW5M5zb2/FDVIr7joCVQ5hk6fbeMVRP26rk0qMPuj",
+	"lH2bgAoN8XI9hJxNdh94Cr8zgU/Hh8iMCzGR4pjxgST/oZ40FKODOlz2ILLhAs4QlGS0RiitQa98IH0i",
+	"SX+lq9GdljZpHGiyJVCUArJrGXS3jFq7hCju1VAvuUyyE6z3rhWQFkrwmCVY0SK4px3cuDbeRWrCs2Bc",
+	"84wNfgr2dq0I5erVYPBT5Oc120ujMCfskFv4FeYwyQ9pcpcKpWrUjxMR+s6lmmnNQ5/XGwpxvcHmgS52",
+	"AbyTb4YLJlRE5KlCZrALtgAwXu0KRQgExV6Dr3UJa+GnFe5kx1bSQxdNFz1QAXB3CQZ5CV14Gel9WVfV",
+	"R1hAmy2jmZZhYEsArCs1N72zZZdMGXW3oPzoM15WXeC3ZU3DvuooCvg9lAz6+Jckpj7/ZalHr+Vb5MoX",
+	"WF8uHjQNVCGqls1CPUpZ4dCrX0Lo/sn4HlZ2M7Z2eAlhQMsnbf0Bryd24mllhofYrE7/kHIAYp5E2Q7G",
+	"PrT6pTkaprWv86YtE5+DkJzMcqv5KyC2ie+tcKv9A91YWzinym2wtnRNUR+srR1TxLCqu16VlTRoHJv3",
+	"6zBm71c3vdqcTErTJJjWQvZuuL5rUv5mBfHna3uhqC1uFC6hwmj9Alj9owiZ/6eW32j4f7r0rcN0IPHV",
+	"Mdei/ZcZl5lW8S/ZHcS4jMOj1A2wFvDJdPfgT62i+7/d3FwO85ZyHsrLMSVhGNCJZDF2V/TzHwaHnVEQ",
+	"tPjhUa8XCnHYbgX7wX5zeHg46hx1O8OwczBqhYedgIveflscjEa9Id8PezwMukecl4IEzd0jvjv66df9",
+	"bnWgoBCtr45qg+Jj2zEQ0ULvMgRHUYWrpBIyG03mo2lwBjr4x6uLEvOh92r92lTdvju5ukp6D92/3w07",
+	"+z01P+n8cKZ+jsbvLifff0ziWb4CzJFY4h12tKqV+PRXX+uzGPomTBb6Q7mNQat9uCnks8wQcGbbMgQz",
+	"4aorcrE2frnEu7TWfC4hbRG0duiYibrjC5V76nOUa0Q/RfWYmpfoQ9K6rtbVmF5Rnh6azGWDbR+fH8jV",
+	"AXr2pPj8QBYD9PldmWZbt9XVTwp4W4HwBVVPrd9Z42wCDGX9eN7KC3bC+Dfhj2CvTaIM6qqpuxWkdXPF",
+	"/i7S5BgOBjO98QVrOUygGBI9+IjkWZUvSE6EreFpqM/Z9s+jt2LL5z9X0KvTya+CCVovShgp/W8wxzzr",
+	"y57Ay0aEIe7wCNzwcNrM/zl5+fIl93eOB5KzOyG1GNCmdBxxVZFbABst0eijaEouOYwWEFo4U2RSZQLD",
+	"bxaZQqe9UQ4UO3asbKnyQlW5fUpd9AtZ2TwVTic7bGtZaBS3IRa7AsJp3WRPVs6N1Vu9DrWtazV6ncdj",
+	"1mo2NQm3Gs1mCVuq1eusn1hlmPjDmKsKYvLJIev3sf+v3hbbfRq7KZlHbAux40JPWk0tBk9tIG2V8XLA",
+	"ANsKk9vGutds7A4+b5HNIjmQhEhnujGb7snA+zyUjoIcyZoLosdSXwE7ZR+UVWi2p0ndRXpbWhWkWS/y",
+	"LgDOWaWRInDqgXTzXY9tb+7CvjVsRWehCbvmasDLDCycm/XO0Sc7hoFMjdRxKZL+Qln/OVof6l8q04vm",
+	"DrmwC/wH7RPIETeBcTmdIUJo5ygUIIEzCF1M02QoiByRclIiMcX8aaIJIG++ofmgn/klpckFdWm1jvK7",
+	"MyUOVBQd2So5J8M8u0Nf7kl1ZgglhYhgnFBPfWNA6el+SaJ0SWeCaW+rMlXbE4B8Ah6dFSlrXwmBsu4l",
+	"F5dvA87HyZJz3Q3G+fSq8m1VWJI+AeNjvb2yAQGktNtrbDc3E7caHQbdxlnCOPP14fpLWn/6INJbzSxd",
+	"Um63et4a4k6qiLsw1PMU6S1VupLjm24pxpzw0pi6QyMjIBFnxX3zM99GBQH50b7z9Rco+eoLdCU0Pf0e",
+	"yIFPuDpPbGDsNsZeroIpXMNlgL7kQUyq+/ZiGhppAAGPY0fcszo2bTQM0MUVA6iDxc7WRRy45e9oIlWF",
+	"Lk/oElfooZA3Vt5K9/9SSD5c/aodJhdm9d++pFo5y+Ivyo9f0UHpO0evqNRBdvrMAgV5DvCPl+PeeAWg",
+	"H4+AeDwXbscjbJuC9bzJHoZPge6ySGYsTHLV5auQZHKkmE2YMoQkswVgU04EVR3TK7EQ3du3mhfZi/GF",
+	"DMmSN88yfWlVuVJoG/CJQu/UJxBdKGKt2X3Jq/dRVbuYrah1KID45pEEIiWIxz+a9IYQPpxDmNDMAbRl",
+	"aPopTO7vyiz02yzlUmEYeTVz4YSBXvEn2vxyv4zNvPjKvLqo4sZfxUgsQeiTcbiKeBzzmSqxlT/4wOzc",
+	"9C21fMPOzGEc0C9t8+nMI3lrdJQv2CuiX5Lg+p9/F2lyq3/9B+8MEjFNpObVzDyWWWNpV+gaV/FBy45K",
+	"PcMKdLuaLVqnSIknPll4VztXtuUzGdEv+R+83H/wDxJ4ayz1VeIMt0CfyJr9dnhCxabjUTo9yZYETEW3",
+	"YcsGnfeW7lDe5nfJOKhqywtm7xfhKttXhxUlKbZssY/t5Ex7OV9bpn4id7V+TH+TfCKcRnPrjRHbm68w",
+	"9dJ0vKUdrtq9NWe3ovWa6QXlIvpDtr3pJg253MsB1JL/7Yk7/SWN/r+0i5pTobdEWU+qzdZX5KliFFlU",
+	"hQT9g/sbUSvkzQ2QVxeSr2uh9lyM03Qo+yfinGZKK1mnYwDk/Taxfj5X+JF2vKVrU31hbWXEt1QYcZ3x",
+	"bIWHqaqOAmtlk1i5RQ5qHmUBID5J26w5SikXmUMLldyB5Bf7SUnwHSuWyAa0jLjHI5onkropSpH54Pwm",
+	"iCkqcS6A/ICbiLJPilnGMPJxxR+gLkbRYBRapAedmhJ8KndSmRoTnHBFBJHeFb9Lg+68BkaxqJD6PoFA",
+	"i0xMXigybXCU5au5pdnfUvFJ9akvV9RUQx1gVK3Wb3W7zU18RVZl2eAZ7zqnbiK/x0yKO6630elUROFE",
+	"hCmpdOdVSWw48ls48t/jSDAEU6a4cCYgR3rO4d8eZcBDmnKguUYswjtBANfFOYYzUZ2pVvEJDh0ZTRa9",
+	"SZw/zuN1Jvfbgp/IFS1nClNYSx2FibxQ2A3qgcdfTyO/g4/5Zqm8ttqXTBfrFh6paMI2Np3uC/zGNA6S",
+	"woFN4VBzgei01ZttPvb8Lf6WGIWWbiZYWJw7NeGh2gLTA/1ehM+ECuh6bCFywnB4dOlGtg6cgssVCMcY",
+	"Db3XYreOUBBAy54DYZuk1MMPEjAh5jMUGX4J4pDjSN4RwMMc9aGvW9qnsUXbM9EkG+ed8iisaA2xfNhF",
+	"Si8TX6XUNgr2s+rJz97Ek6A8kNm4zTl/x2bDVpdY/uqzNJp3cbzH67/37ECPrWaTBAed9HE5/YATYgDS",
+	"Ej2M6uXxUvs8ROZ0Jmx9E2sbAhkr44uCCQWO/rRownO3P6XWp47y6ezs2r6exoFRvm/li+wQwMpbTIUa",
+	"KzPSpZibuPVUSBTsmkMeu+2ughiSPUEB1zoSsNA4UlkpALzEIGzIt3PQ2V8JTF0ZN24fwiu0KmzfYEya",
+	"z89rwf+hlFYO8hZX9gXQy+upZCVhUHnOCsKw/C4HilhKEnKbkNpeyppnlaiiwPhbnW6RP9uWI0eHB4eG",
+	"iT5HwnQFsXVWEZv++FGJ2Iyb8fPv1AP/CTTzFNfOPwEx21SqL8ARd/a22M94dXMrWMlrkfEo3oTHcEzw",
+	"YHBjsJcHYJBwArYl+A3b5dZWKA+kTAroCASwgJ2Sd7aBZtgEEvq1sBeu5oAV/QbaC3ygbiNqQhWkRtQE",
+	"jgFAUlr9NQhSDmywtisdVN+dxld5Mf+vwIJYvfk5CqvMiQrrVplvThz7Bf4B3tLfTbHBTO7q3uYRdUIj",
+	"zCy9CyZdFCGtdhr/wa34Y3ArjNu2krM61LGSs74B9X6VnkDEQEBTqC6GKZ+rsumA7ZWdlOX+QPoI8a7t",
+	"jpdM/Fe92dCyeJ+9ZNnOju9mpfMMEu0mynbiabDLBBrVGFifUpr/r0/SNrWCelC8LSXdtaAbkEd9STX4",
+	"B9osXy21aU1fILRX+hpW0tT56vAdlAAWq+dc9e1p3QefDW8FedBsMuGYRLIW0WpryBMYFYNrld6Wp0bo",
+	"XonKfMPUuHO2SJVBSJkqfoKmxpqFXK/CNLSRsL7RPLIkLztoUHisT4qalpPQRsVIdMlUkAohvYEcioAj",
+	"gmapbwUHHyvgTIiwokN/H76XG69a2RlISj409Un6hV1oTq/FC5Rlr8UKKCAwENqAQQxgOWCAQbPAFihD",
+	"apGi17pTUjShbmQg0ZhSeRMcQK3Ora9/qVKL5ZijIRe6TRtUdi8XmeR+bbDvcyBDUN31UoGqEhfXcCAR",
+	"mNEUrzoYjoCRUUC8pxZ7EF7BxmnunweSxzHjMYGPwAf1Rg5Twe8JVsN0fKHaM3bHp/+xI/5jR/zHjviP",
+	"HfFvb0cAjPkSsV+JbJZKrQzkDTyGXEXKVMbWjw6aTSpGPTpoNJv/s1h/qv+8NgqMpbPrL8M15ROVtVED",
+	"xZrj+iJ2OkdJQZhJbKYEtMyqr+jeDqdC8FhwgSc8FFSGBxDeWP/r9swvKL8HB03R6wRHB/ut4dH+QTvs",
+	"DPmw2QuORsFhbyR4i++3+f5RUxz1wm6vfdA+aHdanWbzYDRqtruHRxuaH1Qozdd5u4WVrZG3ytB3C3nW",
+	"vmCegwz7SVJ1GoU2dJpcHEAe0gSoU7lpjDcWcaHy/JjJxMR8I8Ui+ZDED5gOuBwzDwVw39tZGlczaaeo",
+	"mJ6Fzp9OY2eTqqQ/l/VZMhpBuTGVGGXJdCAJ3htNWi5ZVRdg0zOowU7iuV42dhxI4lkm2DjLpnW1M5A8",
+	"DFOhqNTdXohZGhU7h+jn1f/u7+1VAgxRmWL1gvMIe7FPjfJAX1IZthI5ZlhJZVOttq6bMs1xKgyYlcAE",
+	"pui+EOJH8qiE43DBA9bNxTbp0O/YphJr38Cn9PPJcLjYinDgydUUo391oR9hw1mWJdJzk8oG0iTEXAj+",
+	"IGxAhiSltocoMayQnAGJZ5YCSYg2BnI1bbHnIC2qJpJ8s5PD6TcB0shmBN6ajMDNluyKnMM8F2Ydiecd",
+	"pCmRhRpLa7PBsePSZJaJBrsCuBTY/mTKf5mJL+o2MxaTFSmRD5GaYZPviSj3xS2oBNjGANEhNqZpm21w",
+	"0zydKi97TTzL84tnaG+FwzWId1fJfywireDq2hjGUoo8F69UQG0btiy1xXiy2nsN7dZWhsJdnCdyLnwB",
+	"zpMVkiuqXPHPOAnwqKyph3WeUmseU+Y5KsJa01fNPPn8CFNeKZK9TgkvJCV4pajhuhcLQWuv6Lhc957r",
+	"w/5aKKzlFWzCuKqYwhYvFNa66Y2cCrZ4cssHXUr93SC/vC2aAdIUftJXeDadJmm2OkHtmVym2ANR/R65",
+	"knEk76nHomo8i3vWmay32Vdrzdl12L8AFuNaotQ+ZgZdxiENDF2n0Qo8VN/8fJu39Vn2sXou0DZXOdQr",
+	"9d0xxn4dJa9tB1RyouYfQ5jX8rcGEj9WHN4A2NafgAk7kE/07/rTmEspwluVJVOAOKJfDKQCDQybqI9n",
+	"WZjMJbtLeSDAnV3V1X0Ui7nHil7rgUQbSJ8MoLSXtqLBfC19k9HoVv/JdgIKecaH2lR1+nUPZGaz1iwC",
+	"s11Ng/nUHM3vb/IvEEQxuNHLboZ/Ke91iYq1wlPcYNSM7BHrgQvbXfNqtGvg+rYQnxVVh7ex4Oo5Ee4t",
+	"tCx7LHf5ajebHoAI43+b6EgzYMBrQFgLCMYAs82LmWEOqLFv1uR/QTcUwrFdnspa9GJWAV5MeMo7HssS",
+	"1mUqupPRKAo49Ly/gxaAHHGMWH1Qaw1qHhvUmo3uYQ//edjoHR6I3eb+oAaJ3wZLmOkz4Sn6f+ZRNo4k",
+	"azZa7H9W2p4wiWoln3xJ6HDXPBi8z5t31TMA0bAALpl45EHGQhFEEx6zul6SR74mmRhYZNOTkLNRnPAM",
+	"/E2l7qI//a/6YNDAf+387/+x0Z6wtOuQkFlxfpLL0ggssmCWRtniWhM13gQ0uFCg63+9MYSDFtaynVYr",
+	"E79/MsvGSRr9HfhO35hwWNBK71FNK9jfqWB+1R9NWChvMpqCz1IzuOGC+ZX9RoHLI4ymR0Yhi0IXbqDB",
+	"zhGCw+BpDaQLqJXcCyprW9FslZ3INeBGA+liIJk2d91mi/mlPtD+sYMvhDE36nWf12Rh87tklnnFIUx3",
+	"bIpHAU8CJxoeXt7TNcumtc+foS5slFTT/8mHc3ReTIYihBiwGBLwQX2YJnMl0h10tJKv2N4OdzeR7uBg",
+	"8m7VGfN/1WLudpbGn302FBb/xTaVBEsezE4fhntoNRZ8EmNzwfxk6DACQGiMMjogrPmwd2rK02wtBJgW",
+	"fn/6EyMf60AWoRDdye79bxWF3zQamhTb+9oktz8Es/SbRsO3rXo5oSTuQmwcEAIG0mIoGqxE9jSoRMjo",
+	"mfI7MZAGkgoYHaT1YxCqmvwpDlG8pc6d0FsKlyK/wAVQmjK+nJ4NhsBpuTIxSGUNBl2dBtLxyVAPyAia",
+	"tD6BEeQLZvdCTBW6yqCUFB67zpKU3wnfxpM5S0WccOvSBT0s40OWCjWblDooI2qF/+3Z0ob5LJIqExw4",
+	"hKJGHVT7CVBe0HEdZ+fsGHWjLfOGfp6lT93lqR0hrQdud6HpsyHJS5AOaiAvraQwtVNhEswgfptLjcZA",
+	"7rJ3UGgVKeaDz9/vo98x2+9ivZde0VqfDqt3evsU4Ok0evs7OKzVazA44owII63pVgrajP0FNCzVI95E",
+	"+jzysSZfCpZJewVx4ln6IPACF7xF2AbUXBiEyyVGHwX3qsE+GXQi0ulNs23UXAeyMn0uypSIRxVZdEup",
+	"cUaFR+61ss+rPrX16Xf1tt5AKDAcamuk1WrsM6U31Mn1EyqLJjwTymmfl4xGWq+nuTqF2KyeSFa4A7AH",
+	"vmYJkiwO3BXxAMKNI7gZNtDcwTugt0ffkEixIFETkUVB30HC0kwYQLYG0tbO0RHSTWDYzVUlmm9qGy9I",
+	"pEQURyTwMFI8fOAyc24HOCLUQBbBTOHxP1+/v2Q+PEBNPrl0wWJwI7rNppZevWanwfwcMcAfyAitFLoi",
+	"LjolId74FhLB3zlmFm4GlJNKGIQV8MUFOM9jE6JxERMJMg9UHvOaz5IRDriK31NzD4+JmHKzqjCLdxrs",
+	"EzXfg2Why5xEpEVlJraWQoYOdOdD+a+P2AWYws2H9jwxR3s+S5x9hLyTUKjGQCLAv2LDlGsxq+nJ2X9z",
+	"Oem+l5jiCbVwtXblZKaMcTmQJ1iu74HqbZFEPU1XBiaI2AFIxPtIhtpcxQQ429IdqGggwZjIoPcBMg9y",
+	"tGR8Aez9oUXleJFMUm2DwKFNEs3a60oIdgpvxckd+F+cJcJW4+3ycWLQrUpPTP9DT4v6i0F7J7CYAGEc",
+	"3tQSkMfZrfkVRpdy9Kuw3O7UEo4HHBftfLAbVN8AN7lGPfFl6uHgaIfK4EhVOAgGsl6+Ld8miN90JzQn",
+	"SjQJ5qJngrdQ0y4MNZvs2I7uIDupPb4PozfYSdmRwA3QQ8mZ4Fn0KDmQRhkv7P4yfFSOHpXf5oY9G9zh",
+	"gTQsBSkAh/Rxx+F2FAHR9M7D6dHzoEVJgbPW284zg5WFscUFy0Qc55Q9H0d60DGfwiJTwUPVYNR5V8Go",
+	"A6nPMchAzuNOoeJBHIC8NkBqqBfnijhtI3TEb1g+Cgobj1WijdYYbGm/98MPlPRGnMNy1QVizdb9l3sv",
+	"/R0EJxvAOYdwRUZpIrMCrhs4iPCW5Zz53QWoecf5Yyhdobd/iDKbIj76QIQyCYbDBWlGhj1cVTQsQfGY",
+	"t6zHViW2Pf00TTISNrazSSLZVKRkB2jNvSrsCXRBLPihtYcPG6FoeDit1cHwmGBdu9sgRd+oyi8cu7Ev",
+	"IUdJGtAgfa1FvXx57db0v3yJyiaozBwDyEjUpnEJqVb+clG6P5Csup9BHfuvfMOWu3VoDjlzIHFooiYq",
+	"qofM2dBQZAqVv5cvr9weEnraYMP45WYdPqReTrmCsv+itIP+zThplAjd5hHzl3Ch/Lz1hTnwgNpkKP12",
+	"vVKG7tFMdmEmWshrbUbfH3BHg+kDPQigwXAqDONi1nkLPIZWe25td73U3MBHV7Pt3xIKp31LXXNpgPOD",
+	"dtSeFkjM6FReCQJU/2yaf+yY1vxOHxofGsb0c4UuE8Wdq3Ij5JIE2RrwY0rq6Xabh5oV8VB5bJrEeM1Y",
+	"+RXYGWh5AtLjmFprYzf+CPNCyLZz9SOurSUtMm3mhmU/NgnIr07T0FcDpdzKlBxS7uGSYIn1Uv4Fq19g",
+	"JgikcnjsNX53x3IZC/ylBhITTQwbce7BMTJ18lIg/KM5bGglzs5AajhIX9k8GcjhLNQS0yNDezjTRqei",
+	"vHox0ntHJJzMVLzoI3A4vsV+M96T3xCe7DfwVFpc0iUM8RxJHOQL+83oJd+e3fgldN2TD+dasYHpeibP",
+	"cQhTNZlH3OaI8yiVQqkd9htrNZkFWPiNtZv4PWwKYgBFf6u63h7zX59dnN2cFX699yv2x/3sV/EE+9c9",
+	"uixLT1Xf8ZXz1ILAqB5IQUuTzTVv0qEBtL3oW4Abob/SW/7IQMJVIlIx9RS4QXiuEKfCe0aT8fJhMj5E",
+	"fXbKSUnV+joZUUpzCn0JQ4F+OgeIGfYHVCuy1QrnTVqcvowQ+MsdpA6T4wSzA8rfyJZzTE2+PhsiwEVm",
+	"IGh2+gCygQaMu0RqwYXMgWCZOUByRKExPOOFY1gWAJTBarMIynSj0atBCBk5u2sfNdiJLOQNQRI8pjPD",
+	"ZLSMtk8z3wUtJOXHvxJZutg90SY+RfDm4yQWBt3VkTtmSH3D00QrvXc8kgBfAk561qIkcjST9L3VVwkF",
+	"eMsoFMhSkesw4DzQWsfYaXWEHwSFu9ttH1lmZa0QLYwgltwvpjQj3nOhCMKUPWieXq58WB12dmoiPOab",
+	"sLa/wxIJA7lVJvoJp06cGDwUQVyhC4LEY6E2A85YjxUn8g4IEUMerI5xT6+4Mq38CARUEZoAVGE0vUMM",
+	"0LsyGAOzgaHYg34F2C+4bQCKa2jCWFEN5ngCNJsxFtwrkV1bu85Jc/c9/cmSeXbhmGdWfqKe64GJSuYJ",
+	"mHvWc4dd8PPxMA+DdD8ahgpAykYf7WyFyQfHVBH8rYMkg0ISB7VMQQYvWmFoIYc75ADOlYztzQikc7BW",
+	"ffbLTI/ioKhpNYEWG6XuLFjdmjs7DXZJ/n/wfNCk6Aib+gitjaqpAd2uNp8c939OuHr6jorQCfmThQ9a",
+	"bQZ1NjTmg1P9VECg11aKSRKtsktYbnFspYd6FWqah1drSe/doQ9bVYVZvcJfQkr1PaOvw2YEWIJF5FP3",
+	"94w038Nf+Y1GYwd8KZp75S1HgCLNSEPERR9FAUBhl+nz9Pp7Jh7hd3Ek75VXUh5fKMPbYMMxwo6hrTgK",
+	"hMTGRZjAWvuQJtM0EhkVg2ZRBqn6pzYkVVBh4Px3al6NTrTWrwFfpObokk+jWr/WaTQbHYzEjiEK6moZ",
+	"+uc7kW3IzAZRaHz2MA0wjVDDslnABR2rzpkU84EknTZXjseRypJ0ARWKhdx7Yt/4PjBuNPqtiIBZaNmJ",
+	"u4eGcJTI87DWr11EKiOQ6PyyrUx0yB/B/GpIcyDaxlBxu9mE+rdEZpTVyafTOArgi3s/UzN5Shst5Igp",
+	"U35YO7F1oV4u7vU/40QpghB3zR99kiYzgTLN/pajF2BmahEtpd1r5igotWF222z9+Wr/r+/a14evu2/2",
+	"vz182/xz+7vuu/3Lw1oR4kTO4riA5GGr0putdnN1RyUqiMpRIj57+RR7yzPE7yxP8bvuu9ZfDj+1z3o3",
+	"Bz8efd95u3/ZLE2xAK3qtCQDrCIDWYK7UrGOZrt72FzdrMeswwG2cFfSrtjsVvVm//noVee09/rg7OhN",
+	"69vO296fD747qt5smvLSfHtH+n+tw4Pq+bbd+QL2hjvTzvZ7/rZ10n7VOe2+7p3tvzn49vDt0Z+bW5AF",
+	"Tq951NtiejkmyGfoAQw1G8VbcZngTV5Ah/wlgv8JQvrIJ7dA9oEafHhlA//yEGIvFQEktmuJCZlJXbzo",
+	"VZ+xDGHPwdWHV1qbXymh7+vX2kebX3OB5T97td42s3Ph5/U7P/yw+Z03aSKzN1hajHVJoMpsfvG9NjZM",
+	"saM+KXuwrrtw09ZDNtudAgRcFAiQxDZNVCWIdbxYSlmMbMWmx37WGoH13k0SCCm7qYMIuAgC3XiU61xV",
+	"Bfd2jhFLkfVyA9A4WI0teMx8vH3+QFJ2VlYNBOsTTKrfaPiEyOrrt53rahxASmQeGH+l+Gw9D626llaz",
+	"lcNGZksIoTvQqxod7waJKsIWnyIE31/B0+lhcwFI8tKmKZqilIUK9tcNDXKXgNspTWZ34xUYmHVfaxb+",
+	"Tl5qy35OtP5lz+54INvNFgXTnYapAJZpbDATszCCZgdVbqqCMAlUA4nvakqj8jwKVhvwTZj+J7B0c0bn",
+	"u7vCXZA9zEgtY6P3nROHQJ34hYpnEG/8hULzwSssx0RzYB65XmgmGqmB1MoR6vbM5nFbSAODZQ56EVmK",
+	"Wq+j/BosjgODCB9MRgNpzhAnSJElBekfmckHscCiaAc6SIKwNRO+YGE0Gol0IG1hkIWGPkZjRyZSeKzb",
+	"bjP/zdXZ2auzm4IeXqWiGczFHLXhVRIunqhl6atT1rJazUazmYMdllOu241e89EVNRs0qs95yWL5S0U0",
+	"xl6j2awaF9Sgak3mM9asIdBy5Rq80i0dc8i6r5z8E0RlGfDyczHTMktn4vOSCtz66sN5TVcal/csx5OX",
+	"jvXbXXjkKxTg7dXcbYjimJmDhqIDvHTagodMULh29EAbHiBwtWoCqtTpNq/84Kb1fedT74eDH4/+2jrp",
+	"vOqdHqzQq9u1J63/KVoZUFu4Si8zfNcUXVAw3sqHP1ovax49kc7Ra7PqW+bJParlOsWn8+70p2OBzdnX",
+	"vn3lPPx6hvgoSfKOy8XGV2/wObCHtz83UiCrz8w4RzDQi45zZaRog/mvzm5uzi+/vT29eH999pocycWW",
+	"Gug4xr1rMP/m/fvbdyeXP96+Oru5phdI0zIo7+MkDpXRxIz/AUlkICt8RZALWoEvcFwAmNDy28ROB3K7",
+	"wKlRZsyKMHUSG7J32+0n0o/DSNaeI1Wuf5T8gUcIxqvZ0EyGauO751LNRqMoiITM3sAbpuR8G7olr0iO",
+	"5LbFO1f06DNRHHAJTE7Up46DI6VhCEMf9wSzQWeZzb7Ote+BxCCDB2GigtSBcodsHbC+JrCKpgl9V8Fz",
+	"CpxQx4OEuRj9hUbN0xRmlVYnfYJZxXUU3c1SsdOo1qT6WvnTSt5AGi0PtXNSOPXacBdQZ1N5MXdJNYVg",
+	"WSgmic3jp928OnvzMb+0FYvTRwG51yYdGtAULfn/QWZts7P5HUwELF2Yf5RBDFLQRCorInmOEQyd+sBj",
+	"UhkDRps4FlX4RmAdk/g07IlyAy0M8QvDNpm5WbHgD8KxyRgh9g8kUjIwWsCmAP933d+z8KAF+48uUDhL",
+	"IRjxy0xgtZxmcQNppAZSLpa4QK2FJmhN8SVzztpGicmcNl8Fawn4KnQsct6kgCIk9lZfsGQu6ZKBMXia",
+	"p7xEikWhmEwTzbn75IyF0FQiyXELfRBM7kGSwh+siUn1AZSPKAWNQM3i9C/M/E12dulAWMyV5lACqw1S",
+	"MRU8s/G5ttGZjVWHwelUZbnpNkzCxbFj9Jq2TQOZw4tAN4TymMXonbWeyfZHJ0qVGYfbh3bc01ztBMT9",
+	"9a723Mu40hIsgBMb/TpXn3tPMxyq/JtPUohPi+8Vb7D9Y+OrtNju5tc+Yhop1ab/cYqvTLKTOE7mW7yL",
+	"m3GZv/AM6sRK7dReQ62ZxmKULXNRrQicnlyenl3cXr6/uT25uHj/yR3CpKUMhYPnQ+UwqCzX9T+RGTnc",
+	"lfJDsCoHhHOEbQyN4M0xgf4ZBe2NZvf/JHIWSYYEbYWfGLc6L7TeUujuWeP71xWO6Q+U3bOmHKTP/Fyp",
+	"tGKuiHxDeT+YV45uTowV+U4xDSl5L91391ir2dzxPRZwaE+LExnIggeaPwISsumGmHsr0I2o91orFgw/",
+	"6SHoFItkEM+I+EixN/lC7z9evr49vTq5fgtJROi21CLDqQhSGFIvNTloDOTmHC22OkXLSQKoK61fOAmM",
+	"O9ZPbbV81Gi09ckMgDz1xJtMoixzuwzYglY0FeeRpFKRgi6xUfNZrdFgnhiZoHNNj1A+bwBkI8WCVITg",
+	"K6tjLqjKrFAuqOXTJAVQsWk8U5ZQdr5KJ6qQ8Wr8fvYPlfCaoIvi/TT3i/IMmgs0ms1HjwjXuQNE8pWS",
+	"v9VsrvSd/aVz1bs+uDn6vvWp80Pvx4O/Hp2UY8/Q0qAUfm6CJ9arOewinzRqJEFh6lD+Vq2X7D9NL1kZ",
+	"Fm8/zTt8SlOvVE7M1P/5tRPT6GmTZ83pgvRk7QQ26pnVkyJL7VeKCFEQK6ApFFks9Qk/dkNbcaKyBvNP",
+	"T67fvv94U6HAWBmpVRjsd6V1EeRWhhGbbNS68cvl5OzljpUCoqFnGHdJeXnCaaaOJrPxRF2t5zkOxM2T",
+	"7ZdMpWKyr3Hz2+ie3bSBXJ3DW6eCLlD8sPBN8BROGx7YKWYzDySvkI15C4b2EXLxseAhsOpfa05a76p9",
+	"oKf34FF8Ejbj30RpVGNkyJVqI1RPr9UVTS7h2hS6PP+QklUpvbJIUZjIic1nofKPK1PSX8pY3PvV9Of+",
+	"7NuET6q8E+kkkjxm1JyesKi8gQQkKtA0RtEjXFPTFNjWQoKbG5sj53XkUsxp7tDWFt1DSogw9+kzmeQ8",
+	"hLq2o95l8vng4wtR6Ur4VuhDxV38epVhTGHVtZziDP8BCdpPYBXm+UpPtbnaMINnkJJPWLTpALVp2SRa",
+	"n7rs1Rzy4+V3l+8/Xd6evj05v/TdfGQ8dycdmXGiIk0F/y6JULjitdfc4S6WlxQ4jO3fV8leTpiSfKrG",
+	"ScayhEEFpBYmqVALGYzTREYK83SPC9VvZAxg7i50PBtQDkqj0P8BIrQVAKPHhdoDj37Cvu2mrFtzIN9U",
+	"r+UYszl3hUAgjoLmzthCI1huYpAfBxLrZQieiV7cWcFPsOU39XF8jpzejNqv5sdL3i1Azp+KopmxAae0",
+	"ZEpY5Npa7px4ErhUq02mR675OhKONlgbS41O99HDXTb7utW8m+go/QchbRa2S3/VbJdZ79PAOFvNVq9d",
+	"jcUF64QcD+r56m7kG9KLsU9JqRvKlx5/2z1++urTTr/b6+hBV0KLPcH+M+0/14o3NzfjnzsB9l9NF13a",
+	"5VJbIyM71uqjqFmu1UZVlkZTPTal4jquOeVh7wfw8WkuWwDe7Ru9FVW8gcwSU8AEQ9RzKC7M06THhZtM",
+	"aZukRomEyruBxFI732NLnV6fjq40kMvwSmwZXUkbVsvoSmbDQWx7A2mwlmIxyna1lWCyTioLT65w6/9h",
+	"pSf50RdpKkYHQQ6pgMLWZI5KARGGpfa1xMZ2qutRckgoZMO7QcyVioLdoFP7h0mKHPjocF3NRzXfd+J7",
+	"FlTss/eklbabRytW2ux2O3alzd5wdNAaDXm7FYpwnzcPRs3gMBgdDkdN3uq1W2FHhN3mKGy1DsL98IB3",
+	"Op1O67B3tD9sdVpHR4WVHqwrx3BXCgUch4et3v4zrLTTyg+u2+sG4UFreBh0w8NR0B32eu3R/n6nd3A0",
+	"4l1xNBK97uFo1AqHrc4o7AbNUTjios3bw2H36LBZPLhqGPfWiuXsN4sHBxBwBeylqha7DsqSGeig1ek2",
+	"P//0VGG5qu7kTQE+6T9VJ7+77LzCrXWA/dQK6bltGcqSTN371RDm57XitRKzvoyx6LmQaw7aWp6AYzvW",
+	"YEsjSNmJ5HSWdzs0EFGcOmQvIUohAmURiry+0aG0k2MMBsl0AVh71F8yz81lV4La5fSZn/rsG+g30muz",
+	"YYQTfPvu5HT3+u1Ju7dfvxcL9g05pAwKxjc4mpmzntvOccGMZN+wSSTrE/54m2vMHpvwx7o2mhgGRNNs",
+	"ejucspcD2f6vXpvtMeo3WIcfd1m6o//nNxhk0Ob71GdanGp926oWvtlyH5vSQoqSNUvdOKCZtW+8bbdo",
+	"69aT1GMjMYdmjBOhPOoYN5DQU8W6Qhw/2yoL1piuJV1iNbmtQ7WN9MNTno1rnqkxdrDXivn/T+J/59pc",
+	"+HrNxUqhck59gY26isi/ifrxRHGE3SfWJm//Uzsmc/yJ53JMQkwNs2fVzJgNefPVgmRofFm8MZIf0uQu",
+	"pRjA5pDjef7880UNzy9vP1y9//bq7Pq6ENMzbljjZltAMmOSY//axBglgvTfxDP7XgpXU6DkyryroBSC",
+	"mmhCK/4Fi7LtvLSujrCXWuDtSlXh05gCujb1ZVB7B4gYalCj7hOqXwCCBj+R8nL3J+kSBokY1Qkj6vNS",
+	"w0JyjamioC5H2LXvXihvIAvZ8Vj2qTwTf1TUvmih/73jWRxtHIPyUqB7OeT3OIjTNpMuSSm4DAlNVYQL",
+	"ysMsC5IJFkYSUa4RkQRv/m8iKDHC/r6cXvJemiTEQm5Mo11KMIHeFBuaSUDfh61TT3IMztqrq4uaVzMp",
+	"VlDEX/Ldtt2Umfaqjg32LwuR4iTw37vd9jpPLzRuKo500CmIVbfJw08OLtJGt/cTdQ0LJ1l8vPasqgaw",
+	"AjxMtz9DD1SacjwBOkUsL6zkd1566qgwmPG2673bStMB4NvnAJhV4pdaH8ddoSU9TU0inrFOTVrmnTnf",
+	"/I8K9W+pQqHG4CpQuaT699OhTuSyCpWtav2B9wbwkVCxAe0j5irbNb05eBzvbPLDOOiqq4Mbejxo40xA",
+	"2kEqqKtsXhGHObuQl98vNWPA1GlwmWvbvSLn1rIGA01qHTBQ32RoATvqnWcDiZAuFh3aAQIx4N6wL2o2",
+	"MTVFq6A/vIHM0SQIviNShM6iR1uhKV1bPNavDTEIHm+8ovS1K/1sEWN3+1fzV7a/4GaVK/i6qXb8jxd1",
+	"qwikucj1Ssp076q5llV3tVhBvbqGotCoyTR/NkKmUMzdx1oDXijt9tz4nxT0W8apiSlEth54jCwAc+tk",
+	"yOzlzXsQIBYOAj7xgTSV6NTFGvrWK0HIgTmIFTYs36HuLTIpzI1FmcmtURbQaTjDgo8Gu0yoXaTBgij0",
+	"jlarQH3CRKiq234SaDUgFuGdcFsHPENiHR1K+M9wib1c4OhDL1LIf274mnxXc7Xy6+zs3JaXWq2+x2cW",
+	"ygtx7aLQtt12YMiqELwaDNoz8SqAMUfcDYVWubBpipXECAGh7lV1Myo91p6pitnRPKGAZ4OejXEyZ5MZ",
+	"dspaAPLksZ0MdVan+ltkMZYS3SbZEcFpFZvR35yffnd2cwvV9Q323kVKG8gpz8a0UdHS/JO5LMKmYV2Y",
+	"ecJndfiZLE5/IG0XeQsQodXXCZY3cQk6jX56hym+IGjCKGO4p5o7Qv3UZUJIZn3nGCOrT4VCZhGPUZHJ",
+	"u0flgGPKAbYfyEpk+6pyI62pCVdX+dL2ULi3RR/JxRpkOtzaSDIVFaIMqy15C2Hfr4l8JYCOHnDFd7m+",
+	"HtpQV/D60agVtMUB7w47YfdQNPl+0Bu1w9bwQBzyo2YXbinSWjkGQhQIkquEzuFO1ZnQNLPfze5vF839",
+	"Jr+6/Xv0g7iXH+JPcXgTTlT2sXnY67TfXn2c/OXk9ezd+Kw5/PiUeEPhsH7XdlIA+7+lzHmtn6UWO0/T",
+	"U59ZQJm00K8M8z9hmwidc3NXIKAnR+RF8oHH0bYvntPTT2gKY/eZGsN4ta1ew+99fMZeMioK83Z80DGP",
+	"59KnwKX7rsiZc2V6EeVYlWH+hkE77TNMPQNG2+qxSSRnmVD5g+eX359cnKMvZSDBmUKfqK+C0DROF8vO",
+	"kxT4N1QMFfFDETjWHYIkbjIa9ZmPv7vF3/XZiMdKQNN424S72ABmuaWj2wvGWgemgknvDJAUZp8/JPcQ",
+	"QQGo2aHWjkVIAtfWgj29ss86m7ejuFN6/l2kJjwLxs/iLDK7dfrx6urs8vTH23fn1+9Obk7fFhrnvFA5",
+	"CGUJP48a9DhdFe2TjppEjeZD7AlgPFB8GIvQDmiO6JhyKcwwoQiikFQw0/yIej067Mn0UvpP/55KlZlw",
+	"ozGM4YRakG2UMKLtUeZK7gtF2sR6jRrqMVZXdyDS416r0WKfxPA6AW4xm96lPBSsfvXmlO13ez0C1TBN",
+	"bR0gWwuPqzlOAayWYd0fwQyXEQqWCGYZKnogtSoP/aDAgFaKxckdwR68T6O7SPrmI9BtbSic+qApYsol",
+	"8NxA1gHhoNvs7BwjzxtO0yRLggRwGIlOB/Lly3eEENJ4+ZKwGUxGEeFcAlwm4lamgN7soIkC/tpA+gjZ",
+	"SEP5ynPhvhCjzb+Ggzl7EDLz1TEbJto2SQWbSaiWSyTB4RFcKXjoDHqJgUs/UQsZnHw4Z51GMwe5JXDf",
+	"OyGJcQdcAlyRN5D6Cz5s0C5SRoPrMfg0QsxoVkcU6hxo2oXP5dlA+nvU839v3TBgNTQ0j/V3aGPfijhO",
+	"9K7m+/WiBOVrj9H/dQD424Naf1Ab6xcHNW9gKBx+22g0BrXPeWvknkGSAQMI0A6jkMG7S7vvafpK0hBa",
+	"KuX9DAaSYFuXCmlNbJxaHdR9THWh8JfvMfoFBrp8KG2mX1FUy9/BT4lM+TSK9TCYTwwTnhKqBj5KTw7k",
+	"VKTY3mtUBEpdnilUYUlYSbowQJxcYaXkVFuZDcBwMZixFiCpWNGlcrfwnC/oBIFY4WJAkITSBYAbLMz+",
+	"QlpaxidTZS4+oAZjRvgyQjCAEC+jAht+YzZGUHaASRXwKF9wwpWW+4AL6THNlR5otbSbgBXobDolPMQ8",
+	"03ys07Q4x1BR5h4GwjVTuQIeGIQWAgMLOU3FQ5TMgCnkTbK7uAOaexHcVD3WnCsZZUJbx6ARwk6Nkxgq",
+	"XCdcLqhsTvWZEgLwcBRyBmheJmzFm+28gYthQSIDkZYjZdqoJxIhHAt9ehc808Ib+FoEhjLc8AlfwKUo",
+	"3rlpJO/gymWDWr/RaHwmbEVqDpDmgE+IbezEZzTN+BmC4OTNavRTCJRJwgOAyXNoZTpx5N05CiMGf0w9",
+	"CcTE9OIieadoWdeAgEwQuZq9hWkynYoQ1qnPzkFHHkMzdoDYEiGuejjTyhKBCfOBpMtgtXjNN9mIK60c",
+	"YU+WBFBG9IUCsh1F0OOtwOIR+4+UpvzziAXYbDZdxHQQe6DAWth0CHQ6bLIATwZlL4WrShtxagGt9BVF",
+	"lDuAt/rNoM2z38xdrwa3079s6en9xmSSTngMC5mlegjzxxb7zV1ppJgazzD7JtRHU+csFNM4WRyzoRgD",
+	"YDCDSBORbt7d0TAMQrs3AKMAgWfXa1rieUxN4SgSTBweibkBAy+AoXvO/tg5d9hv+tgjydMFCm3smww7",
+	"wUbRowNfbl86gpcMajLJJ/h6i30XvVrxYhe3L0sSgOY2PR0soQG5iLC4xNKMu7jLMiHplQs4Y5SVpOac",
+	"AsicXigPDt/HP+GL+Jmuc5hWaTcIwEnKjL1V5wYQ2Egua6MYy1Qzw0CEcJD6/MKELg9N45ilAuxh60zN",
+	"bROuIpnYKR2WpoQxYKrKzeMha+aUI3JunJTmMygPkuFwYedwBDuIqUOFrhxg00OluYQcbCp2roO7Fv89",
+	"zZX2qm+ab7SPiEqA++eodMvLKmLplZaUjwu8ZciDe4DO/63C+6kNC1Q6y7GaFvqCipbBNeD+6nv9gRRl",
+	"kp25mWBcUMzozH1W0nwHsk63I0vowhPAgqv+ktKZ6ofw8R3Q0HI7aqntyKnlqhU2DSIB+h/RivEbNdco",
+	"F3I20dYS/bX2kwdSr9avIdwbGGfXIti169w9gehddUzRWEgGuZgy+i2OASsO9Z1YFKez/G0zsZXrmouh",
+	"gtFWrMz+vWptn3N34RMcIzLJnGm53mNAGWDfnt24vuIcPbzWr706eX17dfaXj2fX+hkidVM5qPW1kdAq",
+	"nBChFs45deWCs+G2xhS54+Sr2zXmMwOXWWbNhmVTmA6U3K2dJ+4fWqGlnErkJQjrbmRilImVG/n+6vzb",
+	"80u3u1JpP6Ed3h2qdNYD6eSj2N3+vTZ0eYbks0Jr3Rjr5G1aYat/eXbTP4X/xpK1EQ6WlgopDciI0VWD",
+	"uH5qL0u5VITwu/drHMn79YVgp9ffMy5dR6p+x2IjPrSKI+Jn/B1Q1LROpvpYN+Q+ZYOpkbx/oViK9iNk",
+	"Wuule8boBOsZKo/88od8J3geJPFsIg0aczLLoJeh8ScA8h5ougNJIbJyDLDvOJkAy4/mjiOOeBQrNonC",
+	"OV9APncwy7RUTwlh11G+I4MJUCg/w6aUu3GSgPo9iuJVKU43zgrPYCe/oBBb3t/oZW5TjJ2Jx2wvUA8O",
+	"K6n1a84+30ahZ47+tvT7+0iG3jySt5r9e3R0mJR9G+hpecaX69k8aI+CkZ5Jt/UwSdvLQT087Mju8SwT",
+	"k2mmvJir7BYYiAdpcGC9e6HQFwABYT19kvAj2Hxr07135x4PJmI3e9w9ODhstZt6CfD/7YgeJG+/urrw",
+	"bM62VwidejZD2Fv7Lc/zWp7Xbrb3d5vd3Vb7ptns6/930Og0m3+t/sNR869eE6hjtfyujAu5twN8d6fX",
+	"3zf+kGxdTXLPmqx7cf7/s3d+vW3jSAD/Kjy91MIpjuT/dpCH7mIXBa67F9zlcAusezFtUbFQm/KJcuOg",
+	"yH32A2eGFGVLdtJmt+l23+pGEv9IQ84MZ37z89+cWF29TBiqsLauyWb4I0eoHln3nSKtpfGr30BT3Ole",
+	"luzxMqlYahapspABYdZqQPpScc9XWDlVBWCiKEpAnoAbC6LEIK+0AnEjG5E4bk4Wqa2sZty0NnLdkCu0",
+	"PXyXp0Uh5AWiqPcZcM5O4MLgCEK95rGYyiy5cBrhhKs3/kzMY3a4cT87pw5c3mvjS2s8ueCx3s/IgZov",
+	"loBFJBJHdqegXKxkM1Tn7dEBbCTgQWQzWHSXxXo186fy1sThLbdrLlG1Minf2oTFcsWpZJsiYAJNZsVa",
+	"WJHZDxjWxVtwOZWU5iVMrWdErxCwDKsFQGqVKUc3YTMC4JEfzb6wVLkFmNE2rZDy9C6I1dsOmXl+wGZg",
+	"QosZ4sLhdaUKX5aeajTSCFeu/GAqTXFvuMP8WWYY8oOXTZjYLflWFXSayM3XZCpK4xvRH40h/RVZ9p58",
+	"OQWbwTaixH/ZX1k085vwJ9+jjJzIxII6FU41b3hjVE+4mpe1H3IDuVlwTFUmZ5kAHXcBXfPdWyFvi6U3",
+	"GfQCb51K8zOqsSXrRHkmxa64QfGy4WvWn6w/tHZDf/Ae70k8QUgNO+jHm+wOnQ84TwGLtO0aheEFo7VR",
+	"/2izvyNDGxXBVLFeGLKK5dTUVSwC5PbUrrnAJEuyfM0Lb+KlsgCcCFXHoT+vU0m/7KSmshC3QA+tnVWy",
+	"IkygEgrOm+uf3pLoytW939hZDuCOQ2MaYp0gAkuoOnv63fMAJdVhvh0Zbcib/BRETrlm4l5VWYHhAU5Q",
+	"GShec6qaiIVMHX7JKIw63V4/8LCqvjcpb7U984aL4TwZiMUwXIxHo8541E94mHRGgveSZBiLRRKF8Xwg",
+	"evMo6o+73UFnJDrz4aIXDobzeN4BrbhUI8u2CYYN28ONzdXqDPAb2q64N/F+qGM2WULGHtVPbwnmmm6H",
+	"ze8LvWGqZXYntXY26LFVdifyBVeCLcWOxeltCk6o75Hs4LCieLXRFp1SlE8FQxz/Uz9K7zC+MXOsyLvP",
+	"uHAfXzp763hUeyzWg5177+72VObsEu88BdOopCctX7kjsoQN2gpXxSvF/nX949kIrygLvDp7lW/OrLdS",
+	"pbcSCFAgzROnl1HXmW4zfN239lQ6+ch6zy3L1bLLJmQHO0LsCPZA7pWSXD/oAZgOMp6nxXItinRxwaJ+",
+	"lwrKRu1+d9dm/8xIx/nH9RW7ZNQ0VEzQHbpquf2ebsOwKy7ZzmeXcMM527FWYV38nf+c9Ts+hN+gqrAz",
+	"MVvOcG/zlLxGUTuMdlRHuDqGC7q/MmnKqeuLSHuVWRImHlPDJeb1wUU4uE2ezfk8hUDuiJ1R33X7ekEl",
+	"Kbz5IHJMn4qO5aiuaLMcwYp/c4i9DwNPbtdz/R/dwMMZ9SbjIeTaPl/OJ18VN6D3uGtNF1Ba9Fe72FVX",
+	"Tm0DgMpVSei1d4eVupZa2dLqv8tx8SZeZxAmkeC9eb8bj4SIFsk4joYDkfRjMUh6A94fzofDRbfTH0ad",
+	"cZgk/V4Uh4NRNO4u+smoT5AphJus+K2BUV1DRV+UKX1BCYLWSq5AJ7tWvZKEtSTxXGEK/Db7McvZjl2y",
+	"zi5gUbgDrS2CDyWbU1jIJYaxa70BxXMNkexala37zi/YVsZUMcrQhOBAfcmpT1pDXGgTJhYbIWMhi9W9",
+	"Xop5LhwZaZQw1grx6HZHje4Jgo/WwOYGSxRfsqtff7HdM6N6BxL3C/sf+y6V2Trlq1YhUJuFjuipWfFb",
+	"rcjiMbG8t0+EZy1Y2A7DiJ2zLmt9l8lE5HkmU1Rw9di7gMdTUGjS11YLW2YSIqkM9zoxDeyLmwksgBZA",
+	"2vBKbwIRloGl8v368csT1GwedfQZjDQtLQpw/BH+06Sh38DiRUxT8/LgKnob3sQL2z2QDnhx9jdmnpv7",
+	"kUpQPiB0HxBVbg7Hw5qbH3033P7u4UncN9AxiPsWeNYirfoB8bP7S5wttELK9AX4Vbfb7af7p4wJ4LoM",
+	"Pj2w/KuFi8+MRYbeAEiz459zIPHVOrMw8LGsKhBgERBYSnOhIEjO8FlsiHszwqYZBud4vA4Z22T5PM3J",
+	"TibvFS+W3nNZZ18G9+9g/r9akTJ+4m9VkLQh74rRswjNKQYzSq9LT3Cxw6xlwCaBKf7XiE72A8oisLDI",
+	"mf45Y9tN0MBw3gdRTqwLuHQ/mwPAAMHJrFimecw2PC/uKRCgRGM5PlNttuvulgVfq1UBTHqjdGuvJXA4",
+	"EZSdtN0GY3sqU6MYJytxpxtGl/FJvhTWK0J1m7KuIRURy6yhtx5mWBUZ5FlYd7p+Neqol/MTSc+Vta/W",
+	"R4Z2don+zGAI6CpDryS+3zqfpO94Bpv8aPruBp9f1eM36HlP9fFZj6Vh3hqPZdVl+dv5LE85LU95LX9P",
+	"Aje9QHPzq6N+xJdkNjwXajn4+KLR2XbInUZY9gtmjJ7gZT3Z3DnKuraZACrQG5Xp4DdooHzr2pT+EvYJ",
+	"3NyoVs6n8SQ9S203mywvLGDzdNwVHCfVBF4hxMEJv6JHUgtn+qIZxkzxTXoOJ5IfIsyY8qskTqJYFZnD",
+	"4rRH6SYdZiotOnPN8/cCoGla10GdyUFm2qoWUGveUC2osak0M4I6VyosF4rOzS/qj7iBY5MLHisq6c8L",
+	"Trk89bN6rq+YEdYhjnPdpFM2dirduK/CzDQmzMmM5SIReQ4e+loIFTZ5xW/F54RmPeZs8QscI/4ujiA8",
+	"en4x8v7aygN9TtDBwATXaNHAiMc31z+9baa7NX+LR8UcPmcT8OG0DyEL9Q+laA19FYRWilWi9U84hEYm",
+	"DUmUP6HQIHcdgXAYymw7sYi0alYQMnWAO5ckTwmrdKiUis2cRmPgfatZme6lraXs7gBw4kJ/sxxMMEPb",
+	"8h388VTWLEq4IFmwDMwKxpGpNnsta1JSphIuShWrxqUdXxgaiPfPGbT5iXjd101w3cBWFrcRkF+St3vQ",
+	"EMWBgrmzd3LvsnbfpzJGWqxDstmLWTUxCBT8GY0hEqGMHaW1wSib7nwcPOj4IMGfb8bRedw4kPTrBrZW",
+	"/jguB4kVwR83yE74Ww3y7M4LPBMATL16eNm4ZBJ5e8sg7I3oPPVPkvI3SFKurNqPqDjxZyT1H8TK+zfy",
+	"K+pUP8wMP1AA6zW/ahMfPcTF6da0XGDKYV0E6cc5V+Jmm68eqGS6G1/tBd42X3kTb1kUGzU5Bx1Mtelr",
+	"aS+yNUgddecgOJUwfpTyu13Dj31QYWlPGOO13iipgB8C0MH2qilQoXzouXKei3jy4Cgk1UIXqJIVqoTO",
+	"Q8xUNzwnzz7w+eqeaePSLVBurE+qNVV6+rkR59KbbCz1+iYgzapM1aOEqywhXdZUs7ADMRBmYj6484zp",
+	"WA/vHv4fAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -86,7 +86,7 @@ func (t *Table) loadChain(ctx context.Context, seq int64) error {
 	}
 	err = t.fenced(ctx, t.epoch, func(ctx context.Context) error {
 		if cur.ID != "" && cur.LastSeq == nil {
-			if err := t.store.RetireChain(ctx, cur.ID, max(seq-1, cur.FirstSeq-1)); err != nil {
+			if err := t.store.RetireChain(ctx, cur.ID, max(seq-1, cur.FirstSeq-1), rec.CreatedAt); err != nil {
 				return err
 			}
 		}

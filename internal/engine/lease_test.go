@@ -127,6 +127,9 @@ func TestLeaseOneLeaderThenHandOver(t *testing.T) {
 			if r.Epoch != want || (r.Status == store.RoundVoid) != outlasts {
 				t.Errorf("round %d: epoch %d (want %d), %s (crash point %d, outlasting the grace: %t)", r.Seq, r.Epoch, want, r.Status, r.CrashPoint, outlasts)
 			}
+			if outlasts && r.VoidRule != store.VoidPlannedStop {
+				t.Errorf("round %d voided past the shutdown grace by rule %q, want %q", r.Seq, r.VoidRule, store.VoidPlannedStop)
+			}
 		}
 	})
 }

@@ -32,7 +32,7 @@ type Store interface {
 	CurrentChain(ctx context.Context, gameID string) (store.ChainRecord, error)
 	ChainByID(ctx context.Context, id string) (store.ChainRecord, error)
 	InsertChain(ctx context.Context, rec store.ChainRecord) error
-	RetireChain(ctx context.Context, id string, lastSeq int64) error
+	RetireChain(ctx context.Context, id string, lastSeq int64, at store.Millis) error
 	FixSalt(ctx context.Context, id string, at store.Millis, extra func([]store.ContributionRecord) []store.ContributionRecord,
 		compute func(store.ChainRecord, []store.ContributionRecord) (string, string, error)) (store.ChainRecord, error)
 
@@ -40,7 +40,7 @@ type Store interface {
 	InsertRound(ctx context.Context, rec store.RoundRecord) error
 	TakeOffRound(ctx context.Context, id string, at store.Millis) error
 	FinishRound(ctx context.Context, id string, crashedAt store.Millis, hash string, crashPoint int64) error
-	VoidRound(ctx context.Context, id, hash string, crashPoint int64) error
+	VoidRound(ctx context.Context, id, hash string, crashPoint int64, voidedAt store.Millis, rule string) error
 	UnfinishedRounds(ctx context.Context, gameID string) ([]string, error)
 	RecentRounds(ctx context.Context, gameID string, limit int) ([]store.RoundRecord, error)
 	Round(ctx context.Context, gameID, id string) (store.RoundRecord, error)

@@ -41,13 +41,20 @@ type Recovery struct {
 // stream and credits no demo balance, since the caller's transaction may
 // still fail after it returns.
 func (t *Table) Recover(ctx context.Context) (Recovery, error) {
+	return t.settleUnfinished(ctx, "")
+}
+
+// settleUnfinished is Recover; the round plannedStop (an id, or ""), still
+// flying when a planned stop's grace ran out, is settled by the same rule and
+// recorded as voided by the planned stop (store.VoidPlannedStop).
+func (t *Table) settleUnfinished(ctx context.Context, plannedStop string) (Recovery, error) {
 	var total Recovery
 	unfinished, err := t.store.UnfinishedRounds(ctx, t.game.ID)
 	if err != nil {
 		return total, fmt.Errorf("engine: recover %s: %w", t.game.ID, err)
 	}
 	for _, id := range unfinished {
-		r, err := t.settleInterrupted(ctx, id)
+		r, err := t.settleInterrupted(ctx, id, id == plannedStop)
 		if err != nil {
 			return total, fmt.Errorf("engine: recover %s: settle round %s: %w", t.game.ID, id, err)
 		}
@@ -75,8 +82,10 @@ func (t *Table) Recover(ctx context.Context) (Recovery, error) {
 }
 
 // settleInterrupted settles one unfinished round by the fail-over rule, in one
-// transaction, and voids it. A round found settled meanwhile is left alone.
-func (t *Table) settleInterrupted(ctx context.Context, id string) (Recovery, error) {
+// transaction, and voids it, recording the rule: the fail-over rule in betting
+// or in flight, or planned_stop for a flying round whose planned stop's grace
+// ran out (planned). A round found settled meanwhile is left alone.
+func (t *Table) settleInterrupted(ctx context.Context, id string, planned bool) (Recovery, error) {
 	var out Recovery
 	now := t.clock.Now()
 	err := t.store.InTx(ctx, func(ctx context.Context) error {
@@ -113,7 +122,14 @@ func (t *Table) settleInterrupted(ctx context.Context, id string) (Recovery, err
 			}
 		}
 		out.Rounds = 1
-		return t.store.VoidRound(ctx, id, hash, crash)
+		rule := store.VoidFailoverBetting
+		switch {
+		case r.Status == store.RoundFlying && planned:
+			rule = store.VoidPlannedStop
+		case r.Status == store.RoundFlying:
+			rule = store.VoidFailoverFlight
+		}
+		return t.store.VoidRound(ctx, id, hash, crash, store.MillisOf(now), rule)
 	})
 	if err != nil {
 		return Recovery{}, err

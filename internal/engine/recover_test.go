@@ -235,6 +235,14 @@ func TestRecoverInterruptedRound(t *testing.T) {
 						t.Errorf("round %s: %s %v, want %s", id, r.Status, err, want)
 					}
 				}
+				// The void round records when and by which rule it was
+				// settled, and no crash: it never crashed.
+				wantRule := map[string]string{store.RoundBetting: store.VoidFailoverBetting, store.RoundFlying: store.VoidFailoverFlight}[sc.status]
+				if r, err := h.st.Round(ctx, "crash", "crash-2"); err != nil || r.VoidRule != wantRule ||
+					r.VoidedAt != store.MillisOf(h.clock.Now()) || r.CrashedAt != 0 {
+					t.Errorf("void round: rule %q voided at %d crashed at %d, %v; want %q at %d, no crash",
+						r.VoidRule, r.VoidedAt, r.CrashedAt, err, wantRule, store.MillisOf(h.clock.Now()))
+				}
 				if returned := fb.returnedSnapshot(); !slices.Equal(sorted(returned), sorted(wantReturned)) {
 					t.Errorf("grants returned %v, want %v", returned, wantReturned)
 				}

@@ -663,7 +663,7 @@ func (t *Table) lead(ctx context.Context, epoch int64, since time.Time, flush *<
 				return t.abandon("lease lost at take-off")
 			}
 			t.logger.Error("take-off failed; voiding the round", "round_id", t.cur.rec.ID, "err", err)
-			t.voidRound(reasonTakeOffFailed)
+			t.voidRound(reasonTakeOffFailed, store.VoidTakeOffFailed)
 			continue
 		}
 		// Flying: auto-cashouts fire at their targets, then the crash.
@@ -760,7 +760,7 @@ func (t *Table) interrupt(ctx context.Context, why string) error {
 	// order), so Recover reads the round as the loop left it.
 	_ = t.commit.Do(context.Background(), job{epoch: t.epoch, run: func(context.Context) error { return nil }})
 	err := t.fenced(context.WithoutCancel(ctx), t.epoch, func(ctx context.Context) error {
-		_, err := t.Recover(ctx)
+		_, err := t.settleUnfinished(ctx, r.rec.ID)
 		return err
 	})
 	if err != nil {
@@ -1019,16 +1019,18 @@ func (t *Table) enqueueZeroWin(ctx context.Context, b *liveBet) error {
 }
 
 // voidRound ends the current round without a crash: every bet still in play is
-// rolled back (RB-4), and the round is marked void.
-func (t *Table) voidRound(reason string) {
+// rolled back (RB-4) with reason, and the round is marked void by rule
+// (store.VoidTakeOffFailed...).
+func (t *Table) voidRound(reason, rule string) {
 	r := t.cur
-	voided := r.core.Void(t.clock.Now())
+	voidedAt := t.clock.Now()
+	voided := r.core.Void(voidedAt)
 	open := make([]*liveBet, 0, len(voided))
 	for _, id := range voided {
 		open = append(open, r.live[id])
 	}
 	err := t.commitHard("voiding "+r.rec.ID, func(ctx context.Context) error {
-		if err := t.store.VoidRound(ctx, r.rec.ID, r.hash, r.crash); err != nil {
+		if err := t.store.VoidRound(ctx, r.rec.ID, r.hash, r.crash, store.MillisOf(voidedAt), rule); err != nil {
 			return err
 		}
 		for _, b := range open {

@@ -123,7 +123,7 @@ func testRoundLifecycle(t *testing.T, s *store.Store, _ string) {
 		t.Fatalf("UnfinishedRounds = %v, %v; want [r2 r4]", got, err)
 	}
 	for _, id := range got {
-		if err := s.VoidRound(ctx, id, "h-"+id, 170); err != nil {
+		if err := s.VoidRound(ctx, id, "h-"+id, 170, 30, store.VoidFailoverFlight); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -131,7 +131,8 @@ func testRoundLifecycle(t *testing.T, s *store.Store, _ string) {
 		t.Fatalf("UnfinishedRounds after voiding = %v, %v", got, err)
 	}
 	r2, err := s.Round(ctx, "crash", "r2")
-	if err != nil || r2.Status != store.RoundVoid || r2.StartedAt != 10 || r2.CrashedAt != 0 || r2.Hash != "h-r2" || r2.CrashPoint != 170 {
+	if err != nil || r2.Status != store.RoundVoid || r2.StartedAt != 10 || r2.CrashedAt != 0 || r2.Hash != "h-r2" || r2.CrashPoint != 170 ||
+		r2.VoidedAt != 30 || r2.VoidRule != store.VoidFailoverFlight {
 		t.Fatalf("Round(r2) = %+v, %v", r2, err)
 	}
 	if _, err := s.Round(ctx, "other-game", "r2"); !errors.Is(err, store.ErrRoundNotFound) {

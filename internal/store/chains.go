@@ -56,6 +56,9 @@ type ChainRecord struct {
 	Salt           *string `bun:"salt"`        // nil until fixed
 	SaltSource     *string `bun:"salt_source"` // nil until fixed
 	SaltFixedAt    *Millis `bun:"salt_fixed_at"`
+	// RetiredAt is when the chain was retired (with LastSeq); nil for a chain
+	// retired before migration 0012 with no later chain of its game.
+	RetiredAt *Millis `bun:"retired_at"`
 }
 
 // ContributionRecord is one value a chain's salt is made of.
@@ -119,10 +122,10 @@ func (s *Store) InsertChain(ctx context.Context, rec ChainRecord) error {
 	return nil
 }
 
-// RetireChain records that chain id serves no round after lastSeq. A chain
-// retired already keeps its first last_seq.
-func (s *Store) RetireChain(ctx context.Context, id string, lastSeq int64) error {
-	_, err := s.conn(ctx).NewUpdate().Model((*ChainRecord)(nil)).Set("last_seq = ?", lastSeq).
+// RetireChain records that chain id serves no round after lastSeq, retired
+// at. A chain retired already keeps its first last_seq and retired_at.
+func (s *Store) RetireChain(ctx context.Context, id string, lastSeq int64, at Millis) error {
+	_, err := s.conn(ctx).NewUpdate().Model((*ChainRecord)(nil)).Set("last_seq = ?", lastSeq).Set("retired_at = ?", at).
 		Where("id = ?", id).Where("last_seq IS NULL").Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("store: retire chain %s: %w", id, err)

@@ -45,10 +45,10 @@ func testChainsPermanent(t *testing.T, s *store.Store, _ string) {
 	if err := s.InsertChain(ctx, again); err == nil {
 		t.Fatal("a second chain number 2 of one game was stored")
 	}
-	if err := s.RetireChain(ctx, first.ID, 50); err != nil {
+	if err := s.RetireChain(ctx, first.ID, 50, 1234); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.RetireChain(ctx, first.ID, 70); err != nil { // retired once: its last round stays
+	if err := s.RetireChain(ctx, first.ID, 70, 5678); err != nil { // retired once: its last round and time stay
 		t.Fatal(err)
 	}
 	got, err := s.CurrentChain(ctx, "crash")
@@ -56,8 +56,9 @@ func testChainsPermanent(t *testing.T, s *store.Store, _ string) {
 		t.Fatalf("CurrentChain = %+v, %v; want chain 2", got, err)
 	}
 	old, err := s.ChainByID(ctx, first.ID)
-	if err != nil || old.LastSeq == nil || *old.LastSeq != 50 || old.Terminal != first.Terminal || old.RTPBasisPts != 9700 {
-		t.Fatalf("ChainByID(retired) = %+v, %v; want last_seq 50, its terminal and settings", old, err)
+	if err != nil || old.LastSeq == nil || *old.LastSeq != 50 || old.RetiredAt == nil || *old.RetiredAt != 1234 ||
+		old.Terminal != first.Terminal || old.RTPBasisPts != 9700 {
+		t.Fatalf("ChainByID(retired) = %+v, %v; want last_seq 50, retired at 1234, its terminal and settings", old, err)
 	}
 	all, err := s.Chains(ctx, "", "", 10)
 	ids := func(cs []store.ChainRecord) []string {
@@ -212,7 +213,7 @@ func testChainRounds(t *testing.T, s *store.Store, _ string) {
 		mustInsertRound(t, s, r)
 		switch {
 		case pos == 4:
-			if err := s.VoidRound(ctx, r.ID, fmt.Sprint("h", pos), 300); err != nil {
+			if err := s.VoidRound(ctx, r.ID, fmt.Sprint("h", pos), 300, 25, store.VoidFailoverBetting); err != nil {
 				t.Fatal(err)
 			}
 		case pos < 7:
@@ -233,6 +234,11 @@ func testChainRounds(t *testing.T, s *store.Store, _ string) {
 	}
 	if got, err := s.ChainRounds(ctx, c.ID, 6, 10); err != nil || len(got) != 1 || got[0].Position != 6 {
 		t.Fatalf("ChainRounds(from 6) = %+v, %v; want only the ended round 6", got, err)
+	}
+	voids, err := s.ChainVoids(ctx, c.ID)
+	if err != nil || len(voids) != 1 || voids[0].Position != 4 || voids[0].Hash != "h4" || voids[0].CrashPoint != 300 ||
+		voids[0].VoidedAt != 25 || voids[0].VoidRule != store.VoidFailoverBetting {
+		t.Fatalf("ChainVoids = %+v, %v; want round 4, voided at 25 in betting", voids, err)
 	}
 	cps, err := s.ChainCheckpoints(ctx, c.ID, 2, 7)
 	if err != nil || len(cps) != 3 || cps[0].Position != 2 || cps[1].Position != 4 || cps[2].Position != 6 {

@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -35,6 +36,9 @@ func TestMigrationKeepsPlayedRoundsOfTheOldChain(t *testing.T) {
 			t.Parallel()
 			s := openMigrated(t, b.open(t))
 			ctx := t.Context()
+			// Later migrations of rounds and hash_chains are undone first and
+			// done again after 0007, in order.
+			runFile(t, s, "0012_void_rounds.tx.down.sql")
 			runFile(t, s, "0007_public_chains.tx.down.sql")
 			// The old shape: one chain row per game (from round 3 on; rounds 1
 			// and 2 were of a chain it overwrote), rounds with their settings.
@@ -55,6 +59,7 @@ func TestMigrationKeepsPlayedRoundsOfTheOldChain(t *testing.T) {
 				}
 			}
 			runFile(t, s, "0007_public_chains.tx.up.sql")
+			runFile(t, s, "0012_void_rounds.tx.up.sql")
 
 			c, err := s.CurrentChain(ctx, "crash")
 			if err != nil || c.ID != "crash-c1" || c.Number != 1 || c.FirstSeq != 3 || c.LastSeq == nil || *c.LastSeq != 5 ||
@@ -78,6 +83,82 @@ func TestMigrationKeepsPlayedRoundsOfTheOldChain(t *testing.T) {
 			}
 			if _, err := s.ExecForTest(ctx, `SELECT seed FROM chains`); err == nil {
 				t.Fatal("the plain-text seeds are still stored")
+			}
+		})
+	}
+}
+
+// An installation upgraded across migration 0012: a void round keeps no
+// crashed_at (it never crashed): a crashed_at it held moves to voided_at, and
+// its rule is "unknown", since it was not recorded; a finished round keeps
+// its crash. A retired chain gets the creation time of the next chain of its
+// game, which replaced it in the same transaction; a retired chain with no
+// later chain gets none.
+func TestMigration0012VoidRoundsAndRetiredChains(t *testing.T) {
+	t.Parallel()
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			s := openMigrated(t, b.open(t))
+			ctx := t.Context()
+			runFile(t, s, "0012_void_rounds.tx.down.sql")
+			chain := `INSERT INTO hash_chains (id, game_id, number, first_seq, length, last_seq, terminal, rtp_bp, max_multiplier,
+				formula_version, created_at, seeding_ends_at) VALUES (?, ?, ?, ?, 100, ?, ?, 9700, 100000, 1, ?, ?)`
+			for _, c := range []struct {
+				id, game      string
+				number, first int64
+				last          any
+				created       int64
+			}{
+				{"crash-c1", "crash", 1, 1, int64(3), 100},
+				{"crash-c2", "crash", 2, 4, nil, 900},
+				{"other-c1", "other", 1, 1, int64(0), 50}, // retired in its seeding window, no chain after it
+			} {
+				if _, err := s.ExecForTest(ctx, chain, c.id, c.game, c.number, c.first, c.last, strings.Repeat("7e", 32), c.created, c.created+10); err != nil {
+					t.Fatal(err)
+				}
+			}
+			round := `INSERT INTO rounds (id, game_id, seq, status, betting_ends_at, started_at, crashed_at, created_at, chain_id, chain_position, hash, crash_point)
+				VALUES (?, 'crash', ?, ?, 10, ?, ?, 5, 'crash-c1', ?, ?, 150)`
+			for _, r := range []struct {
+				seq              int64
+				status           string
+				started, crashed any
+			}{
+				{1, "finished", int64(20), int64(30)},
+				{2, "void", int64(40), int64(45)}, // an old void round that stored an end
+				{3, "void", nil, nil},             // voided before take-off, no end stored
+			} {
+				if _, err := s.ExecForTest(ctx, round, fmt.Sprint("crash-", r.seq), r.seq, r.status, r.started, r.crashed, r.seq, strings.Repeat("ab", 32)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			runFile(t, s, "0012_void_rounds.tx.up.sql")
+
+			for _, want := range []store.RoundRecord{
+				{ID: "crash-1", Status: store.RoundFinished, StartedAt: 20, CrashedAt: 30},
+				{ID: "crash-2", Status: store.RoundVoid, StartedAt: 40, VoidedAt: 45, VoidRule: store.VoidUnknown},
+				{ID: "crash-3", Status: store.RoundVoid, VoidRule: store.VoidUnknown},
+			} {
+				r, err := s.Round(ctx, "crash", want.ID)
+				if err != nil || r.Status != want.Status || r.StartedAt != want.StartedAt || r.CrashedAt != want.CrashedAt ||
+					r.VoidedAt != want.VoidedAt || r.VoidRule != want.VoidRule || r.CrashPoint != 150 {
+					t.Fatalf("round %s after 0012: %+v, %v; want %+v", want.ID, r, err, want)
+				}
+			}
+			for id, want := range map[string]int64{"crash-c1": 900, "crash-c2": 0, "other-c1": 0} {
+				c, err := s.ChainByID(ctx, id)
+				var got int64
+				if c.RetiredAt != nil {
+					got = int64(*c.RetiredAt)
+				}
+				if err != nil || got != want || (want == 0) != (c.RetiredAt == nil) {
+					t.Fatalf("chain %s after 0012: retired_at %v, %v; want %d (0: none)", id, c.RetiredAt, err, want)
+				}
+			}
+			// A void rule is one of the known ones.
+			if _, err := s.ExecForTest(ctx, `UPDATE rounds SET void_rule = 'whim' WHERE id = 'crash-2'`); err == nil {
+				t.Fatal("a void rule outside the known ones was stored")
 			}
 		})
 	}

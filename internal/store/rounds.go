@@ -17,6 +17,16 @@ const (
 	RoundVoid     = "void"
 )
 
+// Void rules as stored: the rule a void round was settled by
+// (docs/failover.md).
+const (
+	VoidFailoverBetting = "failover_betting" // the fail-over rule: interrupted in betting
+	VoidFailoverFlight  = "failover_flight"  // the fail-over rule: interrupted in flight
+	VoidPlannedStop     = "planned_stop"     // a planned stop whose shutdown grace ran out in flight
+	VoidTakeOffFailed   = "takeoff_failed"   // the database refused the take-off
+	VoidUnknown         = "unknown"          // voided before migration 0012, which did not keep the rule
+)
+
 // ErrRoundNotFound: no such round.
 var ErrRoundNotFound = errors.New("store: round not found")
 
@@ -39,8 +49,14 @@ type RoundRecord struct {
 	Status        string `bun:"status"`
 	BettingEndsAt Millis `bun:"betting_ends_at"`
 	StartedAt     Millis `bun:"started_at,nullzero"`
-	CrashedAt     Millis `bun:"crashed_at,nullzero"`
-	CreatedAt     Millis `bun:"created_at"`
+	// CrashedAt is the crash of a finished round; a void round never
+	// crashed: VoidedAt is its end (0 only for a round voided before
+	// migration 0012 whose end was not stored) and VoidRule the rule that
+	// settled it.
+	CrashedAt Millis `bun:"crashed_at,nullzero"`
+	VoidedAt  Millis `bun:"voided_at,nullzero"`
+	VoidRule  string `bun:"void_rule,nullzero"`
+	CreatedAt Millis `bun:"created_at"`
 	// Epoch is the fencing epoch of the leader that opened the round (its
 	// lease, leases.go); 0 for a round opened before leases.
 	Epoch int64 `bun:"epoch"`
@@ -88,12 +104,13 @@ func (s *Store) FinishRound(ctx context.Context, id string, crashedAt Millis, ha
 	return nil
 }
 
-// VoidRound marks a round void: it ended without a crash on screen. Its
-// hash and crash point are revealed like a crashed round's, so that the
-// chain has no gap.
-func (s *Store) VoidRound(ctx context.Context, id, hash string, crashPoint int64) error {
+// VoidRound marks a round void at voidedAt, settled by rule (VoidFailoverBetting...):
+// it ended without a crash on screen. Its hash and crash point are revealed
+// like a crashed round's, so that the chain has no gap.
+func (s *Store) VoidRound(ctx context.Context, id, hash string, crashPoint int64, voidedAt Millis, rule string) error {
 	_, err := s.conn(ctx).NewUpdate().Model((*RoundRecord)(nil)).Set("status = ?", RoundVoid).
 		Set("hash = ?", hash).Set("crash_point = ?", crashPoint).
+		Set("voided_at = ?", voidedAt).Set("void_rule = ?", rule).
 		Where("id = ?", id).Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("store: void round %s: %w", id, err)

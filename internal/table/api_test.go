@@ -340,7 +340,7 @@ func TestRoundListShowsVoidRounds(t *testing.T) {
 	if err := e.st.InsertRound(ctx, rec); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.st.VoidRound(ctx, rec.ID, hash, 130); err != nil {
+	if err := e.st.VoidRound(ctx, rec.ID, hash, 130, 1_500, store.VoidFailoverBetting); err != nil {
 		t.Fatal(err)
 	}
 	rounds := decode[table.RoundList](t, e.call(t, "GET", "/api/v1/rounds?limit=5", s, nil))
@@ -348,8 +348,11 @@ func TestRoundListShowsVoidRounds(t *testing.T) {
 		t.Fatal("no round listed")
 	}
 	got := rounds.Items[0]
+	// A void round never crashed: it has no crashed_at, but when and by
+	// which rule it was voided.
 	if got.RoundId != rec.ID || got.Status != table.RoundStatusVoid || got.Hash != hash || got.CrashPoint != 130 ||
-		got.StartedAt != 1_000 || got.CrashedAt != 1_000 {
+		got.StartedAt != 1_000 || got.CrashedAt != nil || got.VoidedAt == nil || *got.VoidedAt != 1_500 ||
+		got.VoidRule == nil || *got.VoidRule != table.VoidRuleFailoverBetting {
 		t.Fatalf("the void round listed as %+v", got)
 	}
 }

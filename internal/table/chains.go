@@ -25,6 +25,7 @@ type Chains interface {
 	Contributions(ctx context.Context, chainID string) ([]store.ContributionRecord, error)
 	ChainRounds(ctx context.Context, chainID string, from int64, limit int) ([]store.RoundRecord, error)
 	ChainCheckpoints(ctx context.Context, chainID string, every, through int64) ([]store.RoundRecord, error)
+	ChainVoids(ctx context.Context, chainID string) ([]store.RoundRecord, error)
 }
 
 var _ Chains = (*store.Store)(nil)
@@ -48,6 +49,10 @@ func (a *api) chainDocument(ctx context.Context, rec store.ChainRecord) (table.C
 	switch {
 	case rec.LastSeq != nil:
 		doc.Status = table.ChainStatusRetired
+		if rec.RetiredAt != nil {
+			at := int64(*rec.RetiredAt)
+			doc.RetiredAt = &at
+		}
 	case rec.Salt == nil:
 		doc.Status = table.ChainStatusSeeding
 	}
@@ -77,6 +82,11 @@ func (a *api) chainDocument(ctx context.Context, rec store.ChainRecord) (table.C
 	for _, r := range checkpoints {
 		doc.Checkpoints = append(doc.Checkpoints, table.Checkpoint{Position: r.Position, Seq: r.Seq, Hash: r.Hash})
 	}
+	voids, err := a.chainVoids(ctx, rec)
+	if err != nil {
+		return doc, err
+	}
+	doc.Voids = &voids
 	return doc, nil
 }
 
@@ -162,9 +172,10 @@ func (a *api) ListChainRounds(ctx context.Context, req table.ListChainRoundsRequ
 	}
 	out := table.ListChainRounds200JSONResponse{Items: make([]table.ChainRound, 0, len(recs))}
 	for _, r := range recs {
-		_, crashed := roundTimes(r)
+		end := endOf(r)
 		out.Items = append(out.Items, table.ChainRound{RoundId: r.ID, Seq: r.Seq, Position: r.Position,
-			Status: table.RoundStatus(r.Status), Hash: r.Hash, CrashPoint: r.CrashPoint, CrashedAt: crashed})
+			Status: table.RoundStatus(r.Status), Hash: r.Hash, CrashPoint: r.CrashPoint,
+			CrashedAt: end.crashedAt, VoidedAt: end.voidedAt, VoidRule: end.rule})
 	}
 	if len(recs) == n {
 		next := recs[n-1].Position + 1

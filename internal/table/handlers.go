@@ -445,10 +445,11 @@ func (a *api) ListRounds(ctx context.Context, req table.ListRoundsRequestObject)
 	}
 	out := table.ListRounds200JSONResponse{Items: make([]table.RoundSummary, 0, len(recs))}
 	for _, r := range recs {
-		started, crashed := roundTimes(r)
+		end := endOf(r)
 		chain, pos := chainOf(r)
 		out.Items = append(out.Items, table.RoundSummary{RoundId: r.ID, Status: table.RoundStatus(r.Status), CrashPoint: r.CrashPoint,
-			Hash: r.Hash, ChainId: chain, Position: pos, StartedAt: started, CrashedAt: crashed})
+			Hash: r.Hash, ChainId: chain, Position: pos, StartedAt: startOf(r),
+			CrashedAt: end.crashedAt, VoidedAt: end.voidedAt, VoidRule: end.rule})
 	}
 	return out, nil
 }
@@ -468,10 +469,11 @@ func (a *api) GetRound(ctx context.Context, req table.GetRoundRequestObject) (ta
 	case err != nil:
 		return a.internal(ctx, "reading a round failed", err), nil
 	}
-	started, crashed := roundTimes(r)
+	end := endOf(r)
 	chain, pos := chainOf(r)
 	return table.GetRound200JSONResponse{RoundId: r.ID, Status: table.RoundStatus(r.Status), CrashPoint: r.CrashPoint, Hash: r.Hash,
-		ChainId: chain, Position: pos, StartedAt: started, CrashedAt: crashed}, nil
+		ChainId: chain, Position: pos, StartedAt: startOf(r),
+		CrashedAt: end.crashedAt, VoidedAt: end.voidedAt, VoidRule: end.rule}, nil
 }
 
 // chainOf is a round's chain and position as the API shows them: absent for
@@ -484,19 +486,38 @@ func chainOf(r store.RoundRecord) (*string, *int64) {
 	return &id, &pos
 }
 
-// roundTimes are an ended round's take-off and end as the API shows them: a
-// round voided before take-off shows its betting's end, and a void round,
-// whose end is not stored, no earlier than that.
-func roundTimes(r store.RoundRecord) (started, crashed int64) {
-	s := r.StartedAt
-	if s == 0 {
-		s = r.BettingEndsAt // voided before take-off
+// startOf is an ended round's take-off as the API shows it: a round voided
+// before take-off shows its betting's end.
+func startOf(r store.RoundRecord) int64 {
+	if r.StartedAt == 0 {
+		return int64(r.BettingEndsAt) // voided before take-off
 	}
-	c := r.CrashedAt
-	if c == 0 {
-		c = max(s, r.BettingEndsAt) // voided: when is not stored
+	return int64(r.StartedAt)
+}
+
+// roundEnd is how an ended round ended, as the API shows it: a finished
+// round's crash, or a void round's voiding and the rule that settled it (a
+// void round never crashed: no crashed_at).
+type roundEnd struct {
+	crashedAt, voidedAt *int64
+	rule                *table.VoidRule
+}
+
+func endOf(r store.RoundRecord) roundEnd {
+	if r.Status != store.RoundVoid {
+		c := int64(r.CrashedAt)
+		return roundEnd{crashedAt: &c}
 	}
-	return int64(s), int64(c)
+	var e roundEnd
+	if r.VoidedAt != 0 { // 0: voided before migration 0012 recorded when
+		v := int64(r.VoidedAt)
+		e.voidedAt = &v
+	}
+	if r.VoidRule != "" {
+		rule := r.VoidRule
+		e.rule = &rule
+	}
+	return e
 }
 
 // OpenStream is never reached: withStream upgrades the connection itself.

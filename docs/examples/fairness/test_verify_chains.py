@@ -34,7 +34,9 @@ import tempfile
 import threading
 import unittest
 import urllib.parse
+from fractions import Fraction
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from math import comb
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPT = os.path.join(HERE, "verify_chains.py")
@@ -607,6 +609,75 @@ class VerifyChainsTest(unittest.TestCase):
         os.remove(os.path.join(tmp, "chains.json"))
         self.assertEqual(self.run_verifier("--dir", tmp).returncode, 2)
         self.assertEqual(self.run_verifier("--dir", os.path.join(tmp, "absent"), inproc=True).returncode, 2)
+
+    # -- the void rounds and their test ("voids", table.v1 1.2.0)
+
+    @staticmethod
+    def publish_voids(doc, rounds):
+        """The chain's "voids" as the game publishes them, computed here from the listed
+        void rounds (none took off): counts at 2x, 10x, 100x, exact shares, p-values."""
+        crashes = [r["crash_point"] for r in rounds if r["status"] == "void"]
+        n, tests, flagged = len(crashes), [], False
+        for x, share in ((200, "0.485"), (1000, "0.097"), (10000, "0.0097")):
+            p = Fraction(doc["rtp_bp"], 100 * x)
+            self_check = Fraction(share) == p
+            assert self_check, "the cases use rtp_bp 9700"
+            k = sum(1 for c in crashes if c >= x)
+            tail = sum(comb(n, i) * p**i * (1 - p)**(n - i) for i in range(k, n + 1)) if k > 0 else Fraction(1)
+            flagged = flagged or tail < Fraction(1, 3000)
+            tests.append({"at_least": x, "observed": k, "share": share, "p_value": "%.4g" % float(tail)})
+        doc["voids"] = {
+            "rounds": [{"round_id": r["round_id"], "seq": r["seq"], "position": r["position"], "hash": r["hash"],
+                        "crash_point": r["crash_point"]} for r in rounds if r["status"] == "void"],
+            "tested": n, "tests": tests, "flagged": flagged, "flag_rule": "(the rule)"}
+
+    def with_voids(self, lean_high=False):
+        def f(d):
+            rounds = d["rounds"]["crash-classic-c2"]
+            if lean_high:  # the house voided, in betting, the rounds it knew reach 10x
+                for r in rounds:
+                    r["status"] = "void" if r["crash_point"] >= 1000 else "finished"
+            self.publish_voids(self.chain(d, "crash-classic-c2"), rounds)
+        return f
+
+    def test_void_statistics_verify(self):
+        self.serve(self.tampered(self.with_voids()))
+        p = self.run_verifier(self.base, "--chain", "crash-classic-c2", inproc=True)
+        self.assertEqual(p.returncode, 0, p.stdout)
+        self.assertNotIn("WARNING", p.stdout)
+        self.assertFalse(self.chain(self.tampered(self.with_voids()), "crash-classic-c2")["voids"]["flagged"])
+
+    def test_void_flag_is_a_warning_not_a_failure(self):
+        data = self.tampered(self.with_voids(lean_high=True))
+        self.assertTrue(self.chain(data, "crash-classic-c2")["voids"]["flagged"])
+        self.serve(data)
+        p = self.run_verifier(self.base, "--chain", "crash-classic-c2", inproc=True)
+        self.assertEqual(p.returncode, 0, p.stdout)
+        self.assertIn("WARNING: the void rounds that never took off lean toward high crash points", p.stdout)
+        self.assertIn("RESULT: OK", p.stdout)
+
+    def test_void_statistics_tampered(self):
+        def voids(d):
+            return self.chain(d, "crash-classic-c2")["voids"]
+
+        def tamper(change):
+            def f(d):
+                self.with_voids()(d)
+                change(d)
+            return f
+        cases = [
+            (lambda d: voids(d)["tests"][1].update(observed=voids(d)["tests"][1]["observed"] + 1), "voids: test at 10.00x: observed"),
+            (lambda d: voids(d)["tests"][0].update(share="0.5"), "voids: test at 2.00x: share"),
+            (lambda d: voids(d)["tests"][2].update(p_value="0.5"), "voids: test at 100.00x: p_value"),
+            (lambda d: voids(d).update(flagged=True), "voids: flagged true"),
+            (lambda d: voids(d).update(tested=voids(d)["tested"] + 1), "voids: tested"),
+            (lambda d: voids(d)["rounds"].pop(), "voids: tested"),
+            (lambda d: voids(d)["rounds"][0].update(crash_point=voids(d)["rounds"][0]["crash_point"] + 1), "but the formula gives"),
+            (lambda d: voids(d)["rounds"][0].update(position=1, seq=301, round_id="crash-classic-301"), "not the void round listed at position 1"),
+        ]
+        for change, expect in cases:
+            with self.subTest(expect=expect):
+                self.assert_fails(tamper(change), expect, args=("--chain", "crash-classic-c2"), inproc=True)
 
 
 class AgreesWithVectorsTest(unittest.TestCase):

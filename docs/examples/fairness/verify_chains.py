@@ -78,6 +78,19 @@ Rules checked (the public fairness design, formula_version 1):
           and a hash equal to the listed round's hash at that position. (An
           ended round at a multiple of 1000 without a checkpoint is only a
           note: it may have ended after the chain document was read.)
+  voids:  (table.v1 1.2.0) the chain's "voids" lists its void rounds; each
+          must be the void round listed at its position (same round_id and
+          hash) and its crash_point must follow from the formula. Tested are
+          those without started_at (voided before take-off). For x = 200,
+          1000, 10000 (2x, 10x, 100x): observed = tested voids with
+          crash_point >= x; share = rtp_bp / (100 x) exactly (0 when x >
+          max_multiplier); p_value = P[X >= observed], X ~ Binomial(tested,
+          share), computed exactly with fractions, and the published one
+          (4 significant digits) must be within 0.1 %; flagged = any p_value
+          < 0.001 / 3. A figure that differs is a failure; a flag is printed
+          as a WARNING line: the rounds still verify. A listed void round
+          missing from "voids" is only a note (it may have ended after the
+          chain was read).
 
 Since every listed round is linked to its neighbours and position 1 to the
 published terminal hash, every round's hash is proved to come from the chain
@@ -96,6 +109,8 @@ import sys
 import urllib.error
 import urllib.parse
 import urllib.request
+from fractions import Fraction
+from math import comb
 
 M = 2**52
 INT64_MAX = 2**63 - 1
@@ -594,11 +609,121 @@ def verify_chain(doc, rounds, rounds_error=None):
         if p % CHECKPOINT_EVERY == 0 and p not in cp_pos:
             res.notes.append("note: no checkpoint for the ended round at position %d (it may have ended after the chain was read)" % p)
 
+    check_voids(doc, rounds, rtp, maxm, can_crash, crash_salt, res)
+
     if game is not None and first_seq is not None:
         end = last_seq if last_seq is not None else max_seq
         if end is not None and end >= first_seq:
             res.served = (game, number, first_seq, end)
     return res
+
+
+VOID_THRESHOLDS = (200, 1000, 10000)  # 2x, 10x, 100x, in hundredths
+VOID_FLAG_LEVEL = Fraction(1, 1000)  # flagged when any p-value < 0.001 / 3
+
+
+def binomial_tail(n, k, p):
+    """P[X >= k] for X ~ Binomial(n, p), p a Fraction: exact."""
+    if k <= 0:
+        return Fraction(1)
+    if k > n or p == 0:
+        return Fraction(0)
+    q = 1 - p
+    return sum(comb(n, i) * p**i * q**(n - i) for i in range(k, n + 1))
+
+
+def check_voids(doc, rounds, rtp, maxm, can_crash, crash_salt, res):
+    """The void rounds and their test ("voids"): recomputed from the published
+    void rounds; a figure that differs is a failure, a raised flag a warning."""
+    fail = res.failures.append
+    voids = doc.get("voids")
+    if voids is None:
+        if doc.get("salt") is not None:
+            res.notes.append("note: the chain publishes no void statistics (a server older than table.v1 1.2.0)")
+        return
+    if not isinstance(voids, dict) or not isinstance(voids.get("rounds"), list) or not isinstance(voids.get("tests"), list):
+        fail("voids: not an object with rounds and tests lists")
+        return
+    listed = {}
+    for rd in rounds or []:
+        if isinstance(rd, dict) and is_int(rd.get("position")):
+            listed[rd["position"]] = rd
+    tested, seen = [], set()
+    for j, v in enumerate(voids["rounds"]):
+        pos = v.get("position") if isinstance(v, dict) else None
+        who = "voids: round %s" % (_show(v.get("round_id")) if isinstance(v, dict) else "item %d" % (j + 1))
+        if not is_int(pos) or not is_hex64(v.get("hash")) or not is_int(v.get("crash_point")):
+            fail(who + ": position, hash or crash_point missing or malformed")
+            continue
+        if pos in seen:
+            fail(who + ": position %d listed twice" % pos)
+            continue
+        seen.add(pos)
+        if can_crash:
+            want = crash_point(bytes.fromhex(v["hash"]), crash_salt, rtp, maxm)
+            if want != v["crash_point"]:
+                fail(who + ": crash_point %d, but the formula gives %d" % (v["crash_point"], want))
+        rd = listed.get(pos)
+        if rounds is not None and (rd is None or rd.get("status") != "void" or rd.get("hash") != v["hash"]
+                                   or rd.get("round_id") != v.get("round_id")):
+            fail(who + ": not the void round listed at position %d" % pos)
+        if v.get("started_at") is None:
+            tested.append(v["crash_point"])
+    for pos, rd in sorted(listed.items()):
+        if rd.get("status") == "void" and pos not in seen:
+            res.notes.append("note: the void round at position %d is not in the chain's voids (it may have ended after the chain was read)" % pos)
+    if voids.get("tested") != len(tested):
+        fail("voids: tested %s, but %d of the void rounds never took off" % (_show(voids.get("tested")), len(tested)))
+    if rtp is None or maxm is None:
+        return
+    tests = voids["tests"]
+    if len(tests) != len(VOID_THRESHOLDS):
+        fail("voids: %d tests, want %d (2x, 10x, 100x)" % (len(tests), len(VOID_THRESHOLDS)))
+        return
+    flagged, lines = False, []
+    for x, t in zip(VOID_THRESHOLDS, tests):
+        who = "voids: test at %d.%02dx" % (x // 100, x % 100)
+        if not isinstance(t, dict) or t.get("at_least") != x:
+            fail(who + ": at_least %s, want %d" % (_show(t.get("at_least") if isinstance(t, dict) else t), x))
+            continue
+        observed = sum(1 for c in tested if c >= x)
+        share = Fraction(rtp, 100 * x) if x <= maxm else Fraction(0)
+        p = binomial_tail(len(tested), observed, share)
+        flagged = flagged or p < VOID_FLAG_LEVEL / len(VOID_THRESHOLDS)
+        lines.append("%d of %d at or above %d.%02dx, expected share %s, p-value %.4g"
+                     % (observed, len(tested), x // 100, x % 100, share_text(share), float(p)))
+        if t.get("observed") != observed:
+            fail(who + ": observed %s, but %d of the voids tested reach it" % (_show(t.get("observed")), observed))
+        try:
+            published_share = Fraction(t.get("share"))
+        except (TypeError, ValueError):
+            published_share = None
+        if published_share != share:
+            fail(who + ": share %s, but RTP / x = %s" % (_show(t.get("share")), share_text(share)))
+        try:
+            published_p = float(t.get("p_value"))
+        except (TypeError, ValueError):
+            published_p = None
+        if published_p is None or abs(published_p - float(p)) > float(p) / 1000:
+            fail(who + ": p_value %s, but P[X >= %d] = %.6g" % (_show(t.get("p_value")), observed, float(p)))
+    if voids.get("flagged") is not flagged:
+        fail("voids: flagged %s, but the p-values say %s" % (_show(voids.get("flagged")), "true" if flagged else "false"))
+    if flagged:
+        res.notes.insert(0, "WARNING: the void rounds that never took off lean toward high crash points beyond chance "
+                            "(a p-value below 0.001 / 3): " + "; ".join(lines)
+                            + ". The rounds still verify; ask the operator why these rounds were voided.")
+
+
+def share_text(f):
+    """A Fraction whose denominator divides a power of ten, as an exact decimal."""
+    if f == 0:
+        return "0"
+    digits = 0
+    while (f * 10**digits).denominator != 1:
+        digits += 1
+    s = "%d.%0*d" % (f.numerator * 10**digits // f.denominator // 10**digits, digits,
+                     f.numerator * 10**digits // f.denominator % 10**digits) if digits else str(f.numerator)
+    return s
 
 
 def cross_chain_failures(results):

@@ -81,6 +81,52 @@ const when = (ms) => (isInt(ms) ? i18n.dateTime(ms) : t('limits.unknown'));
 
 const STATUS = { seeding: 'chains.statusSeeding', active: 'chains.statusActive', retired: 'chains.statusRetired' };
 const SOURCE = { operator: 'chains.sourceOperator', beacon: 'chains.sourceBeacon', game: 'chains.sourceGame' };
+const VOID_RULE = {
+  failover_betting: 'chains.ruleFailoverBetting', failover_flight: 'chains.ruleFailoverFlight',
+  planned_stop: 'chains.rulePlannedStop', takeoff_failed: 'chains.ruleTakeoffFailed', unknown: 'chains.ruleUnknown',
+};
+
+// voidsSection shows the chain's void rounds with their revealed crash
+// points, and the published test of whether those voided before take-off
+// lean toward high crash points (figures as published; the Python verifier
+// recomputes them).
+function voidsSection(c) {
+  const box = el('div', 'voids');
+  box.append(el('h3', '', t('chains.voids')));
+  const v = c.voids;
+  if (!v || typeof v !== 'object' || !Array.isArray(v.rounds)) return box;
+  box.append(el('p', '', t('chains.voidsIntro')));
+  if (v.rounds.length === 0) {
+    box.append(el('p', 'muted', t('chains.voidsNone')));
+  } else {
+    const list = el('ol', 'void-list');
+    for (const r of v.rounds) {
+      if (!r || typeof r !== 'object') continue;
+      const rule = Object.prototype.hasOwnProperty.call(VOID_RULE, r.void_rule) ? t(VOID_RULE[r.void_rule]) : String(r.void_rule ?? t('limits.unknown'));
+      list.append(el('li', '', t('chains.voidItem', {
+        round: String(r.round_id ?? ''), crash: isInt(r.crash_point) ? money.multiplier(r.crash_point) : t('limits.unknown'),
+        rule, time: when(r.voided_at),
+      })));
+    }
+    box.append(list);
+  }
+  box.append(el('h4', '', t('chains.voidTest')));
+  box.append(el('p', '', t('chains.voidTestIntro', { count: i18n.number(isInt(v.tested) ? v.tested : 0) })));
+  const rows = el('ul', 'void-tests');
+  for (const x of Array.isArray(v.tests) ? v.tests : []) {
+    if (!x || typeof x !== 'object') continue;
+    const share = Number(x.share);
+    rows.append(el('li', '', t('chains.voidTestRow', {
+      x: isInt(x.at_least) ? money.multiplier(x.at_least) : t('limits.unknown'),
+      observed: i18n.number(isInt(x.observed) ? x.observed : 0), tested: i18n.number(isInt(v.tested) ? v.tested : 0),
+      share: Number.isFinite(share) ? i18n.number(share * 100, 2) + ' %' : t('limits.unknown'),
+      p: String(x.p_value ?? t('limits.unknown')),
+    })));
+  }
+  box.append(rows);
+  box.append(v.flagged === true ? el('p', 'warn', t('chains.voidFlagged')) : el('p', '', t('chains.voidNotFlagged')));
+  return box;
+}
 
 function statusText(s) {
   return Object.prototype.hasOwnProperty.call(STATUS, s) ? t(STATUS[s]) : String(s);
@@ -155,6 +201,7 @@ class Card {
 
     fact(dl, 'chains.firstRound', roundId(c, c.first_seq));
     fact(dl, 'chains.lastRound', isInt(c.last_seq) ? roundId(c, c.last_seq) : t('chains.lastOpen'));
+    if (c.status === 'retired' && isInt(c.retired_at)) fact(dl, 'chains.retiredAt', when(c.retired_at));
     fact(dl, 'chains.checkpoints', i18n.number(Array.isArray(c.checkpoints) ? c.checkpoints.length : 0));
 
     // The contributions.
@@ -185,7 +232,7 @@ class Card {
     pre.lang = 'en';
     formula.append(pre);
 
-    this.body.replaceChildren(h, dl, ch, contributions, formula);
+    this.body.replaceChildren(h, dl, ch, contributions, voidsSection(c), formula);
   }
 
   showProgress(count, total) {
