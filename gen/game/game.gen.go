@@ -1727,6 +1727,37 @@ func (response GetBetHistory500JSONResponse) VisitGetBetHistoryResponse(w http.R
 	return err
 }
 
+type GetBetHistory500TexthtmlResponse struct {
+	Body          io.Reader
+	ContentLength int64
+}
+
+func (response GetBetHistory500TexthtmlResponse) VisitGetBetHistoryResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/html")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(500)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type GetBetHistory500TextResponse string
+
+func (response GetBetHistory500TextResponse) VisitGetBetHistoryResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/plain")
+	w.WriteHeader(500)
+
+	_, err := w.Write([]byte(fmt.Sprint(response)))
+	return err
+}
+
 type GetBetHistory5XXAsteriskResponse struct {
 	Body          io.Reader
 	StatusCode    int
@@ -1863,6 +1894,37 @@ func (response ContributeToChain500JSONResponse) VisitContributeToChainResponse(
 	return err
 }
 
+type ContributeToChain500TexthtmlResponse struct {
+	Body          io.Reader
+	ContentLength int64
+}
+
+func (response ContributeToChain500TexthtmlResponse) VisitContributeToChainResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/html")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(500)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type ContributeToChain500TextResponse string
+
+func (response ContributeToChain500TextResponse) VisitContributeToChainResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/plain")
+	w.WriteHeader(500)
+
+	_, err := w.Write([]byte(fmt.Sprint(response)))
+	return err
+}
+
 type ContributeToChain5XXAsteriskResponse struct {
 	Body          io.Reader
 	StatusCode    int
@@ -1968,6 +2030,37 @@ func (response ListGames500JSONResponse) VisitListGamesResponse(w http.ResponseW
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(500)
 	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListGames500TexthtmlResponse struct {
+	Body          io.Reader
+	ContentLength int64
+}
+
+func (response ListGames500TexthtmlResponse) VisitListGamesResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/html")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(500)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type ListGames500TextResponse string
+
+func (response ListGames500TextResponse) VisitListGamesResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/plain")
+	w.WriteHeader(500)
+
+	_, err := w.Write([]byte(fmt.Sprint(response)))
 	return err
 }
 
@@ -2093,6 +2186,37 @@ func (response LaunchGame500JSONResponse) VisitLaunchGameResponse(w http.Respons
 	return err
 }
 
+type LaunchGame500TexthtmlResponse struct {
+	Body          io.Reader
+	ContentLength int64
+}
+
+func (response LaunchGame500TexthtmlResponse) VisitLaunchGameResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/html")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(500)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type LaunchGame500TextResponse string
+
+func (response LaunchGame500TextResponse) VisitLaunchGameResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/plain")
+	w.WriteHeader(500)
+
+	_, err := w.Write([]byte(fmt.Sprint(response)))
+	return err
+}
+
 type LaunchGame5XXAsteriskResponse struct {
 	Body          io.Reader
 	StatusCode    int
@@ -2212,6 +2336,37 @@ func (response GetRoundDetails500JSONResponse) VisitGetRoundDetailsResponse(w ht
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(500)
 	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetRoundDetails500TexthtmlResponse struct {
+	Body          io.Reader
+	ContentLength int64
+}
+
+func (response GetRoundDetails500TexthtmlResponse) VisitGetRoundDetailsResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/html")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(500)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type GetRoundDetails500TextResponse string
+
+func (response GetRoundDetails500TextResponse) VisitGetRoundDetailsResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/plain")
+	w.WriteHeader(500)
+
+	_, err := w.Write([]byte(fmt.Sprint(response)))
 	return err
 }
 
@@ -2337,6 +2492,37 @@ func (response CreateRoundSupportLink500JSONResponse) VisitCreateRoundSupportLin
 	return err
 }
 
+type CreateRoundSupportLink500TexthtmlResponse struct {
+	Body          io.Reader
+	ContentLength int64
+}
+
+func (response CreateRoundSupportLink500TexthtmlResponse) VisitCreateRoundSupportLinkResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/html")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(500)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type CreateRoundSupportLink500TextResponse string
+
+func (response CreateRoundSupportLink500TextResponse) VisitCreateRoundSupportLinkResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/plain")
+	w.WriteHeader(500)
+
+	_, err := w.Write([]byte(fmt.Sprint(response)))
+	return err
+}
+
 type CreateRoundSupportLink5XXAsteriskResponse struct {
 	Body          io.Reader
 	StatusCode    int
@@ -2445,6 +2631,37 @@ func (response ListTransactions500JSONResponse) VisitListTransactionsResponse(w 
 	return err
 }
 
+type ListTransactions500TexthtmlResponse struct {
+	Body          io.Reader
+	ContentLength int64
+}
+
+func (response ListTransactions500TexthtmlResponse) VisitListTransactionsResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/html")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(500)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type ListTransactions500TextResponse string
+
+func (response ListTransactions500TextResponse) VisitListTransactionsResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/plain")
+	w.WriteHeader(500)
+
+	_, err := w.Write([]byte(fmt.Sprint(response)))
+	return err
+}
+
 type ListTransactions5XXAsteriskResponse struct {
 	Body          io.Reader
 	StatusCode    int
@@ -2550,6 +2767,37 @@ func (response CreateTransactionsExport500JSONResponse) VisitCreateTransactionsE
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(500)
 	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateTransactionsExport500TexthtmlResponse struct {
+	Body          io.Reader
+	ContentLength int64
+}
+
+func (response CreateTransactionsExport500TexthtmlResponse) VisitCreateTransactionsExportResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/html")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(500)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type CreateTransactionsExport500TextResponse string
+
+func (response CreateTransactionsExport500TextResponse) VisitCreateTransactionsExportResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/plain")
+	w.WriteHeader(500)
+
+	_, err := w.Write([]byte(fmt.Sprint(response)))
 	return err
 }
 
@@ -2686,6 +2934,37 @@ func (response RedeliverTransaction500JSONResponse) VisitRedeliverTransactionRes
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(500)
 	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RedeliverTransaction500TexthtmlResponse struct {
+	Body          io.Reader
+	ContentLength int64
+}
+
+func (response RedeliverTransaction500TexthtmlResponse) VisitRedeliverTransactionResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/html")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(500)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type RedeliverTransaction500TextResponse string
+
+func (response RedeliverTransaction500TextResponse) VisitRedeliverTransactionResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/plain")
+	w.WriteHeader(500)
+
+	_, err := w.Write([]byte(fmt.Sprint(response)))
 	return err
 }
 
@@ -3087,345 +3366,351 @@ func (sh *strictHandler) RedeliverTransaction(w http.ResponseWriter, r *http.Req
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L17c9tGti/6Vbp4TpXJ2RDNl2SJqqlzZFtxPONYGUmezAO5YhNoih2BDQ4aFMVJXHX+vH/fOp9wf5Jb",
-	"a63uRgMEKdKPxHvH+SMWSaCfq1ev52/93IjS2TxVQuW6Mfy5kQk9T5UW+OEin4rsKuf5Aj9GqcqFyuHP",
-	"Pzz9A/wjHvhsntDD8yx9WF3yXLyRM4kP6cVsxrNVY9g4Y/jrE80ynguWwBNMKjbJUpWzdMLyqWC3fCZY",
-	"c9A7aTWCxj1PFqIxbISLTqcfTfNZgn8J+jxO45X/edqlT4PeCbtOU/YdVyt2Kf61EDrX9MhT+4z5WG3i",
-	"adFH4/37oKGjqZjxxvDn9/ApFjrK5DyXqWoMG1dSRYJ12712B2aRT6VmcRotZkLlbXamVkzjojGV5iyR",
-	"Ohcxm6QZzjJLF7kIQrWU+ZTBMGEgbXZtFgCWCJ7QTAsVM5UqwZr5VKzYlN8LplJvBUNFKyczli5VK2Dj",
-	"Rc6WU55D9yrW1RWesRlfDRl3mzHonYRqbb0CNuj22QvabFzONzy7FSzN2KBzbB9j13Im0kXeDtWl4DHO",
-	"jWZ9ypS4FxnjWi9mAn+AOTKp2Z+uLt62Q9V4HzTeKX7PZcLHidiRtr69/u5NLVltoKTDTv/DKemw02dX",
-	"IruXkWDeUH91WmKHDw8shXPI8ilX7LDTgZn1AnbY6cP/Bu12uxWqOBVEblE6E7AaM7cSjqSGTNLvmh4o",
-	"k0qoyrTS5CxJeczGPOEqEllgCQf+ePHybStgXMVM5pq2d8ZXbCxCxdUqn0p1y5qw2/AQg51jc34rApaL",
-	"h7wFpMTHGmf4NqWnl1yzWEQyFnGoFioRWhfn5YlmXOmlyJjmK810OmRaCBY2LkWeraS6DRu0eCJU3vLS",
-	"XLwFxVO4nMpoak/ZKl3gyPG08VsuFdKn2zQkv+c8uruYTGQknvPY0P95lqUZ/FjezkGnw1JFRM+jO5bi",
-	"a24L2o0AiHkuslwSaQto5yZKY7He2J9VulQMCViz5ujhQDzkQmk5TsSBUIvZqDVko9dvr88v3569uTm/",
-	"vLy4HAXwzV/P3rx+efOXd+eXfx8BQ2LpXCimRQ6nP+G5yFi3/YAT53HMOIP+T1meCZ7Dhi3UHXYN3Ge8",
-	"wj3+9vr6e3PAYRL5ag6HSueZVLeNoLE2tsbwn43y0BpBozSyxo/vAzP9mdCa3+IKlBuGfXD3j20W32n8",
-	"WB0EbFom/rWQmYjhMfNi4C9x8VI6/klEOXTg7a7IDbfxNojP0gUxpvLmvIArE5ZikmYznjeGDanyo0Ej",
-	"aMykkjMYatf1JlUubkUG3fFFnt5EXE/TBba65fVObQNjkd/IeH1AcIXkGVeaR/DNjYyB/mHvno5Fvr5p",
-	"74NGtMgyoaJV7cJPMiGKvtZ+nqX3YmbFBpmLGf7xPzMxaQwb/+NpIVY8NSfp6XORf2deggZMizzL+Aob",
-	"XCS5nCdS1Byr17lmZs2eaFY8+cj6dzp1Czjnq0fXvv7FhEcivuE11PDDVKji7slEJOS9oFvRLP5aX7Xt",
-	"r0S2acEzMVlontT1vcKOljxJRM7wOdN3LMYyDxjXwPo1l3EtGWTpQsWbutUiz5Nts5Y5Mm/YHhGzdJEH",
-	"LEl1HrAI7o0kgS8zdp8Ca99xIYoz/wEMcS5ULNUtcEIeRWKeixj+NssCf9JQb9JFDp9gsPStGS58gOHu",
-	"xjpxNKeMukKOCXdKnOJtDGx0Z3ZpBt4IGnbcDbPr+Fcx6kbQgEHjd2bMIOikMm78WOWC5gR7m+zTmccC",
-	"AsvpgoJzFgTvn/ftTPRFqiaJjDZfkCe/8gV5fXn29ursxfXri7c3l+ffvLs6f/lbXoo1w/nybsK3af4N",
-	"0MvGTRz8hpv49uL65puLd29fwkG9hD+8r76QnXUDagSNyhC/vN2+hK1el3zGIs+lur0RKtaG/e/Au6Mp",
-	"l2qjgIJc6IlmU66nDB9lzflinMiI8Zy9Or9mTydcZkpo/RR/1k9/ti2+b9ULMRnX05t5KuuktAvQrnLb",
-	"MRMqFjFrThcqzkScT3XrgyQIuOQ33Zcws93GgceE57nI4In/55+dgxN+MPnx56PB+/9ZN9H5lBvDzOZ1",
-	"pWcC0IbSLAatTfBoytDasDS39VjccgWd7yS1IXF8D83WCW3zVEsaxs/7CsLbpQ6e5PUzRWp4ohk8EbB0",
-	"w7rWiDH/2pGAP0r4MGcGONMkWeFfoRpNpJJweTvJgjWJEsckuUHvWbYgpTVbJCIAjT7ScBaS9F5k7Vnc",
-	"2kMaCdUWcSRUuzI0Mxk4ITgX+MPMZKO84YkZ9pTQ4vtiBRFysMZhatmUyL+VOk+zldG81xlVtMg0XVMz",
-	"/vBGqNt82hj2vKPrKzXpbEc6SKwdMxYTvgBy7HagTf/Vfg/InD84btF5jOph3Dw3o5XKjrZbd963qgO5",
-	"nAmd89l8x+nk6U4PVrbTDdfvsCxB4pJi+49tH5mW1/fP8aHd1MiSvv4e1/81vUgbUOVRSjzkNwWN7HDT",
-	"pnd7XLM06A1zdwpvzY3gNLaIJwno6tzqipssEHvqq3C3zOakoa9T7dZXI5CNnNa3A3nFIpH3ItvnlTup",
-	"4g9ns8BLl1KhapcmCcihv7bCNhagGC2lQvWKxoDSXcJ1fiOs7LxGcPZQ3ZTNNRu0fq7peq35ySx69Rht",
-	"vc7tS6u66/yj7j5HArAnnhYuHqZ8oStq+K+8VW5scLqcnu1G5inasH877MtSqhv68oPWylCusbHBn/8W",
-	"WXoDX//KK0PkawbSCBp2HOtXe2VVzAGusxs4xlNiJBWKreOYL3jOk/R2IV7xmajnmWhgM46eyD5ODjS8",
-	"sTUbzaS6Mas64w/4J/oq8BMscaj4fC54xlKVrEguRhnSuLYinmVSxGxkjSOjgE3TxDrxeM7sD6GCdnlG",
-	"ItytyFiEZmHYQvJwGGfnTHBFDg3j/NRW6wxCRf4ybDifCmhMo+fv1FdO3XvpTOa5iAPjZsNOuGYdEuyM",
-	"2wzFIp6L2xQ9Zagj+daeYeP55ZsGsO1Z2hjm2UKgY+ouT+f2oyUJ89HpPNTYQZRwrWVE8s8NPnjY6ZAE",
-	"RMtM97H9jvbEqFSzdCxhkNS0ws1uvIB22QvXrs4XsUzdD1f08X31eiymWSUXICJmf277i+MWZKtJnCfJ",
-	"xaQx/Od2jvrCvvH+x6pz7/tM4PZspDDb2ymRs/lkyZvouU3X6yyttb+ia5Az+J0lfKGiKdCIc1iWZk2r",
-	"baY8TtNEcEWNm43f1H5h2F4ozVLFzBs7te7o6NHWiZtpBm+QQqfZbcZVXmhK9urcqWdPTV/XI7FHGQuV",
-	"y4kERRmN5lwz8xZM8+l996lZVDjnqfIlNl1DUd6pWKMsOeO34maR1Vjwz+I4E1r7/usnwC0Ws7HiMil3",
-	"NM3zuR4+fQpP6bb5vh2ls6fAf2X0tDSS9hxZ/7r7xh7anckcbb/rNI7BATpn1mbNdM7vBFogkBfCpApG",
-	"2mYXxL7oTBjm1rYjQq7xsSP6Hv07LBIykeqWzUUGcvWmEcENO5a3wLvnmfw3MN9QzbmMGbFj286GkVM0",
-	"g+NuHzv2qxkQ2CdZTsNidz7T9MJOB0vV3s4vpQa9kMGvZZKtcvYaFYxYfbVJ4vl0Nc54LNyo69o3F8Rj",
-	"ilthlsBpuM6D4iapFU2sr7NydBUj+Qd2qCQE2NOshdYyVQV3b476h0cjIxL024dHrXaovklSnuuA0aA1",
-	"8htqGON43MsLBSIOSRz3PJFx5drvHx4F++qJL1KVZ3K8gCntGuEArLGw1HoN/LoxDi8u3l5fvn7+7vr1",
-	"xdsvMtTBH+CXYvn393s3d92vuttX5+cvX799dfPizcXVOTp5/EWEFf3mzesX17/ldpeH2AgatSP8Evd7",
-	"N8/er7rfL749e/32y3DhVYbyJW6gZwWv3ETM3yiWp7BKnrOENbWJNey2O631fdzuuMNfMZJkVOelG2Gc",
-	"K4aZNE3w60gLgSYg7MuzzB+TOrjN9O1bydfHYn99opmMKbpFMVCGV0zLWyViq2e1G4/2VDKjl7t6p+QD",
-	"m8kkkVpEqYr1KZstdM7GAv1pUrFDNpMK4wjLknuUpNHdjrEuJj612nm/x8YraNnXeliciSXIpRlXcTrD",
-	"qR8NWJIuRRZxLdhUPLBY3kqKTNvdubib1d9RiB3147S6yeTvE1uNYZPCp3aLtEqz2EQ74aAwXJpNZKZz",
-	"BoMP0GrDWSbmguetXSOQiHZ93/eGYSylitMlbLkWJLah0AcHTmo2kQ8fEPW01Q/hkcwHb7BjPGtbWl79",
-	"9YWo3XLPZlKJ27u6YINe9xnjyXzKxyKXUSHKArsL2GIOChpQLxnxzM9SaCYUHyciDhXuoCqOAYm/OudJ",
-	"wpHZRamayNtFRp+anhWNdiBUwJ5ap2z0/cXVNV5vqD6PWCbyRUamuRmwkVHR/6giWhuTmb/oZwf/+PHn",
-	"fr27Hm/YS2e+3xj2TdPWOcwVdSdyBZlwP7acplqwUXFDjFBDHWcpj21UuMTwyIUWAZkDlXjI4QIovWUC",
-	"dvCS4FH+RIfKBEE3R8WCBGxUWD1GrcD0D03o0vu4sDpUzVfnbw9OAgb/dDutNnuecRVNoTsJjKqIXU+V",
-	"HZC5TEem9VAt0yzWeLtHU65uRZudjauWM1qOKcdd1YtoSopmqEL1C6N2yVnCfqE4JPYLyQD2V5gD+wUm",
-	"EGPMAvsF3jw4OGAb/w8PvHh3eXn+9sXfUSw4f3v2/M35S/ZLQUOBbyb6hYF+9Asr6wPsF09nJ7oko721",
-	"Y6/RvMsXsTR/Wl07nD3RbZt9IxVPhobzzAo7o9QuHBSD29lC5TIxMQfe+aFedckK2Ybph8qTxTZJcFUJ",
-	"DYl4lmYiVGbb9CmTtyrNhHVdVN0VyDgzweMSzbZD9RonYTJKnPkNdhLeMN+r6ltl60DNBu4sENa9C1Lh",
-	"+cM8zfKNIQl7xBnsERGwfkPs4dcKvrAYgu1xA6/4TGzQUYBd4nZT4omf9BPLTKCDyjBCyrJig4cHlmaY",
-	"S0NLGKomkQ4+0OsA34Jm5yI7IN5hDHVsLJJ0yRTPsnRZ5qd5GipiiMAaMcyKXgXCNDJwxBXa+ldrzhlf",
-	"a2q8OvvuvBQyWNE50GaFZ2UCutuQhcbcHItk8SDChuUpPvdwt2XY4NFMHIxFHjYKL93QKCnvt+tz24yY",
-	"bo9ewMN1qlLVQMhvVapBCMjhhqryuCeaJemtSyCLyZ4Iwl2Kz1HUSdn0ZxW/wqq3RuX+3fDYlPxL25Cx",
-	"0PX5Ft5sCjeCpUbHgJWvF9Ds5sYrlGI6V5v9ZZHmAsPo4bIDZivVLeMsl9EdxYMU0+10/3Tyjz8ffde/",
-	"PP5L74fD62d/7/518Lej58dvG1v5RUVVTJZ8pQ05g75N4mvMgK3AuOaLbJ5qMWQjamLEmqP0bsTSLFTm",
-	"rRbQXFmgIFmLCXUvknQuAuZJ4pjkxUMVJRLmDqxen8IkpzKLzZ2wTBdJDOoVZ0osXcMBkjZn991Q8Zju",
-	"bnOePo+6XabrtdU7R02TOBDeRPYWLxaCdJMa6SpUJfGqza6mPBMx8SEvicNjZO4nvNlnggN5DEO1xSp6",
-	"9frV27Prd5fnI2JrZiSYC1e693kcAy/0DQNGYHDdamJo+JFYnZ91auJLKcnVZLWCNIo9DjfYaYN1mw8s",
-	"zK52P7Oi9fapUesUl8ZPgasJEw82hpSHqjZjgNRKL9q91WZvCxFuhl5XXz5pl4QnJEimC6l/yGpkKWNE",
-	"qYrpuOx0mjBgIVVi7eh5WcNwrMwxQ/uYxnMHhCpz5hJFUeqqMZX58rSRmI0U/ZjgDF9+9/rqCvYQb7TX",
-	"L508bJ2qJiiiWRyCVvnF64s/n791r+XpnXCRFOki1zIW5OsuvfT9m7O/n1/6/bkAxc0vWxqp69HIDe+U",
-	"xCXAdU4TkCFI+AE1BRZeZKz5IgrYi0nLHNSJWFp9p3tUPKbJhwWKKyz+cipzoec8EgE0Kv614AnccsWw",
-	"cYgvz7+7QNo8++vZ6zcgfLpx4jyQL1pXP71SFiXw8YG3/kZOWOMElmeVVsaxEWymy35B8xrPFyDH47IG",
-	"qKsqSlDWIspEHpBUxpMcxFKcnl17IFlrMrN2E9NhRVuiOWJDCwV3BU4wzXDwf7q6eLvhvUN8T4sM5IcJ",
-	"lwkM9ZeKPrAmbe2kCVQouxE0SiTrfXbU6LmB7DPrO9oI1ge0tgH4XcnD9KO5p/Q+DjsKGdgiiK65saqC",
-	"qJ/NT7cy7oa5O/cVLmvMzAVH8y4bqddE68BEZCQruqRqDBFoVkG5DplzmRU3VcpGpMAGTKMoD+eT3QoF",
-	"wqiImS+pwNsmAx2NM6Tv3otMy1TBhfMIL48FMNbqjT3cRuGBU5WNeLHMUnUbKiBWPFXctylUhf9SrEyo",
-	"RhXqHQ0tLoWJqymsOviyXXATZBYq5KH4bFWEaJ599/yg19ojrWCNyKpH68e9VYkdVIYvXC1of4T8/nkl",
-	"Yb3R4+SiNZ2/hZFsPJEiiVme8XuRILlY7m/cM4h5UglWrEYmFmYRp76WDAjD7rOTQxtf2FmPCvyUcXwX",
-	"+AdP2uwHEnCN2OviT5lQebYyYX1G0HZ2bq7iEKM2THxq00QLBcwEYdEfS6lapTCfUiunJFynixykuCI6",
-	"0IkUZMgWsYlI2u5Bi3iCsVH2KfQkWSO6iC19+ge9rIf6W7KHS+07z5tmpGHoR8zTaLq/d80Np0QKwacx",
-	"UG05DoVTa6tvsohOriV1JNR/IrX/SLGKGmm0Jmx3c+ztfqGzP246Vu7aTu8am46S3JR7uIP1Gi/jFdIq",
-	"T3RKSC3ee1IZWBYTLKoNnIwN/xzCzQx/wpPchlSFyjgn7EmTJcgldALRvTAWhHuz0BgUWxYI/2k4zrur",
-	"l7ATO6VRFMxiPYnCbGW92QCl7I3LtGtSZjlOvmYMuznQy0H0aOtUt5rl6e6H/bErCq1GsGe9Tse/qPZK",
-	"sfIo0C5v3fF8w9XtolZcsL9YTkJiwcGER8AFQYJoMz9WZchGc8wfEJimQb7AM7UyUEz4EEmg3KmneOkF",
-	"bMKThOwERgQpq1mhMumELLFjahLpG+JVIgKhJ5PJCrtHOwPGuMDSCXJxDkPlBb2QmAgyrg0ahZHBQDSO",
-	"JGDS86IYh0DVSzKv3d43qKPvo2OQVr9NyajqTWs6Bqrg6LoiWigp71+UkhFYXiNVnT2Hwvp9HSRUnhIC",
-	"igfbR+8IVUnxqBfsy6aWNhuV1ns0LBlVQuWvrfewU2JHw+3GlLZnbiv3sLsRJVQfa0UJVa0Zpc1G6xr3",
-	"aFhjPfm06pkfrIATUqm1DTYzwZODWarEyiRstKAtd4epNA+VvSCa+PLIV1VG+Pi7yzfMhLWgNAI0Bzs/",
-	"BrEuVGZkC4Rzy9Cjvrt+9hktHTVGjK+K3peg6BGf3z049HEu/wX7NMuzGpVH6nFQZ+Mqcg4r1g+Ua0Pl",
-	"XSh4WSC/Q/GzNmLitGKM8u6BUH2AAWqPs13ZlV/nAP7OTtFGewn9XBhLRpacQcZ0mqfJVTVEOMLbzg7m",
-	"NFQjvFzNQ+6iKz/GDIDmCO45DDjKswV5pMpG0VgkcozklqwwrCrPJHo18OoFkhxa8yC5fngSKtMLgoG5",
-	"gEe68rNFIsgkEU1FdFfYF8kkH5CWB8IrkLKJunMOzjW5rLkm3gSeyEPSRlAns3i+UHqqVYpEs8dMRgxz",
-	"aEwQFGxum71WbM6zXEaLhJOG5IsgzKTSsHRS7IUHMYqJucC1HuaZ0CalcOTiekbrWbpVw9dmZT9x+g1J",
-	"6/W6vAcbYv4+6HY6vf5gi/ksIKG7MWw8i7uTTnTCB6I/HoyPJie8Fx2K47g7fjbp86NO4/Na2i5BUZ8h",
-	"OM6wNnuqzTDy1rqfCpc5qFZPDVitZZUEKKuZzM1rJvQCJKjqs1IBWZJ+54SxGb8zrlYTbYyucW9cxtpW",
-	"n577skjKHTIlRAwqmCQyxOMCQqsnXKuYzdJ79M8yFBDbofoBrxGUV+11ZEXWIbrJ6gTcCpFNeKI3JP4i",
-	"flN9UmrFmmWeRRzfYRGXWQKd1ARhAlc1qCroK2cTzONFHoFCtJ6mS3jwpWlwvMjzlJgNXoqYRAC7QWxl",
-	"bjyFbfadMQ+Syp0moKuNpnk+H4EojH/pEUjGpx4KsUi08MMgkdngulWk/ao+bNNsl8tl254um2371CxG",
-	"3SW0Men4bLMYwZpaiMJD17Lhr7jDNUreqVX9h+jerUow1ak8mpqceIaT3Y6wM7WsH+HCcoLbIvSIMNH3",
-	"MJ2EqtZ2wqqmk9N1kwbMJh2PVzvRND45rKHNN/CDoczA3nFw8/FE5iu63J5o9kbwe+GuQKl4lMt7eECo",
-	"mCUGFj0TbXYxFwqtBFWqprAS6jyR92QK5YrJScZnolVL9KGqp3pWJvrm6Cd+z2n2Q9iRmOcc/uAwEVjT",
-	"e8HmPJ+2Pv35wIWtTTvfkJV87SRIhLhQjJt8ZBaLexntlpa8n89jdxtnCYhrK0HZKXiwAlWZDFl5sy4q",
-	"xQpFuPrrMk2rPOC1q33DqOtztd/K6I5yDTKXc1BI8adsxjVKb2KSZsKYD+FwUF6ZWqWqkoL9p5Qrzq5k",
-	"cs/rVQBnprixZorHoYrcO6/sK++DBsiMNTP6q9Ro/YFf7WzyNQiMRsyzu/+aTisnoz1Cg1Ziwqfr6a/N",
-	"KKweadAyJRtMTYl0FWgyXxTzAu8RRYeqB6BNChu2K2KT1BA6h+fAEHW+xZ4XKj8sCt9S6T4xWEMYRc7H",
-	"AXv3H7iojLN/iyw9WMo4nzJsmL37j16n8xx+Gq9yQSiZbMazu1C9+49vzr/5xhQ2iOVkIjKqlODpWS4z",
-	"xT+61XuadA6Mw9s86qBs5QzV42ZO1tTyIRdC0VwK5y+HG/NOqFYpmswb9tDydF8pYk1uBFFQZsQDj/Jk",
-	"BRuE2TXecDzXQqt6DzyqMHxgsqGVo7bp2ZscsWcwg0hoPVkkrNZU5Ts8gwbKCluAVf6XlvEf87ubv8/7",
-	"2V+P7/4y6/3j4fpo+bYbPR9M//RMv+nw88P41cnim568OF5d9vMfwkWn0zsCQeWP85w+RIvsj6DirWlQ",
-	"n9SHZmZTxyTeXb4BssCyHr6YAUSTCQo59m4BlqeBO/tTPgfB4+cx1whi854WhQqeUKR6UQLFTJx+tMKa",
-	"/zMsBf3qkLTw11HAoIOYpYYpcYOMsy4yI2qwngrdZqP1UaBObhhQqLRUt4lgCxPLbBlUSlKZ4dxdx7pP",
-	"zYVnA25DFWUCr3SeWFsUrGWzMHxAs54mZ46lVEzmcGJGsAgj22YmdJrci9iTY0fRIsPfxWyee5BkRLyh",
-	"soBRKi004Q0C2ecmX++qWmRy91RTIMvawyzV3eZEYfEwl5nYA3965yzajcckkeousOmSFQ3EYlUTWZ5i",
-	"9HQC15oWt1hhxiZFOIJpf9SCBf4C1K2ew3PcmIq2R37Z3vlgaziJXpp/t3f8SPb9bhdBpZNHFmETHTno",
-	"QVEnxWcLYc+c8TsL3FOF0VaYOnnK0IziULSXXDOTcQf807XOeJIJTvFt6yrKztTpzfoxOfnae3QjMfnz",
-	"L7e+dUFXNQVxDLjjDSkHteCyNWjKDhLVe29t1moxG1P9l33BxGnL9oGfLV4Z12SuO9v8kC4XGduLpVmE",
-	"CqC4NUrVAYjJ5kHQptyj6SJjQt1KJURWh15f2S0z/cp0KkMN1nagbnXrd3VdoVqb+Pd098+zNKcMJCvD",
-	"6oDppcwjrPKiEFbNJD035xj9j9pBi3FNVzddh080+2mRSR1LasxMV5dDRUHnNzGWxjQUKt82hA9MJhRP",
-	"sZymiTAh5zZOLBETFMmLSnqhEmqSZpHJkaZ8dM1AhQW5fVgG1iDrbJ6anGRnRWmH6oyVvOmY3cTV7W5W",
-	"RVCu0SNPqXAiidccAIXZ6Canmno3Rg5pDPsdRABO4Ec0OhU/HXWChlnzG1QuyS6yJlxua35N4JyQ70dq",
-	"NuNq5VRZG3nKrWRIrAP0Bwxf5Vj9B2NJ6ANWpeGUv8axlqBUC9EqqZFCxdrZ1kzDobKyGZGWzVtvszM0",
-	"LOtcJiiCIdDcnRBz7bcZKg5cCzEI/i2TJ5pdfX/29LtvWLfd6zzDvs5evbhgg3a/w7i+Q59yv9NmXdj6",
-	"7mBQBVHtb8d7Hww6jzOm2t2rDw5cX/l0Uujz0lRTJGvhnKPB3TrPQiUSPse6T/CcXVYlcmZrNFAwE2i1",
-	"2m0JMDC0YoaqSdZMMsGPnBF1ZCXewmjZarN3DkfAblxkWtQBJm9iECf5JPGInCKJ4GUJhKRiSyXwlUky",
-	"4JnYvBVHH70VldNSWz8Nl5aT3kXGYJw6LGlh+bE7YvQHZx52HK+06raqo32ruUwV7q8mbMc48DbRNQF8",
-	"Cn1Apwyu/IWXq4FuBLRLYPFFkesWxm+/+/OrF6G6vL5i3f4LHFXvHKi8spD11tP3dfdFulDxS5FzmehP",
-	"IV5usaNeUIyd1MW1ARPbAcDJLyOyl/S5r7i7m7TqhvPjowu6SVSFiX94NYRqJHBmi/vs1grVAvr4qgjU",
-	"bUCT2bgWVFemRsTcAriE1UOKIja71NWzvXyagi5shA61365QXE1dFjOijWVZaAlAdKzdjCsMz9gQ9nVI",
-	"wb2iiF9H4XevPEI/BGg7iMFHhXKtRXCWU0G9HGoXohWqZm3k7sYQrX1SBENlQrQ+Ij/uv2yM1qm9SCuA",
-	"F19k6NaVzWzeGPvY3f8QrGfxfiR1V+Ed6giabaLnTxp73mqzq7VkcIRoNpXNyznhqcFpMmnh6GyioG13",
-	"eW5LEz+ltCGH8om0bcDhClQ4FbOZ1BqRFrDfvQ5ddbM+5Nw5mA5QLIhWEJft9x0WeV22Za3X9Bg9XUoT",
-	"LvLUFfMpZF0tFCnnFbAg8lFuK5i0d8nmR+soVZbQ/GKUA1sKl2qeYJa2/cGYiTNxYC1r1YHsUJVpW+ln",
-	"UI9lzqhcrza+idpy0KOnY5GPNhVT3LPu09YS0tWiUJsgNMnXTMxGxCzdFTv1kRLV28o0fkTxqd+46tSj",
-	"9aaqq2zqGCD9gSAEKivRLbtNc9Z88oSM2gpGRQ/UE8eWulXr9GijMlGT9V5AyN7UnJbKlu9ZAi/bAK75",
-	"w3TFOLMrhEcSU6HqmfAnL6K1vbDl1wpb9RW2KrfCIqtwr6C4XJ0cZsi4dmM3F+gC6qQb54lm8Eg593P7",
-	"uQ/Vxxbt+kTFOT++bldRrssW8PKKgfsVHgtsPa+6pyss/sHFvjyxQO9Q27NmE73KjiMXwZaJe5kuNAYq",
-	"V5DHt9cEXe9A5zzLndTF1a0I2BoqeMCkipLF7tXtf/PCopt4kDHCleSGIjm2gNL/LcFHa6BA0ar9yBaJ",
-	"B9qiU8ZzNkt1zvpdFoP4y9HnMQIiGO20gZ8C3bRM+p+mLmrJDbx3VdRHCpfBYUI880WSnLI51xilzzUG",
-	"rmijPvxalVXRlh8tMpmvrmDytFp/c/poTeaVj5DPYxHJGU/Yt9+dvTi4+vasd3hkKQiD4JyChSGRCMMf",
-	"hOpOrHygRj/ikjAcnc55De/eiyhPM3IzHh0ZMP/Rz6EjmLAx9LMYg7Cgn7AaHRo61oxvPb98Ezbej0LV",
-	"VCkcVmm8KMtEKtGyKDsFcCQOjI1oSAf08UCl+cEkzQ7mWRovkGxGobqV94KN/nbg1nLIjqLxSUcMOpOT",
-	"fuew3xPjziAajCeDw/Ekjni30+sfHx914sHhs+jw2Xgw6Qz6/Zh3jvih6E0mA8RjvjbxpU90KdGtOdOt",
-	"HQNoQ0URtNZtbLDdipjpbj385duUPRc8Qw9VEcQlHhCci2J8tAXIxDh93Bvf5WlWD18JlQFgxLDPA/zg",
-	"RwgZhyYorJhOZ1eR7nUJpDgVPEYfv4Fu8da6OEJ8Lv8sVo33QOpSTZDzRanKeYQXh5hxmVieRIgQ+n+j",
-	"CZiAX2z0VxUgxpTT8l8z9f/Wy8nnfuLTPEvvZSwyJh7mWOegooyz5on5mxYBxbMQFQpOmPsjxhf5FJY/",
-	"QksT1yxsnBVfyVSFDab5Srfa7HqZou+wnBQ4LMOVhKpZRfNvOb+njUwonrCQq6cGdSXVguXLFO82rLa+",
-	"8OO3ZjyaSiUOXOo/XAuWIkMP+Qo6NEF6DcwbDBWo2cUKs/suEcWSihLkhcs7I2R9g7xGAcdB8VORV8yW",
-	"UmkKbbBmtXuhzBKtIzlakFxtSr6ECqFdA6aFYC8QYD9JbxG4fb1kzBQIxa8bU1rnTaCrblIeQmrpRSrn",
-	"+DQm55ctMzAWuX46pfrg9jtf+HCAuf6XT51kaV8xjevFfJ5m+UEi1V39mwJR20ctTIX9H/+DvULLZ0J5",
-	"q/DdHwx/8QD0DfkaNAuEOwRWdmp0EJPZYOLncxd9wozZSmp6p7kERVznHL9UbJKlygSUkIpgTK2wv0up",
-	"xRB2C5oJG2eGyYGygNySFIiwAfP4A/sOsSQI4tBWoKNIImh+91p00BmVo2MfU42uuoQWFK3Idqbc5dI9",
-	"UJtiAQPCLItWwMZpPt2EJAd9upKehnUh6jpVhSGDtbWWznk+NQjC7XZ7ZHAiyVoBHVrUZmwsTz2INDg9",
-	"I2NzvO+2V3yWjFqmI2B1OI4zV6micrkUADwIp9vrdIaw9RjEAeMaPDw89QHqmYWWmYvMgjEaGkRKG/1M",
-	"Tw5ZSPbXsBF4sL0BLp5vvn5vwKAL4OpCtndw07iXsdQ/pVLlFGRgNqIKTP2EpGpQZNeCnnB/a7wV2A6C",
-	"HZn6y1LRxqLpXnBV6PgUgmV/R5DJoyE6JuD750T5Z6oCZ507x0MROM4V88LWR0XguI0Hg1GZx4lT08E2",
-	"V8i7yzdYyMTUiZHaRagb9wm9aTnKhrPKmiCx81yOZSLzVQvBoW3eY6V+RQBCB9UPQIgXUNehG/LjFV4Z",
-	"aYCdqd1EmNopNCydg3Ij4foht8RMqtR5b0yecRNZTHEjtNlVWoBHw/CHxBRd8Q4TjVfFkQY51KAK4C03",
-	"SbOxpKzfWesUWjDLYEFz1lpwFbzKK1GGvkECspD0ARvBysC/1tZjURGmXIsRQRObxWqzc25KI5OdBhk0",
-	"crch0sGdbwEihobfe7IRNi7xzTq816ZzpNkq4dCmNmoFPgwLzymrHFqJUiDegj3PWraoN6LcGUx+Qqlt",
-	"s+tKrTsch1+QogbMm11Ui/6gzFMR74rLykJd1UAxlIGvhhVkKzJ9pdDSJqeiXmT3mOFaQS8hvISxQEeZ",
-	"KRvDTK9Rikw45qsSEamVPSAULLqyl68xdROOlyMwYKRDNjr8299GeNaBRoztZcSm/F6wgnyboz88/QNi",
-	"AuMttOnSNkwRL4kmp5QaAyiQwfmdZ+nDquVf7MYtyr69/u4N2aYQjoMkULhj4cTaPS9KMBDPtrqTrcYg",
-	"K1lBVIfeePIK+6i5ioZePsuWag24lqHaqyKDkzXbzJjwaCKhIiiRITE3PCBI1FYqIHRkHCax+rUq4JQ6",
-	"bdlqWVNQofKV1JGfreMrGhilNyndw+QJH0GDaSb/jc+MGGllPkgejwPcfTqPuaYVoe0wT0/TJDbBzslj",
-	"BoaAPWY/CJVzlvu2CDIcVDy/BLFuEjhTW4guwwTBW0XUSS/CPURFAWhic56ZLKgMGBdGDcDbJNdSui+0",
-	"QWkNGL8iJytkk14eIrx/J1Yme9LcO672nYsLGGeC3+mWA56pNQF4op8xBiRyozUgVH4+bWBHDPck2vFk",
-	"bgCpj4Z+dT6pmV7NZgJokobzzoYSOPHORhR4X5WjCQIHf5dZtDc3VRCVOSHETRY4dzfHoBT0MGQ8SSxP",
-	"sNJOqEaDTpfVxXd4URoLobXIWCI4CCImSt2WmSjJQWi3JlRCp6HPYKctTEeeGtt21cxBtfYQ3LjAbkW7",
-	"MN9g8sC7v9RLwEQbxkVhclSXSdyPiBtOCTGhDI/nj2DokEDod7yYQqVSVj7xltqqBQUc1+fzebIy1NBx",
-	"omOozozIP7I2xBHzEI1MwSdkPkhaJACMhS5P0jKmNyZBL1RrpgYQj/FkgCJFcWiw7gYJKa/N2t6M70RV",
-	"LEkrwURHC6LhkJTW8ztDVSR45umGHE8U8T57YqdlAdSil53JiuTMgNCYcKpFNibN8/F0zGEBruPSMpXB",
-	"uPVSM13KOpN5kZmJrLw+OZNCKUokb3FIrHmcMLGEhlvVvbbk2mMYXsW/eR4woQImdMtL/MRm1vRzM3XK",
-	"Cm3Cw38ctarpoawmOzRU//l//m8JHomNLOTRyOM/ygNJMoelX+hZcFYubEGqUC0ovwB3kOoJUrYAiE/I",
-	"wUsYAQZMxQBrocxDly+lNLqW8MQ6xY/G0CuNwZ41ccujlcuJJYJK/C+DAkm6ZJ4cL6TdXzxBpNRpkUyQ",
-	"/xA8O6YG+eAJiOqqJagYlGqyTLM7XArESbamCDMNk2dOo6ra9ixTgjVBaYLcTKd1NZlI/tl2LAv8Zhim",
-	"f/7sL5UH/UeMN9c8YT59qiN+YbRitLIU59DKKevYEuZck7hpYA8yeQ/iULH6ltfXkbKzv/kioE4XWSSc",
-	"zLAOIvZ9JiYiY2s8G0XlIq+ovNAsXZB5Fw2dWbrUInMC6mwsbxcyl4WwVqEBOwlL12R4sXbnnN9ZCyQe",
-	"gCHzyoYZaXk06HSqFZZGIF1M08WtqbtlBEQqk4oqogUShFuvSmskExpDJe6Q32uTsyidr5hO5By0eOaq",
-	"mRjzQiyiBF1fVnsrlRKxFcFRiPGufFTvjE44RQVjylWcoFEgkXcCFTqy4gw6nbZdkqPhzoYmVOCNV268",
-	"QhMSdOpsV7q+qJo16RoQOJhnAYkO3LvUiBtYrxPQvz3zb9/8e4Q23IrugmM2SJB8nN47SeJS5NmKKv+Z",
-	"XaRSXLaWreYTQQKEMllx/4v9QgqqrW5NfGZzdS5/c39hK3jWxPqWgeCJtxevWIEG3wnYmIpQGDw6GYvZ",
-	"PM1hO39hUms0oBgrnL0rPEHF/oSIVShoFiJBBafBpL57skAh5cPtip3FAVvgxdRmr+S9KMk2RiYy5xED",
-	"4MzNB2qRLXR96motEgNSKUHh4NVmx0B91GD0ecu0wTlil61McyNkefCjWxnNyqXLWZOe9CpyE3isB6UG",
-	"yzbonGyslVeM7gM9MCVCIe5atLnBLePeKWhjCIvsRQGaLHmXQo8kF5Qy6QO3MiMve31IefgjKxrhrYoc",
-	"dCkjsT7fslOIbfQJ+cS9Rtam2kuSGERIuwUEFUFSK5VWtoLEqMBtMDDwgmeJNO8Y/kkvUplle4QpE5ns",
-	"LSVFGUWq1PziFM8WxVK6ExIq1LDmXOORuEJm4a4FOth0iDgbHXY6aG1G01iAxwAzhFGfDlWS6hzYuTIM",
-	"j71110VBx2SKKLc7wHZBp0U33KAzoODuQedkZI1R5brUzdrkaZLNSjbgYW097pGLwWqdsol8KBlL8EA5",
-	"GZKq5lSMQubipcmQLmDjhI4G7M/y+SlaLbNbkaEUX5P6jXdtdQLNsFQxzbSAPglq1/rw/J3eBUlszfJR",
-	"coI9sVZg0jqXHL10ZkKHzDraJgZB3qouZNbS1kbaLT9ZpN5bAGPTpSu1n/HclCVad34VqQptdkbmUd+g",
-	"Sn2WhRNnLkiVICP9oHdixEPkls6IS0u4xs5IPFjjaEMT7WWXcJSnQPy0POgEtaFhc57lp2yEUxqZzORO",
-	"p8OaVgGET6DE5YSyHIF2iVhnnn34CazNkv3n//v/sW6H6fYWFpQ7uFmq4o5mtWa/i3IHjogG2fKZH+hV",
-	"5He1sVhDYwetBEgW7aJEcQtL20SoyIJ8/bKpRJlvpLpDEtzIVOuX2U0Krl1sfcyjuxsKDWjDizd5ntzM",
-	"SM5cCnFnEerW1G0tUI50euBLF1cKO7JKF5nRDEBpzOH7gM05qmqkO4DSBXIcPA7CPZOxtvqjl2FiHFCU",
-	"jEKTKrJRmmXPb4vl0wzFbh6qfy3EQrA7Mc+d24jnHFQ334AXZSKWJT9IJtAKZ5xsizmMr9exYc2EBZok",
-	"gc2jqwgQ5bjeEdUZY8RsmuYCKXKMajDGC0OtkcNmgpx1+NHmCGzjHrj2RqRqFjcF+uncneOEP5antwLu",
-	"TeplLPKlEMpNFy4gMgphn6w5WSQJ+0nmucha7uluh8209VUwFgkKfsM1jtPFOBGa/Naddo9ZgbGQq2zg",
-	"WLPT7gWs0x7gWDvtY9Zut1nvsH3EdMtsRb/DtPOBs5N86t42yP+se2KXJ47ZYo4qUgpi/SJn/Xav4OCK",
-	"8XuRcWMlP2r3PZGWVtZQimA9PIuOBjCZFEROVBOFcnhl1Muxa6dZapVYKg1unix0ia6gzWI/W2w5lYnw",
-	"D5KVvJCeeJyQ+40e868imUULmZOdX2QFSZhWjGPQxj/JRFglEk8dBhWnwDIDN0NNe2+twtrJh2bsZNY/",
-	"hnbsVNGKlS0UHnEEmTcVVxbzucjYGFiWcaOZcUYUyULGRGalHh14wg4ZrXTgl38pVJiYHT48wCEbPDwY",
-	"YYm5wA9XNsJSCxqTW4gqR0oFEeUh4Syap+i0UwTKEgVhtPLNUmyAKzblycTsHCFp+jtqMew6DPeMsnho",
-	"3ROBUxXuQDvG5Qlth0zjFhcVrU2M2UQqnlgfcJkFBqSyUvBUiwkD841bY+mV6yIhZVgqQ4UyuxkCXWbA",
-	"sqnOB61mlKpIJhLvAHL/urPc6wAnBAE94140KMY52K6LFrkmX7nLkmnX6TlUascG1RQPOzvGKYra0FSF",
-	"xtGRGnjGpE1qUROLIYMIiYhRGKJj0KEM1Xo+k+JEHBwUbbQKaw0u3tAu+cY7gXJtgVommdCOr1M8oZPd",
-	"4AxQ0JER33gpVxFuqD/DzWnuyGo/vj7NmigtmBQZd5uGyrtOWyR8arqWuWeaBakPNQyZmzK3bkeBx4dK",
-	"8ZkwGPEIz0B3m4EJuoZrQOqh4VUIpWNft3SNWovIQyV1kUVFWOXFpktVF41IhdXSrGC7obImifUMT9Yk",
-	"juQxTsuBDGdstdkZGsRNv8VgyYDHYsHjRCqSI6x/A6080KGMfbwr4+BdZLcOiN+EAskkwQa5j1i33ulp",
-	"qCh9NDbwPaTnycyjRZ4J6iIuC3SZAFUZyAEE1ZFdFnodpUaGVR1Ys0AC7nVQqj1lncLkOnOp04TDGypu",
-	"+/NPdpWHmGrPcjYH/WSRWFsyCk6hQpVu6GS/godWKLAkdtKY3NSt9OnCpUhqw2r+7D//z/8troeMUJSG",
-	"tRFNRYCZC2RC7rQ9lslEPrp4pmC9pDUF16Va1MYy1UYs5VOxYktgAhR3QgxpMdOnhVFes1jGeKGRM7Nl",
-	"Q/BNkA2ZgDXZEKwMWoTXmLAXitBpV+K5WJMXWXMBBfrg67U6fstBVoNaA4JWrdEgpcgoz9Tp9BNrx3T+",
-	"s2rlUFNrqs3OSJS7EwrNAWSW3QOKGsZaUqkIcdmQqbVCp3Y7dYCaywo1FlvYl5aySKIz5uIi0Ka8MW2i",
-	"xq6lRgwYfDRyO1iP2nYxsKOPC9xmbHvotovVRw1zo3rpQrY2aZiFZVVmaHvzIlxNgS62IQKudgU7ZgW3",
-	"kVBgOYbzdsBhNliDbejwB8fzbcylzhGLhTrAowecS8RDEJHW4fEtJXPjWTwtgbKZIDZXv2XkDFJGi3Yl",
-	"UqZ5Pm/qFjT17vKNRms3EjbG2iDM+k41Fk+NwuUVKnS12WzfFQcS1+4be/SaEu62mDbVJH/30IhSCh2C",
-	"bSqyqExarMyTIpelnJcC+xXVJGWwpufCw3dajaBhdqQxbCD3NumTis9lY9jotzvtfiNozHk+xcSyKr1j",
-	"ol5aV+DrDM8cyOFwDI3OIUjh8mM5CkXeRlrZQc4THhnf5z/JShWgdanFmjVZjWu5jHOe5a2ApUmM7iNS",
-	"eZsGN84BCJpaRkZaA4oNSIkiaaplqpvjKE0mT6UcAMhmXDshqcIjTA2tWzJdGvNZqJzVDJ0olNtKFrQh",
-	"ZRSWzVV+cqGBfwSeaqLiLYKA1Kj0GJsEEHOz1hpXMcWFCt5qFeYZGq6VsPSdnGPwiDHKU3S/K7klU/U6",
-	"bgwbtyJ/LvJvDVk4RJfnabyyGVuCgEj4fJ4YB+DTnwxogUnSokRcjm/oxWzGsfT3WQGEB78FDbyMMVUW",
-	"05W7z04GJ0euesTOpcAGvZoyYCdeGTDz1eBoQIX1MdsSY2MfBZFzS2Gzud+XUzsNPqn12OPEe53Onks1",
-	"N1A8xVpdKDxm/iKZjNl/FmAwlAXLF3l6E3E9TRd5Y9g77BSgKo1xftPp/uny6B/f9a6OXw6+OXp1/G3n",
-	"T70/D747envsZ8fbSm1ONKzryGHGdMuoKkViZ7fXsTgkDRr+RoAN2tT84eDZs+Nu96SaXT/8548etNQG",
-	"oOddJvk+KObR6x/uMo9ut9/tVKFevB9Pem6SBFmw2yR7nc81yYNlw0eHwFG9/zFozBZJLueJFBnOHS6A",
-	"FVEJLgRx5rot3HTKChyQcgWug+7xoNeHK8ZoW3Xr6SYaIbDfDYzk/Y+VSv0fdjZNujm+Xa2bMV8rku6Q",
-	"ON8HjcHeh7WCZVc6ts+NV8yWVPbP73Y0wbWK4Z6PjUxvGM5s8sXXUdfeF+WK0dVRZb3keEknnvXNXLFb",
-	"xui3tz5Ekx/H/rUQmSk5Rr0AO2+3cyzvV9fd2th33/MCGrRSv71m69ehEzHTpFz6Wh249Edjm6F8IBtn",
-	"hVHRBlKl4kwaMlUqSBNYJxwlfxSOOFD4zfqDim8WAr3Uxg9nceK67TbyWhrJqHBzgZhgtFMj399KjLMh",
-	"Gu7uTcNVaLgSuRQweBbt4jEa2QYIuPv2VhALa/b03Tpc3gcGt5dg+9iuqH1mxQ8/Kde4KiF67s4zPhyB",
-	"dI8t8WBUa/ajPPQis8elyDpn/I3EXL9/LdLcVJxIbRSuCVVCfnz4t79tGpITsp6+U65iKCX7G9CZx967",
-	"AEn4itbCh9xAYccH2/jnj3gx1YmupPwg9iOpHwahpdAvZK79eFDgeDm/1QhzWxglCNRosxljd5WMbFdF",
-	"krsfXIEuA5MdGoOmCkpoNpNY9RhfIXAHRN8l9QvvSaoJM3p1fs288UHrelRFsTDpoq2itJ42nkkUF5xV",
-	"RFnHItNCoP2JzlSomiPzzY1QMcYXtdrs5SLDfFnMCqgkT7B+z/pVXTKRzHWIvKE5QpeUTvARdjAVD6zf",
-	"G7VOvRKvlFiBJkJj9PDgAVApo1QyYxIp5UJBZ1ffnh0gxsq9Dc43q4r78AQHiCML1SRN4HUM2zT4md4+",
-	"e4+C5pYRkERENm06Tzg0zMnySkTVNOXcrW6tIq6osKeL4YKZGQ8L0UeE0apkMEpTWwmYJ3lQAEDaKwez",
-	"WjHGFxlUqGzhmCidzWSeF6i8OOQ2RU/bSOi58IrdI1r+FJ092tjvnSODHrd+NOO0/eBIQj+oKVRb4gpB",
-	"I6fzQybnIs8qxewWdF/CD4QgUTjJCsCWEza6Oj9/+frtq5sXby6uzl+OCFJWxBQFvAa1W6OAux0V1+kL",
-	"GM5HKeE+fZQvHatTFyREsSe0BGXpPur7lxI+UacE4GP1avvmKt2m2caz6Nl4ciSiZ53o5Pi4d3J8OOGd",
-	"Se9Y8MFk8iwW0aTbicdHYjDudg9P+v2j3rHojZ9Fg87Rs3E87u1zqb3wVuWzKvaZiNIspvpMxdJf2m93",
-	"XlSPyEsL2O3BJVZine73vlngcl3A3365N+tq19b4bNFb8PjSWmGowVImCRsLBKWxt5DPuP+7anQ+w6oq",
-	"dl6aiWnY3icgIkzFw6Oye6n19XFTBxbS6mhQuQxjeQuXS9P2amqNWnpm3O2QjD9KEvWp6DfV/vz1Gg1d",
-	"1LtZ/eoChYpWCNsf2WUpCiN+1eF+Ix1u0BnsueIvvj17/bYoSl9e77epqzGLd3b9WlebWD9uyl7BYfUi",
-	"OAkbn+wAvU3zb0A433x8KiMlaweNbMqNR03GhuOe7LuSdRJYhbOVBDk/0MWDp9ywyLWtry+1k0Z90EKX",
-	"xlHIRXFFqsw3blG/fouCRlksLM/0eloVNjfOrNJM/SVT1q4QMGvjaNGphIESn4y0XqRqkshoC2euyMjD",
-	"8j1eHr1ZETjccM2U1bP2Jll+SGpKoW6s72mo1jbV11y+Wnl+f1YeR8XCgToZqkCyw7BlOkomJL5Mq56d",
-	"x5pMCiMPhg9stulcGiwuT0O0gQg2UcWssO9bD4pCbcaTB5vhvyjzNvuBojCNq88VvzPtGcuVUHm2skWZ",
-	"DXv33rGBLfk0E8KG8zRHM6luTFDkjD/Qn6HCv5dSjVq4UAa/z0Pt47mLuTh1cdHSYPqbUKFMhArkKUIp",
-	"wwAmE8lpZV1bOgUOOpkfglIQncZK+UO/8iY1gNCALGxY1KmGfS+E2xefCRvQn7cAWMy/uiWOv3h2ho9N",
-	"+6LoJcPRTa3NTVtMRfJKwSgWDkXmdcaFROr8FVLixxgVYDI3fpUM7wi5gBUXEGI2FNaMfMyFzlv1Pu9n",
-	"O3iPkPhIPDuNBoiMBuMPYvc+B4fd3h48Fdf5s1oXtuzDmc1O8TIl6dwZXA0X81S/J+SdNtvy7gpEjfN3",
-	"l40fCTmfogMinotbDB4iwaIuniAWs9TWZ4yFvsvTuf1ocf7NR1fZpCylNIKGnPFbBIzYWhEeLj8ZPS29",
-	"3J4jfLthTY3hoTGJGP5EgQ32O2Jl+F3QmKVjWVSWLCEOv3ADI2TiChQxBhzsvjSY+bt5bczP1cXJF9k4",
-	"bXiDPtw+5mvz/IYR/7jp6JVd848dtzqiswevgGe1LFa3dqG7xyjuyyCwj6CWHdd+X7az3crmoTS5EMMP",
-	"NJ7VXWJVG1VtgGX1Ev1wy1pd80MWAsciDafabb3i13SvPr98E7B3Vy9brjNbl6d+uhuMd1+oVbECt1Ie",
-	"2RuKRRyXMTNPfcFqvFqH+Nk4gWpn6zMw55JkKHNB1o77h8uLt69urv/+/Xm9DdTYCMhmh6uA4VAfv7QO",
-	"6mjGcwPDZNkbnbohi7h6krNYYDC9sykO2U8o6EUcRdmFmvFMT3lisaylylP2KmU6zxaRrQvvyw1tR9ow",
-	"udVcMFdB58OVPezgs1hQuQdaCotGEvzESPbUvylQpDGfl5ZhgpZRK2q3ApN+WJa+N/KNU6oAV9q9EcLu",
-	"hwpxs7ywfMyPSXRaIHiXJPJQ1YrkbTZagyiSu0IFEfwgHhgK4CE0sBbBcuSP4RcZxNCvJuJf10TMzkya",
-	"lbM62iSlHdArv9qOfn+2I7g3t1lv/JpKxkjkJK/CSkRa/GYz0bmF39yAtcm2Q20SGBWCHvqwmwY7lyxQ",
-	"taibrADdtIibdDQKyE322fE22yW4TeuQBBoRDkGgwNVqszOEd3XYis0RfBwyENJHLQNK5PA1HbamWzQM",
-	"X7mkBHg99JAlPEtPbYWe1ikSeKiqd2VuymbUWYgoW0gFZJ2TmnCIA1rlAucBTgNF9BiMy2GBhmf5YBOx",
-	"T9aurFbgPUqiItKALZhQRsAddAahGuG7hQ+oFdCScn0nbPUX/MIKn/bM2TG8PP/uAt8/++vZ6zdwm46M",
-	"f9gyX9oTR7a1M6BEQxi/R9Heo8X1/P2bs7+fX9JsC9xZU2Nin1zHwFjsJmJp0Y12yijDK0b8a8ETlqeh",
-	"8gdst91PnmwFa8DBTKWudEcTQW88Khb6lG2lnqJIs0EPJQLaSQH7VU2XheXSJNYVhktDISCs1UyolDKY",
-	"ZqEqpwwiGaoiVXAECj2lwqNqPwLm5iTM+iRFo04sclte2KAW1S1PECoLg18VQYsFIMm+BSxpg6oSKpTu",
-	"m9wI+CQTG65+g/hYiGY2yQzYHGGoIKtreeZnT2BZ8pWNyET0SQsPhuwD2aMuXc0uju0QD19lnsgNN6yX",
-	"XsocaNMHKpxnaW5gR8x5w8RJRMIg/qZc7R6XeeqCbH9aZFLHkt43WqE+dWceGkGvBWlM9HXL2PXTyaTN",
-	"roRgo8titK/sYGut4khZoBZ9XMIbmqJ8se1lcXIDRKTAW4ZTJTWa7AZ7OJlcfePWZvOVvURBeFP7WNF7",
-	"1oqOZTh5su6WNj+wTPDkgLAhjYjiDXvzyHZO4et2Or3+Yf0ou73+4DBo4No1ho1xPzoW3UlvwE/igXgW",
-	"HU86/CjujQ/FSdSdDJ6Z2os8ucHxViPvKvPwMkIx1Gw2I0gHJKytvgqP63hmw+Vy2bZTtdbDp+bRxo6b",
-	"OIcnHZN7rHF8cM0Gud/KD4rfjPHyTylXnF3J5J7DrkwFfhvz7G5rMKfdpGdxd9KJTvhA9MeD8dHkhPei",
-	"Q3Ecd8fPJn1+1DGbtM5MqpYds0sW1u92kWD9lRnPEC7eC4JOE8uHYla2R33xW7ffZh01Ni+dVHA93Mt8",
-	"dWMQoG6MONwY9jt0LuBHvAOKn446oOl4d43zUNVsdb+81QMBm/ts0h0fxwPeFyfR0aQz7sXPxCHvRsf9",
-	"fVRJwhD+rD4zlW5wXrwp+IHvrwgK9PuJSBKClTBRAbUA+k2h0WhT8m6UY3Af8zSg9pTf3fxl9iz/c2/+",
-	"t5PlPwb3b4+jy+7426OfrvrJyw7/5vD2vLf4+zN5MciuT3zNSuhCj9rKDN941cAU+z7N8sXtQmgRVH2C",
-	"Hzb6v8/72V+P7/4y6/3j4fpo+bYbPR9M//RMv+nw88P41cnim568OF5d9vMfvNHP82L0MIwPoJ7trg+j",
-	"24La2Gavi1p+rk6Uh9jsWR2+OkY+mWNkXSksL8uailkAcxdGnU1rUtP4+rpgD6X2hk6PTScTXArUjUPf",
-	"3xo22KYl+kAPUL2B4LcLMb94s5Y2XFw0zF40Zf0IdaMPH7JNIkaBa8jqLrZ27a3lDEAORZMQfgeDTsBu",
-	"05x1tk8YFfDydE1hh2ma5fVKv6fbF3aiR43m1NPmqWO3Q7avqWGH6dXv6sdgQH2qyRpA6t36tm5/9iKC",
-	"B2gYj87d2YLqZv/5trG25S2DfXe5duicAFlK6/CtGnD7wlLgLQxX2ic7gEXf9nw91u++Hmbr7yWt/ddw",
-	"HK9ZB8sD8iopGUeSZ5t8dHxFo+sjLFr2xlhtfsuAN/KoDxnoJvo1dYH2GuDbi5sfzt68Ob9evy+qCjaq",
-	"bp6NE0naQEGSnfPDadc1Wmpv6N/RepouszSdhY3yQ0Di6MxbN7Fi2uxYkHnsv38sgjE41sYilBSyNq6S",
-	"DUQYp2nyUX5DanuHOIRrb45m9G53TrEcTbGW7ZqCOolOQ+WQLCshCmxzhAKCdzt6DtXOBM1q7PatACsb",
-	"72aHJ9zcXUITWoQi4lvEKxh65gqhUIwdLOMGhnwX0ziKfrXhF6HSiO4+lVg+7Gv0wn+x6IX9c+PKnsLy",
-	"Ttn1uCULe/0mVRqov+7ptKYLhWos6WaxSBYPYg999hNwrUfT5zzZ5BFXa/trtMjvL1rkYg5CHBEF0qkS",
-	"hT/IxocYT4sLDilDUu6OD3NmwKrTiY+F7wWPoA2PytEgNrMB6kVec+pgKeGKQ+dIgE/i4WPzVKo8QNCT",
-	"wORGIaAMT3LW5NRxqAiue0woM6jjJVgWjsppqmJUMxpFusixTDqCIwOXRGAP49z0Bo5YPJiLRTj0ZMJL",
-	"taigk/rwn6Far9iIbt6hKY4/htYQu3rIKLeJYD/KkHx4peYEhoq57a0izNAAxMPN6lVbIeByhMejEoJ4",
-	"y6eLLFTlpoNyYch0qegbOnT0t6uS4Ic2hgqPo6luXAfGateMigmmS3XKeEEdthbvVITKcU4nJGHdoiLt",
-	"iqar0WbGrdfXBjCMBVVAKmdh2sQzrF5Rjz16Cb+9NBT+Mc5Yc5rWQDXLOE5Uvx36fDwl6MMxEdedKN19",
-	"gUj9dfms/hHCZrxY5BuxWxEzBp9COZDnrNfuHz4QV1hKxXwcS7emsNxfwUu/gpf+dwMvJeZBBJ7XwfB0",
-	"OodIgNsBfvCrG7xNG8N+t7vN3wyXbWPYOI6O+5Mo6vLjk8PDWIjjXjc6io464+PjSf9k0B/H/WeTbnzc",
-	"j7g4POqJZ5PJ4ZgfxYc8jgYnnANLw9ueTktuAJjhPxox/kpnAWZGxLg+MfsY3elrT3VPTo68p3AyIsa1",
-	"Qy0VZZbjnXaHg0zWePasIw770cmzo+745OhZL+6P+bhzGJ1MouPDieBdftTjRycdcXIYDw57z3rPev1u",
-	"v9N5Npl0eoPjE9znfzWG1K63sxOpJI3tg5Ovymx6uyOyDI5XL9b89wI0+mJhXpmH8/PVVvFfA4zH2N1/",
-	"eH397cW765vn59dXa4A8JIYaNHySUH0ZdOMmXF68e/tyqzGi3lFurICmW9NjaC+hZ2EDuidxO6zlcps8",
-	"ydUB1SIPfeycVLphbCc0cIsZiSAOn96yUhz6x8GJKpMhcCKnx9Sptz5oEVCnjdst4TeXrLDlzazQEMEr",
-	"fLXc/O4sNz+QtX9OWSeF/ujVQl9Ttl3NsX1QgWvqBu1j8kFbvl/F26/e7crTjlc2bs0U3fMtk0/05gK3",
-	"rYAMBgiuT5YNtOUssZ5dXQUVF17u8GzwuDYrmUoBUcStvBeqNQwVIhbDRRIYXxc8auPyo0V2jxg9hUHK",
-	"7YJd+lAZ9VJT1ChW9JEudrRiBkIz0RivOiOX4TCf6FBZTB8G+s9E0npTAbx0qUVGiLU6JzsaASgTmhQ7",
-	"U6tUCWN+sglWWtiIeX4rMO9nDqPCq1ho1hwlXN2OWkM2xWKSuSsMbEgihK2aTAKUvUxEInVbmPzKaMAO",
-	"6lcLYUtmbtisW1g9RGpQd5gMxNZ4bqsWvRY1UhSDr2iYb4BwP7UlB0uOUfuuvkPqW3e+2nS8FbS8wzfn",
-	"wPF/onF/S9eMYxI0r6PO4KQWR/ZRtAzaHUtYewSD7uWNkeruMT0LpvhVj/qqR33Vo77qUV/1qMf0KF5f",
-	"I9NJb8Ym9VXt+b0VQEFJkKC9SCIuCWDBWhQTPADy6WN6jl/+dN+aJ0Ul7oqn1cAbAJNFFip1qEydicBh",
-	"eq77RkkZCJjxq7C1kpWh2qdmpdEpsAQ0ro7xTKdKhMqWSh6ykfOdUP1iq5O4YqLpHea+27LezbHA2sjG",
-	"FYQwkH6d76atEe+qeHtl9YdeNW+C1Mfs7kfrvGMUgDc4W/4C+rbV8EPVLHmuqdB+RhAKgVcMv1IJv0XH",
-	"xg7xSajg8MWLBP3NFhAhTqPFTCho2KMN1gwbL4t6wkZHstU9w4ZpG936OlRNKuLeQg84Kntlh3DTll+n",
-	"HC4qYZLFdCGv2KjwuI1MgdFq3XjS5PaoFHr6SKVQd7LggVBB06Dged3CKrkaoslqh0KioBRvriTKKoVE",
-	"UXdF4sXpU063qfgSqoTnwqtffiex4fHKWgcs9jL8f7ihKGmoqCrpJszSa59JfIwy6Y7Juj45t9YBczEr",
-	"8RFlSov7xnX4uWqU+mvzK1cpPSsp3x5FBh6XMZVtt5cyrTq3e919AgE2u/Nrcn/X/eL9o05ncNzZ5nMt",
-	"ecwTrvMbEiSGjf086BsNDmXP+s9uKW4IwqExhNkUHbuvG4ed/pDV3RqHnT4D6URGgvnyQtAg2DWMIDAn",
-	"aW05kCqLH8crT1YfOjp3DvDtftvPFyPwgW7a8pHZqXio98bXuqFf64Z+XN3QDXVCWaVMaKhMnVDlsM6t",
-	"1Lh78VAThPe1eOjX4qFfdeffRHeuAC77V0ldIVGrPuyjOD8VD6CKfzIHYWATpJYqSXmsQR95cfXXUDUv",
-	"v3nBBt3jTsDeXX9zcAx8aCp4LDKWSCVaxqvmKyd54RL0hzwyCKlWu6Fqjp6yTWq943dkOAsVlQBCcDxU",
-	"KYqinhNJCqMdtYhN/cw0WcyUdtB6ocLXh1XVLWAbBLmAgfgXMCuABDYUO1Qkv95gbYvAAw1xcl7AjFAZ",
-	"MCspBYwk2yBUBqKcfsZEr8CpwQErxD1nkrjhecB8GTYA1amQHUesiawI5gpb1e/3T9i76xfkFy2bLbD8",
-	"GC0fVrdA5ngK6rzfXgQTREflrGWP6AL0SdCg13f1CSjZFYNI65RxtytEWXDmNZvJeMlRVIkWOSXe21Ic",
-	"PFRwChORi4MkTe8QE00mpPqKh5xFiMYibqVSVIIln7LRH4F2/gP+dwD/+99UezvnY7oTka+AREdgl9Dx",
-	"MgM1VlmMwERwzIofPRkVuVKh0nMgNT0VIkfOg9C8XONI3IiBX03SbLZIOGu+uPork+ongkAjeL5QuVIo",
-	"RJGsOfLpB0ZsN38UVPahRb2EisP9o1PGmRK3PJf3glEjQJQrGAOJ95u9s770e05846Ngz3i1DMBH6M2f",
-	"R0WmWX6xPtaTwfEH+ViJ6evyTfDV0/pVOfo9KUeUjV3Vj74qN1+Vm6/Kza/sGASZh+6kmihc/5IKTG06",
-	"chGhZ0nw2V4KjxOOdtd5LqwLqxTiS3X+MXfNeP+4P9ZQWW+aLjnZap1rVBXCWr0xHnDolJtQVV1FqOHY",
-	"yhmTTOhpqTHgg0ylyzZ7HYvZPIUDNQRptKpdYQqm8bIYLyF1jqfXDSjA56x5mOtQkY+IRGe3oCIeMiw7",
-	"NTotL4VvZXYY6DxU5Oajhlv2aqUSfFjDv4mF8a8vz95enb3AOp2X59+8uzp/OWq12TmPpqDCWG8B3s13",
-	"Yp7bSAlvAE90RSiuk3HdA56Y+1HybYnSfChZ50bl1ne0LFf+3RGI19nb97aJ7xNsaGfxmevdFzb+0mp9",
-	"XyZLo22t0by/eqW2CNW2LB57y4Vj2+BK6nwmT9KHOIs+wFnzu/YYGW72afxFH3Zatqs8JZ9nifciIgFH",
-	"Q8GS69bXCNSvEahfI1BrV9yXDB4JzfSlkYqIuXEf6puvDdv0mw8f4TAPYeO3j9+snRtlw21Zqk9QwL9G",
-	"mquKRyQgmkKCjyD91TVXw6b22J5l2AC+6wTV0jhOKU6KK+Yk+mo8VUWM/0Q7+nht/DoxeVgneVdkY9bk",
-	"rCSIn3qwyYUw/jV493eoo7+s6ilNR/atEg1ZUt+ghu/QJy4oyaPrwhLG5Jawz0wcb+Ih0edFqLlmY64p",
-	"YY/8djyOM6F12681hqUYUyXYPc8kignWo7icpolg5h3WlDmbcdraVahgLfIpm2diIh9axqOCptcC1BEh",
-	"NoU2dXI0ImVGebIyyFa5yEJln+FF/6YUGeajQR9a3M6wPo0BryTkTpkPKZsxwmBg6sLUqsI0v0oqZibg",
-	"bJvJGMOoGS9GNad2MNipZjxJlSAFmfwIxZLhGaXB4um2P5AJxVDjZr9DI1g3tOCo1moiYDqihuVp4okU",
-	"AZummmJgU3ybJ/4+BObiojpnOuF6CoLzeyAtQ5NVuvphKqOpSacQD1Lna4Ho7YYryVxU3HsfVBu6cOe5",
-	"BpXNa8Ogsq038CJVeSbHC8Q4szHmPMkpUVaJJaKkGZC0ppYqEmSZanmt2yTTmva/qQmwNxH4sJ6+JU2X",
-	"2x+atNzatGVejoAOttnt0PaOHlUvXoHScgv7DVWmMlBMrCYW3UWua1PoS6o7vTF/YLgh4yBUiFRaNTr6",
-	"cXqGuxA/CRVhjqdbsNFinvNTxlWKwcn1ixCqshXNuh7oqJlt9Bnn+x/f//8BAAD//w==",
+	"7L17cxs3ti/6VVA8p8rk7BbFl2SJqqlzZFl2PONIGUmezKNz1WA3KCJqojkNUBQncdX58/5963zC/Ulu",
+	"YS0AjW42KdJ2Eu9s5Y9YJLvxXFhYz9/6qRFn01kmmFCyMfypkTM5y4Rk8OFSTVh+raiaw8c4E4oJpf/8",
+	"w/4f9D/skU5nKT48y7PH5RVV7D2fcnhIzqdTmi8bw8YpgV9fSJJTxUiqnyBckHGeCUWyMVETRu7olJHm",
+	"oHfcagSNB5rOWWPYCOedTj+eqGkKfzH8PMqSpf950sVPg94xucky8i0VS3LF/jVnUkl8ZN8+Yz5Wm9gv",
+	"+mh8/Bg0ZDxhU9oY/vRRf0qYjHM+UzwTjWHjmouYkW671+7oWagJlyTJ4vmUCdUmp2JJJCwaEZkiKZeK",
+	"JWSc5TDLPJsrFoRiwdWE6GHqgbTJjVkAvUT6CUkkEwkRmWCkqSZsSSb0gRGReSsYClw5npNsIVoBGc0V",
+	"WUyo0t2LRFZXeEqmdDkk1G3GoHccipX1Csig2ydnuNmwnO9pfsdIlpNB58g+Rm74lGVz1Q7FFaMJzA1n",
+	"fUIEe2A5oVLOpwx+0HMkXJI/XV9etEPR+Bg0Pgj6QHlKRynbkra+ufn2fS1ZraGkg07/0ynpoNMn1yx/",
+	"4DEj3lB/dVoiB4+PJNPnkKgJFeSg09Ez6wXkoNPX/xu02+1WKJKMIbnF2ZTp1Zi6lXAkNSQcf5f4QJlU",
+	"QlGmlSYlaUYTMqIpFTHLA0s4+o+z1xetgFCREK4kbu+ULsmIhYKKpZpwcUeaerf1Q0TvHJnROxYQxR5V",
+	"S5MSHUmY4UWGTy+oJAmLecKSUMxFyqQszssLSaiQC5YTSZeSyGxIJGMkbFwxlS+5uAsbuHgsFN7y4ly8",
+	"BYVTuJjweGJP2TKbw8jhtNE7ygXQp9s0IL9XNL6/HI95zF7RxND/eZ5nuf6xvJ2DTodkAomexvckg9fc",
+	"FrQbgSbmGcsVR9Jmup3bOEvYamN/FtlCECBgSZrR4x57VExIPkrZHhPzadQakujdxc351cXp+9vzq6vL",
+	"qyjQ3/z19P2717d/+XB+9fdIMySSzZggkil9+lOqWE667UeYOE0SQonu/4SonFGlN2wu7qFrzX1GS9jj",
+	"b25uvjMHXE9CLWf6UEmVc3HXCBorY2sM/9koD60RNEoja/zwMTDTnzIp6R2sQLlhvQ/u/rHNwjuNH6qD",
+	"0JuWs3/Nec4S/Zh5MfCXuHgpG/3IYqU78HaXKcNtvA2i02yOjKm8OWf6ytRLMc7yKVWNYYMLdThoBI0p",
+	"F3yqh9p1vXGh2B3LdXd0rrLbmMpJNodWN7zeqW1gxNQtT1YHpK8QlVMhaay/ueWJpn+9d/sjplY37WPQ",
+	"iOd5zkS8rF34cc5Y0dfKz9PsgU2t2MAVm8If/zNn48aw8T/2C7Fi35yk/VdMfWte0g2YFmme0yU0OE8V",
+	"n6Wc1Ryrd0oSs2YvJCmefGL9O526BZzR5ZNrX/9iSmOW3NIaavh+wkRx9+QsZvyB4a1oFn+lr9r2lyxf",
+	"t+A5G88lTev6XkJHC5qmTBF4zvSdsBFXAaFSs35JeVJLBnk2F8m6biVTKt00a66AeevtYQnJ5iogaSZV",
+	"QGJ9b6Sp/jInD5lm7VsuRHHmP4EhzphIuLjTnJDGMZsplui/zbLoP3Got9lc6U96sPitGa7+oIe7HeuE",
+	"0ZwQ7Ao4pr5TkgxuY81Gt2aXZuCNoGHH3TC7Dn8Vo24EDT1o+M6MWQs6GU8aP1S5oDnB3ib7dOaxgMBy",
+	"uqDgnAXB++d9MxM9y8Q45fH6C/L4V74gb65OL65Pz27eXV7cXp2/+XB9/vq3vBRrhvP13YQXmXqj6WXt",
+	"Jg5+w028uLy5fXP54eK1PqhX+g/vq69kZ92AGkGjMsSvb7ev9FavSj4jphQXd7dMJNKw/y14dzyhXKwV",
+	"UIALvZBkQuWEwKOkOZuPUh4Tqsjb8xuyP6Y8F0zKffhZ7v9kW/zYqhdiciont7OM10lpl1q7UrZjwkTC",
+	"EtKczEWSs0RNZOuTJAh9ya+7L/XMthsHHBOqFMv1E//PPzt7x3Rv/MNPh4OP/7NuorMJNYaZ9euKzwRa",
+	"G8ryRGttjMYTAtaGhbmtR+yOCt35VlIbEMd3utk6oW2WSY7D+GlXQXiz1EFTVT9ToIYXkugnApKtWdca",
+	"MeZfWxLwZwkf5sxozjROl/BXKKIxF1xf3k6yIE2kxBFKbrr3PJ+j0prPUxZojT6W+iyk2QPL29OktYM0",
+	"EooN4kgotmVoZjL6hMBc9B9mJmvlDU/MsKcEF98XK5CQgxUOU8ummPqGS5XlS6N5rzKqeJ5LvKam9PE9",
+	"E3dq0hj2vKPrKzXZdEs6SK0dM2FjOtfk2O3oNv1X+z1N5vTRcYvOU1Svx02VGS0XdrTduvO+UR1QfMqk",
+	"otPZltNR2VYPVrbTDdfvsCxBwpJC+09tH5qWV/fP8aHt1MiSvv4R1v8dvogbUOVRgj2q24JGtrhps/sd",
+	"rlkc9Jq5O4W35kZwGltM01Tr6tTqiussEDvqq/pumc5QQ1+l2o2vxlo2clrfFuSVsJQ/sHyXV+65SD6d",
+	"zWpeuuACVLssTbUc+msrbCOmFaMFF6Be4RhAukupVLfMys4rBGcP1W3ZXLNG66cSr9ean8yiV4/Rxuvc",
+	"vrSsu84/6+5zJKD3xNPC2eOEzmVFDf+Vt8qNTZ8up2e7kXmKtt6/LfZlwcUtfvlJa2Uo19jY9J//Znl2",
+	"q7/+lVcGydcMpBE07DhWr/bKqpgDXGc3cIynxEgqFFvHMc+ooml2N2dv6ZTV80wwsBlHT2wfRwca3NiS",
+	"RFMubs2qTukj/Am+CviklzgUdDZjNCeZSJcoF4MMaVxbMc1zzhISWeNIFJBJllonHlXE/hAK3S7NUYS7",
+	"YzmJwSystxA9HMbZOWVUoEPDOD+l1TqDUKC/DBpWE6Ybk+D5O/GVU/deNuVKsSQwbjbohErSQcHOuM1A",
+	"LKKK3WXgKQMdybf2DBuvrt43NNueZo2hyucMHFP3KpvZj5YkzEen82Bje3FKpeQxyj+38OBBp4MSEC4z",
+	"3sf2O9wTo1JNsxHXg8SmBWx240y3S85cu1LNE565H67x48fq9VhMs0oumoiI/bntL45bkI0mcZqml+PG",
+	"8J+bOeqZfePjD1Xn3nc5g+1ZS2G2txMkZ/PJkjfScxuv12lWa38F1yAl+neS0rmIJ5pGnMOyNGtcbTPl",
+	"UZaljAps3Gz8uvYLw/ZcSJIJYt7YqnVHR0+2jtxMEv0GKnSS3OVUqEJTslfnVj17avqqHgk98oQJxcdc",
+	"K8pgNKeSmLf0NPcfuvtmUfU5z4QvsckaivJOxQpl8Sm9Y7fzvMaCf5okOZPS91+/0NxiPh0JytNyRxOl",
+	"ZnK4v6+fkm3zfTvOpvua//J4vzSS9gxY/6r7xh7arckcbL+rNA7BAVIRa7MmUtF7BhYI4IV6UgUjbZNL",
+	"ZF94Jgxza9sRAdf43BF9B/4dEjOecnFHZizXcvW6EekbdsTvNO+e5fzfmvmGYkZ5QpAd23bWjByjGRx3",
+	"+9yxX081gX2R5TQsduszjS9sdbBE7e38mkutFxL9a5lkq5y9RgVDVl9tEnk+Xo1TmjA36rr2zQXxlOJW",
+	"mCVgGq7zoLhJakUT6+usHF1BUP7RO1QSAuxplkxKnomCuzej/sFhZESCfvvgsNUOxZs0o0oGBActgd9g",
+	"wxDH416eCy3ioMTxQFOeVK79/sFhsKueeJYJlfPRXE9p2wgHzRoLS63XwK8b43B2eXFz9e7Vh5t3lxdf",
+	"ZaiDP8CvxfLv7/d27rpfdbevz89fv7t4e3v2/vL6HJw8/iLqFX3z/t3ZzW+53eUhNoJG7Qi/xv3ezrP3",
+	"q+732Ten7y6+DhdeZShf4wZ6VvDKTUT8jSIq06vkOUtIU5pYw26701rdx82OO/gVIkmiOi9dBHGuEGbS",
+	"NMGvkWQMTEDQl2eZP0J1cJPp27eSr47F/vpCEp5gdIsgWhleEsnvBEusntVuPNlTyYxe7uqD4I9kytOU",
+	"SxZnIpEnZDqXiowY+NO4IAdkygXEEZYl9zjN4vstY11MfGq1836PjJa6ZV/rIUnOFlouzalIsilM/XBA",
+	"0mzB8phKRibskST8jmNk2vbOxe2s/o5C7KifptV1Jn+f2GoMmxg+tV2kVZYnJtoJBgXh0mTMc6mIHnwA",
+	"VhtKcjZjVLW2jUBC2vV932uGseAiyRZ6yyVDsQ2EPn3guCRj/vgJUU8b/RAeyXzyBjvGs7Kl5dVfXYja",
+	"LfdsJpW4vetLMuh1XxKaziZ0xBSPC1FWs7uAzGdaQdPUi0Y88zNnkjBBRylLQgE7KIpjgOKvVDRNKTC7",
+	"OBNjfjfP8VPTs6LhDoRCs6fWCYm+u7y+gesN1OeI5EzNczTNTTUbiYr+o4pobUxm/qKf7v3jh5/69e56",
+	"uGGvnPl+bdg3TlsqPVfQndAVZML9yGKSSUai4oaIQEMd5RlNbFQ4h/DIuWQBmgMFe1T6Aii9ZQJ24JKg",
+	"sXohQ2GCoJtRsSABiQqrR9QKTP+6CVl6HxZWhqL59vxi7zgg+p9up9Umr3Iq4onujmtGVcSuZ8IOyFym",
+	"kWk9FIssTyTc7vGEijvWJqejquUMl2NCYVflPJ6gohmKUPxMsF10lpCfMQ6J/IwygP1Vz4H8rCeQQMwC",
+	"+Vm/ube3R9b+Xz9w9uHq6vzi7O8gFpxfnL56f/6a/FzQUOCbiX4mWj/6mZT1AfKzp7MjXaLR3tqxV2je",
+	"5YtYmj+prh3MHum2Td5wQdOh4TzTws7IpQsHheB2MheKpybmwDs/2KssWSHbevqh8GSxdRJcVUIDIp5m",
+	"OQuF2TZ5QvidyHJmXRdVdwUwzpzRpESz7VC8g0mYjBJnftM7qd8w34vqW2XrQM0Gbi0Q1r2rpcLzx1mW",
+	"q7UhCTvEGewQEbB6Q+zg1wq+shiCzXEDb+mUrdFRNLuE7cbEEz/pJ+E5AweVYYSYZUUGj48kyyGXBpcw",
+	"FE0kHXig19F8Szc7Y/ke8g5jqCMjlmYLImieZ4syP1VZKJAhatYIYVb4qiZMIwPHVICtf7ninPG1psbb",
+	"02/PSyGDFZ0DbFZwVsZadxuS0JibE5bOH1nYsDzF5x7utgwbNJ6yvRFTYaPw0g2NkvJxsz63yYjp9uhM",
+	"P1ynKlUNhPROZFILAUrfUFUe90KSNLtzCWQJ2hO1cJfBcxh1Ujb9WcWvsOqtULl/Nzw1Jf/SNmTMZH2+",
+	"hTebwo1gqdExYOHrBTi7mfEKZZDO1SZ/mWeKQRi9vuw0s+XijlCieHyP8SDFdDvdPx3/48+H3/avjv7S",
+	"+/7g5uXfu38d/O3w1dFFYyO/qKiK6YIupSFnrW+j+JoQzVb0uGbzfJZJNiQRNhGRZpTdRyTLQ2Heamma",
+	"KwsUKGsRJh5Yms1YQDxJHJK8aCjilOu5a1YvT/QkJzxPzJ2wyOZpotUrSgRbuIYDIG1KHrqhoAne3eY8",
+	"/TLqdpmuV1bvHDRN5EBwE9lbvFgI1E1qpKtQlMSrNrme0JwlyIe8JA6Pkbmf4GafMqrJYxiKDVbR63dv",
+	"L05vPlydR8jWzEggF65079Mk0bzQNwwYgcF1K5GhwUdkdX7WqYkvxSRXk9WqpVHocbjGThus2nz0wmxr",
+	"9zMrWm+filonsDR+ClxNmHiwNqQ8FLUZA6hWetHurTa5KES4KXhdffmkXRKegCCJLKT+IamRpYwRpSqm",
+	"w7LjaYKAhUywlaPnZQ3rY2WOGdjHJJw7TahcEZcoClJXjanMl6eNxGyk6KcEZ/3lt++ur/Uewo327rWT",
+	"h61T1QRFNItD0Cq/eHP55/ML95rK7pmLpMjmSvKEoa+79NJ370//fn7l9+cCFNe/bGmkrkcjN3wQHJYA",
+	"1jlLtQyBwo9WU/TCs5w0z+KAnI1b5qCO2cLqO93D4jGJPiytuOrFX0y4YnJGYxboRtm/5jTVt1wxbBji",
+	"6/NvL4E2T/96+u69Fj7dOGEewBetqx9fKYsS8PjAW38jJ6xwAsuzSivj2Ag00yU/g3mNqrmW42FZA9BV",
+	"BSYoSxbnTAUoldFUabEUpmfXXpOsNZlZu4npsKIt4RyhobnQdwVMMMth8H+6vrxY894BvCdZruWHMeWp",
+	"HurPFX1gRdraShOoUHYjaJRI1vvsqNFzA9lnVne0EawOaGUD4LuSh+kHc0/JXRx2GDKwQRBdcWNVBVE/",
+	"mx9vZdgNc3fuKlzWmJkLjuZdNlyuiNaBichIl3hJ1RgiwKwCch0w5zIrboqMRKjABkSCKK/PJ7ljQguj",
+	"LCG+pKLfNhnoYJxBffeB5ZJnQl84T/DyhGnGWr2xh5soPHCqshEvFnkm7kKhiRVOFfVtClXhvxQrE4qo",
+	"Qr3R0OJSmLiawqoDL9sFN0FmoQAeCs9WRYjm6bev9nqtHdIKVoiserR+2FmV2EJl+MrVgvZnyO+/rCQs",
+	"13qcXLSm87cQlI3HnKUJUTl9YCmQi+X+xj0DmCeVYMVqZGJhFnHqa8mAMOy+PD6w8YWd1ajALxnHdwl/",
+	"0LRNvkcB14i9Lv6UMKHypQnrM4K2s3NTkYQQtWHiU5smWiggJggL/1hw0SqF+ZRaOUHhOpsrLcUV0YFO",
+	"pEBDNktMRNJmD1pMU4iNsk+BJ8ka0Vli6dM/6GU91N+SHVxq33reNCMN637YLIsnu3vX3HBKpBB8GQPV",
+	"huNQOLU2+iaL6ORaUgdC/SdQ+w8YqyiBRmvCdtfH3u4WOvvDumPlru3svrHuKPF1uYdbWK/hMl4CrdJU",
+	"ZojU4r3HhYFlMcGi0sDJ2PDPob6Z9Z/6SWpDqkJhnBP2pPES5BI4gfBeGDHEvZlLCIotC4T/NBznw/Vr",
+	"vRNbpVEUzGI1icJsZb3ZAKTstcu0bVJmOU6+ZgzbOdDLQfRg6xR3kqhs+8P+1BUFViO9Z71Ox7+odkqx",
+	"8ijQLm/d8XxPxd28Vlywv1hOgmLB3pjGmgtqCaJN/FiVIYlmkD/AIE0DfYGnYmmgmOAhlECpU0/h0gvI",
+	"mKYp2gmMCFJWs0Jh0glJasfURNI3xCtYrIWenKdL6B7sDBDjopeOoYtzGAov6AXFRC3j2qBRPTI9EAkj",
+	"CQj3vCjGIVD1ksxqt/c96Oi76Bio1W9SMqp604qOASo4uK6QFkrK+1elZASW13BRZ8/BsH5fBwmFp4Ro",
+	"xYPsoneEoqR41Av2ZVNLm0Sl9Y6GJaNKKPy19R52Smw03GxMaXvmtnIP2xtRQvG5VpRQ1JpR2iRa1bij",
+	"YY315MuqZ36wAkxIZNY22MwZTfemmWBLk7DR0m25O0xkKhT2gmjCy5GvqkTw+Ier98SEtYA0omlO7/xI",
+	"i3WhMCObA5xbDh717fWzX9DSUWPEeFb0vgZFD/n89sGhT3P5r9inWZ5VVB6px0GdjavIOaxYP0CuDYV3",
+	"ocBlAfwOxM/aiImTijHKuwdC8QkGqB3OdmVXfp0D+N/sFK21l+DPhbEksuSsZUyneZpcVUOEEdx2djAn",
+	"oYjgcjUPuYuu/BgxAJqRvucg4Ejlc/RIlY2iCUv5CMgtXUJYlco5eDXg6tUkObTmQXT90DQUphcAA3MB",
+	"j3jl5/OUoUkinrD4vrAvokk+QC1PC6+alE3UnXNwrshlzRXxJvBEHpQ2gjqZxfOF4lOtUiSaPWY8JpBD",
+	"Y4Kg9Oa2yTtBZjRXPJ6nFDUkXwQhJpWGZONiLzyIUUjM1VzrcZYzaVIKIxfXE61m6VYNX+uV/dTpNyit",
+	"1+vyHmyI+Xuv2+n0+oMN5rMAhe7GsPEy6Y478TEdsP5oMDocH9NefMCOku7o5bhPDzuNX9bSdqUV9SmA",
+	"4wxrs6faBCJvrfupcJlr1WrfgNVaVomAspJwZV4zoRdagqo+y4UmS9TvnDA2pffG1WqijcE17o3LWNvq",
+	"03NfF0m5QyIYS7QKxpEM4bhoodUTrkVCptkD+GcJCIjtUHwP1wjIq/Y6siLrENxkdQJuhcjGNJVrEn8B",
+	"v6k+KbVizTLPAo7vsIjLLIFOSoQw0Ve1VlXAV07GkMcLPAKEaDnJFvrB16bB0VypDJkNXIqQRKB3A9nK",
+	"zHgK2+RbYx5ElTtLta4WTZSaRVoUhr9kpCXjEw+FmKWS+WGQwGxg3SrSflUftmm2i8WibU+XzbbdN4tR",
+	"dwmtTTo+XS9GkKZkrPDQtWz4K+xwjZJ3YlX/Ibh3qxJMdSpPpiannuFkuyPsTC2rR7iwnMC2MBkhJvoO",
+	"ppNQ1NpOSNV0crJq0tCzyUaj5VY0DU8Oa2jzvf7BUGZg7zh989GUqyVebi8kec/oA3NXIBc0VvxBP8BE",
+	"QlIDi56zNrmcMQFWgipVY1gJdp7yBzSFUkH4OKdT1qol+lDUUz0pE30z+pE+UJz9UO9IQhXVf1A9Eb2m",
+	"D4zMqJq0vvz5gIWtTTtfk5V84yRIgLgQhJp8ZJKwBx5vl5a8m89jextnCYhrI0HZKXiwAlWZDFh5sy4q",
+	"xQpFsPqrMk2rPOCVq33NqOtztS94fI+5BrnLOSik+BMypRKkNzbOcmbMh/pwYF6ZWGaikoL9p4wKSq55",
+	"+kDrVQBnpri1ZoqnoYrcO2/tKx+DhpYZa2b0Vy7B+qN/tbNRKxAYjYTm9/81nVZORnuCBq3EBE/X01+b",
+	"YFg90KBlSjaYGhPpKtBkvijmBd4Dig5WDwCbFDRsV8QmqQF0DlWaIUq1wZ4XCj8sCt4S2S4xWEM9CkVH",
+	"AfnwH7CohJJ/szzbW/BETQg0TD78R6/TeaV/Gi0VQ5RMMqX5fSg+/Meb8zdvTGGDhI/HLMdKCZ6e5TJT",
+	"/KNbvadR54A4vPWjDspWzlA8beYkTckfFWMC51I4f6m+Me+ZaJWiybxhDy1P95Ui0qRGENXKDHuksUqX",
+	"eoMgu8YbjudaaFXvgScVhk9MNrRy1CY9e50j9lTPIGZSjucpqTVV+Q7PoAGywgZglf8lefJHdX/791k/",
+	"/+vR/V+mvX883hwuLrrxq8HkTy/l+w49P0jeHs/f9Pjl0fKqr74P551O71ALKn+cKfwQz/M/ahVvRYP6",
+	"oj40M5s6JvHh6r0mCyjr4YsZmmhyhiHH3i1AVBa4sz+hMy14/DSiEkBsPuKiYMETjFQvSqCYieOPVljz",
+	"f9ZLgb86JC34NQqI7iAhmWFK1CDjrIrMgBosJ0y2SbQ6CtDJDQMKheTiLmVkbmKZLYPKUCoznLvrWPeJ",
+	"ufBswG0o4pzBlU5Ta4vSa9ksDB+6WU+TM8eSC8KVPjGRXoTItpkzmaUPLPHk2Cie5/A7m86UB0mGxBsK",
+	"CxglskITXiOQ/dLk611V85xvn2qqybL2MHNxvz5RmD3OeM52wJ/eOot27TFJubgPbLpkRQOxWNVIlicQ",
+	"PZ3qa02yO6gwY5MiHMG0P2vBAn8B6lbP4TmuTUXbIb9s53ywFZxEL82/2zt6Ivt+u4ug0skTi7COjhz0",
+	"IKuT4vM5s2fO+J0Z7KmAaCtInTwhYEZxKNoLKonJuNP807VOaJozivFtqyrK1tTpzfopOfnGe3QtMfnz",
+	"L7e+cUGXNQVxDLjjLSoHteCyNWjKDhLVe29l1mI+HWH9l13BxHHLdoGfLV4Z1WSuO9v8EC8XntiLpVmE",
+	"CoC4FWViT4vJ5kGtTblHs3lOmLjjgrG8Dr2+sltm+pXpVIYarOxA3erW7+qqQrUy8e/w7p/lmcIMJCvD",
+	"yoDIBVcxVHkRAKtmkp6bM4j+B+2gRajEqxuvwxeS/DjPuUw4NmamK8uholrnNzGWxjQUCt82BA+MxxhP",
+	"sZhkKTMh5zZOLGVjEMmLSnqhYGKc5bHJkcZ8dEm0Cqvl9mEZWAOtsyozOcnOitIOxSkpedMhu4mKu+2s",
+	"ilq5Bo88psKxNFlxABRmo1uFNfVujRzSGPY7gACc6h/B6FT8dNgJGmbNb0G5RLvIinC5qfkVgXOMvh8u",
+	"yZSKpVNlbeQptZIhsg6tP0D4KoXqPxBLgh+gKg3F/DUKtQS5mLNWSY1kIpHOtmYaDoWVzZC0bN56m5yC",
+	"YVkqnoIIBkBz94zNpN9mKKjmWoBB8G+evpDk+rvT/W/fkG6713kJfZ2+Pbskg3a/Q6i8B59yv9MmXb31",
+	"3cGgCqLa34z3Phh0nmZMtbtXHxy4uvLZuNDnuammiNbCGQWDu3WehYKldAZ1n/RzdlkFU8TWaMBgJq3V",
+	"SrclmoGBFTMUTbRmogk+ckbUyEq8hdGy1SYfHI6A3bjYtCgDSN6EIE70ScIROQESgctSE5JILJXor0yS",
+	"Ac3Z+q04/OytqJyW2vppsLQU9S40BsPU9ZIWlh+7I0Z/cOZhx/FKq26rOtq3motMwP5KxHZMAm8TXROa",
+	"T4EP6IToK3/u5WqAGwHsElB8kSnZgvjtD39+exaKq5tr0u2fwah655rKKwtZbz39WHdfZHORvGaK8lR+",
+	"CfFygx31EmPsuCyuDT2xLQCc/DIiO0mfu4q720mrbjg/PLmg60RVPfFPr4ZQjQTObXGf7VrBWkCfXxUB",
+	"uw1wMmvXAuvK1IiYGwCXoHpIUcRmm7p6tpcvU9CFROBQ++0KxdXUZTEjWluWBZdAi461m3EN4Rlrwr4O",
+	"MLiXFfHrIPzulEfohwBtBjH4rFCulQjOciqol0PtQrRC0ayN3F0borVLimAoTIjWZ+TH/ZeN0TqxF2kF",
+	"8OKrDN26tpnNa2Mfu7sfgtUs3s+k7iq8Qx1Bk3X0/EVjz1ttcr2SDA4QzaayeTknPDM4TSYtHJxNGLTt",
+	"Ls9NaeInmDbkUD6Btg04XIEKJxIy5VIC0gL0u9Ohq27Wp5w7B9OhFQukFcBl++8dFnlTtmWt1vSI9hfc",
+	"hIvsu2I+hawrmUDlvAIWhD7KTQWTdi7Z/GQdpcoSml+McmBL4WLNE8jStj8YM3HO9qxlrTqQLaoybSr9",
+	"rNVjrgiW65XGN1FbDjraHzEVrSumuGPdp40lpKtFodZBaKKvGZkNS0i2LXbqEyWqN5Vp/IziU79x1akn",
+	"601VV9nUMQD604KQVlmRbsldpkjzxQs0ags9Knygnjg21K1apUcblQmarPcCQPZm5rRUtnzHEnj5GnDN",
+	"7ydLQoldITiSkApVz4S/eBGtzYUtnyts1VfYqtwK87zCvYLicnVymCHj2o1dX6BLUyfeOC8k0Y+Ucz83",
+	"n/tQfG7Rri9UnPPz63YV5bpsAS+vGLhf4bHA1vOqe7rC4p9c7MsTC+QWtT1rNtGr7Bi5CLacPfBsLiFQ",
+	"uYI8vrkm6GoHUtFcOamLijsWkBVU8IBwEafz7avb/+aFRdfxIGOEK8kNRXJsAaX/W4KP1kCBglX7iS1i",
+	"j7hFJ4QqMs2kIv0uSbT4S8HnEWkiiLbawC+Bblom/S9TF7XkBt65KuoThcv0YQI883manpAZlRClTyUE",
+	"rkijPvxalVXBlh/Pc66W13ryuFp/c/poTeaVj5BPExbzKU3JN9+enu1df3PaOzi0FARBcE7BgpBIgOEP",
+	"QnHPlj5Qox9xiRiOTue80e8+sFhlOboZDw8NmH/0U+gIJmwM/SzGICzoJ6xGh4aONcNbr67eh42PUSia",
+	"ItOHlRsvyiLlgrUsyk4BHAkDIxEOaQ8/7olM7Y2zfG+WZ8kcyCYKxR1/YCT6255byyE5jEfHHTbojI/7",
+	"nYN+j406g3gwGg8ORuMkpt1Or390dNhJBgcv44OXo8G4M+j3E9o5pAesNx4PAI/5xsSXvpClRLfmVLa2",
+	"DKANBUbQWrexwXYrYqa79fCXFxl5xWgOHqoiiIs9AjgXxvhIC5AJcfqwN77L06wevBIKA8AIYZ978MGP",
+	"EDIOTa2wQjqdXUW817kmxQmjCfj4DXSLt9bFEaIz/me2bHzUpM7FGDhfnAlFY7g42JTy1PIkRISQ/xtM",
+	"wAj8YqO/qgAxppyW/5qp/7daTl75iU+zPHvgCcsJe5xBnYOKMk6ax+ZvXAQQz0JQKChi7keEztVEL38M",
+	"liYqSdg4Lb7imQgbRNKlbLXJzSID32E5KXBYhisJRbOK5t9yfk8bmVA8YSFXTwzqSiYZUYsM7jaotj73",
+	"47emNJ5wwfZc6r++FixFhh7yle7QBOk1IG8wFFrNLlaYPHSRKBZYlEAVLu8ckfUN8hoGHAfFT0VeMVlw",
+	"ITG0wZrVHpgwS7SK5GhBcqUp+RIKgHYNiGSMnAHAfprdAXD7asmYiSYUv25MaZ3Xga66SXkIqaUXsZzj",
+	"foLOL1tmYMSU3J9gfXD7nS98OMBc/8t9J1naV0zjcj6bZbnaS7m4r3+TAWp71IJU2P/xP8hbsHymmLeq",
+	"v/uD4S8egL4hX4NmAXCHmpWdGB3EZDaY+Hnlok+IMVtxie80F1oRl4rCl4KM80yYgBJUEYypVe/vgks2",
+	"1Lulmwkbp4bJaWUBuCUqEGFDz+MP5FvAkkCIQ1uBDiOJdPPb16LTnWE5OvI51eiqS2hB0YpsZ8xdLt0D",
+	"tSkWekCQZdEKyChTk3VIcrpPV9LTsC5AXceqMGiwttbSGVUTgyDcbrcjgxOJ1grdoUVthsZU5kGk6dMT",
+	"GZvjQ7e9pNM0apmONKuDcZy6ShWVy6UA4AE43V6nM9RbD0EcelyDx8d9H6CeWGiZGcstGKOhQaC06Cd8",
+	"ckhCtL+GjcCD7Q1g8Xzz9UcDBl0AVxeyvYObhr1MuPwx40JhkIHZiCow9QuUqrUiuxL0BPtb462AdgDs",
+	"yNRf5gI3Fkz3jIpCx8cQLPs7gEweDsExob9/hZR/Kipw1so5HorAcSqIF7YeFYHjNh5Mj8o8jpwaD7a5",
+	"Qj5cvYdCJqZODJcuQt24T/BNy1HWnFXS1BI7VXzEU66WLQCHtnmPlfoVgRY6sH4AQLxodV13g368wivD",
+	"DbAztpsyUzsFhyWVVm64vn7QLTHlInPeG5Nn3AQWU9wIbXKdFeDRevhDZIqueIeJxqviSGs51KAKwC03",
+	"zvIRx6zfaetEt2CWwYLmrLTgKniVV6IMfQMEZCHpAxLpldH/WluPRUWYUMkihCY2i9Um59SURkY7DTBo",
+	"4G5DoIN73wKEDA2+92QjaJzDm3V4r03nSLNVwnWb0qgV8LBeeIpZ5bqVONPEW7DnacsW9QaUO4PJjyi1",
+	"bXJTqXUH4/ALUtSAeZPLatEfkHkq4l1xWVmoqxoohjLw1bCCbIWmr0y3tM6pKOf5A2S4VtBLEC9hxMBR",
+	"ZsrGENNrnAETTuiyRERiaQ8IBosu7eVrTN2I4+UITDPSIYkO/va3CM66phFje4nIhD4wUpBvM/rD/h8A",
+	"ExhuoXWXtmGKcEk0KabUGECBXJ/fWZ49Llv+xW7couSbm2/fo20K4DhQAtV3rD6xds+LEgzIs63uZKsx",
+	"8EpWENahN568wj5qrqKhl8+yoVoDrGUodqrI4GTNNjEmPJxIKBBKZIjMDQ4IELWVChAdGYaJrH6lCjim",
+	"Tlu2WtYURCh8JTXys3V8RQOi9Malexg94ZFuMMv5v+GZiKBW5oPk0SSA3cfzqCSuCG6HeXqSpYkJdk6f",
+	"MjAE5Cn7QSics9y3RaDhoOL5RYh1k8CZ2UJ0OSQI3gmkTnxR30NYFAAnNqO5yYLKNeOCqAH9Nsq1mO6r",
+	"28C0Bohf4eMlsEkvD1G/f8+WJnvS3Duu9p2LCxjljN7LlgOeqTUBeKKfMQakfK01IBR+Pm1gR6zvSbDj",
+	"cWUAqQ+HfnU+LolcTqdM0yQO54MNJXDinY0o8L4qRxMEDv4ut2hvbqpaVKaIEDeew9zdHINS0MOQ0DS1",
+	"PMFKO6GIBp0uqYvv8KI05kxKlpOUUS2ImCh1W2aiJAeB3RpRCZ2GPtU7bWE6VGZs21UzB9baA3DjArsV",
+	"7MJ0jckD7v5SLwFhbT0uDJPDukzsIUJuOEHEhDI8nj+CoUMCwd/hYgqFyEj5xFtqqxYUcFyfzmbp0lBD",
+	"x4mOoTg1In9kbYgR8RCNTMEnYD5AWigAjJgsT9IypvcmQS8UK6YGLR7DydCKFMah6XU3SEiqNmt7Pb4T",
+	"VrFErQQSHS2IhkNSWs3vDEWR4KmyNTmeIOL94omdlgVgi152JimSMwNEY4KpFtmYOM+n0zGHBbiOS8sU",
+	"BuPWS810KeuEqyIzE1h5fXImhlKUSN7ikFjzOGJiMalvVffagkqPYXgV/2YqIEwEhMmWl/gJzazo52bq",
+	"mBXa1A//MWpV00NJTXZoKP7z//zfEjwSiSzkUeTxH+GBJJnD0i/0LH1WLm1BqlDMMb8AdhDrCWK2gBaf",
+	"gIOXMAIMmIoB1gKZBy9fTGl0LcGJdYofjqFXGoM9a+yOxkuXE4sElfpfBgWSdMk8OZpzu79wglCpkywd",
+	"A/9BeHZIDfLBEwDVVXKtYmCqySLL72EpACfZmiLMNEyeOY6qatuzTEmvCUgT6GY6qavJhPLPpmNZ4Dfr",
+	"Yfrnz/5SedB/xHhzzRPm05c64pdGKwYrS3EOrZyyii1hzjWKmwb2IOcPWhwqVt/y+jpSdvY3XwSU2TyP",
+	"mZMZVkHEvsvZmOVkhWeDqFzkFZUXmmRzNO+CoTPPFpLlTkCdjvjdnCteCGsVGrCTsHSNhhdrd1b03log",
+	"4QAMiVc2zEjL0aDTqVZYirR0Mcnmd6bulhEQsUwqqIgWSFDfelVaQ5nQGCphh/xem5TE2WxJZMpnWosn",
+	"rpqJMS8kLE7B9WW1t1IpEVsRHIQY78oH9c7ohBNQMCZUJCkYBVJ+z0ChQyvOoNNp2yU5HG5taAIF3njl",
+	"RkswIelOne1K1hdVsyZdAwKn51lAomvuXWrEDazXCfDfnvm3b/49BBtuRXeBMRskSDrKHpwkccVUvsTK",
+	"f2YXsRSXrWUr6ZihACFMVtz/Ij+jgmqrWyOfWV+dy9/cn8lSP2tifctA8Mjbi1esQAPvBGSERSgMHh1P",
+	"2HSWKb2dPxMuJRhQjBXO3hWeoGJ/AsQqEDQLkaCC02BS3z1ZoJDy9e0KnSUBmcPF1CZv+QMryTZGJjLn",
+	"EQLgzM2n1SJb6PrE1VpEBiQyhMKBq82OAfuowejzlmmNc8QuW5nmImB5+ke3MpKUS5eTJj7pVeRG8FgP",
+	"Sk0v26BzvLZWXjG6T/TAlAgFuWvR5hq3jHunoI2hXmQvCtBkybsUeiC5oJRJH7iVibzs9SHm4UdWNIJb",
+	"FTjogsdsdb5lpxBZ6xPyiXuFrE21lzQ1iJB2CxAqAqVWLK1sBYmowG0wMPCM5ik37xj+iS9imWV7hDET",
+	"Ge0tJUUZRKrM/OIUzxbGUroTEgrQsGZUwpG4BmbhrgU82HiIKIkOOh2wNoNpLIBjABnCoE+HIs2k0uxc",
+	"GIZHLtx1UdAxmiLK7Q6gXa3Tghtu0BlgcPegcxxZY1S5LnWzNnkaZbOSDXhYW487cjFYrRMy5o8lYwkc",
+	"KCdDYtWcilHIXLw4GdQFbJzQ4YD8mb86AatlfsdykOJrUr/hrq1OoBmWKqaZFsAnge1aH56/09sgia1Y",
+	"PkpOsBfWCoxa54KCl85M6IBYR9vYIMhb1QXNWtLaSLvlJ4vUewtgbLp0pfZzqkxZolXnV5Gq0CanaB71",
+	"DarYZ1k4ceaCTDA00g96x0Y8BG7pjLi4hCvsDMWDFY42NNFedgkjlWnix+UBJ6gNDZvRXJ2QCKYUmczk",
+	"TqdDmlYB1J+0EqcQZTnW2iVgnXn24Rd6bRbkP//f/490O0S2N7Ag5eBmsYo7mNWa/S7IHTAiHGTLZ35a",
+	"r0K/q43FGho7aCVAsmgXJIo7vbRNgIosyNcvm4qU+Z6LeyDBtUy1fpndpPS1C62PaHx/i6EBbf3irVLp",
+	"7RTlzAVj9xahbkXdlgzkSKcHvnZxpXpHltk8N5qBVhqV/j4gMwqqGuoOWunScpx+XAv3hCfS6o9eholx",
+	"QGEyCk6qyEZplj2/LaImOYjdNBT/mrM5I/dsppzbiCqqVTffgBfnLOElP0jOwApnnGzzmR5fr2PDmhEL",
+	"NE0Dm0dXESDKcb0R1hkjyGya5gIpcoxqMMYLQ62Rw6YMnXXw0eYIbOIesPZGpGoWNwX46dyd44Q/orI7",
+	"pu9N7GXE1IIx4aarLyA0CkGfpDmepyn5kSvF8pZ7utshU2l9FYTEDIPfYI2TbD5KmUS/dafdI1ZgLOQq",
+	"GzjW7LR7Aem0BzDWTvuItNtt0jtoHxLZMlvR7xDpfODkWE3c2wb5n3SP7fIkCZnPQEXKtFg/V6Tf7hUc",
+	"XBD6wHJqrOSH7b4n0uLKGkphpAdn0dEAJJNqkRPURCYcXhn2cuTaaZZaRZaKg5ulc1miK91msZ8tspjw",
+	"lPkHyUpeQE80SdH9ho/5VxHP4zlXaOdneUESphXjGLTxTzxlVomEUwdBxZlmmYGbocS9t1Zh6eRDM3Y0",
+	"6x/pduxUwYqVzwUccQCZNxVX5rMZy8lIsyzjRjPjjDGSBY2JxEo9MvCEHTRaycAv/1KoMAk5eHzUh2zw",
+	"+GiEJeICP1zZCEstYExuAaocKhVIlAeIs2iewtOOESgLEITByjfNoAEqyISmY7NziKTp76jFsOsQ2DPM",
+	"4sF1TxlMlbkD7RiXJ7QdEAlbXFS0NjFmYy5oan3AZRYYoMqKwVMtwgzMN2yNpVcqi4SUYakMFcjsZgh4",
+	"mWmWjXU+cDXjTMQ85XAHoPvXneVeR3NCLaDn1IsGhTgH23XRIpXoK3dZMu06PQdL7digmuJhZ8c4AVFb",
+	"N1WhcXCkBp4xaZ1a1IRiyFqEBMQoCNEx6FCGaj2fSXEi9vaKNlqFtQYWb2iXfO2dgLm2mlrGOZOOr2M8",
+	"oZPd9BnAoCMjvtFSrqK+of6sb05zR1b78fVp0gRpwaTIuNs0FN512kLhU+K1TD3TrJb6QMPgypS5dTuq",
+	"eXwoBJ0ygxEP8Ax4txmYoBt9DXA5NLwKoHTs65auQWthKhRcFllUiFVebDoXddGIWFgtywu2GwprkljN",
+	"8CRN5Ege47QcyHDGVpucgkHc9FsMFg14JGE0SblAOcL6N8DKozvkiY93ZRy88/zOAfGbUCCeptAg9RHr",
+	"Vjs9CQWmjyYGvgf1PJ57tEhzhl0kZYEuZ1pV1uSgBdXILgu+DlIjgaoOpFkgAfc6INWekE5hcp261GnE",
+	"4Q0Ftf35J7vKQ0y1Zz6daf1knlpbMghOoQCVbuhkv4KHViiwJHbimNzUrfTpwqVQaoNq/uQ//8//La6H",
+	"HFGUhrURTUWAmQtkAu60OZbJRD66eKZgtaQ1BtdlktXGMtVGLKkJW5KFZgIYd4IMaT6VJ4VRXpKEJ3Ch",
+	"oTOzZUPwTZANmoAl2hCsDFqE15iwl6XhQsDqlYRC7ZDSb0JlICqAPar9iZqmEcErAL+ZpVRzEMhAGTHn",
+	"dTEiyJ+uLy/alTAx0qRFMl6A8UPQXq3poOWQsLW2pOW3WltEhgFXngXVqT3WPOrcctWCpKaEVZucooR4",
+	"zwRYGdDauwPCtR5rSVNDIGdD/da4nVkqkQEoREtQhGy9YNyhIjfPWKGL+J3yfreRyLuWyCEO8cmA8GA1",
+	"GNyF1kafFw9OyOaIcJcCAIrrWq3VRYKtU1wLgy3PwaTnBc6aul9kTWBd7Qp2zApuIqHAMiLnRNE8wkAY",
+	"tnWH37urxIZySgUQL9gBnGjNEFky1JLXKuq+pWRqHJYnJaw3ExvnysJEzs5llHNXeWWi1KwpW7qpD1fv",
+	"JRjRgbAhhAfQ27cq3Xhi9Div/qEr+Wb7rvilqHTf2KPX5PrKTHBTTU55D2wzpYgkvU1FcpbJtuUqLVJk",
+	"yukuer/imlwP0vQ8g/BOqxE0zI40hg24FExWpqAz3hg2+u1Ou98IGjOqJpCvVqV3yP/L6uqGncKZ0+K9",
+	"PoZGlWGox/khIoV9wAZw2UHOUhobl+o/0fgVgNGqRZo1yZIrKZIzmqtWQLI0Aa8UatJNA0fncAlNiSQj",
+	"BGqKDVA3QyGtZYqmwyhNglClyoAW+ah0sleFR5jSXHdoETVWuVA4Yxz4ZjBlFg1zQ0xULFvB/JxFgyqp",
+	"eaoJtrfABFyCLmVMHZqYm7VGvoqFLxT6rVZh9cHhWsFN3vMZxKQYWz8mDbhKXjwT75LGsHHH1CumvjFk",
+	"4YBiXmXJ0iaCMcQ3obNZavyK+z8aLAST+4X5vRTekPPplEJF8dMCX0//FjTgjocMXMiC7r48HhwfuqIU",
+	"W1cYG/Rqqosde9XFzFeDwwHW64ckTgi5fRKbzi2FTRL/WM4YNbCnNhAAJt7rdHZcqplB+CnW6lLAMfMX",
+	"ySTi/rPAmMHkWjpX2W1M5SSbq8awd9ApsFoaI3Xb6f7p6vAf3/auj14P3hy+Pfqm86fenwffHl4c+Un3",
+	"tgCckzjrOnJQNN0yWEuRL9rtdSy8SQOHvxa3AzdVPe69fHnU7R5Xk/aH//zBQ6xagx+9zSQ/BsU8ev2D",
+	"bebR7fa7nSqCjPfjcc9NEpEQtptkr/NLTXJv0fBBJ2BUH38IGtN5qvgs5SyHuesLYIlUAguBnLluC9ed",
+	"sgJepFzYa697NOj19RVjlLi69XQTjQEv8FaP5KO/ANl94xPPpslih7er5ThmK7XXHcDnx6Ax2PmwViDy",
+	"Ssf2lXG22UrN/vndDFK4Uojcc92hRQ+ipE0a+iqY28eiCjJ4UKqsF/052dgz6pkrdsMY/fZWh2jS7si/",
+	"5iw3lcywF83O220FVQPrulsZ+/Z7XiCOVsrC12z9KiIjJLCUK2qLPZdVaUw+mGZkw7cg2NogtVR8VEMi",
+	"SnVuAuvbw5ySwr8XCmrX/4HldiHA+W3cexZ+rttuA6/FkUSF90yLCUbpNfL9HYfwHaTh7s40XEWcK5FL",
+	"ga5nQTSeopFNOIPbb28FCLFmTz+sovB9Ysx8CQ2QbAsGaFb84ItyjesSUOj2POPTgU132BIPnRWAmq2h",
+	"ZEWGybPH5Tc3375fEfqq/nYv3QbUJb1jB50OCuc2hgVEIrcSDQz61P0W4aD9WO+d/3nSxU+6tXdCsVzQ",
+	"lJjVhSngY/v2OfOx2sx+0U+jvFKr4CGFmah2QW7Yo/qkBYHFgHYB3tFbivlMqpzRqXUYGdsAngjz3X7O",
+	"JHNMyMRWPDGXlbNWJssiGcxlVbv4jVsO6aH/mmfKFCnJbOC2iW6Du/bgb39bR25OgN7/IFyRWcSHMDhF",
+	"T713qbWca6RzH6UFBFkfn+WfP4DQUaeWoGILcKGoWhpQn0J35Er6IcT6NlP0TgIycmFwQhys9Saq7dVt",
+	"NHcWuAglauHSJRQnpKmHplg+5VAoG15BPBAAbEbVGmQgLCMUvT2/Id74dOsyqgKfmAzjVlGNURpnNoiC",
+	"zuIlrC+aSMYSJGDNL0PRjMw3t0wkEJLWapPXcyBy0LlFJd+G9HvWFe/yz7iSIfD9ZgReTJnCI2Rvwh5J",
+	"vxe1TryqwJiLA1ZlY9DyECVA4cbsQ2PuKqXP6c6uvzndA1ieB5vPYVYV9uEFDBBGFopxlurXIdLXQK56",
+	"++w9qrXyHLFHYnSD4HmCoUEan1dVrKYp56F3axVTgbVgHcvUMzNOOaSPGAKc0RiYZbZ4NE1VUGCGWnEC",
+	"EqEhLBz4TChsraE4m065UgWQMwy5jQH3Nnh+xnJSwsKFh4awoTbBEnxf+Lh1vRo//ycHn/pxcKHYEIra",
+	"Jqfm/KCXokjNyyAhCjze+gcEHSn8qgXGzzGJrs/PX7+7eHt79v7y+vx1hCjELMHA8RV05hrjittRdpOd",
+	"6eF8loHFp4/yHWPtJQUJYbgSLkFZc4v7vsABT9QpePBYvUlmfWF3e2W9jF+OxocsftmJj4+OesdHB2Pa",
+	"GfeOGB2Mxy8TFo+7nWR0yAajbvfguN8/7B2x3uhlPOgcvhwlo94uAsuZtyq/qNEmZ3GWJ1jSq1j6K/vt",
+	"1ovqEXlpAbs9fYmVWKf7vW8WuFxK8rdf7vV6+I11LFjAHzi+uFYQnbLgaUpGDHCM7C3kM+7fq7buM6yq",
+	"pOhlJpmG7X2iRYQJe3xSLyu1vjpu7MCioB0OKpdhwu/05dK0vZrytJaeCXU7xJPP0jJ8KvpNNXt/vaKh",
+	"S5Qwq19doFDgCkH7kV2Wopbms37+G+nng85gxxU/++b03QX45t9cfrh4XV7vi8yVJYY7u36tq02sHjdh",
+	"r+CwehEch40vdoAuMvVGC+frj09lpGjJwpFNqPGW8sRw3ONdV7JOAqtwtpIg58dGeYimaxa5tvXVpXbS",
+	"qI9z6TJ/CrkoqUiVau0W9eu3KGiUxcLyTG8mVWFz7cwqzdRfMmXtCjDW1o4WHIYQW/PFSOssE+OUxxs4",
+	"c0VGHpbv8fLozYrow62vmbJ61l4nyw9RTSnUjdU9DcXKpvqay7MF79mC92zB+/1Y8ByHYg7jzZx4YCmQ",
+	"xYBs0mTIlPmQZ8Oz5rDCgAdhP+vtdVcGms/T/m0Akc1bMyvsx8QERd1G44HXm+G/yFWbfI9B2cZF72ph",
+	"mvaMVZIJlS9tjXZzdXvv2IA0NckZs2F4zWjKxa2JkZ7SR/wzFPD3gouoBQtl4Dw9EE+qXKzUiUuT4KbE",
+	"hwnxy1kotKyMoIUQeGgCu60eYyspaSaOpqWgFFMryb9Zng39QrzYACCFkrBhQega9r1QS1bwTNjQ/XkL",
+	"IDIViuqWuLvDsyF9bhYoRh2a29qU3l23xVgzsxREZtGRuKozHKVcqrdAiZ9jMNKTufWL5nhHyAWauUAu",
+	"s6F6zTA2pLBnVKNGdrMLfYQKGUA8W41GExkOxh/E9n0ODrq9He5LWOdf1HK0YR9ObbKalziN587A7LhY",
+	"xfo9wagSsy0frrUYef7hqvEDFtLAqJ6YKnYHQX8oNNbFASVsmtlyrQmT9yqb2Y+27If56AodlSXQRtDg",
+	"U3oH+DGNYWOi1EwO95GdWojwdpxN97Vgw+P90svtGVRzMKypMTww5i7DnzAgyX6HrAy+CxrTbMSLQrMl",
+	"APIzNzAEKq8gk0Og0PZLA0AA69fG/FxdHDXPR1nDG/TB5jHfmOfXjPiHdUevHFLz1HGrIzp78Aq0Zsti",
+	"ZWsbunuK4r4OAvsMatly7XdlO5stqB5omwsN/kTDaN0lVpVzawOjq5fop1tN65ofklBzLNReq93WK/VN",
+	"9+qrq/cB+XD9uuU6s2W66qe7xjD7lVqMK+hL5ZG9xxjiURlC98QXrEbLVcSvtROodrY6A3MuUYYyF2Tt",
+	"uL+/urx4e3vz9+/O6+3bRn1CeyysAig2n7+0DvlsSpVBZbPsDU/dkMRUvFAkYZAE4+zFQ/IjCHoxBVF2",
+	"LqY0lxOaWmh7LlRG3mZEqnweK2NX9uWGtiNtPbnljBFXUOvTFXno4BexjlMPw1gvGkrwYyPZY/+mXpmE",
+	"9H5chjFYva2o3QpMNnJZ+l7LN06wIGRp9yKowhEKgNHz0mkgXS6VWQHoX5LIQ1ErkrdJtIJYxrdFDkM0",
+	"UjgwGHiH4IAtROlRT8GZGQDhZ/P/r2v+J6cm69JZlG3O4hZgts92wWe74LNd8PdjF9Qy0SbLnF8+zxgA",
+	"nVRdWADRQrPeBHhukZbXwCqTzajKiDsI+LY+wrKBSUfrYi3AMinwlS24MrK9Al2Z/OLQyu0SsrINJNA0",
+	"whxYTAGh2CangOTtYHSbkf44JFoBi1oGf85BKTsYZbdoEHZ2hVgncuiBCHlWvNpibK0TIPBQVOUgZSok",
+	"1Vn/MINTBGh55RIh5wNc5QLSR58GjMQzcMbDAvjU3nFNgLlaEUdagfcoqgFAA7Y2ThnsfNAZhCKCdwvf",
+	"bSvAJaXyntlCX/CFVSzsmbNjeH3+7SW8f/rX03fvtaQUmbgOe7HinjiyrZ0BJn/r8XsU7T1aiF7fvT/9",
+	"+/kVzraAGDflhHbJPw+MNXbMFhbIbqssXxAf2L/mNCUqC4U/YLvtfkJ7K1jBiCcic1WamoBv5lExkydk",
+	"I/UU9fgNUDQS0FbK9a9qli6s0ibZuTBKGwrRgnjNhEpp3FkeinIaN5ChKNK3o4lSM0Q9AbNNpJmb0x7q",
+	"E8eNqjhXtpK8AairW54gFLbiSVW9KBYAtbaWZklr1NBQgObWpEZ5Q33HcPVbgEIE4MpxbnBFES4LWF3L",
+	"cy14wuiCLu3VDUDDFgkS2AewR1m6ml386QEcvso8gRuuWS+54ErTpo9JO8szZRCmzHmDZHYAPUL+JlyZ",
+	"NocG4ILjf5znXCYc3zcavzxxZ143Ah4p1Ibx65bx2WTjcZtcM0aiq2K0b+1gaz0eQFla5f28JGQwM/pS",
+	"2uvi5AYAPgS3DMWimTjZNb4ONKf7hsv1pkl7iWrBXOziIelZDwlUXKbpajiJ+YHkjKZ7CANsRBRv2OtH",
+	"tnVadbfT6fUP6kfZ7fUHB0ED1q4xbIz68RHrjnsDepwM2Mv4aNyhh0lvdMCO4+548NKU2aXpLYy3GjFb",
+	"mYeXpQ8hotMpovcAYW30Q3lcxzMJLxaLtp2qtQzvm0cbW27iTD/pmNxTjcODK/bl3VZ+UPxmDNN/yqig",
+	"5JqnD1TvyoTBtwnN7zcGYdtNepl0x534mA5YfzQYHY6PaS8+YEdJd/Ry3KeHHbNJq8ykquWYXbIIrnfz",
+	"FEptTWkOlUG85IUstXwoIWVb41e/dbtt1mFj/dJxoa+HB66Wtwbs79aIw41hv4PnQv8Id0Dx02FHazre",
+	"XeO8jzVb3S9v9YDpzX057o6OkgHts+P4cNwZ9ZKX7IB246P+LmYChIv/Rf2hIlvjmHpf8APfFxUUhU7G",
+	"LE0R6sdEfNTWSmkyCQa5kueqHDv/lBcJtCd1f/uX6Uv1597sb8eLfwweLo7iq+7om8Mfr/vp6w59c3B3",
+	"3pv//SW/HOQ3x75mxWShR21khu+9wo+CfJflan43Z5IFVX/vp43+77N+/tej+79Me/94vDlcXHTjV4PJ",
+	"n17K9x16fpC8PZ6/6fHLo+VVX33vjX6mitHrYXwC9Wx2axndVquNbfKuKNvqSgJ64Pye1eHZ6fXFnF6r",
+	"SmF5WVZUzKIGQ2HUWbcmNY2vrgv0UGpv6PTYbDyGpQDdOPR96WGDrFuiT/Tu1RsIfrvUkMsVs6t30RB7",
+	"0ZT1I9CNPn3IFtgBBK4hqbvY2rW3ljMAOcBkBHMfDDoBucsU6WyeMCjg5emaGj6TLFf1Sr+n2xd2oicd",
+	"ItjT+qlDt0Oyq6lhi+nV7+rn4PJ9qcma2gPb9W1DOshZrB/AYTw5d2cLqpv9L7eNtS1vGOyHq5VD5wTI",
+	"UjqWb9XQt69eCriF9ZX2xQ5g0bc9X0/1u2v0gPXlo9b+awQFrFgHywPyiuYZJ6Fnm3xyfEWjqyMsWvbG",
+	"WG1+w4DX8qhPGeg6+jUl4HYa4MXl7fen79+f36zeF1UFG1Q3z8YJJG1Qf9HO+em06xottTf072g5yRZ5",
+	"lk3DRvkhTeLgqF01sUK6+4iheez3H2diDI61cSYlhawNq2SDTEZZln6WTxjb3iLG5Maboxm9250TqDxW",
+	"rGW7pnZaKrNQONDiSvgJWR99AnUaHD2HYmuCJjV2+1YARey3s8MjRPo2YSctRHbyLeIVXFNzhWCYzRaW",
+	"cVNxYhvTOIh+taE1oZBQyGPCoVLkc2TKf7HIlN1zWsuewvJO2fW4Qwt7/SZVGqi/7vG0ZnMBaizqZglL",
+	"549sB332C3CtJ9NePdnkCVdr+zkS6DkS6DkS6PcTCXQ50wI6rj/wIMEKX5+N/TFeNBf4U4aA3h6z69TU",
+	"nMjGfkkbLzAI7LNYVQ5KLBhgfLhHThwMtBZfwPEVwJPAWMks40IFAEQVmJxGAPmiqSJNih2HAqtujBD5",
+	"C/T3FKq7YlVsUYxqiqPI5irOTFEkuAEBbMk4rr2BAz4a5FBiORk0z2aSVdDAfbjtUKwWXgYXPnadsJFu",
+	"DUpQDAnmJCIUUxkCF8QlheDjgDfSKsKDTZ0XLTV5RdOw/gjA0WIlYDhu2TwPRbnpoFzfOVsI/AYZKv7t",
+	"ih35IcmhgGPZJpeFnboMfm7XDGsCZwtxQmhBHbak/oSFwt2KTgCG8oNFuiROV4I9lFqPvg1OGTEsZFjO",
+	"jLcJo1CEqh7r+0r/9tpQ+Oc42s1pWgGxLmPrcWHn/3Qq36djEK86yLq7An/76/KL+r4QC/lyrtZipQOO",
+	"FzwFMj5VpNfuHzwiV1hwQXzcaLemermfwcKfwcJ/b2DhyDyQwFUdNFqncwAEuBl0Db66hdu0Mex3u5ti",
+	"CfRl2xg2juKj/jiOu/To+OAgYeyo140P48PO6Oho3D8e9EdJ/+W4mxz1Y8oODnvs5Xh8MKKHyQFN4sEx",
+	"pZqlwW2Pp0WZggf6Pxwx/IpnQYG4FrjH/InZx/BOX3mqe3x86D0Fk2EJrB1YIEBmOdpqd6iWyRovX3bY",
+	"QT8+fnnYHR0fvuwl/REddQ7i43F8dDBmtEsPe/TwuMOOD5LBQe9l72Wv3+13Oi/H405vcHQM+/yvxhDb",
+	"9XZ2zAXHsX1y0mSZTW92MpcBS+vFmt8XyNxXC6tOPOy1ZzvUfw2ANONT+f7dzTeXH25uX53fXK+ApKEY",
+	"aqrPoITqy6BrN+Hq8sPF642GpvogCGPhNd2aHkN7Cb0MG7p7FLfDWi63LkqgOqBaNLjPnZPI1oztGAdu",
+	"LQYAvvLlrWbFoX8aMK4yGQSMc3pMnXrrA8lp6rQx2aV6CSULe3kzKzSEsCjPVrlnq9yzVe53Y5X7Hr10",
+	"M8wWK2wDRfXDVUOKKwu7Cwp/TQ3GXcx54IPDiIy5UDwlEXuc8ZwBmj1pUrJg7J6Mljbe1NRF9j0KL2S5",
+	"ZK0ewq1S6e1UQuL8mFAsVIRWK7DTLaDkcF01OpcW4jDGgBU3KxmGAVLEHX9gojUMBVQI0EJCYHzU+lGb",
+	"TxPP8wfATSuMjW4X7NKHwpgOJEZ7Q3VE7mK+KyY+MAGOQIwxMjcM84UMhcVZI1q3HXNcb6xRnC0kyxEh",
+	"Xiq0kWLBAkRvJKdimQlmTIs2MVIym+lC7xjk6830qEDMYpI0o5SKu6g1JBMsAqvnCYW0DUmEeqvG4wDk",
+	"ahNJjN0W5twy+r6D1peM2armazbrTq8eoOeIe0jiIyv3aasWLR6sDaDiXOMw32vC/dJWOijfiu27WlmZ",
+	"b7l7ttd5K2h5h3+t6OP/QsL+lkQIxyRwXoedwXEtbvuTCEa4O5awdgji3smLysX9Uzq0nuKzjvysIz/r",
+	"yM868rOO/JSOTOvrjTvpzdgbn1XaZ5X2WaX9vRSTAykfoTRR2ykJ18FKZKl+QOseT+mwnpNv5/pxJkAC",
+	"K/77ERKGUvQFCtcjl6EwNbsCh6G9GtOAil5AjD+UrJR2D8Uutd2NvqgmbAp3tI0oyQQLRYTsJhqSyPk8",
+	"I9IsQjaKovvZPeCR4Pgj0hwxruUB48IF2OWIPU7oXCpoY4Y6LB0rhhUIeh0X6DEkOdszHWJ5IkDc+O7y",
+	"+oZUt2Pf+WkjjN7xBmdLiem+jZwVhaJZijgZQ3G5HGFtAmKGNQZgnzgTMU853AUtPDZ2iC9CoQ9gMk8h",
+	"TsSC1CRZPJ8yoRv2aIM0w8Zr50y2+q+tgh82TNsQjiND0Yz2R0xFLYhcAUW+HMjRjDBsIMK8WiwHlyco",
+	"bC1JVHjKI1OIPyp7qSPU0neoqH/yREV9d7L0A6HQTWvl3etWr5KrtZ8utyi4H4pNFfdJpeA+2CWAeGH6",
+	"iLNhqueFIqUK9skABd5zaHi0tJYfW8dC/3+4pnh/KLB6/zqM8BufSXyOocAdk1VbwcxafozQJdhnlPMv",
+	"ZAnX4S9Vy99fm1+5mv9pybDiUWTgcRlY05htLvlfDUrpdXcJ4FkfhlODx7Aaz9I/7HQGR51NsRKlSJeU",
+	"SnWLQuKwsVvky1pjUjki5ie3FLconjSGejZFx+7rxkGnPyR1t8ZBpw9iHY8Z8eWFoIEwpxD5Y07SynIA",
+	"VRY/jpaeHjZ0dO4CVzbHW/xysT2fGF5RPjJbFdn33niur/9cX//z6uuvqadPKuX0Q2Hq6QtXW8RKjdsX",
+	"2TfBs89F9p+L7D/bRZ7tIs92kS9qF6kUr/DFhLqC+1Y13MUoss8eZ1muvphjP7AJyQuRZjSRWtc8u/5r",
+	"KJpXb87IoHvUCciHmzd7R/qOwd0nKResZbzhvuKpCle+P+TIoM1bzRWrnnuGFDTZuLsMDd6hwFKZAEYL",
+	"6mJR/H7M0RhgR80SU2c+S+dTIR2UbSjg9WFVLQ/IGiE9IFq0D4gVLgObHhMK1E1uoU5Y4IF0ORk+IEZh",
+	"CIiVggOCWksQClPuBX+GxOrAmTgCUojyztx0S1VAfP0k0GpxoRdEpAnXjJ6r3qp+v39MPtyc4XEvm6Sg",
+	"TC8uH1QKg4vvhETl9mI9QQgwmLbsEZ2LBPN6Vnf1hQxFs2Lsap0Q6nYFKUufeUmmPFlQEEPjuUKgG1vW",
+	"jIZCn8KUKbaXZtk9YJDyFM0a7FGRGNDP2B0XwrGz6I+adv5D/29P/+9/R3qLiKIjlHeAr2hpHcGldceL",
+	"nCvFhMXkTRkFFJroRVTkJodCzjSpyQljCjgPlDmgEkbiRqz51TjLp/OUkubZ9V8JFz8i5CjC4YbClZVD",
+	"iiTNyKcfPWK7+VFQ2YcW9hIKqmULmRFKBLujij8wgo1oolzqMaDqtj6qwtdszpFvfBbMKK2WVPoMm8gv",
+	"Y/7AWX61sRHHg6NPio1Api/LN8FzhMSz4vvfSfFF9JOq7vusuD4rrs+K67Pi+qy4fiGHvpZnUd6oyXrx",
+	"BZDA1HBG1y54hBmd7qTMOsF3e3320rqeSyk14H3GXHHjtaf+WENhveCy5ByvdYpj9TTrrYIY7aFTXENR",
+	"dfGC9morzI1zJielxvQdR0S2aJN3CZvOMs0sh1rTqGrOAHlgvKPGu4+dA2d2AwrgOevWoTIU6NtFtcgt",
+	"KEuGBMqzRiflpfC9Q66eDA0Fuuex4ZYVm7BUtR4EaQ46xyS6uTq9uD49u3l3eXF7df7mw/X566jVJuc0",
+	"nmj11Hr5QO66ZzNlo9e8AbyQFYWnTn9xD3gqzGfpLiVK82H5XfgDtT5fdOvtWoLZ+cl29mXtEgBuZ/GL",
+	"ajgeEZVX67syWRpNeoXm/dUrtYUVAsqqj7dcMLY1LuDOL+QB/hQn7yc4Wf9be3oNN/syft5POy2b1dlS",
+	"rEKJ9wICEAUj0ILK1nNWwHNWwHNWQO2K+5LBE+HyvjRSETHX7kN987Wh9H7z4RMc5jFs/PYx9bVzw+zz",
+	"DUvl556bU3L8GXtmpLmqeIQCoim4/QRqcl1zNWxqh+1ZhA3Nd52gWhrHCcY3UkGcRF+Ng6yI8V9oR88y",
+	"MU55rLbbUSsmD+sk74psTJqUlATxE68ERSGMPydUPNtfnu0vvyP7y+uqDtp0LK1V4g+Wja0xsWzRJywo",
+	"6hqrgjAQQAkj2ORWpF7FJlWkdkkyohIT5NHfTpMkZ1K2/Zq8UI4+E4w80JyDCGgjARaTLGXEvEOaXJEp",
+	"xa1dhkKvhaa/nI35Y8t4QsFlUoCfAxQ9k6aepARE+VilS4MSqlgeCvsMLfo3JXsh/1v3IdndFOo4GpB3",
+	"RLjnaojoATEkaGAXpqYrpNVXoA9ypvm2mYwhezNeyDTJ7GCgU0lomgmGxg/0/xVLBkcNBwvn2P6A5jFD",
+	"jev9hY1g1YgGo1qpHQbp/1IvTxNOJQvIJJOYl5DB2zT19yEwQgnWA5YplROtFH3UpGVoskpX3094PDHp",
+	"i+yRS7WSHNTWuilW/ysqU38Mqg1duvNcg3DrtWEQblcbOMuEyvloDnixNu+HpgqBKQRbAOKsAZxtSi5i",
+	"hlbHlte6BXWoaf9NTdKTyYrS6+lbSWW5/aGBwaiFCaHlrJRgk00WfGYQCeHFGSEMRmGbwwquBtaS1OQH",
+	"uWwiaQricnEv1+Z0DddkgYUCEP2rBmU/dtpwF+QnocDaPNkGnNmEKnpCqMggYaR+EUJRtpBalyEeNbON",
+	"PuP8+MPH/z8AAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

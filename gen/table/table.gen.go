@@ -3103,14 +3103,32 @@ type RateLimitedJSONResponse struct {
 }
 
 type ServerErrorJSONResponse Error
+type ServerErrorTexthtmlResponse struct {
+	Body io.Reader
+
+	ContentLength int64
+}
+type ServerErrorTextResponse string
 
 type SessionExpiredJSONResponse Error
 
 type TableUnavailableJSONResponse Error
+type TableUnavailableTexthtmlResponse struct {
+	Body io.Reader
+
+	ContentLength int64
+}
+type TableUnavailableTextResponse string
 
 type UnknownBetJSONResponse Error
 
 type WalletUnavailableJSONResponse Error
+type WalletUnavailableTexthtmlResponse struct {
+	Body io.Reader
+
+	ContentLength int64
+}
+type WalletUnavailableTextResponse string
 
 type ListBetsRequestObject struct {
 	Params ListBetsParams
@@ -3188,6 +3206,34 @@ func (response ListBets500JSONResponse) VisitListBetsResponse(w http.ResponseWri
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(500)
 	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListBets500TexthtmlResponse struct{ ServerErrorTexthtmlResponse }
+
+func (response ListBets500TexthtmlResponse) VisitListBetsResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/html")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(500)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type ListBets500TextResponse ServerErrorTextResponse
+
+func (response ListBets500TextResponse) VisitListBetsResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/plain")
+	w.WriteHeader(500)
+
+	_, err := w.Write([]byte(fmt.Sprint(response)))
 	return err
 }
 
@@ -3342,6 +3388,34 @@ func (response PlaceBet500JSONResponse) VisitPlaceBetResponse(w http.ResponseWri
 	return err
 }
 
+type PlaceBet500TexthtmlResponse struct{ ServerErrorTexthtmlResponse }
+
+func (response PlaceBet500TexthtmlResponse) VisitPlaceBetResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/html")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(500)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type PlaceBet500TextResponse ServerErrorTextResponse
+
+func (response PlaceBet500TextResponse) VisitPlaceBetResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/plain")
+	w.WriteHeader(500)
+
+	_, err := w.Write([]byte(fmt.Sprint(response)))
+	return err
+}
+
 type PlaceBet503JSONResponse struct{ WalletUnavailableJSONResponse }
 
 func (response PlaceBet503JSONResponse) VisitPlaceBetResponse(w http.ResponseWriter) error {
@@ -3353,6 +3427,36 @@ func (response PlaceBet503JSONResponse) VisitPlaceBetResponse(w http.ResponseWri
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
+	return err
+}
+
+type PlaceBet503TexthtmlResponse struct {
+	WalletUnavailableTexthtmlResponse
+}
+
+func (response PlaceBet503TexthtmlResponse) VisitPlaceBetResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/html")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(503)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type PlaceBet503TextResponse WalletUnavailableTextResponse
+
+func (response PlaceBet503TextResponse) VisitPlaceBetResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/plain")
+	w.WriteHeader(503)
+
+	_, err := w.Write([]byte(fmt.Sprint(response)))
 	return err
 }
 
@@ -3493,6 +3597,34 @@ func (response CancelBet500JSONResponse) VisitCancelBetResponse(w http.ResponseW
 	return err
 }
 
+type CancelBet500TexthtmlResponse struct{ ServerErrorTexthtmlResponse }
+
+func (response CancelBet500TexthtmlResponse) VisitCancelBetResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/html")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(500)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type CancelBet500TextResponse ServerErrorTextResponse
+
+func (response CancelBet500TextResponse) VisitCancelBetResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/plain")
+	w.WriteHeader(500)
+
+	_, err := w.Write([]byte(fmt.Sprint(response)))
+	return err
+}
+
 type CancelBet503JSONResponse struct{ TableUnavailableJSONResponse }
 
 func (response CancelBet503JSONResponse) VisitCancelBetResponse(w http.ResponseWriter) error {
@@ -3504,6 +3636,36 @@ func (response CancelBet503JSONResponse) VisitCancelBetResponse(w http.ResponseW
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelBet503TexthtmlResponse struct {
+	TableUnavailableTexthtmlResponse
+}
+
+func (response CancelBet503TexthtmlResponse) VisitCancelBetResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/html")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(503)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type CancelBet503TextResponse TableUnavailableTextResponse
+
+func (response CancelBet503TextResponse) VisitCancelBetResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/plain")
+	w.WriteHeader(503)
+
+	_, err := w.Write([]byte(fmt.Sprint(response)))
 	return err
 }
 
@@ -3651,6 +3813,34 @@ func (response CashOut500JSONResponse) VisitCashOutResponse(w http.ResponseWrite
 	return err
 }
 
+type CashOut500TexthtmlResponse struct{ ServerErrorTexthtmlResponse }
+
+func (response CashOut500TexthtmlResponse) VisitCashOutResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/html")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(500)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type CashOut500TextResponse ServerErrorTextResponse
+
+func (response CashOut500TextResponse) VisitCashOutResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/plain")
+	w.WriteHeader(500)
+
+	_, err := w.Write([]byte(fmt.Sprint(response)))
+	return err
+}
+
 type CashOut503JSONResponse struct{ TableUnavailableJSONResponse }
 
 func (response CashOut503JSONResponse) VisitCashOutResponse(w http.ResponseWriter) error {
@@ -3662,6 +3852,36 @@ func (response CashOut503JSONResponse) VisitCashOutResponse(w http.ResponseWrite
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CashOut503TexthtmlResponse struct {
+	TableUnavailableTexthtmlResponse
+}
+
+func (response CashOut503TexthtmlResponse) VisitCashOutResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/html")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(503)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type CashOut503TextResponse TableUnavailableTextResponse
+
+func (response CashOut503TextResponse) VisitCashOutResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/plain")
+	w.WriteHeader(503)
+
+	_, err := w.Write([]byte(fmt.Sprint(response)))
 	return err
 }
 
@@ -3787,6 +4007,34 @@ func (response GetFairness500JSONResponse) VisitGetFairnessResponse(w http.Respo
 	return err
 }
 
+type GetFairness500TexthtmlResponse struct{ ServerErrorTexthtmlResponse }
+
+func (response GetFairness500TexthtmlResponse) VisitGetFairnessResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/html")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(500)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type GetFairness500TextResponse ServerErrorTextResponse
+
+func (response GetFairness500TextResponse) VisitGetFairnessResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/plain")
+	w.WriteHeader(500)
+
+	_, err := w.Write([]byte(fmt.Sprint(response)))
+	return err
+}
+
 type GetFairness5XXAsteriskResponse struct {
 	Body          io.Reader
 	StatusCode    int
@@ -3895,6 +4143,34 @@ func (response GetCurrentRound500JSONResponse) VisitGetCurrentRoundResponse(w ht
 	return err
 }
 
+type GetCurrentRound500TexthtmlResponse struct{ ServerErrorTexthtmlResponse }
+
+func (response GetCurrentRound500TexthtmlResponse) VisitGetCurrentRoundResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/html")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(500)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type GetCurrentRound500TextResponse ServerErrorTextResponse
+
+func (response GetCurrentRound500TextResponse) VisitGetCurrentRoundResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/plain")
+	w.WriteHeader(500)
+
+	_, err := w.Write([]byte(fmt.Sprint(response)))
+	return err
+}
+
 type GetCurrentRound503JSONResponse struct{ TableUnavailableJSONResponse }
 
 func (response GetCurrentRound503JSONResponse) VisitGetCurrentRoundResponse(w http.ResponseWriter) error {
@@ -3906,6 +4182,36 @@ func (response GetCurrentRound503JSONResponse) VisitGetCurrentRoundResponse(w ht
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetCurrentRound503TexthtmlResponse struct {
+	TableUnavailableTexthtmlResponse
+}
+
+func (response GetCurrentRound503TexthtmlResponse) VisitGetCurrentRoundResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/html")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(503)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type GetCurrentRound503TextResponse TableUnavailableTextResponse
+
+func (response GetCurrentRound503TextResponse) VisitGetCurrentRoundResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/plain")
+	w.WriteHeader(503)
+
+	_, err := w.Write([]byte(fmt.Sprint(response)))
 	return err
 }
 
@@ -4029,6 +4335,34 @@ func (response ListRounds500JSONResponse) VisitListRoundsResponse(w http.Respons
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(500)
 	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListRounds500TexthtmlResponse struct{ ServerErrorTexthtmlResponse }
+
+func (response ListRounds500TexthtmlResponse) VisitListRoundsResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/html")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(500)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type ListRounds500TextResponse ServerErrorTextResponse
+
+func (response ListRounds500TextResponse) VisitListRoundsResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/plain")
+	w.WriteHeader(500)
+
+	_, err := w.Write([]byte(fmt.Sprint(response)))
 	return err
 }
 
@@ -4169,6 +4503,34 @@ func (response GetRound500JSONResponse) VisitGetRoundResponse(w http.ResponseWri
 	return err
 }
 
+type GetRound500TexthtmlResponse struct{ ServerErrorTexthtmlResponse }
+
+func (response GetRound500TexthtmlResponse) VisitGetRoundResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/html")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(500)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type GetRound500TextResponse ServerErrorTextResponse
+
+func (response GetRound500TextResponse) VisitGetRoundResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/plain")
+	w.WriteHeader(500)
+
+	_, err := w.Write([]byte(fmt.Sprint(response)))
+	return err
+}
+
 type GetRound5XXAsteriskResponse struct {
 	Body          io.Reader
 	StatusCode    int
@@ -4306,6 +4668,34 @@ func (response GetRoundReplay500JSONResponse) VisitGetRoundReplayResponse(w http
 	return err
 }
 
+type GetRoundReplay500TexthtmlResponse struct{ ServerErrorTexthtmlResponse }
+
+func (response GetRoundReplay500TexthtmlResponse) VisitGetRoundReplayResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/html")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(500)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type GetRoundReplay500TextResponse ServerErrorTextResponse
+
+func (response GetRoundReplay500TextResponse) VisitGetRoundReplayResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/plain")
+	w.WriteHeader(500)
+
+	_, err := w.Write([]byte(fmt.Sprint(response)))
+	return err
+}
+
 type GetRoundReplay5XXAsteriskResponse struct {
 	Body          io.Reader
 	StatusCode    int
@@ -4414,6 +4804,34 @@ func (response GetSession500JSONResponse) VisitGetSessionResponse(w http.Respons
 	return err
 }
 
+type GetSession500TexthtmlResponse struct{ ServerErrorTexthtmlResponse }
+
+func (response GetSession500TexthtmlResponse) VisitGetSessionResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/html")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(500)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type GetSession500TextResponse ServerErrorTextResponse
+
+func (response GetSession500TextResponse) VisitGetSessionResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/plain")
+	w.WriteHeader(500)
+
+	_, err := w.Write([]byte(fmt.Sprint(response)))
+	return err
+}
+
 type GetSession5XXAsteriskResponse struct {
 	Body          io.Reader
 	StatusCode    int
@@ -4519,6 +4937,34 @@ func (response AcknowledgeRealityCheck500JSONResponse) VisitAcknowledgeRealityCh
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(500)
 	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AcknowledgeRealityCheck500TexthtmlResponse struct{ ServerErrorTexthtmlResponse }
+
+func (response AcknowledgeRealityCheck500TexthtmlResponse) VisitAcknowledgeRealityCheckResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/html")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(500)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type AcknowledgeRealityCheck500TextResponse ServerErrorTextResponse
+
+func (response AcknowledgeRealityCheck500TextResponse) VisitAcknowledgeRealityCheckResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/plain")
+	w.WriteHeader(500)
+
+	_, err := w.Write([]byte(fmt.Sprint(response)))
 	return err
 }
 
@@ -4659,6 +5105,34 @@ func (response CreateSession500JSONResponse) VisitCreateSessionResponse(w http.R
 	return err
 }
 
+type CreateSession500TexthtmlResponse struct{ ServerErrorTexthtmlResponse }
+
+func (response CreateSession500TexthtmlResponse) VisitCreateSessionResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/html")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(500)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type CreateSession500TextResponse ServerErrorTextResponse
+
+func (response CreateSession500TextResponse) VisitCreateSessionResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/plain")
+	w.WriteHeader(500)
+
+	_, err := w.Write([]byte(fmt.Sprint(response)))
+	return err
+}
+
 type CreateSession503JSONResponse struct{ WalletUnavailableJSONResponse }
 
 func (response CreateSession503JSONResponse) VisitCreateSessionResponse(w http.ResponseWriter) error {
@@ -4670,6 +5144,36 @@ func (response CreateSession503JSONResponse) VisitCreateSessionResponse(w http.R
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateSession503TexthtmlResponse struct {
+	WalletUnavailableTexthtmlResponse
+}
+
+func (response CreateSession503TexthtmlResponse) VisitCreateSessionResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/html")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(503)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type CreateSession503TextResponse WalletUnavailableTextResponse
+
+func (response CreateSession503TextResponse) VisitCreateSessionResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/plain")
+	w.WriteHeader(503)
+
+	_, err := w.Write([]byte(fmt.Sprint(response)))
 	return err
 }
 
@@ -4906,6 +5410,34 @@ func (response GetTransactionsExport500JSONResponse) VisitGetTransactionsExportR
 	return err
 }
 
+type GetTransactionsExport500TexthtmlResponse struct{ ServerErrorTexthtmlResponse }
+
+func (response GetTransactionsExport500TexthtmlResponse) VisitGetTransactionsExportResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/html")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(500)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type GetTransactionsExport500TextResponse ServerErrorTextResponse
+
+func (response GetTransactionsExport500TextResponse) VisitGetTransactionsExportResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/plain")
+	w.WriteHeader(500)
+
+	_, err := w.Write([]byte(fmt.Sprint(response)))
+	return err
+}
+
 type GetTransactionsExport5XXAsteriskResponse struct {
 	Body          io.Reader
 	StatusCode    int
@@ -5049,6 +5581,34 @@ func (response ListChains500JSONResponse) VisitListChainsResponse(w http.Respons
 	return err
 }
 
+type ListChains500TexthtmlResponse struct{ ServerErrorTexthtmlResponse }
+
+func (response ListChains500TexthtmlResponse) VisitListChainsResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/html")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(500)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type ListChains500TextResponse ServerErrorTextResponse
+
+func (response ListChains500TextResponse) VisitListChainsResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/plain")
+	w.WriteHeader(500)
+
+	_, err := w.Write([]byte(fmt.Sprint(response)))
+	return err
+}
+
 type ListChains5XXAsteriskResponse struct {
 	Body          io.Reader
 	StatusCode    int
@@ -5155,6 +5715,34 @@ func (response GetChain500JSONResponse) VisitGetChainResponse(w http.ResponseWri
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(500)
 	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetChain500TexthtmlResponse struct{ ServerErrorTexthtmlResponse }
+
+func (response GetChain500TexthtmlResponse) VisitGetChainResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/html")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(500)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type GetChain500TextResponse ServerErrorTextResponse
+
+func (response GetChain500TextResponse) VisitGetChainResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/plain")
+	w.WriteHeader(500)
+
+	_, err := w.Write([]byte(fmt.Sprint(response)))
 	return err
 }
 
@@ -5279,6 +5867,34 @@ func (response ListChainRounds500JSONResponse) VisitListChainRoundsResponse(w ht
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(500)
 	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListChainRounds500TexthtmlResponse struct{ ServerErrorTexthtmlResponse }
+
+func (response ListChainRounds500TexthtmlResponse) VisitListChainRoundsResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/html")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(500)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type ListChainRounds500TextResponse ServerErrorTextResponse
+
+func (response ListChainRounds500TextResponse) VisitListChainRoundsResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/plain")
+	w.WriteHeader(500)
+
+	_, err := w.Write([]byte(fmt.Sprint(response)))
 	return err
 }
 
@@ -5461,6 +6077,34 @@ func (response GetSupportRound500JSONResponse) VisitGetSupportRoundResponse(w ht
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(500)
 	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetSupportRound500TexthtmlResponse struct{ ServerErrorTexthtmlResponse }
+
+func (response GetSupportRound500TexthtmlResponse) VisitGetSupportRoundResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/html")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	w.WriteHeader(500)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	_, err := io.Copy(w, response.Body)
+	return err
+}
+
+type GetSupportRound500TextResponse ServerErrorTextResponse
+
+func (response GetSupportRound500TextResponse) VisitGetSupportRoundResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/plain")
+	w.WriteHeader(500)
+
+	_, err := w.Write([]byte(fmt.Sprint(response)))
 	return err
 }
 
@@ -6109,461 +6753,465 @@ func (sh *strictHandler) GetSupportRound(w http.ResponseWriter, r *http.Request,
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L2LcttI0ib6KhWc3TDlhShedaGiY0OW5bamZdkjye3uGfYvFIGiiBZYYKNAUZxun3fZOI9wHuF/sROV",
-	"mVUogOBFtrpnZmcmdvu3JKBQl6y8Z36/1oJkMk2kkJmq9X+tiUc+mcYC/v2Kh1fil5lQmf5JzSYTni5q",
-	"/doJm/B4lKQTEbJhEi5qXu2BxzMB76dpkt4GSShq/dqrk9e3V2d/+Xh2fVPzahOhFL/Tv79OJiIbR/KO",
-	"RZJlY8FS/AyLFJNJxtLobpw12IdYcKX/GCc8hOfu+EQ0al5NZTybqVofP1f7/NmrvRLZRTSJylOdJDOZ",
-	"sWSWqSgUMEasn1Kr53x2c3tx/u68OOObcaTYUMAM3cEyPozNkKsndiVGMyXC4tRuxoLNeRyLjKX4dxhR",
-	"f6Q+SlJGJ+ExzoZxEtyLkE1jvhDpztq5X529+Xh99ro0e8ECriKZsDAKYYt5EIhpxjJa1+q5Z5G8O42T",
-	"yukP8c9sHskwmbMxVyzAR9fM8Ob88tvb04v35UmeKManicq4YqFQGWdpEvKQM6Gy//5/EyZkINKUh1w1",
-	"2MndjKehYJxN0//+/x6jiXl4xTJOuQxEfJlkJ3GczFes5IX+7jCCI1ZZFMdsKmQYybuVizk9uTw9u7i9",
-	"fH9ze3Jx8f7T0q4TzQRc6i0f6kPQE4mFPoP5ysmqcTLLNsyWzbliPE4FDxf6bMci1IS5Zq7Xb99/vHna",
-	"ZM2oa2Z7hlR6OuaRXJ5ooH/NkhFe8mQmQ0VXXglD4IrVD83f4kTeeUwlLBvzjIkHkS7MY3piMKux0Heh",
-	"cAngM7dRWOvXgpSr8W4Qc6WiYDfo1LwavDFNIuBwf/vJqwWJzNJoOMuiROpf/VpLpiLlWZLW+jUeTMTu",
-	"UOidTEUgogcR3vKs1m8dHPSOjg6brXan2/NqKpmlgd44+6qdT+0gOBiO9kVw0AyODg/bR4e9EW+O2oeC",
-	"d0ejg1AEo1YzHO6L7rDV6h11OvvtQ9EeHgTd5v7BMBy2a5/1JFPBs9K34X9ebRSlKrtV4pdav3XYbbf3",
-	"vZrmxrOY1/q1Mx6McTtfKH0jx5qeU/EguCY7PspEyqJMMdioBjuxz3TabLjIhPKYGidzybhi+12mKTAN",
-	"NBsei0cWRnea0Q0knHefXb892W339vUJ8+JH68kIPpOPqqmKfqmHysRjtqO/q0ljmoqHKJmpwhjH7vD6",
-	"KVj30tqADYt0Ekkewy89Np0N4wiIdyhGSSrKbzcGMmXf4JvJlPXabKinlYzY23cnp7vXb0/avf36vVjQ",
-	"Q/ASjP3CXRHdHnpI8VjzkI83b3YP8QlNukEWL/RW2intePpHLtlMquhOipBFMhN3Iu07s2x1nO02y9dz",
-	"awwkHBwDetZ3aTyTYSrCbKzYN2zCH+utZtNjozhJ0nqaTW+HU/aStf+r12Z7TP+NvWR1+HGXpTs7Ozse",
-	"C/h0qkkj06/fTmZxFk3jSKSNgTzTCzATZDyNsvFEZFFwzFq9DpsILhVrNXqdxwa7Tjw2j7Ixu7r5wL5h",
-	"9Ok91gKaZR/q7rwHs2azI75hjzvsG3hhjz2yepbACJFk7f/a7bV3GIhBYAKPLEFNwVnuXRqFbJQmE9Zq",
-	"NFuPbDZlWVJawzG9X9g0pdeqdYtMv9l8BI5D9ItPCnjEHB88hIubpsmQD6M4yhasxXZp7vr7mj/SLbx9",
-	"EKmKElnrt7yaVlkqWFPNq8VC3mXjWv/QqxUnXeu3zFWXs8lQ/6Lj1XBHa/2jA/0HTW2a1Rw0Ra8THB3s",
-	"t4ZH+wftsDPkw2YvOBoFh72R4C2+3+b7R01x1Au7vfZB+6DdaXWazYPRqNnuHh7VcKTbUfRY5DUd/f0u",
-	"/dUyuyLn9GpKCC0hb4UM1dLbTUdg8CCLHkTNq5mbeqtvU61fa+83Ry3Bu8NeJzwUohWMjsLWwb4Y9UKx",
-	"P+ru897B8OAg6LR7B632UXM06nVbYXP/sHXUCXqjw55mu0kUgr46ivndbTqLQZ4JlYkQ75R+wEgYECxS",
-	"EwXLkuSeJaMRq8uEqYynyG53GuxNkrJH9g1rP3qs1XxkXIaajh89lgyVSB9EyL5h42TOJlwu6HpO2Jg/",
-	"aJWkks6P2UyG+pv6iiOVMKE5tdaZYE7BWOsGLJKh0HqHkFm80KyYp8K5IytvGKs32XwsJHukj5YugmY7",
-	"MmTTWxBS7Bv24W8/2OmZVf0EN+4H9v+wV5FMJhGP6xnsI01Eb03M7+5EiN/SqzcjwlgBazaazRbbYx1W",
-	"f5XIkVYUZMSSB1p7h2XjVKhxEodqp6/Z4DiRWvNHTSFSbGQ+UL5umj8lKsMvwG3DJ2v9EY+V8Gp4wiDP",
-	"4Qxu4Qxq/U7r0KsRuXV73SA8aA0Pg254OAq6w16vPdrf7/QOjka8K45Gotc9HI1a4bDVGYXdoDkKR1y0",
-	"eXs47B4dNnnNq00TFWVwu/fpm3i90/BWS+NOC+4FyeZOC+nTkOWIR7HejFtSnYl8C3fv6Oig1ek2tRKA",
-	"uw98RP8TF8ezW2BetX5b3zFzePAUnUatX2s2unA74ODsz5899/1WszhA0x2gVXi5eXRQ8fLWb8PrP33W",
-	"GuObVIihyD5K/sCjWNtPRb3xMmHJVEg2SoWRvHDDeMZw8FUq7purszNtAX28PPn+5Pzi5NXF2bKKC6OS",
-	"IScTUDi1ZDNTWaHlnks1G42iIBIye4NUtoUph+aEvlIxDzSrYUMe61vuLsH8qt/pNb3igs4vrz++eXN+",
-	"en52eXP75uPl6+vCei6TjAmZzO7GZlz41gaT7opnAgzlsmHx3tzRqUh3lVBagqFlu3LHr05uztBYLlsT",
-	"SYK8UfP9RILSz7VemWYsiybC2vZzHmWMs0kyEXLljAXXDOBUq/GvZ6Lsi0jxz2gY6GPVY2qrFDdDkNX8",
-	"QrHTRGaRXENBV2cnF+c3P96evj07/e729cci/Vh3xEMk5myRzFJmtkmz1mCcJErYjxjVE56T4jFbdyaa",
-	"yk9B8aiw9gI0CBlPU22NkA6vVwZsbvVq3n+8fH17enVy/bbieGKeCc/RblHvCQvT1l/W9t+6aZ/LD2ly",
-	"lwpVcSes3gzKv/nCQmQb5nx+efvh6v23V2fX18s3GAe1RvpQ6LOGMw4b7DzTxo6axVnB7AFpFenrEq5y",
-	"01xrLpaewc9FCtOquniciiATIdMMfJauJqHrs6vvz65uz66u3l+t8HnNhczYPE3knVZqgYyiUDTYj/qf",
-	"5ibr9fFRflGydMH4HY/kyukDJZ7O0lTIYPEuUhOeBeNVfOqFYgE9ysJoNBKpQlUaPGR8JoPxC7VmkdfX",
-	"5+8vb08/Xl2dXZ7+ePvu/Prdyc3p28KKYT08CMADl38tEUgOMD/kVlpHdmZkFw1ywPj9cPn5LNGhtX47",
-	"XotJUuYXoZgk9uLWzX6PRRyy4cJ+TdurICyGItOmHn+8nUeaEu5lMpc7lRy8RVqvWYe2xj9qKghhGlk6",
-	"E17NjImuiDXWAZd3M9xIIfXP6Lbs/wrGwlDkEngSSfPzZ6+G3O5W8ol+FTZA6yMKDZLaVN3+5UB+3w5+",
-	"OLq/6E7+eji9amU/7s9fdcZ/7oVvmnfX3N3As8dplFYxJbOB+nILemgTuZz98OH8qsSKfnTZqDPY89HA",
-	"uSTjY+UatLrtukYifEMLFS2s1rnVzNLOL09Ob86/P1u9NvzIUAR8poC9srlIhfmWcLzd2SyV2pLNF6h/",
-	"0ue6DQfQ0rJKRO5OEikWdjqgXmfzxFGzwNHQazSblcTd7pVp+9XVhaVtUsEd4v61xsH3Xuv39HtI43wy",
-	"3T34Uws1yVV/Rv/XVjdjmq25GU20q+eRtAZ18bYsX5efk5cvX/LyhXl3cnWV9B66f78bdvZ7an7S+eFM",
-	"/RyN311Ovv+YxDNt1o4FDBDy9L54Gtt7/s03N9HaF3j4aejnu1RXQk0TqaIl7f2kSGHofUnzp/UXh7EW",
-	"g+BLSGKWSI+1e2wSyVkm9OWrJr9ObzP5hQKMs9tZGtf6tXGWTVV/b28+nzeMV7dB3uQ9erT2/Ax5K7KL",
-	"k+Fwsc084cHaSjp1dvbW7KyekmErxqzcbzY7rTZOJWdvt8Tebmnza/1O06tJPc3dFuw3Kde3oFy7g+3T",
-	"uooPhPrUjDle+Iv9wn5T3y6ta8HXzYD6c+gyQvK5DeIkuDdC0/wy99KY9+wGq4zf64vWhZ/m+u5qlvW5",
-	"dJe/Hx5+90v7YtK7fDy4ylo/zrt/DfZfj46+HXf+fN/8oIDIb7QpuNJAvbFxv0iB2+ZOk/OYaw46FNlc",
-	"OHfrhb57erGrlakbbaiuMVrpkupbPI+yAFRIGnOVzgimEnu3YKi8ZFr7tQok2mJrLa6bKLgX2UrZn8Gf",
-	"IRQao1OLS9ayV3j1Ss9Pvzu7qVQDbowayOJI3j+zIoDLOZcPPI7CJWeDmmk1FB7ZNPPzy+9PLs6LMz9T",
-	"mWBCxjzQBn/Mfp6Ju0Qrj0Kxh//+P3EUJg12MkwFs38MBZMz8aD/oUL4/RbT/6jWHIUbDBSPQJNr9DFa",
-	"zZIQgaXA/ocJ+zm5S9jP//1/2CiJ2ExxWgZn9CeZPHBNQoJNRZzoFaxbQpK843LxSmRqSVxEj9kYPTIy",
-	"N0dXz/39+9t3J5c/3r46uykahz9ylkVCCsV6jE9nAiLJQjKKJcuV0eGPqNO/Elk1bei5gQcqUuRLWDm7",
-	"j5ffXb7/dKknVx1dnZMtPIIw1Nr5VIRUzYzAWbpxEqdvT84vl6eBntYnTOQikvfV89C04rEkBdN6gxFg",
-	"ZnVxfvnd8qSA6iJl7Cs9pssD1s4P3BDVE1xPS2ZK4HRY5WjYZqM+gTK3VmCQvmeVM6nma+jo08nFxVpP",
-	"ptX2aFxKnMFhI3m3rTdhozD47NXGgodagPV/rV2JLF2caENJ/xQKFaTRFJ3htWsRJBBhSdCr54Rewf2F",
-	"rkD9EdJtwGGdil9mKGVI0gdjMeEQzUnSiZbztUhmnXYNVKhoMpugN3wxFfgncSdonlOe8onIaKqvRHYe",
-	"Ls/yJL/OVuN+Ye41q3OZZGOR5j5DchUbu78w/dowu222/ny1/9d37evD1903+98evm3+uf1d993+5WFN",
-	"a1pa6eDZuObVSHMbikyrl+sW/j9SMar1a3/ayzOz9vCvag9XBWki+hqfhx/06EurtLkXLxSLwuKkKzIk",
-	"KuZpUyq+dKY0P5irTcwqzvKtiaBFmZgoj7U07bSazWMWihGfxRlrNxvs/QzOK9UyTR9Ft9lkvpNZ5heW",
-	"127Scn6ZiXSRr8c4svPJ0zfwlWVi449EbKS9ryY9vT55f5PcC1l9Epq5vVAsSEUoZBbx2CM3m8qYEnf6",
-	"7hmK/Hh1Af/XZJW8INaYJrNMaz4PoniYP0476feH93+ZtP/6eLM/v2wFr7rjPx+oiyY/64XfHs3etKP3",
-	"h4urTvap+pz16GvPeMIfLyhQbbbC/Kw3jnZDZZrr4D0km6Qqh1DbfELCP/l0GkcB19u097NKZDn5cFh4",
-	"sYrSzNN7zjf097ejz7OcwRVPrEBbGEAeJuHCsNg/X7+/BJnH2SgScaj/aTmPfmgSaU3ozjNHip5evU/6",
-	"0cSh5kYNwmGJzN6QV7m4RS/3XpZ3ZZomj4u3N+8uymoU/IGhSpyTE6jK9V6z7TgsaxipHWeTGOO/+LNe",
-	"o/vzuIU/9Zpt9oqH7FueiTnHR4I981f6sfzyXj568Ugq9vs60hKq1Wg1mqgCRoqFSTADkcROWO/xEaN/",
-	"pBxmIvchx5HK2HAxkJgnAUv1WK/ZbTQaO/ljQTIRua2gN6WvVRb9a3J7z8c8G0iVccpQs7sYZazOGSSg",
-	"kjBNPcg7TB4XFFOPMoUUMuHa4hpILhfo6a9zyfRhsSm/Ex6lPGnSGSpaHB6bfpHHKiH5zfhA6pWJkKE8",
-	"1uvq7KBHheO3KJMqmUuPJD/zgaT9Bvukd4vLgUSRq5UOj0UjZuaFGV7KpNSoLBV8gkuRbFAju3FQawyk",
-	"ptD3WiJek2KwFYHekNe0ikZfKONUZfVu8/DLCbPbPGR07Zn+4G4yy/5w6pQLhgoDHdQyjeJRUm6UFnZ6",
-	"Nv38diqhSU4mUnhsOMuAEtkyIQ5klAGd1LutDgQZtdS4SRJ2wVNNXOXtSGbZToNdCcqcxvkdDyTmvnCl",
-	"ZhNRYG6asdGJl2LET+DaafHNtWzb/cpz8G03Gq0Z96YYdG1Ztd21um3VFOjpPUcL/lwROnzCdqnim2u3",
-	"y/3Kc2yXG6n0+5iRWA5zunKkwS4TCmByxeJEZcdOeB1oM9UbA1JtOXz0hF0R+VsbdqTwkc/WtSm2fdXG",
-	"hp5nQwthLtIdXgmeijwMFCni/p5r6xo7dyD9ckSJhtk+VsXqfCDXe9xHTph3h+58lc/zCWeWmXfWbvvS",
-	"R55j35ccqL7DXtOZBEGnNNvjsfGcWsFtHLkDudqTO2F1k3zG2UjMmUJTd8ejo0kxdUarECZnHP5C8hdy",
-	"FZLpFFUCFoppnCz6jKt7/Ru0w1PBA0g7RQN0xxtISl8hncCarPZjuLa8CsVcSyPX53zRYDdjYfUAfUUT",
-	"vKkgmCBhcagXGfA0jTDXv496xSwDpalKUahz5g9F5jPxIGS2o7dyICPJ/G/Pbtgen0Z7D609rUH4RFpF",
-	"B9sTiIpuyEaycj7wHATlePH8PpNlN+Cy3wBYXqUT6A+4QV4NfUAbX12e4HNs1rKriq6fY8JWOr9AnYom",
-	"wqOfNVsbyExMpknK04URQWBrOeGUIEqDWZSxYSr4PVpcyVRIrUxbJzJcOJ6JgTSf/DlxvcvHWhvOHK+c",
-	"GGotRCv7XC7mfOE5+XvgCYxjEQ7kkAf3rG55y5zrqzIq3lPDKWYyi2Invyrj90KxZDTyWGsgkYOwKVeZ",
-	"qfpyKqk0Tx7I/zC2f17GxkAHhFUC2U1jHuSLhFQ/zfvs/YIbfjLLEqruqnBMSsZnWbJrsv0yrdaXKzzq",
-	"buFC67Hojmz3So6s/W7Ba9qscF55tVdo1Z49EJtadl/lvlDyJnPlXh5wY6VimqR0heqonXC8Px6kxIsw",
-	"ytBpou+SvkfFubuR/v3qSD9N3Tz32dO25lSkWWQcRjTABr8kVLp+dj+w4QXz3Gczh19rQuod/Zv95k/L",
-	"jjDXp/Y3/KtXy/N/7dfzV5PhzyLIalh2Sba0sz6TL7N+tteaz+gxNDHdBquoTZ/rRnI7ZnIWx5g8qQ1U",
-	"U+Kyhr70CyjH0I+4TG/kAN/Oz22zM+iV5UXcpVxmTE2FzGi6IyAzCLZBjpNLwZADpZexYp7m9LyaW43z",
-	"a43H8fsRJDWtm/S7/J3PP3lVLnnabLc+aZoKBQ5gGS9wq7Hu8hbybiGssaAj3G4WROBLE/hkfGjAr3gU",
-	"5t8ufRZFHH4X/FXAfOvNHZyPZnWYgrFBZ5gmwfhdFMcR3Le8VGL9a5hVDIevrNNpA62Qd6p86/Jgi/m2",
-	"Z65R6YIUCM1+2F3sint6aip6ly+sw5C+7uSg5Jd4b6L/g1oF8lGwKLVqKcLGF9yvZ9tiu2XLPLGwYSsE",
-	"zQlm0oDHIZGipGnnN1gbzFoEszrmt4nQcwuVhwvQckDUOOzNAxL28vprz2TeeVAdtiSMkAEblot1MkWO",
-	"CtLWbPbGSKDLxjTvKTIYGMvc8zaIP+eWmUSnTrPVblaWHHXdyG1+j3OJBQtalpgi2+LgK+WeyLaXeWLl",
-	"5VkZoK0IW27aYSdOtd8thKlaFewdukWoCikLocjCP7bYngl/PMfHIURGX+NpyhdLu4LjrtiQD3Dq//fK",
-	"/ufkiLaQwaqlti4GDbf6TFImFOkEearzTuP3VUVYfZooFQ3jBeNMzYYqi7JZBlxN/DLjMVay7TyrxvIv",
-	"KV83CIs86lTyOlBrDr/PUhEkaagZeeYSBZKANv0XImNBIkdROhFhg/lGbvh9Y/cPJMW+rLXeYH7ORv3+",
-	"CgkzXBTu0fFA+jlX98ES95Gr+0xxqGCdY2gOKRIqiGfBuMF8LZ7IuocJUJm/Jt0oVRnMh0QXTMe0EaGK",
-	"FfLB0xKMM2E65kqAk34gS74MplWHBvNJCtKnV9UwHlu9EaJHA/lzEkl6wOyXFqPuCsBqx9pW48GBsV7k",
-	"Nvicq4EkH99xlccFZzmQA3kiMf9TiYzV/cdd8ZgJdG/vapnkQyQYzVJ0qsMFgxJjqHRLWavxOJAQaA1D",
-	"xvHvx9o2jSN9YZEqFOgeUZaHjvVo2pQvXzivtjQJfSPyljGGzLStl0tkr6ZPGn5n9EZ9pbBIAGuBaz8h",
-	"7as1JrnpgQFdJQI2THgaQl8JzLcnclBCKBZlffL2Z1RnLe+EGsg6aFHOqZsJYzEjkrTymBRz/R6QoWe9",
-	"W50muEeQtqDCy7apmI+T2JIFdCPxwWeCXhWWCvKVFPp+QPhTJQMZZYqp6O8QsFwoNtTDiFBfFYhbQkAP",
-	"l4dFruwm9x1hKFWfIIiCgeRsLOI4MTOVIM6EqXOFXaMNCfOldcErqTTjRiddnWcDOUH/k6AdbveabKIo",
-	"ASAWSq8+E5IlEGN0XFlQ6Y7TRi+T6g8kVP7TU/M0yrDdBHyi1fSazSbNbZTywkyyhPE4Bj8WDTaQWXIn",
-	"wOdUx1HRlXUniJbtu9yOTa/ugMsUvoMevtydCf7DWSqxhhJVUeB2QA0pnhZu5C8zMdNs9cRlSgK8VA90",
-	"yPAN/QQ5QmFb9NWXCarymkOPsSmKmEyzBc2q7oOu5OMvPUZk1tzB++io684F63cOvFqA2lK31faMHve3",
-	"sjZfoboffde66LzrXR58OPpL66pz3bs5qFVU8xUadfS6NpXqYvby5UutihpNvtXrNt1KJ9Tslz982f2w",
-	"/5fDq+Z1+6b7/f6nwx+aP7ZrFR4w+s6Ev3z5ErWiFbZArvSrZa3f3awyb3kl8nvsnFYu/spqYDExs1ml",
-	"9AVGda34FOQ5uH3g4JvVph35IY4xo8cQ284XzMiq9hWpegUuWdiKIis8Jo2NT6eCpwrsck/zlxTkBzhF",
-	"ibXoGW5rTShtRxRNis6SRfFFul6FCae2tuEc/S4g9a4g1NYaNbimpe1+L4UbU8Oj54q5CbhKyzAWAdl9",
-	"lUWU6+3bGR6k9Fe7Ysg+PYZ4EZ2/4d8JOmkgTUuzvS/1NP8D/I+BKFz0z4bhbPgoV/civNRPPqOz8sY6",
-	"INfNcJU5AvN29t1aJVUU6kRk/kj/3Rzb3WBo5Mt8d78LjeSDMvIXo6LyQqsCEAKk7KlnPG3sVoZnxF66",
-	"U4DuRks9yuaRXHP6zrbYKa63NE9N99PitN5p29vTsikQjoJrfJK2pUG909unZmidRm+/6ExEbWO166RS",
-	"Qtnan7JvDJreBdh8j7OpSCdcb7ExBIJkMokySCinAnJjayUj6o/mY9sxfyDzom+tKGLTgwkPbecS0Aad",
-	"pnnYXCOZQyY02oHJg0i1ApsJeQyqJhqetqGVlqFQs6lQd8Spg0UHZswsFsqzfdbqkAMbSeZTiyzfY9RK",
-	"zf7K9Fbzd/oD+ZLlXUbAdUJpwL4Sv/jU5820a2L+PfuGKfEL22W2gSL7X6zlHw8kK7caNE3+9M92hHun",
-	"62D+y90W/drDgHFhLPtYy3nXLzRB8xt6Ib7iceZTK8Fi08VklI9obJdCw0OnKaH+/CjBvqHGOeCuhbrh",
-	"OW3cXijmgzHsawMsBXcIY1wFaMnCq/NICX380J8resSL6Bcax/meMbqY3v5CWzgfG+xZ95yd/NxtjAjb",
-	"cGJN21LHPqdx2gtl/GSmmk2vAfbPg89jZzRywBTboPnHtlcjEzLTGoZprah1D03y+109SDDmKQ/0Ay/c",
-	"lo5oepQUatt9dMuKmFJL0io9FEjFnhcm/RGdjxMlcrrSRG4YJtxyzW/6jA/kg0ijUUSZmXMe32Ome6lP",
-	"Z5jMbbMJKXiK2q+ZHRuKOJlD7nEkVSY49uJKlmmQzE/n1ShTIh7Bl5X5zEACT5KGx3jGNCdGUxqZLL2t",
-	"lOdT+2Un7GEV5lLL16otR49RTh6RQm6YjDxjniRpKFIjBsNjslbzTB/zHlyKrdX+U2dulXN3OsFuK2kL",
-	"sdeKUDCVUhePsHgdweWdd5qt2jJTdQH8dsfwTnMlHdnhFThxa0MwoUoi2ga3laVuUNKGZGe6K2JLLshA",
-	"mkEXbQX1F6x+Ju/0Cnc8tz2rk4GkdxM6UWRjMWnUNoaSlpp+VhIXiTFj7GjBl28WM5XFKMbWm7SV22Pb",
-	"VlQGJiBZDfiG7YJpvgyLhp5YTwugaQN3I2HYRGNDB+UPhx4qxOT0FZmp9n2ivmRaqa6sMFxad8BpCl9A",
-	"i+VurZsMpEdX6c57uq4r2qQN5JNE3oFUMtmP+u/KM21vnz532uNnZCamQqbdaDaY5Sx5lTl90WPzcRSA",
-	"/jM3D0FdsOkRjr5fSqx0GBE46fEi40gsnKURbQtpGm4H+igbyCyBbgWU3BLFonjXAGPATMtEY0pfGUin",
-	"gBkzLinSBDluk+guhVxe1my22lSbJRMKNhg1F3ac+vZu8NRk01dTiMlBY99tj+ZaP11tyOmB6Hqhzlbn",
-	"7oYYJc3HWGipC/AzyxkQjPpUSTJ+LjUWrrq3hfe0JG4wvyDG/X7exxlSRijheCDtYxDwA94YpnyOydzm",
-	"MSyLM/oHnHCYCvwu6AJAkKDCmGUQlSHGQd9txGjtLizi4myczJQgx3owBgHOgmQWh9gmONDcWLIoa2iD",
-	"7I4HC70aS4FEaESBehfUQEK/MGdpHvF02CRHgMEqbCRZH/O/VAit3GPaHh+0zNZbBRGypdbTz0Oy+uYI",
-	"03JWlPiLR5ly7gwhA9qSUUkDLMTYSyFsc//6LmlpRlQcnvLboR+hbX2JysLxQPpYv+RDPSvKcpJ1x8wn",
-	"Tlb4o0zYJEnFvxRF0E5BUJXaiNPSgBJKLcW3pYO3+ukKcbYJc8CFF9BmcK6e+565sVblKOjEQA+2W/mW",
-	"LjP94vfwzgbR66oPTsdzz7KCKM0bojrWtfIw/4EzCH0kwO/AB58Be6nqmB4Lrs25OU9DNo7uxjjeQOKA",
-	"DfbBddku3wtKjXe9d06/CaPLWk3JyRcpnrVV/FxLxUrcJUVtWVfP7YqCmbXMXbwltuSa8JU+RbL21zrx",
-	"II7gMR/rkmnhWJm8G+AvcQ/wd/7GTh6OEn/Y3KjEwxyfIw8O/ZWbMuG8mlb4bvGOPPEKVEZjPrj5y9iL",
-	"DBVk8oEdsylXCsI0ivn4Xb/xhJQ8+LTtL7RUsOH6ZQoXnZ2wUSSRR+RNkH3K6dGsQnNJfUvJDUsXjB4A",
-	"hg1v2Obw5M2yveR965CpK80FBhLYwHHuWHGYAFS7CKwLEhhlc+eyU+nVclvobx9T8Gr5wM8pk5FhAc5M",
-	"cWePqZ6WdPh80cBtjUjYLAjcxv6/Ptmq+oLcO7Sdn/ih7TL24DMmZ68AQLD+PS1nrmZYVOjAEvxedmKB",
-	"RPN0sdKJFo/btdfwRcoxe4q1tswCnAA3yhBLDI7wIZnj3oz1TOPZWCuyoDJ/XcVgR2lSEW8vMEss8MCG",
-	"SqNZHBc5pR7Af7Jz4WlcVdPa8t6UuM4zxTSr1B6TrOEkLDrmGfKw/1tZSJo9O3/O+L3YhepWS1/k8TM6",
-	"o40qVl1106DfSRqNpElkbfzzMLFPS/Mscas/iCc9hRV9byyODcYDuiwwYdHYvuxeLCB6F6HVppbxtAaS",
-	"jwUnxmzLgTG7MwmEwo1SOUn0naP1aLyhyAYSXMAjSPj0yPUJRcpZqWCBEJOc+zpPJOWaujpVZBJkj6km",
-	"HGp+c+tGLNCQ0RYMGMTvZbywiFGrsaL8/Ar5O4zrEwacngb7KEORDiRhGqGnKaIiY2yyiL2jYFv0Xiln",
-	"L3L7GCGgWCIxXlYREoUzgYgb6p1RWjDpMCw4SoUaszDlc3CvOiFU8JxBI6rkQRhYKUKgIqgprcOCeI4k",
-	"G8XR3dg0mRzIjLC1DLUjEMcohnroXLwUllkBAuINpF7Eg7AgUJpLpelsip6PaRTcF2C7RvGCECJhvlWG",
-	"57mZrCbHYpULrhgCmjl4Sh5gnvJI2/PohaaKmHqYBGrPYDY1JiEW5q+CB+sz36Ah+YaEYKuKu+1hZbzK",
-	"BtIHiCTfBcFDcC8bwyZ4r2Nm4b2gg0zyIAayHNumdGSfUJj8TShfA2lhvnycqJ8DffkErwV5FFk6Eznk",
-	"V/4B6GoLEeLnwv0ayPXAXx6UUMCd1AeVB5pgv4FoKe4NLQtMLA+5zCi6m6XUCc5HyvKPcaVkVCm+MCHg",
-	"idCkP0/SsDLq74DNVQVywJdig9sxv3uh8i3w8pFrVRFFA2y2NPCGY8jR15xxh0miuZzVMSpEwRnsjqOM",
-	"u8asx4YLG7vdPqhtdbyKiLaBNVsZrktG9nw2MuBjimRrYsIMcYCX/YIoIkGsrT7OrAIREFID4H6HIt16",
-	"e/TO3EDDykKqL8ww/2FtISEdpt1NM/+cfjyHSKu1A5sysaSI/0Fa75eosKV9cC01UJNg6pXrBa/0O9NG",
-	"edkxZwBdgfbRhW1qSpw+IfqQw0i/OYkkogb/Wptw0Htg60QcJyv3TP/RTMGr4TvVj36I5J3zZLLmySR/",
-	"Ms/3X1xivQDsw2evlkixjVvcneBnb/3D7hQ3PutO8id9HG7eyxIBxnwo4uVD+gRB5KHgAcGuUckARhKZ",
-	"j3/xdyoZaw7zXBl7t/ORd3mU0I5sfrNi7AJY9JMaI6wKgn4aJ9DxN49IguDMZ+Z/eH99w/YeWlpFSaVQ",
-	"aq8YIMU+PgOplQ0ex5zy/ShZNOUyTCb6NdrPcqulZC5Re6wnMl4MJBUD5zNwgpE7/1IRJQe0G5dOYQeI",
-	"J9mW7F8VR7rBzEtniwxs9Bpg7SXmRrRhJlUks0oeB1EMi9JjGygXL9fKdKELCLCyKc/G0JHEY2Y2uWJv",
-	"j1/r9BM0cDVdUhLxMYvuZJIaCFdOGBVfkmJkAHeqK3VmMhizj1cXLxTz9bN+g31UVOwNBhcyG2XBGwIe",
-	"xy8Ug9b22CiLKzSLLNwlfdIw/DjfjuPicrwCUt5A2jfnkVTYGBZxcRMyNrlk08xjAvs9KjbicaygwJWy",
-	"HovX1LRAR6J2m3DvP4mxlQ+U1e2B6omJnWc7LrUq/ax4UgrKhM1nWN3P7m8bjYa2PCJ5Fws2U8Jz0GR2",
-	"WJJ61hR2DsQrd5kzh5gl90Iu7Vuv1S4uYX9T7ZNeUOUVc8p5iqs9v37Puu3WAQuSsNSoHSv4pjzLRKof",
-	"/a+/nez+9adfO5//R5UwcSXEclkC/J7QFiD4g63jZfTIhH7Rs/qKqdwAMKViWYJBT+p9SX2C7VhbZUdA",
-	"OTOP7bU7+XBeaq9SwLp4dXZzc3757e3pxfsyIM0rcoxYWNs8loY5OA32iRPErs0nS1cBdXi/V30PuI3g",
-	"9iwj9jr+UFtdT63SsrwsCDyc7q5s0Y3xVD/42dmupbund6MIgmsSmZf4Xd3lTTsNdmmrpJ0LlonHbIuE",
-	"2DxGZcQtHsDGYkMbaHF2Il9f1VXMN6LaauPD2CgyMCZcTOWxMFJZJIMsbwpvW1SmIiA1yda3Y26Y8xcY",
-	"xRjJVhzC/UCHHzpUgd+CPyVkEjG8BtJfphG/z0zdKFU64Gntjnigyd9cqDxPTaTRg1ADWZr+C+VePmrA",
-	"B4rZbzBn9ht7e3Pzgf0G1Up66N/0n3Z3d1nhv/qXDgoC+w1AN37DVuE5CEIF/sH24AdYx8vZJzG8TkAU",
-	"zKZ3KdeT1J8vNVOGKbTYb09uqVwczTRVLgz3lNbKVX2Vd/AbDqpWYXgSf+uQuih2YCbiDle1/uKIq2DY",
-	"CsMQcpkdRhZwz44r9B1nMw2BJylViRFPoadpOhF0N7UMxzFT8LlbfK7PAB/Q3ymeDIFaFta53EG2Ai6T",
-	"1Wmenj3yBBKdknv9oNYFjtlQyz8R0r2iT7+/Ov/2/PL28v3N7cnFxftP9PWOIQsw9l8o9j6N7vK84bwt",
-	"6ZTfAXPBP8OQTudgGKvrbPU63KHCywBHtfQ6OeZkaQCcSuF9wP1aej9POio+fXF++d3yXBGvfhQFogDy",
-	"5WByFY9vCQkahjyirXwC5jR+CbdaSL04+lJRTbDDYxU+pm9jTwBUn5NZpqJQLPfDoWvhwsg5g+VodHRU",
-	"RbmJhwAjFNDVnRFMuGGaRoFwOvw64Ya8nU5EjW1hxNOT67fvP94sEWRx3Dyd3Qa5AJ4Moi+we8D69ejg",
-	"l4wMUsqDMJ+5PD27WPkVdw/NQJRnnHEXe4XHcTLXROFshwPcXiCAlUDwx8BpTWEkBpKUCFJhhi0j8pcO",
-	"HneDMwIbxfqzUmPmJfx/S1CIFqGHbLf1kFiAbEiHIFsbDcJ39cpdBSmgA7YmwkW5pcvwkWVhb7+2ruES",
-	"zD3GS2hLx2HAN1dnZ6+K/bbtiOiakU6fM6RinqEt6pkVFm5fRAsrAqPbLXIY87pp68MAKUYdkEdQVpYK",
-	"rsxgLjwHjAbEUQbpqCep6WFj7PedMnKHYT05fgX7jfVAQ9mIYoHvLjcthxE6xfUV+5W7fcpZdZtyTXWm",
-	"PznlbRO7KXfyLnyO3G1Px5Rd3b57uxbblMigWVAfW5M5zb2/FDVIr7joCVQ5hk6fbeMVRP26rk0qMPuj",
-	"lH2bgAoN8XI9hJxNdh94Cr8zgU/Hh8iMCzGR4pjxgST/oZ40FKODOlz2ILLhAs4QlGS0RiitQa98IH0i",
-	"SX+lq9GdljZpHGiyJVCUArJrGXS3jFq7hCju1VAvuUyyE6z3rhWQFkrwmCVY0SK4px3cuDbeRWrCs2Bc",
-	"84wNfgr2dq0I5erVYPBT5Oc120ujMCfskFv4FeYwyQ9pcpcKpWrUjxMR+s6lmmnNQ5/XGwpxvcHmgS52",
-	"AbyTb4YLJlRE5KlCZrALtgAwXu0KRQgExV6Dr3UJa+GnFe5kx1bSQxdNFz1QAXB3CQZ5CV14Gel9WVfV",
-	"R1hAmy2jmZZhYEsArCs1N72zZZdMGXW3oPzoM15WXeC3ZU3DvuooCvg9lAz6+Jckpj7/ZalHr+Vb5MoX",
-	"WF8uHjQNVCGqls1CPUpZ4dCrX0Lo/sn4HlZ2M7Z2eAlhQMsnbf0Bryd24mllhofYrE7/kHIAYp5E2Q7G",
-	"PrT6pTkaprWv86YtE5+DkJzMcqv5KyC2ie+tcKv9A91YWzinym2wtnRNUR+srR1TxLCqu16VlTRoHJv3",
-	"6zBm71c3vdqcTErTJJjWQvZuuL5rUv5mBfHna3uhqC1uFC6hwmj9Alj9owiZ/6eW32j4f7r0rcN0IPHV",
-	"Mdei/ZcZl5lW8S/ZHcS4jMOj1A2wFvDJdPfgT62i+7/d3FwO85ZyHsrLMSVhGNCJZDF2V/TzHwaHnVEQ",
-	"tPjhUa8XCnHYbgX7wX5zeHg46hx1O8OwczBqhYedgIveflscjEa9Id8PezwMukecl4IEzd0jvjv66df9",
-	"bnWgoBCtr45qg+Jj2zEQ0ULvMgRHUYWrpBIyG03mo2lwBjr4x6uLEvOh92r92lTdvju5ukp6D92/3w07",
-	"+z01P+n8cKZ+jsbvLifff0ziWb4CzJFY4h12tKqV+PRXX+uzGPomTBb6Q7mNQat9uCnks8wQcGbbMgQz",
-	"4aorcrE2frnEu7TWfC4hbRG0duiYibrjC5V76nOUa0Q/RfWYmpfoQ9K6rtbVmF5Rnh6azGWDbR+fH8jV",
-	"AXr2pPj8QBYD9PldmWZbt9XVTwp4W4HwBVVPrd9Z42wCDGX9eN7KC3bC+Dfhj2CvTaIM6qqpuxWkdXPF",
-	"/i7S5BgOBjO98QVrOUygGBI9+IjkWZUvSE6EreFpqM/Z9s+jt2LL5z9X0KvTya+CCVovShgp/W8wxzzr",
-	"y57Ay0aEIe7wCNzwcNrM/zl5+fIl93eOB5KzOyG1GNCmdBxxVZFbABst0eijaEouOYwWEFo4U2RSZQLD",
-	"bxaZQqe9UQ4UO3asbKnyQlW5fUpd9AtZ2TwVTic7bGtZaBS3IRa7AsJp3WRPVs6N1Vu9DrWtazV6ncdj",
-	"1mo2NQm3Gs1mCVuq1eusn1hlmPjDmKsKYvLJIev3sf+v3hbbfRq7KZlHbAux40JPWk0tBk9tIG2V8XLA",
-	"ANsKk9vGutds7A4+b5HNIjmQhEhnujGb7snA+zyUjoIcyZoLosdSXwE7ZR+UVWi2p0ndRXpbWhWkWS/y",
-	"LgDOWaWRInDqgXTzXY9tb+7CvjVsRWehCbvmasDLDCycm/XO0Sc7hoFMjdRxKZL+Qln/OVof6l8q04vm",
-	"DrmwC/wH7RPIETeBcTmdIUJo5ygUIIEzCF1M02QoiByRclIiMcX8aaIJIG++ofmgn/klpckFdWm1jvK7",
-	"MyUOVBQd2So5J8M8u0Nf7kl1ZgglhYhgnFBPfWNA6el+SaJ0SWeCaW+rMlXbE4B8Ah6dFSlrXwmBsu4l",
-	"F5dvA87HyZJz3Q3G+fSq8m1VWJI+AeNjvb2yAQGktNtrbDc3E7caHQbdxlnCOPP14fpLWn/6INJbzSxd",
-	"Um63et4a4k6qiLsw1PMU6S1VupLjm24pxpzw0pi6QyMjIBFnxX3zM99GBQH50b7z9Rco+eoLdCU0Pf0e",
-	"yIFPuDpPbGDsNsZeroIpXMNlgL7kQUyq+/ZiGhppAAGPY0fcszo2bTQM0MUVA6iDxc7WRRy45e9oIlWF",
-	"Lk/oElfooZA3Vt5K9/9SSD5c/aodJhdm9d++pFo5y+Ivyo9f0UHpO0evqNRBdvrMAgV5DvCPl+PeeAWg",
-	"H4+AeDwXbscjbJuC9bzJHoZPge6ySGYsTHLV5auQZHKkmE2YMoQkswVgU04EVR3TK7EQ3du3mhfZi/GF",
-	"DMmSN88yfWlVuVJoG/CJQu/UJxBdKGKt2X3Jq/dRVbuYrah1KID45pEEIiWIxz+a9IYQPpxDmNDMAbRl",
-	"aPopTO7vyiz02yzlUmEYeTVz4YSBXvEn2vxyv4zNvPjKvLqo4sZfxUgsQeiTcbiKeBzzmSqxlT/4wOzc",
-	"9C21fMPOzGEc0C9t8+nMI3lrdJQv2CuiX5Lg+p9/F2lyq3/9B+8MEjFNpObVzDyWWWNpV+gaV/FBy45K",
-	"PcMKdLuaLVqnSIknPll4VztXtuUzGdEv+R+83H/wDxJ4ayz1VeIMt0CfyJr9dnhCxabjUTo9yZYETEW3",
-	"YcsGnfeW7lDe5nfJOKhqywtm7xfhKttXhxUlKbZssY/t5Ex7OV9bpn4id7V+TH+TfCKcRnPrjRHbm68w",
-	"9dJ0vKUdrtq9NWe3ovWa6QXlIvpDtr3pJg253MsB1JL/7Yk7/SWN/r+0i5pTobdEWU+qzdZX5KliFFlU",
-	"hQT9g/sbUSvkzQ2QVxeSr2uh9lyM03Qo+yfinGZKK1mnYwDk/Taxfj5X+JF2vKVrU31hbWXEt1QYcZ3x",
-	"bIWHqaqOAmtlk1i5RQ5qHmUBID5J26w5SikXmUMLldyB5Bf7SUnwHSuWyAa0jLjHI5onkropSpH54Pwm",
-	"iCkqcS6A/ICbiLJPilnGMPJxxR+gLkbRYBRapAedmhJ8KndSmRoTnHBFBJHeFb9Lg+68BkaxqJD6PoFA",
-	"i0xMXigybXCU5au5pdnfUvFJ9akvV9RUQx1gVK3Wb3W7zU18RVZl2eAZ7zqnbiK/x0yKO6630elUROFE",
-	"hCmpdOdVSWw48ls48t/jSDAEU6a4cCYgR3rO4d8eZcBDmnKguUYswjtBANfFOYYzUZ2pVvEJDh0ZTRa9",
-	"SZw/zuN1Jvfbgp/IFS1nClNYSx2FibxQ2A3qgcdfTyO/g4/5Zqm8ttqXTBfrFh6paMI2Np3uC/zGNA6S",
-	"woFN4VBzgei01ZttPvb8Lf6WGIWWbiZYWJw7NeGh2gLTA/1ehM+ECuh6bCFywnB4dOlGtg6cgssVCMcY",
-	"Db3XYreOUBBAy54DYZuk1MMPEjAh5jMUGX4J4pDjSN4RwMMc9aGvW9qnsUXbM9EkG+ed8iisaA2xfNhF",
-	"Si8TX6XUNgr2s+rJz97Ek6A8kNm4zTl/x2bDVpdY/uqzNJp3cbzH67/37ECPrWaTBAed9HE5/YATYgDS",
-	"Ej2M6uXxUvs8ROZ0Jmx9E2sbAhkr44uCCQWO/rRownO3P6XWp47y6ezs2r6exoFRvm/li+wQwMpbTIUa",
-	"KzPSpZibuPVUSBTsmkMeu+2ughiSPUEB1zoSsNA4UlkpALzEIGzIt3PQ2V8JTF0ZN24fwiu0KmzfYEya",
-	"z89rwf+hlFYO8hZX9gXQy+upZCVhUHnOCsKw/C4HilhKEnKbkNpeyppnlaiiwPhbnW6RP9uWI0eHB4eG",
-	"iT5HwnQFsXVWEZv++FGJ2Iyb8fPv1AP/CTTzFNfOPwEx21SqL8ARd/a22M94dXMrWMlrkfEo3oTHcEzw",
-	"YHBjsJcHYJBwArYl+A3b5dZWKA+kTAroCASwgJ2Sd7aBZtgEEvq1sBeu5oAV/QbaC3ygbiNqQhWkRtQE",
-	"jgFAUlr9NQhSDmywtisdVN+dxld5Mf+vwIJYvfk5CqvMiQrrVplvThz7Bf4B3tLfTbHBTO7q3uYRdUIj",
-	"zCy9CyZdFCGtdhr/wa34Y3ArjNu2krM61LGSs74B9X6VnkDEQEBTqC6GKZ+rsumA7ZWdlOX+QPoI8a7t",
-	"jpdM/Fe92dCyeJ+9ZNnOju9mpfMMEu0mynbiabDLBBrVGFifUpr/r0/SNrWCelC8LSXdtaAbkEd9STX4",
-	"B9osXy21aU1fILRX+hpW0tT56vAdlAAWq+dc9e1p3QefDW8FedBsMuGYRLIW0WpryBMYFYNrld6Wp0bo",
-	"XonKfMPUuHO2SJVBSJkqfoKmxpqFXK/CNLSRsL7RPLIkLztoUHisT4qalpPQRsVIdMlUkAohvYEcioAj",
-	"gmapbwUHHyvgTIiwokN/H76XG69a2RlISj409Un6hV1oTq/FC5Rlr8UKKCAwENqAQQxgOWCAQbPAFihD",
-	"apGi17pTUjShbmQg0ZhSeRMcQK3Ora9/qVKL5ZijIRe6TRtUdi8XmeR+bbDvcyBDUN31UoGqEhfXcCAR",
-	"mNEUrzoYjoCRUUC8pxZ7EF7BxmnunweSxzHjMYGPwAf1Rg5Twe8JVsN0fKHaM3bHp/+xI/5jR/zHjviP",
-	"HfFvb0cAjPkSsV+JbJZKrQzkDTyGXEXKVMbWjw6aTSpGPTpoNJv/s1h/qv+8NgqMpbPrL8M15ROVtVED",
-	"xZrj+iJ2OkdJQZhJbKYEtMyqr+jeDqdC8FhwgSc8FFSGBxDeWP/r9swvKL8HB03R6wRHB/ut4dH+QTvs",
-	"DPmw2QuORsFhbyR4i++3+f5RUxz1wm6vfdA+aHdanWbzYDRqtruHRxuaH1Qozdd5u4WVrZG3ytB3C3nW",
-	"vmCegwz7SVJ1GoU2dJpcHEAe0gSoU7lpjDcWcaHy/JjJxMR8I8Ui+ZDED5gOuBwzDwVw39tZGlczaaeo",
-	"mJ6Fzp9OY2eTqqQ/l/VZMhpBuTGVGGXJdCAJ3htNWi5ZVRdg0zOowU7iuV42dhxI4lkm2DjLpnW1M5A8",
-	"DFOhqNTdXohZGhU7h+jn1f/u7+1VAgxRmWL1gvMIe7FPjfJAX1IZthI5ZlhJZVOttq6bMs1xKgyYlcAE",
-	"pui+EOJH8qiE43DBA9bNxTbp0O/YphJr38Cn9PPJcLjYinDgydUUo391oR9hw1mWJdJzk8oG0iTEXAj+",
-	"IGxAhiSltocoMayQnAGJZ5YCSYg2BnI1bbHnIC2qJpJ8s5PD6TcB0shmBN6ajMDNluyKnMM8F2Ydiecd",
-	"pCmRhRpLa7PBsePSZJaJBrsCuBTY/mTKf5mJL+o2MxaTFSmRD5GaYZPviSj3xS2oBNjGANEhNqZpm21w",
-	"0zydKi97TTzL84tnaG+FwzWId1fJfywireDq2hjGUoo8F69UQG0btiy1xXiy2nsN7dZWhsJdnCdyLnwB",
-	"zpMVkiuqXPHPOAnwqKyph3WeUmseU+Y5KsJa01fNPPn8CFNeKZK9TgkvJCV4pajhuhcLQWuv6Lhc957r",
-	"w/5aKKzlFWzCuKqYwhYvFNa66Y2cCrZ4cssHXUr93SC/vC2aAdIUftJXeDadJmm2OkHtmVym2ANR/R65",
-	"knEk76nHomo8i3vWmay32Vdrzdl12L8AFuNaotQ+ZgZdxiENDF2n0Qo8VN/8fJu39Vn2sXou0DZXOdQr",
-	"9d0xxn4dJa9tB1RyouYfQ5jX8rcGEj9WHN4A2NafgAk7kE/07/rTmEspwluVJVOAOKJfDKQCDQybqI9n",
-	"WZjMJbtLeSDAnV3V1X0Ui7nHil7rgUQbSJ8MoLSXtqLBfC19k9HoVv/JdgIKecaH2lR1+nUPZGaz1iwC",
-	"s11Ng/nUHM3vb/IvEEQxuNHLboZ/Ke91iYq1wlPcYNSM7BHrgQvbXfNqtGvg+rYQnxVVh7ex4Oo5Ee4t",
-	"tCx7LHf5ajebHoAI43+b6EgzYMBrQFgLCMYAs82LmWEOqLFv1uR/QTcUwrFdnspa9GJWAV5MeMo7HssS",
-	"1mUqupPRKAo49Ly/gxaAHHGMWH1Qaw1qHhvUmo3uYQ//edjoHR6I3eb+oAaJ3wZLmOkz4Sn6f+ZRNo4k",
-	"azZa7H9W2p4wiWoln3xJ6HDXPBi8z5t31TMA0bAALpl45EHGQhFEEx6zul6SR74mmRhYZNOTkLNRnPAM",
-	"/E2l7qI//a/6YNDAf+387/+x0Z6wtOuQkFlxfpLL0ggssmCWRtniWhM13gQ0uFCg63+9MYSDFtaynVYr",
-	"E79/MsvGSRr9HfhO35hwWNBK71FNK9jfqWB+1R9NWChvMpqCz1IzuOGC+ZX9RoHLI4ymR0Yhi0IXbqDB",
-	"zhGCw+BpDaQLqJXcCyprW9FslZ3INeBGA+liIJk2d91mi/mlPtD+sYMvhDE36nWf12Rh87tklnnFIUx3",
-	"bIpHAU8CJxoeXt7TNcumtc+foS5slFTT/8mHc3ReTIYihBiwGBLwQX2YJnMl0h10tJKv2N4OdzeR7uBg",
-	"8m7VGfN/1WLudpbGn302FBb/xTaVBEsezE4fhntoNRZ8EmNzwfxk6DACQGiMMjogrPmwd2rK02wtBJgW",
-	"fn/6EyMf60AWoRDdye79bxWF3zQamhTb+9oktz8Es/SbRsO3rXo5oSTuQmwcEAIG0mIoGqxE9jSoRMjo",
-	"mfI7MZAGkgoYHaT1YxCqmvwpDlG8pc6d0FsKlyK/wAVQmjK+nJ4NhsBpuTIxSGUNBl2dBtLxyVAPyAia",
-	"tD6BEeQLZvdCTBW6yqCUFB67zpKU3wnfxpM5S0WccOvSBT0s40OWCjWblDooI2qF/+3Z0ob5LJIqExw4",
-	"hKJGHVT7CVBe0HEdZ+fsGHWjLfOGfp6lT93lqR0hrQdud6HpsyHJS5AOaiAvraQwtVNhEswgfptLjcZA",
-	"7rJ3UGgVKeaDz9/vo98x2+9ivZde0VqfDqt3evsU4Ok0evs7OKzVazA44owII63pVgrajP0FNCzVI95E",
-	"+jzysSZfCpZJewVx4ln6IPACF7xF2AbUXBiEyyVGHwX3qsE+GXQi0ulNs23UXAeyMn0uypSIRxVZdEup",
-	"cUaFR+61ss+rPrX16Xf1tt5AKDAcamuk1WrsM6U31Mn1EyqLJjwTymmfl4xGWq+nuTqF2KyeSFa4A7AH",
-	"vmYJkiwO3BXxAMKNI7gZNtDcwTugt0ffkEixIFETkUVB30HC0kwYQLYG0tbO0RHSTWDYzVUlmm9qGy9I",
-	"pEQURyTwMFI8fOAyc24HOCLUQBbBTOHxP1+/v2Q+PEBNPrl0wWJwI7rNppZevWanwfwcMcAfyAitFLoi",
-	"LjolId74FhLB3zlmFm4GlJNKGIQV8MUFOM9jE6JxERMJMg9UHvOaz5IRDriK31NzD4+JmHKzqjCLdxrs",
-	"EzXfg2Why5xEpEVlJraWQoYOdOdD+a+P2AWYws2H9jwxR3s+S5x9hLyTUKjGQCLAv2LDlGsxq+nJ2X9z",
-	"Oem+l5jiCbVwtXblZKaMcTmQJ1iu74HqbZFEPU1XBiaI2AFIxPtIhtpcxQQ429IdqGggwZjIoPcBMg9y",
-	"tGR8Aez9oUXleJFMUm2DwKFNEs3a60oIdgpvxckd+F+cJcJW4+3ycWLQrUpPTP9DT4v6i0F7J7CYAGEc",
-	"3tQSkMfZrfkVRpdy9Kuw3O7UEo4HHBftfLAbVN8AN7lGPfFl6uHgaIfK4EhVOAgGsl6+Ld8miN90JzQn",
-	"SjQJ5qJngrdQ0y4MNZvs2I7uIDupPb4PozfYSdmRwA3QQ8mZ4Fn0KDmQRhkv7P4yfFSOHpXf5oY9G9zh",
-	"gTQsBSkAh/Rxx+F2FAHR9M7D6dHzoEVJgbPW284zg5WFscUFy0Qc55Q9H0d60DGfwiJTwUPVYNR5V8Go",
-	"A6nPMchAzuNOoeJBHIC8NkBqqBfnijhtI3TEb1g+Cgobj1WijdYYbGm/98MPlPRGnMNy1QVizdb9l3sv",
-	"/R0EJxvAOYdwRUZpIrMCrhs4iPCW5Zz53QWoecf5Yyhdobd/iDKbIj76QIQyCYbDBWlGhj1cVTQsQfGY",
-	"t6zHViW2Pf00TTISNrazSSLZVKRkB2jNvSrsCXRBLPihtYcPG6FoeDit1cHwmGBdu9sgRd+oyi8cu7Ev",
-	"IUdJGtAgfa1FvXx57db0v3yJyiaozBwDyEjUpnEJqVb+clG6P5Csup9BHfuvfMOWu3VoDjlzIHFooiYq",
-	"qofM2dBQZAqVv5cvr9weEnraYMP45WYdPqReTrmCsv+itIP+zThplAjd5hHzl3Ch/Lz1hTnwgNpkKP12",
-	"vVKG7tFMdmEmWshrbUbfH3BHg+kDPQigwXAqDONi1nkLPIZWe25td73U3MBHV7Pt3xIKp31LXXNpgPOD",
-	"dtSeFkjM6FReCQJU/2yaf+yY1vxOHxofGsb0c4UuE8Wdq3Ij5JIE2RrwY0rq6Xabh5oV8VB5bJrEeM1Y",
-	"+RXYGWh5AtLjmFprYzf+CPNCyLZz9SOurSUtMm3mhmU/NgnIr07T0FcDpdzKlBxS7uGSYIn1Uv4Fq19g",
-	"JgikcnjsNX53x3IZC/ylBhITTQwbce7BMTJ18lIg/KM5bGglzs5AajhIX9k8GcjhLNQS0yNDezjTRqei",
-	"vHox0ntHJJzMVLzoI3A4vsV+M96T3xCe7DfwVFpc0iUM8RxJHOQL+83oJd+e3fgldN2TD+dasYHpeibP",
-	"cQhTNZlH3OaI8yiVQqkd9htrNZkFWPiNtZv4PWwKYgBFf6u63h7zX59dnN2cFX699yv2x/3sV/EE+9c9",
-	"uixLT1Xf8ZXz1ILAqB5IQUuTzTVv0qEBtL3oW4Abob/SW/7IQMJVIlIx9RS4QXiuEKfCe0aT8fJhMj5E",
-	"fXbKSUnV+joZUUpzCn0JQ4F+OgeIGfYHVCuy1QrnTVqcvowQ+MsdpA6T4wSzA8rfyJZzTE2+PhsiwEVm",
-	"IGh2+gCygQaMu0RqwYXMgWCZOUByRKExPOOFY1gWAJTBarMIynSj0atBCBk5u2sfNdiJLOQNQRI8pjPD",
-	"ZLSMtk8z3wUtJOXHvxJZutg90SY+RfDm4yQWBt3VkTtmSH3D00QrvXc8kgBfAk561qIkcjST9L3VVwkF",
-	"eMsoFMhSkesw4DzQWsfYaXWEHwSFu9ttH1lmZa0QLYwgltwvpjQj3nOhCMKUPWieXq58WB12dmoiPOab",
-	"sLa/wxIJA7lVJvoJp06cGDwUQVyhC4LEY6E2A85YjxUn8g4IEUMerI5xT6+4Mq38CARUEZoAVGE0vUMM",
-	"0LsyGAOzgaHYg34F2C+4bQCKa2jCWFEN5ngCNJsxFtwrkV1bu85Jc/c9/cmSeXbhmGdWfqKe64GJSuYJ",
-	"mHvWc4dd8PPxMA+DdD8ahgpAykYf7WyFyQfHVBH8rYMkg0ISB7VMQQYvWmFoIYc75ADOlYztzQikc7BW",
-	"ffbLTI/ioKhpNYEWG6XuLFjdmjs7DXZJ/n/wfNCk6Aib+gitjaqpAd2uNp8c939OuHr6jorQCfmThQ9a",
-	"bQZ1NjTmg1P9VECg11aKSRKtsktYbnFspYd6FWqah1drSe/doQ9bVYVZvcJfQkr1PaOvw2YEWIJF5FP3",
-	"94w038Nf+Y1GYwd8KZp75S1HgCLNSEPERR9FAUBhl+nz9Pp7Jh7hd3Ek75VXUh5fKMPbYMMxwo6hrTgK",
-	"hMTGRZjAWvuQJtM0EhkVg2ZRBqn6pzYkVVBh4Px3al6NTrTWrwFfpObokk+jWr/WaTQbHYzEjiEK6moZ",
-	"+uc7kW3IzAZRaHz2MA0wjVDDslnABR2rzpkU84EknTZXjseRypJ0ARWKhdx7Yt/4PjBuNPqtiIBZaNmJ",
-	"u4eGcJTI87DWr11EKiOQ6PyyrUx0yB/B/GpIcyDaxlBxu9mE+rdEZpTVyafTOArgi3s/UzN5Shst5Igp",
-	"U35YO7F1oV4u7vU/40QpghB3zR99kiYzgTLN/pajF2BmahEtpd1r5igotWF222z9+Wr/r+/a14evu2/2",
-	"vz182/xz+7vuu/3Lw1oR4kTO4riA5GGr0putdnN1RyUqiMpRIj57+RR7yzPE7yxP8bvuu9ZfDj+1z3o3",
-	"Bz8efd95u3/ZLE2xAK3qtCQDrCIDWYK7UrGOZrt72FzdrMeswwG2cFfSrtjsVvVm//noVee09/rg7OhN",
-	"69vO296fD747qt5smvLSfHtH+n+tw4Pq+bbd+QL2hjvTzvZ7/rZ10n7VOe2+7p3tvzn49vDt0Z+bW5AF",
-	"Tq951NtiejkmyGfoAQw1G8VbcZngTV5Ah/wlgv8JQvrIJ7dA9oEafHhlA//yEGIvFQEktmuJCZlJXbzo",
-	"VZ+xDGHPwdWHV1qbXymh7+vX2kebX3OB5T97td42s3Ph5/U7P/yw+Z03aSKzN1hajHVJoMpsfvG9NjZM",
-	"saM+KXuwrrtw09ZDNtudAgRcFAiQxDZNVCWIdbxYSlmMbMWmx37WGoH13k0SCCm7qYMIuAgC3XiU61xV",
-	"Bfd2jhFLkfVyA9A4WI0teMx8vH3+QFJ2VlYNBOsTTKrfaPiEyOrrt53rahxASmQeGH+l+Gw9D626llaz",
-	"lcNGZksIoTvQqxod7waJKsIWnyIE31/B0+lhcwFI8tKmKZqilIUK9tcNDXKXgNspTWZ34xUYmHVfaxb+",
-	"Tl5qy35OtP5lz+54INvNFgXTnYapAJZpbDATszCCZgdVbqqCMAlUA4nvakqj8jwKVhvwTZj+J7B0c0bn",
-	"u7vCXZA9zEgtY6P3nROHQJ34hYpnEG/8hULzwSssx0RzYB65XmgmGqmB1MoR6vbM5nFbSAODZQ56EVmK",
-	"Wq+j/BosjgODCB9MRgNpzhAnSJElBekfmckHscCiaAc6SIKwNRO+YGE0Gol0IG1hkIWGPkZjRyZSeKzb",
-	"bjP/zdXZ2auzm4IeXqWiGczFHLXhVRIunqhl6atT1rJazUazmYMdllOu241e89EVNRs0qs95yWL5S0U0",
-	"xl6j2awaF9Sgak3mM9asIdBy5Rq80i0dc8i6r5z8E0RlGfDyczHTMktn4vOSCtz66sN5TVcal/csx5OX",
-	"jvXbXXjkKxTg7dXcbYjimJmDhqIDvHTagodMULh29EAbHiBwtWoCqtTpNq/84Kb1fedT74eDH4/+2jrp",
-	"vOqdHqzQq9u1J63/KVoZUFu4Si8zfNcUXVAw3sqHP1ovax49kc7Ra7PqW+bJParlOsWn8+70p2OBzdnX",
-	"vn3lPPx6hvgoSfKOy8XGV2/wObCHtz83UiCrz8w4RzDQi45zZaRog/mvzm5uzi+/vT29eH999pocycWW",
-	"Gug4xr1rMP/m/fvbdyeXP96+Oru5phdI0zIo7+MkDpXRxIz/AUlkICt8RZALWoEvcFwAmNDy28ROB3K7",
-	"wKlRZsyKMHUSG7J32+0n0o/DSNaeI1Wuf5T8gUcIxqvZ0EyGauO751LNRqMoiITM3sAbpuR8G7olr0iO",
-	"5LbFO1f06DNRHHAJTE7Up46DI6VhCEMf9wSzQWeZzb7Ote+BxCCDB2GigtSBcodsHbC+JrCKpgl9V8Fz",
-	"CpxQx4OEuRj9hUbN0xRmlVYnfYJZxXUU3c1SsdOo1qT6WvnTSt5AGi0PtXNSOPXacBdQZ1N5MXdJNYVg",
-	"WSgmic3jp928OnvzMb+0FYvTRwG51yYdGtAULfn/QWZts7P5HUwELF2Yf5RBDFLQRCorInmOEQyd+sBj",
-	"UhkDRps4FlX4RmAdk/g07IlyAy0M8QvDNpm5WbHgD8KxyRgh9g8kUjIwWsCmAP933d+z8KAF+48uUDhL",
-	"IRjxy0xgtZxmcQNppAZSLpa4QK2FJmhN8SVzztpGicmcNl8Fawn4KnQsct6kgCIk9lZfsGQu6ZKBMXia",
-	"p7xEikWhmEwTzbn75IyF0FQiyXELfRBM7kGSwh+siUn1AZSPKAWNQM3i9C/M/E12dulAWMyV5lACqw1S",
-	"MRU8s/G5ttGZjVWHwelUZbnpNkzCxbFj9Jq2TQOZw4tAN4TymMXonbWeyfZHJ0qVGYfbh3bc01ztBMT9",
-	"9a723Mu40hIsgBMb/TpXn3tPMxyq/JtPUohPi+8Vb7D9Y+OrtNju5tc+Yhop1ab/cYqvTLKTOE7mW7yL",
-	"m3GZv/AM6sRK7dReQ62ZxmKULXNRrQicnlyenl3cXr6/uT25uHj/yR3CpKUMhYPnQ+UwqCzX9T+RGTnc",
-	"lfJDsCoHhHOEbQyN4M0xgf4ZBe2NZvf/JHIWSYYEbYWfGLc6L7TeUujuWeP71xWO6Q+U3bOmHKTP/Fyp",
-	"tGKuiHxDeT+YV45uTowV+U4xDSl5L91391ir2dzxPRZwaE+LExnIggeaPwISsumGmHsr0I2o91orFgw/",
-	"6SHoFItkEM+I+EixN/lC7z9evr49vTq5fgtJROi21CLDqQhSGFIvNTloDOTmHC22OkXLSQKoK61fOAmM",
-	"O9ZPbbV81Gi09ckMgDz1xJtMoixzuwzYglY0FeeRpFKRgi6xUfNZrdFgnhiZoHNNj1A+bwBkI8WCVITg",
-	"K6tjLqjKrFAuqOXTJAVQsWk8U5ZQdr5KJ6qQ8Wr8fvYPlfCaoIvi/TT3i/IMmgs0ms1HjwjXuQNE8pWS",
-	"v9VsrvSd/aVz1bs+uDn6vvWp80Pvx4O/Hp2UY8/Q0qAUfm6CJ9arOewinzRqJEFh6lD+Vq2X7D9NL1kZ",
-	"Fm8/zTt8SlOvVE7M1P/5tRPT6GmTZ83pgvRk7QQ26pnVkyJL7VeKCFEQK6ApFFks9Qk/dkNbcaKyBvNP",
-	"T67fvv94U6HAWBmpVRjsd6V1EeRWhhGbbNS68cvl5OzljpUCoqFnGHdJeXnCaaaOJrPxRF2t5zkOxM2T",
-	"7ZdMpWKyr3Hz2+ie3bSBXJ3DW6eCLlD8sPBN8BROGx7YKWYzDySvkI15C4b2EXLxseAhsOpfa05a76p9",
-	"oKf34FF8Ejbj30RpVGNkyJVqI1RPr9UVTS7h2hS6PP+QklUpvbJIUZjIic1nofKPK1PSX8pY3PvV9Of+",
-	"7NuET6q8E+kkkjxm1JyesKi8gQQkKtA0RtEjXFPTFNjWQoKbG5sj53XkUsxp7tDWFt1DSogw9+kzmeQ8",
-	"hLq2o95l8vng4wtR6Ur4VuhDxV38epVhTGHVtZziDP8BCdpPYBXm+UpPtbnaMINnkJJPWLTpALVp2SRa",
-	"n7rs1Rzy4+V3l+8/Xd6evj05v/TdfGQ8dycdmXGiIk0F/y6JULjitdfc4S6WlxQ4jO3fV8leTpiSfKrG",
-	"ScayhEEFpBYmqVALGYzTREYK83SPC9VvZAxg7i50PBtQDkqj0P8BIrQVAKPHhdoDj37Cvu2mrFtzIN9U",
-	"r+UYszl3hUAgjoLmzthCI1huYpAfBxLrZQieiV7cWcFPsOU39XF8jpzejNqv5sdL3i1Azp+KopmxAae0",
-	"ZEpY5Npa7px4ErhUq02mR675OhKONlgbS41O99HDXTb7utW8m+go/QchbRa2S3/VbJdZ79PAOFvNVq9d",
-	"jcUF64QcD+r56m7kG9KLsU9JqRvKlx5/2z1++urTTr/b6+hBV0KLPcH+M+0/14o3NzfjnzsB9l9NF13a",
-	"5VJbIyM71uqjqFmu1UZVlkZTPTal4jquOeVh7wfw8WkuWwDe7Ru9FVW8gcwSU8AEQ9RzKC7M06THhZtM",
-	"aZukRomEyruBxFI732NLnV6fjq40kMvwSmwZXUkbVsvoSmbDQWx7A2mwlmIxyna1lWCyTioLT65w6/9h",
-	"pSf50RdpKkYHQQ6pgMLWZI5KARGGpfa1xMZ2qutRckgoZMO7QcyVioLdoFP7h0mKHPjocF3NRzXfd+J7",
-	"FlTss/eklbabRytW2ux2O3alzd5wdNAaDXm7FYpwnzcPRs3gMBgdDkdN3uq1W2FHhN3mKGy1DsL98IB3",
-	"Op1O67B3tD9sdVpHR4WVHqwrx3BXCgUch4et3v4zrLTTyg+u2+sG4UFreBh0w8NR0B32eu3R/n6nd3A0",
-	"4l1xNBK97uFo1AqHrc4o7AbNUTjios3bw2H36LBZPLhqGPfWiuXsN4sHBxBwBeylqha7DsqSGeig1ek2",
-	"P//0VGG5qu7kTQE+6T9VJ7+77LzCrXWA/dQK6bltGcqSTN371RDm57XitRKzvoyx6LmQaw7aWp6AYzvW",
-	"YEsjSNmJ5HSWdzs0EFGcOmQvIUohAmURiry+0aG0k2MMBsl0AVh71F8yz81lV4La5fSZn/rsG+g30muz",
-	"YYQTfPvu5HT3+u1Ju7dfvxcL9g05pAwKxjc4mpmzntvOccGMZN+wSSTrE/54m2vMHpvwx7o2mhgGRNNs",
-	"ejucspcD2f6vXpvtMeo3WIcfd1m6o//nNxhk0Ob71GdanGp926oWvtlyH5vSQoqSNUvdOKCZtW+8bbdo",
-	"69aT1GMjMYdmjBOhPOoYN5DQU8W6Qhw/2yoL1piuJV1iNbmtQ7WN9MNTno1rnqkxdrDXivn/T+J/59pc",
-	"+HrNxUqhck59gY26isi/ifrxRHGE3SfWJm//Uzsmc/yJ53JMQkwNs2fVzJgNefPVgmRofFm8MZIf0uQu",
-	"pRjA5pDjef7880UNzy9vP1y9//bq7Pq6ENMzbljjZltAMmOSY//axBglgvTfxDP7XgpXU6DkyryroBSC",
-	"mmhCK/4Fi7LtvLSujrCXWuDtSlXh05gCujb1ZVB7B4gYalCj7hOqXwCCBj+R8nL3J+kSBokY1Qkj6vNS",
-	"w0JyjamioC5H2LXvXihvIAvZ8Vj2qTwTf1TUvmih/73jWRxtHIPyUqB7OeT3OIjTNpMuSSm4DAlNVYQL",
-	"ysMsC5IJFkYSUa4RkQRv/m8iKDHC/r6cXvJemiTEQm5Mo11KMIHeFBuaSUDfh61TT3IMztqrq4uaVzMp",
-	"VlDEX/Ldtt2Umfaqjg32LwuR4iTw37vd9jpPLzRuKo500CmIVbfJw08OLtJGt/cTdQ0LJ1l8vPasqgaw",
-	"AjxMtz9DD1SacjwBOkUsL6zkd1566qgwmPG2673bStMB4NvnAJhV4pdaH8ddoSU9TU0inrFOTVrmnTnf",
-	"/I8K9W+pQqHG4CpQuaT699OhTuSyCpWtav2B9wbwkVCxAe0j5irbNb05eBzvbPLDOOiqq4Mbejxo40xA",
-	"2kEqqKtsXhGHObuQl98vNWPA1GlwmWvbvSLn1rIGA01qHTBQ32RoATvqnWcDiZAuFh3aAQIx4N6wL2o2",
-	"MTVFq6A/vIHM0SQIviNShM6iR1uhKV1bPNavDTEIHm+8ovS1K/1sEWN3+1fzV7a/4GaVK/i6qXb8jxd1",
-	"qwikucj1Ssp076q5llV3tVhBvbqGotCoyTR/NkKmUMzdx1oDXijt9tz4nxT0W8apiSlEth54jCwAc+tk",
-	"yOzlzXsQIBYOAj7xgTSV6NTFGvrWK0HIgTmIFTYs36HuLTIpzI1FmcmtURbQaTjDgo8Gu0yoXaTBgij0",
-	"jlarQH3CRKiq234SaDUgFuGdcFsHPENiHR1K+M9wib1c4OhDL1LIf274mnxXc7Xy6+zs3JaXWq2+x2cW",
-	"ygtx7aLQtt12YMiqELwaDNoz8SqAMUfcDYVWubBpipXECAGh7lV1Myo91p6pitnRPKGAZ4OejXEyZ5MZ",
-	"dspaAPLksZ0MdVan+ltkMZYS3SbZEcFpFZvR35yffnd2cwvV9Q323kVKG8gpz8a0UdHS/JO5LMKmYV2Y",
-	"ecJndfiZLE5/IG0XeQsQodXXCZY3cQk6jX56hym+IGjCKGO4p5o7Qv3UZUJIZn3nGCOrT4VCZhGPUZHJ",
-	"u0flgGPKAbYfyEpk+6pyI62pCVdX+dL2ULi3RR/JxRpkOtzaSDIVFaIMqy15C2Hfr4l8JYCOHnDFd7m+",
-	"HtpQV/D60agVtMUB7w47YfdQNPl+0Bu1w9bwQBzyo2YXbinSWjkGQhQIkquEzuFO1ZnQNLPfze5vF839",
-	"Jr+6/Xv0g7iXH+JPcXgTTlT2sXnY67TfXn2c/OXk9ezd+Kw5/PiUeEPhsH7XdlIA+7+lzHmtn6UWO0/T",
-	"U59ZQJm00K8M8z9hmwidc3NXIKAnR+RF8oHH0bYvntPTT2gKY/eZGsN4ta1ew+99fMZeMioK83Z80DGP",
-	"59KnwKX7rsiZc2V6EeVYlWH+hkE77TNMPQNG2+qxSSRnmVD5g+eX359cnKMvZSDBmUKfqK+C0DROF8vO",
-	"kxT4N1QMFfFDETjWHYIkbjIa9ZmPv7vF3/XZiMdKQNN424S72ABmuaWj2wvGWgemgknvDJAUZp8/JPcQ",
-	"QQGo2aHWjkVIAtfWgj29ss86m7ejuFN6/l2kJjwLxs/iLDK7dfrx6urs8vTH23fn1+9Obk7fFhrnvFA5",
-	"CGUJP48a9DhdFe2TjppEjeZD7AlgPFB8GIvQDmiO6JhyKcwwoQiikFQw0/yIej067Mn0UvpP/55KlZlw",
-	"ozGM4YRakG2UMKLtUeZK7gtF2sR6jRrqMVZXdyDS416r0WKfxPA6AW4xm96lPBSsfvXmlO13ez0C1TBN",
-	"bR0gWwuPqzlOAayWYd0fwQyXEQqWCGYZKnogtSoP/aDAgFaKxckdwR68T6O7SPrmI9BtbSic+qApYsol",
-	"8NxA1gHhoNvs7BwjzxtO0yRLggRwGIlOB/Lly3eEENJ4+ZKwGUxGEeFcAlwm4lamgN7soIkC/tpA+gjZ",
-	"SEP5ynPhvhCjzb+Ggzl7EDLz1TEbJto2SQWbSaiWSyTB4RFcKXjoDHqJgUs/UQsZnHw4Z51GMwe5JXDf",
-	"OyGJcQdcAlyRN5D6Cz5s0C5SRoPrMfg0QsxoVkcU6hxo2oXP5dlA+nvU839v3TBgNTQ0j/V3aGPfijhO",
-	"9K7m+/WiBOVrj9H/dQD424Naf1Ab6xcHNW9gKBx+22g0BrXPeWvknkGSAQMI0A6jkMG7S7vvafpK0hBa",
-	"KuX9DAaSYFuXCmlNbJxaHdR9THWh8JfvMfoFBrp8KG2mX1FUy9/BT4lM+TSK9TCYTwwTnhKqBj5KTw7k",
-	"VKTY3mtUBEpdnilUYUlYSbowQJxcYaXkVFuZDcBwMZixFiCpWNGlcrfwnC/oBIFY4WJAkITSBYAbLMz+",
-	"QlpaxidTZS4+oAZjRvgyQjCAEC+jAht+YzZGUHaASRXwKF9wwpWW+4AL6THNlR5otbSbgBXobDolPMQ8",
-	"03ys07Q4x1BR5h4GwjVTuQIeGIQWAgMLOU3FQ5TMgCnkTbK7uAOaexHcVD3WnCsZZUJbx6ARwk6Nkxgq",
-	"XCdcLqhsTvWZEgLwcBRyBmheJmzFm+28gYthQSIDkZYjZdqoJxIhHAt9ehc808Ib+FoEhjLc8AlfwKUo",
-	"3rlpJO/gymWDWr/RaHwmbEVqDpDmgE+IbezEZzTN+BmC4OTNavRTCJRJwgOAyXNoZTpx5N05CiMGf0w9",
-	"CcTE9OIieadoWdeAgEwQuZq9hWkynYoQ1qnPzkFHHkMzdoDYEiGuejjTyhKBCfOBpMtgtXjNN9mIK60c",
-	"YU+WBFBG9IUCsh1F0OOtwOIR+4+UpvzziAXYbDZdxHQQe6DAWth0CHQ6bLIATwZlL4WrShtxagGt9BVF",
-	"lDuAt/rNoM2z38xdrwa3079s6en9xmSSTngMC5mlegjzxxb7zV1ppJgazzD7JtRHU+csFNM4WRyzoRgD",
-	"YDCDSBORbt7d0TAMQrs3AKMAgWfXa1rieUxN4SgSTBweibkBAy+AoXvO/tg5d9hv+tgjydMFCm3smww7",
-	"wUbRowNfbl86gpcMajLJJ/h6i30XvVrxYhe3L0sSgOY2PR0soQG5iLC4xNKMu7jLMiHplQs4Y5SVpOac",
-	"AsicXigPDt/HP+GL+Jmuc5hWaTcIwEnKjL1V5wYQ2Egua6MYy1Qzw0CEcJD6/MKELg9N45ilAuxh60zN",
-	"bROuIpnYKR2WpoQxYKrKzeMha+aUI3JunJTmMygPkuFwYedwBDuIqUOFrhxg00OluYQcbCp2roO7Fv89",
-	"zZX2qm+ab7SPiEqA++eodMvLKmLplZaUjwu8ZciDe4DO/63C+6kNC1Q6y7GaFvqCipbBNeD+6nv9gRRl",
-	"kp25mWBcUMzozH1W0nwHsk63I0vowhPAgqv+ktKZ6ofw8R3Q0HI7aqntyKnlqhU2DSIB+h/RivEbNdco",
-	"F3I20dYS/bX2kwdSr9avIdwbGGfXIti169w9gehddUzRWEgGuZgy+i2OASsO9Z1YFKez/G0zsZXrmouh",
-	"gtFWrMz+vWptn3N34RMcIzLJnGm53mNAGWDfnt24vuIcPbzWr706eX17dfaXj2fX+hkidVM5qPW1kdAq",
-	"nBChFs45deWCs+G2xhS54+Sr2zXmMwOXWWbNhmVTmA6U3K2dJ+4fWqGlnErkJQjrbmRilImVG/n+6vzb",
-	"80u3u1JpP6Ed3h2qdNYD6eSj2N3+vTZ0eYbks0Jr3Rjr5G1aYat/eXbTP4X/xpK1EQ6WlgopDciI0VWD",
-	"uH5qL0u5VITwu/drHMn79YVgp9ffMy5dR6p+x2IjPrSKI+Jn/B1Q1LROpvpYN+Q+ZYOpkbx/oViK9iNk",
-	"Wuule8boBOsZKo/88od8J3geJPFsIg0aczLLoJeh8ScA8h5ougNJIbJyDLDvOJkAy4/mjiOOeBQrNonC",
-	"OV9APncwy7RUTwlh11G+I4MJUCg/w6aUu3GSgPo9iuJVKU43zgrPYCe/oBBb3t/oZW5TjJ2Jx2wvUA8O",
-	"K6n1a84+30ahZ47+tvT7+0iG3jySt5r9e3R0mJR9G+hpecaX69k8aI+CkZ5Jt/UwSdvLQT087Mju8SwT",
-	"k2mmvJir7BYYiAdpcGC9e6HQFwABYT19kvAj2Hxr07135x4PJmI3e9w9ODhstZt6CfD/7YgeJG+/urrw",
-	"bM62VwidejZD2Fv7Lc/zWp7Xbrb3d5vd3Vb7ptns6/930Og0m3+t/sNR869eE6hjtfyujAu5twN8d6fX",
-	"3zf+kGxdTXLPmqx7cf7/s3d+vW3jSAD/Kjy91MIpjuT/dpCH7mIXBa67F9zlcAusezFtUbFQm/KJcuOg",
-	"yH32A2eGFGVLdtJmt+l23+pGEv9IQ84MZ37z89+cWF29TBiqsLauyWb4I0eoHln3nSKtpfGr30BT3Ole",
-	"luzxMqlYahapspABYdZqQPpScc9XWDlVBWCiKEpAnoAbC6LEIK+0AnEjG5E4bk4Wqa2sZty0NnLdkCu0",
-	"PXyXp0Uh5AWiqPcZcM5O4MLgCEK95rGYyiy5cBrhhKs3/kzMY3a4cT87pw5c3mvjS2s8ueCx3s/IgZov",
-	"loBFJBJHdqegXKxkM1Tn7dEBbCTgQWQzWHSXxXo186fy1sThLbdrLlG1Minf2oTFcsWpZJsiYAJNZsVa",
-	"WJHZDxjWxVtwOZWU5iVMrWdErxCwDKsFQGqVKUc3YTMC4JEfzb6wVLkFmNE2rZDy9C6I1dsOmXl+wGZg",
-	"QosZ4sLhdaUKX5aeajTSCFeu/GAqTXFvuMP8WWYY8oOXTZjYLflWFXSayM3XZCpK4xvRH40h/RVZ9p58",
-	"OQWbwTaixH/ZX1k085vwJ9+jjJzIxII6FU41b3hjVE+4mpe1H3IDuVlwTFUmZ5kAHXcBXfPdWyFvi6U3",
-	"GfQCb51K8zOqsSXrRHkmxa64QfGy4WvWn6w/tHZDf/Ae70k8QUgNO+jHm+wOnQ84TwGLtO0aheEFo7VR",
-	"/2izvyNDGxXBVLFeGLKK5dTUVSwC5PbUrrnAJEuyfM0Lb+KlsgCcCFXHoT+vU0m/7KSmshC3QA+tnVWy",
-	"IkygEgrOm+uf3pLoytW939hZDuCOQ2MaYp0gAkuoOnv63fMAJdVhvh0Zbcib/BRETrlm4l5VWYHhAU5Q",
-	"GShec6qaiIVMHX7JKIw63V4/8LCqvjcpb7U984aL4TwZiMUwXIxHo8541E94mHRGgveSZBiLRRKF8Xwg",
-	"evMo6o+73UFnJDrz4aIXDobzeN4BrbhUI8u2CYYN28ONzdXqDPAb2q64N/F+qGM2WULGHtVPbwnmmm6H",
-	"ze8LvWGqZXYntXY26LFVdifyBVeCLcWOxeltCk6o75Hs4LCieLXRFp1SlE8FQxz/Uz9K7zC+MXOsyLvP",
-	"uHAfXzp763hUeyzWg5177+72VObsEu88BdOopCctX7kjsoQN2gpXxSvF/nX949kIrygLvDp7lW/OrLdS",
-	"pbcSCFAgzROnl1HXmW4zfN239lQ6+ch6zy3L1bLLJmQHO0LsCPZA7pWSXD/oAZgOMp6nxXItinRxwaJ+",
-	"lwrKRu1+d9dm/8xIx/nH9RW7ZNQ0VEzQHbpquf2ebsOwKy7ZzmeXcMM527FWYV38nf+c9Ts+hN+gqrAz",
-	"MVvOcG/zlLxGUTuMdlRHuDqGC7q/MmnKqeuLSHuVWRImHlPDJeb1wUU4uE2ezfk8hUDuiJ1R33X7ekEl",
-	"Kbz5IHJMn4qO5aiuaLMcwYp/c4i9DwNPbtdz/R/dwMMZ9SbjIeTaPl/OJ18VN6D3uGtNF1Ba9Fe72FVX",
-	"Tm0DgMpVSei1d4eVupZa2dLqv8tx8SZeZxAmkeC9eb8bj4SIFsk4joYDkfRjMUh6A94fzofDRbfTH0ad",
-	"cZgk/V4Uh4NRNO4u+smoT5AphJus+K2BUV1DRV+UKX1BCYLWSq5AJ7tWvZKEtSTxXGEK/Db7McvZjl2y",
-	"zi5gUbgDrS2CDyWbU1jIJYaxa70BxXMNkexala37zi/YVsZUMcrQhOBAfcmpT1pDXGgTJhYbIWMhi9W9",
-	"Xop5LhwZaZQw1grx6HZHje4Jgo/WwOYGSxRfsqtff7HdM6N6BxL3C/sf+y6V2Trlq1YhUJuFjuipWfFb",
-	"rcjiMbG8t0+EZy1Y2A7DiJ2zLmt9l8lE5HkmU1Rw9di7gMdTUGjS11YLW2YSIqkM9zoxDeyLmwksgBZA",
-	"2vBKbwIRloGl8v368csT1GwedfQZjDQtLQpw/BH+06Sh38DiRUxT8/LgKnob3sQL2z2QDnhx9jdmnpv7",
-	"kUpQPiB0HxBVbg7Hw5qbH3033P7u4UncN9AxiPsWeNYirfoB8bP7S5wttELK9AX4Vbfb7af7p4wJ4LoM",
-	"Pj2w/KuFi8+MRYbeAEiz459zIPHVOrMw8LGsKhBgERBYSnOhIEjO8FlsiHszwqYZBud4vA4Z22T5PM3J",
-	"TibvFS+W3nNZZ18G9+9g/r9akTJ+4m9VkLQh74rRswjNKQYzSq9LT3Cxw6xlwCaBKf7XiE72A8oisLDI",
-	"mf45Y9tN0MBw3gdRTqwLuHQ/mwPAAMHJrFimecw2PC/uKRCgRGM5PlNttuvulgVfq1UBTHqjdGuvJXA4",
-	"EZSdtN0GY3sqU6MYJytxpxtGl/FJvhTWK0J1m7KuIRURy6yhtx5mWBUZ5FlYd7p+Neqol/MTSc+Vta/W",
-	"R4Z2don+zGAI6CpDryS+3zqfpO94Bpv8aPruBp9f1eM36HlP9fFZj6Vh3hqPZdVl+dv5LE85LU95LX9P",
-	"Aje9QHPzq6N+xJdkNjwXajn4+KLR2XbInUZY9gtmjJ7gZT3Z3DnKuraZACrQG5Xp4DdooHzr2pT+EvYJ",
-	"3NyoVs6n8SQ9S203mywvLGDzdNwVHCfVBF4hxMEJv6JHUgtn+qIZxkzxTXoOJ5IfIsyY8qskTqJYFZnD",
-	"4rRH6SYdZiotOnPN8/cCoGla10GdyUFm2qoWUGveUC2osak0M4I6VyosF4rOzS/qj7iBY5MLHisq6c8L",
-	"Trk89bN6rq+YEdYhjnPdpFM2dirduK/CzDQmzMmM5SIReQ4e+loIFTZ5xW/F54RmPeZs8QscI/4ujiA8",
-	"en4x8v7aygN9TtDBwATXaNHAiMc31z+9baa7NX+LR8UcPmcT8OG0DyEL9Q+laA19FYRWilWi9U84hEYm",
-	"DUmUP6HQIHcdgXAYymw7sYi0alYQMnWAO5ckTwmrdKiUis2cRmPgfatZme6lraXs7gBw4kJ/sxxMMEPb",
-	"8h388VTWLEq4IFmwDMwKxpGpNnsta1JSphIuShWrxqUdXxgaiPfPGbT5iXjd101w3cBWFrcRkF+St3vQ",
-	"EMWBgrmzd3LvsnbfpzJGWqxDstmLWTUxCBT8GY0hEqGMHaW1wSib7nwcPOj4IMGfb8bRedw4kPTrBrZW",
-	"/jguB4kVwR83yE74Ww3y7M4LPBMATL16eNm4ZBJ5e8sg7I3oPPVPkvI3SFKurNqPqDjxZyT1H8TK+zfy",
-	"K+pUP8wMP1AA6zW/ahMfPcTF6da0XGDKYV0E6cc5V+Jmm68eqGS6G1/tBd42X3kTb1kUGzU5Bx1Mtelr",
-	"aS+yNUgddecgOJUwfpTyu13Dj31QYWlPGOO13iipgB8C0MH2qilQoXzouXKei3jy4Cgk1UIXqJIVqoTO",
-	"Q8xUNzwnzz7w+eqeaePSLVBurE+qNVV6+rkR59KbbCz1+iYgzapM1aOEqywhXdZUs7ADMRBmYj6484zp",
-	"WA/vHv4fAAD//w==",
+	"7L37dttG0i/6Kr04ey9T3hDFqy7UytpLlmVbiSx5JDlOZphPaAJNERHYYNCgKE7i8y57nUc4j/C92Fld",
+	"Vd1ogCAp2UpmZk/mj4wlAY2+VNe96vdrLUgm00QKmala/9eaeOCTaSzg3694eCl+mQmV6Z/UbDLh6aLW",
+	"rx2xCY9HSToRIRsm4aLm1e55PBPwfpom6U2QhKLWr706en1zefLXjydX1zWvNhFK8Vv9+6tkIrJxJG9Z",
+	"JFk2FizFz7BIMZlkLI1ux1mDfYgFV/qPccJDeO6WT0Sj5tVUxrOZqvXxc7XPn73aK5GdRZOoPNVJMpMZ",
+	"S2aZikIBY8T6KbV6zifXN2en70+LM74eR4oNBczQHSzjw9gMuXpil2I0UyIsTu16LNicx7HIWIp/hxH1",
+	"R+qjJGV0Eh7jbBgnwZ0I2TTmC5FurZ375cmbj1cnr0uzFyzgKpIJC6MQtpgHgZhmLKN1rZ57Fsnb4zip",
+	"nP4Q/8zmkQyTORtzxQJ8dM0Mr0/P394cn12UJ3mkGJ8mKuOKhUJlnKVJyEPOhMr++/9NmJCBSFMectVg",
+	"R7cznoaCcTZN//v/e4gm5uEVyzjmMhDxeZIdxXEyX7GSF/q7wwiOWGVRHLOpkGEkb1cu5vjo/Pjk7Ob8",
+	"4vrm6Ozs4tPSrhPNBFzqLR/qQ9ATiYU+g/nKyapxMss2zJbNuWI8TgUPF/psxyLUhLlmrlfvLj5eP22y",
+	"ZtQ1sz1BKj0e80guTzTQv2bJCC95MpOhoiuvhCFwxer75m9xIm89phKWjXnGxL1IF+YxPTGY1Vjou1C4",
+	"BPCZmyis9WtBytV4O4i5UlGwHXRqXg3emCYRcLi//+TVgkRmaTScZVEi9a9+rSVTkfIsSWv9Gg8mYnso",
+	"9E6mIhDRvQhveFbrt/b2egcH+81Wu9PteTWVzNJAb5x91c6nthfsDUe7IthrBgf7++2D/d6IN0ftfcG7",
+	"o9FeKIJRqxkOd0V32Gr1Djqd3fa+aA/3gm5zd28YDtu1z3qSqeBZ6dvwP682ilKV3SjxS63f2u+227te",
+	"TXPjWcxr/doJD8a4nS+UvpFjTc+puBdckx0fZSJlUaYYbFSDHdlnOm02XGRCeUyNk7lkXLHdLtMUmAaa",
+	"DY/FAwujW83oBhLOu8+u3h1tt3u7+oR58aP1ZASfyUfVVEW/1ENl4iHb0t/VpDFNxX2UzFRhjEN3eP0U",
+	"rHtpbcCGRTqJJI/hlx6bzoZxBMQ7FKMkFeW3GwOZsm/wzWTKem021NNKRuzd+6Pj7at3R+3ebv1OLOgh",
+	"eAnGfuGuiG4PPaR4rHnIx+s32/v4hCbdIIsXeivtlLY8/SOXbCZVdCtFyCKZiVuR9p1ZtjrOdpvl67k1",
+	"BhIOjgE967s0nskwFWE2VuwbNuEP9Vaz6bFRnCRpPc2mN8Mpe8na/9Vrsx2m/8Zesjr8uM3Sra2tLY8F",
+	"fDrVpJHp128msziLpnEk0sZAnugFmAkynkbZeCKyKDhkrV6HTQSXirUavc5Dg10lHptH2ZhdXn9g3zD6",
+	"9A5rAc2yD3V33oNZs9kR37CHLfYNvLDDHlg9S2CESLL2f2332lsMxCAwgQeWoKbgLPc2jUI2SpMJazWa",
+	"rQc2m7IsKa3hkN4vbJrSa9W6RabfbD4AxyH6xScFPGKODx7CxU3TZMiHURxlC9Zi2zR3/X3NH+kW3tyL",
+	"VEWJrPVbXk2rLBWsqebVYiFvs3Gtv+/VipOu9VvmqsvZZKh/0fFquKO1/sGe/oOmNs1q9pqi1wkO9nZb",
+	"w4PdvXbYGfJhsxccjIL93kjwFt9t892Dpjjohd1ee6+91+60Os3m3mjUbHf3D2o40s0oeijymo7+fpf+",
+	"apldkXN6NSWElpA3QoZq6e2mIzB4kEX3oubVzE290bep1q+1d5ujluDdYa8T7gvRCkYHYWtvV4x6odgd",
+	"dXd5b2+4txd02r29VvugORr1uq2wubvfOugEvdF+T7PdJApBXx3F/PYmncUgz4TKRIh3Sj9gJAwIFqmJ",
+	"gmVJcseS0YjVZcJUxlNkt1sN9iZJ2QP7hrUfPNZqPjAuQ03HDx5Lhkqk9yJk37BxMmcTLhd0PSdszO+1",
+	"SlJJ54dsJkP9TX3FkUqY0Jxa60wwp2CsdQMWyVBovUPILF5oVsxT4dyRlTeM1ZtsPhaSPdBHSxdBsx0Z",
+	"sukNCCn2Dfvw9x/s9MyqfoIb9wP7f9irSCaTiMf1DPaRJqK3Jua3tyLEb+nVmxFhrIA1G81mi+2wDqu/",
+	"SuRIKwoyYsk9rb3DsnEq1DiJQ7XV12xwnEit+aOmECk2Mh8oXzfNnxKV4RfgtuGTtf6Ix0p4NTxhkOdw",
+	"BjdwBrV+p7Xv1Yjcur1uEO61hvtBN9wfBd1hr9ce7e52ensHI94VByPR6+6PRq1w2OqMwm7QHIUjLtq8",
+	"PRx2D/abvObVpomKMrjdu/RNvN5peKOlcacF94Jkc6eF9GnIcsSjWG/GDanORL6Fu3dwsNfqdJtaCcDd",
+	"Bz6i/4mL49kNMK9av63vmDk8eIpOo9avNRtduB1wcPbnz577fqtZHKDpDtAqvNw82Kt4+dFvw+s/fdYa",
+	"45tUiKHIPkp+z6NY209FvfE8YclUSDZKhZG8cMN4xnDwVSrum8uTE20BfTw/+v7o9Ozo1dnJsooLo5Ih",
+	"JxNQOLVkM1NZoeWeSjUbjaIgEjJ7g1T2CFMOzQl9pWIeaFbDhjzWt9xdgvlVv9NresUFnZ5ffXzz5vT4",
+	"9OT8+ubNx/PXV4X1nCcZEzKZ3Y7NuPCtDSbdJc8EGMplw+LC3NGpSLeVUFqCoWW7cscvj65P0FguWxNJ",
+	"grxR8/1EgtLPtV6ZZiyLJsLa9nMeZYyzSTIRcuWMBdcM4Fir8a9nouyLSPHPaBjoY9VjaqsUN0OQ1fxC",
+	"seNEZpFcQ0GXJ0dnp9c/3hy/Ozn+7ub1xyL9WHfEfSTmbJHMUma2SbPWYJwkStiPGNUTnpPiIVt3JprK",
+	"j0HxqLD2AjQIGU9TbY2QDq9XBmxu9WouPp6/vjm+PLp6V3E8Mc+E52i3qPeEhWnrL2v7b920T+WHNLlN",
+	"haq4E1ZvBuXffGEhsg1zPj2/+XB58fby5Opq+QbjoNZIHwp91nDGYYOdZtrYUbM4K5g9IK0ifV3CVW6a",
+	"K83F0hP4uUhhWlUXD1MRZCJkmoHP0tUkdHVy+f3J5c3J5eXF5Qqf11zIjM3TRN5qpRbIKApFg/2o/2lu",
+	"sl4fH+UXJUsXjN/ySK6cPlDi8SxNhQwW7yM14VkwXsWnXigW0KMsjEYjkSpUpcFDxmcyGL9QaxZ5dXV6",
+	"cX5z/PHy8uT8+Meb96dX74+uj98VVgzr4UEAHrj8a4lAcoD5IbfSOrIzI7tokAPG74fLz2eJDq312/Fa",
+	"TJIyvwjFJLEXt272eyzikA0X9mvaXgVhMRSZNvX4w8080pRwJ5O53Krk4C3Ses06tDX+UVNBCNPI0pnw",
+	"amZMdEWssQ64vJ3hRgqpf0a3Zf9XMBaGIpfAk0ianz97NeR2N5JP9KuwAVofUWiQ1Kbq5q978vt28MPB",
+	"3Vl38rf96WUr+3F3/qoz/rYXvmneXnF3A08eplFaxZTMBurLLeihTeRy8sOH08sSK/rRZaPOYM9HA6eS",
+	"jI+Va9DqtusaifANLVS0sFrnVjNLOz0/Or4+/f5k9drwI0MR8JkC9srmIhXmW8LxdmezVGpLNl+g/kmf",
+	"62M4gJaWVSJye5JIsbDTAfU6myeOmgWOhl6j2awk7navTNuvLs8sbZMK7hD3rzUOvvdav6ffQxrnk+n2",
+	"3l9aqEmu+jP6vx51M6bZmpvRRLt6HklrUBdvy/J1+Tl5+fIlL1+Y90eXl0nvvvuP22Fnt6fmR50fTtTP",
+	"0fj9+eT7j0k802btWMAAIU/viqfxeM+/+eYmWvsCDz8N/XyX6lKoaSJVtKS9HxUpDL0vaf60/uIw1mIQ",
+	"fAlJzBLpsXaPTSI5y4S+fNXk1+ltJr9QgHF2M0vjWr82zrKp6u/szOfzhvHqNsibvEOP1p6fIT+K7OJk",
+	"OFw8Zp7wYG0lnTo7e2N2Vk/JsBVjVu42m51WG6eSs7cbYm83tPm1fqfp1aSe5nYL9puU6xtQrt3Bdmld",
+	"xQdCfWrGHC/8xX5ht6lvl9a14OtmQP05dBkh+dwEcRLcGaFpfpl7acx7doNVxu/0RevCT3N9dzXL+ly6",
+	"y98P97/7pX026Z0/7F1mrR/n3b8Fu69HB2/HnW/vmh8UEPm1NgVXGqjXNu4XKXDb3GpyHnPNQYcimwvn",
+	"br3Qd08vdrUyda0N1TVGK11SfYvnURaACkljrtIZwVRi7xcMlZdMa79WgURbbK3FdR0FdyJbKfsz+DOE",
+	"QmN0anHJWvYKr17p6fF3J9eVasC1UQNZHMm7Z1YEcDmn8p7HUbjkbFAzrYbCI5tmfnr+/dHZaXHmJyoT",
+	"TMiYB9rgj9nPM3GbaOVRKHb/3/8njsKkwY6GqWD2j6Fgcibu9T9UCL9/xPQ/qjVH4QYDxQPQ5Bp9jFaz",
+	"JERgKbD/YcJ+Tm4T9vN//x82SiI2U5yWwRn9SSb3XJOQYFMRJ3oF65aQJO+5XLwSmVoSF9FDNkaPjMzN",
+	"0dVzv7i4eX90/uPNq5PronH4I2dZJKRQrMf4dCYgkiwko1iyXBkd/og6/SuRVdOGnht4oCJFvoSVs/t4",
+	"/t35xadzPbnq6OqcbOERhKHWzqcipGpmBM7SjZM4fnd0er48DfS0PmEiZ5G8q56HphWPJSmY1huMADOr",
+	"s9Pz75YnBVQXKWNf6TFdHrB2fuCGqJ7geloyUwKnwypHw2M26hMoc2sFBul7VjmTar6Gjj4dnZ2t9WRa",
+	"bY/GpcQZHDaSt4/1JmwUBp+92ljwUAuw/q+1S5GliyNtKOmfQqGCNJqiM7x2JYIEIiwJevWc0Cu4v9AV",
+	"qD9Cug04rFPxywylDEn6YCwmHKI5STrRcr4WyazTroEKFU1mE/SGL6YC/yRuBc1zylM+ERlN9ZXITsPl",
+	"WR7l19lq3C/MvWZ1LpNsLNLcZ0iuYmP3F6ZfG2Y3zda3l7t/e9++2n/dfbP7dv9d89v2d933u+f7Na1p",
+	"aaWDZ+OaVyPNbSgyrV6uW/j/SMWo1q/9ZSfPzNrBv6odXBWkiehrfBp+0KMvrdLmXrxQLAqLk67IkKiY",
+	"p02p+NKZ0vxgrjYxqzjLdyaCFmViojzW0rTTajYPWShGfBZnrN1ssIsZnFeqZZo+im6zyXwns8wvLK/d",
+	"pOX8MhPpIl+PcWTnk6dv4CvLxMYfiNhIe19Nenp98u46uROy+iQ0c3uhWJCKUMgs4rFHbjaVMSVu9d0z",
+	"FPnx8gz+32SVvCDWmCazTGs+96J4mD9OO+n3+3d/nbT/9nC9Oz9vBa+642/31FmTn/TCtwezN+3oYn9x",
+	"2ck+VZ+zHn3tGU/4wxkFqs1WmJ/1xtFuqExzHbyHZJNU5RBqm09I+CefTuMo4Hqbdn5WiSwnHw4LL1ZR",
+	"mnl6x/mG/v7j6PMkZ3DFEyvQFgaQh0m4MCz226uLc5B5nI0iEYf6n5bz6IcmkdaEbj1zpOjp1fukH00c",
+	"am7UIByWyOwNeZWLW/Ry52V5V6Zp8rB4d/3+rKxGwR8YqsQ5OYGqXO81247DsoaR2nE2iTH+iz/rNbo/",
+	"j1v4U6/ZZq94yN7yTMw5PhLsmL/Sj+WXd/LRi0dSsd9XkZZQrUar0UQVMFIsTIIZiCR2xHoPDxj9I+Uw",
+	"E7kPOY5UxoaLgcQ8CViqx3rNbqPR2MofC5KJyG0FvSl9rbLoX5Pbez7m2UCqjFOGmt3FKGN1ziABlYRp",
+	"6kHeYfKwoJh6lCmkkAnXFtdAcrlAT3+dS6YPi035rfAo5UmTzlDR4vDY9Is8VgnJb8YHUq9MhAzlsV5X",
+	"Zws9Khy/RZlUyVx6JPmZDyTtN9gnvVtcDiSKXK10eCwaMTMvzPBSJqVGZangE1yKZIMa2Y2DWmMgNYVe",
+	"aIl4RYrBowj0mrymVTT6QhmnKqt3m/tfTpjd5j6ja8/0B7eTWfaHU6dcMFQY6KCWaRSPknKjtLDTs+nn",
+	"t1MJTXIykcJjw1kGlMiWCXEgowzopN5tdSDIqKXGdZKwM55q4ipvRzLLthrsUlDmNM7vcCAx94UrNZuI",
+	"AnPTjI1OvBQjfgLXTotvrmXb7leeg2+70WjNuDfFoGvLqu221W2rpkBP7zha8OeK0OETtksV31y7Xe5X",
+	"nr5dXk1zH6D855Ap1tBgvWYTaZvYEfC6r5A2TXYqM5FKHjNcMYMlfOXNXtJTaD+mMRnZyzxMPGRftCGY",
+	"uKTHBYbvbMVsSqw2SKQUQcbAyNICIYwU/W4nFUpY48nQ5/q1LF8FNwrt9zHbtBzCdqffYOcJBae5YnGi",
+	"skMndQL4TqqJHjSW5dDgEyhe5G9toPbCRz5bt7V47Ks27vccvKUUwiS98JXgqchDfJEiye65fgzjwxhI",
+	"vxwtpGEeH4dkdT6Q66MpIyeEv0X8vMqf/YQzy8w7a7d96SP/Ukyq86xMqgO8KQoEcxb8J4t6CotaCnv4",
+	"jlKUziSop0orKzw28Q6rbpvwy0Cujr9MWN2kjHI2EnOm0EG15dGlSzHhTSv+ptID/kJaM2QYJdMpKvIs",
+	"FNM4WfQZV3f6N+g9SwUPIFkc3UZb3kBS0hlp8tbRZD+Ga8trxwzDNdr4nC8a7HosrPaumW+CPBjUSUgz",
+	"HupFBjxNI6zQ6SNlzzIwdarU+zpn/lBkPhP3QmZbeisHMpLMf3tyzXb4NNq5b+1ovd8nplF0iz+BXRDv",
+	"28gwnA88B4t2fO9+n8my837Z2wfCrNJ1+wfwRq+GntuNry5P8E+++idfXc1Xl0MHxFgdl2JlMALM22gi",
+	"PPpZqyIDmYnJNEl5ujBqI/i+nPB2EKXBLMrYMBX8Dj1gyVTIBjvKg3rASnkmBtJ88ufEjfYdsoh8ZTQx",
+	"MdRWIYv03BZzvvCcfGqIzMSxCAdyyIM7VrcHMeeaDEdFDmxkwExmUezku2b8TiiWjEYeaw0kygY25Soz",
+	"VbhOZavWowbyT5H1ryuyGNjksEogu2nMg3yRkHqtpZq9S3DZj2ZZQtW2FYEiyfgsS7ZN9nXG01tRrrir",
+	"u4VkrYdieKjdKwUWdruFKFazIpjg1V6hl/HkngTQcjghj01RdI8r9/JAWCEV0ySlK1RHi4Lj/fGgREmE",
+	"UYZObH2X9D0qzt3NvNqtzryiqZvnPnuaeU5FmkXGgU8DbIgTQeeBz+4HNrxgnvts5vBrTUi9o3+33/zJ",
+	"q+D6eYzj7/hXr5bXY9iv568mw59FkNWwDJ6Eg7M+k7+4frZXms/oMTQx3QSrqE2f60ZyO2RyFseYzC4T",
+	"KUzJ4Rr60i+ghoJxnWV6o4Dk4+KONluOXllexG3KZcbUVMiMpjsCMoPkB8g5dSkYclL1MlbM05yeV3Or",
+	"I3+t8Ti+GEGS6bpJv8/f+fyTVxUipc1260WnWgprCS/jBW411sHfQB0EhJkXdISPmwUR+NIEPpmYBvAr",
+	"HoX5t0ufRRGH34X4ATDfenML56NZHabEbdAGp0kwfh/FcQT3LS9dW/8aVnnA4SsbBNhAKxQtKN+6PPht",
+	"vu2Za1S6IAVCsx92F7vinh6bDgvLF9ZhSF93ctCCgXhvov+DWgXyUfACaaNBhI0vuF/PtsV2y5Z5YmHD",
+	"VgiaI8xsBC9hIkXJhspvsFb6tQhmdcw3FqHnNo4YLkDLAVHjsDcPSNjL+2F4JhPag2rdJWGEDNiwXKxb",
+	"LHJUkLZmszdmZrhsTPOeIoOBscw9b4P4c26ZSTztNFvtZmUJaNfNpMnvcS6xYEHLElNkjzj4SrknssfL",
+	"PLHy8qxMmKlII9m0w07ewG63kDbQqmDv0L1HVUhZSA0p/OMR2zPhD6f4OKQs0Nd4mvLF0q7guCs25AOc",
+	"+v+9sv85OaItLLNqqa1TRMOtPpOUmUo6QV56stX4fVURVp8mSkXDeME4U7OhyqJslgFXE7/MeIyVxVvP",
+	"qrH8W8rXDcIizwIoeR2oVZLfZ6kIkjTUjDxziQJJQJv+C5GxIJGjKJ2IsMF8Izf8vrH7B5JyEay13mB+",
+	"zkb9/goJM1wU7tHhQPo5V/fBEveRq/tMcegoMMdUCaRI6OgwC8YN5mvxRNY9TIDarmjSjVKVwXxIdMF0",
+	"TFsnqiCkuBktwTgTpmOuBATWBrLky2BadWgwn6QgfXpVTfmh1Rshmj+QPyeRpAfMfmkx6q4ArHbsNWA8",
+	"ODDWi9wGn3M1kOS9PazyuOAsB3IgjyTm4yuRsbr/sC0eMoEhqW0tk3zIzEGzFANhcMGg5QNUHqes1XgY",
+	"SEh8CUPG8e+H2jaNI31hkSoU6B5Rlqfy6NG0KV++cF5taRL6RuQtvAyZaVsvl8heTZ80/M7ojfpKYdEW",
+	"9mao/YS0r9aY5KYnEXT5Cdgw4WkIfX6w/onIQQmhWJT1KUKXUd8LeSvUQNZBi3JO3UwYi8uRpJXHpJjr",
+	"94AMPevd6jTBPYK0BRW3tm3QfJzEliygO5QPPhP0qrBUkK+k0IcJ0lFUMpBRppiK/gEJJAvFhnoYEeqr",
+	"AnkkkGCBy8OmA+w69x1haos+QRAFA8nZWMRxYmYqQZwJ03cAdo02JMyX1gWvpNKMG510dZ4N5AT9T4J2",
+	"uN1rsomihKxYKL36TEiWQM6H48qCziM4bfQyqf5AQicWemqeRhm2/4FPtJpes9mkuY1SXphJljAex+DH",
+	"osEGMktuBfic6jgqurJuBdGyfZfbsenVLXCZwnfQw5e7M8F/OEsl1rSjKgrcDqghxdPCjfxlJmaarR65",
+	"TEmAl+qeDhm+oZ8gRyhsi776MkFVXnPoMTapEpNptqBZ1X3QlXz8pceIzJpbeB8ddd25YP3OnlcLUFvq",
+	"ttqe0eP+XtbmK1T3g+9aZ533vfO9Dwd/bV12rnrXe7WK6upC46Re16a2ns1evnypVVGjybd63aZbeYqa",
+	"/fKHz7sfdv+6f9m8al93v9/9tP9D88d2rcIDRt+Z8JcvX6JWtMIWyJV+taz1u5tV5i2vRH6PndPKxV9Z",
+	"DSwmyjerlL7AqK4Vn4K8M7cvJ3yz2rQjP8QhZlgaYtv6ghlZ1b4idbrAJQtbUWSFh6Sx8elU8FSBXe5p",
+	"/pKC/ACnKLEWPcPHWhNK2xFFk6KzZFF8ka5XYcKpR9twjn4XkHpXEGprjRpc09J2X0jhRkvx6LlibkGE",
+	"0jKMRUB2X2UR5Xr74wwPUvqrXTFknx5CvIjO3/DvBJ00kDar2d6Xepr/Cf7HQBQu+mfDcDZ8lKs7EZ7r",
+	"J5/RWXltHZDrZrjKHIF5O/turZIqCnUiMn+k/26O7ccwNPJlvrvfhUbyQRn5i1FReaFVAQgBUjbrM542",
+	"do/EM2Iv3SlAt7mlnpHzSK45fWdb7BTXW5rHpht1cVrvte3tadkUCEfBNT5J22Km3untUnPKTqO3W3Qm",
+	"orax2nVSKaFsLWbZNwZNSANshsrZVKQTrrfYGAJBMplEGRT4UEMPY2slI+pX6WMbSH8g8yYcWlHEJjQT",
+	"HtpOUqANOk1MsdlRMofKFLQDk3uRagU2E/IQVE00PG2DQS1DoYZeoe6IUweLDsyYWSyUZ/te1qEmIZLM",
+	"p5aFvseotaX9lel16W/1B/Ily7s+geuEyjJ8JX7xqe+maZ/H/Dv2DVPiF7bNbENb9r9Yyz8cSFZu/Wqa",
+	"ruqf7Qh3ThfY/JfbLfq1hwHjwlj2sZbzrl9oSuk39EJ8xePMp9auxSa4ySgf0dguhQa0TpNY/flRgn2c",
+	"jXPAXQt1J3Xaar5QzAdj2NcGWAruEMa4CtCShVfnkRL6+KFfYvSAF9EvNPL0PWN0Mb39hTadPjY8te45",
+	"O/m526gWtuHImralDqpOI8sXyvjJTHWxXgPsnwefx06V5IAptqX0D23vXCZkpjUM0+pW6x6a5He7epBg",
+	"zFMe6AdeuC120fQoKdS2G/QjKxRLLaKr9FAgFXtemKhLdD5OlMjpShO5YZhwyzW/6TM+kPcijUYRZVPP",
+	"eXyHlUelvslhMrfNf6TgKWq/ZnZsKOJkDrUgkVSZ4NgbMVmmQTI/nVejTIl4BF9W5jMDCTxJGh7jGdOc",
+	"GE1pZLL0HqU8H9svO2EPqzCXWnBXbTl6jHLyiBRyw2TkGfMkSUORGjEYHpK1mmf6mPfgUjxa7T925lY5",
+	"d6cz92MlbSH2WhEKptYWxSMsXkdweeedv6u2zFTBAb/dMrzTXElHdngFTtzaEEyokoi24Xhl6TGUGCPZ",
+	"mW632CIRMpBmgGqgIEeO1U/krV7hlue2y3YykPRuQmegbCwmjdrGUNJSE+ZK4iIxZowdLfjyzWKm0wOK",
+	"sfUmbeX22DZClYEJSFYDvmG7Epsvw6KhR+HTAmjawN1IGLY4wNBB+cOhhwoxOX1FZrovPFFfMq2tV1Z8",
+	"L6074DSFL6DFcvfsTQbSg6t05z221xXR0wbySSJvQSqZ7Ef9d+WZNuRPnzvt8TMyE1Ox2G40G8xylrzr",
+	"B33RY/NxFID+MzcPQZ8Gg9mAvl9KrHQYETjp8SLjSCycQfYruEFR03ARQaJsILMEusdQcksUi+JdA8wX",
+	"My0TjSl9ZSCdhhKYcUmRJshxm0S3KWRps2az1aZaWZlQsMGoubDj1Ed9g6cmm76aQkwOGq0/9miu9NPV",
+	"hpweiK4X6mx17m6IUdJ8jIWWurI/s5wBwahPlSTj51Kj96p7W3hPS+IG8wti3O/nffUhZYQSjgfSPgYB",
+	"P+CNYcrnmKZvHsMyZaN/wAmHqcDvgi4ABAkqjFkGURlizvTdxrjW7sKiWs7GyUwJcqwHYxDgLEhmcYht",
+	"2wPNjSWLsoY2yG55sNCrsRRIhEYUqHdBDST0b3SW5hFPh01yBBiswkaS9TH/W4XQyj3/7fEBhIHeKoiQ",
+	"LUEBPA/J6psjTAtwUeIvHmXKuTOEDGhLRiUNsBBjL4Wwzf3ru6SlGVFxeMpvh/6wthUxKguHA+ljzaEP",
+	"/QVQlpOsO2Q+cbLCH2XCJkkq/q0ognYKgqoE60BLA0ooQTw8lg7e6acrxNkmDBgX7kWbwbl67nvmxlqV",
+	"o6ATAz1Y9IhHusz0i9/DOxtEr6s+OAgUnmUFUZo3qHasa+Vh/gNnEPpIgN+BDz4D9lKFYBELrs25OU9D",
+	"No5uxzjeQOKADfbBddku3wtKjXe9d07/H6PLWk3JyRcpnrVV/FxLxUrcJUVtWVfP7YqCmbXMXbwltuSa",
+	"8JU+RbL21zrxII7gMR9LimjhWFS0HeAvcQ/wd/7GzkqOEr/f3KjEwxyfIw8O/ZWbMuG8mlb4bvCOPPEK",
+	"VEZjPrj5y9gbEhVk8oEdsilXCsI0ivn4Xb/xhJQ8+LTt97ZUsOH6ZQoXnR2xUSSRR+RN6X3K6dGsQnNJ",
+	"fUvJDUsXjB4Ahg1vWLAO8mZZbA/fOmTqSnOBgQQ2cJg7VhwmANUuAuuCBEbZ3LlsVXq1XEiTx8cUvFo+",
+	"8HPKZGRYgPtV3NlDqoEnHT5fNHBbIxI2CwIXaOXXJ1tVX5B7h7bzEz/0uIw9+IzJ2SsAwqx/T8uZyxmW",
+	"izowMb+XnVgg0TxdrHSixeN27TV8kXLMnmKtLbMAJ8CNMsQSgyN8SOa4N2M903g21oosqMxfVzHYUZpU",
+	"xNsLzBILPLDB3WgWx0VOqQfwn+xceBpX1bS2vDclrvNMMc0qtcckazgJi455hjzs/1YWkmbPzp8zfie2",
+	"obrV0hd5/IzOaKOKVVfdAKY4SaORNImsjX8dJvZpaZ4lbvUH8aSnsKLvjcWxwXhAlwUmLBrbl92JBUTv",
+	"IrTa1DK+4UDyseDEmG05MGZ3JoFQuFEqJ4m+c7QejTcU2UCCC3gECZ8euT6hSDkrFSwQgp1zX+eJpFxT",
+	"V6eKTILsIdWEQ81vbt2IBRoy2oIBg/hCxguL4Lcau8/Pr5C/xbg+YcBNa7CPMhTpQBLGHHqaIioyxqa3",
+	"2MsPtkXvlXL2IrePEZKPJRLjZRUhUTgTiLih3hmlBZMOw4KjVKgxC1M+B/eqE0IFzxk0BkzuhYH5I0RA",
+	"gv7TOiyI50iyURzdjk3T34HMCOvQUDsCI41iqIfOxUthmRWgTN5A6kXcCwvKp7lUms6m6PmYRsFdAUZx",
+	"FC8IsRfmW2V4nprJanIsVrngiiGgmYNZ5QHmKY+0PY9eaKqIqYdJoHYMhl5jEmJh/iq4xj7zDTqdb0gI",
+	"tqq42x5WxqtsIH2ArPNdUFIEW7QxbIJbPGQWbhG6PiX3YiDLsW1KR/YJFc/fhLo4kBZ20ceJ+jnwok9w",
+	"h5BHkaUzkUMw5h+ALuMQIX4uHMaBXA/E6EEJBdxJfVB5oAn2G4iW4t7QssDE8pDLjKLbWUqdOX2kLP8Q",
+	"V0pGleILEwKeCE368yQNK6P+DvhnVSAHfCk2uB3z2xcq3wIvH7lWFVE0QJNLA284hhwN0xl3mCSay1kd",
+	"o0IUnMDuOMq4a8x6bLiwsdvHB7WtjlcR0TYwkyvDdcnIns9GBnxIkWxNTJghDnDfXxBFJMjL1ceZVSC0",
+	"QmoA3O9QpI/eHr0z19BAuJDqCzPMf1hbSEiHaXfTzD+nH88h0mrtwKZMLCnif5DW+yUqbGkfXEsN1CSY",
+	"euV6wSv93rS1X3bMGYBtoH10YZuaEqdPiD7kMNJvTiKJKO6/1iYc9B7YOhHHyco90380U/Bq+E71ox8i",
+	"ees8max5MsmfzPP9F+dYLwD78NmrJVI8xi3uTvCzt/5hd4obn3Un+ZM+DjfvZYkAYz4U8fIhfYIg8lDw",
+	"gGAwqWQAI4nMx7/4W5WMNYfdr4y92/nI2zxKaEc2v1kxdgG8/0mNEVYFQT+NE+jAnkckQXDmM/M/XFxd",
+	"s537llZRUimU2ikGSLGPz0BqZYPHMad8P0oWTbkMk4l+jfaz3GopmUvUHuuJjBcDScXA+QycYOTWv1VE",
+	"yRKCV8OlU9gB4kkWIuOr4kjXmHnpbJGB8eeK7XZLOZ6IvL9sAxJtmEkVyaySx0EUw6Km2Yb2xcu1Ml3o",
+	"DAKsbMqzMXQk8ZiZTa7Y2+PXOv0EDVxNl5REfMiiW5mkBlKbE2bQl6QYGQC06kqdmQzG7OPl2QvFfP2s",
+	"32AfFRV7g8GFzEZZMJ2Ax/ELha3QsFEWV2gWWfhh+qRh+HG+HYfF5XgF5NKBtG/OI6mwUTfilCdkbHLJ",
+	"ppnHBPZoVWzE41hBgStlPRavqYGkQKJ2QRF2n8TYygfK6vZA9cTE1rMdl1qVflY8KQVlwuYzrO5ndzeN",
+	"RkNbHpG8jQWbKeE56F5bLEk9awo7B+KVu8yZQ8ySOyGX9q3XaheXsLup9kkvqPKKOeU8xdWeXl2wbru1",
+	"x4IkLAFnYAXflGeZSPWj//X3o+2//fRr5/P/qBImroRYLkuA3xP6DQR/EMpDRg9M6Bc9q6+Yyg0AtyuW",
+	"JRg0u96X1CfYDuJVdgSUM/PYXrujD6el9ioF7KFXJ9fXp+dvb47PLsoAYa/IMWJhxvNYGubgNNgnTpDn",
+	"Np8sXQWc5P1e9T3gNoLbs4yg7vhDbXU9tUrL8rIg8HC6u/KIPpvH+sHPznYt3T29G0VQcpPIvMTv6i5v",
+	"2mqwc1sl7VywTDxkj0iIzWNURtziAWwsNrSBFmcn8vVVXcV8I6qtNj6MjSKDDTD1mMpjYaSySAZZDtJh",
+	"W1SmIiA1yda3Y26Y8xcYxRjJVhzC/UCHHzpUgd+CPyVkEjEVB9JfphG/z0zdKFU64Gltj3igyd9cqDxP",
+	"TaTRvVADWZr+C+VePmrAB4rZbzBn9ht7d339gf0G1Up66N/0n7a3t1nhv/qXDioN+w1AkH5D6IYclKYC",
+	"j+bxYDRYx8vZJzG8SkAUzKa3KdeT1J8vNUCHKbTYb09ug14czTRCLwz3lHboVb3Qt/AbDsphYXgSf+uQ",
+	"Eyl2YCbiDle1/uKIq2AxC8MQkqQdRhZwKA8r9B1nMw2BJylViRFPoadpOhF0N7UMxzFT8LkbfK7PAK/V",
+	"3yqeDIEMF9a53EG2Ar6Y1Wmenj3yBBKdkjv9oNYFDtlQyz8R0r2iT19cnr49Pb85v7i+OTo7u/hEX+8Y",
+	"sgBj/4ViF2l0m+cN521Jp/wWmAv+GYZ0ekLDWF1nq9fhwBVeBnjApdfJMSdLA+BUCu8DDuPS+3nSUfHp",
+	"s9Pz75bnqtXSZDSKAlEAXXQwEovHt4TMD0Me0FZa7pSj8kejkUhVzn+NJo1fwq0WUi+OvlRUE+zwWIWP",
+	"6dvYEwDV52SWqSgUy/1w6Fq4sJ7OYDk6KB1VUW7iIcAIcEo3x5dHV+8K0zHhhmkaBcLp8OuEG/J2OhE1",
+	"toURj4+u3l18vF4iyOK4eTq7DXIBXCREX2D3gPXr0cEvGRnkqnthPnN+fHK28ivuHpqBKM844y4WFo/j",
+	"ZK6JwtmO0/ObD5cXby9Prq4KBJDrbaUY0CFwWlMYiYEkJYJUmGFPjs5Or3+8OX53cvzdzeuPJ6WDx93g",
+	"jMCfsf6s1JjZ9tI6TmQWyZmwBIXoPXrIdlsPiQXIhnQIQrvRILxtr9xVkAI6YGsifJ9bugwfWRb29mvr",
+	"Gi7B3GO8hLZ0HAZ8c3ly8qrYb9uOiK4Z6fQ5QyrmGdqinllh4fZFtDAWiklSlEH6Qw5jXjdtfRggxagD",
+	"8gjKylLBlRnMhUuC0YA4yqBJ9SQ1PWyM/b5VRlIyrCfHnGG/AS7Qb5uRZ/Dd5ablMEKnuL5iv3K3Tzmr",
+	"blOuqc70J6e8bWI35U7ehc+Ru+3pGN+r23c/rsU2JTJoFtTH1mROc+8vRXHTKy56AlWOadZnj/EKon5d",
+	"1yYVmP1Ryt4moEJDvFwPIWeT7Xuewu9M4NPxITLjQkykOGR8IMl/qCcNxeigDpc9iGy4gDMEJRmtEUpr",
+	"0CsfSJ9I0l/panSnpU0aBypyCciogLRdBkEvo4jbty9tszDUS86T7AjrvWsFDI0SXHEJ5rkItmwHN66N",
+	"95Ga8CwY1zxjgx+DvV0rQmt7NRj8GPl5zfbSKMwJO+QWfoU5TPJDmtymQqka9eNExNRTqWZa89Dn9YZC",
+	"XG+weaCLSgHv5JvhgrsVEdKqMDfsgi1ok1e7RBECQbHX4GtdQtH4aYU72bGV9NBF00UPVABAX4KlX0J7",
+	"LynF+qyXdFV9hAX07zK6dBmWuwSIvVJz0ztbdsmUUdALyo8+42XVBX5b1jTsq46igN9DyaCPf0li6vNf",
+	"lnr0Wr5FrnyB9eXiQdNAFcJ12SzUo5QVDr36MveGMAFQ18puxtYOLyEMaPmkrT/g9cROPK3M8BCb1ekf",
+	"Ug7A+JMo28LYh1a/NEfDtPZ13rRl4nMQ65NZbjW7cOcGphs4do4zAvgNVkNHAHAn9rXCrfZPdGM9wjlV",
+	"boP1SNcU9cF6tGOKGFZ116uykgaNY/N+Hcbs/eqmV5uTSWmaBJtdyN4N13dNyt+sIP58bS8UtcWNwiVU",
+	"GK1fAKt/ECHz/9LyGw3/L+e+dZgOJL465lq0/zLjMtMq/jm7hRiXcXiUugHWAj6Zbu/9pVV0/7ebm8th",
+	"3lHOQ3k5piQMAzqRLMbuin7+/WC/MwqCFt8/6PVCIfbbrWA32G0O9/dHnYNuZxh29katcL8TcNHbbYu9",
+	"0ag35Lthj4dB94DzUpCguX3At0c//brbrQ4UFKL11VFtUHxsOwYiWuhdhuAoqnCVVEJmo8l8NA3OQAf/",
+	"eHlWYj70Xq1fm6qb90eXl0nvvvuP22Fnt6fmR50fTtTP0fj9+eT7j0k8y1eAORJLvMOOVrUSn/7qa30W",
+	"Q9+EyUJ/KLcxaLX3N4V8lhkCzuyxDMFMuOqKnK2NXy7xLq01n0pIWwStHTpmou74QuWeeutrVYhGjeox",
+	"NS/Rh6R1Xa2rMb2iPD00mcsGe3x8fiBXB+jZk+LzA1kM0Od3ZZo9uq2uflLA2wqEL6h6av3OGmcTYNrr",
+	"x/NWXrATxr8JfwR7bRJlUFdN3a0grZsr9g+RJodwMJjpjS9Yy2ECxZDowUdk5ap8QXIiPBqehvqcPf55",
+	"9FY88vnPFfTqdPKrYILWixJGSv8bzDHP+rIn8LIRYYgDPwI3PJw2839OXr58yf2tw4Hk7FZILQa0KR1H",
+	"XFXkFsBGSzT6KJqSSw6jBYQWXhqZVJnA8JtFptBpb5QDxY4dK1uqvFBVbp9SF/1CVjZPhdPJDttaFhrF",
+	"bYjFroBwWjfZo5VzY/VWr0Nt61qNXufhkLWaTU3CrUazWcKWavU66ydWGSb+MOaqgph8csj6fez/q7fF",
+	"dp/GbkrmEdtC7LDQk1ZTi8FTG0hbZbwcMMC2wuS2se41G7uDz1tks0gOJCHSmW7Mpnsy8D4PpaMgR7Lm",
+	"guix1FfATtkHZRWa7WlSd5HellYFadaLvAuAc1ZppAR66AbSzXc9tL25C/vWsBWdhSbsmqsBLzOwcG7W",
+	"O0ef7BgGMjVSh6VI+gtl/edofah/q0wvmjvkwi7wH7RPIEfcBMbldIYIofajUIAEziB0MU2ToSByRMpJ",
+	"icQU86eJJoC8+Ybmg37ml5QmF9Sl1TrI786UOFBRdGSr5JwM8+wOfbkn1ZkhlBQignFCPfWNAaWn+yWJ",
+	"0iWdCab9WJWp2p4A5BPw6KxIWftKCJR1L7m4fBtwPo6WnOtuMM6nV5Vvq8KS9AkYH+vtlQ0IIKXdXmO7",
+	"uZm41egw6DbOEsaZrw/XX9L603uR3mhm6ZJyu9Xz1hB3UkXchaGep0hvqdKVHN90SzHmhJfG1B0aGQGJ",
+	"OCvum5/5NioIyI/2na+/QMlXX6BLoenp90AOfMLVeWIDY7cx9nIVTOEaLgP0JfdiUt23F9PQSAMIeBw7",
+	"4p7VsWmjYYAurhhAHSy2Hl3EgVv+niZSVejyhC5xhR4KeWPlR+n+XwrJh6tftcPkwqz+25dUK2dZ/EX5",
+	"8Ss6KH3n6BWVOshWn1mgIM8B/vFy3BuvAPTjERCP58LteIRtU7CeN9nD8CnQXRbJjIVJrrp8FZJMjhSz",
+	"CVOGkGQeAdiUE0FVx/RKLET39q3mRfZifCFDsuTNs0xfWlWuFHoM+EShd+oTiC4UsdbsvuTVu6iqXcyj",
+	"qHUogPjmkQQiJYjHP5r0hhA+nEOY0MwBtGVo+ilM7u/KLPSbLOVSYRh5NXPhhG5f8Sfa/HK/jM28+NK8",
+	"uqjixl/FSCxB6JNxuIp4GPOZKrGVP/jA7Nz0LbV8w87MYRzQL23z6cwjeWN0lC/YK6JfkuD6n/8QaXKj",
+	"f/0H7wwSMU2k5tXMPJZZY2lX6BpX8UHLjko9wwp0u5otWqdIiSc+WXhXO1cey2cyol/yP3i5/+CfJPDW",
+	"WOqrxBlugT6RNfvt8ISKTcejdHqSLQmYim7Dlg067y3dobzN75JxUNWWF8zeL8JVtq8OK0pSbNliH9vJ",
+	"mfZyvrZM/URua/2Y/ib5RDiN5tYbI7Y3X2Hqpel4SztctXtrzm5F6zXTC8pF9Idse9NNGnK5lwOoJf/b",
+	"E3f6Sxr9f2kXNadCb4mynlSbra/IU8UosqgKCfoH9zeiVsibGyCvLiRf10LtuRin6VD2L8Q5zZRWsk7H",
+	"AMj7bWL9fK7wI+14S9em+sLayoi3VBhxlfFshYepqo4Ca2WTWLlFDmoeZQEgPknbrDlKKReZQwuV3IHk",
+	"F/tJSfAdK5bIBrSMuMMjmieSuilKkfng/CaIKSpxLoD8gJuIsk+KWcYw8mHFH6AuRtFgFFqkB52aEnwq",
+	"d1KZGhOccEUEkd4Vv0uD7rwGRrGokPo+gUCLTExeKDJtcJTlq7mh2d9Q8Un1qS9X1FRDHWBUrdZvdbvN",
+	"TXxFVmXZ4BlvO6duIr+HTIpbrrfR6VRE4USEKal051VJbDjyGzjy3+NIMARTprhwJiBHes7h3x5lwEOa",
+	"cqC5RizCW0EA18U5hjNRnalW8QkOHRlNFr1JnD/M43Um99uCn8gVLWcKU1hLHYWJvFDYDeqex19PI7+D",
+	"j/l6qby22pdMF+sGHqlowjY2ne4L/MY0DpLCgU3hUHOB6LTVm20+9vwt/pYYhZZuJlhYnDs14aHaAtMD",
+	"/U6Ez4QK6HpsIXLCcHh06Ua2DpyCyxUIxxgNvdNit45QEEDLngNhm6TUww8SMCHmMxQZfgnikONI3hLA",
+	"wxz1oa9b2qexRdsz0SQb553yKKxoDbF82EVKLxNfpdQ2Cvaz6snP3sSToDyQ2bjNOX/HZsNWl1j+6rM0",
+	"mndxvMfrv/fsQI+tZpMEB530YTn9gBNiANISPYzq5eFS+zxE5nQmbH0TaxsCGSvji4IJBY7+tGjCc7c/",
+	"pdanjvLp7Ozavp7GgVG+b+WL7BDAyltMhRorM9KlmJu49VRIFOyaQx667a6CGJI9QQHXOhKw0DhSWSkA",
+	"vMQgbMi3s9fZXQlMXRk3bu/DK7QqbN9gTJrPz2vB/6GUVg7yFlf2BdDL66lkJWFQec4KwrD8LgeKWEoS",
+	"cpuQ2l7KmmeVqKLA+FudbpE/25YjB/t7+4aJPkfCdAWxdVYRm/74QYnYjJvx8+/UA/8JNPMU186/ADHb",
+	"VKovwBF39rbYz3h1cytYyWuR8SjehMdwSPBgcGOwlwdgkHACtiX4Ddvl1lYoD6RMCugIBLCAnZK3HgPN",
+	"sAkk9GthL1zNASv6DbQX+EDdRtSEKkiNqAkcA4CktPprEKQc2GBtVzqovluNr/Ji/l+BBbF683MUVpkT",
+	"FdatMt+cOPYL/AO8pb+bYoOZ3NW9zSPqhEaYWXoXTLooQlptNf7ErfhjcCuM27aSszrUsZKzvgH1fpWe",
+	"QMRAQFOoLoYpn6uy6YDtlZ2U5f5A+gjxru2Ol0z8V73Z0LJ4l71k2daW72al8wwS7SbKduJpsPMEGtUY",
+	"WJ9Smv+vT9I2tYK6V7wtJd21oBuQR31JNfgn2ixfLbVpTV8gtFf6GlbS1Onq8B2UABar51z17WndB58N",
+	"bwV50Gwy4ZhEshbR6tGQJzAqBtcqvS1PjdC9EpX5hqlx5zwiVQYhZar4CZoaaxZytQrT0EbC+kbzyJK8",
+	"7KBB4bE+KWpaTkIbFSPRJVNBKoT0BnIoAo4ImqW+FRx8rIAzIcKKDv19+F5uvGplZyAp+dDUJ+kXtqE5",
+	"vRYvUJa9FiuggMBAaAMGMYDlgAEGzQJboAypRYpe61ZJ0YS6kYFEY0rlTXAAtTq3vv6tSi2WY46GXOg2",
+	"bVDZvVxkkvu1wb7PgQxBdddLBapKXFzDgURgRlO86mA4AkZGAfGeWuxBeAUbp7l/Hkgex4zHBD4CH9Qb",
+	"OUwFvyNYDdPxhWrP2C2f/mlH/GlH/GlH/GlH/MfbEQBjvkTslyKbpVIrA3kDjyFXkTKVsfWDvWaTilEP",
+	"9hrN5v8s1p/qP6+NAmPp7PrLcEX5RGVt1ECx5ri+iJ3OUVIQZhKbKQEts+orurfDqRA8FlzgCQ8FleEB",
+	"hDfW/7o98wvK795eU/Q6wcHebmt4sLvXDjtDPmz2goNRsN8bCd7iu22+e9AUB72w22vvtffanVan2dwb",
+	"jZrt7v7BhuYHFUrzVd5uYWVr5Edl6LuFPGtfMM9Bhv0kqTqNQhs6TS4OIA9pAtSp3DTGG4u4UHl+yGRi",
+	"Yr6RYpG8T+J7TAdcjpmHArjvzSyNq5m0U1RMz0LnT6exs0lV0p/L+iwZjaDcmEqMsmQ6kATvjSYtl6yq",
+	"C7DpGdRgR/FcLxs7DiTxLBNsnGXTutoaSB6GqVBU6m4vxCyNip1D9PPqf/d3dioBhqhMsXrBeYS92KdG",
+	"eaAvqQxbiRwyrKSyqVaPrpsyzXEqDJiVwASm6L4Q4kfyqITjcMED1s3FNunQ79imEmvfwKf088lwuHgU",
+	"4cCTqylG/+pMP8KGsyxLpOcmlQ2kSYg5E/xe2IAMSUptD1FiWCE5AxLPLAWSEG0M5GraYs9BWlRNJPlm",
+	"J4fTbwKkkc0IvDEZgZst2RU5h3kuzDoSzztIUyILNZbWZoNjx6XJLBMNdglwKbD9yZT/MhNf1G1mLCYr",
+	"UiLvIzXDJt8TUe6LW1AJsI0BokNsTNM22+CmeTpVXvaaeJbnF8/Q3gqHaxDvrpL/WERawdW1MYylFHku",
+	"XqmA2jZsWWqL8WS19wrara0Mhbs4T+Rc+AKcJyskV1S54p9xEuBRWVMP6zyl1jymzHNUhLWmr5p58vkR",
+	"prxSJHudEl5ISvBKUcN1LxaC1l7RcbnuPdeH/bVQWMsr2IRxVTGFR7xQWOumN3IqeMSTj3zQpdTfDfLL",
+	"e0QzQJrCT/oKz6bTJM1WJ6g9k8sUeyCq3yNXMo7kHfVYVI1ncc86k/U2+2qtObsO+xfAYlxLlNrHzKDL",
+	"OKSBoes0WoGH6pufb/K2Pss+Vs8F2uYqh3qlvjvG2K+j5LXtgEpO1PxjCPNa/tZA4seKwxsA2/oTMGEH",
+	"8on+XX8acylFeKOyZAoQR/SLgVSggWET9fEsC5O5ZLcpDwS4s6u6uo9iMfdY0Ws9kGgD6ZMBlPbSVjSY",
+	"r6VvMhrd6D/ZTkAhz/hQm6pOv+6BzGzWmkVgtqtpMJ+ao/n9Tf4FgigGN3rZzfBv5b0uUbFWeIobjJqR",
+	"PWI9cGG7a16Ndg1c3xbis6Lq8CYWXD0nwr2FlmUP5S5f7WbTAxBh/G8THWkGDHgNCGsBwRhgtnkxM8wB",
+	"NfbNmvwv6IZCOLbLU1mLXswqwIsJT3nLY1nCukxFtzIaRQGHnve30AKQI44Rqw9qrUHNY4Nas9Hd7+E/",
+	"9xu9/T2x3dwd1CDx22AJM30mPEX/zzzKxpFkzUaL/c9K2xMmUa3kky8JHe6aB4P3efOuegYgGhbAJRMP",
+	"PMhYKIJowmNW10vyyNckEwOLbHoScjaKE56Bv6nUXfSn/1UfDBr4r63//T822hOWdh0SMivOT3JZGoFF",
+	"FszSKFtcaaLGm4AGFwp0/a83hnDQwlq202pl4vePZtk4SaN/AN/pGxMOC1rpPappBfs7Fcyv+qMJC+VN",
+	"RlPwWWoGN1wwv7LfKHB5hNH0yChkUejCDTTYKUJwGDytgXQBtZI7QWVtK5qtsiO5BtxoIF0MJNPmrtts",
+	"Mb/UB9o/dPCFMOZGve7zmixsfpfMMq84hOmOTfEo4EngRMPDy3u6Ztm09vkz1IWNkmr6P/pwis6LyVCE",
+	"EAMWQwI+qA/TZK5EuoWOVvIV29vh7ibSHRxM3q06Y/6vWszdzNL4s8+GwuK/2KaSYMmD2enDcPetxoJP",
+	"YmwumJ8MHUYACI1RRgeENR/2Tk15mq2FANPC7y9/YeRjHcgiFKI72Z3/raLwm0ZDk2J7V5vk9odgln7T",
+	"aPi2VS8nlMRtiI0DQsBAWgxFg5XIngaVCBk9U34rBtJAUgGjg7R+DEJVkz/FIYq31LkTekvhUuQXuABK",
+	"U8aX07PBEDgtVyYGqazBoKvTQDo+GeoBGUGT1icwgnzB7E6IqUJXGZSSwmNXWZLyW+HbeDJnqYgTbl26",
+	"oIdlfMhSoWaTUgdlRK3w354sbZjPIqkywYFDKGrUQbWfAOUFHddxds6OUTfaMm/o51n61F2e2hHSeuB2",
+	"F5o+G5I8B+mgBvLcSgpTOxUmwQzit7nUaAzkNnsPhVaRYj74/P0++h2z3S7We+kVrfXpsHqnt0sBnk6j",
+	"t7uFw1q9BoMjzogw0ppupaDN2F9Aw1I94nWkzyMfa/KlYJm0VxAnnqX3Ai9wwVuEbUDNhUG4XGL0UXCn",
+	"GuyTQScind4020bNdSAr0+eiTIl4VJFFt5QaZ1R45F4r+7zqU1uffldv6w2EAsOhtkZarcYuU3pDnVw/",
+	"obJowjOhnPZ5yWik9Xqaq1OIzeqJZIU7AHvga5YgyeLAXRH3INw4gpthA80tvAN6e/QNiRQLEjURWRT0",
+	"HSQszYQBZGsgbe0cHSHdBIbdXFWi+aa28YJESkRxRAIPI8XDey4z53aAI0INZBHMFB7/9urinPnwADX5",
+	"5NIFi8GN6DabWnr1mp0G83PEAH8gI7RS6Iq46JSEeONbSAR/65BZuBlQTiphEFbAFxfgPA9NiMZFTCTI",
+	"PFB5zGs+S0Y44Cp+T809PCZiys2qwizearBP1HwPloUucxKRFpWZ2FoKGTrQnQ/lvz5iF2AKNx/a88Qc",
+	"7fkscfYR8k5CoRoDiQD/ig1TrsWspidn/83lpPteYopH1MLV2pWTmTLG5UAeYbm+B6q3RRL1NF0ZmCBi",
+	"ByAR7yIZanMVE+BsS3egooEEYyKD3gfIPMjRkvEFsPf7FpXjRTJJtQ0ChzZJNGuvKyHYMbwVJ7fgf3GW",
+	"CFuNt8vHiUG3Kj0x/Q89LeovBu2dwGIChHF4U0tAHmc35lcYXcrRr8Jyu1NLOB5wXLTzwW5QfQPc5Br1",
+	"xJeph4OjHSqDI1XhIBjIevm2vE0Qv+lWaE6UaBLMRc8Eb6GmXRhqNtmyHd1BdlJ7fB9Gb7CjsiOBG6CH",
+	"kjPBs+hRciCNMl7Y/WX4qBw9Kr/NDXs2uMMDaVgKUgAO6eOOw+0oAqLpnYfTo+dBi5ICZ623nWcGKwtj",
+	"iwuWiTjOKXs+jvSgYz6FRaaCh6rBqPOuglEHUp9jkIGcx51CxYM4AHltgNRQL84VcdpG6IjfsHwUFDYe",
+	"q0QbrTHY0n7vhx8o6Y04h+WqC8Sarfsvd176WwhONoBzDuGKjNJEZgVcN3AQ4S3LOfP7M1DzDvPHULpC",
+	"b/8QZTZFfPSBCGUSDIcL0owMe7isaFiC4jFvWY+tSmx7+mmaZCRsbGeTRLKpSMkO0Jp7VdgT6IJY8H1r",
+	"Bx82QtHwcFqrg+Exwbp2t0GKvlGVXzh0Y19CjpI0oEH6Wot6+fLKrel/+RKVTVCZOQaQkahN4xJSrfzl",
+	"onR/IFl1P4M69l/5hi1369AccuZA4tBETVRUD5mzoaHIFCp/L19euj0k9LTBhvHLzTp8SL2ccgVl/0Vp",
+	"B/2bcdIoEbrNA+Yv4UL5eesLc+ABtclQ+u16pQzdoZlsw0y0kNfajL4/4I4G0wd6EECD4VQYxsWs8xZ4",
+	"DK321Nrueqm5gY+uZtu/JRRO+5a65tIA5wftqD0tkJjRqbwSBKj+2TT/2DKt+Z0+ND40jOnnCl0mijtX",
+	"5UbIJQmyNeDHlNTT7Tb3NSviofLYNInxmrHyK7Az0PIEpMchtdbGbvwR5oWQbefqR1xbS1pk2swNy35s",
+	"EpBfnaahrwZKuZUpOaTcwyXBEuul/AtWP8NMEEjl8Nhr/O6W5TIW+EsNJCaaGDbi3INDZOrkpUD4R3PY",
+	"0EqcnYDUcJC+snkykMNZqCWmR4b2cKaNTkV59WKk945IOJmpeNFH4HB8i/1mvCe/ITzZb+CptLikSxji",
+	"OZI4yBf2m9FL3p5c+yV03aMPp1qxgel6Js9xCFM1mUfc5ojzKJVCqS32G2s1mQVY+I21m/g9bApiAEV/",
+	"q7reHvNfn5ydXJ8Ufr3zK/bH/exX8QT71x26LEtPVd/xlfPUgsCoHkhBS5PNNW/SoQG0vehbgBuhv9Jb",
+	"/shAwlUiUjH1FLhBeK4Qp8J7RpPx8mEyPkR9dspJSdX6OhlRSnMKfQlDgX46B4gZ9gdUK7LVCudNWpy+",
+	"jBD4yx2kDpPjBLMDyt/IlnNMTb4+GyLARWYgaLb6ALKBBoy7RGrBhcyBYJk5QHJEoTE844VjWBYAlMFq",
+	"swjKdKPRq0EIGTm7ax802JEs5A1BEjymM8NktIy2TzPfBS0k5ce/FFm62D7SJj5F8ObjJBYG3dWRO2ZI",
+	"fcPTRCu9tzySAF8CTnrWoiRyNJP0vdVXCQV4yygUyFKR6zDgPNBax9hpdYQfBIW7220fWGZlrRAtjCCW",
+	"3C+mNCPec6EIwpQ9aJ5ernxYHXZ2aiI85puwtr/FEgkDuVUm+gmnTpwYPBRBXKILgsRjoTYDzliPFSfy",
+	"FggRQx6sjnFPr7gyrfwIBFQRmgBUYTS9QwzQuzIYA7OBodiDfgXYL7htAIpraMJYUQ3meAI0mzEW3CuR",
+	"XVm7zklz9z39yZJ5duaYZ1Z+op7rgYlK5gmYe9Zzh13w8/EwD4N0PxqGCkDKRh/tbIXJB8dUEfytgySD",
+	"QhIHtUxBBi9aYWghh1vkAM6VjMebEbh8fVi9ZhP+3Wt20BYB5WeaJg8LsKrEQ7YzziYxdkeFH6cxj6SP",
+	"y3diCgQA9e3VxTleIzCGffbLTE/SAWnTWgjtZZS6i2R1a01tNdg5hRfAsUJrJgppagqxJrAmNvTq2nR1",
+	"XN+cYPs0CxChk1FADgRQmjMo46Ex753iqgLAvTaCTA5qldnDcoPmUWquV6EFenhzl9TqLfqw1YSYVVv8",
+	"JSBW3zPmAGxGgBVeRJ11f8coCzv4K7/RaGyBq0Yzx7yjCRC8GWmIsOujKACk7TL5H199z8QD/C6O5J3y",
+	"SrrpC2VYJ2w4BvAxchZHgZDYFwnzY2sf0mSaRiKjWtMsyqAS4NhGvAoaEpz/Vs2r0YnW+jVgu9R7XfJp",
+	"VOvXOo1mo4OB3jEEWV0lRv98K7INid8gaU1IAKYBlhcqcDbJuKDC1TmTYj6QpDLnuvc4UlmSLqAAspDa",
+	"T9IB3we5gD4FK4FgFlo04+6hnR0l8jSs9WtnkcoIgzq/bCvzKPJHMH0bsiiItjES3W42obwukRkljfLp",
+	"NI4C+OLOz9SrnrJSCyloylQ31o5s2amXaxP6n3GiFCGUu9aVPkmT+ECJbH/PwREw8bUIxtLuNXOQldow",
+	"u2m2vr3c/dv79tX+6+6b3bf775rftr/rvt89368VEVTkLI4LQCG26L3ZajdXN2yieqschOKzl0+xtzxD",
+	"/M7yFL/rvm/9df9T+6R3vffjwfedd7vnzdIUC8itTsczgEIyiCi4KxXraLa7+83VvYDMOhzcDHcl7YrN",
+	"blVv9rcHrzrHvdd7JwdvWm8773rf7n13UL3ZNOWl+fYO9P9a+3vV82278wVoD3emncfv+bvWUftV57j7",
+	"uney+2bv7f67g2+bjyALnF7zoPeI6eWQI5+hxTCUhBRvxXmCN3kBDfiXCP4nyBhAPvkI4CAo8YdXNvAv",
+	"DxH8UhFA3ryWmJD41MWLXvUZyxB2HNh+eKW1+ZUSuL9+rX2w+TUXt/6zV+s9ZnYuur1+54cfNr/zJk1k",
+	"9gYrl7HsCTSlzS9eaFvG1FLqk7IH63ojN209JMvdKgDYRYEAOXLTRFViZMeLpYzIyBaEeuxnrRFY5+Ak",
+	"gYi1m5mIeI4g0I3Dus5VVexw6xChGlkvty+N/9aYmofMx9vnDyQlf2XVOLM+obD6jYZPgK++ftu5rsa/",
+	"pETmgW1ZCv/W88ita8g1WzkqZbYEQLoFrbDRr2+AriLsICpCcC0WHKke9i6AHDJt+aKlS0muYN5d0yC3",
+	"CXi10mR2O14BsVn3tWbhb+WVvOznROtf9uwOB7LdbFGs3unHClicxsQzIREjaLZQo6ciC5OfNZD4rqY0",
+	"qv6jWLjB9oTpfwJDOmd0vrsr3MXww4TXMvR63zlxiAOKX6g2B+HMXyi0TrzCckywCOaR64VmopEaSK0c",
+	"oW7PbJq4RUwwUOmgF5EhqvU6St/B2juwt/DBZDSQ5gxxghS4UpBdkpl0E4tbimamA1QIWzPhCxZGo5FI",
+	"B9LWHVnk6UO0pWQihce67Tbz31yenLw6uS7o4VUqmoF0zEEhXiXh4olalr46ZS2r1Ww0mzmWYjmju93o",
+	"NR9cUbNBo/qcV0SWv1QEe+w1ms2qcUENqtZkPmNJHOI4V67BK93SMYek/srJP0FUlvE0PxcTObN0Jj4v",
+	"qcCtrz6c13SlcXnPcjx5ZVq/3YVHvkIBfrya+xiiOGTmoKGmAS+dtuAh0RSuHT3QhgcIu62agCp1us0r",
+	"37tufd/51Pth78eDv7WOOq96x3sr9Op27Unrf4pWBtQWrtLLDN81NR0U67fy4Y/Wy5oHT6Rz9Nqs+pZ5",
+	"codKxY7x6bz5/fFYYO/3tW9fOg+/niH8SpK853Kx8dVrfA7s4cefGymQ1WdmnCMYR0a/vDJStMH8VyfX",
+	"16fnb2+Ozy6uTl6Tn7rYsQP90rh3DeZfX1zcvD86//Hm1cn1Fb1AmpYBkR8ncaiMJmb8D0giA1nhK4JU",
+	"0wr4gsMCfoWW3yY0O5CPi8saZcasCDMzsd97t91+Iv04jGTtOVJh/EfJ73mEWL+aDc1kqDa+eyrVbDSK",
+	"gkjI7A28YSraH0O35BXJgeIe8c4lPfpMFAdcAnMf9anj4EhpGCHRxz3BZNNZZh2xufY9kBjD8CAKVZA6",
+	"UE2RrcPt1wRW0ZOh7yp4Tv0U6niQjxejv9CoeZrCrNLqZGcwq7iOottZKrYa1ZpUXyt/WskbSKPloXZO",
+	"CqdeG+4C6mwqrxUvqaYQiwvFJLFlArSblydvPuaXtmJx+iggtdtkWwNYoyX/P8isbXY2v4N5hqUL888y",
+	"iEEKmkBoRaDQMYKhESB4TCpDzGgTx6IKPgmsYxKfhj1R6qFFOX5h2CYzNysW/F44NpkJiQwkUjIwWoC+",
+	"AP933d+x6KMF+48uUDhLIRjxy0xgMZ5mcQNppAZSLlbQQCmHJmhN8SVzztpGiUnMNl8Fawn4KjREct6k",
+	"eCXkDVdfsGQu6ZKBMXicZ9REikWhmEwTzbn75IyFyFciyXELbRZMakOSwh+siUnlB5TuKAWNQL3o9C/M",
+	"/E3yd+lAWMyV5lACixlSMRU8s+G/ttGZjVWHse9UZbnpNkzCxaFj9JquUAOZo5dAs4XymMXgoLWeyfZH",
+	"J0qVGYfbh3bc01zthPP99a723Mu40hIsYB8b/TpXn3tPMxyq/JtPUoiPi+8Vb7D9Y+OrtNju5tc+YpYq",
+	"lb7/cYqvTLKjOE7mj3gXN+M8f+EZ1ImV2qm9hlozjcUoW+aiWhE4Pjo/Pjm7Ob+4vjk6O7v45A5hsl6G",
+	"woELomobVJbr+p/IjBzuSuknWPQDwjnCLolG8OaQQ/+KgvZas/t/ETmLJEOCtsJPjFud13E/UujuWOP7",
+	"1xWO6Q+UPLSm2qTP/FyptGKuCKxDaUWYto5uTowV+U6tDil5L913d1ir2dzyPRZw6H6LExnIggeaPwDQ",
+	"smm2mHsr0I2o91orFgw/6SGmFYtkEM+I+EixN+lIFx/PX98cXx5dvYMcJXRbapHhFBwpDKmXeig0BnJz",
+	"ChhbnQHmJAHUldYvnPzILeuntlo+JXnMIyyWgKgAttybTKIsc5sY2HpZNBXnkaRKlIIusVHzWa3RYBoa",
+	"maBzTY9QnW/waSPFglSE4CurY6qpyqxQLqjl0yQFzLJpPFOWULa+SieqkPFqfDH7p0p4TdBF8X6c+0V5",
+	"Br0LGs3mg0eE69wBIvlKyd9qNlf6zv7auexd7V0ffN/61Pmh9+Pe3w6OyrFn6JhQCj83wRPr1Rx2kU8a",
+	"NZKgMHWorqvWS3afppesDIu3n+YdPqapVyonZur/+tqJ6SO1ybPmNFl6snYCG/XM6kmRpfYrRYQoiBXQ",
+	"FIosltqQH7qhrThRWYP5x0dX7y4+XlcoMFZGahUG22lpXQS5lWHEJtm1bvxyOTl7uWOlAJjoGcZdUl6e",
+	"cJqpo8lsPFFX63mOA3HTcPslU6mYS2zc/Da6ZzdtIFenCNepXgwUP6yrEzyF04YHtorJ0gPJK2Rj3uGh",
+	"fYBcfCx4CKz615qTNbxqH+jpHXgUn4TN+A9RGtUYGXKl2gjF2Wt1RZNLuDaFLs8/pFxYSq8sUhQmcmJv",
+	"Wygs5Mp0DChlLO78atp/f/ZtwicV9ol0EkkeM+p9T1BX3kAC0BVoGqPoAa6p6TlsSy3BzY29l/MydSnm",
+	"NHfomovuISVEmPv0mUxyHkJN4VHvMvl88PGFqHQlvBX6UHEXv15lGFNYdS2nOMF/QP73E1iFeb7SU22u",
+	"NszgGaTkExZtGkxtWjaJ1qcuezWH/Hj+3fnFp/Ob43dHp+e+m4+M5+6kIzNOVKSp4D8lEQpXvPaaO9zF",
+	"8pICh7HtASvZyxFTkk/VOMlYljAosNTCJBVqIYNxmshIYZ7uYaG4jowBzN2FhmoDykFpFNpLQIS2Ar/0",
+	"sFDa4NFP2BbeVI1rDuSb4rgcwjbnrhAIxFHQ3Blb5AXLTQyw5EBiOQ6hP9GLWyv4CXYUpzaRz5HTm1F3",
+	"1/x4ybsFwPxTUTQzNsCglkwJC4xby50TT8KuarXJ9Mg1X0fC0QZrY6nR6T54uMtmXx817yY6Sv9JQJ6F",
+	"7dJfNdtl1vs0rM9Ws9VrV0N9wTohx4Nayrob+Yb0YmyDUmq28qXH33aPn776tNPv9jp60JXIZU+w/0x3",
+	"0bXizc3N+NdOgP1300WXdrnUNcnIjrX6KGqWa7VRlaXRVI9NqbiOa0552FoCfHyayxZwfftGb0UVbyCz",
+	"xBQwwRD1HOkL8zTpceEmU9oerFEiobBvILGSz/fYUiPZp4M3DeQyehNbBm/ShtUyeJPZcBDb3kAaKKdY",
+	"jLJtbSWYrJPKwpNL3Pp/WulJfvRFmorRQZAjNqCwNZmjUkCEYak7LrGxrep6lBxxCtnwdhBzpaJgO+jU",
+	"/mmSIsdV2l9X81HN9534nsUs++w9aaXt5sGKlTa73Y5dabM3HO21RkPeboUi3OXNvVEz2A9G+8NRk7d6",
+	"7VbYEWG3OQpbrb1wN9zjnU6n09rvHewOW53WwUFhpXvryjHclUIBx/5+q7f7DCvttPKD6/a6QbjXGu4H",
+	"3XB/FHSHvV57tLvb6e0djHhXHIxEr7s/GrXCYaszCrtBcxSOuGjz9nDYPdhvFg+uGiW+tWI5u83iwQHC",
+	"XAHaqaqDrwPiZAbaa3W6zc8/PVVYrqo7eVNAZ/qz6uR3l52XuLUObqBaIT0fW4ayJFN3fjWE+XmteK2E",
+	"xC9DOHouopsD5pYn4NiGONgxCVJ2Ijmd5c0UDQIVpwbcS4BVCHBZRDqvb3QobeUQhkEyXQCUH7WvzHNz",
+	"2aWgbjx95qc++wbamfTabBjhBN+9Pzrevnp31O7t1u/Egn1DDikDsvENjmbmrOe2dVgwI9k3bBLJ+oQ/",
+	"3OQas8cm/KGujSaGAdE0m94Mp+zlQLb/q9dmO4zaGdbhx22Wbun/+Q0GGbT5PvWZFqda37aqhW+23Mee",
+	"t5CiZM1SNw5oZu0bb9sN2rr1JPXYSMyh1+NEKI8a0g0ktGyxrhDHz7bKgjWma0mXWE1u60BzI/3wlGfj",
+	"mmdqjB1ot2L+/5P436k2F75ec7FSqJxTX2CjriLyH6J+PFEcYXOLtcnb/9KOyRze4rkckxBTw+xZNTNm",
+	"Q97btSAZGl8Wb4zkhzS5TSkGsDnkeJo//3xRw9Pzmw+XF28vT66uCjE944Y1brYFJDMmObSwTYxRIkj/",
+	"QzyzF1K4mgIlV+ZNC6UQ1KMTOv0vWJQ9zkvr6gg7qcX1rlQVPo0poGtTXwa19wC4oQY16j6h+gWcafAT",
+	"KS93f5IuYYCOUZ0woj4vNSwk15gqCmqihE0B74TyBrKQHY9ln8oz8UdF3ZEW+t9bnoXpxjEoLwWao0N+",
+	"jwNobTPpkpSCy5DQVEW4oDzMsiCZYGEkEeUaEUno6f8hghIj7Bfl9JILaZIQC7kxjXYpwQR6U2xoJgF9",
+	"Hx6depJDfNZeXZ7VvJpJsYIi/pLvtu2mzLRXdWywf1mIFCeB/97uttd5eqEvVHGkvU5BrLpNHn5yYJc2",
+	"ur2fqGtYtMri47VnVTWAFeBhuv0ZeqDSlOMJ0ClieWElv/PSUweFwYy3Xe/dozQdwNV9DvxaJX6p9XHc",
+	"FVrS09Qk4hnr1KRl3pnzzT9VqP9IFQo1BleByiXVf54OdSSXVahsVesPvDcAv4SKDWgfMVfZtunNweN4",
+	"a5MfxgFvXR3c0ONBl2jC6Q5SQU1r84o4zNmFvPx+qRkDpk6Dy1zb7hU5t5Y1GORT64CB+iZDC9iw7zQb",
+	"SESMseDTDs6IwQ6HfVGziakpWoUs4g1kDlZB6CCRIvAXPdoKTenKwr1+bYhB8HjjFaWvXepnixC+j381",
+	"f+XxF9yscgVfN9WOf3pRHxWBNBe5XkmZ7l0117LqrhYrqFfXUBQaNZne0kbIFIq5+1hrwAul3Z4b/5OC",
+	"fss49UiFyNY9j5EFYG6dDJm9vHkPAoTaQTwpPpCmEp2aZENbfCUImDDHyMJ+6FvUvUUmhbmxKDO5Ncri",
+	"RQ1nWPDRYOcJsKuGhZootKZWqzCDwkSoqtt+FGg1IBbhrXBbBzxDYh0dSvivcIm9XODoQy9SyJ83fE2+",
+	"q7la+XV2du6Rl1qtvscnFikMYfOi0Hb1dlDOqgDCGgzaM/Eq/DJH3A2FVrmwaYqVxIgwoe5UdTMqPdaO",
+	"qYrZ0jyhAJeDno1xMmeTGXbKWgCw5aGdDDVup/pbZDGWEt0e3BGhdRV73V+fHn93cn0D1fUNduECsQ3k",
+	"lGdj2qhoaf7JXBZR2bAuzDzhszr8TBanP5C2Sb3Fn9Dq6wTLm7gEnUY/vcUUXxDyYZQx3FPNHaF+6jwh",
+	"oLS+c4yR1adCIbOIx6jI5N2jcjwz5eDmD2QlcH5VuZHW1ISrq3xpeyjc26KP5GwN8B1ubSSZigpRhtWW",
+	"vEXI79dEvhIAXw+44ttcXw9tqCt4/WDUCtpij3eHnbC7L5p8N+iN2mFruCf2+UGzC7cUaa0cAyEKBMlV",
+	"Av9wp+pMaJrZ72Z3N4vmbpNf3vwj+kHcyQ/xpzi8Dicq+9jc73Xa7y4/Tv569Hr2fnzSHH58SryhcFi/",
+	"azupUEySx8qc1/pZarHzND31mQWUSQv9yjD/E7aJwD83dwUCenJEXiTveRw99sVTevoJTWHsPlNjGK/2",
+	"qNfwex+fsZeMisK8HR90zOO59Clw6b4rcuZcmV5EORRmmL9hwFT7DFPPgNG2emwSyVkmVP7g6fn3R2en",
+	"6EsZSHCm0CfqqxA6jdPFsvMkBf4NFUNFeFLEpXWHIImbjEZ95uPvbvB3fTbisRLQk9424S42gFlu6ej2",
+	"grHWgalg0jsDJIXZ5/fJHURQAMl2qLVjEZLAtbVgT6/ss87mx1HcMT3/PlITngXjZ3EWmd06/nh5eXJ+",
+	"/OPN+9Or90fXx+8KjXNeqBzjsgTPRw16nK6K9klHTaI+9iH2BDAeKD6MRWgHNEd0SLkUZphQBFFIKphp",
+	"fkS9Hh32ZHop/dm/p1JlJlhqDGM4oRZkGyUIanuUuZL7QpE2sV6jhnqM1dUdCCS502q02CcxvEqAW8ym",
+	"tykPBatfvjlmu91ejzA7TFNbByfXou9qjlPAwmVY90coxmWEgiWCWUaiHkitykM/KDCglWJxckuwBxdp",
+	"dBtJ33wEuq0NhVMfNEXIugSeG8g6IBx0m52tQ+R5w2maZEmQAMwj0elAvnz5ngBIGi9fEvSDySgiGE1A",
+	"40RYzBTAoR2wUoB3G0gfESFpKF95LpoYQsD5V3AwJ/dCZr46ZMNE2yapYDMJ1XKJJLQ9QkMFD50BRzFo",
+	"7EdqIYOjD6es02jmGLqEHXwrJDHugEtAQ/IGUn/Bhw3aRspocD0Gn0YISc3qCHKdY0646Lw8G0h/h3r+",
+	"76wbBqyGhuax/hZt7DsRx4ne1Xy/XpSQgu0x+r8OAN57UOsPamP94qDmDQyFw28bjcag9jlvjdwzQDVg",
+	"AAGYYhQyeHdp9z1NX0kaQkulvJ/BQBIq7FIhrYmNU6uDuo+pLhT+8j1Gv8BAlw+lzfQrimr5W/gpkSmf",
+	"RrEeBvOJYcJTQtXAR+nJgZyKFNt7jYo4rMszhSosCStJFwbnkyuslJxqK7MBEDEGktbiLxUrulTuFp7z",
+	"BZ0gECtcDAiSULoAcIOF2V9IS8v4ZKrMxQdQYswIXwYgBozjZdBhw2/MxgjKDjCpAh7lC0640nIfYCc9",
+	"prnSPa2WdhOgCJ1Np4SHmGeaj3WaFkYZKsrcw0A0aCpXwAOD0EJgUCenqbiPkhkwhbxJdhd3QHMvQrOq",
+	"x5pzJaNMaOsYNELYqXESQ4XrhMsFlc2pPlNCANyOQs4AzcuErXiznTdwMSxIZCDScqRMG/VEIoRjoU/v",
+	"jGdaeANfi8BQhhs+4Qu4FMU7N43kLVy5bFDrNxqNzwTdSM0B0hxPCqGTnfiMphk/Q4ydvFmNfgqxb0h4",
+	"AO55jtxMJ468Owd5xOCPqSeBmJheXCRvFS3rCgCWCYFXs7cwTaZTEcI69dk54MtjaMYOCF4ixFUPZ1pZ",
+	"IqxiPpB0GawWr/kmG3GllSPsyZIAyoi+UEC2owh6vBVYPEILktKUfx6hBpvNpgvIDmIPFFiLyg6BTodN",
+	"FtDPoOylcFVpI44tXpa+ogiiB+hZvxkwe/abuevV2Hn6ly09vd+YTNIJj2Ehs1QPYf7YYr+5K40UU+MZ",
+	"Zt+E+mjqnIViGieLQzYUY8AjZhBpItLNuzsahkFg+ga/FBD27HpNSzyPqSkcRYKJwyMxN1jjBax1z9kf",
+	"O+cO+00feyR5ukChjX2TYSfYKHpw0NHtSwfwkgFlJvkEX2+x76JXK17s4vZlSQLI36angyU0IBcRFpdY",
+	"mnEXd1kmJL1yAWeMspLUnFMAmdML5cHh+/gnfBE/03UO0yrtBmA4SZmxt+rc4A0byWVtFGOZamYYiBAO",
+	"Up9fmNDloWkcslSAPWydqbltwlUkEzul/dKUMAZMVbl5PGTNnHLAz42T0nwG5UEyHC7sHA5gBzF1qNCV",
+	"A2x6qDSXkINNxc51cNfiv6e50l71TfON9gFRCXD/HPRueVlFqL7SkvJxgbcMeXAHyPy/VXg/tWGBSmc5",
+	"VtNCX1DRMrgCWGF9rz+QokyyMzcTjAuKGZ25z0qa70DW6XZkCV14Alhw1V9SOlP9ED6+BRpabkcttR05",
+	"tly1wqZBoEH/I1oxfqPmGuVCzibaWqK/1n7yQOrV+jVEkwPj7EoE23ad20cQvauOKRoLyQAjU0a/xTFg",
+	"xaG+E4vidJa/bSa2cl1zMVQw2oqV2b9Xre1z7i58gmNEJpkzLdd7DCgD7O3JtesrzsHJa/3aq6PXN5cn",
+	"f/14cqWfIVI3lYNaXxsJrcIJEWrhnFNXLjgbbmtMkTtOvrpdYz4zcJll1mxYNoXpQMnd2nni/qEVWsqp",
+	"RF6CqPFGJkaZWLmRF5enb0/P3e5Kpf2Edni3qNJZD6STj2J3+/fa0OUZks8KrXVjrJO3aYWt/uXZTf8S",
+	"/htL1kY4WFoqpDQgI0ZXDeL6qZ0s5VIRgPDOr3Ek79YXgh1ffc+4dB2p+h2LjXjfKo6In/G3QFHTOpnq",
+	"Y92Q+5QNpkby7oViKdqPkGmtl+4ZoxOsZ6g88ssf8p3geZDEs4k0YM/JLINehsafAMh7oOkOJIXIyjHA",
+	"vuNkAiy//5+9s+1x20bi+Ffh6U3WONqR5Gcv9kVbpMjh0l7Q7t0VrXM2bVFrITblk+TYiyD32Q+cGVKU",
+	"LXl3k20emgJ3QJ2VRFISqZnhf35DfccrxiJZ52yTRHtxC3ru5a7QX/WMCvg6xndiagJU0s8QStlepymY",
+	"33GybpI4XTsjfAZ38j0SsdXraz3M+yRjQxXQZf7GWUq8iefc51kScfPoZ0f//jpREd8naqaXf06PDkXZ",
+	"s6XuFjexXG510Jw2I7mR23IUafOyqAdHIjsXRSE32yLna5EXM1hAOMjgwHvnkdQTAOvNcv0k4Sf4fGfl",
+	"3u09F8uNbBeH9nA4CkJfDwH+b6/IQbz97U8vuNVs88rWKbcKYX62Lc55wHnoh4O232sH4bXvT/T/hp2u",
+	"7/9a/4ex/yv34e1o/n7X7gu5swNid9/9/K/OR1Hr6lfuUcW6L/72498dra5eJgxVWHvX5DP8kRWqZ9Z9",
+	"p0hr6fzqJ9CkOz3Kkj1fJhVLzSJVFjIgzFoNSF8q7vkEK6fmHFyUnBKQJxDGApUY5JVWIG7kIxLHzcki",
+	"tZXVTJjWKtcNuUL7w/ssKQqpLhFFfcyAc74ELgyOINQbEcmpSuNLpxFBuHoTz8Q8Zocb96Oz6yDUrXa+",
+	"tMWTSRHp7xkFULPlCrCIROJI9zmUi1Vsjua83TqADwlEEN1KzK2pujE6vNVuIxSaViblW7uwWK44UWxb",
+	"cCbRZc7ZBVZkbnGGdfGWQk0VpXlJU0oa0SsELMNqAZBaZcrRTdicAHgUR7MPLMndAszom1ZIeforiNXb",
+	"Tpl5Lc7m4ELLOeLC4XElOT4sfavRSSNced7iU2Vqh8MZ5s8qRckPHjZh8rASu7yg3URh3iZTURqfiH5p",
+	"DOmvSNPXFMsp2Bw+I7n8L/srC+atJvzJdzhH7sjEgjoVTrFweGJUT7ial3UsuYHcLNimKpOzjEDHXUA3",
+	"4vBCqpti5U0GPe5tEmV+BjW+ZN1Unit5KGY4vax8zcaT9YvWaegPnuM9iCcIqWEn/Xie7jH4gPeJs0D7",
+	"roHvXzJaG/WPDvsHMrTREExy1vN9VvGcmrqKRYDcnto1F5hkcZptROFNvEQVgBOh6jj0502i6Je9qYkq",
+	"5A3QQ2vvKnkRRqiEE+f59Q8vaOqq9W2rsbMCwB2nzjRonUCBJfM6f/rV4wAl89N8O3LakDf5Poiccs3E",
+	"b1VlBYYLOKIyMLwWVDURC5k6/JKRH4TdXp97WLTfm5Sn2p55w+VwEQ/kcugvx6NROB71Y+HH4UiKXhwP",
+	"I7mMAz9aDGRvEQT9cbc7CEcyXAyXPX8wXESLEKzi0ows2yYYNnweZjZXKxzgO7RbC2/iPatjNllCxhHV",
+	"T38SzDHdkC1uC/3BzFfpXmnrbNBj63Qvs6XIJVvJA4uSmwSCUN8h2cFhRYlqoxe0S1FeFRxx/Ed9Kf2F",
+	"aRk3x0559xqX7uXLYG8dj+qIxXry5T46uzNVGbvCM++CaVTSk1ZP3BFZwgZ9CtfFk5z98/r79giPKAu8",
+	"Ot+qltmz3qk8uVFAgILZPHF6GXSd222Gr/vWmSonH1l/c8tyteyqCdnBzhA7+BHIvVKS65kegOkgE1lS",
+	"rDaySJaXLOh3qaBs0Ol3Dx32c0o2zk/XL9kVo6ahYoLu0MsLt9/Tne935RU7tNgVnPCUHdhFYUP84X/a",
+	"/bAF8hs0FQ5Gs+UM9yZLKGoUdPzgQHWEq2O4pPMrNy136voi0j5PLQkTt6nhEPP44CAc3DZLF2KRgJA7",
+	"YG3qu25fL6g0C2dvZIbpU8G5HNU1fSxHsOLPTrH3PvfUbrPQ/9DlHt5RbzIeQq7t4+V8inUxA7vHXWu6",
+	"gNKiv9rFrrpyah8ATK5KQq8926/UtdTGljb/XY6LN/HCgR8HUvQW/W40kjJYxuMoGA5k3I/kIO4NRH+4",
+	"GA6X3bA/DMKxH8f9XhD5g1Ew7i778ahPkCmEm6zFjYFRXUNFX5xT+oASBK2NXIlBdm16xTG7UMRzhVvQ",
+	"6rDv04wd2BULD5wF/gGstgBelHRBspArlLFruwGn5waU7NqUrXvPL9lORVQxytCEYEN9JahP2kJcahcm",
+	"klupIqmK9a1eikUmnTnSOMPYhY9btwdq9GgitNAb2M6wRPEVe/nbL7Z7ZlSvYMb9wv7Hvk1UuknE+qKQ",
+	"aM1CR/StWYsbbcjiNrG6tVeEay2Z3/H9gD1lXXbxbapimWWpStDA1WPvAh4vh0KTLe21sFWqQElluNex",
+	"aeB4uhlhAbQAsw2P9CagsOSWyvfb209PULN51MEHMNL0bMkBxx/gf5o09BksXsQ0NQ8PjqKn4U08v9OD",
+	"2QEPzv7GzHNzPlIJygv47gWCysn+eFhz8r3PhtNfvXsQ9w1sDOK+cc96pNU4IL52f4nSpTZImT4A3+pO",
+	"p/Pw+JRxAdyQwfsLy79YuPjceGQYDYA0O/EhGxJfbDALhY9lVQGORUBgKc1kDiI5w2exEvdmhE0zDM6J",
+	"eJ0ytsnzeViQnVzel6JYeY/lnX0a3L+D+f9ip5SJE3+tE0k78u40epRJcxeDGWevS09wscPswoBNuCn+",
+	"14hObnHKIrCwyLn+OWe7LW9gOB+DKCc2BFyGn80GIEdwMitWSRaxrciKWxIClGgsJ2aq3Xbd3bLga7Uq",
+	"gElvVG7ttRg2J3jZSdttcLanKjGGcbyWe90whozv5EthvSI0tynrGlIRscwaRuvhDudFCnkWNpyuH01+",
+	"Nsr5nqTnytpXGyNDP7tEf6YwBAyVYVQSn29dTLLlRAab4mj67IaYXzXiN+h5D43x2YilYd6aiGU1ZPn7",
+	"xSzvClreFbX8mARueoDm5Cdn44ifk9vwWKhl/vazRmfbIYeNsOzPmDF6By/rwe7OWda1zQTIuf5QmQ5+",
+	"hQ7K125N6TfhmMAtjGnlvBoPsrPy3XabZoUFbN6tu4LtpBrhFUIcHPkVXZJaaOuD5qiZEtvkKexIvgkw",
+	"Y6pVJXESxapIHRan3Uo36TBTZdGZG5G9lgBN07YO2kwOMtNWtYBa84ZqQY1NlbkjaHMl0nKhaN/8sn6L",
+	"Gzg2mRRRTiX9RSEol6f+rj7VR8wJ6xBFmW7SKRs7Va7uqzB3GhPmVMoyGcssgwh9LYQKm3wpbuSHSLPu",
+	"s7f4CbYRP0ogCLeeP5v5/o2dD/Q6QQe5EdfoqYGKx+fXP7xoprs1v4tnpzm8zkbw4bQPkoX6i5JaQx8F",
+	"0kq5jrX9CZvQyKShGdWakDTIXUdADkOZbXcsIhc1Kwi5OsCdi+OHyCodKmXO5k6jEfC+83mZ7qW9pXR/",
+	"Ajhxob9pBi6YoW21HPzxVNUsSrggWbAM3BXUkeUd9o2qSUmZKjgoyVlVl3Z+YWgg3j+maPM98brfNMF1",
+	"ua0sbhWQn5K3e9IQ6UDB3TnauXdZu68TFSEt1iHZHGlWjQaBxJ/BGJQIpXaU1gZjbLr34+RC5wcJ8Xwz",
+	"jvB+40DSrytsrfxxXA4SK4Lfb5Ch/3sNsr33uGcEwNSrd583LpmmvD1l4PdGtJ/6J0n5KyQpV1bte1Sc",
+	"+FNJ/Qfx8v6N/Io60w8zw08MwHrLr9rEWw9xcbo1PS8w5bBOQfp2IXI522Xrd1Qy3dVXe9zbZWtv4q2K",
+	"YptPnoINlnfobeks0w3MOurOiTiVMH6U8rvbwI9jUGHpTxjntd4pqYAfONhgR9UUqFA+9Dx3rot4cn4W",
+	"kmqhC1TJCk1C5yLmVjdcJ0vfiMX6lmnn0i1QbrxPqjVVRvqFmc5lNNl46vVNQJpVmapHCVdpTLasqWZh",
+	"B2IgzMR8cO8zpmO9e/Xu/wEAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,
