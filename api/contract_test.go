@@ -350,7 +350,7 @@ func TestVersioningAndPaths(t *testing.T) {
 	}{
 		// The contract's two routes, and those this installation added in
 		// 1.1.0 (the fairness contributions, the back office).
-		{gwGameDoc, "1.2.0", "{base_url}", "base_url", []string{"/v1/games", "/v1/launch", "/v1/fairness/contributions",
+		{gwGameDoc, "1.3.0", "{base_url}", "base_url", []string{"/v1/games", "/v1/launch", "/v1/fairness/contributions",
 			"/v1/rounds/details", "/v1/bets/history", "/v1/transactions", "/v1/transactions/redeliver",
 			"/v1/rounds/support-link", "/v1/transactions/export"}},
 		{gwWalletDoc, "1.0.0", "{wallet_url}", "wallet_url", []string{"/balance", "/bet", "/win", "/rollback"}},

@@ -152,6 +152,7 @@ func newApp(ctx context.Context, cfg *config.Config, st *store.Store, logger *sl
 			Sealer:        sealer,
 			Beacon:        beacon,
 			SeedingWindow: window,
+			RevealWindow:  revealWindow(cfg.Fairness),
 		})
 		if err != nil {
 			return nil, err

@@ -69,7 +69,7 @@ func verifyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	res, err := fairness.VerifyChainRound(*hash, fairness.ChainDocument{
 		Terminal: chain.TerminalHash, Salt: *chain.Salt, RTPBasisPoints: int64(chain.RtpBp), MaxMultiplier: chain.MaxMultiplier,
-		Length: chain.Length, Contributions: contributionValues(chain), LegacySalt: chain.SaltSource != nil && *chain.SaltSource == table.ChainSaltSourceLegacy,
+		Length: chain.Length, Contributions: contributionValues(chain), Commitments: commitments(chain), Withheld: withheld(chain), LegacySalt: chain.SaltSource != nil && *chain.SaltSource == table.ChainSaltSourceLegacy,
 		Checkpoints: checkpoints(chain),
 	})
 	if err != nil {
@@ -86,7 +86,27 @@ func verifyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 func contributionValues(c table.Chain) []string {
 	out := make([]string, len(c.Contributions))
 	for i, v := range c.Contributions {
-		out[i] = v.Value
+		if v.Value != nil {
+			out[i] = *v.Value
+		}
+	}
+	return out
+}
+
+func commitments(c table.Chain) []string {
+	out := make([]string, len(c.Contributions))
+	for i, v := range c.Contributions {
+		if v.Commitment != nil {
+			out[i] = *v.Commitment
+		}
+	}
+	return out
+}
+
+func withheld(c table.Chain) []bool {
+	out := make([]bool, len(c.Contributions))
+	for i, v := range c.Contributions {
+		out[i] = v.Withheld != nil && *v.Withheld
 	}
 	return out
 }

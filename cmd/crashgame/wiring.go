@@ -84,6 +84,15 @@ func chainSettings(f config.Fairness) (*seal.Sealer, time.Duration, *engine.Beac
 	return sealer, window, beacon, nil
 }
 
+// revealWindow is the reveal window as the engine takes it: 0 in the file is
+// none (negative).
+func revealWindow(f config.Fairness) time.Duration {
+	if w := f.RevealWindow(); w != 0 {
+		return w
+	}
+	return -1
+}
+
 // engineOperators are every operator, enabled or not, as the tables take and
 // settle their bets: a disabled operator's bets still settle.
 func engineOperators(cfg *config.Config) map[string]engine.Operator {

@@ -29,7 +29,7 @@ metrics_listen: %[11]s
 base_url: http://%[1]s
 default_language: en
 database: %[2]s
-fairness: {seed_key: 10adf00d10adf00d10adf00d10adf00d10adf00d10adf00d10adf00d10adf00d, seeding_window_ms: 1000}
+fairness: {seed_key: 10adf00d10adf00d10adf00d10adf00d10adf00d10adf00d10adf00d10adf00d, seeding_window_ms: 1000, reveal_window_ms: 1000}
 games:
   - game_id: %[3]s
     name: Crash

@@ -98,8 +98,9 @@ type ContributionBadRequestErrorErrorCode = string
 
 // The known values of ContributionBadRequestError.error_code (x-extensible-enum); the set is open.
 const (
-	ContributionBadRequestErrorErrorCodeINTERNALERROR       ContributionBadRequestErrorErrorCode = "INTERNAL_ERROR"
-	ContributionBadRequestErrorErrorCodeINVALIDCONTRIBUTION ContributionBadRequestErrorErrorCode = "INVALID_CONTRIBUTION"
+	ContributionBadRequestErrorErrorCodeINTERNALERROR          ContributionBadRequestErrorErrorCode = "INTERNAL_ERROR"
+	ContributionBadRequestErrorErrorCodeINVALIDCONTRIBUTION    ContributionBadRequestErrorErrorCode = "INVALID_CONTRIBUTION"
+	ContributionBadRequestErrorErrorCodeDEGENERATECONTRIBUTION ContributionBadRequestErrorErrorCode = "DEGENERATE_CONTRIBUTION"
 )
 
 // ContributionConflictErrorErrorCode is the open set of values of ContributionConflictError.error_code (x-extensible-enum):
@@ -110,6 +111,10 @@ type ContributionConflictErrorErrorCode = string
 const (
 	ContributionConflictErrorErrorCodeSEEDINGCLOSED        ContributionConflictErrorErrorCode = "SEEDING_CLOSED"
 	ContributionConflictErrorErrorCodeCONTRIBUTIONCONFLICT ContributionConflictErrorErrorCode = "CONTRIBUTION_CONFLICT"
+	ContributionConflictErrorErrorCodeREVEALNOTOPEN        ContributionConflictErrorErrorCode = "REVEAL_NOT_OPEN"
+	ContributionConflictErrorErrorCodeREVEALCLOSED         ContributionConflictErrorErrorCode = "REVEAL_CLOSED"
+	ContributionConflictErrorErrorCodeNOCOMMITMENT         ContributionConflictErrorErrorCode = "NO_COMMITMENT"
+	ContributionConflictErrorErrorCodeCOMMITMENTMISMATCH   ContributionConflictErrorErrorCode = "COMMITMENT_MISMATCH"
 )
 
 // ContributionNotFoundErrorErrorCode is the open set of values of ContributionNotFoundError.error_code (x-extensible-enum):

@@ -13,6 +13,16 @@ const (
 	BetStatusVoid      BetStatus = "void"
 )
 
+// ChainContributionRule is the open set of values of Chain.contribution_rule (x-extensible-enum):
+// a value not listed below is valid and must be accepted.
+type ChainContributionRule = string
+
+// The known values of Chain.contribution_rule (x-extensible-enum); the set is open.
+const (
+	ChainContributionRulePlain        ChainContributionRule = "plain"
+	ChainContributionRuleCommitReveal ChainContributionRule = "commit_reveal"
+)
+
 // ChainSaltSource is the open set of values of Chain.salt_source (x-extensible-enum):
 // a value not listed below is valid and must be accepted.
 type ChainSaltSource = string

@@ -3,6 +3,8 @@
 package suite
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"net/http"
 	"os/exec"
 	"path/filepath"
@@ -18,16 +20,18 @@ type publicChain struct {
 	SaltSource    string `json:"salt_source"`
 	SeedingEndsAt int64  `json:"seeding_ends_at"`
 	Contributions []struct {
-		Source   string `json:"source"`
-		Operator string `json:"operator"`
-		Value    string `json:"value"`
+		Source     string `json:"source"`
+		Operator   string `json:"operator"`
+		Value      string `json:"value"`
+		Commitment string `json:"commitment"`
 	} `json:"contributions"`
 }
 
 // TestPublicFairness: the chain is public before its first round, with no
-// salt; the operator contributes to its salt through the signed route in the
-// seeding window (once; another value, and any value after the window, are
-// refused); then the salt is made of that contribution, and a third party
+// salt; the operator commits to a value through the signed route in the
+// seeding window (its SHA-256; the value itself and another commitment are
+// refused) and reveals it after the window; then the salt is made of that
+// value, a value after the reveal window is refused, and a third party
 // holding only the public documents verifies every round with a program
 // outside the Go code (docs/examples/fairness/verify_chains.py).
 func TestPublicFairness(t *testing.T) {
@@ -45,16 +49,29 @@ func TestPublicFairness(t *testing.T) {
 	}
 	chain := list.Items[0]
 	value := strings.Repeat("c0ffee", 10) + "abcd"
+	raw, _ := hex.DecodeString(value)
+	sum := sha256.Sum256(raw)
+	commitment := hex.EncodeToString(sum[:])
 	r := e.Operator(t, "/v1/fairness/contributions", map[string]any{"chain_id": chain.ChainID, "value": value})
-	if r.Status != http.StatusOK {
-		t.Fatalf("the contribution: %s", r)
+	if r.Status != http.StatusConflict || r.ErrorCode() != "REVEAL_NOT_OPEN" {
+		t.Fatalf("a value in the seeding window: %s, want 409 REVEAL_NOT_OPEN", r)
 	}
-	r = e.Operator(t, "/v1/fairness/contributions", map[string]any{"chain_id": chain.ChainID, "value": strings.Repeat("ab", 32)})
+	r = e.Operator(t, "/v1/fairness/contributions", map[string]any{"chain_id": chain.ChainID, "commitment": commitment})
+	if r.Status != http.StatusOK {
+		t.Fatalf("the commitment: %s", r)
+	}
+	r = e.Operator(t, "/v1/fairness/contributions", map[string]any{"chain_id": chain.ChainID, "commitment": strings.Repeat("ab", 32)})
 	if r.Status != http.StatusConflict || r.ErrorCode() != "CONTRIBUTION_CONFLICT" {
-		t.Fatalf("another value: %s, want 409 CONTRIBUTION_CONFLICT", r)
+		t.Fatalf("another commitment: %s, want 409 CONTRIBUTION_CONFLICT", r)
+	}
+	// The seeding window closes; the value is revealed in the reveal window.
+	time.Sleep(time.Until(time.UnixMilli(chain.SeedingEndsAt)) + 200*time.Millisecond)
+	r = e.Operator(t, "/v1/fairness/contributions", map[string]any{"chain_id": chain.ChainID, "value": value})
+	if r.Status != http.StatusOK {
+		t.Fatalf("the reveal: %s", r)
 	}
 
-	// The window closes; rounds are played.
+	// The reveal window closes; rounds are played.
 	deadline := time.Now().Add(90 * time.Second)
 	var rounds struct {
 		Items []map[string]any `json:"items"`
@@ -72,12 +89,12 @@ func TestPublicFairness(t *testing.T) {
 	var fixed publicChain
 	e.publicGet(t, "/fairness/chains/"+chain.ChainID, &fixed)
 	if fixed.Status != "active" || fixed.SaltSource != "contributions" || len(fixed.Contributions) != 1 ||
-		fixed.Contributions[0].Operator != operatorID || fixed.Contributions[0].Value != value {
+		fixed.Contributions[0].Operator != operatorID || fixed.Contributions[0].Value != value || fixed.Contributions[0].Commitment != commitment {
 		t.Fatalf("the chain after its window: %+v; want the salt made of acme's contribution", fixed)
 	}
-	r = e.Operator(t, "/v1/fairness/contributions", map[string]any{"chain_id": chain.ChainID, "value": strings.Repeat("cd", 32)})
+	r = e.Operator(t, "/v1/fairness/contributions", map[string]any{"chain_id": chain.ChainID, "commitment": strings.Repeat("cd", 32)})
 	if r.Status != http.StatusConflict || r.ErrorCode() != "SEEDING_CLOSED" {
-		t.Fatalf("a contribution after the window: %s, want 409 SEEDING_CLOSED", r)
+		t.Fatalf("a commitment after the window: %s, want 409 SEEDING_CLOSED", r)
 	}
 
 	script := filepath.Join("..", "..", "docs", "examples", "fairness", "verify_chains.py")

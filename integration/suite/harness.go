@@ -97,8 +97,9 @@ type Options struct {
 	PauseMS       int
 	MaxMultiplier int  // hundredths; default 120
 	ZeroWin       bool // settle lost bets with zero_win (default off, as the contract)
-	// SeedingWindowMS is how long a new chain takes contributions to its
-	// salt before its first round (default 1500).
+	// SeedingWindowMS is how long a new chain takes commitments to its
+	// salt before its first round (default 1500); the reveal window after
+	// it (fairness.reveal_window_ms) lasts as long.
 	SeedingWindowMS int
 	// Seeding returns from Start while the first chain is still in its
 	// seeding window; by default Start waits for the first round.
@@ -186,7 +187,7 @@ func Start(t *testing.T, opts Options) *Env {
 // window: its salt is fixed and its first round opens at once.
 func (e *Env) awaitFirstRound(t *testing.T) {
 	t.Helper()
-	deadline := time.Now().Add(time.Duration(e.opts.SeedingWindowMS)*time.Millisecond + 30*time.Second)
+	deadline := time.Now().Add(2*time.Duration(e.opts.SeedingWindowMS)*time.Millisecond + 30*time.Second)
 	for {
 		var list struct {
 			Items []struct {
@@ -423,6 +424,7 @@ database: ${CRASHGAME_DATABASE_URL}
 fairness:
   seed_key: ${CRASHGAME_SEED_KEY}
   seeding_window_ms: %d
+  reveal_window_ms: %[3]d
 games:
   - game_id: %s
     name: Crash

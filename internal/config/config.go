@@ -93,8 +93,11 @@ type Fairness struct {
 	// SeedKey is the AES-256 key, 64 hex digits, that seals the chains'
 	// seeds at rest; the same on every replica, never in the database.
 	SeedKey Secret
-	// SeedingWindowMS is how long a new chain takes contributions.
+	// SeedingWindowMS is how long a new chain takes operators' commitments.
 	SeedingWindowMS int64
+	// RevealWindowMS is how long, after the seeding window, the operators
+	// reveal the values they committed to; the salt is fixed at its end.
+	RevealWindowMS int64
 	// BeaconLabel and BeaconValue name a beacon's output (64 hex digits)
 	// to include in every new salt; both empty: none.
 	BeaconLabel string
@@ -104,6 +107,15 @@ type Fairness struct {
 // DefaultSeedingWindowMS is five minutes: the operators' time to
 // contribute to a new chain's salt.
 const DefaultSeedingWindowMS = 300_000
+
+// DefaultRevealWindowMS is two minutes: the operators' time to reveal their
+// values once the seeding window is over.
+const DefaultRevealWindowMS = 120_000
+
+// RevealWindow is Fairness.RevealWindowMS as a duration.
+func (f *Fairness) RevealWindow() time.Duration {
+	return time.Duration(f.RevealWindowMS) * time.Millisecond
+}
 
 // SeedingWindow is Fairness.SeedingWindowMS as a duration.
 func (f *Fairness) SeedingWindow() time.Duration {

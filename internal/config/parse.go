@@ -533,15 +533,15 @@ func (p *parser) config(root *yaml.Node) *Config {
 }
 
 // fairness reads the fairness section: seed_key (required),
-// seeding_window_ms, beacon.
+// seeding_window_ms, reveal_window_ms, beacon.
 func (p *parser) fairness(n *yaml.Node) Fairness {
 	const where = "fairness"
-	out := Fairness{SeedingWindowMS: DefaultSeedingWindowMS}
+	out := Fairness{SeedingWindowMS: DefaultSeedingWindowMS, RevealWindowMS: DefaultRevealWindowMS}
 	if n == nil {
 		p.addf(nil, "fairness: the section is missing; add fairness: with seed_key: ${CRASHGAME_SEED_KEY}, a key of 64 hex digits (openssl rand -hex 32) that seals the hash chains' seeds (see docs/config.md)")
 		return out
 	}
-	f := p.fields(p.mapping(n, where), where, "seed_key", "seeding_window_ms", "beacon")
+	f := p.fields(p.mapping(n, where), where, "seed_key", "seeding_window_ms", "reveal_window_ms", "beacon")
 	if v, vn := p.str(f, "seed_key", where); vn == nil || v == "" {
 		p.addf(n, "fairness: seed_key is missing; set seed_key: ${CRASHGAME_SEED_KEY} with 64 hex digits (openssl rand -hex 32), the same on every replica, kept outside the database")
 	} else if len(v) != 64 || strings.Trim(strings.ToLower(v), "0123456789abcdef") != "" {
@@ -555,6 +555,18 @@ func (p *parser) fairness(n *yaml.Node) Fairness {
 			p.addf(f["seeding_window_ms"], "fairness: seeding_window_ms %d is outside 0..86400000; operators contribute to a new chain's salt this long (300000, 5 minutes, is the default)", w)
 		}
 		out.SeedingWindowMS = w
+	}
+	if out.SeedingWindowMS == 0 {
+		out.RevealWindowMS = 0 // no operator can commit, so none reveals
+	}
+	if w, ok := p.integer(f, "reveal_window_ms", where, " of milliseconds (120000 means 2 minutes)"); ok {
+		switch {
+		case w < 0 || w > 86_400_000:
+			p.addf(f["reveal_window_ms"], "fairness: reveal_window_ms %d is outside 0..86400000; operators reveal the values they committed to this long after the seeding window (120000, 2 minutes, is the default)", w)
+		case w == 0 && out.SeedingWindowMS != 0:
+			p.addf(f["reveal_window_ms"], "fairness: reveal_window_ms is 0 but seeding_window_ms is %d: operators could commit but never reveal; 0 is allowed only with seeding_window_ms: 0", out.SeedingWindowMS)
+		}
+		out.RevealWindowMS = w
 	}
 	if bn := f["beacon"]; bn != nil {
 		bf := p.fields(p.mapping(bn, where+".beacon"), where+".beacon", "label", "value")

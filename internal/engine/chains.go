@@ -25,6 +25,10 @@ type Beacon struct {
 // salt after its terminal hash is published, before its first round.
 const DefaultSeedingWindow = 5 * time.Minute
 
+// DefaultRevealWindow is how long, after its seeding window, a new chain
+// takes the reveals of the values committed to in the window.
+const DefaultRevealWindow = 2 * time.Minute
+
 // chainID names a game's chain number n.
 func chainID(gameID string, n int64) string { return fmt.Sprintf("%s-c%d", gameID, n) }
 
@@ -78,11 +82,14 @@ func (t *Table) loadChain(ctx context.Context, seq int64) error {
 	}
 	chain := fairness.NewChain(seed, t.cfg.ChainLength)
 	now := t.clock.Now()
+	seedingEnds := store.MillisOf(now.Add(t.cfg.SeedingWindow))
+	revealEnds := store.MillisOf(now.Add(t.cfg.SeedingWindow + t.cfg.RevealWindow))
 	rec := store.ChainRecord{
 		ID: id, GameID: t.game.ID, Number: number, FirstSeq: seq, Length: int64(t.cfg.ChainLength),
 		Terminal:    fairness.FormatHash(chain.Terminal()),
 		RTPBasisPts: t.game.RTPBasisPoints, MaxMultiplier: t.game.MaxMultiplier, FormulaVersion: fairness.FormulaVersion,
-		SealedSeed: sealed, CreatedAt: store.MillisOf(now), SeedingEndsAt: store.MillisOf(now.Add(t.cfg.SeedingWindow)),
+		SealedSeed: sealed, CreatedAt: store.MillisOf(now), SeedingEndsAt: seedingEnds,
+		ContributionRule: store.RuleCommitReveal, RevealEndsAt: &revealEnds,
 	}
 	err = t.fenced(ctx, t.epoch, func(ctx context.Context) error {
 		if cur.ID != "" && cur.LastSeq == nil {
@@ -96,7 +103,7 @@ func (t *Table) loadChain(ctx context.Context, seq int64) error {
 		return fmt.Errorf("engine: %w", err)
 	}
 	t.logger.Info("new hash chain published", "chain_id", id, "first_round", seq, "rounds", t.cfg.ChainLength,
-		"terminal", rec.Terminal, "seeding_ends_at", rec.SeedingEndsAt.Time())
+		"terminal", rec.Terminal, "seeding_ends_at", rec.SeedingEndsAt.Time(), "reveal_ends_at", revealEnds.Time())
 	t.chain, t.chainRec = chain, rec
 	return nil
 }
@@ -117,11 +124,12 @@ func (t *Table) openChain(rec store.ChainRecord) (*fairness.Chain, error) {
 	return fairness.NewChain(seed, int(rec.Length)), nil
 }
 
-// fixSalt fixes the salt of the table's chain once its seeding window is
-// over: from every operator's contribution, the installation's beacon when
-// one is named, and, when no operator contributed, a value the game draws
-// now, after the commitment (the chain page says so). A salt another leader
-// fixed first is kept.
+// fixSalt fixes the salt of the table's chain once its reveal window (a
+// plain chain: its seeding window) is over: from every operator's revealed
+// value, the commitment of every operator that committed but did not reveal,
+// the installation's beacon when one is named, and, when no operator
+// committed, a value the game draws now, after the commitment (the chain
+// page says so). A salt another leader fixed first is kept.
 func (t *Table) fixSalt(ctx context.Context) error {
 	extra := func(contributed []store.ContributionRecord) []store.ContributionRecord {
 		at := store.MillisOf(t.clock.Now())
@@ -153,7 +161,8 @@ func (t *Table) fixSalt(ctx context.Context) error {
 }
 
 // MakeSalt is the salt rule applied to a chain and its contributions
-// (fairness.Salt): "contributions" when an operator contributed,
+// (fairness.Salt over each row's SaltValue: the value, or the commitment of
+// a value withheld): "contributions" when an operator contributed,
 // "game_draw" otherwise.
 func MakeSalt(chain store.ChainRecord, all []store.ContributionRecord) (salt, source string, err error) {
 	terminal, err := fairness.ParseHash(chain.Terminal)
@@ -163,7 +172,7 @@ func MakeSalt(chain store.ChainRecord, all []store.ContributionRecord) (salt, so
 	source = store.SaltFromGameDraw
 	values := make([][32]byte, 0, len(all))
 	for _, c := range all {
-		v, err := fairness.ParseHash(c.Value)
+		v, err := fairness.ParseHash(c.SaltValue())
 		if err != nil {
 			return "", "", fmt.Errorf("engine: a contribution to %s: %w", chain.ID, err)
 		}
@@ -176,7 +185,8 @@ func MakeSalt(chain store.ChainRecord, all []store.ContributionRecord) (salt, so
 }
 
 // prepareChain makes sure round seq can be drawn: a chain that serves it,
-// whose salt is fixed, waiting out the seeding window of a new chain. It
+// whose salt is fixed, waiting out the seeding and reveal windows of a new
+// chain. It
 // returns false when the lease was lost (or the table is stopping) while it
 // waited.
 func (t *Table) prepareChain(ctx context.Context, seq int64, flush *<-chan time.Time) (bool, error) {
@@ -188,7 +198,7 @@ func (t *Table) prepareChain(ctx context.Context, seq int64, flush *<-chan time.
 	if t.chainRec.Salt != nil {
 		return true, nil
 	}
-	if !t.wait(t.chainRec.SeedingEndsAt.Time(), flush, true) || t.isStopping() {
+	if !t.wait(t.chainRec.SaltDueAt().Time(), flush, true) || t.isStopping() {
 		return false, nil
 	}
 	return true, t.fixSalt(ctx)

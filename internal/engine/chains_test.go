@@ -3,6 +3,7 @@ package engine_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"log/slog"
@@ -51,54 +52,70 @@ func mustHash(t *testing.T, s string) [32]byte {
 	return h
 }
 
-// A new chain is published with no salt and no round; operators contribute
-// in its window; when it closes the salt is the rule's (terminal and every
-// contribution, the beacon's included), made of values the game did not
-// choose, and only then the first round opens. The window then takes no
-// more contributions.
+// A new chain is published with no salt and no round; operators commit in
+// its seeding window and reveal in its reveal window; when that closes the
+// salt is the rule's (terminal, every revealed value, the commitment of the
+// operator that withheld, the beacon's value), made of values the game did
+// not choose, and only then the first round opens. The windows then take no
+// more commitments or values.
 func TestSaltFixedAfterTheCommitmentFromContributions(t *testing.T) {
 	t.Parallel()
 	beacon := &engine.Beacon{Label: "drand quicknet round 7", Value: strings.Repeat("be", 32)}
 	h := newHarnessAdjusted(t, "", nil, nil, func(c *engine.Config) {
-		c.SeedingWindow, c.Beacon = 10*time.Second, beacon
+		c.SeedingWindow, c.RevealWindow, c.Beacon = 10*time.Second, 5*time.Second, beacon
 	})
 	ctx := context.Background()
 	h.start()
 	c := h.seedingChain()
-	if c.Salt != nil || c.SeedingEndsAt != store.MillisOf(h.clock.Now().Add(10*time.Second)) || c.Number != 1 || c.ID != "crash-c1" {
-		t.Fatalf("published chain %+v; want no salt yet and a 10 s window", c)
+	if c.Salt != nil || c.SeedingEndsAt != store.MillisOf(h.clock.Now().Add(10*time.Second)) || c.Number != 1 || c.ID != "crash-c1" ||
+		c.ContributionRule != store.RuleCommitReveal || c.RevealEndsAt == nil || *c.RevealEndsAt != c.SeedingEndsAt+5000 {
+		t.Fatalf("published chain %+v; want no salt yet, commit_reveal, a 10 s seeding window and a 5 s reveal window", c)
 	}
 	if seq, err := h.st.LastRoundSeq(ctx, testGame.ID); err != nil || seq != 0 {
 		t.Fatalf("a round (%d, %v) was opened while the chain was seeding", seq, err)
 	}
-	values := map[string]string{"acme": strings.Repeat("a1", 32), "zero": strings.Repeat("0f", 32)}
+	values := map[string]string{"acme": strings.Repeat("a1", 32), "zero": strings.Repeat("0f", 32), "quiet": strings.Repeat("c4", 32)}
+	commitment := func(v string) string {
+		raw := mustHash(t, v)
+		sum := sha256.Sum256(raw[:])
+		return fairness.FormatHash(sum)
+	}
 	for op, v := range values {
-		if _, err := h.st.AddContribution(ctx, store.ContributionRecord{ChainID: c.ID, Source: store.SourceOperator, Name: op,
-			Value: v, ReceivedAt: store.MillisOf(h.clock.Now())}); err != nil {
+		if _, err := h.st.AddCommitment(ctx, store.ContributionRecord{ChainID: c.ID, Source: store.SourceOperator, Name: op,
+			Commitment: commitment(v), ReceivedAt: store.MillisOf(h.clock.Now())}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	h.clock.Set(c.SeedingEndsAt.Time())
+	for _, op := range []string{"acme", "zero"} { // quiet withholds
+		if _, err := h.st.RevealContribution(ctx, c.ID, op, values[op], store.MillisOf(h.clock.Now())); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(50 * time.Millisecond)
+	if seq, err := h.st.LastRoundSeq(ctx, testGame.ID); err != nil || seq != 0 {
+		t.Fatalf("a round (%d, %v) was opened in the reveal window", seq, err)
+	}
+	h.clock.Set(c.RevealEndsAt.Time())
 	v := h.waitPhase(engine.PhaseBetting)
 	if v.Seq != 1 {
 		t.Fatalf("first round seq %d", v.Seq)
 	}
 	fixed, err := h.st.ChainByID(ctx, c.ID)
-	if err != nil || fixed.Salt == nil || *fixed.SaltSource != store.SaltFromContributions {
-		t.Fatalf("the chain after its window: %+v, %v", fixed, err)
+	if err != nil || fixed.Salt == nil || *fixed.SaltSource != store.SaltFromContributions || *fixed.SaltFixedAt < *c.RevealEndsAt {
+		t.Fatalf("the chain after its windows: %+v, %v", fixed, err)
 	}
 	want := fairness.Salt(mustHash(t, c.Terminal), [][32]byte{
-		mustHash(t, values["zero"]), mustHash(t, beacon.Value), mustHash(t, values["acme"])})
+		mustHash(t, values["zero"]), mustHash(t, beacon.Value), mustHash(t, values["acme"]), mustHash(t, commitment(values["quiet"]))})
 	if *fixed.Salt != want {
 		t.Fatalf("salt %s; want the rule's %s", *fixed.Salt, want)
 	}
 	list, err := h.st.Contributions(ctx, c.ID)
-	if err != nil || len(list) != 3 || slices.ContainsFunc(list, func(c store.ContributionRecord) bool { return c.Source == store.SourceGame }) {
-		t.Fatalf("contributions %+v, %v; want the two operators' and the beacon's, no draw of the game", list, err)
+	if err != nil || len(list) != 4 || slices.ContainsFunc(list, func(c store.ContributionRecord) bool { return c.Source == store.SourceGame }) {
+		t.Fatalf("contributions %+v, %v; want the three operators' and the beacon's, no draw of the game", list, err)
 	}
-	if _, err := h.st.AddContribution(ctx, store.ContributionRecord{ChainID: c.ID, Source: store.SourceOperator, Name: "late",
-		Value: strings.Repeat("11", 32), ReceivedAt: store.MillisOf(h.clock.Now())}); !errors.Is(err, store.ErrSeedingClosed) {
-		t.Fatalf("a contribution after the window: %v, want ErrSeedingClosed", err)
+	if _, err := h.st.RevealContribution(ctx, c.ID, "quiet", values["quiet"], store.MillisOf(h.clock.Now())); !errors.Is(err, store.ErrRevealClosed) {
+		t.Fatalf("a value after the reveal window: %v, want ErrRevealClosed", err)
 	}
 	// The round is drawn with the chain's salt and settings.
 	cp := h.crashPoint(v.RoundID)
@@ -129,15 +146,15 @@ func TestSaltFromTheGamesDrawWithoutContributions(t *testing.T) {
 	h := newHarnessAdjusted(t, "", nil, nil, func(c *engine.Config) { c.SeedingWindow = 10 * time.Second })
 	h.start()
 	c := h.seedingChain()
-	h.clock.Set(c.SeedingEndsAt.Time())
+	h.clock.Set(c.SaltDueAt().Time())
 	h.waitPhase(engine.PhaseBetting)
 	ctx := context.Background()
 	fixed, err := h.st.ChainByID(ctx, c.ID)
-	if err != nil || fixed.Salt == nil || *fixed.SaltSource != store.SaltFromGameDraw || *fixed.SaltFixedAt < c.SeedingEndsAt {
+	if err != nil || fixed.Salt == nil || *fixed.SaltSource != store.SaltFromGameDraw || *fixed.SaltFixedAt < c.SaltDueAt() {
 		t.Fatalf("the chain after its window: %+v, %v", fixed, err)
 	}
 	list, err := h.st.Contributions(ctx, c.ID)
-	if err != nil || len(list) != 1 || list[0].Source != store.SourceGame || list[0].ReceivedAt < c.SeedingEndsAt {
+	if err != nil || len(list) != 1 || list[0].Source != store.SourceGame || list[0].ReceivedAt < c.SaltDueAt() {
 		t.Fatalf("contributions %+v, %v; want the game's one draw, made when the window closed", list, err)
 	}
 	if want := fairness.Salt(mustHash(t, c.Terminal), [][32]byte{mustHash(t, list[0].Value)}); *fixed.Salt != want {

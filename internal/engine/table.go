@@ -155,6 +155,11 @@ type Config struct {
 	// before its first round (default DefaultSeedingWindow; negative: none,
 	// the salt is fixed at once from the game's draw and the beacon).
 	SeedingWindow time.Duration
+	// RevealWindow is how long, after the seeding window, the operators
+	// reveal the values they committed to; the salt is fixed at its end
+	// (default DefaultRevealWindow, or none when there is no seeding
+	// window; negative: none).
+	RevealWindow time.Duration
 	// Beacon, when set, is part of every new chain's salt.
 	Beacon *Beacon
 	// ShutdownGrace bounds how long a flying round may go on after Stop before
@@ -302,6 +307,12 @@ func New(ctx context.Context, cfg Config) (*Table, error) {
 		cfg.SeedingWindow = DefaultSeedingWindow
 	case cfg.SeedingWindow < 0:
 		cfg.SeedingWindow = 0
+	}
+	switch {
+	case cfg.RevealWindow == 0 && cfg.SeedingWindow > 0:
+		cfg.RevealWindow = DefaultRevealWindow
+	case cfg.RevealWindow <= 0:
+		cfg.RevealWindow = 0 // none; with no seeding window nobody commits, so nobody reveals
 	}
 	if cfg.Sealer == nil {
 		return nil, errors.New("engine: a table needs a Sealer for its chains' seeds")

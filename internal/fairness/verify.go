@@ -10,6 +10,11 @@ import (
 // its terminal hash and its published contributions.
 var ErrSaltMismatch = errors.New("fairness: the salt is not made of the published contributions")
 
+// ErrCommitmentMismatch: a contribution of a commit_reveal chain is not what
+// its commitment allows: a revealed value whose SHA-256 is not the
+// commitment, or a withheld one whose value is not the commitment itself.
+var ErrCommitmentMismatch = errors.New("fairness: a contribution does not match its commitment")
+
 // ChainDocument is what a chain publishes, as a verifier needs it
 // (GET /fairness/chains/{chain_id}).
 type ChainDocument struct {
@@ -19,6 +24,11 @@ type ChainDocument struct {
 	MaxMultiplier  int64
 	Length         int64
 	Contributions  []string // every contribution's value, 64 hex digits each
+	// Commitments holds, beside each contribution, its commitment ("" when
+	// it has none: a plain chain, the beacon, the game's draw), and Withheld
+	// whether its value was withheld (then the value is the commitment).
+	Commitments []string
+	Withheld    []bool
 	// LegacySalt marks a chain whose salt the server drew with its seed,
 	// before salts were contributed: there is no rule to check it against.
 	LegacySalt  bool
@@ -65,10 +75,24 @@ func VerifyChainRound(hashHex string, c ChainDocument) (RoundCheck, error) {
 				return out, fmt.Errorf("contribution %d: %w", i+1, err)
 			}
 		}
+		committed := 0
+		for i, cm := range c.Commitments {
+			if cm == "" || i >= len(values) {
+				continue
+			}
+			committed++
+			withheld := i < len(c.Withheld) && c.Withheld[i]
+			if sum := sha256.Sum256(values[i][:]); (withheld && c.Contributions[i] != cm) || (!withheld && FormatHash(sum) != cm) {
+				return out, fmt.Errorf("contribution %d: %w", i+1, ErrCommitmentMismatch)
+			}
+		}
 		if len(values) == 0 || Salt(terminal, values) != c.Salt {
 			return out, ErrSaltMismatch
 		}
 		out.SaltCheck = fmt.Sprintf("the salt rule applied to the terminal hash and the %d published contributions gives it", len(values))
+		if committed > 0 {
+			out.SaltCheck += fmt.Sprintf("; each of the %d committed contributions matches its commitment (revealed: SHA-256 of the value; withheld: the commitment itself)", committed)
+		}
 	}
 	out.CrashPoint = CrashPoint(hash, c.Salt, c.RTPBasisPoints, c.MaxMultiplier)
 	at := make(map[[32]byte]int64, len(c.Checkpoints))

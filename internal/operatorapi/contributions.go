@@ -2,58 +2,141 @@ package operatorapi
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"regexp"
+	"strings"
 
 	"github.com/crashstudio/crashgame/gen/game"
 	"github.com/crashstudio/crashgame/internal/store"
 )
 
-// Chains records the operators' contributions to the salts of new hash
-// chains (package engine fixes each salt from them when the chain's seeding
-// window closes). *store.Store satisfies it.
+// Chains records the operators' commitments to the salts of new hash chains
+// and the values they reveal (package engine fixes each salt from them when
+// the chain's reveal window closes). *store.Store satisfies it.
 type Chains interface {
 	ChainByID(ctx context.Context, id string) (store.ChainRecord, error)
-	AddContribution(ctx context.Context, c store.ContributionRecord) (store.ContributionRecord, error)
+	AddCommitment(ctx context.Context, c store.ContributionRecord) (store.ContributionRecord, error)
+	RevealContribution(ctx context.Context, chainID, operator, value string, at store.Millis) (store.ContributionRecord, error)
 }
 
 var _ Chains = (*store.Store)(nil)
 
-// contributionValue is 32 bytes as 64 lowercase hex digits.
-var contributionValue = regexp.MustCompile(`^[0-9a-f]{64}$`)
+// hex64 is 32 bytes as 64 lowercase hex digits.
+var hex64 = regexp.MustCompile(`^[0-9a-f]{64}$`)
 
-// ContributeToChain answers POST /v1/fairness/contributions: the signing
-// operator's value becomes part of the chain's salt, once, while the chain's
-// seeding window is open (the store decides, against the chain's row).
+// Degenerate 32-byte strings, as 64 hex digits: no operator that draws at
+// random sends them.
+var (
+	allZero      = strings.Repeat("00", 32)
+	allOnes      = strings.Repeat("ff", 32)
+	hashOfEmpty  = hexSum(nil)
+	hashOfZeroes = hexSum(make([]byte, 32))
+)
+
+func hexSum(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// degenerate says why x (a commitment when commitment is true, else a
+// value) cannot be an operator's random draw for chain, or "".
+func degenerate(x string, commitment bool, chain store.ChainRecord) string {
+	switch {
+	case x == allZero:
+		return "is 32 zero bytes"
+	case x == allOnes:
+		return "is 32 0xff bytes"
+	case x == chain.Terminal:
+		return "is the chain's terminal hash"
+	case commitment && x == hashOfEmpty:
+		return "is SHA-256 of nothing"
+	case commitment && x == hashOfZeroes:
+		return "is SHA-256 of 32 zero bytes"
+	}
+	return ""
+}
+
+// ContributeToChain answers POST /v1/fairness/contributions: in the chain's
+// seeding window the signing operator commits to a value (its SHA-256); in
+// the reveal window after it, it reveals the value. The store decides the
+// windows, against the chain's row.
 func (a *API) ContributeToChain(ctx context.Context, req game.ContributeToChainRequestObject) (game.ContributeToChainResponseObject, error) {
 	op := operatorFrom(ctx)
 	b := req.Body
-	if b.ChainId == "" || !contributionValue.MatchString(b.Value) {
-		msg := "value must be 64 lowercase hex digits (32 bytes), and chain_id a chain's id"
+	commitment, value := deref(b.Commitment), deref(b.Value)
+	if b.ChainId == "" || (b.Commitment == nil) == (b.Value == nil) || !hex64.MatchString(commitment+value) {
+		msg := "send exactly one of commitment (in the seeding window) and value (in the reveal window), as 64 lowercase hex digits (32 bytes), and chain_id a chain's id"
 		return game.ContributeToChain400JSONResponse{Status: game.ContributionBadRequestErrorStatusError,
 			ErrorCode: game.ContributionBadRequestErrorErrorCodeINVALIDCONTRIBUTION, ErrorMessage: &msg}, nil
 	}
-	got, err := a.chains.AddContribution(ctx, store.ContributionRecord{ChainID: b.ChainId, Source: store.SourceOperator,
-		Name: op.ID, Value: b.Value, ReceivedAt: store.MillisOf(a.now())})
+	chain, err := a.chains.ChainByID(ctx, b.ChainId)
+	if errors.Is(err, store.ErrChainNotFound) {
+		msg := fmt.Sprintf("no chain %q", b.ChainId)
+		return game.ContributeToChain404JSONResponse{Status: "error", ErrorCode: game.ContributionNotFoundErrorErrorCodeCHAINNOTFOUND, ErrorMessage: &msg}, nil
+	} else if err != nil {
+		return nil, err
+	}
+	if why := degenerate(commitment+value, b.Commitment != nil, chain); why != "" {
+		msg := fmt.Sprintf("the value %s: draw 32 random bytes (openssl rand -hex 32)", why)
+		if b.Commitment != nil {
+			msg = fmt.Sprintf("the commitment %s: draw 32 random bytes (openssl rand -hex 32) and send their SHA-256", why)
+		}
+		return game.ContributeToChain400JSONResponse{Status: game.ContributionBadRequestErrorStatusError,
+			ErrorCode: game.ContributionBadRequestErrorErrorCodeDEGENERATECONTRIBUTION, ErrorMessage: &msg}, nil
+	}
+	now := store.MillisOf(a.now())
+	var got store.ContributionRecord
+	if b.Commitment != nil {
+		got, err = a.chains.AddCommitment(ctx, store.ContributionRecord{ChainID: b.ChainId, Source: store.SourceOperator,
+			Name: op.ID, Commitment: commitment, ReceivedAt: now})
+	} else {
+		got, err = a.chains.RevealContribution(ctx, b.ChainId, op.ID, value, now)
+	}
+	conflict := func(code game.ContributionConflictErrorErrorCode, format string, args ...any) (game.ContributeToChainResponseObject, error) {
+		msg := fmt.Sprintf(format, args...)
+		return game.ContributeToChain409JSONResponse{Status: "error", ErrorCode: code, ErrorMessage: &msg}, nil
+	}
 	switch {
 	case errors.Is(err, store.ErrChainNotFound):
 		msg := fmt.Sprintf("no chain %q", b.ChainId)
 		return game.ContributeToChain404JSONResponse{Status: "error", ErrorCode: game.ContributionNotFoundErrorErrorCodeCHAINNOTFOUND, ErrorMessage: &msg}, nil
+	case errors.Is(err, store.ErrPlainChain):
+		return conflict(game.ContributionConflictErrorErrorCodeSEEDINGCLOSED,
+			"chain %q was published before commit-reveal and takes no more contributions", b.ChainId)
 	case errors.Is(err, store.ErrSeedingClosed):
-		msg := fmt.Sprintf("the seeding window of chain %q is closed", b.ChainId)
-		return game.ContributeToChain409JSONResponse{Status: "error", ErrorCode: game.ContributionConflictErrorErrorCodeSEEDINGCLOSED, ErrorMessage: &msg}, nil
+		return conflict(game.ContributionConflictErrorErrorCodeSEEDINGCLOSED, "the seeding window of chain %q is closed", b.ChainId)
 	case errors.Is(err, store.ErrContributionConflict):
-		msg := fmt.Sprintf("operator %q already contributed another value to chain %q", op.ID, b.ChainId)
-		return game.ContributeToChain409JSONResponse{Status: "error", ErrorCode: game.ContributionConflictErrorErrorCodeCONTRIBUTIONCONFLICT, ErrorMessage: &msg}, nil
+		return conflict(game.ContributionConflictErrorErrorCodeCONTRIBUTIONCONFLICT,
+			"operator %q already committed to another value in chain %q", op.ID, b.ChainId)
+	case errors.Is(err, store.ErrRevealNotOpen):
+		return conflict(game.ContributionConflictErrorErrorCodeREVEALNOTOPEN,
+			"chain %q is in its seeding window: a value sent now would be readable; send its SHA-256 as commitment now, and the value after the chain's seeding_ends_at",
+			b.ChainId)
+	case errors.Is(err, store.ErrRevealClosed):
+		return conflict(game.ContributionConflictErrorErrorCodeREVEALCLOSED, "the reveal window of chain %q is closed", b.ChainId)
+	case errors.Is(err, store.ErrNoCommitment):
+		return conflict(game.ContributionConflictErrorErrorCodeNOCOMMITMENT,
+			"operator %q did not commit to a value in the seeding window of chain %q", op.ID, b.ChainId)
+	case errors.Is(err, store.ErrRevealMismatch):
+		return conflict(game.ContributionConflictErrorErrorCodeCOMMITMENTMISMATCH,
+			"SHA-256 of the value is not the commitment of operator %q in chain %q", op.ID, b.ChainId)
 	case err != nil:
 		return nil, err
 	}
-	chain, err := a.chains.ChainByID(ctx, b.ChainId)
-	if err != nil {
-		return nil, err
+	if b.Commitment != nil {
+		a.logger.InfoContext(ctx, "commitment to a chain's salt recorded", "operator", op.ID, "chain_id", b.ChainId)
+	} else {
+		a.logger.InfoContext(ctx, "value committed to a chain's salt revealed", "operator", op.ID, "chain_id", b.ChainId)
 	}
-	a.logger.InfoContext(ctx, "contribution to a chain's salt recorded", "operator", op.ID, "chain_id", b.ChainId)
-	return game.ContributeToChain200JSONResponse{Status: game.ContributionResponseStatusOk, ChainId: got.ChainID, Value: got.Value,
-		ReceivedAt: int64(got.ReceivedAt), SeedingEndsAt: int64(chain.SeedingEndsAt)}, nil
+	out := game.ContributeToChain200JSONResponse{Status: game.ContributionResponseStatusOk, ChainId: got.ChainID,
+		TerminalHash: chain.Terminal, Commitment: got.Commitment, ReceivedAt: int64(got.ReceivedAt),
+		SeedingEndsAt: int64(chain.SeedingEndsAt), RevealEndsAt: int64(chain.SaltDueAt())}
+	if got.Value != "" {
+		v, at := got.Value, int64(*got.RevealedAt)
+		out.Value, out.RevealedAt = &v, &at
+	}
+	return out, nil
 }

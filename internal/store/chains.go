@@ -56,20 +56,30 @@ type ChainRecord struct {
 	Salt           *string `bun:"salt"`        // nil until fixed
 	SaltSource     *string `bun:"salt_source"` // nil until fixed
 	SaltFixedAt    *Millis `bun:"salt_fixed_at"`
+	// ContributionRule is RulePlain or RuleCommitReveal.
+	ContributionRule string `bun:"contribution_rule"`
+	// RevealEndsAt ends the reveal window of a RuleCommitReveal chain,
+	// when its salt is fixed; nil for a RulePlain chain.
+	RevealEndsAt *Millis `bun:"reveal_ends_at"`
 	// RetiredAt is when the chain was retired (with LastSeq); nil for a chain
 	// retired before migration 0012 with no later chain of its game.
 	RetiredAt *Millis `bun:"retired_at"`
 }
 
-// ContributionRecord is one value a chain's salt is made of.
+// ContributionRecord is one value a chain's salt is made of. On a
+// commit_reveal chain an operator's row holds its Commitment from the
+// seeding window on, and its Value only once revealed ("" until then, and
+// for ever when withheld: the commitment then stands in for it).
 type ContributionRecord struct {
 	bun.BaseModel `bun:"table:chain_contributions"`
 
-	ChainID    string `bun:"chain_id,pk"`
-	Source     string `bun:"source,pk"` // SourceOperator, SourceBeacon, SourceGame
-	Name       string `bun:"name,pk"`   // the operator's id, the beacon's label, "" for the game
-	Value      string `bun:"value"`     // 64 lowercase hex digits
-	ReceivedAt Millis `bun:"received_at"`
+	ChainID    string  `bun:"chain_id,pk"`
+	Source     string  `bun:"source,pk"`           // SourceOperator, SourceBeacon, SourceGame
+	Name       string  `bun:"name,pk"`             // the operator's id, the beacon's label, "" for the game
+	Value      string  `bun:"value,nullzero"`      // 64 lowercase hex digits; "" while not revealed
+	ReceivedAt Millis  `bun:"received_at"`         // the value's (plain) or the commitment's arrival
+	Commitment string  `bun:"commitment,nullzero"` // SHA-256 of Value, 64 lowercase hex; "" on a plain chain
+	RevealedAt *Millis `bun:"revealed_at"`
 }
 
 // CurrentChain returns the game's newest chain, or ErrChainNotFound.
@@ -116,6 +126,9 @@ func (s *Store) Chains(ctx context.Context, gameID, before string, limit int) ([
 // InsertChain stores a new chain. A chain is never replaced: a second chain
 // of the same game and number is an error.
 func (s *Store) InsertChain(ctx context.Context, rec ChainRecord) error {
+	if rec.ContributionRule == "" {
+		rec.ContributionRule = RulePlain
+	}
 	if _, err := s.conn(ctx).NewInsert().Model(&rec).Exec(ctx); err != nil {
 		return fmt.Errorf("store: insert chain %s: %w", rec.ID, err)
 	}
@@ -160,6 +173,9 @@ func (s *Store) AddContribution(ctx context.Context, c ContributionRecord) (Cont
 		chain, err := s.lockChain(ctx, c.ChainID)
 		if err != nil {
 			return err
+		}
+		if chain.ContributionRule == RuleCommitReveal && c.Source == SourceOperator {
+			return ErrCommitRequired
 		}
 		var had ContributionRecord
 		err = s.conn(ctx).NewSelect().Model(&had).Where("chain_id = ?", c.ChainID).

@@ -127,6 +127,7 @@ func (s *Store) migrations() (*migrate.Migrations, map[string]struct{}, error) {
 var sqliteAddedColumns = map[string]struct{ table, column string }{
 	"0006": {"rounds", "epoch"},
 	"0007": {"rounds", "chain_id"},
+	"0011": {"hash_chains", "contribution_rule"},
 	"0012": {"rounds", "voided_at"},
 }
 

@@ -68,7 +68,7 @@ func suite(t *testing.T, b backend) {
 		{"TicketControlsRoundTrip", testTicketControls},
 		{"Ping", testPing},
 	}
-	for _, tc := range slices.Concat(cases, roundAndBetCases, chainCases, redeliveryCases, retentionCases, movementCases, freebetCases, sessionCases, leaseCases, launchControlCases) {
+	for _, tc := range slices.Concat(cases, roundAndBetCases, chainCases, redeliveryCases, retentionCases, movementCases, freebetCases, sessionCases, leaseCases, launchControlCases, commitRevealCases) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			dsn := b.open(t)

@@ -35,7 +35,8 @@ func (e errorResponse) VisitGetChainResponse(w http.ResponseWriter) error       
 func (e errorResponse) VisitListChainRoundsResponse(w http.ResponseWriter) error { return e.visit(w) }
 
 // chainDocument is a chain as published: its contributions once its salt is
-// fixed (they are what the salt is made of), its checkpoints.
+// fixed (they are what the salt is made of), and before that the operators'
+// commitments of a commit_reveal chain, never a value; its checkpoints.
 func (a *api) chainDocument(ctx context.Context, rec store.ChainRecord) (table.Chain, error) {
 	doc := table.Chain{
 		ChainId: rec.ID, GameId: rec.GameID, Number: rec.Number, TerminalHash: rec.Terminal,
@@ -45,6 +46,12 @@ func (a *api) chainDocument(ctx context.Context, rec store.ChainRecord) (table.C
 		CreatedAt: int64(rec.CreatedAt), SeedingEndsAt: int64(rec.SeedingEndsAt),
 		Status:        table.ChainStatusActive,
 		Contributions: []table.Contribution{}, Checkpoints: []table.Checkpoint{},
+	}
+	rule := rec.ContributionRule
+	doc.ContributionRule = &rule
+	if rec.RevealEndsAt != nil {
+		ends := int64(*rec.RevealEndsAt)
+		doc.RevealEndsAt = &ends
 	}
 	switch {
 	case rec.LastSeq != nil:
@@ -57,6 +64,20 @@ func (a *api) chainDocument(ctx context.Context, rec store.ChainRecord) (table.C
 		doc.Status = table.ChainStatusSeeding
 	}
 	if rec.Salt == nil {
+		if rec.ContributionRule != store.RuleCommitReveal {
+			return doc, nil
+		}
+		// The commitments, as they arrive; no value before the salt is fixed.
+		contributions, err := a.s.chains.Contributions(ctx, rec.ID)
+		if err != nil {
+			return doc, err
+		}
+		for _, c := range contributions {
+			if c.Source == store.SourceOperator && c.Commitment != "" {
+				doc.Contributions = append(doc.Contributions, table.Contribution{Source: c.Source, Operator: &c.Name,
+					Commitment: &c.Commitment, ReceivedAt: int64(c.ReceivedAt)})
+			}
+		}
 		return doc, nil
 	}
 	fixed, source := int64(*rec.SaltFixedAt), table.ChainSaltSource(*rec.SaltSource)
@@ -66,7 +87,16 @@ func (a *api) chainDocument(ctx context.Context, rec store.ChainRecord) (table.C
 		return doc, err
 	}
 	for _, c := range contributions {
-		item := table.Contribution{Source: table.ContributionSource(c.Source), Value: c.Value, ReceivedAt: int64(c.ReceivedAt)}
+		value := c.SaltValue()
+		item := table.Contribution{Source: table.ContributionSource(c.Source), Value: &value, ReceivedAt: int64(c.ReceivedAt)}
+		if c.Commitment != "" {
+			withheld := c.Withheld()
+			item.Commitment, item.Withheld = &c.Commitment, &withheld
+			if c.RevealedAt != nil {
+				at := int64(*c.RevealedAt)
+				item.RevealedAt = &at
+			}
+		}
 		switch c.Source {
 		case store.SourceOperator:
 			item.Operator = &c.Name

@@ -37,7 +37,7 @@ func TestPublicChainsVerify(t *testing.T) {
 	doc := fairness.ChainDocument{Terminal: chain.TerminalHash, Salt: *chain.Salt, RTPBasisPoints: int64(chain.RtpBp),
 		MaxMultiplier: chain.MaxMultiplier, Length: chain.Length, Checkpoints: map[int64]string{}}
 	for _, c := range chain.Contributions {
-		doc.Contributions = append(doc.Contributions, c.Value)
+		doc.Contributions = append(doc.Contributions, *c.Value)
 	}
 	for i, r := range rounds.Items {
 		res, err := fairness.VerifyChainRound(r.Hash, doc)

@@ -27,7 +27,9 @@ type chainState struct {
 // retired while seeding (never played), retired after its rounds, active
 // with void rounds and a checkpoint, and a new one still seeding; plus, under
 // another game, a retired chain that played rounds without a salt, which
-// both verifiers must refuse.
+// both verifiers must refuse; and commit_reveal chains (a withheld value, a
+// seeding chain with a commitment, and a revealed value that does not match
+// its commitment, which both must refuse).
 func chainStates(t *testing.T) []chainState {
 	t.Helper()
 	const game = "crash"
@@ -91,6 +93,52 @@ func chainStates(t *testing.T) []chainState {
 	add("active, void rounds and a checkpoint", game, 3, 41, 2000, 1010, "active", nil, true, true)
 	add("seeding", "crash-next", 1, 1, 100, 0, "seeding", nil, false, true)
 	add("retired after its rounds without a salt", "crash-bad", 1, 1, 100, 3, "retired", seq(3), false, false)
+	// commit_reveal chains: acme revealed its value, zeta withheld (its
+	// commitment stands in for it); one still seeding publishes commitments
+	// only; one whose revealed value does not hash to its commitment fails.
+	commitReveal := func(tamper bool) {
+		last := &out[len(out)-1]
+		doc := last.doc
+		created := doc["created_at"].(int64)
+		ends, revealEnds := created+300_000, created+420_000
+		acme, zeta := sha256.Sum256([]byte("acme "+last.name)), sha256.Sum256([]byte("zeta "+last.name))
+		acmeCommit, zetaCommit := sha256.Sum256(acme[:]), sha256.Sum256(zeta[:])
+		if tamper {
+			acmeCommit[0] ^= 1
+		}
+		doc["contribution_rule"], doc["reveal_ends_at"] = "commit_reveal", revealEnds
+		if doc["status"] == "seeding" {
+			doc["contributions"] = []any{map[string]any{"source": "operator", "operator": "acme", "commitment": fairness.FormatHash(acmeCommit), "received_at": created + 1000}}
+			return
+		}
+		terminal, err := fairness.ParseHash(doc["terminal_hash"].(string))
+		if err != nil {
+			t.Fatal(err)
+		}
+		salt := fairness.Salt(terminal, [][32]byte{acme, zetaCommit})
+		doc["salt"], doc["salt_source"], doc["salt_fixed_at"] = salt, "contributions", revealEnds+10
+		doc["contributions"] = []any{
+			map[string]any{"source": "operator", "operator": "acme", "value": fairness.FormatHash(acme), "commitment": fairness.FormatHash(acmeCommit),
+				"withheld": false, "received_at": created + 1000, "revealed_at": ends + 500},
+			map[string]any{"source": "operator", "operator": "zeta", "value": fairness.FormatHash(zetaCommit), "commitment": fairness.FormatHash(zetaCommit),
+				"withheld": true, "received_at": created + 2000},
+		}
+		for _, r := range last.rounds {
+			h, err := fairness.ParseHash(r["hash"].(string))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r["crash_point"] = fairness.CrashPoint(h, salt, 9700, 100000)
+		}
+	}
+	add("commit_reveal, one value withheld", "crash-cr", 1, 1, 100, 20, "retired", seq(20), true, true)
+	commitReveal(false)
+	add("commit_reveal, active", "crash-cr", 2, 21, 100, 5, "active", nil, true, true)
+	commitReveal(false)
+	add("commit_reveal, seeding with a commitment", "crash-cr-next", 1, 1, 100, 0, "seeding", nil, false, true)
+	commitReveal(false)
+	add("commit_reveal, a value that is not its commitment's", "crash-cr-bad", 1, 1, 100, 5, "active", nil, true, false)
+	commitReveal(true)
 	return out
 }
 

@@ -143,6 +143,33 @@ def honest_data():
     return data, {c1["chain_id"]: h1, c2["chain_id"]: h2, c3["chain_id"]: h3, c4["chain_id"]: h4, c5["chain_id"]: h5}
 
 
+def commit_reveal_chains():
+    """Two chains of game crash-cr under contribution_rule commit_reveal: an
+    active one whose operator acme-bet revealed its value and zeta-play
+    withheld (its commitment stands in), and a seeding one that publishes
+    acme-bet's commitment only."""
+    created = T0 + 5 * 10**7
+    ends, reveal_ends = created + 300000, created + 420000
+    acme, zeta = hexval("acme cr"), hexval("zeta cr")
+    c1, r1, _ = make_chain(
+        "crash-cr", 1, length=300, first_seq=1, ended=40, rtp_bp=9700, max_multiplier=100000,
+        contributions=[
+            {"source": "operator", "operator": "acme-bet", "value": acme, "received_at": created + 1000,
+             "commitment": sha(bytes.fromhex(acme)).hex(), "withheld": False, "revealed_at": ends + 500},
+            {"source": "operator", "operator": "zeta-play", "value": sha(bytes.fromhex(zeta)).hex(),
+             "received_at": created + 2000, "commitment": sha(bytes.fromhex(zeta)).hex(), "withheld": True},
+        ],
+        status="active", created_at=created, salt_source="contributions")
+    c1.update(contribution_rule="commit_reveal", reveal_ends_at=reveal_ends, salt_fixed_at=reveal_ends + 3)
+    c2, r2, _ = make_chain(
+        "crash-cr", 2, length=300, first_seq=301, ended=0, rtp_bp=9700, max_multiplier=100000,
+        contributions=[], status="seeding", created_at=created + 10**7)
+    c2.update(contribution_rule="commit_reveal", reveal_ends_at=created + 10**7 + 420000, contributions=[
+        {"source": "operator", "operator": "acme-bet", "received_at": created + 10**7 + 1000,
+         "commitment": sha(bytes.fromhex(acme)).hex()}])
+    return [c1, c2], {c1["chain_id"]: r1, c2["chain_id"]: r2}
+
+
 # ---- the server --------------------------------------------------------------------
 
 class Handler(BaseHTTPRequestHandler):
@@ -280,6 +307,63 @@ class VerifyChainsTest(unittest.TestCase):
 
     def assert_fails_inproc(self, mutate, *expect):
         return self.assert_fails(mutate, *expect, inproc=True)
+
+    # -- commit_reveal (contribution_rule): commitments, reveals, withheld values
+
+    def with_commit_reveal(self, mutate=None):
+        chains, rounds = commit_reveal_chains()
+        data = {"chains": copy.deepcopy(self.honest["chains"]) + chains,
+                "rounds": dict(self.honest["rounds"], **rounds)}
+        if mutate:
+            mutate(data)
+        return data
+
+    def test_commit_reveal_chains_verify(self):
+        self.serve(self.with_commit_reveal())
+        p = self.run_verifier(self.base, "--game", "crash-cr", inproc=True)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn("crash-cr-c1  active  rounds verified: 40 of 40 listed  OK", p.stdout)
+        self.assertIn("crash-cr-c2  seeding  rounds verified: 0 of 0 listed  OK", p.stdout)
+        self.assertIn("operator 'zeta-play' withheld its value: its commitment stands in for it", p.stdout)
+
+    def assert_commit_reveal_fails(self, mutate, *expect):
+        self.serve(self.with_commit_reveal(mutate))
+        p = self.run_verifier(self.base, "--game", "crash-cr", inproc=True)
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        for e in expect:
+            self.assertIn(e, p.stdout)
+
+    def test_commit_reveal_tampered(self):
+        c = lambda d, cid: self.chain(d, cid)
+        # A revealed value that is not the one committed to (the salt recomputed to match).
+        def other_value(d):
+            ch = c(d, "crash-cr-c1")
+            ch["contributions"][0]["value"] = hexval("another acme value")
+        self.assert_commit_reveal_fails(other_value, "is not its commitment")
+        # A withheld value whose value is not its commitment.
+        self.assert_commit_reveal_fails(
+            lambda d: c(d, "crash-cr-c1")["contributions"][1].update(value=hexval("zeta cr")),
+            "withheld, so its value must be its commitment")
+        # A value published while the chain is seeding.
+        self.assert_commit_reveal_fails(
+            lambda d: c(d, "crash-cr-c2")["contributions"][0].update(value=hexval("acme cr")),
+            "a value is published before the salt is fixed")
+        # The salt fixed before the reveal window closed.
+        self.assert_commit_reveal_fails(
+            lambda d: c(d, "crash-cr-c1").update(salt_fixed_at=c(d, "crash-cr-c1")["reveal_ends_at"] - 1),
+            "before reveal_ends_at")
+        # A value revealed in the seeding window.
+        self.assert_commit_reveal_fails(
+            lambda d: c(d, "crash-cr-c1")["contributions"][0].update(revealed_at=c(d, "crash-cr-c1")["seeding_ends_at"] - 1),
+            "outside the reveal window")
+        # No commitment, or no withheld flag.
+        self.assert_commit_reveal_fails(
+            lambda d: c(d, "crash-cr-c1")["contributions"][0].pop("commitment"), "commitment null is not")
+        self.assert_commit_reveal_fails(
+            lambda d: c(d, "crash-cr-c1")["contributions"][0].pop("withheld"), "withheld is not true or false")
+        # An unknown rule.
+        self.assert_commit_reveal_fails(
+            lambda d: c(d, "crash-cr-c1").update(contribution_rule="whatever"), "contribution_rule 'whatever'")
 
     # -- honest data
 

@@ -60,6 +60,16 @@ Rules checked (the public fairness design, formula_version 1):
           "beacon" value, one value per operator; an operator value was
           received within [created_at, seeding_ends_at]; the salt was not
           fixed before seeding_ends_at.
+  commit_reveal: a chain with contribution_rule "commit_reveal" (absent:
+          "plain", the rule above) takes each operator's commitment =
+          SHA-256(value's 32 bytes) within [created_at, seeding_ends_at] and
+          the value within [seeding_ends_at, reveal_ends_at]; the salt is not
+          fixed before reveal_ends_at. Each operator contribution publishes
+          its commitment and withheld: a revealed value must hash to its
+          commitment; a withheld one (withheld: true) must be the commitment
+          itself, which stands in for the value in the salt (same salt rule).
+          Before the salt is fixed the chain publishes the commitments only,
+          never a value.
   seeding: a chain with status "seeding" has no salt, no published
           contributions and no round; an "active" or "retired" chain has a salt,
           except a chain retired during its seeding window (last_seq =
@@ -401,6 +411,28 @@ def verify_chain(doc, rounds, rounds_error=None):
     if not isinstance(contributions, list):
         fail("chain: contributions is not a list")
         contributions = None
+    rule = doc.get("contribution_rule", "plain")
+    if rule not in ("plain", "commit_reveal"):
+        fail("chain: contribution_rule %s is not plain or commit_reveal (the rules this script knows)" % _show(rule))
+        rule = None
+    reveal_ends = doc.get("reveal_ends_at")
+    if rule == "commit_reveal":
+        if not is_int(reveal_ends):
+            fail("chain: commit_reveal but reveal_ends_at is missing or not an integer: %s" % _show(reveal_ends))
+            reveal_ends = None
+        elif ends is not None and reveal_ends < ends:
+            fail("chain: reveal_ends_at %d is before seeding_ends_at %d" % (reveal_ends, ends))
+    else:
+        reveal_ends = None
+    if not salt_present and rule == "commit_reveal" and isinstance(contributions, list):
+        # Before the salt is fixed: the operators' commitments, never a value.
+        for i, c in enumerate(contributions):
+            where = "chain: contribution %d" % (i + 1)
+            if not isinstance(c, dict) or c.get("source") != "operator" or not is_hex64(c.get("commitment")):
+                fail(where + ": before the salt is fixed only operators' commitments are published")
+            elif c.get("value") is not None:
+                fail(where + ": a value is published before the salt is fixed (it must stay unreadable until every commitment is fixed and the reveal window is over)")
+        contributions = []  # commitments alone: nothing more to check
     if status == "seeding":
         if salt_present:
             fail("chain: status seeding but a salt is published")
@@ -427,6 +459,8 @@ def verify_chain(doc, rounds, rounds_error=None):
         fixed_at = doc.get("salt_fixed_at")
         if is_int(fixed_at) and ends is not None and fixed_at < ends:
             fail("chain: salt_fixed_at %d is before seeding_ends_at %d (the window was not over)" % (fixed_at, ends))
+        if is_int(fixed_at) and reveal_ends is not None and fixed_at < reveal_ends:
+            fail("chain: salt_fixed_at %d is before reveal_ends_at %d (the reveal window was not over)" % (fixed_at, reveal_ends))
         if doc.get("salt_source") == "legacy":
             # A chain recorded before salts were contributed: the server drew
             # its salt with the seed. There is no rule to recompute it from;
@@ -461,6 +495,27 @@ def verify_chain(doc, rounds, rounds_error=None):
                     at = c.get("received_at")
                     if created is not None and is_int(at) and not created <= at <= ends:
                         fail(where + ": received_at %d is outside the seeding window %d .. %d" % (at, created, ends))
+                    if rule == "commit_reveal":
+                        cm, withheld = c.get("commitment"), c.get("withheld")
+                        if not is_hex64(cm):
+                            fail(where + ": commit_reveal but commitment %s is not 64 lowercase hex digits" % _show(cm))
+                        elif withheld is True:
+                            if v != cm:
+                                fail(where + ": withheld, so its value must be its commitment %s, not %s" % (cm, _show(v)))
+                            else:
+                                res.notes.append("chain: operator %s withheld its value: its commitment stands in for it" % _show(op))
+                        elif withheld is False:
+                            if is_hex64(v) and hashlib.sha256(bytes.fromhex(v)).hexdigest() != cm:
+                                fail(where + ": SHA-256 of the revealed value %s is not its commitment %s" % (v, cm))
+                            rat = c.get("revealed_at")
+                            if not is_int(rat):
+                                fail(where + ": revealed but revealed_at is missing: %s" % _show(rat))
+                            elif ends is not None and reveal_ends is not None and not ends <= rat < reveal_ends:
+                                fail(where + ": revealed_at %d is outside the reveal window %d .. %d" % (rat, ends, reveal_ends))
+                        else:
+                            fail(where + ": commit_reveal but withheld is not true or false: %s" % _show(withheld))
+                    elif c.get("commitment") is not None:
+                        fail(where + ": a plain chain's contribution carries a commitment")
                 elif src == "game":
                     n_game += 1
                 elif src == "beacon":

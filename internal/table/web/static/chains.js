@@ -180,6 +180,7 @@ class Card {
     fact(dl, 'chains.formulaVersion', String(c.formula_version ?? t('limits.unknown')));
     fact(dl, 'chains.created', when(c.created_at));
     fact(dl, 'chains.seedingEnds', when(c.seeding_ends_at));
+    if (c.contribution_rule === 'commit_reveal') fact(dl, 'chains.revealEnds', when(c.reveal_ends_at));
 
     // The salt, and how it was made.
     if (typeof c.salt === 'string') {
@@ -194,6 +195,9 @@ class Card {
       else if (c.salt_source === 'contributions') made.append(el('p', '', t('fairness.saltByContributions')));
       if (c.salt_source === 'contributions') made.append(el('p', '', t('chains.operatorCount', { count: operators })));
       if (beacon) made.append(el('p', '', t('fairness.saltBeacon', { label: typeof beacon.label === 'string' ? beacon.label : '' })));
+      const withheld = contributions.filter((x) => x && x.source === 'operator' && x.withheld === true)
+        .map((x) => (typeof x.operator === 'string' ? x.operator : ''));
+      if (withheld.length) made.append(el('p', 'warn', t('chains.withheldBy', { names: withheld.join(', ') })));
       fact(dl, 'chains.saltMade', made);
     } else {
       fact(dl, 'fairness.salt', t('fairness.saltPending', { time: when(c.seeding_ends_at) }));
@@ -219,7 +223,9 @@ class Card {
         fact(d, 'chains.source', Object.prototype.hasOwnProperty.call(SOURCE, src) ? t(SOURCE[src]) : String(src));
         if (src === 'operator' && typeof x.operator === 'string') fact(d, 'chains.operator', x.operator);
         if (src === 'beacon' && typeof x.label === 'string') fact(d, 'chains.label', x.label);
-        fact(d, 'chains.value', code(x && x.value));
+        if (x && typeof x.commitment === 'string') fact(d, 'chains.commitment', code(x.commitment));
+        if (x && x.withheld === true) fact(d, 'chains.value', el('span', 'warn', t('chains.withheld')));
+        else if (x && typeof x.value === 'string') fact(d, 'chains.value', code(x.value));
         fact(d, 'chains.received', when(x && x.received_at));
         li.append(d);
         contributions.append(li);
@@ -368,6 +374,7 @@ function describe(f) {
     case 'salt': return t('chains.failSalt', { count: f.count, computed: f.computed });
     case 'saltSource': return t('chains.failSaltSource');
     case 'saltData': return t('chains.failSaltData');
+    case 'commitment': return t('chains.failCommitment');
     case 'checkpointBad': return t('chains.failCheckpointBad', { position: f.position });
     case 'format': return t('chains.failFormat', { round: f.round });
     case 'position': return t('chains.failPosition', { round: f.round, position: f.position });

@@ -119,7 +119,12 @@ export function settingsError(chain) {
 // contributions, and reads how it was made:
 //   { fixed, published, computed, count, operators: [names], beacon: label|null,
 //     game, made: 'contributions'|'game_draw'|'legacy'|null, stated, match, sourceOk, ok,
-//     error: ''|'pending'|'format'|'none'|'terminal' }
+//     error: ''|'pending'|'format'|'none'|'terminal',
+//     rule: 'plain'|'commit_reveal', withheld: [names], commitOk }
+// On a commit_reveal chain (contribution_rule), commitOk holds when every
+// operator's revealed value hashes (SHA-256 of its 32 bytes) to its
+// commitment, every withheld one is its commitment itself, and no value is
+// published before the salt is fixed.
 // fixed is false while the chain is seeding (no salt yet): not a failure in
 // itself (ok stays false; error 'pending'). A 'legacy' chain (salt_source
 // "legacy", no contributions: recorded before salts were contributed) has
@@ -131,7 +136,24 @@ export async function checkSalt(chain) {
     fixed: false, published: chain.salt === undefined ? null : chain.salt, computed: null, count: list.length,
     operators: [], beacon: null, game: false, made: null, stated: chain.salt_source || null,
     match: false, sourceOk: false, ok: false, error: '',
+    rule: chain.contribution_rule || 'plain', withheld: [], commitOk: true,
   };
+  if (res.rule === 'commit_reveal') {
+    for (const c of list) {
+      if (!c || typeof c !== 'object' || c.source !== 'operator') continue;
+      if (!isHex64(c.commitment)) { res.commitOk = false; continue; }
+      if (chain.salt === undefined || chain.salt === null) {
+        if (c.value !== undefined && c.value !== null) res.commitOk = false; // a value before every commitment was fixed
+      } else if (c.withheld === true) {
+        res.withheld.push(typeof c.operator === 'string' ? c.operator : '');
+        if (c.value !== c.commitment) res.commitOk = false;
+      } else if (c.withheld !== false || !isHex64(c.value) || bytesToHex(await sha256(hexToBytes(c.value))) !== c.commitment) {
+        res.commitOk = false;
+      }
+    }
+  } else if (res.rule !== 'plain') {
+    res.commitOk = false;
+  }
   let games = 0;
   let beacons = 0;
   let malformed = false;
@@ -171,7 +193,7 @@ export async function checkSalt(chain) {
     (res.made === 'contributions' ? games === 0 : games === 1);
   res.computed = await salt(chain.terminal_hash, values);
   res.match = res.computed === chain.salt;
-  res.ok = res.match && res.sourceOk;
+  res.ok = res.match && res.sourceOk && res.commitOk;
   return res;
 }
 
@@ -324,6 +346,7 @@ export class ChainVerifier {
     // A chain retired during its seeding window, before its first round
     // (last_seq = first_seq - 1), was never played: it needs no salt.
     this.neverPlayed = c.status === 'retired' && isInt(c.last_seq) && isInt(c.first_seq) && c.last_seq === c.first_seq - 1;
+    if (!s.commitOk) this.fail({ kind: 'commitment' });
     if (s.error === 'pending') {
       if (c.status !== 'seeding' && !this.neverPlayed) this.fail({ kind: 'noSalt' });
     } else if (s.error) {
