@@ -25,12 +25,8 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
-	"log"
-	"net"
 	"net/http"
-	"os"
 
 	"example.com/operator/oapiwiring"
 	"example.com/operator/walletapi"
@@ -38,38 +34,9 @@ import (
 )
 
 func main() {
-	listen := flag.String("listen", "127.0.0.1:0", "address to serve on; the address taken is printed")
-	operator := flag.String("operator", "acme", "the operator (brand) served")
-	player := flag.String("player", "p-1", "the test player's id")
-	currency := flag.String("currency", "BRL", "the player's currency")
-	balance := flag.Int64("balance", 100_000, "the player's balance in cents")
-	freebet := flag.String("freebet-id", "fb-1", "an open grant of the player")
-	freebetAmount := flag.Int64("freebet-amount", 100, "the grant's value in cents")
-	flag.Parse()
-	// The credentials come from the environment, never the command line.
-	env := func(name string) string {
-		v := os.Getenv(name)
-		if v == "" {
-			log.Fatalf("oapicodegenwallet: %s is not set", name)
-		}
-		return v
-	}
-	w := wallet{ledger: walletledger.New(walletledger.Config{
-		PlayerID: *player, Currency: *currency, Balance: *balance,
-		Token: env("OAPICODEGENWALLET_TOKEN"), ExpiredToken: env("OAPICODEGENWALLET_EXPIRED_TOKEN"),
-		Grants: map[string]int64{*freebet: *freebetAmount},
-	})}
-	h, err := oapiwiring.NewWallet(w, map[string][]byte{*operator: []byte(env("OAPICODEGENWALLET_SECRET"))},
-		[]string{env("OAPICODEGENWALLET_API_KEY"), env("OAPICODEGENWALLET_SECOND_API_KEY")})
-	if err != nil {
-		log.Fatalf("oapicodegenwallet: %v", err)
-	}
-	ln, err := net.Listen("tcp", *listen)
-	if err != nil {
-		log.Fatalf("oapicodegenwallet: %v", err)
-	}
-	fmt.Println(ln.Addr().String())
-	log.Fatal(http.Serve(ln, h))
+	walletledger.Serve("OAPICODEGENWALLET", func(l *walletledger.Ledger, secrets map[string][]byte, apiKeys []string) (http.Handler, error) {
+		return oapiwiring.NewWallet(wallet{ledger: l}, secrets, apiKeys)
+	})
 }
 
 // wallet is oapi-codegen's StrictServerInterface over the ledger: it turns

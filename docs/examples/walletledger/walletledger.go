@@ -7,6 +7,10 @@
 // generator: each example turns its generated request types into the plain
 // types here, and the Answer back into its generated answer types.
 //
+// Serve (serve.go) is the examples' common main: the test player from the
+// flags, the credentials from the environment, and the listener; each example
+// gives it only its generated server.
+//
 // It exists to show the rules a wallet keeps, and so that `crashgame
 // wallet-check` has a wallet built from the guide to pass; it holds no one's
 // money and forgets everything when the process ends.
