@@ -758,6 +758,8 @@ class VerifyChainsTest(unittest.TestCase):
             (lambda d: voids(d)["rounds"].pop(), "voids: tested"),
             (lambda d: voids(d)["rounds"][0].update(crash_point=voids(d)["rounds"][0]["crash_point"] + 1), "but the formula gives"),
             (lambda d: voids(d)["rounds"][0].update(position=1, seq=301, round_id="crash-classic-301"), "not the void round listed at position 1"),
+            (lambda d: voids(d).update(rounds=voids(d)["rounds"][1:], tested=voids(d)["tested"] - 1),
+             "voids: the void round listed at position 97 is missing from the chain's voids"),
         ]
         for change, expect in cases:
             with self.subTest(expect=expect):

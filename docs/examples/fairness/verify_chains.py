@@ -100,7 +100,8 @@ Rules checked (the public fairness design, formula_version 1):
           < 0.001 / 3. A figure that differs is a failure; a flag is printed
           as a WARNING line: the rounds still verify. A listed void round
           missing from "voids" is only a note (it may have ended after the
-          chain was read).
+          chain was read), unless "voids" lists a later position: rounds
+          end in position order, so it had ended and is a failure.
 
 Since every listed round is linked to its neighbours and position 1 to the
 published terminal hash, every round's hash is proved to come from the chain
@@ -724,8 +725,14 @@ def check_voids(doc, rounds, rtp, maxm, can_crash, crash_salt, res):
             fail(who + ": not the void round listed at position %d" % pos)
         if v.get("started_at") is None:
             tested.append(v["crash_point"])
+    last = max(seen) if seen else 0  # rounds end in position order: every void below it had ended when the chain was read
     for pos, rd in sorted(listed.items()):
-        if rd.get("status") == "void" and pos not in seen:
+        if rd.get("status") != "void" or pos in seen:
+            continue
+        if pos < last:
+            fail("voids: the void round listed at position %d is missing from the chain's voids, which lists position %d"
+                 % (pos, last))
+        else:
             res.notes.append("note: the void round at position %d is not in the chain's voids (it may have ended after the chain was read)" % pos)
     if voids.get("tested") != len(tested):
         fail("voids: tested %s, but %d of the void rounds never took off" % (_show(voids.get("tested")), len(tested)))
