@@ -111,7 +111,8 @@ func (s *Store) AddCommitment(ctx context.Context, c ContributionRecord) (Contri
 
 // RevealContribution stores the value an operator committed to in a
 // commit_reveal chain's seeding window, in its reveal window: from
-// seeding_ends_at (before: ErrRevealNotOpen) to reveal_ends_at, while the
+// seeding_ends_at (before: ErrRevealNotOpen, whether the operator committed
+// or not) to reveal_ends_at, while the
 // salt is not fixed (else ErrRevealClosed). The operator must have
 // committed (else ErrNoCommitment) and SHA-256 of value must be its
 // commitment (else ErrRevealMismatch). The same value again returns the
@@ -126,6 +127,12 @@ func (s *Store) RevealContribution(ctx context.Context, chainID, operator, value
 		if chain.ContributionRule != RuleCommitReveal {
 			return ErrPlainChain
 		}
+		if at < chain.SeedingEndsAt {
+			// Before anything else, committed or not: a value sent now would
+			// be readable, and an operator still sending values (a client of
+			// the plain rule) learns to send its SHA-256 instead.
+			return ErrRevealNotOpen
+		}
 		var had ContributionRecord
 		err = s.conn(ctx).NewSelect().Model(&had).Where("chain_id = ?", chainID).
 			Where("source = ?", SourceOperator).Where("name = ?", operator).Scan(ctx)
@@ -135,8 +142,6 @@ func (s *Store) RevealContribution(ctx context.Context, chainID, operator, value
 		case had.Value != "" && had.Value == value:
 			out = had // a repeat, whenever it comes
 			return nil
-		case at < chain.SeedingEndsAt:
-			return ErrRevealNotOpen
 		case chain.Salt != nil || at >= chain.SaltDueAt():
 			return ErrRevealClosed
 		}

@@ -70,6 +70,11 @@ func testCommitThenReveal(t *testing.T, s *store.Store, _ string) {
 	if _, err := reveal("acme", 'a', 1009); !errors.Is(err, store.ErrRevealNotOpen) {
 		t.Fatalf("a value in the seeding window = %v, want ErrRevealNotOpen", err)
 	}
+	// An operator that did not commit and sends its value in the window (a
+	// client of the plain rule) is told the window, not that it did not commit.
+	if _, err := reveal("gamma", 'c', 1009); !errors.Is(err, store.ErrRevealNotOpen) {
+		t.Fatalf("a value in the seeding window without a commitment = %v, want ErrRevealNotOpen", err)
+	}
 	rows, err := s.Contributions(ctx, c.ID)
 	if err != nil || len(rows) != 2 || rows[0].Value != "" || rows[1].Value != "" {
 		t.Fatalf("before the seeding window's end the rows hold %+v, %v; want commitments only", rows, err)
