@@ -170,6 +170,75 @@ def commit_reveal_chains():
     return [c1, c2], {c1["chain_id"]: r1, c2["chain_id"]: r2}
 
 
+QUICKNET = {
+    "network": "quicknet",
+    "chain_hash": "52db9ba70e0cc0f6eaf7803dd07447a1f5477735fd3f661792ba94600c84e971",
+    "public_key": "83cf0f2896adee7eb8b5f01fcad3912212c437e0073e911fb90022d3e760183c"
+                  "8c4b450b6a0a6c3ac6a5776a2d1064510d1fec758c921cc22b0e17e63aaf4bcb"
+                  "5ed66304de9cf809bd274ca73bab4af5a6e9c76a4bc09e76eae8991ef5ece45a",
+    "genesis_time": 1692803367, "period_s": 3, "scheme": "bls-unchained-g1-rfc9380",
+}
+# A real quicknet round, a published fact: the README of the drand-verify Python
+# package (pypi.org/project/drand-verify) verifies it and gives its randomness.
+QUICKNET_ROUND = 657413
+QUICKNET_SIGNATURE = "b713718a38ae728dfd477991af2822e08d2f305e47718cef9f7848ce4050e7be41076862b98fad56e91a6b85b89cd97b"
+QUICKNET_RANDOMNESS = "fc1873a13f3545aeade8401532ef5519920652eee6b0d2b19ca12643b87b3587"
+
+
+def named_round(window_end_ms, genesis_s, period_s):
+    """The test's own reading of the rule: the first round whose time is strictly
+    after window_end + one period."""
+    t = window_end_ms + period_s * 1000
+    r = 1
+    if t >= genesis_s * 1000:
+        r = (t - genesis_s * 1000) // (period_s * 1000) + 1  # the round current at t
+        r += 1
+    return r
+
+
+def beacon_chains():
+    """Chains of game crash-bc that name a beacon round (table.v1 1.3.0):
+    c1 active, with a made-up network whose "signature" is any 48 bytes (its
+    randomness is SHA-256 of them; no BLS here); c2 active, with drand's real
+    quicknet round 657413; c3 seeding, waiting for its round."""
+    out, rounds = [], {}
+    local = {"network": "localnet", "chain_hash": hexval("localnet"),
+             "public_key": (sha(b"pk1") + sha(b"pk2") + sha(b"pk3")).hex(),
+             "genesis_time": 1790000000, "period_s": 3, "scheme": "bls-unchained-g1-rfc9380"}
+    created = T0 + 6 * 10**7
+    for number, net, reveal_ends, sig in (
+            (1, local, created + 420000, (sha(b"sig a") + sha(b"sig b")[:16]).hex()),
+            (2, QUICKNET, QUICKNET["genesis_time"] * 1000 + 1972230500, QUICKNET_SIGNATURE)):
+        created = reveal_ends - 420000
+        rnd = named_round(reveal_ends, net["genesis_time"], net["period_s"])
+        rtime = (net["genesis_time"] + (rnd - 1) * net["period_s"]) * 1000
+        randomness = sha(bytes.fromhex(sig)).hex()
+        acme = hexval("acme bc %d" % number)
+        contributions = [
+            {"source": "operator", "operator": "acme-bet", "value": acme, "received_at": created + 1000,
+             "commitment": sha(bytes.fromhex(acme)).hex(), "withheld": False, "revealed_at": created + 300500},
+            {"source": "beacon", "label": "drand %s round %d" % (net["network"], rnd), "value": randomness,
+             "received_at": rtime + 700},
+        ]
+        doc, rs, _ = make_chain("crash-bc", number, length=200, first_seq=1 + 200 * (number - 1), ended=30,
+                                rtp_bp=9700, max_multiplier=100000, contributions=contributions,
+                                status="active" if number == 2 else "retired", created_at=created,
+                                last_seq=30 if number == 1 else None, salt_source="contributions")
+        doc.update(contribution_rule="commit_reveal", reveal_ends_at=reveal_ends, salt_fixed_at=rtime + 700,
+                   beacon=dict(net, round=rnd, round_time=rtime, signature=sig, randomness=randomness))
+        out.append(doc)
+        rounds[doc["chain_id"]] = rs
+    c3, r3, _ = make_chain("crash-bc", 3, length=200, first_seq=401, ended=0, rtp_bp=9700, max_multiplier=100000,
+                           contributions=[], status="seeding", created_at=T0 + 7 * 10**7)
+    reveal_ends = c3["created_at"] + 420000
+    rnd = named_round(reveal_ends, local["genesis_time"], local["period_s"])
+    c3.update(contribution_rule="commit_reveal", reveal_ends_at=reveal_ends,
+              beacon=dict(local, round=rnd, round_time=(local["genesis_time"] + (rnd - 1) * 3) * 1000))
+    out.append(c3)
+    rounds[c3["chain_id"]] = r3
+    return out, rounds
+
+
 # ---- the server --------------------------------------------------------------------
 
 class Handler(BaseHTTPRequestHandler):
@@ -364,6 +433,103 @@ class VerifyChainsTest(unittest.TestCase):
         # An unknown rule.
         self.assert_commit_reveal_fails(
             lambda d: c(d, "crash-cr-c1").update(contribution_rule="whatever"), "contribution_rule 'whatever'")
+
+    # -- the beacon (table.v1 1.3.0)
+
+    def with_beacon(self, mutate=None):
+        chains, rounds = beacon_chains()
+        data = {"chains": copy.deepcopy(self.honest["chains"]) + chains,
+                "rounds": dict(self.honest["rounds"], **rounds)}
+        if mutate:
+            mutate(data)
+        return data
+
+    def run_without_drand(self, *args):
+        """The verifier in this process with the drand_verify module made unimportable,
+        so the BLS step must say it was not checked (the made-up network's signature
+        is no BLS signature)."""
+        saved = sys.modules.get("drand_verify", False)
+        sys.modules["drand_verify"] = None  # import raises ImportError
+        try:
+            return self.run_verifier(self.base, *args, inproc=True)
+        finally:
+            if saved is False:
+                del sys.modules["drand_verify"]
+            else:
+                sys.modules["drand_verify"] = saved
+
+    def test_beacon_chains_verify(self):
+        self.serve(self.with_beacon())
+        p = self.run_without_drand("--game", "crash-bc")
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn("crash-bc-c1  retired  rounds verified: 30 of 30 listed  OK", p.stdout)
+        self.assertIn("crash-bc-c2  active  rounds verified: 30 of 30 listed  OK", p.stdout)
+        self.assertIn("crash-bc-c3  seeding  rounds verified: 0 of 0 listed  OK", p.stdout)
+        self.assertIn("beacon drand quicknet round 657413, due at 2023-09-15 11:00:03 UTC", p.stdout)
+        self.assertIn("the beacon's BLS signature was NOT checked here", p.stdout)
+        self.assertNotIn("BLS signature of round", p.stdout)  # never claims a check it did not make
+        c3 = self.chain(self.with_beacon(), "crash-bc-c3")
+        self.assertIn("waiting for the beacon's round %d (drand localnet), due at" % c3["beacon"]["round"], p.stdout)
+
+    def test_real_quicknet_round_is_the_fixture(self):
+        c2 = self.chain(self.with_beacon(), "crash-bc-c2")
+        b = c2["beacon"]
+        self.assertEqual((b["round"], b["signature"], b["randomness"]),
+                         (QUICKNET_ROUND, QUICKNET_SIGNATURE, QUICKNET_RANDOMNESS))
+        self.assertEqual(b["round_time"], 1694775603000)
+        # Whatever tool is installed here: the real round verifies, and a check is named only when made.
+        self.serve(self.with_beacon())
+        p = self.run_verifier(self.base, "--chain", "crash-bc-c2", inproc=True)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertTrue("verifies (drand_verify)" in p.stdout or "NOT checked here" in p.stdout, p.stdout)
+
+    def test_legacy_and_no_beacon_chains_are_notes(self):
+        self.serve(self.honest)
+        p = self.run_verifier(self.base, "--game", "crash-classic", inproc=True)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertIn("this chain's beacon value ('drand quicknet round 123') was a configured value from the "
+                      "installation's file, not a future round", p.stdout)
+        self.assertIn("this chain names no beacon: its salt rests on the operators' commitments "
+                      "(and the game's draw when none committed)", p.stdout)
+
+    def test_beacon_tampered(self):
+        c = lambda d, n=1: self.chain(d, "crash-bc-c%d" % n)
+        b = lambda d, n=1: c(d, n)["beacon"]
+        def no_beacon_contribution(d):
+            c(d)["contributions"] = [x for x in c(d)["contributions"] if x["source"] != "beacon"]
+        cases = [
+            (lambda d: b(d).update(round=b(d)["round"] + 1), "but the first round emitted strictly after reveal_ends_at"),
+            (lambda d: b(d).update(round=b(d)["round"] - 1), "but the first round emitted strictly after reveal_ends_at"),
+            (lambda d: b(d, 3).update(round=b(d, 3)["round"] - 1), "but the first round emitted strictly after reveal_ends_at"),
+            (lambda d: b(d).update(round_time=b(d)["round_time"] + 3000), "beacon: round_time"),
+            (lambda d: b(d).update(randomness=hexval("other randomness")), "is not SHA-256 of the signature's bytes"),
+            (lambda d: b(d, 2).update(signature=b(d, 2)["signature"][:-2] + "7c"), "is not SHA-256 of the signature's bytes"),
+            (lambda d: b(d).pop("signature"), "signature is not 96 lowercase hex digits"),
+            (no_beacon_contribution, "0 contributions of source beacon (want exactly one)"),
+            (lambda d: c(d)["contributions"][1].update(label="drand localnet round 1"), "does not name the round"),
+            (lambda d: c(d).update(salt_fixed_at=b(d)["round_time"] - 1), "the salt was fixed before the round existed"),
+            (lambda d: b(d).update(scheme="pedersen-bls-chained"), "scheme 'pedersen-bls-chained'"),
+        ]
+        for change, expect in cases:
+            with self.subTest(expect=expect):
+                self.serve(self.with_beacon(change))
+                p = self.run_without_drand("--game", "crash-bc")
+                self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+                self.assertIn("RESULT: FAILED", p.stdout)
+                self.assertIn(expect, p.stdout)
+
+    def test_beacon_value_swapped_with_salt_recomputed(self):
+        # The beacon contribution and the randomness replaced together by another value, the salt
+        # recomputed to match: only the signature still tells (SHA-256 of it is not the value).
+        def f(d):
+            ch = self.chain(d, "crash-bc-c1")
+            other = hexval("a value the house chose")
+            ch["beacon"]["randomness"] = other
+            ch["contributions"][1]["value"] = other
+        self.serve(self.with_beacon(f))
+        p = self.run_without_drand("--chain", "crash-bc-c1")
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertIn("is not SHA-256 of the signature's bytes", p.stdout)
 
     # -- honest data
 

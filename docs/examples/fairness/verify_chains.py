@@ -103,6 +103,26 @@ Rules checked (the public fairness design, formula_version 1):
           chain was read), unless "voids" lists a later position: rounds
           end in position order, so it had ended and is a failure.
 
+  beacon: (table.v1 1.3.0) a chain that names a round of a public randomness
+          beacon publishes "beacon": {network, chain_hash, public_key,
+          genesis_time (Unix s), period_s, scheme, round, round_time (Unix
+          ms), and, once the salt is fixed, signature and randomness}.
+          With t = reveal_ends_at (seeding_ends_at on a plain chain) +
+          period_s*1000 in ms: round = 1 if t < genesis_time*1000, else
+          floor((t - genesis_time*1000) / (period_s*1000)) + 2 (the first
+          round emitted strictly after the window closed plus one period);
+          round_time = (genesis_time + (round-1)*period_s)*1000;
+          randomness = SHA-256(signature's bytes); the salt holds exactly one
+          contribution of source "beacon", labelled "drand <network> round
+          <round>", whose value is randomness; salt_fixed_at >= round_time.
+          Before the salt is fixed, signature and randomness are absent: the
+          chain waits for the round (a note). The BLS signature is checked
+          only when the drand-verify Python package (module drand_verify) is
+          installed; otherwise a note says it was not checked here. A
+          "beacon" contribution without a "beacon" object is a chain from
+          before: a fixed value from the installation's file (a note). A
+          chain with neither names no beacon (a note).
+
 Since every listed round is linked to its neighbours and position 1 to the
 published terminal hash, every round's hash is proved to come from the chain
 committed to before any contribution was made; the crash points then follow
@@ -110,6 +130,7 @@ from the formula alone.
 """
 
 import argparse
+import datetime
 import hashlib
 import hmac
 import http.client
@@ -544,6 +565,10 @@ def verify_chain(doc, rounds, rounds_error=None):
                     fail("chain: salt differs: published %s, recomputed from the terminal and %d contributions %s"
                          % (salt, len(values), want))
 
+    if not never_played and doc.get("salt_source") != "legacy":
+        check_beacon(doc, (contributions or []) if salt_present else [], salt_present, rule,
+                     reveal_ends if rule == "commit_reveal" else ends, res)
+
     # -- rounds
     if rounds is None:
         return res
@@ -672,6 +697,146 @@ def verify_chain(doc, rounds, rounds_error=None):
         if end is not None and end >= first_seq:
             res.served = (game, number, first_seq, end)
     return res
+
+
+BEACON_SCHEME = "bls-unchained-g1-rfc9380"
+_HEX = re.compile(r"[0-9a-f]*")
+NO_BEACON = ("note: this chain names no beacon: its salt rests on the operators' commitments "
+             "(and the game's draw when none committed)")
+
+
+def beacon_round(window_end_ms, genesis_s, period_s):
+    """The round a chain names: the first round emitted strictly after the window's end plus one period."""
+    t = window_end_ms + period_s * 1000
+    if t < genesis_s * 1000:
+        return 1
+    return (t - genesis_s * 1000) // (period_s * 1000) + 2
+
+
+def beacon_round_time(round_, genesis_s, period_s):
+    """Unix ms at which the network emits round_."""
+    return (genesis_s + (round_ - 1) * period_s) * 1000
+
+
+def utc(ms):
+    return datetime.datetime.fromtimestamp(ms / 1000, datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def _hex_of(v, digits):
+    return isinstance(v, str) and len(v) == digits and _HEX.fullmatch(v) is not None
+
+
+def bls_check(round_, signature, public_key):
+    """Checks the BLS signature with drand's own tool when installed: (True, text) verified,
+    (False, text) refused, (None, text) not checked here."""
+    try:
+        import drand_verify  # the drand-verify package (pip install drand-verify)
+    except ImportError:
+        return None, ("note: the beacon's BLS signature was NOT checked here (the drand-verify Python package "
+                      "is not installed); the game checked it before using the value, and you can check it "
+                      "yourself as docs/fairness.md says (\"Checking the beacon value yourself\")")
+    try:
+        got = drand_verify.verify_quicknet(round_, signature, public_key)
+    except ValueError as e:
+        return False, "beacon: the BLS signature of round %d does not verify under the chain's public key (drand_verify: %s)" % (round_, e)
+    return True, "chain: the beacon's BLS signature of round %d verifies (drand_verify), randomness %s" % (round_, got)
+
+
+def check_beacon(doc, contributions, salt_present, rule, window_end, res):
+    """The chain's beacon (table.v1 1.3.0): its round, its time, its value in the salt."""
+    fail = res.failures.append
+    beacon = doc.get("beacon")
+    listed = [c for c in contributions if isinstance(c, dict) and c.get("source") == "beacon"]
+    if beacon is None:
+        if listed:
+            label = listed[0].get("label")
+            res.notes.append("note: this chain's beacon value (%s) was a configured value from the installation's "
+                             "file, not a future round: it was known before the chain existed and closes nothing"
+                             % (_show(label) if label is not None else "no label"))
+        else:
+            res.notes.append(NO_BEACON)
+        return
+    if not isinstance(beacon, dict):
+        fail("beacon: not an object: %s" % _show(beacon))
+        return
+    net, rnd, rtime = beacon.get("network"), beacon.get("round"), beacon.get("round_time")
+    genesis, period = beacon.get("genesis_time"), beacon.get("period_s")
+    bad = False
+    if not isinstance(net, str) or net == "":
+        fail("beacon: network is not a name: %s" % _show(net))
+        bad = True
+    if not is_hex64(beacon.get("chain_hash")):
+        fail("beacon: chain_hash is not 64 lowercase hex digits: %s" % _show(beacon.get("chain_hash")))
+    if not _hex_of(beacon.get("public_key"), 192):
+        fail("beacon: public_key is not 192 lowercase hex digits (a compressed G2 point): %s" % _show(beacon.get("public_key")))
+    if beacon.get("scheme") != BEACON_SCHEME:
+        fail("beacon: scheme %s is not %s (the only scheme this script knows)" % (_show(beacon.get("scheme")), BEACON_SCHEME))
+    if not is_int(genesis) or genesis < 0:
+        fail("beacon: genesis_time is not a Unix time in seconds: %s" % _show(genesis))
+        bad = True
+    if not is_int(period) or period < 1:
+        fail("beacon: period_s is not a positive integer: %s" % _show(period))
+        bad = True
+    if not is_int(rnd) or rnd < 1:
+        fail("beacon: round is not a positive integer: %s" % _show(rnd))
+        bad = True
+    if not is_int(rtime):
+        fail("beacon: round_time is not an integer: %s" % _show(rtime))
+        bad = True
+    if bad:
+        return
+    if window_end is None:
+        fail("beacon: the chain gives no window end to name the round from")
+    else:
+        want = beacon_round(window_end, genesis, period)
+        if rnd != want:
+            fail("beacon: round %d, but the first round emitted strictly after %s_ends_at %d + one period (%d s) is %d"
+                 % (rnd, "reveal" if rule == "commit_reveal" else "seeding", window_end, period, want))
+    want_time = beacon_round_time(rnd, genesis, period)
+    if rtime != want_time:
+        fail("beacon: round_time %d, but round %d is emitted at (genesis_time + (round-1)*period_s)*1000 = %d"
+             % (rtime, rnd, want_time))
+    sig, rand = beacon.get("signature"), beacon.get("randomness")
+    if not salt_present:
+        if sig is None and rand is None:
+            res.notes.append("chain: waiting for the beacon's round %d (drand %s), due at %s; the salt is fixed once it is out"
+                             % (rnd, _clean(net), utc(rtime)))
+            return
+    if not _hex_of(sig, 96):
+        fail("beacon: signature is not 96 lowercase hex digits (a compressed G1 point): %s" % _show(sig))
+        sig = None
+    if not is_hex64(rand):
+        fail("beacon: randomness is not 64 lowercase hex digits: %s" % _show(rand))
+        rand = None
+    if sig is not None and rand is not None and hashlib.sha256(bytes.fromhex(sig)).hexdigest() != rand:
+        fail("beacon: randomness %s is not SHA-256 of the signature's bytes (%s)"
+             % (rand, hashlib.sha256(bytes.fromhex(sig)).hexdigest()))
+    if not salt_present:
+        return
+    label = "drand %s round %d" % (net, rnd)
+    if len(listed) != 1:
+        fail("beacon: the chain names round %d, but the salt has %d contributions of source beacon (want exactly one)"
+             % (rnd, len(listed)))
+    else:
+        c = listed[0]
+        if rand is not None and c.get("value") != rand:
+            fail("beacon: the beacon contribution's value %s is not the round's randomness %s" % (_show(c.get("value")), rand))
+        if c.get("label") != label:
+            fail("beacon: the beacon contribution's label %s does not name the round: want %r" % (_show(c.get("label")), label))
+    fixed_at = doc.get("salt_fixed_at")
+    if not is_int(fixed_at):
+        fail("beacon: salt_fixed_at is missing, so nothing shows the salt waited for round %d" % rnd)
+    elif fixed_at < rtime:
+        fail("beacon: salt_fixed_at %d is before round %d's time %d: the salt was fixed before the round existed"
+             % (fixed_at, rnd, rtime))
+    if sig is not None:
+        ok, text = bls_check(rnd, sig, beacon.get("public_key"))
+        if ok is False:
+            fail(text)
+        else:
+            res.notes.append(text)
+    res.notes.append("chain: beacon drand %s round %d, due at %s: its randomness is SHA-256 of its signature and is in the salt"
+                     % (_clean(net), rnd, utc(rtime)))
 
 
 VOID_THRESHOLDS = (200, 1000, 10000)  # 2x, 10x, 100x, in hundredths
