@@ -64,7 +64,28 @@ type ChainRecord struct {
 	// RetiredAt is when the chain was retired (with LastSeq); nil for a chain
 	// retired before migration 0012 with no later chain of its game.
 	RetiredAt *Millis `bun:"retired_at"`
+	// Beacon is the beacon round the chain's salt takes (migration 0013);
+	// zero on a chain that names none.
+	Beacon ChainBeacon `bun:"embed:beacon_"`
 }
+
+// ChainBeacon is the round of a public randomness beacon that a chain names
+// when it is published, with the network's published facts, and the round's
+// signature once fetched and verified (with the salt). Network is "" on a
+// chain that names no round.
+type ChainBeacon struct {
+	Network   string `bun:"network,nullzero"`    // e.g. "quicknet"
+	ChainHash string `bun:"chain_hash,nullzero"` // 64 hex digits
+	PublicKey string `bun:"public_key,nullzero"` // compressed G2 point, hex
+	Genesis   int64  `bun:"genesis,nullzero"`    // Unix seconds of round 1
+	PeriodS   int64  `bun:"period_s,nullzero"`   // seconds between rounds
+	Round     int64  `bun:"round,nullzero"`
+	RoundAt   Millis `bun:"round_at,nullzero"`  // when the network emits Round
+	Signature string `bun:"signature,nullzero"` // compressed G1 point, hex; "" until the salt is fixed
+}
+
+// Named reports whether the chain names a beacon round.
+func (b ChainBeacon) Named() bool { return b.Network != "" }
 
 // ContributionRecord is one value a chain's salt is made of. On a
 // commit_reveal chain an operator's row holds its Commitment from the
@@ -253,6 +274,19 @@ func (s *Store) FixSalt(ctx context.Context, id string, at Millis, extra func(co
 		return nil
 	})
 	return out, err
+}
+
+// SetBeaconSignature stores the verified signature of the beacon round a
+// chain names, while its salt is not fixed (with FixSalt, in the caller's
+// transaction); a chain whose salt is fixed, or that names no round, is left
+// as it is.
+func (s *Store) SetBeaconSignature(ctx context.Context, id, signature string) error {
+	_, err := s.conn(ctx).NewUpdate().Model((*ChainRecord)(nil)).Set("beacon_signature = ?", signature).
+		Where("id = ?", id).Where("salt IS NULL").Where("beacon_network IS NOT NULL").Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("store: the beacon signature of %s: %w", id, err)
+	}
+	return nil
 }
 
 // ChainRounds lists the ended rounds (finished or void) of a chain whose

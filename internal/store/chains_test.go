@@ -18,6 +18,43 @@ var chainCases = []contractCase{
 	{"ContributionsOnlyWhileSeeding", testContributions},
 	{"SaltFixedOnceUnderRaces", testFixSaltRaces},
 	{"ChainRoundsAndCheckpoints", testChainRounds},
+	{"BeaconRoundNamedThenSigned", testChainBeacon},
+}
+
+// A chain names its beacon round when it is published; the round's
+// signature is stored once, while the salt is not fixed, and never after.
+func testChainBeacon(t *testing.T, s *store.Store, _ string) {
+	ctx := t.Context()
+	named := testChain("crash", 1, 1, 10)
+	named.Beacon = store.ChainBeacon{Network: "quicknet", ChainHash: value('5'), PublicKey: strings.Repeat("83", 96),
+		Genesis: 1692803367, PeriodS: 3, Round: 1234567, RoundAt: 1696506864000}
+	plain := testChain("other", 1, 1, 10)
+	for _, c := range []store.ChainRecord{named, plain} {
+		if err := s.InsertChain(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, err := s.ChainByID(ctx, named.ID); err != nil || got.Beacon != named.Beacon || !got.Beacon.Named() {
+		t.Fatalf("the chain's beacon = %+v, %v; want %+v", got.Beacon, err, named.Beacon)
+	}
+	sig := strings.Repeat("a5", 48)
+	for _, id := range []string{named.ID, plain.ID} {
+		if err := s.SetBeaconSignature(ctx, id, sig); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, err := s.ChainByID(ctx, plain.ID); err != nil || got.Beacon != (store.ChainBeacon{}) || got.Beacon.Named() {
+		t.Fatalf("a chain that names no beacon round got %+v, %v", got.Beacon, err)
+	}
+	if _, err := s.FixSalt(ctx, named.ID, 1700000000000, noExtra, joinValues); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetBeaconSignature(ctx, named.ID, strings.Repeat("b6", 48)); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.ChainByID(ctx, named.ID); err != nil || got.Beacon.Signature != sig || got.Beacon.Round != 1234567 {
+		t.Fatalf("the signature after the salt was fixed = %+v, %v; want the first one, %s", got.Beacon, err, sig)
+	}
 }
 
 func testChain(game string, number, first int64, created store.Millis) store.ChainRecord {

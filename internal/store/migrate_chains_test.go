@@ -38,6 +38,7 @@ func TestMigrationKeepsPlayedRoundsOfTheOldChain(t *testing.T) {
 			ctx := t.Context()
 			// Later migrations of rounds and hash_chains are undone first and
 			// done again after 0007, in order.
+			runFile(t, s, "0013_beacon_rounds.tx.down.sql")
 			runFile(t, s, "0012_void_rounds.tx.down.sql")
 			runFile(t, s, "0007_public_chains.tx.down.sql")
 			// The old shape: one chain row per game (from round 3 on; rounds 1
@@ -63,6 +64,7 @@ func TestMigrationKeepsPlayedRoundsOfTheOldChain(t *testing.T) {
 			// 0007's shape: the later migrations of those tables again.
 			runFile(t, s, "0011_commit_reveal.tx.up.sql")
 			runFile(t, s, "0012_void_rounds.tx.up.sql")
+			runFile(t, s, "0013_beacon_rounds.tx.up.sql")
 
 			c, err := s.CurrentChain(ctx, "crash")
 			if err != nil || c.ID != "crash-c1" || c.Number != 1 || c.FirstSeq != 3 || c.LastSeq == nil || *c.LastSeq != 5 ||
@@ -162,6 +164,48 @@ func TestMigration0012VoidRoundsAndRetiredChains(t *testing.T) {
 			// A void rule is one of the known ones.
 			if _, err := s.ExecForTest(ctx, `UPDATE rounds SET void_rule = 'whim' WHERE id = 'crash-2'`); err == nil {
 				t.Fatal("a void rule outside the known ones was stored")
+			}
+		})
+	}
+}
+
+// An installation upgraded across migration 0013: its chains name no beacon
+// round (a value it configured stays the chain's beacon contribution), and
+// a round number or period below 1 is never stored.
+func TestMigration0013ChainsBeforeNameNoBeaconRound(t *testing.T) {
+	t.Parallel()
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			s := openMigrated(t, b.open(t))
+			ctx := t.Context()
+			runFile(t, s, "0013_beacon_rounds.tx.down.sql")
+			if _, err := s.ExecForTest(ctx, `INSERT INTO hash_chains (id, game_id, number, first_seq, length, terminal, rtp_bp, max_multiplier,
+				formula_version, created_at, seeding_ends_at, salt, salt_source, salt_fixed_at) VALUES ('crash-c1', 'crash', 1, 1, 100, ?, 9700, 100000, 1, 10, 20, ?, 'contributions', 20)`,
+				strings.Repeat("7e", 32), strings.Repeat("5a", 32)); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.ExecForTest(ctx, `INSERT INTO chain_contributions (chain_id, source, name, value, received_at) VALUES ('crash-c1', 'beacon', 'drand quicknet round 12345678', ?, 20)`,
+				strings.Repeat("be", 32)); err != nil {
+				t.Fatal(err)
+			}
+			runFile(t, s, "0013_beacon_rounds.tx.up.sql")
+			c, err := s.ChainByID(ctx, "crash-c1")
+			if err != nil || c.Beacon.Named() || c.Beacon != (store.ChainBeacon{}) || c.Salt == nil || *c.Salt != strings.Repeat("5a", 32) {
+				t.Fatalf("the chain after 0013: %+v, %v; want no beacon round, its salt kept", c, err)
+			}
+			list, err := s.Contributions(ctx, "crash-c1")
+			if err != nil || len(list) != 1 || list[0].Source != store.SourceBeacon || list[0].Value != strings.Repeat("be", 32) {
+				t.Fatalf("contributions after 0013: %+v, %v; want the configured beacon value kept", list, err)
+			}
+			for _, q := range []string{
+				`UPDATE hash_chains SET beacon_round = 0 WHERE id = 'crash-c1'`,
+				`UPDATE hash_chains SET beacon_period_s = 0 WHERE id = 'crash-c1'`,
+				`UPDATE hash_chains SET beacon_chain_hash = 'abc' WHERE id = 'crash-c1'`,
+			} {
+				if _, err := s.ExecForTest(ctx, q); err == nil {
+					t.Fatalf("%s was stored", q)
+				}
 			}
 		})
 	}
