@@ -67,11 +67,15 @@ func verifyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if chain.FormulaVersion != fairness.FormulaVersion {
 		return fmt.Errorf("verify: chain %s is played with formula version %d; this program knows version %d", chain.ChainId, chain.FormulaVersion, fairness.FormulaVersion)
 	}
-	res, err := fairness.VerifyChainRound(*hash, fairness.ChainDocument{
+	doc := fairness.ChainDocument{
 		Terminal: chain.TerminalHash, Salt: *chain.Salt, RTPBasisPoints: int64(chain.RtpBp), MaxMultiplier: chain.MaxMultiplier,
 		Length: chain.Length, Contributions: contributionValues(chain), Commitments: commitments(chain), Withheld: withheld(chain), LegacySalt: chain.SaltSource != nil && *chain.SaltSource == table.ChainSaltSourceLegacy,
 		Checkpoints: checkpoints(chain),
-	})
+	}
+	if err := fairness.ReadBeacon(raw, &doc); err != nil {
+		return fmt.Errorf("verify: %w", err)
+	}
+	res, err := fairness.VerifyChainRound(*hash, doc)
 	if err != nil {
 		return fmt.Errorf("verify: %w", err)
 	}
@@ -79,6 +83,9 @@ func verifyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		res.CrashPoint/100, res.CrashPoint%100, res.CrashPoint, chain.ChainId, chain.RtpBp, chain.MaxMultiplier)
 	fmt.Fprintf(stdout, "chain: position %d of chain %s (round %d), %s\n", res.Position, chain.ChainId, chain.FirstSeq+res.Position-1, res.Reached)
 	fmt.Fprintf(stdout, "salt: %s\n", res.SaltCheck)
+	if res.BeaconCheck != "" {
+		fmt.Fprintf(stdout, "beacon: %s\n", res.BeaconCheck)
+	}
 	fmt.Fprintln(stdout, fairness.Formula)
 	return nil
 }
