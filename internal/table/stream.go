@@ -36,6 +36,13 @@ const (
 	clientMessageBurst                      = 20
 )
 
+// DefaultHeartbeat is how often the server sends each stream a `ping`
+// message (its heartbeat; api/table-stream.asyncapi.yaml): a client that
+// hears nothing for 2.5 heartbeats has lost its server, and reopens its
+// stream (the page does, through the load balancer). A WebSocket ping
+// frame would not do: a browser answers it but never shows it to the page.
+const DefaultHeartbeat = 2 * time.Second
+
 // stream is one open WebSocket of one session.
 type stream struct {
 	conn *websocket.Conn
@@ -153,6 +160,8 @@ func (s *Server) serveStream(st *stream) {
 
 	keepAlive := time.NewTicker(streamKeepAlive)
 	defer keepAlive.Stop()
+	heartbeat := time.NewTicker(s.cfg.Heartbeat)
+	defer heartbeat.Stop()
 	var board boardPacer
 	defer board.stop()
 	// The inactivity timeout closes the stream. The player's actions reach the
@@ -205,6 +214,12 @@ func (s *Server) serveStream(st *stream) {
 			}
 		case m := <-msgs:
 			s.clientMessage(st, sess, m)
+		case <-heartbeat.C:
+			// Written now, not queued: a stream too slow for its heartbeat
+			// is too slow (writeNow closes it with 4000).
+			if !s.writeNow(st, marshal(table.PingMessage{Type: "ping", T: s.now().UnixMilli()})) {
+				return
+			}
 		case <-keepAlive.C:
 			go func() {
 				ctx, cancel := context.WithTimeout(st.io, streamWriteWait)

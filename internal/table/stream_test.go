@@ -187,6 +187,48 @@ func TestStream(t *testing.T) {
 	}
 }
 
+// Every stream gets the server's heartbeat, a `ping` message of the stream
+// document (so that a page, which never sees WebSocket ping frames, can tell
+// a live server from a silent one), whatever else it gets; the client's
+// `pong` answer is taken silently and the heartbeats go on.
+func TestStreamHeartbeat(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOptions{rate: 1000, burst: 1000})
+	srv := httptest.NewServer(e.handler)
+	t.Cleanup(srv.Close)
+	c := e.dial(t, srv)
+	c.send(map[string]any{"type": "hello", "session": e.openDemo(t)})
+	// ping reads until the next heartbeat: next validates it against the
+	// stream document's server `ping`. An error event means the server
+	// refused something the client sent.
+	ping := func() int64 {
+		t.Helper()
+		for {
+			ev, err := c.next()
+			if err != nil {
+				t.Fatalf("waiting for a heartbeat: %v", err)
+			}
+			switch ev["type"] {
+			case "error":
+				t.Fatalf("error event while waiting for a heartbeat: %v", ev)
+			case "ping":
+				ts, ok := ev["t"].(float64)
+				if !ok || ts <= 0 {
+					t.Fatalf("heartbeat %v: want t, the server's clock in ms", ev)
+				}
+				return int64(ts)
+			}
+		}
+	}
+	first := ping()
+	c.send(map[string]any{"type": "pong", "t": first})
+	if second := ping(); second <= first {
+		t.Fatalf("second heartbeat's t %d, want after the first's %d", second, first)
+	}
+	c.send(map[string]any{"type": "pong", "t": first})
+	ping()
+}
+
 // A stream paced to one board a second (BoardFrames 1, one stream) still
 // gets the latest board: bets placed faster than its turns all show on it.
 // (TestBoardPacer checks the pacing itself, without a clock.)

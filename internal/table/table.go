@@ -141,6 +141,9 @@ type Config struct {
 	// BoardFrames bounds the board frames written a second to all the
 	// streams together (default DefaultBoardFrames).
 	BoardFrames int
+	// Heartbeat is how often each stream gets a `ping` message, whatever
+	// else it gets (default DefaultHeartbeat, stream.go).
+	Heartbeat time.Duration
 	// Registerer receives the streams' metrics (metrics.go); nil: none.
 	Registerer prometheus.Registerer
 }
@@ -212,6 +215,7 @@ func New(cfg Config) (*Server, error) {
 	positiveOr(&cfg.StreamBuffer, DefaultStreamBuffer)
 	positiveOr(&cfg.HelloTimeout, 5*time.Second)
 	positiveOr(&cfg.BoardFrames, DefaultBoardFrames)
+	positiveOr(&cfg.Heartbeat, DefaultHeartbeat)
 	msgs, err := loadMessages()
 	if err != nil {
 		return nil, err
