@@ -13,6 +13,12 @@ import { verdict } from './verdict.js';
 
 const SESSION_KEY = 'crashgame.session';
 const MAX_PANELS = 5;
+// The server's heartbeat: a `ping` on the stream every 2 s
+// (api/table-stream.asyncapi.yaml). A stream that brings nothing at all for
+// two and a half heartbeats has lost its server, even if it looks open (a
+// paused or cut-off replica): the page drops it and opens another.
+const HEARTBEAT_MS = 2000;
+const SILENCE_MS = HEARTBEAT_MS * 2.5;
 
 const $ = (id) => document.getElementById(id);
 
@@ -31,6 +37,8 @@ const state = {
   ws: null,
   backoff: 1000,
   pingTimer: null,
+  heard: 0, // when the stream last brought anything (Date.now())
+  opened: false, // a stream was open before: the next one is a reconnection
   stopped: false,
 };
 
@@ -138,6 +146,7 @@ async function boot() {
   refreshRounds();
   refreshMyBets();
   connect();
+  setInterval(checkSilence, 500);
   requestAnimationFrame(frame);
 }
 
@@ -190,16 +199,24 @@ function connect() {
   const proto = location.protocol === 'https:' ? 'wss:' : 'ws:';
   const ws = new WebSocket(`${proto}//${location.host}/api/v1/stream`);
   state.ws = ws;
+  state.heard = Date.now(); // an opening that hangs counts as silence too
   ws.onopen = () => {
     // The session goes in the first message, never in the URL.
     ws.send(JSON.stringify({ type: 'hello', session: state.token }));
+    state.heard = Date.now();
     state.backoff = 1000;
     $('connection').hidden = true;
     ping();
     clearInterval(state.pingTimer);
     state.pingTimer = setInterval(ping, 3000);
+    // A reconnection: the server resends the round and this session's bets
+    // in it after the hello; the lists are read again for what ended while
+    // no stream was open (a bet whose answer was lost included).
+    if (state.opened) { refreshRounds(); refreshMyBets(); }
+    state.opened = true;
   };
   ws.onmessage = (m) => {
+    if (state.ws === ws) state.heard = Date.now();
     let ev;
     try { ev = JSON.parse(m.data); } catch { return; }
     handle(ev);
@@ -215,14 +232,38 @@ function connect() {
     // another replica through the load balancer) is left at once, spread over
     // 300 ms so that its thousands of pages do not arrive in one instant; any
     // other close backs off.
-    $('connection').hidden = false;
-    if (ev.code === 1001) {
-      setTimeout(connect, Math.random() * 300);
-      return;
-    }
-    setTimeout(connect, state.backoff);
-    state.backoff = Math.min(state.backoff * 2, 10000);
+    reconnect(ev.code === 1001);
   };
+}
+
+// reconnect says "reconnecting" to the player and opens a new stream: at
+// once, spread over 300 ms, when the server went away on purpose or fell
+// silent (thousands of pages leave it together), else after a backoff.
+function reconnect(soon) {
+  $('connection').hidden = false;
+  if (soon) {
+    setTimeout(connect, Math.random() * 300);
+    return;
+  }
+  setTimeout(connect, state.backoff);
+  state.backoff = Math.min(state.backoff * 2, 10000);
+}
+
+// checkSilence drops a stream that brought nothing for SILENCE_MS, opening
+// or open, and opens another through the load balancer. The dropped one's
+// handlers are cleared first: its close, if it ever comes, changes nothing.
+function checkSilence() {
+  const ws = state.ws;
+  if (!ws || state.stopped || ws.readyState > WebSocket.OPEN) return;
+  if (Date.now() - state.heard <= SILENCE_MS) return;
+  ws.onopen = ws.onmessage = ws.onclose = ws.onerror = null;
+  clearInterval(state.pingTimer);
+  state.ws = null;
+  try { ws.close(); } catch { /* already closing */ }
+  // A second silent stream in a row backs off like any failed connection.
+  const soon = state.backoff === 1000;
+  reconnect(soon);
+  if (soon) state.backoff = 2000;
 }
 
 function ping() {
@@ -263,6 +304,7 @@ function handle(ev) {
       break;
     case 'bet':
       for (const p of state.panels) p.update(ev.bet);
+      adoptBets([ev.bet]);
       refreshMyBetsSoon();
       refreshControlsSoon();
       break;
@@ -400,7 +442,27 @@ async function refreshMyBets() {
     return;
   }
   state.myBets = list.items;
+  adoptBets(list.items);
   renderMyBets();
+}
+
+// adoptBets gives a panel whose bet went unanswered (the connection or the
+// load balancer failed: the bet may have been placed) the bet it placed: a
+// live bet of the current round that no panel holds. The player sees it
+// and can cash it out; a bet that was not placed never shows up, and the
+// panel offers a bet again.
+function adoptBets(bets) {
+  const r = state.round;
+  if (!r) return;
+  for (const b of bets) {
+    if (b.round_id !== r.round_id || (b.status !== 'accepted' && b.status !== 'pending')) continue;
+    if (state.panels.some((p) => p.bet && p.bet.bet_id === b.bet_id)) continue;
+    const p = state.panels.find((x) => x.unsure === r.round_id && !x.bet && !x.busy);
+    if (!p) return;
+    p.unsure = null;
+    p.bet = b;
+    p.note = '';
+  }
 }
 
 const shortRound = (roundId) => String(roundId).replace(/^.*-/, '#');
@@ -474,6 +536,7 @@ class Panel {
     this.bet = null;
     this.busy = false;
     this.note = '';
+    this.unsure = null; // the round of a bet sent here whose answer was lost
     this.q = (sel) => this.el.querySelector(sel);
     this.q('.amount-input').value = money.plain(this.amount, cur());
     this.q('.amount-input').addEventListener('change', () => this.readAmount());
@@ -566,6 +629,14 @@ class Panel {
     } catch (err) {
       this.note = message(err);
       const code = err.body && err.body.error_code;
+      // No answer, or the load balancer's (502, 503, 504: a replica failed
+      // while holding the request): the action may have been carried out.
+      // The stream's `bet` messages and My bets tell; a bet placed is
+      // adopted by this panel (adoptBets).
+      if (err.status === 0 || err.status === 502 || err.status === 503 || err.status === 504) {
+        if (!b) this.unsure = r.round_id;
+        refreshMyBets();
+      }
       if (code === 'INSUFFICIENT_FUNDS' && err.body.balance !== undefined) setBalance(err.body.balance);
       if (code === 'INSUFFICIENT_FUNDS') offerDeposit();
       if (code === 'REALITY_CHECK_DUE') showRealityCheck();
