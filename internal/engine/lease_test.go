@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"errors"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -27,10 +28,16 @@ func (h *harness) replica(holder string) *replica { return h.replicaAble(holder,
 // replicaAble is a replica whose LeaseSettings.Able is able.
 func (h *harness) replicaAble(holder string, able func() bool) *replica {
 	h.t.Helper()
+	return h.replicaOn(holder, h.st, able)
+}
+
+// replicaOn is a replica whose table reaches h's database through st.
+func (h *harness) replicaOn(holder string, st engine.Store, able func() bool) *replica {
+	h.t.Helper()
 	r := &replica{clock: newClock(), done: make(chan error, 1)}
 	var err error
 	r.table, err = engine.New(context.Background(), engine.Config{
-		Game: testGame, Operators: testOperators, Store: h.st, Outbox: wallet.NewOutbox(h.st),
+		Game: testGame, Operators: testOperators, Store: st, Outbox: wallet.NewOutbox(h.st),
 		Wallets: func(string) (engine.BetWallet, bool) { return h.wallet, true },
 		Clock:   r.clock, ChainLength: 1000, Sealer: engine.FixedSealer(), SeedingWindow: -1,
 		Lease: engine.LeaseSettings{Holder: holder, Retry: 50 * time.Millisecond, Able: able},
@@ -296,4 +303,108 @@ func TestLeaseLostStopsTheDebitInFlight(t *testing.T) {
 	if len(bets) != 1 || bets[0].Status != engine.StatusPending {
 		t.Fatalf("bets %+v: want the one bet left pending for the next leader", bets)
 	}
+}
+
+// stallingStore is h's database as a table reaches it when the database
+// stalls (a paused container): once armed, the next AcquireLease waits stall
+// before its statement reaches the database, which then counts the lease
+// from its own later now. It counts the fenced transactions begun
+// (CheckLease) by epoch.
+type stallingStore struct {
+	engine.Store
+	stall time.Duration
+	armed atomic.Bool
+
+	mu      sync.Mutex
+	checked map[int64]int
+}
+
+func (s *stallingStore) AcquireLease(ctx context.Context, gameID, holder string, ttl time.Duration) (int64, bool, error) {
+	if s.armed.CompareAndSwap(true, false) {
+		time.Sleep(s.stall) // the statement's way to a stalled database, not a check of speed
+	}
+	return s.Store.AcquireLease(ctx, gameID, holder, ttl)
+}
+
+func (s *stallingStore) CheckLease(ctx context.Context, gameID string, epoch int64) error {
+	s.mu.Lock()
+	s.checked[epoch]++
+	s.mu.Unlock()
+	return s.Store.CheckLease(ctx, gameID, epoch)
+}
+
+func (s *stallingStore) fencedAt(epoch int64) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.checked[epoch]
+}
+
+// A replica whose acquisition of the lease took longer than the lease's TTL
+// (the database stalled while the statement was on its way) holds a term
+// that is over when the answer arrives: it recovers nothing and opens no
+// round in it, and releases the lease, so its next acquisition leads at
+// once. The round the dead leader left is voided once, by the next term,
+// which opens the next round: one void round in all (issue 27, item 3).
+func TestLeaseSlowAcquireLeadsNoEndedTerm(t *testing.T) {
+	t.Parallel()
+	eachStore(t, func(t *testing.T, h *harness) {
+		ctx := context.Background()
+		var able atomic.Bool
+		able.Store(true)
+		a := h.replicaAble("replica-a", able.Load)
+		eventually(t, "a opens a round", func() bool {
+			v, _ := a.table.Round()
+			return a.table.Leading() && v.Phase == engine.PhaseBetting
+		})
+		left, _ := a.table.Round()
+		bet, err := a.table.PlaceBet(ctx, alice, engine.BetRequest{Amount: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// a dies in betting, as far as the lease goes: it renews nothing
+		// and takes nothing from now on.
+		able.Store(false)
+		eventually(t, "a steps down", func() bool { return !a.table.Leading() })
+		dead := h.lease()
+
+		// b's first acquisition reaches the database a full TTL later, when
+		// a's lease has run out there too (a stepped down before it did).
+		st := &stallingStore{Store: h.st, stall: 2 * time.Second, checked: map[int64]int{}}
+		st.armed.Store(true)
+		b := h.replicaOn("replica-b", st, nil)
+		stale := dead.Epoch + 1
+		eventually(t, "b leads the term after the stale one", func() bool { return b.table.Epoch() == stale+1 })
+		eventually(t, "b opens the next round", func() bool {
+			v, _ := b.table.Round()
+			return v.Phase == engine.PhaseBetting && v.Seq == left.Seq+1
+		})
+		if n := st.fencedAt(stale); n != 0 {
+			t.Errorf("%d fenced transactions began in the stale term %d", n, stale)
+		}
+		if st.fencedAt(stale+1) == 0 {
+			t.Errorf("no fenced transaction counted in term %d, which recovered and opened a round", stale+1)
+		}
+		voids := 0
+		for _, r := range h.rounds() {
+			if r.Epoch == stale {
+				t.Errorf("round %d opened in the stale term %d", r.Seq, stale)
+			}
+			if r.Status != store.RoundVoid {
+				continue
+			}
+			voids++
+			if r.Seq != left.Seq || r.VoidRule != store.VoidFailoverBetting {
+				t.Errorf("round %d void by rule %q; want only round %d, by %q", r.Seq, r.VoidRule, left.Seq, store.VoidFailoverBetting)
+			}
+		}
+		if voids != 1 {
+			t.Errorf("%d void rounds, want 1 (the round a left)", voids)
+		}
+		if s := h.bet(bet.Bet.BetID).Status; s != engine.StatusVoid {
+			t.Errorf("the bet of the round a left is %s, want %s (refunded)", s, engine.StatusVoid)
+		}
+		if l := h.lease(); l.Holder != "replica-b" || l.Epoch != stale+1 {
+			t.Errorf("lease %+v, want replica-b's at epoch %d", l, stale+1)
+		}
+	})
 }

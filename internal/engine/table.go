@@ -245,6 +245,10 @@ type Table struct {
 	// not leading): the wallet calls the term started stop with it.
 	term    context.Context
 	leading atomic.Int64
+	// until is the table's own deadline for the current term, in Unix
+	// nanoseconds of real time (keepLease moves it at each renewal): the
+	// loop writes nothing of the term at or after it (termLive).
+	until atomic.Int64
 }
 
 // RoundView is the public state of the current round.
@@ -550,12 +554,16 @@ func (t *Table) Run(runCtx context.Context) error {
 
 // acquire waits until the table holds the game's lease, serving the inbox
 // meanwhile (betting is closed for a table that does not lead). It returns
-// the epoch and the real time just before the statement that took the lease
-// (the lease runs for its TTL from a moment no earlier than that); false
-// when the table stops first.
+// the epoch and the real time at which the statement that took the lease
+// started, never when its answer arrived: the database counts the lease's
+// TTL from a moment no earlier than that, so the table's deadline counted
+// from it is conservative however long the statement took (a database
+// stall). false when the table stops first.
 func (t *Table) acquire(ctx context.Context, flush *<-chan time.Time, waitFirst bool) (int64, time.Time, bool) {
 	for try := !waitFirst; ; try = true {
 		if try && (t.cfg.Lease.Able == nil || t.cfg.Lease.Able()) {
+			// Real time, not the table's clock: the lease runs on the
+			// database's clock, which a test's manual clock does not move.
 			since := time.Now()
 			epoch, ok, err := t.store.AcquireLease(ctx, t.game.ID, t.cfg.Lease.Holder, t.cfg.Lease.TTL)
 			switch {
@@ -593,6 +601,7 @@ func (t *Table) lead(ctx context.Context, epoch int64, since time.Time, flush *<
 	lost := make(chan struct{})
 	term, endTerm := context.WithCancel(context.WithoutCancel(ctx))
 	t.epoch, t.lost, t.term = epoch, lost, term
+	t.until.Store(leaseDeadline(since, t.cfg.Lease.TTL).UnixNano())
 	t.leading.Store(epoch)
 	renewCtx, stopRenewing := context.WithCancel(context.WithoutCancel(ctx))
 	renewed := make(chan struct{})
@@ -606,7 +615,17 @@ func (t *Table) lead(ctx context.Context, epoch int64, since time.Time, flush *<
 	}()
 	t.logger.Info("leading the table", "epoch", epoch, "holder", t.cfg.Lease.Holder)
 
+	// A lease whose acquisition took longer than its TTL (a database stall)
+	// ended before the answer arrived: the term writes nothing, not even the
+	// recovery, and leaves the table to the next acquisition at once.
+	if !t.termLive() {
+		t.resign(ctx, "the lease ran out while it was being taken", false)
+		return nil
+	}
 	if !t.recover(ctx, flush) {
+		if !t.isStopping() {
+			t.resign(ctx, "the lease ran out during the recovery", false)
+		}
 		return nil
 	}
 	seq, err := t.lastSeq(ctx)
@@ -620,6 +639,10 @@ func (t *Table) lead(ctx context.Context, epoch int64, since time.Time, flush *<
 	}
 	for !t.isStopping() {
 		seq++
+		if !t.termLive() {
+			t.resign(ctx, "the lease ran out before the next round", true)
+			return nil
+		}
 		ready, err := t.prepareChain(ctx, seq, flush)
 		switch {
 		case errors.Is(err, store.ErrFenced):
@@ -641,6 +664,12 @@ func (t *Table) lead(ctx context.Context, epoch int64, since time.Time, flush *<
 			break
 		}
 		if err := t.startRound(ctx, seq); err != nil {
+			if errors.Is(err, errTermOver) || (!errors.Is(err, store.ErrFenced) && !t.termLive()) {
+				// Nothing opened, or an insert cut at the term's deadline
+				// (if it committed after all, the next leader voids it).
+				t.resign(ctx, "the lease ran out before the round opened", true)
+				return nil
+			}
 			if errors.Is(err, store.ErrFenced) {
 				t.logger.Warn("another replica leads the table now", "epoch", epoch)
 				return nil
@@ -728,13 +757,20 @@ func (t *Table) lead(ctx context.Context, epoch int64, since time.Time, flush *<
 
 // recover settles, under the lease, what an earlier leader left unfinished
 // (Recover), trying again while the database is away. false when the lease
-// is lost meanwhile.
+// is lost meanwhile or the term's deadline passes first: each attempt starts
+// only while the term is live and is cancelled at its deadline, so that a
+// recovery never commits in a term the table already counts as over.
 func (t *Table) recover(ctx context.Context, flush *<-chan time.Time) bool {
 	for {
-		err := t.fenced(ctx, t.epoch, func(ctx context.Context) error {
+		if !t.termLive() {
+			return false
+		}
+		tctx, cancel := t.termContext(ctx)
+		err := t.fenced(tctx, t.epoch, func(ctx context.Context) error {
 			_, err := t.Recover(ctx)
 			return err
 		})
+		cancel()
 		switch {
 		case err == nil:
 			return true
@@ -806,9 +842,13 @@ func (t *Table) handOver(ctx context.Context) {
 // before its last successful statement, less an eighth of it, so it steps
 // down before the database lets another replica take the lease (however
 // slow the answer that renewed it was).
+//
+// The term's deadline is shared with the loop (Table.until), which checks it
+// before each write the term depends on (termLive): the expiry timer fires
+// on its own goroutine and may fire after the loop's next write began.
 func (t *Table) keepLease(ctx context.Context, epoch int64, since time.Time, lost chan struct{}, endTerm context.CancelFunc) {
 	ttl := t.cfg.Lease.TTL
-	valid := since.Add(ttl - ttl/8) // the lease runs on real time, whatever the table's clock
+	valid := leaseDeadline(since, ttl) // the lease runs on real time, whatever the table's clock
 	tick := time.NewTicker(t.cfg.Lease.Renew)
 	defer tick.Stop()
 	expiry := time.NewTimer(time.Until(valid))
@@ -846,7 +886,8 @@ func (t *Table) keepLease(ctx context.Context, epoch int64, since time.Time, los
 		case ctx.Err() != nil:
 			return
 		case err == nil && ok:
-			valid = start.Add(ttl - ttl/8)
+			valid = leaseDeadline(start, ttl)
+			t.until.Store(valid.UnixNano())
 			expiry.Reset(time.Until(valid))
 		case err == nil:
 			stepDown("the table's lease was taken over")
@@ -857,6 +898,55 @@ func (t *Table) keepLease(ctx context.Context, epoch int64, since time.Time, los
 			stepDown("the table's lease could not be renewed in time; stepping down", "err", err)
 			return
 		}
+	}
+}
+
+// leaseDeadline is the table's own deadline for a lease whose taking or
+// renewing statement started at start (real time): the TTL less an eighth of
+// it, so the table stops before the database lets another replica in.
+func leaseDeadline(start time.Time, ttl time.Duration) time.Time {
+	return start.Add(ttl - ttl/8)
+}
+
+// errTermOver: the current term's deadline passed before a write of it
+// began; nothing of it was written.
+var errTermOver = errors.New("engine: the table's term of leadership is over")
+
+// termLive reports whether the current term may still begin a write: its
+// lease was not lost and its deadline (Table.until, real time) has not
+// passed. Loop only.
+func (t *Table) termLive() bool {
+	select {
+	case <-t.lost:
+		return false
+	default:
+	}
+	return time.Now().UnixNano() < t.until.Load()
+}
+
+// termContext is ctx ending at the current term's deadline, for a write that
+// must not commit after it (it may still commit before, under the fence).
+func (t *Table) termContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithDeadline(ctx, time.Unix(0, t.until.Load()))
+}
+
+// resign ends a term that is over before the table used it to the end (its
+// deadline passed): the table stops saying it leads, what the term queued
+// commits first (under the fence) when queued may hold anything (a round
+// was played), and the lease is released at its epoch, so the next
+// acquisition, this table's or another replica's, need not wait for the
+// database to expire it. A release that fails (the database is away) is
+// left to the lease's own expiry. Loop only.
+func (t *Table) resign(ctx context.Context, why string, queued bool) {
+	t.leading.Store(0)
+	t.logger.Warn("the table's term ended before its next write; stepping down", "why", why, "epoch", t.epoch)
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), t.cfg.Lease.TTL)
+	defer cancel()
+	if queued {
+		_ = t.commit.Do(rctx, job{epoch: t.epoch, run: func(context.Context) error { return nil }})
+	}
+	if err := t.store.ReleaseLease(rctx, t.game.ID, t.cfg.Lease.Holder, t.epoch); err != nil {
+		t.logger.Warn("releasing the table's lease failed; it expires by itself", "epoch", t.epoch, "err", err)
 	}
 }
 
@@ -922,6 +1012,14 @@ func (t *Table) startRound(ctx context.Context, seq int64) error {
 	if err != nil {
 		return fmt.Errorf("engine: round %d: %w", seq, err)
 	}
+	// A round opened in a term that is over would be left to the next
+	// leader, void: the term's deadline is checked first and bounds the
+	// insert.
+	if !t.termLive() {
+		return errTermOver
+	}
+	ctx, cancel := t.termContext(ctx)
+	defer cancel()
 	now := t.clock.Now()
 	rec := store.RoundRecord{
 		ID: roundID(t.game.ID, seq), GameID: t.game.ID, Seq: seq, ChainID: t.chainRec.ID, Position: pos,
