@@ -64,12 +64,18 @@ type loadgen struct {
 	dropMu      sync.Mutex
 	dropCodes   map[string]int
 	droppedN    atomic.Int64
-	betsMu      sync.Mutex
-	acceptedIDs map[string]*liveBet
-	paidIDs     map[string]int64
-	autoIDs     map[string]bool
-	samples     []procSample
-	samplesMu   sync.Mutex
+	// Streams reopened after a drop, and reopenings that failed (each
+	// failure is tried again after a backoff).
+	reopenedN, reopenFailedN atomic.Int64
+	// interruptedBy says why the rounds stopped before all were played:
+	// "" (they were), "interrupt" (a signal) or "timeout".
+	interruptedBy string
+	betsMu        sync.Mutex
+	acceptedIDs   map[string]*liveBet
+	paidIDs       map[string]int64
+	autoIDs       map[string]bool
+	samples       []procSample
+	samplesMu     sync.Mutex
 	// Bets by when they left the load tool: on the wire before their
 	// round's betting_ends_at, and of those the ones refused as late
 	// (BETTING_CLOSED, or WALLET_UNAVAILABLE: a debit still unknown at the
@@ -144,13 +150,17 @@ func (lg *loadgen) endRound(id string) {
 	}
 }
 
-func (lg *loadgen) dropped(code any, err error) {
+// dropped counts a stream that ended during the run, by cause: its close
+// code, causeSilent or causeLost.
+func (lg *loadgen) dropped(cause string) {
 	lg.droppedN.Add(1)
 	lg.dropMu.Lock()
-	lg.dropCodes[fmt.Sprint(code)]++
+	lg.dropCodes[cause]++
 	lg.dropMu.Unlock()
-	_ = err
 }
+
+func (lg *loadgen) reopened()     { lg.reopenedN.Add(1) }
+func (lg *loadgen) reopenFailed() { lg.reopenFailedN.Add(1) }
 
 func (lg *loadgen) accepted(roundID string, b *liveBet, sent time.Time) {
 	lg.betsMu.Lock()
@@ -268,13 +278,23 @@ func load(ctx context.Context, o *options, sys *system, stdout io.Writer) (*resu
 	select {
 	case <-lg.allCrashed:
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		lg.interruptedBy = "interrupt"
+		fmt.Fprintln(stdout, "interrupted; stopping the players, then the summary of what was played")
 	case <-time.After(time.Duration(o.rounds)*(time.Duration(o.bettingMS)*time.Millisecond+5*time.Minute) + time.Minute):
+		lg.interruptedBy = "timeout"
 		fmt.Fprintln(stdout, "the rounds did not all crash in time; stopping")
 	}
 	res.PlayedUntil = time.Since(lg.rec.start).Seconds()
 	stopPlay()
 	playing.Wait()
+	// After an interrupt the drain and the reconciliation still run, for at
+	// most a minute (a second signal is not needed to see the summary).
+	if ctx.Err() != nil {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+		defer cancel()
+		o.drainWait = min(o.drainWait, 30*time.Second)
+	}
 
 	fmt.Fprintln(stdout, "rounds played; waiting for the movement queue to drain...")
 	drained, drainedBy, drainErr := lg.waitDrained(ctx)

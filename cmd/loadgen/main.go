@@ -112,6 +112,7 @@ type options struct {
 	replicas    []replicaTarget
 	pin         bool
 	floor       bool
+	silence     time.Duration
 }
 
 func main() {
@@ -159,6 +160,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.replicasArg, "replicas", "", "a cluster's replicas as name=http://host:port of each one's metrics_listen, comma-separated: per-replica CPU, memory and fan-out")
 	fs.BoolVar(&o.pin, "pin", false, "--self, Linux: the game alone on CPU 0, the load tool and operator-sim on the other CPUs (taskset), so that the game's CPU is its own")
 	fs.BoolVar(&o.floor, "floor", false, "--self: after the rounds, the floor of a bet in the same run (`loadgen floor-serve` on the game's CPU: HTTP in, one signed /bet, one group-committed row, answer) and the game's CPU per accepted bet as a ratio of it")
+	fs.DurationVar(&o.silence, "silence", 5*time.Second, "a stream that brings nothing this long is dead, and reopened (the server's heartbeat comes every 2 s; 0: never)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}

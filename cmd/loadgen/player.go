@@ -80,6 +80,7 @@ type player struct {
 
 	mu      sync.Mutex
 	roundID string
+	flying  string // the round whose cashouts are scheduled
 	bets    []*liveBet
 	timers  []*time.Timer
 }
@@ -250,45 +251,134 @@ type streamEvent struct {
 
 var betsPrefix = []byte(`{"type":"bets"`)
 
-// play holds the stream until ctx ends, betting on the rounds it is told to.
-// It returns an error when the stream could not be opened; a stream the game
-// closes during the run is counted as dropped.
+// Why a stream ended, as the report counts it: a close code ("1001"), or one
+// of these.
+const (
+	causeSilent = "silent" // nothing heard for --silence: the server is gone
+	causeLost   = "lost"   // the connection ended without a close frame
+)
+
+// play holds the player's stream until ctx ends, betting on the rounds it is
+// told to. The first opening's error goes to opened (a player whose first
+// stream cannot be opened stops there). A stream that ends during the run
+// is counted as dropped and reopened, as the page does: through the same
+// address (the load balancer), at once but spread over 300 ms when the
+// server went away on purpose (1001) or fell silent, else after a backoff
+// of 1 s doubling up to 10 s; the new stream's hello resynchronises.
 func (p *player) play(ctx context.Context, opened chan<- error) {
+	backoff := time.Second
+	for first := true; ; first = false {
+		conn, err := p.dial(ctx)
+		if first {
+			opened <- err
+			if err != nil {
+				return
+			}
+		} else if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			p.lg.reopenFailed()
+			if !sleep(ctx, backoff) {
+				return
+			}
+			backoff = min(backoff*2, 10*time.Second)
+			continue
+		} else {
+			p.lg.reopened()
+		}
+		cause, heard := p.read(ctx, conn)
+		conn.CloseNow()
+		if ctx.Err() != nil {
+			return
+		}
+		p.lg.dropped(cause)
+		if heard {
+			backoff = time.Second
+		}
+		wait := backoff
+		if cause == "1001" || cause == causeSilent {
+			wait = rand.N(300 * time.Millisecond)
+		} else {
+			backoff = min(backoff*2, 10*time.Second)
+		}
+		if !sleep(ctx, wait) {
+			return
+		}
+	}
+}
+
+// sleep waits d, or less when ctx ends first (false then).
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// dial opens a stream and sends its hello.
+func (p *player) dial(ctx context.Context) (*websocket.Conn, error) {
 	o := p.lg.o
 	wsURL := "ws" + strings.TrimPrefix(o.url, "http") + "/api/v1/stream"
 	hdr := http.Header{"Origin": []string{o.url}}
 	p.g.header(hdr)
-	conn, _, err := websocket.Dial(ctx, wsURL, &websocket.DialOptions{HTTPClient: p.g.stream, HTTPHeader: hdr})
-	if err == nil {
-		conn.SetReadLimit(1 << 22)
-		hello, _ := json.Marshal(map[string]string{"type": "hello", "session": p.session})
-		err = conn.Write(ctx, websocket.MessageText, hello)
-	}
-	opened <- err
+	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	conn, _, err := websocket.Dial(dctx, wsURL, &websocket.DialOptions{HTTPClient: p.g.stream, HTTPHeader: hdr})
 	if err != nil {
-		return
+		return nil, err
 	}
-	defer conn.CloseNow()
+	conn.SetReadLimit(1 << 22)
+	hello, _ := json.Marshal(map[string]string{"type": "hello", "session": p.session})
+	if err := conn.Write(ctx, websocket.MessageText, hello); err != nil {
+		conn.CloseNow()
+		return nil, err
+	}
+	return conn, nil
+}
+
+// read handles the stream's messages until it ends, and says why it ended
+// and whether it brought anything. A stream that brings nothing for
+// --silence (the server's heartbeat comes every 2 s) is given up.
+func (p *player) read(ctx context.Context, conn *websocket.Conn) (cause string, heard bool) {
 	head := make([]byte, len(betsPrefix))
 	for {
-		typ, r, err := conn.Reader(ctx)
-		if err != nil {
-			if ctx.Err() == nil {
-				p.lg.dropped(websocket.CloseStatus(err), err)
-			}
-			return
+		rctx, cancel := ctx, context.CancelFunc(func() {})
+		if s := p.lg.o.silence; s > 0 {
+			rctx, cancel = context.WithTimeout(ctx, s)
 		}
+		typ, r, err := conn.Reader(rctx)
+		if err != nil {
+			silent := rctx.Err() != nil && ctx.Err() == nil
+			cancel()
+			switch code := websocket.CloseStatus(err); {
+			case silent:
+				return causeSilent, heard
+			case code >= 0:
+				return fmt.Sprint(int(code)), heard
+			default:
+				return causeLost, heard
+			}
+		}
+		heard = true
 		if typ != websocket.MessageText {
+			cancel()
 			continue
 		}
 		n, _ := io.ReadFull(r, head)
 		if bytes.Equal(head[:n], betsPrefix) {
 			// Others' bets: the bulk of the stream; read, not decoded.
 			_, _ = io.Copy(io.Discard, r)
+			cancel()
 			p.lg.bytesIn.Add(int64(n))
 			continue
 		}
 		rest, err := io.ReadAll(r)
+		cancel()
 		if err != nil {
 			continue
 		}
@@ -308,9 +398,14 @@ func (p *player) event(ctx context.Context, ev streamEvent) {
 			return
 		}
 		p.mu.Lock()
-		p.roundID, p.bets = ev.RoundID, nil
+		again := p.roundID == ev.RoundID // a reopened stream's resync
+		if !again {
+			p.roundID, p.bets = ev.RoundID, nil
+		}
 		p.mu.Unlock()
-		go p.placeBets(ctx, ev.RoundID, time.UnixMilli(ev.BettingEndsAt))
+		if !again {
+			go p.placeBets(ctx, ev.RoundID, time.UnixMilli(ev.BettingEndsAt))
+		}
 	case "round.flying":
 		p.scheduleCashouts(ctx, ev.RoundID, time.UnixMilli(ev.StartedAt))
 	case "round.crashed":
@@ -383,9 +478,10 @@ func (p *player) placeBets(ctx context.Context, roundID string, endsAt time.Time
 func (p *player) scheduleCashouts(ctx context.Context, roundID string, startedAt time.Time) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.roundID != roundID {
-		return
+	if p.roundID != roundID || p.flying == roundID {
+		return // not played, or scheduled already (a reopened stream's resync)
 	}
+	p.flying = roundID
 	for _, b := range p.bets {
 		if b.auto != 0 {
 			continue

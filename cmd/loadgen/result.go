@@ -51,11 +51,18 @@ type result struct {
 		TooLateOrNo int `json:"refused"`
 	} `json:"cashouts"`
 	Stream struct {
-		Opened     int            `json:"opened"`
-		Dropped    int64          `json:"dropped"`
-		CloseCodes map[string]int `json:"dropped_close_codes"`
+		Opened  int   `json:"opened"`
+		Dropped int64 `json:"dropped"`
+		// CloseCodes counts the drops by cause: a close code, "silent"
+		// (nothing heard for --silence) or "lost" (no close frame).
+		CloseCodes   map[string]int `json:"dropped_close_codes"`
+		Reopened     int64          `json:"reopened"`
+		ReopenFailed int64          `json:"reopen_failed"`
 	} `json:"stream"`
-	Game struct {
+	// StoppedBy is why the rounds stopped before all were played:
+	// "interrupt", "timeout", or empty when they all were.
+	StoppedBy string `json:"stopped_by,omitempty"`
+	Game      struct {
 		PID                int     `json:"pid"`
 		IdleRSSBytes       int64   `json:"rss_idle_bytes"`
 		LoadedRSSBytes     int64   `json:"rss_connected_bytes"`
@@ -187,6 +194,8 @@ func (lg *loadgen) summarise(res *result) {
 		res.Bets.MeanWindowRate = sum / float64(len(rates))
 	}
 	res.Stream.Dropped = lg.droppedN.Load()
+	res.Stream.Reopened, res.Stream.ReopenFailed = lg.reopenedN.Load(), lg.reopenFailedN.Load()
+	res.StoppedBy = lg.interruptedBy
 	lg.dropMu.Lock()
 	res.Stream.CloseCodes = maps.Clone(lg.dropCodes)
 	lg.dropMu.Unlock()
@@ -316,8 +325,17 @@ func writeResult(o *options, res *result) error {
 }
 
 func printSummary(w io.Writer, res *result) {
-	fmt.Fprintf(w, "players %d (streams %d, dropped %d), rounds %d (%d interrupted: no crash, a new round began)\n",
+	if res.StoppedBy != "" {
+		fmt.Fprintf(w, "stopped early (%s): the figures are of what was played\n", res.StoppedBy)
+	}
+	fmt.Fprintf(w, "players %d (streams %d, dropped %d), rounds %d (%d void: no crash seen, a new round began)\n",
 		res.Config["players"], res.Stream.Opened, res.Stream.Dropped, len(res.Bets.Rounds), len(res.Bets.Interrupted))
+	fmt.Fprintf(w, "streams: %d dropped by cause %v; %d reopened, %d reopenings failed (tried again)\n",
+		res.Stream.Dropped, res.Stream.CloseCodes, res.Stream.Reopened, res.Stream.ReopenFailed)
+	if len(res.Bets.Interrupted) > 0 {
+		fmt.Fprintf(w, "void rounds seen: %v\n", res.Bets.Interrupted)
+	}
+	fmt.Fprintf(w, "bets refused: %v; cashouts refused: %v\n", refusals(res.Bets.Outcomes, "201"), refusals(res.Cashouts.Outcomes, "200"))
 	fmt.Fprintf(w, "bets: %d sent, %d accepted; accepted/s peak 1 s %.0f, in the betting window best %.0f mean %.0f; latency p50 %.1f p99 %.1f p99.9 %.1f ms\n",
 		res.Bets.N, res.Bets.Accepted, res.Bets.PeakPerSecond, res.Bets.WindowPerSec, res.Bets.MeanWindowRate, res.Bets.P50, res.Bets.P99, res.Bets.P999)
 	fmt.Fprintf(w, "bet outcomes: %v\n", res.Bets.Outcomes)
@@ -400,4 +418,17 @@ func cpuAt(samples []procSample, t float64) (float64, bool) {
 		}
 	}
 	return 0, false
+}
+
+// refusals is outcomes without ok: every answer but success, by status and
+// error code ("503 TABLE_UNAVAILABLE"), and "error" for a call that got no
+// answer.
+func refusals(outcomes map[string]int, ok string) map[string]int {
+	out := map[string]int{}
+	for k, n := range outcomes {
+		if k != ok {
+			out[k] = n
+		}
+	}
+	return out
 }

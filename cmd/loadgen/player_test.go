@@ -1,0 +1,91 @@
+package main
+
+import (
+	"context"
+	"maps"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+)
+
+// A player's stream that the server closes with 1001 (a replica going away
+// in a rolling deploy), or that falls silent (a paused replica), is counted
+// by its cause and reopened through the same address, each time with a new
+// hello, until the run ends; the first opening is the only one reported to
+// the set-up.
+func TestPlayerReopensStream(t *testing.T) {
+	t.Parallel()
+	hellos := make(chan int, 8)
+	n := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, err := websocket.Accept(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer c.CloseNow()
+		if _, _, err := c.Read(r.Context()); err != nil { // the hello
+			return
+		}
+		n++ // one connection at a time: the player reopens after the last ended
+		hellos <- n
+		switch n {
+		case 1:
+			_ = c.Close(websocket.StatusGoingAway, "shutting down")
+		default: // silent until the player gives up on it
+			_, _, _ = c.Read(context.WithoutCancel(r.Context()))
+		}
+	}))
+	t.Cleanup(srv.Close)
+
+	lg := &loadgen{
+		o:   &options{url: srv.URL, silence: 200 * time.Millisecond},
+		rec: &recorder{start: time.Now(), by: map[string][]sample{}}, dropCodes: map[string]int{},
+		crashed: map[string]bool{}, roundTimes: map[string]*roundStat{},
+	}
+	p := &player{session: "ps_test", g: newGroup(0, true), lg: lg}
+	ctx, cancel := context.WithCancel(t.Context())
+	opened := make(chan error, 1)
+	done := make(chan struct{})
+	go func() { defer close(done); p.play(ctx, opened) }()
+	if err := <-opened; err != nil {
+		t.Fatalf("first opening: %v", err)
+	}
+	for want := 1; want <= 3; want++ {
+		select {
+		case got := <-hellos:
+			if got != want {
+				t.Fatalf("hello %d, want %d", got, want)
+			}
+		case <-time.After(time.Minute):
+			t.Fatalf("no hello %d within a minute: the stream was not reopened", want)
+		}
+	}
+	cancel()
+	<-done
+	lg.dropMu.Lock()
+	codes := maps.Clone(lg.dropCodes)
+	lg.dropMu.Unlock()
+	if codes["1001"] != 1 || codes[causeSilent] != 1 || len(codes) != 2 {
+		t.Errorf("drops by cause %v, want one 1001 and one %s", codes, causeSilent)
+	}
+	if got := lg.reopenedN.Load(); got != 2 {
+		t.Errorf("reopened %d streams, want 2", got)
+	}
+	if len(opened) != 0 {
+		t.Error("a reopening was reported as a first opening")
+	}
+}
+
+// The summary's refusals are every answer but the success, by status and
+// code, transport errors included.
+func TestRefusals(t *testing.T) {
+	t.Parallel()
+	got := refusals(map[string]int{"201": 40, "409 BETTING_CLOSED": 3, "503 TABLE_UNAVAILABLE": 2, "error": 1}, "201")
+	want := map[string]int{"409 BETTING_CLOSED": 3, "503 TABLE_UNAVAILABLE": 2, "error": 1}
+	if !maps.Equal(got, want) {
+		t.Fatalf("refusals = %v, want %v", got, want)
+	}
+}
