@@ -19,6 +19,18 @@
 #                            on the compose network, which a Linux host running
 #                            the Docker engine reaches directly; nothing more is
 #                            published. E.g. `deploy/cluster.sh load --players 1000`
+#   deploy/cluster.sh roll-under-load [loadgen flags]
+#                            the load tool plays (as `load`, ROLL_ROUNDS rounds,
+#                            default 30) while `roll` recreates the replicas one
+#                            at a time: once its players play, the roll starts;
+#                            when the roll ends, the tool plays its last rounds
+#                            and prints its summary (stream drops and reopenings,
+#                            void rounds, bets and cashouts refused and why,
+#                            latency percentiles, the reconciliation). The roll's
+#                            lines carry the wall clock, and the load tool prints
+#                            when it started: its result's timeline
+#                            (load-result.json, seconds since then) shows each
+#                            phase of the roll.
 #
 # Settings: the variables listed at the top of deploy/compose.yaml, and
 # CLUSTER_WAIT (seconds to wait for the first ready replica, default 120).
@@ -148,6 +160,34 @@ load() {
 	return "$rc"
 }
 
+# roll_under_load: `load` in the background, `roll` once its players play,
+# then the load tool's end (its summary). The exit code is the load tool's
+# (1: a money invariant broke), or the roll's when the roll failed.
+roll_under_load() {
+	local log pid rc=0
+	log=$(mktemp)
+	(load --rounds "${ROLL_ROUNDS:-30}" "$@" 2>&1 | tee "$log") &
+	pid=$!
+	until grep -q '; playing ' "$log"; do
+		if ! kill -0 "$pid" 2>/dev/null; then
+			echo >&2 "cluster: the load tool ended before playing"
+			wait "$pid" || true
+			rm -f "$log"
+			return 1
+		fi
+		sleep 1
+	done
+	echo "[$(date +%T.%3N)] cluster: the load tool plays; rolling game1, game2, game3"
+	# pipefail: the pipeline fails when the roll does.
+	if ! roll 2>&1 | while IFS= read -r line; do echo "[$(date +%T.%3N)] $line"; done; then
+		rc=1
+	fi
+	echo "[$(date +%T.%3N)] cluster: roll over; the load tool plays its last rounds"
+	wait "$pid" || rc=$?
+	rm -f "$log"
+	return "$rc"
+}
+
 case "${1:-}" in
 up) up ;;
 down) down ;;
@@ -156,8 +196,12 @@ load)
 	shift
 	load "$@"
 	;;
+roll-under-load)
+	shift
+	roll_under_load "$@"
+	;;
 *)
-	echo >&2 "usage: deploy/cluster.sh up|down|roll|load [loadgen flags]"
+	echo >&2 "usage: deploy/cluster.sh up|down|roll|load|roll-under-load [loadgen flags]"
 	exit 2
 	;;
 esac

@@ -207,7 +207,8 @@ func load(ctx context.Context, o *options, sys *system, stdout io.Writer) (*resu
 	time.Sleep(1200 * time.Millisecond) // an idle sample first
 
 	// Set-up: sessions, then streams.
-	fmt.Fprintf(stdout, "opening %d sessions...\n", o.players)
+	fmt.Fprintf(stdout, "run started at %s (the result's times are seconds since then); opening %d sessions...\n",
+		lg.rec.start.Format("15:04:05.000"), o.players)
 	groups := make([]*group, (o.players+playersPerAddress-1)/playersPerAddress)
 	for i := range groups {
 		groups[i] = newGroup(i, o.forwarded)
