@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/crashstudio/crashgame/internal/beacon"
 	"github.com/crashstudio/crashgame/internal/config"
 	"github.com/crashstudio/crashgame/internal/engine"
 	"github.com/crashstudio/crashgame/internal/freebets"
@@ -63,8 +64,8 @@ func engineGame(g *config.Game) engine.Game {
 // chainSettings are how the tables keep their hash chains: the sealer of
 // the seeds (from the installation's seed key), the seeding window as the
 // engine takes it (a window of 0 in the file is none: negative), and the
-// beacon, if any.
-func chainSettings(f config.Fairness) (*seal.Sealer, time.Duration, *engine.Beacon, error) {
+// beacon whose round each new chain names, if any (nil: none).
+func chainSettings(f config.Fairness) (*seal.Sealer, time.Duration, engine.Beacon, error) {
 	key, err := seal.ParseKey(string(f.SeedKey))
 	if err != nil {
 		return nil, 0, nil, fmt.Errorf("fairness: seed_key: %w", err)
@@ -77,11 +78,18 @@ func chainSettings(f config.Fairness) (*seal.Sealer, time.Duration, *engine.Beac
 	if window == 0 {
 		window = -1
 	}
-	var beacon *engine.Beacon
-	if f.BeaconValue != "" {
-		beacon = &engine.Beacon{Label: f.BeaconLabel, Value: f.BeaconValue}
+	if f.BeaconNetwork == "" {
+		return sealer, window, nil, nil
 	}
-	return sealer, window, beacon, nil
+	network, err := beacon.Lookup(f.BeaconNetwork)
+	if err != nil {
+		return nil, 0, nil, fmt.Errorf("fairness: beacon: %w", err)
+	}
+	client, err := beacon.NewClient(f.BeaconURL, network, beacon.ClientOptions{})
+	if err != nil {
+		return nil, 0, nil, fmt.Errorf("fairness: beacon: %w", err)
+	}
+	return sealer, window, client, nil
 }
 
 // revealWindow is the reveal window as the engine takes it: 0 in the file is

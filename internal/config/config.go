@@ -88,7 +88,7 @@ func (c *Config) LinkTTL() time.Duration { return time.Duration(c.LinkTTLMS) * t
 
 // Fairness is the `fairness` section: the key that seals every chain's
 // seed, how long a new chain takes contributions to its salt, and the
-// public randomness beacon value, if any, that every new salt includes.
+// public randomness beacon, if any, whose future round every new salt takes.
 type Fairness struct {
 	// SeedKey is the AES-256 key, 64 hex digits, that seals the chains'
 	// seeds at rest; the same on every replica, never in the database.
@@ -98,10 +98,11 @@ type Fairness struct {
 	// RevealWindowMS is how long, after the seeding window, the operators
 	// reveal the values they committed to; the salt is fixed at its end.
 	RevealWindowMS int64
-	// BeaconLabel and BeaconValue name a beacon's output (64 hex digits)
-	// to include in every new salt; both empty: none.
-	BeaconLabel string
-	BeaconValue string
+	// BeaconNetwork names the public randomness beacon whose round after
+	// each new chain's reveal window the chain's salt takes ("quicknet");
+	// "" with BeaconURL: none. BeaconURL is one of its HTTP relays.
+	BeaconNetwork string
+	BeaconURL     string
 }
 
 // DefaultSeedingWindowMS is five minutes: the operators' time to

@@ -775,10 +775,10 @@ func TestFairnessSection(t *testing.T) {
 	}
 	c := parseExample(t)
 	if string(c.Fairness.SeedKey) != seedKeyValue || c.Fairness.SeedingWindow() != 5*time.Minute ||
-		c.Fairness.BeaconLabel != "drand quicknet round 12345678" || len(c.Fairness.BeaconValue) != 64 {
+		c.Fairness.BeaconNetwork != "quicknet" || c.Fairness.BeaconURL != "https://api.drand.sh" {
 		t.Errorf("the example's fairness = %+v", c.Fairness)
 	}
-	if c := mustParse(t, base); c.Fairness.SeedingWindowMS != config.DefaultSeedingWindowMS || c.Fairness.BeaconValue != "" {
+	if c := mustParse(t, base); c.Fairness.SeedingWindowMS != config.DefaultSeedingWindowMS || c.Fairness.BeaconNetwork != "" || c.Fairness.BeaconURL != "" {
 		t.Errorf("defaults = %+v", c.Fairness)
 	}
 	if c := mustParse(t, withFairness("fairness: {seed_key: "+key+", seeding_window_ms: 0}\n")); c.Fairness.SeedingWindow() != 0 {
@@ -790,14 +790,21 @@ func TestFairnessSection(t *testing.T) {
 		{"fairness: {seed_key: abc}\n", "is not 64 hex digits"},
 		{"fairness: {seed_key: " + strings.Repeat("zz", 32) + "}\n", "is not 64 hex digits"},
 		{"fairness: {seed_key: " + key + ", seeding_window_ms: -1}\n", "seeding_window_ms -1 is outside"},
-		{"fairness: {seed_key: " + key + ", beacon: {label: x}}\n", "beacon.value must be"},
-		{"fairness: {seed_key: " + key + ", beacon: {value: " + key + "}}\n", "beacon.label must say"},
+		// The older fixed value is refused, with what to write instead.
+		{"fairness: {seed_key: " + key + ", beacon: {label: x, value: " + key + "}}\n", "a fixed beacon value (label, value) is no longer taken"},
+		{"fairness: {seed_key: " + key + ", beacon: {value: " + key + "}}\n", "beacon: {network: quicknet, url: https://api.drand.sh}"},
+		{"fairness: {seed_key: " + key + ", beacon: {url: https://api.drand.sh}}\n", "network is missing"},
+		{"fairness: {seed_key: " + key + ", beacon: {network: mainnet, url: https://api.drand.sh}}\n", "network \"mainnet\" is not known"},
+		{"fairness: {seed_key: " + key + ", beacon: {network: quicknet}}\n", "url is missing"},
+		{"fairness: {seed_key: " + key + ", beacon: {network: quicknet, url: ftp://relay}}\n", "url must be an absolute http or https URL"},
+		{"fairness: {seed_key: " + key + ", beacon: {network: quicknet, url: \"https://u:hunter2@relay\"}}\n", "url must be an absolute http or https URL"},
+		{"fairness: {seed_key: " + key + ", beacon: {network: quicknet, url: https://api.drand.sh, timeout: 3}}\n", "unknown key \"timeout\""},
 	} {
 		_, err := config.Parse([]byte(withFairness(tt.section)), nil)
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%q: %v, want %q", tt.section, err, tt.want)
 		}
-		if err != nil && strings.Contains(err.Error(), strings.Repeat("zz", 32)) {
+		if err != nil && (strings.Contains(err.Error(), strings.Repeat("zz", 32)) || strings.Contains(err.Error(), "hunter2")) {
 			t.Errorf("the error repeats the key: %v", err)
 		}
 	}

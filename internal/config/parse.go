@@ -569,19 +569,48 @@ func (p *parser) fairness(n *yaml.Node) Fairness {
 		out.RevealWindowMS = w
 	}
 	if bn := f["beacon"]; bn != nil {
-		bf := p.fields(p.mapping(bn, where+".beacon"), where+".beacon", "label", "value")
-		label, ln := p.str(bf, "label", where+".beacon")
-		value, vn := p.str(bf, "value", where+".beacon")
-		switch {
-		case ln == nil || label == "" || len(label) > 128:
-			p.addf(bn, "fairness: beacon.label must say which beacon and round, 1 to 128 characters, e.g. label: drand quicknet round 1234567")
-		case vn == nil || len(value) != 64 || strings.Trim(value, "0123456789abcdef") != "":
-			p.addf(bn, "fairness: beacon.value must be the beacon's output as 64 lowercase hex digits")
-		default:
-			out.BeaconLabel, out.BeaconValue = label, value
-		}
+		out.BeaconNetwork, out.BeaconURL = p.beacon(bn, where+".beacon")
 	}
 	return out
+}
+
+// beacon reads fairness.beacon: the network (quicknet) and the URL of one
+// of its HTTP relays. The older form, a fixed value with its label, is
+// refused with what to write instead: a value known before a chain exists
+// does not stop the house from choosing the salt.
+func (p *parser) beacon(n *yaml.Node, where string) (network, relay string) {
+	pairs := p.mapping(n, where)
+	for _, e := range pairs {
+		if e.key.Value == "label" || e.key.Value == "value" {
+			p.addf(e.key, "%s: a fixed beacon value (label, value) is no longer taken: it is known before a chain exists, so it does not stop the house from choosing the salt. "+
+				"Name the live beacon instead, whose round after each chain's reveal window every new salt takes: beacon: {network: quicknet, url: https://api.drand.sh} (docs/fairness.md); chains published before keep the value they were given", where)
+			return "", ""
+		}
+	}
+	f := p.fields(pairs, where, "network", "url")
+	network, nn := p.str(f, "network", where)
+	relay, un := p.str(f, "url", where)
+	switch {
+	case nn == nil || network == "":
+		p.addf(n, "%s: network is missing; the known one is quicknet (drand's League of Entropy network, a round every 3 seconds)", where)
+	case network != "quicknet":
+		p.addf(nn, "%s: network %s is not known; the known one is quicknet", where, p.show(nn))
+	}
+	switch {
+	case un == nil || relay == "":
+		p.addf(n, "%s: url is missing; name one of the network's HTTP relays, e.g. url: https://api.drand.sh (or https://drand.cloudflare.com)", where)
+	case !validRelayURL(relay):
+		p.addf(un, "%s: url must be an absolute http or https URL with no query, fragment or user information, e.g. https://api.drand.sh (the value is not shown)", where)
+	}
+	return network, relay
+}
+
+// validRelayURL reports whether s is an absolute http or https URL with a
+// host and no query, fragment or user information.
+func validRelayURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" &&
+		u.RawQuery == "" && u.Fragment == "" && u.User == nil
 }
 
 // cluster reads the cluster section: replica, nats, lease_ttl_ms,

@@ -8,18 +8,28 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/crashstudio/crashgame/internal/beacon"
 	"github.com/crashstudio/crashgame/internal/fairness"
 	"github.com/crashstudio/crashgame/internal/seal"
 	"github.com/crashstudio/crashgame/internal/store"
 )
 
-// Beacon is a public randomness beacon's value that an installation names
-// to be part of every new chain's salt (e.g. a drand round): Label says
-// which beacon and round, Value is its output as 64 hex digits.
-type Beacon struct {
-	Label string
-	Value string
+// Beacon is a public randomness beacon (drand's quicknet in production):
+// its network's published facts, and a round's value, verified under the
+// network's key before it is returned. *beacon.Client satisfies it.
+type Beacon interface {
+	Network() beacon.Network
+	// Fetch returns round's verified value; beacon.ErrNotYet while the
+	// network has not emitted it.
+	Fetch(ctx context.Context, round uint64) (beacon.Value, error)
 }
+
+// beaconRetry is how long a chain waiting for its beacon round waits
+// between two fetches that failed, and beaconFetch bounds one fetch.
+const (
+	beaconRetry = 2 * time.Second
+	beaconFetch = 5 * time.Second
+)
 
 // DefaultSeedingWindow is how long a new chain takes contributions to its
 // salt after its terminal hash is published, before its first round.
@@ -39,7 +49,40 @@ func (t *Table) chainUsable(rec store.ChainRecord, seq int64) bool {
 	return rec.SealedSeed != nil && rec.LastSeq == nil &&
 		seq >= rec.FirstSeq && seq < rec.FirstSeq+rec.Length &&
 		rec.RTPBasisPts == t.game.RTPBasisPoints && rec.MaxMultiplier == t.game.MaxMultiplier &&
-		rec.FormulaVersion == fairness.FormulaVersion
+		rec.FormulaVersion == fairness.FormulaVersion && t.beaconUsable(rec)
+}
+
+// beaconUsable reports whether the table can fix rec's salt with the beacon
+// it is configured with: always once the salt is fixed; before, only when
+// rec names a round of the configured beacon's network, or names none and
+// none is configured. A chain that names a round the table cannot fetch is
+// retired unplayed, and a new one published (as for a setting changed).
+func (t *Table) beaconUsable(rec store.ChainRecord) bool {
+	if rec.Salt != nil {
+		return true
+	}
+	if t.cfg.Beacon == nil {
+		return !rec.Beacon.Named()
+	}
+	return rec.Beacon.Named() && rec.Beacon.ChainHash == t.cfg.Beacon.Network().ChainHash
+}
+
+// beaconRound names the round of the configured beacon that a chain whose
+// salt is due at due takes: the first round emitted more than one period
+// after due, so that its value does not exist until every value the salt is
+// made of is fixed, whatever the skew between the game's clock and the
+// network's (up to a period). The zero ChainBeacon when none is configured.
+func (t *Table) beaconRound(due store.Millis) store.ChainBeacon {
+	if t.cfg.Beacon == nil {
+		return store.ChainBeacon{}
+	}
+	n := t.cfg.Beacon.Network()
+	r := n.FirstRoundAfter(due.Time().Add(n.Period))
+	return store.ChainBeacon{
+		Network: n.Name, ChainHash: n.ChainHash, PublicKey: hex.EncodeToString(n.PublicKey),
+		Genesis: n.Genesis.Unix(), PeriodS: int64(n.Period / time.Second),
+		Round: int64(r), RoundAt: store.MillisOf(n.TimeOf(r)),
+	}
 }
 
 // loadChain makes the table's chain the one that serves round seq: the
@@ -49,6 +92,12 @@ func (t *Table) chainUsable(rec store.ChainRecord, seq int64) bool {
 func (t *Table) loadChain(ctx context.Context, seq int64) error {
 	cur, err := t.store.CurrentChain(ctx, t.game.ID)
 	switch {
+	case err == nil && cur.LastSeq == nil && !t.beaconUsable(cur):
+		// The chain waits for a round of a beacon this installation does not
+		// name any more (fairness.beacon changed): its salt cannot be fixed
+		// as it promised. It is retired unplayed and a new chain published.
+		t.logger.Warn("the current hash chain names a beacon round this installation does not fetch (fairness.beacon changed): retiring the chain unplayed and publishing a new one",
+			"chain_id", cur.ID, "beacon_network", cur.Beacon.Network, "beacon_round", cur.Beacon.Round)
 	case err == nil && t.chainUsable(cur, seq):
 		chain, err := t.openChain(cur)
 		switch {
@@ -91,6 +140,7 @@ func (t *Table) loadChain(ctx context.Context, seq int64) error {
 		SealedSeed: sealed, CreatedAt: store.MillisOf(now), SeedingEndsAt: seedingEnds,
 		ContributionRule: store.RuleCommitReveal, RevealEndsAt: &revealEnds,
 	}
+	rec.Beacon = t.beaconRound(rec.SaltDueAt())
 	err = t.fenced(ctx, t.epoch, func(ctx context.Context) error {
 		if cur.ID != "" && cur.LastSeq == nil {
 			if err := t.store.RetireChain(ctx, cur.ID, max(seq-1, cur.FirstSeq-1), rec.CreatedAt); err != nil {
@@ -103,7 +153,8 @@ func (t *Table) loadChain(ctx context.Context, seq int64) error {
 		return fmt.Errorf("engine: %w", err)
 	}
 	t.logger.Info("new hash chain published", "chain_id", id, "first_round", seq, "rounds", t.cfg.ChainLength,
-		"terminal", rec.Terminal, "seeding_ends_at", rec.SeedingEndsAt.Time(), "reveal_ends_at", revealEnds.Time())
+		"terminal", rec.Terminal, "seeding_ends_at", rec.SeedingEndsAt.Time(), "reveal_ends_at", revealEnds.Time(),
+		"beacon_network", rec.Beacon.Network, "beacon_round", rec.Beacon.Round)
 	t.chain, t.chainRec = chain, rec
 	return nil
 }
@@ -125,17 +176,23 @@ func (t *Table) openChain(rec store.ChainRecord) (*fairness.Chain, error) {
 }
 
 // fixSalt fixes the salt of the table's chain once its reveal window (a
-// plain chain: its seeding window) is over: from every operator's revealed
-// value, the commitment of every operator that committed but did not reveal,
-// the installation's beacon when one is named, and, when no operator
-// committed, a value the game draws now, after the commitment (the chain
-// page says so). A salt another leader fixed first is kept.
-func (t *Table) fixSalt(ctx context.Context) error {
+// plain chain: its seeding window) is over, and, on a chain that names a
+// beacon round, once that round's value v has verified: from every
+// operator's revealed value, the commitment of every operator that
+// committed but did not reveal, the beacon round's randomness, and, when no
+// operator committed and the chain names no beacon round, a value the game
+// draws now, after the commitment (the chain page says so). With a beacon
+// round the game draws nothing: the round did not exist when the windows
+// closed, so the house has no choice left to make. A salt another leader
+// fixed first is kept.
+func (t *Table) fixSalt(ctx context.Context, v *beacon.Value) error {
 	extra := func(contributed []store.ContributionRecord) []store.ContributionRecord {
 		at := store.MillisOf(t.clock.Now())
 		var out []store.ContributionRecord
-		if b := t.cfg.Beacon; b != nil {
-			out = append(out, store.ContributionRecord{ChainID: t.chainRec.ID, Source: store.SourceBeacon, Name: b.Label, Value: b.Value, ReceivedAt: at})
+		if v != nil {
+			out = append(out, store.ContributionRecord{ChainID: t.chainRec.ID, Source: store.SourceBeacon,
+				Name: BeaconLabel(t.chainRec.Beacon), Value: v.RandomnessHex(), ReceivedAt: at})
+			return out
 		}
 		for _, c := range contributed {
 			if c.Source == store.SourceOperator {
@@ -148,6 +205,11 @@ func (t *Table) fixSalt(ctx context.Context) error {
 	}
 	var rec store.ChainRecord
 	err := t.fenced(ctx, t.epoch, func(ctx context.Context) error {
+		if v != nil {
+			if err := t.store.SetBeaconSignature(ctx, t.chainRec.ID, v.SignatureHex()); err != nil {
+				return err
+			}
+		}
 		var err error
 		rec, err = t.store.FixSalt(ctx, t.chainRec.ID, store.MillisOf(t.clock.Now()), extra, MakeSalt)
 		return err
@@ -155,15 +217,44 @@ func (t *Table) fixSalt(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("engine: fix the salt of %s: %w", t.chainRec.ID, err)
 	}
-	t.logger.Info("the chain's salt is fixed", "chain_id", rec.ID, "salt", *rec.Salt, "salt_source", *rec.SaltSource)
+	t.logger.Info("the chain's salt is fixed", "chain_id", rec.ID, "salt", *rec.Salt, "salt_source", *rec.SaltSource,
+		"beacon_round", rec.Beacon.Round)
 	t.chainRec = rec
 	return nil
 }
 
+// verifyBeacon checks that v is the value of the beacon round the table's
+// chain names, signed under the public key the chain published, and returns
+// it with its randomness computed here (SHA-256 of the signature).
+func (t *Table) verifyBeacon(v beacon.Value) (beacon.Value, error) {
+	b := t.chainRec.Beacon
+	key, err := hex.DecodeString(b.PublicKey)
+	if err != nil {
+		return beacon.Value{}, fmt.Errorf("engine: the public key chain %s names: %w", t.chainRec.ID, err)
+	}
+	n := beacon.Network{Name: b.Network, ChainHash: b.ChainHash, PublicKey: key, Genesis: time.Unix(b.Genesis, 0),
+		Period: time.Duration(b.PeriodS) * time.Second, Scheme: beacon.Scheme}
+	if v.Round != uint64(b.Round) {
+		return beacon.Value{}, fmt.Errorf("engine: the beacon answered round %d, chain %s names %d: %w", v.Round, t.chainRec.ID, b.Round, beacon.ErrInvalid)
+	}
+	checked, err := n.Verify(v.Round, v.Signature)
+	if err != nil {
+		return beacon.Value{}, fmt.Errorf("engine: beacon round %d for chain %s: %w", b.Round, t.chainRec.ID, err)
+	}
+	return checked, nil
+}
+
+// BeaconLabel is the label of a chain's beacon contribution: which network
+// and round, e.g. "drand quicknet round 12345678".
+func BeaconLabel(b store.ChainBeacon) string {
+	return fmt.Sprintf("drand %s round %d", b.Network, b.Round)
+}
+
 // MakeSalt is the salt rule applied to a chain and its contributions
 // (fairness.Salt over each row's SaltValue: the value, or the commitment of
-// a value withheld): "contributions" when an operator contributed,
-// "game_draw" otherwise.
+// a value withheld): "contributions" when a value the game did not choose
+// is among them (an operator's, or the beacon round the chain named when it
+// was published), "game_draw" otherwise.
 func MakeSalt(chain store.ChainRecord, all []store.ContributionRecord) (salt, source string, err error) {
 	terminal, err := fairness.ParseHash(chain.Terminal)
 	if err != nil {
@@ -177,7 +268,7 @@ func MakeSalt(chain store.ChainRecord, all []store.ContributionRecord) (salt, so
 			return "", "", fmt.Errorf("engine: a contribution to %s: %w", chain.ID, err)
 		}
 		values = append(values, v)
-		if c.Source == store.SourceOperator {
+		if c.Source == store.SourceOperator || (c.Source == store.SourceBeacon && chain.Beacon.Named()) {
 			source = store.SaltFromContributions
 		}
 	}
@@ -186,9 +277,8 @@ func MakeSalt(chain store.ChainRecord, all []store.ContributionRecord) (salt, so
 
 // prepareChain makes sure round seq can be drawn: a chain that serves it,
 // whose salt is fixed, waiting out the seeding and reveal windows of a new
-// chain. It
-// returns false when the lease was lost (or the table is stopping) while it
-// waited.
+// chain, and then for the beacon round it names. It returns false when the
+// lease was lost (or the table is stopping) while it waited.
 func (t *Table) prepareChain(ctx context.Context, seq int64, flush *<-chan time.Time) (bool, error) {
 	if t.chain == nil || !t.chainUsable(t.chainRec, seq) {
 		if err := t.loadChain(ctx, seq); err != nil {
@@ -201,7 +291,51 @@ func (t *Table) prepareChain(ctx context.Context, seq int64, flush *<-chan time.
 	if !t.wait(t.chainRec.SaltDueAt().Time(), flush, true) || t.isStopping() {
 		return false, nil
 	}
-	return true, t.fixSalt(ctx)
+	var v *beacon.Value
+	if t.chainRec.Beacon.Named() {
+		got, ok := t.awaitBeacon(ctx, flush)
+		if !ok {
+			return false, nil
+		}
+		v = &got
+	}
+	return true, t.fixSalt(ctx, v)
+}
+
+// awaitBeacon waits for the beacon round the table's chain names, then
+// fetches it until its value verifies, however long that takes: a chain
+// whose beacon is unreachable plays no round, and says so in the log (its
+// page shows it waiting); it never falls back to another value. It returns
+// false when the lease was lost (or the table is stopping) while it waited.
+func (t *Table) awaitBeacon(ctx context.Context, flush *<-chan time.Time) (beacon.Value, bool) {
+	b := t.chainRec.Beacon
+	for try := 0; ; try++ {
+		if !t.wait(b.RoundAt.Time(), flush, true) || t.isStopping() {
+			return beacon.Value{}, false
+		}
+		fctx, cancel := context.WithTimeout(ctx, beaconFetch)
+		v, err := t.cfg.Beacon.Fetch(fctx, uint64(b.Round))
+		cancel()
+		if err == nil {
+			// Checked again here, whatever Fetch checked: the salt takes only
+			// the named round's value under the named network's key, its
+			// randomness recomputed from the signature.
+			v, err = t.verifyBeacon(v)
+		}
+		if err == nil {
+			if try > 0 {
+				t.logger.Info("the beacon round arrived and verified", "chain_id", t.chainRec.ID, "beacon_round", b.Round, "tries", try+1)
+			}
+			return v, true
+		}
+		if try%30 == 0 { // the first failure, then about once a minute
+			t.logger.Warn("waiting for the beacon round the chain names: no round is played until its value verifies",
+				"chain_id", t.chainRec.ID, "beacon_network", b.Network, "beacon_round", b.Round, "round_time", b.RoundAt.Time(), "err", err)
+		}
+		if !t.wait(t.clock.Now().Add(beaconRetry), flush, true) || t.isStopping() {
+			return beacon.Value{}, false
+		}
+	}
 }
 
 // reveal returns the hash and the crash point of round r,

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"log/slog"
 	"path/filepath"
 	"slices"
@@ -60,9 +61,10 @@ func mustHash(t *testing.T, s string) [32]byte {
 // more commitments or values.
 func TestSaltFixedAfterTheCommitmentFromContributions(t *testing.T) {
 	t.Parallel()
-	beacon := &engine.Beacon{Label: "drand quicknet round 7", Value: strings.Repeat("be", 32)}
-	h := newHarnessAdjusted(t, "", nil, nil, func(c *engine.Config) {
-		c.SeedingWindow, c.RevealWindow, c.Beacon = 10*time.Second, 5*time.Second, beacon
+	var h *harness
+	bn := newBeacon(t, func() time.Time { return h.clock.Now() })
+	h = newHarnessAdjusted(t, "", nil, nil, func(c *engine.Config) {
+		c.SeedingWindow, c.RevealWindow, c.Beacon = 10*time.Second, 5*time.Second, bn.client
 	})
 	ctx := context.Background()
 	h.start()
@@ -96,23 +98,41 @@ func TestSaltFixedAfterTheCommitmentFromContributions(t *testing.T) {
 	if seq, err := h.st.LastRoundSeq(ctx, testGame.ID); err != nil || seq != 0 {
 		t.Fatalf("a round (%d, %v) was opened in the reveal window", seq, err)
 	}
+	// The chain named, when it was published, the first beacon round
+	// emitted more than a period after its reveal window: its value did
+	// not exist while any value of the salt could still be chosen.
+	if want := bn.srv.Network.FirstRoundAfter(c.RevealEndsAt.Time().Add(3 * time.Second)); c.Beacon.Round != int64(want) ||
+		c.Beacon.RoundAt.Time().Before(c.RevealEndsAt.Time().Add(3*time.Second)) || c.Beacon.Network != "beacontest" ||
+		c.Beacon.ChainHash != bn.srv.Network.ChainHash || c.Beacon.Signature != "" {
+		t.Fatalf("the chain's beacon %+v; want round %d, after its reveal window, no signature yet", c.Beacon, want)
+	}
 	h.clock.Set(c.RevealEndsAt.Time())
+	time.Sleep(50 * time.Millisecond)
+	if seq, err := h.st.LastRoundSeq(ctx, testGame.ID); err != nil || seq != 0 {
+		t.Fatalf("a round (%d, %v) was opened before the beacon round", seq, err)
+	}
+	h.clock.Set(c.Beacon.RoundAt.Time())
 	v := h.waitPhase(engine.PhaseBetting)
+	beaconValue := bn.srv.Sign(uint64(c.Beacon.Round))
 	if v.Seq != 1 {
 		t.Fatalf("first round seq %d", v.Seq)
 	}
 	fixed, err := h.st.ChainByID(ctx, c.ID)
-	if err != nil || fixed.Salt == nil || *fixed.SaltSource != store.SaltFromContributions || *fixed.SaltFixedAt < *c.RevealEndsAt {
-		t.Fatalf("the chain after its windows: %+v, %v", fixed, err)
+	if err != nil || fixed.Salt == nil || *fixed.SaltSource != store.SaltFromContributions || *fixed.SaltFixedAt < c.Beacon.RoundAt ||
+		fixed.Beacon.Signature != beaconValue.SignatureHex() {
+		t.Fatalf("the chain after its windows: %+v, %v; want the salt fixed at its beacon round, with the round's signature", fixed, err)
 	}
 	want := fairness.Salt(mustHash(t, c.Terminal), [][32]byte{
-		mustHash(t, values["zero"]), mustHash(t, beacon.Value), mustHash(t, values["acme"]), mustHash(t, commitment(values["quiet"]))})
+		mustHash(t, values["zero"]), beaconValue.Randomness, mustHash(t, values["acme"]), mustHash(t, commitment(values["quiet"]))})
 	if *fixed.Salt != want {
 		t.Fatalf("salt %s; want the rule's %s", *fixed.Salt, want)
 	}
 	list, err := h.st.Contributions(ctx, c.ID)
-	if err != nil || len(list) != 4 || slices.ContainsFunc(list, func(c store.ContributionRecord) bool { return c.Source == store.SourceGame }) {
-		t.Fatalf("contributions %+v, %v; want the three operators' and the beacon's, no draw of the game", list, err)
+	if err != nil || len(list) != 4 || slices.ContainsFunc(list, func(c store.ContributionRecord) bool { return c.Source == store.SourceGame }) ||
+		!slices.ContainsFunc(list, func(r store.ContributionRecord) bool {
+			return r.Source == store.SourceBeacon && r.Name == fmt.Sprintf("drand beacontest round %d", c.Beacon.Round) && r.Value == beaconValue.RandomnessHex()
+		}) {
+		t.Fatalf("contributions %+v, %v; want the three operators' and the beacon round's, no draw of the game", list, err)
 	}
 	if _, err := h.st.RevealContribution(ctx, c.ID, "quiet", values["quiet"], store.MillisOf(h.clock.Now())); !errors.Is(err, store.ErrRevealClosed) {
 		t.Fatalf("a value after the reveal window: %v, want ErrRevealClosed", err)

@@ -35,6 +35,7 @@ type Store interface {
 	RetireChain(ctx context.Context, id string, lastSeq int64, at store.Millis) error
 	FixSalt(ctx context.Context, id string, at store.Millis, extra func([]store.ContributionRecord) []store.ContributionRecord,
 		compute func(store.ChainRecord, []store.ContributionRecord) (string, string, error)) (store.ChainRecord, error)
+	SetBeaconSignature(ctx context.Context, id, signature string) error
 
 	LastRoundSeq(ctx context.Context, gameID string) (int64, error)
 	InsertRound(ctx context.Context, rec store.RoundRecord) error

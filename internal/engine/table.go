@@ -160,8 +160,10 @@ type Config struct {
 	// (default DefaultRevealWindow, or none when there is no seeding
 	// window; negative: none).
 	RevealWindow time.Duration
-	// Beacon, when set, is part of every new chain's salt.
-	Beacon *Beacon
+	// Beacon, when set, is the public randomness beacon whose future round
+	// every new chain names and its salt takes (docs/fairness.md); nil: new
+	// chains name none.
+	Beacon Beacon
 	// ShutdownGrace bounds how long a flying round may go on after Stop before
 	// it is settled as interrupted (default 30 s).
 	ShutdownGrace time.Duration
@@ -320,6 +322,15 @@ func New(ctx context.Context, cfg Config) (*Table, error) {
 	}
 	if cfg.Sealer == nil {
 		return nil, errors.New("engine: a table needs a Sealer for its chains' seeds")
+	}
+	if cfg.Beacon != nil {
+		n := cfg.Beacon.Network()
+		if err := n.Validate(); err != nil {
+			return nil, fmt.Errorf("engine: the beacon: %w", err)
+		}
+		if n.Period%time.Second != 0 {
+			return nil, fmt.Errorf("engine: the beacon's period %s is not a whole number of seconds, as chains publish it", n.Period)
+		}
 	}
 	switch {
 	case cfg.DebitGrace == 0:
