@@ -531,6 +531,73 @@ class VerifyChainsTest(unittest.TestCase):
         self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
         self.assertIn("is not SHA-256 of the signature's bytes", p.stdout)
 
+    def test_page_verifier_agrees_on_the_beacon(self):
+        """The page's verifier (internal/table/web/static/fairness.js, run by node where it is
+        installed) reads the same beacon chains the same way: honest ones pass with their
+        state, each tampering fails with its reason."""
+        node = shutil.which("node")
+        if node is None:
+            self.skipTest("node is not installed: the page's verifier is checked by the Go tests of internal/table")
+        js = os.path.normpath(os.path.join(HERE, "..", "..", "..", "internal", "table", "web", "static", "fairness.js"))
+        tmp = tempfile.mkdtemp(prefix="verify_page_")
+        self.addCleanup(shutil.rmtree, tmp)
+        shutil.copy(js, os.path.join(tmp, "fairness.mjs"))
+        c = lambda d, n=1: self.chain(d, "crash-bc-c%d" % n)
+        b = lambda d, n=1: c(d, n)["beacon"]
+        def no_beacon_contribution(d):
+            c(d)["contributions"] = [x for x in c(d)["contributions"] if x["source"] != "beacon"]
+        cases = {
+            "honest": (None, None),
+            # the round alone: its time and the label no longer match it either
+            "round": (lambda d: b(d).update(round=b(d)["round"] + 1), ["round", "time", "label"]),
+            "waiting round": (lambda d: b(d, 3).update(round=b(d, 3)["round"] - 1), ["round", "time"]),
+            # 3 s later: the salt, fixed 0.7 s after the true time, is now early too
+            "time": (lambda d: b(d).update(round_time=b(d)["round_time"] + 3000), ["time", "early"]),
+            "randomness": (lambda d: b(d).update(randomness=hexval("x")), ["randomness", "contribution"]),
+            "signature": (lambda d: b(d, 2).update(signature=b(d, 2)["signature"][:-2] + "7c"), ["randomness"]),
+            "contribution": (no_beacon_contribution, ["contribution"]),
+            "label": (lambda d: c(d)["contributions"][1].update(label="drand localnet round 1"), ["label"]),
+            "early": (lambda d: c(d).update(salt_fixed_at=b(d)["round_time"] - 1), ["early"]),
+        }
+        docs = {}
+        for name, (change, _) in cases.items():
+            docs[name] = {ch["chain_id"]: ch for ch in self.with_beacon(change)["chains"]
+                          if ch["game_id"] in ("crash-bc", "crash-classic")}
+        with open(os.path.join(tmp, "cases.json"), "w") as f:
+            json.dump(docs, f)
+        runner = """
+import * as fair from './fairness.mjs';
+import { readFileSync } from 'node:fs';
+const cases = JSON.parse(readFileSync(new URL('./cases.json', import.meta.url)));
+const out = {};
+for (const [name, chains] of Object.entries(cases)) {
+  out[name] = {};
+  for (const [id, c] of Object.entries(chains)) {
+    const v = new fair.ChainVerifier(c);
+    await v.start();
+    const s = v.finish(false);
+    out[name][id] = { state: s.beacon.state, errors: s.first.filter((f) => f.kind === 'beacon').map((f) => f.what) };
+  }
+}
+console.log(JSON.stringify(out));
+"""
+        with open(os.path.join(tmp, "run.mjs"), "w") as f:
+            f.write(runner)
+        p = subprocess.run([node, os.path.join(tmp, "run.mjs")], capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        got = json.loads(p.stdout)
+        honest = got["honest"]
+        self.assertEqual({k: v["state"] for k, v in honest.items()},
+                         {"crash-bc-c1": "fixed", "crash-bc-c2": "fixed", "crash-bc-c3": "waiting",
+                          "crash-classic-c1": "none", "crash-classic-c2": "configured"})
+        self.assertTrue(all(v["errors"] == [] for v in honest.values()), honest)
+        where = {"waiting round": "crash-bc-c3", "signature": "crash-bc-c2"}
+        for name, (_, want) in cases.items():
+            if want is None:
+                continue
+            with self.subTest(case=name):
+                self.assertEqual(sorted(got[name][where.get(name, "crash-bc-c1")]["errors"]), sorted(want))
+
     # -- honest data
 
     def test_honest_data_verifies(self):

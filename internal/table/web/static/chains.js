@@ -10,6 +10,7 @@ import * as i18n from './i18n.js';
 import { t, setText } from './i18n.js';
 import * as money from './money.js';
 import * as fair from './fairness.js';
+import { beaconFailure, beaconLines } from './verdict.js';
 
 const BASE = '/fairness/chains';
 const ROUND_PAGE = 1000;
@@ -203,6 +204,9 @@ class Card {
       fact(dl, 'fairness.salt', t('fairness.saltPending', { time: when(c.seeding_ends_at) }));
     }
 
+    if (!(c.status === 'retired' && isInt(c.last_seq) && isInt(c.first_seq) && c.last_seq === c.first_seq - 1) && c.salt_source !== 'legacy') {
+      this.beaconFact(dl, c);
+    }
     fact(dl, 'chains.firstRound', roundId(c, c.first_seq));
     fact(dl, 'chains.lastRound', isInt(c.last_seq) ? roundId(c, c.last_seq) : t('chains.lastOpen'));
     if (c.status === 'retired' && isInt(c.retired_at)) fact(dl, 'chains.retiredAt', when(c.retired_at));
@@ -239,6 +243,27 @@ class Card {
     formula.append(pre);
 
     this.body.replaceChildren(h, dl, ch, contributions, voidsSection(c), formula);
+  }
+
+  // beaconFact shows the chain's beacon as published (the verification
+  // checks it): which round, or that the chain waits for it, names none, or
+  // took a configured value.
+  async beaconFact(dl, c) {
+    const dd = fact(dl, 'chains.beacon', '');
+    let b;
+    try { b = await fair.checkBeacon(c); } catch { return; }
+    for (const l of beaconLines(b)) {
+      if (l.cls === 'bad' || l.cls === 'good') continue; // verdicts belong to the verification
+      dd.append(el('p', l.cls, l.text));
+    }
+    if (b.state === 'fixed' || b.state === 'waiting') {
+      const a = el('a', '', t('chains.beaconLink'));
+      a.href = 'https://docs.drand.love/';
+      a.rel = 'noopener noreferrer';
+      const p = el('p');
+      p.append(a);
+      dd.append(p);
+    }
   }
 
   showProgress(count, total) {
@@ -327,6 +352,12 @@ class Card {
       lines.push(ul);
       if (s.failures > s.first.length) lines.push(el('p', 'bad', t('chains.more', { count: i18n.number(s.failures - s.first.length) })));
     }
+    if (s.beacon && !s.neverPlayed && !(s.salt && s.salt.made === 'legacy')) {
+      for (const l of beaconLines(s.beacon)) {
+        if (l.cls === 'bad') continue; // listed with the failures above
+        lines.push(el('p', l.cls, l.text));
+      }
+    }
     if (s.salt && s.salt.fixed && !s.salt.error) {
       if (s.salt.match === true) lines.push(el('p', 'good', t('fairness.saltOk', { count: i18n.number(s.salt.count) })));
       if (s.salt.made === 'game_draw') lines.push(el('p', 'warn', t('fairness.saltByGame')));
@@ -375,6 +406,7 @@ function describe(f) {
     case 'saltSource': return t('chains.failSaltSource');
     case 'saltData': return t('chains.failSaltData');
     case 'commitment': return t('chains.failCommitment');
+    case 'beacon': return beaconFailure(f.what);
     case 'checkpointBad': return t('chains.failCheckpointBad', { position: f.position });
     case 'format': return t('chains.failFormat', { round: f.round });
     case 'position': return t('chains.failPosition', { round: f.round, position: f.position });

@@ -104,6 +104,81 @@ export async function salt(terminalHex, contributionValuesHex) {
 
 const isInt = (v) => Number.isSafeInteger(v);
 
+// BEACON_SCHEME is the only beacon scheme a chain names: drand's unchained
+// rounds, BLS signatures on G1, hash-to-curve per RFC 9380.
+export const BEACON_SCHEME = 'bls-unchained-g1-rfc9380';
+
+// beaconRound is the round a chain names (table.v1 1.3.0): the first round
+// emitted strictly after the window's end (reveal_ends_at, or
+// seeding_ends_at on a plain chain; Unix ms) plus one period. With t =
+// windowEnd + period: 1 when t is before genesis, else
+// floor((t - genesis) / period) + 2.
+export function beaconRound(windowEnd, genesisS, periodS) {
+  const t = windowEnd + periodS * 1000;
+  if (t < genesisS * 1000) return 1;
+  return Math.floor((t - genesisS * 1000) / (periodS * 1000)) + 2;
+}
+
+// beaconRoundTime is the Unix ms at which the network emits round.
+export function beaconRoundTime(round, genesisS, periodS) {
+  return (genesisS + (round - 1) * periodS) * 1000;
+}
+
+// checkBeacon reads and checks the chain's beacon round, without its BLS
+// signature (the game checks it; drand's tools can, as docs/fairness.md
+// says):
+//   { state: 'none'|'configured'|'waiting'|'fixed', network, round,
+//     roundTime, label (a configured value's), ok, errors: [what] }
+// 'none': the chain names no beacon; 'configured': a beacon contribution
+// without a beacon object, a fixed value from the installation's file (a
+// chain from before); 'waiting': the round is named, the salt not fixed yet.
+// what: 'data' (a field malformed), 'round' (not the round the rule names),
+// 'time' (round_time is not the round's), 'randomness' (not SHA-256 of the
+// signature), 'contribution' (the salt has not exactly one beacon value, or
+// it is not the randomness), 'label' (the label does not name the round),
+// 'early' (the salt was fixed before the round's time).
+export async function checkBeacon(chain) {
+  const list = Array.isArray(chain.contributions) ? chain.contributions : [];
+  const fixed = chain.salt !== undefined && chain.salt !== null;
+  const listed = fixed ? list.filter((c) => c && typeof c === 'object' && c.source === 'beacon') : [];
+  const b = chain.beacon;
+  const res = { state: 'none', network: '', round: 0, roundTime: 0, label: '', ok: true, errors: [] };
+  if (b === undefined || b === null) {
+    if (listed.length) {
+      res.state = 'configured';
+      res.label = typeof listed[0].label === 'string' ? listed[0].label : '';
+    }
+    return res;
+  }
+  const bad = (what) => { if (!res.errors.includes(what)) res.errors.push(what); res.ok = false; };
+  res.state = fixed ? 'fixed' : 'waiting';
+  if (typeof b !== 'object' || typeof b.network !== 'string' || !isInt(b.genesis_time) || !isInt(b.period_s) ||
+      b.period_s < 1 || !isInt(b.round) || b.round < 1 || !isInt(b.round_time) || b.scheme !== BEACON_SCHEME ||
+      !isHex64(b.chain_hash) || typeof b.public_key !== 'string' || !/^[0-9a-f]{192}$/.test(b.public_key)) {
+    bad('data');
+    return res;
+  }
+  res.network = b.network;
+  res.round = b.round;
+  res.roundTime = b.round_time;
+  const windowEnd = chain.contribution_rule === 'commit_reveal' ? chain.reveal_ends_at : chain.seeding_ends_at;
+  if (!isInt(windowEnd) || beaconRound(windowEnd, b.genesis_time, b.period_s) !== b.round) bad('round');
+  if (beaconRoundTime(b.round, b.genesis_time, b.period_s) !== b.round_time) bad('time');
+  if (!fixed && (b.signature === undefined || b.signature === null) && (b.randomness === undefined || b.randomness === null)) return res;
+  if (typeof b.signature !== 'string' || !/^[0-9a-f]{96}$/.test(b.signature) || !isHex64(b.randomness)) {
+    bad('data');
+    return res;
+  }
+  const sig = new Uint8Array(48);
+  for (let i = 0; i < 48; i++) sig[i] = parseInt(b.signature.slice(2 * i, 2 * i + 2), 16);
+  if (bytesToHex(await sha256(sig)) !== b.randomness) bad('randomness');
+  if (!fixed) return res;
+  if (listed.length !== 1 || listed[0].value !== b.randomness) bad('contribution');
+  if (listed.length === 1 && listed[0].label !== 'drand ' + b.network + ' round ' + b.round) bad('label');
+  if (!isInt(chain.salt_fixed_at) || chain.salt_fixed_at < b.round_time) bad('early');
+  return res;
+}
+
 // settingsError names what makes the chain's settings unusable for the
 // formula: '' when they are fine.
 export function settingsError(chain) {
@@ -236,7 +311,7 @@ function checkpointsOf(chain) {
 //     crash: { ok, r, computed, reported, error: ''|'noSalt'|'settings'|'format' },
 //     walk:  { ok, steps, to: 'terminal'|'checkpoint', checkpoint (its position),
 //              expected, got, error: ''|'position'|'afterLast'|'format'|'checkpoint' },
-//     salt:  checkSalt's result }
+//     salt:  checkSalt's result, beacon: checkBeacon's result }
 // r and computed are BigInts (null when not computed). Any mismatch is a
 // failure (ok false); a salt drawn only by the game is not a mismatch
 // (salt.made 'game_draw': the page says what it means).
@@ -288,7 +363,8 @@ export async function verifyRound(round, chain) {
   }
 
   out.salt = await checkSalt(chain);
-  out.ok = out.sameChain && out.crash.ok && w.ok && out.salt.ok;
+  out.beacon = await checkBeacon(chain);
+  out.ok = out.sameChain && out.crash.ok && w.ok && out.salt.ok && (out.salt.made === 'legacy' || out.beacon.ok);
   return out;
 }
 
@@ -305,7 +381,7 @@ export async function verifyRound(round, chain) {
 // A failure is { kind, ...details }, kinds:
 //   settings {what}; noSalt; salt {computed, published, count}; saltSource;
 //   saltData {count} (salt or contributions malformed, or none published);
-//   checkpointBad {position};
+//   commitment; beacon {what} (checkBeacon's errors); checkpointBad {position};
 //   format {round}; position {round, position, seq}; afterLast {round, seq};
 //   order {round, position}; gap {round, from, to};
 //   link {round, position, below, got, expected}; crash {round, position, computed, reported};
@@ -327,6 +403,7 @@ export class ChainVerifier {
     this.checkpointsSeen = new Set();
     this.canCrash = false;
     this.saltResult = null;
+    this.beaconResult = null;
     this.noSaltFailed = false;
     this.neverPlayed = false;
   }
@@ -347,6 +424,10 @@ export class ChainVerifier {
     // (last_seq = first_seq - 1), was never played: it needs no salt.
     this.neverPlayed = c.status === 'retired' && isInt(c.last_seq) && isInt(c.first_seq) && c.last_seq === c.first_seq - 1;
     if (!s.commitOk) this.fail({ kind: 'commitment' });
+    this.beaconResult = await checkBeacon(c);
+    if (!this.neverPlayed && s.made !== 'legacy') {
+      for (const what of this.beaconResult.errors) this.fail({ kind: 'beacon', what });
+    }
     if (s.error === 'pending') {
       if (c.status !== 'seeding' && !this.neverPlayed) this.fail({ kind: 'noSalt' });
     } else if (s.error) {
@@ -445,6 +526,7 @@ export class ChainVerifier {
       failures: this.failures,
       first: this.kept,
       salt: this.saltResult,
+      beacon: this.beaconResult,
       neverPlayed: this.neverPlayed,
       lastPosition: this.lastPosition,
     };

@@ -5,6 +5,7 @@
 // to show, each { text, cls } with cls '' | 'good' | 'warn' | 'bad'. The
 // lines come together once everything is computed.
 
+import * as i18n from './i18n.js';
 import { t } from './i18n.js';
 import * as money from './money.js';
 import * as fair from './fairness.js';
@@ -86,7 +87,38 @@ export async function verdict(round, loadChain) {
     }
     if (s.beacon !== null) add(t('fairness.saltBeacon', { label: s.beacon }));
   }
+  if (s.made !== 'legacy' && res.beacon) for (const l of beaconLines(res.beacon)) add(l.text, l.cls);
   if (res.ok) add(t('fairness.allOk'), 'good');
   else add(t('fairness.failed'), 'bad');
+  return lines;
+}
+
+const BEACON_FAIL = {
+  data: 'chains.failBeaconData', round: 'chains.failBeaconRound', time: 'chains.failBeaconTime',
+  randomness: 'chains.failBeaconRandomness', contribution: 'chains.failBeaconContribution',
+  label: 'chains.failBeaconLabel', early: 'chains.failBeaconEarly',
+};
+
+// beaconFailure words one of fairness.checkBeacon's errors.
+export function beaconFailure(what) {
+  return Object.prototype.hasOwnProperty.call(BEACON_FAIL, what) ? t(BEACON_FAIL[what]) : String(what);
+}
+
+// beaconLines words fairness.checkBeacon's result: which beacon and round,
+// or that the chain waits for it, names none, or took a configured value;
+// its failures; and that the BLS signature is not checked here.
+export function beaconLines(b) {
+  const lines = [];
+  const add = (text, cls = '') => lines.push({ text, cls });
+  const vars = { network: b.network, round: String(b.round), time: b.roundTime ? i18n.dateTime(b.roundTime) : '' };
+  if (b.state === 'none') add(t('chains.beaconNone'), 'warn');
+  else if (b.state === 'configured') add(t('chains.beaconConfigured', { label: b.label }), 'warn');
+  else if (b.errors.includes('data')) add(beaconFailure('data'), 'bad');
+  else {
+    add(t(b.state === 'waiting' ? 'chains.beaconWaiting' : 'chains.beaconNamed', vars));
+    for (const what of b.errors) add(beaconFailure(what), 'bad');
+    if (b.state === 'fixed' && b.ok) add(t('chains.beaconChecked'), 'good');
+    add(t('chains.beaconBls'));
+  }
   return lines;
 }
