@@ -2,11 +2,14 @@ package table
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 
 	"github.com/crashstudio/crashgame/gen/table"
+	"github.com/crashstudio/crashgame/internal/beacon"
 	"github.com/crashstudio/crashgame/internal/fairness"
 	"github.com/crashstudio/crashgame/internal/store"
 )
@@ -52,6 +55,19 @@ func (a *api) chainDocument(ctx context.Context, rec store.ChainRecord) (table.C
 	if rec.RevealEndsAt != nil {
 		ends := int64(*rec.RevealEndsAt)
 		doc.RevealEndsAt = &ends
+	}
+	if b := rec.Beacon; b.Named() {
+		doc.Beacon = &table.ChainBeacon{Network: b.Network, ChainHash: b.ChainHash, PublicKey: b.PublicKey,
+			GenesisTime: b.Genesis, PeriodS: b.PeriodS, Scheme: beacon.Scheme, Round: b.Round, RoundTime: int64(b.RoundAt)}
+		if b.Signature != "" && rec.Salt != nil {
+			sig, err := hex.DecodeString(b.Signature)
+			if err != nil {
+				return doc, fmt.Errorf("table: the beacon signature of %s: %w", rec.ID, err)
+			}
+			sum := beacon.Randomness(sig)
+			randomness := hex.EncodeToString(sum[:])
+			doc.Beacon.Signature, doc.Beacon.Randomness = &b.Signature, &randomness
+		}
 	}
 	switch {
 	case rec.LastSeq != nil:
