@@ -1,9 +1,9 @@
 // Package beacon reads a public randomness beacon that nobody, the house
 // included, can know in advance: drand's quicknet network, run by the League
-// of Entropy. It is built for a hash chain's salt to name a round of it
-// emitted after the chain's reveal window, so that the salt cannot be chosen
-// before every contribution is fixed; it is not wired into the salt yet (no
-// chain names a round today, as docs/fairness.md says).
+// of Entropy. Each new hash chain names a round of it emitted after the
+// chain's reveal window (package engine), and the chain's salt takes that
+// round's value once it verifies, so that the salt cannot be chosen before
+// every contribution is fixed.
 //
 // It owns three things:
 //   - a network's published facts (chain hash, public key, genesis time,
