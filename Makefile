@@ -11,7 +11,17 @@ export TESTCONTAINERS_HOST_OVERRIDE ?= 127.0.0.1
 # The PostgreSQL image the suites run; set to postgres:15 where a registry answers.
 export CRASHGAME_POSTGRES_IMAGE ?= crashgame-postgres:15
 
-.PHONY: help generate check-generate build run test toolchain fairness-script unit integration vet lint staticcheck fuzz bench bench-backoffice load images cluster cluster-roll cluster-down clean rules
+.PHONY: deps help generate check-generate build run test toolchain fairness-script unit integration vet lint staticcheck fuzz bench bench-backoffice load images cluster cluster-roll cluster-down clean rules
+
+# The Debian packages `make test` needs beyond Go and a Docker engine, and
+# .ci/run installs (it calls this target): PostgreSQL 15 and HAProxy (the
+# suites' images are built from them), Chromium (the table's browser test),
+# Python 3 (the fairness script). As root, or with SUDO=sudo.
+DEPS    := postgresql-15 haproxy chromium python3
+
+deps: ## install what make test needs on Debian 12 beyond Go and a Docker engine: postgresql-15 haproxy chromium python3 (apt-get; as root, or SUDO=sudo)
+	DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $(DEPS) >/dev/null 2>&1 || \
+		{ $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $(DEPS) >/dev/null; }
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -46,7 +56,9 @@ lint: vet staticcheck ## vet, staticcheck and gofmt
 images: ## build the container images the suites need, locally (no registry): PostgreSQL, NATS, crashgame, operator-sim, the TLS front
 	integration/images.sh
 
-cluster: images ## the game as a cluster in Docker (deploy/compose.yaml: PostgreSQL, NATS, 3 replicas, HAProxy, operator-sim); prints the lobby URL (CRASHGAME_PORT=8080 CRASHGAME_LOBBY_PORT=8081)
+cluster: ## the game as a cluster in Docker (deploy/compose.yaml: PostgreSQL, NATS, 3 replicas, HAProxy, operator-sim); prints the lobby URL (CRASHGAME_PORT=8080 CRASHGAME_LOBBY_PORT=8081). Checks the host's packages first (deploy/cluster.sh check)
+	deploy/cluster.sh check
+	$(MAKE) --no-print-directory images
 	deploy/cluster.sh up
 
 cluster-roll: ## rolling restart of the cluster's replicas, one at a time, each back in rotation before the next

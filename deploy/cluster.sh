@@ -4,6 +4,9 @@
 # for a second cluster on the same host beside other ports). `make cluster`
 # builds the images first (`make images`); this script pulls nothing.
 #
+#   deploy/cluster.sh check  name every host package `make cluster` needs and
+#                            lacks, with the apt-get line that installs them
+#                            (make cluster runs it before building anything)
 #   deploy/cluster.sh up     make the wallet front's trial CA when missing, start
 #                            everything, wait until the load balancer answers
 #                            /readyz through a replica, print the lobby's URL
@@ -19,6 +22,14 @@
 #                            on the compose network, which a Linux host running
 #                            the Docker engine reaches directly; nothing more is
 #                            published. E.g. `deploy/cluster.sh load --players 1000`
+#   deploy/cluster.sh leader which replica leads each game's table, at which
+#                            fencing epoch, from every replica's /metrics
+#   deploy/cluster.sh reconcile [crashgame reconcile flags]
+#                            `crashgame reconcile` from the host against the
+#                            cluster: the replicas' installation file with
+#                            PostgreSQL at its compose address, operator-sim's
+#                            admin API on the lobby port. E.g.
+#                            `deploy/cluster.sh reconcile --initial-balance 1000000`
 #   deploy/cluster.sh roll-under-load [loadgen flags]
 #                            the load tool plays (as `load`, ROLL_ROUNDS rounds,
 #                            default 30) while `roll` recreates the replicas one
@@ -46,7 +57,36 @@ case "$BIND" in 127.0.0.1 | 0.0.0.0) ;; *) HOST=$BIND ;; esac
 export CRASHGAME_BASE_URL=${CRASHGAME_BASE_URL:-http://$HOST:$PORT}
 export DOCKER_API_VERSION=${DOCKER_API_VERSION:-1.41}   # newer CLI vs Debian's dockerd 20.10
 
-command -v docker-compose >/dev/null || { echo >&2 "cluster: needs docker-compose (apt-get install docker-compose)"; exit 1; }
+# check: what `make cluster` needs on the host, all of it named at once with
+# the Debian packages that bring it, before anything is built. The PostgreSQL
+# and load balancer images are built from the host's postgresql-15 and
+# haproxy packages (integration/images.sh) unless a registry image is named.
+check() {
+	local pkgs=() other=() want
+	command -v docker >/dev/null || pkgs+=(docker.io)
+	command -v docker-compose >/dev/null || pkgs+=(docker-compose)
+	command -v curl >/dev/null || pkgs+=(curl)
+	command -v openssl >/dev/null || pkgs+=(openssl)
+	[ -s /etc/ssl/certs/ca-certificates.crt ] || pkgs+=(ca-certificates)
+	case "${CRASHGAME_POSTGRES_IMAGE:-crashgame-postgres:15}" in
+	crashgame-postgres:*) [ -x /usr/lib/postgresql/15/bin/postgres ] || pkgs+=(postgresql-15) ;;
+	esac
+	case "${CRASHGAME_LB_IMAGE:-crashgame-lb:dev}" in
+	crashgame-lb:*) [ -x /usr/sbin/haproxy ] || pkgs+=(haproxy) ;;
+	esac
+	want=$(sed -n 's/^go //p' "$HERE/../go.mod")
+	command -v go >/dev/null || other+=("Go $want or later (https://go.dev/dl; Debian 12's golang is older): the programs are compiled on the host")
+	if ((${#pkgs[@]} + ${#other[@]})); then
+		echo >&2 "cluster: this host lacks what make cluster needs:"
+		if ((${#pkgs[@]})); then echo >&2 "  sudo apt-get install -y ${pkgs[*]}"; fi
+		for want in "${other[@]}"; do echo >&2 "  $want"; done
+		exit 1
+	fi
+	docker info >/dev/null 2>&1 || {
+		echo >&2 "cluster: no Docker engine answers (docker info failed): start it (sudo systemctl start docker) or join the docker group"
+		exit 1
+	}
+}
 
 # trial_ca: the certificate of the wallet's HTTPS front (name "wallet" on the
 # compose network), signed by a CA made here for this trial only. The CA's key
@@ -188,8 +228,70 @@ roll_under_load() {
 	return "$rc"
 }
 
+# leader: which replica leads each game's table and at which fencing epoch,
+# from every replica's /metrics (crashgame_cluster_leader and
+# crashgame_cluster_epoch, docs/deploy.md) at its address on the compose
+# network. No replica leading a game is a fail-over in progress (at most
+# lease_ttl_ms) or a cluster that cannot lead (no PostgreSQL, no NATS).
+leader() {
+	local g ip m rows=""
+	for g in game1 game2 game3; do
+		if ! ip=$(address "$g" 2>/dev/null) || [ -z "$ip" ]; then
+			echo "$g: not running"
+			continue
+		fi
+		if ! m=$(curl -sf --max-time 2 "http://$ip:9090/metrics"); then
+			echo "$g ($ip): its /metrics does not answer"
+			continue
+		fi
+		rows+=$(printf '%s\n' "$m" | awk -v r="$g" -F'[{}" ]+' '
+			$1 == "crashgame_cluster_leader" && $2 == "game_id=" { print r, $3, "lead", $NF }
+			$1 == "crashgame_cluster_epoch" && $2 == "game_id=" { print r, $3, "epoch", $NF }')$'\n'
+	done
+	printf '%s' "$rows" | awk '
+		NF == 4 { games[$2] = 1; if ($3 == "lead" && $4 + 0 == 1) lead[$2] = lead[$2] " " $1; if ($3 == "epoch") ep[$2, $1] = $4 + 0 }
+		END {
+			for (g in games) {
+				if (!(g in lead)) { printf "%s: no replica leads it now\n", g; continue }
+				n = split(substr(lead[g], 2), rs, " ")
+				for (i = 1; i <= n; i++) printf "%s: led by %s at epoch %d\n", g, rs[i], ep[g, rs[i]]
+			}
+		}'
+}
+
+# reconcile: crashgame reconcile (cmd/crashgame) from the host against this
+# cluster: the replicas' installation file (crashgame.yaml) with PostgreSQL at
+# its address on the compose network instead of the name "postgres", the
+# development secrets of compose.yaml (or the ones exported), operator-sim's
+# admin API on the lobby port. Extra arguments go to crashgame reconcile
+# (--initial-balance N, --player ID, --json). Exit status: reconcile's.
+reconcile() {
+	local db tmp rc=0
+	db=$(address postgres)
+	tmp=$(mktemp -d)
+	(cd "$HERE/.." && go build -o "$tmp/crashgame" ./cmd/crashgame)
+	sed "s|@postgres:5432/|@$db:5432/|" "$HERE/crashgame.yaml" >"$tmp/crashgame.yaml"
+	CRASHGAME_DB_PASSWORD=${CRASHGAME_DB_PASSWORD:-crash-dev-password} \
+		CRASHGAME_OPERATOR_SECRET=${CRASHGAME_OPERATOR_SECRET:-dev-secret-change-me-0123456789abcdef} \
+		CRASHGAME_OPERATOR_API_KEY=${CRASHGAME_OPERATOR_API_KEY:-dev-api-key-change-me} \
+		CRASHGAME_SEED_KEY=${CRASHGAME_SEED_KEY:-0de5eedc0de5eedc0de5eedc0de5eedc0de5eedc0de5eedc0de5eedc0de5eed1} \
+		CRASHGAME_SEEDING_WINDOW_MS=${CRASHGAME_SEEDING_WINDOW_MS:-10000} REPLICA=host \
+		"$tmp/crashgame" reconcile --config "$tmp/crashgame.yaml" --operator-sim "http://$HOST:$LOBBY_PORT" "$@" || rc=$?
+	rm -rf "$tmp"
+	return "$rc"
+}
+
 case "${1:-}" in
-up) up ;;
+check) check ;;
+up)
+	check
+	up
+	;;
+leader) leader ;;
+reconcile)
+	shift
+	reconcile "$@"
+	;;
 down) down ;;
 roll) roll ;;
 load)
@@ -201,7 +303,7 @@ roll-under-load)
 	roll_under_load "$@"
 	;;
 *)
-	echo >&2 "usage: deploy/cluster.sh up|down|roll|load|roll-under-load [loadgen flags]"
+	echo >&2 "usage: deploy/cluster.sh check|up|down|roll|leader|load|roll-under-load [loadgen flags]|reconcile [reconcile flags]"
 	exit 2
 	;;
 esac
