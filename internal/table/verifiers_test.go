@@ -2,6 +2,7 @@ package table
 
 import (
 	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -9,7 +10,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/crashstudio/crashgame/internal/beacon"
+	"github.com/crashstudio/crashgame/internal/beacon/beacontest"
 	"github.com/crashstudio/crashgame/internal/fairness"
 )
 
@@ -139,6 +143,63 @@ func chainStates(t *testing.T) []chainState {
 	commitReveal(false)
 	add("commit_reveal, a value that is not its commitment's", "crash-cr-bad", 1, 1, 100, 5, "active", nil, true, false)
 	commitReveal(true)
+	// Chains that name a beacon round (a local beacon, real signatures): the
+	// salt takes the round's randomness; one still waits for its round; one
+	// publishes a randomness that is not SHA-256 of its signature.
+	bn := beacontest.New(t, beacontest.Options{Genesis: time.UnixMilli(t0 - 3_600_000)})
+	withBeacon := func(mode string) {
+		last := &out[len(out)-1]
+		doc := last.doc
+		revealEnds := doc["reveal_ends_at"].(int64)
+		round := bn.Network.FirstRoundAfter(time.UnixMilli(revealEnds).Add(bn.Network.Period))
+		roundTime := bn.Network.TimeOf(round).UnixMilli()
+		b := map[string]any{"network": bn.Network.Name, "chain_hash": bn.Network.ChainHash,
+			"public_key": hex.EncodeToString(bn.Network.PublicKey), "genesis_time": bn.Network.Genesis.Unix(),
+			"period_s": 3, "scheme": beacon.Scheme, "round": round, "round_time": roundTime}
+		doc["beacon"] = b
+		if mode == "waiting" {
+			return
+		}
+		v := bn.Sign(round)
+		b["signature"], b["randomness"] = v.SignatureHex(), v.RandomnessHex()
+		if mode == "tampered" {
+			b["randomness"] = strings.Repeat("ee", 32)
+		}
+		contributions := doc["contributions"].([]any)
+		values := [][32]byte{}
+		for _, c := range contributions {
+			h, err := fairness.ParseHash(c.(map[string]any)["value"].(string))
+			if err != nil {
+				t.Fatal(err)
+			}
+			values = append(values, h)
+		}
+		values = append(values, v.Randomness)
+		doc["contributions"] = append(contributions, map[string]any{"source": "beacon", "label": fmt.Sprintf("drand %s round %d", bn.Network.Name, round),
+			"value": b["randomness"], "received_at": roundTime + 5})
+		terminal, err := fairness.ParseHash(doc["terminal_hash"].(string))
+		if err != nil {
+			t.Fatal(err)
+		}
+		salt := fairness.Salt(terminal, values)
+		doc["salt"], doc["salt_fixed_at"] = salt, roundTime+10
+		for _, r := range last.rounds {
+			h, err := fairness.ParseHash(r["hash"].(string))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r["crash_point"] = fairness.CrashPoint(h, salt, 9700, 100000)
+		}
+	}
+	add("a beacon round in the salt", "crash-bn", 1, 1, 100, 12, "active", nil, true, true)
+	commitReveal(false)
+	withBeacon("fixed")
+	add("waiting for its beacon round", "crash-bn-next", 1, 1, 100, 0, "seeding", nil, false, true)
+	commitReveal(false)
+	withBeacon("waiting")
+	add("a beacon randomness that is not its signature's", "crash-bn-bad", 1, 1, 100, 5, "active", nil, true, false)
+	commitReveal(false)
+	withBeacon("tampered")
 	return out
 }
 
