@@ -291,6 +291,65 @@ func TestNewSeedKeyStartsANewChain(t *testing.T) {
 	}
 }
 
+// A round interrupted on a chain whose seed the new key cannot open has its
+// crash point nowhere else: recovery does not settle it on a made-up
+// outcome. The log says what to do (start with the old key), with no part
+// of either key; started with the old key, the round is settled by the
+// fail-over rule and play goes on.
+func TestInterruptedRoundWaitsForTheKeyItWasSealedWith(t *testing.T) {
+	t.Parallel()
+	dsn := "sqlite://" + filepath.Join(t.TempDir(), "e.db")
+	ctx := context.Background()
+	first := newHarness(t, dsn)
+	first.run()
+	v, _ := first.table.Round()
+	first.stop()
+	// As a process killed in betting leaves it: the round still betting.
+	if _, err := first.st.ExecForTest(ctx, `UPDATE rounds SET status = 'betting', hash = NULL, crash_point = NULL, voided_at = NULL, void_rule = NULL WHERE id = ?`, v.RoundID); err != nil {
+		t.Fatal(err)
+	}
+	const newKey = "6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f"
+	key, err := seal.ParseKey(newKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sealer, err := seal.New(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs syncBuffer
+	second := newHarnessAdjusted(t, dsn, nil, nil, func(c *engine.Config) {
+		c.Sealer = sealer
+		c.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	})
+	second.start()
+	waitFor(t, "the log to say which key settles the round", func() bool {
+		return strings.Contains(logs.String(), "start with the key the chain was sealed with")
+	})
+	second.stop()
+	if r, err := second.st.Round(ctx, testGame.ID, v.RoundID); err != nil || r.Status != store.RoundBetting {
+		t.Fatalf("the interrupted round after a start with another key: %+v, %v; want it left unsettled", r, err)
+	}
+	if seq, err := second.st.LastRoundSeq(ctx, testGame.ID); err != nil || seq != v.Seq {
+		t.Fatalf("last round %d, %v; want no round after %d", seq, err, v.Seq)
+	}
+	out := logs.String()
+	oldKey := hex.EncodeToString(engine.FixedKeyForTest())
+	for _, k := range []string{newKey, oldKey} {
+		for i := 0; i+8 <= len(k); i += 4 {
+			if strings.Contains(out, k[i:i+8]) {
+				t.Fatalf("the log holds part of a key (%s...):\n%s", k[i:i+2], out)
+			}
+		}
+	}
+	third := newHarness(t, dsn) // the key the chain was sealed with
+	third.run()
+	r, err := third.st.Round(ctx, testGame.ID, v.RoundID)
+	if err != nil || r.Status != store.RoundVoid || r.VoidRule != store.VoidFailoverBetting || r.Hash == "" {
+		t.Fatalf("the interrupted round with the old key back: %+v, %v; want it void by the fail-over rule, its hash revealed", r, err)
+	}
+}
+
 // Once a round's betting opens, the database holds nothing its crash point
 // follows from without the sealed key: the round's row has no hash and no
 // crash point, no stored value is its hash or a later round's, and the

@@ -2,10 +2,12 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/crashstudio/crashgame/internal/round"
+	"github.com/crashstudio/crashgame/internal/seal"
 	"github.com/crashstudio/crashgame/internal/store"
 )
 
@@ -55,6 +57,12 @@ func (t *Table) settleUnfinished(ctx context.Context, plannedStop string) (Recov
 	}
 	for _, id := range unfinished {
 		r, err := t.settleInterrupted(ctx, id, id == plannedStop)
+		if errors.Is(err, seal.ErrOpen) {
+			// Its crash point is in the sealed seed alone: no rule can settle
+			// it without, and guessing would move money on a made-up outcome.
+			return total, fmt.Errorf("engine: recover %s: round %s was interrupted and its chain's seed does not open with fairness.seed_key (the key was changed or lost): "+
+				"start with the key the chain was sealed with to settle it by the fail-over rule, then change the key (docs/config.md); until then its bets stay open and no round is played: %w", t.game.ID, id, err)
+		}
 		if err != nil {
 			return total, fmt.Errorf("engine: recover %s: settle round %s: %w", t.game.ID, id, err)
 		}
