@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -34,11 +35,11 @@ func moduleEnv() []string {
 }
 
 // runIn runs a command in dir, quietly unless it fails: then its output is
-// printed.
-func runIn(dir string, env []string, name string, args ...string) error {
+// written to w.
+func runIn(w io.Writer, dir string, env []string, name string, args ...string) error {
 	out, err := outputIn(dir, env, name, args...)
 	if err != nil {
-		fmt.Fprint(os.Stderr, indent(out))
+		fmt.Fprint(w, indent(out))
 	}
 	return err
 }

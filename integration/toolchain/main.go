@@ -15,6 +15,11 @@
 //     on, the answers we may add: an unknown code, an unknown field, a 429 and
 //     a proxy's HTML 503 (clientcheck/).
 //
+// The two generators' paths run at the same time, each in its own module and
+// folder, sharing the Go module and build caches (the game's wallet-check is
+// built once, while the documents are validated); each path's output is
+// printed in one piece when it ends.
+//
 // It is its own module, so that none of these tools enters the game's
 // dependencies. Nothing generated is kept.
 //
@@ -22,8 +27,11 @@
 package main
 
 import (
+	"bytes"
+	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -50,11 +58,36 @@ func run(apiDir, guide, examples, game string, keep bool) error {
 	if err != nil || len(docs) == 0 {
 		return fmt.Errorf("no document found in %s (%v)", apiDir, err)
 	}
-	for _, doc := range docs {
-		if err := validate(doc); err != nil {
-			return fmt.Errorf("%s: %w", doc, err)
+	tmp, err := os.MkdirTemp("", "crashgame-toolchain-")
+	if err != nil {
+		return err
+	}
+	if keep {
+		fmt.Printf("toolchain: working in %s (kept)\n", tmp)
+	} else {
+		defer os.RemoveAll(tmp)
+	}
+	// The game's wallet-check, built once for both paths below, while the
+	// documents and the guide are checked.
+	checker := filepath.Join(tmp, "crashgame")
+	built := make(chan error, 1)
+	go func() {
+		var out bytes.Buffer
+		err := runIn(&out, game, os.Environ(), "go", "build", "-o", checker, "./cmd/crashgame")
+		os.Stderr.Write(out.Bytes())
+		built <- err
+	}()
+	checked := func() error {
+		for _, doc := range docs {
+			if err := validate(doc); err != nil {
+				return fmt.Errorf("%s: %w", doc, err)
+			}
+			fmt.Printf("toolchain: %s is valid for libopenapi-validator\n", filepath.Base(doc))
 		}
-		fmt.Printf("toolchain: %s is valid for libopenapi-validator\n", filepath.Base(doc))
+		return nil
+	}()
+	if err := errors.Join(checked, buildErr(<-built)); err != nil {
+		return err
 	}
 	raw, err := os.ReadFile(guide)
 	if err != nil {
@@ -69,31 +102,47 @@ func run(apiDir, guide, examples, game string, keep bool) error {
 		return fmt.Errorf("%s: %w", guide, err)
 	}
 	fmt.Printf("toolchain: the guide's %d marked blocks parse; its %d pinned versions are the repository's\n", len(blocks), pins)
-	tmp, err := os.MkdirTemp("", "crashgame-toolchain-")
-	if err != nil {
-		return err
+
+	// Both paths at once: separate modules and folders, one module cache and
+	// one build cache (both lock what they write). Each path writes to its
+	// own buffer, printed whole when the path ends, first ended first.
+	type result struct {
+		name string
+		out  bytes.Buffer
+		took time.Duration
+		err  error
 	}
-	if keep {
-		fmt.Printf("toolchain: working in %s (kept)\n", tmp)
-	} else {
-		defer os.RemoveAll(tmp)
-	}
-	// The game's wallet-check, built once for every run below.
-	checker := filepath.Join(tmp, "crashgame")
-	if err := runIn(game, os.Environ(), "go", "build", "-o", checker, "./cmd/crashgame"); err != nil {
-		return fmt.Errorf("build crashgame: %w", err)
+	results := make(chan *result, len(generators))
+	for _, gen := range generators {
+		go func() {
+			r := &result{name: gen.name}
+			began := time.Now()
+			fmt.Fprintf(&r.out, "toolchain: --- %s: docs/integrators.md, followed literally\n", gen.name)
+			r.err = followGuide(&r.out, gen, blocks, docs, examples, checker, filepath.Join(tmp, gen.name))
+			r.took = time.Since(began)
+			results <- r
+		}()
 	}
 	var failed []string
-	for _, gen := range generators {
-		fmt.Printf("toolchain: --- %s: docs/integrators.md, followed literally\n", gen.name)
-		if err := followGuide(gen, blocks, docs, examples, checker, filepath.Join(tmp, gen.name)); err != nil {
-			fmt.Fprintf(os.Stderr, "toolchain: %s: %v\n", gen.name, err)
-			failed = append(failed, gen.name)
+	for range generators {
+		r := <-results
+		os.Stdout.Write(r.out.Bytes())
+		if r.err != nil {
+			fmt.Fprintf(os.Stderr, "toolchain: %s: %v\n", r.name, r.err)
+			failed = append(failed, r.name)
 		}
+		fmt.Printf("toolchain: --- %s: took %s\n", r.name, r.took.Round(time.Second))
 	}
 	fmt.Printf("toolchain: took %s\n", time.Since(start).Round(time.Second))
 	if len(failed) > 0 {
 		return fmt.Errorf("failed: %s", strings.Join(failed, ", "))
+	}
+	return nil
+}
+
+func buildErr(err error) error {
+	if err != nil {
+		return fmt.Errorf("build crashgame: %w", err)
 	}
 	return nil
 }
@@ -157,8 +206,9 @@ generate:
 `
 
 // followGuide runs one generator's path of the guide in dir, then builds its
-// example wallet there and checks it, then checks its clients.
-func followGuide(gen generator, blocks []block, docs []string, examples, checker, dir string) error {
+// example wallet there and checks it, then checks its clients. What it
+// prints goes to w.
+func followGuide(w io.Writer, gen generator, blocks []block, docs []string, examples, checker, dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -181,13 +231,13 @@ func followGuide(gen generator, blocks []block, docs []string, examples, checker
 			files++
 			continue
 		}
-		fmt.Printf("toolchain: %s: line %d:\n%s", gen.name, b.line, indent(b.body))
-		if err := runIn(dir, env, "bash", "-e", "-u", "-o", "pipefail", "-c", b.body); err != nil {
+		fmt.Fprintf(w, "toolchain: %s: line %d:\n%s", gen.name, b.line, indent(b.body))
+		if err := runIn(w, dir, env, "bash", "-e", "-u", "-o", "pipefail", "-c", b.body); err != nil {
 			return fmt.Errorf("the guide's command block at line %d fails: %w", b.line, err)
 		}
 		commands++
 	}
-	fmt.Printf("toolchain: %s: the guide's %d files and %d command blocks build and vet\n", gen.name, files, commands)
+	fmt.Fprintf(w, "toolchain: %s: the guide's %d files and %d command blocks build and vet\n", gen.name, files, commands)
 
 	// The example wallet and its ledger, as the guide tells the reader.
 	if err := copyExample(filepath.Join(examples, "walletledger"), filepath.Join(dir, "walletledger")); err != nil {
@@ -197,18 +247,18 @@ func followGuide(gen generator, blocks []block, docs []string, examples, checker
 		return err
 	}
 	bin := filepath.Join(dir, "bin", gen.example)
-	if err := runIn(dir, env, "go", "build", "-o", bin, "./cmd/"+gen.example); err != nil {
+	if err := runIn(w, dir, env, "go", "build", "-o", bin, "./cmd/"+gen.example); err != nil {
 		return fmt.Errorf("build %s on the guide's code: %w", gen.example, err)
 	}
 	summary, out, err := walletCheck(bin, strings.ToUpper(gen.example)+"_", checker)
-	fmt.Printf("toolchain: %s: wallet-check of docs/examples/%s: %s\n", gen.name, gen.example, summary)
+	fmt.Fprintf(w, "toolchain: %s: wallet-check of docs/examples/%s: %s\n", gen.name, gen.example, summary)
 	if err != nil {
-		fmt.Print(out)
+		fmt.Fprint(w, out)
 		return fmt.Errorf("docs/examples/%s fails wallet-check: %w", gen.example, err)
 	}
 
 	if len(gen.mutations) > 0 {
-		if err := checkWithoutValidation(gen, dir, env, checker); err != nil {
+		if err := checkWithoutValidation(w, gen, dir, env, checker); err != nil {
 			return err
 		}
 	}
@@ -219,7 +269,7 @@ func followGuide(gen generator, blocks []block, docs []string, examples, checker
 		}
 	}
 	for _, c := range gen.clients {
-		if err := runIn(dir, env, c[0], c[1:]...); err != nil {
+		if err := runIn(w, dir, env, c[0], c[1:]...); err != nil {
 			return fmt.Errorf("generate a client: %s: %w", strings.Join(c, " "), err)
 		}
 	}
@@ -229,7 +279,7 @@ func followGuide(gen generator, blocks []block, docs []string, examples, checker
 		}
 	}
 	out, err = outputIn(dir, env, "go", "run", "./clientcheck")
-	fmt.Print(indent(out))
+	fmt.Fprint(w, indent(out))
 	if err != nil {
 		return fmt.Errorf("a generated client does not survive an answer we may send (clientcheck): %w", err)
 	}
@@ -239,7 +289,7 @@ func followGuide(gen generator, blocks []block, docs []string, examples, checker
 // checkWithoutValidation builds the example once more with gen's mutations
 // (through an overlay: the module's files stay as the guide wrote them) and
 // requires wallet-check to fail its negative-amount probe.
-func checkWithoutValidation(gen generator, dir string, env []string, checker string) error {
+func checkWithoutValidation(w io.Writer, gen generator, dir string, env []string, checker string) error {
 	overlay := map[string]string{}
 	for i, m := range gen.mutations {
 		path := filepath.Join(dir, m.file)
@@ -269,21 +319,21 @@ func checkWithoutValidation(gen generator, dir string, env []string, checker str
 		return err
 	}
 	bin := filepath.Join(dir, "bin", gen.example+"-novalidation")
-	if err := runIn(dir, env, "go", "build", "-overlay", overlayFile, "-o", bin, "./cmd/"+gen.example); err != nil {
+	if err := runIn(w, dir, env, "go", "build", "-overlay", overlayFile, "-o", bin, "./cmd/"+gen.example); err != nil {
 		return fmt.Errorf("build %s without validation: %w", gen.example, err)
 	}
 	summary, out, err := walletCheck(bin, strings.ToUpper(gen.example)+"_", checker)
-	fmt.Printf("toolchain: %s: wallet-check of docs/examples/%s WITHOUT its request validation: %s\n", gen.name, gen.example, summary)
+	fmt.Fprintf(w, "toolchain: %s: wallet-check of docs/examples/%s WITHOUT its request validation: %s\n", gen.name, gen.example, summary)
 	negative := failedRows(out, "negative")
 	for _, row := range negative {
-		fmt.Printf("toolchain: %s:   %s\n", gen.name, row)
+		fmt.Fprintf(w, "toolchain: %s:   %s\n", gen.name, row)
 	}
 	switch {
 	case err == nil:
-		fmt.Print(out)
+		fmt.Fprint(w, out)
 		return fmt.Errorf("wallet-check passes %s without its request validation: the check cannot fail", gen.example)
 	case len(negative) == 0:
-		fmt.Print(out)
+		fmt.Fprint(w, out)
 		return fmt.Errorf("wallet-check fails %s without its request validation, but not on a negative amount", gen.example)
 	}
 	return nil
