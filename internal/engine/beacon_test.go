@@ -42,23 +42,12 @@ func newBeacon(t *testing.T, now func() time.Time) testBeacon {
 type impostor struct {
 	real  *beacon.Client
 	other *beacontest.Server
-	mu    sync.Mutex
-	asked int
 }
 
 func (i *impostor) Network() beacon.Network { return i.real.Network() }
 
 func (i *impostor) Fetch(_ context.Context, round uint64) (beacon.Value, error) {
-	i.mu.Lock()
-	i.asked++
-	i.mu.Unlock()
 	return i.other.Sign(round), nil
-}
-
-func (i *impostor) times() int {
-	i.mu.Lock()
-	defer i.mu.Unlock()
-	return i.asked
 }
 
 // A chain whose beacon is unreachable, or answers a value that does not
