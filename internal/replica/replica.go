@@ -38,18 +38,32 @@ import (
 	"github.com/crashstudio/crashgame/internal/round"
 )
 
-// How long a forwarded action may wait for the leader. A bet's /bet may be
-// attempted until its betting window closes (engine.Game.Betting), so a bet
-// waits that long and a margin for the wallet client's last attempt.
+// How long a forwarded action may wait for the leader's answer.
 const (
+	// DefaultBetWait bounds a forwarded bet's wait: under deploy/haproxy.cfg's
+	// 5 s for a bet (timeout server), so that the player gets the game's own
+	// answer, TABLE_UNAVAILABLE included, and not the balancer's. A bet's
+	// /bet may go on at the leader after it (until its round takes off):
+	// the outcome is then unknown to the player, and the stream and My bets
+	// show it.
+	DefaultBetWait = 4 * time.Second
+	// actionTimeout bounds a forwarded cashout's or cancel's wait: the
+	// leader answers them without calling the wallet.
 	actionTimeout = 2 * time.Second
-	betMargin     = 10 * time.Second
 	// watchEvery is how often a replica checks whether its table leads, to
-	// serve or stop serving the game's actions.
+	// serve or stop serving the game's actions, and how often a forwarded
+	// action checks whether its answer can still come (gone).
 	watchEvery = 50 * time.Millisecond
 	// noLeaderWait bounds how long a forwarded action waits for a leader to
 	// serve the table (a hand-over, a leader that just started serving).
 	noLeaderWait = time.Second
+)
+
+// Why a forwarded action stopped waiting before its bound: its answer can no
+// longer come, or comes too late to matter. Its outcome is unknown either way.
+var (
+	errNowLeading = errors.New("this replica's table leads now: the leader that received the action lost the table")
+	errRoundGone  = errors.New("the table moved past the round the action was for")
 )
 
 // Warmer makes a session live in this process (loaded from the database when
@@ -66,6 +80,9 @@ type Config struct {
 	Sessions Warmer
 	Now      func() time.Time // the leader's receive time of a forwarded bet or cashout; nil: time.Now
 	Logger   *slog.Logger     // nil: slog.Default()
+	// BetWait bounds a forwarded bet's wait for the leader's answer; zero:
+	// DefaultBetWait.
+	BetWait time.Duration
 }
 
 // Table is this replica's view of one game's table in the cluster. It
@@ -97,10 +114,13 @@ func New(cfg Config) (*Table, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	if cfg.BetWait <= 0 {
+		cfg.BetWait = DefaultBetWait
+	}
 	g := cfg.Table.Game()
 	return &Table{
 		Table: cfg.Table, bus: cfg.Bus, sessions: cfg.Sessions, now: cfg.Now,
-		logger: cfg.Logger.With("game_id", g.ID), betWait: g.Betting + betMargin, game: g.ID,
+		logger: cfg.Logger.With("game_id", g.ID), betWait: cfg.BetWait, game: g.ID,
 	}, nil
 }
 
@@ -272,14 +292,23 @@ func (t *Table) Cancel(ctx context.Context, p engine.Player, betID string) (engi
 	return res, err
 }
 
-// forward sends an action to the leader and decodes its answer into out.
+// forward sends an action to the leader and decodes its answer into out. It
+// waits for the answer at most wait, and stops waiting sooner when the answer
+// can no longer come (gone): the outcome is then unknown, ErrTableUnavailable,
+// never a refusal, since the leader may have carried the action out (a bet
+// debited); its recovery settles what it left (RB-5) and the player sees it
+// in My bets.
 func (t *Table) forward(ctx context.Context, action string, wait time.Duration, req, out any) error {
 	data, err := json.Marshal(req)
 	if err != nil {
 		return fmt.Errorf("replica: %s request: %w", action, err)
 	}
+	sent, _ := t.Round()
 	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	go t.watch(ctx, sent, stop)
 	answer, err := t.bus.Request(ctx, cluster.ActionSubject(t.game, action), data)
 	// Nobody serves the table for a moment while a leader takes over or
 	// starts serving: nothing was executed, so asking again is safe.
@@ -305,6 +334,47 @@ func (t *Table) forward(ctx context.Context, action string, wait time.Duration, 
 		return fmt.Errorf("replica: %s answer: %w", action, err)
 	}
 	return nil
+}
+
+// watch ends a forwarded action's wait (stop) once its answer can no longer
+// come, until ctx ends: when this replica's table leads (the leader that
+// received the action lost the table; this table's own recovery settles what
+// it left), or when the round in view has moved past every round the action
+// could be in (gone).
+func (t *Table) watch(ctx context.Context, sent engine.RoundView, stop context.CancelCauseFunc) {
+	tick := time.NewTicker(watchEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		if t.Leading() {
+			stop(errNowLeading)
+			return
+		}
+		if now, _ := t.Round(); gone(sent, now) {
+			stop(errRoundGone)
+			return
+		}
+	}
+}
+
+// gone reports whether the round in view, now, is past every round an action
+// sent while sent was in view can be in: round N when sent in N's betting or
+// flight, N+1 when sent in the pause after N (the bet may be the next
+// round's). A leader alive past that round has answered: an answer that has
+// not come was lost. With no round in view when sent, nothing is gone.
+func gone(sent, now engine.RoundView) bool {
+	if sent.RoundID == "" {
+		return false
+	}
+	last := sent.Seq
+	if sent.Phase != engine.PhaseBetting && sent.Phase != engine.PhaseFlying {
+		last++
+	}
+	return now.Seq > last
 }
 
 // answer encodes an action's result, or its error as a refusal the

@@ -90,6 +90,24 @@ func startNodeB(b *testing.B, name, dsn, natsURL string) *node {
 
 func startNodeWithBank(t testing.TB, name, dsn, natsURL string, bank *engine.DemoBank) *node {
 	t.Helper()
+	return startNodeWith(t, name, dsn, natsURL, nodeOptions{bank: bank})
+}
+
+// nodeOptions change a node: its demo bank, its operator's wallet (nil:
+// fakeWallet), its forwarded bets' bound (zero: the default).
+type nodeOptions struct {
+	bank    *engine.DemoBank
+	wallet  engine.BetWallet
+	betWait time.Duration
+}
+
+func startNodeWith(t testing.TB, name, dsn, natsURL string, o nodeOptions) *node {
+	t.Helper()
+	bank := o.bank
+	var w engine.BetWallet = fakeWallet{}
+	if o.wallet != nil {
+		w = o.wallet
+	}
 	ctx := context.Background()
 	st, err := store.Open(ctx, dsn)
 	if err != nil {
@@ -107,7 +125,7 @@ func startNodeWithBank(t testing.TB, name, dsn, natsURL string, bank *engine.Dem
 	n := &node{name: name, st: st, bus: bus, warm: &warmer{}, done: make(chan struct{})}
 	n.table, err = engine.New(ctx, engine.Config{
 		Game: game, Operators: operators, Store: st, Outbox: wallet.NewOutbox(st),
-		Wallets:     func(string) (engine.BetWallet, bool) { return fakeWallet{}, true },
+		Wallets:     func(string) (engine.BetWallet, bool) { return w, true },
 		Events:      replica.NewPublisher(bus, game.ID, nil),
 		Lease:       engine.LeaseSettings{Holder: name, TTL: time.Second, Renew: 200 * time.Millisecond, Retry: 50 * time.Millisecond},
 		ChainLength: 1000, Demo: bank, SeedingWindow: -1, Sealer: sealer(t),
@@ -115,7 +133,7 @@ func startNodeWithBank(t testing.TB, name, dsn, natsURL string, bank *engine.Dem
 	if err != nil {
 		t.Fatal(err)
 	}
-	n.rep, err = replica.New(replica.Config{Bus: bus, Table: n.table, Sessions: n.warm})
+	n.rep, err = replica.New(replica.Config{Bus: bus, Table: n.table, Sessions: n.warm, BetWait: o.betWait})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -366,4 +384,60 @@ func sealer(t testing.TB) *seal.Sealer {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// hangingWallet never answers a bet of 777 cents until released, whatever
+// its context says: a leader that received the bet and went silent (paused,
+// cut off mid-answer). Every other bet is fakeWallet's.
+type hangingWallet struct {
+	fakeWallet
+	called  chan struct{} // closed at the first hanging call
+	once    sync.Once
+	release chan struct{}
+}
+
+func newHangingWallet() *hangingWallet {
+	return &hangingWallet{called: make(chan struct{}), release: make(chan struct{})}
+}
+
+func (w *hangingWallet) BetUntil(ctx context.Context, call wallet.BetCall, deadline time.Time) (wallet.Result, error) {
+	if call.Amount != 777 {
+		return w.fakeWallet.BetUntil(ctx, call, deadline)
+	}
+	w.once.Do(func() { close(w.called) })
+	<-w.release
+	return wallet.Result{Outcome: wallet.Success, Balance: 100000 - call.Amount, HasBalance: true}, nil
+}
+
+// A forwarded bet whose leader received it and never answers is answered
+// TABLE_UNAVAILABLE (outcome unknown), never refused, once the round in view
+// has moved past the round the bet was for, even with a bound far longer
+// than the test (RB-5: the leader's rollback of the pending bet is the
+// player's answer, shown in My bets).
+func TestRB5ForwardedBetStopsWaitingWhenItsRoundHasPassed(t *testing.T) {
+	t.Parallel()
+	dsn := pgtest.Start(t)
+	nats := natstest.Start(t)
+	hang := newHangingWallet()
+	a := startNodeWith(t, "node-a", dsn, nats.URL(), nodeOptions{wallet: hang})
+	eventually(t, "a leads", a.table.Leading)
+	b := startNodeWith(t, "node-b", dsn, nats.URL(), nodeOptions{wallet: hang, betWait: time.Hour})
+	t.Cleanup(func() { close(hang.release) }) // before the nodes stop (cleanups run last first)
+	v := awaitBetting(t, b)
+	_, err := b.rep.PlaceBet(context.Background(), player("hank"), engine.BetRequest{Amount: 777})
+	select {
+	case <-hang.called:
+	default:
+		t.Fatal("the leader never called the wallet")
+	}
+	var refused *engine.RefusedError
+	if !errors.Is(err, engine.ErrTableUnavailable) || errors.As(err, &refused) || errors.Is(err, round.ErrBettingClosed) {
+		t.Fatalf("a bet the leader never answered: %v, want TABLE_UNAVAILABLE", err)
+	}
+	if now, _ := b.rep.Round(); now.Seq <= v.Seq {
+		t.Fatalf("the wait ended in round %d, the bet's round is %d", now.Seq, v.Seq)
+	}
+	if !a.table.Leading() || b.table.Leading() {
+		t.Fatal("the leader changed: the test meant its round to end the wait")
+	}
 }
