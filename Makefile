@@ -11,7 +11,7 @@ export TESTCONTAINERS_HOST_OVERRIDE ?= 127.0.0.1
 # The PostgreSQL image the suites run; set to postgres:15 where a registry answers.
 export CRASHGAME_POSTGRES_IMAGE ?= crashgame-postgres:15
 
-.PHONY: deps help generate check-generate build run test toolchain fairness-script unit integration vet lint staticcheck fuzz bench bench-backoffice load images cluster cluster-roll cluster-down clean rules
+.PHONY: deps help generate check-generate build run test toolchain fairness-script unit quick integration vet lint staticcheck fuzz bench bench-backoffice load images cluster cluster-roll cluster-down clean rules
 
 # The Debian packages `make test` needs beyond Go and a Docker engine, and
 # .ci/run installs (it calls this target): PostgreSQL 15 and HAProxy (the
@@ -69,6 +69,9 @@ cluster-down: ## stop and remove the cluster of make cluster, with its data
 
 unit: ## unit tests with the race detector (fuzz seed corpora included)
 	$(GO) test -race -count=1 -timeout 6m $(PKGS)
+
+quick: ## the loop of minutes: unit tests with the race detector and no container (-short: the PostgreSQL cases and the long restart cases are skipped; make unit runs them)
+	$(GO) test -race -short -count=1 -timeout 6m $(PKGS)
 
 integration: images ## the testcontainers suites
 	$(GO) test -race -count=1 -timeout 25m -tags integration ./integration/...

@@ -123,6 +123,11 @@ func Start(t testing.TB) (dsn string) {
 		t.Fatal("pgtest: Start needs pgtest.Main: add `func TestMain(m *testing.M) { pgtest.Main(m) }` to this package, " +
 			"so the shared container is terminated")
 	}
+	if testing.Short() {
+		// make quick: the loop without containers; make unit and make test
+		// run these cases.
+		t.Skip("pgtest: SKIPPING PostgreSQL test in -short mode (make quick); make unit runs it")
+	}
 	once.Do(func() { srv = startServer() })
 	switch {
 	case srv.skipMsg != "" && os.Getenv("CI") != "":
