@@ -507,6 +507,24 @@ func (s *Server) Close() {
 	}
 }
 
+// Leave closes every open stream with 1001, as Close does, and goes on
+// accepting new ones: the players of a replica cut off from the cluster
+// (replica.Health) reconnect through the load balancer, which its failing
+// /readyz has turned to another replica; their pages reopen at once. It
+// returns how many streams it closed.
+func (s *Server) Leave() int {
+	s.streamMu.Lock()
+	all := make([]*stream, 0, len(s.streams))
+	for _, st := range s.streams {
+		all = append(all, st)
+	}
+	s.streamMu.Unlock()
+	for _, st := range all {
+		st.close(websocket.StatusGoingAway, "cut off from the cluster")
+	}
+	return len(all)
+}
+
 // event translates an engine event into the document's StreamEvent. Shared
 // events carry the server time of their encoding.
 func (s *Server) event(ev *engine.Event) []byte {

@@ -1,0 +1,106 @@
+package table_test
+
+import (
+	"context"
+	"errors"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/crashstudio/crashgame/internal/cluster"
+	"github.com/crashstudio/crashgame/internal/cluster/natstest"
+	"github.com/crashstudio/crashgame/internal/replica"
+)
+
+// cutDatabase is the replica's PostgreSQL as its health sees it: it answers
+// until cut.
+type cutDatabase struct{ cut atomic.Bool }
+
+func (d *cutDatabase) Ping(context.Context) error {
+	if d.cut.Load() {
+		return errors.New("the database does not answer")
+	}
+	return nil
+}
+
+// A replica that has lost NATS, or its database, for longer than the lease
+// TTL is not ready (/readyz reads Health.CutOff) and, after the drain, closes
+// its streams with 1001, which the page (app.js) and the stream document
+// answer by reconnecting at once through the load balancer; a stream opened
+// on it meanwhile is closed too. Once it reaches both again it is ready and
+// keeps its streams.
+func TestStreamClosedWhileTheReplicaIsCutOff(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOptions{rate: 1000, burst: 1000})
+	srv := httptest.NewServer(e.handler)
+	t.Cleanup(srv.Close)
+	nats := natstest.Start(t)
+	bus, err := cluster.Connect(t.Context(), cluster.Options{URLs: []string{nats.URL()}, Name: "replica-a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = bus.Close() })
+	db := &cutDatabase{}
+	var leaves atomic.Int64
+	h, err := replica.NewHealth(replica.HealthConfig{
+		Bus: bus, Database: db, Limit: time.Second, Drain: 200 * time.Millisecond,
+		Away: func() { e.srv.Leave(); leaves.Add(1) },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = h.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	session := e.openDemo(t)
+
+	open := func() *client {
+		t.Helper()
+		c := e.dial(t, srv)
+		c.send(map[string]any{"type": "hello", "session": session})
+		c.until("bets", nil)
+		return c
+	}
+	cuts := []struct {
+		what     string
+		cut, fix func()
+	}{
+		{"NATS", nats.Shutdown, nats.Restart},
+		{"the database", func() { db.cut.Store(true) }, func() { db.cut.Store(false) }},
+	}
+	for _, cut := range cuts {
+		c := open()
+		if err := h.CutOff(); err != nil {
+			t.Fatalf("before %s is cut: %v", cut.what, err)
+		}
+		cut.cut()
+		if code := c.closedWith(); code != websocket.StatusGoingAway {
+			t.Fatalf("%s cut: the stream closed with %d, want 1001", cut.what, code)
+		}
+		if h.CutOff() == nil {
+			t.Fatalf("%s cut: the stream closed while the replica was ready", cut.what)
+		}
+		// A stream opened on the cut-off replica is closed too.
+		c = e.dial(t, srv)
+		c.send(map[string]any{"type": "hello", "session": session})
+		if code := c.closedWith(); code != websocket.StatusGoingAway {
+			t.Fatalf("%s cut: a stream opened meanwhile closed with %d, want 1001", cut.what, code)
+		}
+		cut.fix()
+		waitFor(t, "ready again once "+cut.what+" is back", func() bool { return h.CutOff() == nil })
+		c = open()
+		before := leaves.Load()
+		// Two heartbeats later, several probes have found the replica
+		// connected: the stream stays open and nothing was closed.
+		c.until("ping", nil)
+		c.until("ping", nil)
+		if h.CutOff() != nil || leaves.Load() != before {
+			t.Fatalf("%s back: cut off %v, streams closed %d times since", cut.what, h.CutOff(), leaves.Load()-before)
+		}
+		_ = c.c.Close(websocket.StatusNormalClosure, "")
+	}
+}
