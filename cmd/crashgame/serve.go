@@ -61,7 +61,11 @@ func serve(ctx context.Context, cfg *config.Config, logger *slog.Logger, stdout 
 		return err
 	}
 	defer a.close()
-	handler, err := newHandler(cfg, st, a, logger)
+	health, err := clusterHealth(cfg, a, st, logger)
+	if err != nil {
+		return err
+	}
+	handler, err := newHandler(cfg, st, a, readiness(a, health), logger)
 	if err != nil {
 		return err
 	}
@@ -95,6 +99,9 @@ func serve(ctx context.Context, cfg *config.Config, logger *slog.Logger, stdout 
 	runCtx, stopRun := context.WithCancel(context.Background())
 	defer stopRun()
 	a.start(runCtx)
+	if health != nil {
+		a.run(runCtx, health.Run, "watching the replica's links to the cluster stopped")
+	}
 	logger.Info("serving", "listen", ln.Addr().String(), "base_url", cfg.BaseURL, "database", st.Dialect())
 	fmt.Fprintf(stdout, "crashgame listening on http://%s (base_url %s)\n", ln.Addr(), cfg.BaseURL)
 
@@ -152,7 +159,7 @@ func newHTTPServer(h http.Handler, logger *slog.Logger) *http.Server {
 // newHandler wires the public routes of one installation. /metrics is never
 // among them: serve answers it on metrics_listen alone, so the public port
 // answers 404 there.
-func newHandler(cfg *config.Config, st *store.Store, a *app, logger *slog.Logger) (http.Handler, error) {
+func newHandler(cfg *config.Config, st *store.Store, a *app, ready func(context.Context) error, logger *slog.Logger) (http.Handler, error) {
 	documents, err := docs.New(api.Documents)
 	if err != nil {
 		return nil, err
@@ -164,7 +171,7 @@ func newHandler(cfg *config.Config, st *store.Store, a *app, logger *slog.Logger
 	return server.New(server.Config{
 		Logger:    logger,
 		Documents: documents,
-		Ready:     a.ready,
+		Ready:     ready,
 		Routes:    routes,
 	}), nil
 }
