@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -98,6 +99,12 @@ type envOptions struct {
 	registerer prometheus.Registerer
 	// boardFrames is the server's BoardFrames; 0: its default.
 	boardFrames int
+	// addressRate/addressBurst and streamRate/streamBurst are the
+	// per-address budgets (session creations, stream openings); 0: the
+	// defaults. trusted are the load balancers (TrustedProxies).
+	addressRate, streamRate   float64
+	addressBurst, streamBurst int
+	trusted                   []netip.Prefix
 }
 
 func newEnv(t *testing.T, o envOptions) *env {
@@ -151,6 +158,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 		Limits:   map[table.Currency]table.Limits{{Operator: "acme", Code: "BRL"}: {MinBet: ptr(100), MaxBet: ptr(100000), MaxWin: ptr(10000000)}},
 		Sessions: ss, Records: st, Chains: st, BackOffice: bo, Movements: st, HelloTimeout: o.hello, Registerer: o.registerer, BoardFrames: o.boardFrames,
 		ReadRate: o.rate, ReadBurst: o.burst, ActionRate: cmp.Or(o.actionRate, o.rate), ActionBurst: cmp.Or(o.actionBurst, o.burst),
+		AddressRate: o.addressRate, AddressBurst: o.addressBurst, StreamRate: o.streamRate, StreamBurst: o.streamBurst, TrustedProxies: o.trusted,
 		Tables: func(id string) (table.Game, bool) { return tbl, id == "crash" },
 	})
 	if err != nil {

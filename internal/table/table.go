@@ -51,12 +51,23 @@ import (
 
 // Defaults of Config.
 const (
-	DefaultReadRate     = 10 // reads (GET routes) per second per session
-	DefaultReadBurst    = 20 // reads at once per session
-	DefaultActionRate   = 10 // money actions (bet, cancel, cashout) per second per session
-	DefaultActionBurst  = 20 // money actions at once per session
-	DefaultAddressRate  = 5  // session creations and stream openings per second per client address
-	DefaultAddressBurst = 20 // at once per client address
+	DefaultReadRate    = 10 // reads (GET routes) per second per session
+	DefaultReadBurst   = 20 // reads at once per session
+	DefaultActionRate  = 10 // money actions (bet, cancel, cashout) per second per session
+	DefaultActionBurst = 20 // money actions at once per session
+	// DefaultAddressRate and DefaultAddressBurst bound, per client address,
+	// session creations and the public routes that take no session (the
+	// fairness pages, support links, export downloads): 100 players behind
+	// one carrier address can launch at once (docs/config.md, address_limits).
+	DefaultAddressRate  = 20
+	DefaultAddressBurst = 100
+	// DefaultStreamRate and DefaultStreamBurst bound, per client address,
+	// stream openings apart from session creations: a session reopening its
+	// stream (a replica paused, its players reconnecting at once) never
+	// draws from the session creations' budget, and 200 players behind one
+	// address reconnect to one replica at once.
+	DefaultStreamRate   = 50
+	DefaultStreamBurst  = 200
 	DefaultStreamBuffer = 64 // events a stream may lag behind before it is dropped
 	// DefaultBoardFrames is how many frames of the round's board this process
 	// writes a second to all its streams together, at most: each stream gets
@@ -126,10 +137,20 @@ type Config struct {
 	// cashout that pays is never refused by it.
 	ActionRate  float64
 	ActionBurst int
-	// AddressRate and AddressBurst limit session creations and stream openings
-	// per client address (defaults 5/s, 20).
+	// AddressRate and AddressBurst limit, per client address, session
+	// creations and the public routes that take no session (defaults
+	// DefaultAddressRate a second, DefaultAddressBurst at once).
 	AddressRate  float64
 	AddressBurst int
+	// StreamRate and StreamBurst limit stream openings per client address,
+	// apart from AddressRate: a stream that reopens for a session already
+	// open is a reconnection, never counted as a new session (defaults
+	// DefaultStreamRate a second, DefaultStreamBurst at once). The budget is
+	// taken before the upgrade, since the session comes in the first
+	// message: a stream whose hello names no live session drew from it too,
+	// and is closed (4401) without creating one.
+	StreamRate  float64
+	StreamBurst int
 	// TrustedProxies are the load balancers in front of the game: behind
 	// one, the client address is the nearest one X-Forwarded-For names that
 	// is not a trusted proxy itself. Empty: the peer address.
@@ -176,7 +197,8 @@ type Server struct {
 
 	readLimits   *limiters // per session
 	actionLimits *limiters // per session
-	perAddress   *limiters
+	perAddress   *limiters // session creations and public routes
+	streamsByAdr *limiters // stream openings
 
 	streamMu sync.Mutex
 	streams  map[string]*stream // by session hash
@@ -212,6 +234,8 @@ func New(cfg Config) (*Server, error) {
 	positiveOr(&cfg.ActionBurst, DefaultActionBurst)
 	positiveOr(&cfg.AddressRate, DefaultAddressRate)
 	positiveOr(&cfg.AddressBurst, DefaultAddressBurst)
+	positiveOr(&cfg.StreamRate, DefaultStreamRate)
+	positiveOr(&cfg.StreamBurst, DefaultStreamBurst)
 	positiveOr(&cfg.StreamBuffer, DefaultStreamBuffer)
 	positiveOr(&cfg.HelloTimeout, 5*time.Second)
 	positiveOr(&cfg.BoardFrames, DefaultBoardFrames)
@@ -227,6 +251,7 @@ func New(cfg Config) (*Server, error) {
 		readLimits:   newLimiters(rate.Limit(cfg.ReadRate), cfg.ReadBurst),
 		actionLimits: newLimiters(rate.Limit(cfg.ActionRate), cfg.ActionBurst),
 		perAddress:   newLimiters(rate.Limit(cfg.AddressRate), cfg.AddressBurst),
+		streamsByAdr: newLimiters(rate.Limit(cfg.StreamRate), cfg.StreamBurst),
 		streams:      map[string]*stream{},
 	}
 	if o := originOf(cfg.BaseURL); o != "" {
@@ -254,7 +279,7 @@ func (s *Server) Routes() map[string]http.Handler {
 	})
 	si := &withStream{ServerInterface: strict, s: s}
 	w := &table.ServerInterfaceWrapper{Handler: si, ErrorHandlerFunc: s.requestError}
-	open := func(h http.HandlerFunc) http.Handler { return s.received(s.byAddress(s.limitBody(h))) }
+	open := func(h http.HandlerFunc) http.Handler { return s.received(s.byAddress(s.perAddress, s.limitBody(h))) }
 	authed := func(b budget, h http.HandlerFunc) http.Handler {
 		return s.received(s.authenticate(b, s.limitBody(h)))
 	}
@@ -277,7 +302,7 @@ func (s *Server) Routes() map[string]http.Handler {
 		"GET /support/rounds/{link}":             open(s.page("web/support.html")),
 		"GET /support/rounds/{link}/data":        open(w.GetSupportRound),
 		"GET /exports/transactions/{link}":       open(w.GetTransactionsExport),
-		"GET /api/v1/stream":                     s.byAddress(http.HandlerFunc(w.OpenStream)),
+		"GET /api/v1/stream":                     s.byAddress(s.streamsByAdr, http.HandlerFunc(w.OpenStream)),
 	}
 	for p, h := range s.pageRoutes() {
 		routes[p] = h
@@ -415,10 +440,12 @@ func bearer(h string) (string, bool) {
 	return id, id != ""
 }
 
-// byAddress limits requests per client address (session creation, stream).
-func (s *Server) byAddress(next http.Handler) http.Handler {
+// byAddress limits requests per client address, each kind from its own
+// budget: session creations and public routes from perAddress, stream
+// openings (reconnections included) from streamsByAdr.
+func (s *Server) byAddress(budget *limiters, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if wait, ok := s.perAddress.allow(clientAddress(r, s.cfg.TrustedProxies), s.now()); !ok {
+		if wait, ok := budget.allow(clientAddress(r, s.cfg.TrustedProxies), s.now()); !ok {
 			s.writeRateLimited(w, r.Context(), wait)
 			return
 		}
