@@ -175,6 +175,8 @@ func newApp(ctx context.Context, cfg *config.Config, st *store.Store, logger *sl
 	a.backoffice = backoffice.New(backoffice.Config{Records: st, Games: operatorGames(cfg), LinkTTL: cfg.LinkTTL(), Retention: cfg.Retention()})
 	a.table, err = table.New(table.Config{
 		BaseURL: cfg.BaseURL, DefaultLanguage: cfg.DefaultLanguage, Limits: tableLimits(cfg), TrustedProxies: cfg.TrustedProxies,
+		AddressRate: float64(cfg.AddressLimits.SessionsPerSecond), AddressBurst: int(cfg.AddressLimits.SessionsBurst),
+		StreamRate: float64(cfg.AddressLimits.StreamsPerSecond), StreamBurst: int(cfg.AddressLimits.StreamsBurst),
 		Sessions: a.sessions, Records: st, Chains: st, BackOffice: a.backoffice, Movements: st, Logger: logger, Registerer: a.registry,
 		Tables: func(id string) (table.Game, bool) {
 			t, ok := a.games[id]

@@ -59,6 +59,9 @@ type Config struct {
 	// names (the per-address limits count that client, not the balancer).
 	// Empty: the peer address is the client.
 	TrustedProxies []netip.Prefix
+	// AddressLimits are the per-address budgets of the player API (the
+	// `address_limits` section; DefaultAddressLimits when left out).
+	AddressLimits AddressLimits
 	// Cluster is set when the installation runs as several replicas (the
 	// `cluster` section); nil: one process, as before.
 	Cluster *Cluster
@@ -72,6 +75,25 @@ type Config struct {
 	// are kept once settled (`back_office.retention_days`; 0: forever).
 	RetentionDays int64
 }
+
+// AddressLimits are the budgets of one client address (the one
+// trusted_proxies makes of X-Forwarded-For) on each replica: token buckets
+// that refill continuously, PerSecond a second up to Burst at once. A request
+// past its budget answers 429 RATE_LIMITED with Retry-After.
+type AddressLimits struct {
+	// SessionsPerSecond and SessionsBurst bound session creations
+	// (POST /api/v1/sessions, a player's launch) and the public routes that
+	// take no session: the fairness pages, support links, export downloads.
+	SessionsPerSecond, SessionsBurst int64
+	// StreamsPerSecond and StreamsBurst bound stream openings
+	// (GET /api/v1/stream), apart: a session reopening its stream (a
+	// reconnection) never draws from the session creations' budget.
+	StreamsPerSecond, StreamsBurst int64
+}
+
+// DefaultAddressLimits let 100 players behind one carrier address launch at
+// once, and 200 reconnect to one replica at once (docs/config.md says why).
+var DefaultAddressLimits = AddressLimits{SessionsPerSecond: 20, SessionsBurst: 100, StreamsPerSecond: 50, StreamsBurst: 200}
 
 // MinRetentionDays is the shortest retention: four months, what an
 // aggregator such as Hub88 keeps transactions at least.

@@ -887,3 +887,37 @@ func TestMistypedKeysAreNeverShown(t *testing.T) {
 		})
 	}
 }
+
+// The per-address budgets default to what docs/config.md justifies (100
+// players of one carrier address launch at once, 200 reconnect at once), the
+// example spells the defaults out, and each key is bounded.
+func TestAddressLimitsSection(t *testing.T) {
+	t.Parallel()
+	want := config.AddressLimits{SessionsPerSecond: 20, SessionsBurst: 100, StreamsPerSecond: 50, StreamsBurst: 200}
+	if config.DefaultAddressLimits != want {
+		t.Errorf("DefaultAddressLimits = %+v, want %+v", config.DefaultAddressLimits, want)
+	}
+	if c := mustParse(t, base); c.AddressLimits != want {
+		t.Errorf("left out: %+v, want the defaults", c.AddressLimits)
+	}
+	if c := parseExample(t); c.AddressLimits != want {
+		t.Errorf("the example: %+v, want the defaults", c.AddressLimits)
+	}
+	c := mustParse(t, base+"address_limits: {streams_burst: 1000, sessions_per_second: 5}\n")
+	if got := (config.AddressLimits{SessionsPerSecond: 5, SessionsBurst: 100, StreamsPerSecond: 50, StreamsBurst: 1000}); c.AddressLimits != got {
+		t.Errorf("two keys set: %+v, want %+v (the others their defaults)", c.AddressLimits, got)
+	}
+	for _, tt := range []struct{ line, want string }{
+		{"{sessions_per_second: 0}", "sessions_per_second 0 is outside 1..100000"},
+		{"{sessions_burst: -3}", "sessions_burst -3 is outside 1..1000000"},
+		{"{streams_per_second: 100001}", "streams_per_second 100001 is outside 1..100000"},
+		{"{streams_burst: 1000001}", "streams_burst 1000001 is outside 1..1000000"},
+		{"{streams_burst: 2.5}", "streams_burst must be a whole number"},
+		{"{stream_burst: 10}", `unknown key "stream_burst"`},
+	} {
+		_, err := config.Parse([]byte(base+"address_limits: "+tt.line+"\n"), nil)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("address_limits: %s: %v, want %q", tt.line, err, tt.want)
+		}
+	}
+}

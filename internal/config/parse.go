@@ -406,7 +406,7 @@ const idRule = "1 to 64 letters, digits, '.', '_' or '-', starting with a letter
 
 func (p *parser) config(root *yaml.Node) *Config {
 	f := p.fields(p.mapping(root, "the file"), "top level",
-		"listen", "metrics_listen", "base_url", "default_language", "database", "games", "operators", "cluster", "trusted_proxies", "fairness", "back_office")
+		"listen", "metrics_listen", "base_url", "default_language", "database", "games", "operators", "cluster", "trusted_proxies", "address_limits", "fairness", "back_office")
 	c := &Config{
 		Listen:          DefaultListen,
 		MetricsListen:   DefaultMetricsListen,
@@ -473,6 +473,11 @@ func (p *parser) config(root *yaml.Node) *Config {
 		c.TrustedProxies = append(c.TrustedProxies, pfx.Masked())
 	}
 
+	c.AddressLimits = DefaultAddressLimits
+	if n := f["address_limits"]; n != nil {
+		c.AddressLimits = p.addressLimits(n)
+	}
+
 	if n := f["cluster"]; n != nil {
 		c.Cluster = p.cluster(n, c.Database)
 	}
@@ -534,6 +539,36 @@ func (p *parser) config(root *yaml.Node) *Config {
 
 // fairness reads the fairness section: seed_key (required),
 // seeding_window_ms, reveal_window_ms, beacon.
+// addressLimits reads the `address_limits` section; a key left out takes
+// its default.
+func (p *parser) addressLimits(n *yaml.Node) AddressLimits {
+	const where = "address_limits"
+	f := p.fields(p.mapping(n, where), where, "sessions_per_second", "sessions_burst", "streams_per_second", "streams_burst")
+	l := DefaultAddressLimits
+	for _, k := range []struct {
+		key  string
+		v    *int64
+		max  int64
+		what string
+	}{
+		{"sessions_per_second", &l.SessionsPerSecond, 100_000, "session creations a second per client address"},
+		{"sessions_burst", &l.SessionsBurst, 1_000_000, "session creations at once per client address"},
+		{"streams_per_second", &l.StreamsPerSecond, 100_000, "stream openings a second per client address"},
+		{"streams_burst", &l.StreamsBurst, 1_000_000, "stream openings at once per client address"},
+	} {
+		v, ok := p.integer(f, k.key, where, " of "+k.what)
+		if !ok {
+			continue
+		}
+		if v < 1 || v > k.max {
+			p.addf(f[k.key], "%s: %s %d is outside 1..%d (%s); leave it out for the default, %d", where, k.key, v, k.max, k.what, *k.v)
+			continue
+		}
+		*k.v = v
+	}
+	return l
+}
+
 func (p *parser) fairness(n *yaml.Node) Fairness {
 	const where = "fairness"
 	out := Fairness{SeedingWindowMS: DefaultSeedingWindowMS, RevealWindowMS: DefaultRevealWindowMS}
