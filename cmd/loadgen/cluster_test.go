@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -146,7 +147,7 @@ func TestForwardedFor(t *testing.T) {
 	t.Cleanup(srv.Close)
 	for _, forwarded := range []bool{true, false} {
 		lg := &loadgen{o: &options{url: srv.URL}, dropCodes: map[string]int{}}
-		p := &player{g: newGroup(251, forwarded), lg: lg, session: "s"}
+		p := &player{g: newGroup(251, 5, forwarded), lg: lg, session: "s"}
 		if _, _, _, err := p.apiCall(context.Background(), http.MethodGet, "/api/v1/session", nil, nil); err != nil {
 			t.Fatal(err)
 		}
@@ -285,5 +286,90 @@ func TestOpenBets(t *testing.T) {
 	}
 	if got := openBets(bets); got != 3 {
 		t.Fatalf("openBets = %d, want 3 (one pending, two accepted)", got)
+	}
+}
+
+// --addresses N puts player i behind address i mod N, every address holding
+// its share; without it, five players share an address. Each address's
+// players name it, and only it, in X-Forwarded-For (--forwarded).
+func TestAddressPlan(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name               string
+		players, addresses int
+		wantGroups         int
+		wantOf             map[int]int // player: group
+		wantSizes          []int
+	}{
+		{"five a address", 12, 0, 3, map[int]int{0: 0, 4: 0, 5: 1, 11: 2}, []int{5, 5, 2}},
+		{"2,000 behind 20", 2000, 20, 20, map[int]int{0: 0, 19: 19, 20: 0, 1999: 19}, slices.Repeat([]int{100}, 20)},
+		{"uneven", 7, 3, 3, map[int]int{0: 0, 3: 0, 5: 2, 6: 0}, []int{3, 2, 2}},
+		{"one address", 4, 1, 1, map[int]int{0: 0, 3: 0}, []int{4}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			a := addressPlan{players: tt.players, addresses: tt.addresses}
+			if got := a.groups(); got != tt.wantGroups {
+				t.Fatalf("groups = %d, want %d", got, tt.wantGroups)
+			}
+			for i, g := range tt.wantOf {
+				if got := a.of(i); got != g {
+					t.Errorf("player %d behind group %d, want %d", i, got, g)
+				}
+			}
+			count := make([]int, a.groups())
+			for i := range tt.players {
+				count[a.of(i)]++
+			}
+			for g := range count {
+				if a.size(g) != count[g] || count[g] != tt.wantSizes[g] {
+					t.Errorf("group %d: size %d, holds %d, want %d", g, a.size(g), count[g], tt.wantSizes[g])
+				}
+			}
+		})
+	}
+	// 2,000 players behind 20 addresses name 20 addresses, 100 players each.
+	a := addressPlan{players: 2000, addresses: 20}
+	groups := make([]*group, a.groups())
+	for g := range groups {
+		groups[g] = newGroup(g, a.size(g), true)
+	}
+	named := map[string]int{}
+	for i := range 2000 {
+		h := http.Header{}
+		groups[a.of(i)].header(h)
+		named[h.Get("X-Forwarded-For")]++
+	}
+	if len(named) != 20 {
+		t.Fatalf("%d addresses named, want 20: %v", len(named), named)
+	}
+	for addr, n := range named {
+		if n != 100 {
+			t.Errorf("%s names %d players, want 100", addr, n)
+		}
+	}
+}
+
+func TestFlagsAddresses(t *testing.T) {
+	t.Parallel()
+	var sink strings.Builder
+	for _, tt := range []struct {
+		args    []string
+		wantErr bool
+	}{
+		{[]string{"--players", "2000", "--addresses", "20"}, false},
+		{[]string{"--players", "10", "--addresses", "0"}, false},
+		{[]string{"--players", "10", "--addresses", "11"}, true},
+		{[]string{"--players", "10", "--addresses", "-1"}, true},
+	} {
+		args := append([]string{"--url", "http://localhost:8080", "--operator-url", "http://localhost:8081"}, tt.args...)
+		o, err := parseFlags(args, &sink)
+		if (err != nil) != tt.wantErr {
+			t.Errorf("%v: err %v, want error %t", tt.args, err, tt.wantErr)
+		}
+		if err == nil && o.view()["addresses"] != o.addresses {
+			t.Errorf("%v: the result's configuration does not say --addresses", tt.args)
+		}
 	}
 }

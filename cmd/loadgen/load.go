@@ -209,9 +209,10 @@ func load(ctx context.Context, o *options, sys *system, stdout io.Writer) (*resu
 	// Set-up: sessions, then streams.
 	fmt.Fprintf(stdout, "run started at %s (the result's times are seconds since then); opening %d sessions...\n",
 		lg.rec.start.Format("15:04:05.000"), o.players)
-	groups := make([]*group, (o.players+playersPerAddress-1)/playersPerAddress)
+	plan := addressPlan{players: o.players, addresses: o.addresses}
+	groups := make([]*group, plan.groups())
 	for i := range groups {
-		groups[i] = newGroup(i, o.forwarded)
+		groups[i] = newGroup(i, plan.size(i), o.forwarded)
 	}
 	players := make([]*player, o.players)
 	setupStart := time.Now()
@@ -230,7 +231,7 @@ func load(ctx context.Context, o *options, sys *system, stdout io.Writer) (*resu
 		wg.Wait()
 	}
 	run(o.players, func(i int) {
-		p := &player{n: i, id: fmt.Sprintf("%s%06d", o.playerPrefx, i), g: groups[i/playersPerAddress], lg: lg}
+		p := &player{n: i, id: fmt.Sprintf("%s%06d", o.playerPrefx, i), g: groups[plan.of(i)], lg: lg}
 		grant := float64(i%100) < o.freebets*100
 		if err := p.setup(ctx, admin, grant); err != nil {
 			failed.Add(1)

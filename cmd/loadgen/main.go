@@ -27,7 +27,10 @@
 // Players are spread over source addresses 127.1.x.y (five a address), so
 // the table's per-address limits on session creation and stream opening see
 // distinct clients; this needs the game on loopback (Linux routes all of
-// 127.0.0.0/8 locally).
+// 127.0.0.0/8 locally). --addresses N puts them behind N addresses instead
+// (player i behind the (i mod N)th), as a carrier's NAT does: 2,000 players
+// with --addresses 20 are 100 an address, which the table's default
+// budgets (docs/config.md, address_limits) take at once.
 //
 // --forwarded is for a game behind a load balancer (off by default, and for
 // --self): a balancer's port published by Docker shows the game one address
@@ -113,6 +116,7 @@ type options struct {
 	pin         bool
 	floor       bool
 	silence     time.Duration
+	addresses   int
 }
 
 func main() {
@@ -161,6 +165,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.BoolVar(&o.pin, "pin", false, "--self, Linux: the game alone on CPU 0, the load tool and operator-sim on the other CPUs (taskset), so that the game's CPU is its own")
 	fs.BoolVar(&o.floor, "floor", false, "--self: after the rounds, the floor of a bet in the same run (`loadgen floor-serve` on the game's CPU: HTTP in, one signed /bet, one group-committed row, answer) and the game's CPU per accepted bet as a ratio of it")
 	fs.DurationVar(&o.silence, "silence", 5*time.Second, "a stream that brings nothing this long is dead, and reopened (the server's heartbeat comes every 2 s; 0: never)")
+	fs.IntVar(&o.addresses, "addresses", 0, "spread the players over this many client addresses (player i behind address i mod N), as a carrier's NAT does; 0: five players a address")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -173,6 +178,8 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 		return nil, errors.New("--players must be at least 1")
 	case o.betsPer < 1 || o.betsPer > 5:
 		return nil, errors.New("--bets must be 1..5 (the table allows 5 per player per round)")
+	case o.addresses < 0 || o.addresses > o.players || o.addresses > 250*256:
+		return nil, fmt.Errorf("--addresses must be 0 (five players a address) or 1..%d (at most one a player)", min(o.players, 250*256))
 	case o.rounds < 1:
 		return nil, errors.New("--rounds must be at least 1")
 	case !o.self && (o.url == "" || o.operatorURL == ""):

@@ -22,9 +22,47 @@ import (
 	"github.com/crashstudio/crashgame/internal/signature"
 )
 
-// playersPerAddress is how many players share one source address: the
-// table allows 10 session creations and stream openings at once per address.
+// playersPerAddress is how many players share one source address unless
+// --addresses says otherwise: few enough that no player waits for the
+// table's per-address budgets (docs/config.md, address_limits).
 const playersPerAddress = 5
+
+// addressPlan spreads the players over source addresses: with addresses > 0
+// (--addresses), player i is behind address i mod addresses, as a carrier's
+// NAT puts many players behind few addresses; otherwise five a address.
+type addressPlan struct{ players, addresses int }
+
+// groups is how many addresses the players use.
+func (a addressPlan) groups() int {
+	if a.addresses > 0 {
+		return min(a.addresses, a.players)
+	}
+	return (a.players + playersPerAddress - 1) / playersPerAddress
+}
+
+// of is the group (address) of player i.
+func (a addressPlan) of(i int) int {
+	if a.addresses > 0 {
+		return i % a.groups()
+	}
+	return i / playersPerAddress
+}
+
+// size is how many players group g holds.
+func (a addressPlan) size(g int) int {
+	n := a.groups()
+	if a.addresses > 0 {
+		return a.players/n + btoi(g < a.players%n)
+	}
+	return min(playersPerAddress, a.players-g*playersPerAddress)
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
 
 // startBalance is each player's balance at the operator, in cents.
 const startBalance = 1_000_000_000
@@ -47,9 +85,11 @@ func groupAddress(i int) net.IP {
 	return net.IPv4(127, 1, byte(i/250), byte(i%250+1))
 }
 
-// newGroup makes group i's clients. Without forwarded they connect from its
-// address; with it, from the machine's, naming its address in X-Forwarded-For.
-func newGroup(i int, forwarded bool) *group {
+// newGroup makes the clients of group i, of players players. Without
+// forwarded they connect from its address; with it, from the machine's,
+// naming its address in X-Forwarded-For. The player API gets 3 connections
+// for every 5 players (at least 3), however many share the address.
+func newGroup(i, players int, forwarded bool) *group {
 	dialer := &net.Dialer{Timeout: 10 * time.Second}
 	var fwd string
 	if forwarded {
@@ -57,7 +97,7 @@ func newGroup(i int, forwarded bool) *group {
 	} else {
 		dialer.LocalAddr = &net.TCPAddr{IP: groupAddress(i)}
 	}
-	api := &http.Transport{DialContext: dialer.DialContext, MaxIdleConnsPerHost: playersPerAddress, MaxConnsPerHost: 3, IdleConnTimeout: time.Minute}
+	api := &http.Transport{DialContext: dialer.DialContext, MaxIdleConnsPerHost: max(players, 1), MaxConnsPerHost: max(3, (3*players+4)/5), IdleConnTimeout: time.Minute}
 	ws := &http.Transport{DialContext: dialer.DialContext, MaxIdleConns: -1, DisableKeepAlives: true}
 	return &group{api: &http.Client{Transport: api, Timeout: 30 * time.Second}, stream: &http.Client{Transport: ws}, forwardedFor: fwd}
 }

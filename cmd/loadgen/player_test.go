@@ -45,7 +45,7 @@ func TestPlayerReopensStream(t *testing.T) {
 		rec: &recorder{start: time.Now(), by: map[string][]sample{}}, dropCodes: map[string]int{},
 		crashed: map[string]bool{}, roundTimes: map[string]*roundStat{},
 	}
-	p := &player{session: "ps_test", g: newGroup(0, true), lg: lg}
+	p := &player{session: "ps_test", g: newGroup(0, 1, true), lg: lg}
 	ctx, cancel := context.WithCancel(t.Context())
 	opened := make(chan error, 1)
 	done := make(chan struct{})

@@ -299,7 +299,7 @@ func (o *options) view() map[string]any {
 		"players": o.players, "bets_per_round": o.betsPer, "rounds": o.rounds, "auto_ratio": o.autoRatio,
 		"freebet_ratio": o.freebets, "spread": o.betSpread.String(), "zero_win": o.zeroWin, "betting_ms": o.bettingMS,
 		"operator_db": o.operatorDB, "forwarded": o.forwarded, "replicas": o.replicas, "game_db": redact(o.gameDB),
-		"pin": o.pin, "floor": o.floor,
+		"pin": o.pin, "floor": o.floor, "addresses": o.addresses,
 	}
 }
 
