@@ -10,7 +10,9 @@
 //     subjects (package cluster), and the leader's answer, or its refusal,
 //     comes back as the engine's own values and errors. A cashout is priced at
 //     the leader's receive time. While this replica's table leads, it serves
-//     those subjects.
+//     those subjects. A forwarded action waits a bounded time (4 s for a bet,
+//     2 s otherwise), and less once its answer can no longer come; then its
+//     outcome is unknown (engine.ErrTableUnavailable).
 //   - events: the leader's table publishes every event on the game's event
 //     subject (Publisher, its engine.Events); every replica, the leader
 //     included, hands them to its local subscribers (engine.Table.Deliver).
@@ -18,6 +20,9 @@
 //     it runs: it warms each forwarded session first (Warmer), and the wallet
 //     answers the movement queue receives on any replica reach every replica
 //     (Balances).
+//   - health: a replica that has not reached NATS or its database for longer
+//     than the lease TTL is cut off (Health): /readyz fails, and after the
+//     drain its streams are closed so that its players reconnect elsewhere.
 //
 // It must never decide anything about a bet (the engine does, on the leader),
 // retry an action whose outcome is unknown (the player is told so and the
