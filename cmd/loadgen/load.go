@@ -17,6 +17,10 @@ const (
 	kindSession = "session"
 	kindBet     = "bet"
 	kindCashout = "cashout"
+	// kindReconnect is one reconnection: from a stream's drop, as the
+	// player noticed it, to its new stream open (handshake done, hello
+	// sent), its failed attempts and backoffs included.
+	kindReconnect = "reconnect"
 )
 
 // sample is one timed call: when it ended (seconds since the start of the

@@ -307,6 +307,7 @@ const (
 // of 1 s doubling up to 10 s; the new stream's hello resynchronises.
 func (p *player) play(ctx context.Context, opened chan<- error) {
 	backoff := time.Second
+	var droppedAt time.Time // when the stream being replaced dropped
 	for first := true; ; first = false {
 		conn, err := p.dial(ctx)
 		if first {
@@ -326,6 +327,7 @@ func (p *player) play(ctx context.Context, opened chan<- error) {
 			continue
 		} else {
 			p.lg.reopened()
+			p.lg.rec.add(kindReconnect, time.Since(droppedAt), "reopened")
 		}
 		cause, heard := p.read(ctx, conn)
 		conn.CloseNow()
@@ -333,6 +335,7 @@ func (p *player) play(ctx context.Context, opened chan<- error) {
 			return
 		}
 		p.lg.dropped(cause)
+		droppedAt = time.Now()
 		if heard {
 			backoff = time.Second
 		}

@@ -77,6 +77,11 @@ func TestPlayerReopensStream(t *testing.T) {
 	if len(opened) != 0 {
 		t.Error("a reopening was reported as a first opening")
 	}
+	// Each reconnection is timed, from its drop to its new stream open;
+	// the first opening is not a reconnection.
+	if r := summarise(lg.rec.get(kindReconnect)); r.N != 2 || r.Outcomes["reopened"] != 2 {
+		t.Errorf("reconnections timed %d (%v), want the 2 reopenings", r.N, r.Outcomes)
+	}
 }
 
 // The summary's refusals are every answer but the success, by status and

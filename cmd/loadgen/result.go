@@ -58,6 +58,10 @@ type result struct {
 		CloseCodes   map[string]int `json:"dropped_close_codes"`
 		Reopened     int64          `json:"reopened"`
 		ReopenFailed int64          `json:"reopen_failed"`
+		// Reconnect times each reconnection: from the drop, as the player
+		// noticed it (a close, or --silence without a message), to its new
+		// stream open, failed attempts and backoffs included.
+		Reconnect calls `json:"reconnect"`
 	} `json:"stream"`
 	// StoppedBy is why the rounds stopped before all were played:
 	// "interrupt", "timeout", or empty when they all were.
@@ -195,6 +199,7 @@ func (lg *loadgen) summarise(res *result) {
 	}
 	res.Stream.Dropped = lg.droppedN.Load()
 	res.Stream.Reopened, res.Stream.ReopenFailed = lg.reopenedN.Load(), lg.reopenFailedN.Load()
+	res.Stream.Reconnect = summarise(lg.rec.get(kindReconnect))
 	res.StoppedBy = lg.interruptedBy
 	lg.dropMu.Lock()
 	res.Stream.CloseCodes = maps.Clone(lg.dropCodes)
@@ -332,6 +337,10 @@ func printSummary(w io.Writer, res *result) {
 		res.Config["players"], res.Stream.Opened, res.Stream.Dropped, len(res.Bets.Rounds), len(res.Bets.Interrupted))
 	fmt.Fprintf(w, "streams: %d dropped by cause %v; %d reopened, %d reopenings failed (tried again)\n",
 		res.Stream.Dropped, res.Stream.CloseCodes, res.Stream.Reopened, res.Stream.ReopenFailed)
+	if r := res.Stream.Reconnect; r.N > 0 {
+		fmt.Fprintf(w, "reconnections: %d, from the drop noticed to the new stream open p50 %.0f p99 %.0f p99.9 %.0f max %.0f ms\n",
+			r.N, r.P50, r.P99, r.P999, r.Max)
+	}
 	if len(res.Bets.Interrupted) > 0 {
 		fmt.Fprintf(w, "void rounds seen: %v\n", res.Bets.Interrupted)
 	}
