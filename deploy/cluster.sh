@@ -42,6 +42,15 @@
 #                            when it started: its result's timeline
 #                            (load-result.json, seconds since then) shows each
 #                            phase of the roll.
+#   deploy/cluster.sh pause-under-load [loadgen flags]
+#                            the load tool plays (as `load`, PAUSE_ROUNDS rounds,
+#                            default 12) with its players behind PAUSE_ADDRESSES
+#                            client addresses (default 20: --addresses); once
+#                            they play, PAUSE_REPLICA (default game1) is `docker
+#                            pause`d for PAUSE_SECONDS (default 20), then
+#                            unpaused; the summary gives the reconnections' times
+#                            (from the drop noticed to the new stream open). E.g.
+#                            `deploy/cluster.sh pause-under-load --players 2000`
 #
 # Settings: the variables listed at the top of deploy/compose.yaml, and
 # CLUSTER_WAIT (seconds to wait for the first ready replica, default 120).
@@ -228,6 +237,38 @@ roll_under_load() {
 	return "$rc"
 }
 
+# pause_under_load: `load` in the background, its players behind a few
+# client addresses, a replica paused once they play and unpaused after
+# PAUSE_SECONDS, then the load tool's end (its summary). An interrupted run
+# unpauses the replica. The exit code is the load tool's.
+pause_under_load() {
+	local log pid cid rc=0 replica=${PAUSE_REPLICA:-game1} secs=${PAUSE_SECONDS:-20}
+	cid=$("${COMPOSE[@]}" ps -q "$replica")
+	[ -n "$cid" ] || { echo >&2 "cluster: $replica is not running (deploy/cluster.sh up first)"; return 1; }
+	log=$(mktemp)
+	(load --rounds "${PAUSE_ROUNDS:-12}" --addresses "${PAUSE_ADDRESSES:-20}" "$@" 2>&1 | tee "$log") &
+	pid=$!
+	until grep -q '; playing ' "$log"; do
+		if ! kill -0 "$pid" 2>/dev/null; then
+			echo >&2 "cluster: the load tool ended before playing"
+			wait "$pid" || true
+			rm -f "$log"
+			return 1
+		fi
+		sleep 1
+	done
+	trap 'docker unpause "$cid" >/dev/null 2>&1 || true' EXIT
+	echo "[$(date +%T.%3N)] cluster: the load tool plays; pausing $replica for $secs s"
+	docker pause "$cid" >/dev/null
+	sleep "$secs"
+	docker unpause "$cid" >/dev/null
+	trap - EXIT
+	echo "[$(date +%T.%3N)] cluster: $replica unpaused; the load tool plays its last rounds"
+	wait "$pid" || rc=$?
+	rm -f "$log"
+	return "$rc"
+}
+
 # leader: which replica leads each game's table and at which fencing epoch,
 # from every replica's /metrics (crashgame_cluster_leader and
 # crashgame_cluster_epoch, docs/deploy.md) at its address on the compose
@@ -302,8 +343,12 @@ roll-under-load)
 	shift
 	roll_under_load "$@"
 	;;
+pause-under-load)
+	shift
+	pause_under_load "$@"
+	;;
 *)
-	echo >&2 "usage: deploy/cluster.sh check|up|down|roll|leader|load|roll-under-load [loadgen flags]|reconcile [reconcile flags]"
+	echo >&2 "usage: deploy/cluster.sh check|up|down|roll|leader|load|roll-under-load|pause-under-load [loadgen flags]|reconcile [reconcile flags]"
 	exit 2
 	;;
 esac
