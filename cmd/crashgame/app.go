@@ -45,6 +45,9 @@ type app struct {
 	replicas  []*replica.Table
 	balances  *replica.Balances
 	stopping  atomic.Bool // set at SIGTERM: /readyz answers 503 so that load balancers send no new work
+	// health watches, in a cluster, the replica's links to NATS and its
+	// database (set once serve builds it; nil until then and for one process).
+	health atomic.Pointer[replica.Health]
 	sessions  *sessions.Service
 	table     *table.Server
 	operators *operatorapi.API
@@ -118,7 +121,7 @@ func newApp(ctx context.Context, cfg *config.Config, st *store.Store, logger *sl
 		lease = clusterLease(cfg.Cluster)
 		// A replica cut off from NATS can neither hear its followers'
 		// actions nor reach their streams: it leaves its tables to another.
-		lease.Able = a.bus.Connected
+		lease.Able = a.leadable
 	}
 	// The engine queues wins and rollbacks in the outbox; the queue, built
 	// last, delivers them.
@@ -368,4 +371,20 @@ func registerLeadership(r prometheus.Registerer, t *engine.Table) error {
 		}
 	}
 	return nil
+}
+
+// leadable reports whether this replica may lead its tables: its NATS
+// connection is up and, once the health watch runs, it has reached NATS
+// (a message to itself) and its database within the lease TTL. A link that
+// died without a reset leaves the connection "up" for about 15 s; the
+// watch notices within the TTL, so a leader cut off that way hands its
+// tables over instead of publishing rounds nobody hears.
+func (a *app) leadable() bool {
+	if !a.bus.Connected() {
+		return false
+	}
+	if h := a.health.Load(); h != nil && h.CutOff() != nil {
+		return false
+	}
+	return true
 }

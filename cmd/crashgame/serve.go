@@ -65,6 +65,9 @@ func serve(ctx context.Context, cfg *config.Config, logger *slog.Logger, stdout 
 	if err != nil {
 		return err
 	}
+	if health != nil {
+		a.health.Store(health) // the lease's Able reads it from now on
+	}
 	handler, err := newHandler(cfg, st, a, readiness(a, health), logger)
 	if err != nil {
 		return err
