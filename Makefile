@@ -11,7 +11,7 @@ export TESTCONTAINERS_HOST_OVERRIDE ?= 127.0.0.1
 # The PostgreSQL image the suites run; set to postgres:15 where a registry answers.
 export CRASHGAME_POSTGRES_IMAGE ?= crashgame-postgres:15
 
-.PHONY: deps help generate check-generate build run test toolchain fairness-script unit quick integration vet lint staticcheck fuzz bench bench-backoffice load images cluster cluster-roll cluster-down clean rules
+.PHONY: deps help generate check-generate build run test toolchain fairness-script unit quick integration vet lint staticcheck fuzz bench bench-backoffice load images cluster cluster-roll cluster-down clean rules helm
 
 # The Debian packages `make test` needs beyond Go and a Docker engine, and
 # .ci/run installs (it calls this target): PostgreSQL 15 and HAProxy (the
@@ -73,16 +73,19 @@ unit: ## unit tests with the race detector (fuzz seed corpora included)
 quick: ## the loop of minutes: unit tests with the race detector and no container (-short: the PostgreSQL cases and the long restart cases are skipped; make unit runs them)
 	$(GO) test -race -short -count=1 -timeout 6m $(PKGS)
 
-integration: images ## the testcontainers suites
-	$(GO) test -race -count=1 -timeout 25m -tags integration ./integration/...
+integration: images ## the testcontainers suites (integration/suite runs its scenarios in three lanes side by side: -parallel 16)
+	$(GO) test -race -count=1 -timeout 25m -parallel 16 -tags integration ./integration/...
 
 toolchain: ## docs/integrators.md followed literally, for ogen and for oapi-codegen, in new modules outside the repo: libopenapi-validator validates the documents; the guide's commands and code build; crashgame wallet-check passes both example wallets and fails the oapi-codegen one without its request validator; both generators' clients of game.v1 and table.v1 survive an unknown code, an unknown field, a 429 and an HTML 503 (integration/toolchain, its own module; needs the Go module proxy; nothing generated is kept)
 	cd integration/toolchain && $(GO) run . -api ../../api
 
+helm: ## the Helm chart (deploy/helm/crashgame) rendered with helm's engine for each value set of integration/helm/values, every manifest decoded strictly into its Kubernetes API type, and checked against the game (routes, ports, grace, selectors); its own module, no cluster needed
+	cd integration/helm && $(GO) test -count=1 . && $(GO) run .
+
 fairness-script: ## the third party's verifier of the public chains (docs/examples/fairness/verify_chains.py, Python, standard library) against its self-test: honest chains verify, every tampering fails
 	python3 docs/examples/fairness/test_verify_chains.py
 
-test: lint toolchain images fairness-script unit integration ## the tests' one command: lint, the second toolchain, the fairness script, unit tests with -race, integration suites (one of which runs the script against the real game)
+test: lint toolchain helm images fairness-script unit integration ## the tests' one command: lint, the second toolchain, the Helm chart, the fairness script, unit tests with -race, integration suites (one of which runs the script against the real game)
 
 fuzz: ## run each fuzz target for a while (FUZZTIME=30s)
 	@for p in $$(grep -rl --include='*_test.go' '^func Fuzz' . | xargs -n1 dirname | sort -u); do \
