@@ -5,12 +5,11 @@ import (
 	"fmt"
 )
 
-// The refusals a player can get that the engine decides. The table maps each
-// to its player-facing code. Those the round's rules decide (betting closed,
-// too many bets, the bet limits, the auto-cashout target, the round crashed,
-// an unknown bet, a cashout or cancel not allowed) are package round's own
-// values, returned as they are: callers test them as round.ErrBettingClosed
-// and so on.
+// The refusals a player can get that the engine decides. Those the round's
+// rules decide (betting closed, too many bets, the bet limits, the
+// auto-cashout target, the round crashed, an unknown bet, a cashout or cancel
+// not allowed) are package round's own values, returned as they are. Every
+// refusal of either is listed once, with its stable code, in Refusals.
 var (
 	ErrFreebetUnavailable = errors.New("freebet unavailable")
 	ErrUnknownRound       = errors.New("unknown round")

@@ -52,6 +52,20 @@ func TestRefusalsCrossTheCluster(t *testing.T) {
 			}
 		})
 	}
+	// Every refusal of the one list crosses unchanged: the requester's error
+	// is the same refusal, with the same code, so the player API answers a
+	// player on a replica exactly as the leader's own (ErrUnknownRound
+	// included, which an older list left out and made a 500).
+	for _, r := range engine.Refusals {
+		var h *cluster.HandlerError
+		if !errors.As(refusalOf(fmt.Errorf("engine: an action: %w", r.Err)), &h) || h.Code != r.Code {
+			t.Fatalf("refusal %s (%v) crossed as %+v", r.Code, r.Err, h)
+		}
+		got, ok := engine.RefusalOf(errorOf(h))
+		if !ok || got.Code != r.Code || got.Err != r.Err {
+			t.Fatalf("refusal %s came back as %+v (%v)", r.Code, got, ok)
+		}
+	}
 	wr := &engine.RefusedError{Code: "INSUFFICIENT_FUNDS", Balance: 50, HasBalance: true}
 	var h *cluster.HandlerError
 	if !errors.As(refusalOf(wr), &h) {

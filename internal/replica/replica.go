@@ -40,7 +40,6 @@ import (
 
 	"github.com/crashstudio/crashgame/internal/cluster"
 	"github.com/crashstudio/crashgame/internal/engine"
-	"github.com/crashstudio/crashgame/internal/round"
 )
 
 // How long a forwarded action may wait for the leader's answer.
@@ -395,29 +394,6 @@ func answer(res any, err error) ([]byte, error) {
 	return data, nil
 }
 
-// refusals are the errors an engine call returns (the engine's own and the
-// round's rules') that cross the cluster by code: a requester gets back the
-// same value, so the player API maps it as it would a local one. An error
-// matching several is sent as the first: a commit refused by the fence is
-// ErrTableUnavailable (it also wraps store.ErrFenced).
-var refusals = []struct {
-	code string
-	err  error
-}{
-	{"BETTING_CLOSED", round.ErrBettingClosed},
-	{"TOO_MANY_BETS", round.ErrTooManyBets},
-	{"BET_LIMIT", round.ErrBetLimit},
-	{"BAD_AUTO_CASHOUT", round.ErrBadAutoCashout},
-	{"ROUND_CRASHED", round.ErrRoundCrashed},
-	{"UNKNOWN_BET", round.ErrUnknownBet},
-	{"CASHOUT_NOT_ALLOWED", round.ErrCashoutNotAllowed},
-	{"CANCEL_NOT_ALLOWED", round.ErrCancelNotAllowed},
-	{"FREEBET_UNAVAILABLE", engine.ErrFreebetUnavailable},
-	{"WALLET_UNAVAILABLE", engine.ErrWalletUnavailable},
-	{"TABLE_UNAVAILABLE", engine.ErrTableUnavailable},
-	{"STOPPED", engine.ErrStopped},
-}
-
 // walletRefused is the code of an *engine.RefusedError; its message is the
 // error as JSON.
 const walletRefused = "WALLET_REFUSED"
@@ -428,10 +404,11 @@ func refusalOf(err error) error {
 		data, _ := json.Marshal(wr)
 		return &cluster.HandlerError{Code: walletRefused, Message: string(data)}
 	}
-	for _, r := range refusals {
-		if errors.Is(err, r.err) {
-			return &cluster.HandlerError{Code: r.code, Message: err.Error()}
-		}
+	// A refusal crosses by its stable code (engine.Refusals), so that the
+	// requester gets back the same value and the player API maps it as it
+	// would a local one.
+	if r, ok := engine.RefusalOf(err); ok {
+		return &cluster.HandlerError{Code: r.Code, Message: err.Error()}
 	}
 	return err // answered with its message and no code: an error of the leader
 }
@@ -443,10 +420,8 @@ func errorOf(h *cluster.HandlerError) error {
 			return &wr
 		}
 	}
-	for _, r := range refusals {
-		if r.code == h.Code {
-			return fmt.Errorf("the table's leader refused: %w", r.err)
-		}
+	if r, ok := engine.RefusalByCode(h.Code); ok {
+		return fmt.Errorf("the table's leader refused: %w", r.Err)
 	}
 	return fmt.Errorf("replica: the table's leader failed: %s", h.Message)
 }

@@ -59,37 +59,37 @@ func (a *api) internal(ctx context.Context, what string, err error) errorRespons
 	return a.fail(ctx, http.StatusInternalServerError, table.ErrorCodeServerError)
 }
 
-// refusals maps each refusal an engine call returns (the engine's own and the
-// round's rules') to the player's code and its HTTP status, in the order
-// refusal tries them.
-var refusals = []struct {
-	err    error
+// answers maps each refusal of a player's action (engine.Refusals, by its
+// stable code) to the player's code and its HTTP status. A test fails while
+// a refusal of engine.Refusals has no answer here.
+var answers = map[string]struct {
 	status int
 	code   table.ErrorCode
 }{
-	{round.ErrBettingClosed, http.StatusConflict, table.ErrorCodeBettingClosed},
-	{round.ErrTooManyBets, http.StatusConflict, table.ErrorCodeTooManyBets},
-	{round.ErrBetLimit, http.StatusUnprocessableEntity, table.ErrorCodeBetLimit},
-	{round.ErrBadAutoCashout, http.StatusUnprocessableEntity, table.ErrorCodeBetLimit},
-	{engine.ErrFreebetUnavailable, http.StatusUnprocessableEntity, table.ErrorCodeFreebetUnavailable},
-	{round.ErrRoundCrashed, http.StatusConflict, table.ErrorCodeRoundCrashed},
-	{round.ErrUnknownBet, http.StatusNotFound, table.ErrorCodeUnknownBet},
-	{engine.ErrUnknownRound, http.StatusNotFound, table.ErrorCodeUnknownRound},
-	{round.ErrCashoutNotAllowed, http.StatusConflict, table.ErrorCodeCashoutNotAllowed},
-	{round.ErrCancelNotAllowed, http.StatusConflict, table.ErrorCodeCancelNotAllowed},
-	{engine.ErrWalletUnavailable, http.StatusServiceUnavailable, table.ErrorCodeWalletUnavailable},
-	{engine.ErrTableUnavailable, http.StatusServiceUnavailable, table.ErrorCodeTableUnavailable},
+	"BETTING_CLOSED":      {http.StatusConflict, table.ErrorCodeBettingClosed},
+	"TOO_MANY_BETS":       {http.StatusConflict, table.ErrorCodeTooManyBets},
+	"BET_LIMIT":           {http.StatusUnprocessableEntity, table.ErrorCodeBetLimit},
+	"BAD_AUTO_CASHOUT":    {http.StatusUnprocessableEntity, table.ErrorCodeBetLimit},
+	"ROUND_CRASHED":       {http.StatusConflict, table.ErrorCodeRoundCrashed},
+	"UNKNOWN_BET":         {http.StatusNotFound, table.ErrorCodeUnknownBet},
+	"CASHOUT_NOT_ALLOWED": {http.StatusConflict, table.ErrorCodeCashoutNotAllowed},
+	"CANCEL_NOT_ALLOWED":  {http.StatusConflict, table.ErrorCodeCancelNotAllowed},
+	"FREEBET_UNAVAILABLE": {http.StatusUnprocessableEntity, table.ErrorCodeFreebetUnavailable},
+	"UNKNOWN_ROUND":       {http.StatusNotFound, table.ErrorCodeUnknownRound},
+	"ROUND_IN_PROGRESS":   {http.StatusConflict, table.ErrorCodeRoundInProgress},
+	"WALLET_UNAVAILABLE":  {http.StatusServiceUnavailable, table.ErrorCodeWalletUnavailable},
+	"TABLE_UNAVAILABLE":   {http.StatusServiceUnavailable, table.ErrorCodeTableUnavailable},
 	// This server's table is stopping (a deploy): the player asks again and
 	// the load balancer sends it to another replica.
-	{engine.ErrStopped, http.StatusServiceUnavailable, table.ErrorCodeTableUnavailable},
+	"STOPPED": {http.StatusServiceUnavailable, table.ErrorCodeTableUnavailable},
 }
 
 // refusal translates an engine refusal into the player's code (never a wallet
-// code or an operator's message: AUTH-18).
+// code or an operator's message: AUTH-18); any other error is a failure.
 func (a *api) refusal(ctx context.Context, err error) errorResponse {
-	for _, r := range refusals {
-		if errors.Is(err, r.err) {
-			return a.fail(ctx, r.status, r.code)
+	if r, ok := engine.RefusalOf(err); ok {
+		if ans, ok := answers[r.Code]; ok {
+			return a.fail(ctx, ans.status, ans.code)
 		}
 	}
 	var refused *engine.RefusedError
@@ -461,13 +461,8 @@ func (a *api) GetRound(ctx context.Context, req table.GetRoundRequestObject) (ta
 		return *fail, nil
 	}
 	r, err := t.EndedRound(ctx, req.RoundId)
-	switch {
-	case errors.Is(err, engine.ErrRoundInProgress):
-		return a.fail(ctx, http.StatusConflict, table.ErrorCodeRoundInProgress), nil
-	case errors.Is(err, engine.ErrUnknownRound):
-		return a.fail(ctx, http.StatusNotFound, table.ErrorCodeUnknownRound), nil
-	case err != nil:
-		return a.internal(ctx, "reading a round failed", err), nil
+	if err != nil {
+		return a.refusal(ctx, err), nil
 	}
 	end := endOf(r)
 	chain, pos := chainOf(r)
