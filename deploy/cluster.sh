@@ -38,10 +38,11 @@
 #                            and prints its summary (stream drops and reopenings,
 #                            void rounds, bets and cashouts refused and why,
 #                            latency percentiles, the reconciliation). The roll's
-#                            lines carry the wall clock, and the load tool prints
-#                            when it started: its result's timeline
-#                            (load-result.json, seconds since then) shows each
-#                            phase of the roll.
+#                            lines carry the wall clock, and each starts a phase
+#                            of the load tool's table by phase (--phases):
+#                            bets, cashouts and their refusals, p99s,
+#                            reconnections and void rounds, before, during each
+#                            replica's recreation and after the roll.
 #   deploy/cluster.sh pause-under-load [loadgen flags]
 #                            the load tool plays (as `load`, PAUSE_ROUNDS rounds,
 #                            default 12) with its players behind PAUSE_ADDRESSES
@@ -213,9 +214,10 @@ load() {
 # then the load tool's end (its summary). The exit code is the load tool's
 # (1: a money invariant broke), or the roll's when the roll failed.
 roll_under_load() {
-	local log pid rc=0
+	local log marks pid rc=0
 	log=$(mktemp)
-	(load --rounds "${ROLL_ROUNDS:-30}" "$@" 2>&1 | tee "$log") &
+	marks=$(mktemp)
+	(load --rounds "${ROLL_ROUNDS:-30}" --phases "$marks" "$@" 2>&1 | tee "$log") &
 	pid=$!
 	until grep -q '; playing ' "$log"; do
 		if ! kill -0 "$pid" 2>/dev/null; then
@@ -227,13 +229,19 @@ roll_under_load() {
 		sleep 1
 	done
 	echo "[$(date +%T.%3N)] cluster: the load tool plays; rolling game1, game2, game3"
-	# pipefail: the pipeline fails when the roll does.
-	if ! roll 2>&1 | while IFS= read -r line; do echo "[$(date +%T.%3N)] $line"; done; then
+	# Each line of the roll starts a phase of the load tool's table
+	# (--phases: "<unix ms> <label>"). pipefail: the pipeline fails when the
+	# roll does.
+	if ! roll 2>&1 | while IFS= read -r line; do
+		echo "$(date +%s%3N) $line" >>"$marks"
+		echo "[$(date +%T.%3N)] $line"
+	done; then
 		rc=1
 	fi
+	echo "$(date +%s%3N) after the roll" >>"$marks"
 	echo "[$(date +%T.%3N)] cluster: roll over; the load tool plays its last rounds"
 	wait "$pid" || rc=$?
-	rm -f "$log"
+	rm -f "$log" "$marks"
 	return "$rc"
 }
 
@@ -242,11 +250,12 @@ roll_under_load() {
 # PAUSE_SECONDS, then the load tool's end (its summary). An interrupted run
 # unpauses the replica. The exit code is the load tool's.
 pause_under_load() {
-	local log pid cid rc=0 replica=${PAUSE_REPLICA:-game1} secs=${PAUSE_SECONDS:-20}
+	local log marks pid cid rc=0 replica=${PAUSE_REPLICA:-game1} secs=${PAUSE_SECONDS:-20}
 	cid=$("${COMPOSE[@]}" ps -q "$replica")
 	[ -n "$cid" ] || { echo >&2 "cluster: $replica is not running (deploy/cluster.sh up first)"; return 1; }
 	log=$(mktemp)
-	(load --rounds "${PAUSE_ROUNDS:-12}" --addresses "${PAUSE_ADDRESSES:-20}" "$@" 2>&1 | tee "$log") &
+	marks=$(mktemp)
+	(load --rounds "${PAUSE_ROUNDS:-12}" --addresses "${PAUSE_ADDRESSES:-20}" --phases "$marks" "$@" 2>&1 | tee "$log") &
 	pid=$!
 	until grep -q '; playing ' "$log"; do
 		if ! kill -0 "$pid" 2>/dev/null; then
@@ -259,13 +268,15 @@ pause_under_load() {
 	done
 	trap 'docker unpause "$cid" >/dev/null 2>&1 || true' EXIT
 	echo "[$(date +%T.%3N)] cluster: the load tool plays; pausing $replica for $secs s"
+	echo "$(date +%s%3N) $replica paused" >>"$marks"
 	docker pause "$cid" >/dev/null
 	sleep "$secs"
 	docker unpause "$cid" >/dev/null
+	echo "$(date +%s%3N) $replica unpaused" >>"$marks"
 	trap - EXIT
 	echo "[$(date +%T.%3N)] cluster: $replica unpaused; the load tool plays its last rounds"
 	wait "$pid" || rc=$?
-	rm -f "$log"
+	rm -f "$log" "$marks"
 	return "$rc"
 }
 

@@ -90,11 +90,13 @@ type loadgen struct {
 }
 
 type roundStat struct {
-	ID         string  `json:"round_id"`
-	FirstBetAt float64 `json:"first_bet_at_s"`
-	LastBetAt  float64 `json:"last_accepted_at_s"`
-	Accepted   int     `json:"accepted"`
-	PerSecond  float64 `json:"accepted_per_s"`
+	ID string `json:"round_id"`
+	// BettingSeenAt is when the players first saw the round's betting.
+	BettingSeenAt float64 `json:"betting_seen_at_s"`
+	FirstBetAt    float64 `json:"first_bet_at_s"`
+	LastBetAt     float64 `json:"last_accepted_at_s"`
+	Accepted      int     `json:"accepted"`
+	PerSecond     float64 `json:"accepted_per_s"`
 }
 
 // admitRound says whether the players bet in round id: the first rounds
@@ -126,7 +128,7 @@ func (lg *loadgen) admitRound(id string) bool {
 		return false
 	}
 	lg.rounds = append(lg.rounds, id)
-	lg.roundTimes[id] = &roundStat{ID: id, FirstBetAt: -1}
+	lg.roundTimes[id] = &roundStat{ID: id, BettingSeenAt: time.Since(lg.rec.start).Seconds(), FirstBetAt: -1}
 	return true
 }
 
@@ -310,6 +312,9 @@ func load(ctx context.Context, o *options, sys *system, stdout io.Writer) (*resu
 		sys.stopGame()
 	}
 	lg.summarise(res)
+	if err := lg.loadPhases(res); err != nil {
+		fmt.Fprintln(stdout, "no table by phase:", err) // the rest of the result stands
+	}
 	res.Reconciliation = lg.reconcile(ctx, admin, drained, drainedBy, drainErr)
 	if o.floor {
 		fr, err := lg.runFloor(ctx, admin, players, res.Bets.Accepted, stdout)

@@ -117,6 +117,7 @@ type options struct {
 	floor       bool
 	silence     time.Duration
 	addresses   int
+	phases      string
 }
 
 func main() {
@@ -165,6 +166,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.BoolVar(&o.pin, "pin", false, "--self, Linux: the game alone on CPU 0, the load tool and operator-sim on the other CPUs (taskset), so that the game's CPU is its own")
 	fs.BoolVar(&o.floor, "floor", false, "--self: after the rounds, the floor of a bet in the same run (`loadgen floor-serve` on the game's CPU: HTTP in, one signed /bet, one group-committed row, answer) and the game's CPU per accepted bet as a ratio of it")
 	fs.DurationVar(&o.silence, "silence", 5*time.Second, "a stream that brings nothing this long is dead, and reopened (the server's heartbeat comes every 2 s; 0: never)")
+	fs.StringVar(&o.phases, "phases", "", "a file of marks, one per line, \"<unix ms> <label>\", written while the tool plays (deploy/cluster.sh roll-under-load writes the roll's steps): the summary splits bets, cashouts, refusals, reconnections and void rounds by phase")
 	fs.IntVar(&o.addresses, "addresses", 0, "spread the players over this many client addresses (player i behind address i mod N), as a carrier's NAT does; 0: five players a address")
 	if err := fs.Parse(args); err != nil {
 		return nil, err

@@ -96,10 +96,13 @@ type result struct {
 	// Floor is the floor of a bet in the same run (--floor).
 	Floor *floorResult `json:"floor,omitempty"`
 	// Replicas are each replica's figures (--replicas); Game is then their sum.
-	Replicas       []replicaResult `json:"replicas,omitempty"`
-	Timeline       []second        `json:"timeline"`
-	Samples        []procSample    `json:"samples"`
-	Reconciliation reconciliation  `json:"reconciliation"`
+	Replicas []replicaResult `json:"replicas,omitempty"`
+	// Phases split the run at the marks of --phases (a rolling deploy's
+	// steps); none without it.
+	Phases         []phaseStat    `json:"phases,omitempty"`
+	Timeline       []second       `json:"timeline"`
+	Samples        []procSample   `json:"samples"`
+	Reconciliation reconciliation `json:"reconciliation"`
 }
 
 // calls summarises the timed calls of one kind.
@@ -381,6 +384,7 @@ func printSummary(w io.Writer, res *result) {
 			rp.Name, rp.StreamsConnected, rp.StreamsPeak, rp.MessagesPerSec, rp.MessagesPeak1s, rp.CPUCoresPlaying, rp.CPUCoresPeak1s, rp.CPUCoresIdle,
 			float64(rp.IdleRSSBytes)/(1<<20), float64(rp.ConnectedRSSBytes)/(1<<20), float64(rp.PeakRSSBytes)/(1<<20), lead, rp.FailedScrapes)
 	}
+	printPhases(w, res.Phases)
 	r := res.Reconciliation
 	fmt.Fprintf(w, "reconciliation: %d debits, %d wins, %d rollbacks checked against %s; queue drained %t (%s); %d broken\n",
 		r.Debits, r.Wins, r.Rollbacks, r.Against, r.Drained, r.DrainedBy, len(r.Broken))
