@@ -49,6 +49,7 @@ type placedBet struct {
 // player was told (one settlement per debit, RB-4 and WIN-16 by the
 // reconciliation).
 func TestClusterSameRound(t *testing.T) {
+	laneCluster.join(t)
 	c := StartCluster(t, ClusterOptions{})
 	const stake = 1000
 	_, ss := enter(t, c.Env, 6, 200_000) // entered through the load balancer
@@ -240,6 +241,7 @@ func awaitNewBetting(t testing.TB, st *Stream, from int, old string) {
 // interrupted round by the fail-over rule (RB-5, docs/failover.md) and opens
 // the next round of the same chain. No round ever had two leaders.
 func TestClusterLeaderKilled(t *testing.T) {
+	laneCluster.join(t)
 	c := StartCluster(t, ClusterOptions{})
 	// Debits take a moment, so that some are in flight when the leader dies.
 	c.SetFaults(t, map[string]any{"bet": map[string]any{"latency_ms": 250}})
@@ -303,6 +305,7 @@ func playThrough(t *testing.T, w *Session, ss []*Session, n int) (accepted int) 
 // after the new leader's first round. Reconnected, it steps down and follows;
 // nothing is settled twice.
 func TestClusterLeaderPartitioned(t *testing.T) {
+	laneCluster.join(t)
 	c := StartCluster(t, ClusterOptions{})
 	c.SetFaults(t, map[string]any{"bet": map[string]any{"latency_ms": 250}})
 	_, ss := enter(t, c.Env, 3, 200_000) // they bet through the load balancer
@@ -514,6 +517,7 @@ func (cr *crowd) end() {
 // the balancer and resynchronised (measured from the close to the first event
 // of the new stream: the issue asks 2 s; asserted under a generous bound).
 func TestClusterRollingRestart(t *testing.T) {
+	laneCluster.join(t)
 	c := StartCluster(t, ClusterOptions{})
 	const players = 200
 	ss := make([]*Session, players)
@@ -625,6 +629,7 @@ func checkAcceptedKept(t *testing.T, c *Cluster, accepted []Bet) {
 // so the load balancer takes them all out of rotation and answers for them
 // with the document's 503 TABLE_UNAVAILABLE (deploy/haproxy.cfg).
 func TestClusterNATSRestarted(t *testing.T) {
+	laneCluster.join(t)
 	c := StartCluster(t, ClusterOptions{})
 	_, ss := enter(t, c.Env, 6, 200_000)
 	players := make([]*Session, len(ss))

@@ -35,6 +35,7 @@ type publicChain struct {
 // holding only the public documents verifies every round with a program
 // outside the Go code (docs/examples/fairness/verify_chains.py).
 func TestPublicFairness(t *testing.T) {
+	laneSingle.join(t)
 	if _, err := exec.LookPath("python3"); err != nil {
 		t.Skip("python3 is not installed: the third party's verifier cannot run")
 	}

@@ -76,6 +76,7 @@ func awaitBetAccepted(t *testing.T, s *Session, within time.Duration) time.Durat
 const walletPause = 2 * time.Minute
 
 func TestWalletPaused(t *testing.T) {
+	laneSingle.join(t)
 	e := Start(t, Options{})
 	_, ss := enter(t, e, 3, 100_000)
 
@@ -110,6 +111,7 @@ func TestWalletPaused(t *testing.T) {
 // answers 5xx to the first credits (retried with the same transaction_id,
 // never paid twice).
 func TestWallet5xxStorm(t *testing.T) {
+	laneSingle.join(t)
 	e := Start(t, Options{})
 	_, ss := enter(t, e, 3, 100_000)
 	e.SetFaults(t, map[string]any{
@@ -143,6 +145,7 @@ func TestWallet5xxStorm(t *testing.T) {
 // bet; a credit answered 4xx is retried, not dropped; a revoked or blocked
 // player cannot enter or bet, and is still paid what was won before.
 func TestWalletRefusals(t *testing.T) {
+	laneSingle.join(t)
 	e := Start(t, Options{})
 	ps, ss := enter(t, e, 3, 100_000)
 
@@ -222,6 +225,7 @@ func TestWalletRefusals(t *testing.T) {
 // live bet is refunded; bets whose debit was under way are rolled back (RB-5);
 // the round is void. Queued wins are delivered after the restart.
 func TestGameKilled(t *testing.T) {
+	laneCluster.join(t)
 	e := Start(t, Options{})
 	// Debits take a moment, so that some are in flight when the game dies.
 	e.SetFaults(t, map[string]any{"bet": map[string]any{"latency_ms": 250}})
@@ -264,6 +268,7 @@ func TestGameKilled(t *testing.T) {
 // TestPostgresRestart: PostgreSQL stops (fast shutdown) for 3 s while players
 // bet, then comes back: the game serves again and nothing is lost.
 func TestPostgresRestart(t *testing.T) {
+	laneSingle.join(t)
 	e := Start(t, Options{})
 	_, ss := enter(t, e, 3, 200_000)
 	bettors := StartBetting(t, ss, 500, 101, nil)

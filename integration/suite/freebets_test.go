@@ -17,6 +17,7 @@ import (
 // refused, and re-entering (the operator resends the grant every time,
 // FB-18) creates nothing new (FB-15, FB-16).
 func TestFreebets(t *testing.T) {
+	laneSingle.join(t)
 	e := Start(t, Options{})
 	p := e.NewPlayer(t, "Free Rounds", 100_000)
 	e.Admin(t, "/admin/freebets/grant", map[string]any{"player_id": p.ID, "id": "camp-7", "quantity": 3, "amount": 500}, nil)

@@ -13,6 +13,7 @@ import (
 // and its refusals, the table session, bets, cashouts, losses, a
 // cancellation, a demo session, the legacy launch, and a ticket used twice.
 func TestOperatorJourney(t *testing.T) {
+	laneSingle.join(t)
 	e := Start(t, Options{})
 
 	t.Run("catalogue", func(t *testing.T) {

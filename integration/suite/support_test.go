@@ -32,6 +32,7 @@ type supportTx struct {
 // the re-delivery in its history), shown delivered in the round's details,
 // and the reconciliation then finds no difference.
 func TestSupportFixesAParkedWin(t *testing.T) {
+	laneBackoff.join(t)
 	e := Start(t, Options{})
 	ps, ss := enter(t, e, 1, 100_000)
 	e.SetFaults(t, map[string]any{"win": map[string]any{"kind": "5xx", "status": 503, "count": 20}})
@@ -68,16 +69,19 @@ func TestSupportFixesAParkedWin(t *testing.T) {
 	}
 	var parked supportTx
 	deadline := time.Now().Add(9 * time.Minute)
-	for parked.TransactionID == "" {
-		if time.Now().After(deadline) {
-			t.Fatal("the win was not parked as exhausted within 9 minutes")
-		}
+	for {
 		for _, tx := range list("exhausted") {
 			if tx.BetID == won.BetID {
 				parked = tx
 			}
 		}
-		time.Sleep(5 * time.Second)
+		if parked.TransactionID != "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the win was not parked as exhausted within 9 minutes")
+		}
+		time.Sleep(time.Second)
 	}
 	t.Logf("parked after %s: %+v", time.Since(began).Round(time.Second), parked)
 	if parked.Kind != "win" || parked.Attempts != 20 || parked.LastError == "" || parked.Amount != won.Payout {
