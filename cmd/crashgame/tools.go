@@ -72,9 +72,7 @@ func verifyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		Length: chain.Length, Contributions: contributionValues(chain), Commitments: commitments(chain), Withheld: withheld(chain), LegacySalt: chain.SaltSource != nil && *chain.SaltSource == table.ChainSaltSourceLegacy,
 		Checkpoints: checkpoints(chain),
 	}
-	if err := fairness.ReadBeacon(raw, &doc); err != nil {
-		return fmt.Errorf("verify: %w", err)
-	}
+	withBeacon(chain, &doc)
 	res, err := fairness.VerifyChainRound(*hash, doc)
 	if err != nil {
 		return fmt.Errorf("verify: %w", err)
@@ -88,6 +86,38 @@ func verifyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	fmt.Fprintln(stdout, fairness.Formula)
 	return nil
+}
+
+// withBeacon fills what the beacon check needs from the chain's document:
+// the beacon round it names (table.v1 1.3.0), each contribution's source and
+// label, the end of its window (reveal_ends_at on a commit_reveal chain,
+// seeding_ends_at otherwise) and salt_fixed_at.
+func withBeacon(c table.Chain, doc *fairness.ChainDocument) {
+	if b := c.Beacon; b != nil {
+		doc.Beacon = &fairness.ChainBeacon{Network: b.Network, ChainHash: b.ChainHash, PublicKey: b.PublicKey,
+			GenesisTime: b.GenesisTime, PeriodS: b.PeriodS, Scheme: b.Scheme, Round: uint64(b.Round), RoundTime: b.RoundTime}
+		if b.Signature != nil {
+			doc.Beacon.Signature = *b.Signature
+		}
+		if b.Randomness != nil {
+			doc.Beacon.Randomness = *b.Randomness
+		}
+	}
+	doc.WindowEnd = c.SeedingEndsAt
+	if c.ContributionRule != nil && *c.ContributionRule == "commit_reveal" && c.RevealEndsAt != nil {
+		doc.WindowEnd = *c.RevealEndsAt
+	}
+	if c.SaltFixedAt != nil {
+		doc.SaltFixedAt = *c.SaltFixedAt
+	}
+	for _, v := range c.Contributions {
+		doc.Sources = append(doc.Sources, string(v.Source))
+		label := ""
+		if v.Label != nil {
+			label = *v.Label
+		}
+		doc.Labels = append(doc.Labels, label)
+	}
 }
 
 func contributionValues(c table.Chain) []string {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -11,7 +12,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/crashstudio/crashgame/internal/beacon"
+	"github.com/crashstudio/crashgame/internal/beacon/beacontest"
+	"github.com/crashstudio/crashgame/internal/fairness"
 	"github.com/crashstudio/crashgame/internal/store"
 )
 
@@ -95,6 +100,47 @@ func TestVerifyCommand(t *testing.T) {
 		{"the document or where to fetch it, not both", []string{"--hash", exampleHash, "--chain", doc, "--server", srv.URL}, nil, "not both"},
 		{"an unknown chain", []string{"--hash", exampleHash, "--server", srv.URL, "--chain-id", "nope"}, nil, "404"},
 	}
+	// A chain that names a beacon round (a local beacon, real signatures):
+	// its salt takes the round's randomness; the command checks the round,
+	// its signature and its place in the salt, and refuses a tampered one.
+	bn := beacontest.New(t, beacontest.Options{Genesis: time.UnixMilli(0)})
+	withRound := func(tamper func(b map[string]any)) func(d map[string]any) {
+		return func(d map[string]any) {
+			round := bn.Network.FirstRoundAfter(time.UnixMilli(2).Add(bn.Network.Period))
+			v := bn.Sign(round)
+			roundTime := bn.Network.TimeOf(round).UnixMilli()
+			b := map[string]any{"network": bn.Network.Name, "chain_hash": bn.Network.ChainHash, "public_key": hex.EncodeToString(bn.Network.PublicKey),
+				"genesis_time": 0, "period_s": 3, "scheme": beacon.Scheme, "round": round, "round_time": roundTime,
+				"signature": v.SignatureHex(), "randomness": v.RandomnessHex()}
+			d["beacon"], d["salt_fixed_at"] = b, roundTime+1
+			d["contributions"] = append(d["contributions"].([]any), map[string]any{"source": "beacon",
+				"label": fmt.Sprintf("drand beacontest round %d", round), "value": v.RandomnessHex(), "received_at": roundTime})
+			terminal, _ := fairness.ParseHash(exampleTerminal)
+			value, _ := fairness.ParseHash(exampleValue)
+			d["salt"] = fairness.Salt(terminal, [][32]byte{value, v.Randomness})
+			if tamper != nil {
+				tamper(b)
+			}
+		}
+	}
+	tests = append(tests,
+		struct {
+			name    string
+			args    []string
+			want    []string
+			wantErr string
+		}{"a beacon round in the salt", []string{"--hash", exampleHash, "--chain", write("beacon.json", exampleChain(withRound(nil)))},
+			[]string{"salt: the salt rule applied to the terminal hash and the 2 published contributions gives it",
+				"beacon: drand beacontest round 3 (due 1970-01-01T00:00:06Z)", "its BLS signature verifies under the published public key"}, ""},
+		struct {
+			name    string
+			args    []string
+			want    []string
+			wantErr string
+		}{"a beacon signature of another round", []string{"--hash", exampleHash, "--chain", write("beacon-bad.json", exampleChain(withRound(func(b map[string]any) {
+			b["signature"] = bn.Sign(2).SignatureHex()
+		})))}, nil, "beacon round does not verify"},
+	)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

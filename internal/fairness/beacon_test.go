@@ -197,32 +197,3 @@ func TestChainsWithoutABeaconRound(t *testing.T) {
 		}
 	}
 }
-
-// ReadBeacon reads what the beacon check needs from a chain document's JSON
-// (table.v1 1.3.0): the window's end is reveal_ends_at on a commit_reveal
-// chain, seeding_ends_at on a plain one.
-func TestReadBeacon(t *testing.T) {
-	t.Parallel()
-	raw := `{"chain_id": "crash-c3", "contribution_rule": "commit_reveal", "seeding_ends_at": 1000, "reveal_ends_at": 2000,
-	  "salt_fixed_at": 9000, "contributions": [{"source": "operator", "value": "aa"}, {"source": "beacon", "label": "drand quicknet round 7"}],
-	  "beacon": {"network": "quicknet", "chain_hash": "52db", "public_key": "83cf", "genesis_time": 1692803367, "period_s": 3,
-	    "scheme": "bls-unchained-g1-rfc9380", "round": 7, "round_time": 1692803385000, "signature": "b7", "randomness": "fc"}}`
-	var doc fairness.ChainDocument
-	if err := fairness.ReadBeacon([]byte(raw), &doc); err != nil {
-		t.Fatal(err)
-	}
-	want := fairness.ChainBeacon{Network: "quicknet", ChainHash: "52db", PublicKey: "83cf", GenesisTime: 1692803367, PeriodS: 3,
-		Scheme: "bls-unchained-g1-rfc9380", Round: 7, RoundTime: 1692803385000, Signature: "b7", Randomness: "fc"}
-	if doc.Beacon == nil || *doc.Beacon != want {
-		t.Fatalf("beacon %+v, want %+v", doc.Beacon, want)
-	}
-	if doc.WindowEnd != 2000 || doc.SaltFixedAt != 9000 || strings.Join(doc.Sources, ",") != "operator,beacon" || doc.Labels[1] != "drand quicknet round 7" {
-		t.Fatalf("read %+v", doc)
-	}
-	if err := fairness.ReadBeacon([]byte(`{"seeding_ends_at": 1000, "reveal_ends_at": 2000}`), &doc); err != nil || doc.Beacon != nil || doc.WindowEnd != 1000 {
-		t.Fatalf("a plain chain without a beacon: %+v, %v", doc, err)
-	}
-	if err := fairness.ReadBeacon([]byte(`{"beacon": "quicknet"}`), &doc); err == nil {
-		t.Fatal("a beacon that is not an object was read")
-	}
-}

@@ -3,7 +3,6 @@ package fairness
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -39,8 +38,7 @@ type ChainDocument struct {
 	LegacySalt  bool
 	Checkpoints map[int64]string // position -> the hash of the round there
 	// Sources and Labels hold, beside each contribution, its source
-	// ("operator", "beacon", "game") and label; ReadBeacon fills them, the
-	// beacon and the two times below from the document's JSON.
+	// ("operator", "beacon", "game") and label.
 	Sources []string
 	Labels  []string
 	// Beacon is the beacon round the chain names; nil when it names none.
@@ -168,16 +166,16 @@ var ErrBeaconMismatch = errors.New("fairness: the chain's beacon round does not 
 // ChainBeacon is the beacon round a chain names (table.v1 1.3.0, the chain
 // document's "beacon"), as published.
 type ChainBeacon struct {
-	Network     string `json:"network"`      // a name for people, e.g. "quicknet"
-	ChainHash   string `json:"chain_hash"`   // 64 hex digits
-	PublicKey   string `json:"public_key"`   // 192 hex digits: a compressed G2 point
-	GenesisTime int64  `json:"genesis_time"` // Unix seconds of round 1
-	PeriodS     int64  `json:"period_s"`     // seconds between rounds
-	Scheme      string `json:"scheme"`
-	Round       uint64 `json:"round"`
-	RoundTime   int64  `json:"round_time"` // Unix ms when the round is emitted
-	Signature   string `json:"signature"`  // 96 hex digits, once the salt is fixed
-	Randomness  string `json:"randomness"` // 64 hex digits, once the salt is fixed
+	Network     string // a name for people, e.g. "quicknet"
+	ChainHash   string // 64 hex digits
+	PublicKey   string // 192 hex digits: a compressed G2 point
+	GenesisTime int64  // Unix seconds of round 1
+	PeriodS     int64  // seconds between rounds
+	Scheme      string
+	Round       uint64
+	RoundTime   int64  // Unix ms when the round is emitted
+	Signature   string // 96 hex digits, once the salt is fixed
+	Randomness  string // 64 hex digits, once the salt is fixed
 }
 
 // BeaconRound is the round a chain names: the first round emitted strictly
@@ -196,40 +194,6 @@ func BeaconRound(windowEnd, genesisS, periodS int64) uint64 {
 // (genesis + (round - 1) × period) × 1000.
 func BeaconRoundTime(round uint64, genesisS, periodS int64) int64 {
 	return (genesisS + int64(round-1)*periodS) * 1000
-}
-
-// ReadBeacon fills what the beacon check needs from a chain document's JSON
-// (GET /fairness/chains/{chain_id}): its beacon, each contribution's source
-// and label, the end of its window (reveal_ends_at on a commit_reveal chain,
-// seeding_ends_at otherwise) and salt_fixed_at. Contributions must be the
-// same list, in the same order, as doc.Contributions.
-func ReadBeacon(raw []byte, doc *ChainDocument) error {
-	var d struct {
-		Beacon           *ChainBeacon `json:"beacon"`
-		ContributionRule string       `json:"contribution_rule"`
-		SeedingEndsAt    int64        `json:"seeding_ends_at"`
-		RevealEndsAt     int64        `json:"reveal_ends_at"`
-		SaltFixedAt      int64        `json:"salt_fixed_at"`
-		Contributions    []struct {
-			Source string `json:"source"`
-			Label  string `json:"label"`
-		} `json:"contributions"`
-	}
-	if err := json.Unmarshal(raw, &d); err != nil {
-		return fmt.Errorf("fairness: the chain document's beacon: %w", err)
-	}
-	doc.Beacon = d.Beacon
-	doc.WindowEnd = d.SeedingEndsAt
-	if d.ContributionRule == "commit_reveal" {
-		doc.WindowEnd = d.RevealEndsAt
-	}
-	doc.SaltFixedAt = d.SaltFixedAt
-	doc.Sources, doc.Labels = nil, nil
-	for _, c := range d.Contributions {
-		doc.Sources = append(doc.Sources, c.Source)
-		doc.Labels = append(doc.Labels, c.Label)
-	}
-	return nil
 }
 
 // NoBeacon is what a chain that names no beacon rests on, in words.
