@@ -11,33 +11,14 @@ import { t, setText } from './i18n.js';
 import * as money from './money.js';
 import * as fair from './fairness.js';
 import { beaconFailure, beaconLines } from './verdict.js';
+import { el, code, fact } from './dom.js';
+import { HTTPError, getJSON } from './http.js';
 
 const BASE = '/fairness/chains';
 const ROUND_PAGE = 1000;
 const SHOW_FAILURES = 20;
 
 const $ = (id) => document.getElementById(id);
-
-class HTTPError extends Error {
-  constructor(status) {
-    super('HTTP ' + status);
-    this.status = status;
-  }
-}
-
-// getJSON reads a public document: a plain GET asking for JSON.
-async function getJSON(url) {
-  let res;
-  try {
-    res = await fetch(url, { headers: { Accept: 'application/json' }, cache: 'no-store', credentials: 'omit' });
-  } catch {
-    throw new HTTPError(0);
-  }
-  let data;
-  try { data = await res.json(); } catch { throw new HTTPError(res.ok ? -1 : res.status); }
-  if (!res.ok || !data || typeof data !== 'object') throw new HTTPError(res.status);
-  return data;
-}
 
 function failureText(err) {
   return err && err.status === 0 ? t('error.network') : t('chains.loadFailed');
@@ -54,28 +35,6 @@ function listURL(before) {
 }
 
 const chainURL = (id) => BASE + '/' + encodeURIComponent(id);
-
-// ---- small DOM helpers ----
-
-function el(tag, cls, text) {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (text !== undefined && text !== null) e.textContent = text;
-  return e;
-}
-
-function code(text) {
-  return el('code', '', text);
-}
-
-function fact(dl, labelKey, value) {
-  dl.append(el('dt', '', t(labelKey)));
-  const dd = el('dd');
-  if (value instanceof Node) dd.append(value);
-  else dd.textContent = value;
-  dl.append(dd);
-  return dd;
-}
 
 const isInt = (v) => Number.isSafeInteger(v);
 const when = (ms) => (isInt(ms) ? i18n.dateTime(ms) : t('limits.unknown'));

@@ -17,6 +17,7 @@ import * as i18n from './i18n.js';
 import { t } from './i18n.js';
 import * as money from './money.js';
 import { multiplierAt, timeToReach } from './curve.js';
+import { el } from './dom.js';
 
 const NS = 'http://www.w3.org/2000/svg';
 const LABELS_UP_TO = 4; // cash outs labelled on the chart; beyond, numbers only
@@ -24,13 +25,6 @@ const NUMBERS_UP_TO = 12; // cash outs numbered on the chart; beyond, dots only
 const TARGET_LINES_UP_TO = 4; // distinct auto cash out targets drawn as lines
 
 const isInt = (v) => Number.isSafeInteger(v);
-
-function el(tag, cls, text) {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (text !== undefined && text !== null) e.textContent = text;
-  return e;
-}
 
 function svg(parent, tag, attrs, cls) {
   const e = document.createElementNS(NS, tag);

@@ -15,31 +15,11 @@ import * as money from './money.js';
 import * as fair from './fairness.js';
 import { renderReplay } from './replay.js';
 import { verdict } from './verdict.js';
+import { el, code, fact } from './dom.js';
+import { getJSON } from './http.js';
 
 const $ = (id) => document.getElementById(id);
 const isInt = (v) => Number.isSafeInteger(v);
-
-class HTTPError extends Error {
-  constructor(status, body) {
-    super('HTTP ' + status);
-    this.status = status;
-    this.body = body;
-  }
-}
-
-// getJSON reads a document of this origin as JSON: no session, no cookie.
-async function getJSON(url) {
-  let res;
-  try {
-    res = await fetch(url, { headers: { Accept: 'application/json' }, cache: 'no-store', credentials: 'omit' });
-  } catch {
-    throw new HTTPError(0, null);
-  }
-  let data = null;
-  try { data = await res.json(); } catch { data = null; }
-  if (!res.ok || !data || typeof data !== 'object') throw new HTTPError(res.status, data);
-  return data;
-}
 
 // dataURL is the JSON of this page's link: its own path plus /data.
 function dataURL() {
@@ -47,29 +27,7 @@ function dataURL() {
   return m ? '/support/rounds/' + m[1] + '/data' : null;
 }
 
-// ---- small DOM helpers ----
-
-function el(tag, cls, text) {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (text !== undefined && text !== null) e.textContent = text;
-  return e;
-}
-
-function code(text) {
-  return el('code', '', text);
-}
-
 const dash = () => el('span', 'muted', '—');
-
-function fact(dl, labelKey, value) {
-  dl.append(el('dt', '', t(labelKey)));
-  const dd = el('dd');
-  if (value instanceof Node) dd.append(value);
-  else dd.textContent = value;
-  dl.append(dd);
-  return dd;
-}
 
 // when is an instant in the browser's zone and in UTC, to the millisecond.
 function when(ms) {
