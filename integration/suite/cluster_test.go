@@ -397,13 +397,33 @@ type crowd struct {
 	answers  map[string]int  // bet answers by status and error code (0: no answer)
 	odd      []string        // the first few answers of 500 or no answer
 	accepted []Bet           // bets the players were told were accepted
+	betTook  []timed // each bet: when it was sent, and how long its answer took
+	// cashOut makes every other player bet without an auto-cashout and
+	// cash out at the first flying event of the round (TestClusterReplicaPaused).
+	cashOut  bool
+	cashouts map[string]int  // cashout answers by status and error code
+	cashTook []timed // each cashout: when it was sent, and how long its answer took
+}
+
+// timed is one call: when it was sent, and how long its answer took.
+type timed struct {
+	sent time.Time
+	took time.Duration
 }
 
 func startCrowd(t *testing.T, ss []*Session) *crowd {
-	cr := &crowd{t: t, stop: make(chan struct{}), codes: map[string]int{}, refused: map[int]int{}, answers: map[string]int{}}
-	for _, s := range ss {
+	return startCrowdWith(t, ss, false)
+}
+
+// startCrowdWith is startCrowd whose players, with cashOut, also cash out
+// by hand: every other player bets without an auto-cashout and cashes out
+// at the round's first flying event.
+func startCrowdWith(t *testing.T, ss []*Session, cashOut bool) *crowd {
+	cr := &crowd{t: t, stop: make(chan struct{}), codes: map[string]int{}, refused: map[int]int{}, answers: map[string]int{},
+		cashOut: cashOut, cashouts: map[string]int{}}
+	for i, s := range ss {
 		cr.wg.Add(1)
-		go cr.play(s)
+		go cr.play(s, cashOut && i%2 == 1)
 	}
 	return cr
 }
@@ -417,10 +437,15 @@ func (cr *crowd) stopped() bool {
 	}
 }
 
-func (cr *crowd) play(s *Session) {
+func (cr *crowd) play(s *Session, byHand bool) {
 	defer cr.wg.Done()
 	var closedAt time.Time
 	betOn := map[string]bool{}
+	held := map[string]string{} // round id -> the bet to cash out by hand
+	auto := int64(101)
+	if byHand {
+		auto = 0
+	}
 	for !cr.stopped() {
 		st, status, err := s.TryOpenStream(cr.t)
 		if err != nil {
@@ -450,10 +475,24 @@ func (cr *crowd) play(s *Session) {
 				closedAt = time.Time{}
 			}
 			for _, ev := range evs[seen:] {
+				if ev.Type == "round.flying" && held[ev.RoundID] != "" {
+					sent := time.Now()
+					r := s.TryCashout(cr.t, held[ev.RoundID])
+					delete(held, ev.RoundID)
+					cr.mu.Lock()
+					cr.cashTook = append(cr.cashTook, timed{sent, time.Since(sent)})
+					cr.cashouts[fmt.Sprintf("%d %s", r.Status, r.ErrorCode())]++
+					cr.mu.Unlock()
+				}
 				if ev.Type == "round.betting" && !betOn[ev.RoundID] {
 					betOn[ev.RoundID] = true
-					b, r := s.TryBet(cr.t, 100, 101)
+					sent := time.Now()
+					b, r := s.TryBet(cr.t, 100, auto)
+					if byHand && r.Status == http.StatusCreated {
+						held[ev.RoundID] = b.BetID
+					}
 					cr.mu.Lock()
+					cr.betTook = append(cr.betTook, timed{sent, time.Since(sent)})
 					cr.answers[fmt.Sprintf("%d %s", r.Status, r.ErrorCode())]++
 					if (r.Status == 0 || r.Status >= 500) && len(cr.odd) < 5 {
 						cr.odd = append(cr.odd, r.String())
