@@ -68,12 +68,18 @@ func run(apiDir, guide, examples, game string, keep bool) error {
 		defer os.RemoveAll(tmp)
 	}
 	// The game's wallet-check, built once for both paths below, while the
-	// documents and the guide are checked.
+	// documents and the guide are checked. It is built with the paths'
+	// environment (-trimpath), so that the standard library, which both paths
+	// compile, and the modules the oapi-codegen path shares with the game
+	// (kin-openapi and oapi-codegen's runtime, at the versions checkVersions
+	// holds the guide to) are in the build cache before the two paths start:
+	// on an empty cache the two would otherwise compile the standard library
+	// side by side, twice.
 	checker := filepath.Join(tmp, "crashgame")
 	built := make(chan error, 1)
 	go func() {
 		var out bytes.Buffer
-		err := runIn(&out, game, os.Environ(), "go", "build", "-o", checker, "./cmd/crashgame")
+		err := runIn(&out, game, moduleEnv(), "go", "build", "-o", checker, "./cmd/crashgame")
 		os.Stderr.Write(out.Bytes())
 		built <- err
 	}()
