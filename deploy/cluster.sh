@@ -33,7 +33,8 @@
 #   deploy/cluster.sh roll-under-load [loadgen flags]
 #                            the load tool plays (as `load`, ROLL_ROUNDS rounds,
 #                            default 30) while `roll` recreates the replicas one
-#                            at a time: once its players play, the roll starts;
+#                            at a time: ROLL_AFTER seconds (30) after its
+#                            players play, the roll starts;
 #                            when the roll ends, the tool plays its last rounds
 #                            and prints its summary (stream drops and reopenings,
 #                            void rounds, bets and cashouts refused and why,
@@ -46,8 +47,9 @@
 #   deploy/cluster.sh pause-under-load [loadgen flags]
 #                            the load tool plays (as `load`, PAUSE_ROUNDS rounds,
 #                            default 12) with its players behind PAUSE_ADDRESSES
-#                            client addresses (default 20: --addresses); once
-#                            they play, PAUSE_REPLICA (default game1) is `docker
+#                            client addresses (default 20: --addresses);
+#                            PAUSE_AFTER seconds (30) after they play,
+#                            PAUSE_REPLICA (default game1) is `docker
 #                            pause`d for PAUSE_SECONDS (default 20), then
 #                            unpaused; the summary gives the reconnections' times
 #                            (from the drop noticed to the new stream open). E.g.
@@ -228,6 +230,7 @@ roll_under_load() {
 		fi
 		sleep 1
 	done
+	sleep "${ROLL_AFTER:-30}" # rounds played before the roll: the table's first phase
 	echo "[$(date +%T.%3N)] cluster: the load tool plays; rolling game1, game2, game3"
 	# Each line of the roll starts a phase of the load tool's table
 	# (--phases: "<unix ms> <label>"). pipefail: the pipeline fails when the
@@ -267,6 +270,7 @@ pause_under_load() {
 		sleep 1
 	done
 	trap 'docker unpause "$cid" >/dev/null 2>&1 || true' EXIT
+	sleep "${PAUSE_AFTER:-30}" # rounds played before the pause: the table's first phase
 	echo "[$(date +%T.%3N)] cluster: the load tool plays; pausing $replica for $secs s"
 	echo "$(date +%s%3N) $replica paused" >>"$marks"
 	docker pause "$cid" >/dev/null
@@ -327,7 +331,7 @@ reconcile() {
 		CRASHGAME_OPERATOR_SECRET=${CRASHGAME_OPERATOR_SECRET:-dev-secret-change-me-0123456789abcdef} \
 		CRASHGAME_OPERATOR_API_KEY=${CRASHGAME_OPERATOR_API_KEY:-dev-api-key-change-me} \
 		CRASHGAME_SEED_KEY=${CRASHGAME_SEED_KEY:-0de5eedc0de5eedc0de5eedc0de5eedc0de5eedc0de5eedc0de5eedc0de5eed1} \
-		CRASHGAME_SEEDING_WINDOW_MS=${CRASHGAME_SEEDING_WINDOW_MS:-10000} REPLICA=host \
+		CRASHGAME_SEEDING_WINDOW_MS=${CRASHGAME_SEEDING_WINDOW_MS:-10000} CRASHGAME_REVEAL_WINDOW_MS=${CRASHGAME_REVEAL_WINDOW_MS:-10000} REPLICA=host \
 		"$tmp/crashgame" reconcile --config "$tmp/crashgame.yaml" --operator-sim "http://$HOST:$LOBBY_PORT" "$@" || rc=$?
 	rm -rf "$tmp"
 	return "$rc"
