@@ -225,7 +225,7 @@ func TestWalletRefusals(t *testing.T) {
 // live bet is refunded; bets whose debit was under way are rolled back (RB-5);
 // the round is void. Queued wins are delivered after the restart.
 func TestGameKilled(t *testing.T) {
-	laneCluster.join(t)
+	laneSingle.join(t)
 	e := Start(t, Options{})
 	// Debits take a moment, so that some are in flight when the game dies.
 	e.SetFaults(t, map[string]any{"bet": map[string]any{"latency_ms": 250}})

@@ -14,12 +14,13 @@ import (
 // windows, flights, back-offs, a frozen wallet), not computing.
 //
 // Three lanes keep apart what must not share the machine with its like; run
-// one after another, their scenarios took 386 s, 339 s and 237 s on 2 cores:
+// one after another, their scenarios took about 360 s, 425 s and 237 s on 2
+// cores:
 //
 //   - laneCluster: the cluster scenarios (three replicas, NATS and a load
-//     balancer each, the heaviest) and TestGameKilled, whose twenty kills and
-//     restarts are the single game's heaviest;
-//   - laneSingle: the other scenarios on one game;
+//     balancer each, the heaviest);
+//   - laneSingle: the scenarios on one game, TestGameKilled (twenty kills and
+//     restarts, the single game's heaviest) among them;
 //   - laneBackoff: TestSupportFixesAParkedWin, which waits minutes for a win
 //     to exhaust its twenty attempts and plays nothing meanwhile.
 //
