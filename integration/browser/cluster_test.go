@@ -47,13 +47,14 @@ const streamProbe = `(() => {
     sessionStorage.setItem('crashgame.test.loads', String(n));
     window.__loads = n;
   } catch { window.__loads = -1; }
-  window.__streams = { opened: 0, closed: 0 };
+  window.__streams = { opened: 0, closed: 0, openedAt: 0, closedAt: 0 };
   const Native = window.WebSocket;
   window.WebSocket = class extends Native {
     constructor(...args) {
       super(...args);
       window.__streams.opened++;
-      this.addEventListener('close', () => { window.__streams.closed++; });
+      this.addEventListener('open', () => { window.__streams.openedAt = Date.now(); });
+      this.addEventListener('close', () => { window.__streams.closed++; window.__streams.closedAt = Date.now(); });
     }
   };
 })()`
@@ -62,11 +63,15 @@ type streamCount struct {
 	Loads  int `json:"loads"`
 	Opened int `json:"opened"`
 	Closed int `json:"closed"`
+	// OpenedAt and ClosedAt are when the page's last stream opened and when
+	// one last closed (Unix ms, the browser's clock; 0: never).
+	OpenedAt int64 `json:"openedAt"`
+	ClosedAt int64 `json:"closedAt"`
 }
 
 func probeStreams(t *testing.T, tab context.Context) streamCount {
 	t.Helper()
-	s, err := chromedp.Run(tab, chromedp.Evaluate[streamCount](`({ loads: window.__loads || 0, opened: window.__streams ? window.__streams.opened : 0, closed: window.__streams ? window.__streams.closed : 0 })`))
+	s, err := chromedp.Run(tab, chromedp.Evaluate[streamCount](`(() => { const s = window.__streams || {}; return { loads: window.__loads || 0, opened: s.opened || 0, closed: s.closed || 0, openedAt: s.openedAt || 0, closedAt: s.closedAt || 0 }; })()`))
 	if err != nil {
 		t.Fatalf("read the page's stream counts: %v", err)
 	}
@@ -345,6 +350,50 @@ func TestTableInChromiumOnCluster(t *testing.T) {
 	if !interrupted {
 		t.Errorf("every round of the %d kills crashed before its kill: no bet was settled by the fail-over rule", maxKills)
 	}
+
+	// ---- a frozen replica: the page's stream falls silent, and the page
+	// reconnects through the balancer on its own (docs/deploy.md, "Bounded
+	// waits") ----
+	// Each replica is frozen (docker pause) in turn for longer than the page's
+	// silence limit (5 s, two and a half heartbeats): the one that holds the
+	// page's stream makes the page drop it and open another, on the other
+	// replica, without a reload. The page must be on a fresh stream within
+	// silenceBound of the freeze.
+	const frozenFor, silenceBound = 12 * time.Second, 10 * time.Second
+	moved := false
+	for _, rep := range c.Replicas {
+		before := probeStreams(t, tab)
+		froze := time.Now()
+		c.Pause(t, rep)
+		time.Sleep(frozenFor)
+		c.Unpause(t, rep)
+		after := probeStreams(t, tab)
+		ready, cancelReady := context.WithTimeout(context.Background(), time.Minute)
+		c.AwaitReady(t, ready, rep)
+		cancelReady()
+		time.Sleep(3 * time.Second) // the balancer takes it back after two good checks (rise 2, 1 s apart while down)
+		if after.Loads != 1 {
+			t.Fatalf("%s frozen: the tab loaded %d documents: the page reloaded", rep.Name, after.Loads)
+		}
+		if after.Opened == before.Opened {
+			t.Logf("%s frozen for %s: the page's stream was on the other replica and stayed open", rep.Name, frozenFor)
+			continue
+		}
+		// The page gave up its silent stream and opened another; the old
+		// socket's close event comes only once the frozen replica answers
+		// again (or its closing handshake times out), after the new one.
+		moved = true
+		back := time.UnixMilli(after.OpenedAt).Sub(froze)
+		t.Logf("%s frozen: the page had a new stream open %s after the freeze (%d streams opened so far; the silent one's close completed %s after the freeze)",
+			rep.Name, back.Round(time.Millisecond), after.Opened, time.UnixMilli(after.ClosedAt).Sub(froze).Round(time.Millisecond))
+		if back > silenceBound || after.Closed <= before.Closed {
+			t.Errorf("%s frozen: no new stream open within %s of the freeze, or the silent one never closed: %+v", rep.Name, silenceBound, after)
+		}
+	}
+	if !moved {
+		t.Error("freezing each replica in turn never silenced the page's stream: the reconnection after silence was not exercised")
+	}
+	waitJS(t, tab, "a betting phase after the freezes", roundWait, bettingOpen(2.5))
 
 	// ---- one more round, to a cash out, on the new leader ----
 	leader, epoch := c.Leader(t)

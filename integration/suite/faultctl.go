@@ -32,6 +32,34 @@ func (e *Env) UnpauseWallet(t testing.TB) {
 	}
 }
 
+// Pause freezes replica r (docker pause): its connections stay open and its
+// clock stops, as a process stalled by its machine or cut off without a
+// reset is seen from outside.
+func (c *Cluster) Pause(t testing.TB, r *Replica) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := c.docker.ContainerPause(ctx, r.c.GetContainerID(), client.ContainerPauseOptions{}); err != nil {
+		t.Fatalf("suite: pause %s: %v", r.Name, err)
+	}
+}
+
+// Unpause resumes replica r.
+func (c *Cluster) Unpause(t testing.TB, r *Replica) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := c.docker.ContainerUnpause(ctx, r.c.GetContainerID(), client.ContainerUnpauseOptions{}); err != nil {
+		t.Fatalf("suite: unpause %s: %v", r.Name, err)
+	}
+}
+
+// AwaitReady polls replica r's /readyz until it answers 200 or ctx ends.
+func (c *Cluster) AwaitReady(t testing.TB, ctx context.Context, r *Replica) {
+	t.Helper()
+	c.awaitReadyAt(t, ctx, r.URL)
+}
+
 // KillGame sends SIGKILL to the game: no shutdown, no settling.
 func (e *Env) KillGame(t testing.TB) {
 	t.Helper()

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/moby/moby/client"
 )
 
 // TryCashout cashes a bet out from a goroutine while a replica may be frozen:
@@ -21,28 +20,6 @@ func (s *Session) TryCashout(t testing.TB, betID string) Reply {
 	base := s.url()
 	return s.e.doAt(t, s.e.tableDoc, base, http.MethodPost, "/api/v1/bets/"+betID+"/cashout", nil,
 		map[string]string{"Authorization": "Bearer " + s.ID, "X-Forwarded-For": s.From, "X-Soft": "1"}, false)
-}
-
-// Pause freezes replica r (docker pause): its connections stay open and its
-// clock stops, as a process stalled by its machine or cut off without a
-// reset is seen from outside.
-func (c *Cluster) Pause(t testing.TB, r *Replica) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if _, err := c.docker.ContainerPause(ctx, r.c.GetContainerID(), client.ContainerPauseOptions{}); err != nil {
-		t.Fatalf("suite: pause %s: %v", r.Name, err)
-	}
-}
-
-// Unpause resumes replica r.
-func (c *Cluster) Unpause(t testing.TB, r *Replica) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if _, err := c.docker.ContainerUnpause(ctx, r.c.GetContainerID(), client.ContainerUnpauseOptions{}); err != nil {
-		t.Fatalf("suite: unpause %s: %v", r.Name, err)
-	}
 }
 
 // sickFor is how long the replica stays sick: longer than the lease TTL plus
