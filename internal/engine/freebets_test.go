@@ -36,9 +36,10 @@ func (f *fakeFreebets) Return(_ context.Context, _ engine.Player, id string) err
 	return nil
 }
 
-// Rule BET-7 BET-4 WIN-4 WIN-16 WIN-17 FB-8 FB-21 AMB-5: a freebet bet carries the
-// grant's id and its full value as amount; its win is type freebet, the complete
-// payout (stake included), and inherits the freebet_id.
+// Rule BET-7 BET-4 WIN-4 WIN-16 WIN-17 WIN-18 FB-8 FB-21 AMB-5: a freebet bet
+// carries the grant's id and its full value as amount; its win is type
+// freebet, the complete payout (stake included), and inherits the freebet_id,
+// the one signal an operator may rely on that the prize is of a freebet.
 func TestFreebetBetAndWin(t *testing.T) {
 	t.Parallel()
 	fb := &fakeFreebets{open: map[string]int64{"camp-7#1": 500}}

@@ -170,9 +170,11 @@ func TestLaunchResponsibleGambling(t *testing.T) {
 	})
 }
 
-// A responsible gambling value out of range or of the wrong type, and a
-// lobby_url or deposit_url the page could not safely navigate to, are refused
-// with 400 INTERNAL_ERROR and a message naming the field; no ticket is issued.
+// Rule GAME-4: a responsible gambling value out of range or of the wrong
+// type, and a lobby_url or deposit_url the page could not safely navigate to,
+// are refused with 400 INTERNAL_ERROR and an error_message that is diagnostic
+// (it names the field, for the operator's logs; the contract says it is not
+// shown to the player); no ticket is issued.
 func TestLaunchRefusesBadControlsAndURLs(t *testing.T) {
 	t.Parallel()
 	eachStore(t, func(t *testing.T, e *env) {
