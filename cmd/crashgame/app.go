@@ -32,22 +32,22 @@ import (
 // app is one installation's running parts: wallet clients, the movement queue,
 // freebets, one engine table per game, the player API and the operator routes.
 type app struct {
-	store     *store.Store
-	logger    *slog.Logger
-	registry  *prometheus.Registry
-	clients   map[string]*wallet.Client
-	queue     *wallet.Queue
-	freebets  *freebets.Service
-	demo      *engine.DemoBank
-	tables    map[string]*engine.Table
-	games     map[string]table.Game // what the player API plays on: the tables, or their replicas in a cluster
-	bus       *cluster.Bus          // nil: one process
-	replicas  []*replica.Table
-	balances  *replica.Balances
-	stopping  atomic.Bool // set at SIGTERM: /readyz answers 503 so that load balancers send no new work
+	store    *store.Store
+	logger   *slog.Logger
+	registry *prometheus.Registry
+	clients  map[string]*wallet.Client
+	queue    *wallet.Queue
+	freebets *freebets.Service
+	demo     *engine.DemoBank
+	tables   map[string]*engine.Table
+	games    map[string]table.Game // what the player API plays on: the tables, or their replicas in a cluster
+	bus      *cluster.Bus          // nil: one process
+	replicas []*replica.Table
+	balances *replica.Balances
+	stopping atomic.Bool // set at SIGTERM: /readyz answers 503 so that load balancers send no new work
 	// health watches, in a cluster, the replica's links to NATS and its
 	// database (set once serve builds it; nil until then and for one process).
-	health atomic.Pointer[replica.Health]
+	health    atomic.Pointer[replica.Health]
 	sessions  *sessions.Service
 	table     *table.Server
 	operators *operatorapi.API

@@ -397,12 +397,12 @@ type crowd struct {
 	answers  map[string]int  // bet answers by status and error code (0: no answer)
 	odd      []string        // the first few answers of 500 or no answer
 	accepted []Bet           // bets the players were told were accepted
-	betTook  []timed // each bet: when it was sent, and how long its answer took
+	betTook  []timed         // each bet: when it was sent, and how long its answer took
 	// cashOut makes every other player bet without an auto-cashout and
 	// cash out at the first flying event of the round (TestClusterReplicaPaused).
 	cashOut  bool
-	cashouts map[string]int  // cashout answers by status and error code
-	cashTook []timed // each cashout: when it was sent, and how long its answer took
+	cashouts map[string]int // cashout answers by status and error code
+	cashTook []timed        // each cashout: when it was sent, and how long its answer took
 }
 
 // timed is one call: when it was sent, and how long its answer took.

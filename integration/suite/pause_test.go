@@ -10,7 +10,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
 )
 
 // TryCashout cashes a bet out from a goroutine while a replica may be frozen:
