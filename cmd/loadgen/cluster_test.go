@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/crashstudio/crashgame/internal/store"
 )
@@ -240,7 +241,8 @@ func TestDrainCheckAsksEveryReplica(t *testing.T) {
 // streams: the next round's betting ends it, and the run still finishes.
 func TestRoundInterruptedByFailover(t *testing.T) {
 	t.Parallel()
-	lg := &loadgen{o: &options{rounds: 3}, crashed: map[string]bool{}, allCrashed: make(chan struct{}), roundTimes: map[string]*roundStat{}}
+	lg := &loadgen{o: &options{rounds: 3}, rec: &recorder{start: time.Now(), by: map[string][]sample{}},
+		crashed: map[string]bool{}, allCrashed: make(chan struct{}), roundTimes: map[string]*roundStat{}}
 	// A round in betting during the set-up is never played, even once the
 	// quiet wait is over: its window was partly spent.
 	if lg.admitRound("r0") {
