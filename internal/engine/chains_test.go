@@ -343,11 +343,16 @@ func TestInterruptedRoundWaitsForTheKeyItWasSealedWith(t *testing.T) {
 		}
 	}
 	third := newHarness(t, dsn) // the key the chain was sealed with
-	third.run()
-	r, err := third.st.Round(ctx, testGame.ID, v.RoundID)
-	if err != nil || r.Status != store.RoundVoid || r.VoidRule != store.VoidFailoverBetting || r.Hash == "" {
-		t.Fatalf("the interrupted round with the old key back: %+v, %v; want it void by the fail-over rule, its hash revealed", r, err)
+	third.start()
+	var r store.RoundRecord
+	waitFor(t, "the interrupted round to be settled with the old key back", func() bool {
+		r, err = third.st.Round(ctx, testGame.ID, v.RoundID)
+		return err == nil && r.Status != store.RoundBetting
+	})
+	if r.Status != store.RoundVoid || r.VoidRule != store.VoidFailoverBetting || r.Hash == "" {
+		t.Fatalf("the interrupted round with the old key back: %+v; want it void by the fail-over rule, its hash revealed", r)
 	}
+	third.waitPhase(engine.PhaseBetting) // and play goes on
 }
 
 // Once a round's betting opens, the database holds nothing its crash point

@@ -129,6 +129,7 @@ var sqliteAddedColumns = map[string]struct{ table, column string }{
 	"0007": {"rounds", "chain_id"},
 	"0011": {"hash_chains", "contribution_rule"},
 	"0012": {"rounds", "voided_at"},
+	"0013": {"hash_chains", "beacon_network"},
 }
 
 // skipAddedColumns returns ms where each migration of sqliteAddedColumns is
