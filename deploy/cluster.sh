@@ -212,6 +212,19 @@ load() {
 	return "$rc"
 }
 
+# await_playing waits until the load tool of pid, writing to log, says its
+# players play; it fails when the tool ends before.
+await_playing() {
+	until grep -q '; playing ' "$2"; do
+		if ! kill -0 "$1" 2>/dev/null; then
+			echo >&2 "cluster: the load tool ended before playing"
+			wait "$1" || true
+			return 1
+		fi
+		sleep 1
+	done
+}
+
 # roll_under_load: `load` in the background, `roll` once its players play,
 # then the load tool's end (its summary). The exit code is the load tool's
 # (1: a money invariant broke), or the roll's when the roll failed.
@@ -221,15 +234,7 @@ roll_under_load() {
 	marks=$(mktemp)
 	(load --rounds "${ROLL_ROUNDS:-30}" --phases "$marks" "$@" 2>&1 | tee "$log") &
 	pid=$!
-	until grep -q '; playing ' "$log"; do
-		if ! kill -0 "$pid" 2>/dev/null; then
-			echo >&2 "cluster: the load tool ended before playing"
-			wait "$pid" || true
-			rm -f "$log"
-			return 1
-		fi
-		sleep 1
-	done
+	await_playing "$pid" "$log" || { rm -f "$log" "$marks"; return 1; }
 	sleep "${ROLL_AFTER:-30}" # rounds played before the roll: the table's first phase
 	echo "[$(date +%T.%3N)] cluster: the load tool plays; rolling game1, game2, game3"
 	# Each line of the roll starts a phase of the load tool's table
@@ -262,15 +267,7 @@ pause_under_load() {
 	marks=$(mktemp)
 	(load --rounds "${PAUSE_ROUNDS:-12}" --addresses "${PAUSE_ADDRESSES:-20}" --phases "$marks" "$@" 2>&1 | tee "$log") &
 	pid=$!
-	until grep -q '; playing ' "$log"; do
-		if ! kill -0 "$pid" 2>/dev/null; then
-			echo >&2 "cluster: the load tool ended before playing"
-			wait "$pid" || true
-			rm -f "$log"
-			return 1
-		fi
-		sleep 1
-	done
+	await_playing "$pid" "$log" || { rm -f "$log" "$marks"; return 1; }
 	trap 'docker unpause "$cid" >/dev/null 2>&1 || true' EXIT
 	sleep "${PAUSE_AFTER:-30}" # rounds played before the pause: the table's first phase
 	echo "[$(date +%T.%3N)] cluster: the load tool plays; pausing $replica for $secs s"

@@ -559,20 +559,7 @@ func TestClusterRollingRestart(t *testing.T) {
 	laneCluster.join(t)
 	c := StartCluster(t, ClusterOptions{})
 	const players = 200
-	ss := make([]*Session, players)
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 8)
-	for i := range ss {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			p := c.NewPlayer(t, "Player "+itoa(int64(i+1)), 100_000)
-			ss[i] = c.EnterAs(t, p)
-		}()
-	}
-	wg.Wait()
+	ss := enterMany(t, c, players)
 	t.Logf("%d players entered through the load balancer (%d session creations answered 429 on the way)", players, c.sessionsLimited.Load())
 	cr := startCrowd(t, ss)
 	defer cr.end() // before the cleanups, also when the test fails
@@ -639,6 +626,27 @@ func TestClusterRollingRestart(t *testing.T) {
 	c.CheckOneLeaderPerRound(t)
 	c.CheckWallet(t, nil)
 	c.Reconcile(t)
+}
+
+// enterMany enters n players with 100,000 cents each through the load
+// balancer, eight at a time.
+func enterMany(t *testing.T, c *Cluster, n int) []*Session {
+	t.Helper()
+	ss := make([]*Session, n)
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 8)
+	for i := range ss {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			p := c.NewPlayer(t, "Player "+itoa(int64(i+1)), 100_000)
+			ss[i] = c.EnterAs(t, p)
+		}()
+	}
+	wg.Wait()
+	return ss
 }
 
 // checkAcceptedKept fails t for every bet a player was told was accepted that

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 )
@@ -47,20 +46,7 @@ func TestClusterReplicaPaused(t *testing.T) {
 	laneCluster.join(t)
 	c := StartCluster(t, ClusterOptions{})
 	const players = 60
-	ss := make([]*Session, players)
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 8)
-	for i := range ss {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			p := c.NewPlayer(t, "Player "+itoa(int64(i+1)), 100_000)
-			ss[i] = c.EnterAs(t, p)
-		}()
-	}
-	wg.Wait()
+	ss := enterMany(t, c, players)
 	cr := startCrowdWith(t, ss, true)
 	defer cr.end()
 	cr.awaitOpen(t, players, time.Minute)

@@ -247,14 +247,7 @@ func TestNewSeedKeyStartsANewChain(t *testing.T) {
 	}
 
 	const newKey = "5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e"
-	key, err := seal.ParseKey(newKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sealer, err := seal.New(key)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sealer := sealerOf(t, newKey)
 	var logs syncBuffer
 	second := newHarnessAdjusted(t, dsn, nil, nil, func(c *engine.Config) {
 		c.Sealer = sealer
@@ -281,14 +274,7 @@ func TestNewSeedKeyStartsANewChain(t *testing.T) {
 	}
 	// No part of either key in the log (KEY-never-logged): 8 hex digits of
 	// the new key, or the fixed key's, would be one.
-	oldKey := hex.EncodeToString(engine.FixedKeyForTest())
-	for _, k := range []string{newKey, oldKey} {
-		for i := 0; i+8 <= len(k); i += 4 {
-			if strings.Contains(out, k[i:i+8]) {
-				t.Fatalf("the log holds part of a key (%s...):\n%s", k[i:i+2], out)
-			}
-		}
-	}
+	noKeyIn(t, out, newKey, hex.EncodeToString(engine.FixedKeyForTest()))
 }
 
 // A round interrupted on a chain whose seed the new key cannot open has its
@@ -309,14 +295,7 @@ func TestInterruptedRoundWaitsForTheKeyItWasSealedWith(t *testing.T) {
 		t.Fatal(err)
 	}
 	const newKey = "6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f"
-	key, err := seal.ParseKey(newKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sealer, err := seal.New(key)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sealer := sealerOf(t, newKey)
 	var logs syncBuffer
 	second := newHarnessAdjusted(t, dsn, nil, nil, func(c *engine.Config) {
 		c.Sealer = sealer
@@ -334,18 +313,12 @@ func TestInterruptedRoundWaitsForTheKeyItWasSealedWith(t *testing.T) {
 		t.Fatalf("last round %d, %v; want no round after %d", seq, err, v.Seq)
 	}
 	out := logs.String()
-	oldKey := hex.EncodeToString(engine.FixedKeyForTest())
-	for _, k := range []string{newKey, oldKey} {
-		for i := 0; i+8 <= len(k); i += 4 {
-			if strings.Contains(out, k[i:i+8]) {
-				t.Fatalf("the log holds part of a key (%s...):\n%s", k[i:i+2], out)
-			}
-		}
-	}
+	noKeyIn(t, out, newKey, hex.EncodeToString(engine.FixedKeyForTest()))
 	third := newHarness(t, dsn) // the key the chain was sealed with
 	third.start()
 	var r store.RoundRecord
 	waitFor(t, "the interrupted round to be settled with the old key back", func() bool {
+		var err error
 		r, err = third.st.Round(ctx, testGame.ID, v.RoundID)
 		return err == nil && r.Status != store.RoundBetting
 	})
@@ -425,4 +398,31 @@ func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// sealerOf is a sealer of the 64 hex digits key.
+func sealerOf(t *testing.T, key string) *seal.Sealer {
+	t.Helper()
+	k, err := seal.ParseKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sealer, err := seal.New(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sealer
+}
+
+// noKeyIn fails t when out holds any 8 consecutive hex digits of a key
+// (KEY-never-logged): no part of a key may be logged.
+func noKeyIn(t *testing.T, out string, keys ...string) {
+	t.Helper()
+	for _, k := range keys {
+		for i := 0; i+8 <= len(k); i += 4 {
+			if strings.Contains(out, k[i:i+8]) {
+				t.Fatalf("the log holds part of a key (%s...):\n%s", k[i:i+2], out)
+			}
+		}
+	}
 }
