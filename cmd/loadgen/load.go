@@ -67,6 +67,7 @@ type loadgen struct {
 	bytesIn     atomic.Int64
 	dropMu      sync.Mutex
 	dropCodes   map[string]int
+	failCauses  map[string]int // failed reopenings by cause (failureCause)
 	droppedN    atomic.Int64
 	// Streams reopened after a drop, and reopenings that failed (each
 	// failure is tried again after a backoff).
@@ -166,7 +167,14 @@ func (lg *loadgen) dropped(cause string) {
 }
 
 func (lg *loadgen) reopened()     { lg.reopenedN.Add(1) }
-func (lg *loadgen) reopenFailed() { lg.reopenFailedN.Add(1) }
+
+// reopenFailed counts a failed reopening by its cause (failureCause).
+func (lg *loadgen) reopenFailed(status int, err error) {
+	lg.reopenFailedN.Add(1)
+	lg.dropMu.Lock()
+	lg.failCauses[failureCause(status, err)]++
+	lg.dropMu.Unlock()
+}
 
 func (lg *loadgen) accepted(roundID string, b *liveBet, sent time.Time) {
 	lg.betsMu.Lock()
@@ -201,7 +209,7 @@ func load(ctx context.Context, o *options, sys *system, stdout io.Writer) (*resu
 	lg := &loadgen{
 		o: o, rec: &recorder{start: time.Now(), by: map[string][]sample{}},
 		crashed: map[string]bool{}, allCrashed: make(chan struct{}), roundTimes: map[string]*roundStat{},
-		dropCodes: map[string]int{}, acceptedIDs: map[string]*liveBet{}, paidIDs: map[string]int64{}, autoIDs: map[string]bool{},
+		dropCodes: map[string]int{}, failCauses: map[string]int{}, acceptedIDs: map[string]*liveBet{}, paidIDs: map[string]int64{}, autoIDs: map[string]bool{},
 	}
 	res := &result{Config: o.view(), Machine: machine()}
 	admin := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: o.setupConc}}

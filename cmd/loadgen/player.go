@@ -12,8 +12,10 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
+	"os"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/coder/websocket"
@@ -309,7 +311,7 @@ func (p *player) play(ctx context.Context, opened chan<- error) {
 	backoff := time.Second
 	var droppedAt time.Time // when the stream being replaced dropped
 	for first := true; ; first = false {
-		conn, err := p.dial(ctx)
+		conn, status, err := p.dial(ctx)
 		if first {
 			opened <- err
 			if err != nil {
@@ -319,7 +321,7 @@ func (p *player) play(ctx context.Context, opened chan<- error) {
 			if ctx.Err() != nil {
 				return
 			}
-			p.lg.reopenFailed()
+			p.lg.reopenFailed(status, err)
 			if !sleep(ctx, backoff) {
 				return
 			}
@@ -363,25 +365,56 @@ func sleep(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-// dial opens a stream and sends its hello.
-func (p *player) dial(ctx context.Context) (*websocket.Conn, error) {
+// dial opens a stream and sends its hello. status is the handshake's HTTP
+// status when one came back (0 otherwise).
+func (p *player) dial(ctx context.Context) (conn *websocket.Conn, status int, err error) {
 	o := p.lg.o
 	wsURL := "ws" + strings.TrimPrefix(o.url, "http") + "/api/v1/stream"
 	hdr := http.Header{"Origin": []string{o.url}}
 	p.g.header(hdr)
 	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	conn, _, err := websocket.Dial(dctx, wsURL, &websocket.DialOptions{HTTPClient: p.g.stream, HTTPHeader: hdr})
+	conn, resp, err := websocket.Dial(dctx, wsURL, &websocket.DialOptions{HTTPClient: p.g.stream, HTTPHeader: hdr})
+	if resp != nil {
+		status = resp.StatusCode
+	}
 	if err != nil {
-		return nil, err
+		return nil, status, err
 	}
 	conn.SetReadLimit(1 << 22)
 	hello, _ := json.Marshal(map[string]string{"type": "hello", "session": p.session})
 	if err := conn.Write(ctx, websocket.MessageText, hello); err != nil {
 		conn.CloseNow()
-		return nil, err
+		return nil, status, err
 	}
-	return conn, nil
+	return conn, status, nil
+}
+
+// failureCause names why a stream could not be opened, for the report: the
+// handshake's HTTP status when the server answered with one, else how the
+// connection failed.
+func failureCause(status int, err error) string {
+	var op *net.OpError
+	switch {
+	case status != 0 && status != http.StatusSwitchingProtocols:
+		return fmt.Sprint(status)
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, os.ErrDeadlineExceeded):
+		return "timeout"
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "refused"
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
+		return "reset"
+	case errors.Is(err, syscall.EADDRNOTAVAIL), errors.Is(err, syscall.EADDRINUSE):
+		return "no local port"
+	case errors.Is(err, syscall.EMFILE), errors.Is(err, syscall.ENFILE):
+		return "no file descriptor"
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return "eof"
+	case errors.As(err, &op):
+		return "other: " + op.Op + " " + op.Err.Error()
+	default:
+		return "other: " + err.Error()
+	}
 }
 
 // read handles the stream's messages until it ends, and says why it ended

@@ -2,9 +2,15 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"io"
 	"maps"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"syscall"
 	"testing"
 	"time"
 
@@ -42,7 +48,7 @@ func TestPlayerReopensStream(t *testing.T) {
 
 	lg := &loadgen{
 		o:   &options{url: srv.URL, silence: 200 * time.Millisecond},
-		rec: &recorder{start: time.Now(), by: map[string][]sample{}}, dropCodes: map[string]int{},
+		rec: &recorder{start: time.Now(), by: map[string][]sample{}}, dropCodes: map[string]int{}, failCauses: map[string]int{},
 		crashed: map[string]bool{}, roundTimes: map[string]*roundStat{},
 	}
 	p := &player{session: "ps_test", g: newGroup(0, 1, true), lg: lg}
@@ -92,5 +98,32 @@ func TestRefusals(t *testing.T) {
 	want := map[string]int{"409 BETTING_CLOSED": 3, "503 TABLE_UNAVAILABLE": 2, "error": 1}
 	if !maps.Equal(got, want) {
 		t.Fatalf("refusals = %v, want %v", got, want)
+	}
+}
+
+// A failed reopening is counted by what stopped it, so a run that cannot get
+// its players back says whether the server refused them (an HTTP status) or
+// the connection never reached it.
+func TestFailureCause(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		status int
+		err    error
+		want   string
+	}{
+		{http.StatusTooManyRequests, errors.New("expected handshake response status code 101 but got 429"), "429"},
+		{http.StatusServiceUnavailable, errors.New("got 503"), "503"},
+		{0, fmt.Errorf("dial: %w", context.DeadlineExceeded), "timeout"},
+		{0, &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}, "refused"},
+		{0, &net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", syscall.ECONNRESET)}, "reset"},
+		{0, &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.EADDRNOTAVAIL)}, "no local port"},
+		{0, &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("socket", syscall.EMFILE)}, "no file descriptor"},
+		{0, fmt.Errorf("failed to WebSocket dial: %w", io.EOF), "eof"},
+		{0, &net.OpError{Op: "dial", Net: "tcp", Err: errors.New("no route")}, "other: dial no route"},
+		{0, errors.New("something else"), "other: something else"},
+	} {
+		if got := failureCause(tt.status, tt.err); got != tt.want {
+			t.Errorf("failureCause(%d, %v) = %q, want %q", tt.status, tt.err, got, tt.want)
+		}
 	}
 }

@@ -58,6 +58,10 @@ type result struct {
 		CloseCodes   map[string]int `json:"dropped_close_codes"`
 		Reopened     int64          `json:"reopened"`
 		ReopenFailed int64          `json:"reopen_failed"`
+		// FailCauses counts the failed reopenings by cause: the handshake's
+		// HTTP status ("429"), or how the connection failed ("timeout",
+		// "refused", "reset", "eof", "no local port", "other: ...").
+		FailCauses map[string]int `json:"reopen_failed_causes"`
 		// Reconnect times each reconnection: from the drop, as the player
 		// noticed it (a close, or --silence without a message), to its new
 		// stream open, failed attempts and backoffs included.
@@ -206,6 +210,7 @@ func (lg *loadgen) summarise(res *result) {
 	res.StoppedBy = lg.interruptedBy
 	lg.dropMu.Lock()
 	res.Stream.CloseCodes = maps.Clone(lg.dropCodes)
+	res.Stream.FailCauses = maps.Clone(lg.failCauses)
 	lg.dropMu.Unlock()
 
 	// Per second.
@@ -338,8 +343,12 @@ func printSummary(w io.Writer, res *result) {
 	}
 	fmt.Fprintf(w, "players %d (streams %d, dropped %d), rounds %d (%d void: no crash seen, a new round began)\n",
 		res.Config["players"], res.Stream.Opened, res.Stream.Dropped, len(res.Bets.Rounds), len(res.Bets.Interrupted))
-	fmt.Fprintf(w, "streams: %d dropped by cause %v; %d reopened, %d reopenings failed (tried again)\n",
+	fmt.Fprintf(w, "streams: %d dropped by cause %v; %d reopened, %d reopenings failed (tried again)",
 		res.Stream.Dropped, res.Stream.CloseCodes, res.Stream.Reopened, res.Stream.ReopenFailed)
+	if len(res.Stream.FailCauses) > 0 {
+		fmt.Fprintf(w, " by cause %v", res.Stream.FailCauses)
+	}
+	fmt.Fprintln(w)
 	if r := res.Stream.Reconnect; r.N > 0 {
 		fmt.Fprintf(w, "reconnections: %d, from the drop noticed to the new stream open p50 %.0f p99 %.0f p99.9 %.0f max %.0f ms\n",
 			r.N, r.P50, r.P99, r.P999, r.Max)
