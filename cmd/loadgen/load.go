@@ -166,7 +166,7 @@ func (lg *loadgen) dropped(cause string) {
 	lg.dropMu.Unlock()
 }
 
-func (lg *loadgen) reopened()     { lg.reopenedN.Add(1) }
+func (lg *loadgen) reopened() { lg.reopenedN.Add(1) }
 
 // reopenFailed counts a failed reopening by its cause (failureCause).
 func (lg *loadgen) reopenFailed(status int, err error) {
