@@ -1,0 +1,568 @@
+package leadership
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// The settings of every test: a 2 s lease renewed every 500 ms, whose
+// holder's deadline is 1.75 s after the statement that took or renewed it.
+const (
+	ttl   = 2 * time.Second
+	renew = 500 * time.Millisecond
+	retry = 250 * time.Millisecond
+	grace = ttl - ttl/8 // what a term's deadline leaves of the TTL
+)
+
+var t0 = time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+
+// fakeClock moves only when the test says so.
+type fakeClock struct {
+	mu      sync.Mutex
+	now     time.Time
+	waiters []waiter
+}
+
+type waiter struct {
+	at time.Time
+	ch chan time.Time
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) After(d time.Duration) <-chan time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.until(c.now.Add(d))
+}
+
+// Until fires once the clock reaches at: the elector asks for a moment, so
+// that a test moving the clock meanwhile does not shift it.
+func (c *fakeClock) Until(at time.Time) <-chan time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.until(at)
+}
+
+func (c *fakeClock) until(at time.Time) <-chan time.Time {
+	ch := make(chan time.Time, 1)
+	if !at.After(c.now) {
+		ch <- c.now
+		return ch
+	}
+	c.waiters = append(c.waiters, waiter{at: at, ch: ch})
+	return ch
+}
+
+// Set moves the clock to at, firing every timer due by then.
+func (c *fakeClock) Set(at time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = at
+	keep := c.waiters[:0]
+	for _, w := range c.waiters {
+		if w.at.After(at) {
+			keep = append(keep, w)
+			continue
+		}
+		w.ch <- at
+	}
+	c.waiters = keep
+}
+
+// call is one statement of the elector, waiting for the test's answer.
+type call struct {
+	op    string // acquire, renew
+	epoch int64  // renew's
+	at    time.Time
+	ctx   context.Context
+	reply chan answer
+}
+
+type answer struct {
+	epoch int64
+	ok    bool
+	err   error
+}
+
+// fakeStore hands each acquisition and renewal to the test (calls) and waits
+// for its answer, or for the statement's context (a renewal's ends at its
+// bound on the fake clock); releases are recorded.
+type fakeStore struct {
+	clock    *fakeClock
+	calls    chan *call
+	released chan int64
+	closed   chan struct{}
+}
+
+func (s *fakeStore) ask(ctx context.Context, op string, epoch int64) answer {
+	c := &call{op: op, epoch: epoch, at: s.clock.Now(), ctx: ctx, reply: make(chan answer, 1)}
+	select {
+	case s.calls <- c:
+	case <-s.closed:
+		return answer{err: errors.New("closed")}
+	}
+	select {
+	case a := <-c.reply:
+		return a
+	case <-ctx.Done():
+		return answer{err: ctx.Err()}
+	case <-s.closed:
+		return answer{err: errors.New("closed")}
+	}
+}
+
+func (s *fakeStore) AcquireLease(ctx context.Context, name, holder string, ttl time.Duration) (int64, bool, error) {
+	a := s.ask(ctx, "acquire", 0)
+	return a.epoch, a.ok, a.err
+}
+
+func (s *fakeStore) RenewLease(ctx context.Context, name, holder string, epoch int64, ttl time.Duration) (bool, error) {
+	a := s.ask(ctx, "renew", epoch)
+	return a.ok, a.err
+}
+
+func (s *fakeStore) ReleaseLease(ctx context.Context, name, holder string, epoch int64) error {
+	s.released <- epoch
+	return nil
+}
+
+type harness struct {
+	t      *testing.T
+	clock  *fakeClock
+	store  *fakeStore
+	e      *Elector
+	sub    *Subscription
+	able   atomic.Bool
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// newHarness runs an elector on a fake clock and store, with a subscriber.
+func newHarness(t *testing.T) *harness {
+	t.Helper()
+	clock := &fakeClock{now: t0}
+	h := &harness{t: t, clock: clock, done: make(chan struct{}),
+		store: &fakeStore{clock: clock, calls: make(chan *call), released: make(chan int64, 16), closed: make(chan struct{})}}
+	h.able.Store(true)
+	h.e = New("game-1", h.store, Settings{Holder: "me", TTL: ttl, Renew: renew, Retry: retry, Clock: clock, Able: h.able.Load},
+		slog.New(slog.NewTextHandler(io.Discard, nil)))
+	h.sub = h.e.Subscribe()
+	if n := h.notification(); n.Leading() {
+		t.Fatalf("leading before running: epoch %d", n.Epoch())
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	h.cancel = cancel
+	go func() { defer close(h.done); h.e.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		close(h.store.closed)
+		<-h.done
+	})
+	return h
+}
+
+// wait is how long the test waits for the elector, in real time (a guard,
+// not a speed check).
+const wait = 5 * time.Second
+
+// next is the elector's next statement.
+func (h *harness) next(op string) *call {
+	h.t.Helper()
+	select {
+	case c := <-h.store.calls:
+		if c.op != op {
+			h.t.Fatalf("the elector's next statement: %s at %s, want %s", c.op, c.at.Sub(t0), op)
+		}
+		return c
+	case <-time.After(wait):
+		h.t.Fatalf("no %s", op)
+		return nil
+	}
+}
+
+// quiet checks that the elector makes no statement for a while of real time.
+func (h *harness) quiet(what string) {
+	h.t.Helper()
+	select {
+	case c := <-h.store.calls:
+		h.t.Fatalf("%s: the elector made a statement: %s at %s", what, c.op, c.at.Sub(t0))
+	case <-time.After(30 * time.Millisecond):
+	}
+}
+
+func (h *harness) notification() Notification {
+	h.t.Helper()
+	select {
+	case n := <-h.sub.C():
+		return n
+	case <-time.After(wait):
+		h.t.Fatal("no announcement")
+		return Notification{}
+	}
+}
+
+func (h *harness) released() int64 {
+	h.t.Helper()
+	select {
+	case epoch := <-h.store.released:
+		return epoch
+	case <-time.After(wait):
+		h.t.Fatal("no release")
+		return 0
+	}
+}
+
+// lead takes the lease at epoch at the current time and returns the term.
+func (h *harness) lead(epoch int64) *Term {
+	h.t.Helper()
+	h.next("acquire").reply <- answer{epoch: epoch, ok: true}
+	n := h.notification()
+	if n.Epoch() != epoch || !h.e.Leading() || h.e.Epoch() != epoch {
+		h.t.Fatalf("announced epoch %d, elector at %d (leading %t), want %d", n.Epoch(), h.e.Epoch(), h.e.Leading(), epoch)
+	}
+	return n.Term
+}
+
+// notLeading checks the announcement of the end of term.
+func (h *harness) notLeading(term *Term) {
+	h.t.Helper()
+	if n := h.notification(); n.Leading() {
+		h.t.Fatalf("announced epoch %d, want not leading", n.Epoch())
+	}
+	select {
+	case <-term.Done():
+	default:
+		h.t.Fatal("the term's Done is open after its end")
+	}
+	if h.e.Leading() || term.Live() || term.Context().Err() == nil {
+		h.t.Fatalf("after the term's end: elector leading %t, term live %t, context %v", h.e.Leading(), term.Live(), term.Context().Err())
+	}
+}
+
+// eventually waits for cond in real time.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for end := time.Now().Add(wait); !cond(); time.Sleep(time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatalf("never: %s", what)
+		}
+	}
+}
+
+// A process takes the lease once it is free, trying every Retry; the term
+// announced carries the epoch, and its deadline is the TTL less an eighth
+// counted from just before the statement that took it.
+func TestAcquire(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	first := h.next("acquire")
+	if !first.at.Equal(t0) {
+		t.Fatalf("first attempt at %s, want at once", first.at.Sub(t0))
+	}
+	first.reply <- answer{} // another holder's lease is live
+	h.quiet("before Retry")
+	h.clock.Set(t0.Add(retry - time.Nanosecond))
+	h.quiet("before Retry")
+	h.clock.Set(t0.Add(retry))
+	term := h.lead(7)
+	if want := t0.Add(retry + grace); !term.Deadline().Equal(want) || !term.Live() {
+		t.Fatalf("deadline %s, live %t; want %s after t0", term.Deadline().Sub(t0), term.Live(), want.Sub(t0))
+	}
+	// A late subscriber is told the term at once.
+	late := h.e.Subscribe()
+	defer late.Stop()
+	if n := <-late.C(); n.Epoch() != 7 {
+		t.Fatalf("a late subscriber is told epoch %d", n.Epoch())
+	}
+}
+
+// An acquisition that fails is tried again every Retry.
+func TestAcquireFailsRetries(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.next("acquire").reply <- answer{err: errors.New("database away")}
+	h.clock.Set(t0.Add(retry))
+	h.lead(1)
+}
+
+// A renewal that lands moves the deadline to the TTL less an eighth counted
+// from just before its statement, however long its answer took; a renewal
+// that fails is tried again at the next tick while the term is live.
+func TestRenew(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		took time.Duration // how long the renewal's answer takes
+		err  error         // its first attempt's error
+	}{
+		{name: "fast"},
+		{name: "slow answer", took: 900 * time.Millisecond},
+		{name: "failed, then renewed", err: errors.New("database away")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t)
+			term := h.lead(1)
+			h.clock.Set(t0.Add(renew))
+			c := h.next("renew")
+			if c.epoch != 1 || !c.at.Equal(t0.Add(renew)) {
+				t.Fatalf("renewal of epoch %d at %s, want epoch 1 at %s", c.epoch, c.at.Sub(t0), renew)
+			}
+			start := c.at
+			if tt.err != nil {
+				c.reply <- answer{err: tt.err}
+				h.clock.Set(t0.Add(2 * renew))
+				c = h.next("renew")
+				start = c.at
+			}
+			h.clock.Set(start.Add(tt.took))
+			c.reply <- answer{ok: true}
+			want := start.Add(grace)
+			eventually(t, "the deadline moves to "+want.Sub(t0).String(), func() bool { return term.Deadline().Equal(want) })
+			if !term.Live() || !h.e.Leading() {
+				t.Fatal("a renewed term is over")
+			}
+		})
+	}
+}
+
+// A lease taken over (the renewal finds another holder or epoch) ends the
+// term at once: Done closes, its context ends, and not leading is announced.
+func TestLoseToAnotherHolder(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	term := h.lead(1)
+	h.clock.Set(t0.Add(renew))
+	h.next("renew").reply <- answer{ok: false}
+	h.notLeading(term)
+	// Others go first: the next attempt is a Retry later.
+	h.quiet("after the loss")
+	h.clock.Set(t0.Add(renew + retry))
+	h.lead(3)
+}
+
+// A renewal that cannot land before the term's deadline ends the term at
+// the deadline, an eighth of the TTL before the database may let another
+// holder take the lease, whether the statement hangs or keeps failing.
+func TestSlowRenewStepsDownBeforeExpiry(t *testing.T) {
+	t.Parallel()
+	end := t0.Add(grace)
+	tests := []struct {
+		name  string
+		stuck func(t *testing.T, h *harness, term *Term) // the renewals until the deadline
+	}{
+		{name: "hangs", stuck: func(t *testing.T, h *harness, term *Term) {
+			h.clock.Set(t0.Add(renew))
+			c := h.next("renew")
+			// A renewal is bounded by half of the TTL and what is left of
+			// the term.
+			bound := t0.Add(renew + ttl/2)
+			h.clock.Set(bound.Add(-time.Nanosecond))
+			if !term.Live() || c.ctx.Err() != nil {
+				t.Fatalf("before its bound: term live %t, renewal %v", term.Live(), c.ctx.Err())
+			}
+			h.clock.Set(bound)
+			// The ticks missed meanwhile: one renewal at once, bounded by
+			// the deadline.
+			next := h.next("renew")
+			if c.ctx.Err() == nil || !next.at.Equal(bound) {
+				t.Fatalf("the first renewal's context %v; the next at %s, want at %s", c.ctx.Err(), next.at.Sub(t0), bound.Sub(t0))
+			}
+		}},
+		{name: "fails", stuck: func(t *testing.T, h *harness, term *Term) {
+			for at := t0.Add(renew); at.Before(end); at = at.Add(renew) {
+				h.clock.Set(at)
+				h.next("renew").reply <- answer{err: errors.New("database away")}
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t)
+			term := h.lead(1)
+			tt.stuck(t, h, term)
+			h.clock.Set(end.Add(-time.Nanosecond))
+			if !term.Live() || !h.e.Leading() {
+				t.Fatal("the term ended before its deadline")
+			}
+			h.clock.Set(end)
+			if term.Live() {
+				t.Fatal("the term is live at its deadline")
+			}
+			h.notLeading(term)
+		})
+	}
+}
+
+// A process that cannot lead (cut off from the cluster) takes no lease and
+// renews none: its term runs out at its deadline.
+func TestNotAble(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	term := h.lead(1)
+	h.able.Store(false)
+	for at := t0.Add(renew); at.Before(t0.Add(grace)); at = at.Add(renew) {
+		h.clock.Set(at)
+		h.quiet("renewing while not able")
+	}
+	h.clock.Set(t0.Add(grace))
+	h.notLeading(term)
+	h.clock.Set(t0.Add(grace + 4*retry))
+	h.quiet("taking the lease while not able")
+	h.able.Store(true)
+	h.clock.Set(t0.Add(grace + 5*retry))
+	h.lead(2)
+}
+
+// A lease whose taking answered after the term's deadline (a database stall)
+// is released at once and never announced: no ended term is led. The next
+// attempt, due a Retry after the slow one began, is made at once and leads.
+func TestSlowAcquireLeadsNoEndedTerm(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	c := h.next("acquire")
+	h.clock.Set(t0.Add(grace))
+	c.reply <- answer{epoch: 4, ok: true}
+	if epoch := h.released(); epoch != 4 {
+		t.Fatalf("released epoch %d, want 4", epoch)
+	}
+	select {
+	case n := <-h.sub.C():
+		t.Fatalf("announced %+v for a term over before it was taken", n)
+	default:
+	}
+	if h.e.Leading() {
+		t.Fatal("leading an ended term")
+	}
+	h.lead(5)
+}
+
+// Release (a hand-over at a round boundary) ends the term and gives the
+// lease up at its epoch; End gives it up to its expiry. Either way the
+// elector lets the others try first: its next attempt is a Retry later.
+func TestReleaseAndEnd(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		end     func(*Term)
+		release bool
+	}{
+		{name: "release", end: func(t *Term) { t.Release(context.Background()) }, release: true},
+		{name: "end", end: (*Term).End},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t)
+			term := h.lead(1)
+			h.clock.Set(t0.Add(100 * time.Millisecond))
+			tt.end(term)
+			h.notLeading(term)
+			if tt.release {
+				if epoch := h.released(); epoch != 1 {
+					t.Fatalf("released epoch %d, want 1", epoch)
+				}
+			}
+			h.clock.Set(t0.Add(100*time.Millisecond + retry - time.Nanosecond))
+			h.quiet("before Retry after the term's end")
+			select {
+			case epoch := <-h.store.released:
+				t.Fatalf("released epoch %d more", epoch)
+			default:
+			}
+			h.clock.Set(t0.Add(100*time.Millisecond + retry))
+			h.lead(2)
+			tt.end(term) // ending an ended term again changes nothing
+			if h.e.Epoch() != 2 {
+				t.Fatalf("epoch %d after ending the old term again, want 2", h.e.Epoch())
+			}
+		})
+	}
+}
+
+// When Run's context ends, a term still held ends and its lease is released.
+func TestRunEndReleases(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	term := h.lead(9)
+	h.cancel()
+	h.notLeading(term)
+	if epoch := h.released(); epoch != 9 {
+		t.Fatalf("released epoch %d, want 9", epoch)
+	}
+	select {
+	case <-h.done:
+	case <-time.After(wait):
+		t.Fatal("Run did not return")
+	}
+}
+
+// Bound ends a write's context at the term's deadline, on the elector's
+// clock.
+func TestBound(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	term := h.lead(1)
+	ctx, cancel := term.Bound(context.Background())
+	defer cancel()
+	h.clock.Set(t0.Add(grace - time.Nanosecond))
+	if ctx.Err() != nil {
+		t.Fatal("ended before the deadline")
+	}
+	h.clock.Set(t0.Add(grace))
+	eventually(t, "the bound context ends at the deadline", func() bool { return ctx.Err() != nil })
+	if !errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
+		t.Fatalf("cause %v", context.Cause(ctx))
+	}
+}
+
+// A subscriber that does not read never holds the elector up, and finds the
+// latest state when it reads.
+func TestSubscriberLagging(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	lagging := h.e.Subscribe()
+	defer lagging.Stop()
+	term := h.lead(1)
+	term.End()
+	h.notLeading(term)
+	h.clock.Set(t0.Add(retry))
+	second := h.lead(2)
+	n := <-lagging.C()
+	if n.Epoch() == 0 {
+		// Read while the elector was still announcing epoch 2 (to h.sub
+		// first): the latest announcement follows.
+		n = <-lagging.C()
+	}
+	if n.Epoch() != 2 {
+		t.Fatalf("a lagging subscriber reads epoch %d, want the latest, 2", n.Epoch())
+	}
+	select {
+	case n := <-lagging.C():
+		t.Fatalf("a lagging subscriber reads %+v after the latest", n)
+	default:
+	}
+	lagging.Stop()
+	second.End() // announced to the others only
+	if n := h.notification(); n.Leading() {
+		t.Fatal("still leading")
+	}
+	select {
+	case n := <-lagging.C():
+		t.Fatalf("a stopped subscription received %+v", n)
+	default:
+	}
+}

@@ -1,0 +1,79 @@
+package leadership
+
+import (
+	"context"
+	"sync/atomic"
+	"time"
+)
+
+// Term is one term of leadership: the lease held at one fencing epoch, from
+// its taking until it is lost or its owner ends it.
+type Term struct {
+	e      *Elector
+	epoch  int64
+	since  time.Time // the start of the statement that took the lease
+	ended  time.Time // when it ended (Elector.end): written once, before cancel
+	ctx    context.Context
+	cancel context.CancelFunc
+	// until is the term's deadline, in Unix nanoseconds of the elector's
+	// clock: each renewal moves it; nothing of the term may begin at or
+	// after it (Live).
+	until atomic.Int64
+}
+
+func newTerm(ctx context.Context, e *Elector, epoch int64, since time.Time) *Term {
+	t := &Term{e: e, epoch: epoch, since: since}
+	t.ctx, t.cancel = context.WithCancel(ctx)
+	t.until.Store(deadline(since, e.set.TTL).UnixNano())
+	return t
+}
+
+// Epoch is the term's fencing epoch: every transaction of the term checks
+// that the lease still has it.
+func (t *Term) Epoch() int64 { return t.epoch }
+
+// Done is closed once the term is over: its lease was lost or may be (a
+// renewal could not land in time), or its owner ended it.
+func (t *Term) Done() <-chan struct{} { return t.ctx.Done() }
+
+// Context ends with the term: what the term started that must stop once
+// another process may lead (a /bet still being attempted) runs in it.
+func (t *Term) Context() context.Context { return t.ctx }
+
+// Deadline is the term's own deadline as last renewed: the TTL counted from
+// just before the statement that took or renewed the lease, less an eighth.
+func (t *Term) Deadline() time.Time { return time.Unix(0, t.until.Load()) }
+
+// Live reports whether the term may still begin a write: it is not over and
+// its deadline has not passed. The deadline is read here rather than left to
+// Done: the elector's expiry may fire after a write began.
+func (t *Term) Live() bool {
+	select {
+	case <-t.ctx.Done():
+		return false
+	default:
+	}
+	return t.e.clock.Now().Before(t.Deadline())
+}
+
+// Bound is ctx ending at the term's deadline as it is now, for a write that
+// must not commit after it (it may still commit before, under the fence).
+func (t *Term) Bound(ctx context.Context) (context.Context, context.CancelFunc) {
+	return withDeadline(ctx, t.e.clock, t.Deadline())
+}
+
+// End ends the term without giving the lease up (it was lost, or the
+// owner's writes were fenced): this process stops saying it leads and
+// renews it no more. Idempotent.
+func (t *Term) End() { t.e.end(t) }
+
+// Release ends the term and releases its lease at its epoch, so that the
+// next taking, this process's or another's, need not wait for the database
+// to expire it: a hand-over at a round boundary, or a term found over before
+// its owner used it to the end. Commit what the term queued first. A release
+// that fails (the database is away) is logged and left to the lease's own
+// expiry.
+func (t *Term) Release(ctx context.Context) {
+	t.End()
+	t.e.release(ctx, t.epoch)
+}
