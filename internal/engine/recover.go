@@ -16,6 +16,40 @@ type Recovery struct {
 	Rounds     int // interrupted rounds settled (each is now void)
 	CashedOut  int // auto-cashouts paid at their target
 	RolledBack int // bets refunded through /rollback (a demo bet: in its record only)
+	// Settled is every bet moved, as its player now sees it: announced to the
+	// bet's session (announce) once the transaction that moved it committed.
+	Settled []SettledBet
+}
+
+// SettledBet is a bet a recovery moved, and the session it belongs to.
+type SettledBet struct {
+	Session []byte
+	Bet     BetView
+}
+
+func (r *Recovery) add(o Recovery) {
+	r.Rounds += o.Rounds
+	r.CashedOut += o.CashedOut
+	r.RolledBack += o.RolledBack
+	r.Settled = append(r.Settled, o.Settled...)
+}
+
+// settledView is stored bet b as it reads after its move to status.
+func settledView(b store.BetRecord, status string, at store.Millis, multiplier int64, payout *int64) SettledBet {
+	b.Status, b.SettledAt, b.Multiplier, b.Payout = status, at, multiplier, payout
+	return SettledBet{Session: b.SessionHash, Bet: viewOf(b)}
+}
+
+// announce tells each settled bet's session what became of it (a `bet`
+// event on its streams, wherever they are open): a bet whose answer was lost
+// in a fail-over is then shown refunded, or paid at its auto-cashout, without
+// waiting for the page to read My bets again. Call it only after the
+// transaction that settled them committed.
+func (t *Table) announce(r Recovery) {
+	for _, s := range r.Settled {
+		v := s.Bet
+		t.events.Send(s.Session, &Event{Type: EventBet, Bet: &v})
+	}
 }
 
 // Recover settles what a table left unfinished, under the lease: at the start
@@ -41,7 +75,8 @@ type Recovery struct {
 // again settles nothing twice. Demo bets are settled the same way in their
 // records and queue nothing. Recover only writes the database: it tells no
 // stream and credits no demo balance, since the caller's transaction may
-// still fail after it returns.
+// still fail after it returns; the caller announces the Recovery's Settled
+// bets (announce) once that transaction committed.
 func (t *Table) Recover(ctx context.Context) (Recovery, error) {
 	return t.settleUnfinished(ctx, "")
 }
@@ -66,9 +101,7 @@ func (t *Table) settleUnfinished(ctx context.Context, plannedStop string) (Recov
 		if err != nil {
 			return total, fmt.Errorf("engine: recover %s: settle round %s: %w", t.game.ID, id, err)
 		}
-		total.Rounds += r.Rounds
-		total.CashedOut += r.CashedOut
-		total.RolledBack += r.RolledBack
+		total.add(r)
 	}
 	// Bets left pending in rounds that did finish (a commit failed after the
 	// crash).
@@ -76,12 +109,13 @@ func (t *Table) settleUnfinished(ctx context.Context, plannedStop string) (Recov
 	if err != nil {
 		return total, fmt.Errorf("engine: recover %s: pending bets: %w", t.game.ID, err)
 	}
-	n, err := t.rollBackOrphans(ctx, pending, reasonPendingAfterRound)
+	orphans, err := t.rollBackOrphans(ctx, pending, reasonPendingAfterRound)
 	if err != nil {
 		return total, fmt.Errorf("engine: recover %s: %w", t.game.ID, err)
 	}
-	total.RolledBack += n
-	if total != (Recovery{}) {
+	total.RolledBack += len(orphans)
+	total.Settled = append(total.Settled, orphans...)
+	if total.Rounds+total.CashedOut+total.RolledBack > 0 {
 		t.logger.Warn("recovered an interrupted table", "rounds_settled", total.Rounds,
 			"bets_cashed_out", total.CashedOut, "bets_rolled_back", total.RolledBack)
 		t.notifyQueue()
@@ -119,15 +153,18 @@ func (t *Table) settleInterrupted(ctx context.Context, id string, planned bool) 
 		}
 		for _, b := range bets {
 			p := Player{Session: b.SessionHash, Operator: b.Operator, PlayerID: b.PlayerID, Token: b.Token, Currency: b.Currency, Demo: b.Demo}
-			status, err := t.settleOrphan(ctx, r, b, p, now)
+			moved, err := t.settleOrphan(ctx, r, b, p, now)
 			switch {
 			case err != nil:
 				return err
-			case status == StatusCashedOut:
+			case moved == nil:
+				continue
+			case moved.Bet.Status == StatusCashedOut:
 				out.CashedOut++
-			case status == StatusVoid:
+			case moved.Bet.Status == StatusVoid:
 				out.RolledBack++
 			}
+			out.Settled = append(out.Settled, *moved)
 		}
 		out.Rounds = 1
 		rule := store.VoidFailoverBetting
@@ -151,8 +188,8 @@ func (t *Table) settleInterrupted(ctx context.Context, id string, planned bool) 
 
 // settleOrphan applies the fail-over rule to bet b of the interrupted round r,
 // from the status it was read in, inside the round's transaction. It returns
-// the status it moved the bet to, or "" when the bet was settled meanwhile.
-func (t *Table) settleOrphan(ctx context.Context, r store.RoundRecord, b store.BetRecord, p Player, now time.Time) (string, error) {
+// the bet as it now reads, or nil when it was settled meanwhile.
+func (t *Table) settleOrphan(ctx context.Context, r store.RoundRecord, b store.BetRecord, p Player, now time.Time) (*SettledBet, error) {
 	at := store.MillisOf(now)
 	flew := r.Status == store.RoundFlying
 	if b.Status == StatusAccepted && flew && b.AutoCashout != 0 && b.AutoCashout <= r.CrashPoint {
@@ -161,12 +198,13 @@ func (t *Table) settleOrphan(ctx context.Context, r store.RoundRecord, b store.B
 		payout := round.Payout(b.Amount, b.AutoCashout, t.maxWin(b))
 		ok, err := t.store.MoveBet(ctx, b.ID, b.Status, StatusCashedOut, store.BetChange{SettledAt: at, Multiplier: b.AutoCashout, Payout: &payout})
 		if err != nil || !ok {
-			return "", err
+			return nil, err
 		}
+		moved := settledView(b, StatusCashedOut, at, b.AutoCashout, &payout)
 		if b.Demo {
-			return StatusCashedOut, nil
+			return &moved, nil
 		}
-		return StatusCashedOut, t.enqueue(ctx, winMovement(b, payout), now)
+		return &moved, t.enqueue(ctx, winMovement(b, payout), now)
 	}
 	reason := reasonInterruptedPending
 	switch {
@@ -177,9 +215,10 @@ func (t *Table) settleOrphan(ctx context.Context, r store.RoundRecord, b store.B
 	}
 	ok, err := t.store.MoveBet(ctx, b.ID, b.Status, StatusVoid, store.BetChange{SettledAt: at})
 	if err != nil || !ok {
-		return "", err
+		return nil, err
 	}
-	return StatusVoid, t.queueRollback(ctx, b, p, reason)
+	moved := settledView(b, StatusVoid, at, 0, nil)
+	return &moved, t.queueRollback(ctx, b, p, reason)
 }
 
 // maxWin is the payout cap of a bet's currency for its operator, as PlaceBet
@@ -206,30 +245,31 @@ func (t *Table) sweepPending(ctx context.Context, epoch int64, currentRound stri
 	if len(bets) == 0 {
 		return
 	}
-	var n int
+	var moved []SettledBet
 	err = t.fenced(ctx, epoch, func(ctx context.Context) error {
-		n, err = t.rollBackOrphans(ctx, bets, reasonPendingAfterRound)
+		moved, err = t.rollBackOrphans(ctx, bets, reasonPendingAfterRound)
 		return err
 	})
 	if err != nil {
 		t.logger.Warn("sweeping pending bets failed", "err", err)
 		return
 	}
-	t.logger.Warn("pending bets of earlier rounds rolled back", "bets", n)
+	t.logger.Warn("pending bets of earlier rounds rolled back", "bets", len(moved))
+	t.announce(Recovery{Settled: moved})
 	t.notifyQueue()
 }
 
 // rollBackOrphans voids bets (each from the status it was read in, so a bet
 // settled meanwhile is left alone) and queues their rollbacks, in one
-// transaction. It returns how many it rolled back.
-func (t *Table) rollBackOrphans(ctx context.Context, bets []store.BetRecord, reason string) (int, error) {
+// transaction. It returns the bets it rolled back.
+func (t *Table) rollBackOrphans(ctx context.Context, bets []store.BetRecord, reason string) ([]SettledBet, error) {
 	if len(bets) == 0 {
-		return 0, nil
+		return nil, nil
 	}
 	now := store.MillisOf(t.clock.Now())
-	n := 0
+	var moved []SettledBet
 	err := t.store.InTx(ctx, func(ctx context.Context) error {
-		n = 0
+		moved = moved[:0]
 		for _, b := range bets {
 			ok, err := t.store.MoveBet(ctx, b.ID, b.Status, StatusVoid, store.BetChange{SettledAt: now})
 			if err != nil {
@@ -242,9 +282,12 @@ func (t *Table) rollBackOrphans(ctx context.Context, bets []store.BetRecord, rea
 			if err := t.queueRollback(ctx, b, p, reason); err != nil {
 				return err
 			}
-			n++
+			moved = append(moved, settledView(b, StatusVoid, now, 0, nil))
 		}
 		return nil
 	})
-	return n, err
+	if err != nil {
+		return nil, err
+	}
+	return moved, nil
 }

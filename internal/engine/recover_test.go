@@ -1,11 +1,14 @@
 package engine_test
 
 import (
+	"bytes"
 	"context"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/crashstudio/crashgame/integration/pgtest"
 	"github.com/crashstudio/crashgame/internal/engine"
@@ -167,6 +170,7 @@ func TestRecoverInterruptedRound(t *testing.T) {
 				}, sc.bets...)
 				var wantRecovery engine.Recovery
 				var wantReturned []string
+				wantSettled := map[string]string{} // bet id: the status announced to its session
 				for _, o := range bets {
 					b := o.bet
 					if b.RoundID == "" {
@@ -183,6 +187,9 @@ func TestRecoverInterruptedRound(t *testing.T) {
 					if err := h.st.InsertBet(ctx, &b); err != nil {
 						t.Fatal(err)
 					}
+					if o.want.status != b.Status {
+						wantSettled[b.ID] = o.want.status
+					}
 					switch {
 					case o.want.status == b.Status:
 					case o.want.status == engine.StatusCashedOut:
@@ -197,8 +204,27 @@ func TestRecoverInterruptedRound(t *testing.T) {
 				wantRecovery.Rounds = 1
 
 				got, err := h.table.Recover(ctx)
-				if err != nil || got != wantRecovery {
+				settled := got.Settled
+				got.Settled = nil
+				if err != nil || !reflect.DeepEqual(got, wantRecovery) {
 					t.Fatalf("Recover = %+v, %v; want %+v", got, err, wantRecovery)
+				}
+				// Every bet moved is returned as its player now sees it, for
+				// its session's streams once the transaction committed.
+				for _, sb := range settled {
+					rec := h.bet(sb.Bet.BetID)
+					var payout int64
+					if rec.Payout != nil {
+						payout = *rec.Payout
+					}
+					if want, ok := wantSettled[sb.Bet.BetID]; !ok || sb.Bet.Status != want || !bytes.Equal(sb.Session, rec.SessionHash) ||
+						sb.Bet.Multiplier != rec.Multiplier || sb.Bet.Payout != payout {
+						t.Errorf("settled %+v (session %x); want status %q of bet %+v", sb.Bet, sb.Session, want, rec)
+					}
+					delete(wantSettled, sb.Bet.BetID)
+				}
+				if len(wantSettled) != 0 {
+					t.Errorf("settled but not returned: %v", wantSettled)
 				}
 				moves := map[string]wallet.MovementRecord{}
 				for _, m := range h.movements() {
@@ -250,7 +276,7 @@ func TestRecoverInterruptedRound(t *testing.T) {
 				// Once settled, nothing is settled twice.
 				movements := len(h.movements())
 				again, err := h.table.Recover(ctx)
-				if err != nil || again != (engine.Recovery{}) {
+				if err != nil || !reflect.DeepEqual(again, engine.Recovery{}) {
 					t.Fatalf("second Recover = %+v, %v; want nothing", again, err)
 				}
 				if n := len(h.movements()); n != movements {
@@ -362,4 +388,55 @@ func (f *fakeFreebets) returnedSnapshot() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return slices.Clone(f.returned)
+}
+
+// A bet whose answer a player lost in a fail-over is shown to the player once
+// the next leader settled it: the table that takes over sends a `bet` event
+// with the bet's settled state to the bet's session (refunded: void; or paid
+// at its auto-cashout), after the transaction that settled it committed, so a
+// page that stayed connected (or reconnected before the settlement) shows it
+// without reading My bets again.
+func TestFailOverAnnouncesTheSettledBets(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, "")
+	h.run()
+	v := h.roundCrashingAbove(300)
+	bob := playerOf("acme", "bob")
+	a := mustBet(t, h, alice, engine.BetRequest{Amount: 100, AutoCashout: 150})
+	b := mustBet(t, h, bob, engine.BetRequest{Amount: 200})
+	h.fly()
+	next := h.replica("replica-b")
+	subA, subB := next.table.Subscribe(alice.Session, 64), next.table.Subscribe(bob.Session, 64)
+	t.Cleanup(func() { subA.Close(); subB.Close() })
+	old := h.lease()
+	if err := h.st.ReleaseLease(context.Background(), testGame.ID, old.Holder, old.Epoch); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		sub              *engine.Subscription
+		betID, status    string
+		multiplier, paid int64
+	}{
+		{subA, a.Bet.BetID, engine.StatusCashedOut, 150, 150},
+		{subB, b.Bet.BetID, engine.StatusVoid, 0, 0},
+	} {
+		deadline := time.After(10 * time.Second)
+		for found := false; !found; {
+			select {
+			case ev := <-tt.sub.C:
+				if ev.Type != engine.EventBet || ev.Bet == nil || ev.Bet.BetID != tt.betID {
+					continue
+				}
+				found = true
+				if ev.Bet.Status != tt.status || ev.Bet.Multiplier != tt.multiplier || ev.Bet.Payout != tt.paid || ev.Bet.RoundID != v.RoundID {
+					t.Errorf("bet %s announced as %+v; want %s x%d paying %d", tt.betID, *ev.Bet, tt.status, tt.multiplier, tt.paid)
+				}
+				if got := h.bet(tt.betID).Status; got != tt.status {
+					t.Errorf("bet %s announced before its settlement was stored: stored %s", tt.betID, got)
+				}
+			case <-deadline:
+				t.Fatalf("no bet event for bet %s (%s) after the fail-over", tt.betID, tt.status)
+			}
+		}
+	}
 }

@@ -777,13 +777,16 @@ func (t *Table) recover(ctx context.Context, flush *<-chan time.Time) bool {
 			return false
 		}
 		tctx, cancel := t.termContext(ctx)
+		var rec Recovery
 		err := t.fenced(tctx, t.epoch, func(ctx context.Context) error {
-			_, err := t.Recover(ctx)
+			var err error
+			rec, err = t.Recover(ctx)
 			return err
 		})
 		cancel()
 		switch {
 		case err == nil:
+			t.announce(rec)
 			return true
 		case errors.Is(err, store.ErrFenced):
 			return false
@@ -817,12 +820,16 @@ func (t *Table) interrupt(ctx context.Context, why string) error {
 	// Every write of the round queued so far commits first (jobs commit in
 	// order), so Recover reads the round as the loop left it.
 	_ = t.commit.Do(context.Background(), job{epoch: t.epoch, run: func(context.Context) error { return nil }})
+	var rec Recovery
 	err := t.fenced(context.WithoutCancel(ctx), t.epoch, func(ctx context.Context) error {
-		_, err := t.settleUnfinished(ctx, r.rec.ID)
+		var err error
+		rec, err = t.settleUnfinished(ctx, r.rec.ID)
 		return err
 	})
 	if err != nil {
 		t.logger.Error("settling the interrupted round failed; the next leader settles it", "round_id", r.rec.ID, "err", err)
+	} else {
+		t.announce(rec)
 	}
 	t.viewMu.Lock()
 	t.view.Phase = PhaseCrashed
