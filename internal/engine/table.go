@@ -77,6 +77,10 @@ type Balances interface {
 	// session reach its wallet, from the mark read when the action was
 	// received.
 	Expect(session []byte, mark BalanceMark, delta int64) int64
+	// Follow records a balance the table's leader decided for the session,
+	// heard on a replica that does not lead (its balance event), so that the
+	// session shows it here too, now or when it is loaded here later.
+	Follow(session []byte, balance int64)
 }
 
 // BalanceMark is a session's balance as read at one moment, with the version
@@ -95,6 +99,7 @@ type shownAsQueued struct{}
 func (shownAsQueued) Balance([]byte) BalanceMark                        { return BalanceMark{} }
 func (shownAsQueued) Reported([]byte, int64)                            {}
 func (shownAsQueued) Expect(_ []byte, m BalanceMark, delta int64) int64 { return m.Balance + delta }
+func (shownAsQueued) Follow([]byte, int64)                              {}
 
 // Player is who acts: one session of one operator's player.
 type Player struct {
@@ -400,9 +405,11 @@ func (t *Table) Subscribers() int { return t.hub.count() }
 func (t *Table) Deliver(session []byte, ev *Event) {
 	if session != nil {
 		if ev.Type == EventBalance && !t.Leading() {
-			// A demo session's play money is kept where the table is led;
-			// this process shows what the leader says.
+			// A session's balance is kept where the table is led (a demo
+			// session's play money too); this process shows what the
+			// leader says, now and to a stream that opens here later.
 			t.cfg.Demo.Follow(session, ev.Balance)
+			t.cfg.Balances.Follow(session, ev.Balance)
 		}
 		t.hub.send(session, ev)
 		return

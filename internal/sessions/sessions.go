@@ -20,7 +20,9 @@
 // Balances: the engine reports the /bet answers (Reported) and what a cashout
 // or a cancel queued (Expect); the /win and /rollback answers arrive through
 // the table from the movement queue (OnWalletBalance); never a new /balance
-// call (BAL-4). Demo sessions keep their balance in the engine's DemoBank and
+// call (BAL-4). In a cluster, a replica that does not lead hears the leader's
+// balances (Follow) and every replica's wallet answers, and a session loaded
+// here later starts from the newest one heard, not an older row (follow.go). Demo sessions keep their balance in the engine's DemoBank and
 // never touch a wallet.
 //
 // Responsible gambling controls, switched per launch (tickets.Controls), live
@@ -300,6 +302,10 @@ type Service struct {
 	byHash    map[string]*entry
 	byPlayer  map[playerKey]map[string]struct{}
 	lastSweep time.Time
+	// Balances heard for sessions not held here (follow.go).
+	followHash   map[string]followed
+	followPlayer map[followKey]followed
+	followSeq    uint64
 
 	stop     chan struct{}
 	stopOnce sync.Once
@@ -323,6 +329,7 @@ func New(opts Options) (*Service, error) {
 		ops: map[string]*Operator{}, games: opts.Games, langs: opts.Languages, defLang: opts.DefaultLanguage, repo: opts.Store, tickets: opts.Tickets, wallets: opts.Wallets, freebets: opts.Freebets,
 		demo: opts.Demo, demoBal: opts.DemoBalance, defCur: opts.DefaultCurrency, now: opts.Now, log: opts.Logger,
 		byHash: map[string]*entry{}, byPlayer: map[playerKey]map[string]struct{}{},
+		followHash: map[string]followed{}, followPlayer: map[followKey]followed{},
 		stop: make(chan struct{}), done: make(chan struct{}),
 	}
 	for i := range opts.Operators {
@@ -616,6 +623,11 @@ func (s *Service) byHashID(ctx context.Context, h []byte) (Session, error) {
 			return Session{}, err
 		}
 		out = sessionOf(rec)
+		s.mu.Lock()
+		if b, ok := s.heardLocked(out); ok && !out.Demo {
+			out.Balance = b // newer than the row: see follow.go
+		}
+		s.mu.Unlock()
 		if err := s.loadControls(ctx, &out); err != nil {
 			return Session{}, err
 		}
@@ -664,6 +676,7 @@ func (s *Service) sweepLocked(now time.Time) {
 		return
 	}
 	s.lastSweep = now
+	s.sweepFollowedLocked(now)
 	for h, e := range s.byHash {
 		if now.Before(e.s.ExpiresAt) {
 			continue
@@ -740,7 +753,9 @@ func (s *Service) OnWalletBalance(operator, playerID, currency string, balance i
 		balance = 0
 	}
 	var changed []Session
+	now := s.now()
 	s.mu.Lock()
+	s.followPlayerLocked(operator, playerID, currency, balance, now)
 	for h := range s.byPlayer[playerKey{operator, playerID}] {
 		e := s.byHash[h]
 		if e == nil || e.s.Demo || (currency != "" && e.s.Currency != currency) {

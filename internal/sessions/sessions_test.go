@@ -594,3 +594,95 @@ func TestMask(t *testing.T) {
 		}
 	}
 }
+
+// In a cluster a session's balance changes where the table's leader runs, and
+// every replica hears it (the leader's balance events: Follow; the wallet's
+// answers to delivered movements: OnWalletBalance). A replica that loads the
+// session afterwards (its player's stream reconnected there after the leader
+// died, before the leader wrote the row) starts from the newest balance it
+// heard, not from the older row; a balance heard for the player before the
+// session was opened is not the session's (the opening asked /balance).
+// Rule BAL-4: the figures are the wallet's answers, never a new /balance.
+func TestBalanceHeardBeforeTheSessionIsLoaded(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name string
+		hear func(b *sessions.Service, hash []byte)
+		want int64
+	}{
+		{"nothing heard: the row", func(*sessions.Service, []byte) {}, 10000},
+		{"the leader's balance event", func(b *sessions.Service, h []byte) { b.Follow(h, 9000) }, 9000},
+		{"the wallet's answer to a /win", func(b *sessions.Service, _ []byte) { b.OnWalletBalance("acme", "p-42", "BRL", 12000) }, 12000},
+		{"the wallet's answer, any currency", func(b *sessions.Service, _ []byte) { b.OnWalletBalance("acme", "p-42", "", 12500) }, 12500},
+		{"newest wins: event after answer", func(b *sessions.Service, h []byte) {
+			b.OnWalletBalance("acme", "p-42", "BRL", 12000)
+			b.Follow(h, 11000)
+		}, 11000},
+		{"newest wins: answer after event", func(b *sessions.Service, h []byte) {
+			b.Follow(h, 11000)
+			b.OnWalletBalance("acme", "p-42", "BRL", 12000)
+		}, 12000},
+		{"another player's or currency's answer", func(b *sessions.Service, _ []byte) {
+			b.OnWalletBalance("acme", "p-99", "BRL", 1)
+			b.OnWalletBalance("acme", "p-42", "EUR", 2)
+		}, 10000},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t)
+			f.wallet.set(token, 200, `{"status":"ok","player_id":"p-42","balance":10000,"currency":"BRL"}`)
+			a, err := f.svc.Open(t.Context(), sessions.OpenRequest{SID: f.ticket(t, realLaunch("BRL"))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := f.svc.Close(); err != nil { // the row holds 10000
+				t.Fatal(err)
+			}
+			b, err := sessions.New(f.opts) // another replica
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = b.Close() })
+			tt.hear(b, a.Hash)
+			if err := b.Warm(t.Context(), a.Hash); err != nil {
+				t.Fatal(err)
+			}
+			if got := b.Balance(a.Hash).Balance; got != tt.want {
+				t.Fatalf("balance once loaded = %d, want %d", got, tt.want)
+			}
+			// Held now: the next change heard shows at once.
+			b.Follow(a.Hash, 7000)
+			if got := b.Balance(a.Hash).Balance; got != 7000 {
+				t.Fatalf("balance after a change heard = %d, want 7000", got)
+			}
+		})
+	}
+}
+
+// A balance heard for the player before the session was opened is older than
+// the session's own /balance answer, and is not taken.
+func TestBalanceHeardBeforeTheSessionOpenedIsIgnored(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	b, err := sessions.New(f.opts) // another replica
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.Close() })
+	b.OnWalletBalance("acme", "p-42", "BRL", 1) // a /win of an earlier session
+	f.clock.Advance(time.Minute)
+	f.wallet.set(token, 200, `{"status":"ok","player_id":"p-42","balance":10000,"currency":"BRL"}`)
+	a, err := f.svc.Open(t.Context(), sessions.OpenRequest{SID: f.ticket(t, realLaunch("BRL"))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.svc.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Warm(t.Context(), a.Hash); err != nil {
+		t.Fatal(err)
+	}
+	if got := b.Balance(a.Hash).Balance; got != 10000 {
+		t.Fatalf("balance once loaded = %d, want the opening's 10000", got)
+	}
+}
