@@ -24,6 +24,16 @@
 #                            published. E.g. `deploy/cluster.sh load --players 1000`
 #   deploy/cluster.sh leader which replica leads each game's table, at which
 #                            fencing epoch, from every replica's /metrics
+#   deploy/cluster.sh status the whole cluster at a glance: each replica's
+#                            container state, readiness (/readyz), streams open,
+#                            wallet breakers and movement queue; the leader of
+#                            each table and its epoch (as `leader`); NATS
+#                            (/healthz, connections, slow consumers); PostgreSQL
+#                            (pg_isready, connections, movements by status, the
+#                            oldest pending one); the load balancer's view of
+#                            each replica (UP, DOWN, MAINT). Exit code 0 when
+#                            every replica is ready, NATS and PostgreSQL answer
+#                            and each table has exactly one leader; 1 otherwise
 #   deploy/cluster.sh reconcile [crashgame reconcile flags]
 #                            `crashgame reconcile` from the host against the
 #                            cluster: the replicas' installation file with
@@ -283,6 +293,78 @@ pause_under_load() {
 	return "$rc"
 }
 
+# status: every part of the cluster in a few lines, and an exit code that says
+# whether all is well (see the header). Read-only: it changes nothing.
+status() {
+	local g ip cid state ready m ok=0 nip pg lbip out
+	echo "replicas:"
+	for g in game1 game2 game3; do
+		cid=$("${COMPOSE[@]}" ps -q "$g" 2>/dev/null)
+		if [ -z "$cid" ]; then
+			echo "  $g: no container"
+			ok=1
+			continue
+		fi
+		state=$(docker inspect -f '{{.State.Status}}, started {{.State.StartedAt}}, restarts {{.RestartCount}}' "$cid")
+		ip=$(docker inspect -f '{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}' "$cid")
+		ready=$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 "http://$ip:8080/readyz" || true)
+		[ "$ready" = 000 ] && ready="no answer in 2 s"
+		[ "$ready" = 200 ] || ok=1
+		m=$(curl -sf --max-time 2 "http://$ip:9090/metrics" || true)
+		printf '  %s (%s): %s; /readyz %s' "$g" "${ip:-no address}" "$state" "${ready:-no answer}"
+		if [ -n "$m" ]; then
+			printf '%s\n' "$m" | awk '
+				$1 == "crashgame_streams_open" { streams = $2 }
+				$1 ~ /^crashgame_wallet_queue_movements\{status="pending"\}/ { pending = $2 }
+				$1 ~ /^crashgame_wallet_queue_movements\{status="exhausted"\}/ { exhausted = $2 }
+				$1 ~ /^crashgame_wallet_breaker_state\{/ && $2 + 0 > 0 { split($1, a, "\""); open = open " " a[2] ($2 + 0 == 2 ? " (open)" : " (half-open)") }
+				END {
+					printf "; streams %d; queue %d pending, %d exhausted; breakers %s\n", streams, pending, exhausted, (open == "" ? "all closed" : "not closed:" open)
+				}'
+		else
+			echo "; /metrics does not answer"
+		fi
+	done
+	echo "tables:"
+	out=$(leader)
+	printf '%s\n' "$out" | sed 's/^/  /'
+	if ! printf '%s\n' "$out" | grep -q 'led by' || printf '%s\n' "$out" | grep -q 'no replica leads' ||
+		[ "$(printf '%s\n' "$out" | grep 'led by' | awk '{print $1}' | sort | uniq -d)" != "" ]; then
+		ok=1
+	fi
+	echo "nats:"
+	if nip=$(address nats 2>/dev/null) && [ -n "$nip" ] && [ "$(curl -sf --max-time 2 "http://$nip:8222/healthz" || true)" = '{"status":"ok"}' ]; then
+		curl -sf --max-time 2 "http://$nip:8222/varz" | awk -F'[:,]' '
+			/"version"/ { gsub(/[ "]/, "", $2); v = $2 }
+			/"connections"/ { c = $2 + 0 }
+			/"slow_consumers"/ { s = $2 + 0 }
+			END { printf "  healthy, version %s, %d connections, %d slow consumers\n", v, c, s }'
+	else
+		echo "  not healthy (no answer to /healthz on its monitoring port)"
+		ok=1
+	fi
+	echo "postgresql:"
+	cid=$("${COMPOSE[@]}" ps -q postgres 2>/dev/null)
+	if [ -n "$cid" ] && docker exec "$cid" pg_isready -q -U crash -d crash 2>/dev/null; then
+		pg=$(docker exec "$cid" psql -U crash -d crash -Atc \
+			"SELECT (SELECT count(*) FROM pg_stat_activity WHERE datname = 'crash'),
+			        (SELECT coalesce(string_agg(status || ' ' || n, ', ' ORDER BY status), 'none') FROM (SELECT status, count(*) n FROM movements WHERE status <> 'done' GROUP BY status) q),
+			        (SELECT coalesce(((extract(epoch FROM now()) * 1000)::bigint - min(created_at)) / 1000, 0) FROM movements WHERE status = 'pending')" 2>&1) || pg="the query failed: $pg"
+		printf '%s\n' "$pg" | awk -F'|' 'NF == 3 { printf "  ready; %d connections; movements not done: %s; oldest pending %d s old\n", $1, $2, $3; next } { print "  ready; " $0 }'
+	else
+		echo "  not ready (pg_isready)"
+		ok=1
+	fi
+	echo "load balancer:"
+	if lbip=$(address lb 2>/dev/null) && [ -n "$lbip" ] && out=$(curl -sf --max-time 2 "http://$lbip:8404/stats;csv"); then
+		printf '%s\n' "$out" | awk -F, '$1 == "replicas" && $2 != "BACKEND" && $2 != "FRONTEND" { printf "  %s %s, %s sessions now\n", $2, $18, $5 }'
+	else
+		echo "  its stats page does not answer"
+		ok=1
+	fi
+	return "$ok"
+}
+
 # leader: which replica leads each game's table and at which fencing epoch,
 # from every replica's /metrics (crashgame_cluster_leader and
 # crashgame_cluster_epoch, docs/deploy.md) at its address on the compose
@@ -343,6 +425,7 @@ up)
 	up
 	;;
 leader) leader ;;
+status) status ;;
 reconcile)
 	shift
 	reconcile "$@"
@@ -362,7 +445,7 @@ pause-under-load)
 	pause_under_load "$@"
 	;;
 *)
-	echo >&2 "usage: deploy/cluster.sh check|up|down|roll|leader|load|roll-under-load|pause-under-load [loadgen flags]|reconcile [reconcile flags]"
+	echo >&2 "usage: deploy/cluster.sh check|up|down|roll|leader|status|load|roll-under-load|pause-under-load [loadgen flags]|reconcile [reconcile flags]"
 	exit 2
 	;;
 esac
