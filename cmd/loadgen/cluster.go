@@ -55,6 +55,7 @@ const (
 	metricStreams  = "crashgame_streams_open"
 	metricPending  = `crashgame_wallet_queue_movements{status="pending"}`
 	metricLeader   = "crashgame_cluster_leader"
+	metricStart    = "process_start_time_seconds"
 )
 
 // replicaSample is one look at one replica's /metrics.
@@ -67,12 +68,39 @@ type replicaSample struct {
 	Streams    float64 `json:"streams_open"`
 	Pending    float64 `json:"queue_pending"`
 	Leads      int     `json:"tables_led"`
+	// Start is when the replica's process started (Unix seconds): a new
+	// value is a restart (a rolling deploy recreates every replica).
+	Start float64 `json:"process_start_s"`
+}
+
+// counterCarry keeps one replica's counters (CPU seconds, stream messages)
+// growing across restarts of its process, whose counters start again from
+// zero: after a restart, the last values read before it are added to every
+// later one. What the old process did between its last scrape and its end
+// is not known, and counts as nothing.
+type counterCarry struct {
+	seen             bool
+	start, cpu, msgs float64 // the raw values of the last scrape
+	offCPU, offMsgs  float64 // added to the raw values since the last restart
+}
+
+// carry turns rs, as scraped, into values that continue the earlier ones. A
+// restart is a new process start time, or (when none is exposed) a counter
+// that went down.
+func (c *counterCarry) carry(rs *replicaSample) {
+	if c.seen && (rs.Start != c.start || rs.CPUSeconds < c.cpu || rs.Messages < c.msgs) {
+		c.offCPU += c.cpu
+		c.offMsgs += c.msgs
+	}
+	c.seen, c.start, c.cpu, c.msgs = true, rs.Start, rs.CPUSeconds, rs.Messages
+	rs.CPUSeconds += c.offCPU
+	rs.Messages += c.offMsgs
 }
 
 // replicaSampleOf reads a sample out of a scrape.
 func replicaSampleOf(at float64, m map[string]float64) replicaSample {
 	s := replicaSample{At: at, OK: true, CPUSeconds: m[metricCPU], RSSBytes: int64(m[metricRSS]),
-		Messages: m[metricMessages], Streams: m[metricStreams], Pending: m[metricPending]}
+		Messages: m[metricMessages], Streams: m[metricStreams], Pending: m[metricPending], Start: m[metricStart]}
 	for k, v := range m {
 		if v == 1 && (k == metricLeader || strings.HasPrefix(k, metricLeader+"{")) {
 			s.Leads++
@@ -95,6 +123,7 @@ type replicaResult struct {
 	ConnectedRSSBytes int64           `json:"rss_connected_bytes"`
 	PeakRSSBytes      int64           `json:"rss_peak_bytes"`
 	LedTables         bool            `json:"led_a_table"`
+	Restarts          int             `json:"restarts"` // of its process during the run: its counters were carried over
 	FailedScrapes     int             `json:"failed_scrapes"`
 	Samples           []replicaSample `json:"samples"`
 }
@@ -106,12 +135,17 @@ type replicaResult struct {
 func summariseReplica(t replicaTarget, ss []replicaSample, connectedAt, loadedAt, playedUntil float64) replicaResult {
 	r := replicaResult{replicaTarget: t, Samples: ss}
 	var idle, quiet, loaded, first, last *replicaSample
+	var start float64
 	for i := range ss {
 		s := &ss[i]
 		if !s.OK {
 			r.FailedScrapes++
 			continue
 		}
+		if start != 0 && s.Start != start {
+			r.Restarts++
+		}
+		start = s.Start
 		r.PeakRSSBytes = max(r.PeakRSSBytes, s.RSSBytes)
 		r.StreamsPeak = max(r.StreamsPeak, s.Streams)
 		r.LedTables = r.LedTables || s.Leads > 0
@@ -182,11 +216,13 @@ func (lg *loadgen) sampleReplicas(s *procSample) {
 	defer lg.samplesMu.Unlock()
 	if lg.replicaSamples == nil {
 		lg.replicaSamples = make([][]replicaSample, len(lg.o.replicas))
+		lg.carries = make([]counterCarry, len(lg.o.replicas))
 	}
 	for i := range lg.o.replicas {
 		var rs replicaSample
 		if res[i].err == nil {
 			rs = replicaSampleOf(s.At, res[i].m)
+			lg.carries[i].carry(&rs)
 			s.Goroutines += res[i].m["go_goroutines"]
 		} else if n := len(lg.replicaSamples[i]); n > 0 {
 			rs = lg.replicaSamples[i][n-1]

@@ -375,3 +375,46 @@ func TestFlagsAddresses(t *testing.T) {
 		}
 	}
 }
+
+// A replica recreated during the run (a rolling deploy) starts its counters
+// from zero: the load tool carries them over, so its CPU and message rates
+// never go negative across the restart, and the restart is counted.
+func TestCounterCarryAcrossRestarts(t *testing.T) {
+	t.Parallel()
+	raw := []replicaSample{
+		{At: 0, OK: true, Start: 100, CPUSeconds: 1, Messages: 10},
+		{At: 1, OK: true, Start: 100, CPUSeconds: 2, Messages: 50},
+		{At: 2, OK: true, Start: 200, CPUSeconds: 0.5, Messages: 5}, // recreated
+		{At: 3, OK: true, Start: 200, CPUSeconds: 1.5, Messages: 25},
+		{At: 4, OK: true, Start: 300, CPUSeconds: 3, Messages: 60}, // recreated, counters already above the last
+		{At: 5, OK: true, Start: 300, CPUSeconds: 4, Messages: 70},
+	}
+	wantCPU := []float64{1, 2, 2.5, 3.5, 6.5, 7.5}
+	wantMsgs := []float64{10, 50, 55, 75, 135, 145}
+	var c counterCarry
+	ss := make([]replicaSample, len(raw))
+	for i, rs := range raw {
+		c.carry(&rs)
+		if rs.CPUSeconds != wantCPU[i] || rs.Messages != wantMsgs[i] {
+			t.Errorf("sample %d carried to cpu %v messages %v, want %v %v", i, rs.CPUSeconds, rs.Messages, wantCPU[i], wantMsgs[i])
+		}
+		ss[i] = rs
+	}
+	r := summariseReplica(replicaTarget{Name: "game2"}, ss, 0, 0, 5)
+	if r.Restarts != 2 {
+		t.Errorf("Restarts = %d, want 2", r.Restarts)
+	}
+	if r.CPUCoresPlaying < 0 || r.MessagesPerSec < 0 || r.MessagesPeak1s < 0 || r.CPUCoresPeak1s < 0 {
+		t.Errorf("negative rates across restarts: %+v", r)
+	}
+
+	// Without a start time exposed, a counter that went down is the restart.
+	var bare counterCarry
+	for i, v := range []float64{5, 7, 1, 2} {
+		rs := replicaSample{OK: true, CPUSeconds: v, Messages: v}
+		bare.carry(&rs)
+		if want := []float64{5, 7, 8, 9}[i]; rs.CPUSeconds != want {
+			t.Errorf("bare sample %d carried to %v, want %v", i, rs.CPUSeconds, want)
+		}
+	}
+}

@@ -88,6 +88,7 @@ type loadgen struct {
 	sentInWindow, refusedInWindow, sentLate atomic.Int64
 	// replicaSamples are each replica's samples (--replicas), in its order.
 	replicaSamples [][]replicaSample
+	carries        []counterCarry // per replica, guarded by samplesMu
 }
 
 type roundStat struct {

@@ -389,6 +389,9 @@ func printSummary(w io.Writer, res *result) {
 		if rp.LedTables {
 			lead = ", led the table"
 		}
+		if rp.Restarts > 0 {
+			lead += fmt.Sprintf(", restarted %d times (its counters carried over)", rp.Restarts)
+		}
 		fmt.Fprintf(w, "  %s: %.0f streams (peak %.0f); fanned out %.0f messages/s playing (peak 1 s %.0f); cpu %.2f cores playing (peak 1 s %.2f), %.2f connected idle; rss idle %.1f MiB, connected %.1f MiB, peak %.1f MiB%s; %d failed scrapes\n",
 			rp.Name, rp.StreamsConnected, rp.StreamsPeak, rp.MessagesPerSec, rp.MessagesPeak1s, rp.CPUCoresPlaying, rp.CPUCoresPeak1s, rp.CPUCoresIdle,
 			float64(rp.IdleRSSBytes)/(1<<20), float64(rp.ConnectedRSSBytes)/(1<<20), float64(rp.PeakRSSBytes)/(1<<20), lead, rp.FailedScrapes)
