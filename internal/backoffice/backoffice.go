@@ -3,6 +3,8 @@
 // bets in it and every wallet movement of those bets), a player's bet
 // history, and the signed links (a round's support page, a CSV export) the
 // operator hands to its staff; and a player's own view of a past round.
+// It gives these values their published shapes, one function per shape
+// (published.go), for the operator routes and the player API alike.
 //
 // It only reads, but for the links it records. It must never show one
 // operator another operator's bets, players or movements, never reveal a

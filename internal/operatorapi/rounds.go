@@ -31,7 +31,7 @@ func (a *API) GetRoundDetails(ctx context.Context, req game.GetRoundDetailsReque
 	case err != nil:
 		return nil, err
 	}
-	out := game.GetRoundDetails200JSONResponse{Status: "ok", Round: roundOf(round), Bets: betsOf(bets)}
+	out := game.GetRoundDetails200JSONResponse{Status: "ok", Round: backoffice.PublishedRound(round), Bets: backoffice.PublishedBets(bets)}
 	return out, nil
 }
 
@@ -57,82 +57,9 @@ func (a *API) GetBetHistory(ctx context.Context, req game.GetBetHistoryRequestOb
 	case err != nil:
 		return nil, err
 	}
-	out := game.GetBetHistory200JSONResponse{Status: "ok", Items: betsOf(bets)}
+	out := game.GetBetHistory200JSONResponse{Status: "ok", Items: backoffice.PublishedBets(bets)}
 	if next != "" {
 		out.NextCursor = &next
 	}
 	return out, nil
-}
-
-func roundOf(r backoffice.Round) game.BackOfficeRound {
-	out := game.BackOfficeRound{RoundId: r.ID, GameId: r.GameID, Seq: r.Seq, Status: game.BackOfficeRoundStatus(r.Status),
-		BettingEndsAt: r.BettingEndsAt.UnixMilli(), Phases: make([]game.RoundPhase, len(r.Phases))}
-	for i, p := range r.Phases {
-		out.Phases[i] = game.RoundPhase{Phase: game.RoundPhasePhase(p.Name), At: p.At.UnixMilli()}
-	}
-	if r.ChainID != "" {
-		out.ChainId, out.Position = &r.ChainID, &r.Position
-	}
-	if r.Hash != "" {
-		out.Hash, out.CrashPoint = &r.Hash, &r.CrashPoint
-	}
-	if r.Salt != "" {
-		out.Salt = &r.Salt
-	}
-	return out
-}
-
-func betsOf(bets []backoffice.Bet) []game.BackOfficeBet {
-	out := make([]game.BackOfficeBet, len(bets))
-	for i, b := range bets {
-		g := game.BackOfficeBet{BetId: b.ID, RoundId: b.RoundID, PlayerId: b.PlayerID, Currency: b.Currency, Amount: b.Amount,
-			FreebetId: b.FreebetID, Status: game.BackOfficeBetStatus(b.Status), PlacedAt: int64(b.PlacedAt),
-			Movements: make([]game.BetMovement, len(b.Movements))}
-		if b.AutoCashout != 0 {
-			g.AutoCashout = &b.AutoCashout
-		}
-		if b.Multiplier != 0 {
-			g.Multiplier = &b.Multiplier
-		}
-		g.Payout = b.Payout
-		if b.Refusal != "" {
-			g.Refusal = &b.Refusal
-		}
-		if b.SettledAt != 0 {
-			at := int64(b.SettledAt)
-			g.SettledAt = &at
-		}
-		for j, m := range b.Movements {
-			g.Movements[j] = movementOf(m)
-		}
-		out[i] = g
-	}
-	return out
-}
-
-func movementOf(m backoffice.Movement) game.BetMovement {
-	out := game.BetMovement{TransactionId: m.TransactionID, Kind: game.BetMovementKind(m.Kind), Amount: m.Amount,
-		Status: game.BetMovementStatus(m.Status), Attempts: int32(m.Attempts), CreatedAt: m.CreatedAt.UnixMilli(),
-		Redeliveries: make([]game.Redelivery, len(m.Redeliveries))}
-	if m.OperatorTxID != "" {
-		out.OperatorTransactionId = &m.OperatorTxID
-	}
-	if m.LastError != "" {
-		out.LastError = &m.LastError
-	}
-	if m.WinType != "" {
-		wt := game.BetMovementWinType(m.WinType)
-		out.WinType = &wt
-	}
-	if m.Reason != "" {
-		out.Reason = &m.Reason
-	}
-	if !m.DeliveredAt.IsZero() {
-		at := m.DeliveredAt.UnixMilli()
-		out.DeliveredAt = &at
-	}
-	for i, r := range m.Redeliveries {
-		out.Redeliveries[i] = redeliveryOf(r)
-	}
-	return out
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/crashstudio/crashgame/gen/game"
+	"github.com/crashstudio/crashgame/internal/backoffice"
 	"github.com/crashstudio/crashgame/internal/store"
 	"github.com/crashstudio/crashgame/internal/wallet"
 )
@@ -91,7 +92,7 @@ func transactionOf(t wallet.Transaction) game.Transaction {
 		TransactionId: t.TransactionID, Kind: game.TransactionKind(t.Kind), Status: game.TransactionStatus(wallet.TransactionStatus(t.Status)),
 		Amount: t.Amount, Currency: t.Currency, PlayerId: t.PlayerID, GameId: t.GameID, RoundId: t.RoundID, BetId: t.BetID,
 		FreebetId: t.FreebetID, Attempts: int32(t.Attempts), LastError: &t.LastError, CreatedAt: int64(t.CreatedAt),
-		Redeliveries: make([]game.Redelivery, len(t.Redeliveries)),
+		Redeliveries: backoffice.PublishedRedeliveries(t.Redeliveries),
 	}
 	if t.WinType != "" {
 		wt := game.TransactionWinType(t.WinType)
@@ -107,13 +108,5 @@ func transactionOf(t wallet.Transaction) game.Transaction {
 		at := int64(t.DoneAt)
 		out.DeliveredAt = &at
 	}
-	for i, r := range t.Redeliveries {
-		out.Redeliveries[i] = redeliveryOf(r)
-	}
 	return out
-}
-
-func redeliveryOf(r store.RedeliveryRecord) game.Redelivery {
-	return game.Redelivery{Number: r.Number, RequestedAt: int64(r.RequestedAt), RequestedBy: r.RequestedBy,
-		AttemptsBefore: int32(r.AttemptsBefore), LastErrorBefore: r.LastErrorBefore}
 }

@@ -48,7 +48,7 @@ func (a *api) GetRoundReplay(ctx context.Context, req table.GetRoundReplayReques
 	for i := range recs {
 		bets[i] = backoffice.Bet{BetRecord: recs[i], Movements: nil}
 	}
-	return table.GetRoundReplay200JSONResponse{Round: replayRound(round), Bets: replayBets(bets)}, nil
+	return table.GetRoundReplay200JSONResponse{Round: backoffice.PublishedRound(round), Bets: backoffice.PublishedBets(bets)}, nil
 }
 
 // GetSupportRound answers the data of a round's support page, for a valid
@@ -61,7 +61,7 @@ func (a *api) GetSupportRound(ctx context.Context, req table.GetSupportRoundRequ
 	case err != nil:
 		return a.internal(ctx, "reading a support link failed", err), nil
 	}
-	return table.GetSupportRound200JSONResponse{ExpiresAt: expires.UnixMilli(), Round: replayRound(round), Bets: replayBets(bets)}, nil
+	return table.GetSupportRound200JSONResponse{ExpiresAt: expires.UnixMilli(), Round: backoffice.PublishedRound(round), Bets: backoffice.PublishedBets(bets)}, nil
 }
 
 // GetTransactionsExport streams the CSV of an export link.
@@ -80,79 +80,6 @@ func (a *api) GetTransactionsExport(ctx context.Context, req table.GetTransactio
 		return a.internal(ctx, "reading an export failed", err), nil
 	}
 	return csvExport{s: a.s, ctx: ctx, q: q, now: now, page: page, next: next}, nil
-}
-
-func replayRound(r backoffice.Round) table.ReplayRound {
-	out := table.ReplayRound{RoundId: r.ID, GameId: r.GameID, Seq: r.Seq, Status: table.ReplayRoundStatus(r.Status),
-		BettingEndsAt: r.BettingEndsAt.UnixMilli(), Phases: make([]table.ReplayPhase, len(r.Phases))}
-	for i, p := range r.Phases {
-		out.Phases[i] = table.ReplayPhase{Phase: table.ReplayPhasePhase(p.Name), At: p.At.UnixMilli()}
-	}
-	if r.ChainID != "" {
-		out.ChainId, out.Position = &r.ChainID, &r.Position
-	}
-	if r.Hash != "" {
-		out.Hash, out.CrashPoint = &r.Hash, &r.CrashPoint
-	}
-	if r.Salt != "" {
-		out.Salt = &r.Salt
-	}
-	return out
-}
-
-func replayBets(bets []backoffice.Bet) []table.ReplayBet {
-	out := make([]table.ReplayBet, len(bets))
-	for i, b := range bets {
-		g := table.ReplayBet{BetId: b.ID, RoundId: b.RoundID, PlayerId: b.PlayerID, Currency: b.Currency, Amount: b.Amount,
-			FreebetId: b.FreebetID, Status: table.ReplayBetStatus(b.Status), PlacedAt: int64(b.PlacedAt), Payout: b.Payout,
-			Movements: make([]table.ReplayMovement, len(b.Movements))}
-		if b.AutoCashout != 0 {
-			g.AutoCashout = &b.AutoCashout
-		}
-		if b.Multiplier != 0 {
-			g.Multiplier = &b.Multiplier
-		}
-		if b.Refusal != "" {
-			g.Refusal = &b.Refusal
-		}
-		if b.SettledAt != 0 {
-			at := int64(b.SettledAt)
-			g.SettledAt = &at
-		}
-		for j, m := range b.Movements {
-			g.Movements[j] = replayMovement(m)
-		}
-		out[i] = g
-	}
-	return out
-}
-
-func replayMovement(m backoffice.Movement) table.ReplayMovement {
-	out := table.ReplayMovement{TransactionId: m.TransactionID, Kind: table.ReplayMovementKind(m.Kind), Amount: m.Amount,
-		Status: table.ReplayMovementStatus(m.Status), Attempts: int32(m.Attempts), CreatedAt: m.CreatedAt.UnixMilli(),
-		Redeliveries: make([]table.ReplayRedelivery, len(m.Redeliveries))}
-	if m.OperatorTxID != "" {
-		out.OperatorTransactionId = &m.OperatorTxID
-	}
-	if m.LastError != "" {
-		out.LastError = &m.LastError
-	}
-	if m.WinType != "" {
-		wt := table.ReplayMovementWinType(m.WinType)
-		out.WinType = &wt
-	}
-	if m.Reason != "" {
-		out.Reason = &m.Reason
-	}
-	if !m.DeliveredAt.IsZero() {
-		at := m.DeliveredAt.UnixMilli()
-		out.DeliveredAt = &at
-	}
-	for i, r := range m.Redeliveries {
-		out.Redeliveries[i] = table.ReplayRedelivery{Number: r.Number, RequestedAt: int64(r.RequestedAt), RequestedBy: r.RequestedBy,
-			AttemptsBefore: int32(r.AttemptsBefore), LastErrorBefore: r.LastErrorBefore}
-	}
-	return out
 }
 
 // exportColumns are the CSV export's columns, in the documented order.

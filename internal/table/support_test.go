@@ -4,10 +4,14 @@ import (
 	"encoding/csv"
 	"fmt"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/getkin/kin-openapi/openapi3"
+
+	documents "github.com/crashstudio/crashgame/api"
 	"github.com/crashstudio/crashgame/gen/table"
 	"github.com/crashstudio/crashgame/internal/engine"
 	"github.com/crashstudio/crashgame/internal/store"
@@ -113,4 +117,77 @@ func TestSupportLinksAndReplay(t *testing.T) {
 	if r := e.call(t, "GET", "/exports/transactions/"+token, "", nil); r.Code != 404 {
 		t.Fatalf("a round's link used as an export: %d", r.Code)
 	}
+}
+
+// sharedShapes are the schemas of table.v1.yaml generated as gen/game's
+// types (api/table.overlay.codegen.yaml), each with the game.v1.yaml schema
+// whose type it takes.
+var sharedShapes = map[string]string{
+	"ReplayRound":      "BackOfficeRound",
+	"ReplayPhase":      "RoundPhase",
+	"ReplayBet":        "BackOfficeBet",
+	"ReplayMovement":   "BetMovement",
+	"ReplayRedelivery": "Redelivery",
+}
+
+// The replay and the support page answer with gen/game's types: that is
+// right only while both documents give each shared shape the same fields,
+// with the same types, formats, open sets and required ones (descriptions,
+// examples and bounds may differ). A field added to one document alone
+// fails here: add it to the other too, or take the shape out of the overlay
+// and give it its own mapping.
+func TestSharedShapesAreTheSameInBothDocuments(t *testing.T) {
+	t.Parallel()
+	load := func(name string) openapi3.Schemas {
+		raw, err := documents.Documents.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc, err := openapi3.NewLoader().LoadFromData(raw)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		return doc.Components.Schemas
+	}
+	player, operator := load("table.v1.yaml"), load("game.v1.yaml")
+
+	for mine, theirs := range sharedShapes {
+		p, o := player[mine], operator[theirs]
+		if p == nil || o == nil {
+			t.Errorf("%s (table.v1.yaml) or %s (game.v1.yaml) is not a schema", mine, theirs)
+			continue
+		}
+		if want, got := describe(t, o.Value, nil), describe(t, p.Value, sharedShapes); !slices.Equal(got, want) {
+			t.Errorf("table.v1.yaml's %s is generated as game.%s, but the shapes differ:\n table.v1.yaml: %v\n game.v1.yaml:  %v", mine, theirs, got, want)
+		}
+	}
+}
+
+// describe lists what makes a schema's Go type: its required fields, and
+// each property's type, format, open set of values and, for an array of a
+// component, that component (renamed by shared, from table.v1.yaml's names
+// to game.v1.yaml's).
+func describe(t *testing.T, s *openapi3.Schema, shared map[string]string) []string {
+	t.Helper()
+	required := slices.Sorted(slices.Values(s.Required))
+	out := []string{"required " + strings.Join(required, ",")}
+	for _, name := range slices.Sorted(func(yield func(string) bool) {
+		for k := range s.Properties {
+			if !yield(k) {
+				return
+			}
+		}
+	}) {
+		p := s.Properties[name].Value
+		line := fmt.Sprintf("%s: %v %s %v", name, p.Type.Slice(), p.Format, p.Extensions["x-extensible-enum"])
+		if p.Items != nil {
+			ref := p.Items.Ref[strings.LastIndex(p.Items.Ref, "/")+1:]
+			if r, ok := shared[ref]; ok {
+				ref = r
+			}
+			line += " of " + ref
+		}
+		out = append(out, line)
+	}
+	return out
 }
