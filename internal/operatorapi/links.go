@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/crashstudio/crashgame/gen/game"
 	"github.com/crashstudio/crashgame/internal/backoffice"
@@ -45,10 +44,8 @@ func (a *API) CreateRoundSupportLink(ctx context.Context, req game.CreateRoundSu
 func (a *API) CreateTransactionsExport(ctx context.Context, req game.CreateTransactionsExportRequestObject) (game.CreateTransactionsExportResponseObject, error) {
 	op := operatorFrom(ctx)
 	b := req.Body
-	q := wallet.TransactionQuery{Operator: op.ID, From: time.UnixMilli(b.From), To: time.UnixMilli(b.To)}
-	if b.Status != nil {
-		q.Status = string(*b.Status)
-	}
+	p := pageOf(b.From, b.To, b.Status, nil, nil)
+	q := wallet.TransactionQuery{Operator: op.ID, From: p.from, To: p.to, Status: p.status}
 	token, expires, err := a.backoffice.TransactionsLink(ctx, q, a.now())
 	switch {
 	case errors.Is(err, wallet.ErrInvalidQuery):

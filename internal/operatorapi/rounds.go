@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/crashstudio/crashgame/gen/game"
 	"github.com/crashstudio/crashgame/internal/backoffice"
@@ -39,16 +38,8 @@ func (a *API) GetRoundDetails(ctx context.Context, req game.GetRoundDetailsReque
 func (a *API) GetBetHistory(ctx context.Context, req game.GetBetHistoryRequestObject) (game.GetBetHistoryResponseObject, error) {
 	op := operatorFrom(ctx)
 	b := req.Body
-	q := backoffice.HistoryQuery{Operator: op.ID, PlayerID: b.PlayerId, From: time.UnixMilli(b.From), To: time.UnixMilli(b.To)}
-	if b.Cursor != nil {
-		q.Cursor = *b.Cursor
-	}
-	if b.Limit != nil {
-		q.Limit = int(*b.Limit)
-		if q.Limit == 0 {
-			q.Limit = -1 // out of range, as the document says
-		}
-	}
+	p := pageOf[string](b.From, b.To, nil, b.Cursor, b.Limit)
+	q := backoffice.HistoryQuery{Operator: op.ID, PlayerID: b.PlayerId, From: p.from, To: p.to, Cursor: p.cursor, Limit: p.limit}
 	bets, next, err := a.backoffice.BetHistory(ctx, q, a.now())
 	switch {
 	case errors.Is(err, backoffice.ErrInvalidQuery):

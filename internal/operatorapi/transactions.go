@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/crashstudio/crashgame/gen/game"
 	"github.com/crashstudio/crashgame/internal/backoffice"
@@ -26,19 +25,8 @@ var _ Movements = (*store.Store)(nil)
 func (a *API) ListTransactions(ctx context.Context, req game.ListTransactionsRequestObject) (game.ListTransactionsResponseObject, error) {
 	op := operatorFrom(ctx)
 	b := req.Body
-	q := wallet.TransactionQuery{Operator: op.ID, From: time.UnixMilli(b.From), To: time.UnixMilli(b.To)}
-	if b.Status != nil {
-		q.Status = string(*b.Status)
-	}
-	if b.Cursor != nil {
-		q.Cursor = *b.Cursor
-	}
-	if b.Limit != nil {
-		q.Limit = int(*b.Limit)
-		if q.Limit == 0 {
-			q.Limit = -1 // out of range, as the document says
-		}
-	}
+	p := pageOf(b.From, b.To, b.Status, b.Cursor, b.Limit)
+	q := wallet.TransactionQuery{Operator: op.ID, From: p.from, To: p.to, Status: p.status, Cursor: p.cursor, Limit: p.limit}
 	page, next, err := wallet.Transactions(ctx, a.movements, q, a.now())
 	switch {
 	case errors.Is(err, wallet.ErrInvalidQuery):
