@@ -18,6 +18,7 @@ import (
 	"github.com/crashstudio/crashgame/internal/config"
 	"github.com/crashstudio/crashgame/internal/operatorsim"
 	"github.com/crashstudio/crashgame/internal/signature"
+	"github.com/crashstudio/crashgame/internal/store"
 )
 
 //go:embed dev.yaml
@@ -102,7 +103,7 @@ func dev(ctx context.Context, args []string, logger *slog.Logger, stdout, stderr
   catalogue  body='{"operator":"dev","timestamp":'$(date +%%s000)',"currency":"BRL"}'; \
              curl -s -X POST %[2]s/v1/games -H "Content-Type: application/json" -H "X-Signature: $(printf %%s "$body" | openssl dgst -sha256 -hmac %[1]s | cut -d' ' -f2)" -d "$body"
 `, devSecret, cfg.BaseURL, "http://"+*walletListen, cfg.MetricsListen)
-	return serve(ctx, cfg, logger, stdout)
+	return withStore(ctx, cfg, func(st *store.Store) error { return serve(ctx, cfg, st, logger, stdout) })
 }
 
 // grantWelcome gives every seeded player the freebet campaign "welcome": three

@@ -28,6 +28,7 @@ import (
 	"syscall"
 
 	"github.com/crashstudio/crashgame/internal/config"
+	"github.com/crashstudio/crashgame/internal/store"
 )
 
 const usage = `usage: crashgame <command> [flags]
@@ -79,7 +80,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		return serve(ctx, cfg, logger, stdout)
+		return withStore(ctx, cfg, func(st *store.Store) error { return serve(ctx, cfg, st, logger, stdout) })
 	case "dev":
 		return dev(ctx, rest, logger, stdout, stderr)
 	case "migrate":
@@ -87,13 +88,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		st, err := openStore(ctx, cfg)
-		if err != nil {
-			return err
-		}
-		defer st.Close()
-		fmt.Fprintln(stdout, "migrations applied")
-		return nil
+		return withStore(ctx, cfg, func(*store.Store) error {
+			fmt.Fprintln(stdout, "migrations applied")
+			return nil
+		})
 	case "check-config":
 		_, path, err := configFromFlag(cmd, rest, stderr)
 		if err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/crashstudio/crashgame/internal/config"
 	"github.com/crashstudio/crashgame/internal/reconcile"
+	"github.com/crashstudio/crashgame/internal/store"
 )
 
 const reconcileUsage = `usage: crashgame reconcile --config FILE --operator-sim URL [flags]
@@ -81,12 +82,12 @@ func reconcileCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		key = op.Secret
 	}
 
-	st, err := openStore(ctx, cfg)
-	if err != nil {
+	var game reconcile.Game
+	err = withStore(ctx, cfg, func(st *store.Store) error {
+		g, err := reconcile.ReadGame(ctx, st, reconcile.Filter{Operator: op.ID, PlayerID: *player})
+		game = g
 		return err
-	}
-	defer st.Close()
-	game, err := reconcile.ReadGame(ctx, st, reconcile.Filter{Operator: op.ID, PlayerID: *player})
+	})
 	if err != nil {
 		return err
 	}

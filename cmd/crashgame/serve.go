@@ -32,30 +32,28 @@ func loadConfig(path string) (*config.Config, error) {
 	return cfg, nil
 }
 
-// openStore opens the installation's database and applies its migrations.
-func openStore(ctx context.Context, cfg *config.Config) (*store.Store, error) {
+// withStore opens the installation's database, applies its migrations, runs
+// fn with it and closes it: every command that uses the database (serve,
+// dev, migrate, movements, reconcile) opens it here.
+func withStore(ctx context.Context, cfg *config.Config, fn func(*store.Store) error) error {
 	st, err := store.Open(ctx, string(cfg.Database))
 	if err != nil {
-		return nil, fmt.Errorf("open database: %w", err)
-	}
-	if err := st.Migrate(ctx); err != nil {
-		st.Close()
-		return nil, fmt.Errorf("migrate database: %w", err)
-	}
-	return st, nil
-}
-
-// serve runs the game server until ctx ends. Then /readyz answers 503 and, in
-// a cluster, the replica serves on for the drain (the load balancer's time to
-// take it out of rotation); then the tables stop: each plays its round to the
-// crash (up to the grace) and hands over, the movement queue stops (what it
-// holds is durable), the streams close and the HTTP server drains.
-func serve(ctx context.Context, cfg *config.Config, logger *slog.Logger, stdout io.Writer) error {
-	st, err := openStore(ctx, cfg)
-	if err != nil {
-		return err
+		return fmt.Errorf("open database: %w", err)
 	}
 	defer st.Close()
+	if err := st.Migrate(ctx); err != nil {
+		return fmt.Errorf("migrate database: %w", err)
+	}
+	return fn(st)
+}
+
+// serve runs the game server on st until ctx ends. Then /readyz answers 503
+// and, in a cluster, the replica serves on for the drain (the load balancer's
+// time to take it out of rotation); then the tables stop: each plays its
+// round to the crash (up to the grace) and hands over, the movement queue
+// stops (what it holds is durable), the streams close and the HTTP server
+// drains.
+func serve(ctx context.Context, cfg *config.Config, st *store.Store, logger *slog.Logger, stdout io.Writer) error {
 	a, err := newApp(ctx, cfg, st, logger)
 	if err != nil {
 		return err

@@ -15,6 +15,7 @@ import (
 
 	"github.com/crashstudio/crashgame/gen/table"
 	"github.com/crashstudio/crashgame/internal/fairness"
+	"github.com/crashstudio/crashgame/internal/store"
 	"github.com/crashstudio/crashgame/internal/wallet"
 )
 
@@ -212,29 +213,26 @@ func movementsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if err != nil {
 		return err
 	}
-	st, err := openStore(ctx, cfg)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	if *redeliver != "" {
-		rec, again, err := wallet.Redeliver(ctx, st, *redeliver, "", "on-call:"+strings.TrimSpace(*by), time.Now())
-		if err != nil {
-			return fmt.Errorf("movements: %w", err)
+	return withStore(ctx, cfg, func(st *store.Store) error {
+		if *redeliver != "" {
+			rec, again, err := wallet.Redeliver(ctx, st, *redeliver, "", "on-call:"+strings.TrimSpace(*by), time.Now())
+			if err != nil {
+				return fmt.Errorf("movements: %w", err)
+			}
+			if err := wallet.WriteMovements(stdout, []wallet.MovementRecord{rec}); err != nil {
+				return err
+			}
+			if again {
+				fmt.Fprintln(stdout, "delivered again: pending, 20 fresh attempts; the running game sends it at its queue's next poll")
+			} else {
+				fmt.Fprintf(stdout, "left as it is: %s (only an exhausted movement is delivered again)\n", rec.Status)
+			}
+			return nil
 		}
-		if err := wallet.WriteMovements(stdout, []wallet.MovementRecord{rec}); err != nil {
+		recs, err := wallet.ListMovements(ctx, st, f)
+		if err != nil {
 			return err
 		}
-		if again {
-			fmt.Fprintln(stdout, "delivered again: pending, 20 fresh attempts; the running game sends it at its queue's next poll")
-		} else {
-			fmt.Fprintf(stdout, "left as it is: %s (only an exhausted movement is delivered again)\n", rec.Status)
-		}
-		return nil
-	}
-	recs, err := wallet.ListMovements(ctx, st, f)
-	if err != nil {
-		return err
-	}
-	return wallet.WriteMovements(stdout, recs)
+		return wallet.WriteMovements(stdout, recs)
+	})
 }
