@@ -349,14 +349,16 @@ func (f spender) Return(ctx context.Context, p engine.Player, id string) error {
 }
 
 // registerLeadership exports whether this process leads t's table, and at
-// which fencing epoch (crashgame_cluster_leader, crashgame_cluster_epoch).
+// which fencing epoch (crashgame_cluster_leader, crashgame_cluster_epoch),
+// as the table's elector holds them when scraped.
 func registerLeadership(r prometheus.Registerer, t *engine.Table) error {
 	labels := prometheus.Labels{"game_id": t.Game().ID}
+	lead := t.Leadership()
 	leader := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "crashgame_cluster_leader", ConstLabels: labels,
 		Help: "1 when this process leads the game's table (holds its lease), else 0.",
 	}, func() float64 {
-		if t.Leading() {
+		if lead.Leading() {
 			return 1
 		}
 		return 0
@@ -364,7 +366,7 @@ func registerLeadership(r prometheus.Registerer, t *engine.Table) error {
 	epoch := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "crashgame_cluster_epoch", ConstLabels: labels,
 		Help: "The fencing epoch of the term in which this process leads the game's table; 0 when it does not lead.",
-	}, func() float64 { return float64(t.Epoch()) })
+	}, func() float64 { return float64(lead.Epoch()) })
 	for _, c := range []prometheus.Collector{leader, epoch} {
 		if err := r.Register(c); err != nil {
 			return fmt.Errorf("leadership metrics of %s: %w", t.Game().ID, err)

@@ -279,7 +279,7 @@ func MakeSalt(chain store.ChainRecord, all []store.ContributionRecord) (salt, so
 // whose salt is fixed, waiting out the seeding and reveal windows of a new
 // chain, and then for the beacon round it names. It returns false when the
 // lease was lost (or the table is stopping) while it waited.
-func (t *Table) prepareChain(ctx context.Context, seq int64, flush *<-chan time.Time) (bool, error) {
+func (t *Table) prepareChain(ctx context.Context, seq int64) (bool, error) {
 	if t.chain == nil || !t.chainUsable(t.chainRec, seq) {
 		if err := t.loadChain(ctx, seq); err != nil {
 			return false, err
@@ -288,12 +288,12 @@ func (t *Table) prepareChain(ctx context.Context, seq int64, flush *<-chan time.
 	if t.chainRec.Salt != nil {
 		return true, nil
 	}
-	if !t.wait(t.chainRec.SaltDueAt().Time(), flush, true) || t.isStopping() {
+	if !t.wait(t.chainRec.SaltDueAt().Time(), true) || t.isStopping() {
 		return false, nil
 	}
 	var v *beacon.Value
 	if t.chainRec.Beacon.Named() {
-		got, ok := t.awaitBeacon(ctx, flush)
+		got, ok := t.awaitBeacon(ctx)
 		if !ok {
 			return false, nil
 		}
@@ -307,10 +307,10 @@ func (t *Table) prepareChain(ctx context.Context, seq int64, flush *<-chan time.
 // whose beacon is unreachable plays no round, and says so in the log (its
 // page shows it waiting); it never falls back to another value. It returns
 // false when the lease was lost (or the table is stopping) while it waited.
-func (t *Table) awaitBeacon(ctx context.Context, flush *<-chan time.Time) (beacon.Value, bool) {
+func (t *Table) awaitBeacon(ctx context.Context) (beacon.Value, bool) {
 	b := t.chainRec.Beacon
 	for try := 0; ; try++ {
-		if !t.wait(b.RoundAt.Time(), flush, true) || t.isStopping() {
+		if !t.wait(b.RoundAt.Time(), true) || t.isStopping() {
 			return beacon.Value{}, false
 		}
 		fctx, cancel := context.WithTimeout(ctx, beaconFetch)
@@ -332,7 +332,7 @@ func (t *Table) awaitBeacon(ctx context.Context, flush *<-chan time.Time) (beaco
 			t.logger.Warn("waiting for the beacon round the chain names: no round is played until its value verifies",
 				"chain_id", t.chainRec.ID, "beacon_network", b.Network, "beacon_round", b.Round, "round_time", b.RoundAt.Time(), "err", err)
 		}
-		if !t.wait(t.clock.Now().Add(beaconRetry), flush, true) || t.isStopping() {
+		if !t.wait(t.clock.Now().Add(beaconRetry), true) || t.isStopping() {
 			return beacon.Value{}, false
 		}
 	}

@@ -19,14 +19,19 @@
 //     cashout commit failed is settled once too.
 //   - Wins, zero_wins and rollbacks leave only through the outbox of package
 //     wallet; the engine never calls /win or /rollback itself.
-//   - A table plays only while it holds its game's lease in the database, and
-//     every transaction it commits checks the lease's fencing epoch in that
+//   - A table plays only within a term of its game's lease, and every
+//     transaction it commits checks the term's fencing epoch in that
 //     transaction: of the processes that run a game's table (one, or the
 //     replicas of a cluster) exactly one leads, and one that lost the lease
-//     (a pause, a partition) commits nothing more. Each term of leadership
-//     starts with Recover, which settles what the previous leader left; a
-//     stopping leader finishes its round and hands the lease over at the round
-//     boundary.
+//     (a pause, a partition) commits nothing more. The lease itself (taking,
+//     renewing, stepping down before its deadline) is package leadership's:
+//     the table's elector announces each term, the loop leads it (Run, lead),
+//     begins no write once the term is not Live and bounds the writes that
+//     must not outlive it by its deadline. Each term starts with Recover,
+//     which settles what the previous leader left; then rounds (playRound:
+//     betting, flying, the pause). A stopping leader finishes its round and
+//     hands the lease over at the round boundary (Term.Release), after what
+//     the term queued committed.
 //   - Recover (at the start of each term, and for a round a stopping leader
 //     could not finish within its grace) settles each round left betting or
 //     flying by the fail-over rule of docs/failover.md, which

@@ -104,17 +104,17 @@ func TestLeaseOneLeaderThenHandOver(t *testing.T) {
 		h.run()
 		b := h.replica("replica-b")
 		first, _ := h.table.Round()
-		if !h.table.Leading() || h.table.Epoch() != 1 || h.lease().Epoch != 1 {
-			t.Fatalf("the first table leads: %t at epoch %d; lease %+v", h.table.Leading(), h.table.Epoch(), h.lease())
+		if !h.table.Leadership().Leading() || h.table.Leadership().Epoch() != 1 || h.lease().Epoch != 1 {
+			t.Fatalf("the first table leads: %t at epoch %d; lease %+v", h.table.Leadership().Leading(), h.table.Leadership().Epoch(), h.lease())
 		}
 		time.Sleep(100 * time.Millisecond) // b tries the lease a few times meanwhile
-		if b.table.Leading() {
+		if b.table.Leadership().Leading() {
 			t.Fatal("two tables lead one game")
 		}
 		h.stop() // finishes the betting round: flight, crash, hand-over
-		eventually(t, "the second table leads", b.table.Leading)
-		if b.table.Epoch() != 2 || h.lease().Holder != "replica-b" {
-			t.Fatalf("epoch %d, lease %+v", b.table.Epoch(), h.lease())
+		eventually(t, "the second table leads", b.table.Leadership().Leading)
+		if b.table.Leadership().Epoch() != 2 || h.lease().Holder != "replica-b" {
+			t.Fatalf("epoch %d, lease %+v", b.table.Leadership().Epoch(), h.lease())
 		}
 		eventually(t, "the second table opens a round", func() bool {
 			v, _ := b.table.Round()
@@ -177,7 +177,7 @@ func TestLeaseFencedFormerLeader(t *testing.T) {
 				t.Fatalf("bob's bet was stored: %+v", b)
 			}
 		}
-		eventually(t, "the former leader steps down", func() bool { return !h.table.Leading() })
+		eventually(t, "the former leader steps down", func() bool { return !h.table.Leadership().Leading() })
 		if l := h.lease(); l.Holder != "usurper" || l.Epoch != old.Epoch+1 {
 			t.Fatalf("lease %+v", l)
 		}
@@ -202,14 +202,14 @@ func TestLeaseFailOverSettlesTheInterruptedRound(t *testing.T) {
 		if err := h.st.ReleaseLease(ctx, testGame.ID, old.Holder, old.Epoch); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, "the second table leads", b.table.Leading)
+		eventually(t, "the second table leads", b.table.Leadership().Leading)
 		eventually(t, "the second table opens the next round", func() bool {
 			n, _ := b.table.Round()
 			return n.Phase == engine.PhaseBetting && n.Seq == v.Seq+1
 		})
 		// The former leader's clock reaches the auto-cashout: too late.
 		h.clock.Set(f.StartedAt.Add(10 * time.Second))
-		eventually(t, "the former leader steps down", func() bool { return !h.table.Leading() })
+		eventually(t, "the former leader steps down", func() bool { return !h.table.Leadership().Leading() })
 		rec, err := h.st.Round(ctx, testGame.ID, v.RoundID)
 		if err != nil {
 			t.Fatal(err)
@@ -240,11 +240,11 @@ func TestLeaseStepsDownWhenNotAble(t *testing.T) {
 	var able atomic.Bool
 	able.Store(true)
 	a := h.replicaAble("replica-a", able.Load)
-	eventually(t, "a leads", a.table.Leading)
+	eventually(t, "a leads", a.table.Leadership().Leading)
 	b := h.replica("replica-b")
 	able.Store(false)
-	eventually(t, "b leads", b.table.Leading)
-	if a.table.Leading() {
+	eventually(t, "b leads", b.table.Leadership().Leading)
+	if a.table.Leadership().Leading() {
 		t.Fatal("two tables lead")
 	}
 	if l := h.lease(); l.Holder != "replica-b" || l.Epoch != 2 {
@@ -354,7 +354,7 @@ func TestLeaseSlowAcquireLeadsNoEndedTerm(t *testing.T) {
 		a := h.replicaAble("replica-a", able.Load)
 		eventually(t, "a opens a round", func() bool {
 			v, _ := a.table.Round()
-			return a.table.Leading() && v.Phase == engine.PhaseBetting
+			return a.table.Leadership().Leading() && v.Phase == engine.PhaseBetting
 		})
 		left, _ := a.table.Round()
 		bet, err := a.table.PlaceBet(ctx, alice, engine.BetRequest{Amount: 100})
@@ -364,7 +364,7 @@ func TestLeaseSlowAcquireLeadsNoEndedTerm(t *testing.T) {
 		// a dies in betting, as far as the lease goes: it renews nothing
 		// and takes nothing from now on.
 		able.Store(false)
-		eventually(t, "a steps down", func() bool { return !a.table.Leading() })
+		eventually(t, "a steps down", func() bool { return !a.table.Leadership().Leading() })
 		dead := h.lease()
 
 		// b's first acquisition reaches the database a full TTL later, when
@@ -373,7 +373,7 @@ func TestLeaseSlowAcquireLeadsNoEndedTerm(t *testing.T) {
 		st.armed.Store(true)
 		b := h.replicaOn("replica-b", st, nil)
 		stale := dead.Epoch + 1
-		eventually(t, "b leads the term after the stale one", func() bool { return b.table.Epoch() == stale+1 })
+		eventually(t, "b leads the term after the stale one", func() bool { return b.table.Leadership().Epoch() == stale+1 })
 		eventually(t, "b opens the next round", func() bool {
 			v, _ := b.table.Round()
 			return v.Phase == engine.PhaseBetting && v.Seq == left.Seq+1

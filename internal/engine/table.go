@@ -9,11 +9,11 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/crashstudio/crashgame/internal/fairness"
 	"github.com/crashstudio/crashgame/internal/groupcommit"
+	"github.com/crashstudio/crashgame/internal/leadership"
 	"github.com/crashstudio/crashgame/internal/round"
 	"github.com/crashstudio/crashgame/internal/seal"
 	"github.com/crashstudio/crashgame/internal/store"
@@ -178,7 +178,8 @@ type Config struct {
 	// answered in it is accepted; one still unanswered at its end is refused
 	// and rolled back (RB-3).
 	DebitGrace time.Duration
-	// Lease is how the table holds its leadership (defaults: LeaseSettings).
+	// Lease is how the table holds its leadership (package leadership's
+	// defaults).
 	Lease LeaseSettings
 	// Events receives the table's events while it leads; nil: its own
 	// subscribers (one process). See Events.
@@ -186,41 +187,10 @@ type Config struct {
 }
 
 // LeaseSettings say how a table leads: it plays rounds only while it holds
-// the game's lease in the database, and every transaction it commits checks
-// the lease's fencing epoch.
-type LeaseSettings struct {
-	// Holder names this process in the lease (default: a random id per
-	// table, so a restarted process is a new holder).
-	Holder string
-	// TTL is how long a lease lives without renewal (default 2 s): the
-	// longest a dead leader keeps its table from the others.
-	TTL time.Duration
-	// Renew is how often the leader renews it (default TTL/4).
-	Renew time.Duration
-	// Retry is how often a table that does not lead tries to take the lease
-	// (default 250 ms).
-	Retry time.Duration
-	// Able, when set, tells whether this process can lead at all (in a
-	// cluster: it is connected to the other replicas). A table that is not
-	// able neither takes the lease nor renews it, so that a replica cut off
-	// from the others hands its tables to one that is not, within a TTL.
-	Able func() bool
-}
-
-func (l *LeaseSettings) setDefaults() {
-	if l.Holder == "" {
-		l.Holder = randomID(10)
-	}
-	if l.TTL <= 0 {
-		l.TTL = 2 * time.Second
-	}
-	if l.Renew <= 0 || l.Renew >= l.TTL {
-		l.Renew = l.TTL / 4
-	}
-	if l.Retry <= 0 {
-		l.Retry = 250 * time.Millisecond
-	}
-}
+// the game's lease in the database (package leadership takes, renews and
+// gives it up), and every transaction it commits checks the lease's fencing
+// epoch.
+type LeaseSettings = leadership.Settings
 
 // Table runs the rounds of one game.
 type Table struct {
@@ -243,19 +213,18 @@ type Table struct {
 	stopOnce sync.Once
 	loopDone chan struct{}
 
-	// The current term of leadership, owned by the loop: the lease's epoch
-	// (0 while the table does not lead) and a channel closed when the lease
-	// is lost. leading mirrors epoch for other goroutines.
+	// elector holds the game's lease and announces each term of it.
+	elector *leadership.Elector
+	// The current term of leadership, owned by the loop (nil, 0 while the
+	// table does not lead): its lease, its fencing epoch, and its context,
+	// done once the term is over (the wallet calls the term started stop
+	// with it). The loop writes nothing of the term once the lease is not
+	// Live.
+	lease *leadership.Term
 	epoch int64
-	lost  chan struct{}
-	// term is done once the current term of leadership is over (nil while
-	// not leading): the wallet calls the term started stop with it.
-	term    context.Context
-	leading atomic.Int64
-	// until is the table's own deadline for the current term, in Unix
-	// nanoseconds of real time (keepLease moves it at each renewal): the
-	// loop writes nothing of the term at or after it (termLive).
-	until atomic.Int64
+	term  context.Context
+	// flush fires when the round's board is next sent. Loop only.
+	flush <-chan time.Time
 }
 
 // RoundView is the public state of the current round.
@@ -349,7 +318,6 @@ func New(ctx context.Context, cfg Config) (*Table, error) {
 	if cfg.Balances == nil {
 		cfg.Balances = shownAsQueued{}
 	}
-	cfg.Lease.setDefaults()
 	t := &Table{
 		cfg: cfg, game: cfg.Game, clock: cfg.Clock, store: cfg.Store,
 		logger:   cfg.Logger.With("game_id", cfg.Game.ID),
@@ -362,6 +330,8 @@ func New(ctx context.Context, cfg Config) (*Table, error) {
 	if t.events == nil {
 		t.events = localEvents{t.hub}
 	}
+	t.elector = leadership.New(cfg.Game.ID, cfg.Store, cfg.Lease, t.logger)
+	t.cfg.Lease = t.elector.Settings()
 	t.commit = groupcommit.New(context.Background(), t.commitJobs, groupcommit.Options{
 		MaxBatch: maxCommitBatch, QueueLen: commitQueueLen, OnFailure: groupcommit.RetryEach, Logger: t.logger,
 	})
@@ -404,7 +374,7 @@ func (t *Table) Subscribers() int { return t.hub.count() }
 // keeps its own view.
 func (t *Table) Deliver(session []byte, ev *Event) {
 	if session != nil {
-		if ev.Type == EventBalance && !t.Leading() {
+		if ev.Type == EventBalance && !t.elector.Leading() {
 			// A session's balance is kept where the table is led (a demo
 			// session's play money too); this process shows what the
 			// leader says, now and to a stream that opens here later.
@@ -416,7 +386,7 @@ func (t *Table) Deliver(session []byte, ev *Event) {
 	}
 	switch ev.Type {
 	case EventRoundBetting, EventRoundFlying, EventRoundCrashed:
-		if !t.Leading() {
+		if !t.elector.Leading() {
 			t.viewMu.Lock()
 			t.view = ev.Round
 			t.viewMu.Unlock()
@@ -448,7 +418,7 @@ func (t *Table) LoadView(ctx context.Context) error {
 	case store.RoundFinished:
 		v.CrashedAt, v.CrashPoint, v.Hash = rec.CrashedAt.Time(), rec.CrashPoint, rec.Hash
 	}
-	if t.Leading() {
+	if t.elector.Leading() {
 		return nil
 	}
 	t.viewMu.Lock()
@@ -519,16 +489,15 @@ func (t *Table) isStopping() bool {
 	}
 }
 
-// Leading reports whether the table leads its game now (holds the lease).
-func (t *Table) Leading() bool { return t.leading.Load() != 0 }
+// Leadership is the table's hold on its game's lease: whether it leads, at
+// which epoch, and a subscription to each change (a replica serves the
+// table's actions while it leads).
+func (t *Table) Leadership() *leadership.Elector { return t.elector }
 
-// Epoch returns the fencing epoch of the table's current term, 0 while it
-// does not lead.
-func (t *Table) Epoch() int64 { return t.leading.Load() }
-
-// Run plays rounds until Stop, while it holds the game's lease: it waits for
-// the lease, settles what the previous leader left (Recover), then plays
-// rounds until Stop or until the lease is lost, and waits for it again. It
+// Run plays rounds until Stop, while it holds the game's lease: its elector
+// takes the lease, and each term it announces is led (lead): what the
+// previous leader left is settled (Recover), then rounds are played until
+// Stop or until the term ends, and the table waits for the next term. It
 // returns after the last round crashed or was settled, its writes committed
 // and its lease released.
 func (t *Table) Run(runCtx context.Context) error {
@@ -548,14 +517,21 @@ func (t *Table) Run(runCtx context.Context) error {
 	if err := t.LoadView(ctx); err != nil {
 		t.logger.Warn("reading the latest round failed", "err", err)
 	}
-	flush := t.clock.After(publicFlush)
-	for first := true; !t.isStopping(); first = false {
-		// A table whose term just ended lets the others try first.
-		epoch, since, ok := t.acquire(ctx, &flush, !first)
-		if !ok {
+	// The elector runs until the loop is done: a term it holds then, which
+	// the loop never led, ends and its lease is released.
+	terms := t.elector.Subscribe()
+	defer terms.Stop()
+	electing, stopElecting := context.WithCancel(ctx)
+	elected := make(chan struct{})
+	go func() { defer close(elected); t.elector.Run(electing) }()
+	defer func() { stopElecting(); <-elected }()
+	t.flush = t.clock.After(publicFlush)
+	for !t.isStopping() {
+		lease := t.awaitTerm(terms)
+		if lease == nil {
 			break
 		}
-		if err := t.lead(ctx, epoch, since, &flush); err != nil {
+		if err := t.lead(ctx, lease); err != nil {
 			return err
 		}
 	}
@@ -570,695 +546,29 @@ func (t *Table) Run(runCtx context.Context) error {
 	}
 }
 
-// acquire waits until the table holds the game's lease, serving the inbox
-// meanwhile (betting is closed for a table that does not lead). It returns
-// the epoch and the real time at which the statement that took the lease
-// started, never when its answer arrived: the database counts the lease's
-// TTL from a moment no earlier than that, so the table's deadline counted
-// from it is conservative however long the statement took (a database
-// stall). false when the table stops first.
-func (t *Table) acquire(ctx context.Context, flush *<-chan time.Time, waitFirst bool) (int64, time.Time, bool) {
-	for try := !waitFirst; ; try = true {
-		if try && (t.cfg.Lease.Able == nil || t.cfg.Lease.Able()) {
-			// Real time, not the table's clock: the lease runs on the
-			// database's clock, which a test's manual clock does not move.
-			since := time.Now()
-			epoch, ok, err := t.store.AcquireLease(ctx, t.game.ID, t.cfg.Lease.Holder, t.cfg.Lease.TTL)
-			switch {
-			case err != nil:
-				t.logger.Error("taking the table's lease failed; retrying", "err", err)
-			case ok:
-				return epoch, since, true
-			}
-		}
-		// The lease runs on real time (the database's clock), whatever the
-		// table's clock.
-		retry := time.NewTimer(t.cfg.Lease.Retry)
-	serve:
-		for {
-			select {
-			case f := <-t.inbox:
-				f()
-			case <-*flush:
-				*flush = t.clock.After(publicFlush)
-			case <-retry.C:
-				break serve
-			case <-t.stopped:
-				retry.Stop()
-				return 0, time.Time{}, false
-			}
-		}
-	}
-}
-
-// lead is one term of leadership at epoch, whose lease was taken no earlier
-// than since: recovery, then rounds until Stop or the loss of the lease. It
-// returns an error only for what no retry can fix (a chain that cannot be
-// made).
-func (t *Table) lead(ctx context.Context, epoch int64, since time.Time, flush *<-chan time.Time) error {
-	lost := make(chan struct{})
-	term, endTerm := context.WithCancel(context.WithoutCancel(ctx))
-	t.epoch, t.lost, t.term = epoch, lost, term
-	t.until.Store(leaseDeadline(since, t.cfg.Lease.TTL).UnixNano())
-	t.leading.Store(epoch)
-	renewCtx, stopRenewing := context.WithCancel(context.WithoutCancel(ctx))
-	renewed := make(chan struct{})
-	go func() { defer close(renewed); t.keepLease(renewCtx, epoch, since, lost, endTerm) }()
-	defer func() {
-		stopRenewing()
-		<-renewed
-		endTerm()
-		t.epoch, t.lost, t.term, t.cur = 0, nil, nil, nil
-		t.leading.Store(0)
-	}()
-	t.logger.Info("leading the table", "epoch", epoch, "holder", t.cfg.Lease.Holder)
-
-	// A lease whose acquisition took longer than its TTL (a database stall)
-	// ended before the answer arrived: the term writes nothing, not even the
-	// recovery, and leaves the table to the next acquisition at once.
-	if !t.termLive() {
-		t.resign(ctx, "the lease ran out while it was being taken", false)
-		return nil
-	}
-	if !t.recover(ctx, flush) {
-		if !t.isStopping() {
-			t.resign(ctx, "the lease ran out during the recovery", false)
-		}
-		return nil
-	}
-	seq, err := t.lastSeq(ctx)
-	for err != nil {
-		t.logger.Error("reading the last round failed; retrying", "err", err)
-		if !t.wait(t.clock.Now().Add(roundRetry), flush, false) || t.isStopping() {
-			t.handOver(ctx)
-			return nil
-		}
-		seq, err = t.lastSeq(ctx)
-	}
-	for !t.isStopping() {
-		seq++
-		if !t.termLive() {
-			t.resign(ctx, "the lease ran out before the next round", true)
-			return nil
-		}
-		ready, err := t.prepareChain(ctx, seq, flush)
-		switch {
-		case errors.Is(err, store.ErrFenced):
-			return nil
-		case err != nil:
-			t.logger.Error("preparing the hash chain failed; retrying", "seq", seq, "err", err)
-			seq--
-			if !t.wait(t.clock.Now().Add(roundRetry), flush, false) {
-				return nil
-			}
-			continue
-		case !ready:
-			if t.isStopping() {
-				break
-			}
-			return t.abandon("lease lost while the chain was seeding")
-		}
-		if t.isStopping() {
-			break
-		}
-		if err := t.startRound(ctx, seq); err != nil {
-			if errors.Is(err, errTermOver) || (!errors.Is(err, store.ErrFenced) && !t.termLive()) {
-				// Nothing opened, or an insert cut at the term's deadline
-				// (if it committed after all, the next leader voids it).
-				t.resign(ctx, "the lease ran out before the round opened", true)
-				return nil
-			}
-			if errors.Is(err, store.ErrFenced) {
-				t.logger.Warn("another replica leads the table now", "epoch", epoch)
-				return nil
-			}
-			// The database may be restarting: keep the table alive and try
-			// again; players are told betting is closed meanwhile.
-			t.logger.Error("opening a round failed; retrying", "seq", seq, "err", err)
-			if !t.wait(t.clock.Now().Add(roundRetry), flush, false) {
-				return nil
-			}
-			// The insert may have committed without our knowing: start after
-			// the last round stored (one left in betting is settled by
-			// Recover at the next term).
-			if last, err := t.lastSeq(ctx); err == nil {
-				seq = last
-			} else {
-				seq--
-			}
-			continue
-		}
-		// Betting: a stop request lets the round go on to its crash. Then the
-		// debits of bets received in the window that the wallet has not
-		// answered yet: the round waits for them, at most DebitGrace, so
-		// that a slow answer does not refuse a bet placed in time.
-		if !t.wait(t.cur.core.BettingEnds(), flush, false) ||
-			!t.waitUntil(t.cur.core.BettingEnds().Add(t.cfg.DebitGrace), flush, false, func() bool { return t.cur.core.Pending() == 0 }) {
-			return t.abandon("lease lost during betting")
-		}
-		if err := t.takeOff(); err != nil {
-			if errors.Is(err, store.ErrFenced) {
-				return t.abandon("lease lost at take-off")
-			}
-			t.logger.Error("take-off failed; voiding the round", "round_id", t.cur.rec.ID, "err", err)
-			t.voidRound(reasonTakeOffFailed, store.VoidTakeOffFailed)
-			continue
-		}
-		// Flying: auto-cashouts fire at their targets, then the crash.
-		graceEnd := time.Time{}
-		for {
-			next, auto := t.cur.core.NextAuto()
-			if t.isStopping() && graceEnd.IsZero() {
-				graceEnd = t.clock.Now().Add(t.cfg.ShutdownGrace)
-			}
-			until := t.cur.core.CrashAt()
-			if auto && !next.After(until) {
-				until = next
-			}
-			if !graceEnd.IsZero() && graceEnd.Before(until) {
-				until = graceEnd
-			}
-			// Until a grace is set, a stop request interrupts the wait so the
-			// grace starts at once.
-			if !t.wait(until, flush, graceEnd.IsZero()) {
-				return t.abandon("lease lost in flight")
-			}
-			now := t.clock.Now()
-			if !graceEnd.IsZero() && !now.Before(graceEnd) && now.Before(t.cur.core.CrashAt()) {
-				return t.interrupt(ctx, "the flying round did not crash within the shutdown grace")
-			}
-			if auto && !now.Before(next) {
-				t.fireAutos(now)
-				continue
-			}
-			if !now.Before(t.cur.core.CrashAt()) {
-				t.crash()
-				go t.sweepPending(context.WithoutCancel(ctx), epoch, t.cur.rec.ID)
-				break
-			}
-		}
-		t.flushPublic()
-		if t.cur.core.Phase() != round.Crashed {
-			break
-		}
-		if t.isStopping() {
-			break // hand over at the round boundary
-		}
-		// Pause after the crash.
-		if !t.wait(t.cur.core.CrashedAt().Add(t.game.Pause), flush, false) {
-			return nil
-		}
-	}
-	t.handOver(ctx)
-	return nil
-}
-
-// recover settles, under the lease, what an earlier leader left unfinished
-// (Recover), trying again while the database is away. false when the lease
-// is lost meanwhile or the term's deadline passes first: each attempt starts
-// only while the term is live and is cancelled at its deadline, so that a
-// recovery never commits in a term the table already counts as over.
-func (t *Table) recover(ctx context.Context, flush *<-chan time.Time) bool {
+// awaitTerm serves the inbox (betting is closed for a table that does not
+// lead) until the elector announces a term that is not over, which it
+// returns, or until the table stops: nil.
+func (t *Table) awaitTerm(terms *leadership.Subscription) *leadership.Term {
 	for {
-		if !t.termLive() {
-			return false
-		}
-		tctx, cancel := t.termContext(ctx)
-		var rec Recovery
-		err := t.fenced(tctx, t.epoch, func(ctx context.Context) error {
-			var err error
-			rec, err = t.Recover(ctx)
-			return err
-		})
-		cancel()
-		switch {
-		case err == nil:
-			t.announce(rec)
-			return true
-		case errors.Is(err, store.ErrFenced):
-			return false
-		}
-		t.logger.Error("recovery failed; retrying", "err", err)
-		if !t.wait(t.clock.Now().Add(roundRetry), flush, false) {
-			return false
-		}
-		if t.isStopping() {
-			t.handOver(ctx)
-			return false
-		}
-	}
-}
-
-// abandon leaves the current round as it is in the database, for the leader
-// that holds the lease now to settle by Recover's rule: this table may commit
-// nothing more of it.
-func (t *Table) abandon(why string) error {
-	if t.cur != nil {
-		t.logger.Warn("round left to the next leader", "round_id", t.cur.rec.ID, "why", why, "epoch", t.epoch)
-	}
-	return nil
-}
-
-// interrupt settles the current round by Recover's rule while the table still
-// leads (the shutdown grace ran out in flight), then hands the lease over.
-func (t *Table) interrupt(ctx context.Context, why string) error {
-	r := t.cur
-	t.logger.Warn("settling the flying round as interrupted", "round_id", r.rec.ID, "why", why)
-	// Every write of the round queued so far commits first (jobs commit in
-	// order), so Recover reads the round as the loop left it.
-	_ = t.commit.Do(context.Background(), job{epoch: t.epoch, run: func(context.Context) error { return nil }})
-	var rec Recovery
-	err := t.fenced(context.WithoutCancel(ctx), t.epoch, func(ctx context.Context) error {
-		var err error
-		rec, err = t.settleUnfinished(ctx, r.rec.ID)
-		return err
-	})
-	if err != nil {
-		t.logger.Error("settling the interrupted round failed; the next leader settles it", "round_id", r.rec.ID, "err", err)
-	} else {
-		t.announce(rec)
-	}
-	t.viewMu.Lock()
-	t.view.Phase = PhaseCrashed
-	t.viewMu.Unlock()
-	t.notifyQueue()
-	t.handOver(ctx)
-	return nil
-}
-
-// handOver releases the lease at a round boundary, so that another replica
-// leads at once rather than after the lease's TTL.
-func (t *Table) handOver(ctx context.Context) {
-	// What the term queued commits first, under the lease.
-	_ = t.commit.Do(context.Background(), job{epoch: t.epoch, run: func(context.Context) error { return nil }})
-	if err := t.store.ReleaseLease(context.WithoutCancel(ctx), t.game.ID, t.cfg.Lease.Holder, t.epoch); err != nil {
-		t.logger.Warn("releasing the table's lease failed; it expires by itself", "err", err)
-		return
-	}
-	t.logger.Info("table handed over", "epoch", t.epoch)
-}
-
-// keepLease renews the lease of epoch, taken no earlier than since, every
-// Renew until ctx ends. It closes lost, ends the term (a /bet still being
-// attempted stops at once: once another replica may lead, it may roll that
-// bet back) and the table stops saying it leads, when the lease is taken
-// over, or when the lease may run out before the
-// next renewal lands: the table's own deadline is the TTL counted from just
-// before its last successful statement, less an eighth of it, so it steps
-// down before the database lets another replica take the lease (however
-// slow the answer that renewed it was).
-//
-// The term's deadline is shared with the loop (Table.until), which checks it
-// before each write the term depends on (termLive): the expiry timer fires
-// on its own goroutine and may fire after the loop's next write began.
-func (t *Table) keepLease(ctx context.Context, epoch int64, since time.Time, lost chan struct{}, endTerm context.CancelFunc) {
-	ttl := t.cfg.Lease.TTL
-	valid := leaseDeadline(since, ttl) // the lease runs on real time, whatever the table's clock
-	tick := time.NewTicker(t.cfg.Lease.Renew)
-	defer tick.Stop()
-	expiry := time.NewTimer(time.Until(valid))
-	defer expiry.Stop()
-	stepDown := func(msg string, args ...any) {
-		t.leading.Store(0)
-		endTerm()
-		t.logger.Warn(msg, append(args, "epoch", epoch)...)
-		close(lost)
-	}
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-expiry.C:
-			stepDown("the table's lease could not be renewed in time; stepping down")
-			return
-		case <-tick.C:
-		}
-		// A table that is not able to lead does not renew: its lease runs
-		// out and another replica leads. A renewal gets what is left of
-		// the lease, and at most half of the TTL.
-		if t.cfg.Lease.Able != nil && !t.cfg.Lease.Able() {
-			t.logger.Warn("not renewing the table's lease: this process cannot lead now (cut off from the cluster)", "epoch", epoch)
-			continue
-		}
-		start := time.Now()
-		rctx, cancel := context.WithDeadline(ctx, minTime(valid, start.Add(ttl/2)))
-		ok, err := t.store.RenewLease(rctx, t.game.ID, t.cfg.Lease.Holder, epoch, ttl)
-		cancel()
-		if took := time.Since(start); took > t.cfg.Lease.Renew {
-			t.logger.Warn("renewing the table's lease was slow", "epoch", epoch, "took_ms", took.Milliseconds(), "ok", ok, "err", err)
-		}
-		switch {
-		case ctx.Err() != nil:
-			return
-		case err == nil && ok:
-			valid = leaseDeadline(start, ttl)
-			t.until.Store(valid.UnixNano())
-			expiry.Reset(time.Until(valid))
-		case err == nil:
-			stepDown("the table's lease was taken over")
-			return
-		case time.Now().Before(valid):
-			t.logger.Warn("renewing the table's lease failed; retrying", "epoch", epoch, "err", err)
-		default:
-			stepDown("the table's lease could not be renewed in time; stepping down", "err", err)
-			return
-		}
-	}
-}
-
-// leaseDeadline is the table's own deadline for a lease whose taking or
-// renewing statement started at start (real time): the TTL less an eighth of
-// it, so the table stops before the database lets another replica in.
-func leaseDeadline(start time.Time, ttl time.Duration) time.Time {
-	return start.Add(ttl - ttl/8)
-}
-
-// errTermOver: the current term's deadline passed before a write of it
-// began; nothing of it was written.
-var errTermOver = errors.New("engine: the table's term of leadership is over")
-
-// termLive reports whether the current term may still begin a write: its
-// lease was not lost and its deadline (Table.until, real time) has not
-// passed. Loop only.
-func (t *Table) termLive() bool {
-	select {
-	case <-t.lost:
-		return false
-	default:
-	}
-	return time.Now().UnixNano() < t.until.Load()
-}
-
-// termContext is ctx ending at the current term's deadline, for a write that
-// must not commit after it (it may still commit before, under the fence).
-func (t *Table) termContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithDeadline(ctx, time.Unix(0, t.until.Load()))
-}
-
-// resign ends a term that is over before the table used it to the end (its
-// deadline passed): the table stops saying it leads, what the term queued
-// commits first (under the fence) when queued may hold anything (a round
-// was played), and the lease is released at its epoch, so the next
-// acquisition, this table's or another replica's, need not wait for the
-// database to expire it. A release that fails (the database is away) is
-// left to the lease's own expiry. Loop only.
-func (t *Table) resign(ctx context.Context, why string, queued bool) {
-	t.leading.Store(0)
-	t.logger.Warn("the table's term ended before its next write; stepping down", "why", why, "epoch", t.epoch)
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), t.cfg.Lease.TTL)
-	defer cancel()
-	if queued {
-		_ = t.commit.Do(rctx, job{epoch: t.epoch, run: func(context.Context) error { return nil }})
-	}
-	if err := t.store.ReleaseLease(rctx, t.game.ID, t.cfg.Lease.Holder, t.epoch); err != nil {
-		t.logger.Warn("releasing the table's lease failed; it expires by itself", "epoch", t.epoch, "err", err)
-	}
-}
-
-func minTime(a, b time.Time) time.Time {
-	if a.Before(b) {
-		return a
-	}
-	return b
-}
-
-// wait processes messages until deadline. It returns false as soon as the
-// lease of the current term is lost; with wakeOnStop it returns true as soon
-// as the table is asked to stop.
-func (t *Table) wait(deadline time.Time, flush *<-chan time.Time, wakeOnStop bool) bool {
-	return t.waitUntil(deadline, flush, wakeOnStop, nil)
-}
-
-// waitUntil is wait that also returns, true, as soon as done (nil: never)
-// holds, checked before each wait and after each message of the inbox.
-func (t *Table) waitUntil(deadline time.Time, flush *<-chan time.Time, wakeOnStop bool, done func() bool) bool {
-	for {
-		if done != nil && done() {
-			return true
-		}
-		d := deadline.Sub(t.clock.Now())
-		if d <= 0 {
-			return true
-		}
-		timer := t.clock.After(d)
-		stop := t.stopped
-		if !wakeOnStop {
-			stop = nil
-		}
 		select {
 		case f := <-t.inbox:
 			f()
-		case <-*flush:
-			t.flushPublic()
-			*flush = t.clock.After(publicFlush)
-		case <-timer:
-		case <-stop:
-			return true
-		case <-t.lost: // nil while not leading: never ready
-			return false
-		}
-	}
-}
-
-func (t *Table) lastSeq(ctx context.Context) (int64, error) {
-	seq, err := t.store.LastRoundSeq(ctx, t.game.ID)
-	if err != nil {
-		return 0, fmt.Errorf("engine: %w", err)
-	}
-	return seq, nil
-}
-
-// startRound draws the round from the chain (prepareChain made it ready)
-// and opens its betting phase. The round's row names its chain and position;
-// its hash and crash point stay in memory until it ends.
-func (t *Table) startRound(ctx context.Context, seq int64) error {
-	pos := seq - t.chainRec.FirstSeq + 1
-	h, err := t.chain.Hash(int(pos))
-	if err != nil {
-		return fmt.Errorf("engine: round %d: %w", seq, err)
-	}
-	// A round opened in a term that is over would be left to the next
-	// leader, void: the term's deadline is checked first and bounds the
-	// insert.
-	if !t.termLive() {
-		return errTermOver
-	}
-	ctx, cancel := t.termContext(ctx)
-	defer cancel()
-	now := t.clock.Now()
-	rec := store.RoundRecord{
-		ID: roundID(t.game.ID, seq), GameID: t.game.ID, Seq: seq, ChainID: t.chainRec.ID, Position: pos,
-		Status: store.RoundBetting, BettingEndsAt: store.MillisOf(now.Add(t.game.Betting)), CreatedAt: store.MillisOf(now),
-		Epoch: t.epoch,
-	}
-	if err := t.fenced(ctx, t.epoch, func(ctx context.Context) error { return t.store.InsertRound(ctx, rec) }); err != nil {
-		return fmt.Errorf("engine: open round: %w", err)
-	}
-	crash := fairness.CrashPoint(h, *t.chainRec.Salt, t.chainRec.RTPBasisPts, t.chainRec.MaxMultiplier)
-	t.cur = &liveRound{rec: rec, core: round.New(rec.ID, crash, rec.BettingEndsAt.Time()), live: map[string]*liveBet{},
-		hash: fairness.FormatHash(h), crash: crash}
-	t.board = board{}
-	t.publish(EventRoundBetting)
-	return nil
-}
-
-// publish updates the view from the current round and broadcasts the phase
-// event of that type with it.
-func (t *Table) publish(typ string) {
-	r := t.cur
-	v := RoundView{RoundID: r.rec.ID, Seq: r.rec.Seq, Phase: string(r.core.Phase()), BettingEndsAt: r.core.BettingEnds(), StartedAt: r.core.StartedAt()}
-	if r.core.Phase() == round.Crashed {
-		v.CrashedAt, v.CrashPoint, v.Hash = r.core.CrashedAt(), r.crash, r.hash
-	}
-	t.viewMu.Lock()
-	t.view = v
-	t.viewMu.Unlock()
-	t.events.Broadcast(&Event{Type: typ, Round: v})
-}
-
-// takeOff starts the flight with the accepted bets; pending ones stay out.
-func (t *Table) takeOff() error {
-	r := t.cur
-	now := t.clock.Now()
-	err := t.fenced(context.Background(), t.epoch, func(ctx context.Context) error {
-		return t.store.TakeOffRound(ctx, r.rec.ID, store.MillisOf(now))
-	})
-	if err != nil {
-		return err
-	}
-	r.core.TakeOff(now)
-	t.publish(EventRoundFlying)
-	return nil
-}
-
-// fireAutos commits the auto-cashouts the round fired at now, each at exactly
-// its target.
-func (t *Table) fireAutos(now time.Time) {
-	for _, core := range t.cur.core.FireAutos(now) {
-		t.cashout(t.cur.live[core.ID], core)
-	}
-}
-
-// crash ends the flight: every bet still accepted is lost.
-func (t *Table) crash() {
-	r := t.cur
-	lost := r.core.Crash()
-	roundID, crashedAt := r.rec.ID, store.MillisOf(r.core.CrashedAt())
-	err := t.commitHard("settling the crash of "+roundID, func(ctx context.Context) error {
-		if err := t.store.FinishRound(ctx, roundID, crashedAt, r.hash, r.crash); err != nil {
-			return err
-		}
-		// One statement settles every bet still accepted, including one whose
-		// cashout commit failed; only those the round lost get their zero_win.
-		ids, err := t.store.MoveRoundBets(ctx, roundID, StatusAccepted, StatusLost, 0, crashedAt)
-		if err != nil {
-			return err
-		}
-		for _, id := range ids {
-			if b := r.live[id]; b != nil && r.core.Lost(id) {
-				if err := t.enqueueZeroWin(ctx, b); err != nil {
-					return err
-				}
+		case <-t.flush:
+			t.flush = t.clock.After(publicFlush)
+		case n := <-terms.C():
+			if n.Term == nil {
+				continue
 			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.logger.Error("settling the crash failed; recovery at boot will finish it", "round_id", roundID, "err", err)
-	}
-	t.notifyQueue()
-	t.publish(EventRoundCrashed)
-	for _, id := range lost {
-		b := r.live[id]
-		t.events.Send(b.player.Session, &Event{Type: EventBet, Bet: b.view(round.Lost)})
-	}
-}
-
-// enqueueZeroWin queues the terminal zero_win of a lost real-money bet, where
-// the operator switched the capability on (WIN-8, WIN-9).
-func (t *Table) enqueueZeroWin(ctx context.Context, b *liveBet) error {
-	if b.rec.Demo {
-		return nil
-	}
-	op, ok := t.cfg.Operators[b.rec.Operator]
-	if !ok || !op.ZeroWin {
-		return nil
-	}
-	return t.enqueue(ctx, wallet.Movement{
-		TransactionID: b.rec.ID + "-w", Kind: wallet.KindWin,
-		Operator: b.rec.Operator, GameID: b.rec.GameID, Currency: b.rec.Currency, PlayerID: b.rec.PlayerID,
-		Token: b.rec.Token, RoundID: b.rec.RoundID, BetID: b.rec.ID, Amount: 0,
-		WinType: wallet.WinTypeZeroWin, FreebetID: b.rec.FreebetID,
-	}, t.clock.Now())
-}
-
-// voidRound ends the current round without a crash: every bet still in play is
-// rolled back (RB-4) with reason, and the round is marked void by rule
-// (store.VoidTakeOffFailed...).
-func (t *Table) voidRound(reason, rule string) {
-	r := t.cur
-	voidedAt := t.clock.Now()
-	voided := r.core.Void(voidedAt)
-	open := make([]*liveBet, 0, len(voided))
-	for _, id := range voided {
-		open = append(open, r.live[id])
-	}
-	err := t.commitHard("voiding "+r.rec.ID, func(ctx context.Context) error {
-		if err := t.store.VoidRound(ctx, r.rec.ID, r.hash, r.crash, store.MillisOf(voidedAt), rule); err != nil {
-			return err
-		}
-		for _, b := range open {
-			if err := t.rollbackBet(ctx, b, StatusAccepted, StatusVoid, reason); err != nil {
-				return err
+			select {
+			case <-n.Term.Done():
+			default:
+				return n.Term
 			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.logger.Error("voiding the round failed; recovery at boot will finish it", "round_id", r.rec.ID, "err", err)
-	}
-	if err == nil {
-		for _, b := range open {
-			t.refundDemo(b)
-		}
-	}
-	t.notifyQueue()
-	// The view leaves the void round (no crash point to show: nothing is
-	// broadcast; the next round.betting, if any, follows).
-	t.viewMu.Lock()
-	t.view.Phase = PhaseCrashed
-	t.viewMu.Unlock()
-	t.logger.Warn("round voided", "round_id", r.rec.ID, "reason", reason, "bets_rolled_back", len(open))
-	for _, b := range open {
-		t.events.Send(b.player.Session, &Event{Type: EventBet, Bet: b.view(round.Voided)})
-	}
-}
-
-// rollbackBet moves a bet from -> to and queues the rollback of its debit, with
-// the debit's amount and no freebet_id (RB-1, RB-6); a freebet returns to the
-// player's queue. A demo bet is refunded by the bank instead.
-func (t *Table) rollbackBet(ctx context.Context, b *liveBet, from, to, reason string) error {
-	ok, err := t.store.MoveBet(ctx, b.rec.ID, from, to, store.BetChange{SettledAt: store.MillisOf(t.clock.Now())})
-	if err != nil || !ok {
-		return err
-	}
-	return t.queueRollback(ctx, b.rec, b.player, reason)
-}
-
-func (t *Table) queueRollback(ctx context.Context, rec store.BetRecord, p Player, reason string) error {
-	if rec.FreebetID != nil && t.cfg.Freebets != nil {
-		if err := t.cfg.Freebets.Return(ctx, p, *rec.FreebetID); err != nil {
-			return err
-		}
-	}
-	if rec.Demo {
-		return nil // the bank refunds it once the transaction committed: refundDemo
-	}
-	return t.enqueue(ctx, wallet.Movement{
-		TransactionID: rec.ID + "-r", Kind: wallet.KindRollback,
-		Operator: rec.Operator, GameID: rec.GameID, Currency: rec.Currency, PlayerID: rec.PlayerID,
-		Token: rec.Token, RoundID: rec.RoundID, BetID: rec.ID, Amount: rec.Amount, Reason: reason,
-	}, t.clock.Now())
-}
-
-// hardAttempts bounds commitHard: about two minutes of a database away.
-const hardAttempts = 120
-
-// commitHard commits a write the round cannot go on without (a crash's
-// settlement, a void), trying again while the database is away, so that a
-// restart of the database does not leave bets unsettled until the next boot.
-// The loop waits meanwhile: no round can start without its database anyway.
-func (t *Table) commitHard(what string, fn func(ctx context.Context) error) error {
-	var err error
-	for attempt := 1; attempt <= hardAttempts; attempt++ {
-		if err = t.commit.Do(context.Background(), job{epoch: t.epoch, run: fn}); err == nil {
+		case <-t.stopped:
 			return nil
 		}
-		if errors.Is(err, store.ErrFenced) {
-			return err // another replica leads: it settles the round
-		}
-		t.logger.Error("commit failed; retrying", "what", what, "attempt", attempt, "err", err)
-		<-t.clock.After(roundRetry)
 	}
-	return err
-}
-
-// refundDemo gives a rolled-back demo bet's stake back to its session.
-func (t *Table) refundDemo(b *liveBet) {
-	if b.rec.Demo && b.rec.FreebetID == nil {
-		bal := t.cfg.Demo.Credit(b.rec.SessionHash, b.rec.Amount)
-		t.events.Send(b.player.Session, &Event{Type: EventBalance, Balance: bal, Currency: b.rec.Currency})
-	}
-}
-
-func (t *Table) notifyQueue() { t.cfg.Outbox.Notify() }
-
-// flushPublic sends the round's board when it changed since it was last sent.
-func (t *Table) flushPublic() {
-	if !t.board.changed || t.cur == nil {
-		return
-	}
-	t.events.Broadcast(t.board.event(t.view))
 }
 
 // item is the bet as other players see it, in the round's state core.

@@ -193,7 +193,9 @@ func (e *Elector) acquire(ctx context.Context) *Term {
 	if ctx.Err() == nil {
 		e.logger.Warn("the table's lease ran out while it was being taken; releasing it", "epoch", epoch)
 	}
-	e.release(ctx, epoch)
+	if err := e.release(ctx, epoch); err != nil {
+		e.logger.Warn("releasing the table's lease failed; it expires by itself", "epoch", epoch, "err", err)
+	}
 	return nil
 }
 
@@ -213,7 +215,9 @@ func (e *Elector) keep(ctx context.Context, term *Term) {
 		case <-term.Done(): // ended by its owner, or ctx ended
 			if ctx.Err() != nil {
 				e.end(term)
-				e.release(ctx, term.epoch)
+				if err := e.release(ctx, term.epoch); err != nil {
+					e.logger.Warn("releasing the table's lease failed; it expires by itself", "epoch", term.epoch, "err", err)
+				}
 			}
 			return
 		case <-expiry:
@@ -294,14 +298,12 @@ func (e *Elector) stepDown(term *Term, msg string, args ...any) {
 	e.logger.Warn(msg, append(args, "epoch", term.epoch)...)
 }
 
-// release gives the lease of epoch up in the database; one that fails (the
-// database is away) is left to the lease's own expiry.
-func (e *Elector) release(ctx context.Context, epoch int64) {
+// release gives the lease of epoch up in the database, within a TTL; one
+// that fails (the database is away) is left to the lease's own expiry.
+func (e *Elector) release(ctx context.Context, epoch int64) error {
 	rctx, cancel := withDeadline(context.WithoutCancel(ctx), e.clock, e.clock.Now().Add(e.set.TTL))
 	defer cancel()
-	if err := e.store.ReleaseLease(rctx, e.name, e.set.Holder, epoch); err != nil {
-		e.logger.Warn("releasing the table's lease failed; it expires by itself", "epoch", epoch, "err", err)
-	}
+	return e.store.ReleaseLease(rctx, e.name, e.set.Holder, epoch)
 }
 
 // deadline is the process's own deadline for a lease whose taking or

@@ -460,7 +460,7 @@ func TestReleaseAndEnd(t *testing.T) {
 		end     func(*Term)
 		release bool
 	}{
-		{name: "release", end: func(t *Term) { t.Release(context.Background()) }, release: true},
+		{name: "release", end: func(t *Term) { _ = t.Release(context.Background()) }, release: true},
 		{name: "end", end: (*Term).End},
 	}
 	for _, tt := range tests {

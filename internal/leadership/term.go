@@ -70,10 +70,10 @@ func (t *Term) End() { t.e.end(t) }
 // Release ends the term and releases its lease at its epoch, so that the
 // next taking, this process's or another's, need not wait for the database
 // to expire it: a hand-over at a round boundary, or a term found over before
-// its owner used it to the end. Commit what the term queued first. A release
-// that fails (the database is away) is logged and left to the lease's own
-// expiry.
-func (t *Term) Release(ctx context.Context) {
+// its owner used it to the end. Commit what the term queued first. The
+// release is bounded by a TTL; one that fails (the database is away) leaves
+// the lease to its own expiry.
+func (t *Term) Release(ctx context.Context) error {
 	t.End()
-	t.e.release(ctx, t.epoch)
+	return t.e.release(ctx, t.epoch)
 }

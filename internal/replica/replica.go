@@ -150,7 +150,7 @@ func (t *Table) Run(ctx context.Context) error {
 	tick := time.NewTicker(watchEvery)
 	defer tick.Stop()
 	for {
-		switch leads := t.Leading(); {
+		switch leads := t.Leadership().Leading(); {
 		case leads && stopServing == nil:
 			if stopServing, err = t.serve(); err != nil {
 				t.logger.Error("serving the table's actions failed; retrying", "err", err)
@@ -205,7 +205,7 @@ func (t *Table) serve() (stop func(), err error) {
 		}
 		stops = append(stops, s)
 	}
-	t.logger.Info("serving the table's actions", "epoch", t.Epoch())
+	t.logger.Info("serving the table's actions", "epoch", t.Leadership().Epoch())
 	var once sync.Once
 	return func() { once.Do(stopAll) }, nil
 }
@@ -267,7 +267,7 @@ func (t *Table) serveCancel(ctx context.Context, data []byte) ([]byte, error) {
 
 // PlaceBet places a bet at the table's leader.
 func (t *Table) PlaceBet(ctx context.Context, p engine.Player, req engine.BetRequest) (engine.BetResult, error) {
-	if t.Leading() {
+	if t.Leadership().Leading() {
 		return t.Table.PlaceBet(ctx, p, req)
 	}
 	var res engine.BetResult
@@ -278,7 +278,7 @@ func (t *Table) PlaceBet(ctx context.Context, p engine.Player, req engine.BetReq
 // Cashout cashes a bet out at the table's leader, at the multiplier of the
 // moment the leader receives it when it runs elsewhere.
 func (t *Table) Cashout(ctx context.Context, p engine.Player, betID string, receivedAt time.Time) (engine.CashoutResult, error) {
-	if t.Leading() {
+	if t.Leadership().Leading() {
 		return t.Table.Cashout(ctx, p, betID, receivedAt)
 	}
 	var res engine.CashoutResult
@@ -288,7 +288,7 @@ func (t *Table) Cashout(ctx context.Context, p engine.Player, betID string, rece
 
 // Cancel cancels a bet at the table's leader.
 func (t *Table) Cancel(ctx context.Context, p engine.Player, betID string) (engine.CancelResult, error) {
-	if t.Leading() {
+	if t.Leadership().Leading() {
 		return t.Table.Cancel(ctx, p, betID)
 	}
 	var res engine.CancelResult
@@ -354,7 +354,7 @@ func (t *Table) watch(ctx context.Context, sent engine.RoundView, stop context.C
 			return
 		case <-tick.C:
 		}
-		if t.Leading() {
+		if t.Leadership().Leading() {
 			stop(errNowLeading)
 			return
 		}

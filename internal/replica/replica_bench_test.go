@@ -22,7 +22,7 @@ func BenchmarkCashoutPath(b *testing.B) {
 	dsn := "sqlite://" + filepath.Join(b.TempDir(), "bench.db")
 	nats := natstest.Start(b)
 	leader := startNodeB(b, "node-a", dsn, nats.URL())
-	for deadline := time.Now().Add(10 * time.Second); !leader.table.Leading(); time.Sleep(5 * time.Millisecond) {
+	for deadline := time.Now().Add(10 * time.Second); !leader.table.Leadership().Leading(); time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			b.Fatal("no leader")
 		}

@@ -178,14 +178,14 @@ func twoNodes(t *testing.T) (leader, follower *node, nats *natstest.Server) {
 	dsn := pgtest.Start(t)
 	nats = natstest.Start(t)
 	a := startNode(t, "node-a", dsn, nats.URL())
-	eventually(t, "a leads", a.table.Leading)
+	eventually(t, "a leads", a.table.Leadership().Leading)
 	b := startNode(t, "node-b", dsn, nats.URL())
 	eventually(t, "both show the same round", func() bool {
 		va, _ := a.rep.Round()
 		vb, _ := b.rep.Round()
 		return va.RoundID != "" && vb.RoundID == va.RoundID && vb.Phase == va.Phase
 	})
-	if b.table.Leading() {
+	if b.table.Leadership().Leading() {
 		t.Fatal("two nodes lead one table")
 	}
 	return a, b, nats
@@ -298,7 +298,7 @@ func TestHandOverBetweenReplicas(t *testing.T) {
 	a, b, _ := twoNodes(t)
 	before, _ := a.rep.Round()
 	a.stop()
-	eventually(t, "b leads", b.table.Leading)
+	eventually(t, "b leads", b.table.Leadership().Leading)
 	v := awaitBetting(t, b)
 	if v.Seq <= before.Seq {
 		t.Fatalf("b opened round %d after %d", v.Seq, before.Seq)
@@ -352,7 +352,7 @@ func TestDemoBalanceFollowsTheLeader(t *testing.T) {
 	nats := natstest.Start(t)
 	bankA, bankB := engine.NewDemoBank(), engine.NewDemoBank()
 	a := startNodeWithBank(t, "node-a", dsn, nats.URL(), bankA)
-	eventually(t, "a leads", a.table.Leading)
+	eventually(t, "a leads", a.table.Leadership().Leading)
 	b := startNodeWithBank(t, "node-b", dsn, nats.URL(), bankB)
 	p := player("gina")
 	p.Demo, p.PlayerID, p.Token = true, "", ""
@@ -420,7 +420,7 @@ func TestRB5ForwardedBetStopsWaitingWhenItsRoundHasPassed(t *testing.T) {
 	nats := natstest.Start(t)
 	hang := newHangingWallet()
 	a := startNodeWith(t, "node-a", dsn, nats.URL(), nodeOptions{wallet: hang})
-	eventually(t, "a leads", a.table.Leading)
+	eventually(t, "a leads", a.table.Leadership().Leading)
 	b := startNodeWith(t, "node-b", dsn, nats.URL(), nodeOptions{wallet: hang, betWait: time.Hour})
 	t.Cleanup(func() { close(hang.release) }) // before the nodes stop (cleanups run last first)
 	v := awaitBetting(t, b)
@@ -437,7 +437,7 @@ func TestRB5ForwardedBetStopsWaitingWhenItsRoundHasPassed(t *testing.T) {
 	if now, _ := b.rep.Round(); now.Seq <= v.Seq {
 		t.Fatalf("the wait ended in round %d, the bet's round is %d", now.Seq, v.Seq)
 	}
-	if !a.table.Leading() || b.table.Leading() {
+	if !a.table.Leadership().Leading() || b.table.Leadership().Leading() {
 		t.Fatal("the leader changed: the test meant its round to end the wait")
 	}
 }

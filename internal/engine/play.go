@@ -1,0 +1,382 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/crashstudio/crashgame/internal/fairness"
+	"github.com/crashstudio/crashgame/internal/round"
+	"github.com/crashstudio/crashgame/internal/store"
+	"github.com/crashstudio/crashgame/internal/wallet"
+)
+
+// playRound plays round seq of the current term: it opens it (openRound),
+// takes its bets (betting), flies it to its crash (fly), and pauses. It
+// returns the seq the next round follows (seq, or less when the round could
+// not be opened) and what the term does next.
+func (t *Table) playRound(ctx context.Context, seq int64) (int64, step) {
+	if !t.lease.Live() {
+		t.resign(ctx, "the lease ran out before the next round", true)
+		return seq, stepEnd
+	}
+	seq, next := t.openRound(ctx, seq)
+	if next != stepPlay {
+		return seq, next
+	}
+	if !t.betting() {
+		return seq, t.abandon("lease lost during betting")
+	}
+	if err := t.takeOff(); err != nil {
+		if errors.Is(err, store.ErrFenced) {
+			return seq, t.abandon("lease lost at take-off")
+		}
+		t.logger.Error("take-off failed; voiding the round", "round_id", t.cur.rec.ID, "err", err)
+		t.voidRound(reasonTakeOffFailed, store.VoidTakeOffFailed)
+		return seq, stepNext
+	}
+	if next := t.fly(ctx); next != stepNext {
+		return seq, next
+	}
+	t.flushPublic()
+	if t.cur.core.Phase() != round.Crashed || t.isStopping() {
+		return seq, stepHandOver // at the round boundary
+	}
+	// Pause after the crash.
+	if !t.wait(t.cur.core.CrashedAt().Add(t.game.Pause), false) {
+		return seq, stepEnd
+	}
+	return seq, stepNext
+}
+
+// openRound makes the chain ready for round seq (prepareChain) and opens
+// the round (startRound): stepPlay once it is open. When it cannot be
+// opened, it returns the seq the next attempt follows and what the term
+// does next.
+func (t *Table) openRound(ctx context.Context, seq int64) (int64, step) {
+	ready, err := t.prepareChain(ctx, seq)
+	switch {
+	case errors.Is(err, store.ErrFenced):
+		return seq, stepEnd
+	case err != nil:
+		t.logger.Error("preparing the hash chain failed; retrying", "seq", seq, "err", err)
+		if !t.wait(t.clock.Now().Add(roundRetry), false) {
+			return seq, stepEnd
+		}
+		return seq - 1, stepNext
+	case !ready && !t.isStopping():
+		return seq, t.abandon("lease lost while the chain was seeding")
+	}
+	if t.isStopping() {
+		return seq, stepHandOver
+	}
+	err = t.startRound(ctx, seq)
+	switch {
+	case err == nil:
+		return seq, stepPlay
+	case errors.Is(err, errTermOver) || (!errors.Is(err, store.ErrFenced) && !t.lease.Live()):
+		// Nothing opened, or an insert cut at the term's deadline (if it
+		// committed after all, the next leader voids it).
+		t.resign(ctx, "the lease ran out before the round opened", true)
+		return seq, stepEnd
+	case errors.Is(err, store.ErrFenced):
+		t.logger.Warn("another replica leads the table now", "epoch", t.epoch)
+		return seq, stepEnd
+	}
+	// The database may be restarting: keep the table alive and try again;
+	// players are told betting is closed meanwhile.
+	t.logger.Error("opening a round failed; retrying", "seq", seq, "err", err)
+	if !t.wait(t.clock.Now().Add(roundRetry), false) {
+		return seq, stepEnd
+	}
+	// The insert may have committed without our knowing: start after the
+	// last round stored (one left in betting is settled by Recover at the
+	// next term).
+	if last, err := t.lastSeq(ctx); err == nil {
+		return last, stepNext
+	}
+	return seq - 1, stepNext
+}
+
+// betting takes the round's bets until its window closes (a stop request
+// lets the round go on to its crash), then waits for the debits of bets
+// received in the window that the wallet has not answered yet, at most
+// DebitGrace, so that a slow answer does not refuse a bet placed in time.
+// false when the term ended meanwhile.
+func (t *Table) betting() bool {
+	return t.wait(t.cur.core.BettingEnds(), false) &&
+		t.waitUntil(t.cur.core.BettingEnds().Add(t.cfg.DebitGrace), false, func() bool { return t.cur.core.Pending() == 0 })
+}
+
+// fly flies the round: auto-cashouts fire at their targets, then the crash,
+// after which the bets left pending in earlier rounds are swept. A stop
+// request starts the shutdown grace: a round still flying at its end is
+// settled as interrupted. stepNext once the round crashed.
+func (t *Table) fly(ctx context.Context) step {
+	graceEnd := time.Time{}
+	for {
+		next, auto := t.cur.core.NextAuto()
+		if t.isStopping() && graceEnd.IsZero() {
+			graceEnd = t.clock.Now().Add(t.cfg.ShutdownGrace)
+		}
+		until := t.cur.core.CrashAt()
+		if auto && !next.After(until) {
+			until = next
+		}
+		if !graceEnd.IsZero() && graceEnd.Before(until) {
+			until = graceEnd
+		}
+		// Until a grace is set, a stop request interrupts the wait so the
+		// grace starts at once.
+		if !t.wait(until, graceEnd.IsZero()) {
+			return t.abandon("lease lost in flight")
+		}
+		now := t.clock.Now()
+		if !graceEnd.IsZero() && !now.Before(graceEnd) && now.Before(t.cur.core.CrashAt()) {
+			return t.interrupt(ctx, "the flying round did not crash within the shutdown grace")
+		}
+		if auto && !now.Before(next) {
+			t.fireAutos(now)
+			continue
+		}
+		if !now.Before(t.cur.core.CrashAt()) {
+			t.crash()
+			go t.sweepPending(context.WithoutCancel(ctx), t.epoch, t.cur.rec.ID)
+			return stepNext
+		}
+	}
+}
+
+// startRound draws the round from the chain (prepareChain made it ready)
+// and opens its betting phase. The round's row names its chain and position;
+// its hash and crash point stay in memory until it ends.
+func (t *Table) startRound(ctx context.Context, seq int64) error {
+	pos := seq - t.chainRec.FirstSeq + 1
+	h, err := t.chain.Hash(int(pos))
+	if err != nil {
+		return fmt.Errorf("engine: round %d: %w", seq, err)
+	}
+	// A round opened in a term that is over would be left to the next
+	// leader, void: the term's deadline is checked first and bounds the
+	// insert.
+	if !t.lease.Live() {
+		return errTermOver
+	}
+	ctx, cancel := t.lease.Bound(ctx)
+	defer cancel()
+	now := t.clock.Now()
+	rec := store.RoundRecord{
+		ID: roundID(t.game.ID, seq), GameID: t.game.ID, Seq: seq, ChainID: t.chainRec.ID, Position: pos,
+		Status: store.RoundBetting, BettingEndsAt: store.MillisOf(now.Add(t.game.Betting)), CreatedAt: store.MillisOf(now),
+		Epoch: t.epoch,
+	}
+	if err := t.fenced(ctx, t.epoch, func(ctx context.Context) error { return t.store.InsertRound(ctx, rec) }); err != nil {
+		return fmt.Errorf("engine: open round: %w", err)
+	}
+	crash := fairness.CrashPoint(h, *t.chainRec.Salt, t.chainRec.RTPBasisPts, t.chainRec.MaxMultiplier)
+	t.cur = &liveRound{rec: rec, core: round.New(rec.ID, crash, rec.BettingEndsAt.Time()), live: map[string]*liveBet{},
+		hash: fairness.FormatHash(h), crash: crash}
+	t.board = board{}
+	t.publish(EventRoundBetting)
+	return nil
+}
+
+// publish updates the view from the current round and broadcasts the phase
+// event of that type with it.
+func (t *Table) publish(typ string) {
+	r := t.cur
+	v := RoundView{RoundID: r.rec.ID, Seq: r.rec.Seq, Phase: string(r.core.Phase()), BettingEndsAt: r.core.BettingEnds(), StartedAt: r.core.StartedAt()}
+	if r.core.Phase() == round.Crashed {
+		v.CrashedAt, v.CrashPoint, v.Hash = r.core.CrashedAt(), r.crash, r.hash
+	}
+	t.viewMu.Lock()
+	t.view = v
+	t.viewMu.Unlock()
+	t.events.Broadcast(&Event{Type: typ, Round: v})
+}
+
+// takeOff starts the flight with the accepted bets; pending ones stay out.
+func (t *Table) takeOff() error {
+	r := t.cur
+	now := t.clock.Now()
+	err := t.fenced(context.Background(), t.epoch, func(ctx context.Context) error {
+		return t.store.TakeOffRound(ctx, r.rec.ID, store.MillisOf(now))
+	})
+	if err != nil {
+		return err
+	}
+	r.core.TakeOff(now)
+	t.publish(EventRoundFlying)
+	return nil
+}
+
+// fireAutos commits the auto-cashouts the round fired at now, each at exactly
+// its target.
+func (t *Table) fireAutos(now time.Time) {
+	for _, core := range t.cur.core.FireAutos(now) {
+		t.cashout(t.cur.live[core.ID], core)
+	}
+}
+
+// crash ends the flight: every bet still accepted is lost.
+func (t *Table) crash() {
+	r := t.cur
+	lost := r.core.Crash()
+	roundID, crashedAt := r.rec.ID, store.MillisOf(r.core.CrashedAt())
+	err := t.commitHard("settling the crash of "+roundID, func(ctx context.Context) error {
+		if err := t.store.FinishRound(ctx, roundID, crashedAt, r.hash, r.crash); err != nil {
+			return err
+		}
+		// One statement settles every bet still accepted, including one whose
+		// cashout commit failed; only those the round lost get their zero_win.
+		ids, err := t.store.MoveRoundBets(ctx, roundID, StatusAccepted, StatusLost, 0, crashedAt)
+		if err != nil {
+			return err
+		}
+		for _, id := range ids {
+			if b := r.live[id]; b != nil && r.core.Lost(id) {
+				if err := t.enqueueZeroWin(ctx, b); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.logger.Error("settling the crash failed; recovery at boot will finish it", "round_id", roundID, "err", err)
+	}
+	t.notifyQueue()
+	t.publish(EventRoundCrashed)
+	for _, id := range lost {
+		b := r.live[id]
+		t.events.Send(b.player.Session, &Event{Type: EventBet, Bet: b.view(round.Lost)})
+	}
+}
+
+// enqueueZeroWin queues the terminal zero_win of a lost real-money bet, where
+// the operator switched the capability on (WIN-8, WIN-9).
+func (t *Table) enqueueZeroWin(ctx context.Context, b *liveBet) error {
+	if b.rec.Demo {
+		return nil
+	}
+	op, ok := t.cfg.Operators[b.rec.Operator]
+	if !ok || !op.ZeroWin {
+		return nil
+	}
+	return t.enqueue(ctx, wallet.Movement{
+		TransactionID: b.rec.ID + "-w", Kind: wallet.KindWin,
+		Operator: b.rec.Operator, GameID: b.rec.GameID, Currency: b.rec.Currency, PlayerID: b.rec.PlayerID,
+		Token: b.rec.Token, RoundID: b.rec.RoundID, BetID: b.rec.ID, Amount: 0,
+		WinType: wallet.WinTypeZeroWin, FreebetID: b.rec.FreebetID,
+	}, t.clock.Now())
+}
+
+// voidRound ends the current round without a crash: every bet still in play is
+// rolled back (RB-4) with reason, and the round is marked void by rule
+// (store.VoidTakeOffFailed...).
+func (t *Table) voidRound(reason, rule string) {
+	r := t.cur
+	voidedAt := t.clock.Now()
+	voided := r.core.Void(voidedAt)
+	open := make([]*liveBet, 0, len(voided))
+	for _, id := range voided {
+		open = append(open, r.live[id])
+	}
+	err := t.commitHard("voiding "+r.rec.ID, func(ctx context.Context) error {
+		if err := t.store.VoidRound(ctx, r.rec.ID, r.hash, r.crash, store.MillisOf(voidedAt), rule); err != nil {
+			return err
+		}
+		for _, b := range open {
+			if err := t.rollbackBet(ctx, b, StatusAccepted, StatusVoid, reason); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.logger.Error("voiding the round failed; recovery at boot will finish it", "round_id", r.rec.ID, "err", err)
+	}
+	if err == nil {
+		for _, b := range open {
+			t.refundDemo(b)
+		}
+	}
+	t.notifyQueue()
+	// The view leaves the void round (no crash point to show: nothing is
+	// broadcast; the next round.betting, if any, follows).
+	t.viewMu.Lock()
+	t.view.Phase = PhaseCrashed
+	t.viewMu.Unlock()
+	t.logger.Warn("round voided", "round_id", r.rec.ID, "reason", reason, "bets_rolled_back", len(open))
+	for _, b := range open {
+		t.events.Send(b.player.Session, &Event{Type: EventBet, Bet: b.view(round.Voided)})
+	}
+}
+
+// rollbackBet moves a bet from -> to and queues the rollback of its debit, with
+// the debit's amount and no freebet_id (RB-1, RB-6); a freebet returns to the
+// player's queue. A demo bet is refunded by the bank instead.
+func (t *Table) rollbackBet(ctx context.Context, b *liveBet, from, to, reason string) error {
+	ok, err := t.store.MoveBet(ctx, b.rec.ID, from, to, store.BetChange{SettledAt: store.MillisOf(t.clock.Now())})
+	if err != nil || !ok {
+		return err
+	}
+	return t.queueRollback(ctx, b.rec, b.player, reason)
+}
+
+func (t *Table) queueRollback(ctx context.Context, rec store.BetRecord, p Player, reason string) error {
+	if rec.FreebetID != nil && t.cfg.Freebets != nil {
+		if err := t.cfg.Freebets.Return(ctx, p, *rec.FreebetID); err != nil {
+			return err
+		}
+	}
+	if rec.Demo {
+		return nil // the bank refunds it once the transaction committed: refundDemo
+	}
+	return t.enqueue(ctx, wallet.Movement{
+		TransactionID: rec.ID + "-r", Kind: wallet.KindRollback,
+		Operator: rec.Operator, GameID: rec.GameID, Currency: rec.Currency, PlayerID: rec.PlayerID,
+		Token: rec.Token, RoundID: rec.RoundID, BetID: rec.ID, Amount: rec.Amount, Reason: reason,
+	}, t.clock.Now())
+}
+
+// hardAttempts bounds commitHard: about two minutes of a database away.
+const hardAttempts = 120
+
+// commitHard commits a write the round cannot go on without (a crash's
+// settlement, a void), trying again while the database is away, so that a
+// restart of the database does not leave bets unsettled until the next boot.
+// The loop waits meanwhile: no round can start without its database anyway.
+func (t *Table) commitHard(what string, fn func(ctx context.Context) error) error {
+	var err error
+	for attempt := 1; attempt <= hardAttempts; attempt++ {
+		if err = t.commit.Do(context.Background(), job{epoch: t.epoch, run: fn}); err == nil {
+			return nil
+		}
+		if errors.Is(err, store.ErrFenced) {
+			return err // another replica leads: it settles the round
+		}
+		t.logger.Error("commit failed; retrying", "what", what, "attempt", attempt, "err", err)
+		<-t.clock.After(roundRetry)
+	}
+	return err
+}
+
+// refundDemo gives a rolled-back demo bet's stake back to its session.
+func (t *Table) refundDemo(b *liveBet) {
+	if b.rec.Demo && b.rec.FreebetID == nil {
+		bal := t.cfg.Demo.Credit(b.rec.SessionHash, b.rec.Amount)
+		t.events.Send(b.player.Session, &Event{Type: EventBalance, Balance: bal, Currency: b.rec.Currency})
+	}
+}
+
+func (t *Table) notifyQueue() { t.cfg.Outbox.Notify() }
+
+// flushPublic sends the round's board when it changed since it was last sent.
+func (t *Table) flushPublic() {
+	if !t.board.changed || t.cur == nil {
+		return
+	}
+	t.events.Broadcast(t.board.event(t.view))
+}
