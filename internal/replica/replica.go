@@ -3,14 +3,16 @@
 // and every replica's streams get the leader's events.
 //
 // Each replica runs an engine.Table for every game; exactly one of them leads
-// (the lease and fencing epoch of package engine decide which). A Table here
-// wraps the local one:
+// (the table's lease, held by package leadership, and the fencing epoch its
+// commits check decide which). A Table here wraps the local one:
 //   - actions: while the local table leads, they go to it directly; otherwise
 //     they are sent to the leader by request/reply on the game's action
 //     subjects (package cluster), and the leader's answer, or its refusal,
 //     comes back as the engine's own values and errors. A cashout is priced at
 //     the leader's receive time. While this replica's table leads, it serves
-//     those subjects. A forwarded action waits a bounded time (4 s for a bet,
+//     those subjects: it subscribes to the table's leadership and starts or
+//     stops serving as each term begins or ends. A forwarded action waits a
+//     bounded time (4 s for a bet,
 //     2 s otherwise), and less once its answer can no longer come; then its
 //     outcome is unknown (engine.ErrTableUnavailable).
 //   - events: the leader's table publishes every event on the game's event
@@ -54,9 +56,11 @@ const (
 	// actionTimeout bounds a forwarded cashout's or cancel's wait: the
 	// leader answers them without calling the wallet.
 	actionTimeout = 2 * time.Second
-	// watchEvery is how often a replica checks whether its table leads, to
-	// serve or stop serving the game's actions, and how often a forwarded
-	// action checks whether its answer can still come (gone).
+	// watchEvery is how often a forwarded action checks whether the round in
+	// view moved past it (gone), how often it asks again while no replica
+	// serves the table, and how soon serving the actions is tried again
+	// after it failed. Whether this replica's table leads is never polled:
+	// its leadership announces it.
 	watchEvery = 50 * time.Millisecond
 	// noLeaderWait bounds how long a forwarded action waits for a leader to
 	// serve the table (a hand-over, a leader that just started serving).
@@ -141,29 +145,37 @@ func (t *Table) Run(ctx context.Context) error {
 	if err := t.LoadView(ctx); err != nil {
 		t.logger.Warn("reading the current round failed", "err", err)
 	}
-	var stopServing func()
+	terms := t.Leadership().Subscribe()
+	defer terms.Stop()
+	var (
+		stopServing func()
+		leads       bool
+		epoch       int64
+		retry       <-chan time.Time // set while serving failed: NATS is what is waited for
+	)
 	defer func() {
 		if stopServing != nil {
 			stopServing()
 		}
 	}()
-	tick := time.NewTicker(watchEvery)
-	defer tick.Stop()
 	for {
-		switch leads := t.Leadership().Leading(); {
+		select {
+		case <-ctx.Done():
+			return nil
+		case n := <-terms.C():
+			leads, epoch = n.Leading(), n.Epoch()
+		case <-retry:
+		}
+		retry = nil
+		switch {
 		case leads && stopServing == nil:
-			if stopServing, err = t.serve(); err != nil {
+			if stopServing, err = t.serve(epoch); err != nil {
 				t.logger.Error("serving the table's actions failed; retrying", "err", err)
-				stopServing = nil
+				stopServing, retry = nil, time.After(watchEvery)
 			}
 		case !leads && stopServing != nil:
 			stopServing()
 			stopServing = nil
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-tick.C:
 		}
 	}
 }
@@ -187,8 +199,9 @@ func (t *Table) receive(ctx context.Context, data []byte, gap bool) {
 	t.Deliver(w.Session, w.event())
 }
 
-// serve answers the game's actions with the local table, which leads.
-func (t *Table) serve() (stop func(), err error) {
+// serve answers the game's actions with the local table, which leads at
+// epoch.
+func (t *Table) serve(epoch int64) (stop func(), err error) {
 	var stops []func()
 	stopAll := func() {
 		for _, s := range stops {
@@ -205,7 +218,7 @@ func (t *Table) serve() (stop func(), err error) {
 		}
 		stops = append(stops, s)
 	}
-	t.logger.Info("serving the table's actions", "epoch", t.Leadership().Epoch())
+	t.logger.Info("serving the table's actions", "epoch", epoch)
 	var once sync.Once
 	return func() { once.Do(stopAll) }, nil
 }
@@ -343,24 +356,27 @@ func (t *Table) forward(ctx context.Context, action string, wait time.Duration, 
 // watch ends a forwarded action's wait (stop) once its answer can no longer
 // come, until ctx ends: when this replica's table leads (the leader that
 // received the action lost the table; this table's own recovery settles what
-// it left), or when the round in view has moved past every round the action
-// could be in (gone).
+// it left), as its leadership announces, or when the round in view has moved
+// past every round the action could be in (gone), checked every watchEvery.
 func (t *Table) watch(ctx context.Context, sent engine.RoundView, stop context.CancelCauseFunc) {
+	terms := t.Leadership().Subscribe()
+	defer terms.Stop()
 	tick := time.NewTicker(watchEvery)
 	defer tick.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
+		case n := <-terms.C():
+			if n.Leading() {
+				stop(errNowLeading)
+				return
+			}
 		case <-tick.C:
-		}
-		if t.Leadership().Leading() {
-			stop(errNowLeading)
-			return
-		}
-		if now, _ := t.Round(); gone(sent, now) {
-			stop(errRoundGone)
-			return
+			if now, _ := t.Round(); gone(sent, now) {
+				stop(errRoundGone)
+				return
+			}
 		}
 	}
 }

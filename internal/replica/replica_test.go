@@ -3,7 +3,9 @@ package replica_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -94,11 +96,13 @@ func startNodeWithBank(t testing.TB, name, dsn, natsURL string, bank *engine.Dem
 }
 
 // nodeOptions change a node: its demo bank, its operator's wallet (nil:
-// fakeWallet), its forwarded bets' bound (zero: the default).
+// fakeWallet), its forwarded bets' bound (zero: the default), whether it can
+// lead (nil: always).
 type nodeOptions struct {
 	bank    *engine.DemoBank
 	wallet  engine.BetWallet
 	betWait time.Duration
+	able    func() bool
 }
 
 func startNodeWith(t testing.TB, name, dsn, natsURL string, o nodeOptions) *node {
@@ -127,7 +131,7 @@ func startNodeWith(t testing.TB, name, dsn, natsURL string, o nodeOptions) *node
 		Game: game, Operators: operators, Store: st, Outbox: wallet.NewOutbox(st),
 		Wallets:     func(string) (engine.BetWallet, bool) { return w, true },
 		Events:      replica.NewPublisher(bus, game.ID, nil),
-		Lease:       engine.LeaseSettings{Holder: name, TTL: time.Second, Renew: 200 * time.Millisecond, Retry: 50 * time.Millisecond},
+		Lease:       engine.LeaseSettings{Holder: name, TTL: time.Second, Renew: 200 * time.Millisecond, Retry: 50 * time.Millisecond, Able: o.able},
 		ChainLength: 1000, Demo: bank, SeedingWindow: -1, Sealer: sealer(t),
 	})
 	if err != nil {
@@ -440,4 +444,50 @@ func TestRB5ForwardedBetStopsWaitingWhenItsRoundHasPassed(t *testing.T) {
 	if !a.table.Leadership().Leading() || b.table.Leadership().Leading() {
 		t.Fatal("the leader changed: the test meant its round to end the wait")
 	}
+}
+
+// A forwarded bet whose leader lost the table before answering (cut off: it
+// renews its lease no more) stops waiting as soon as this replica's table
+// leads, which its leadership announces (nothing polls it), before the round
+// in view moves on: the outcome is unknown, TABLE_UNAVAILABLE, never a
+// refusal, and this table's own recovery settles the pending bet (RB-5).
+func TestRB5ForwardedBetStopsWaitingWhenThisReplicaLeads(t *testing.T) {
+	t.Parallel()
+	dsn := pgtest.Start(t)
+	nats := natstest.Start(t)
+	hang := newHangingWallet()
+	var cutOff atomic.Bool
+	a := startNodeWith(t, "node-a", dsn, nats.URL(), nodeOptions{wallet: hang, able: func() bool { return !cutOff.Load() }})
+	eventually(t, "a leads", a.table.Leadership().Leading)
+	b := startNodeWith(t, "node-b", dsn, nats.URL(), nodeOptions{wallet: hang, betWait: time.Hour})
+	t.Cleanup(func() { close(hang.release) }) // before the nodes stop (cleanups run last first)
+	v := awaitBetting(t, b)
+	answered := make(chan error, 1)
+	go func() {
+		_, err := b.rep.PlaceBet(context.Background(), player("hank"), engine.BetRequest{Amount: 777})
+		answered <- err
+	}()
+	select {
+	case <-hang.called:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the leader never called the wallet")
+	}
+	cutOff.Store(true)
+	var err error
+	select {
+	case err = <-answered:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the forwarded bet still waits")
+	}
+	var refused *engine.RefusedError
+	if !errors.Is(err, engine.ErrTableUnavailable) || errors.As(err, &refused) || !strings.Contains(err.Error(), "leads now") {
+		t.Fatalf("a bet whose leader lost the table: %v, want TABLE_UNAVAILABLE because this replica leads now", err)
+	}
+	if !b.table.Leadership().Leading() {
+		t.Fatal("the wait ended but this replica does not lead")
+	}
+	eventually(t, "b's next round", func() bool {
+		now, _ := b.rep.Round()
+		return now.Seq > v.Seq
+	})
 }
