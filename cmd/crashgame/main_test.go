@@ -142,7 +142,11 @@ operators:
 `, filepath.ToSlash(dir)))
 	var stdout syncBuffer
 	base, stop := startWith(t, &stdout, "serve", "--config", cfg)
-	defer stop()
+	defer func() {
+		if err := stop(); err != nil {
+			t.Errorf("serve did not stop cleanly: %v", err)
+		}
+	}()
 	m := metricsOn.FindStringSubmatch(stdout.String())
 	if m == nil {
 		t.Fatalf("no metrics address printed: %s", stdout.String())

@@ -66,7 +66,7 @@ func PublishedBets(bets []Bet) []game.BackOfficeBet {
 // PublishedMovement is m as the documents show a bet's wallet call.
 func PublishedMovement(m Movement) game.BetMovement {
 	out := game.BetMovement{TransactionId: m.TransactionID, Kind: m.Kind, Amount: m.Amount, Status: m.Status,
-		Attempts: int32(m.Attempts), CreatedAt: m.CreatedAt.UnixMilli(), Redeliveries: PublishedRedeliveries(m.Redeliveries)}
+		Attempts: PublishedAttempts(m.Attempts), CreatedAt: m.CreatedAt.UnixMilli(), Redeliveries: PublishedRedeliveries(m.Redeliveries)}
 	if m.OperatorTxID != "" {
 		out.OperatorTransactionId = &m.OperatorTxID
 	}
@@ -92,7 +92,14 @@ func PublishedRedeliveries(rs []store.RedeliveryRecord) []game.Redelivery {
 	out := make([]game.Redelivery, len(rs))
 	for i, r := range rs {
 		out[i] = game.Redelivery{Number: r.Number, RequestedAt: int64(r.RequestedAt), RequestedBy: r.RequestedBy,
-			AttemptsBefore: int32(r.AttemptsBefore), LastErrorBefore: r.LastErrorBefore}
+			AttemptsBefore: PublishedAttempts(r.AttemptsBefore), LastErrorBefore: r.LastErrorBefore}
 	}
 	return out
+}
+
+// PublishedAttempts is a count of a movement's attempts as the documents
+// show it, an int32: the queue makes at most wallet.MaxAttempts (20) per
+// delivery, far below its limit.
+func PublishedAttempts(n int) int32 {
+	return int32(n) //nolint:gosec // G115: at most 20 per delivery, see above
 }

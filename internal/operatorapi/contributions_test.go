@@ -292,7 +292,9 @@ func TestCommitmentsAndRevealsRacingTheWindows(t *testing.T) {
 		}
 		for _, r := range rows {
 			var i int
-			fmt.Sscanf(r.Name, "op%d", &i)
+			if _, err := fmt.Sscanf(r.Name, "op%d", &i); err != nil {
+				t.Fatalf("commitment of %q: %v", r.Name, err)
+			}
 			if revealed[i] != (r.Value == values[i]) || revealed[i] != (i/2%2 == 1) {
 				t.Errorf("%s: revealed %v, stored value %q", r.Name, revealed[i], r.Value)
 			}

@@ -79,7 +79,7 @@ func transactionOf(t wallet.Transaction) game.Transaction {
 	out := game.Transaction{
 		TransactionId: t.TransactionID, Kind: game.TransactionKind(t.Kind), Status: game.TransactionStatus(wallet.TransactionStatus(t.Status)),
 		Amount: t.Amount, Currency: t.Currency, PlayerId: t.PlayerID, GameId: t.GameID, RoundId: t.RoundID, BetId: t.BetID,
-		FreebetId: t.FreebetID, Attempts: int32(t.Attempts), LastError: &t.LastError, CreatedAt: int64(t.CreatedAt),
+		FreebetId: t.FreebetID, Attempts: backoffice.PublishedAttempts(t.Attempts), LastError: &t.LastError, CreatedAt: int64(t.CreatedAt),
 		Redeliveries: backoffice.PublishedRedeliveries(t.Redeliveries),
 	}
 	if t.WinType != "" {
