@@ -7,9 +7,11 @@ package apitest
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"sync"
 	"testing"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -34,19 +36,50 @@ type Validator struct {
 // whatever the host, since the documents' servers are variables. The wallet
 // document's requests are the game's own: New closes them (CloseRequests), so
 // a field the game sends beyond the document fails the test.
+//
+// A document is loaded and validated once per test binary and its Validator
+// shared (read only, safe for concurrent use): under the race detector a
+// load costs about 0.7 s of CPU, and many tests ask for the same document.
 func New(t testing.TB, file string) *Validator {
 	t.Helper()
+	loadedMu.Lock()
+	l := loaded[file]
+	if l == nil {
+		l = &load{}
+		loaded[file] = l
+	}
+	loadedMu.Unlock()
+	l.once.Do(func() { l.v, l.err = newValidator(file) })
+	if l.err != nil {
+		t.Fatalf("apitest: %v", l.err)
+	}
+	return l.v
+}
+
+// load is one document's Validator, built once.
+type load struct {
+	once sync.Once
+	v    *Validator
+	err  error
+}
+
+var (
+	loadedMu sync.Mutex
+	loaded   = map[string]*load{}
+)
+
+func newValidator(file string) (*Validator, error) {
 	raw, err := api.Documents.ReadFile(file)
 	if err != nil {
-		t.Fatalf("apitest: %v", err)
+		return nil, err
 	}
 	loader := openapi3.NewLoader()
 	doc, err := loader.LoadFromData(raw)
 	if err != nil {
-		t.Fatalf("apitest: load %s: %v", file, err)
+		return nil, fmt.Errorf("load %s: %w", file, err)
 	}
 	if err := doc.Validate(context.Background()); err != nil {
-		t.Fatalf("apitest: %s is not a valid document: %v", file, err)
+		return nil, fmt.Errorf("%s is not a valid document: %w", file, err)
 	}
 	if file == "wallet.v1.yaml" {
 		CloseRequests(doc)
@@ -54,9 +87,9 @@ func New(t testing.TB, file string) *Validator {
 	doc.Servers = nil
 	router, err := legacy.NewRouter(doc)
 	if err != nil {
-		t.Fatalf("apitest: router for %s: %v", file, err)
+		return nil, fmt.Errorf("router for %s: %w", file, err)
 	}
-	return &Validator{doc: doc, router: router, ownRoutes: file != "wallet.v1.yaml"}
+	return &Validator{doc: doc, router: router, ownRoutes: file != "wallet.v1.yaml"}, nil
 }
 
 // CloseRequests is the tests' strict overlay of a document whose schemas are

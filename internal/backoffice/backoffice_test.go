@@ -1,12 +1,12 @@
 package backoffice_test
 
 import (
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/crashstudio/crashgame/internal/backoffice"
 	"github.com/crashstudio/crashgame/internal/store"
+	"github.com/crashstudio/crashgame/internal/store/storetest"
 )
 
 // The retention purges the settled bets of rounds older than it, and
@@ -14,7 +14,7 @@ import (
 func TestRetentionAndRounds(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	st, err := store.Open(ctx, "sqlite://"+filepath.Join(t.TempDir(), "bo.db"))
+	st, err := store.Open(ctx, storetest.SQLite(t))
 	if err != nil {
 		t.Fatal(err)
 	}

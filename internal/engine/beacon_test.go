@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +15,7 @@ import (
 	"github.com/crashstudio/crashgame/internal/engine"
 	"github.com/crashstudio/crashgame/internal/fairness"
 	"github.com/crashstudio/crashgame/internal/store"
+	"github.com/crashstudio/crashgame/internal/store/storetest"
 )
 
 // testBeacon is a local beacon with real signatures whose clock is the
@@ -148,7 +148,7 @@ func (b beaconSwitch) Fetch(ctx context.Context, round uint64) (beacon.Value, er
 // publishes a new chain that names the beacon now configured (or none).
 func TestChangedBeaconRetiresTheSeedingChain(t *testing.T) {
 	t.Parallel()
-	dsn := "sqlite://" + filepath.Join(t.TempDir(), "e.db")
+	dsn := storetest.SQLite(t)
 	var first *harness
 	bn := newBeacon(t, func() time.Time { return first.clock.Now() })
 	first = newHarnessAdjusted(t, dsn, nil, nil, func(c *engine.Config) { c.Beacon = bn.client })
@@ -191,7 +191,7 @@ func TestBeaconPeriodInWholeSeconds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := store.Open(context.Background(), "sqlite://"+filepath.Join(t.TempDir(), "e.db"))
+	st, err := store.Open(context.Background(), storetest.SQLite(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -20,6 +19,7 @@ import (
 	"github.com/crashstudio/crashgame/internal/round"
 	"github.com/crashstudio/crashgame/internal/seal"
 	"github.com/crashstudio/crashgame/internal/store"
+	"github.com/crashstudio/crashgame/internal/store/storetest"
 )
 
 // start runs the table's loop without waiting for a round.
@@ -187,7 +187,7 @@ func TestSaltFromTheGamesDrawWithoutContributions(t *testing.T) {
 // with the old chain's published settings, exactly as they were.
 func TestNewSettingsStartANewChain(t *testing.T) {
 	t.Parallel()
-	dsn := "sqlite://" + filepath.Join(t.TempDir(), "e.db")
+	dsn := storetest.SQLite(t)
 	ctx := context.Background()
 	first := newHarness(t, dsn)
 	first.run()
@@ -235,7 +235,7 @@ func TestNewSettingsStartANewChain(t *testing.T) {
 // and the log says why, naming no part of either key.
 func TestNewSeedKeyStartsANewChain(t *testing.T) {
 	t.Parallel()
-	dsn := "sqlite://" + filepath.Join(t.TempDir(), "e.db")
+	dsn := storetest.SQLite(t)
 	ctx := context.Background()
 	first := newHarness(t, dsn)
 	first.run()
@@ -284,7 +284,7 @@ func TestNewSeedKeyStartsANewChain(t *testing.T) {
 // fail-over rule and play goes on.
 func TestInterruptedRoundWaitsForTheKeyItWasSealedWith(t *testing.T) {
 	t.Parallel()
-	dsn := "sqlite://" + filepath.Join(t.TempDir(), "e.db")
+	dsn := storetest.SQLite(t)
 	ctx := context.Background()
 	first := newHarness(t, dsn)
 	first.run()

@@ -2,7 +2,6 @@ package engine_test
 
 import (
 	"context"
-	"path/filepath"
 	"slices"
 	"sort"
 	"sync"
@@ -13,6 +12,7 @@ import (
 	"github.com/crashstudio/crashgame/internal/engine"
 	"github.com/crashstudio/crashgame/internal/round"
 	"github.com/crashstudio/crashgame/internal/store"
+	"github.com/crashstudio/crashgame/internal/store/storetest"
 	"github.com/crashstudio/crashgame/internal/wallet"
 )
 
@@ -146,7 +146,7 @@ func newHarnessOn(t *testing.T, dsn string, bank *engine.DemoBank, fb engine.Fre
 func newHarnessAdjusted(t *testing.T, dsn string, bank *engine.DemoBank, fb engine.Freebets, adjust func(*engine.Config)) *harness {
 	t.Helper()
 	if dsn == "" {
-		dsn = "sqlite://" + filepath.Join(t.TempDir(), "e.db")
+		dsn = storetest.SQLite(t)
 	}
 	st, err := store.Open(context.Background(), dsn)
 	if err != nil {

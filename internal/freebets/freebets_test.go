@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"sync"
@@ -18,6 +17,7 @@ import (
 	"github.com/crashstudio/crashgame/integration/pgtest"
 	"github.com/crashstudio/crashgame/internal/freebets"
 	"github.com/crashstudio/crashgame/internal/store"
+	"github.com/crashstudio/crashgame/internal/store/storetest"
 )
 
 // TestMain shares one PostgreSQL container among this package's tests.
@@ -31,7 +31,7 @@ type backend struct {
 
 var backends = []backend{
 	{name: "sqlite", open: func(t testing.TB) string {
-		return "sqlite://" + filepath.Join(t.TempDir(), "crashgame.db")
+		return storetest.SQLite(t)
 	}},
 	{name: "postgres", open: pgtest.Start},
 }

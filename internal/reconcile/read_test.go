@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -17,12 +16,13 @@ import (
 	"github.com/crashstudio/crashgame/internal/operatorsim"
 	"github.com/crashstudio/crashgame/internal/signature"
 	"github.com/crashstudio/crashgame/internal/store"
+	"github.com/crashstudio/crashgame/internal/store/storetest"
 	"github.com/crashstudio/crashgame/internal/wallet"
 )
 
 func TestReadGameReadsRealMoneyRecordsWithoutTokens(t *testing.T) {
 	ctx := context.Background()
-	st, err := store.Open(ctx, "sqlite://"+filepath.Join(t.TempDir(), "game.db"))
+	st, err := store.Open(ctx, storetest.SQLite(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,12 +2,12 @@ package sessions_test
 
 import (
 	"errors"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/crashstudio/crashgame/integration/pgtest"
 	"github.com/crashstudio/crashgame/internal/sessions"
+	"github.com/crashstudio/crashgame/internal/store/storetest"
 	"github.com/crashstudio/crashgame/internal/tickets"
 )
 
@@ -17,7 +17,7 @@ var backends = []struct {
 	name string
 	dsn  func(t testing.TB) string
 }{
-	{"sqlite", func(t testing.TB) string { return "sqlite://" + filepath.Join(t.TempDir(), "sessions.db") }},
+	{"sqlite", func(t testing.TB) string { return storetest.SQLite(t) }},
 	{"postgres", pgtest.Start},
 }
 
@@ -82,7 +82,7 @@ func TestLegacyLaunchOff(t *testing.T) {
 	t.Parallel()
 	ops := testOperators()
 	ops[0].LegacyLaunchOff = true
-	f := newFixtureOn(t, "sqlite://"+filepath.Join(t.TempDir(), "sessions.db"), ops)
+	f := newFixtureOn(t, storetest.SQLite(t), ops)
 	f.wallet.set(token, 200, `{"status":"ok","player_id":"p-42","balance":900,"currency":"BRL"}`)
 
 	_, err := f.svc.Open(t.Context(), sessions.OpenRequest{SID: token, Operator: "acme", GameID: "crash"})

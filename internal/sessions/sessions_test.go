@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +15,7 @@ import (
 	"github.com/crashstudio/crashgame/internal/freebets"
 	"github.com/crashstudio/crashgame/internal/sessions"
 	"github.com/crashstudio/crashgame/internal/store"
+	"github.com/crashstudio/crashgame/internal/store/storetest"
 	"github.com/crashstudio/crashgame/internal/tickets"
 	"github.com/crashstudio/crashgame/internal/wallet"
 )
@@ -112,7 +112,7 @@ func testOperators() []sessions.Operator {
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	return newFixtureOn(t, "sqlite://"+filepath.Join(t.TempDir(), "sessions.db"), testOperators())
+	return newFixtureOn(t, storetest.SQLite(t), testOperators())
 }
 
 // newFixtureOn is newFixture on the database dsn, with these operators.

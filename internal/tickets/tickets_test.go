@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -18,6 +17,7 @@ import (
 	"time"
 
 	"github.com/crashstudio/crashgame/internal/store"
+	"github.com/crashstudio/crashgame/internal/store/storetest"
 	"github.com/crashstudio/crashgame/internal/tickets"
 )
 
@@ -44,7 +44,7 @@ func (c *clock) Advance(d time.Duration) {
 // newStore returns a migrated SQLite store in a temp file.
 func newStore(t *testing.T) *store.Store {
 	t.Helper()
-	s, err := store.Open(t.Context(), "sqlite://"+filepath.Join(t.TempDir(), "tickets.db"))
+	s, err := store.Open(t.Context(), storetest.SQLite(t))
 	if err != nil {
 		t.Fatalf("store.Open: %v", err)
 	}

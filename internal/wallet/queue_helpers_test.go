@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -18,6 +17,7 @@ import (
 	"github.com/crashstudio/crashgame/integration/pgtest"
 	"github.com/crashstudio/crashgame/internal/apitest"
 	"github.com/crashstudio/crashgame/internal/store"
+	"github.com/crashstudio/crashgame/internal/store/storetest"
 )
 
 // The helpers of the queue, movements and bet-loop tests. Their names start
@@ -37,7 +37,7 @@ type mqBackend struct {
 
 var mqBackends = []mqBackend{
 	{name: store.DialectSQLite, dsn: func(t testing.TB) string {
-		return "sqlite://" + filepath.Join(t.TempDir(), "crashgame.db")
+		return storetest.SQLite(t)
 	}},
 	{name: store.DialectPostgres, dsn: pgtest.Start},
 }
