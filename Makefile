@@ -73,11 +73,16 @@ cluster-roll: ## rolling restart of the cluster's replicas, one at a time, each 
 cluster-down: ## stop and remove the cluster of make cluster, with its data
 	deploy/cluster.sh down
 
+# The unit tests mostly wait on real time (rounds of a second or two), not on
+# the CPU: -parallel 8 runs that many of a package's parallel tests at once
+# instead of one a core.
+UNIT_PARALLEL ?= 8
+
 unit: ## unit tests with the race detector (fuzz seed corpora included)
-	$(GO) test -race -count=1 -timeout 6m $(PKGS)
+	$(GO) test -race -count=1 -timeout 6m -parallel $(UNIT_PARALLEL) $(PKGS)
 
 quick: ## the loop of minutes: unit tests with the race detector and no container (-short: the PostgreSQL cases and the long restart cases are skipped; make unit runs them)
-	$(GO) test -race -short -count=1 -timeout 6m $(PKGS)
+	$(GO) test -race -short -count=1 -timeout 6m -parallel $(UNIT_PARALLEL) $(PKGS)
 
 integration: images ## the testcontainers suites (integration/suite runs its scenarios in three lanes side by side: -parallel 16)
 	$(GO) test -race -count=1 -timeout 25m -parallel 16 -tags integration ./integration/...
