@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -22,6 +21,7 @@ import (
 	"github.com/crashstudio/crashgame/internal/server"
 	"github.com/crashstudio/crashgame/internal/signature"
 	"github.com/crashstudio/crashgame/internal/store"
+	"github.com/crashstudio/crashgame/internal/store/storetest"
 	"github.com/crashstudio/crashgame/internal/tickets"
 )
 
@@ -84,7 +84,7 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 // newEnv serves the installation over a SQLite store.
 func newEnv(t testing.TB) *env {
 	t.Helper()
-	return newEnvOn(t, "sqlite://"+filepath.Join(t.TempDir(), "test.db"))
+	return newEnvOn(t, storetest.SQLite(t))
 }
 
 // eachStore runs f on SQLite and on PostgreSQL: the same suite on both backends.
