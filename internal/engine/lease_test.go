@@ -129,12 +129,19 @@ func TestLeaseOneLeaderThenHandOver(t *testing.T) {
 			// The stopping leader flies its round to the crash within the
 			// shutdown grace (30 s by default); a round that would fly
 			// longer is settled by the fail-over rule, void. No other round
-			// is voided by the hand-over.
-			outlasts := r.Seq == first.Seq && round.TimeToReach(r.CrashPoint) > 30*time.Second
-			if r.Epoch != want || (r.Status == store.RoundVoid) != outlasts {
-				t.Errorf("round %d: epoch %d (want %d), %s (crash point %d, outlasting the grace: %t)", r.Seq, r.Epoch, want, r.Status, r.CrashPoint, outlasts)
+			// is voided by the hand-over. The grace starts when the loop
+			// sees the stop, at the take-off for a stop in betting; h.stop
+			// moves the clock 1 s every 5 ms meanwhile, so on a loaded
+			// machine the loop may see it seconds of the clock after the
+			// take-off: a flight of 30 to 50 s may end either way.
+			flight := round.TimeToReach(r.CrashPoint)
+			outlasts := r.Seq == first.Seq && flight > 50*time.Second
+			either := r.Seq == first.Seq && flight > 30*time.Second && !outlasts
+			void := r.Status == store.RoundVoid
+			if r.Epoch != want || (void != outlasts && !either) {
+				t.Errorf("round %d: epoch %d (want %d), %s (crash point %d, flight %v)", r.Seq, r.Epoch, want, r.Status, r.CrashPoint, flight)
 			}
-			if outlasts && r.VoidRule != store.VoidPlannedStop {
+			if void && r.Seq == first.Seq && r.VoidRule != store.VoidPlannedStop {
 				t.Errorf("round %d voided past the shutdown grace by rule %q, want %q", r.Seq, r.VoidRule, store.VoidPlannedStop)
 			}
 		}
