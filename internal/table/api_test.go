@@ -86,12 +86,13 @@ func TestDemoPlay(t *testing.T) {
 	if !sess.Demo || sess.Balance != 1_000_000 || sess.Currency != "BRL" || sess.Language != "en" || sess.Session != s {
 		t.Fatalf("session = %+v", sess)
 	}
+	// Refusals before any money moves; the table has published its chain
+	// once its first round takes bets.
+	e.waitPhase(t, engine.PhaseBetting, 1500*time.Millisecond)
 	if f := decode[table.Chain](t, e.call(t, "GET", "/api/v1/fairness", s, nil)); f.Formula == "" || f.RtpBp != 9900 || f.Salt == nil || f.Status != table.ChainStatusActive {
 		t.Fatalf("fairness = %+v", f)
 	}
 
-	// Refusals before any money moves.
-	e.waitPhase(t, engine.PhaseBetting, 1500*time.Millisecond)
 	for _, tc := range []struct {
 		body   any
 		status int

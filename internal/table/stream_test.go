@@ -270,7 +270,7 @@ func TestStreamBalanceFromWallet(t *testing.T) {
 
 func TestStreamRefusals(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, envOptions{hello: 3 * time.Second}) // short for the "no hello" case, long enough for a loaded -race run
+	e := newEnv(t, envOptions{hello: 6 * time.Second}) // short for the "no hello" case, long enough for a loaded -race run (3 s was not, with make quick's 4 packages at once)
 	srv := httptest.NewServer(e.handler)
 	t.Cleanup(srv.Close)
 
