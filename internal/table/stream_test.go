@@ -29,6 +29,11 @@ type client struct {
 
 func (e *env) dial(t *testing.T, srv *httptest.Server) *client {
 	t.Helper()
+	// The messages the server sends, as the stream's AsyncAPI document
+	// (api/table-stream.asyncapi.yaml) declares them: read before the dial,
+	// since the server's hello timeout starts with the connection (under
+	// -race reading them takes seconds on a loaded machine).
+	msgs := apitest.StreamMessages(t, "send")
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 	defer cancel()
 	c, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http")+"/api/v1/stream",
@@ -37,9 +42,7 @@ func (e *env) dial(t *testing.T, srv *httptest.Server) *client {
 		t.Fatalf("dial: %v", err)
 	}
 	t.Cleanup(func() { _ = c.CloseNow() })
-	// The messages the server sends, as the stream's AsyncAPI document
-	// (api/table-stream.asyncapi.yaml) declares them.
-	return &client{t: t, c: c, msgs: apitest.StreamMessages(t, "send")}
+	return &client{t: t, c: c, msgs: msgs}
 }
 
 func (c *client) send(v any) {
@@ -270,7 +273,7 @@ func TestStreamBalanceFromWallet(t *testing.T) {
 
 func TestStreamRefusals(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, envOptions{hello: 6 * time.Second}) // short for the "no hello" case, long enough for a loaded -race run (3 s was not, with make quick's 4 packages at once)
+	e := newEnv(t, envOptions{hello: 3 * time.Second}) // short for the "no hello" case, long enough for a loaded -race run
 	srv := httptest.NewServer(e.handler)
 	t.Cleanup(srv.Close)
 
