@@ -11,7 +11,7 @@ export TESTCONTAINERS_HOST_OVERRIDE ?= 127.0.0.1
 # The PostgreSQL image the suites run; set to postgres:15 where a registry answers.
 export CRASHGAME_POSTGRES_IMAGE ?= crashgame-postgres:15
 
-.PHONY: deps help generate check-generate build run test toolchain fairness-script unit quick integration vet lint staticcheck fuzz bench bench-backoffice load images cluster cluster-roll cluster-down clean rules helm
+.PHONY: deps help generate check-generate build run test toolchain fairness-script unit quick integration vet lint fuzz bench bench-backoffice load images cluster cluster-roll cluster-down clean rules helm
 
 # The Debian packages `make test` needs beyond Go and a Docker engine, and
 # .ci/run installs (it calls this target): PostgreSQL 15 and HAProxy (the
@@ -46,9 +46,6 @@ run: ## the newcomer's one command: the whole thing on this machine
 
 vet: ## go vet
 	$(GO) vet $(PKGS)
-
-staticcheck: ## staticcheck, pinned in tools.go
-	$(GO) run honnef.co/go/tools/cmd/staticcheck $(PKGS)
 
 # golangci-lint runs at this version through go run, outside the module's
 # go.mod; its cache is in the user's cache directory, so a second run reads
