@@ -15,7 +15,9 @@
 #                            their data (PostgreSQL's tables, operator-sim's ledger)
 #   deploy/cluster.sh load [loadgen flags]
 #                            run the load tool (cmd/loadgen) against the running
-#                            cluster through its load balancer: players each name
+#                            cluster through its load balancer (reached on the
+#                            compose network, --connect, not through the
+#                            published port's userland proxy): players each name
 #                            their own address (--forwarded), every replica's
 #                            /metrics is read (--replicas) and the reconciliation
 #                            reads PostgreSQL (--game-db), all at their addresses
@@ -213,7 +215,14 @@ load() {
 	done
 	bin=$(mktemp -d)
 	(cd "$HERE/.." && go build -o "$bin/loadgen" ./cmd/loadgen)
-	"$bin/loadgen" --url "$CRASHGAME_BASE_URL" --operator-url "http://$HOST:$LOBBY_PORT" \
+	# The players name the public address (--url: the game's Origin check and
+	# launch URLs use it) but connect to the balancer on the compose network
+	# (--connect), as the other tools reach the replicas and PostgreSQL: the
+	# published port goes through Docker's userland proxy, which died under a
+	# reconnection wave of 2,000 players (its process left defunct, the port
+	# refusing every connection) and is not what a player's path looks like.
+	"$bin/loadgen" --url "$CRASHGAME_BASE_URL" --connect "$(address lb):8080" \
+		--operator-url "http://$(address operator-sim):8081" \
 		--operator dev --secret "${CRASHGAME_OPERATOR_SECRET:-dev-secret-change-me-0123456789abcdef}" \
 		--forwarded --replicas "$replicas" \
 		--game-db "postgres://crash:${CRASHGAME_DB_PASSWORD:-crash-dev-password}@$(address postgres):5432/crash?sslmode=disable" \

@@ -148,7 +148,7 @@ func TestForwardedFor(t *testing.T) {
 	t.Cleanup(srv.Close)
 	for _, forwarded := range []bool{true, false} {
 		lg := &loadgen{o: &options{url: srv.URL}, dropCodes: map[string]int{}}
-		p := &player{g: newGroup(251, 5, forwarded), lg: lg, session: "s"}
+		p := &player{g: newGroup(251, 5, forwarded, "", ""), lg: lg, session: "s"}
 		if _, _, _, err := p.apiCall(context.Background(), http.MethodGet, "/api/v1/session", nil, nil); err != nil {
 			t.Fatal(err)
 		}
@@ -335,7 +335,7 @@ func TestAddressPlan(t *testing.T) {
 	a := addressPlan{players: 2000, addresses: 20}
 	groups := make([]*group, a.groups())
 	for g := range groups {
-		groups[g] = newGroup(g, a.size(g), true)
+		groups[g] = newGroup(g, a.size(g), true, "", "")
 	}
 	named := map[string]int{}
 	for i := range 2000 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"slices"
 	"sync"
@@ -213,7 +214,8 @@ func load(ctx context.Context, o *options, sys *system, stdout io.Writer) (*resu
 		dropCodes: map[string]int{}, failCauses: map[string]int{}, acceptedIDs: map[string]*liveBet{}, paidIDs: map[string]int64{}, autoIDs: map[string]bool{},
 	}
 	res := &result{Config: o.view(), Machine: machine()}
-	admin := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: o.setupConc}}
+	admin := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: o.setupConc,
+		DialContext: connectTo(&net.Dialer{Timeout: 10 * time.Second}, hostPort(o.url), o.connect)}}
 
 	sampleCtx, stopSampling := context.WithCancel(ctx)
 	defer stopSampling()
@@ -227,7 +229,7 @@ func load(ctx context.Context, o *options, sys *system, stdout io.Writer) (*resu
 	plan := addressPlan{players: o.players, addresses: o.addresses}
 	groups := make([]*group, plan.groups())
 	for i := range groups {
-		groups[i] = newGroup(i, plan.size(i), o.forwarded)
+		groups[i] = newGroup(i, plan.size(i), o.forwarded, hostPort(o.url), o.connect)
 	}
 	players := make([]*player, o.players)
 	setupStart := time.Now()

@@ -117,6 +117,7 @@ type options struct {
 	floor       bool
 	silence     time.Duration
 	addresses   int
+	connect     string // --connect: the game's connections go to this host:port
 	phases      string
 }
 
@@ -167,6 +168,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.BoolVar(&o.floor, "floor", false, "--self: after the rounds, the floor of a bet in the same run (`loadgen floor-serve` on the game's CPU: HTTP in, one signed /bet, one group-committed row, answer) and the game's CPU per accepted bet as a ratio of it")
 	fs.DurationVar(&o.silence, "silence", 5*time.Second, "a stream that brings nothing this long is dead, and reopened (the server's heartbeat comes every 2 s; 0: never)")
 	fs.StringVar(&o.phases, "phases", "", "a file of marks, one per line, \"<unix ms> <label>\", written while the tool plays (deploy/cluster.sh roll-under-load writes the roll's steps): the summary splits bets, cashouts, refusals, reconnections and void rounds by phase")
+	fs.StringVar(&o.connect, "connect", "", "host:port to open every connection to the game (--url) at, whatever --url names, as curl's --connect-to does: --url stays the public address the game's Origin check and launch URLs name. deploy/cluster.sh load passes the balancer's address on the compose network, so that no connection goes through Docker's userland proxy of the published port")
 	fs.IntVar(&o.addresses, "addresses", 0, "spread the players over this many client addresses (player i behind address i mod N), as a carrier's NAT does; 0: five players a address")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -186,6 +188,8 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 		return nil, errors.New("--rounds must be at least 1")
 	case !o.self && (o.url == "" || o.operatorURL == ""):
 		return nil, errors.New("give --url and --operator-url, or --self")
+	case o.connect != "" && o.self:
+		return nil, errors.New("--connect is for a game started elsewhere, not --self")
 	case o.self && (o.forwarded || len(o.replicas) > 0):
 		return nil, errors.New("--forwarded and --replicas are for a game behind a load balancer, not --self")
 	case !o.self && (o.pin || o.floor):

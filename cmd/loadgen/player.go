@@ -91,7 +91,7 @@ func groupAddress(i int) net.IP {
 // forwarded they connect from its address; with it, from the machine's,
 // naming its address in X-Forwarded-For. The player API gets 3 connections
 // for every 5 players (at least 3), however many share the address.
-func newGroup(i, players int, forwarded bool) *group {
+func newGroup(i, players int, forwarded bool, gameAddr, connect string) *group {
 	dialer := &net.Dialer{Timeout: 10 * time.Second}
 	var fwd string
 	if forwarded {
@@ -99,9 +99,40 @@ func newGroup(i, players int, forwarded bool) *group {
 	} else {
 		dialer.LocalAddr = &net.TCPAddr{IP: groupAddress(i)}
 	}
-	api := &http.Transport{DialContext: dialer.DialContext, MaxIdleConnsPerHost: max(players, 1), MaxConnsPerHost: max(3, (3*players+4)/5), IdleConnTimeout: time.Minute}
-	ws := &http.Transport{DialContext: dialer.DialContext, MaxIdleConns: -1, DisableKeepAlives: true}
+	dial := connectTo(dialer, gameAddr, connect)
+	api := &http.Transport{DialContext: dial, MaxIdleConnsPerHost: max(players, 1), MaxConnsPerHost: max(3, (3*players+4)/5), IdleConnTimeout: time.Minute}
+	ws := &http.Transport{DialContext: dial, MaxIdleConns: -1, DisableKeepAlives: true}
 	return &group{api: &http.Client{Transport: api, Timeout: 30 * time.Second}, stream: &http.Client{Transport: ws}, forwardedFor: fwd}
+}
+
+// connectTo is d's DialContext, sending the connections asked for the
+// game's host:port (gameAddr, the --url's) to connect instead (--connect),
+// when it is set; every other address is dialled as asked.
+func connectTo(d *net.Dialer, gameAddr, connect string) func(ctx context.Context, network, address string) (net.Conn, error) {
+	if connect == "" {
+		return d.DialContext
+	}
+	return func(ctx context.Context, network, address string) (net.Conn, error) {
+		if address == gameAddr {
+			address = connect
+		}
+		return d.DialContext(ctx, network, address)
+	}
+}
+
+// hostPort is the host:port that url u's connections are dialled at.
+func hostPort(u string) string {
+	p, err := url.Parse(u)
+	if err != nil {
+		return ""
+	}
+	if p.Port() != "" {
+		return p.Host
+	}
+	if p.Scheme == "https" {
+		return net.JoinHostPort(p.Hostname(), "443")
+	}
+	return net.JoinHostPort(p.Hostname(), "80")
 }
 
 // header sets what every request of the group carries.

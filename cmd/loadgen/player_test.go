@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -51,7 +52,7 @@ func TestPlayerReopensStream(t *testing.T) {
 		rec: &recorder{start: time.Now(), by: map[string][]sample{}}, dropCodes: map[string]int{}, failCauses: map[string]int{},
 		crashed: map[string]bool{}, roundTimes: map[string]*roundStat{},
 	}
-	p := &player{session: "ps_test", g: newGroup(0, 1, true), lg: lg}
+	p := &player{session: "ps_test", g: newGroup(0, 1, true, "", ""), lg: lg}
 	ctx, cancel := context.WithCancel(t.Context())
 	opened := make(chan error, 1)
 	done := make(chan struct{})
@@ -125,5 +126,37 @@ func TestFailureCause(t *testing.T) {
 		if got := failureCause(tt.status, tt.err); got != tt.want {
 			t.Errorf("failureCause(%d, %v) = %q, want %q", tt.status, tt.err, got, tt.want)
 		}
+	}
+}
+
+// --connect sends the game's connections to another address (the balancer
+// on the compose network) while the requests still name the game's public
+// host, which its Origin check and launch URLs use; other hosts are dialled
+// as asked.
+func TestConnectTo(t *testing.T) {
+	t.Parallel()
+	hosts := make(chan string, 2)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hosts <- r.Host }))
+	t.Cleanup(srv.Close)
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hosts <- "other " + r.Host }))
+	t.Cleanup(other.Close)
+	const public = "http://games.example.test:8080"
+	dial := connectTo(&net.Dialer{Timeout: time.Second}, hostPort(public), strings.TrimPrefix(srv.URL, "http://"))
+	hc := &http.Client{Transport: &http.Transport{DialContext: dial}}
+	for _, tt := range []struct{ url, want string }{
+		{public + "/api/v1/stream", "games.example.test:8080"},
+		{other.URL + "/admin", "other " + strings.TrimPrefix(other.URL, "http://")},
+	} {
+		resp, err := hc.Get(tt.url)
+		if err != nil {
+			t.Fatalf("GET %s: %v", tt.url, err)
+		}
+		resp.Body.Close()
+		if got := <-hosts; got != tt.want {
+			t.Errorf("GET %s reached %q, want %q", tt.url, got, tt.want)
+		}
+	}
+	if got := hostPort("https://games.example.test/x"); got != "games.example.test:443" {
+		t.Errorf("hostPort of an https URL without a port = %q", got)
 	}
 }
