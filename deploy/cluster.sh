@@ -61,7 +61,8 @@
 #                            default 12) with its players behind PAUSE_ADDRESSES
 #                            client addresses (default 20: --addresses);
 #                            PAUSE_AFTER seconds (30) after they play,
-#                            PAUSE_REPLICA (default game1) is `docker
+#                            PAUSE_REPLICA (default: one that leads no
+#                            table at that moment) is `docker
 #                            pause`d for PAUSE_SECONDS (default 20), then
 #                            unpaused; the summary gives the reconnections' times
 #                            (from the drop noticed to the new stream open). E.g.
@@ -279,17 +280,18 @@ roll_under_load() {
 # PAUSE_SECONDS, then the load tool's end (its summary). An interrupted run
 # unpauses the replica. The exit code is the load tool's.
 pause_under_load() {
-	local log marks pid cid rc=0 replica=${PAUSE_REPLICA:-game1} secs=${PAUSE_SECONDS:-20}
-	cid=$("${COMPOSE[@]}" ps -q "$replica")
-	[ -n "$cid" ] || { echo >&2 "cluster: $replica is not running (deploy/cluster.sh up first)"; return 1; }
+	local log marks pid cid rc=0 replica secs=${PAUSE_SECONDS:-20}
 	log=$(mktemp)
 	marks=$(mktemp)
 	(load --rounds "${PAUSE_ROUNDS:-12}" --addresses "${PAUSE_ADDRESSES:-20}" --phases "$marks" "$@" 2>&1 | tee "$log") &
 	pid=$!
 	await_playing "$pid" "$log" || { rm -f "$log" "$marks"; return 1; }
-	trap 'docker unpause "$cid" >/dev/null 2>&1 || true' EXIT
 	sleep "${PAUSE_AFTER:-30}" # rounds played before the pause: the table's first phase
-	echo "[$(date +%T.%3N)] cluster: the load tool plays; pausing $replica for $secs s"
+	replica=${PAUSE_REPLICA:-$(not_leading)}
+	cid=$("${COMPOSE[@]}" ps -q "$replica")
+	[ -n "$cid" ] || { echo >&2 "cluster: $replica is not running"; kill "$pid"; wait "$pid" || true; rm -f "$log" "$marks"; return 1; }
+	trap 'docker unpause "$cid" >/dev/null 2>&1 || true' EXIT
+	echo "[$(date +%T.%3N)] cluster: the load tool plays; pausing $replica for $secs s ($(leader | tr '\n' ' '))"
 	echo "$(date +%s%3N) $replica paused" >>"$marks"
 	docker pause "$cid" >/dev/null
 	sleep "$secs"
@@ -300,6 +302,21 @@ pause_under_load() {
 	wait "$pid" || rc=$?
 	rm -f "$log" "$marks"
 	return "$rc"
+}
+
+# not_leading: a replica that leads no table now. pause-under-load's scenario
+# is a sick replica whose players reconnect elsewhere, not the leader's
+# fail-over (the cluster suite kills and pauses leaders).
+not_leading() {
+	local g out
+	out=$(leader)
+	for g in game1 game2 game3; do
+		if ! printf '%s\n' "$out" | grep -q "led by $g "; then
+			echo "$g"
+			return
+		fi
+	done
+	echo game1
 }
 
 # status: every part of the cluster in a few lines, and an exit code that says
