@@ -367,11 +367,14 @@ func TestTableInChromiumOnCluster(t *testing.T) {
 		c.Pause(t, rep)
 		time.Sleep(frozenFor)
 		c.Unpause(t, rep)
-		after := probeStreams(t, tab)
 		ready, cancelReady := context.WithTimeout(context.Background(), time.Minute)
 		c.AwaitReady(t, ready, rep)
 		cancelReady()
 		time.Sleep(3 * time.Second) // the balancer takes it back after two good checks (rise 2, 1 s apart while down)
+		// Read after the replica answers again: the silent socket's close
+		// event completes only then (its closing handshake reached a frozen
+		// process).
+		after := probeStreams(t, tab)
 		if after.Loads != 1 {
 			t.Fatalf("%s frozen: the tab loaded %d documents: the page reloaded", rep.Name, after.Loads)
 		}
@@ -394,6 +397,9 @@ func TestTableInChromiumOnCluster(t *testing.T) {
 		t.Error("freezing each replica in turn never silenced the page's stream: the reconnection after silence was not exercised")
 	}
 	waitJS(t, tab, "a betting phase after the freezes", roundWait, bettingOpen(2.5))
+	// The page's balance is still the operator's, whichever replica its
+	// stream reopened on.
+	waitBalanceWithin(t, tab, "the balance after the freezes", balance, 10*time.Second)
 
 	// ---- one more round, to a cash out, on the new leader ----
 	leader, epoch := c.Leader(t)

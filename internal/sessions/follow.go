@@ -37,7 +37,7 @@ func (s *Service) Follow(hash []byte, balance int64) {
 	defer s.mu.Unlock()
 	if e, ok := s.byHash[string(hash)]; ok {
 		if !e.s.Demo {
-			e.s.Balance, e.seq = balance, e.seq+1
+			e.s.Balance, e.seq, e.fromRow = balance, e.seq+1, time.Time{}
 		}
 		return
 	}

@@ -22,7 +22,9 @@
 // the table from the movement queue (OnWalletBalance); never a new /balance
 // call (BAL-4). In a cluster, a replica that does not lead hears the leader's
 // balances (Follow) and every replica's wallet answers, and a session loaded
-// here later starts from the newest one heard, not an older row (follow.go). Demo sessions keep their balance in the engine's DemoBank and
+// here later starts from the newest one heard, not an older row (follow.go);
+// one loaded in the second before its row was written reads the row again,
+// once, on its first use after rowSettle (entry.fromRow). Demo sessions keep their balance in the engine's DemoBank and
 // never touch a wallet.
 //
 // Responsible gambling controls, switched per launch (tickets.Controls), live
@@ -78,6 +80,10 @@ const (
 
 	idBytes    = 32
 	flushEvery = time.Second
+	// rowSettle is how long after a session was loaded from its row that
+	// row is read again once (see entry.fromRow): longer than a flush's
+	// period and its write.
+	rowSettle  = 2*flushEvery + 500*time.Millisecond
 	sweepEvery = time.Minute
 )
 
@@ -276,6 +282,13 @@ type entry struct {
 	s     Session // immutable but for Balance, LastAction and RealityAck, guarded by Service.mu
 	seq   uint64  // bumped by every balance the wallet reported
 	dirty bool
+	// fromRow is when the balance was read from the session's row, while
+	// nothing newer has been heard or reported here since (zero otherwise).
+	// The row is written by the replica that decided a balance within a
+	// second of the decision: a replica that loaded it in that second, and
+	// that started after the decision (so never heard it), holds an older
+	// balance. The first read after rowSettle takes the row again (once).
+	fromRow time.Time
 	// controlsDirty: LastAction or RealityAck changed since the last write.
 	controlsDirty bool
 }
@@ -441,7 +454,7 @@ func (s *Service) openDemo(ctx context.Context, op *Operator, launch tickets.Ses
 		return Session{}, err
 	}
 	s.demo.Open(sess.Hash, bal)
-	s.remember(sess)
+	s.remember(sess, time.Time{})
 	return sess, nil
 }
 
@@ -523,7 +536,7 @@ func (s *Service) openReal(ctx context.Context, op *Operator, launch tickets.Ses
 			s.log.ErrorContext(ctx, "freebet intake failed; the player enters without new grants", "operator", op.ID, "err", err)
 		}
 	}
-	s.remember(sess)
+	s.remember(sess, time.Time{})
 	return sess, nil
 }
 
@@ -612,9 +625,12 @@ func (s *Service) byHashID(ctx context.Context, h []byte) (Session, error) {
 	s.mu.Lock()
 	s.sweepLocked(now)
 	e, ok := s.byHash[string(h)]
-	var out Session
+	var (
+		out  Session
+		from time.Time
+	)
 	if ok {
-		out = e.s
+		out, from = e.s, e.fromRow
 	}
 	s.mu.Unlock()
 	if !ok {
@@ -623,9 +639,12 @@ func (s *Service) byHashID(ctx context.Context, h []byte) (Session, error) {
 			return Session{}, err
 		}
 		out = sessionOf(rec)
+		var fromRow time.Time
 		s.mu.Lock()
 		if b, ok := s.heardLocked(out); ok && !out.Demo {
 			out.Balance = b // newer than the row: see follow.go
+		} else if !out.Demo {
+			fromRow = now
 		}
 		s.mu.Unlock()
 		if err := s.loadControls(ctx, &out); err != nil {
@@ -637,7 +656,9 @@ func (s *Service) byHashID(ctx context.Context, h []byte) (Session, error) {
 		if out.Demo {
 			s.demo.Open(out.Hash, out.Balance) // a restart emptied the bank
 		}
-		out = s.remember(out)
+		out = s.remember(out, fromRow)
+	} else if !from.IsZero() && now.Sub(from) >= rowSettle {
+		out = s.settleRow(ctx, h, from, out)
 	}
 	if !now.Before(out.ExpiresAt) {
 		return Session{}, ErrSessionExpired
@@ -650,14 +671,42 @@ func (s *Service) byHashID(ctx context.Context, h []byte) (Session, error) {
 	return out, nil
 }
 
-// remember caches sess (or returns the cached one when another call was first).
-func (s *Service) remember(sess Session) Session {
+// settleRow reads the balance of a session, held since loaded at from, from
+// its row again: a balance decided elsewhere just before this process loaded
+// it has been written there since (entry.fromRow). It keeps what was heard
+// meanwhile, and answers out unchanged when the read fails (a display
+// balance; the next read tries again).
+func (s *Service) settleRow(ctx context.Context, h []byte, from time.Time, out Session) Session {
+	rec, err := s.repo.SessionByHash(ctx, h)
+	if err != nil {
+		s.log.Warn("sessions: reading a session's balance again failed", "err", err)
+		return out
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, ok := s.byHash[string(h)]
+	if !ok || !e.fromRow.Equal(from) {
+		if ok {
+			return e.s
+		}
+		return out
+	}
+	e.fromRow = time.Time{}
+	if rec.Balance != e.s.Balance {
+		e.s.Balance, e.seq = rec.Balance, e.seq+1
+	}
+	return e.s
+}
+
+// remember caches sess (or returns the cached one when another call was
+// first). fromRow is when its balance was read from its row, if it was.
+func (s *Service) remember(sess Session, fromRow time.Time) Session {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if e, ok := s.byHash[string(sess.Hash)]; ok {
 		return e.s
 	}
-	s.byHash[string(sess.Hash)] = &entry{s: sess}
+	s.byHash[string(sess.Hash)] = &entry{s: sess, fromRow: fromRow}
 	if sess.PlayerID != "" {
 		k := playerKey{sess.Operator, sess.PlayerID}
 		m := s.byPlayer[k]
@@ -722,7 +771,7 @@ func (s *Service) Reported(hash []byte, balance int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if e, ok := s.byHash[string(hash)]; ok && !e.s.Demo {
-		e.s.Balance, e.seq, e.dirty = balance, e.seq+1, true
+		e.s.Balance, e.seq, e.dirty, e.fromRow = balance, e.seq+1, true, time.Time{}
 	}
 }
 
@@ -740,7 +789,7 @@ func (s *Service) Expect(hash []byte, mark engine.BalanceMark, delta int64) int6
 		return mark.Balance + delta
 	}
 	e.s.Balance += delta
-	e.dirty = true
+	e.dirty, e.fromRow = true, time.Time{}
 	return e.s.Balance
 }
 
@@ -761,7 +810,7 @@ func (s *Service) OnWalletBalance(operator, playerID, currency string, balance i
 		if e == nil || e.s.Demo || (currency != "" && e.s.Currency != currency) {
 			continue
 		}
-		e.s.Balance, e.seq, e.dirty = balance, e.seq+1, true
+		e.s.Balance, e.seq, e.dirty, e.fromRow = balance, e.seq+1, true, time.Time{}
 		changed = append(changed, e.s)
 	}
 	s.mu.Unlock()

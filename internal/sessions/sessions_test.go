@@ -659,6 +659,61 @@ func TestBalanceHeardBeforeTheSessionIsLoaded(t *testing.T) {
 	}
 }
 
+// A replica that loaded a session from its row just before the replica that
+// decided a balance wrote it (its row is written within a second), and that
+// never heard the decision (it started after it), reads the row once more on
+// the session's first use after rowSettle: the page that reconnects its
+// stream there shows the newer balance, not the older row. Something heard
+// since the load is newer than any row and is kept.
+// Rule BAL-4: the figures are the wallet's answers, never a new /balance.
+func TestSessionLoadedBeforeItsRowWasWrittenReadsItAgain(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name  string
+		after func(b *sessions.Service, hash []byte) // on b, after its load
+		wait  time.Duration
+		want  int64
+	}{
+		{"read again after the flush", func(*sessions.Service, []byte) {}, 3 * time.Second, 9000},
+		{"too early: the row as loaded", func(*sessions.Service, []byte) {}, time.Second, 10000},
+		{"heard since the load: kept", func(b *sessions.Service, h []byte) { b.Follow(h, 7000) }, 3 * time.Second, 7000},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t)
+			f.wallet.set(token, 200, `{"status":"ok","player_id":"p-42","balance":10000,"currency":"BRL"}`)
+			a, err := f.svc.Open(t.Context(), sessions.OpenRequest{SID: f.ticket(t, realLaunch("BRL"))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := sessions.New(f.opts) // another replica, started after the opening
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = b.Close() })
+			if err := b.Warm(t.Context(), a.Hash); err != nil { // the row: 10000
+				t.Fatal(err)
+			}
+			tt.after(b, a.Hash)
+			f.svc.Reported(a.Hash, 9000)          // decided at the leader after b loaded it...
+			if err := f.svc.Close(); err != nil { // ...and written to the row
+				t.Fatal(err)
+			}
+			f.clock.Advance(tt.wait)
+			got, err := b.Get(t.Context(), a.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Balance != tt.want {
+				t.Fatalf("balance after %s = %d, want %d", tt.wait, got.Balance, tt.want)
+			}
+			if got := b.Balance(a.Hash).Balance; got != tt.want {
+				t.Fatalf("held balance = %d, want %d", got, tt.want)
+			}
+		})
+	}
+}
+
 // A balance heard for the player before the session was opened is older than
 // the session's own /balance answer, and is not taken.
 func TestBalanceHeardBeforeTheSessionOpenedIsIgnored(t *testing.T) {
