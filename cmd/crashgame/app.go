@@ -171,7 +171,7 @@ func newApp(ctx context.Context, cfg *config.Config, st *store.Store, logger *sl
 				return nil, err
 			}
 			a.replicas = append(a.replicas, r)
-			a.games[g.ID] = r
+			a.games[g.ID] = table.Split{Reads: t, Actions: r}
 		}
 	}
 	a.retention = cfg.Retention()

@@ -25,15 +25,6 @@ type Balances struct {
 	logger *slog.Logger
 }
 
-// settled is a delivered movement's answer as it crosses: who it is for and
-// the balance, nothing else of the movement.
-type settled struct {
-	Operator string `json:"operator"`
-	PlayerID string `json:"player_id"`
-	Currency string `json:"currency"`
-	Balance  int64  `json:"balance"`
-}
-
 // NewBalances returns the relay; apply is the player API's WalletSettled.
 func NewBalances(bus *cluster.Bus, apply func(wallet.Movement, wallet.Result), logger *slog.Logger) *Balances {
 	if logger == nil {
@@ -49,7 +40,7 @@ func (b *Balances) Settled(m wallet.Movement, r wallet.Result) {
 	if !r.HasBalance {
 		return
 	}
-	data, err := json.Marshal(settled{Operator: m.Operator, PlayerID: m.PlayerID, Currency: m.Currency, Balance: r.Balance})
+	data, err := json.Marshal(settledMsg{wire: v1(), Operator: m.Operator, PlayerID: m.PlayerID, Currency: m.Currency, Balance: r.Balance})
 	if err == nil {
 		err = b.bus.Publish(balancesSubject, data)
 	}
@@ -61,8 +52,12 @@ func (b *Balances) Settled(m wallet.Movement, r wallet.Result) {
 // Run hands every relayed answer to apply until ctx ends.
 func (b *Balances) Run(ctx context.Context) error {
 	stop, err := b.bus.Subscribe(balancesSubject, func(data []byte, _ bool) {
-		var s settled
-		if err := json.Unmarshal(data, &s); err != nil {
+		var s settledMsg
+		err := json.Unmarshal(data, &s)
+		if err == nil {
+			err = s.check("wallet balance")
+		}
+		if err != nil {
 			b.logger.Error("a relayed wallet balance could not be read", "err", err)
 			return
 		}

@@ -18,8 +18,11 @@
 //   - events: the leader's table publishes every event on the game's event
 //     subject (Publisher, its engine.Events); every replica, the leader
 //     included, hands them to its local subscribers (engine.Table.Deliver).
-//   - the display balances of the actions the leader decides are kept where
-//     it runs: it warms each forwarded session first (Warmer), and the wallet
+//   - a forwarded action crosses as this package's versioned message
+//     (wire.go) naming its session by hash: the leader reads the player,
+//     the operator's token included, from the database (Players), so the
+//     token never crosses NATS, and the display balances of the actions the
+//     leader decides are kept where it runs; the wallet
 //     answers the movement queue receives on any replica reach every replica
 //     (Balances).
 //   - health: a replica that has not reached NATS or its database for longer
@@ -74,18 +77,21 @@ var (
 	errRoundGone  = errors.New("the table moved past the round the action was for")
 )
 
-// Warmer makes a session live in this process (loaded from the database when
-// it is not): the leader warms the session of every action forwarded to it.
+// Players gives the leader the player of a forwarded action's session: the
+// session is made live in this process (loaded from the database when it is
+// not), so that the balances of the actions the leader decides are kept
+// where it runs, and the player's wallet token is read there, never sent
+// over NATS. A session it refuses (expired) is the action's refusal.
 // *sessions.Service satisfies it.
-type Warmer interface {
-	Warm(ctx context.Context, hash []byte) error
+type Players interface {
+	Player(ctx context.Context, hash []byte) (engine.Player, error)
 }
 
 // Config is what a Table is built from.
 type Config struct {
 	Bus      *cluster.Bus
 	Table    *engine.Table // this replica's table of the game, built with a Publisher as its Events
-	Sessions Warmer
+	Sessions Players
 	Now      func() time.Time // the leader's receive time of a forwarded bet or cashout; nil: time.Now
 	Logger   *slog.Logger     // nil: slog.Default()
 	// BetWait bounds a forwarded bet's wait for the leader's answer; zero:
@@ -93,13 +99,13 @@ type Config struct {
 	BetWait time.Duration
 }
 
-// Table is this replica's view of one game's table in the cluster. It
-// satisfies the player API's table.Game.
+// Table is this replica's view of one game's table in the cluster: it
+// carries out the player actions (the player API's table.Actions); the
+// reads are the local engine.Table's, which follows the leader's events.
 type Table struct {
-	*engine.Table // reads: Round, Subscribe, Fairness, EndedRound, Game
-
+	local    *engine.Table // this replica's table: it leads, or it follows the leader's events
 	bus      *cluster.Bus
-	sessions Warmer
+	sessions Players
 	now      func() time.Time
 	logger   *slog.Logger
 	betWait  time.Duration
@@ -127,7 +133,7 @@ func New(cfg Config) (*Table, error) {
 	}
 	g := cfg.Table.Game()
 	return &Table{
-		Table: cfg.Table, bus: cfg.Bus, sessions: cfg.Sessions, now: cfg.Now,
+		local: cfg.Table, bus: cfg.Bus, sessions: cfg.Sessions, now: cfg.Now,
 		logger: cfg.Logger.With("game_id", g.ID), betWait: cfg.BetWait, game: g.ID,
 	}, nil
 }
@@ -142,10 +148,10 @@ func (t *Table) Run(ctx context.Context) error {
 	defer stopEvents()
 	// What happened before the subscription: the round as the database has
 	// it.
-	if err := t.LoadView(ctx); err != nil {
+	if err := t.local.LoadView(ctx); err != nil {
 		t.logger.Warn("reading the current round failed", "err", err)
 	}
-	terms := t.Leadership().Subscribe()
+	terms := t.local.Leadership().Subscribe()
 	defer terms.Stop()
 	var (
 		stopServing func()
@@ -182,8 +188,12 @@ func (t *Table) Run(ctx context.Context) error {
 
 // receive hands one event of the leader to the local subscribers.
 func (t *Table) receive(ctx context.Context, data []byte, gap bool) {
-	var w wireEvent
-	if err := json.Unmarshal(data, &w); err != nil {
+	var w eventMsg
+	err := json.Unmarshal(data, &w)
+	if err == nil {
+		err = w.check("event")
+	}
+	if err != nil {
 		t.logger.Error("an event of the leader could not be read", "err", err)
 		return
 	}
@@ -192,11 +202,11 @@ func (t *Table) receive(ctx context.Context, data []byte, gap bool) {
 		// again from the database, and the phase events that follow carry the
 		// whole round.
 		t.logger.Warn("events of the table's leader were missed; reading the round again")
-		if err := t.LoadView(ctx); err != nil {
+		if err := t.local.LoadView(ctx); err != nil {
 			t.logger.Warn("reading the current round failed", "err", err)
 		}
 	}
-	t.Deliver(w.Session, w.event())
+	t.local.Deliver(w.Session, w.event())
 }
 
 // serve answers the game's actions with the local table, which leads at
@@ -223,90 +233,93 @@ func (t *Table) serve(epoch int64) (stop func(), err error) {
 	return func() { once.Do(stopAll) }, nil
 }
 
-// The requests and answers of the action subjects.
-type (
-	betRequest struct {
-		Player  engine.Player     `json:"player"`
-		Request engine.BetRequest `json:"request"`
+// player decodes a forwarded action's message (what names it in the error)
+// into msg, checks its version and reads its session's player at the
+// leader; a session the sessions service refuses is the action's refusal.
+func (t *Table) player(ctx context.Context, what string, data []byte, msg forwarded) (engine.Player, error) {
+	if err := json.Unmarshal(data, msg); err != nil {
+		return engine.Player{}, fmt.Errorf("replica: %s request: %w", what, err)
 	}
-	betAction struct {
-		Player engine.Player `json:"player"`
-		BetID  string        `json:"bet_id"`
+	head, session := msg.head()
+	if err := head.check(what); err != nil {
+		return engine.Player{}, err
 	}
-)
-
-func (r *betRequest) player() engine.Player { return r.Player }
-func (r *betAction) player() engine.Player  { return r.Player }
-
-// admit decodes the request of a forwarded action (what names it in the
-// error) into req and warms its player's session at the leader; a session the
-// sessions service refuses is the action's refusal.
-func (t *Table) admit(ctx context.Context, what string, data []byte, req interface{ player() engine.Player }) error {
-	if err := json.Unmarshal(data, req); err != nil {
-		return fmt.Errorf("replica: %s request: %w", what, err)
+	p, err := t.sessions.Player(ctx, session)
+	if err != nil {
+		return engine.Player{}, refusalOf(err)
 	}
-	if err := t.sessions.Warm(ctx, req.player().Session); err != nil {
-		return refusalOf(err)
-	}
-	return nil
+	return p, nil
 }
 
 func (t *Table) serveBet(ctx context.Context, data []byte) ([]byte, error) {
 	at := t.now() // the leader's own receive time admits the bet, as it prices a cashout
-	var req betRequest
-	if err := t.admit(ctx, "bet", data, &req); err != nil {
+	var m betMsg
+	p, err := t.player(ctx, "bet", data, &m)
+	if err != nil {
 		return nil, err
 	}
-	req.Request.ReceivedAt = at
-	return answer(t.Table.PlaceBet(ctx, req.Player, req.Request))
+	res, err := t.local.PlaceBet(ctx, p, m.request(at))
+	return answer(betAnswer{wire: v1(), Bet: betWireOf(res.Bet), Balance: res.Balance}, err)
 }
 
 func (t *Table) serveCashout(ctx context.Context, data []byte) ([]byte, error) {
 	at := t.now() // the leader's own receive time prices the cashout
-	var req betAction
-	if err := t.admit(ctx, "cashout", data, &req); err != nil {
+	var m actionMsg
+	p, err := t.player(ctx, "cashout", data, &m)
+	if err != nil {
 		return nil, err
 	}
-	return answer(t.Table.Cashout(ctx, req.Player, req.BetID, at))
+	res, err := t.local.Cashout(ctx, p, m.BetID, at)
+	return answer(cashoutAnswer{wire: v1(), BetID: res.BetID, Multiplier: res.Multiplier, Payout: res.Payout, Balance: res.Balance}, err)
 }
 
 func (t *Table) serveCancel(ctx context.Context, data []byte) ([]byte, error) {
-	var req betAction
-	if err := t.admit(ctx, "cancel", data, &req); err != nil {
+	var m actionMsg
+	p, err := t.player(ctx, "cancel", data, &m)
+	if err != nil {
 		return nil, err
 	}
-	return answer(t.Table.Cancel(ctx, req.Player, req.BetID))
+	res, err := t.local.Cancel(ctx, p, m.BetID)
+	return answer(betAnswer{wire: v1(), Bet: betWireOf(res.Bet), Balance: res.Balance}, err)
 }
 
 // PlaceBet places a bet at the table's leader.
 func (t *Table) PlaceBet(ctx context.Context, p engine.Player, req engine.BetRequest) (engine.BetResult, error) {
-	if t.Leadership().Leading() {
-		return t.Table.PlaceBet(ctx, p, req)
+	if t.local.Leadership().Leading() {
+		return t.local.PlaceBet(ctx, p, req)
 	}
-	var res engine.BetResult
-	err := t.forward(ctx, cluster.ActionBet, t.betWait, betRequest{Player: p, Request: req}, &res)
-	return res, err
+	var a betAnswer
+	if err := t.forward(ctx, cluster.ActionBet, t.betWait, betMsgOf(p, req), &a, &a.wire); err != nil {
+		return engine.BetResult{}, err
+	}
+	return engine.BetResult{Bet: a.Bet.view(), Balance: a.Balance}, nil
 }
 
 // Cashout cashes a bet out at the table's leader, at the multiplier of the
 // moment the leader receives it when it runs elsewhere.
 func (t *Table) Cashout(ctx context.Context, p engine.Player, betID string, receivedAt time.Time) (engine.CashoutResult, error) {
-	if t.Leadership().Leading() {
-		return t.Table.Cashout(ctx, p, betID, receivedAt)
+	if t.local.Leadership().Leading() {
+		return t.local.Cashout(ctx, p, betID, receivedAt)
 	}
-	var res engine.CashoutResult
-	err := t.forward(ctx, cluster.ActionCashout, actionTimeout, betAction{Player: p, BetID: betID}, &res)
-	return res, err
+	var a cashoutAnswer
+	msg := actionMsg{wire: v1(), Session: p.Session, BetID: betID}
+	if err := t.forward(ctx, cluster.ActionCashout, actionTimeout, msg, &a, &a.wire); err != nil {
+		return engine.CashoutResult{}, err
+	}
+	return engine.CashoutResult{BetID: a.BetID, Multiplier: a.Multiplier, Payout: a.Payout, Balance: a.Balance}, nil
 }
 
 // Cancel cancels a bet at the table's leader.
 func (t *Table) Cancel(ctx context.Context, p engine.Player, betID string) (engine.CancelResult, error) {
-	if t.Leadership().Leading() {
-		return t.Table.Cancel(ctx, p, betID)
+	if t.local.Leadership().Leading() {
+		return t.local.Cancel(ctx, p, betID)
 	}
-	var res engine.CancelResult
-	err := t.forward(ctx, cluster.ActionCancel, actionTimeout, betAction{Player: p, BetID: betID}, &res)
-	return res, err
+	var a betAnswer
+	msg := actionMsg{wire: v1(), Session: p.Session, BetID: betID}
+	if err := t.forward(ctx, cluster.ActionCancel, actionTimeout, msg, &a, &a.wire); err != nil {
+		return engine.CancelResult{}, err
+	}
+	return engine.CancelResult{Bet: a.Bet.view(), Balance: a.Balance}, nil
 }
 
 // forward sends an action to the leader and decodes its answer into out. It
@@ -315,12 +328,12 @@ func (t *Table) Cancel(ctx context.Context, p engine.Player, betID string) (engi
 // never a refusal, since the leader may have carried the action out (a bet
 // debited); its recovery settles what it left (RB-5) and the player sees it
 // in My bets.
-func (t *Table) forward(ctx context.Context, action string, wait time.Duration, req, out any) error {
+func (t *Table) forward(ctx context.Context, action string, wait time.Duration, req, out any, head *wire) error {
 	data, err := json.Marshal(req)
 	if err != nil {
 		return fmt.Errorf("replica: %s request: %w", action, err)
 	}
-	sent, _ := t.Round()
+	sent, _ := t.local.Round()
 	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	ctx, stop := context.WithCancelCause(ctx)
@@ -350,7 +363,7 @@ func (t *Table) forward(ctx context.Context, action string, wait time.Duration, 
 	if err := json.Unmarshal(answer, out); err != nil {
 		return fmt.Errorf("replica: %s answer: %w", action, err)
 	}
-	return nil
+	return head.check(action + " answer")
 }
 
 // watch ends a forwarded action's wait (stop) once its answer can no longer
@@ -359,7 +372,7 @@ func (t *Table) forward(ctx context.Context, action string, wait time.Duration, 
 // it left), as its leadership announces, or when the round in view has moved
 // past every round the action could be in (gone), checked every watchEvery.
 func (t *Table) watch(ctx context.Context, sent engine.RoundView, stop context.CancelCauseFunc) {
-	terms := t.Leadership().Subscribe()
+	terms := t.local.Leadership().Subscribe()
 	defer terms.Stop()
 	tick := time.NewTicker(watchEvery)
 	defer tick.Stop()
@@ -373,7 +386,7 @@ func (t *Table) watch(ctx context.Context, sent engine.RoundView, stop context.C
 				return
 			}
 		case <-tick.C:
-			if now, _ := t.Round(); gone(sent, now) {
+			if now, _ := t.local.Round(); gone(sent, now) {
 				stop(errRoundGone)
 				return
 			}
@@ -417,7 +430,7 @@ const walletRefused = "WALLET_REFUSED"
 func refusalOf(err error) error {
 	var wr *engine.RefusedError
 	if errors.As(err, &wr) {
-		data, _ := json.Marshal(wr)
+		data, _ := json.Marshal(walletRefusal{wire: v1(), Code: wr.Code, Balance: wr.Balance, HasBalance: wr.HasBalance})
 		return &cluster.HandlerError{Code: walletRefused, Message: string(data)}
 	}
 	// A refusal crosses by its stable code (engine.Refusals), so that the
@@ -431,9 +444,9 @@ func refusalOf(err error) error {
 
 func errorOf(h *cluster.HandlerError) error {
 	if h.Code == walletRefused {
-		var wr engine.RefusedError
-		if err := json.Unmarshal([]byte(h.Message), &wr); err == nil {
-			return &wr
+		var wr walletRefusal
+		if err := json.Unmarshal([]byte(h.Message), &wr); err == nil && wr.check("wallet refusal") == nil {
+			return &engine.RefusedError{Code: wr.Code, Balance: wr.Balance, HasBalance: wr.HasBalance}
 		}
 	}
 	if r, ok := engine.RefusalByCode(h.Code); ok {

@@ -18,6 +18,7 @@ import (
 	"github.com/crashstudio/crashgame/internal/seal"
 	"github.com/crashstudio/crashgame/internal/store"
 	"github.com/crashstudio/crashgame/internal/wallet"
+	"github.com/nats-io/nats.go"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -44,23 +45,33 @@ func (fakeWallet) BetUntil(_ context.Context, call wallet.BetCall, _ time.Time) 
 
 func (fakeWallet) BreakerOpen() bool { return false }
 
-// warmer records the sessions the leader warmed.
-type warmer struct {
+// players is the sessions service as the leader reads a forwarded action's
+// player from it: it knows every player the test made (player), and counts
+// the reads.
+type players struct {
 	mu   sync.Mutex
 	seen map[string]int
 }
 
-func (w *warmer) Warm(_ context.Context, hash []byte) error {
+// known are the players the tests made, by session, as the database would
+// hold their sessions.
+var known sync.Map
+
+func (w *players) Player(_ context.Context, hash []byte) (engine.Player, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.seen == nil {
 		w.seen = map[string]int{}
 	}
 	w.seen[string(hash)]++
-	return nil
+	p, ok := known.Load(string(hash))
+	if !ok {
+		return engine.Player{}, errors.New("no such session")
+	}
+	return p.(engine.Player), nil
 }
 
-func (w *warmer) count(hash []byte) int {
+func (w *players) count(hash []byte) int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.seen[string(hash)]
@@ -74,7 +85,7 @@ type node struct {
 	bus    *cluster.Bus
 	table  *engine.Table
 	rep    *replica.Table
-	warm   *warmer
+	warm   *players
 	cancel context.CancelFunc
 	done   chan struct{}
 }
@@ -126,7 +137,7 @@ func startNodeWith(t testing.TB, name, dsn, natsURL string, o nodeOptions) *node
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = bus.Close() })
-	n := &node{name: name, st: st, bus: bus, warm: &warmer{}, done: make(chan struct{})}
+	n := &node{name: name, st: st, bus: bus, warm: &players{}, done: make(chan struct{})}
 	n.table, err = engine.New(ctx, engine.Config{
 		Game: game, Operators: operators, Store: st, Outbox: wallet.NewOutbox(st),
 		Wallets:     func(string) (engine.BetWallet, bool) { return w, true },
@@ -171,8 +182,14 @@ func eventually(t *testing.T, what string, cond func() bool) {
 }
 
 func player(id string) engine.Player {
-	return engine.Player{Session: []byte("session-" + id + "-00000000000000000000")[:32], Operator: "acme",
-		PlayerID: id, Token: "tok-" + id, Currency: "BRL", Name: id[:1] + "***"}
+	return remember(engine.Player{Session: []byte("session-" + id + "-00000000000000000000")[:32], Operator: "acme",
+		PlayerID: id, Token: "tok-" + id, Currency: "BRL", Name: id[:1] + "***"})
+}
+
+// remember makes p's session known to every node's sessions (players).
+func remember(p engine.Player) engine.Player {
+	known.Store(string(p.Session), p)
+	return p
 }
 
 // twoNodes starts a leader and a follower of one game on one database and
@@ -185,8 +202,8 @@ func twoNodes(t *testing.T) (leader, follower *node, nats *natstest.Server) {
 	eventually(t, "a leads", a.table.Leadership().Leading)
 	b := startNode(t, "node-b", dsn, nats.URL())
 	eventually(t, "both show the same round", func() bool {
-		va, _ := a.rep.Round()
-		vb, _ := b.rep.Round()
+		va, _ := a.table.Round()
+		vb, _ := b.table.Round()
 		return va.RoundID != "" && vb.RoundID == va.RoundID && vb.Phase == va.Phase
 	})
 	if b.table.Leadership().Leading() {
@@ -200,7 +217,7 @@ func awaitBetting(t *testing.T, n *node) engine.RoundView {
 	t.Helper()
 	var v engine.RoundView
 	eventually(t, "a fresh betting phase", func() bool {
-		v, _ = n.rep.Round()
+		v, _ = n.table.Round()
 		return v.Phase == engine.PhaseBetting && time.Until(v.BettingEndsAt) > 800*time.Millisecond
 	})
 	return v
@@ -214,7 +231,7 @@ func TestForwardedBetAndCashout(t *testing.T) {
 	t.Parallel()
 	a, b, _ := twoNodes(t)
 	p := player("bob")
-	sub := b.rep.Subscribe(p.Session, 64)
+	sub := b.table.Subscribe(p.Session, 64)
 	defer sub.Close()
 	v := awaitBetting(t, b)
 	res, err := b.rep.PlaceBet(context.Background(), p, engine.BetRequest{Amount: 500})
@@ -242,8 +259,8 @@ func TestForwardedBetAndCashout(t *testing.T) {
 	}
 	// The flight, on both replicas; the cashout is priced by the leader.
 	eventually(t, "the round flies everywhere", func() bool {
-		va, _ := a.rep.Round()
-		vb, _ := b.rep.Round()
+		va, _ := a.table.Round()
+		vb, _ := b.table.Round()
 		return va.RoundID == v.RoundID && va.Phase != engine.PhaseBetting && vb.Phase == va.Phase
 	})
 	out, err := b.rep.Cashout(context.Background(), p, res.Bet.BetID, time.Now())
@@ -264,8 +281,8 @@ func TestForwardedBetAndCashout(t *testing.T) {
 		t.Fatalf("forwarded cashout: %v", err)
 	}
 	eventually(t, "the round crashes everywhere with one crash point", func() bool {
-		va, _ := a.rep.Round()
-		vb, _ := b.rep.Round()
+		va, _ := a.table.Round()
+		vb, _ := b.table.Round()
 		return va.RoundID == v.RoundID && va.Phase == engine.PhaseCrashed && vb.RoundID == va.RoundID &&
 			vb.Phase == engine.PhaseCrashed && vb.CrashPoint == va.CrashPoint && vb.Hash == va.Hash
 	})
@@ -300,7 +317,7 @@ func TestForwardedRefusals(t *testing.T) {
 func TestHandOverBetweenReplicas(t *testing.T) {
 	t.Parallel()
 	a, b, _ := twoNodes(t)
-	before, _ := a.rep.Round()
+	before, _ := a.table.Round()
 	a.stop()
 	eventually(t, "b leads", b.table.Leadership().Leading)
 	v := awaitBetting(t, b)
@@ -360,13 +377,14 @@ func TestDemoBalanceFollowsTheLeader(t *testing.T) {
 	b := startNodeWithBank(t, "node-b", dsn, nats.URL(), bankB)
 	p := player("gina")
 	p.Demo, p.PlayerID, p.Token = true, "", ""
-	bankA.Open(p.Session, 100000) // what the leader's Warm loads from the database
+	remember(p)
+	bankA.Open(p.Session, 100000) // what the leader's Player loads from the database
 	bankB.Open(p.Session, 100000) // the follower opened the session
-	sub := b.rep.Subscribe(p.Session, 64)
+	sub := b.table.Subscribe(p.Session, 64)
 	defer sub.Close()
-	v, _ := a.rep.Round()
+	v, _ := a.table.Round()
 	eventually(t, "the follower sees the leader's next round", func() bool {
-		vb, _ := b.rep.Round()
+		vb, _ := b.table.Round()
 		return vb.Seq > v.Seq && vb.Phase == engine.PhaseBetting && time.Until(vb.BettingEndsAt) > 800*time.Millisecond
 	})
 	res, err := b.rep.PlaceBet(context.Background(), p, engine.BetRequest{Amount: 2500})
@@ -438,7 +456,7 @@ func TestRB5ForwardedBetStopsWaitingWhenItsRoundHasPassed(t *testing.T) {
 	if !errors.Is(err, engine.ErrTableUnavailable) || errors.As(err, &refused) || errors.Is(err, round.ErrBettingClosed) {
 		t.Fatalf("a bet the leader never answered: %v, want TABLE_UNAVAILABLE", err)
 	}
-	if now, _ := b.rep.Round(); now.Seq <= v.Seq {
+	if now, _ := b.table.Round(); now.Seq <= v.Seq {
 		t.Fatalf("the wait ended in round %d, the bet's round is %d", now.Seq, v.Seq)
 	}
 	if !a.table.Leadership().Leading() || b.table.Leadership().Leading() {
@@ -487,7 +505,63 @@ func TestRB5ForwardedBetStopsWaitingWhenThisReplicaLeads(t *testing.T) {
 		t.Fatal("the wait ended but this replica does not lead")
 	}
 	eventually(t, "b's next round", func() bool {
-		now, _ := b.rep.Round()
+		now, _ := b.table.Round()
 		return now.Seq > v.Seq
 	})
+}
+
+// A forwarded action crosses NATS as this package's versioned message: the
+// session's hash and the action, never the operator's wallet token (the
+// leader reads the session from the database).
+func TestForwardedActionsCarryNoToken(t *testing.T) {
+	t.Parallel()
+	a, b, srv := twoNodes(t)
+	nc, err := nats.Connect(srv.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	var (
+		mu  sync.Mutex
+		raw []string
+	)
+	for _, action := range []string{cluster.ActionBet, cluster.ActionCashout} {
+		sub, err := nc.Subscribe(cluster.ActionSubject(game.ID, action), func(m *nats.Msg) {
+			mu.Lock()
+			raw = append(raw, string(m.Data))
+			mu.Unlock()
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = sub.Unsubscribe() }()
+	}
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	p := player("hank")
+	awaitBetting(t, b)
+	res, err := b.rep.PlaceBet(context.Background(), p, engine.BetRequest{Amount: 700})
+	if err != nil {
+		t.Fatalf("forwarded bet: %v", err)
+	}
+	if a.warm.count(p.Session) != 1 {
+		t.Fatalf("the leader read the player %d times, want 1", a.warm.count(p.Session))
+	}
+	_, _ = b.rep.Cashout(context.Background(), p, res.Bet.BetID, time.Now()) // in betting: refused; it crossed all the same
+	eventually(t, "both actions seen on the wire", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(raw) == 2
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	for _, m := range raw {
+		if strings.Contains(m, p.Token) || strings.Contains(m, p.PlayerID) || strings.Contains(m, `"token"`) {
+			t.Errorf("a forwarded action carries the player's token or id: %s", m)
+		}
+		if !strings.Contains(m, `"v":1`) {
+			t.Errorf("a forwarded action carries no wire version: %s", m)
+		}
+	}
 }

@@ -609,14 +609,19 @@ func (s *Service) get(ctx context.Context, id string) (Session, error) {
 	return s.byHashID(ctx, hashID(id))
 }
 
-// Warm makes the session stored under hash live in this process, loading it
-// from the database when it is not: its display balance, and a demo
-// session's bank balance, are then kept here. In a cluster the table's
-// leader warms the session of every action forwarded to it, because the
-// balances of the actions it decides are kept where it runs.
-func (s *Service) Warm(ctx context.Context, hash []byte) error {
-	_, err := s.byHashID(ctx, hash)
-	return err
+// Player is the player of the session stored under hash, made live in this
+// process (loaded from the database when it is not): its display balance,
+// and a demo session's bank balance, are then kept here. In a cluster the
+// table's leader reads the player of every action forwarded to it here: the
+// balances of the actions it decides are kept where it runs, and the
+// operator's token is read from the session's row, never sent between
+// replicas.
+func (s *Service) Player(ctx context.Context, hash []byte) (engine.Player, error) {
+	sess, err := s.byHashID(ctx, hash)
+	if err != nil {
+		return engine.Player{}, err
+	}
+	return sess.Player(), nil
 }
 
 // byHashID is the live session stored under h.

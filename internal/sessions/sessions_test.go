@@ -644,7 +644,7 @@ func TestBalanceHeardBeforeTheSessionIsLoaded(t *testing.T) {
 			}
 			t.Cleanup(func() { _ = b.Close() })
 			tt.hear(b, a.Hash)
-			if err := b.Warm(t.Context(), a.Hash); err != nil {
+			if _, err := b.Player(t.Context(), a.Hash); err != nil {
 				t.Fatal(err)
 			}
 			if got := b.Balance(a.Hash).Balance; got != tt.want {
@@ -691,7 +691,7 @@ func TestSessionLoadedBeforeItsRowWasWrittenReadsItAgain(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { _ = b.Close() })
-			if err := b.Warm(t.Context(), a.Hash); err != nil { // the row: 10000
+			if _, err := b.Player(t.Context(), a.Hash); err != nil { // the row: 10000
 				t.Fatal(err)
 			}
 			tt.after(b, a.Hash)
@@ -734,7 +734,7 @@ func TestBalanceHeardBeforeTheSessionOpenedIsIgnored(t *testing.T) {
 	if err := f.svc.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.Warm(t.Context(), a.Hash); err != nil {
+	if _, err := b.Player(t.Context(), a.Hash); err != nil {
 		t.Fatal(err)
 	}
 	if got := b.Balance(a.Hash).Balance; got != 10000 {

@@ -91,16 +91,36 @@ type Limits struct {
 	MinBet, MaxBet, MaxWin *int64
 }
 
-// Game is what the player API needs of one game's table: the *engine.Table
-// itself in one process; in a cluster, the replica's view of the table,
-// which forwards actions to its leader (package replica).
+// Game is what the player API needs of one game's table: its reads and its
+// player actions. In one process both are the *engine.Table; in a cluster
+// the reads are the replica's own engine.Table (it follows the leader's
+// events) and the actions are package replica's Table, which forwards them
+// to the leader. A new player action is added to Actions, so a replica that
+// does not forward it does not compile where the two are put together
+// (cmd/crashgame).
 type Game interface {
+	Reads
+	Actions
+}
+
+// Reads are a table's reads: the round in view, its events, an ended round.
+type Reads interface {
 	Round() (engine.RoundView, int64)
 	Subscribe(session []byte, buf int) *engine.Subscription
 	EndedRound(ctx context.Context, id string) (store.RoundRecord, error)
+}
+
+// Actions are the player actions on a table, decided by its leader.
+type Actions interface {
 	PlaceBet(ctx context.Context, p engine.Player, req engine.BetRequest) (engine.BetResult, error)
 	Cashout(ctx context.Context, p engine.Player, betID string, receivedAt time.Time) (engine.CashoutResult, error)
 	Cancel(ctx context.Context, p engine.Player, betID string) (engine.CancelResult, error)
+}
+
+// Split is a Game whose reads and actions are two values (a cluster's).
+type Split struct {
+	Reads
+	Actions
 }
 
 var _ Game = (*engine.Table)(nil)
