@@ -72,37 +72,72 @@ func ViewOf(r store.BetRecord) BetView { return viewOf(r) }
 // PlaceBet admits a bet: checks, commits the intent, debits the wallet within
 // the betting window, and joins the bet to the round only on success.
 func (t *Table) PlaceBet(ctx context.Context, p Player, req BetRequest) (BetResult, error) {
+	lim, w, err := t.checkBet(p, req)
+	if err != nil {
+		return BetResult{}, err
+	}
+	s, err := t.reserveBet(ctx, p, req, lim)
+	if err != nil {
+		return BetResult{}, err
+	}
+	rec, err := t.commitIntent(ctx, s, p, req)
+	if err != nil {
+		return BetResult{}, err
+	}
+	res := t.debit(p, w, rec, s)
+	return t.settleDebit(s.live, rec, res, s.epoch)
+}
+
+// checkBet applies the checks a bet passes before it takes a place in the
+// round: a known operator, the limits of the player's currency (a freebet's
+// stake is the grant's), round.CheckBet, freebets offered to this player and
+// game, and, for real money, the operator's wallet with its breaker closed.
+// It returns the currency's limits and the wallet (nil for a demo session).
+func (t *Table) checkBet(p Player, req BetRequest) (round.Limits, BetWallet, error) {
 	op, ok := t.cfg.Operators[p.Operator]
 	if !ok {
-		return BetResult{}, fmt.Errorf("engine: unknown operator %q", p.Operator)
+		return round.Limits{}, nil, fmt.Errorf("engine: unknown operator %q", p.Operator)
 	}
 	lim, known := op.Currencies[p.Currency]
 	if req.FreebetID == "" && !known {
-		return BetResult{}, round.ErrBetLimit
+		return round.Limits{}, nil, round.ErrBetLimit
 	}
 	if err := round.CheckBet(req.Amount, req.AutoCashout, req.FreebetID != "", lim, t.game.MaxMultiplier); err != nil {
-		return BetResult{}, err
+		return round.Limits{}, nil, err
 	}
 	if req.FreebetID != "" && (p.Demo || t.cfg.Freebets == nil || !t.game.Freebet) {
-		return BetResult{}, ErrFreebetUnavailable
+		return round.Limits{}, nil, ErrFreebetUnavailable
 	}
-	var w BetWallet
-	if !p.Demo {
-		if w, ok = t.cfg.Wallets(p.Operator); !ok {
-			return BetResult{}, fmt.Errorf("engine: no wallet for operator %q", p.Operator)
-		}
-		if w.BreakerOpen() {
-			return BetResult{}, ErrWalletUnavailable
-		}
+	if p.Demo {
+		return lim, nil, nil
 	}
+	w, ok := t.cfg.Wallets(p.Operator)
+	if !ok {
+		return round.Limits{}, nil, fmt.Errorf("engine: no wallet for operator %q", p.Operator)
+	}
+	if w.BreakerOpen() {
+		return round.Limits{}, nil, ErrWalletUnavailable
+	}
+	return lim, w, nil
+}
 
-	// Reserve a place in the round (the rules decide phase and count).
+// reservation is a bet's place in its round, as reserveBet took it in the
+// loop: the bet, the deadline of its debit, and the term that admitted it
+// (its epoch, and the context that ends with it).
+type reservation struct {
+	live     *liveBet
+	deadline time.Time
+	epoch    int64
+	term     context.Context
+}
+
+// reserveBet reserves a place for the bet in the current round (the rules
+// decide phase and count), admitted at req.ReceivedAt, or at the table's now
+// when that is zero or later.
+func (t *Table) reserveBet(ctx context.Context, p Player, req BetRequest, lim round.Limits) (reservation, error) {
 	var (
-		live     *liveBet
-		deadline time.Time
-		epoch    int64
-		term     context.Context
-		rerr     error
+		s    reservation
+		rerr error
 	)
 	now := t.clock.Now()
 	if !req.ReceivedAt.IsZero() && req.ReceivedAt.Before(now) {
@@ -124,21 +159,27 @@ func (t *Table) PlaceBet(ctx context.Context, p Player, req BetRequest) (BetResu
 			Operator: p.Operator, PlayerID: p.PlayerID, Token: p.Token, PlayerName: p.Name, Currency: p.Currency,
 			Demo: p.Demo, Amount: req.Amount, AutoCashout: req.AutoCashout, Status: StatusPending, PlacedAt: store.MillisOf(now),
 		}
-		live = &liveBet{rec: rec, player: p, round: r}
-		r.live[id] = live
+		s.live = &liveBet{rec: rec, player: p, round: r}
+		r.live[id] = s.live
 		// The debit may be answered until the round takes off (DebitGrace).
-		deadline, epoch, term = r.core.BettingEnds().Add(t.cfg.DebitGrace), t.epoch, t.term
+		s.deadline, s.epoch, s.term = r.core.BettingEnds().Add(t.cfg.DebitGrace), t.epoch, t.term
 	})
 	if err == nil {
 		err = rerr
 	}
 	if err != nil {
-		return BetResult{}, err
+		return reservation{}, err
 	}
+	return s, nil
+}
 
-	// Commit the intent (and spend the freebet) before the first attempt.
-	rec := live.rec
-	err = t.commit.Do(ctx, job{epoch: epoch, run: func(ctx context.Context) error {
+// commitIntent commits the intent of the bet s reserved (and spends its
+// freebet) before the first debit attempt, for the term that admitted it,
+// and returns the bet as committed: the stake and grant a freebet spent. A
+// failed commit releases the reservation.
+func (t *Table) commitIntent(ctx context.Context, s reservation, p Player, req BetRequest) (store.BetRecord, error) {
+	rec := s.live.rec
+	err := t.commit.Do(ctx, job{epoch: s.epoch, run: func(ctx context.Context) error {
 		rec.Amount, rec.FreebetID = req.Amount, nil
 		if req.FreebetID != "" {
 			id, amount, err := t.cfg.Freebets.Spend(ctx, p, req.FreebetID)
@@ -150,34 +191,36 @@ func (t *Table) PlaceBet(ctx context.Context, p Player, req BetRequest) (BetResu
 		return t.store.InsertBet(ctx, &rec)
 	}})
 	if err != nil {
-		t.release(live)
+		t.release(s.live)
 		if req.FreebetID != "" && errors.Is(err, ErrFreebetUnavailable) {
-			return BetResult{}, ErrFreebetUnavailable
+			return store.BetRecord{}, ErrFreebetUnavailable
 		}
-		return BetResult{}, fmt.Errorf("engine: commit bet intent: %w", err)
+		return store.BetRecord{}, fmt.Errorf("engine: commit bet intent: %w", err)
 	}
+	return rec, nil
+}
 
-	// Debit.
-	var res wallet.Result
+// debit takes the stake of the committed bet rec: from the demo bank, or
+// from the operator's wallet w, attempted until the deadline s gives.
+func (t *Table) debit(p Player, w BetWallet, rec store.BetRecord, s reservation) wallet.Result {
 	if p.Demo {
 		bal, derr := t.cfg.Demo.Debit(p.Session, rec.Amount)
-		res = wallet.Result{Outcome: wallet.Success, Balance: bal, HasBalance: true}
+		res := wallet.Result{Outcome: wallet.Success, Balance: bal, HasBalance: true}
 		var refused *RefusedError
 		if errors.As(derr, &refused) {
 			res = wallet.Result{Outcome: wallet.Refused, ErrorCode: refused.Code, Balance: refused.Balance, HasBalance: refused.HasBalance}
 		}
-	} else {
-		// The attempts end with the term that admitted the bet, not with the
-		// player's request: a player who leaves does not stop a debit,
-		// whose outcome must be known; a leader that lost the table must
-		// stop, since the next one may roll the bet back.
-		fb := rec.FreebetID
-		res, _ = w.BetUntil(term, wallet.BetCall{
-			PlayerID: p.PlayerID, Token: p.Token, Currency: p.Currency, GameID: t.game.ID,
-			Amount: rec.Amount, TransactionID: rec.ID, RoundID: rec.RoundID, FreebetID: fb,
-		}, deadline)
+		return res
 	}
-	return t.settleDebit(live, rec, res, epoch)
+	// The attempts end with the term that admitted the bet, not with the
+	// player's request: a player who leaves does not stop a debit, whose
+	// outcome must be known; a leader that lost the table must stop, since
+	// the next one may roll the bet back.
+	res, _ := w.BetUntil(s.term, wallet.BetCall{
+		PlayerID: p.PlayerID, Token: p.Token, Currency: p.Currency, GameID: t.game.ID,
+		Amount: rec.Amount, TransactionID: rec.ID, RoundID: rec.RoundID, FreebetID: rec.FreebetID,
+	}, s.deadline)
+	return res
 }
 
 // ownBet returns p's bet betID in the current round, or nil. Loop only.
@@ -207,70 +250,17 @@ func (t *Table) release(b *liveBet) {
 // meanwhile leaves the bet pending to the next leader's recovery).
 func (t *Table) settleDebit(b *liveBet, rec store.BetRecord, res wallet.Result, epoch int64) (BetResult, error) {
 	var (
-		done   <-chan error
-		answer error
-		demo   = b.rec.Demo
-		view   *BetView // taken in the loop, which owns b
-		void   bool
+		d    debitDecision
+		demo = b.rec.Demo
 	)
-	outcome := round.Undecided
-	switch res.Outcome {
-	case wallet.Success:
-		outcome = round.Debited
-	case wallet.Refused:
-		outcome = round.Refusal
-	}
-	err := t.do(context.Background(), func() {
-		b.rec = rec
-		r := b.round
-		core, derr := r.core.Debited(b.rec.ID, rec.Amount, outcome, t.clock.Now())
-		if derr != nil {
-			answer = fmt.Errorf("engine: debit outcome of %s: %w", b.rec.ID, derr)
-			return
-		}
-		b.rec.Status = string(core.State)
-		view, void = b.view(core.State), core.State == round.Voided
-		switch core.State {
-		case round.Accepted:
-			opTx := res.OperatorTxID
-			done = t.submitAt(epoch, func(ctx context.Context) error {
-				_, err := t.store.MoveBet(ctx, b.rec.ID, StatusPending, StatusAccepted, store.BetChange{OperatorTxID: opTx})
-				return err
-			})
-			t.board.accepted(b.item(core))
-		case round.Refused:
-			delete(r.live, b.rec.ID)
-			code := res.ErrorCode
-			answer = &RefusedError{Code: code, Balance: res.Balance, HasBalance: res.HasBalance}
-			done = t.submitAt(epoch, func(ctx context.Context) error {
-				ok, err := t.store.MoveBet(ctx, b.rec.ID, StatusPending, StatusRefused, store.BetChange{SettledAt: store.MillisOf(core.SettledAt), Refusal: code})
-				if err != nil || !ok || b.rec.FreebetID == nil || t.cfg.Freebets == nil {
-					return err
-				}
-				// A refused freebet bet returns its grant (FB-23, AMB-18).
-				return t.cfg.Freebets.Return(ctx, b.player, *b.rec.FreebetID)
-			})
-		default:
-			// Success after the window closed (refusal after the debit, RB-3),
-			// or an outcome still unknown at its close: roll back.
-			reason := reasonDebitUnknown
-			answer = ErrWalletUnavailable
-			if res.Outcome == wallet.Success {
-				reason, answer = reasonDebitLate, round.ErrBettingClosed
-			}
-			delete(r.live, b.rec.ID)
-			done = t.submitAt(epoch, func(ctx context.Context) error {
-				return t.rollbackBet(ctx, b, StatusPending, StatusVoid, reason)
-			})
-		}
-	})
+	err := t.do(context.Background(), func() { d = t.decideDebit(b, rec, res, epoch) })
 	if err != nil {
 		return BetResult{}, err
 	}
-	if done == nil {
-		return BetResult{}, answer
+	if d.done == nil {
+		return BetResult{}, d.answer
 	}
-	if cerr := <-done; cerr != nil {
+	if cerr := <-d.done; cerr != nil {
 		switch {
 		case errors.Is(cerr, store.ErrFenced):
 			// The term ended: the next leader's recovery voids the pending
@@ -283,21 +273,95 @@ func (t *Table) settleDebit(b *liveBet, rec store.BetRecord, res wallet.Result, 
 			return BetResult{}, ErrTableUnavailable
 		default:
 			t.logger.Error("committing a debit outcome failed; recovery rolls it back", "bet_id", b.rec.ID, "err", cerr)
-			if answer == nil {
-				answer = fmt.Errorf("engine: commit bet: %w", cerr)
+			if d.answer == nil {
+				d.answer = fmt.Errorf("engine: commit bet: %w", cerr)
 			}
 		}
 	}
 	t.notifyQueue()
-	if void && demo {
+	if d.void && demo {
 		t.refundDemo(b)
 	}
-	t.events.Send(b.player.Session, &Event{Type: EventBet, Bet: view})
-	if answer != nil {
-		if refused := (*RefusedError)(nil); errors.As(answer, &refused) && refused.HasBalance && !demo {
+	return t.answerDebit(b, res, d, demo)
+}
+
+// debitDecision is what the rules decided, in the loop, of a bet's debit
+// outcome (decideDebit).
+type debitDecision struct {
+	done   <-chan error // the commit of the decision; nil when nothing was decided
+	answer error        // the player's answer; nil for an accepted bet
+	view   *BetView     // the bet as decided, taken in the loop, which owns b
+	void   bool         // the bet was voided
+}
+
+// decideDebit feeds the /bet outcome res to b's round, b being the bet rec
+// whose intent was committed, and submits what the rules decided for the
+// term of epoch: the bet accepted, refused (a freebet's grant returned), or
+// voided and rolled back. Loop only.
+func (t *Table) decideDebit(b *liveBet, rec store.BetRecord, res wallet.Result, epoch int64) debitDecision {
+	var d debitDecision
+	outcome := round.Undecided
+	switch res.Outcome {
+	case wallet.Success:
+		outcome = round.Debited
+	case wallet.Refused:
+		outcome = round.Refusal
+	}
+	b.rec = rec
+	r := b.round
+	core, derr := r.core.Debited(b.rec.ID, rec.Amount, outcome, t.clock.Now())
+	if derr != nil {
+		d.answer = fmt.Errorf("engine: debit outcome of %s: %w", b.rec.ID, derr)
+		return d
+	}
+	b.rec.Status = string(core.State)
+	d.view, d.void = b.view(core.State), core.State == round.Voided
+	switch core.State {
+	case round.Accepted:
+		opTx := res.OperatorTxID
+		d.done = t.submitAt(epoch, func(ctx context.Context) error {
+			_, err := t.store.MoveBet(ctx, b.rec.ID, StatusPending, StatusAccepted, store.BetChange{OperatorTxID: opTx})
+			return err
+		})
+		t.board.accepted(b.item(core))
+	case round.Refused:
+		delete(r.live, b.rec.ID)
+		code := res.ErrorCode
+		d.answer = &RefusedError{Code: code, Balance: res.Balance, HasBalance: res.HasBalance}
+		d.done = t.submitAt(epoch, func(ctx context.Context) error {
+			ok, err := t.store.MoveBet(ctx, b.rec.ID, StatusPending, StatusRefused, store.BetChange{SettledAt: store.MillisOf(core.SettledAt), Refusal: code})
+			if err != nil || !ok || b.rec.FreebetID == nil || t.cfg.Freebets == nil {
+				return err
+			}
+			// A refused freebet bet returns its grant (FB-23, AMB-18).
+			return t.cfg.Freebets.Return(ctx, b.player, *b.rec.FreebetID)
+		})
+	default:
+		// Success after the window closed (refusal after the debit, RB-3),
+		// or an outcome still unknown at its close: roll back.
+		reason := reasonDebitUnknown
+		d.answer = ErrWalletUnavailable
+		if res.Outcome == wallet.Success {
+			reason, d.answer = reasonDebitLate, round.ErrBettingClosed
+		}
+		delete(r.live, b.rec.ID)
+		d.done = t.submitAt(epoch, func(ctx context.Context) error {
+			return t.rollbackBet(ctx, b, StatusPending, StatusVoid, reason)
+		})
+	}
+	return d
+}
+
+// answerDebit answers the player once the decision d committed: the bet's
+// event, then the refusal or error, or the bet with the balance the wallet
+// answered (BAL-4), which the session's balance now shows.
+func (t *Table) answerDebit(b *liveBet, res wallet.Result, d debitDecision, demo bool) (BetResult, error) {
+	t.events.Send(b.player.Session, &Event{Type: EventBet, Bet: d.view})
+	if d.answer != nil {
+		if refused := (*RefusedError)(nil); errors.As(d.answer, &refused) && refused.HasBalance && !demo {
 			t.cfg.Balances.Reported(b.player.Session, refused.Balance) // the wallet's figure (WERR-7)
 		}
-		return BetResult{}, answer
+		return BetResult{}, d.answer
 	}
 	if res.HasBalance {
 		if !demo {
@@ -305,7 +369,7 @@ func (t *Table) settleDebit(b *liveBet, rec store.BetRecord, res wallet.Result, 
 		}
 		t.events.Send(b.player.Session, &Event{Type: EventBalance, Balance: res.Balance, Currency: b.rec.Currency})
 	}
-	return BetResult{Bet: *view, Balance: res.Balance}, nil
+	return BetResult{Bet: *d.view, Balance: res.Balance}, nil
 }
 
 // Cashout cashes a bet out at the multiplier of receivedAt, the moment the
