@@ -120,10 +120,13 @@ func (n Network) publicKey() (*bls.PublicKey[bls.KeyG2SigG1], error) {
 // RoundAt returns the round current at t: floor((t - genesis) / period) + 1,
 // or 0 when t is before genesis (no round yet).
 func (n Network) RoundAt(t time.Time) uint64 {
-	if t.Before(n.Genesis) || n.Period <= 0 {
+	since := t.Sub(n.Genesis)
+	if since < 0 || n.Period <= 0 {
 		return 0
 	}
-	return uint64(t.Sub(n.Genesis)/n.Period) + 1
+	// since is not negative and the period is positive: the unsigned
+	// quotient is the signed one.
+	return uint64(since)/uint64(n.Period) + 1
 }
 
 // TimeOf returns the time at which the network emits round: genesis +
@@ -134,10 +137,11 @@ func (n Network) TimeOf(round uint64) time.Time {
 	if round == 0 || n.Period <= 0 {
 		return n.Genesis
 	}
-	if round-1 > uint64(math.MaxInt64/int64(n.Period)) {
+	periods := round - 1
+	if periods > math.MaxInt64 || int64(periods) > math.MaxInt64/int64(n.Period) {
 		return n.Genesis.Add(math.MaxInt64)
 	}
-	return n.Genesis.Add(time.Duration(round-1) * n.Period)
+	return n.Genesis.Add(time.Duration(periods) * n.Period)
 }
 
 // FirstRoundAfter returns the first round emitted strictly after t: the

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/crashstudio/crashgame/internal/beacon"
@@ -72,17 +73,30 @@ func (t *Table) beaconUsable(rec store.ChainRecord) bool {
 // after due, so that its value does not exist until every value the salt is
 // made of is fixed, whatever the skew between the game's clock and the
 // network's (up to a period). The zero ChainBeacon when none is configured.
-func (t *Table) beaconRound(due store.Millis) store.ChainBeacon {
+func (t *Table) beaconRound(due store.Millis) (store.ChainBeacon, error) {
 	if t.cfg.Beacon == nil {
-		return store.ChainBeacon{}
+		return store.ChainBeacon{}, nil
 	}
 	n := t.cfg.Beacon.Network()
 	r := n.FirstRoundAfter(due.Time().Add(n.Period))
+	if r > math.MaxInt64 {
+		return store.ChainBeacon{}, fmt.Errorf("engine: beacon %s: round %d is beyond what a chain records", n.Name, r)
+	}
 	return store.ChainBeacon{
 		Network: n.Name, ChainHash: n.ChainHash, PublicKey: hex.EncodeToString(n.PublicKey),
 		Genesis: n.Genesis.Unix(), PeriodS: int64(n.Period / time.Second),
 		Round: int64(r), RoundAt: store.MillisOf(n.TimeOf(r)),
+	}, nil
+}
+
+// namedRound is the beacon round b names, numbered as the network numbers
+// rounds; an error wrapping beacon.ErrInvalid for a number below 1, which
+// no network emits (beaconRound records rounds from 1 on).
+func namedRound(b store.ChainBeacon) (uint64, error) {
+	if b.Round < 1 {
+		return 0, fmt.Errorf("beacon round %d is not a round: %w", b.Round, beacon.ErrInvalid)
 	}
+	return uint64(b.Round), nil
 }
 
 // loadChain makes the table's chain the one that serves round seq: the
@@ -140,7 +154,9 @@ func (t *Table) loadChain(ctx context.Context, seq int64) error {
 		SealedSeed: sealed, CreatedAt: store.MillisOf(now), SeedingEndsAt: seedingEnds,
 		ContributionRule: store.RuleCommitReveal, RevealEndsAt: &revealEnds,
 	}
-	rec.Beacon = t.beaconRound(rec.SaltDueAt())
+	if rec.Beacon, err = t.beaconRound(rec.SaltDueAt()); err != nil {
+		return err
+	}
 	err = t.fenced(ctx, t.epoch, func(ctx context.Context) error {
 		if cur.ID != "" && cur.LastSeq == nil {
 			if err := t.store.RetireChain(ctx, cur.ID, max(seq-1, cur.FirstSeq-1), rec.CreatedAt); err != nil {
@@ -234,7 +250,11 @@ func (t *Table) verifyBeacon(v beacon.Value) (beacon.Value, error) {
 	}
 	n := beacon.Network{Name: b.Network, ChainHash: b.ChainHash, PublicKey: key, Genesis: time.Unix(b.Genesis, 0),
 		Period: time.Duration(b.PeriodS) * time.Second, Scheme: beacon.Scheme}
-	if v.Round != uint64(b.Round) {
+	round, err := namedRound(b)
+	if err != nil {
+		return beacon.Value{}, fmt.Errorf("engine: chain %s: %w", t.chainRec.ID, err)
+	}
+	if v.Round != round {
 		return beacon.Value{}, fmt.Errorf("engine: the beacon answered round %d, chain %s names %d: %w", v.Round, t.chainRec.ID, b.Round, beacon.ErrInvalid)
 	}
 	checked, err := n.Verify(v.Round, v.Signature)
@@ -313,15 +333,7 @@ func (t *Table) awaitBeacon(ctx context.Context) (beacon.Value, bool) {
 		if !t.wait(b.RoundAt.Time(), true) || t.isStopping() {
 			return beacon.Value{}, false
 		}
-		fctx, cancel := context.WithTimeout(ctx, beaconFetch)
-		v, err := t.cfg.Beacon.Fetch(fctx, uint64(b.Round))
-		cancel()
-		if err == nil {
-			// Checked again here, whatever Fetch checked: the salt takes only
-			// the named round's value under the named network's key, its
-			// randomness recomputed from the signature.
-			v, err = t.verifyBeacon(v)
-		}
+		v, err := t.fetchBeacon(ctx)
 		if err == nil {
 			if try > 0 {
 				t.logger.Info("the beacon round arrived and verified", "chain_id", t.chainRec.ID, "beacon_round", b.Round, "tries", try+1)
@@ -336,6 +348,25 @@ func (t *Table) awaitBeacon(ctx context.Context) (beacon.Value, bool) {
 			return beacon.Value{}, false
 		}
 	}
+}
+
+// fetchBeacon fetches the beacon round the table's chain names, within
+// beaconFetch, and returns its value once it verified.
+func (t *Table) fetchBeacon(ctx context.Context) (beacon.Value, error) {
+	round, err := namedRound(t.chainRec.Beacon)
+	if err != nil {
+		return beacon.Value{}, fmt.Errorf("engine: chain %s: %w", t.chainRec.ID, err)
+	}
+	fctx, cancel := context.WithTimeout(ctx, beaconFetch)
+	v, err := t.cfg.Beacon.Fetch(fctx, round)
+	cancel()
+	if err != nil {
+		return beacon.Value{}, err
+	}
+	// Checked again here, whatever Fetch checked: the salt takes only the
+	// named round's value under the named network's key, its randomness
+	// recomputed from the signature.
+	return t.verifyBeacon(v)
 }
 
 // reveal returns the hash and the crash point of round r,

@@ -88,17 +88,20 @@ func CheckParams(salt string, rtpBP, maxMultiplier int64) error {
 	if !utf8.ValidString(salt) {
 		return fmt.Errorf("%w: the salt is not valid UTF-8", ErrInvalidParams)
 	}
-	return checkNumbers(rtpBP, maxMultiplier)
+	_, err := checkNumbers(rtpBP, maxMultiplier)
+	return err
 }
 
-func checkNumbers(rtpBP, maxMultiplier int64) error {
+// checkNumbers checks rtpBP and maxMultiplier (see CheckParams) and returns
+// rtpBP as the unsigned factor of the formula's numerator.
+func checkNumbers(rtpBP, maxMultiplier int64) (uint64, error) {
 	if rtpBP < 1 || rtpBP > MaxRTPBasisPoints {
-		return fmt.Errorf("%w: rtp_bp %d is outside 1..%d", ErrInvalidParams, rtpBP, MaxRTPBasisPoints)
+		return 0, fmt.Errorf("%w: rtp_bp %d is outside 1..%d", ErrInvalidParams, rtpBP, MaxRTPBasisPoints)
 	}
 	if maxMultiplier < MinMaxMultiplier {
-		return fmt.Errorf("%w: max_multiplier %d is below %d", ErrInvalidParams, maxMultiplier, MinMaxMultiplier)
+		return 0, fmt.Errorf("%w: max_multiplier %d is below %d", ErrInvalidParams, maxMultiplier, MinMaxMultiplier)
 	}
-	return nil
+	return uint64(rtpBP), nil
 }
 
 // RoundHMAC returns HMAC-SHA256 with the round hash's 32 bytes as the key and
@@ -134,18 +137,24 @@ func CrashPoint(hash [32]byte, salt string, rtpBP, maxMultiplier int64) int64 {
 // product (bits.Mul64) and the division a 128-by-64 one (bits.Div64); the
 // divisor 100 * (2^52 - r) is at most 100 * 2^52 < 2^59, and the high word of
 // the numerator (rtpBP >> 12 <= 2) is below it, so the quotient fits in 64 bits
-// (it is at most 100 * 2^52 < 2^59, so it also fits in an int64).
+// (it is at most maxQuotient = 100 * 2^52 < 2^59, so it also fits in an int64).
 func CrashFromDraw(r uint64, rtpBP, maxMultiplier int64) int64 {
-	if err := checkNumbers(rtpBP, maxMultiplier); err != nil {
+	rtp, err := checkNumbers(rtpBP, maxMultiplier)
+	if err != nil {
 		panic(err)
 	}
 	if r >= DrawRange {
 		panic(fmt.Sprintf("fairness: r = %d is not below 2^52", r))
 	}
-	hi, lo := bits.Mul64(uint64(rtpBP), DrawRange)
+	hi, lo := bits.Mul64(rtp, DrawRange)
 	q, _ := bits.Div64(hi, lo, 100*(DrawRange-r))
+	q = min(q, maxQuotient) // changes nothing: it states the bound that makes int64(q) exact
 	return min(max(MinCrash, int64(q)), maxMultiplier)
 }
+
+// maxQuotient is the largest quotient of CrashFromDraw: rtpBP at
+// MaxRTPBasisPoints and r at DrawRange - 1 give 10000 * 2^52 / 100.
+const maxQuotient = MaxRTPBasisPoints / 100 * DrawRange
 
 // ParseHash parses a hash written as 64 hex digits (lowercase as published;
 // uppercase accepted). The error wraps ErrInvalidHash and does not repeat s.

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/crashstudio/crashgame/internal/beacon"
@@ -181,19 +182,33 @@ type ChainBeacon struct {
 // BeaconRound is the round a chain names: the first round emitted strictly
 // after windowEnd (Unix ms: reveal_ends_at, or seeding_ends_at on a plain
 // chain) plus one period. With t = windowEnd + period: round 1 when t is
-// before genesis, else floor((t - genesis) / period) + 2.
+// before genesis, else floor((t - genesis) / period) + 2. It is 0, which is
+// not a round, when periodS is below 1 (no schedule), or when the count of
+// periods comes out negative (numbers so far beyond any schedule that their
+// milliseconds overflow an int64).
 func BeaconRound(windowEnd, genesisS, periodS int64) uint64 {
+	if periodS < 1 {
+		return 0
+	}
 	t := windowEnd + periodS*1000
 	if t < genesisS*1000 {
 		return 1
 	}
-	return uint64((t-genesisS*1000)/(periodS*1000)) + 2
+	periods := (t - genesisS*1000) / (periodS * 1000)
+	if periods < 0 {
+		return 0
+	}
+	return uint64(periods) + 2
 }
 
 // BeaconRoundTime is the Unix ms at which a network emits round:
-// (genesis + (round - 1) × period) × 1000.
+// (genesis + (round - 1) × period) × 1000. A round beyond math.MaxInt64,
+// which no schedule in Unix ms reaches, gets math.MaxInt64: never.
 func BeaconRoundTime(round uint64, genesisS, periodS int64) int64 {
-	return (genesisS + int64(round-1)*periodS) * 1000
+	if round > math.MaxInt64 {
+		return math.MaxInt64
+	}
+	return (genesisS + (int64(round)-1)*periodS) * 1000
 }
 
 // NoBeacon is what a chain that names no beacon rests on, in words.
