@@ -59,12 +59,13 @@ type app struct {
 }
 
 // newApp builds the parts in dependency order, each from what is built
-// before it: the wallet clients, freebets, sessions (which keep the balances
-// players are shown), the outbox, one engine table per game (which queues
-// movements in the outbox and tells the sessions what a bet moved), the player
-// API over them, the movement queue (which delivers the outbox and hands each
-// wallet answer to the player API, for the sessions and their streams), and
-// the operator routes. start runs them.
+// before it: the wallet clients, freebets, in a cluster the NATS bus and the
+// balance relay, sessions (which keep the balances players are shown and
+// publish their changes to the streams), the outbox, one engine table per
+// game (which queues movements in the outbox and tells the sessions what a
+// bet moved), the player API over them, the movement queue (which delivers
+// the outbox and hands each wallet answer to the sessions), and the operator
+// routes. start runs them.
 func newApp(ctx context.Context, cfg *config.Config, st *store.Store, logger *slog.Logger) (*app, error) {
 	a := &app{
 		store: st, logger: logger,
@@ -94,20 +95,6 @@ func newApp(ctx context.Context, cfg *config.Config, st *store.Store, logger *sl
 	if err != nil {
 		return nil, err
 	}
-	tk := tickets.New(st, time.Now)
-	a.sessions, err = sessions.New(sessions.Options{
-		Operators: sessionOperators(cfg), Games: gameIDs(cfg),
-		Languages: config.Languages, DefaultLanguage: cfg.DefaultLanguage,
-		Store: st, Tickets: tk,
-		Wallets: func(op string) (sessions.Balancer, bool) {
-			c, ok := a.clients[op]
-			return c, ok
-		},
-		Freebets: a.freebets, Demo: a.demo, Logger: logger,
-	})
-	if err != nil {
-		return nil, err
-	}
 	// In a cluster, the replicas talk over NATS: every table publishes its
 	// events there while it leads, and actions reach the leader there.
 	lease := engine.LeaseSettings{}
@@ -122,6 +109,22 @@ func newApp(ctx context.Context, cfg *config.Config, st *store.Store, logger *sl
 		// A replica cut off from NATS can neither hear its followers'
 		// actions nor reach their streams: it leaves its tables to another.
 		lease.Able = a.leadable
+		// The balances a replica's sessions decide reach the others'.
+		a.balances = replica.NewBalances(a.bus, logger)
+	}
+	tk := tickets.New(st, time.Now)
+	a.sessions, err = sessions.New(sessions.Options{
+		Operators: sessionOperators(cfg), Games: gameIDs(cfg),
+		Languages: config.Languages, DefaultLanguage: cfg.DefaultLanguage,
+		Store: st, Tickets: tk,
+		Wallets: func(op string) (sessions.Balancer, bool) {
+			c, ok := a.clients[op]
+			return c, ok
+		},
+		Freebets: a.freebets, Demo: a.demo, Logger: logger, Relay: a.relay(),
+	})
+	if err != nil {
+		return nil, err
 	}
 	// The engine queues wins and rollbacks in the outbox; the queue, built
 	// last, delivers them.
@@ -181,6 +184,7 @@ func newApp(ctx context.Context, cfg *config.Config, st *store.Store, logger *sl
 		AddressRate: float64(cfg.AddressLimits.SessionsPerSecond), AddressBurst: int(cfg.AddressLimits.SessionsBurst),
 		StreamRate: float64(cfg.AddressLimits.StreamsPerSecond), StreamBurst: int(cfg.AddressLimits.StreamsBurst),
 		Sessions: a.sessions, Records: st, Chains: st, BackOffice: a.backoffice, Movements: st, Logger: logger, Registerer: a.registry,
+		CutOff: a.cutOff,
 		Tables: func(id string) (table.Game, bool) {
 			t, ok := a.games[id]
 			return t, ok
@@ -189,16 +193,15 @@ func newApp(ctx context.Context, cfg *config.Config, st *store.Store, logger *sl
 	if err != nil {
 		return nil, err
 	}
-	// The balance shown to the player follows the /win answers (BAL-4): in a
-	// cluster, the answers any replica's queue receives reach every replica.
-	settled := a.table.WalletSettled
-	if a.bus != nil {
-		a.balances = replica.NewBalances(a.bus, a.table.WalletSettled, logger)
-		settled = a.balances.Settled
-	}
+	// The balance shown to the player follows the /win answers (BAL-4): the
+	// sessions take them, and show and relay them.
 	a.queue, err = wallet.NewQueue(st, outbox, a.client,
 		wallet.WithQueueLogger(logger), wallet.WithRegisterer(a.registry),
-		wallet.WithOnSettled(settled))
+		wallet.WithOnSettled(func(m wallet.Movement, r wallet.Result) {
+			if r.HasBalance {
+				a.sessions.OnWalletBalance(m.Operator, m.PlayerID, m.Currency, r.Balance)
+			}
+		}))
 	if err != nil {
 		return nil, fmt.Errorf("movement queue: %w", err)
 	}
@@ -208,6 +211,15 @@ func newApp(ctx context.Context, cfg *config.Config, st *store.Store, logger *sl
 		Logger: logger, Now: time.Now,
 	})
 	return a, nil
+}
+
+// relay is the sessions' Relay: the cluster's balance relay, or nil in one
+// process.
+func (a *app) relay() func(sessions.Change) {
+	if a.balances == nil {
+		return nil
+	}
+	return a.balances.Relay
 }
 
 // close releases what the parts hold, after the HTTP server stopped.
@@ -269,7 +281,7 @@ func (a *app) start(ctx context.Context) {
 		a.run(ctx, r.Run, "relaying the table stopped")
 	}
 	if a.balances != nil {
-		a.run(ctx, a.balances.Run, "relaying wallet balances stopped")
+		a.run(ctx, func(ctx context.Context) error { return a.balances.Run(ctx, a.sessions.Heard) }, "relaying balance changes stopped")
 	}
 	for id, t := range a.tables {
 		a.run(ctx, t.Run, "table stopped", "game_id", id)
@@ -389,4 +401,13 @@ func (a *app) leadable() bool {
 		return false
 	}
 	return true
+}
+
+// cutOff is the player API's CutOff: why this replica is cut off from the
+// cluster, or nil (always in one process): new streams are refused meanwhile.
+func (a *app) cutOff() error {
+	if h := a.health.Load(); h != nil {
+		return h.CutOff()
+	}
+	return nil
 }

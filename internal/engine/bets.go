@@ -46,7 +46,7 @@ type BetResult struct {
 // CashoutResult is the answer to a cashout, with the balance to show: a demo
 // session's bank balance; for real money, the balance expected once the win,
 // which leaves through the queue, reaches the wallet (the operator's own
-// figure follows as a balance event when it is delivered).
+// figure follows on the stream, from the sessions, when it is delivered).
 type CashoutResult struct {
 	BetID      string
 	Multiplier int64
@@ -364,10 +364,8 @@ func (t *Table) answerDebit(b *liveBet, res wallet.Result, d debitDecision, demo
 		return BetResult{}, d.answer
 	}
 	if res.HasBalance {
-		if !demo {
-			t.cfg.Balances.Reported(b.player.Session, res.Balance) // BAL-4
-		}
-		t.events.Send(b.player.Session, &Event{Type: EventBalance, Balance: res.Balance, Currency: b.rec.Currency})
+		// BAL-4; a demo bet's figure is its bank's. The sessions show it.
+		t.cfg.Balances.Reported(b.player.Session, res.Balance)
 	}
 	return BetResult{Bet: *d.view, Balance: res.Balance}, nil
 }
@@ -439,8 +437,7 @@ func (t *Table) cashout(b *liveBet, core round.Bet) <-chan error {
 		if err == nil {
 			t.notifyQueue()
 			if rec.Demo {
-				bal := t.cfg.Demo.Credit(rec.SessionHash, payout)
-				t.events.Send(rec.SessionHash, &Event{Type: EventBalance, Balance: bal, Currency: rec.Currency})
+				t.cfg.Balances.Reported(rec.SessionHash, t.cfg.Demo.Credit(rec.SessionHash, payout))
 			}
 			v := viewOf(rec)
 			t.events.Send(rec.SessionHash, &Event{Type: EventBet, Bet: &v})

@@ -22,7 +22,7 @@ func (d *DemoBank) Open(session []byte, balance int64) {
 }
 
 // Follow takes the balance a demo session has at the table's leader, in a
-// cluster where another process keeps it (Table.Deliver of a balance event);
+// cluster where another process keeps it (the change relayed to sessions.Heard);
 // a session this bank does not hold is left out.
 func (d *DemoBank) Follow(session []byte, balance int64) {
 	d.mu.Lock()

@@ -2,7 +2,6 @@ package engine_test
 
 import (
 	"context"
-	"slices"
 	"sort"
 	"sync"
 	"testing"
@@ -332,22 +331,9 @@ func (h *harness) nextRound() {
 // fakeBalances is the sessions' display balances as the engine sees them: one
 // balance for every session, and a count of the balances expected.
 type fakeBalances struct {
-	mu       sync.Mutex
-	balance  int64
-	expects  int
-	followed []int64 // the balances heard from the leader (Follow)
-}
-
-func (f *fakeBalances) Follow(_ []byte, b int64) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.followed = append(f.followed, b)
-}
-
-func (f *fakeBalances) heard() []int64 {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return slices.Clone(f.followed)
+	mu      sync.Mutex
+	balance int64
+	expects int
 }
 
 func (f *fakeBalances) set(b int64) { f.mu.Lock(); f.balance = b; f.mu.Unlock() }

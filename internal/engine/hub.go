@@ -10,9 +10,8 @@ const (
 	EventRoundBetting = "round.betting"
 	EventRoundFlying  = "round.flying"
 	EventRoundCrashed = "round.crashed"
-	EventBets         = "bets"    // the round's public board: latest bets and cashouts, and counts
-	EventBet          = "bet"     // one of the session's own bets changed
-	EventBalance      = "balance" // the session's balance changed
+	EventBets         = "bets" // the round's public board: latest bets and cashouts, and counts
+	EventBet          = "bet"  // one of the session's own bets changed
 )
 
 // Event is one message of the live stream. Which fields are set depends on Type.
@@ -24,8 +23,6 @@ type Event struct {
 	Count     int       // bets: bets standing in the round
 	CashedOut int       // bets: bets of the round cashed out
 	Bet       *BetView  // bet
-	Balance   int64     // balance
-	Currency  string    // balance
 
 	once    sync.Once
 	encoded []byte

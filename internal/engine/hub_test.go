@@ -29,7 +29,7 @@ func TestHubDropsSlowSubscriber(t *testing.T) {
 		t.Fatalf("%d subscribers left, want 1", h.count())
 	}
 	// Own events reach only their session, and a closed subscription is gone.
-	h.send([]byte("fast"), &Event{Type: EventBalance})
+	h.send([]byte("fast"), &Event{Type: EventBet})
 	if len(fast.C) != 4 {
 		t.Fatalf("own event not delivered: %d", len(fast.C))
 	}

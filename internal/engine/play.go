@@ -366,8 +366,7 @@ func (t *Table) commitHard(what string, fn func(ctx context.Context) error) erro
 // refundDemo gives a rolled-back demo bet's stake back to its session.
 func (t *Table) refundDemo(b *liveBet) {
 	if b.rec.Demo && b.rec.FreebetID == nil {
-		bal := t.cfg.Demo.Credit(b.rec.SessionHash, b.rec.Amount)
-		t.events.Send(b.player.Session, &Event{Type: EventBalance, Balance: bal, Currency: b.rec.Currency})
+		t.cfg.Balances.Reported(b.player.Session, t.cfg.Demo.Credit(b.rec.SessionHash, b.rec.Amount))
 	}
 }
 

@@ -62,25 +62,24 @@ type Outbox interface {
 	Notify()
 }
 
-// Balances keeps the balance each real-money session is shown: the last
+// Balances keeps the balance each session is shown, and shows it: the last
 // figure its wallet answered, plus what the game queued for it since. The
-// table tells it what the wallet answered to a bet (Reported) and what a
-// cashout or a cancel queued (Expect), and answers the player with what it
-// returns. *sessions.Service satisfies it.
+// table tells it what the wallet answered to a bet (Reported), a demo
+// session's bank balance after a bet, a cashout or a refund (Reported), and
+// what a cashout or a cancel queued (Expect), and answers the player with
+// what it returns. The table never sends a balance to a stream itself.
+// *sessions.Service satisfies it.
 type Balances interface {
 	// Balance reads the session's balance as the action that may move it is
 	// received.
 	Balance(session []byte) BalanceMark
-	// Reported records a balance the wallet answered for the session (BAL-4).
+	// Reported records a balance the wallet answered for the session (BAL-4),
+	// or a demo session's bank balance.
 	Reported(session []byte, balance int64)
 	// Expect returns the balance to show once delta cents queued for the
 	// session reach its wallet, from the mark read when the action was
 	// received.
 	Expect(session []byte, mark BalanceMark, delta int64) int64
-	// Follow records a balance the table's leader decided for the session,
-	// heard on a replica that does not lead (its balance event), so that the
-	// session shows it here too, now or when it is loaded here later.
-	Follow(session []byte, balance int64)
 }
 
 // BalanceMark is a session's balance as read at one moment, with the version
@@ -99,7 +98,6 @@ type shownAsQueued struct{}
 func (shownAsQueued) Balance([]byte) BalanceMark                        { return BalanceMark{} }
 func (shownAsQueued) Reported([]byte, int64)                            {}
 func (shownAsQueued) Expect(_ []byte, m BalanceMark, delta int64) int64 { return m.Balance + delta }
-func (shownAsQueued) Follow([]byte, int64)                              {}
 
 // Player is who acts: one session of one operator's player.
 type Player struct {
@@ -369,18 +367,12 @@ func (t *Table) Subscribers() int { return t.hub.count() }
 
 // Deliver hands an event of the table's leader, received from the cluster,
 // to this table's subscribers: to every one, or to those of session when it
-// is not nil (a balance event also sets a demo session's balance here). A phase event also becomes the round this table shows (Round,
+// is not nil. A phase event also becomes the round this table shows (Round,
 // the first event of a new subscriber), unless this table leads: its loop
-// keeps its own view.
+// keeps its own view. Balances do not travel as events: package sessions
+// publishes and relays them.
 func (t *Table) Deliver(session []byte, ev *Event) {
 	if session != nil {
-		if ev.Type == EventBalance && !t.elector.Leading() {
-			// A session's balance is kept where the table is led (a demo
-			// session's play money too); this process shows what the
-			// leader says, now and to a stream that opens here later.
-			t.cfg.Demo.Follow(session, ev.Balance)
-			t.cfg.Balances.Follow(session, ev.Balance)
-		}
 		t.hub.send(session, ev)
 		return
 	}

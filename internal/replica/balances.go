@@ -2,70 +2,73 @@ package replica
 
 import (
 	"context"
+	crand "crypto/rand"
 	"encoding/json"
 	"fmt"
 	"log/slog"
 
 	"github.com/crashstudio/crashgame/internal/cluster"
-	"github.com/crashstudio/crashgame/internal/wallet"
+	"github.com/crashstudio/crashgame/internal/sessions"
 )
 
-// balancesSubject carries the wallet's answers to delivered movements from
-// the replica whose queue delivered them to every replica.
-const balancesSubject = cluster.SubjectPrefix + "._wallet.balances"
+// balancesSubject carries the balance changes each replica's sessions decide
+// to every other replica.
+const balancesSubject = cluster.SubjectPrefix + "._sessions.balances"
 
-// Balances relays what the movement queue of any replica learns of a
-// player's balance (the answer to a delivered /win or /rollback) to every
-// replica, so that each updates the sessions it keeps and their streams
-// (BAL-4): the queue's WithOnSettled is Settled, and Run hands each answer to
-// apply.
+// Balances relays the balance changes the sessions of this replica decide
+// (sessions.Options.Relay is Relay: a bet's answer, a cashout's or a
+// cancel's expected balance, the wallet's answer to a delivered /win or
+// /rollback) to every other replica, whose sessions take them (Run hands
+// them to Heard), so that a page shows the same balance whichever replica
+// its stream is open on (BAL-4).
 type Balances struct {
 	bus    *cluster.Bus
-	apply  func(wallet.Movement, wallet.Result)
+	origin string // this process: its own changes come back and are skipped
 	logger *slog.Logger
 }
 
-// NewBalances returns the relay; apply is the player API's WalletSettled.
-func NewBalances(bus *cluster.Bus, apply func(wallet.Movement, wallet.Result), logger *slog.Logger) *Balances {
+// NewBalances returns the relay. Call Run.
+func NewBalances(bus *cluster.Bus, logger *slog.Logger) *Balances {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	return &Balances{bus: bus, apply: apply, logger: logger}
+	return &Balances{bus: bus, origin: crand.Text(), logger: logger}
 }
 
-// Settled publishes the answer to a delivered movement, when it carries a
-// balance. It never blocks the queue: a lost answer leaves the sessions'
-// figures as they were until the next one.
-func (b *Balances) Settled(m wallet.Movement, r wallet.Result) {
-	if !r.HasBalance {
-		return
-	}
-	data, err := json.Marshal(settledMsg{wire: v1(), Operator: m.Operator, PlayerID: m.PlayerID, Currency: m.Currency, Balance: r.Balance})
+// Relay publishes a change decided here. It never blocks the caller: a lost
+// change leaves the other replicas' figures as they were until the next one.
+func (b *Balances) Relay(c sessions.Change) {
+	data, err := json.Marshal(balanceMsg{wire: v1(), Origin: b.origin, Session: c.Session, Demo: c.Demo,
+		Operator: c.Operator, PlayerID: c.PlayerID, Currency: c.Currency, Balance: c.Balance})
 	if err == nil {
 		err = b.bus.Publish(balancesSubject, data)
 	}
 	if err != nil {
-		b.logger.Warn("relaying a wallet balance failed", "transaction_id", m.TransactionID, "err", err)
+		b.logger.Warn("relaying a balance change failed", "err", err)
 	}
 }
 
-// Run hands every relayed answer to apply until ctx ends.
-func (b *Balances) Run(ctx context.Context) error {
+// Run hands every change another replica relayed to heard (the sessions'
+// Heard) until ctx ends.
+func (b *Balances) Run(ctx context.Context, heard func(sessions.Change)) error {
 	stop, err := b.bus.Subscribe(balancesSubject, func(data []byte, _ bool) {
-		var s settledMsg
-		err := json.Unmarshal(data, &s)
+		var m balanceMsg
+		err := json.Unmarshal(data, &m)
 		if err == nil {
-			err = s.check("wallet balance")
+			err = m.check("balance change")
 		}
 		if err != nil {
-			b.logger.Error("a relayed wallet balance could not be read", "err", err)
+			b.logger.Error("a relayed balance change could not be read", "err", err)
 			return
 		}
-		b.apply(wallet.Movement{Operator: s.Operator, PlayerID: s.PlayerID, Currency: s.Currency},
-			wallet.Result{Outcome: wallet.Success, Balance: s.Balance, HasBalance: true})
+		if m.Origin == b.origin {
+			return
+		}
+		heard(sessions.Change{Session: m.Session, Demo: m.Demo, Operator: m.Operator, PlayerID: m.PlayerID,
+			Currency: m.Currency, Balance: m.Balance})
 	})
 	if err != nil {
-		return fmt.Errorf("replica: subscribe to wallet balances: %w", err)
+		return fmt.Errorf("replica: subscribe to balance changes: %w", err)
 	}
 	defer stop()
 	<-ctx.Done()

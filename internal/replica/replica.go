@@ -22,9 +22,11 @@
 //     (wire.go) naming its session by hash: the leader reads the player,
 //     the operator's token included, from the database (Players), so the
 //     token never crosses NATS, and the display balances of the actions the
-//     leader decides are kept where it runs; the wallet
-//     answers the movement queue receives on any replica reach every replica
-//     (Balances).
+//     leader decides are kept where it runs.
+//   - balances: the changes each replica's sessions decide (a bet's answer,
+//     a cashout's expected balance, the wallet's answer to a delivered /win
+//     or /rollback) reach every other replica's sessions (Balances), which
+//     show them on the streams open there.
 //   - health: a replica that has not reached NATS or its database for longer
 //     than the lease TTL is cut off (Health): /readyz fails, and after the
 //     drain its streams are closed so that its players reconnect elsewhere.

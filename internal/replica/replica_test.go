@@ -3,6 +3,7 @@ package replica_test
 import (
 	"context"
 	"errors"
+	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -16,6 +17,7 @@ import (
 	"github.com/crashstudio/crashgame/internal/replica"
 	"github.com/crashstudio/crashgame/internal/round"
 	"github.com/crashstudio/crashgame/internal/seal"
+	"github.com/crashstudio/crashgame/internal/sessions"
 	"github.com/crashstudio/crashgame/internal/store"
 	"github.com/crashstudio/crashgame/internal/wallet"
 	"github.com/nats-io/nats.go"
@@ -364,10 +366,9 @@ func mustRounds(t *testing.T, st *store.Store) []store.RoundRecord {
 	return rs
 }
 
-// A demo session's play money is kept by the leader (which warms the session
-// from the database), and the follower that holds the session shows what the
-// leader says: its bank follows the leader's balance events.
-func TestDemoBalanceFollowsTheLeader(t *testing.T) {
+// A demo bet forwarded by a follower is decided at the leader with the
+// leader's bank; its balance comes back in the answer.
+func TestForwardedDemoBet(t *testing.T) {
 	t.Parallel()
 	dsn := pgtest.Start(t)
 	nats := natstest.Start(t)
@@ -380,8 +381,6 @@ func TestDemoBalanceFollowsTheLeader(t *testing.T) {
 	remember(p)
 	bankA.Open(p.Session, 100000) // what the leader's Player loads from the database
 	bankB.Open(p.Session, 100000) // the follower opened the session
-	sub := b.table.Subscribe(p.Session, 64)
-	defer sub.Close()
 	v, _ := a.table.Round()
 	eventually(t, "the follower sees the leader's next round", func() bool {
 		vb, _ := b.table.Round()
@@ -391,10 +390,62 @@ func TestDemoBalanceFollowsTheLeader(t *testing.T) {
 	if err != nil || res.Balance != 97500 {
 		t.Fatalf("demo bet through the follower: %+v %v", res, err)
 	}
-	eventually(t, "the follower's bank follows the leader's", func() bool {
-		bal, _ := bankB.Balance(p.Session)
-		return bal == 97500
-	})
+	if bal, _ := bankA.Balance(p.Session); bal != 97500 {
+		t.Fatalf("the leader's bank holds %d, want 97500", bal)
+	}
+}
+
+// Rule BAL-4: a balance change decided on one replica (sessions' Relay)
+// reaches every other replica's sessions (Heard), a demo session's and a
+// player's alike, and never comes back to the one that decided it.
+func TestBalanceChangesCrossToTheOtherReplicas(t *testing.T) {
+	t.Parallel()
+	nats := natstest.Start(t)
+	type heardBy struct {
+		mu  sync.Mutex
+		got []sessions.Change
+	}
+	start := func(name string) (*replica.Balances, *heardBy) {
+		bus, err := cluster.Connect(context.Background(), cluster.Options{URLs: []string{nats.URL()}, Name: name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = bus.Close() })
+		b := replica.NewBalances(bus, nil)
+		h := &heardBy{}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			_ = b.Run(ctx, func(c sessions.Change) { h.mu.Lock(); h.got = append(h.got, c); h.mu.Unlock() })
+		}()
+		t.Cleanup(func() { cancel(); <-done })
+		return b, h
+	}
+	a, heardA := start("a")
+	_, heardB := start("b")
+	_, heardC := start("c")
+	time.Sleep(200 * time.Millisecond) // the subscriptions are made
+	sent := []sessions.Change{
+		{Session: []byte("session-hash"), Demo: true, Balance: 97500},
+		{Operator: "acme", PlayerID: "p-1", Currency: "BRL", Balance: 12345},
+	}
+	for _, c := range sent {
+		a.Relay(c)
+	}
+	for _, h := range []*heardBy{heardB, heardC} {
+		eventually(t, "both changes heard", func() bool { h.mu.Lock(); defer h.mu.Unlock(); return len(h.got) == 2 })
+		h.mu.Lock()
+		if !reflect.DeepEqual(h.got, sent) {
+			t.Errorf("heard %+v, want %+v", h.got, sent)
+		}
+		h.mu.Unlock()
+	}
+	heardA.mu.Lock()
+	defer heardA.mu.Unlock()
+	if len(heardA.got) != 0 {
+		t.Fatalf("the relaying replica heard its own changes: %+v", heardA.got)
+	}
 }
 
 // sealer seals the test tables' chain seeds with a fixed key: every node

@@ -133,8 +133,6 @@ type eventMsg struct {
 	Count     int        `json:"count,omitempty"`
 	CashedOut int        `json:"cashed_out,omitempty"`
 	Bet       *betWire   `json:"bet,omitempty"`
-	Balance   int64      `json:"balance,omitempty"`
-	Currency  string     `json:"currency,omitempty"`
 }
 
 // roundWire is an engine.RoundView as it crosses.
@@ -162,7 +160,6 @@ type itemWire struct {
 func eventMsgOf(session []byte, ev *engine.Event) eventMsg {
 	r := ev.Round
 	m := eventMsg{wire: v1(), Session: session, Type: ev.Type, Count: ev.Count, CashedOut: ev.CashedOut,
-		Balance: ev.Balance, Currency: ev.Currency,
 		Round: roundWire{RoundID: r.RoundID, Seq: r.Seq, Phase: r.Phase, BettingEndsAt: r.BettingEndsAt,
 			StartedAt: r.StartedAt, CrashedAt: r.CrashedAt, CrashPoint: r.CrashPoint, Hash: r.Hash}}
 	if ev.Items != nil {
@@ -181,7 +178,7 @@ func eventMsgOf(session []byte, ev *engine.Event) eventMsg {
 
 func (m eventMsg) event() *engine.Event {
 	r := m.Round
-	ev := &engine.Event{Type: m.Type, Count: m.Count, CashedOut: m.CashedOut, Balance: m.Balance, Currency: m.Currency,
+	ev := &engine.Event{Type: m.Type, Count: m.Count, CashedOut: m.CashedOut,
 		Round: engine.RoundView{RoundID: r.RoundID, Seq: r.Seq, Phase: r.Phase, BettingEndsAt: r.BettingEndsAt,
 			StartedAt: r.StartedAt, CrashedAt: r.CrashedAt, CrashPoint: r.CrashPoint, Hash: r.Hash}}
 	if m.Items != nil {
@@ -198,14 +195,17 @@ func (m eventMsg) event() *engine.Event {
 	return ev
 }
 
-// ---- wallet balances (balancesSubject) ----
+// ---- balance changes (balancesSubject) ----
 
-// settledMsg is a delivered movement's answer as it crosses: who it is for
-// and the balance, nothing else of the movement.
-type settledMsg struct {
+// balanceMsg is a sessions.Change as it crosses: the session (by hash) or
+// the player it is for, and the balance; never a token.
+type balanceMsg struct {
 	wire
-	Operator string `json:"operator"`
-	PlayerID string `json:"player_id"`
-	Currency string `json:"currency"`
+	Origin   string `json:"origin"` // the relaying process
+	Session  []byte `json:"session,omitempty"`
+	Demo     bool   `json:"demo,omitempty"`
+	Operator string `json:"operator,omitempty"`
+	PlayerID string `json:"player_id,omitempty"`
+	Currency string `json:"currency,omitempty"`
 	Balance  int64  `json:"balance"`
 }

@@ -5,8 +5,8 @@ import "time"
 // In a cluster a session's display balance changes where the table's leader
 // runs (a bet's /bet answer, a cashout's expected balance) and where the
 // movement queue delivered a /win or /rollback (any replica). Every replica
-// hears of each change (the leader's balance events, the relayed wallet
-// answers), but only one that holds the session live keeps it. A replica that
+// hears of each change (Heard: the relayed changes of the others), but only
+// one that holds the session live keeps it. A replica that
 // loads the session later (its player's stream reconnected here after a
 // fail-over) would otherwise show the row the leader writes at most once a
 // second, and never wrote if it died before: a balance older than the one the
@@ -24,26 +24,6 @@ type followed struct {
 // followKey names a player's sessions in one currency ("" matches every
 // currency, as OnWalletBalance's).
 type followKey struct{ operator, playerID, currency string }
-
-// Follow records a balance that the table's leader decided for a session on
-// another replica (its balance event, heard here): a session held here shows
-// it at once, and one loaded later starts from it. The leader persists it;
-// this process does not write it. A demo session's balance is its bank's,
-// which follows the leader on its own.
-func (s *Service) Follow(hash []byte, balance int64) {
-	balance = max(balance, 0)
-	now := s.now()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if e, ok := s.byHash[string(hash)]; ok {
-		if !e.s.Demo {
-			e.s.Balance, e.seq, e.fromRow = balance, e.seq+1, time.Time{}
-		}
-		return
-	}
-	s.followSeq++
-	s.followHash[string(hash)] = followed{balance: balance, seq: s.followSeq, at: now}
-}
 
 // followPlayerLocked records a balance the wallet answered for a player's
 // sessions in currency, for those loaded here later.

@@ -18,14 +18,15 @@
 // The balance a session shows is display only, the last one known: the wallet
 // is the only source of truth (GEN-1). The service keeps it as the engine's
 // Balances: the engine reports the /bet answers (Reported) and what a cashout
-// or a cancel queued (Expect); the /win and /rollback answers arrive through
-// the table from the movement queue (OnWalletBalance); never a new /balance
-// call (BAL-4). In a cluster, a replica that does not lead hears the leader's
-// balances (Follow) and every replica's wallet answers, and a session loaded
-// here later starts from the newest one heard, not an older row (follow.go);
-// one loaded in the second before its row was written reads the row again,
-// once, on its first use after rowSettle (entry.fromRow). Demo sessions keep their balance in the engine's DemoBank and
-// never touch a wallet.
+// or a cancel queued (Expect); the /win and /rollback answers arrive from the
+// movement queue (OnWalletBalance); never a new /balance call (BAL-4). It is
+// the one publisher of those changes: to the streams (Watch) and, in a
+// cluster, to the other replicas (Options.Relay, taken there by Heard), see
+// shown.go. A session loaded here later starts from the newest change heard,
+// not an older row (follow.go); one loaded in the second before its row was
+// written reads the row again, once, on its first use after rowSettle
+// (entry.fromRow). Demo sessions keep their balance in the engine's DemoBank
+// and never touch a wallet; their changes are shown and relayed all the same.
 //
 // Responsible gambling controls, switched per launch (tickets.Controls), live
 // with the session: the session clock and net position (NetPosition, from the
@@ -191,8 +192,12 @@ type Options struct {
 	// reading A) and used by a demo launch that named none. Empty: the
 	// operator's first enabled currency.
 	DefaultCurrency string
-	Now             func() time.Time // nil: time.Now
-	Logger          *slog.Logger     // nil: slog.Default()
+	// Relay carries the balance changes decided in this process to the
+	// other replicas of a cluster, whose Heard takes them (shown.go). nil:
+	// one process.
+	Relay  func(Change)
+	Now    func() time.Time // nil: time.Now
+	Logger *slog.Logger     // nil: slog.Default()
 }
 
 // OpenRequest is the page's POST /api/v1/sessions.
@@ -319,6 +324,9 @@ type Service struct {
 	followHash   map[string]followed
 	followPlayer map[followKey]followed
 	followSeq    uint64
+	// The streams' watches of their sessions' balances (shown.go).
+	watchers map[string]map[*Watch]struct{}
+	relayTo  func(Change)
 
 	stop     chan struct{}
 	stopOnce sync.Once
@@ -343,6 +351,7 @@ func New(opts Options) (*Service, error) {
 		demo: opts.Demo, demoBal: opts.DemoBalance, defCur: opts.DefaultCurrency, now: opts.Now, log: opts.Logger,
 		byHash: map[string]*entry{}, byPlayer: map[playerKey]map[string]struct{}{},
 		followHash: map[string]followed{}, followPlayer: map[followKey]followed{},
+		watchers: map[string]map[*Watch]struct{}{}, relayTo: opts.Relay,
 		stop: make(chan struct{}), done: make(chan struct{}),
 	}
 	for i := range opts.Operators {
@@ -699,6 +708,7 @@ func (s *Service) settleRow(ctx context.Context, h []byte, from time.Time, out S
 	e.fromRow = time.Time{}
 	if rec.Balance != e.s.Balance {
 		e.s.Balance, e.seq = rec.Balance, e.seq+1
+		s.showLocked(e.s, e.s.Balance)
 	}
 	return e.s
 }
@@ -768,15 +778,25 @@ func (s *Service) Balance(hash []byte) engine.BalanceMark {
 }
 
 // Reported records a balance the wallet reported for this session (a /bet
-// answer, or the balance of an INSUFFICIENT_FUNDS refusal): BAL-4.
+// answer, or the balance of an INSUFFICIENT_FUNDS refusal): BAL-4. For a demo
+// session it is its bank's balance after a bet, a cashout or a refund, which
+// the bank keeps: it is only shown. Either way the session's streams show it
+// and, in a cluster, the other replicas hear it.
 func (s *Service) Reported(hash []byte, balance int64) {
-	if balance < 0 {
-		balance = 0
-	}
+	balance = max(balance, 0)
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if e, ok := s.byHash[string(hash)]; ok && !e.s.Demo {
-		e.s.Balance, e.seq, e.dirty, e.fromRow = balance, e.seq+1, true, time.Time{}
+	e, ok := s.byHash[string(hash)]
+	var c Change
+	if ok {
+		if !e.s.Demo {
+			e.s.Balance, e.seq, e.dirty, e.fromRow = balance, e.seq+1, true, time.Time{}
+		}
+		s.showLocked(e.s, balance)
+		c = Change{Session: hash, Demo: e.s.Demo, Balance: balance}
+	}
+	s.mu.Unlock()
+	if ok {
+		s.relay(c)
 	}
 }
 
@@ -788,14 +808,18 @@ func (s *Service) Reported(hash []byte, balance int64) {
 // balance event of the delivered movement corrects it.
 func (s *Service) Expect(hash []byte, mark engine.BalanceMark, delta int64) int64 {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	e, ok := s.byHash[string(hash)]
 	if !ok || e.s.Demo || e.seq != mark.Version {
+		s.mu.Unlock()
 		return mark.Balance + delta
 	}
 	e.s.Balance += delta
 	e.dirty, e.fromRow = true, time.Time{}
-	return e.s.Balance
+	balance := e.s.Balance
+	s.showLocked(e.s, balance)
+	s.mu.Unlock()
+	s.relay(Change{Session: hash, Balance: balance})
+	return balance
 }
 
 // OnWalletBalance records a balance the wallet answered for a player outside a
@@ -803,12 +827,19 @@ func (s *Service) Expect(hash []byte, mark engine.BalanceMark, delta int64) int6
 // player in that currency (an empty currency matches all) and returns them, so
 // that each session's stream gets a balance event (BAL-4).
 func (s *Service) OnWalletBalance(operator, playerID, currency string, balance int64) []Session {
-	if balance < 0 {
-		balance = 0
-	}
-	var changed []Session
-	now := s.now()
+	balance = max(balance, 0)
 	s.mu.Lock()
+	changed := s.playerBalanceLocked(operator, playerID, currency, balance, s.now())
+	s.mu.Unlock()
+	s.relay(Change{Operator: operator, PlayerID: playerID, Currency: currency, Balance: balance})
+	return changed
+}
+
+// playerBalanceLocked sets the balance of every live session of a player in
+// currency ("" matches all), shows it on their streams, remembers it for the
+// sessions loaded here later (follow.go), and returns the sessions changed.
+func (s *Service) playerBalanceLocked(operator, playerID, currency string, balance int64, now time.Time) []Session {
+	var changed []Session
 	s.followPlayerLocked(operator, playerID, currency, balance, now)
 	for h := range s.byPlayer[playerKey{operator, playerID}] {
 		e := s.byHash[h]
@@ -816,9 +847,9 @@ func (s *Service) OnWalletBalance(operator, playerID, currency string, balance i
 			continue
 		}
 		e.s.Balance, e.seq, e.dirty, e.fromRow = balance, e.seq+1, true, time.Time{}
+		s.showLocked(e.s, balance)
 		changed = append(changed, e.s)
 	}
-	s.mu.Unlock()
 	return changed
 }
 

@@ -6,6 +6,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -596,8 +598,8 @@ func TestMask(t *testing.T) {
 }
 
 // In a cluster a session's balance changes where the table's leader runs, and
-// every replica hears it (the leader's balance events: Follow; the wallet's
-// answers to delivered movements: OnWalletBalance). A replica that loads the
+// every replica hears it (the changes relayed from the others: Heard; the
+// wallet's answers to delivered movements: OnWalletBalance). A replica that loads the
 // session afterwards (its player's stream reconnected there after the leader
 // died, before the leader wrote the row) starts from the newest balance it
 // heard, not from the older row; a balance heard for the player before the
@@ -611,15 +613,15 @@ func TestBalanceHeardBeforeTheSessionIsLoaded(t *testing.T) {
 		want int64
 	}{
 		{"nothing heard: the row", func(*sessions.Service, []byte) {}, 10000},
-		{"the leader's balance event", func(b *sessions.Service, h []byte) { b.Follow(h, 9000) }, 9000},
+		{"the leader's balance event", func(b *sessions.Service, h []byte) { b.Heard(sessions.Change{Session: h, Balance: 9000}) }, 9000},
 		{"the wallet's answer to a /win", func(b *sessions.Service, _ []byte) { b.OnWalletBalance("acme", "p-42", "BRL", 12000) }, 12000},
 		{"the wallet's answer, any currency", func(b *sessions.Service, _ []byte) { b.OnWalletBalance("acme", "p-42", "", 12500) }, 12500},
 		{"newest wins: event after answer", func(b *sessions.Service, h []byte) {
 			b.OnWalletBalance("acme", "p-42", "BRL", 12000)
-			b.Follow(h, 11000)
+			b.Heard(sessions.Change{Session: h, Balance: 11000})
 		}, 11000},
 		{"newest wins: answer after event", func(b *sessions.Service, h []byte) {
-			b.Follow(h, 11000)
+			b.Heard(sessions.Change{Session: h, Balance: 11000})
 			b.OnWalletBalance("acme", "p-42", "BRL", 12000)
 		}, 12000},
 		{"another player's or currency's answer", func(b *sessions.Service, _ []byte) {
@@ -651,7 +653,7 @@ func TestBalanceHeardBeforeTheSessionIsLoaded(t *testing.T) {
 				t.Fatalf("balance once loaded = %d, want %d", got, tt.want)
 			}
 			// Held now: the next change heard shows at once.
-			b.Follow(a.Hash, 7000)
+			b.Heard(sessions.Change{Session: a.Hash, Balance: 7000})
 			if got := b.Balance(a.Hash).Balance; got != 7000 {
 				t.Fatalf("balance after a change heard = %d, want 7000", got)
 			}
@@ -676,7 +678,7 @@ func TestSessionLoadedBeforeItsRowWasWrittenReadsItAgain(t *testing.T) {
 	}{
 		{"read again after the flush", func(*sessions.Service, []byte) {}, 3 * time.Second, 9000},
 		{"too early: the row as loaded", func(*sessions.Service, []byte) {}, time.Second, 10000},
-		{"heard since the load: kept", func(b *sessions.Service, h []byte) { b.Follow(h, 7000) }, 3 * time.Second, 7000},
+		{"heard since the load: kept", func(b *sessions.Service, h []byte) { b.Heard(sessions.Change{Session: h, Balance: 7000}) }, 3 * time.Second, 7000},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
@@ -739,5 +741,125 @@ func TestBalanceHeardBeforeTheSessionOpenedIsIgnored(t *testing.T) {
 	}
 	if got := b.Balance(a.Hash).Balance; got != 10000 {
 		t.Fatalf("balance once loaded = %d, want the opening's 10000", got)
+	}
+}
+
+// shownNext is the next balance the watch shows, or fails t.
+func shownNext(t *testing.T, w *sessions.Watch) sessions.Shown {
+	t.Helper()
+	select {
+	case v := <-w.C:
+		return v
+	case <-time.After(5 * time.Second):
+		t.Fatal("no balance shown")
+		return sessions.Shown{}
+	}
+}
+
+// Rule BAL-4: every balance a player is shown on the stream comes from the
+// sessions: the wallet's answer to a bet (Reported), what a cashout queued
+// (Expect), the answer to a delivered /win (OnWalletBalance), and a change
+// another replica decided (Heard). A page only needs the newest: a change not
+// taken yet is replaced by the next.
+func TestBalanceChangesAreShownOnTheWatch(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.wallet.set(token, 200, `{"status":"ok","player_id":"p-42","balance":10000,"currency":"BRL"}`)
+	s, err := f.svc.Open(t.Context(), sessions.OpenRequest{SID: f.ticket(t, realLaunch("BRL"))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := f.svc.Watch(s.Hash)
+	f.svc.Reported(s.Hash, 9000)
+	if got := shownNext(t, w); got != (sessions.Shown{Balance: 9000, Currency: "BRL"}) {
+		t.Fatalf("after a bet's answer: %+v", got)
+	}
+	f.svc.Expect(s.Hash, f.svc.Balance(s.Hash), 1500)
+	if got := shownNext(t, w); got.Balance != 10500 {
+		t.Fatalf("after a cashout: %+v, want 10500", got)
+	}
+	f.svc.OnWalletBalance("acme", "p-42", "BRL", 10400)
+	if got := shownNext(t, w); got.Balance != 10400 {
+		t.Fatalf("after a /win's answer: %+v, want 10400", got)
+	}
+	f.svc.Heard(sessions.Change{Session: s.Hash, Balance: 8000})
+	if got := shownNext(t, w); got.Balance != 8000 {
+		t.Fatalf("after another replica's change: %+v, want 8000", got)
+	}
+	f.svc.Reported(s.Hash, 7000)
+	f.svc.Reported(s.Hash, 6000)
+	if got := shownNext(t, w); got.Balance != 6000 {
+		t.Fatalf("two changes not taken: %+v, want the newest, 6000", got)
+	}
+	f.svc.OnWalletBalance("acme", "p-42", "EUR", 1) // another currency's sessions
+	w.Stop()
+	f.svc.Reported(s.Hash, 5000)
+	select {
+	case v := <-w.C:
+		t.Fatalf("shown %+v after the watch stopped or for another currency", v)
+	default:
+	}
+}
+
+// In a cluster the changes decided in a process reach the others
+// (Options.Relay to their Heard): a bet's answer, a cashout's expected
+// balance and a /win's answer are relayed; a change heard is never relayed
+// again; a demo session's change says so, and its bank takes it where heard.
+func TestBalanceChangesDecidedHereAreRelayed(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.wallet.set(token, 200, `{"status":"ok","player_id":"p-42","balance":10000,"currency":"BRL"}`)
+	var (
+		mu      sync.Mutex
+		relayed []sessions.Change
+	)
+	opts := f.opts
+	opts.Relay = func(c sessions.Change) {
+		mu.Lock()
+		relayed = append(relayed, c)
+		mu.Unlock()
+	}
+	svc, err := sessions.New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = svc.Close() })
+	real, err := svc.Open(t.Context(), sessions.OpenRequest{SID: f.ticket(t, realLaunch("BRL"))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	demo, err := svc.Open(t.Context(), sessions.OpenRequest{SID: f.ticket(t, tickets.Session{Demo: true, Currency: "BRL"})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc.Reported(real.Hash, 9000)
+	svc.Expect(real.Hash, svc.Balance(real.Hash), 500)
+	svc.OnWalletBalance("acme", "p-42", "BRL", 9400)
+	svc.Heard(sessions.Change{Session: real.Hash, Balance: 1})
+	svc.Heard(sessions.Change{Operator: "acme", PlayerID: "p-42", Currency: "BRL", Balance: 2})
+	svc.Reported(demo.Hash, 999_000)
+	mu.Lock()
+	got := slices.Clone(relayed)
+	mu.Unlock()
+	want := []sessions.Change{
+		{Session: real.Hash, Balance: 9000},
+		{Session: real.Hash, Balance: 9500},
+		{Operator: "acme", PlayerID: "p-42", Currency: "BRL", Balance: 9400},
+		{Session: demo.Hash, Demo: true, Balance: 999_000},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("relayed %+v\nwant    %+v", got, want)
+	}
+
+	// Where it is heard, a demo change is the bank's balance.
+	other, err := sessions.New(f.opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = other.Close() })
+	f.bank.Open(demo.Hash, 1_000_000)
+	other.Heard(want[3])
+	if b, _ := f.bank.Balance(demo.Hash); b != 999_000 {
+		t.Fatalf("the demo bank holds %d after the change was heard, want 999000", b)
 	}
 }

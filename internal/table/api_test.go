@@ -262,8 +262,8 @@ func TestRealMoneyBalances(t *testing.T) {
 		if c.Balance != 9000+c.Payout {
 			t.Fatalf("cashout balance %d, want %d", c.Balance, 9000+c.Payout)
 		}
-		// The movement queue's hook brings the operator's figure to the session.
-		e.srv.WalletSettled(wallet.Movement{Operator: "acme", PlayerID: "p-1", Currency: "BRL"}, wallet.Result{Outcome: wallet.Success, Balance: 12345, HasBalance: true})
+		// The movement queue hands the operator's figure to the sessions.
+		e.sessions.OnWalletBalance("acme", "p-1", "BRL", 12345)
 		if got := decode[table.Session](t, e.call(t, "GET", "/api/v1/session", s, nil)).Balance; got != 12345 {
 			t.Fatalf("balance after the hook = %d", got)
 		}

@@ -104,7 +104,10 @@ type envOptions struct {
 	// defaults. trusted are the load balancers (TrustedProxies).
 	addressRate, streamRate   float64
 	addressBurst, streamBurst int
-	trusted                   []netip.Prefix
+	// cutOff is the server's CutOff (a replica cut off from the cluster);
+	// nil: never.
+	cutOff  func() error
+	trusted []netip.Prefix
 }
 
 func newEnv(t *testing.T, o envOptions) *env {
@@ -159,7 +162,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 		Sessions: ss, Records: st, Chains: st, BackOffice: bo, Movements: st, HelloTimeout: o.hello, Registerer: o.registerer, BoardFrames: o.boardFrames,
 		ReadRate: o.rate, ReadBurst: o.burst, ActionRate: cmp.Or(o.actionRate, o.rate), ActionBurst: cmp.Or(o.actionBurst, o.burst),
 		AddressRate: o.addressRate, AddressBurst: o.addressBurst, StreamRate: o.streamRate, StreamBurst: o.streamBurst, TrustedProxies: o.trusted,
-		Tables: func(id string) (table.Game, bool) { return tbl, id == "crash" },
+		Tables: func(id string) (table.Game, bool) { return tbl, id == "crash" }, CutOff: o.cutOff,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -18,7 +18,6 @@ import (
 	"github.com/crashstudio/crashgame/internal/server"
 	"github.com/crashstudio/crashgame/internal/sessions"
 	"github.com/crashstudio/crashgame/internal/store"
-	"github.com/crashstudio/crashgame/internal/wallet"
 )
 
 // Close codes of the stream (api/table.v1.yaml, GET /api/v1/stream).
@@ -47,7 +46,7 @@ const DefaultHeartbeat = 2 * time.Second
 type stream struct {
 	conn *websocket.Conn
 	hash string
-	out  chan []byte // messages besides the table's events: pongs, balances, errors
+	out  chan []byte // messages besides the table's events and balances: pongs, errors
 	// io is the context of reads and writes: never cancelled, since
 	// coder/websocket drops a connection whose Read or Write context ends,
 	// which would lose the close code. The close handshake ends the I/O.
@@ -91,6 +90,13 @@ func (s *Server) openStream(w http.ResponseWriter, r *http.Request) {
 	if !strings.EqualFold(r.Header.Get("Upgrade"), "websocket") ||
 		!strings.Contains(strings.ToLower(r.Header.Get("Connection")), "upgrade") {
 		s.writeError(w, ctx, http.StatusBadRequest, table.ErrorCodeBadRequest, nil)
+		return
+	}
+	if err := s.cfg.CutOff(); err != nil {
+		// A stream opened here would be closed by the drain (Leave): the
+		// page opens it again at once, through the balancer, elsewhere.
+		s.log.DebugContext(ctx, "stream refused: this replica is cut off from the cluster", "request_id", server.RequestID(ctx), "err", err)
+		s.writeError(w, ctx, http.StatusServiceUnavailable, table.ErrorCodeTableUnavailable, nil)
 		return
 	}
 	// The Origin is checked above, against base_url and the configured extras.
@@ -156,6 +162,10 @@ func (s *Server) serveStream(st *stream) {
 
 	sub := t.Subscribe(sess.Hash, s.cfg.StreamBuffer)
 	defer sub.Close()
+	// The session's balance changes, from its sessions service; watched
+	// before resync writes the balance, so that none is missed between.
+	shown := s.sessions.Watch(sess.Hash)
+	defer shown.Stop()
 	s.resync(st, sess, sub)
 
 	keepAlive := time.NewTicker(streamKeepAlive)
@@ -206,6 +216,10 @@ func (s *Server) serveStream(st *stream) {
 			}
 		case <-board.due():
 			if ev := board.release(); ev != nil && !s.writeNow(st, ev.Encoded(s.event)) {
+				return
+			}
+		case b := <-shown.C:
+			if !s.writeNow(st, marshal(table.BalanceEvent{Type: "balance", Balance: b.Balance, Currency: b.Currency})) {
 				return
 			}
 		case msg := <-st.out:
@@ -473,24 +487,6 @@ func (s *Server) boardEvery() time.Duration {
 	return time.Duration(s.open.Load()) * time.Second / time.Duration(s.cfg.BoardFrames)
 }
 
-// WalletSettled takes the answer to a delivered /win or /rollback (the
-// movement queue's WithOnSettled): a balance it carries becomes the balance
-// of every live session of that player in that currency, and a balance event
-// on each one's stream (BAL-4).
-func (s *Server) WalletSettled(m wallet.Movement, r wallet.Result) {
-	if !r.HasBalance {
-		return
-	}
-	for _, sess := range s.sessions.OnWalletBalance(m.Operator, m.PlayerID, m.Currency, r.Balance) {
-		s.streamMu.Lock()
-		st := s.streams[string(sess.Hash)]
-		s.streamMu.Unlock()
-		if st != nil {
-			st.send(marshal(table.BalanceEvent{Type: "balance", Balance: max(sess.Balance, 0), Currency: sess.Currency}))
-		}
-	}
-}
-
 // Close closes every stream with 1001 (the server is shutting down) and
 // refuses new ones. Call it before http.Server.Shutdown, which does not
 // close upgraded connections.
@@ -507,11 +503,12 @@ func (s *Server) Close() {
 	}
 }
 
-// Leave closes every open stream with 1001, as Close does, and goes on
-// accepting new ones: the players of a replica cut off from the cluster
-// (replica.Health) reconnect through the load balancer, which its failing
-// /readyz has turned to another replica; their pages reopen at once. It
-// returns how many streams it closed.
+// Leave closes every open stream with 1001, as Close does: the players of a
+// replica cut off from the cluster (replica.Health) reconnect through the
+// load balancer, which its failing /readyz has turned to another replica;
+// their pages reopen at once. New streams are refused meanwhile
+// (Config.CutOff), and accepted again once the replica is back. It returns
+// how many streams it closed.
 func (s *Server) Leave() int {
 	s.streamMu.Lock()
 	all := make([]*stream, 0, len(s.streams))
@@ -553,8 +550,6 @@ func (s *Server) event(ev *engine.Event) []byte {
 			return nil
 		}
 		return marshal(table.BetEvent{Type: "bet", Bet: betOf(*ev.Bet)})
-	case engine.EventBalance:
-		return marshal(table.BalanceEvent{Type: "balance", Balance: max(ev.Balance, 0), Currency: ev.Currency})
 	}
 	return nil
 }

@@ -3,10 +3,12 @@ package table_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,7 +18,6 @@ import (
 	"github.com/crashstudio/crashgame/internal/apitest"
 	"github.com/crashstudio/crashgame/internal/engine"
 	"github.com/crashstudio/crashgame/internal/table"
-	"github.com/crashstudio/crashgame/internal/wallet"
 )
 
 const origin = "https://games.example.com"
@@ -266,8 +267,9 @@ func TestStreamBalanceFromWallet(t *testing.T) {
 	c := e.dial(t, srv)
 	c.send(map[string]any{"type": "hello", "session": s})
 	c.until("bets", nil)
-	// Rule BAL-4: a delivered /win's balance reaches the session's stream.
-	e.srv.WalletSettled(wallet.Movement{Operator: "acme", PlayerID: "p-1", Currency: "BRL"}, wallet.Result{Outcome: wallet.Success, Balance: 777, HasBalance: true})
+	// Rule BAL-4: a delivered /win's balance reaches the session's stream:
+	// the movement queue hands it to the sessions, which publish it.
+	e.sessions.OnWalletBalance("acme", "p-1", "BRL", 777)
 	c.until("balance", func(ev map[string]any) bool { return ev["balance"] == float64(777) })
 }
 
@@ -357,4 +359,41 @@ func TestStreamRefusals(t *testing.T) {
 	if code := c.closedWith(); code != websocket.StatusMessageTooBig {
 		t.Fatalf("big message closed with %d", code)
 	}
+}
+
+// A replica cut off from the cluster refuses a new stream before the
+// upgrade, with the document's 503 TABLE_UNAVAILABLE: the page opens it again
+// through the load balancer, which sends it elsewhere, instead of opening one
+// that the drain would close. Once the replica is back, streams open again.
+func TestStreamRefusedWhileCutOff(t *testing.T) {
+	t.Parallel()
+	var cut atomic.Bool
+	cut.Store(true)
+	e := newEnv(t, envOptions{rate: 1000, burst: 1000, cutOff: func() error {
+		if cut.Load() {
+			return errors.New("cut off from the cluster: NATS unreached for 3s")
+		}
+		return nil
+	}})
+	srv := httptest.NewServer(e.handler)
+	t.Cleanup(srv.Close)
+	s := e.openDemo(t)
+
+	req := httptest.NewRequest("GET", "/api/v1/stream", nil)
+	req.Header.Set("Origin", origin)
+	req.Header.Set("Connection", "Upgrade")
+	req.Header.Set("Upgrade", "websocket")
+	req.Header.Set("Sec-WebSocket-Version", "13")
+	req.Header.Set("Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ==")
+	rec := httptest.NewRecorder()
+	e.handler.ServeHTTP(rec, req)
+	e.v.Recorded(t, req, rec)
+	if got := decode[gt.Error](t, rec); rec.Code != http.StatusServiceUnavailable || got.ErrorCode != gt.ErrorCodeTableUnavailable {
+		t.Fatalf("a stream opened on a cut-off replica: %d %+v, want 503 TABLE_UNAVAILABLE", rec.Code, got)
+	}
+
+	cut.Store(false)
+	c := e.dial(t, srv)
+	c.send(map[string]any{"type": "hello", "session": s})
+	c.until("balance", nil)
 }

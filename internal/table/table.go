@@ -17,9 +17,8 @@
 // It must never decide a bet, a cashout or a settlement (package engine does),
 // never call the wallet, and never show a browser a wallet code, an operator
 // message, a player id or an unmasked name. The balances it shows are the
-// engine's results (which keep the sessions' display balances) and the wallet's
-// answers the movement queue hands it (WalletSettled), never its own arithmetic
-// on money.
+// engine's results in its answers and, on the streams, the changes package
+// sessions publishes (sessions.Watch), never its own arithmetic on money.
 package table
 
 import (
@@ -145,6 +144,12 @@ type Config struct {
 	Movements  wallet.TransactionReader
 	Logger     *slog.Logger     // nil: slog.Default()
 	Now        func() time.Time // nil: time.Now; must be the engine's clock
+	// CutOff says why this replica is cut off from the cluster now
+	// (replica.Health.CutOff), or nil. While it is not nil a new stream is
+	// refused with 503 TABLE_UNAVAILABLE before the upgrade, so that the
+	// page opens it again through the load balancer on another replica,
+	// instead of opening one here that the drain closes (Leave). nil: never.
+	CutOff func() error
 	// ExtraOrigins lists origins ("https://host[:port]") allowed to open the
 	// stream besides base_url's, e.g. a development address.
 	ExtraOrigins []string
@@ -244,6 +249,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
+	}
+	if cfg.CutOff == nil {
+		cfg.CutOff = func() error { return nil }
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now

@@ -128,7 +128,8 @@ func (noQueueMetrics) Delivered(MovementKind, time.Duration) {}
 
 // WithOnSettled sets the hook called once for each movement the operator
 // applied (status done), after that is recorded, with the success Result: the
-// game pushes Result.Balance (when Result.HasBalance) to the player. It runs
+// game hands Result.Balance (when Result.HasBalance) to the player's sessions
+// (cmd/crashgame wires it to sessions.OnWalletBalance). It runs
 // on the goroutine that records attempts (one per Run): it must be quick and
 // must not block.
 func WithOnSettled(f func(Movement, Result)) QueueOption { return func(q *Queue) { q.onSettled = f } }
