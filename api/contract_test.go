@@ -153,7 +153,7 @@ func gwStringList(t *testing.T, v any) []string {
 // accepts reports whether value (any Go value, passed through JSON) validates.
 func gwAccepts(t *testing.T, s *openapi3.Schema, value any) error {
 	t.Helper()
-	return s.VisitJSON(gwJsonValue(t, value), openapi3.MultiErrors())
+	return s.VisitJSON(gwJSONValue(t, value), openapi3.MultiErrors())
 }
 
 func gwExpect(t *testing.T, s *openapi3.Schema, value any, ok bool) {
@@ -205,7 +205,7 @@ func gwExampleCodes(t *testing.T, r *openapi3.Response) []string {
 		values = append(values, ex.Value.Value)
 	}
 	for _, v := range values {
-		if m, ok := gwJsonValue(t, v).(map[string]any); ok {
+		if m, ok := gwJSONValue(t, v).(map[string]any); ok {
 			if c, ok := m["error_code"].(string); ok {
 				codes = append(codes, c)
 			}
@@ -218,7 +218,7 @@ func gwExampleStatuses(t *testing.T, r *openapi3.Response) []string {
 	t.Helper()
 	var out []string
 	for _, ex := range r.Content.Get("application/json").Examples {
-		if m, ok := gwJsonValue(t, ex.Value.Value).(map[string]any); ok {
+		if m, ok := gwJSONValue(t, ex.Value.Value).(map[string]any); ok {
 			out = append(out, m["status"].(string))
 		}
 	}
@@ -644,7 +644,7 @@ func TestLaunchResponse(t *testing.T) {
 	}
 	shape := regexp.MustCompile(`^https://games\.example\.com/\?sid=[A-Za-z0-9_-]+&lang=[a-z]{2}&cur=([A-Z]{3})?$`)
 	for name, ex := range r.Content.Get("application/json").Examples {
-		url := gwJsonValue(t, ex.Value.Value).(map[string]any)["url"].(string)
+		url := gwJSONValue(t, ex.Value.Value).(map[string]any)["url"].(string)
 		if !shape.MatchString(url) {
 			t.Errorf("example %s: url %q does not have the contract's shape", name, url)
 		}

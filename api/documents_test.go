@@ -239,7 +239,7 @@ func gwWalkExamples(doc *openapi3.T) *gwExampleWalker {
 
 // jsonValue turns a value decoded from YAML into the plain JSON shapes that
 // the schema validator expects (map[string]any, []any, float64, ...).
-func gwJsonValue(t *testing.T, v any) any {
+func gwJSONValue(t *testing.T, v any) any {
 	t.Helper()
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -270,7 +270,7 @@ func TestDocumentExamplesValidate(t *testing.T) {
 					if c.schema == nil || c.schema.Value == nil {
 						t.Skip("no schema to validate against")
 					}
-					if err := c.schema.Value.VisitJSON(gwJsonValue(t, c.value), openapi3.MultiErrors()); err != nil {
+					if err := c.schema.Value.VisitJSON(gwJSONValue(t, c.value), openapi3.MultiErrors()); err != nil {
 						t.Errorf("example does not validate: %v", err)
 					}
 				})

@@ -186,7 +186,7 @@ func TestErrorReason(t *testing.T) {
 			t.Errorf("%s 400: no CURRENCY_NOT_ENABLED example", path)
 			continue
 		}
-		v := gwJsonValue(t, ex.Value.Value).(map[string]any)
+		v := gwJSONValue(t, ex.Value.Value).(map[string]any)
 		if v["error_code"] != "INTERNAL_ERROR" || v["error_reason"] != "CURRENCY_NOT_ENABLED" {
 			t.Errorf("%s 400 CURRENCY_NOT_ENABLED example = %v", path, v)
 		}
