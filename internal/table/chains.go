@@ -44,8 +44,8 @@ func (a *api) chainDocument(ctx context.Context, rec store.ChainRecord) (table.C
 	doc := table.Chain{
 		ChainId: rec.ID, GameId: rec.GameID, Number: rec.Number, TerminalHash: rec.Terminal,
 		Length: rec.Length, FirstSeq: rec.FirstSeq, LastSeq: rec.LastSeq,
-		RtpBp: int32(rec.RTPBasisPts), MaxMultiplier: rec.MaxMultiplier,
-		FormulaVersion: int32(rec.FormulaVersion), Formula: fairness.Formula,
+		RtpBp: int32Of(rec.RTPBasisPts), MaxMultiplier: rec.MaxMultiplier,
+		FormulaVersion: int32Of(rec.FormulaVersion), Formula: fairness.Formula,
 		CreatedAt: int64(rec.CreatedAt), SeedingEndsAt: int64(rec.SeedingEndsAt),
 		Status:        table.ChainStatusActive,
 		Contributions: []table.Contribution{}, Checkpoints: []table.Checkpoint{},

@@ -80,11 +80,11 @@ func (a *api) controls(ctx context.Context, sess sessions.Session, out *table.Se
 		}
 	}
 	if c.RealityCheckMinutes > 0 {
-		m, at, due := int32(c.RealityCheckMinutes), millis(sess.RealityCheckAt()), sess.RealityCheckDue(now)
+		m, at, due := int32Of(c.RealityCheckMinutes), millis(sess.RealityCheckAt()), sess.RealityCheckDue(now)
 		rg.RealityCheckMinutes, rg.RealityCheckAt, rg.RealityCheckDue = &m, &at, &due
 	}
 	if c.InactivityMinutes > 0 {
-		m, at := int32(c.InactivityMinutes), millis(sess.IdleAt())
+		m, at := int32Of(c.InactivityMinutes), millis(sess.IdleAt())
 		rg.InactivityTimeoutMinutes, rg.InactiveAt = &m, &at
 	}
 	out.ResponsibleGambling = rg

@@ -539,7 +539,7 @@ func (s *Server) event(ev *engine.Event) []byte {
 		return marshal(table.RoundCrashedEvent{Type: "round.crashed", RoundId: v.RoundID, CrashPoint: max(v.CrashPoint, 100),
 			Hash: v.Hash, CrashedAt: millis(v.CrashedAt), ServerTime: &now})
 	case engine.EventBets:
-		out := table.BetsEvent{Type: "bets", RoundId: v.RoundID, Count: int32(ev.Count), CashedOut: int32(ev.CashedOut),
+		out := table.BetsEvent{Type: "bets", RoundId: v.RoundID, Count: int32Of(ev.Count), CashedOut: int32Of(ev.CashedOut),
 			Items: make([]table.BetsItem, 0, len(ev.Items))}
 		for _, it := range ev.Items {
 			out.Items = append(out.Items, betsItemOf(it))

@@ -629,3 +629,17 @@ func positiveOr[T int | float64 | time.Duration](v *T, def T) {
 		*v = def
 	}
 }
+
+// int32Of is n as the document's int32 fields hold it, held to int32's range.
+// Their values (an RTP in basis points, a formula version, minutes of a
+// control, counts of one round's bets) are far inside it; a value outside
+// would be a defect shown as the nearest bound, never as a wrapped number.
+func int32Of[T int | int64](n T) int32 {
+	if n > math.MaxInt32 {
+		return math.MaxInt32
+	}
+	if n < math.MinInt32 {
+		return math.MinInt32
+	}
+	return int32(n)
+}
