@@ -404,6 +404,8 @@ var (
 
 const idRule = "1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit"
 
+// config reads the whole installation file, section by section, into a Config
+// that starts from the defaults.
 func (p *parser) config(root *yaml.Node) *Config {
 	f := p.fields(p.mapping(root, "the file"), "top level",
 		"listen", "metrics_listen", "base_url", "default_language", "database", "games", "operators", "cluster", "trusted_proxies", "address_limits", "fairness", "back_office")
@@ -413,7 +415,32 @@ func (p *parser) config(root *yaml.Node) *Config {
 		DefaultLanguage: DefaultLanguage,
 		Database:        DefaultDatabase,
 	}
+	p.listenAddresses(f, c)
+	p.installation(f, c)
+	c.TrustedProxies = p.trustedProxies(f)
 
+	c.AddressLimits = DefaultAddressLimits
+	if n := f["address_limits"]; n != nil {
+		c.AddressLimits = p.addressLimits(n)
+	}
+
+	if n := f["cluster"]; n != nil {
+		c.Cluster = p.cluster(n, c.Database)
+	}
+	c.Fairness = p.fairness(f["fairness"])
+	c.LinkTTLMS = DefaultLinkTTLMS
+	if n := f["back_office"]; n != nil {
+		p.backOffice(n, c)
+	}
+
+	var gameName map[string]string
+	c.Games, gameName = p.games(f)
+	c.Operators = p.operators(f, gameName)
+	return c
+}
+
+// listenAddresses reads listen and metrics_listen into c.
+func (p *parser) listenAddresses(f map[string]*yaml.Node, c *Config) {
 	if v, n := p.str(f, "listen", "top level"); n != nil {
 		c.Listen = v
 		if _, port, err := net.SplitHostPort(v); err != nil || !validPort(port) {
@@ -433,7 +460,10 @@ func (p *parser) config(root *yaml.Node) *Config {
 	} else if c.Listen == DefaultMetricsListen {
 		p.addf(f["listen"], "listen %q is also the default of metrics_listen; set metrics_listen to another address, e.g. 127.0.0.1:9091", c.Listen)
 	}
+}
 
+// installation reads base_url, default_language and database into c.
+func (p *parser) installation(f map[string]*yaml.Node, c *Config) {
 	// Rule GEN-11: launch URLs are built on base_url.
 	if v, n := p.str(f, "base_url", "top level"); n == nil || v == "" {
 		p.addf(n, "base_url is missing; set the public address of the game that browsers reach, e.g. base_url: https://games.example.com (launch URLs are built on it)")
@@ -459,7 +489,12 @@ func (p *parser) config(root *yaml.Node) *Config {
 			c.Database = DSN(v)
 		}
 	}
+}
 
+// trustedProxies reads the trusted_proxies list: addresses and CIDR ranges,
+// each returned as a masked prefix.
+func (p *parser) trustedProxies(f map[string]*yaml.Node) []netip.Prefix {
+	var out []netip.Prefix
 	for _, n := range p.list(f, "trusted_proxies", "top level") {
 		pfx, err := netip.ParsePrefix(n.Value)
 		if err != nil {
@@ -470,39 +505,36 @@ func (p *parser) config(root *yaml.Node) *Config {
 			}
 			pfx = netip.PrefixFrom(addr, addr.BitLen())
 		}
-		c.TrustedProxies = append(c.TrustedProxies, pfx.Masked())
+		out = append(out, pfx.Masked())
 	}
+	return out
+}
 
-	c.AddressLimits = DefaultAddressLimits
-	if n := f["address_limits"]; n != nil {
-		c.AddressLimits = p.addressLimits(n)
-	}
-
-	if n := f["cluster"]; n != nil {
-		c.Cluster = p.cluster(n, c.Database)
-	}
-	c.Fairness = p.fairness(f["fairness"])
-	c.LinkTTLMS = DefaultLinkTTLMS
-	if n := f["back_office"]; n != nil {
-		bf := p.fields(p.mapping(n, "back_office"), "back_office", "link_ttl_ms", "retention_days")
-		if ttl, ok := p.integer(bf, "link_ttl_ms", "back_office", " of milliseconds (604800000 means a week)"); ok {
-			if ttl < 60_000 || ttl > 366*24*3600*1000 {
-				p.addf(bf["link_ttl_ms"], "back_office: link_ttl_ms %d is outside 60000..31622400000 (a minute to a year); a support page or export link stays valid this long", ttl)
-			}
-			c.LinkTTLMS = ttl
+// backOffice reads the back_office section (link_ttl_ms, retention_days) into c.
+func (p *parser) backOffice(n *yaml.Node, c *Config) {
+	bf := p.fields(p.mapping(n, "back_office"), "back_office", "link_ttl_ms", "retention_days")
+	if ttl, ok := p.integer(bf, "link_ttl_ms", "back_office", " of milliseconds (604800000 means a week)"); ok {
+		if ttl < 60_000 || ttl > 366*24*3600*1000 {
+			p.addf(bf["link_ttl_ms"], "back_office: link_ttl_ms %d is outside 60000..31622400000 (a minute to a year); a support page or export link stays valid this long", ttl)
 		}
-		if days, ok := p.integer(bf, "retention_days", "back_office", " of days (1825 means 5 years)"); ok {
-			if days != 0 && (days < MinRetentionDays || days > 36_500) {
-				p.addf(bf["retention_days"], "back_office: retention_days %d is neither 0 (forever) nor within %d..36500; your regulator sets it: Brazil's SPA/MF 1.207 asks for 5 years (1825)", days, MinRetentionDays)
-			}
-			c.RetentionDays = days
-		}
+		c.LinkTTLMS = ttl
 	}
+	if days, ok := p.integer(bf, "retention_days", "back_office", " of days (1825 means 5 years)"); ok {
+		if days != 0 && (days < MinRetentionDays || days > 36_500) {
+			p.addf(bf["retention_days"], "back_office: retention_days %d is neither 0 (forever) nor within %d..36500; your regulator sets it: Brazil's SPA/MF 1.207 asks for 5 years (1825)", days, MinRetentionDays)
+		}
+		c.RetentionDays = days
+	}
+}
 
+// games reads the games list. It also returns the names of the games by id,
+// which operators entries are checked against.
+func (p *parser) games(f map[string]*yaml.Node) ([]Game, map[string]string) {
 	gameNodes := p.list(f, "games", "top level")
 	if len(gameNodes) == 0 {
 		p.addf(f["games"], "games: no game is configured; add at least one under games: (see docs/config.md)")
 	}
+	var out []Game
 	gameLine, gameName := map[string]int{}, map[string]string{}
 	for i, n := range gameNodes {
 		g, where, ok := p.game(n, i)
@@ -514,16 +546,22 @@ func (p *parser) config(root *yaml.Node) *Config {
 			continue
 		}
 		gameLine[g.ID], gameName[g.ID] = n.Line, strings.TrimPrefix(where, "game ")
-		c.Games = append(c.Games, g)
+		out = append(out, g)
 	}
+	return out, gameName
+}
 
+// operators reads the operators list; games maps the defined game ids to their
+// names.
+func (p *parser) operators(f map[string]*yaml.Node, games map[string]string) []Operator {
 	opNodes := p.list(f, "operators", "top level")
 	if len(opNodes) == 0 {
 		p.addf(f["operators"], "operators: no operator is configured; add at least one under operators: (see docs/config.md)")
 	}
+	var out []Operator
 	opLine := map[string]int{}
 	for i, n := range opNodes {
-		op, where, ok := p.operator(n, i, gameName)
+		op, where, ok := p.operator(n, i, games)
 		if !ok {
 			continue
 		}
@@ -532,13 +570,11 @@ func (p *parser) config(root *yaml.Node) *Config {
 			continue
 		}
 		opLine[op.ID] = n.Line
-		c.Operators = append(c.Operators, op)
+		out = append(out, op)
 	}
-	return c
+	return out
 }
 
-// fairness reads the fairness section: seed_key (required),
-// seeding_window_ms, reveal_window_ms, beacon.
 // addressLimits reads the `address_limits` section; a key left out takes
 // its default.
 func (p *parser) addressLimits(n *yaml.Node) AddressLimits {
@@ -569,6 +605,8 @@ func (p *parser) addressLimits(n *yaml.Node) AddressLimits {
 	return l
 }
 
+// fairness reads the fairness section: seed_key (required),
+// seeding_window_ms, reveal_window_ms, beacon.
 func (p *parser) fairness(n *yaml.Node) Fairness {
 	const where = "fairness"
 	out := Fairness{SeedingWindowMS: DefaultSeedingWindowMS, RevealWindowMS: DefaultRevealWindowMS}
@@ -844,42 +882,34 @@ func (p *parser) operator(n *yaml.Node, i int, games map[string]string) (op Oper
 	op.ZeroWin = p.boolean(f, "zero_win", where, false)
 	op.LegacyLaunch = p.boolean(f, "legacy_launch", where, true)
 
+	wallet := p.credentials(f, n, where, stem, &op)
+	op.Games = p.operatorGames(f, n, where, games)
+	op.Currencies = p.currencies(f, where)
+	if wallet != "" && len(op.Currencies) == 0 && f["currencies"] == nil {
+		p.addf(n, "%s: has a wallet but no currencies; add e.g. currencies: { BRL: { min_bet: 100, max_bet: 100000, max_win: 10000000 } }", where)
+	}
+	return op, where, idPattern.MatchString(op.ID)
+}
+
+// credentials reads an operators entry's secret, api_key and wallet_url into op
+// and checks that they go together: a wallet needs both of the others. stem
+// prefixes the environment variables that messages suggest. It returns
+// wallet_url as written, "" when absent.
+func (p *parser) credentials(f map[string]*yaml.Node, n *yaml.Node, where, stem string, op *Operator) string {
 	secret, secretNode := p.str(f, "secret", where)
 	apiKey, apiKeyNode := p.str(f, "api_key", where)
 	wallet, walletNode := p.str(f, "wallet_url", where)
 
 	if secretNode != nil {
-		switch {
-		case secret == "":
-			p.addf(secretNode, "%s: secret is empty; set it (secret: ${%s_SECRET}) or remove the key for an unsigned demo-only operator", where, stem)
-		case strings.TrimSpace(secret) != secret:
-			p.addf(secretNode, "%s: secret starts or ends with white space; remove it (the HMAC uses every byte)", where)
-		case len(secret) < MinSecretLen:
-			p.addf(secretNode, "%s: secret is shorter than %d bytes; use a long random value, e.g. from openssl rand -hex 32", where, MinSecretLen)
-		}
+		p.checkSecret(secret, secretNode, where, stem)
 		op.Secret = Secret(secret)
 	}
 	if apiKeyNode != nil {
-		switch {
-		case apiKey == "":
-			p.addf(apiKeyNode, "%s: api_key is empty; set the key the operator issued (api_key: ${%s_API_KEY}) or remove the key", where, stem)
-		case strings.TrimSpace(apiKey) != apiKey || strings.ContainsFunc(apiKey, isControl):
-			p.addf(apiKeyNode, "%s: api_key has white space at an end or a control character, which cannot go in an Authorization header; remove it", where)
-		}
+		p.checkAPIKey(apiKey, apiKeyNode, where, stem)
 		op.APIKey = Secret(apiKey)
 	}
 	if walletNode != nil {
-		switch u, why := checkURL(wallet); {
-		case wallet == "":
-			p.addf(walletNode, "%s: wallet_url is empty; set the operator's wallet address or remove the key for a demo-only operator", where)
-		case why != "":
-			p.addf(walletNode, "%s: wallet_url %s %s; write it like https://wallet.example.com/api", where, p.show(walletNode), why)
-		case u.Scheme == "http" && !isLoopback(u.Hostname()):
-			// Rule AUTH-21
-			p.addf(walletNode, "%s: wallet_url %s uses http:// outside loopback; the API key and the players' money would cross the network in clear: use https:// (http:// is accepted only for localhost, 127.0.0.0/8 and ::1)", where, p.show(walletNode))
-		default:
-			op.WalletURL = normaliseURL(u, wallet)
-		}
+		op.WalletURL = p.walletURL(wallet, walletNode, where)
 	}
 	switch {
 	case wallet != "" && secret == "":
@@ -895,7 +925,52 @@ func (p *parser) operator(n *yaml.Node, i int, games map[string]string) (op Oper
 	if walletNode == nil && !op.Demo {
 		p.addf(n, "%s: has no wallet_url, so it can only launch demo games, but demo is false; add wallet_url or set demo: true", where)
 	}
+	return wallet
+}
 
+// checkSecret checks an operator's HMAC secret, as written at node.
+func (p *parser) checkSecret(secret string, node *yaml.Node, where, stem string) {
+	switch {
+	case secret == "":
+		p.addf(node, "%s: secret is empty; set it (secret: ${%s_SECRET}) or remove the key for an unsigned demo-only operator", where, stem)
+	case strings.TrimSpace(secret) != secret:
+		p.addf(node, "%s: secret starts or ends with white space; remove it (the HMAC uses every byte)", where)
+	case len(secret) < MinSecretLen:
+		p.addf(node, "%s: secret is shorter than %d bytes; use a long random value, e.g. from openssl rand -hex 32", where, MinSecretLen)
+	}
+}
+
+// checkAPIKey checks the Bearer key an operator issued, as written at node.
+func (p *parser) checkAPIKey(apiKey string, node *yaml.Node, where, stem string) {
+	switch {
+	case apiKey == "":
+		p.addf(node, "%s: api_key is empty; set the key the operator issued (api_key: ${%s_API_KEY}) or remove the key", where, stem)
+	case strings.TrimSpace(apiKey) != apiKey || strings.ContainsFunc(apiKey, isControl):
+		p.addf(node, "%s: api_key has white space at an end or a control character, which cannot go in an Authorization header; remove it", where)
+	}
+}
+
+// walletURL checks an operator's wallet_url, as written at node, and returns it
+// normalised, or "" after recording a problem.
+func (p *parser) walletURL(wallet string, node *yaml.Node, where string) string {
+	switch u, why := checkURL(wallet); {
+	case wallet == "":
+		p.addf(node, "%s: wallet_url is empty; set the operator's wallet address or remove the key for a demo-only operator", where)
+	case why != "":
+		p.addf(node, "%s: wallet_url %s %s; write it like https://wallet.example.com/api", where, p.show(node), why)
+	case u.Scheme == "http" && !isLoopback(u.Hostname()):
+		// Rule AUTH-21
+		p.addf(node, "%s: wallet_url %s uses http:// outside loopback; the API key and the players' money would cross the network in clear: use https:// (http:// is accepted only for localhost, 127.0.0.0/8 and ::1)", where, p.show(node))
+	default:
+		return normaliseURL(u, wallet)
+	}
+	return ""
+}
+
+// operatorGames reads the game ids an operators entry lists, each defined under
+// games: (games maps the defined ids to their names) and listed once.
+func (p *parser) operatorGames(f map[string]*yaml.Node, n *yaml.Node, where string, games map[string]string) []string {
+	var out []string
 	seen := map[string]bool{}
 	gameNodes := p.list(f, "games", where)
 	if len(gameNodes) == 0 {
@@ -912,10 +987,15 @@ func (p *parser) operator(n *yaml.Node, i int, games map[string]string) (op Oper
 			p.addf(gn, "%s: game %s is not defined under games:; define it there or fix the id (defined: %s)", where, p.show(gn), strings.Join(sortedValues(games), ", "))
 		default:
 			seen[id] = true
-			op.Games = append(op.Games, id)
+			out = append(out, id)
 		}
 	}
+	return out
+}
 
+// currencies reads an operators entry's currencies mapping, sorted by code.
+func (p *parser) currencies(f map[string]*yaml.Node, where string) []Currency {
+	var out []Currency
 	// Rule GEN-8: the currencies are installation configuration.
 	for _, e := range p.mapping(f["currencies"], where+": currencies") {
 		code := e.key.Value
@@ -924,17 +1004,14 @@ func (p *parser) operator(n *yaml.Node, i int, games map[string]string) (op Oper
 			p.addf(e.key, "%s: currency %q is not three upper-case letters; write the ISO 4217 code, e.g. BRL", where, code)
 			continue
 		}
-		if slices.ContainsFunc(op.Currencies, func(c Currency) bool { return c.Code == code }) {
+		if slices.ContainsFunc(out, func(c Currency) bool { return c.Code == code }) {
 			p.addf(e.key, "%s: currency %s appears twice; keep one", where, code)
 			continue
 		}
-		op.Currencies = append(op.Currencies, Currency{Code: code, Limits: p.limits(e.val, cwhere)})
+		out = append(out, Currency{Code: code, Limits: p.limits(e.val, cwhere)})
 	}
-	slices.SortFunc(op.Currencies, func(a, b Currency) int { return strings.Compare(a.Code, b.Code) })
-	if wallet != "" && len(op.Currencies) == 0 && f["currencies"] == nil {
-		p.addf(n, "%s: has a wallet but no currencies; add e.g. currencies: { BRL: { min_bet: 100, max_bet: 100000, max_win: 10000000 } }", where)
-	}
-	return op, where, idPattern.MatchString(op.ID)
+	slices.SortFunc(out, func(a, b Currency) int { return strings.Compare(a.Code, b.Code) })
+	return out
 }
 
 // limits reads one currency's limits. Each may be omitted (unknown, LIM-11).
