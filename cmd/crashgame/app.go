@@ -76,134 +76,33 @@ func newApp(ctx context.Context, cfg *config.Config, st *store.Store, logger *sl
 		games:    map[string]table.Game{},
 	}
 	a.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), st.Collector())
-	metrics, err := wallet.NewPrometheusMetrics(a.registry)
-	if err != nil {
-		return nil, fmt.Errorf("wallet metrics: %w", err)
+	if err := a.newClients(cfg); err != nil {
+		return nil, err
 	}
-	for i := range cfg.Operators {
-		op := &cfg.Operators[i]
-		if !op.HasWallet() {
-			continue
-		}
-		c, err := wallet.NewClient(walletSettings(op), wallet.WithLogger(logger), wallet.WithMetrics(metrics))
-		if err != nil {
-			return nil, fmt.Errorf("wallet client of %s: %w", op.ID, err)
-		}
-		a.clients[op.ID] = c
-	}
+	var err error
 	a.freebets, err = freebets.New(st, freebets.Options{Registerer: a.registry, Logger: logger})
 	if err != nil {
 		return nil, err
 	}
-	// In a cluster, the replicas talk over NATS: every table publishes its
-	// events there while it leads, and actions reach the leader there.
-	lease := engine.LeaseSettings{}
-	if cfg.Cluster != nil {
-		a.bus, err = cluster.Connect(ctx, cluster.Options{
-			URLs: cfg.Cluster.NATS, Name: cfg.Cluster.Replica, Logger: logger, Registerer: a.registry,
-		})
-		if err != nil {
-			return nil, fmt.Errorf("cluster: %w", err)
-		}
-		lease = clusterLease(cfg.Cluster)
-		// A replica cut off from NATS can neither hear its followers'
-		// actions nor reach their streams: it leaves its tables to another.
-		lease.Able = a.leadable
-		// The balances a replica's sessions decide reach the others'.
-		a.balances = replica.NewBalances(a.bus, logger)
+	lease, err := a.joinCluster(ctx, cfg)
+	if err != nil {
+		return nil, err
 	}
 	tk := tickets.New(st, time.Now)
-	a.sessions, err = sessions.New(sessions.Options{
-		Operators: sessionOperators(cfg), Games: gameIDs(cfg),
-		Languages: config.Languages, DefaultLanguage: cfg.DefaultLanguage,
-		Store: st, Tickets: tk,
-		Wallets: func(op string) (sessions.Balancer, bool) {
-			c, ok := a.clients[op]
-			return c, ok
-		},
-		Freebets: a.freebets, Demo: a.demo, Logger: logger, Relay: a.relay(),
-	})
-	if err != nil {
+	if err := a.newSessions(cfg, tk); err != nil {
 		return nil, err
 	}
 	// The engine queues wins and rollbacks in the outbox; the queue, built
 	// last, delivers them.
 	outbox := wallet.NewOutbox(st)
-	operators := engineOperators(cfg)
-	sealer, window, beacon, err := chainSettings(cfg.Fairness)
-	if err != nil {
+	if err := a.newTables(ctx, cfg, outbox, lease); err != nil {
 		return nil, err
 	}
-	for i := range cfg.Games {
-		g := &cfg.Games[i]
-		var events engine.Events // nil: the table's own subscribers
-		if a.bus != nil {
-			events = replica.NewPublisher(a.bus, g.ID, logger)
-		}
-		t, err := engine.New(ctx, engine.Config{
-			Game:      engineGame(g),
-			Operators: operators,
-			Store:     st,
-			Outbox:    outbox,
-			Wallets: func(op string) (engine.BetWallet, bool) {
-				c, ok := a.clients[op]
-				return c, ok
-			},
-			Freebets:      spender{a.freebets},
-			Balances:      a.sessions,
-			Demo:          a.demo,
-			Logger:        logger,
-			Lease:         lease,
-			Events:        events,
-			Sealer:        sealer,
-			Beacon:        beacon,
-			SeedingWindow: window,
-			RevealWindow:  revealWindow(cfg.Fairness),
-		})
-		if err != nil {
-			return nil, err
-		}
-		a.tables[g.ID] = t
-		a.games[g.ID] = t
-		if err := registerLeadership(a.registry, t); err != nil {
-			return nil, err
-		}
-		if a.bus != nil {
-			r, err := replica.New(replica.Config{Bus: a.bus, Table: t, Sessions: a.sessions, Logger: logger})
-			if err != nil {
-				return nil, err
-			}
-			a.replicas = append(a.replicas, r)
-			a.games[g.ID] = table.Split{Reads: t, Actions: r}
-		}
-	}
-	a.retention = cfg.Retention()
-	a.backoffice = backoffice.New(backoffice.Config{Records: st, Games: operatorGames(cfg), LinkTTL: cfg.LinkTTL(), Retention: cfg.Retention()})
-	a.table, err = table.New(table.Config{
-		BaseURL: cfg.BaseURL, DefaultLanguage: cfg.DefaultLanguage, Limits: tableLimits(cfg), TrustedProxies: cfg.TrustedProxies,
-		AddressRate: float64(cfg.AddressLimits.SessionsPerSecond), AddressBurst: int(cfg.AddressLimits.SessionsBurst),
-		StreamRate: float64(cfg.AddressLimits.StreamsPerSecond), StreamBurst: int(cfg.AddressLimits.StreamsBurst),
-		Sessions: a.sessions, Records: st, Chains: st, BackOffice: a.backoffice, Movements: st, Logger: logger, Registerer: a.registry,
-		CutOff: a.cutOff,
-		Tables: func(id string) (table.Game, bool) {
-			t, ok := a.games[id]
-			return t, ok
-		},
-	})
-	if err != nil {
+	if err := a.newPlayerAPI(cfg); err != nil {
 		return nil, err
 	}
-	// The balance shown to the player follows the /win answers (BAL-4): the
-	// sessions take them, and show and relay them.
-	a.queue, err = wallet.NewQueue(st, outbox, a.client,
-		wallet.WithQueueLogger(logger), wallet.WithRegisterer(a.registry),
-		wallet.WithOnSettled(func(m wallet.Movement, r wallet.Result) {
-			if r.HasBalance {
-				a.sessions.OnWalletBalance(m.Operator, m.PlayerID, m.Currency, r.Balance)
-			}
-		}))
-	if err != nil {
-		return nil, fmt.Errorf("movement queue: %w", err)
+	if err := a.newQueue(outbox); err != nil {
+		return nil, err
 	}
 	a.operators = operatorapi.New(operatorapi.Config{
 		Operators: operatorCredentials(cfg), Launch: launch.New(launchInstallation(cfg), tk),
@@ -211,6 +110,148 @@ func newApp(ctx context.Context, cfg *config.Config, st *store.Store, logger *sl
 		Logger: logger, Now: time.Now,
 	})
 	return a, nil
+}
+
+// newClients builds the wallet client of every operator that has a wallet.
+func (a *app) newClients(cfg *config.Config) error {
+	metrics, err := wallet.NewPrometheusMetrics(a.registry)
+	if err != nil {
+		return fmt.Errorf("wallet metrics: %w", err)
+	}
+	for i := range cfg.Operators {
+		op := &cfg.Operators[i]
+		if !op.HasWallet() {
+			continue
+		}
+		c, err := wallet.NewClient(walletSettings(op), wallet.WithLogger(a.logger), wallet.WithMetrics(metrics))
+		if err != nil {
+			return fmt.Errorf("wallet client of %s: %w", op.ID, err)
+		}
+		a.clients[op.ID] = c
+	}
+	return nil
+}
+
+// joinCluster connects to NATS in a cluster, where the replicas talk: every
+// table publishes its events there while it leads, actions reach the leader
+// there, and the balances a replica's sessions decide reach the others'. It
+// returns the tables' lease settings (the zero value in one process).
+func (a *app) joinCluster(ctx context.Context, cfg *config.Config) (engine.LeaseSettings, error) {
+	if cfg.Cluster == nil {
+		return engine.LeaseSettings{}, nil
+	}
+	var err error
+	a.bus, err = cluster.Connect(ctx, cluster.Options{
+		URLs: cfg.Cluster.NATS, Name: cfg.Cluster.Replica, Logger: a.logger, Registerer: a.registry,
+	})
+	if err != nil {
+		return engine.LeaseSettings{}, fmt.Errorf("cluster: %w", err)
+	}
+	lease := clusterLease(cfg.Cluster)
+	// A replica cut off from NATS can neither hear its followers' actions
+	// nor reach their streams: it leaves its tables to another.
+	lease.Able = a.leadable
+	a.balances = replica.NewBalances(a.bus, a.logger)
+	return lease, nil
+}
+
+// newSessions builds the sessions, which keep the balances players are shown
+// and publish their changes.
+func (a *app) newSessions(cfg *config.Config, tk *tickets.Service) error {
+	var err error
+	a.sessions, err = sessions.New(sessions.Options{
+		Operators: sessionOperators(cfg), Games: gameIDs(cfg),
+		Languages: config.Languages, DefaultLanguage: cfg.DefaultLanguage,
+		Store: a.store, Tickets: tk,
+		Wallets: func(op string) (sessions.Balancer, bool) {
+			c, ok := a.clients[op]
+			return c, ok
+		},
+		Freebets: a.freebets, Demo: a.demo, Logger: a.logger, Relay: a.relay(),
+	})
+	return err
+}
+
+// newTables builds one engine table per game and, in a cluster, the
+// replica's view of it, which forwards the player actions to the leader.
+func (a *app) newTables(ctx context.Context, cfg *config.Config, outbox *wallet.Outbox, lease engine.LeaseSettings) error {
+	operators := engineOperators(cfg)
+	sealer, window, beacon, err := chainSettings(cfg.Fairness)
+	if err != nil {
+		return err
+	}
+	for i := range cfg.Games {
+		g := &cfg.Games[i]
+		var events engine.Events // nil: the table's own subscribers
+		if a.bus != nil {
+			events = replica.NewPublisher(a.bus, g.ID, a.logger)
+		}
+		t, err := engine.New(ctx, engine.Config{
+			Game: engineGame(g), Operators: operators, Store: a.store, Outbox: outbox,
+			Wallets: func(op string) (engine.BetWallet, bool) {
+				c, ok := a.clients[op]
+				return c, ok
+			},
+			Freebets: spender{a.freebets}, Balances: a.sessions, Demo: a.demo, Logger: a.logger,
+			Lease: lease, Events: events, Sealer: sealer, Beacon: beacon,
+			SeedingWindow: window, RevealWindow: revealWindow(cfg.Fairness),
+		})
+		if err != nil {
+			return err
+		}
+		a.tables[g.ID] = t
+		a.games[g.ID] = t
+		if err := registerLeadership(a.registry, t); err != nil {
+			return err
+		}
+		if a.bus != nil {
+			r, err := replica.New(replica.Config{Bus: a.bus, Table: t, Sessions: a.sessions, Logger: a.logger})
+			if err != nil {
+				return err
+			}
+			a.replicas = append(a.replicas, r)
+			a.games[g.ID] = table.Split{Reads: t, Actions: r}
+		}
+	}
+	return nil
+}
+
+// newPlayerAPI builds the back office and the player API over the tables.
+func (a *app) newPlayerAPI(cfg *config.Config) error {
+	st := a.store
+	a.retention = cfg.Retention()
+	a.backoffice = backoffice.New(backoffice.Config{Records: st, Games: operatorGames(cfg), LinkTTL: cfg.LinkTTL(), Retention: cfg.Retention()})
+	var err error
+	a.table, err = table.New(table.Config{
+		BaseURL: cfg.BaseURL, DefaultLanguage: cfg.DefaultLanguage, Limits: tableLimits(cfg), TrustedProxies: cfg.TrustedProxies,
+		AddressRate: float64(cfg.AddressLimits.SessionsPerSecond), AddressBurst: int(cfg.AddressLimits.SessionsBurst),
+		StreamRate: float64(cfg.AddressLimits.StreamsPerSecond), StreamBurst: int(cfg.AddressLimits.StreamsBurst),
+		Sessions: a.sessions, Records: st, Chains: st, BackOffice: a.backoffice, Movements: st, Logger: a.logger, Registerer: a.registry,
+		CutOff: a.cutOff,
+		Tables: func(id string) (table.Game, bool) {
+			t, ok := a.games[id]
+			return t, ok
+		},
+	})
+	return err
+}
+
+// newQueue builds the movement queue, which delivers the outbox. The balance
+// shown to the player follows the /win answers (BAL-4): the sessions take
+// them, and show and relay them.
+func (a *app) newQueue(outbox *wallet.Outbox) error {
+	var err error
+	a.queue, err = wallet.NewQueue(a.store, outbox, a.client,
+		wallet.WithQueueLogger(a.logger), wallet.WithRegisterer(a.registry),
+		wallet.WithOnSettled(func(m wallet.Movement, r wallet.Result) {
+			if r.HasBalance {
+				a.sessions.OnWalletBalance(m.Operator, m.PlayerID, m.Currency, r.Balance)
+			}
+		}))
+	if err != nil {
+		return fmt.Errorf("movement queue: %w", err)
+	}
+	return nil
 }
 
 // relay is the sessions' Relay: the cluster's balance relay, or nil in one

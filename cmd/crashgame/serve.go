@@ -75,28 +75,12 @@ func serve(ctx context.Context, cfg *config.Config, st *store.Store, logger *slo
 		return fmt.Errorf("listen on %s: %w", cfg.Listen, err)
 	}
 	srv := newHTTPServer(handler, logger)
-	// /metrics on an address of its own (loopback unless the file says
-	// otherwise): operators' names, their wallet calls and the queue never
-	// reach the public port.
-	var metricsSrv *http.Server
-	if cfg.MetricsListen != "" {
-		mln, err := net.Listen("tcp", cfg.MetricsListen)
-		if err != nil {
-			ln.Close()
-			return fmt.Errorf("metrics_listen on %s (/metrics; set metrics_listen to a free address, e.g. 127.0.0.1:9091): %w", cfg.MetricsListen, err)
-		}
-		mux := http.NewServeMux()
-		mux.Handle("GET /metrics", a.metricsHandler())
-		metricsSrv = newHTTPServer(mux, logger)
-		go func() {
-			if err := metricsSrv.Serve(mln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				logger.Error("metrics server stopped", "err", err)
-			}
-		}()
-		defer metricsSrv.Close()
-		logger.Info("serving metrics", "metrics_listen", mln.Addr().String())
-		fmt.Fprintf(stdout, "crashgame metrics on http://%s/metrics\n", mln.Addr())
+	stopMetrics, err := serveMetrics(cfg, a, logger, stdout)
+	if err != nil {
+		ln.Close()
+		return err
 	}
+	defer stopMetrics()
 	runCtx, stopRun := context.WithCancel(context.Background())
 	defer stopRun()
 	a.start(runCtx)
@@ -115,6 +99,40 @@ func serve(ctx context.Context, cfg *config.Config, st *store.Store, logger *slo
 		return fmt.Errorf("http server: %w", err)
 	case <-ctx.Done():
 	}
+	return a.shutdown(cfg, srv, errc, stopRun)
+}
+
+// serveMetrics serves /metrics on an address of its own (loopback unless the
+// file says otherwise), when the file names one: operators' names, their
+// wallet calls and the queue never reach the public port. It returns what
+// stops it.
+func serveMetrics(cfg *config.Config, a *app, logger *slog.Logger, stdout io.Writer) (stop func(), err error) {
+	if cfg.MetricsListen == "" {
+		return func() {}, nil
+	}
+	mln, err := net.Listen("tcp", cfg.MetricsListen)
+	if err != nil {
+		return nil, fmt.Errorf("metrics_listen on %s (/metrics; set metrics_listen to a free address, e.g. 127.0.0.1:9091): %w", cfg.MetricsListen, err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", a.metricsHandler())
+	metricsSrv := newHTTPServer(mux, logger)
+	go func() {
+		if err := metricsSrv.Serve(mln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			logger.Error("metrics server stopped", "err", err)
+		}
+	}()
+	logger.Info("serving metrics", "metrics_listen", mln.Addr().String())
+	fmt.Fprintf(stdout, "crashgame metrics on http://%s/metrics\n", mln.Addr())
+	return func() { _ = metricsSrv.Close() }, nil
+}
+
+// shutdown stops a serving replica in order: /readyz fails, the drain lets
+// the load balancer notice, the tables settle the rounds in play, the parts
+// stop (stopRun), the streams close, and the HTTP server shuts down; errc is
+// its Serve's result.
+func (a *app) shutdown(cfg *config.Config, srv *http.Server, errc <-chan error, stopRun func()) error {
+	logger := a.logger
 	a.stopping.Store(true) // /readyz: 503 from now on
 	if cfg.Cluster != nil && cfg.Cluster.DrainMS > 0 {
 		// Everything is still served while the load balancer notices: the
