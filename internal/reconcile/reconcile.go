@@ -354,18 +354,33 @@ func Compare(game Game, op Ledger, opts Options) Report {
 	var c collector
 	r := Report{GameBets: len(game.Bets), GameMovements: len(game.Movements)}
 	ix := checkLedger(op, opts, &c, &r)
+	gx := checkGameMovements(game, ix, &c)
+	checkOperatorMovements(ix, gx, opts, &c)
+	checkUnconfirmedBets(game.Bets, ix, &c)
+	sort.Strings(c.diffs)
+	r.Differences = c.diffs
+	return r
+}
 
-	betByKey := map[string]Bet{}
+// gameIndex is the game's records indexed.
+type gameIndex struct {
+	bets        map[string]Bet        // player + bet id
+	byTx        map[string]Movement   // player + transaction_id
+	settlements map[string][]Movement // player + bet_id: its wins and rollbacks
+}
+
+// checkGameMovements indexes the game's records and checks each game movement:
+// its delivery state, and that the operator has the same movement.
+func checkGameMovements(game Game, ix opIndex, c *collector) gameIndex {
+	gx := gameIndex{bets: map[string]Bet{}, byTx: map[string]Movement{}, settlements: map[string][]Movement{}}
 	for _, b := range game.Bets {
-		betByKey[key(b.PlayerID, b.ID)] = b
+		gx.bets[key(b.PlayerID, b.ID)] = b
 	}
-	gameByTx := map[string]Movement{}
-	gameSettlements := map[string][]Movement{} // player + bet_id
 	for _, m := range game.Movements {
 		k := key(m.PlayerID, m.TransactionID)
-		gameByTx[k] = m
+		gx.byTx[k] = m
 		bk := key(m.PlayerID, m.BetID)
-		gameSettlements[bk] = append(gameSettlements[bk], m)
+		gx.settlements[bk] = append(gx.settlements[bk], m)
 
 		if m.Status != movementDone {
 			hint := ""
@@ -385,36 +400,49 @@ func Compare(game Game, op Ledger, opts Options) Report {
 			}
 			continue
 		}
-		if s.Kind != m.Kind || s.Amount != m.Amount || deref(s.BetID) != m.BetID || s.RoundID != m.RoundID {
-			c.add("movement %s: the game has %s %d of bet %s round %s, the operator %s %d of bet %s round %s",
-				m.TransactionID, m.Kind, m.Amount, m.BetID, m.RoundID, s.Kind, s.Amount, deref(s.BetID), s.RoundID)
+		checkMovement(m, s, ix, c)
+	}
+	return gx
+}
+
+// checkMovement checks a game movement against the operator's movement s of
+// the same transaction id: the same kind, amount, bet, round and win type, the
+// operator's id kept, and a rollback that gave back what its debit moved.
+func checkMovement(m Movement, s OpMovement, ix opIndex, c *collector) {
+	if s.Kind != m.Kind || s.Amount != m.Amount || deref(s.BetID) != m.BetID || s.RoundID != m.RoundID {
+		c.add("movement %s: the game has %s %d of bet %s round %s, the operator %s %d of bet %s round %s",
+			m.TransactionID, m.Kind, m.Amount, m.BetID, m.RoundID, s.Kind, s.Amount, deref(s.BetID), s.RoundID)
+	}
+	if m.Kind == kindWin && (s.Type != m.WinType || deref(s.FreebetID) != deref(m.FreebetID)) {
+		c.add("win %s: the game has type %s freebet %q, the operator type %s freebet %q",
+			m.TransactionID, m.WinType, deref(m.FreebetID), s.Type, deref(s.FreebetID))
+	}
+	if m.Status == movementDone && m.OperatorTxID != s.OperatorTransactionID {
+		c.add("movement %s: the game kept operator id %q, the operator says %q (ENV-19)", m.TransactionID, m.OperatorTxID, s.OperatorTransactionID)
+	}
+	if m.Kind == kindRollback {
+		want := int64(0) // nothing was debited: nothing to give back (RB-13)
+		if d, ok := ix.byTx[key(m.PlayerID, m.BetID)]; ok && d.Kind == opKindBet {
+			want = -d.Delta
 		}
-		if m.Kind == kindWin && (s.Type != m.WinType || deref(s.FreebetID) != deref(m.FreebetID)) {
-			c.add("win %s: the game has type %s freebet %q, the operator type %s freebet %q",
-				m.TransactionID, m.WinType, deref(m.FreebetID), s.Type, deref(s.FreebetID))
-		}
-		if m.Status == movementDone && m.OperatorTxID != s.OperatorTransactionID {
-			c.add("movement %s: the game kept operator id %q, the operator says %q (ENV-19)", m.TransactionID, m.OperatorTxID, s.OperatorTransactionID)
-		}
-		if m.Kind == kindRollback {
-			want := int64(0) // nothing was debited: nothing to give back (RB-13)
-			if d, ok := ix.byTx[key(m.PlayerID, m.BetID)]; ok && d.Kind == opKindBet {
-				want = -d.Delta
-			}
-			if s.Delta != want {
-				c.add("rollback %s of bet %s: the operator moved %d, want %d", m.TransactionID, m.BetID, s.Delta, want)
-			}
+		if s.Delta != want {
+			c.add("rollback %s of bet %s: the operator moved %d, want %d", m.TransactionID, m.BetID, s.Delta, want)
 		}
 	}
+}
 
+// checkOperatorMovements checks each of the operator's movements against the
+// game: a win or rollback has its game movement, and a debit its game bet,
+// which it matches and whose settlement matches its fate.
+func checkOperatorMovements(ix opIndex, gx gameIndex, opts Options, c *collector) {
 	for k, s := range ix.byTx {
 		switch s.Kind {
 		case kindWin, kindRollback:
-			if _, ok := gameByTx[k]; !ok {
+			if _, ok := gx.byTx[k]; !ok {
 				c.add("operator %s %s (%d, bet %s) has no movement in the game", s.Kind, s.TransactionID, s.Amount, deref(s.BetID))
 			}
 		case opKindBet:
-			b, ok := betByKey[k]
+			b, ok := gx.bets[k]
 			if !ok {
 				c.add("operator debit %s (%d, player %s) has no bet in the game", s.TransactionID, s.Amount, s.PlayerID)
 				continue
@@ -426,11 +454,15 @@ func Compare(game Game, op Ledger, opts Options) Report {
 			if b.OperatorTxID != "" && b.OperatorTxID != s.OperatorTransactionID {
 				c.add("debit %s: the game kept operator id %q, the operator says %q (ENV-19)", b.ID, b.OperatorTxID, s.OperatorTransactionID)
 			}
-			checkSettlement(b, s, gameSettlements[k], opts, &c)
+			checkSettlement(b, s, gx.settlements[k], opts, c)
 		}
 	}
+}
 
-	for _, b := range game.Bets {
+// checkUnconfirmedBets: no game bet without a debit at the operator is held as
+// accepted, cashed out, lost or cancelled, or left pending.
+func checkUnconfirmedBets(bets []Bet, ix opIndex, c *collector) {
+	for _, b := range bets {
 		if _, ok := ix.byTx[key(b.PlayerID, b.ID)]; ok {
 			continue
 		}
@@ -441,9 +473,6 @@ func Compare(game Game, op Ledger, opts Options) Report {
 			c.add("game bet %s is still pending: its debit's outcome is unknown (in flight, or an orphan for the next boot)", b.ID)
 		}
 	}
-	sort.Strings(c.diffs)
-	r.Differences = c.diffs
-	return r
 }
 
 // checkSettlement: a debit the operator confirmed ends in exactly one
