@@ -105,20 +105,9 @@ type Bus struct {
 // a wait between attempts that grows to at most 2 s; Connected says whether
 // it is connected now. Close it when done.
 func Connect(ctx context.Context, o Options) (*Bus, error) {
-	if len(o.URLs) == 0 {
-		return nil, errors.New("cluster: connect: no NATS URL")
-	}
-	if o.Name == "" || strings.ContainsFunc(o.Name, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
-		return nil, fmt.Errorf("cluster: connect: the replica name %q must be non-empty, without white space", o.Name)
-	}
-	if o.Logger == nil {
-		o.Logger = slog.Default()
-	}
-	if o.RequestTimeout <= 0 {
-		o.RequestTimeout = DefaultRequestTimeout
-	}
-	if o.MaxConcurrentHandlers <= 0 {
-		o.MaxConcurrentHandlers = DefaultMaxConcurrentHandlers
+	o, err := o.withDefaults()
+	if err != nil {
+		return nil, err
 	}
 	m, err := newMetrics(o.Registerer)
 	if err != nil {
@@ -139,8 +128,51 @@ func Connect(ctx context.Context, o Options) (*Bus, error) {
 	b.link, b.unlink = context.WithCancelCause(context.Background())
 	b.unlink(errNotConnected)
 
-	nc, err := nats.Connect(strings.Join(o.URLs, ","),
-		nats.Name(o.Name),
+	nc, err := nats.Connect(strings.Join(o.URLs, ","), b.natsOptions(o.Name)...)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // its text holds the URL, credentials included
+		}
+		return nil, fmt.Errorf("cluster: connect to NATS %s: %w", servers, err)
+	}
+	b.nc = nc
+	select {
+	case <-b.up:
+		return b, nil
+	case <-ctx.Done():
+		nc.Close()
+		return nil, fmt.Errorf("cluster: connect to NATS %s: %w", servers, context.Cause(ctx))
+	}
+}
+
+// withDefaults checks o and returns it with the defaults filled in for what it
+// leaves out.
+func (o Options) withDefaults() (Options, error) {
+	if len(o.URLs) == 0 {
+		return o, errors.New("cluster: connect: no NATS URL")
+	}
+	if o.Name == "" || strings.ContainsFunc(o.Name, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
+		return o, fmt.Errorf("cluster: connect: the replica name %q must be non-empty, without white space", o.Name)
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.RequestTimeout <= 0 {
+		o.RequestTimeout = DefaultRequestTimeout
+	}
+	if o.MaxConcurrentHandlers <= 0 {
+		o.MaxConcurrentHandlers = DefaultMaxConcurrentHandlers
+	}
+	return o, nil
+}
+
+// natsOptions are the NATS connection's settings for the replica name: retry
+// and reconnect for ever, notice a dead link within about three pings, and
+// handlers that follow the connection's state and log its events.
+func (b *Bus) natsOptions(name string) []nats.Option {
+	return []nats.Option{
+		nats.Name(name),
 		nats.RetryOnFailedConnect(true),
 		nats.MaxReconnects(-1),
 		nats.ReconnectBufSize(-1),
@@ -183,21 +215,6 @@ func Connect(ctx context.Context, o Options) (*Bus, error) {
 			}
 			b.log.Warn("NATS asynchronous error", attrs...)
 		}),
-	)
-	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err // its text holds the URL, credentials included
-		}
-		return nil, fmt.Errorf("cluster: connect to NATS %s: %w", servers, err)
-	}
-	b.nc = nc
-	select {
-	case <-b.up:
-		return b, nil
-	case <-ctx.Done():
-		nc.Close()
-		return nil, fmt.Errorf("cluster: connect to NATS %s: %w", servers, context.Cause(ctx))
 	}
 }
 
