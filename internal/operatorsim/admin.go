@@ -158,6 +158,18 @@ func (s *Sim) adminRoutes() http.Handler {
 	handle := func(path string, h adminHandler) {
 		mux.Handle("POST "+path, s.adminAuth(h))
 	}
+	s.playerRoutes(handle)
+	s.tokenRoutes(handle)
+	s.freebetAndFaultRoutes(handle)
+	s.ledgerRoutes(handle)
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeAdminError(w, http.StatusNotFound, adminNotFound, "no such admin route: "+r.Method+" "+r.URL.Path)
+	})
+	return mux
+}
+
+// playerRoutes registers /admin/players/: create, list, get, fund and block.
+func (s *Sim) playerRoutes(handle func(path string, h adminHandler)) {
 	l := s.ledger
 	handle("/admin/players/create", decoded(func(ctx context.Context, req struct {
 		PlayerID string `json:"player_id"`
@@ -198,6 +210,11 @@ func (s *Sim) adminRoutes() http.Handler {
 		}
 		return playerAnswer(l.player(ctx, req.PlayerID))
 	}))
+}
+
+// tokenRoutes registers /admin/tokens/: issue, revoke and expire.
+func (s *Sim) tokenRoutes(handle func(path string, h adminHandler)) {
+	l := s.ledger
 	handle("/admin/tokens/issue", decoded(func(ctx context.Context, req struct {
 		PlayerID   string `json:"player_id"`
 		TTLSeconds int64  `json:"ttl_seconds"`
@@ -219,6 +236,12 @@ func (s *Sim) adminRoutes() http.Handler {
 			return map[string]any{}, l.endToken(ctx, req.Token, expire)
 		}))
 	}
+}
+
+// freebetAndFaultRoutes registers /admin/freebets/grant, /admin/faults/set and
+// /admin/faults/list.
+func (s *Sim) freebetAndFaultRoutes(handle func(path string, h adminHandler)) {
+	l := s.ledger
 	handle("/admin/freebets/grant", decoded(func(ctx context.Context, req struct {
 		PlayerID string `json:"player_id"`
 		ID       string `json:"id"`
@@ -247,6 +270,12 @@ func (s *Sim) adminRoutes() http.Handler {
 	handle("/admin/faults/list", decoded(func(context.Context, struct{}) (any, error) {
 		return map[string]any{"faults": s.faults.snapshot()}, nil
 	}))
+}
+
+// ledgerRoutes registers /admin/ledger and /admin/reconcile, which read the
+// movements.
+func (s *Sim) ledgerRoutes(handle func(path string, h adminHandler)) {
+	l := s.ledger
 	handle("/admin/ledger", decoded(func(ctx context.Context, req struct {
 		PlayerID string `json:"player_id"`
 		Limit    int    `json:"limit"`
@@ -259,10 +288,6 @@ func (s *Sim) adminRoutes() http.Handler {
 	}) (any, error) {
 		return s.reconcile(ctx, req.PlayerID)
 	}))
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeAdminError(w, http.StatusNotFound, adminNotFound, "no such admin route: "+r.Method+" "+r.URL.Path)
-	})
-	return mux
 }
 
 // reconcile lists every movement (the suites compare it with the game's
