@@ -122,35 +122,7 @@ func StreamMessages(t testing.TB, action string) map[string]StreamMessage {
 // payloads are schemas of the embedded table.v1.yaml.
 func StreamMessagesOf(t testing.TB, raw []byte, action string) map[string]StreamMessage {
 	t.Helper()
-	var doc struct {
-		AsyncAPI   string `yaml:"asyncapi"`
-		Operations map[string]struct {
-			Action   string `yaml:"action"`
-			Messages []struct {
-				Ref string `yaml:"$ref"`
-			} `yaml:"messages"`
-		} `yaml:"operations"`
-		Channels map[string]struct {
-			Messages map[string]struct {
-				Ref string `yaml:"$ref"`
-			} `yaml:"messages"`
-		} `yaml:"channels"`
-		Components struct {
-			Messages map[string]struct {
-				Name    string `yaml:"name"`
-				Payload struct {
-					Ref          string `yaml:"$ref"`
-					SchemaFormat string `yaml:"schemaFormat"`
-					Schema       struct {
-						Ref string `yaml:"$ref"`
-					} `yaml:"schema"`
-				} `yaml:"payload"`
-				Examples []struct {
-					Payload any `yaml:"payload"`
-				} `yaml:"examples"`
-			} `yaml:"messages"`
-		} `yaml:"components"`
-	}
+	var doc streamDocument
 	if err := yaml.Unmarshal(raw, &doc); err != nil {
 		t.Fatalf("apitest: %s: %v", api.StreamDocument, err)
 	}
@@ -165,10 +137,13 @@ func StreamMessagesOf(t testing.TB, raw []byte, action string) map[string]Stream
 	if err != nil {
 		t.Fatalf("apitest: table.v1.yaml: %v", err)
 	}
-	draft07 := sync.OnceValues(func() (*jsonschema.Compiler, error) { return tableCompiler(tableRaw) })
-	counts := &checked{n: map[string]int{}}
+	ps := payloadSchemas{
+		table:   table,
+		draft07: sync.OnceValues(func() (*jsonschema.Compiler, error) { return tableCompiler(tableRaw) }),
+		counts:  &checked{n: map[string]int{}},
+	}
 	t.Cleanup(func() {
-		if n := counts.String(); n != "" {
+		if n := ps.counts.String(); n != "" {
 			t.Logf("apitest: validated %s against the %s messages of %s", n, action, api.StreamDocument)
 		}
 	})
@@ -180,82 +155,158 @@ func StreamMessagesOf(t testing.TB, raw []byte, action string) map[string]Stream
 		}
 		found = true
 		for _, ref := range op.Messages {
-			// #/channels/<channel>/messages/<key> -> #/components/messages/<key>
-			parts := strings.Split(strings.TrimPrefix(ref.Ref, "#/channels/"), "/messages/")
-			if len(parts) != 2 {
-				t.Fatalf("apitest: operation %s: message %q is not a channel's message", name, ref.Ref)
-			}
-			chRef := doc.Channels[parts[0]].Messages[parts[1]].Ref
-			key := strings.TrimPrefix(chRef, "#/components/messages/")
-			m, ok := doc.Components.Messages[key]
-			if !ok {
-				t.Fatalf("apitest: channel %s: message %q (%q) is not in components", parts[0], parts[1], chRef)
-			}
-			// A Schema Object ({$ref}) or a Multi Format Schema Object
-			// ({schemaFormat, schema: {$ref}}).
-			payloadRef := m.Payload.Ref
-			if m.Payload.SchemaFormat != "" || m.Payload.Schema.Ref != "" {
-				if payloadRef != "" {
-					t.Fatalf("apitest: message %s: payload has both $ref and schema", key)
-				}
-				payloadRef = m.Payload.Schema.Ref
-			}
-			schema, ok := strings.CutPrefix(payloadRef, "table.v1.yaml#/components/schemas/")
-			s := table.Components.Schemas[schema]
-			if !ok || s == nil || s.Value == nil {
-				t.Fatalf("apitest: message %s: payload %q is not a schema of table.v1.yaml", key, payloadRef)
-			}
-			sm := StreamMessage{Key: key, Type: m.Name, Schema: schema, Format: m.Payload.SchemaFormat, Payload: s.Value, checked: counts}
-			switch {
-			case slices.Contains(OpenAPI30Formats, sm.Format):
-				sm.validate = func(raw []byte) error {
-					var v any
-					if err := json.Unmarshal(raw, &v); err != nil {
-						return err
-					}
-					if err := s.Value.VisitJSON(v, openapi3.MultiErrors()); err != nil {
-						return err
-					}
-					// The schema's open sets accept any string; the game
-					// sends only the values they list (known.go).
-					return KnownValues(s.Value, v)
-				}
-			case slices.Contains(JSONSchemaFormats, sm.Format):
-				compiled := sync.OnceValues(func() (*jsonschema.Schema, error) {
-					c, err := draft07()
-					if err != nil {
-						return nil, err
-					}
-					sch, err := c.Compile(tableURL + "#/components/schemas/" + schema)
-					if err != nil {
-						return nil, fmt.Errorf("compile %s as JSON Schema draft-07: %w", schema, err)
-					}
-					return sch, nil
-				})
-				sm.validate = func(raw []byte) error {
-					sch, err := compiled()
-					if err != nil {
-						return err
-					}
-					v, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
-					if err != nil {
-						return err
-					}
-					return sch.Validate(v)
-				}
-			default:
-				t.Fatalf("apitest: message %s: payload's schemaFormat %q is not one apitest reads", key, sm.Format)
-			}
-			for _, ex := range m.Examples {
-				sm.Examples = append(sm.Examples, ex.Payload)
-			}
-			out[m.Name] = sm
+			key, m := doc.componentMessage(t, name, ref.Ref)
+			out[m.Name] = ps.message(t, key, m)
 		}
 	}
 	if !found {
 		t.Fatalf("apitest: %s has no %s operation", api.StreamDocument, action)
 	}
 	return out
+}
+
+// streamDocument is the part of an AsyncAPI 3.0.0 document that
+// StreamMessagesOf reads.
+type streamDocument struct {
+	AsyncAPI   string `yaml:"asyncapi"`
+	Operations map[string]struct {
+		Action   string `yaml:"action"`
+		Messages []struct {
+			Ref string `yaml:"$ref"`
+		} `yaml:"messages"`
+	} `yaml:"operations"`
+	Channels map[string]struct {
+		Messages map[string]struct {
+			Ref string `yaml:"$ref"`
+		} `yaml:"messages"`
+	} `yaml:"channels"`
+	Components struct {
+		Messages map[string]streamDocumentMessage `yaml:"messages"`
+	} `yaml:"components"`
+}
+
+// streamDocumentMessage is one message under the document's
+// components.messages.
+type streamDocumentMessage struct {
+	Name    string `yaml:"name"`
+	Payload struct {
+		Ref          string `yaml:"$ref"`
+		SchemaFormat string `yaml:"schemaFormat"`
+		Schema       struct {
+			Ref string `yaml:"$ref"`
+		} `yaml:"schema"`
+	} `yaml:"payload"`
+	Examples []struct {
+		Payload any `yaml:"payload"`
+	} `yaml:"examples"`
+}
+
+// componentMessage follows the message reference ref of the operation named
+// op, #/channels/<channel>/messages/<key>, to the channel's message and on to
+// the one under components.messages, which it returns with its key. A
+// reference that does not lead there fails t.
+func (doc *streamDocument) componentMessage(t testing.TB, op, ref string) (string, streamDocumentMessage) {
+	t.Helper()
+	// #/channels/<channel>/messages/<key> -> #/components/messages/<key>
+	parts := strings.Split(strings.TrimPrefix(ref, "#/channels/"), "/messages/")
+	if len(parts) != 2 {
+		t.Fatalf("apitest: operation %s: message %q is not a channel's message", op, ref)
+	}
+	chRef := doc.Channels[parts[0]].Messages[parts[1]].Ref
+	key := strings.TrimPrefix(chRef, "#/components/messages/")
+	m, ok := doc.Components.Messages[key]
+	if !ok {
+		t.Fatalf("apitest: channel %s: message %q (%q) is not in components", parts[0], parts[1], chRef)
+	}
+	return key, m
+}
+
+// payloadSchemas resolves the messages' payloads to schemas of table.v1.yaml
+// and validates values through them, counting the values validated.
+type payloadSchemas struct {
+	table   *openapi3.T
+	draft07 func() (*jsonschema.Compiler, error) // table.v1.yaml in a draft-07 compiler
+	counts  *checked
+}
+
+// message returns the StreamMessage of m, the message under key in
+// components.messages. A payload that is not a schema of table.v1.yaml, or
+// that declares a schema format Validate cannot read, fails t.
+func (ps payloadSchemas) message(t testing.TB, key string, m streamDocumentMessage) StreamMessage {
+	t.Helper()
+	// A Schema Object ({$ref}) or a Multi Format Schema Object
+	// ({schemaFormat, schema: {$ref}}).
+	payloadRef := m.Payload.Ref
+	if m.Payload.SchemaFormat != "" || m.Payload.Schema.Ref != "" {
+		if payloadRef != "" {
+			t.Fatalf("apitest: message %s: payload has both $ref and schema", key)
+		}
+		payloadRef = m.Payload.Schema.Ref
+	}
+	schema, ok := strings.CutPrefix(payloadRef, "table.v1.yaml#/components/schemas/")
+	s := ps.table.Components.Schemas[schema]
+	if !ok || s == nil || s.Value == nil {
+		t.Fatalf("apitest: message %s: payload %q is not a schema of table.v1.yaml", key, payloadRef)
+	}
+	sm := StreamMessage{Key: key, Type: m.Name, Schema: schema, Format: m.Payload.SchemaFormat, Payload: s.Value, checked: ps.counts}
+	switch {
+	case slices.Contains(OpenAPI30Formats, sm.Format):
+		sm.validate = openAPIValidator(s.Value)
+	case slices.Contains(JSONSchemaFormats, sm.Format):
+		sm.validate = ps.draft07Validator(schema)
+	default:
+		t.Fatalf("apitest: message %s: payload's schemaFormat %q is not one apitest reads", key, sm.Format)
+	}
+	for _, ex := range m.Examples {
+		sm.Examples = append(sm.Examples, ex.Payload)
+	}
+	return sm
+}
+
+// openAPIValidator validates a raw JSON value against the OpenAPI 3.0 schema s
+// through kin-openapi, then checks that it holds only the values the game
+// sends (KnownValues).
+func openAPIValidator(s *openapi3.Schema) func(raw []byte) error {
+	return func(raw []byte) error {
+		var v any
+		if err := json.Unmarshal(raw, &v); err != nil {
+			return err
+		}
+		if err := s.VisitJSON(v, openapi3.MultiErrors()); err != nil {
+			return err
+		}
+		// The schema's open sets accept any string; the game
+		// sends only the values they list (known.go).
+		return KnownValues(s, v)
+	}
+}
+
+// draft07Validator validates a raw JSON value against the table.v1.yaml schema
+// named schema, read as JSON Schema draft-07; the schema is compiled at the
+// first value.
+func (ps payloadSchemas) draft07Validator(schema string) func(raw []byte) error {
+	compiled := sync.OnceValues(func() (*jsonschema.Schema, error) {
+		c, err := ps.draft07()
+		if err != nil {
+			return nil, err
+		}
+		sch, err := c.Compile(tableURL + "#/components/schemas/" + schema)
+		if err != nil {
+			return nil, fmt.Errorf("compile %s as JSON Schema draft-07: %w", schema, err)
+		}
+		return sch, nil
+	})
+	return func(raw []byte) error {
+		sch, err := compiled()
+		if err != nil {
+			return err
+		}
+		v, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+		if err != nil {
+			return err
+		}
+		return sch.Validate(v)
+	}
 }
 
 // tableURL is where table.v1.yaml stands for the JSON Schema compiler; the
