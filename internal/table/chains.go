@@ -37,6 +37,49 @@ func (e errorResponse) VisitListChainsResponse(w http.ResponseWriter) error     
 func (e errorResponse) VisitGetChainResponse(w http.ResponseWriter) error        { return e.visit(w) }
 func (e errorResponse) VisitListChainRoundsResponse(w http.ResponseWriter) error { return e.visit(w) }
 
+// chainBeacon is the chain's beacon as published (nil when it names none),
+// with its signature and randomness once the salt is fixed.
+func chainBeacon(rec store.ChainRecord) (*table.ChainBeacon, error) {
+	b := rec.Beacon
+	if !b.Named() {
+		return nil, nil
+	}
+	out := &table.ChainBeacon{Network: b.Network, ChainHash: b.ChainHash, PublicKey: b.PublicKey,
+		GenesisTime: b.Genesis, PeriodS: b.PeriodS, Scheme: beacon.Scheme, Round: b.Round, RoundTime: int64(b.RoundAt)}
+	if b.Signature != "" && rec.Salt != nil {
+		sig, err := hex.DecodeString(b.Signature)
+		if err != nil {
+			return out, fmt.Errorf("table: the beacon signature of %s: %w", rec.ID, err)
+		}
+		sum := beacon.Randomness(sig)
+		randomness := hex.EncodeToString(sum[:])
+		out.Signature, out.Randomness = &b.Signature, &randomness
+	}
+	return out, nil
+}
+
+// contributionOf is a contribution to a fixed salt as published: its value,
+// its commitment and reveal when it was committed first, and who made it.
+func contributionOf(c store.ContributionRecord) table.Contribution {
+	value := c.SaltValue()
+	item := table.Contribution{Source: table.ContributionSource(c.Source), Value: &value, ReceivedAt: int64(c.ReceivedAt)}
+	if c.Commitment != "" {
+		withheld := c.Withheld()
+		item.Commitment, item.Withheld = &c.Commitment, &withheld
+		if c.RevealedAt != nil {
+			at := int64(*c.RevealedAt)
+			item.RevealedAt = &at
+		}
+	}
+	switch c.Source {
+	case store.SourceOperator:
+		item.Operator = &c.Name
+	case store.SourceBeacon:
+		item.Label = &c.Name
+	}
+	return item
+}
+
 // chainDocument is a chain as published: its contributions once its salt is
 // fixed (they are what the salt is made of), and before that the operators'
 // commitments of a commit_reveal chain, never a value; its checkpoints.
@@ -56,18 +99,9 @@ func (a *api) chainDocument(ctx context.Context, rec store.ChainRecord) (table.C
 		ends := int64(*rec.RevealEndsAt)
 		doc.RevealEndsAt = &ends
 	}
-	if b := rec.Beacon; b.Named() {
-		doc.Beacon = &table.ChainBeacon{Network: b.Network, ChainHash: b.ChainHash, PublicKey: b.PublicKey,
-			GenesisTime: b.Genesis, PeriodS: b.PeriodS, Scheme: beacon.Scheme, Round: b.Round, RoundTime: int64(b.RoundAt)}
-		if b.Signature != "" && rec.Salt != nil {
-			sig, err := hex.DecodeString(b.Signature)
-			if err != nil {
-				return doc, fmt.Errorf("table: the beacon signature of %s: %w", rec.ID, err)
-			}
-			sum := beacon.Randomness(sig)
-			randomness := hex.EncodeToString(sum[:])
-			doc.Beacon.Signature, doc.Beacon.Randomness = &b.Signature, &randomness
-		}
+	var err error
+	if doc.Beacon, err = chainBeacon(rec); err != nil {
+		return doc, err
 	}
 	switch {
 	case rec.LastSeq != nil:
@@ -103,23 +137,7 @@ func (a *api) chainDocument(ctx context.Context, rec store.ChainRecord) (table.C
 		return doc, err
 	}
 	for _, c := range contributions {
-		value := c.SaltValue()
-		item := table.Contribution{Source: table.ContributionSource(c.Source), Value: &value, ReceivedAt: int64(c.ReceivedAt)}
-		if c.Commitment != "" {
-			withheld := c.Withheld()
-			item.Commitment, item.Withheld = &c.Commitment, &withheld
-			if c.RevealedAt != nil {
-				at := int64(*c.RevealedAt)
-				item.RevealedAt = &at
-			}
-		}
-		switch c.Source {
-		case store.SourceOperator:
-			item.Operator = &c.Name
-		case store.SourceBeacon:
-			item.Label = &c.Name
-		}
-		doc.Contributions = append(doc.Contributions, item)
+		doc.Contributions = append(doc.Contributions, contributionOf(c))
 	}
 	checkpoints, err := a.s.chains.ChainCheckpoints(ctx, rec.ID, CheckpointEvery, rec.Length)
 	if err != nil {

@@ -117,40 +117,12 @@ func (s *Server) openStream(w http.ResponseWriter, r *http.Request) {
 func (s *Server) serveStream(st *stream) {
 	msgs := make(chan clientMessage, 4)
 	go s.readStream(st, msgs)
-
-	timer := time.NewTimer(s.cfg.HelloTimeout)
-	defer timer.Stop()
-	var first clientMessage
-	select {
-	case first = <-msgs:
-	case <-timer.C:
-		st.close(CloseNoHello, "no hello")
-		return
-	case <-st.done:
-		return
-	}
-	var hello table.HelloMessage
-	if first.binary || json.Unmarshal(first.data, &hello) != nil || hello.Type != "hello" {
-		st.close(CloseNoHello, "hello expected first")
-		return
-	}
-	sess, err := s.sessions.Get(st.io, hello.Session)
-	if errors.Is(err, sessions.ErrSessionInactive) {
-		s.closeInactive(st, sess)
-		return
-	}
-	if err != nil {
-		if !errors.Is(err, sessions.ErrSessionExpired) {
-			s.log.Error("stream: reading a session failed", "err", err)
-		}
-		s.writeNow(st, errorEvent(s.msgs.text(s.defLang, table.ErrorCodeSessionExpired), table.ErrorCodeSessionExpired))
-		st.close(CloseSession, "session expired")
-		return
-	}
-	t, ok := s.tables(sess.GameID)
+	hello, ok := s.awaitHello(st, msgs)
 	if !ok {
-		s.log.Error("stream: no running table for the session's game", "game_id", sess.GameID)
-		st.close(websocket.StatusInternalError, "")
+		return
+	}
+	sess, t, ok := s.streamSession(st, hello.Session)
+	if !ok {
 		return
 	}
 	st.hash = string(sess.Hash)
@@ -167,7 +139,61 @@ func (s *Server) serveStream(st *stream) {
 	shown := s.sessions.Watch(sess.Hash)
 	defer shown.Stop()
 	s.resync(st, sess, sub)
+	s.forward(st, sess, hello.Session, sub, shown, msgs)
+}
 
+// awaitHello waits for the client's hello, the first message, for at most
+// HelloTimeout; otherwise it closes the stream with 4001 (false).
+func (s *Server) awaitHello(st *stream, msgs <-chan clientMessage) (table.HelloMessage, bool) {
+	timer := time.NewTimer(s.cfg.HelloTimeout)
+	defer timer.Stop()
+	var first clientMessage
+	select {
+	case first = <-msgs:
+	case <-timer.C:
+		st.close(CloseNoHello, "no hello")
+		return table.HelloMessage{}, false
+	case <-st.done:
+		return table.HelloMessage{}, false
+	}
+	var hello table.HelloMessage
+	if first.binary || json.Unmarshal(first.data, &hello) != nil || hello.Type != "hello" {
+		st.close(CloseNoHello, "hello expected first")
+		return table.HelloMessage{}, false
+	}
+	return hello, true
+}
+
+// streamSession reads the hello's session and its game's table; a session
+// that ended closes the stream with its code, after an error event (false).
+func (s *Server) streamSession(st *stream, id string) (sessions.Session, Game, bool) {
+	sess, err := s.sessions.Get(st.io, id)
+	if errors.Is(err, sessions.ErrSessionInactive) {
+		s.closeInactive(st, sess)
+		return sessions.Session{}, nil, false
+	}
+	if err != nil {
+		if !errors.Is(err, sessions.ErrSessionExpired) {
+			s.log.Error("stream: reading a session failed", "err", err)
+		}
+		s.writeNow(st, errorEvent(s.msgs.text(s.defLang, table.ErrorCodeSessionExpired), table.ErrorCodeSessionExpired))
+		st.close(CloseSession, "session expired")
+		return sessions.Session{}, nil, false
+	}
+	t, ok := s.tables(sess.GameID)
+	if !ok {
+		s.log.Error("stream: no running table for the session's game", "game_id", sess.GameID)
+		st.close(websocket.StatusInternalError, "")
+		return sessions.Session{}, nil, false
+	}
+	return sess, t, true
+}
+
+// forward writes the table's events, the session's balance changes, the
+// heartbeat and the answers to the client's messages until the stream ends:
+// a write fails, the subscription ends, the session goes idle, or the client
+// leaves.
+func (s *Server) forward(st *stream, sess sessions.Session, id string, sub *engine.Subscription, shown *sessions.Watch, msgs <-chan clientMessage) {
 	keepAlive := time.NewTicker(streamKeepAlive)
 	defer keepAlive.Stop()
 	heartbeat := time.NewTicker(s.cfg.Heartbeat)
@@ -184,7 +210,7 @@ func (s *Server) serveStream(st *stream) {
 		idleTimer := time.NewTimer(at.Sub(s.sessions.Now()))
 		defer idleTimer.Stop()
 		idle = idleTimer.C
-		recheck = func() bool { return s.recheckIdle(st, hello.Session, idleTimer) }
+		recheck = func() bool { return s.recheckIdle(st, id, idleTimer) }
 	}
 	for {
 		select {
