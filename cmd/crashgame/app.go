@@ -88,7 +88,7 @@ func newApp(ctx context.Context, cfg *config.Config, st *store.Store, logger *sl
 	if err != nil {
 		return nil, err
 	}
-	tk := tickets.New(st, time.Now)
+	tk := tickets.New(st.Tickets(), time.Now)
 	if err := a.newSessions(cfg, tk); err != nil {
 		return nil, err
 	}

@@ -107,7 +107,7 @@ func newEnvOn(t testing.TB, dsn string) *env {
 	e := &env{now: time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC), logs: &bytes.Buffer{}}
 	clock := func() time.Time { return e.now }
 	e.store = st
-	e.tickets = tickets.New(st, clock)
+	e.tickets = tickets.New(st.Tickets(), clock)
 	logger := slog.New(slog.NewJSONHandler(e.logs, nil))
 	games := map[string][]string{}
 	for _, op := range installation.Operators {

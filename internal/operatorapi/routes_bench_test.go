@@ -41,7 +41,7 @@ func benchHandler(b *testing.B, dsn string) http.Handler {
 		b.Fatal(err)
 	}
 	logger := slog.New(slog.NewJSONHandler(io.Discard, nil))
-	api := operatorapi.New(operatorapi.Config{Operators: operators, Launch: launch.New(installation, tickets.New(st, time.Now)),
+	api := operatorapi.New(operatorapi.Config{Operators: operators, Launch: launch.New(installation, tickets.New(st.Tickets(), time.Now)),
 		Chains: st, Movements: st, Logger: logger, Now: time.Now})
 	return server.New(server.Config{Logger: logger, Documents: http.NotFoundHandler(), Routes: api.Routes()})
 }

@@ -121,7 +121,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 		t.Fatal(err)
 	}
 	bank := engine.NewDemoBank()
-	tk := tickets.New(st, nil)
+	tk := tickets.New(st.Tickets(), nil)
 	bal := &balancer{answer: wallet.Result{Outcome: wallet.Success, PlayerID: "p-1", Balance: 10000, HasBalance: true, Currency: "BRL", PlayerName: "Maria Silva"}}
 	ss, err := sessions.New(sessions.Options{
 		Operators: []sessions.Operator{{ID: "acme", Enabled: true, Games: []string{"crash"},

@@ -21,8 +21,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-
-	"github.com/crashstudio/crashgame/internal/store"
 )
 
 const (
@@ -62,14 +60,25 @@ type Controls struct {
 	InactivityMinutes   int  // 0: no inactivity timeout
 }
 
-// Repository stores tickets; *store.Store satisfies it. RedeemTicket must be
-// atomic: of concurrent redemptions of one hash exactly one succeeds.
-type Repository interface {
-	InsertTicket(ctx context.Context, rec *store.TicketRecord) error
-	RedeemTicket(ctx context.Context, hash []byte, now time.Time) (*store.TicketRecord, error)
+// Stored is an issued ticket as its repository keeps it: the session it
+// carries, under the SHA-256 of the raw ticket (never the ticket itself), and
+// when it was issued and stops being valid.
+type Stored struct {
+	Hash      []byte
+	Session   Session
+	CreatedAt time.Time
+	ExpiresAt time.Time // valid while now is before it
 }
 
-var _ Repository = (*store.Store)(nil)
+// Repository stores tickets: the tickets table, in package store
+// ((*store.Store).Tickets). Redeem must be atomic: of concurrent redemptions
+// of one hash exactly one succeeds; the others, and a redemption of a hash
+// never stored, expired or used, answer an error that wraps ErrUnknown,
+// ErrUsed or ErrExpired.
+type Repository interface {
+	Insert(ctx context.Context, t Stored) error
+	Redeem(ctx context.Context, hash []byte, now time.Time) (Session, error)
+}
 
 // Service issues and redeems tickets. It is safe for concurrent use.
 type Service struct {
@@ -98,26 +107,8 @@ func (s *Service) Issue(ctx context.Context, sess Session) (raw string, err erro
 	raw = Prefix + encoding.EncodeToString(secret)
 
 	now := s.now()
-	rec := &store.TicketRecord{
-		Hash:       hash(raw),
-		Operator:   sess.Operator,
-		GameID:     sess.GameID,
-		Token:      sess.Token,
-		PlayerID:   sess.PlayerID,
-		Currency:   sess.Currency,
-		Language:   sess.Language,
-		PlayerName: sess.PlayerName,
-		Theme:      sess.Theme,
-		Demo:       sess.Demo,
-		Mobile:     sess.Mobile,
-		LobbyURL:   sess.LobbyURL,
-		DepositURL: sess.DepositURL,
-		Controls: store.TicketControls{SessionClock: sess.Controls.SessionClock,
-			RealityCheckMinutes: sess.Controls.RealityCheckMinutes, InactivityMinutes: sess.Controls.InactivityMinutes},
-		CreatedAt: store.MillisOf(now),
-		ExpiresAt: store.MillisOf(now.Add(TTL)),
-	}
-	if err := s.repo.InsertTicket(ctx, rec); err != nil {
+	t := Stored{Hash: hash(raw), Session: sess, CreatedAt: now, ExpiresAt: now.Add(TTL)}
+	if err := s.repo.Insert(ctx, t); err != nil {
 		return "", fmt.Errorf("tickets: issue: %w", err)
 	}
 	return raw, nil
@@ -130,33 +121,18 @@ func (s *Service) Redeem(ctx context.Context, raw string) (Session, error) {
 	if !IsTicket(raw) {
 		return Session{}, ErrUnknown
 	}
-	rec, err := s.repo.RedeemTicket(ctx, hash(raw), s.now())
+	sess, err := s.repo.Redeem(ctx, hash(raw), s.now())
 	switch {
-	case errors.Is(err, store.ErrTicketNotFound):
+	case errors.Is(err, ErrUnknown):
 		return Session{}, ErrUnknown
-	case errors.Is(err, store.ErrTicketUsed):
+	case errors.Is(err, ErrUsed):
 		return Session{}, ErrUsed
-	case errors.Is(err, store.ErrTicketExpired):
+	case errors.Is(err, ErrExpired):
 		return Session{}, ErrExpired
 	case err != nil:
 		return Session{}, fmt.Errorf("tickets: redeem: %w", err)
 	}
-	return Session{
-		Operator:   rec.Operator,
-		GameID:     rec.GameID,
-		Token:      rec.Token,
-		PlayerID:   rec.PlayerID,
-		Currency:   rec.Currency,
-		Language:   rec.Language,
-		PlayerName: rec.PlayerName,
-		Theme:      rec.Theme,
-		Demo:       rec.Demo,
-		Mobile:     rec.Mobile,
-		LobbyURL:   rec.LobbyURL,
-		DepositURL: rec.DepositURL,
-		Controls: Controls{SessionClock: rec.Controls.SessionClock, RealityCheckMinutes: rec.Controls.RealityCheckMinutes,
-			InactivityMinutes: rec.Controls.InactivityMinutes},
-	}, nil
+	return sess, nil
 }
 
 // IsTicket reports whether s has the shape of a ticket: Prefix followed by the

@@ -59,7 +59,7 @@ func newService(t *testing.T) (*tickets.Service, *store.Store, *clock) {
 	t.Helper()
 	s := newStore(t)
 	c := newClock()
-	return tickets.New(s, c.Now), s, c
+	return tickets.New(s.Tickets(), c.Now), s, c
 }
 
 var session = tickets.Session{
@@ -394,15 +394,15 @@ type countingRepo struct {
 	err              error
 }
 
-func (r *countingRepo) InsertTicket(context.Context, *store.TicketRecord) error {
+func (r *countingRepo) Insert(context.Context, tickets.Stored) error {
 	r.inserts.Add(1)
 	return r.err
 }
 
-func (r *countingRepo) RedeemTicket(context.Context, []byte, time.Time) (*store.TicketRecord, error) {
+func (r *countingRepo) Redeem(context.Context, []byte, time.Time) (tickets.Session, error) {
 	r.redeems.Add(1)
 	if r.err != nil {
-		return nil, r.err
+		return tickets.Session{}, r.err
 	}
-	return nil, store.ErrTicketNotFound
+	return tickets.Session{}, tickets.ErrUnknown
 }
