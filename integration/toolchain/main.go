@@ -52,6 +52,8 @@ func main() {
 	fmt.Println("toolchain: PASS")
 }
 
+// run checks the documents of apiDir, then follows the guide once per
+// generator in a temporary folder (kept when keep is set), printing as it goes.
 func run(apiDir, guide, examples, game string, keep bool) error {
 	start := time.Now()
 	docs, err := filepath.Glob(filepath.Join(apiDir, "*.v1.yaml"))
@@ -67,6 +69,25 @@ func run(apiDir, guide, examples, game string, keep bool) error {
 	} else {
 		defer os.RemoveAll(tmp)
 	}
+	checker := filepath.Join(tmp, "crashgame")
+	if err := validateAndBuild(docs, game, checker); err != nil {
+		return err
+	}
+	blocks, err := readGuide(guide, game)
+	if err != nil {
+		return err
+	}
+	failed := followGuides(blocks, docs, examples, checker, tmp)
+	fmt.Printf("toolchain: took %s\n", time.Since(start).Round(time.Second))
+	if len(failed) > 0 {
+		return fmt.Errorf("failed: %s", strings.Join(failed, ", "))
+	}
+	return nil
+}
+
+// validateAndBuild validates each of docs with libopenapi-validator while it
+// builds the game's wallet-check (crashgame, of the module game) at checker.
+func validateAndBuild(docs []string, game, checker string) error {
 	// The game's wallet-check, built once for both paths below, while the
 	// documents and the guide are checked. It is built with the paths'
 	// environment (-trimpath), so that the standard library, which both paths
@@ -75,7 +96,6 @@ func run(apiDir, guide, examples, game string, keep bool) error {
 	// holds the guide to) are in the build cache before the two paths start:
 	// on an empty cache the two would otherwise compile the standard library
 	// side by side, twice.
-	checker := filepath.Join(tmp, "crashgame")
 	built := make(chan error, 1)
 	go func() {
 		var out bytes.Buffer
@@ -92,23 +112,31 @@ func run(apiDir, guide, examples, game string, keep bool) error {
 		}
 		return nil
 	}()
-	if err := errors.Join(checked, buildErr(<-built)); err != nil {
-		return err
-	}
+	return errors.Join(checked, buildErr(<-built))
+}
+
+// readGuide reads the guide's marked blocks and checks that the versions it
+// pins are those of the go.mod of the module game.
+func readGuide(guide, game string) ([]block, error) {
 	raw, err := os.ReadFile(guide)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	blocks, err := parseGuide(string(raw))
 	if err != nil {
-		return fmt.Errorf("%s: %w", guide, err)
+		return nil, fmt.Errorf("%s: %w", guide, err)
 	}
 	pins, err := checkVersions(blocks, filepath.Join(game, "go.mod"), "go.mod")
 	if err != nil {
-		return fmt.Errorf("%s: %w", guide, err)
+		return nil, fmt.Errorf("%s: %w", guide, err)
 	}
 	fmt.Printf("toolchain: the guide's %d marked blocks parse; its %d pinned versions are the repository's\n", len(blocks), pins)
+	return blocks, nil
+}
 
+// followGuides follows the guide on both generators' paths at once, each in
+// its own folder under tmp, and returns the names of those that failed.
+func followGuides(blocks []block, docs []string, examples, checker, tmp string) (failed []string) {
 	// Both paths at once: separate modules and folders, one module cache and
 	// one build cache (both lock what they write). Each path writes to its
 	// own buffer, printed whole when the path ends, first ended first.
@@ -129,7 +157,6 @@ func run(apiDir, guide, examples, game string, keep bool) error {
 			results <- r
 		}()
 	}
-	var failed []string
 	for range generators {
 		r := <-results
 		os.Stdout.Write(r.out.Bytes())
@@ -139,11 +166,7 @@ func run(apiDir, guide, examples, game string, keep bool) error {
 		}
 		fmt.Printf("toolchain: --- %s: took %s\n", r.name, r.took.Round(time.Second))
 	}
-	fmt.Printf("toolchain: took %s\n", time.Since(start).Round(time.Second))
-	if len(failed) > 0 {
-		return fmt.Errorf("failed: %s", strings.Join(failed, ", "))
-	}
-	return nil
+	return failed
 }
 
 func buildErr(err error) error {
