@@ -178,7 +178,34 @@ func (lg *loadgen) runFloor(ctx context.Context, admin *http.Client, players []*
 	if err := waitAnswer(ctx, base+"/readyz", 30*time.Second); err != nil {
 		return fr, err
 	}
-	// One fresh token a player (the game's tokens are the game's sessions').
+	tokens, err := lg.floorTokens(ctx, admin, players)
+	if err != nil {
+		return fr, err
+	}
+	fmt.Fprintf(stdout, "floor: %d bets in %d rounds of %s against the same operator-sim...\n", n, o.rounds, o.betSpread)
+	hc := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 1024, MaxIdleConns: 1024}}
+	cpu0, _, err := readProc(fr.PID)
+	if err != nil {
+		return fr, err
+	}
+	samples := lg.floorBets(ctx, hc, base, tokens, n)
+	cpu1, _, err := readProc(fr.PID)
+	if err != nil {
+		return fr, err
+	}
+	fr.calls = summarise(samples)
+	fr.OK = fr.Outcomes["201"]
+	fr.CPUSeconds = cpu1 - cpu0
+	if fr.OK > 0 {
+		fr.CPUPerBet = fr.CPUSeconds * 1e6 / float64(fr.OK)
+	}
+	return fr, nil
+}
+
+// floorTokens issues one fresh token a player at operator-sim, for the
+// floor's bets (the game's tokens are the game's sessions').
+func (lg *loadgen) floorTokens(ctx context.Context, admin *http.Client, players []*player) ([]floorBet, error) {
+	o := lg.o
 	tokens := make([]floorBet, 0, len(players))
 	for _, pl := range players {
 		if pl == nil {
@@ -188,16 +215,18 @@ func (lg *loadgen) runFloor(ctx context.Context, admin *http.Client, players []*
 			Token string `json:"token"`
 		}
 		if err := signedPost(ctx, admin, o.operatorURL, "/admin/tokens/issue", o.secret, map[string]any{"player_id": pl.id}, &tok); err != nil {
-			return fr, fmt.Errorf("floor: token for %s: %w", pl.id, err)
+			return nil, fmt.Errorf("floor: token for %s: %w", pl.id, err)
 		}
 		tokens = append(tokens, floorBet{PlayerID: pl.id, Token: tok.Token, Amount: floorStake})
 	}
-	fmt.Fprintf(stdout, "floor: %d bets in %d rounds of %s against the same operator-sim...\n", n, o.rounds, o.betSpread)
-	hc := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 1024, MaxIdleConns: 1024}}
-	cpu0, _, err := readProc(fr.PID)
-	if err != nil {
-		return fr, err
-	}
+	return tokens, nil
+}
+
+// floorBets sends the floor at base n bets of tokens, shared out over the
+// run's rounds, each round's bets at random within the bet spread, and
+// returns their samples.
+func (lg *loadgen) floorBets(ctx context.Context, hc *http.Client, base string, tokens []floorBet, n int) []sample {
+	o := lg.o
 	var (
 		mu      sync.Mutex
 		samples []sample
@@ -227,17 +256,7 @@ func (lg *loadgen) runFloor(ctx context.Context, admin *http.Client, players []*
 		}
 		wg.Wait()
 	}
-	cpu1, _, err := readProc(fr.PID)
-	if err != nil {
-		return fr, err
-	}
-	fr.calls = summarise(samples)
-	fr.OK = fr.Outcomes["201"]
-	fr.CPUSeconds = cpu1 - cpu0
-	if fr.OK > 0 {
-		fr.CPUPerBet = fr.CPUSeconds * 1e6 / float64(fr.OK)
-	}
-	return fr, nil
+	return samples
 }
 
 // floorStake is the floor's stake in cents: the load's minimum bet.

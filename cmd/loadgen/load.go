@@ -208,11 +208,7 @@ func (lg *loadgen) autoSeen(id string) {
 
 // load runs the whole thing: set-up, rounds, drain, reconciliation.
 func load(ctx context.Context, o *options, sys *system, stdout io.Writer) (*result, error) {
-	lg := &loadgen{
-		o: o, rec: &recorder{start: time.Now(), by: map[string][]sample{}},
-		crashed: map[string]bool{}, allCrashed: make(chan struct{}), roundTimes: map[string]*roundStat{},
-		dropCodes: map[string]int{}, failCauses: map[string]int{}, acceptedIDs: map[string]*liveBet{}, paidIDs: map[string]int64{}, autoIDs: map[string]bool{},
-	}
+	lg := newLoadgen(o)
 	res := &result{Config: o.view(), Machine: machine()}
 	admin := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: o.setupConc,
 		DialContext: connectTo(&net.Dialer{Timeout: 10 * time.Second}, hostPort(o.url), o.connect)}}
@@ -223,86 +219,14 @@ func load(ctx context.Context, o *options, sys *system, stdout io.Writer) (*resu
 	samplerDone.Go(func() { lg.sample(sampleCtx) })
 	time.Sleep(1200 * time.Millisecond) // an idle sample first
 
-	// Set-up: sessions, then streams.
-	fmt.Fprintf(stdout, "run started at %s (the result's times are seconds since then); opening %d sessions...\n",
-		lg.rec.start.Format("15:04:05.000"), o.players)
-	plan := addressPlan{players: o.players, addresses: o.addresses}
-	groups := make([]*group, plan.groups())
-	for i := range groups {
-		groups[i] = newGroup(i, plan.size(i), o.forwarded, hostPort(o.url), o.connect)
-	}
-	players := make([]*player, o.players)
-	setupStart := time.Now()
-	var setupErr atomic.Value
-	var failed atomic.Int64
-	run := func(n int, f func(i int)) {
-		var next atomic.Int64
-		var wg sync.WaitGroup
-		for range min(o.setupConc, n) {
-			wg.Go(func() {
-				for i := int(next.Add(1)) - 1; i < n && ctx.Err() == nil; i = int(next.Add(1)) - 1 {
-					f(i)
-				}
-			})
-		}
-		wg.Wait()
-	}
-	run(o.players, func(i int) {
-		p := &player{n: i, id: fmt.Sprintf("%s%06d", o.playerPrefx, i), g: groups[plan.of(i)], lg: lg}
-		grant := float64(i%100) < o.freebets*100
-		if err := p.setup(ctx, admin, grant); err != nil {
-			failed.Add(1)
-			setupErr.Store(err)
-			return
-		}
-		players[i] = p
-	})
-	if n := failed.Load(); n > 0 {
-		return nil, fmt.Errorf("%d of %d sessions could not be opened; last error: %v", n, o.players, setupErr.Load())
-	}
-	res.Setup.SessionSeconds = time.Since(setupStart).Seconds()
-	fmt.Fprintf(stdout, "sessions open in %.1f s; opening streams...\n", res.Setup.SessionSeconds)
-
 	playCtx, stopPlay := context.WithCancel(ctx)
 	defer stopPlay()
 	var playing sync.WaitGroup
-	opened := make(chan error, o.setupConc)
-	var streamFail, dialed atomic.Int64
-	go run(o.players, func(i int) {
-		playing.Go(func() { players[i].play(playCtx, opened) })
-		if err := <-opened; err != nil {
-			streamFail.Add(1)
-			setupErr.Store(err)
-		}
-		dialed.Add(1)
-	})
-	// Wait until every stream answered its dial.
-	for dialed.Load() < int64(o.players) && ctx.Err() == nil && time.Since(setupStart) < 10*time.Minute {
-		time.Sleep(100 * time.Millisecond)
+	players, err := lg.setUp(ctx, playCtx, &playing, admin, res, stdout)
+	if err != nil {
+		return nil, err
 	}
-	res.Setup.Seconds = time.Since(setupStart).Seconds()
-	res.Stream.Opened = o.players - int(streamFail.Load())
-	if res.Stream.Opened == 0 {
-		return nil, fmt.Errorf("no stream could be opened: %v", setupErr.Load())
-	}
-	// A quiet wait with everyone connected, before the rounds: the game's
-	// connected-idle cost is its quietest second between two samples (the
-	// sampler ticks each second, so 4 s holds at least three such seconds).
-	res.Setup.ConnectedAt = time.Since(lg.rec.start).Seconds()
-	time.Sleep(4 * time.Second)
-	res.Setup.LoadedAt = time.Since(lg.rec.start).Seconds()
-	lg.startPlaying()
-	fmt.Fprintf(stdout, "%d streams open (%d failed) in %.1f s; playing %d rounds...\n", res.Stream.Opened, streamFail.Load(), res.Setup.Seconds, o.rounds)
-
-	select {
-	case <-lg.allCrashed:
-	case <-ctx.Done():
-		lg.interruptedBy = "interrupt"
-		fmt.Fprintln(stdout, "interrupted; stopping the players, then the summary of what was played")
-	case <-time.After(time.Duration(o.rounds)*(time.Duration(o.bettingMS)*time.Millisecond+5*time.Minute) + time.Minute):
-		lg.interruptedBy = "timeout"
-		fmt.Fprintln(stdout, "the rounds did not all crash in time; stopping")
-	}
+	lg.waitRounds(ctx, stdout)
 	res.PlayedUntil = time.Since(lg.rec.start).Seconds()
 	stopPlay()
 	playing.Wait()
@@ -336,6 +260,131 @@ func load(ctx context.Context, o *options, sys *system, stdout io.Writer) (*resu
 		res.Floor = &fr
 	}
 	return res, nil
+}
+
+// newLoadgen is a run of o that starts now.
+func newLoadgen(o *options) *loadgen {
+	return &loadgen{
+		o: o, rec: &recorder{start: time.Now(), by: map[string][]sample{}},
+		crashed: map[string]bool{}, allCrashed: make(chan struct{}), roundTimes: map[string]*roundStat{},
+		dropCodes: map[string]int{}, failCauses: map[string]int{}, acceptedIDs: map[string]*liveBet{}, paidIDs: map[string]int64{}, autoIDs: map[string]bool{},
+	}
+}
+
+// setUp opens every player's session, then its stream, on which it plays
+// with playCtx (playing waits for the players), then waits quietly with
+// everyone connected and starts the rounds. It fills in res's set-up figures
+// and the streams opened.
+func (lg *loadgen) setUp(ctx, playCtx context.Context, playing *sync.WaitGroup, admin *http.Client, res *result, stdout io.Writer) ([]*player, error) {
+	o := lg.o
+	fmt.Fprintf(stdout, "run started at %s (the result's times are seconds since then); opening %d sessions...\n",
+		lg.rec.start.Format("15:04:05.000"), o.players)
+	plan := addressPlan{players: o.players, addresses: o.addresses}
+	groups := make([]*group, plan.groups())
+	for i := range groups {
+		groups[i] = newGroup(i, plan.size(i), o.forwarded, hostPort(o.url), o.connect)
+	}
+	setupStart := time.Now()
+	players, err := lg.openSessions(ctx, admin, plan, groups)
+	if err != nil {
+		return nil, err
+	}
+	res.Setup.SessionSeconds = time.Since(setupStart).Seconds()
+	fmt.Fprintf(stdout, "sessions open in %.1f s; opening streams...\n", res.Setup.SessionSeconds)
+
+	var streamFail atomic.Int64
+	var streamErr atomic.Value
+	lg.openStreams(ctx, playCtx, playing, players, setupStart, &streamFail, &streamErr)
+	res.Setup.Seconds = time.Since(setupStart).Seconds()
+	res.Stream.Opened = o.players - int(streamFail.Load())
+	if res.Stream.Opened == 0 {
+		return nil, fmt.Errorf("no stream could be opened: %v", streamErr.Load())
+	}
+	// A quiet wait with everyone connected, before the rounds: the game's
+	// connected-idle cost is its quietest second between two samples (the
+	// sampler ticks each second, so 4 s holds at least three such seconds).
+	res.Setup.ConnectedAt = time.Since(lg.rec.start).Seconds()
+	time.Sleep(4 * time.Second)
+	res.Setup.LoadedAt = time.Since(lg.rec.start).Seconds()
+	lg.startPlaying()
+	fmt.Fprintf(stdout, "%d streams open (%d failed) in %.1f s; playing %d rounds...\n", res.Stream.Opened, streamFail.Load(), res.Setup.Seconds, o.rounds)
+	return players, nil
+}
+
+// openSessions opens every player's session, each in its address group
+// (plan says which of groups), --setup-concurrency at a time; it fails when
+// any could not be opened.
+func (lg *loadgen) openSessions(ctx context.Context, admin *http.Client, plan addressPlan, groups []*group) ([]*player, error) {
+	o := lg.o
+	players := make([]*player, o.players)
+	var setupErr atomic.Value
+	var failed atomic.Int64
+	forEach(ctx, o.setupConc, o.players, func(i int) {
+		p := &player{n: i, id: fmt.Sprintf("%s%06d", o.playerPrefx, i), g: groups[plan.of(i)], lg: lg}
+		grant := float64(i%100) < o.freebets*100
+		if err := p.setup(ctx, admin, grant); err != nil {
+			failed.Add(1)
+			setupErr.Store(err)
+			return
+		}
+		players[i] = p
+	})
+	if n := failed.Load(); n > 0 {
+		return nil, fmt.Errorf("%d of %d sessions could not be opened; last error: %v", n, o.players, setupErr.Load())
+	}
+	return players, nil
+}
+
+// openStreams starts every player playing with playCtx (playing waits for
+// them), --setup-concurrency dials at a time, and returns once every stream
+// answered its dial, ctx ended, or 10 minutes passed since setupStart. The
+// streams that failed are counted in failed, the last error kept in lastErr.
+func (lg *loadgen) openStreams(ctx, playCtx context.Context, playing *sync.WaitGroup, players []*player, setupStart time.Time, failed *atomic.Int64, lastErr *atomic.Value) {
+	o := lg.o
+	opened := make(chan error, o.setupConc)
+	var dialed atomic.Int64
+	go forEach(ctx, o.setupConc, o.players, func(i int) {
+		playing.Go(func() { players[i].play(playCtx, opened) })
+		if err := <-opened; err != nil {
+			failed.Add(1)
+			lastErr.Store(err)
+		}
+		dialed.Add(1)
+	})
+	// Wait until every stream answered its dial.
+	for dialed.Load() < int64(o.players) && ctx.Err() == nil && time.Since(setupStart) < 10*time.Minute {
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// forEach calls f with each of 0 to n-1 on at most conc goroutines at once,
+// and returns when they are done; once ctx ends, no further call begins.
+func forEach(ctx context.Context, conc, n int, f func(i int)) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(conc, n) {
+		wg.Go(func() {
+			for i := int(next.Add(1)) - 1; i < n && ctx.Err() == nil; i = int(next.Add(1)) - 1 {
+				f(i)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// waitRounds waits until every admitted round crashed, ctx ends (an
+// interrupt) or the rounds' time runs out, and notes why it stopped early.
+func (lg *loadgen) waitRounds(ctx context.Context, stdout io.Writer) {
+	o := lg.o
+	select {
+	case <-lg.allCrashed:
+	case <-ctx.Done():
+		lg.interruptedBy = "interrupt"
+		fmt.Fprintln(stdout, "interrupted; stopping the players, then the summary of what was played")
+	case <-time.After(time.Duration(o.rounds)*(time.Duration(o.bettingMS)*time.Millisecond+5*time.Minute) + time.Minute):
+		lg.interruptedBy = "timeout"
+		fmt.Fprintln(stdout, "the rounds did not all crash in time; stopping")
+	}
 }
 
 // waitDrained waits until the game's movement queue holds no pending

@@ -27,20 +27,23 @@ type reconciliation struct {
 	Broken    []string `json:"broken"`
 }
 
+// reconcile checks the money after the run: the operator's ledger of the
+// load's players against the game's records (against itself when the game's
+// database is not known) and against the answers the players got. drained,
+// drainedBy and drainErr are how the movement queue's drain went.
 func (lg *loadgen) reconcile(ctx context.Context, admin *http.Client, drained bool, drainedBy string, drainErr error) reconciliation {
 	o := lg.o
 	r := reconciliation{Against: "operator ledger + the answers the players got", Drained: drained, DrainedBy: drainedBy}
-	broken := func(format string, args ...any) { r.Broken = append(r.Broken, fmt.Sprintf(format, args...)) }
 	if !drained {
 		if drainErr != nil {
-			broken("the movement queue was not seen drained (%s) within %s; last error: %v", drainedBy, o.drainWait, drainErr)
+			r.broken("the movement queue was not seen drained (%s) within %s; last error: %v", drainedBy, o.drainWait, drainErr)
 		} else {
-			broken("the movement queue still held pending movements (%s) after %s", drainedBy, o.drainWait)
+			r.broken("the movement queue still held pending movements (%s) after %s", drainedBy, o.drainWait)
 		}
 	}
 	all, err := reconcile.ReadOperatorSim(ctx, admin, o.operatorURL, o.secret)
 	if err != nil {
-		broken("%v", err)
+		r.broken("%v", err)
 		return r
 	}
 	ledger := all.Only(func(player string) bool { return strings.HasPrefix(player, o.playerPrefx) })
@@ -48,28 +51,42 @@ func (lg *loadgen) reconcile(ctx context.Context, admin *http.Client, drained bo
 	for _, p := range ledger.Players {
 		opts.InitialBalances[p.PlayerID] = startBalance
 	}
-
-	// The operator's ledger against the game's records when its database is
-	// known (the comparison of `crashgame reconcile`), else against itself.
-	var rep reconcile.Report
-	withGame := false
-	if o.gameDB != "" {
-		game, err := readGame(ctx, o.gameDB, o.playerPrefx)
-		if err != nil {
-			broken("reading the game's database: %v", err)
-		} else {
-			withGame = true
-			r.Against = "operator ledger + the answers the players got + the game's database"
-			rep = reconcile.Compare(game, ledger, opts)
-		}
-	}
-	if !withGame {
-		rep = reconcile.CheckLedger(ledger, opts)
-	}
+	rep, withGame := lg.compare(ctx, ledger, opts, &r)
 	r.Debits, r.Wins, r.ZeroWins, r.Rollbacks, r.GameBets = rep.Debits, rep.Wins, rep.ZeroWins, rep.Rollbacks, rep.GameBets
 	r.Broken = append(r.Broken, rep.Differences...)
+	lg.checkAnswers(ledger, withGame, &r)
+	if withGame {
+		r.Lost = rep.Open // Compare found each open debit to be a lost bet, or said otherwise
+	}
+	return r
+}
 
-	// What the players were told, against the operator's ledger.
+// broken records one thing the reconciliation found broken.
+func (r *reconciliation) broken(format string, args ...any) {
+	r.Broken = append(r.Broken, fmt.Sprintf(format, args...))
+}
+
+// compare compares the operator's ledger with the game's records when its
+// database is known (the comparison of `crashgame reconcile`), else checks it
+// against itself; withGame says which it did.
+func (lg *loadgen) compare(ctx context.Context, ledger reconcile.Ledger, opts reconcile.Options, r *reconciliation) (rep reconcile.Report, withGame bool) {
+	if lg.o.gameDB != "" {
+		game, err := readGame(ctx, lg.o.gameDB, lg.o.playerPrefx)
+		if err != nil {
+			r.broken("reading the game's database: %v", err)
+		} else {
+			r.Against = "operator ledger + the answers the players got + the game's database"
+			return reconcile.Compare(game, ledger, opts), true
+		}
+	}
+	return reconcile.CheckLedger(ledger, opts), false
+}
+
+// checkAnswers checks what the players were told against the operator's
+// ledger: each accepted bet has its debit, each paid cashout its one win of
+// the payout. Without the game's records (withGame false), it also counts the
+// lost bets (countLost).
+func (lg *loadgen) checkAnswers(ledger reconcile.Ledger, withGame bool, r *reconciliation) {
 	debits := map[string]reconcile.OpMovement{}
 	wins := map[string][]reconcile.OpMovement{}
 	for _, m := range ledger.Movements {
@@ -84,34 +101,36 @@ func (lg *loadgen) reconcile(ctx context.Context, admin *http.Client, drained bo
 	defer lg.betsMu.Unlock()
 	for id := range lg.acceptedIDs {
 		if _, ok := debits[id]; !ok {
-			broken("bet %s: accepted by the game, no debit at the operator", id)
+			r.broken("bet %s: accepted by the game, no debit at the operator", id)
 		}
 	}
 	for id, payout := range lg.paidIDs {
 		ws := wins[id]
 		if len(ws) != 1 {
-			broken("bet %s: the game paid a cashout of %d; the operator has %d wins", id, payout, len(ws))
+			r.broken("bet %s: the game paid a cashout of %d; the operator has %d wins", id, payout, len(ws))
 		} else if ws[0].Amount != payout {
-			broken("bet %s: the game paid %d, the operator credited %d", id, payout, ws[0].Amount)
+			r.broken("bet %s: the game paid %d, the operator credited %d", id, payout, ws[0].Amount)
 		}
 	}
-	if withGame {
-		r.Lost = rep.Open // Compare found each open debit to be a lost bet, or said otherwise
-		return r
+	if !withGame {
+		lg.countLost(debits, r)
 	}
-	// Without the game's database, an open debit is a loss when the player
-	// never saw it paid.
+}
+
+// countLost counts the lost bets into r when the game's records are not
+// read: an open debit is a loss when the player never saw it paid, and
+// broken when it did. betsMu is held.
+func (lg *loadgen) countLost(debits map[string]reconcile.OpMovement, r *reconciliation) {
 	for id, d := range debits {
 		if d.Settlement != nil {
 			continue
 		}
 		if _, paid := lg.paidIDs[id]; paid || lg.autoIDs[id] {
-			broken("debit %s: paid to the player, open at the operator", id)
+			r.broken("debit %s: paid to the player, open at the operator", id)
 		} else {
 			r.Lost++
 		}
 	}
-	return r
 }
 
 // readGame reads the bets and movements of the load's players from the

@@ -156,11 +156,29 @@ func summarise(ss []sample) calls {
 	return c
 }
 
+// summarise fills in res's figures from what the run recorded: the calls, the
+// bets and cashouts, the rounds, the streams, a timeline by second, the game
+// process and each replica.
 func (lg *loadgen) summarise(res *result) {
-	o := lg.o
 	res.Setup.Launch = summarise(lg.rec.get(kindLaunch))
 	res.Setup.Session = summarise(lg.rec.get(kindSession))
 	bets, cashouts := lg.rec.get(kindBet), lg.rec.get(kindCashout)
+	lg.summariseBets(res, bets, cashouts)
+	lg.summariseRounds(res)
+	lg.summariseStreams(res)
+
+	per := perSecond(res.PlayedUntil, bets, cashouts)
+	lg.samplesMu.Lock()
+	res.Samples = slices.Clone(lg.samples)
+	lg.samplesMu.Unlock()
+	fillTimeline(res, per)
+
+	summariseGame(res, lg.o.gamePID)
+	lg.summariseReplicas(res)
+}
+
+// summariseBets fills in the bets' and cashouts' calls and counts.
+func (lg *loadgen) summariseBets(res *result, bets, cashouts []sample) {
 	res.Bets.calls = summarise(bets)
 	res.Cashouts.calls = summarise(cashouts)
 	res.Bets.Accepted = res.Bets.Outcomes["201"]
@@ -184,6 +202,11 @@ func (lg *loadgen) summarise(res *result) {
 		}
 	}
 	lg.betsMu.Unlock()
+}
+
+// summariseRounds fills in the rounds played, each with its betting window's
+// rate, and the best and mean of those rates.
+func (lg *loadgen) summariseRounds(res *result) {
 	lg.roundMu.Lock()
 	res.Bets.Interrupted = slices.Clone(lg.interrupted)
 	var rates []float64
@@ -204,6 +227,11 @@ func (lg *loadgen) summarise(res *result) {
 		}
 		res.Bets.MeanWindowRate = sum / float64(len(rates))
 	}
+}
+
+// summariseStreams fills in the streams' drops and reconnections, and why the
+// rounds stopped early, if they did.
+func (lg *loadgen) summariseStreams(res *result) {
 	res.Stream.Dropped = lg.droppedN.Load()
 	res.Stream.Reopened, res.Stream.ReopenFailed = lg.reopenedN.Load(), lg.reopenFailedN.Load()
 	res.Stream.Reconnect = summarise(lg.rec.get(kindReconnect))
@@ -212,10 +240,17 @@ func (lg *loadgen) summarise(res *result) {
 	res.Stream.CloseCodes = maps.Clone(lg.dropCodes)
 	res.Stream.FailCauses = maps.Clone(lg.failCauses)
 	lg.dropMu.Unlock()
+}
 
-	// Per second.
-	n := int(math.Ceil(res.PlayedUntil)) + 1
-	per := make([]struct{ bet, cash []float64 }, n)
+// secondCalls are the latencies (ms) of one second's accepted bets and paid
+// cashouts.
+type secondCalls struct{ bet, cash []float64 }
+
+// perSecond sorts the accepted bets and paid cashouts into the seconds of the
+// run up to playedUntil, by when they were sent.
+func perSecond(playedUntil float64, bets, cashouts []sample) []secondCalls {
+	n := int(math.Ceil(playedUntil)) + 1
+	per := make([]secondCalls, n)
 	for _, s := range bets {
 		if t := int(s.at); t < n && s.outcome == "201" {
 			per[t].bet = append(per[t].bet, s.ms)
@@ -226,9 +261,12 @@ func (lg *loadgen) summarise(res *result) {
 			per[t].cash = append(per[t].cash, s.ms)
 		}
 	}
-	lg.samplesMu.Lock()
-	res.Samples = slices.Clone(lg.samples)
-	lg.samplesMu.Unlock()
+	return per
+}
+
+// fillTimeline fills in res's timeline, one second of per each, with the queue
+// as last sampled, and the peak of accepted bets in a second.
+func fillTimeline(res *result, per []secondCalls) {
 	for t := range per {
 		slices.Sort(per[t].bet)
 		slices.Sort(per[t].cash)
@@ -242,11 +280,14 @@ func (lg *loadgen) summarise(res *result) {
 		res.Bets.PeakPerSecond = max(res.Bets.PeakPerSecond, float64(sec.Accepted))
 		res.Timeline = append(res.Timeline, sec)
 	}
+}
 
-	// The game process: idle (before the set-up), connected (after it, before
-	// the rounds), and while playing.
+// summariseGame fills in res.Game, the figures of the game process (pid) read
+// off res.Samples: idle (before the set-up), connected (after it, before the
+// rounds), and while playing.
+func summariseGame(res *result, pid int) {
 	g := &res.Game
-	g.PID = o.gamePID
+	g.PID = pid
 	var idle, loaded, first, last *procSample
 	for i := range res.Samples {
 		s := &res.Samples[i]
@@ -279,24 +320,34 @@ func (lg *loadgen) summarise(res *result) {
 			g.CPUPerAcceptedBet = (last.CPUSeconds - first.CPUSeconds) * 1e6 / float64(res.Bets.Accepted)
 		}
 	}
-	// The quiet wait before the rounds: connected, not betting. The game may
-	// still be answering the last streams' hellos at its start, so the idle
-	// cost is the quietest second of it (the lowest rate between two
-	// consecutive samples after the last dial answered).
-	g.CPUCoresIdle = -1
-	for i := 1; i < len(res.Samples); i++ {
-		a, b := &res.Samples[i-1], &res.Samples[i]
-		if a.At >= res.Setup.ConnectedAt && b.At <= res.Setup.LoadedAt && b.At > a.At {
+	g.CPUCoresIdle = idleCores(res.Samples, res.Setup.ConnectedAt, res.Setup.LoadedAt)
+	g.CPUPerBetInWindows, g.CPUCoresInWindows = windowCost(res.Bets.Rounds, res.Samples)
+}
+
+// idleCores is the game's CPU cores in the quiet wait before the rounds, from
+// connectedAt to loadedAt: connected, not betting. The game may still be
+// answering the last streams' hellos at its start, so the idle cost is the
+// quietest second of it (the lowest rate between two consecutive samples after
+// the last dial answered); 0 without two such samples.
+func idleCores(samples []procSample, connectedAt, loadedAt float64) float64 {
+	cores := -1.0
+	for i := 1; i < len(samples); i++ {
+		a, b := &samples[i-1], &samples[i]
+		if a.At >= connectedAt && b.At <= loadedAt && b.At > a.At {
 			rate := (b.CPUSeconds - a.CPUSeconds) / (b.At - a.At)
-			if g.CPUCoresIdle < 0 || rate < g.CPUCoresIdle {
-				g.CPUCoresIdle = rate
+			if cores < 0 || rate < cores {
+				cores = rate
 			}
 		}
 	}
-	g.CPUCoresIdle = max(g.CPUCoresIdle, 0)
-	g.CPUPerBetInWindows, g.CPUCoresInWindows = windowCost(res.Bets.Rounds, res.Samples)
+	return max(cores, 0)
+}
+
+// summariseReplicas fills in each replica's figures (--replicas) from its
+// samples.
+func (lg *loadgen) summariseReplicas(res *result) {
 	lg.samplesMu.Lock()
-	for i, t := range o.replicas {
+	for i, t := range lg.o.replicas {
 		var ss []replicaSample
 		if i < len(lg.replicaSamples) {
 			ss = slices.Clone(lg.replicaSamples[i])
