@@ -80,7 +80,7 @@ func newApp(ctx context.Context, cfg *config.Config, st *store.Store, logger *sl
 		return nil, err
 	}
 	var err error
-	a.freebets, err = freebets.New(st, freebets.Options{Registerer: a.registry, Logger: logger})
+	a.freebets, err = freebets.New(st.Freebets(), freebets.Options{Registerer: a.registry, Logger: logger})
 	if err != nil {
 		return nil, err
 	}

@@ -5,7 +5,8 @@
 // does not happen. It holds the rules; the tables freebet_sources and
 // freebet_grants (migration 0004_freebets) and every statement on them are
 // package store's (internal/store/freebets.go), reached through the Repo
-// interface this package declares, which *store.Store satisfies.
+// interface this package declares over its own types, which
+// (*store.Store).Freebets implements (internal/store/freebets_repo.go).
 //
 // It must never grant from anything but a /balance answer, never spend one grant
 // twice, never let a repeated id change a grant, never log a token or a player
@@ -132,8 +133,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/crashstudio/crashgame/internal/store"
 )
 
 // Limits of the contract.
@@ -213,25 +212,50 @@ type Options struct {
 	Now func() time.Time
 }
 
-// Repo is what the package needs of the storage: *store.Store. Each write is
-// one conditional statement whose outcome the store reports (a sentinel error
-// when no row met the condition); the rules that read those outcomes are this
-// package's. A method called with a context carrying a transaction (InTx) runs
-// in it.
+// Repo is what the package needs of the storage, over this package's own
+// types: the freebet tables, in package store ((*store.Store).Freebets). Each
+// write is one conditional statement whose outcome the repository reports
+// (ErrGrantNotFound, ErrGrantNotOpen, ErrGrantNotSpent, wrapped, when no row
+// met the condition); the rules that read those outcomes are this package's.
+// A method called with a context carrying a transaction (InTx) runs in it.
 type Repo interface {
 	InTx(ctx context.Context, fn func(ctx context.Context) error) error
-	KnownFreebetSources(ctx context.Context, operator, playerID string, ids []string) ([]string, error)
-	InsertFreebetSources(ctx context.Context, recs []store.FreebetSourceRecord) ([]string, error)
-	InsertFreebetGrants(ctx context.Context, recs []store.FreebetGrantRecord) (int, error)
-	OpenFreebetGrants(ctx context.Context, owner store.FreebetOwner) ([]store.FreebetGrantRecord, error)
-	FreebetGrant(ctx context.Context, owner store.FreebetOwner, grantID string) (*store.FreebetGrantRecord, error)
-	SpendFreebetGrant(ctx context.Context, owner store.FreebetOwner, grantID string, at store.Millis) (*store.FreebetGrantRecord, error)
-	OldestOpenFreebetGrant(ctx context.Context, owner store.FreebetOwner, amount int64) (int64, error)
-	SpendFreebetGrantBySeq(ctx context.Context, seq int64, at store.Millis) (*store.FreebetGrantRecord, error)
-	ReturnFreebetGrant(ctx context.Context, owner store.FreebetOwner, grantID string) error
+	KnownSources(ctx context.Context, operator, playerID string, ids []string) ([]string, error)
+	// InsertSources stores the sources not stored yet and returns their ids.
+	InsertSources(ctx context.Context, sources []Source) ([]string, error)
+	// InsertGrants stores the grants of new sources; Seq and Spent are set by
+	// the repository.
+	InsertGrants(ctx context.Context, grants []OwnedGrant) (int, error)
+	OpenGrants(ctx context.Context, owner Owner) ([]Grant, error)
+	Grant(ctx context.Context, owner Owner, id string) (Grant, error)
+	SpendGrant(ctx context.Context, owner Owner, id string, at time.Time) (Grant, error)
+	OldestOpenGrant(ctx context.Context, owner Owner, amount int64) (seq int64, err error)
+	SpendGrantBySeq(ctx context.Context, seq int64, at time.Time) (Grant, error)
+	ReturnGrant(ctx context.Context, owner Owner, id string) error
 }
 
-var _ Repo = (*store.Store)(nil)
+// The repository's answers when no row met a write's condition.
+var (
+	ErrGrantNotFound = errors.New("freebets: no such grant")
+	ErrGrantNotOpen  = errors.New("freebets: the grant is not open")
+	ErrGrantNotSpent = errors.New("freebets: the grant is not spent")
+)
+
+// Source is one entry of a /balance answer as stored: a family of Quantity
+// grants of Amount cents for its owner.
+type Source struct {
+	Owner      Owner
+	ID         string
+	Amount     int64
+	Quantity   int
+	ReceivedAt time.Time
+}
+
+// OwnedGrant is a grant with its owner, as the repository stores it.
+type OwnedGrant struct {
+	Owner Owner
+	Grant
+}
 
 // Service takes, lists, spends and returns grants. It is safe for concurrent
 // use.

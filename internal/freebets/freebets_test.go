@@ -57,7 +57,7 @@ func newEnv(t testing.TB, dsn string) *env {
 		t.Fatalf("Migrate: %v", err)
 	}
 	reg := prometheus.NewRegistry()
-	svc, err := freebets.New(st, freebets.Options{Registerer: reg, Now: func() time.Time { return t0 }})
+	svc, err := freebets.New(st.Freebets(), freebets.Options{Registerer: reg, Now: func() time.Time { return t0 }})
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
@@ -758,10 +758,10 @@ func TestNew(t *testing.T) {
 		t.Fatal("New(nil) succeeded")
 	}
 	e := newEnv(t, "sqlite::memory:")
-	if _, err := freebets.New(e.st, freebets.Options{Registerer: e.reg}); err == nil {
+	if _, err := freebets.New(e.st.Freebets(), freebets.Options{Registerer: e.reg}); err == nil {
 		t.Fatal("New registered its metrics twice in one registry without an error")
 	}
-	if _, err := freebets.New(e.st, freebets.Options{}); err != nil {
+	if _, err := freebets.New(e.st.Freebets(), freebets.Options{}); err != nil {
 		t.Fatalf("New without a registerer: %v", err)
 	}
 }

@@ -6,31 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-
-	"github.com/crashstudio/crashgame/internal/store"
 )
 
 // batchSize bounds the grants handed to the store at once (one INSERT).
 const batchSize = 1000
-
-// grantOf converts a stored grant.
-func grantOf(r *store.FreebetGrantRecord) Grant {
-	return Grant{
-		ID:       r.GrantID,
-		SourceID: r.SourceID,
-		Amount:   r.Amount,
-		Currency: r.Currency,
-		State:    State(r.State),
-		Seq:      r.Seq,
-		Created:  r.CreatedAt.Time(),
-		Spent:    r.SpentAt.Time(),
-	}
-}
-
-// key is the owner as the store names it.
-func (o Owner) key() store.FreebetOwner {
-	return store.FreebetOwner{Operator: o.Operator, PlayerID: o.PlayerID, Currency: o.Currency}
-}
 
 func (o Owner) validate() error {
 	if o.Operator == "" || o.PlayerID == "" || o.Currency == "" {
@@ -128,7 +107,7 @@ func (s *Service) knownSources(ctx context.Context, owner Owner, entries []entry
 	for i, e := range entries {
 		ids[i] = e.id
 	}
-	found, err := s.repo.KnownFreebetSources(ctx, owner.Operator, owner.PlayerID, ids)
+	found, err := s.repo.KnownSources(ctx, owner.Operator, owner.PlayerID, ids)
 	if err != nil {
 		return nil, err
 	}
@@ -143,17 +122,14 @@ func (s *Service) knownSources(ctx context.Context, owner Owner, entries []entry
 // and reports how many entries it took (a concurrent intake may have taken some)
 // and how many grants it created.
 func (s *Service) create(ctx context.Context, owner Owner, fresh []entry) (families, created int, err error) {
-	now := store.MillisOf(s.now())
-	sources := make([]store.FreebetSourceRecord, len(fresh))
+	now := s.now()
+	sources := make([]Source, len(fresh))
 	for i, e := range fresh {
-		sources[i] = store.FreebetSourceRecord{
-			Operator: owner.Operator, PlayerID: owner.PlayerID, SourceID: e.id,
-			Currency: owner.Currency, Amount: e.amount, Quantity: e.quantity, ReceivedAt: now,
-		}
+		sources[i] = Source{Owner: owner, ID: e.id, Amount: e.amount, Quantity: e.quantity, ReceivedAt: now}
 	}
 	err = s.repo.InTx(ctx, func(ctx context.Context) error {
 		families, created = 0, 0
-		ids, err := s.repo.InsertFreebetSources(ctx, sources)
+		ids, err := s.repo.InsertSources(ctx, sources)
 		if err != nil {
 			return err
 		}
@@ -165,12 +141,12 @@ func (s *Service) create(ctx context.Context, owner Owner, fresh []entry) (famil
 
 		// Grants in list order, rounds in order: the intake sequence is the
 		// order of the VALUES rows.
-		batch := make([]store.FreebetGrantRecord, 0, batchSize)
+		batch := make([]OwnedGrant, 0, batchSize)
 		flush := func() error {
 			if len(batch) == 0 {
 				return nil
 			}
-			n, err := s.repo.InsertFreebetGrants(ctx, batch)
+			n, err := s.repo.InsertGrants(ctx, batch)
 			if err != nil {
 				return err
 			}
@@ -183,11 +159,10 @@ func (s *Service) create(ctx context.Context, owner Owner, fresh []entry) (famil
 				continue
 			}
 			for n := 1; n <= e.quantity; n++ {
-				batch = append(batch, store.FreebetGrantRecord{
-					Operator: owner.Operator, PlayerID: owner.PlayerID,
-					GrantID: RoundID(e.id, e.quantity, n), SourceID: e.id,
-					Currency: owner.Currency, Amount: e.amount, State: string(StateOpen), CreatedAt: now,
-				})
+				batch = append(batch, OwnedGrant{Owner: owner, Grant: Grant{
+					ID: RoundID(e.id, e.quantity, n), SourceID: e.id,
+					Currency: owner.Currency, Amount: e.amount, State: StateOpen, Created: now,
+				}})
 				if len(batch) == batchSize {
 					if err := flush(); err != nil {
 						return err

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-
-	"github.com/crashstudio/crashgame/internal/store"
 )
 
 // maxSubstitutionAttempts bounds how many times Spend retries a substitution
@@ -20,13 +18,9 @@ func (s *Service) Open(ctx context.Context, owner Owner) ([]Grant, error) {
 	if err := owner.validate(); err != nil {
 		return nil, fmt.Errorf("freebets: open: %w", err)
 	}
-	recs, err := s.repo.OpenFreebetGrants(ctx, owner.key())
+	grants, err := s.repo.OpenGrants(ctx, owner)
 	if err != nil {
 		return nil, fmt.Errorf("freebets: open: %w", err)
-	}
-	grants := make([]Grant, len(recs))
-	for i := range recs {
-		grants[i] = grantOf(&recs[i])
 	}
 	return grants, nil
 }
@@ -83,42 +77,41 @@ func (s *Service) Spend(ctx context.Context, owner Owner, requestedID string) (G
 	if requestedID == "" {
 		return Grant{}, ErrUnavailable
 	}
-	now := store.MillisOf(s.now())
-	key := owner.key()
+	now := s.now()
 
 	// FB-21: the requested grant, if still open.
-	rec, err := s.repo.SpendFreebetGrant(ctx, key, requestedID, now)
+	g, err := s.repo.SpendGrant(ctx, owner, requestedID, now)
 	switch {
 	case err == nil:
-		return grantOf(rec), nil
-	case !errors.Is(err, store.ErrFreebetGrantNotOpen):
+		return g, nil
+	case !errors.Is(err, ErrGrantNotOpen):
 		return Grant{}, fmt.Errorf("freebets: spend: %w", err)
 	}
 
 	// FB-22: spent (or being spent), so the oldest open grant of its value.
-	requested, err := s.repo.FreebetGrant(ctx, key, requestedID)
+	requested, err := s.repo.Grant(ctx, owner, requestedID)
 	switch {
-	case errors.Is(err, store.ErrFreebetGrantNotFound):
+	case errors.Is(err, ErrGrantNotFound):
 		return Grant{}, ErrUnavailable // never granted to this owner: no value to substitute
 	case err != nil:
 		return Grant{}, fmt.Errorf("freebets: spend: read requested grant: %w", err)
 	}
 	amount := requested.Amount
 	for range maxSubstitutionAttempts {
-		seq, err := s.repo.OldestOpenFreebetGrant(ctx, key, amount)
+		seq, err := s.repo.OldestOpenGrant(ctx, owner, amount)
 		switch {
-		case errors.Is(err, store.ErrFreebetGrantNotFound):
+		case errors.Is(err, ErrGrantNotFound):
 			return Grant{}, ErrUnavailable
 		case err != nil:
 			return Grant{}, fmt.Errorf("freebets: spend: find a substitute: %w", err)
 		}
-		rec, err := s.repo.SpendFreebetGrantBySeq(ctx, seq, now)
+		g, err := s.repo.SpendGrantBySeq(ctx, seq, now)
 		switch {
 		case err == nil:
 			s.log.DebugContext(ctx, "freebets: requested grant not open, spent the oldest of equal value",
-				"operator", owner.Operator, "requested", requestedID, "spent", rec.GrantID, "amount", amount)
-			return grantOf(rec), nil
-		case !errors.Is(err, store.ErrFreebetGrantNotOpen):
+				"operator", owner.Operator, "requested", requestedID, "spent", g.ID, "amount", amount)
+			return g, nil
+		case !errors.Is(err, ErrGrantNotOpen):
 			return Grant{}, fmt.Errorf("freebets: spend: substitute: %w", err)
 		}
 		// A concurrent spend took that one first: look again.
@@ -136,17 +129,16 @@ func (s *Service) Return(ctx context.Context, owner Owner, id string) error {
 	if err := owner.validate(); err != nil {
 		return fmt.Errorf("freebets: return: %w", err)
 	}
-	key := owner.key()
-	err := s.repo.ReturnFreebetGrant(ctx, key, id)
+	err := s.repo.ReturnGrant(ctx, owner, id)
 	switch {
 	case err == nil:
 		return nil
-	case !errors.Is(err, store.ErrFreebetGrantNotSpent):
+	case !errors.Is(err, ErrGrantNotSpent):
 		return fmt.Errorf("freebets: return: %w", err)
 	}
-	g, err := s.repo.FreebetGrant(ctx, key, id)
+	g, err := s.repo.Grant(ctx, owner, id)
 	switch {
-	case errors.Is(err, store.ErrFreebetGrantNotFound):
+	case errors.Is(err, ErrGrantNotFound):
 		return ErrUnknown
 	case err != nil:
 		return fmt.Errorf("freebets: return: read grant: %w", err)

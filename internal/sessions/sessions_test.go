@@ -134,7 +134,7 @@ func newFixtureOn(t *testing.T, dsn string, ops []sessions.Operator) *fixture {
 	}
 	c := &clock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
 	tk := tickets.New(st.Tickets(), c.Now)
-	fb, err := freebets.New(st, freebets.Options{Now: c.Now})
+	fb, err := freebets.New(st.Freebets(), freebets.Options{Now: c.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
