@@ -20,6 +20,7 @@ import (
 	"github.com/crashstudio/crashgame/internal/engine"
 	"github.com/crashstudio/crashgame/internal/freebets"
 	"github.com/crashstudio/crashgame/internal/launch"
+	"github.com/crashstudio/crashgame/internal/movements"
 	"github.com/crashstudio/crashgame/internal/operatorapi"
 	"github.com/crashstudio/crashgame/internal/replica"
 	"github.com/crashstudio/crashgame/internal/sessions"
@@ -36,7 +37,7 @@ type app struct {
 	logger   *slog.Logger
 	registry *prometheus.Registry
 	clients  map[string]*wallet.Client
-	queue    *wallet.Queue
+	queue    *movements.Queue
 	freebets *freebets.Service
 	demo     *engine.DemoBank
 	tables   map[string]*engine.Table
@@ -94,7 +95,7 @@ func newApp(ctx context.Context, cfg *config.Config, st *store.Store, logger *sl
 	}
 	// The engine queues wins and rollbacks in the outbox; the queue, built
 	// last, delivers them.
-	outbox := wallet.NewOutbox(st)
+	outbox := movements.NewOutbox(st)
 	if err := a.newTables(ctx, cfg, outbox, lease); err != nil {
 		return nil, err
 	}
@@ -174,7 +175,7 @@ func (a *app) newSessions(cfg *config.Config, tk *tickets.Service) error {
 
 // newTables builds one engine table per game and, in a cluster, the
 // replica's view of it, which forwards the player actions to the leader.
-func (a *app) newTables(ctx context.Context, cfg *config.Config, outbox *wallet.Outbox, lease engine.LeaseSettings) error {
+func (a *app) newTables(ctx context.Context, cfg *config.Config, outbox *movements.Outbox, lease engine.LeaseSettings) error {
 	operators := engineOperators(cfg)
 	sealer, window, beacon, err := chainSettings(cfg.Fairness)
 	if err != nil {
@@ -239,11 +240,11 @@ func (a *app) newPlayerAPI(cfg *config.Config) error {
 // newQueue builds the movement queue, which delivers the outbox. The balance
 // shown to the player follows the /win answers (BAL-4): the sessions take
 // them, and show and relay them.
-func (a *app) newQueue(outbox *wallet.Outbox) error {
+func (a *app) newQueue(outbox *movements.Outbox) error {
 	var err error
-	a.queue, err = wallet.NewQueue(a.store, outbox, a.client,
-		wallet.WithQueueLogger(a.logger), wallet.WithRegisterer(a.registry),
-		wallet.WithOnSettled(func(m wallet.Movement, r wallet.Result) {
+	a.queue, err = movements.NewQueue(a.store, outbox, a.client,
+		movements.WithQueueLogger(a.logger), movements.WithRegisterer(a.registry),
+		movements.WithOnSettled(func(m movements.Movement, r wallet.Result) {
 			if r.HasBalance {
 				a.sessions.OnWalletBalance(m.Operator, m.PlayerID, m.Currency, r.Balance)
 			}

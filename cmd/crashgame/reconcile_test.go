@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/crashstudio/crashgame/internal/engine"
+	"github.com/crashstudio/crashgame/internal/movements"
 	"github.com/crashstudio/crashgame/internal/operatorsim"
 	"github.com/crashstudio/crashgame/internal/reconcile"
 	"github.com/crashstudio/crashgame/internal/signature"
@@ -167,13 +168,13 @@ operators:
 	demo := bet("b-demo", "r2", 100, engine.StatusCashedOut)
 	demo.Demo, demo.Operator, demo.OperatorTxID = true, "showroom", ""
 	bets = append(bets, demo)
-	mv := func(tx string, kind wallet.MovementKind, betID, round string, amount int64, typ wallet.WinType) store.MovementRecord {
+	mv := func(tx string, kind movements.MovementKind, betID, round string, amount int64, typ wallet.WinType) store.MovementRecord {
 		return store.MovementRecord{TransactionID: tx, Kind: string(kind), Operator: "dev", GameID: "crash", Currency: "BRL", PlayerID: recPlayer,
-			Token: sim.token, RoundID: round, BetID: betID, Amount: amount, WinType: string(typ), Status: string(wallet.StatusDone), Attempts: 1,
+			Token: sim.token, RoundID: round, BetID: betID, Amount: amount, WinType: string(typ), Status: string(movements.StatusDone), Attempts: 1,
 			OperatorTxID: opID[tx], CreatedAt: store.Millis(now)}
 	}
-	moves := []store.MovementRecord{mv("w-won", wallet.KindWin, "b-won", "r1", 2500, wallet.WinTypeWin),
-		mv("rb-cancel", wallet.KindRollback, "b-cancel", "r2", 700, "")}
+	moves := []store.MovementRecord{mv("w-won", movements.KindWin, "b-won", "r1", 2500, wallet.WinTypeWin),
+		mv("rb-cancel", movements.KindRollback, "b-cancel", "r2", 700, "")}
 	for _, r := range rounds {
 		recInsertRound(t, st, r)
 	}

@@ -15,8 +15,8 @@ import (
 
 	"github.com/crashstudio/crashgame/gen/table"
 	"github.com/crashstudio/crashgame/internal/fairness"
+	"github.com/crashstudio/crashgame/internal/movements"
 	"github.com/crashstudio/crashgame/internal/store"
-	"github.com/crashstudio/crashgame/internal/wallet"
 )
 
 // verifyCmd recomputes a round's crash point from its revealed hash with the
@@ -195,7 +195,7 @@ func movementsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	fs := flag.NewFlagSet("movements", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	path := fs.String("config", "", "installation file")
-	var f wallet.MovementFilter
+	var f movements.MovementFilter
 	fs.StringVar(&f.RoundID, "round", "", "only this round")
 	fs.StringVar(&f.PlayerID, "player", "", "only this player")
 	fs.StringVar(&f.Operator, "operator", "", "only this operator")
@@ -218,11 +218,11 @@ func movementsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	return withStore(ctx, cfg, func(st *store.Store) error {
 		if *redeliver != "" {
-			rec, again, err := wallet.Redeliver(ctx, st, *redeliver, "", "on-call:"+strings.TrimSpace(*by), time.Now())
+			rec, again, err := movements.Redeliver(ctx, st, *redeliver, "", "on-call:"+strings.TrimSpace(*by), time.Now())
 			if err != nil {
 				return fmt.Errorf("movements: %w", err)
 			}
-			if err := wallet.WriteMovements(stdout, []wallet.MovementRecord{rec}); err != nil {
+			if err := movements.WriteMovements(stdout, []movements.MovementRecord{rec}); err != nil {
 				return err
 			}
 			if again {
@@ -232,10 +232,10 @@ func movementsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			}
 			return nil
 		}
-		recs, err := wallet.ListMovements(ctx, st, f)
+		recs, err := movements.ListMovements(ctx, st, f)
 		if err != nil {
 			return err
 		}
-		return wallet.WriteMovements(stdout, recs)
+		return movements.WriteMovements(stdout, recs)
 	})
 }

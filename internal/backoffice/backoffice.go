@@ -28,7 +28,7 @@ var (
 	ErrRoundNotFound = errors.New("backoffice: round not found")
 	// ErrPlayerNotFound: the operator has no bet of that player in the round.
 	ErrPlayerNotFound = errors.New("backoffice: no bet of that player in the round")
-	// ErrInvalidQuery: a history query out of its bounds.
+	// ErrInvalidQuery: a history or transactions query out of its bounds.
 	ErrInvalidQuery = errors.New("invalid query")
 )
 
@@ -279,9 +279,10 @@ type HistoryQuery struct {
 const (
 	MaxHistoryRange = 31 * 24 * time.Hour
 	MaxHistoryPage  = 1000
-	// SettleHorizon: only bets placed this long ago are listed, so that one
-	// whose insert commits a moment after its placed_at never lands behind
-	// a page already read.
+	// SettleHorizon: only bets placed, and movements created, this long ago
+	// are listed, so that one whose insert commits a moment after its
+	// timestamp never lands behind a page already read. Far above a
+	// commit's time, far below a support agent's patience.
 	SettleHorizon = 10 * time.Second
 )
 

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/crashstudio/crashgame/internal/store"
-	"github.com/crashstudio/crashgame/internal/wallet"
 )
 
 // DefaultLinkTTL is how long a signed link stays valid by default.
@@ -67,7 +66,7 @@ func (s *Service) OpenRoundLink(ctx context.Context, token string, now time.Time
 
 // TransactionsLink makes a link to a CSV export of the transactions q
 // selects (its cursor and limit are not kept: an export holds the range).
-func (s *Service) TransactionsLink(ctx context.Context, q wallet.TransactionQuery, now time.Time) (string, time.Time, error) {
+func (s *Service) TransactionsLink(ctx context.Context, q TransactionQuery, now time.Time) (string, time.Time, error) {
 	q.Cursor, q.Limit = "", 0
 	if err := q.Check(); err != nil {
 		return "", time.Time{}, err
@@ -83,12 +82,12 @@ func (s *Service) TransactionsLink(ctx context.Context, q wallet.TransactionQuer
 }
 
 // OpenTransactionsLink returns the query an export link stands for.
-func (s *Service) OpenTransactionsLink(ctx context.Context, token string, now time.Time) (wallet.TransactionQuery, error) {
+func (s *Service) OpenTransactionsLink(ctx context.Context, token string, now time.Time) (TransactionQuery, error) {
 	rec, err := s.open(ctx, token, store.LinkTransactions, now)
 	if err != nil {
-		return wallet.TransactionQuery{}, err
+		return TransactionQuery{}, err
 	}
-	return wallet.TransactionQuery{Operator: rec.Operator, From: rec.FromMS.Time(), To: rec.ToMS.Time(), Status: rec.Status}, nil
+	return TransactionQuery{Operator: rec.Operator, From: rec.FromMS.Time(), To: rec.ToMS.Time(), Status: rec.Status}, nil
 }
 
 // open reads a link of kind that has not expired at now.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/crashstudio/crashgame/internal/movements"
 	"github.com/crashstudio/crashgame/internal/round"
 	"github.com/crashstudio/crashgame/internal/store"
 	"github.com/crashstudio/crashgame/internal/wallet"
@@ -450,13 +451,13 @@ func (t *Table) cashout(b *liveBet, core round.Bet) <-chan error {
 }
 
 // winMovement is the /win of a cashed-out bet rec that pays payout.
-func winMovement(rec store.BetRecord, payout int64) wallet.Movement {
+func winMovement(rec store.BetRecord, payout int64) movements.Movement {
 	winType := wallet.WinTypeWin
 	if rec.FreebetID != nil {
 		winType = wallet.WinTypeFreebet // WIN-4; the payout includes the stake (WIN-16)
 	}
-	return wallet.Movement{
-		TransactionID: rec.ID + "-w", Kind: wallet.KindWin,
+	return movements.Movement{
+		TransactionID: rec.ID + "-w", Kind: movements.KindWin,
 		Operator: rec.Operator, GameID: rec.GameID, Currency: rec.Currency, PlayerID: rec.PlayerID,
 		Token: rec.Token, RoundID: rec.RoundID, BetID: rec.ID, Amount: payout,
 		WinType: winType, FreebetID: rec.FreebetID, // inherited from the debit (WIN-17)

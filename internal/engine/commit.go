@@ -6,14 +6,14 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/crashstudio/crashgame/internal/movements"
 	"github.com/crashstudio/crashgame/internal/store"
-	"github.com/crashstudio/crashgame/internal/wallet"
 )
 
 // outbox gathers the movements that the jobs of one transaction queue, so that
 // a batch of cashouts inserts its /win movements in one statement.
 type outbox struct {
-	moves []wallet.Movement
+	moves []movements.Movement
 	at    time.Time // when they were queued (the table's clock)
 }
 
@@ -21,7 +21,7 @@ type outboxKey struct{}
 
 // enqueue queues m in the transaction of ctx: into the batch's outbox when the
 // committer runs it, else at once.
-func (t *Table) enqueue(ctx context.Context, m wallet.Movement, now time.Time) error {
+func (t *Table) enqueue(ctx context.Context, m movements.Movement, now time.Time) error {
 	if o, ok := ctx.Value(outboxKey{}).(*outbox); ok {
 		o.moves, o.at = append(o.moves, m), now
 		return nil

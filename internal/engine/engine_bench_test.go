@@ -13,6 +13,7 @@ import (
 
 	"github.com/crashstudio/crashgame/integration/pgtest"
 	"github.com/crashstudio/crashgame/internal/engine"
+	"github.com/crashstudio/crashgame/internal/movements"
 	"github.com/crashstudio/crashgame/internal/round"
 	"github.com/crashstudio/crashgame/internal/store"
 	"github.com/crashstudio/crashgame/internal/wallet"
@@ -73,7 +74,7 @@ func newBenchTable(tb testing.TB, dsn string) *benchTable {
 		Game:          testGame,
 		Operators:     testOperators,
 		Store:         st,
-		Outbox:        wallet.NewOutbox(st),
+		Outbox:        movements.NewOutbox(st),
 		Wallets:       func(string) (engine.BetWallet, bool) { return instantWallet{}, true },
 		Clock:         h.clock,
 		Logger:        slog.New(slog.DiscardHandler),

@@ -9,6 +9,7 @@ import (
 
 	"github.com/crashstudio/crashgame/integration/pgtest"
 	"github.com/crashstudio/crashgame/internal/engine"
+	"github.com/crashstudio/crashgame/internal/movements"
 	"github.com/crashstudio/crashgame/internal/round"
 	"github.com/crashstudio/crashgame/internal/store"
 	"github.com/crashstudio/crashgame/internal/store/storetest"
@@ -162,7 +163,7 @@ func newHarnessAdjusted(t *testing.T, dsn string, bank *engine.DemoBank, fb engi
 		Game:        game,
 		Operators:   testOperators,
 		Store:       st,
-		Outbox:      wallet.NewOutbox(st),
+		Outbox:      movements.NewOutbox(st),
 		Wallets:     func(string) (engine.BetWallet, bool) { return h.wallet, true },
 		Clock:       h.clock,
 		Demo:        bank,
@@ -267,8 +268,8 @@ func (h *harness) bet(id string) store.BetRecord {
 	return recs[0]
 }
 
-func (h *harness) movements() []wallet.MovementRecord {
-	recs, err := wallet.ListMovements(context.Background(), h.st, wallet.MovementFilter{Limit: 1000})
+func (h *harness) movements() []movements.MovementRecord {
+	recs, err := movements.ListMovements(context.Background(), h.st, movements.MovementFilter{Limit: 1000})
 	if err != nil {
 		h.t.Fatal(err)
 	}

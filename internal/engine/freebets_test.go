@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/crashstudio/crashgame/internal/engine"
+	"github.com/crashstudio/crashgame/internal/movements"
 	"github.com/crashstudio/crashgame/internal/wallet"
 )
 
@@ -92,7 +93,7 @@ func TestFreebetReturned(t *testing.T) {
 		t.Fatalf("returned %v", returned)
 	}
 	mv := h.movements()
-	if len(mv) != 1 || mv[0].Kind != wallet.KindRollback || mv[0].FreebetID != nil || mv[0].Amount != 300 {
+	if len(mv) != 1 || mv[0].Kind != movements.KindRollback || mv[0].FreebetID != nil || mv[0].Amount != 300 {
 		t.Fatalf("movements %+v", mv)
 	}
 }

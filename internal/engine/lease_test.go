@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/crashstudio/crashgame/internal/engine"
+	"github.com/crashstudio/crashgame/internal/movements"
 	"github.com/crashstudio/crashgame/internal/round"
 	"github.com/crashstudio/crashgame/internal/store"
-	"github.com/crashstudio/crashgame/internal/wallet"
 )
 
 // replica is a second table of h's game on h's database: another process of
@@ -37,7 +37,7 @@ func (h *harness) replicaOn(holder string, st engine.Store, able func() bool) *r
 	r := &replica{clock: newClock(), done: make(chan error, 1)}
 	var err error
 	r.table, err = engine.New(context.Background(), engine.Config{
-		Game: testGame, Operators: testOperators, Store: st, Outbox: wallet.NewOutbox(h.st),
+		Game: testGame, Operators: testOperators, Store: st, Outbox: movements.NewOutbox(h.st),
 		Wallets: func(string) (engine.BetWallet, bool) { return h.wallet, true },
 		Clock:   r.clock, ChainLength: 1000, Sealer: engine.FixedSealer(), SeedingWindow: -1,
 		Lease: engine.LeaseSettings{Holder: holder, Retry: 50 * time.Millisecond, Able: able},

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/crashstudio/crashgame/internal/fairness"
+	"github.com/crashstudio/crashgame/internal/movements"
 	"github.com/crashstudio/crashgame/internal/round"
 	"github.com/crashstudio/crashgame/internal/store"
 	"github.com/crashstudio/crashgame/internal/wallet"
@@ -264,8 +265,8 @@ func (t *Table) enqueueZeroWin(ctx context.Context, b *liveBet) error {
 	if !ok || !op.ZeroWin {
 		return nil
 	}
-	return t.enqueue(ctx, wallet.Movement{
-		TransactionID: b.rec.ID + "-w", Kind: wallet.KindWin,
+	return t.enqueue(ctx, movements.Movement{
+		TransactionID: b.rec.ID + "-w", Kind: movements.KindWin,
 		Operator: b.rec.Operator, GameID: b.rec.GameID, Currency: b.rec.Currency, PlayerID: b.rec.PlayerID,
 		Token: b.rec.Token, RoundID: b.rec.RoundID, BetID: b.rec.ID, Amount: 0,
 		WinType: wallet.WinTypeZeroWin, FreebetID: b.rec.FreebetID,
@@ -334,8 +335,8 @@ func (t *Table) queueRollback(ctx context.Context, rec store.BetRecord, p Player
 	if rec.Demo {
 		return nil // the bank refunds it once the transaction committed: refundDemo
 	}
-	return t.enqueue(ctx, wallet.Movement{
-		TransactionID: rec.ID + "-r", Kind: wallet.KindRollback,
+	return t.enqueue(ctx, movements.Movement{
+		TransactionID: rec.ID + "-r", Kind: movements.KindRollback,
 		Operator: rec.Operator, GameID: rec.GameID, Currency: rec.Currency, PlayerID: rec.PlayerID,
 		Token: rec.Token, RoundID: rec.RoundID, BetID: rec.ID, Amount: rec.Amount, Reason: reason,
 	}, t.clock.Now())

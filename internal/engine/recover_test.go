@@ -13,6 +13,7 @@ import (
 	"github.com/crashstudio/crashgame/integration/pgtest"
 	"github.com/crashstudio/crashgame/internal/engine"
 	"github.com/crashstudio/crashgame/internal/fairness"
+	"github.com/crashstudio/crashgame/internal/movements"
 	"github.com/crashstudio/crashgame/internal/store"
 	"github.com/crashstudio/crashgame/internal/wallet"
 )
@@ -34,7 +35,7 @@ type settledAs struct {
 }
 
 type wantMove struct {
-	kind    wallet.MovementKind
+	kind    movements.MovementKind
 	amount  int64
 	winType wallet.WinType
 	freebet string // "" for freebet_id null
@@ -44,11 +45,11 @@ type wantMove struct {
 func cents(v int64) *int64 { return &v }
 
 func win(amount int64) *wantMove {
-	return &wantMove{kind: wallet.KindWin, amount: amount, winType: wallet.WinTypeWin}
+	return &wantMove{kind: movements.KindWin, amount: amount, winType: wallet.WinTypeWin}
 }
 
 func rollback(amount int64, reason string) *wantMove {
-	return &wantMove{kind: wallet.KindRollback, amount: amount, reason: reason}
+	return &wantMove{kind: movements.KindRollback, amount: amount, reason: reason}
 }
 
 var demoPlayer = engine.Player{Session: []byte("demo-session-0000000000000000000"), Operator: "acme", Currency: "BRL", Name: "Guest", Demo: true}
@@ -114,7 +115,7 @@ func TestRecoverInterruptedRound(t *testing.T) {
 					settledAs{status: engine.StatusCashedOut, multiplier: 600, payout: cents(500000), move: win(500000)}},
 				{store.BetRecord{ID: "b_free_win", Status: engine.StatusAccepted, Amount: 500, AutoCashout: 200, FreebetID: strp("g-win")},
 					settledAs{status: engine.StatusCashedOut, multiplier: 200, payout: cents(1000),
-						move: &wantMove{kind: wallet.KindWin, amount: 1000, winType: wallet.WinTypeFreebet, freebet: "g-win"}}},
+						move: &wantMove{kind: movements.KindWin, amount: 1000, winType: wallet.WinTypeFreebet, freebet: "g-win"}}},
 				{store.BetRecord{ID: "b_free_above", Status: engine.StatusAccepted, Amount: 300, AutoCashout: 1500, FreebetID: strp("g-above")},
 					settledAs{status: engine.StatusVoid, move: rollback(300, reasonFlight)}},
 				{store.BetRecord{ID: "b_demo_below", Status: engine.StatusAccepted, Amount: 1000, AutoCashout: 150, Demo: true},
@@ -226,7 +227,7 @@ func TestRecoverInterruptedRound(t *testing.T) {
 				if len(wantSettled) != 0 {
 					t.Errorf("settled but not returned: %v", wantSettled)
 				}
-				moves := map[string]wallet.MovementRecord{}
+				moves := map[string]movements.MovementRecord{}
 				for _, m := range h.movements() {
 					if _, dup := moves[m.BetID]; dup {
 						t.Fatalf("two movements for bet %s", m.BetID)
@@ -346,7 +347,7 @@ func TestNewTermSettlesThenOpensTheNextRoundOfTheChain(t *testing.T) {
 	}
 	// Rule RB-5: its bet in play, without an auto-cashout, is refunded.
 	if mv := h.movements(); h.bet("b_held").Status != engine.StatusVoid || len(mv) != 1 || mv[0].BetID != "b_held" ||
-		mv[0].Kind != wallet.KindRollback || mv[0].Amount != 400 || mv[0].Reason != reasonFlight {
+		mv[0].Kind != movements.KindRollback || mv[0].Amount != 400 || mv[0].Reason != reasonFlight {
 		t.Fatalf("bet %s, movements %+v", h.bet("b_held").Status, mv)
 	}
 	next, err := h.st.Round(ctx, "crash", "crash-2")

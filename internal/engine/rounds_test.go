@@ -9,6 +9,7 @@ import (
 
 	"github.com/crashstudio/crashgame/internal/engine"
 	"github.com/crashstudio/crashgame/internal/fairness"
+	"github.com/crashstudio/crashgame/internal/movements"
 	"github.com/crashstudio/crashgame/internal/round"
 	"github.com/crashstudio/crashgame/internal/store"
 	"github.com/crashstudio/crashgame/internal/wallet"
@@ -260,7 +261,7 @@ func TestBetOutcomeAfterTheWindow(t *testing.T) {
 				t.Fatalf("stored %+v", rec)
 			}
 			m := h.movements()
-			if len(m) != 1 || m[0].Kind != wallet.KindRollback || m[0].BetID != id || m[0].Amount != 700 || m[0].FreebetID != nil {
+			if len(m) != 1 || m[0].Kind != movements.KindRollback || m[0].BetID != id || m[0].Amount != 700 || m[0].FreebetID != nil {
 				t.Fatalf("movements %+v", m)
 			}
 		})

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/crashstudio/crashgame/internal/engine"
+	"github.com/crashstudio/crashgame/internal/movements"
 	"github.com/crashstudio/crashgame/internal/round"
 	"github.com/crashstudio/crashgame/internal/store"
 	"github.com/crashstudio/crashgame/internal/wallet"
@@ -60,7 +61,7 @@ func TestCashoutAroundTheCrash(t *testing.T) {
 			t.Fatalf("movements %+v", mv)
 		}
 		w := mv[0]
-		if w.Kind != wallet.KindWin || w.WinType != wallet.WinTypeWin || w.Amount != res.Payout || w.BetID != a.Bet.BetID || w.FreebetID != nil || w.PlayerID != "alice" || w.RoundID != f.RoundID {
+		if w.Kind != movements.KindWin || w.WinType != wallet.WinTypeWin || w.Amount != res.Payout || w.BetID != a.Bet.BetID || w.FreebetID != nil || w.PlayerID != "alice" || w.RoundID != f.RoundID {
 			t.Fatalf("win movement %+v", w)
 		}
 	})
@@ -141,7 +142,7 @@ func TestCancel(t *testing.T) {
 		t.Fatalf("cancel of another's bet: %v", err)
 	}
 	mv := h.movements()
-	if len(mv) != 1 || mv[0].Kind != wallet.KindRollback || mv[0].Amount != 250 || mv[0].BetID != b.Bet.BetID {
+	if len(mv) != 1 || mv[0].Kind != movements.KindRollback || mv[0].Amount != 250 || mv[0].BetID != b.Bet.BetID {
 		t.Fatalf("movements %+v", mv)
 	}
 	c := mustBet(t, h, alice, engine.BetRequest{Amount: 100})
@@ -185,7 +186,7 @@ func TestCancelRepeatedConcurrently(t *testing.T) {
 		if err != nil || again != results[0] {
 			t.Fatalf("a later cancel: %+v %v", again, err)
 		}
-		if mv := h.movements(); len(mv) != 1 || mv[0].Kind != wallet.KindRollback || mv[0].Amount != 250 {
+		if mv := h.movements(); len(mv) != 1 || mv[0].Kind != movements.KindRollback || mv[0].Amount != 250 {
 			t.Fatalf("movements %+v, want one rollback of 250", mv)
 		}
 		if rec := h.bet(b.Bet.BetID); rec.Status != engine.StatusCancelled {
@@ -221,14 +222,14 @@ func TestStopVoidsTheFlyingRound(t *testing.T) {
 	if r := h.bet(a.Bet.BetID); r.Status != engine.StatusCashedOut {
 		t.Fatalf("alice's bet %s", r.Status)
 	}
-	kinds := map[wallet.MovementKind]int{}
+	kinds := map[movements.MovementKind]int{}
 	for _, m := range h.movements() {
 		kinds[m.Kind]++
-		if m.Kind == wallet.KindRollback && (m.BetID != b.Bet.BetID || m.Amount != 200) {
+		if m.Kind == movements.KindRollback && (m.BetID != b.Bet.BetID || m.Amount != 200) {
 			t.Fatalf("rollback %+v", m)
 		}
 	}
-	if kinds[wallet.KindWin] != 1 || kinds[wallet.KindRollback] != 1 {
+	if kinds[movements.KindWin] != 1 || kinds[movements.KindRollback] != 1 {
 		t.Fatalf("movements by kind %v", kinds)
 	}
 }
@@ -286,7 +287,7 @@ func TestSweepPendingBets(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	mv := h.movements()
-	if len(mv) != 1 || mv[0].BetID != "b_stuck" || mv[0].Kind != wallet.KindRollback || mv[0].Amount != 400 {
+	if len(mv) != 1 || mv[0].BetID != "b_stuck" || mv[0].Kind != movements.KindRollback || mv[0].Amount != 400 {
 		t.Fatalf("movements %+v", mv)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/crashstudio/crashgame/internal/fairness"
 	"github.com/crashstudio/crashgame/internal/groupcommit"
 	"github.com/crashstudio/crashgame/internal/leadership"
+	"github.com/crashstudio/crashgame/internal/movements"
 	"github.com/crashstudio/crashgame/internal/round"
 	"github.com/crashstudio/crashgame/internal/seal"
 	"github.com/crashstudio/crashgame/internal/store"
@@ -55,10 +56,10 @@ type Freebets interface {
 // Outbox queues /win and /rollback movements inside the engine's transactions
 // (the transaction travels in ctx): a settlement and its movement commit
 // together. Notify, after the commit, wakes the queue that delivers them.
-// *wallet.Outbox satisfies it.
+// *movements.Outbox satisfies it.
 type Outbox interface {
-	Enqueue(ctx context.Context, m wallet.Movement, now time.Time) error
-	EnqueueMany(ctx context.Context, ms []wallet.Movement, now time.Time) error
+	Enqueue(ctx context.Context, m movements.Movement, now time.Time) error
+	EnqueueMany(ctx context.Context, ms []movements.Movement, now time.Time) error
 	Notify()
 }
 

@@ -7,7 +7,6 @@ import (
 
 	"github.com/crashstudio/crashgame/gen/game"
 	"github.com/crashstudio/crashgame/internal/backoffice"
-	"github.com/crashstudio/crashgame/internal/wallet"
 )
 
 // Paths of the pages and files the back office's links open, on the
@@ -45,10 +44,10 @@ func (a *API) CreateTransactionsExport(ctx context.Context, req game.CreateTrans
 	op := operatorFrom(ctx)
 	b := req.Body
 	p := pageOf(b.From, b.To, b.Status, nil, nil)
-	q := wallet.TransactionQuery{Operator: op.ID, From: p.from, To: p.to, Status: p.status}
+	q := backoffice.TransactionQuery{Operator: op.ID, From: p.from, To: p.to, Status: p.status}
 	token, expires, err := a.backoffice.TransactionsLink(ctx, q, a.now())
 	switch {
-	case errors.Is(err, wallet.ErrInvalidQuery):
+	case errors.Is(err, backoffice.ErrInvalidQuery):
 		msg := err.Error()
 		return game.CreateTransactionsExport400JSONResponse{Status: "error", ErrorCode: game.BackOfficeBadRequestErrorErrorCodeINVALIDQUERY, ErrorMessage: &msg}, nil
 	case err != nil:

@@ -7,15 +7,15 @@ import (
 
 	"github.com/crashstudio/crashgame/gen/game"
 	"github.com/crashstudio/crashgame/internal/backoffice"
+	"github.com/crashstudio/crashgame/internal/movements"
 	"github.com/crashstudio/crashgame/internal/store"
-	"github.com/crashstudio/crashgame/internal/wallet"
 )
 
 // Movements is what the back office's transaction routes read and write:
 // an operator's movements and their re-deliveries. *store.Store satisfies it.
 type Movements interface {
-	wallet.TransactionReader
-	wallet.Redeliverer
+	backoffice.TransactionReader
+	movements.Redeliverer
 }
 
 var _ Movements = (*store.Store)(nil)
@@ -26,10 +26,10 @@ func (a *API) ListTransactions(ctx context.Context, req game.ListTransactionsReq
 	op := operatorFrom(ctx)
 	b := req.Body
 	p := pageOf(b.From, b.To, b.Status, b.Cursor, b.Limit)
-	q := wallet.TransactionQuery{Operator: op.ID, From: p.from, To: p.to, Status: p.status, Cursor: p.cursor, Limit: p.limit}
-	page, next, err := wallet.Transactions(ctx, a.movements, q, a.now())
+	q := backoffice.TransactionQuery{Operator: op.ID, From: p.from, To: p.to, Status: p.status, Cursor: p.cursor, Limit: p.limit}
+	page, next, err := backoffice.Transactions(ctx, a.movements, q, a.now())
 	switch {
-	case errors.Is(err, wallet.ErrInvalidQuery):
+	case errors.Is(err, backoffice.ErrInvalidQuery):
 		return invalidQuery(err.Error()), nil
 	case err != nil:
 		return nil, err
@@ -52,12 +52,12 @@ func invalidQuery(msg string) game.ListTransactions400JSONResponse {
 func (a *API) RedeliverTransaction(ctx context.Context, req game.RedeliverTransactionRequestObject) (game.RedeliverTransactionResponseObject, error) {
 	op := operatorFrom(ctx)
 	id := req.Body.TransactionId
-	rec, again, err := wallet.Redeliver(ctx, a.movements, id, op.ID, "operator:"+op.ID, a.now())
+	rec, again, err := movements.Redeliver(ctx, a.movements, id, op.ID, "operator:"+op.ID, a.now())
 	switch {
-	case errors.Is(err, wallet.ErrMovementNotFound):
+	case errors.Is(err, movements.ErrMovementNotFound):
 		msg := fmt.Sprintf("no transaction %q of operator %q", id, op.ID)
 		return game.RedeliverTransaction404JSONResponse{Status: "error", ErrorCode: game.BackOfficeNotFoundErrorErrorCodeTRANSACTIONNOTFOUND, ErrorMessage: &msg}, nil
-	case errors.Is(err, wallet.ErrNotRedeliverable):
+	case errors.Is(err, movements.ErrNotRedeliverable):
 		msg := fmt.Sprintf("transaction %q was refused by the wallet; only an exhausted transaction is delivered again", id)
 		return game.RedeliverTransaction409JSONResponse{Status: "error", ErrorCode: game.BackOfficeConflictErrorErrorCodeTRANSACTIONREFUSED, ErrorMessage: &msg}, nil
 	case err != nil:
@@ -71,13 +71,13 @@ func (a *API) RedeliverTransaction(ctx context.Context, req game.RedeliverTransa
 		a.logger.InfoContext(ctx, "transaction delivered again at the operator's request", "operator", op.ID, "transaction_id", id)
 	}
 	return game.RedeliverTransaction200JSONResponse{Status: "ok", Redelivered: again,
-		Transaction: transactionOf(wallet.Transaction{MovementRecord: rec, Redeliveries: hist[id]})}, nil
+		Transaction: transactionOf(backoffice.Transaction{MovementRecord: rec, Redeliveries: hist[id]})}, nil
 }
 
 // transactionOf is a movement as the back office shows it.
-func transactionOf(t wallet.Transaction) game.Transaction {
+func transactionOf(t backoffice.Transaction) game.Transaction {
 	out := game.Transaction{
-		TransactionId: t.TransactionID, Kind: game.TransactionKind(t.Kind), Status: game.TransactionStatus(wallet.TransactionStatus(t.Status)),
+		TransactionId: t.TransactionID, Kind: game.TransactionKind(t.Kind), Status: game.TransactionStatus(backoffice.TransactionStatus(t.Status)),
 		Amount: t.Amount, Currency: t.Currency, PlayerId: t.PlayerID, GameId: t.GameID, RoundId: t.RoundID, BetId: t.BetID,
 		FreebetId: t.FreebetID, Attempts: backoffice.PublishedAttempts(t.Attempts), LastError: &t.LastError, CreatedAt: int64(t.CreatedAt),
 		Redeliveries: backoffice.PublishedRedeliveries(t.Redeliveries),
@@ -92,7 +92,7 @@ func transactionOf(t wallet.Transaction) game.Transaction {
 	if t.OperatorTxID != "" {
 		out.OperatorTransactionId = &t.OperatorTxID
 	}
-	if t.Status == wallet.StatusDone && t.DoneAt != 0 {
+	if t.Status == movements.StatusDone && t.DoneAt != 0 {
 		at := int64(t.DoneAt)
 		out.DeliveredAt = &at
 	}

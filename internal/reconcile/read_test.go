@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/crashstudio/crashgame/internal/engine"
+	"github.com/crashstudio/crashgame/internal/movements"
 	"github.com/crashstudio/crashgame/internal/operatorsim"
 	"github.com/crashstudio/crashgame/internal/signature"
 	"github.com/crashstudio/crashgame/internal/store"
@@ -50,9 +51,9 @@ func TestReadGameReadsRealMoneyRecordsWithoutTokens(t *testing.T) {
 		insertBet(t, st, b)
 	}
 	mv := func(tx, betID, operator, playerID string) store.MovementRecord {
-		return store.MovementRecord{TransactionID: tx, Kind: string(wallet.KindWin), Operator: operator, GameID: "crash", Currency: "BRL",
+		return store.MovementRecord{TransactionID: tx, Kind: string(movements.KindWin), Operator: operator, GameID: "crash", Currency: "BRL",
 			PlayerID: playerID, Token: "secret-session-token", RoundID: "r1", BetID: betID, Amount: 1500, WinType: string(wallet.WinTypeWin),
-			Status: string(wallet.StatusDone), Attempts: 3, OperatorTxID: "op-" + tx, LastError: "HTTP 503", CreatedAt: store.Millis(now)}
+			Status: string(movements.StatusDone), Attempts: 3, OperatorTxID: "op-" + tx, LastError: "HTTP 503", CreatedAt: store.Millis(now)}
 	}
 	moves := []store.MovementRecord{mv("w1", "b1", "dev", "load-1-b"), mv("w-other", "b-other", "acme", "load-1-d"), mv("w-else", "b-else", "dev", "player-x")}
 	if err := st.InsertMovements(ctx, moves); err != nil {

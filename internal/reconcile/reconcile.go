@@ -33,6 +33,7 @@ import (
 	"strings"
 
 	"github.com/crashstudio/crashgame/internal/engine"
+	"github.com/crashstudio/crashgame/internal/movements"
 	"github.com/crashstudio/crashgame/internal/wallet"
 )
 
@@ -185,10 +186,10 @@ const (
 	winTypeZeroWin  = string(wallet.WinTypeZeroWin)
 	winTypeWin      = string(wallet.WinTypeWin)
 	winTypeFreebet  = string(wallet.WinTypeFreebet)
-	kindWin         = string(wallet.KindWin)
-	kindRollback    = string(wallet.KindRollback)
-	movementDone    = string(wallet.StatusDone)
-	movementPending = string(wallet.StatusPending)
+	kindWin         = string(movements.KindWin)
+	kindRollback    = string(movements.KindRollback)
+	movementDone    = string(movements.StatusDone)
+	movementPending = string(movements.StatusPending)
 	maxAttempts     = wallet.MaxAttempts
 	keySeparator    = "\x00"
 )

@@ -10,17 +10,19 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+
 	"github.com/crashstudio/crashgame/integration/pgtest"
 	"github.com/crashstudio/crashgame/internal/cluster"
 	"github.com/crashstudio/crashgame/internal/cluster/natstest"
 	"github.com/crashstudio/crashgame/internal/engine"
+	"github.com/crashstudio/crashgame/internal/movements"
 	"github.com/crashstudio/crashgame/internal/replica"
 	"github.com/crashstudio/crashgame/internal/round"
 	"github.com/crashstudio/crashgame/internal/seal"
 	"github.com/crashstudio/crashgame/internal/sessions"
 	"github.com/crashstudio/crashgame/internal/store"
 	"github.com/crashstudio/crashgame/internal/wallet"
-	"github.com/nats-io/nats.go"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -141,7 +143,7 @@ func startNodeWith(t testing.TB, name, dsn, natsURL string, o nodeOptions) *node
 	t.Cleanup(func() { _ = bus.Close() })
 	n := &node{name: name, st: st, bus: bus, warm: &players{}, done: make(chan struct{})}
 	n.table, err = engine.New(ctx, engine.Config{
-		Game: game, Operators: operators, Store: st, Outbox: wallet.NewOutbox(st),
+		Game: game, Operators: operators, Store: st, Outbox: movements.NewOutbox(st),
 		Wallets:     func(string) (engine.BetWallet, bool) { return w, true },
 		Events:      replica.NewPublisher(bus, game.ID, nil),
 		Lease:       engine.LeaseSettings{Holder: name, TTL: time.Second, Renew: 200 * time.Millisecond, Retry: 50 * time.Millisecond, Able: o.able},

@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crashstudio/crashgame/internal/backoffice"
 	"github.com/crashstudio/crashgame/internal/engine"
 	"github.com/crashstudio/crashgame/internal/store"
-	"github.com/crashstudio/crashgame/internal/wallet"
 )
 
 // The CSV export is opened by finance staff in a spreadsheet: a movement
@@ -36,7 +36,7 @@ func TestTransactionsExportNeutralisesFormulas(t *testing.T) {
 	if err := e.st.InsertMovement(ctx, &m); err != nil {
 		t.Fatal(err)
 	}
-	link, _, err := e.bo.TransactionsLink(ctx, wallet.TransactionQuery{Operator: "acme", From: now.Add(-time.Hour), To: now.Add(time.Hour)}, now.Add(time.Minute))
+	link, _, err := e.bo.TransactionsLink(ctx, backoffice.TransactionQuery{Operator: "acme", From: now.Add(-time.Hour), To: now.Add(time.Hour)}, now.Add(time.Minute))
 	if err != nil {
 		t.Fatal(err)
 	}

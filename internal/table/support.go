@@ -9,8 +9,8 @@ import (
 
 	"github.com/crashstudio/crashgame/gen/table"
 	"github.com/crashstudio/crashgame/internal/backoffice"
+	"github.com/crashstudio/crashgame/internal/movements"
 	"github.com/crashstudio/crashgame/internal/store"
-	"github.com/crashstudio/crashgame/internal/wallet"
 )
 
 // The back office's pages behind an operator's links (a round's support
@@ -75,7 +75,7 @@ func (a *api) GetTransactionsExport(ctx context.Context, req table.GetTransactio
 		return a.internal(ctx, "reading an export link failed", err), nil
 	}
 	// The first page before the status: a failure here is still a 500.
-	page, next, err := wallet.Transactions(ctx, a.s.movements, q, now)
+	page, next, err := backoffice.Transactions(ctx, a.s.movements, q, now)
 	if err != nil {
 		return a.internal(ctx, "reading an export failed", err), nil
 	}
@@ -92,9 +92,9 @@ var exportColumns = []string{"transaction_id", "operator_transaction_id", "kind"
 type csvExport struct {
 	s    *Server
 	ctx  context.Context
-	q    wallet.TransactionQuery
+	q    backoffice.TransactionQuery
 	now  time.Time
-	page []wallet.Transaction
+	page []backoffice.Transaction
 	next string
 }
 
@@ -120,7 +120,7 @@ func (c csvExport) VisitGetTransactionsExportResponse(w http.ResponseWriter) err
 		}
 		c.q.Cursor = c.next
 		var err error
-		if c.page, c.next, err = wallet.Transactions(c.ctx, c.s.movements, c.q, c.now); err != nil {
+		if c.page, c.next, err = backoffice.Transactions(c.ctx, c.s.movements, c.q, c.now); err != nil {
 			// The status is sent: cut the response short, so that the
 			// download fails rather than ending like a complete file.
 			c.s.log.ErrorContext(c.ctx, "table: an export failed midway", "operator", c.q.Operator, "err", err)
@@ -129,13 +129,13 @@ func (c csvExport) VisitGetTransactionsExportResponse(w http.ResponseWriter) err
 	}
 }
 
-func exportRow(t wallet.Transaction) []string {
+func exportRow(t backoffice.Transaction) []string {
 	freebet := ""
 	if t.FreebetID != nil {
 		freebet = *t.FreebetID
 	}
 	delivered := ""
-	if t.Status == wallet.StatusDone && t.DoneAt != 0 {
+	if t.Status == movements.StatusDone && t.DoneAt != 0 {
 		delivered = exportTime(t.DoneAt)
 	}
 	// Every text cell is neutralised against formulas (CSV injection): the
@@ -143,7 +143,7 @@ func exportRow(t wallet.Transaction) []string {
 	// integers we write (amount, attempts, redeliveries) are not: a quote
 	// would turn a number into text.
 	text := backoffice.CSVText
-	return []string{text(t.TransactionID), text(t.OperatorTxID), text(string(t.Kind)), text(string(t.WinType)), text(wallet.TransactionStatus(t.Status)),
+	return []string{text(t.TransactionID), text(t.OperatorTxID), text(string(t.Kind)), text(string(t.WinType)), text(backoffice.TransactionStatus(t.Status)),
 		backoffice.CSVInt(t.Amount), text(t.Currency), text(t.PlayerID), text(t.GameID), text(t.RoundID), text(t.BetID), text(freebet), text(t.Reason),
 		backoffice.CSVInt(int64(t.Attempts)), text(t.LastError), text(exportTime(t.CreatedAt)), text(delivered), backoffice.CSVInt(int64(len(t.Redeliveries)))}
 }

@@ -13,9 +13,9 @@ import (
 
 	documents "github.com/crashstudio/crashgame/api"
 	"github.com/crashstudio/crashgame/gen/table"
+	"github.com/crashstudio/crashgame/internal/backoffice"
 	"github.com/crashstudio/crashgame/internal/engine"
 	"github.com/crashstudio/crashgame/internal/store"
-	"github.com/crashstudio/crashgame/internal/wallet"
 )
 
 // A played round's support page: its data, behind the operator's link and
@@ -93,7 +93,7 @@ func TestSupportLinksAndReplay(t *testing.T) {
 		t.Fatalf("the page: %d %v", page.Code, page.Header())
 	}
 
-	exportToken, _, err := e.bo.TransactionsLink(ctx, wallet.TransactionQuery{Operator: "acme", From: now.Add(-time.Hour), To: now.Add(time.Hour)}, now.Add(time.Minute))
+	exportToken, _, err := e.bo.TransactionsLink(ctx, backoffice.TransactionQuery{Operator: "acme", From: now.Add(-time.Hour), To: now.Add(time.Hour)}, now.Add(time.Minute))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -45,7 +45,6 @@ import (
 	"github.com/crashstudio/crashgame/internal/server"
 	"github.com/crashstudio/crashgame/internal/sessions"
 	"github.com/crashstudio/crashgame/internal/store"
-	"github.com/crashstudio/crashgame/internal/wallet"
 )
 
 // Defaults of Config.
@@ -141,7 +140,7 @@ type Config struct {
 	// export) and the player's replay of a past round; Movements are what an
 	// export reads.
 	BackOffice *backoffice.Service
-	Movements  wallet.TransactionReader
+	Movements  backoffice.TransactionReader
 	Logger     *slog.Logger     // nil: slog.Default()
 	Now        func() time.Time // nil: time.Now; must be the engine's clock
 	// CutOff says why this replica is cut off from the cluster now
@@ -214,7 +213,7 @@ type Server struct {
 	records    Records
 	chains     Chains
 	backoffice *backoffice.Service
-	movements  wallet.TransactionReader
+	movements  backoffice.TransactionReader
 	log        *slog.Logger
 	now        func() time.Time
 	origins    map[string]bool

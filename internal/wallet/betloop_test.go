@@ -1,14 +1,17 @@
-package wallet
+package wallet_test
 
 import (
 	"context"
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/crashstudio/crashgame/internal/wallet"
+	"github.com/crashstudio/crashgame/internal/wallet/wallettest"
 )
 
-func mqBet(txID string) BetCall {
-	return BetCall{PlayerID: mqPlayer, Token: mqToken, Currency: "BRL", GameID: "crash-classic",
+func mqBet(txID string) wallet.BetCall {
+	return wallet.BetCall{PlayerID: wallettest.Player, Token: wallettest.Token, Currency: "BRL", GameID: "crash-classic",
 		Amount: 1000, TransactionID: txID, RoundID: "round-1"}
 }
 
@@ -19,26 +22,26 @@ func TestBetUntil(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
 		name        string
-		answers     []mqAnswer
+		answers     []wallettest.Answer
 		window      time.Duration
-		wantOutcome Outcome
+		wantOutcome wallet.Outcome
 		wantSends   func(n int) bool
 		wantErr     error
 	}{
-		{"retries until success", []mqAnswer{mq500, mq503Plain, mqOK}, 30 * time.Second, Success,
+		{"retries until success", []wallettest.Answer{wallettest.Error500, wallettest.Plain503, wallettest.OK}, 30 * time.Second, wallet.Success,
 			func(n int) bool { return n == 3 }, nil},
 		// Rule WERR-8 AMB-1: INSUFFICIENT_FUNDS, whatever the HTTP status, is final.
-		{"stops on a final refusal", []mqAnswer{mq500, mqNoFunds, mqOK}, 30 * time.Second, Refused,
-			func(n int) bool { return n == 2 }, ErrRefused},
+		{"stops on a final refusal", []wallettest.Answer{wallettest.Error500, wallettest.NoFunds, wallettest.OK}, 30 * time.Second, wallet.Refused,
+			func(n int) bool { return n == 2 }, wallet.ErrRefused},
 		// The outcome stays unknown at the deadline: Temporary.
-		{"stops at the deadline", []mqAnswer{mq500}, 700 * time.Millisecond, Temporary,
-			func(n int) bool { return n >= 2 && n < MaxAttempts }, ErrTemporary},
+		{"stops at the deadline", []wallettest.Answer{wallettest.Error500}, 700 * time.Millisecond, wallet.Temporary,
+			func(n int) bool { return n >= 2 && n < wallet.MaxAttempts }, wallet.ErrTemporary},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			op := newMQOp(t, mqSequence(tc.answers...))
-			c := mqClient(t, op, WithBreaker(BreakerSettings{ConsecutiveFailures: 1000, MinRequests: 1000}))
+			op := wallettest.New(t, wallettest.Sequence(tc.answers...))
+			c := wallettest.Client(t, op, wallet.WithBreaker(wallet.BreakerSettings{ConsecutiveFailures: 1000, MinRequests: 1000}))
 			call := mqBet("bet-" + tc.name)
 			deadline := time.Now().Add(tc.window)
 			res, err := c.BetUntil(context.Background(), call, deadline)
@@ -50,11 +53,11 @@ func TestBetUntil(t *testing.T) {
 			if (tc.wantErr == nil) != (err == nil) || (tc.wantErr != nil && !errors.Is(err, tc.wantErr)) {
 				t.Fatalf("error %v, want %v", err, tc.wantErr)
 			}
-			sent := op.byTx(call.TransactionID)
+			sent := op.ByTx(call.TransactionID)
 			if !tc.wantSends(len(sent)) {
 				t.Fatalf("%d attempts sent", len(sent))
 			}
-			if tc.wantOutcome == Temporary && end.After(deadline.Add(100*time.Millisecond)) {
+			if tc.wantOutcome == wallet.Temporary && end.After(deadline.Add(100*time.Millisecond)) {
 				t.Errorf("BetUntil returned %s after the deadline", end.Sub(deadline))
 			}
 			ids := map[string]bool{}
@@ -66,7 +69,7 @@ func TestBetUntil(t *testing.T) {
 				if i > 0 && a.Timestamp <= sent[i-1].Timestamp {
 					t.Errorf("attempt %d timestamp %d not after %d", i+1, a.Timestamp, sent[i-1].Timestamp)
 				}
-				if mqStripEnvelope(t, a.Raw) != mqStripEnvelope(t, sent[0].Raw) {
+				if wallettest.StripEnvelope(t, a.Raw) != wallettest.StripEnvelope(t, sent[0].Raw) {
 					t.Errorf("attempt %d body differs from the first", i+1)
 				}
 				// Rule BET-4: freebet_id is present, null on an ordinary bet.
@@ -94,26 +97,26 @@ func TestBetUntilSendsNothing(t *testing.T) {
 		window  time.Duration
 		wantErr error
 	}{
-		{"breaker open", true, 30 * time.Second, ErrBreakerOpen},
-		{"window closed", false, -time.Millisecond, ErrBetWindowClosed},
+		{"breaker open", true, 30 * time.Second, wallet.ErrBreakerOpen},
+		{"window closed", false, -time.Millisecond, wallet.ErrBetWindowClosed},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			op := newMQOp(t, mqSequence(mq500, mqOK))
-			c := mqClient(t, op, WithBreaker(BreakerSettings{ConsecutiveFailures: 1, OpenFor: time.Hour}))
+			op := wallettest.New(t, wallettest.Sequence(wallettest.Error500, wallettest.OK))
+			c := wallettest.Client(t, op, wallet.WithBreaker(wallet.BreakerSettings{ConsecutiveFailures: 1, OpenFor: time.Hour}))
 			if tc.open {
-				if res, _ := c.Bet(context.Background(), mqBet("bet-opener")); res.Outcome != Temporary || !c.BreakerOpen() {
+				if res, _ := c.Bet(context.Background(), mqBet("bet-opener")); res.Outcome != wallet.Temporary || !c.BreakerOpen() {
 					t.Fatalf("could not open the breaker: %s, open %v", res.Outcome, c.BreakerOpen())
 				}
 			}
-			before := op.count()
+			before := op.Count()
 			start := time.Now()
 			res, err := c.BetUntil(context.Background(), mqBet("bet-"+tc.name), time.Now().Add(tc.window))
-			if !errors.Is(err, tc.wantErr) || res.Outcome != Temporary {
+			if !errors.Is(err, tc.wantErr) || res.Outcome != wallet.Temporary {
 				t.Fatalf("BetUntil = %s, %v; want Temporary, %v", res.Outcome, err, tc.wantErr)
 			}
-			if n := op.count() - before; n != 0 {
+			if n := op.Count() - before; n != 0 {
 				t.Fatalf("%d attempts sent, want none", n)
 			}
 			if d := time.Since(start); d > 100*time.Millisecond {
@@ -127,14 +130,14 @@ func TestBetUntilSendsNothing(t *testing.T) {
 // BetUntil returns that attempt's Temporary, not a breaker refusal.
 func TestBetUntilBreakerOpensMidway(t *testing.T) {
 	t.Parallel()
-	op := newMQOp(t, mqSequence(mq500, mqOK))
-	c := mqClient(t, op, WithBreaker(BreakerSettings{ConsecutiveFailures: 1, OpenFor: time.Hour}))
+	op := wallettest.New(t, wallettest.Sequence(wallettest.Error500, wallettest.OK))
+	c := wallettest.Client(t, op, wallet.WithBreaker(wallet.BreakerSettings{ConsecutiveFailures: 1, OpenFor: time.Hour}))
 	call := mqBet("bet-midway")
 	res, err := c.BetUntil(context.Background(), call, time.Now().Add(30*time.Second))
-	if res.Outcome != Temporary || errors.Is(err, ErrBreakerOpen) || !errors.Is(err, ErrTemporary) {
+	if res.Outcome != wallet.Temporary || errors.Is(err, wallet.ErrBreakerOpen) || !errors.Is(err, wallet.ErrTemporary) {
 		t.Fatalf("BetUntil = %s (%s), %v; want the sent attempt's Temporary", res.Outcome, res.Reason, err)
 	}
-	if sent := op.byTx(call.TransactionID); len(sent) != 1 || res.RequestID != sent[0].RequestID || res.HTTPStatus != 500 {
+	if sent := op.ByTx(call.TransactionID); len(sent) != 1 || res.RequestID != sent[0].RequestID || res.HTTPStatus != 500 {
 		t.Fatalf("%d sent; result request_id %q HTTP %d", len(sent), res.RequestID, res.HTTPStatus)
 	}
 }
@@ -142,12 +145,12 @@ func TestBetUntilBreakerOpensMidway(t *testing.T) {
 // A cancelled context ends the loop with the last Result and ctx's error.
 func TestBetUntilCancelled(t *testing.T) {
 	t.Parallel()
-	op := newMQOp(t, mqSequence(mq500))
-	c := mqClient(t, op, WithBreaker(BreakerSettings{ConsecutiveFailures: 1000, MinRequests: 1000}))
+	op := wallettest.New(t, wallettest.Sequence(wallettest.Error500))
+	c := wallettest.Client(t, op, wallet.WithBreaker(wallet.BreakerSettings{ConsecutiveFailures: 1000, MinRequests: 1000}))
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(150*time.Millisecond, cancel)
 	res, err := c.BetUntil(ctx, mqBet("bet-cancel"), time.Now().Add(30*time.Second))
-	if res.Outcome != Temporary || !errors.Is(err, context.Canceled) {
+	if res.Outcome != wallet.Temporary || !errors.Is(err, context.Canceled) {
 		t.Fatalf("BetUntil = %s, %v; want Temporary, context.Canceled", res.Outcome, err)
 	}
 }

@@ -393,9 +393,9 @@ func (c *Client) Rollback(ctx context.Context, call RollbackCall) (Result, error
 // routeCall is the call of one route (BalanceCall, BetCall, WinCall,
 // RollbackCall) whose request body is B.
 type routeCall[B any] interface {
-	// validate refuses, before anything is sent, a call that the operator
+	// Validate refuses, before anything is sent, a call that the operator
 	// could only answer with a 400.
-	validate() error
+	Validate() error
 	// body is the request of one attempt: the call's members in the
 	// Envelope of operator and env.
 	body(operator string, env envelope) B
@@ -407,7 +407,7 @@ type routeCall[B any] interface {
 // route. txID is the transaction_id to log, empty on /balance.
 func send[B any](ctx context.Context, c *Client, route Route, txID string, call routeCall[B],
 	post func(context.Context, B, ...walletapi.RequestEditorFn) (*http.Response, error)) (Result, error) {
-	if err := call.validate(); err != nil {
+	if err := call.Validate(); err != nil {
 		return c.invalid(route, txID, err)
 	}
 	env := c.envelope()
@@ -607,9 +607,15 @@ func checkMovement(playerID, token, currency string, amount int64, txID, roundID
 	return nil
 }
 
-func (b BalanceCall) validate() error { return checkEnvelope(b.Token, b.Currency) }
+// Validate refuses, with what is wrong, a /balance call that the operator could
+// only answer with a 400; nothing is sent. The client checks every call with
+// it, and the movement queue checks a movement with it before storing it.
+func (b BalanceCall) Validate() error { return checkEnvelope(b.Token, b.Currency) }
 
-func (b BetCall) validate() error {
+// Validate refuses, with what is wrong, a /bet call that the operator could
+// only answer with a 400; nothing is sent. The client checks every call with
+// it, and the movement queue checks a movement with it before storing it.
+func (b BetCall) Validate() error {
 	if err := checkMovement(b.PlayerID, b.Token, b.Currency, b.Amount, b.TransactionID, b.RoundID); err != nil {
 		return err
 	}
@@ -619,7 +625,10 @@ func (b BetCall) validate() error {
 	return nil
 }
 
-func (w WinCall) validate() error {
+// Validate refuses, with what is wrong, a /win call that the operator could
+// only answer with a 400; nothing is sent. The client checks every call with
+// it, and the movement queue checks a movement with it before storing it.
+func (w WinCall) Validate() error {
 	if err := checkMovement(w.PlayerID, w.Token, w.Currency, w.Amount, w.TransactionID, w.RoundID); err != nil {
 		return err
 	}
@@ -634,7 +643,10 @@ func (w WinCall) validate() error {
 	return nil
 }
 
-func (r RollbackCall) validate() error {
+// Validate refuses, with what is wrong, a /rollback call that the operator could
+// only answer with a 400; nothing is sent. The client checks every call with
+// it, and the movement queue checks a movement with it before storing it.
+func (r RollbackCall) Validate() error {
 	if err := checkMovement(r.PlayerID, r.Token, r.Currency, r.Amount, r.TransactionID, r.RoundID); err != nil {
 		return err
 	}

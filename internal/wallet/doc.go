@@ -15,28 +15,19 @@
 //   - breaker*.go: the per-operator circuit breaker (sony/gobreaker).
 //   - backoff*.go: MaxAttempts and Backoff.
 //   - betloop.go: BetUntil, the /bet attempts while the betting window is open.
-//   - movements*.go, queue*.go: the rules of the durable movement queue
-//     (outbox). Enqueue validates a /win or /rollback, checks it against its
-//     debit (RB-6, WIN-17) and writes it in the caller's transaction (the one
-//     its ctx carries), together with the state change that causes it; Queue
-//     sends each with the same transaction_id and body on every attempt,
-//     classifies the answer, backs off, pauses an operator whose breaker is
-//     open, and after MaxAttempts parks it as exhausted; ListMovements is the
-//     reconciliation view. The movements table, its statements (the claim
-//     with a lease, FOR UPDATE SKIP LOCKED on PostgreSQL, the fenced record of
-//     attempts) and the read of the debits live in package store: this
-//     package reaches them through the interfaces it declares
-//     (MovementWriter, MovementReader, QueueStore), which *store.Store
-//     satisfies.
+//
+// The durable movement queue that delivers /win and /rollback with these
+// calls is package movements; the back office's reads of it are package
+// backoffice's. internal/wallet/wallettest is a fake operator wallet for
+// tests.
 //
 // A Client method makes exactly one attempt. It never retries, never sleeps and
 // never stores anything: whether and when to try again is decided by BetUntil
-// and the Queue, always with the same transaction_id and a fresh request_id and
+// and the movement queue (package movements), always with the same transaction_id and a fresh request_id and
 // timestamp.
 //
 // What it must never do:
-//   - hold a table, a bun model or an SQL statement: they belong to package
-//     store, and no dialect difference shows here;
+//   - store anything, or hold a table, a bun model or an SQL statement;
 //   - decide an outcome from the HTTP status alone, round a money amount, or
 //     take a Temporary answer for a refusal (a refused /win would lose a prize);
 //   - sign anything but the bytes that go on the wire;

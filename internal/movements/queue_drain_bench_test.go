@@ -1,4 +1,4 @@
-package wallet
+package movements
 
 import (
 	"context"
@@ -10,6 +10,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/crashstudio/crashgame/internal/wallet"
+	"github.com/crashstudio/crashgame/internal/wallet/wallettest"
 )
 
 // BenchmarkQueueDrain measures how fast the movement queue empties a backlog
@@ -26,12 +29,12 @@ func BenchmarkQueueDrain(b *testing.B) {
 				_, _ = io.Copy(io.Discard, r.Body)
 				received.Add(1)
 				w.Header().Set("Content-Type", "application/json")
-				_, _ = io.WriteString(w, mqOK.Body)
+				_, _ = io.WriteString(w, wallettest.OK.Body)
 			}))
 			b.Cleanup(srv.Close)
-			op := Settings{Operator: mqOperatorID, Secret: "mq-secret-0123456789abcdef",
+			op := wallet.Settings{Operator: wallettest.OperatorID, Secret: "mq-secret-0123456789abcdef",
 				APIKey: "mq_k3y0a9z1_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789abcdefg", URL: srv.URL}
-			c, err := NewClient(op, WithLogger(mqDiscard()))
+			c, err := wallet.NewClient(op, wallet.WithLogger(mqDiscard()))
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -1,4 +1,4 @@
-package wallet
+package movements
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/crashstudio/crashgame/internal/store"
+	"github.com/crashstudio/crashgame/internal/wallet/wallettest"
 )
 
 // Rule RB-6 ENV-13: EnqueueMany queues a batch with the checks of Enqueue: the
@@ -20,7 +21,7 @@ func TestEnqueueMany(t *testing.T) {
 			t.Fatal(err)
 		}
 		if _, err := s.ExecForTest(ctx, `INSERT INTO bets (id, round_id, game_id, session_hash, operator, currency, amount, status, placed_at)
-			VALUES ('bet-rb-debit', 'round-1', 'crash-classic', ?, ?, 'BRL', 1000, 'accepted', 1)`, make([]byte, 32), mqOperatorID); err != nil {
+			VALUES ('bet-rb-debit', 'round-1', 'crash-classic', ?, ?, 'BRL', 1000, 'accepted', 1)`, make([]byte, 32), wallettest.OperatorID); err != nil {
 			t.Fatal(err)
 		}
 		many := func(ms ...Movement) error {

@@ -1,4 +1,4 @@
-package wallet
+package movements
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/crashstudio/crashgame/internal/store"
+	"github.com/crashstudio/crashgame/internal/wallet"
+	"github.com/crashstudio/crashgame/internal/wallet/wallettest"
 )
 
 // restartBacklog is the backlog of the product target: a restart with 100,000
@@ -44,14 +46,14 @@ func mqFillBacklog(t testing.TB, s *store.Store, n int, now time.Time) {
 // mqTimeToFirstSend starts a new Queue over the backlog and returns how long
 // it took, from NewQueue to the operator receiving the first attempt, and the
 // stop function.
-func mqTimeToFirstSend(t testing.TB, s *store.Store, op *mqOp, c *Client) (time.Duration, func()) {
+func mqTimeToFirstSend(t testing.TB, s *store.Store, op *wallettest.Operator, c *wallet.Client) (time.Duration, func()) {
 	t.Helper()
 	first := make(chan time.Time, 1)
 	start := time.Now()
 	q := mqQueue(t, s, c)
 	stop := mqStart(t, q)
 	go func() {
-		<-op.first
+		<-op.First()
 		first <- time.Now()
 	}()
 	select {
@@ -79,8 +81,8 @@ func TestQueueRestart100k(t *testing.T) {
 		mqFillBacklog(t, s, n, time.Now())
 		t.Logf("backlog of %d movements written in %s", n, time.Since(fillStart).Round(time.Millisecond))
 
-		op := newMQOp(t, mqSequence(mqOK))
-		c := mqClient(t, op)
+		op := wallettest.New(t, wallettest.Sequence(wallettest.OK))
+		c := wallettest.Client(t, op)
 		d, stop := mqTimeToFirstSend(t, s, op, c)
 		time.Sleep(2*time.Second - d)
 		stop()
@@ -90,7 +92,7 @@ func TestQueueRestart100k(t *testing.T) {
 		if done == 0 {
 			t.Fatal("nothing delivered")
 		}
-		for id, k := range op.counts() {
+		for id, k := range op.Counts() {
 			if k != 1 {
 				t.Errorf("%s sent %d times", id, k)
 			}
@@ -109,8 +111,8 @@ func BenchmarkQueueRestart100k(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		b.StopTimer()
-		op := newMQOp(b, mqSequence(mqOK))
-		c := mqClient(b, op)
+		op := wallettest.New(b, wallettest.Sequence(wallettest.OK))
+		c := wallettest.Client(b, op)
 		b.StartTimer()
 		d, stop := mqTimeToFirstSend(b, s, op, c)
 		b.StopTimer()

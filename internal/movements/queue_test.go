@@ -1,4 +1,4 @@
-package wallet
+package movements
 
 import (
 	"context"
@@ -12,6 +12,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/crashstudio/crashgame/internal/store"
+	"github.com/crashstudio/crashgame/internal/wallet"
+	"github.com/crashstudio/crashgame/internal/wallet/wallettest"
 )
 
 // TestQueueOutcomes: what each answer of the operator makes of a movement.
@@ -20,30 +22,30 @@ func TestQueueOutcomes(t *testing.T) {
 	cases := []struct {
 		name       string
 		movement   Movement
-		answers    []mqAnswer
+		answers    []wallettest.Answer
 		wantStatus MovementStatus
 		wantSends  int
 		wantOpTx   string
 	}{
 		// Success on the third attempt: done, with the operator's own id (ENV-19).
-		{"success on the 3rd attempt", mqWin("w-3rd"), []mqAnswer{mq500, mq500, mqOK}, StatusDone, 3, "op-77"},
+		{"success on the 3rd attempt", mqWin("w-3rd"), []wallettest.Answer{wallettest.Error500, wallettest.Error500, wallettest.OK}, StatusDone, 3, "op-77"},
 		// Rule WERR-12 AMB-3: BET_NOT_FOUND in a 200 is a final refusal: parked.
-		{"final refusal", mqWin("w-refused"), []mqAnswer{mqRefusal}, StatusRefused, 1, ""},
+		{"final refusal", mqWin("w-refused"), []wallettest.Answer{wallettest.Refusal}, StatusRefused, 1, ""},
 		// Rule WIN-12 AMB-3: a 4xx on /win refuses nothing; it is retried.
-		{"4xx on /win retried", mqWin("w-404"), []mqAnswer{mq404Win, mq404Win, mqOK}, StatusDone, 3, "op-77"},
+		{"4xx on /win retried", mqWin("w-404"), []wallettest.Answer{wallettest.Win404, wallettest.Win404, wallettest.OK}, StatusDone, 3, "op-77"},
 		// Rule WERR-20: a 5xx, whatever its body, is retried.
-		{"5xx retried", mqRollback("rb-503"), []mqAnswer{mq503Plain, mqOK}, StatusDone, 2, "op-77"},
+		{"5xx retried", mqRollback("rb-503"), []wallettest.Answer{wallettest.Plain503, wallettest.OK}, StatusDone, 2, "op-77"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			mqEachBackend(t, func(t *testing.T, s *store.Store) {
 				clock := newMQClock()
-				op := newMQOp(t, mqSequence(tc.answers...))
-				var settled []Result
+				op := wallettest.New(t, wallettest.Sequence(tc.answers...))
+				var settled []wallet.Result
 				var mu sync.Mutex
-				q := mqQueue(t, s, mqClient(t, op, WithClock(clock.Now)), WithQueueClock(clock.Now),
-					WithOnSettled(func(m Movement, r Result) {
+				q := mqQueue(t, s, wallettest.Client(t, op, wallet.WithClock(clock.Now)), WithQueueClock(clock.Now),
+					WithOnSettled(func(m Movement, r wallet.Result) {
 						mu.Lock()
 						defer mu.Unlock()
 						settled = append(settled, r)
@@ -56,7 +58,7 @@ func TestQueueOutcomes(t *testing.T) {
 					t.Fatalf("status %s after %d attempts, want %s after %d (last error %q)",
 						rec.Status, rec.Attempts, tc.wantStatus, tc.wantSends, rec.LastError)
 				}
-				if got := len(op.byTx(tc.movement.TransactionID)); got != tc.wantSends {
+				if got := len(op.ByTx(tc.movement.TransactionID)); got != tc.wantSends {
 					t.Errorf("operator received %d attempts, want %d", got, tc.wantSends)
 				}
 				if rec.OperatorTxID != tc.wantOpTx {
@@ -65,7 +67,7 @@ func TestQueueOutcomes(t *testing.T) {
 				if rec.DoneAt == 0 || rec.ClaimedBy != "" {
 					t.Errorf("done_at %d, claimed_by %q: want a final time and no claim", rec.DoneAt, rec.ClaimedBy)
 				}
-				if last := op.byTx(tc.movement.TransactionID); rec.LastRequestID != last[len(last)-1].RequestID {
+				if last := op.ByTx(tc.movement.TransactionID); rec.LastRequestID != last[len(last)-1].RequestID {
 					t.Errorf("last_request_id %q, want the last attempt's %q", rec.LastRequestID, last[len(last)-1].RequestID)
 				}
 				if tc.wantStatus == StatusDone { // the hook runs just after the commit
@@ -83,7 +85,7 @@ func TestQueueOutcomes(t *testing.T) {
 					if rec.BalanceAfter == nil || *rec.BalanceAfter != 5000 {
 						t.Errorf("balance_after %v, want 5000", rec.BalanceAfter)
 					}
-					if len(settled) != 1 || settled[0].Balance != 5000 || settled[0].Outcome != Success {
+					if len(settled) != 1 || settled[0].Balance != 5000 || settled[0].Outcome != wallet.Success {
 						t.Errorf("OnSettled calls %+v, want one success with balance 5000", settled)
 					}
 				default:
@@ -107,43 +109,43 @@ func TestQueueExhaustsAfter20Attempts(t *testing.T) {
 	t.Parallel()
 	mqEachBackend(t, func(t *testing.T, s *store.Store) {
 		clock := newMQClock()
-		op := newMQOp(t, mqSequence(mq500))
+		op := wallettest.New(t, wallettest.Sequence(wallettest.Error500))
 		reg := prometheus.NewPedanticRegistry()
 		// A breaker that never opens: this test is about the attempt cap.
-		c := mqClient(t, op, WithClock(clock.Now), WithBreaker(BreakerSettings{ConsecutiveFailures: 1000, MinRequests: 1000}))
+		c := wallettest.Client(t, op, wallet.WithClock(clock.Now), wallet.WithBreaker(wallet.BreakerSettings{ConsecutiveFailures: 1000, MinRequests: 1000}))
 		q := mqQueue(t, s, c, WithQueueClock(clock.Now), WithRegisterer(reg))
 		m := mqWin("w-exhaust")
 		mqEnqueue(t, s, clock.Now(), m)
 		mqStart(t, q)
 		rec := mqDrive(t, s, q, clock, m.TransactionID, 60*time.Second)
 
-		if rec.Status != StatusExhausted || rec.Attempts != MaxAttempts {
-			t.Fatalf("status %s after %d attempts, want exhausted after %d", rec.Status, rec.Attempts, MaxAttempts)
+		if rec.Status != StatusExhausted || rec.Attempts != wallet.MaxAttempts {
+			t.Fatalf("status %s after %d attempts, want exhausted after %d", rec.Status, rec.Attempts, wallet.MaxAttempts)
 		}
 		time.Sleep(50 * time.Millisecond) // nothing more may come
-		sent := op.byTx(m.TransactionID)
-		if len(sent) != MaxAttempts || op.count() != MaxAttempts {
-			t.Fatalf("operator received %d attempts (%d in all), want %d", len(sent), op.count(), MaxAttempts)
+		sent := op.ByTx(m.TransactionID)
+		if len(sent) != wallet.MaxAttempts || op.Count() != wallet.MaxAttempts {
+			t.Fatalf("operator received %d attempts (%d in all), want %d", len(sent), op.Count(), wallet.MaxAttempts)
 		}
 		ids := map[string]bool{}
-		body0 := mqStripEnvelope(t, sent[0].Raw)
+		body0 := wallettest.StripEnvelope(t, sent[0].Raw)
 		for i, a := range sent {
 			ids[a.RequestID] = true
 			if i > 0 && a.Timestamp <= sent[i-1].Timestamp {
 				t.Errorf("attempt %d timestamp %d not after attempt %d's %d", i+1, a.Timestamp, i, sent[i-1].Timestamp)
 			}
-			if got := mqStripEnvelope(t, a.Raw); got != body0 {
+			if got := wallettest.StripEnvelope(t, a.Raw); got != body0 {
 				t.Errorf("attempt %d body differs:\n%s\nwant\n%s", i+1, got, body0)
 			}
 		}
-		if len(ids) != MaxAttempts {
-			t.Errorf("%d distinct request_ids, want %d", len(ids), MaxAttempts)
+		if len(ids) != wallet.MaxAttempts {
+			t.Errorf("%d distinct request_ids, want %d", len(ids), wallet.MaxAttempts)
 		}
 		if got := mqMetric(t, reg, "crashgame_wallet_queue_exhausted_total", map[string]string{"kind": "win"}); got != 1 {
 			t.Errorf("exhausted_total{kind=win} = %v, want 1", got)
 		}
-		if got := mqMetric(t, reg, "crashgame_wallet_queue_attempts_total", map[string]string{"kind": "win", "outcome": "temporary"}); got != MaxAttempts {
-			t.Errorf("attempts_total{win,temporary} = %v, want %d", got, MaxAttempts)
+		if got := mqMetric(t, reg, "crashgame_wallet_queue_attempts_total", map[string]string{"kind": "win", "outcome": "temporary"}); got != wallet.MaxAttempts {
+			t.Errorf("attempts_total{win,temporary} = %v, want %d", got, wallet.MaxAttempts)
 		}
 		if got := mqMetric(t, reg, "crashgame_wallet_queue_movements", map[string]string{"status": "exhausted"}); got != 1 {
 			t.Errorf("movements{status=exhausted} = %v, want 1", got)
@@ -158,11 +160,11 @@ func TestQueueBodies(t *testing.T) {
 	t.Parallel()
 	mqEachBackend(t, func(t *testing.T, s *store.Store) {
 		clock := newMQClock()
-		op := newMQOp(t, mqSequence(mq500, mq500, mqOK))
-		q := mqQueue(t, s, mqClient(t, op, WithClock(clock.Now)), WithQueueClock(clock.Now))
+		op := wallettest.New(t, wallettest.Sequence(wallettest.Error500, wallettest.Error500, wallettest.OK))
+		q := mqQueue(t, s, wallettest.Client(t, op, wallet.WithClock(clock.Now)), WithQueueClock(clock.Now))
 		rb, win := mqRollback("rb-body"), mqWin("w-body")
 		fb := mqWin("w-freebet")
-		fb.WinType, fb.FreebetID = WinTypeFreebet, new("grant-9#2")
+		fb.WinType, fb.FreebetID = wallet.WinTypeFreebet, new("grant-9#2")
 		mqEnqueue(t, s, clock.Now(), rb, win, fb)
 		mqStart(t, q)
 		for _, m := range []Movement{rb, win, fb} {
@@ -171,7 +173,7 @@ func TestQueueBodies(t *testing.T) {
 			}
 		}
 
-		rbs := op.byTx(rb.TransactionID)
+		rbs := op.ByTx(rb.TransactionID)
 		if len(rbs) != 3 {
 			t.Fatalf("rollback attempts %d, want 3", len(rbs))
 		}
@@ -182,7 +184,7 @@ func TestQueueBodies(t *testing.T) {
 			if _, ok := a.Body["freebet_id"]; ok {
 				t.Errorf("rollback attempt %d carries freebet_id", i+1)
 			}
-			if mqStripEnvelope(t, a.Raw) != mqStripEnvelope(t, rbs[0].Raw) {
+			if wallettest.StripEnvelope(t, a.Raw) != wallettest.StripEnvelope(t, rbs[0].Raw) {
 				t.Errorf("rollback attempt %d body differs from the first", i+1)
 			}
 		}
@@ -190,7 +192,7 @@ func TestQueueBodies(t *testing.T) {
 			m    Movement
 			want any
 		}{{win, nil}, {fb, "grant-9#2"}} {
-			for i, a := range op.byTx(tc.m.TransactionID) {
+			for i, a := range op.ByTx(tc.m.TransactionID) {
 				v, ok := a.Body["freebet_id"]
 				if !ok || v != tc.want {
 					t.Errorf("%s attempt %d: freebet_id present %v value %v, want %v", tc.m.TransactionID, i+1, ok, v, tc.want)
@@ -210,13 +212,13 @@ func TestQueueBreakerOpenSpendsNoAttempt(t *testing.T) {
 	mqEachBackend(t, func(t *testing.T, s *store.Store) {
 		clock := newMQClock()
 		var sent atomic.Int64
-		op := newMQOp(t, func(mqAttempt) mqAnswer { // only the very first request fails
+		op := wallettest.New(t, func(wallettest.Attempt) wallettest.Answer { // only the very first request fails
 			if sent.Add(1) == 1 {
-				return mq500
+				return wallettest.Error500
 			}
-			return mqOK
+			return wallettest.OK
 		})
-		c := mqClient(t, op, WithClock(clock.Now), WithBreaker(BreakerSettings{ConsecutiveFailures: 1, OpenFor: 400 * time.Millisecond}))
+		c := wallettest.Client(t, op, wallet.WithClock(clock.Now), wallet.WithBreaker(wallet.BreakerSettings{ConsecutiveFailures: 1, OpenFor: 400 * time.Millisecond}))
 		q := mqQueue(t, s, c, WithQueueClock(clock.Now), WithBreakerWait(20*time.Millisecond))
 		m := mqWin("w-breaker")
 		other := mqRollback("rb-breaker")
@@ -244,7 +246,7 @@ func TestQueueBreakerOpenSpendsNoAttempt(t *testing.T) {
 		// reads saw the open period only. The breaker's OpenFor runs on real
 		// time: on a slow machine it may be half-open already, and then
 		// there is nothing to check here.
-		n := op.count()
+		n := op.Count()
 		rm, ro := mqGet(t, s, m.TransactionID), mqGet(t, s, other.TransactionID)
 		if c.BreakerOpen() {
 			if rm.Attempts != 1 || rm.Status != StatusPending {
@@ -278,15 +280,15 @@ func TestQueueUnknownOperatorWaits(t *testing.T) {
 	t.Parallel()
 	mqEachBackend(t, func(t *testing.T, s *store.Store) {
 		clock := newMQClock()
-		op := newMQOp(t, mqSequence(mqOK))
-		q := mqQueue(t, s, mqClient(t, op), WithQueueClock(clock.Now))
+		op := wallettest.New(t, wallettest.Sequence(wallettest.OK))
+		q := mqQueue(t, s, wallettest.Client(t, op), WithQueueClock(clock.Now))
 		m := mqWin("w-nobody")
 		m.Operator = "unknown-operator"
 		mqEnqueue(t, s, clock.Now(), m)
 		mqStart(t, q)
 		mqWaitFor(t, 10*time.Second, "the movement looked at", func() bool { return mqGet(t, s, m.TransactionID).LastError != "" })
-		if r := mqGet(t, s, m.TransactionID); r.Status != StatusPending || r.Attempts != 0 || op.count() != 0 {
-			t.Fatalf("%s after %d attempts, %d sent: want pending, 0, 0", r.Status, r.Attempts, op.count())
+		if r := mqGet(t, s, m.TransactionID); r.Status != StatusPending || r.Attempts != 0 || op.Count() != 0 {
+			t.Fatalf("%s after %d attempts, %d sent: want pending, 0, 0", r.Status, r.Attempts, op.Count())
 		}
 		// The paused operator does not hold up the others, even when its
 		// movement is due again.
@@ -297,8 +299,8 @@ func TestQueueUnknownOperatorWaits(t *testing.T) {
 		if r := mqDrive(t, s, q, clock, known.TransactionID, 10*time.Second); r.Status != StatusDone {
 			t.Fatalf("the known operator's movement: %s", r.Status)
 		}
-		if r := mqGet(t, s, m.TransactionID); r.Status != StatusPending || r.Attempts != 0 || op.count() != 1 {
-			t.Fatalf("%s after %d attempts, %d sent: want pending, 0, 1", r.Status, r.Attempts, op.count())
+		if r := mqGet(t, s, m.TransactionID); r.Status != StatusPending || r.Attempts != 0 || op.Count() != 1 {
+			t.Fatalf("%s after %d attempts, %d sent: want pending, 0, 1", r.Status, r.Attempts, op.Count())
 		}
 	})
 }
@@ -359,7 +361,7 @@ func TestEnqueueTransactional(t *testing.T) {
 			t.Fatalf("second settlement of one debit: %v, want ErrDebitSettled", err)
 		}
 		rec := mqGet(t, s, "w-dup")
-		if rec.Kind != KindWin || rec.Amount != 2350 || rec.Token != mqToken || rec.FreebetID != nil || rec.NextAttemptAt != store.MillisOf(now) {
+		if rec.Kind != KindWin || rec.Amount != 2350 || rec.Token != wallettest.Token || rec.FreebetID != nil || rec.NextAttemptAt != store.MillisOf(now) {
 			t.Errorf("stored %+v", rec)
 		}
 	})
@@ -378,10 +380,10 @@ func TestEnqueueRefusesInvalid(t *testing.T) {
 		{"rollback with freebet_id", mut(mqRollback("x"), func(m *Movement) { m.FreebetID = new("g-1") })},
 		// Rule RB-6: a rollback carries the debit's amount, never zero.
 		{"rollback of zero", mut(mqRollback("x"), func(m *Movement) { m.Amount = 0 })},
-		{"rollback with a win type", mut(mqRollback("x"), func(m *Movement) { m.WinType = WinTypeWin })},
+		{"rollback with a win type", mut(mqRollback("x"), func(m *Movement) { m.WinType = wallet.WinTypeWin })},
 		// Rule WIN-5: a zero_win moves nothing.
-		{"zero_win with an amount", mut(mqWin("x"), func(m *Movement) { m.WinType = WinTypeZeroWin })},
-		{"win type lose", mut(mqWin("x"), func(m *Movement) { m.WinType = WinTypeLose })},
+		{"zero_win with an amount", mut(mqWin("x"), func(m *Movement) { m.WinType = wallet.WinTypeZeroWin })},
+		{"win type lose", mut(mqWin("x"), func(m *Movement) { m.WinType = wallet.WinTypeLose })},
 		{"win without type", mut(mqWin("x"), func(m *Movement) { m.WinType = "" })},
 		{"win with a reason", mut(mqWin("x"), func(m *Movement) { m.Reason = "why" })},
 		{"unknown kind", mut(mqWin("x"), func(m *Movement) { m.Kind = "bet" })},
@@ -406,7 +408,7 @@ func TestEnqueueRefusesInvalid(t *testing.T) {
 			if !errors.Is(err, ErrInvalidMovement) {
 				t.Fatalf("Enqueue: %v, want ErrInvalidMovement", err)
 			}
-			if mqContainsToken(err.Error()) {
+			if wallettest.ContainsToken(err.Error()) {
 				t.Errorf("error holds the token: %v", err)
 			}
 		})
@@ -416,7 +418,7 @@ func TestEnqueueRefusesInvalid(t *testing.T) {
 	}
 	// A zero_win of 0 and a freebet win are valid.
 	zw := mqWin("zw-ok")
-	zw.WinType, zw.Amount = WinTypeZeroWin, 0
+	zw.WinType, zw.Amount = wallet.WinTypeZeroWin, 0
 	if err := Enqueue(context.Background(), s, zw, time.Now()); err != nil {
 		t.Fatalf("zero_win: %v", err)
 	}
@@ -437,7 +439,7 @@ func TestEnqueueChecksTheDebit(t *testing.T) {
 			freebet any
 		}{{"bet-plain", nil}, {"bet-free", "grant-1"}} {
 			if _, err := s.ExecForTest(ctx, `INSERT INTO bets (id, round_id, game_id, session_hash, operator, currency, amount, freebet_id, status, placed_at)
-				VALUES (?, 'round-1', 'crash-classic', ?, ?, 'BRL', 1000, ?, 'accepted', 1)`, b.id, make([]byte, 32), mqOperatorID, b.freebet); err != nil {
+				VALUES (?, 'round-1', 'crash-classic', ?, ?, 'BRL', 1000, ?, 'accepted', 1)`, b.id, make([]byte, 32), wallettest.OperatorID, b.freebet); err != nil {
 				t.Skipf("the bets schema (migration 0002) differs from what this test writes: %v", err)
 			}
 		}
@@ -488,13 +490,13 @@ func TestQueueRestartDeliversTheRest(t *testing.T) {
 		// Quick for the first 30 attempts, then slow: the first worker is
 		// stopped long before it could deliver everything.
 		var sent atomic.Int64
-		op := newMQOp(t, func(mqAttempt) mqAnswer {
+		op := wallettest.New(t, func(wallettest.Attempt) wallettest.Answer {
 			if sent.Add(1) > 30 {
 				time.Sleep(20 * time.Millisecond)
 			}
-			return mqOK
+			return wallettest.OK
 		})
-		c := mqClient(t, op)
+		c := wallettest.Client(t, op)
 		const n = 200
 		ids := mqIDs("w-restart", n)
 		ms := make([]Movement, n)
@@ -518,7 +520,7 @@ func TestQueueRestartDeliversTheRest(t *testing.T) {
 		if claimed != 0 {
 			t.Fatalf("%d movements still claimed after a clean stop", claimed)
 		}
-		if got := op.count(); got != mid[StatusDone] {
+		if got := op.Count(); got != mid[StatusDone] {
 			t.Fatalf("operator received %d attempts, %d are done: an attempt went unrecorded", got, mid[StatusDone])
 		}
 
@@ -538,14 +540,14 @@ func TestQueueRestartDeliversTheRest(t *testing.T) {
 		q2 := mqQueue(t, s, c, WithQueueClock(clock.Now))
 		mqStart(t, q2)
 		mqWaitFor(t, 30*time.Second, "all but the leased delivered", func() bool { return mqCountStatus(t, s)[StatusDone] == n-1 })
-		if got := len(op.byTx(leased)); got != 0 {
+		if got := len(op.ByTx(leased)); got != 0 {
 			t.Fatalf("the leased movement was sent %d times before its lease ran out", got)
 		}
 		clock.AdvanceTo(leaseEnd)
 		q2.outbox.Notify()
 		mqWaitFor(t, 10*time.Second, "the leased one delivered", func() bool { return mqCountStatus(t, s)[StatusDone] == n })
 		for _, id := range ids {
-			if k := op.counts()[id]; k != 1 {
+			if k := op.Counts()[id]; k != 1 {
 				t.Errorf("%s sent %d times, want exactly once", id, k)
 			}
 		}
@@ -561,30 +563,30 @@ func TestQueueConcurrentWorkersPostgres(t *testing.T) {
 	const n = 400
 	ids := mqIDs("w-conc", n)
 	// A third of the movements fail once (retried after Backoff), the rest succeed.
-	op := newMQOp(t, func(a mqAttempt) mqAnswer {
+	op := wallettest.New(t, func(a wallettest.Attempt) wallettest.Answer {
 		if a.N == 1 && a.TxID[len(a.TxID)-1]%3 == 0 {
-			return mq500
+			return wallettest.Error500
 		}
-		return mqOK
+		return wallettest.OK
 	})
-	op.delay = time.Millisecond
+	op.Delay = time.Millisecond
 	ms := make([]Movement, n)
 	for i, id := range ids {
 		ms[i] = mqWin(id)
 	}
 	mqEnqueue(t, s1, time.Now(), ms...)
-	never := WithBreaker(BreakerSettings{ConsecutiveFailures: 1 << 30, MinRequests: 1 << 30})
-	q1 := mqQueue(t, s1, mqClient(t, op, never), WithConcurrency(16), WithBatchSize(8))
-	q2 := mqQueue(t, s2, mqClient(t, op, never), WithConcurrency(16), WithBatchSize(8))
+	never := wallet.WithBreaker(wallet.BreakerSettings{ConsecutiveFailures: 1 << 30, MinRequests: 1 << 30})
+	q1 := mqQueue(t, s1, wallettest.Client(t, op, never), WithConcurrency(16), WithBatchSize(8))
+	q2 := mqQueue(t, s2, wallettest.Client(t, op, never), WithConcurrency(16), WithBatchSize(8))
 	mqStart(t, q1)
 	mqStart(t, q2)
 	mqWaitFor(t, 60*time.Second, "every movement done", func() bool { return mqCountStatus(t, s1)[StatusDone] == n })
 
-	if o := op.overlaps.Load(); o != 0 {
+	if o := op.Overlaps(); o != 0 {
 		t.Errorf("%d attempts overlapped another attempt of the same movement", o)
 	}
 	for _, id := range ids {
-		sent := op.byTx(id)
+		sent := op.ByTx(id)
 		successes := 0
 		for _, a := range sent {
 			if a.N == len(sent) {
@@ -610,8 +612,8 @@ func TestListAndWriteMovements(t *testing.T) {
 	t.Parallel()
 	mqEachBackend(t, func(t *testing.T, s *store.Store) {
 		clock := newMQClock()
-		op := newMQOp(t, mqSequence(mqOK))
-		q := mqQueue(t, s, mqClient(t, op), WithQueueClock(clock.Now))
+		op := wallettest.New(t, wallettest.Sequence(wallettest.OK))
+		q := mqQueue(t, s, wallettest.Client(t, op), WithQueueClock(clock.Now))
 		a, b, c := mqWin("w-a"), mqRollback("rb-b"), mqWin("w-c")
 		c.RoundID, c.PlayerID = "round-2", "mq-player-2"
 		c.Reason = ""
@@ -629,7 +631,7 @@ func TestListAndWriteMovements(t *testing.T) {
 		}{
 			{MovementFilter{RoundID: "round-1"}, []string{"rb-b", "w-a"}},
 			{MovementFilter{PlayerID: "mq-player-2"}, []string{"w-c"}},
-			{MovementFilter{Operator: mqOperatorID, Status: "done"}, []string{"rb-b", "w-a", "w-c"}},
+			{MovementFilter{Operator: wallettest.OperatorID, Status: "done"}, []string{"rb-b", "w-a", "w-c"}},
 			{MovementFilter{Status: "pending"}, nil},
 			{MovementFilter{Limit: 1}, []string{"rb-b"}},
 		}
@@ -677,7 +679,7 @@ func TestListAndWriteMovements(t *testing.T) {
 				t.Errorf("line %d has %d tabs, want %d: %q", i, got, len(movementColumns)-1, l)
 			}
 		}
-		if mqContainsToken(out.String()) {
+		if wallettest.ContainsToken(out.String()) {
 			t.Error("the table shows a token")
 		}
 		if !containsAll(lines[1], "rb-b", "rollback", "done", "op-77", "1000", "refused after debit") {

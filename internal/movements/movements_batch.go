@@ -1,4 +1,4 @@
-package wallet
+package movements
 
 import (
 	"context"
@@ -25,13 +25,13 @@ func EnqueueMany(ctx context.Context, w MovementWriter, ms []Movement, now time.
 	ids := make([]string, 0, len(ms))
 	for _, m := range ms {
 		if err := m.validate(); err != nil {
-			return fmt.Errorf("%w %s: %w", ErrInvalidMovement, short(m.TransactionID), err)
+			return fmt.Errorf("%w %s: %w", ErrInvalidMovement, m.TransactionID, err)
 		}
 		ids = append(ids, m.BetID)
 	}
 	debits, err := w.Debits(ctx, ids)
 	if err != nil {
-		return fmt.Errorf("wallet: enqueue %d movements: read the debits: %w", len(ms), err)
+		return fmt.Errorf("movements: enqueue %d movements: read the debits: %w", len(ms), err)
 	}
 	recs := make([]store.MovementRecord, 0, len(ms))
 	for _, m := range ms {
@@ -47,9 +47,9 @@ func EnqueueMany(ctx context.Context, w MovementWriter, ms []Movement, now time.
 	case err == nil:
 		return nil
 	case errors.Is(err, store.ErrMovementKeyTaken):
-		return fmt.Errorf("wallet: enqueue %d movements: %w: %w", len(ms), err, ErrDuplicateMovement)
+		return fmt.Errorf("movements: enqueue %d movements: %w: %w", len(ms), err, ErrDuplicateMovement)
 	default:
-		return fmt.Errorf("wallet: enqueue %d movements: %w", len(ms), err)
+		return fmt.Errorf("movements: enqueue %d movements: %w", len(ms), err)
 	}
 }
 

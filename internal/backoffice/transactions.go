@@ -1,12 +1,12 @@
-package wallet
+package backoffice
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/crashstudio/crashgame/internal/cursor"
+	"github.com/crashstudio/crashgame/internal/movements"
 	"github.com/crashstudio/crashgame/internal/store"
 )
 
@@ -19,17 +19,12 @@ const (
 	MaxTransactionsRange = 31 * 24 * time.Hour
 	// MaxTransactionsPage is the largest page, and the default.
 	MaxTransactionsPage = 1000
-	// SettleHorizon is how old a movement must be to be listed: a movement
-	// is created inside the transaction that causes it, whose commit may
-	// come a moment after its created_at; listing only movements older
-	// than this keeps a later commit from landing behind a page already
-	// read. Far above a commit's time, far below a support agent's patience.
-	SettleHorizon = 10 * time.Second
 )
 
-// ErrInvalidQuery: a transactions query out of its bounds; the message says
-// which, in words an operator can act on.
-var ErrInvalidQuery = errors.New("invalid query")
+// A transactions query out of its bounds is ErrInvalidQuery, whose message
+// says which, in words an operator can act on; only movements older than
+// SettleHorizon are listed (a movement is created inside the transaction that
+// causes it, whose commit may come a moment after its created_at).
 
 // Transaction statuses as the back office names them: a done movement is
 // delivered.
@@ -41,8 +36,8 @@ const (
 )
 
 // TransactionStatus is a movement status as the back office names it.
-func TransactionStatus(s MovementStatus) string {
-	if s == StatusDone {
+func TransactionStatus(s movements.MovementStatus) string {
+	if s == movements.StatusDone {
 		return TransactionDelivered
 	}
 	return string(s)
@@ -59,7 +54,7 @@ type TransactionQuery struct {
 
 // Transaction is a movement with its re-deliveries.
 type Transaction struct {
-	MovementRecord
+	movements.MovementRecord
 	Redeliveries []store.RedeliveryRecord
 }
 
@@ -95,7 +90,7 @@ func Transactions(ctx context.Context, r TransactionReader, q TransactionQuery, 
 	}
 	page = make([]Transaction, len(recs))
 	for i := range recs {
-		page[i] = Transaction{MovementRecord: recordOf(&recs[i]), Redeliveries: hist[recs[i].TransactionID]}
+		page[i] = Transaction{MovementRecord: movements.RecordOf(&recs[i]), Redeliveries: hist[recs[i].TransactionID]}
 	}
 	if len(recs) == f.Limit {
 		last := recs[len(recs)-1]

@@ -1,4 +1,4 @@
-package wallet
+package movements
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/crashstudio/crashgame/internal/store"
+	"github.com/crashstudio/crashgame/internal/wallet"
 )
 
 // MovementKind is what a queued movement does at the operator's wallet.
@@ -40,13 +41,13 @@ var (
 	// ErrDuplicateMovement: a movement with this transaction_id is already
 	// queued (or was delivered). One transaction_id never names two movements
 	// (ENV-13); the caller's transaction must roll back.
-	ErrDuplicateMovement = errors.New("wallet: a movement with this transaction_id already exists")
+	ErrDuplicateMovement = errors.New("movements: a movement with this transaction_id already exists")
 	// ErrDebitSettled: a movement for this bet_id is already queued (or was
 	// delivered). A debit ends in exactly one settlement: a win, a zero_win or
 	// a rollback.
-	ErrDebitSettled = errors.New("wallet: the debit already has a settlement movement")
+	ErrDebitSettled = errors.New("movements: the debit already has a settlement movement")
 	// ErrInvalidMovement: the movement breaks the contract and was not queued.
-	ErrInvalidMovement = errors.New("wallet: invalid movement")
+	ErrInvalidMovement = errors.New("movements: invalid movement")
 )
 
 // Movement is one /win or /rollback to deliver. Every attempt sends exactly
@@ -64,7 +65,7 @@ type Movement struct {
 	BetID         string // the transaction_id of the debit (ENV-16)
 	Amount        int64  // cents; on a rollback, the amount of the debit (RB-6)
 	// WinType is win, freebet or zero_win (kind win only; zero_win moves 0).
-	WinType WinType
+	WinType wallet.WinType
 	// FreebetID is inherited from the debit (kind win only; nil is sent as
 	// null, WIN-17). A rollback never has one (RB-1).
 	FreebetID *string
@@ -85,7 +86,7 @@ type MovementRecord struct {
 	RoundID       string
 	BetID         string
 	Amount        int64
-	WinType       WinType
+	WinType       wallet.WinType
 	FreebetID     *string
 	Reason        string
 	Status        MovementStatus
@@ -102,12 +103,12 @@ type MovementRecord struct {
 	DoneAt        store.Millis // when it reached a final status; zero before
 }
 
-// recordOf converts a stored movement.
-func recordOf(r *store.MovementRecord) MovementRecord {
+// RecordOf converts a stored movement.
+func RecordOf(r *store.MovementRecord) MovementRecord {
 	return MovementRecord{
 		TransactionID: r.TransactionID, Kind: MovementKind(r.Kind), Operator: r.Operator, GameID: r.GameID,
 		Currency: r.Currency, PlayerID: r.PlayerID, Token: r.Token, RoundID: r.RoundID, BetID: r.BetID,
-		Amount: r.Amount, WinType: WinType(r.WinType), FreebetID: r.FreebetID, Reason: r.Reason,
+		Amount: r.Amount, WinType: wallet.WinType(r.WinType), FreebetID: r.FreebetID, Reason: r.Reason,
 		Status: MovementStatus(r.Status), Attempts: r.Attempts, NextAttemptAt: r.NextAttemptAt, ClaimedBy: r.ClaimedBy,
 		LastError: r.LastError, LastRequestID: r.LastRequestID, OperatorTxID: r.OperatorTxID,
 		BalanceAfter: r.BalanceAfter, CreatedAt: r.CreatedAt, DoneAt: r.DoneAt,
@@ -118,7 +119,7 @@ func recordOf(r *store.MovementRecord) MovementRecord {
 func recordsOf(recs []store.MovementRecord) []MovementRecord {
 	out := make([]MovementRecord, len(recs))
 	for i := range recs {
-		out[i] = recordOf(&recs[i])
+		out[i] = RecordOf(&recs[i])
 	}
 	return out
 }
@@ -143,15 +144,15 @@ func (r *MovementRecord) Movement() Movement {
 }
 
 // winCall and rollbackCall build the one body of every attempt.
-func (m Movement) winCall() WinCall {
-	return WinCall{
+func (m Movement) winCall() wallet.WinCall {
+	return wallet.WinCall{
 		PlayerID: m.PlayerID, Token: m.Token, Currency: m.Currency, GameID: m.GameID, Amount: m.Amount,
 		TransactionID: m.TransactionID, BetID: m.BetID, RoundID: m.RoundID, Type: m.WinType, FreebetID: m.FreebetID,
 	}
 }
 
-func (m Movement) rollbackCall() RollbackCall {
-	return RollbackCall{
+func (m Movement) rollbackCall() wallet.RollbackCall {
+	return wallet.RollbackCall{
 		PlayerID: m.PlayerID, Token: m.Token, Currency: m.Currency, GameID: m.GameID, Amount: m.Amount,
 		TransactionID: m.TransactionID, BetID: m.BetID, RoundID: m.RoundID, Reason: m.Reason,
 	}
@@ -169,18 +170,18 @@ func (m Movement) validate() error {
 	switch m.Kind {
 	case KindWin:
 		switch m.WinType {
-		case WinTypeWin, WinTypeFreebet:
-		case WinTypeZeroWin:
+		case wallet.WinTypeWin, wallet.WinTypeFreebet:
+		case wallet.WinTypeZeroWin:
 			if m.Amount != 0 {
 				return errors.New("a zero_win carries amount 0 (WIN-5)")
 			}
 		default:
-			return fmt.Errorf("win type %q is not win, freebet or zero_win", short(string(m.WinType)))
+			return fmt.Errorf("win type %q is not win, freebet or zero_win", string(m.WinType))
 		}
 		if m.Reason != "" {
 			return errors.New("reason is for rollbacks only")
 		}
-		return m.winCall().validate()
+		return m.winCall().Validate()
 	case KindRollback:
 		switch {
 		case m.FreebetID != nil:
@@ -190,9 +191,9 @@ func (m Movement) validate() error {
 		case m.Amount <= 0:
 			return errors.New("a rollback carries the amount of the debit, which is positive (RB-6)")
 		}
-		return m.rollbackCall().validate()
+		return m.rollbackCall().Validate()
 	default:
-		return fmt.Errorf("kind %q is not win or rollback", short(string(m.Kind)))
+		return fmt.Errorf("kind %q is not win or rollback", string(m.Kind))
 	}
 }
 
@@ -227,7 +228,7 @@ var _ MovementWriter = (*store.Store)(nil)
 // store has one connection.
 func Enqueue(ctx context.Context, w MovementWriter, m Movement, now time.Time) error {
 	if err := m.validate(); err != nil {
-		return fmt.Errorf("%w %s: %w", ErrInvalidMovement, short(m.TransactionID), err)
+		return fmt.Errorf("%w %s: %w", ErrInvalidMovement, m.TransactionID, err)
 	}
 	if err := checkAgainstDebit(ctx, w, m); err != nil {
 		return err
@@ -238,11 +239,11 @@ func Enqueue(ctx context.Context, w MovementWriter, m Movement, now time.Time) e
 	case err == nil:
 		return nil
 	case errors.Is(err, store.ErrMovementExists):
-		return fmt.Errorf("wallet: enqueue %s %s: %w", m.Kind, short(m.TransactionID), ErrDuplicateMovement)
+		return fmt.Errorf("movements: enqueue %s %s: %w", m.Kind, m.TransactionID, ErrDuplicateMovement)
 	case errors.Is(err, store.ErrMovementBetTaken):
-		return fmt.Errorf("wallet: enqueue %s %s for bet %s: %w", m.Kind, short(m.TransactionID), short(m.BetID), ErrDebitSettled)
+		return fmt.Errorf("movements: enqueue %s %s for bet %s: %w", m.Kind, m.TransactionID, m.BetID, ErrDebitSettled)
 	default:
-		return fmt.Errorf("wallet: enqueue %s %s: %w", m.Kind, short(m.TransactionID), err)
+		return fmt.Errorf("movements: enqueue %s %s: %w", m.Kind, m.TransactionID, err)
 	}
 }
 
@@ -255,7 +256,7 @@ func checkAgainstDebit(ctx context.Context, w MovementWriter, m Movement) error 
 	d, ok, err := w.Debit(ctx, m.BetID)
 	switch {
 	case err != nil:
-		return fmt.Errorf("wallet: enqueue %s %s: read the debit: %w", m.Kind, short(m.TransactionID), err)
+		return fmt.Errorf("movements: enqueue %s %s: read the debit: %w", m.Kind, m.TransactionID, err)
 	case !ok:
 		return nil
 	}
@@ -269,7 +270,7 @@ func compareWithDebit(m Movement, d store.DebitRecord) error {
 	case KindRollback:
 		if m.Amount != d.Amount {
 			return fmt.Errorf("%w %s: rollback amount %d differs from the debit's %d (RB-6)",
-				ErrInvalidMovement, short(m.TransactionID), m.Amount, d.Amount)
+				ErrInvalidMovement, m.TransactionID, m.Amount, d.Amount)
 		}
 	case KindWin:
 		got, want := "", ""
@@ -280,7 +281,7 @@ func compareWithDebit(m Movement, d store.DebitRecord) error {
 			want = *d.FreebetID
 		}
 		if got != want {
-			return fmt.Errorf("%w %s: freebet_id differs from the debit's (WIN-17)", ErrInvalidMovement, short(m.TransactionID))
+			return fmt.Errorf("%w %s: freebet_id differs from the debit's (WIN-17)", ErrInvalidMovement, m.TransactionID)
 		}
 	}
 	return nil
@@ -318,7 +319,7 @@ func ListMovements(ctx context.Context, r MovementReader, f MovementFilter) ([]M
 	limit := f.Limit
 	switch {
 	case limit < 0:
-		return nil, fmt.Errorf("wallet: list movements: negative limit %d", limit)
+		return nil, fmt.Errorf("movements: list movements: negative limit %d", limit)
 	case limit == 0:
 		limit = DefaultListLimit
 	case limit > MaxListLimit:
@@ -328,13 +329,13 @@ func ListMovements(ctx context.Context, r MovementReader, f MovementFilter) ([]M
 		switch MovementStatus(f.Status) {
 		case StatusPending, StatusDone, StatusRefused, StatusExhausted:
 		default:
-			return nil, fmt.Errorf("wallet: list movements: status %q is not pending, done, refused or exhausted", short(f.Status))
+			return nil, fmt.Errorf("movements: list movements: status %q is not pending, done, refused or exhausted", f.Status)
 		}
 	}
 	sf := store.MovementFilter{RoundID: f.RoundID, PlayerID: f.PlayerID, Operator: f.Operator, Status: f.Status, Limit: limit}
 	recs, err := r.ListMovements(ctx, sf)
 	if err != nil {
-		return nil, fmt.Errorf("wallet: list movements: %w", err)
+		return nil, fmt.Errorf("movements: list movements: %w", err)
 	}
 	return recordsOf(recs), nil
 }
@@ -384,7 +385,7 @@ func WriteMovements(w io.Writer, recs []MovementRecord) error {
 		b.WriteByte('\n')
 	}
 	if _, err := io.WriteString(w, b.String()); err != nil {
-		return fmt.Errorf("wallet: write movements: %w", err)
+		return fmt.Errorf("movements: write movements: %w", err)
 	}
 	return nil
 }
@@ -421,10 +422,10 @@ var _ Redeliverer = (*store.Store)(nil)
 var (
 	// ErrMovementNotFound: no movement has that transaction_id (for that
 	// operator).
-	ErrMovementNotFound = errors.New("wallet: no such movement")
+	ErrMovementNotFound = errors.New("movements: no such movement")
 	// ErrNotRedeliverable: the movement was refused by the wallet (a final
 	// answer, parked for reconciliation); only an exhausted one is sent again.
-	ErrNotRedeliverable = errors.New("wallet: the movement was refused by the wallet; only an exhausted movement is delivered again")
+	ErrNotRedeliverable = errors.New("movements: the movement was refused by the wallet; only an exhausted movement is delivered again")
 )
 
 // Redeliver asks the queue to deliver an exhausted movement again, for when
@@ -442,10 +443,10 @@ func Redeliver(ctx context.Context, r Redeliverer, transactionID, operator, by s
 	case errors.Is(err, store.ErrNotRedeliverable):
 		return MovementRecord{}, false, ErrNotRedeliverable
 	case err != nil:
-		return MovementRecord{}, false, fmt.Errorf("wallet: redeliver %s: %w", short(transactionID), err)
+		return MovementRecord{}, false, fmt.Errorf("movements: redeliver %s: %w", transactionID, err)
 	}
 	if redelivered {
-		slog.InfoContext(ctx, "wallet: parked movement delivered again", "transaction_id", transactionID, "operator", got.Operator, "by", by)
+		slog.InfoContext(ctx, "movements: parked movement delivered again", "transaction_id", transactionID, "operator", got.Operator, "by", by)
 	}
-	return recordOf(&got), redelivered, nil
+	return RecordOf(&got), redelivered, nil
 }

@@ -1,4 +1,4 @@
-package wallet
+package movements
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/crashstudio/crashgame/internal/wallet"
 )
 
 // WithRegisterer registers the queue's Prometheus metrics with r and feeds
@@ -63,7 +65,7 @@ func newQueuePrometheus(r prometheus.Registerer, q *Queue) (*queuePrometheus, er
 		}
 	}
 	for _, k := range []MovementKind{KindWin, KindRollback} { // every series from the start, at zero
-		for _, o := range []Outcome{Success, Refused, Temporary} {
+		for _, o := range []wallet.Outcome{wallet.Success, wallet.Refused, wallet.Temporary} {
 			m.attempts.WithLabelValues(string(k), o.String())
 		}
 		m.exhausted.WithLabelValues(string(k))
@@ -71,7 +73,7 @@ func newQueuePrometheus(r prometheus.Registerer, q *Queue) (*queuePrometheus, er
 	return m, nil
 }
 
-func (m *queuePrometheus) Attempt(k MovementKind, o Outcome) {
+func (m *queuePrometheus) Attempt(k MovementKind, o wallet.Outcome) {
 	m.attempts.WithLabelValues(string(k), o.String()).Inc()
 }
 

@@ -1,4 +1,4 @@
-package wallet
+package movements
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/crashstudio/crashgame/internal/groupcommit"
 	"github.com/crashstudio/crashgame/internal/store"
+	"github.com/crashstudio/crashgame/internal/wallet"
 )
 
 // Queue defaults.
@@ -54,7 +55,7 @@ const (
 // sent by two of them at once. On SQLite, run one Queue per database.
 type Queue struct {
 	st         QueueStore
-	clients    func(operator string) (*Client, bool)
+	clients    func(operator string) (*wallet.Client, bool)
 	now        func() time.Time
 	logger     *slog.Logger
 	conc       int
@@ -62,7 +63,7 @@ type Queue struct {
 	poll       time.Duration
 	lease      time.Duration
 	breakWait  time.Duration
-	onSettled  func(Movement, Result)
+	onSettled  func(Movement, wallet.Result)
 	metrics    QueueMetrics
 	setup      []func(*Queue) error // run by NewQueue after the options
 	instanceID string
@@ -108,7 +109,7 @@ func WithBreakerWait(d time.Duration) QueueOption { return func(q *Queue) { q.br
 // Queue.Depth.
 type QueueMetrics interface {
 	// Attempt is called once per attempt sent and recorded.
-	Attempt(kind MovementKind, outcome Outcome)
+	Attempt(kind MovementKind, outcome wallet.Outcome)
 	// Exhausted is called when a movement is parked after its last attempt.
 	Exhausted(kind MovementKind)
 	// Delivered is called when a movement is done, with the time from its
@@ -122,7 +123,7 @@ func WithQueueMetrics(m QueueMetrics) QueueOption { return func(q *Queue) { q.me
 
 type noQueueMetrics struct{}
 
-func (noQueueMetrics) Attempt(MovementKind, Outcome)         {}
+func (noQueueMetrics) Attempt(MovementKind, wallet.Outcome)  {}
 func (noQueueMetrics) Exhausted(MovementKind)                {}
 func (noQueueMetrics) Delivered(MovementKind, time.Duration) {}
 
@@ -132,7 +133,9 @@ func (noQueueMetrics) Delivered(MovementKind, time.Duration) {}
 // (cmd/crashgame wires it to sessions.OnWalletBalance). It runs
 // on the goroutine that records attempts (one per Run): it must be quick and
 // must not block.
-func WithOnSettled(f func(Movement, Result)) QueueOption { return func(q *Queue) { q.onSettled = f } }
+func WithOnSettled(f func(Movement, wallet.Result)) QueueOption {
+	return func(q *Queue) { q.onSettled = f }
+}
 
 // QueueStore is the movements table as the Queue uses it. *store.Store
 // satisfies it. The Queue decides (what an answer means, the back-off, when a
@@ -158,9 +161,9 @@ var _ QueueStore = (*store.Store)(nil)
 // movements table) that delivers what outbox queued, woken by outbox.Notify.
 // clients returns the Client of an operator; an operator without one keeps
 // its movements pending (logged at ERROR) without spending attempts.
-func NewQueue(st QueueStore, outbox *Outbox, clients func(operator string) (*Client, bool), opts ...QueueOption) (*Queue, error) {
+func NewQueue(st QueueStore, outbox *Outbox, clients func(operator string) (*wallet.Client, bool), opts ...QueueOption) (*Queue, error) {
 	if st == nil || outbox == nil || clients == nil {
-		return nil, errors.New("wallet: new queue: store, outbox and clients are required")
+		return nil, errors.New("movements: new queue: store, outbox and clients are required")
 	}
 	q := &Queue{
 		st:         st,
@@ -182,16 +185,16 @@ func NewQueue(st QueueStore, outbox *Outbox, clients func(operator string) (*Cli
 	}
 	switch {
 	case q.now == nil || q.logger == nil || q.metrics == nil:
-		return nil, errors.New("wallet: new queue: nil clock, logger or metrics")
+		return nil, errors.New("movements: new queue: nil clock, logger or metrics")
 	case q.conc < 1 || q.batch < 1:
-		return nil, fmt.Errorf("wallet: new queue: concurrency %d and batch size %d must be positive", q.conc, q.batch)
+		return nil, fmt.Errorf("movements: new queue: concurrency %d and batch size %d must be positive", q.conc, q.batch)
 	case q.poll <= 0 || q.lease <= 0 || q.breakWait <= 0:
-		return nil, errors.New("wallet: new queue: poll interval, lease and breaker wait must be positive")
+		return nil, errors.New("movements: new queue: poll interval, lease and breaker wait must be positive")
 	}
 	q.logger = q.logger.With(slog.String("component", "wallet-queue"))
 	for _, f := range q.setup {
 		if err := f(q); err != nil {
-			return nil, fmt.Errorf("wallet: new queue: %w", err)
+			return nil, fmt.Errorf("movements: new queue: %w", err)
 		}
 	}
 	return q, nil
@@ -200,7 +203,7 @@ func NewQueue(st QueueStore, outbox *Outbox, clients func(operator string) (*Cli
 // attempt is one finished attempt, waiting to be recorded.
 type attempt struct {
 	rec *MovementRecord
-	res Result
+	res wallet.Result
 	err error
 	at  time.Time // queue clock when the attempt ended
 }
@@ -212,7 +215,7 @@ type attempt struct {
 // lease), records them, and returns nil.
 func (q *Queue) Run(ctx context.Context) error {
 	if !q.running.CompareAndSwap(false, true) {
-		return errors.New("wallet: queue: Run is already running")
+		return errors.New("movements: queue: Run is already running")
 	}
 	defer q.running.Store(false)
 	q.logger.InfoContext(ctx, "wallet queue started", slog.Int("concurrency", q.conc), slog.String("instance", q.instanceID))
@@ -375,8 +378,8 @@ func (q *Queue) send(ctx context.Context, rec *MovementRecord) attempt {
 		return a
 	}
 	if c.BreakerOpen() {
-		a.res = Result{Reason: ReasonBreakerOpen}
-		a.err = ErrBreakerOpen
+		a.res = wallet.Result{Reason: wallet.ReasonBreakerOpen}
+		a.err = wallet.ErrBreakerOpen
 		a.at = q.now()
 		return a
 	}
@@ -415,10 +418,10 @@ func (q *Queue) decide(a *attempt) update {
 		u.lastErr = "no wallet client configured for this operator"
 		q.pause(rec.Operator, time.Now().Add(unknownOperatorWait))
 		return u
-	case errors.Is(a.err, ErrBreakerOpen):
+	case errors.Is(a.err, wallet.ErrBreakerOpen):
 		// Not sent: waits without spending an attempt. next stays now, so it
 		// keeps its place; the operator is paused instead.
-		u.lastErr = ReasonBreakerOpen
+		u.lastErr = wallet.ReasonBreakerOpen
 		q.pause(rec.Operator, time.Now().Add(q.breakWait))
 		return u
 	}
@@ -426,16 +429,16 @@ func (q *Queue) decide(a *attempt) update {
 	u.attempts = rec.Attempts + 1
 	u.lastErr = describe(a.res)
 	switch a.res.Outcome {
-	case Success:
+	case wallet.Success:
 		u.status = StatusDone
 		u.lastErr = ""
-	case Refused:
+	case wallet.Refused:
 		u.status = StatusRefused
 	default:
-		if u.attempts >= MaxAttempts {
+		if u.attempts >= wallet.MaxAttempts {
 			u.status = StatusExhausted
 		} else {
-			u.next = store.MillisOf(a.at.Add(Backoff(u.attempts)))
+			u.next = store.MillisOf(a.at.Add(wallet.Backoff(u.attempts)))
 		}
 	}
 	return u
@@ -443,10 +446,10 @@ func (q *Queue) decide(a *attempt) update {
 
 // describe is the diagnostic of an attempt: reason, error code, HTTP status.
 // Never the operator's message, never a secret.
-func describe(r Result) string {
+func describe(r wallet.Result) string {
 	s := r.Reason
 	if r.ErrorCode != "" {
-		s += " " + short(r.ErrorCode)
+		s += " " + r.ErrorCode
 	}
 	if r.HTTPStatus != 0 {
 		s += fmt.Sprintf(" (HTTP %d)", r.HTTPStatus)
@@ -528,7 +531,7 @@ func (q *Queue) report(ctx context.Context, u *update) {
 	if u.spent {
 		attrs = append(attrs, slog.String("request_id", a.res.RequestID), slog.String("reason", a.res.Reason))
 		if a.res.ErrorCode != "" {
-			attrs = append(attrs, slog.String("error_code", short(a.res.ErrorCode)))
+			attrs = append(attrs, slog.String("error_code", a.res.ErrorCode))
 		}
 		if a.res.HTTPStatus != 0 {
 			attrs = append(attrs, slog.Int("http_status", a.res.HTTPStatus))

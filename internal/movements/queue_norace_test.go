@@ -1,6 +1,6 @@
 //go:build !race
 
-package wallet
+package movements
 
 // mqRace is true under the race detector (see queue_race_test.go).
 const mqRace = false
