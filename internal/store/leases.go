@@ -105,11 +105,12 @@ func (s *Store) AcquireLease(ctx context.Context, gameID, holder string, ttl tim
 // it never revives the lease under a successor's feet). A lease that expired
 // but was not taken over is renewed (nobody else committed).
 //
-// On PostgreSQL it does not wait for the leader's transactions that passed
-// CheckLease (FOR KEY SHARE: it changes no key of the row). On a SQLite file
-// it runs on the lease's own connection, never queued behind the process's
-// other statements, and waits only for the write transaction in progress
-// (one writer), trying again every millisecond until ctx ends.
+// It runs on the lease's own connection, never queued behind the process's
+// other statements nor waiting for a connection to open. On PostgreSQL it
+// does not wait for the leader's transactions that passed CheckLease (FOR
+// KEY SHARE: it changes no key of the row). On a SQLite file it waits only
+// for the write transaction in progress (one writer), trying again every
+// millisecond until ctx ends.
 func (s *Store) RenewLease(ctx context.Context, gameID, holder string, epoch int64, ttl time.Duration) (bool, error) {
 	ms, err := leaseTTL(ttl)
 	if err != nil {

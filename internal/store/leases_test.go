@@ -431,8 +431,11 @@ func testLeaseRenewalUnblocked(t *testing.T, s *store.Store, _ string) {
 // that the process's other statements hold. On SQLite the pool has one
 // connection, handed to a random waiter: a busy process has hundreds, and a
 // renewal queued among them missed its deadline and lost the lease to the
-// process's own load (the load tool's 2,000 players, issue 13). A SQLite file
-// gives the renewal a connection of its own.
+// process's own load (the load tool's 2,000 players, issue 13). On PostgreSQL
+// a renewal that found the pool's connections busy opened a new one, whose
+// authentication took longer than the renewal's second on a saturated
+// machine (27 November). Both give the renewal a connection of its own,
+// kept open: here every connection of the pool is held.
 func testLeaseRenewalOwnConnection(t *testing.T, s *store.Store, _ string) {
 	mustAcquire(t, s, "crash", "replica-a", leaseTTL, 1)
 	release, err := store.HoldConnection(s)

@@ -88,7 +88,7 @@ const (
 // Store is an open database with its dialect. It is safe for concurrent use.
 type Store struct {
 	db        *bun.DB
-	lease     *bun.DB       // a SQLite file's second connection, for RenewLease alone; nil: db
+	lease     *bun.DB       // the lease's own connection, for RenewLease alone (a SQLite file's second one; on PostgreSQL one kept open); nil: db
 	tx        *Transactions // InTx and conn
 	dialect   string
 	tickets   *groupcommit.Committer[*TicketRecord]
@@ -255,6 +255,26 @@ func openPostgres(ctx context.Context, dsn string) (*Store, error) {
 		_ = sqldb.Close()
 		return nil, fmt.Errorf("store: open postgres %s: %w", u.Redacted(), err)
 	}
+	// The lease has a connection of its own, opened now and kept: a renewal
+	// never waits for one of the pool's connections (all of them busy under
+	// load) nor pays for opening one (its TLS and SCRAM authentication took
+	// more than the renewal's second on a saturated machine, and the leader
+	// lost its lease to its own load: docs/performance.md, 27 November).
+	leasedb, err := sql.Open("pgx", u.String())
+	if err != nil {
+		_ = sqldb.Close()
+		return nil, fmt.Errorf("store: open postgres %s: the lease's connection: %w", u.Redacted(), err)
+	}
+	leasedb.SetMaxOpenConns(1)
+	leasedb.SetMaxIdleConns(1)
+	leasedb.SetConnMaxLifetime(0)
+	leasedb.SetConnMaxIdleTime(0)
+	if err := leasedb.PingContext(ctx); err != nil {
+		_ = leasedb.Close()
+		_ = sqldb.Close()
+		return nil, fmt.Errorf("store: open postgres %s: the lease's connection: %w", u.Redacted(), err)
+	}
+	s.lease = bun.NewDB(leasedb, pgdialect.New())
 	return s, nil
 }
 
