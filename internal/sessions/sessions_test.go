@@ -178,6 +178,18 @@ func (f *fixture) ticket(t *testing.T, s tickets.Session) string {
 	return raw
 }
 
+// openReal10000 opens on svc a real-money BRL session of player p-42, whose
+// /balance answers 10,000 cents.
+func (f *fixture) openReal10000(t *testing.T, svc *sessions.Service) sessions.Session {
+	t.Helper()
+	f.wallet.set(token, 200, `{"status":"ok","player_id":"p-42","balance":10000,"currency":"BRL"}`)
+	s, err := svc.Open(t.Context(), sessions.OpenRequest{SID: f.ticket(t, realLaunch("BRL"))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
 func realLaunch(currency string) tickets.Session {
 	return tickets.Session{Token: token, PlayerID: "p-42", Currency: currency, Language: "pt", PlayerName: "Launch Name", Theme: "dark"}
 }
@@ -529,11 +541,7 @@ func TestResponsibleGamblingControls(t *testing.T) {
 func TestBalances(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	f.wallet.set(token, 200, `{"status":"ok","player_id":"p-42","balance":10000,"currency":"BRL"}`)
-	a, err := f.svc.Open(t.Context(), sessions.OpenRequest{SID: f.ticket(t, realLaunch("BRL"))})
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := f.openReal10000(t, f.svc)
 	b, err := f.svc.Open(t.Context(), sessions.OpenRequest{SID: f.ticket(t, realLaunch("BRL"))})
 	if err != nil {
 		t.Fatal(err)
@@ -632,11 +640,7 @@ func TestBalanceHeardBeforeTheSessionIsLoaded(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			f := newFixture(t)
-			f.wallet.set(token, 200, `{"status":"ok","player_id":"p-42","balance":10000,"currency":"BRL"}`)
-			a, err := f.svc.Open(t.Context(), sessions.OpenRequest{SID: f.ticket(t, realLaunch("BRL"))})
-			if err != nil {
-				t.Fatal(err)
-			}
+			a := f.openReal10000(t, f.svc)
 			if err := f.svc.Close(); err != nil { // the row holds 10000
 				t.Fatal(err)
 			}
@@ -683,11 +687,7 @@ func TestSessionLoadedBeforeItsRowWasWrittenReadsItAgain(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			f := newFixture(t)
-			f.wallet.set(token, 200, `{"status":"ok","player_id":"p-42","balance":10000,"currency":"BRL"}`)
-			a, err := f.svc.Open(t.Context(), sessions.OpenRequest{SID: f.ticket(t, realLaunch("BRL"))})
-			if err != nil {
-				t.Fatal(err)
-			}
+			a := f.openReal10000(t, f.svc)
 			b, err := sessions.New(f.opts) // another replica, started after the opening
 			if err != nil {
 				t.Fatal(err)
@@ -728,11 +728,7 @@ func TestBalanceHeardBeforeTheSessionOpenedIsIgnored(t *testing.T) {
 	t.Cleanup(func() { _ = b.Close() })
 	b.OnWalletBalance("acme", "p-42", "BRL", 1) // a /win of an earlier session
 	f.clock.Advance(time.Minute)
-	f.wallet.set(token, 200, `{"status":"ok","player_id":"p-42","balance":10000,"currency":"BRL"}`)
-	a, err := f.svc.Open(t.Context(), sessions.OpenRequest{SID: f.ticket(t, realLaunch("BRL"))})
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := f.openReal10000(t, f.svc)
 	if err := f.svc.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -764,11 +760,7 @@ func shownNext(t *testing.T, w *sessions.Watch) sessions.Shown {
 func TestBalanceChangesAreShownOnTheWatch(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	f.wallet.set(token, 200, `{"status":"ok","player_id":"p-42","balance":10000,"currency":"BRL"}`)
-	s, err := f.svc.Open(t.Context(), sessions.OpenRequest{SID: f.ticket(t, realLaunch("BRL"))})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := f.openReal10000(t, f.svc)
 	w := f.svc.Watch(s.Hash)
 	f.svc.Reported(s.Hash, 9000)
 	if got := shownNext(t, w); got != (sessions.Shown{Balance: 9000, Currency: "BRL"}) {

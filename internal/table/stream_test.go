@@ -292,16 +292,7 @@ func TestStreamRefusals(t *testing.T) {
 		{"http://games.example.com", true, 403, gt.ErrorCodeOriginNotAllowed},
 		{origin, false, 400, gt.ErrorCodeBadRequest},
 	} {
-		req := httptest.NewRequest("GET", "/api/v1/stream", nil)
-		if tc.origin != "" {
-			req.Header.Set("Origin", tc.origin)
-		}
-		if tc.upgrade {
-			req.Header.Set("Connection", "Upgrade")
-			req.Header.Set("Upgrade", "websocket")
-			req.Header.Set("Sec-WebSocket-Version", "13")
-			req.Header.Set("Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ==")
-		}
+		req := streamRequest(tc.origin, tc.upgrade)
 		rec := httptest.NewRecorder()
 		e.handler.ServeHTTP(rec, req)
 		e.v.Recorded(t, req, rec)
@@ -379,12 +370,7 @@ func TestStreamRefusedWhileCutOff(t *testing.T) {
 	t.Cleanup(srv.Close)
 	s := e.openDemo(t)
 
-	req := httptest.NewRequest("GET", "/api/v1/stream", nil)
-	req.Header.Set("Origin", origin)
-	req.Header.Set("Connection", "Upgrade")
-	req.Header.Set("Upgrade", "websocket")
-	req.Header.Set("Sec-WebSocket-Version", "13")
-	req.Header.Set("Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ==")
+	req := streamRequest(origin, true)
 	rec := httptest.NewRecorder()
 	e.handler.ServeHTTP(rec, req)
 	e.v.Recorded(t, req, rec)
@@ -396,4 +382,21 @@ func TestStreamRefusedWhileCutOff(t *testing.T) {
 	c := e.dial(t, srv)
 	c.send(map[string]any{"type": "hello", "session": s})
 	c.until("balance", nil)
+}
+
+// streamRequest is a GET /api/v1/stream from origin ("" for none), with the
+// WebSocket upgrade headers when upgrade is set, for the answers given before
+// any upgrade.
+func streamRequest(origin string, upgrade bool) *http.Request {
+	req := httptest.NewRequest("GET", "/api/v1/stream", nil)
+	if origin != "" {
+		req.Header.Set("Origin", origin)
+	}
+	if upgrade {
+		req.Header.Set("Connection", "Upgrade")
+		req.Header.Set("Upgrade", "websocket")
+		req.Header.Set("Sec-WebSocket-Version", "13")
+		req.Header.Set("Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ==")
+	}
+	return req
 }
