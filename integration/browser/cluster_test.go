@@ -193,7 +193,7 @@ func TestTableInChromiumOnCluster(t *testing.T) {
 	}
 	tab, closeTab := chromedp.NewContext(browserCtx)
 	defer closeTab()
-	exceptions := watchExceptions(tab)
+	watch := watchTab(tab)
 	if _, err := chromedp.Call(tab, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: streamProbe}); err != nil {
 		t.Fatalf("install the stream probe: %v", err)
 	}
@@ -417,7 +417,7 @@ func TestTableInChromiumOnCluster(t *testing.T) {
 		t.Errorf("the tab loaded %d documents: the page reloaded", s.Loads)
 	}
 	closeTab()
-	for _, e := range exceptions() {
+	for _, e := range watch.exceptions() {
 		t.Errorf("the table threw: %s", e)
 	}
 	cancelBrowser()

@@ -60,7 +60,7 @@ func TestResponsibleGamblingInChromium(t *testing.T) {
 	defer cancelAlloc()
 	tab, closeTab := chromedp.NewContext(allocCtx, chromedp.WithErrorf(logs.errorf))
 	defer closeTab()
-	exceptions := watchExceptions(tab)
+	watch := watchTab(tab)
 	opened := time.Now()
 	do(t, tab, "open the launch URL", chromedp.Navigate(l.URL), chromedp.WaitVisible(chromedp.CSS(panelSel+" .action")))
 
@@ -100,7 +100,7 @@ func TestResponsibleGamblingInChromium(t *testing.T) {
 	if code, err := chromedp.Run(tab, chromedp.Evaluate[string](placeBet, chromedp.EvalAwaitPromise)); err != nil || code == "REALITY_CHECK_DUE" {
 		t.Fatalf("a bet after Continue answered %q, %v", code, err)
 	}
-	if ex := exceptions(); len(ex) > 0 {
+	if ex := watch.exceptions(); len(ex) > 0 {
 		t.Fatalf("JavaScript exceptions: %v", ex)
 	}
 }

@@ -20,7 +20,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 )
 
@@ -131,7 +130,7 @@ func TestTableInChromium(t *testing.T) {
 	// ---- en on a mobile, launched from the operator's lobby ----
 	enTab, closeEnTab := chromedp.NewContext(browserCtx)
 	defer closeEnTab()
-	enExceptions := watchExceptions(enTab)
+	enWatch := watchTab(enTab)
 	do(t, enTab, "open the operator's lobby",
 		chromedp.EmulateViewport(360, 740, chromedp.EmulateMobile, chromedp.EmulateScale(2)),
 		chromedp.Navigate(srv.LobbyURL+"/"),
@@ -170,7 +169,7 @@ func TestTableInChromium(t *testing.T) {
 	}
 	ptTab, closePtTab := chromedp.NewContext(browserCtx)
 	defer closePtTab()
-	ptExceptions := watchExceptions(ptTab)
+	ptWatch := watchTab(ptTab)
 	do(t, ptTab, "open the pt launch URL", chromedp.EmulateViewport(1280, 800), chromedp.Navigate(ptURL))
 	waitJS(t, ptTab, "the pt table to load", 20*time.Second,
 		tableReadyJS+` && document.documentElement.lang === 'pt' && document.getElementById('latency-value').textContent !== ''`)
@@ -245,10 +244,10 @@ func TestTableInChromium(t *testing.T) {
 	ptSession, _ := chromedp.Run(ptTab, chromedp.Evaluate[string](`sessionStorage.getItem('crashgame.session') || ''`))
 	closeEnTab()
 	closePtTab()
-	for _, e := range enExceptions() {
+	for _, e := range enWatch.exceptions() {
 		t.Errorf("the en table threw: %s", e)
 	}
-	for _, e := range ptExceptions() {
+	for _, e := range ptWatch.exceptions() {
 		t.Errorf("the pt table threw: %s", e)
 	}
 	cancelBrowser()
@@ -522,32 +521,6 @@ func checkShown(t *testing.T, tab context.Context, u *untranslated, stage string
 	t.Logf("%s: %d pieces of text checked", stage, len(items))
 }
 
-// watchExceptions collects the page's uncaught JavaScript exceptions.
-func watchExceptions(tab context.Context) func() []string {
-	var mu sync.Mutex
-	var got []string
-	events := chromedp.Events(tab, runtime.ExceptionThrown)
-	go func() {
-		for ev, err := range events {
-			if err != nil {
-				return
-			}
-			text := ev.ExceptionDetails.Text
-			if ev.ExceptionDetails.Exception != nil && ev.ExceptionDetails.Exception.Description != "" {
-				text += " " + ev.ExceptionDetails.Exception.Description
-			}
-			mu.Lock()
-			got = append(got, text)
-			mu.Unlock()
-		}
-	}()
-	return func() []string {
-		mu.Lock()
-		defer mu.Unlock()
-		return append([]string(nil), got...)
-	}
-}
-
 // typeOver types text into an input in place of what it holds, as a player
 // who selects the field's text and types over it. (Clearing the field first
 // would not do: the page restores a valid amount on change.)
@@ -585,8 +558,12 @@ func waitJS(t *testing.T, tab context.Context, what string, timeout time.Duratio
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	st, _ := chromedp.Run(tab, chromedp.Evaluate[string](`document.location.href + ' :: ' + document.body.innerText.slice(0, 600)`))
-	t.Fatalf("waiting %s for %s (last error %v); the page: %s", timeout, what, lastErr, st)
+	st, _ := chromedp.Run(tab, chromedp.Evaluate[string](`document.location.href + ' (' + document.readyState + ') :: ' + document.body.innerText.slice(0, 600)`))
+	record := "no record of the tab's requests (watchTab was not called)"
+	if w := watchOf(tab); w != nil {
+		record = w.String()
+	}
+	t.Fatalf("waiting %s for %s (last error %v); the page: %s\nthe tab's %s", timeout, what, lastErr, st, record)
 }
 
 func shot(t *testing.T, tab context.Context, dir, name string) {
@@ -681,7 +658,7 @@ func checkSupportPage(t *testing.T, ctx, browserCtx context.Context, srv *devSer
 	}
 	tab, closeTab := chromedp.NewContext(browserCtx)
 	defer closeTab()
-	exceptions := watchExceptions(tab)
+	watch := watchTab(tab)
 	do(t, tab, "open the support page on a mobile",
 		chromedp.EmulateViewport(360, 740, chromedp.EmulateMobile, chromedp.EmulateScale(2)),
 		chromedp.Navigate(link.URL+"?lang=en"),
@@ -709,7 +686,7 @@ func checkSupportPage(t *testing.T, ctx, browserCtx context.Context, srv *devSer
 	}
 	checkShown(t, tab, check, "support page")
 	shot(t, tab, artifacts, "support-en-mobile.png")
-	for _, e := range exceptions() {
+	for _, e := range watch.exceptions() {
 		t.Errorf("the support page threw: %s", e)
 	}
 	t.Logf("support page of %s: %s", roundID, verdict)
