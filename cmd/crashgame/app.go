@@ -95,7 +95,7 @@ func newApp(ctx context.Context, cfg *config.Config, st *store.Store, logger *sl
 	}
 	// The engine queues wins and rollbacks in the outbox; the queue, built
 	// last, delivers them.
-	outbox := movements.NewOutbox(st)
+	outbox := movements.NewOutbox(st.Movements())
 	if err := a.newTables(ctx, cfg, outbox, lease); err != nil {
 		return nil, err
 	}
@@ -107,7 +107,7 @@ func newApp(ctx context.Context, cfg *config.Config, st *store.Store, logger *sl
 	}
 	a.operators = operatorapi.New(operatorapi.Config{
 		Operators: operatorCredentials(cfg), Launch: launch.New(launchInstallation(cfg), tk),
-		Chains: st, Movements: st, BackOffice: a.backoffice, BaseURL: cfg.BaseURL,
+		Chains: st, Movements: st, Redeliver: st.Movements(), BackOffice: a.backoffice, BaseURL: cfg.BaseURL,
 		Logger: logger, Now: time.Now,
 	})
 	return a, nil
@@ -242,7 +242,7 @@ func (a *app) newPlayerAPI(cfg *config.Config) error {
 // them, and show and relay them.
 func (a *app) newQueue(outbox *movements.Outbox) error {
 	var err error
-	a.queue, err = movements.NewQueue(a.store, outbox, a.client,
+	a.queue, err = movements.NewQueue(a.store.Movements(), outbox, a.client,
 		movements.WithQueueLogger(a.logger), movements.WithRegisterer(a.registry),
 		movements.WithOnSettled(func(m movements.Movement, r wallet.Result) {
 			if r.HasBalance {

@@ -218,7 +218,7 @@ func movementsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	return withStore(ctx, cfg, func(st *store.Store) error {
 		if *redeliver != "" {
-			rec, again, err := movements.Redeliver(ctx, st, *redeliver, "", "on-call:"+strings.TrimSpace(*by), time.Now())
+			rec, again, err := movements.Redeliver(ctx, st.Movements(), *redeliver, "", "on-call:"+strings.TrimSpace(*by), time.Now())
 			if err != nil {
 				return fmt.Errorf("movements: %w", err)
 			}
@@ -232,7 +232,7 @@ func movementsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			}
 			return nil
 		}
-		recs, err := movements.ListMovements(ctx, st, f)
+		recs, err := movements.ListMovements(ctx, st.Movements(), f)
 		if err != nil {
 			return err
 		}

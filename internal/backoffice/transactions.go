@@ -90,7 +90,7 @@ func Transactions(ctx context.Context, r TransactionReader, q TransactionQuery, 
 	}
 	page = make([]Transaction, len(recs))
 	for i := range recs {
-		page[i] = Transaction{MovementRecord: movements.RecordOf(&recs[i]), Redeliveries: hist[recs[i].TransactionID]}
+		page[i] = Transaction{MovementRecord: store.MovementOf(&recs[i]), Redeliveries: hist[recs[i].TransactionID]}
 	}
 	if len(recs) == f.Limit {
 		last := recs[len(recs)-1]

@@ -74,7 +74,7 @@ func newBenchTable(tb testing.TB, dsn string) *benchTable {
 		Game:          testGame,
 		Operators:     testOperators,
 		Store:         st,
-		Outbox:        movements.NewOutbox(st),
+		Outbox:        movements.NewOutbox(st.Movements()),
 		Wallets:       func(string) (engine.BetWallet, bool) { return instantWallet{}, true },
 		Clock:         h.clock,
 		Logger:        slog.New(slog.DiscardHandler),

@@ -163,7 +163,7 @@ func newHarnessAdjusted(t *testing.T, dsn string, bank *engine.DemoBank, fb engi
 		Game:        game,
 		Operators:   testOperators,
 		Store:       st,
-		Outbox:      movements.NewOutbox(st),
+		Outbox:      movements.NewOutbox(st.Movements()),
 		Wallets:     func(string) (engine.BetWallet, bool) { return h.wallet, true },
 		Clock:       h.clock,
 		Demo:        bank,
@@ -269,7 +269,7 @@ func (h *harness) bet(id string) store.BetRecord {
 }
 
 func (h *harness) movements() []movements.MovementRecord {
-	recs, err := movements.ListMovements(context.Background(), h.st, movements.MovementFilter{Limit: 1000})
+	recs, err := movements.ListMovements(context.Background(), h.st.Movements(), movements.MovementFilter{Limit: 1000})
 	if err != nil {
 		h.t.Fatal(err)
 	}

@@ -21,9 +21,9 @@
 //
 // The movements table, its statements (the claim with a lease, FOR UPDATE
 // SKIP LOCKED on PostgreSQL, the fenced record of attempts) and the read of the
-// debits live in package store: this package reaches them through the
-// interfaces it declares (MovementWriter, MovementReader, QueueStore,
-// Redeliverer), which *store.Store satisfies.
+// debits live in package store: this package declares what it needs over its
+// own types (Repository: MovementWriter, MovementReader, QueueStore,
+// Redeliverer) and (*store.Store).Movements implements it.
 //
 // What it must never do:
 //   - send a movement with another transaction_id or another body than the

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/crashstudio/crashgame/internal/store"
 	"github.com/crashstudio/crashgame/internal/wallet"
 )
 
@@ -73,8 +72,9 @@ type Movement struct {
 	Reason string
 }
 
-// MovementRecord is a movement as stored, with its delivery state (a
-// store.MovementRecord with the wallet's types).
+// MovementRecord is a movement as stored, with its delivery state. Its
+// instants are whole milliseconds in UTC, as stored; the zero time.Time is
+// "not yet".
 type MovementRecord struct {
 	TransactionID string
 	Kind          MovementKind
@@ -93,44 +93,23 @@ type MovementRecord struct {
 	Attempts      int
 	// NextAttemptAt is when a pending movement is next due; while a worker
 	// holds it (ClaimedBy set), the end of that worker's lease.
-	NextAttemptAt store.Millis
+	NextAttemptAt time.Time
 	ClaimedBy     string
-	LastError     string       // diagnostic: reason, error_code, HTTP status; never a secret
-	LastRequestID string       // the request_id of the last attempt, to find it in logs
-	OperatorTxID  string       // the operator's own id from the success (ENV-19)
-	BalanceAfter  *int64       // the balance the success answered, if any
-	CreatedAt     store.Millis //
-	DoneAt        store.Millis // when it reached a final status; zero before
-}
-
-// RecordOf converts a stored movement.
-func RecordOf(r *store.MovementRecord) MovementRecord {
-	return MovementRecord{
-		TransactionID: r.TransactionID, Kind: MovementKind(r.Kind), Operator: r.Operator, GameID: r.GameID,
-		Currency: r.Currency, PlayerID: r.PlayerID, Token: r.Token, RoundID: r.RoundID, BetID: r.BetID,
-		Amount: r.Amount, WinType: wallet.WinType(r.WinType), FreebetID: r.FreebetID, Reason: r.Reason,
-		Status: MovementStatus(r.Status), Attempts: r.Attempts, NextAttemptAt: r.NextAttemptAt, ClaimedBy: r.ClaimedBy,
-		LastError: r.LastError, LastRequestID: r.LastRequestID, OperatorTxID: r.OperatorTxID,
-		BalanceAfter: r.BalanceAfter, CreatedAt: r.CreatedAt, DoneAt: r.DoneAt,
-	}
-}
-
-// recordsOf converts stored movements.
-func recordsOf(recs []store.MovementRecord) []MovementRecord {
-	out := make([]MovementRecord, len(recs))
-	for i := range recs {
-		out[i] = RecordOf(&recs[i])
-	}
-	return out
+	LastError     string    // diagnostic: reason, error_code, HTTP status; never a secret
+	LastRequestID string    // the request_id of the last attempt, to find it in logs
+	OperatorTxID  string    // the operator's own id from the success (ENV-19)
+	BalanceAfter  *int64    // the balance the success answered, if any
+	CreatedAt     time.Time // when it was queued
+	DoneAt        time.Time // when it reached a final status; zero before
 }
 
 // newRecord is m as a new pending movement, due at now.
-func newRecord(m Movement, now time.Time) store.MovementRecord {
-	return store.MovementRecord{
-		TransactionID: m.TransactionID, Kind: string(m.Kind), Operator: m.Operator, GameID: m.GameID,
+func newRecord(m Movement, now time.Time) MovementRecord {
+	return MovementRecord{
+		TransactionID: m.TransactionID, Kind: m.Kind, Operator: m.Operator, GameID: m.GameID,
 		Currency: m.Currency, PlayerID: m.PlayerID, Token: m.Token, RoundID: m.RoundID, BetID: m.BetID,
-		Amount: m.Amount, WinType: string(m.WinType), FreebetID: m.FreebetID, Reason: m.Reason,
-		Status: store.MovementPending, NextAttemptAt: store.MillisOf(now), CreatedAt: store.MillisOf(now),
+		Amount: m.Amount, WinType: m.WinType, FreebetID: m.FreebetID, Reason: m.Reason,
+		Status: StatusPending, NextAttemptAt: now, CreatedAt: now,
 	}
 }
 
@@ -197,18 +176,40 @@ func (m Movement) validate() error {
 	}
 }
 
-// MovementWriter is what Enqueue and EnqueueMany write through: the outbox
-// (the movements table) and the debits (the bets table) settlements are
-// checked against, in the transaction that ctx carries. *store.Store
-// satisfies it.
-type MovementWriter interface {
-	Debit(ctx context.Context, betID string) (store.DebitRecord, bool, error)
-	Debits(ctx context.Context, betIDs []string) (map[string]store.DebitRecord, error)
-	InsertMovement(ctx context.Context, rec *store.MovementRecord) error
-	InsertMovements(ctx context.Context, recs []store.MovementRecord) error
+// Debit is the /bet a settlement refers to, as stored: what a rollback's
+// amount (RB-6) and a win's freebet_id (WIN-17) are checked against.
+type Debit struct {
+	BetID     string
+	Amount    int64   // cents
+	FreebetID *string // the grant the bet was paid from, if any
 }
 
-var _ MovementWriter = (*store.Store)(nil)
+// Repository is the storage of the movements: the movements table, its
+// re-delivery history and the debits of the bets table, in the transaction
+// that ctx carries if any. Package store implements it ((*store.Store).Movements)
+// and converts its rows to this package's types.
+type Repository interface {
+	MovementWriter
+	MovementReader
+	QueueStore
+	Redeliverer
+}
+
+// MovementWriter is what Enqueue and EnqueueMany write through: the outbox
+// (the movements table) and the debits (the bets table) settlements are
+// checked against, in the transaction that ctx carries.
+type MovementWriter interface {
+	// Debit is the debit of the bet betID, and false when no bet has that id.
+	Debit(ctx context.Context, betID string) (Debit, bool, error)
+	// Debits are the debits of the bets betIDs that exist, by bet id.
+	Debits(ctx context.Context, betIDs []string) (map[string]Debit, error)
+	// InsertMovement stores rec; ErrDuplicateMovement when its
+	// transaction_id is taken, ErrDebitSettled when its bet_id is.
+	InsertMovement(ctx context.Context, rec MovementRecord) error
+	// InsertMovements stores recs in one statement; ErrDuplicateMovement
+	// when a transaction_id or a bet_id of one of them is taken.
+	InsertMovements(ctx context.Context, recs []MovementRecord) error
+}
 
 // Enqueue queues m inside the caller's transaction (the one ctx carries,
 // store.InTx, which also writes the state change causing the movement: the
@@ -233,18 +234,10 @@ func Enqueue(ctx context.Context, w MovementWriter, m Movement, now time.Time) e
 	if err := checkAgainstDebit(ctx, w, m); err != nil {
 		return err
 	}
-	rec := newRecord(m, now)
-	err := w.InsertMovement(ctx, &rec)
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, store.ErrMovementExists):
-		return fmt.Errorf("movements: enqueue %s %s: %w", m.Kind, m.TransactionID, ErrDuplicateMovement)
-	case errors.Is(err, store.ErrMovementBetTaken):
-		return fmt.Errorf("movements: enqueue %s %s for bet %s: %w", m.Kind, m.TransactionID, m.BetID, ErrDebitSettled)
-	default:
-		return fmt.Errorf("movements: enqueue %s %s: %w", m.Kind, m.TransactionID, err)
+	if err := w.InsertMovement(ctx, newRecord(m, now)); err != nil {
+		return fmt.Errorf("movements: enqueue %s %s for bet %s: %w", m.Kind, m.TransactionID, m.BetID, err)
 	}
+	return nil
 }
 
 // checkAgainstDebit compares m with the debit it references, when the bets
@@ -265,7 +258,7 @@ func checkAgainstDebit(ctx context.Context, w MovementWriter, m Movement) error 
 
 // compareWithDebit checks m against the debit it references: a rollback
 // carries the debit's amount (RB-6), a win inherits its freebet_id (WIN-17).
-func compareWithDebit(m Movement, d store.DebitRecord) error {
+func compareWithDebit(m Movement, d Debit) error {
 	switch m.Kind {
 	case KindRollback:
 		if m.Amount != d.Amount {
@@ -303,17 +296,16 @@ const (
 	MaxListLimit     = 100000
 )
 
-// MovementReader is what ListMovements reads through. *store.Store
-// satisfies it.
+// MovementReader is what ListMovements reads through.
 type MovementReader interface {
-	ListMovements(ctx context.Context, f store.MovementFilter) ([]store.MovementRecord, error)
+	// ListMovements returns at most f.Limit (positive) movements that match
+	// f, oldest first (by created_at, then transaction_id), without their
+	// token.
+	ListMovements(ctx context.Context, f MovementFilter) ([]MovementRecord, error)
 }
 
-var _ MovementReader = (*store.Store)(nil)
-
 // ListMovements returns the movements that match f, oldest first (by
-// created_at, then transaction_id), read through r, a MovementReader (the
-// *store.Store). The session token is never read: Token is empty in every
+// created_at, then transaction_id), read through r. The session token is never read: Token is empty in every
 // record.
 func ListMovements(ctx context.Context, r MovementReader, f MovementFilter) ([]MovementRecord, error) {
 	limit := f.Limit
@@ -332,12 +324,12 @@ func ListMovements(ctx context.Context, r MovementReader, f MovementFilter) ([]M
 			return nil, fmt.Errorf("movements: list movements: status %q is not pending, done, refused or exhausted", f.Status)
 		}
 	}
-	sf := store.MovementFilter{RoundID: f.RoundID, PlayerID: f.PlayerID, Operator: f.Operator, Status: f.Status, Limit: limit}
-	recs, err := r.ListMovements(ctx, sf)
+	f.Limit = limit
+	recs, err := r.ListMovements(ctx, f)
 	if err != nil {
 		return nil, fmt.Errorf("movements: list movements: %w", err)
 	}
-	return recordsOf(recs), nil
+	return recs, nil
 }
 
 // movementColumns are the columns of WriteMovements, in order.
@@ -390,11 +382,11 @@ func WriteMovements(w io.Writer, recs []MovementRecord) error {
 	return nil
 }
 
-func millisText(m store.Millis) string {
-	if m == 0 {
+func millisText(t time.Time) string {
+	if t.IsZero() {
 		return "-"
 	}
-	return m.Time().Format("2006-01-02T15:04:05.000Z07:00")
+	return t.UTC().Format("2006-01-02T15:04:05.000Z07:00")
 }
 
 // cell makes v one TSV field: never empty, no tab, no line break.
@@ -411,12 +403,15 @@ func cell(v string) string {
 	}, v)
 }
 
-// Redeliverer is what Redeliver writes through. *store.Store satisfies it.
+// Redeliverer is what Redeliver writes through.
 type Redeliverer interface {
-	RedeliverMovement(ctx context.Context, transactionID, operator, by string, at store.Millis) (store.MovementRecord, bool, error)
+	// RedeliverMovement moves an exhausted movement back to pending, due at
+	// at with no attempts, and records the re-delivery, in one transaction.
+	// A movement not exhausted is returned as it is with false; a refused
+	// one is ErrNotRedeliverable, an unknown one (or one of another operator
+	// when operator is not "") ErrMovementNotFound.
+	RedeliverMovement(ctx context.Context, transactionID, operator, by string, at time.Time) (MovementRecord, bool, error)
 }
-
-var _ Redeliverer = (*store.Store)(nil)
 
 // Errors of Redeliver.
 var (
@@ -436,11 +431,11 @@ var (
 // pending again (or delivered meanwhile) is returned as it is, with
 // redelivered false. The queue picks the movement up at its next poll.
 func Redeliver(ctx context.Context, r Redeliverer, transactionID, operator, by string, now time.Time) (rec MovementRecord, redelivered bool, err error) {
-	got, redelivered, err := r.RedeliverMovement(ctx, transactionID, operator, by, store.MillisOf(now))
+	got, redelivered, err := r.RedeliverMovement(ctx, transactionID, operator, by, now)
 	switch {
-	case errors.Is(err, store.ErrMovementNotFound):
+	case errors.Is(err, ErrMovementNotFound):
 		return MovementRecord{}, false, ErrMovementNotFound
-	case errors.Is(err, store.ErrNotRedeliverable):
+	case errors.Is(err, ErrNotRedeliverable):
 		return MovementRecord{}, false, ErrNotRedeliverable
 	case err != nil:
 		return MovementRecord{}, false, fmt.Errorf("movements: redeliver %s: %w", transactionID, err)
@@ -448,5 +443,5 @@ func Redeliver(ctx context.Context, r Redeliverer, transactionID, operator, by s
 	if redelivered {
 		slog.InfoContext(ctx, "movements: parked movement delivered again", "transaction_id", transactionID, "operator", got.Operator, "by", by)
 	}
-	return RecordOf(&got), redelivered, nil
+	return got, redelivered, nil
 }

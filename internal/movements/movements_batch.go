@@ -2,11 +2,8 @@ package movements
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
-
-	"github.com/crashstudio/crashgame/internal/store"
 )
 
 // EnqueueMany queues ms inside the caller's transaction like Enqueue, with the
@@ -33,7 +30,7 @@ func EnqueueMany(ctx context.Context, w MovementWriter, ms []Movement, now time.
 	if err != nil {
 		return fmt.Errorf("movements: enqueue %d movements: read the debits: %w", len(ms), err)
 	}
-	recs := make([]store.MovementRecord, 0, len(ms))
+	recs := make([]MovementRecord, 0, len(ms))
 	for _, m := range ms {
 		if d, ok := debits[m.BetID]; ok {
 			if err := compareWithDebit(m, d); err != nil {
@@ -42,15 +39,10 @@ func EnqueueMany(ctx context.Context, w MovementWriter, ms []Movement, now time.
 		}
 		recs = append(recs, newRecord(m, now))
 	}
-	err = w.InsertMovements(ctx, recs)
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, store.ErrMovementKeyTaken):
-		return fmt.Errorf("movements: enqueue %d movements: %w: %w", len(ms), err, ErrDuplicateMovement)
-	default:
+	if err := w.InsertMovements(ctx, recs); err != nil {
 		return fmt.Errorf("movements: enqueue %d movements: %w", len(ms), err)
 	}
+	return nil
 }
 
 // Outbox queues movements inside the caller's transaction (store.InTx): the
@@ -61,7 +53,7 @@ type Outbox struct {
 	wake chan struct{} // the Queue's: a committed movement is waiting
 }
 
-// NewOutbox returns the outbox that writes through w (the *store.Store).
+// NewOutbox returns the outbox that writes through w.
 func NewOutbox(w MovementWriter) *Outbox { return &Outbox{w: w, wake: make(chan struct{}, 1)} }
 
 // Notify tells the Queue reading this outbox that movements were committed,

@@ -1,8 +1,9 @@
-package movements
+package movements_test
 
 import (
 	"context"
 	"errors"
+	"github.com/crashstudio/crashgame/internal/movements"
 	"testing"
 	"time"
 
@@ -24,14 +25,14 @@ func TestEnqueueMany(t *testing.T) {
 			VALUES ('bet-rb-debit', 'round-1', 'crash-classic', ?, ?, 'BRL', 1000, 'accepted', 1)`, make([]byte, 32), wallettest.OperatorID); err != nil {
 			t.Fatal(err)
 		}
-		many := func(ms ...Movement) error {
+		many := func(ms ...movements.Movement) error {
 			return s.InTx(ctx, func(ctx context.Context) error {
-				return EnqueueMany(ctx, s, ms, time.UnixMilli(1795000000000))
+				return movements.EnqueueMany(ctx, s.Movements(), ms, time.UnixMilli(1795000000000))
 			})
 		}
 		wrong := mqRollback("rb-debit")
 		wrong.Amount = 999
-		if err := many(mqWin("w-a"), wrong); !errors.Is(err, ErrInvalidMovement) {
+		if err := many(mqWin("w-a"), wrong); !errors.Is(err, movements.ErrInvalidMovement) {
 			t.Fatalf("a rollback of another amount than its debit's: %v", err)
 		}
 		if n := mqCountAll(t, s); n != 0 {
@@ -43,10 +44,10 @@ func TestEnqueueMany(t *testing.T) {
 		if n := mqCountAll(t, s); n != 3 {
 			t.Fatalf("%d movements, want 3", n)
 		}
-		if got := mqGet(t, s, "w-b"); got.Status != StatusPending || got.Amount != 2350 || got.NextAttemptAt != 1795000000000 {
+		if got := mqGet(t, s, "w-b"); got.Status != movements.StatusPending || got.Amount != 2350 || got.NextAttemptAt.UnixMilli() != 1795000000000 {
 			t.Fatalf("queued %+v", got)
 		}
-		if err := many(mqWin("w-c"), mqWin("w-a")); !errors.Is(err, ErrDuplicateMovement) {
+		if err := many(mqWin("w-c"), mqWin("w-a")); !errors.Is(err, movements.ErrDuplicateMovement) {
 			t.Fatalf("a transaction_id queued twice: %v", err)
 		}
 	})

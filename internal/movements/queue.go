@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/crashstudio/crashgame/internal/groupcommit"
-	"github.com/crashstudio/crashgame/internal/store"
 	"github.com/crashstudio/crashgame/internal/wallet"
 )
 
@@ -30,9 +29,9 @@ const (
 	// circuit breaker is open wait before they are looked at again. They
 	// spend no attempt meanwhile.
 	DefaultBreakerWait = time.Second
-	// unknownOperatorWait is how long the movements of an operator without a
+	// UnknownOperatorWait is how long the movements of an operator without a
 	// Client wait (a configuration error: logged, no attempt spent).
-	unknownOperatorWait = time.Minute
+	UnknownOperatorWait = time.Minute
 	// maxWriteBatch bounds how many attempt results one transaction records.
 	maxWriteBatch = 256
 	// claimTimeout bounds one claim statement.
@@ -137,28 +136,52 @@ func WithOnSettled(f func(Movement, wallet.Result)) QueueOption {
 	return func(q *Queue) { q.onSettled = f }
 }
 
-// QueueStore is the movements table as the Queue uses it. *store.Store
-// satisfies it. The Queue decides (what an answer means, the back-off, when a
+// Claim is a Queue's request for due movements: ClaimMovements leases up to
+// Limit pending movements due at Now (next_attempt_at <= Now), earliest due
+// first, to Worker until LeaseEnd, and leaves the operators SkipOperators
+// alone.
+type Claim struct {
+	Worker        string // the claiming worker's id, stored in claimed_by
+	Now           time.Time
+	LeaseEnd      time.Time // stored in next_attempt_at while the worker holds it
+	Limit         int
+	SkipOperators []string
+}
+
+// AttemptChange is what one finished attempt writes on its movement, fenced by
+// the claim of Worker: applied only while the movement is pending and
+// claimed by Worker.
+type AttemptChange struct {
+	TransactionID string
+	Worker        string
+	Status        MovementStatus
+	Attempts      int
+	NextAttemptAt time.Time
+	LastError     string
+	LastRequestID *string   // nil: left as it is (no attempt was sent)
+	DoneAt        time.Time // zero: left as it is
+	OperatorTxID  *string   // a success's
+	BalanceAfter  *int64    // a success's, when it answered one
+}
+
+// QueueStore is the movements table as the Queue uses it. The Queue decides (what an answer means, the back-off, when a
 // movement is exhausted, which operators wait); the store claims, fences and
 // writes atomically what it is told.
 type QueueStore interface {
 	// ClaimMovements leases up to c.Limit due pending movements to c.Worker;
 	// two claims never take one movement.
-	ClaimMovements(ctx context.Context, c store.MovementClaim) ([]store.MovementRecord, error)
+	ClaimMovements(ctx context.Context, c Claim) ([]MovementRecord, error)
 	// NextDueMovement is the earliest next_attempt_at of a pending movement
 	// of an operator not skipped.
 	NextDueMovement(ctx context.Context, skipOperators []string) (time.Time, bool, error)
 	// RecordMovementAttempts writes finished attempts in one transaction,
 	// each fenced by its claim, and reports which were applied.
-	RecordMovementAttempts(ctx context.Context, attempts []store.MovementAttempt) ([]bool, error)
+	RecordMovementAttempts(ctx context.Context, changes []AttemptChange) ([]bool, error)
 	// CountMovements counts the movements of each status.
 	CountMovements(ctx context.Context, statuses ...string) (map[string]int64, error)
 }
 
-var _ QueueStore = (*store.Store)(nil)
-
-// NewQueue returns a Queue over st (the *store.Store, migrated: it needs the
-// movements table) that delivers what outbox queued, woken by outbox.Notify.
+// NewQueue returns a Queue over st (a migrated database's) that delivers what outbox queued, woken by outbox.Notify.
 // clients returns the Client of an operator; an operator without one keeps
 // its movements pending (logged at ERROR) without spending attempts.
 func NewQueue(st QueueStore, outbox *Outbox, clients func(operator string) (*wallet.Client, bool), opts ...QueueOption) (*Queue, error) {
@@ -207,6 +230,10 @@ type attempt struct {
 	err error
 	at  time.Time // queue clock when the attempt ended
 }
+
+// Notify makes the queue look for due movements now instead of at its next
+// poll, as the Outbox's Notify does after a commit. It never blocks.
+func (q *Queue) Notify() { q.outbox.Notify() }
 
 // Run delivers due movements until ctx ends. It claims due movements in
 // batches by the (status, next_attempt_at) index, never the whole table, so it
@@ -311,18 +338,17 @@ func sleep(ctx context.Context, d time.Duration, wake <-chan struct{}) {
 // claim takes up to n due pending movements for this Queue: it sets their
 // lease (claimed_by, next_attempt_at = now + lease) in one statement and
 // returns them. Operators paused (breaker open, no Client) are skipped. Two
-// Queues on one database never claim one movement (see
-// store.ClaimMovements).
+// Queues on one database never claim one movement (QueueStore).
 func (q *Queue) claim(ctx context.Context, n int) ([]MovementRecord, error) {
 	now := q.now()
-	recs, err := q.st.ClaimMovements(ctx, store.MovementClaim{
+	recs, err := q.st.ClaimMovements(ctx, Claim{
 		Worker: q.instanceID, Now: now, LeaseEnd: now.Add(q.lease), Limit: n,
 		SkipOperators: q.pausedOperators(time.Now()),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("claim: %w", err)
 	}
-	return recordsOf(recs), nil
+	return recs, nil
 }
 
 // nextDue returns the earliest next_attempt_at of a pending movement whose
@@ -403,7 +429,7 @@ type update struct {
 	a        *attempt
 	status   MovementStatus
 	attempts int
-	next     store.Millis
+	next     time.Time
 	lastErr  string
 	spent    bool // an attempt was sent (counts against MaxAttempts)
 }
@@ -411,12 +437,12 @@ type update struct {
 // decide turns an attempt into its row change.
 func (q *Queue) decide(a *attempt) update {
 	rec := a.rec
-	u := update{a: a, status: StatusPending, attempts: rec.Attempts, next: store.MillisOf(a.at)}
+	u := update{a: a, status: StatusPending, attempts: rec.Attempts, next: a.at}
 	switch {
 	case errors.Is(a.err, errNoClient):
-		u.next = store.MillisOf(a.at.Add(unknownOperatorWait))
+		u.next = a.at.Add(UnknownOperatorWait)
 		u.lastErr = "no wallet client configured for this operator"
-		q.pause(rec.Operator, time.Now().Add(unknownOperatorWait))
+		q.pause(rec.Operator, time.Now().Add(UnknownOperatorWait))
 		return u
 	case errors.Is(a.err, wallet.ErrBreakerOpen):
 		// Not sent: waits without spending an attempt. next stays now, so it
@@ -438,7 +464,7 @@ func (q *Queue) decide(a *attempt) update {
 		if u.attempts >= wallet.MaxAttempts {
 			u.status = StatusExhausted
 		} else {
-			u.next = store.MillisOf(a.at.Add(wallet.Backoff(u.attempts)))
+			u.next = a.at.Add(wallet.Backoff(u.attempts))
 		}
 	}
 	return u
@@ -466,7 +492,7 @@ func (q *Queue) record(ctx context.Context, batch []attempt) error {
 	for i := range batch {
 		ups[i] = q.decide(&batch[i])
 	}
-	changes := make([]store.MovementAttempt, len(ups))
+	changes := make([]AttemptChange, len(ups))
 	for i := range ups {
 		changes[i] = q.change(&ups[i])
 	}
@@ -496,17 +522,17 @@ func (q *Queue) record(ctx context.Context, batch []attempt) error {
 // attempt writes, the request id of an attempt sent, the end of a movement
 // that reached a final status, and the operator's id and balance of a
 // success.
-func (q *Queue) change(u *update) store.MovementAttempt {
+func (q *Queue) change(u *update) AttemptChange {
 	a, rec := u.a, u.a.rec
-	c := store.MovementAttempt{
+	c := AttemptChange{
 		TransactionID: rec.TransactionID, Worker: q.instanceID,
-		Status: string(u.status), Attempts: u.attempts, NextAttemptAt: u.next, LastError: u.lastErr,
+		Status: u.status, Attempts: u.attempts, NextAttemptAt: u.next, LastError: u.lastErr,
 	}
 	if u.spent {
 		c.LastRequestID = &a.res.RequestID
 	}
 	if u.status != StatusPending {
-		c.DoneAt = store.MillisOf(a.at)
+		c.DoneAt = a.at
 	}
 	if u.status == StatusDone {
 		c.OperatorTxID = &a.res.OperatorTxID
@@ -545,7 +571,7 @@ func (q *Queue) report(ctx context.Context, u *update) {
 		q.logger.LogAttrs(ctx, slog.LevelDebug, "wallet queue: breaker open; the movement waits without spending an attempt", attrs...)
 	case u.status == StatusDone:
 		q.logger.LogAttrs(ctx, slog.LevelDebug, "wallet queue: movement delivered", attrs...)
-		q.metrics.Delivered(rec.Kind, a.at.Sub(rec.CreatedAt.Time()))
+		q.metrics.Delivered(rec.Kind, a.at.Sub(rec.CreatedAt))
 		if q.onSettled != nil {
 			q.onSettled(rec.Movement(), a.res)
 		}
@@ -555,7 +581,7 @@ func (q *Queue) report(ctx context.Context, u *update) {
 		q.logger.LogAttrs(ctx, slog.LevelError, "wallet queue: movement exhausted its attempts; parked for reconciliation", attrs...)
 		q.metrics.Exhausted(rec.Kind)
 	default:
-		attrs = append(attrs, slog.Time("next_attempt_at", u.next.Time()))
+		attrs = append(attrs, slog.Time("next_attempt_at", u.next.UTC()))
 		q.logger.LogAttrs(ctx, slog.LevelInfo, "wallet queue: attempt failed; will retry", attrs...)
 	}
 }

@@ -1,8 +1,9 @@
-package movements
+package movements_test
 
 import (
 	"context"
 	"fmt"
+	"github.com/crashstudio/crashgame/internal/movements"
 	"io"
 	"log/slog"
 	"net/http"
@@ -22,7 +23,7 @@ import (
 // per second. Like the restart benchmark, SQLite only.
 func BenchmarkQueueDrain(b *testing.B) {
 	const n = 10_000
-	for _, conc := range []int{DefaultQueueConcurrency, 64} {
+	for _, conc := range []int{movements.DefaultQueueConcurrency, 64} {
 		b.Run(fmt.Sprintf("movements=%d/concurrency=%d", n, conc), func(b *testing.B) {
 			var received atomic.Int64
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -49,7 +50,7 @@ func BenchmarkQueueDrain(b *testing.B) {
 					b.Fatal(err)
 				}
 				mqFillBacklog(b, s, n, time.Now())
-				q := mqQueue(b, s, c, WithConcurrency(conc))
+				q := mqQueue(b, s, c, movements.WithConcurrency(conc))
 				b.StartTimer()
 				stop := mqStart(b, q)
 				for {
@@ -57,14 +58,14 @@ func BenchmarkQueueDrain(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					if depth[StatusPending] == 0 {
+					if depth[movements.StatusPending] == 0 {
 						break
 					}
 					time.Sleep(5 * time.Millisecond)
 				}
 				b.StopTimer()
 				stop()
-				if got := mqCountStatus(b, s)[StatusDone]; got != n {
+				if got := mqCountStatus(b, s)[movements.StatusDone]; got != n {
 					b.Fatalf("%d of %d movements done", got, n)
 				}
 			}

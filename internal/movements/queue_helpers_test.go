@@ -1,8 +1,9 @@
-package movements
+package movements_test
 
 import (
 	"context"
 	"fmt"
+	"github.com/crashstudio/crashgame/internal/movements"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -79,11 +80,11 @@ func (c *mqClock) AdvanceTo(t time.Time) {
 }
 
 // mqQueue returns a Queue over s sending through c.
-func mqQueue(t testing.TB, s *store.Store, c *wallet.Client, opts ...QueueOption) *Queue {
+func mqQueue(t testing.TB, s *store.Store, c *wallet.Client, opts ...movements.QueueOption) *movements.Queue {
 	t.Helper()
 	clients := func(op string) (*wallet.Client, bool) { return c, op == wallettest.OperatorID }
-	q, err := NewQueue(s, NewOutbox(s), clients, append([]QueueOption{WithQueueLogger(mqDiscard()),
-		WithPollInterval(20 * time.Millisecond)}, opts...)...)
+	q, err := movements.NewQueue(s.Movements(), movements.NewOutbox(s.Movements()), clients, append([]movements.QueueOption{movements.WithQueueLogger(mqDiscard()),
+		movements.WithPollInterval(20 * time.Millisecond)}, opts...)...)
 	if err != nil {
 		t.Fatalf("NewQueue: %v", err)
 	}
@@ -92,7 +93,7 @@ func mqQueue(t testing.TB, s *store.Store, c *wallet.Client, opts ...QueueOption
 
 // mqStart runs q until the returned stop is called (or t ends); stop waits
 // for Run to return.
-func mqStart(t testing.TB, q *Queue) (stop func()) {
+func mqStart(t testing.TB, q *movements.Queue) (stop func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -111,24 +112,24 @@ func mqStart(t testing.TB, q *Queue) (stop func()) {
 }
 
 // mqWin and mqRollback are sample movements.
-func mqWin(txID string) Movement {
-	return Movement{TransactionID: txID, Kind: KindWin, Operator: wallettest.OperatorID, GameID: "crash-classic",
+func mqWin(txID string) movements.Movement {
+	return movements.Movement{TransactionID: txID, Kind: movements.KindWin, Operator: wallettest.OperatorID, GameID: "crash-classic",
 		Currency: "BRL", PlayerID: wallettest.Player, Token: wallettest.Token, RoundID: "round-1", BetID: "bet-" + txID,
 		Amount: 2350, WinType: wallet.WinTypeWin}
 }
 
-func mqRollback(txID string) Movement {
-	return Movement{TransactionID: txID, Kind: KindRollback, Operator: wallettest.OperatorID, GameID: "crash-classic",
+func mqRollback(txID string) movements.Movement {
+	return movements.Movement{TransactionID: txID, Kind: movements.KindRollback, Operator: wallettest.OperatorID, GameID: "crash-classic",
 		Currency: "BRL", PlayerID: wallettest.Player, Token: wallettest.Token, RoundID: "round-1", BetID: "bet-" + txID,
 		Amount: 1000, Reason: "cancelled_by_player"}
 }
 
 // mqEnqueue queues ms in one committed transaction.
-func mqEnqueue(t testing.TB, s *store.Store, now time.Time, ms ...Movement) {
+func mqEnqueue(t testing.TB, s *store.Store, now time.Time, ms ...movements.Movement) {
 	t.Helper()
 	err := s.InTx(context.Background(), func(ctx context.Context) error {
 		for _, m := range ms {
-			if err := Enqueue(ctx, s, m, now); err != nil {
+			if err := movements.Enqueue(ctx, s.Movements(), m, now); err != nil {
 				return err
 			}
 		}
@@ -140,29 +141,29 @@ func mqEnqueue(t testing.TB, s *store.Store, now time.Time, ms ...Movement) {
 }
 
 // mqGet reads one movement, token included.
-func mqGet(t testing.TB, s *store.Store, txID string) MovementRecord {
+func mqGet(t testing.TB, s *store.Store, txID string) movements.MovementRecord {
 	t.Helper()
 	rec, err := s.GetMovement(context.Background(), txID)
 	if err != nil {
 		t.Fatalf("read movement %s: %v", txID, err)
 	}
-	return RecordOf(&rec)
+	return store.MovementOf(&rec)
 }
 
 // mqDrive plays time for the queue: whenever the movement waits for a later
 // attempt, it moves clock to that instant and wakes the queue, until the
 // movement reaches a final status (or timeout).
-func mqDrive(t testing.TB, s *store.Store, q *Queue, clock *mqClock, txID string, timeout time.Duration) MovementRecord {
+func mqDrive(t testing.TB, s *store.Store, q *movements.Queue, clock *mqClock, txID string, timeout time.Duration) movements.MovementRecord {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) {
 		rec := mqGet(t, s, txID)
-		if rec.Status != StatusPending {
+		if rec.Status != movements.StatusPending {
 			return rec
 		}
-		if rec.ClaimedBy == "" && rec.NextAttemptAt.Time().After(clock.Now()) {
-			clock.AdvanceTo(rec.NextAttemptAt.Time())
-			q.outbox.Notify()
+		if rec.ClaimedBy == "" && rec.NextAttemptAt.After(clock.Now()) {
+			clock.AdvanceTo(rec.NextAttemptAt)
+			q.Notify()
 		}
 		time.Sleep(2 * time.Millisecond)
 	}
@@ -184,17 +185,17 @@ func mqWaitFor(t testing.TB, timeout time.Duration, what string, cond func() boo
 }
 
 // mqCountStatus counts movements by status.
-func mqCountStatus(t testing.TB, s *store.Store) map[MovementStatus]int {
+func mqCountStatus(t testing.TB, s *store.Store) map[movements.MovementStatus]int {
 	t.Helper()
 	n, err := s.CountMovements(context.Background(),
-		string(StatusPending), string(StatusDone), string(StatusRefused), string(StatusExhausted))
+		string(movements.StatusPending), string(movements.StatusDone), string(movements.StatusRefused), string(movements.StatusExhausted))
 	if err != nil {
 		t.Fatalf("count: %v", err)
 	}
-	out := map[MovementStatus]int{}
+	out := map[movements.MovementStatus]int{}
 	for status, k := range n {
 		if k > 0 { // a status without movements is absent, as with GROUP BY
-			out[MovementStatus(status)] = int(k)
+			out[movements.MovementStatus(status)] = int(k)
 		}
 	}
 	return out

@@ -1,4 +1,4 @@
-package movements
+package movements_test
 
 import (
 	"testing"

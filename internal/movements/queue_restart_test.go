@@ -1,7 +1,8 @@
-package movements
+package movements_test
 
 import (
 	"context"
+	"github.com/crashstudio/crashgame/internal/movements"
 	"testing"
 	"time"
 
@@ -86,7 +87,7 @@ func TestQueueRestart100k(t *testing.T) {
 		d, stop := mqTimeToFirstSend(t, s, op, c)
 		time.Sleep(2*time.Second - d)
 		stop()
-		done := mqCountStatus(t, s)[StatusDone]
+		done := mqCountStatus(t, s)[movements.StatusDone]
 		t.Logf("%s: time to first send with %d queued: %s; delivered within 2 s of the start: %d",
 			s.Dialect(), n, d.Round(time.Microsecond), done)
 		if done == 0 {

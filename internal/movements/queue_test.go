@@ -1,8 +1,9 @@
-package movements
+package movements_test
 
 import (
 	"context"
 	"errors"
+	"github.com/crashstudio/crashgame/internal/movements"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -21,20 +22,20 @@ func TestQueueOutcomes(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
 		name       string
-		movement   Movement
+		movement   movements.Movement
 		answers    []wallettest.Answer
-		wantStatus MovementStatus
+		wantStatus movements.MovementStatus
 		wantSends  int
 		wantOpTx   string
 	}{
 		// Success on the third attempt: done, with the operator's own id (ENV-19).
-		{"success on the 3rd attempt", mqWin("w-3rd"), []wallettest.Answer{wallettest.Error500, wallettest.Error500, wallettest.OK}, StatusDone, 3, "op-77"},
+		{"success on the 3rd attempt", mqWin("w-3rd"), []wallettest.Answer{wallettest.Error500, wallettest.Error500, wallettest.OK}, movements.StatusDone, 3, "op-77"},
 		// Rule WERR-12 AMB-3: BET_NOT_FOUND in a 200 is a final refusal: parked.
-		{"final refusal", mqWin("w-refused"), []wallettest.Answer{wallettest.Refusal}, StatusRefused, 1, ""},
+		{"final refusal", mqWin("w-refused"), []wallettest.Answer{wallettest.Refusal}, movements.StatusRefused, 1, ""},
 		// Rule WIN-12 AMB-3: a 4xx on /win refuses nothing; it is retried.
-		{"4xx on /win retried", mqWin("w-404"), []wallettest.Answer{wallettest.Win404, wallettest.Win404, wallettest.OK}, StatusDone, 3, "op-77"},
+		{"4xx on /win retried", mqWin("w-404"), []wallettest.Answer{wallettest.Win404, wallettest.Win404, wallettest.OK}, movements.StatusDone, 3, "op-77"},
 		// Rule WERR-20: a 5xx, whatever its body, is retried.
-		{"5xx retried", mqRollback("rb-503"), []wallettest.Answer{wallettest.Plain503, wallettest.OK}, StatusDone, 2, "op-77"},
+		{"5xx retried", mqRollback("rb-503"), []wallettest.Answer{wallettest.Plain503, wallettest.OK}, movements.StatusDone, 2, "op-77"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -44,8 +45,8 @@ func TestQueueOutcomes(t *testing.T) {
 				op := wallettest.New(t, wallettest.Sequence(tc.answers...))
 				var settled []wallet.Result
 				var mu sync.Mutex
-				q := mqQueue(t, s, wallettest.Client(t, op, wallet.WithClock(clock.Now)), WithQueueClock(clock.Now),
-					WithOnSettled(func(m Movement, r wallet.Result) {
+				q := mqQueue(t, s, wallettest.Client(t, op, wallet.WithClock(clock.Now)), movements.WithQueueClock(clock.Now),
+					movements.WithOnSettled(func(m movements.Movement, r wallet.Result) {
 						mu.Lock()
 						defer mu.Unlock()
 						settled = append(settled, r)
@@ -64,13 +65,13 @@ func TestQueueOutcomes(t *testing.T) {
 				if rec.OperatorTxID != tc.wantOpTx {
 					t.Errorf("operator_tx_id %q, want %q", rec.OperatorTxID, tc.wantOpTx)
 				}
-				if rec.DoneAt == 0 || rec.ClaimedBy != "" {
-					t.Errorf("done_at %d, claimed_by %q: want a final time and no claim", rec.DoneAt, rec.ClaimedBy)
+				if rec.DoneAt.IsZero() || rec.ClaimedBy != "" {
+					t.Errorf("done_at %v, claimed_by %q: want a final time and no claim", rec.DoneAt, rec.ClaimedBy)
 				}
 				if last := op.ByTx(tc.movement.TransactionID); rec.LastRequestID != last[len(last)-1].RequestID {
 					t.Errorf("last_request_id %q, want the last attempt's %q", rec.LastRequestID, last[len(last)-1].RequestID)
 				}
-				if tc.wantStatus == StatusDone { // the hook runs just after the commit
+				if tc.wantStatus == movements.StatusDone { // the hook runs just after the commit
 					mqWaitFor(t, 5*time.Second, "OnSettled", func() bool {
 						mu.Lock()
 						defer mu.Unlock()
@@ -81,7 +82,7 @@ func TestQueueOutcomes(t *testing.T) {
 				mu.Lock()
 				defer mu.Unlock()
 				switch tc.wantStatus {
-				case StatusDone:
+				case movements.StatusDone:
 					if rec.BalanceAfter == nil || *rec.BalanceAfter != 5000 {
 						t.Errorf("balance_after %v, want 5000", rec.BalanceAfter)
 					}
@@ -113,13 +114,13 @@ func TestQueueExhaustsAfter20Attempts(t *testing.T) {
 		reg := prometheus.NewPedanticRegistry()
 		// A breaker that never opens: this test is about the attempt cap.
 		c := wallettest.Client(t, op, wallet.WithClock(clock.Now), wallet.WithBreaker(wallet.BreakerSettings{ConsecutiveFailures: 1000, MinRequests: 1000}))
-		q := mqQueue(t, s, c, WithQueueClock(clock.Now), WithRegisterer(reg))
+		q := mqQueue(t, s, c, movements.WithQueueClock(clock.Now), movements.WithRegisterer(reg))
 		m := mqWin("w-exhaust")
 		mqEnqueue(t, s, clock.Now(), m)
 		mqStart(t, q)
 		rec := mqDrive(t, s, q, clock, m.TransactionID, 60*time.Second)
 
-		if rec.Status != StatusExhausted || rec.Attempts != wallet.MaxAttempts {
+		if rec.Status != movements.StatusExhausted || rec.Attempts != wallet.MaxAttempts {
 			t.Fatalf("status %s after %d attempts, want exhausted after %d", rec.Status, rec.Attempts, wallet.MaxAttempts)
 		}
 		time.Sleep(50 * time.Millisecond) // nothing more may come
@@ -161,14 +162,14 @@ func TestQueueBodies(t *testing.T) {
 	mqEachBackend(t, func(t *testing.T, s *store.Store) {
 		clock := newMQClock()
 		op := wallettest.New(t, wallettest.Sequence(wallettest.Error500, wallettest.Error500, wallettest.OK))
-		q := mqQueue(t, s, wallettest.Client(t, op, wallet.WithClock(clock.Now)), WithQueueClock(clock.Now))
+		q := mqQueue(t, s, wallettest.Client(t, op, wallet.WithClock(clock.Now)), movements.WithQueueClock(clock.Now))
 		rb, win := mqRollback("rb-body"), mqWin("w-body")
 		fb := mqWin("w-freebet")
 		fb.WinType, fb.FreebetID = wallet.WinTypeFreebet, new("grant-9#2")
 		mqEnqueue(t, s, clock.Now(), rb, win, fb)
 		mqStart(t, q)
-		for _, m := range []Movement{rb, win, fb} {
-			if rec := mqDrive(t, s, q, clock, m.TransactionID, 20*time.Second); rec.Status != StatusDone {
+		for _, m := range []movements.Movement{rb, win, fb} {
+			if rec := mqDrive(t, s, q, clock, m.TransactionID, 20*time.Second); rec.Status != movements.StatusDone {
 				t.Fatalf("%s: status %s", m.TransactionID, rec.Status)
 			}
 		}
@@ -189,7 +190,7 @@ func TestQueueBodies(t *testing.T) {
 			}
 		}
 		for _, tc := range []struct {
-			m    Movement
+			m    movements.Movement
 			want any
 		}{{win, nil}, {fb, "grant-9#2"}} {
 			for i, a := range op.ByTx(tc.m.TransactionID) {
@@ -219,7 +220,7 @@ func TestQueueBreakerOpenSpendsNoAttempt(t *testing.T) {
 			return wallettest.OK
 		})
 		c := wallettest.Client(t, op, wallet.WithClock(clock.Now), wallet.WithBreaker(wallet.BreakerSettings{ConsecutiveFailures: 1, OpenFor: 400 * time.Millisecond}))
-		q := mqQueue(t, s, c, WithQueueClock(clock.Now), WithBreakerWait(20*time.Millisecond))
+		q := mqQueue(t, s, c, movements.WithQueueClock(clock.Now), movements.WithBreakerWait(20*time.Millisecond))
 		m := mqWin("w-breaker")
 		other := mqRollback("rb-breaker")
 		mqEnqueue(t, s, clock.Now(), m)
@@ -237,7 +238,7 @@ func TestQueueBreakerOpenSpendsNoAttempt(t *testing.T) {
 		mqEnqueue(t, s, clock.Now(), other)
 		clock.AdvanceTo(clock.Now().Add(time.Hour))
 		for range 10 {
-			q.outbox.Notify()
+			q.Notify()
 			time.Sleep(15 * time.Millisecond)
 		}
 		// Read first, then ask whether the breaker is still open: if it is,
@@ -249,7 +250,7 @@ func TestQueueBreakerOpenSpendsNoAttempt(t *testing.T) {
 		n := op.Count()
 		rm, ro := mqGet(t, s, m.TransactionID), mqGet(t, s, other.TransactionID)
 		if c.BreakerOpen() {
-			if rm.Attempts != 1 || rm.Status != StatusPending {
+			if rm.Attempts != 1 || rm.Status != movements.StatusPending {
 				t.Fatalf("while open: %s after %d attempts, want pending after 1", rm.Status, rm.Attempts)
 			}
 			if ro.Attempts != 0 {
@@ -261,7 +262,7 @@ func TestQueueBreakerOpenSpendsNoAttempt(t *testing.T) {
 		}
 		// Half-open lets a probe through; both are then delivered.
 		for _, id := range []string{m.TransactionID, other.TransactionID} {
-			if rec := mqDrive(t, s, q, clock, id, 20*time.Second); rec.Status != StatusDone {
+			if rec := mqDrive(t, s, q, clock, id, 20*time.Second); rec.Status != movements.StatusDone {
 				t.Fatalf("%s: %s after %d attempts, want done", id, rec.Status, rec.Attempts)
 			}
 		}
@@ -281,25 +282,25 @@ func TestQueueUnknownOperatorWaits(t *testing.T) {
 	mqEachBackend(t, func(t *testing.T, s *store.Store) {
 		clock := newMQClock()
 		op := wallettest.New(t, wallettest.Sequence(wallettest.OK))
-		q := mqQueue(t, s, wallettest.Client(t, op), WithQueueClock(clock.Now))
+		q := mqQueue(t, s, wallettest.Client(t, op), movements.WithQueueClock(clock.Now))
 		m := mqWin("w-nobody")
 		m.Operator = "unknown-operator"
 		mqEnqueue(t, s, clock.Now(), m)
 		mqStart(t, q)
 		mqWaitFor(t, 10*time.Second, "the movement looked at", func() bool { return mqGet(t, s, m.TransactionID).LastError != "" })
-		if r := mqGet(t, s, m.TransactionID); r.Status != StatusPending || r.Attempts != 0 || op.Count() != 0 {
+		if r := mqGet(t, s, m.TransactionID); r.Status != movements.StatusPending || r.Attempts != 0 || op.Count() != 0 {
 			t.Fatalf("%s after %d attempts, %d sent: want pending, 0, 0", r.Status, r.Attempts, op.Count())
 		}
 		// The paused operator does not hold up the others, even when its
 		// movement is due again.
-		clock.AdvanceTo(clock.Now().Add(2 * unknownOperatorWait))
+		clock.AdvanceTo(clock.Now().Add(2 * movements.UnknownOperatorWait))
 		known := mqWin("w-somebody")
 		mqEnqueue(t, s, clock.Now(), known)
-		q.outbox.Notify()
-		if r := mqDrive(t, s, q, clock, known.TransactionID, 10*time.Second); r.Status != StatusDone {
+		q.Notify()
+		if r := mqDrive(t, s, q, clock, known.TransactionID, 10*time.Second); r.Status != movements.StatusDone {
 			t.Fatalf("the known operator's movement: %s", r.Status)
 		}
-		if r := mqGet(t, s, m.TransactionID); r.Status != StatusPending || r.Attempts != 0 || op.Count() != 1 {
+		if r := mqGet(t, s, m.TransactionID); r.Status != movements.StatusPending || r.Attempts != 0 || op.Count() != 1 {
 			t.Fatalf("%s after %d attempts, %d sent: want pending, 0, 1", r.Status, r.Attempts, op.Count())
 		}
 	})
@@ -314,7 +315,7 @@ func TestEnqueueTransactional(t *testing.T) {
 		now := time.UnixMilli(1795000000000)
 		errAbort := errors.New("abort")
 		err := s.InTx(ctx, func(ctx context.Context) error {
-			if err := Enqueue(ctx, s, mqWin("w-rolled-back"), now); err != nil {
+			if err := movements.Enqueue(ctx, s.Movements(), mqWin("w-rolled-back"), now); err != nil {
 				return err
 			}
 			return errAbort
@@ -329,16 +330,16 @@ func TestEnqueueTransactional(t *testing.T) {
 		mqEnqueue(t, s, now, mqWin("w-dup"))
 		// In another transaction, and twice within one: both refused loudly.
 		err = s.InTx(ctx, func(ctx context.Context) error {
-			return Enqueue(ctx, s, mqRollback("w-dup"), now)
+			return movements.Enqueue(ctx, s.Movements(), mqRollback("w-dup"), now)
 		})
-		if !errors.Is(err, ErrDuplicateMovement) {
+		if !errors.Is(err, movements.ErrDuplicateMovement) {
 			t.Fatalf("second Enqueue of one transaction_id: %v, want ErrDuplicateMovement", err)
 		}
 		err = s.InTx(ctx, func(ctx context.Context) error {
-			if err := Enqueue(ctx, s, mqWin("w-dup2"), now); err != nil {
+			if err := movements.Enqueue(ctx, s.Movements(), mqWin("w-dup2"), now); err != nil {
 				return err
 			}
-			if err := Enqueue(ctx, s, mqWin("w-dup2"), now); !errors.Is(err, ErrDuplicateMovement) {
+			if err := movements.Enqueue(ctx, s.Movements(), mqWin("w-dup2"), now); !errors.Is(err, movements.ErrDuplicateMovement) {
 				t.Errorf("duplicate within one transaction: %v, want ErrDuplicateMovement", err)
 			}
 			return nil // the transaction stays usable after the refusal
@@ -346,8 +347,8 @@ func TestEnqueueTransactional(t *testing.T) {
 		if err != nil {
 			t.Fatalf("commit after a refused duplicate: %v", err)
 		}
-		if n := mqCountStatus(t, s); n[StatusPending] != 2 {
-			t.Fatalf("pending %d, want 2", n[StatusPending])
+		if n := mqCountStatus(t, s); n[movements.StatusPending] != 2 {
+			t.Fatalf("pending %d, want 2", n[movements.StatusPending])
 		}
 
 		// A debit ends in exactly one settlement: a second movement for one
@@ -355,13 +356,13 @@ func TestEnqueueTransactional(t *testing.T) {
 		second := mqRollback("rb-second")
 		second.BetID = "bet-w-dup"
 		err = s.InTx(ctx, func(ctx context.Context) error {
-			return Enqueue(ctx, s, second, now)
+			return movements.Enqueue(ctx, s.Movements(), second, now)
 		})
-		if !errors.Is(err, ErrDebitSettled) {
+		if !errors.Is(err, movements.ErrDebitSettled) {
 			t.Fatalf("second settlement of one debit: %v, want ErrDebitSettled", err)
 		}
 		rec := mqGet(t, s, "w-dup")
-		if rec.Kind != KindWin || rec.Amount != 2350 || rec.Token != wallettest.Token || rec.FreebetID != nil || rec.NextAttemptAt != store.MillisOf(now) {
+		if rec.Kind != movements.KindWin || rec.Amount != 2350 || rec.Token != wallettest.Token || rec.FreebetID != nil || !rec.NextAttemptAt.Equal(now.Truncate(time.Millisecond)) {
 			t.Errorf("stored %+v", rec)
 		}
 	})
@@ -371,41 +372,41 @@ func TestEnqueueTransactional(t *testing.T) {
 // contract.
 func TestEnqueueRefusesInvalid(t *testing.T) {
 	t.Parallel()
-	mut := func(base Movement, f func(*Movement)) Movement { f(&base); return base }
+	mut := func(base movements.Movement, f func(*movements.Movement)) movements.Movement { f(&base); return base }
 	cases := []struct {
 		name string
-		m    Movement
+		m    movements.Movement
 	}{
 		// Rule RB-1: a rollback has no freebet_id.
-		{"rollback with freebet_id", mut(mqRollback("x"), func(m *Movement) { m.FreebetID = new("g-1") })},
+		{"rollback with freebet_id", mut(mqRollback("x"), func(m *movements.Movement) { m.FreebetID = new("g-1") })},
 		// Rule RB-6: a rollback carries the debit's amount, never zero.
-		{"rollback of zero", mut(mqRollback("x"), func(m *Movement) { m.Amount = 0 })},
-		{"rollback with a win type", mut(mqRollback("x"), func(m *Movement) { m.WinType = wallet.WinTypeWin })},
+		{"rollback of zero", mut(mqRollback("x"), func(m *movements.Movement) { m.Amount = 0 })},
+		{"rollback with a win type", mut(mqRollback("x"), func(m *movements.Movement) { m.WinType = wallet.WinTypeWin })},
 		// Rule WIN-5: a zero_win moves nothing.
-		{"zero_win with an amount", mut(mqWin("x"), func(m *Movement) { m.WinType = wallet.WinTypeZeroWin })},
-		{"win type lose", mut(mqWin("x"), func(m *Movement) { m.WinType = wallet.WinTypeLose })},
-		{"win without type", mut(mqWin("x"), func(m *Movement) { m.WinType = "" })},
-		{"win with a reason", mut(mqWin("x"), func(m *Movement) { m.Reason = "why" })},
-		{"unknown kind", mut(mqWin("x"), func(m *Movement) { m.Kind = "bet" })},
+		{"zero_win with an amount", mut(mqWin("x"), func(m *movements.Movement) { m.WinType = wallet.WinTypeZeroWin })},
+		{"win type lose", mut(mqWin("x"), func(m *movements.Movement) { m.WinType = wallet.WinTypeLose })},
+		{"win without type", mut(mqWin("x"), func(m *movements.Movement) { m.WinType = "" })},
+		{"win with a reason", mut(mqWin("x"), func(m *movements.Movement) { m.Reason = "why" })},
+		{"unknown kind", mut(mqWin("x"), func(m *movements.Movement) { m.Kind = "bet" })},
 		// Rule ENV-11: a movement has a transaction_id.
-		{"no transaction_id", mut(mqWin("x"), func(m *Movement) { m.TransactionID = "" })},
+		{"no transaction_id", mut(mqWin("x"), func(m *movements.Movement) { m.TransactionID = "" })},
 		// Rule ENV-13: its own, not the debit's.
-		{"bet_id as transaction_id", mut(mqWin("x"), func(m *Movement) { m.BetID = "x" })},
+		{"bet_id as transaction_id", mut(mqWin("x"), func(m *movements.Movement) { m.BetID = "x" })},
 		// Rule ENV-16: bet_id names the debit.
-		{"no bet_id", mut(mqWin("x"), func(m *Movement) { m.BetID = "" })},
-		{"no operator", mut(mqWin("x"), func(m *Movement) { m.Operator = "" })},
-		{"no player", mut(mqWin("x"), func(m *Movement) { m.PlayerID = "" })},
-		{"no token", mut(mqWin("x"), func(m *Movement) { m.Token = "" })},
-		{"bad currency", mut(mqWin("x"), func(m *Movement) { m.Currency = "brl" })},
-		{"negative amount", mut(mqWin("x"), func(m *Movement) { m.Amount = -1 })},
-		{"empty freebet_id", mut(mqWin("x"), func(m *Movement) { m.FreebetID = new("") })},
+		{"no bet_id", mut(mqWin("x"), func(m *movements.Movement) { m.BetID = "" })},
+		{"no operator", mut(mqWin("x"), func(m *movements.Movement) { m.Operator = "" })},
+		{"no player", mut(mqWin("x"), func(m *movements.Movement) { m.PlayerID = "" })},
+		{"no token", mut(mqWin("x"), func(m *movements.Movement) { m.Token = "" })},
+		{"bad currency", mut(mqWin("x"), func(m *movements.Movement) { m.Currency = "brl" })},
+		{"negative amount", mut(mqWin("x"), func(m *movements.Movement) { m.Amount = -1 })},
+		{"empty freebet_id", mut(mqWin("x"), func(m *movements.Movement) { m.FreebetID = new("") })},
 	}
 	s := mqOpen(t, mqBackends[0].dsn(t))
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			err := Enqueue(context.Background(), s, tc.m, time.Now())
-			if !errors.Is(err, ErrInvalidMovement) {
+			err := movements.Enqueue(context.Background(), s.Movements(), tc.m, time.Now())
+			if !errors.Is(err, movements.ErrInvalidMovement) {
 				t.Fatalf("Enqueue: %v, want ErrInvalidMovement", err)
 			}
 			if wallettest.ContainsToken(err.Error()) {
@@ -419,7 +420,7 @@ func TestEnqueueRefusesInvalid(t *testing.T) {
 	// A zero_win of 0 and a freebet win are valid.
 	zw := mqWin("zw-ok")
 	zw.WinType, zw.Amount = wallet.WinTypeZeroWin, 0
-	if err := Enqueue(context.Background(), s, zw, time.Now()); err != nil {
+	if err := movements.Enqueue(context.Background(), s.Movements(), zw, time.Now()); err != nil {
 		t.Fatalf("zero_win: %v", err)
 	}
 }
@@ -443,19 +444,19 @@ func TestEnqueueChecksTheDebit(t *testing.T) {
 				t.Skipf("the bets schema (migration 0002) differs from what this test writes: %v", err)
 			}
 		}
-		rb := func(id, bet string, amount int64) Movement {
+		rb := func(id, bet string, amount int64) movements.Movement {
 			m := mqRollback(id)
 			m.BetID, m.Amount = bet, amount
 			return m
 		}
-		win := func(id, bet string, fb *string) Movement {
+		win := func(id, bet string, fb *string) movements.Movement {
 			m := mqWin(id)
 			m.BetID, m.FreebetID = bet, fb
 			return m
 		}
 		cases := []struct {
 			name    string
-			m       Movement
+			m       movements.Movement
 			wantErr bool
 		}{
 			{"rollback of the debit's amount", rb("rb-1", "bet-plain", 1000), false},
@@ -471,10 +472,10 @@ func TestEnqueueChecksTheDebit(t *testing.T) {
 			// Each in its own transaction, rolled back: one settlement per debit.
 			var err error
 			_ = s.InTx(ctx, func(ctx context.Context) error {
-				err = Enqueue(ctx, s, tc.m, time.Now())
+				err = movements.Enqueue(ctx, s.Movements(), tc.m, time.Now())
 				return errors.New("roll back")
 			})
-			if (err != nil) != tc.wantErr || (err != nil && !errors.Is(err, ErrInvalidMovement)) {
+			if (err != nil) != tc.wantErr || (err != nil && !errors.Is(err, movements.ErrInvalidMovement)) {
 				t.Errorf("%s: Enqueue = %v, want error %v", tc.name, err, tc.wantErr)
 			}
 		}
@@ -499,18 +500,18 @@ func TestQueueRestartDeliversTheRest(t *testing.T) {
 		c := wallettest.Client(t, op)
 		const n = 200
 		ids := mqIDs("w-restart", n)
-		ms := make([]Movement, n)
+		ms := make([]movements.Movement, n)
 		for i, id := range ids {
 			ms[i] = mqWin(id)
 		}
 		mqEnqueue(t, s, time.Now(), ms...)
 
-		q1 := mqQueue(t, s, c, WithConcurrency(4), WithBatchSize(4))
+		q1 := mqQueue(t, s, c, movements.WithConcurrency(4), movements.WithBatchSize(4))
 		stop := mqStart(t, q1)
-		mqWaitFor(t, 20*time.Second, "a few deliveries", func() bool { return mqCountStatus(t, s)[StatusDone] >= 20 })
+		mqWaitFor(t, 20*time.Second, "a few deliveries", func() bool { return mqCountStatus(t, s)[movements.StatusDone] >= 20 })
 		stop()
 		mid := mqCountStatus(t, s)
-		if mid[StatusDone] == n {
+		if mid[movements.StatusDone] == n {
 			t.Fatal("the first worker delivered everything: nothing left to test")
 		}
 		var claimed int
@@ -520,8 +521,8 @@ func TestQueueRestartDeliversTheRest(t *testing.T) {
 		if claimed != 0 {
 			t.Fatalf("%d movements still claimed after a clean stop", claimed)
 		}
-		if got := op.Count(); got != mid[StatusDone] {
-			t.Fatalf("operator received %d attempts, %d are done: an attempt went unrecorded", got, mid[StatusDone])
+		if got := op.Count(); got != mid[movements.StatusDone] {
+			t.Fatalf("operator received %d attempts, %d are done: an attempt went unrecorded", got, mid[movements.StatusDone])
 		}
 
 		// A dead worker's lease on one movement: the new worker leaves it
@@ -537,15 +538,15 @@ func TestQueueRestartDeliversTheRest(t *testing.T) {
 			store.MillisOf(leaseEnd), leased); err != nil {
 			t.Fatal(err)
 		}
-		q2 := mqQueue(t, s, c, WithQueueClock(clock.Now))
+		q2 := mqQueue(t, s, c, movements.WithQueueClock(clock.Now))
 		mqStart(t, q2)
-		mqWaitFor(t, 30*time.Second, "all but the leased delivered", func() bool { return mqCountStatus(t, s)[StatusDone] == n-1 })
+		mqWaitFor(t, 30*time.Second, "all but the leased delivered", func() bool { return mqCountStatus(t, s)[movements.StatusDone] == n-1 })
 		if got := len(op.ByTx(leased)); got != 0 {
 			t.Fatalf("the leased movement was sent %d times before its lease ran out", got)
 		}
 		clock.AdvanceTo(leaseEnd)
-		q2.outbox.Notify()
-		mqWaitFor(t, 10*time.Second, "the leased one delivered", func() bool { return mqCountStatus(t, s)[StatusDone] == n })
+		q2.Notify()
+		mqWaitFor(t, 10*time.Second, "the leased one delivered", func() bool { return mqCountStatus(t, s)[movements.StatusDone] == n })
 		for _, id := range ids {
 			if k := op.Counts()[id]; k != 1 {
 				t.Errorf("%s sent %d times, want exactly once", id, k)
@@ -570,17 +571,17 @@ func TestQueueConcurrentWorkersPostgres(t *testing.T) {
 		return wallettest.OK
 	})
 	op.Delay = time.Millisecond
-	ms := make([]Movement, n)
+	ms := make([]movements.Movement, n)
 	for i, id := range ids {
 		ms[i] = mqWin(id)
 	}
 	mqEnqueue(t, s1, time.Now(), ms...)
 	never := wallet.WithBreaker(wallet.BreakerSettings{ConsecutiveFailures: 1 << 30, MinRequests: 1 << 30})
-	q1 := mqQueue(t, s1, wallettest.Client(t, op, never), WithConcurrency(16), WithBatchSize(8))
-	q2 := mqQueue(t, s2, wallettest.Client(t, op, never), WithConcurrency(16), WithBatchSize(8))
+	q1 := mqQueue(t, s1, wallettest.Client(t, op, never), movements.WithConcurrency(16), movements.WithBatchSize(8))
+	q2 := mqQueue(t, s2, wallettest.Client(t, op, never), movements.WithConcurrency(16), movements.WithBatchSize(8))
 	mqStart(t, q1)
 	mqStart(t, q2)
-	mqWaitFor(t, 60*time.Second, "every movement done", func() bool { return mqCountStatus(t, s1)[StatusDone] == n })
+	mqWaitFor(t, 60*time.Second, "every movement done", func() bool { return mqCountStatus(t, s1)[movements.StatusDone] == n })
 
 	if o := op.Overlaps(); o != 0 {
 		t.Errorf("%d attempts overlapped another attempt of the same movement", o)
@@ -613,7 +614,7 @@ func TestListAndWriteMovements(t *testing.T) {
 	mqEachBackend(t, func(t *testing.T, s *store.Store) {
 		clock := newMQClock()
 		op := wallettest.New(t, wallettest.Sequence(wallettest.OK))
-		q := mqQueue(t, s, wallettest.Client(t, op), WithQueueClock(clock.Now))
+		q := mqQueue(t, s, wallettest.Client(t, op), movements.WithQueueClock(clock.Now))
 		a, b, c := mqWin("w-a"), mqRollback("rb-b"), mqWin("w-c")
 		c.RoundID, c.PlayerID = "round-2", "mq-player-2"
 		c.Reason = ""
@@ -626,17 +627,17 @@ func TestListAndWriteMovements(t *testing.T) {
 
 		ctx := context.Background()
 		cases := []struct {
-			f    MovementFilter
+			f    movements.MovementFilter
 			want []string
 		}{
-			{MovementFilter{RoundID: "round-1"}, []string{"rb-b", "w-a"}},
-			{MovementFilter{PlayerID: "mq-player-2"}, []string{"w-c"}},
-			{MovementFilter{Operator: wallettest.OperatorID, Status: "done"}, []string{"rb-b", "w-a", "w-c"}},
-			{MovementFilter{Status: "pending"}, nil},
-			{MovementFilter{Limit: 1}, []string{"rb-b"}},
+			{movements.MovementFilter{RoundID: "round-1"}, []string{"rb-b", "w-a"}},
+			{movements.MovementFilter{PlayerID: "mq-player-2"}, []string{"w-c"}},
+			{movements.MovementFilter{Operator: wallettest.OperatorID, Status: "done"}, []string{"rb-b", "w-a", "w-c"}},
+			{movements.MovementFilter{Status: "pending"}, nil},
+			{movements.MovementFilter{Limit: 1}, []string{"rb-b"}},
 		}
 		for _, tc := range cases {
-			recs, err := ListMovements(ctx, s, tc.f)
+			recs, err := movements.ListMovements(ctx, s.Movements(), tc.f)
 			if err != nil {
 				t.Fatalf("ListMovements(%+v): %v", tc.f, err)
 			}
@@ -658,16 +659,16 @@ func TestListAndWriteMovements(t *testing.T) {
 				}
 			}
 		}
-		if _, err := ListMovements(ctx, s, MovementFilter{Status: "lost"}); err == nil {
+		if _, err := movements.ListMovements(ctx, s.Movements(), movements.MovementFilter{Status: "lost"}); err == nil {
 			t.Error("an unknown status was accepted")
 		}
 
-		recs, err := ListMovements(ctx, s, MovementFilter{})
+		recs, err := movements.ListMovements(ctx, s.Movements(), movements.MovementFilter{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		var out strings.Builder
-		if err := WriteMovements(&out, recs); err != nil {
+		if err := movements.WriteMovements(&out, recs); err != nil {
 			t.Fatal(err)
 		}
 		lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
@@ -675,8 +676,8 @@ func TestListAndWriteMovements(t *testing.T) {
 			t.Fatalf("%d lines, want a header and 3 rows:\n%s", len(lines), out.String())
 		}
 		for i, l := range lines {
-			if got := strings.Count(l, "\t"); got != len(movementColumns)-1 {
-				t.Errorf("line %d has %d tabs, want %d: %q", i, got, len(movementColumns)-1, l)
+			if got := strings.Count(l, "\t"); got != strings.Count(lines[0], "\t") {
+				t.Errorf("line %d has %d tabs, want %d: %q", i, got, strings.Count(lines[0], "\t"), l)
 			}
 		}
 		if wallettest.ContainsToken(out.String()) {

@@ -23,6 +23,7 @@ import (
 	"github.com/crashstudio/crashgame/gen/game"
 	"github.com/crashstudio/crashgame/internal/backoffice"
 	"github.com/crashstudio/crashgame/internal/launch"
+	"github.com/crashstudio/crashgame/internal/movements"
 	"github.com/crashstudio/crashgame/internal/secret"
 	"github.com/crashstudio/crashgame/internal/server"
 	"github.com/crashstudio/crashgame/internal/signature"
@@ -49,7 +50,8 @@ type API struct {
 	ops        map[string]*Operator
 	launch     *launch.Service
 	chains     Chains
-	movements  Movements
+	movements  backoffice.TransactionReader
+	redeliver  movements.Redeliverer
 	backoffice *backoffice.Service
 	baseURL    string
 	logger     *slog.Logger
@@ -61,10 +63,11 @@ type API struct {
 type Config struct {
 	Operators  []Operator
 	Launch     *launch.Service
-	Chains     Chains              // contributions to the chains' salts
-	Movements  Movements           // the back office's transactions
-	BackOffice *backoffice.Service // the back office's rounds, bets and links
-	BaseURL    string              // the installation's public address, of the links
+	Chains     Chains                       // contributions to the chains' salts
+	Movements  backoffice.TransactionReader // the back office's transactions
+	Redeliver  movements.Redeliverer        // sends a parked movement again
+	BackOffice *backoffice.Service          // the back office's rounds, bets and links
+	BaseURL    string                       // the installation's public address, of the links
 	Logger     *slog.Logger
 	// Now is the clock of the signature window, the contributions and the
 	// back office's horizon.
@@ -73,7 +76,7 @@ type Config struct {
 
 // New returns the operator routes of cfg.
 func New(cfg Config) *API {
-	a := &API{ops: map[string]*Operator{}, launch: cfg.Launch, chains: cfg.Chains, movements: cfg.Movements,
+	a := &API{ops: map[string]*Operator{}, launch: cfg.Launch, chains: cfg.Chains, movements: cfg.Movements, redeliver: cfg.Redeliver,
 		backoffice: cfg.BackOffice, baseURL: cfg.BaseURL, logger: cfg.Logger, now: cfg.Now,
 		dummy: []byte("crashgame: no such operator, same work")}
 	for i := range cfg.Operators {

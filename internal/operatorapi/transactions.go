@@ -8,17 +8,7 @@ import (
 	"github.com/crashstudio/crashgame/gen/game"
 	"github.com/crashstudio/crashgame/internal/backoffice"
 	"github.com/crashstudio/crashgame/internal/movements"
-	"github.com/crashstudio/crashgame/internal/store"
 )
-
-// Movements is what the back office's transaction routes read and write:
-// an operator's movements and their re-deliveries. *store.Store satisfies it.
-type Movements interface {
-	backoffice.TransactionReader
-	movements.Redeliverer
-}
-
-var _ Movements = (*store.Store)(nil)
 
 // ListTransactions answers POST /v1/transactions: a page of the signing
 // operator's transactions.
@@ -52,7 +42,7 @@ func invalidQuery(msg string) game.ListTransactions400JSONResponse {
 func (a *API) RedeliverTransaction(ctx context.Context, req game.RedeliverTransactionRequestObject) (game.RedeliverTransactionResponseObject, error) {
 	op := operatorFrom(ctx)
 	id := req.Body.TransactionId
-	rec, again, err := movements.Redeliver(ctx, a.movements, id, op.ID, "operator:"+op.ID, a.now())
+	rec, again, err := movements.Redeliver(ctx, a.redeliver, id, op.ID, "operator:"+op.ID, a.now())
 	switch {
 	case errors.Is(err, movements.ErrMovementNotFound):
 		msg := fmt.Sprintf("no transaction %q of operator %q", id, op.ID)
@@ -79,7 +69,7 @@ func transactionOf(t backoffice.Transaction) game.Transaction {
 	out := game.Transaction{
 		TransactionId: t.TransactionID, Kind: game.TransactionKind(t.Kind), Status: game.TransactionStatus(backoffice.TransactionStatus(t.Status)),
 		Amount: t.Amount, Currency: t.Currency, PlayerId: t.PlayerID, GameId: t.GameID, RoundId: t.RoundID, BetId: t.BetID,
-		FreebetId: t.FreebetID, Attempts: backoffice.PublishedAttempts(t.Attempts), LastError: &t.LastError, CreatedAt: int64(t.CreatedAt),
+		FreebetId: t.FreebetID, Attempts: backoffice.PublishedAttempts(t.Attempts), LastError: &t.LastError, CreatedAt: t.CreatedAt.UnixMilli(),
 		Redeliveries: backoffice.PublishedRedeliveries(t.Redeliveries),
 	}
 	if t.WinType != "" {
@@ -92,8 +82,8 @@ func transactionOf(t backoffice.Transaction) game.Transaction {
 	if t.OperatorTxID != "" {
 		out.OperatorTransactionId = &t.OperatorTxID
 	}
-	if t.Status == movements.StatusDone && t.DoneAt != 0 {
-		at := int64(t.DoneAt)
+	if t.Status == movements.StatusDone && !t.DoneAt.IsZero() {
+		at := t.DoneAt.UnixMilli()
 		out.DeliveredAt = &at
 	}
 	return out

@@ -24,8 +24,14 @@ var (
 // (stored as NULL where the column is nullable and tagged nullzero).
 type Millis int64
 
-// MillisOf returns t truncated to the millisecond.
-func MillisOf(t time.Time) Millis { return Millis(t.UnixMilli()) }
+// MillisOf returns t truncated to the millisecond, and 0 for the zero
+// time.Time (the inverse of Time).
+func MillisOf(t time.Time) Millis {
+	if t.IsZero() {
+		return 0
+	}
+	return Millis(t.UnixMilli())
+}
 
 // Time returns the instant in UTC, or the zero time.Time for zero.
 func (m Millis) Time() time.Time {

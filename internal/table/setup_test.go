@@ -141,7 +141,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 			Betting: cmp.Or(o.betting, 2*time.Second), Pause: 300 * time.Millisecond, Freebet: true},
 		Operators: map[string]engine.Operator{"acme": {Currencies: map[string]round.Limits{
 			"BRL": {MinBet: 100, MaxBet: 100000, MaxWin: 10000000}}}},
-		Store: st, Outbox: movements.NewOutbox(st), Balances: ss, Demo: bank, ChainLength: 2000,
+		Store: st, Outbox: movements.NewOutbox(st.Movements()), Balances: ss, Demo: bank, ChainLength: 2000,
 		Sealer: testSealer(t), SeedingWindow: -1,
 		Wallets: func(string) (engine.BetWallet, bool) { return bw, true },
 	})

@@ -135,7 +135,7 @@ func exportRow(t backoffice.Transaction) []string {
 		freebet = *t.FreebetID
 	}
 	delivered := ""
-	if t.Status == movements.StatusDone && t.DoneAt != 0 {
+	if t.Status == movements.StatusDone && !t.DoneAt.IsZero() {
 		delivered = exportTime(t.DoneAt)
 	}
 	// Every text cell is neutralised against formulas (CSV injection): the
@@ -148,8 +148,8 @@ func exportRow(t backoffice.Transaction) []string {
 		backoffice.CSVInt(int64(t.Attempts)), text(t.LastError), text(exportTime(t.CreatedAt)), text(delivered), backoffice.CSVInt(int64(len(t.Redeliveries)))}
 }
 
-func exportTime(ms store.Millis) string {
-	return ms.Time().UTC().Format("2006-01-02T15:04:05.000Z07:00")
+func exportTime(t time.Time) string {
+	return t.UTC().Format("2006-01-02T15:04:05.000Z07:00")
 }
 
 func (e errorResponse) VisitGetSupportPageResponse(w http.ResponseWriter) error { return e.visit(w) }
