@@ -663,8 +663,16 @@ func checkSupportPage(t *testing.T, ctx, browserCtx context.Context, srv *devSer
 		chromedp.EmulateViewport(360, 740, chromedp.EmulateMobile, chromedp.EmulateScale(2)),
 		chromedp.Navigate(link.URL+"?lang=en"),
 	)
-	waitJS(t, tab, "the support page to show the round and its replay", 20*time.Second,
+	// Twice under the full suite's load (CI, 27 November) this page loaded its
+	// scripts and then made no request for 20 s, with no answer of the game
+	// pending. The wait is long enough to see whether the page starts late or
+	// never; a slow start is logged with the tab's record of requests.
+	opened := time.Now()
+	waitJS(t, tab, "the support page to show the round and its replay", 60*time.Second,
 		`!document.getElementById('content').hidden && document.querySelector('#replay svg') !== null && document.querySelectorAll('.replay-legend li').length > 0`)
+	if took := time.Since(opened); took > 10*time.Second {
+		t.Logf("the support page took %s to show the round; the tab's %s", took.Round(time.Millisecond), watch)
+	}
 	shownCashout, _ := chromedp.Run(tab, chromedp.Evaluate[string](`document.querySelector('.replay-legend').textContent`))
 	if !strings.Contains(shownCashout, "1.01") {
 		t.Errorf("the replay does not mark the player's cashout at 1.01x: %q", shownCashout)
