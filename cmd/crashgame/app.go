@@ -107,7 +107,7 @@ func newApp(ctx context.Context, cfg *config.Config, st *store.Store, logger *sl
 	}
 	a.operators = operatorapi.New(operatorapi.Config{
 		Operators: operatorCredentials(cfg), Launch: launch.New(launchInstallation(cfg), tk),
-		Chains: st, Movements: st, Redeliver: st.Movements(), BackOffice: a.backoffice, BaseURL: cfg.BaseURL,
+		Chains: st, Movements: st.BackOffice(), Redeliver: st.Movements(), BackOffice: a.backoffice, BaseURL: cfg.BaseURL,
 		Logger: logger, Now: time.Now,
 	})
 	return a, nil
@@ -221,13 +221,13 @@ func (a *app) newTables(ctx context.Context, cfg *config.Config, outbox *movemen
 func (a *app) newPlayerAPI(cfg *config.Config) error {
 	st := a.store
 	a.retention = cfg.Retention()
-	a.backoffice = backoffice.New(backoffice.Config{Records: st, Games: operatorGames(cfg), LinkTTL: cfg.LinkTTL(), Retention: cfg.Retention()})
+	a.backoffice = backoffice.New(backoffice.Config{Records: st.BackOffice(), Games: operatorGames(cfg), LinkTTL: cfg.LinkTTL(), Retention: cfg.Retention()})
 	var err error
 	a.table, err = table.New(table.Config{
 		BaseURL: cfg.BaseURL, DefaultLanguage: cfg.DefaultLanguage, Limits: tableLimits(cfg), TrustedProxies: cfg.TrustedProxies,
 		AddressRate: float64(cfg.AddressLimits.SessionsPerSecond), AddressBurst: int(cfg.AddressLimits.SessionsBurst),
 		StreamRate: float64(cfg.AddressLimits.StreamsPerSecond), StreamBurst: int(cfg.AddressLimits.StreamsBurst),
-		Sessions: a.sessions, Records: st, Chains: st, BackOffice: a.backoffice, Movements: st, Logger: a.logger, Registerer: a.registry,
+		Sessions: a.sessions, Records: st, Chains: st, BackOffice: a.backoffice, Movements: st.BackOffice(), Logger: a.logger, Registerer: a.registry,
 		CutOff: a.cutOff,
 		Tables: func(id string) (table.Game, bool) {
 			t, ok := a.games[id]

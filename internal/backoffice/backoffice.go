@@ -19,7 +19,7 @@ import (
 	"time"
 
 	"github.com/crashstudio/crashgame/internal/cursor"
-	"github.com/crashstudio/crashgame/internal/store"
+	"github.com/crashstudio/crashgame/internal/movements"
 )
 
 // Errors of the service.
@@ -32,19 +32,88 @@ var (
 	ErrInvalidQuery = errors.New("invalid query")
 )
 
-// Records is what the service reads. *store.Store satisfies it.
+// Records is what the service reads, and for the links writes, as this
+// package's own types: the rounds, the bets (never their session token), the
+// movements and their re-deliveries, the chains' salts and the links.
+// (*store.Store).BackOffice implements it.
 type Records interface {
-	Round(ctx context.Context, gameID, id string) (store.RoundRecord, error)
-	ChainByID(ctx context.Context, id string) (store.ChainRecord, error)
-	Bets(ctx context.Context, f store.BetFilter) ([]store.BetRecord, error)
-	ListMovements(ctx context.Context, f store.MovementFilter) ([]store.MovementRecord, error)
-	RedeliveriesOf(ctx context.Context, ids []string) (map[string][]store.RedeliveryRecord, error)
-	InsertLink(ctx context.Context, rec store.LinkRecord) error
-	Link(ctx context.Context, idHash []byte) (store.LinkRecord, error)
-	PurgeSettled(ctx context.Context, before store.Millis, limit int) (int, error)
+	TransactionReader
+	movements.MovementReader
+	// Round is round id of game gameID; ErrRoundNotFound when there is none.
+	Round(ctx context.Context, gameID, id string) (StoredRound, error)
+	// ChainSalt is the salt of chain chainID, "" while it is not fixed.
+	ChainSalt(ctx context.Context, chainID string) (string, error)
+	// Bets are the bets f selects, in its order.
+	Bets(ctx context.Context, f BetQuery) ([]StoredBet, error)
+	// InsertLink stores a new link; Link reads one by the SHA-256 of its
+	// token (ErrLinkNotFound when there is none).
+	InsertLink(ctx context.Context, l Link) error
+	Link(ctx context.Context, idHash []byte) (Link, error)
+	// PurgeSettled deletes up to limit bets of rounds that ended before
+	// before, with their movements, once their money is settled, and says
+	// how many it deleted.
+	PurgeSettled(ctx context.Context, before time.Time, limit int) (int, error)
 }
 
-var _ Records = (*store.Store)(nil)
+// StoredRound is a round as stored. Hash and CrashPoint are "" and 0 until
+// it ends; the zero time.Time is an instant not reached (or not stored).
+type StoredRound struct {
+	ID, GameID    string
+	Seq           int64
+	ChainID       string // "" for a round of no chain
+	Position      int64
+	Hash          string
+	CrashPoint    int64
+	Status        string // betting, flying, finished, void
+	BettingEndsAt time.Time
+	StartedAt     time.Time
+	CrashedAt     time.Time // of a finished round
+	VoidedAt      time.Time // of a void round (zero for one voided before it was stored)
+	CreatedAt     time.Time
+}
+
+// The statuses of a round that ended.
+const (
+	roundFinished = "finished"
+	roundVoid     = "void"
+)
+
+// StoredBet is a bet as stored, without its session token, which the back
+// office never reads.
+type StoredBet struct {
+	ID, RoundID, GameID string
+	Operator, PlayerID  string
+	PlayerName          string // masked
+	Currency            string
+	Demo                bool
+	Amount              int64 // cents
+	AutoCashout         int64 // 0: none
+	FreebetID           *string
+	Status              string // pending, accepted, refused, won, lost, cancelled, void
+	Multiplier          int64  // of a cashout
+	Payout              *int64 // of a settled bet
+	Refusal             string // the wallet's error_code of a refused debit
+	OperatorTxID        string
+	PlacedAt            time.Time
+	SettledAt           time.Time // zero until settled
+}
+
+// BetQuery selects bets: empty fields select everything. PlacedFrom (when
+// not zero) and PlacedBefore bound placed_at; AfterPlaced and AfterID, when
+// AfterID is set, select the bets strictly after that bet in the order
+// (placed_at, id), ascending: a cursor of pages.
+type BetQuery struct {
+	RoundIDs     []string
+	GameID       string
+	SessionHash  []byte // a demo session's bets
+	Operator     string
+	PlayerID     string
+	PlacedFrom   time.Time
+	PlacedBefore time.Time
+	AfterPlaced  time.Time
+	AfterID      string
+	Limit        int // 0: no limit
+}
 
 // Service reads the records for the back office.
 type Service struct {
@@ -78,14 +147,14 @@ const purgeBatch = 1000
 
 // Purge applies the retention at now: the bets of rounds that ended more
 // than Retention ago, with their movements, once their money is settled
-// (store.PurgeSettled), in batches, until none is left or ctx ends. The
+// (Records.PurgeSettled), in batches, until none is left or ctx ends. The
 // rounds stay: the chain's public record. It does nothing without a
 // retention, and returns how many bets it purged.
 func (s *Service) Purge(ctx context.Context, now time.Time) (int, error) {
 	if s.retention <= 0 {
 		return 0, nil
 	}
-	before := store.MillisOf(now.Add(-s.retention))
+	before := now.Add(-s.retention)
 	total := 0
 	for ctx.Err() == nil {
 		n, err := s.records.PurgeSettled(ctx, before, purgeBatch)
@@ -123,7 +192,7 @@ type Round struct {
 // Bet is one bet with every wallet movement of it: its debit (/bet, whose
 // transaction_id is the bet's id) and the /win or /rollback that settles it.
 type Bet struct {
-	store.BetRecord
+	StoredBet
 	Movements []Movement
 }
 
@@ -143,17 +212,17 @@ type Movement struct {
 	Reason       string
 	CreatedAt    time.Time
 	DeliveredAt  time.Time
-	Redeliveries []store.RedeliveryRecord
+	Redeliveries []movements.Redelivery
 }
 
 // RoundDetails returns round id as the operator sees it, with its bets
 // (those of playerID only, when not "") and their movements.
 func (s *Service) RoundDetails(ctx context.Context, operator, id, playerID string) (Round, []Bet, error) {
-	var rec store.RoundRecord
+	var rec StoredRound
 	found := false
 	for _, g := range s.games[operator] {
 		r, err := s.records.Round(ctx, g, id)
-		if errors.Is(err, store.ErrRoundNotFound) {
+		if errors.Is(err, ErrRoundNotFound) {
 			continue
 		}
 		if err != nil {
@@ -169,7 +238,7 @@ func (s *Service) RoundDetails(ctx context.Context, operator, id, playerID strin
 	if err != nil {
 		return Round{}, nil, err
 	}
-	recs, err := s.records.Bets(ctx, store.BetFilter{RoundIDs: []string{id}, Operator: operator, PlayerID: playerID})
+	recs, err := s.records.Bets(ctx, BetQuery{RoundIDs: []string{id}, Operator: operator, PlayerID: playerID})
 	if err != nil {
 		return Round{}, nil, fmt.Errorf("backoffice: bets of round %s: %w", id, err)
 	}
@@ -181,45 +250,53 @@ func (s *Service) RoundDetails(ctx context.Context, operator, id, playerID strin
 }
 
 // roundOf shows a round, its outcome only once it ended.
-func (s *Service) roundOf(ctx context.Context, r store.RoundRecord) (Round, error) {
-	out := Round{ID: r.ID, GameID: r.GameID, Seq: r.Seq, Status: r.Status, BettingEndsAt: r.BettingEndsAt.Time(),
-		ChainID: r.ChainID, Position: r.Position, Phases: []Phase{{"betting", r.CreatedAt.Time()}}}
-	if r.StartedAt != 0 {
-		out.Phases = append(out.Phases, Phase{"flying", r.StartedAt.Time()})
+func (s *Service) roundOf(ctx context.Context, r StoredRound) (Round, error) {
+	out := Round{ID: r.ID, GameID: r.GameID, Seq: r.Seq, Status: r.Status, BettingEndsAt: r.BettingEndsAt,
+		ChainID: r.ChainID, Position: r.Position, Phases: []Phase{{"betting", r.CreatedAt}}}
+	if !r.StartedAt.IsZero() {
+		out.Phases = append(out.Phases, Phase{"flying", r.StartedAt})
 	}
 	switch r.Status {
-	case store.RoundFinished:
-		out.Phases = append(out.Phases, Phase{"crashed", r.CrashedAt.Time()})
-	case store.RoundVoid:
-		out.Phases = append(out.Phases, Phase{"void", max(r.StartedAt, r.BettingEndsAt, r.CrashedAt).Time()})
+	case roundFinished:
+		out.Phases = append(out.Phases, Phase{"crashed", r.CrashedAt})
+	case roundVoid:
+		out.Phases = append(out.Phases, Phase{"void", latest(r.StartedAt, r.BettingEndsAt, r.CrashedAt)})
 	default:
 		return out, nil // not ended: its outcome is secret
 	}
 	out.Hash, out.CrashPoint = r.Hash, r.CrashPoint
 	if r.ChainID != "" {
-		c, err := s.records.ChainByID(ctx, r.ChainID)
+		salt, err := s.records.ChainSalt(ctx, r.ChainID)
 		if err != nil {
 			return out, fmt.Errorf("backoffice: chain of round %s: %w", r.ID, err)
 		}
-		if c.Salt != nil {
-			out.Salt = *c.Salt
-		}
+		out.Salt = salt
 	}
 	return out, nil
 }
 
+// latest is the latest of ts.
+func latest(ts ...time.Time) time.Time {
+	var out time.Time
+	for _, t := range ts {
+		if t.After(out) {
+			out = t
+		}
+	}
+	return out
+}
+
 // withMovements attaches to each bet its debit and its settling movements.
-func (s *Service) withMovements(ctx context.Context, operator string, recs []store.BetRecord) ([]Bet, error) {
+func (s *Service) withMovements(ctx context.Context, operator string, recs []StoredBet) ([]Bet, error) {
 	out := make([]Bet, len(recs))
 	if len(recs) == 0 {
 		return out, nil
 	}
 	ids := make([]string, len(recs))
 	for i := range recs {
-		recs[i].Token = ""
 		ids[i] = recs[i].ID
 	}
-	mvs, err := s.records.ListMovements(ctx, store.MovementFilter{Operator: operator, BetIDs: ids, Limit: 2 * len(ids)})
+	mvs, err := s.records.ListMovements(ctx, movements.MovementFilter{Operator: operator, BetIDs: ids, Limit: 2 * len(ids)})
 	if err != nil {
 		return nil, fmt.Errorf("backoffice: movements of %d bets: %w", len(ids), err)
 	}
@@ -231,12 +308,12 @@ func (s *Service) withMovements(ctx context.Context, operator string, recs []sto
 	if err != nil {
 		return nil, fmt.Errorf("backoffice: redeliveries: %w", err)
 	}
-	byBet := map[string][]store.MovementRecord{}
+	byBet := map[string][]movements.MovementRecord{}
 	for _, m := range mvs {
 		byBet[m.BetID] = append(byBet[m.BetID], m)
 	}
 	for i, b := range recs {
-		out[i] = Bet{BetRecord: b, Movements: []Movement{debitOf(b)}}
+		out[i] = Bet{StoredBet: b, Movements: []Movement{debitOf(b)}}
 		for _, m := range byBet[b.ID] {
 			out[i].Movements = append(out[i].Movements, movementOf(m, hist[m.TransactionID]))
 		}
@@ -245,9 +322,9 @@ func (s *Service) withMovements(ctx context.Context, operator string, recs []sto
 }
 
 // debitOf is a bet's /bet as a movement.
-func debitOf(b store.BetRecord) Movement {
+func debitOf(b StoredBet) Movement {
 	m := Movement{TransactionID: b.ID, Kind: "bet", Amount: b.Amount, Status: "delivered", OperatorTxID: b.OperatorTxID,
-		Attempts: 1, CreatedAt: b.PlacedAt.Time()}
+		Attempts: 1, CreatedAt: b.PlacedAt}
 	switch b.Status {
 	case "pending":
 		m.Status = "pending"
@@ -257,12 +334,12 @@ func debitOf(b store.BetRecord) Movement {
 	return m
 }
 
-func movementOf(m store.MovementRecord, hist []store.RedeliveryRecord) Movement {
-	out := Movement{TransactionID: m.TransactionID, Kind: m.Kind, Amount: m.Amount, Status: m.Status, OperatorTxID: m.OperatorTxID,
-		Attempts: m.Attempts, LastError: m.LastError, WinType: m.WinType, Reason: m.Reason, CreatedAt: m.CreatedAt.Time(),
-		Redeliveries: hist}
-	if m.Status == store.MovementDone {
-		out.Status, out.DeliveredAt = "delivered", m.DoneAt.Time()
+func movementOf(m movements.MovementRecord, hist []movements.Redelivery) Movement {
+	out := Movement{TransactionID: m.TransactionID, Kind: string(m.Kind), Amount: m.Amount, Status: string(m.Status),
+		OperatorTxID: m.OperatorTxID, Attempts: m.Attempts, LastError: m.LastError, WinType: string(m.WinType),
+		Reason: m.Reason, CreatedAt: m.CreatedAt, Redeliveries: hist}
+	if m.Status == movements.StatusDone {
+		out.Status, out.DeliveredAt = "delivered", m.DoneAt
 	}
 	return out
 }
@@ -306,8 +383,7 @@ func (s *Service) BetHistory(ctx context.Context, q HistoryQuery, now time.Time)
 	if h := now.Add(-SettleHorizon); h.Before(to) {
 		to = h
 	}
-	f := store.BetFilter{Operator: q.Operator, PlayerID: q.PlayerID, PlacedFrom: store.MillisOf(q.From),
-		PlacedBefore: store.MillisOf(to), Limit: limit}
+	f := BetQuery{Operator: q.Operator, PlayerID: q.PlayerID, PlacedFrom: q.From, PlacedBefore: to, Limit: limit}
 	if !to.After(q.From) {
 		return []Bet{}, "", nil
 	}
@@ -316,7 +392,7 @@ func (s *Service) BetHistory(ctx context.Context, q HistoryQuery, now time.Time)
 		if !ok {
 			return nil, "", fmt.Errorf("%w: the cursor is not one this route gave", ErrInvalidQuery)
 		}
-		f.AfterPlaced, f.AfterID = store.Millis(at), id
+		f.AfterPlaced, f.AfterID = time.UnixMilli(at), id
 	}
 	recs, err := s.records.Bets(ctx, f)
 	if err != nil {
@@ -329,7 +405,7 @@ func (s *Service) BetHistory(ctx context.Context, q HistoryQuery, now time.Time)
 	next := ""
 	if len(recs) == limit {
 		last := recs[len(recs)-1]
-		next = cursor.Encode(int64(last.PlacedAt), last.ID)
+		next = cursor.Encode(last.PlacedAt.UnixMilli(), last.ID)
 	}
 	return bets, next, nil
 }

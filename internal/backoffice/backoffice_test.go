@@ -40,11 +40,11 @@ func TestRetentionAndRounds(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	forever := backoffice.New(backoffice.Config{Records: st, Games: map[string][]string{"acme": {"crash"}}})
+	forever := backoffice.New(backoffice.Config{Records: st.BackOffice(), Games: map[string][]string{"acme": {"crash"}}})
 	if n, err := forever.Purge(ctx, now); err != nil || n != 0 {
 		t.Fatalf("without a retention: %d, %v", n, err)
 	}
-	kept := backoffice.New(backoffice.Config{Records: st, Games: map[string][]string{"acme": {"crash"}}, Retention: 120 * 24 * time.Hour})
+	kept := backoffice.New(backoffice.Config{Records: st.BackOffice(), Games: map[string][]string{"acme": {"crash"}}, Retention: 120 * 24 * time.Hour})
 	if n, err := kept.Purge(ctx, now); err != nil || n != 3 {
 		t.Fatalf("with 120 days: %d, %v; want the 3 settled bets", n, err)
 	}

@@ -8,12 +8,31 @@ import (
 	"errors"
 	"fmt"
 	"time"
-
-	"github.com/crashstudio/crashgame/internal/store"
 )
 
 // DefaultLinkTTL is how long a signed link stays valid by default.
 const DefaultLinkTTL = 7 * 24 * time.Hour
+
+// Link is a signed link as stored: the SHA-256 of its token, never the token,
+// and what it shows to whom until when.
+type Link struct {
+	IDHash   []byte
+	Operator string
+	Kind     string // LinkRound or LinkTransactions
+	// RoundID and PlayerID (all players when "") are a round link's.
+	RoundID, PlayerID string
+	// From, To and Status are an export's (TransactionQuery).
+	From, To  time.Time
+	Status    string
+	CreatedAt time.Time
+	ExpiresAt time.Time
+}
+
+// The kinds of link.
+const (
+	LinkRound        = "round"        // a round's support page
+	LinkTransactions = "transactions" // a CSV export of transactions
+)
 
 // ErrLinkNotFound: the link is unknown, of another kind, or has expired.
 var ErrLinkNotFound = errors.New("backoffice: the link is unknown or has expired")
@@ -45,8 +64,8 @@ func (s *Service) RoundLink(ctx context.Context, operator, id, playerID string, 
 	}
 	token, hash := newToken()
 	expires := now.Add(s.ttl)
-	rec := store.LinkRecord{IDHash: hash, Operator: operator, Kind: store.LinkRound, RoundID: id, PlayerID: playerID,
-		CreatedAt: store.MillisOf(now), ExpiresAt: store.MillisOf(expires)}
+	rec := Link{IDHash: hash, Operator: operator, Kind: LinkRound, RoundID: id, PlayerID: playerID,
+		CreatedAt: now, ExpiresAt: expires}
 	if err := s.records.InsertLink(ctx, rec); err != nil {
 		return "", time.Time{}, fmt.Errorf("backoffice: %w", err)
 	}
@@ -56,12 +75,12 @@ func (s *Service) RoundLink(ctx context.Context, operator, id, playerID string, 
 // OpenRoundLink returns what a round link shows, as RoundDetails answers it
 // now, and when the link expires.
 func (s *Service) OpenRoundLink(ctx context.Context, token string, now time.Time) (Round, []Bet, time.Time, error) {
-	rec, err := s.open(ctx, token, store.LinkRound, now)
+	rec, err := s.open(ctx, token, LinkRound, now)
 	if err != nil {
 		return Round{}, nil, time.Time{}, err
 	}
 	round, bets, err := s.RoundDetails(ctx, rec.Operator, rec.RoundID, rec.PlayerID)
-	return round, bets, rec.ExpiresAt.Time(), err
+	return round, bets, rec.ExpiresAt, err
 }
 
 // TransactionsLink makes a link to a CSV export of the transactions q
@@ -73,8 +92,8 @@ func (s *Service) TransactionsLink(ctx context.Context, q TransactionQuery, now 
 	}
 	token, hash := newToken()
 	expires := now.Add(s.ttl)
-	rec := store.LinkRecord{IDHash: hash, Operator: q.Operator, Kind: store.LinkTransactions, Status: q.Status,
-		FromMS: store.MillisOf(q.From), ToMS: store.MillisOf(q.To), CreatedAt: store.MillisOf(now), ExpiresAt: store.MillisOf(expires)}
+	rec := Link{IDHash: hash, Operator: q.Operator, Kind: LinkTransactions, Status: q.Status,
+		From: q.From, To: q.To, CreatedAt: now, ExpiresAt: expires}
 	if err := s.records.InsertLink(ctx, rec); err != nil {
 		return "", time.Time{}, fmt.Errorf("backoffice: %w", err)
 	}
@@ -83,22 +102,22 @@ func (s *Service) TransactionsLink(ctx context.Context, q TransactionQuery, now 
 
 // OpenTransactionsLink returns the query an export link stands for.
 func (s *Service) OpenTransactionsLink(ctx context.Context, token string, now time.Time) (TransactionQuery, error) {
-	rec, err := s.open(ctx, token, store.LinkTransactions, now)
+	rec, err := s.open(ctx, token, LinkTransactions, now)
 	if err != nil {
 		return TransactionQuery{}, err
 	}
-	return TransactionQuery{Operator: rec.Operator, From: rec.FromMS.Time(), To: rec.ToMS.Time(), Status: rec.Status}, nil
+	return TransactionQuery{Operator: rec.Operator, From: rec.From, To: rec.To, Status: rec.Status}, nil
 }
 
 // open reads a link of kind that has not expired at now.
-func (s *Service) open(ctx context.Context, token, kind string, now time.Time) (store.LinkRecord, error) {
+func (s *Service) open(ctx context.Context, token, kind string, now time.Time) (Link, error) {
 	rec, err := s.records.Link(ctx, tokenHash(token))
 	switch {
-	case errors.Is(err, store.ErrLinkNotFound):
+	case errors.Is(err, ErrLinkNotFound):
 		return rec, ErrLinkNotFound
 	case err != nil:
 		return rec, fmt.Errorf("backoffice: %w", err)
-	case rec.Kind != kind || !now.Before(rec.ExpiresAt.Time()):
+	case rec.Kind != kind || !now.Before(rec.ExpiresAt):
 		return rec, ErrLinkNotFound
 	}
 	return rec, nil
@@ -107,14 +126,14 @@ func (s *Service) open(ctx context.Context, token, kind string, now time.Time) (
 // PlayerRound returns an ended round of game with the bets mine selects (a
 // player's own, by operator and player id, or by session for a demo), for
 // the player's last-game recall; their wallet calls are not shown.
-func (s *Service) PlayerRound(ctx context.Context, game, id string, mine store.BetFilter) (Round, []store.BetRecord, error) {
+func (s *Service) PlayerRound(ctx context.Context, game, id string, mine BetQuery) (Round, []StoredBet, error) {
 	rec, err := s.records.Round(ctx, game, id)
 	switch {
-	case errors.Is(err, store.ErrRoundNotFound):
+	case errors.Is(err, ErrRoundNotFound):
 		return Round{}, nil, ErrRoundNotFound
 	case err != nil:
 		return Round{}, nil, fmt.Errorf("backoffice: round %s: %w", id, err)
-	case rec.Status != store.RoundFinished && rec.Status != store.RoundVoid:
+	case rec.Status != roundFinished && rec.Status != roundVoid:
 		return Round{}, nil, ErrRoundInProgress
 	}
 	round, err := s.roundOf(ctx, rec)
@@ -125,9 +144,6 @@ func (s *Service) PlayerRound(ctx context.Context, game, id string, mine store.B
 	bets, err := s.records.Bets(ctx, mine)
 	if err != nil {
 		return Round{}, nil, fmt.Errorf("backoffice: bets of round %s: %w", id, err)
-	}
-	for i := range bets {
-		bets[i].Token = ""
 	}
 	return round, bets, nil
 }

@@ -2,7 +2,7 @@ package backoffice
 
 import (
 	"github.com/crashstudio/crashgame/gen/game"
-	"github.com/crashstudio/crashgame/internal/store"
+	"github.com/crashstudio/crashgame/internal/movements"
 )
 
 // The back office's values in their published shapes: one function per
@@ -40,7 +40,7 @@ func PublishedBets(bets []Bet) []game.BackOfficeBet {
 	out := make([]game.BackOfficeBet, len(bets))
 	for i, b := range bets {
 		g := game.BackOfficeBet{BetId: b.ID, RoundId: b.RoundID, PlayerId: b.PlayerID, Currency: b.Currency, Amount: b.Amount,
-			FreebetId: b.FreebetID, Status: b.Status, PlacedAt: int64(b.PlacedAt), Payout: b.Payout,
+			FreebetId: b.FreebetID, Status: b.Status, PlacedAt: b.PlacedAt.UnixMilli(), Payout: b.Payout,
 			Movements: make([]game.BetMovement, len(b.Movements))}
 		if b.AutoCashout != 0 {
 			g.AutoCashout = &b.AutoCashout
@@ -51,8 +51,8 @@ func PublishedBets(bets []Bet) []game.BackOfficeBet {
 		if b.Refusal != "" {
 			g.Refusal = &b.Refusal
 		}
-		if b.SettledAt != 0 {
-			at := int64(b.SettledAt)
+		if !b.SettledAt.IsZero() {
+			at := b.SettledAt.UnixMilli()
 			g.SettledAt = &at
 		}
 		for j, m := range b.Movements {
@@ -88,10 +88,10 @@ func PublishedMovement(m Movement) game.BetMovement {
 
 // PublishedRedeliveries are a movement's re-deliveries as the documents show
 // them (never nil: the documents require the array).
-func PublishedRedeliveries(rs []store.RedeliveryRecord) []game.Redelivery {
+func PublishedRedeliveries(rs []movements.Redelivery) []game.Redelivery {
 	out := make([]game.Redelivery, len(rs))
 	for i, r := range rs {
-		out[i] = game.Redelivery{Number: r.Number, RequestedAt: int64(r.RequestedAt), RequestedBy: r.RequestedBy,
+		out[i] = game.Redelivery{Number: r.Number, RequestedAt: r.RequestedAt.UnixMilli(), RequestedBy: r.RequestedBy,
 			AttemptsBefore: PublishedAttempts(r.AttemptsBefore), LastErrorBefore: r.LastErrorBefore}
 	}
 	return out

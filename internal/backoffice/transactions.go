@@ -7,7 +7,6 @@ import (
 
 	"github.com/crashstudio/crashgame/internal/cursor"
 	"github.com/crashstudio/crashgame/internal/movements"
-	"github.com/crashstudio/crashgame/internal/store"
 )
 
 // The back office's view of the outbox: an operator's movements over a
@@ -55,17 +54,30 @@ type TransactionQuery struct {
 // Transaction is a movement with its re-deliveries.
 type Transaction struct {
 	movements.MovementRecord
-	Redeliveries []store.RedeliveryRecord
+	Redeliveries []movements.Redelivery
 }
 
-// TransactionReader is what Transactions reads through. *store.Store
-// satisfies it.
+// MovementQuery selects an operator's movements created in [From, To), of
+// Status when it is set, strictly after (AfterCreated, AfterID) in the order
+// (created_at, transaction_id) when AfterID is set: a cursor of ascending
+// pages of at most Limit.
+type MovementQuery struct {
+	Operator     string
+	From, To     time.Time
+	Status       string // a movements.MovementStatus, or "" for all
+	AfterCreated time.Time
+	AfterID      string
+	Limit        int
+}
+
+// TransactionReader is what Transactions reads through.
 type TransactionReader interface {
-	OperatorMovements(ctx context.Context, f store.OperatorMovementFilter) ([]store.MovementRecord, error)
-	RedeliveriesOf(ctx context.Context, ids []string) (map[string][]store.RedeliveryRecord, error)
+	// OperatorMovements are the movements f selects, without their token.
+	OperatorMovements(ctx context.Context, f MovementQuery) ([]movements.MovementRecord, error)
+	// RedeliveriesOf are the re-deliveries of the movements ids, oldest
+	// first, by transaction_id.
+	RedeliveriesOf(ctx context.Context, ids []string) (map[string][]movements.Redelivery, error)
 }
-
-var _ TransactionReader = (*store.Store)(nil)
 
 // Transactions returns one page of the movements q selects, ordered by
 // created_at then transaction_id, and the cursor of the next page ("" when
@@ -90,11 +102,11 @@ func Transactions(ctx context.Context, r TransactionReader, q TransactionQuery, 
 	}
 	page = make([]Transaction, len(recs))
 	for i := range recs {
-		page[i] = Transaction{MovementRecord: store.MovementOf(&recs[i]), Redeliveries: hist[recs[i].TransactionID]}
+		page[i] = Transaction{MovementRecord: recs[i], Redeliveries: hist[recs[i].TransactionID]}
 	}
 	if len(recs) == f.Limit {
 		last := recs[len(recs)-1]
-		next = cursor.Encode(int64(last.CreatedAt), last.TransactionID)
+		next = cursor.Encode(last.CreatedAt.UnixMilli(), last.TransactionID)
 	}
 	return page, next, nil
 }
@@ -107,9 +119,9 @@ func (q TransactionQuery) Check() error {
 	return err
 }
 
-// filter checks q and turns it into the store's filter at now.
-func (q TransactionQuery) filter(now time.Time) (store.OperatorMovementFilter, error) {
-	f := store.OperatorMovementFilter{Operator: q.Operator, Limit: q.Limit}
+// filter checks q and turns it into the query of the records at now.
+func (q TransactionQuery) filter(now time.Time) (MovementQuery, error) {
+	f := MovementQuery{Operator: q.Operator, Limit: q.Limit}
 	switch {
 	case !q.From.Before(q.To):
 		return f, fmt.Errorf("%w: from must be before to", ErrInvalidQuery)
@@ -123,7 +135,7 @@ func (q TransactionQuery) filter(now time.Time) (store.OperatorMovementFilter, e
 	switch q.Status {
 	case "":
 	case TransactionDelivered:
-		f.Status = store.MovementDone
+		f.Status = string(movements.StatusDone)
 	case TransactionPending, TransactionExhausted, TransactionRefused:
 		f.Status = q.Status
 	default:
@@ -134,10 +146,10 @@ func (q TransactionQuery) filter(now time.Time) (store.OperatorMovementFilter, e
 		if !ok {
 			return f, fmt.Errorf("%w: the cursor is not one this route gave", ErrInvalidQuery)
 		}
-		f.AfterCreated, f.AfterID = store.Millis(at), id
+		f.AfterCreated, f.AfterID = time.UnixMilli(at), id
 	}
-	f.From, f.To = store.MillisOf(q.From), store.MillisOf(minTime(q.To, now.Add(-SettleHorizon)))
-	if f.To < f.From {
+	f.From, f.To = q.From, minTime(q.To, now.Add(-SettleHorizon))
+	if f.To.Before(f.From) {
 		f.To = f.From // nothing settled in the range yet
 	}
 	return f, nil

@@ -286,7 +286,8 @@ type MovementFilter struct {
 	RoundID  string
 	PlayerID string
 	Operator string
-	Status   string // pending, done, refused or exhausted
+	Status   string   // pending, done, refused or exhausted
+	BetIDs   []string // the movements that settle these bets
 	Limit    int
 }
 
@@ -411,6 +412,16 @@ type Redeliverer interface {
 	// one is ErrNotRedeliverable, an unknown one (or one of another operator
 	// when operator is not "") ErrMovementNotFound.
 	RedeliverMovement(ctx context.Context, transactionID, operator, by string, at time.Time) (MovementRecord, bool, error)
+}
+
+// Redelivery is one re-delivery of a parked movement (Redeliver): who asked,
+// when, and how the movement stood before it.
+type Redelivery struct {
+	Number          int64 // 1 for the first re-delivery of the movement
+	RequestedAt     time.Time
+	RequestedBy     string // "operator:<id>" or "on-call:<name>"
+	AttemptsBefore  int
+	LastErrorBefore string
 }
 
 // Errors of Redeliver.

@@ -100,7 +100,7 @@ func (r movementRepo) InsertMovements(ctx context.Context, ms []movements.Moveme
 }
 
 func (r movementRepo) ListMovements(ctx context.Context, f movements.MovementFilter) ([]movements.MovementRecord, error) {
-	recs, err := r.s.ListMovements(ctx, MovementFilter{RoundID: f.RoundID, PlayerID: f.PlayerID, Operator: f.Operator, Status: f.Status, Limit: f.Limit})
+	recs, err := r.s.ListMovements(ctx, MovementFilter{RoundID: f.RoundID, PlayerID: f.PlayerID, Operator: f.Operator, Status: f.Status, BetIDs: f.BetIDs, Limit: f.Limit})
 	if err != nil {
 		return nil, err
 	}

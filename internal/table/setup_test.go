@@ -156,11 +156,11 @@ func newEnv(t *testing.T, o envOptions) *env {
 		<-tbl.Done()
 	})
 
-	bo := backoffice.New(backoffice.Config{Records: st, Games: map[string][]string{"acme": {"crash"}}, LinkTTL: time.Hour})
+	bo := backoffice.New(backoffice.Config{Records: st.BackOffice(), Games: map[string][]string{"acme": {"crash"}}, LinkTTL: time.Hour})
 	srv, err := table.New(table.Config{
 		BaseURL: "https://games.example.com", DefaultLanguage: "pt",
 		Limits:   map[table.Currency]table.Limits{{Operator: "acme", Code: "BRL"}: {MinBet: ptr(100), MaxBet: ptr(100000), MaxWin: ptr(10000000)}},
-		Sessions: ss, Records: st, Chains: st, BackOffice: bo, Movements: st, HelloTimeout: o.hello, Registerer: o.registerer, BoardFrames: o.boardFrames,
+		Sessions: ss, Records: st, Chains: st, BackOffice: bo, Movements: st.BackOffice(), HelloTimeout: o.hello, Registerer: o.registerer, BoardFrames: o.boardFrames,
 		ReadRate: o.rate, ReadBurst: o.burst, ActionRate: cmp.Or(o.actionRate, o.rate), ActionBurst: cmp.Or(o.actionBurst, o.burst),
 		AddressRate: o.addressRate, AddressBurst: o.addressBurst, StreamRate: o.streamRate, StreamBurst: o.streamBurst, TrustedProxies: o.trusted,
 		Tables: func(id string) (table.Game, bool) { return tbl, id == "crash" }, CutOff: o.cutOff,

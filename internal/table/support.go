@@ -10,7 +10,6 @@ import (
 	"github.com/crashstudio/crashgame/gen/table"
 	"github.com/crashstudio/crashgame/internal/backoffice"
 	"github.com/crashstudio/crashgame/internal/movements"
-	"github.com/crashstudio/crashgame/internal/store"
 )
 
 // The back office's pages behind an operator's links (a round's support
@@ -31,9 +30,9 @@ func (a *api) GetRoundReplay(ctx context.Context, req table.GetRoundReplayReques
 	}
 	// As "My bets" lists them: every session of the player, or this demo
 	// session's.
-	mine := store.BetFilter{Operator: sess.Operator, PlayerID: sess.PlayerID, GameID: sess.GameID}
+	mine := backoffice.BetQuery{Operator: sess.Operator, PlayerID: sess.PlayerID, GameID: sess.GameID}
 	if sess.Demo || sess.PlayerID == "" {
-		mine = store.BetFilter{SessionHash: sess.Hash}
+		mine = backoffice.BetQuery{SessionHash: sess.Hash}
 	}
 	round, recs, err := a.s.backoffice.PlayerRound(ctx, sess.GameID, req.RoundId, mine)
 	switch {
@@ -46,7 +45,7 @@ func (a *api) GetRoundReplay(ctx context.Context, req table.GetRoundReplayReques
 	}
 	bets := make([]backoffice.Bet, len(recs))
 	for i := range recs {
-		bets[i] = backoffice.Bet{BetRecord: recs[i], Movements: nil}
+		bets[i] = backoffice.Bet{StoredBet: recs[i], Movements: nil}
 	}
 	return table.GetRoundReplay200JSONResponse{Round: backoffice.PublishedRound(round), Bets: backoffice.PublishedBets(bets)}, nil
 }
