@@ -84,7 +84,7 @@ func reconcileCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 
 	var game reconcile.Game
 	err = withStore(ctx, cfg, func(st *store.Store) error {
-		g, err := reconcile.ReadGame(ctx, st, reconcile.Filter{Operator: op.ID, PlayerID: *player})
+		g, err := reconcile.ReadGame(ctx, st.Reconcile(), reconcile.Filter{Operator: op.ID, PlayerID: *player})
 		game = g
 		return err
 	})

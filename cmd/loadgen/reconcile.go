@@ -141,5 +141,5 @@ func readGame(ctx context.Context, dsn, prefix string) (reconcile.Game, error) {
 		return reconcile.Game{}, err
 	}
 	defer st.Close()
-	return reconcile.ReadGame(ctx, st, reconcile.Filter{PlayerPrefix: prefix})
+	return reconcile.ReadGame(ctx, st.Reconcile(), reconcile.Filter{PlayerPrefix: prefix})
 }

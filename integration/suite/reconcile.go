@@ -135,7 +135,7 @@ func (e *Env) Reconcile(t testing.TB) {
 		t.Fatalf("suite: %v", err)
 	}
 	defer st.Close()
-	game, err := reconcile.ReadGame(ctx, st, reconcile.Filter{})
+	game, err := reconcile.ReadGame(ctx, st.Reconcile(), reconcile.Filter{})
 	if err != nil {
 		t.Fatalf("suite: %v", err)
 	}

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/crashstudio/crashgame/internal/signature"
-	"github.com/crashstudio/crashgame/internal/store"
 )
 
 // Filter selects the game's records to compare. Empty fields select
@@ -23,45 +22,29 @@ type Filter struct {
 	PlayerPrefix string // only players whose id starts with it
 }
 
-// GameReader is what ReadGame reads the game's side through. *store.Store
-// satisfies it; neither read returns a session token or a session hash.
+// GameReader is what ReadGame reads the game's side through, as this
+// package's own types; neither read returns a session token or a session
+// hash. (*store.Store).Reconcile implements it.
 type GameReader interface {
 	// ReconcileBets returns the real-money bets f selects, by placed_at, id.
-	ReconcileBets(ctx context.Context, f store.ReconcileFilter) ([]store.ReconcileBetRecord, error)
+	ReconcileBets(ctx context.Context, f Filter) ([]Bet, error)
 	// ReconcileMovements returns the movements f selects, by created_at,
 	// transaction_id.
-	ReconcileMovements(ctx context.Context, f store.ReconcileFilter) ([]store.MovementRecord, error)
+	ReconcileMovements(ctx context.Context, f Filter) ([]Movement, error)
 }
 
-var _ GameReader = (*store.Store)(nil)
-
-// ReadGame reads the game's side through r (the *store.Store): every
-// real-money bet and every settlement movement that f selects. It only reads.
+// ReadGame reads the game's side through r: every real-money bet and every
+// settlement movement that f selects. It only reads.
 func ReadGame(ctx context.Context, r GameReader, f Filter) (Game, error) {
-	sf := store.ReconcileFilter{Operator: f.Operator, PlayerID: f.PlayerID, PlayerPrefix: f.PlayerPrefix}
-	bets, err := r.ReconcileBets(ctx, sf)
+	bets, err := r.ReconcileBets(ctx, f)
 	if err != nil {
 		return Game{}, fmt.Errorf("reconcile: read the game's bets: %w", err)
 	}
-	moves, err := r.ReconcileMovements(ctx, sf)
+	moves, err := r.ReconcileMovements(ctx, f)
 	if err != nil {
 		return Game{}, fmt.Errorf("reconcile: read the game's movements: %w", err)
 	}
-	g := Game{Bets: make([]Bet, len(bets)), Movements: make([]Movement, len(moves))}
-	for i, b := range bets {
-		g.Bets[i] = Bet{
-			ID: b.ID, RoundID: b.RoundID, Operator: b.Operator, PlayerID: b.PlayerID, Status: b.Status,
-			Amount: b.Amount, FreebetID: b.FreebetID, Payout: b.Payout, OperatorTxID: b.OperatorTxID,
-		}
-	}
-	for i, m := range moves {
-		g.Movements[i] = Movement{
-			TransactionID: m.TransactionID, Kind: m.Kind, Operator: m.Operator, PlayerID: m.PlayerID,
-			RoundID: m.RoundID, BetID: m.BetID, Amount: m.Amount, WinType: m.WinType, FreebetID: m.FreebetID,
-			Status: m.Status, Attempts: m.Attempts, OperatorTxID: m.OperatorTxID, LastError: m.LastError,
-		}
-	}
-	return g, nil
+	return Game{Bets: bets, Movements: moves}, nil
 }
 
 // maxAnswer bounds operator-sim's answer (about 400 bytes a movement).

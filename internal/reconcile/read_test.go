@@ -1,9 +1,10 @@
-package reconcile
+package reconcile_test
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/crashstudio/crashgame/internal/reconcile"
 	"io"
 	"log/slog"
 	"net/http"
@@ -37,7 +38,7 @@ func TestReadGameReadsRealMoneyRecordsWithoutTokens(t *testing.T) {
 	bet := func(id, operator, playerID string, demo bool, at int64) store.BetRecord {
 		return store.BetRecord{ID: id, RoundID: "r1", GameID: "crash", SessionHash: bytes.Repeat([]byte{1}, 32), Operator: operator,
 			PlayerID: playerID, Token: "secret-session-token", Currency: "BRL", Demo: demo, Amount: 1000,
-			Status: engine.StatusCashedOut, Payout: ptr[int64](1500), OperatorTxID: "op-" + id, PlacedAt: store.Millis(at)}
+			Status: engine.StatusCashedOut, Payout: ref[int64](1500), OperatorTxID: "op-" + id, PlacedAt: store.Millis(at)}
 	}
 	bets := []store.BetRecord{
 		bet("b2", "dev", "load-1-a", false, now+1),
@@ -46,7 +47,7 @@ func TestReadGameReadsRealMoneyRecordsWithoutTokens(t *testing.T) {
 		bet("b-other", "acme", "load-1-d", false, now),
 		bet("b-else", "dev", "player-x", false, now),
 	}
-	bets[0].FreebetID = ptr("camp#1")
+	bets[0].FreebetID = ref("camp#1")
 	for _, b := range bets {
 		insertBet(t, st, b)
 	}
@@ -60,27 +61,27 @@ func TestReadGameReadsRealMoneyRecordsWithoutTokens(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	g, err := ReadGame(ctx, st, Filter{Operator: "dev", PlayerPrefix: "load-1-"})
+	g, err := reconcile.ReadGame(ctx, st.Reconcile(), reconcile.Filter{Operator: "dev", PlayerPrefix: "load-1-"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(g.Bets) != 2 || g.Bets[0].ID != "b1" || g.Bets[1].ID != "b2" {
 		t.Fatalf("bets: %+v, want b1 then b2 (no demo bet, no other operator, no other prefix)", g.Bets)
 	}
-	wantBet := Bet{ID: "b2", RoundID: "r1", Operator: "dev", PlayerID: "load-1-a", Status: "cashed_out", Amount: 1000,
+	wantBet := reconcile.Bet{ID: "b2", RoundID: "r1", Operator: "dev", PlayerID: "load-1-a", Status: "cashed_out", Amount: 1000,
 		FreebetID: g.Bets[1].FreebetID, Payout: g.Bets[1].Payout, OperatorTxID: "op-b2"}
-	if g.Bets[1] != wantBet || deref(g.Bets[1].FreebetID) != "camp#1" || *g.Bets[1].Payout != 1500 {
+	if g.Bets[1] != wantBet || g.Bets[1].FreebetID == nil || *g.Bets[1].FreebetID != "camp#1" || *g.Bets[1].Payout != 1500 {
 		t.Errorf("bet b2 read as %+v", g.Bets[1])
 	}
-	want := Movement{TransactionID: "w1", Kind: "win", Operator: "dev", PlayerID: "load-1-b", RoundID: "r1", BetID: "b1",
+	want := reconcile.Movement{TransactionID: "w1", Kind: "win", Operator: "dev", PlayerID: "load-1-b", RoundID: "r1", BetID: "b1",
 		Amount: 1500, WinType: "win", Status: "done", Attempts: 3, OperatorTxID: "op-w1", LastError: "HTTP 503"}
 	if len(g.Movements) != 1 || g.Movements[0] != want {
 		t.Errorf("movements: %+v, want %+v", g.Movements, want)
 	}
-	if all, err := ReadGame(ctx, st, Filter{}); err != nil || len(all.Bets) != 4 || len(all.Movements) != 3 {
+	if all, err := reconcile.ReadGame(ctx, st.Reconcile(), reconcile.Filter{}); err != nil || len(all.Bets) != 4 || len(all.Movements) != 3 {
 		t.Errorf("everything: %d bets, %d movements, %v; want 4 and 3", len(all.Bets), len(all.Movements), err)
 	}
-	if one, err := ReadGame(ctx, st, Filter{PlayerID: "player-x"}); err != nil || len(one.Bets) != 1 || len(one.Movements) != 1 {
+	if one, err := reconcile.ReadGame(ctx, st.Reconcile(), reconcile.Filter{PlayerID: "player-x"}); err != nil || len(one.Bets) != 1 || len(one.Movements) != 1 {
 		t.Errorf("one player: %+v, %v", one, err)
 	}
 	// No token reaches the comparison's input, nor anything printed from it.
@@ -125,7 +126,7 @@ func TestReadOperatorSim(t *testing.T) {
 		"currency": "BRL", "game_id": "crash", "player_id": "player-0001", "token": tok.Token, "amount": 250,
 		"transaction_id": "bet-1", "round_id": "round-1", "freebet_id": nil}, "test-key", nil)
 
-	l, err := ReadOperatorSim(ctx, srv.Client(), srv.URL+"/", simSecret)
+	l, err := reconcile.ReadOperatorSim(ctx, srv.Client(), srv.URL+"/", simSecret)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,17 +144,17 @@ func TestReadOperatorSim(t *testing.T) {
 	}
 
 	// A wrong secret: the error says 401, never the secret it used.
-	_, err = ReadOperatorSim(ctx, srv.Client(), srv.URL, "not-the-secret-4242")
+	_, err = reconcile.ReadOperatorSim(ctx, srv.Client(), srv.URL, "not-the-secret-4242")
 	if err == nil || !strings.Contains(err.Error(), "401 INVALID_SIGNATURE") || strings.Contains(err.Error(), "4242") {
 		t.Errorf("wrong secret: %v", err)
 	}
-	if _, err := ReadOperatorSim(ctx, srv.Client(), srv.URL, ""); err == nil {
+	if _, err := reconcile.ReadOperatorSim(ctx, srv.Client(), srv.URL, ""); err == nil {
 		t.Error("an empty secret was used")
 	}
 	// Not operator-sim: no admin route there.
 	other := httptest.NewServer(http.NotFoundHandler())
 	defer other.Close()
-	if _, err := ReadOperatorSim(ctx, other.Client(), other.URL, simSecret); err == nil || !strings.Contains(err.Error(), "404") {
+	if _, err := reconcile.ReadOperatorSim(ctx, other.Client(), other.URL, simSecret); err == nil || !strings.Contains(err.Error(), "404") {
 		t.Errorf("not operator-sim: %v", err)
 	}
 }
@@ -190,3 +191,6 @@ func post(t *testing.T, url string, body map[string]any, key string, out any) {
 		}
 	}
 }
+
+// ref returns a pointer to v.
+func ref[T any](v T) *T { return &v }

@@ -32,8 +32,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/crashstudio/crashgame/internal/engine"
 	"github.com/crashstudio/crashgame/internal/movements"
+	"github.com/crashstudio/crashgame/internal/round"
 	"github.com/crashstudio/crashgame/internal/wallet"
 )
 
@@ -44,7 +44,7 @@ type Bet struct {
 	RoundID      string
 	Operator     string
 	PlayerID     string
-	Status       string // engine.Status*: pending, accepted, refused, cashed_out, lost, cancelled, void
+	Status       string // a round.State: pending, accepted, refused, cashed_out, lost, cancelled, void
 	Amount       int64
 	FreebetID    *string
 	Payout       *int64 // set once cashed out
@@ -467,10 +467,10 @@ func checkUnconfirmedBets(bets []Bet, ix opIndex, c *collector) {
 		if _, ok := ix.byTx[key(b.PlayerID, b.ID)]; ok {
 			continue
 		}
-		switch b.Status {
-		case engine.StatusAccepted, engine.StatusCashedOut, engine.StatusLost, engine.StatusCancelled:
+		switch round.State(b.Status) {
+		case round.Accepted, round.CashedOut, round.Lost, round.Cancelled:
 			c.add("game bet %s is %s but the operator never confirmed its debit", b.ID, b.Status)
-		case engine.StatusPending:
+		case round.Pending:
 			c.add("game bet %s is still pending: its debit's outcome is unknown (in flight, or an orphan for the next boot)", b.ID)
 		}
 	}
@@ -480,8 +480,8 @@ func checkUnconfirmedBets(bets []Bet, ix opIndex, c *collector) {
 // settlement that matches the bet's fate, on both sides.
 func checkSettlement(b Bet, debit OpMovement, ms []Movement, opts Options, c *collector) {
 	var want string // how the operator must have closed the debit; "" open
-	switch b.Status {
-	case engine.StatusCashedOut:
+	switch round.State(b.Status) {
+	case round.CashedOut:
 		wantType := winTypeWin
 		if b.FreebetID != nil {
 			wantType = winTypeFreebet
@@ -504,7 +504,7 @@ func checkSettlement(b Bet, debit OpMovement, ms []Movement, opts Options, c *co
 		if deref(ms[0].FreebetID) != deref(b.FreebetID) {
 			c.add("bet %s: its win carries freebet_id %q, the debit %q (WIN-17)", b.ID, deref(ms[0].FreebetID), deref(b.FreebetID))
 		}
-	case engine.StatusLost:
+	case round.Lost:
 		if opts.ZeroWin {
 			want = winTypeZeroWin
 			if len(ms) != 1 || ms[0].Kind != kindWin || ms[0].WinType != winTypeZeroWin {
@@ -513,12 +513,12 @@ func checkSettlement(b Bet, debit OpMovement, ms []Movement, opts Options, c *co
 		} else if len(ms) != 0 {
 			c.add("bet %s lost: want no settlement call without zero_win, the game has %s", b.ID, describeGame(ms))
 		}
-	case engine.StatusCancelled, engine.StatusVoid, engine.StatusRefused:
+	case round.Cancelled, round.Voided, round.Refused:
 		want = settledRollback
 		if len(ms) != 1 || ms[0].Kind != kindRollback {
 			c.add("bet %s %s: want one rollback, the game has %s", b.ID, b.Status, describeGame(ms))
 		}
-	case engine.StatusPending:
+	case round.Pending:
 		c.add("debit %s confirmed by the operator, but the game's bet is still pending", b.ID)
 		return
 	default:
