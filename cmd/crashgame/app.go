@@ -107,7 +107,7 @@ func newApp(ctx context.Context, cfg *config.Config, st *store.Store, logger *sl
 	}
 	a.operators = operatorapi.New(operatorapi.Config{
 		Operators: operatorCredentials(cfg), Launch: launch.New(launchInstallation(cfg), tk),
-		Chains: st, Movements: st.BackOffice(), Redeliver: st.Movements(), BackOffice: a.backoffice, BaseURL: cfg.BaseURL,
+		Chains: st.HashChains(), Movements: st.BackOffice(), Redeliver: st.Movements(), BackOffice: a.backoffice, BaseURL: cfg.BaseURL,
 		Logger: logger, Now: time.Now,
 	})
 	return a, nil
@@ -188,7 +188,7 @@ func (a *app) newTables(ctx context.Context, cfg *config.Config, outbox *movemen
 			events = replica.NewPublisher(a.bus, g.ID, a.logger)
 		}
 		t, err := engine.New(ctx, engine.Config{
-			Game: engineGame(g), Operators: operators, Store: a.store, Outbox: outbox,
+			Game: engineGame(g), Operators: operators, Store: a.store, Chains: a.store.HashChains(), Outbox: outbox,
 			Wallets: func(op string) (engine.BetWallet, bool) {
 				c, ok := a.clients[op]
 				return c, ok
@@ -227,7 +227,7 @@ func (a *app) newPlayerAPI(cfg *config.Config) error {
 		BaseURL: cfg.BaseURL, DefaultLanguage: cfg.DefaultLanguage, Limits: tableLimits(cfg), TrustedProxies: cfg.TrustedProxies,
 		AddressRate: float64(cfg.AddressLimits.SessionsPerSecond), AddressBurst: int(cfg.AddressLimits.SessionsBurst),
 		StreamRate: float64(cfg.AddressLimits.StreamsPerSecond), StreamBurst: int(cfg.AddressLimits.StreamsBurst),
-		Sessions: a.sessions, Records: st, Chains: st, BackOffice: a.backoffice, Movements: st.BackOffice(), Logger: a.logger, Registerer: a.registry,
+		Sessions: a.sessions, Records: st, Chains: st.HashChains(), BackOffice: a.backoffice, Movements: st.BackOffice(), Logger: a.logger, Registerer: a.registry,
 		CutOff: a.cutOff,
 		Tables: func(id string) (table.Game, bool) {
 			t, ok := a.games[id]

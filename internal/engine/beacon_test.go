@@ -12,6 +12,7 @@ import (
 
 	"github.com/crashstudio/crashgame/internal/beacon"
 	"github.com/crashstudio/crashgame/internal/beacon/beacontest"
+	"github.com/crashstudio/crashgame/internal/chains"
 	"github.com/crashstudio/crashgame/internal/engine"
 	"github.com/crashstudio/crashgame/internal/fairness"
 	"github.com/crashstudio/crashgame/internal/store"
@@ -83,7 +84,7 @@ func TestChainWaitsForItsBeaconRoundAndNeverFallsBack(t *testing.T) {
 			})
 			h.start()
 			c := h.seedingChain()
-			h.clock.Set(c.Beacon.RoundAt.Time())
+			h.clock.Set(c.Beacon.RoundAt)
 			waitFor(t, "the table to say it waits for the beacon", func() bool {
 				return strings.Contains(logs.String(), "waiting for the beacon round the chain names")
 			})
@@ -93,7 +94,7 @@ func TestChainWaitsForItsBeaconRoundAndNeverFallsBack(t *testing.T) {
 				time.Sleep(20 * time.Millisecond)
 			}
 			ctx := context.Background()
-			if got, err := h.st.ChainByID(ctx, c.ID); err != nil || got.Salt != nil || got.Beacon.Signature != "" {
+			if got, err := h.st.HashChains().ChainByID(ctx, c.ID); err != nil || got.Salt != nil || got.Beacon.Signature != "" {
 				t.Fatalf("the chain while its beacon fails: %+v, %v; want no salt and no signature", got, err)
 			}
 			if seq, err := h.st.LastRoundSeq(ctx, testGame.ID); err != nil || seq != 0 {
@@ -109,10 +110,10 @@ func TestChainWaitsForItsBeaconRoundAndNeverFallsBack(t *testing.T) {
 				time.Sleep(5 * time.Millisecond)
 				return false
 			})
-			fixed, err := h.st.ChainByID(ctx, c.ID)
+			fixed, err := h.st.HashChains().ChainByID(ctx, c.ID)
 			want := bn.srv.Sign(uint64(c.Beacon.Round))
 			if err != nil || fixed.Salt == nil || fixed.Beacon.Signature != want.SignatureHex() ||
-				*fixed.Salt != fairness.Salt(mustHash(t, c.Terminal), [][32]byte{want.Randomness}) || *fixed.SaltSource != store.SaltFromContributions {
+				*fixed.Salt != fairness.Salt(mustHash(t, c.Terminal), [][32]byte{want.Randomness}) || *fixed.SaltSource != chains.SaltFromContributions {
 				t.Fatalf("the chain once its beacon verified: %+v, %v; want the salt of the terminal and the round's randomness", fixed, err)
 			}
 			if bytes.Contains([]byte(logs.String()), []byte("game_draw")) {
@@ -164,16 +165,16 @@ func TestChangedBeaconRetiresTheSeedingChain(t *testing.T) {
 	})
 	second.start()
 	ctx := context.Background()
-	var now store.ChainRecord
+	var now chains.Chain
 	waitFor(t, "a new chain", func() bool {
-		c, err := second.st.CurrentChain(ctx, testGame.ID)
+		c, err := second.st.HashChains().CurrentChain(ctx, testGame.ID)
 		now = c
 		return err == nil && c.ID != old.ID
 	})
 	if now.Beacon.Named() || now.Number != old.Number+1 || now.FirstSeq != old.FirstSeq {
 		t.Fatalf("the new chain %+v; want number %d from round %d, naming no beacon", now, old.Number+1, old.FirstSeq)
 	}
-	retired, err := second.st.ChainByID(ctx, old.ID)
+	retired, err := second.st.HashChains().ChainByID(ctx, old.ID)
 	if err != nil || retired.LastSeq == nil || *retired.LastSeq != old.FirstSeq-1 || retired.Salt != nil || retired.Beacon != old.Beacon {
 		t.Fatalf("the old chain %+v, %v; want it retired unplayed, its beacon round kept as published", retired, err)
 	}
@@ -196,7 +197,7 @@ func TestBeaconPeriodInWholeSeconds(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = st.Close() })
-	_, err = engine.New(context.Background(), engine.Config{Game: testGame, Store: st, Sealer: engine.FixedSealer(), Beacon: c})
+	_, err = engine.New(context.Background(), engine.Config{Game: testGame, Store: st, Chains: st.HashChains(), Sealer: engine.FixedSealer(), Beacon: c})
 	if err == nil || !strings.Contains(err.Error(), "whole number of seconds") || errors.Is(err, context.Canceled) {
 		t.Fatalf("New with a 1.5 s beacon = %v; want a refusal", err)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/crashstudio/crashgame/internal/beacon"
+	"github.com/crashstudio/crashgame/internal/chains"
 	"github.com/crashstudio/crashgame/internal/fairness"
 	"github.com/crashstudio/crashgame/internal/seal"
 	"github.com/crashstudio/crashgame/internal/store"
@@ -40,13 +41,16 @@ const DefaultSeedingWindow = 5 * time.Minute
 // takes the reveals of the values committed to in the window.
 const DefaultRevealWindow = 2 * time.Minute
 
+// toMillis is t as the chains record it: whole milliseconds in UTC.
+func toMillis(t time.Time) time.Time { return time.UnixMilli(t.UnixMilli()).UTC() }
+
 // chainID names a game's chain number n.
 func chainID(gameID string, n int64) string { return fmt.Sprintf("%s-c%d", gameID, n) }
 
 // chainUsable reports whether rec may serve round seq of this table: it is
 // sealed (a chain recorded before seeds were sealed serves no more rounds),
 // not retired, covers seq, and was committed with the game's settings.
-func (t *Table) chainUsable(rec store.ChainRecord, seq int64) bool {
+func (t *Table) chainUsable(rec chains.Chain, seq int64) bool {
 	return rec.SealedSeed != nil && rec.LastSeq == nil &&
 		seq >= rec.FirstSeq && seq < rec.FirstSeq+rec.Length &&
 		rec.RTPBasisPts == t.game.RTPBasisPoints && rec.MaxMultiplier == t.game.MaxMultiplier &&
@@ -58,7 +62,7 @@ func (t *Table) chainUsable(rec store.ChainRecord, seq int64) bool {
 // rec names a round of the configured beacon's network, or names none and
 // none is configured. A chain that names a round the table cannot fetch is
 // retired unplayed, and a new one published (as for a setting changed).
-func (t *Table) beaconUsable(rec store.ChainRecord) bool {
+func (t *Table) beaconUsable(rec chains.Chain) bool {
 	if rec.Salt != nil {
 		return true
 	}
@@ -72,27 +76,27 @@ func (t *Table) beaconUsable(rec store.ChainRecord) bool {
 // salt is due at due takes: the first round emitted more than one period
 // after due, so that its value does not exist until every value the salt is
 // made of is fixed, whatever the skew between the game's clock and the
-// network's (up to a period). The zero ChainBeacon when none is configured.
-func (t *Table) beaconRound(due store.Millis) (store.ChainBeacon, error) {
+// network's (up to a period). The zero Beacon when none is configured.
+func (t *Table) beaconRound(due time.Time) (chains.Beacon, error) {
 	if t.cfg.Beacon == nil {
-		return store.ChainBeacon{}, nil
+		return chains.Beacon{}, nil
 	}
 	n := t.cfg.Beacon.Network()
-	r := n.FirstRoundAfter(due.Time().Add(n.Period))
+	r := n.FirstRoundAfter(due.Add(n.Period))
 	if r > math.MaxInt64 {
-		return store.ChainBeacon{}, fmt.Errorf("engine: beacon %s: round %d is beyond what a chain records", n.Name, r)
+		return chains.Beacon{}, fmt.Errorf("engine: beacon %s: round %d is beyond what a chain records", n.Name, r)
 	}
-	return store.ChainBeacon{
+	return chains.Beacon{
 		Network: n.Name, ChainHash: n.ChainHash, PublicKey: hex.EncodeToString(n.PublicKey),
 		Genesis: n.Genesis.Unix(), PeriodS: int64(n.Period / time.Second),
-		Round: int64(r), RoundAt: store.MillisOf(n.TimeOf(r)),
+		Round: int64(r), RoundAt: toMillis(n.TimeOf(r)),
 	}, nil
 }
 
 // namedRound is the beacon round b names, numbered as the network numbers
 // rounds; an error wrapping beacon.ErrInvalid for a number below 1, which
 // no network emits (beaconRound records rounds from 1 on).
-func namedRound(b store.ChainBeacon) (uint64, error) {
+func namedRound(b chains.Beacon) (uint64, error) {
 	if b.Round < 1 {
 		return 0, fmt.Errorf("beacon round %d is not a round: %w", b.Round, beacon.ErrInvalid)
 	}
@@ -104,7 +108,7 @@ func namedRound(b store.ChainBeacon) (uint64, error) {
 // inserted, the previous one retired at seq-1) in one fenced transaction.
 // Loop only, while leading.
 func (t *Table) loadChain(ctx context.Context, seq int64) error {
-	cur, err := t.store.CurrentChain(ctx, t.game.ID)
+	cur, err := t.chains.CurrentChain(ctx, t.game.ID)
 	switch {
 	case err == nil && cur.LastSeq == nil && !t.beaconUsable(cur):
 		// The chain waits for a round of a beacon this installation does not
@@ -127,7 +131,7 @@ func (t *Table) loadChain(ctx context.Context, seq int64) error {
 		// chain is published under the key in use.
 		t.logger.Warn("the current hash chain's seed does not open with fairness.seed_key (the key was changed or lost): retiring the chain and publishing a new one",
 			"chain_id", cur.ID, "retired_after_round", max(seq-1, cur.FirstSeq-1))
-	case err != nil && !errors.Is(err, store.ErrChainNotFound):
+	case err != nil && !errors.Is(err, chains.ErrChainNotFound):
 		return fmt.Errorf("engine: load chain of %s: %w", t.game.ID, err)
 	}
 	if err := fairness.CheckParams("salt", t.game.RTPBasisPoints, t.game.MaxMultiplier); err != nil {
@@ -144,39 +148,39 @@ func (t *Table) loadChain(ctx context.Context, seq int64) error {
 		return fmt.Errorf("engine: seal the seed of %s: %w", id, err)
 	}
 	chain := fairness.NewChain(seed, t.cfg.ChainLength)
-	now := t.clock.Now()
-	seedingEnds := store.MillisOf(now.Add(t.cfg.SeedingWindow))
-	revealEnds := store.MillisOf(now.Add(t.cfg.SeedingWindow + t.cfg.RevealWindow))
-	rec := store.ChainRecord{
+	now := toMillis(t.clock.Now()) // as recorded: whole milliseconds
+	seedingEnds := now.Add(t.cfg.SeedingWindow)
+	revealEnds := now.Add(t.cfg.SeedingWindow + t.cfg.RevealWindow)
+	rec := chains.Chain{
 		ID: id, GameID: t.game.ID, Number: number, FirstSeq: seq, Length: int64(t.cfg.ChainLength),
 		Terminal:    fairness.FormatHash(chain.Terminal()),
 		RTPBasisPts: t.game.RTPBasisPoints, MaxMultiplier: t.game.MaxMultiplier, FormulaVersion: fairness.FormulaVersion,
-		SealedSeed: sealed, CreatedAt: store.MillisOf(now), SeedingEndsAt: seedingEnds,
-		ContributionRule: store.RuleCommitReveal, RevealEndsAt: &revealEnds,
+		SealedSeed: sealed, CreatedAt: now, SeedingEndsAt: seedingEnds,
+		ContributionRule: chains.RuleCommitReveal, RevealEndsAt: &revealEnds,
 	}
 	if rec.Beacon, err = t.beaconRound(rec.SaltDueAt()); err != nil {
 		return err
 	}
 	err = t.fenced(ctx, t.epoch, func(ctx context.Context) error {
 		if cur.ID != "" && cur.LastSeq == nil {
-			if err := t.store.RetireChain(ctx, cur.ID, max(seq-1, cur.FirstSeq-1), rec.CreatedAt); err != nil {
+			if err := t.chains.RetireChain(ctx, cur.ID, max(seq-1, cur.FirstSeq-1), rec.CreatedAt); err != nil {
 				return err
 			}
 		}
-		return t.store.InsertChain(ctx, rec)
+		return t.chains.InsertChain(ctx, rec)
 	})
 	if err != nil {
 		return fmt.Errorf("engine: %w", err)
 	}
 	t.logger.Info("new hash chain published", "chain_id", id, "first_round", seq, "rounds", t.cfg.ChainLength,
-		"terminal", rec.Terminal, "seeding_ends_at", rec.SeedingEndsAt.Time(), "reveal_ends_at", revealEnds.Time(),
+		"terminal", rec.Terminal, "seeding_ends_at", rec.SeedingEndsAt, "reveal_ends_at", revealEnds,
 		"beacon_network", rec.Beacon.Network, "beacon_round", rec.Beacon.Round)
 	t.chain, t.chainRec = chain, rec
 	return nil
 }
 
 // openChain unseals a chain's seed and recomputes the chain.
-func (t *Table) openChain(rec store.ChainRecord) (*fairness.Chain, error) {
+func (t *Table) openChain(rec chains.Chain) (*fairness.Chain, error) {
 	if rec.SealedSeed == nil {
 		return nil, fmt.Errorf("engine: chain %s has no sealed seed", rec.ID)
 	}
@@ -202,32 +206,32 @@ func (t *Table) openChain(rec store.ChainRecord) (*fairness.Chain, error) {
 // closed, so the house has no choice left to make. A salt another leader
 // fixed first is kept.
 func (t *Table) fixSalt(ctx context.Context, v *beacon.Value) error {
-	extra := func(contributed []store.ContributionRecord) []store.ContributionRecord {
-		at := store.MillisOf(t.clock.Now())
-		var out []store.ContributionRecord
+	extra := func(contributed []chains.Contribution) []chains.Contribution {
+		at := toMillis(t.clock.Now())
+		var out []chains.Contribution
 		if v != nil {
-			out = append(out, store.ContributionRecord{ChainID: t.chainRec.ID, Source: store.SourceBeacon,
+			out = append(out, chains.Contribution{ChainID: t.chainRec.ID, Source: chains.SourceBeacon,
 				Name: BeaconLabel(t.chainRec.Beacon), Value: v.RandomnessHex(), ReceivedAt: at})
 			return out
 		}
 		for _, c := range contributed {
-			if c.Source == store.SourceOperator {
+			if c.Source == chains.SourceOperator {
 				return out
 			}
 		}
 		var draw [32]byte
 		_, _ = rand.Read(draw[:]) // crypto/rand.Read never fails (Go 1.24+)
-		return append(out, store.ContributionRecord{ChainID: t.chainRec.ID, Source: store.SourceGame, Value: hex.EncodeToString(draw[:]), ReceivedAt: at})
+		return append(out, chains.Contribution{ChainID: t.chainRec.ID, Source: chains.SourceGame, Value: hex.EncodeToString(draw[:]), ReceivedAt: at})
 	}
-	var rec store.ChainRecord
+	var rec chains.Chain
 	err := t.fenced(ctx, t.epoch, func(ctx context.Context) error {
 		if v != nil {
-			if err := t.store.SetBeaconSignature(ctx, t.chainRec.ID, v.SignatureHex()); err != nil {
+			if err := t.chains.SetBeaconSignature(ctx, t.chainRec.ID, v.SignatureHex()); err != nil {
 				return err
 			}
 		}
 		var err error
-		rec, err = t.store.FixSalt(ctx, t.chainRec.ID, store.MillisOf(t.clock.Now()), extra, MakeSalt)
+		rec, err = t.chains.FixSalt(ctx, t.chainRec.ID, toMillis(t.clock.Now()), extra, MakeSalt)
 		return err
 	})
 	if err != nil {
@@ -266,7 +270,7 @@ func (t *Table) verifyBeacon(v beacon.Value) (beacon.Value, error) {
 
 // BeaconLabel is the label of a chain's beacon contribution: which network
 // and round, e.g. "drand quicknet round 12345678".
-func BeaconLabel(b store.ChainBeacon) string {
+func BeaconLabel(b chains.Beacon) string {
 	return fmt.Sprintf("drand %s round %d", b.Network, b.Round)
 }
 
@@ -275,12 +279,12 @@ func BeaconLabel(b store.ChainBeacon) string {
 // a value withheld): "contributions" when a value the game did not choose
 // is among them (an operator's, or the beacon round the chain named when it
 // was published), "game_draw" otherwise.
-func MakeSalt(chain store.ChainRecord, all []store.ContributionRecord) (salt, source string, err error) {
+func MakeSalt(chain chains.Chain, all []chains.Contribution) (salt, source string, err error) {
 	terminal, err := fairness.ParseHash(chain.Terminal)
 	if err != nil {
 		return "", "", fmt.Errorf("engine: terminal of %s: %w", chain.ID, err)
 	}
-	source = store.SaltFromGameDraw
+	source = chains.SaltFromGameDraw
 	values := make([][32]byte, 0, len(all))
 	for _, c := range all {
 		v, err := fairness.ParseHash(c.SaltValue())
@@ -288,8 +292,8 @@ func MakeSalt(chain store.ChainRecord, all []store.ContributionRecord) (salt, so
 			return "", "", fmt.Errorf("engine: a contribution to %s: %w", chain.ID, err)
 		}
 		values = append(values, v)
-		if c.Source == store.SourceOperator || (c.Source == store.SourceBeacon && chain.Beacon.Named()) {
-			source = store.SaltFromContributions
+		if c.Source == chains.SourceOperator || (c.Source == chains.SourceBeacon && chain.Beacon.Named()) {
+			source = chains.SaltFromContributions
 		}
 	}
 	return fairness.Salt(terminal, values), source, nil
@@ -308,7 +312,7 @@ func (t *Table) prepareChain(ctx context.Context, seq int64) (bool, error) {
 	if t.chainRec.Salt != nil {
 		return true, nil
 	}
-	if !t.wait(t.chainRec.SaltDueAt().Time(), true) || t.isStopping() {
+	if !t.wait(t.chainRec.SaltDueAt(), true) || t.isStopping() {
 		return false, nil
 	}
 	var v *beacon.Value
@@ -330,7 +334,7 @@ func (t *Table) prepareChain(ctx context.Context, seq int64) (bool, error) {
 func (t *Table) awaitBeacon(ctx context.Context) (beacon.Value, bool) {
 	b := t.chainRec.Beacon
 	for try := 0; ; try++ {
-		if !t.wait(b.RoundAt.Time(), true) || t.isStopping() {
+		if !t.wait(b.RoundAt, true) || t.isStopping() {
 			return beacon.Value{}, false
 		}
 		v, err := t.fetchBeacon(ctx)
@@ -342,7 +346,7 @@ func (t *Table) awaitBeacon(ctx context.Context) (beacon.Value, bool) {
 		}
 		if try%30 == 0 { // the first failure, then about once a minute
 			t.logger.Warn("waiting for the beacon round the chain names: no round is played until its value verifies",
-				"chain_id", t.chainRec.ID, "beacon_network", b.Network, "beacon_round", b.Round, "round_time", b.RoundAt.Time(), "err", err)
+				"chain_id", t.chainRec.ID, "beacon_network", b.Network, "beacon_round", b.Round, "round_time", b.RoundAt, "err", err)
 		}
 		if !t.wait(t.clock.Now().Add(beaconRetry), true) || t.isStopping() {
 			return beacon.Value{}, false
@@ -378,7 +382,7 @@ func (t *Table) reveal(ctx context.Context, r store.RoundRecord) (hash string, c
 	}
 	rec, chain := t.chainRec, t.chain
 	if chain == nil || rec.ID != r.ChainID {
-		if rec, err = t.store.ChainByID(ctx, r.ChainID); err != nil {
+		if rec, err = t.chains.ChainByID(ctx, r.ChainID); err != nil {
 			return "", 0, fmt.Errorf("engine: the chain of round %s: %w", r.ID, err)
 		}
 		if chain, err = t.openChain(rec); err != nil {

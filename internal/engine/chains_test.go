@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crashstudio/crashgame/internal/chains"
 	"github.com/crashstudio/crashgame/internal/engine"
 	"github.com/crashstudio/crashgame/internal/fairness"
 	"github.com/crashstudio/crashgame/internal/round"
@@ -31,17 +32,17 @@ func (h *harness) start() {
 }
 
 // seedingChain waits for the table to publish its chain, in its seeding window.
-func (h *harness) seedingChain() store.ChainRecord {
+func (h *harness) seedingChain() chains.Chain {
 	h.t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) {
-		if c, err := h.st.CurrentChain(context.Background(), testGame.ID); err == nil {
+		if c, err := h.st.HashChains().CurrentChain(context.Background(), testGame.ID); err == nil {
 			return c
 		}
 		time.Sleep(time.Millisecond)
 	}
 	h.t.Fatal("no chain was published")
-	return store.ChainRecord{}
+	return chains.Chain{}
 }
 
 func mustHash(t *testing.T, s string) [32]byte {
@@ -69,8 +70,8 @@ func TestSaltFixedAfterTheCommitmentFromContributions(t *testing.T) {
 	ctx := context.Background()
 	h.start()
 	c := h.seedingChain()
-	if c.Salt != nil || c.SeedingEndsAt != store.MillisOf(h.clock.Now().Add(10*time.Second)) || c.Number != 1 || c.ID != "crash-c1" ||
-		c.ContributionRule != store.RuleCommitReveal || c.RevealEndsAt == nil || *c.RevealEndsAt != c.SeedingEndsAt+5000 {
+	if c.Salt != nil || !c.SeedingEndsAt.Equal(h.clock.Now().Add(10*time.Second).Truncate(time.Millisecond)) || c.Number != 1 || c.ID != "crash-c1" ||
+		c.ContributionRule != chains.RuleCommitReveal || c.RevealEndsAt == nil || !c.RevealEndsAt.Equal(c.SeedingEndsAt.Add(5*time.Second)) {
 		t.Fatalf("published chain %+v; want no salt yet, commit_reveal, a 10 s seeding window and a 5 s reveal window", c)
 	}
 	if seq, err := h.st.LastRoundSeq(ctx, testGame.ID); err != nil || seq != 0 {
@@ -83,14 +84,14 @@ func TestSaltFixedAfterTheCommitmentFromContributions(t *testing.T) {
 		return fairness.FormatHash(sum)
 	}
 	for op, v := range values {
-		if _, err := h.st.AddCommitment(ctx, store.ContributionRecord{ChainID: c.ID, Source: store.SourceOperator, Name: op,
-			Commitment: commitment(v), ReceivedAt: store.MillisOf(h.clock.Now())}); err != nil {
+		if _, err := h.st.HashChains().AddCommitment(ctx, chains.Contribution{ChainID: c.ID, Source: chains.SourceOperator, Name: op,
+			Commitment: commitment(v), ReceivedAt: h.clock.Now()}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	h.clock.Set(c.SeedingEndsAt.Time())
+	h.clock.Set(c.SeedingEndsAt)
 	for _, op := range []string{"acme", "zero"} { // quiet withholds
-		if _, err := h.st.RevealContribution(ctx, c.ID, op, values[op], store.MillisOf(h.clock.Now())); err != nil {
+		if _, err := h.st.HashChains().RevealContribution(ctx, c.ID, op, values[op], h.clock.Now()); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -101,24 +102,24 @@ func TestSaltFixedAfterTheCommitmentFromContributions(t *testing.T) {
 	// The chain named, when it was published, the first beacon round
 	// emitted more than a period after its reveal window: its value did
 	// not exist while any value of the salt could still be chosen.
-	if want := bn.srv.Network.FirstRoundAfter(c.RevealEndsAt.Time().Add(3 * time.Second)); c.Beacon.Round != int64(want) ||
-		c.Beacon.RoundAt.Time().Before(c.RevealEndsAt.Time().Add(3*time.Second)) || c.Beacon.Network != "beacontest" ||
+	if want := bn.srv.Network.FirstRoundAfter((*c.RevealEndsAt).Add(3 * time.Second)); c.Beacon.Round != int64(want) ||
+		c.Beacon.RoundAt.Before((*c.RevealEndsAt).Add(3*time.Second)) || c.Beacon.Network != "beacontest" ||
 		c.Beacon.ChainHash != bn.srv.Network.ChainHash || c.Beacon.Signature != "" {
 		t.Fatalf("the chain's beacon %+v; want round %d, after its reveal window, no signature yet", c.Beacon, want)
 	}
-	h.clock.Set(c.RevealEndsAt.Time())
+	h.clock.Set((*c.RevealEndsAt))
 	time.Sleep(50 * time.Millisecond)
 	if seq, err := h.st.LastRoundSeq(ctx, testGame.ID); err != nil || seq != 0 {
 		t.Fatalf("a round (%d, %v) was opened before the beacon round", seq, err)
 	}
-	h.clock.Set(c.Beacon.RoundAt.Time())
+	h.clock.Set(c.Beacon.RoundAt)
 	v := h.waitPhase(engine.PhaseBetting)
 	beaconValue := bn.srv.Sign(uint64(c.Beacon.Round))
 	if v.Seq != 1 {
 		t.Fatalf("first round seq %d", v.Seq)
 	}
-	fixed, err := h.st.ChainByID(ctx, c.ID)
-	if err != nil || fixed.Salt == nil || *fixed.SaltSource != store.SaltFromContributions || *fixed.SaltFixedAt < c.Beacon.RoundAt ||
+	fixed, err := h.st.HashChains().ChainByID(ctx, c.ID)
+	if err != nil || fixed.Salt == nil || *fixed.SaltSource != chains.SaltFromContributions || fixed.SaltFixedAt.Before(c.Beacon.RoundAt) ||
 		fixed.Beacon.Signature != beaconValue.SignatureHex() {
 		t.Fatalf("the chain after its windows: %+v, %v; want the salt fixed at its beacon round, with the round's signature", fixed, err)
 	}
@@ -127,14 +128,14 @@ func TestSaltFixedAfterTheCommitmentFromContributions(t *testing.T) {
 	if *fixed.Salt != want {
 		t.Fatalf("salt %s; want the rule's %s", *fixed.Salt, want)
 	}
-	list, err := h.st.Contributions(ctx, c.ID)
-	if err != nil || len(list) != 4 || slices.ContainsFunc(list, func(c store.ContributionRecord) bool { return c.Source == store.SourceGame }) ||
-		!slices.ContainsFunc(list, func(r store.ContributionRecord) bool {
-			return r.Source == store.SourceBeacon && r.Name == fmt.Sprintf("drand beacontest round %d", c.Beacon.Round) && r.Value == beaconValue.RandomnessHex()
+	list, err := h.st.HashChains().Contributions(ctx, c.ID)
+	if err != nil || len(list) != 4 || slices.ContainsFunc(list, func(c chains.Contribution) bool { return c.Source == chains.SourceGame }) ||
+		!slices.ContainsFunc(list, func(r chains.Contribution) bool {
+			return r.Source == chains.SourceBeacon && r.Name == fmt.Sprintf("drand beacontest round %d", c.Beacon.Round) && r.Value == beaconValue.RandomnessHex()
 		}) {
 		t.Fatalf("contributions %+v, %v; want the three operators' and the beacon round's, no draw of the game", list, err)
 	}
-	if _, err := h.st.RevealContribution(ctx, c.ID, "quiet", values["quiet"], store.MillisOf(h.clock.Now())); !errors.Is(err, store.ErrRevealClosed) {
+	if _, err := h.st.RevealContribution(ctx, c.ID, "quiet", values["quiet"], store.MillisOf(h.clock.Now())); !errors.Is(err, chains.ErrRevealClosed) {
 		t.Fatalf("a value after the reveal window: %v, want ErrRevealClosed", err)
 	}
 	// The round is drawn with the chain's salt and settings.
@@ -166,15 +167,15 @@ func TestSaltFromTheGamesDrawWithoutContributions(t *testing.T) {
 	h := newHarnessAdjusted(t, "", nil, nil, func(c *engine.Config) { c.SeedingWindow = 10 * time.Second })
 	h.start()
 	c := h.seedingChain()
-	h.clock.Set(c.SaltDueAt().Time())
+	h.clock.Set(c.SaltDueAt())
 	h.waitPhase(engine.PhaseBetting)
 	ctx := context.Background()
-	fixed, err := h.st.ChainByID(ctx, c.ID)
-	if err != nil || fixed.Salt == nil || *fixed.SaltSource != store.SaltFromGameDraw || *fixed.SaltFixedAt < c.SaltDueAt() {
+	fixed, err := h.st.HashChains().ChainByID(ctx, c.ID)
+	if err != nil || fixed.Salt == nil || *fixed.SaltSource != chains.SaltFromGameDraw || fixed.SaltFixedAt.Before(c.SaltDueAt()) {
 		t.Fatalf("the chain after its window: %+v, %v", fixed, err)
 	}
-	list, err := h.st.Contributions(ctx, c.ID)
-	if err != nil || len(list) != 1 || list[0].Source != store.SourceGame || list[0].ReceivedAt < c.SaltDueAt() {
+	list, err := h.st.HashChains().Contributions(ctx, c.ID)
+	if err != nil || len(list) != 1 || list[0].Source != chains.SourceGame || list[0].ReceivedAt.Before(c.SaltDueAt()) {
 		t.Fatalf("contributions %+v, %v; want the game's one draw, made when the window closed", list, err)
 	}
 	if want := fairness.Salt(mustHash(t, c.Terminal), [][32]byte{mustHash(t, list[0].Value)}); *fixed.Salt != want {
@@ -194,7 +195,7 @@ func TestNewSettingsStartANewChain(t *testing.T) {
 	first.nextRound()
 	first.nextRound()
 	first.stop()
-	old, err := first.st.CurrentChain(ctx, testGame.ID)
+	old, err := first.st.HashChains().CurrentChain(ctx, testGame.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,11 +207,11 @@ func TestNewSettingsStartANewChain(t *testing.T) {
 	second := newHarnessAdjusted(t, dsn, nil, nil, func(c *engine.Config) { c.Game.RTPBasisPoints = 9600 })
 	second.run()
 	v, _ := second.table.Round()
-	now, err := second.st.CurrentChain(ctx, testGame.ID)
+	now, err := second.st.HashChains().CurrentChain(ctx, testGame.ID)
 	if err != nil || now.ID == old.ID || now.Number != old.Number+1 || now.RTPBasisPts != 9600 || now.FirstSeq != v.Seq {
 		t.Fatalf("chain after the restart %+v, %v; want number %d with rtp_bp 9600 from round %d", now, err, old.Number+1, v.Seq)
 	}
-	retired, err := second.st.ChainByID(ctx, old.ID)
+	retired, err := second.st.HashChains().ChainByID(ctx, old.ID)
 	if err != nil || retired.LastSeq == nil || *retired.LastSeq != v.Seq-1 || retired.RTPBasisPts != 9700 || *retired.Salt != *old.Salt ||
 		retired.Terminal != old.Terminal {
 		t.Fatalf("the old chain %+v, %v; want it retired at %d, its commitment unchanged", retired, err, v.Seq-1)
@@ -241,7 +242,7 @@ func TestNewSeedKeyStartsANewChain(t *testing.T) {
 	first.run()
 	first.nextRound()
 	first.stop()
-	old, err := first.st.CurrentChain(ctx, testGame.ID)
+	old, err := first.st.HashChains().CurrentChain(ctx, testGame.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -256,14 +257,14 @@ func TestNewSeedKeyStartsANewChain(t *testing.T) {
 	second.run() // waits for a betting round: the game plays
 	second.nextRound()
 	v, _ := second.table.Round()
-	now, err := second.st.CurrentChain(ctx, testGame.ID)
+	now, err := second.st.HashChains().CurrentChain(ctx, testGame.ID)
 	if err != nil || now.ID == old.ID || now.Number != old.Number+1 || now.FirstSeq > v.Seq {
 		t.Fatalf("chain after the restart %+v, %v; want number %d serving round %d", now, err, old.Number+1, v.Seq)
 	}
 	if _, err := sealer.Open(now.SealedSeed, now.ID); err != nil {
 		t.Fatalf("the new chain's seed does not open with the new key: %v", err)
 	}
-	retired, err := second.st.ChainByID(ctx, old.ID)
+	retired, err := second.st.HashChains().ChainByID(ctx, old.ID)
 	if err != nil || retired.LastSeq == nil || *retired.LastSeq != now.FirstSeq-1 || retired.Terminal != old.Terminal ||
 		*retired.Salt != *old.Salt {
 		t.Fatalf("the old chain %+v, %v; want it retired at %d, its commitment unchanged", retired, err, now.FirstSeq-1)
@@ -342,7 +343,7 @@ func TestDatabaseCannotPredictARound(t *testing.T) {
 		if err != nil || r.Hash != "" || r.CrashPoint != 0 || r.ChainID == "" || r.Position < 1 {
 			t.Fatalf("the betting round as stored: %+v, %v; want its chain and position only", r, err)
 		}
-		c, err := h.st.ChainByID(ctx, r.ChainID)
+		c, err := h.st.HashChains().ChainByID(ctx, r.ChainID)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -74,6 +74,7 @@ func newBenchTable(tb testing.TB, dsn string) *benchTable {
 		Game:          testGame,
 		Operators:     testOperators,
 		Store:         st,
+		Chains:        st.HashChains(),
 		Outbox:        movements.NewOutbox(st.Movements()),
 		Wallets:       func(string) (engine.BetWallet, bool) { return instantWallet{}, true },
 		Clock:         h.clock,

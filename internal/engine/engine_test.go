@@ -163,6 +163,7 @@ func newHarnessAdjusted(t *testing.T, dsn string, bank *engine.DemoBank, fb engi
 		Game:        game,
 		Operators:   testOperators,
 		Store:       st,
+		Chains:      h.st.HashChains(),
 		Outbox:      movements.NewOutbox(st.Movements()),
 		Wallets:     func(string) (engine.BetWallet, bool) { return h.wallet, true },
 		Clock:       h.clock,

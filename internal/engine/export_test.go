@@ -17,7 +17,7 @@ func (t *Table) CrashPointForTest(ctx context.Context, roundID string) (int64, e
 	if err != nil {
 		return 0, err
 	}
-	rec, err := t.store.ChainByID(ctx, r.ChainID)
+	rec, err := t.chains.ChainByID(ctx, r.ChainID)
 	if err != nil {
 		return 0, err
 	}

@@ -37,7 +37,7 @@ func (h *harness) replicaOn(holder string, st engine.Store, able func() bool) *r
 	r := &replica{clock: newClock(), done: make(chan error, 1)}
 	var err error
 	r.table, err = engine.New(context.Background(), engine.Config{
-		Game: testGame, Operators: testOperators, Store: st, Outbox: movements.NewOutbox(h.st.Movements()),
+		Game: testGame, Operators: testOperators, Store: st, Chains: h.st.HashChains(), Outbox: movements.NewOutbox(h.st.Movements()),
 		Wallets: func(string) (engine.BetWallet, bool) { return h.wallet, true },
 		Clock:   r.clock, ChainLength: 1000, Sealer: engine.FixedSealer(), SeedingWindow: -1,
 		Lease: engine.LeaseSettings{Holder: holder, Retry: 50 * time.Millisecond, Able: able},

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/crashstudio/crashgame/internal/chains"
 	"github.com/crashstudio/crashgame/internal/round"
 	"github.com/crashstudio/crashgame/internal/store"
 )
@@ -21,21 +22,26 @@ const (
 	StatusVoid      = string(round.Voided)
 )
 
-// Store is what a table needs of the database: its rounds, its hash chain,
-// its bets, the game's lease (who leads the table, at which fencing epoch),
-// and transactions that carry several writes (InTx: the transaction
-// travels in ctx, and the Outbox and Freebets write inside it too).
+// Chains is what a table needs of the hash chains (package chains'
+// repository): its game's current chain, a past one, publishing and retiring
+// a chain, and fixing its salt, in the transaction ctx carries if any.
+type Chains interface {
+	CurrentChain(ctx context.Context, gameID string) (chains.Chain, error)
+	ChainByID(ctx context.Context, id string) (chains.Chain, error)
+	InsertChain(ctx context.Context, c chains.Chain) error
+	RetireChain(ctx context.Context, id string, lastSeq int64, at time.Time) error
+	FixSalt(ctx context.Context, id string, at time.Time, extra func([]chains.Contribution) []chains.Contribution,
+		compute func(chains.Chain, []chains.Contribution) (string, string, error)) (chains.Chain, error)
+	SetBeaconSignature(ctx context.Context, id, signature string) error
+}
+
+// Store is what a table needs of the database: its rounds, its bets, the
+// game's lease (who leads the table, at which fencing epoch), and
+// transactions that carry several writes (InTx: the transaction travels in
+// ctx, and the Chains, the Outbox and Freebets write inside it too).
 // *store.Store satisfies it.
 type Store interface {
 	InTx(ctx context.Context, fn func(ctx context.Context) error) error
-
-	CurrentChain(ctx context.Context, gameID string) (store.ChainRecord, error)
-	ChainByID(ctx context.Context, id string) (store.ChainRecord, error)
-	InsertChain(ctx context.Context, rec store.ChainRecord) error
-	RetireChain(ctx context.Context, id string, lastSeq int64, at store.Millis) error
-	FixSalt(ctx context.Context, id string, at store.Millis, extra func([]store.ContributionRecord) []store.ContributionRecord,
-		compute func(store.ChainRecord, []store.ContributionRecord) (string, string, error)) (store.ChainRecord, error)
-	SetBeaconSignature(ctx context.Context, id, signature string) error
 
 	LastRoundSeq(ctx context.Context, gameID string) (int64, error)
 	InsertRound(ctx context.Context, rec store.RoundRecord) error

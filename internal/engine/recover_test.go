@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/crashstudio/crashgame/integration/pgtest"
+	"github.com/crashstudio/crashgame/internal/chains"
 	"github.com/crashstudio/crashgame/internal/engine"
 	"github.com/crashstudio/crashgame/internal/fairness"
 	"github.com/crashstudio/crashgame/internal/movements"
@@ -312,7 +313,7 @@ func TestNewTermSettlesThenOpensTheNextRoundOfTheChain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	salt, source := strings.Repeat("5a", 32), store.SaltFromGameDraw
+	salt, source := strings.Repeat("5a", 32), chains.SaltFromGameDraw
 	if err := h.st.InsertChain(ctx, store.ChainRecord{ID: "crash-c1", GameID: "crash", Number: 1, FirstSeq: 1, Length: 1000,
 		Terminal: fairness.FormatHash(chain.Terminal()), RTPBasisPts: testGame.RTPBasisPoints, MaxMultiplier: testGame.MaxMultiplier,
 		FormulaVersion: fairness.FormulaVersion, SealedSeed: sealed, CreatedAt: now, SeedingEndsAt: now,

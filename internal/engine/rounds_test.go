@@ -49,7 +49,7 @@ func TestRoundPhases(t *testing.T) {
 	if err != nil || rec.Status != store.RoundFinished || rec.Hash != c.Hash || rec.CrashPoint != cp {
 		t.Fatalf("stored round %+v %v", rec, err)
 	}
-	chain, err := h.st.ChainByID(context.Background(), rec.ChainID)
+	chain, err := h.st.HashChains().ChainByID(context.Background(), rec.ChainID)
 	if err != nil || chain.Salt == nil {
 		t.Fatalf("the round's chain %+v, %v", chain, err)
 	}

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/crashstudio/crashgame/internal/chains"
 	"github.com/crashstudio/crashgame/internal/fairness"
 	"github.com/crashstudio/crashgame/internal/groupcommit"
 	"github.com/crashstudio/crashgame/internal/leadership"
@@ -144,6 +145,7 @@ type Config struct {
 	Game      Game
 	Operators map[string]Operator // every operator by id, enabled or not
 	Store     Store
+	Chains    Chains // the game's hash chains and their contributions
 	Outbox    Outbox
 	Wallets   func(operator string) (BetWallet, bool)
 	Freebets  Freebets     // nil: freebets refused
@@ -198,12 +200,13 @@ type Table struct {
 	clock    Clock
 	logger   *slog.Logger
 	store    Store
+	chains   Chains
 	commit   *groupcommit.Committer[job]
 	hub      *hub
 	events   Events
 	inbox    chan func()
 	chain    *fairness.Chain
-	chainRec store.ChainRecord
+	chainRec chains.Chain
 	cur      *liveRound // owned by the loop goroutine; so are chain and chainRec
 	viewMu   sync.RWMutex
 	view     RoundView // what Round() returns, copied by the loop
@@ -296,6 +299,9 @@ func New(ctx context.Context, cfg Config) (*Table, error) {
 	if cfg.Sealer == nil {
 		return nil, errors.New("engine: a table needs a Sealer for its chains' seeds")
 	}
+	if cfg.Chains == nil {
+		return nil, errors.New("engine: a table needs Chains, the repository of its hash chains")
+	}
 	if cfg.Beacon != nil {
 		n := cfg.Beacon.Network()
 		if err := n.Validate(); err != nil {
@@ -318,7 +324,7 @@ func New(ctx context.Context, cfg Config) (*Table, error) {
 		cfg.Balances = shownAsQueued{}
 	}
 	t := &Table{
-		cfg: cfg, game: cfg.Game, clock: cfg.Clock, store: cfg.Store,
+		cfg: cfg, game: cfg.Game, clock: cfg.Clock, store: cfg.Store, chains: cfg.Chains,
 		logger:   cfg.Logger.With("game_id", cfg.Game.ID),
 		hub:      newHub(),
 		events:   cfg.Events,

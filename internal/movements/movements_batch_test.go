@@ -3,10 +3,10 @@ package movements_test
 import (
 	"context"
 	"errors"
-	"github.com/crashstudio/crashgame/internal/movements"
 	"testing"
 	"time"
 
+	"github.com/crashstudio/crashgame/internal/movements"
 	"github.com/crashstudio/crashgame/internal/store"
 	"github.com/crashstudio/crashgame/internal/wallet/wallettest"
 )

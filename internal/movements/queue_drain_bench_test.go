@@ -3,7 +3,6 @@ package movements_test
 import (
 	"context"
 	"fmt"
-	"github.com/crashstudio/crashgame/internal/movements"
 	"io"
 	"log/slog"
 	"net/http"
@@ -12,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crashstudio/crashgame/internal/movements"
 	"github.com/crashstudio/crashgame/internal/wallet"
 	"github.com/crashstudio/crashgame/internal/wallet/wallettest"
 )

@@ -3,7 +3,6 @@ package movements_test
 import (
 	"context"
 	"fmt"
-	"github.com/crashstudio/crashgame/internal/movements"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/crashstudio/crashgame/integration/pgtest"
+	"github.com/crashstudio/crashgame/internal/movements"
 	"github.com/crashstudio/crashgame/internal/store"
 	"github.com/crashstudio/crashgame/internal/store/storetest"
 	"github.com/crashstudio/crashgame/internal/wallet"

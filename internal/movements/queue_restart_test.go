@@ -2,10 +2,10 @@ package movements_test
 
 import (
 	"context"
-	"github.com/crashstudio/crashgame/internal/movements"
 	"testing"
 	"time"
 
+	"github.com/crashstudio/crashgame/internal/movements"
 	"github.com/crashstudio/crashgame/internal/store"
 	"github.com/crashstudio/crashgame/internal/wallet"
 	"github.com/crashstudio/crashgame/internal/wallet/wallettest"

@@ -3,7 +3,6 @@ package movements_test
 import (
 	"context"
 	"errors"
-	"github.com/crashstudio/crashgame/internal/movements"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/crashstudio/crashgame/internal/movements"
 	"github.com/crashstudio/crashgame/internal/store"
 	"github.com/crashstudio/crashgame/internal/wallet"
 	"github.com/crashstudio/crashgame/internal/wallet/wallettest"

@@ -8,21 +8,21 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/crashstudio/crashgame/gen/game"
-	"github.com/crashstudio/crashgame/internal/store"
+	"github.com/crashstudio/crashgame/internal/chains"
 )
 
 // Chains records the operators' commitments to the salts of new hash chains
 // and the values they reveal (package engine fixes each salt from them when
-// the chain's reveal window closes). *store.Store satisfies it.
+// the chain's reveal window closes): package chains' repository, of which
+// these routes need three methods.
 type Chains interface {
-	ChainByID(ctx context.Context, id string) (store.ChainRecord, error)
-	AddCommitment(ctx context.Context, c store.ContributionRecord) (store.ContributionRecord, error)
-	RevealContribution(ctx context.Context, chainID, operator, value string, at store.Millis) (store.ContributionRecord, error)
+	ChainByID(ctx context.Context, id string) (chains.Chain, error)
+	AddCommitment(ctx context.Context, c chains.Contribution) (chains.Contribution, error)
+	RevealContribution(ctx context.Context, chainID, operator, value string, at time.Time) (chains.Contribution, error)
 }
-
-var _ Chains = (*store.Store)(nil)
 
 // hex64 is 32 bytes as 64 lowercase hex digits.
 var hex64 = regexp.MustCompile(`^[0-9a-f]{64}$`)
@@ -43,7 +43,7 @@ func hexSum(b []byte) string {
 
 // degenerate says why x (a commitment when commitment is true, else a
 // value) cannot be an operator's random draw for chain, or "".
-func degenerate(x string, commitment bool, chain store.ChainRecord) string {
+func degenerate(x string, commitment bool, chain chains.Chain) string {
 	switch {
 	case x == allZero:
 		return "is 32 zero bytes"
@@ -73,7 +73,7 @@ func (a *API) ContributeToChain(ctx context.Context, req game.ContributeToChainR
 			ErrorCode: game.ContributionBadRequestErrorErrorCodeINVALIDCONTRIBUTION, ErrorMessage: &msg}, nil
 	}
 	chain, err := a.chains.ChainByID(ctx, b.ChainId)
-	if errors.Is(err, store.ErrChainNotFound) {
+	if errors.Is(err, chains.ErrChainNotFound) {
 		msg := fmt.Sprintf("no chain %q", b.ChainId)
 		return game.ContributeToChain404JSONResponse{Status: "error", ErrorCode: game.ContributionNotFoundErrorErrorCodeCHAINNOTFOUND, ErrorMessage: &msg}, nil
 	} else if err != nil {
@@ -87,10 +87,10 @@ func (a *API) ContributeToChain(ctx context.Context, req game.ContributeToChainR
 		return game.ContributeToChain400JSONResponse{Status: game.ContributionBadRequestErrorStatusError,
 			ErrorCode: game.ContributionBadRequestErrorErrorCodeDEGENERATECONTRIBUTION, ErrorMessage: &msg}, nil
 	}
-	now := store.MillisOf(a.now())
-	var got store.ContributionRecord
+	now := a.now()
+	var got chains.Contribution
 	if b.Commitment != nil {
-		got, err = a.chains.AddCommitment(ctx, store.ContributionRecord{ChainID: b.ChainId, Source: store.SourceOperator,
+		got, err = a.chains.AddCommitment(ctx, chains.Contribution{ChainID: b.ChainId, Source: chains.SourceOperator,
 			Name: op.ID, Commitment: commitment, ReceivedAt: now})
 	} else {
 		got, err = a.chains.RevealContribution(ctx, b.ChainId, op.ID, value, now)
@@ -100,27 +100,27 @@ func (a *API) ContributeToChain(ctx context.Context, req game.ContributeToChainR
 		return game.ContributeToChain409JSONResponse{Status: "error", ErrorCode: code, ErrorMessage: &msg}, nil
 	}
 	switch {
-	case errors.Is(err, store.ErrChainNotFound):
+	case errors.Is(err, chains.ErrChainNotFound):
 		msg := fmt.Sprintf("no chain %q", b.ChainId)
 		return game.ContributeToChain404JSONResponse{Status: "error", ErrorCode: game.ContributionNotFoundErrorErrorCodeCHAINNOTFOUND, ErrorMessage: &msg}, nil
-	case errors.Is(err, store.ErrPlainChain):
+	case errors.Is(err, chains.ErrPlainChain):
 		return conflict(game.ContributionConflictErrorErrorCodeSEEDINGCLOSED,
 			"chain %q was published before commit-reveal and takes no more contributions", b.ChainId)
-	case errors.Is(err, store.ErrSeedingClosed):
+	case errors.Is(err, chains.ErrSeedingClosed):
 		return conflict(game.ContributionConflictErrorErrorCodeSEEDINGCLOSED, "the seeding window of chain %q is closed", b.ChainId)
-	case errors.Is(err, store.ErrContributionConflict):
+	case errors.Is(err, chains.ErrContributionConflict):
 		return conflict(game.ContributionConflictErrorErrorCodeCONTRIBUTIONCONFLICT,
 			"operator %q already committed to another value in chain %q", op.ID, b.ChainId)
-	case errors.Is(err, store.ErrRevealNotOpen):
+	case errors.Is(err, chains.ErrRevealNotOpen):
 		return conflict(game.ContributionConflictErrorErrorCodeREVEALNOTOPEN,
 			"chain %q is in its seeding window: a value sent now would be readable; send its SHA-256 as commitment now, and the value after the chain's seeding_ends_at",
 			b.ChainId)
-	case errors.Is(err, store.ErrRevealClosed):
+	case errors.Is(err, chains.ErrRevealClosed):
 		return conflict(game.ContributionConflictErrorErrorCodeREVEALCLOSED, "the reveal window of chain %q is closed", b.ChainId)
-	case errors.Is(err, store.ErrNoCommitment):
+	case errors.Is(err, chains.ErrNoCommitment):
 		return conflict(game.ContributionConflictErrorErrorCodeNOCOMMITMENT,
 			"operator %q did not commit to a value in the seeding window of chain %q", op.ID, b.ChainId)
-	case errors.Is(err, store.ErrRevealMismatch):
+	case errors.Is(err, chains.ErrRevealMismatch):
 		return conflict(game.ContributionConflictErrorErrorCodeCOMMITMENTMISMATCH,
 			"SHA-256 of the value is not the commitment of operator %q in chain %q", op.ID, b.ChainId)
 	case err != nil:
@@ -132,10 +132,10 @@ func (a *API) ContributeToChain(ctx context.Context, req game.ContributeToChainR
 		a.logger.InfoContext(ctx, "value committed to a chain's salt revealed", "operator", op.ID, "chain_id", b.ChainId)
 	}
 	out := game.ContributeToChain200JSONResponse{Status: game.ContributionResponseStatusOk, ChainId: got.ChainID,
-		TerminalHash: chain.Terminal, Commitment: got.Commitment, ReceivedAt: int64(got.ReceivedAt),
-		SeedingEndsAt: int64(chain.SeedingEndsAt), RevealEndsAt: int64(chain.SaltDueAt())}
+		TerminalHash: chain.Terminal, Commitment: got.Commitment, ReceivedAt: got.ReceivedAt.UnixMilli(),
+		SeedingEndsAt: chain.SeedingEndsAt.UnixMilli(), RevealEndsAt: chain.SaltDueAt().UnixMilli()}
 	if got.Value != "" {
-		v, at := got.Value, int64(*got.RevealedAt)
+		v, at := got.Value, got.RevealedAt.UnixMilli()
 		out.Value, out.RevealedAt = &v, &at
 	}
 	return out, nil

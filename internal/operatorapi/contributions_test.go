@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crashstudio/crashgame/internal/chains"
 	"github.com/crashstudio/crashgame/internal/store"
 )
 
@@ -19,7 +20,7 @@ const strictSecret = "strict-secret-0123456789abcdef"
 // another minute of the env's clock, and its reveal window a minute more.
 func (e *env) seedingChain(t *testing.T, id string) {
 	t.Helper()
-	e.insertChain(t, id, store.RuleCommitReveal)
+	e.insertChain(t, id, chains.RuleCommitReveal)
 }
 
 func (e *env) insertChain(t *testing.T, id, rule string) {
@@ -28,7 +29,7 @@ func (e *env) insertChain(t *testing.T, id, rule string) {
 	rec := store.ChainRecord{ID: id, GameID: "crash", Number: 1, FirstSeq: 1, Length: 10,
 		Terminal: strings.Repeat("ab", 32), RTPBasisPts: 9700, MaxMultiplier: 100000, FormulaVersion: 1,
 		SealedSeed: []byte("sealed"), CreatedAt: now, SeedingEndsAt: store.MillisOf(e.now.Add(time.Minute)), ContributionRule: rule}
-	if rule == store.RuleCommitReveal {
+	if rule == chains.RuleCommitReveal {
 		ends := store.MillisOf(e.now.Add(2 * time.Minute))
 		rec.RevealEndsAt = &ends
 	}
@@ -157,7 +158,7 @@ func TestCommitThenReveal(t *testing.T) {
 		r = e.post(t, contributionsPath, e.reveal("strict", "crash-c1", v2), strictSecret)
 		wantError(t, r, 409, "REVEAL_CLOSED")
 		wantDocumented(t, documented, "a late reveal", r)
-		list, err := e.store.Contributions(t.Context(), "crash-c1")
+		list, err := e.store.HashChains().Contributions(t.Context(), "crash-c1")
 		if err != nil || len(list) != 2 || list[0].Name != "acme" || list[0].Value != v1 || list[1].Name != "strict" ||
 			list[1].Value != "" || list[1].Commitment != c2 || !list[1].Withheld() || list[1].SaltValue() != c2 {
 			t.Fatalf("stored contributions %+v, %v; want acme's revealed value and strict's commitment alone", list, err)
@@ -170,7 +171,7 @@ func TestCommitThenReveal(t *testing.T) {
 func TestPlainChainTakesNoMoreContributions(t *testing.T) {
 	t.Parallel()
 	eachStore(t, func(t *testing.T, e *env) {
-		e.insertChain(t, "crash-c1", store.RulePlain)
+		e.insertChain(t, "crash-c1", chains.RulePlain)
 		v := strings.Repeat("0a", 32)
 		wantError(t, e.post(t, contributionsPath, e.commit("acme", "crash-c1", commitmentOf(v)), acmeSecret), 409, "SEEDING_CLOSED")
 		wantError(t, e.post(t, contributionsPath, e.reveal("acme", "crash-c1", v), acmeSecret), 409, "SEEDING_CLOSED")
@@ -254,12 +255,12 @@ func TestCommitmentsAndRevealsRacingTheWindows(t *testing.T) {
 				defer wg.Done()
 				// Half just before the end, half at it.
 				at := chain.SeedingEndsAt - store.Millis(1-i%2)
-				_, err := e.store.AddCommitment(ctx, store.ContributionRecord{ChainID: "crash-c1", Source: store.SourceOperator,
+				_, err := e.store.AddCommitment(ctx, store.ContributionRecord{ChainID: "crash-c1", Source: chains.SourceOperator,
 					Name: fmt.Sprintf("op%d", i), Commitment: commitmentOf(values[i]), ReceivedAt: at})
 				switch {
 				case err == nil:
 					accepted[i] = true
-				case err != store.ErrSeedingClosed:
+				case err != chains.ErrSeedingClosed:
 					t.Errorf("commitment %d: %v", i, err)
 				}
 			}()
@@ -280,7 +281,7 @@ func TestCommitmentsAndRevealsRacingTheWindows(t *testing.T) {
 				switch {
 				case err == nil:
 					revealed[i] = true
-				case err != store.ErrRevealClosed:
+				case err != chains.ErrRevealClosed:
 					t.Errorf("reveal %d: %v", i, err)
 				}
 			}()

@@ -114,7 +114,7 @@ func newEnvOn(t testing.TB, dsn string) *env {
 		games[op.ID] = op.Games
 	}
 	api := operatorapi.New(operatorapi.Config{Operators: operators, Launch: launch.New(installation, e.tickets),
-		Chains: st, Movements: st.BackOffice(), Redeliver: st.Movements(), BackOffice: backoffice.New(backoffice.Config{Records: st.BackOffice(), Games: games, LinkTTL: time.Hour}), BaseURL: installation.BaseURL, Logger: logger, Now: clock})
+		Chains: st.HashChains(), Movements: st.BackOffice(), Redeliver: st.Movements(), BackOffice: backoffice.New(backoffice.Config{Records: st.BackOffice(), Games: games, LinkTTL: time.Hour}), BaseURL: installation.BaseURL, Logger: logger, Now: clock})
 	e.handler = server.New(server.Config{Logger: logger, Documents: http.NotFoundHandler(), Routes: api.Routes()})
 	e.validator = apitest.New(t, "game.v1.yaml")
 	return e

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crashstudio/crashgame/internal/chains"
 	"github.com/crashstudio/crashgame/internal/store"
 )
 
@@ -17,7 +18,7 @@ func (e *env) round(t *testing.T, game, id string, seq int64, finished bool) {
 	ctx := t.Context()
 	chain := game + "-c1"
 	if _, err := e.store.ChainByID(ctx, chain); err != nil {
-		salt, source, at := strings.Repeat("5a", 32), store.SaltFromGameDraw, store.MillisOf(e.now.Add(-2*time.Hour))
+		salt, source, at := strings.Repeat("5a", 32), chains.SaltFromGameDraw, store.MillisOf(e.now.Add(-2*time.Hour))
 		if err := e.store.InsertChain(ctx, store.ChainRecord{ID: chain, GameID: game, Number: 1, FirstSeq: 1, Length: 1000,
 			Terminal: strings.Repeat("7e", 32), RTPBasisPts: 9700, MaxMultiplier: 100000, FormulaVersion: 1, SealedSeed: []byte("x"),
 			CreatedAt: at, SeedingEndsAt: at, Salt: &salt, SaltSource: &source, SaltFixedAt: &at}); err != nil {

@@ -42,7 +42,7 @@ func benchHandler(b *testing.B, dsn string) http.Handler {
 	}
 	logger := slog.New(slog.NewJSONHandler(io.Discard, nil))
 	api := operatorapi.New(operatorapi.Config{Operators: operators, Launch: launch.New(installation, tickets.New(st.Tickets(), time.Now)),
-		Chains: st, Movements: st.BackOffice(), Redeliver: st.Movements(), Logger: logger, Now: time.Now})
+		Chains: st.HashChains(), Movements: st.BackOffice(), Redeliver: st.Movements(), Logger: logger, Now: time.Now})
 	return server.New(server.Config{Logger: logger, Documents: http.NotFoundHandler(), Routes: api.Routes()})
 }
 

@@ -2,35 +2,10 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
+	"github.com/crashstudio/crashgame/internal/chains"
 	"github.com/uptrace/bun"
-)
-
-// Errors of the chains and their contributions.
-var (
-	ErrChainNotFound = errors.New("store: chain not found")
-	// ErrSeedingClosed: the chain's salt is fixed, or its seeding window is
-	// over: it takes no more contributions.
-	ErrSeedingClosed = errors.New("store: the chain's seeding window is closed")
-	// ErrContributionConflict: this contributor already gave the chain
-	// another value.
-	ErrContributionConflict = errors.New("store: another value was contributed to the chain")
-)
-
-// Salt sources, as stored: how a chain's salt was made.
-const (
-	SaltFromContributions = "contributions" // operators contributed (and a beacon, when configured)
-	SaltFromGameDraw      = "game_draw"     // no operator contributed: the game's own draw, made after the commitment
-	SaltLegacy            = "legacy"        // drawn with the seed, before chains were public (migration 0007)
-)
-
-// Contribution sources, as stored.
-const (
-	SourceOperator = "operator"
-	SourceBeacon   = "beacon"
-	SourceGame     = "game"
 )
 
 // ChainRecord is one hash chain of a game, a permanent public commitment:
@@ -56,10 +31,10 @@ type ChainRecord struct {
 	Salt           *string `bun:"salt"`        // nil until fixed
 	SaltSource     *string `bun:"salt_source"` // nil until fixed
 	SaltFixedAt    *Millis `bun:"salt_fixed_at"`
-	// ContributionRule is RulePlain or RuleCommitReveal.
+	// ContributionRule is chains.RulePlain or chains.RuleCommitReveal.
 	ContributionRule string `bun:"contribution_rule"`
-	// RevealEndsAt ends the reveal window of a RuleCommitReveal chain,
-	// when its salt is fixed; nil for a RulePlain chain.
+	// RevealEndsAt ends the reveal window of a chains.RuleCommitReveal chain,
+	// when its salt is fixed; nil for a chains.RulePlain chain.
 	RevealEndsAt *Millis `bun:"reveal_ends_at"`
 	// RetiredAt is when the chain was retired (with LastSeq); nil for a chain
 	// retired before migration 0012 with no later chain of its game.
@@ -84,9 +59,6 @@ type ChainBeacon struct {
 	Signature string `bun:"signature,nullzero"` // compressed G1 point, hex; "" until the salt is fixed
 }
 
-// Named reports whether the chain names a beacon round.
-func (b ChainBeacon) Named() bool { return b.Network != "" }
-
 // ContributionRecord is one value a chain's salt is made of. On a
 // commit_reveal chain an operator's row holds its Commitment from the
 // seeding window on, and its Value only once revealed ("" until then, and
@@ -95,7 +67,7 @@ type ContributionRecord struct {
 	bun.BaseModel `bun:"table:chain_contributions"`
 
 	ChainID    string  `bun:"chain_id,pk"`
-	Source     string  `bun:"source,pk"`           // SourceOperator, SourceBeacon, SourceGame
+	Source     string  `bun:"source,pk"`           // chains.SourceOperator, chains.SourceBeacon, chains.SourceGame
 	Name       string  `bun:"name,pk"`             // the operator's id, the beacon's label, "" for the game
 	Value      string  `bun:"value,nullzero"`      // 64 lowercase hex digits; "" while not revealed
 	ReceivedAt Millis  `bun:"received_at"`         // the value's (plain) or the commitment's arrival
@@ -103,19 +75,19 @@ type ContributionRecord struct {
 	RevealedAt *Millis `bun:"revealed_at"`
 }
 
-// CurrentChain returns the game's newest chain, or ErrChainNotFound.
+// CurrentChain returns the game's newest chain, or chains.ErrChainNotFound.
 func (s *Store) CurrentChain(ctx context.Context, gameID string) (ChainRecord, error) {
 	var rec ChainRecord
 	err := s.conn(ctx).NewSelect().Model(&rec).Where("game_id = ?", gameID).OrderExpr("number DESC").Limit(1).Scan(ctx)
-	if err := one(err, ErrChainNotFound, "read the current chain of "+gameID); err != nil {
+	if err := one(err, chains.ErrChainNotFound, "read the current chain of "+gameID); err != nil {
 		return ChainRecord{}, err
 	}
 	return rec, nil
 }
 
-// ChainByID returns one chain, or ErrChainNotFound.
+// ChainByID returns one chain, or chains.ErrChainNotFound.
 func (s *Store) ChainByID(ctx context.Context, id string) (ChainRecord, error) {
-	rec, err := rowWhere[ChainRecord](ctx, s.conn(ctx), "id", id, ErrChainNotFound, "read chain")
+	rec, err := rowWhere[ChainRecord](ctx, s.conn(ctx), "id", id, chains.ErrChainNotFound, "read chain")
 	if err != nil {
 		return ChainRecord{}, err
 	}
@@ -124,7 +96,7 @@ func (s *Store) ChainByID(ctx context.Context, id string) (ChainRecord, error) {
 
 // Chains lists chains newest first (by creation, then id), of one game or of
 // all when gameID is "", after the chain before (its id; "" starts at the
-// newest). A before that names no chain is ErrChainNotFound.
+// newest). A before that names no chain is chains.ErrChainNotFound.
 func (s *Store) Chains(ctx context.Context, gameID, before string, limit int) ([]ChainRecord, error) {
 	q := s.conn(ctx).NewSelect().Model((*ChainRecord)(nil))
 	if gameID != "" {
@@ -148,7 +120,7 @@ func (s *Store) Chains(ctx context.Context, gameID, before string, limit int) ([
 // of the same game and number is an error.
 func (s *Store) InsertChain(ctx context.Context, rec ChainRecord) error {
 	if rec.ContributionRule == "" {
-		rec.ContributionRule = RulePlain
+		rec.ContributionRule = chains.RulePlain
 	}
 	if _, err := s.conn(ctx).NewInsert().Model(&rec).Exec(ctx); err != nil {
 		return fmt.Errorf("store: insert chain %s: %w", rec.ID, err)
@@ -176,7 +148,7 @@ func (s *Store) lockChain(ctx context.Context, id string) (ChainRecord, error) {
 	if s.dialect == DialectPostgres {
 		q = q.For("UPDATE")
 	}
-	if err := one(q.Scan(ctx), ErrChainNotFound, "read chain"); err != nil {
+	if err := one(q.Scan(ctx), chains.ErrChainNotFound, "read chain"); err != nil {
 		return ChainRecord{}, err
 	}
 	return rec, nil
@@ -184,10 +156,10 @@ func (s *Store) lockChain(ctx context.Context, id string) (ChainRecord, error) {
 
 // AddContribution stores a contribution to a chain's salt while the chain
 // takes them: its salt is not fixed and c.ReceivedAt is before its seeding
-// window's end (else ErrSeedingClosed). The same value again from the same
+// window's end (else chains.ErrSeedingClosed). The same value again from the same
 // contributor returns the stored contribution (with its first ReceivedAt),
 // even after the window; another value in the window is
-// ErrContributionConflict.
+// chains.ErrContributionConflict.
 func (s *Store) AddContribution(ctx context.Context, c ContributionRecord) (ContributionRecord, error) {
 	var out ContributionRecord
 	err := s.InTx(ctx, func(ctx context.Context) error {
@@ -195,8 +167,8 @@ func (s *Store) AddContribution(ctx context.Context, c ContributionRecord) (Cont
 		if err != nil {
 			return err
 		}
-		if chain.ContributionRule == RuleCommitReveal && c.Source == SourceOperator {
-			return ErrCommitRequired
+		if chain.ContributionRule == chains.RuleCommitReveal && c.Source == chains.SourceOperator {
+			return chains.ErrCommitRequired
 		}
 		var had ContributionRecord
 		err = s.conn(ctx).NewSelect().Model(&had).Where("chain_id = ?", c.ChainID).
@@ -208,9 +180,9 @@ func (s *Store) AddContribution(ctx context.Context, c ContributionRecord) (Cont
 			out = had // a repeat, whenever it comes
 			return nil
 		case chain.Salt != nil || c.ReceivedAt >= chain.SeedingEndsAt:
-			return ErrSeedingClosed
+			return chains.ErrSeedingClosed
 		case had.ChainID != "":
-			return ErrContributionConflict
+			return chains.ErrContributionConflict
 		}
 		if _, err := s.conn(ctx).NewInsert().Model(&c).Exec(ctx); err != nil {
 			return fmt.Errorf("store: add contribution to %s: %w", c.ChainID, err)

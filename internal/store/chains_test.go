@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/crashstudio/crashgame/internal/chains"
 	"github.com/crashstudio/crashgame/internal/store"
 )
 
@@ -19,6 +20,7 @@ var chainCases = []contractCase{
 	{"SaltFixedOnceUnderRaces", testFixSaltRaces},
 	{"ChainRoundsAndCheckpoints", testChainRounds},
 	{"BeaconRoundNamedThenSigned", testChainBeacon},
+	{"HashChainsRoundTrip", testHashChainsRoundTrip},
 }
 
 // A chain names its beacon round when it is published; the round's
@@ -34,7 +36,7 @@ func testChainBeacon(t *testing.T, s *store.Store, _ string) {
 			t.Fatal(err)
 		}
 	}
-	if got, err := s.ChainByID(ctx, named.ID); err != nil || got.Beacon != named.Beacon || !got.Beacon.Named() {
+	if got, err := s.ChainByID(ctx, named.ID); err != nil || got.Beacon != named.Beacon || got.Beacon.Network == "" {
 		t.Fatalf("the chain's beacon = %+v, %v; want %+v", got.Beacon, err, named.Beacon)
 	}
 	sig := strings.Repeat("a5", 48)
@@ -43,7 +45,7 @@ func testChainBeacon(t *testing.T, s *store.Store, _ string) {
 			t.Fatal(err)
 		}
 	}
-	if got, err := s.ChainByID(ctx, plain.ID); err != nil || got.Beacon != (store.ChainBeacon{}) || got.Beacon.Named() {
+	if got, err := s.ChainByID(ctx, plain.ID); err != nil || got.Beacon != (store.ChainBeacon{}) || got.Beacon.Network != "" {
 		t.Fatalf("a chain that names no beacon round got %+v, %v", got.Beacon, err)
 	}
 	if _, err := s.FixSalt(ctx, named.ID, 1700000000000, noExtra, joinValues); err != nil {
@@ -67,7 +69,7 @@ func value(c byte) string { return strings.Repeat(string(c), 64) }
 
 func testChainsPermanent(t *testing.T, s *store.Store, _ string) {
 	ctx := t.Context()
-	if _, err := s.CurrentChain(ctx, "crash"); !errors.Is(err, store.ErrChainNotFound) {
+	if _, err := s.CurrentChain(ctx, "crash"); !errors.Is(err, chains.ErrChainNotFound) {
 		t.Fatalf("CurrentChain of a game without one = %v, want ErrChainNotFound", err)
 	}
 	first, second := testChain("crash", 1, 1, 10), testChain("crash", 2, 51, 20)
@@ -115,7 +117,7 @@ func testChainsPermanent(t *testing.T, s *store.Store, _ string) {
 	if page, err := s.Chains(ctx, "crash", "crash-c2", 10); err != nil || !slices.Equal(ids(page), []string{"crash-c1"}) {
 		t.Fatalf("Chains(crash, before crash-c2) = %v, %v", ids(page), err)
 	}
-	if _, err := s.Chains(ctx, "", "nope", 10); !errors.Is(err, store.ErrChainNotFound) {
+	if _, err := s.Chains(ctx, "", "nope", 10); !errors.Is(err, chains.ErrChainNotFound) {
 		t.Fatalf("Chains(before an unknown chain) = %v, want ErrChainNotFound", err)
 	}
 }
@@ -127,7 +129,7 @@ func testContributions(t *testing.T, s *store.Store, _ string) {
 		t.Fatal(err)
 	}
 	add := func(name string, v byte, at store.Millis) (store.ContributionRecord, error) {
-		return s.AddContribution(ctx, store.ContributionRecord{ChainID: c.ID, Source: store.SourceOperator, Name: name, Value: value(v), ReceivedAt: at})
+		return s.AddContribution(ctx, store.ContributionRecord{ChainID: c.ID, Source: chains.SourceOperator, Name: name, Value: value(v), ReceivedAt: at})
 	}
 	if got, err := add("acme", 'a', 500); err != nil || got.ReceivedAt != 500 {
 		t.Fatalf("a contribution in the window = %+v, %v", got, err)
@@ -135,23 +137,23 @@ func testContributions(t *testing.T, s *store.Store, _ string) {
 	if got, err := add("acme", 'a', 600); err != nil || got.ReceivedAt != 500 || got.Value != value('a') {
 		t.Fatalf("the same value again = %+v, %v; want the first one", got, err)
 	}
-	if _, err := add("acme", 'b', 700); !errors.Is(err, store.ErrContributionConflict) {
+	if _, err := add("acme", 'b', 700); !errors.Is(err, chains.ErrContributionConflict) {
 		t.Fatalf("another value of the same operator = %v, want ErrContributionConflict", err)
 	}
-	if _, err := add("beta", 'b', 1010); !errors.Is(err, store.ErrSeedingClosed) {
+	if _, err := add("beta", 'b', 1010); !errors.Is(err, chains.ErrSeedingClosed) {
 		t.Fatalf("a contribution at the window's end = %v, want ErrSeedingClosed", err)
 	}
-	if _, err := s.AddContribution(ctx, store.ContributionRecord{ChainID: "nope", Source: store.SourceOperator, Name: "x", Value: value('c'), ReceivedAt: 1}); !errors.Is(err, store.ErrChainNotFound) {
+	if _, err := s.AddContribution(ctx, store.ContributionRecord{ChainID: "nope", Source: chains.SourceOperator, Name: "x", Value: value('c'), ReceivedAt: 1}); !errors.Is(err, chains.ErrChainNotFound) {
 		t.Fatalf("a contribution to an unknown chain = %v, want ErrChainNotFound", err)
 	}
 	if _, err := add("beta", 'b', 900); err != nil {
 		t.Fatal(err)
 	}
 	fixed, err := s.FixSalt(ctx, c.ID, 1100, noExtra, joinValues)
-	if err != nil || fixed.Salt == nil || *fixed.Salt != value('a')+value('b') || *fixed.SaltSource != store.SaltFromContributions || *fixed.SaltFixedAt != 1100 {
+	if err != nil || fixed.Salt == nil || *fixed.Salt != value('a')+value('b') || *fixed.SaltSource != chains.SaltFromContributions || *fixed.SaltFixedAt != 1100 {
 		t.Fatalf("FixSalt = %+v, %v", fixed, err)
 	}
-	if _, err := add("gamma", 'c', 900); !errors.Is(err, store.ErrSeedingClosed) {
+	if _, err := add("gamma", 'c', 900); !errors.Is(err, chains.ErrSeedingClosed) {
 		t.Fatalf("a contribution after the salt was fixed = %v, want ErrSeedingClosed", err)
 	}
 	list, err := s.Contributions(ctx, c.ID)
@@ -170,7 +172,7 @@ func joinValues(_ store.ChainRecord, all []store.ContributionRecord) (string, st
 		vs = append(vs, c.Value)
 	}
 	slices.Sort(vs)
-	return strings.Join(vs, ""), store.SaltFromContributions, nil
+	return strings.Join(vs, ""), chains.SaltFromContributions, nil
 }
 
 // Many fixers and contributors at once: one salt is fixed, every fixer
@@ -191,19 +193,19 @@ func testFixSaltRaces(t *testing.T, s *store.Store, _ string) {
 		wg.Add(2)
 		go func() {
 			defer wg.Done()
-			_, err := s.AddContribution(ctx, store.ContributionRecord{ChainID: c.ID, Source: store.SourceOperator,
+			_, err := s.AddContribution(ctx, store.ContributionRecord{ChainID: c.ID, Source: chains.SourceOperator,
 				Name: fmt.Sprint("op-", i), Value: value("0123456789"[i]), ReceivedAt: 20})
 			switch {
 			case err == nil:
 				accepted[i] = true
-			case !errors.Is(err, store.ErrSeedingClosed):
+			case !errors.Is(err, chains.ErrSeedingClosed):
 				errs <- err
 			}
 		}()
 		go func() {
 			defer wg.Done()
 			extra := func(all []store.ContributionRecord) []store.ContributionRecord {
-				return []store.ContributionRecord{{ChainID: c.ID, Source: store.SourceGame, Value: value('f'), ReceivedAt: 30}}
+				return []store.ContributionRecord{{ChainID: c.ID, Source: chains.SourceGame, Value: value('f'), ReceivedAt: 30}}
 			}
 			got, err := s.FixSalt(ctx, c.ID, 30, extra, joinValues)
 			if err != nil {

@@ -9,7 +9,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/crashstudio/crashgame/internal/chains"
 	"github.com/crashstudio/crashgame/internal/store"
 )
 
@@ -29,7 +31,7 @@ func sum(v string) string {
 func commitRevealChain(game string, number, first int64, created store.Millis) store.ChainRecord {
 	c := testChain(game, number, first, created)
 	ends := created + 2000
-	c.ContributionRule, c.RevealEndsAt = store.RuleCommitReveal, &ends
+	c.ContributionRule, c.RevealEndsAt = chains.RuleCommitReveal, &ends
 	return c
 }
 
@@ -44,7 +46,7 @@ func testCommitThenReveal(t *testing.T, s *store.Store, _ string) {
 		t.Fatal(err)
 	}
 	commit := func(name string, v byte, at store.Millis) (store.ContributionRecord, error) {
-		return s.AddCommitment(ctx, store.ContributionRecord{ChainID: c.ID, Source: store.SourceOperator, Name: name, Commitment: sum(value(v)), ReceivedAt: at})
+		return s.AddCommitment(ctx, store.ContributionRecord{ChainID: c.ID, Source: chains.SourceOperator, Name: name, Commitment: sum(value(v)), ReceivedAt: at})
 	}
 	if got, err := commit("acme", 'a', 500); err != nil || got.Commitment != sum(value('a')) || got.Value != "" || got.ReceivedAt != 500 {
 		t.Fatalf("a commitment = %+v, %v", got, err)
@@ -52,13 +54,13 @@ func testCommitThenReveal(t *testing.T, s *store.Store, _ string) {
 	if got, err := commit("acme", 'a', 2500); err != nil || got.ReceivedAt != 500 {
 		t.Fatalf("the same commitment again = %+v, %v; want the first", got, err)
 	}
-	if _, err := commit("acme", 'b', 600); !errors.Is(err, store.ErrContributionConflict) {
+	if _, err := commit("acme", 'b', 600); !errors.Is(err, chains.ErrContributionConflict) {
 		t.Fatalf("another commitment = %v, want ErrContributionConflict", err)
 	}
-	if _, err := commit("beta", 'b', 1010); !errors.Is(err, store.ErrSeedingClosed) {
+	if _, err := commit("beta", 'b', 1010); !errors.Is(err, chains.ErrSeedingClosed) {
 		t.Fatalf("a commitment at the window's end = %v, want ErrSeedingClosed", err)
 	}
-	if _, err := s.AddContribution(ctx, store.ContributionRecord{ChainID: c.ID, Source: store.SourceOperator, Name: "gamma", Value: value('c'), ReceivedAt: 600}); !errors.Is(err, store.ErrCommitRequired) {
+	if _, err := s.AddContribution(ctx, store.ContributionRecord{ChainID: c.ID, Source: chains.SourceOperator, Name: "gamma", Value: value('c'), ReceivedAt: 600}); !errors.Is(err, chains.ErrCommitRequired) {
 		t.Fatalf("a plain value to a commit_reveal chain = %v, want ErrCommitRequired", err)
 	}
 	if _, err := commit("beta", 'b', 900); err != nil {
@@ -67,22 +69,22 @@ func testCommitThenReveal(t *testing.T, s *store.Store, _ string) {
 	reveal := func(name string, v byte, at store.Millis) (store.ContributionRecord, error) {
 		return s.RevealContribution(ctx, c.ID, name, value(v), at)
 	}
-	if _, err := reveal("acme", 'a', 1009); !errors.Is(err, store.ErrRevealNotOpen) {
+	if _, err := reveal("acme", 'a', 1009); !errors.Is(err, chains.ErrRevealNotOpen) {
 		t.Fatalf("a value in the seeding window = %v, want ErrRevealNotOpen", err)
 	}
 	// An operator that did not commit and sends its value in the window (a
 	// client of the plain rule) is told the window, not that it did not commit.
-	if _, err := reveal("gamma", 'c', 1009); !errors.Is(err, store.ErrRevealNotOpen) {
+	if _, err := reveal("gamma", 'c', 1009); !errors.Is(err, chains.ErrRevealNotOpen) {
 		t.Fatalf("a value in the seeding window without a commitment = %v, want ErrRevealNotOpen", err)
 	}
 	rows, err := s.Contributions(ctx, c.ID)
 	if err != nil || len(rows) != 2 || rows[0].Value != "" || rows[1].Value != "" {
 		t.Fatalf("before the seeding window's end the rows hold %+v, %v; want commitments only", rows, err)
 	}
-	if _, err := reveal("gamma", 'c', 1100); !errors.Is(err, store.ErrNoCommitment) {
+	if _, err := reveal("gamma", 'c', 1100); !errors.Is(err, chains.ErrNoCommitment) {
 		t.Fatalf("a value with no commitment = %v, want ErrNoCommitment", err)
 	}
-	if _, err := reveal("acme", 'b', 1100); !errors.Is(err, store.ErrRevealMismatch) {
+	if _, err := reveal("acme", 'b', 1100); !errors.Is(err, chains.ErrRevealMismatch) {
 		t.Fatalf("another value = %v, want ErrRevealMismatch", err)
 	}
 	got, err := reveal("acme", 'a', 1010)
@@ -93,29 +95,30 @@ func testCommitThenReveal(t *testing.T, s *store.Store, _ string) {
 		t.Fatalf("the same value again = %+v, %v; want the first", again, err)
 	}
 	// A replica whose clock lags cannot add a commitment once a value is out.
-	if _, err := commit("late", 'd', 1000); !errors.Is(err, store.ErrSeedingClosed) {
+	if _, err := commit("late", 'd', 1000); !errors.Is(err, chains.ErrSeedingClosed) {
 		t.Fatalf("a commitment after a reveal = %v, want ErrSeedingClosed", err)
 	}
-	if _, err := reveal("beta", 'b', 2010); !errors.Is(err, store.ErrRevealClosed) {
+	if _, err := reveal("beta", 'b', 2010); !errors.Is(err, chains.ErrRevealClosed) {
 		t.Fatalf("a value at the reveal window's end = %v, want ErrRevealClosed", err)
 	}
-	rows, err = s.Contributions(ctx, c.ID)
-	if err != nil || len(rows) != 2 || rows[1].Name != "beta" || !rows[1].Withheld() || rows[1].SaltValue() != sum(value('b')) ||
-		rows[0].Withheld() || rows[0].SaltValue() != value('a') {
-		t.Fatalf("rows %+v, %v; want acme revealed, beta withheld (its commitment stands in)", rows, err)
+	// As package chains reads them (through the store's repository).
+	shown, err := s.HashChains().Contributions(ctx, c.ID)
+	if err != nil || len(shown) != 2 || shown[1].Name != "beta" || !shown[1].Withheld() || shown[1].SaltValue() != sum(value('b')) ||
+		shown[0].Withheld() || shown[0].SaltValue() != value('a') {
+		t.Fatalf("contributions %+v, %v; want acme revealed, beta withheld (its commitment stands in)", shown, err)
 	}
 
 	plain := testChain("crash", 2, 1001, 10)
 	if err := s.InsertChain(ctx, plain); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := s.ChainByID(ctx, plain.ID); err != nil || got.ContributionRule != store.RulePlain || got.RevealEndsAt != nil {
+	if got, err := s.ChainByID(ctx, plain.ID); err != nil || got.ContributionRule != chains.RulePlain || got.RevealEndsAt != nil {
 		t.Fatalf("a chain inserted with no rule = %+v, %v; want plain", got, err)
 	}
-	if _, err := s.AddCommitment(ctx, store.ContributionRecord{ChainID: plain.ID, Source: store.SourceOperator, Name: "acme", Commitment: sum(value('a')), ReceivedAt: 20}); !errors.Is(err, store.ErrPlainChain) {
+	if _, err := s.AddCommitment(ctx, store.ContributionRecord{ChainID: plain.ID, Source: chains.SourceOperator, Name: "acme", Commitment: sum(value('a')), ReceivedAt: 20}); !errors.Is(err, chains.ErrPlainChain) {
 		t.Fatalf("a commitment to a plain chain = %v, want ErrPlainChain", err)
 	}
-	if _, err := s.RevealContribution(ctx, plain.ID, "acme", value('a'), 20); !errors.Is(err, store.ErrPlainChain) {
+	if _, err := s.RevealContribution(ctx, plain.ID, "acme", value('a'), 20); !errors.Is(err, chains.ErrPlainChain) {
 		t.Fatalf("a reveal to a plain chain = %v, want ErrPlainChain", err)
 	}
 }
@@ -133,7 +136,7 @@ func testRevealsRaceFixSalt(t *testing.T, s *store.Store, _ string) {
 	}
 	const n = 8
 	for i := range n {
-		if _, err := s.AddCommitment(ctx, store.ContributionRecord{ChainID: c.ID, Source: store.SourceOperator,
+		if _, err := s.AddCommitment(ctx, store.ContributionRecord{ChainID: c.ID, Source: chains.SourceOperator,
 			Name: fmt.Sprint("op-", i), Commitment: sum(value("0123456789"[i])), ReceivedAt: 20}); err != nil {
 			t.Fatal(err)
 		}
@@ -142,13 +145,13 @@ func testRevealsRaceFixSalt(t *testing.T, s *store.Store, _ string) {
 	salts := make([]string, n)
 	revealed := make([]bool, n)
 	errs := make(chan error, 2*n)
-	saltValues := func(_ store.ChainRecord, all []store.ContributionRecord) (string, string, error) {
+	saltValues := func(_ chains.Chain, all []chains.Contribution) (string, string, error) {
 		var vs []string
 		for _, r := range all {
 			vs = append(vs, r.SaltValue())
 		}
 		slices.Sort(vs)
-		return strings.Join(vs, ""), store.SaltFromContributions, nil
+		return strings.Join(vs, ""), chains.SaltFromContributions, nil
 	}
 	for i := range n {
 		wg.Add(2)
@@ -158,13 +161,14 @@ func testRevealsRaceFixSalt(t *testing.T, s *store.Store, _ string) {
 			switch {
 			case err == nil:
 				revealed[i] = true
-			case !errors.Is(err, store.ErrRevealClosed):
+			case !errors.Is(err, chains.ErrRevealClosed):
 				errs <- err
 			}
 		}()
 		go func() {
 			defer wg.Done()
-			got, err := s.FixSalt(ctx, c.ID, 2000, noExtra, saltValues)
+			got, err := s.HashChains().FixSalt(ctx, c.ID, time.UnixMilli(2000),
+				func([]chains.Contribution) []chains.Contribution { return nil }, saltValues)
 			if err != nil {
 				errs <- err
 				return
@@ -220,20 +224,20 @@ func TestMigration0011KeepsPlainChains(t *testing.T) {
 			}
 			runFile(t, s, "0011_commit_reveal.tx.up.sql")
 			c, err := s.ChainByID(ctx, "crash-c1")
-			if err != nil || c.ContributionRule != store.RulePlain || c.RevealEndsAt != nil || c.SaltDueAt() != 1005 ||
+			if err != nil || c.ContributionRule != chains.RulePlain || c.RevealEndsAt != nil || c.SeedingEndsAt != 1005 ||
 				c.Salt == nil || *c.Salt != strings.Repeat("5a", 32) {
 				t.Fatalf("the chain after 0011: %+v, %v; want it plain, its salt kept", c, err)
 			}
 			rows, err := s.Contributions(ctx, "crash-c1")
 			if err != nil || len(rows) != 2 || rows[0].Value != value('a') || rows[0].ReceivedAt != 600 || rows[0].Commitment != "" ||
-				rows[0].Withheld() || rows[1].Value != value('b') {
+				rows[1].Value != value('b') {
 				t.Fatalf("contributions after 0011: %+v, %v; want them as they were", rows, err)
 			}
 			// The upgraded store takes commit_reveal chains.
 			if err := s.InsertChain(ctx, commitRevealChain("crash", 2, 101, 2000)); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := s.AddCommitment(ctx, store.ContributionRecord{ChainID: "crash-c2", Source: store.SourceOperator, Name: "acme",
+			if _, err := s.AddCommitment(ctx, store.ContributionRecord{ChainID: "crash-c2", Source: chains.SourceOperator, Name: "acme",
 				Commitment: sum(value('c')), ReceivedAt: 2500}); err != nil {
 				t.Fatal(err)
 			}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/crashstudio/crashgame/internal/chains"
 	"github.com/crashstudio/crashgame/internal/store"
 )
 
@@ -68,7 +69,7 @@ func TestMigrationKeepsPlayedRoundsOfTheOldChain(t *testing.T) {
 
 			c, err := s.CurrentChain(ctx, "crash")
 			if err != nil || c.ID != "crash-c1" || c.Number != 1 || c.FirstSeq != 3 || c.LastSeq == nil || *c.LastSeq != 5 ||
-				c.SealedSeed != nil || c.Salt == nil || *c.Salt != "old-salt" || *c.SaltSource != store.SaltLegacy ||
+				c.SealedSeed != nil || c.Salt == nil || *c.Salt != "old-salt" || *c.SaltSource != chains.SaltLegacy ||
 				c.RTPBasisPts != 9700 || c.MaxMultiplier != 100000 || c.Terminal != strings.Repeat("7e", 32) {
 				t.Fatalf("the old chain after 0007: %+v, %v", c, err)
 			}
@@ -191,11 +192,11 @@ func TestMigration0013ChainsBeforeNameNoBeaconRound(t *testing.T) {
 			}
 			runFile(t, s, "0013_beacon_rounds.tx.up.sql")
 			c, err := s.ChainByID(ctx, "crash-c1")
-			if err != nil || c.Beacon.Named() || c.Beacon != (store.ChainBeacon{}) || c.Salt == nil || *c.Salt != strings.Repeat("5a", 32) {
+			if err != nil || c.Beacon.Network != "" || c.Beacon != (store.ChainBeacon{}) || c.Salt == nil || *c.Salt != strings.Repeat("5a", 32) {
 				t.Fatalf("the chain after 0013: %+v, %v; want no beacon round, its salt kept", c, err)
 			}
 			list, err := s.Contributions(ctx, "crash-c1")
-			if err != nil || len(list) != 1 || list[0].Source != store.SourceBeacon || list[0].Value != strings.Repeat("be", 32) {
+			if err != nil || len(list) != 1 || list[0].Source != chains.SourceBeacon || list[0].Value != strings.Repeat("be", 32) {
 				t.Fatalf("contributions after 0013: %+v, %v; want the configured beacon value kept", list, err)
 			}
 			for _, q := range []string{

@@ -17,6 +17,10 @@
 // operator-sim's ledger lives in its own SQLite database and package,
 // internal/store/ledger. No package outside internal/store imports bun.
 //
+// A domain package that declares its repository over its own types gets it
+// from a method of Store that converts (one *_repo.go file a domain):
+// Tickets, Freebets, Movements, BackOffice, Reconcile, HashChains.
+//
 // A transaction travels in the context (InTx, tx.go): a domain package makes
 // several writes atomic by calling the store's methods with the context InTx
 // gives it, and never names a database type.

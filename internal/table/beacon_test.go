@@ -11,8 +11,8 @@ import (
 	"github.com/crashstudio/crashgame/gen/table"
 	"github.com/crashstudio/crashgame/internal/beacon"
 	"github.com/crashstudio/crashgame/internal/beacon/beacontest"
+	"github.com/crashstudio/crashgame/internal/chains"
 	"github.com/crashstudio/crashgame/internal/engine"
-	"github.com/crashstudio/crashgame/internal/store"
 )
 
 // A chain that names a beacon round publishes the round and the network's
@@ -25,19 +25,19 @@ func TestChainDocumentPublishesItsBeaconRound(t *testing.T) {
 	e := newEnv(t, envOptions{betting: 300 * time.Millisecond})
 	ctx := t.Context()
 	bn := beacontest.New(t, beacontest.Options{})
-	revealEnds := store.Millis(bn.Network.Genesis.Add(time.Hour).UnixMilli())
-	round := bn.Network.FirstRoundAfter(revealEnds.Time().Add(bn.Network.Period))
-	named := store.ChainBeacon{Network: bn.Network.Name, ChainHash: bn.Network.ChainHash, PublicKey: hex.EncodeToString(bn.Network.PublicKey),
-		Genesis: bn.Network.Genesis.Unix(), PeriodS: 3, Round: int64(round), RoundAt: store.MillisOf(bn.Network.TimeOf(round))}
-	rec := store.ChainRecord{ID: "other-c1", GameID: "other", Number: 1, FirstSeq: 1, Length: 10,
+	revealEnds := time.UnixMilli(bn.Network.Genesis.Add(time.Hour).UnixMilli()).UTC()
+	round := bn.Network.FirstRoundAfter(revealEnds.Add(bn.Network.Period))
+	named := chains.Beacon{Network: bn.Network.Name, ChainHash: bn.Network.ChainHash, PublicKey: hex.EncodeToString(bn.Network.PublicKey),
+		Genesis: bn.Network.Genesis.Unix(), PeriodS: 3, Round: int64(round), RoundAt: time.UnixMilli(bn.Network.TimeOf(round).UnixMilli()).UTC()}
+	rec := chains.Chain{ID: "other-c1", GameID: "other", Number: 1, FirstSeq: 1, Length: 10,
 		Terminal: strings.Repeat("ab", 32), RTPBasisPts: 9700, MaxMultiplier: 100000, FormulaVersion: 1,
-		SealedSeed: []byte("sealed"), CreatedAt: revealEnds - 7000, SeedingEndsAt: revealEnds - 2000,
-		ContributionRule: store.RuleCommitReveal, RevealEndsAt: &revealEnds, Beacon: named}
-	if err := e.st.InsertChain(ctx, rec); err != nil {
+		SealedSeed: []byte("sealed"), CreatedAt: revealEnds.Add(-7 * time.Second), SeedingEndsAt: revealEnds.Add(-2 * time.Second),
+		ContributionRule: chains.RuleCommitReveal, RevealEndsAt: &revealEnds, Beacon: named}
+	if err := e.st.HashChains().InsertChain(ctx, rec); err != nil {
 		t.Fatal(err)
 	}
 	doc := decode[table.Chain](t, e.call(t, "GET", "/fairness/chains/"+rec.ID, "", nil))
-	if b := doc.Beacon; b == nil || b.Round != int64(round) || b.RoundTime != int64(named.RoundAt) || b.Network != "beacontest" ||
+	if b := doc.Beacon; b == nil || b.Round != int64(round) || b.RoundTime != named.RoundAt.UnixMilli() || b.Network != "beacontest" ||
 		b.ChainHash != named.ChainHash || b.PublicKey != named.PublicKey || b.GenesisTime != named.Genesis || b.PeriodS != 3 ||
 		b.Scheme != beacon.Scheme || b.Signature != nil || b.Randomness != nil || doc.Status != table.ChainStatusSeeding {
 		t.Fatalf("the beacon of a chain waiting for its round: %+v (status %s)", b, doc.Status)
@@ -47,8 +47,8 @@ func TestChainDocumentPublishesItsBeaconRound(t *testing.T) {
 		if err := e.st.SetBeaconSignature(ctx, rec.ID, v.SignatureHex()); err != nil {
 			return err
 		}
-		_, err := e.st.FixSalt(ctx, rec.ID, named.RoundAt, func([]store.ContributionRecord) []store.ContributionRecord {
-			return []store.ContributionRecord{{ChainID: rec.ID, Source: store.SourceBeacon, Name: engine.BeaconLabel(named),
+		_, err := e.st.HashChains().FixSalt(ctx, rec.ID, named.RoundAt, func([]chains.Contribution) []chains.Contribution {
+			return []chains.Contribution{{ChainID: rec.ID, Source: chains.SourceBeacon, Name: engine.BeaconLabel(named),
 				Value: v.RandomnessHex(), ReceivedAt: named.RoundAt}}
 		}, engine.MakeSalt)
 		return err

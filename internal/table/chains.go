@@ -10,28 +10,23 @@ import (
 
 	"github.com/crashstudio/crashgame/gen/table"
 	"github.com/crashstudio/crashgame/internal/beacon"
+	"github.com/crashstudio/crashgame/internal/chains"
 	"github.com/crashstudio/crashgame/internal/fairness"
-	"github.com/crashstudio/crashgame/internal/store"
 )
 
 // CheckpointEvery is the spacing of a chain's published checkpoints: the
 // hash of every ended round whose position is a multiple of it.
 const CheckpointEvery = 1000
 
-// Chains is what the public fairness routes read of the hash chains: every
-// chain, past and present, its contributions, checkpoints and ended rounds.
-// *store.Store satisfies it.
+// Chains is what the public fairness routes read of the hash chains (package
+// chains' repository): every chain, past and present, and its
+// contributions. Their rounds are read through Records.
 type Chains interface {
-	CurrentChain(ctx context.Context, gameID string) (store.ChainRecord, error)
-	ChainByID(ctx context.Context, id string) (store.ChainRecord, error)
-	Chains(ctx context.Context, gameID, before string, limit int) ([]store.ChainRecord, error)
-	Contributions(ctx context.Context, chainID string) ([]store.ContributionRecord, error)
-	ChainRounds(ctx context.Context, chainID string, from int64, limit int) ([]store.RoundRecord, error)
-	ChainCheckpoints(ctx context.Context, chainID string, every, through int64) ([]store.RoundRecord, error)
-	ChainVoids(ctx context.Context, chainID string) ([]store.RoundRecord, error)
+	CurrentChain(ctx context.Context, gameID string) (chains.Chain, error)
+	ChainByID(ctx context.Context, id string) (chains.Chain, error)
+	Chains(ctx context.Context, gameID, before string, limit int) ([]chains.Chain, error)
+	Contributions(ctx context.Context, chainID string) ([]chains.Contribution, error)
 }
-
-var _ Chains = (*store.Store)(nil)
 
 func (e errorResponse) VisitListChainsResponse(w http.ResponseWriter) error      { return e.visit(w) }
 func (e errorResponse) VisitGetChainResponse(w http.ResponseWriter) error        { return e.visit(w) }
@@ -39,13 +34,13 @@ func (e errorResponse) VisitListChainRoundsResponse(w http.ResponseWriter) error
 
 // chainBeacon is the chain's beacon as published (nil when it names none),
 // with its signature and randomness once the salt is fixed.
-func chainBeacon(rec store.ChainRecord) (*table.ChainBeacon, error) {
+func chainBeacon(rec chains.Chain) (*table.ChainBeacon, error) {
 	b := rec.Beacon
 	if !b.Named() {
 		return nil, nil
 	}
 	out := &table.ChainBeacon{Network: b.Network, ChainHash: b.ChainHash, PublicKey: b.PublicKey,
-		GenesisTime: b.Genesis, PeriodS: b.PeriodS, Scheme: beacon.Scheme, Round: b.Round, RoundTime: int64(b.RoundAt)}
+		GenesisTime: b.Genesis, PeriodS: b.PeriodS, Scheme: beacon.Scheme, Round: b.Round, RoundTime: b.RoundAt.UnixMilli()}
 	if b.Signature != "" && rec.Salt != nil {
 		sig, err := hex.DecodeString(b.Signature)
 		if err != nil {
@@ -60,21 +55,21 @@ func chainBeacon(rec store.ChainRecord) (*table.ChainBeacon, error) {
 
 // contributionOf is a contribution to a fixed salt as published: its value,
 // its commitment and reveal when it was committed first, and who made it.
-func contributionOf(c store.ContributionRecord) table.Contribution {
+func contributionOf(c chains.Contribution) table.Contribution {
 	value := c.SaltValue()
-	item := table.Contribution{Source: table.ContributionSource(c.Source), Value: &value, ReceivedAt: int64(c.ReceivedAt)}
+	item := table.Contribution{Source: table.ContributionSource(c.Source), Value: &value, ReceivedAt: c.ReceivedAt.UnixMilli()}
 	if c.Commitment != "" {
 		withheld := c.Withheld()
 		item.Commitment, item.Withheld = &c.Commitment, &withheld
 		if c.RevealedAt != nil {
-			at := int64(*c.RevealedAt)
+			at := c.RevealedAt.UnixMilli()
 			item.RevealedAt = &at
 		}
 	}
 	switch c.Source {
-	case store.SourceOperator:
+	case chains.SourceOperator:
 		item.Operator = &c.Name
-	case store.SourceBeacon:
+	case chains.SourceBeacon:
 		item.Label = &c.Name
 	}
 	return item
@@ -83,20 +78,20 @@ func contributionOf(c store.ContributionRecord) table.Contribution {
 // chainDocument is a chain as published: its contributions once its salt is
 // fixed (they are what the salt is made of), and before that the operators'
 // commitments of a commit_reveal chain, never a value; its checkpoints.
-func (a *api) chainDocument(ctx context.Context, rec store.ChainRecord) (table.Chain, error) {
+func (a *api) chainDocument(ctx context.Context, rec chains.Chain) (table.Chain, error) {
 	doc := table.Chain{
 		ChainId: rec.ID, GameId: rec.GameID, Number: rec.Number, TerminalHash: rec.Terminal,
 		Length: rec.Length, FirstSeq: rec.FirstSeq, LastSeq: rec.LastSeq,
 		RtpBp: int32Of(rec.RTPBasisPts), MaxMultiplier: rec.MaxMultiplier,
 		FormulaVersion: int32Of(rec.FormulaVersion), Formula: fairness.Formula,
-		CreatedAt: int64(rec.CreatedAt), SeedingEndsAt: int64(rec.SeedingEndsAt),
+		CreatedAt: rec.CreatedAt.UnixMilli(), SeedingEndsAt: rec.SeedingEndsAt.UnixMilli(),
 		Status:        table.ChainStatusActive,
 		Contributions: []table.Contribution{}, Checkpoints: []table.Checkpoint{},
 	}
 	rule := rec.ContributionRule
 	doc.ContributionRule = &rule
 	if rec.RevealEndsAt != nil {
-		ends := int64(*rec.RevealEndsAt)
+		ends := rec.RevealEndsAt.UnixMilli()
 		doc.RevealEndsAt = &ends
 	}
 	var err error
@@ -107,14 +102,14 @@ func (a *api) chainDocument(ctx context.Context, rec store.ChainRecord) (table.C
 	case rec.LastSeq != nil:
 		doc.Status = table.ChainStatusRetired
 		if rec.RetiredAt != nil {
-			at := int64(*rec.RetiredAt)
+			at := rec.RetiredAt.UnixMilli()
 			doc.RetiredAt = &at
 		}
 	case rec.Salt == nil:
 		doc.Status = table.ChainStatusSeeding
 	}
 	if rec.Salt == nil {
-		if rec.ContributionRule != store.RuleCommitReveal {
+		if rec.ContributionRule != chains.RuleCommitReveal {
 			return doc, nil
 		}
 		// The commitments, as they arrive; no value before the salt is fixed.
@@ -123,14 +118,14 @@ func (a *api) chainDocument(ctx context.Context, rec store.ChainRecord) (table.C
 			return doc, err
 		}
 		for _, c := range contributions {
-			if c.Source == store.SourceOperator && c.Commitment != "" {
+			if c.Source == chains.SourceOperator && c.Commitment != "" {
 				doc.Contributions = append(doc.Contributions, table.Contribution{Source: c.Source, Operator: &c.Name,
-					Commitment: &c.Commitment, ReceivedAt: int64(c.ReceivedAt)})
+					Commitment: &c.Commitment, ReceivedAt: c.ReceivedAt.UnixMilli()})
 			}
 		}
 		return doc, nil
 	}
-	fixed, source := int64(*rec.SaltFixedAt), table.ChainSaltSource(*rec.SaltSource)
+	fixed, source := rec.SaltFixedAt.UnixMilli(), table.ChainSaltSource(*rec.SaltSource)
 	doc.Salt, doc.SaltFixedAt, doc.SaltSource = rec.Salt, &fixed, &source
 	contributions, err := a.s.chains.Contributions(ctx, rec.ID)
 	if err != nil {
@@ -139,7 +134,7 @@ func (a *api) chainDocument(ctx context.Context, rec store.ChainRecord) (table.C
 	for _, c := range contributions {
 		doc.Contributions = append(doc.Contributions, contributionOf(c))
 	}
-	checkpoints, err := a.s.chains.ChainCheckpoints(ctx, rec.ID, CheckpointEvery, rec.Length)
+	checkpoints, err := a.s.records.ChainCheckpoints(ctx, rec.ID, CheckpointEvery, rec.Length)
 	if err != nil {
 		return doc, err
 	}
@@ -173,7 +168,7 @@ func (a *api) ListChains(ctx context.Context, req table.ListChainsRequestObject)
 	// One more than asked tells whether another page follows.
 	recs, err := a.s.chains.Chains(ctx, game, before, n+1)
 	switch {
-	case errors.Is(err, store.ErrChainNotFound):
+	case errors.Is(err, chains.ErrChainNotFound):
 		return a.fail(ctx, http.StatusNotFound, table.ErrorCodeUnknownChain), nil
 	case err != nil:
 		return a.internal(ctx, "listing chains failed", err), nil
@@ -198,7 +193,7 @@ func (a *api) ListChains(ctx context.Context, req table.ListChainsRequestObject)
 func (a *api) GetChain(ctx context.Context, req table.GetChainRequestObject) (table.GetChainResponseObject, error) {
 	rec, err := a.s.chains.ChainByID(ctx, req.ChainId)
 	switch {
-	case errors.Is(err, store.ErrChainNotFound):
+	case errors.Is(err, chains.ErrChainNotFound):
 		return a.fail(ctx, http.StatusNotFound, table.ErrorCodeUnknownChain), nil
 	case err != nil:
 		return a.internal(ctx, "reading a chain failed", err), nil
@@ -225,12 +220,12 @@ func (a *api) ListChainRounds(ctx context.Context, req table.ListChainRoundsRequ
 		}
 		n = int(*l)
 	}
-	if _, err := a.s.chains.ChainByID(ctx, req.ChainId); errors.Is(err, store.ErrChainNotFound) {
+	if _, err := a.s.chains.ChainByID(ctx, req.ChainId); errors.Is(err, chains.ErrChainNotFound) {
 		return a.fail(ctx, http.StatusNotFound, table.ErrorCodeUnknownChain), nil
 	} else if err != nil {
 		return a.internal(ctx, "reading a chain failed", err), nil
 	}
-	recs, err := a.s.chains.ChainRounds(ctx, req.ChainId, from, n)
+	recs, err := a.s.records.ChainRounds(ctx, req.ChainId, from, n)
 	if err != nil {
 		return a.internal(ctx, "listing a chain's rounds failed", err), nil
 	}
@@ -256,7 +251,7 @@ func (a *api) GetFairness(ctx context.Context, _ table.GetFairnessRequestObject)
 	}
 	rec, err := a.s.chains.CurrentChain(ctx, sess.GameID)
 	switch {
-	case errors.Is(err, store.ErrChainNotFound):
+	case errors.Is(err, chains.ErrChainNotFound):
 		return a.fail(ctx, http.StatusNotFound, table.ErrorCodeUnknownChain), nil
 	case err != nil:
 		return a.internal(ctx, "reading the chain failed", err), nil

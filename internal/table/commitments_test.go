@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/crashstudio/crashgame/gen/table"
+	"github.com/crashstudio/crashgame/internal/chains"
 	"github.com/crashstudio/crashgame/internal/store"
 )
 
@@ -23,7 +24,7 @@ func TestChainDocumentPublishesCommitmentsThenValues(t *testing.T) {
 	ends, revealEnds := store.Millis(2000), store.Millis(3000)
 	rec := store.ChainRecord{ID: "other-c1", GameID: "other", Number: 1, FirstSeq: 1, Length: 10,
 		Terminal: strings.Repeat("ab", 32), RTPBasisPts: 9700, MaxMultiplier: 100000, FormulaVersion: 1,
-		SealedSeed: []byte("sealed"), CreatedAt: 1000, SeedingEndsAt: ends, ContributionRule: store.RuleCommitReveal, RevealEndsAt: &revealEnds}
+		SealedSeed: []byte("sealed"), CreatedAt: 1000, SeedingEndsAt: ends, ContributionRule: chains.RuleCommitReveal, RevealEndsAt: &revealEnds}
 	if err := e.st.InsertChain(ctx, rec); err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +35,7 @@ func TestChainDocumentPublishesCommitmentsThenValues(t *testing.T) {
 		return hex.EncodeToString(sum[:])
 	}
 	for op, v := range map[string]string{"acme": acme, "zeta": zeta} {
-		if _, err := e.st.AddCommitment(ctx, store.ContributionRecord{ChainID: rec.ID, Source: store.SourceOperator, Name: op, Commitment: commit(v), ReceivedAt: 1500}); err != nil {
+		if _, err := e.st.AddCommitment(ctx, store.ContributionRecord{ChainID: rec.ID, Source: chains.SourceOperator, Name: op, Commitment: commit(v), ReceivedAt: 1500}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -56,7 +57,7 @@ func TestChainDocumentPublishesCommitmentsThenValues(t *testing.T) {
 		t.Fatalf("a revealed value is published before the salt is fixed: %s", body)
 	}
 	saltValues := func(_ store.ChainRecord, all []store.ContributionRecord) (string, string, error) {
-		return strings.Repeat("5a", 32), store.SaltFromContributions, nil
+		return strings.Repeat("5a", 32), chains.SaltFromContributions, nil
 	}
 	if _, err := e.st.FixSalt(ctx, rec.ID, revealEnds, func([]store.ContributionRecord) []store.ContributionRecord { return nil }, saltValues); err != nil {
 		t.Fatal(err)

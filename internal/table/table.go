@@ -194,11 +194,16 @@ type Config struct {
 }
 
 // Records is what the player API reads of the game's records: a player's bets
-// (their history, the current round's for the stream) and the finished rounds
-// of a game (their hashes are public once crashed). *store.Store satisfies it.
+// (their history, the current round's for the stream), the finished rounds
+// of a game (their hashes are public once crashed), and a chain's ended
+// rounds, checkpoints and void rounds for the public fairness routes.
+// *store.Store satisfies it.
 type Records interface {
 	Bets(ctx context.Context, f store.BetFilter) ([]store.BetRecord, error)
 	RecentRounds(ctx context.Context, gameID string, limit int) ([]store.RoundRecord, error)
+	ChainRounds(ctx context.Context, chainID string, from int64, limit int) ([]store.RoundRecord, error)
+	ChainCheckpoints(ctx context.Context, chainID string, every, through int64) ([]store.RoundRecord, error)
+	ChainVoids(ctx context.Context, chainID string) ([]store.RoundRecord, error)
 }
 
 var _ Records = (*store.Store)(nil)

@@ -4,15 +4,15 @@ import (
 	"context"
 
 	"github.com/crashstudio/crashgame/gen/table"
+	"github.com/crashstudio/crashgame/internal/chains"
 	"github.com/crashstudio/crashgame/internal/fairness"
-	"github.com/crashstudio/crashgame/internal/store"
 )
 
 // chainVoids is a chain's void rounds as published, with the test of whether
 // those that never took off lean toward high crash points (package fairness,
 // docs/fairness.md).
-func (a *api) chainVoids(ctx context.Context, rec store.ChainRecord) (table.ChainVoids, error) {
-	recs, err := a.s.chains.ChainVoids(ctx, rec.ID)
+func (a *api) chainVoids(ctx context.Context, rec chains.Chain) (table.ChainVoids, error) {
+	recs, err := a.s.records.ChainVoids(ctx, rec.ID)
 	if err != nil {
 		return table.ChainVoids{}, err
 	}
