@@ -301,7 +301,7 @@ func playThrough(t *testing.T, w *Session, ss []*Session, n int) (accepted int) 
 // leads until its lease runs out. Another replica takes the lease at a
 // higher epoch and settles the interrupted round by the fail-over rule
 // (RB-5). Nothing the former leader tried to commit lands once the lease is
-// taken over (the fence, store.ErrFenced): no round row carries its epoch
+// taken over (the fence, leadership.ErrFenced): no round row carries its epoch
 // after the new leader's first round. Reconnected, it steps down and follows;
 // nothing is settled twice.
 func TestClusterLeaderPartitioned(t *testing.T) {

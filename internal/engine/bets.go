@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/crashstudio/crashgame/internal/leadership"
 	"github.com/crashstudio/crashgame/internal/movements"
 	"github.com/crashstudio/crashgame/internal/round"
 	"github.com/crashstudio/crashgame/internal/store"
@@ -263,7 +264,7 @@ func (t *Table) settleDebit(b *liveBet, rec store.BetRecord, res wallet.Result, 
 	}
 	if cerr := <-d.done; cerr != nil {
 		switch {
-		case errors.Is(cerr, store.ErrFenced):
+		case errors.Is(cerr, leadership.ErrFenced):
 			// The term ended: the next leader's recovery voids the pending
 			// bet and rolls it back, whatever the wallet said; the bet shows
 			// on the stream as that leader settles it.

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/crashstudio/crashgame/internal/leadership"
 	"github.com/crashstudio/crashgame/internal/movements"
-	"github.com/crashstudio/crashgame/internal/store"
 )
 
 // outbox gathers the movements that the jobs of one transaction queue, so that
@@ -73,7 +73,7 @@ func (t *Table) commitJobs(ctx context.Context, jobs []job) error {
 		}
 		return t.cfg.Outbox.EnqueueMany(ctx, o.moves, o.at)
 	})
-	if errors.Is(err, store.ErrFenced) {
+	if errors.Is(err, leadership.ErrFenced) {
 		// Another replica leads the table now: what the player asked for is
 		// that leader's to settle, and the player is told the table changes
 		// hands (ErrTableUnavailable), never that the server failed.

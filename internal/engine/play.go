@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/crashstudio/crashgame/internal/fairness"
+	"github.com/crashstudio/crashgame/internal/leadership"
 	"github.com/crashstudio/crashgame/internal/movements"
 	"github.com/crashstudio/crashgame/internal/round"
 	"github.com/crashstudio/crashgame/internal/store"
@@ -30,7 +31,7 @@ func (t *Table) playRound(ctx context.Context, seq int64) (int64, step) {
 		return seq, t.abandon("lease lost during betting")
 	}
 	if err := t.takeOff(); err != nil {
-		if errors.Is(err, store.ErrFenced) {
+		if errors.Is(err, leadership.ErrFenced) {
 			return seq, t.abandon("lease lost at take-off")
 		}
 		t.logger.Error("take-off failed; voiding the round", "round_id", t.cur.rec.ID, "err", err)
@@ -58,7 +59,7 @@ func (t *Table) playRound(ctx context.Context, seq int64) (int64, step) {
 func (t *Table) openRound(ctx context.Context, seq int64) (int64, step) {
 	ready, err := t.prepareChain(ctx, seq)
 	switch {
-	case errors.Is(err, store.ErrFenced):
+	case errors.Is(err, leadership.ErrFenced):
 		return seq, stepEnd
 	case err != nil:
 		t.logger.Error("preparing the hash chain failed; retrying", "seq", seq, "err", err)
@@ -76,12 +77,12 @@ func (t *Table) openRound(ctx context.Context, seq int64) (int64, step) {
 	switch {
 	case err == nil:
 		return seq, stepPlay
-	case errors.Is(err, errTermOver) || (!errors.Is(err, store.ErrFenced) && !t.lease.Live()):
+	case errors.Is(err, errTermOver) || (!errors.Is(err, leadership.ErrFenced) && !t.lease.Live()):
 		// Nothing opened, or an insert cut at the term's deadline (if it
 		// committed after all, the next leader voids it).
 		t.resign(ctx, "the lease ran out before the round opened", true)
 		return seq, stepEnd
-	case errors.Is(err, store.ErrFenced):
+	case errors.Is(err, leadership.ErrFenced):
 		t.logger.Warn("another replica leads the table now", "epoch", t.epoch)
 		return seq, stepEnd
 	}
@@ -355,7 +356,7 @@ func (t *Table) commitHard(what string, fn func(ctx context.Context) error) erro
 		if err = t.commit.Do(context.Background(), job{epoch: t.epoch, run: fn}); err == nil {
 			return nil
 		}
-		if errors.Is(err, store.ErrFenced) {
+		if errors.Is(err, leadership.ErrFenced) {
 			return err // another replica leads: it settles the round
 		}
 		t.logger.Error("commit failed; retrying", "what", what, "attempt", attempt, "err", err)

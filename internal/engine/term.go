@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/crashstudio/crashgame/internal/leadership"
-	"github.com/crashstudio/crashgame/internal/store"
 )
 
 // errTermOver: the current term's deadline passed before a write of it
@@ -94,7 +93,7 @@ func (t *Table) recover(ctx context.Context) bool {
 		case err == nil:
 			t.announce(rec)
 			return true
-		case errors.Is(err, store.ErrFenced):
+		case errors.Is(err, leadership.ErrFenced):
 			return false
 		}
 		t.logger.Error("recovery failed; retrying", "err", err)

@@ -4,12 +4,18 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base32"
+	"errors"
 	"log/slog"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 )
+
+// ErrFenced: the lease of the table is held at another epoch; the caller is
+// no longer its leader. The database's fence (a check inside each of a
+// leader's transactions) answers it, and the transaction rolls back.
+var ErrFenced = errors.New("leadership: fenced: the table's lease is held at another epoch")
 
 // Store is the lease in the database, named by the table's game. The
 // database counts a lease's TTL on its own clock, from a moment no earlier

@@ -7,15 +7,15 @@ import (
 
 	"github.com/crashstudio/crashgame/internal/cluster"
 	"github.com/crashstudio/crashgame/internal/engine"
+	"github.com/crashstudio/crashgame/internal/leadership"
 	"github.com/crashstudio/crashgame/internal/round"
-	"github.com/crashstudio/crashgame/internal/store"
 )
 
 // A refusal of the leader reaches the requester as the same engine error, so
 // that a player on any replica gets the code the leader's own player would.
 func TestRefusalsCrossTheCluster(t *testing.T) {
 	t.Parallel()
-	fenced := fmt.Errorf("engine: commit cashout: commit: %w: %w", engine.ErrTableUnavailable, store.ErrFenced)
+	fenced := fmt.Errorf("engine: commit cashout: commit: %w: %w", engine.ErrTableUnavailable, leadership.ErrFenced)
 	cases := []struct {
 		name string
 		err  error

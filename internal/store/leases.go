@@ -7,14 +7,12 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/crashstudio/crashgame/internal/leadership"
 	"github.com/uptrace/bun"
 )
 
 // Errors of the leases.
 var (
-	// ErrFenced: the lease of the table is held at another epoch; the caller
-	// is no longer its leader.
-	ErrFenced = errors.New("store: fenced: the table's lease is held at another epoch")
 	// ErrLeaseNotFound: no lease of this game was ever taken.
 	ErrLeaseNotFound = errors.New("store: lease not found")
 )
@@ -150,7 +148,7 @@ func (s *Store) ReleaseLease(ctx context.Context, gameID, holder string, epoch i
 	return err
 }
 
-// CheckLease fails with ErrFenced unless the lease of gameID has epoch (no
+// CheckLease fails with leadership.ErrFenced unless the lease of gameID has epoch (no
 // lease at all is fenced too). Call it inside InTx: on PostgreSQL it locks the
 // lease row FOR KEY SHARE until the transaction ends. A takeover
 // (AcquireLease) locks the row FOR UPDATE first, so it waits for the
@@ -168,11 +166,11 @@ func (s *Store) CheckLease(ctx context.Context, gameID string, epoch int64) erro
 	err := q.Scan(ctx, &held)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
-		return fmt.Errorf("%w: %s has no lease, checked at epoch %d", ErrFenced, gameID, epoch)
+		return fmt.Errorf("%w: %s has no lease, checked at epoch %d", leadership.ErrFenced, gameID, epoch)
 	case err != nil:
 		return fmt.Errorf("store: check lease of %s: %w", gameID, err)
 	case held != epoch:
-		return fmt.Errorf("%w: %s is held at epoch %d, checked at %d", ErrFenced, gameID, held, epoch)
+		return fmt.Errorf("%w: %s is held at epoch %d, checked at %d", leadership.ErrFenced, gameID, held, epoch)
 	}
 	return nil
 }

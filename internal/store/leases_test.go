@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crashstudio/crashgame/internal/leadership"
 	"github.com/crashstudio/crashgame/internal/store"
 )
 
@@ -229,7 +230,7 @@ func testLeaseConcurrentAcquire(t *testing.T, s *store.Store, dsn string) {
 // is rolled back; the current leader's passes and commits.
 func testLeaseCheckFenced(t *testing.T, s *store.Store, _ string) {
 	ctx := t.Context()
-	if err := s.CheckLease(ctx, "crash", 1); !errors.Is(err, store.ErrFenced) {
+	if err := s.CheckLease(ctx, "crash", 1); !errors.Is(err, leadership.ErrFenced) {
 		t.Fatalf("CheckLease without any lease = %v, want ErrFenced", err)
 	}
 	mustAcquire(t, s, "crash", "replica-a", leaseTTL, 1)
@@ -244,7 +245,7 @@ func testLeaseCheckFenced(t *testing.T, s *store.Store, _ string) {
 		}
 		return s.CheckLease(ctx, "crash", 1)
 	})
-	if !errors.Is(err, store.ErrFenced) {
+	if !errors.Is(err, leadership.ErrFenced) {
 		t.Fatalf("former leader's transaction = %v, want ErrFenced", err)
 	}
 	if _, err := s.Round(ctx, "crash", "r-stale"); !errors.Is(err, store.ErrRoundNotFound) {
@@ -340,7 +341,7 @@ func testLeaseCheckBlocksTakeover(t *testing.T, s *store.Store, _ string) {
 		t.Fatalf("round of the checked transaction = %+v, %v; want committed at epoch 1", r, err)
 	}
 	mustRenew(t, s, "crash", "replica-a", 1, leaseTTL, false)
-	if err := s.CheckLease(ctx, "crash", 1); !errors.Is(err, store.ErrFenced) {
+	if err := s.CheckLease(ctx, "crash", 1); !errors.Is(err, leadership.ErrFenced) {
 		t.Fatalf("replica-a's next check = %v, want ErrFenced", err)
 	}
 }
