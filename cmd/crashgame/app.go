@@ -163,7 +163,7 @@ func (a *app) newSessions(cfg *config.Config, tk *tickets.Service) error {
 	a.sessions, err = sessions.New(sessions.Options{
 		Operators: sessionOperators(cfg), Games: gameIDs(cfg),
 		Languages: config.Languages, DefaultLanguage: cfg.DefaultLanguage,
-		Store: a.store, Tickets: tk,
+		Store: a.store.Sessions(), Tickets: tk,
 		Wallets: func(op string) (sessions.Balancer, bool) {
 			c, ok := a.clients[op]
 			return c, ok
@@ -188,7 +188,7 @@ func (a *app) newTables(ctx context.Context, cfg *config.Config, outbox *movemen
 			events = replica.NewPublisher(a.bus, g.ID, a.logger)
 		}
 		t, err := engine.New(ctx, engine.Config{
-			Game: engineGame(g), Operators: operators, Store: a.store, Chains: a.store.HashChains(), Outbox: outbox,
+			Game: engineGame(g), Operators: operators, Store: a.store.Records(), Chains: a.store.HashChains(), Outbox: outbox,
 			Wallets: func(op string) (engine.BetWallet, bool) {
 				c, ok := a.clients[op]
 				return c, ok
@@ -227,7 +227,7 @@ func (a *app) newPlayerAPI(cfg *config.Config) error {
 		BaseURL: cfg.BaseURL, DefaultLanguage: cfg.DefaultLanguage, Limits: tableLimits(cfg), TrustedProxies: cfg.TrustedProxies,
 		AddressRate: float64(cfg.AddressLimits.SessionsPerSecond), AddressBurst: int(cfg.AddressLimits.SessionsBurst),
 		StreamRate: float64(cfg.AddressLimits.StreamsPerSecond), StreamBurst: int(cfg.AddressLimits.StreamsBurst),
-		Sessions: a.sessions, Records: st, Chains: st.HashChains(), BackOffice: a.backoffice, Movements: st.BackOffice(), Logger: a.logger, Registerer: a.registry,
+		Sessions: a.sessions, Records: st.Records(), Chains: st.HashChains(), BackOffice: a.backoffice, Movements: st.BackOffice(), Logger: a.logger, Registerer: a.registry,
 		CutOff: a.cutOff,
 		Tables: func(id string) (table.Game, bool) {
 			t, ok := a.games[id]

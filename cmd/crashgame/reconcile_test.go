@@ -154,7 +154,7 @@ operators:
 	now := time.Now().UnixMilli()
 	var rounds []store.RoundRecord
 	for i, id := range []string{"r1", "r2"} {
-		rounds = append(rounds, store.RoundRecord{ID: id, GameID: "crash", Seq: int64(i + 1), Hash: "h", CrashPoint: 300, Status: store.RoundFinished, BettingEndsAt: store.Millis(now), CreatedAt: store.Millis(now)})
+		rounds = append(rounds, store.RoundRecord{ID: id, GameID: "crash", Seq: int64(i + 1), Hash: "h", CrashPoint: 300, Status: engine.RoundFinished, BettingEndsAt: store.Millis(now), CreatedAt: store.Millis(now)})
 	}
 	payout := int64(2500)
 	bet := func(id, round string, amount int64, status string) store.BetRecord {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/crashstudio/crashgame/internal/backoffice"
+	"github.com/crashstudio/crashgame/internal/engine"
 	"github.com/crashstudio/crashgame/internal/store"
 	"github.com/crashstudio/crashgame/internal/store/storetest"
 )
@@ -25,7 +26,7 @@ func TestRetentionAndRounds(t *testing.T) {
 	now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
 	old := store.MillisOf(now.Add(-200 * 24 * time.Hour))
 	for i, id := range []string{"crash-1", "crash-2"} {
-		if err := st.InsertRound(ctx, store.RoundRecord{ID: id, GameID: "crash", Seq: int64(i + 1), Status: store.RoundBetting,
+		if err := st.InsertRound(ctx, store.RoundRecord{ID: id, GameID: "crash", Seq: int64(i + 1), Status: engine.RoundBetting,
 			BettingEndsAt: old, CreatedAt: old}); err != nil {
 			t.Fatal(err)
 		}

@@ -197,7 +197,7 @@ func TestBeaconPeriodInWholeSeconds(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = st.Close() })
-	_, err = engine.New(context.Background(), engine.Config{Game: testGame, Store: st, Chains: st.HashChains(), Sealer: engine.FixedSealer(), Beacon: c})
+	_, err = engine.New(context.Background(), engine.Config{Game: testGame, Store: st.Records(), Chains: st.HashChains(), Sealer: engine.FixedSealer(), Beacon: c})
 	if err == nil || !strings.Contains(err.Error(), "whole number of seconds") || errors.Is(err, context.Canceled) {
 		t.Fatalf("New with a 1.5 s beacon = %v; want a refusal", err)
 	}

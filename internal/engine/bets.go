@@ -9,7 +9,6 @@ import (
 	"github.com/crashstudio/crashgame/internal/leadership"
 	"github.com/crashstudio/crashgame/internal/movements"
 	"github.com/crashstudio/crashgame/internal/round"
-	"github.com/crashstudio/crashgame/internal/store"
 	"github.com/crashstudio/crashgame/internal/wallet"
 )
 
@@ -59,9 +58,9 @@ type CashoutResult struct {
 // view is the bet as its player sees it, in state st (the round's).
 func (b *liveBet) view(st round.State) *BetView { v := viewOf(b.rec); v.Status = string(st); return &v }
 
-func viewOf(r store.BetRecord) BetView {
+func viewOf(r BetRecord) BetView {
 	v := BetView{BetID: r.ID, RoundID: r.RoundID, Amount: r.Amount, AutoCashout: r.AutoCashout, FreebetID: r.FreebetID,
-		Status: r.Status, Multiplier: r.Multiplier, PlacedAt: r.PlacedAt.Time()}
+		Status: r.Status, Multiplier: r.Multiplier, PlacedAt: r.PlacedAt}
 	if r.Payout != nil {
 		v.Payout = *r.Payout
 	}
@@ -69,7 +68,7 @@ func viewOf(r store.BetRecord) BetView {
 }
 
 // ViewOf converts a stored bet for display.
-func ViewOf(r store.BetRecord) BetView { return viewOf(r) }
+func ViewOf(r BetRecord) BetView { return viewOf(r) }
 
 // PlaceBet admits a bet: checks, commits the intent, debits the wallet within
 // the betting window, and joins the bet to the round only on success.
@@ -156,10 +155,10 @@ func (t *Table) reserveBet(ctx context.Context, p Player, req BetRequest, lim ro
 			Amount: req.Amount, AutoCashout: req.AutoCashout, MaxWin: lim.MaxWin}); rerr != nil {
 			return
 		}
-		rec := store.BetRecord{
+		rec := BetRecord{
 			ID: id, RoundID: r.rec.ID, GameID: t.game.ID, SessionHash: p.Session,
 			Operator: p.Operator, PlayerID: p.PlayerID, Token: p.Token, PlayerName: p.Name, Currency: p.Currency,
-			Demo: p.Demo, Amount: req.Amount, AutoCashout: req.AutoCashout, Status: StatusPending, PlacedAt: store.MillisOf(now),
+			Demo: p.Demo, Amount: req.Amount, AutoCashout: req.AutoCashout, Status: StatusPending, PlacedAt: toMillis(now),
 		}
 		s.live = &liveBet{rec: rec, player: p, round: r}
 		r.live[id] = s.live
@@ -179,7 +178,7 @@ func (t *Table) reserveBet(ctx context.Context, p Player, req BetRequest, lim ro
 // freebet) before the first debit attempt, for the term that admitted it,
 // and returns the bet as committed: the stake and grant a freebet spent. A
 // failed commit releases the reservation.
-func (t *Table) commitIntent(ctx context.Context, s reservation, p Player, req BetRequest) (store.BetRecord, error) {
+func (t *Table) commitIntent(ctx context.Context, s reservation, p Player, req BetRequest) (BetRecord, error) {
 	rec := s.live.rec
 	err := t.commit.Do(ctx, job{epoch: s.epoch, run: func(ctx context.Context) error {
 		rec.Amount, rec.FreebetID = req.Amount, nil
@@ -195,16 +194,16 @@ func (t *Table) commitIntent(ctx context.Context, s reservation, p Player, req B
 	if err != nil {
 		t.release(s.live)
 		if req.FreebetID != "" && errors.Is(err, ErrFreebetUnavailable) {
-			return store.BetRecord{}, ErrFreebetUnavailable
+			return BetRecord{}, ErrFreebetUnavailable
 		}
-		return store.BetRecord{}, fmt.Errorf("engine: commit bet intent: %w", err)
+		return BetRecord{}, fmt.Errorf("engine: commit bet intent: %w", err)
 	}
 	return rec, nil
 }
 
 // debit takes the stake of the committed bet rec: from the demo bank, or
 // from the operator's wallet w, attempted until the deadline s gives.
-func (t *Table) debit(p Player, w BetWallet, rec store.BetRecord, s reservation) wallet.Result {
+func (t *Table) debit(p Player, w BetWallet, rec BetRecord, s reservation) wallet.Result {
 	if p.Demo {
 		bal, derr := t.cfg.Demo.Debit(p.Session, rec.Amount)
 		res := wallet.Result{Outcome: wallet.Success, Balance: bal, HasBalance: true}
@@ -250,7 +249,7 @@ func (t *Table) release(b *liveBet) {
 // committed (the stake and grant a freebet spent); epoch is the term that
 // admitted it, which alone may commit its outcome (a table whose term ended
 // meanwhile leaves the bet pending to the next leader's recovery).
-func (t *Table) settleDebit(b *liveBet, rec store.BetRecord, res wallet.Result, epoch int64) (BetResult, error) {
+func (t *Table) settleDebit(b *liveBet, rec BetRecord, res wallet.Result, epoch int64) (BetResult, error) {
 	var (
 		d    debitDecision
 		demo = b.rec.Demo
@@ -300,7 +299,7 @@ type debitDecision struct {
 // whose intent was committed, and submits what the rules decided for the
 // term of epoch: the bet accepted, refused (a freebet's grant returned), or
 // voided and rolled back. Loop only.
-func (t *Table) decideDebit(b *liveBet, rec store.BetRecord, res wallet.Result, epoch int64) debitDecision {
+func (t *Table) decideDebit(b *liveBet, rec BetRecord, res wallet.Result, epoch int64) debitDecision {
 	var d debitDecision
 	outcome := round.Undecided
 	switch res.Outcome {
@@ -322,7 +321,7 @@ func (t *Table) decideDebit(b *liveBet, rec store.BetRecord, res wallet.Result, 
 	case round.Accepted:
 		opTx := res.OperatorTxID
 		d.done = t.submitAt(epoch, func(ctx context.Context) error {
-			_, err := t.store.MoveBet(ctx, b.rec.ID, StatusPending, StatusAccepted, store.BetChange{OperatorTxID: opTx})
+			_, err := t.store.MoveBet(ctx, b.rec.ID, StatusPending, StatusAccepted, BetChange{OperatorTxID: opTx})
 			return err
 		})
 		t.board.accepted(b.item(core))
@@ -331,7 +330,7 @@ func (t *Table) decideDebit(b *liveBet, rec store.BetRecord, res wallet.Result, 
 		code := res.ErrorCode
 		d.answer = &RefusedError{Code: code, Balance: res.Balance, HasBalance: res.HasBalance}
 		d.done = t.submitAt(epoch, func(ctx context.Context) error {
-			ok, err := t.store.MoveBet(ctx, b.rec.ID, StatusPending, StatusRefused, store.BetChange{SettledAt: store.MillisOf(core.SettledAt), Refusal: code})
+			ok, err := t.store.MoveBet(ctx, b.rec.ID, StatusPending, StatusRefused, BetChange{SettledAt: toMillis(core.SettledAt), Refusal: code})
 			if err != nil || !ok || b.rec.FreebetID == nil || t.cfg.Freebets == nil {
 				return err
 			}
@@ -419,9 +418,9 @@ func (t *Table) cashout(b *liveBet, core round.Bet) <-chan error {
 	b.rec.Status, b.rec.Multiplier, b.rec.Payout = StatusCashedOut, m, &payout
 	t.board.cashed(b.item(core))
 	rec := b.rec
-	settled := store.MillisOf(core.SettledAt)
+	settled := toMillis(core.SettledAt)
 	done := t.submit(func(ctx context.Context) error {
-		ok, err := t.store.MoveBet(ctx, rec.ID, StatusAccepted, StatusCashedOut, store.BetChange{SettledAt: settled, Multiplier: m, Payout: &payout})
+		ok, err := t.store.MoveBet(ctx, rec.ID, StatusAccepted, StatusCashedOut, BetChange{SettledAt: settled, Multiplier: m, Payout: &payout})
 		if err != nil {
 			return err
 		}
@@ -452,7 +451,7 @@ func (t *Table) cashout(b *liveBet, core round.Bet) <-chan error {
 }
 
 // winMovement is the /win of a cashed-out bet rec that pays payout.
-func winMovement(rec store.BetRecord, payout int64) movements.Movement {
+func winMovement(rec BetRecord, payout int64) movements.Movement {
 	winType := wallet.WinTypeWin
 	if rec.FreebetID != nil {
 		winType = wallet.WinTypeFreebet // WIN-4; the payout includes the stake (WIN-16)

@@ -1,10 +1,8 @@
 package engine
 
 import (
-	"cmp"
 	"slices"
-
-	"github.com/crashstudio/crashgame/internal/store"
+	"time"
 )
 
 // BoardSize is how many bets a round's public board lists: its latest
@@ -58,14 +56,14 @@ func (b *board) event(v RoundView) *Event {
 
 // boardOf builds the board of round v from its stored bets, the latest change
 // first (a cashout changes a bet when it settles).
-func boardOf(v RoundView, recs []store.BetRecord) *Event {
-	changed := func(r store.BetRecord) store.Millis {
+func boardOf(v RoundView, recs []BetRecord) *Event {
+	changed := func(r BetRecord) time.Time {
 		if r.Status == StatusCashedOut {
 			return r.SettledAt
 		}
 		return r.PlacedAt
 	}
-	slices.SortStableFunc(recs, func(a, b store.BetRecord) int { return cmp.Compare(changed(b), changed(a)) })
+	slices.SortStableFunc(recs, func(a, b BetRecord) int { return changed(b).Compare(changed(a)) })
 	var b board
 	for _, r := range recs {
 		b.count++

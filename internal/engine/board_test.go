@@ -4,8 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"testing"
-
-	"github.com/crashstudio/crashgame/internal/store"
+	"time"
 )
 
 func itemIDs(items []BetItem) []string {
@@ -84,10 +83,11 @@ func TestBoard(t *testing.T) {
 func TestBoardOfStoredBets(t *testing.T) {
 	t.Parallel()
 	pay := int64(300)
-	recs := []store.BetRecord{
-		{ID: "a", Amount: 100, Status: StatusAccepted, PlacedAt: 10},
-		{ID: "b", Amount: 200, Status: StatusCashedOut, PlacedAt: 11, SettledAt: 40, Multiplier: 150, Payout: &pay},
-		{ID: "c", Amount: 100, Status: StatusLost, PlacedAt: 12},
+	at := func(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
+	recs := []BetRecord{
+		{ID: "a", Amount: 100, Status: StatusAccepted, PlacedAt: at(10)},
+		{ID: "b", Amount: 200, Status: StatusCashedOut, PlacedAt: at(11), SettledAt: at(40), Multiplier: 150, Payout: &pay},
+		{ID: "c", Amount: 100, Status: StatusLost, PlacedAt: at(12)},
 	}
 	ev := boardOf(RoundView{RoundID: "r-2"}, recs)
 	if got := itemIDs(ev.Items); !slices.Equal(got, []string{"b", "c", "a"}) {

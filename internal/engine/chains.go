@@ -13,7 +13,6 @@ import (
 	"github.com/crashstudio/crashgame/internal/chains"
 	"github.com/crashstudio/crashgame/internal/fairness"
 	"github.com/crashstudio/crashgame/internal/seal"
-	"github.com/crashstudio/crashgame/internal/store"
 )
 
 // Beacon is a public randomness beacon (drand's quicknet in production):
@@ -376,7 +375,7 @@ func (t *Table) fetchBeacon(ctx context.Context) (beacon.Value, error) {
 // reveal returns the hash and the crash point of round r,
 // for a round interrupted before it crashed (Recover): from the table's
 // chain, or by opening the sealed seed of rec.
-func (t *Table) reveal(ctx context.Context, r store.RoundRecord) (hash string, crash int64, err error) {
+func (t *Table) reveal(ctx context.Context, r RoundRecord) (hash string, crash int64, err error) {
 	if r.Hash != "" {
 		return r.Hash, r.CrashPoint, nil // revealed already (a round recorded before migration 0007)
 	}

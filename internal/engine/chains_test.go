@@ -307,7 +307,7 @@ func TestInterruptedRoundWaitsForTheKeyItWasSealedWith(t *testing.T) {
 		return strings.Contains(logs.String(), "start with the key the chain was sealed with")
 	})
 	second.stop()
-	if r, err := second.st.Round(ctx, testGame.ID, v.RoundID); err != nil || r.Status != store.RoundBetting {
+	if r, err := second.st.Round(ctx, testGame.ID, v.RoundID); err != nil || r.Status != engine.RoundBetting {
 		t.Fatalf("the interrupted round after a start with another key: %+v, %v; want it left unsettled", r, err)
 	}
 	if seq, err := second.st.LastRoundSeq(ctx, testGame.ID); err != nil || seq != v.Seq {
@@ -321,9 +321,9 @@ func TestInterruptedRoundWaitsForTheKeyItWasSealedWith(t *testing.T) {
 	waitFor(t, "the interrupted round to be settled with the old key back", func() bool {
 		var err error
 		r, err = third.st.Round(ctx, testGame.ID, v.RoundID)
-		return err == nil && r.Status != store.RoundBetting
+		return err == nil && r.Status != engine.RoundBetting
 	})
-	if r.Status != store.RoundVoid || r.VoidRule != store.VoidFailoverBetting || r.Hash == "" {
+	if r.Status != engine.RoundVoid || r.VoidRule != engine.VoidFailoverBetting || r.Hash == "" {
 		t.Fatalf("the interrupted round with the old key back: %+v; want it void by the fail-over rule, its hash revealed", r)
 	}
 	third.waitPhase(engine.PhaseBetting) // and play goes on

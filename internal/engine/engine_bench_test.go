@@ -73,7 +73,7 @@ func newBenchTable(tb testing.TB, dsn string) *benchTable {
 	h.table, err = engine.New(ctx, engine.Config{
 		Game:          testGame,
 		Operators:     testOperators,
-		Store:         st,
+		Store:         st.Records(),
 		Chains:        st.HashChains(),
 		Outbox:        movements.NewOutbox(st.Movements()),
 		Wallets:       func(string) (engine.BetWallet, bool) { return instantWallet{}, true },

@@ -162,7 +162,7 @@ func newHarnessAdjusted(t *testing.T, dsn string, bank *engine.DemoBank, fb engi
 	cfg := engine.Config{
 		Game:        game,
 		Operators:   testOperators,
-		Store:       st,
+		Store:       st.Records(),
 		Chains:      h.st.HashChains(),
 		Outbox:      movements.NewOutbox(st.Movements()),
 		Wallets:     func(string) (engine.BetWallet, bool) { return h.wallet, true },

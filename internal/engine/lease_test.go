@@ -28,7 +28,7 @@ func (h *harness) replica(holder string) *replica { return h.replicaAble(holder,
 // replicaAble is a replica whose LeaseSettings.Able is able.
 func (h *harness) replicaAble(holder string, able func() bool) *replica {
 	h.t.Helper()
-	return h.replicaOn(holder, h.st, able)
+	return h.replicaOn(holder, h.st.Records(), able)
 }
 
 // replicaOn is a replica whose table reaches h's database through st.
@@ -140,12 +140,12 @@ func TestLeaseOneLeaderThenHandOver(t *testing.T) {
 			flight := round.TimeToReach(r.CrashPoint)
 			outlasts := r.Seq == first.Seq && flight > 50*time.Second
 			either := r.Seq == first.Seq && flight > 30*time.Second && !outlasts
-			void := r.Status == store.RoundVoid
+			void := r.Status == engine.RoundVoid
 			if r.Epoch != want || (void != outlasts && !either) {
 				t.Errorf("round %d: epoch %d (want %d), %s (crash point %d, flight %v)", r.Seq, r.Epoch, want, r.Status, r.CrashPoint, flight)
 			}
-			if void && r.Seq == first.Seq && r.VoidRule != store.VoidPlannedStop {
-				t.Errorf("round %d voided past the shutdown grace by rule %q, want %q", r.Seq, r.VoidRule, store.VoidPlannedStop)
+			if void && r.Seq == first.Seq && r.VoidRule != engine.VoidPlannedStop {
+				t.Errorf("round %d voided past the shutdown grace by rule %q, want %q", r.Seq, r.VoidRule, engine.VoidPlannedStop)
 			}
 		}
 	})
@@ -224,7 +224,7 @@ func TestLeaseFailOverSettlesTheInterruptedRound(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if rec.Status == store.RoundBetting || rec.Status == store.RoundFlying {
+		if rec.Status == engine.RoundBetting || rec.Status == engine.RoundFlying {
 			t.Fatalf("the interrupted round is still %s", rec.Status)
 		}
 		for _, id := range []string{a.Bet.BetID, bob.Bet.BetID} {
@@ -379,7 +379,7 @@ func TestLeaseSlowAcquireLeadsNoEndedTerm(t *testing.T) {
 
 		// b's first acquisition reaches the database a full TTL later, when
 		// a's lease has run out there too (a stepped down before it did).
-		st := &stallingStore{Store: h.st, stall: 2 * time.Second, checked: map[int64]int{}}
+		st := &stallingStore{Store: h.st.Records(), stall: 2 * time.Second, checked: map[int64]int{}}
 		st.armed.Store(true)
 		b := h.replicaOn("replica-b", st, nil)
 		stale := dead.Epoch + 1
@@ -399,12 +399,12 @@ func TestLeaseSlowAcquireLeadsNoEndedTerm(t *testing.T) {
 			if r.Epoch == stale {
 				t.Errorf("round %d opened in the stale term %d", r.Seq, stale)
 			}
-			if r.Status != store.RoundVoid {
+			if r.Status != engine.RoundVoid {
 				continue
 			}
 			voids++
-			if r.Seq != left.Seq || r.VoidRule != store.VoidFailoverBetting {
-				t.Errorf("round %d void by rule %q; want only round %d, by %q", r.Seq, r.VoidRule, left.Seq, store.VoidFailoverBetting)
+			if r.Seq != left.Seq || r.VoidRule != engine.VoidFailoverBetting {
+				t.Errorf("round %d void by rule %q; want only round %d, by %q", r.Seq, r.VoidRule, left.Seq, engine.VoidFailoverBetting)
 			}
 		}
 		if voids != 1 {

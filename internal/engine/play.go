@@ -10,7 +10,6 @@ import (
 	"github.com/crashstudio/crashgame/internal/leadership"
 	"github.com/crashstudio/crashgame/internal/movements"
 	"github.com/crashstudio/crashgame/internal/round"
-	"github.com/crashstudio/crashgame/internal/store"
 	"github.com/crashstudio/crashgame/internal/wallet"
 )
 
@@ -35,7 +34,7 @@ func (t *Table) playRound(ctx context.Context, seq int64) (int64, step) {
 			return seq, t.abandon("lease lost at take-off")
 		}
 		t.logger.Error("take-off failed; voiding the round", "round_id", t.cur.rec.ID, "err", err)
-		t.voidRound(reasonTakeOffFailed, store.VoidTakeOffFailed)
+		t.voidRound(reasonTakeOffFailed, VoidTakeOffFailed)
 		return seq, stepNext
 	}
 	if next := t.fly(ctx); next != stepNext {
@@ -168,16 +167,16 @@ func (t *Table) startRound(ctx context.Context, seq int64) error {
 	ctx, cancel := t.lease.Bound(ctx)
 	defer cancel()
 	now := t.clock.Now()
-	rec := store.RoundRecord{
+	rec := RoundRecord{
 		ID: roundID(t.game.ID, seq), GameID: t.game.ID, Seq: seq, ChainID: t.chainRec.ID, Position: pos,
-		Status: store.RoundBetting, BettingEndsAt: store.MillisOf(now.Add(t.game.Betting)), CreatedAt: store.MillisOf(now),
+		Status: RoundBetting, BettingEndsAt: toMillis(now.Add(t.game.Betting)), CreatedAt: toMillis(now),
 		Epoch: t.epoch,
 	}
 	if err := t.fenced(ctx, t.epoch, func(ctx context.Context) error { return t.store.InsertRound(ctx, rec) }); err != nil {
 		return fmt.Errorf("engine: open round: %w", err)
 	}
 	crash := fairness.CrashPoint(h, *t.chainRec.Salt, t.chainRec.RTPBasisPts, t.chainRec.MaxMultiplier)
-	t.cur = &liveRound{rec: rec, core: round.New(rec.ID, crash, rec.BettingEndsAt.Time()), live: map[string]*liveBet{},
+	t.cur = &liveRound{rec: rec, core: round.New(rec.ID, crash, rec.BettingEndsAt), live: map[string]*liveBet{},
 		hash: fairness.FormatHash(h), crash: crash}
 	t.board = board{}
 	t.publish(EventRoundBetting)
@@ -203,7 +202,7 @@ func (t *Table) takeOff() error {
 	r := t.cur
 	now := t.clock.Now()
 	err := t.fenced(context.Background(), t.epoch, func(ctx context.Context) error {
-		return t.store.TakeOffRound(ctx, r.rec.ID, store.MillisOf(now))
+		return t.store.TakeOffRound(ctx, r.rec.ID, toMillis(now))
 	})
 	if err != nil {
 		return err
@@ -225,7 +224,7 @@ func (t *Table) fireAutos(now time.Time) {
 func (t *Table) crash() {
 	r := t.cur
 	lost := r.core.Crash()
-	roundID, crashedAt := r.rec.ID, store.MillisOf(r.core.CrashedAt())
+	roundID, crashedAt := r.rec.ID, toMillis(r.core.CrashedAt())
 	err := t.commitHard("settling the crash of "+roundID, func(ctx context.Context) error {
 		if err := t.store.FinishRound(ctx, roundID, crashedAt, r.hash, r.crash); err != nil {
 			return err
@@ -276,7 +275,7 @@ func (t *Table) enqueueZeroWin(ctx context.Context, b *liveBet) error {
 
 // voidRound ends the current round without a crash: every bet still in play is
 // rolled back (RB-4) with reason, and the round is marked void by rule
-// (store.VoidTakeOffFailed...).
+// (VoidTakeOffFailed...).
 func (t *Table) voidRound(reason, rule string) {
 	r := t.cur
 	voidedAt := t.clock.Now()
@@ -286,7 +285,7 @@ func (t *Table) voidRound(reason, rule string) {
 		open = append(open, r.live[id])
 	}
 	err := t.commitHard("voiding "+r.rec.ID, func(ctx context.Context) error {
-		if err := t.store.VoidRound(ctx, r.rec.ID, r.hash, r.crash, store.MillisOf(voidedAt), rule); err != nil {
+		if err := t.store.VoidRound(ctx, r.rec.ID, r.hash, r.crash, toMillis(voidedAt), rule); err != nil {
 			return err
 		}
 		for _, b := range open {
@@ -320,14 +319,14 @@ func (t *Table) voidRound(reason, rule string) {
 // the debit's amount and no freebet_id (RB-1, RB-6); a freebet returns to the
 // player's queue. A demo bet is refunded by the bank instead.
 func (t *Table) rollbackBet(ctx context.Context, b *liveBet, from, to, reason string) error {
-	ok, err := t.store.MoveBet(ctx, b.rec.ID, from, to, store.BetChange{SettledAt: store.MillisOf(t.clock.Now())})
+	ok, err := t.store.MoveBet(ctx, b.rec.ID, from, to, BetChange{SettledAt: toMillis(t.clock.Now())})
 	if err != nil || !ok {
 		return err
 	}
 	return t.queueRollback(ctx, b.rec, b.player, reason)
 }
 
-func (t *Table) queueRollback(ctx context.Context, rec store.BetRecord, p Player, reason string) error {
+func (t *Table) queueRollback(ctx context.Context, rec BetRecord, p Player, reason string) error {
 	if rec.FreebetID != nil && t.cfg.Freebets != nil {
 		if err := t.cfg.Freebets.Return(ctx, p, *rec.FreebetID); err != nil {
 			return err

@@ -8,7 +8,6 @@ import (
 
 	"github.com/crashstudio/crashgame/internal/round"
 	"github.com/crashstudio/crashgame/internal/seal"
-	"github.com/crashstudio/crashgame/internal/store"
 )
 
 // Recovery counts what Recover settled.
@@ -35,7 +34,7 @@ func (r *Recovery) add(o Recovery) {
 }
 
 // settledView is stored bet b as it reads after its move to status.
-func settledView(b store.BetRecord, status string, at store.Millis, multiplier int64, payout *int64) SettledBet {
+func settledView(b BetRecord, status string, at time.Time, multiplier int64, payout *int64) SettledBet {
 	b.Status, b.SettledAt, b.Multiplier, b.Payout = status, at, multiplier, payout
 	return SettledBet{Session: b.SessionHash, Bet: viewOf(b)}
 }
@@ -83,7 +82,7 @@ func (t *Table) Recover(ctx context.Context) (Recovery, error) {
 
 // settleUnfinished is Recover; the round plannedStop (an id, or ""), still
 // flying when a planned stop's grace ran out, is settled by the same rule and
-// recorded as voided by the planned stop (store.VoidPlannedStop).
+// recorded as voided by the planned stop (VoidPlannedStop).
 func (t *Table) settleUnfinished(ctx context.Context, plannedStop string) (Recovery, error) {
 	var total Recovery
 	unfinished, err := t.store.UnfinishedRounds(ctx, t.game.ID)
@@ -105,7 +104,7 @@ func (t *Table) settleUnfinished(ctx context.Context, plannedStop string) (Recov
 	}
 	// Bets left pending in rounds that did finish (a commit failed after the
 	// crash).
-	pending, err := t.store.Bets(ctx, store.BetFilter{GameID: t.game.ID, Statuses: []string{StatusPending}})
+	pending, err := t.store.Bets(ctx, BetFilter{GameID: t.game.ID, Statuses: []string{StatusPending}})
 	if err != nil {
 		return total, fmt.Errorf("engine: recover %s: pending bets: %w", t.game.ID, err)
 	}
@@ -136,7 +135,7 @@ func (t *Table) settleInterrupted(ctx context.Context, id string, planned bool) 
 		if err != nil {
 			return err
 		}
-		if r.Status != store.RoundBetting && r.Status != store.RoundFlying {
+		if r.Status != RoundBetting && r.Status != RoundFlying {
 			return nil
 		}
 		// The round's outcome, never stored before its end, comes from its
@@ -146,7 +145,7 @@ func (t *Table) settleInterrupted(ctx context.Context, id string, planned bool) 
 			return err
 		}
 		r.Hash, r.CrashPoint = hash, crash
-		bets, err := t.store.Bets(ctx, store.BetFilter{GameID: t.game.ID, RoundIDs: []string{id},
+		bets, err := t.store.Bets(ctx, BetFilter{GameID: t.game.ID, RoundIDs: []string{id},
 			Statuses: []string{StatusPending, StatusAccepted}})
 		if err != nil {
 			return err
@@ -167,14 +166,14 @@ func (t *Table) settleInterrupted(ctx context.Context, id string, planned bool) 
 			out.Settled = append(out.Settled, *moved)
 		}
 		out.Rounds = 1
-		rule := store.VoidFailoverBetting
+		rule := VoidFailoverBetting
 		switch {
-		case r.Status == store.RoundFlying && planned:
-			rule = store.VoidPlannedStop
-		case r.Status == store.RoundFlying:
-			rule = store.VoidFailoverFlight
+		case r.Status == RoundFlying && planned:
+			rule = VoidPlannedStop
+		case r.Status == RoundFlying:
+			rule = VoidFailoverFlight
 		}
-		return t.store.VoidRound(ctx, id, hash, crash, store.MillisOf(now), rule)
+		return t.store.VoidRound(ctx, id, hash, crash, toMillis(now), rule)
 	})
 	if err != nil {
 		return Recovery{}, err
@@ -189,14 +188,14 @@ func (t *Table) settleInterrupted(ctx context.Context, id string, planned bool) 
 // settleOrphan applies the fail-over rule to bet b of the interrupted round r,
 // from the status it was read in, inside the round's transaction. It returns
 // the bet as it now reads, or nil when it was settled meanwhile.
-func (t *Table) settleOrphan(ctx context.Context, r store.RoundRecord, b store.BetRecord, p Player, now time.Time) (*SettledBet, error) {
-	at := store.MillisOf(now)
-	flew := r.Status == store.RoundFlying
+func (t *Table) settleOrphan(ctx context.Context, r RoundRecord, b BetRecord, p Player, now time.Time) (*SettledBet, error) {
+	at := toMillis(now)
+	flew := r.Status == RoundFlying
 	if b.Status == StatusAccepted && flew && b.AutoCashout != 0 && b.AutoCashout <= r.CrashPoint {
 		// The round would have reached the target: paid at exactly it, as
 		// the round prices an auto-cashout.
 		payout := round.Payout(b.Amount, b.AutoCashout, t.maxWin(b))
-		ok, err := t.store.MoveBet(ctx, b.ID, b.Status, StatusCashedOut, store.BetChange{SettledAt: at, Multiplier: b.AutoCashout, Payout: &payout})
+		ok, err := t.store.MoveBet(ctx, b.ID, b.Status, StatusCashedOut, BetChange{SettledAt: at, Multiplier: b.AutoCashout, Payout: &payout})
 		if err != nil || !ok {
 			return nil, err
 		}
@@ -213,7 +212,7 @@ func (t *Table) settleOrphan(ctx context.Context, r store.RoundRecord, b store.B
 	case b.Status == StatusAccepted:
 		reason = reasonInterruptedBetting
 	}
-	ok, err := t.store.MoveBet(ctx, b.ID, b.Status, StatusVoid, store.BetChange{SettledAt: at})
+	ok, err := t.store.MoveBet(ctx, b.ID, b.Status, StatusVoid, BetChange{SettledAt: at})
 	if err != nil || !ok {
 		return nil, err
 	}
@@ -223,7 +222,7 @@ func (t *Table) settleOrphan(ctx context.Context, r store.RoundRecord, b store.B
 
 // maxWin is the payout cap of a bet's currency for its operator, as PlaceBet
 // read it; 0 (no cap) when the limit is unknown.
-func (t *Table) maxWin(b store.BetRecord) int64 {
+func (t *Table) maxWin(b BetRecord) int64 {
 	return t.cfg.Operators[b.Operator].Currencies[b.Currency].MaxWin
 }
 
@@ -236,8 +235,8 @@ const orphanAge = time.Minute
 // (a debit whose outcome stayed unknown because a commit failed), while the
 // table runs, so that they need not wait for the next boot.
 func (t *Table) sweepPending(ctx context.Context, epoch int64, currentRound string) {
-	bets, err := t.store.Bets(ctx, store.BetFilter{GameID: t.game.ID, Statuses: []string{StatusPending},
-		ExceptRound: currentRound, PlacedBefore: store.MillisOf(t.clock.Now().Add(-orphanAge)), Limit: 1000})
+	bets, err := t.store.Bets(ctx, BetFilter{GameID: t.game.ID, Statuses: []string{StatusPending},
+		ExceptRound: currentRound, PlacedBefore: toMillis(t.clock.Now().Add(-orphanAge)), Limit: 1000})
 	if err != nil {
 		t.logger.Warn("sweeping pending bets failed", "err", err)
 		return
@@ -262,16 +261,16 @@ func (t *Table) sweepPending(ctx context.Context, epoch int64, currentRound stri
 // rollBackOrphans voids bets (each from the status it was read in, so a bet
 // settled meanwhile is left alone) and queues their rollbacks, in one
 // transaction. It returns the bets it rolled back.
-func (t *Table) rollBackOrphans(ctx context.Context, bets []store.BetRecord, reason string) ([]SettledBet, error) {
+func (t *Table) rollBackOrphans(ctx context.Context, bets []BetRecord, reason string) ([]SettledBet, error) {
 	if len(bets) == 0 {
 		return nil, nil
 	}
-	now := store.MillisOf(t.clock.Now())
+	now := toMillis(t.clock.Now())
 	var moved []SettledBet
 	err := t.store.InTx(ctx, func(ctx context.Context) error {
 		moved = moved[:0]
 		for _, b := range bets {
-			ok, err := t.store.MoveBet(ctx, b.ID, b.Status, StatusVoid, store.BetChange{SettledAt: now})
+			ok, err := t.store.MoveBet(ctx, b.ID, b.Status, StatusVoid, BetChange{SettledAt: now})
 			if err != nil {
 				return err
 			}

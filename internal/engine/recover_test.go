@@ -83,7 +83,7 @@ func TestRecoverInterruptedRound(t *testing.T) {
 	}{
 		{
 			name:   "interrupted in betting: the round never flew, every bet is refunded",
-			status: store.RoundBetting,
+			status: engine.RoundBetting,
 			bets: []orphan{
 				{store.BetRecord{ID: "b_auto", Status: engine.StatusAccepted, Amount: 1000, AutoCashout: 150},
 					settledAs{status: engine.StatusVoid, move: rollback(1000, reasonBetting)}},
@@ -101,7 +101,7 @@ func TestRecoverInterruptedRound(t *testing.T) {
 		},
 		{
 			name:   "interrupted in flight at crash point 10.00x",
-			status: store.RoundFlying,
+			status: engine.RoundFlying,
 			bets: []orphan{
 				{store.BetRecord{ID: "b_below", Status: engine.StatusAccepted, Amount: 1000, AutoCashout: 150},
 					settledAs{status: engine.StatusCashedOut, multiplier: 150, payout: cents(1500), move: win(1500)}},
@@ -152,11 +152,11 @@ func TestRecoverInterruptedRound(t *testing.T) {
 				now := store.MillisOf(h.clock.Now())
 				rounds := []store.RoundRecord{
 					{ID: "crash-1", GameID: "crash", Seq: 1, Hash: "h1", CrashPoint: 200,
-						Status: store.RoundFinished, BettingEndsAt: now, StartedAt: now, CrashedAt: now, CreatedAt: now},
+						Status: engine.RoundFinished, BettingEndsAt: now, StartedAt: now, CrashedAt: now, CreatedAt: now},
 					{ID: "crash-2", GameID: "crash", Seq: 2, Hash: "h2", CrashPoint: 1000,
 						Status: sc.status, BettingEndsAt: now, CreatedAt: now},
 				}
-				if sc.status == store.RoundFlying {
+				if sc.status == engine.RoundFlying {
 					rounds[1].StartedAt = now
 				}
 				for _, r := range rounds {
@@ -258,14 +258,14 @@ func TestRecoverInterruptedRound(t *testing.T) {
 				if len(moves) != 0 {
 					t.Errorf("movements for no expected bet: %+v", moves)
 				}
-				for id, want := range map[string]string{"crash-1": store.RoundFinished, "crash-2": store.RoundVoid} {
+				for id, want := range map[string]string{"crash-1": engine.RoundFinished, "crash-2": engine.RoundVoid} {
 					if r, err := h.st.Round(ctx, "crash", id); err != nil || r.Status != want {
 						t.Errorf("round %s: %s %v, want %s", id, r.Status, err, want)
 					}
 				}
 				// The void round records when and by which rule it was
 				// settled, and no crash: it never crashed.
-				wantRule := map[string]string{store.RoundBetting: store.VoidFailoverBetting, store.RoundFlying: store.VoidFailoverFlight}[sc.status]
+				wantRule := map[string]string{engine.RoundBetting: engine.VoidFailoverBetting, engine.RoundFlying: engine.VoidFailoverFlight}[sc.status]
 				if r, err := h.st.Round(ctx, "crash", "crash-2"); err != nil || r.VoidRule != wantRule ||
 					r.VoidedAt != store.MillisOf(h.clock.Now()) || r.CrashedAt != 0 {
 					t.Errorf("void round: rule %q voided at %d crashed at %d, %v; want %q at %d, no crash",
@@ -327,7 +327,7 @@ func TestNewTermSettlesThenOpensTheNextRoundOfTheChain(t *testing.T) {
 	cp := fairness.CrashPoint(hash1, salt, testGame.RTPBasisPoints, testGame.MaxMultiplier)
 	// The round as the leader stored it: its chain and position, no outcome.
 	interrupted := store.RoundRecord{ID: "crash-1", GameID: "crash", Seq: 1, ChainID: "crash-c1", Position: 1,
-		Status: store.RoundFlying, BettingEndsAt: now, StartedAt: now, CreatedAt: now}
+		Status: engine.RoundFlying, BettingEndsAt: now, StartedAt: now, CreatedAt: now}
 	if err := h.st.InsertRound(ctx, interrupted); err != nil {
 		t.Fatal(err)
 	}
@@ -343,7 +343,7 @@ func TestNewTermSettlesThenOpensTheNextRoundOfTheChain(t *testing.T) {
 		t.Fatalf("next round %s (seq %d), want crash-2", v.RoundID, v.Seq)
 	}
 	ended, err := h.table.EndedRound(ctx, "crash-1")
-	if err != nil || ended.Status != store.RoundVoid || ended.Hash != fairness.FormatHash(hash1) || ended.CrashPoint != cp {
+	if err != nil || ended.Status != engine.RoundVoid || ended.Hash != fairness.FormatHash(hash1) || ended.CrashPoint != cp {
 		t.Fatalf("settled round %+v, %v", ended, err)
 	}
 	// Rule RB-5: its bet in play, without an auto-cashout, is refunded.

@@ -11,7 +11,6 @@ import (
 	"github.com/crashstudio/crashgame/internal/fairness"
 	"github.com/crashstudio/crashgame/internal/movements"
 	"github.com/crashstudio/crashgame/internal/round"
-	"github.com/crashstudio/crashgame/internal/store"
 	"github.com/crashstudio/crashgame/internal/wallet"
 )
 
@@ -46,7 +45,7 @@ func TestRoundPhases(t *testing.T) {
 	// Verified with the settings and salt its chain published, and linked
 	// to its terminal in exactly its position's number of steps.
 	rec, err := h.st.Round(context.Background(), testGame.ID, c.RoundID)
-	if err != nil || rec.Status != store.RoundFinished || rec.Hash != c.Hash || rec.CrashPoint != cp {
+	if err != nil || rec.Status != engine.RoundFinished || rec.Hash != c.Hash || rec.CrashPoint != cp {
 		t.Fatalf("stored round %+v %v", rec, err)
 	}
 	chain, err := h.st.HashChains().ChainByID(context.Background(), rec.ChainID)

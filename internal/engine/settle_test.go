@@ -213,7 +213,7 @@ func TestStopVoidsTheFlyingRound(t *testing.T) {
 	}
 	h.stop() // pushes the clock past the 30 s grace; 10.00x is at 38 s
 	rec, _ := h.st.Round(context.Background(), "crash", f.RoundID)
-	if rec.Status != store.RoundVoid {
+	if rec.Status != engine.RoundVoid {
 		t.Fatalf("round %s is %s", f.RoundID, rec.Status)
 	}
 	if r := h.bet(b.Bet.BetID); r.Status != engine.StatusVoid {
@@ -269,7 +269,7 @@ func TestSweepPendingBets(t *testing.T) {
 	h := newHarness(t, "")
 	ctx := context.Background()
 	old := store.MillisOf(h.clock.Now().Add(-2 * time.Minute))
-	round := store.RoundRecord{ID: "crash-0", GameID: "crash", Seq: 0 + 1000000, Hash: "h", CrashPoint: 200, Status: store.RoundFinished, BettingEndsAt: old, CreatedAt: old}
+	round := store.RoundRecord{ID: "crash-0", GameID: "crash", Seq: 0 + 1000000, Hash: "h", CrashPoint: 200, Status: engine.RoundFinished, BettingEndsAt: old, CreatedAt: old}
 	if err := h.st.InsertRound(ctx, round); err != nil {
 		t.Fatal(err)
 	}

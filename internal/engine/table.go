@@ -18,7 +18,6 @@ import (
 	"github.com/crashstudio/crashgame/internal/movements"
 	"github.com/crashstudio/crashgame/internal/round"
 	"github.com/crashstudio/crashgame/internal/seal"
-	"github.com/crashstudio/crashgame/internal/store"
 	"github.com/crashstudio/crashgame/internal/wallet"
 )
 
@@ -252,7 +251,7 @@ const (
 // liveRound is the current round: its rules (package round), its record, and
 // what the table keeps of each bet the rules hold (by id).
 type liveRound struct {
-	rec  store.RoundRecord
+	rec  RoundRecord
 	core *round.Round
 	live map[string]*liveBet
 	// hash and crash are the round's outcome, kept here and written to the
@@ -264,7 +263,7 @@ type liveRound struct {
 // liveBet is what the table keeps of a bet besides its rules: its record (for
 // the database and the wallet) and its player (for the stream).
 type liveBet struct {
-	rec    store.BetRecord
+	rec    BetRecord
 	player Player
 	round  *liveRound    // the round that admitted it
 	cancel *cancellation // set by the first cancel; repeats share it
@@ -408,14 +407,14 @@ func (t *Table) LoadView(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("engine: load the round shown: %w", err)
 	}
-	v := RoundView{RoundID: rec.ID, Seq: rec.Seq, Phase: PhaseCrashed, BettingEndsAt: rec.BettingEndsAt.Time(), StartedAt: rec.StartedAt.Time()}
+	v := RoundView{RoundID: rec.ID, Seq: rec.Seq, Phase: PhaseCrashed, BettingEndsAt: rec.BettingEndsAt, StartedAt: rec.StartedAt}
 	switch rec.Status {
-	case store.RoundBetting:
+	case RoundBetting:
 		v.Phase = PhaseBetting
-	case store.RoundFlying:
+	case RoundFlying:
 		v.Phase = PhaseFlying
-	case store.RoundFinished:
-		v.CrashedAt, v.CrashPoint, v.Hash = rec.CrashedAt.Time(), rec.CrashPoint, rec.Hash
+	case RoundFinished:
+		v.CrashedAt, v.CrashPoint, v.Hash = rec.CrashedAt, rec.CrashPoint, rec.Hash
 	}
 	if t.elector.Leading() {
 		return nil
@@ -431,7 +430,7 @@ func (t *Table) LoadView(ctx context.Context) error {
 	}
 	// The leader's next board may be a while: a table that starts, or that
 	// missed events, starts its subscribers from the board as stored.
-	recs, err := t.store.Bets(ctx, store.BetFilter{RoundIDs: []string{v.RoundID},
+	recs, err := t.store.Bets(ctx, BetFilter{RoundIDs: []string{v.RoundID},
 		Statuses: []string{StatusAccepted, StatusCashedOut, StatusLost}})
 	if err != nil {
 		return fmt.Errorf("engine: load the board of %s: %w", v.RoundID, err)

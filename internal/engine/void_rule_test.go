@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/crashstudio/crashgame/internal/engine"
 	"github.com/crashstudio/crashgame/internal/store"
@@ -16,7 +17,7 @@ type takeOffFails struct {
 	armed atomic.Bool
 }
 
-func (s *takeOffFails) TakeOffRound(ctx context.Context, id string, at store.Millis) error {
+func (s *takeOffFails) TakeOffRound(ctx context.Context, id string, at time.Time) error {
 	if s.armed.CompareAndSwap(true, false) {
 		return errors.New("injected: the database refused the take-off")
 	}
@@ -39,12 +40,12 @@ func TestTakeOffFailedRecordsItsRule(t *testing.T) {
 	h.clock.Set(v.BettingEndsAt.Add(engine.DefaultDebitGrace))
 	eventually(t, "the round is voided", func() bool {
 		r, err := h.st.Round(context.Background(), "crash", v.RoundID)
-		return err == nil && r.Status == store.RoundVoid
+		return err == nil && r.Status == engine.RoundVoid
 	})
 	r, err := h.st.Round(context.Background(), "crash", v.RoundID)
-	if err != nil || r.VoidRule != store.VoidTakeOffFailed || r.VoidedAt != store.MillisOf(v.BettingEndsAt.Add(engine.DefaultDebitGrace)) ||
+	if err != nil || r.VoidRule != engine.VoidTakeOffFailed || r.VoidedAt != store.MillisOf(v.BettingEndsAt.Add(engine.DefaultDebitGrace)) ||
 		r.CrashedAt != 0 || r.StartedAt != 0 || r.Hash == "" {
 		t.Fatalf("the round refused at take-off: %+v, %v; want void by %q at the refusal, no take-off nor crash, its hash revealed",
-			r, err, store.VoidTakeOffFailed)
+			r, err, engine.VoidTakeOffFailed)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/crashstudio/crashgame/internal/chains"
+	"github.com/crashstudio/crashgame/internal/engine"
 	"github.com/crashstudio/crashgame/internal/store"
 )
 
@@ -26,7 +27,7 @@ func (e *env) round(t *testing.T, game, id string, seq int64, finished bool) {
 		}
 	}
 	open := store.MillisOf(e.now.Add(-time.Hour))
-	r := store.RoundRecord{ID: id, GameID: game, Seq: seq, ChainID: chain, Position: seq, Status: store.RoundBetting,
+	r := store.RoundRecord{ID: id, GameID: game, Seq: seq, ChainID: chain, Position: seq, Status: engine.RoundBetting,
 		BettingEndsAt: open + 5000, CreatedAt: open}
 	if err := e.store.InsertRound(ctx, r); err != nil {
 		t.Fatal(err)

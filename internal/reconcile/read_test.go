@@ -33,7 +33,7 @@ func TestReadGameReadsRealMoneyRecordsWithoutTokens(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := time.Now().UnixMilli()
-	round := store.RoundRecord{ID: "r1", GameID: "crash", Seq: 1, Hash: "h", CrashPoint: 200, Status: store.RoundFinished, BettingEndsAt: store.Millis(now), CreatedAt: store.Millis(now)}
+	round := store.RoundRecord{ID: "r1", GameID: "crash", Seq: 1, Hash: "h", CrashPoint: 200, Status: engine.RoundFinished, BettingEndsAt: store.Millis(now), CreatedAt: store.Millis(now)}
 	insertRound(t, st, round)
 	bet := func(id, operator, playerID string, demo bool, at int64) store.BetRecord {
 		return store.BetRecord{ID: id, RoundID: "r1", GameID: "crash", SessionHash: bytes.Repeat([]byte{1}, 32), Operator: operator,

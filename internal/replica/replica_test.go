@@ -143,7 +143,7 @@ func startNodeWith(t testing.TB, name, dsn, natsURL string, o nodeOptions) *node
 	t.Cleanup(func() { _ = bus.Close() })
 	n := &node{name: name, st: st, bus: bus, warm: &players{}, done: make(chan struct{})}
 	n.table, err = engine.New(ctx, engine.Config{
-		Game: game, Operators: operators, Store: st, Chains: st.HashChains(), Outbox: movements.NewOutbox(st.Movements()),
+		Game: game, Operators: operators, Store: st.Records(), Chains: st.HashChains(), Outbox: movements.NewOutbox(st.Movements()),
 		Wallets:     func(string) (engine.BetWallet, bool) { return w, true },
 		Events:      replica.NewPublisher(bus, game.ID, nil),
 		Lease:       engine.LeaseSettings{Holder: name, TTL: time.Second, Renew: 200 * time.Millisecond, Retry: 50 * time.Millisecond, Able: o.able},
@@ -336,7 +336,7 @@ func TestHandOverBetweenReplicas(t *testing.T) {
 		t.Fatal("a local bet of the leader went through the cluster")
 	}
 	for _, r := range mustRounds(t, b.st) {
-		if r.Status == store.RoundVoid {
+		if r.Status == engine.RoundVoid {
 			t.Errorf("round %d was voided by the hand-over", r.Seq)
 		}
 	}

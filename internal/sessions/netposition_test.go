@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crashstudio/crashgame/internal/engine"
 	"github.com/crashstudio/crashgame/internal/sessions"
 	"github.com/crashstudio/crashgame/internal/store"
 	"github.com/crashstudio/crashgame/internal/tickets"
@@ -34,7 +35,7 @@ func TestNetPositionAndLiveBets(t *testing.T) {
 		t.Fatalf("a session without bets: %+v, %v", n, err)
 	}
 
-	if err := f.st.InsertRound(ctx, store.RoundRecord{ID: "rd-net", GameID: "crash", Seq: 987654, Hash: "h", CrashPoint: 250, Status: store.RoundFinished, BettingEndsAt: 1, CreatedAt: 1}); err != nil {
+	if err := f.st.InsertRound(ctx, store.RoundRecord{ID: "rd-net", GameID: "crash", Seq: 987654, Hash: "h", CrashPoint: 250, Status: engine.RoundFinished, BettingEndsAt: 1, CreatedAt: 1}); err != nil {
 		t.Fatal(err)
 	}
 	free := "camp#1"

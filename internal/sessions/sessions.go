@@ -39,8 +39,9 @@
 //
 // The rules are this package's; the tables sessions and session_controls, and
 // the reads of a session's bets (live bets, net position sums), are package
-// store's, reached through the Repo interface declared here (*store.Store
-// satisfies it). It never writes SQL nor names a database type.
+// store's, reached through the Repo interface declared here over this
+// package's own types ((*store.Store).Sessions implements it). It never
+// writes SQL nor names a database type.
 //
 // It knows nothing of HTTP. It must never log or return in an error a session
 // id, a ticket, a token or a player id, and never show a player id or an
@@ -64,7 +65,6 @@ import (
 	"github.com/crashstudio/crashgame/internal/engine"
 	"github.com/crashstudio/crashgame/internal/freebets"
 	"github.com/crashstudio/crashgame/internal/round"
-	"github.com/crashstudio/crashgame/internal/store"
 	"github.com/crashstudio/crashgame/internal/tickets"
 	"github.com/crashstudio/crashgame/internal/wallet"
 )
@@ -122,22 +122,65 @@ type Freebets interface {
 	Open(ctx context.Context, owner freebets.Owner) ([]freebets.Grant, error)
 }
 
-// Repo is what the package needs of the storage: *store.Store, which owns the
-// tables sessions and session_controls (internal/store/sessions.go) and reads
-// the session's bets for it (internal/store/session_bets.go).
+// Repo is what the package needs of the storage, over its own types: the
+// sessions and their controls, and sums of a session's bets. Package store
+// implements it ((*store.Store).Sessions).
 type Repo interface {
-	InsertSession(ctx context.Context, rec *store.SessionRecord, controls *store.SessionControlsRecord) error
-	SessionByHash(ctx context.Context, hash []byte) (*store.SessionRecord, error)
-	SessionControls(ctx context.Context, hash []byte) (*store.SessionControlsRecord, error)
-	WriteSessionStates(ctx context.Context, balances []store.SessionBalance, controls []*store.SessionControlsRecord) error
-	SessionBetTotals(ctx context.Context, sessionHash []byte) ([]store.SessionBetTotal, error)
+	// InsertSession stores sess (its hash, its settings, its balance and
+	// its instants) and, when withControls, the state of its controls,
+	// both or neither, in the transaction of ctx if any.
+	InsertSession(ctx context.Context, sess Session, withControls bool) error
+	// SessionByHash reads a stored session without its controls' state;
+	// ErrNotStored when there is none.
+	SessionByHash(ctx context.Context, hash []byte) (Session, error)
+	// SessionControls reads the state of a session's controls;
+	// ErrNoControls when none is stored (every control off).
+	SessionControls(ctx context.Context, hash []byte) (ControlsState, error)
+	// WriteSessionStates writes display balances and controls' states in one
+	// transaction.
+	WriteSessionStates(ctx context.Context, balances []BalanceChange, controls []ControlsState) error
+	// SessionBetTotals sums a session's bets by status and by freebet or not.
+	SessionBetTotals(ctx context.Context, sessionHash []byte) ([]BetTotal, error)
+	// SessionHasBets reports whether a bet of the session is in one of
+	// statuses.
 	SessionHasBets(ctx context.Context, sessionHash []byte, statuses ...string) (bool, error)
 	// LaunchControls are the controls of the player's latest /v1/launch for
-	// the operator (table launch_controls): a legacy session takes them.
-	LaunchControls(ctx context.Context, operator, playerID string) (store.LaunchControlsRecord, bool, error)
+	// the operator: a legacy session takes them. ok is false when there was
+	// none.
+	LaunchControls(ctx context.Context, operator, playerID string) (c tickets.Controls, ok bool, err error)
 }
 
-var _ Repo = (*store.Store)(nil)
+// Refusals of a Repo.
+var (
+	// ErrNotStored: no session has that hash.
+	ErrNotStored = errors.New("sessions: no such session stored")
+	// ErrNoControls: the session has no controls' state stored.
+	ErrNoControls = errors.New("sessions: no controls stored for the session")
+)
+
+// ControlsState is a session's responsible gambling controls and their
+// state, as stored beside it.
+type ControlsState struct {
+	Hash       []byte
+	Controls   tickets.Controls
+	LastAction time.Time
+	RealityAck time.Time // zero before the first acknowledgement
+}
+
+// BalanceChange is a session's display balance to store.
+type BalanceChange struct {
+	Hash    []byte
+	Balance int64
+}
+
+// BetTotal is the sum of a session's bets of one status, freebets apart.
+type BetTotal struct {
+	Status  string // a round.State
+	Freebet bool   // bets paid with a freebet
+	Count   int64
+	Amount  int64 // cents staked
+	Payout  int64 // cents paid (none counts 0)
+}
 
 var _ engine.Balances = (*Service)(nil)
 
@@ -179,7 +222,7 @@ type Options struct {
 	// language is DefaultLanguage (LANG-1..LANG-4).
 	Languages       []string
 	DefaultLanguage string
-	Store           Repo // a migrated *store.Store (tables sessions, session_controls)
+	Store           Repo // the sessions and their controls ((*store.Store).Sessions, migrated)
 	Tickets         Tickets
 	Wallets         func(operator string) (Balancer, bool)
 	Freebets        Freebets         // nil: grants are ignored and none are listed
@@ -524,8 +567,7 @@ func (s *Service) openReal(ctx context.Context, op *Operator, launch tickets.Ses
 			return Session{}, fmt.Errorf("sessions: open: the controls of the player's latest launch: %w", err)
 		}
 		if found {
-			launch.Controls = tickets.Controls{SessionClock: c.SessionClock,
-				RealityCheckMinutes: c.RealityCheckMinutes, InactivityMinutes: c.InactivityMinutes}
+			launch.Controls = c
 		}
 	}
 	sess := s.newSession(op.ID, launch)
@@ -652,7 +694,7 @@ func (s *Service) byHashID(ctx context.Context, h []byte) (Session, error) {
 		if err != nil {
 			return Session{}, err
 		}
-		out = sessionOf(rec)
+		out = rec
 		var fromRow time.Time
 		s.mu.Lock()
 		if b, ok := s.heardLocked(out); ok && !out.Demo {
@@ -911,7 +953,7 @@ var stakedStatuses = []string{string(round.Accepted), string(round.CashedOut), s
 // pending, refused, cancelled or void bet has no debit or had it rolled back.
 // Won counts the payout of every cashed-out bet, a freebet's included (it is
 // paid to the player).
-func netPosition(totals []store.SessionBetTotal) NetPosition {
+func netPosition(totals []BetTotal) NetPosition {
 	var n NetPosition
 	for _, t := range totals {
 		if !t.Freebet && slices.Contains(stakedStatuses, t.Status) {
@@ -942,39 +984,17 @@ func (s *Service) OpenFreebets(ctx context.Context, sess Session) ([]freebets.Gr
 	return s.freebets.Open(ctx, sess.Owner())
 }
 
-// sessionOf converts a stored session; its controls are read apart.
-func sessionOf(r *store.SessionRecord) Session {
-	return Session{
-		Hash: r.IDHash, Operator: r.Operator, GameID: r.GameID, Token: r.Token, PlayerID: r.PlayerID,
-		Name: r.PlayerName, Currency: r.Currency, Language: r.Language, Theme: r.Theme,
-		Demo: r.Demo, Mobile: r.Mobile, LobbyURL: r.LobbyURL, DepositURL: r.DepositURL,
-		Balance: r.Balance, CreatedAt: r.CreatedAt.Time(), ExpiresAt: r.ExpiresAt.Time(),
-	}
-}
-
 func (s *Service) insert(ctx context.Context, sess Session) error {
-	rec := &store.SessionRecord{
-		IDHash: sess.Hash, Operator: sess.Operator, GameID: sess.GameID, Token: sess.Token, PlayerID: sess.PlayerID,
-		PlayerName: sess.Name, Currency: sess.Currency, Language: sess.Language, Theme: sess.Theme,
-		Demo: sess.Demo, Mobile: sess.Mobile, LobbyURL: sess.LobbyURL, DepositURL: sess.DepositURL,
-		Balance: sess.Balance, CreatedAt: store.MillisOf(sess.CreatedAt), ExpiresAt: store.MillisOf(sess.ExpiresAt),
-	}
-	var c *store.SessionControlsRecord
-	if sess.controlsOn() {
-		c = controlsRecordOf(sess) // a row only when a control is on
-	}
-	if err := s.repo.InsertSession(ctx, rec, c); err != nil {
+	// The controls' state is stored only when a control is on.
+	if err := s.repo.InsertSession(ctx, sess, sess.controlsOn()); err != nil {
 		return fmt.Errorf("sessions: store the session: %w", err)
 	}
 	return nil
 }
 
-func controlsRecordOf(sess Session) *store.SessionControlsRecord {
-	return &store.SessionControlsRecord{
-		IDHash: sess.Hash, SessionClock: sess.Controls.SessionClock,
-		RealityCheckMinutes: sess.Controls.RealityCheckMinutes, InactivityMinutes: sess.Controls.InactivityMinutes,
-		LastActionAt: store.MillisOf(sess.LastAction), RealityCheckAckAt: store.MillisOf(sess.RealityAck),
-	}
+// controlsStateOf is the state of sess's controls to store.
+func controlsStateOf(sess Session) ControlsState {
+	return ControlsState{Hash: sess.Hash, Controls: sess.Controls, LastAction: sess.LastAction, RealityAck: sess.RealityAck}
 }
 
 // loadControls reads the session's controls after a restart; none stored is
@@ -982,25 +1002,23 @@ func controlsRecordOf(sess Session) *store.SessionControlsRecord {
 func (s *Service) loadControls(ctx context.Context, sess *Session) error {
 	c, err := s.repo.SessionControls(ctx, sess.Hash)
 	switch {
-	case errors.Is(err, store.ErrSessionControlsNotFound):
+	case errors.Is(err, ErrNoControls):
 		sess.LastAction = sess.CreatedAt
 		return nil
 	case err != nil:
 		return fmt.Errorf("sessions: load a session's controls: %w", err)
 	}
-	sess.Controls = tickets.Controls{SessionClock: c.SessionClock, RealityCheckMinutes: c.RealityCheckMinutes,
-		InactivityMinutes: c.InactivityMinutes}
-	sess.LastAction, sess.RealityAck = c.LastActionAt.Time(), c.RealityCheckAckAt.Time()
+	sess.Controls, sess.LastAction, sess.RealityAck = c.Controls, c.LastAction, c.RealityAck
 	return nil
 }
 
-func (s *Service) load(ctx context.Context, hash []byte) (*store.SessionRecord, error) {
+func (s *Service) load(ctx context.Context, hash []byte) (Session, error) {
 	rec, err := s.repo.SessionByHash(ctx, hash)
-	if errors.Is(err, store.ErrSessionNotFound) {
-		return nil, ErrSessionExpired
+	if errors.Is(err, ErrNotStored) {
+		return Session{}, ErrSessionExpired
 	}
 	if err != nil {
-		return nil, fmt.Errorf("sessions: load a session: %w", err)
+		return Session{}, fmt.Errorf("sessions: load a session: %w", err)
 	}
 	return rec, nil
 }
@@ -1024,8 +1042,8 @@ func (s *Service) flushLoop() {
 
 func (s *Service) flush() {
 	var (
-		changes  []store.SessionBalance
-		controls []*store.SessionControlsRecord
+		changes  []BalanceChange
+		controls []ControlsState
 	)
 	s.mu.Lock()
 	for _, e := range s.byHash {
@@ -1038,11 +1056,11 @@ func (s *Service) flush() {
 		}
 		if e.dirty {
 			e.dirty = false
-			changes = append(changes, store.SessionBalance{IDHash: e.s.Hash, Balance: e.s.Balance})
+			changes = append(changes, BalanceChange{Hash: e.s.Hash, Balance: e.s.Balance})
 		}
 		if e.controlsDirty {
 			e.controlsDirty = false
-			controls = append(controls, controlsRecordOf(e.s))
+			controls = append(controls, controlsStateOf(e.s))
 		}
 	}
 	s.mu.Unlock()
@@ -1055,12 +1073,12 @@ func (s *Service) flush() {
 		s.log.Warn("sessions: persisting display balances failed; retrying", "err", err)
 		s.mu.Lock()
 		for _, c := range changes {
-			if e, ok := s.byHash[string(c.IDHash)]; ok {
+			if e, ok := s.byHash[string(c.Hash)]; ok {
 				e.dirty = true
 			}
 		}
 		for _, c := range controls {
-			if e, ok := s.byHash[string(c.IDHash)]; ok {
+			if e, ok := s.byHash[string(c.Hash)]; ok {
 				e.controlsDirty = true
 			}
 		}

@@ -149,7 +149,7 @@ func newFixtureOn(t *testing.T, dsn string, ops []sessions.Operator) *fixture {
 	bank := engine.NewDemoBank()
 	opts := sessions.Options{
 		Operators: ops, Games: []string{"crash", "other"}, Languages: []string{"pt", "en", "es"}, DefaultLanguage: "es",
-		Store: st, Tickets: tk, Freebets: fb, Demo: bank, Now: c.Now,
+		Store: st.Sessions(), Tickets: tk, Freebets: fb, Demo: bank, Now: c.Now,
 		Wallets:     func(op string) (sessions.Balancer, bool) { b, ok := clients[op]; return b, ok },
 		DemoBalance: map[string]int64{"EUR": 50_000},
 	}

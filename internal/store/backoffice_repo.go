@@ -7,12 +7,13 @@ import (
 	"time"
 
 	"github.com/crashstudio/crashgame/internal/backoffice"
+	"github.com/crashstudio/crashgame/internal/engine"
 	"github.com/crashstudio/crashgame/internal/movements"
 )
 
 // BackOffice is what package backoffice reads and writes, as it declares its
 // records: it converts backoffice's own types to this package's rows and
-// back, never reads a bet's session token, and maps ErrRoundNotFound and
+// back, never reads a bet's session token, and maps engine.ErrRoundNotFound and
 // ErrLinkNotFound to backoffice's.
 func (s *Store) BackOffice() backoffice.Records { return backOfficeRepo{movementRepo{s}} }
 
@@ -21,7 +22,7 @@ type backOfficeRepo struct{ movementRepo }
 func (r backOfficeRepo) Round(ctx context.Context, gameID, id string) (backoffice.StoredRound, error) {
 	rec, err := r.s.Round(ctx, gameID, id)
 	switch {
-	case errors.Is(err, ErrRoundNotFound):
+	case errors.Is(err, engine.ErrRoundNotFound):
 		return backoffice.StoredRound{}, fmt.Errorf("%w (%w)", backoffice.ErrRoundNotFound, err)
 	case err != nil:
 		return backoffice.StoredRound{}, err
@@ -102,7 +103,7 @@ func (r backOfficeRepo) OperatorMovements(ctx context.Context, q backoffice.Move
 	if err != nil {
 		return nil, err
 	}
-	return MovementsOf(recs), nil
+	return movementsOf(recs), nil
 }
 
 func (r backOfficeRepo) RedeliveriesOf(ctx context.Context, ids []string) (map[string][]movements.Redelivery, error) {

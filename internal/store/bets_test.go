@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/crashstudio/crashgame/internal/engine"
 	"github.com/crashstudio/crashgame/internal/store"
 )
 
@@ -59,7 +60,7 @@ func betStatus(t *testing.T, s *store.Store, id string) store.BetRecord {
 // fails, and a nested InTx is part of the outer one.
 func testInTx(t *testing.T, s *store.Store, _ string) {
 	ctx := t.Context()
-	mustInsertRound(t, s, testRound("r1", 1, store.RoundBetting))
+	mustInsertRound(t, s, testRound("r1", 1, engine.RoundBetting))
 	boom := errors.New("boom")
 	err := s.InTx(ctx, func(ctx context.Context) error {
 		if err := s.InsertBet(ctx, testBet("b-rolled-back", "r1", "pending", 1)); err != nil {
@@ -100,9 +101,9 @@ func testRoundLifecycle(t *testing.T, s *store.Store, _ string) {
 		t.Fatalf("LastRoundSeq of no rounds = %d, %v", seq, err)
 	}
 	for i, id := range []string{"r1", "r2", "r3", "r4"} {
-		mustInsertRound(t, s, testRound(id, int64(i+1), store.RoundBetting))
+		mustInsertRound(t, s, testRound(id, int64(i+1), engine.RoundBetting))
 	}
-	if err := s.InsertRound(ctx, testRound("r1", 9, store.RoundBetting)); err == nil {
+	if err := s.InsertRound(ctx, testRound("r1", 9, engine.RoundBetting)); err == nil {
 		t.Fatal("a second round with one id was stored")
 	}
 	if seq, err := s.LastRoundSeq(ctx, "crash"); err != nil || seq != 4 {
@@ -123,7 +124,7 @@ func testRoundLifecycle(t *testing.T, s *store.Store, _ string) {
 		t.Fatalf("UnfinishedRounds = %v, %v; want [r2 r4]", got, err)
 	}
 	for _, id := range got {
-		if err := s.VoidRound(ctx, id, "h-"+id, 170, 30, store.VoidFailoverFlight); err != nil {
+		if err := s.VoidRound(ctx, id, "h-"+id, 170, 30, engine.VoidFailoverFlight); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -131,21 +132,21 @@ func testRoundLifecycle(t *testing.T, s *store.Store, _ string) {
 		t.Fatalf("UnfinishedRounds after voiding = %v, %v", got, err)
 	}
 	r2, err := s.Round(ctx, "crash", "r2")
-	if err != nil || r2.Status != store.RoundVoid || r2.StartedAt != 10 || r2.CrashedAt != 0 || r2.Hash != "h-r2" || r2.CrashPoint != 170 ||
-		r2.VoidedAt != 30 || r2.VoidRule != store.VoidFailoverFlight {
+	if err != nil || r2.Status != engine.RoundVoid || r2.StartedAt != 10 || r2.CrashedAt != 0 || r2.Hash != "h-r2" || r2.CrashPoint != 170 ||
+		r2.VoidedAt != 30 || r2.VoidRule != engine.VoidFailoverFlight {
 		t.Fatalf("Round(r2) = %+v, %v", r2, err)
 	}
-	if _, err := s.Round(ctx, "other-game", "r2"); !errors.Is(err, store.ErrRoundNotFound) {
+	if _, err := s.Round(ctx, "other-game", "r2"); !errors.Is(err, engine.ErrRoundNotFound) {
 		t.Fatalf("a round of another game = %v, want ErrRoundNotFound", err)
 	}
 	// Every ended round is listed, newest first, void ones too: their hashes
 	// keep the chain continuous.
 	recent, err := s.RecentRounds(ctx, "crash", 2)
-	if err != nil || len(recent) != 2 || recent[0].ID != "r4" || recent[0].Status != store.RoundVoid ||
+	if err != nil || len(recent) != 2 || recent[0].ID != "r4" || recent[0].Status != engine.RoundVoid ||
 		recent[1].ID != "r3" || recent[1].CrashedAt != 20 || recent[1].Hash != "h-r3" {
 		t.Fatalf("RecentRounds(2) = %+v, %v; want r4 (void), r3", recent, err)
 	}
-	if recent, err := s.RecentRounds(ctx, "crash", 10); err != nil || len(recent) != 4 || recent[2].ID != "r2" || recent[2].Status != store.RoundVoid || recent[3].ID != "r1" {
+	if recent, err := s.RecentRounds(ctx, "crash", 10); err != nil || len(recent) != 4 || recent[2].ID != "r2" || recent[2].Status != engine.RoundVoid || recent[3].ID != "r1" {
 		t.Fatalf("RecentRounds(10) = %+v, %v; want r4, r3, r2 (void), r1", recent, err)
 	}
 }
@@ -153,7 +154,7 @@ func testRoundLifecycle(t *testing.T, s *store.Store, _ string) {
 // A move applies only from the status it names, and writes what it carries.
 func testMoveBet(t *testing.T, s *store.Store, _ string) {
 	ctx := t.Context()
-	mustInsertRound(t, s, testRound("r1", 1, store.RoundFlying))
+	mustInsertRound(t, s, testRound("r1", 1, engine.RoundFlying))
 	mustInsertBet(t, s, testBet("b1", "r1", "pending", 1))
 	if ok, err := s.MoveBet(ctx, "b1", "accepted", "cashed_out", store.BetChange{}); err != nil || ok {
 		t.Fatalf("move from a status the bet is not in = %v, %v; want false", ok, err)
@@ -177,7 +178,7 @@ func testMoveBet(t *testing.T, s *store.Store, _ string) {
 // Money race: many settlements of one accepted bet at once (two cashouts, a
 // cancel, a void): exactly one is applied, so a debit is settled once.
 func testConcurrentSettle(t *testing.T, s *store.Store, _ string) {
-	mustInsertRound(t, s, testRound("r1", 1, store.RoundFlying))
+	mustInsertRound(t, s, testRound("r1", 1, engine.RoundFlying))
 	mustInsertBet(t, s, testBet("b1", "r1", "accepted", 1))
 	targets := []string{"cashed_out", "cancelled", "void"}
 	const n = 30
@@ -216,7 +217,7 @@ func testConcurrentSettle(t *testing.T, s *store.Store, _ string) {
 // exactly the bets it settled.
 func testCashoutRacesCrash(t *testing.T, s *store.Store, _ string) {
 	ctx := t.Context()
-	mustInsertRound(t, s, testRound("r1", 1, store.RoundFlying))
+	mustInsertRound(t, s, testRound("r1", 1, engine.RoundFlying))
 	const n = 40
 	for i := range n {
 		mustInsertBet(t, s, testBet("b"+string(rune('A'+i)), "r1", "accepted", int64(i)))
@@ -271,8 +272,8 @@ func testCashoutRacesCrash(t *testing.T, s *store.Store, _ string) {
 
 func testBetsFilter(t *testing.T, s *store.Store, _ string) {
 	ctx := t.Context()
-	mustInsertRound(t, s, testRound("r1", 1, store.RoundFinished))
-	mustInsertRound(t, s, testRound("r2", 2, store.RoundBetting))
+	mustInsertRound(t, s, testRound("r1", 1, engine.RoundFinished))
+	mustInsertRound(t, s, testRound("r2", 2, engine.RoundBetting))
 	bets := []*store.BetRecord{
 		testBet("b1", "r1", "lost", 1), testBet("b2", "r1", "cashed_out", 2), testBet("b3", "r2", "pending", 3),
 		testBet("b4", "r2", "accepted", 4), testBet("b5", "r2", "accepted", 4),

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/crashstudio/crashgame/internal/chains"
+	"github.com/crashstudio/crashgame/internal/engine"
 	"github.com/uptrace/bun"
 )
 
@@ -266,7 +267,7 @@ func (s *Store) SetBeaconSignature(ctx context.Context, id, signature string) er
 func (s *Store) ChainRounds(ctx context.Context, chainID string, from int64, limit int) ([]RoundRecord, error) {
 	out := make([]RoundRecord, 0)
 	err := s.conn(ctx).NewSelect().Model(&out).Where("chain_id = ?", chainID).Where("chain_position >= ?", from).
-		Where("status IN (?)", bun.List([]string{RoundFinished, RoundVoid})).
+		Where("status IN (?)", bun.List([]string{engine.RoundFinished, engine.RoundVoid})).
 		OrderExpr("chain_position").Limit(int64(limit)).Scan(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("store: rounds of chain %s: %w", chainID, err)
@@ -286,7 +287,7 @@ func (s *Store) ChainCheckpoints(ctx context.Context, chainID string, every, thr
 		positions = append(positions, p)
 	}
 	err := s.conn(ctx).NewSelect().Model(&out).Where("chain_id = ?", chainID).Where("chain_position IN (?)", bun.List(positions)).
-		Where("status IN (?)", bun.List([]string{RoundFinished, RoundVoid})).
+		Where("status IN (?)", bun.List([]string{engine.RoundFinished, engine.RoundVoid})).
 		OrderExpr("chain_position").Scan(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("store: checkpoints of chain %s: %w", chainID, err)

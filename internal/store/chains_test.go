@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/crashstudio/crashgame/internal/chains"
+	"github.com/crashstudio/crashgame/internal/engine"
 	"github.com/crashstudio/crashgame/internal/store"
 )
 
@@ -247,12 +248,12 @@ func testChainRounds(t *testing.T, s *store.Store, _ string) {
 		t.Fatal(err)
 	}
 	for pos := int64(1); pos <= 7; pos++ {
-		r := testRound(fmt.Sprint("crash-", 10+pos), 10+pos, store.RoundBetting)
+		r := testRound(fmt.Sprint("crash-", 10+pos), 10+pos, engine.RoundBetting)
 		r.ChainID, r.Position = c.ID, pos
 		mustInsertRound(t, s, r)
 		switch {
 		case pos == 4:
-			if err := s.VoidRound(ctx, r.ID, fmt.Sprint("h", pos), 300, 25, store.VoidFailoverBetting); err != nil {
+			if err := s.VoidRound(ctx, r.ID, fmt.Sprint("h", pos), 300, 25, engine.VoidFailoverBetting); err != nil {
 				t.Fatal(err)
 			}
 		case pos < 7:
@@ -268,7 +269,7 @@ func testChainRounds(t *testing.T, s *store.Store, _ string) {
 		t.Fatalf("a betting round = %+v, %v; want its chain and position, no hash nor crash point", live, err)
 	}
 	got, err := s.ChainRounds(ctx, c.ID, 3, 3)
-	if err != nil || len(got) != 3 || got[0].Position != 3 || got[1].Status != store.RoundVoid || got[1].Hash != "h4" || got[2].Position != 5 {
+	if err != nil || len(got) != 3 || got[0].Position != 3 || got[1].Status != engine.RoundVoid || got[1].Hash != "h4" || got[2].Position != 5 {
 		t.Fatalf("ChainRounds(from 3, 3) = %+v, %v", got, err)
 	}
 	if got, err := s.ChainRounds(ctx, c.ID, 6, 10); err != nil || len(got) != 1 || got[0].Position != 6 {
@@ -276,7 +277,7 @@ func testChainRounds(t *testing.T, s *store.Store, _ string) {
 	}
 	voids, err := s.ChainVoids(ctx, c.ID)
 	if err != nil || len(voids) != 1 || voids[0].Position != 4 || voids[0].Hash != "h4" || voids[0].CrashPoint != 300 ||
-		voids[0].VoidedAt != 25 || voids[0].VoidRule != store.VoidFailoverBetting {
+		voids[0].VoidedAt != 25 || voids[0].VoidRule != engine.VoidFailoverBetting {
 		t.Fatalf("ChainVoids = %+v, %v; want round 4, voided at 25 in betting", voids, err)
 	}
 	cps, err := s.ChainCheckpoints(ctx, c.ID, 2, 7)

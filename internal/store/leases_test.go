@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crashstudio/crashgame/internal/engine"
 	"github.com/crashstudio/crashgame/internal/leadership"
 	"github.com/crashstudio/crashgame/internal/store"
 )
@@ -237,7 +238,7 @@ func testLeaseCheckFenced(t *testing.T, s *store.Store, _ string) {
 	expire(t, s, "crash")
 	mustAcquire(t, s, "crash", "replica-b", leaseTTL, 2)
 
-	stale := testRound("r-stale", 1, store.RoundBetting)
+	stale := testRound("r-stale", 1, engine.RoundBetting)
 	stale.Epoch = 1
 	err := s.InTx(ctx, func(ctx context.Context) error {
 		if err := s.InsertRound(ctx, stale); err != nil {
@@ -248,11 +249,11 @@ func testLeaseCheckFenced(t *testing.T, s *store.Store, _ string) {
 	if !errors.Is(err, leadership.ErrFenced) {
 		t.Fatalf("former leader's transaction = %v, want ErrFenced", err)
 	}
-	if _, err := s.Round(ctx, "crash", "r-stale"); !errors.Is(err, store.ErrRoundNotFound) {
+	if _, err := s.Round(ctx, "crash", "r-stale"); !errors.Is(err, engine.ErrRoundNotFound) {
 		t.Fatalf("round written by the fenced transaction: Round = %v, want ErrRoundNotFound (rolled back)", err)
 	}
 
-	current := testRound("r-current", 1, store.RoundBetting)
+	current := testRound("r-current", 1, engine.RoundBetting)
 	current.Epoch = 2
 	err = s.InTx(ctx, func(ctx context.Context) error {
 		if err := s.CheckLease(ctx, "crash", 2); err != nil {
@@ -306,7 +307,7 @@ func testLeaseCheckBlocksTakeover(t *testing.T, s *store.Store, _ string) {
 	expire(t, s, "crash") // replica-a is paused: its lease ran out, nobody took it yet
 
 	finish, txDone := openCheckedTx(t, s, 1, func(ctx context.Context) error {
-		r := testRound("r-a", 1, store.RoundBetting)
+		r := testRound("r-a", 1, engine.RoundBetting)
 		r.Epoch = 1
 		return s.InsertRound(ctx, r)
 	})
@@ -348,10 +349,10 @@ func testLeaseCheckBlocksTakeover(t *testing.T, s *store.Store, _ string) {
 
 // testRoundEpoch: a round keeps the epoch of the leader that opened it.
 func testRoundEpoch(t *testing.T, s *store.Store, _ string) {
-	withEpoch := testRound("r-7", 1, store.RoundBetting)
+	withEpoch := testRound("r-7", 1, engine.RoundBetting)
 	withEpoch.Epoch = 7
 	mustInsertRound(t, s, withEpoch)
-	mustInsertRound(t, s, testRound("r-0", 2, store.RoundBetting))
+	mustInsertRound(t, s, testRound("r-0", 2, engine.RoundBetting))
 	for id, want := range map[string]int64{"r-7": 7, "r-0": 0} {
 		got, err := s.Round(t.Context(), "crash", id)
 		if err != nil || got.Epoch != want {
@@ -367,7 +368,7 @@ func testRoundEpoch(t *testing.T, s *store.Store, _ string) {
 func testLeaseMigrationRerun(t *testing.T, s *store.Store, _ string) {
 	ctx := t.Context()
 	mustAcquire(t, s, "crash", "replica-a", leaseTTL, 1)
-	r := testRound("r-1", 1, store.RoundBetting)
+	r := testRound("r-1", 1, engine.RoundBetting)
 	r.Epoch = 1
 	mustInsertRound(t, s, r)
 	if n, err := s.ExecForTest(ctx, "DELETE FROM bun_migrations WHERE name = '0006'"); err != nil || n != 1 {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/crashstudio/crashgame/internal/chains"
+	"github.com/crashstudio/crashgame/internal/engine"
 	"github.com/crashstudio/crashgame/internal/store"
 )
 
@@ -142,9 +143,9 @@ func TestMigration0012VoidRoundsAndRetiredChains(t *testing.T) {
 			runFile(t, s, "0012_void_rounds.tx.up.sql")
 
 			for _, want := range []store.RoundRecord{
-				{ID: "crash-1", Status: store.RoundFinished, StartedAt: 20, CrashedAt: 30},
-				{ID: "crash-2", Status: store.RoundVoid, StartedAt: 40, VoidedAt: 45, VoidRule: store.VoidUnknown},
-				{ID: "crash-3", Status: store.RoundVoid, VoidRule: store.VoidUnknown},
+				{ID: "crash-1", Status: engine.RoundFinished, StartedAt: 20, CrashedAt: 30},
+				{ID: "crash-2", Status: engine.RoundVoid, StartedAt: 40, VoidedAt: 45, VoidRule: engine.VoidUnknown},
+				{ID: "crash-3", Status: engine.RoundVoid, VoidRule: engine.VoidUnknown},
 			} {
 				r, err := s.Round(ctx, "crash", want.ID)
 				if err != nil || r.Status != want.Status || r.StartedAt != want.StartedAt || r.CrashedAt != want.CrashedAt ||

@@ -33,8 +33,8 @@ func MovementOf(r *MovementRecord) movements.MovementRecord {
 	}
 }
 
-// MovementsOf converts stored movements.
-func MovementsOf(recs []MovementRecord) []movements.MovementRecord {
+// movementsOf converts stored movements.
+func movementsOf(recs []MovementRecord) []movements.MovementRecord {
 	out := make([]movements.MovementRecord, len(recs))
 	for i := range recs {
 		out[i] = MovementOf(&recs[i])
@@ -104,7 +104,7 @@ func (r movementRepo) ListMovements(ctx context.Context, f movements.MovementFil
 	if err != nil {
 		return nil, err
 	}
-	return MovementsOf(recs), nil
+	return movementsOf(recs), nil
 }
 
 func (r movementRepo) ClaimMovements(ctx context.Context, c movements.Claim) ([]movements.MovementRecord, error) {
@@ -112,7 +112,7 @@ func (r movementRepo) ClaimMovements(ctx context.Context, c movements.Claim) ([]
 	if err != nil {
 		return nil, err
 	}
-	return MovementsOf(recs), nil
+	return movementsOf(recs), nil
 }
 
 func (r movementRepo) NextDueMovement(ctx context.Context, skipOperators []string) (time.Time, bool, error) {

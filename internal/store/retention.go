@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/crashstudio/crashgame/internal/engine"
 	"github.com/uptrace/bun"
 )
 
@@ -22,7 +23,7 @@ func (s *Store) PurgeSettled(ctx context.Context, before Millis, limit int) (int
 		ids := make([]string, 0, limit)
 		err := db.NewSelect().TableExpr("bets AS b").Column("b.id").
 			Join("JOIN rounds AS r ON r.id = b.round_id").
-			Where("r.status IN (?)", bun.List([]string{RoundFinished, RoundVoid})).
+			Where("r.status IN (?)", bun.List([]string{engine.RoundFinished, engine.RoundVoid})).
 			Where("COALESCE(r.crashed_at, r.betting_ends_at) < ?", before).
 			Where("b.status NOT IN ('pending', 'accepted')").
 			Where("NOT EXISTS (SELECT 1 FROM movements AS m WHERE m.bet_id = b.id AND m.status IN (?))",

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/crashstudio/crashgame/internal/engine"
 	"github.com/crashstudio/crashgame/internal/store"
 )
 
@@ -21,7 +22,7 @@ func testPurgeSettled(t *testing.T, s *store.Store, _ string) {
 		id    string
 		ended store.Millis
 	}{{"r-old", 1000}, {"r-new", 9000}} {
-		rec := testRound(r.id, map[string]int64{"r-old": 1, "r-new": 2}[r.id], store.RoundBetting)
+		rec := testRound(r.id, map[string]int64{"r-old": 1, "r-new": 2}[r.id], engine.RoundBetting)
 		mustInsertRound(t, s, rec)
 		if err := s.FinishRound(ctx, r.id, r.ended, "h-"+r.id, 200); err != nil {
 			t.Fatal(err)

@@ -2,33 +2,11 @@ package store
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
+	"github.com/crashstudio/crashgame/internal/engine"
 	"github.com/uptrace/bun"
 )
-
-// Round states as stored. A round is betting, then flying, then finished (it
-// crashed) or void (it ended without a crash: its bets were rolled back).
-const (
-	RoundBetting  = "betting"
-	RoundFlying   = "flying"
-	RoundFinished = "finished"
-	RoundVoid     = "void"
-)
-
-// Void rules as stored: the rule a void round was settled by
-// (docs/failover.md).
-const (
-	VoidFailoverBetting = "failover_betting" // the fail-over rule: interrupted in betting
-	VoidFailoverFlight  = "failover_flight"  // the fail-over rule: interrupted in flight
-	VoidPlannedStop     = "planned_stop"     // a planned stop whose shutdown grace ran out in flight
-	VoidTakeOffFailed   = "takeoff_failed"   // the database refused the take-off
-	VoidUnknown         = "unknown"          // voided before migration 0012, which did not keep the rule
-)
-
-// ErrRoundNotFound: no such round.
-var ErrRoundNotFound = errors.New("store: round not found")
 
 // RoundRecord is one round as stored.
 type RoundRecord struct {
@@ -84,7 +62,7 @@ func (s *Store) InsertRound(ctx context.Context, rec RoundRecord) error {
 // TakeOffRound marks a round flying since at.
 func (s *Store) TakeOffRound(ctx context.Context, id string, at Millis) error {
 	_, err := s.conn(ctx).NewUpdate().Model((*RoundRecord)(nil)).
-		Set("status = ?", RoundFlying).Set("started_at = ?", at).Where("id = ?", id).Exec(ctx)
+		Set("status = ?", engine.RoundFlying).Set("started_at = ?", at).Where("id = ?", id).Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("store: round %s flying: %w", id, err)
 	}
@@ -95,7 +73,7 @@ func (s *Store) TakeOffRound(ctx context.Context, id string, at Millis) error {
 // and crash point are revealed.
 func (s *Store) FinishRound(ctx context.Context, id string, crashedAt Millis, hash string, crashPoint int64) error {
 	_, err := s.conn(ctx).NewUpdate().Model((*RoundRecord)(nil)).
-		Set("status = ?", RoundFinished).Set("crashed_at = ?", crashedAt).
+		Set("status = ?", engine.RoundFinished).Set("crashed_at = ?", crashedAt).
 		Set("hash = ?", hash).Set("crash_point = ?", crashPoint).
 		Where("id = ?", id).Exec(ctx)
 	if err != nil {
@@ -104,11 +82,11 @@ func (s *Store) FinishRound(ctx context.Context, id string, crashedAt Millis, ha
 	return nil
 }
 
-// VoidRound marks a round void at voidedAt, settled by rule (VoidFailoverBetting...):
+// VoidRound marks a round void at voidedAt, settled by rule (engine.VoidFailoverBetting...):
 // it ended without a crash on screen. Its hash and crash point are revealed
 // like a crashed round's, so that the chain has no gap.
 func (s *Store) VoidRound(ctx context.Context, id, hash string, crashPoint int64, voidedAt Millis, rule string) error {
-	_, err := s.conn(ctx).NewUpdate().Model((*RoundRecord)(nil)).Set("status = ?", RoundVoid).
+	_, err := s.conn(ctx).NewUpdate().Model((*RoundRecord)(nil)).Set("status = ?", engine.RoundVoid).
 		Set("hash = ?", hash).Set("crash_point = ?", crashPoint).
 		Set("voided_at = ?", voidedAt).Set("void_rule = ?", rule).
 		Where("id = ?", id).Exec(ctx)
@@ -122,7 +100,7 @@ func (s *Store) VoidRound(ctx context.Context, id, hash string, crashPoint int64
 func (s *Store) UnfinishedRounds(ctx context.Context, gameID string) ([]string, error) {
 	ids := make([]string, 0)
 	err := s.conn(ctx).NewSelect().Model((*RoundRecord)(nil)).Column("id").Where("game_id = ?", gameID).
-		Where("status IN (?)", bun.List([]string{RoundBetting, RoundFlying})).Order("seq").Scan(ctx, &ids)
+		Where("status IN (?)", bun.List([]string{engine.RoundBetting, engine.RoundFlying})).Order("seq").Scan(ctx, &ids)
 	if err != nil {
 		return nil, fmt.Errorf("store: unfinished rounds of %s: %w", gameID, err)
 	}
@@ -134,7 +112,7 @@ func (s *Store) UnfinishedRounds(ctx context.Context, gameID string) ([]string, 
 func (s *Store) RecentRounds(ctx context.Context, gameID string, limit int) ([]RoundRecord, error) {
 	var out []RoundRecord
 	err := s.conn(ctx).NewSelect().Model(&out).
-		Where("game_id = ?", gameID).Where("status IN (?)", bun.List([]string{RoundFinished, RoundVoid})).
+		Where("game_id = ?", gameID).Where("status IN (?)", bun.List([]string{engine.RoundFinished, engine.RoundVoid})).
 		OrderExpr("seq DESC").Limit(int64(limit)).Scan(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("store: recent rounds of %s: %w", gameID, err)
@@ -142,13 +120,13 @@ func (s *Store) RecentRounds(ctx context.Context, gameID string, limit int) ([]R
 	return out, nil
 }
 
-// Round returns one round of a game whatever its state, or ErrRoundNotFound.
+// Round returns one round of a game whatever its state, or engine.ErrRoundNotFound.
 // The caller decides what of it may be shown: the hash of a round that has not
 // crashed is secret.
 func (s *Store) Round(ctx context.Context, gameID, id string) (RoundRecord, error) {
 	var r RoundRecord
 	err := s.conn(ctx).NewSelect().Model(&r).Where("id = ?", id).Where("game_id = ?", gameID).Scan(ctx)
-	if err := one(err, ErrRoundNotFound, "read round"); err != nil {
+	if err := one(err, engine.ErrRoundNotFound, "read round"); err != nil {
 		return r, err
 	}
 	return r, nil

@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"fmt"
+
+	"github.com/crashstudio/crashgame/internal/engine"
 )
 
 // ChainVoids lists the void rounds of a chain by position, each with its
@@ -10,7 +12,7 @@ import (
 // did), when and by which rule it was voided.
 func (s *Store) ChainVoids(ctx context.Context, chainID string) ([]RoundRecord, error) {
 	out := make([]RoundRecord, 0)
-	err := s.conn(ctx).NewSelect().Model(&out).Where("chain_id = ?", chainID).Where("status = ?", RoundVoid).
+	err := s.conn(ctx).NewSelect().Model(&out).Where("chain_id = ?", chainID).Where("status = ?", engine.RoundVoid).
 		OrderExpr("chain_position").Scan(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("store: void rounds of chain %s: %w", chainID, err)

@@ -337,11 +337,11 @@ func TestRoundListShowsVoidRounds(t *testing.T) {
 	s := e.openDemo(t)
 	ctx := context.Background()
 	hash := strings.Repeat("ab", 32)
-	rec := store.RoundRecord{ID: "crash-900000", GameID: "crash", Seq: 900000, Status: store.RoundBetting, BettingEndsAt: 1_000, CreatedAt: 1_000}
+	rec := store.RoundRecord{ID: "crash-900000", GameID: "crash", Seq: 900000, Status: engine.RoundBetting, BettingEndsAt: 1_000, CreatedAt: 1_000}
 	if err := e.st.InsertRound(ctx, rec); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.st.VoidRound(ctx, rec.ID, hash, 130, 1_500, store.VoidFailoverBetting); err != nil {
+	if err := e.st.VoidRound(ctx, rec.ID, hash, 130, 1_500, engine.VoidFailoverBetting); err != nil {
 		t.Fatal(err)
 	}
 	rounds := decode[table.RoundList](t, e.call(t, "GET", "/api/v1/rounds?limit=5", s, nil))

@@ -12,7 +12,6 @@ import (
 	"github.com/crashstudio/crashgame/internal/round"
 	"github.com/crashstudio/crashgame/internal/server"
 	"github.com/crashstudio/crashgame/internal/sessions"
-	"github.com/crashstudio/crashgame/internal/store"
 )
 
 // api implements the generated strict server.
@@ -354,8 +353,8 @@ func (a *api) CancelBet(ctx context.Context, req table.CancelBetRequestObject) (
 // findBet reads one bet of the session, to say why an action on it was
 // refused; the answer when it cannot: 404 UNKNOWN_BET when the session has no
 // bet with that id, 500 when the read failed.
-func (a *api) findBet(ctx context.Context, sess sessions.Session, id string) (*store.BetRecord, *errorResponse) {
-	recs, err := a.s.records.Bets(ctx, store.BetFilter{ID: id, SessionHash: sess.Hash})
+func (a *api) findBet(ctx context.Context, sess sessions.Session, id string) (*engine.BetRecord, *errorResponse) {
+	recs, err := a.s.records.Bets(ctx, engine.BetFilter{ID: id, SessionHash: sess.Hash})
 	var r errorResponse
 	switch {
 	case err != nil:
@@ -399,13 +398,13 @@ func (a *api) ListBets(ctx context.Context, req table.ListBetsRequestObject) (ta
 	if fail != nil {
 		return *fail, nil
 	}
-	var recs []store.BetRecord
+	var recs []engine.BetRecord
 	var err error
 	if sess.Demo || sess.PlayerID == "" {
-		recs, err = a.s.records.Bets(ctx, store.BetFilter{SessionHash: sess.Hash, NewestFirst: true, Limit: n})
+		recs, err = a.s.records.Bets(ctx, engine.BetFilter{SessionHash: sess.Hash, NewestFirst: true, Limit: n})
 	} else {
 		// Every session of the player in this game.
-		recs, err = a.s.records.Bets(ctx, store.BetFilter{Operator: sess.Operator, PlayerID: sess.PlayerID,
+		recs, err = a.s.records.Bets(ctx, engine.BetFilter{Operator: sess.Operator, PlayerID: sess.PlayerID,
 			GameID: sess.GameID, NewestFirst: true, Limit: n})
 	}
 	if err != nil {
@@ -473,7 +472,7 @@ func (a *api) GetRound(ctx context.Context, req table.GetRoundRequestObject) (ta
 
 // chainOf is a round's chain and position as the API shows them: absent for
 // a round played before chains were kept (migration 0007).
-func chainOf(r store.RoundRecord) (*string, *int64) {
+func chainOf(r engine.RoundRecord) (*string, *int64) {
 	if r.ChainID == "" {
 		return nil, nil
 	}
@@ -483,11 +482,11 @@ func chainOf(r store.RoundRecord) (*string, *int64) {
 
 // startOf is an ended round's take-off as the API shows it: a round voided
 // before take-off shows its betting's end.
-func startOf(r store.RoundRecord) int64 {
-	if r.StartedAt == 0 {
-		return int64(r.BettingEndsAt) // voided before take-off
+func startOf(r engine.RoundRecord) int64 {
+	if r.StartedAt.IsZero() {
+		return r.BettingEndsAt.UnixMilli() // voided before take-off
 	}
-	return int64(r.StartedAt)
+	return r.StartedAt.UnixMilli()
 }
 
 // roundEnd is how an ended round ended, as the API shows it: a finished
@@ -498,14 +497,14 @@ type roundEnd struct {
 	rule                *table.VoidRule
 }
 
-func endOf(r store.RoundRecord) roundEnd {
-	if r.Status != store.RoundVoid {
-		c := int64(r.CrashedAt)
+func endOf(r engine.RoundRecord) roundEnd {
+	if r.Status != engine.RoundVoid {
+		c := r.CrashedAt.UnixMilli()
 		return roundEnd{crashedAt: &c}
 	}
 	var e roundEnd
-	if r.VoidedAt != 0 { // 0: voided before migration 0012 recorded when
-		v := int64(r.VoidedAt)
+	if !r.VoidedAt.IsZero() { // zero: voided before migration 0012 recorded when
+		v := r.VoidedAt.UnixMilli()
 		e.voidedAt = &v
 	}
 	if r.VoidRule != "" {

@@ -128,7 +128,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 		Operators: []sessions.Operator{{ID: "acme", Enabled: true, Games: []string{"crash"},
 			Currencies: []sessions.Currency{{Code: "BRL", Limits: freebets.Limits{MinBet: ptr(100), MaxBet: ptr(100000)}}}}},
 		Games: []string{"crash"}, Languages: []string{"pt", "en", "es"}, DefaultLanguage: "pt",
-		Store: st, Tickets: tk, Demo: bank, Now: o.sessionsNow,
+		Store: st.Sessions(), Tickets: tk, Demo: bank, Now: o.sessionsNow,
 		Wallets: func(string) (sessions.Balancer, bool) { return bal, true },
 	})
 	if err != nil {
@@ -141,7 +141,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 			Betting: cmp.Or(o.betting, 2*time.Second), Pause: 300 * time.Millisecond, Freebet: true},
 		Operators: map[string]engine.Operator{"acme": {Currencies: map[string]round.Limits{
 			"BRL": {MinBet: 100, MaxBet: 100000, MaxWin: 10000000}}}},
-		Store: st, Chains: st.HashChains(), Outbox: movements.NewOutbox(st.Movements()), Balances: ss, Demo: bank, ChainLength: 2000,
+		Store: st.Records(), Chains: st.HashChains(), Outbox: movements.NewOutbox(st.Movements()), Balances: ss, Demo: bank, ChainLength: 2000,
 		Sealer: testSealer(t), SeedingWindow: -1,
 		Wallets: func(string) (engine.BetWallet, bool) { return bw, true },
 	})
@@ -160,7 +160,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 	srv, err := table.New(table.Config{
 		BaseURL: "https://games.example.com", DefaultLanguage: "pt",
 		Limits:   map[table.Currency]table.Limits{{Operator: "acme", Code: "BRL"}: {MinBet: ptr(100), MaxBet: ptr(100000), MaxWin: ptr(10000000)}},
-		Sessions: ss, Records: st, Chains: st.HashChains(), BackOffice: bo, Movements: st.BackOffice(), HelloTimeout: o.hello, Registerer: o.registerer, BoardFrames: o.boardFrames,
+		Sessions: ss, Records: st.Records(), Chains: st.HashChains(), BackOffice: bo, Movements: st.BackOffice(), HelloTimeout: o.hello, Registerer: o.registerer, BoardFrames: o.boardFrames,
 		ReadRate: o.rate, ReadBurst: o.burst, ActionRate: cmp.Or(o.actionRate, o.rate), ActionBurst: cmp.Or(o.actionBurst, o.burst),
 		AddressRate: o.addressRate, AddressBurst: o.addressBurst, StreamRate: o.streamRate, StreamBurst: o.streamBurst, TrustedProxies: o.trusted,
 		Tables: func(id string) (table.Game, bool) { return tbl, id == "crash" }, CutOff: o.cutOff,

@@ -17,7 +17,6 @@ import (
 	"github.com/crashstudio/crashgame/internal/engine"
 	"github.com/crashstudio/crashgame/internal/server"
 	"github.com/crashstudio/crashgame/internal/sessions"
-	"github.com/crashstudio/crashgame/internal/store"
 )
 
 // Close codes of the stream (api/table.v1.yaml, GET /api/v1/stream).
@@ -394,7 +393,7 @@ func (s *Server) resync(st *stream, sess sessions.Session, sub *engine.Subscript
 	if roundID == "" {
 		return
 	}
-	own, err := s.records.Bets(st.io, store.BetFilter{SessionHash: sess.Hash, RoundIDs: []string{roundID}})
+	own, err := s.records.Bets(st.io, engine.BetFilter{SessionHash: sess.Hash, RoundIDs: []string{roundID}})
 	if err != nil {
 		s.log.Warn("stream: reading the session's bets failed", "err", err)
 		return

@@ -44,7 +44,6 @@ import (
 	"github.com/crashstudio/crashgame/internal/engine"
 	"github.com/crashstudio/crashgame/internal/server"
 	"github.com/crashstudio/crashgame/internal/sessions"
-	"github.com/crashstudio/crashgame/internal/store"
 )
 
 // Defaults of Config.
@@ -105,7 +104,7 @@ type Game interface {
 type Reads interface {
 	Round() (engine.RoundView, int64)
 	Subscribe(session []byte, buf int) *engine.Subscription
-	EndedRound(ctx context.Context, id string) (store.RoundRecord, error)
+	EndedRound(ctx context.Context, id string) (engine.RoundRecord, error)
 }
 
 // Actions are the player actions on a table, decided by its leader.
@@ -197,16 +196,14 @@ type Config struct {
 // (their history, the current round's for the stream), the finished rounds
 // of a game (their hashes are public once crashed), and a chain's ended
 // rounds, checkpoints and void rounds for the public fairness routes.
-// *store.Store satisfies it.
+// (*store.Store).Records satisfies it, over engine's records.
 type Records interface {
-	Bets(ctx context.Context, f store.BetFilter) ([]store.BetRecord, error)
-	RecentRounds(ctx context.Context, gameID string, limit int) ([]store.RoundRecord, error)
-	ChainRounds(ctx context.Context, chainID string, from int64, limit int) ([]store.RoundRecord, error)
-	ChainCheckpoints(ctx context.Context, chainID string, every, through int64) ([]store.RoundRecord, error)
-	ChainVoids(ctx context.Context, chainID string) ([]store.RoundRecord, error)
+	Bets(ctx context.Context, f engine.BetFilter) ([]engine.BetRecord, error)
+	RecentRounds(ctx context.Context, gameID string, limit int) ([]engine.RoundRecord, error)
+	ChainRounds(ctx context.Context, chainID string, from int64, limit int) ([]engine.RoundRecord, error)
+	ChainCheckpoints(ctx context.Context, chainID string, every, through int64) ([]engine.RoundRecord, error)
+	ChainVoids(ctx context.Context, chainID string) ([]engine.RoundRecord, error)
 }
-
-var _ Records = (*store.Store)(nil)
 
 // Server serves the player API, the stream and the page.
 type Server struct {

@@ -20,8 +20,8 @@ func (a *api) chainVoids(ctx context.Context, rec chains.Chain) (table.ChainVoid
 	var tested []int64
 	for _, r := range recs {
 		v := table.ChainVoid{RoundId: r.ID, Seq: r.Seq, Position: r.Position, Hash: r.Hash, CrashPoint: r.CrashPoint}
-		if r.StartedAt != 0 {
-			at := int64(r.StartedAt)
+		if !r.StartedAt.IsZero() {
+			at := r.StartedAt.UnixMilli()
 			v.StartedAt = &at
 		} else {
 			tested = append(tested, r.CrashPoint)

@@ -66,13 +66,13 @@ func TestSelectiveVoidingIsFlagged(t *testing.T) {
 			id := fmt.Sprintf("%s-%d", game, pos)
 			at := store.Millis(1_000_000 + pos*10_000)
 			if err := e.st.InsertRound(ctx, store.RoundRecord{ID: id, GameID: game, Seq: pos, ChainID: rec.ID, Position: pos,
-				Status: store.RoundBetting, BettingEndsAt: at, CreatedAt: at - 5_000}); err != nil {
+				Status: engine.RoundBetting, BettingEndsAt: at, CreatedAt: at - 5_000}); err != nil {
 				t.Fatal(err)
 			}
 			void, inFlight := c.void(crash, rng)
-			rule := store.VoidFailoverBetting
+			rule := engine.VoidFailoverBetting
 			if inFlight {
-				rule = store.VoidFailoverFlight
+				rule = engine.VoidFailoverFlight
 				if err := e.st.TakeOffRound(ctx, id, at); err != nil {
 					t.Fatal(err)
 				}

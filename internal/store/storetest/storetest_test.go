@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/crashstudio/crashgame/internal/engine"
 	"github.com/crashstudio/crashgame/internal/store"
 	"github.com/crashstudio/crashgame/internal/store/storetest"
 )
@@ -25,7 +26,7 @@ func TestSQLiteIsMigratedAndOwn(t *testing.T) {
 		return st
 	}
 	a, b := open(), open()
-	r := store.RoundRecord{ID: "crash-1", GameID: "crash", Seq: 1, Hash: "h", CrashPoint: 200, Status: store.RoundBetting, BettingEndsAt: 1, CreatedAt: 1}
+	r := store.RoundRecord{ID: "crash-1", GameID: "crash", Seq: 1, Hash: "h", CrashPoint: 200, Status: engine.RoundBetting, BettingEndsAt: 1, CreatedAt: 1}
 	if err := a.InsertRound(ctx, r); err != nil {
 		t.Fatalf("insert into a copy: %v", err)
 	}
