@@ -103,16 +103,6 @@ type MovementRecord struct {
 	DoneAt        time.Time // when it reached a final status; zero before
 }
 
-// newRecord is m as a new pending movement, due at now.
-func newRecord(m Movement, now time.Time) MovementRecord {
-	return MovementRecord{
-		TransactionID: m.TransactionID, Kind: m.Kind, Operator: m.Operator, GameID: m.GameID,
-		Currency: m.Currency, PlayerID: m.PlayerID, Token: m.Token, RoundID: m.RoundID, BetID: m.BetID,
-		Amount: m.Amount, WinType: m.WinType, FreebetID: m.FreebetID, Reason: m.Reason,
-		Status: StatusPending, NextAttemptAt: now, CreatedAt: now,
-	}
-}
-
 // Movement returns the movement the record delivers.
 func (r *MovementRecord) Movement() Movement {
 	return Movement{
@@ -203,12 +193,14 @@ type MovementWriter interface {
 	Debit(ctx context.Context, betID string) (Debit, bool, error)
 	// Debits are the debits of the bets betIDs that exist, by bet id.
 	Debits(ctx context.Context, betIDs []string) (map[string]Debit, error)
-	// InsertMovement stores rec; ErrDuplicateMovement when its
-	// transaction_id is taken, ErrDebitSettled when its bet_id is.
-	InsertMovement(ctx context.Context, rec MovementRecord) error
-	// InsertMovements stores recs in one statement; ErrDuplicateMovement
-	// when a transaction_id or a bet_id of one of them is taken.
-	InsertMovements(ctx context.Context, recs []MovementRecord) error
+	// InsertMovement stores m as a new pending movement, created and due at
+	// now; ErrDuplicateMovement when its transaction_id is taken,
+	// ErrDebitSettled when its bet_id is.
+	InsertMovement(ctx context.Context, m Movement, now time.Time) error
+	// InsertMovements stores ms as InsertMovement does, in one statement;
+	// ErrDuplicateMovement when a transaction_id or a bet_id of one of them
+	// is taken.
+	InsertMovements(ctx context.Context, ms []Movement, now time.Time) error
 }
 
 // Enqueue queues m inside the caller's transaction (the one ctx carries,
@@ -234,7 +226,7 @@ func Enqueue(ctx context.Context, w MovementWriter, m Movement, now time.Time) e
 	if err := checkAgainstDebit(ctx, w, m); err != nil {
 		return err
 	}
-	if err := w.InsertMovement(ctx, newRecord(m, now)); err != nil {
+	if err := w.InsertMovement(ctx, m, now); err != nil {
 		return fmt.Errorf("movements: enqueue %s %s for bet %s: %w", m.Kind, m.TransactionID, m.BetID, err)
 	}
 	return nil

@@ -30,16 +30,14 @@ func EnqueueMany(ctx context.Context, w MovementWriter, ms []Movement, now time.
 	if err != nil {
 		return fmt.Errorf("movements: enqueue %d movements: read the debits: %w", len(ms), err)
 	}
-	recs := make([]MovementRecord, 0, len(ms))
 	for _, m := range ms {
 		if d, ok := debits[m.BetID]; ok {
 			if err := compareWithDebit(m, d); err != nil {
 				return err
 			}
 		}
-		recs = append(recs, newRecord(m, now))
 	}
-	if err := w.InsertMovements(ctx, recs); err != nil {
+	if err := w.InsertMovements(ctx, ms, now); err != nil {
 		return fmt.Errorf("movements: enqueue %d movements: %w", len(ms), err)
 	}
 	return nil

@@ -42,18 +42,6 @@ func movementsOf(recs []MovementRecord) []movements.MovementRecord {
 	return out
 }
 
-// movementRow is m as a row of the movements table.
-func movementRow(m *movements.MovementRecord) MovementRecord {
-	return MovementRecord{
-		TransactionID: m.TransactionID, Kind: string(m.Kind), Operator: m.Operator, GameID: m.GameID,
-		Currency: m.Currency, PlayerID: m.PlayerID, Token: m.Token, RoundID: m.RoundID, BetID: m.BetID,
-		Amount: m.Amount, WinType: string(m.WinType), FreebetID: m.FreebetID, Reason: m.Reason,
-		Status: string(m.Status), Attempts: m.Attempts, NextAttemptAt: MillisOf(m.NextAttemptAt),
-		ClaimedBy: m.ClaimedBy, LastError: m.LastError, LastRequestID: m.LastRequestID, OperatorTxID: m.OperatorTxID,
-		BalanceAfter: m.BalanceAfter, CreatedAt: MillisOf(m.CreatedAt), DoneAt: MillisOf(m.DoneAt),
-	}
-}
-
 func debitOf(d DebitRecord) movements.Debit {
 	return movements.Debit{BetID: d.ID, Amount: d.Amount, FreebetID: d.FreebetID}
 }
@@ -75,8 +63,18 @@ func (r movementRepo) Debits(ctx context.Context, betIDs []string) (map[string]m
 	return out, nil
 }
 
-func (r movementRepo) InsertMovement(ctx context.Context, m movements.MovementRecord) error {
-	row := movementRow(&m)
+// newMovementRow is m as a new pending movement, created and due at now.
+func newMovementRow(m *movements.Movement, now Millis) MovementRecord {
+	return MovementRecord{
+		TransactionID: m.TransactionID, Kind: string(m.Kind), Operator: m.Operator, GameID: m.GameID,
+		Currency: m.Currency, PlayerID: m.PlayerID, Token: m.Token, RoundID: m.RoundID, BetID: m.BetID,
+		Amount: m.Amount, WinType: string(m.WinType), FreebetID: m.FreebetID, Reason: m.Reason,
+		Status: MovementPending, NextAttemptAt: now, CreatedAt: now,
+	}
+}
+
+func (r movementRepo) InsertMovement(ctx context.Context, m movements.Movement, now time.Time) error {
+	row := newMovementRow(&m, MillisOf(now))
 	err := r.s.InsertMovement(ctx, &row)
 	switch {
 	case errors.Is(err, ErrMovementExists):
@@ -87,10 +85,11 @@ func (r movementRepo) InsertMovement(ctx context.Context, m movements.MovementRe
 	return err
 }
 
-func (r movementRepo) InsertMovements(ctx context.Context, ms []movements.MovementRecord) error {
+func (r movementRepo) InsertMovements(ctx context.Context, ms []movements.Movement, now time.Time) error {
+	at := MillisOf(now)
 	rows := make([]MovementRecord, len(ms))
 	for i := range ms {
-		rows[i] = movementRow(&ms[i])
+		rows[i] = newMovementRow(&ms[i], at)
 	}
 	err := r.s.InsertMovements(ctx, rows)
 	if errors.Is(err, ErrMovementKeyTaken) {
