@@ -219,7 +219,11 @@ func TestQueueBreakerOpenSpendsNoAttempt(t *testing.T) {
 			}
 			return wallettest.OK
 		})
-		c := wallettest.Client(t, op, wallet.WithClock(clock.Now), wallet.WithBreaker(wallet.BreakerSettings{ConsecutiveFailures: 1, OpenFor: 400 * time.Millisecond}))
+		// The breaker's OpenFor runs on real time (not the test's clock): long
+		// enough that the first attempt's record, read under -race beside
+		// other packages' tests, is seen while it is still open (400 ms was
+		// not, once in eight runs of make quick).
+		c := wallettest.Client(t, op, wallet.WithClock(clock.Now), wallet.WithBreaker(wallet.BreakerSettings{ConsecutiveFailures: 1, OpenFor: 5 * time.Second}))
 		q := mqQueue(t, s, c, movements.WithQueueClock(clock.Now), movements.WithBreakerWait(20*time.Millisecond))
 		m := mqWin("w-breaker")
 		other := mqRollback("rb-breaker")
@@ -245,7 +249,7 @@ func TestQueueBreakerOpenSpendsNoAttempt(t *testing.T) {
 		// nothing was sent before the reads (the breaker only lets a probe
 		// through half-open, and the probe's success closes it), so the
 		// reads saw the open period only. The breaker's OpenFor runs on real
-		// time: on a slow machine it may be half-open already, and then
+		// time: on a very slow machine it may be half-open already, and then
 		// there is nothing to check here.
 		n := op.Count()
 		rm, ro := mqGet(t, s, m.TransactionID), mqGet(t, s, other.TransactionID)
