@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/crashstudio/crashgame/internal/cursor"
+	"github.com/crashstudio/crashgame/internal/engine"
 	"github.com/crashstudio/crashgame/internal/movements"
 )
 
@@ -64,19 +65,13 @@ type StoredRound struct {
 	Position      int64
 	Hash          string
 	CrashPoint    int64
-	Status        string // betting, flying, finished, void
+	Status        string // an engine.Round* state
 	BettingEndsAt time.Time
 	StartedAt     time.Time
 	CrashedAt     time.Time // of a finished round
 	VoidedAt      time.Time // of a void round (zero for one voided before it was stored)
 	CreatedAt     time.Time
 }
-
-// The statuses of a round that ended.
-const (
-	roundFinished = "finished"
-	roundVoid     = "void"
-)
 
 // StoredBet is a bet as stored, without its session token, which the back
 // office never reads.
@@ -257,9 +252,9 @@ func (s *Service) roundOf(ctx context.Context, r StoredRound) (Round, error) {
 		out.Phases = append(out.Phases, Phase{"flying", r.StartedAt})
 	}
 	switch r.Status {
-	case roundFinished:
+	case engine.RoundFinished:
 		out.Phases = append(out.Phases, Phase{"crashed", r.CrashedAt})
-	case roundVoid:
+	case engine.RoundVoid:
 		out.Phases = append(out.Phases, Phase{"void", latest(r.StartedAt, r.BettingEndsAt, r.CrashedAt)})
 	default:
 		return out, nil // not ended: its outcome is secret

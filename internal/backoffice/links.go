@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/crashstudio/crashgame/internal/engine"
 )
 
 // DefaultLinkTTL is how long a signed link stays valid by default.
@@ -133,7 +135,7 @@ func (s *Service) PlayerRound(ctx context.Context, game, id string, mine BetQuer
 		return Round{}, nil, ErrRoundNotFound
 	case err != nil:
 		return Round{}, nil, fmt.Errorf("backoffice: round %s: %w", id, err)
-	case rec.Status != roundFinished && rec.Status != roundVoid:
+	case rec.Status != engine.RoundFinished && rec.Status != engine.RoundVoid:
 		return Round{}, nil, ErrRoundInProgress
 	}
 	round, err := s.roundOf(ctx, rec)

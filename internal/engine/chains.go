@@ -40,9 +40,6 @@ const DefaultSeedingWindow = 5 * time.Minute
 // takes the reveals of the values committed to in the window.
 const DefaultRevealWindow = 2 * time.Minute
 
-// toMillis is t as the chains record it: whole milliseconds in UTC.
-func toMillis(t time.Time) time.Time { return time.UnixMilli(t.UnixMilli()).UTC() }
-
 // chainID names a game's chain number n.
 func chainID(gameID string, n int64) string { return fmt.Sprintf("%s-c%d", gameID, n) }
 

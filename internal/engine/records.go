@@ -43,6 +43,11 @@ const (
 // ErrRoundNotFound: the database has no such round.
 var ErrRoundNotFound = errors.New("engine: round not found")
 
+// toMillis is t as the records (rounds, bets, chains) keep it: whole
+// milliseconds in UTC, so that what a table holds in memory equals what it
+// reads back.
+func toMillis(t time.Time) time.Time { return time.UnixMilli(t.UnixMilli()).UTC() }
+
 // RoundRecord is a round as the table records it. Its instants are whole
 // milliseconds in UTC, the zero time.Time for one not reached (or, for a
 // round recorded before it was, not recorded).
