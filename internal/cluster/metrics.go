@@ -27,7 +27,7 @@ const (
 //   - crashgame_cluster_nats_reconnects_total: reconnections to NATS after a
 //     lost connection;
 //   - crashgame_cluster_forward_seconds{kind,outcome}: the latency of Request,
-//     by action (ActionBet...; "other") and outcome (ok, handler_error,
+//     by action (ActionAdmit...; "other") and outcome (ok, handler_error,
 //     no_leader, unavailable);
 //   - crashgame_cluster_events_gaps_total{reason}: events delivered to a
 //     Subscribe handler with gap set, by reason: "sequence" (a publisher's

@@ -137,7 +137,7 @@ func TestRequestErrors(t *testing.T) {
 			t.Parallel()
 			subject := tc.subject
 			if subject == "" {
-				subject = ActionSubject(fmt.Sprintf("game-%d", i), ActionBet)
+				subject = ActionSubject(fmt.Sprintf("game-%d", i), ActionAdmit)
 			}
 			tc.setup(t, subject)
 			got, err := follower.Request(t.Context(), subject, []byte("req"))
@@ -163,11 +163,11 @@ func TestRequestErrors(t *testing.T) {
 		})
 	}
 	t.Cleanup(func() {
-		// Both "no leader" cases and the four handler errors were counted by kind "bet".
+		// Both "no leader" cases and the four handler errors were counted by kind "admit".
 		for outcome, want := range map[string]uint64{"no_leader": 2, "handler_error": 4} {
-			got := histogramCount(t, reg, "crashgame_cluster_forward_seconds", map[string]string{"kind": "bet", "outcome": outcome})
+			got := histogramCount(t, reg, "crashgame_cluster_forward_seconds", map[string]string{"kind": "admit", "outcome": outcome})
 			if got != want {
-				t.Errorf("forward_seconds{kind=bet,outcome=%s} count = %d, want %d", outcome, got, want)
+				t.Errorf("forward_seconds{kind=admit,outcome=%s} count = %d, want %d", outcome, got, want)
 			}
 		}
 	})
@@ -183,7 +183,7 @@ func TestServeRunsHandlersConcurrently(t *testing.T) {
 	all := make(chan struct{})
 	// Each handler waits until all n run at once: handled one at a time,
 	// none would ever answer.
-	stop, err := leader.Serve(ActionSubject("crash", ActionBet), func(ctx context.Context, req []byte) ([]byte, error) {
+	stop, err := leader.Serve(ActionSubject("crash", ActionAdmit), func(ctx context.Context, req []byte) ([]byte, error) {
 		if arrived.Add(1) == n {
 			close(all)
 		}
@@ -202,7 +202,7 @@ func TestServeRunsHandlersConcurrently(t *testing.T) {
 	for i := range n {
 		wg.Go(func() {
 			req := fmt.Sprintf("bet %d", i)
-			got, err := follower.Request(t.Context(), ActionSubject("crash", ActionBet), []byte(req))
+			got, err := follower.Request(t.Context(), ActionSubject("crash", ActionAdmit), []byte(req))
 			if err != nil || string(got) != req {
 				t.Errorf("Request(%s) = %q, %v", req, got, err)
 			}
@@ -254,7 +254,7 @@ func TestRequestFailingWithNATSIsNeverExecutedLater(t *testing.T) {
 	// A requester that would wait a minute: its failure below comes from the
 	// lost connection, not from its time running out.
 	follower, reg := connect(t, srv, "follower", func(o *Options) { o.RequestTimeout = time.Minute })
-	subject := ActionSubject("crash", ActionBet)
+	subject := ActionSubject("crash", ActionAdmit)
 
 	var runs executions
 	started := make(chan struct{})
@@ -304,8 +304,8 @@ func TestRequestFailingWithNATSIsNeverExecutedLater(t *testing.T) {
 	if n := runs.of("during the outage"); n != 0 {
 		t.Errorf("the request sent during the outage ran %d times, want 0", n)
 	}
-	if n := histogramCount(t, reg, "crashgame_cluster_forward_seconds", map[string]string{"kind": "bet", "outcome": "unavailable"}); n < 2 {
-		t.Errorf("forward_seconds{kind=bet,outcome=unavailable} count = %d, want at least 2", n)
+	if n := histogramCount(t, reg, "crashgame_cluster_forward_seconds", map[string]string{"kind": "admit", "outcome": "unavailable"}); n < 2 {
+		t.Errorf("forward_seconds{kind=admit,outcome=unavailable} count = %d, want at least 2", n)
 	}
 }
 
@@ -344,7 +344,7 @@ func TestRequestCancelledByItsCaller(t *testing.T) {
 	srv := natstest.Start(t)
 	leader, _ := connect(t, srv, "leader")
 	follower, _ := connect(t, srv, "follower")
-	subject := ActionSubject("crash", ActionBet)
+	subject := ActionSubject("crash", ActionAdmit)
 	started := make(chan struct{})
 	release := make(chan struct{})
 	stop, err := leader.Serve(subject, func(context.Context, []byte) ([]byte, error) {
@@ -463,7 +463,7 @@ func TestServingStoppedDuringAnOutageStaysStopped(t *testing.T) {
 	old, _ := connect(t, srv, "old-leader")
 	next, _ := connect(t, srv, "new-leader")
 	follower, _ := connect(t, srv, "follower", func(o *Options) { o.RequestTimeout = 500 * time.Millisecond })
-	subject := ActionSubject("crash", ActionBet)
+	subject := ActionSubject("crash", ActionAdmit)
 	stopOld, err := old.Serve(subject, func(context.Context, []byte) ([]byte, error) { return []byte("old"), nil })
 	if err != nil {
 		t.Fatalf("Serve: %v", err)

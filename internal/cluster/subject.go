@@ -14,13 +14,16 @@ const SubjectPrefix = "crashgame.table"
 // The player actions a leader serves, one subject each (ActionSubject). They
 // are also the values of the kind label of crashgame_cluster_forward_seconds.
 const (
-	ActionBet     = "bet"
+	ActionAdmit   = "admit"   // a bet's place in the round
+	ActionDecide  = "decide"  // the outcome of an admitted bet's debit
+	ActionRelease = "release" // an admitted bet whose intent did not commit
 	ActionCashout = "cashout"
 	ActionCancel  = "cancel"
 )
 
 // ActionSubject is the subject on which the leader of gameID's table serves
-// action (ActionBet, ActionCashout, ActionCancel).
+// action (ActionAdmit, ActionDecide, ActionRelease, ActionCashout,
+// ActionCancel).
 func ActionSubject(gameID, action string) string {
 	return SubjectPrefix + "." + GameToken(gameID) + ".action." + action
 }

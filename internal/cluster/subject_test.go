@@ -11,7 +11,7 @@ func TestSubjects(t *testing.T) {
 		name, got, want string
 	}{
 		{"events", EventSubject("crash"), "crashgame.table.crash.events"},
-		{"bet", ActionSubject("crash", ActionBet), "crashgame.table.crash.action.bet"},
+		{"admit", ActionSubject("crash", ActionAdmit), "crashgame.table.crash.action.admit"},
 		{"cashout", ActionSubject("crash-eu_2", ActionCashout), "crashgame.table.crash-eu_2.action.cashout"},
 		{"a dotted id stays one token", EventSubject("crash.v2"), "crashgame.table.crash%2Ev2.events"},
 		{"wildcards and spaces are escaped", EventSubject("a*b> c%"), "crashgame.table.a%2Ab%3E%20c%25.events"},
@@ -77,7 +77,7 @@ func TestCheckSubject(t *testing.T) {
 func TestKindOf(t *testing.T) {
 	t.Parallel()
 	tests := []struct{ subject, want string }{
-		{ActionSubject("crash", ActionBet), "bet"},
+		{ActionSubject("crash", ActionAdmit), "admit"},
 		{ActionSubject("crash.v2", ActionCashout), "cashout"},
 		{ActionSubject("crash", ActionCancel), "cancel"},
 		{ActionSubject("crash", "player-42"), "other"},

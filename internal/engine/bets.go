@@ -70,83 +70,110 @@ func viewOf(r BetRecord) BetView {
 // ViewOf converts a stored bet for display.
 func ViewOf(r BetRecord) BetView { return viewOf(r) }
 
-// PlaceBet admits a bet: checks, commits the intent, debits the wallet within
-// the betting window, and joins the bet to the round only on success.
+// PlaceBet places a bet where the table leads: the same four steps a
+// replica of a cluster takes for a bet it receives (package replica), with
+// the leader's two steps run here: CheckBet, Admit (leader), Debit, Decide
+// (leader).
 func (t *Table) PlaceBet(ctx context.Context, p Player, req BetRequest) (BetResult, error) {
-	lim, w, err := t.checkBet(p, req)
+	w, err := t.CheckBet(p, req)
 	if err != nil {
 		return BetResult{}, err
 	}
-	s, err := t.reserveBet(ctx, p, req, lim)
+	adm, err := t.Admit(ctx, p, req)
 	if err != nil {
 		return BetResult{}, err
 	}
-	rec, err := t.commitIntent(ctx, s, p, req)
+	out, err := t.Debit(ctx, p, req, w, adm)
 	if err != nil {
+		t.Release(p.Session, adm.BetID)
 		return BetResult{}, err
 	}
-	res := t.debit(p, w, rec, s)
-	return t.settleDebit(s.live, rec, res, s.epoch)
+	return t.Decide(ctx, p.Session, adm, out)
 }
 
-// checkBet applies the checks a bet passes before it takes a place in the
-// round: a known operator, the limits of the player's currency (a freebet's
-// stake is the grant's), round.CheckBet, freebets offered to this player and
-// game, and, for real money, the operator's wallet with its breaker closed.
-// It returns the currency's limits and the wallet (nil for a demo session).
-func (t *Table) checkBet(p Player, req BetRequest) (round.Limits, BetWallet, error) {
-	op, ok := t.cfg.Operators[p.Operator]
-	if !ok {
-		return round.Limits{}, nil, fmt.Errorf("engine: unknown operator %q", p.Operator)
-	}
-	lim, known := op.Currencies[p.Currency]
-	if req.FreebetID == "" && !known {
-		return round.Limits{}, nil, round.ErrBetLimit
-	}
-	if err := round.CheckBet(req.Amount, req.AutoCashout, req.FreebetID != "", lim, t.game.MaxMultiplier); err != nil {
-		return round.Limits{}, nil, err
-	}
-	if req.FreebetID != "" && (p.Demo || t.cfg.Freebets == nil || !t.game.Freebet) {
-		return round.Limits{}, nil, ErrFreebetUnavailable
+// CheckBet applies the checks a bet passes before it asks for a place in the
+// round: the rules of the player's currency (betRules), and, for real
+// money, the operator's wallet with its breaker closed. It returns the
+// wallet that debits the bet (nil for a demo session). It runs where the bet
+// was received.
+func (t *Table) CheckBet(p Player, req BetRequest) (BetWallet, error) {
+	if _, err := t.betRules(p, req); err != nil {
+		return nil, err
 	}
 	if p.Demo {
-		return lim, nil, nil
+		return nil, nil
 	}
 	w, ok := t.cfg.Wallets(p.Operator)
 	if !ok {
-		return round.Limits{}, nil, fmt.Errorf("engine: no wallet for operator %q", p.Operator)
+		return nil, fmt.Errorf("engine: no wallet for operator %q", p.Operator)
 	}
 	if w.BreakerOpen() {
-		return round.Limits{}, nil, ErrWalletUnavailable
+		return nil, ErrWalletUnavailable
 	}
-	return lim, w, nil
+	return w, nil
 }
 
-// reservation is a bet's place in its round, as reserveBet took it in the
-// loop: the bet, the deadline of its debit, and the term that admitted it
-// (its epoch, and the context that ends with it).
-type reservation struct {
-	live     *liveBet
-	deadline time.Time
-	epoch    int64
-	term     context.Context
+// betRules applies the rules of a bet: a known operator, the limits of the
+// player's currency (a freebet's stake is the grant's), round.CheckBet, and
+// freebets offered to this player and game. It returns the currency's
+// limits.
+func (t *Table) betRules(p Player, req BetRequest) (round.Limits, error) {
+	op, ok := t.cfg.Operators[p.Operator]
+	if !ok {
+		return round.Limits{}, fmt.Errorf("engine: unknown operator %q", p.Operator)
+	}
+	lim, known := op.Currencies[p.Currency]
+	if req.FreebetID == "" && !known {
+		return round.Limits{}, round.ErrBetLimit
+	}
+	if err := round.CheckBet(req.Amount, req.AutoCashout, req.FreebetID != "", lim, t.game.MaxMultiplier); err != nil {
+		return round.Limits{}, err
+	}
+	if req.FreebetID != "" && (p.Demo || t.cfg.Freebets == nil || !t.game.Freebet) {
+		return round.Limits{}, ErrFreebetUnavailable
+	}
+	return lim, nil
 }
 
-// reserveBet reserves a place for the bet in the current round (the rules
-// decide phase and count), admitted at req.ReceivedAt, or at the table's now
-// when that is zero or later.
-func (t *Table) reserveBet(ctx context.Context, p Player, req BetRequest, lim round.Limits) (reservation, error) {
+// Admission is a bet's place in the current round, as the table's leader
+// gave it (Admit): the bet's id and round, the instant it was admitted at
+// (its placed_at), until when its debit may be answered, and the term of
+// leadership that admitted it. The bet's intent commits, and its outcome is
+// decided, only while that term holds the table.
+type Admission struct {
+	BetID    string
+	RoundID  string
+	PlacedAt time.Time
+	Deadline time.Time // the round's window end plus DebitGrace: no /bet attempt starts at or after it
+	Epoch    int64
+	// term is the admitting term's context when the bet was admitted in this
+	// process (its attempts end with the term); nil for an admission that
+	// came from the leader over the cluster (they end at Deadline).
+	term context.Context
+}
+
+// Admit reserves a place for the bet in the current round (the rules decide
+// phase, window and the five bets a player may hold), admitted at
+// req.ReceivedAt, or at the table's now when that is zero or later. The
+// table must lead: the place is held until Decide or Release. The leader's
+// share of a bet is this and Decide; the money path between them (Debit)
+// runs where the bet was received.
+func (t *Table) Admit(ctx context.Context, p Player, req BetRequest) (Admission, error) {
+	lim, err := t.betRules(p, req)
+	if err != nil {
+		return Admission{}, err
+	}
 	var (
-		s    reservation
+		adm  Admission
 		rerr error
 	)
 	now := t.clock.Now()
 	if !req.ReceivedAt.IsZero() && req.ReceivedAt.Before(now) {
 		now = req.ReceivedAt
 	}
-	err := t.do(ctx, func() {
+	err = t.do(ctx, func() {
 		r := t.cur
-		if r == nil {
+		if r == nil || t.epoch == 0 {
 			rerr = round.ErrBettingClosed
 			return
 		}
@@ -155,32 +182,61 @@ func (t *Table) reserveBet(ctx context.Context, p Player, req BetRequest, lim ro
 			Amount: req.Amount, AutoCashout: req.AutoCashout, MaxWin: lim.MaxWin}); rerr != nil {
 			return
 		}
-		rec := BetRecord{
-			ID: id, RoundID: r.rec.ID, GameID: t.game.ID, SessionHash: p.Session,
-			Operator: p.Operator, PlayerID: p.PlayerID, Token: p.Token, PlayerName: p.Name, Currency: p.Currency,
-			Demo: p.Demo, Amount: req.Amount, AutoCashout: req.AutoCashout, Status: StatusPending, PlacedAt: toMillis(now),
-		}
-		s.live = &liveBet{rec: rec, player: p, round: r}
-		r.live[id] = s.live
+		placed := toMillis(now)
+		r.live[id] = &liveBet{rec: t.betRecord(id, r.rec.ID, p, req, placed), player: p, round: r}
 		// The debit may be answered until the round takes off (DebitGrace).
-		s.deadline, s.epoch, s.term = r.core.BettingEnds().Add(t.cfg.DebitGrace), t.epoch, t.term
+		adm = Admission{BetID: id, RoundID: r.rec.ID, PlacedAt: placed,
+			Deadline: r.core.BettingEnds().Add(t.cfg.DebitGrace), Epoch: t.epoch, term: t.term}
 	})
 	if err == nil {
 		err = rerr
 	}
 	if err != nil {
-		return reservation{}, err
+		return Admission{}, err
 	}
-	return s, nil
+	return adm, nil
 }
 
-// commitIntent commits the intent of the bet s reserved (and spends its
-// freebet) before the first debit attempt, for the term that admitted it,
-// and returns the bet as committed: the stake and grant a freebet spent. A
-// failed commit releases the reservation.
-func (t *Table) commitIntent(ctx context.Context, s reservation, p Player, req BetRequest) (BetRecord, error) {
-	rec := s.live.rec
-	err := t.commit.Do(ctx, job{epoch: s.epoch, run: func(ctx context.Context) error {
+// betRecord is the pending bet id of round roundID, placed by p at placed.
+func (t *Table) betRecord(id, roundID string, p Player, req BetRequest, placed time.Time) BetRecord {
+	return BetRecord{
+		ID: id, RoundID: roundID, GameID: t.game.ID, SessionHash: p.Session,
+		Operator: p.Operator, PlayerID: p.PlayerID, Token: p.Token, PlayerName: p.Name, Currency: p.Currency,
+		Demo: p.Demo, Amount: req.Amount, AutoCashout: req.AutoCashout, Status: StatusPending, PlacedAt: placed,
+	}
+}
+
+// Release frees the place of a bet that Admit gave and that never reached
+// the wallet (its intent did not commit). The table must lead; a bet it
+// does not hold is left alone.
+func (t *Table) Release(session []byte, betID string) {
+	_ = t.do(context.Background(), func() {
+		if b := t.ownBet(session, betID); b != nil && b.rec.Status == StatusPending {
+			b.round.core.Forget(betID)
+			delete(b.round.live, betID)
+		}
+	})
+}
+
+// DebitOutcome is what the money path of an admitted bet came to where it
+// ran (Debit): the stake and grant its committed intent spent, and what the
+// operator's wallet answered to its /bet (the zero Result for a demo bet,
+// whose play money the leader's bank takes in Decide).
+type DebitOutcome struct {
+	Amount    int64
+	FreebetID *string
+	Result    wallet.Result
+}
+
+// Debit runs the money path of the admitted bet adm where the bet was
+// received: it commits the bet's intent (and spends its freebet) for the
+// admitting term, then sends the signed /bet through w, attempted until
+// adm.Deadline and, for a bet admitted here, no longer than the admitting
+// term. An error means the intent did not commit and nothing was sent: the
+// place is the leader's to Release.
+func (t *Table) Debit(ctx context.Context, p Player, req BetRequest, w BetWallet, adm Admission) (DebitOutcome, error) {
+	rec := t.betRecord(adm.BetID, adm.RoundID, p, req, adm.PlacedAt)
+	err := t.commit.Do(ctx, job{epoch: adm.Epoch, run: func(ctx context.Context) error {
 		rec.Amount, rec.FreebetID = req.Amount, nil
 		if req.FreebetID != "" {
 			id, amount, err := t.cfg.Freebets.Spend(ctx, p, req.FreebetID)
@@ -192,71 +248,77 @@ func (t *Table) commitIntent(ctx context.Context, s reservation, p Player, req B
 		return t.store.InsertBet(ctx, &rec)
 	}})
 	if err != nil {
-		t.release(s.live)
 		if req.FreebetID != "" && errors.Is(err, ErrFreebetUnavailable) {
-			return BetRecord{}, ErrFreebetUnavailable
+			return DebitOutcome{}, ErrFreebetUnavailable
 		}
-		return BetRecord{}, fmt.Errorf("engine: commit bet intent: %w", err)
+		return DebitOutcome{}, fmt.Errorf("engine: commit bet intent: %w", err)
 	}
-	return rec, nil
-}
-
-// debit takes the stake of the committed bet rec: from the demo bank, or
-// from the operator's wallet w, attempted until the deadline s gives.
-func (t *Table) debit(p Player, w BetWallet, rec BetRecord, s reservation) wallet.Result {
+	out := DebitOutcome{Amount: rec.Amount, FreebetID: rec.FreebetID}
 	if p.Demo {
-		bal, derr := t.cfg.Demo.Debit(p.Session, rec.Amount)
-		res := wallet.Result{Outcome: wallet.Success, Balance: bal, HasBalance: true}
-		var refused *RefusedError
-		if errors.As(derr, &refused) {
-			res = wallet.Result{Outcome: wallet.Refused, ErrorCode: refused.Code, Balance: refused.Balance, HasBalance: refused.HasBalance}
-		}
-		return res
+		return out, nil
 	}
 	// The attempts end with the term that admitted the bet, not with the
 	// player's request: a player who leaves does not stop a debit, whose
 	// outcome must be known; a leader that lost the table must stop, since
-	// the next one may roll the bet back.
-	res, _ := w.BetUntil(s.term, wallet.BetCall{
+	// the next one may roll the bet back. An admission from another process
+	// ends at its deadline, which the next leader's recovery waits for
+	// (awaitDebits).
+	term := adm.term
+	if term == nil {
+		term = context.WithoutCancel(ctx)
+	}
+	out.Result, _ = w.BetUntil(term, wallet.BetCall{
 		PlayerID: p.PlayerID, Token: p.Token, Currency: p.Currency, GameID: t.game.ID,
 		Amount: rec.Amount, TransactionID: rec.ID, RoundID: rec.RoundID, FreebetID: rec.FreebetID,
-	}, s.deadline)
-	return res
+	}, adm.Deadline)
+	return out, nil
 }
 
-// ownBet returns p's bet betID in the current round, or nil. Loop only.
-func (t *Table) ownBet(p Player, betID string) *liveBet {
+// ownBet returns session's bet betID in the current round, or nil. Loop only.
+func (t *Table) ownBet(session []byte, betID string) *liveBet {
 	if t.cur == nil {
 		return nil
 	}
 	b := t.cur.live[betID]
-	if b == nil || string(b.player.Session) != string(p.Session) {
+	if b == nil || string(b.player.Session) != string(session) {
 		return nil
 	}
 	return b
 }
 
-// release forgets a reservation that never reached the wallet.
-func (t *Table) release(b *liveBet) {
-	_ = t.do(context.Background(), func() {
-		b.round.core.Forget(b.rec.ID)
-		delete(b.round.live, b.rec.ID)
-	})
-}
-
-// settleDebit feeds the /bet outcome to the bet's round, in the loop, commits
-// what the rules decided, then answers. rec is the bet as its intent was
-// committed (the stake and grant a freebet spent); epoch is the term that
-// admitted it, which alone may commit its outcome (a table whose term ended
-// meanwhile leaves the bet pending to the next leader's recovery).
-func (t *Table) settleDebit(b *liveBet, rec BetRecord, res wallet.Result, epoch int64) (BetResult, error) {
+// Decide feeds the outcome of an admitted bet's debit (Debit) to its round,
+// in the loop, for the admitting term: the bet is accepted, refused (a
+// freebet's grant returned), or voided and rolled back (its debit came after
+// take-off, or its outcome is unknown), as the rules decide. It commits the
+// decision, then answers. The table must lead at adm.Epoch: a table whose
+// term ended meanwhile commits nothing and leaves the pending bet to the
+// next leader's recovery. A demo bet's play money is taken here, from the
+// leader's bank.
+func (t *Table) Decide(ctx context.Context, session []byte, adm Admission, out DebitOutcome) (BetResult, error) {
 	var (
 		d    debitDecision
-		demo = b.rec.Demo
+		b    *liveBet
+		res  wallet.Result
+		demo bool
 	)
-	err := t.do(context.Background(), func() { d = t.decideDebit(b, rec, res, epoch) })
+	err := t.do(ctx, func() {
+		if b = t.ownBet(session, adm.BetID); b == nil || b.rec.Status != StatusPending || t.epoch != adm.Epoch {
+			b = nil
+			return
+		}
+		demo, res = b.rec.Demo, out.Result
+		if demo {
+			res = t.debitDemo(session, out.Amount)
+		}
+		d = t.decideDebit(b, out, res, adm.Epoch)
+	})
 	if err != nil {
 		return BetResult{}, err
+	}
+	if b == nil {
+		// The round moved on, or another term leads: the bet, still pending
+		// in the database, is the recovery's or the sweep's to roll back.
+		return BetResult{}, fmt.Errorf("%w: the table no longer holds bet %s pending", ErrTableUnavailable, adm.BetID)
 	}
 	if d.done == nil {
 		return BetResult{}, d.answer
@@ -286,6 +348,17 @@ func (t *Table) settleDebit(b *liveBet, rec BetRecord, res wallet.Result, epoch 
 	return t.answerDebit(b, res, d, demo)
 }
 
+// debitDemo takes a demo bet's stake from the bank, as a wallet would.
+func (t *Table) debitDemo(session []byte, amount int64) wallet.Result {
+	bal, derr := t.cfg.Demo.Debit(session, amount)
+	res := wallet.Result{Outcome: wallet.Success, Balance: bal, HasBalance: true}
+	var refused *RefusedError
+	if errors.As(derr, &refused) {
+		res = wallet.Result{Outcome: wallet.Refused, ErrorCode: refused.Code, Balance: refused.Balance, HasBalance: refused.HasBalance}
+	}
+	return res
+}
+
 // debitDecision is what the rules decided, in the loop, of a bet's debit
 // outcome (decideDebit).
 type debitDecision struct {
@@ -295,11 +368,11 @@ type debitDecision struct {
 	void   bool         // the bet was voided
 }
 
-// decideDebit feeds the /bet outcome res to b's round, b being the bet rec
-// whose intent was committed, and submits what the rules decided for the
-// term of epoch: the bet accepted, refused (a freebet's grant returned), or
-// voided and rolled back. Loop only.
-func (t *Table) decideDebit(b *liveBet, rec BetRecord, res wallet.Result, epoch int64) debitDecision {
+// decideDebit feeds the /bet outcome res to b's round, b's intent having
+// committed with out's stake and grant, and submits what the rules decided
+// for the term of epoch: the bet accepted, refused (a freebet's grant
+// returned), or voided and rolled back. Loop only.
+func (t *Table) decideDebit(b *liveBet, out DebitOutcome, res wallet.Result, epoch int64) debitDecision {
 	var d debitDecision
 	outcome := round.Undecided
 	switch res.Outcome {
@@ -308,9 +381,9 @@ func (t *Table) decideDebit(b *liveBet, rec BetRecord, res wallet.Result, epoch 
 	case wallet.Refused:
 		outcome = round.Refusal
 	}
-	b.rec = rec
+	b.rec.Amount, b.rec.FreebetID = out.Amount, out.FreebetID
 	r := b.round
-	core, derr := r.core.Debited(b.rec.ID, rec.Amount, outcome, t.clock.Now())
+	core, derr := r.core.Debited(b.rec.ID, out.Amount, outcome, t.clock.Now())
 	if derr != nil {
 		d.answer = fmt.Errorf("engine: debit outcome of %s: %w", b.rec.ID, derr)
 		return d
@@ -381,7 +454,7 @@ func (t *Table) Cashout(ctx context.Context, p Player, betID string, receivedAt 
 		mark = t.cfg.Balances.Balance(p.Session)
 	)
 	err := t.do(ctx, func() {
-		b := t.ownBet(p, betID)
+		b := t.ownBet(p.Session, betID)
 		if b == nil {
 			rerr = round.ErrUnknownBet
 			return
@@ -496,7 +569,7 @@ func (t *Table) Cancel(ctx context.Context, p Player, betID string) (CancelResul
 		mark  = t.cfg.Balances.Balance(p.Session)
 	)
 	err := t.do(ctx, func() {
-		if b = t.ownBet(p, betID); b == nil {
+		if b = t.ownBet(p.Session, betID); b == nil {
 			rerr = round.ErrUnknownBet
 			return
 		}

@@ -302,6 +302,9 @@ func TestInterruptedRoundWaitsForTheKeyItWasSealedWith(t *testing.T) {
 		c.Sealer = sealer
 		c.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 	})
+	// Its debits' deadline has passed: the new table settles it at once.
+	debitsEnd := v.BettingEndsAt.Add(engine.DefaultDebitGrace + engine.DebitClockMarginForTest)
+	second.clock.Set(debitsEnd)
 	second.start()
 	waitFor(t, "the log to say which key settles the round", func() bool {
 		return strings.Contains(logs.String(), "start with the key the chain was sealed with")
@@ -316,6 +319,7 @@ func TestInterruptedRoundWaitsForTheKeyItWasSealedWith(t *testing.T) {
 	out := logs.String()
 	noKeyIn(t, out, newKey, hex.EncodeToString(engine.FixedKeyForTest()))
 	third := newHarness(t, dsn) // the key the chain was sealed with
+	third.clock.Set(debitsEnd)
 	third.start()
 	var r store.RoundRecord
 	waitFor(t, "the interrupted round to be settled with the old key back", func() bool {

@@ -8,7 +8,12 @@
 // The rules decide; the engine never decides a bet's fate itself, except by
 // the written fail-over rule when it recovers a round no table finished. What
 // it keeps:
-//   - A bet's intent (its transaction_id) is committed before the first /bet
+//   - A bet takes four steps (PlaceBet): CheckBet and Debit where it was
+//     received, Admit and Decide at the table that leads. In one process they
+//     all run here; in a cluster package replica carries Admit and Decide to
+//     the leader, so that a bet's money path (its intent's commit and its
+//     /bet) runs on the replica that received it. The intent (the bet's
+//     transaction_id) commits for the admitting term before the first /bet
 //     attempt; a bet joins the round only after the wallet answered success
 //     within the betting window. An outcome still unknown when the window closes,
 //     or a success that arrives after it, is refused to the player and rolled back
@@ -28,7 +33,9 @@
 //     the table's elector announces each term, the loop leads it (Run, lead),
 //     begins no write once the term is not Live and bounds the writes that
 //     must not outlive it by its deadline. Each term starts with Recover,
-//     which settles what the previous leader left; then rounds (playRound:
+//     which settles what the previous leader left (a round left betting only
+//     once its debits' deadline has passed, since another replica may still
+//     be sending a /bet of it); then rounds (playRound:
 //     betting, flying, the pause). A stopping leader finishes its round and
 //     hands the lease over at the round boundary (Term.Release), after what
 //     the term queued committed.

@@ -34,7 +34,16 @@ func (h *harness) replicaAble(holder string, able func() bool) *replica {
 // replicaOn is a replica whose table reaches h's database through st.
 func (h *harness) replicaOn(holder string, st engine.Store, able func() bool) *replica {
 	h.t.Helper()
+	return h.replicaAt(holder, st, able, time.Time{})
+}
+
+// replicaAt is replicaOn whose clock starts at start (zero: newClock's).
+func (h *harness) replicaAt(holder string, st engine.Store, able func() bool, start time.Time) *replica {
+	h.t.Helper()
 	r := &replica{clock: newClock(), done: make(chan error, 1)}
+	if !start.IsZero() {
+		r.clock.Set(start)
+	}
 	var err error
 	r.table, err = engine.New(context.Background(), engine.Config{
 		Game: testGame, Operators: testOperators, Store: st, Chains: h.st.HashChains(), Outbox: movements.NewOutbox(h.st.Movements()),
@@ -381,7 +390,9 @@ func TestLeaseSlowAcquireLeadsNoEndedTerm(t *testing.T) {
 		// a's lease has run out there too (a stepped down before it did).
 		st := &stallingStore{Store: h.st.Records(), stall: 2 * time.Second, checked: map[int64]int{}}
 		st.armed.Store(true)
-		b := h.replicaOn("replica-b", st, nil)
+		// b starts once the debits of a's betting window are over, so that
+		// its recovery settles a's round at once.
+		b := h.replicaAt("replica-b", st, nil, left.BettingEndsAt.Add(engine.DefaultDebitGrace+engine.DebitClockMarginForTest))
 		stale := dead.Epoch + 1
 		eventually(t, "b leads the term after the stale one", func() bool { return b.table.Leadership().Epoch() == stale+1 })
 		eventually(t, "b opens the next round", func() bool {

@@ -72,7 +72,11 @@ func (t *Table) lead(ctx context.Context, lease *leadership.Term) error {
 }
 
 // recover settles, under the lease, what an earlier leader left unfinished
-// (Recover), trying again while the database is away. false when the lease
+// (Recover), trying again while the database is away. A round left in its
+// betting phase is settled only once its debits' deadline has passed
+// (debitsEnd): a replica that received one of its bets may still be
+// sending that bet's /bet until then, and a rollback must not come before
+// the debit it undoes. false when the lease
 // is lost meanwhile or the term's deadline passes first: each attempt starts
 // only while the term is live and is cancelled at its deadline, so that a
 // recovery never commits in a term the table already counts as over.
@@ -82,12 +86,27 @@ func (t *Table) recover(ctx context.Context) bool {
 			return false
 		}
 		tctx, cancel := t.lease.Bound(ctx)
+		until, err := t.debitsEnd(tctx)
+		if err == nil && t.clock.Now().Before(until) {
+			cancel()
+			t.logger.Info("waiting for the debits of the interrupted round's window to end before settling it", "until", until)
+			if !t.wait(until, true) {
+				return false
+			}
+			if t.isStopping() {
+				t.handOver(ctx)
+				return false
+			}
+			continue
+		}
 		var rec Recovery
-		err := t.fenced(tctx, t.epoch, func(ctx context.Context) error {
-			var err error
-			rec, err = t.Recover(ctx)
-			return err
-		})
+		if err == nil {
+			err = t.fenced(tctx, t.epoch, func(ctx context.Context) error {
+				var err error
+				rec, err = t.Recover(ctx)
+				return err
+			})
+		}
 		cancel()
 		switch {
 		case err == nil:
@@ -105,6 +124,37 @@ func (t *Table) recover(ctx context.Context) bool {
 			return false
 		}
 	}
+}
+
+// debitClockMargin is added to a round's debit deadline before a new leader
+// settles the round: the replicas' clocks differ by a few milliseconds with
+// NTP (docs/deploy.md), and a /bet attempt's answer is read just after its
+// deadline on the clock of the replica that sent it.
+const debitClockMargin = time.Second
+
+// debitsEnd returns the instant, on the table's clock, after which no
+// replica sends a /bet for a round the database holds unfinished in its
+// betting phase: the latest window end plus DebitGrace plus
+// debitClockMargin. The zero time when no such round is left.
+func (t *Table) debitsEnd(ctx context.Context) (time.Time, error) {
+	ids, err := t.store.UnfinishedRounds(ctx, t.game.ID)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("engine: unfinished rounds of %s: %w", t.game.ID, err)
+	}
+	var until time.Time
+	for _, id := range ids {
+		r, err := t.store.Round(ctx, t.game.ID, id)
+		if err != nil {
+			return time.Time{}, fmt.Errorf("engine: round %s: %w", id, err)
+		}
+		if r.Status != RoundBetting {
+			continue
+		}
+		if end := r.BettingEndsAt.Add(t.cfg.DebitGrace + debitClockMargin); end.After(until) {
+			until = end
+		}
+	}
+	return until, nil
 }
 
 // abandon leaves the current round as it is in the database, for the leader

@@ -1,20 +1,26 @@
 // Package replica joins one process's table of a game to the cluster's: a
-// player's bet, cashout or cancel reaches the table's leader wherever it runs,
-// and every replica's streams get the leader's events.
+// player's bet runs its money path on the replica that received it, between
+// the leader's admission and decision; a cashout or cancel reaches the
+// table's leader wherever it runs; every replica's streams get the leader's
+// events.
 //
 // Each replica runs an engine.Table for every game; exactly one of them leads
 // (the table's lease, held by package leadership, and the fencing epoch its
 // commits check decide which). A Table here wraps the local one:
-//   - actions: while the local table leads, they go to it directly; otherwise
-//     they are sent to the leader by request/reply on the game's action
-//     subjects (package cluster), and the leader's answer, or its refusal,
-//     comes back as the engine's own values and errors. A cashout is priced at
-//     the leader's receive time. While this replica's table leads, it serves
-//     those subjects: it subscribes to the table's leadership and starts or
-//     stops serving as each term begins or ends. A forwarded action waits a
-//     bounded time (4 s for a bet,
-//     2 s otherwise), and less once its answer can no longer come; then its
-//     outcome is unknown (engine.ErrTableUnavailable).
+//   - actions: while the local table leads, they go to it directly. Otherwise
+//     a bet is checked here (engine.Table.CheckBet), admitted by the leader
+//     (admit), its intent committed for the admitting term and its /bet sent
+//     from here (engine.Table.Debit), and its outcome decided by the leader
+//     (decide); a cashout or a cancel is sent to the leader. Both go by
+//     request/reply on the game's action subjects (package cluster), and the
+//     leader's answer, or its refusal, comes back as the engine's own values
+//     and errors. A bet is admitted, and a cashout priced, at the leader's
+//     receive time. While this replica's table leads, it serves those
+//     subjects: it subscribes to the table's leadership and starts or stops
+//     serving as each term begins or ends. A bet is answered within a bound
+//     (4 s), a forwarded cashout or cancel within 2 s, and sooner once the
+//     leader's answer can no longer come; then its outcome is unknown
+//     (engine.ErrTableUnavailable).
 //   - events: the leader's table publishes every event on the game's event
 //     subject (Publisher, its engine.Events); every replica, the leader
 //     included, hands them to its local subscribers (engine.Table.Deliver).
@@ -31,7 +37,9 @@
 //     than the lease TTL is cut off (Health): /readyz fails, and after the
 //     drain its streams are closed so that its players reconnect elsewhere.
 //
-// It must never decide anything about a bet (the engine does, on the leader),
+// It must never decide anything about a bet (the engine does: the leader
+// admits and decides, the receiving replica's engine commits the intent and
+// debits),
 // retry an action whose outcome is unknown (the player is told so and the
 // stream shows what happened), or log a token or a player's id.
 package replica
@@ -221,7 +229,8 @@ func (t *Table) serve(epoch int64) (stop func(), err error) {
 		}
 	}
 	for action, h := range map[string]cluster.Handler{
-		cluster.ActionBet: t.serveBet, cluster.ActionCashout: t.serveCashout, cluster.ActionCancel: t.serveCancel,
+		cluster.ActionAdmit: t.serveAdmit, cluster.ActionDecide: t.serveDecide, cluster.ActionRelease: t.serveRelease,
+		cluster.ActionCashout: t.serveCashout, cluster.ActionCancel: t.serveCancel,
 	} {
 		s, err := t.bus.Serve(cluster.ActionSubject(t.game, action), h)
 		if err != nil {
@@ -253,15 +262,45 @@ func (t *Table) player(ctx context.Context, what string, data []byte, msg forwar
 	return p, nil
 }
 
-func (t *Table) serveBet(ctx context.Context, data []byte) ([]byte, error) {
+func (t *Table) serveAdmit(ctx context.Context, data []byte) ([]byte, error) {
 	at := t.now() // the leader's own receive time admits the bet, as it prices a cashout
-	var m betMsg
-	p, err := t.player(ctx, "bet", data, &m)
+	var m admitMsg
+	p, err := t.player(ctx, "admit", data, &m)
 	if err != nil {
 		return nil, err
 	}
-	res, err := t.local.PlaceBet(ctx, p, m.request(at))
+	adm, err := t.local.Admit(ctx, p, m.request(at))
+	return answer(admitAnswer{wire: v1(), Admission: admissionOf(adm)}, err)
+}
+
+// serveDecide decides a bet's debit outcome. The leader needs no player for
+// it: the bet it admitted names its session, which must be the message's.
+func (t *Table) serveDecide(ctx context.Context, data []byte) ([]byte, error) {
+	var m decideMsg
+	if err := decode("decide", data, &m); err != nil {
+		return nil, err
+	}
+	res, err := t.local.Decide(ctx, m.Session, m.Admission.engine(), m.outcome())
 	return answer(betAnswer{wire: v1(), Bet: betWireOf(res.Bet), Balance: res.Balance}, err)
+}
+
+func (t *Table) serveRelease(_ context.Context, data []byte) ([]byte, error) {
+	var m actionMsg
+	if err := decode("release", data, &m); err != nil {
+		return nil, err
+	}
+	t.local.Release(m.Session, m.BetID)
+	return answer(struct{ wire }{v1()}, nil)
+}
+
+// decode reads a forwarded message that needs no player into msg and checks
+// its version.
+func decode(what string, data []byte, msg forwarded) error {
+	if err := json.Unmarshal(data, msg); err != nil {
+		return fmt.Errorf("replica: %s request: %w", what, err)
+	}
+	head, _ := msg.head()
+	return head.check(what)
 }
 
 func (t *Table) serveCashout(ctx context.Context, data []byte) ([]byte, error) {
@@ -285,13 +324,66 @@ func (t *Table) serveCancel(ctx context.Context, data []byte) ([]byte, error) {
 	return answer(betAnswer{wire: v1(), Bet: betWireOf(res.Bet), Balance: res.Balance}, err)
 }
 
-// PlaceBet places a bet at the table's leader.
+// PlaceBet places a bet. Where the local table leads, it places it
+// (engine.Table.PlaceBet). Elsewhere the bet's money path runs here, on the
+// replica that received it, and the leader is asked only what must be
+// decided once: the bet's place in the round (admit) and what its debit's
+// outcome makes of it (decide). The intent's commit and the signed /bet are
+// this replica's work (engine.Table.Debit), so one round's bets spread over
+// the replicas the balancer spreads them to (docs/scale.md).
+//
+// The player is answered within the bet's bound (BetWait): a bet whose
+// outcome is not known by then is answered TABLE_UNAVAILABLE, and its debit
+// and decision go on without the player's request, since their outcome must
+// be known; the stream and My bets show it.
 func (t *Table) PlaceBet(ctx context.Context, p engine.Player, req engine.BetRequest) (engine.BetResult, error) {
 	if t.local.Leadership().Leading() {
 		return t.local.PlaceBet(ctx, p, req)
 	}
+	w, err := t.local.CheckBet(p, req)
+	if err != nil {
+		return engine.BetResult{}, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, t.betWait)
+	defer cancel()
+	var a admitAnswer
+	if err := t.forward(ctx, cluster.ActionAdmit, actionTimeout, admitMsgOf(p, req), &a, &a.wire); err != nil {
+		return engine.BetResult{}, err
+	}
+	adm := a.Admission.engine()
+	type placed struct {
+		res engine.BetResult
+		err error
+	}
+	done := make(chan placed, 1)
+	go func() {
+		res, err := t.debit(context.WithoutCancel(ctx), p, req, w, adm)
+		done <- placed{res, err}
+	}()
+	select {
+	case pl := <-done:
+		return pl.res, pl.err
+	case <-ctx.Done():
+		return engine.BetResult{}, fmt.Errorf("%w: the bet's outcome is not known yet (%w)", engine.ErrTableUnavailable, ctx.Err())
+	}
+}
+
+// debit runs the money path of the bet adm admitted, here, and has the
+// leader decide its outcome; an intent that did not commit frees the place.
+func (t *Table) debit(ctx context.Context, p engine.Player, req engine.BetRequest, w engine.BetWallet, adm engine.Admission) (engine.BetResult, error) {
+	out, err := t.local.Debit(ctx, p, req, w, adm)
+	if err != nil {
+		var ignored struct{ wire }
+		if rerr := t.forward(ctx, cluster.ActionRelease, actionTimeout, actionMsg{wire: v1(), Session: p.Session, BetID: adm.BetID}, &ignored, &ignored.wire); rerr != nil {
+			t.logger.Warn("freeing the place of a bet whose intent did not commit failed; the round frees it when it ends", "bet_id", adm.BetID, "err", rerr)
+		}
+		return engine.BetResult{}, err
+	}
 	var a betAnswer
-	if err := t.forward(ctx, cluster.ActionBet, t.betWait, betMsgOf(p, req), &a, &a.wire); err != nil {
+	if err := t.forward(ctx, cluster.ActionDecide, actionTimeout, decideMsgOf(p.Session, adm, out), &a, &a.wire); err != nil {
+		if errors.Is(err, engine.ErrTableUnavailable) {
+			t.logger.Warn("the leader's decision of a debited bet was not received; the stream shows what became of it", "bet_id", adm.BetID, "err", err)
+		}
 		return engine.BetResult{}, err
 	}
 	return engine.BetResult{Bet: a.Bet.view(), Balance: a.Balance}, nil

@@ -227,8 +227,9 @@ func awaitBetting(t *testing.T, n *node) engine.RoundView {
 	return v
 }
 
-// A bet placed on a replica that does not lead is placed by the leader: the
-// answer comes back, the leader warmed the session, the bet is stored once,
+// A bet placed on a replica that does not lead is admitted and decided by
+// the leader: the answer comes back, the leader warmed the session (at the
+// admission), the bet is stored once,
 // and the player's stream on the follower gets the leader's bet event. Both
 // replicas show the same round, id and crash point.
 func TestForwardedBetAndCashout(t *testing.T) {
@@ -480,58 +481,132 @@ func (w *hangingWallet) BetUntil(ctx context.Context, call wallet.BetCall, deadl
 		return w.fakeWallet.BetUntil(ctx, call, deadline)
 	}
 	w.once.Do(func() { close(w.called) })
-	<-w.release
-	return wallet.Result{Outcome: wallet.Success, Balance: 100000 - call.Amount, HasBalance: true}, nil
+	// As the wallet client does: no attempt outlives the deadline, and an
+	// answer that never came leaves the outcome unknown.
+	timer := time.NewTimer(time.Until(deadline))
+	defer timer.Stop()
+	select {
+	case <-w.release:
+		return wallet.Result{Outcome: wallet.Success, Balance: 100000 - call.Amount, HasBalance: true}, nil
+	case <-timer.C:
+	case <-ctx.Done():
+	}
+	return wallet.Result{Outcome: wallet.Temporary}, errors.New("no answer before the deadline")
 }
 
-// A forwarded bet whose leader received it and never answers is answered
-// TABLE_UNAVAILABLE (outcome unknown), never refused, once the round in view
-// has moved past the round the bet was for, even with a bound far longer
-// than the test (RB-5: the leader's rollback of the pending bet is the
-// player's answer, shown in My bets).
-func TestRB5ForwardedBetStopsWaitingWhenItsRoundHasPassed(t *testing.T) {
+// countingWallet is fakeWallet, counting the /bet calls sent through it.
+type countingWallet struct {
+	fakeWallet
+	calls atomic.Int64
+}
+
+func (w *countingWallet) BetUntil(ctx context.Context, call wallet.BetCall, deadline time.Time) (wallet.Result, error) {
+	w.calls.Add(1)
+	return w.fakeWallet.BetUntil(ctx, call, deadline)
+}
+
+// A bet on a replica that does not lead is debited by that replica: its
+// /bet leaves through its own wallet client, the leader's sends none, and
+// the leader only admits it and decides its outcome. The bet is stored
+// accepted once and shows on the board.
+func TestBetDebitedByTheReplicaThatReceivedIt(t *testing.T) {
+	t.Parallel()
+	dsn := pgtest.Start(t)
+	nats := natstest.Start(t)
+	wa, wb := &countingWallet{}, &countingWallet{}
+	a := startNodeWith(t, "node-a", dsn, nats.URL(), nodeOptions{wallet: wa})
+	eventually(t, "a leads", a.table.Leadership().Leading)
+	b := startNodeWith(t, "node-b", dsn, nats.URL(), nodeOptions{wallet: wb})
+	v := awaitBetting(t, b)
+	const bets = 3
+	for i := range bets {
+		res, err := b.rep.PlaceBet(context.Background(), player("ivy"), engine.BetRequest{Amount: int64(500 + i)})
+		if err != nil {
+			t.Fatalf("bet %d: %v", i, err)
+		}
+		if res.Bet.Status != engine.StatusAccepted || res.Bet.RoundID != v.RoundID {
+			t.Fatalf("bet %d: %+v, want accepted in %s", i, res.Bet, v.RoundID)
+		}
+	}
+	if wa.calls.Load() != 0 || wb.calls.Load() != bets {
+		t.Fatalf("/bet calls: the leader's wallet client %d, the receiving replica's %d; want 0 and %d", wa.calls.Load(), wb.calls.Load(), bets)
+	}
+	stored, err := a.st.Bets(context.Background(), store.BetFilter{RoundIDs: []string{v.RoundID}})
+	if err != nil || len(stored) != bets {
+		t.Fatalf("stored %d bets of the round, %v; want %d", len(stored), err, bets)
+	}
+	for _, s := range stored {
+		if s.Status != engine.StatusAccepted {
+			t.Fatalf("stored %s %s, want accepted", s.ID, s.Status)
+		}
+	}
+}
+
+// RB-5: a bet whose debit outlives the player's bound is answered
+// TABLE_UNAVAILABLE (outcome unknown) within the bound, never refused; its
+// debit goes on to its deadline on the replica that received it, and the
+// leader then decides the unknown outcome: the bet is voided and rolled back.
+func TestRB5BetWhoseDebitOutlivesItsBoundIsRolledBack(t *testing.T) {
 	t.Parallel()
 	dsn := pgtest.Start(t)
 	nats := natstest.Start(t)
 	hang := newHangingWallet()
-	a := startNodeWith(t, "node-a", dsn, nats.URL(), nodeOptions{wallet: hang})
+	a := startNodeWith(t, "node-a", dsn, nats.URL(), nodeOptions{wallet: &countingWallet{}})
 	eventually(t, "a leads", a.table.Leadership().Leading)
-	b := startNodeWith(t, "node-b", dsn, nats.URL(), nodeOptions{wallet: hang, betWait: time.Hour})
-	t.Cleanup(func() { close(hang.release) }) // before the nodes stop (cleanups run last first)
+	b := startNodeWith(t, "node-b", dsn, nats.URL(), nodeOptions{wallet: hang, betWait: 300 * time.Millisecond})
 	v := awaitBetting(t, b)
-	_, err := b.rep.PlaceBet(context.Background(), player("hank"), engine.BetRequest{Amount: 777})
+	p := player("hank")
+	sub := b.table.Subscribe(p.Session, 64)
+	defer sub.Close()
+	start := time.Now()
+	_, err := b.rep.PlaceBet(context.Background(), p, engine.BetRequest{Amount: 777})
+	if waited := time.Since(start); waited > 2*time.Second {
+		t.Fatalf("the player waited %s for a bound of 300 ms", waited)
+	}
 	select {
 	case <-hang.called:
 	default:
-		t.Fatal("the leader never called the wallet")
+		t.Fatal("the receiving replica never called its wallet")
 	}
 	var refused *engine.RefusedError
 	if !errors.Is(err, engine.ErrTableUnavailable) || errors.As(err, &refused) || errors.Is(err, round.ErrBettingClosed) {
-		t.Fatalf("a bet the leader never answered: %v, want TABLE_UNAVAILABLE", err)
+		t.Fatalf("a bet whose debit is still unknown: %v, want TABLE_UNAVAILABLE", err)
 	}
-	if now, _ := b.table.Round(); now.Seq <= v.Seq {
-		t.Fatalf("the wait ended in round %d, the bet's round is %d", now.Seq, v.Seq)
-	}
-	if !a.table.Leadership().Leading() || b.table.Leadership().Leading() {
-		t.Fatal("the leader changed: the test meant its round to end the wait")
+	// The stream tells the player what became of it.
+	for {
+		select {
+		case ev := <-sub.C:
+			if ev.Type == engine.EventBet && ev.Bet != nil && ev.Bet.Status == engine.StatusVoid {
+				if ev.Bet.RoundID != v.RoundID {
+					t.Fatalf("voided bet %+v, want round %s", ev.Bet, v.RoundID)
+				}
+				stored, err := a.st.Bets(context.Background(), store.BetFilter{ID: ev.Bet.BetID})
+				if err != nil || len(stored) != 1 || stored[0].Status != engine.StatusVoid {
+					t.Fatalf("stored %+v, %v; want the bet void", stored, err)
+				}
+				return
+			}
+		case <-time.After(15 * time.Second):
+			t.Fatal("the stream never showed the bet voided")
+		}
 	}
 }
 
-// A forwarded bet whose leader lost the table before answering (cut off: it
-// renews its lease no more) stops waiting as soon as this replica's table
-// leads, which its leadership announces (nothing polls it), before the round
-// in view moves on: the outcome is unknown, TABLE_UNAVAILABLE, never a
-// refusal, and this table's own recovery settles the pending bet (RB-5).
-func TestRB5ForwardedBetStopsWaitingWhenThisReplicaLeads(t *testing.T) {
+// RB-5: a leader lost while a bet it admitted is being debited on another
+// replica. The new leader settles the interrupted round only once that
+// bet's debit deadline has passed (its window end, DebitGrace, and a clock
+// margin), so its rollback never comes before the /bet it undoes; the
+// debited bet is then voided and rolled back, and the player, whose answer
+// was lost with the leader, is told TABLE_UNAVAILABLE, never a refusal.
+func TestRB5NewLeaderSettlesTheWindowOnlyAfterItsDebits(t *testing.T) {
 	t.Parallel()
 	dsn := pgtest.Start(t)
 	nats := natstest.Start(t)
 	hang := newHangingWallet()
 	var cutOff atomic.Bool
-	a := startNodeWith(t, "node-a", dsn, nats.URL(), nodeOptions{wallet: hang, able: func() bool { return !cutOff.Load() }})
+	a := startNodeWith(t, "node-a", dsn, nats.URL(), nodeOptions{able: func() bool { return !cutOff.Load() }})
 	eventually(t, "a leads", a.table.Leadership().Leading)
 	b := startNodeWith(t, "node-b", dsn, nats.URL(), nodeOptions{wallet: hang, betWait: time.Hour})
-	t.Cleanup(func() { close(hang.release) }) // before the nodes stop (cleanups run last first)
 	v := awaitBetting(t, b)
 	answered := make(chan error, 1)
 	go func() {
@@ -541,26 +616,34 @@ func TestRB5ForwardedBetStopsWaitingWhenThisReplicaLeads(t *testing.T) {
 	select {
 	case <-hang.called:
 	case <-time.After(10 * time.Second):
-		t.Fatal("the leader never called the wallet")
+		t.Fatal("the receiving replica never called its wallet")
 	}
 	cutOff.Store(true)
+	eventually(t, "b leads", b.table.Leadership().Leading)
+	close(hang.release) // the wallet debits the bet now, before its deadline
 	var err error
 	select {
 	case err = <-answered:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the forwarded bet still waits")
+	case <-time.After(15 * time.Second):
+		t.Fatal("the bet was never answered")
 	}
 	var refused *engine.RefusedError
-	if !errors.Is(err, engine.ErrTableUnavailable) || errors.As(err, &refused) || !strings.Contains(err.Error(), "leads now") {
-		t.Fatalf("a bet whose leader lost the table: %v, want TABLE_UNAVAILABLE because this replica leads now", err)
+	if !errors.Is(err, engine.ErrTableUnavailable) || errors.As(err, &refused) {
+		t.Fatalf("a bet whose leader was lost: %v, want TABLE_UNAVAILABLE", err)
 	}
-	if !b.table.Leadership().Leading() {
-		t.Fatal("the wait ended but this replica does not lead")
-	}
-	eventually(t, "b's next round", func() bool {
-		now, _ := b.table.Round()
-		return now.Seq > v.Seq
+	var bets []store.BetRecord
+	eventually(t, "the interrupted round's bet settled", func() bool {
+		bets, _ = b.st.Bets(context.Background(), store.BetFilter{RoundIDs: []string{v.RoundID}})
+		return len(bets) == 1 && bets[0].Status != engine.StatusPending
 	})
+	rec, err := b.st.Round(context.Background(), game.ID, v.RoundID)
+	if err != nil || rec.Status != engine.RoundVoid {
+		t.Fatalf("the interrupted round: %+v, %v; want void", rec, err)
+	}
+	earliest := rec.BettingEndsAt.Time().Add(engine.DefaultDebitGrace + time.Second)
+	if bets[0].Status != engine.StatusVoid || bets[0].SettledAt.Time().Before(earliest) {
+		t.Fatalf("the bet %s settled at %s; want void, not before its debits' end %s", bets[0].Status, bets[0].SettledAt.Time(), earliest)
+	}
 }
 
 // A forwarded action crosses NATS as this package's versioned message: the
@@ -578,7 +661,7 @@ func TestForwardedActionsCarryNoToken(t *testing.T) {
 		mu  sync.Mutex
 		raw []string
 	)
-	for _, action := range []string{cluster.ActionBet, cluster.ActionCashout} {
+	for _, action := range []string{cluster.ActionAdmit, cluster.ActionDecide, cluster.ActionCashout} {
 		sub, err := nc.Subscribe(cluster.ActionSubject(game.ID, action), func(m *nats.Msg) {
 			mu.Lock()
 			raw = append(raw, string(m.Data))
@@ -602,10 +685,10 @@ func TestForwardedActionsCarryNoToken(t *testing.T) {
 		t.Fatalf("the leader read the player %d times, want 1", a.warm.count(p.Session))
 	}
 	_, _ = b.rep.Cashout(context.Background(), p, res.Bet.BetID, time.Now()) // in betting: refused; it crossed all the same
-	eventually(t, "both actions seen on the wire", func() bool {
+	eventually(t, "the admission, the debit's outcome and the cashout seen on the wire", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
-		return len(raw) == 2
+		return len(raw) == 3
 	})
 	mu.Lock()
 	defer mu.Unlock()

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/crashstudio/crashgame/internal/engine"
+	"github.com/crashstudio/crashgame/internal/wallet"
 )
 
 // The messages that cross NATS between replicas. Each is this package's own
@@ -37,8 +38,9 @@ func v1() wire { return wire{V: wireVersion} }
 
 // ---- actions (request/reply on the game's action subjects) ----
 
-// betMsg is a bet sent to the table's leader.
-type betMsg struct {
+// admitMsg asks the table's leader for a bet's place in the round (the
+// leader's engine.Table.Admit).
+type admitMsg struct {
 	wire
 	Session     []byte `json:"session"`                // SHA-256 of the session id
 	Amount      int64  `json:"amount"`                 // cents
@@ -46,7 +48,92 @@ type betMsg struct {
 	FreebetID   string `json:"freebet_id,omitempty"`
 }
 
-// actionMsg is a cashout or a cancel sent to the table's leader.
+// admitMsgOf is req of the player p as it crosses; the receive time does
+// not cross (the leader admits a forwarded bet at its own).
+func admitMsgOf(p engine.Player, req engine.BetRequest) admitMsg {
+	return admitMsg{wire: v1(), Session: p.Session, Amount: req.Amount, AutoCashout: req.AutoCashout, FreebetID: req.FreebetID}
+}
+
+func (m admitMsg) request(receivedAt time.Time) engine.BetRequest {
+	return engine.BetRequest{Amount: m.Amount, AutoCashout: m.AutoCashout, FreebetID: m.FreebetID, ReceivedAt: receivedAt}
+}
+
+// admission is an engine.Admission as it crosses: the leader's answer to an
+// admitMsg, and the bet a decideMsg is about.
+type admission struct {
+	BetID    string    `json:"bet_id"`
+	RoundID  string    `json:"round_id"`
+	PlacedAt time.Time `json:"placed_at"`
+	Deadline time.Time `json:"deadline"` // no /bet attempt starts at or after it
+	Epoch    int64     `json:"epoch"`    // the admitting term
+}
+
+func admissionOf(a engine.Admission) admission {
+	return admission{BetID: a.BetID, RoundID: a.RoundID, PlacedAt: a.PlacedAt, Deadline: a.Deadline, Epoch: a.Epoch}
+}
+
+func (a admission) engine() engine.Admission {
+	return engine.Admission{BetID: a.BetID, RoundID: a.RoundID, PlacedAt: a.PlacedAt, Deadline: a.Deadline, Epoch: a.Epoch}
+}
+
+// admitAnswer is the leader's answer to an admitMsg.
+type admitAnswer struct {
+	wire
+	Admission admission `json:"admission"`
+}
+
+// The outcomes of a /bet as a decideMsg names them (wallet.Outcome).
+const (
+	outcomeUnknown = "unknown" // no decision came before the deadline
+	outcomeSuccess = "success"
+	outcomeRefused = "refused"
+)
+
+// decideMsg is the outcome of an admitted bet's money path at the replica
+// that received it (engine.DebitOutcome), for the leader to decide
+// (engine.Table.Decide). It carries the wallet's answer, never its token.
+type decideMsg struct {
+	wire
+	Session      []byte    `json:"session"` // SHA-256 of the session id
+	Admission    admission `json:"admission"`
+	Amount       int64     `json:"amount"` // the stake the intent committed (a freebet's: its grant's value)
+	FreebetID    *string   `json:"freebet_id,omitempty"`
+	Outcome      string    `json:"outcome"`              // outcomeSuccess, outcomeRefused or outcomeUnknown
+	ErrorCode    string    `json:"error_code,omitempty"` // the wallet's error_code of a refusal
+	Balance      int64     `json:"balance,omitempty"`
+	HasBalance   bool      `json:"has_balance,omitempty"`
+	OperatorTxID string    `json:"operator_transaction_id,omitempty"`
+}
+
+func decideMsgOf(session []byte, a engine.Admission, o engine.DebitOutcome) decideMsg {
+	m := decideMsg{wire: v1(), Session: session, Admission: admissionOf(a), Amount: o.Amount, FreebetID: o.FreebetID,
+		Outcome: outcomeUnknown, ErrorCode: o.Result.ErrorCode, Balance: o.Result.Balance, HasBalance: o.Result.HasBalance,
+		OperatorTxID: o.Result.OperatorTxID}
+	switch o.Result.Outcome {
+	case wallet.Success:
+		m.Outcome = outcomeSuccess
+	case wallet.Refused:
+		m.Outcome = outcomeRefused
+	}
+	return m
+}
+
+// outcome is the debit outcome m names; an outcome it does not know reads as
+// unknown, which rolls the bet back.
+func (m decideMsg) outcome() engine.DebitOutcome {
+	res := wallet.Result{Outcome: wallet.Temporary, ErrorCode: m.ErrorCode, Balance: m.Balance, HasBalance: m.HasBalance,
+		OperatorTxID: m.OperatorTxID, Route: wallet.RouteBet}
+	switch m.Outcome {
+	case outcomeSuccess:
+		res.Outcome = wallet.Success
+	case outcomeRefused:
+		res.Outcome = wallet.Refused
+	}
+	return engine.DebitOutcome{Amount: m.Amount, FreebetID: m.FreebetID, Result: res}
+}
+
+// actionMsg is a cashout, a cancel or a release (an admitted bet whose intent
+// did not commit) sent to the table's leader.
 type actionMsg struct {
 	wire
 	Session []byte `json:"session"` // SHA-256 of the session id
@@ -58,18 +145,9 @@ type forwarded interface {
 	head() (wire, []byte)
 }
 
-func (m *betMsg) head() (wire, []byte)    { return m.wire, m.Session }
+func (m *admitMsg) head() (wire, []byte)  { return m.wire, m.Session }
+func (m *decideMsg) head() (wire, []byte) { return m.wire, m.Session }
 func (m *actionMsg) head() (wire, []byte) { return m.wire, m.Session }
-
-// betMsgOf is req of the player p as it crosses; the receive time does not
-// cross (the leader admits a forwarded bet at its own).
-func betMsgOf(p engine.Player, req engine.BetRequest) betMsg {
-	return betMsg{wire: v1(), Session: p.Session, Amount: req.Amount, AutoCashout: req.AutoCashout, FreebetID: req.FreebetID}
-}
-
-func (m betMsg) request(receivedAt time.Time) engine.BetRequest {
-	return engine.BetRequest{Amount: m.Amount, AutoCashout: m.AutoCashout, FreebetID: m.FreebetID, ReceivedAt: receivedAt}
-}
 
 // betWire is a bet as an answer or an event shows it.
 type betWire struct {
@@ -94,7 +172,7 @@ func (b betWire) view() engine.BetView {
 		Status: b.Status, Multiplier: b.Multiplier, Payout: b.Payout, PlacedAt: b.PlacedAt}
 }
 
-// betAnswer is the leader's answer to a bet or a cancel: the bet and the
+// betAnswer is the leader's answer to a decided bet or a cancel: the bet and the
 // balance shown after it.
 type betAnswer struct {
 	wire

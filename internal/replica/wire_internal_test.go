@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/crashstudio/crashgame/internal/engine"
+	"github.com/crashstudio/crashgame/internal/wallet"
 )
 
 // Every field of an event, a bet and an answer survives the wire, and a
@@ -39,20 +40,48 @@ func TestWireRoundTrip(t *testing.T) {
 
 	p := engine.Player{Session: []byte("hash"), Operator: "acme", PlayerID: "p-1", Token: "secret-token", Currency: "BRL"}
 	req := engine.BetRequest{Amount: 500, AutoCashout: 150, FreebetID: "fb-1", ReceivedAt: at}
-	data, err = json.Marshal(betMsgOf(p, req))
+	data, err = json.Marshal(admitMsgOf(p, req))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(string(data), p.Token) || strings.Contains(string(data), p.PlayerID) {
 		t.Fatalf("a bet crosses with the player's token or id: %s", data)
 	}
-	var bm betMsg
+	var bm admitMsg
 	if err := json.Unmarshal(data, &bm); err != nil {
 		t.Fatal(err)
 	}
 	later := at.Add(time.Millisecond)
 	if got := bm.request(later); got != (engine.BetRequest{Amount: 500, AutoCashout: 150, FreebetID: "fb-1", ReceivedAt: later}) {
 		t.Fatalf("the bet came back as %+v: the leader admits it at its own receive time", got)
+	}
+	// The outcome of the bet's debit crosses back to the leader without the
+	// token, and comes back as it left.
+	fb := "fb-1"
+	adm := engine.Admission{BetID: "b_1", RoundID: "crash-7", PlacedAt: at, Deadline: at.Add(6 * time.Second), Epoch: 3}
+	for _, out := range []engine.DebitOutcome{
+		{Amount: 500, Result: wallet.Result{Outcome: wallet.Success, Balance: 9500, HasBalance: true, OperatorTxID: "op-9", Route: wallet.RouteBet}},
+		{Amount: 500, FreebetID: &fb, Result: wallet.Result{Outcome: wallet.Refused, ErrorCode: "INSUFFICIENT_FUNDS", Balance: 42, HasBalance: true, Route: wallet.RouteBet}},
+		{Amount: 500, Result: wallet.Result{Outcome: wallet.Temporary, Route: wallet.RouteBet}},
+	} {
+		data, err := json.Marshal(decideMsgOf(p.Session, adm, out))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(data), p.Token) || strings.Contains(string(data), p.PlayerID) {
+			t.Fatalf("a debit outcome crosses with the player's token or id: %s", data)
+		}
+		var dm decideMsg
+		if err := json.Unmarshal(data, &dm); err != nil {
+			t.Fatal(err)
+		}
+		if got := dm.outcome(); !reflect.DeepEqual(got, out) {
+			t.Fatalf("the debit outcome came back as %+v, want %+v", got, out)
+		}
+		if got := dm.Admission.engine(); !got.PlacedAt.Equal(adm.PlacedAt) || !got.Deadline.Equal(adm.Deadline) ||
+			got.BetID != adm.BetID || got.RoundID != adm.RoundID || got.Epoch != adm.Epoch {
+			t.Fatalf("the admission came back as %+v, want %+v", got, adm)
+		}
 	}
 	if got := betWireOf(bet).view(); !reflect.DeepEqual(got, bet) {
 		t.Fatalf("the bet view came back as %+v", got)
