@@ -301,7 +301,9 @@ func (t *Table) Decide(ctx context.Context, session []byte, adm Admission, out D
 		res  wallet.Result
 		demo bool
 	)
-	err := t.do(ctx, func() {
+	// Not the caller's ctx: a player who leaves, or a requester that stops
+	// waiting, must not leave a debited bet undecided.
+	err := t.do(context.WithoutCancel(ctx), func() {
 		if b = t.ownBet(session, adm.BetID); b == nil || b.rec.Status != StatusPending || t.epoch != adm.Epoch {
 			b = nil
 			return

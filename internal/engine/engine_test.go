@@ -2,6 +2,8 @@ package engine_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"sort"
 	"sync"
 	"testing"
@@ -356,4 +358,61 @@ func (f *fakeBalances) Expect(_ []byte, m engine.BalanceMark, delta int64) int64
 	f.expects++
 	f.balance = m.Balance + delta + 1000*int64(f.expects)
 	return f.balance
+}
+
+// A bet's four steps, taken one by one as a replica of a cluster takes them
+// (CheckBet and Debit where the bet was received, Admit and Decide at the
+// leader). A debited bet is decided even when whoever asked for the
+// decision stopped waiting (its context is cancelled): a player who leaves,
+// or a replica whose request timed out, must not leave it pending. An
+// admission whose intent never committed frees its place (Release).
+func TestBetStepsDecideWhatWasDebited(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, "")
+	h.run()
+	gone, cancel := context.WithCancel(context.Background())
+	cancel()
+	for i := range 8 {
+		p := playerOf("acme", fmt.Sprintf("step%d", i))
+		req := engine.BetRequest{Amount: 200}
+		w, err := h.table.CheckBet(p, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		adm, err := h.table.Admit(context.Background(), p, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := h.table.Debit(context.Background(), p, req, w, adm)
+		if err != nil || out.Result.Outcome != wallet.Success || out.Amount != 200 {
+			t.Fatalf("debit: %+v, %v", out, err)
+		}
+		res, err := h.table.Decide(gone, p.Session, adm, out)
+		if err != nil || res.Bet.Status != engine.StatusAccepted {
+			t.Fatalf("a debited bet decided for a caller that left: %+v, %v; want it accepted", res, err)
+		}
+		if rec := h.bet(adm.BetID); rec.Status != engine.StatusAccepted {
+			t.Fatalf("stored %+v", rec)
+		}
+	}
+	// Five places a player, freed by Release.
+	p := playerOf("acme", "freed")
+	var adms []engine.Admission
+	for range round.MaxBetsPerPlayer {
+		adm, err := h.table.Admit(context.Background(), p, engine.BetRequest{Amount: 200})
+		if err != nil {
+			t.Fatal(err)
+		}
+		adms = append(adms, adm)
+	}
+	if _, err := h.table.Admit(context.Background(), p, engine.BetRequest{Amount: 200}); !errors.Is(err, round.ErrTooManyBets) {
+		t.Fatalf("a sixth admission: %v, want ErrTooManyBets", err)
+	}
+	h.table.Release(p.Session, adms[0].BetID)
+	if _, err := h.table.Admit(context.Background(), p, engine.BetRequest{Amount: 200}); err != nil {
+		t.Fatalf("an admission after a release: %v", err)
+	}
+	for _, adm := range adms[1:] {
+		h.table.Release(p.Session, adm.BetID)
+	}
 }

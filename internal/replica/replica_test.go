@@ -114,10 +114,12 @@ func startNodeWithBank(t testing.TB, name, dsn, natsURL string, bank *engine.Dem
 // fakeWallet), its forwarded bets' bound (zero: the default), whether it can
 // lead (nil: always).
 type nodeOptions struct {
-	bank    *engine.DemoBank
-	wallet  engine.BetWallet
-	betWait time.Duration
-	able    func() bool
+	bank      *engine.DemoBank
+	wallet    engine.BetWallet
+	betWait   time.Duration
+	able      func() bool
+	clock     engine.Clock               // nil: the system's
+	operators map[string]engine.Operator // nil: operators
 }
 
 func startNodeWith(t testing.TB, name, dsn, natsURL string, o nodeOptions) *node {
@@ -141,9 +143,13 @@ func startNodeWith(t testing.TB, name, dsn, natsURL string, o nodeOptions) *node
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = bus.Close() })
+	ops := operators
+	if o.operators != nil {
+		ops = o.operators
+	}
 	n := &node{name: name, st: st, bus: bus, warm: &players{}, done: make(chan struct{})}
 	n.table, err = engine.New(ctx, engine.Config{
-		Game: game, Operators: operators, Store: st.Records(), Chains: st.HashChains(), Outbox: movements.NewOutbox(st.Movements()),
+		Game: game, Operators: ops, Clock: o.clock, Store: st.Records(), Chains: st.HashChains(), Outbox: movements.NewOutbox(st.Movements()),
 		Wallets:     func(string) (engine.BetWallet, bool) { return w, true },
 		Events:      replica.NewPublisher(bus, game.ID, nil),
 		Lease:       engine.LeaseSettings{Holder: name, TTL: time.Second, Renew: 200 * time.Millisecond, Retry: 50 * time.Millisecond, Able: o.able},

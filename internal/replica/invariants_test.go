@@ -1,0 +1,456 @@
+package replica_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/crashstudio/crashgame/integration/pgtest"
+	"github.com/crashstudio/crashgame/internal/cluster/natstest"
+	"github.com/crashstudio/crashgame/internal/engine"
+	"github.com/crashstudio/crashgame/internal/round"
+	"github.com/crashstudio/crashgame/internal/store"
+	"github.com/crashstudio/crashgame/internal/wallet"
+)
+
+// The invariants of one round spread over many machines (docs/scale.md),
+// checked after a random run of a simulated cluster: three replicas in this
+// process on one PostgreSQL database and one NATS server, each with its own
+// clock (skewed by up to 5 ms) and its own wallet client to one operator's
+// wallet; players who bet, cash out and cancel through any replica, with
+// auto-cashouts and more than five bets a round attempted; a wallet that is
+// slow, refuses, or debits and loses its answer; and a leader cut off from
+// the cluster every few seconds (a pause or a partition, as far as its lease
+// goes), so that the next one takes the table over mid-round. The seed is
+// logged; CRASHGAME_PROPERTY_SEED replays one.
+//
+// Checked from the database and the wallet's own ledger once every round has
+// ended:
+//   - LIM-5: a player never holds more than five bets in a round;
+//   - RB-3: no bet that flew was debited at or after its round's take-off;
+//   - no cashout is priced above the crash point (a cashout is priced at its
+//     receive time, refused from the crash instant on);
+//   - every debit ends in exactly one settlement: a bet is never left pending
+//     or accepted, and has at most one /win or /rollback;
+//   - RB-13: a rollback is queued only after the debit it undoes was taken;
+//   - LIM-14: no payout is above max_win;
+//   - the reconciliation: for every bet, what the wallet took and will give
+//     back (its debit, and the movements the queue delivers) equals what the
+//     game says the player won or lost.
+func TestClusterInvariantsUnderFaults(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a 20 s run of a simulated cluster; make unit runs it")
+	}
+	t.Parallel()
+	seed := uint64(time.Now().UnixNano())
+	if s := os.Getenv("CRASHGAME_PROPERTY_SEED"); s != "" {
+		v, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			t.Fatalf("CRASHGAME_PROPERTY_SEED=%q: %v", s, err)
+		}
+		seed = v
+	}
+	t.Logf("seed %d (CRASHGAME_PROPERTY_SEED=%d replays it)", seed, seed)
+	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+
+	dsn := pgtest.Start(t)
+	nats := natstest.Start(t)
+	op := newOperatorWallet(seed)
+	const replicas = 3
+	nodes := make([]*node, replicas)
+	cut := make([]*atomic.Bool, replicas)
+	for i := range replicas {
+		cut[i] = &atomic.Bool{}
+		off := time.Duration(rng.IntN(11)-5) * time.Millisecond
+		c := cut[i]
+		nodes[i] = startNodeWith(t, fmt.Sprintf("node-%d", i), dsn, nats.URL(), nodeOptions{
+			wallet: op.client(), able: func() bool { return !c.Load() }, operators: invariantOperators,
+			clock: skewedClock{off: off}, betWait: 2 * time.Second,
+		})
+		t.Logf("node-%d: clock %+v", i, off)
+	}
+	eventually(t, "a leader", func() bool { return leaderOf(nodes) >= 0 })
+
+	ctx, stop := context.WithTimeout(context.Background(), 20*time.Second)
+	defer stop()
+	var wg sync.WaitGroup
+	// Faults: the leader is cut off for 1.5 to 3 s, every 3 to 6 s.
+	wg.Add(1)
+	faultRNG := rand.New(rand.NewPCG(rng.Uint64(), rng.Uint64()))
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(time.Duration(3000+faultRNG.IntN(3000)) * time.Millisecond):
+			}
+			l := leaderOf(nodes)
+			if l < 0 {
+				continue
+			}
+			cut[l].Store(true)
+			select {
+			case <-ctx.Done():
+			case <-time.After(time.Duration(1500+faultRNG.IntN(1500)) * time.Millisecond):
+			}
+			cut[l].Store(false)
+		}
+	}()
+	// Players.
+	var players []engine.Player
+	for i := range 10 {
+		p := player(fmt.Sprintf("prop%02d", i))
+		if i >= 8 {
+			p.Operator, p.Currency = "capped", "EUR"
+			remember(p)
+		}
+		players = append(players, p)
+	}
+	for _, p := range players {
+		wg.Add(1)
+		prng := rand.New(rand.NewPCG(rng.Uint64(), rng.Uint64()))
+		go func() {
+			defer wg.Done()
+			play(ctx, prng, nodes, p)
+		}()
+	}
+	wg.Wait()
+	for _, c := range cut {
+		c.Store(false)
+	}
+
+	// Every round played ends: the one in progress crashes, and the rounds a
+	// fail-over interrupted are settled by the next leader.
+	st := nodes[0].st
+	var (
+		bets    []store.BetRecord
+		waiting []string // what is not settled yet
+	)
+	for deadline := time.Now().Add(45 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		bets, waiting = unsettled(st)
+		if len(waiting) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("never settled: %v", waiting)
+		}
+	}
+	checkInvariants(t, st, bets, op)
+}
+
+// unsettled reads every bet of the game, and says what is not settled yet:
+// a bet still pending or accepted, a round still betting or flying.
+func unsettled(st *store.Store) ([]store.BetRecord, []string) {
+	ctx := context.Background()
+	bets, err := st.Bets(ctx, store.BetFilter{GameID: game.ID})
+	if err != nil {
+		return nil, []string{err.Error()}
+	}
+	var waiting []string
+	ended := map[string]bool{}
+	for _, b := range bets {
+		if b.Status == engine.StatusPending || b.Status == engine.StatusAccepted {
+			waiting = append(waiting, fmt.Sprintf("bet %s %s in %s", b.ID, b.Status, b.RoundID))
+		}
+		if _, seen := ended[b.RoundID]; !seen {
+			r, err := st.Round(ctx, game.ID, b.RoundID)
+			ended[b.RoundID] = err == nil && (r.Status == engine.RoundFinished || r.Status == engine.RoundVoid)
+			if !ended[b.RoundID] {
+				waiting = append(waiting, fmt.Sprintf("round %s %s (%v)", b.RoundID, r.Status, err))
+			}
+		}
+	}
+	return bets, waiting
+}
+
+// invariantOperators adds to operators one whose max_win is below what its
+// largest bet wins at the game's top multiplier, so that payouts are capped.
+var invariantOperators = map[string]engine.Operator{
+	"acme":   operators["acme"],
+	"capped": {Currencies: map[string]round.Limits{"EUR": {MinBet: 100, MaxBet: 1000, MaxWin: 1200}}},
+}
+
+// leaderOf is the index of the node whose table leads, or -1.
+func leaderOf(nodes []*node) int {
+	for i, n := range nodes {
+		if n.table.Leadership().Leading() {
+			return i
+		}
+	}
+	return -1
+}
+
+// play is one player until ctx ends: through a random replica each time, a
+// bet (some with an auto-cashout, more than five a round when the draw
+// says so) while the round bets, now and then a cancel, and cashouts while
+// it flies.
+func play(ctx context.Context, rng *rand.Rand, nodes []*node, p engine.Player) {
+	var mine []string // this player's bets in the round in view
+	var roundID string
+	for ctx.Err() == nil {
+		time.Sleep(time.Duration(20+rng.IntN(130)) * time.Millisecond)
+		n := nodes[rng.IntN(len(nodes))]
+		v, _ := n.table.Round()
+		if v.RoundID != roundID {
+			roundID, mine = v.RoundID, nil
+		}
+		actx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		switch {
+		case v.Phase == engine.PhaseBetting && len(mine) > 0 && rng.IntN(10) == 0:
+			_, _ = n.rep.Cancel(actx, p, mine[rng.IntN(len(mine))])
+		case v.Phase == engine.PhaseBetting:
+			req := engine.BetRequest{Amount: 100 + int64(rng.IntN(900))}
+			if rng.IntN(3) == 0 {
+				req.AutoCashout = 101 + int64(rng.IntN(60))
+			}
+			if res, err := n.rep.PlaceBet(actx, p, req); err == nil {
+				mine = append(mine, res.Bet.BetID)
+			}
+		case v.Phase == engine.PhaseFlying && len(mine) > 0 && rng.IntN(3) == 0:
+			_, _ = n.rep.Cashout(actx, p, mine[rng.IntN(len(mine))], time.Now())
+		}
+		cancel()
+	}
+}
+
+// checkInvariants checks the invariants over every bet of the run.
+func checkInvariants(t *testing.T, st *store.Store, bets []store.BetRecord, op *operatorWallet) {
+	t.Helper()
+	ctx := context.Background()
+	rounds := map[string]store.RoundRecord{}
+	held := map[string]int{} // round and player: bets that flew or were accepted
+	counts := map[string]int{}
+	ids := make([]string, 0, len(bets))
+	for _, b := range bets {
+		counts[b.Status]++
+		ids = append(ids, b.ID)
+		if _, ok := rounds[b.RoundID]; !ok {
+			r, err := st.Round(ctx, game.ID, b.RoundID)
+			if err != nil {
+				t.Fatalf("round %s: %v", b.RoundID, err)
+			}
+			rounds[b.RoundID] = r
+		}
+	}
+	t.Logf("%d bets in %d rounds: %v; the wallet debited %d", len(bets), len(rounds), counts, op.debitCount())
+	moves, err := st.ListMovements(ctx, store.MovementFilter{BetIDs: ids, Limit: 100000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	settlements := map[string][]store.MovementRecord{}
+	for _, m := range moves {
+		settlements[m.BetID] = append(settlements[m.BetID], m)
+	}
+	if len(counts) < 3 || counts[engine.StatusCashedOut] == 0 || counts[engine.StatusLost]+counts[engine.StatusVoid] == 0 {
+		t.Errorf("the run played too little to check anything: %v", counts)
+	}
+	for _, b := range bets {
+		r := rounds[b.RoundID]
+		flew := b.Status == engine.StatusCashedOut || b.Status == engine.StatusLost
+		if flew {
+			held[b.RoundID+"/"+b.Operator+"/"+b.PlayerID]++
+		}
+		debit, debited := op.debit(b.ID)
+		// RB-3: a bet that flew was debited before its round took off.
+		if flew && (!debited || !debit.at.Before(r.StartedAt.Time().Add(skewTolerance))) {
+			t.Errorf("bet %s flew in %s (took off %s) with the debit %+v (debited %v)", b.ID, r.ID, r.StartedAt.Time(), debit, debited)
+		}
+		// No cashout above the crash point, none above max_win (LIM-14).
+		if b.Status == engine.StatusCashedOut {
+			maxWin := invariantOperators[b.Operator].Currencies[b.Currency].MaxWin
+			switch {
+			case r.CrashPoint == 0:
+				t.Errorf("bet %s cashed out in round %s, which has no crash point (%s)", b.ID, r.ID, r.Status)
+			case b.Multiplier > r.CrashPoint:
+				t.Errorf("bet %s cashed out at x%d, above its round's crash point x%d", b.ID, b.Multiplier, r.CrashPoint)
+			case b.Payout == nil || *b.Payout != round.Payout(b.Amount, b.Multiplier, maxWin) || *b.Payout > maxWin:
+				t.Errorf("bet %s of %d at x%d paid %v; max_win %d", b.ID, b.Amount, b.Multiplier, b.Payout, maxWin)
+			}
+		}
+		// Exactly one settlement: one movement at most, and the one its
+		// status needs.
+		ms := settlements[b.ID]
+		if len(ms) > 1 {
+			t.Errorf("bet %s (%s) has %d settlements: %+v", b.ID, b.Status, len(ms), ms)
+			continue
+		}
+		want := ""
+		switch b.Status {
+		case engine.StatusCashedOut:
+			want = "win"
+		case engine.StatusVoid, engine.StatusCancelled:
+			want = "rollback"
+		}
+		got := ""
+		if len(ms) == 1 {
+			got = ms[0].Kind
+		}
+		if got != want {
+			t.Errorf("bet %s (%s): settlement %q, want %q", b.ID, b.Status, got, want)
+			continue
+		}
+		// RB-13: a rollback is queued only after the debit it undoes was
+		// taken; queued before, it could reach the operator first, find
+		// nothing to undo, and the later debit would never be returned.
+		if got == "rollback" && debited && !debit.at.Before(b.SettledAt.Time().Add(skewTolerance)) {
+			t.Errorf("bet %s: its rollback was queued at %s, before the wallet took its debit at %s", b.ID, b.SettledAt.Time(), debit.at)
+		}
+		// The reconciliation, per bet: the wallet's side (its debit and the
+		// movement the queue delivers, a rollback returning only what was
+		// taken, RB-13) against the game's (the player's net).
+		walletNet := int64(0)
+		if debited {
+			walletNet -= debit.amount
+		}
+		if got == "win" {
+			walletNet += ms[0].Amount
+		}
+		if got == "rollback" && debited {
+			walletNet += ms[0].Amount
+		}
+		gameNet := int64(0)
+		switch b.Status {
+		case engine.StatusCashedOut:
+			gameNet = *b.Payout - b.Amount
+		case engine.StatusLost:
+			gameNet = -b.Amount
+		}
+		if walletNet != gameNet {
+			t.Errorf("bet %s (%s): the wallet's net %d, the game's %d (debit %+v, movements %+v)", b.ID, b.Status, walletNet, gameNet, debit, ms)
+		}
+	}
+	// LIM-5: at most five bets a player in a round.
+	for k, n := range held {
+		if n > round.MaxBetsPerPlayer {
+			t.Errorf("%s held %d bets in one round", k, n)
+		}
+	}
+	// Every debit the wallet took is a bet the game knows.
+	known := map[string]bool{}
+	for _, id := range ids {
+		known[id] = true
+	}
+	for _, id := range op.debitIDs() {
+		if !known[id] {
+			t.Errorf("the wallet debited %s, which the game never stored", id)
+		}
+	}
+}
+
+// skewTolerance covers the replicas' clock offsets (at most 5 ms each way)
+// when an instant of a replica's clock is compared with the wallet's.
+const skewTolerance = 10 * time.Millisecond
+
+// skewedClock is the real clock off by a fixed offset, as a replica whose
+// clock NTP keeps within a few milliseconds of the others'.
+type skewedClock struct{ off time.Duration }
+
+func (c skewedClock) Now() time.Time                         { return time.Now().Add(c.off) }
+func (c skewedClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
+
+// operatorWallet is one operator's wallet as every replica's client reaches
+// it: it keeps its own ledger of debits (by transaction id, with the
+// instant it took each one), and answers each bet by a draw of the seed and
+// the transaction id: mostly at once, sometimes slowly (past the deadline:
+// debited, the answer lost), sometimes a refusal, sometimes no answer at
+// all until the deadline although it debited.
+type operatorWallet struct {
+	seed   uint64
+	mu     sync.Mutex
+	debits map[string]ledgerDebit
+}
+
+type ledgerDebit struct {
+	amount int64
+	at     time.Time
+}
+
+func newOperatorWallet(seed uint64) *operatorWallet {
+	return &operatorWallet{seed: seed, debits: map[string]ledgerDebit{}}
+}
+
+// client is a replica's wallet client to it.
+func (w *operatorWallet) client() engine.BetWallet { return walletClient{w} }
+
+func (w *operatorWallet) debit(id string) (ledgerDebit, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	d, ok := w.debits[id]
+	return d, ok
+}
+
+func (w *operatorWallet) debitCount() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.debits)
+}
+
+func (w *operatorWallet) debitIDs() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := make([]string, 0, len(w.debits))
+	for id := range w.debits {
+		out = append(out, id)
+	}
+	return out
+}
+
+// take debits call once (a repeat of its transaction id is idempotent).
+func (w *operatorWallet) take(call wallet.BetCall) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if _, ok := w.debits[call.TransactionID]; !ok {
+		w.debits[call.TransactionID] = ledgerDebit{amount: call.Amount, at: time.Now()}
+	}
+}
+
+type walletClient struct{ w *operatorWallet }
+
+func (c walletClient) BreakerOpen() bool { return false }
+
+func (c walletClient) BetUntil(ctx context.Context, call wallet.BetCall, deadline time.Time) (wallet.Result, error) {
+	if !time.Now().Before(deadline) {
+		return wallet.Result{Outcome: wallet.Temporary}, wallet.ErrBetWindowClosed
+	}
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(call.TransactionID))
+	draw := (h.Sum64() ^ c.w.seed) % 100
+	wait := func(d time.Duration) bool { // false: the deadline came first
+		if until := time.Until(deadline); until < d {
+			time.Sleep(until)
+			return false
+		}
+		time.Sleep(d)
+		return true
+	}
+	ok := wallet.Result{Outcome: wallet.Success, Balance: 1000000, HasBalance: true, OperatorTxID: "op-" + call.TransactionID}
+	switch {
+	case draw < 70: // at once
+		c.w.take(call)
+		return ok, nil
+	case draw < 80: // a refusal: nothing taken
+		return wallet.Result{Outcome: wallet.Refused, ErrorCode: "INSUFFICIENT_FUNDS", Balance: 50, HasBalance: true}, nil
+	case draw < 92: // slowly: taken, answered if in time
+		c.w.take(call)
+		if !wait(time.Duration(300+(h.Sum64()>>8)%2500) * time.Millisecond) {
+			return wallet.Result{Outcome: wallet.Temporary}, errors.New("no answer before the deadline")
+		}
+		return ok, nil
+	default: // taken, and the answer never comes
+		c.w.take(call)
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Until(deadline)):
+		}
+		return wallet.Result{Outcome: wallet.Temporary}, errors.New("no answer before the deadline")
+	}
+}
