@@ -209,6 +209,9 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 // run returns the exit code: 0 when every money invariant held, 1 when one
 // broke, 2 when the run could not be made.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
+	if len(args) > 0 && args[0] == capacityCommand {
+		return capacityMain(args[1:], stdout, stderr)
+	}
 	if len(args) > 0 && args[0] == floorCommand {
 		if err := floorServe(ctx, args[1:], stderr); err != nil {
 			return 2, err

@@ -1,0 +1,356 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strings"
+)
+
+// capacityCommand evaluates the capacity model of docs/capacity.md:
+//
+//	loadgen capacity fit RUN.json...     the costs, by least squares over every replica of the runs
+//	loadgen capacity check RUN.json...   each replica's CPU of each run as the costs predict it, against
+//	                                     the measured figure; exit 1 when one is off by more than --tolerance
+//	loadgen capacity predict --replicas N --cores C --players P --bets B
+//	                                     what one round of P players takes, and what saturates first
+//
+// The model: a replica's CPU while the players play is
+//
+//	idle_fixed + idle_per_stream × streams + cost_frame × frames/s
+//	  + cost_bet × bets received/s + cost_cashout × cashouts received/s
+//	  + (at the leader) cost_lead × bets of the round/s + cost_lead_cashout × cashouts of the round/s
+//
+// where frames/s is streams × (frames_per_player + frames_per_bet × bets per
+// player/s), the balancer spreads the players, hence the bets and the
+// cashouts (a player's own, by hand), evenly, and the leader prices every
+// cashout and settles every bet.
+// The idle terms come from each run's quiet wait (its players connected,
+// nobody betting); the costs (CPU seconds) from the runs' play. `fit` fits
+// both over cluster runs of this machine kind; the defaults are the ones
+// docs/capacity.md gives, with the runs they came from.
+const capacityCommand = "capacity"
+
+// capacityCosts are the model's costs.
+type capacityCosts struct {
+	IdleFixed       float64 `json:"idle_cores"`               // CPU cores a replica takes with nobody connected (probes, leases, scrapes)
+	IdlePerStream   float64 `json:"idle_cores_per_stream"`    // CPU cores a connected, quiet stream adds
+	Frame           float64 `json:"cost_frame_s"`             // CPU seconds per stream message written
+	Bet             float64 `json:"cost_bet_received_s"`      // CPU seconds per bet at the replica that received it
+	Lead            float64 `json:"cost_bet_at_leader_s"`     // CPU seconds per bet of the round at the leader
+	Cashout         float64 `json:"cost_cashout_received_s"`  // CPU seconds per cashout at the replica that received it
+	LeadCashout     float64 `json:"cost_cashout_at_leader_s"` // CPU seconds per cashout of the round at the leader
+	FramesPerPlayer float64 `json:"frames_per_player_s"`      // stream messages a player gets a second, betting or not
+	FramesPerBet    float64 `json:"frames_per_bet"`           // stream messages a bet adds (its own events, the board)
+	NATSPerBet      float64 `json:"nats_messages_per_bet"`    // NATS messages in and out per accepted bet, at 3 replicas (the server's /varz)
+	RowsPerBet      float64 `json:"postgres_rows_per_bet"`    // rows inserted and updated per accepted bet (pg_stat_database)
+	CommitsPerBet   float64 `json:"postgres_commits_per_bet"` // transactions committed per accepted bet (pg_stat_database)
+}
+
+// defaultCosts are the costs fitted in docs/capacity.md.
+var defaultCosts = capacityCosts{
+	IdleFixed:       0.0097,
+	IdlePerStream:   0.00031,
+	Frame:           0.0000082,
+	Bet:             0.00340,
+	Lead:            0.00042,
+	Cashout:         0.00415,
+	LeadCashout:     0.00452,
+	FramesPerPlayer: 2.62,
+	FramesPerBet:    5.82,
+	NATSPerBet:      23,
+	RowsPerBet:      9,
+	CommitsPerBet:   4,
+}
+
+// replicaObs is one replica of one run, as the model reads it.
+type replicaObs struct {
+	run, name string
+	leads     bool
+	streams   float64 // connected
+	idle      float64 // cores during the quiet wait
+	frames    float64 // stream messages a second while playing
+	cpu       float64 // cores while playing
+	betsRecv  float64 // bets a second it received (the run's accepted bets / replicas)
+	betsRound float64 // bets a second of the whole round
+	cashRecv  float64 // cashouts by hand a second it received
+	cashRound float64 // cashouts by hand a second of the whole round
+	perPlayer float64 // bets a second per player
+}
+
+// readRun reads a cluster run's result (loadgen --replicas ... --out).
+func readRun(path string) ([]replicaObs, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var r result
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	played := r.PlayedUntil - r.Setup.LoadedAt
+	if len(r.Replicas) == 0 || played <= 0 {
+		return nil, fmt.Errorf("%s: not a cluster run (no replicas, or nothing played)", path)
+	}
+	var streams float64
+	for _, rep := range r.Replicas {
+		streams += rep.StreamsConnected
+	}
+	rate := float64(r.Bets.Accepted) / played
+	cash := float64(r.Cashouts.Paid) / played
+	out := make([]replicaObs, 0, len(r.Replicas))
+	for _, rep := range r.Replicas {
+		o := replicaObs{run: path, name: rep.Name, leads: rep.LedTables, streams: rep.StreamsConnected, idle: rep.CPUCoresIdle,
+			frames: rep.MessagesPerSec, cpu: rep.CPUCoresPlaying, betsRecv: rate / float64(len(r.Replicas)), betsRound: rate,
+			cashRecv: cash / float64(len(r.Replicas)), cashRound: cash}
+		if streams > 0 {
+			o.perPlayer = rate / streams
+		}
+		out = append(out, o)
+	}
+	return out, nil
+}
+
+// predictCPU is the model's CPU of o, from its streams and bets (its frames
+// predicted too, not read).
+func (c capacityCosts) predictCPU(o replicaObs) float64 {
+	frames := o.streams * (c.FramesPerPlayer + c.FramesPerBet*o.perPlayer)
+	cpu := c.IdleFixed + c.IdlePerStream*o.streams + c.Frame*frames + c.Bet*o.betsRecv + c.Cashout*o.cashRecv
+	if o.leads {
+		cpu += c.Lead*o.betsRound + c.LeadCashout*o.cashRound
+	}
+	return cpu
+}
+
+// fitCosts fits, by least squares over every replica of the runs: the idle
+// CPU (a line in streams, from the quiet waits), the frames (a line in bets
+// per player), then the CPU costs of the play above the idle.
+func fitCosts(obs []replicaObs, base capacityCosts) (capacityCosts, error) {
+	c := base
+	var rowsI [][]float64
+	var ysI []float64
+	for _, o := range obs {
+		rowsI = append(rowsI, []float64{1, o.streams})
+		ysI = append(ysI, o.idle)
+	}
+	idle, err := leastSquares(rowsI, ysI)
+	if err != nil {
+		return c, fmt.Errorf("idle: %w", err)
+	}
+	c.IdleFixed, c.IdlePerStream = idle[0], idle[1]
+	// Frames a second per player = a + b × bets per player a second.
+	var rowsF [][]float64
+	var ysF []float64
+	for _, o := range obs {
+		if o.streams == 0 {
+			continue
+		}
+		rowsF = append(rowsF, []float64{1, o.perPlayer})
+		ysF = append(ysF, o.frames/o.streams)
+	}
+	ab, err := leastSquares(rowsF, ysF)
+	if err != nil {
+		return c, fmt.Errorf("frames: %w", err)
+	}
+	c.FramesPerPlayer, c.FramesPerBet = ab[0], ab[1]
+	// CPU − idle = frame × frames + bet × bets received + cashout ×
+	// cashouts received + [leads] × (lead × bets + lead cashout × cashouts).
+	var rows [][]float64
+	var ys []float64
+	for _, o := range obs {
+		lead, leadCash := 0.0, 0.0
+		if o.leads {
+			lead, leadCash = o.betsRound, o.cashRound
+		}
+		rows = append(rows, []float64{o.frames, o.betsRecv, o.cashRecv, lead, leadCash})
+		ys = append(ys, o.cpu-c.IdleFixed-c.IdlePerStream*o.streams)
+	}
+	x, err := leastSquares(rows, ys)
+	if err != nil {
+		return c, fmt.Errorf("costs: %w", err)
+	}
+	c.Frame, c.Bet, c.Cashout, c.Lead, c.LeadCashout = x[0], x[1], x[2], x[3], x[4]
+	return c, nil
+}
+
+// leastSquares solves the normal equations of rows·x ≈ ys.
+func leastSquares(rows [][]float64, ys []float64) ([]float64, error) {
+	if len(rows) == 0 {
+		return nil, errors.New("no observations")
+	}
+	n := len(rows[0])
+	if len(rows) < n {
+		return nil, fmt.Errorf("%d observations for %d unknowns", len(rows), n)
+	}
+	a := make([][]float64, n)
+	for i := range a {
+		a[i] = make([]float64, n+1)
+	}
+	for k, r := range rows {
+		for i := range n {
+			for j := range n {
+				a[i][j] += r[i] * r[j]
+			}
+			a[i][n] += r[i] * ys[k]
+		}
+	}
+	for col := range n { // Gaussian elimination with partial pivoting
+		p := col
+		for r := col + 1; r < n; r++ {
+			if math.Abs(a[r][col]) > math.Abs(a[p][col]) {
+				p = r
+			}
+		}
+		if math.Abs(a[p][col]) < 1e-12 {
+			return nil, fmt.Errorf("the observations do not tell unknown %d apart from the others (vary the runs)", col)
+		}
+		a[col], a[p] = a[p], a[col]
+		for r := range n {
+			if r == col {
+				continue
+			}
+			f := a[r][col] / a[col][col]
+			for j := col; j <= n; j++ {
+				a[r][j] -= f * a[col][j]
+			}
+		}
+	}
+	x := make([]float64, n)
+	for i := range n {
+		x[i] = a[i][n] / a[i][i]
+	}
+	return x, nil
+}
+
+// capacityMain runs `loadgen capacity ...`.
+func capacityMain(args []string, stdout, stderr io.Writer) (int, error) {
+	if len(args) == 0 {
+		return 2, errors.New("loadgen capacity fit|check|predict: see docs/capacity.md")
+	}
+	verb, args := args[0], args[1:]
+	fs := flag.NewFlagSet("loadgen capacity "+verb, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	c := defaultCosts
+	costs := fs.String("costs", "", "a JSON file of costs (as `fit` prints them); default: docs/capacity.md's")
+	tolerance := fs.Float64("tolerance", 0.25, "check: the largest relative error allowed")
+	replicas := fs.Int("replicas", 3, "predict: replicas")
+	cores := fs.Float64("cores", 2, "predict: cores a replica")
+	players := fs.Int("players", 100000, "predict: players on one round")
+	bets := fs.Int("bets", 3, "predict: bets a player places in a round")
+	cashouts := fs.Float64("cashouts", 0.3, "predict: cashouts by hand per bet (the load tool's runs: 0.1 to 0.37)")
+	roundS := fs.Float64("round-s", 12, "predict: seconds a round takes, betting, flight and pause")
+	windowS := fs.Float64("window-s", 3, "predict: seconds of the betting window over which the bets arrive (loadgen --spread)")
+	pgCommits := fs.Float64("postgres-commits", 0, "predict: commits a second your PostgreSQL sustains (measure it, e.g. with pgbench); 0: not judged")
+	if err := fs.Parse(args); err != nil {
+		return 2, err
+	}
+	if *costs != "" {
+		data, err := os.ReadFile(*costs)
+		if err != nil {
+			return 2, err
+		}
+		if err := json.Unmarshal(data, &c); err != nil {
+			return 2, fmt.Errorf("%s: %w", *costs, err)
+		}
+	}
+	switch verb {
+	case "fit":
+		obs, err := readRuns(fs.Args())
+		if err != nil {
+			return 2, err
+		}
+		fitted, err := fitCosts(obs, c)
+		if err != nil {
+			return 2, err
+		}
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return 0, enc.Encode(fitted)
+	case "check":
+		obs, err := readRuns(fs.Args())
+		if err != nil {
+			return 2, err
+		}
+		worst := 0.0
+		fmt.Fprintf(stdout, "%-40s %-8s %-6s %10s %10s %8s\n", "run", "replica", "leads", "measured", "predicted", "error")
+		for _, o := range obs {
+			p := c.predictCPU(o)
+			e := (p - o.cpu) / o.cpu
+			worst = math.Max(worst, math.Abs(e))
+			fmt.Fprintf(stdout, "%-40s %-8s %-6v %10.3f %10.3f %+7.1f%%\n", o.run, o.name, o.leads, o.cpu, p, 100*e)
+		}
+		fmt.Fprintf(stdout, "largest error %.1f %% (tolerance %.0f %%)\n", 100*worst, 100**tolerance)
+		if worst > *tolerance {
+			return 1, nil
+		}
+		return 0, nil
+	case "predict":
+		if *replicas < 1 || *players < 1 || *bets < 1 || *roundS <= 0 || *windowS <= 0 || *cores <= 0 {
+			return 2, errors.New("predict: --replicas, --players, --bets, --cores, --round-s and --window-s must be positive")
+		}
+		predict(stdout, c, *replicas, *cores, *players, *bets, *cashouts, *roundS, *windowS, *pgCommits)
+		return 0, nil
+	}
+	return 2, fmt.Errorf("loadgen capacity %s: not fit, check or predict", verb)
+}
+
+func readRuns(paths []string) ([]replicaObs, error) {
+	if len(paths) == 0 {
+		return nil, errors.New("name the runs' result files (loadgen --out)")
+	}
+	var obs []replicaObs
+	for _, p := range paths {
+		o, err := readRun(p)
+		if err != nil {
+			return nil, err
+		}
+		obs = append(obs, o...)
+	}
+	return obs, nil
+}
+
+// predict prints what one round of players takes on replicas of cores each:
+// averaged over the round, and at the peak of its betting window, where the
+// bets arrive.
+func predict(w io.Writer, c capacityCosts, replicas int, cores float64, players, bets int, cashouts, roundS, windowS, pgCommits float64) {
+	n := float64(replicas)
+	streams := float64(players) / n
+	for _, at := range []struct {
+		name string
+		rate float64 // bets a second of the round
+		cash float64 // cashouts by hand a second (in flight, not in the window)
+	}{
+		{"averaged over the round", float64(players*bets) / roundS, float64(players*bets) * cashouts / roundS},
+		{"in the betting window (bets only: cashouts come in flight)", float64(players*bets) / windowS, 0},
+	} {
+		perPlayer := at.rate / float64(players)
+		frames := streams * (c.FramesPerPlayer + c.FramesPerBet*perPlayer)
+		cash := at.cash
+		follower := c.IdleFixed + c.IdlePerStream*streams + c.Frame*frames + c.Bet*at.rate/n + c.Cashout*cash/n
+		leader := follower + c.Lead*at.rate + c.LeadCashout*cash
+		fmt.Fprintf(w, "%s: %.0f bets/s\n", at.name, at.rate)
+		fmt.Fprintf(w, "  CPU: the leader %.2f cores, every other replica %.2f (of %.0f each)\n", leader, follower, cores)
+		fmt.Fprintf(w, "  stream frames: %.0f/s a replica, %.0f/s in all\n", frames, frames*n)
+		fmt.Fprintf(w, "  NATS: about %.0f messages/s\n", c.NATSPerBet*at.rate)
+		fmt.Fprintf(w, "  PostgreSQL: about %.0f rows/s and %.0f commits/s\n", c.RowsPerBet*at.rate, c.CommitsPerBet*at.rate)
+		var limits []string
+		if leader > cores {
+			limits = append(limits, fmt.Sprintf("the leader's cores (%.2f needed)", leader))
+		}
+		if follower > cores {
+			limits = append(limits, fmt.Sprintf("every replica's cores (%.2f needed: add replicas)", follower))
+		}
+		if pgCommits > 0 && c.CommitsPerBet*at.rate > pgCommits {
+			limits = append(limits, fmt.Sprintf("PostgreSQL's commits (%.0f/s needed, %.0f/s given)", c.CommitsPerBet*at.rate, pgCommits))
+		}
+		if len(limits) == 0 {
+			fmt.Fprintln(w, "  nothing saturates")
+		} else {
+			fmt.Fprintf(w, "  saturated: %s\n", strings.Join(limits, "; "))
+		}
+	}
+}
