@@ -547,7 +547,21 @@ func waitJS(t *testing.T, tab context.Context, what string, timeout time.Duratio
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	var lastErr error
+	reloads := 0
 	for time.Now().Before(deadline) {
+		// A script the host's network change aborted stops the page for
+		// good: reload it, as a player would, at most twice, and say so.
+		// Any other failure of the page still fails the wait.
+		if w := watchOf(tab); w != nil && reloads < 2 {
+			if u, lost := w.lostScript(); lost {
+				reloads++
+				t.Logf("Chromium aborted %s (%s: the host's network changed, the other suites' containers); reloading the page", u, netNetworkChanged)
+				if _, err := chromedp.Run(tab, chromedp.Reload()); err != nil {
+					t.Logf("reload: %v", err)
+				}
+				continue
+			}
+		}
 		ok, err := chromedp.Run(tab, chromedp.Evaluate[bool](predicate))
 		if err == nil && ok {
 			return

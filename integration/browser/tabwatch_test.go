@@ -26,7 +26,18 @@ type tabWatch struct {
 	problems []string
 	requests map[network.RequestID]*tabRequest
 	order    []network.RequestID
+	// lost are the page's scripts that Chromium aborted because the host's
+	// network changed (netNetworkChanged), not yet taken by lostScript.
+	lost []string
 }
+
+// netNetworkChanged is Chromium's error for a request it aborted because the
+// host's network interfaces changed. On CI the other suites' containers
+// start and stop beside the browser, and each adds or removes an interface:
+// a page's module script aborted so leaves the page stopped before it
+// starts (seen on 27 November: the support page's http.js). It is the
+// host's doing, not the page's.
+const netNetworkChanged = "net::ERR_NETWORK_CHANGED"
 
 type tabRequest struct {
 	method, url string
@@ -91,8 +102,24 @@ func (w *tabWatch) event(ev any) {
 			if ev.Canceled {
 				r.failed += " (canceled)"
 			}
+			if u, _, _ := strings.Cut(r.url, "?"); ev.ErrorText == netNetworkChanged && strings.HasSuffix(u, ".js") {
+				w.lost = append(w.lost, u)
+			}
 		}
 	}
+}
+
+// lostScript returns a script of the page that Chromium aborted because the
+// host's network changed, once: the caller reloads the page.
+func (w *tabWatch) lostScript() (string, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.lost) == 0 {
+		return "", false
+	}
+	u := w.lost[0]
+	w.lost = w.lost[1:]
+	return u, true
 }
 
 // exceptions returns the page's uncaught JavaScript exceptions so far.

@@ -79,6 +79,22 @@ function message(err) {
   return t('error.SERVER_ERROR');
 }
 
+// retryNetwork runs call again when its answer never came (a network
+// failure, status 0: the device's network changed, a balancer restarted),
+// three more times, 0.5, 1 and 2 s apart. It is for the start's calls, which
+// move no money: a ticket whose first exchange did reach the server is
+// refused the second time, and the server says so.
+async function retryNetwork(call) {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await call();
+    } catch (err) {
+      if (err.status !== 0 || attempt >= 3) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 500 * 2 ** attempt));
+    }
+  }
+}
+
 // ---- formatting ----
 
 const cur = () => state.session.currency;
@@ -101,7 +117,7 @@ async function boot() {
       if (params.get('operator')) body.operator = params.get('operator');
       if (params.get('game_id')) body.game_id = params.get('game_id');
       try {
-        sess = await api('POST', '/api/v1/sessions', body);
+        sess = await retryNetwork(() => api('POST', '/api/v1/sessions', body));
       } finally {
         // The sid is a single-use credential: out of the address bar, the
         // history and any later referrer, whatever the answer was.
@@ -112,7 +128,7 @@ async function boot() {
     } else {
       state.token = sessionStorage.getItem(SESSION_KEY);
       if (!state.token) throw new APIError(401, { message: t('error.SESSION_EXPIRED') });
-      sess = await api('GET', '/api/v1/session');
+      sess = await retryNetwork(() => api('GET', '/api/v1/session'));
     }
   } catch (err) {
     if (err.status === 401) sessionStorage.removeItem(SESSION_KEY);
