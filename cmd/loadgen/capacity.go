@@ -131,50 +131,52 @@ func (c capacityCosts) predictCPU(o replicaObs) float64 {
 // per player), then the CPU costs of the play above the idle.
 func fitCosts(obs []replicaObs, base capacityCosts) (capacityCosts, error) {
 	c := base
-	var rowsI [][]float64
-	var ysI []float64
-	for _, o := range obs {
-		rowsI = append(rowsI, []float64{1, o.streams})
-		ysI = append(ysI, o.idle)
-	}
-	idle, err := leastSquares(rowsI, ysI)
+	idle, err := fitOver(obs, "idle", func(o replicaObs) ([]float64, float64, bool) {
+		return []float64{1, o.streams}, o.idle, true
+	})
 	if err != nil {
-		return c, fmt.Errorf("idle: %w", err)
+		return c, err
 	}
 	c.IdleFixed, c.IdlePerStream = idle[0], idle[1]
 	// Frames a second per player = a + b × bets per player a second.
-	var rowsF [][]float64
-	var ysF []float64
-	for _, o := range obs {
-		if o.streams == 0 {
-			continue
-		}
-		rowsF = append(rowsF, []float64{1, o.perPlayer})
-		ysF = append(ysF, o.frames/o.streams)
-	}
-	ab, err := leastSquares(rowsF, ysF)
+	ab, err := fitOver(obs, "frames", func(o replicaObs) ([]float64, float64, bool) {
+		return []float64{1, o.perPlayer}, o.frames / o.streams, o.streams > 0
+	})
 	if err != nil {
-		return c, fmt.Errorf("frames: %w", err)
+		return c, err
 	}
 	c.FramesPerPlayer, c.FramesPerBet = ab[0], ab[1]
 	// CPU − idle = frame × frames + bet × bets received + cashout ×
 	// cashouts received + [leads] × (lead × bets + lead cashout × cashouts).
-	var rows [][]float64
-	var ys []float64
-	for _, o := range obs {
+	x, err := fitOver(obs, "costs", func(o replicaObs) ([]float64, float64, bool) {
 		lead, leadCash := 0.0, 0.0
 		if o.leads {
 			lead, leadCash = o.betsRound, o.cashRound
 		}
-		rows = append(rows, []float64{o.frames, o.betsRecv, o.cashRecv, lead, leadCash})
-		ys = append(ys, o.cpu-c.IdleFixed-c.IdlePerStream*o.streams)
-	}
-	x, err := leastSquares(rows, ys)
+		return []float64{o.frames, o.betsRecv, o.cashRecv, lead, leadCash}, o.cpu - c.IdleFixed - c.IdlePerStream*o.streams, true
+	})
 	if err != nil {
-		return c, fmt.Errorf("costs: %w", err)
+		return c, err
 	}
 	c.Frame, c.Bet, c.Cashout, c.Lead, c.LeadCashout = x[0], x[1], x[2], x[3], x[4]
 	return c, nil
+}
+
+// fitOver fits what by least squares over the observations that row takes
+// (its third result): row gives each one's terms and measured value.
+func fitOver(obs []replicaObs, what string, row func(replicaObs) ([]float64, float64, bool)) ([]float64, error) {
+	var rows [][]float64
+	var ys []float64
+	for _, o := range obs {
+		if r, y, ok := row(o); ok {
+			rows, ys = append(rows, r), append(ys, y)
+		}
+	}
+	x, err := leastSquares(rows, ys)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	return x, nil
 }
 
 // leastSquares solves the normal equations of rows·x ≈ ys.
