@@ -206,7 +206,7 @@ func (a *app) newTables(ctx context.Context, cfg *config.Config, outbox *movemen
 			return err
 		}
 		if a.bus != nil {
-			r, err := replica.New(replica.Config{Bus: a.bus, Table: t, Sessions: a.sessions, Logger: a.logger})
+			r, err := replica.New(replica.Config{Bus: a.bus, Table: t, Sessions: a.sessions, Logger: a.logger, CutOff: a.cutOff})
 			if err != nil {
 				return err
 			}

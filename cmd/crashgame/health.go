@@ -2,7 +2,10 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/crashstudio/crashgame/internal/config"
 	"github.com/crashstudio/crashgame/internal/replica"
@@ -10,15 +13,18 @@ import (
 )
 
 // clusterHealth watches, in a cluster, whether this replica still reaches
-// NATS and its database (replica.Health): cut off from either for longer
-// than the lease TTL, /readyz fails (readiness) and, after cluster.drain_ms,
-// the player streams close with 1001 so that the pages reconnect through the
-// load balancer to another replica. nil for one process.
+// NATS and its database and keeps its clock in step with the database's
+// (replica.Health): cut off from either for longer than the lease TTL, or
+// its clock more than replica.SkewBound away, /readyz fails (readiness), the
+// replica leads no table and takes no bet, and after cluster.drain_ms the
+// player streams close with 1001 so that the pages reconnect through the
+// load balancer to another replica. Its clock's measured offset is a metric.
+// nil for one process.
 func clusterHealth(cfg *config.Config, a *app, st *store.Store, logger *slog.Logger) (*replica.Health, error) {
 	if cfg.Cluster == nil || a.bus == nil {
 		return nil, nil
 	}
-	return replica.NewHealth(replica.HealthConfig{
+	h, err := replica.NewHealth(replica.HealthConfig{
 		Bus: a.bus, Database: st, Limit: cfg.Cluster.LeaseTTL(), Drain: cfg.Cluster.Drain(),
 		Away: func() {
 			if n := a.table.Leave(); n > 0 {
@@ -27,6 +33,38 @@ func clusterHealth(cfg *config.Config, a *app, st *store.Store, logger *slog.Log
 		},
 		Logger: logger,
 	})
+	if err != nil {
+		return nil, err
+	}
+	if err := registerClock(a.registry, h); err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
+// registerClock exports the replica's measured clock offset to the
+// database's, and its uncertainty.
+func registerClock(r prometheus.Registerer, h *replica.Health) error {
+	offset := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "crashgame_cluster_clock_offset_seconds",
+		Help: fmt.Sprintf("This replica's clock minus the database server's, from the most precise of the last probes; the replica is cut off beyond ±%s (replica.SkewBound).", replica.SkewBound),
+	}, func() float64 {
+		off, _, _ := h.ClockOffset()
+		return off.Seconds()
+	})
+	uncertainty := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "crashgame_cluster_clock_uncertainty_seconds",
+		Help: "Half the round trip of the probe that crashgame_cluster_clock_offset_seconds comes from: the offset is known to within it.",
+	}, func() float64 {
+		_, u, _ := h.ClockOffset()
+		return u.Seconds()
+	})
+	for _, c := range []prometheus.Collector{offset, uncertainty} {
+		if err := r.Register(c); err != nil {
+			return fmt.Errorf("clock metrics: %w", err)
+		}
+	}
+	return nil
 }
 
 // readiness is /readyz's check: the app's own (app.ready), and in a cluster

@@ -303,7 +303,7 @@ func TestInterruptedRoundWaitsForTheKeyItWasSealedWith(t *testing.T) {
 		c.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 	})
 	// Its debits' deadline has passed: the new table settles it at once.
-	debitsEnd := v.BettingEndsAt.Add(engine.DefaultDebitGrace + engine.DebitClockMarginForTest)
+	debitsEnd := v.BettingEndsAt.Add(engine.DefaultDebitGrace + engine.DebitClockMargin)
 	second.clock.Set(debitsEnd)
 	second.start()
 	waitFor(t, "the log to say which key settles the round", func() bool {

@@ -46,7 +46,3 @@ func FixedKeyForTest() []byte {
 	key := sha256.Sum256([]byte("engine tests: the seed key"))
 	return key[:]
 }
-
-// DebitClockMarginForTest is the margin a new leader adds to a round's
-// debit deadline before it settles a round left betting.
-const DebitClockMarginForTest = debitClockMargin

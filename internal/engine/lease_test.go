@@ -392,7 +392,7 @@ func TestLeaseSlowAcquireLeadsNoEndedTerm(t *testing.T) {
 		st.armed.Store(true)
 		// b starts once the debits of a's betting window are over, so that
 		// its recovery settles a's round at once.
-		b := h.replicaAt("replica-b", st, nil, left.BettingEndsAt.Add(engine.DefaultDebitGrace+engine.DebitClockMarginForTest))
+		b := h.replicaAt("replica-b", st, nil, left.BettingEndsAt.Add(engine.DefaultDebitGrace+engine.DebitClockMargin))
 		stale := dead.Epoch + 1
 		eventually(t, "b leads the term after the stale one", func() bool { return b.table.Leadership().Epoch() == stale+1 })
 		eventually(t, "b opens the next round", func() bool {

@@ -126,16 +126,19 @@ func (t *Table) recover(ctx context.Context) bool {
 	}
 }
 
-// debitClockMargin is added to a round's debit deadline before a new leader
-// settles the round: the replicas' clocks differ by a few milliseconds with
-// NTP (docs/deploy.md), and a /bet attempt's answer is read just after its
-// deadline on the clock of the replica that sent it.
-const debitClockMargin = time.Second
+// DebitClockMargin is added to a round's debit deadline before a new leader
+// settles the round: a /bet attempt's answer is read just after its deadline
+// on the clock of the replica that sent it, and the replicas' clocks differ
+// (by a few milliseconds with NTP, docs/deploy.md). In a cluster each
+// replica measures its clock against the database's and is cut off while it
+// is more than half this margin away (replica.SkewBound), so that any two
+// replicas that take part are within it.
+const DebitClockMargin = time.Second
 
 // debitsEnd returns the instant, on the table's clock, after which no
 // replica sends a /bet for a round the database holds unfinished in its
 // betting phase: the latest window end plus DebitGrace plus
-// debitClockMargin. The zero time when no such round is left.
+// DebitClockMargin. The zero time when no such round is left.
 func (t *Table) debitsEnd(ctx context.Context) (time.Time, error) {
 	ids, err := t.store.UnfinishedRounds(ctx, t.game.ID)
 	if err != nil {
@@ -150,7 +153,7 @@ func (t *Table) debitsEnd(ctx context.Context) (time.Time, error) {
 		if r.Status != RoundBetting {
 			continue
 		}
-		if end := r.BettingEndsAt.Add(t.cfg.DebitGrace + debitClockMargin); end.After(until) {
+		if end := r.BettingEndsAt.Add(t.cfg.DebitGrace + DebitClockMargin); end.After(until) {
 			until = end
 		}
 	}

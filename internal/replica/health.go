@@ -10,17 +10,32 @@ import (
 	"time"
 
 	"github.com/crashstudio/crashgame/internal/cluster"
+	"github.com/crashstudio/crashgame/internal/engine"
 )
 
-// Pinger is the database as Health probes it. *store.Store satisfies it.
-type Pinger interface {
-	Ping(ctx context.Context) error
+// Database is the database as Health probes it: one statement that reads
+// its server's clock, timed on this replica's clock (now) from just before
+// it was sent (sent) to its answer (received). *store.Store satisfies it.
+type Database interface {
+	Clock(ctx context.Context, now func() time.Time) (sent, at, received time.Time, err error)
 }
+
+// SkewBound is how far this replica's clock may be from the database
+// server's before the replica is cut off. It is half of
+// engine.DebitClockMargin, the margin that a new leader adds to a round's
+// debit deadline before it settles the round (a replica sends a bet's /bet
+// until that deadline on its own clock): two replicas each within SkewBound
+// of the database's clock are within the margin of each other.
+const SkewBound = engine.DebitClockMargin / 2
+
+// clockSamples is how many of the latest clock samples the offset is
+// judged from.
+const clockSamples = 5
 
 // HealthConfig is what a Health is built from.
 type HealthConfig struct {
 	Bus      *cluster.Bus
-	Database Pinger
+	Database Database
 	// Limit is how long this replica may go without reaching NATS or the
 	// database before it is cut off: the lease TTL, the time after which
 	// the other replicas take its tables. Required.
@@ -41,23 +56,34 @@ type HealthConfig struct {
 	Logger *slog.Logger     // nil: slog.Default()
 }
 
-// Health tells whether this replica still reaches the cluster: NATS, by a
-// message it publishes to itself coming back through the server (which a
-// link that died without a reset shows at once, unlike the connection's own
-// pings), and the database, by a ping. Either one unreached for longer than
-// the limit cuts the replica off: CutOff says so (for /readyz), and after
-// the drain Away closes its streams, until both are reached again. Its
-// methods are safe for concurrent use.
+// Health tells whether this replica still reaches the cluster and keeps its
+// time: NATS, by a message it publishes to itself coming back through the
+// server (which a link that died without a reset shows at once, unlike the
+// connection's own pings), and the database, by a statement that reads the
+// database server's clock. Either one unreached for longer than the limit,
+// or this replica's clock more than SkewBound from the database's, cuts the
+// replica off: CutOff says so (for /readyz, for leading a table and for
+// taking bets), and after the drain Away closes its streams, until both are
+// reached again and the clock is back in step. Its methods are safe for
+// concurrent use.
+//
+// The clock's offset is judged from the last clockSamples probes: the
+// sample with the shortest round trip bounds it best (|offset| + half its
+// round trip must be within SkewBound), and the latest sample alone cuts the
+// replica off at once when even its most favourable reading (|offset| - half
+// its round trip) is beyond SkewBound: a clock that jumped.
 type Health struct {
 	cfg     HealthConfig
 	subject string
 	logger  *slog.Logger
 
 	mu      sync.Mutex
-	lastBus time.Time // the last probe that came back
-	lastDB  time.Time // the last ping the database answered
-	since   time.Time // when the replica was last found cut off; zero: it is not
-	away    bool      // the drain has passed since: Away is called
+	lastBus time.Time     // the last probe that came back
+	lastDB  time.Time     // the last ping the database answered
+	since   time.Time     // when the replica was last found cut off; zero: it is not
+	samples []clockSample // the latest clock samples, oldest first, at most clockSamples
+	clock   error         // why the clock is out of step; nil: it is not, or no sample yet
+	away    bool          // the drain has passed since: Away is called
 }
 
 // NewHealth returns the watcher of this replica's links. Call Run.
@@ -102,8 +128,9 @@ func (h *Health) Run(ctx context.Context) error {
 		// Not connected: nothing is sent, and nothing comes back.
 		_ = h.cfg.Bus.Publish(h.subject, []byte("probe"))
 		pctx, cancel := context.WithTimeout(ctx, h.cfg.Every)
-		if err := h.cfg.Database.Ping(pctx); err == nil {
-			h.reachedDB(h.cfg.Now())
+		if sent, at, received, err := h.cfg.Database.Clock(pctx, h.cfg.Now); err == nil {
+			h.reachedDB(received)
+			h.sampled(sent, at, received)
 		}
 		cancel()
 		if h.check(h.cfg.Now()) && h.cfg.Away != nil {
@@ -146,14 +173,88 @@ func (h *Health) cutOff(now time.Time) error {
 		lost = append(lost, fmt.Errorf("the database unreached for %s", d.Round(time.Millisecond)))
 	}
 	if lost == nil {
+		return h.clock
+	}
+	err := fmt.Errorf("cut off from the cluster (longer than the lease TTL, %s): %w", h.cfg.Limit, errors.Join(lost...))
+	if h.clock != nil {
+		return errors.Join(err, h.clock)
+	}
+	return err
+}
+
+// clockSample is one reading of the database's clock: offset is this
+// replica's clock minus the database's, taken at the middle of the round
+// trip, and uncertain by half of rtt.
+type clockSample struct {
+	offset, rtt time.Duration
+}
+
+// sampled records the database's clock at, read between sent and received
+// on this replica's clock, and judges the offset again.
+func (h *Health) sampled(sent, at, received time.Time) {
+	rtt := received.Sub(sent)
+	s := clockSample{offset: sent.Add(rtt / 2).Sub(at), rtt: rtt}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.samples) == clockSamples {
+		h.samples = append(h.samples[:0], h.samples[1:]...)
+	}
+	h.samples = append(h.samples, s)
+	h.clock = outOfStep(h.samples)
+}
+
+// precise is the sample of samples with the shortest round trip, the
+// latest of those as short.
+func precise(samples []clockSample) clockSample {
+	best := samples[0]
+	for _, s := range samples[1:] {
+		if s.rtt <= best.rtt {
+			best = s
+		}
+	}
+	return best
+}
+
+// outOfStep judges the clock from samples (oldest first): why it is more
+// than SkewBound from the database's, or nil.
+func outOfStep(samples []clockSample) error {
+	if len(samples) == 0 {
 		return nil
 	}
-	return fmt.Errorf("cut off from the cluster (longer than the lease TTL, %s): %w", h.cfg.Limit, errors.Join(lost...))
+	best, latest := precise(samples), samples[len(samples)-1]
+	switch {
+	case abs(latest.offset)-latest.rtt/2 > SkewBound:
+		best = latest
+	case abs(best.offset)+best.rtt/2 <= SkewBound:
+		return nil
+	}
+	return fmt.Errorf("this replica's clock is out of step: %s from the database's (± %s), more than %s (bets are refused: a bet's debit deadline is read on this clock)",
+		best.offset.Round(time.Millisecond), (best.rtt / 2).Round(time.Millisecond), SkewBound)
+}
+
+func abs(d time.Duration) time.Duration {
+	if d < 0 {
+		return -d
+	}
+	return d
+}
+
+// ClockOffset returns this replica's clock minus the database server's, and
+// its uncertainty (half the round trip), from the most precise of the last
+// samples; ok is false before the first sample.
+func (h *Health) ClockOffset() (offset, uncertainty time.Duration, ok bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.samples) == 0 {
+		return 0, 0, false
+	}
+	best := precise(h.samples)
+	return best.offset, best.rtt / 2, true
 }
 
 // CutOff returns why this replica is cut off from the cluster now, or nil:
-// NATS or the database unreached for longer than the limit. /readyz fails
-// while it is not nil.
+// NATS or the database unreached for longer than the limit, or its clock out
+// of step with the database's. /readyz fails while it is not nil.
 func (h *Health) CutOff() error {
 	h.mu.Lock()
 	defer h.mu.Unlock()

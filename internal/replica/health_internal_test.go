@@ -84,3 +84,72 @@ func TestHealthCutOffAfterTheLimit(t *testing.T) {
 		})
 	}
 }
+
+// A replica's clock is judged against the database's from the last samples:
+// the one with the shortest round trip bounds the offset (|offset| + half
+// its round trip within SkewBound), and the latest alone cuts the replica off
+// when even its most favourable reading is beyond SkewBound (a clock that
+// jumped). A slow database is not taken for a clock out of step while one
+// recent sample was quick.
+func TestHealthClockOutOfStep(t *testing.T) {
+	t.Parallel()
+	const ms = time.Millisecond
+	s := func(offset, rtt time.Duration) clockSample { return clockSample{offset: offset, rtt: rtt} }
+	cases := []struct {
+		name    string
+		samples []clockSample
+		out     string // a word the error must hold; "": in step
+	}{
+		{"no sample yet", nil, ""},
+		{"in step", []clockSample{s(ms, 2*ms), s(-ms, 3*ms)}, ""},
+		{"at the bound", []clockSample{s(SkewBound-ms, 2*ms)}, ""},
+		{"ahead by more than the bound", []clockSample{s(600*ms, 2*ms)}, "600ms"},
+		{"behind by more than the bound", []clockSample{s(-600*ms, 2*ms)}, "-600ms"},
+		{"uncertain beyond the bound: nothing shows it in step", []clockSample{s(0, 1200*ms), s(0, 1100*ms)}, "± 550ms"},
+		{"one quick sample among slow ones shows it in step", []clockSample{s(100*ms, 2*ms), s(0, 1500*ms), s(0, 1400*ms)}, ""},
+		{"jumped: the latest sample alone", []clockSample{s(0, ms), s(0, ms), s(0, ms), s(2*time.Second, 5*ms)}, "2s"},
+		{"set right again: the latest of the quickest", []clockSample{s(2*time.Second, ms), s(2*time.Second, ms), s(0, ms)}, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			err := outOfStep(tc.samples)
+			switch {
+			case tc.out == "" && err != nil:
+				t.Fatalf("out of step: %v", err)
+			case tc.out != "" && err == nil:
+				t.Fatal("in step, want out of step")
+			case tc.out != "" && !strings.Contains(err.Error(), tc.out):
+				t.Fatalf("%v: want it to say %q", err, tc.out)
+			}
+		})
+	}
+}
+
+// A probe's sample is taken at the middle of its round trip, and the replica
+// is cut off while its clock is out of step, whatever NATS and the database
+// answer; only the latest clockSamples samples count.
+func TestHealthSamplesTheClock(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	h := &Health{cfg: HealthConfig{Limit: time.Second, Drain: time.Second, Now: func() time.Time { return now }},
+		logger: slog.New(slog.NewTextHandler(io.Discard, nil)), lastBus: now, lastDB: now}
+	// Sent at now, answered 10 ms later; the database read its clock 600 ms
+	// behind this replica's midpoint.
+	h.sampled(now, now.Add(5*time.Millisecond-600*time.Millisecond), now.Add(10*time.Millisecond))
+	if off, unc, ok := h.ClockOffset(); !ok || off != 600*time.Millisecond || unc != 5*time.Millisecond {
+		t.Fatalf("offset %s ± %s (%v), want 600ms ± 5ms", off, unc, ok)
+	}
+	if err := h.CutOff(); err == nil || !strings.Contains(err.Error(), "clock") {
+		t.Fatalf("cut off: %v, want the clock", err)
+	}
+	for range clockSamples {
+		h.sampled(now, now.Add(time.Millisecond), now.Add(2*time.Millisecond))
+	}
+	if err := h.CutOff(); err != nil {
+		t.Fatalf("back in step: %v", err)
+	}
+	if len(h.samples) != clockSamples {
+		t.Fatalf("%d samples kept, want %d", len(h.samples), clockSamples)
+	}
+}

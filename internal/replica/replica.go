@@ -34,8 +34,10 @@
 //     or /rollback) reach every other replica's sessions (Balances), which
 //     show them on the streams open there.
 //   - health: a replica that has not reached NATS or its database for longer
-//     than the lease TTL is cut off (Health): /readyz fails, and after the
-//     drain its streams are closed so that its players reconnect elsewhere.
+//     than the lease TTL, or whose clock is more than SkewBound from the
+//     database's, is cut off (Health): /readyz fails, it takes no bet, and
+//     after the drain its streams are closed so that its players reconnect
+//     elsewhere.
 //
 // It must never decide anything about a bet (the engine does: the leader
 // admits and decides, the receiving replica's engine commits the intent and
@@ -107,6 +109,10 @@ type Config struct {
 	// BetWait bounds a forwarded bet's wait for the leader's answer; zero:
 	// DefaultBetWait.
 	BetWait time.Duration
+	// CutOff says why this replica takes no bet now (Health.CutOff: cut off
+	// from NATS or the database, or its clock out of step, on which a bet's
+	// debit deadline is read), or nil; nil: it always may.
+	CutOff func() error
 }
 
 // Table is this replica's view of one game's table in the cluster: it
@@ -119,6 +125,7 @@ type Table struct {
 	now      func() time.Time
 	logger   *slog.Logger
 	betWait  time.Duration
+	cutOff   func() error
 	game     string
 }
 
@@ -141,10 +148,13 @@ func New(cfg Config) (*Table, error) {
 	if cfg.BetWait <= 0 {
 		cfg.BetWait = DefaultBetWait
 	}
+	if cfg.CutOff == nil {
+		cfg.CutOff = func() error { return nil }
+	}
 	g := cfg.Table.Game()
 	return &Table{
 		local: cfg.Table, bus: cfg.Bus, sessions: cfg.Sessions, now: cfg.Now,
-		logger: cfg.Logger.With("game_id", g.ID), betWait: cfg.BetWait, game: g.ID,
+		logger: cfg.Logger.With("game_id", g.ID), betWait: cfg.BetWait, cutOff: cfg.CutOff, game: g.ID,
 	}, nil
 }
 
@@ -335,8 +345,12 @@ func (t *Table) serveCancel(ctx context.Context, data []byte) ([]byte, error) {
 // The player is answered within the bet's bound (BetWait): a bet whose
 // outcome is not known by then is answered TABLE_UNAVAILABLE, and its debit
 // and decision go on without the player's request, since their outcome must
-// be known; the stream and My bets show it.
+// be known; the stream and My bets show it. A replica cut off (CutOff)
+// refuses every bet TABLE_UNAVAILABLE before anything is written.
 func (t *Table) PlaceBet(ctx context.Context, p engine.Player, req engine.BetRequest) (engine.BetResult, error) {
+	if err := t.cutOff(); err != nil {
+		return engine.BetResult{}, fmt.Errorf("%w: this replica takes no bet now: %w", engine.ErrTableUnavailable, err)
+	}
 	if t.local.Leadership().Leading() {
 		return t.local.PlaceBet(ctx, p, req)
 	}

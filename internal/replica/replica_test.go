@@ -120,6 +120,7 @@ type nodeOptions struct {
 	able      func() bool
 	clock     engine.Clock               // nil: the system's
 	operators map[string]engine.Operator // nil: operators
+	cutOff    func() error               // the replica's CutOff; nil: never cut off
 }
 
 func startNodeWith(t testing.TB, name, dsn, natsURL string, o nodeOptions) *node {
@@ -158,7 +159,7 @@ func startNodeWith(t testing.TB, name, dsn, natsURL string, o nodeOptions) *node
 	if err != nil {
 		t.Fatal(err)
 	}
-	n.rep, err = replica.New(replica.Config{Bus: bus, Table: n.table, Sessions: n.warm, BetWait: o.betWait})
+	n.rep, err = replica.New(replica.Config{Bus: bus, Table: n.table, Sessions: n.warm, BetWait: o.betWait, CutOff: o.cutOff})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -545,6 +546,66 @@ func TestBetDebitedByTheReplicaThatReceivedIt(t *testing.T) {
 		if s.Status != engine.StatusAccepted {
 			t.Fatalf("stored %s %s, want accepted", s.ID, s.Status)
 		}
+	}
+}
+
+// A replica whose clock is more than SkewBound from PostgreSQL's (its
+// health reads PostgreSQL's own clock) is cut off: /readyz fails, and every
+// bet it receives is refused TABLE_UNAVAILABLE before anything is written,
+// since a bet's debit deadline is read on its clock. A replica in step with
+// the database takes the same player's bets.
+func TestReplicaWhoseClockIsOutOfStepTakesNoBet(t *testing.T) {
+	t.Parallel()
+	dsn := pgtest.Start(t)
+	nats := natstest.Start(t)
+	var hb atomic.Pointer[replica.Health]
+	a := startNode(t, "node-a", dsn, nats.URL())
+	eventually(t, "a leads", a.table.Leadership().Leading)
+	b := startNodeWith(t, "node-b", dsn, nats.URL(), nodeOptions{cutOff: func() error {
+		if h := hb.Load(); h != nil {
+			return h.CutOff()
+		}
+		return nil
+	}})
+	watch := func(n *node, ahead time.Duration) *replica.Health {
+		t.Helper()
+		h, err := replica.NewHealth(replica.HealthConfig{
+			Bus: n.bus, Database: n.st, Limit: time.Second, Drain: time.Second, Every: 50 * time.Millisecond,
+			Now: func() time.Time { return time.Now().Add(ahead) },
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { defer close(done); _ = h.Run(ctx) }()
+		t.Cleanup(func() { cancel(); <-done })
+		return h
+	}
+	ha := watch(a, 0)
+	hb.Store(watch(b, 2*replica.SkewBound))
+	eventually(t, "b's clock found out of step", func() bool {
+		err := hb.Load().CutOff()
+		return err != nil && strings.Contains(err.Error(), "clock")
+	})
+	eventually(t, "a's clock measured", func() bool { _, _, ok := ha.ClockOffset(); return ok })
+	if off, unc, _ := ha.ClockOffset(); ha.CutOff() != nil || off.Abs() > 100*time.Millisecond {
+		t.Fatalf("a, on the database's host clock: offset %s ± %s, cut off %v", off, unc, ha.CutOff())
+	}
+	if off, _, _ := hb.Load().ClockOffset(); off < 2*replica.SkewBound-100*time.Millisecond {
+		t.Fatalf("b, %s ahead: measured %s", 2*replica.SkewBound, off)
+	}
+	v := awaitBetting(t, b)
+	p := player("olga")
+	if _, err := b.rep.PlaceBet(context.Background(), p, engine.BetRequest{Amount: 500}); !errors.Is(err, engine.ErrTableUnavailable) {
+		t.Fatalf("a bet on the replica out of step: %v, want TABLE_UNAVAILABLE", err)
+	}
+	if res, err := a.rep.PlaceBet(context.Background(), p, engine.BetRequest{Amount: 600}); err != nil || res.Bet.Status != engine.StatusAccepted {
+		t.Fatalf("a bet on the replica in step: %+v, %v", res, err)
+	}
+	stored, err := a.st.Bets(context.Background(), store.BetFilter{RoundIDs: []string{v.RoundID}})
+	if err != nil || len(stored) != 1 || stored[0].Amount != 600 {
+		t.Fatalf("stored %+v, %v; want only the bet of 600 taken in step", stored, err)
 	}
 }
 

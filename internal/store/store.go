@@ -308,6 +308,36 @@ func (s *Store) Ping(ctx context.Context) error {
 	return nil
 }
 
+// Clock reads the database server's clock for a clock-offset sample: on one
+// connection of the pool, already taken (so that waiting for it is not
+// counted), sent is now() just before the statement, at the server's clock
+// as the statement read it, received is now() once the answer came. The
+// server's clock lies between sent and received on the caller's clock,
+// shifted by the offset between the two. PostgreSQL reads clock_timestamp(),
+// in microseconds. SQLite runs in this process, on this machine: at is
+// now() once the database answered, the offset is zero by construction.
+func (s *Store) Clock(ctx context.Context, now func() time.Time) (sent, at, received time.Time, err error) {
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return time.Time{}, time.Time{}, time.Time{}, fmt.Errorf("store: clock of %s: %w", s.dialect, err)
+	}
+	defer conn.Close()
+	sent = now()
+	if s.dialect == DialectSQLite {
+		if err := conn.PingContext(ctx); err != nil {
+			return time.Time{}, time.Time{}, time.Time{}, fmt.Errorf("store: clock of %s: %w", s.dialect, err)
+		}
+		at = now()
+		return sent, at, at, nil
+	}
+	var micros int64
+	if err := conn.QueryRowContext(ctx, "SELECT (EXTRACT(EPOCH FROM clock_timestamp()) * 1000000)::bigint").Scan(&micros); err != nil {
+		return time.Time{}, time.Time{}, time.Time{}, fmt.Errorf("store: clock of %s: %w", s.dialect, err)
+	}
+	received = now()
+	return sent, time.UnixMicro(micros), received, nil
+}
+
 // redactDSN hides a password in a DSN that is about to appear in an error.
 func redactDSN(dsn string) string {
 	u, err := url.Parse(dsn)

@@ -16,22 +16,27 @@ import (
 )
 
 // cutDatabase is the replica's PostgreSQL as its health sees it: it answers
-// until cut.
-type cutDatabase struct{ cut atomic.Bool }
+// until cut, with its clock ahead of the replica's by ahead.
+type cutDatabase struct {
+	cut   atomic.Bool
+	ahead atomic.Int64 // nanoseconds
+}
 
-func (d *cutDatabase) Ping(context.Context) error {
+func (d *cutDatabase) Clock(_ context.Context, now func() time.Time) (sent, at, received time.Time, err error) {
 	if d.cut.Load() {
-		return errors.New("the database does not answer")
+		return time.Time{}, time.Time{}, time.Time{}, errors.New("the database does not answer")
 	}
-	return nil
+	sent = now()
+	return sent, sent.Add(time.Duration(d.ahead.Load())), now(), nil
 }
 
 // A replica that has lost NATS, or its database, for longer than the lease
-// TTL is not ready (/readyz reads Health.CutOff) and, after the drain, closes
-// its streams with 1001, which the page (app.js) and the stream document
-// answer by reconnecting at once through the load balancer; a stream opened
-// on it meanwhile is closed too. Once it reaches both again it is ready and
-// keeps its streams.
+// TTL, or whose clock is out of step with the database's, is not ready
+// (/readyz reads Health.CutOff) and, after the drain, closes its streams with
+// 1001, which the page (app.js) and the stream document answer by
+// reconnecting at once through the load balancer; a stream opened on it
+// meanwhile is closed too. Once it reaches both again, its clock in step, it
+// is ready and keeps its streams.
 func TestStreamClosedWhileTheReplicaIsCutOff(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOptions{rate: 1000, burst: 1000})
@@ -71,6 +76,7 @@ func TestStreamClosedWhileTheReplicaIsCutOff(t *testing.T) {
 	}{
 		{"NATS", nats.Shutdown, nats.Restart},
 		{"the database", func() { db.cut.Store(true) }, func() { db.cut.Store(false) }},
+		{"the clock in step", func() { db.ahead.Store(int64(2 * time.Second)) }, func() { db.ahead.Store(0) }},
 	}
 	for _, cut := range cuts {
 		c := open()
