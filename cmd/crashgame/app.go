@@ -183,9 +183,13 @@ func (a *app) newTables(ctx context.Context, cfg *config.Config, outbox *movemen
 	}
 	for i := range cfg.Games {
 		g := &cfg.Games[i]
-		var events engine.Events // nil: the table's own subscribers
+		var (
+			events    engine.Events // nil: the table's own subscribers
+			lossDelay time.Duration // zero: one process prices every cashout on the crash's clock
+		)
 		if a.bus != nil {
 			events = replica.NewPublisher(a.bus, g.ID, a.logger)
+			lossDelay = engine.DefaultLossDelay
 		}
 		t, err := engine.New(ctx, engine.Config{
 			Game: engineGame(g), Operators: operators, Store: a.store.Records(), Chains: a.store.HashChains(), Outbox: outbox,
@@ -195,7 +199,7 @@ func (a *app) newTables(ctx context.Context, cfg *config.Config, outbox *movemen
 			},
 			Freebets: spender{a.freebets}, Balances: a.sessions, Demo: a.demo, Logger: a.logger,
 			Lease: lease, Events: events, Sealer: sealer, Beacon: beacon,
-			SeedingWindow: window, RevealWindow: revealWindow(cfg.Fairness),
+			SeedingWindow: window, RevealWindow: revealWindow(cfg.Fairness), LossDelay: lossDelay,
 		})
 		if err != nil {
 			return err
@@ -206,7 +210,7 @@ func (a *app) newTables(ctx context.Context, cfg *config.Config, outbox *movemen
 			return err
 		}
 		if a.bus != nil {
-			r, err := replica.New(replica.Config{Bus: a.bus, Table: t, Sessions: a.sessions, Logger: a.logger, CutOff: a.cutOff})
+			r, err := replica.New(replica.Config{Bus: a.bus, Table: t, Sessions: a.sessions, Logger: a.logger, CutOff: a.cutOff, PriceClock: a.priceClock})
 			if err != nil {
 				return err
 			}
@@ -443,6 +447,16 @@ func (a *app) leadable() bool {
 		return false
 	}
 	return true
+}
+
+// priceClock is the replicas' PriceClock: why this replica's clock is not
+// known to be within replica.PriceBound of the database's (before its
+// health watch runs, it is not), or nil.
+func (a *app) priceClock() error {
+	if h := a.health.Load(); h != nil {
+		return h.PriceClock()
+	}
+	return errors.New("this replica's clock has not been measured yet")
 }
 
 // cutOff is the player API's CutOff: why this replica is cut off from the

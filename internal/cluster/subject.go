@@ -17,13 +17,14 @@ const (
 	ActionAdmit   = "admit"   // a bet's place in the round
 	ActionDecide  = "decide"  // the outcome of an admitted bet's debit
 	ActionRelease = "release" // an admitted bet whose intent did not commit
-	ActionCashout = "cashout"
+	ActionCashout = "cashout" // a cashout the leader prices (a demo bet's; a replica whose clock is not known precisely)
+	ActionCashed  = "cashed"  // a cashout another replica priced and committed, for the leader's round and board
 	ActionCancel  = "cancel"
 )
 
 // ActionSubject is the subject on which the leader of gameID's table serves
 // action (ActionAdmit, ActionDecide, ActionRelease, ActionCashout,
-// ActionCancel).
+// ActionCashed, ActionCancel).
 func ActionSubject(gameID, action string) string {
 	return SubjectPrefix + "." + GameToken(gameID) + ".action." + action
 }

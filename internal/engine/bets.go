@@ -53,6 +53,9 @@ type CashoutResult struct {
 	Multiplier int64
 	Payout     int64
 	Balance    int64
+	// Note is what the table's leader is told of the cashout (Cashed) when
+	// the table that took it does not lead.
+	Note CashoutNote
 }
 
 // view is the bet as its player sees it, in state st (the round's).
@@ -422,7 +425,8 @@ func (t *Table) decideDebit(b *liveBet, out DebitOutcome, res wallet.Result, epo
 		}
 		delete(r.live, b.rec.ID)
 		d.done = t.submitAt(epoch, func(ctx context.Context) error {
-			return t.rollbackBet(ctx, b, StatusPending, StatusVoid, reason)
+			_, err := t.rollbackBet(ctx, b, StatusPending, StatusVoid, reason)
+			return err
 		})
 	}
 	return d
@@ -446,83 +450,34 @@ func (t *Table) answerDebit(b *liveBet, res wallet.Result, d debitDecision, demo
 	return BetResult{Bet: *d.view, Balance: res.Balance}, nil
 }
 
-// Cashout cashes a bet out at the multiplier of receivedAt, the moment the
-// server received the request; it is refused once that moment is past the crash.
-func (t *Table) Cashout(ctx context.Context, p Player, betID string, receivedAt time.Time) (CashoutResult, error) {
-	var (
-		done <-chan error
-		out  CashoutResult
-		rerr error
-		mark = t.cfg.Balances.Balance(p.Session)
-	)
-	err := t.do(ctx, func() {
-		b := t.ownBet(p.Session, betID)
-		if b == nil {
-			rerr = round.ErrUnknownBet
-			return
-		}
-		var core round.Bet
-		if core, rerr = b.round.core.Cashout(string(p.Session), betID, receivedAt); rerr != nil {
-			return
-		}
-		done = t.cashout(b, core)
-		out = CashoutResult{BetID: core.ID, Multiplier: core.Multiplier, Payout: core.Payout}
-	})
-	if err == nil {
-		err = rerr
-	}
-	if err != nil {
-		return CashoutResult{}, err
-	}
-	if cerr := <-done; cerr != nil {
-		return CashoutResult{}, fmt.Errorf("engine: commit cashout: %w", cerr)
-	}
-	if p.Demo {
-		out.Balance, _ = t.cfg.Demo.Balance(p.Session)
-	} else {
-		out.Balance = t.cfg.Balances.Expect(p.Session, mark, out.Payout)
-	}
-	return out, nil
-}
-
-// cashout commits what the round decided for b, in the loop: the bet's update
-// and its /win movement commit together, and a goroutine delivers the outcome
-// once committed. It returns the commit's outcome.
-func (t *Table) cashout(b *liveBet, core round.Bet) <-chan error {
+// autoCashout commits an auto-cashout the round fired for b at its target,
+// in the loop: the bet's move from accepted and its /win movement commit
+// together (commitCashout), and a goroutine sends the bet's event once
+// committed. A cashout another replica committed first leaves the bet
+// moved: the auto-cashout then commits nothing, and the note of that
+// cashout (Cashed) finds the round's bet settled already.
+func (t *Table) autoCashout(b *liveBet, core round.Bet) {
 	payout, m := core.Payout, core.Multiplier
 	b.rec.Status, b.rec.Multiplier, b.rec.Payout = StatusCashedOut, m, &payout
 	t.board.cashed(b.item(core))
 	rec := b.rec
-	settled := toMillis(core.SettledAt)
-	done := t.submit(func(ctx context.Context) error {
-		ok, err := t.store.MoveBet(ctx, rec.ID, StatusAccepted, StatusCashedOut, BetChange{SettledAt: settled, Multiplier: m, Payout: &payout})
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return round.ErrRoundCrashed
-		}
-		if rec.Demo {
-			return nil
-		}
-		return t.enqueue(ctx, winMovement(rec, payout), t.clock.Now())
-	})
-	out := make(chan error, 1)
+	rec.SettledAt = toMillis(core.SettledAt)
+	done := t.commit.Submit(context.Background(), job{epoch: unfenced, run: t.commitCashout(rec, core)})
 	go func() {
-		err := <-done
-		if err == nil {
+		switch err := <-done; {
+		case errors.Is(err, errBetMoved):
+			t.logger.Info("an auto-cashout found its bet settled first, by a cashout committed elsewhere", "bet_id", rec.ID)
+		case err != nil:
+			t.logger.Error("auto-cashout commit failed; the crash settles the bet", "bet_id", rec.ID, "err", err)
+		default:
 			t.notifyQueue()
 			if rec.Demo {
 				t.cfg.Balances.Reported(rec.SessionHash, t.cfg.Demo.Credit(rec.SessionHash, payout))
 			}
 			v := viewOf(rec)
 			t.events.Send(rec.SessionHash, &Event{Type: EventBet, Bet: &v})
-		} else {
-			t.logger.Error("cashout commit failed", "bet_id", rec.ID, "err", err)
 		}
-		out <- err
 	}()
-	return out
 }
 
 // winMovement is the /win of a cashed-out bet rec that pays payout.
@@ -590,7 +545,8 @@ func (t *Table) Cancel(ctx context.Context, p Player, betID string) (CancelResul
 		t.board.cancelled(b.rec.ID)
 		c.res.Bet = *b.view(core.State)
 		done = t.submit(func(ctx context.Context) error {
-			return t.rollbackBet(ctx, b, StatusAccepted, StatusCancelled, reasonCancelled)
+			_, err := t.rollbackBet(ctx, b, StatusAccepted, StatusCancelled, reasonCancelled)
+			return err
 		})
 	})
 	if err == nil {

@@ -49,6 +49,11 @@ type job struct {
 	run   func(ctx context.Context) error
 }
 
+// unfenced is the epoch of a job that no term's lease fences: a cashout,
+// whose own conditional move of its bet from accepted is its fence (any
+// replica may commit one, leading or not).
+const unfenced = -1
+
 // commitJobs runs a batch of jobs in one transaction with an outbox, and
 // queues what they put in it before the commit. The transaction first checks
 // the lease at every epoch its jobs were made in (one, but for a batch that
@@ -57,7 +62,7 @@ func (t *Table) commitJobs(ctx context.Context, jobs []job) error {
 	err := t.store.InTx(ctx, func(ctx context.Context) error {
 		checked := int64(-1) // no term has it: the first job's epoch is checked, 0 too
 		for _, j := range jobs {
-			if j.epoch != checked {
+			if j.epoch != checked && j.epoch != unfenced {
 				if err := t.store.CheckLease(ctx, t.game.ID, j.epoch); err != nil {
 					return err
 				}

@@ -143,6 +143,9 @@ func (t *Table) fly(ctx context.Context) step {
 		}
 		if !now.Before(t.cur.core.CrashAt()) {
 			t.crash()
+			if !t.settleLosses() {
+				return t.abandon("lease lost before the crash's losses")
+			}
 			go t.sweepPending(context.WithoutCancel(ctx), t.epoch, t.cur.rec.ID)
 			return stepNext
 		}
@@ -208,6 +211,7 @@ func (t *Table) takeOff() error {
 		return err
 	}
 	r.core.TakeOff(now)
+	t.took(r.rec.ID, r.core.Flight())
 	t.publish(EventRoundFlying)
 	return nil
 }
@@ -216,60 +220,112 @@ func (t *Table) takeOff() error {
 // its target.
 func (t *Table) fireAutos(now time.Time) {
 	for _, core := range t.cur.core.FireAutos(now) {
-		t.cashout(t.cur.live[core.ID], core)
+		t.autoCashout(t.cur.live[core.ID], core)
 	}
 }
 
-// crash ends the flight: every bet still accepted is lost.
+// crash ends the flight at its crash point: the round is committed finished,
+// its hash and crash point revealed, and the crash published. Every bet
+// still accepted is lost: in the same transaction when cashouts are only
+// priced here (Config.LossDelay zero), else LossDelay later (settleLosses),
+// so that a cashout another replica priced before the crash commits first.
+// No cashout is priced here once the crash is queued (ended): the
+// committer commits those priced before it first.
 func (t *Table) crash() {
 	r := t.cur
-	lost := r.core.Crash()
+	r.core.Crash()
+	t.ended()
 	roundID, crashedAt := r.rec.ID, toMillis(r.core.CrashedAt())
+	var lost []string
 	err := t.commitHard("settling the crash of "+roundID, func(ctx context.Context) error {
 		if err := t.store.FinishRound(ctx, roundID, crashedAt, r.hash, r.crash); err != nil {
 			return err
 		}
-		// One statement settles every bet still accepted, including one whose
-		// cashout commit failed; only those the round lost get their zero_win.
-		ids, err := t.store.MoveRoundBets(ctx, roundID, StatusAccepted, StatusLost, 0, crashedAt)
-		if err != nil {
-			return err
+		if t.cfg.LossDelay > 0 {
+			return nil
 		}
-		for _, id := range ids {
-			if b := r.live[id]; b != nil && r.core.Lost(id) {
-				if err := t.enqueueZeroWin(ctx, b); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
+		var err error
+		lost, err = t.loseAccepted(ctx, r, crashedAt)
+		return err
 	})
 	if err != nil {
 		t.logger.Error("settling the crash failed; recovery at boot will finish it", "round_id", roundID, "err", err)
 	}
 	t.notifyQueue()
 	t.publish(EventRoundCrashed)
-	for _, id := range lost {
-		b := r.live[id]
-		t.events.Send(b.player.Session, &Event{Type: EventBet, Bet: b.view(round.Lost)})
+	t.sendLost(r, lost)
+}
+
+// settleLosses settles, LossDelay after the crash, the bets of the crashed
+// round still accepted: lost. false when the term ended first (the next
+// leader's recovery settles them).
+func (t *Table) settleLosses() bool {
+	if t.cfg.LossDelay <= 0 {
+		return true
+	}
+	r := t.cur
+	if !t.wait(r.core.CrashedAt().Add(t.cfg.LossDelay), false) {
+		return false
+	}
+	var lost []string
+	crashedAt := toMillis(r.core.CrashedAt())
+	err := t.commitHard("settling the losses of "+r.rec.ID, func(ctx context.Context) error {
+		var err error
+		lost, err = t.loseAccepted(ctx, r, crashedAt)
+		return err
+	})
+	if err != nil {
+		t.logger.Error("settling the crash's losses failed; recovery at boot will finish it", "round_id", r.rec.ID, "err", err)
+	}
+	t.notifyQueue()
+	t.sendLost(r, lost)
+	return true
+}
+
+// loseAccepted moves every bet of r still accepted to lost, in one
+// statement, and queues the zero_win of each one whose operator wants it.
+// It returns the ids it moved: a bet another replica cashed out first is
+// not among them.
+func (t *Table) loseAccepted(ctx context.Context, r *liveRound, crashedAt time.Time) ([]string, error) {
+	ids, err := t.store.MoveRoundBets(ctx, r.rec.ID, StatusAccepted, StatusLost, 0, crashedAt)
+	if err != nil {
+		return nil, err
+	}
+	for _, id := range ids {
+		if b := r.live[id]; b != nil {
+			if err := t.enqueueZeroWin(ctx, b.rec); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return ids, nil
+}
+
+// sendLost sends the lost bets' events to their sessions.
+func (t *Table) sendLost(r *liveRound, ids []string) {
+	for _, id := range ids {
+		if b := r.live[id]; b != nil {
+			b.rec.Status = StatusLost
+			t.events.Send(b.player.Session, &Event{Type: EventBet, Bet: b.view(round.Lost)})
+		}
 	}
 }
 
 // enqueueZeroWin queues the terminal zero_win of a lost real-money bet, where
 // the operator switched the capability on (WIN-8, WIN-9).
-func (t *Table) enqueueZeroWin(ctx context.Context, b *liveBet) error {
-	if b.rec.Demo {
+func (t *Table) enqueueZeroWin(ctx context.Context, rec BetRecord) error {
+	if rec.Demo {
 		return nil
 	}
-	op, ok := t.cfg.Operators[b.rec.Operator]
+	op, ok := t.cfg.Operators[rec.Operator]
 	if !ok || !op.ZeroWin {
 		return nil
 	}
 	return t.enqueue(ctx, movements.Movement{
-		TransactionID: b.rec.ID + "-w", Kind: movements.KindWin,
-		Operator: b.rec.Operator, GameID: b.rec.GameID, Currency: b.rec.Currency, PlayerID: b.rec.PlayerID,
-		Token: b.rec.Token, RoundID: b.rec.RoundID, BetID: b.rec.ID, Amount: 0,
-		WinType: wallet.WinTypeZeroWin, FreebetID: b.rec.FreebetID,
+		TransactionID: rec.ID + "-w", Kind: movements.KindWin,
+		Operator: rec.Operator, GameID: rec.GameID, Currency: rec.Currency, PlayerID: rec.PlayerID,
+		Token: rec.Token, RoundID: rec.RoundID, BetID: rec.ID, Amount: 0,
+		WinType: wallet.WinTypeZeroWin, FreebetID: rec.FreebetID,
 	}, t.clock.Now())
 }
 
@@ -280,17 +336,23 @@ func (t *Table) voidRound(reason, rule string) {
 	r := t.cur
 	voidedAt := t.clock.Now()
 	voided := r.core.Void(voidedAt)
-	open := make([]*liveBet, 0, len(voided))
-	for _, id := range voided {
-		open = append(open, r.live[id])
-	}
+	t.ended()
+	var open []*liveBet
 	err := t.commitHard("voiding "+r.rec.ID, func(ctx context.Context) error {
 		if err := t.store.VoidRound(ctx, r.rec.ID, r.hash, r.crash, toMillis(voidedAt), rule); err != nil {
 			return err
 		}
-		for _, b := range open {
-			if err := t.rollbackBet(ctx, b, StatusAccepted, StatusVoid, reason); err != nil {
+		// A bet cashed out first (a cashout queued before the void) keeps
+		// its cashout: only the bets moved here are voided.
+		open = open[:0]
+		for _, id := range voided {
+			b := r.live[id]
+			moved, err := t.rollbackBet(ctx, b, StatusAccepted, StatusVoid, reason)
+			if err != nil {
 				return err
+			}
+			if moved {
+				open = append(open, b)
 			}
 		}
 		return nil
@@ -318,12 +380,13 @@ func (t *Table) voidRound(reason, rule string) {
 // rollbackBet moves a bet from -> to and queues the rollback of its debit, with
 // the debit's amount and no freebet_id (RB-1, RB-6); a freebet returns to the
 // player's queue. A demo bet is refunded by the bank instead.
-func (t *Table) rollbackBet(ctx context.Context, b *liveBet, from, to, reason string) error {
+// It reports whether it moved the bet.
+func (t *Table) rollbackBet(ctx context.Context, b *liveBet, from, to, reason string) (bool, error) {
 	ok, err := t.store.MoveBet(ctx, b.rec.ID, from, to, BetChange{SettledAt: toMillis(t.clock.Now())})
 	if err != nil || !ok {
-		return err
+		return false, err
 	}
-	return t.queueRollback(ctx, b.rec, b.player, reason)
+	return true, t.queueRollback(ctx, b.rec, b.player, reason)
 }
 
 func (t *Table) queueRollback(ctx context.Context, rec BetRecord, p Player, reason string) error {

@@ -15,6 +15,7 @@ type Recovery struct {
 	Rounds     int // interrupted rounds settled (each is now void)
 	CashedOut  int // auto-cashouts paid at their target
 	RolledBack int // bets refunded through /rollback (a demo bet: in its record only)
+	Lost       int // bets left accepted in a round that crashed, settled lost
 	// Settled is every bet moved, as its player now sees it: announced to the
 	// bet's session (announce) once the transaction that moved it committed.
 	Settled []SettledBet
@@ -30,6 +31,7 @@ func (r *Recovery) add(o Recovery) {
 	r.Rounds += o.Rounds
 	r.CashedOut += o.CashedOut
 	r.RolledBack += o.RolledBack
+	r.Lost += o.Lost
 	r.Settled = append(r.Settled, o.Settled...)
 }
 
@@ -68,6 +70,10 @@ func (t *Table) announce(r Recovery) {
 //   - a bet still pending (its /bet outcome unknown) is rolled back (RB-5);
 //   - a bet already cashed out keeps its win, which is already queued.
 //
+// A bet left accepted in a round that crashed (its leader's term ended
+// between the crash's commit and its losses', Config.LossDelay) is lost, as
+// at the crash, with its zero_win where the operator wants one.
+//
 // The round is then void: it ended without a crash on screen; its hash and
 // crash point are revealed. A bet left pending in any other round is rolled
 // back too. Every move is conditional on the status read, so running Recover
@@ -102,6 +108,12 @@ func (t *Table) settleUnfinished(ctx context.Context, plannedStop string) (Recov
 		}
 		total.add(r)
 	}
+	lost, err := t.loseLeftovers(ctx)
+	if err != nil {
+		return total, fmt.Errorf("engine: recover %s: %w", t.game.ID, err)
+	}
+	total.Lost += len(lost)
+	total.Settled = append(total.Settled, lost...)
 	// Bets left pending in rounds that did finish (a commit failed after the
 	// crash).
 	pending, err := t.store.Bets(ctx, BetFilter{GameID: t.game.ID, Statuses: []string{StatusPending}})
@@ -114,12 +126,61 @@ func (t *Table) settleUnfinished(ctx context.Context, plannedStop string) (Recov
 	}
 	total.RolledBack += len(orphans)
 	total.Settled = append(total.Settled, orphans...)
-	if total.Rounds+total.CashedOut+total.RolledBack > 0 {
+	if total.Rounds+total.CashedOut+total.RolledBack+total.Lost > 0 {
 		t.logger.Warn("recovered an interrupted table", "rounds_settled", total.Rounds,
-			"bets_cashed_out", total.CashedOut, "bets_rolled_back", total.RolledBack)
+			"bets_cashed_out", total.CashedOut, "bets_rolled_back", total.RolledBack, "bets_lost", total.Lost)
 		t.notifyQueue()
 	}
 	return total, nil
+}
+
+// loseLeftovers settles the bets left accepted in rounds that crashed: lost
+// at the crash's instant, with their zero_wins, in one transaction. Every
+// unfinished round is settled before it runs, so an accepted bet's round
+// has ended; one of a void round is left alone.
+func (t *Table) loseLeftovers(ctx context.Context) ([]SettledBet, error) {
+	accepted, err := t.store.Bets(ctx, BetFilter{GameID: t.game.ID, Statuses: []string{StatusAccepted}})
+	if err != nil {
+		return nil, fmt.Errorf("accepted bets: %w", err)
+	}
+	if len(accepted) == 0 {
+		return nil, nil
+	}
+	rounds := map[string]RoundRecord{}
+	var moved []SettledBet
+	err = t.store.InTx(ctx, func(ctx context.Context) error {
+		moved = moved[:0]
+		for _, b := range accepted {
+			r, ok := rounds[b.RoundID]
+			if !ok {
+				var err error
+				if r, err = t.store.Round(ctx, t.game.ID, b.RoundID); err != nil {
+					return fmt.Errorf("the round of bet %s: %w", b.ID, err)
+				}
+				rounds[b.RoundID] = r
+			}
+			if r.Status != RoundFinished {
+				continue
+			}
+			zero := int64(0)
+			ok, err := t.store.MoveBet(ctx, b.ID, StatusAccepted, StatusLost, BetChange{SettledAt: r.CrashedAt, Payout: &zero})
+			if err != nil {
+				return err
+			}
+			if !ok {
+				continue
+			}
+			if err := t.enqueueZeroWin(ctx, b); err != nil {
+				return err
+			}
+			moved = append(moved, settledView(b, StatusLost, r.CrashedAt, 0, &zero))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("bets left accepted after a crash: %w", err)
+	}
+	return moved, nil
 }
 
 // settleInterrupted settles one unfinished round by the fail-over rule, in one

@@ -184,7 +184,16 @@ type Config struct {
 	// Events receives the table's events while it leads; nil: its own
 	// subscribers (one process). See Events.
 	Events Events
+	// LossDelay is how long after a crash's commit its leader settles the
+	// bets still accepted as lost, in a cluster: a cashout another replica
+	// priced before the crash commits if it reaches the database within it
+	// (docs/scale.md). Zero (one process): in the crash's own transaction,
+	// which the committer orders after every cashout priced before it.
+	LossDelay time.Duration
 }
+
+// DefaultLossDelay is a cluster's LossDelay.
+const DefaultLossDelay = time.Second
 
 // LeaseSettings say how a table leads: it plays rounds only while it holds
 // the game's lease in the database (package leadership takes, renews and
@@ -226,6 +235,8 @@ type Table struct {
 	term  context.Context
 	// flush fires when the round's board is next sent. Loop only.
 	flush <-chan time.Time
+	// flight is the flying round as cashouts are priced, outside the loop.
+	flight flightView
 }
 
 // RoundView is the public state of the current round.
@@ -388,6 +399,9 @@ func (t *Table) Deliver(session []byte, ev *Event) {
 			t.viewMu.Lock()
 			t.view = ev.Round
 			t.viewMu.Unlock()
+			if ev.Type == EventRoundFlying {
+				go t.warmFlight(ev.Round)
+			}
 		}
 	}
 	t.hub.broadcast(ev)

@@ -28,6 +28,15 @@ type Database interface {
 // of the database's clock are within the margin of each other.
 const SkewBound = engine.DebitClockMargin / 2
 
+// PriceBound is how far this replica's clock may be from the database
+// server's for it to price cashouts itself: half of engine.CashoutGuard,
+// the guard band before the crash within which a replica that does not lead
+// refuses a cashout, so that two replicas each within PriceBound of the
+// database (the pricing one and the leader, which keeps the crash) are
+// within the guard of each other. Beyond it (or while the offset is not
+// known that precisely), the replica's cashouts go to the leader.
+const PriceBound = engine.CashoutGuard / 2
+
 // clockSamples is how many of the latest clock samples the offset is
 // judged from.
 const clockSamples = 5
@@ -237,6 +246,22 @@ func abs(d time.Duration) time.Duration {
 		return -d
 	}
 	return d
+}
+
+// PriceClock returns why this replica's clock is not known to be within
+// PriceBound of the database's, from the most precise of the last samples
+// (|offset| + half its round trip), or nil: it may price cashouts.
+func (h *Health) PriceClock() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.samples) == 0 {
+		return errors.New("this replica's clock has not been measured yet")
+	}
+	best := precise(h.samples)
+	if abs(best.offset)+best.rtt/2 > PriceBound {
+		return fmt.Errorf("this replica's clock is %s from the database's (± %s), not known within %s", best.offset.Round(time.Microsecond), (best.rtt / 2).Round(time.Microsecond), PriceBound)
+	}
+	return nil
 }
 
 // ClockOffset returns this replica's clock minus the database server's, and

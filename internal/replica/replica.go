@@ -113,6 +113,10 @@ type Config struct {
 	// from NATS or the database, or its clock out of step, on which a bet's
 	// debit deadline is read), or nil; nil: it always may.
 	CutOff func() error
+	// PriceClock says why this replica's clock is not known to be within
+	// PriceBound of the database's now (Health.PriceClock), or nil: its
+	// cashouts then go to the leader. nil: always within (one clock, tests).
+	PriceClock func() error
 }
 
 // Table is this replica's view of one game's table in the cluster: it
@@ -125,8 +129,9 @@ type Table struct {
 	now      func() time.Time
 	logger   *slog.Logger
 	betWait  time.Duration
-	cutOff   func() error
-	game     string
+	cutOff     func() error
+	priceClock func() error
+	game       string
 }
 
 // New returns the replica's view of cfg.Table's game. Call Run.
@@ -151,10 +156,13 @@ func New(cfg Config) (*Table, error) {
 	if cfg.CutOff == nil {
 		cfg.CutOff = func() error { return nil }
 	}
+	if cfg.PriceClock == nil {
+		cfg.PriceClock = func() error { return nil }
+	}
 	g := cfg.Table.Game()
 	return &Table{
 		local: cfg.Table, bus: cfg.Bus, sessions: cfg.Sessions, now: cfg.Now,
-		logger: cfg.Logger.With("game_id", g.ID), betWait: cfg.BetWait, cutOff: cfg.CutOff, game: g.ID,
+		logger: cfg.Logger.With("game_id", g.ID), betWait: cfg.BetWait, cutOff: cfg.CutOff, priceClock: cfg.PriceClock, game: g.ID,
 	}, nil
 }
 
@@ -240,7 +248,7 @@ func (t *Table) serve(epoch int64) (stop func(), err error) {
 	}
 	for action, h := range map[string]cluster.Handler{
 		cluster.ActionAdmit: t.serveAdmit, cluster.ActionDecide: t.serveDecide, cluster.ActionRelease: t.serveRelease,
-		cluster.ActionCashout: t.serveCashout, cluster.ActionCancel: t.serveCancel,
+		cluster.ActionCashout: t.serveCashout, cluster.ActionCashed: t.serveCashed, cluster.ActionCancel: t.serveCancel,
 	} {
 		s, err := t.bus.Serve(cluster.ActionSubject(t.game, action), h)
 		if err != nil {
@@ -324,6 +332,17 @@ func (t *Table) serveCashout(ctx context.Context, data []byte) ([]byte, error) {
 	return answer(cashoutAnswer{wire: v1(), BetID: res.BetID, Multiplier: res.Multiplier, Payout: res.Payout, Balance: res.Balance}, err)
 }
 
+func (t *Table) serveCashed(ctx context.Context, data []byte) ([]byte, error) {
+	var m cashedMsg
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, fmt.Errorf("replica: cashed note: %w", err)
+	}
+	if err := m.check("cashed"); err != nil {
+		return nil, err
+	}
+	return answer(struct{ wire }{v1()}, t.local.Cashed(ctx, m.note()))
+}
+
 func (t *Table) serveCancel(ctx context.Context, data []byte) ([]byte, error) {
 	var m actionMsg
 	p, err := t.player(ctx, "cancel", data, &m)
@@ -403,11 +422,26 @@ func (t *Table) debit(ctx context.Context, p engine.Player, req engine.BetReques
 	return engine.BetResult{Bet: a.Bet.view(), Balance: a.Balance}, nil
 }
 
-// Cashout cashes a bet out at the table's leader, at the multiplier of the
-// moment the leader receives it when it runs elsewhere.
+// Cashout cashes a bet out here, on the replica that received it, at the
+// multiplier of receivedAt (engine.Table.Cashout: priced from the flying
+// round's take-off and crash instant, committed with its /win by this
+// replica's committer), and then tells the leader (cashed, no wait for its
+// answer), whose round and board take it. No round trip to the leader is
+// in the player's wait. Two cashouts go to the leader instead and are
+// priced at its receive time: a demo bet's (the leader's bank holds its
+// play money), and every cashout while this replica's clock is not known to
+// be within PriceBound of the database's (PriceClock), since its price and
+// its guard against the crash are read on that clock.
 func (t *Table) Cashout(ctx context.Context, p engine.Player, betID string, receivedAt time.Time) (engine.CashoutResult, error) {
 	if t.local.Leadership().Leading() {
 		return t.local.Cashout(ctx, p, betID, receivedAt)
+	}
+	if !p.Demo && t.priceClock() == nil {
+		res, err := t.local.Cashout(ctx, p, betID, receivedAt)
+		if err == nil {
+			go t.tellCashed(res.Note)
+		}
+		return res, err
 	}
 	var a cashoutAnswer
 	msg := actionMsg{wire: v1(), Session: p.Session, BetID: betID}
@@ -415,6 +449,23 @@ func (t *Table) Cashout(ctx context.Context, p engine.Player, betID string, rece
 		return engine.CashoutResult{}, err
 	}
 	return engine.CashoutResult{BetID: a.BetID, Multiplier: a.Multiplier, Payout: a.Payout, Balance: a.Balance}, nil
+}
+
+// tellCashed tells the leader of a cashout committed here: its round
+// marks the bet cashed out, its board shows it, and it fires no
+// auto-cashout for it. A note that does not arrive changes no money: the
+// bet's row is the truth, and an auto-cashout the leader fires for it finds
+// the bet moved.
+func (t *Table) tellCashed(n engine.CashoutNote) {
+	ctx, cancel := context.WithTimeout(context.Background(), actionTimeout)
+	defer cancel()
+	data, err := json.Marshal(cashedMsgOf(n))
+	if err == nil {
+		_, err = t.bus.Request(ctx, cluster.ActionSubject(t.game, cluster.ActionCashed), data)
+	}
+	if err != nil {
+		t.logger.Info("the leader was not told of a cashout committed here; the bet is settled, its board may miss it", "bet_id", n.BetID, "err", err)
+	}
 }
 
 // Cancel cancels a bet at the table's leader.

@@ -154,7 +154,7 @@ func startNodeWith(t testing.TB, name, dsn, natsURL string, o nodeOptions) *node
 		Wallets:     func(string) (engine.BetWallet, bool) { return w, true },
 		Events:      replica.NewPublisher(bus, game.ID, nil),
 		Lease:       engine.LeaseSettings{Holder: name, TTL: time.Second, Renew: 200 * time.Millisecond, Retry: 50 * time.Millisecond, Able: o.able},
-		ChainLength: 1000, Demo: bank, SeedingWindow: -1, Sealer: sealer(t),
+		ChainLength: 1000, Demo: bank, SeedingWindow: -1, Sealer: sealer(t), LossDelay: engine.DefaultLossDelay,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -713,6 +713,90 @@ func TestRB5NewLeaderSettlesTheWindowOnlyAfterItsDebits(t *testing.T) {
 	}
 }
 
+// cashOutInFlight places a bet of p on n and cashes it out as soon as its
+// round flies, round after round until a cashout is not too late (a round
+// may crash at 1.00x). It returns the cashout, the bet and the round as n
+// showed it when the cashout was received.
+func cashOutInFlight(t *testing.T, n *node, p engine.Player) (engine.CashoutResult, engine.BetView, engine.RoundView, time.Time) {
+	t.Helper()
+	for range 10 {
+		awaitBetting(t, n)
+		bet, err := n.rep.PlaceBet(context.Background(), p, engine.BetRequest{Amount: 1000})
+		if err != nil {
+			t.Fatalf("bet: %v", err)
+		}
+		var v engine.RoundView
+		eventually(t, "the round flies", func() bool {
+			v, _ = n.table.Round()
+			return v.RoundID == bet.Bet.RoundID && v.Phase != engine.PhaseBetting
+		})
+		at := time.Now()
+		res, err := n.rep.Cashout(context.Background(), p, bet.Bet.BetID, at)
+		switch {
+		case err == nil:
+			return res, bet.Bet, v, at
+		case !errors.Is(err, round.ErrRoundCrashed):
+			t.Fatalf("cashout: %v", err)
+		}
+	}
+	t.Fatal("ten rounds crashed before a cashout")
+	return engine.CashoutResult{}, engine.BetView{}, engine.RoundView{}, time.Time{}
+}
+
+// WIN-3: a cashout received by a replica that does not lead is priced and
+// committed there: at the multiplier of the moment it received it, from the
+// round's take-off and its crash instant worked out from the sealed chain,
+// with its /win queued in the same transaction; the leader is not asked
+// (nothing crosses on its cashout subject) and is told afterwards (the
+// cashed note), and the player's stream on the leader's replica shows it.
+func TestCashoutPricedAndCommittedByTheReplicaThatReceivedIt(t *testing.T) {
+	t.Parallel()
+	a, b, srv := twoNodes(t)
+	nc, err := nats.Connect(srv.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	var asked, told atomic.Int64
+	for subject, n := range map[string]*atomic.Int64{
+		cluster.ActionSubject(game.ID, cluster.ActionCashout): &asked,
+		cluster.ActionSubject(game.ID, cluster.ActionCashed):  &told,
+	} {
+		sub, err := nc.Subscribe(subject, func(*nats.Msg) { n.Add(1) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = sub.Unsubscribe() }()
+	}
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	p := player("iris")
+	onLeader := a.table.Subscribe(p.Session, 64)
+	defer onLeader.Close()
+	res, bet, v, at := cashOutInFlight(t, b, p)
+	if want := round.Multiplier(at.Sub(v.StartedAt)); res.Multiplier != want || res.Payout != round.Payout(bet.Amount, want, 0) {
+		t.Fatalf("cashout %+v received %s after take-off; want %d, paying %d", res, at.Sub(v.StartedAt), want, round.Payout(bet.Amount, want, 0))
+	}
+	stored, err := a.st.Bets(context.Background(), store.BetFilter{ID: bet.BetID})
+	if err != nil || len(stored) != 1 || stored[0].Status != engine.StatusCashedOut || stored[0].Multiplier != res.Multiplier || *stored[0].Payout != res.Payout {
+		t.Fatalf("stored %+v, %v", stored, err)
+	}
+	moves, err := a.st.ListMovements(context.Background(), store.MovementFilter{BetIDs: []string{bet.BetID}, Limit: 10})
+	if err != nil || len(moves) != 1 || moves[0].Kind != "win" || moves[0].Amount != res.Payout {
+		t.Fatalf("the movements of the bet: %+v, %v; want its /win of %d", moves, err, res.Payout)
+	}
+	eventually(t, "the leader told", func() bool { return told.Load() == 1 })
+	if asked.Load() != 0 {
+		t.Fatalf("the leader was asked to price %d cashouts", asked.Load())
+	}
+	for ev := range onLeader.C {
+		if ev.Type == engine.EventBet && ev.Bet.BetID == bet.BetID && ev.Bet.Status == engine.StatusCashedOut {
+			break
+		}
+	}
+}
+
 // A forwarded action crosses NATS as this package's versioned message: the
 // session's hash and the action, never the operator's wallet token (the
 // leader reads the session from the database).
@@ -728,7 +812,7 @@ func TestForwardedActionsCarryNoToken(t *testing.T) {
 		mu  sync.Mutex
 		raw []string
 	)
-	for _, action := range []string{cluster.ActionAdmit, cluster.ActionDecide, cluster.ActionCashout} {
+	for _, action := range []string{cluster.ActionAdmit, cluster.ActionDecide, cluster.ActionCashout, cluster.ActionCashed} {
 		sub, err := nc.Subscribe(cluster.ActionSubject(game.ID, action), func(m *nats.Msg) {
 			mu.Lock()
 			raw = append(raw, string(m.Data))
@@ -751,11 +835,14 @@ func TestForwardedActionsCarryNoToken(t *testing.T) {
 	if a.warm.count(p.Session) != 1 {
 		t.Fatalf("the leader read the player %d times, want 1", a.warm.count(p.Session))
 	}
-	_, _ = b.rep.Cashout(context.Background(), p, res.Bet.BetID, time.Now()) // in betting: refused; it crossed all the same
-	eventually(t, "the admission, the debit's outcome and the cashout seen on the wire", func() bool {
+	// A demo bet's cashout crosses to the leader (its bank); refused in
+	// betting, it crossed all the same.
+	_, _ = b.rep.Cashout(context.Background(), remember(engine.Player{Session: p.Session, Demo: true}), res.Bet.BetID, time.Now())
+	cashOutInFlight(t, b, player("hank-2"))
+	eventually(t, "the admission, the debit's outcome, the demo cashout and the cashed note seen on the wire", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
-		return len(raw) == 3
+		return len(raw) >= 6 // two bets' admit and decide, the demo cashout, a note
 	})
 	mu.Lock()
 	defer mu.Unlock()

@@ -181,6 +181,26 @@ type betAnswer struct {
 }
 
 // cashoutAnswer is the leader's answer to a cashout.
+// cashedMsg is a cashout this replica priced and committed, for the
+// leader's round (engine.CashoutNote). It carries no session: the leader
+// knows the bet.
+type cashedMsg struct {
+	wire
+	RoundID    string    `json:"round_id"`
+	BetID      string    `json:"bet_id"`
+	Multiplier int64     `json:"multiplier"`
+	Payout     int64     `json:"payout"`
+	SettledAt  time.Time `json:"settled_at"`
+}
+
+func cashedMsgOf(n engine.CashoutNote) cashedMsg {
+	return cashedMsg{wire: v1(), RoundID: n.RoundID, BetID: n.BetID, Multiplier: n.Multiplier, Payout: n.Payout, SettledAt: n.SettledAt}
+}
+
+func (m cashedMsg) note() engine.CashoutNote {
+	return engine.CashoutNote{RoundID: m.RoundID, BetID: m.BetID, Multiplier: m.Multiplier, Payout: m.Payout, SettledAt: m.SettledAt}
+}
+
 type cashoutAnswer struct {
 	wire
 	BetID      string `json:"bet_id"`

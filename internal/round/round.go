@@ -245,22 +245,57 @@ func (r *Round) own(owner, id string) *Bet {
 	return b
 }
 
-// Cashout cashes owner's bet out at the multiplier of at, the moment the
-// request was received: refused once at is at or past the crash.
-func (r *Round) Cashout(owner, id string, at time.Time) (Bet, error) {
-	b := r.own(owner, id)
+// Flight is a flying round as whoever prices a cashout knows it: when it
+// took off, its crash point and the instant of its crash. The crash point is
+// the round's secret until the crash: a Flight is held in memory only.
+type Flight struct {
+	Started    time.Time
+	CrashPoint int64 // hundredths
+	CrashAt    time.Time
+}
+
+// Flight returns the round's flight; the zero Flight before take-off.
+func (r *Round) Flight() Flight {
+	if r.started.IsZero() {
+		return Flight{}
+	}
+	return Flight{Started: r.started, CrashPoint: r.crashPoint, CrashAt: r.crashAt}
+}
+
+// Price cashes the accepted bet b out at the multiplier of at, the moment
+// the request was received (WIN-3), capped at its max_win (LIM-14). It is
+// refused once at is at or past CrashAt - guard: guard covers how far the
+// pricing clock may be from the clock the crash is kept on (zero where they
+// are one). An auto-cashout whose target the multiplier had reached by at is
+// paid at exactly its target, at the moment it was reached: it fired then.
+func (f Flight) Price(b Bet, at time.Time, guard time.Duration) (Bet, error) {
 	switch {
-	case b == nil:
-		return Bet{}, ErrUnknownBet
-	case r.phase == Betting:
-		return Bet{}, ErrCashoutNotAllowed
-	case b.State == Lost || r.phase != Flying || !at.Before(r.crashAt):
+	case f.Started.IsZero() || at.Before(f.Started):
+		return Bet{}, ErrCashoutNotAllowed // received while the round was betting
+	case b.State == Lost || !at.Before(f.CrashAt.Add(-guard)):
 		return Bet{}, ErrRoundCrashed
 	case b.State != Accepted:
 		return Bet{}, ErrCashoutNotAllowed
 	}
-	r.settle(b, Multiplier(at.Sub(r.started)), at)
-	return *b, nil
+	m := Multiplier(at.Sub(f.Started))
+	if b.AutoCashout != 0 && b.AutoCashout <= f.CrashPoint && b.AutoCashout <= m {
+		m, at = b.AutoCashout, f.Started.Add(TimeToReach(b.AutoCashout))
+	}
+	b.State, b.Multiplier, b.Payout, b.SettledAt = CashedOut, m, Payout(b.Amount, m, b.MaxWin), at
+	return b, nil
+}
+
+// Cashed records the cashout priced (Price) and committed by whoever took it:
+// its bet, still accepted here, is cashed out as priced. false when the bet is
+// not in the round or not accepted here any more (an auto-cashout fired here
+// first; the commit that moved the bet first is the truth).
+func (r *Round) Cashed(priced Bet) (Bet, bool) {
+	b := r.bets[priced.ID]
+	if b == nil || b.State != Accepted || priced.State != CashedOut {
+		return Bet{}, false
+	}
+	b.State, b.Multiplier, b.Payout, b.SettledAt = CashedOut, priced.Multiplier, priced.Payout, priced.SettledAt
+	return *b, true
 }
 
 // settle cashes b out at m, capped at its max_win (LIM-14).

@@ -114,6 +114,25 @@ func TestAdmit(t *testing.T) {
 	}
 }
 
+// cashout is a cashout as the engine takes it: priced from the round's
+// flight at the moment it was received, with no guard (the crash's own
+// clock), then recorded in the round.
+func cashout(r *round.Round, owner, id string, at time.Time) (round.Bet, error) {
+	b, ok := r.Bet(id)
+	if !ok || b.Owner != owner {
+		return round.Bet{}, round.ErrUnknownBet
+	}
+	priced, err := r.Flight().Price(b, at, 0)
+	if err != nil {
+		return round.Bet{}, err
+	}
+	got, ok := r.Cashed(priced)
+	if !ok {
+		return round.Bet{}, round.ErrCashoutNotAllowed
+	}
+	return got, nil
+}
+
 // Rule WIN-3 LIM-14: a cashout is priced at the moment it was received and
 // capped at max_win; at the crash it is refused; a bet is settled once.
 func TestCashout(t *testing.T) {
@@ -125,7 +144,7 @@ func TestCashout(t *testing.T) {
 	capIn.MaxWin = 150000
 	accepted(t, r, capIn)
 	accepted(t, r, intent("late", "s-l", "p-l", 1000, 0))
-	if _, err := r.Cashout("s-a", "a", t0); !errors.Is(err, round.ErrCashoutNotAllowed) {
+	if _, err := cashout(r, "s-a", "a", t0); !errors.Is(err, round.ErrCashoutNotAllowed) {
 		t.Fatalf("cashout while betting: %v", err)
 	}
 	start := t0.Add(5 * time.Second)
@@ -134,28 +153,77 @@ func TestCashout(t *testing.T) {
 		t.Fatalf("crash at %v", crashAt)
 	}
 	at := start.Add(round.TimeToReach(200))
-	b, err := r.Cashout("s-a", "a", at)
+	b, err := cashout(r, "s-a", "a", at)
 	if err != nil || b.State != round.CashedOut || b.Multiplier != 200 || b.Payout != 2000 || !b.SettledAt.Equal(at) {
 		t.Fatalf("cashout at 2.00x: %+v %v", b, err)
 	}
-	if _, err := r.Cashout("s-a", "a", at); !errors.Is(err, round.ErrCashoutNotAllowed) {
+	if _, err := cashout(r, "s-a", "a", at); !errors.Is(err, round.ErrCashoutNotAllowed) {
 		t.Fatalf("second cashout: %v", err)
 	}
-	if _, err := r.Cashout("s-other", "cap", at); !errors.Is(err, round.ErrUnknownBet) {
+	if _, err := cashout(r, "s-other", "cap", at); !errors.Is(err, round.ErrUnknownBet) {
 		t.Fatalf("cashout of another's bet: %v", err)
 	}
-	if b, err := r.Cashout("s-d", "cap", at); err != nil || b.Payout != 150000 {
+	if b, err := cashout(r, "s-d", "cap", at); err != nil || b.Payout != 150000 {
 		t.Fatalf("capped cashout: %+v %v, want max_win 150000", b, err)
 	}
-	if _, err := r.Cashout("s-l", "late", crashAt); !errors.Is(err, round.ErrRoundCrashed) {
+	if _, err := cashout(r, "s-l", "late", crashAt); !errors.Is(err, round.ErrRoundCrashed) {
 		t.Fatalf("cashout at the crash: %v", err)
 	}
 	lost := r.Crash()
 	if len(lost) != 2 || r.Phase() != round.Crashed || !r.CrashedAt().Equal(crashAt) {
 		t.Fatalf("crash lost %+v, phase %s", lost, r.Phase())
 	}
-	if _, err := r.Cashout("s-l", "late", at); !errors.Is(err, round.ErrRoundCrashed) {
+	if _, err := cashout(r, "s-l", "late", at); !errors.Is(err, round.ErrRoundCrashed) {
 		t.Fatalf("cashout after the crash, received before it: %v", err)
+	}
+}
+
+// Rule WIN-3: a cashout priced on a clock other than the crash's is refused
+// within guard of the crash; a cashout received after the bet's auto-cashout
+// target was reached is paid at exactly the target, at the instant it was
+// reached, as the auto-cashout itself; a cashout priced elsewhere is not
+// recorded over an auto-cashout the round fired first.
+func TestPriceFromTheFlight(t *testing.T) {
+	t.Parallel()
+	r := bettingRound(300)
+	accepted(t, r, intent("a", "s-a", "p-a", 1000, 0))
+	accepted(t, r, intent("auto", "s-b", "p-b", 1000, 150))
+	accepted(t, r, intent("raced", "s-c", "p-c", 1000, 120))
+	start := t0.Add(5 * time.Second)
+	crashAt := r.TakeOff(start)
+	f := r.Flight()
+	if f.Started != start || f.CrashPoint != 300 || f.CrashAt != crashAt {
+		t.Fatalf("flight %+v", f)
+	}
+	const guard = 10 * time.Millisecond
+	a, _ := r.Bet("a")
+	if _, err := f.Price(a, crashAt.Add(-guard), guard); !errors.Is(err, round.ErrRoundCrashed) {
+		t.Fatalf("priced within the guard of the crash: %v", err)
+	}
+	if b, err := f.Price(a, crashAt.Add(-guard-time.Millisecond), guard); err != nil || b.Multiplier < 290 {
+		t.Fatalf("priced just before the guard: %+v %v", b, err)
+	}
+	if _, err := f.Price(a, start.Add(-time.Millisecond), 0); !errors.Is(err, round.ErrCashoutNotAllowed) {
+		t.Fatalf("received before the take-off: %v", err)
+	}
+	auto, _ := r.Bet("auto")
+	reached := start.Add(round.TimeToReach(150))
+	if b, err := f.Price(auto, start.Add(round.TimeToReach(200)), 0); err != nil || b.Multiplier != 150 || b.Payout != 1500 || !b.SettledAt.Equal(reached) {
+		t.Fatalf("a cashout after the auto-cashout's target: %+v %v, want 1.50x at %v", b, err, reached)
+	}
+	raced, _ := r.Bet("raced")
+	priced, err := f.Price(raced, start.Add(round.TimeToReach(110)), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fired := r.FireAutos(start.Add(round.TimeToReach(120))); len(fired) != 1 || fired[0].ID != "raced" {
+		t.Fatalf("fired %+v", fired)
+	}
+	if _, ok := r.Cashed(priced); ok {
+		t.Fatal("a cashout recorded over the auto-cashout the round fired first")
+	}
+	if _, ok := r.Cashed(round.Bet{Intent: round.Intent{ID: "nobody"}, State: round.CashedOut}); ok {
+		t.Fatal("a cashout recorded for a bet the round does not hold")
 	}
 }
 
@@ -334,7 +402,7 @@ func checkRandomRound(t *testing.T, seed uint64) {
 			}
 		case a < 7: // a cashout
 			if b := pick(); b != nil {
-				if got, err := r.Cashout(b.in.Owner, b.in.ID, now); err == nil {
+				if got, err := cashout(r, b.in.Owner, b.in.ID, now); err == nil {
 					record(got)
 				}
 			}
