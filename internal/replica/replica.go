@@ -123,12 +123,12 @@ type Config struct {
 // carries out the player actions (the player API's table.Actions); the
 // reads are the local engine.Table's, which follows the leader's events.
 type Table struct {
-	local    *engine.Table // this replica's table: it leads, or it follows the leader's events
-	bus      *cluster.Bus
-	sessions Players
-	now      func() time.Time
-	logger   *slog.Logger
-	betWait  time.Duration
+	local      *engine.Table // this replica's table: it leads, or it follows the leader's events
+	bus        *cluster.Bus
+	sessions   Players
+	now        func() time.Time
+	logger     *slog.Logger
+	betWait    time.Duration
 	cutOff     func() error
 	priceClock func() error
 	game       string
