@@ -18,10 +18,15 @@
 //     within the betting window. An outcome still unknown when the window closes,
 //     or a success that arrives after it, is refused to the player and rolled back
 //     through the durable queue (RB-3).
-//   - A cashout's state change and its /win movement commit in one transaction
-//     before the player is told; the crash settles every bet the round lost in
-//     one statement, conditional on the stored status, so that a bet whose
-//     cashout commit failed is settled once too.
+//   - A cashout is priced where it was received (Cashout), from the flying
+//     round's take-off and crash instant, and its state change and its /win
+//     movement commit in one transaction before the player is told. Every
+//     move of an accepted bet (cashout, auto-cashout, loss, void, fail-over)
+//     is conditional on the stored status, so exactly one settles it,
+//     whichever replica commits first. The crash settles every bet the
+//     round lost in one statement: in the crash's transaction in one
+//     process, LossDelay later in a cluster, so that a cashout priced before
+//     the crash on another replica commits first.
 //   - Wins, zero_wins and rollbacks leave only through the outbox of package
 //     wallet; the engine never calls /win or /rollback itself.
 //   - A table plays only within a term of its game's lease, and every

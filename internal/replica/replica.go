@@ -1,6 +1,7 @@
 // Package replica joins one process's table of a game to the cluster's: a
 // player's bet runs its money path on the replica that received it, between
-// the leader's admission and decision; a cashout or cancel reaches the
+// the leader's admission and decision; a cashout is priced and committed by
+// the replica that received it, and the leader told; a cancel reaches the
 // table's leader wherever it runs; every replica's streams get the leader's
 // events.
 //
@@ -11,11 +12,15 @@
 //     a bet is checked here (engine.Table.CheckBet), admitted by the leader
 //     (admit), its intent committed for the admitting term and its /bet sent
 //     from here (engine.Table.Debit), and its outcome decided by the leader
-//     (decide); a cashout or a cancel is sent to the leader. Both go by
-//     request/reply on the game's action subjects (package cluster), and the
-//     leader's answer, or its refusal, comes back as the engine's own values
-//     and errors. A bet is admitted, and a cashout priced, at the leader's
-//     receive time. While this replica's table leads, it serves those
+//     (decide). A cashout is priced and committed here
+//     (engine.Table.Cashout) and the leader told (cashed); a demo bet's
+//     cashout, every cashout while this replica's clock is not known within
+//     PriceBound of the database's, and a cancel are sent to the leader.
+//     They go by request/reply on the game's action subjects (package
+//     cluster), and the leader's answer, or its refusal, comes back as the
+//     engine's own values and errors. A bet is admitted at the leader's
+//     receive time; a cashout is priced at the receive time of the replica
+//     that prices it. While this replica's table leads, it serves those
 //     subjects: it subscribes to the table's leadership and starts or stops
 //     serving as each term begins or ends. A bet is answered within a bound
 //     (4 s), a forwarded cashout or cancel within 2 s, and sooner once the
