@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crashstudio/crashgame/integration/pgtest"
 	"github.com/crashstudio/crashgame/internal/engine"
 	"github.com/crashstudio/crashgame/internal/movements"
 	"github.com/crashstudio/crashgame/internal/round"
@@ -289,5 +290,77 @@ func TestSweepPendingBets(t *testing.T) {
 	mv := h.movements()
 	if len(mv) != 1 || mv[0].BetID != "b_stuck" || mv[0].Kind != movements.KindRollback || mv[0].Amount != 400 {
 		t.Fatalf("movements %+v", mv)
+	}
+}
+
+// Rule WIN-8: in a cluster (LossDelay) a crash commits the round finished
+// and the bets still accepted are lost only LossDelay later, with their
+// zero_wins, so that a cashout another replica priced before the crash
+// commits first. A leader whose term ends in between leaves them to the next
+// leader, whose recovery loses them at the crash's instant, once.
+func TestCrashLossesAfterTheDelayOrAtRecovery(t *testing.T) {
+	t.Parallel()
+	for _, db := range []string{"sqlite", "postgres"} {
+		t.Run(db, func(t *testing.T) {
+			t.Parallel()
+			dsn := ""
+			if db == "postgres" {
+				dsn = pgtest.Start(t)
+			}
+			const delay = time.Second
+			h := newHarnessAdjusted(t, dsn, nil, nil, func(c *engine.Config) { c.LossDelay = delay })
+			h.run()
+			zoe := playerOf("zero", "zoe")
+			crashed := func() (engine.RoundView, engine.BetResult) {
+				t.Helper()
+				h.roundCrashingAbove(120)
+				b := mustBet(t, h, zoe, engine.BetRequest{Amount: 500})
+				v := h.fly()
+				h.clock.Set(v.StartedAt.Add(round.TimeToReach(h.crashPoint(v.RoundID))))
+				v = h.waitPhase(engine.PhaseCrashed)
+				eventually(t, "the crash committed", func() bool {
+					rec, err := h.st.Round(context.Background(), testGame.ID, v.RoundID)
+					return err == nil && rec.Status == engine.RoundFinished
+				})
+				if s := h.bet(b.Bet.BetID).Status; s != engine.StatusAccepted {
+					t.Fatalf("the bet is %s at the crash, want accepted until the losses", s)
+				}
+				return v, b
+			}
+			zeroWins := func(betID string) int {
+				n := 0
+				for _, m := range h.movements() {
+					if m.BetID == betID && m.WinType == wallet.WinTypeZeroWin {
+						n++
+					}
+				}
+				return n
+			}
+
+			v, b := crashed()
+			h.clock.Set(v.CrashedAt.Add(delay))
+			eventually(t, "the losses after the delay", func() bool { return h.bet(b.Bet.BetID).Status == engine.StatusLost })
+			if n := zeroWins(b.Bet.BetID); n != 1 {
+				t.Fatalf("%d zero_wins, want 1", n)
+			}
+
+			// The next crash: the leader's term ends before its losses.
+			h.nextRound()
+			v, b = crashed()
+			other := h.replica("replica-b")
+			old := h.lease()
+			if err := h.st.ReleaseLease(context.Background(), testGame.ID, old.Holder, old.Epoch); err != nil {
+				t.Fatal(err)
+			}
+			eventually(t, "the next leader leads", other.table.Leadership().Leading)
+			eventually(t, "its recovery loses the bet", func() bool { return h.bet(b.Bet.BetID).Status == engine.StatusLost })
+			rec := h.bet(b.Bet.BetID)
+			if !rec.SettledAt.Time().Equal(time.UnixMilli(v.CrashedAt.UnixMilli())) || rec.Payout == nil || *rec.Payout != 0 {
+				t.Fatalf("lost at %s paying %v; want at the crash %s, 0", rec.SettledAt.Time(), rec.Payout, v.CrashedAt)
+			}
+			if n := zeroWins(b.Bet.BetID); n != 1 {
+				t.Fatalf("%d zero_wins, want 1", n)
+			}
+		})
 	}
 }
