@@ -10,11 +10,12 @@
 //     serves the subject now: nothing was executed) or ErrUnavailable (not
 //     connected, timed out, or the connection was lost while waiting: the
 //     action may or may not have been executed, and the caller must say so).
-//   - A table's events from its leader to every replica, fire and forget
-//     (core NATS, no JetStream). Publish stamps each event with its
-//     publisher's identity and a sequence number per subject; Subscribe checks
-//     them and tells its handler when continuity is not proven (a gap), so a
-//     replica that missed events resynchronises its streams.
+//   - A table's events to every replica, fire and forget (core NATS, no
+//     JetStream): the leader's, and those of the cashouts other replicas
+//     commit. Publish stamps each event with its publisher's identity and a
+//     sequence number per subject; Subscribe follows each publisher's
+//     numbering and tells its handler when continuity is not proven (a gap),
+//     so a replica that missed events resynchronises its streams.
 //
 // What crosses is bytes: this package knows no engine, table or round type,
 // and encodes nothing but its own headers.

@@ -21,13 +21,18 @@ const (
 )
 
 // EventHandler receives one event. gap is true when continuity with the
-// previous event received on the same subject is not proven: the publisher
-// skipped numbers (events were lost: a subscriber too slow, a connection
-// lost on either side, a publication that failed) or another publisher took
-// the subject over (a new leader). The handler then resynchronises what it
-// derives from the events (from PostgreSQL, the durable truth) before using
-// this one. The first event a subscription receives on a subject never has
-// gap set: take the initial state after Subscribe returns.
+// events received before on the same subject is not proven: the event's
+// publisher skipped numbers since its previous event (events were lost: a
+// subscriber too slow, a connection lost on either side, a publication that
+// failed), or this is the first event heard from that publisher on the
+// subject (a new leader, a replica that restarted: what it published before
+// is unknown). Several publishers may interleave on one subject (the
+// leader's events, and the events of the cashouts other replicas commit):
+// each one's numbering is followed on its own. The handler then
+// resynchronises what it derives from the events (from PostgreSQL, the
+// durable truth) before using this one. The first event a subscription
+// receives on a subject never has gap set: take the initial state after
+// Subscribe returns.
 type EventHandler func(data []byte, gap bool)
 
 // pubState is the sequence of one subject this Bus publishes on.
@@ -81,7 +86,7 @@ func (b *Bus) Subscribe(subject string, h EventHandler) (stop func(), err error)
 	if err := checkSubject(subject, true); err != nil {
 		return nil, fmt.Errorf("cluster: subscribe: %w", err)
 	}
-	s := &subscriber{bus: b, h: h, last: make(map[string]position)}
+	s := &subscriber{bus: b, h: h, last: make(map[position]uint64), heard: make(map[string]bool)}
 	sub, err := b.nc.Subscribe(subject, s.receive)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: subscribe %s: %w", subject, err)
@@ -103,19 +108,22 @@ func (b *Bus) Subscribe(subject string, h EventHandler) (stop func(), err error)
 	}, nil
 }
 
-// position is the last event delivered on one subject.
+// position names one publisher's numbering on one subject.
 type position struct {
-	publisher string
-	seq       uint64
+	subject, publisher string
 }
 
 // subscriber is one Subscribe.
 type subscriber struct {
 	bus *Bus
 	h   EventHandler
-	// last is touched only by receive, which the subscription runs one
-	// message at a time.
-	last map[string]position
+	// last is the sequence of the last event delivered from each publisher
+	// on each subject (one entry per process that ever published there: a
+	// replica's restart adds one), and heard the subjects on which an event
+	// was delivered. Both are touched only by receive, which the
+	// subscription runs one message at a time.
+	last  map[position]uint64
+	heard map[string]bool
 
 	mu      sync.Mutex // held while h runs
 	stopped bool
@@ -128,22 +136,24 @@ func (s *subscriber) receive(m *nats.Msg) {
 		s.bus.log.Warn("subscribe: a message without a publisher or a sequence dropped", slog.String("subject", m.Subject))
 		return
 	}
-	prev, seen := s.last[m.Subject]
+	key := position{subject: m.Subject, publisher: pub}
+	prev, seen := s.last[key]
 	gap := ""
 	switch {
-	case !seen:
-	case prev.publisher != pub:
+	case !seen && s.heard[m.Subject]:
 		gap = gapPublisher
-	case seq <= prev.seq:
+	case !seen:
+		s.heard[m.Subject] = true
+	case seq <= prev:
 		// Core NATS neither repeats nor reorders one connection's messages;
 		// if it ever did, delivering it again could show an event twice.
 		s.bus.log.Warn("subscribe: an event already delivered dropped", slog.String("subject", m.Subject),
-			slog.Uint64("seq", seq), slog.Uint64("last", prev.seq))
+			slog.Uint64("seq", seq), slog.Uint64("last", prev))
 		return
-	case seq != prev.seq+1:
+	case seq != prev+1:
 		gap = gapSequence
 	}
-	s.last[m.Subject] = position{publisher: pub, seq: seq}
+	s.last[key] = seq
 
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -31,8 +31,9 @@ const (
 //     no_leader, unavailable);
 //   - crashgame_cluster_events_gaps_total{reason}: events delivered to a
 //     Subscribe handler with gap set, by reason: "sequence" (a publisher's
-//     sequence jumped: events were lost) or "publisher" (another publisher,
-//     a new leader, took over the subject).
+//     sequence jumped: events were lost) or "publisher" (the first event of
+//     a publisher not heard before on the subject: a new leader, a replica
+//     that restarted).
 type metrics struct {
 	reconnects prometheus.Counter
 	forward    *prometheus.HistogramVec

@@ -153,3 +153,33 @@ func TestHealthSamplesTheClock(t *testing.T) {
 		t.Fatalf("%d samples kept, want %d", len(h.samples), clockSamples)
 	}
 }
+
+// A replica prices cashouts itself only while its clock is known within
+// PriceBound of the database's (|offset| + half the quickest round trip):
+// not before its first probe, not when the offset or the uncertainty is too
+// large; then its cashouts go to the leader.
+func TestHealthPriceClock(t *testing.T) {
+	t.Parallel()
+	const ms = time.Millisecond
+	cases := []struct {
+		name    string
+		samples []clockSample
+		prices  bool
+	}{
+		{"not measured yet", nil, false},
+		{"in step", []clockSample{{offset: ms, rtt: 2 * ms}}, true},
+		{"at the bound", []clockSample{{offset: PriceBound - ms, rtt: 2 * ms}}, true},
+		{"offset beyond the bound", []clockSample{{offset: PriceBound + ms, rtt: 0}}, false},
+		{"too uncertain", []clockSample{{offset: 0, rtt: 2*PriceBound + 2*ms}}, false},
+		{"one quick probe among slow ones", []clockSample{{offset: 0, rtt: 40 * ms}, {offset: ms, rtt: ms}, {offset: 0, rtt: 30 * ms}}, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			h := &Health{samples: tc.samples}
+			if err := h.PriceClock(); (err == nil) != tc.prices {
+				t.Fatalf("PriceClock: %v; want pricing %v", err, tc.prices)
+			}
+		})
+	}
+}

@@ -9,15 +9,18 @@ import (
 	"time"
 
 	"github.com/crashstudio/crashgame/internal/cluster/natstest"
+	"github.com/crashstudio/crashgame/internal/engine"
 	"github.com/crashstudio/crashgame/internal/round"
 )
 
-// BenchmarkCashoutPath measures what forwarding adds to a cashout: the same
-// cashout (of a bet the round does not hold, so that every iteration does the
-// same work at the table: one trip through its loop and a refusal) sent to
-// the table on the leader itself, and from a replica that does not lead,
-// over NATS to the leader and back. The difference is the forwarding's
-// overhead; p50 and p99 of each are reported beside the mean.
+// BenchmarkCashoutPath measures a cashout's path to its refusal (of a bet
+// the round does not hold, so that every iteration does the same work: the
+// bet's read and a refusal) on the three paths a cashout takes: on the
+// leader itself, on a replica that does not lead (which prices it there),
+// and forwarded from that replica over NATS to the leader and back (a demo
+// bet's, whose play money is the leader's). The difference between the last
+// two is the forwarding's overhead; p50 and p99 of each are reported beside
+// the mean.
 func BenchmarkCashoutPath(b *testing.B) {
 	dsn := "sqlite://" + filepath.Join(b.TempDir(), "bench.db")
 	nats := natstest.Start(b)
@@ -29,14 +32,16 @@ func BenchmarkCashoutPath(b *testing.B) {
 	}
 	follower := startNodeB(b, "node-b", dsn, nats.URL())
 	p := player("hugo")
+	demo := remember(engine.Player{Session: []byte("session-hugo-demo-00000000000000")[:32], Demo: true})
 	for _, path := range []struct {
-		name string
-		node *node
-	}{{"local", leader}, {"forwarded", follower}} {
+		name   string
+		node   *node
+		player engine.Player
+	}{{"leader", leader, p}, {"replica", follower, p}, {"forwarded", follower, demo}} {
 		b.Run(path.name, func(b *testing.B) {
 			// Wait until the path answers (the follower finds the leader).
 			for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-				_, err := path.node.rep.Cashout(context.Background(), p, "b_not_in_the_round", time.Now())
+				_, err := path.node.rep.Cashout(context.Background(), path.player, "b_not_in_the_round", time.Now())
 				if errors.Is(err, round.ErrUnknownBet) {
 					break
 				}
@@ -48,7 +53,7 @@ func BenchmarkCashoutPath(b *testing.B) {
 			b.ResetTimer()
 			for b.Loop() {
 				start := time.Now()
-				_, err := path.node.rep.Cashout(context.Background(), p, "b_not_in_the_round", start)
+				_, err := path.node.rep.Cashout(context.Background(), path.player, "b_not_in_the_round", start)
 				lat = append(lat, time.Since(start))
 				if !errors.Is(err, round.ErrUnknownBet) {
 					b.Fatalf("cashout: %v", err)
