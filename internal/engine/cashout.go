@@ -205,7 +205,9 @@ func (t *Table) Cashout(ctx context.Context, p Player, betID string, receivedAt 
 	t.events.Send(rec.SessionHash, &Event{Type: EventBet, Bet: &view})
 	out.Note = CashoutNote{RoundID: rec.RoundID, BetID: rec.ID, Multiplier: priced.Multiplier, Payout: priced.Payout, SettledAt: priced.SettledAt}
 	if leads {
-		go func() { _ = t.Cashed(context.Background(), out.Note) }()
+		// The note outlives the player's request: the round is told even
+		// once the player has stopped waiting.
+		go func(ctx context.Context) { _ = t.Cashed(ctx, out.Note) }(context.WithoutCancel(ctx))
 	}
 	return out, nil
 }

@@ -444,7 +444,7 @@ func (t *Table) Cashout(ctx context.Context, p engine.Player, betID string, rece
 	if !p.Demo && t.priceClock() == nil {
 		res, err := t.local.Cashout(ctx, p, betID, receivedAt)
 		if err == nil {
-			go t.tellCashed(res.Note)
+			go t.tellCashed(context.WithoutCancel(ctx), res.Note) // even once the player stopped waiting
 		}
 		return res, err
 	}
@@ -461,8 +461,8 @@ func (t *Table) Cashout(ctx context.Context, p engine.Player, betID string, rece
 // auto-cashout for it. A note that does not arrive changes no money: the
 // bet's row is the truth, and an auto-cashout the leader fires for it finds
 // the bet moved.
-func (t *Table) tellCashed(n engine.CashoutNote) {
-	ctx, cancel := context.WithTimeout(context.Background(), actionTimeout)
+func (t *Table) tellCashed(ctx context.Context, n engine.CashoutNote) {
+	ctx, cancel := context.WithTimeout(ctx, actionTimeout)
 	defer cancel()
 	data, err := json.Marshal(cashedMsgOf(n))
 	if err == nil {
