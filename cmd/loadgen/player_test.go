@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -26,7 +27,10 @@ import (
 func TestPlayerReopensStream(t *testing.T) {
 	t.Parallel()
 	hellos := make(chan int, 8)
-	n := 0
+	// Counted atomically: the silent connection's handler is still in its
+	// Read when the player opens the next one (the race detector cannot see
+	// the network ordering them).
+	var n atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c, err := websocket.Accept(w, r, nil)
 		if err != nil {
@@ -36,9 +40,9 @@ func TestPlayerReopensStream(t *testing.T) {
 		if _, _, err := c.Read(r.Context()); err != nil { // the hello
 			return
 		}
-		n++ // one connection at a time: the player reopens after the last ended
-		hellos <- n
-		switch n {
+		k := int(n.Add(1))
+		hellos <- k
+		switch k {
 		case 1:
 			_ = c.Close(websocket.StatusGoingAway, "shutting down")
 		default: // silent until the player gives up on it
