@@ -264,14 +264,29 @@ func (t *Table) settleLosses() bool {
 		return true
 	}
 	r := t.cur
-	if !t.wait(r.core.CrashedAt().Add(t.cfg.LossDelay), false) {
+	until := r.core.CrashedAt().Add(t.cfg.LossDelay)
+	undecided := undecidedBets(r)
+	if len(undecided) > 0 {
+		// No /bet of the round is sent after its debit deadline, nor answered
+		// later than DebitClockMargin after it (the recovery's wait).
+		if end := r.core.BettingEnds().Add(t.cfg.DebitGrace + DebitClockMargin); end.After(until) {
+			until = end
+		}
+	}
+	if !t.wait(until, false) {
 		return false
 	}
-	var lost []string
+	var (
+		lost   []string
+		voided []*liveBet
+	)
 	crashedAt := toMillis(r.core.CrashedAt())
 	err := t.commitHard("settling the losses of "+r.rec.ID, func(ctx context.Context) error {
 		var err error
-		lost, err = t.loseAccepted(ctx, r, crashedAt)
+		if lost, err = t.loseAccepted(ctx, r, crashedAt); err != nil {
+			return err
+		}
+		voided, err = t.voidUndecided(ctx, undecided)
 		return err
 	})
 	if err != nil {
@@ -279,7 +294,50 @@ func (t *Table) settleLosses() bool {
 	}
 	t.notifyQueue()
 	t.sendLost(r, lost)
+	if len(voided) > 0 {
+		t.logger.Warn("bets whose debit outcome never reached the leader rolled back", "round_id", r.rec.ID, "bets", len(voided))
+	}
+	for _, b := range voided {
+		b.rec.Status = StatusVoid
+		t.events.Send(b.player.Session, &Event{Type: EventBet, Bet: b.view(round.Voided)})
+	}
 	return true
+}
+
+// undecidedBets are r's bets admitted here whose debit outcome never came
+// back (Decide): the replica that ran the money path lost the leader's
+// answer or reached a replica that no longer led. Their intents may have
+// committed and their /bet may have been taken. Loop only.
+func undecidedBets(r *liveRound) []*liveBet {
+	var out []*liveBet
+	for _, b := range r.live {
+		if b.rec.Status == StatusPending {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// voidUndecided voids the bets of bets still pending in the database and
+// queues their rollbacks (RB-3: their outcome was not known at take-off),
+// so that a debit the wallet took is returned at the round's end, not at
+// the sweep a minute later. The caller waited for the round's last /bet
+// answer (its debit deadline plus DebitClockMargin), so every rollback
+// follows the debit it undoes (RB-13). A bet whose intent never committed
+// is not in the database and is left alone; a demo bet's stake, which
+// Decide takes from the bank, was never taken.
+func (t *Table) voidUndecided(ctx context.Context, bets []*liveBet) ([]*liveBet, error) {
+	var moved []*liveBet
+	for _, b := range bets {
+		ok, err := t.rollbackBet(ctx, b, StatusPending, StatusVoid, reasonDebitUnknown)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			moved = append(moved, b)
+		}
+	}
+	return moved, nil
 }
 
 // loseAccepted moves every bet of r still accepted to lost, in one
@@ -441,5 +499,10 @@ func (t *Table) flushPublic() {
 	if !t.board.changed || t.cur == nil {
 		return
 	}
-	t.events.Broadcast(t.board.event(t.view))
+	// Deliver may still write the view while this table takes the lead (an
+	// event of the previous leader in flight): read it under its lock.
+	t.viewMu.RLock()
+	v := t.view
+	t.viewMu.RUnlock()
+	t.events.Broadcast(t.board.event(v))
 }

@@ -364,3 +364,72 @@ func TestCrashLossesAfterTheDelayOrAtRecovery(t *testing.T) {
 		})
 	}
 }
+
+// A bet whose debit outcome never reached the leader (the replica that ran
+// its money path got no answer to its decide, or asked a replica that no
+// longer led): the wallet took its debit, its intent is stored pending, and
+// the leader's round holds it undecided. At the crash's losses, once the
+// round's last /bet answer is past (its debit deadline plus
+// DebitClockMargin), the leader voids it and queues its rollback (RB-3: its
+// outcome was not known at take-off), after the debit (RB-13); a bet left
+// pending that way waited for the sweep, a minute later, before.
+func TestUndecidedBetRolledBackWithTheLosses(t *testing.T) {
+	t.Parallel()
+	for _, db := range []string{"sqlite", "postgres"} {
+		t.Run(db, func(t *testing.T) {
+			t.Parallel()
+			dsn := ""
+			if db == "postgres" {
+				dsn = pgtest.Start(t)
+			}
+			const delay = 200 * time.Millisecond
+			h := newHarnessAdjusted(t, dsn, nil, nil, func(c *engine.Config) { c.LossDelay = delay })
+			h.run()
+			h.roundCrashingAbove(101)
+			p := playerOf("acme", "undecided")
+			req := engine.BetRequest{Amount: 700}
+			w, err := h.table.CheckBet(p, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			adm, err := h.table.Admit(context.Background(), p, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, err := h.table.Debit(context.Background(), p, req, w, adm)
+			if err != nil || out.Result.Outcome != wallet.Success {
+				t.Fatalf("debit: %+v, %v", out, err)
+			}
+			// No Decide: its answer was lost on the way to the leader.
+			v := h.fly()
+			h.clock.Set(v.StartedAt.Add(round.TimeToReach(h.crashPoint(v.RoundID))))
+			v = h.waitPhase(engine.PhaseCrashed)
+			if last := adm.Deadline.Add(engine.DebitClockMargin); v.CrashedAt.Add(delay).Before(last) {
+				h.clock.Set(v.CrashedAt.Add(delay))
+				time.Sleep(50 * time.Millisecond)
+				if s := h.bet(adm.BetID).Status; s != engine.StatusPending {
+					t.Fatalf("the bet is %s before the round's last /bet answer is past, want pending", s)
+				}
+			}
+			end := adm.Deadline.Add(engine.DebitClockMargin)
+			if losses := v.CrashedAt.Add(delay); losses.After(end) {
+				end = losses
+			}
+			h.clock.Set(end)
+			eventually(t, "the undecided bet voided", func() bool { return h.bet(adm.BetID).Status == engine.StatusVoid })
+			var rollbacks []movements.MovementRecord
+			for _, m := range h.movements() {
+				if m.BetID == adm.BetID {
+					rollbacks = append(rollbacks, m)
+				}
+			}
+			if len(rollbacks) != 1 || rollbacks[0].Kind != movements.KindRollback || rollbacks[0].Amount != 700 {
+				t.Fatalf("movements of the undecided bet: %+v, want one rollback of 700", rollbacks)
+			}
+			// A decide that arrives after the round moves nothing more.
+			if _, err := h.table.Decide(context.Background(), p.Session, adm, out); !errors.Is(err, engine.ErrTableUnavailable) {
+				t.Fatalf("a late decide: %v, want ErrTableUnavailable", err)
+			}
+		})
+	}
+}

@@ -27,10 +27,19 @@ import (
 // clock (skewed by up to 5 ms) and its own wallet client to one operator's
 // wallet; players who bet, cash out and cancel through any replica, with
 // auto-cashouts and more than five bets a round attempted; a wallet that is
-// slow, refuses, or debits and loses its answer; and a leader cut off from
-// the cluster every few seconds (a pause or a partition, as far as its lease
-// goes), so that the next one takes the table over mid-round. The seed is
-// logged; CRASHGAME_PROPERTY_SEED replays one.
+// slow, refuses, or debits and loses its answer; and every few seconds a
+// fault to one replica, mostly the leader, so that the next one takes the
+// table over mid-round:
+//   - cut off: its lease lost, the process well (a partition from the
+//     lease's point of view);
+//   - paused: its traffic to PostgreSQL, NATS and the wallet held in the
+//     network and delivered 1.5 to 3 s later, the process running on (a
+//     stale writer whose statements arrive after the world moved on);
+//   - killed: its connections reset mid-statement, its wallet calls left
+//     unanswered (a debit taken stays taken), and a new process started
+//     under its name 1.5 to 3 s later.
+//
+// The seed is logged; CRASHGAME_PROPERTY_SEED replays one.
 //
 // Checked from the database and the wallet's own ledger once every round has
 // ended:
@@ -64,47 +73,19 @@ func TestClusterInvariantsUnderFaults(t *testing.T) {
 	dsn := pgtest.Start(t)
 	nats := natstest.Start(t)
 	op := newOperatorWallet(seed)
+	sim := &simCluster{t: t, dsn: dsn, natsURL: nats.URL(), op: op}
 	const replicas = 3
-	nodes := make([]*node, replicas)
-	cut := make([]*atomic.Bool, replicas)
 	for i := range replicas {
-		cut[i] = &atomic.Bool{}
 		off := time.Duration(rng.IntN(11)-5) * time.Millisecond
-		c := cut[i]
-		nodes[i] = startNodeWith(t, fmt.Sprintf("node-%d", i), dsn, nats.URL(), nodeOptions{
-			wallet: op.client(), able: func() bool { return !c.Load() }, operators: invariantOperators,
-			clock: skewedClock{off: off}, betWait: 2 * time.Second,
-		})
+		sim.slots = append(sim.slots, &slot{name: fmt.Sprintf("node-%d", i), off: off})
+		sim.start(sim.slots[i])
 		t.Logf("node-%d: clock %+v", i, off)
 	}
-	eventually(t, "a leader", func() bool { return leaderOf(nodes) >= 0 })
+	eventually(t, "a leader", func() bool { return leaderOf(sim.nodes()) >= 0 })
 
 	ctx, stop := context.WithTimeout(context.Background(), 20*time.Second)
 	defer stop()
 	var wg sync.WaitGroup
-	// Faults: the leader is cut off for 1.5 to 3 s, every 3 to 6 s.
-	wg.Add(1)
-	faultRNG := rand.New(rand.NewPCG(rng.Uint64(), rng.Uint64()))
-	go func() {
-		defer wg.Done()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(time.Duration(3000+faultRNG.IntN(3000)) * time.Millisecond):
-			}
-			l := leaderOf(nodes)
-			if l < 0 {
-				continue
-			}
-			cut[l].Store(true)
-			select {
-			case <-ctx.Done():
-			case <-time.After(time.Duration(1500+faultRNG.IntN(1500)) * time.Millisecond):
-			}
-			cut[l].Store(false)
-		}
-	}()
 	// Players.
 	var players []engine.Player
 	for i := range 10 {
@@ -120,17 +101,64 @@ func TestClusterInvariantsUnderFaults(t *testing.T) {
 		prng := rand.New(rand.NewPCG(rng.Uint64(), rng.Uint64()))
 		go func() {
 			defer wg.Done()
-			play(ctx, prng, nodes, p)
+			play(ctx, prng, sim, p)
 		}()
 	}
-	wg.Wait()
-	for _, c := range cut {
-		c.Store(false)
+	// Faults, one at a time every 3 to 6 s, for 1.5 to 3 s each, mostly to
+	// the leader: a cut-off (the lease lost, the process well), a pause (its
+	// database, NATS and wallet traffic held, then delivered), a death (its
+	// connections reset mid-statement, a new process started in its place
+	// 1 to 3 s later).
+	faultRNG := rand.New(rand.NewPCG(rng.Uint64(), rng.Uint64()))
+	faults := map[string]int{}
+	sleep := func(d time.Duration) bool {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(d):
+			return true
+		}
 	}
+	for sleep(time.Duration(3000+faultRNG.IntN(3000)) * time.Millisecond) {
+		i := leaderOf(sim.nodes())
+		if i < 0 || faultRNG.IntN(3) == 0 {
+			i = faultRNG.IntN(replicas)
+		}
+		s, d := sim.slots[i], time.Duration(1500+faultRNG.IntN(1500))*time.Millisecond
+		switch kind := faultRNG.IntN(3); kind {
+		case 0:
+			faults["cut off"]++
+			t.Logf("%s: cut off for %s", s.name, d)
+			s.cut.Store(true)
+			sleep(d)
+			s.cut.Store(false)
+		case 1:
+			faults["paused"]++
+			t.Logf("%s: paused for %s", s.name, d)
+			s.pause()
+			sleep(d)
+			s.resume()
+		default:
+			faults["killed"]++
+			t.Logf("%s: killed, restarted %s later", s.name, d)
+			s.kill(t)
+			time.Sleep(d)
+			sim.start(s)
+		}
+	}
+	wg.Wait()
+	for _, s := range sim.slots {
+		s.cut.Store(false)
+	}
+	t.Logf("faults: %v", faults)
 
 	// Every round played ends: the one in progress crashes, and the rounds a
 	// fail-over interrupted are settled by the next leader.
-	st := nodes[0].st
+	st, err := store.Open(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
 	var (
 		bets    []store.BetRecord
 		waiting []string // what is not settled yet
@@ -179,6 +207,175 @@ var invariantOperators = map[string]engine.Operator{
 	"capped": {Currencies: map[string]round.Limits{"EUR": {MinBet: 100, MaxBet: 1000, MaxWin: 1200}}},
 }
 
+// simCluster is the simulated cluster: its replicas, each of which can be
+// cut off, paused or killed and started again.
+type simCluster struct {
+	t       *testing.T
+	dsn     string
+	natsURL string
+	op      *operatorWallet
+	slots   []*slot
+}
+
+// slot is one replica: the process that runs as it now, and what reaches
+// the outside from it (its links to PostgreSQL and NATS, its wallet client).
+type slot struct {
+	name string
+	off  time.Duration // its clock's offset
+	cut  atomic.Bool   // its lease is lost while set: it cannot lead
+
+	mu      sync.Mutex
+	n       *node
+	clk     *skewedClock
+	db, bus *link
+	wallet  *walletGate
+}
+
+// start starts a new process in s, with new links.
+func (c *simCluster) start(s *slot) {
+	db, dsn := linkURL(c.t, c.dsn)
+	bus, natsURL := linkURL(c.t, c.natsURL)
+	gate := &walletGate{inner: c.op.client()}
+	gate.release = closedChan()
+	clk := &skewedClock{off: s.off}
+	n := startNodeWith(c.t, s.name, dsn, natsURL, nodeOptions{
+		wallet: gate, able: func() bool { return !s.cut.Load() }, operators: invariantOperators,
+		clock: clk, betWait: 2 * time.Second,
+	})
+	s.mu.Lock()
+	s.n, s.clk, s.db, s.bus, s.wallet = n, clk, db, bus, gate
+	s.mu.Unlock()
+}
+
+func (c *simCluster) nodes() []*node {
+	out := make([]*node, len(c.slots))
+	for i, s := range c.slots {
+		out[i] = s.node()
+	}
+	return out
+}
+
+func (s *slot) node() *node {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.n
+}
+
+func (s *slot) pause() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.db.hold()
+	s.bus.hold()
+	s.wallet.hold()
+}
+
+func (s *slot) resume() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.db.unhold()
+	s.bus.unhold()
+	s.wallet.unhold()
+}
+
+// kill ends s's process as SIGKILL does, as far as the outside sees it: its
+// connections reset, its wallet calls unanswered (a debit the wallet took
+// stays taken), and nothing it does after reaches anyone.
+func (s *slot) kill(t *testing.T) {
+	s.mu.Lock()
+	n, db, bus, w, clk := s.n, s.db, s.bus, s.wallet, s.clk
+	s.mu.Unlock()
+	w.kill()
+	db.cut()
+	bus.cut()
+	// What the dead process's goroutines still do reaches no one. Its clock
+	// runs out at once, so that they end now rather than after their
+	// retries (a crash's commit is retried for two minutes of a database
+	// away); a killed process has no retries at all.
+	clk.dead.Store(true)
+	n.cancel()
+	select {
+	case <-n.done:
+	case <-time.After(30 * time.Second):
+		t.Errorf("%s: killed, its goroutines still run 30 s later", s.name)
+	}
+}
+
+// walletGate is a replica's wallet client as a pause and a death affect it:
+// a call waits while the replica is paused (before it is sent, and before
+// its answer is read), and a dead replica's calls get no answer.
+type walletGate struct {
+	inner engine.BetWallet
+
+	mu      sync.Mutex
+	release chan struct{}
+	dead    bool
+}
+
+func closedChan() chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}
+
+func (g *walletGate) hold() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	select {
+	case <-g.release:
+		g.release = make(chan struct{})
+	default:
+	}
+}
+
+func (g *walletGate) unhold() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	select {
+	case <-g.release:
+	default:
+		close(g.release)
+	}
+}
+
+func (g *walletGate) kill() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.dead = true
+	select {
+	case <-g.release:
+	default:
+		close(g.release)
+	}
+}
+
+// through waits while the replica is paused; false if it is dead.
+func (g *walletGate) through(ctx context.Context) bool {
+	g.mu.Lock()
+	release := g.release
+	g.mu.Unlock()
+	select {
+	case <-release:
+	case <-ctx.Done():
+		return false
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return !g.dead
+}
+
+func (g *walletGate) BreakerOpen() bool { return false }
+
+func (g *walletGate) BetUntil(ctx context.Context, call wallet.BetCall, deadline time.Time) (wallet.Result, error) {
+	if !g.through(ctx) {
+		return wallet.Result{Outcome: wallet.Temporary}, errors.New("the replica died before the call was sent")
+	}
+	res, err := g.inner.BetUntil(ctx, call, deadline)
+	if !g.through(ctx) {
+		return wallet.Result{Outcome: wallet.Temporary}, errors.New("the replica died before it read the answer")
+	}
+	return res, err
+}
+
 // leaderOf is the index of the node whose table leads, or -1.
 func leaderOf(nodes []*node) int {
 	for i, n := range nodes {
@@ -193,12 +390,12 @@ func leaderOf(nodes []*node) int {
 // bet (some with an auto-cashout, more than five a round when the draw
 // says so) while the round bets, now and then a cancel, and cashouts while
 // it flies.
-func play(ctx context.Context, rng *rand.Rand, nodes []*node, p engine.Player) {
+func play(ctx context.Context, rng *rand.Rand, sim *simCluster, p engine.Player) {
 	var mine []string // this player's bets in the round in view
 	var roundID string
 	for ctx.Err() == nil {
 		time.Sleep(time.Duration(20+rng.IntN(130)) * time.Millisecond)
-		n := nodes[rng.IntN(len(nodes))]
+		n := sim.slots[rng.IntN(len(sim.slots))].node()
 		v, _ := n.table.Round()
 		if v.RoundID != roundID {
 			roundID, mine = v.RoundID, nil
@@ -351,11 +548,28 @@ func checkInvariants(t *testing.T, st *store.Store, bets []store.BetRecord, op *
 const skewTolerance = 10 * time.Millisecond
 
 // skewedClock is the real clock off by a fixed offset, as a replica whose
-// clock NTP keeps within a few milliseconds of the others'.
-type skewedClock struct{ off time.Duration }
+// clock NTP keeps within a few milliseconds of the others'. Once dead (the
+// process killed), it is an hour ahead and every wait ends at once.
+type skewedClock struct {
+	off  time.Duration
+	dead atomic.Bool
+}
 
-func (c skewedClock) Now() time.Time                         { return time.Now().Add(c.off) }
-func (c skewedClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
+func (c *skewedClock) Now() time.Time {
+	if c.dead.Load() {
+		return time.Now().Add(c.off + time.Hour)
+	}
+	return time.Now().Add(c.off)
+}
+
+func (c *skewedClock) After(d time.Duration) <-chan time.Time {
+	if c.dead.Load() {
+		ch := make(chan time.Time, 1)
+		ch <- c.Now()
+		return ch
+	}
+	return time.After(d)
+}
 
 // operatorWallet is one operator's wallet as every replica's client reaches
 // it: it keeps its own ledger of debits (by transaction id, with the
