@@ -73,6 +73,9 @@ const (
 
 	operatorID = "acme"
 	gameID     = "crash"
+	// suiteMaxWinBRL is the operator's max_win in BRL, the suite's
+	// currency (the USD entry has none).
+	suiteMaxWinBRL = 10000000
 	// baseURL is the game's public address inside the network; the suite
 	// reaches the same server on a published loopback port.
 	baseURL = "http://crashgame:8080"
@@ -445,9 +448,9 @@ operators:
     demo: true
     zero_win: %t
     currencies:
-      BRL: { min_bet: 100, max_bet: 100000, max_win: 10000000 }
+      BRL: { min_bet: 100, max_bet: 100000, max_win: %d }
       USD: { min_bet: 10, max_bet: 50000 }
-`, baseURL, strings.Join(e.proxies, ", "), e.opts.SeedingWindowMS, gameID, e.opts.MaxMultiplier, e.opts.BettingMS, e.opts.PauseMS, operatorID, walletURL, gameID, e.opts.ZeroWin)
+`, baseURL, strings.Join(e.proxies, ", "), e.opts.SeedingWindowMS, gameID, e.opts.MaxMultiplier, e.opts.BettingMS, e.opts.PauseMS, operatorID, walletURL, gameID, e.opts.ZeroWin, suiteMaxWinBRL)
 }
 
 // gameEnv is the game's environment: what the installation file's ${NAME}

@@ -146,6 +146,7 @@ func (e *Env) Reconcile(t testing.TB) {
 	e.mu.Lock()
 	initial := maps.Clone(e.initial)
 	e.mu.Unlock()
+	e.checkRounds(ctx, t)
 	r := reconcile.Compare(game, ledger, reconcile.Options{ZeroWin: e.opts.ZeroWin, InitialBalances: initial})
 	if diffs := r.Differences; len(diffs) > 0 {
 		if len(diffs) > 40 {
@@ -156,6 +157,77 @@ func (e *Env) Reconcile(t testing.TB) {
 		return
 	}
 	t.Logf("reconciliation: zero differences (%s; %d operator movements)", r.Counts(), len(ledger.Movements))
+}
+
+// checkRounds checks, from the game's database, the invariants of a round
+// that the reconciliation cannot see (docs/scale.md), whichever replica
+// received, priced or settled each bet:
+//   - LIM-5: no player holds more than five bets in a round;
+//   - no bet that flew was admitted at or after its window's end, nor after
+//     its round's take-off (RB-3; the wallet's own debit instants are the
+//     property test's, internal/replica);
+//   - no cashout above its round's crash point, none in a round without one,
+//     and each paid floor(stake × multiplier / 100), capped at max_win
+//     (WIN-3, LIM-14).
+//
+// A cashout in a round still flying is left out: its crash point is not
+// revealed yet.
+func (e *Env) checkRounds(ctx context.Context, t testing.TB) {
+	t.Helper()
+	db := e.DB()
+	var problems []string
+	query := func(what, q string, args ...any) {
+		rows, err := db.QueryContext(ctx, q, args...)
+		if err != nil {
+			t.Fatalf("suite: %s: %v", what, err)
+		}
+		defer rows.Close()
+		cols, _ := rows.Columns()
+		for rows.Next() {
+			vals := make([]any, len(cols))
+			ptrs := make([]any, len(cols))
+			for i := range vals {
+				ptrs[i] = &vals[i]
+			}
+			if err := rows.Scan(ptrs...); err != nil {
+				t.Fatalf("suite: %s: %v", what, err)
+			}
+			parts := make([]string, len(cols))
+			for i, c := range cols {
+				parts[i] = fmt.Sprintf("%s=%v", c, vals[i])
+			}
+			problems = append(problems, what+": "+strings.Join(parts, " "))
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatalf("suite: %s: %v", what, err)
+		}
+	}
+	// LIM-5.
+	query("more than five bets in a round", `SELECT round_id, operator, player_id, count(*) AS bets FROM bets
+		WHERE status IN ('accepted', 'cashed_out', 'lost')
+		GROUP BY round_id, operator, player_id HAVING count(*) > 5`)
+	// RB-3, as the game recorded the admission.
+	query("a bet that flew admitted after its window", `SELECT b.id, b.placed_at, r.betting_ends_at, r.started_at FROM bets b
+		JOIN rounds r ON r.id = b.round_id
+		WHERE b.status IN ('cashed_out', 'lost')
+		AND (b.placed_at >= r.betting_ends_at OR r.started_at IS NULL OR b.placed_at >= r.started_at)`)
+	// No cashout at or above the crash, none paid other than the rules say.
+	query("a cashout above its round's crash point", `SELECT b.id, b.multiplier, r.crash_point, r.status FROM bets b
+		JOIN rounds r ON r.id = b.round_id
+		WHERE b.status = 'cashed_out' AND r.status IN ('finished', 'void')
+		AND (r.crash_point IS NULL OR b.multiplier IS NULL OR b.multiplier > r.crash_point)`)
+	query("a cashout paid other than floor(stake × multiplier / 100) capped at max_win", `SELECT id, currency, amount, multiplier, payout FROM bets
+		WHERE status = 'cashed_out' AND freebet_id IS NULL
+		AND (payout IS NULL OR multiplier IS NULL OR payout <> LEAST(amount * multiplier / 100, CASE WHEN currency = 'BRL' THEN $1 ELSE amount * multiplier / 100 END))`,
+		suiteMaxWinBRL)
+	if len(problems) > 0 {
+		if len(problems) > 40 {
+			problems = append(problems[:40:40], fmt.Sprintf("... and %d more", len(problems)-40))
+		}
+		t.Errorf("the rounds' invariants: %d broken:\n  %s", len(problems), strings.Join(problems, "\n  "))
+		return
+	}
+	t.Logf("the rounds' invariants hold: at most five bets a player and round, none admitted after its window, no cashout above the crash point or paid off the rules")
 }
 
 func deref(s *string) string {
