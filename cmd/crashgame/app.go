@@ -188,7 +188,7 @@ func (a *app) newTables(ctx context.Context, cfg *config.Config, outbox *movemen
 			lossDelay time.Duration // zero: one process prices every cashout on the crash's clock
 		)
 		if a.bus != nil {
-			events = replica.NewPublisher(a.bus, g.ID, a.logger)
+			events = replica.NewPublisher(a.bus, g.ID, a.logger, a.priceClock)
 			lossDelay = engine.DefaultLossDelay
 		}
 		t, err := engine.New(ctx, engine.Config{

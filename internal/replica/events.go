@@ -11,20 +11,31 @@ import (
 // Publisher is the engine.Events of a game's table in a cluster: while the
 // table leads, it publishes every event on the game's event subject, and
 // every replica's Table (this one's too) delivers it to its subscribers.
+// Each event says whether the publisher's clock was known to be within
+// PriceBound of the database's when it was sent: the replicas that price
+// cashouts on the leader's timeline do so only while the leader's clock,
+// which keeps the crash, is in step too.
 type Publisher struct {
-	bus     *cluster.Bus
-	subject string
-	logger  *slog.Logger
+	bus        *cluster.Bus
+	subject    string
+	logger     *slog.Logger
+	priceClock func() error
 }
 
 var _ engine.Events = (*Publisher)(nil)
 
 // NewPublisher returns the Events to build gameID's engine.Table with.
-func NewPublisher(bus *cluster.Bus, gameID string, logger *slog.Logger) *Publisher {
+// priceClock says why this replica's clock is not known to be within
+// PriceBound of the database's (Health.PriceClock), or nil; a nil
+// priceClock is always within (one clock, tests).
+func NewPublisher(bus *cluster.Bus, gameID string, logger *slog.Logger, priceClock func() error) *Publisher {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	return &Publisher{bus: bus, subject: cluster.EventSubject(gameID), logger: logger.With("game_id", gameID)}
+	if priceClock == nil {
+		priceClock = func() error { return nil }
+	}
+	return &Publisher{bus: bus, subject: cluster.EventSubject(gameID), logger: logger.With("game_id", gameID), priceClock: priceClock}
 }
 
 // Broadcast publishes an event for every subscriber.
@@ -34,7 +45,9 @@ func (p *Publisher) Broadcast(ev *engine.Event) { p.publish(nil, ev) }
 func (p *Publisher) Send(session []byte, ev *engine.Event) { p.publish(session, ev) }
 
 func (p *Publisher) publish(session []byte, ev *engine.Event) {
-	data, err := json.Marshal(eventMsgOf(session, ev))
+	m := eventMsgOf(session, ev)
+	m.ClockInStep = p.priceClock() == nil
+	data, err := json.Marshal(m)
 	if err == nil {
 		err = p.bus.Publish(p.subject, data)
 	}

@@ -58,6 +58,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/crashstudio/crashgame/internal/cluster"
@@ -137,6 +138,15 @@ type Table struct {
 	cutOff     func() error
 	priceClock func() error
 	game       string
+	// leaderClock is what the leader's latest broadcast said of its clock
+	// (Publisher): a cashout is priced here only while it was in step.
+	leaderClock atomic.Pointer[leaderClock]
+}
+
+// leaderClock is the leader's clock as its latest broadcast event told it.
+type leaderClock struct {
+	roundID string // the round of the event
+	inStep  bool   // within PriceBound of the database's
 }
 
 // New returns the replica's view of cfg.Table's game. Call Run.
@@ -229,6 +239,10 @@ func (t *Table) receive(ctx context.Context, data []byte, gap bool) {
 	if err != nil {
 		t.logger.Error("an event of the leader could not be read", "err", err)
 		return
+	}
+	if w.Session == nil {
+		// Only the leader's loop broadcasts: its phases and its board.
+		t.leaderClock.Store(&leaderClock{roundID: w.Round.RoundID, inStep: w.ClockInStep})
 	}
 	if gap {
 		// Events were lost (or a new leader speaks): the round shown is read
@@ -436,12 +450,13 @@ func (t *Table) debit(ctx context.Context, p engine.Player, req engine.BetReques
 // priced at its receive time: a demo bet's (the leader's bank holds its
 // play money), and every cashout while this replica's clock is not known to
 // be within PriceBound of the database's (PriceClock), since its price and
-// its guard against the crash are read on that clock.
+// its guard against the crash are read on that clock, or while the leader's
+// is not (leaderInStep), since the crash instant is kept on the leader's.
 func (t *Table) Cashout(ctx context.Context, p engine.Player, betID string, receivedAt time.Time) (engine.CashoutResult, error) {
 	if t.local.Leadership().Leading() {
 		return t.local.Cashout(ctx, p, betID, receivedAt)
 	}
-	if !p.Demo && t.priceClock() == nil {
+	if !p.Demo && t.priceClock() == nil && t.leaderInStep() {
 		res, err := t.local.Cashout(ctx, p, betID, receivedAt)
 		if err == nil {
 			go t.tellCashed(context.WithoutCancel(ctx), res.Note) // even once the player stopped waiting
@@ -454,6 +469,21 @@ func (t *Table) Cashout(ctx context.Context, p engine.Player, betID string, rece
 		return engine.CashoutResult{}, err
 	}
 	return engine.CashoutResult{BetID: a.BetID, Multiplier: a.Multiplier, Payout: a.Payout, Balance: a.Balance}, nil
+}
+
+// leaderInStep reports whether the leader's latest broadcast, one of the
+// round this replica shows, said that its clock was within PriceBound of the
+// database's. The leader's clock keeps the crash instant that this
+// replica's guard is measured against: with both clocks within PriceBound,
+// CashoutGuard covers their difference; with the leader's unknown, it does
+// not, and the leader prices.
+func (t *Table) leaderInStep() bool {
+	c := t.leaderClock.Load()
+	if c == nil || !c.inStep {
+		return false
+	}
+	v, _ := t.local.Round()
+	return v.RoundID == c.roundID
 }
 
 // tellCashed tells the leader of a cashout committed here: its round

@@ -121,6 +121,9 @@ type nodeOptions struct {
 	clock     engine.Clock               // nil: the system's
 	operators map[string]engine.Operator // nil: operators
 	cutOff    func() error               // the replica's CutOff; nil: never cut off
+	// priceClock is the replica's PriceClock, its publisher's too; nil:
+	// always within PriceBound.
+	priceClock func() error
 }
 
 func startNodeWith(t testing.TB, name, dsn, natsURL string, o nodeOptions) *node {
@@ -152,14 +155,14 @@ func startNodeWith(t testing.TB, name, dsn, natsURL string, o nodeOptions) *node
 	n.table, err = engine.New(ctx, engine.Config{
 		Game: game, Operators: ops, Clock: o.clock, Store: st.Records(), Chains: st.HashChains(), Outbox: movements.NewOutbox(st.Movements()),
 		Wallets:     func(string) (engine.BetWallet, bool) { return w, true },
-		Events:      replica.NewPublisher(bus, game.ID, nil),
+		Events:      replica.NewPublisher(bus, game.ID, nil, o.priceClock),
 		Lease:       engine.LeaseSettings{Holder: name, TTL: time.Second, Renew: 200 * time.Millisecond, Retry: 50 * time.Millisecond, Able: o.able},
 		ChainLength: 1000, Demo: bank, SeedingWindow: -1, Sealer: sealer(t), LossDelay: engine.DefaultLossDelay,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	n.rep, err = replica.New(replica.Config{Bus: bus, Table: n.table, Sessions: n.warm, BetWait: o.betWait, CutOff: o.cutOff})
+	n.rep, err = replica.New(replica.Config{Bus: bus, Table: n.table, Sessions: n.warm, BetWait: o.betWait, CutOff: o.cutOff, PriceClock: o.priceClock})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -795,6 +798,65 @@ func TestCashoutPricedAndCommittedByTheReplicaThatReceivedIt(t *testing.T) {
 			break
 		}
 	}
+}
+
+// A replica prices cashouts on the leader's timeline only while the leader's
+// clock, which keeps the crash instant, is known to be within PriceBound of
+// the database's as well as its own (so that CashoutGuard covers the two
+// clocks' difference): each broadcast of the leader says so. While the
+// leader's is not, the replica sends its cashouts to the leader, which
+// prices them on its own clock; once the leader's broadcasts say it is in
+// step again, the replica prices them itself.
+func TestReplicaPricesOnlyWhileTheLeadersClockIsInStep(t *testing.T) {
+	t.Parallel()
+	dsn := pgtest.Start(t)
+	srv := natstest.Start(t)
+	var leaderOff atomic.Bool
+	leaderOff.Store(true)
+	a := startNodeWith(t, "node-a", dsn, srv.URL(), nodeOptions{priceClock: func() error {
+		if leaderOff.Load() {
+			return errors.New("the clock is 40 ms from the database's")
+		}
+		return nil
+	}})
+	eventually(t, "a leads", a.table.Leadership().Leading)
+	b := startNode(t, "node-b", dsn, srv.URL())
+	nc, err := nats.Connect(srv.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	var asked, told atomic.Int64
+	for subject, n := range map[string]*atomic.Int64{
+		cluster.ActionSubject(game.ID, cluster.ActionCashout): &asked,
+		cluster.ActionSubject(game.ID, cluster.ActionCashed):  &told,
+	} {
+		sub, err := nc.Subscribe(subject, func(*nats.Msg) { n.Add(1) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = sub.Unsubscribe() }()
+	}
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+
+	res, bet, v, at := cashOutInFlight(t, b, player("olga"))
+	if asked.Load() != 1 || told.Load() != 0 {
+		t.Fatalf("with the leader's clock out of step: the leader asked to price %d cashouts, told of %d; want 1 and 0", asked.Load(), told.Load())
+	}
+	// Priced by the leader at its own receive time: after the replica's.
+	if min := round.Multiplier(at.Sub(v.StartedAt)); res.Multiplier < min || res.Payout != round.Payout(bet.Amount, res.Multiplier, 0) {
+		t.Fatalf("the leader's price %+v; the replica received it at x%d", res, min)
+	}
+
+	leaderOff.Store(false)
+	asked.Store(0)
+	cashOutInFlight(t, b, player("olga-2"))
+	if asked.Load() != 0 {
+		t.Fatalf("with both clocks in step, the leader was asked to price %d cashouts", asked.Load())
+	}
+	eventually(t, "the leader told", func() bool { return told.Load() == 1 })
 }
 
 // A forwarded action crosses NATS as this package's versioned message: the

@@ -231,6 +231,10 @@ type eventMsg struct {
 	Count     int        `json:"count,omitempty"`
 	CashedOut int        `json:"cashed_out,omitempty"`
 	Bet       *betWire   `json:"bet,omitempty"`
+	// ClockInStep: the publisher's clock was known to be within PriceBound
+	// of the database's when it sent the event. Absent (false) from a
+	// publisher that does not say, which no replica prices after.
+	ClockInStep bool `json:"clock_in_step,omitempty"`
 }
 
 // roundWire is an engine.RoundView as it crosses.
