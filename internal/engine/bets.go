@@ -256,6 +256,7 @@ func (t *Table) Debit(ctx context.Context, p Player, req BetRequest, w BetWallet
 		}
 		return DebitOutcome{}, fmt.Errorf("engine: commit bet intent: %w", err)
 	}
+	t.debited.put(rec)
 	out := DebitOutcome{Amount: rec.Amount, FreebetID: rec.FreebetID}
 	if p.Demo {
 		return out, nil
@@ -350,7 +351,17 @@ func (t *Table) Decide(ctx context.Context, session []byte, adm Admission, out D
 	if d.void && demo {
 		t.refundDemo(b)
 	}
+	if d.view != nil {
+		t.debited.decided(adm.RoundID, adm.BetID, d.view.Status)
+	}
 	return t.answerDebit(b, res, d, demo)
+}
+
+// Decided tells the replica that ran a bet's money path (Debit) what the
+// leader decided of it (the bet's status in the leader's answer), so that
+// its cashout here needs no read of the bet's row.
+func (t *Table) Decided(adm Admission, status string) {
+	t.debited.decided(adm.RoundID, adm.BetID, status)
 }
 
 // debitDemo takes a demo bet's stake from the bank, as a wallet would.

@@ -149,9 +149,14 @@ func (t *Table) warmFlight(v RoundView) {
 // bank holds its play money.
 func (t *Table) Cashout(ctx context.Context, p Player, betID string, receivedAt time.Time) (CashoutResult, error) {
 	mark := t.cfg.Balances.Balance(p.Session)
-	rec, err := t.betOf(ctx, p, betID)
-	if err != nil {
-		return CashoutResult{}, err
+	// A bet debited here is known accepted without a read; its commit below
+	// is conditional on the row all the same.
+	rec, ok := t.debited.accepted(p.Session, betID)
+	if !ok {
+		var err error
+		if rec, err = t.betOf(ctx, p, betID); err != nil {
+			return CashoutResult{}, err
+		}
 	}
 	leads := t.elector.Leading()
 	if rec.Demo && !leads {
@@ -166,7 +171,7 @@ func (t *Table) Cashout(ctx context.Context, p Player, betID string, receivedAt 
 		priced round.Bet
 		done   <-chan error
 	)
-	err = func() error {
+	err := func() error {
 		t.flight.mu.Lock()
 		defer t.flight.mu.Unlock()
 		f, guard, err := t.flightOf(ctx, v)
@@ -236,13 +241,28 @@ func (t *Table) commitCashout(rec BetRecord, priced round.Bet) func(ctx context.
 }
 
 // movedFirst is the refusal of a cashout whose bet another settlement moved
-// first: cashed out already (its auto-cashout), or lost or voided.
+// first, as betOf would have answered had it read the bet after the move:
+// cashed out already (its auto-cashout) or cancelled, not allowed; lost or
+// voided, crashed.
 func (t *Table) movedFirst(ctx context.Context, betID string) error {
 	recs, err := t.store.Bets(ctx, BetFilter{ID: betID})
-	if err == nil && len(recs) == 1 && recs[0].Status == StatusCashedOut {
+	if err != nil || len(recs) != 1 {
+		return round.ErrRoundCrashed
+	}
+	return refusalOf(recs[0].Status)
+}
+
+// refusalOf is the refusal of a cashout of a bet in status (nil for an
+// accepted bet).
+func refusalOf(status string) error {
+	switch status {
+	case StatusAccepted:
+		return nil
+	case StatusLost, StatusVoid:
+		return round.ErrRoundCrashed
+	default:
 		return round.ErrCashoutNotAllowed
 	}
-	return round.ErrRoundCrashed
 }
 
 // betOf reads the bet betID that p's session holds, accepted: the refusal a
@@ -255,14 +275,10 @@ func (t *Table) betOf(ctx context.Context, p Player, betID string) (BetRecord, e
 	case len(recs) != 1:
 		return BetRecord{}, round.ErrUnknownBet
 	}
-	switch recs[0].Status {
-	case StatusAccepted:
-		return recs[0], nil
-	case StatusLost, StatusVoid:
-		return BetRecord{}, round.ErrRoundCrashed
-	default:
-		return BetRecord{}, round.ErrCashoutNotAllowed
+	if err := refusalOf(recs[0].Status); err != nil {
+		return BetRecord{}, err
 	}
+	return recs[0], nil
 }
 
 // CashoutNote tells the table's leader of a cashout another replica priced

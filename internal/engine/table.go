@@ -237,6 +237,8 @@ type Table struct {
 	flush <-chan time.Time
 	// flight is the flying round as cashouts are priced, outside the loop.
 	flight flightView
+	// debited are the bets debited here lately, for their cashouts.
+	debited debitedBets
 }
 
 // RoundView is the public state of the current round.

@@ -438,7 +438,9 @@ func (t *Table) debit(ctx context.Context, p engine.Player, req engine.BetReques
 		}
 		return engine.BetResult{}, err
 	}
-	return engine.BetResult{Bet: a.Bet.view(), Balance: a.Balance}, nil
+	bet := a.Bet.view()
+	t.local.Decided(adm, bet.Status)
+	return engine.BetResult{Bet: bet, Balance: a.Balance}, nil
 }
 
 // Cashout cashes a bet out here, on the replica that received it, at the

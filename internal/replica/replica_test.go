@@ -859,6 +859,44 @@ func TestReplicaPricesOnlyWhileTheLeadersClockIsInStep(t *testing.T) {
 	eventually(t, "the leader told", func() bool { return told.Load() == 1 })
 }
 
+// WIN-2: a bet is cashed out once. A replica keeps the bets it debited, as
+// the leader decided them, so that their cashouts need no read of the row;
+// once the bet was cashed out through another replica, that record is
+// stale, and the replica's cashout finds the row moved: CASHOUT_NOT_ALLOWED,
+// and one /win.
+func TestCashoutOfABetCashedOutElsewhereFirst(t *testing.T) {
+	t.Parallel()
+	a, b, _ := twoNodes(t)
+	p := player("ruth")
+	for range 10 {
+		awaitBetting(t, b)
+		bet, err := b.rep.PlaceBet(context.Background(), p, engine.BetRequest{Amount: 1000})
+		if err != nil {
+			t.Fatalf("bet: %v", err)
+		}
+		eventually(t, "the round flies", func() bool {
+			v, _ := b.table.Round()
+			return v.RoundID == bet.Bet.RoundID && v.Phase != engine.PhaseBetting
+		})
+		first, err := a.rep.Cashout(context.Background(), p, bet.Bet.BetID, time.Now())
+		if errors.Is(err, round.ErrRoundCrashed) {
+			continue
+		}
+		if err != nil {
+			t.Fatalf("the cashout through the leader: %v", err)
+		}
+		if _, err := b.rep.Cashout(context.Background(), p, bet.Bet.BetID, time.Now()); !errors.Is(err, round.ErrCashoutNotAllowed) {
+			t.Fatalf("a second cashout through the replica that debited it: %v, want ErrCashoutNotAllowed", err)
+		}
+		moves, err := a.st.ListMovements(context.Background(), store.MovementFilter{BetIDs: []string{bet.Bet.BetID}, Limit: 10})
+		if err != nil || len(moves) != 1 || moves[0].Kind != "win" || moves[0].Amount != first.Payout {
+			t.Fatalf("the movements of the bet: %+v, %v; want one /win of %d", moves, err, first.Payout)
+		}
+		return
+	}
+	t.Fatal("ten rounds crashed before a cashout")
+}
+
 // A forwarded action crosses NATS as this package's versioned message: the
 // session's hash and the action, never the operator's wallet token (the
 // leader reads the session from the database).
