@@ -14,7 +14,7 @@ import (
 // first is read then (movedFirst). Only accepted records are used.
 type debitedBets struct {
 	mu     sync.Mutex
-	order  []string                         // round ids, oldest first
+	order  []string                        // round ids, oldest first
 	rounds map[string]map[string]BetRecord // round id → bet id → record
 }
 
