@@ -138,8 +138,13 @@ func (t *Table) fly(ctx context.Context) step {
 			return t.interrupt(ctx, "the flying round did not crash within the shutdown grace")
 		}
 		if auto && !now.Before(next) {
+			// The targets reached fire first, each at itself; a crash due
+			// at the same reading (a clock that jumped, a loop resumed late)
+			// follows at once.
 			t.fireAutos(now)
-			continue
+			if now.Before(t.cur.core.CrashAt()) {
+				continue
+			}
 		}
 		if !now.Before(t.cur.core.CrashAt()) {
 			t.crash()

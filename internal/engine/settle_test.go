@@ -433,3 +433,25 @@ func TestUndecidedBetRolledBackWithTheLosses(t *testing.T) {
 		})
 	}
 }
+
+// WIN-3: an auto-cashout at or below the crash point is paid at its target
+// even when the leader's loop reads the flight an hour late (a process
+// resumed after a long pause, a clock stepped ahead): the multiplier
+// saturates rather than overflow, the target fires, and the crash follows at
+// the same reading. Before, the converted overflow fired no target and the
+// loop spun on it forever.
+func TestFlightReadAnHourLate(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, "")
+	h.run()
+	h.roundCrashingAbove(130)
+	b := mustBet(t, h, alice, engine.BetRequest{Amount: 1000, AutoCashout: 120})
+	v := h.fly()
+	h.clock.Set(v.StartedAt.Add(time.Hour))
+	h.waitPhase(engine.PhaseCrashed)
+	eventually(t, "the auto-cashout settled", func() bool { return h.bet(b.Bet.BetID).Status != engine.StatusAccepted })
+	rec := h.bet(b.Bet.BetID)
+	if rec.Status != engine.StatusCashedOut || rec.Multiplier != 120 || rec.Payout == nil || *rec.Payout != 1200 {
+		t.Fatalf("the auto-cashout of 1.20x, under the crash point: %s at x%d paying %v; want cashed out at x120 paying 1200", rec.Status, rec.Multiplier, rec.Payout)
+	}
+}

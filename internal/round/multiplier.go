@@ -10,13 +10,21 @@ import (
 const growth = 0.00006
 
 // Multiplier returns the multiplier in hundredths elapsed after take-off:
-// floor(100 * e^(0.00006 t)), t in whole milliseconds.
+// floor(100 * e^(0.00006 t)), t in whole milliseconds. It saturates at
+// math.MaxInt64 (about 10.9 minutes into a flight), far above any crash
+// point: a clock that jumped ahead, or a process resumed after a long
+// pause, must read a multiplier above every target, not a converted
+// overflow.
 func Multiplier(elapsed time.Duration) int64 {
 	ms := elapsed.Milliseconds()
 	if ms <= 0 {
 		return 100
 	}
-	return int64(math.Floor(100 * math.Exp(growth*float64(ms))))
+	m := math.Floor(100 * math.Exp(growth*float64(ms)))
+	if m >= math.MaxInt64 {
+		return math.MaxInt64
+	}
+	return int64(m)
 }
 
 // TimeToReach returns the first whole millisecond after take-off at which the

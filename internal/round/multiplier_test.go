@@ -21,11 +21,25 @@ func TestMultiplierCurve(t *testing.T) {
 		{11552 * time.Millisecond, 199},
 		{11553 * time.Millisecond, 200}, // 2.00x at about 11.6 s
 		{time.Minute, 3659},
+		// Saturated, never an overflow: a flight's clock read an hour late
+		// (a process resumed after a long pause) is above every target.
+		{652 * time.Second, math.MaxInt64},
+		{time.Hour, math.MaxInt64},
+		{1000 * time.Hour, math.MaxInt64},
 	}
 	for _, tt := range tests {
 		if got := round.Multiplier(tt.elapsed); got != tt.want {
 			t.Errorf("Multiplier(%v) = %d, want %d", tt.elapsed, got, tt.want)
 		}
+	}
+	// Up to the saturation, the curve only rises.
+	prev := int64(0)
+	for ms := int64(640000); ms <= 660000; ms += 100 {
+		m := round.Multiplier(time.Duration(ms) * time.Millisecond)
+		if m < prev {
+			t.Fatalf("Multiplier(%d ms) = %d, below the %d before it", ms, m, prev)
+		}
+		prev = m
 	}
 }
 
