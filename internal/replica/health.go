@@ -205,11 +205,24 @@ func (h *Health) sampled(sent, at, received time.Time) {
 	s := clockSample{offset: sent.Add(rtt / 2).Sub(at), rtt: rtt}
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if len(h.samples) > 0 && !consistent(precise(h.samples), s) {
+		// The clock stepped (a jump, or a fix after one): the earlier
+		// samples describe a clock that is gone, and the quickest of them
+		// would otherwise outweigh the new readings until it aged out (a
+		// replica cut off again after it was back in step).
+		h.samples = h.samples[:0]
+	}
 	if len(h.samples) == clockSamples {
 		h.samples = append(h.samples[:0], h.samples[1:]...)
 	}
 	h.samples = append(h.samples, s)
 	h.clock = outOfStep(h.samples)
+}
+
+// consistent reports whether two samples can be readings of one clock:
+// their offsets within the sum of their uncertainties.
+func consistent(a, b clockSample) bool {
+	return abs(a.offset-b.offset) <= a.rtt/2+b.rtt/2+time.Millisecond
 }
 
 // precise is the sample of samples with the shortest round trip, the

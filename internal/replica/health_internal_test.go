@@ -154,6 +154,38 @@ func TestHealthSamplesTheClock(t *testing.T) {
 	}
 }
 
+// A clock that steps (a jump, then a fix) is judged on the readings after
+// the step: once back in step, a quicker reading from before the fix does not
+// cut the replica off again while it ages out of the window.
+func TestHealthClockStepForgetsTheOldSamples(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	h := &Health{cfg: HealthConfig{Limit: time.Second, Drain: time.Second, Now: func() time.Time { return now }},
+		logger: slog.New(slog.NewTextHandler(io.Discard, nil)), lastBus: now, lastDB: now}
+	probe := func(ahead, rtt time.Duration) { // the database's clock ahead of this one's by ahead
+		h.sampled(now, now.Add(rtt/2+ahead), now.Add(rtt))
+	}
+	probe(0, 2*time.Millisecond)
+	probe(0, 2*time.Millisecond)
+	if err := h.CutOff(); err != nil {
+		t.Fatalf("in step: %v", err)
+	}
+	// Two seconds ahead, read by quick probes.
+	for range 3 {
+		probe(2*time.Second, 200*time.Microsecond)
+	}
+	if err := h.CutOff(); err == nil {
+		t.Fatal("2 s ahead: not cut off")
+	}
+	// Fixed, read by slower probes than the ones before the fix.
+	for i := range clockSamples {
+		probe(0, time.Millisecond)
+		if err := h.CutOff(); err != nil {
+			t.Fatalf("probe %d after the fix: %v", i+1, err)
+		}
+	}
+}
+
 // A replica prices cashouts itself only while its clock is known within
 // PriceBound of the database's (|offset| + half the quickest round trip):
 // not before its first probe, not when the offset or the uncertainty is too
