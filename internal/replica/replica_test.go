@@ -746,6 +746,31 @@ func cashOutInFlight(t *testing.T, n *node, p engine.Player) (engine.CashoutResu
 	return engine.CashoutResult{}, engine.BetView{}, engine.RoundView{}, time.Time{}
 }
 
+// watchCashouts counts, from a NATS connection of its own, the cashouts
+// asked of the leader to price (asked) and the cashed notes it is told of
+// (told), until the test ends.
+func watchCashouts(t *testing.T, natsURL string) (asked, told *atomic.Int64) {
+	t.Helper()
+	nc, err := nats.Connect(natsURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	asked, told = &atomic.Int64{}, &atomic.Int64{}
+	for subject, n := range map[string]*atomic.Int64{
+		cluster.ActionSubject(game.ID, cluster.ActionCashout): asked,
+		cluster.ActionSubject(game.ID, cluster.ActionCashed):  told,
+	} {
+		if _, err := nc.Subscribe(subject, func(*nats.Msg) { n.Add(1) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	return asked, told
+}
+
 // WIN-3: a cashout received by a replica that does not lead is priced and
 // committed there: at the multiplier of the moment it received it, from the
 // round's take-off and its crash instant worked out from the sealed chain,
@@ -755,25 +780,7 @@ func cashOutInFlight(t *testing.T, n *node, p engine.Player) (engine.CashoutResu
 func TestCashoutPricedAndCommittedByTheReplicaThatReceivedIt(t *testing.T) {
 	t.Parallel()
 	a, b, srv := twoNodes(t)
-	nc, err := nats.Connect(srv.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	var asked, told atomic.Int64
-	for subject, n := range map[string]*atomic.Int64{
-		cluster.ActionSubject(game.ID, cluster.ActionCashout): &asked,
-		cluster.ActionSubject(game.ID, cluster.ActionCashed):  &told,
-	} {
-		sub, err := nc.Subscribe(subject, func(*nats.Msg) { n.Add(1) })
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer func() { _ = sub.Unsubscribe() }()
-	}
-	if err := nc.Flush(); err != nil {
-		t.Fatal(err)
-	}
+	asked, told := watchCashouts(t, srv.URL())
 	p := player("iris")
 	onLeader := a.table.Subscribe(p.Session, 64)
 	defer onLeader.Close()
@@ -821,25 +828,7 @@ func TestReplicaPricesOnlyWhileTheLeadersClockIsInStep(t *testing.T) {
 	}})
 	eventually(t, "a leads", a.table.Leadership().Leading)
 	b := startNode(t, "node-b", dsn, srv.URL())
-	nc, err := nats.Connect(srv.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	var asked, told atomic.Int64
-	for subject, n := range map[string]*atomic.Int64{
-		cluster.ActionSubject(game.ID, cluster.ActionCashout): &asked,
-		cluster.ActionSubject(game.ID, cluster.ActionCashed):  &told,
-	} {
-		sub, err := nc.Subscribe(subject, func(*nats.Msg) { n.Add(1) })
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer func() { _ = sub.Unsubscribe() }()
-	}
-	if err := nc.Flush(); err != nil {
-		t.Fatal(err)
-	}
+	asked, told := watchCashouts(t, srv.URL())
 
 	res, bet, v, at := cashOutInFlight(t, b, player("olga"))
 	if asked.Load() != 1 || told.Load() != 0 {
