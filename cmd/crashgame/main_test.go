@@ -121,15 +121,27 @@ operators:
 }
 
 // /metrics answers on metrics_listen alone: the public port, which players
-// and anyone on the internet reach, answers 404 there. (Without the key,
-// metrics_listen is 127.0.0.1:9090: TestDefaults in internal/config.)
+// and anyone on the internet reach, answers 404 there. Go's profiles
+// (/debug/pprof/) are there only with profiling on, and never on the public
+// port. (Without the key, metrics_listen is 127.0.0.1:9090: TestDefaults in
+// internal/config.)
 func TestServeMetricsOnTheirOwnAddress(t *testing.T) {
-	dir := t.TempDir()
-	cfg := filepath.Join(dir, "crashgame.yaml")
-	writeFile(t, cfg, fmt.Sprintf(`
+	for _, tc := range []struct {
+		name      string
+		profiling string
+		pprof     int // /debug/pprof/ on metrics_listen
+	}{
+		{"profiling left out", "", http.StatusNotFound},
+		{"profiling off", "profiling: false\n", http.StatusNotFound},
+		{"profiling on", "profiling: true\n", http.StatusOK},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			cfg := filepath.Join(dir, "crashgame.yaml")
+			writeFile(t, cfg, fmt.Sprintf(`
 listen: 127.0.0.1:0
 metrics_listen: 127.0.0.1:0
-base_url: https://games.example.com
+%sbase_url: https://games.example.com
 fairness: {seed_key: abababababababababababababababababababababababababababababababab, seeding_window_ms: 0}
 database: sqlite://%s/game.db
 games:
@@ -139,35 +151,43 @@ operators:
     secret: acme-secret-0123456789abcdef
     games: [crash]
     currencies: {BRL: {min_bet: 100, max_bet: 1000}}
-`, filepath.ToSlash(dir)))
-	var stdout syncBuffer
-	base, stop := startWith(t, &stdout, "serve", "--config", cfg)
-	defer func() {
-		if err := stop(); err != nil {
-			t.Errorf("serve did not stop cleanly: %v", err)
-		}
-	}()
-	m := metricsOn.FindStringSubmatch(stdout.String())
-	if m == nil {
-		t.Fatalf("no metrics address printed: %s", stdout.String())
-	}
-	get := func(url string) int {
-		t.Helper()
-		res, err := http.Get(url)
-		if err != nil {
-			t.Fatal(err)
-		}
-		res.Body.Close()
-		return res.StatusCode
-	}
-	if code := get(m[1] + "/metrics"); code != http.StatusOK {
-		t.Fatalf("/metrics on metrics_listen: %d", code)
-	}
-	if code := get(base + "/metrics"); code != http.StatusNotFound {
-		t.Fatalf("/metrics on the public port: %d, want 404", code)
-	}
-	if code := get(m[1] + "/healthz"); code != http.StatusNotFound {
-		t.Fatalf("/healthz on metrics_listen: %d, want 404 (only /metrics is there)", code)
+`, tc.profiling, filepath.ToSlash(dir)))
+			var stdout syncBuffer
+			base, stop := startWith(t, &stdout, "serve", "--config", cfg)
+			defer func() {
+				if err := stop(); err != nil {
+					t.Errorf("serve did not stop cleanly: %v", err)
+				}
+			}()
+			m := metricsOn.FindStringSubmatch(stdout.String())
+			if m == nil {
+				t.Fatalf("no metrics address printed: %s", stdout.String())
+			}
+			get := func(url string) int {
+				t.Helper()
+				res, err := http.Get(url)
+				if err != nil {
+					t.Fatal(err)
+				}
+				res.Body.Close()
+				return res.StatusCode
+			}
+			if code := get(m[1] + "/metrics"); code != http.StatusOK {
+				t.Fatalf("/metrics on metrics_listen: %d", code)
+			}
+			if code := get(base + "/metrics"); code != http.StatusNotFound {
+				t.Fatalf("/metrics on the public port: %d, want 404", code)
+			}
+			if code := get(m[1] + "/healthz"); code != http.StatusNotFound {
+				t.Fatalf("/healthz on metrics_listen: %d, want 404 (only /metrics is there)", code)
+			}
+			if code := get(m[1] + "/debug/pprof/"); code != tc.pprof {
+				t.Fatalf("/debug/pprof/ on metrics_listen: %d, want %d", code, tc.pprof)
+			}
+			if code := get(base + "/debug/pprof/"); code != http.StatusNotFound {
+				t.Fatalf("/debug/pprof/ on the public port: %d, want 404", code)
+			}
+		})
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"time"
 
 	"github.com/crashstudio/crashgame/api"
@@ -104,8 +105,9 @@ func serve(ctx context.Context, cfg *config.Config, st *store.Store, logger *slo
 
 // serveMetrics serves /metrics on an address of its own (loopback unless the
 // file says otherwise), when the file names one: operators' names, their
-// wallet calls and the queue never reach the public port. It returns what
-// stops it.
+// wallet calls and the queue never reach the public port. With profiling on,
+// Go's profiles (/debug/pprof/) are served there too, never on listen. It
+// returns what stops it.
 func serveMetrics(cfg *config.Config, a *app, logger *slog.Logger, stdout io.Writer) (stop func(), err error) {
 	if cfg.MetricsListen == "" {
 		return func() {}, nil
@@ -116,6 +118,15 @@ func serveMetrics(cfg *config.Config, a *app, logger *slog.Logger, stdout io.Wri
 	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", a.metricsHandler())
+	if cfg.Profiling {
+		// Go's profiles, for an engineer who must see where a replica's CPU
+		// goes: stacks and function names only, never a request's data.
+		// Registered here, not through net/http/pprof's default mux.
+		mux.HandleFunc("GET /debug/pprof/", pprof.Index)
+		mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
+	}
 	metricsSrv := newHTTPServer(mux, logger)
 	go func() {
 		if err := metricsSrv.Serve(mln); err != nil && !errors.Is(err, http.ErrServerClosed) {

@@ -48,7 +48,10 @@ type Config struct {
 	// MetricsListen is the host:port that alone serves /metrics
 	// (DefaultMetricsListen when the file leaves it out). Listen never serves
 	// /metrics.
-	MetricsListen   string
+	MetricsListen string
+	// Profiling adds Go's profiles (/debug/pprof/) to MetricsListen, for an
+	// engineer who must see where a replica's CPU goes. Off by default.
+	Profiling       bool
 	BaseURL         string // public address of the game, no trailing slash (GEN-11)
 	DefaultLanguage string // one of Languages (LANG-4)
 	Database        DSN    // sqlite://PATH or postgres://USER:PASSWORD@HOST:PORT/DB?...
@@ -311,6 +314,7 @@ func (c Config) LogValue() slog.Value {
 	attrs := []slog.Attr{
 		slog.String("listen", c.Listen),
 		slog.String("metrics_listen", c.MetricsListen),
+		slog.Bool("profiling", c.Profiling),
 		slog.String("base_url", c.BaseURL),
 		slog.String("default_language", c.DefaultLanguage),
 		slog.Any("database", c.Database),

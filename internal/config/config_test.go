@@ -167,7 +167,7 @@ func TestDocsShowExample(t *testing.T) {
 		t.Error("docs/config.md does not contain internal/config/testdata/example.yaml verbatim; copy it into the docs")
 	}
 	for _, key := range []string{
-		"listen", "metrics_listen", "base_url", "default_language", "database", "games", "operators",
+		"listen", "metrics_listen", "profiling", "base_url", "default_language", "database", "games", "operators",
 		"game_id", "name", "studio", "category", "image_url", "rtp_bp", "max_multiplier", "betting_ms", "pause_ms",
 		"demo", "freebet", "mobile", "desktop",
 		"operator", "enabled", "secret", "api_key", "wallet_url", "zero_win", "legacy_launch", "currencies", "min_bet", "max_bet", "max_win",
@@ -919,5 +919,22 @@ func TestAddressLimitsSection(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("address_limits: %s: %v, want %q", tt.line, err, tt.want)
 		}
+	}
+}
+
+// profiling: off unless the file says true; anything but true/false is
+// refused with the key named.
+func TestProfiling(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		line string
+		want bool
+	}{{"", false}, {"profiling: false\n", false}, {"profiling: true\n", true}} {
+		if c := mustParse(t, tc.line+base); c.Profiling != tc.want {
+			t.Errorf("%q: profiling = %v, want %v", tc.line, c.Profiling, tc.want)
+		}
+	}
+	if _, err := config.Parse([]byte("profiling: yes please\n"+base), nil); err == nil || !strings.Contains(err.Error(), "profiling must be true or false") {
+		t.Errorf("profiling: yes please: %v", err)
 	}
 }

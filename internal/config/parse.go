@@ -408,7 +408,7 @@ const idRule = "1 to 64 letters, digits, '.', '_' or '-', starting with a letter
 // that starts from the defaults.
 func (p *parser) config(root *yaml.Node) *Config {
 	f := p.fields(p.mapping(root, "the file"), "top level",
-		"listen", "metrics_listen", "base_url", "default_language", "database", "games", "operators", "cluster", "trusted_proxies", "address_limits", "fairness", "back_office")
+		"listen", "metrics_listen", "base_url", "default_language", "database", "games", "operators", "cluster", "trusted_proxies", "address_limits", "fairness", "back_office", "profiling")
 	c := &Config{
 		Listen:          DefaultListen,
 		MetricsListen:   DefaultMetricsListen,
@@ -460,6 +460,7 @@ func (p *parser) listenAddresses(f map[string]*yaml.Node, c *Config) {
 	} else if c.Listen == DefaultMetricsListen {
 		p.addf(f["listen"], "listen %q is also the default of metrics_listen; set metrics_listen to another address, e.g. 127.0.0.1:9091", c.Listen)
 	}
+	c.Profiling = p.boolean(f, "profiling", "top level", false)
 }
 
 // installation reads base_url, default_language and database into c.
