@@ -29,3 +29,17 @@ func HoldConnection(s *Store) (release func(), err error) {
 	}
 	return release, nil
 }
+
+// LeaseBackend is the PostgreSQL backend (its process id) that serves the
+// lease's own connection.
+func LeaseBackend(ctx context.Context, s *Store) (pid int, err error) {
+	err = s.lease.QueryRowContext(ctx, "SELECT pg_backend_pid()").Scan(&pid)
+	return pid, err
+}
+
+// SleepOnLease runs a statement of d seconds on the lease's own connection,
+// as a renewal stuck behind a saturated server does.
+func SleepOnLease(ctx context.Context, s *Store, seconds float64) error {
+	_, err := s.lease.ExecContext(ctx, "SELECT pg_sleep(?)", seconds)
+	return err
+}

@@ -58,7 +58,10 @@ import (
 	"sync"
 	"time"
 
-	_ "github.com/jackc/pgx/v5/stdlib" // registers database/sql driver "pgx"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
+	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/uptrace/bun"
@@ -81,12 +84,21 @@ const (
 	sqliteDriverName  = "sqlite" // modernc.org/sqlite: pure Go, builds with CGO_ENABLED=0
 )
 
-// PostgreSQL pool settings applied by Open.
+// PostgreSQL pool settings applied by Open. Every connection a burst opened
+// is kept (idle = open): opening one costs a TCP handshake and a SCRAM
+// authentication, which took more than a second on a saturated replica, so a
+// pool that closed what it opened for a burst paid that again at the next.
 const (
 	pgMaxOpenConns    = 20
-	pgMaxIdleConns    = 10
+	pgMaxIdleConns    = pgMaxOpenConns
 	pgConnMaxLifetime = 30 * time.Minute
 	pgConnMaxIdleTime = 5 * time.Minute
+	// pgCancelGrace is how long a statement whose context ended may take to
+	// stop once PostgreSQL was asked to cancel it, before its connection is
+	// given up. pgx's default gives the connection up at once: each query
+	// that timed out then cost a new connection (and its authentication),
+	// and on a saturated replica the lease's renewals failed opening it.
+	pgCancelGrace = 250 * time.Millisecond
 )
 
 // Store is an open database with its dialect. It is safe for concurrent use.
@@ -245,10 +257,17 @@ func openPostgres(ctx context.Context, dsn string) (*Store, error) {
 	}
 	u.RawQuery = q.Encode()
 
-	sqldb, err := sql.Open("pgx", u.String())
+	connCfg, err := pgx.ParseConfig(u.String())
 	if err != nil {
-		return nil, fmt.Errorf("store: open postgres %s: %w", u.Redacted(), err)
+		return nil, fmt.Errorf("store: open postgres %s: %w", u.Redacted(), redactErr(err, dsn))
 	}
+	// A statement whose context ends is cancelled by PostgreSQL (a cancel
+	// request on a connection of its own) and its connection kept, rather
+	// than closed at once.
+	connCfg.BuildContextWatcherHandler = func(c *pgconn.PgConn) ctxwatch.Handler {
+		return &pgconn.CancelRequestContextWatcherHandler{Conn: c, DeadlineDelay: pgCancelGrace}
+	}
+	sqldb := stdlib.OpenDB(*connCfg)
 	sqldb.SetMaxOpenConns(pgMaxOpenConns)
 	sqldb.SetMaxIdleConns(pgMaxIdleConns)
 	sqldb.SetConnMaxLifetime(pgConnMaxLifetime)
@@ -264,11 +283,7 @@ func openPostgres(ctx context.Context, dsn string) (*Store, error) {
 	// load) nor pays for opening one (its TLS and SCRAM authentication took
 	// more than the renewal's second on a saturated machine, and the leader
 	// lost its lease to its own load: docs/performance.md, 27 November).
-	leasedb, err := sql.Open("pgx", u.String())
-	if err != nil {
-		_ = sqldb.Close()
-		return nil, fmt.Errorf("store: open postgres %s: the lease's connection: %w", u.Redacted(), err)
-	}
+	leasedb := stdlib.OpenDB(*connCfg)
 	leasedb.SetMaxOpenConns(1)
 	leasedb.SetMaxIdleConns(1)
 	leasedb.SetConnMaxLifetime(0)
