@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -26,7 +27,7 @@ import (
 // the schema, the table's start, the rounds around the measured one)
 // cancels out:
 //
-//	per bet     = (run(bets, 0) - run(bets/2, 0)) / (bets - bets/2)
+//	per bet     = (run(bets, 0) - run(bets/10, 0)) / (bets - bets/10)
 //	per cashout = (run(bets, cashouts) - run(bets, 0)) / cashouts
 //
 // A bet that is not cashed out loses at the crash, so a bet's figure holds
@@ -63,11 +64,14 @@ type costSize struct {
 func (s costSize) String() string { return fmt.Sprintf("%d bets, %d cashouts", s.bets, s.cashouts) }
 
 // costSizes returns the three runs of a measurement of bets and cashouts.
-// The cashouts' difference is all of them, the largest the runs allow: the
-// scheduling of the goroutines under callgrind still moves a run's total by
-// about 0.1 %, and the larger the difference, the less that moves a figure.
+// The differences are as large as the runs allow: how the goroutines
+// interleave under callgrind, hence how many batches the group committer
+// commits (a few hundred thousand instructions each), still moves a run's
+// total by up to a few million, and the larger the difference, the less that
+// moves a figure. The smallest run still places a tenth of the bets, so that
+// what a first bet does once (caches, pools) is in all three.
 func costSizes(bets, cashouts int) [3]costSize {
-	return [3]costSize{{bets / 2, 0}, {bets, 0}, {bets, cashouts}}
+	return [3]costSize{{bets / 10, 0}, {bets, 0}, {bets, cashouts}}
 }
 
 // costFigures are the instructions of one bet and of one cashout.
@@ -145,6 +149,20 @@ func spread(xs []float64) float64 {
 	return (hi - lo) / (sum / float64(len(xs)))
 }
 
+// median is the middle of xs (the mean of the two middle ones for an even
+// count), 0 for none.
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
 // thousands formats n with a comma between each three digits.
 func thousands(n int64) string {
 	s := strconv.FormatInt(n, 10)
@@ -184,8 +202,8 @@ func costMain(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	fs.StringVar(&o.binary, "binary", "", "the engine's test binary (go test -c ./internal/engine), which holds TestCost")
 	fs.StringVar(&o.out, "out", "callgrind", "the folder of the callgrind out files and the runs' logs")
 	fs.StringVar(&o.valgrind, "valgrind", "valgrind", "the valgrind command")
-	fs.IntVar(&o.bets, "bets", 2000, "bets of the two larger runs (the smallest places half)")
-	fs.IntVar(&o.cashouts, "cashouts", 2000, "cashouts of the largest run (the two others cash out none)")
+	fs.IntVar(&o.bets, "bets", 4000, "bets of the two larger runs (the smallest places a tenth)")
+	fs.IntVar(&o.cashouts, "cashouts", 4000, "cashouts of the largest run (the two others cash out none)")
 	fs.IntVar(&o.repeat, "repeat", 1, "measure this many times, and report the spread")
 	fs.StringVar(&o.gogc, "gogc", "off", "the runs' GOGC")
 	fs.StringVar(&o.tmpdir, "tmpdir", defaultCostTmp(), "the runs' TMPDIR, where the workload's SQLite file is (a tmpfs: its writes and syncs return at once, and count the same)")
@@ -195,8 +213,8 @@ func costMain(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	switch {
 	case o.binary == "":
 		return 2, errors.New("cost: give --binary, the engine's test binary")
-	case o.bets < 2 || o.cashouts < 1 || o.cashouts > o.bets:
-		return 2, errors.New("cost: --bets must be at least 2, and --cashouts from 1 to --bets")
+	case o.bets < 10 || o.cashouts < 1 || o.cashouts > o.bets:
+		return 2, errors.New("cost: --bets must be at least 10, and --cashouts from 1 to --bets")
 	case o.repeat < 1:
 		return 2, errors.New("cost: --repeat must be at least 1")
 	}
@@ -232,7 +250,9 @@ func costMain(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 		fmt.Fprintf(stdout, "instructions per cashout: %s\n", thousands(int64(math.Round(f.perCashout))))
 	}
 	if o.repeat > 1 {
-		fmt.Fprintf(stdout, "spread of %d measurements: per bet %.2f %%, per cashout %.2f %%\n",
+		fmt.Fprintf(stdout, "median of %d measurements: %s per bet, %s per cashout\n", o.repeat,
+			thousands(int64(math.Round(median(bets)))), thousands(int64(math.Round(median(cashouts)))))
+		fmt.Fprintf(stdout, "spread of %d measurements (largest - smallest) / mean: per bet %.2f %%, per cashout %.2f %%\n",
 			o.repeat, 100*spread(bets), 100*spread(cashouts))
 	}
 	dir, err := filepath.Abs(o.out)

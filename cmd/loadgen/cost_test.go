@@ -48,11 +48,11 @@ func TestCostFigures(t *testing.T) {
 		totals             [3]int64
 		perBet, perCashout float64 // 0: an error
 	}{
-		{"the default runs", costSizes(2000, 2000), [3]int64{1_300_000_000, 2_050_000_000, 2_850_000_000}, 750_000, 400_000},
-		{"odd sizes", costSizes(5, 3), [3]int64{1000, 1300, 1600}, 100, 100},
-		{"a fraction", costSizes(4, 4), [3]int64{1000, 1001, 1002}, 0.5, 0.25},
-		{"bets that cost nothing", costSizes(4, 4), [3]int64{1000, 1000, 1002}, 0, 0},
-		{"cashouts that cost nothing", costSizes(4, 4), [3]int64{1000, 1002, 1002}, 0, 0},
+		{"the default runs", costSizes(2000, 2000), [3]int64{400_000_000, 1_750_000_000, 2_550_000_000}, 750_000, 400_000},
+		{"odd sizes", costSizes(25, 3), [3]int64{1000, 3300, 3600}, 100, 100},
+		{"a fraction", costSizes(12, 4), [3]int64{1000, 1011, 1012}, 1.0, 0.25},
+		{"bets that cost nothing", costSizes(20, 4), [3]int64{1000, 1000, 1002}, 0, 0},
+		{"cashouts that cost nothing", costSizes(20, 4), [3]int64{1000, 1002, 1002}, 0, 0},
 		{"no more bets", [3]costSize{{4, 2}, {4, 2}, {4, 4}}, [3]int64{1000, 1002, 1004}, 0, 0},
 		{"cashouts changed with the bets", [3]costSize{{2, 1}, {4, 2}, {4, 4}}, [3]int64{1000, 1002, 1004}, 0, 0},
 		{"bets changed with the cashouts", [3]costSize{{2, 2}, {4, 2}, {6, 4}}, [3]int64{1000, 1002, 1004}, 0, 0},
@@ -72,7 +72,7 @@ func TestCostFigures(t *testing.T) {
 func TestCostSizes(t *testing.T) {
 	t.Parallel()
 	got := costSizes(2000, 2000)
-	want := [3]costSize{{1000, 0}, {2000, 0}, {2000, 2000}}
+	want := [3]costSize{{200, 0}, {2000, 0}, {2000, 2000}}
 	if got != want {
 		t.Fatalf("costSizes(2000, 2000) = %v, want %v", got, want)
 	}
@@ -92,6 +92,24 @@ func TestSpread(t *testing.T) {
 	} {
 		if got := spread(tc.xs); math.Abs(got-tc.want) > 1e-12 {
 			t.Errorf("spread(%v) = %v, want %v", tc.xs, got, tc.want)
+		}
+	}
+}
+
+func TestMedian(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		xs   []float64
+		want float64
+	}{
+		{nil, 0},
+		{[]float64{5}, 5},
+		{[]float64{3, 1, 2}, 2},
+		{[]float64{4, 1, 3, 2}, 2.5},
+		{[]float64{726473, 725470, 725006}, 725470},
+	} {
+		if got := median(tc.xs); got != tc.want {
+			t.Errorf("median(%v) = %v, want %v", tc.xs, got, tc.want)
 		}
 	}
 }
@@ -139,12 +157,13 @@ echo "` + pass + `"
 		t.Fatalf("cost: %d, %v\n%s", code, err, stdout.String())
 	}
 	for _, want := range []string{"instructions per bet: 800\n", "instructions per cashout: 400\n",
-		"spread of 2 measurements: per bet 0.00 %, per cashout 0.00 %\n", "bets20-cashouts10-run2.out"} {
+		"spread of 2 measurements (largest - smallest) / mean: per bet 0.00 %, per cashout 0.00 %\n",
+		"median of 2 measurements: 800 per bet, 400 per cashout\n", "bets20-cashouts10-run2.out"} {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("the output lacks %q:\n%s", want, stdout.String())
 		}
 	}
-	if _, err := os.Stat(filepath.Join(out, "bets10-cashouts0-run1.out")); err != nil {
+	if _, err := os.Stat(filepath.Join(out, "bets2-cashouts0-run1.out")); err != nil {
 		t.Error(err)
 	}
 	code, err = costMain(t.Context(), []string{"--binary", "engine.test", "--valgrind", fake("skipping", "--- SKIP: TestCost (0.00s)"),
