@@ -167,7 +167,7 @@ func (ct *costTable) play(bets, cashouts int) costCounts {
 	t := ct.t
 	t.Helper()
 	v := ct.await("", engine.PhaseBetting)
-	for ct.crashPoint(v.RoundID) < costCrashAbove {
+	for crashPointOf(ct.t, ct.table, v.RoundID) < costCrashAbove {
 		v = ct.next(ct.finish(v))
 	}
 	out := costCounts{roundID: v.RoundID}
@@ -215,7 +215,7 @@ func (ct *costTable) play(bets, cashouts int) costCounts {
 		out.payout += res.Payout
 		mu.Unlock()
 	})
-	ct.clock.Set(v.StartedAt.Add(round.TimeToReach(ct.crashPoint(v.RoundID))))
+	ct.clock.Set(v.StartedAt.Add(round.TimeToReach(crashPointOf(ct.t, ct.table, v.RoundID))))
 	v = ct.await(v.RoundID, engine.PhaseCrashed)
 	// The table stops at a round's end: the next round, with no bets.
 	next := ct.next(v)
@@ -236,7 +236,7 @@ func (ct *costTable) finish(v engine.RoundView) engine.RoundView {
 	// A round that crashes at 1.00x crashes at its take-off.
 	v = ct.await(v.RoundID, engine.PhaseFlying, engine.PhaseCrashed)
 	if v.Phase == engine.PhaseFlying {
-		ct.clock.Set(v.StartedAt.Add(round.TimeToReach(ct.crashPoint(v.RoundID))))
+		ct.clock.Set(v.StartedAt.Add(round.TimeToReach(crashPointOf(ct.t, ct.table, v.RoundID))))
 		v = ct.await(v.RoundID, engine.PhaseCrashed)
 	}
 	return v
@@ -282,13 +282,4 @@ func isPhaseEvent(ev *engine.Event) bool {
 		return true
 	}
 	return false
-}
-
-// crashPoint is the crash point of roundID, as the test may know it.
-func (ct *costTable) crashPoint(roundID string) int64 {
-	cp, err := ct.table.CrashPointForTest(context.Background(), roundID)
-	if err != nil {
-		ct.t.Fatal(err)
-	}
-	return cp
 }

@@ -102,13 +102,7 @@ func newBenchTable(tb testing.TB, dsn string) *benchTable {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	h.crash = func(roundID string) int64 {
-		cp, err := h.table.CrashPointForTest(ctx, roundID)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		return cp
-	}
+	h.crash = func(roundID string) int64 { return crashPointOf(tb, h.table, roundID) }
 	go func() { h.done <- h.table.Run(ctx) }()
 	tb.Cleanup(h.stop)
 	h.waitFor(func(v engine.RoundView) bool { return v.Phase == engine.PhaseBetting })
