@@ -11,7 +11,7 @@ export TESTCONTAINERS_HOST_OVERRIDE ?= 127.0.0.1
 # The PostgreSQL image the suites run; set to postgres:15 where a registry answers.
 export CRASHGAME_POSTGRES_IMAGE ?= crashgame-postgres:15
 
-.PHONY: deps help generate check-generate build run test toolchain fairness-script unit quick integration vet lint fuzz bench bench-backoffice load images cluster cluster-roll cluster-down clean rules helm
+.PHONY: deps help generate check-generate build run test toolchain fairness-script unit quick integration vet lint fuzz bench bench-backoffice cost load images cluster cluster-roll cluster-down clean rules helm
 
 # The Debian packages `make test` needs beyond Go and a Docker engine, and
 # .ci/run installs (it calls this target): PostgreSQL 15 and HAProxy (the
@@ -111,11 +111,20 @@ bench: ## benchmarks, in benchstat format (BENCHTIME=1s COUNT=6)
 bench-backoffice: ## the back office's page of 1,000 transactions from 10 million movements on PostgreSQL (fills the table first: a few minutes)
 	CRASHGAME_BENCH_10M=1 $(GO) test -run '^$$' -bench BenchmarkOperatorMovementsPage10M -benchtime 200x ./internal/store
 
+# make cost's test binary, callgrind out files and run logs (callgrind_annotate
+# reads the out files: where the instructions go).
+COST_DIR := callgrind
+
+cost: ## instructions per bet and per cashout of the engine's fixed workload under valgrind's callgrind (TestCost of internal/engine: runs of 400 and 4,000 bets none cashed out, and of 4,000 all cashed out; COST_BETS=4000 REPEAT=1; REPEAT=3 measures 3 times and gives the spread); out files in callgrind/
+	@mkdir -p $(COST_DIR)
+	$(GO) test -c -o $(COST_DIR)/engine.test ./internal/engine
+	$(GO) run ./cmd/loadgen cost --binary $(COST_DIR)/engine.test --out $(COST_DIR) --bets $${COST_BETS:-4000} --cashouts $${COST_BETS:-4000} --repeat $${REPEAT:-1}
+
 load: ## the load tool against the whole thing on loopback, the game alone on CPU 0 and the floor of a bet measured after it (PLAYERS=10000 ROUNDS=3 BETS=1 DATABASE=postgres://... NOPIN=1 for neither)
 	$(GO) run ./cmd/loadgen --self --players $${PLAYERS:-10000} --rounds $${ROUNDS:-3} --bets $${BETS:-1} $${DATABASE:+--database "$$DATABASE"} $(if $(NOPIN),,--pin --floor) --out load-result.json --chart load-result.png
 
 clean: ## remove build output
-	rm -rf $(BIN) bench.txt load-result.json load-result.png
+	rm -rf $(BIN) $(COST_DIR) bench.txt load-result.json load-result.png
 
 rules: ## which contract rules (docs/contract/rules.md) a test names, and which none does
 	@ids=$$(grep -oE '^\| [A-Z]+-[0-9]+ ' docs/contract/rules.md | tr -d '| '); total=0; covered=0; missing=""; \

@@ -67,6 +67,10 @@
 // else with --replicas every replica's /metrics must say 0 pending; else the
 // game's own /metrics, at --metrics-url (its metrics_listen: the public port
 // never serves /metrics). The result says which was read.
+//
+// `loadgen cost` (make cost) counts the instructions of a bet and of a
+// cashout in the engine's fixed workload under valgrind's callgrind, a
+// figure that holds from run to run (cost.go).
 package main
 
 import (
@@ -211,6 +215,9 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
 	if len(args) > 0 && args[0] == capacityCommand {
 		return capacityMain(args[1:], stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == costCommand {
+		return costMain(ctx, args[1:], stdout, stderr)
 	}
 	if len(args) > 0 && args[0] == floorCommand {
 		if err := floorServe(ctx, args[1:], stderr); err != nil {

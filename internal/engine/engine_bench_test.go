@@ -48,9 +48,9 @@ type benchTable struct {
 	done  chan error
 }
 
-// newBenchTable opens dsn ("" is a SQLite file), builds the table of the
-// engine tests' installation and runs it until the benchmark ends.
-func newBenchTable(tb testing.TB, dsn string) *benchTable {
+// openBenchStore opens dsn ("" is a SQLite file in a temporary folder) and
+// migrates it; it is closed when the test or benchmark ends.
+func openBenchStore(tb testing.TB, dsn string) *store.Store {
 	tb.Helper()
 	if dsn == "" {
 		dsn = "sqlite://" + filepath.Join(tb.TempDir(), "bench.db")
@@ -69,30 +69,40 @@ func newBenchTable(tb testing.TB, dsn string) *benchTable {
 	if err := st.Migrate(ctx); err != nil {
 		tb.Fatal(err)
 	}
-	h := &benchTable{tb: tb, clock: newClock(), done: make(chan error, 1)}
-	h.table, err = engine.New(ctx, engine.Config{
+	return st
+}
+
+// benchConfig is the table of the engine tests' installation on st: its
+// wallet answers every /bet at once, its time is clock.
+func benchConfig(st *store.Store, clock *manualClock) engine.Config {
+	return engine.Config{
 		Game:          testGame,
 		Operators:     testOperators,
 		Store:         st.Records(),
 		Chains:        st.HashChains(),
 		Outbox:        movements.NewOutbox(st.Movements()),
 		Wallets:       func(string) (engine.BetWallet, bool) { return instantWallet{}, true },
-		Clock:         h.clock,
+		Clock:         clock,
 		Logger:        slog.New(slog.DiscardHandler),
 		ChainLength:   1000,
 		Sealer:        engine.FixedSealer(),
 		SeedingWindow: -1,
-	})
+	}
+}
+
+// newBenchTable opens dsn ("" is a SQLite file), builds the table of the
+// engine tests' installation and runs it until the benchmark ends.
+func newBenchTable(tb testing.TB, dsn string) *benchTable {
+	tb.Helper()
+	ctx := context.Background()
+	st := openBenchStore(tb, dsn)
+	h := &benchTable{tb: tb, clock: newClock(), done: make(chan error, 1)}
+	var err error
+	h.table, err = engine.New(ctx, benchConfig(st, h.clock))
 	if err != nil {
 		tb.Fatal(err)
 	}
-	h.crash = func(roundID string) int64 {
-		cp, err := h.table.CrashPointForTest(ctx, roundID)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		return cp
-	}
+	h.crash = func(roundID string) int64 { return crashPointOf(tb, h.table, roundID) }
 	go func() { h.done <- h.table.Run(ctx) }()
 	tb.Cleanup(h.stop)
 	h.waitFor(func(v engine.RoundView) bool { return v.Phase == engine.PhaseBetting })

@@ -255,10 +255,15 @@ func (h *harness) fly() engine.RoundView {
 // crashPoint computes the current round's crash point from its chain's
 // sealed seed (the test's view behind the scenes; the database holds no
 // crash point before the crash, and players never see it).
-func (h *harness) crashPoint(roundID string) int64 {
-	cp, err := h.table.CrashPointForTest(context.Background(), roundID)
+func (h *harness) crashPoint(roundID string) int64 { return crashPointOf(h.t, h.table, roundID) }
+
+// crashPointOf is the crash point of table's round roundID, as a test may
+// know it before the crash.
+func crashPointOf(tb testing.TB, table *engine.Table, roundID string) int64 {
+	tb.Helper()
+	cp, err := table.CrashPointForTest(context.Background(), roundID)
 	if err != nil {
-		h.t.Fatal(err)
+		tb.Fatal(err)
 	}
 	return cp
 }
