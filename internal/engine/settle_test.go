@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -232,6 +233,57 @@ func TestStopVoidsTheFlyingRound(t *testing.T) {
 	}
 	if kinds[movements.KindWin] != 1 || kinds[movements.KindRollback] != 1 {
 		t.Fatalf("movements by kind %v", kinds)
+	}
+}
+
+// A table asked to stop serves the round in play to its crash before it
+// hands the lease over: bets in its window are admitted and cashouts priced
+// as before the stop (a rolling deploy refuses nothing of the round in
+// play), and its bets are settled by the crash, not voided.
+func TestStopServesTheRoundInPlay(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, "")
+	h.run()
+	// A round that takes off, flies past 1 s and crashes well within the
+	// stop's 30 s grace.
+	for range 200 {
+		if v, _ := h.table.Round(); v.Phase == engine.PhaseBetting {
+			if cp := h.crashPoint(v.RoundID); cp >= 150 && cp <= 400 {
+				break
+			}
+		}
+		h.nextRound()
+	}
+	h.table.Stop()
+	players := make([]engine.Player, 20)
+	bets := make([]engine.BetResult, len(players))
+	for i := range players {
+		players[i] = playerOf("acme", fmt.Sprintf("player%02d", i))
+		bets[i] = mustBet(t, h, players[i], engine.BetRequest{Amount: 100})
+	}
+	f := h.fly()
+	at := f.StartedAt.Add(time.Second)
+	h.clock.Set(at)
+	cashed, err := h.table.Cashout(context.Background(), players[0], bets[0].Bet.BetID, at)
+	if err != nil {
+		t.Fatalf("cashout in the stopping table's last round: %v", err)
+	}
+	h.clock.Set(f.StartedAt.Add(round.TimeToReach(h.crashPoint(f.RoundID))))
+	select {
+	case <-h.table.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("the stopping table did not stop after its round crashed")
+	}
+	if rec, _ := h.st.Round(context.Background(), "crash", f.RoundID); rec.Status != engine.RoundFinished {
+		t.Fatalf("the last round is %s, want %s", rec.Status, engine.RoundFinished)
+	}
+	if r := h.bet(bets[0].Bet.BetID); r.Status != engine.StatusCashedOut || r.Payout == nil || *r.Payout != cashed.Payout {
+		t.Errorf("the bet cashed out: %s, payout %v; want cashed_out, %d", r.Status, r.Payout, cashed.Payout)
+	}
+	for _, b := range bets[1:] {
+		if r := h.bet(b.Bet.BetID); r.Status != engine.StatusLost {
+			t.Errorf("bet %s is %s, want lost", b.Bet.BetID, r.Status)
+		}
 	}
 }
 

@@ -467,12 +467,14 @@ func phaseEvent(phase string) string {
 	return EventRoundBetting
 }
 
-// do runs f on the loop goroutine and waits for it.
+// do runs f on the loop goroutine and waits for it. A table asked to stop
+// still serves its last round to the crash (Stop), so f is refused with
+// ErrStopped only once the loop is over.
 func (t *Table) do(ctx context.Context, f func()) error {
 	done := make(chan struct{})
 	select {
 	case t.inbox <- func() { f(); close(done) }:
-	case <-t.stopped:
+	case <-t.loopDone:
 		return ErrStopped
 	case <-ctx.Done():
 		return ctx.Err()
