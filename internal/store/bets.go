@@ -35,9 +35,15 @@ type BetRecord struct {
 	SettledAt    Millis  `bun:"settled_at,nullzero"`
 }
 
-// InsertBet stores a new bet (its intent, before the debit).
+// InsertBet stores a new bet (its intent, before the debit): one prepared
+// statement (prepared.go). Zero AutoCashout, Multiplier and SettledAt are
+// stored NULL.
 func (s *Store) InsertBet(ctx context.Context, rec *BetRecord) error {
-	if _, err := s.conn(ctx).NewInsert().Model(rec).Exec(ctx); err != nil {
+	_, err := s.exec(ctx, "insertBet", rec.ID, rec.RoundID, rec.GameID, rec.SessionHash, rec.Operator, rec.PlayerID,
+		rec.Token, rec.PlayerName, rec.Currency, rec.Demo, rec.Amount, nullIfZero(rec.AutoCashout), rec.FreebetID,
+		rec.Status, nullIfZero(rec.Multiplier), rec.Payout, rec.Refusal, rec.OperatorTxID, rec.PlacedAt,
+		nullIfZero(rec.SettledAt))
+	if err != nil {
 		return fmt.Errorf("store: insert bet %s: %w", rec.ID, err)
 	}
 	return nil
@@ -54,29 +60,12 @@ type BetChange struct {
 }
 
 // MoveBet moves a bet from status from to status to, writing ch, in one
-// conditional statement. It reports whether the bet was in status from: of
-// two moves that race from the same status, exactly one is applied.
+// conditional statement (prepared: prepared.go). It reports whether the bet
+// was in status from: of two moves that race from the same status, exactly
+// one is applied.
 func (s *Store) MoveBet(ctx context.Context, id, from, to string, ch BetChange) (bool, error) {
-	q := s.conn(ctx).NewUpdate().Model((*BetRecord)(nil)).
-		Set("status = ?", to).
-		Where("id = ?", id).
-		Where("status = ?", from)
-	if ch.SettledAt != 0 {
-		q = q.Set("settled_at = ?", ch.SettledAt)
-	}
-	if ch.OperatorTxID != "" {
-		q = q.Set("operator_tx_id = ?", ch.OperatorTxID)
-	}
-	if ch.Refusal != "" {
-		q = q.Set("refusal = ?", ch.Refusal)
-	}
-	if ch.Multiplier != 0 {
-		q = q.Set("multiplier = ?", ch.Multiplier)
-	}
-	if ch.Payout != nil {
-		q = q.Set("payout = ?", *ch.Payout)
-	}
-	n, err := affected("move bet")(q.Exec(ctx))
+	n, err := affected("move bet")(s.exec(ctx, "moveBet", to, nullIfZero(ch.SettledAt), nullIfZero(ch.OperatorTxID),
+		nullIfZero(ch.Refusal), nullIfZero(ch.Multiplier), ch.Payout, id, from))
 	if err != nil {
 		return false, fmt.Errorf("%w (bet %s %s -> %s)", err, id, from, to)
 	}

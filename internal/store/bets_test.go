@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"sync"
+	"reflect"
 	"sync/atomic"
 	"testing"
 
@@ -17,6 +18,7 @@ var roundAndBetCases = []contractCase{
 	{"InTxCommitsRollsBackAndJoins", testInTx},
 	{"RoundLifecycle", testRoundLifecycle},
 	{"BetMovesOnlyFromItsStatus", testMoveBet},
+	{"BetReadsBackAsWritten", testBetAsWritten},
 	{"ConcurrentSettlementsOneWins", testConcurrentSettle},
 	{"CashoutRacesCrash", testCashoutRacesCrash},
 	{"BetsFilterAndOrder", testBetsFilter},
@@ -172,6 +174,38 @@ func testMoveBet(t *testing.T, s *store.Store, _ string) {
 	}
 	if ok, err := s.MoveBet(ctx, "missing", "pending", "accepted", store.BetChange{}); err != nil || ok {
 		t.Fatalf("move of an unknown bet = %v, %v; want false", ok, err)
+	}
+	// A refusal writes its code and when; what it does not carry stays empty.
+	mustInsertBet(t, s, testBet("b2", "r1", "pending", 2))
+	if ok, err := s.MoveBet(ctx, "b2", "pending", "refused", store.BetChange{SettledAt: 7, Refusal: "INSUFFICIENT_FUNDS"}); err != nil || !ok {
+		t.Fatalf("refuse = %v, %v", ok, err)
+	}
+	got = betStatus(t, s, "b2")
+	if got.Status != "refused" || got.Refusal != "INSUFFICIENT_FUNDS" || got.SettledAt != 7 || got.OperatorTxID != "" || got.Multiplier != 0 || got.Payout != nil {
+		t.Fatalf("bet after its refusal = %+v", got)
+	}
+}
+
+// A bet reads back exactly as it was inserted: every field set, and every
+// optional one left out (stored NULL, read back as its zero value).
+func testBetAsWritten(t *testing.T, s *store.Store, _ string) {
+	mustInsertRound(t, s, testRound("r1", 1, engine.RoundFlying))
+	freebet, payout := "fb-1", int64(0)
+	full := &store.BetRecord{ID: "b-full", RoundID: "r1", GameID: "crash", SessionHash: []byte{0, 1, 2, 0xff},
+		Operator: "op-1", PlayerID: "p-1", Token: "tok-1", PlayerName: "Ma***", Currency: "BRL", Demo: true,
+		Amount: 1234, AutoCashout: 250, FreebetID: &freebet, Status: "lost", Multiplier: 130, Payout: &payout,
+		Refusal: "", OperatorTxID: "op-tx-9", PlacedAt: 1_700_000_000_123, SettledAt: 1_700_000_009_999}
+	bare := testBet("b-bare", "r1", "pending", 5)
+	for _, want := range []*store.BetRecord{full, bare} {
+		mustInsertBet(t, s, want)
+		got := betStatus(t, s, want.ID)
+		if !reflect.DeepEqual(got, *want) {
+			t.Errorf("bet read back = %+v\nwant %+v", got, *want)
+		}
+	}
+	// The same id twice is refused: a bet's intent is stored once.
+	if err := s.InsertBet(t.Context(), testBet("b-bare", "r1", "pending", 6)); err == nil {
+		t.Error("a second bet with the same id was stored")
 	}
 }
 

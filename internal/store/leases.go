@@ -158,12 +158,8 @@ func (s *Store) ReleaseLease(ctx context.Context, gameID, holder string, epoch i
 // transaction holds the one writer, which a takeover and a renewal wait for.
 // It checks the epoch only, not the expiry.
 func (s *Store) CheckLease(ctx context.Context, gameID string, epoch int64) error {
-	q := s.conn(ctx).NewSelect().Model((*LeaseRecord)(nil)).Column("epoch").Where("game_id = ?", gameID)
-	if s.dialect == DialectPostgres {
-		q = q.For("KEY SHARE")
-	}
 	var held int64
-	err := q.Scan(ctx, &held)
+	err := s.queryRow(ctx, "checkLease", []any{gameID}, &held)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return fmt.Errorf("%w: %s has no lease, checked at epoch %d", leadership.ErrFenced, gameID, epoch)

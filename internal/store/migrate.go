@@ -95,6 +95,11 @@ func (s *Store) Migrate(ctx context.Context) error {
 				"dialect", s.dialect, "migration", mig.Name)
 		}
 	}
+	// The tables exist: prepare the hot statements before any transaction
+	// needs them.
+	if err := s.stmts.prepareAll(ctx); err != nil {
+		return fmt.Errorf("store: migrate %s: %w", s.dialect, err)
+	}
 	return nil
 }
 

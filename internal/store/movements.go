@@ -91,10 +91,10 @@ func movementColumnsOf(prefix string) string {
 // transaction_id) or ErrMovementBetTaken (its bet_id), and the transaction of
 // ctx stays usable: the insert is ON CONFLICT DO NOTHING, because on
 // PostgreSQL a failing statement would abort the caller's whole transaction.
-// It is one statement when the row is inserted, two when it is refused.
+// It is one prepared statement when the row is inserted, two when it is
+// refused.
 func (s *Store) InsertMovement(ctx context.Context, rec *MovementRecord) error {
-	db := s.conn(ctx)
-	n, err := affected("insert movement")(db.NewInsert().Model(rec).On("CONFLICT DO NOTHING").Exec(ctx))
+	n, err := affected("insert movement")(s.exec(ctx, "insertMovement", movementArgs(rec)...))
 	if err != nil {
 		return err
 	}
@@ -102,7 +102,7 @@ func (s *Store) InsertMovement(ctx context.Context, rec *MovementRecord) error {
 		return nil
 	}
 	// A unique key refused it: the transaction_id, or the bet_id.
-	exists, err := db.NewSelect().Table("movements").Where("transaction_id = ?", rec.TransactionID).Exists(ctx)
+	exists, err := s.conn(ctx).NewSelect().Table("movements").Where("transaction_id = ?", rec.TransactionID).Exists(ctx)
 	if err != nil {
 		return fmt.Errorf("store: insert movement: which key refused it: %w", err)
 	}
@@ -112,9 +112,20 @@ func (s *Store) InsertMovement(ctx context.Context, rec *MovementRecord) error {
 	return ErrMovementBetTaken
 }
 
-// InsertMovements stores recs in one statement, in the transaction of ctx if
-// any. When a unique key refuses any of them it returns ErrMovementKeyTaken
-// without saying which, and the others are inserted: the caller rolls back.
+// movementArgs are rec's values for the statement insertMovement, in its
+// columns' order: a zero DoneAt is NULL.
+func movementArgs(rec *MovementRecord) []any {
+	return []any{rec.TransactionID, rec.Kind, rec.Operator, rec.GameID, rec.Currency, rec.PlayerID, rec.Token,
+		rec.RoundID, rec.BetID, rec.Amount, rec.WinType, rec.FreebetID, rec.Reason, rec.Status, rec.Attempts,
+		rec.NextAttemptAt, rec.ClaimedBy, rec.LastError, rec.LastRequestID, rec.OperatorTxID, rec.BalanceAfter,
+		rec.CreatedAt, nullIfZero(rec.DoneAt)}
+}
+
+// InsertMovements stores recs, in the transaction of ctx if any. When a unique
+// key refuses any of them it returns ErrMovementKeyTaken without saying which,
+// and the others are inserted: the caller rolls back. On PostgreSQL it is one
+// multi-row statement (one round trip for the batch); on SQLite, in process,
+// the prepared row statement once a row, which SQLite runs without parsing.
 func (s *Store) InsertMovements(ctx context.Context, recs []MovementRecord) error {
 	// Counted before the statement: bun scans what RETURNING gives back into
 	// the slice it inserts, which then holds only the rows inserted.
@@ -122,9 +133,20 @@ func (s *Store) InsertMovements(ctx context.Context, recs []MovementRecord) erro
 	if want == 0 {
 		return nil
 	}
-	n, err := affected("insert movements")(s.conn(ctx).NewInsert().Model(&recs).On("CONFLICT DO NOTHING").Exec(ctx))
-	if err != nil {
-		return err
+	var n int64
+	if s.dialect == DialectPostgres {
+		var err error
+		if n, err = affected("insert movements")(s.conn(ctx).NewInsert().Model(&recs).On("CONFLICT DO NOTHING").Exec(ctx)); err != nil {
+			return err
+		}
+	} else {
+		for i := range recs {
+			one, err := affected("insert movements")(s.exec(ctx, "insertMovement", movementArgs(&recs[i])...))
+			if err != nil {
+				return err
+			}
+			n += one
+		}
 	}
 	if int(n) != want {
 		return fmt.Errorf("store: insert %d movements: %d refused: %w", want, want-int(n), ErrMovementKeyTaken)
@@ -144,7 +166,7 @@ type DebitRecord struct {
 // id; in the transaction of ctx if any.
 func (s *Store) Debit(ctx context.Context, betID string) (DebitRecord, bool, error) {
 	var d DebitRecord
-	err := s.conn(ctx).NewRaw("SELECT id, amount, freebet_id FROM bets WHERE id = ?", betID).Scan(ctx, &d)
+	err := s.queryRow(ctx, "debit", []any{betID}, &d.ID, &d.Amount, &d.FreebetID)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return DebitRecord{}, false, nil
@@ -154,19 +176,36 @@ func (s *Store) Debit(ctx context.Context, betID string) (DebitRecord, bool, err
 	return d, true, nil
 }
 
-// Debits returns the debits of the bets betIDs that exist, by bet id, in one
-// statement; in the transaction of ctx if any.
+// Debits returns the debits of the bets betIDs that exist, by bet id; in the
+// transaction of ctx if any. On PostgreSQL it is one statement with the ids
+// as an array; on SQLite, in process, the prepared Debit once an id.
 func (s *Store) Debits(ctx context.Context, betIDs []string) (map[string]DebitRecord, error) {
 	out := make(map[string]DebitRecord, len(betIDs))
 	if len(betIDs) == 0 {
 		return out, nil
 	}
-	var ds []DebitRecord
-	if err := s.conn(ctx).NewRaw("SELECT id, amount, freebet_id FROM bets WHERE id IN (?)", bun.List(betIDs)).Scan(ctx, &ds); err != nil {
-		return nil, fmt.Errorf("store: read %d debits: %w", len(betIDs), err)
+	if s.dialect == DialectPostgres {
+		err := s.query(ctx, "debits", []any{betIDs}, func(rows *sql.Rows) error {
+			var d DebitRecord
+			if err := rows.Scan(&d.ID, &d.Amount, &d.FreebetID); err != nil {
+				return err
+			}
+			out[d.ID] = d
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("store: read %d debits: %w", len(betIDs), err)
+		}
+		return out, nil
 	}
-	for _, d := range ds {
-		out[d.ID] = d
+	for _, id := range betIDs {
+		d, ok, err := s.Debit(ctx, id)
+		if err != nil {
+			return nil, fmt.Errorf("store: read %d debits: %w", len(betIDs), err)
+		}
+		if ok {
+			out[id] = d
+		}
 	}
 	return out, nil
 }

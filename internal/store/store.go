@@ -106,6 +106,7 @@ type Store struct {
 	db        *bun.DB
 	lease     *bun.DB       // the lease's own connection, for RenewLease alone (a SQLite file's second one; on PostgreSQL one kept open); nil: db
 	tx        *Transactions // InTx and conn
+	stmts     *statements   // the hot statements, prepared (prepared.go)
 	dialect   string
 	tickets   *groupcommit.Committer[*TicketRecord]
 	closeOnce sync.Once
@@ -114,7 +115,7 @@ type Store struct {
 // newStore returns a Store over db with its ticket writer (started by the
 // first ticket, stopped by Close).
 func newStore(db *bun.DB, dialect string) *Store {
-	s := &Store{db: db, dialect: dialect, tx: NewTransactions(db, nil, "store")}
+	s := &Store{db: db, dialect: dialect, tx: NewTransactions(db, nil, "store"), stmts: newStatements(db.DB, dialect)}
 	s.tickets = s.newTicketWriter()
 	return s
 }
@@ -301,6 +302,7 @@ func openPostgres(ctx context.Context, dsn string) (*Store, error) {
 // fail. It is safe to call more than once.
 func (s *Store) Close() error {
 	s.closeOnce.Do(s.tickets.Close)
+	s.stmts.close()
 	if s.lease != nil {
 		if err := s.lease.Close(); err != nil {
 			return fmt.Errorf("store: close the lease's connection: %w", err)
