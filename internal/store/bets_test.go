@@ -3,9 +3,9 @@ package store_test
 import (
 	"context"
 	"errors"
+	"reflect"
 	"slices"
 	"sync"
-	"reflect"
 	"sync/atomic"
 	"testing"
 
