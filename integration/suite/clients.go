@@ -22,6 +22,10 @@ import (
 type Reply struct {
 	Status int
 	Body   []byte
+	// FromGame: the game answered (its X-Request-Id is set), not the load
+	// balancer in its place (a replica that did not answer within its
+	// timeout, or none in rotation).
+	FromGame bool
 }
 
 // ErrorCode is the error_code of an error answer, or "".
@@ -115,7 +119,7 @@ func (e *Env) doAt(t testing.TB, doc document, base, method, path string, body [
 		return Reply{Status: 0, Body: []byte(err.Error())}
 	}
 	doc.Response(t, req, resp.StatusCode, resp.Header, raw)
-	return Reply{Status: resp.StatusCode, Body: raw}
+	return Reply{Status: resp.StatusCode, Body: raw, FromGame: resp.Header.Get("X-Request-Id") != ""}
 }
 
 // TryBet places a bet from a goroutine while the game may be dying: a
