@@ -63,26 +63,38 @@ func floorServe(ctx context.Context, args []string, stderr io.Writer) error {
 	db := fs.String("db", "", "the SQLite file of the floor's rows")
 	gameID := fs.String("game", "crash", "the game_id of the bets")
 	currency := fs.String("currency", "BRL", "the bets' currency")
+	raw := fs.Bool("raw", false, "the raw floor: the same work with none of the game's code (floor_raw.go)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	st, err := store.Open(ctx, "sqlite://"+*db)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	if err := st.Migrate(ctx); err != nil {
-		return err
-	}
-	client, err := wallet.NewClient(wallet.Settings{Operator: *operator, URL: *walletURL,
-		Secret: secret.Secret(*sec), APIKey: secret.Secret(*key)}, wallet.WithLogger(logger))
-	if err != nil {
-		return err
-	}
-	f := &floor{store: st, wallet: client, operator: *operator, gameID: *gameID, currency: *currency}
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST /bet", f.bet)
+	if *raw {
+		db, rows, err := openRawFloor(ctx, *db)
+		if err != nil {
+			return err
+		}
+		defer db.Close()
+		f := &rawFloor{hc: &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 1024, MaxIdleConns: 1024}},
+			walletURL: *walletURL, operator: *operator, apiKey: *key, gameID: *gameID, currency: *currency, secret: []byte(*sec), rows: rows}
+		mux.HandleFunc("POST /bet", f.bet)
+	} else {
+		logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+		st, err := store.Open(ctx, "sqlite://"+*db)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		if err := st.Migrate(ctx); err != nil {
+			return err
+		}
+		client, err := wallet.NewClient(wallet.Settings{Operator: *operator, URL: *walletURL,
+			Secret: secret.Secret(*sec), APIKey: secret.Secret(*key)}, wallet.WithLogger(logger))
+		if err != nil {
+			return err
+		}
+		f := &floor{store: st, wallet: client, operator: *operator, gameID: *gameID, currency: *currency}
+		mux.HandleFunc("POST /bet", f.bet)
+	}
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {
@@ -154,7 +166,7 @@ func (f *floor) bet(w http.ResponseWriter, r *http.Request) {
 // runFloor starts the floor (on the game's core with --pin), sends it n bets
 // in the run's rounds, each round's bets at random within the bet spread, as
 // the players sent theirs, and measures its CPU from /proc.
-func (lg *loadgen) runFloor(ctx context.Context, admin *http.Client, players []*player, n int, stdout io.Writer) (floorResult, error) {
+func (lg *loadgen) runFloor(ctx context.Context, admin *http.Client, players []*player, n int, raw bool, stdout io.Writer) (floorResult, error) {
 	o := lg.o
 	var fr floorResult
 	if n == 0 {
@@ -165,10 +177,14 @@ func (lg *loadgen) runFloor(ctx context.Context, admin *http.Client, players []*
 		return fr, err
 	}
 	addr := freeAddr()
+	name, label := "floor", "floor"
+	if raw {
+		name, label = "floor-raw", "raw floor"
+	}
 	path, args := o.onGameCPU(exe, floorCommand, "--listen", addr, "--wallet", o.operatorURL, "--operator", o.operator,
-		"--api-key", loadAPIKey, "--secret", o.secret, "--db", filepath.Join(o.data, "floor.db"),
-		"--game", o.gameID, "--currency", o.currency)
-	p, err := startProcess(path, filepath.Join(o.data, "floor.log"), args...)
+		"--api-key", loadAPIKey, "--secret", o.secret, "--db", filepath.Join(o.data, name+".db"),
+		"--game", o.gameID, "--currency", o.currency, fmt.Sprintf("--raw=%t", raw))
+	p, err := startProcess(path, filepath.Join(o.data, name+".log"), args...)
 	if err != nil {
 		return fr, err
 	}
@@ -182,7 +198,7 @@ func (lg *loadgen) runFloor(ctx context.Context, admin *http.Client, players []*
 	if err != nil {
 		return fr, err
 	}
-	fmt.Fprintf(stdout, "floor: %d bets in %d rounds of %s against the same operator-sim...\n", n, o.rounds, o.betSpread)
+	fmt.Fprintf(stdout, "%s: %d bets in %d rounds of %s against the same operator-sim...\n", label, n, o.rounds, o.betSpread)
 	hc := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 1024, MaxIdleConns: 1024}}
 	cpu0, _, err := readProc(fr.PID)
 	if err != nil {

@@ -252,12 +252,18 @@ func load(ctx context.Context, o *options, sys *system, stdout io.Writer) (*resu
 	}
 	res.Reconciliation = lg.reconcile(ctx, admin, drained, drainedBy, drainErr)
 	if o.floor {
-		fr, err := lg.runFloor(ctx, admin, players, res.Bets.Accepted, stdout)
+		fr, err := lg.runFloor(ctx, admin, players, res.Bets.Accepted, false, stdout)
 		if err != nil {
 			return nil, fmt.Errorf("floor: %w", err)
 		}
 		fr.GameRatio = ratio(res.Game.CPUPerBetInWindows, fr.CPUPerBet)
 		res.Floor = &fr
+		rf, err := lg.runFloor(ctx, admin, players, res.Bets.Accepted, true, stdout)
+		if err != nil {
+			return nil, fmt.Errorf("raw floor: %w", err)
+		}
+		rf.GameRatio = ratio(res.Game.CPUPerBetInWindows, rf.CPUPerBet)
+		res.RawFloor = &rf
 	}
 	return res, nil
 }

@@ -57,7 +57,12 @@
 // same operator-sim through the game's wallet client, group-commits one row
 // through the game's store and answers; it gets as many bets as the game
 // accepted, in the same bursts, and the report gives the game's CPU per
-// accepted bet as a ratio of the floor's (floor.go).
+// accepted bet as a ratio of the floor's (floor.go). Then the raw floor,
+// `loadgen floor-serve --raw`, does the same work with none of the game's
+// code (net/http, crypto/hmac, one prepared INSERT in a shared transaction:
+// floor_raw.go), and the report gives the ratio to it too: the raw floor is
+// the machine's limit for this work, and the floor over the raw floor is
+// what the game's own wallet client and store cost.
 //
 // Before the reconciliation the run waits for the movement queue to drain.
 // The queue lives in the game's database, one for all replicas: with
@@ -169,7 +174,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.BoolVar(&o.forwarded, "forwarded", false, "behind a load balancer: each player sends X-Forwarded-For with its own address instead of connecting from it")
 	fs.StringVar(&o.replicasArg, "replicas", "", "a cluster's replicas as name=http://host:port of each one's metrics_listen, comma-separated: per-replica CPU, memory and fan-out")
 	fs.BoolVar(&o.pin, "pin", false, "--self, Linux: the game alone on CPU 0, the load tool and operator-sim on the other CPUs (taskset), so that the game's CPU is its own")
-	fs.BoolVar(&o.floor, "floor", false, "--self: after the rounds, the floor of a bet in the same run (`loadgen floor-serve` on the game's CPU: HTTP in, one signed /bet, one group-committed row, answer) and the game's CPU per accepted bet as a ratio of it")
+	fs.BoolVar(&o.floor, "floor", false, "--self: after the rounds, the floor of a bet in the same run (`loadgen floor-serve` on the game's CPU: HTTP in, one signed /bet, one group-committed row, answer) and the game's CPU per accepted bet as a ratio of it; then the raw floor, the same work with none of the game's code (`floor-serve --raw`), and the ratio to it")
 	fs.DurationVar(&o.silence, "silence", 5*time.Second, "a stream that brings nothing this long is dead, and reopened (the server's heartbeat comes every 2 s; 0: never)")
 	fs.StringVar(&o.phases, "phases", "", "a file of marks, one per line, \"<unix ms> <label>\", written while the tool plays (deploy/cluster.sh roll-under-load writes the roll's steps): the summary splits bets, cashouts, refusals, reconnections and void rounds by phase")
 	fs.StringVar(&o.connect, "connect", "", "host:port to open every connection to the game (--url) at, whatever --url names, as curl's --connect-to does: --url stays the public address the game's Origin check and launch URLs name. deploy/cluster.sh load passes the balancer's address on the compose network, so that no connection goes through Docker's userland proxy of the published port")

@@ -97,8 +97,12 @@ type result struct {
 		CPUCoresInWindows  float64 `json:"cpu_cores_in_windows"`
 		QueuePeak          float64 `json:"queue_pending_peak"`
 	} `json:"game"`
-	// Floor is the floor of a bet in the same run (--floor).
+	// Floor is the floor of a bet in the same run (--floor): the same work
+	// through the game's wallet client and store.
 	Floor *floorResult `json:"floor,omitempty"`
+	// RawFloor is the raw floor of a bet, after Floor in the same run
+	// (--floor): the same work with none of the game's code (floor_raw.go).
+	RawFloor *floorResult `json:"raw_floor,omitempty"`
 	// Replicas are each replica's figures (--replicas); Game is then their sum.
 	Replicas []replicaResult `json:"replicas,omitempty"`
 	// Phases split the run at the marks of --phases (a rolling deploy's
@@ -427,13 +431,20 @@ func printSummary(w io.Writer, res *result) {
 		fmt.Fprintf(w, "%s cpu per accepted bet: %.0f µs in the betting windows (%.2f cores there), %.0f µs over everything while playing (flights and pauses included)\n",
 			what, g.CPUPerBetInWindows, g.CPUCoresInWindows, g.CPUPerAcceptedBet)
 	}
-	if f := res.Floor; f != nil {
+	for _, fl := range []struct {
+		name string
+		f    *floorResult
+	}{{"floor", res.Floor}, {"raw floor", res.RawFloor}} {
+		f := fl.f
+		if f == nil {
+			continue
+		}
 		ratio := "no ratio (the game's cost in its betting windows was not measured)"
 		if f.GameRatio > 0 {
-			ratio = fmt.Sprintf("the game's cpu per accepted bet in its betting windows is %.2f× the floor's", f.GameRatio)
+			ratio = fmt.Sprintf("the game's cpu per accepted bet in its betting windows is %.2f× the %s's", f.GameRatio, fl.name)
 		}
-		fmt.Fprintf(w, "floor: %d bets, %d ok; latency p50 %.1f p99 %.1f ms; cpu %.0f µs per bet; %s; outcomes %v\n",
-			f.N, f.OK, f.P50, f.P99, f.CPUPerBet, ratio, f.Outcomes)
+		fmt.Fprintf(w, "%s: %d bets, %d ok; latency p50 %.1f p99 %.1f ms; cpu %.0f µs per bet; %s; outcomes %v\n",
+			fl.name, f.N, f.OK, f.P50, f.P99, f.CPUPerBet, ratio, f.Outcomes)
 	}
 	for _, rp := range res.Replicas {
 		lead := ""
