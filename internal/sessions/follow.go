@@ -12,7 +12,11 @@ import "time"
 // second, and never wrote if it died before: a balance older than the one the
 // page showed. So the changes heard for sessions this process does not hold
 // are remembered (for the sessions' lifetime, TTL) and the newest one heard
-// becomes the balance of the session when it is loaded here.
+// becomes the balance of the session when it is loaded here. A process that
+// heard nothing (it started since) reads the row, which the wallet's answers
+// to delivered movements reach too: the delivering process writes them to
+// the rows of the player's sessions, whether it holds them or not
+// (OnWalletBalance).
 
 // followed is a balance heard for a session, or a player, not held here.
 type followed struct {

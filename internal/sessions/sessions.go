@@ -169,8 +169,13 @@ type ControlsState struct {
 
 // BalanceChange is a session's display balance to store.
 type BalanceChange struct {
-	Hash    []byte
+	Hash    []byte // the session; nil: the player's sessions named below
 	Balance int64
+	// A player's balance (Hash nil): the wallet's answer to a /win or a
+	// /rollback delivered here, for every session of Operator's PlayerID in
+	// Currency ("" every currency) that is not demo and not expired at At.
+	Operator, PlayerID, Currency string
+	At                           time.Time
 }
 
 // BetTotal is the sum of a session's bets of one status, freebets apart.
@@ -366,7 +371,12 @@ type Service struct {
 	// Balances heard for sessions not held here (follow.go).
 	followHash   map[string]followed
 	followPlayer map[followKey]followed
-	followSeq    uint64
+	// toWrite are the players' balances OnWalletBalance took, for their
+	// sessions' rows at the next flush (the replica that delivered a movement
+	// may hold none of the player's sessions: without this, a replica that
+	// loads one later, after a restart, would show the older row).
+	toWrite   map[followKey]followed
+	followSeq uint64
 	// The streams' watches of their sessions' balances (shown.go).
 	watchers map[string]map[*Watch]struct{}
 	relayTo  func(Change)
@@ -393,7 +403,7 @@ func New(opts Options) (*Service, error) {
 		ops: map[string]*Operator{}, games: opts.Games, langs: opts.Languages, defLang: opts.DefaultLanguage, repo: opts.Store, tickets: opts.Tickets, wallets: opts.Wallets, freebets: opts.Freebets,
 		demo: opts.Demo, demoBal: opts.DemoBalance, defCur: opts.DefaultCurrency, now: opts.Now, log: opts.Logger,
 		byHash: map[string]*entry{}, byPlayer: map[playerKey]map[string]struct{}{},
-		followHash: map[string]followed{}, followPlayer: map[followKey]followed{},
+		followHash: map[string]followed{}, followPlayer: map[followKey]followed{}, toWrite: map[followKey]followed{},
 		watchers: map[string]map[*Watch]struct{}{}, relayTo: opts.Relay,
 		stop: make(chan struct{}), done: make(chan struct{}),
 	}
@@ -867,11 +877,14 @@ func (s *Service) Expect(hash []byte, mark engine.BalanceMark, delta int64) int6
 // OnWalletBalance records a balance the wallet answered for a player outside a
 // bet (a delivered /win or /rollback): it updates every live session of that
 // player in that currency (an empty currency matches all) and returns them, so
-// that each session's stream gets a balance event (BAL-4).
+// that each session's stream gets a balance event (BAL-4). The next flush
+// writes it to the rows of every such session, held here or not.
 func (s *Service) OnWalletBalance(operator, playerID, currency string, balance int64) []Session {
 	balance = max(balance, 0)
+	now := s.now()
 	s.mu.Lock()
-	changed := s.playerBalanceLocked(operator, playerID, currency, balance, s.now())
+	changed := s.playerBalanceLocked(operator, playerID, currency, balance, now)
+	s.toWrite[followKey{operator, playerID, currency}] = followed{balance: balance, at: now}
 	s.mu.Unlock()
 	s.relay(Change{Operator: operator, PlayerID: playerID, Currency: currency, Balance: balance})
 	return changed
@@ -1063,6 +1076,13 @@ func (s *Service) flush() {
 			controls = append(controls, controlsStateOf(e.s))
 		}
 	}
+	// A player's balance is written before the sessions held here, so that a
+	// session's own newer balance, decided here since, is the one that stays.
+	players := s.toWrite
+	s.toWrite = map[followKey]followed{}
+	for k, f := range players {
+		changes = append([]BalanceChange{{Balance: f.balance, Operator: k.operator, PlayerID: k.playerID, Currency: k.currency, At: f.at}}, changes...)
+	}
 	s.mu.Unlock()
 	if len(changes) == 0 && len(controls) == 0 {
 		return
@@ -1072,6 +1092,11 @@ func (s *Service) flush() {
 	if err := s.repo.WriteSessionStates(ctx, changes, controls); err != nil {
 		s.log.Warn("sessions: persisting display balances failed; retrying", "err", err)
 		s.mu.Lock()
+		for k, f := range players {
+			if _, newer := s.toWrite[k]; !newer {
+				s.toWrite[k] = f
+			}
+		}
 		for _, c := range changes {
 			if e, ok := s.byHash[string(c.Hash)]; ok {
 				e.dirty = true

@@ -665,6 +665,56 @@ func TestBalanceHeardBeforeTheSessionIsLoaded(t *testing.T) {
 	}
 }
 
+// A /win or /rollback delivered by a replica that holds none of the
+// player's sessions (any replica's queue delivers it) is written to the
+// sessions' rows: a replica that loads the session afterwards without having
+// heard it (it restarted after a kill) shows the wallet's newer balance, not
+// the row of the bet before it. Rule BAL-4: the figures are the wallet's
+// answers, never a new /balance.
+func TestWalletBalanceDeliveredElsewhereReachesTheRow(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name     string
+		currency string
+		want     int64
+	}{
+		{"the session's currency", "BRL", 12000},
+		{"every currency", "", 12000},
+		{"another currency: the row as it was", "EUR", 10000},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t)
+			a := f.openReal10000(t, f.svc)
+			if err := f.svc.Close(); err != nil { // the row holds 10000
+				t.Fatal(err)
+			}
+			queue, err := sessions.New(f.opts) // the replica whose queue delivered the /win
+			if err != nil {
+				t.Fatal(err)
+			}
+			if changed := queue.OnWalletBalance("acme", "p-42", tt.currency, 12000); len(changed) != 0 {
+				t.Fatalf("the delivering replica held %d of the player's sessions, want none", len(changed))
+			}
+			if err := queue.Close(); err != nil { // its last flush
+				t.Fatal(err)
+			}
+			restarted, err := sessions.New(f.opts) // heard nothing before it started
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = restarted.Close() })
+			got, err := restarted.Get(t.Context(), a.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Balance != tt.want {
+				t.Fatalf("balance of the session loaded after the delivery = %d, want %d", got.Balance, tt.want)
+			}
+		})
+	}
+}
+
 // A replica that loaded a session from its row just before the replica that
 // decided a balance wrote it (its row is written within a second), and that
 // never heard the decision (it started after it), reads the row once more on

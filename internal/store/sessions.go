@@ -54,10 +54,15 @@ type SessionControlsRecord struct {
 	RealityCheckAckAt   Millis `bun:"reality_check_ack_at"` // zero before the first acknowledgement
 }
 
-// SessionBalance is a session's display balance to persist.
+// SessionBalance is a session's display balance to persist: the session
+// IDHash, or, when IDHash is nil, every session of Operator's PlayerID in
+// Currency ("" every currency) that is not demo and not expired at At.
 type SessionBalance struct {
 	IDHash  []byte
 	Balance int64
+
+	Operator, PlayerID, Currency string
+	At                           Millis
 }
 
 // InsertSession stores a new session and, when controls is not nil, its
@@ -96,12 +101,25 @@ func (s *Store) SessionControls(ctx context.Context, hash []byte) (*SessionContr
 	return rowWhere[SessionControlsRecord](ctx, s.conn(ctx), "id_hash", hash, ErrSessionControlsNotFound, "read session controls")
 }
 
-// WriteSessionStates persists, in one transaction (joining the one of ctx if
-// any), the display balances and the controls' state (last action, last
-// reality check acknowledgement) of sessions: all or none. A hash with no row
-// changes nothing. Concurrent writers (the replicas of a cluster) never
-// deadlock: every writer locks rows in the order of their hashes.
+// WriteSessionStates persists the display balances and the controls' state
+// (last action, last reality check acknowledgement) of sessions. A player's
+// balances (IDHash nil) are written first, each in a statement of its own;
+// then those of sessions and the controls in one transaction (joining the
+// one of ctx if any): all or none. A hash with no row changes nothing.
+// Concurrent writers (the replicas of a cluster) never deadlock: every
+// statement and every transaction locks rows in the order of their hashes.
 func (s *Store) WriteSessionStates(ctx context.Context, balances []SessionBalance, controls []*SessionControlsRecord) error {
+	var own []SessionBalance
+	for _, b := range balances {
+		if b.IDHash != nil {
+			own = append(own, b)
+			continue
+		}
+		if err := s.writePlayerBalance(ctx, b); err != nil {
+			return err
+		}
+	}
+	balances = own
 	if len(balances) == 0 && len(controls) == 0 {
 		return nil
 	}
@@ -128,6 +146,28 @@ func (s *Store) WriteSessionStates(ctx context.Context, balances []SessionBalanc
 	})
 	if err != nil {
 		return fmt.Errorf("store: write session states: %w", err)
+	}
+	return nil
+}
+
+// writePlayerBalance sets the balance of every session of b's player in b's
+// currency ("" every currency) that is not demo and not expired at b.At,
+// locking them in the order of their hashes (on PostgreSQL; SQLite has one
+// writer).
+func (s *Store) writePlayerBalance(ctx context.Context, b SessionBalance) error {
+	db := s.conn(ctx)
+	rows := db.NewSelect().Model((*SessionRecord)(nil)).Column("id_hash").
+		Where("operator = ?", b.Operator).Where("player_id = ?", b.PlayerID).
+		Where("demo = ?", false).Where("expires_at > ?", b.At).OrderExpr("id_hash")
+	if b.Currency != "" {
+		rows = rows.Where("currency = ?", b.Currency)
+	}
+	if s.dialect == DialectPostgres {
+		rows = rows.For("UPDATE")
+	}
+	if _, err := db.NewUpdate().Model((*SessionRecord)(nil)).Set("balance = ?", b.Balance).
+		Where("id_hash IN (?)", rows).Exec(ctx); err != nil {
+		return fmt.Errorf("store: write the balance of player %s of %s: %w", b.PlayerID, b.Operator, err)
 	}
 	return nil
 }

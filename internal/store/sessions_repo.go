@@ -78,7 +78,8 @@ func (r sessionRepo) SessionControls(ctx context.Context, hash []byte) (sessions
 func (r sessionRepo) WriteSessionStates(ctx context.Context, balances []sessions.BalanceChange, controls []sessions.ControlsState) error {
 	bs := make([]SessionBalance, len(balances))
 	for i, b := range balances {
-		bs[i] = SessionBalance{IDHash: b.Hash, Balance: b.Balance}
+		bs[i] = SessionBalance{IDHash: b.Hash, Balance: b.Balance, Operator: b.Operator, PlayerID: b.PlayerID,
+			Currency: b.Currency, At: MillisOf(b.At)}
 	}
 	cs := make([]*SessionControlsRecord, len(controls))
 	for i := range controls {

@@ -20,6 +20,63 @@ var sessionCases = []contractCase{
 	{"SessionWithControlsIsAtomic", testSessionControlsAtomic},
 	{"SessionBetTotalsAndLiveBets", testSessionBets},
 	{"SessionStatesWrittenInOppositeOrders", testSessionStatesRace},
+	{"PlayerBalanceWrittenToItsSessions", testPlayerBalance},
+}
+
+// testPlayerBalance: a player's balance (no hash) is written to each of the
+// player's sessions in its currency that is not demo and not expired, and to
+// no other row; an empty currency matches every currency.
+func testPlayerBalance(t *testing.T, s *store.Store, _ string) {
+	ctx := t.Context()
+	of := func(seed, player, currency string, demo bool, expires time.Duration) *store.SessionRecord {
+		r := newSession(seed)
+		r.PlayerID, r.Currency, r.Demo, r.ExpiresAt = player, currency, demo, store.MillisOf(t0.Add(expires))
+		return r
+	}
+	rows := []*store.SessionRecord{
+		of("a-brl-1", "p-a", "BRL", false, time.Hour),
+		of("a-brl-2", "p-a", "BRL", false, time.Hour),
+		of("a-usd", "p-a", "USD", false, time.Hour),
+		of("a-demo", "p-a", "BRL", true, time.Hour),
+		of("a-expired", "p-a", "BRL", false, -time.Minute),
+		of("b-brl", "p-b", "BRL", false, time.Hour),
+	}
+	for _, r := range rows {
+		if err := s.InsertSession(ctx, r, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	balances := func() map[string]int64 {
+		out := map[string]int64{}
+		for _, r := range rows {
+			got, err := s.SessionByHash(ctx, r.IDHash)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out[r.Token] = got.Balance
+		}
+		return out
+	}
+	at := store.MillisOf(t0)
+	if err := s.WriteSessionStates(ctx, []store.SessionBalance{{Balance: 111, Operator: "op-1", PlayerID: "p-a", Currency: "BRL", At: at}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int64{"tok-a-brl-1": 111, "tok-a-brl-2": 111, "tok-a-usd": 25_000, "tok-a-demo": 25_000, "tok-a-expired": 25_000, "tok-b-brl": 25_000}
+	if got := balances(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("balances after p-a's BRL balance = %v, want %v", got, want)
+	}
+	// Every currency, with a session's own balance in the same call.
+	err := s.WriteSessionStates(ctx, []store.SessionBalance{
+		{IDHash: rows[5].IDHash, Balance: 5},
+		{Balance: 222, Operator: "op-1", PlayerID: "p-a", At: at},
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = map[string]int64{"tok-a-brl-1": 222, "tok-a-brl-2": 222, "tok-a-usd": 222, "tok-a-demo": 25_000, "tok-a-expired": 25_000, "tok-b-brl": 5}
+	if got := balances(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("balances after p-a's balance in every currency = %v, want %v", got, want)
+	}
 }
 
 func sessionHash(seed string) []byte {
