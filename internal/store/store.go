@@ -21,6 +21,12 @@
 // from a method of Store that converts (one *_repo.go file a domain):
 // Tickets, Freebets, Movements, BackOffice, Reconcile, HashChains.
 //
+// The statements that every bet and cashout runs (the intent's insert, a
+// bet's move, the lease's check, the /win movement's insert, the debit it is
+// checked against) are prepared once per connection, with placeholders
+// (prepared.go); the others are bun queries, whose values bun writes into
+// the statement's text.
+//
 // A transaction travels in the context (InTx, tx.go): a domain package makes
 // several writes atomic by calling the store's methods with the context InTx
 // gives it, and never names a database type.
