@@ -127,15 +127,24 @@ type floorBet struct {
 	Amount   int64  `json:"amount"`
 }
 
-func (f *floor) bet(w http.ResponseWriter, r *http.Request) {
+// readFloorBet reads a floor's request and gives it a new transaction id
+// starting with prefix; false once it has answered 400 (no bet).
+func readFloorBet(w http.ResponseWriter, r *http.Request, prefix string) (floorBet, string, bool) {
 	var req floorBet
 	if err := json.NewDecoder(io.LimitReader(r.Body, 4096)).Decode(&req); err != nil || req.Amount <= 0 {
 		http.Error(w, `{"error_code":"BAD_REQUEST"}`, http.StatusBadRequest)
-		return
+		return floorBet{}, "", false
 	}
 	var raw [12]byte
 	_, _ = rand.Read(raw[:])
-	id := "fl_" + hex.EncodeToString(raw[:])
+	return req, prefix + hex.EncodeToString(raw[:]), true
+}
+
+func (f *floor) bet(w http.ResponseWriter, r *http.Request) {
+	req, id, ok := readFloorBet(w, r, "fl_")
+	if !ok {
+		return
+	}
 	res, err := f.wallet.Bet(r.Context(), wallet.BetCall{PlayerID: req.PlayerID, Token: req.Token, Currency: f.currency,
 		GameID: f.gameID, Amount: req.Amount, TransactionID: id, RoundID: "floor"})
 	if res.Outcome != wallet.Success {

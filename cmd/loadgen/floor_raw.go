@@ -129,14 +129,10 @@ type rawWalletAnswer struct {
 }
 
 func (f *rawFloor) bet(w http.ResponseWriter, r *http.Request) {
-	var req floorBet
-	if err := json.NewDecoder(io.LimitReader(r.Body, 4096)).Decode(&req); err != nil || req.Amount <= 0 {
-		http.Error(w, `{"error_code":"BAD_REQUEST"}`, http.StatusBadRequest)
+	req, id, ok := readFloorBet(w, r, "fr_")
+	if !ok {
 		return
 	}
-	var raw [12]byte
-	_, _ = rand.Read(raw[:])
-	id := "fr_" + hex.EncodeToString(raw[:])
 	ans, err := f.debit(r.Context(), req, id)
 	switch {
 	case err != nil:

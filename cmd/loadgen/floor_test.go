@@ -25,22 +25,7 @@ import (
 func TestFloorBet(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	const sec = "floor-test-secret-0123456789"
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	sim, err := operatorsim.New(operatorsim.Config{Operator: "load", Secret: sec, APIKeys: []string{loadAPIKey},
-		Currency: "BRL", SeedPlayers: 1, SeedBalance: 150, Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = sim.Close() })
-	op := httptest.NewServer(sim.Handler())
-	t.Cleanup(op.Close)
-	var tok struct {
-		Token string `json:"token"`
-	}
-	if err := signedPost(ctx, op.Client(), op.URL, "/admin/tokens/issue", sec, map[string]any{"player_id": "player-0001"}, &tok); err != nil {
-		t.Fatal(err)
-	}
+	op, token := floorOperator(t)
 
 	st, err := store.Open(ctx, "sqlite://"+filepath.Join(t.TempDir(), "floor.db"))
 	if err != nil {
@@ -50,8 +35,8 @@ func TestFloorBet(t *testing.T) {
 	if err := st.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
-	client, err := wallet.NewClient(wallet.Settings{Operator: "load", URL: op.URL, Secret: secret.Secret(sec), APIKey: secret.Secret(loadAPIKey)},
-		wallet.WithLogger(quiet))
+	client, err := wallet.NewClient(wallet.Settings{Operator: "load", URL: op.URL, Secret: secret.Secret(floorSecret), APIKey: secret.Secret(loadAPIKey)},
+		wallet.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +49,7 @@ func TestFloorBet(t *testing.T) {
 		_ = json.Unmarshal(w.Body.Bytes(), &out)
 		return w.Code, out
 	}
-	good := `{"player_id":"player-0001","token":"` + tok.Token + `","amount":100}`
+	good := `{"player_id":"player-0001","token":"` + token + `","amount":100}`
 
 	// Taken: debited (150 - 100), one row committed under the transaction id.
 	code, out := bet(good)
@@ -98,22 +83,7 @@ func TestFloorBet(t *testing.T) {
 func TestRawFloorBet(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	const sec = "floor-test-secret-0123456789"
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	sim, err := operatorsim.New(operatorsim.Config{Operator: "load", Secret: sec, APIKeys: []string{loadAPIKey},
-		Currency: "BRL", SeedPlayers: 1, SeedBalance: 150, Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = sim.Close() })
-	op := httptest.NewServer(sim.Handler())
-	t.Cleanup(op.Close)
-	var tok struct {
-		Token string `json:"token"`
-	}
-	if err := signedPost(ctx, op.Client(), op.URL, "/admin/tokens/issue", sec, map[string]any{"player_id": "player-0001"}, &tok); err != nil {
-		t.Fatal(err)
-	}
+	op, token := floorOperator(t)
 	db, rows, err := openRawFloor(ctx, filepath.Join(t.TempDir(), "floor-raw.db"))
 	if err != nil {
 		t.Fatal(err)
@@ -137,8 +107,8 @@ func TestRawFloorBet(t *testing.T) {
 		}
 		return n
 	}
-	good := `{"player_id":"player-0001","token":"` + tok.Token + `","amount":100}`
-	f := floorOf(sec)
+	good := `{"player_id":"player-0001","token":"` + token + `","amount":100}`
+	f := floorOf(floorSecret)
 
 	// A wrong secret: the operator refuses the signature, nothing is debited.
 	if code, out := bet(floorOf("not-the-secret-0123456789"), good); code != http.StatusConflict || out["error_code"] != "INVALID_SIGNATURE" {
@@ -168,4 +138,28 @@ func TestRawFloorBet(t *testing.T) {
 	if n := committed(); n != 1 {
 		t.Fatalf("%d rows committed; want the one taken bet's", n)
 	}
+}
+
+// floorSecret is the HMAC secret of the floors' operator in the tests.
+const floorSecret = "floor-test-secret-0123456789"
+
+// floorOperator starts operator-sim with one player holding 150 cents and
+// issues it a token: the operator of the floors' tests.
+func floorOperator(t *testing.T) (*httptest.Server, string) {
+	t.Helper()
+	sim, err := operatorsim.New(operatorsim.Config{Operator: "load", Secret: floorSecret, APIKeys: []string{loadAPIKey},
+		Currency: "BRL", SeedPlayers: 1, SeedBalance: 150, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sim.Close() })
+	op := httptest.NewServer(sim.Handler())
+	t.Cleanup(op.Close)
+	var tok struct {
+		Token string `json:"token"`
+	}
+	if err := signedPost(t.Context(), op.Client(), op.URL, "/admin/tokens/issue", floorSecret, map[string]any{"player_id": "player-0001"}, &tok); err != nil {
+		t.Fatal(err)
+	}
+	return op, tok.Token
 }
