@@ -52,6 +52,7 @@ const (
 	metricCPU      = "process_cpu_seconds_total"
 	metricRSS      = "process_resident_memory_bytes"
 	metricMessages = "crashgame_stream_messages_total"
+	metricWrites   = "crashgame_stream_writes_total"
 	metricStreams  = "crashgame_streams_open"
 	metricPending  = `crashgame_wallet_queue_movements{status="pending"}`
 	metricLeader   = "crashgame_cluster_leader"

@@ -226,7 +226,9 @@ func load(ctx context.Context, o *options, sys *system, stdout io.Writer) (*resu
 	if err != nil {
 		return nil, err
 	}
+	profiled := lg.profilePlay(ctx, stdout)
 	lg.waitRounds(ctx, stdout)
+	profiled()
 	res.PlayedUntil = time.Since(lg.rec.start).Seconds()
 	stopPlay()
 	playing.Wait()
@@ -312,6 +314,7 @@ func (lg *loadgen) setUp(ctx, playCtx context.Context, playing *sync.WaitGroup, 
 	res.Setup.ConnectedAt = time.Since(lg.rec.start).Seconds()
 	time.Sleep(4 * time.Second)
 	res.Setup.LoadedAt = time.Since(lg.rec.start).Seconds()
+	lg.profileConnected(ctx, stdout)
 	lg.startPlaying()
 	fmt.Fprintf(stdout, "%d streams open (%d failed) in %.1f s; playing %d rounds...\n", res.Stream.Opened, streamFail.Load(), res.Setup.Seconds, o.rounds)
 	return players, nil

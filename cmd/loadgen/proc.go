@@ -21,7 +21,10 @@ type procSample struct {
 	Pending    float64 `json:"queue_pending"`
 	Exhausted  float64 `json:"queue_exhausted"`
 	Goroutines float64 `json:"goroutines"`
-	Messages   float64 `json:"stream_messages"` // crashgame_stream_messages_total: one write each
+	Messages   float64 `json:"stream_messages"` // crashgame_stream_messages_total: one frame each
+	// Writes is crashgame_stream_writes_total, the system calls that carried
+	// them (a single process's only: a cluster run leaves it 0).
+	Writes float64 `json:"stream_writes,omitempty"`
 }
 
 // clockTicks is USER_HZ, the unit of /proc/<pid>/stat times: 100 on Linux
@@ -128,6 +131,7 @@ func (lg *loadgen) sampleGame(s *procSample) {
 		s.Exhausted = m[`crashgame_wallet_queue_movements{status="exhausted"}`]
 		s.Goroutines = m["go_goroutines"]
 		s.Messages = m[metricMessages]
+		s.Writes = m[metricWrites]
 		if lg.o.gamePID <= 0 {
 			s.CPUSeconds = m[metricCPU]
 			s.RSSBytes = int64(m[metricRSS])

@@ -80,9 +80,11 @@ type result struct {
 		CPUCoresPlaying    float64 `json:"cpu_cores_while_playing"`
 		CPUCoresIdle       float64 `json:"cpu_cores_connected_idle"`
 		CPUMsPerSecPerPlay float64 `json:"cpu_ms_per_s_per_live_player"`
-		// Stream messages written while playing, each one WebSocket frame
-		// and one write system call: the fan-out's rate.
+		// Stream messages written while playing, each one WebSocket frame:
+		// the fan-out's rate; and the write system calls that carried them
+		// (a stream writes what is due to it at one moment in one).
 		MessagesPerSec float64 `json:"stream_messages_per_s_playing"`
+		WritesPerSec   float64 `json:"stream_writes_per_s_playing,omitempty"`
 		// CPUPerAcceptedBet is the game's CPU time while playing over the
 		// bets it accepted: everything a bet costs end to end (player API,
 		// engine, /bet, commits, the streams' fan-out), in microseconds.
@@ -320,6 +322,7 @@ func summariseGame(res *result, pid int) {
 		g.CPUCoresPlaying = (last.CPUSeconds - first.CPUSeconds) / (last.At - first.At)
 		g.CPUMsPerSecPerPlay = g.CPUCoresPlaying * 1000 / live
 		g.MessagesPerSec = (last.Messages - first.Messages) / (last.At - first.At)
+		g.WritesPerSec = (last.Writes - first.Writes) / (last.At - first.At)
 		if res.Bets.Accepted > 0 {
 			g.CPUPerAcceptedBet = (last.CPUSeconds - first.CPUSeconds) * 1e6 / float64(res.Bets.Accepted)
 		}
@@ -424,9 +427,9 @@ func printSummary(w io.Writer, res *result) {
 	if len(res.Replicas) > 0 {
 		what = fmt.Sprintf("cluster (sum of %d replicas)", len(res.Replicas))
 	}
-	fmt.Fprintf(w, "%s: rss idle %.1f MiB, connected %.1f MiB (%.1f KiB per live player), peak %.1f MiB (%.1f KiB per player); cpu %.2f cores playing (%.3f ms/s per player), %.2f connected idle; stream messages %.0f/s playing; queue peak %.0f\n",
+	fmt.Fprintf(w, "%s: rss idle %.1f MiB, connected %.1f MiB (%.1f KiB per live player), peak %.1f MiB (%.1f KiB per player); cpu %.2f cores playing (%.3f ms/s per player), %.2f connected idle; stream messages %.0f/s playing (in %.0f writes/s); queue peak %.0f\n",
 		what, float64(g.IdleRSSBytes)/(1<<20), float64(g.LoadedRSSBytes)/(1<<20), g.BytesPerPlayer/1024, float64(g.PeakRSSBytes)/(1<<20), g.PeakBytesPerPlayer/1024,
-		g.CPUCoresPlaying, g.CPUMsPerSecPerPlay, g.CPUCoresIdle, g.MessagesPerSec, g.QueuePeak)
+		g.CPUCoresPlaying, g.CPUMsPerSecPerPlay, g.CPUCoresIdle, g.MessagesPerSec, g.WritesPerSec, g.QueuePeak)
 	if g.CPUPerAcceptedBet > 0 {
 		fmt.Fprintf(w, "%s cpu per accepted bet: %.0f µs in the betting windows (%.2f cores there), %.0f µs over everything while playing (flights and pauses included)\n",
 			what, g.CPUPerBetInWindows, g.CPUCoresInWindows, g.CPUPerAcceptedBet)

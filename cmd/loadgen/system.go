@@ -26,6 +26,7 @@ type system struct {
 // operator whose wallet is operator-sim, limits wide enough for the load.
 const gameConfig = `listen: %[1]s
 metrics_listen: %[11]s
+profiling: %[12]t
 base_url: http://%[1]s
 default_language: en
 database: %[2]s
@@ -87,7 +88,7 @@ func startSystem(ctx context.Context, o *options, stderr io.Writer) (*system, er
 	}
 	s := &system{dialect: strings.SplitN(o.database, ":", 2)[0]}
 	cfgPath := filepath.Join(o.data, "game.yaml")
-	cfg := fmt.Sprintf(gameConfig, gameAddr, o.database, o.gameID, o.operator, o.secret, loadAPIKey, simAddr, o.bettingMS, o.zeroWin, o.currency, metricsAddr)
+	cfg := fmt.Sprintf(gameConfig, gameAddr, o.database, o.gameID, o.operator, o.secret, loadAPIKey, simAddr, o.bettingMS, o.zeroWin, o.currency, metricsAddr, o.profile != "")
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		return nil, err
 	}

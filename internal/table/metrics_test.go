@@ -41,7 +41,8 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 }
 
 // The streams' metrics count what the streams were sent (the fan-out an
-// operator of a cluster reads per replica) and the streams held.
+// operator of a cluster reads per replica), the writes that carried it, and
+// the streams held.
 func TestStreamMetrics(t *testing.T) {
 	t.Parallel()
 	reg := prometheus.NewRegistry()
@@ -64,6 +65,11 @@ func TestStreamMetrics(t *testing.T) {
 		}
 	}
 	waitFor(t, "three messages counted", func() bool { return gauge(t, reg, "crashgame_stream_messages_total") >= 3 })
+	// The three were due at once and left in one write: every write counted
+	// carries at least one message, and this one carried three.
+	if msgs, writes := gauge(t, reg, "crashgame_stream_messages_total"), gauge(t, reg, "crashgame_stream_writes_total"); writes < 1 || writes >= msgs {
+		t.Fatalf("after the hello: %v writes for %v messages, want fewer writes than messages", writes, msgs)
+	}
 	waitFor(t, "one stream open", func() bool { return gauge(t, reg, "crashgame_streams_open") == 1 })
 
 	// Every later event counts too: the next phase change.

@@ -44,6 +44,7 @@ const DefaultHeartbeat = 2 * time.Second
 // stream is one open WebSocket of one session.
 type stream struct {
 	conn *websocket.Conn
+	sock *corkedConn // conn's socket: the forward loop's messages leave in batches
 	hash string
 	out  chan []byte // messages besides the table's events and balances: pongs, errors
 	// io is the context of reads and writes: never cancelled, since
@@ -99,7 +100,8 @@ func (s *Server) openStream(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// The Origin is checked above, against base_url and the configured extras.
-	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{InsecureSkipVerify: true})
+	sock := &corkedConn{writes: &s.streamWrites}
+	c, err := websocket.Accept(corkingWriter{ResponseWriter: w, conn: sock}, r, &websocket.AcceptOptions{InsecureSkipVerify: true})
 	if err != nil {
 		s.log.DebugContext(ctx, "stream upgrade failed", "request_id", server.RequestID(ctx), "err", err)
 		return
@@ -107,7 +109,7 @@ func (s *Server) openStream(w http.ResponseWriter, r *http.Request) {
 	c.SetReadLimit(maxClientMessage)
 	// I/O must not use a context that is cancelled before the close handshake:
 	// coder/websocket drops the connection when a Read or Write context ends.
-	st := &stream{conn: c, out: make(chan []byte, 32), io: context.WithoutCancel(ctx), done: make(chan struct{})}
+	st := &stream{conn: c, sock: sock, out: make(chan []byte, 32), io: context.WithoutCancel(ctx), done: make(chan struct{})}
 	defer st.close(websocket.StatusNormalClosure, "")
 	s.serveStream(st)
 }
@@ -211,7 +213,14 @@ func (s *Server) forward(st *stream, sess sessions.Session, id string, sub *engi
 		idle = idleTimer.C
 		recheck = func() bool { return s.recheckIdle(st, id, idleTimer) }
 	}
+	// What is due now leaves in one write: the loop corks the socket when it
+	// takes something and flushes once nothing more is waiting (or corkLimit
+	// is held), before it blocks.
+	defer s.flush(st)
 	for {
+		if len(sub.C) == 0 && len(shown.C) == 0 && len(st.out) == 0 && len(msgs) == 0 && !s.flush(st) {
+			return
+		}
 		select {
 		case <-idle:
 			if !recheck() {
@@ -236,27 +245,28 @@ func (s *Server) forward(st *stream, sess sessions.Session, id string, sub *engi
 				board.newRound(ev.Round.RoundID)
 			}
 			// Encoded once for every stream that receives the same event.
-			if msg := ev.Encoded(s.event); msg != nil && !s.writeNow(st, msg) {
+			if msg := ev.Encoded(s.event); msg != nil && !s.writeBatched(st, msg) {
 				return
 			}
 		case <-board.due():
-			if ev := board.release(); ev != nil && !s.writeNow(st, ev.Encoded(s.event)) {
+			if ev := board.release(); ev != nil && !s.writeBatched(st, ev.Encoded(s.event)) {
 				return
 			}
 		case b := <-shown.C:
-			if !s.writeNow(st, marshal(table.BalanceEvent{Type: "balance", Balance: b.Balance, Currency: b.Currency})) {
+			if !s.writeBatched(st, marshal(table.BalanceEvent{Type: "balance", Balance: b.Balance, Currency: b.Currency})) {
 				return
 			}
 		case msg := <-st.out:
-			if !s.writeNow(st, msg) {
+			if !s.writeBatched(st, msg) {
 				return
 			}
 		case m := <-msgs:
 			s.clientMessage(st, sess, m)
 		case <-heartbeat.C:
-			// Written now, not queued: a stream too slow for its heartbeat
-			// is too slow (writeNow closes it with 4000).
-			if !s.writeNow(st, marshal(table.PingMessage{Type: "ping", T: s.now().UnixMilli()})) {
+			// Written in this batch, not queued behind st.out: a stream
+			// too slow for its heartbeat is too slow (flush closes it
+			// with 4000).
+			if !s.writeBatched(st, marshal(table.PingMessage{Type: "ping", T: s.now().UnixMilli()})) {
 				return
 			}
 		case <-keepAlive.C:
@@ -375,7 +385,7 @@ const liveBetRecheck = 5 * time.Second
 // own bets in the round.
 func (s *Server) resync(st *stream, sess sessions.Session, sub *engine.Subscription) {
 	bal := s.sessions.Balance(sess.Hash).Balance
-	s.writeNow(st, marshal(table.BalanceEvent{Type: "balance", Balance: max(bal, 0), Currency: sess.Currency}))
+	s.writeBatched(st, marshal(table.BalanceEvent{Type: "balance", Balance: max(bal, 0), Currency: sess.Currency}))
 	var roundID string
 	for range 2 {
 		select {
@@ -386,7 +396,7 @@ func (s *Server) resync(st *stream, sess sessions.Session, sub *engine.Subscript
 			if strings.HasPrefix(ev.Type, "round.") {
 				roundID = ev.Round.RoundID
 			}
-			s.writeNow(st, ev.Encoded(s.event))
+			s.writeBatched(st, ev.Encoded(s.event))
 		default:
 		}
 	}
@@ -399,7 +409,7 @@ func (s *Server) resync(st *stream, sess sessions.Session, sub *engine.Subscript
 		return
 	}
 	for _, r := range own {
-		s.writeNow(st, marshal(table.BetEvent{Type: "bet", Bet: betOf(engine.ViewOf(r))}))
+		s.writeBatched(st, marshal(table.BetEvent{Type: "bet", Bet: betOf(engine.ViewOf(r))}))
 	}
 }
 
@@ -460,9 +470,40 @@ func (s *Server) readStream(st *stream, out chan<- clientMessage) {
 	}
 }
 
-// writeNow writes one message; a write that does not finish in time ends the
-// stream as too slow.
+// writeBatched writes one message in the stream's current batch: the socket
+// is corked, and the message leaves with the others due at the same moment
+// when the forward loop flushes. Only the goroutine that serves the stream
+// (resync, then forward) batches, since only it flushes.
+func (s *Server) writeBatched(st *stream, msg []byte) bool {
+	st.sock.cork()
+	// No deadline: the library only copies the frame into the held batch,
+	// and flush bounds the network write. A context with one would cost a
+	// timer per message.
+	return s.write(st.io, st, msg)
+}
+
+// flush writes the stream's batch in one write; a write that does not finish
+// in time ends the stream as too slow.
+func (s *Server) flush(st *stream) bool {
+	if _, err := st.sock.flush(streamWriteWait); err != nil {
+		st.close(CloseTooSlow, "too slow")
+		return false
+	}
+	return true
+}
+
+// writeNow writes one message at once, unless the forward loop holds the
+// socket corked (then with its batch); a write that does not finish in time
+// ends the stream as too slow.
 func (s *Server) writeNow(st *stream, msg []byte) bool {
+	ctx, cancel := context.WithTimeout(st.io, streamWriteWait)
+	defer cancel()
+	return s.write(ctx, st, msg)
+}
+
+// write writes msg with ctx's deadline, and flushes a batch that reached
+// corkLimit; a write that fails ends the stream as too slow.
+func (s *Server) write(ctx context.Context, st *stream, msg []byte) bool {
 	if msg == nil {
 		return true
 	}
@@ -471,13 +512,14 @@ func (s *Server) writeNow(st *stream, msg []byte) bool {
 		return false
 	default:
 	}
-	ctx, cancel := context.WithTimeout(st.io, streamWriteWait)
-	defer cancel()
 	if err := st.conn.Write(ctx, websocket.MessageText, msg); err != nil {
 		st.close(CloseTooSlow, "too slow")
 		return false
 	}
 	s.streamMessages.Add(1)
+	if st.sock.heldBytes() >= corkLimit {
+		return s.flush(st)
+	}
 	return true
 }
 

@@ -231,8 +231,10 @@ type Server struct {
 	open     atomic.Int64       // len(streams), read without the lock
 	closing  bool
 
-	// streamMessages counts the messages written to the streams (metrics.go).
+	// streamMessages counts the messages written to the streams, and
+	// streamWrites the writes to their sockets that carried them (metrics.go).
 	streamMessages atomic.Int64
+	streamWrites   atomic.Int64
 }
 
 // New returns the table's server. It registers itself with the sessions

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// profileSeconds is how long the CPU profile of the game's play lasts: the
+// first profileSeconds of the rounds, betting windows and flights both.
+const profileSeconds = 30
+
+// fetchProfile saves the game's profile at path (a /debug/pprof/ route of its
+// metrics_listen, which serves them with the `profiling` key) into dir/name.
+func fetchProfile(ctx context.Context, metricsURL, path, dir, name string) error {
+	hc := http.Client{Timeout: (profileSeconds + 30) * time.Second}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, metricsURL+path, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return fmt.Errorf("profile %s: %w", path, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("profile %s: %s (is the game's profiling key on?)", path, resp.Status)
+	}
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return err
+	}
+	f, err := os.Create(filepath.Join(dir, name))
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		_ = f.Close()
+		return fmt.Errorf("profile %s: %w", path, err)
+	}
+	return f.Close()
+}
+
+// profileConnected saves the game's heap with every player connected and
+// nobody betting (heap-connected.pb.gz: what a connected player holds).
+func (lg *loadgen) profileConnected(ctx context.Context, stdout io.Writer) {
+	if lg.o.profile == "" {
+		return
+	}
+	if err := fetchProfile(ctx, lg.o.metricsURL, "/debug/pprof/heap?gc=1", lg.o.profile, "heap-connected.pb.gz"); err != nil {
+		fmt.Fprintf(stdout, "no heap profile: %v\n", err)
+	}
+}
+
+// profilePlay starts the CPU profile of the rounds' first profileSeconds
+// (cpu-playing.pb.gz); the returned function waits for it.
+func (lg *loadgen) profilePlay(ctx context.Context, stdout io.Writer) (wait func()) {
+	if lg.o.profile == "" {
+		return func() {}
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		path := fmt.Sprintf("/debug/pprof/profile?seconds=%d", profileSeconds)
+		if err := fetchProfile(ctx, lg.o.metricsURL, path, lg.o.profile, "cpu-playing.pb.gz"); err != nil {
+			fmt.Fprintf(stdout, "no CPU profile: %v\n", err)
+		}
+	}()
+	return func() { <-done }
+}
