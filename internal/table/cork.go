@@ -2,7 +2,9 @@ package table
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"sync"
@@ -13,6 +15,20 @@ import (
 // corkLimit is how many bytes a corked stream holds before it writes them
 // anyway: a stream that is never idle still writes at least every 16 KiB.
 const corkLimit = 16 << 10
+
+// The buffers of a stream's connection. The library writes each frame
+// through the writer (a frame larger than it goes past it, into the batch)
+// and reads the client's few, small messages through the reader; net/http's
+// 4 KiB each would be most of what an idle player holds.
+const (
+	streamWriteBuffer = 256 // a control frame (at most 131 bytes) fits
+	streamReadBuffer  = 512
+)
+
+// heldPool holds the batches' buffers between flushes: a stream holds one
+// only while its forward loop has messages in hand, so an idle player holds
+// none.
+var heldPool = sync.Pool{New: func() any { b := make([]byte, 0, 4<<10); return &b }}
 
 // corkedConn is a stream's connection under coder/websocket. While corked,
 // what the library writes (each message is one frame, flushed on its own) is
@@ -29,7 +45,7 @@ type corkedConn struct {
 	net.Conn
 	mu     sync.Mutex
 	corked bool
-	held   []byte
+	held   *[]byte       // the batch, from heldPool; nil when empty
 	writes *atomic.Int64 // the server's count of writes to its streams' sockets
 }
 
@@ -38,7 +54,10 @@ func (c *corkedConn) Write(p []byte) (int, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.corked {
-		c.held = append(c.held, p...)
+		if c.held == nil {
+			c.held = heldPool.Get().(*[]byte)
+		}
+		*c.held = append(*c.held, p...)
 		return len(p), nil
 	}
 	c.writes.Add(1)
@@ -56,29 +75,35 @@ func (c *corkedConn) cork() {
 func (c *corkedConn) heldBytes() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return len(c.held)
+	if c.held == nil {
+		return 0
+	}
+	return len(*c.held)
 }
 
 // flush writes what was held in one write, which must finish within wait,
-// and uncorks. It reports whether it wrote anything. The buffer is kept for
-// the next batch unless it grew past corkLimit's double (a resync's burst).
+// and uncorks. It reports whether it wrote anything. The buffer goes back
+// to heldPool unless it grew past corkLimit's double (a resync's burst).
 func (c *corkedConn) flush(wait time.Duration) (bool, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.corked = false
-	if len(c.held) == 0 {
+	held := c.held
+	if held == nil {
 		return false, nil
 	}
-	held := c.held
-	c.held = c.held[:0]
-	if cap(c.held) > 2*corkLimit {
-		c.held = nil
-	}
+	c.held = nil
+	defer func() {
+		if cap(*held) <= 2*corkLimit {
+			*held = (*held)[:0]
+			heldPool.Put(held)
+		}
+	}()
 	if err := c.Conn.SetWriteDeadline(time.Now().Add(wait)); err != nil {
 		return false, err
 	}
 	c.writes.Add(1)
-	_, err := c.Conn.Write(held)
+	_, err := c.Conn.Write(*held)
 	if derr := c.Conn.SetWriteDeadline(time.Time{}); err == nil && derr != nil {
 		err = derr
 	}
@@ -94,8 +119,10 @@ type corkingWriter struct {
 
 // Hijack takes the connection over through the chain of writers (the
 // server's middleware unwrap to the net/http one) and wraps it. The library
-// writes through the returned bufio.Writer after resetting it onto the
-// returned connection, so every frame goes through the corkedConn.
+// reads and writes through the returned bufio.ReadWriter: its writer writes
+// to the corkedConn, so every frame goes through it, and both are the small
+// buffers above. What the client sent after the upgrade request (its hello,
+// at once) is carried over into the new reader.
 func (w corkingWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	conn, brw, err := http.NewResponseController(w.ResponseWriter).Hijack()
 	if err != nil {
@@ -108,6 +135,15 @@ func (w corkingWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 		}
 	}
 	w.conn.Conn = conn
-	brw.Writer.Reset(w.conn)
-	return w.conn, brw, nil
+	sent, _ := brw.Reader.Peek(brw.Reader.Buffered())
+	sent = bytes.Clone(sent)
+	r := bufio.NewReaderSize(io.MultiReader(bytes.NewReader(sent), w.conn), max(streamReadBuffer, len(sent)))
+	if len(sent) > 0 {
+		// Buffered in r, where the library looks for what was read ahead.
+		if _, err := r.Peek(len(sent)); err != nil {
+			_ = conn.Close()
+			return nil, nil, errors.Join(errors.New("table: carrying over the bytes sent after the upgrade"), err)
+		}
+	}
+	return w.conn, bufio.NewReadWriter(r, bufio.NewWriterSize(w.conn, streamWriteBuffer)), nil
 }

@@ -1,10 +1,13 @@
 package table_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -399,4 +402,71 @@ func streamRequest(origin string, upgrade bool) *http.Request {
 		req.Header.Set("Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ==")
 	}
 	return req
+}
+
+// A client may send its hello in the same packet as the upgrade request
+// (nothing in RFC 6455 makes it wait for the 101): the server reads it, and
+// answers with the stream's first message, the balance.
+func TestStreamHelloSentWithTheUpgrade(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOptions{rate: 1000, burst: 1000})
+	srv := httptest.NewServer(e.handler)
+	t.Cleanup(srv.Close)
+	s := e.openDemo(t)
+
+	conn, err := net.Dial("tcp", strings.TrimPrefix(srv.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+	_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
+	hello, _ := json.Marshal(map[string]any{"type": "hello", "session": s})
+	if len(hello) > 125 {
+		t.Fatalf("hello of %d bytes: the test's frame holds at most 125", len(hello))
+	}
+	// A client's frame is masked (RFC 6455, 5.3): a text frame, its length,
+	// the key, the masked payload.
+	key := [4]byte{0x12, 0x34, 0x56, 0x78}
+	frame := append([]byte{0x81, 0x80 | byte(len(hello))}, key[:]...)
+	for i, b := range hello {
+		frame = append(frame, b^key[i%4])
+	}
+	upgrade := "GET /api/v1/stream HTTP/1.1\r\nHost: " + strings.TrimPrefix(srv.URL, "http://") +
+		"\r\nOrigin: " + origin + "\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\n" +
+		"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n"
+	if _, err := conn.Write(append([]byte(upgrade), frame...)); err != nil {
+		t.Fatal(err)
+	}
+
+	r := bufio.NewReader(conn)
+	status, err := r.ReadString('\n')
+	if err != nil || !strings.HasPrefix(status, "HTTP/1.1 101") {
+		t.Fatalf("upgrade answer %q, %v", status, err)
+	}
+	for line := ""; line != "\r\n"; {
+		if line, err = r.ReadString('\n'); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The server's first frame: unmasked text, its length in 7 or 16 bits.
+	head := make([]byte, 2)
+	if _, err := io.ReadFull(r, head); err != nil {
+		t.Fatalf("no frame after the hello sent with the upgrade: %v", err)
+	}
+	n := int(head[1] & 0x7f)
+	if n == 126 {
+		ext := make([]byte, 2)
+		if _, err := io.ReadFull(r, ext); err != nil {
+			t.Fatal(err)
+		}
+		n = int(ext[0])<<8 | int(ext[1])
+	}
+	payload := make([]byte, n)
+	if _, err := io.ReadFull(r, payload); err != nil {
+		t.Fatal(err)
+	}
+	var first map[string]any
+	if head[0] != 0x81 || json.Unmarshal(payload, &first) != nil || first["type"] != "balance" {
+		t.Fatalf("first frame %#x %s, want the balance as text", head[0], payload)
+	}
 }
