@@ -111,7 +111,7 @@ type envOptions struct {
 	trusted []netip.Prefix
 }
 
-func newEnv(t *testing.T, o envOptions) *env {
+func newEnv(t testing.TB, o envOptions) *env {
 	t.Helper()
 	st, err := store.Open(t.Context(), storetest.SQLite(t))
 	if err != nil {
@@ -174,7 +174,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 }
 
 // call sends one request and validates the response against the document.
-func (e *env) call(t *testing.T, method, path, session string, body any) *httptest.ResponseRecorder {
+func (e *env) call(t testing.TB, method, path, session string, body any) *httptest.ResponseRecorder {
 	t.Helper()
 	var raw []byte
 	switch b := body.(type) {
@@ -197,7 +197,7 @@ func (e *env) call(t *testing.T, method, path, session string, body any) *httpte
 	return rec
 }
 
-func decode[T any](t *testing.T, rec *httptest.ResponseRecorder) T {
+func decode[T any](t testing.TB, rec *httptest.ResponseRecorder) T {
 	t.Helper()
 	var v T
 	if err := json.Unmarshal(rec.Body.Bytes(), &v); err != nil {
@@ -206,7 +206,7 @@ func decode[T any](t *testing.T, rec *httptest.ResponseRecorder) T {
 	return v
 }
 
-func (e *env) ticket(t *testing.T, s tickets.Session) string {
+func (e *env) ticket(t testing.TB, s tickets.Session) string {
 	t.Helper()
 	s.Operator, s.GameID = "acme", "crash"
 	raw, err := e.tickets.Issue(t.Context(), s)
@@ -217,7 +217,7 @@ func (e *env) ticket(t *testing.T, s tickets.Session) string {
 }
 
 // openDemo opens a demo session and returns its id.
-func (e *env) openDemo(t *testing.T) string {
+func (e *env) openDemo(t testing.TB) string {
 	t.Helper()
 	rec := e.call(t, "POST", "/api/v1/sessions", "", map[string]any{"sid": e.ticket(t, tickets.Session{Demo: true, Currency: "BRL", Language: "en"})})
 	if rec.Code != http.StatusCreated {
@@ -227,7 +227,7 @@ func (e *env) openDemo(t *testing.T) string {
 }
 
 // openReal opens a real-money session and returns its id.
-func (e *env) openReal(t *testing.T) string {
+func (e *env) openReal(t testing.TB) string {
 	t.Helper()
 	sid := e.ticket(t, tickets.Session{Token: "tok-0123456789abcdef", PlayerID: "p-1", Currency: "BRL", Language: "pt"})
 	rec := e.call(t, "POST", "/api/v1/sessions", "", map[string]any{"sid": sid})
@@ -239,7 +239,7 @@ func (e *env) openReal(t *testing.T) string {
 
 // waitPhase waits until the table is in phase with at least left of it to go
 // (betting) or just in it (other phases).
-func (e *env) waitPhase(t *testing.T, phase string, left time.Duration) engine.RoundView {
+func (e *env) waitPhase(t testing.TB, phase string, left time.Duration) engine.RoundView {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
@@ -254,7 +254,7 @@ func (e *env) waitPhase(t *testing.T, phase string, left time.Duration) engine.R
 }
 
 // testSealer seals the test tables' chain seeds with a fixed key.
-func testSealer(t *testing.T) *seal.Sealer {
+func testSealer(t testing.TB) *seal.Sealer {
 	t.Helper()
 	s, err := seal.New(make([]byte, seal.KeySize))
 	if err != nil {

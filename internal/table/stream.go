@@ -110,8 +110,14 @@ func (s *Server) openStream(w http.ResponseWriter, r *http.Request) {
 	// I/O must not use a context that is cancelled before the close handshake:
 	// coder/websocket drops the connection when a Read or Write context ends.
 	st := &stream{conn: c, sock: sock, out: make(chan []byte, 32), io: context.WithoutCancel(ctx), done: make(chan struct{})}
-	defer st.close(websocket.StatusNormalClosure, "")
-	s.serveStream(st)
+	// The stream runs on a goroutine of its own, and the handler returns:
+	// net/http's goroutine for the connection then ends, and with it its
+	// request, its 4 KiB read and write buffers and its stack, which a
+	// handler that served the stream itself would hold for the stream's life.
+	go func() {
+		defer st.close(websocket.StatusNormalClosure, "")
+		s.serveStream(st)
+	}()
 }
 
 // serveStream waits for the hello, then forwards events until the end.
