@@ -42,7 +42,7 @@ const (
 // idempotent: a second call, or a call by a second process, applies nothing.
 //
 // Two processes starting at once are serialized: on PostgreSQL by a session
-// advisory lock (waits, and is released by the server if the process dies)
+// advisory lock (polled, and released by the server if the process dies)
 // and then bun's migration lock (a row in bun_migration_locks), on SQLite by
 // bun's lock alone, polled for up to 30 s.
 func (s *Store) Migrate(ctx context.Context) error {
@@ -187,16 +187,38 @@ func lockMigrator(ctx context.Context, m *migrate.Migrator) error {
 	}
 }
 
-// pgAdvisoryLock waits for the migration advisory lock on a dedicated
-// connection and returns the function that releases it.
+// pgAdvisoryLockPoll is how often a migrator waiting for another one tries
+// the advisory lock again.
+const pgAdvisoryLockPoll = 100 * time.Millisecond
+
+// pgAdvisoryLock takes the migration advisory lock on a dedicated connection
+// and returns the function that releases it. It polls
+// (pg_try_advisory_lock) rather than waits in pg_advisory_lock: a statement
+// that waits holds a snapshot, and CREATE INDEX CONCURRENTLY in the lock
+// holder's migration waits for every snapshot older than it to end, so the
+// two would wait for each other forever.
 func (s *Store) pgAdvisoryLock(ctx context.Context) (unlock func(), err error) {
 	conn, err := s.db.DB.Conn(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("store: migrate: connection for advisory lock: %w", err)
 	}
-	if _, err := conn.ExecContext(ctx, fmt.Sprintf("SELECT pg_advisory_lock(%d)", pgMigrateLockKey)); err != nil {
-		discardConn(conn)
-		return nil, fmt.Errorf("store: migrate: advisory lock: %w", err)
+	tick := time.NewTicker(pgAdvisoryLockPoll)
+	defer tick.Stop()
+	for {
+		var got bool
+		if err := conn.QueryRowContext(ctx, fmt.Sprintf("SELECT pg_try_advisory_lock(%d)", pgMigrateLockKey)).Scan(&got); err != nil {
+			discardConn(conn)
+			return nil, fmt.Errorf("store: migrate: advisory lock: %w", err)
+		}
+		if got {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			discardConn(conn)
+			return nil, fmt.Errorf("store: migrate: advisory lock: %w", ctx.Err())
+		case <-tick.C:
+		}
 	}
 	return func() {
 		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
