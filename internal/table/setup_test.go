@@ -109,6 +109,8 @@ type envOptions struct {
 	// nil: never.
 	cutOff  func() error
 	trusted []netip.Prefix
+	// tables finds a session's table; nil: the env's one table, "crash".
+	tables func(id string) (table.Game, bool)
 }
 
 func newEnv(t testing.TB, o envOptions) *env {
@@ -150,6 +152,10 @@ func newEnv(t testing.TB, o envOptions) *env {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { _ = tbl.Run(ctx) }()
+	tables := o.tables
+	if tables == nil {
+		tables = func(id string) (table.Game, bool) { return tbl, id == "crash" }
+	}
 	t.Cleanup(func() {
 		cancel()
 		tbl.Stop()
@@ -163,7 +169,7 @@ func newEnv(t testing.TB, o envOptions) *env {
 		Sessions: ss, Records: st.Records(), Chains: st.HashChains(), BackOffice: bo, Movements: st.BackOffice(), HelloTimeout: o.hello, Registerer: o.registerer, BoardFrames: o.boardFrames,
 		ReadRate: o.rate, ReadBurst: o.burst, ActionRate: cmp.Or(o.actionRate, o.rate), ActionBurst: cmp.Or(o.actionBurst, o.burst),
 		AddressRate: o.addressRate, AddressBurst: o.addressBurst, StreamRate: o.streamRate, StreamBurst: o.streamBurst, TrustedProxies: o.trusted,
-		Tables: func(id string) (table.Game, bool) { return tbl, id == "crash" }, CutOff: o.cutOff,
+		Tables: tables, CutOff: o.cutOff,
 	})
 	if err != nil {
 		t.Fatal(err)

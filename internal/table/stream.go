@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -116,6 +117,14 @@ func (s *Server) openStream(w http.ResponseWriter, r *http.Request) {
 	// handler that served the stream itself would hold for the stream's life.
 	go func() {
 		defer st.close(websocket.StatusNormalClosure, "")
+		// Out of the handler, the server's recovery no longer covers it: a
+		// panic ends this stream (1011), never the process.
+		defer func() {
+			if v := recover(); v != nil {
+				s.log.Error("stream: panic", "request_id", server.RequestID(st.io), "panic", v, "stack", string(debug.Stack()))
+				st.close(websocket.StatusInternalError, "")
+			}
+		}()
 		s.serveStream(st)
 	}()
 }

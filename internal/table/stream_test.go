@@ -481,3 +481,31 @@ func rawStream(t testing.TB, srv *httptest.Server, session string) (net.Conn, ma
 	}
 	return conn, first
 }
+
+// A stream runs apart from the HTTP handler that upgraded it: a panic while
+// it is served ends that stream with 1011, and the server goes on serving
+// others.
+func TestStreamPanicEndsOnlyThatStream(t *testing.T) {
+	t.Parallel()
+	var panics atomic.Bool
+	panics.Store(true)
+	var e *env
+	e = newEnv(t, envOptions{rate: 1000, burst: 1000, tables: func(id string) (table.Game, bool) {
+		if panics.Load() {
+			panic("a bug in finding the table")
+		}
+		return e.table, id == "crash"
+	}})
+	srv := httptest.NewServer(e.handler)
+	t.Cleanup(srv.Close)
+
+	c := e.dial(t, srv)
+	c.send(map[string]any{"type": "hello", "session": e.openDemo(t)})
+	if code := c.closedWith(); code != websocket.StatusInternalError {
+		t.Fatalf("stream closed with %d, want %d", code, websocket.StatusInternalError)
+	}
+	panics.Store(false)
+	c2 := e.dial(t, srv)
+	c2.send(map[string]any{"type": "hello", "session": e.openDemo(t)})
+	c2.until("balance", nil)
+}
