@@ -294,23 +294,55 @@ type CashoutNote struct {
 
 // Cashed records n in the leader's round. A note of a round the table does
 // not play now, or of a bet it holds settled already, changes nothing.
+//
+// Notes are applied in batches: the first note queued asks the table's loop
+// for one pass, and the notes queued before that pass runs go with it, so a
+// burst of cashouts costs the loop a few passes, not one each. A caller
+// whose note joined a pass already asked for returns at once. A pass that
+// cannot run (the table stopped, ctx ended first) drops the notes queued: a
+// note costs the board, never money.
 func (t *Table) Cashed(ctx context.Context, n CashoutNote) error {
-	return t.do(ctx, func() {
-		r := t.cur
-		if r == nil || r.rec.ID != n.RoundID {
-			return
+	t.notesMu.Lock()
+	first := len(t.notes) == 0
+	t.notes = append(t.notes, n)
+	t.notesMu.Unlock()
+	if !first {
+		return nil
+	}
+	err := t.do(ctx, t.applyNotes)
+	if err != nil {
+		t.notesMu.Lock()
+		t.notes = nil
+		t.notesMu.Unlock()
+	}
+	return err
+}
+
+// applyNotes applies, in the loop, every note queued.
+func (t *Table) applyNotes() {
+	t.notesMu.Lock()
+	notes := t.notes
+	t.notes = nil
+	t.notesMu.Unlock()
+	r := t.cur
+	if r == nil {
+		return
+	}
+	for _, n := range notes {
+		if r.rec.ID != n.RoundID {
+			continue
 		}
 		b := r.live[n.BetID]
 		if b == nil {
-			return
+			continue
 		}
 		core, ok := r.core.Cashed(round.Bet{Intent: round.Intent{ID: n.BetID}, State: round.CashedOut,
 			Multiplier: n.Multiplier, Payout: n.Payout, SettledAt: n.SettledAt})
 		if !ok {
-			return
+			continue
 		}
 		payout := core.Payout
 		b.rec.Status, b.rec.Multiplier, b.rec.Payout = StatusCashedOut, core.Multiplier, &payout
 		t.board.cashed(b.item(core))
-	})
+	}
 }

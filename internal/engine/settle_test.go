@@ -517,3 +517,52 @@ func TestFlightReadAnHourLate(t *testing.T) {
 		t.Fatalf("the auto-cashout of 1.20x, under the crash point: %s at x%d paying %v; want cashed out at x120 paying 1200", rec.Status, rec.Multiplier, rec.Payout)
 	}
 }
+
+// Cashouts made at once reach the round's board, every one: the notes that
+// tell the leader's round of them are applied in batches, and none is lost
+// between two batches.
+func TestCashoutsAtOnceAllReachTheBoard(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, "")
+	h.run()
+	h.roundCrashingAbove(200)
+	const n = 40
+	bets := make([]engine.BetResult, n)
+	for i := range n {
+		bets[i] = mustBet(t, h, playerOf("acme", fmt.Sprintf("crowd-%d", i)), engine.BetRequest{Amount: 1000})
+	}
+	f := h.fly()
+	at := f.StartedAt.Add(round.TimeToReach(150))
+	h.clock.Set(at)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			if _, err := h.table.Cashout(context.Background(), playerOf("acme", fmt.Sprintf("crowd-%d", i)), bets[i].Bet.BetID, at); err != nil {
+				t.Errorf("cashout %d: %v", i, err)
+			}
+		})
+	}
+	wg.Wait()
+	sub := h.table.Subscribe(nil, 256)
+	defer sub.Close()
+	// The board is sent every 250 ms of the table's clock, which the test
+	// moves on in steps of 10 ms, well short of the crash (at 2.00x or more).
+	before := round.TimeToReach(200)
+	deadline := time.After(10 * time.Second)
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case ev := <-sub.C:
+			if ev.Type == engine.EventBets && ev.Round.RoundID == f.RoundID && ev.CashedOut == n {
+				return
+			}
+		case <-tick.C:
+			if next := h.clock.Now().Add(10 * time.Millisecond); next.Sub(f.StartedAt) < before {
+				h.clock.Set(next)
+			}
+		case <-deadline:
+			t.Fatalf("no board of round %s with %d cashed out", f.RoundID, n)
+		}
+	}
+}

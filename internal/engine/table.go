@@ -239,6 +239,11 @@ type Table struct {
 	flight flightView
 	// debited are the bets debited here lately, for their cashouts.
 	debited debitedBets
+	// notes are the cashout notes waiting for the loop (Cashed): the first
+	// of a batch asks the loop for one pass that applies every note queued
+	// by then.
+	notesMu sync.Mutex
+	notes   []CashoutNote
 }
 
 // RoundView is the public state of the current round.
