@@ -73,10 +73,10 @@ func viewOf(r BetRecord) BetView {
 // ViewOf converts a stored bet for display.
 func ViewOf(r BetRecord) BetView { return viewOf(r) }
 
-// PlaceBet places a bet where the table leads: the same four steps a
+// PlaceBet places a bet where the table leads: the same five steps a
 // replica of a cluster takes for a bet it receives (package replica), with
 // the leader's two steps run here: CheckBet, Admit (leader), Debit, Decide
-// (leader).
+// (leader), Accept.
 func (t *Table) PlaceBet(ctx context.Context, p Player, req BetRequest) (BetResult, error) {
 	w, err := t.CheckBet(p, req)
 	if err != nil {
@@ -91,7 +91,11 @@ func (t *Table) PlaceBet(ctx context.Context, p Player, req BetRequest) (BetResu
 		t.Release(p.Session, adm.BetID)
 		return BetResult{}, err
 	}
-	return t.Decide(ctx, p.Session, adm, out)
+	dec, err := t.Decide(ctx, p.Session, adm, out)
+	if err != nil {
+		return BetResult{}, err
+	}
+	return t.Accept(ctx, p, adm, out, dec)
 }
 
 // CheckBet applies the checks a bet passes before it asks for a place in the
@@ -293,11 +297,14 @@ func (t *Table) ownBet(session []byte, betID string) *liveBet {
 // Decide feeds the outcome of an admitted bet's debit (Debit) to its round,
 // in the loop, for the admitting term: the bet is accepted, refused (a
 // freebet's grant returned), or voided and rolled back (its debit came after
-// take-off, or its outcome is unknown), as the rules decide. It commits the
-// decision, then answers. The table must lead at adm.Epoch: a table whose
-// term ended meanwhile commits nothing and leaves the pending bet to the
-// next leader's recovery. A demo bet's play money is taken here, from the
-// leader's bank.
+// take-off, or its outcome is unknown), as the rules decide. A refusal or a
+// void is committed here, then answered with its error. An acceptance is
+// answered at once, with no commit: the replica that debited the bet
+// commits it (Accept), and the round's take-off commits every acceptance
+// that has not committed by then (takeOff). The table must lead at
+// adm.Epoch: a table whose term ended meanwhile commits nothing and leaves
+// the pending bet to the next leader's recovery. A demo bet's play money is
+// taken here, from the leader's bank.
 func (t *Table) Decide(ctx context.Context, session []byte, adm Admission, out DebitOutcome) (BetResult, error) {
 	var (
 		d    debitDecision
@@ -326,6 +333,9 @@ func (t *Table) Decide(ctx context.Context, session []byte, adm Admission, out D
 		// in the database, is the recovery's or the sweep's to roll back.
 		return BetResult{}, fmt.Errorf("%w: the table no longer holds bet %s pending", ErrTableUnavailable, adm.BetID)
 	}
+	if d.accepted {
+		return BetResult{Bet: *d.view, Balance: res.Balance}, nil
+	}
 	if d.done == nil {
 		return BetResult{}, d.answer
 	}
@@ -351,17 +361,63 @@ func (t *Table) Decide(ctx context.Context, session []byte, adm Admission, out D
 	if d.void && demo {
 		t.refundDemo(b)
 	}
-	if d.view != nil {
-		t.debited.decided(adm.RoundID, adm.BetID, d.view.Status)
+	t.events.Send(b.player.Session, &Event{Type: EventBet, Bet: d.view})
+	if refused := (*RefusedError)(nil); errors.As(d.answer, &refused) && refused.HasBalance && !demo {
+		t.cfg.Balances.Reported(b.player.Session, refused.Balance) // the wallet's figure (WERR-7)
 	}
-	return t.answerDebit(b, res, d, demo)
+	return BetResult{}, d.answer
 }
 
-// Decided tells the replica that ran a bet's money path (Debit) what the
-// leader decided of it (the bet's status in the leader's answer), so that
-// its cashout here needs no read of the bet's row.
-func (t *Table) Decided(adm Admission, status string) {
-	t.debited.decided(adm.RoundID, adm.BetID, status)
+// Accept commits the acceptance the leader decided (Decide answered dec) of
+// the bet adm admitted, whose money path ran here (Debit, out), in this
+// table's committer, and answers the player once it committed: the bet's
+// event, and the balance the wallet answered (BAL-4), which the session's
+// balance now shows. The commit moves the bet from pending only, so the row
+// itself fences it: the round's take-off, which accepts every bet its round
+// accepted that is still pending, may have moved it first (a replica slow
+// to commit, or paused), and the player is then answered from the row as it
+// reads (accepted, or settled since); a round voided meanwhile (a new
+// leader's recovery, a failed take-off) leaves the bet void and its debit
+// rolled back, and the player is told the table was unavailable, the stream
+// showing the void bet.
+func (t *Table) Accept(ctx context.Context, p Player, adm Admission, out DebitOutcome, dec BetResult) (BetResult, error) {
+	opTx := out.Result.OperatorTxID
+	var moved bool
+	// Not the caller's ctx: a player who leaves must not leave to the
+	// take-off an acceptance that can commit now.
+	err := t.commit.Do(context.WithoutCancel(ctx), job{epoch: unfenced, run: func(ctx context.Context) error {
+		var err error
+		moved, err = t.store.MoveBet(ctx, adm.BetID, StatusPending, StatusAccepted, BetChange{OperatorTxID: opTx})
+		return err
+	}})
+	if err != nil {
+		// The bet stays pending: the take-off accepts it, or a recovery
+		// rolls it back; the stream shows which.
+		t.logger.Error("committing a bet's acceptance failed; the round's take-off commits it", "bet_id", adm.BetID, "err", err)
+		return BetResult{}, fmt.Errorf("%w: the bet's acceptance did not commit here: %w", ErrTableUnavailable, err)
+	}
+	view := dec.Bet
+	if !moved {
+		recs, err := t.store.Bets(context.WithoutCancel(ctx), BetFilter{ID: adm.BetID})
+		if err != nil || len(recs) != 1 {
+			return BetResult{}, fmt.Errorf("%w: bet %s moved before its acceptance committed here, and reading it failed (%d rows): %v", ErrTableUnavailable, adm.BetID, len(recs), err)
+		}
+		view = viewOf(recs[0])
+		switch view.Status {
+		case StatusAccepted, StatusCashedOut, StatusLost:
+			// The take-off accepted it first; the round may have settled it.
+		default:
+			t.debited.decided(adm.RoundID, adm.BetID, view.Status)
+			return BetResult{}, fmt.Errorf("%w: bet %s was %s before its acceptance committed here", ErrTableUnavailable, adm.BetID, view.Status)
+		}
+	}
+	t.debited.decided(adm.RoundID, adm.BetID, view.Status)
+	t.events.Send(p.Session, &Event{Type: EventBet, Bet: &view})
+	if p.Demo || out.Result.HasBalance {
+		// BAL-4; a demo bet's figure is its bank's. The sessions show it.
+		t.cfg.Balances.Reported(p.Session, dec.Balance)
+	}
+	return BetResult{Bet: view, Balance: dec.Balance}, nil
 }
 
 // debitDemo takes a demo bet's stake from the bank, as a wallet would.
@@ -378,16 +434,18 @@ func (t *Table) debitDemo(session []byte, amount int64) wallet.Result {
 // debitDecision is what the rules decided, in the loop, of a bet's debit
 // outcome (decideDebit).
 type debitDecision struct {
-	done   <-chan error // the commit of the decision; nil when nothing was decided
-	answer error        // the player's answer; nil for an accepted bet
-	view   *BetView     // the bet as decided, taken in the loop, which owns b
-	void   bool         // the bet was voided
+	done     <-chan error // the commit of a refusal or a void; nil when nothing was committed
+	answer   error        // the player's answer; nil for an accepted bet
+	view     *BetView     // the bet as decided, taken in the loop, which owns b
+	void     bool         // the bet was voided
+	accepted bool         // the bet was accepted: committed by Accept, or the take-off
 }
 
 // decideDebit feeds the /bet outcome res to b's round, b's intent having
-// committed with out's stake and grant, and submits what the rules decided
-// for the term of epoch: the bet accepted, refused (a freebet's grant
-// returned), or voided and rolled back. Loop only.
+// committed with out's stake and grant: the bet accepted (on the board; its
+// commit is Accept's, or the take-off's), or refused (a freebet's grant
+// returned) or voided and rolled back, each submitted for the term of
+// epoch. Loop only.
 func (t *Table) decideDebit(b *liveBet, out DebitOutcome, res wallet.Result, epoch int64) debitDecision {
 	var d debitDecision
 	outcome := round.Undecided
@@ -408,11 +466,8 @@ func (t *Table) decideDebit(b *liveBet, out DebitOutcome, res wallet.Result, epo
 	d.view, d.void = b.view(core.State), core.State == round.Voided
 	switch core.State {
 	case round.Accepted:
-		opTx := res.OperatorTxID
-		d.done = t.submitAt(epoch, func(ctx context.Context) error {
-			_, err := t.store.MoveBet(ctx, b.rec.ID, StatusPending, StatusAccepted, BetChange{OperatorTxID: opTx})
-			return err
-		})
+		// Committed where the bet was debited (Accept), or by the take-off.
+		b.rec.OperatorTxID, d.accepted = res.OperatorTxID, true
 		t.board.accepted(b.item(core))
 	case round.Refused:
 		delete(r.live, b.rec.ID)
@@ -441,24 +496,6 @@ func (t *Table) decideDebit(b *liveBet, out DebitOutcome, res wallet.Result, epo
 		})
 	}
 	return d
-}
-
-// answerDebit answers the player once the decision d committed: the bet's
-// event, then the refusal or error, or the bet with the balance the wallet
-// answered (BAL-4), which the session's balance now shows.
-func (t *Table) answerDebit(b *liveBet, res wallet.Result, d debitDecision, demo bool) (BetResult, error) {
-	t.events.Send(b.player.Session, &Event{Type: EventBet, Bet: d.view})
-	if d.answer != nil {
-		if refused := (*RefusedError)(nil); errors.As(d.answer, &refused) && refused.HasBalance && !demo {
-			t.cfg.Balances.Reported(b.player.Session, refused.Balance) // the wallet's figure (WERR-7)
-		}
-		return BetResult{}, d.answer
-	}
-	if res.HasBalance {
-		// BAL-4; a demo bet's figure is its bank's. The sessions show it.
-		t.cfg.Balances.Reported(b.player.Session, res.Balance)
-	}
-	return BetResult{Bet: *d.view, Balance: res.Balance}, nil
 }
 
 // autoCashout commits an auto-cashout the round fired for b at its target,
@@ -556,7 +593,7 @@ func (t *Table) Cancel(ctx context.Context, p Player, betID string) (CancelResul
 		t.board.cancelled(b.rec.ID)
 		c.res.Bet = *b.view(core.State)
 		done = t.submit(func(ctx context.Context) error {
-			_, err := t.rollbackBet(ctx, b, StatusAccepted, StatusCancelled, reasonCancelled)
+			_, err := t.rollbackAccepted(ctx, b, StatusCancelled, reasonCancelled)
 			return err
 		})
 	})

@@ -366,8 +366,8 @@ func (f *fakeBalances) Expect(_ []byte, m engine.BalanceMark, delta int64) int64
 }
 
 // A bet's four steps, taken one by one as a replica of a cluster takes them
-// (CheckBet and Debit where the bet was received, Admit and Decide at the
-// leader). A debited bet is decided even when whoever asked for the
+// (CheckBet, Debit and Accept where the bet was received, Admit and Decide
+// at the leader). A debited bet is decided even when whoever asked for the
 // decision stopped waiting (its context is cancelled): a player who leaves,
 // or a replica whose request timed out, must not leave it pending. An
 // admission whose intent never committed frees its place (Release).
@@ -392,11 +392,15 @@ func TestBetStepsDecideWhatWasDebited(t *testing.T) {
 		if err != nil || out.Result.Outcome != wallet.Success || out.Amount != 200 {
 			t.Fatalf("debit: %+v, %v", out, err)
 		}
-		res, err := h.table.Decide(gone, p.Session, adm, out)
-		if err != nil || res.Bet.Status != engine.StatusAccepted {
-			t.Fatalf("a debited bet decided for a caller that left: %+v, %v; want it accepted", res, err)
+		dec, err := h.table.Decide(gone, p.Session, adm, out)
+		if err != nil || dec.Bet.Status != engine.StatusAccepted {
+			t.Fatalf("a debited bet decided for a caller that left: %+v, %v; want it accepted", dec, err)
 		}
-		if rec := h.bet(adm.BetID); rec.Status != engine.StatusAccepted {
+		res, err := h.table.Accept(gone, p, adm, out, dec)
+		if err != nil || res.Bet.Status != engine.StatusAccepted {
+			t.Fatalf("an acceptance committed for a caller that left: %+v, %v", res, err)
+		}
+		if rec := h.bet(adm.BetID); rec.Status != engine.StatusAccepted || rec.OperatorTxID != "op-"+adm.BetID {
 			t.Fatalf("stored %+v", rec)
 		}
 	}
@@ -419,5 +423,82 @@ func TestBetStepsDecideWhatWasDebited(t *testing.T) {
 	}
 	for _, adm := range adms[1:] {
 		h.table.Release(p.Session, adm.BetID)
+	}
+}
+
+// An acceptance the leader decided whose replica has not committed it by the
+// take-off (slow, or paused between the decision and its commit) is committed
+// by the take-off, so the round flies with it accepted and settles it; the
+// replica's commit that comes later changes nothing and answers the bet as it
+// reads. A bet cancelled before either (its row still pending) is rolled
+// back, and neither the take-off nor the late commit accepts it (RB-2).
+func TestAcceptanceCommittedByTheTakeOffWhenItsReplicaIsLate(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, "")
+	h.run()
+	type step struct {
+		p   engine.Player
+		adm engine.Admission
+		out engine.DebitOutcome
+		dec engine.BetResult
+	}
+	decide := func(id string) step {
+		t.Helper()
+		p := playerOf("acme", id)
+		req := engine.BetRequest{Amount: 300}
+		w, err := h.table.CheckBet(p, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		adm, err := h.table.Admit(context.Background(), p, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := h.table.Debit(context.Background(), p, req, w, adm)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dec, err := h.table.Decide(context.Background(), p.Session, adm, out)
+		if err != nil || dec.Bet.Status != engine.StatusAccepted {
+			t.Fatalf("decide: %+v, %v", dec, err)
+		}
+		if rec := h.bet(adm.BetID); rec.Status != engine.StatusPending {
+			t.Fatalf("a decision alone committed %s; want the row pending until its replica or the take-off commits it", rec.Status)
+		}
+		return step{p, adm, out, dec}
+	}
+	late, cancelled := decide("late"), decide("cancelled")
+	if _, err := h.table.Cancel(context.Background(), cancelled.p, cancelled.adm.BetID); err != nil {
+		t.Fatalf("cancel of a bet whose acceptance has not committed: %v", err)
+	}
+	if rec := h.bet(cancelled.adm.BetID); rec.Status != engine.StatusCancelled {
+		t.Fatalf("the cancelled bet = %s", rec.Status)
+	}
+	h.fly()
+	if rec := h.bet(late.adm.BetID); rec.Status != engine.StatusAccepted || rec.OperatorTxID != "op-"+late.adm.BetID {
+		t.Fatalf("after the take-off the late bet = %+v; want accepted with its operator transaction id", rec)
+	}
+	res, err := h.table.Accept(context.Background(), late.p, late.adm, late.out, late.dec)
+	if err != nil || res.Bet.Status != engine.StatusAccepted || res.Bet.BetID != late.adm.BetID {
+		t.Fatalf("the late replica's acceptance: %+v, %v; want the bet as it reads, accepted", res, err)
+	}
+	if _, err := h.table.Accept(context.Background(), cancelled.p, cancelled.adm, cancelled.out, cancelled.dec); !errors.Is(err, engine.ErrTableUnavailable) {
+		t.Fatalf("a late acceptance of a cancelled bet: %v; want ErrTableUnavailable", err)
+	}
+	if rec := h.bet(cancelled.adm.BetID); rec.Status != engine.StatusCancelled {
+		t.Fatalf("the cancelled bet after the take-off and a late acceptance = %s", rec.Status)
+	}
+	rollbacks := 0
+	for _, m := range h.movements() {
+		if m.BetID == cancelled.adm.BetID && m.Kind == movements.KindRollback {
+			rollbacks++
+		}
+	}
+	if rollbacks != 1 {
+		t.Fatalf("rollbacks of the cancelled bet: %d; want 1", rollbacks)
+	}
+	h.nextRound()
+	if rec := h.bet(late.adm.BetID); rec.Status != engine.StatusLost && rec.Status != engine.StatusCashedOut {
+		t.Fatalf("the late bet after its round = %s; want it settled", rec.Status)
 	}
 }

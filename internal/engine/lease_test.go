@@ -429,3 +429,78 @@ func TestLeaseSlowAcquireLeadsNoEndedTerm(t *testing.T) {
 		}
 	})
 }
+
+// acceptedBeforeItsVoid is a table's store on which the replica that debited
+// bet commits its acceptance (Accept) just as a recovery that read the bet
+// pending moves it: between the read and the move.
+type acceptedBeforeItsVoid struct {
+	engine.Store
+	bet  string
+	once sync.Once
+}
+
+func (s *acceptedBeforeItsVoid) MoveBet(ctx context.Context, id, from, to string, ch engine.BetChange) (bool, error) {
+	if id == s.bet && from == engine.StatusPending && to == engine.StatusVoid {
+		var err error
+		s.once.Do(func() {
+			_, err = s.Store.MoveBet(ctx, id, engine.StatusPending, engine.StatusAccepted, engine.BetChange{OperatorTxID: "op-" + id})
+		})
+		if err != nil {
+			return false, err
+		}
+	}
+	return s.Store.MoveBet(ctx, id, from, to, ch)
+}
+
+// A new leader that settles an interrupted round finds a bet pending whose
+// acceptance the replica that debited it commits before the recovery's move
+// (the leader had decided it, and died): the recovery reads it again and
+// settles it by the rule as accepted, rolled back once (RB-5), never leaving
+// it accepted in a void round.
+func TestRB5FailOverSettlesABetAcceptedBetweenItsReadAndItsMove(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, "")
+	h.run()
+	ctx := context.Background()
+	p := playerOf("acme", "between")
+	req := engine.BetRequest{Amount: 400}
+	w, err := h.table.CheckBet(p, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	adm, err := h.table.Admit(ctx, p, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := h.table.Debit(ctx, p, req, w, adm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.table.Decide(ctx, p.Session, adm, out); err != nil {
+		t.Fatal(err)
+	}
+	st := &acceptedBeforeItsVoid{Store: h.st.Records(), bet: adm.BetID}
+	b := h.replicaOn("replica-b", st, nil)
+	old := h.lease()
+	if err := h.st.ReleaseLease(ctx, testGame.ID, old.Holder, old.Epoch); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the second table leads", b.table.Leadership().Leading)
+	eventually(t, "the interrupted round is settled", func() bool {
+		b.clock.Set(b.clock.Now().Add(time.Second)) // past the debits' deadline the recovery waits for
+		rec, err := h.st.Round(ctx, testGame.ID, adm.RoundID)
+		return err == nil && rec.Status == engine.RoundVoid
+	})
+	if rec := h.bet(adm.BetID); rec.Status != engine.StatusVoid {
+		t.Fatalf("the bet accepted between the recovery's read and its move = %s; want void", rec.Status)
+	}
+	rollbacks := 0
+	for _, m := range h.movements() {
+		if m.BetID == adm.BetID && m.Kind == movements.KindRollback {
+			rollbacks++
+		}
+	}
+	if rollbacks != 1 {
+		t.Fatalf("rollbacks of the bet: %d; want 1", rollbacks)
+	}
+}

@@ -206,8 +206,16 @@ func (t *Table) publish(typ string) {
 }
 
 // takeOff starts the flight with the accepted bets; pending ones stay out.
+// First it commits the acceptance of every bet the round accepted whose row
+// is still pending (its replica has not committed it yet: Accept), so that
+// the round flies with all its bets accepted in the database before any of
+// their auto-cashouts, cashouts or losses, which move a bet from accepted,
+// is committed.
 func (t *Table) takeOff() error {
 	r := t.cur
+	if err := t.acceptDecided(r); err != nil {
+		return err
+	}
 	now := t.clock.Now()
 	err := t.fenced(context.Background(), t.epoch, func(ctx context.Context) error {
 		return t.store.TakeOffRound(ctx, r.rec.ID, toMillis(now))
@@ -218,6 +226,30 @@ func (t *Table) takeOff() error {
 	r.core.TakeOff(now)
 	t.took(r.rec.ID, r.core.Flight())
 	t.publish(EventRoundFlying)
+	return nil
+}
+
+// acceptDecided commits, outside the committer, the acceptance of each bet
+// of r the round accepted that still reads pending. Such a commit moves a
+// bet from pending only, so an acceptance that its replica commits at the
+// same moment moves it once, and never deadlocks with this one
+// (MoveDecidedBets). Loop only.
+func (t *Table) acceptDecided(r *liveRound) error {
+	txIDs := make(map[string]string, len(r.live))
+	for id, b := range r.live {
+		if b.rec.Status == StatusAccepted {
+			txIDs[id] = b.rec.OperatorTxID
+		}
+	}
+	ctx, cancel := t.lease.Bound(context.Background())
+	defer cancel()
+	n, err := t.store.MoveDecidedBets(ctx, r.rec.ID, StatusPending, StatusAccepted, txIDs)
+	if err != nil {
+		return fmt.Errorf("engine: accept the round's bets at take-off: %w", err)
+	}
+	if n > 0 {
+		t.logger.Debug("the take-off committed acceptances their replicas had not", "round_id", r.rec.ID, "bets", n)
+	}
 	return nil
 }
 
@@ -410,7 +442,7 @@ func (t *Table) voidRound(reason, rule string) {
 		open = open[:0]
 		for _, id := range voided {
 			b := r.live[id]
-			moved, err := t.rollbackBet(ctx, b, StatusAccepted, StatusVoid, reason)
+			moved, err := t.rollbackAccepted(ctx, b, StatusVoid, reason)
 			if err != nil {
 				return err
 			}
@@ -450,6 +482,18 @@ func (t *Table) rollbackBet(ctx context.Context, b *liveBet, from, to, reason st
 		return false, err
 	}
 	return true, t.queueRollback(ctx, b.rec, b.player, reason)
+}
+
+// rollbackAccepted rolls back a bet its round accepted (rollbackBet): from
+// accepted, or from pending while its acceptance has not committed yet
+// where it was debited (Accept), which then finds the bet moved. Before the
+// take-off, the round's acceptance of a bet may not be in its row yet.
+func (t *Table) rollbackAccepted(ctx context.Context, b *liveBet, to, reason string) (bool, error) {
+	moved, err := t.rollbackBet(ctx, b, StatusAccepted, to, reason)
+	if err != nil || moved {
+		return moved, err
+	}
+	return t.rollbackBet(ctx, b, StatusPending, to, reason)
 }
 
 func (t *Table) queueRollback(ctx context.Context, rec BetRecord, p Player, reason string) error {

@@ -172,6 +172,11 @@ type Store interface {
 	InsertBet(ctx context.Context, rec *BetRecord) error
 	MoveBet(ctx context.Context, id, from, to string, ch BetChange) (bool, error)
 	MoveRoundBets(ctx context.Context, roundID, from, to string, payout int64, settledAt time.Time) ([]string, error)
+	// MoveDecidedBets moves each bet of the round that txIDs names (bet id
+	// -> its operator transaction id) still in status from to status to,
+	// outside any transaction, never holding one bet's row while waiting
+	// for another's: it cannot deadlock with another writer's batch.
+	MoveDecidedBets(ctx context.Context, roundID, from, to string, txIDs map[string]string) (int, error)
 	Bets(ctx context.Context, f BetFilter) ([]BetRecord, error)
 }
 

@@ -258,7 +258,7 @@ func (t *Table) settleOrphan(ctx context.Context, r RoundRecord, b BetRecord, p 
 		payout := round.Payout(b.Amount, b.AutoCashout, t.maxWin(b))
 		ok, err := t.store.MoveBet(ctx, b.ID, b.Status, StatusCashedOut, BetChange{SettledAt: at, Multiplier: b.AutoCashout, Payout: &payout})
 		if err != nil || !ok {
-			return nil, err
+			return nil, err // read accepted, so settled since
 		}
 		moved := settledView(b, StatusCashedOut, at, b.AutoCashout, &payout)
 		if b.Demo {
@@ -274,11 +274,33 @@ func (t *Table) settleOrphan(ctx context.Context, r RoundRecord, b BetRecord, p 
 		reason = reasonInterruptedBetting
 	}
 	ok, err := t.store.MoveBet(ctx, b.ID, b.Status, StatusVoid, BetChange{SettledAt: at})
-	if err != nil || !ok {
+	if err != nil {
 		return nil, err
+	}
+	if !ok {
+		return t.settleAcceptedSince(ctx, r, b, p, now)
 	}
 	moved := settledView(b, StatusVoid, at, 0, nil)
 	return &moved, t.queueRollback(ctx, b, p, reason)
+}
+
+// settleAcceptedSince settles bet b of the interrupted round r, read
+// pending and moved since: the replica that debited it committed the
+// acceptance its leader had decided (Accept) between the read and the move.
+// The rule is applied to the bet as it now reads when it reads accepted; a
+// bet settled meanwhile is left alone (nil).
+func (t *Table) settleAcceptedSince(ctx context.Context, r RoundRecord, b BetRecord, p Player, now time.Time) (*SettledBet, error) {
+	if b.Status != StatusPending {
+		return nil, nil
+	}
+	recs, err := t.store.Bets(ctx, BetFilter{ID: b.ID})
+	if err != nil {
+		return nil, fmt.Errorf("read bet %s again: %w", b.ID, err)
+	}
+	if len(recs) != 1 || recs[0].Status != StatusAccepted {
+		return nil, nil
+	}
+	return t.settleOrphan(ctx, r, recs[0], p, now)
 }
 
 // maxWin is the payout cap of a bet's currency for its operator, as PlaceBet

@@ -11,8 +11,8 @@
 //   - actions: while the local table leads, they go to it directly. Otherwise
 //     a bet is checked here (engine.Table.CheckBet), admitted by the leader
 //     (admit), its intent committed for the admitting term and its /bet sent
-//     from here (engine.Table.Debit), and its outcome decided by the leader
-//     (decide). A cashout is priced and committed here
+//     from here (engine.Table.Debit), its outcome decided by the leader
+//     (decide), and an acceptance committed here (engine.Table.Accept). A cashout is priced and committed here
 //     (engine.Table.Cashout) and the leader told (cashed); a demo bet's
 //     cashout, every cashout while this replica's clock is not known within
 //     PriceBound of the database's, and a cancel are sent to the leader.
@@ -45,8 +45,8 @@
 //     elsewhere.
 //
 // It must never decide anything about a bet (the engine does: the leader
-// admits and decides, the receiving replica's engine commits the intent and
-// debits),
+// admits and decides, the receiving replica's engine commits the intent,
+// debits and commits the acceptance),
 // retry an action whose outcome is unknown (the player is told so and the
 // stream shows what happened), or log a token or a player's id.
 package replica
@@ -376,9 +376,10 @@ func (t *Table) serveCancel(ctx context.Context, data []byte) ([]byte, error) {
 // (engine.Table.PlaceBet). Elsewhere the bet's money path runs here, on the
 // replica that received it, and the leader is asked only what must be
 // decided once: the bet's place in the round (admit) and what its debit's
-// outcome makes of it (decide). The intent's commit and the signed /bet are
-// this replica's work (engine.Table.Debit), so one round's bets spread over
-// the replicas the balancer spreads them to (docs/scale.md).
+// outcome makes of it (decide). The intent's commit, the signed /bet and the
+// acceptance's commit are this replica's work (engine.Table.Debit,
+// engine.Table.Accept), so one round's bets spread over the replicas the
+// balancer spreads them to (docs/scale.md).
 //
 // The player is answered within the bet's bound (BetWait): a bet whose
 // outcome is not known by then is answered TABLE_UNAVAILABLE, and its debit
@@ -420,8 +421,10 @@ func (t *Table) PlaceBet(ctx context.Context, p engine.Player, req engine.BetReq
 	}
 }
 
-// debit runs the money path of the bet adm admitted, here, and has the
-// leader decide its outcome; an intent that did not commit frees the place.
+// debit runs the money path of the bet adm admitted, here: the intent and
+// the signed /bet, then the leader decides its outcome, and an acceptance
+// is committed here (engine.Table.Accept). An intent that did not commit
+// frees the place.
 func (t *Table) debit(ctx context.Context, p engine.Player, req engine.BetRequest, w engine.BetWallet, adm engine.Admission) (engine.BetResult, error) {
 	out, err := t.local.Debit(ctx, p, req, w, adm)
 	if err != nil {
@@ -438,9 +441,7 @@ func (t *Table) debit(ctx context.Context, p engine.Player, req engine.BetReques
 		}
 		return engine.BetResult{}, err
 	}
-	bet := a.Bet.view()
-	t.local.Decided(adm, bet.Status)
-	return engine.BetResult{Bet: bet, Balance: a.Balance}, nil
+	return t.local.Accept(ctx, p, adm, out, engine.BetResult{Bet: a.Bet.view(), Balance: a.Balance})
 }
 
 // Cashout cashes a bet out here, on the replica that received it, at the

@@ -2,7 +2,9 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
+	"slices"
 
 	"github.com/uptrace/bun"
 )
@@ -70,6 +72,92 @@ func (s *Store) MoveBet(ctx context.Context, id, from, to string, ch BetChange) 
 		return false, fmt.Errorf("%w (bet %s %s -> %s)", err, id, from, to)
 	}
 	return n == 1, nil
+}
+
+// MoveDecidedBets moves to status to each bet of round roundID that txIDs
+// names (bet id -> the operator's transaction id of its debit, written
+// where not empty) and that is still in status from; it returns how many it
+// moved. It runs outside any transaction of ctx's and never holds one bet's
+// row while it waits for another's: on PostgreSQL the rows no other
+// transaction holds move in one statement that skips the others, and each
+// skipped row then moves in a statement of its own, which waits for the
+// transaction holding it. So it cannot deadlock with a transaction that
+// moves several of these bets in any order (another replica's group commit
+// of their acceptances); a bet that transaction moved first is left as it
+// is. SQLite has one writer: the bets move in one transaction. Called with a
+// context that carries a transaction, it fails and moves nothing.
+func (s *Store) MoveDecidedBets(ctx context.Context, roundID, from, to string, txIDs map[string]string) (int, error) {
+	if len(txIDs) == 0 {
+		return 0, nil
+	}
+	if s.tx.Carries(ctx) {
+		return 0, fmt.Errorf("store: move the decided bets of round %s: called inside a transaction, which would hold each row it moves until it ends", roundID)
+	}
+	var left []string
+	err := s.query(ctx, "roundBetsIn", []any{roundID, from}, func(rows *sql.Rows) error {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return err
+		}
+		if _, ok := txIDs[id]; ok {
+			left = append(left, id)
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("store: bets of round %s in %s: %w", roundID, from, err)
+	}
+	if len(left) == 0 {
+		return 0, nil
+	}
+	moved := 0
+	if s.dialect == DialectPostgres {
+		txs := make([]string, len(left))
+		for i, id := range left {
+			txs[i] = txIDs[id]
+		}
+		done := map[string]bool{}
+		err := s.query(ctx, "moveDecidedBets", []any{to, left, txs, left, from}, func(rows *sql.Rows) error {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				return err
+			}
+			done[id] = true
+			return nil
+		})
+		if err != nil {
+			return 0, fmt.Errorf("store: move %d bets of round %s %s -> %s: %w", len(left), roundID, from, to, err)
+		}
+		moved = len(done)
+		left = slices.DeleteFunc(left, func(id string) bool { return done[id] })
+		for _, id := range left {
+			ok, err := s.MoveBet(ctx, id, from, to, BetChange{OperatorTxID: txIDs[id]})
+			if err != nil {
+				return moved, err
+			}
+			if ok {
+				moved++
+			}
+		}
+		return moved, nil
+	}
+	err = s.InTx(ctx, func(ctx context.Context) error {
+		moved = 0
+		for _, id := range left {
+			ok, err := s.MoveBet(ctx, id, from, to, BetChange{OperatorTxID: txIDs[id]})
+			if err != nil {
+				return err
+			}
+			if ok {
+				moved++
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	return moved, nil
 }
 
 // MoveRoundBets moves every bet of a round still in status from to status to,

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/crashstudio/crashgame/internal/engine"
 	"github.com/crashstudio/crashgame/internal/store"
@@ -21,6 +22,7 @@ var roundAndBetCases = []contractCase{
 	{"BetReadsBackAsWritten", testBetAsWritten},
 	{"ConcurrentSettlementsOneWins", testConcurrentSettle},
 	{"CashoutRacesCrash", testCashoutRacesCrash},
+	{"DecidedBetsMoveBesideABatch", testDecidedBetsBesideABatch},
 	{"BetsFilterAndOrder", testBetsFilter},
 }
 
@@ -302,6 +304,137 @@ func testCashoutRacesCrash(t *testing.T, s *store.Store, _ string) {
 			t.Errorf("%s lost but stored %s payout %v at %d", r.ID, r.Status, *r.Payout, r.SettledAt)
 		}
 	}
+}
+
+// testDecidedBetsBesideABatch: a leader's take-off moves the bets it
+// accepted that are still pending (MoveDecidedBets) while a receiving
+// replica's group commit holds one of them and then moves another: neither
+// waits for the other for ever (on PostgreSQL a statement that moved them
+// all at once deadlocked with such a batch), every bet moves exactly once,
+// with the operator transaction id of whoever moved it, and a bet the round
+// did not accept stays pending.
+func testDecidedBetsBesideABatch(t *testing.T, s *store.Store, _ string) {
+	ctx := t.Context()
+	mustInsertRound(t, s, testRound("r1", 1, engine.RoundBetting))
+	decided := map[string]string{}
+	for i := range 10 {
+		id := "b" + string(rune('A'+i))
+		mustInsertBet(t, s, testBet(id, "r1", "pending", int64(i)))
+		decided[id] = "lead-" + id
+	}
+	mustInsertBet(t, s, testBet("bundecided", "r1", "pending", 20))
+	mustInsertBet(t, s, testBet("bmoved", "r1", "accepted", 21))
+	decided["bmoved"] = "lead-bmoved"
+	mustInsertRound(t, s, testRound("r2", 2, engine.RoundBetting))
+	mustInsertBet(t, s, testBet("bother", "r2", "pending", 22))
+	decided["bother"] = "lead-bother"
+
+	err := s.InTx(ctx, func(ctx context.Context) error {
+		_, err := s.MoveDecidedBets(ctx, "r1", "pending", "accepted", decided)
+		if err == nil {
+			t.Error("MoveDecidedBets inside a transaction succeeded; want an error")
+		}
+		return errors.New("roll back")
+	})
+	if err == nil {
+		t.Fatal("InTx returned nil")
+	}
+	for id := range decided {
+		if id != "bmoved" {
+			if got := betStatus(t, s, id); got.Status != "pending" {
+				t.Fatalf("%s after the refused call: %s", id, got.Status)
+			}
+		}
+	}
+
+	var (
+		batchMoved = map[string]bool{}
+		holding    = make(chan struct{})
+		waited     = make(chan struct{})
+		wg         sync.WaitGroup
+		batchErr   error
+	)
+	wg.Go(func() {
+		batchErr = s.InTx(context.Background(), func(ctx context.Context) error {
+			for _, id := range []string{"bB", "bA"} {
+				ok, err := s.MoveBet(ctx, id, "pending", "accepted", store.BetChange{OperatorTxID: "recv-" + id})
+				if err != nil {
+					return err
+				}
+				batchMoved[id] = ok
+				if id == "bB" {
+					close(holding)
+					<-waited
+				}
+			}
+			return nil
+		})
+	})
+	<-holding
+	var (
+		moved   int
+		moveErr error
+		leader  sync.WaitGroup
+	)
+	leader.Go(func() {
+		moved, moveErr = s.MoveDecidedBets(context.Background(), "r1", "pending", "accepted", decided)
+	})
+	waitForALockWaiter(t, s)
+	close(waited)
+	leader.Wait()
+	wg.Wait()
+	if batchErr != nil || moveErr != nil {
+		t.Fatalf("the batch: %v; MoveDecidedBets: %v", batchErr, moveErr)
+	}
+	byBatch := 0
+	for id := range decided {
+		if id == "bmoved" || id == "bother" {
+			continue
+		}
+		got := betStatus(t, s, id)
+		want := "lead-" + id
+		if batchMoved[id] {
+			want = "recv-" + id
+			byBatch++
+		}
+		if got.Status != "accepted" || got.OperatorTxID != want {
+			t.Errorf("%s = %s with %q; want accepted with %q", id, got.Status, got.OperatorTxID, want)
+		}
+	}
+	if moved+byBatch != 10 {
+		t.Errorf("MoveDecidedBets moved %d and the batch %d; want 10 in all, each once", moved, byBatch)
+	}
+	if got := betStatus(t, s, "bundecided"); got.Status != "pending" {
+		t.Errorf("a bet the round did not accept = %s; want pending", got.Status)
+	}
+	if got := betStatus(t, s, "bother"); got.Status != "pending" {
+		t.Errorf("a bet of another round = %s; want pending", got.Status)
+	}
+	if got := betStatus(t, s, "bmoved"); got.OperatorTxID != "" {
+		t.Errorf("a bet accepted before = %+v; want it left as it was", got)
+	}
+}
+
+// waitForALockWaiter returns once a PostgreSQL session waits for a row lock
+// (MoveDecidedBets, waiting for the batch's), or at once on SQLite, whose one
+// connection the batch holds.
+func waitForALockWaiter(t *testing.T, s *store.Store) {
+	t.Helper()
+	if s.Dialect() != store.DialectPostgres {
+		return
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		n, err := s.ExecForTest(context.Background(), `SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock'`)
+		if err != nil {
+			t.Fatalf("pg_stat_activity: %v", err)
+		}
+		if n > 0 {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatal("MoveDecidedBets never waited for the batch's row")
 }
 
 func testBetsFilter(t *testing.T, s *store.Store, _ string) {

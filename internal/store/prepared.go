@@ -36,6 +36,8 @@ var hotQueries = map[string]string{
 	operator_tx_id = COALESCE(?, operator_tx_id), refusal = COALESCE(?, refusal),
 	multiplier = COALESCE(?, multiplier), payout = COALESCE(?, payout)
 	WHERE id = ? AND status = ?`,
+	// MoveDecidedBets: the round's bets in one status.
+	"roundBetsIn": `SELECT id FROM bets WHERE round_id = ? AND status = ?`,
 }
 
 // hotQueriesPostgres are the statements whose text differs on PostgreSQL.
@@ -44,6 +46,15 @@ var hotQueriesPostgres = map[string]string{
 	"checkLease": `SELECT epoch FROM leases WHERE game_id = ? FOR KEY SHARE`,
 	// Debits: the batch's ids as one array, in one round trip.
 	"debits": `SELECT id, amount, freebet_id FROM bets WHERE id = ANY(?)`,
+	// MoveDecidedBets: the bets named (ids and operator transaction ids, two
+	// arrays of one order) still in the status from, each moved only if no
+	// other transaction holds its row: one that does is skipped, never
+	// waited for.
+	"moveDecidedBets": `UPDATE bets SET status = ?, operator_tx_id = COALESCE(NULLIF(v.tx, ''), bets.operator_tx_id)
+	FROM unnest(?::text[], ?::text[]) AS v(id, tx)
+	WHERE bets.id = v.id AND bets.id IN (
+		SELECT id FROM bets WHERE id = ANY(?::text[]) AND status = ? FOR UPDATE SKIP LOCKED)
+	RETURNING bets.id`,
 }
 
 var hotQueriesSQLite = map[string]string{

@@ -146,6 +146,10 @@ func (g GameRecords) MoveBet(ctx context.Context, id, from, to string, ch engine
 		Refusal: ch.Refusal, Multiplier: ch.Multiplier, Payout: ch.Payout})
 }
 
+func (g GameRecords) MoveDecidedBets(ctx context.Context, roundID, from, to string, txIDs map[string]string) (int, error) {
+	return g.s.MoveDecidedBets(ctx, roundID, from, to, txIDs)
+}
+
 func (g GameRecords) MoveRoundBets(ctx context.Context, roundID, from, to string, payout int64, settledAt time.Time) ([]string, error) {
 	return g.s.MoveRoundBets(ctx, roundID, from, to, payout, MillisOf(settledAt))
 }
