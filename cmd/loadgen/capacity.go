@@ -51,20 +51,20 @@ type capacityCosts struct {
 	CommitsPerBet   float64 `json:"postgres_commits_per_bet"` // transactions committed per accepted bet (pg_stat_database)
 }
 
-// defaultCosts are the costs fitted in docs/capacity.md.
-// The fit gave the leader's cost per cashout as −0.25 ms, noise around
-// zero: since cashouts are priced and committed where they are received,
-// the leader's part is a note. It is 0 here.
+// defaultCosts are the costs fitted in docs/capacity.md (28 November, the
+// acceptance committed by the replica that debited the bet). The fit gave a
+// quiet stream's cost as −0.000024 cores, noise around zero beside its
+// frames: it is 0 here.
 var defaultCosts = capacityCosts{
-	IdleFixed:       0.0087,
-	IdlePerStream:   0.000043,
-	Frame:           0.0000262,
-	Bet:             0.00222,
-	Lead:            0.00061,
-	Cashout:         0.00143,
-	LeadCashout:     0,
-	FramesPerPlayer: 1.99,
-	FramesPerBet:    9.65,
+	IdleFixed:       0.0179,
+	IdlePerStream:   0,
+	Frame:           0.0000694,
+	Bet:             0.00347,
+	Lead:            0.000051,
+	Cashout:         0.00054,
+	LeadCashout:     0.00137,
+	FramesPerPlayer: 3.61,
+	FramesPerBet:    0.74,
 	NATSPerBet:      23,
 	RowsPerBet:      9,
 	CommitsPerBet:   4,
