@@ -8,11 +8,14 @@
 // The rules decide; the engine never decides a bet's fate itself, except by
 // the written fail-over rule when it recovers a round no table finished. What
 // it keeps:
-//   - A bet takes four steps (PlaceBet): CheckBet and Debit where it was
-//     received, Admit and Decide at the table that leads. In one process they
-//     all run here; in a cluster package replica carries Admit and Decide to
-//     the leader, so that a bet's money path (its intent's commit and its
-//     /bet) runs on the replica that received it. The intent (the bet's
+//   - A bet takes five steps (PlaceBet): CheckBet, Debit and Accept where it
+//     was received, Admit and Decide at the table that leads. In one process
+//     they all run here; in a cluster package replica carries Admit and
+//     Decide to the leader, so that a bet's money path (its intent's commit,
+//     its /bet and its acceptance's commit) runs on the replica that
+//     received it. The round's take-off commits every acceptance its round
+//     decided that has not committed by then, so a round flies only with
+//     its bets accepted in the database. The intent (the bet's
 //     transaction_id) commits for the admitting term before the first /bet
 //     attempt; a bet joins the round only after the wallet answered success
 //     within the betting window. An outcome still unknown when the window closes,
