@@ -403,15 +403,15 @@ func (t *Table) Accept(ctx context.Context, p Player, adm Admission, out DebitOu
 			return BetResult{}, fmt.Errorf("%w: bet %s moved before its acceptance committed here, and reading it failed (%d rows): %v", ErrTableUnavailable, adm.BetID, len(recs), err)
 		}
 		view = viewOf(recs[0])
-		switch view.Status {
-		case StatusAccepted, StatusCashedOut, StatusLost:
-			// The take-off accepted it first; the round may have settled it.
-		default:
-			t.debited.decided(adm.RoundID, adm.BetID, view.Status)
-			return BetResult{}, fmt.Errorf("%w: bet %s was %s before its acceptance committed here", ErrTableUnavailable, adm.BetID, view.Status)
-		}
 	}
 	t.debited.decided(adm.RoundID, adm.BetID, view.Status)
+	switch view.Status {
+	case StatusAccepted, StatusCashedOut, StatusLost:
+		// Committed here, or accepted by the take-off first; the round may
+		// have settled it since.
+	default:
+		return BetResult{}, fmt.Errorf("%w: bet %s was %s before its acceptance committed here", ErrTableUnavailable, adm.BetID, view.Status)
+	}
 	t.events.Send(p.Session, &Event{Type: EventBet, Bet: &view})
 	if p.Demo || out.Result.HasBalance {
 		// BAL-4; a demo bet's figure is its bank's. The sessions show it.

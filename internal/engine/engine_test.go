@@ -300,6 +300,25 @@ func mustBet(t *testing.T, h *harness, p engine.Player, req engine.BetRequest) e
 	return res
 }
 
+// debited takes a bet of p through the steps before the leader's decision
+// (CheckBet, Admit, Debit), failing unless the wallet debited it.
+func (h *harness) debited(p engine.Player, req engine.BetRequest) (engine.Admission, engine.DebitOutcome) {
+	h.t.Helper()
+	w, err := h.table.CheckBet(p, req)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	adm, err := h.table.Admit(context.Background(), p, req)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	out, err := h.table.Debit(context.Background(), p, req, w, adm)
+	if err != nil || out.Result.Outcome != wallet.Success {
+		h.t.Fatalf("debit: %+v, %v", out, err)
+	}
+	return adm, out
+}
+
 // untilCrash finds a round whose crash point is at least min, placing no bets,
 // and returns its view in the betting phase.
 func (h *harness) roundCrashingAbove(min int64) engine.RoundView {
@@ -379,18 +398,9 @@ func TestBetStepsDecideWhatWasDebited(t *testing.T) {
 	cancel()
 	for i := range 8 {
 		p := playerOf("acme", fmt.Sprintf("step%d", i))
-		req := engine.BetRequest{Amount: 200}
-		w, err := h.table.CheckBet(p, req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		adm, err := h.table.Admit(context.Background(), p, req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out, err := h.table.Debit(context.Background(), p, req, w, adm)
-		if err != nil || out.Result.Outcome != wallet.Success || out.Amount != 200 {
-			t.Fatalf("debit: %+v, %v", out, err)
+		adm, out := h.debited(p, engine.BetRequest{Amount: 200})
+		if out.Amount != 200 {
+			t.Fatalf("debit: %+v; want 200 staked", out)
 		}
 		dec, err := h.table.Decide(gone, p.Session, adm, out)
 		if err != nil || dec.Bet.Status != engine.StatusAccepted {
@@ -445,19 +455,7 @@ func TestAcceptanceCommittedByTheTakeOffWhenItsReplicaIsLate(t *testing.T) {
 	decide := func(id string) step {
 		t.Helper()
 		p := playerOf("acme", id)
-		req := engine.BetRequest{Amount: 300}
-		w, err := h.table.CheckBet(p, req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		adm, err := h.table.Admit(context.Background(), p, req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out, err := h.table.Debit(context.Background(), p, req, w, adm)
-		if err != nil {
-			t.Fatal(err)
-		}
+		adm, out := h.debited(p, engine.BetRequest{Amount: 300})
 		dec, err := h.table.Decide(context.Background(), p.Session, adm, out)
 		if err != nil || dec.Bet.Status != engine.StatusAccepted {
 			t.Fatalf("decide: %+v, %v", dec, err)

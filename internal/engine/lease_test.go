@@ -463,19 +463,7 @@ func TestRB5FailOverSettlesABetAcceptedBetweenItsReadAndItsMove(t *testing.T) {
 	h.run()
 	ctx := context.Background()
 	p := playerOf("acme", "between")
-	req := engine.BetRequest{Amount: 400}
-	w, err := h.table.CheckBet(p, req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	adm, err := h.table.Admit(ctx, p, req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := h.table.Debit(ctx, p, req, w, adm)
-	if err != nil {
-		t.Fatal(err)
-	}
+	adm, out := h.debited(p, engine.BetRequest{Amount: 400})
 	if _, err := h.table.Decide(ctx, p.Session, adm, out); err != nil {
 		t.Fatal(err)
 	}

@@ -439,19 +439,7 @@ func TestUndecidedBetRolledBackWithTheLosses(t *testing.T) {
 			h.run()
 			h.roundCrashingAbove(101)
 			p := playerOf("acme", "undecided")
-			req := engine.BetRequest{Amount: 700}
-			w, err := h.table.CheckBet(p, req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			adm, err := h.table.Admit(context.Background(), p, req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			out, err := h.table.Debit(context.Background(), p, req, w, adm)
-			if err != nil || out.Result.Outcome != wallet.Success {
-				t.Fatalf("debit: %+v, %v", out, err)
-			}
+			adm, out := h.debited(p, engine.BetRequest{Amount: 700})
 			// No Decide: its answer was lost on the way to the leader.
 			v := h.fly()
 			h.clock.Set(v.StartedAt.Add(round.TimeToReach(h.crashPoint(v.RoundID))))
