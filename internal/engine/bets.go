@@ -22,6 +22,11 @@ type BetRequest struct {
 	// inside the window is not refused for the game's own queueing. Zero,
 	// or later than the table's clock: the table's now.
 	ReceivedAt time.Time
+	// Forwarded: another replica received the bet and runs its money path.
+	// It also fires the bet's auto-cashout (FireAutos); the leader's round
+	// only shows it, and pays it after the crash if that replica has not
+	// (payAutosLeft).
+	Forwarded bool
 }
 
 // BetView is a bet as its player sees it.
@@ -190,7 +195,8 @@ func (t *Table) Admit(ctx context.Context, p Player, req BetRequest) (Admission,
 			return
 		}
 		placed := toMillis(now)
-		r.live[id] = &liveBet{rec: t.betRecord(id, r.rec.ID, p, req, placed), player: p, round: r}
+		r.live[id] = &liveBet{rec: t.betRecord(id, r.rec.ID, p, req, placed), player: p, round: r,
+			elsewhere: req.Forwarded && !p.Demo}
 		// The debit may be answered until the round takes off (DebitGrace).
 		adm = Admission{BetID: id, RoundID: r.rec.ID, PlacedAt: placed,
 			Deadline: r.core.BettingEnds().Add(t.cfg.DebitGrace), Epoch: t.epoch, term: t.term}
@@ -496,36 +502,6 @@ func (t *Table) decideDebit(b *liveBet, out DebitOutcome, res wallet.Result, epo
 		})
 	}
 	return d
-}
-
-// autoCashout commits an auto-cashout the round fired for b at its target,
-// in the loop: the bet's move from accepted and its /win movement commit
-// together (commitCashout), and a goroutine sends the bet's event once
-// committed. A cashout another replica committed first leaves the bet
-// moved: the auto-cashout then commits nothing, and the note of that
-// cashout (Cashed) finds the round's bet settled already.
-func (t *Table) autoCashout(b *liveBet, core round.Bet) {
-	payout, m := core.Payout, core.Multiplier
-	b.rec.Status, b.rec.Multiplier, b.rec.Payout = StatusCashedOut, m, &payout
-	t.board.cashed(b.item(core))
-	rec := b.rec
-	rec.SettledAt = toMillis(core.SettledAt)
-	done := t.commit.Submit(context.Background(), job{epoch: unfenced, run: t.commitCashout(rec, core)})
-	go func() {
-		switch err := <-done; {
-		case errors.Is(err, errBetMoved):
-			t.logger.Info("an auto-cashout found its bet settled first, by a cashout committed elsewhere", "bet_id", rec.ID)
-		case err != nil:
-			t.logger.Error("auto-cashout commit failed; the crash settles the bet", "bet_id", rec.ID, "err", err)
-		default:
-			t.notifyQueue()
-			if rec.Demo {
-				t.cfg.Balances.Reported(rec.SessionHash, t.cfg.Demo.Credit(rec.SessionHash, payout))
-			}
-			v := viewOf(rec)
-			t.events.Send(rec.SessionHash, &Event{Type: EventBet, Bet: &v})
-		}
-	}()
 }
 
 // winMovement is the /win of a cashed-out bet rec that pays payout.

@@ -64,3 +64,17 @@ func (d *debitedBets) accepted(session []byte, id string) (BetRecord, bool) {
 	}
 	return BetRecord{}, false
 }
+
+// withAutos returns the bets of roundID kept accepted with an auto-cashout
+// target.
+func (d *debitedBets) withAutos(roundID string) []BetRecord {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var out []BetRecord
+	for _, rec := range d.rounds[roundID] {
+		if rec.Status == StatusAccepted && rec.AutoCashout != 0 {
+			out = append(out, rec)
+		}
+	}
+	return out
+}

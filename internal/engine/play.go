@@ -151,6 +151,7 @@ func (t *Table) fly(ctx context.Context) step {
 			if !t.settleLosses() {
 				return t.abandon("lease lost before the crash's losses")
 			}
+			t.payAutosLeft(t.cur)
 			go t.sweepPending(context.WithoutCancel(ctx), t.epoch, t.cur.rec.ID)
 			return stepNext
 		}
@@ -253,17 +254,10 @@ func (t *Table) acceptDecided(r *liveRound) error {
 	return nil
 }
 
-// fireAutos commits the auto-cashouts the round fired at now, each at exactly
-// its target.
-func (t *Table) fireAutos(now time.Time) {
-	for _, core := range t.cur.core.FireAutos(now) {
-		t.autoCashout(t.cur.live[core.ID], core)
-	}
-}
-
 // crash ends the flight at its crash point: the round is committed finished,
 // its hash and crash point revealed, and the crash published. Every bet
-// still accepted is lost: in the same transaction when cashouts are only
+// still accepted is lost, but for one whose auto-cashout target the round
+// reached (payAutosLeft pays it): in the same transaction when cashouts are only
 // priced here (Config.LossDelay zero), else LossDelay later (settleLosses),
 // so that a cashout another replica priced before the crash commits first.
 // No cashout is priced here once the crash is queued (ended): the
@@ -380,9 +374,10 @@ func (t *Table) voidUndecided(ctx context.Context, bets []*liveBet) ([]*liveBet,
 // loseAccepted moves every bet of r still accepted to lost, in one
 // statement, and queues the zero_win of each one whose operator wants it.
 // It returns the ids it moved: a bet another replica cashed out first is
-// not among them.
+// not among them, nor one whose auto-cashout target the round reached
+// (payAutosLeft pays it, if no commit has yet).
 func (t *Table) loseAccepted(ctx context.Context, r *liveRound, crashedAt time.Time) ([]string, error) {
-	ids, err := t.store.MoveRoundBets(ctx, r.rec.ID, StatusAccepted, StatusLost, 0, crashedAt)
+	ids, err := t.store.LoseRoundBets(ctx, r.rec.ID, r.crash, crashedAt)
 	if err != nil {
 		return nil, err
 	}

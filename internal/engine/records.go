@@ -171,7 +171,10 @@ type Store interface {
 
 	InsertBet(ctx context.Context, rec *BetRecord) error
 	MoveBet(ctx context.Context, id, from, to string, ch BetChange) (bool, error)
-	MoveRoundBets(ctx context.Context, roundID, from, to string, payout int64, settledAt time.Time) ([]string, error)
+	// LoseRoundBets moves every bet of the round still accepted to lost
+	// (payout 0, settled at crashedAt), except one whose auto-cashout target
+	// is at or below crashPoint, and returns the ids it moved.
+	LoseRoundBets(ctx context.Context, roundID string, crashPoint int64, crashedAt time.Time) ([]string, error)
 	// MoveDecidedBets moves each bet of the round that txIDs names (bet id
 	// -> its operator transaction id) still in status from to status to,
 	// outside any transaction, never holding one bet's row while waiting

@@ -71,8 +71,10 @@ func (t *Table) announce(r Recovery) {
 //   - a bet already cashed out keeps its win, which is already queued.
 //
 // A bet left accepted in a round that crashed (its leader's term ended
-// between the crash's commit and its losses', Config.LossDelay) is lost, as
-// at the crash, with its zero_win where the operator wants one.
+// between the crash's commit and its losses', Config.LossDelay, or before
+// an auto-cashout was committed) is lost, as at the crash, with its
+// zero_win where the operator wants one; one whose auto-cashout target the
+// round reached is paid at it.
 //
 // The round is then void: it ended without a crash on screen; its hash and
 // crash point are revealed. A bet left pending in any other round is rolled
@@ -108,12 +110,18 @@ func (t *Table) settleUnfinished(ctx context.Context, plannedStop string) (Recov
 		}
 		total.add(r)
 	}
-	lost, err := t.loseLeftovers(ctx)
+	left, err := t.settleLeftovers(ctx)
 	if err != nil {
 		return total, fmt.Errorf("engine: recover %s: %w", t.game.ID, err)
 	}
-	total.Lost += len(lost)
-	total.Settled = append(total.Settled, lost...)
+	for _, s := range left {
+		if s.Bet.Status == StatusCashedOut {
+			total.CashedOut++
+		} else {
+			total.Lost++
+		}
+	}
+	total.Settled = append(total.Settled, left...)
 	// Bets left pending in rounds that did finish (a commit failed after the
 	// crash).
 	pending, err := t.store.Bets(ctx, BetFilter{GameID: t.game.ID, Statuses: []string{StatusPending}})
@@ -134,11 +142,13 @@ func (t *Table) settleUnfinished(ctx context.Context, plannedStop string) (Recov
 	return total, nil
 }
 
-// loseLeftovers settles the bets left accepted in rounds that crashed: lost
-// at the crash's instant, with their zero_wins, in one transaction. Every
-// unfinished round is settled before it runs, so an accepted bet's round
-// has ended; one of a void round is left alone.
-func (t *Table) loseLeftovers(ctx context.Context) ([]SettledBet, error) {
+// settleLeftovers settles the bets left accepted in rounds that crashed, in
+// one transaction: one whose auto-cashout target the round reached is paid
+// at it, at the instant it was reached; every other is lost at the crash's
+// instant, with its zero_win. Every unfinished round is settled before it
+// runs, so an accepted bet's round has ended; one of a void round is left
+// alone.
+func (t *Table) settleLeftovers(ctx context.Context) ([]SettledBet, error) {
 	accepted, err := t.store.Bets(ctx, BetFilter{GameID: t.game.ID, Statuses: []string{StatusAccepted}})
 	if err != nil {
 		return nil, fmt.Errorf("accepted bets: %w", err)
@@ -160,6 +170,18 @@ func (t *Table) loseLeftovers(ctx context.Context) ([]SettledBet, error) {
 				rounds[b.RoundID] = r
 			}
 			if r.Status != RoundFinished {
+				continue
+			}
+			if reached(b, r.CrashPoint) {
+				// Its replica had not committed its auto-cashout, nor its
+				// leader the payment after the losses (payAutosLeft).
+				paid, err := t.payAuto(ctx, b, r.StartedAt.Add(round.TimeToReach(b.AutoCashout)))
+				if err != nil {
+					return err
+				}
+				if paid != nil {
+					moved = append(moved, *paid)
+				}
 				continue
 			}
 			zero := int64(0)
@@ -252,19 +274,10 @@ func (t *Table) settleInterrupted(ctx context.Context, id string, planned bool) 
 func (t *Table) settleOrphan(ctx context.Context, r RoundRecord, b BetRecord, p Player, now time.Time) (*SettledBet, error) {
 	at := toMillis(now)
 	flew := r.Status == RoundFlying
-	if b.Status == StatusAccepted && flew && b.AutoCashout != 0 && b.AutoCashout <= r.CrashPoint {
+	if b.Status == StatusAccepted && flew && reached(b, r.CrashPoint) {
 		// The round would have reached the target: paid at exactly it, as
 		// the round prices an auto-cashout.
-		payout := round.Payout(b.Amount, b.AutoCashout, t.maxWin(b))
-		ok, err := t.store.MoveBet(ctx, b.ID, b.Status, StatusCashedOut, BetChange{SettledAt: at, Multiplier: b.AutoCashout, Payout: &payout})
-		if err != nil || !ok {
-			return nil, err // read accepted, so settled since
-		}
-		moved := settledView(b, StatusCashedOut, at, b.AutoCashout, &payout)
-		if b.Demo {
-			return &moved, nil
-		}
-		return &moved, t.enqueue(ctx, winMovement(b, payout), now)
+		return t.payAuto(ctx, b, at)
 	}
 	reason := reasonInterruptedPending
 	switch {
@@ -301,6 +314,28 @@ func (t *Table) settleAcceptedSince(ctx context.Context, r RoundRecord, b BetRec
 		return nil, nil
 	}
 	return t.settleOrphan(ctx, r, recs[0], p, now)
+}
+
+// reached reports whether the round, crashing at crashPoint, reaches bet
+// b's auto-cashout target: it is then paid at exactly it, never lost.
+func reached(b BetRecord, crashPoint int64) bool {
+	return b.AutoCashout != 0 && b.AutoCashout <= crashPoint
+}
+
+// payAuto pays bet b, read accepted, its auto-cashout at exactly its target
+// (capped at max_win, LIM-14), settled at at, with its /win queued. It
+// returns the bet as it now reads, or nil when it was settled meanwhile.
+func (t *Table) payAuto(ctx context.Context, b BetRecord, at time.Time) (*SettledBet, error) {
+	payout := round.Payout(b.Amount, b.AutoCashout, t.maxWin(b))
+	ok, err := t.store.MoveBet(ctx, b.ID, StatusAccepted, StatusCashedOut, BetChange{SettledAt: at, Multiplier: b.AutoCashout, Payout: &payout})
+	if err != nil || !ok {
+		return nil, err // read accepted, so settled since
+	}
+	moved := settledView(b, StatusCashedOut, at, b.AutoCashout, &payout)
+	if b.Demo {
+		return &moved, nil
+	}
+	return &moved, t.enqueue(ctx, winMovement(b, payout), t.clock.Now())
 }
 
 // maxWin is the payout cap of a bet's currency for its operator, as PlaceBet

@@ -73,7 +73,8 @@ const (
 // and no freebet_id, and a freebet returns to its queue.
 // Rule WIN-1 WIN-3 WIN-4 WIN-16 WIN-17 LIM-14: an auto-cashout at or below the
 // committed crash point of a round that flew is paid at exactly its target,
-// capped at max_win, by a /win that inherits the debit's freebet_id.
+// capped at max_win, by a /win that inherits the debit's freebet_id; in a
+// round that crashed too, where a bet left accepted is otherwise lost.
 func TestRecoverInterruptedRound(t *testing.T) {
 	t.Parallel()
 	scenarios := []struct {
@@ -169,6 +170,18 @@ func TestRecoverInterruptedRound(t *testing.T) {
 						settledAs{status: engine.StatusVoid, move: rollback(100, reasonOld)}},
 					{store.BetRecord{ID: "b_old_lost", RoundID: "crash-1", Status: engine.StatusLost, Amount: 100, Payout: cents(0)},
 						settledAs{status: engine.StatusLost, payout: cents(0)}},
+					// Left accepted after the crash of crash-1 at 2.00x (the
+					// leader's term ended before its losses, or before an
+					// auto-cashout was committed): a target the round reached
+					// is paid at it; every other bet is lost.
+					{store.BetRecord{ID: "b_old_auto", RoundID: "crash-1", Status: engine.StatusAccepted, Amount: 1000, AutoCashout: 150},
+						settledAs{status: engine.StatusCashedOut, multiplier: 150, payout: cents(1500), move: win(1500)}},
+					{store.BetRecord{ID: "b_old_auto_equal", RoundID: "crash-1", Status: engine.StatusAccepted, Amount: 1000, AutoCashout: 200},
+						settledAs{status: engine.StatusCashedOut, multiplier: 200, payout: cents(2000), move: win(2000)}},
+					{store.BetRecord{ID: "b_old_auto_above", RoundID: "crash-1", Status: engine.StatusAccepted, Amount: 1000, AutoCashout: 201},
+						settledAs{status: engine.StatusLost, payout: cents(0)}},
+					{store.BetRecord{ID: "b_old_hold", RoundID: "crash-1", Status: engine.StatusAccepted, Amount: 1000},
+						settledAs{status: engine.StatusLost, payout: cents(0)}},
 				}, sc.bets...)
 				var wantRecovery engine.Recovery
 				var wantReturned []string
@@ -196,6 +209,8 @@ func TestRecoverInterruptedRound(t *testing.T) {
 					case o.want.status == b.Status:
 					case o.want.status == engine.StatusCashedOut:
 						wantRecovery.CashedOut++
+					case o.want.status == engine.StatusLost:
+						wantRecovery.Lost++
 					default:
 						wantRecovery.RolledBack++
 						if b.FreebetID != nil {

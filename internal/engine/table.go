@@ -276,6 +276,10 @@ type liveRound struct {
 	// database only when the round ends.
 	hash  string
 	crash int64
+	// autos counts the auto-cashouts the round fired (autoCashout): after
+	// its losses, a round that fired any pays those still accepted
+	// (payAutosLeft).
+	autos int
 }
 
 // liveBet is what the table keeps of a bet besides its rules: its record (for
@@ -285,6 +289,9 @@ type liveBet struct {
 	player Player
 	round  *liveRound    // the round that admitted it
 	cancel *cancellation // set by the first cancel; repeats share it
+	// elsewhere: a real-money bet another replica received and debited,
+	// which fires its auto-cashout (BetRequest.Forwarded).
+	elsewhere bool
 }
 
 // New prepares a table: it loads or creates the game's hash chain. Call Run.

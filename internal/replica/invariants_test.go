@@ -50,7 +50,9 @@ import (
 //   - every debit ends in exactly one settlement: a bet is never left pending
 //     or accepted, and has at most one /win or /rollback;
 //   - RB-13: a rollback is queued only after the debit it undoes was taken;
-//   - LIM-14: no payout is above max_win;
+//   - LIM-14: no payout is above max_win, and an auto-cashout whose target
+//     the round reached is paid at it (whichever replica fired it, or the
+//     leader after the crash), never lost;
 //   - the reconciliation: for every bet, what the wallet took and will give
 //     back (its debit, and the movements the queue delivers) equals what the
 //     game says the player won or lost.
@@ -471,6 +473,17 @@ func checkInvariants(t *testing.T, st *store.Store, bets []store.BetRecord, op *
 				t.Errorf("bet %s cashed out at x%d, above its round's crash point x%d", b.ID, b.Multiplier, r.CrashPoint)
 			case b.Payout == nil || *b.Payout != round.Payout(b.Amount, b.Multiplier, maxWin) || *b.Payout > maxWin:
 				t.Errorf("bet %s of %d at x%d paid %v; max_win %d", b.ID, b.Amount, b.Multiplier, b.Payout, maxWin)
+			}
+		}
+		// LIM-14: an auto-cashout whose target the round reached is paid at
+		// it (or lower, by the player's own cashout), whichever replica
+		// debited the bet and whoever led: never lost, never above it.
+		if b.AutoCashout != 0 && r.CrashPoint != 0 && b.AutoCashout <= r.CrashPoint {
+			switch {
+			case b.Status == engine.StatusLost:
+				t.Errorf("bet %s with its auto-cashout at x%d was lost in round %s, which reached x%d", b.ID, b.AutoCashout, r.ID, r.CrashPoint)
+			case b.Status == engine.StatusCashedOut && b.Multiplier > b.AutoCashout:
+				t.Errorf("bet %s cashed out at x%d, above its auto-cashout at x%d", b.ID, b.Multiplier, b.AutoCashout)
 			}
 		}
 		// Exactly one settlement: one movement at most, and the one its

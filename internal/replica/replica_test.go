@@ -944,3 +944,141 @@ func TestForwardedActionsCarryNoToken(t *testing.T) {
 		}
 	}
 }
+
+// autoInFlight places a bet with an auto-cashout at 1.01x on n for p until
+// a round whose crash point is at least 1.05x takes it, and returns the
+// bet, the events p's stream on n received from the bet's answer to
+// LossDelay after the crash, and the crashed round.
+func autoInFlight(t *testing.T, n *node, p engine.Player) (engine.BetView, []*engine.Event, engine.RoundView) {
+	t.Helper()
+	sub := n.table.Subscribe(p.Session, 256)
+	defer sub.Close()
+	for range 10 {
+		awaitBetting(t, n)
+		bet, err := n.rep.PlaceBet(context.Background(), p, engine.BetRequest{Amount: 1000, AutoCashout: 101})
+		if err != nil {
+			t.Fatalf("bet: %v", err)
+		}
+		var (
+			seen    []*engine.Event
+			crashed engine.RoundView
+		)
+		timeout := time.After(20 * time.Second)
+	read:
+		for {
+			select {
+			case ev := <-sub.C:
+				seen = append(seen, ev)
+				if ev.Type == engine.EventRoundCrashed && ev.Round.RoundID == bet.Bet.RoundID && crashed.RoundID == "" {
+					crashed = ev.Round
+					timeout = time.After(engine.DefaultLossDelay + time.Second)
+				}
+			case <-timeout:
+				break read
+			}
+		}
+		if crashed.RoundID == "" {
+			t.Fatalf("round %s never crashed", bet.Bet.RoundID)
+		}
+		if crashed.CrashPoint >= 105 {
+			return bet.Bet, seen, crashed
+		}
+	}
+	t.Fatal("ten rounds crashed below 1.05x")
+	return engine.BetView{}, nil, engine.RoundView{}
+}
+
+// cashedOutAt is the index in events of the bet event that shows betID
+// cashed out, and that event's bet; -1 when there is none.
+func cashedOutAt(events []*engine.Event, betID string) (int, engine.BetView) {
+	for i, ev := range events {
+		if ev.Type == engine.EventBet && ev.Bet.BetID == betID && ev.Bet.Status == engine.StatusCashedOut {
+			return i, *ev.Bet
+		}
+	}
+	return -1, engine.BetView{}
+}
+
+// crashedAt is the index in events of the crash of roundID.
+func crashedAt(events []*engine.Event, roundID string) int {
+	for i, ev := range events {
+		if ev.Type == engine.EventRoundCrashed && ev.Round.RoundID == roundID {
+			return i
+		}
+	}
+	return -1
+}
+
+// checkAutoPaid checks that bet, with its auto-cashout at 1.01x, is stored
+// cashed out at exactly its target, at the instant the round reached it,
+// with one /win of its payout.
+func checkAutoPaid(t *testing.T, st *store.Store, bet engine.BetView, v engine.RoundView) {
+	t.Helper()
+	stored, err := st.Bets(context.Background(), store.BetFilter{ID: bet.BetID})
+	if err != nil || len(stored) != 1 {
+		t.Fatalf("the bet: %+v, %v", stored, err)
+	}
+	got, payout := stored[0], round.Payout(bet.Amount, 101, 0)
+	reached := v.StartedAt.Add(round.TimeToReach(101))
+	if got.Status != engine.StatusCashedOut || got.Multiplier != 101 || got.Payout == nil || *got.Payout != payout ||
+		got.SettledAt.Time().Sub(reached).Abs() > time.Millisecond {
+		t.Fatalf("stored %s at x%d paying %v at %s; want cashed out at x1.01 paying %d at %s", got.Status, got.Multiplier, got.Payout, got.SettledAt.Time(), payout, reached)
+	}
+	moves, err := st.ListMovements(context.Background(), store.MovementFilter{BetIDs: []string{bet.BetID}, Limit: 10})
+	if err != nil || len(moves) != 1 || moves[0].Kind != "win" || moves[0].Amount != payout {
+		t.Fatalf("the movements of the bet: %+v, %v; want one /win of %d", moves, err, payout)
+	}
+}
+
+// Rule LIM-14: the auto-cashout of a bet debited by a replica that does not
+// lead is committed by that replica when the multiplier reaches its target,
+// at exactly the target, with its /win: the player sees it paid while the
+// round flies, before the crash, and the leader commits nothing for it.
+func TestAutoCashoutCommittedByTheReplicaThatDebitedIt(t *testing.T) {
+	t.Parallel()
+	a, b, _ := twoNodes(t)
+	bet, events, v := autoInFlight(t, b, player("uma"))
+	paid, view := cashedOutAt(events, bet.BetID)
+	if paid < 0 || paid > crashedAt(events, v.RoundID) {
+		t.Fatalf("the bet's auto-cashout was shown at event %d, the crash at %d; want it paid in flight: %v", paid, crashedAt(events, v.RoundID), eventTypes(events))
+	}
+	if view.Multiplier != 101 {
+		t.Fatalf("shown cashed out at x%d", view.Multiplier)
+	}
+	checkAutoPaid(t, a.st, bet, v)
+}
+
+// Rule LIM-14: a replica whose clock is not known to be in step leaves the
+// auto-cashouts it debited to the leader, which pays each at its target
+// once the crash's losses are committed (the losses never take a bet whose
+// target the round reached): paid after the crash, at the target, once.
+func TestAutoCashoutLeftToTheLeaderIsPaidAfterTheCrash(t *testing.T) {
+	t.Parallel()
+	dsn := pgtest.Start(t)
+	srv := natstest.Start(t)
+	a := startNode(t, "node-a", dsn, srv.URL())
+	eventually(t, "a leads", a.table.Leadership().Leading)
+	b := startNodeWith(t, "node-b", dsn, srv.URL(), nodeOptions{priceClock: func() error {
+		return errors.New("the clock is 40 ms from the database's")
+	}})
+	bet, events, v := autoInFlight(t, b, player("vera"))
+	paid, view := cashedOutAt(events, bet.BetID)
+	if paid < 0 || paid < crashedAt(events, v.RoundID) {
+		t.Fatalf("the bet's auto-cashout was shown at event %d, the crash at %d; want it paid after the crash: %v", paid, crashedAt(events, v.RoundID), eventTypes(events))
+	}
+	if view.Multiplier != 101 {
+		t.Fatalf("shown cashed out at x%d", view.Multiplier)
+	}
+	checkAutoPaid(t, a.st, bet, v)
+}
+
+func eventTypes(events []*engine.Event) []string {
+	out := make([]string, len(events))
+	for i, ev := range events {
+		out[i] = ev.Type
+		if ev.Bet != nil {
+			out[i] += "/" + ev.Bet.Status
+		}
+	}
+	return out
+}

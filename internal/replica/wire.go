@@ -55,7 +55,7 @@ func admitMsgOf(p engine.Player, req engine.BetRequest) admitMsg {
 }
 
 func (m admitMsg) request(receivedAt time.Time) engine.BetRequest {
-	return engine.BetRequest{Amount: m.Amount, AutoCashout: m.AutoCashout, FreebetID: m.FreebetID, ReceivedAt: receivedAt}
+	return engine.BetRequest{Amount: m.Amount, AutoCashout: m.AutoCashout, FreebetID: m.FreebetID, ReceivedAt: receivedAt, Forwarded: true}
 }
 
 // admission is an engine.Admission as it crosses: the leader's answer to an

@@ -52,8 +52,8 @@ func TestWireRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	later := at.Add(time.Millisecond)
-	if got := bm.request(later); got != (engine.BetRequest{Amount: 500, AutoCashout: 150, FreebetID: "fb-1", ReceivedAt: later}) {
-		t.Fatalf("the bet came back as %+v: the leader admits it at its own receive time", got)
+	if got := bm.request(later); got != (engine.BetRequest{Amount: 500, AutoCashout: 150, FreebetID: "fb-1", ReceivedAt: later, Forwarded: true}) {
+		t.Fatalf("the bet came back as %+v: the leader admits it at its own receive time, as a bet another replica debits", got)
 	}
 	// The outcome of the bet's debit crosses back to the leader without the
 	// token, and comes back as it left.

@@ -278,12 +278,31 @@ func (f Flight) Price(b Bet, at time.Time, guard time.Duration) (Bet, error) {
 		return Bet{}, ErrCashoutNotAllowed
 	}
 	m := Multiplier(at.Sub(f.Started))
-	if b.AutoCashout != 0 && b.AutoCashout <= f.CrashPoint && b.AutoCashout <= m {
-		m, at = b.AutoCashout, f.Started.Add(TimeToReach(b.AutoCashout))
+	if auto, ok := f.Auto(b); ok && b.AutoCashout <= m {
+		return auto, nil
 	}
 	b.State, b.Multiplier, b.Payout, b.SettledAt = CashedOut, m, Payout(b.Amount, m, b.MaxWin), at
 	return b, nil
 }
+
+// Auto is the auto-cashout of the accepted bet b as the round fires it,
+// wherever it is committed: at exactly its target, at the instant the
+// multiplier reaches it, capped at its max_win (LIM-14). false when b has
+// no target, or a target above the crash point (the round never reaches
+// it: the bet is lost). A target equal to the crash point is paid, as the
+// round's loop fires a target due at the crash's instant before the crash.
+func (f Flight) Auto(b Bet) (Bet, bool) {
+	if f.Started.IsZero() || b.State != Accepted || b.AutoCashout == 0 || b.AutoCashout > f.CrashPoint {
+		return Bet{}, false
+	}
+	m := b.AutoCashout
+	b.State, b.Multiplier, b.Payout, b.SettledAt = CashedOut, m, Payout(b.Amount, m, b.MaxWin), f.Started.Add(TimeToReach(m))
+	return b, true
+}
+
+// AutoDue is when an auto-cashout at target is due: the instant the
+// multiplier reaches it.
+func (f Flight) AutoDue(target int64) time.Time { return f.Started.Add(TimeToReach(target)) }
 
 // Cashed records the cashout priced (Price) and committed by whoever took it:
 // its bet, still accepted here, is cashed out as priced. false when the bet is

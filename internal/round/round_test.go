@@ -523,3 +523,50 @@ func TestDebitBetweenWindowAndTakeOff(t *testing.T) {
 		t.Fatalf("Pending() = %d after every debit was decided", r.Pending())
 	}
 }
+
+// Rule LIM-14: an auto-cashout, wherever it is committed, is paid at exactly
+// its target, at the instant the multiplier reaches it, and capped at its
+// max_win; a target above the crash point is never paid, and one equal to
+// it is, as the round's loop fires it before the crash.
+func TestFlightAuto(t *testing.T) {
+	t.Parallel()
+	start := t0.Add(5 * time.Second)
+	f := round.Flight{Started: start, CrashPoint: 250, CrashAt: start.Add(round.TimeToReach(250))}
+	bet := func(amount, auto, maxWin int64) round.Bet {
+		return round.Bet{State: round.Accepted, Intent: round.Intent{ID: "b", Amount: amount, AutoCashout: auto, MaxWin: maxWin}}
+	}
+	tests := []struct {
+		name       string
+		flight     round.Flight
+		bet        round.Bet
+		wantOK     bool
+		wantPayout int64
+	}{
+		{"below the crash point", f, bet(1000, 150, 0), true, 1500},
+		{"at the crash point", f, bet(1000, 250, 0), true, 2500},
+		{"above the crash point", f, bet(1000, 251, 0), false, 0},
+		{"no target", f, bet(1000, 0, 0), false, 0},
+		{"capped at max_win", f, bet(1000, 200, 1800), true, 1800},
+		{"not flying", round.Flight{}, bet(1000, 150, 0), false, 0},
+		{"settled already", f, round.Bet{State: round.CashedOut, Intent: round.Intent{ID: "b", Amount: 1000, AutoCashout: 150}}, false, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got, ok := tt.flight.Auto(tt.bet)
+			if ok != tt.wantOK {
+				t.Fatalf("Auto = %+v, %v; want ok %v", got, ok, tt.wantOK)
+			}
+			if !ok {
+				return
+			}
+			due := tt.flight.AutoDue(tt.bet.AutoCashout)
+			if got.State != round.CashedOut || got.Multiplier != tt.bet.AutoCashout || got.Payout != tt.wantPayout || !got.SettledAt.Equal(due) {
+				t.Fatalf("Auto = %+v; want cashed out at %d for %d at %v", got, tt.bet.AutoCashout, tt.wantPayout, due)
+			}
+			if !due.Equal(start.Add(round.TimeToReach(tt.bet.AutoCashout))) {
+				t.Fatalf("due %v", due)
+			}
+		})
+	}
+}

@@ -162,12 +162,14 @@ func (s *Store) MoveDecidedBets(ctx context.Context, roundID, from, to string, t
 
 // MoveRoundBets moves every bet of a round still in status from to status to,
 // with payout and settledAt, in one statement, and returns their ids: the bets
-// a crash settles.
-func (s *Store) MoveRoundBets(ctx context.Context, roundID, from, to string, payout int64, settledAt Millis) ([]string, error) {
+// a crash settles. A bet whose auto_cashout is between 1 and keepAutosTo is
+// not moved (keepAutosTo 0: none is kept).
+func (s *Store) MoveRoundBets(ctx context.Context, roundID, from, to string, payout int64, settledAt Millis, keepAutosTo int64) ([]string, error) {
 	var ids []string
 	err := s.conn(ctx).NewUpdate().Model((*BetRecord)(nil)).
 		Set("status = ?", to).Set("settled_at = ?", settledAt).Set("payout = ?", payout).
 		Where("round_id = ?", roundID).Where("status = ?", from).
+		Where("(auto_cashout IS NULL OR auto_cashout > ?)", keepAutosTo).
 		Returning("id").Scan(ctx, &ids)
 	if err != nil {
 		return nil, fmt.Errorf("store: bets of round %s %s -> %s: %w", roundID, from, to, err)

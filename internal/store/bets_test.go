@@ -23,6 +23,7 @@ var roundAndBetCases = []contractCase{
 	{"ConcurrentSettlementsOneWins", testConcurrentSettle},
 	{"CashoutRacesCrash", testCashoutRacesCrash},
 	{"DecidedBetsMoveBesideABatch", testDecidedBetsBesideABatch},
+	{"LossesLeaveTheAutosReached", testLossesLeaveTheAutosReached},
 	{"BetsFilterAndOrder", testBetsFilter},
 }
 
@@ -281,7 +282,7 @@ func testCashoutRacesCrash(t *testing.T, s *store.Store, _ string) {
 	wg.Go(func() {
 		<-start
 		var err error
-		lost, err = s.MoveRoundBets(context.Background(), "r1", "accepted", "lost", 0, 6)
+		lost, err = s.MoveRoundBets(context.Background(), "r1", "accepted", "lost", 0, 6, 0)
 		if err != nil {
 			t.Errorf("MoveRoundBets: %v", err)
 		}
@@ -302,6 +303,47 @@ func testCashoutRacesCrash(t *testing.T, s *store.Store, _ string) {
 			t.Errorf("%s cashed out but stored %s payout %v", r.ID, r.Status, *r.Payout)
 		case wasLost && (r.Status != "lost" || *r.Payout != 0 || r.SettledAt != 6):
 			t.Errorf("%s lost but stored %s payout %v at %d", r.ID, r.Status, *r.Payout, r.SettledAt)
+		}
+	}
+}
+
+// Rule LIM-14: the crash's losses never take a bet whose auto-cashout
+// target the round reached (at or below its crash point, keepAutosTo): it
+// stays accepted, to be paid at its target; every other accepted bet of the
+// round is lost, and nothing else moves.
+func testLossesLeaveTheAutosReached(t *testing.T, s *store.Store, _ string) {
+	ctx := t.Context()
+	mustInsertRound(t, s, testRound("r1", 1, engine.RoundFlying))
+	mustInsertRound(t, s, testRound("r2", 2, engine.RoundFlying))
+	bets := []struct {
+		id, round, status string
+		auto              int64
+		want              string
+	}{
+		{"no-target", "r1", "accepted", 0, "lost"},
+		{"below", "r1", "accepted", 150, "accepted"},
+		{"at", "r1", "accepted", 200, "accepted"},
+		{"above", "r1", "accepted", 201, "lost"},
+		{"cashed", "r1", "cashed_out", 0, "cashed_out"},
+		{"pending", "r1", "pending", 0, "pending"},
+		{"other-round", "r2", "accepted", 0, "accepted"},
+	}
+	for i, b := range bets {
+		rec := testBet(b.id, b.round, b.status, int64(i))
+		rec.AutoCashout = b.auto
+		mustInsertBet(t, s, rec)
+	}
+	lost, err := s.MoveRoundBets(ctx, "r1", "accepted", "lost", 0, 9, 200)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(lost)
+	if want := []string{"above", "no-target"}; !slices.Equal(lost, want) {
+		t.Fatalf("lost %v, want %v", lost, want)
+	}
+	for _, b := range bets {
+		if got := betStatus(t, s, b.id); got.Status != b.want {
+			t.Errorf("%s is %s, want %s", b.id, got.Status, b.want)
 		}
 	}
 }

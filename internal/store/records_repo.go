@@ -150,8 +150,8 @@ func (g GameRecords) MoveDecidedBets(ctx context.Context, roundID, from, to stri
 	return g.s.MoveDecidedBets(ctx, roundID, from, to, txIDs)
 }
 
-func (g GameRecords) MoveRoundBets(ctx context.Context, roundID, from, to string, payout int64, settledAt time.Time) ([]string, error) {
-	return g.s.MoveRoundBets(ctx, roundID, from, to, payout, MillisOf(settledAt))
+func (g GameRecords) LoseRoundBets(ctx context.Context, roundID string, crashPoint int64, crashedAt time.Time) ([]string, error) {
+	return g.s.MoveRoundBets(ctx, roundID, engine.StatusAccepted, engine.StatusLost, 0, MillisOf(crashedAt), crashPoint)
 }
 
 func (g GameRecords) Bets(ctx context.Context, f engine.BetFilter) ([]engine.BetRecord, error) {
