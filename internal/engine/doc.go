@@ -26,10 +26,15 @@
 //     movement commit in one transaction before the player is told. Every
 //     move of an accepted bet (cashout, auto-cashout, loss, void, fail-over)
 //     is conditional on the stored status, so exactly one settles it,
-//     whichever replica commits first. The crash settles every bet the
-//     round lost in one statement: in the crash's transaction in one
-//     process, LossDelay later in a cluster, so that a cashout priced before
-//     the crash on another replica commits first.
+//     whichever replica commits first. An auto-cashout is committed where
+//     its bet was debited (the leader's loop for its own; FireAutos on
+//     another replica, from the flight it holds, once its clock is past the
+//     target's instant). The crash settles every bet the round lost in one
+//     statement: in the crash's transaction in one process, LossDelay later
+//     in a cluster, so that a cashout priced before the crash on another
+//     replica commits first. That statement never takes a bet whose target
+//     the round reached: the leader pays any still accepted after it
+//     (payAutosLeft).
 //   - Wins, zero_wins and rollbacks leave only through the outbox of package
 //     wallet; the engine never calls /win or /rollback itself.
 //   - A table plays only within a term of its game's lease, and every
