@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -552,5 +553,66 @@ func TestCashoutsAtOnceAllReachTheBoard(t *testing.T) {
 		case <-deadline:
 			t.Fatalf("no board of round %s with %d cashed out", f.RoundID, n)
 		}
+	}
+}
+
+// failsOneAuto is a table's store on which the first commit of bet's
+// auto-cashout fails, as a commit does when the database is lost for a
+// moment.
+type failsOneAuto struct {
+	engine.Store
+	bet    atomic.Value // string: the bet id, once placed
+	failed atomic.Bool
+}
+
+func (s *failsOneAuto) MoveBet(ctx context.Context, id, from, to string, ch engine.BetChange) (bool, error) {
+	if bet, _ := s.bet.Load().(string); id == bet && to == engine.StatusCashedOut && s.failed.CompareAndSwap(false, true) {
+		return false, errors.New("the database went away")
+	}
+	return s.Store.MoveBet(ctx, id, from, to, ch)
+}
+
+// Rule LIM-14: an auto-cashout whose commit failed is not lost at the crash
+// (the losses never take a bet whose target the round reached): the table
+// pays it right after them, at exactly its target and at the instant the
+// round reached it, with one /win.
+func TestAutoCashoutWhoseCommitFailedIsPaidAfterTheCrash(t *testing.T) {
+	t.Parallel()
+	st := &failsOneAuto{}
+	h := newHarnessAdjusted(t, "", nil, nil, func(cfg *engine.Config) {
+		st.Store = cfg.Store
+		cfg.Store = st
+	})
+	h.run()
+	h.roundCrashingAbove(200)
+	bet := mustBet(t, h, alice, engine.BetRequest{Amount: 1000, AutoCashout: 150})
+	st.bet.Store(bet.Bet.BetID)
+	f := h.fly()
+	h.clock.Set(f.StartedAt.Add(round.TimeToReach(150)))
+	time.Sleep(20 * time.Millisecond)
+	h.clock.Set(f.StartedAt.Add(round.TimeToReach(h.crashPoint(f.RoundID))))
+	h.waitPhase(engine.PhaseCrashed)
+	if !st.failed.Load() {
+		t.Fatal("the auto-cashout's first commit was never tried")
+	}
+	eventually(t, "the auto-cashout paid after the crash", func() bool {
+		return h.bet(bet.Bet.BetID).Status != engine.StatusAccepted
+	})
+	rec := h.bet(bet.Bet.BetID)
+	if reached := f.StartedAt.Add(round.TimeToReach(150)); rec.Status != engine.StatusCashedOut || rec.Multiplier != 150 ||
+		rec.Payout == nil || *rec.Payout != 1500 || rec.SettledAt.Time().Sub(reached).Abs() > time.Millisecond {
+		t.Fatalf("bet %s x%d payout %v at %s; want cashed out at x1.50 paying 1500 at %s", rec.Status, rec.Multiplier, rec.Payout, rec.SettledAt.Time(), reached)
+	}
+	wins := 0
+	for _, m := range h.movements() {
+		if m.BetID == bet.Bet.BetID {
+			if m.Kind != movements.KindWin || m.Amount != 1500 {
+				t.Fatalf("movement %+v", m)
+			}
+			wins++
+		}
+	}
+	if wins != 1 {
+		t.Fatalf("%d /win movements, want 1", wins)
 	}
 }
