@@ -51,20 +51,20 @@ type capacityCosts struct {
 	CommitsPerBet   float64 `json:"postgres_commits_per_bet"` // transactions committed per accepted bet (pg_stat_database)
 }
 
-// defaultCosts are the costs fitted in docs/capacity.md (28 November, the
-// acceptance committed by the replica that debited the bet). The fit gave a
-// quiet stream's cost as −0.000024 cores, noise around zero beside its
-// frames: it is 0 here.
+// defaultCosts are the costs fitted in docs/capacity.md (28 November,
+// evening: the auto-cashouts committed by the replica that debited the
+// bet). The fit gave the leader's cost per cashout as −0.026 ms, noise
+// around zero: it is 0 here.
 var defaultCosts = capacityCosts{
-	IdleFixed:       0.0179,
-	IdlePerStream:   0,
-	Frame:           0.0000694,
-	Bet:             0.00347,
-	Lead:            0.000051,
-	Cashout:         0.00054,
-	LeadCashout:     0.00137,
-	FramesPerPlayer: 3.61,
-	FramesPerBet:    0.74,
+	IdleFixed:       0.0144,
+	IdlePerStream:   0.000062,
+	Frame:           0.0000085,
+	Bet:             0.00408,
+	Lead:            0.0000097,
+	Cashout:         0.00081,
+	LeadCashout:     0,
+	FramesPerPlayer: 2.40,
+	FramesPerBet:    8.13,
 	NATSPerBet:      23,
 	RowsPerBet:      9,
 	CommitsPerBet:   4,
