@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/crashstudio/crashgame/internal/round"
@@ -108,7 +109,7 @@ func (t *Table) payAutosLeft(r *liveRound) {
 	}
 	if paid > 0 {
 		t.notifyQueue()
-		t.logger.Warn("auto-cashouts paid after the crash: the replicas that debited them had not committed them", "round_id", r.rec.ID, "bets", paid)
+		t.logger.Warn("auto-cashouts paid after the crash: no commit had paid them (the replica that debited them did not, or a commit failed)", "round_id", r.rec.ID, "bets", paid)
 	}
 }
 
@@ -122,9 +123,8 @@ func (t *Table) payAutosLeft(r *liveRound) {
 // keeps the crash, could: the caller calls it only while this clock and the
 // leader's are within PriceBound of the database's. The leader's round
 // fires the same targets for its board and commits nothing for them; after
-// the crash's losses it pays any this replica has not (payAutosLeft). A bet
-// whose acceptance this replica learns of after its target was due is paid
-// at the next target due here, or by the leader after the crash. It
+// the crash's losses it pays any this replica has not (payAutosLeft), such
+// as a bet whose acceptance is not known here when its target is due. It
 // returns when no target of v is left, or when ctx ends.
 func (t *Table) FireAutos(ctx context.Context, v RoundView) {
 	t.flight.mu.Lock()
@@ -136,69 +136,71 @@ func (t *Table) FireAutos(ctx context.Context, v RoundView) {
 		}
 		return
 	}
-	fired := map[string]bool{}
-	for {
+	// The bets debited here whose target the round reaches, in the order
+	// their targets are due: sorted once, then taken in batches as the
+	// clock reaches them.
+	var autos []round.Bet
+	recs := map[string]BetRecord{}
+	for _, rec := range t.debited.withAutos(v.RoundID) {
+		core, ok := f.Auto(round.Bet{State: round.Accepted, Intent: round.Intent{
+			ID: rec.ID, Amount: rec.Amount, AutoCashout: rec.AutoCashout, MaxWin: t.maxWin(rec),
+		}})
+		if ok && !rec.Demo {
+			autos, recs[rec.ID] = append(autos, core), rec
+		}
+	}
+	slices.SortFunc(autos, func(a, b round.Bet) int { return a.SettledAt.Compare(b.SettledAt) })
+	for len(autos) > 0 {
 		now := t.clock.Now()
-		var (
-			due  []round.Bet
-			recs []BetRecord
-			next time.Time
-		)
-		for _, rec := range t.debited.withAutos(v.RoundID) {
-			if fired[rec.ID] || rec.Demo {
-				continue
-			}
-			core, ok := f.Auto(round.Bet{State: round.Accepted, Intent: round.Intent{
-				ID: rec.ID, Amount: rec.Amount, AutoCashout: rec.AutoCashout, MaxWin: t.maxWin(rec),
-			}})
-			if !ok {
-				continue // the round crashes first: the bet is lost
-			}
-			if at := core.SettledAt.Add(CashoutGuard); now.Before(at) {
-				if next.IsZero() || at.Before(next) {
-					next = at
-				}
-				continue
-			}
-			fired[rec.ID] = true
-			due, recs = append(due, core), append(recs, rec)
+		n := 0
+		for n < len(autos) && !now.Before(autos[n].SettledAt.Add(CashoutGuard)) {
+			n++
 		}
-		t.commitAutos(recs, due)
-		if next.IsZero() {
-			return
+		if n == 0 {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.clock.After(autos[0].SettledAt.Add(CashoutGuard).Sub(now)):
+			}
+			continue
 		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.clock.After(next.Sub(now)):
-		}
+		t.commitAutos(v.RoundID, recs, autos[:n])
+		autos = autos[n:]
 	}
 }
 
-// commitAutos commits the auto-cashouts priced for recs (due, in the same
-// order) in this replica's committer, which batches them, and tells each
-// bet's session of those it moved.
-func (t *Table) commitAutos(recs []BetRecord, due []round.Bet) {
-	if len(recs) == 0 {
-		return
+// commitAutos commits the auto-cashouts due of round roundID (recs holds
+// their bets' records) in this replica's committer, which batches them, and
+// tells each bet's session of those it moved. A bet not known here as
+// accepted (its acceptance still in flight, or cancelled) is left to the
+// leader.
+func (t *Table) commitAutos(roundID string, recs map[string]BetRecord, due []round.Bet) {
+	type pending struct {
+		rec  BetRecord
+		core round.Bet
+		done <-chan error
 	}
-	done := make([]<-chan error, len(recs))
-	for i := range recs {
-		done[i] = t.commit.Submit(context.Background(), job{epoch: unfenced, run: t.commitCashout(recs[i], due[i])})
-	}
-	for i, rec := range recs {
-		err := <-done[i]
-		switch {
-		case errors.Is(err, errBetMoved):
-			t.logger.Debug("an auto-cashout found its bet settled first", "bet_id", rec.ID)
-			continue
-		case err != nil:
-			t.logger.Warn("auto-cashout commit failed; the leader pays it after the crash", "bet_id", rec.ID, "err", err)
+	var sent []pending
+	for _, core := range due {
+		if t.debited.status(roundID, core.ID) != StatusAccepted {
 			continue
 		}
-		t.debited.decided(rec.RoundID, rec.ID, StatusCashedOut)
-		payout := due[i].Payout
-		rec.Status, rec.Multiplier, rec.Payout, rec.SettledAt = StatusCashedOut, due[i].Multiplier, &payout, toMillis(due[i].SettledAt)
+		rec := recs[core.ID]
+		sent = append(sent, pending{rec, core, t.commit.Submit(context.Background(), job{epoch: unfenced, run: t.commitCashout(rec, core)})})
+	}
+	for _, p := range sent {
+		err := <-p.done
+		switch {
+		case errors.Is(err, errBetMoved):
+			t.logger.Debug("an auto-cashout found its bet settled first", "bet_id", p.rec.ID)
+			continue
+		case err != nil:
+			t.logger.Warn("auto-cashout commit failed; the leader pays it after the crash", "bet_id", p.rec.ID, "err", err)
+			continue
+		}
+		t.debited.decided(roundID, p.rec.ID, StatusCashedOut)
+		rec, payout := p.rec, p.core.Payout
+		rec.Status, rec.Multiplier, rec.Payout, rec.SettledAt = StatusCashedOut, p.core.Multiplier, &payout, toMillis(p.core.SettledAt)
 		t.autoCommitted(rec, payout)
 	}
 }

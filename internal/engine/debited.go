@@ -65,16 +65,24 @@ func (d *debitedBets) accepted(session []byte, id string) (BetRecord, bool) {
 	return BetRecord{}, false
 }
 
-// withAutos returns the bets of roundID kept accepted with an auto-cashout
-// target.
+// withAutos returns the bets of roundID kept, pending or accepted, with an
+// auto-cashout target.
 func (d *debitedBets) withAutos(roundID string) []BetRecord {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	var out []BetRecord
 	for _, rec := range d.rounds[roundID] {
-		if rec.Status == StatusAccepted && rec.AutoCashout != 0 {
+		if (rec.Status == StatusAccepted || rec.Status == StatusPending) && rec.AutoCashout != 0 {
 			out = append(out, rec)
 		}
 	}
 	return out
+}
+
+// status returns the status kept of bet id of roundID; "" when it is not
+// kept.
+func (d *debitedBets) status(roundID, id string) string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.rounds[roundID][id].Status
 }
