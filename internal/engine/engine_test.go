@@ -446,6 +446,9 @@ func TestAcceptanceCommittedByTheTakeOffWhenItsReplicaIsLate(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, "")
 	h.run()
+	// A round that crashes at 1.00x settles its bets at the take-off itself,
+	// before the take-off's acceptance could be seen.
+	h.roundCrashingAbove(110)
 	type step struct {
 		p   engine.Player
 		adm engine.Admission
