@@ -23,7 +23,7 @@ func (t *Table) fireAutos(now time.Time) {
 // bank holds: the bet's move from accepted and its /win movement commit
 // together (commitCashout), and a goroutine sends the bet's event once
 // committed. The replica that debited any other bet commits it
-// (FireAutos), and the round's losses leave it to be paid after the crash
+// (PayDebitedAutos), and the round's losses leave it to be paid after the crash
 // if it has not (payAutosLeft). A cashout committed first leaves the bet
 // moved: the auto-cashout then commits nothing.
 func (t *Table) autoCashout(b *liveBet, core round.Bet) {
@@ -63,7 +63,7 @@ func (t *Table) autoCommitted(rec BetRecord, payout int64) {
 
 // payAutosLeft pays, once the crash's losses are committed, the
 // auto-cashouts r fired that no commit has paid: a bet whose replica had
-// not committed its auto-cashout (FireAutos: the replica died, was paused,
+// not committed its auto-cashout (PayDebitedAutos: the replica died, was paused,
 // or its clock was not known to be in step), or whose commit here failed.
 // The losses leave every bet whose target the round reached accepted
 // (loseAccepted), so these are r's bets still accepted. Each is paid at its
@@ -113,7 +113,7 @@ func (t *Table) payAutosLeft(r *liveRound) {
 	}
 }
 
-// FireAutos commits, on a replica that does not lead the table, the
+// PayDebitedAutos commits, on a replica that does not lead the table, the
 // auto-cashouts of the bets it debited in v, a round it has just seen take
 // off: each at exactly its target, as the leader's round fires it
 // (round.Flight.Auto), with its /win movement, moved from accepted only, as
@@ -126,7 +126,7 @@ func (t *Table) payAutosLeft(r *liveRound) {
 // the crash's losses it pays any this replica has not (payAutosLeft), such
 // as a bet whose acceptance is not known here when its target is due. It
 // returns when no target of v is left, or when ctx ends.
-func (t *Table) FireAutos(ctx context.Context, v RoundView) {
+func (t *Table) PayDebitedAutos(ctx context.Context, v RoundView) {
 	t.flight.mu.Lock()
 	f, _, err := t.flightOf(ctx, v)
 	t.flight.mu.Unlock()

@@ -23,7 +23,7 @@ type BetRequest struct {
 	// or later than the table's clock: the table's now.
 	ReceivedAt time.Time
 	// Forwarded: another replica received the bet and runs its money path.
-	// It also fires the bet's auto-cashout (FireAutos); the leader's round
+	// It also fires the bet's auto-cashout (PayDebitedAutos); the leader's round
 	// only shows it, and pays it after the crash if that replica has not
 	// (payAutosLeft).
 	Forwarded bool

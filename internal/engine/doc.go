@@ -27,7 +27,7 @@
 //     move of an accepted bet (cashout, auto-cashout, loss, void, fail-over)
 //     is conditional on the stored status, so exactly one settles it,
 //     whichever replica commits first. An auto-cashout is committed where
-//     its bet was debited (the leader's loop for its own; FireAutos on
+//     its bet was debited (the leader's loop for its own; PayDebitedAutos on
 //     another replica, from the flight it holds, once its clock is past the
 //     target's instant). The crash settles every bet the round lost in one
 //     statement: in the crash's transaction in one process, LossDelay later

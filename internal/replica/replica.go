@@ -256,22 +256,22 @@ func (t *Table) receive(ctx context.Context, data []byte, gap bool) {
 	ev := w.event()
 	t.local.Deliver(w.Session, ev)
 	if ev.Type == engine.EventRoundFlying && !t.local.Leadership().Leading() {
-		t.fireAutos(ctx, ev.Round)
+		t.payDebitedAutos(ctx, ev.Round)
 	}
 }
 
-// fireAutos commits the auto-cashouts of the bets debited here in v, a
+// payDebitedAutos commits the auto-cashouts of the bets debited here in v, a
 // round just seen taking off, as the multiplier reaches their targets
-// (engine.Table.FireAutos), while this replica's clock and the leader's
+// (engine.Table.PayDebitedAutos), while this replica's clock and the leader's
 // are within PriceBound of the database's: a target is due by this clock,
 // against the leader's take-off. Otherwise the leader pays them after the
 // crash, as it does any a replica has not committed.
-func (t *Table) fireAutos(ctx context.Context, v engine.RoundView) {
+func (t *Table) payDebitedAutos(ctx context.Context, v engine.RoundView) {
 	if err := t.priceClock(); err != nil || !t.leaderInStep() {
 		t.logger.Info("the auto-cashouts debited here are left to the leader, which pays them after the crash: the clocks are not known to be in step", "round_id", v.RoundID, "err", err)
 		return
 	}
-	go t.local.FireAutos(ctx, v)
+	go t.local.PayDebitedAutos(ctx, v)
 }
 
 // serve answers the game's actions with the local table, which leads at
