@@ -101,14 +101,12 @@ func (t *Table) payAutosLeft(r *liveRound) {
 			if b := r.live[rec.ID]; b != nil {
 				b.rec.Status = StatusCashedOut
 			}
-			if rec.Demo {
-				t.cfg.Balances.Reported(rec.SessionHash, t.cfg.Demo.Credit(rec.SessionHash, moved.Bet.Payout))
-			}
-			t.announce(Recovery{Settled: []SettledBet{*moved}})
+			payout := moved.Bet.Payout
+			rec.Status, rec.Multiplier, rec.Payout, rec.SettledAt = StatusCashedOut, rec.AutoCashout, &payout, toMillis(f.AutoDue(rec.AutoCashout))
+			t.autoCommitted(rec, payout)
 		}
 	}
 	if paid > 0 {
-		t.notifyQueue()
 		t.logger.Warn("auto-cashouts paid after the crash: no commit had paid them (the replica that debited them did not, or a commit failed)", "round_id", r.rec.ID, "bets", paid)
 	}
 }
