@@ -416,6 +416,24 @@ func (s *Session) MustBet(t testing.TB, amount int64, autoCashout int64, freebet
 	return b
 }
 
+// PlaceBetInWindow places a bet in a betting phase with at least room left,
+// for a test that checks how the game answers it. An answer of
+// BETTING_CLOSED means the request reached the game after that window (a
+// loaded machine stalled it past room): the bet is placed again in the next
+// window, at most twice more, and the last answer is returned. No bet was
+// admitted, so nothing was debited.
+func (s *Session) PlaceBetInWindow(t testing.TB, room time.Duration, amount, autoCashout int64, freebetID string) (Bet, Reply) {
+	t.Helper()
+	for attempt := 1; ; attempt++ {
+		s.AwaitBetting(t, room)
+		b, r := s.PlaceBet(t, amount, autoCashout, freebetID)
+		if r.ErrorCode() != "BETTING_CLOSED" || attempt == 3 {
+			return b, r
+		}
+		t.Logf("suite: a bet sent with %s of its window left came after it (%s); again in the next window", room, r)
+	}
+}
+
 // Bets lists the player's bets (most recent first).
 func (s *Session) Bets(t testing.TB) []Bet {
 	t.Helper()

@@ -151,14 +151,12 @@ func TestWalletRefusals(t *testing.T) {
 
 	t.Run("as 200", func(t *testing.T) {
 		e.SetFaults(t, map[string]any{"bet": map[string]any{"kind": "refuse", "error_code": "PLAYER_BLOCKED", "status": 200, "count": 1}})
-		ss[0].AwaitBetting(t, 900*time.Millisecond)
-		if _, r := ss[0].PlaceBet(t, 1000, 0, ""); r.Status != http.StatusUnprocessableEntity || r.ErrorCode() != "BET_REFUSED" {
+		if _, r := ss[0].PlaceBetInWindow(t, 900*time.Millisecond, 1000, 0, ""); r.Status != http.StatusUnprocessableEntity || r.ErrorCode() != "BET_REFUSED" {
 			t.Errorf("bet refused by the wallet in a 200: %s, want 422 BET_REFUSED", r)
 		}
 		poor := e.NewPlayer(t, "Poor Player", 150)
 		ps := e.EnterAs(t, poor)
-		ps.AwaitBetting(t, 900*time.Millisecond)
-		if _, r := ps.PlaceBet(t, 1000, 0, ""); r.Status != http.StatusUnprocessableEntity || r.ErrorCode() != "INSUFFICIENT_FUNDS" {
+		if _, r := ps.PlaceBetInWindow(t, 900*time.Millisecond, 1000, 0, ""); r.Status != http.StatusUnprocessableEntity || r.ErrorCode() != "INSUFFICIENT_FUNDS" {
 			t.Errorf("bet over the balance: %s, want 422 INSUFFICIENT_FUNDS", r)
 		}
 	})
@@ -168,8 +166,7 @@ func TestWalletRefusals(t *testing.T) {
 		e.SetFaults(t, map[string]any{"bet": map[string]any{"refusal_status": "4xx"}})
 		poor := e.NewPlayer(t, "Poorer Player", 150)
 		ps := e.EnterAs(t, poor)
-		ps.AwaitBetting(t, 900*time.Millisecond)
-		if _, r := ps.PlaceBet(t, 1000, 0, ""); r.Status != http.StatusUnprocessableEntity || r.ErrorCode() != "INSUFFICIENT_FUNDS" {
+		if _, r := ps.PlaceBetInWindow(t, 900*time.Millisecond, 1000, 0, ""); r.Status != http.StatusUnprocessableEntity || r.ErrorCode() != "INSUFFICIENT_FUNDS" {
 			t.Errorf("insufficient funds as 402: %s, want 422 INSUFFICIENT_FUNDS", r)
 		}
 		// A credit answered 409: refuses nothing, retried (WIN rule 5).
@@ -184,8 +181,7 @@ func TestWalletRefusals(t *testing.T) {
 		b := ss[2].MustBet(t, 1000, 101, "")
 		e.Admin(t, "/admin/tokens/revoke", map[string]any{"token": ps[2].Token}, nil)
 		ss[2].AwaitRoundOver(t, b.RoundID)
-		ss[2].AwaitBetting(t, 900*time.Millisecond)
-		if _, r := ss[2].PlaceBet(t, 1000, 0, ""); r.Status == http.StatusCreated {
+		if _, r := ss[2].PlaceBetInWindow(t, 900*time.Millisecond, 1000, 0, ""); r.Status == http.StatusCreated {
 			t.Errorf("bet on a revoked token accepted: %s", r)
 		} else {
 			t.Logf("bet on a revoked token: %s", r)
@@ -200,8 +196,7 @@ func TestWalletRefusals(t *testing.T) {
 		b := ss[0].MustBet(t, 1000, 101, "")
 		e.Admin(t, "/admin/players/block", map[string]any{"player_id": ps[0].ID, "blocked": true}, nil)
 		ss[0].AwaitRoundOver(t, b.RoundID)
-		ss[0].AwaitBetting(t, 900*time.Millisecond)
-		if _, r := ss[0].PlaceBet(t, 1000, 0, ""); r.Status != http.StatusUnprocessableEntity || r.ErrorCode() != "BET_REFUSED" {
+		if _, r := ss[0].PlaceBetInWindow(t, 900*time.Millisecond, 1000, 0, ""); r.Status != http.StatusUnprocessableEntity || r.ErrorCode() != "BET_REFUSED" {
 			t.Errorf("bet of a blocked player: %s, want 422 BET_REFUSED", r)
 		}
 		sid := e.Launch(t, map[string]any{"token": e.IssueToken(t, ps[0].ID), "player_id": ps[0].ID})
