@@ -1,7 +1,10 @@
 package store_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
+	"net"
 	"testing"
 	"time"
 
@@ -41,4 +44,79 @@ func TestCancelledStatementKeepsItsConnection(t *testing.T) {
 	if after != before {
 		t.Fatalf("the lease's connection was replaced after a cancelled statement: backend %d, then %d", before, after)
 	}
+}
+
+// A cancel request that reaches PostgreSQL late (a loaded server forks the
+// process that reads it late) cancels whatever statement its backend runs
+// then. The connection of a statement whose cancel was not acknowledged in
+// time is therefore never used again: the next statement runs on another
+// backend and completes. Without it, a request whose own context was live
+// was answered 500 ("canceling statement due to user request"; the cluster
+// suite's rolling restart, 28 November).
+func TestLateCancelRequestCancelsNoLaterStatement(t *testing.T) {
+	t.Parallel()
+	const late = 500 * time.Millisecond
+	var d net.Dialer
+	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := d.DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return &lateCancels{Conn: c, network: network, addr: addr, late: late}, nil
+	}
+	s, err := store.OpenPostgresDialing(t.Context(), pgtest.Start(t), dial)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	before, err := store.LeaseBackend(t.Context(), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The statement ends by itself 100 ms after its context did, while its
+	// cancel is still on its way.
+	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
+	defer cancel()
+	_ = store.SleepOnLease(ctx, s, 0.2)
+	// The next statement on the lease's connection runs while the late
+	// cancel arrives.
+	if err := store.SleepOnLease(t.Context(), s, 1); err != nil {
+		t.Fatalf("a statement with a live context after a cancelled one: %v", err)
+	}
+	after, err := store.LeaseBackend(t.Context(), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after == before {
+		t.Fatalf("the lease's connection (backend %d) was kept although its cancel was not acknowledged", before)
+	}
+}
+
+// lateCancels is a connection to PostgreSQL that holds a cancel request
+// written on it and sends it itself, on a connection of its own, late after:
+// the server never acknowledges it in time.
+type lateCancels struct {
+	net.Conn
+	network, addr string
+	late          time.Duration
+}
+
+func (c *lateCancels) Write(b []byte) (int, error) {
+	// A cancel request: its length (16), then the code 80877102.
+	if len(b) == 16 && binary.BigEndian.Uint32(b[0:4]) == 16 && binary.BigEndian.Uint32(b[4:8]) == 80877102 {
+		req := bytes.Clone(b)
+		go func() {
+			time.Sleep(c.late)
+			cc, err := net.DialTimeout(c.network, c.addr, 5*time.Second)
+			if err != nil {
+				return
+			}
+			defer cc.Close()
+			_, _ = cc.Write(req)
+			_ = cc.SetReadDeadline(time.Now().Add(5 * time.Second))
+			_, _ = cc.Read(make([]byte, 1))
+		}()
+		return len(b), nil
+	}
+	return c.Conn.Write(b)
 }

@@ -3,7 +3,15 @@ package store
 import (
 	"context"
 	"database/sql"
+
+	"github.com/jackc/pgx/v5/pgconn"
 )
+
+// OpenPostgresDialing is Open for a postgres:// DSN whose connections,
+// cancel requests included, are made by dial.
+func OpenPostgresDialing(ctx context.Context, dsn string, dial pgconn.DialFunc) (*Store, error) {
+	return openPostgres(ctx, dsn, dial)
+}
 
 // MaxOpenConns reports the pool's bound, for the tests of Open.
 func MaxOpenConns(s *Store) int { return s.db.Stats().MaxOpenConnections }

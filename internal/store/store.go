@@ -66,7 +66,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -104,6 +103,9 @@ const (
 	// given up. pgx's default gives the connection up at once: each query
 	// that timed out then cost a new connection (and its authentication),
 	// and on a saturated replica the lease's renewals failed opening it.
+	// It is also how long the server has to acknowledge the cancel: one
+	// not acknowledged by then may still cancel a later statement, and its
+	// connection is discarded (pgcancel.go).
 	pgCancelGrace = 250 * time.Millisecond
 )
 
@@ -141,7 +143,7 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 	case strings.HasPrefix(dsn, "sqlite:"):
 		return openSQLite(ctx, dsn)
 	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
-		return openPostgres(ctx, dsn)
+		return openPostgres(ctx, dsn, nil)
 	default:
 		return nil, fmt.Errorf("store: open: unsupported DSN %q: want sqlite://path, sqlite::memory: or a postgres:// URL", redactDSN(dsn))
 	}
@@ -250,7 +252,9 @@ func (s *Store) checkSQLite(ctx context.Context, memory bool) error {
 	return nil
 }
 
-func openPostgres(ctx context.Context, dsn string) (*Store, error) {
+// openPostgres opens the PostgreSQL database of dsn; dial, when not nil,
+// replaces pgx's dialer (the tests' faults).
+func openPostgres(ctx context.Context, dsn string, dial pgconn.DialFunc) (*Store, error) {
 	u, err := url.Parse(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("store: open postgres: parse DSN: %w", redactErr(err, dsn))
@@ -270,11 +274,13 @@ func openPostgres(ctx context.Context, dsn string) (*Store, error) {
 	}
 	// A statement whose context ends is cancelled by PostgreSQL (a cancel
 	// request on a connection of its own) and its connection kept, rather
-	// than closed at once.
-	connCfg.BuildContextWatcherHandler = func(c *pgconn.PgConn) ctxwatch.Handler {
-		return &pgconn.CancelRequestContextWatcherHandler{Conn: c, DeadlineDelay: pgCancelGrace}
+	// than closed at once, unless the cancel may still arrive (pgcancel.go).
+	connCfg.BuildContextWatcherHandler = newPGCancel(pgCancelGrace)
+	if dial != nil {
+		connCfg.DialFunc = dial
 	}
-	sqldb := stdlib.OpenDB(*connCfg)
+	reset := stdlib.OptionResetSession(resetSession)
+	sqldb := stdlib.OpenDB(*connCfg, reset)
 	sqldb.SetMaxOpenConns(pgMaxOpenConns)
 	sqldb.SetMaxIdleConns(pgMaxIdleConns)
 	sqldb.SetConnMaxLifetime(pgConnMaxLifetime)
@@ -290,7 +296,7 @@ func openPostgres(ctx context.Context, dsn string) (*Store, error) {
 	// load) nor pays for opening one (its TLS and SCRAM authentication took
 	// more than the renewal's second on a saturated machine, and the leader
 	// lost its lease to its own load: docs/performance.md, 27 November).
-	leasedb := stdlib.OpenDB(*connCfg)
+	leasedb := stdlib.OpenDB(*connCfg, reset)
 	leasedb.SetMaxOpenConns(1)
 	leasedb.SetMaxIdleConns(1)
 	leasedb.SetConnMaxLifetime(0)
