@@ -110,8 +110,13 @@ func (e *Env) awaitReady(t testing.TB, ctx context.Context) {
 func (e *Env) awaitReadyAt(t testing.TB, ctx context.Context, base func() string) {
 	t.Helper()
 	for {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base()+"/readyz", nil)
+		// Each try has its own 3 s (the game bounds its /readyz at 2 s): a
+		// connection made while the container's port is being published can
+		// hang, and one hung try must not hold the wait for the client's 30 s.
+		tctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		req, _ := http.NewRequestWithContext(tctx, http.MethodGet, base()+"/readyz", nil)
 		resp, err := e.http.Do(req)
+		cancel()
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {

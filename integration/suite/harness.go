@@ -38,9 +38,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/netip"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -220,7 +222,7 @@ func startBase(t *testing.T, opts Options) *Env {
 		APIKey:   "cg_" + randomHex(4) + "_" + randomHex(21),
 		SeedKey:  randomHex(32),
 		initial:  map[string]int64{},
-		http:     &http.Client{Timeout: 30 * time.Second},
+		http:     suiteClient(),
 		gameDoc:  apitest.New(t, "game.v1.yaml"),
 		tableDoc: apitest.New(t, "table.v1.yaml"),
 		stream:   loadStreamSchemas(t),
@@ -554,6 +556,7 @@ func (e *Env) containers() []namedContainer {
 // every container and the network, whatever happened.
 func (e *Env) cleanup() {
 	if e.t.Failed() {
+		e.keepLogs()
 		for _, c := range e.containers() {
 			if c.c != nil {
 				e.t.Logf("suite: last lines of %s:\n%s", c.name, tail(c.c, 60))
@@ -601,6 +604,62 @@ func (e *Env) pgContainer() testcontainers.Container {
 }
 
 // tail returns the last n lines of a container's log.
+// suiteClient is the suite's HTTP client. It closes a kept-alive connection
+// after 5 s idle, before the load balancer does (deploy/haproxy.cfg,
+// `timeout http-keep-alive 10s`): a request sent on a connection at the
+// moment the balancer closes it is answered with the balancer's HTML 408,
+// which a browser sends again on a new connection and Go's client does not.
+func suiteClient() *http.Client {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.IdleConnTimeout = 5 * time.Second
+	return &http.Client{Timeout: 30 * time.Second, Transport: tr}
+}
+
+// keepLogs writes every container's whole log to
+// $CRASHGAME_SUITE_LOGS/<test>/<container>.log when that variable names a
+// directory: the tail printed on failure is 60 lines, and a fault under load
+// often needs the rest (the balancer's line for one answer, a replica's
+// first minute).
+func (e *Env) keepLogs() {
+	root := os.Getenv("CRASHGAME_SUITE_LOGS")
+	if root == "" {
+		return
+	}
+	dir := filepath.Join(root, strings.NewReplacer("/", "_", " ", "_").Replace(e.t.Name()))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		e.t.Logf("suite: keeping the logs: %v", err)
+		return
+	}
+	for _, c := range e.containers() {
+		if c.c == nil {
+			continue
+		}
+		if err := saveLog(c.c, filepath.Join(dir, c.name+".log")); err != nil {
+			e.t.Logf("suite: keeping the log of %s: %v", c.name, err)
+		}
+	}
+	e.t.Logf("suite: every container's whole log is in %s", dir)
+}
+
+func saveLog(c testcontainers.Container, path string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	rc, err := c.Logs(ctx)
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, rc); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
 func tail(c testcontainers.Container, n int) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
