@@ -55,13 +55,15 @@ func newPGCancel(grace time.Duration) func(*pgconn.PgConn) ctxwatch.Handler {
 }
 
 // HandleCancel runs when the context of the statement in flight ends.
-func (h *pgCancel) HandleCancel(context.Context) {
+func (h *pgCancel) HandleCancel(stmt context.Context) {
 	deadline := time.Now().Add(h.grace)
 	_ = h.conn.Conn().SetDeadline(deadline) // the statement's last resort
 	h.done = make(chan struct{})
 	go func() {
 		defer close(h.done)
-		ctx, cancel := context.WithDeadline(context.Background(), deadline)
+		// The statement's context has ended: the request lives until the
+		// deadline.
+		ctx, cancel := context.WithDeadline(context.WithoutCancel(stmt), deadline)
 		defer cancel()
 		// CancelRequest returns once the server closed the cancel
 		// connection, or at the deadline; it reports neither apart, the
