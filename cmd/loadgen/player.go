@@ -450,7 +450,7 @@ func failureCause(status int, err error) string {
 
 // read handles the stream's messages until it ends, and says why it ended
 // and whether it brought anything. A stream that brings nothing for
-// --silence (the server's heartbeat comes every 2 s) is given up.
+// --silence (the server's heartbeat leaves no 2 s without a message) is given up.
 func (p *player) read(ctx context.Context, conn *websocket.Conn) (cause string, heard bool) {
 	head := make([]byte, len(betsPrefix))
 	for {

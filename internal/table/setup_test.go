@@ -100,6 +100,8 @@ type envOptions struct {
 	registerer prometheus.Registerer
 	// boardFrames is the server's BoardFrames; 0: its default.
 	boardFrames int
+	// heartbeat is the server's Heartbeat; 0: its default.
+	heartbeat time.Duration
 	// addressRate/addressBurst and streamRate/streamBurst are the
 	// per-address budgets (session creations, stream openings); 0: the
 	// defaults. trusted are the load balancers (TrustedProxies).
@@ -166,7 +168,7 @@ func newEnv(t testing.TB, o envOptions) *env {
 	srv, err := table.New(table.Config{
 		BaseURL: "https://games.example.com", DefaultLanguage: "pt",
 		Limits:   map[table.Currency]table.Limits{{Operator: "acme", Code: "BRL"}: {MinBet: ptr(100), MaxBet: ptr(100000), MaxWin: ptr(10000000)}},
-		Sessions: ss, Records: st.Records(), Chains: st.HashChains(), BackOffice: bo, Movements: st.BackOffice(), HelloTimeout: o.hello, Registerer: o.registerer, BoardFrames: o.boardFrames,
+		Sessions: ss, Records: st.Records(), Chains: st.HashChains(), BackOffice: bo, Movements: st.BackOffice(), HelloTimeout: o.hello, Registerer: o.registerer, BoardFrames: o.boardFrames, Heartbeat: o.heartbeat,
 		ReadRate: o.rate, ReadBurst: o.burst, ActionRate: cmp.Or(o.actionRate, o.rate), ActionBurst: cmp.Or(o.actionBurst, o.burst),
 		AddressRate: o.addressRate, AddressBurst: o.addressBurst, StreamRate: o.streamRate, StreamBurst: o.streamBurst, TrustedProxies: o.trusted,
 		Tables: tables, CutOff: o.cutOff,

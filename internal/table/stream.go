@@ -35,10 +35,11 @@ const (
 	clientMessageBurst                      = 20
 )
 
-// DefaultHeartbeat is how often the server sends each stream a `ping`
-// message (its heartbeat; api/table-stream.asyncapi.yaml): a client that
-// hears nothing for 2.5 heartbeats has lost its server, and reopens its
-// stream (the page does, through the load balancer). A WebSocket ping
+// DefaultHeartbeat is the longest a stream goes without a message: the
+// server sends a `ping` (its heartbeat; api/table-stream.asyncapi.yaml)
+// when nothing else was written for half of it. A client that hears nothing
+// for 2.5 heartbeats has lost its server, and reopens its stream (the page
+// does, through the load balancer). A WebSocket ping
 // frame would not do: a browser answers it but never shows it to the page.
 const DefaultHeartbeat = 2 * time.Second
 
@@ -212,8 +213,14 @@ func (s *Server) streamSession(st *stream, id string) (sessions.Session, Game, b
 func (s *Server) forward(st *stream, sess sessions.Session, id string, sub *engine.Subscription, shown *sessions.Watch, msgs <-chan clientMessage) {
 	keepAlive := time.NewTicker(streamKeepAlive)
 	defer keepAlive.Stop()
-	heartbeat := time.NewTicker(s.cfg.Heartbeat)
+	// The heartbeat fills silences only: a tick every half heartbeat finds
+	// whether the loop wrote since the last one (quiet is false) and, the
+	// second time it finds nothing written, writes a `ping`. So no stream
+	// goes a whole heartbeat without a message, and a stream that gets the
+	// table's events gets no ping besides them.
+	heartbeat := time.NewTicker(s.cfg.Heartbeat / 2)
 	defer heartbeat.Stop()
+	quiet := false
 	var board boardPacer
 	defer board.stop()
 	// The inactivity timeout closes the stream. The player's actions reach the
@@ -260,30 +267,43 @@ func (s *Server) forward(st *stream, sess sessions.Session, id string, sub *engi
 				board.newRound(ev.Round.RoundID)
 			}
 			// Encoded once for every stream that receives the same event.
-			if msg := ev.Encoded(s.event); msg != nil && !s.writeBatched(st, msg) {
-				return
+			if msg := ev.Encoded(s.event); msg != nil {
+				if !s.writeBatched(st, msg) {
+					return
+				}
+				quiet = false
 			}
 		case <-board.due():
-			if ev := board.release(); ev != nil && !s.writeBatched(st, ev.Encoded(s.event)) {
-				return
+			if ev := board.release(); ev != nil {
+				if !s.writeBatched(st, ev.Encoded(s.event)) {
+					return
+				}
+				quiet = false
 			}
 		case b := <-shown.C:
 			if !s.writeBatched(st, marshal(table.BalanceEvent{Type: "balance", Balance: b.Balance, Currency: b.Currency})) {
 				return
 			}
+			quiet = false
 		case msg := <-st.out:
 			if !s.writeBatched(st, msg) {
 				return
 			}
+			quiet = false
 		case m := <-msgs:
 			s.clientMessage(st, sess, m)
 		case <-heartbeat.C:
+			if !quiet {
+				quiet = true // something was written in the last half heartbeat
+				continue
+			}
 			// Written in this batch, not queued behind st.out: a stream
 			// too slow for its heartbeat is too slow (flush closes it
 			// with 4000).
 			if !s.writeBatched(st, marshal(table.PingMessage{Type: "ping", T: s.now().UnixMilli()})) {
 				return
 			}
+			quiet = false
 		case <-keepAlive.C:
 			go func() {
 				ctx, cancel := context.WithTimeout(st.io, streamWriteWait)

@@ -185,8 +185,8 @@ type Config struct {
 	// BoardFrames bounds the board frames written a second to all the
 	// streams together (default DefaultBoardFrames).
 	BoardFrames int
-	// Heartbeat is how often each stream gets a `ping` message, whatever
-	// else it gets (default DefaultHeartbeat, stream.go).
+	// Heartbeat is the longest a stream goes without a message: a `ping`
+	// fills a silence of half of it (default DefaultHeartbeat, stream.go).
 	Heartbeat time.Duration
 	// Registerer receives the streams' metrics (metrics.go); nil: none.
 	Registerer prometheus.Registerer

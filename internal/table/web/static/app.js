@@ -13,8 +13,8 @@ import { verdict } from './verdict.js';
 
 const SESSION_KEY = 'crashgame.session';
 const MAX_PANELS = 5;
-// The server's heartbeat: a `ping` on the stream every 2 s
-// (api/table-stream.asyncapi.yaml). A stream that brings nothing at all for
+// The server's heartbeat: never 2 s without a message on the stream (a `ping`
+// fills a silence; api/table-stream.asyncapi.yaml). A stream that brings nothing at all for
 // two and a half heartbeats has lost its server, even if it looks open (a
 // paused or cut-off replica): the page drops it and opens another.
 const HEARTBEAT_MS = 2000;
