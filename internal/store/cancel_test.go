@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
+
 	"github.com/crashstudio/crashgame/integration/pgtest"
 	"github.com/crashstudio/crashgame/internal/store"
 )
@@ -19,15 +21,7 @@ import (
 // the leader lost its lease to its own load, 28 November).
 func TestCancelledStatementKeepsItsConnection(t *testing.T) {
 	t.Parallel()
-	s, err := store.Open(t.Context(), pgtest.Start(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	before, err := store.LeaseBackend(t.Context(), s)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, before := openLeased(t, nil)
 	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
 	defer cancel()
 	start := time.Now()
@@ -64,15 +58,7 @@ func TestLateCancelRequestCancelsNoLaterStatement(t *testing.T) {
 		}
 		return &lateCancels{Conn: c, network: network, addr: addr, late: late}, nil
 	}
-	s, err := store.OpenPostgresDialing(t.Context(), pgtest.Start(t), dial)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	before, err := store.LeaseBackend(t.Context(), s)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, before := openLeased(t, dial)
 	// The statement ends by itself 100 ms after its context did, while its
 	// cancel is still on its way.
 	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
@@ -90,6 +76,23 @@ func TestLateCancelRequestCancelsNoLaterStatement(t *testing.T) {
 	if after == before {
 		t.Fatalf("the lease's connection (backend %d) was kept although its cancel was not acknowledged", before)
 	}
+}
+
+// openLeased opens a new PostgreSQL database, its connections made by dial
+// (nil: pgx's dialer), closed when t ends, and returns the backend that
+// serves the lease's own connection.
+func openLeased(t *testing.T, dial pgconn.DialFunc) (*store.Store, int) {
+	t.Helper()
+	s, err := store.OpenPostgresDialing(t.Context(), pgtest.Start(t), dial)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	pid, err := store.LeaseBackend(t.Context(), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, pid
 }
 
 // lateCancels is a connection to PostgreSQL that holds a cancel request
