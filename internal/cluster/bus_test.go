@@ -1,15 +1,14 @@
 package cluster
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/crashstudio/crashgame/internal/cluster/natstest"
+	"github.com/crashstudio/crashgame/internal/logtest"
 )
 
 func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
@@ -80,30 +79,12 @@ func TestConnectWaitsForTheServer(t *testing.T) {
 	}
 }
 
-// syncBuffer is a log destination written by the bus's callbacks.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // Credentials in a NATS URL never reach the log: connected, disconnected,
 // reconnected and closed are logged with the server's host only.
 func TestConnectionEventsAreLoggedWithoutCredentials(t *testing.T) {
 	t.Parallel()
 	srv := natstest.Start(t)
-	var logs syncBuffer
+	var logs logtest.Buffer
 	host := strings.TrimPrefix(srv.URL(), "nats://")
 	b, err := Connect(t.Context(), Options{
 		URLs:   []string{"nats://s3cr3t-token@" + host},

@@ -15,6 +15,7 @@ import (
 	"github.com/crashstudio/crashgame/internal/chains"
 	"github.com/crashstudio/crashgame/internal/engine"
 	"github.com/crashstudio/crashgame/internal/fairness"
+	"github.com/crashstudio/crashgame/internal/logtest"
 	"github.com/crashstudio/crashgame/internal/store"
 	"github.com/crashstudio/crashgame/internal/store/storetest"
 )
@@ -77,7 +78,7 @@ func TestChainWaitsForItsBeaconRoundAndNeverFallsBack(t *testing.T) {
 			var h *harness
 			bn := newBeacon(t, func() time.Time { return h.clock.Now() })
 			b, heal := tc.fail(bn)
-			var logs syncBuffer
+			var logs logtest.Buffer
 			h = newHarnessAdjusted(t, "", nil, nil, func(c *engine.Config) {
 				c.SeedingWindow, c.RevealWindow, c.Beacon = 10*time.Second, 5*time.Second, b
 				c.Logger = slog.New(slog.NewTextHandler(&logs, nil))
@@ -159,7 +160,7 @@ func TestChangedBeaconRetiresTheSeedingChain(t *testing.T) {
 	if !old.Beacon.Named() {
 		t.Fatalf("the first chain names no beacon round: %+v", old)
 	}
-	var logs syncBuffer
+	var logs logtest.Buffer
 	second := newHarnessAdjusted(t, dsn, nil, nil, func(c *engine.Config) {
 		c.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 	})

@@ -10,13 +10,13 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/crashstudio/crashgame/internal/chains"
 	"github.com/crashstudio/crashgame/internal/engine"
 	"github.com/crashstudio/crashgame/internal/fairness"
+	"github.com/crashstudio/crashgame/internal/logtest"
 	"github.com/crashstudio/crashgame/internal/round"
 	"github.com/crashstudio/crashgame/internal/seal"
 	"github.com/crashstudio/crashgame/internal/store"
@@ -249,7 +249,7 @@ func TestNewSeedKeyStartsANewChain(t *testing.T) {
 
 	const newKey = "5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e"
 	sealer := sealerOf(t, newKey)
-	var logs syncBuffer
+	var logs logtest.Buffer
 	second := newHarnessAdjusted(t, dsn, nil, nil, func(c *engine.Config) {
 		c.Sealer = sealer
 		c.Logger = slog.New(slog.NewTextHandler(&logs, nil))
@@ -297,7 +297,7 @@ func TestInterruptedRoundWaitsForTheKeyItWasSealedWith(t *testing.T) {
 	}
 	const newKey = "6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f"
 	sealer := sealerOf(t, newKey)
-	var logs syncBuffer
+	var logs logtest.Buffer
 	second := newHarnessAdjusted(t, dsn, nil, nil, func(c *engine.Config) {
 		c.Sealer = sealer
 		c.Logger = slog.New(slog.NewTextHandler(&logs, nil))
@@ -384,25 +384,6 @@ func TestDatabaseCannotPredictARound(t *testing.T) {
 			t.Fatal("the chain's row holds a live or later round's hash")
 		}
 	})
-}
-
-// syncBuffer is a bytes.Buffer a logger may write to from the table's
-// goroutines while the test reads it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // sealerOf is a sealer of the 64 hex digits key.

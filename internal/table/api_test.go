@@ -2,6 +2,7 @@ package table_test
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/crashstudio/crashgame/gen/table"
 	"github.com/crashstudio/crashgame/internal/engine"
+	"github.com/crashstudio/crashgame/internal/logtest"
 	"github.com/crashstudio/crashgame/internal/round"
 	"github.com/crashstudio/crashgame/internal/store"
 	"github.com/crashstudio/crashgame/internal/tickets"
@@ -314,16 +316,26 @@ func TestPlayerBetsAcrossSessions(t *testing.T) {
 
 // A bet sent to a server whose table has stopped (a replica being deployed)
 // is answered 503 TABLE_UNAVAILABLE, a temporary refusal of the document that
-// tells the page to ask again, never a 500 SERVER_ERROR.
+// tells the page to ask again, never a 500 SERVER_ERROR. The server logs
+// the answer with its cause (the player is not told it), and never the
+// session's token.
 func TestBetOnAStoppedTableIsTableUnavailable(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, envOptions{rate: 1000, burst: 1000})
+	var logs logtest.Buffer
+	e := newEnv(t, envOptions{rate: 1000, burst: 1000, logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	s := e.openReal(t)
 	e.table.Stop() // finishes the round in play, then hands the table over
 	<-e.table.Done()
 	rec := e.call(t, "POST", "/api/v1/bets", s, map[string]any{"amount": 1000})
 	if got := decode[table.Error](t, rec); rec.Code != http.StatusServiceUnavailable || got.ErrorCode != table.ErrorCodeTableUnavailable {
 		t.Fatalf("bet on a stopped table: %d %s", rec.Code, rec.Body)
+	}
+	line := logs.String()
+	if !strings.Contains(line, "action answered TABLE_UNAVAILABLE") || !strings.Contains(line, "table stopped") {
+		t.Fatalf("the server's log does not say why the bet was answered TABLE_UNAVAILABLE:\n%s", line)
+	}
+	if strings.Contains(line, s) {
+		t.Fatalf("the server's log holds the session's token:\n%s", line)
 	}
 }
 

@@ -84,10 +84,16 @@ var answers = map[string]struct {
 }
 
 // refusal translates an engine refusal into the player's code (never a wallet
-// code or an operator's message: AUTH-18); any other error is a failure.
+// code or an operator's message: AUTH-18); any other error is a failure. A
+// refusal answered 5xx (the table or the wallet is unavailable, the table
+// stops) is logged with its cause, which the player is not told: the
+// on-call engineer reads there which path answered.
 func (a *api) refusal(ctx context.Context, err error) errorResponse {
 	if r, ok := engine.RefusalOf(err); ok {
 		if ans, ok := answers[r.Code]; ok {
+			if ans.status >= http.StatusInternalServerError {
+				a.s.log.WarnContext(ctx, "table: action answered "+string(ans.code), "request_id", server.RequestID(ctx), "status", ans.status, "err", err)
+			}
 			return a.fail(ctx, ans.status, ans.code)
 		}
 	}

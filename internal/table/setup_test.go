@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -113,6 +114,8 @@ type envOptions struct {
 	trusted []netip.Prefix
 	// tables finds a session's table; nil: the env's one table, "crash".
 	tables func(id string) (table.Game, bool)
+	// logger is the server's Logger; nil: slog.Default().
+	logger *slog.Logger
 }
 
 func newEnv(t testing.TB, o envOptions) *env {
@@ -171,7 +174,7 @@ func newEnv(t testing.TB, o envOptions) *env {
 		Sessions: ss, Records: st.Records(), Chains: st.HashChains(), BackOffice: bo, Movements: st.BackOffice(), HelloTimeout: o.hello, Registerer: o.registerer, BoardFrames: o.boardFrames, Heartbeat: o.heartbeat,
 		ReadRate: o.rate, ReadBurst: o.burst, ActionRate: cmp.Or(o.actionRate, o.rate), ActionBurst: cmp.Or(o.actionBurst, o.burst),
 		AddressRate: o.addressRate, AddressBurst: o.addressBurst, StreamRate: o.streamRate, StreamBurst: o.streamBurst, TrustedProxies: o.trusted,
-		Tables: tables, CutOff: o.cutOff,
+		Tables: tables, CutOff: o.cutOff, Logger: o.logger,
 	})
 	if err != nil {
 		t.Fatal(err)

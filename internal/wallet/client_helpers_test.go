@@ -178,21 +178,3 @@ func fields(t *testing.T, body []byte) map[string]json.RawMessage {
 	}
 	return m
 }
-
-// syncBuffer is a log sink safe for the server and client goroutines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}

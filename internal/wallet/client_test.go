@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/crashstudio/crashgame/internal/logtest"
 	"github.com/crashstudio/crashgame/internal/secret"
 	"github.com/crashstudio/crashgame/internal/signature"
 )
@@ -403,7 +404,7 @@ func TestCallerCancels(t *testing.T) {
 // key, secret, signature or player id.
 func TestLogs(t *testing.T) {
 	t.Parallel()
-	var buf syncBuffer
+	var buf logtest.Buffer
 	logger := slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	var signatures []string
 	var mu sync.Mutex
