@@ -176,6 +176,13 @@ func newHarnessAdjusted(t *testing.T, dsn string, bank *engine.DemoBank, fb engi
 		Sealer:      engine.FixedSealer(),
 		// No seeding window: rounds start at once on the fake clock.
 		SeedingWindow: -1,
+		// The lease runs on real time while the table's clock is the
+		// test's: with the default TTL of 2 s, a renewal slower than 1 s
+		// (a loaded machine running PostgreSQL cases side by side) ended
+		// the term mid-round, and the round went to the recovery the test
+		// was not about. Tests of a lost lease release or take it
+		// explicitly (lease_test.go).
+		Lease: engine.LeaseSettings{TTL: 10 * time.Second},
 	}
 	if adjust != nil {
 		adjust(&cfg)

@@ -241,7 +241,7 @@ func (c *simCluster) start(s *slot) {
 	gate.release = closedChan()
 	clk := &skewedClock{off: s.off}
 	n := startNodeWith(c.t, s.name, dsn, natsURL, nodeOptions{
-		wallet: gate, able: func() bool { return !s.cut.Load() }, operators: invariantOperators,
+		wallet: gate, able: func() bool { return !s.cut.Load() }, operators: invariantOperators, failOver: true,
 		clock: clk, betWait: 2 * time.Second,
 	})
 	s.mu.Lock()
