@@ -5,9 +5,12 @@ import (
 	"context"
 	"encoding/binary"
 	"net"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/crashstudio/crashgame/integration/pgtest"
@@ -121,5 +124,90 @@ func (c *lateCancels) Write(b []byte) (int, error) {
 		}()
 		return len(b), nil
 	}
+	return c.Conn.Write(b)
+}
+
+// A renewal whose cancel was not acknowledged leaves the lease's connection
+// to be discarded (above). The next one is opened at once, in the
+// background, not by the next renewal inside its own budget: on a saturated
+// machine opening a connection (TCP, SCRAM) took longer than a renewal's
+// budget, and the leader lost its lease term after term (29 November).
+func TestLeaseConnectionOpenedAgainAfterAFailedRenewal(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	var startups atomic.Int64
+	var d net.Dialer
+	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := d.DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return &countedStartups{Conn: &lateCancels{Conn: c, network: network, addr: addr, late: 500 * time.Millisecond}, startups: &startups}, nil
+	}
+	dsn := pgtest.Start(t)
+	s, err := store.OpenPostgresDialing(ctx, dsn, dial)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	if err := s.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	epoch, ok, err := s.AcquireLease(ctx, "crash", "node-a", time.Minute)
+	if err != nil || !ok {
+		t.Fatalf("acquire: %d %t %v", epoch, ok, err)
+	}
+	// Another session holds the lease's row: the renewal waits for it until
+	// its context ends, and its cancel reaches the server late.
+	holder, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Close(context.Background())
+	tx, err := holder.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, "SELECT 1 FROM leases WHERE game_id = 'crash' FOR UPDATE"); err != nil {
+		t.Fatal(err)
+	}
+	before := startups.Load()
+	rctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	if _, err := s.RenewLease(rctx, "crash", "node-a", epoch, time.Minute); err == nil {
+		t.Fatal("a renewal blocked past its context returned no error")
+	}
+	cancel()
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(5 * time.Second); startups.Load() == before; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the lease's connection was not opened again after the failed renewal")
+		}
+	}
+	time.Sleep(100 * time.Millisecond) // the opening's authentication ends
+	opened := startups.Load()
+	if ok, err := s.RenewLease(ctx, "crash", "node-a", epoch, time.Minute); err != nil || !ok {
+		t.Fatalf("the next renewal: %t, %v", ok, err)
+	}
+	if n := startups.Load() - opened; n != 0 {
+		t.Fatalf("the next renewal opened %d connection(s) itself", n)
+	}
+}
+
+// countedStartups counts the connections to PostgreSQL that open a session
+// (their first message is not a cancel request).
+type countedStartups struct {
+	net.Conn
+	startups *atomic.Int64
+	first    sync.Once
+}
+
+func (c *countedStartups) Write(b []byte) (int, error) {
+	c.first.Do(func() {
+		if !(len(b) == 16 && binary.BigEndian.Uint32(b[0:4]) == 16 && binary.BigEndian.Uint32(b[4:8]) == 80877102) {
+			c.startups.Add(1)
+		}
+	})
 	return c.Conn.Write(b)
 }

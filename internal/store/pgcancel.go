@@ -27,7 +27,9 @@ import (
 // handler waits a further 100 ms for its delivery, and so does this one). A
 // cancel that was not acknowledged within pgCancelGrace may still be on its
 // way: the connection is then never used again (the pool's session reset
-// discards it), at the price of a new connection.
+// discards it), at the price of a new connection. For the lease's own
+// connection, that price is paid at once in the background (warmLease),
+// not by the next renewal inside its budget.
 const pgCancelSettle = 100 * time.Millisecond
 
 // pgCancelKey is where a connection's pgCancel is kept in its CustomData.

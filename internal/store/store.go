@@ -62,6 +62,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -118,6 +119,7 @@ type Store struct {
 	dialect   string
 	tickets   *groupcommit.Committer[*TicketRecord]
 	closeOnce sync.Once
+	warming   atomic.Bool // a warmLease is under way
 }
 
 // newStore returns a Store over db with its ticket writer (started by the
@@ -308,6 +310,31 @@ func openPostgres(ctx context.Context, dsn string, dial pgconn.DialFunc) (*Store
 	}
 	s.lease = bun.NewDB(leasedb, pgdialect.New())
 	return s, nil
+}
+
+// leaseWarmWait bounds warmLease's opening of the lease's connection.
+const leaseWarmWait = 10 * time.Second
+
+// warmLease opens the lease's own PostgreSQL connection again, in the
+// background, after a renewal failed: a renewal whose context ended may
+// leave its connection to be discarded (pgCancel: its cancel request was not
+// acknowledged in time), and the next renewal would then pay for a new one
+// (TCP, TLS, SCRAM) inside its own budget, which a saturated machine does
+// not meet; the leader lost its lease to its own load that way, term after
+// term (the engine's and the replica's tests on a loaded CI machine, 29
+// November). The ping takes the pool's one connection, so a renewal that
+// starts meanwhile waits for the connection being opened, which is no
+// later than opening one itself.
+func (s *Store) warmLease() {
+	if s.lease == nil || s.dialect != DialectPostgres || !s.warming.CompareAndSwap(false, true) {
+		return
+	}
+	go func() {
+		defer s.warming.Store(false)
+		ctx, cancel := context.WithTimeout(context.Background(), leaseWarmWait)
+		defer cancel()
+		_ = s.lease.PingContext(ctx) // a failure leaves it to the next renewal
+	}()
 }
 
 // Close stops the ticket writer and closes the database. Queries in flight
