@@ -415,10 +415,14 @@ func (t *Table) PlaceBet(ctx context.Context, p engine.Player, req engine.BetReq
 	if err != nil {
 		return engine.BetResult{}, err
 	}
+	reqCtx := ctx
 	ctx, cancel := context.WithTimeout(ctx, t.betWait)
 	defer cancel()
 	var a admitAnswer
 	if err := t.forward(ctx, cluster.ActionAdmit, actionTimeout, admitMsgOf(p, req), &a, &a.wire); err != nil {
+		if t.admitHere(err) {
+			return t.local.PlaceBet(reqCtx, p, req)
+		}
 		return engine.BetResult{}, err
 	}
 	adm := a.Admission.engine()
@@ -487,6 +491,9 @@ func (t *Table) Cashout(ctx context.Context, p engine.Player, betID string, rece
 	var a cashoutAnswer
 	msg := actionMsg{wire: v1(), Session: p.Session, BetID: betID}
 	if err := t.forward(ctx, cluster.ActionCashout, actionTimeout, msg, &a, &a.wire); err != nil {
+		if t.nowHere(err) {
+			return t.local.Cashout(ctx, p, betID, receivedAt)
+		}
 		return engine.CashoutResult{}, err
 	}
 	return engine.CashoutResult{BetID: a.BetID, Multiplier: a.Multiplier, Payout: a.Payout, Balance: a.Balance}, nil
@@ -532,9 +539,34 @@ func (t *Table) Cancel(ctx context.Context, p engine.Player, betID string) (engi
 	var a betAnswer
 	msg := actionMsg{wire: v1(), Session: p.Session, BetID: betID}
 	if err := t.forward(ctx, cluster.ActionCancel, actionTimeout, msg, &a, &a.wire); err != nil {
+		if t.nowHere(err) {
+			return t.local.Cancel(ctx, p, betID)
+		}
 		return engine.CancelResult{}, err
 	}
 	return engine.CancelResult{Bet: a.Bet.view(), Balance: a.Balance}, nil
+}
+
+// nowHere reports whether an action whose forward failed with err is to be
+// carried out by this replica's own table instead: nobody served it
+// (cluster.ErrNoLeader: nothing was executed anywhere) and this table took
+// the lead while the action waited for a leader (a hand-over's gap, which
+// watch ends as soon as this table leads). Without it, a bet received in
+// that gap was answered TABLE_UNAVAILABLE by the replica that had just
+// become the leader (the cluster suite's rolling restart, 29 November).
+func (t *Table) nowHere(err error) bool {
+	return errors.Is(err, cluster.ErrNoLeader) && t.local.Leadership().Leading()
+}
+
+// admitHere is nowHere for a bet's admission, which also goes to this
+// table when the wait for its answer ended because this table took the
+// lead (errNowLeading) with the admission in flight: an admission moves no
+// money and writes nothing (engine.Table.Admit), so one that a former
+// leader, or this table's own handler, carried out holds at most a place
+// that no debit follows, freed when its round ends, while the player gets
+// the new leader's answer.
+func (t *Table) admitHere(err error) bool {
+	return (errors.Is(err, cluster.ErrNoLeader) || errors.Is(err, errNowLeading)) && t.local.Leadership().Leading()
 }
 
 // forward sends an action to the leader and decodes its answer into out. It

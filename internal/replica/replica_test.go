@@ -390,6 +390,40 @@ func TestNoLeaderIsTemporary(t *testing.T) {
 	}
 }
 
+// A bet received while no replica serves the table (a hand-over's gap)
+// waits for a leader. When the replica that received it takes the table
+// meanwhile, the bet is placed there: nobody served its forward, so nothing
+// was executed, and the player gets the new leader's answer (accepted, or
+// BETTING_CLOSED before its first round opens), never TABLE_UNAVAILABLE.
+func TestBetWaitingForALeaderIsPlacedByTheReplicaThatTakesTheTable(t *testing.T) {
+	t.Parallel()
+	dsn := pgtest.Start(t)
+	nats := natstest.Start(t)
+	var bAble atomic.Bool
+	a := startNode(t, "node-a", dsn, nats.URL())
+	eventually(t, "a leads", a.table.Leadership().Leading)
+	b := startNodeWith(t, "node-b", dsn, nats.URL(), nodeOptions{able: bAble.Load})
+	awaitBetting(t, b)
+	a.stop() // a plays its round to the crash and hands over; b cannot lead yet
+	if b.table.Leadership().Leading() {
+		t.Fatal("b leads although it cannot")
+	}
+	time.AfterFunc(100*time.Millisecond, func() { bAble.Store(true) })
+	res, err := b.rep.PlaceBet(context.Background(), player("ivy"), engine.BetRequest{Amount: 300})
+	if !b.table.Leadership().Leading() {
+		t.Fatalf("b did not take the table within the bet's wait for a leader (answered %+v, %v)", res, err)
+	}
+	if errors.Is(err, engine.ErrTableUnavailable) {
+		t.Fatalf("a bet that waited for a leader, received by the replica that took the table: %v", err)
+	}
+	if err != nil && !errors.Is(err, round.ErrBettingClosed) {
+		t.Fatalf("a bet that waited for a leader: %v, want accepted or BETTING_CLOSED", err)
+	}
+	if b.warm.count(player("ivy").Session) != 0 {
+		t.Fatal("the bet was executed by another replica")
+	}
+}
+
 func mustRounds(t *testing.T, st *store.Store) []store.RoundRecord {
 	t.Helper()
 	rs, err := st.RecentRounds(context.Background(), game.ID, 100)
