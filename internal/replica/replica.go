@@ -563,7 +563,8 @@ func (t *Table) nowHere(err error) bool {
 // lead (errNowLeading) with the admission in flight: an admission moves no
 // money and writes nothing (engine.Table.Admit), so one that a former
 // leader, or this table's own handler, carried out holds at most a place
-// that no debit follows, freed when its round ends, while the player gets
+// that no debit follows, freed when its round ends (the take-off waits
+// DebitGrace for it, as for any debit unanswered), while the player gets
 // the new leader's answer.
 func (t *Table) admitHere(err error) bool {
 	return (errors.Is(err, cluster.ErrNoLeader) || errors.Is(err, errNowLeading)) && t.local.Leadership().Leading()
