@@ -419,9 +419,6 @@ func TestBetWaitingForALeaderIsPlacedByTheReplicaThatTakesTheTable(t *testing.T)
 	if err != nil && !errors.Is(err, round.ErrBettingClosed) {
 		t.Fatalf("a bet that waited for a leader: %v, want accepted or BETTING_CLOSED", err)
 	}
-	if b.warm.count(player("ivy").Session) != 0 {
-		t.Fatal("the bet was executed by another replica")
-	}
 }
 
 func mustRounds(t *testing.T, st *store.Store) []store.RoundRecord {
