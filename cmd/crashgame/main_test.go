@@ -9,28 +9,11 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/crashstudio/crashgame/internal/logtest"
 )
-
-// syncBuffer is a bytes.Buffer safe for one writer and one reader.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 var listening = regexp.MustCompile(`listening on (http://[0-9.:]+)`)
 
@@ -38,14 +21,14 @@ var listening = regexp.MustCompile(`listening on (http://[0-9.:]+)`)
 // function that cancels it (as SIGTERM does) and returns its error.
 func start(t *testing.T, args ...string) (string, func() error) {
 	t.Helper()
-	return startWith(t, new(syncBuffer), args...)
+	return startWith(t, new(logtest.Buffer), args...)
 }
 
 // startWith is start with the command's standard output kept in stdout.
-func startWith(t *testing.T, stdout *syncBuffer, args ...string) (string, func() error) {
+func startWith(t *testing.T, stdout *logtest.Buffer, args ...string) (string, func() error) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	var stderr syncBuffer
+	var stderr logtest.Buffer
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, args, stdout, &stderr) }()
 	deadline := time.Now().Add(20 * time.Second)
@@ -152,7 +135,7 @@ operators:
     games: [crash]
     currencies: {BRL: {min_bet: 100, max_bet: 1000}}
 `, tc.profiling, filepath.ToSlash(dir)))
-			var stdout syncBuffer
+			var stdout logtest.Buffer
 			base, stop := startWith(t, &stdout, "serve", "--config", cfg)
 			defer func() {
 				if err := stop(); err != nil {

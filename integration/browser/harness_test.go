@@ -15,11 +15,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/crashstudio/crashgame/internal/logtest"
 	"github.com/crashstudio/crashgame/internal/signature"
 )
 
@@ -36,24 +36,6 @@ const (
 // and the HTTP server drain (10 s). A guard, not a speed check.
 const stopGrace = 50 * time.Second
 
-// lockedBuffer collects a process's output for the failure log.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // devServer is one `crashgame dev` process: the game and the reference
 // operator (operator-sim) on two loopback ports.
 type devServer struct {
@@ -61,7 +43,7 @@ type devServer struct {
 	LobbyURL string // http://127.0.0.1:PORT2 (lobby, wallet, admin API)
 
 	cmd    *exec.Cmd
-	out    *lockedBuffer
+	out    *logtest.Buffer
 	exited chan struct{}
 	err    error // the process's exit, once exited is closed
 }
@@ -115,7 +97,7 @@ func startDev(t *testing.T, bin string) *devServer {
 	s := &devServer{
 		GameURL:  "http://" + game,
 		LobbyURL: "http://" + wallet,
-		out:      &lockedBuffer{},
+		out:      &logtest.Buffer{},
 		exited:   make(chan struct{}),
 	}
 	s.cmd = exec.Command(bin, "dev", "--data", t.TempDir(), "--listen", game, "--wallet-listen", wallet, "--metrics-listen", metrics, "--players", "2")

@@ -1,5 +1,6 @@
-// Package logtest holds what tests use to read what a component logged: a
-// buffer that the component's goroutines write to while the test reads it.
+// Package logtest holds what tests use to read what a component logged or
+// a process printed: a buffer that the component's goroutines (or the
+// process's output copier) write to while the test reads it.
 // It is imported by tests only, and must never hold a logger's
 // configuration for production code.
 package logtest
