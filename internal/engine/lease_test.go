@@ -492,3 +492,61 @@ func TestRB5FailOverSettlesABetAcceptedBetweenItsReadAndItsMove(t *testing.T) {
 		t.Fatalf("rollbacks of the bet: %d; want 1", rollbacks)
 	}
 }
+
+// slowTakeOffStore is a table's store whose take-off statement (the
+// acceptances the round's replicas had not committed, MoveDecidedBets)
+// reaches the database stall late, once armed: a loaded database.
+type slowTakeOffStore struct {
+	engine.Store
+	stall time.Duration
+	armed atomic.Bool
+}
+
+func (s *slowTakeOffStore) MoveDecidedBets(ctx context.Context, roundID, from, to string, txIDs map[string]string) (int, error) {
+	if s.armed.CompareAndSwap(true, false) {
+		time.Sleep(s.stall) // the statement's way to a loaded database, not a check of speed
+	}
+	return s.Store.MoveDecidedBets(ctx, roundID, from, to, txIDs)
+}
+
+// A take-off whose statement outlasts the term's deadline as it was when the
+// statement began, while the lease is renewed meanwhile, flies the round:
+// the term is not over, and the write is bounded by its renewed deadline.
+// Before, it was cancelled at the deadline it began under and the round
+// voided with every bet in it (seen in a cluster on a saturated machine: 827
+// bets rolled back).
+func TestTakeOffOutlastingItsDeadlineFliesWhileTheLeaseIsRenewed(t *testing.T) {
+	t.Parallel()
+	eachStore(t, func(t *testing.T, h *harness) {
+		ctx := context.Background()
+		// The default lease: a 2 s TTL renewed every 500 ms, so a term's
+		// deadline is 1.75 s after its last renewal; the stall outlasts it.
+		st := &slowTakeOffStore{Store: h.st.Records(), stall: 2500 * time.Millisecond}
+		a := h.replicaOn("replica-a", st, nil)
+		eventually(t, "a opens a round", func() bool {
+			v, _ := a.table.Round()
+			return a.table.Leadership().Leading() && v.Phase == engine.PhaseBetting
+		})
+		v, _ := a.table.Round()
+		bet, err := a.table.PlaceBet(ctx, alice, engine.BetRequest{Amount: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		epoch := a.table.Leadership().Epoch()
+		st.armed.Store(true)
+		a.clock.Set(v.BettingEndsAt)
+		eventually(t, "the round takes off", func() bool {
+			now, _ := a.table.Round()
+			return now.RoundID != v.RoundID || now.Phase != engine.PhaseBetting
+		})
+		if now, _ := a.table.Round(); now.RoundID != v.RoundID || now.Phase != engine.PhaseFlying {
+			t.Fatalf("after the slow take-off: round %s in %s, want %s flying", now.RoundID, now.Phase, v.RoundID)
+		}
+		if s := h.bet(bet.Bet.BetID).Status; s != engine.StatusAccepted {
+			t.Errorf("the bet is %s, want %s", s, engine.StatusAccepted)
+		}
+		if got := a.table.Leadership().Epoch(); !a.table.Leadership().Leading() || got != epoch {
+			t.Errorf("leading %t at epoch %d, want the same term (%d)", a.table.Leadership().Leading(), got, epoch)
+		}
+	})
+}

@@ -15,6 +15,9 @@
 //   - A lease whose taking answered after that deadline (a database stall)
 //     is released at once and never announced: no term that is already over
 //     is led.
+//   - A write bounded by a term (Term.Bound) ends at the first deadline that
+//     passes with no renewal landed, never at one that a renewal moved: a slow
+//     statement does not end a term whose lease is kept.
 //   - A term ends (its Done channel closes, its Context ends) when the lease
 //     was taken over, when a renewal cannot land before the deadline, when
 //     its owner ends or releases it, or when Run returns.

@@ -529,6 +529,31 @@ func TestBound(t *testing.T) {
 	}
 }
 
+// Bound follows the term's deadline as renewals move it: a write that
+// outlasts the deadline it began under goes on when a renewal landed
+// meanwhile, and ends at the first deadline that passes unrenewed.
+func TestBoundFollowsRenewals(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	term := h.lead(1)
+	ctx, cancel := term.Bound(context.Background())
+	defer cancel()
+	h.clock.Set(t0.Add(renew))
+	h.next("renew").reply <- answer{ok: true}
+	renewed := t0.Add(renew + grace)
+	eventually(t, "the renewal moves the deadline", func() bool { return term.Deadline().Equal(renewed) })
+	h.clock.Set(t0.Add(grace)) // the deadline the write began under
+	time.Sleep(50 * time.Millisecond)
+	if ctx.Err() != nil {
+		t.Fatalf("ended at the deadline it began under, renewed since to %s: %v", renewed.Sub(t0), context.Cause(ctx))
+	}
+	h.clock.Set(renewed)
+	eventually(t, "the bound context ends at the renewed deadline", func() bool { return ctx.Err() != nil })
+	if !errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
+		t.Fatalf("cause %v", context.Cause(ctx))
+	}
+}
+
 // A subscriber that does not read never holds the elector up, and finds the
 // latest state when it reads.
 func TestSubscriberLagging(t *testing.T) {

@@ -56,10 +56,34 @@ func (t *Term) Live() bool {
 	return t.e.clock.Now().Before(t.Deadline())
 }
 
-// Bound is ctx ending at the term's deadline as it is now, for a write that
-// must not commit after it (it may still commit before, under the fence).
+// Bound is ctx ending at the term's deadline, for a write that must not
+// commit after it (it may still commit before, under the fence). The
+// deadline is followed as renewals move it: a write that outlasts the
+// deadline it began under goes on while a renewal has landed meanwhile, and
+// ends at the first deadline that passes unrenewed. Every deadline is
+// covered by the lease in the database (Deadline), so a bounded write never
+// commits in a term that is over, and a slow statement on a loaded database
+// does not end a term that its renewals keep alive.
 func (t *Term) Bound(ctx context.Context) (context.Context, context.CancelFunc) {
-	return withDeadline(ctx, t.e.clock, t.Deadline())
+	ctx, cancel := context.WithCancelCause(ctx)
+	deadline := t.Deadline()
+	fire := at(t.e.clock, deadline)
+	go func() {
+		for {
+			select {
+			case <-fire:
+			case <-ctx.Done():
+				return
+			}
+			renewed := t.Deadline()
+			if !renewed.After(deadline) {
+				cancel(context.DeadlineExceeded)
+				return
+			}
+			deadline, fire = renewed, at(t.e.clock, renewed)
+		}
+	}()
+	return ctx, func() { cancel(context.Canceled) }
 }
 
 // End ends the term without giving the lease up (it was lost, or the
