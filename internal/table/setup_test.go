@@ -116,6 +116,9 @@ type envOptions struct {
 	tables func(id string) (table.Game, bool)
 	// logger is the server's Logger; nil: slog.Default().
 	logger *slog.Logger
+	// sessionsRepo wraps the sessions' repository (a failing database);
+	// nil: the store's.
+	sessionsRepo func(sessions.Repo) sessions.Repo
 }
 
 func newEnv(t testing.TB, o envOptions) *env {
@@ -131,11 +134,15 @@ func newEnv(t testing.TB, o envOptions) *env {
 	bank := engine.NewDemoBank()
 	tk := tickets.New(st.Tickets(), nil)
 	bal := &balancer{answer: wallet.Result{Outcome: wallet.Success, PlayerID: "p-1", Balance: 10000, HasBalance: true, Currency: "BRL", PlayerName: "Maria Silva"}}
+	var repo sessions.Repo = st.Sessions()
+	if o.sessionsRepo != nil {
+		repo = o.sessionsRepo(repo)
+	}
 	ss, err := sessions.New(sessions.Options{
 		Operators: []sessions.Operator{{ID: "acme", Enabled: true, Games: []string{"crash"},
 			Currencies: []sessions.Currency{{Code: "BRL", Limits: freebets.Limits{MinBet: ptr(100), MaxBet: ptr(100000)}}}}},
 		Games: []string{"crash"}, Languages: []string{"pt", "en", "es"}, DefaultLanguage: "pt",
-		Store: st.Sessions(), Tickets: tk, Demo: bank, Now: o.sessionsNow,
+		Store: repo, Tickets: tk, Demo: bank, Now: o.sessionsNow,
 		Wallets: func(string) (sessions.Balancer, bool) { return bal, true },
 	})
 	if err != nil {

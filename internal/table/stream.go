@@ -191,7 +191,13 @@ func (s *Server) streamSession(st *stream, id string) (sessions.Session, Game, b
 	}
 	if err != nil {
 		if !errors.Is(err, sessions.ErrSessionExpired) {
+			// The session may well be valid (its database did not answer):
+			// the page reconnects after a back-off and keeps it, as an API
+			// call answered SERVER_ERROR does; 4401 would end it for good.
 			s.log.Error("stream: reading a session failed", "err", err)
+			s.writeNow(st, errorEvent(s.msgs.text(s.defLang, table.ErrorCodeServerError), table.ErrorCodeServerError))
+			st.close(websocket.StatusInternalError, "the session could not be read")
+			return sessions.Session{}, nil, false
 		}
 		s.writeNow(st, errorEvent(s.msgs.text(s.defLang, table.ErrorCodeSessionExpired), table.ErrorCodeSessionExpired))
 		st.close(CloseSession, "session expired")
@@ -380,17 +386,24 @@ func (b *boardPacer) stop() {
 }
 
 // recheckIdle reads the session again once its idle deadline passed: an
-// inactive session's stream closes with 4408 (false), an active one's timer
-// is set to its new deadline (true).
+// inactive session's stream closes with 4408 and an expired one's with 4401
+// (false), an active one's timer is set to its new deadline (true). A read
+// that failed (the database did not answer) says nothing of the session:
+// the stream stays and the read is tried again liveBetRecheck later.
 func (s *Server) recheckIdle(st *stream, id string, timer *time.Timer) bool {
 	cur, err := s.sessions.Get(st.io, id)
 	switch {
 	case errors.Is(err, sessions.ErrSessionInactive):
 		s.closeInactive(st, cur)
 		return false
-	case err != nil:
+	case errors.Is(err, sessions.ErrSessionExpired):
+		s.writeNow(st, errorEvent(s.msgs.text(s.defLang, table.ErrorCodeSessionExpired), table.ErrorCodeSessionExpired))
 		st.close(CloseSession, "session expired")
 		return false
+	case err != nil:
+		s.log.Warn("stream: reading a session again at its idle deadline failed; trying again", "err", err, "retry", liveBetRecheck.String())
+		timer.Reset(liveBetRecheck)
+		return true
 	}
 	wait := cur.IdleAt().Sub(s.sessions.Now())
 	if wait <= 0 {
