@@ -16,9 +16,11 @@ import (
 // NATS and its database and keeps its clock in step with the database's
 // (replica.Health): cut off from either for longer than the lease TTL, or
 // its clock more than replica.SkewBound away, /readyz fails (readiness), the
-// replica leads no table and takes no bet, and after cluster.drain_ms the
-// player streams close with 1001 so that the pages reconnect through the
-// load balancer to another replica. Its clock's measured offset is a metric.
+// replica leads no table and takes no bet or new stream; when NATS is the
+// one unreached, or the clock is out of step, the player streams close with
+// 1001 after cluster.drain_ms so that the pages reconnect through the load
+// balancer to another replica (the database alone closes none: the streams
+// are fed through NATS). Its clock's measured offset is a metric.
 // nil for one process.
 func clusterHealth(cfg *config.Config, a *app, st *store.Store, logger *slog.Logger) (*replica.Health, error) {
 	if cfg.Cluster == nil || a.bus == nil {

@@ -49,13 +49,14 @@ type HealthConfig struct {
 	// database before it is cut off: the lease TTL, the time after which
 	// the other replicas take its tables. Required.
 	Limit time.Duration
-	// Drain is how long a cut-off replica keeps its streams open, /readyz
-	// failing, before Away(true): the load balancer's time to stop sending
-	// it players (cluster.drain_ms), so that the streams it closes reopen on
-	// another replica.
+	// Drain is how long a replica whose streams are stale (NATS unreached,
+	// or its clock out of step) keeps them open, /readyz failing, before
+	// Away: the load balancer's time to stop sending it players
+	// (cluster.drain_ms), so that the streams it closes reopen on another
+	// replica.
 	Drain time.Duration
-	// Away is called at every probe (from Run) while the replica has been
-	// cut off for Drain or longer: its streams must close and send their
+	// Away is called at every probe (from Run) while the replica's streams
+	// have been stale for Drain or longer: they must close and send their
 	// players elsewhere, those opened since the last call too. nil: nothing
 	// to call.
 	Away func()
@@ -71,9 +72,11 @@ type HealthConfig struct {
 // connection's own pings), and the database, by a statement that reads the
 // database server's clock. Either one unreached for longer than the limit,
 // or this replica's clock more than SkewBound from the database's, cuts the
-// replica off: CutOff says so (for /readyz, for leading a table and for
-// taking bets), and after the drain Away closes its streams, until both are
-// reached again and the clock is back in step. Its methods are safe for
+// replica off: CutOff says so (for /readyz, for leading a table, for
+// taking bets and for opening streams), until both are reached again and
+// the clock is back in step. Its streams close (Away) only when NATS is
+// unreached or the clock is out of step, for the drain (streamsStale): the
+// database alone leaves the streams it holds open. Its methods are safe for
 // concurrent use.
 //
 // The clock's offset is judged from the last clockSamples probes: the
@@ -92,7 +95,8 @@ type Health struct {
 	since   time.Time     // when the replica was last found cut off; zero: it is not
 	samples []clockSample // the latest clock samples, oldest first, at most clockSamples
 	clock   error         // why the clock is out of step; nil: it is not, or no sample yet
-	away    bool          // the drain has passed since: Away is called
+	stale   time.Time     // since when its streams no longer show the table (streamsStale); zero: they do
+	away    bool          // the drain has passed since stale: Away is called
 }
 
 // NewHealth returns the watcher of this replica's links. Call Run.
@@ -299,8 +303,24 @@ func (h *Health) CutOff() error {
 	return h.cutOff(h.cfg.Now())
 }
 
-// check updates the state at now and reports whether the replica has been
-// cut off for the drain (Away is due).
+// streamsStale is why this replica's streams no longer show the table, or
+// nil: NATS unreached for longer than the limit (the leader's events no
+// longer reach it) or its clock out of step (the server time it stamps on
+// them is wrong). The database alone is not a reason: the streams are fed
+// through NATS, a player's bets go through the load balancer to a replica
+// that is ready, and a database slow for every replica at once would
+// otherwise close every stream of the cluster at the same moment, each page
+// reconnecting to a replica that must read its session from that database.
+// Callers hold mu.
+func (h *Health) streamsStale(now time.Time) error {
+	if d := now.Sub(h.lastBus); d > h.cfg.Limit {
+		return fmt.Errorf("NATS unreached for %s", d.Round(time.Millisecond))
+	}
+	return h.clock
+}
+
+// check updates the state at now and reports whether the replica's streams
+// have been stale for the drain (Away is due).
 func (h *Health) check(now time.Time) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -308,14 +328,21 @@ func (h *Health) check(now time.Time) bool {
 	switch {
 	case err != nil && h.since.IsZero():
 		h.since = now
-		h.logger.Warn("this replica is cut off from the cluster: /readyz fails; its streams close after the drain", "err", err, "drain", h.cfg.Drain.String())
+		h.logger.Warn("this replica is cut off from the cluster: /readyz fails; its streams close after the drain unless only the database is unreached", "err", err, "drain", h.cfg.Drain.String())
 	case err == nil && !h.since.IsZero():
-		h.since, h.away = time.Time{}, false
+		h.since = time.Time{}
 		h.logger.Info("this replica reaches NATS and the database again: /readyz answers, streams stay open")
 	}
-	if err != nil && !h.away && now.Sub(h.since) >= h.cfg.Drain {
+	stale := h.streamsStale(now)
+	switch {
+	case stale != nil && h.stale.IsZero():
+		h.stale = now
+	case stale == nil:
+		h.stale, h.away = time.Time{}, false
+	}
+	if stale != nil && !h.away && now.Sub(h.stale) >= h.cfg.Drain {
 		h.away = true
-		h.logger.Warn("closing this replica's streams while it is cut off: its players reconnect through the load balancer")
+		h.logger.Warn("closing this replica's streams while it is cut off: its players reconnect through the load balancer", "err", stale)
 	}
 	return h.away
 }

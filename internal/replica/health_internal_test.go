@@ -9,9 +9,11 @@ import (
 )
 
 // A replica is cut off (/readyz fails) only once NATS or the database has
-// gone unreached for longer than the limit (the lease TTL), its streams are
-// closed only once the drain has passed since, and both end as soon as it
-// reaches both again. The clock is the test's: no probe runs.
+// gone unreached for longer than the limit (the lease TTL), and its streams
+// are closed only once NATS has, for the drain since: the streams are fed
+// through NATS, so the database alone closes none (a database slow for every
+// replica would close every stream of the cluster at once). Both end as soon
+// as it reaches both again. The clock is the test's: no probe runs.
 func TestHealthCutOffAfterTheLimit(t *testing.T) {
 	t.Parallel()
 	const (
@@ -39,12 +41,23 @@ func TestHealthCutOffAfterTheLimit(t *testing.T) {
 			{at: limit + 2*drain + ms, bus: true, db: true},
 			{at: limit + 2*drain + 2*ms, bus: true, db: true},
 		}},
-		{"the database lost, then back", []step{
+		{"the database lost, then back: the streams stay", []step{
 			{at: limit / 2, bus: true},
 			{at: limit, bus: true}, // the limit itself: not yet
 			{at: limit + ms, bus: true, cutOff: true, whatIsLost: "database"},
-			{at: limit + ms + drain, bus: true, cutOff: true, closeNow: true},
+			{at: limit + ms + drain, bus: true, cutOff: true},
+			{at: limit + 2*drain, bus: true, cutOff: true},
 			{at: 3 * limit, bus: true, db: true},
+		}},
+		{"the database lost, then NATS too: the drain counts from NATS", []step{
+			{at: limit, bus: true},
+			{at: limit + ms, bus: true, cutOff: true, whatIsLost: "database"},
+			{at: 2*limit + ms, cutOff: true},                       // NATS: the limit itself
+			{at: 2*limit + 2*ms, cutOff: true, whatIsLost: "NATS"}, // NATS lost
+			{at: 2*limit + ms + drain, cutOff: true},               // not yet the drain since
+			{at: 2*limit + 2*ms + drain, cutOff: true, closeNow: true},
+			{at: 3*limit + drain, bus: true, cutOff: true}, // NATS back: the streams stay open again
+			{at: 4 * limit, bus: true, db: true},
 		}},
 		{"a blip shorter than the limit", []step{
 			{at: limit - ms, bus: true, db: true},
