@@ -123,11 +123,13 @@ func (c *client) untilAll(want map[string]func(map[string]any) bool) {
 // closedWith reads until the connection ends and returns its close code.
 func (c *client) closedWith() websocket.StatusCode {
 	c.t.Helper()
-	for {
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); {
 		if _, err := c.next(); err != nil {
 			return websocket.CloseStatus(err)
 		}
 	}
+	c.t.Fatal("the stream did not close within 20 s") // a guard, not a speed check
+	return 0
 }
 
 func TestStream(t *testing.T) {
