@@ -66,18 +66,9 @@ func TestStreamSessionUnreadIsNotExpired(t *testing.T) {
 	repo.fail.Store(true)
 	c := e.dial(t, srv)
 	c.send(map[string]any{"type": "hello", "session": "ps_" + strings.Repeat("B", 43)})
-	var got gt.ErrorCode
-	for {
-		ev, err := c.next()
-		if err != nil {
-			if code := websocket.CloseStatus(err); code != websocket.StatusInternalError {
-				t.Fatalf("hello while the session cannot be read: closed with %d (%v), want %d", code, err, websocket.StatusInternalError)
-			}
-			break
-		}
-		if ev["type"] == "error" {
-			got = gt.ErrorCode(ev["error_code"].(string))
-		}
+	code, got := c.closedAfterError()
+	if code != websocket.StatusInternalError {
+		t.Fatalf("hello while the session cannot be read: closed with %d, want %d", code, websocket.StatusInternalError)
 	}
 	if got != gt.ErrorCodeServerError {
 		t.Fatalf("error event %q, want %q", got, gt.ErrorCodeServerError)

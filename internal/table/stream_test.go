@@ -132,6 +132,24 @@ func (c *client) closedWith() websocket.StatusCode {
 	return 0
 }
 
+// closedAfterError reads until the stream closes and returns its close code
+// and the error_code of the last error event before it ("": none).
+func (c *client) closedAfterError() (websocket.StatusCode, gt.ErrorCode) {
+	c.t.Helper()
+	var got gt.ErrorCode
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); {
+		ev, err := c.next()
+		if err != nil {
+			return websocket.CloseStatus(err), got
+		}
+		if ev["type"] == "error" {
+			got = gt.ErrorCode(ev["error_code"].(string))
+		}
+	}
+	c.t.Fatal("the stream did not close within 20 s") // a guard, not a speed check
+	return 0, got
+}
+
 func TestStream(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOptions{rate: 1000, burst: 1000})
@@ -349,18 +367,9 @@ func TestStreamRefusals(t *testing.T) {
 			default:
 				c.send(f)
 			}
-			var got gt.ErrorCode
-			for {
-				ev, err := c.next()
-				if err != nil {
-					if code := websocket.CloseStatus(err); code != tc.want {
-						t.Fatalf("closed with %d (%v), want %d", code, err, tc.want)
-					}
-					break
-				}
-				if ev["type"] == "error" {
-					got = gt.ErrorCode(ev["error_code"].(string))
-				}
+			code, got := c.closedAfterError()
+			if code != tc.want {
+				t.Fatalf("closed with %d, want %d", code, tc.want)
 			}
 			if got != tc.event {
 				t.Fatalf("error event %q, want %q", got, tc.event)
