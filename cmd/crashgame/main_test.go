@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -163,6 +164,20 @@ operators:
 			}
 			if code := get(m[1] + "/healthz"); code != http.StatusNotFound {
 				t.Fatalf("/healthz on metrics_listen: %d, want 404 (only /metrics is there)", code)
+			}
+			// Every request's duration, by route and status: the game's own
+			// share of a player's latency.
+			if code := get(base + "/healthz"); code != http.StatusOK {
+				t.Fatalf("/healthz: %d", code)
+			}
+			res, err := http.Get(m[1] + "/metrics")
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(res.Body)
+			res.Body.Close()
+			if want := `crashgame_http_request_duration_seconds_count{code="200",route="GET /healthz"}`; !strings.Contains(string(body), want) {
+				t.Fatalf("/metrics has no %s", want)
 			}
 			if code := get(m[1] + "/debug/pprof/"); code != tc.pprof {
 				t.Fatalf("/debug/pprof/ on metrics_listen: %d, want %d", code, tc.pprof)

@@ -198,10 +198,15 @@ func newHandler(cfg *config.Config, st *store.Store, a *app, ready func(context.
 	for pattern, h := range a.table.Routes() {
 		routes[pattern] = h
 	}
+	observe, err := requestDurations(a.registry)
+	if err != nil {
+		return nil, err
+	}
 	return server.New(server.Config{
 		Logger:    logger,
 		Documents: documents,
 		Ready:     ready,
 		Routes:    routes,
+		Observe:   observe,
 	}), nil
 }

@@ -1,6 +1,7 @@
 // Package server assembles the HTTP surface of `crashgame serve`: the published
 // documents, health and readiness, and the routes that other packages provide,
-// under one middleware chain (request id, access log, panic recovery). It owns
+// under one middleware chain (request id, access log and the requests'
+// durations, panic recovery). It owns
 // no business rule and must never read or transform a request body.
 package server
 
@@ -28,6 +29,11 @@ type Config struct {
 	Ready func(context.Context) error
 	// Routes holds the routes of the domain packages (operator routes, table...).
 	Routes map[string]http.Handler
+	// Observe, when set, is given every request's route pattern ("POST
+	// /api/v1/bets", or "unmatched" for a request no route took), the
+	// status answered (101 for a stream's upgrade) and how long the process
+	// took, from the request's headers read to its handler's return.
+	Observe func(route string, status int, d time.Duration)
 }
 
 // New returns the root handler.
@@ -53,7 +59,7 @@ func New(cfg Config) http.Handler {
 	for pattern, h := range cfg.Routes {
 		mux.Handle(pattern, h)
 	}
-	return withRequestID(withAccessLog(cfg.Logger, withRecover(cfg.Logger, mux)))
+	return withRequestID(withAccessLog(cfg.Logger, cfg.Observe, withRecover(cfg.Logger, mux)))
 }
 
 type ctxKey struct{}
@@ -128,19 +134,34 @@ func (s *statusRecorder) Write(b []byte) (int, error) {
 // Unwrap lets http.ResponseController reach the underlying writer.
 func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
-func withAccessLog(logger *slog.Logger, next http.Handler) http.Handler {
+// withAccessLog logs every request and, when observe is set, gives it the
+// request's route pattern (which the mux below sets on r), status and
+// duration.
+func withAccessLog(logger *slog.Logger, observe func(route string, status int, d time.Duration), next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		rec := &statusRecorder{ResponseWriter: w}
 		next.ServeHTTP(rec, r)
+		took := time.Since(start)
+		status := rec.status
+		if status == 0 {
+			status = http.StatusOK // nothing written: net/http answers 200
+		}
+		if observe != nil {
+			route := r.Pattern
+			if route == "" {
+				route = "unmatched"
+			}
+			observe(route, status, took)
+		}
 		// The URL may carry a launch ticket (?sid=): log the path only.
 		logger.LogAttrs(r.Context(), slog.LevelInfo, "http",
 			slog.String("request_id", RequestID(r.Context())),
 			slog.String("method", r.Method),
 			slog.String("path", r.URL.Path),
-			slog.Int("status", rec.status),
+			slog.Int("status", status),
 			slog.Int("bytes", rec.bytes),
-			slog.Duration("duration", time.Since(start)),
+			slog.Duration("duration", took),
 		)
 	})
 }

@@ -9,7 +9,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/crashstudio/crashgame/internal/server"
 )
@@ -123,5 +125,59 @@ func TestAccessLogOmitsQuery(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), `"request_id"`) {
 		t.Fatalf("no request_id in log: %s", logs.String())
+	}
+}
+
+// Every request's route pattern, status and duration reach Observe: a
+// route's pattern, not its path (so a path's ids never become labels), and
+// "unmatched" for a request no route took.
+func TestObserveRequests(t *testing.T) {
+	t.Parallel()
+	type seen struct {
+		route  string
+		status int
+	}
+	var (
+		mu  sync.Mutex
+		got []seen
+	)
+	h := server.New(server.Config{
+		Logger:    slog.New(slog.DiscardHandler),
+		Documents: http.NotFoundHandler(),
+		Routes: map[string]http.Handler{
+			"POST /api/v1/bets/{bet_id}/cashout": http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.WriteHeader(http.StatusConflict)
+			}),
+			"GET /quiet": http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}),
+		},
+		Observe: func(route string, status int, d time.Duration) {
+			if d <= 0 {
+				t.Errorf("%s: duration %s", route, d)
+			}
+			mu.Lock()
+			got = append(got, seen{route, status})
+			mu.Unlock()
+		},
+	})
+	for _, tt := range []struct {
+		method, path string
+		want         seen
+	}{
+		{http.MethodPost, "/api/v1/bets/b-123/cashout", seen{"POST /api/v1/bets/{bet_id}/cashout", http.StatusConflict}},
+		{http.MethodGet, "/quiet", seen{"GET /quiet", http.StatusOK}},
+		{http.MethodGet, "/healthz", seen{"GET /healthz", http.StatusOK}},
+		{http.MethodGet, "/nowhere/b-123", seen{"unmatched", http.StatusNotFound}},
+		{http.MethodDelete, "/quiet", seen{"unmatched", http.StatusMethodNotAllowed}},
+	} {
+		mu.Lock()
+		got = nil
+		mu.Unlock()
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(tt.method, tt.path, nil))
+		mu.Lock()
+		if len(got) != 1 || got[0] != tt.want {
+			t.Errorf("%s %s: observed %v, want %v", tt.method, tt.path, got, tt.want)
+		}
+		mu.Unlock()
 	}
 }
