@@ -603,7 +603,6 @@ func (e *Env) pgContainer() testcontainers.Container {
 	return e.pg
 }
 
-// tail returns the last n lines of a container's log.
 // suiteClient is the suite's HTTP client. It closes a kept-alive connection
 // after 5 s idle, before the load balancer does (deploy/haproxy.cfg,
 // `timeout http-keep-alive 10s`): a request sent on a connection at the
@@ -660,6 +659,7 @@ func saveLog(c testcontainers.Container, path string) error {
 	return f.Close()
 }
 
+// tail returns the last n lines of a container's log.
 func tail(c testcontainers.Container, n int) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

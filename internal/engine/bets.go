@@ -495,6 +495,11 @@ func (t *Table) decideDebit(b *liveBet, out DebitOutcome, res wallet.Result, epo
 		if res.Outcome == wallet.Success {
 			reason, d.answer = reasonDebitLate, round.ErrBettingClosed
 		}
+		// The player is refused a bet they sent in time: say why, with
+		// the wallet's last answer (its attempts log at debug when cut).
+		t.logger.Warn("a bet's debit was not confirmed in its betting window: the bet is void and its rollback queued",
+			"round_id", r.rec.ID, "bet_id", b.rec.ID, "reason", reason,
+			"wallet_outcome", res.Outcome.String(), "wallet_reason", res.Reason, "http_status", res.HTTPStatus)
 		delete(r.live, b.rec.ID)
 		d.done = t.submitAt(epoch, func(ctx context.Context) error {
 			_, err := t.rollbackBet(ctx, b, StatusPending, StatusVoid, reason)
