@@ -227,7 +227,9 @@ func load(ctx context.Context, o *options, sys *system, stdout io.Writer) (*resu
 		return nil, err
 	}
 	profiled := lg.profilePlay(ctx, stdout)
+	latencyFrom := lg.readLatency(ctx)
 	lg.waitRounds(ctx, stdout)
+	res.GameLatency = lg.gameLatencyOver(latencyFrom, lg.readLatency(ctx))
 	profiled()
 	res.PlayedUntil = time.Since(lg.rec.start).Seconds()
 	stopPlay()

@@ -99,6 +99,9 @@ type result struct {
 		CPUCoresInWindows  float64 `json:"cpu_cores_in_windows"`
 		QueuePeak          float64 `json:"queue_pending_peak"`
 	} `json:"game"`
+	// GameLatency is the game's own time to answer the bets and cashouts
+	// while playing, from its request histogram; nil when it has none.
+	GameLatency *gameLatency `json:"game_latency,omitempty"`
 	// Floor is the floor of a bet in the same run (--floor): the same work
 	// through the game's wallet client and store.
 	Floor *floorResult `json:"floor,omitempty"`
@@ -422,6 +425,9 @@ func printSummary(w io.Writer, res *result) {
 		res.Bets.SentInWindow, res.Bets.RefusedLate, 100*res.Bets.RefusedShare, res.Bets.SentLate)
 	fmt.Fprintf(w, "cashouts: %d sent, %d paid (+%d auto seen); latency p50 %.1f p99 %.1f p99.9 %.1f ms; outcomes %v\n",
 		res.Cashouts.N, res.Cashouts.Paid, res.Cashouts.AutoCashed, res.Cashouts.P50, res.Cashouts.P99, res.Cashouts.P999, res.Cashouts.Outcomes)
+	if res.GameLatency != nil {
+		fmt.Fprintln(w, res.GameLatency.describe())
+	}
 	g := res.Game
 	what := "game"
 	if len(res.Replicas) > 0 {
