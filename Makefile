@@ -120,7 +120,7 @@ cost: ## instructions per bet and per cashout of the engine's fixed workload und
 	$(GO) test -c -o $(COST_DIR)/engine.test ./internal/engine
 	$(GO) run ./cmd/loadgen cost --binary $(COST_DIR)/engine.test --out $(COST_DIR) --bets $${COST_BETS:-4000} --cashouts $${COST_BETS:-4000} --repeat $${REPEAT:-1}
 
-load: ## the load tool against the whole thing on loopback, the game alone on CPU 0 and the floor of a bet measured after it (PLAYERS=10000 ROUNDS=3 BETS=1 DATABASE=postgres://... NOPIN=1 for neither; PROFILE=dir for the game's heap connected and CPU profile while playing)
+load: ## the load tool against the whole thing on loopback, the game alone on CPU 0 and the floor of a bet measured after it (PLAYERS=10000 ROUNDS=3 BETS=1 DATABASE=postgres://... NOPIN=1 for neither; PROFILE=dir for the game's heap connected, its CPU profile while playing and a runtime trace of the first flight)
 	$(GO) run ./cmd/loadgen --self --players $${PLAYERS:-10000} --rounds $${ROUNDS:-3} --bets $${BETS:-1} $${DATABASE:+--database "$$DATABASE"} $${PROFILE:+--profile "$$PROFILE"} $(if $(NOPIN),,--pin --floor) --out load-result.json --chart load-result.png
 
 clean: ## remove build output

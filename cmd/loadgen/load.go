@@ -64,6 +64,8 @@ type loadgen struct {
 	crashed     map[string]bool // ended: crashed, or interrupted
 	interrupted []string        // admitted rounds that ended without a crash
 	allCrashed  chan struct{}
+	flew        chan struct{} // closed when the first played round takes off
+	flewOnce    sync.Once
 	roundTimes  map[string]*roundStat
 	bytesIn     atomic.Int64
 	dropMu      sync.Mutex
@@ -140,6 +142,17 @@ func (lg *loadgen) startPlaying() {
 	lg.roundMu.Lock()
 	defer lg.roundMu.Unlock()
 	lg.playing = true
+}
+
+// roundFlying notes a round's take-off seen on a stream: the first played
+// round's starts the flight's trace (--profile).
+func (lg *loadgen) roundFlying(id string) {
+	lg.roundMu.Lock()
+	played := slices.Contains(lg.rounds, id)
+	lg.roundMu.Unlock()
+	if played {
+		lg.flewOnce.Do(func() { close(lg.flew) })
+	}
 }
 
 func (lg *loadgen) roundCrashed(id string) {
@@ -276,7 +289,7 @@ func load(ctx context.Context, o *options, sys *system, stdout io.Writer) (*resu
 func newLoadgen(o *options) *loadgen {
 	return &loadgen{
 		o: o, rec: &recorder{start: time.Now(), by: map[string][]sample{}},
-		crashed: map[string]bool{}, allCrashed: make(chan struct{}), roundTimes: map[string]*roundStat{},
+		crashed: map[string]bool{}, allCrashed: make(chan struct{}), flew: make(chan struct{}), roundTimes: map[string]*roundStat{},
 		dropCodes: map[string]int{}, failCauses: map[string]int{}, acceptedIDs: map[string]*liveBet{}, paidIDs: map[string]int64{}, autoIDs: map[string]bool{},
 	}
 }

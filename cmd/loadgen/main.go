@@ -170,7 +170,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.IntVar(&o.setupConc, "setup-concurrency", 64, "sessions being opened at once during the set-up")
 	fs.DurationVar(&o.drainWait, "drain", 2*time.Minute, "how long to wait for the movement queue to drain before the reconciliation")
 	fs.StringVar(&o.out, "out", "load-result.json", "the JSON result")
-	fs.StringVar(&o.profile, "profile", "", "a folder for the game's profiles, read from its metrics_listen (--self turns its profiling key on): heap-connected.pb.gz with every player connected before the rounds, cpu-playing.pb.gz over the rounds' first 30 s (go tool pprof reads both)")
+	fs.StringVar(&o.profile, "profile", "", "a folder for the game's profiles, read from its metrics_listen (--self turns its profiling key on): heap-connected.pb.gz with every player connected before the rounds, cpu-playing.pb.gz over the rounds' first 30 s (go tool pprof reads both), trace-flight.out over the first 10 s of the first round's flight (go tool trace; -pprof=syscall, sync or sched for what a cashout waited on)")
 	fs.StringVar(&o.chart, "chart", "load-result.png", "the PNG chart")
 	fs.StringVar(&o.playerPrefx, "player-prefix", "", "prefix of the players' ids (default: load-<time>-)")
 	fs.BoolVar(&o.forwarded, "forwarded", false, "behind a load balancer: each player sends X-Forwarded-For with its own address instead of connecting from it")

@@ -514,6 +514,7 @@ func (p *player) event(ctx context.Context, ev streamEvent) {
 			go p.placeBets(ctx, ev.RoundID, time.UnixMilli(ev.BettingEndsAt))
 		}
 	case "round.flying":
+		p.lg.roundFlying(ev.RoundID)
 		p.scheduleCashouts(ctx, ev.RoundID, time.UnixMilli(ev.StartedAt))
 	case "round.crashed":
 		p.mu.Lock()

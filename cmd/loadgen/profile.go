@@ -7,12 +7,18 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 )
 
 // profileSeconds is how long the CPU profile of the game's play lasts: the
 // first profileSeconds of the rounds, betting windows and flights both.
 const profileSeconds = 30
+
+// traceSeconds is how long the runtime trace of the first flight lasts: the
+// flight's cashouts, auto-cashouts and boards, and its crash and the next
+// betting window's start when the flight is shorter.
+const traceSeconds = 10
 
 // fetchProfile saves the game's profile at path (a /debug/pprof/ route of its
 // metrics_listen, which serves them with the `profiling` key) into dir/name.
@@ -56,18 +62,32 @@ func (lg *loadgen) profileConnected(ctx context.Context, stdout io.Writer) {
 }
 
 // profilePlay starts the CPU profile of the rounds' first profileSeconds
-// (cpu-playing.pb.gz); the returned function waits for it.
+// (cpu-playing.pb.gz), and the runtime trace of the first played round's
+// flight, traceSeconds from its take-off seen on a stream (trace-flight.out:
+// what a cashout waits for); the returned function waits for both.
 func (lg *loadgen) profilePlay(ctx context.Context, stdout io.Writer) (wait func()) {
 	if lg.o.profile == "" {
 		return func() {}
 	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
+	var wg sync.WaitGroup
+	wg.Go(func() {
 		path := fmt.Sprintf("/debug/pprof/profile?seconds=%d", profileSeconds)
 		if err := fetchProfile(ctx, lg.o.metricsURL, path, lg.o.profile, "cpu-playing.pb.gz"); err != nil {
 			fmt.Fprintf(stdout, "no CPU profile: %v\n", err)
 		}
-	}()
-	return func() { <-done }
+	})
+	wg.Go(func() {
+		select {
+		case <-ctx.Done():
+			return
+		case <-lg.allCrashed: // every round ended before one was seen flying
+			return
+		case <-lg.flew:
+		}
+		path := fmt.Sprintf("/debug/pprof/trace?seconds=%d", traceSeconds)
+		if err := fetchProfile(ctx, lg.o.metricsURL, path, lg.o.profile, "trace-flight.out"); err != nil {
+			fmt.Fprintf(stdout, "no trace of the flight: %v\n", err)
+		}
+	})
+	return wg.Wait
 }
