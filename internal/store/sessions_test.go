@@ -21,6 +21,33 @@ var sessionCases = []contractCase{
 	{"SessionBetTotalsAndLiveBets", testSessionBets},
 	{"SessionStatesWrittenInOppositeOrders", testSessionStatesRace},
 	{"PlayerBalanceWrittenToItsSessions", testPlayerBalance},
+	{"PlayerBalancesOfManyPlayers", testPlayerBalances},
+}
+
+// testPlayerBalances: a flush of more players' balances than SQLite writes
+// in one transaction (two of them and one more) writes every one of them.
+func testPlayerBalances(t *testing.T, s *store.Store, _ string) {
+	ctx := t.Context()
+	const players = 2*64 + 1
+	var rows []*store.SessionRecord
+	var balances []store.SessionBalance
+	for i := range players {
+		r := newSession(fmt.Sprint("many-", i))
+		r.PlayerID = fmt.Sprint("p-", i)
+		if err := s.InsertSession(ctx, r, nil); err != nil {
+			t.Fatal(err)
+		}
+		rows = append(rows, r)
+		balances = append(balances, store.SessionBalance{Balance: int64(1000 + i), Operator: r.Operator, PlayerID: r.PlayerID, Currency: r.Currency, At: store.MillisOf(t0)})
+	}
+	if err := s.WriteSessionStates(ctx, balances, nil); err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range rows {
+		if got, err := s.SessionByHash(ctx, r.IDHash); err != nil || got.Balance != int64(1000+i) {
+			t.Fatalf("player %d's session = %+v, %v; want its balance %d", i, got, err, 1000+i)
+		}
+	}
 }
 
 // testPlayerBalance: a player's balance (no hash) is written to each of the
