@@ -40,6 +40,17 @@ var hotQueries = map[string]string{
 	"roundBetsIn": `SELECT id FROM bets WHERE round_id = ? AND status = ?`,
 }
 
+// playerBalance is writePlayerBalance's statement (the sessions' flush, a
+// player a statement, every second while players play): the balance, then
+// the player's operator, id, demo (false), the instant its sessions must
+// be unexpired at, and its currency twice ("" for every currency). lock is
+// what PostgreSQL adds to the sessions' read: their rows locked in the
+// order of their hashes.
+func playerBalance(lock string) string {
+	return `UPDATE sessions SET balance = ? WHERE id_hash IN (SELECT id_hash FROM sessions
+	WHERE operator = ? AND player_id = ? AND demo = ? AND expires_at > ? AND (? = '' OR currency = ?)` + lock + `)`
+}
+
 // hotQueriesPostgres are the statements whose text differs on PostgreSQL.
 var hotQueriesPostgres = map[string]string{
 	// CheckLease: the row is locked FOR KEY SHARE until the transaction ends.
@@ -55,10 +66,12 @@ var hotQueriesPostgres = map[string]string{
 	WHERE bets.id = v.id AND bets.id IN (
 		SELECT id FROM bets WHERE id = ANY(?::text[]) AND status = ? FOR UPDATE SKIP LOCKED)
 	RETURNING bets.id`,
+	"playerBalance": playerBalance(" ORDER BY id_hash FOR UPDATE"),
 }
 
 var hotQueriesSQLite = map[string]string{
-	"checkLease": `SELECT epoch FROM leases WHERE game_id = ?`,
+	"checkLease":    `SELECT epoch FROM leases WHERE game_id = ?`,
+	"playerBalance": playerBalance(""),
 }
 
 // statements holds the hot statements of one database, each prepared on

@@ -196,18 +196,7 @@ func (s *Store) writePlayerBalances(ctx context.Context, players []SessionBalanc
 // locking them in the order of their hashes (on PostgreSQL; SQLite has one
 // writer).
 func (s *Store) writePlayerBalance(ctx context.Context, b SessionBalance) error {
-	db := s.conn(ctx)
-	rows := db.NewSelect().Model((*SessionRecord)(nil)).Column("id_hash").
-		Where("operator = ?", b.Operator).Where("player_id = ?", b.PlayerID).
-		Where("demo = ?", false).Where("expires_at > ?", b.At).OrderExpr("id_hash")
-	if b.Currency != "" {
-		rows = rows.Where("currency = ?", b.Currency)
-	}
-	if s.dialect == DialectPostgres {
-		rows = rows.For("UPDATE")
-	}
-	if _, err := db.NewUpdate().Model((*SessionRecord)(nil)).Set("balance = ?", b.Balance).
-		Where("id_hash IN (?)", rows).Exec(ctx); err != nil {
+	if _, err := s.exec(ctx, "playerBalance", b.Balance, b.Operator, b.PlayerID, false, int64(b.At), b.Currency, b.Currency); err != nil {
 		return fmt.Errorf("store: write the balance of player %s of %s: %w", b.PlayerID, b.Operator, err)
 	}
 	return nil
