@@ -103,12 +103,16 @@ type decideMsg struct {
 	Balance      int64     `json:"balance,omitempty"`
 	HasBalance   bool      `json:"has_balance,omitempty"`
 	OperatorTxID string    `json:"operator_transaction_id,omitempty"`
+	// Reason and HTTPStatus say why an outcome is unknown (the wallet
+	// client's Reason, the last answer's status), for the leader's log.
+	Reason     string `json:"reason,omitempty"`
+	HTTPStatus int    `json:"http_status,omitempty"`
 }
 
 func decideMsgOf(session []byte, a engine.Admission, o engine.DebitOutcome) decideMsg {
 	m := decideMsg{wire: v1(), Session: session, Admission: admissionOf(a), Amount: o.Amount, FreebetID: o.FreebetID,
 		Outcome: outcomeUnknown, ErrorCode: o.Result.ErrorCode, Balance: o.Result.Balance, HasBalance: o.Result.HasBalance,
-		OperatorTxID: o.Result.OperatorTxID}
+		OperatorTxID: o.Result.OperatorTxID, Reason: o.Result.Reason, HTTPStatus: o.Result.HTTPStatus}
 	switch o.Result.Outcome {
 	case wallet.Success:
 		m.Outcome = outcomeSuccess
@@ -122,7 +126,7 @@ func decideMsgOf(session []byte, a engine.Admission, o engine.DebitOutcome) deci
 // unknown, which rolls the bet back.
 func (m decideMsg) outcome() engine.DebitOutcome {
 	res := wallet.Result{Outcome: wallet.Temporary, ErrorCode: m.ErrorCode, Balance: m.Balance, HasBalance: m.HasBalance,
-		OperatorTxID: m.OperatorTxID, Route: wallet.RouteBet}
+		OperatorTxID: m.OperatorTxID, Route: wallet.RouteBet, Reason: m.Reason, HTTPStatus: m.HTTPStatus}
 	switch m.Outcome {
 	case outcomeSuccess:
 		res.Outcome = wallet.Success

@@ -63,6 +63,9 @@ func TestWireRoundTrip(t *testing.T) {
 		{Amount: 500, Result: wallet.Result{Outcome: wallet.Success, Balance: 9500, HasBalance: true, OperatorTxID: "op-9", Route: wallet.RouteBet}},
 		{Amount: 500, FreebetID: &fb, Result: wallet.Result{Outcome: wallet.Refused, ErrorCode: "INSUFFICIENT_FUNDS", Balance: 42, HasBalance: true, Route: wallet.RouteBet}},
 		{Amount: 500, Result: wallet.Result{Outcome: wallet.Temporary, Route: wallet.RouteBet}},
+		// Why it is unknown, for the leader's log.
+		{Amount: 500, Result: wallet.Result{Outcome: wallet.Temporary, Route: wallet.RouteBet, Reason: wallet.ReasonCanceled}},
+		{Amount: 500, Result: wallet.Result{Outcome: wallet.Temporary, Route: wallet.RouteBet, Reason: wallet.ReasonRetryableCode, HTTPStatus: 503}},
 	} {
 		data, err := json.Marshal(decideMsgOf(p.Session, adm, out))
 		if err != nil {
