@@ -396,11 +396,12 @@ type crowd struct {
 	limited int             // stream openings answered 429 (RATE_LIMITED)
 	refused map[int]int     // other failed openings, by HTTP status (0: no answer)
 	answers map[string]int  // bet answers by status and error code (0: no answer)
-	// gameUnavailable counts the bets the game itself answered 5xx.
-	gameUnavailable int
-	odd             []string // the first few answers of 500 or no answer
-	accepted        []Bet    // bets the players were told were accepted
-	betTook         []timed  // each bet: when it was sent, and how long its answer took
+	// gameUnavailable counts the bets the game itself answered 5xx, but
+	// WALLET_UNAVAILABLE; walletUnavailable counts those.
+	gameUnavailable, walletUnavailable int
+	odd                                []string // the first few answers of 500 or no answer
+	accepted                           []Bet    // bets the players were told were accepted
+	betTook                            []timed  // each bet: when it was sent, and how long its answer took
 	// cashOut makes every other player bet without an auto-cashout and
 	// cash out at the first flying event of the round (TestClusterReplicaPaused).
 	cashOut  bool
@@ -497,7 +498,10 @@ func (cr *crowd) play(s *Session, byHand bool) {
 					cr.mu.Lock()
 					cr.betTook = append(cr.betTook, timed{sent, time.Since(sent)})
 					cr.answers[fmt.Sprintf("%d %s", r.Status, r.ErrorCode())]++
-					if r.Status >= 500 && r.FromGame {
+					switch {
+					case r.Status >= 500 && r.FromGame && r.ErrorCode() == "WALLET_UNAVAILABLE":
+						cr.walletUnavailable++
+					case r.Status >= 500 && r.FromGame:
 						cr.gameUnavailable++
 					}
 					if (r.Status == 0 || r.Status >= 500) && len(cr.odd) < 5 {
@@ -610,7 +614,7 @@ func TestClusterRollingRestart(t *testing.T) {
 		len(cr.gaps), cr.codes, len(cr.gaps), slow, pcts(cr.gaps), pcts(cr.dials), cr.limited, cr.refused)
 	t.Logf("bets: answers %v, %d accepted; first 5xx: %q", cr.answers, len(cr.accepted), cr.odd)
 	accepted := append([]Bet(nil), cr.accepted...)
-	gameUnavailable, answers := cr.gameUnavailable, maps.Clone(cr.answers)
+	gameUnavailable, walletUnavailable, answers := cr.gameUnavailable, cr.walletUnavailable, maps.Clone(cr.answers)
 	cr.mu.Unlock()
 	if worst > 15*time.Second {
 		t.Errorf("a stream came back %s after its close", worst)
@@ -624,6 +628,14 @@ func TestClusterRollingRestart(t *testing.T) {
 	// not answer within its 4.5 s on a loaded machine, is not the game's).
 	if gameUnavailable != 0 {
 		t.Errorf("%d bets answered 5xx by the game during the rolling restart, want none (answers %v)", gameUnavailable, answers)
+	}
+	// WALLET_UNAVAILABLE is the contract's answer to a /bet the operator's
+	// wallet did not answer in the window, which a roll does not cause and a
+	// loaded machine can: each such bet must have reached the wallet, and
+	// the wallet must not have answered any of its attempts before the game
+	// stopped waiting for it.
+	if walletUnavailable != 0 {
+		checkWalletWasSlow(t, c, walletUnavailable)
 	}
 
 	var voids, rounds int
@@ -640,6 +652,54 @@ func TestClusterRollingRestart(t *testing.T) {
 	c.CheckOneLeaderPerRound(t)
 	c.CheckWallet(t, nil)
 	c.Reconcile(t)
+}
+
+// checkWalletWasSlow fails t unless every bet the game voided because its
+// debit was not confirmed in its window (the n bets answered
+// WALLET_UNAVAILABLE) was sent to the wallet, and the wallet, as the TLS front
+// saw it, answered none of its /bet attempts before the game gave up on it
+// (client_gone): a bet never sent, or answered in time and voided anyway,
+// is the game's fault.
+func checkWalletWasSlow(t *testing.T, c *Cluster, n int) {
+	t.Helper()
+	rows, err := c.DB().Query(`SELECT bet_id FROM movements WHERE kind = 'rollback' AND reason = 'debit outcome unknown at take-off'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var voided []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		voided = append(voided, id)
+	}
+	if err := rows.Close(); err != nil {
+		t.Fatal(err)
+	}
+	attempts := map[string][]Exchange{}
+	for _, x := range c.Exchanges(t) {
+		if x.Route == "/bet" {
+			attempts[x.TransactionID] = append(attempts[x.TransactionID], x)
+		}
+	}
+	slowest := time.Duration(0)
+	for _, id := range voided {
+		xs := attempts[id]
+		if len(xs) == 0 {
+			t.Errorf("bet %s was voided as unconfirmed but its /bet never reached the wallet", id)
+		}
+		for _, x := range xs {
+			if !x.ClientGone {
+				t.Errorf("bet %s was voided as unconfirmed but the wallet answered its /bet %d in %d ms, before the game gave up", id, x.Status, x.Ms)
+			}
+			slowest = max(slowest, time.Duration(x.Ms)*time.Millisecond)
+		}
+	}
+	if len(voided) < n {
+		t.Errorf("%d bets answered WALLET_UNAVAILABLE, %d voided as unconfirmed", n, len(voided))
+	}
+	t.Logf("%d bets answered WALLET_UNAVAILABLE: each /bet reached the wallet, which had not answered when the game gave up (the longest wait %s)", n, slowest)
 }
 
 // enterMany enters n players with 100,000 cents each through the load

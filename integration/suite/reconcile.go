@@ -26,7 +26,8 @@ type Exchange struct {
 	ErrorCode         string `json:"error_code"`
 	RequestViolation  string `json:"request_violation"`
 	ResponseViolation string `json:"response_violation"`
-	ClientGone        bool   `json:"client_gone"`
+	ClientGone        bool   `json:"client_gone"` // the game stopped waiting before the answer
+	Ms                int64  `json:"ms"`          // from the request read to the answer, or to the game gone
 }
 
 // Exchanges returns every wallet call so far.
