@@ -1,8 +1,8 @@
 // Package server assembles the HTTP surface of `crashgame serve`: the published
 // documents, health and readiness, and the routes that other packages provide,
 // under one middleware chain (request id, access log and the requests'
-// durations, panic recovery). It owns
-// no business rule and must never read or transform a request body.
+// durations, panic recovery). It owns no business rule and must never read
+// or transform a request body.
 package server
 
 import (
