@@ -125,7 +125,9 @@ func (s *Store) RenewLease(ctx context.Context, gameID, holder string, epoch int
 			Where("game_id = ?", gameID).Where("holder = ?", holder).Where("epoch = ?", epoch).
 			Where("expires_at <> 0")
 		n, err := affected("renew lease of " + gameID)(q.Exec(ctx))
-		if own && err != nil && !sqliteBusy(err) {
+		// A renewal whose context ended while it ran, failed or not, may
+		// leave its connection stale (pgCancel): open the next one now.
+		if own && (err != nil || ctx.Err() != nil) && !sqliteBusy(err) {
 			s.warmLease()
 		}
 		if !own || !sqliteBusy(err) {

@@ -316,8 +316,9 @@ func openPostgres(ctx context.Context, dsn string, dial pgconn.DialFunc) (*Store
 const leaseWarmWait = 10 * time.Second
 
 // warmLease opens the lease's own PostgreSQL connection again, in the
-// background, after a renewal failed: a renewal whose context ended may
-// leave its connection to be discarded (pgCancel: its cancel request was not
+// background, after a renewal whose context ended while it ran, whether it
+// failed or succeeded late: such a renewal may leave its connection to be
+// discarded (pgCancel: its cancel request was not
 // acknowledged in time), and the next renewal would then pay for a new one
 // (TCP, TLS, SCRAM) inside its own budget, which a saturated machine does
 // not meet; the leader lost its lease to its own load that way, term after
