@@ -318,9 +318,9 @@ const leaseWarmWait = 10 * time.Second
 // warmLease opens the lease's own PostgreSQL connection again, in the
 // background, after a renewal whose context ended while it ran, whether it
 // failed or succeeded late: such a renewal may leave its connection to be
-// discarded (pgCancel: its cancel request was not
-// acknowledged in time), and the next renewal would then pay for a new one
-// (TCP, TLS, SCRAM) inside its own budget, which a saturated machine does
+// discarded (pgCancel: its cancel request was not acknowledged in time),
+// and the next renewal would then pay for a new one (TCP, TLS, SCRAM)
+// inside its own budget, which a saturated machine does
 // not meet; the leader lost its lease to its own load that way, term after
 // term (the engine's and the replica's tests on a loaded CI machine, 29
 // November). The ping takes the pool's one connection, so a renewal that
