@@ -396,12 +396,13 @@ type crowd struct {
 	limited int             // stream openings answered 429 (RATE_LIMITED)
 	refused map[int]int     // other failed openings, by HTTP status (0: no answer)
 	answers map[string]int  // bet answers by status and error code (0: no answer)
-	// gameUnavailable counts the bets the game itself answered 5xx, but
-	// WALLET_UNAVAILABLE; walletUnavailable counts those.
-	gameUnavailable, walletUnavailable int
-	odd                                []string // the first few answers of 500 or no answer
-	accepted                           []Bet    // bets the players were told were accepted
-	betTook                            []timed  // each bet: when it was sent, and how long its answer took
+	// gameUnavailable counts the bets the game itself answered 5xx but
+	// WALLET_UNAVAILABLE, which walletUnavailable counts.
+	gameUnavailable   int
+	walletUnavailable int
+	odd               []string // the first few answers of 500 or no answer
+	accepted          []Bet    // bets the players were told were accepted
+	betTook           []timed  // each bet: when it was sent, and how long its answer took
 	// cashOut makes every other player bet without an auto-cashout and
 	// cash out at the first flying event of the round (TestClusterReplicaPaused).
 	cashOut  bool
