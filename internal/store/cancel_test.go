@@ -188,19 +188,30 @@ func TestLeaseConnectionOpenedAgainAfterACancelledRenewal(t *testing.T) {
 			if _, err := tx.Exec(ctx, "SELECT 1 FROM leases WHERE game_id = 'crash' FOR UPDATE"); err != nil {
 				t.Fatal(err)
 			}
-			released := time.AfterFunc(tc.hold, func() { _ = tx.Rollback(context.Background()) })
-			defer released.Stop()
+			// One goroutine alone uses the holder's connection from here (a
+			// pgx connection is not safe for concurrent use): it releases the
+			// row after tc.hold, or when the renewal has returned.
+			renewalDone := make(chan struct{})
+			released := make(chan error, 1)
+			go func() {
+				select {
+				case <-time.After(tc.hold):
+				case <-renewalDone:
+				}
+				released <- tx.Rollback(context.Background())
+			}()
 			before := startups.Load()
 			// Its context ends at 100 ms; the row is free at 200 ms, before
 			// the statement's last resort (100 ms plus pgCancelGrace).
 			rctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
 			renewed, err := s.RenewLease(rctx, "crash", "node-a", epoch, time.Minute)
 			cancel()
+			close(renewalDone)
+			if err := <-released; err != nil && !errors.Is(err, pgx.ErrTxClosed) {
+				t.Fatal(err)
+			}
 			if got := renewed && err == nil; got != tc.ok {
 				t.Fatalf("the renewal past its context: %t, %v; want it to succeed: %t", renewed, err, tc.ok)
-			}
-			if err := tx.Rollback(ctx); err != nil && !errors.Is(err, pgx.ErrTxClosed) {
-				t.Fatal(err)
 			}
 			for deadline := time.Now().Add(5 * time.Second); startups.Load() == before; time.Sleep(10 * time.Millisecond) {
 				if time.Now().After(deadline) {
