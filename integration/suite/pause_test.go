@@ -113,7 +113,7 @@ func TestClusterReplicaPaused(t *testing.T) {
 	all, _ := pcts(cr.betTook, time.Time{}, time.Now())
 	allCash, _ := pcts(cr.cashTook, time.Time{}, time.Now())
 	t.Logf("the whole run: bets %s, answers %v; cashouts %s, answers %v; first 5xx or none: %q", all, cr.answers, allCash, cr.cashouts, cr.odd)
-	t.Logf("streams: %d closes %v; openings answered 429: %d, otherwise refused: %v", len(cr.gaps), cr.codes, cr.limited, cr.refused)
+	t.Logf("streams: %d closes %v; openings answered 429: %d, otherwise refused: %v", cr.closes, cr.codes, cr.limited, cr.refused)
 	accepted := append([]Bet(nil), cr.accepted...)
 	unanswered := cr.answers["0 "] + cr.cashouts["0 "]
 	sent := len(cr.cashTook)
