@@ -491,15 +491,29 @@ func (t *Table) decideDebit(b *liveBet, out DebitOutcome, res wallet.Result, epo
 		// Success after the window closed (refusal after the debit, RB-3),
 		// or an outcome still unknown at its close: roll back.
 		reason := reasonDebitUnknown
-		d.answer = ErrWalletUnavailable
-		if res.Outcome == wallet.Success {
+		switch {
+		case res.Outcome == wallet.Success:
 			reason, d.answer = reasonDebitLate, round.ErrBettingClosed
+		case res.Reason == wallet.ReasonWindowClosed:
+			d.answer = fmt.Errorf("engine: bet %s not sent to the wallet: %w", b.rec.ID, errDebitNotSent)
+		default:
+			d.answer = ErrWalletUnavailable
 		}
 		// The player is refused a bet they sent in time: say why, with
 		// the wallet's last answer (its attempts log at debug when cut).
-		t.logger.Warn("a bet's debit was not confirmed in its betting window: the bet is void and its rollback queued",
-			"round_id", r.rec.ID, "bet_id", b.rec.ID, "reason", reason,
-			"wallet_outcome", res.Outcome.String(), "wallet_reason", res.Reason, "http_status", res.HTTPStatus)
+		if errors.Is(d.answer, errDebitNotSent) {
+			// The game was late, not the wallet: the player is not told
+			// the wallet did not answer (SERVER_ERROR, not
+			// WALLET_UNAVAILABLE). The rollback is still queued: only the
+			// replica that ran the debit knows nothing left, and a rollback
+			// of a transaction the wallet never saw is answered 200 (RB-13).
+			t.logger.Error("a bet's /bet was not sent: its intent committed after its debit deadline (the game was too slow, not the wallet); the bet is void and its rollback queued",
+				"round_id", r.rec.ID, "bet_id", b.rec.ID, "reason", reason)
+		} else {
+			t.logger.Warn("a bet's debit was not confirmed in its betting window: the bet is void and its rollback queued",
+				"round_id", r.rec.ID, "bet_id", b.rec.ID, "reason", reason,
+				"wallet_outcome", res.Outcome.String(), "wallet_reason", res.Reason, "http_status", res.HTTPStatus)
+		}
 		delete(r.live, b.rec.ID)
 		d.done = t.submitAt(epoch, func(ctx context.Context) error {
 			_, err := t.rollbackBet(ctx, b, StatusPending, StatusVoid, reason)

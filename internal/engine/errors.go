@@ -22,6 +22,11 @@ var (
 	ErrTableUnavailable = errors.New("table unavailable")
 )
 
+// errDebitNotSent: a bet's /bet was never sent, because its intent
+// committed after the bet's debit deadline. It is the game's own failure,
+// not a refusal: the player gets SERVER_ERROR, not WALLET_UNAVAILABLE.
+var errDebitNotSent = errors.New("its intent committed after its debit deadline")
+
 // RefusedError is a final refusal of the wallet's /bet (or of the demo bank).
 type RefusedError struct {
 	Code       string // the wallet's error_code, e.g. INSUFFICIENT_FUNDS

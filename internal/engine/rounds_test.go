@@ -234,26 +234,40 @@ func TestBetRefused(t *testing.T) {
 
 // Rule RB-3 RB-6 RB-1: an outcome still unknown when the betting window closes,
 // or a success that comes after it, refuses the bet and queues a rollback of
-// the debit's amount, without freebet_id.
+// the debit's amount, without freebet_id. A /bet that was never sent, because
+// the bet's intent committed after its debit deadline (the game was late, not
+// the wallet), is a failure of the game, not WALLET_UNAVAILABLE (the player
+// API answers it SERVER_ERROR); its rollback is still queued (RB-13: the
+// wallet answers 200 for a transaction it never saw).
 func TestBetOutcomeAfterTheWindow(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name    string
 		outcome wallet.Outcome
-		want    error
+		reason  string
+		refusal string // the refusal's code; "" for a failure of the game
 	}{
-		{"unknown at the close", wallet.Temporary, engine.ErrWalletUnavailable},
-		{"success after the close", wallet.Success, round.ErrBettingClosed},
+		{"unknown at the close", wallet.Temporary, wallet.ReasonTimeout, "WALLET_UNAVAILABLE"},
+		{"success after the close", wallet.Success, wallet.ReasonOK, "BETTING_CLOSED"},
+		{"not sent: the intent committed after the deadline", wallet.Temporary, wallet.ReasonWindowClosed, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			h := newHarness(t, "")
-			release, errc := h.betHeldAtTheWallet(tt.outcome)
+			release, errc := h.betHeldAtTheWallet(wallet.Result{Outcome: tt.outcome, Reason: tt.reason, Balance: 1, HasBalance: true})
 			h.fly()
 			close(release)
-			if err := <-errc; !errors.Is(err, tt.want) {
-				t.Fatalf("err = %v, want %v", err, tt.want)
+			err := <-errc
+			if err == nil {
+				t.Fatal("the bet was accepted")
+			}
+			got := ""
+			if r, ok := engine.RefusalOf(err); ok {
+				got = r.Code
+			}
+			if got != tt.refusal {
+				t.Fatalf("err = %v: refusal %q, want %q", err, got, tt.refusal)
 			}
 			id := h.callsSnapshot()[0].TransactionID
 			if rec := h.bet(id); rec.Status != engine.StatusVoid {
@@ -273,7 +287,7 @@ func TestBetOutcomeAfterTheWindow(t *testing.T) {
 func TestDebitAnsweredWhileTheRoundWaitsToTakeOff(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, "")
-	release, errc := h.betHeldAtTheWallet(wallet.Success)
+	release, errc := h.betHeldAtTheWallet(wallet.Result{Outcome: wallet.Success, Balance: 1, HasBalance: true})
 	v, _ := h.table.Round()
 	h.clock.Set(v.BettingEndsAt.Add(engine.DefaultDebitGrace / 2))
 	// A bet received now is refused: the window has closed.
@@ -305,13 +319,13 @@ func TestDebitAnsweredWhileTheRoundWaitsToTakeOff(t *testing.T) {
 }
 
 // betHeldAtTheWallet runs the table and places alice's bet of 700 whose /bet
-// the wallet answers with outcome only once release is closed; it returns when
+// the wallet answers with res only once release is closed; it returns when
 // the /bet has been sent, with the bet's answer to come on errc.
-func (h *harness) betHeldAtTheWallet(outcome wallet.Outcome) (release chan struct{}, errc chan error) {
+func (h *harness) betHeldAtTheWallet(res wallet.Result) (release chan struct{}, errc chan error) {
 	release, errc = make(chan struct{}), make(chan error, 1)
 	h.wallet.answer = func(c wallet.BetCall, deadline time.Time) wallet.Result {
 		<-release
-		return wallet.Result{Outcome: outcome, Balance: 1, HasBalance: true}
+		return res
 	}
 	h.run()
 	go func() {

@@ -646,7 +646,7 @@ func (c walletClient) BreakerOpen() bool { return false }
 
 func (c walletClient) BetUntil(ctx context.Context, call wallet.BetCall, deadline time.Time) (wallet.Result, error) {
 	if !time.Now().Before(deadline) {
-		return wallet.Result{Outcome: wallet.Temporary}, wallet.ErrBetWindowClosed
+		return wallet.Result{Outcome: wallet.Temporary, Route: wallet.RouteBet, Reason: wallet.ReasonWindowClosed}, wallet.ErrBetWindowClosed
 	}
 	h := fnv.New64a()
 	_, _ = h.Write([]byte(call.TransactionID))

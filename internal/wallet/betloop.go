@@ -33,7 +33,7 @@ var ErrBetWindowClosed = errors.New("wallet: betting window closed before the fi
 // ends, the last Result is returned with ctx's error.
 func (c *Client) BetUntil(ctx context.Context, call BetCall, deadline time.Time) (Result, error) {
 	if !c.now().Before(deadline) {
-		return Result{Route: RouteBet, Reason: ReasonCanceled},
+		return Result{Route: RouteBet, Reason: ReasonWindowClosed},
 			fmt.Errorf("wallet /bet %s: %w", short(call.TransactionID), ErrBetWindowClosed)
 	}
 	var last Result

@@ -92,13 +92,14 @@ func TestBetUntil(t *testing.T) {
 func TestBetUntilSendsNothing(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
-		name    string
-		open    bool
-		window  time.Duration
-		wantErr error
+		name       string
+		open       bool
+		window     time.Duration
+		wantErr    error
+		wantReason string
 	}{
-		{"breaker open", true, 30 * time.Second, wallet.ErrBreakerOpen},
-		{"window closed", false, -time.Millisecond, wallet.ErrBetWindowClosed},
+		{"breaker open", true, 30 * time.Second, wallet.ErrBreakerOpen, wallet.ReasonBreakerOpen},
+		{"window closed", false, -time.Millisecond, wallet.ErrBetWindowClosed, wallet.ReasonWindowClosed},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -113,8 +114,8 @@ func TestBetUntilSendsNothing(t *testing.T) {
 			before := op.Count()
 			start := time.Now()
 			res, err := c.BetUntil(context.Background(), mqBet("bet-"+tc.name), time.Now().Add(tc.window))
-			if !errors.Is(err, tc.wantErr) || res.Outcome != wallet.Temporary {
-				t.Fatalf("BetUntil = %s, %v; want Temporary, %v", res.Outcome, err, tc.wantErr)
+			if !errors.Is(err, tc.wantErr) || res.Outcome != wallet.Temporary || res.Reason != tc.wantReason {
+				t.Fatalf("BetUntil = %s (%s), %v; want Temporary (%s), %v", res.Outcome, res.Reason, err, tc.wantReason, tc.wantErr)
 			}
 			if n := op.Count() - before; n != 0 {
 				t.Fatalf("%d attempts sent, want none", n)

@@ -90,6 +90,7 @@ const (
 	ReasonTransport         = "transport"           // connection failed or broke
 	ReasonCanceled          = "canceled"            // the caller's context ended first
 	ReasonBreakerOpen       = "breaker_open"        // not sent: the breaker is open
+	ReasonWindowClosed      = "window_closed"       // not sent: BetUntil's deadline had passed before its first attempt
 	ReasonInvalidCall       = "invalid_call"        // not sent: the call breaks the contract
 	ReasonRequest           = "request_not_built"   // not sent: the request could not be built or signed
 	reasonUnset             = "unclassified_answer" // never returned; guards the switch below
