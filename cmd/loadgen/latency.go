@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -115,13 +116,7 @@ func (b buckets) summary() histogramSummary {
 // bucket that holds it (from the bound below, 0 for the first); in the +Inf
 // bucket it is the highest finite bound, as histogram_quantile answers.
 func (b buckets) quantile(q float64) float64 {
-	les := slices.Sorted(func(yield func(float64) bool) {
-		for le := range b {
-			if !yield(le) {
-				return
-			}
-		}
-	})
+	les := slices.Sorted(maps.Keys(b))
 	n := b[math.Inf(1)]
 	rank := q * n
 	lower, below := 0.0, 0.0
