@@ -388,7 +388,7 @@ type crowd struct {
 	ending sync.Once
 	wg     sync.WaitGroup
 
-	mu      sync.Mutex
+	mu   sync.Mutex
 	open int // streams open now
 	// away counts the players whose stream closed and who have not had an
 	// event since, on any stream: a player whose reopened stream closes
