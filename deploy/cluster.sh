@@ -19,7 +19,8 @@
 #                            compose network, --connect, not through the
 #                            published port's userland proxy): players each name
 #                            their own address (--forwarded), every replica's
-#                            /metrics is read (--replicas) and the reconciliation
+#                            /metrics is read (--replicas), NATS's /varz too
+#                            (--nats-monitor) and the reconciliation
 #                            reads PostgreSQL (--game-db), all at their addresses
 #                            on the compose network, which a Linux host running
 #                            the Docker engine reaches directly; nothing more is
@@ -225,7 +226,7 @@ load() {
 	"$bin/loadgen" --url "$CRASHGAME_BASE_URL" --connect "$(address lb):8080" \
 		--operator-url "http://$(address operator-sim):8081" \
 		--operator dev --secret "${CRASHGAME_OPERATOR_SECRET:-dev-secret-change-me-0123456789abcdef}" \
-		--forwarded --replicas "$replicas" \
+		--forwarded --replicas "$replicas" --nats-monitor "http://$(address nats):8222" \
 		--game-db "postgres://crash:${CRASHGAME_DB_PASSWORD:-crash-dev-password}@$(address postgres):5432/crash?sslmode=disable" \
 		"$@" || rc=$?
 	rm -rf "$bin"

@@ -24,11 +24,18 @@ import (
 //	idle_fixed + idle_per_stream × streams + cost_frame × frames/s
 //	  + cost_bet × bets received/s + cost_cashout × cashouts received/s
 //	  + (at the leader) cost_lead × bets of the round/s + cost_lead_cashout × cashouts of the round/s
+//	  + cost_broadcast × nats_fanout_per_bet × bets of the round/s
 //
 // where frames/s is streams × (frames_per_player + frames_per_bet × bets per
 // player/s), the balancer spreads the players, hence the bets and the
 // cashouts (a player's own, by hand), evenly, and the leader prices every
-// cashout and settles every bet.
+// cashout and settles every bet. The last term is what every replica spends
+// on the messages that each bet publishes to every replica (its events, its
+// balance changes), for players whose streams are mostly elsewhere: it grows
+// with the round's bets, not with the replica's share, so it is not fitted
+// (at a fixed number of replicas it cannot be told apart from cost_bet) but
+// set from BenchmarkReceiveBroadcast; the NATS messages a second are
+// bets/s × (nats_fanout_per_bet × (1 + N) + 2 × nats_point_per_bet).
 // The idle terms come from each run's quiet wait (its players connected,
 // nobody betting); the costs (CPU seconds) from the runs' play. `fit` fits
 // both over cluster runs of this machine kind; the defaults are the ones
@@ -46,9 +53,25 @@ type capacityCosts struct {
 	LeadCashout     float64 `json:"cost_cashout_at_leader_s"` // CPU seconds per cashout of the round at the leader
 	FramesPerPlayer float64 `json:"frames_per_player_s"`      // stream messages a player gets a second, betting or not
 	FramesPerBet    float64 `json:"frames_per_bet"`           // stream messages a bet adds (its own events, the board)
-	NATSPerBet      float64 `json:"nats_messages_per_bet"`    // NATS messages in and out per accepted bet, at 3 replicas (the server's /varz)
-	RowsPerBet      float64 `json:"postgres_rows_per_bet"`    // rows inserted and updated per accepted bet (pg_stat_database)
-	CommitsPerBet   float64 `json:"postgres_commits_per_bet"` // transactions committed per accepted bet (pg_stat_database)
+	// NATSFanoutPerBet are the NATS messages an accepted bet publishes
+	// that every replica receives (in once, out once a replica), and
+	// NATSPointPerBet its requests and replies (in once, out once): from
+	// the server's /varz over runs (--nats-monitor), (out − in) / (R − 1)
+	// and in minus that, fitted as lines in the bets a second (fitNATS).
+	NATSFanoutPerBet float64 `json:"nats_fanout_messages_per_bet"`
+	NATSPointPerBet  float64 `json:"nats_point_messages_per_bet"`
+	// NATSFanoutPerSecond and NATSPointPerSecond are the time-driven
+	// messages a second (phases, the board, the health probes), whatever
+	// the bets, at the runs' three replicas.
+	NATSFanoutPerSecond float64 `json:"nats_fanout_messages_s"`
+	NATSPointPerSecond  float64 `json:"nats_point_messages_s"`
+	// Broadcast is the CPU seconds a replica spends on one message
+	// published to every replica, for a player whose stream is elsewhere
+	// (BenchmarkReceiveBroadcast of internal/replica: decoding and handing
+	// over, a lower bound).
+	Broadcast     float64 `json:"cost_broadcast_received_s"`
+	RowsPerBet    float64 `json:"postgres_rows_per_bet"`    // rows inserted and updated per accepted bet (pg_stat_database)
+	CommitsPerBet float64 `json:"postgres_commits_per_bet"` // transactions committed per accepted bet (pg_stat_database)
 }
 
 // defaultCosts are the costs fitted in docs/capacity.md (28 November,
@@ -59,15 +82,25 @@ var defaultCosts = capacityCosts{
 	IdleFixed:       0.0144,
 	IdlePerStream:   0.000062,
 	Frame:           0.0000085,
-	Bet:             0.00408,
+	Bet:             0.00404,
 	Lead:            0.0000097,
 	Cashout:         0.00081,
 	LeadCashout:     0,
 	FramesPerPlayer: 2.40,
 	FramesPerBet:    8.13,
-	NATSPerBet:      23,
-	RowsPerBet:      9,
-	CommitsPerBet:   4,
+	// 29 November: the NATS lines fitted over four runs of main at
+	// 137b650, and a fan-out message's cost from BenchmarkReceiveBroadcast
+	// pinned (a bet event 6.35 µs, a balance change 2.40 µs, weighted by
+	// about two of the first and one of the second a bet). cost_bet above
+	// is the evening's 4.08 ms less the fan-out's share of it at three
+	// replicas (3 × 3.07 × 4.5 µs), which the last term now carries.
+	NATSFanoutPerBet:    3.07,
+	NATSPointPerBet:     2.78,
+	NATSFanoutPerSecond: 12.3,
+	NATSPointPerSecond:  10.4,
+	Broadcast:           0.0000045,
+	RowsPerBet:          9,
+	CommitsPerBet:       4,
 }
 
 // replicaObs is one replica of one run, as the model reads it.
@@ -83,6 +116,11 @@ type replicaObs struct {
 	cashRecv  float64 // cashouts by hand a second it received
 	cashRound float64 // cashouts by hand a second of the whole round
 	perPlayer float64 // bets a second per player
+	replicas  float64 // the run's replicas
+	// The run's NATS traffic (--nats-monitor; natsSeconds 0: not
+	// measured): messages in and out, and the bets accepted, over
+	// natsSeconds.
+	natsSeconds, natsIn, natsOut, natsBets float64
 }
 
 // readRun reads a cluster run's result (loadgen --replicas ... --out).
@@ -109,7 +147,10 @@ func readRun(path string) ([]replicaObs, error) {
 	for _, rep := range r.Replicas {
 		o := replicaObs{run: path, name: rep.Name, leads: rep.LedTables, streams: rep.StreamsConnected, idle: rep.CPUCoresIdle,
 			frames: rep.MessagesPerSec, cpu: rep.CPUCoresPlaying, betsRecv: rate / float64(len(r.Replicas)), betsRound: rate,
-			cashRecv: cash / float64(len(r.Replicas)), cashRound: cash}
+			cashRecv: cash / float64(len(r.Replicas)), cashRound: cash, replicas: float64(len(r.Replicas))}
+		if r.NATS != nil {
+			o.natsSeconds, o.natsIn, o.natsOut, o.natsBets = r.NATS.Seconds, float64(r.NATS.In), float64(r.NATS.Out), float64(r.Bets.Accepted)
+		}
 		if streams > 0 {
 			o.perPlayer = rate / streams
 		}
@@ -122,7 +163,8 @@ func readRun(path string) ([]replicaObs, error) {
 // predicted too, not read).
 func (c capacityCosts) predictCPU(o replicaObs) float64 {
 	frames := o.streams * (c.FramesPerPlayer + c.FramesPerBet*o.perPlayer)
-	cpu := c.IdleFixed + c.IdlePerStream*o.streams + c.Frame*frames + c.Bet*o.betsRecv + c.Cashout*o.cashRecv
+	cpu := c.IdleFixed + c.IdlePerStream*o.streams + c.Frame*frames + c.Bet*o.betsRecv + c.Cashout*o.cashRecv +
+		c.fanout(o.betsRound)
 	if o.leads {
 		cpu += c.Lead*o.betsRound + c.LeadCashout*o.cashRound
 	}
@@ -131,9 +173,15 @@ func (c capacityCosts) predictCPU(o replicaObs) float64 {
 
 // fitCosts fits, by least squares over every replica of the runs: the idle
 // CPU (a line in streams, from the quiet waits), the frames (a line in bets
-// per player), then the CPU costs of the play above the idle.
+// per player), then the CPU costs of the play above the idle and the
+// fan-out; the NATS messages per bet are the runs' own (fitNATS), and the
+// cost of a message received from the fan-out is base's.
 func fitCosts(obs []replicaObs, base capacityCosts) (capacityCosts, error) {
 	c := base
+	if n, ok := fitNATS(obs); ok {
+		c.NATSFanoutPerBet, c.NATSPointPerBet = n.NATSFanoutPerBet, n.NATSPointPerBet
+		c.NATSFanoutPerSecond, c.NATSPointPerSecond = n.NATSFanoutPerSecond, n.NATSPointPerSecond
+	}
 	idle, err := fitOver(obs, "idle", func(o replicaObs) ([]float64, float64, bool) {
 		return []float64{1, o.streams}, o.idle, true
 	})
@@ -149,20 +197,69 @@ func fitCosts(obs []replicaObs, base capacityCosts) (capacityCosts, error) {
 		return c, err
 	}
 	c.FramesPerPlayer, c.FramesPerBet = ab[0], ab[1]
-	// CPU − idle = frame × frames + bet × bets received + cashout ×
-	// cashouts received + [leads] × (lead × bets + lead cashout × cashouts).
+	// CPU − idle − fan-out = frame × frames + bet × bets received +
+	// cashout × cashouts received + [leads] × (lead × bets + lead cashout
+	// × cashouts).
 	x, err := fitOver(obs, "costs", func(o replicaObs) ([]float64, float64, bool) {
 		lead, leadCash := 0.0, 0.0
 		if o.leads {
 			lead, leadCash = o.betsRound, o.cashRound
 		}
-		return []float64{o.frames, o.betsRecv, o.cashRecv, lead, leadCash}, o.cpu - c.IdleFixed - c.IdlePerStream*o.streams, true
+		return []float64{o.frames, o.betsRecv, o.cashRecv, lead, leadCash}, o.cpu - c.IdleFixed - c.IdlePerStream*o.streams - c.fanout(o.betsRound), true
 	})
 	if err != nil {
 		return c, err
 	}
 	c.Frame, c.Bet, c.Cashout, c.Lead, c.LeadCashout = x[0], x[1], x[2], x[3], x[4]
 	return c, nil
+}
+
+// fanout is the CPU (cores) a replica spends receiving the messages that a
+// round's bets, at betsRound a second, publish to every replica.
+func (c capacityCosts) fanout(betsRound float64) float64 {
+	return c.Broadcast * c.NATSFanoutPerBet * betsRound
+}
+
+// natsPerSecond is the NATS messages a second, in and out, of bets a second
+// on replicas.
+func (c capacityCosts) natsPerSecond(bets float64, replicas int) float64 {
+	return c.natsFanout(bets, replicas) + 2*(c.NATSPointPerSecond+bets*c.NATSPointPerBet)
+}
+
+// natsFanout is the part of natsPerSecond published to every replica.
+func (c capacityCosts) natsFanout(bets float64, replicas int) float64 {
+	return (c.NATSFanoutPerSecond + bets*c.NATSFanoutPerBet) * float64(1+replicas)
+}
+
+// fitNATS fits, by least squares over the runs that measured their NATS
+// traffic (--nats-monitor) on more than one replica, the messages a second
+// published to every replica ((out − in) / (R − 1)) and point to point (in
+// minus those) as a line in the run's accepted bets a second: the slopes are
+// per bet, the intercepts the time-driven traffic (phases, the board, the
+// replicas' health probes). false when fewer than two such runs.
+func fitNATS(obs []replicaObs) (c capacityCosts, ok bool) {
+	var rows [][]float64
+	var fan, point []float64
+	seen := map[string]bool{}
+	for _, o := range obs {
+		if o.natsSeconds <= 0 || o.replicas < 2 || seen[o.run] {
+			continue
+		}
+		seen[o.run] = true
+		f := (o.natsOut - o.natsIn) / (o.replicas - 1) / o.natsSeconds
+		rows = append(rows, []float64{1, o.natsBets / o.natsSeconds})
+		fan, point = append(fan, f), append(point, o.natsIn/o.natsSeconds-f)
+	}
+	x, err := leastSquares(rows, fan)
+	if err != nil {
+		return c, false
+	}
+	y, err := leastSquares(rows, point)
+	if err != nil {
+		return c, false
+	}
+	c.NATSFanoutPerSecond, c.NATSFanoutPerBet, c.NATSPointPerSecond, c.NATSPointPerBet = x[0], x[1], y[0], y[1]
+	return c, true
 }
 
 // fitOver fits what by least squares over the observations that row takes
@@ -250,6 +347,7 @@ func capacityMain(args []string, stdout, stderr io.Writer) (int, error) {
 	roundS := fs.Float64("round-s", 12, "predict: seconds a round takes, betting, flight and pause")
 	windowS := fs.Float64("window-s", 3, "predict: seconds of the betting window over which the bets arrive (loadgen --spread)")
 	pgCommits := fs.Float64("postgres-commits", 0, "predict: commits a second your PostgreSQL sustains (measure it, e.g. with pgbench); 0: not judged")
+	natsMsgs := fs.Float64("nats-messages", 0, "predict: messages a second, in and out, your NATS sustains (measure it, e.g. with nats bench); 0: not judged")
 	if err := fs.Parse(args); err != nil {
 		return 2, err
 	}
@@ -297,7 +395,7 @@ func capacityMain(args []string, stdout, stderr io.Writer) (int, error) {
 		if *replicas < 1 || *players < 1 || *bets < 1 || *roundS <= 0 || *windowS <= 0 || *cores <= 0 {
 			return 2, errors.New("predict: --replicas, --players, --bets, --cores, --round-s and --window-s must be positive")
 		}
-		predict(stdout, c, *replicas, *cores, *players, *bets, *cashouts, *roundS, *windowS, *pgCommits)
+		predict(stdout, c, *replicas, *cores, *players, *bets, *cashouts, *roundS, *windowS, *pgCommits, *natsMsgs)
 		return 0, nil
 	}
 	return 2, fmt.Errorf("loadgen capacity %s: not fit, check or predict", verb)
@@ -321,7 +419,7 @@ func readRuns(paths []string) ([]replicaObs, error) {
 // predict prints what one round of players takes on replicas of cores each:
 // averaged over the round, and at the peak of its betting window, where the
 // bets arrive.
-func predict(w io.Writer, c capacityCosts, replicas int, cores float64, players, bets int, cashouts, roundS, windowS, pgCommits float64) {
+func predict(w io.Writer, c capacityCosts, replicas int, cores float64, players, bets int, cashouts, roundS, windowS, pgCommits, natsMsgs float64) {
 	n := float64(replicas)
 	streams := float64(players) / n
 	for _, at := range []struct {
@@ -335,12 +433,14 @@ func predict(w io.Writer, c capacityCosts, replicas int, cores float64, players,
 		perPlayer := at.rate / float64(players)
 		frames := streams * (c.FramesPerPlayer + c.FramesPerBet*perPlayer)
 		cash := at.cash
-		follower := c.IdleFixed + c.IdlePerStream*streams + c.Frame*frames + c.Bet*at.rate/n + c.Cashout*cash/n
+		follower := c.IdleFixed + c.IdlePerStream*streams + c.Frame*frames + c.Bet*at.rate/n + c.Cashout*cash/n +
+			c.fanout(at.rate)
 		leader := follower + c.Lead*at.rate + c.LeadCashout*cash
 		fmt.Fprintf(w, "%s: %.0f bets/s\n", at.name, at.rate)
 		fmt.Fprintf(w, "  CPU: the leader %.2f cores, every other replica %.2f (of %.0f each)\n", leader, follower, cores)
 		fmt.Fprintf(w, "  stream frames: %.0f/s a replica, %.0f/s in all\n", frames, frames*n)
-		fmt.Fprintf(w, "  NATS: about %.0f messages/s\n", c.NATSPerBet*at.rate)
+		fmt.Fprintf(w, "  NATS: about %.0f messages/s, in and out (%.0f of them the fan-out to every replica); receiving the fan-out, %.2f cores of every replica's\n",
+			c.natsPerSecond(at.rate, replicas), c.natsFanout(at.rate, replicas), c.fanout(at.rate))
 		fmt.Fprintf(w, "  PostgreSQL: about %.0f rows/s and %.0f commits/s\n", c.RowsPerBet*at.rate, c.CommitsPerBet*at.rate)
 		var limits []string
 		if leader > cores {
@@ -351,6 +451,9 @@ func predict(w io.Writer, c capacityCosts, replicas int, cores float64, players,
 		}
 		if pgCommits > 0 && c.CommitsPerBet*at.rate > pgCommits {
 			limits = append(limits, fmt.Sprintf("PostgreSQL's commits (%.0f/s needed, %.0f/s given)", c.CommitsPerBet*at.rate, pgCommits))
+		}
+		if nats := c.natsPerSecond(at.rate, replicas); natsMsgs > 0 && nats > natsMsgs {
+			limits = append(limits, fmt.Sprintf("NATS's messages (%.0f/s needed, %.0f/s given)", nats, natsMsgs))
 		}
 		if len(limits) == 0 {
 			fmt.Fprintln(w, "  nothing saturates")

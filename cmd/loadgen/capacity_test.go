@@ -1,7 +1,9 @@
 package main
 
 import (
+	"fmt"
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -10,21 +12,28 @@ import (
 func TestCapacityFitRecoversTheCosts(t *testing.T) {
 	t.Parallel()
 	want := capacityCosts{IdleFixed: 0.02, IdlePerStream: 0.00001, Frame: 0.000005, Bet: 0.0004, Lead: 0.0001,
-		Cashout: 0.0002, LeadCashout: 0.0003, FramesPerPlayer: 1.5, FramesPerBet: 2.5}
+		Cashout: 0.0002, LeadCashout: 0.0003, FramesPerPlayer: 1.5, FramesPerBet: 2.5,
+		NATSFanoutPerBet: 4, NATSPointPerBet: 5, NATSFanoutPerSecond: 10, NATSPointPerSecond: 6, Broadcast: 0.000008}
 	var obs []replicaObs
 	for _, run := range []struct {
 		players, rate, cash float64
 	}{{1500, 900, 300}, {1500, 300, 30}, {900, 540, 200}, {600, 400, 60}} {
 		for i := range 3 {
-			o := replicaObs{name: "game", leads: i == 0, streams: run.players / 3, betsRecv: run.rate / 3, betsRound: run.rate,
-				perPlayer: run.rate / run.players, cashRecv: run.cash / 3, cashRound: run.cash}
+			o := replicaObs{run: fmt.Sprintf("run%.0fx%.0f", run.players, run.rate), name: "game", leads: i == 0,
+				streams: run.players / 3, betsRecv: run.rate / 3, betsRound: run.rate,
+				perPlayer: run.rate / run.players, cashRecv: run.cash / 3, cashRound: run.cash, replicas: 3}
+			// Over 100 s: the fan-out is in once and out three times; the
+			// requests and replies in once and out once.
+			fan := want.NATSFanoutPerSecond + want.NATSFanoutPerBet*run.rate
+			point := want.NATSPointPerSecond + want.NATSPointPerBet*run.rate
+			o.natsSeconds, o.natsBets, o.natsIn, o.natsOut = 100, 100*run.rate, 100*(fan+point), 100*(3*fan+point)
 			o.frames = o.streams * (want.FramesPerPlayer + want.FramesPerBet*o.perPlayer)
 			o.idle = want.IdleFixed + want.IdlePerStream*o.streams
 			o.cpu = want.predictCPU(o)
 			obs = append(obs, o)
 		}
 	}
-	got, err := fitCosts(obs, capacityCosts{})
+	got, err := fitCosts(obs, capacityCosts{Broadcast: want.Broadcast})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,6 +45,8 @@ func TestCapacityFitRecoversTheCosts(t *testing.T) {
 		{"frame", got.Frame, want.Frame}, {"bet", got.Bet, want.Bet}, {"lead", got.Lead, want.Lead},
 		{"cashout", got.Cashout, want.Cashout}, {"lead cashout", got.LeadCashout, want.LeadCashout},
 		{"frames per player", got.FramesPerPlayer, want.FramesPerPlayer}, {"frames per bet", got.FramesPerBet, want.FramesPerBet},
+		{"NATS fan-out per bet", got.NATSFanoutPerBet, want.NATSFanoutPerBet}, {"NATS point to point per bet", got.NATSPointPerBet, want.NATSPointPerBet},
+		{"NATS fan-out a second", got.NATSFanoutPerSecond, want.NATSFanoutPerSecond}, {"NATS point to point a second", got.NATSPointPerSecond, want.NATSPointPerSecond},
 	} {
 		if math.Abs(c.got-c.want) > 1e-9*math.Max(1, math.Abs(c.want)) {
 			t.Errorf("%s: fitted %g, made with %g", c.name, c.got, c.want)
@@ -64,6 +75,48 @@ func TestCapacityFitRefusesWhatItCannotTellApart(t *testing.T) {
 	for _, tc := range tests {
 		if _, err := leastSquares(tc.rows, tc.ys); err == nil {
 			t.Errorf("%s: fitted", tc.name)
+		}
+	}
+}
+
+// The NATS messages of a bet grow with the replicas by its fan-out: each
+// message published to every replica is in once and out once a replica; a
+// request or a reply, in once and out once. So does what every replica
+// spends receiving the fan-out, with the round's bets, whatever its share.
+func TestCapacityFanoutGrowsWithTheReplicas(t *testing.T) {
+	t.Parallel()
+	c := capacityCosts{NATSFanoutPerBet: 4, NATSPointPerBet: 5, NATSFanoutPerSecond: 10, NATSPointPerSecond: 6, Broadcast: 0.00001}
+	for _, tc := range []struct {
+		replicas int
+		want     float64
+	}{
+		{1, (10+1_000*4)*2 + 2*(6+1_000*5)},
+		{3, (10+1_000*4)*4 + 2*(6+1_000*5)},
+		{60, (10+1_000*4)*61 + 2*(6+1_000*5)},
+	} {
+		if got := c.natsPerSecond(1_000, tc.replicas); math.Abs(got-tc.want) > 1e-9 {
+			t.Errorf("%d replicas: %g messages a second, want %g", tc.replicas, got, tc.want)
+		}
+	}
+	if got := c.fanout(100_000); math.Abs(got-4) > 1e-9 {
+		t.Errorf("100,000 bets a second: %g cores receiving the fan-out, want 4", got)
+	}
+}
+
+// predict names NATS as what saturates when the messages a second it needs
+// are more than the installation says its NATS sustains, and not otherwise.
+func TestCapacityPredictJudgesNATS(t *testing.T) {
+	t.Parallel()
+	c := capacityCosts{NATSFanoutPerBet: 3, NATSPointPerBet: 3}
+	need := c.natsPerSecond(100_000*3/3.0, 60) // in the betting window
+	for _, tc := range []struct {
+		given float64
+		want  bool
+	}{{need / 2, true}, {need * 2, false}, {0, false}} {
+		var out strings.Builder
+		predict(&out, c, 60, 8, 100_000, 3, 0.3, 20, 3, 0, tc.given)
+		if got := strings.Contains(out.String(), "NATS's messages"); got != tc.want {
+			t.Errorf("NATS given %.0f/s, needing %.0f/s: saturated %t, want %t:\n%s", tc.given, need, got, tc.want, out.String())
 		}
 	}
 }

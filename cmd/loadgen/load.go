@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -241,8 +242,20 @@ func load(ctx context.Context, o *options, sys *system, stdout io.Writer) (*resu
 	}
 	profiled := lg.profilePlay(ctx, stdout)
 	latencyFrom := lg.readLatency(ctx)
+	natsFrom, natsErr := lg.readNATS(ctx)
 	lg.waitRounds(ctx, stdout)
 	res.GameLatency = lg.gameLatencyOver(latencyFrom, lg.readLatency(ctx))
+	if lg.o.natsMonitor != "" {
+		natsTo, err := lg.readNATS(ctx)
+		if err = errors.Join(natsErr, err); err != nil {
+			fmt.Fprintf(stdout, "NATS's traffic not measured: %v\n", err)
+		} else {
+			lg.betsMu.Lock()
+			accepted := len(lg.acceptedIDs)
+			lg.betsMu.Unlock()
+			res.NATS = natsOver(natsFrom, natsTo, accepted)
+		}
+	}
 	profiled()
 	res.PlayedUntil = time.Since(lg.rec.start).Seconds()
 	stopPlay()

@@ -123,6 +123,7 @@ type options struct {
 	forwarded   bool
 	replicasArg string
 	replicas    []replicaTarget
+	natsMonitor string // --nats-monitor: the NATS server's monitoring address
 	pin         bool
 	floor       bool
 	silence     time.Duration
@@ -175,6 +176,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.playerPrefx, "player-prefix", "", "prefix of the players' ids (default: load-<time>-)")
 	fs.BoolVar(&o.forwarded, "forwarded", false, "behind a load balancer: each player sends X-Forwarded-For with its own address instead of connecting from it")
 	fs.StringVar(&o.replicasArg, "replicas", "", "a cluster's replicas as name=http://host:port of each one's metrics_listen, comma-separated: per-replica CPU, memory and fan-out")
+	fs.StringVar(&o.natsMonitor, "nats-monitor", "", "a cluster's NATS server's monitoring address as http://host:port (its -m port): the messages it carried over the rounds, in and out, and per accepted bet (docs/capacity.md)")
 	fs.BoolVar(&o.pin, "pin", false, "--self, Linux: the game alone on CPU 0, the load tool and operator-sim on the other CPUs (taskset), so that the game's CPU is its own")
 	fs.BoolVar(&o.floor, "floor", false, "--self: after the rounds, the floor of a bet in the same run (`loadgen floor-serve` on the game's CPU: HTTP in, one signed /bet, one group-committed row, answer) and the game's CPU per accepted bet as a ratio of it; then the raw floor, the same work with none of the game's code (`floor-serve --raw`), and the ratio to it")
 	fs.DurationVar(&o.silence, "silence", 5*time.Second, "a stream that brings nothing this long is dead, and reopened (the server's heartbeat leaves no 2 s without a message; 0: never)")

@@ -102,6 +102,9 @@ type result struct {
 	// GameLatency is the game's own time to answer the bets and cashouts
 	// while playing, from its request histogram; nil when it has none.
 	GameLatency *gameLatency `json:"game_latency,omitempty"`
+	// NATS is what the cluster's NATS server carried over the rounds
+	// (--nats-monitor).
+	NATS *natsTraffic `json:"nats,omitempty"`
 	// Floor is the floor of a bet in the same run (--floor): the same work
 	// through the game's wallet client and store.
 	Floor *floorResult `json:"floor,omitempty"`
@@ -427,6 +430,9 @@ func printSummary(w io.Writer, res *result) {
 		res.Cashouts.N, res.Cashouts.Paid, res.Cashouts.AutoCashed, res.Cashouts.P50, res.Cashouts.P99, res.Cashouts.P999, res.Cashouts.Outcomes)
 	if res.GameLatency != nil {
 		fmt.Fprintln(w, res.GameLatency.describe())
+	}
+	if res.NATS != nil {
+		fmt.Fprintln(w, res.NATS.describe())
 	}
 	g := res.Game
 	what := "game"

@@ -38,8 +38,7 @@ func NewBalances(bus *cluster.Bus, logger *slog.Logger) *Balances {
 // Relay publishes a change decided here. It never blocks the caller: a lost
 // change leaves the other replicas' figures as they were until the next one.
 func (b *Balances) Relay(c sessions.Change) {
-	data, err := json.Marshal(balanceMsg{wire: v1(), Origin: b.origin, Session: c.Session, Demo: c.Demo,
-		Operator: c.Operator, PlayerID: c.PlayerID, Currency: c.Currency, Balance: c.Balance})
+	data, err := json.Marshal(balanceMsgOf(b.origin, c))
 	if err == nil {
 		err = b.bus.Publish(balancesSubject, data)
 	}
@@ -51,26 +50,35 @@ func (b *Balances) Relay(c sessions.Change) {
 // Run hands every change another replica relayed to heard (the sessions'
 // Heard) until ctx ends.
 func (b *Balances) Run(ctx context.Context, heard func(sessions.Change)) error {
-	stop, err := b.bus.Subscribe(balancesSubject, func(data []byte, _ bool) {
-		var m balanceMsg
-		err := json.Unmarshal(data, &m)
-		if err == nil {
-			err = m.check("balance change")
-		}
-		if err != nil {
-			b.logger.Error("a relayed balance change could not be read", "err", err)
-			return
-		}
-		if m.Origin == b.origin {
-			return
-		}
-		heard(sessions.Change{Session: m.Session, Demo: m.Demo, Operator: m.Operator, PlayerID: m.PlayerID,
-			Currency: m.Currency, Balance: m.Balance})
-	})
+	stop, err := b.bus.Subscribe(balancesSubject, func(data []byte, _ bool) { b.receive(data, heard) })
 	if err != nil {
 		return fmt.Errorf("replica: subscribe to balance changes: %w", err)
 	}
 	defer stop()
 	<-ctx.Done()
 	return nil
+}
+
+// receive hands one relayed change to heard, unless this process relayed it.
+func (b *Balances) receive(data []byte, heard func(sessions.Change)) {
+	var m balanceMsg
+	err := json.Unmarshal(data, &m)
+	if err == nil {
+		err = m.check("balance change")
+	}
+	if err != nil {
+		b.logger.Error("a relayed balance change could not be read", "err", err)
+		return
+	}
+	if m.Origin == b.origin {
+		return
+	}
+	heard(sessions.Change{Session: m.Session, Demo: m.Demo, Operator: m.Operator, PlayerID: m.PlayerID,
+		Currency: m.Currency, Balance: m.Balance})
+}
+
+// balanceMsgOf is c as the process origin relays it.
+func balanceMsgOf(origin string, c sessions.Change) balanceMsg {
+	return balanceMsg{wire: v1(), Origin: origin, Session: c.Session, Demo: c.Demo,
+		Operator: c.Operator, PlayerID: c.PlayerID, Currency: c.Currency, Balance: c.Balance}
 }

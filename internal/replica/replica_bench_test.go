@@ -10,7 +10,9 @@ import (
 
 	"github.com/crashstudio/crashgame/internal/cluster/natstest"
 	"github.com/crashstudio/crashgame/internal/engine"
+	"github.com/crashstudio/crashgame/internal/replica"
 	"github.com/crashstudio/crashgame/internal/round"
+	"github.com/crashstudio/crashgame/internal/sessions"
 )
 
 // BenchmarkCashoutPath measures a cashout's path to its refusal (of a bet
@@ -65,4 +67,47 @@ func BenchmarkCashoutPath(b *testing.B) {
 			b.ReportMetric(float64(lat[len(lat)*99/100].Nanoseconds()), "p99-ns")
 		})
 	}
+}
+
+// BenchmarkReceiveBroadcast measures what a replica spends on one message
+// that every replica receives and that is for a player whose stream is
+// elsewhere, as most are in a cluster of N (N−1 of every N): a bet's event
+// of another replica's session (decoded, checked, handed to the table, which
+// finds no subscriber), and a balance change relayed by another replica
+// (decoded and checked; heard is a no-op here, so the sessions' own work for
+// it is left out). NATS's own parsing and the bus's sequence check are left
+// out too: these are lower bounds of the cost per message, which
+// docs/capacity.md multiplies by the messages a bet publishes to every
+// replica.
+func BenchmarkReceiveBroadcast(b *testing.B) {
+	dsn := "sqlite://" + filepath.Join(b.TempDir(), "bench.db")
+	nats := natstest.Start(b)
+	n := startNodeB(b, "node-a", dsn, nats.URL())
+	ctx := context.Background()
+	at := time.Date(2026, 11, 29, 11, 0, 0, 123_000_000, time.UTC)
+	free := "fb_0123456789abcdef"
+	bet := replica.EventMessage([]byte("session-of-a-player-elsewhere-00"), &engine.Event{Type: engine.EventBet,
+		Bet: &engine.BetView{BetID: "b_0123456789abcdefghijklm", RoundID: "crash-123456", Amount: 1_000, AutoCashout: 250,
+			Status: engine.StatusCashedOut, Multiplier: 250, Payout: 2_500, PlacedAt: at, FreebetID: &free}})
+	balances := replica.NewBalances(n.bus, nil)
+	change := replica.BalanceMessage(sessions.Change{Session: []byte("session-of-a-player-elsewhere-00"),
+		Operator: "acme", PlayerID: "player-0123456789", Currency: "EUR", Balance: 1_234_567})
+	b.Run("bet_event", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(bet)))
+		for b.Loop() {
+			n.rep.Receive(ctx, bet)
+		}
+	})
+	b.Run("balance_change", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(change)))
+		heard := 0
+		for b.Loop() {
+			balances.Receive(change, func(sessions.Change) { heard++ })
+		}
+		if heard == 0 {
+			b.Fatal("no change heard")
+		}
+	})
 }
