@@ -87,8 +87,8 @@ type loadgen struct {
 	samplesMu     sync.Mutex
 	// Bets by when they left the load tool: on the wire before their
 	// round's betting_ends_at, and of those the ones refused as late
-	// (BETTING_CLOSED, or WALLET_UNAVAILABLE: a debit still unknown at the
-	// close), which are the game's; or on the wire after it, the tool's.
+	// (lateCodes), which are the game's; or on the wire after it, the
+	// tool's.
 	sentInWindow, refusedInWindow, sentLate atomic.Int64
 	// replicaSamples are each replica's samples (--replicas), in its order.
 	replicaSamples [][]replicaSample
@@ -445,6 +445,15 @@ func (lg *loadgen) waitDrained(ctx context.Context) (bool, string, error) {
 	return false, how, last
 }
 
+// lateCodes are the answers to a bet sent inside its window that count as the
+// game's lateness: BETTING_CLOSED (it arrived after the window), and a bet
+// the game did not get debited in its window: WALLET_UNAVAILABLE (the
+// debit's outcome still unknown at take-off) or SERVER_ERROR (since
+// table.v1 1.4.1, a /bet never sent because its intent committed after its
+// debit deadline; also any other failure of the game, so the share never
+// flatters it).
+var lateCodes = map[string]bool{"BETTING_CLOSED": true, "WALLET_UNAVAILABLE": true, "SERVER_ERROR": true}
+
 // judgeLateness counts a bet answered with status and code by whether it went
 // on the wire (wire: the connection was obtained) before its round's window
 // closed at endsAt.
@@ -454,7 +463,7 @@ func (lg *loadgen) judgeLateness(wire, endsAt time.Time, status int, code string
 		return
 	}
 	lg.sentInWindow.Add(1)
-	if status != http.StatusCreated && (code == "BETTING_CLOSED" || code == "WALLET_UNAVAILABLE") {
+	if status != http.StatusCreated && lateCodes[code] {
 		lg.refusedInWindow.Add(1)
 	}
 }

@@ -34,8 +34,8 @@ type result struct {
 		Rounds         []roundStat `json:"rounds"`
 		Interrupted    []string    `json:"rounds_interrupted"` // ended by a new round's betting, never crashed (a fail-over)
 		// SentInWindow bets went on the wire before their round's window
-		// closed; RefusedLate of them were refused BETTING_CLOSED or
-		// WALLET_UNAVAILABLE (the game's lateness); SentLate went on the
+		// closed; RefusedLate of them were answered one of lateCodes (the
+		// game's lateness); SentLate went on the
 		// wire after it (the load tool's own lateness).
 		SentInWindow int     `json:"sent_in_window"`
 		RefusedLate  int     `json:"sent_in_window_refused_late"`
@@ -424,7 +424,7 @@ func printSummary(w io.Writer, res *result) {
 	fmt.Fprintf(w, "bets: %d sent, %d accepted; accepted/s peak 1 s %.0f, in the betting window best %.0f mean %.0f; latency p50 %.1f p99 %.1f p99.9 %.1f ms\n",
 		res.Bets.N, res.Bets.Accepted, res.Bets.PeakPerSecond, res.Bets.WindowPerSec, res.Bets.MeanWindowRate, res.Bets.P50, res.Bets.P99, res.Bets.P999)
 	fmt.Fprintf(w, "bet outcomes: %v\n", res.Bets.Outcomes)
-	fmt.Fprintf(w, "bets on the wire inside their window: %d, of which %d (%.1f %%) refused as late (BETTING_CLOSED or WALLET_UNAVAILABLE); on the wire after it (the load tool's lateness): %d\n",
+	fmt.Fprintf(w, "bets on the wire inside their window: %d, of which %d (%.1f %%) refused as late (BETTING_CLOSED, WALLET_UNAVAILABLE or SERVER_ERROR); on the wire after it (the load tool's lateness): %d\n",
 		res.Bets.SentInWindow, res.Bets.RefusedLate, 100*res.Bets.RefusedShare, res.Bets.SentLate)
 	fmt.Fprintf(w, "cashouts: %d sent, %d paid (+%d auto seen); latency p50 %.1f p99 %.1f p99.9 %.1f ms; outcomes %v\n",
 		res.Cashouts.N, res.Cashouts.Paid, res.Cashouts.AutoCashed, res.Cashouts.P50, res.Cashouts.P99, res.Cashouts.P999, res.Cashouts.Outcomes)
