@@ -47,7 +47,10 @@
 // (process_cpu_seconds_total, process_resident_memory_bytes), its streams
 // (crashgame_streams_open) and the messages it wrote to them
 // (crashgame_stream_messages_total, the events fanned out) each second, and
-// reports them replica by replica beside the cluster's sums.
+// reports them replica by replica beside the cluster's sums. --nats-monitor
+// names the cluster's NATS server's monitoring address (http://host:port):
+// its /varz is read when the rounds start and when they end, for the
+// messages it carried in and out (nats.go; docs/capacity.md's fan-out).
 //
 // --pin (Linux, --self) runs the game alone on CPU 0 and the load tool with
 // operator-sim on the other CPUs (taskset), so that the game's CPU from /proc
