@@ -501,7 +501,7 @@ func (t *Table) decideDebit(b *liveBet, out DebitOutcome, res wallet.Result, epo
 		}
 		// The player is refused a bet they sent in time: say why, with
 		// the wallet's last answer (its attempts log at debug when cut).
-		if errors.Is(d.answer, errDebitNotSent) {
+		if res.Reason == wallet.ReasonWindowClosed {
 			// The game was late, not the wallet: the player is not told
 			// the wallet did not answer (SERVER_ERROR, not
 			// WALLET_UNAVAILABLE). The rollback is still queued: only the
