@@ -542,8 +542,11 @@ func TestTakeOffOutlastingItsDeadlineFliesWhileTheLeaseIsRenewed(t *testing.T) {
 		if now, _ := a.table.Round(); now.RoundID != v.RoundID || now.Phase != engine.PhaseFlying {
 			t.Fatalf("after the slow take-off: round %s in %s, want %s flying", now.RoundID, now.Phase, v.RoundID)
 		}
-		if s := h.bet(bet.Bet.BetID).Status; s != engine.StatusAccepted {
-			t.Errorf("the bet is %s, want %s", s, engine.StatusAccepted)
+		// Accepted by the take-off; lost when the round crashed at once
+		// (a crash point of 1.00x, about one round in 33), which only an
+		// accepted bet can be.
+		if s := h.bet(bet.Bet.BetID).Status; s != engine.StatusAccepted && s != engine.StatusLost {
+			t.Errorf("the bet is %s, want %s (or %s, by a crash at once)", s, engine.StatusAccepted, engine.StatusLost)
 		}
 		if got := a.table.Leadership().Epoch(); !a.table.Leadership().Leading() || got != epoch {
 			t.Errorf("leading %t at epoch %d, want the same term (%d)", a.table.Leadership().Leading(), got, epoch)
