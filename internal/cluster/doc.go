@@ -15,7 +15,10 @@
 //     commit. Publish stamps each event with its publisher's identity and a
 //     sequence number per subject; Subscribe follows each publisher's
 //     numbering and tells its handler when continuity is not proven (a gap),
-//     so a replica that missed events resynchronises its streams.
+//     so a replica that missed events resynchronises its streams. An event
+//     for one addressee (PublishFor: a session's) names it in a header, and
+//     a subscriber that holds only some addressees (SubscribeFor) skips the
+//     others' unread, its gaps carried by the next event it is handed.
 //
 // What crosses is bytes: this package knows no engine, table or round type,
 // and encodes nothing but its own headers.

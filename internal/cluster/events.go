@@ -18,6 +18,10 @@ const (
 	// hdrSeq is the publisher's sequence number on the subject: 1, 2, 3...
 	// one per Publish, failed ones included.
 	hdrSeq = "Crashgame-Seq"
+	// hdrFor names whom an event is for (PublishFor): a subscriber that
+	// holds nobody by that name skips it without reading it
+	// (SubscribeFor).
+	hdrFor = "Crashgame-For"
 )
 
 // EventHandler receives one event. gap is true when continuity with the
@@ -48,6 +52,16 @@ type pubState struct {
 // even one that fails, so that subscribers see the loss as a gap. Calls on one
 // subject are sent in the order they take their numbers.
 func (b *Bus) Publish(subject string, data []byte) error {
+	return b.PublishFor(subject, "", data)
+}
+
+// PublishFor is Publish of an event that is for one addressee only, to (an
+// opaque name without white space, e.g. a session's hash in hex; "" is
+// Publish): every subscriber still receives it, and one that subscribed
+// with SubscribeFor skips it, unread, unless it holds to. It takes the
+// subject's sequence as any other, so a subscriber's gap detection sees the
+// events it skips too.
+func (b *Bus) PublishFor(subject, to string, data []byte) error {
 	if err := checkSubject(subject, false); err != nil {
 		return fmt.Errorf("cluster: publish: %w", err)
 	}
@@ -66,6 +80,9 @@ func (b *Bus) Publish(subject string, data []byte) error {
 	msg.Data = data
 	msg.Header.Set(hdrPublisher, b.publisher)
 	msg.Header.Set(hdrSeq, strconv.FormatUint(st.seq, 10))
+	if to != "" {
+		msg.Header.Set(hdrFor, to)
+	}
 	if err := b.nc.PublishMsg(msg); err != nil {
 		return fmt.Errorf("cluster: publish %s: %w: %w", subject, ErrUnavailable, err)
 	}
@@ -83,10 +100,22 @@ func (b *Bus) Publish(subject string, data []byte) error {
 // again. It must not be called from within h. It is safe to call more than
 // once.
 func (b *Bus) Subscribe(subject string, h EventHandler) (stop func(), err error) {
+	return b.SubscribeFor(subject, nil, h)
+}
+
+// SubscribeFor is Subscribe of a subscriber that holds only some of the
+// addressees of PublishFor: an event for an addressee that holds(to) says
+// is not here is skipped before h (h never sees it, and nothing decodes
+// it); an event for nobody in particular (Publish) is always handed over.
+// A gap found at a skipped event is not lost: the next event handed to h
+// carries it (gap means events this subscriber would have been handed may
+// have been lost). holds runs on the subscription's goroutine, one event at
+// a time, and must be quick; nil holds everyone (Subscribe).
+func (b *Bus) SubscribeFor(subject string, holds func(to string) bool, h EventHandler) (stop func(), err error) {
 	if err := checkSubject(subject, true); err != nil {
 		return nil, fmt.Errorf("cluster: subscribe: %w", err)
 	}
-	s := &subscriber{bus: b, h: h, last: make(map[position]uint64), heard: make(map[string]bool)}
+	s := &subscriber{bus: b, h: h, holds: holds, last: make(map[position]uint64), heard: make(map[string]bool)}
 	sub, err := b.nc.Subscribe(subject, s.receive)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: subscribe %s: %w", subject, err)
@@ -115,8 +144,9 @@ type position struct {
 
 // subscriber is one Subscribe.
 type subscriber struct {
-	bus *Bus
-	h   EventHandler
+	bus   *Bus
+	h     EventHandler
+	holds func(to string) bool // nil: everyone
 	// last is the sequence of the last event delivered from each publisher
 	// on each subject (one entry per process that ever published there: a
 	// replica's restart adds one), and heard the subjects on which an event
@@ -124,6 +154,9 @@ type subscriber struct {
 	// subscription runs one message at a time.
 	last  map[position]uint64
 	heard map[string]bool
+	// owed is a gap found at an event skipped since the last one handed
+	// over (holds said no), owed to the next one. Touched only by receive.
+	owed bool
 
 	mu      sync.Mutex // held while h runs
 	stopped bool
@@ -154,14 +187,22 @@ func (s *subscriber) receive(m *nats.Msg) {
 		gap = gapSequence
 	}
 	s.last[key] = seq
+	if gap != "" {
+		s.bus.m.gaps.WithLabelValues(gap).Inc()
+	}
+	if s.holds != nil {
+		if to := m.Header.Get(hdrFor); to != "" && !s.holds(to) {
+			s.owed = s.owed || gap != ""
+			return
+		}
+	}
+	gapped := gap != "" || s.owed
+	s.owed = false
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.stopped {
 		return
 	}
-	if gap != "" {
-		s.bus.m.gaps.WithLabelValues(gap).Inc()
-	}
-	s.h(m.Data, gap != "")
+	s.h(m.Data, gapped)
 }

@@ -245,3 +245,80 @@ func TestPublishRefusesAnInvalidSubject(t *testing.T) {
 		t.Errorf("Serve an empty game's subject: %v, want an invalid subject", err)
 	}
 }
+
+// A subscriber that holds some addressees only (SubscribeFor) is handed the
+// events for them and those for everyone, never the others' (which every
+// other subscriber still gets), and a gap found at an event it skipped is
+// carried by the next event it is handed: a sequence lost in an outage,
+// and a new publisher whose first event was for someone else.
+func TestSubscribeForSkipsOthersEventsAndKeepsTheirGaps(t *testing.T) {
+	t.Parallel()
+	srv := natstest.Start(t)
+	leader, _ := connect(t, srv, "leader")
+	newLeader, _ := connect(t, srv, "new-leader")
+	replica, reg := connect(t, srv, "replica")
+	subject := EventSubject("crash")
+	mine := newReceived()
+	var asked []string // touched by the subscription's goroutine only, read after waits
+	stop, err := replica.SubscribeFor(subject, func(to string) bool {
+		asked = append(asked, to)
+		return to == "mine"
+	}, mine.handle)
+	if err != nil {
+		t.Fatalf("SubscribeFor: %v", err)
+	}
+	t.Cleanup(stop)
+	everyone := subscribe(t, replica, subject)
+	publishFor := func(b *Bus, to, data string) {
+		t.Helper()
+		if err := b.PublishFor(subject, to, []byte(data)); err != nil {
+			t.Fatalf("PublishFor(%s, %s): %v", to, data, err)
+		}
+	}
+
+	publishFor(leader, "mine", "mine 1")
+	publishFor(leader, "theirs", "theirs 1")
+	publish(t, leader, subject, "phase 1")
+	mine.wait(t, 2)
+	everyone.wait(t, 3)
+
+	// Lost in an outage: the event after it is someone else's.
+	srv.Shutdown()
+	waitFor(t, "the leader to see the outage", func() bool { return !leader.Connected() })
+	if err := leader.PublishFor(subject, "mine", []byte("lost")); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("PublishFor during the outage: %v, want ErrUnavailable", err)
+	}
+	srv.Restart()
+	waitConnected(t, leader, newLeader, replica)
+	publishFor(leader, "theirs", "theirs 2")
+	publish(t, leader, subject, "phase 2")
+	publishFor(leader, "mine", "mine 2")
+	mine.wait(t, 2)
+	everyone.wait(t, 3)
+
+	// A new publisher whose first event is someone else's.
+	publishFor(newLeader, "theirs", "new theirs")
+	publishFor(newLeader, "mine", "new mine")
+	mine.wait(t, 1)
+	everyone.wait(t, 2)
+
+	want := []event{{"mine 1", false}, {"phase 1", false}, {"phase 2", true}, {"mine 2", false}, {"new mine", true}}
+	if got := mine.all(); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("the subscriber of mine received %v, want %v", got, want)
+	}
+	wantAll := []event{{"mine 1", false}, {"theirs 1", false}, {"phase 1", false}, {"theirs 2", true}, {"phase 2", false},
+		{"mine 2", false}, {"new theirs", true}, {"new mine", false}}
+	if got := everyone.all(); fmt.Sprint(got) != fmt.Sprint(wantAll) {
+		t.Errorf("the subscriber of everyone received %v, want %v", got, wantAll)
+	}
+	if fmt.Sprint(asked) != fmt.Sprint([]string{"mine", "theirs", "theirs", "mine", "theirs", "mine"}) {
+		t.Errorf("holds was asked about %v: want every addressed event, and never an event for everyone", asked)
+	}
+	// Each subscription counts its own gaps: two each.
+	if g := counterValue(t, reg, "crashgame_cluster_events_gaps_total", map[string]string{"reason": "sequence"}); g != 2 {
+		t.Errorf("events_gaps_total{reason=sequence} = %v, want 2", g)
+	}
+	if g := counterValue(t, reg, "crashgame_cluster_events_gaps_total", map[string]string{"reason": "publisher"}); g != 2 {
+		t.Errorf("events_gaps_total{reason=publisher} = %v, want 2", g)
+	}
+}

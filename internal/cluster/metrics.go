@@ -29,11 +29,12 @@ const (
 //   - crashgame_cluster_forward_seconds{kind,outcome}: the latency of Request,
 //     by action (ActionAdmit...; "other") and outcome (ok, handler_error,
 //     no_leader, unavailable);
-//   - crashgame_cluster_events_gaps_total{reason}: events delivered to a
-//     Subscribe handler with gap set, by reason: "sequence" (a publisher's
-//     sequence jumped: events were lost) or "publisher" (the first event of
-//     a publisher not heard before on the subject: a new leader, a replica
-//     that restarted).
+//   - crashgame_cluster_events_gaps_total{reason}: gaps a subscription found
+//     in the events it received (those SubscribeFor skips included; the
+//     next event handed over carries the gap), by reason: "sequence" (a
+//     publisher's sequence jumped: events were lost) or "publisher" (the
+//     first event of a publisher not heard before on the subject: a new
+//     leader, a replica that restarted).
 type metrics struct {
 	reconnects prometheus.Counter
 	forward    *prometheus.HistogramVec
@@ -56,7 +57,7 @@ func newMetrics(r prometheus.Registerer) (*metrics, error) {
 		}, []string{"kind", "outcome"}),
 		gaps: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "crashgame_cluster_events_gaps_total",
-			Help: "Table events delivered with a gap (continuity not proven: resynchronise), by reason (sequence, publisher).",
+			Help: "Gaps found in the table events a subscription received (continuity not proven: resynchronise), by reason (sequence, publisher).",
 		}, []string{"reason"}),
 	}
 	if r == nil {

@@ -191,6 +191,13 @@ func (h *hub) deliver(ev *Event, subs func() map[*Subscription]struct{}) {
 	}
 }
 
+// holds reports whether session has a subscriber.
+func (h *hub) holds(session []byte) bool {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	return len(h.bySession[string(session)]) > 0
+}
+
 // count returns the number of subscribers.
 func (h *hub) count() int {
 	h.mu.RLock()

@@ -396,6 +396,10 @@ func (t *Table) Subscribe(session []byte, buf int) *Subscription {
 // Subscribers returns the number of live subscriptions.
 func (t *Table) Subscribers() int { return t.hub.count() }
 
+// Holds reports whether session has a live subscription here: an event
+// delivered for that session alone (Deliver) reaches someone only then.
+func (t *Table) Holds(session []byte) bool { return t.hub.holds(session) }
+
 // Deliver hands an event of the table's leader, received from the cluster,
 // to this table's subscribers: to every one, or to those of session when it
 // is not nil. A phase event also becomes the round this table shows (Round,

@@ -1,6 +1,7 @@
 package replica
 
 import (
+	"encoding/hex"
 	"encoding/json"
 	"log/slog"
 
@@ -49,11 +50,47 @@ func (p *Publisher) publish(session []byte, ev *engine.Event) {
 	m.ClockInStep = p.priceClock() == nil
 	data, err := json.Marshal(m)
 	if err == nil {
-		err = p.bus.Publish(p.subject, data)
+		// A session's event is named for it: the replicas that hold no
+		// stream of that session skip it unread (Table.holds).
+		err = p.bus.PublishFor(p.subject, addressee(session), data)
 	}
 	if err != nil {
 		// The subscribers see the lost number as a gap; the durable truth is
 		// in the database.
 		p.logger.Warn("publishing an event of the table failed", "type", ev.Type, "err", err)
 	}
+}
+
+// addressee names session's events on the bus (cluster.Bus.PublishFor):
+// its hash in hex; "" (everyone) for none.
+func addressee(session []byte) string { return hex.EncodeToString(session) }
+
+// holds reports whether an event published for the session named to
+// (addressee) has a subscriber on this replica's
+// table. A name that does not read as a hash is handed over all the same,
+// and receive judges the event.
+func (t *Table) holds(to string) bool {
+	var buf [64]byte
+	if len(to)%2 != 0 || len(to) > 2*len(buf) {
+		return true
+	}
+	for i := 0; i < len(to); i += 2 {
+		hi, ok1 := unhex(to[i])
+		lo, ok2 := unhex(to[i+1])
+		if !ok1 || !ok2 {
+			return true
+		}
+		buf[i/2] = hi<<4 | lo
+	}
+	return t.local.Holds(buf[:len(to)/2])
+}
+
+func unhex(c byte) (byte, bool) {
+	switch {
+	case '0' <= c && c <= '9':
+		return c - '0', true
+	case 'a' <= c && c <= 'f':
+		return c - 'a' + 10, true
+	}
+	return 0, false
 }

@@ -184,7 +184,10 @@ func New(cfg Config) (*Table, error) {
 // Run relays the leader's events to the local subscribers and, while the
 // local table leads, serves the game's actions, until ctx ends.
 func (t *Table) Run(ctx context.Context) error {
-	stopEvents, err := t.bus.Subscribe(cluster.EventSubject(t.game), func(data []byte, gap bool) { t.receive(ctx, data, gap) })
+	// A session's events are skipped unread unless one of its streams is
+	// here (holds): with N replicas, N−1 of every N are for a stream
+	// elsewhere.
+	stopEvents, err := t.bus.SubscribeFor(cluster.EventSubject(t.game), t.holds, func(data []byte, gap bool) { t.receive(ctx, data, gap) })
 	if err != nil {
 		return fmt.Errorf("replica: subscribe to %s's events: %w", t.game, err)
 	}

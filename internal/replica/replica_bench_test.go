@@ -72,10 +72,12 @@ func BenchmarkCashoutPath(b *testing.B) {
 // BenchmarkReceiveBroadcast measures what a replica spends on one message
 // that every replica receives and that is for a player whose stream is
 // elsewhere, as most are in a cluster of N (N−1 of every N): a bet's event
-// of another replica's session (decoded, checked, handed to the table, which
-// finds no subscriber), and a balance change relayed by another replica
-// (decoded and checked; heard is a no-op here, so the sessions' own work for
-// it is left out). NATS's own parsing and the bus's sequence check are left
+// (bet_event: decoded, checked, handed to the table, which finds no
+// subscriber, as a replica did until 29 November, and as it still does for
+// a session whose stream it holds; bet_event_skipped: what it does since
+// for the others, a look at the event's addressee), and a balance change
+// relayed by another replica (decoded and checked; heard is a no-op here,
+// so the sessions' own work for it is left out). NATS's own parsing and the bus's sequence check are left
 // out too: these are lower bounds of the cost per message, which
 // docs/capacity.md multiplies by the messages a bet publishes to every
 // replica.
@@ -86,7 +88,8 @@ func BenchmarkReceiveBroadcast(b *testing.B) {
 	ctx := context.Background()
 	at := time.Date(2026, 11, 29, 11, 0, 0, 123_000_000, time.UTC)
 	free := "fb_0123456789abcdef"
-	bet := replica.EventMessage([]byte("session-of-a-player-elsewhere-00"), &engine.Event{Type: engine.EventBet,
+	elsewhere := []byte("session-of-a-player-elsewhere-00")
+	bet := replica.EventMessage(elsewhere, &engine.Event{Type: engine.EventBet,
 		Bet: &engine.BetView{BetID: "b_0123456789abcdefghijklm", RoundID: "crash-123456", Amount: 1_000, AutoCashout: 250,
 			Status: engine.StatusCashedOut, Multiplier: 250, Payout: 2_500, PlacedAt: at, FreebetID: &free}})
 	balances := replica.NewBalances(n.bus, nil)
@@ -97,6 +100,18 @@ func BenchmarkReceiveBroadcast(b *testing.B) {
 		b.SetBytes(int64(len(bet)))
 		for b.Loop() {
 			n.rep.Receive(ctx, bet)
+		}
+	})
+	// Since 29 November a replica reads a session's event only when it
+	// holds one of the session's streams: the others skip it on its
+	// addressee alone.
+	to := replica.Addressee(elsewhere)
+	b.Run("bet_event_skipped", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if n.rep.Holds(to) {
+				b.Fatal("a session with no stream here is held")
+			}
 		}
 	})
 	b.Run("balance_change", func(b *testing.B) {
