@@ -455,15 +455,17 @@ func requestDurations(r prometheus.Registerer) (func(route string, status int, d
 
 // leadable reports whether this replica may lead its tables: its NATS
 // connection is up and, once the health watch runs, it has reached NATS
-// (a message to itself) and its database within the lease TTL. A link that
-// died without a reset leaves the connection "up" for about 15 s; the
-// watch notices within the TTL, so a leader cut off that way hands its
-// tables over instead of publishing rounds nobody hears.
+// (a message to itself) within the lease TTL and its clock is in step
+// (replica.Health.LeadBlocked). A link that died without a reset leaves the
+// connection "up" for about 15 s; the watch notices within the TTL, so a
+// leader cut off that way hands its tables over instead of publishing
+// rounds nobody hears. The database is the lease's to judge: its renewals
+// run on a connection of their own.
 func (a *app) leadable() bool {
 	if !a.bus.Connected() {
 		return false
 	}
-	if h := a.health.Load(); h != nil && h.CutOff() != nil {
+	if h := a.health.Load(); h != nil && h.LeadBlocked() != nil {
 		return false
 	}
 	return true

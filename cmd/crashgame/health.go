@@ -15,8 +15,10 @@ import (
 // clusterHealth watches, in a cluster, whether this replica still reaches
 // NATS and its database and keeps its clock in step with the database's
 // (replica.Health): cut off from either for longer than the lease TTL, or
-// its clock more than replica.SkewBound away, /readyz fails (readiness), the
-// replica leads no table and takes no bet or new stream; when NATS is the
+// its clock more than replica.SkewBound away, /readyz fails (readiness) and
+// the replica takes no bet or new stream; it leads no table while NATS is
+// unreached or its clock is out of step (the database is the lease's own
+// renewals' to judge: app.leadable); when NATS is the
 // one unreached, or the clock is out of step, the player streams close with
 // 1001 after cluster.drain_ms so that the pages reconnect through the load
 // balancer to another replica (the database alone closes none: the streams

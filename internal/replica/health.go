@@ -74,7 +74,7 @@ type HealthConfig struct {
 // or this replica's clock more than SkewBound from the database's, cuts the
 // replica off: CutOff says so (for /readyz, for leading a table, for
 // taking bets and for opening streams), until both are reached again and
-// the clock is back in step. Its streams close (Away) only when NATS is
+// the clock is back in step; LeadBlocked leaves the database out. Its streams close (Away) only when NATS is
 // unreached or the clock is out of step, for the drain (streamsStale): the
 // database alone leaves the streams it holds open. Its methods are safe for
 // concurrent use.
@@ -296,11 +296,29 @@ func (h *Health) ClockOffset() (offset, uncertainty time.Duration, ok bool) {
 
 // CutOff returns why this replica is cut off from the cluster now, or nil:
 // NATS or the database unreached for longer than the limit, or its clock out
-// of step with the database's. /readyz fails while it is not nil.
+// of step with the database's. /readyz fails while it is not nil, and the
+// replica takes no bet and opens no stream.
 func (h *Health) CutOff() error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.cutOff(h.cfg.Now())
+}
+
+// LeadBlocked returns why this replica must not lead a table now, or nil:
+// NATS unreached for longer than the limit (the rounds it would publish
+// would reach no stream, and the other replicas' bets would not reach it) or
+// its clock out of step (a bet's debit deadline is read on it). The
+// database unreached is no reason here, as it is for CutOff: a leader
+// renews its lease on a connection of its own, and one that really cannot
+// reach the database stops renewing and steps down within the TTL by
+// itself, while a probe that waited for a busy pool (statements held up by
+// another replica's row locks, a loaded host) says nothing about the lease.
+// Stepping down on it handed the table over mid-round, and the next leader
+// voided the round by the fail-over rule.
+func (h *Health) LeadBlocked() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.streamsStale(h.cfg.Now())
 }
 
 // streamsStale is why this replica's streams no longer show the table, or

@@ -13,7 +13,9 @@ import (
 // are closed only once NATS has, for the drain since: the streams are fed
 // through NATS, so the database alone closes none (a database slow for every
 // replica would close every stream of the cluster at once). Both end as soon
-// as it reaches both again. The clock is the test's: no probe runs.
+// as it reaches both again. It may lead a table (LeadBlocked) while NATS is
+// reached, whatever the database: the lease's own renewals judge that. The
+// clock is the test's: no probe runs.
 func TestHealthCutOffAfterTheLimit(t *testing.T) {
 	t.Parallel()
 	const (
@@ -25,6 +27,7 @@ func TestHealthCutOffAfterTheLimit(t *testing.T) {
 		at         time.Duration // since the start
 		bus, db    bool          // reached at this moment
 		cutOff     bool          // CutOff() != nil
+		noLead     bool          // LeadBlocked() != nil
 		closeNow   bool          // check's answer: Away is due
 		whatIsLost string        // a word CutOff's error must hold
 	}
@@ -34,10 +37,10 @@ func TestHealthCutOffAfterTheLimit(t *testing.T) {
 	}{
 		{"NATS lost, then back", []step{
 			{at: limit, db: true},
-			{at: limit + ms, db: true, cutOff: true, whatIsLost: "NATS"},
-			{at: limit + drain, db: true, cutOff: true},
-			{at: limit + ms + drain, db: true, cutOff: true, closeNow: true},
-			{at: limit + 2*drain, db: true, cutOff: true, closeNow: true}, // streams opened since close too
+			{at: limit + ms, db: true, cutOff: true, noLead: true, whatIsLost: "NATS"},
+			{at: limit + drain, db: true, cutOff: true, noLead: true},
+			{at: limit + ms + drain, db: true, cutOff: true, noLead: true, closeNow: true},
+			{at: limit + 2*drain, db: true, cutOff: true, noLead: true, closeNow: true}, // streams opened since close too
 			{at: limit + 2*drain + ms, bus: true, db: true},
 			{at: limit + 2*drain + 2*ms, bus: true, db: true},
 		}},
@@ -52,10 +55,10 @@ func TestHealthCutOffAfterTheLimit(t *testing.T) {
 		{"the database lost, then NATS too: the drain counts from NATS", []step{
 			{at: limit, bus: true},
 			{at: limit + ms, bus: true, cutOff: true, whatIsLost: "database"},
-			{at: 2*limit + ms, cutOff: true},                       // NATS: the limit itself
-			{at: 2*limit + 2*ms, cutOff: true, whatIsLost: "NATS"}, // NATS lost
-			{at: 2*limit + ms + drain, cutOff: true},               // not yet the drain since
-			{at: 2*limit + 2*ms + drain, cutOff: true, closeNow: true},
+			{at: 2*limit + ms, cutOff: true},                                     // NATS: the limit itself
+			{at: 2*limit + 2*ms, cutOff: true, noLead: true, whatIsLost: "NATS"}, // NATS lost
+			{at: 2*limit + ms + drain, cutOff: true, noLead: true},               // not yet the drain since
+			{at: 2*limit + 2*ms + drain, cutOff: true, noLead: true, closeNow: true},
 			{at: 3*limit + drain, bus: true, cutOff: true}, // NATS back: the streams stay open again
 			{at: 4 * limit, bus: true, db: true},
 		}},
@@ -65,7 +68,7 @@ func TestHealthCutOffAfterTheLimit(t *testing.T) {
 			{at: 2 * limit, bus: true, db: true},
 		}},
 		{"back before the drain ends: no stream closed", []step{
-			{at: limit + ms, cutOff: true},
+			{at: limit + ms, cutOff: true, noLead: true},
 			{at: limit + drain, bus: true, db: true},
 			{at: limit + 2*drain + ms, bus: true, db: true},
 		}},
@@ -89,6 +92,9 @@ func TestHealthCutOffAfterTheLimit(t *testing.T) {
 				err := h.CutOff()
 				if (err != nil) != s.cutOff || closeNow != s.closeNow {
 					t.Fatalf("at %s: cut off %v (%v), close the streams %v; want %v, %v", s.at, err != nil, err, closeNow, s.cutOff, s.closeNow)
+				}
+				if lead := h.LeadBlocked(); (lead != nil) != s.noLead {
+					t.Fatalf("at %s: may not lead: %v; want blocked %v", s.at, lead, s.noLead)
 				}
 				if s.whatIsLost != "" && !strings.Contains(err.Error(), s.whatIsLost) {
 					t.Fatalf("at %s: %v does not name %s", s.at, err, s.whatIsLost)
