@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strings"
 )
 
@@ -53,6 +54,11 @@ type capacityCosts struct {
 	LeadCashout     float64 `json:"cost_cashout_at_leader_s"` // CPU seconds per cashout of the round at the leader
 	FramesPerPlayer float64 `json:"frames_per_player_s"`      // stream messages a player gets a second, betting or not
 	FramesPerBet    float64 `json:"frames_per_bet"`           // stream messages a bet adds (its own events, the board)
+	// FramesPerCashout is the stream messages a player gets for a cashout
+	// of the round, by hand or automatic (the board's rows change with
+	// each, and a flight with many cashouts sends a board frame more
+	// often): per cashout of the round per player.
+	FramesPerCashout float64 `json:"frames_per_cashout"`
 	// NATSFanoutPerBet are the NATS messages an accepted bet publishes
 	// that every replica receives (in once, out once a replica), and
 	// NATSPointPerBet its requests and replies (in once, out once): from
@@ -75,33 +81,33 @@ type capacityCosts struct {
 	CommitsPerBet float64 `json:"postgres_commits_per_bet"` // transactions committed per accepted bet (pg_stat_database)
 }
 
-// defaultCosts are the costs fitted in docs/capacity.md (28 November,
-// evening: the auto-cashouts committed by the replica that debited the
-// bet). The fit gave the leader's cost per cashout as −0.026 ms, noise
-// around zero: it is 0 here.
+// defaultCosts are the costs fitted in docs/capacity.md ("The costs, and
+// where they come from"): 29 November, 13:50 to 14:06, six runs of main at
+// c629376 (a replica skips the events of sessions it holds no stream of;
+// the cashouts by hand and automatic in one term; the frames a line in the
+// cashouts too), fitted with no cost below zero. Two terms came out
+// negative fitted freely and are held at 0: frames_per_bet (the runs'
+// cashouts follow their bets, and the cashouts explain the frames) and the
+// leader's cost per cashout. The fan-out message's cost is not fitted: it
+// is BenchmarkReceiveBroadcast's, pinned (a bet's event skipped on its
+// addressee 57 ns, a balance change read 2.40 µs, weighted by about two of
+// the first and one of the second a bet: 0.84 µs). The PostgreSQL lines
+// are 27 November's.
 var defaultCosts = capacityCosts{
-	IdleFixed:       0.0144,
-	IdlePerStream:   0.000062,
-	Frame:           0.0000085,
-	Bet:             0.00404,
-	Lead:            0.0000097,
-	Cashout:         0.00081,
-	LeadCashout:     0,
-	FramesPerPlayer: 2.40,
-	FramesPerBet:    8.13,
-	// 29 November: the NATS lines fitted over four runs of main at
-	// 137b650, and a fan-out message's cost from BenchmarkReceiveBroadcast
-	// pinned (a bet event 6.35 µs, a balance change 2.40 µs, weighted by
-	// about two of the first and one of the second a bet). cost_bet above
-	// is the evening's 4.08 ms less the fan-out's share of it at three
-	// replicas (3 × 3.07 × 4.5 µs), which the last term now carries.
-	// Later that day a replica stopped reading the events of sessions it
-	// holds no stream of (57 ns a look at the addressee, against 6.35 µs
-	// read): 0.84 µs a message, (2 × 0.057 + 2.40) / 3.
-	NATSFanoutPerBet:    3.07,
-	NATSPointPerBet:     2.78,
-	NATSFanoutPerSecond: 12.3,
-	NATSPointPerSecond:  10.4,
+	IdleFixed:           0.0145,
+	IdlePerStream:       0.0000293,
+	Frame:               0.0000892,
+	Bet:                 0.00181,
+	Lead:                0.0000174,
+	Cashout:             0.000344,
+	LeadCashout:         0,
+	FramesPerPlayer:     1.65,
+	FramesPerBet:        0,
+	FramesPerCashout:    21.6,
+	NATSFanoutPerBet:    3.79,
+	NATSPointPerBet:     3.01,
+	NATSFanoutPerSecond: 3.82,
+	NATSPointPerSecond:  7.34,
 	Broadcast:           0.00000084,
 	RowsPerBet:          9,
 	CommitsPerBet:       4,
@@ -117,10 +123,13 @@ type replicaObs struct {
 	cpu       float64 // cores while playing
 	betsRecv  float64 // bets a second it received (the run's accepted bets / replicas)
 	betsRound float64 // bets a second of the whole round
-	cashRecv  float64 // cashouts by hand a second it received
-	cashRound float64 // cashouts by hand a second of the whole round
+	cashRecv  float64 // cashouts a second it paid (by hand: received; automatic: of the bets it debited)
+	cashRound float64 // cashouts a second of the whole round, by hand and automatic
 	perPlayer float64 // bets a second per player
-	replicas  float64 // the run's replicas
+	// cashPerPlayer is cashouts a second per player, by hand and
+	// automatic: each one changes the board that every stream is sent.
+	cashPerPlayer float64
+	replicas      float64 // the run's replicas
 	// The run's NATS traffic (--nats-monitor; natsSeconds 0: not
 	// measured): messages in and out, and the bets accepted, over
 	// natsSeconds.
@@ -146,7 +155,9 @@ func readRun(path string) ([]replicaObs, error) {
 		streams += rep.StreamsConnected
 	}
 	rate := float64(r.Bets.Accepted) / played
-	cash := float64(r.Cashouts.Paid) / played
+	// Cashouts by hand and automatic alike: each is a commit and a /win
+	// at the replica that received or debited the bet.
+	cash := float64(r.Cashouts.Paid+r.Cashouts.AutoCashed) / played
 	out := make([]replicaObs, 0, len(r.Replicas))
 	for _, rep := range r.Replicas {
 		o := replicaObs{run: path, name: rep.Name, leads: rep.LedTables, streams: rep.StreamsConnected, idle: rep.CPUCoresIdle,
@@ -156,18 +167,22 @@ func readRun(path string) ([]replicaObs, error) {
 			o.natsSeconds, o.natsIn, o.natsOut, o.natsBets = r.NATS.Seconds, float64(r.NATS.In), float64(r.NATS.Out), float64(r.Bets.Accepted)
 		}
 		if streams > 0 {
-			o.perPlayer = rate / streams
+			o.perPlayer, o.cashPerPlayer = rate/streams, cash/streams
 		}
 		out = append(out, o)
 	}
 	return out, nil
 }
 
+// frames is the model's stream messages a second of o.
+func (c capacityCosts) frames(o replicaObs) float64 {
+	return o.streams * (c.FramesPerPlayer + c.FramesPerBet*o.perPlayer + c.FramesPerCashout*o.cashPerPlayer)
+}
+
 // predictCPU is the model's CPU of o, from its streams and bets (its frames
 // predicted too, not read).
 func (c capacityCosts) predictCPU(o replicaObs) float64 {
-	frames := o.streams * (c.FramesPerPlayer + c.FramesPerBet*o.perPlayer)
-	cpu := c.IdleFixed + c.IdlePerStream*o.streams + c.Frame*frames + c.Bet*o.betsRecv + c.Cashout*o.cashRecv +
+	cpu := c.IdleFixed + c.IdlePerStream*o.streams + c.Frame*c.frames(o) + c.Bet*o.betsRecv + c.Cashout*o.cashRecv +
 		c.fanout(o.betsRound)
 	if o.leads {
 		cpu += c.Lead*o.betsRound + c.LeadCashout*o.cashRound
@@ -179,32 +194,44 @@ func (c capacityCosts) predictCPU(o replicaObs) float64 {
 // CPU (a line in streams, from the quiet waits), the frames (a line in bets
 // per player), then the CPU costs of the play above the idle and the
 // fan-out; the NATS messages per bet are the runs' own (fitNATS), and the
-// cost of a message received from the fan-out is base's.
-func fitCosts(obs []replicaObs, base capacityCosts) (capacityCosts, error) {
-	c := base
-	if n, ok := fitNATS(obs); ok {
+// cost of a message received from the fan-out is base's. Every fitted term
+// is non-negative (fitOver); held lists, by their JSON names, those held at
+// zero because the runs could not tell them apart from the others, for
+// `fit` to say so.
+func fitCosts(obs []replicaObs, base capacityCosts) (c capacityCosts, held []string, err error) {
+	c = base
+	hold := func(names []string, zeroed []int) {
+		for _, j := range zeroed {
+			held = append(held, names[j])
+		}
+	}
+	if n, zeroed, ok := fitNATS(obs); ok {
 		c.NATSFanoutPerBet, c.NATSPointPerBet = n.NATSFanoutPerBet, n.NATSPointPerBet
 		c.NATSFanoutPerSecond, c.NATSPointPerSecond = n.NATSFanoutPerSecond, n.NATSPointPerSecond
+		held = append(held, zeroed...)
 	}
-	idle, err := fitOver(obs, "idle", func(o replicaObs) ([]float64, float64, bool) {
+	idle, zeroed, err := fitOver(obs, "idle", func(o replicaObs) ([]float64, float64, bool) {
 		return []float64{1, o.streams}, o.idle, true
 	})
 	if err != nil {
-		return c, err
+		return c, held, err
 	}
+	hold([]string{"idle_cores", "idle_cores_per_stream"}, zeroed)
 	c.IdleFixed, c.IdlePerStream = idle[0], idle[1]
-	// Frames a second per player = a + b × bets per player a second.
-	ab, err := fitOver(obs, "frames", func(o replicaObs) ([]float64, float64, bool) {
-		return []float64{1, o.perPlayer}, o.frames / o.streams, o.streams > 0
+	// Frames a second per player = a + b × bets per player a second + c ×
+	// cashouts per player a second.
+	ab, zeroed, err := fitOver(obs, "frames", func(o replicaObs) ([]float64, float64, bool) {
+		return []float64{1, o.perPlayer, o.cashPerPlayer}, o.frames / o.streams, o.streams > 0
 	})
 	if err != nil {
-		return c, err
+		return c, held, err
 	}
-	c.FramesPerPlayer, c.FramesPerBet = ab[0], ab[1]
+	hold([]string{"frames_per_player_s", "frames_per_bet", "frames_per_cashout"}, zeroed)
+	c.FramesPerPlayer, c.FramesPerBet, c.FramesPerCashout = ab[0], ab[1], ab[2]
 	// CPU − idle − fan-out = frame × frames + bet × bets received +
 	// cashout × cashouts received + [leads] × (lead × bets + lead cashout
 	// × cashouts).
-	x, err := fitOver(obs, "costs", func(o replicaObs) ([]float64, float64, bool) {
+	x, zeroed, err := fitOver(obs, "costs", func(o replicaObs) ([]float64, float64, bool) {
 		lead, leadCash := 0.0, 0.0
 		if o.leads {
 			lead, leadCash = o.betsRound, o.cashRound
@@ -212,10 +239,11 @@ func fitCosts(obs []replicaObs, base capacityCosts) (capacityCosts, error) {
 		return []float64{o.frames, o.betsRecv, o.cashRecv, lead, leadCash}, o.cpu - c.IdleFixed - c.IdlePerStream*o.streams - c.fanout(o.betsRound), true
 	})
 	if err != nil {
-		return c, err
+		return c, held, err
 	}
+	hold([]string{"cost_frame_s", "cost_bet_received_s", "cost_cashout_received_s", "cost_bet_at_leader_s", "cost_cashout_at_leader_s"}, zeroed)
 	c.Frame, c.Bet, c.Cashout, c.Lead, c.LeadCashout = x[0], x[1], x[2], x[3], x[4]
-	return c, nil
+	return c, held, nil
 }
 
 // fanout is the CPU (cores) a replica spends receiving the messages that a
@@ -240,8 +268,9 @@ func (c capacityCosts) natsFanout(bets float64, replicas int) float64 {
 // published to every replica ((out − in) / (R − 1)) and point to point (in
 // minus those) as a line in the run's accepted bets a second: the slopes are
 // per bet, the intercepts the time-driven traffic (phases, the board, the
-// replicas' health probes). false when fewer than two such runs.
-func fitNATS(obs []replicaObs) (c capacityCosts, ok bool) {
+// replicas' health probes), none negative; zeroed names those held at zero
+// (as fitCosts's held). false when fewer than two such runs.
+func fitNATS(obs []replicaObs) (c capacityCosts, zeroed []string, ok bool) {
 	var rows [][]float64
 	var fan, point []float64
 	seen := map[string]bool{}
@@ -254,21 +283,35 @@ func fitNATS(obs []replicaObs) (c capacityCosts, ok bool) {
 		rows = append(rows, []float64{1, o.natsBets / o.natsSeconds})
 		fan, point = append(fan, f), append(point, o.natsIn/o.natsSeconds-f)
 	}
-	x, err := leastSquares(rows, fan)
-	if err != nil {
-		return c, false
+	if len(rows) < 2 {
+		return c, nil, false
 	}
-	y, err := leastSquares(rows, point)
+	x, zx, err := nonNegative(rows, fan)
 	if err != nil {
-		return c, false
+		return c, nil, false
+	}
+	y, zy, err := nonNegative(rows, point)
+	if err != nil {
+		return c, nil, false
+	}
+	for _, j := range zx {
+		zeroed = append(zeroed, []string{"nats_fanout_messages_s", "nats_fanout_messages_per_bet"}[j])
+	}
+	for _, j := range zy {
+		zeroed = append(zeroed, []string{"nats_point_messages_s", "nats_point_messages_per_bet"}[j])
 	}
 	c.NATSFanoutPerSecond, c.NATSFanoutPerBet, c.NATSPointPerSecond, c.NATSPointPerBet = x[0], x[1], y[0], y[1]
-	return c, true
+	return c, zeroed, true
 }
 
 // fitOver fits what by least squares over the observations that row takes
-// (its third result): row gives each one's terms and measured value.
-func fitOver(obs []replicaObs, what string, row func(replicaObs) ([]float64, float64, bool)) ([]float64, error) {
+// (its third result): row gives each one's terms and measured value. No
+// term is negative: a cost, a rate or a count below zero describes no
+// machine, and an unconstrained fit gives one when the runs do not tell two
+// terms apart (they moved together): nonNegative pins such a term at zero
+// and fits the others, and fitOver says which (zeroed) so that `fit` can
+// warn that the runs must be varied.
+func fitOver(obs []replicaObs, what string, row func(replicaObs) ([]float64, float64, bool)) (x []float64, zeroed []int, err error) {
 	var rows [][]float64
 	var ys []float64
 	for _, o := range obs {
@@ -276,11 +319,87 @@ func fitOver(obs []replicaObs, what string, row func(replicaObs) ([]float64, flo
 			rows, ys = append(rows, r), append(ys, y)
 		}
 	}
-	x, err := leastSquares(rows, ys)
+	x, zeroed, err = nonNegative(rows, ys)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", what, err)
+		return nil, nil, fmt.Errorf("%s: %w", what, err)
 	}
-	return x, nil
+	return x, zeroed, nil
+}
+
+// nonNegative solves rows·x ≈ ys by least squares with every x ≥ 0: of the
+// solutions of the unconstrained problem over each subset of the unknowns
+// (the others at zero) whose terms are all non-negative, the one with the
+// smallest residual (ties: the most unknowns kept). With the model's five
+// unknowns at most, the 32 subsets are cheap, and the answer is exact.
+// zeroed lists the unknowns held at zero that the unconstrained fit would
+// not have held there (nil when it was non-negative already).
+func nonNegative(rows [][]float64, ys []float64) (x []float64, zeroed []int, err error) {
+	if len(rows) == 0 {
+		return nil, nil, errors.New("no observations")
+	}
+	n := len(rows[0])
+	if n > 16 {
+		return nil, nil, fmt.Errorf("%d unknowns: too many for an exhaustive non-negative fit", n)
+	}
+	free, err := leastSquares(rows, ys)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !slices.ContainsFunc(free, func(v float64) bool { return v < 0 }) {
+		return free, nil, nil
+	}
+	best, bestRes, bestKept := []float64(nil), math.Inf(1), -1
+	for mask := 1; mask < 1<<n; mask++ {
+		var cols []int
+		for j := range n {
+			if mask&(1<<j) != 0 {
+				cols = append(cols, j)
+			}
+		}
+		sub := make([][]float64, len(rows))
+		for i, r := range rows {
+			sub[i] = make([]float64, len(cols))
+			for k, j := range cols {
+				sub[i][k] = r[j]
+			}
+		}
+		part, err := leastSquares(sub, ys)
+		if err != nil || slices.ContainsFunc(part, func(v float64) bool { return v < 0 }) {
+			continue
+		}
+		cand := make([]float64, n)
+		for k, j := range cols {
+			cand[j] = part[k]
+		}
+		res := 0.0
+		for i, r := range rows {
+			d := ys[i]
+			for j, v := range cand {
+				d -= r[j] * v
+			}
+			res += d * d
+		}
+		if res < bestRes*(1-1e-12) || (res <= bestRes*(1+1e-12) && len(cols) > bestKept) {
+			best, bestRes, bestKept = cand, res, len(cols)
+		}
+	}
+	if best == nil {
+		return make([]float64, n), seq(n), nil // every subset negative or singular: nothing is known
+	}
+	for j, v := range best {
+		if v == 0 && free[j] != 0 {
+			zeroed = append(zeroed, j)
+		}
+	}
+	return best, zeroed, nil
+}
+
+func seq(n int) []int {
+	s := make([]int, n)
+	for i := range s {
+		s[i] = i
+	}
+	return s
 }
 
 // leastSquares solves the normal equations of rows·x ≈ ys.
@@ -347,7 +466,7 @@ func capacityMain(args []string, stdout, stderr io.Writer) (int, error) {
 	cores := fs.Float64("cores", 2, "predict: cores a replica")
 	players := fs.Int("players", 100000, "predict: players on one round")
 	bets := fs.Int("bets", 3, "predict: bets a player places in a round")
-	cashouts := fs.Float64("cashouts", 0.3, "predict: cashouts by hand per bet (the load tool's runs: 0.1 to 0.37)")
+	cashouts := fs.Float64("cashouts", 0.5, "predict: cashouts paid per bet, by hand and automatic (the load tool's runs: 0.23 to 0.77)")
 	roundS := fs.Float64("round-s", 12, "predict: seconds a round takes, betting, flight and pause")
 	windowS := fs.Float64("window-s", 3, "predict: seconds of the betting window over which the bets arrive (loadgen --spread)")
 	pgCommits := fs.Float64("postgres-commits", 0, "predict: commits a second your PostgreSQL sustains (measure it, e.g. with pgbench); 0: not judged")
@@ -370,9 +489,12 @@ func capacityMain(args []string, stdout, stderr io.Writer) (int, error) {
 		if err != nil {
 			return 2, err
 		}
-		fitted, err := fitCosts(obs, c)
+		fitted, held, err := fitCosts(obs, c)
 		if err != nil {
 			return 2, err
+		}
+		for _, name := range held {
+			fmt.Fprintf(stderr, "loadgen capacity fit: %s held at 0: fitted freely it came out negative, so these runs do not tell it apart from the other terms (vary the players, the bets and --auto more widely)\n", name)
 		}
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
@@ -383,12 +505,12 @@ func capacityMain(args []string, stdout, stderr io.Writer) (int, error) {
 			return 2, err
 		}
 		worst := 0.0
-		fmt.Fprintf(stdout, "%-40s %-8s %-6s %10s %10s %8s\n", "run", "replica", "leads", "measured", "predicted", "error")
+		fmt.Fprintf(stdout, "%-40s %-8s %-6s %10s %10s %8s %16s\n", "run", "replica", "leads", "measured", "predicted", "error", "frames/s (pred.)")
 		for _, o := range obs {
 			p := c.predictCPU(o)
 			e := (p - o.cpu) / o.cpu
 			worst = math.Max(worst, math.Abs(e))
-			fmt.Fprintf(stdout, "%-40s %-8s %-6v %10.3f %10.3f %+7.1f%%\n", o.run, o.name, o.leads, o.cpu, p, 100*e)
+			fmt.Fprintf(stdout, "%-40s %-8s %-6v %10.3f %10.3f %+7.1f%% %7.0f (%6.0f)\n", o.run, o.name, o.leads, o.cpu, p, 100*e, o.frames, c.frames(o))
 		}
 		fmt.Fprintf(stdout, "largest error %.1f %% (tolerance %.0f %%)\n", 100*worst, 100**tolerance)
 		if worst > *tolerance {
@@ -429,14 +551,13 @@ func predict(w io.Writer, c capacityCosts, replicas int, cores float64, players,
 	for _, at := range []struct {
 		name string
 		rate float64 // bets a second of the round
-		cash float64 // cashouts by hand a second (in flight, not in the window)
+		cash float64 // cashouts a second, by hand and automatic (in flight, not in the window)
 	}{
 		{"averaged over the round", float64(players*bets) / roundS, float64(players*bets) * cashouts / roundS},
 		{"in the betting window (bets only: cashouts come in flight)", float64(players*bets) / windowS, 0},
 	} {
-		perPlayer := at.rate / float64(players)
-		frames := streams * (c.FramesPerPlayer + c.FramesPerBet*perPlayer)
 		cash := at.cash
+		frames := c.frames(replicaObs{streams: streams, perPlayer: at.rate / float64(players), cashPerPlayer: cash / float64(players)})
 		follower := c.IdleFixed + c.IdlePerStream*streams + c.Frame*frames + c.Bet*at.rate/n + c.Cashout*cash/n +
 			c.fanout(at.rate)
 		leader := follower + c.Lead*at.rate + c.LeadCashout*cash
