@@ -76,9 +76,19 @@ type capacityCosts struct {
 	// (BenchmarkReceiveBroadcast of internal/replica: a balance change
 	// decoded and handed over, a bet's event skipped on its addressee; a
 	// lower bound, without NATS's own parsing).
-	Broadcast     float64 `json:"cost_broadcast_received_s"`
-	RowsPerBet    float64 `json:"postgres_rows_per_bet"`    // rows inserted and updated per accepted bet (pg_stat_database)
-	CommitsPerBet float64 `json:"postgres_commits_per_bet"` // transactions committed per accepted bet (pg_stat_database)
+	Broadcast float64 `json:"cost_broadcast_received_s"`
+	// The PostgreSQL lines, fitted like the NATS ones over the runs'
+	// pg_stat_database and pg_stat_wal (loadgen --game-db; fitPostgres): per
+	// accepted bet, and a second whatever the bets (the leases, the queue's
+	// claims, the health probes' reads, at the runs' three replicas).
+	RowsPerBet        float64 `json:"postgres_rows_per_bet"`    // rows inserted, updated and deleted
+	CommitsPerBet     float64 `json:"postgres_commits_per_bet"` // transactions committed, reads outside a transaction included
+	WALPerBet         float64 `json:"postgres_wal_bytes_per_bet"`
+	WALSyncsPerBet    float64 `json:"postgres_wal_syncs_per_bet"`
+	RowsPerSecond     float64 `json:"postgres_rows_s"`
+	CommitsPerSecond  float64 `json:"postgres_commits_s"`
+	WALPerSecond      float64 `json:"postgres_wal_bytes_s"`
+	WALSyncsPerSecond float64 `json:"postgres_wal_syncs_s"`
 }
 
 // defaultCosts are the costs fitted in docs/capacity.md ("The costs, and
@@ -131,9 +141,12 @@ type replicaObs struct {
 	cashPerPlayer float64
 	replicas      float64 // the run's replicas
 	// The run's NATS traffic (--nats-monitor; natsSeconds 0: not
-	// measured): messages in and out, and the bets accepted, over
-	// natsSeconds.
-	natsSeconds, natsIn, natsOut, natsBets float64
+	// measured): messages in and out over natsSeconds, in which the run
+	// accepted its accepted bets.
+	natsSeconds, natsIn, natsOut float64
+	accepted                     float64
+	// The run's PostgreSQL activity (--game-db; nil: not measured).
+	pg *pgActivity
 }
 
 // readRun reads a cluster run's result (loadgen --replicas ... --out).
@@ -162,9 +175,12 @@ func readRun(path string) ([]replicaObs, error) {
 	for _, rep := range r.Replicas {
 		o := replicaObs{run: path, name: rep.Name, leads: rep.LedTables, streams: rep.StreamsConnected, idle: rep.CPUCoresIdle,
 			frames: rep.MessagesPerSec, cpu: rep.CPUCoresPlaying, betsRecv: rate / float64(len(r.Replicas)), betsRound: rate,
-			cashRecv: cash / float64(len(r.Replicas)), cashRound: cash, replicas: float64(len(r.Replicas))}
+			cashRecv: cash / float64(len(r.Replicas)), cashRound: cash, replicas: float64(len(r.Replicas)), accepted: float64(r.Bets.Accepted)}
 		if r.NATS != nil {
-			o.natsSeconds, o.natsIn, o.natsOut, o.natsBets = r.NATS.Seconds, float64(r.NATS.In), float64(r.NATS.Out), float64(r.Bets.Accepted)
+			o.natsSeconds, o.natsIn, o.natsOut = r.NATS.Seconds, float64(r.NATS.In), float64(r.NATS.Out)
+		}
+		if r.Postgres != nil && r.Postgres.Seconds > 0 {
+			o.pg = r.Postgres
 		}
 		if streams > 0 {
 			o.perPlayer, o.cashPerPlayer = rate/streams, cash/streams
@@ -208,6 +224,11 @@ func fitCosts(obs []replicaObs, base capacityCosts) (c capacityCosts, held []str
 	if n, zeroed, ok := fitNATS(obs); ok {
 		c.NATSFanoutPerBet, c.NATSPointPerBet = n.NATSFanoutPerBet, n.NATSPointPerBet
 		c.NATSFanoutPerSecond, c.NATSPointPerSecond = n.NATSFanoutPerSecond, n.NATSPointPerSecond
+		held = append(held, zeroed...)
+	}
+	if p, zeroed, ok := fitPostgres(obs); ok {
+		c.RowsPerBet, c.RowsPerSecond, c.CommitsPerBet, c.CommitsPerSecond = p.RowsPerBet, p.RowsPerSecond, p.CommitsPerBet, p.CommitsPerSecond
+		c.WALPerBet, c.WALPerSecond, c.WALSyncsPerBet, c.WALSyncsPerSecond = p.WALPerBet, p.WALPerSecond, p.WALSyncsPerBet, p.WALSyncsPerSecond
 		held = append(held, zeroed...)
 	}
 	idle, zeroed, err := fitOver(obs, "idle", func(o replicaObs) ([]float64, float64, bool) {
@@ -280,7 +301,7 @@ func fitNATS(obs []replicaObs) (c capacityCosts, zeroed []string, ok bool) {
 		}
 		seen[o.run] = true
 		f := (o.natsOut - o.natsIn) / (o.replicas - 1) / o.natsSeconds
-		rows = append(rows, []float64{1, o.natsBets / o.natsSeconds})
+		rows = append(rows, []float64{1, o.accepted / o.natsSeconds})
 		fan, point = append(fan, f), append(point, o.natsIn/o.natsSeconds-f)
 	}
 	if len(rows) < 2 {
@@ -301,6 +322,49 @@ func fitNATS(obs []replicaObs) (c capacityCosts, zeroed []string, ok bool) {
 		zeroed = append(zeroed, []string{"nats_point_messages_s", "nats_point_messages_per_bet"}[j])
 	}
 	c.NATSFanoutPerSecond, c.NATSFanoutPerBet, c.NATSPointPerSecond, c.NATSPointPerBet = x[0], x[1], y[0], y[1]
+	return c, zeroed, true
+}
+
+// fitPostgres fits, like fitNATS, over the runs that measured PostgreSQL's
+// activity (--game-db), its rows written, commits, WAL bytes and WAL syncs
+// a second, each as a line in the run's accepted bets a second: the slopes
+// are per bet, the intercepts the time-driven work. None is negative;
+// zeroed names those held at zero. false when fewer than two such runs.
+func fitPostgres(obs []replicaObs) (c capacityCosts, zeroed []string, ok bool) {
+	var rows [][]float64
+	var ys [4][]float64
+	seen := map[string]bool{}
+	for _, o := range obs {
+		if o.pg == nil || seen[o.run] {
+			continue
+		}
+		seen[o.run] = true
+		s := o.pg.Seconds
+		rows = append(rows, []float64{1, o.accepted / s})
+		for i, v := range []int64{o.pg.rows(), o.pg.Commits, o.pg.WALBytes, o.pg.WALSyncs} {
+			ys[i] = append(ys[i], float64(v)/s)
+		}
+	}
+	if len(rows) < 2 {
+		return c, nil, false
+	}
+	names := [4][2]string{{"postgres_rows_s", "postgres_rows_per_bet"}, {"postgres_commits_s", "postgres_commits_per_bet"},
+		{"postgres_wal_bytes_s", "postgres_wal_bytes_per_bet"}, {"postgres_wal_syncs_s", "postgres_wal_syncs_per_bet"}}
+	var lines [4][]float64
+	for i := range ys {
+		x, z, err := nonNegative(rows, ys[i])
+		if err != nil {
+			return c, nil, false
+		}
+		lines[i] = x
+		for _, j := range z {
+			zeroed = append(zeroed, names[i][j])
+		}
+	}
+	c.RowsPerSecond, c.RowsPerBet = lines[0][0], lines[0][1]
+	c.CommitsPerSecond, c.CommitsPerBet = lines[1][0], lines[1][1]
+	c.WALPerSecond, c.WALPerBet = lines[2][0], lines[2][1]
+	c.WALSyncsPerSecond, c.WALSyncsPerBet = lines[3][0], lines[3][1]
 	return c, zeroed, true
 }
 
@@ -566,7 +630,9 @@ func predict(w io.Writer, c capacityCosts, replicas int, cores float64, players,
 		fmt.Fprintf(w, "  stream frames: %.0f/s a replica, %.0f/s in all\n", frames, frames*n)
 		fmt.Fprintf(w, "  NATS: about %.0f messages/s, in and out (%.0f of them the fan-out to every replica); receiving the fan-out, %.2f cores of every replica's\n",
 			c.natsPerSecond(at.rate, replicas), c.natsFanout(at.rate, replicas), c.fanout(at.rate))
-		fmt.Fprintf(w, "  PostgreSQL: about %.0f rows/s and %.0f commits/s\n", c.RowsPerBet*at.rate, c.CommitsPerBet*at.rate)
+		commits := c.CommitsPerSecond + c.CommitsPerBet*at.rate
+		fmt.Fprintf(w, "  PostgreSQL: about %.0f rows/s and %.0f commits/s, %.1f MB/s of WAL in %.0f syncs/s\n",
+			c.RowsPerSecond+c.RowsPerBet*at.rate, commits, (c.WALPerSecond+c.WALPerBet*at.rate)/1e6, c.WALSyncsPerSecond+c.WALSyncsPerBet*at.rate)
 		var limits []string
 		if leader > cores {
 			limits = append(limits, fmt.Sprintf("the leader's cores (%.2f needed)", leader))
@@ -574,8 +640,8 @@ func predict(w io.Writer, c capacityCosts, replicas int, cores float64, players,
 		if follower > cores {
 			limits = append(limits, fmt.Sprintf("every replica's cores (%.2f needed: add replicas)", follower))
 		}
-		if pgCommits > 0 && c.CommitsPerBet*at.rate > pgCommits {
-			limits = append(limits, fmt.Sprintf("PostgreSQL's commits (%.0f/s needed, %.0f/s given)", c.CommitsPerBet*at.rate, pgCommits))
+		if pgCommits > 0 && commits > pgCommits {
+			limits = append(limits, fmt.Sprintf("PostgreSQL's commits (%.0f/s needed, %.0f/s given)", commits, pgCommits))
 		}
 		if nats := c.natsPerSecond(at.rate, replicas); natsMsgs > 0 && nats > natsMsgs {
 			limits = append(limits, fmt.Sprintf("NATS's messages (%.0f/s needed, %.0f/s given)", nats, natsMsgs))

@@ -14,7 +14,9 @@ func TestCapacityFitRecoversTheCosts(t *testing.T) {
 	t.Parallel()
 	want := capacityCosts{IdleFixed: 0.02, IdlePerStream: 0.00001, Frame: 0.000005, Bet: 0.0004, Lead: 0.0001,
 		Cashout: 0.0002, LeadCashout: 0.0003, FramesPerPlayer: 1.5, FramesPerBet: 2.5, FramesPerCashout: 12,
-		NATSFanoutPerBet: 4, NATSPointPerBet: 5, NATSFanoutPerSecond: 10, NATSPointPerSecond: 6, Broadcast: 0.000008}
+		NATSFanoutPerBet: 4, NATSPointPerBet: 5, NATSFanoutPerSecond: 10, NATSPointPerSecond: 6, Broadcast: 0.000008,
+		RowsPerBet: 9, RowsPerSecond: 50, CommitsPerBet: 4, CommitsPerSecond: 90, WALPerBet: 3000, WALPerSecond: 20000,
+		WALSyncsPerBet: 1.5, WALSyncsPerSecond: 30}
 	var obs []replicaObs
 	for _, run := range []struct {
 		players, rate, cash float64
@@ -27,7 +29,12 @@ func TestCapacityFitRecoversTheCosts(t *testing.T) {
 			// requests and replies in once and out once.
 			fan := want.NATSFanoutPerSecond + want.NATSFanoutPerBet*run.rate
 			point := want.NATSPointPerSecond + want.NATSPointPerBet*run.rate
-			o.natsSeconds, o.natsBets, o.natsIn, o.natsOut = 100, 100*run.rate, 100*(fan+point), 100*(3*fan+point)
+			o.natsSeconds, o.accepted, o.natsIn, o.natsOut = 100, 100*run.rate, 100*(fan+point), 100*(3*fan+point)
+			// PostgreSQL over the same 100 s.
+			line := func(perSecond, perBet float64) int64 { return int64(math.Round(100 * (perSecond + perBet*run.rate))) }
+			o.pg = &pgActivity{Seconds: 100, Commits: line(want.CommitsPerSecond, want.CommitsPerBet),
+				Inserted: line(want.RowsPerSecond, want.RowsPerBet), WALBytes: line(want.WALPerSecond, want.WALPerBet),
+				WALSyncs: line(want.WALSyncsPerSecond, want.WALSyncsPerBet)}
 			o.frames = want.frames(o)
 			o.idle = want.IdleFixed + want.IdlePerStream*o.streams
 			o.cpu = want.predictCPU(o)
@@ -52,6 +59,10 @@ func TestCapacityFitRecoversTheCosts(t *testing.T) {
 		{"frames per cashout", got.FramesPerCashout, want.FramesPerCashout},
 		{"NATS fan-out per bet", got.NATSFanoutPerBet, want.NATSFanoutPerBet}, {"NATS point to point per bet", got.NATSPointPerBet, want.NATSPointPerBet},
 		{"NATS fan-out a second", got.NATSFanoutPerSecond, want.NATSFanoutPerSecond}, {"NATS point to point a second", got.NATSPointPerSecond, want.NATSPointPerSecond},
+		{"PostgreSQL rows per bet", got.RowsPerBet, want.RowsPerBet}, {"PostgreSQL rows a second", got.RowsPerSecond, want.RowsPerSecond},
+		{"PostgreSQL commits per bet", got.CommitsPerBet, want.CommitsPerBet}, {"PostgreSQL commits a second", got.CommitsPerSecond, want.CommitsPerSecond},
+		{"WAL bytes per bet", got.WALPerBet, want.WALPerBet}, {"WAL bytes a second", got.WALPerSecond, want.WALPerSecond},
+		{"WAL syncs per bet", got.WALSyncsPerBet, want.WALSyncsPerBet}, {"WAL syncs a second", got.WALSyncsPerSecond, want.WALSyncsPerSecond},
 	} {
 		if math.Abs(c.got-c.want) > 1e-9*math.Max(1, math.Abs(c.want)) {
 			t.Errorf("%s: fitted %g, made with %g", c.name, c.got, c.want)

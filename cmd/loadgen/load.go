@@ -243,17 +243,34 @@ func load(ctx context.Context, o *options, sys *system, stdout io.Writer) (*resu
 	profiled := lg.profilePlay(ctx, stdout)
 	latencyFrom := lg.readLatency(ctx)
 	natsFrom, natsErr := lg.readNATS(ctx)
+	pgDB, pgErr := openPGStats(lg.o.gameDB)
+	var pgFrom pgStat
+	if pgDB != nil {
+		defer pgDB.Close()
+		pgFrom, pgErr = readPGStat(ctx, pgDB)
+	}
 	lg.waitRounds(ctx, stdout)
 	res.GameLatency = lg.gameLatencyOver(latencyFrom, lg.readLatency(ctx))
+	lg.betsMu.Lock()
+	accepted := len(lg.acceptedIDs)
+	lg.betsMu.Unlock()
 	if lg.o.natsMonitor != "" {
 		natsTo, err := lg.readNATS(ctx)
 		if err = errors.Join(natsErr, err); err != nil {
 			fmt.Fprintf(stdout, "NATS's traffic not measured: %v\n", err)
 		} else {
-			lg.betsMu.Lock()
-			accepted := len(lg.acceptedIDs)
-			lg.betsMu.Unlock()
 			res.NATS = natsOver(natsFrom, natsTo, accepted)
+		}
+	}
+	if pgDB != nil || pgErr != nil {
+		var pgTo pgStat
+		if pgErr == nil {
+			pgTo, pgErr = readPGStat(ctx, pgDB)
+		}
+		if pgErr != nil {
+			fmt.Fprintf(stdout, "PostgreSQL's activity not measured: %v\n", pgErr)
+		} else {
+			res.Postgres = pgOver(pgFrom, pgTo, accepted)
 		}
 	}
 	profiled()

@@ -51,6 +51,8 @@
 // names the cluster's NATS server's monitoring address (http://host:port):
 // its /varz is read when the rounds start and when they end, for the
 // messages it carried in and out (nats.go; docs/capacity.md's fan-out).
+// With --game-db on PostgreSQL the run reads its pg_stat_database row at the
+// same two moments, for the commits and rows written (postgres.go).
 //
 // --pin (Linux, --self) runs the game alone on CPU 0 and the load tool with
 // operator-sim on the other CPUs (taskset), so that the game's CPU from /proc

@@ -105,6 +105,9 @@ type result struct {
 	// NATS is what the cluster's NATS server carried over the rounds
 	// (--nats-monitor).
 	NATS *natsTraffic `json:"nats,omitempty"`
+	// Postgres is what PostgreSQL did in the game's database over the
+	// rounds (--game-db on PostgreSQL).
+	Postgres *pgActivity `json:"postgres,omitempty"`
 	// Floor is the floor of a bet in the same run (--floor): the same work
 	// through the game's wallet client and store.
 	Floor *floorResult `json:"floor,omitempty"`
@@ -433,6 +436,9 @@ func printSummary(w io.Writer, res *result) {
 	}
 	if res.NATS != nil {
 		fmt.Fprintln(w, res.NATS.describe())
+	}
+	if res.Postgres != nil {
+		fmt.Fprintln(w, res.Postgres.describe())
 	}
 	g := res.Game
 	what := "game"
