@@ -102,7 +102,8 @@ type capacityCosts struct {
 // is BenchmarkReceiveBroadcast's, pinned (a bet's event skipped on its
 // addressee 57 ns, a balance change read 2.40 µs, weighted by about two of
 // the first and one of the second a bet: 0.84 µs). The PostgreSQL lines
-// are 27 November's.
+// are fitted over five more runs of the same build, 14:32 to 14:42
+// (loadgen --game-db: pg_stat_database and pg_stat_wal).
 var defaultCosts = capacityCosts{
 	IdleFixed:           0.0145,
 	IdlePerStream:       0.0000293,
@@ -119,8 +120,14 @@ var defaultCosts = capacityCosts{
 	NATSFanoutPerSecond: 3.82,
 	NATSPointPerSecond:  7.34,
 	Broadcast:           0.00000084,
-	RowsPerBet:          9,
-	CommitsPerBet:       4,
+	RowsPerBet:          5.44,
+	CommitsPerBet:       2.16,
+	WALPerBet:           3470,
+	WALSyncsPerBet:      1.22,
+	RowsPerSecond:       37.7,
+	CommitsPerSecond:    85.2,
+	WALPerSecond:        21200,
+	WALSyncsPerSecond:   43.5,
 }
 
 // replicaObs is one replica of one run, as the model reads it.
