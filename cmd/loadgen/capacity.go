@@ -541,7 +541,7 @@ func capacityMain(args []string, stdout, stderr io.Writer) (int, error) {
 	roundS := fs.Float64("round-s", 12, "predict: seconds a round takes, betting, flight and pause")
 	windowS := fs.Float64("window-s", 3, "predict: seconds of the betting window over which the bets arrive (loadgen --spread)")
 	pgCommits := fs.Float64("postgres-commits", 0, "predict: commits a second your PostgreSQL sustains (measure it, e.g. with pgbench); 0: not judged")
-	natsMsgs := fs.Float64("nats-messages", 0, "predict: messages a second, in and out, your NATS sustains (measure it, e.g. with nats bench); 0: not judged")
+	natsMsgs := fs.Float64("nats-messages", 0, "predict: messages a second, in and out, your NATS sustains (measure it: loadgen nats-bench); 0: not judged")
 	if err := fs.Parse(args); err != nil {
 		return 2, err
 	}

@@ -18,7 +18,9 @@
 //	        --forwarded --replicas game1=http://IP1:9090,game2=http://IP2:9090,game3=http://IP3:9090 \
 //	        --game-db postgres://crash:PW@IP:5432/crash?sslmode=disable
 //
-// The last form loads the cluster of deploy/compose.yaml through its load
+//	loadgen nats-bench --nats nats://IP:4222 --subscribers 3   # what a NATS server carries (docs/capacity.md)
+//
+// The last load form loads the cluster of deploy/compose.yaml through its load
 // balancer; `deploy/cluster.sh load [flags]` finds the addresses and runs it
 // (docs/deploy.md).
 // It writes a JSON result and a PNG chart, and exits 1 when the reconciliation
@@ -229,6 +231,9 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
 	if len(args) > 0 && args[0] == capacityCommand {
 		return capacityMain(args[1:], stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == natsBenchCommand {
+		return natsBenchMain(ctx, args[1:], stdout, stderr)
 	}
 	if len(args) > 0 && args[0] == costCommand {
 		return costMain(ctx, args[1:], stdout, stderr)

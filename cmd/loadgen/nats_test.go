@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/crashstudio/crashgame/internal/cluster/natstest"
 )
 
 // The NATS traffic over the rounds is the difference of two /varz
@@ -45,5 +47,24 @@ func TestNATSOverTheRounds(t *testing.T) {
 	}
 	if _, err := readVarz(context.Background(), srv.URL+"/nothing"); err == nil {
 		t.Fatal("a monitoring address that answers 404 was read")
+	}
+}
+
+// nats-bench delivers every published message to every subscriber and
+// counts each once in and once out a subscriber.
+func TestNATSBench(t *testing.T) {
+	t.Parallel()
+	srv := natstest.Start(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	r, err := natsBench(ctx, srv.URL(), 3, 3_000, 500)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Messages != 3_000 || r.Subscribers != 3 || r.Received != 9_000 || r.Took <= 0 {
+		t.Fatalf("natsBench = %+v, want 3,000 messages delivered to each of 3 subscribers", r)
+	}
+	if got, want := r.inOutPerSecond(), 12_000/r.Took.Seconds(); got != want {
+		t.Fatalf("in and out a second %v, want %v", got, want)
 	}
 }
