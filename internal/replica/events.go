@@ -66,9 +66,9 @@ func (p *Publisher) publish(session []byte, ev *engine.Event) {
 func addressee(session []byte) string { return hex.EncodeToString(session) }
 
 // holds reports whether an event published for the session named to
-// (addressee) has a subscriber on this replica's
-// table. A name that does not read as a hash is handed over all the same,
-// and receive judges the event.
+// (addressee) has a subscriber on this replica's table. A name that does
+// not read as a hash is handed over all the same, and receive judges the
+// event.
 func (t *Table) holds(to string) bool {
 	var buf [64]byte
 	if len(to)%2 != 0 || len(to) > 2*len(buf) {

@@ -72,9 +72,10 @@ type HealthConfig struct {
 // connection's own pings), and the database, by a statement that reads the
 // database server's clock. Either one unreached for longer than the limit,
 // or this replica's clock more than SkewBound from the database's, cuts the
-// replica off: CutOff says so (for /readyz, for leading a table, for
-// taking bets and for opening streams), until both are reached again and
-// the clock is back in step; LeadBlocked leaves the database out. Its streams close (Away) only when NATS is
+// replica off: CutOff says so (for /readyz, for taking bets and for opening
+// streams), until both are reached again and the clock is back in step.
+// LeadBlocked, for leading a table, leaves the database out (the lease's
+// own renewals judge it). Its streams close (Away) only when NATS is
 // unreached or the clock is out of step, for the drain (streamsStale): the
 // database alone leaves the streams it holds open. Its methods are safe for
 // concurrent use.
