@@ -67,6 +67,14 @@ var hotQueriesPostgres = map[string]string{
 		SELECT id FROM bets WHERE id = ANY(?::text[]) AND status = ? FOR UPDATE SKIP LOCKED)
 	RETURNING bets.id`,
 	"playerBalance": playerBalance(" ORDER BY id_hash FOR UPDATE"),
+	// writePlayerBalances: the sessions of a flush's players locked in one
+	// statement, in the order of their hashes, then each player's written
+	// among those rows only, so that no row is locked out of that order.
+	"lockPlayerSessions": `SELECT s.id_hash FROM sessions s
+	JOIN unnest(?::text[], ?::text[]) AS v(operator, player_id) ON s.operator = v.operator AND s.player_id = v.player_id
+	WHERE s.demo = false ORDER BY s.id_hash FOR UPDATE OF s`,
+	"playerBalanceLocked": `UPDATE sessions SET balance = ? WHERE id_hash = ANY(?::bytea[])
+	AND operator = ? AND player_id = ? AND demo = ? AND expires_at > ? AND (? = '' OR currency = ?)`,
 }
 
 var hotQueriesSQLite = map[string]string{

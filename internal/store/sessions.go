@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"slices"
@@ -114,10 +115,14 @@ const sqlitePlayerBalances = 64
 // controls in one transaction (joining the one of ctx if any): all or none.
 // A hash with no row changes nothing.
 //
-// On PostgreSQL each player's balance is a statement of its own, committed
-// alone: concurrent writers (the replicas of a cluster) never deadlock,
-// because every statement and every transaction locks rows in the order of
-// their hashes. On SQLite, whose one writer excludes every other, the
+// On PostgreSQL the players' balances are one transaction: it first locks
+// every session of those players, in the order of their hashes, in one
+// statement, then writes each player's among those rows only. Concurrent
+// writers (the replicas of a cluster) never deadlock, because every
+// transaction locks rows in the order of their hashes; and a flush is one
+// commit, not one a player (until 29 November it was one a player: about
+// half a commit an accepted bet, PostgreSQL's first limit in
+// docs/capacity.md). On SQLite, whose one writer excludes every other, the
 // players' balances are written sqlitePlayerBalances to a transaction:
 // each commit is an fsync that the table's commits would otherwise queue
 // behind, one a player.
@@ -164,16 +169,15 @@ func (s *Store) WriteSessionStates(ctx context.Context, balances []SessionBalanc
 	return nil
 }
 
-// writePlayerBalances writes each player's balance (writePlayerBalance):
-// alone on PostgreSQL, sqlitePlayerBalances to a transaction on SQLite.
+// writePlayerBalances writes each player's balance: in one transaction on
+// PostgreSQL (writePlayerBalancesLocked), sqlitePlayerBalances to a
+// transaction on SQLite (writePlayerBalance).
 func (s *Store) writePlayerBalances(ctx context.Context, players []SessionBalance) error {
-	if s.dialect != DialectSQLite {
-		for _, b := range players {
-			if err := s.writePlayerBalance(ctx, b); err != nil {
-				return err
-			}
-		}
+	if len(players) == 0 {
 		return nil
+	}
+	if s.dialect != DialectSQLite {
+		return s.InTx(ctx, func(ctx context.Context) error { return s.writePlayerBalancesLocked(ctx, players) })
 	}
 	for chunk := range slices.Chunk(players, sqlitePlayerBalances) {
 		err := s.InTx(ctx, func(ctx context.Context) error {
@@ -186,6 +190,40 @@ func (s *Store) writePlayerBalances(ctx context.Context, players []SessionBalanc
 		})
 		if err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// writePlayerBalancesLocked is writePlayerBalances on PostgreSQL, inside
+// a transaction: the sessions of every player of players locked at once,
+// in the order of their hashes, then each player's balance written among
+// the locked rows (as writePlayerBalance: not demo, not expired at b.At,
+// in b's currency or every one). A session opened since the lock is left
+// as its opening wrote it (the wallet's /balance then).
+func (s *Store) writePlayerBalancesLocked(ctx context.Context, players []SessionBalance) error {
+	ops, ids := make([]string, len(players)), make([]string, len(players))
+	for i, b := range players {
+		ops[i], ids[i] = b.Operator, b.PlayerID
+	}
+	var locked [][]byte
+	err := s.query(ctx, "lockPlayerSessions", []any{ops, ids}, func(rows *sql.Rows) error {
+		var h []byte
+		if err := rows.Scan(&h); err != nil {
+			return err
+		}
+		locked = append(locked, h)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("store: lock the sessions of %d players: %w", len(players), err)
+	}
+	if len(locked) == 0 {
+		return nil
+	}
+	for _, b := range players {
+		if _, err := s.exec(ctx, "playerBalanceLocked", b.Balance, locked, b.Operator, b.PlayerID, false, int64(b.At), b.Currency, b.Currency); err != nil {
+			return fmt.Errorf("store: write the balance of player %s of %s: %w", b.PlayerID, b.Operator, err)
 		}
 	}
 	return nil

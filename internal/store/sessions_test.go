@@ -319,7 +319,9 @@ func testSessionBets(t *testing.T, s *store.Store, _ string) {
 
 // testSessionStatesRace: writers of overlapping batches of display balances,
 // each in its own order (the replicas of a cluster), all commit: none is
-// chosen as a deadlock's victim.
+// chosen as a deadlock's victim. Each batch holds sessions' own balances and
+// their players' (whose two sessions each a players' flush locks in one
+// transaction since 29 November).
 func testSessionStatesRace(t *testing.T, s *store.Store, _ string) {
 	ctx := t.Context()
 	const n = 40
@@ -331,7 +333,15 @@ func testSessionStatesRace(t *testing.T, s *store.Store, _ string) {
 		if err := s.InsertSession(ctx, rec, c); err != nil {
 			t.Fatal(err)
 		}
-		forward = append(forward, store.SessionBalance{IDHash: rec.IDHash, Balance: int64(i)})
+		// A second session of the same player: a player's balance locks
+		// both, wherever their hashes fall among the others'.
+		second := newSession(fmt.Sprintf("race-second-%02d", i))
+		second.PlayerID = rec.PlayerID
+		if err := s.InsertSession(ctx, second, nil); err != nil {
+			t.Fatal(err)
+		}
+		forward = append(forward, store.SessionBalance{IDHash: rec.IDHash, Balance: int64(i)},
+			store.SessionBalance{Balance: int64(1000 + i), Operator: rec.Operator, PlayerID: rec.PlayerID, Currency: rec.Currency, At: store.MillisOf(t0)})
 		controls = append(controls, c)
 	}
 	for round := range 5 {
