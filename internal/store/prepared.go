@@ -68,13 +68,24 @@ var hotQueriesPostgres = map[string]string{
 	RETURNING bets.id`,
 	"playerBalance": playerBalance(" ORDER BY id_hash FOR UPDATE"),
 	// writePlayerBalances: the sessions of a flush's players locked in one
-	// statement, in the order of their hashes, then each player's written
-	// among those rows only, so that no row is locked out of that order.
+	// statement, in the order of their hashes, then written among those
+	// rows only, so that no row is locked out of that order.
 	"lockPlayerSessions": `SELECT s.id_hash FROM sessions s
 	JOIN unnest(?::text[], ?::text[]) AS v(operator, player_id) ON s.operator = v.operator AND s.player_id = v.player_id
 	WHERE s.demo = false ORDER BY s.id_hash FOR UPDATE OF s`,
-	"playerBalanceLocked": `UPDATE sessions SET balance = ? WHERE id_hash = ANY(?::bytea[])
-	AND operator = ? AND player_id = ? AND demo = ? AND expires_at > ? AND (? = '' OR currency = ?)`,
+	// Then every player's balance in one statement, among the locked rows
+	// only: of two balances of one player that both match a session (one
+	// in every currency, one in the session's), the later in the flush's
+	// order, as when each was a statement of its own.
+	"playerBalancesLocked": `UPDATE sessions s SET balance = w.balance FROM (
+		SELECT DISTINCT ON (l.id_hash) l.id_hash, v.balance
+		FROM unnest(?::bytea[]) AS l(id_hash)
+		JOIN sessions s2 ON s2.id_hash = l.id_hash
+		JOIN unnest(?::text[], ?::text[], ?::text[], ?::bigint[], ?::bigint[]) WITH ORDINALITY AS v(operator, player_id, currency, balance, at, ord)
+			ON s2.operator = v.operator AND s2.player_id = v.player_id
+		WHERE s2.demo = false AND s2.expires_at > v.at AND (v.currency = '' OR s2.currency = v.currency)
+		ORDER BY l.id_hash, v.ord DESC) AS w
+	WHERE s.id_hash = w.id_hash`,
 }
 
 var hotQueriesSQLite = map[string]string{

@@ -120,7 +120,7 @@ const sqlitePlayerBalances = 64
 // statement, then writes each player's among those rows only. Concurrent
 // writers (the replicas of a cluster) never deadlock, because every
 // transaction locks rows in the order of their hashes; and a flush is one
-// commit, not one a player (until 29 November it was one a player: about
+// commit and two statements, not a commit and a statement a player (until 29 November it was one a player: about
 // half a commit an accepted bet, PostgreSQL's first limit in
 // docs/capacity.md). On SQLite, whose one writer excludes every other, the
 // players' balances are written sqlitePlayerBalances to a transaction:
@@ -197,9 +197,10 @@ func (s *Store) writePlayerBalances(ctx context.Context, players []SessionBalanc
 
 // writePlayerBalancesLocked is writePlayerBalances on PostgreSQL, inside
 // a transaction: the sessions of every player of players locked at once,
-// in the order of their hashes, then each player's balance written among
-// the locked rows (as writePlayerBalance: not demo, not expired at b.At,
-// in b's currency or every one). A session opened since the lock is left
+// in the order of their hashes, then every balance written among the
+// locked rows in one statement (as writePlayerBalance: not demo, not
+// expired at b.At, in b's currency or every one; of two that match one
+// session, the later in players). A session opened since the lock is left
 // as its opening wrote it (the wallet's /balance then).
 func (s *Store) writePlayerBalancesLocked(ctx context.Context, players []SessionBalance) error {
 	ops, ids := make([]string, len(players)), make([]string, len(players))
@@ -221,10 +222,12 @@ func (s *Store) writePlayerBalancesLocked(ctx context.Context, players []Session
 	if len(locked) == 0 {
 		return nil
 	}
-	for _, b := range players {
-		if _, err := s.exec(ctx, "playerBalanceLocked", b.Balance, locked, b.Operator, b.PlayerID, false, int64(b.At), b.Currency, b.Currency); err != nil {
-			return fmt.Errorf("store: write the balance of player %s of %s: %w", b.PlayerID, b.Operator, err)
-		}
+	currencies, amounts, ats := make([]string, len(players)), make([]int64, len(players)), make([]int64, len(players))
+	for i, b := range players {
+		currencies[i], amounts[i], ats[i] = b.Currency, b.Balance, int64(b.At)
+	}
+	if _, err := s.exec(ctx, "playerBalancesLocked", locked, ops, ids, currencies, amounts, ats); err != nil {
+		return fmt.Errorf("store: write the balances of %d players: %w", len(players), err)
 	}
 	return nil
 }

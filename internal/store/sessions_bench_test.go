@@ -37,6 +37,9 @@ func benchWriteSessionStates(b *testing.B, dsn string, stats *sql.DB) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	if err := s.Migrate(b.Context()); err != nil { // nothing to do on storetest's SQLite
+		b.Fatal(err)
+	}
 	closed := false
 	b.Cleanup(func() {
 		if !closed {

@@ -104,6 +104,24 @@ func testPlayerBalance(t *testing.T, s *store.Store, _ string) {
 	if got := balances(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("balances after p-a's balance in every currency = %v, want %v", got, want)
 	}
+	// Two balances of one player in one call that both match its BRL
+	// sessions: the later one in the call stays, either way round.
+	every := store.SessionBalance{Balance: 333, Operator: "op-1", PlayerID: "p-a", At: at}
+	brl := store.SessionBalance{Balance: 444, Operator: "op-1", PlayerID: "p-a", Currency: "BRL", At: at}
+	if err := s.WriteSessionStates(ctx, []store.SessionBalance{every, brl}, nil); err != nil {
+		t.Fatal(err)
+	}
+	want = map[string]int64{"tok-a-brl-1": 444, "tok-a-brl-2": 444, "tok-a-usd": 333, "tok-a-demo": 25_000, "tok-a-expired": 25_000, "tok-b-brl": 5}
+	if got := balances(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("balances after p-a's in every currency then in BRL = %v, want %v", got, want)
+	}
+	if err := s.WriteSessionStates(ctx, []store.SessionBalance{brl, every}, nil); err != nil {
+		t.Fatal(err)
+	}
+	want = map[string]int64{"tok-a-brl-1": 333, "tok-a-brl-2": 333, "tok-a-usd": 333, "tok-a-demo": 25_000, "tok-a-expired": 25_000, "tok-b-brl": 5}
+	if got := balances(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("balances after p-a's in BRL then in every currency = %v, want %v", got, want)
+	}
 }
 
 func sessionHash(seed string) []byte {
