@@ -20,7 +20,9 @@ import (
 	"github.com/crashstudio/crashgame/internal/config"
 	"github.com/crashstudio/crashgame/internal/engine"
 	"github.com/crashstudio/crashgame/internal/freebets"
+	"github.com/crashstudio/crashgame/internal/groupcommit"
 	"github.com/crashstudio/crashgame/internal/launch"
+	"github.com/crashstudio/crashgame/internal/metrics"
 	"github.com/crashstudio/crashgame/internal/movements"
 	"github.com/crashstudio/crashgame/internal/operatorapi"
 	"github.com/crashstudio/crashgame/internal/replica"
@@ -192,6 +194,10 @@ func (a *app) newTables(ctx context.Context, cfg *config.Config, outbox *movemen
 			events = replica.NewPublisher(a.bus, g.ID, a.logger, a.priceClock)
 			lossDelay = engine.DefaultLossDelay
 		}
+		commits, err := tableCommits(a.registry, g.ID)
+		if err != nil {
+			return err
+		}
 		t, err := engine.New(ctx, engine.Config{
 			Game: engineGame(g), Operators: operators, Store: a.store.Records(), Chains: a.store.HashChains(), Outbox: outbox,
 			Wallets: func(op string) (engine.BetWallet, bool) {
@@ -201,6 +207,7 @@ func (a *app) newTables(ctx context.Context, cfg *config.Config, outbox *movemen
 			Freebets: spender{a.freebets}, Balances: a.sessions, Demo: a.demo, Logger: a.logger,
 			Lease: lease, Events: events, Sealer: sealer, Beacon: beacon,
 			SeedingWindow: window, RevealWindow: revealWindow(cfg.Fairness), LossDelay: lossDelay,
+			CommitObserved: commits,
 		})
 		if err != nil {
 			return err
@@ -432,6 +439,45 @@ func registerLeadership(r prometheus.Registerer, t *engine.Table) error {
 		}
 	}
 	return nil
+}
+
+// tableCommits registers the histograms of a game's table committer (with
+// r, shared by every game and labelled game_id) and returns their observer
+// (engine.Config.CommitObserved):
+//   - crashgame_table_commit_wait_seconds: how long a batch's first job
+//     waited behind the batches before it;
+//   - crashgame_table_commit_seconds: how long its transaction took, to the
+//     database's durable commit;
+//   - crashgame_table_commit_jobs: how many jobs it held.
+//
+// A cashout's answer waits for both of the first two: they say how much of
+// its time is the database's and how much the queue's.
+func tableCommits(r prometheus.Registerer, gameID string) (func(groupcommit.Batch), error) {
+	seconds := []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5}
+	wait := prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "crashgame_table_commit_wait_seconds",
+		Help:    "How long a batch of the table's committer waited, from its first job queued to its commit begun.",
+		Buckets: seconds,
+	}, []string{"game_id"})
+	took := prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "crashgame_table_commit_seconds",
+		Help:    "How long a batch of the table's committer took to commit, one transaction (and a failed batch's retries).",
+		Buckets: seconds,
+	}, []string{"game_id"})
+	jobs := prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "crashgame_table_commit_jobs",
+		Help:    "How many jobs (an acceptance, a cashout, a settlement, each with its movements) a batch of the table's committer held.",
+		Buckets: []float64{1, 2, 4, 8, 16, 32, 64, 128, 256, 512},
+	}, []string{"game_id"})
+	if err := metrics.RegisterAll(r, metrics.VarOf(&wait), metrics.VarOf(&took), metrics.VarOf(&jobs)); err != nil {
+		return nil, fmt.Errorf("commit metrics of %s: %w", gameID, err)
+	}
+	w, c, n := wait.WithLabelValues(gameID), took.WithLabelValues(gameID), jobs.WithLabelValues(gameID)
+	return func(b groupcommit.Batch) {
+		w.Observe(b.Waited.Seconds())
+		c.Observe(b.Took.Seconds())
+		n.Observe(float64(b.Items))
+	}, nil
 }
 
 // requestDurations registers crashgame_http_request_duration_seconds{route,code}

@@ -179,6 +179,16 @@ operators:
 			if want := `crashgame_http_request_duration_seconds_count{code="200",route="GET /healthz"}`; !strings.Contains(string(body), want) {
 				t.Fatalf("/metrics has no %s", want)
 			}
+			// Each game's table committer: what a cashout's commit waits for.
+			for _, want := range []string{
+				`crashgame_table_commit_wait_seconds_count{game_id="crash"}`,
+				`crashgame_table_commit_seconds_count{game_id="crash"}`,
+				`crashgame_table_commit_jobs_count{game_id="crash"}`,
+			} {
+				if !strings.Contains(string(body), want) {
+					t.Fatalf("/metrics has no %s", want)
+				}
+			}
 			if code := get(m[1] + "/debug/pprof/"); code != tc.pprof {
 				t.Fatalf("/debug/pprof/ on metrics_listen: %d, want %d", code, tc.pprof)
 			}

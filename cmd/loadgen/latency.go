@@ -22,6 +22,13 @@ const (
 	routeBet            = "POST /api/v1/bets"
 	routeCashout        = "POST /api/v1/bets/{bet_id}/cashout"
 	targetSeconds       = 0.010 // the cashout target's bound, one of the buckets'
+
+	// The table committer's histograms (since the 29th of November): a
+	// cashout's answer waits for a batch's wait and then its commit.
+	metricCommitWaitBucket = "crashgame_table_commit_wait_seconds_bucket"
+	metricCommitBucket     = "crashgame_table_commit_seconds_bucket"
+	commitWait             = "commit_wait" // latencyReading's keys for them
+	commitTook             = "commit"
 )
 
 // gameLatency is the game's own time to answer the players' bets and
@@ -30,6 +37,11 @@ const (
 type gameLatency struct {
 	Bets     histogramSummary `json:"bets"`
 	Cashouts histogramSummary `json:"cashouts"`
+	// CommitWait and Commit are the tables' committers' batches: how long
+	// a batch's first job waited behind the others, and how long its
+	// transaction took (nil from a build without them).
+	CommitWait *histogramSummary `json:"commit_wait,omitempty"`
+	Commit     *histogramSummary `json:"commit,omitempty"`
 	// Unread names the processes left out: their /metrics did not answer at
 	// one end, or their histogram restarted between the two reads.
 	Unread []string `json:"unread,omitempty"`
@@ -52,10 +64,17 @@ type buckets map[float64]float64
 // routeBuckets gathers from m, a scrape of /metrics, the cumulative counts of
 // route's requests by bucket, every status code summed.
 func routeBuckets(m map[string]float64, route string) buckets {
+	return metricBuckets(m, metricRequestBucket, func(labels string) bool { return label(labels, "route") == route })
+}
+
+// metricBuckets gathers from m the cumulative counts by bucket of the
+// histogram whose bucket series is metric, summed over the label sets that
+// keep accepts.
+func metricBuckets(m map[string]float64, metric string, keep func(labels string) bool) buckets {
 	out := buckets{}
 	for k, v := range m {
-		labels, ok := strings.CutPrefix(k, metricRequestBucket+"{")
-		if !ok || label(labels, "route") != route {
+		labels, ok := strings.CutPrefix(k, metric+"{")
+		if !ok || !keep(labels) {
 			continue
 		}
 		le, err := strconv.ParseFloat(label(labels, "le"), 64)
@@ -169,7 +188,11 @@ func (lg *loadgen) readLatency(ctx context.Context) latencyReading {
 			if err != nil {
 				return
 			}
-			out[i] = map[string]buckets{routeBet: routeBuckets(m, routeBet), routeCashout: routeBuckets(m, routeCashout)}
+			every := func(string) bool { return true }
+			out[i] = map[string]buckets{
+				routeBet: routeBuckets(m, routeBet), routeCashout: routeBuckets(m, routeCashout),
+				commitWait: metricBuckets(m, metricCommitWaitBucket, every), commitTook: metricBuckets(m, metricCommitBucket, every),
+			}
 		})
 	}
 	wg.Wait()
@@ -179,32 +202,51 @@ func (lg *loadgen) readLatency(ctx context.Context) latencyReading {
 // gameLatencyOver is the game's own latency between two readings.
 func (lg *loadgen) gameLatencyOver(from, to latencyReading) *gameLatency {
 	ts := lg.latencyTargets()
-	bets, cashouts := buckets{}, buckets{}
+	keys := []string{routeBet, routeCashout, commitWait, commitTook}
+	sum := map[string]buckets{}
+	for _, k := range keys {
+		sum[k] = buckets{}
+	}
 	var unread []string
+targets:
 	for i, t := range ts {
 		if from[i] == nil || to[i] == nil {
 			unread = append(unread, t.name)
 			continue
 		}
-		b, okB := to[i][routeBet].minus(from[i][routeBet])
-		c, okC := to[i][routeCashout].minus(from[i][routeCashout])
-		if !okB || !okC {
-			unread = append(unread, t.name)
-			continue
+		diff := map[string]buckets{}
+		for _, k := range keys {
+			d, ok := to[i][k].minus(from[i][k])
+			if !ok {
+				unread = append(unread, t.name)
+				continue targets
+			}
+			diff[k] = d
 		}
-		bets.add(b)
-		cashouts.add(c)
+		for _, k := range keys {
+			sum[k].add(diff[k])
+		}
 	}
+	bets, cashouts := sum[routeBet], sum[routeCashout]
 	if len(unread) == len(ts) || (bets[math.Inf(1)] == 0 && cashouts[math.Inf(1)] == 0) {
 		return nil // nothing read, or a build without the histogram
 	}
-	return &gameLatency{Bets: bets.summary(), Cashouts: cashouts.summary(), Unread: unread}
+	l := &gameLatency{Bets: bets.summary(), Cashouts: cashouts.summary(), Unread: unread}
+	if sum[commitTook][math.Inf(1)] > 0 {
+		w, c := sum[commitWait].summary(), sum[commitTook].summary()
+		l.CommitWait, l.Commit = &w, &c
+	}
+	return l
 }
 
 // describe is the summary's line of l.
 func (l *gameLatency) describe() string {
 	s := fmt.Sprintf("the game's own time to answer (its request histogram, from headers read to the handler's return, every status): bets %.0f, p50 %.1f p99 %.1f ms, %.1f %% within 10 ms; cashouts %.0f, p50 %.1f p99 %.1f ms, %.1f %% within 10 ms",
 		l.Bets.N, l.Bets.P50, l.Bets.P99, 100*l.Bets.Within10ms, l.Cashouts.N, l.Cashouts.P50, l.Cashouts.P99, 100*l.Cashouts.Within10ms)
+	if l.Commit != nil {
+		s += fmt.Sprintf("; the tables' commits %.0f, waited p50 %.1f p99 %.1f ms, took p50 %.1f p99 %.1f ms (%.1f %% within 10 ms)",
+			l.Commit.N, l.CommitWait.P50, l.CommitWait.P99, l.Commit.P50, l.Commit.P99, 100*l.Commit.Within10ms)
+	}
 	if len(l.Unread) > 0 {
 		s += fmt.Sprintf(" (without %s: not read at both ends)", strings.Join(l.Unread, ", "))
 	}

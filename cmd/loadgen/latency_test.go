@@ -71,7 +71,8 @@ func TestBucketsSummary(t *testing.T) {
 }
 
 // A process that restarted between the readings is left out, not counted
-// negative; one that answered is summed with the others.
+// negative; one that answered is summed with the others, its tables'
+// commits too.
 func TestGameLatencyOverLeavesOutARestartedReplica(t *testing.T) {
 	t.Parallel()
 	lg := &loadgen{o: &options{replicas: []replicaTarget{{Name: "game1"}, {Name: "game2"}, {Name: "game3"}}}}
@@ -79,6 +80,8 @@ func TestGameLatencyOverLeavesOutARestartedReplica(t *testing.T) {
 		return map[string]buckets{
 			routeBet:     {0.01: cash, math.Inf(1): cash},
 			routeCashout: {0.01: cash, math.Inf(1): cash},
+			commitWait:   {0.01: cash, math.Inf(1): cash},
+			commitTook:   {0.01: cash / 2, math.Inf(1): cash},
 		}
 	}
 	from := latencyReading{read(10), read(50), read(5)}
@@ -86,6 +89,15 @@ func TestGameLatencyOverLeavesOutARestartedReplica(t *testing.T) {
 	l := lg.gameLatencyOver(from, to)
 	if l == nil || l.Cashouts.N != 20 || l.Bets.N != 20 || strings.Join(l.Unread, ",") != "game2,game3" {
 		t.Fatalf("latency %+v, want 20 of game1's only, game2 and game3 unread", l)
+	}
+	if l.Commit == nil || l.Commit.N != 20 || l.Commit.Within10ms != 0.5 || l.CommitWait.N != 20 {
+		t.Fatalf("commits %+v, waits %+v: want game1's 20, half within 10 ms", l.Commit, l.CommitWait)
+	}
+	old := func(cash float64) map[string]buckets { // a build without the commits' histograms
+		return map[string]buckets{routeBet: {math.Inf(1): cash}, routeCashout: {math.Inf(1): cash}}
+	}
+	if l := lg.gameLatencyOver(latencyReading{old(1), old(1), old(1)}, latencyReading{old(2), old(2), old(2)}); l == nil || l.Commit != nil || l.Cashouts.N != 3 {
+		t.Fatalf("latency %+v from a build without the commits' histograms, want the requests' only", l)
 	}
 	if l := lg.gameLatencyOver(latencyReading{nil, nil, nil}, to); l != nil {
 		t.Fatalf("latency %+v with nothing read, want none", l)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/crashstudio/crashgame/integration/pgtest"
 	"github.com/crashstudio/crashgame/internal/engine"
+	"github.com/crashstudio/crashgame/internal/groupcommit"
 	"github.com/crashstudio/crashgame/internal/movements"
 	"github.com/crashstudio/crashgame/internal/round"
 	"github.com/crashstudio/crashgame/internal/store"
@@ -614,5 +615,46 @@ func TestAutoCashoutWhoseCommitFailedIsPaidAfterTheCrash(t *testing.T) {
 	}
 	if wins != 1 {
 		t.Fatalf("%d /win movements, want 1", wins)
+	}
+}
+
+// The table's committer tells CommitObserved of each batch it commits: a
+// bet's intent and acceptance, and a cashout with its /win, each a batch of
+// at least one job whose transaction took time.
+func TestCommitsObserved(t *testing.T) {
+	t.Parallel()
+	var (
+		mu      sync.Mutex
+		batches []groupcommit.Batch
+	)
+	observed := func() (n, jobs int) {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, b := range batches {
+			if b.Items < 1 || b.Took <= 0 || b.Waited < 0 || b.Failed {
+				t.Fatalf("batch observed %+v", b)
+			}
+			jobs += b.Items
+		}
+		return len(batches), jobs
+	}
+	h := newHarnessAdjusted(t, "", nil, nil, func(cfg *engine.Config) {
+		cfg.CommitObserved = func(b groupcommit.Batch) { mu.Lock(); batches = append(batches, b); mu.Unlock() }
+	})
+	h.run()
+	h.roundCrashingAbove(150)
+	a := mustBet(t, h, alice, engine.BetRequest{Amount: 1000})
+	_, betJobs := observed()
+	if betJobs < 2 {
+		t.Fatalf("%d jobs observed after a bet, want its intent and its acceptance", betJobs)
+	}
+	f := h.fly()
+	at := f.StartedAt.Add(10 * time.Millisecond)
+	h.clock.Set(at)
+	if _, err := h.table.Cashout(context.Background(), alice, a.Bet.BetID, at); err != nil {
+		t.Fatal(err)
+	}
+	if _, jobs := observed(); jobs != betJobs+1 {
+		t.Fatalf("%d jobs observed after the cashout, want %d", jobs, betJobs+1)
 	}
 }

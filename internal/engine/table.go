@@ -190,6 +190,13 @@ type Config struct {
 	// (docs/scale.md). Zero (one process): in the crash's own transaction,
 	// which the committer orders after every cashout priced before it.
 	LossDelay time.Duration
+
+	// CommitObserved, when set, is told of every batch of the table's
+	// committer (bets' acceptances, cashouts, settlements and their
+	// movements, in one transaction a batch): how many jobs, how long the
+	// first waited behind the batches before it, how long its commit took.
+	// It runs on the committer's goroutine and must return at once.
+	CommitObserved func(groupcommit.Batch)
 }
 
 // DefaultLossDelay is a cluster's LossDelay.
@@ -363,6 +370,7 @@ func New(ctx context.Context, cfg Config) (*Table, error) {
 	t.cfg.Lease = t.elector.Settings()
 	t.commit = groupcommit.New(context.Background(), t.commitJobs, groupcommit.Options{
 		MaxBatch: maxCommitBatch, QueueLen: commitQueueLen, OnFailure: groupcommit.RetryEach, Logger: t.logger,
+		Observe: cfg.CommitObserved,
 	})
 	return t, nil
 }

@@ -28,6 +28,7 @@ import (
 	"log/slog"
 	"runtime/debug"
 	"sync"
+	"time"
 )
 
 // DefaultMaxBatch is the maximum batch size when Options.MaxBatch is zero.
@@ -60,6 +61,22 @@ type Options struct {
 	// Logger receives a warning when a batch fails and is retried item by
 	// item, and an error when a commit panics (slog.Default() when nil).
 	Logger *slog.Logger
+	// Observe, when set, is told of every batch on the committer's
+	// goroutine, after its commit and before its callers are answered: it
+	// must return quickly (a histogram's observation) and must not submit
+	// to the committer.
+	Observe func(Batch)
+}
+
+// Batch is what one commit was, as Options.Observe is told: how many items
+// it held, how long its first item waited in the queue before the commit
+// began (the time an item spends behind the batches before its own), and
+// how long the commit took, a failed batch's retries one by one included.
+type Batch struct {
+	Items  int
+	Waited time.Duration
+	Took   time.Duration
+	Failed bool // at least one item was answered with an error
 }
 
 // PanicError is the answer to the items of a commit that panicked. The
@@ -77,6 +94,7 @@ func (e *PanicError) Error() string { return fmt.Sprintf("groupcommit: commit pa
 type request[T any] struct {
 	item T
 	done chan error // buffered for one value
+	at   time.Time  // when it was queued (only with Options.Observe)
 }
 
 // Committer gathers items into batches and commits each batch with the
@@ -88,6 +106,7 @@ type Committer[T any] struct {
 	max     int
 	onFail  OnFailure
 	logger  *slog.Logger
+	observe func(Batch)
 	start   sync.Once
 	stopped chan struct{} // closed once the goroutine returned (or never started and Close ran)
 
@@ -120,6 +139,7 @@ func New[T any](ctx context.Context, commit func(ctx context.Context, batch []T)
 		max:     opts.MaxBatch,
 		onFail:  opts.OnFailure,
 		logger:  opts.Logger,
+		observe: opts.Observe,
 		stopped: make(chan struct{}),
 		q:       make(chan request[T], opts.QueueLen),
 	}
@@ -144,13 +164,17 @@ func (c *Committer[T]) Submit(ctx context.Context, item T) <-chan error {
 		return done
 	}
 	c.start.Do(func() { go c.run() })
+	r := request[T]{item: item, done: done}
+	if c.observe != nil {
+		r.at = time.Now()
+	}
 	select {
-	case c.q <- request[T]{item: item, done: done}:
+	case c.q <- r:
 	default:
 		// Full: wait for room or for ctx. Close waits for us meanwhile,
 		// and the goroutine keeps draining, so this ends.
 		select {
-		case c.q <- request[T]{item: item, done: done}:
+		case c.q <- r:
 		case <-ctx.Done():
 			done <- fmt.Errorf("groupcommit: submit: %w", ctx.Err())
 		}
@@ -206,20 +230,45 @@ func (c *Committer[T]) run() {
 	}
 }
 
-// commitBatch commits items (the items of reqs, in order) and answers each
-// request.
+// commitBatch commits items (the items of reqs, in order), tells
+// Options.Observe, and then answers each request: a caller answered knows
+// its batch was observed.
 func (c *Committer[T]) commitBatch(reqs []request[T], items []T) {
+	var began time.Time
+	if c.observe != nil {
+		began = time.Now()
+	}
+	errs := c.commitEach(items)
+	if c.observe != nil {
+		b := Batch{Items: len(items), Waited: began.Sub(reqs[0].at), Took: time.Since(began)}
+		for _, err := range errs {
+			b.Failed = b.Failed || err != nil
+		}
+		c.observe(b)
+	}
+	for i, r := range reqs {
+		if len(errs) == 1 {
+			r.done <- errs[0]
+		} else {
+			r.done <- errs[i]
+		}
+	}
+}
+
+// commitEach commits items under the OnFailure rule: one error for them all
+// (nil when the batch committed), or one an item when the batch failed and
+// was committed again item by item.
+func (c *Committer[T]) commitEach(items []T) []error {
 	err := c.safeCommit(items)
 	if err == nil || len(items) == 1 || c.onFail == FailBatch {
-		for _, r := range reqs {
-			r.done <- err
-		}
-		return
+		return []error{err}
 	}
 	c.logger.Warn("group commit failed; committing one by one", slog.Int("items", len(items)), slog.String("error", err.Error()))
-	for i, r := range reqs {
-		r.done <- c.safeCommit(items[i : i+1])
+	errs := make([]error, len(items))
+	for i := range items {
+		errs[i] = c.safeCommit(items[i : i+1])
 	}
+	return errs
 }
 
 // safeCommit calls commit and turns a panic into a *PanicError.

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/crashstudio/crashgame/internal/groupcommit"
 )
@@ -479,4 +480,60 @@ func TestCommitContext(t *testing.T) {
 	if !slices.Equal(got, []string{"v"}) {
 		t.Fatalf("values seen = %v, want [v]", got)
 	}
+}
+
+// Observe is told of every batch: its size, how long its first item waited
+// for the batches before it, how long its commit took, and whether an item
+// failed; a batch retried one by one counts its retries in its time.
+func TestObserve(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		var (
+			mu  sync.Mutex
+			got []groupcommit.Batch
+		)
+		bad := map[int]bool{4: true}
+		commit := func(_ context.Context, batch []int) error {
+			time.Sleep(5 * time.Millisecond)
+			for _, it := range batch {
+				if bad[it] {
+					return errBad
+				}
+			}
+			return nil
+		}
+		c := groupcommit.New(t.Context(), commit, groupcommit.Options{
+			OnFailure: groupcommit.RetryEach, Logger: quiet(),
+			Observe: func(b groupcommit.Batch) { mu.Lock(); got = append(got, b); mu.Unlock() },
+		})
+		first := c.Submit(t.Context(), 1) // commits alone at once: 5 ms
+		synctest.Wait()
+		time.Sleep(time.Millisecond)
+		second := c.Submit(t.Context(), 2) // waits 4 ms for the first batch
+		time.Sleep(time.Millisecond)
+		third := c.Submit(t.Context(), 3) // joins the second's batch
+		for _, d := range []<-chan error{first, second, third} {
+			if err := <-d; err != nil {
+				t.Fatalf("commit: %v", err)
+			}
+		}
+		fourth, fifth := c.Submit(t.Context(), 4), c.Submit(t.Context(), 5) // one batch, failed, retried each
+		if err := <-fourth; !errors.Is(err, errBad) {
+			t.Fatalf("bad item answered %v", err)
+		}
+		if err := <-fifth; err != nil {
+			t.Fatalf("good item of a failed batch answered %v", err)
+		}
+		c.Close()
+		want := []groupcommit.Batch{
+			{Items: 1, Waited: 0, Took: 5 * time.Millisecond},
+			{Items: 2, Waited: 4 * time.Millisecond, Took: 5 * time.Millisecond},
+			{Items: 2, Waited: 0, Took: 15 * time.Millisecond, Failed: true},
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if !slices.Equal(got, want) {
+			t.Fatalf("observed %+v, want %+v", got, want)
+		}
+	})
 }
