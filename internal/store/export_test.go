@@ -51,3 +51,13 @@ func SleepOnLease(ctx context.Context, s *Store, seconds float64) error {
 	_, err := s.lease.ExecContext(ctx, "SELECT pg_sleep(?)", seconds)
 	return err
 }
+
+// Settings is the server's value of the run-time parameter name on a
+// connection of the pool and on the lease's own.
+func Settings(ctx context.Context, s *Store, name string) (pool, lease string, err error) {
+	if err := s.db.QueryRowContext(ctx, "SELECT current_setting(?)", name).Scan(&pool); err != nil {
+		return "", "", err
+	}
+	err = s.lease.QueryRowContext(ctx, "SELECT current_setting(?)", name).Scan(&lease)
+	return pool, lease, err
+}

@@ -60,6 +60,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -108,6 +109,19 @@ const (
 	// not acknowledged by then may still cancel a later statement, and its
 	// connection is discarded (pgcancel.go).
 	pgCancelGrace = 250 * time.Millisecond
+	// pgIdleInTxTimeout is the server's idle_in_transaction_session_timeout
+	// on every connection the store opens, unless the DSN sets it: how long
+	// a session may sit in an open transaction with no statement running
+	// before PostgreSQL ends the session, rolling the transaction back and
+	// releasing its locks. A replica frozen inside a transaction (stopped,
+	// its VM paused, its host starved) otherwise holds them until it wakes:
+	// a fenced commit's lock on the lease row (CheckLease) makes every
+	// takeover of that table wait for it, and its bets' rows make the
+	// leader's statements that move them wait too. The game's transactions
+	// hold statements only, never a call to a wallet or to NATS, so none of
+	// them is idle for seconds unless its process stopped running; what the
+	// frozen transaction wrote never commits.
+	pgIdleInTxTimeout = 10 * time.Second
 )
 
 // Store is an open database with its dialect. It is safe for concurrent use.
@@ -267,6 +281,11 @@ func openPostgres(ctx context.Context, dsn string, dial pgconn.DialFunc) (*Store
 	// filling pgx's statement cache with one-off statements.
 	if q.Get("default_query_exec_mode") == "" {
 		q.Set("default_query_exec_mode", "simple_protocol")
+	}
+	// A parameter pgx does not know is sent to the server with the
+	// connection's start-up (a run-time parameter).
+	if q.Get("idle_in_transaction_session_timeout") == "" {
+		q.Set("idle_in_transaction_session_timeout", strconv.FormatInt(pgIdleInTxTimeout.Milliseconds(), 10))
 	}
 	u.RawQuery = q.Encode()
 
