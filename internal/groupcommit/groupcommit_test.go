@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -536,4 +538,33 @@ func TestObserve(t *testing.T) {
 			t.Fatalf("observed %+v, want %+v", got, want)
 		}
 	})
+}
+
+// Items that many goroutines submit at once share a few commits even on one
+// core (GOMAXPROCS=1, as the game runs pinned): the committer lets the
+// submitters already runnable queue theirs before it gathers a batch. Before,
+// each submitter, parked on its answer, handed the core straight to the
+// woken committer, which committed its one item: a stampede of 10,000
+// cashouts took 10,000 commits.
+func TestSubmittersOnOneCoreShareCommits(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	var batches atomic.Int64
+	c := groupcommit.New(t.Context(), func(context.Context, []int) error { batches.Add(1); return nil }, groupcommit.Options{Logger: quiet()})
+	defer c.Close()
+	const n = 200
+	gate := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			<-gate
+			if err := c.Do(t.Context(), i); err != nil {
+				t.Errorf("item %d: %v", i, err)
+			}
+		})
+	}
+	close(gate)
+	wg.Wait()
+	if got := batches.Load(); got > n/10 {
+		t.Fatalf("%d items submitted at once took %d commits on one core, want at most %d", n, got, n/10)
+	}
 }
