@@ -466,7 +466,7 @@ func tableCommits(r prometheus.Registerer, gameID string) (func(groupcommit.Batc
 	}, []string{"game_id"})
 	jobs := prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "crashgame_table_commit_jobs",
-		Help:    "How many jobs (an acceptance, a cashout, a settlement, each with its movements) a batch of the table's committer held.",
+		Help:    "How many jobs (a bet's intent or acceptance, a cashout, a settlement, each with its movements) a batch of the table's committer held.",
 		Buckets: []float64{1, 2, 4, 8, 16, 32, 64, 128, 256, 512},
 	}, []string{"game_id"})
 	if err := metrics.RegisterAll(r, metrics.VarOf(&wait), metrics.VarOf(&took), metrics.VarOf(&jobs)); err != nil {
