@@ -78,16 +78,7 @@ func TestFrozenCheckedTransactionEndsAtTheIdleTimeout(t *testing.T) {
 	})
 	defer close(finish)
 
-	type acquired struct {
-		epoch int64
-		ok    bool
-		err   error
-	}
-	takeover := make(chan acquired, 1)
-	go func() {
-		epoch, ok, err := s.AcquireLease(context.Background(), "crash", "replica-b", leaseTTL)
-		takeover <- acquired{epoch, ok, err}
-	}()
+	takeover := startTakeover(s, "replica-b")
 	start := time.Now()
 	select {
 	case got := <-takeover:

@@ -295,6 +295,24 @@ func openCheckedTx(t *testing.T, s *store.Store, epoch int64, work func(ctx cont
 	return finish, txDone
 }
 
+// acquired is what a takeover's AcquireLease returned.
+type acquired struct {
+	epoch int64
+	ok    bool
+	err   error
+}
+
+// startTakeover runs holder's AcquireLease of "crash" in the background;
+// its answer arrives on the channel returned.
+func startTakeover(s *store.Store, holder string) <-chan acquired {
+	takeover := make(chan acquired, 1)
+	go func() {
+		epoch, ok, err := s.AcquireLease(context.Background(), "crash", holder, leaseTTL)
+		takeover <- acquired{epoch, ok, err}
+	}()
+	return takeover
+}
+
 // testLeaseCheckBlocksTakeover: while a leader's transaction that passed
 // CheckLease is open, a takeover of its (expired) lease waits; the
 // transaction's writes commit under the epoch it checked, and the takeover
@@ -312,16 +330,7 @@ func testLeaseCheckBlocksTakeover(t *testing.T, s *store.Store, _ string) {
 		return s.InsertRound(ctx, r)
 	})
 
-	type acquired struct {
-		epoch int64
-		ok    bool
-		err   error
-	}
-	takeover := make(chan acquired, 1)
-	go func() {
-		epoch, ok, err := s.AcquireLease(context.Background(), "crash", "replica-b", leaseTTL)
-		takeover <- acquired{epoch, ok, err}
-	}()
+	takeover := startTakeover(s, "replica-b")
 	time.Sleep(100 * time.Millisecond) // room for the takeover to run, if it could (a "not yet" check only)
 	select {
 	case got := <-takeover:
