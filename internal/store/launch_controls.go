@@ -66,23 +66,15 @@ func launchControlsOf(recs []TicketRecord) []LaunchControlsRecord {
 	return out
 }
 
-// upsertLaunchControls writes recs, each replacing the stored row of its
-// operator and player unless that row is of a later launch (two replicas'
-// batches may commit out of order).
-func upsertLaunchControls(ctx context.Context, db bun.IDB, recs []LaunchControlsRecord) error {
-	if len(recs) == 0 {
-		return nil
-	}
-	_, err := db.NewInsert().Model(&recs).
+// launchControlsUpsert is the statement that writes recs, each replacing the
+// stored row of its operator and player unless that row is of a later launch
+// (two replicas' batches may commit out of order).
+func launchControlsUpsert(db bun.IDB, recs []LaunchControlsRecord) *bun.InsertQuery {
+	return db.NewInsert().Model(&recs).
 		On("CONFLICT (operator, player_id) DO UPDATE").
 		Set("session_clock = EXCLUDED.session_clock").
 		Set("reality_check_minutes = EXCLUDED.reality_check_minutes").
 		Set("inactivity_minutes = EXCLUDED.inactivity_minutes").
 		Set("launched_at = EXCLUDED.launched_at").
-		Where("?TableAlias.launched_at <= EXCLUDED.launched_at").
-		Exec(ctx)
-	if err != nil {
-		return fmt.Errorf("launch controls: %w", err)
-	}
-	return nil
+		Where("?TableAlias.launched_at <= EXCLUDED.launched_at")
 }

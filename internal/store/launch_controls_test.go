@@ -14,6 +14,7 @@ import (
 var launchControlCases = []contractCase{
 	{"LaunchControlsOfTheLatestLaunch", testLaunchControlsLatest},
 	{"LaunchControlsOfConcurrentLaunches", testLaunchControlsConcurrent},
+	{"RefusedTicketWritesNoControls", testRefusedTicketWritesNoControls},
 }
 
 // launchTicket is a ticket of operator's player issued at t0+at.
@@ -88,4 +89,50 @@ func testLaunchControlsConcurrent(t *testing.T, s *store.Store, _ string) {
 	}
 	wantLaunchControls(t, s, "acme", "p1", store.LaunchControlsRecord{Operator: "acme", PlayerID: "p1", RealityCheckMinutes: n,
 		LaunchedAt: store.MillisOf(t0.Add((n - 1) * time.Millisecond))}, true)
+}
+
+// A ticket, its controls and its player's launch_controls are written all or
+// none: a ticket refused (its hash already stored) leaves no controls of its
+// own and does not replace the player's, also when it shares a group commit
+// with tickets that are stored.
+func testRefusedTicketWritesNoControls(t *testing.T, s *store.Store, _ string) {
+	on := store.TicketControls{SessionClock: true, RealityCheckMinutes: 60, InactivityMinutes: 30}
+	insert(t, s, launchTicket("kept", "acme", "p1", 0, store.TicketControls{}))
+
+	dup := launchTicket("kept", "acme", "p2", time.Minute, on) // the same hash, another player
+	if err := s.InsertTicket(t.Context(), dup); err == nil {
+		t.Fatal("InsertTicket with a stored hash: err = nil, want an error")
+	}
+	wantLaunchControls(t, s, "acme", "p2", store.LaunchControlsRecord{}, false)
+	if n := countRows(t, s, "SELECT count(*) FROM ticket_controls"); n != 0 {
+		t.Fatalf("ticket_controls rows = %d after a refused ticket, want 0", n)
+	}
+
+	// Refused and stored tickets at once: each stored one has its rows.
+	const n = 20
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			seed := fmt.Sprintf("batch-%d", i)
+			if i%2 == 0 {
+				seed = "kept"
+			}
+			err := s.InsertTicket(t.Context(), launchTicket(seed, "acme", fmt.Sprintf("b%d", i), time.Minute, on))
+			if (err == nil) != (i%2 == 1) {
+				t.Errorf("InsertTicket %d (%s): err = %v", i, seed, err)
+			}
+		})
+	}
+	wg.Wait()
+	for i := range n {
+		want := store.LaunchControlsRecord{}
+		if i%2 == 1 {
+			want = store.LaunchControlsRecord{Operator: "acme", PlayerID: fmt.Sprintf("b%d", i), SessionClock: true,
+				RealityCheckMinutes: 60, InactivityMinutes: 30, LaunchedAt: store.MillisOf(t0.Add(time.Minute))}
+		}
+		wantLaunchControls(t, s, "acme", fmt.Sprintf("b%d", i), want, i%2 == 1)
+	}
+	if got := countRows(t, s, "SELECT count(*) FROM ticket_controls"); got != n/2 {
+		t.Fatalf("ticket_controls rows = %d, want %d", got, n/2)
+	}
 }

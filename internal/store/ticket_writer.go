@@ -50,8 +50,11 @@ func (s *Store) insertTickets(ctx context.Context, batch []*TicketRecord) error 
 
 // insertTicketRows inserts tickets, the controls of those that carry any, and
 // the latest launch's controls of each player (launch_controls, which the
-// legacy launch reads), in one transaction when there is more than the tickets
-// to write (one statement otherwise: a batch of demo tickets).
+// legacy launch reads), all or none. One statement when there are only
+// tickets (a batch of demo tickets). Otherwise, on PostgreSQL, still one
+// statement: the inserts run as data-modifying WITH queries of the upsert,
+// in one round trip where a transaction took four (BEGIN, two inserts,
+// COMMIT); on SQLite, in the process, one transaction.
 func (s *Store) insertTicketRows(ctx context.Context, recs []TicketRecord) error {
 	var controls []TicketControls
 	for _, r := range recs {
@@ -66,6 +69,9 @@ func (s *Store) insertTicketRows(ctx context.Context, recs []TicketRecord) error
 		_, err := s.db.NewInsert().Model(&recs).Exec(ctx)
 		return err
 	}
+	if s.dialect == DialectPostgres {
+		return s.insertTicketRowsAtOnce(ctx, recs, controls, latest)
+	}
 	return s.db.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		if _, err := tx.NewInsert().Model(&recs).Exec(ctx); err != nil {
 			return err
@@ -75,6 +81,30 @@ func (s *Store) insertTicketRows(ctx context.Context, recs []TicketRecord) error
 				return err
 			}
 		}
-		return upsertLaunchControls(ctx, tx, latest)
+		if len(latest) == 0 {
+			return nil
+		}
+		if _, err := launchControlsUpsert(tx, latest).Exec(ctx); err != nil {
+			return fmt.Errorf("launch controls: %w", err)
+		}
+		return nil
 	})
+}
+
+// insertTicketRowsAtOnce is insertTicketRows on PostgreSQL: the last of the
+// inserts is the statement, the others its WITH queries, each of which runs
+// to completion whether or not the statement reads it; a row that any of
+// them refuses fails the whole statement.
+func (s *Store) insertTicketRowsAtOnce(ctx context.Context, recs []TicketRecord, controls []TicketControls, latest []LaunchControlsRecord) error {
+	var q *bun.InsertQuery
+	if len(latest) > 0 {
+		q = launchControlsUpsert(s.db, latest).With("tickets_in", s.db.NewInsert().Model(&recs))
+	} else {
+		q = s.db.NewInsert().Model(&recs)
+	}
+	if len(controls) > 0 {
+		q = q.With("controls_in", s.db.NewInsert().Model(&controls))
+	}
+	_, err := q.Exec(ctx)
+	return err
 }
