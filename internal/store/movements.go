@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -177,35 +178,31 @@ func (s *Store) Debit(ctx context.Context, betID string) (DebitRecord, bool, err
 }
 
 // Debits returns the debits of the bets betIDs that exist, by bet id; in the
-// transaction of ctx if any. On PostgreSQL it is one statement with the ids
-// as an array; on SQLite, in process, the prepared Debit once an id.
+// transaction of ctx if any. It is one statement: on PostgreSQL with the ids
+// as an array, on SQLite as a JSON array.
 func (s *Store) Debits(ctx context.Context, betIDs []string) (map[string]DebitRecord, error) {
 	out := make(map[string]DebitRecord, len(betIDs))
 	if len(betIDs) == 0 {
 		return out, nil
 	}
-	if s.dialect == DialectPostgres {
-		err := s.query(ctx, "debits", []any{betIDs}, func(rows *sql.Rows) error {
-			var d DebitRecord
-			if err := rows.Scan(&d.ID, &d.Amount, &d.FreebetID); err != nil {
-				return err
-			}
-			out[d.ID] = d
-			return nil
-		})
+	var ids any = betIDs
+	if s.dialect == DialectSQLite {
+		b, err := json.Marshal(betIDs)
 		if err != nil {
 			return nil, fmt.Errorf("store: read %d debits: %w", len(betIDs), err)
 		}
-		return out, nil
+		ids = string(b)
 	}
-	for _, id := range betIDs {
-		d, ok, err := s.Debit(ctx, id)
-		if err != nil {
-			return nil, fmt.Errorf("store: read %d debits: %w", len(betIDs), err)
+	err := s.query(ctx, "debits", []any{ids}, func(rows *sql.Rows) error {
+		var d DebitRecord
+		if err := rows.Scan(&d.ID, &d.Amount, &d.FreebetID); err != nil {
+			return err
 		}
-		if ok {
-			out[id] = d
-		}
+		out[d.ID] = d
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: read %d debits: %w", len(betIDs), err)
 	}
 	return out, nil
 }

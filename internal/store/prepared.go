@@ -29,7 +29,7 @@ var hotQueries = map[string]string{
 	round_id, bet_id, amount, win_type, freebet_id, reason, status, attempts, next_attempt_at, claimed_by,
 	last_error, last_request_id, operator_tx_id, balance_after, created_at, done_at)
 	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
-	// Debit, and Debits on SQLite.
+	// Debit.
 	"debit": `SELECT id, amount, freebet_id FROM bets WHERE id = ?`,
 	// MoveBet: a NULL leaves its column as it is (BetChange's zero fields).
 	"moveBet": `UPDATE bets SET status = ?, settled_at = COALESCE(?, settled_at),
@@ -89,7 +89,10 @@ var hotQueriesPostgres = map[string]string{
 }
 
 var hotQueriesSQLite = map[string]string{
-	"checkLease":    `SELECT epoch FROM leases WHERE game_id = ?`,
+	"checkLease": `SELECT epoch FROM leases WHERE game_id = ?`,
+	// Debits: the batch's ids as one JSON array, each looked up by the
+	// primary key.
+	"debits":        `SELECT id, amount, freebet_id FROM bets WHERE id IN (SELECT value FROM json_each(?))`,
 	"playerBalance": playerBalance(""),
 }
 
