@@ -72,6 +72,12 @@ type Settings struct {
 	TTL time.Duration
 	// Renew is how often the leader renews it (default TTL/4).
 	Renew time.Duration
+	// Hold is how long a term lasts, counted from the start of the
+	// statement that took or last renewed its lease, while no renewal
+	// answers (default 2×TTL): a renewal that is slow to answer (a starved
+	// process, a loaded database) keeps the term until then, and the
+	// answer decides. It is at least the TTL.
+	Hold time.Duration
 	// Retry is how often a process that does not lead tries to take the
 	// lease (default 250 ms).
 	Retry time.Duration
@@ -80,6 +86,14 @@ type Settings struct {
 	// able neither takes the lease nor renews it, so that a replica cut off
 	// from the others hands its tables to one that is not, within a TTL.
 	Able func() bool
+	// Sole says that no other process can lead the table: this one owns its
+	// database (one process on a SQLite file it locked, store's Own). Its
+	// lease is taken as usual, for the fencing epoch, then never renewed:
+	// a sole term has no deadline and ends only when its owner ends it or
+	// Run returns, so that a slow database (a starved machine, a long
+	// write) never ends a term that nobody else could take over. Able is
+	// not consulted while a sole term lasts.
+	Sole bool
 	// Clock is the lease's time (nil: the real clock). It is not the
 	// table's clock: the lease runs on the database's, real time, whatever
 	// a test does with the table's.
@@ -95,6 +109,9 @@ func (s *Settings) setDefaults() {
 	}
 	if s.Renew <= 0 || s.Renew >= s.TTL {
 		s.Renew = s.TTL / 4
+	}
+	if s.Hold < s.TTL {
+		s.Hold = 2 * s.TTL
 	}
 	if s.Retry <= 0 {
 		s.Retry = 250 * time.Millisecond
@@ -176,11 +193,11 @@ func (e *Elector) campaign(ctx context.Context, next time.Time) *Term {
 	}
 }
 
-// acquire makes one attempt to take the lease. The term's deadline is
-// counted from the moment the statement started, never from its answer: the
-// database counts the TTL from no earlier than that, so the deadline is
-// conservative however long the statement took. A lease whose deadline passed
-// before the answer arrived (a database stall) is released at once: nil.
+// acquire makes one attempt to take the lease. The term's deadline and the
+// lease's expiry are counted from the moment the statement started, never
+// from its answer: the database counts the TTL from no earlier than that. A
+// lease whose expiry passed before the answer arrived (a database stall) is
+// released at once: nil.
 func (e *Elector) acquire(ctx context.Context) *Term {
 	since := e.clock.Now()
 	epoch, ok, err := e.store.AcquireLease(context.WithoutCancel(ctx), e.name, e.set.Holder, e.set.TTL)
@@ -192,7 +209,7 @@ func (e *Elector) acquire(ctx context.Context) *Term {
 		return nil
 	}
 	term := newTerm(ctx, e, epoch, since)
-	if ctx.Err() == nil && e.clock.Now().Before(term.Deadline()) {
+	if ctx.Err() == nil && e.clock.Now().Before(expiry(since, e.set.TTL)) {
 		return term
 	}
 	term.cancel()
@@ -205,14 +222,33 @@ func (e *Elector) acquire(ctx context.Context) *Term {
 	return nil
 }
 
-// keep renews term's lease every Renew until the term ends. It steps down
-// (ends the term) when the lease was taken over, or when it may run out
-// before the next renewal lands: at the term's deadline, which each renewal
-// moves to the TTL counted from just before its statement, less an eighth.
-// A renewal gets what is left of the term, and at most half of the TTL.
+// keep renews term's lease every Renew until the term ends. The lease's
+// expiry as this process counts it (expires: the TTL less an eighth from
+// the start of the statement that last landed) decides only for a process
+// that chose not to renew (not Able) and for a renewal the database
+// answered with an error: either steps down then. A renewal that has not
+// answered holds the term until the term's deadline (Hold from that same
+// start): a starved process or a slow database does not end a term whose
+// lease nobody took. The answer decides: landed, the term goes on; the lease
+// taken over or released, it steps down at once. Between the lease's expiry
+// in the database and the deadline another process may take the lease and
+// lead: every write of this term is fenced by its epoch, so none commits
+// once another took over, and the next renewal that lands says so.
 func (e *Elector) keep(ctx context.Context, term *Term) {
+	if e.set.Sole {
+		<-term.Done() // ended by its owner, or ctx ended
+		if ctx.Err() != nil {
+			e.end(term)
+			if err := e.release(ctx, term.epoch); err != nil {
+				e.logger.Warn("releasing the table's lease failed; it expires by itself", "epoch", term.epoch, "err", err)
+			}
+		}
+		return
+	}
 	ttl := e.set.TTL
-	expiry := at(e.clock, term.Deadline())
+	expires := expiry(term.since, ttl)
+	lapse := at(e.clock, expires)
+	hold := at(e.clock, term.Deadline())
 	// Renewals keep to a grid of Renew from the lease's taking, as a ticker
 	// does: one that took longer than Renew is followed by the next at once.
 	tick := term.since.Add(e.set.Renew)
@@ -226,9 +262,19 @@ func (e *Elector) keep(ctx context.Context, term *Term) {
 				}
 			}
 			return
-		case <-expiry:
-			e.stepDown(term, "the table's lease could not be renewed in time; stepping down")
+		case <-hold:
+			e.stepDown(term, "no renewal of the table's lease answered in time; stepping down")
 			return
+		case <-lapse:
+			// No renewal landed before the lease may expire: one that was
+			// due did not run (a starved process), or the ticks that ran
+			// did not renew (not able, or the database answered errors).
+			if !e.able() {
+				e.stepDown(term, "the table's lease could not be renewed in time (this process cannot lead now); stepping down")
+				return
+			}
+			lapse = nil
+			tick = e.clock.Now() // renew now: the answer decides
 		case <-at(e.clock, tick):
 		}
 		for now := e.clock.Now(); !tick.After(now); {
@@ -238,11 +284,14 @@ func (e *Elector) keep(ctx context.Context, term *Term) {
 		// out and another one leads.
 		if !e.able() {
 			e.logger.Warn("not renewing the table's lease: this process cannot lead now (cut off from the cluster)", "epoch", term.epoch)
+			if !e.clock.Now().Before(expires) {
+				e.stepDown(term, "the table's lease could not be renewed in time (this process cannot lead now); stepping down")
+				return
+			}
 			continue
 		}
-		valid := term.Deadline()
 		start := e.clock.Now()
-		rctx, cancel := withDeadline(term.ctx, e.clock, minTime(valid, start.Add(ttl/2)))
+		rctx, cancel := withDeadline(term.ctx, e.clock, term.Deadline())
 		ok, err := e.store.RenewLease(rctx, e.name, e.set.Holder, term.epoch, ttl)
 		cancel()
 		if took := e.clock.Now().Sub(start); took > e.set.Renew {
@@ -252,13 +301,16 @@ func (e *Elector) keep(ctx context.Context, term *Term) {
 		case term.ctx.Err() != nil: // ended meanwhile (its owner, or ctx)
 			continue
 		case err == nil && ok:
-			valid = deadline(start, ttl)
-			term.until.Store(valid.UnixNano())
-			expiry = at(e.clock, valid)
+			expires = expiry(start, ttl)
+			term.until.Store(start.Add(e.set.Hold).UnixNano())
+			lapse, hold = at(e.clock, expires), at(e.clock, term.Deadline())
 		case err == nil:
 			e.stepDown(term, "the table's lease was taken over")
 			return
-		case e.clock.Now().Before(valid):
+		case !e.clock.Now().Before(term.Deadline()):
+			e.stepDown(term, "no renewal of the table's lease answered in time; stepping down", "err", err)
+			return
+		case e.clock.Now().Before(expires):
 			e.logger.Warn("renewing the table's lease failed; retrying", "epoch", term.epoch, "err", err)
 		default:
 			e.stepDown(term, "the table's lease could not be renewed in time; stepping down", "err", err)
@@ -312,18 +364,11 @@ func (e *Elector) release(ctx context.Context, epoch int64) error {
 	return e.store.ReleaseLease(rctx, e.name, e.set.Holder, epoch)
 }
 
-// deadline is the process's own deadline for a lease whose taking or
-// renewing statement started at start: the TTL less an eighth of it, so the
-// process stops before the database lets another one in.
-func deadline(start time.Time, ttl time.Duration) time.Time {
+// expiry is the process's own count of the expiry of a lease whose taking
+// or renewing statement started at start: the TTL less an eighth of it,
+// before the database may let another one in.
+func expiry(start time.Time, ttl time.Duration) time.Time {
 	return start.Add(ttl - ttl/8)
-}
-
-func minTime(a, b time.Time) time.Time {
-	if a.Before(b) {
-		return a
-	}
-	return b
 }
 
 // withDeadline is ctx ending at deadline on clock c (context.WithDeadline

@@ -3,6 +3,7 @@ package leadership
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"sync"
@@ -11,13 +12,15 @@ import (
 	"time"
 )
 
-// The settings of every test: a 2 s lease renewed every 500 ms, whose
-// holder's deadline is 1.75 s after the statement that took or renewed it.
+// The settings of every test: a 2 s lease renewed every 500 ms, which its
+// holder counts expired 1.75 s after the statement that took or renewed it,
+// and whose term's deadline (the default hold) is 4 s after that statement.
 const (
 	ttl   = 2 * time.Second
 	renew = 500 * time.Millisecond
 	retry = 250 * time.Millisecond
-	grace = ttl - ttl/8 // what a term's deadline leaves of the TTL
+	grace = ttl - ttl/8 // what the holder's count of the expiry leaves of the TTL
+	hold  = 2 * ttl     // the term's deadline, from the same start
 )
 
 var t0 = time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
@@ -62,6 +65,18 @@ func (c *fakeClock) until(at time.Time) <-chan time.Time {
 	}
 	c.waiters = append(c.waiters, waiter{at: at, ch: ch})
 	return ch
+}
+
+// waiting reports whether a timer is set for at: the elector waits on it.
+func (c *fakeClock) waiting(at time.Time) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, w := range c.waiters {
+		if w.at.Equal(at) {
+			return true
+		}
+	}
+	return false
 }
 
 // Set moves the clock to at, firing every timer due by then.
@@ -149,14 +164,20 @@ type harness struct {
 }
 
 // newHarness runs an elector on a fake clock and store, with a subscriber.
-func newHarness(t *testing.T) *harness {
+func newHarness(t *testing.T) *harness { return newHarnessWith(t, nil) }
+
+// newHarnessWith is newHarness whose settings adjust changes last (nil: none).
+func newHarnessWith(t *testing.T, adjust func(*Settings)) *harness {
 	t.Helper()
 	clock := &fakeClock{now: t0}
 	h := &harness{t: t, clock: clock, done: make(chan struct{}),
 		store: &fakeStore{clock: clock, calls: make(chan *call), released: make(chan int64, 16), closed: make(chan struct{})}}
 	h.able.Store(true)
-	h.e = New("game-1", h.store, Settings{Holder: "me", TTL: ttl, Renew: renew, Retry: retry, Clock: clock, Able: h.able.Load},
-		slog.New(slog.NewTextHandler(io.Discard, nil)))
+	set := Settings{Holder: "me", TTL: ttl, Renew: renew, Retry: retry, Clock: clock, Able: h.able.Load}
+	if adjust != nil {
+		adjust(&set)
+	}
+	h.e = New("game-1", h.store, set, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	h.sub = h.e.Subscribe()
 	if n := h.notification(); n.Leading() {
 		t.Fatalf("leading before running: epoch %d", n.Epoch())
@@ -261,8 +282,8 @@ func eventually(t *testing.T, what string, cond func() bool) {
 }
 
 // A process takes the lease once it is free, trying every Retry; the term
-// announced carries the epoch, and its deadline is the TTL less an eighth
-// counted from just before the statement that took it.
+// announced carries the epoch, and its deadline is the hold counted from
+// just before the statement that took it.
 func TestAcquire(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
@@ -276,7 +297,7 @@ func TestAcquire(t *testing.T) {
 	h.quiet("before Retry")
 	h.clock.Set(t0.Add(retry))
 	term := h.lead(7)
-	if want := t0.Add(retry + grace); !term.Deadline().Equal(want) || !term.Live() {
+	if want := t0.Add(retry + hold); !term.Deadline().Equal(want) || !term.Live() {
 		t.Fatalf("deadline %s, live %t; want %s after t0", term.Deadline().Sub(t0), term.Live(), want.Sub(t0))
 	}
 	// A late subscriber is told the term at once.
@@ -296,9 +317,9 @@ func TestAcquireFailsRetries(t *testing.T) {
 	h.lead(1)
 }
 
-// A renewal that lands moves the deadline to the TTL less an eighth counted
-// from just before its statement, however long its answer took; a renewal
-// that fails is tried again at the next tick while the term is live.
+// A renewal that lands moves the deadline to the hold counted from just
+// before its statement, however long its answer took; a renewal that fails
+// is tried again at the next tick while the lease is not counted expired.
 func TestRenew(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -329,7 +350,7 @@ func TestRenew(t *testing.T) {
 			}
 			h.clock.Set(start.Add(tt.took))
 			c.reply <- answer{ok: true}
-			want := start.Add(grace)
+			want := start.Add(hold)
 			eventually(t, "the deadline moves to "+want.Sub(t0).String(), func() bool { return term.Deadline().Equal(want) })
 			if !term.Live() || !h.e.Leading() {
 				t.Fatal("a renewed term is over")
@@ -353,62 +374,123 @@ func TestLoseToAnotherHolder(t *testing.T) {
 	h.lead(3)
 }
 
-// A renewal that cannot land before the term's deadline ends the term at
-// the deadline, an eighth of the TTL before the database may let another
-// holder take the lease, whether the statement hangs or keeps failing.
-func TestSlowRenewStepsDownBeforeExpiry(t *testing.T) {
+// A renewal that has not answered when the holder counts the lease expired
+// holds the term (a starved process, a slow database: leadership does not
+// flap, and no round is voided), and its answer decides: landed, the term
+// goes on to the hold counted from the renewal's start; the lease taken
+// over, the term ends at once. One that never answers ends the term at its
+// deadline, the hold from the last statement that landed.
+func TestSlowRenewHoldsTheTerm(t *testing.T) {
 	t.Parallel()
-	end := t0.Add(grace)
 	tests := []struct {
-		name  string
-		stuck func(t *testing.T, h *harness, term *Term) // the renewals until the deadline
+		name   string
+		answer *answer // nil: none, the renewal hangs
 	}{
-		{name: "hangs", stuck: func(t *testing.T, h *harness, term *Term) {
-			h.clock.Set(t0.Add(renew))
-			c := h.next("renew")
-			// A renewal is bounded by half of the TTL and what is left of
-			// the term.
-			bound := t0.Add(renew + ttl/2)
-			h.clock.Set(bound.Add(-time.Nanosecond))
-			if !term.Live() || c.ctx.Err() != nil {
-				t.Fatalf("before its bound: term live %t, renewal %v", term.Live(), c.ctx.Err())
-			}
-			h.clock.Set(bound)
-			// The ticks missed meanwhile: one renewal at once, bounded by
-			// the deadline.
-			next := h.next("renew")
-			if c.ctx.Err() == nil || !next.at.Equal(bound) {
-				t.Fatalf("the first renewal's context %v; the next at %s, want at %s", c.ctx.Err(), next.at.Sub(t0), bound.Sub(t0))
-			}
-		}},
-		{name: "fails", stuck: func(t *testing.T, h *harness, term *Term) {
-			for at := t0.Add(renew); at.Before(end); at = at.Add(renew) {
-				h.clock.Set(at)
-				h.next("renew").reply <- answer{err: errors.New("database away")}
-			}
-		}},
+		{name: "lands late", answer: &answer{ok: true}},
+		{name: "finds the lease taken over", answer: &answer{ok: false}},
+		{name: "never answers"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			h := newHarness(t)
 			term := h.lead(1)
-			tt.stuck(t, h, term)
-			h.clock.Set(end.Add(-time.Nanosecond))
-			if !term.Live() || !h.e.Leading() {
-				t.Fatal("the term ended before its deadline")
+			h.clock.Set(t0.Add(renew))
+			c := h.next("renew")
+			h.clock.Set(t0.Add(grace)) // the lease counted expired
+			h.clock.Set(t0.Add(ttl + ttl/2))
+			if !term.Live() || !h.e.Leading() || c.ctx.Err() != nil {
+				t.Fatalf("past the lease's expiry with its renewal unanswered: live %t, leading %t, renewal %v; want the term held", term.Live(), h.e.Leading(), c.ctx.Err())
 			}
-			h.clock.Set(end)
-			if term.Live() {
-				t.Fatal("the term is live at its deadline")
+			switch {
+			case tt.answer == nil:
+				h.clock.Set(t0.Add(hold - time.Nanosecond))
+				if !term.Live() || c.ctx.Err() != nil {
+					t.Fatalf("before the deadline: live %t, renewal %v", term.Live(), c.ctx.Err())
+				}
+				h.clock.Set(t0.Add(hold))
+				h.notLeading(term)
+				eventually(t, "the renewal's context ends at the deadline", func() bool { return c.ctx.Err() != nil })
+			case tt.answer.ok:
+				c.reply <- *tt.answer
+				want := t0.Add(renew + hold)
+				eventually(t, "the deadline moves to "+want.Sub(t0).String(), func() bool { return term.Deadline().Equal(want) })
+				if !term.Live() || !h.e.Leading() {
+					t.Fatal("a term whose late renewal landed is over")
+				}
+				// The ticks missed meanwhile: one renewal at once.
+				if next := h.next("renew"); !next.at.Equal(t0.Add(ttl + ttl/2)) {
+					t.Fatalf("the next renewal at %s, want at once", next.at.Sub(t0))
+				}
+			default:
+				c.reply <- *tt.answer
+				h.notLeading(term)
 			}
-			h.notLeading(term)
 		})
 	}
 }
 
+// A process that did not run until after the lease's counted expiry (its
+// ticks came late: a starved process) renews at once, and the answer
+// decides: landed, it leads on in the same term; taken over, it steps down.
+func TestStarvedLeaderRenewsLate(t *testing.T) {
+	t.Parallel()
+	for _, ok := range []bool{true, false} {
+		t.Run(fmt.Sprintf("lands %t", ok), func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t)
+			term := h.lead(1)
+			late := t0.Add(ttl + ttl/2)
+			h.clock.Set(late) // every tick and the expiry due at once
+			c := h.next("renew")
+			if !c.at.Equal(late) || !term.Live() {
+				t.Fatalf("renewal at %s, term live %t; want a renewal at %s in a live term", c.at.Sub(t0), term.Live(), late.Sub(t0))
+			}
+			c.reply <- answer{ok: ok}
+			if !ok {
+				h.notLeading(term)
+				return
+			}
+			want := late.Add(hold)
+			eventually(t, "the deadline moves to "+want.Sub(t0).String(), func() bool { return term.Deadline().Equal(want) })
+			if !h.e.Leading() || h.e.Epoch() != 1 {
+				t.Fatalf("leading %t at epoch %d, want the same term", h.e.Leading(), h.e.Epoch())
+			}
+		})
+	}
+}
+
+// Renewals the database answers with errors until the lease is counted
+// expired end the term then: one more renewal is tried at the expiry, and
+// its error ends the term.
+func TestFailingRenewalsStepDownAtExpiry(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	term := h.lead(1)
+	end := t0.Add(grace)
+	for at := t0.Add(renew); at.Before(end); at = at.Add(renew) {
+		h.clock.Set(at)
+		h.next("renew").reply <- answer{err: errors.New("database away")}
+	}
+	// The last error is read before the clock moves on: the elector waits
+	// for its next tick.
+	eventually(t, "the elector waits for its next tick", func() bool { return h.clock.waiting(t0.Add(4 * renew)) })
+	h.clock.Set(end.Add(-time.Nanosecond))
+	if !term.Live() || !h.e.Leading() {
+		t.Fatal("the term ended before the lease's expiry")
+	}
+	h.clock.Set(end)
+	c := h.next("renew")
+	if !c.at.Equal(end) {
+		t.Fatalf("the renewal at the expiry at %s, want %s", c.at.Sub(t0), end.Sub(t0))
+	}
+	c.reply <- answer{err: errors.New("database away")}
+	h.notLeading(term)
+}
+
 // A process that cannot lead (cut off from the cluster) takes no lease and
-// renews none: its term runs out at its deadline.
+// renews none: its term ends at the lease's counted expiry, not at the
+// hold.
 func TestNotAble(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
@@ -510,19 +592,19 @@ func TestRunEndReleases(t *testing.T) {
 	}
 }
 
-// Bound ends a write's context at the term's deadline, on the elector's
-// clock.
+// Bound ends a write's context at the term's deadline (the hold), on the
+// elector's clock.
 func TestBound(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
 	term := h.lead(1)
 	ctx, cancel := term.Bound(context.Background())
 	defer cancel()
-	h.clock.Set(t0.Add(grace - time.Nanosecond))
+	h.clock.Set(t0.Add(hold - time.Nanosecond))
 	if ctx.Err() != nil {
 		t.Fatal("ended before the deadline")
 	}
-	h.clock.Set(t0.Add(grace))
+	h.clock.Set(t0.Add(hold))
 	eventually(t, "the bound context ends at the deadline", func() bool { return ctx.Err() != nil })
 	if !errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
 		t.Fatalf("cause %v", context.Cause(ctx))
@@ -540,9 +622,9 @@ func TestBoundFollowsRenewals(t *testing.T) {
 	defer cancel()
 	h.clock.Set(t0.Add(renew))
 	h.next("renew").reply <- answer{ok: true}
-	renewed := t0.Add(renew + grace)
+	renewed := t0.Add(renew + hold)
 	eventually(t, "the renewal moves the deadline", func() bool { return term.Deadline().Equal(renewed) })
-	h.clock.Set(t0.Add(grace)) // the deadline the write began under
+	h.clock.Set(t0.Add(hold)) // the deadline the write began under
 	time.Sleep(50 * time.Millisecond)
 	if ctx.Err() != nil {
 		t.Fatalf("ended at the deadline it began under, renewed since to %s: %v", renewed.Sub(t0), context.Cause(ctx))
@@ -590,4 +672,30 @@ func TestSubscriberLagging(t *testing.T) {
 		t.Fatalf("a stopped subscription received %+v", n)
 	default:
 	}
+}
+
+// A sole process (one on a SQLite file it owns) takes the lease and never
+// renews it: its term has no deadline, stays live however far its clock
+// moves (a starved process, a database that does not answer), bounds no
+// write by a deadline, and ends only when Run's context ends, releasing the
+// lease.
+func TestSoleTermNeverExpires(t *testing.T) {
+	t.Parallel()
+	h := newHarnessWith(t, func(s *Settings) { s.Sole = true })
+	term := h.lead(3)
+	bound, cancel := term.Bound(context.Background())
+	defer cancel()
+	h.able.Store(false) // not consulted while a sole term lasts
+	for _, after := range []time.Duration{renew, ttl, 10 * ttl, time.Hour} {
+		h.clock.Set(t0.Add(after))
+		h.quiet("a sole term, " + after.String() + " on")
+		if !term.Live() || !h.e.Leading() || bound.Err() != nil {
+			t.Fatalf("%s on: live %t, leading %t, bounded write %v; want the term live and the write going on", after, term.Live(), h.e.Leading(), bound.Err())
+		}
+	}
+	h.cancel()
+	if epoch := h.released(); epoch != 3 {
+		t.Fatalf("released epoch %d, want 3", epoch)
+	}
+	h.notLeading(term)
 }

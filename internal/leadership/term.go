@@ -2,6 +2,7 @@ package leadership
 
 import (
 	"context"
+	"math"
 	"sync/atomic"
 	"time"
 )
@@ -16,15 +17,20 @@ type Term struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	// until is the term's deadline, in Unix nanoseconds of the elector's
-	// clock: each renewal moves it; nothing of the term may begin at or
-	// after it (Live).
+	// clock: Hold from the start of the statement that took or last renewed
+	// the lease; each renewal that lands moves it; nothing of the term may
+	// begin at or after it (Live).
 	until atomic.Int64
 }
 
 func newTerm(ctx context.Context, e *Elector, epoch int64, since time.Time) *Term {
 	t := &Term{e: e, epoch: epoch, since: since}
 	t.ctx, t.cancel = context.WithCancel(ctx)
-	t.until.Store(deadline(since, e.set.TTL).UnixNano())
+	if e.set.Sole {
+		t.until.Store(math.MaxInt64) // no deadline: nobody else can take the lease
+	} else {
+		t.until.Store(since.Add(e.set.Hold).UnixNano())
+	}
 	return t
 }
 
@@ -32,16 +38,20 @@ func newTerm(ctx context.Context, e *Elector, epoch int64, since time.Time) *Ter
 // that the lease still has it.
 func (t *Term) Epoch() int64 { return t.epoch }
 
-// Done is closed once the term is over: its lease was lost or may be (a
-// renewal could not land in time), or its owner ended it.
+// Done is closed once the term is over: its lease was lost or may be (no
+// renewal answered by the deadline, the database answered that it could not
+// renew it, or this process could not lead), or its owner ended it.
 func (t *Term) Done() <-chan struct{} { return t.ctx.Done() }
 
 // Context ends with the term: what the term started that must stop once
 // another process may lead (a /bet still being attempted) runs in it.
 func (t *Term) Context() context.Context { return t.ctx }
 
-// Deadline is the term's own deadline as last renewed: the TTL counted from
-// just before the statement that took or renewed the lease, less an eighth.
+// Deadline is the term's own deadline as last renewed: Settings.Hold counted
+// from just before the statement that took or renewed the lease. It is past
+// the lease's expiry in the database: a term may outlast its lease while a
+// renewal is slow to answer, and every write of it is fenced by its epoch.
+// A sole term's (Settings.Sole) is the largest time there is: it has none.
 func (t *Term) Deadline() time.Time { return time.Unix(0, t.until.Load()) }
 
 // Live reports whether the term may still begin a write: it is not over and
@@ -57,14 +67,16 @@ func (t *Term) Live() bool {
 }
 
 // Bound is ctx ending at the term's deadline, for a write that must not
-// commit after it (it may still commit before, under the fence). The
-// deadline is followed as renewals move it: a write that outlasts the
-// deadline it began under goes on while a renewal has landed meanwhile, and
-// ends at the first deadline that passes unrenewed. Every deadline is
-// covered by the lease in the database (Deadline), so a bounded write never
-// commits in a term that is over, and a slow statement on a loaded database
-// does not end a term that its renewals keep alive.
+// outlast the term (it commits only under the fence, while the lease has
+// the term's epoch). The deadline is followed as renewals move it: a write
+// that outlasts the deadline it began under goes on while a renewal has
+// landed meanwhile, and ends at the first deadline that passes unrenewed,
+// so a slow statement on a loaded database does not end a term that its
+// renewals keep alive.
 func (t *Term) Bound(ctx context.Context) (context.Context, context.CancelFunc) {
+	if t.e.set.Sole {
+		return context.WithCancel(ctx) // no deadline to bound it by
+	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	deadline := t.Deadline()
 	fire := at(t.e.clock, deadline)
