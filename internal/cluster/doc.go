@@ -4,7 +4,8 @@
 //
 //   - Player actions to a table's leader, by request/reply. The replica that
 //     received a bet, a cashout or a cancel and does not lead the table calls
-//     Request on the table's ActionSubject; the leader answers with Serve. The
+//     Request on the table's ActionSubject of the current term (a subject per
+//     fencing epoch); the leader of that term answers with Serve. The
 //     requester learns one of four outcomes: the leader's answer, the leader's
 //     own refusal (*HandlerError, its code and message), ErrNoLeader (nobody
 //     serves the subject now: nothing was executed) or ErrUnavailable (not
@@ -36,10 +37,13 @@
 // belongs to its handler, which is why the callers must word that error as
 // "outcome unknown", never as a refusal.
 //
-// Leadership is not decided here. A leader serves its table's action subjects
-// in one queue group, so that during a hand-over, when two replicas may serve
-// briefly, each request is delivered to one of them only; whether that one may
-// still act is for the fencing epoch in PostgreSQL to decide.
+// Leadership is not decided here. A leader serves its own term's action
+// subjects, in one queue group, so that a request is delivered to one server
+// only; the requester names the term it knows (its caller learns terms from
+// the database and the leader's events), so a former leader still subscribed
+// to its old term's subjects gets nothing sent for the new one. Whether the
+// one that answers may still act is for the fencing epoch in PostgreSQL to
+// decide.
 //
 // Subjects: every subject starts with SubjectPrefix and names the table by
 // its game id, escaped into one subject token (see GameToken), so that no game

@@ -241,7 +241,7 @@ func TestPublishRefusesAnInvalidSubject(t *testing.T) {
 	if _, err := b.Subscribe(EventSubject(""), func([]byte, bool) {}); !errors.Is(err, errSubject) {
 		t.Errorf("Subscribe to an empty game's subject: %v, want an invalid subject", err)
 	}
-	if _, err := b.Serve(ActionSubject("", ActionAdmit), nil); !errors.Is(err, errSubject) {
+	if _, err := b.Serve(ActionSubject("", ActionAdmit, 1), nil); !errors.Is(err, errSubject) {
 		t.Errorf("Serve an empty game's subject: %v, want an invalid subject", err)
 	}
 }

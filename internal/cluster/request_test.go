@@ -19,7 +19,7 @@ func TestRequestRoundTrip(t *testing.T) {
 	srv := natstest.Start(t)
 	leader, _ := connect(t, srv, "leader")
 	follower, reg := connect(t, srv, "follower")
-	subject := ActionSubject("crash", ActionCashout)
+	subject := ActionSubject("crash", ActionCashout, 1)
 
 	stop, err := leader.Serve(subject, func(ctx context.Context, req []byte) ([]byte, error) {
 		if _, ok := ctx.Deadline(); !ok {
@@ -137,7 +137,7 @@ func TestRequestErrors(t *testing.T) {
 			t.Parallel()
 			subject := tc.subject
 			if subject == "" {
-				subject = ActionSubject(fmt.Sprintf("game-%d", i), ActionAdmit)
+				subject = ActionSubject(fmt.Sprintf("game-%d", i), ActionAdmit, 1)
 			}
 			tc.setup(t, subject)
 			got, err := follower.Request(t.Context(), subject, []byte("req"))
@@ -183,7 +183,7 @@ func TestServeRunsHandlersConcurrently(t *testing.T) {
 	all := make(chan struct{})
 	// Each handler waits until all n run at once: handled one at a time,
 	// none would ever answer.
-	stop, err := leader.Serve(ActionSubject("crash", ActionAdmit), func(ctx context.Context, req []byte) ([]byte, error) {
+	stop, err := leader.Serve(ActionSubject("crash", ActionAdmit, 1), func(ctx context.Context, req []byte) ([]byte, error) {
 		if arrived.Add(1) == n {
 			close(all)
 		}
@@ -202,7 +202,7 @@ func TestServeRunsHandlersConcurrently(t *testing.T) {
 	for i := range n {
 		wg.Go(func() {
 			req := fmt.Sprintf("bet %d", i)
-			got, err := follower.Request(t.Context(), ActionSubject("crash", ActionAdmit), []byte(req))
+			got, err := follower.Request(t.Context(), ActionSubject("crash", ActionAdmit, 1), []byte(req))
 			if err != nil || string(got) != req {
 				t.Errorf("Request(%s) = %q, %v", req, got, err)
 			}
@@ -254,7 +254,7 @@ func TestRequestFailingWithNATSIsNeverExecutedLater(t *testing.T) {
 	// A requester that would wait a minute: its failure below comes from the
 	// lost connection, not from its time running out.
 	follower, reg := connect(t, srv, "follower", func(o *Options) { o.RequestTimeout = time.Minute })
-	subject := ActionSubject("crash", ActionAdmit)
+	subject := ActionSubject("crash", ActionAdmit, 1)
 
 	var runs executions
 	started := make(chan struct{})
@@ -314,7 +314,7 @@ func TestBusReconnectsAfterRestart(t *testing.T) {
 	srv := natstest.Start(t)
 	leader, leaderReg := connect(t, srv, "leader")
 	follower, _ := connect(t, srv, "follower")
-	subject := ActionSubject("crash", ActionCancel)
+	subject := ActionSubject("crash", ActionCancel, 1)
 	stop, err := leader.Serve(subject, func(_ context.Context, req []byte) ([]byte, error) { return req, nil })
 	if err != nil {
 		t.Fatalf("Serve: %v", err)
@@ -344,7 +344,7 @@ func TestRequestCancelledByItsCaller(t *testing.T) {
 	srv := natstest.Start(t)
 	leader, _ := connect(t, srv, "leader")
 	follower, _ := connect(t, srv, "follower")
-	subject := ActionSubject("crash", ActionAdmit)
+	subject := ActionSubject("crash", ActionAdmit, 1)
 	started := make(chan struct{})
 	release := make(chan struct{})
 	stop, err := leader.Serve(subject, func(context.Context, []byte) ([]byte, error) {
@@ -413,7 +413,7 @@ func TestCloseAnswersTheRequestsItReceived(t *testing.T) {
 	srv := natstest.Start(t)
 	leader, _ := connect(t, srv, "leader")
 	follower, _ := connect(t, srv, "follower", func(o *Options) { o.RequestTimeout = eventually })
-	subject := ActionSubject("crash", ActionCashout)
+	subject := ActionSubject("crash", ActionCashout, 1)
 	started := make(chan struct{})
 	release := make(chan struct{})
 	if _, err := leader.Serve(subject, func(context.Context, []byte) ([]byte, error) {
@@ -463,7 +463,7 @@ func TestServingStoppedDuringAnOutageStaysStopped(t *testing.T) {
 	old, _ := connect(t, srv, "old-leader")
 	next, _ := connect(t, srv, "new-leader")
 	follower, _ := connect(t, srv, "follower", func(o *Options) { o.RequestTimeout = 500 * time.Millisecond })
-	subject := ActionSubject("crash", ActionAdmit)
+	subject := ActionSubject("crash", ActionAdmit, 1)
 	stopOld, err := old.Serve(subject, func(context.Context, []byte) ([]byte, error) { return []byte("old"), nil })
 	if err != nil {
 		t.Fatalf("Serve: %v", err)

@@ -3,11 +3,12 @@ package cluster
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 )
 
 // SubjectPrefix starts every subject this package names: a table's subjects
-// are SubjectPrefix.<game token>.action.<action> and
+// are SubjectPrefix.<game token>.action.<action>.<epoch> and
 // SubjectPrefix.<game token>.events.
 const SubjectPrefix = "crashgame.table"
 
@@ -22,11 +23,15 @@ const (
 	ActionCancel  = "cancel"
 )
 
-// ActionSubject is the subject on which the leader of gameID's table serves
-// action (ActionAdmit, ActionDecide, ActionRelease, ActionCashout,
-// ActionCashed, ActionCancel).
-func ActionSubject(gameID, action string) string {
-	return SubjectPrefix + "." + GameToken(gameID) + ".action." + action
+// ActionSubject is the subject on which the leader of gameID's table in the
+// term of fencing epoch serves action (ActionAdmit, ActionDecide,
+// ActionRelease, ActionCashout, ActionCashed, ActionCancel). A subject per
+// term: a former leader that still serves its own term's subjects (cut off
+// from NATS, whose server has not yet dropped its subscriptions; a leader
+// that has not yet learnt it lost the lease) gets no request that names the
+// current term.
+func ActionSubject(gameID, action string, epoch int64) string {
+	return SubjectPrefix + "." + GameToken(gameID) + ".action." + action + "." + strconv.FormatInt(epoch, 10)
 }
 
 // EventSubject is the subject on which the leader of gameID's table publishes
@@ -107,21 +112,30 @@ func checkSubject(subject string, wildcards bool) error {
 }
 
 // kindOf is the kind label of a request's subject: the action of an
-// ActionSubject when it is one short lower-case word, "other" for anything
-// else, so a label never holds an id.
+// ActionSubject when it is one short lower-case word followed by an epoch,
+// "other" for anything else, so a label never holds an id.
 func kindOf(subject string) string {
 	rest, ok := strings.CutPrefix(subject, SubjectPrefix+".")
 	if !ok {
 		return "other"
 	}
 	_, rest, ok = strings.Cut(rest, ".action.")
-	if !ok || rest == "" || len(rest) > 16 {
+	if !ok {
 		return "other"
 	}
-	for i := range len(rest) {
-		if c := rest[i]; c < 'a' || c > 'z' {
+	action, epoch, ok := strings.Cut(rest, ".")
+	if !ok || action == "" || len(action) > 16 || epoch == "" {
+		return "other"
+	}
+	for i := range len(action) {
+		if c := action[i]; c < 'a' || c > 'z' {
 			return "other"
 		}
 	}
-	return rest
+	for i := range len(epoch) {
+		if c := epoch[i]; c < '0' || c > '9' {
+			return "other"
+		}
+	}
+	return action
 }

@@ -11,8 +11,8 @@ func TestSubjects(t *testing.T) {
 		name, got, want string
 	}{
 		{"events", EventSubject("crash"), "crashgame.table.crash.events"},
-		{"admit", ActionSubject("crash", ActionAdmit), "crashgame.table.crash.action.admit"},
-		{"cashout", ActionSubject("crash-eu_2", ActionCashout), "crashgame.table.crash-eu_2.action.cashout"},
+		{"admit", ActionSubject("crash", ActionAdmit, 1), "crashgame.table.crash.action.admit.1"},
+		{"cashout", ActionSubject("crash-eu_2", ActionCashout, 1), "crashgame.table.crash-eu_2.action.cashout.1"},
 		{"a dotted id stays one token", EventSubject("crash.v2"), "crashgame.table.crash%2Ev2.events"},
 		{"wildcards and spaces are escaped", EventSubject("a*b> c%"), "crashgame.table.a%2Ab%3E%20c%25.events"},
 		{"non-ASCII bytes are escaped", GameToken("é"), "%C3%A9"},
@@ -77,12 +77,12 @@ func TestCheckSubject(t *testing.T) {
 func TestKindOf(t *testing.T) {
 	t.Parallel()
 	tests := []struct{ subject, want string }{
-		{ActionSubject("crash", ActionAdmit), "admit"},
-		{ActionSubject("crash.v2", ActionCashout), "cashout"},
-		{ActionSubject("crash", ActionCancel), "cancel"},
-		{ActionSubject("crash", "player-42"), "other"},
-		{ActionSubject("crash", "averyveryverylongaction"), "other"},
-		{ActionSubject("crash", "bet.extra"), "other"},
+		{ActionSubject("crash", ActionAdmit, 1), "admit"},
+		{ActionSubject("crash.v2", ActionCashout, 1), "cashout"},
+		{ActionSubject("crash", ActionCancel, 1), "cancel"},
+		{ActionSubject("crash", "player-42", 1), "other"},
+		{ActionSubject("crash", "averyveryverylongaction", 1), "other"},
+		{ActionSubject("crash", "bet.extra", 1), "other"},
 		{EventSubject("crash"), "other"},
 		{"elsewhere.crash.action.bet", "other"},
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"log/slog"
+	"sync/atomic"
 
 	"github.com/crashstudio/crashgame/internal/cluster"
 	"github.com/crashstudio/crashgame/internal/engine"
@@ -21,6 +22,7 @@ type Publisher struct {
 	subject    string
 	logger     *slog.Logger
 	priceClock func() error
+	epoch      atomic.Pointer[func() int64] // the term led now (Follow); nil: none
 }
 
 var _ engine.Events = (*Publisher)(nil)
@@ -39,6 +41,15 @@ func NewPublisher(bus *cluster.Bus, gameID string, logger *slog.Logger, priceClo
 	return &Publisher{bus: bus, subject: cluster.EventSubject(gameID), logger: logger.With("game_id", gameID), priceClock: priceClock}
 }
 
+// Follow makes every event carry the epoch of the term that lead leads when
+// it is sent (0 while it leads none), so that the replicas drop a former
+// leader's events once the new leader's came: call it with the table's
+// leadership once the table is built.
+func (p *Publisher) Follow(lead interface{ Epoch() int64 }) {
+	f := lead.Epoch
+	p.epoch.Store(&f)
+}
+
 // Broadcast publishes an event for every subscriber.
 func (p *Publisher) Broadcast(ev *engine.Event) { p.publish(nil, ev) }
 
@@ -48,6 +59,9 @@ func (p *Publisher) Send(session []byte, ev *engine.Event) { p.publish(session, 
 func (p *Publisher) publish(session []byte, ev *engine.Event) {
 	m := eventMsgOf(session, ev)
 	m.ClockInStep = p.priceClock() == nil
+	if f := p.epoch.Load(); f != nil {
+		m.Epoch = (*f)()
+	}
 	data, err := json.Marshal(m)
 	if err == nil {
 		// A session's event is named for it: the replicas that hold no

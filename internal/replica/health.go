@@ -41,6 +41,13 @@ const PriceBound = engine.CashoutGuard / 2
 // judged from.
 const clockSamples = 5
 
+// probesMissed is how many probes of a link in a row must go unanswered,
+// besides the limit passing, for the link to count as unreached: a process
+// that does not get the CPU (a noisy neighbour, a CPU limit) sends no probe
+// while it does not run, and the time it did not run says nothing of its
+// links. A link really lost has missed Limit/Every probes (4) by the limit.
+const probesMissed = 3
+
 // HealthConfig is what a Health is built from.
 type HealthConfig struct {
 	Bus      *cluster.Bus
@@ -71,7 +78,9 @@ type HealthConfig struct {
 // server (which a link that died without a reset shows at once, unlike the
 // connection's own pings), and the database, by a statement that reads the
 // database server's clock. Either one unreached for longer than the limit,
-// or this replica's clock more than SkewBound from the database's, cuts the
+// with probesMissed of its probes in a row unanswered (a starved process
+// sends none while it does not run: that time is not held against its
+// links), or this replica's clock more than SkewBound from the database's, cuts the
 // replica off: CutOff says so (for /readyz, for taking bets and for opening
 // streams), until both are reached again and the clock is back in step.
 // LeadBlocked, for leading a table, leaves the database out (the lease's
@@ -90,14 +99,16 @@ type Health struct {
 	subject string
 	logger  *slog.Logger
 
-	mu      sync.Mutex
-	lastBus time.Time     // the last probe that came back
-	lastDB  time.Time     // the last ping the database answered
-	since   time.Time     // when the replica was last found cut off; zero: it is not
-	samples []clockSample // the latest clock samples, oldest first, at most clockSamples
-	clock   error         // why the clock is out of step; nil: it is not, or no sample yet
-	stale   time.Time     // since when its streams no longer show the table (streamsStale); zero: they do
-	away    bool          // the drain has passed since stale: Away is called
+	mu        sync.Mutex
+	lastBus   time.Time     // the last probe that came back
+	lastDB    time.Time     // the last ping the database answered
+	busMissed int           // probes sent since the last one came back
+	dbMissed  int           // probes of the database failed since the last answered
+	since     time.Time     // when the replica was last found cut off; zero: it is not
+	samples   []clockSample // the latest clock samples, oldest first, at most clockSamples
+	clock     error         // why the clock is out of step; nil: it is not, or no sample yet
+	stale     time.Time     // since when its streams no longer show the table (streamsStale); zero: they do
+	away      bool          // the drain has passed since stale: Away is called
 }
 
 // NewHealth returns the watcher of this replica's links. Call Run.
@@ -141,10 +152,13 @@ func (h *Health) Run(ctx context.Context) error {
 	for {
 		// Not connected: nothing is sent, and nothing comes back.
 		_ = h.cfg.Bus.Publish(h.subject, []byte("probe"))
+		h.sentBus()
 		pctx, cancel := context.WithTimeout(ctx, h.cfg.Every)
 		if sent, at, received, err := h.cfg.Database.Clock(pctx, h.cfg.Now); err == nil {
 			h.reachedDB(received)
 			h.sampled(sent, at, received)
+		} else {
+			h.missedDB()
 		}
 		cancel()
 		if h.check(h.cfg.Now()) && h.cfg.Away != nil {
@@ -161,13 +175,46 @@ func (h *Health) Run(ctx context.Context) error {
 func (h *Health) reachedBus(at time.Time) {
 	h.mu.Lock()
 	h.lastBus = later(h.lastBus, at)
+	h.busMissed = 0
+	h.mu.Unlock()
+}
+
+// sentBus counts a probe sent to NATS (or tried, while not connected).
+func (h *Health) sentBus() {
+	h.mu.Lock()
+	h.busMissed++
 	h.mu.Unlock()
 }
 
 func (h *Health) reachedDB(at time.Time) {
 	h.mu.Lock()
 	h.lastDB = later(h.lastDB, at)
+	h.dbMissed = 0
 	h.mu.Unlock()
+}
+
+// missedDB counts a probe of the database that failed or timed out.
+func (h *Health) missedDB() {
+	h.mu.Lock()
+	h.dbMissed++
+	h.mu.Unlock()
+}
+
+// busLost and dbLost say how long NATS and the database have gone unreached
+// at now, when that counts (longer than the limit, with probesMissed probes
+// in a row unanswered); zero otherwise. Callers hold mu.
+func (h *Health) busLost(now time.Time) time.Duration {
+	if d := now.Sub(h.lastBus); d > h.cfg.Limit && h.busMissed >= probesMissed {
+		return d
+	}
+	return 0
+}
+
+func (h *Health) dbLost(now time.Time) time.Duration {
+	if d := now.Sub(h.lastDB); d > h.cfg.Limit && h.dbMissed >= probesMissed {
+		return d
+	}
+	return 0
 }
 
 func later(a, b time.Time) time.Time {
@@ -180,10 +227,10 @@ func later(a, b time.Time) time.Time {
 // cutOff is why the replica is cut off at now, or nil. Callers hold mu.
 func (h *Health) cutOff(now time.Time) error {
 	var lost []error
-	if d := now.Sub(h.lastBus); d > h.cfg.Limit {
+	if d := h.busLost(now); d > 0 {
 		lost = append(lost, fmt.Errorf("NATS unreached for %s", d.Round(time.Millisecond)))
 	}
-	if d := now.Sub(h.lastDB); d > h.cfg.Limit {
+	if d := h.dbLost(now); d > 0 {
 		lost = append(lost, fmt.Errorf("the database unreached for %s", d.Round(time.Millisecond)))
 	}
 	if lost == nil {
@@ -332,7 +379,7 @@ func (h *Health) LeadBlocked() error {
 // reconnecting to a replica that must read its session from that database.
 // Callers hold mu.
 func (h *Health) streamsStale(now time.Time) error {
-	if d := now.Sub(h.lastBus); d > h.cfg.Limit {
+	if d := h.busLost(now); d > 0 {
 		return fmt.Errorf("NATS unreached for %s", d.Round(time.Millisecond))
 	}
 	return h.clock

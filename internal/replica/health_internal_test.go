@@ -14,8 +14,12 @@ import (
 // through NATS, so the database alone closes none (a database slow for every
 // replica would close every stream of the cluster at once). Both end as soon
 // as it reaches both again. It may lead a table (LeadBlocked) while NATS is
-// reached, whatever the database: the lease's own renewals judge that. The
-// clock is the test's: no probe runs.
+// reached, whatever the database: the lease's own renewals judge that. A
+// link counts as unreached only with probesMissed of its probes in a row
+// unanswered: a starved process that sent one probe and did not run again
+// for longer than the limit is not cut off. The clock is the test's: a step
+// sends the probes it says (each step of a link not reached sends
+// probesMissed of them unless it says how many), and no probe runs.
 func TestHealthCutOffAfterTheLimit(t *testing.T) {
 	t.Parallel()
 	const (
@@ -30,6 +34,7 @@ func TestHealthCutOffAfterTheLimit(t *testing.T) {
 		noLead     bool          // LeadBlocked() != nil
 		closeNow   bool          // check's answer: Away is due
 		whatIsLost string        // a word CutOff's error must hold
+		probes     int           // probes sent (and missed) before the step; 0: probesMissed
 	}
 	cases := []struct {
 		name  string
@@ -67,6 +72,16 @@ func TestHealthCutOffAfterTheLimit(t *testing.T) {
 			{at: 2*limit - ms},
 			{at: 2 * limit, bus: true, db: true},
 		}},
+		{"a starved process: one probe out, then nothing ran for longer than the limit", []step{
+			{at: limit / 4, bus: true, db: true},
+			{at: limit/4 + limit + ms, probes: 1},
+			{at: limit/4 + limit + 2*ms, bus: true, db: true},
+		}},
+		{"starved, then really cut off", []step{
+			{at: limit + ms, probes: 1},
+			{at: limit + 2*ms, probes: 1},
+			{at: limit + 3*ms, probes: 1, cutOff: true, noLead: true, whatIsLost: "NATS"},
+		}},
 		{"back before the drain ends: no stream closed", []step{
 			{at: limit + ms, cutOff: true, noLead: true},
 			{at: limit + drain, bus: true, db: true},
@@ -82,11 +97,23 @@ func TestHealthCutOffAfterTheLimit(t *testing.T) {
 				logger: slog.New(slog.NewTextHandler(io.Discard, nil)), lastBus: start, lastDB: start}
 			for _, s := range tc.steps {
 				now = start.Add(s.at)
+				probes := s.probes
+				if probes == 0 {
+					probes = probesMissed
+				}
 				if s.bus {
 					h.reachedBus(now)
+				} else {
+					for range probes {
+						h.sentBus()
+					}
 				}
 				if s.db {
 					h.reachedDB(now)
+				} else {
+					for range probes {
+						h.missedDB()
+					}
 				}
 				closeNow := h.check(now)
 				err := h.CutOff()

@@ -16,9 +16,15 @@
 //     (engine.Table.Cashout) and the leader told (cashed); a demo bet's
 //     cashout, every cashout while this replica's clock is not known within
 //     PriceBound of the database's, and a cancel are sent to the leader.
-//     They go by request/reply on the game's action subjects (package
-//     cluster), and the leader's answer, or its refusal, comes back as the
-//     engine's own values and errors. A bet is admitted at the leader's
+//     They go by request/reply on the action subjects of the game's current
+//     term (package cluster: a subject per fencing epoch), and the leader's
+//     answer, or its refusal, comes back as the engine's own values and
+//     errors. A replica learns the current term from its own leadership,
+//     from the epoch the leader's events carry, and from the lease in the
+//     database (every LeaseEvery, and at once when nobody served an
+//     action), so a former leader that still serves its own term's subjects
+//     gets no action once the new term is known; a bet's decision and
+//     release go to the term that admitted it. A bet is admitted at the leader's
 //     receive time; a cashout is priced at the receive time of the replica
 //     that prices it. While this replica's table leads, it serves those
 //     subjects: it subscribes to the table's leadership and starts or stops
@@ -27,8 +33,10 @@
 //     leader's answer can no longer come; then its outcome is unknown
 //     (engine.ErrTableUnavailable).
 //   - events: the leader's table publishes every event on the game's event
-//     subject (Publisher, its engine.Events); every replica, the leader
-//     included, hands them to its local subscribers (engine.Table.Deliver).
+//     subject (Publisher, its engine.Events), with its term's epoch; every
+//     replica, the leader included, hands them to its local subscribers
+//     (engine.Table.Deliver), but for an event of a lower epoch than one it
+//     already had (a former leader's, overtaken).
 //   - a forwarded action crosses as this package's versioned message
 //     (wire.go) naming its session by hash: the leader reads the player,
 //     the operator's token included, from the database (Players), so the
@@ -123,6 +131,11 @@ type Config struct {
 	// PriceBound of the database's now (Health.PriceClock), or nil: its
 	// cashouts then go to the leader. nil: always within (one clock, tests).
 	PriceClock func() error
+	// Lease reads the fencing epoch of the game's lease in the database
+	// (store's Lease): the term whose leader the actions are sent to, read
+	// at the start, every LeaseEvery, and at once when nobody served an
+	// action. Required.
+	Lease func(ctx context.Context) (epoch int64, err error)
 }
 
 // Table is this replica's view of one game's table in the cluster: it
@@ -141,6 +154,17 @@ type Table struct {
 	// leaderClock is what the leader's latest broadcast said of its clock
 	// (Publisher): a cashout is priced here only while it was in step.
 	leaderClock atomic.Pointer[leaderClock]
+	// term is the highest fencing epoch of the table's lease this replica
+	// knows (its own term's, the leader's events', the lease as read): the
+	// actions go to that term's subjects (ActionSubject), so a former leader
+	// that still serves its own gets none. heard is the highest epoch the
+	// leader's events carried: an event of a lower one, a former leader's,
+	// is not shown.
+	term  atomic.Int64
+	heard atomic.Int64
+	lease func(ctx context.Context) (int64, error)
+	// reread asks Run to read the lease now (nobody served an action).
+	reread chan struct{}
 }
 
 // leaderClock is the leader's clock as its latest broadcast event told it.
@@ -158,6 +182,8 @@ func New(cfg Config) (*Table, error) {
 		return nil, errors.New("replica: no table")
 	case cfg.Sessions == nil:
 		return nil, errors.New("replica: no sessions")
+	case cfg.Lease == nil:
+		return nil, errors.New("replica: no lease reader")
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -178,6 +204,7 @@ func New(cfg Config) (*Table, error) {
 	return &Table{
 		local: cfg.Table, bus: cfg.Bus, sessions: cfg.Sessions, now: cfg.Now,
 		logger: cfg.Logger.With("game_id", g.ID), betWait: cfg.BetWait, cutOff: cfg.CutOff, priceClock: cfg.PriceClock, game: g.ID,
+		lease: cfg.Lease, reread: make(chan struct{}, 1),
 	}, nil
 }
 
@@ -197,6 +224,8 @@ func (t *Table) Run(ctx context.Context) error {
 	if err := t.local.LoadView(ctx); err != nil {
 		t.logger.Warn("reading the current round failed", "err", err)
 	}
+	t.readLease(ctx)
+	go t.followLease(ctx)
 	terms := t.local.Leadership().Subscribe()
 	defer terms.Stop()
 	var (
@@ -216,6 +245,7 @@ func (t *Table) Run(ctx context.Context) error {
 			return nil
 		case n := <-terms.C():
 			leads, epoch = n.Leading(), n.Epoch()
+			t.learn(epoch)
 		case <-retry:
 		}
 		retry = nil
@@ -232,6 +262,62 @@ func (t *Table) Run(ctx context.Context) error {
 	}
 }
 
+// LeaseEvery is how often a replica reads the table's lease to learn the
+// current term, besides the leader's events and the actions nobody served:
+// within it of a take-over, every action goes to the new leader, even while
+// the former one still serves its own term's subjects (cut off from NATS,
+// whose server keeps its subscriptions until its pings fail).
+const LeaseEvery = time.Second
+
+// followLease reads the lease every LeaseEvery, and when asked (askLease),
+// until ctx ends.
+func (t *Table) followLease(ctx context.Context) {
+	tick := time.NewTicker(LeaseEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		case <-t.reread:
+		}
+		t.readLease(ctx)
+	}
+}
+
+// askLease asks followLease to read the lease now; it never blocks.
+func (t *Table) askLease() {
+	select {
+	case t.reread <- struct{}{}:
+	default:
+	}
+}
+
+// readLease learns the lease's epoch from the database.
+func (t *Table) readLease(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, actionTimeout)
+	defer cancel()
+	epoch, err := t.lease(ctx)
+	if err != nil {
+		t.logger.Debug("reading the table's lease failed", "err", err)
+		return
+	}
+	t.learn(epoch)
+}
+
+// learn raises the term this replica knows to epoch.
+func (t *Table) learn(epoch int64) { raise(&t.term, epoch) }
+
+// raise sets v to n when n is higher.
+func raise(v *atomic.Int64, n int64) {
+	for {
+		cur := v.Load()
+		if n <= cur || v.CompareAndSwap(cur, n) {
+			return
+		}
+	}
+}
+
 // receive hands one event of the leader to the local subscribers.
 func (t *Table) receive(ctx context.Context, data []byte, gap bool) {
 	var w eventMsg
@@ -242,6 +328,16 @@ func (t *Table) receive(ctx context.Context, data []byte, gap bool) {
 	if err != nil {
 		t.logger.Error("an event of the leader could not be read", "err", err)
 		return
+	}
+	if w.Epoch > 0 {
+		// A former leader's event, after the new leader's first: what it
+		// says was overtaken (its writes are fenced), and is not shown.
+		if w.Epoch < t.heard.Load() {
+			t.logger.Debug("an event of a former leader of the table was dropped", "epoch", w.Epoch, "type", w.Type)
+			return
+		}
+		raise(&t.heard, w.Epoch)
+		t.learn(w.Epoch)
 	}
 	if w.Session == nil {
 		// Only the leader's loop broadcasts: its phases and its board.
@@ -290,7 +386,7 @@ func (t *Table) serve(epoch int64) (stop func(), err error) {
 		cluster.ActionAdmit: t.serveAdmit, cluster.ActionDecide: t.serveDecide, cluster.ActionRelease: t.serveRelease,
 		cluster.ActionCashout: t.serveCashout, cluster.ActionCashed: t.serveCashed, cluster.ActionCancel: t.serveCancel,
 	} {
-		s, err := t.bus.Serve(cluster.ActionSubject(t.game, action), h)
+		s, err := t.bus.Serve(cluster.ActionSubject(t.game, action, epoch), h)
 		if err != nil {
 			stopAll()
 			return nil, err
@@ -422,7 +518,7 @@ func (t *Table) PlaceBet(ctx context.Context, p engine.Player, req engine.BetReq
 	ctx, cancel := context.WithTimeout(ctx, t.betWait)
 	defer cancel()
 	var a admitAnswer
-	if err := t.forward(ctx, cluster.ActionAdmit, actionTimeout, admitMsgOf(p, req), &a, &a.wire); err != nil {
+	if err := t.forward(ctx, cluster.ActionAdmit, 0, actionTimeout, admitMsgOf(p, req), &a, &a.wire); err != nil {
 		if t.admitHere(err) {
 			return t.local.PlaceBet(reqCtx, p, req)
 		}
@@ -454,13 +550,13 @@ func (t *Table) debit(ctx context.Context, p engine.Player, req engine.BetReques
 	out, err := t.local.Debit(ctx, p, req, w, adm)
 	if err != nil {
 		var ignored struct{ wire }
-		if rerr := t.forward(ctx, cluster.ActionRelease, actionTimeout, actionMsg{wire: v1(), Session: p.Session, BetID: adm.BetID}, &ignored, &ignored.wire); rerr != nil {
+		if rerr := t.forward(ctx, cluster.ActionRelease, adm.Epoch, actionTimeout, actionMsg{wire: v1(), Session: p.Session, BetID: adm.BetID}, &ignored, &ignored.wire); rerr != nil {
 			t.logger.Warn("freeing the place of a bet whose intent did not commit failed; the round frees it when it ends", "bet_id", adm.BetID, "err", rerr)
 		}
 		return engine.BetResult{}, err
 	}
 	var a betAnswer
-	if err := t.forward(ctx, cluster.ActionDecide, actionTimeout, decideMsgOf(p.Session, adm, out), &a, &a.wire); err != nil {
+	if err := t.forward(ctx, cluster.ActionDecide, adm.Epoch, actionTimeout, decideMsgOf(p.Session, adm, out), &a, &a.wire); err != nil {
 		if errors.Is(err, engine.ErrTableUnavailable) {
 			t.logger.Warn("the leader's decision of a debited bet was not received; the stream shows what became of it", "bet_id", adm.BetID, "err", err)
 		}
@@ -493,7 +589,7 @@ func (t *Table) Cashout(ctx context.Context, p engine.Player, betID string, rece
 	}
 	var a cashoutAnswer
 	msg := actionMsg{wire: v1(), Session: p.Session, BetID: betID}
-	if err := t.forward(ctx, cluster.ActionCashout, actionTimeout, msg, &a, &a.wire); err != nil {
+	if err := t.forward(ctx, cluster.ActionCashout, 0, actionTimeout, msg, &a, &a.wire); err != nil {
 		if t.nowHere(err) {
 			return t.local.Cashout(ctx, p, betID, receivedAt)
 		}
@@ -527,7 +623,7 @@ func (t *Table) tellCashed(ctx context.Context, n engine.CashoutNote) {
 	defer cancel()
 	data, err := json.Marshal(cashedMsgOf(n))
 	if err == nil {
-		_, err = t.bus.Request(ctx, cluster.ActionSubject(t.game, cluster.ActionCashed), data)
+		_, err = t.bus.Request(ctx, cluster.ActionSubject(t.game, cluster.ActionCashed, t.term.Load()), data)
 	}
 	if err != nil {
 		t.logger.Info("the leader was not told of a cashout committed here; the bet is settled, its board may miss it", "bet_id", n.BetID, "err", err)
@@ -541,7 +637,7 @@ func (t *Table) Cancel(ctx context.Context, p engine.Player, betID string) (engi
 	}
 	var a betAnswer
 	msg := actionMsg{wire: v1(), Session: p.Session, BetID: betID}
-	if err := t.forward(ctx, cluster.ActionCancel, actionTimeout, msg, &a, &a.wire); err != nil {
+	if err := t.forward(ctx, cluster.ActionCancel, 0, actionTimeout, msg, &a, &a.wire); err != nil {
 		if t.nowHere(err) {
 			return t.local.Cancel(ctx, p, betID)
 		}
@@ -573,13 +669,16 @@ func (t *Table) admitHere(err error) bool {
 	return (errors.Is(err, cluster.ErrNoLeader) || errors.Is(err, errNowLeading)) && t.local.Leadership().Leading()
 }
 
-// forward sends an action to the leader and decodes its answer into out. It
-// waits for the answer at most wait, and stops waiting sooner when the answer
-// can no longer come (gone): the outcome is then unknown, ErrTableUnavailable,
-// never a refusal, since the leader may have carried the action out (a bet
-// debited); its recovery settles what it left (RB-5) and the player sees it
-// in My bets.
-func (t *Table) forward(ctx context.Context, action string, wait time.Duration, req, out any, head *wire) error {
+// forward sends an action to the leader of the term of epoch (0: the
+// current term as this replica knows it, which it learns again while nobody
+// serves the action) and decodes its answer into out. A bet's decision and
+// release go to the term that admitted it, which alone holds its place. It
+// waits for the answer at most wait, and stops waiting sooner when the
+// answer can no longer come (gone): the outcome is then unknown,
+// ErrTableUnavailable, never a refusal, since the leader may have carried
+// the action out (a bet debited); its recovery settles what it left (RB-5)
+// and the player sees it in My bets.
+func (t *Table) forward(ctx context.Context, action string, epoch int64, wait time.Duration, req, out any, head *wire) error {
 	data, err := json.Marshal(req)
 	if err != nil {
 		return fmt.Errorf("replica: %s request: %w", action, err)
@@ -590,17 +689,35 @@ func (t *Table) forward(ctx context.Context, action string, wait time.Duration, 
 	ctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
 	go t.watch(ctx, sent, stop)
-	answer, err := t.bus.Request(ctx, cluster.ActionSubject(t.game, action), data)
+	if epoch == 0 && t.term.Load() == 0 {
+		// No term known yet (the replica has just started): the lease
+		// names it, rather than a subject nobody serves.
+		t.readLease(ctx)
+	}
+	subject := func() string {
+		if epoch != 0 {
+			return cluster.ActionSubject(t.game, action, epoch)
+		}
+		return cluster.ActionSubject(t.game, action, t.term.Load())
+	}
+	answer, err := t.bus.Request(ctx, subject(), data)
 	// Nobody serves the table for a moment while a leader takes over or
-	// starts serving: nothing was executed, so asking again is safe.
+	// starts serving, or this replica has not yet learnt the new term:
+	// nothing was executed, so asking again is safe.
 	for end := time.Now().Add(noLeaderWait); errors.Is(err, cluster.ErrNoLeader) && time.Now().Before(end); {
+		if epoch == 0 {
+			t.askLease()
+		}
 		select {
 		case <-ctx.Done():
 		case <-time.After(watchEvery):
-			answer, err = t.bus.Request(ctx, cluster.ActionSubject(t.game, action), data)
+			answer, err = t.bus.Request(ctx, subject(), data)
 			continue
 		}
 		break
+	}
+	if err != nil && epoch == 0 && !errors.As(err, new(*cluster.HandlerError)) {
+		t.askLease() // a leader that did not answer may have lost the lease
 	}
 	var refused *cluster.HandlerError
 	switch {

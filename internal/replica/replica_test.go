@@ -3,6 +3,7 @@ package replica_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"sync"
@@ -172,17 +173,23 @@ func startNodeWith(t testing.TB, name, dsn, natsURL string, o nodeOptions) *node
 	}
 	lease.Holder, lease.Able = name, o.able
 	n := &node{name: name, st: st, bus: bus, warm: &players{}, done: make(chan struct{})}
+	pub := replica.NewPublisher(bus, game.ID, nil, o.priceClock)
 	n.table, err = engine.New(ctx, engine.Config{
 		Game: game, Operators: ops, Clock: o.clock, Store: st.Records(), Chains: st.HashChains(), Outbox: movements.NewOutbox(st.Movements()),
 		Wallets:     func(string) (engine.BetWallet, bool) { return w, true },
-		Events:      replica.NewPublisher(bus, game.ID, nil, o.priceClock),
+		Events:      pub,
 		Lease:       lease,
 		ChainLength: 1000, Demo: bank, SeedingWindow: -1, Sealer: sealer(t), LossDelay: engine.DefaultLossDelay,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	n.rep, err = replica.New(replica.Config{Bus: bus, Table: n.table, Sessions: n.warm, BetWait: o.betWait, CutOff: o.cutOff, PriceClock: o.priceClock})
+	pub.Follow(n.table.Leadership())
+	n.rep, err = replica.New(replica.Config{Bus: bus, Table: n.table, Sessions: n.warm, BetWait: o.betWait, CutOff: o.cutOff, PriceClock: o.priceClock,
+		Lease: func(ctx context.Context) (int64, error) {
+			rec, err := st.Lease(ctx, game.ID)
+			return rec.Epoch, err
+		}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -808,6 +815,12 @@ func cashOutInFlightTries(t *testing.T, n *node, p engine.Player) (engine.Cashou
 	return engine.CashoutResult{}, engine.BetView{}, engine.RoundView{}, time.Time{}, 0
 }
 
+// everyTerm is the subject of the test game's action in every term, for a
+// watcher: ActionSubject with a wildcard for the epoch.
+func everyTerm(action string) string {
+	return cluster.SubjectPrefix + "." + cluster.GameToken(game.ID) + ".action." + action + ".*"
+}
+
 // watchCashouts counts, from a NATS connection of its own, the cashouts
 // asked of the leader to price (asked) and the cashed notes it is told of
 // (told), until the test ends.
@@ -820,8 +833,8 @@ func watchCashouts(t *testing.T, natsURL string) (asked, told *atomic.Int64) {
 	t.Cleanup(nc.Close)
 	asked, told = &atomic.Int64{}, &atomic.Int64{}
 	for subject, n := range map[string]*atomic.Int64{
-		cluster.ActionSubject(game.ID, cluster.ActionCashout): asked,
-		cluster.ActionSubject(game.ID, cluster.ActionCashed):  told,
+		everyTerm(cluster.ActionCashout): asked,
+		everyTerm(cluster.ActionCashed):  told,
 	} {
 		if _, err := nc.Subscribe(subject, func(*nats.Msg) { n.Add(1) }); err != nil {
 			t.Fatal(err)
@@ -964,7 +977,7 @@ func TestForwardedActionsCarryNoToken(t *testing.T) {
 		raw []string
 	)
 	for _, action := range []string{cluster.ActionAdmit, cluster.ActionDecide, cluster.ActionCashout, cluster.ActionCashed} {
-		sub, err := nc.Subscribe(cluster.ActionSubject(game.ID, action), func(m *nats.Msg) {
+		sub, err := nc.Subscribe(everyTerm(action), func(m *nats.Msg) {
 			mu.Lock()
 			raw = append(raw, string(m.Data))
 			mu.Unlock()
@@ -1143,4 +1156,71 @@ func eventTypes(events []*engine.Event) []string {
 		}
 	}
 	return out
+}
+
+// A table's actions go to the current term's leader only: the subjects name
+// the term (cluster.ActionSubject), and a replica learns a new term from the
+// new leader's events and from the lease. A former leader that still serves
+// its own term's subjects (here a subscriber on them that never answers: a
+// leader cut off from NATS whose subscriptions the server keeps until its
+// pings fail) gets none of the bets sent after the hand-over, and they are
+// all accepted by the new leader.
+func TestActionsGoToTheCurrentTermOnly(t *testing.T) {
+	t.Parallel()
+	dsn := pgtest.Start(t)
+	srv := natstest.Start(t)
+	a := startNode(t, "node-a", dsn, srv.URL())
+	eventually(t, "a leads", a.table.Leadership().Leading)
+	b := startNode(t, "node-b", dsn, srv.URL())
+	c := startNode(t, "node-c", dsn, srv.URL())
+	former := a.table.Leadership().Epoch()
+	nc, err := nats.Connect(srv.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	var stolen atomic.Int64
+	for _, action := range []string{cluster.ActionAdmit, cluster.ActionDecide, cluster.ActionCancel, cluster.ActionCashed} {
+		if _, err := nc.Subscribe(cluster.ActionSubject(game.ID, action, former), func(*nats.Msg) { stolen.Add(1) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	a.stop() // hands the table over at the round boundary
+	var next *node
+	eventually(t, "another node leads", func() bool {
+		for _, n := range []*node{b, c} {
+			if n.table.Leadership().Leading() {
+				next = n
+				return true
+			}
+		}
+		return false
+	})
+	if e := next.table.Leadership().Epoch(); e <= former {
+		t.Fatalf("the new term's epoch %d, the former %d", e, former)
+	}
+	via := b
+	if next == b {
+		via = c
+	}
+	v := awaitBetting(t, via)
+	stolen.Store(0)
+	for i := range 5 {
+		res, err := via.rep.PlaceBet(context.Background(), player(fmt.Sprintf("term-%d", i)), engine.BetRequest{Amount: 100})
+		if err != nil {
+			if errors.Is(err, round.ErrBettingClosed) {
+				break // the window closed on a loaded machine: what was sent counts
+			}
+			t.Fatalf("bet %d through %s: %v", i, via.name, err)
+		}
+		if res.Bet.RoundID != v.RoundID {
+			t.Fatalf("bet %d in round %s, want %s", i, res.Bet.RoundID, v.RoundID)
+		}
+	}
+	if n := stolen.Load(); n != 0 {
+		t.Fatalf("%d actions sent after the hand-over went to the former term's subjects", n)
+	}
 }

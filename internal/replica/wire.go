@@ -239,6 +239,10 @@ type eventMsg struct {
 	// of the database's when it sent the event. Absent (false) from a
 	// publisher that does not say, which no replica prices after.
 	ClockInStep bool `json:"clock_in_step,omitempty"`
+	// Epoch is the fencing epoch of the term the publisher led when it sent
+	// the event; absent (0) from one that did not lead (a cashout committed
+	// where it was received).
+	Epoch int64 `json:"epoch,omitempty"`
 }
 
 // roundWire is an engine.RoundView as it crosses.
