@@ -204,10 +204,10 @@ func TestBeaconPeriodInWholeSeconds(t *testing.T) {
 	}
 }
 
-// waitFor polls cond until it holds, failing the test after 5 s.
+// waitFor polls cond until it holds, failing the test after stateWait.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(stateWait)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)

@@ -248,6 +248,17 @@ type DebitOutcome struct {
 // term. An error means the intent did not commit and nothing was sent: the
 // place is the leader's to Release.
 func (t *Table) Debit(ctx context.Context, p Player, req BetRequest, w BetWallet, adm Admission) (DebitOutcome, error) {
+	start := t.clock.Now()
+	if !p.Demo {
+		// A debit this process would learn the outcome of after the round's
+		// debit deadline would be rolled back: refused now, before its
+		// intent or its /bet, so no money moves for nothing.
+		if need := t.pace.estimate(start); need > 0 && start.Add(need).After(adm.Deadline) {
+			t.shed.Add(1)
+			return DebitOutcome{}, fmt.Errorf("%w: its debit takes about %s here and %s is left before its round's debit deadline",
+				ErrTableBusy, need.Round(time.Millisecond), adm.Deadline.Sub(start).Round(time.Millisecond))
+		}
+	}
 	rec := t.betRecord(adm.BetID, adm.RoundID, p, req, adm.PlacedAt)
 	err := t.commit.Do(ctx, job{epoch: adm.Epoch, run: func(ctx context.Context) error {
 		rec.Amount, rec.FreebetID = req.Amount, nil
@@ -285,6 +296,10 @@ func (t *Table) Debit(ctx context.Context, p Player, req BetRequest, w BetWallet
 		PlayerID: p.PlayerID, Token: p.Token, Currency: p.Currency, GameID: t.game.ID,
 		Amount: rec.Amount, TransactionID: rec.ID, RoundID: rec.RoundID, FreebetID: rec.FreebetID,
 	}, adm.Deadline)
+	if o := out.Result.Outcome; o == wallet.Success || o == wallet.Refused {
+		now := t.clock.Now()
+		t.pace.took(now, now.Sub(start))
+	}
 	return out, nil
 }
 
@@ -495,7 +510,9 @@ func (t *Table) decideDebit(b *liveBet, out DebitOutcome, res wallet.Result, epo
 		case res.Outcome == wallet.Success:
 			reason, d.answer = reasonDebitLate, round.ErrBettingClosed
 		case res.Reason == wallet.ReasonWindowClosed:
-			d.answer = fmt.Errorf("engine: bet %s not sent to the wallet: %w", b.rec.ID, errDebitNotSent)
+			// Nothing was sent: the bet is refused as one shed before
+			// its debit (TABLE_BUSY), which the player may place again.
+			d.answer = fmt.Errorf("engine: bet %s not sent to the wallet: %w (%w)", b.rec.ID, ErrTableBusy, errDebitNotSent)
 		default:
 			d.answer = ErrWalletUnavailable
 		}
@@ -503,7 +520,7 @@ func (t *Table) decideDebit(b *liveBet, out DebitOutcome, res wallet.Result, epo
 		// the wallet's last answer (its attempts log at debug when cut).
 		if res.Reason == wallet.ReasonWindowClosed {
 			// The game was late, not the wallet: the player is not told
-			// the wallet did not answer (SERVER_ERROR, not
+			// the wallet did not answer (TABLE_BUSY, not
 			// WALLET_UNAVAILABLE). The rollback is still queued: only the
 			// replica that ran the debit knows nothing left, and a rollback
 			// of a transaction the wallet never saw is answered 200 (RB-13).

@@ -151,8 +151,8 @@ func (t *Table) Cashout(ctx context.Context, p Player, betID string, receivedAt 
 	mark := t.cfg.Balances.Balance(p.Session)
 	// A bet debited here is known accepted without a read; its commit below
 	// is conditional on the row all the same.
-	rec, ok := t.debited.accepted(p.Session, betID)
-	if !ok {
+	rec, cached := t.debited.accepted(p.Session, betID)
+	if !cached {
 		var err error
 		if rec, err = t.betOf(ctx, p, betID); err != nil {
 			return CashoutResult{}, err
@@ -187,6 +187,11 @@ func (t *Table) Cashout(ctx context.Context, p Player, betID string, receivedAt 
 		done = t.commit.Submit(context.Background(), job{epoch: unfenced, run: t.commitCashout(rec, priced)})
 		return nil
 	}()
+	if errors.Is(err, round.ErrRoundCrashed) && cached {
+		// The record kept here may predate a cashout of this bet that
+		// committed although its answer failed: the row says which.
+		return CashoutResult{}, t.overFor(ctx, rec.ID)
+	}
 	if err != nil {
 		return CashoutResult{}, err
 	}
@@ -198,6 +203,7 @@ func (t *Table) Cashout(ctx context.Context, p Player, betID string, receivedAt 
 		return CashoutResult{}, fmt.Errorf("engine: commit cashout: %w", err)
 	}
 	t.notifyQueue()
+	t.debited.decided(rec.RoundID, rec.ID, StatusCashedOut)
 	rec.Status, rec.Multiplier, rec.Payout, rec.SettledAt = StatusCashedOut, priced.Multiplier, &priced.Payout, toMillis(priced.SettledAt)
 	out := CashoutResult{BetID: rec.ID, Multiplier: priced.Multiplier, Payout: priced.Payout}
 	if rec.Demo {
@@ -250,6 +256,17 @@ func (t *Table) movedFirst(ctx context.Context, betID string) error {
 		return round.ErrRoundCrashed
 	}
 	return refusalOf(recs[0].Status)
+}
+
+// overFor is the refusal of a cashout of betID whose round is over, as the
+// bet's row reads: cashed out already, ErrCashoutNotAllowed (the player's
+// API answers it with that cashout); anything else, ErrRoundCrashed.
+func (t *Table) overFor(ctx context.Context, betID string) error {
+	recs, err := t.store.Bets(ctx, BetFilter{ID: betID})
+	if err == nil && len(recs) == 1 && recs[0].Status == StatusCashedOut {
+		return round.ErrCashoutNotAllowed
+	}
+	return round.ErrRoundCrashed
 }
 
 // refusalOf is the refusal of a cashout of a bet in status (nil for an

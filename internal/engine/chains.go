@@ -27,10 +27,45 @@ type Beacon interface {
 
 // beaconRetry is how long a chain waiting for its beacon round waits
 // between two fetches that failed, and beaconFetch bounds one fetch.
+// BeaconWarnEvery is how often, on the table's clock, the log repeats that
+// a chain still waits, after the first failed fetch: once a minute however
+// long each fetch takes (a relay that drops requests costs beaconFetch a try,
+// one that refuses them nothing).
 const (
-	beaconRetry = 2 * time.Second
-	beaconFetch = 5 * time.Second
+	beaconRetry     = 2 * time.Second
+	beaconFetch     = 5 * time.Second
+	BeaconWarnEvery = time.Minute
 )
+
+// BeaconWait is a chain that waits for its beacon round: the round's time
+// passed and no fetch since has returned a value that verifies, so the game
+// plays no round. Since is the round's time, as the chain published it.
+type BeaconWait struct {
+	GameID  string
+	ChainID string
+	Network string
+	Round   int64
+	Since   time.Time
+	Err     error // the last fetch's
+}
+
+// Error says which game waits, for which round, since when and why; it is
+// the reason /readyz gives.
+func (w BeaconWait) Error() string {
+	return fmt.Sprintf("game %s plays no round: its chain %s waits for drand %s round %d, due at %s: %v",
+		w.GameID, w.ChainID, w.Network, w.Round, w.Since.UTC().Format(time.RFC3339), w.Err)
+}
+
+// BeaconWaiting reports whether the table's current chain waits for its
+// beacon round (BeaconWait), and for how long on the table's clock. Only
+// the leading table fetches the round, so only it reports a wait.
+func (t *Table) BeaconWaiting() (BeaconWait, time.Duration, bool) {
+	w := t.beaconWait.Load()
+	if w == nil {
+		return BeaconWait{}, 0, false
+	}
+	return *w, max(0, t.clock.Now().Sub(w.Since)), true
+}
 
 // DefaultSeedingWindow is how long a new chain takes contributions to its
 // salt after its terminal hash is published, before its first round.
@@ -327,8 +362,14 @@ func (t *Table) prepareChain(ctx context.Context, seq int64) (bool, error) {
 // whose beacon is unreachable plays no round, and says so in the log (its
 // page shows it waiting); it never falls back to another value. It returns
 // false when the lease was lost (or the table is stopping) while it waited.
+//
+// From its first failed fetch until it returns, the wait is the table's
+// BeaconWaiting (for /readyz and crashgame_chain_waiting_seconds), and the
+// log says so at once, then every BeaconWarnEvery on the table's clock.
 func (t *Table) awaitBeacon(ctx context.Context) (beacon.Value, bool) {
 	b := t.chainRec.Beacon
+	defer t.beaconWait.Store(nil)
+	var warned time.Time // when the log last said the chain waits
 	for try := 0; ; try++ {
 		if !t.wait(b.RoundAt, true) || t.isStopping() {
 			return beacon.Value{}, false
@@ -336,13 +377,19 @@ func (t *Table) awaitBeacon(ctx context.Context) (beacon.Value, bool) {
 		v, err := t.fetchBeacon(ctx)
 		if err == nil {
 			if try > 0 {
-				t.logger.Info("the beacon round arrived and verified", "chain_id", t.chainRec.ID, "beacon_round", b.Round, "tries", try+1)
+				t.logger.Info("the beacon round arrived and verified", "chain_id", t.chainRec.ID, "beacon_round", b.Round, "tries", try+1,
+					"waited", t.clock.Now().Sub(b.RoundAt).Round(time.Second).String())
 			}
 			return v, true
 		}
-		if try%30 == 0 { // the first failure, then about once a minute
+		t.beaconWait.Store(&BeaconWait{GameID: t.game.ID, ChainID: t.chainRec.ID, Network: b.Network, Round: b.Round, Since: b.RoundAt, Err: err})
+		// The cadence is the clock's, not the tries': a try that waits out
+		// beaconFetch takes 7 s, and counting 30 tries warned every 210 s.
+		if now := t.clock.Now(); warned.IsZero() || now.Sub(warned) >= BeaconWarnEvery {
+			warned = now
 			t.logger.Warn("waiting for the beacon round the chain names: no round is played until its value verifies",
-				"chain_id", t.chainRec.ID, "beacon_network", b.Network, "beacon_round", b.Round, "round_time", b.RoundAt, "err", err)
+				"chain_id", t.chainRec.ID, "beacon_network", b.Network, "beacon_round", b.Round, "round_time", b.RoundAt,
+				"waited", now.Sub(b.RoundAt).Round(time.Second).String(), "tries", try+1, "err", err)
 		}
 		if !t.wait(t.clock.Now().Add(beaconRetry), true) || t.isStopping() {
 			return beacon.Value{}, false

@@ -34,7 +34,7 @@ func (h *harness) start() {
 // seedingChain waits for the table to publish its chain, in its seeding window.
 func (h *harness) seedingChain() chains.Chain {
 	h.t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(stateWait)
 	for time.Now().Before(deadline) {
 		if c, err := h.st.HashChains().CurrentChain(context.Background(), testGame.ID); err == nil {
 			return c

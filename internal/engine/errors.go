@@ -20,11 +20,20 @@ var (
 	// now (a fail-over), or the leader's answer to an action was lost; the
 	// action's outcome, if any, shows on the stream.
 	ErrTableUnavailable = errors.New("table unavailable")
+	// ErrTableBusy: the bet was refused before any money moved, because
+	// this process's recent debits took longer to learn their outcome than
+	// is left before the round's debit deadline (an overloaded process, a
+	// slow wallet): it would have been debited and then rolled back; or
+	// because its intent committed only after that deadline, so its /bet
+	// was never sent (the bet's record is void). The player bets again in
+	// the next round.
+	ErrTableBusy = errors.New("table busy")
 )
 
 // errDebitNotSent: a bet's /bet was never sent, because its intent
-// committed after the bet's debit deadline. It is the game's own failure,
-// not a refusal: the player gets SERVER_ERROR, not WALLET_UNAVAILABLE.
+// committed after the bet's debit deadline. It is the game's own slowness,
+// not the wallet's: the player gets TABLE_BUSY (nothing was taken), not
+// WALLET_UNAVAILABLE; the bet's record is void.
 var errDebitNotSent = errors.New("its intent committed after its debit deadline")
 
 // RefusedError is a final refusal of the wallet's /bet (or of the demo bank).

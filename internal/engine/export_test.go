@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"crypto/sha256"
+	"time"
 
 	"github.com/crashstudio/crashgame/internal/fairness"
 	"github.com/crashstudio/crashgame/internal/seal"
@@ -45,4 +46,14 @@ func FixedSealer() *seal.Sealer {
 func FixedKeyForTest() []byte {
 	key := sha256.Sum256([]byte("engine tests: the seed key"))
 	return key[:]
+}
+
+// DebitsTookForTest records n debits of this process answered now, on the
+// table's clock, that each took d to learn their outcome, as Debit records
+// its own.
+func (t *Table) DebitsTookForTest(d time.Duration, n int) {
+	now := t.clock.Now()
+	for range n {
+		t.pace.took(now, d)
+	}
 }

@@ -44,8 +44,9 @@ func (t *Table) playRound(ctx context.Context, seq int64) (int64, step) {
 	if t.cur.core.Phase() != round.Crashed || t.isStopping() {
 		return seq, stepHandOver // at the round boundary
 	}
-	// Pause after the crash.
-	if !t.wait(t.cur.core.CrashedAt().Add(t.game.Pause), false) {
+	// Pause after the crash; a stop request ends it (the next round is not
+	// opened).
+	if !t.wait(t.cur.core.CrashedAt().Add(t.game.Pause), true) {
 		return seq, stepEnd
 	}
 	return seq, stepNext
@@ -112,14 +113,28 @@ func (t *Table) betting() bool {
 
 // fly flies the round: auto-cashouts fire at their targets, then the crash,
 // after which the bets left pending in earlier rounds are swept. A stop
-// request starts the shutdown grace: a round still flying at its end is
-// settled as interrupted. stepNext once the round crashed.
+// request ends a round that holds no bet in play at once, settled as
+// interrupted (no money moves; its hash is revealed), where the table is
+// alone on its database (Lease.Sole); otherwise it starts the shutdown grace: a round still flying at its end is settled as
+// interrupted. stepNext once the round crashed.
 func (t *Table) fly(ctx context.Context) step {
 	graceEnd := time.Time{}
 	for {
 		next, auto := t.cur.core.NextAuto()
 		if t.isStopping() && graceEnd.IsZero() {
+			// Alone on its database (Lease.Sole) nobody takes the table
+			// over: an empty flight is ended rather than flown to its
+			// crash. In a cluster the round flies on and the lease is handed
+			// over at its end, so a rolling deploy voids no round.
+			n := betsInPlay(t.cur)
+			if n == 0 && t.cfg.Lease.Sole && t.clock.Now().Before(t.cur.core.CrashAt()) {
+				return t.interrupt(ctx, "stopped while the flying round held no bet in play")
+			}
 			graceEnd = t.clock.Now().Add(t.cfg.ShutdownGrace)
+			if n > 0 {
+				t.logger.Info("stopping: the flying round holds bets in play; it flies on to its crash, at most the shutdown grace",
+					"round_id", t.cur.rec.ID, "bets", n, "grace", t.cfg.ShutdownGrace.String())
+			}
 		}
 		until := t.cur.core.CrashAt()
 		if auto && !next.After(until) {
@@ -152,7 +167,7 @@ func (t *Table) fly(ctx context.Context) step {
 				return t.abandon("lease lost before the crash's losses")
 			}
 			t.payAutosLeft(t.cur)
-			go t.sweepPending(context.WithoutCancel(ctx), t.epoch, t.cur.rec.ID)
+			go t.sweepLeft(context.WithoutCancel(ctx), t.epoch, t.cur.rec.ID)
 			return stepNext
 		}
 	}
@@ -335,6 +350,10 @@ func (t *Table) settleLosses() bool {
 	return true
 }
 
+// betsInPlay counts r's bets still in play: accepted and not settled, or
+// whose debit's outcome is not known here yet. Loop only.
+func betsInPlay(r *liveRound) int { return r.core.InPlay() + len(undecidedBets(r)) }
+
 // undecidedBets are r's bets admitted here whose debit outcome never came
 // back (Decide): the replica that ran the money path lost the leader's
 // answer or reached a replica that no longer led. Their intents may have
@@ -479,16 +498,17 @@ func (t *Table) rollbackBet(ctx context.Context, b *liveBet, from, to, reason st
 	return true, t.queueRollback(ctx, b.rec, b.player, reason)
 }
 
-// rollbackAccepted rolls back a bet its round accepted (rollbackBet): from
-// accepted, or from pending while its acceptance has not committed yet
-// where it was debited (Accept), which then finds the bet moved. Before the
-// take-off, the round's acceptance of a bet may not be in its row yet.
+// rollbackAccepted rolls back a bet its round accepted (as rollbackBet): it moves the bet to
+// status to from accepted, or from pending while its acceptance has not
+// committed yet where it was debited (Accept, which then finds the bet
+// moved), in one statement (MoveOpenBet): an acceptance committed meanwhile
+// can never leave the bet between two moves that each miss it.
 func (t *Table) rollbackAccepted(ctx context.Context, b *liveBet, to, reason string) (bool, error) {
-	moved, err := t.rollbackBet(ctx, b, StatusAccepted, to, reason)
-	if err != nil || moved {
-		return moved, err
+	ok, err := t.store.MoveOpenBet(ctx, b.rec.ID, to, BetChange{SettledAt: toMillis(t.clock.Now())})
+	if err != nil || !ok {
+		return false, err
 	}
-	return t.rollbackBet(ctx, b, StatusPending, to, reason)
+	return true, t.queueRollback(ctx, b.rec, b.player, reason)
 }
 
 func (t *Table) queueRollback(ctx context.Context, rec BetRecord, p Player, reason string) error {

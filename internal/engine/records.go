@@ -35,7 +35,7 @@ const (
 const (
 	VoidFailoverBetting = "failover_betting" // the fail-over rule: interrupted in betting
 	VoidFailoverFlight  = "failover_flight"  // the fail-over rule: interrupted in flight
-	VoidPlannedStop     = "planned_stop"     // a planned stop whose shutdown grace ran out in flight
+	VoidPlannedStop     = "planned_stop"     // a planned stop in flight: its grace ran out, or no bet was in play
 	VoidTakeOffFailed   = "takeoff_failed"   // the database refused the take-off
 	VoidUnknown         = "unknown"          // voided before the rule was recorded (migration 0012)
 )
@@ -119,6 +119,7 @@ type BetFilter struct {
 	GameID       string
 	RoundIDs     []string
 	ExceptRound  string // not of this round
+	RoundEnded   bool   // only of rounds that ended (finished or void)
 	SessionHash  []byte
 	Operator     string
 	PlayerID     string
@@ -171,6 +172,11 @@ type Store interface {
 
 	InsertBet(ctx context.Context, rec *BetRecord) error
 	MoveBet(ctx context.Context, id, from, to string, ch BetChange) (bool, error)
+	// MoveOpenBet moves the bet to status to from whichever unsettled
+	// status it is in (pending or accepted), in one statement on its row:
+	// an acceptance another replica commits meanwhile cannot slip between
+	// two statements that each miss the bet.
+	MoveOpenBet(ctx context.Context, id, to string, ch BetChange) (bool, error)
 	// LoseRoundBets moves every bet of the round still accepted to lost
 	// (payout 0, settled at crashedAt), except one whose auto-cashout target
 	// is at or below crashPoint, and returns the ids it moved.
@@ -181,6 +187,9 @@ type Store interface {
 	// for another's: it cannot deadlock with another writer's batch.
 	MoveDecidedBets(ctx context.Context, roundID, from, to string, txIDs map[string]string) (int, error)
 	Bets(ctx context.Context, f BetFilter) ([]BetRecord, error)
+	// UnsettledBets counts the game's bets left unsettled in rounds that
+	// ended: accepted, or pending and placed before pendingBefore.
+	UnsettledBets(ctx context.Context, gameID string, pendingBefore time.Time) (int64, error)
 }
 
 // EndedRound returns one finished or void round of the table. The hash of a

@@ -88,8 +88,9 @@ func (t *Table) Recover(ctx context.Context) (Recovery, error) {
 	return t.settleUnfinished(ctx, "")
 }
 
-// settleUnfinished is Recover; the round plannedStop (an id, or ""), still
-// flying when a planned stop's grace ran out, is settled by the same rule and
+// settleUnfinished is Recover; the round plannedStop (an id, or ""), flying
+// when a planned stop ended it (its grace ran out, or it held no bet in
+// play), is settled by the same rule and
 // recorded as voided by the planned stop (VoidPlannedStop).
 func (t *Table) settleUnfinished(ctx context.Context, plannedStop string) (Recovery, error) {
 	var total Recovery
@@ -110,14 +111,17 @@ func (t *Table) settleUnfinished(ctx context.Context, plannedStop string) (Recov
 		}
 		total.add(r)
 	}
-	left, err := t.settleLeftovers(ctx)
+	left, err := t.settleLeftovers(ctx, BetFilter{GameID: t.game.ID, Statuses: []string{StatusAccepted}})
 	if err != nil {
 		return total, fmt.Errorf("engine: recover %s: %w", t.game.ID, err)
 	}
 	for _, s := range left {
-		if s.Bet.Status == StatusCashedOut {
+		switch s.Bet.Status {
+		case StatusCashedOut:
 			total.CashedOut++
-		} else {
+		case StatusVoid:
+			total.RolledBack++
+		default:
 			total.Lost++
 		}
 	}
@@ -142,14 +146,21 @@ func (t *Table) settleUnfinished(ctx context.Context, plannedStop string) (Recov
 	return total, nil
 }
 
-// settleLeftovers settles the bets left accepted in rounds that crashed, in
-// one transaction: one whose auto-cashout target the round reached is paid
-// at it, at the instant it was reached; every other is lost at the crash's
-// instant, with its zero_win. Every unfinished round is settled before it
-// runs, so an accepted bet's round has ended; one of a void round is left
-// alone.
-func (t *Table) settleLeftovers(ctx context.Context) ([]SettledBet, error) {
-	accepted, err := t.store.Bets(ctx, BetFilter{GameID: t.game.ID, Statuses: []string{StatusAccepted}})
+// settleLeftovers settles the bets that f selects (bets left accepted) whose
+// round ended, in one transaction, by the rule that applies to each:
+//   - in a round that crashed, one whose auto-cashout target the round
+//     reached is paid at it, at the instant it was reached; every other is
+//     lost at the crash's instant, with its zero_win;
+//   - in a void round, by the fail-over rule: one whose target the round
+//     reached in its flight (the round flew, and its crash point, revealed
+//     with the void, is at or above the target) is paid at it; every other
+//     is refunded through /rollback (RB-4).
+//
+// A bet of a round that has not ended is left alone (Recover settles every
+// unfinished round first). Every move is conditional on the bet still being
+// accepted, so a bet settled meanwhile is left as it is.
+func (t *Table) settleLeftovers(ctx context.Context, f BetFilter) ([]SettledBet, error) {
+	accepted, err := t.store.Bets(ctx, f)
 	if err != nil {
 		return nil, fmt.Errorf("accepted bets: %w", err)
 	}
@@ -169,40 +180,80 @@ func (t *Table) settleLeftovers(ctx context.Context) ([]SettledBet, error) {
 				}
 				rounds[b.RoundID] = r
 			}
-			if r.Status != RoundFinished {
-				continue
+			var (
+				settled *SettledBet
+				err     error
+			)
+			switch r.Status {
+			case RoundFinished:
+				settled, err = t.settleAfterCrash(ctx, r, b)
+			case RoundVoid:
+				settled, err = t.settleAfterVoid(ctx, r, b)
 			}
-			if reached(b, r.CrashPoint) {
-				// Its replica had not committed its auto-cashout, nor its
-				// leader the payment after the losses (payAutosLeft).
-				paid, err := t.payAuto(ctx, b, r.StartedAt.Add(round.TimeToReach(b.AutoCashout)))
-				if err != nil {
-					return err
-				}
-				if paid != nil {
-					moved = append(moved, *paid)
-				}
-				continue
-			}
-			zero := int64(0)
-			ok, err := t.store.MoveBet(ctx, b.ID, StatusAccepted, StatusLost, BetChange{SettledAt: r.CrashedAt, Payout: &zero})
 			if err != nil {
 				return err
 			}
-			if !ok {
-				continue
+			if settled != nil {
+				moved = append(moved, *settled)
 			}
-			if err := t.enqueueZeroWin(ctx, b); err != nil {
-				return err
-			}
-			moved = append(moved, settledView(b, StatusLost, r.CrashedAt, 0, &zero))
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("bets left accepted after a crash: %w", err)
+		return nil, fmt.Errorf("bets left accepted after their round: %w", err)
 	}
 	return moved, nil
+}
+
+// settleAfterCrash settles bet b, left accepted in round r that crashed: paid
+// at its auto-cashout target where the round reached it (its replica had not
+// committed it, nor its leader the payment after the losses, payAutosLeft),
+// else lost at the crash, with its zero_win. nil when it was settled
+// meanwhile.
+func (t *Table) settleAfterCrash(ctx context.Context, r RoundRecord, b BetRecord) (*SettledBet, error) {
+	if reached(b, r.CrashPoint) {
+		return t.payAuto(ctx, b, r.StartedAt.Add(round.TimeToReach(b.AutoCashout)))
+	}
+	zero := int64(0)
+	ok, err := t.store.MoveBet(ctx, b.ID, StatusAccepted, StatusLost, BetChange{SettledAt: r.CrashedAt, Payout: &zero})
+	if err != nil || !ok {
+		return nil, err
+	}
+	if err := t.enqueueZeroWin(ctx, b); err != nil {
+		return nil, err
+	}
+	lost := settledView(b, StatusLost, r.CrashedAt, 0, &zero)
+	return &lost, nil
+}
+
+// settleAfterVoid settles bet b, left accepted in round r that was voided
+// (a void whose move missed it), by the fail-over rule: paid at its
+// auto-cashout target where the round flew and its crash point reaches it,
+// else refunded. nil when it was settled meanwhile.
+func (t *Table) settleAfterVoid(ctx context.Context, r RoundRecord, b BetRecord) (*SettledBet, error) {
+	now := t.clock.Now()
+	flew := !r.StartedAt.IsZero()
+	if flew && reached(b, r.CrashPoint) {
+		return t.payAuto(ctx, b, now)
+	}
+	reason := reasonInterruptedBetting
+	switch {
+	case flew:
+		reason = reasonInterruptedFlight
+	case r.VoidRule == VoidTakeOffFailed:
+		reason = reasonTakeOffFailed
+	}
+	at := toMillis(now)
+	ok, err := t.store.MoveBet(ctx, b.ID, StatusAccepted, StatusVoid, BetChange{SettledAt: at})
+	if err != nil || !ok {
+		return nil, err
+	}
+	p := Player{Session: b.SessionHash, Operator: b.Operator, PlayerID: b.PlayerID, Token: b.Token, Currency: b.Currency, Demo: b.Demo}
+	if err := t.queueRollback(ctx, b, p, reason); err != nil {
+		return nil, err
+	}
+	voided := settledView(b, StatusVoid, at, 0, nil)
+	return &voided, nil
 }
 
 // settleInterrupted settles one unfinished round by the fail-over rule, in one
@@ -349,31 +400,85 @@ func (t *Table) maxWin(b BetRecord) int64 {
 // the last one ends within the client's timeout.
 const orphanAge = time.Minute
 
-// sweepPending rolls back the bets of this game left pending in earlier rounds
-// (a debit whose outcome stayed unknown because a commit failed), while the
-// table runs, so that they need not wait for the next boot.
-func (t *Table) sweepPending(ctx context.Context, epoch int64, currentRound string) {
-	bets, err := t.store.Bets(ctx, BetFilter{GameID: t.game.ID, Statuses: []string{StatusPending},
-		ExceptRound: currentRound, PlacedBefore: toMillis(t.clock.Now().Add(-orphanAge)), Limit: 1000})
-	if err != nil {
-		t.logger.Warn("sweeping pending bets failed", "err", err)
-		return
-	}
-	if len(bets) == 0 {
-		return
-	}
+// sweepLeft settles, while the table leads, what earlier rounds of this game
+// left unsettled, and counts what is left (Unsettled): a bet still pending
+// orphanAge after it was placed (a debit whose outcome stayed unknown
+// because a commit failed) is rolled back; a bet still accepted in a round
+// that ended (a settlement's move that missed it) is settled by the rule that
+// applies to it (settleLeftovers). Each bet it settles is logged: none
+// should be left for it. The loop starts it after each crash, for the rounds
+// before currentRound; every term's recovery does the same for all of them.
+func (t *Table) sweepLeft(ctx context.Context, epoch int64, currentRound string) {
+	now := t.clock.Now()
 	var moved []SettledBet
-	err = t.fenced(ctx, epoch, func(ctx context.Context) error {
-		moved, err = t.rollBackOrphans(ctx, bets, reasonPendingAfterRound)
-		return err
+	err := t.fenced(ctx, epoch, func(ctx context.Context) error {
+		moved = moved[:0]
+		pending, err := t.store.Bets(ctx, BetFilter{GameID: t.game.ID, Statuses: []string{StatusPending},
+			ExceptRound: currentRound, PlacedBefore: toMillis(now.Add(-orphanAge)), Limit: sweepLimit})
+		if err != nil {
+			return err
+		}
+		orphans, err := t.rollBackOrphans(ctx, pending, reasonPendingAfterRound)
+		if err != nil {
+			return err
+		}
+		left, err := t.settleLeftovers(ctx, BetFilter{GameID: t.game.ID, Statuses: []string{StatusAccepted},
+			ExceptRound: currentRound, RoundEnded: true, Limit: sweepLimit})
+		if err != nil {
+			return err
+		}
+		moved = append(orphans, left...)
+		return nil
 	})
 	if err != nil {
-		t.logger.Warn("sweeping pending bets failed", "err", err)
+		t.logger.Warn("sweeping the bets earlier rounds left unsettled failed; the next round's sweep tries again", "err", err)
+		moved = nil
+	}
+	for _, s := range moved {
+		t.logger.Warn("a bet an earlier round left unsettled was settled by the sweep",
+			"round_id", s.Bet.RoundID, "bet_id", s.Bet.BetID, "status", s.Bet.Status)
+	}
+	if len(moved) > 0 {
+		t.announce(Recovery{Settled: moved})
+		t.notifyQueue()
+	}
+	t.countUnsettled(ctx, epoch)
+}
+
+// sweepLimit bounds the bets one sweep settles of each kind; the next
+// round's sweep takes the rest.
+const sweepLimit = 1000
+
+// countUnsettled counts the bets of this game left unsettled in rounds that
+// ended (UnsettledBets), for Unsettled, while the term of epoch lasts.
+func (t *Table) countUnsettled(ctx context.Context, epoch int64) {
+	n, err := t.store.UnsettledBets(ctx, t.game.ID, t.clock.Now().Add(-orphanAge))
+	if err != nil {
+		t.logger.Warn("counting the bets left unsettled failed", "err", err)
 		return
 	}
-	t.logger.Warn("pending bets of earlier rounds rolled back", "bets", len(moved))
-	t.announce(Recovery{Settled: moved})
-	t.notifyQueue()
+	if t.elector.Epoch() == epoch {
+		t.unsettled.Store(n)
+	}
+	if n > 0 {
+		t.logger.Error("bets left unsettled in rounds that ended", "bets", n)
+	}
+}
+
+// Shed is how many bets this process refused before their debit since it
+// started, because its debits took longer than their round had left
+// (ErrTableBusy).
+func (t *Table) Shed() int64 { return t.shed.Load() }
+
+// Unsettled is how many bets of the game's ended rounds were found unsettled
+// when the table, leading, last counted them: accepted, or pending for more
+// than orphanAge. It should be 0 (crashgame_unsettled_bets; docs/deploy.md);
+// 0 while this process does not lead.
+func (t *Table) Unsettled() int64 {
+	if !t.elector.Leading() {
+		return 0
+	}
+	return t.unsettled.Load()
 }
 
 // rollBackOrphans voids bets (each from the status it was read in, so a bet

@@ -36,6 +36,7 @@ var Refusals = []Refusal{
 	{ErrRoundInProgress, "ROUND_IN_PROGRESS"},
 	{ErrWalletUnavailable, "WALLET_UNAVAILABLE"},
 	{ErrTableUnavailable, "TABLE_UNAVAILABLE"},
+	{ErrTableBusy, "TABLE_BUSY"},
 	{ErrStopped, "STOPPED"},
 }
 

@@ -236,20 +236,20 @@ func TestBetRefused(t *testing.T) {
 // or a success that comes after it, refuses the bet and queues a rollback of
 // the debit's amount, without freebet_id. A /bet that was never sent, because
 // the bet's intent committed after its debit deadline (the game was late, not
-// the wallet), is a failure of the game, not WALLET_UNAVAILABLE (the player
-// API answers it SERVER_ERROR); its rollback is still queued (RB-13: the
-// wallet answers 200 for a transaction it never saw).
+// the wallet), is refused TABLE_BUSY, not WALLET_UNAVAILABLE: nothing was
+// taken, and the player may bet again; its rollback is still queued (RB-13:
+// the wallet answers 200 for a transaction it never saw).
 func TestBetOutcomeAfterTheWindow(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name    string
 		outcome wallet.Outcome
 		reason  string
-		refusal string // the refusal's code; "" for a failure of the game
+		refusal string // the refusal's code
 	}{
 		{"unknown at the close", wallet.Temporary, wallet.ReasonTimeout, "WALLET_UNAVAILABLE"},
 		{"success after the close", wallet.Success, wallet.ReasonOK, "BETTING_CLOSED"},
-		{"not sent: the intent committed after the deadline", wallet.Temporary, wallet.ReasonWindowClosed, ""},
+		{"not sent: the intent committed after the deadline", wallet.Temporary, wallet.ReasonWindowClosed, "TABLE_BUSY"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -302,7 +302,7 @@ func TestDebitAnsweredWhileTheRoundWaitsToTakeOff(t *testing.T) {
 	if err := <-errc; err != nil {
 		t.Fatalf("the bet answered in the wait: %v", err)
 	}
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(stateWait)
 	for n, _ := h.table.Round(); n.Phase == engine.PhaseBetting; n, _ = h.table.Round() {
 		if time.Now().After(deadline) {
 			t.Fatal("the round did not take off once its last debit was answered")

@@ -289,6 +289,36 @@ func TestStopServesTheRoundInPlay(t *testing.T) {
 	}
 }
 
+// A table alone on its database (one process on a SQLite file: a sole
+// lease) asked to stop while its flying round holds no bet ends the round at
+// once, without waiting for its crash or the shutdown grace: nothing is in
+// play, and nobody would take the table over. The round is void by the
+// planned-stop rule, its hash revealed as a crashed round's. (The clock never
+// moves here: only this path can stop it.) A cluster's table flies such a
+// round on to its crash and hands over (TestLeaseOneLeaderThenHandOver), so
+// a rolling deploy voids no round.
+func TestStopEndsAFlyingRoundWithoutBetsAtOnce(t *testing.T) {
+	t.Parallel()
+	h := newHarnessAdjusted(t, "", nil, nil, func(c *engine.Config) { c.Lease.Sole = true })
+	h.run()
+	h.roundCrashingAbove(200) // never at take-off
+	f := h.fly()
+	h.table.Stop()
+	select {
+	case <-h.table.Done():
+	case <-time.After(stateWait):
+		t.Fatal("the stopping table waited for the crash of a flying round that held no bet")
+	}
+	rec, err := h.st.Round(context.Background(), "crash", f.RoundID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Status != engine.RoundVoid || rec.VoidRule != engine.VoidPlannedStop || rec.Hash == "" || rec.CrashPoint == 0 {
+		t.Fatalf("the round stopped in flight: %s, rule %q, hash %q, crash point %d; want void by %q with its hash and crash point",
+			rec.Status, rec.VoidRule, rec.Hash, rec.CrashPoint, engine.VoidPlannedStop)
+	}
+}
+
 // Demo sessions play the same rounds with the game's play money and never
 // touch a wallet.
 func TestDemoBets(t *testing.T) {
@@ -334,7 +364,7 @@ func TestSweepPendingBets(t *testing.T) {
 	}
 	h.run()
 	h.nextRound()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(stateWait)
 	for h.bet("b_stuck").Status != engine.StatusVoid {
 		if time.Now().After(deadline) {
 			t.Fatalf("the stuck bet is still %s", h.bet("b_stuck").Status)

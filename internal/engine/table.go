@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/crashstudio/crashgame/internal/chains"
@@ -232,6 +233,12 @@ type Table struct {
 
 	// elector holds the game's lease and announces each term of it.
 	elector *leadership.Elector
+	// unsettled is what the leading table's last sweep counted (Unsettled).
+	unsettled atomic.Int64
+	// pace is how long this process's debits take to their outcome, and
+	// shed how many bets it refused for it (Debit, Shed).
+	pace debitPace
+	shed atomic.Int64
 	// The current term of leadership, owned by the loop (nil, 0 while the
 	// table does not lead): its lease, its fencing epoch, and its context,
 	// done once the term is over (the wallet calls the term started stop
@@ -251,6 +258,9 @@ type Table struct {
 	// by then.
 	notesMu sync.Mutex
 	notes   []CashoutNote
+	// beaconWait is the chain's wait for its beacon round while it lasts
+	// (awaitBeacon), nil otherwise: BeaconWaiting.
+	beaconWait atomic.Pointer[BeaconWait]
 }
 
 // RoundView is the public state of the current round.
@@ -512,9 +522,10 @@ func (t *Table) do(ctx context.Context, f func()) error {
 }
 
 // Stop asks the table to stop at the next round boundary: the current round
-// goes on to its crash, then the table hands its lease over. A round still
-// flying ShutdownGrace after Stop is settled as interrupted (Recover's rule)
-// first.
+// goes on to its crash, then the table hands its lease over. A flying round
+// that holds no bet in play on a table alone on its database (Lease.Sole),
+// or one still flying ShutdownGrace after Stop, is settled as interrupted
+// (Recover's rule) first; a pause after a crash ends.
 func (t *Table) Stop() { t.stopOnce.Do(func() { close(t.stopped) }) }
 
 // Done is closed when Run has returned.

@@ -171,7 +171,8 @@ func (t *Table) abandon(why string) step {
 }
 
 // interrupt settles the current round by Recover's rule while the table still
-// leads (the shutdown grace ran out in flight), then hands the lease over.
+// leads (a stop in flight: its shutdown grace ran out, or the round held no
+// bet in play), then hands the lease over.
 func (t *Table) interrupt(ctx context.Context, why string) step {
 	r := t.cur
 	t.logger.Warn("settling the flying round as interrupted", "round_id", r.rec.ID, "why", why)

@@ -128,6 +128,18 @@ func New(id string, crashPoint int64, bettingEnds time.Time) *Round {
 // Pending returns how many bets wait for their debit's outcome.
 func (r *Round) Pending() int { return r.pending }
 
+// InPlay returns how many bets of the round are still in play: accepted and
+// not settled, or waiting for their debit's outcome.
+func (r *Round) InPlay() int {
+	n := r.pending
+	for _, b := range r.bets {
+		if b.State == Accepted {
+			n++
+		}
+	}
+	return n
+}
+
 // ID returns the round's id.
 func (r *Round) ID() string { return r.id }
 

@@ -272,6 +272,9 @@ func TestCancelAndVoid(t *testing.T) {
 	if _, err := r.Admit(t0, intent("pending", "s", "p", 100, 0)); err != nil {
 		t.Fatal(err)
 	}
+	if n := r.InPlay(); n != 3 {
+		t.Fatalf("in play: %d bets, want 3 (two accepted, one pending)", n)
+	}
 	if _, _, err := r.Cancel("s", "pending", t0); !errors.Is(err, round.ErrCancelNotAllowed) {
 		t.Fatalf("cancel of a pending bet: %v", err)
 	}
@@ -285,6 +288,9 @@ func TestCancelAndVoid(t *testing.T) {
 	if b2, repeat, err := r.Cancel("s", "a", t0.Add(time.Second)); err != nil || !repeat || b2 != b {
 		t.Fatalf("cancel again: %+v %t %v", b2, repeat, err)
 	}
+	if n := r.InPlay(); n != 2 {
+		t.Fatalf("in play after a cancel: %d bets, want 2", n)
+	}
 	r.TakeOff(t0.Add(5 * time.Second))
 	if _, _, err := r.Cancel("s", "b", t0.Add(5*time.Second)); !errors.Is(err, round.ErrCancelNotAllowed) {
 		t.Fatalf("cancel while flying: %v", err)
@@ -295,6 +301,9 @@ func TestCancelAndVoid(t *testing.T) {
 	}
 	if b, _ := r.Bet("a"); b.State != round.Cancelled {
 		t.Fatalf("the cancelled bet after the void: %+v", b)
+	}
+	if n := r.InPlay(); n != 1 {
+		t.Fatalf("in play after the void: %d bets, want 1 (the pending one)", n)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/crashstudio/crashgame/internal/engine"
 	"github.com/uptrace/bun"
 )
 
@@ -70,6 +71,22 @@ func (s *Store) MoveBet(ctx context.Context, id, from, to string, ch BetChange) 
 		nullIfZero(ch.Refusal), nullIfZero(ch.Multiplier), ch.Payout, id, from))
 	if err != nil {
 		return false, fmt.Errorf("%w (bet %s %s -> %s)", err, id, from, to)
+	}
+	return n == 1, nil
+}
+
+// MoveOpenBet moves bet id to status to from whichever unsettled status
+// it is in (pending: its intent committed and its acceptance not yet;
+// accepted), in one statement on the bet's row; it reports whether it moved
+// the bet. On PostgreSQL a transaction that is moving the row (another
+// replica committing the bet's acceptance) is waited for and the row is
+// judged as that transaction left it, so the bet is moved whichever commits
+// first, and never left between two statements that each miss it.
+func (s *Store) MoveOpenBet(ctx context.Context, id, to string, ch BetChange) (bool, error) {
+	n, err := affected("move open bet")(s.exec(ctx, "moveOpenBet", to, nullIfZero(ch.SettledAt), nullIfZero(ch.OperatorTxID),
+		nullIfZero(ch.Refusal), nullIfZero(ch.Multiplier), ch.Payout, id))
+	if err != nil {
+		return false, fmt.Errorf("%w (bet %s open -> %s)", err, id, to)
 	}
 	return n == 1, nil
 }
@@ -184,6 +201,7 @@ type BetFilter struct {
 	GameID       string
 	RoundIDs     []string
 	ExceptRound  string // not of this round
+	RoundEnded   bool   // only of rounds that ended (finished or void)
 	SessionHash  []byte
 	Operator     string
 	PlayerID     string
@@ -212,6 +230,9 @@ func (s *Store) Bets(ctx context.Context, f BetFilter) ([]BetRecord, error) {
 	q = whereIn(q, "round_id", f.RoundIDs)
 	if f.ExceptRound != "" {
 		q = q.Where("round_id <> ?", f.ExceptRound)
+	}
+	if f.RoundEnded {
+		q = q.Where("round_id IN (SELECT id FROM rounds WHERE status IN (?))", bun.List(endedRounds))
 	}
 	if f.SessionHash != nil {
 		q = q.Where("session_hash = ?", f.SessionHash)
@@ -244,6 +265,25 @@ func (s *Store) Bets(ctx context.Context, f BetFilter) ([]BetRecord, error) {
 		return nil, fmt.Errorf("store: list bets: %w", err)
 	}
 	return out, nil
+}
+
+// endedRounds are the statuses of a round that ended.
+var endedRounds = []string{engine.RoundFinished, engine.RoundVoid}
+
+// UnsettledBets counts the bets of game gameID left unsettled in rounds that
+// ended (finished or void): accepted, or pending and placed before
+// pendingBefore (a pending bet's /bet may still be answered until then).
+// Every such bet is one a settlement missed: the tables' sweeps settle them.
+func (s *Store) UnsettledBets(ctx context.Context, gameID string, pendingBefore Millis) (int64, error) {
+	n, err := s.conn(ctx).NewSelect().Model((*BetRecord)(nil)).
+		Where("game_id = ?", gameID).
+		Where("(status = ? OR (status = ? AND placed_at < ?))", engine.StatusAccepted, engine.StatusPending, pendingBefore).
+		Where("round_id IN (SELECT id FROM rounds WHERE status IN (?))", bun.List(endedRounds)).
+		Count(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("store: count the unsettled bets of %s: %w", gameID, err)
+	}
+	return int64(n), nil
 }
 
 // whereIn narrows q to rows whose column is one of vals; no vals, no

@@ -19,6 +19,9 @@ var roundAndBetCases = []contractCase{
 	{"InTxCommitsRollsBackAndJoins", testInTx},
 	{"RoundLifecycle", testRoundLifecycle},
 	{"BetMovesOnlyFromItsStatus", testMoveBet},
+	{"OpenBetMovesFromEitherUnsettledStatus", testMoveOpenBet},
+	{"OpenBetMovesBesideItsAcceptance", testOpenBetBesideItsAcceptance},
+	{"UnsettledBetsOfEndedRounds", testUnsettledBets},
 	{"BetReadsBackAsWritten", testBetAsWritten},
 	{"ConcurrentSettlementsOneWins", testConcurrentSettle},
 	{"CashoutRacesCrash", testCashoutRacesCrash},
@@ -186,6 +189,116 @@ func testMoveBet(t *testing.T, s *store.Store, _ string) {
 	got = betStatus(t, s, "b2")
 	if got.Status != "refused" || got.Refusal != "INSUFFICIENT_FUNDS" || got.SettledAt != 7 || got.OperatorTxID != "" || got.Multiplier != 0 || got.Payout != nil {
 		t.Fatalf("bet after its refusal = %+v", got)
+	}
+}
+
+// An open bet moves from pending or from accepted, and a settled one never.
+func testMoveOpenBet(t *testing.T, s *store.Store, _ string) {
+	ctx := t.Context()
+	mustInsertRound(t, s, testRound("r1", 1, engine.RoundFlying))
+	for _, status := range []string{"pending", "accepted", "cashed_out", "lost", "void", "refused", "cancelled"} {
+		id := "b-" + status
+		mustInsertBet(t, s, testBet(id, "r1", status, 1))
+		ok, err := s.MoveOpenBet(ctx, id, "void", store.BetChange{SettledAt: 42})
+		open := status == "pending" || status == "accepted"
+		if err != nil || ok != open {
+			t.Fatalf("MoveOpenBet of a bet %s = %v, %v; want %v", status, ok, err, open)
+		}
+		if got := betStatus(t, s, id); open && (got.Status != "void" || got.SettledAt != 42) || !open && got.Status != status {
+			t.Fatalf("a bet %s after MoveOpenBet = %+v", status, got)
+		}
+	}
+	if ok, err := s.MoveOpenBet(ctx, "missing", "void", store.BetChange{}); err != nil || ok {
+		t.Fatalf("MoveOpenBet of an unknown bet = %v, %v; want false", ok, err)
+	}
+}
+
+// The bets left unsettled in ended rounds are those accepted, and those
+// pending since before the bound; a bet of a round still in play, or
+// settled, is not one. The RoundEnded filter selects the same rounds.
+func testUnsettledBets(t *testing.T, s *store.Store, _ string) {
+	ctx := t.Context()
+	mustInsertRound(t, s, testRound("r1", 1, engine.RoundFinished))
+	mustInsertRound(t, s, testRound("r2", 2, engine.RoundVoid))
+	mustInsertRound(t, s, testRound("r3", 3, engine.RoundFlying))
+	for _, b := range []*store.BetRecord{
+		testBet("finished-accepted", "r1", "accepted", 10),
+		testBet("finished-lost", "r1", "lost", 10),
+		testBet("void-accepted", "r2", "accepted", 10),
+		testBet("void-pending-old", "r2", "pending", 10),
+		testBet("void-pending-new", "r2", "pending", 100),
+		testBet("void-void", "r2", "void", 10),
+		testBet("flying-accepted", "r3", "accepted", 10),
+		testBet("flying-pending", "r3", "pending", 10),
+	} {
+		mustInsertBet(t, s, b)
+	}
+	if n, err := s.UnsettledBets(ctx, "crash", 50); err != nil || n != 3 {
+		t.Fatalf("UnsettledBets = %d, %v; want 3 (finished-accepted, void-accepted, void-pending-old)", n, err)
+	}
+	if n, err := s.UnsettledBets(ctx, "other", 50); err != nil || n != 0 {
+		t.Fatalf("UnsettledBets of another game = %d, %v; want 0", n, err)
+	}
+	got, err := s.Bets(ctx, store.BetFilter{GameID: "crash", Statuses: []string{"accepted"}, RoundEnded: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, b := range got {
+		ids = append(ids, b.ID)
+	}
+	slices.Sort(ids)
+	if want := []string{"finished-accepted", "void-accepted"}; !slices.Equal(ids, want) {
+		t.Fatalf("accepted bets of ended rounds = %v; want %v", ids, want)
+	}
+}
+
+// A void's move of an open bet (MoveOpenBet, in the void's transaction)
+// while another replica's transaction is committing the bet's acceptance
+// (pending -> accepted) moves the bet once the acceptance committed: on
+// PostgreSQL it waits for that row and judges it as it was left, accepted,
+// so the bet is never left accepted in a void round.
+func testOpenBetBesideItsAcceptance(t *testing.T, s *store.Store, _ string) {
+	mustInsertRound(t, s, testRound("r1", 1, engine.RoundBetting))
+	mustInsertBet(t, s, testBet("b1", "r1", "pending", 1))
+	var (
+		holding   = make(chan struct{})
+		release   = make(chan struct{})
+		accepted  bool
+		acceptErr error
+		receiver  sync.WaitGroup
+	)
+	receiver.Go(func() {
+		acceptErr = s.InTx(context.Background(), func(ctx context.Context) error {
+			var err error
+			accepted, err = s.MoveBet(ctx, "b1", "pending", "accepted", store.BetChange{OperatorTxID: "op-b1"})
+			close(holding)
+			<-release
+			return err
+		})
+	})
+	<-holding
+	var (
+		voided  bool
+		voidErr error
+		leader  sync.WaitGroup
+	)
+	leader.Go(func() {
+		voidErr = s.InTx(context.Background(), func(ctx context.Context) error {
+			var err error
+			voided, err = s.MoveOpenBet(ctx, "b1", "void", store.BetChange{SettledAt: 9})
+			return err
+		})
+	})
+	waitForALockWaiter(t, s)
+	close(release)
+	receiver.Wait()
+	leader.Wait()
+	if acceptErr != nil || voidErr != nil || !accepted || !voided {
+		t.Fatalf("acceptance %v, %v; void %v, %v; want both to move the bet, the acceptance first", accepted, acceptErr, voided, voidErr)
+	}
+	if got := betStatus(t, s, "b1"); got.Status != "void" || got.OperatorTxID != "op-b1" || got.SettledAt != 9 {
+		t.Fatalf("the bet after its acceptance and its void = %+v; want void, with the acceptance's operator transaction id", got)
 	}
 }
 

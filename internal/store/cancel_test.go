@@ -32,15 +32,23 @@ func TestCancelledStatementKeepsItsConnection(t *testing.T) {
 	if err := store.SleepOnLease(ctx, s, 10); err == nil {
 		t.Fatal("a 10 s statement under a 100 ms context returned no error")
 	}
-	if took := time.Since(start); took > 5*time.Second {
+	// The statement sleeps 10 s: one that returns before is cut, however
+	// loaded the machine (a hang guard, not a check of speed).
+	if took := time.Since(start); took >= 9*time.Second {
 		t.Fatalf("the cancelled statement returned after %v; PostgreSQL was not asked to cancel it", took)
 	}
 	after, err := store.LeaseBackend(t.Context(), s)
 	if err != nil {
 		t.Fatalf("the lease's connection after a cancelled statement: %v", err)
 	}
-	if after != before {
-		t.Fatalf("the lease's connection was replaced after a cancelled statement: backend %d, then %d", before, after)
+	// A loaded server may acknowledge the cancel after the grace: the
+	// connection is then given up by design (the cancel may still hit a
+	// later statement), and only then.
+	switch stale := store.StaleCancels(s); {
+	case after != before && stale == 0:
+		t.Fatalf("the lease's connection was replaced after a cancelled statement whose cancel was acknowledged: backend %d, then %d", before, after)
+	case after != before:
+		t.Logf("the cancel was not acknowledged within the grace (a loaded server): the connection was replaced, backend %d, then %d", before, after)
 	}
 }
 

@@ -61,3 +61,13 @@ func Settings(ctx context.Context, s *Store, name string) (pool, lease string, e
 	err = s.lease.QueryRowContext(ctx, "SELECT current_setting(?)", name).Scan(&lease)
 	return pool, lease, err
 }
+
+// StaleCancels is how many of s's PostgreSQL connections were given up
+// because a cancel sent for one of their statements was not acknowledged
+// within pgCancelGrace.
+func StaleCancels(s *Store) int64 {
+	if s.staled == nil {
+		return 0
+	}
+	return s.staled.Load()
+}

@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -109,5 +110,49 @@ func TestMillis(t *testing.T) {
 	}
 	if !store.Millis(0).Time().IsZero() {
 		t.Fatal("Millis(0).Time() is not the zero time")
+	}
+}
+
+// A SQLite file is owned by one process at a time (Own): a second owner is
+// refused with ErrOwned, naming the file, until the first closes it; owning
+// twice is a no-op; an in-memory database is owned already. The lock is flock(2) on the owner file, which
+// another open file description of it contends for as another process's
+// would.
+func TestOwnSQLiteFile(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "game.db")
+	open := func() *store.Store {
+		t.Helper()
+		s, err := store.Open(t.Context(), "sqlite://"+path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	first, second := open(), open()
+	if err := first.Own(); err != nil {
+		t.Fatalf("the first owner: %v", err)
+	}
+	if err := first.Own(); err != nil {
+		t.Fatalf("owning again: %v", err)
+	}
+	err := second.Own()
+	if !errors.Is(err, store.ErrOwned) || !strings.Contains(err.Error(), path) {
+		t.Fatalf("a second owner: %v; want ErrOwned naming %s", err, path)
+	}
+	if err := first.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := second.Own(); err != nil {
+		t.Fatalf("owning once the first closed: %v", err)
+	}
+	mem, err := store.Open(t.Context(), "sqlite::memory:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mem.Close()
+	if err := mem.Own(); err != nil {
+		t.Fatalf("owning an in-memory database: %v", err)
 	}
 }

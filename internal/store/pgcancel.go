@@ -40,17 +40,18 @@ const pgCancelKey = "crashgame.cancel"
 // pgCancelGrace later if the statement is still running, and marks the
 // connection stale when the server did not acknowledge the cancel in time.
 type pgCancel struct {
-	conn  *pgconn.PgConn
-	grace time.Duration
-	done  chan struct{}
-	stale atomic.Bool
+	conn   *pgconn.PgConn
+	grace  time.Duration
+	done   chan struct{}
+	stale  atomic.Bool
+	staled *atomic.Int64 // the store's count of connections marked stale
 }
 
 // newPGCancel is pgx's BuildContextWatcherHandler: it is called once for
 // each connection, while it is opened, before any statement.
-func newPGCancel(grace time.Duration) func(*pgconn.PgConn) ctxwatch.Handler {
+func newPGCancel(grace time.Duration, staled *atomic.Int64) func(*pgconn.PgConn) ctxwatch.Handler {
 	return func(c *pgconn.PgConn) ctxwatch.Handler {
-		h := &pgCancel{conn: c, grace: grace}
+		h := &pgCancel{conn: c, grace: grace, staled: staled}
 		c.CustomData()[pgCancelKey] = h
 		return h
 	}
@@ -72,6 +73,7 @@ func (h *pgCancel) HandleCancel(stmt context.Context) {
 		// context does.
 		if err := h.conn.CancelRequest(ctx); err != nil || ctx.Err() != nil {
 			h.stale.Store(true)
+			h.staled.Add(1)
 			return
 		}
 		time.Sleep(pgCancelSettle)

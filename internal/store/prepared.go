@@ -36,6 +36,12 @@ var hotQueries = map[string]string{
 	operator_tx_id = COALESCE(?, operator_tx_id), refusal = COALESCE(?, refusal),
 	multiplier = COALESCE(?, multiplier), payout = COALESCE(?, payout)
 	WHERE id = ? AND status = ?`,
+	// MoveOpenBet: moveBet from either unsettled status, in one statement
+	// on the bet's row.
+	"moveOpenBet": `UPDATE bets SET status = ?, settled_at = COALESCE(?, settled_at),
+	operator_tx_id = COALESCE(?, operator_tx_id), refusal = COALESCE(?, refusal),
+	multiplier = COALESCE(?, multiplier), payout = COALESCE(?, payout)
+	WHERE id = ? AND status IN ('pending', 'accepted')`,
 	// MoveDecidedBets: the round's bets in one status.
 	"roundBetsIn": `SELECT id FROM bets WHERE round_id = ? AND status = ?`,
 }

@@ -68,7 +68,7 @@ func betRow(b *engine.BetRecord) BetRecord {
 // betFilterOf is f as this package's filter.
 func betFilterOf(f engine.BetFilter) BetFilter {
 	return BetFilter{
-		ID: f.ID, GameID: f.GameID, RoundIDs: f.RoundIDs, ExceptRound: f.ExceptRound, SessionHash: f.SessionHash,
+		ID: f.ID, GameID: f.GameID, RoundIDs: f.RoundIDs, ExceptRound: f.ExceptRound, RoundEnded: f.RoundEnded, SessionHash: f.SessionHash,
 		Operator: f.Operator, PlayerID: f.PlayerID, Statuses: f.Statuses, PlacedBefore: MillisOf(f.PlacedBefore),
 		PlacedFrom: MillisOf(f.PlacedFrom), AfterPlaced: MillisOf(f.AfterPlaced), AfterID: f.AfterID,
 		NewestFirst: f.NewestFirst, Limit: f.Limit,
@@ -143,6 +143,15 @@ func (g GameRecords) InsertBet(ctx context.Context, b *engine.BetRecord) error {
 
 func (g GameRecords) MoveBet(ctx context.Context, id, from, to string, ch engine.BetChange) (bool, error) {
 	return g.s.MoveBet(ctx, id, from, to, BetChange{SettledAt: MillisOf(ch.SettledAt), OperatorTxID: ch.OperatorTxID,
+		Refusal: ch.Refusal, Multiplier: ch.Multiplier, Payout: ch.Payout})
+}
+
+func (g GameRecords) UnsettledBets(ctx context.Context, gameID string, pendingBefore time.Time) (int64, error) {
+	return g.s.UnsettledBets(ctx, gameID, MillisOf(pendingBefore))
+}
+
+func (g GameRecords) MoveOpenBet(ctx context.Context, id, to string, ch engine.BetChange) (bool, error) {
+	return g.s.MoveOpenBet(ctx, id, to, BetChange{SettledAt: MillisOf(ch.SettledAt), OperatorTxID: ch.OperatorTxID,
 		Refusal: ch.Refusal, Multiplier: ch.Multiplier, Payout: ch.Payout})
 }
 

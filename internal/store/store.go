@@ -134,6 +134,10 @@ type Store struct {
 	tickets   *groupcommit.Committer[*TicketRecord]
 	closeOnce sync.Once
 	warming   atomic.Bool // a warmLease is under way
+	path      string      // a SQLite file's path, or ":memory:"
+	ownMu     sync.Mutex
+	owner     *os.File      // the owner file whose lock this process holds (Own); nil: none
+	staled    *atomic.Int64 // PostgreSQL: connections given up because a cancel was not acknowledged in time (pgcancel.go)
 }
 
 // newStore returns a Store over db with its ticket writer (started by the
@@ -181,6 +185,7 @@ func openSQLite(ctx context.Context, dsn string) (*Store, error) {
 		return nil, fmt.Errorf("store: open sqlite %q: %w", path, err)
 	}
 	s := newStore(bun.NewDB(sqldb, sqlitedialect.New()), DialectSQLite)
+	s.path = path
 	if err := s.checkSQLite(ctx, memory); err != nil {
 		_ = sqldb.Close()
 		return nil, fmt.Errorf("store: open sqlite %q: %w", path, err)
@@ -296,7 +301,8 @@ func openPostgres(ctx context.Context, dsn string, dial pgconn.DialFunc) (*Store
 	// A statement whose context ends is cancelled by PostgreSQL (a cancel
 	// request on a connection of its own) and its connection kept, rather
 	// than closed at once, unless the cancel may still arrive (pgcancel.go).
-	connCfg.BuildContextWatcherHandler = newPGCancel(pgCancelGrace)
+	staled := new(atomic.Int64)
+	connCfg.BuildContextWatcherHandler = newPGCancel(pgCancelGrace, staled)
 	if dial != nil {
 		connCfg.DialFunc = dial
 	}
@@ -308,6 +314,7 @@ func openPostgres(ctx context.Context, dsn string, dial pgconn.DialFunc) (*Store
 	sqldb.SetConnMaxIdleTime(pgConnMaxIdleTime)
 
 	s := newStore(bun.NewDB(sqldb, pgdialect.New()), DialectPostgres)
+	s.staled = staled
 	if err := s.Ping(ctx); err != nil {
 		_ = sqldb.Close()
 		return nil, fmt.Errorf("store: open postgres %s: %w", u.Redacted(), err)
@@ -357,20 +364,27 @@ func (s *Store) warmLease() {
 	}()
 }
 
-// Close stops the ticket writer and closes the database. Queries in flight
+// Close stops the ticket writer, closes the database and gives up its
+// ownership (Own). Queries in flight
 // fail. It is safe to call more than once.
 func (s *Store) Close() error {
 	s.closeOnce.Do(s.tickets.Close)
 	s.stmts.close()
+	var errs []error
 	if s.lease != nil {
 		if err := s.lease.Close(); err != nil {
-			return fmt.Errorf("store: close the lease's connection: %w", err)
+			errs = append(errs, fmt.Errorf("store: close the lease's connection: %w", err))
 		}
 	}
 	if err := s.db.Close(); err != nil {
-		return fmt.Errorf("store: close: %w", err)
+		errs = append(errs, fmt.Errorf("store: close: %w", err))
 	}
-	return nil
+	// Given up last: no other process may open the file as its owner while
+	// this one may still write to it.
+	if err := s.disown(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
 }
 
 // Dialect reports DialectSQLite or DialectPostgres.
