@@ -140,15 +140,23 @@ func TestFairnessExamplesVerify(t *testing.T) {
 		listed[num(r["position"])] = r
 	}
 	var tested []int64
+	var flying []fairness.InFlightVoid
 	for i, it := range voids["rounds"].([]any) {
 		v := it.(map[string]any)
 		check(fmt.Sprintf("the chain's voids item %d", i), v)
 		if r := listed[num(v["position"])]; r == nil || r["status"] != "void" || r["hash"] != v["hash"] {
 			t.Errorf("the chain's void %v is not a void round of GET /fairness/chains/{chain_id}/rounds", v["round_id"])
 		}
-		if v["started_at"] == nil {
+		switch {
+		case v["started_at"] == nil:
 			tested = append(tested, num(v["crash_point"]))
+		case v["voided_at"] != nil:
+			flying = append(flying, fairness.InFlightVoid{Multiplier: num(v["multiplier_at_void"]), CrashPoint: num(v["crash_point"])})
 		}
+	}
+	f, inFlight := fairness.InFlightTests(flying), voids["in_flight"].(map[string]any)
+	if num(inFlight["tested"]) != f.Tested || inFlight["p_value"] != f.PValueText() || inFlight["flagged"] != f.Flagged() || inFlight["flag_rule"] != fairness.InFlightFlagRule {
+		t.Errorf("the chain's in-flight void test: %v; want tested %d, p_value %s, flagged %t and fairness.InFlightFlagRule", inFlight, f.Tested, f.PValueText(), f.Flagged())
 	}
 	want := fairness.VoidTests(rtp, maxM, tested)
 	if num(voids["tested"]) != int64(len(tested)) || voids["flagged"] != fairness.VoidsFlagged(want) || voids["flag_rule"] != fairness.VoidFlagRule {

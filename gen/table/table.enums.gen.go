@@ -86,6 +86,7 @@ const (
 	ErrorCodeSessionInactive         ErrorCode = "SESSION_INACTIVE"
 	ErrorCodeRealityCheckDue         ErrorCode = "REALITY_CHECK_DUE"
 	ErrorCodeTableUnavailable        ErrorCode = "TABLE_UNAVAILABLE"
+	ErrorCodeTableBusy               ErrorCode = "TABLE_BUSY"
 )
 
 // The known values of Language (x-extensible-enum); the set is open.

@@ -625,7 +625,8 @@ type Chain struct {
 
 	// Voids Since 1.2.0. The chain's void rounds, with their revealed crash points,
 	// and a test of whether those that never took off lean toward high crash
-	// points. Present once the salt is fixed.
+	// points; since 1.5.0 also of those voided in flight. Present once the
+	// salt is fixed.
 	Voids *ChainVoids `json:"voids,omitempty"`
 }
 
@@ -750,8 +751,10 @@ type ChainRound struct {
 	// betting (every accepted bet refunded). `failover_flight`: the fail-over
 	// rule, interrupted in flight (an auto-cashout at or below the crash point
 	// paid at its target, every other bet refunded). `planned_stop`: a planned
-	// stop whose shutdown grace ran out while the round flew, settled by the
-	// same rule as `failover_flight`. `takeoff_failed`: the database refused the
+	// stop while the round flew, whose shutdown grace ran out or whose round
+	// held no bet in play (ended at once then, by a game running as one
+	// process on its own database), settled by the same rule as
+	// `failover_flight`. `takeoff_failed`: the database refused the
 	// take-off; every bet refunded. `unknown`: voided before the game recorded
 	// the rule (migration 0012).
 	//
@@ -779,8 +782,17 @@ type ChainVoid struct {
 	// Hash A SHA-256 value in lowercase hex.
 	//
 	// Example: 8c83fcc1a8955dee821c6c60b88f3943bd37f1d83cae562e7ff5ba6d5adc49aa
-	Hash     Hash  `json:"hash"`
-	Position int64 `json:"position"`
+	Hash Hash `json:"hash"`
+
+	// MultiplierAtVoid Since 1.5.0, for a round that took off and records `voided_at`: the
+	// multiplier at `voided_at`, floor(100 × e^(0.00006 t)) with t =
+	// `voided_at` − `started_at` in whole milliseconds, at most an hour (the
+	// game's curve, in IEEE double precision). A round is voided when it was
+	// interrupted or later (a new leader voids it as it takes over), so this
+	// is at least the multiplier the round had reached: the in-flight test
+	// takes it.
+	MultiplierAtVoid *Multiplier `json:"multiplier_at_void,omitempty"`
+	Position         int64       `json:"position"`
 
 	// RoundId A round's id.
 	//
@@ -796,8 +808,10 @@ type ChainVoid struct {
 	// betting (every accepted bet refunded). `failover_flight`: the fail-over
 	// rule, interrupted in flight (an auto-cashout at or below the crash point
 	// paid at its target, every other bet refunded). `planned_stop`: a planned
-	// stop whose shutdown grace ran out while the round flew, settled by the
-	// same rule as `failover_flight`. `takeoff_failed`: the database refused the
+	// stop while the round flew, whose shutdown grace ran out or whose round
+	// held no bet in play (ended at once then, by a game running as one
+	// process on its own database), settled by the same rule as
+	// `failover_flight`. `takeoff_failed`: the database refused the
 	// take-off; every bet refunded. `unknown`: voided before the game recorded
 	// the rule (migration 0012).
 	//
@@ -814,14 +828,16 @@ type ChainVoid struct {
 // is refunded, among them the auto-cashouts that would have won. Each void
 // round is public; this shows whether they lean high.
 //
-// Only the voids that never took off (no `started_at`) are tested. Under
+// `tests` test the voids that never took off (no `started_at`). Under
 // honest operation the moment a process stops in betting does not depend on
 // the round's crash point, so each of their crash points is a fresh draw of
 // the formula: at or above x with chance RTP / x. A void in flight is not
-// tested: a round still flying when the process stops has not crashed yet,
-// so even honest interruptions pick rounds that fly long, with high crash
-// points. In flight, an auto-cashout at or below the crash point is paid at
-// its target (docs/failover.md).
+// counted there: a round still flying when the process stops has not crashed
+// yet, so even honest interruptions pick rounds that fly long, with high
+// crash points. Since 1.5.0 `in_flight` tests those by their own law (a
+// round still flying at m crashes at or above c with chance m / c). In
+// flight, an auto-cashout at or below the crash point is paid at its target
+// (docs/failover.md).
 //
 // For x = 2x, 10x and 100x: `observed` voids tested at or above x, against
 // `share` = RTP / x (RTP = `rtp_bp` / 10000; 0 when x is above
@@ -836,6 +852,22 @@ type ChainVoids struct {
 
 	// Flagged True when any `p_value` is below 0.001 / 3.
 	Flagged bool `json:"flagged"`
+
+	// InFlight Since 1.5.0. The test of the rounds voided in flight: the house, which
+	// knows the crash point, gains by voiding early a round it knows will fly
+	// high (every bet without an auto-cashout is refunded instead of cashing
+	// out on the way up). Tested: the void rounds with `started_at` and
+	// `multiplier_at_void`. For each, u = min(1, m / `crash_point`) with m =
+	// `multiplier_at_void`: under honest voiding a round still flying at m
+	// crashes at or above c with chance m / c, so u is at least uniform on
+	// (0, 1] (the hundredths grid, the cap at `max_multiplier` and an m taken
+	// after the interruption only make u larger). S = the sum of −ln u, and
+	// `p_value` = P[Gamma(`tested`, 1) ≥ S] = e^−S × Σ_{k<tested} S^k / k!
+	// (Fisher's method), which bounds the chance of so large an S under
+	// honesty. `flagged` is true when `p_value` is below 0.001: an honest chain
+	// is flagged with probability at most 0.001. A verifier recomputes every
+	// figure from `rounds`.
+	InFlight InFlightVoidTest `json:"in_flight"`
 
 	// Rounds Every void round of the chain, by position.
 	Rounds []ChainVoid `json:"rounds"`
@@ -967,9 +999,10 @@ type Error struct {
 	// | FREEBET_UNAVAILABLE | 422 | no open free round of that value, amount differs from it, or a demo session |
 	// | BET_REFUSED | 422 | the wallet refused the bet for another final reason |
 	// | RATE_LIMITED | 429 | too many actions (or stream messages) in a short time |
-	// | SERVER_ERROR | 500 | an unexpected failure of the game |
+	// | SERVER_ERROR | 500 | an unexpected failure of the game; with `Retry-After` |
 	// | WALLET_UNAVAILABLE | 503 | the wallet did not answer, answered a temporary failure, or its circuit is open |
 	// | TABLE_UNAVAILABLE | 503 | the game's table is changing hands between the game's servers (at most a few seconds), or the answer of the server that runs it was lost: what the action did, if anything, shows on the stream and in "My bets" |
+	// | TABLE_BUSY | 503 | since 1.5.0: a bet refused before its debit was sent, because the game could not have the wallet's answer before the round takes off (its recent debits took longer than the round has left, or, since 1.5.2, it recorded the bet too late); nothing was taken; bet again in the next round |
 	//
 	// An open set since 1.1.0: `x-extensible-enum` lists the known codes (with
 	// their Go names in `x-enum-varnames`), and a later 1.x may add one; a
@@ -1017,9 +1050,10 @@ type ErrorStatus string
 // | FREEBET_UNAVAILABLE | 422 | no open free round of that value, amount differs from it, or a demo session |
 // | BET_REFUSED | 422 | the wallet refused the bet for another final reason |
 // | RATE_LIMITED | 429 | too many actions (or stream messages) in a short time |
-// | SERVER_ERROR | 500 | an unexpected failure of the game |
+// | SERVER_ERROR | 500 | an unexpected failure of the game; with `Retry-After` |
 // | WALLET_UNAVAILABLE | 503 | the wallet did not answer, answered a temporary failure, or its circuit is open |
 // | TABLE_UNAVAILABLE | 503 | the game's table is changing hands between the game's servers (at most a few seconds), or the answer of the server that runs it was lost: what the action did, if anything, shows on the stream and in "My bets" |
+// | TABLE_BUSY | 503 | since 1.5.0: a bet refused before its debit was sent, because the game could not have the wallet's answer before the round takes off (its recent debits took longer than the round has left, or, since 1.5.2, it recorded the bet too late); nothing was taken; bet again in the next round |
 //
 // An open set since 1.1.0: `x-extensible-enum` lists the known codes (with
 // their Go names in `x-enum-varnames`), and a later 1.x may add one; a
@@ -1063,9 +1097,10 @@ type ErrorEvent struct {
 	// | FREEBET_UNAVAILABLE | 422 | no open free round of that value, amount differs from it, or a demo session |
 	// | BET_REFUSED | 422 | the wallet refused the bet for another final reason |
 	// | RATE_LIMITED | 429 | too many actions (or stream messages) in a short time |
-	// | SERVER_ERROR | 500 | an unexpected failure of the game |
+	// | SERVER_ERROR | 500 | an unexpected failure of the game; with `Retry-After` |
 	// | WALLET_UNAVAILABLE | 503 | the wallet did not answer, answered a temporary failure, or its circuit is open |
 	// | TABLE_UNAVAILABLE | 503 | the game's table is changing hands between the game's servers (at most a few seconds), or the answer of the server that runs it was lost: what the action did, if anything, shows on the stream and in "My bets" |
+	// | TABLE_BUSY | 503 | since 1.5.0: a bet refused before its debit was sent, because the game could not have the wallet's answer before the round takes off (its recent debits took longer than the round has left, or, since 1.5.2, it recorded the bet too late); nothing was taken; bet again in the next round |
 	//
 	// An open set since 1.1.0: `x-extensible-enum` lists the known codes (with
 	// their Go names in `x-enum-varnames`), and a later 1.x may add one; a
@@ -1118,6 +1153,34 @@ type HelloMessage struct {
 
 // HelloMessageType defines model for HelloMessage.Type.
 type HelloMessageType string
+
+// InFlightVoidTest Since 1.5.0. The test of the rounds voided in flight: the house, which
+// knows the crash point, gains by voiding early a round it knows will fly
+// high (every bet without an auto-cashout is refunded instead of cashing
+// out on the way up). Tested: the void rounds with `started_at` and
+// `multiplier_at_void`. For each, u = min(1, m / `crash_point`) with m =
+// `multiplier_at_void`: under honest voiding a round still flying at m
+// crashes at or above c with chance m / c, so u is at least uniform on
+// (0, 1] (the hundredths grid, the cap at `max_multiplier` and an m taken
+// after the interruption only make u larger). S = the sum of −ln u, and
+// `p_value` = P[Gamma(`tested`, 1) ≥ S] = e^−S × Σ_{k<tested} S^k / k!
+// (Fisher's method), which bounds the chance of so large an S under
+// honesty. `flagged` is true when `p_value` is below 0.001: an honest chain
+// is flagged with probability at most 0.001. A verifier recomputes every
+// figure from `rounds`.
+type InFlightVoidTest struct {
+	// FlagRule The test and the flag's threshold, in words.
+	FlagRule string `json:"flag_rule"`
+
+	// Flagged True when `p_value` is below 0.001.
+	Flagged bool `json:"flagged"`
+
+	// PValue P[Gamma(`tested`, 1) ≥ S], to 4 significant digits, as text ("1", "0.2374", "3.9e-05"); a verifier compares it within 0.1 %.
+	PValue string `json:"p_value"`
+
+	// Tested How many of the void rounds took off and give `multiplier_at_void`.
+	Tested int64 `json:"tested"`
+}
 
 // Language The session language.
 //
@@ -1421,8 +1484,10 @@ type RoundDetail struct {
 	// betting (every accepted bet refunded). `failover_flight`: the fail-over
 	// rule, interrupted in flight (an auto-cashout at or below the crash point
 	// paid at its target, every other bet refunded). `planned_stop`: a planned
-	// stop whose shutdown grace ran out while the round flew, settled by the
-	// same rule as `failover_flight`. `takeoff_failed`: the database refused the
+	// stop while the round flew, whose shutdown grace ran out or whose round
+	// held no bet in play (ended at once then, by a game running as one
+	// process on its own database), settled by the same rule as
+	// `failover_flight`. `takeoff_failed`: the database refused the
 	// take-off; every bet refunded. `unknown`: voided before the game recorded
 	// the rule (migration 0012).
 	//
@@ -1534,8 +1599,10 @@ type RoundSummary struct {
 	// betting (every accepted bet refunded). `failover_flight`: the fail-over
 	// rule, interrupted in flight (an auto-cashout at or below the crash point
 	// paid at its target, every other bet refunded). `planned_stop`: a planned
-	// stop whose shutdown grace ran out while the round flew, settled by the
-	// same rule as `failover_flight`. `takeoff_failed`: the database refused the
+	// stop while the round flew, whose shutdown grace ran out or whose round
+	// held no bet in play (ended at once then, by a game running as one
+	// process on its own database), settled by the same rule as
+	// `failover_flight`. `takeoff_failed`: the database refused the
 	// take-off; every bet refunded. `unknown`: voided before the game recorded
 	// the rule (migration 0012).
 	//
@@ -1650,8 +1717,10 @@ type SupportRound struct {
 // betting (every accepted bet refunded). `failover_flight`: the fail-over
 // rule, interrupted in flight (an auto-cashout at or below the crash point
 // paid at its target, every other bet refunded). `planned_stop`: a planned
-// stop whose shutdown grace ran out while the round flew, settled by the
-// same rule as `failover_flight`. `takeoff_failed`: the database refused the
+// stop while the round flew, whose shutdown grace ran out or whose round
+// held no bet in play (ended at once then, by a game running as one
+// process on its own database), settled by the same rule as
+// `failover_flight`. `takeoff_failed`: the database refused the
 // take-off; every bet refunded. `unknown`: voided before the game recorded
 // the rule (migration 0012).
 //
@@ -3086,33 +3155,69 @@ type RateLimitedJSONResponse struct {
 	Headers RateLimitedResponseHeaders
 }
 
-type ServerErrorJSONResponse Error
+type ServerErrorResponseHeaders struct {
+	RetryAfter *int32
+}
+type ServerErrorJSONResponse struct {
+	Body Error
+
+	Headers ServerErrorResponseHeaders
+}
 type ServerErrorTexthtmlResponse struct {
 	Body io.Reader
 
+	Headers       ServerErrorResponseHeaders
 	ContentLength int64
 }
-type ServerErrorTextResponse string
+type ServerErrorTextResponse struct {
+	Body string
+
+	Headers ServerErrorResponseHeaders
+}
 
 type SessionExpiredJSONResponse Error
 
-type TableUnavailableJSONResponse Error
+type TableUnavailableResponseHeaders struct {
+	RetryAfter *int32
+}
+type TableUnavailableJSONResponse struct {
+	Body Error
+
+	Headers TableUnavailableResponseHeaders
+}
 type TableUnavailableTexthtmlResponse struct {
 	Body io.Reader
 
+	Headers       TableUnavailableResponseHeaders
 	ContentLength int64
 }
-type TableUnavailableTextResponse string
+type TableUnavailableTextResponse struct {
+	Body string
+
+	Headers TableUnavailableResponseHeaders
+}
 
 type UnknownBetJSONResponse Error
 
-type WalletUnavailableJSONResponse Error
+type WalletUnavailableResponseHeaders struct {
+	RetryAfter *int32
+}
+type WalletUnavailableJSONResponse struct {
+	Body Error
+
+	Headers WalletUnavailableResponseHeaders
+}
 type WalletUnavailableTexthtmlResponse struct {
 	Body io.Reader
 
+	Headers       WalletUnavailableResponseHeaders
 	ContentLength int64
 }
-type WalletUnavailableTextResponse string
+type WalletUnavailableTextResponse struct {
+	Body string
+
+	Headers WalletUnavailableResponseHeaders
+}
 
 type ListBetsRequestObject struct {
 	Params ListBetsParams
@@ -3184,10 +3289,13 @@ type ListBets500JSONResponse struct{ ServerErrorJSONResponse }
 func (response ListBets500JSONResponse) VisitListBetsResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
 	w.WriteHeader(500)
 	_, err := buf.WriteTo(w)
 	return err
@@ -3201,6 +3309,9 @@ func (response ListBets500TexthtmlResponse) VisitListBetsResponse(w http.Respons
 	if response.ContentLength != 0 {
 		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
 	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
 	w.WriteHeader(500)
 
 	if closer, ok := response.Body.(io.ReadCloser); ok {
@@ -3210,14 +3321,17 @@ func (response ListBets500TexthtmlResponse) VisitListBetsResponse(w http.Respons
 	return err
 }
 
-type ListBets500TextResponse ServerErrorTextResponse
+type ListBets500TextResponse struct{ ServerErrorTextResponse }
 
 func (response ListBets500TextResponse) VisitListBetsResponse(w http.ResponseWriter) error {
 
 	w.Header().Set("Content-Type", "text/plain")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
 	w.WriteHeader(500)
 
-	_, err := w.Write([]byte(fmt.Sprint(response)))
+	_, err := w.Write([]byte(fmt.Sprint(response.Body)))
 	return err
 }
 
@@ -3363,10 +3477,13 @@ type PlaceBet500JSONResponse struct{ ServerErrorJSONResponse }
 func (response PlaceBet500JSONResponse) VisitPlaceBetResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
 	w.WriteHeader(500)
 	_, err := buf.WriteTo(w)
 	return err
@@ -3380,6 +3497,9 @@ func (response PlaceBet500TexthtmlResponse) VisitPlaceBetResponse(w http.Respons
 	if response.ContentLength != 0 {
 		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
 	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
 	w.WriteHeader(500)
 
 	if closer, ok := response.Body.(io.ReadCloser); ok {
@@ -3389,14 +3509,17 @@ func (response PlaceBet500TexthtmlResponse) VisitPlaceBetResponse(w http.Respons
 	return err
 }
 
-type PlaceBet500TextResponse ServerErrorTextResponse
+type PlaceBet500TextResponse struct{ ServerErrorTextResponse }
 
 func (response PlaceBet500TextResponse) VisitPlaceBetResponse(w http.ResponseWriter) error {
 
 	w.Header().Set("Content-Type", "text/plain")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
 	w.WriteHeader(500)
 
-	_, err := w.Write([]byte(fmt.Sprint(response)))
+	_, err := w.Write([]byte(fmt.Sprint(response.Body)))
 	return err
 }
 
@@ -3405,10 +3528,13 @@ type PlaceBet503JSONResponse struct{ WalletUnavailableJSONResponse }
 func (response PlaceBet503JSONResponse) VisitPlaceBetResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -3424,6 +3550,9 @@ func (response PlaceBet503TexthtmlResponse) VisitPlaceBetResponse(w http.Respons
 	if response.ContentLength != 0 {
 		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
 	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
 	w.WriteHeader(503)
 
 	if closer, ok := response.Body.(io.ReadCloser); ok {
@@ -3433,14 +3562,17 @@ func (response PlaceBet503TexthtmlResponse) VisitPlaceBetResponse(w http.Respons
 	return err
 }
 
-type PlaceBet503TextResponse WalletUnavailableTextResponse
+type PlaceBet503TextResponse struct{ WalletUnavailableTextResponse }
 
 func (response PlaceBet503TextResponse) VisitPlaceBetResponse(w http.ResponseWriter) error {
 
 	w.Header().Set("Content-Type", "text/plain")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
 	w.WriteHeader(503)
 
-	_, err := w.Write([]byte(fmt.Sprint(response)))
+	_, err := w.Write([]byte(fmt.Sprint(response.Body)))
 	return err
 }
 
@@ -3572,10 +3704,13 @@ type CancelBet500JSONResponse struct{ ServerErrorJSONResponse }
 func (response CancelBet500JSONResponse) VisitCancelBetResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
 	w.WriteHeader(500)
 	_, err := buf.WriteTo(w)
 	return err
@@ -3589,6 +3724,9 @@ func (response CancelBet500TexthtmlResponse) VisitCancelBetResponse(w http.Respo
 	if response.ContentLength != 0 {
 		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
 	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
 	w.WriteHeader(500)
 
 	if closer, ok := response.Body.(io.ReadCloser); ok {
@@ -3598,14 +3736,17 @@ func (response CancelBet500TexthtmlResponse) VisitCancelBetResponse(w http.Respo
 	return err
 }
 
-type CancelBet500TextResponse ServerErrorTextResponse
+type CancelBet500TextResponse struct{ ServerErrorTextResponse }
 
 func (response CancelBet500TextResponse) VisitCancelBetResponse(w http.ResponseWriter) error {
 
 	w.Header().Set("Content-Type", "text/plain")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
 	w.WriteHeader(500)
 
-	_, err := w.Write([]byte(fmt.Sprint(response)))
+	_, err := w.Write([]byte(fmt.Sprint(response.Body)))
 	return err
 }
 
@@ -3614,10 +3755,13 @@ type CancelBet503JSONResponse struct{ TableUnavailableJSONResponse }
 func (response CancelBet503JSONResponse) VisitCancelBetResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -3633,6 +3777,9 @@ func (response CancelBet503TexthtmlResponse) VisitCancelBetResponse(w http.Respo
 	if response.ContentLength != 0 {
 		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
 	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
 	w.WriteHeader(503)
 
 	if closer, ok := response.Body.(io.ReadCloser); ok {
@@ -3642,14 +3789,17 @@ func (response CancelBet503TexthtmlResponse) VisitCancelBetResponse(w http.Respo
 	return err
 }
 
-type CancelBet503TextResponse TableUnavailableTextResponse
+type CancelBet503TextResponse struct{ TableUnavailableTextResponse }
 
 func (response CancelBet503TextResponse) VisitCancelBetResponse(w http.ResponseWriter) error {
 
 	w.Header().Set("Content-Type", "text/plain")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
 	w.WriteHeader(503)
 
-	_, err := w.Write([]byte(fmt.Sprint(response)))
+	_, err := w.Write([]byte(fmt.Sprint(response.Body)))
 	return err
 }
 
@@ -3788,10 +3938,13 @@ type CashOut500JSONResponse struct{ ServerErrorJSONResponse }
 func (response CashOut500JSONResponse) VisitCashOutResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
 	w.WriteHeader(500)
 	_, err := buf.WriteTo(w)
 	return err
@@ -3805,6 +3958,9 @@ func (response CashOut500TexthtmlResponse) VisitCashOutResponse(w http.ResponseW
 	if response.ContentLength != 0 {
 		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
 	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
 	w.WriteHeader(500)
 
 	if closer, ok := response.Body.(io.ReadCloser); ok {
@@ -3814,14 +3970,17 @@ func (response CashOut500TexthtmlResponse) VisitCashOutResponse(w http.ResponseW
 	return err
 }
 
-type CashOut500TextResponse ServerErrorTextResponse
+type CashOut500TextResponse struct{ ServerErrorTextResponse }
 
 func (response CashOut500TextResponse) VisitCashOutResponse(w http.ResponseWriter) error {
 
 	w.Header().Set("Content-Type", "text/plain")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
 	w.WriteHeader(500)
 
-	_, err := w.Write([]byte(fmt.Sprint(response)))
+	_, err := w.Write([]byte(fmt.Sprint(response.Body)))
 	return err
 }
 
@@ -3830,10 +3989,13 @@ type CashOut503JSONResponse struct{ TableUnavailableJSONResponse }
 func (response CashOut503JSONResponse) VisitCashOutResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -3849,6 +4011,9 @@ func (response CashOut503TexthtmlResponse) VisitCashOutResponse(w http.ResponseW
 	if response.ContentLength != 0 {
 		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
 	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
 	w.WriteHeader(503)
 
 	if closer, ok := response.Body.(io.ReadCloser); ok {
@@ -3858,14 +4023,17 @@ func (response CashOut503TexthtmlResponse) VisitCashOutResponse(w http.ResponseW
 	return err
 }
 
-type CashOut503TextResponse TableUnavailableTextResponse
+type CashOut503TextResponse struct{ TableUnavailableTextResponse }
 
 func (response CashOut503TextResponse) VisitCashOutResponse(w http.ResponseWriter) error {
 
 	w.Header().Set("Content-Type", "text/plain")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
 	w.WriteHeader(503)
 
-	_, err := w.Write([]byte(fmt.Sprint(response)))
+	_, err := w.Write([]byte(fmt.Sprint(response.Body)))
 	return err
 }
 
@@ -3982,10 +4150,13 @@ type GetFairness500JSONResponse struct{ ServerErrorJSONResponse }
 func (response GetFairness500JSONResponse) VisitGetFairnessResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
 	w.WriteHeader(500)
 	_, err := buf.WriteTo(w)
 	return err
@@ -3999,6 +4170,9 @@ func (response GetFairness500TexthtmlResponse) VisitGetFairnessResponse(w http.R
 	if response.ContentLength != 0 {
 		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
 	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
 	w.WriteHeader(500)
 
 	if closer, ok := response.Body.(io.ReadCloser); ok {
@@ -4008,14 +4182,17 @@ func (response GetFairness500TexthtmlResponse) VisitGetFairnessResponse(w http.R
 	return err
 }
 
-type GetFairness500TextResponse ServerErrorTextResponse
+type GetFairness500TextResponse struct{ ServerErrorTextResponse }
 
 func (response GetFairness500TextResponse) VisitGetFairnessResponse(w http.ResponseWriter) error {
 
 	w.Header().Set("Content-Type", "text/plain")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
 	w.WriteHeader(500)
 
-	_, err := w.Write([]byte(fmt.Sprint(response)))
+	_, err := w.Write([]byte(fmt.Sprint(response.Body)))
 	return err
 }
 
@@ -4118,10 +4295,13 @@ type GetCurrentRound500JSONResponse struct{ ServerErrorJSONResponse }
 func (response GetCurrentRound500JSONResponse) VisitGetCurrentRoundResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
 	w.WriteHeader(500)
 	_, err := buf.WriteTo(w)
 	return err
@@ -4135,6 +4315,9 @@ func (response GetCurrentRound500TexthtmlResponse) VisitGetCurrentRoundResponse(
 	if response.ContentLength != 0 {
 		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
 	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
 	w.WriteHeader(500)
 
 	if closer, ok := response.Body.(io.ReadCloser); ok {
@@ -4144,14 +4327,17 @@ func (response GetCurrentRound500TexthtmlResponse) VisitGetCurrentRoundResponse(
 	return err
 }
 
-type GetCurrentRound500TextResponse ServerErrorTextResponse
+type GetCurrentRound500TextResponse struct{ ServerErrorTextResponse }
 
 func (response GetCurrentRound500TextResponse) VisitGetCurrentRoundResponse(w http.ResponseWriter) error {
 
 	w.Header().Set("Content-Type", "text/plain")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
 	w.WriteHeader(500)
 
-	_, err := w.Write([]byte(fmt.Sprint(response)))
+	_, err := w.Write([]byte(fmt.Sprint(response.Body)))
 	return err
 }
 
@@ -4160,10 +4346,13 @@ type GetCurrentRound503JSONResponse struct{ TableUnavailableJSONResponse }
 func (response GetCurrentRound503JSONResponse) VisitGetCurrentRoundResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -4179,6 +4368,9 @@ func (response GetCurrentRound503TexthtmlResponse) VisitGetCurrentRoundResponse(
 	if response.ContentLength != 0 {
 		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
 	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
 	w.WriteHeader(503)
 
 	if closer, ok := response.Body.(io.ReadCloser); ok {
@@ -4188,14 +4380,17 @@ func (response GetCurrentRound503TexthtmlResponse) VisitGetCurrentRoundResponse(
 	return err
 }
 
-type GetCurrentRound503TextResponse TableUnavailableTextResponse
+type GetCurrentRound503TextResponse struct{ TableUnavailableTextResponse }
 
 func (response GetCurrentRound503TextResponse) VisitGetCurrentRoundResponse(w http.ResponseWriter) error {
 
 	w.Header().Set("Content-Type", "text/plain")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
 	w.WriteHeader(503)
 
-	_, err := w.Write([]byte(fmt.Sprint(response)))
+	_, err := w.Write([]byte(fmt.Sprint(response.Body)))
 	return err
 }
 
@@ -4313,10 +4508,13 @@ type ListRounds500JSONResponse struct{ ServerErrorJSONResponse }
 func (response ListRounds500JSONResponse) VisitListRoundsResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
 	w.WriteHeader(500)
 	_, err := buf.WriteTo(w)
 	return err
@@ -4330,6 +4528,9 @@ func (response ListRounds500TexthtmlResponse) VisitListRoundsResponse(w http.Res
 	if response.ContentLength != 0 {
 		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
 	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
 	w.WriteHeader(500)
 
 	if closer, ok := response.Body.(io.ReadCloser); ok {
@@ -4339,14 +4540,17 @@ func (response ListRounds500TexthtmlResponse) VisitListRoundsResponse(w http.Res
 	return err
 }
 
-type ListRounds500TextResponse ServerErrorTextResponse
+type ListRounds500TextResponse struct{ ServerErrorTextResponse }
 
 func (response ListRounds500TextResponse) VisitListRoundsResponse(w http.ResponseWriter) error {
 
 	w.Header().Set("Content-Type", "text/plain")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
 	w.WriteHeader(500)
 
-	_, err := w.Write([]byte(fmt.Sprint(response)))
+	_, err := w.Write([]byte(fmt.Sprint(response.Body)))
 	return err
 }
 
@@ -4478,10 +4682,13 @@ type GetRound500JSONResponse struct{ ServerErrorJSONResponse }
 func (response GetRound500JSONResponse) VisitGetRoundResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
 	w.WriteHeader(500)
 	_, err := buf.WriteTo(w)
 	return err
@@ -4495,6 +4702,9 @@ func (response GetRound500TexthtmlResponse) VisitGetRoundResponse(w http.Respons
 	if response.ContentLength != 0 {
 		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
 	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
 	w.WriteHeader(500)
 
 	if closer, ok := response.Body.(io.ReadCloser); ok {
@@ -4504,14 +4714,17 @@ func (response GetRound500TexthtmlResponse) VisitGetRoundResponse(w http.Respons
 	return err
 }
 
-type GetRound500TextResponse ServerErrorTextResponse
+type GetRound500TextResponse struct{ ServerErrorTextResponse }
 
 func (response GetRound500TextResponse) VisitGetRoundResponse(w http.ResponseWriter) error {
 
 	w.Header().Set("Content-Type", "text/plain")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
 	w.WriteHeader(500)
 
-	_, err := w.Write([]byte(fmt.Sprint(response)))
+	_, err := w.Write([]byte(fmt.Sprint(response.Body)))
 	return err
 }
 
@@ -4643,10 +4856,13 @@ type GetRoundReplay500JSONResponse struct{ ServerErrorJSONResponse }
 func (response GetRoundReplay500JSONResponse) VisitGetRoundReplayResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
 	w.WriteHeader(500)
 	_, err := buf.WriteTo(w)
 	return err
@@ -4660,6 +4876,9 @@ func (response GetRoundReplay500TexthtmlResponse) VisitGetRoundReplayResponse(w 
 	if response.ContentLength != 0 {
 		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
 	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
 	w.WriteHeader(500)
 
 	if closer, ok := response.Body.(io.ReadCloser); ok {
@@ -4669,14 +4888,17 @@ func (response GetRoundReplay500TexthtmlResponse) VisitGetRoundReplayResponse(w 
 	return err
 }
 
-type GetRoundReplay500TextResponse ServerErrorTextResponse
+type GetRoundReplay500TextResponse struct{ ServerErrorTextResponse }
 
 func (response GetRoundReplay500TextResponse) VisitGetRoundReplayResponse(w http.ResponseWriter) error {
 
 	w.Header().Set("Content-Type", "text/plain")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
 	w.WriteHeader(500)
 
-	_, err := w.Write([]byte(fmt.Sprint(response)))
+	_, err := w.Write([]byte(fmt.Sprint(response.Body)))
 	return err
 }
 
@@ -4779,10 +5001,13 @@ type GetSession500JSONResponse struct{ ServerErrorJSONResponse }
 func (response GetSession500JSONResponse) VisitGetSessionResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
 	w.WriteHeader(500)
 	_, err := buf.WriteTo(w)
 	return err
@@ -4796,6 +5021,9 @@ func (response GetSession500TexthtmlResponse) VisitGetSessionResponse(w http.Res
 	if response.ContentLength != 0 {
 		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
 	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
 	w.WriteHeader(500)
 
 	if closer, ok := response.Body.(io.ReadCloser); ok {
@@ -4805,14 +5033,17 @@ func (response GetSession500TexthtmlResponse) VisitGetSessionResponse(w http.Res
 	return err
 }
 
-type GetSession500TextResponse ServerErrorTextResponse
+type GetSession500TextResponse struct{ ServerErrorTextResponse }
 
 func (response GetSession500TextResponse) VisitGetSessionResponse(w http.ResponseWriter) error {
 
 	w.Header().Set("Content-Type", "text/plain")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
 	w.WriteHeader(500)
 
-	_, err := w.Write([]byte(fmt.Sprint(response)))
+	_, err := w.Write([]byte(fmt.Sprint(response.Body)))
 	return err
 }
 
@@ -4915,10 +5146,13 @@ type AcknowledgeRealityCheck500JSONResponse struct{ ServerErrorJSONResponse }
 func (response AcknowledgeRealityCheck500JSONResponse) VisitAcknowledgeRealityCheckResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
 	w.WriteHeader(500)
 	_, err := buf.WriteTo(w)
 	return err
@@ -4932,6 +5166,9 @@ func (response AcknowledgeRealityCheck500TexthtmlResponse) VisitAcknowledgeReali
 	if response.ContentLength != 0 {
 		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
 	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
 	w.WriteHeader(500)
 
 	if closer, ok := response.Body.(io.ReadCloser); ok {
@@ -4941,14 +5178,17 @@ func (response AcknowledgeRealityCheck500TexthtmlResponse) VisitAcknowledgeReali
 	return err
 }
 
-type AcknowledgeRealityCheck500TextResponse ServerErrorTextResponse
+type AcknowledgeRealityCheck500TextResponse struct{ ServerErrorTextResponse }
 
 func (response AcknowledgeRealityCheck500TextResponse) VisitAcknowledgeRealityCheckResponse(w http.ResponseWriter) error {
 
 	w.Header().Set("Content-Type", "text/plain")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
 	w.WriteHeader(500)
 
-	_, err := w.Write([]byte(fmt.Sprint(response)))
+	_, err := w.Write([]byte(fmt.Sprint(response.Body)))
 	return err
 }
 
@@ -5080,10 +5320,13 @@ type CreateSession500JSONResponse struct{ ServerErrorJSONResponse }
 func (response CreateSession500JSONResponse) VisitCreateSessionResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
 	w.WriteHeader(500)
 	_, err := buf.WriteTo(w)
 	return err
@@ -5097,6 +5340,9 @@ func (response CreateSession500TexthtmlResponse) VisitCreateSessionResponse(w ht
 	if response.ContentLength != 0 {
 		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
 	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
 	w.WriteHeader(500)
 
 	if closer, ok := response.Body.(io.ReadCloser); ok {
@@ -5106,14 +5352,17 @@ func (response CreateSession500TexthtmlResponse) VisitCreateSessionResponse(w ht
 	return err
 }
 
-type CreateSession500TextResponse ServerErrorTextResponse
+type CreateSession500TextResponse struct{ ServerErrorTextResponse }
 
 func (response CreateSession500TextResponse) VisitCreateSessionResponse(w http.ResponseWriter) error {
 
 	w.Header().Set("Content-Type", "text/plain")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
 	w.WriteHeader(500)
 
-	_, err := w.Write([]byte(fmt.Sprint(response)))
+	_, err := w.Write([]byte(fmt.Sprint(response.Body)))
 	return err
 }
 
@@ -5122,10 +5371,13 @@ type CreateSession503JSONResponse struct{ WalletUnavailableJSONResponse }
 func (response CreateSession503JSONResponse) VisitCreateSessionResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
 	w.WriteHeader(503)
 	_, err := buf.WriteTo(w)
 	return err
@@ -5141,6 +5393,9 @@ func (response CreateSession503TexthtmlResponse) VisitCreateSessionResponse(w ht
 	if response.ContentLength != 0 {
 		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
 	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
 	w.WriteHeader(503)
 
 	if closer, ok := response.Body.(io.ReadCloser); ok {
@@ -5150,14 +5405,17 @@ func (response CreateSession503TexthtmlResponse) VisitCreateSessionResponse(w ht
 	return err
 }
 
-type CreateSession503TextResponse WalletUnavailableTextResponse
+type CreateSession503TextResponse struct{ WalletUnavailableTextResponse }
 
 func (response CreateSession503TextResponse) VisitCreateSessionResponse(w http.ResponseWriter) error {
 
 	w.Header().Set("Content-Type", "text/plain")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
 	w.WriteHeader(503)
 
-	_, err := w.Write([]byte(fmt.Sprint(response)))
+	_, err := w.Write([]byte(fmt.Sprint(response.Body)))
 	return err
 }
 
@@ -5399,10 +5657,13 @@ type GetTransactionsExport500JSONResponse struct{ ServerErrorJSONResponse }
 func (response GetTransactionsExport500JSONResponse) VisitGetTransactionsExportResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
 	w.WriteHeader(500)
 	_, err := buf.WriteTo(w)
 	return err
@@ -5416,6 +5677,9 @@ func (response GetTransactionsExport500TexthtmlResponse) VisitGetTransactionsExp
 	if response.ContentLength != 0 {
 		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
 	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
 	w.WriteHeader(500)
 
 	if closer, ok := response.Body.(io.ReadCloser); ok {
@@ -5425,14 +5689,17 @@ func (response GetTransactionsExport500TexthtmlResponse) VisitGetTransactionsExp
 	return err
 }
 
-type GetTransactionsExport500TextResponse ServerErrorTextResponse
+type GetTransactionsExport500TextResponse struct{ ServerErrorTextResponse }
 
 func (response GetTransactionsExport500TextResponse) VisitGetTransactionsExportResponse(w http.ResponseWriter) error {
 
 	w.Header().Set("Content-Type", "text/plain")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
 	w.WriteHeader(500)
 
-	_, err := w.Write([]byte(fmt.Sprint(response)))
+	_, err := w.Write([]byte(fmt.Sprint(response.Body)))
 	return err
 }
 
@@ -5570,10 +5837,13 @@ type ListChains500JSONResponse struct{ ServerErrorJSONResponse }
 func (response ListChains500JSONResponse) VisitListChainsResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
 	w.WriteHeader(500)
 	_, err := buf.WriteTo(w)
 	return err
@@ -5587,6 +5857,9 @@ func (response ListChains500TexthtmlResponse) VisitListChainsResponse(w http.Res
 	if response.ContentLength != 0 {
 		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
 	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
 	w.WriteHeader(500)
 
 	if closer, ok := response.Body.(io.ReadCloser); ok {
@@ -5596,14 +5869,17 @@ func (response ListChains500TexthtmlResponse) VisitListChainsResponse(w http.Res
 	return err
 }
 
-type ListChains500TextResponse ServerErrorTextResponse
+type ListChains500TextResponse struct{ ServerErrorTextResponse }
 
 func (response ListChains500TextResponse) VisitListChainsResponse(w http.ResponseWriter) error {
 
 	w.Header().Set("Content-Type", "text/plain")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
 	w.WriteHeader(500)
 
-	_, err := w.Write([]byte(fmt.Sprint(response)))
+	_, err := w.Write([]byte(fmt.Sprint(response.Body)))
 	return err
 }
 
@@ -5707,10 +5983,13 @@ type GetChain500JSONResponse struct{ ServerErrorJSONResponse }
 func (response GetChain500JSONResponse) VisitGetChainResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
 	w.WriteHeader(500)
 	_, err := buf.WriteTo(w)
 	return err
@@ -5724,6 +6003,9 @@ func (response GetChain500TexthtmlResponse) VisitGetChainResponse(w http.Respons
 	if response.ContentLength != 0 {
 		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
 	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
 	w.WriteHeader(500)
 
 	if closer, ok := response.Body.(io.ReadCloser); ok {
@@ -5733,14 +6015,17 @@ func (response GetChain500TexthtmlResponse) VisitGetChainResponse(w http.Respons
 	return err
 }
 
-type GetChain500TextResponse ServerErrorTextResponse
+type GetChain500TextResponse struct{ ServerErrorTextResponse }
 
 func (response GetChain500TextResponse) VisitGetChainResponse(w http.ResponseWriter) error {
 
 	w.Header().Set("Content-Type", "text/plain")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
 	w.WriteHeader(500)
 
-	_, err := w.Write([]byte(fmt.Sprint(response)))
+	_, err := w.Write([]byte(fmt.Sprint(response.Body)))
 	return err
 }
 
@@ -5859,10 +6144,13 @@ type ListChainRounds500JSONResponse struct{ ServerErrorJSONResponse }
 func (response ListChainRounds500JSONResponse) VisitListChainRoundsResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
 	w.WriteHeader(500)
 	_, err := buf.WriteTo(w)
 	return err
@@ -5876,6 +6164,9 @@ func (response ListChainRounds500TexthtmlResponse) VisitListChainRoundsResponse(
 	if response.ContentLength != 0 {
 		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
 	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
 	w.WriteHeader(500)
 
 	if closer, ok := response.Body.(io.ReadCloser); ok {
@@ -5885,14 +6176,17 @@ func (response ListChainRounds500TexthtmlResponse) VisitListChainRoundsResponse(
 	return err
 }
 
-type ListChainRounds500TextResponse ServerErrorTextResponse
+type ListChainRounds500TextResponse struct{ ServerErrorTextResponse }
 
 func (response ListChainRounds500TextResponse) VisitListChainRoundsResponse(w http.ResponseWriter) error {
 
 	w.Header().Set("Content-Type", "text/plain")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
 	w.WriteHeader(500)
 
-	_, err := w.Write([]byte(fmt.Sprint(response)))
+	_, err := w.Write([]byte(fmt.Sprint(response.Body)))
 	return err
 }
 
@@ -6069,10 +6363,13 @@ type GetSupportRound500JSONResponse struct{ ServerErrorJSONResponse }
 func (response GetSupportRound500JSONResponse) VisitGetSupportRoundResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
-	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
 		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
 	w.WriteHeader(500)
 	_, err := buf.WriteTo(w)
 	return err
@@ -6086,6 +6383,9 @@ func (response GetSupportRound500TexthtmlResponse) VisitGetSupportRoundResponse(
 	if response.ContentLength != 0 {
 		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
 	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
 	w.WriteHeader(500)
 
 	if closer, ok := response.Body.(io.ReadCloser); ok {
@@ -6095,14 +6395,17 @@ func (response GetSupportRound500TexthtmlResponse) VisitGetSupportRoundResponse(
 	return err
 }
 
-type GetSupportRound500TextResponse ServerErrorTextResponse
+type GetSupportRound500TextResponse struct{ ServerErrorTextResponse }
 
 func (response GetSupportRound500TextResponse) VisitGetSupportRoundResponse(w http.ResponseWriter) error {
 
 	w.Header().Set("Content-Type", "text/plain")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
 	w.WriteHeader(500)
 
-	_, err := w.Write([]byte(fmt.Sprint(response)))
+	_, err := w.Write([]byte(fmt.Sprint(response.Body)))
 	return err
 }
 
@@ -6751,535 +7054,574 @@ func (sh *strictHandler) GetSupportRound(w http.ResponseWriter, r *http.Request,
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7P3bcuNGuiAKv0oGeyaKrAVR4EkHKhwTKpXKJVslVUsqH7rpJSSBpAgLTNBIUJSWXXP9X/83+3piP8J+",
-	"hPUm+0l2fN+XmUiAICWVZa/umfaFSySBPH7n46+NMJ3NUylkrhrDXxvins/micC/3/DoQvyyECqHT2ox",
-	"m/HsoTFsHLIZTyZpNhMRG6fRQ8Nr3PFkIfD9LEuz6zCNRGPYeHP49vri+K+fji+vGl5jJpTiN/D9ZToT",
-	"+TSWNyyWLJ8KltE0LFZMpjnL4ptp3mYfE8EV/JikPMLnbvhMtBteQ+U8X6jGkKZrfP7sNd6I/DSexdWl",
-	"ztKFzFm6yFUcCRwjgafU+jUfX12fnnw4Ka/4ahorNha4QnewnI8TM+T6hV2IyUKJqLy0q6lgS54kImcZ",
-	"/Y4jwiTNSZoxfRMe42ycpOGtiNg84Q8ia21c+8Xxu0+Xx28rqxcs5CqWKYviCI+Yh6GY5yzX+1q/9jyW",
-	"N0dJWrv8Mf3MlrGM0iWbcsVCenTDCq9Ozr6+Pjo9ry7yUDE+T1XOFYuEyjnL0ohHnAmV/+f/nTIhQ5Fl",
-	"POKqzQ5vFjyLBONsnv3n/3Mfz8zDa7ZxxGUokrM0P0ySdLlmJ69g3nGMV6zyOEnYXMgoljdrN3N0eHZ0",
-	"fHp9dn51fXh6ev79yqlrmAm5hCMfwyXAQhIBd7Bcu1g1TRf5I6tlS64YTzLBowe426mIADA3rPXy/fmn",
-	"q+ct1oy6YbXHBKVHUx7L1YWG8DVLJ4Tk6UJGSqO8EgbAFWvumd+SVN54TKUsn/KciTuRPZjHYGG4qqkA",
-	"XCghAU5zHUeNYSPMuJpuhQlXKg63wl7Da+Ab8zRGCvf3n7xGmMo8i8eLPE4lfPVrI52LjOdp1hg2eDgT",
-	"W2MBJ5mJUMR3IrrmeWPY2d0d7O/v+Z1urz/wGipdZCEcnH3VrqexG+6OJzsi3PXD/b297v7eYML9SXdP",
-	"8P5kshuJcNLxo/GO6I87ncF+r7fT3RPd8W7Y93d2x9G42/gMi8wEzytz439eYxJnKr9W4pfGsLPX73Z3",
-	"vAZQ40XCG8PGMQ+ndJyvFGDkFOA5E3eCA9jxSS4yFueK4UG12aF9ptdl44dcKI+pabqUjCu202cAgVkI",
-	"ZHgq7lkU3wChG0m87yG7fH+41R3swA3z8qTNdILTFKMCVOkvYahc3OctmBdAY56JuzhdqNIYB+7w8BTu",
-	"e2VvSIZFNoslT/BLj80X4yRG4B2LSZqJ6tvtkczYV/RmOmeDLhvDstIJe//h8Gjr8v1hd7DTvBUP+iF8",
-	"Ccd+5e5IY49+SPEEaMinq3dbe/QEgG6YJw9wlHZJLQ8+cskWUsU3UkQslrm4EdnQWWWn5xy32T6srT2S",
-	"eHEM4RlwabqQUSaifKrYV2zG75sd3/fYJEnTrJnl8+vxnL1m3X8fdNk2g9/Ya9bEj1ssa7VaLY+FfD4H",
-	"0Mjh9evZIsnjeRKLrD2Sx7ABs0DGszifzkQehwesM+ixmeBSsU570Ltvs8vUY8s4n7KLq4/sK6an3mYd",
-	"hFn2semue7Tw/Z74it232Ff4wja7Z808xRFiybr/vjXothiyQSQC9ywlScHZ7k0WR2ySpTPWafude7aY",
-	"szyt7OFAv186NAV7Bdkihzf9e6Q4Gn7pSYGPmOvDh2hz8ywd83GcxPkD67AtvXaYH+ijxsLrO5GpOJWN",
-	"YcdrgMhSQ5oaXiMR8iafNoZ7XqO86MawY1BdLmZj+KLnNehEG8P9XfgBoA1Iza4vBr1wf3enM97f2e1G",
-	"vTEf+4NwfxLuDSaCd/hOl+/s+2J/EPUH3d3ubrfX6fn+7mTid/t7+w0a6XoS35dpTQ/m7+tfLbErU06v",
-	"oYQADnktZKRW3vYdhsHDPL4TDa9hMPUasKkxbHR3/ElH8P540Iv2hOiEk/2os7sjJoNI7Ez6O3ywO97d",
-	"DXvdwW6nu+9PJoN+J/J39jr7vXAw2RsA2U3jCOXVScJvrrNFgvxMqFxEhFPwgOEwyFgkAAXL0/SWpZMJ",
-	"a8qUqZxnRG5bbfYuzdg9+4p17z3W8e8ZlxHA8b3H0rES2Z2I2Fdsmi7ZjMsHjZ4zNuV3IJLUwvkBW8gI",
-	"5gQUJyhhAig1yEy4pnAKsgGLZSRA7hAyTx6AFPNMODiyFsNY02fLqZDsXk9aQQQgOzJi82tkUuwr9vHv",
-	"P9jlmV39hBj3A/uf7E0s01nMk2aO56gXAkeT8JsbEdFcsHszIo4VMr/t+x22zXqs+SaVExAUZMzSO733",
-	"HsunmVDTNIlUawhkcJpKkPxJUogVm5gJqugG9ClVOc2A2EZPNoYTnijhNeiGkZ/jHVzjHTSGvc6e19Dg",
-	"1h/0w2i3M94L+9HeJOyPB4PuZGenN9jdn/C+2J+IQX9vMulE405vEvVDfxJNuOjy7njc39/zecNrzFMV",
-	"54jdO3pOQu8sugZu3OsgXmje3OsQfBqwnPA4gcO41qKzBt8S7u3v73Z6fR+EADp9pCPwJ22O59dIvBrD",
-	"LuCYuTx8St9GY9jw233EDrw4+/mz577f8csD+O4AndLL/v5uzctPfhtf/+kzSIzvMiHGIv8k+R2PE9Cf",
-	"ynLjWcrSuZBskgnDeRHDeM5o8HUi7ruL42PQgD6dHX53eHJ6+Ob0eFXExVG1IidTFDiBs5mlrJFyT6Ra",
-	"TCZxGAuZvyMoe4IqR+oEoFTCQyA1bMwTwHJ3C+arYW/ge+UNnZxdfnr37uTo5Pjs6vrdp7O3l6X9nKU5",
-	"EzJd3EzNuDjXIyrdBc8FKspVxeLc4OhcZFtKKOBgpNmuPfGLw6tjUpar2kSaEm0Eup9KFPo5yJVZzvJ4",
-	"Jqxuv+RxzjibpTMh165YcCAARyDGv12Iqi0io59JMYBrhTFBK6XDEFprfqXYUSrzWG6AoIvjw9OTqx+v",
-	"j94fH317/fZTGX6sOeIuFkv2kC4yZo4JSGs4TVMl7CRG9MTnpLjPN90JQPkRCh412l5ICiHjWQbaiJbh",
-	"YWdI5tbv5vzT2dvro4vDy/c115PwXHiOdEtyT1RaNswM+t+mZZ/Ij1l6kwlVgxNWbkbh38zwIPJH1nxy",
-	"dv3x4vzri+PLy1UMpkGtkj4WcNd4x1GbneSg7KhFkpfUHuRWMaBLtM5McwlULDvGz2UIA1Fd3M9FmIuI",
-	"AQFfZOtB6PL44rvji+vji4vzizU2r6WQOVtmqbwBoRbBKI5Em/0IfxpMhv3xSYEoefbA+A2P5drlIyQe",
-	"LbJMyPDhQ6xmPA+n6+jUK8VC/SiL4slEZIpEabSQ8YUMp6/Uhk1eXp6cn10ffbq4OD47+vH6w8nlh8Or",
-	"o/elHeN+eBiiBa6YLRUEDrg+olYgIzsrsptGPmDsfrT9YpVk0Np8HG/FLK3Si0jMUou4TXPeU5FEbPxg",
-	"ZwN9FZnFWOSg6vH762UMkHAr06Vs1VLwjpZ6zT5AG/8EUBDhMvJsIbyGGZNMERu0Ay5vFnSQQsJnMlsO",
-	"f0VlYSwKDjyLpfn82WsQtbuWfAav4gGAPKJIIWnM1fVfd+V33fCH/dvT/uxve/OLTv7jzvJNb/rNIHrn",
-	"31xy9wCP7+dxVkeUzAECcgv90GPgcvzDx5OLCin60SWjzmAvBwMnUisfa/cA4rZrGonpDWAqwKw2mdXM",
-	"1k7ODo+uTr47Xr83mmQsQr5QSF7ZUmTCzCUca3e+yCRossUG4RPc61MoAHDLOha5NUuleLDLQfE6X6aO",
-	"mIWGhkHb92uBuzuowvabi1ML21oEd4D71wZH23tjOID3CMb5bL61+5cOSZLrfib715MwY55vwAyf9Opl",
-	"LK1CXcaWVXT5OX39+jWvIsyHw4uLdHDX/4+bcW9noJaHvR+O1c/x9MPZ7LtPabIAtXYqcICIZ7fl23i6",
-	"5d/M+RisfYGFXw/9ckh1IdQ8lSpekd4PyxBG1peseBpmHCfABtGWkCYslR7rDtgslotcAPLVg19v8Dj4",
-	"RQKVs+tFljSGjWmez9Vwe3u5XLaNVbetrcnb+tHGyxPkJ4Fdko7HD09ZJz7YWAunzslem5OFJRmyYtTK",
-	"Hd/vdbq0lIK8XWvydq0PvzHs+V5DwjK3OnjeWri+RuHaHWxH76v8QAS3ZtTx0i92hh0fsAtkLZzdDAjT",
-	"kcmIwOc6TNLw1jBN82VhpTHv2QNWOb8FROvjpyXgLpCszxVc/m689+0v3dPZ4Ox+9yLv/Ljs/y3ceTvZ",
-	"/3ra++bW/6gQyK9AFVyroF5Zv1+s0GxzA+A85UBBxyJfCge3XgHuwWbXC1NXoKhuUFo1kgIWL+M8RBFS",
-	"j7lOZkRViX14YCS85CD9WgGSdLGNGtdVHN6KfC3vz/FndIUmZNTiknUsCq/f6cnRt8dXtWLAlREDWRLL",
-	"2xcWBGg7J/KOJ3G0YmxQCxBD8ZHHVn5y9t3h6Ul55ccqF0zIhIeg8Cfs54W4SUF4FIrd/ef/SuIobbPD",
-	"cSaY/TESTC7EHfyhIvz+Ccv/pDZchesMFPcIkxvkMb2bFSaCW8Hzj1L2c3qTsp//83+xSRqzheJ6G5zp",
-	"n2R6xwGEBJuLJIUdbNpCmn7g8uGNyNUKu4jv8ylZZGShjq5f+/n59YfDsx+v3xxflZXDHznLYyGFYgPG",
-	"5wuBnmQhmfYly7Xe4U8k078ReT1swNrQAhUrbUtYu7pPZ9+enX9/Bour964utS48QTfUxvXUuFTNitBY",
-	"+ugijt4fnpytLoMsrc9YyGksb+vXAbDisTRD1foRJcCs6vTk7NvVRSHUxcroVzCmSwM2rg/NEPUL3AxL",
-	"ZklodFhnaHjKQX2PwtxGhqHlPSucSbXcAEffH56ebrRkWmlPj6sDZ2jYWN481ZrwKDP47DWmgkfAwIa/",
-	"Ni5Enj0cgqIEnyKhwiyekzG8cSnCFD0sKVn1HNcrmr/IFAiTaNkGDdaZ+GVBXEZz+nAqZhy9OWk2Az7f",
-	"iGXe6zZQhIpnixlZwx/mgn4SN0Kvc84zPhO5XuobkZ9Eq6s8LNDZStyvDF6zJpdpPhVZYTPUpmKj95eW",
-	"3xjn137nm4udv33oXu697b/b+Xrvvf9N99v+h52zvQZIWiB08Hza8BpachuLHMTLTRv/b5mYNIaNv2wX",
-	"kVnb9Kvapl1hmAig8Un0EUZf2aWNvXilWByVF10TIVGzThtS8aUr1evDtdrArPIq3xsPWpyLmfJYB2Cn",
-	"4/sHLBITvkhy1vXb7HyB95UBT4Or6Ps+C5zIsqC0va6vt/PLQmQPxX6MIbtYvJ6DXlkFNn6vgU1L7+tB",
-	"D/Ynb6/SWyHrbwKI2yvFwkxEQuYxTzxtZlM5U+IGcM9A5KeLU/zXRJW80qQxSxc5SD53onyZP8572Xd7",
-	"t3+ddf92f7WzPOuEb/rTb3bVqc+PB9HX+4t33fh87+Gil39ff88w+sY7nvH7U+2oNkdhPsPB6dNQOVAd",
-	"wkOtk9TFEILOJyT+yefzJA45HNP2zyqV1eDDcenFOkgzT287c8D8T4PP44LAlW+sBFvkQB6n0YMhsd9c",
-	"np8hz+NsEoskgj8t5YGHZjFIQjeeuVKy9MI5waOpA83tBrrDUpm/01bl8hG93n5dPZV5lt4/vL/6cFoV",
-	"o/AHRiJxAU4oKjcHftcxWDbIUzvNZwn5f+kz7NH9PO3Qp4HfZW94xL7muVhyeiTcNr/qj9WXt4vRy1dS",
-	"c96XMXCoTrvT9kkEjBWL0nCBLIkdssH9PXn/tHCYi8KGnMQqZ+OHkaQ4CdyqxwZ+v91ut4rHwnQmCl0B",
-	"DmUIIgt8rc3eyynPR1LlXEeo2VOMc9bkDANQNTPNPIw7TO8ftE89zhVByIyDxjWSXD6Qpb/JJYPLYnN+",
-	"Izwd8gSgM1Z6c3Rt8CJPVKr5N+MjCTsTESN+DPvqtciiwmkuHUmVLqWnOT8LEKSDNvseTovLkSSWC0KH",
-	"x+IJM+uiCC9lQmpUngk+o61INmpovXHUaI8kQOg5cMRLLRg8CUCvtNW0DkZfKWNUZc2+v/flgNn395hG",
-	"ewYTbqWL/E+HTvnASGDQF7UKo3SVOjYKmB2sZlhgpxIAcjKVwmPjRY6QyFYBcSTjHOGk2e/00MkIXOMq",
-	"TdkpzwC4qseRLvJWm10IHTlN6zsYSYp94UotZqJE3ICw6Ruv+IifQbWz8psbybY7y0vQbdcbDYT7MR90",
-	"Y1W03bKybd0S9NPbjhT8ucZ1+IzjUuU3Nx6XO8vzj8trAPVByH8JnmIVDTbwfYJtTY6Q1v0ObuOzE5mL",
-	"TPKE0Y4ZbuF3YvaKnKLPY55oJXuVhon7/IsOhAKXYFwk+M5RLOaa1IaplCLMGSpZwBCiWOnvtjOhhFWe",
-	"DHxu3ssqKrhe6GBI0aZVF7a7/DY7S7VzmiuWpCo/cEInkO5kAPTtkTwHLAKtCElhLMNkEQllv9PHEaaL",
-	"hDRdoG/Gm+VItVpvpX2OZBGHUETl2cHiXIlkgksDpFZJumwNbbKEUal/Tl0DErCzkZTOrnJ+K2SbWYMq",
-	"hQ8Q+eUs2M7SJBnz8DYg3uqx5TRGB7VV3umO1Uh2fR+jSzjLMy6VZrOxCSxUfKkJ6aoX9RnEQRRvPUIY",
-	"SpN8thZ+8dRXrYv0JchwxdurReg3gmei8IbGSgtBnmvyMeaekQyqjlU9zNNdtqzJR3Kz42niRDu09I3V",
-	"mf6fcWe5eWfjsa9M8g9Fz3svSs97SMbjUDBnw/+i5s+h5iseosCRH7OFREleAenhiXENWc3EeKpGcr2r",
-	"asaaJrqWs4lYMkW2vJankS6j2EDQkUxSDP5iKJ9iKk/nc9J5WCTmSfowZFzdwjdkaMwEDzGunixsLW8k",
-	"dXyeVnqsTc5ORnsr0uwMbzKKy5I/ID23ig7wqZTYFUreGJE9hk2GPMtiSmYaEmQvctQK6zShJmfBWOQB",
-	"E3dC5i1iJbFkwdfHV2ybz+Ptu842qEiBJhplD8IzyIWmfY8SDGeClyDRjpsiGDJZ9XOsGkbRUlFr5f4T",
-	"aKPXIP776KurC/wXXf0XXV1PV1e9LJqwrsqpZb8NWgLimfD0ZxBFRjIXs3ma8ezBSNhoJnQiAcI4Cxdx",
-	"zsaZ4LdkLEznIJMeFv5PJKU8FyNZL9cesHjiyqQYYy6A1DMuH5b8wXNCz9GJlSQiGkmQbB2ReskBDCdl",
-	"Cmx4wELmceKI0iA5K5DJPdYZSeINbM5VbmRwJwkY5KiR/BfL+sdlWQzNF7hLBLt5wsNikxilDlzN4hIi",
-	"++EiT3Vico1PTTK+yNMtE6ie8+xGVJMTm27OXee+7EnrDio+mJ1+yeHn1/hdvMYbMsge32kGtOp5Kdx4",
-	"9ChcsIs96ILJxDzNNA41SaXghEAepnOJKM7J4G9UxBZgtkdlCph5wwTL06M60xu5IYGk8cWm6JDNFSAM",
-	"PJuJiQ5op6lExJomKUzDmeIPqnXgLPyVMj+ZOFFa5SRNknSpSmfrBtHt1AfR6aM1z332gLjPRZbHxhej",
-	"B3jE5YdFJD67Ezzygnnus1nDrw0h4cb/buf8yavhSoW76u/0q9coUmvs7MWr6fhnEeYNqmigmZezPxOK",
-	"unm1l0AHYQwA9utwHTYA3D2KDgdMLpKE8hJkKoXJHt0A//ACSVDkolvFB+1bfpoL2QY+6ldWN3GTcZkz",
-	"NRcy18slmwfGsWD4sIthGF4M21izTnN7XsNNdP21wZPkfILxwpsW/aF45/NPXp23Wx+2m/o7BykBJBCZ",
-	"PNBRU0mDa0xpwYiBB32FT1uFBvCVBXxv3FNIT3kcFXNXpiUWTPOiKwiZQ9Nv0XqAFFN04yPS6jwNpx/i",
-	"JIkR34osxM2vUcIOXr6y/pxHYEU7fqpYV8QxmLk9g0YVBCkBmp3Y3ewaPD0yxTJWEdYhSL/v5q6qhJmk",
-	"HiLzaKUCpUZE7S/Arxc7YntkqzSxdGBrGOEhBamiwTeVoqLjFRgMSgmICKxJoeMi8twaIOMHlMKQvTnk",
-	"zUMQ9orSJp4Javcw8bpVZUZEgA3JpRTUMkVFacAc9qNBNi4ZA9pTJjA4lsHzLrI/B8tMDHHP73T92mze",
-	"vhsUVeBxwbFwQ6scU+RPuPhavifyp/M8sRZ51sY+1UQEPXbCTgjITr8UAdKpIe9YiEnVcFmM8in98YTj",
-	"mfH7E3oco0/0bDzL+MPKqdC4aw7kI976/768/yUpohUyDWksUk5JsWwupA4y1jJBkUXUav+xoghrzlOl",
-	"4nHywDhTi7HK43yRI1UTvyx4QknirReVWP4p+esjzKII6KhYRXTVq2DIMhGmWQSEvKR5EAjINGcPImdh",
-	"KidxNhNRmwWGbwRDY5cYSR1WYq0JbRYUZDQYruEw44cSHh2MZFBQ9QAtBQFR9QC0I8Z14AT8AHeOxTkW",
-	"4bTNAmBP2vqAC9AVdAB040zluB7NunA5pkKXTgbVLlC9BWPsmE+5EqiRjWTF1sJAdGizQHNBPfW68gAH",
-	"Vm5E3+FI/pzGUj9gzgvYqLsDtCpQ2QhjYcKxXhU2giVXI6mtywd1FiFa5UiO5KGk1AolctYM7rfEfS7I",
-	"ZbYFPCnAICvSmslRhwiG1TswiTxjnfb9SGIMUxQxTr8fgA6cxICwBBUKZY84L6KyYLT2SDaqCOc1VhYB",
-	"GFFUYzNgBrpewZG9Btw0fmfkRkApyr+jMhuNnwj21QaTgSkvhQWbQjZOeRZhySZKZdPgoIRQLM6H2oOY",
-	"6xIm8kaokWyiFOU6jvWCqU4AgbTymBRLeA/B0LPWt56P5huCLUyethWgltM0sWCBhb4CtOmQ1YdlQtty",
-	"SiW1MLJIpSMZ54qp+D8wFuhBsTEMIyJAFfRaY6wMbY/qR7CrwrZFbnK4QWQFI8nZVCRJalYqkZ0JU0IC",
-	"T00fSFRsrY9WUwWEm4yITZ6P5IzsY0KfcHfgs5nSsXWJULD7XEiWYviOY2rDIjK0bLKCqeFIYlEd/dQy",
-	"i3Oq5IRTdHzP9329tknGSyvJU8aTBO0yerCRzNMbgTaxJo1KprYboWHZvsvt2PrVFpp0cR6yQBbmVrRv",
-	"LjJJ5QlIFEVqh9CQ0W3RQf6yEAsgq4cuURJoRbvTl4xzwBPaUIvHAqgvUxLlgUJPqd6YmM3zB72qZoCy",
-	"UkBfekyDmd8ifHTEdQfBhr1drxGStNTvdD0jx/29Ks3XiO7733ZOex8GZ7sf9//auehdDq52GzWJ8qUa",
-	"WIO+jVI+Xbx+/RpEUSPJdwZ9300iJsl+deKz/sedv+5d+Jfdq/53O9/v/eD/2G3UWMD0PDP++vVrkorW",
-	"6AKF0K9WpX73sKq05Y0o8Ni5rYL9VcXAcs6DXyf0hUZ0rZkKQwjdEqs4Z71qp+0QBxQsa4Ct9QUrsqJ9",
-	"TRR8iUqWjqJMCg+0xMbnc8EzhXq5B/QlQ/6BNltNWmCFT9UmFOgRZZWit6JRfJGsV6PCqSfrcI58F2rx",
-	"rsTUNio1tKeV4z6XwvXm6oAoxdzcFgU8jMUIdr9LIyrk9qcpHlrorzfFaP30AP1Z+v4N/U7JSIMR0ED2",
-	"vtTS/F9gfwxFCdE/G4LzyKRc3YroDJ58QWPllTVAblrhOnUE1+2cu9VK6iDU8Rj9mfa7JVWSM+6UL1FI",
-	"/xAYKQZl2l5MgsorEAXQRakDk1/wtqkQKN0Re+0uAQsHrpT/XMZyw+07x2KXuFnTPDKFxcvL+gC6twe8",
-	"KRSOgGtskrZaULM32NF1RnvtwU7ZmEjSxnrTSS2Hsmm1VdsY1pMNqa4tZ3ORzTgcsVEEwnQ2i3PM1TLR",
-	"rFrXSie69GhAFT2DkSzqqYCgSPWEZjyyRcFQGnTq0VLdqnSJSUakB6Z3IgMBNhfyAEVNUjxtrUjgoVgO",
-	"QZHsSEtHjQ7VmEUilGdLmDYxvSSWLNDVJwOP6Sql9itTtjRoDUfyNSsKeKHpRGfYBEr8EugSqqYSIgtu",
-	"2VdMiV/YFrO1idm/sU5wMJKsWsXX1M+Fz3aEW6egb/HlVkd/7ZFDuzSWfazjvBuU6osGbdhIoHiSB7pK",
-	"b7mecTopRjS6S6mWsFPvF6Yn/2phHHD3ogvNOhVSXykWoDIcgAKWoTmEMa5C0mTx1WWsBFw/lr6M7wkR",
-	"g1JN1sAzSheD4y9VXA1YM8AomgC9SQFVPHN/Jbi9ph+CFqmCzLHo2f0u3TLFdHLll3G0YntY0zJoDY2E",
-	"qZdmqsFzCfOYUBqrQSYPCP1BgU+B514r/IiH5hw9gpFtFQBr0ZOQZQofbzMyZJjAHX3ypkI0FSmNcxjJ",
-	"lIUDoTJVws4eq5qlpZlny8eZkBwaAIZqBoAcU5FEQ5ZnCxHo+BOHWlD0Op3nWPAwlQFrKp1W1Gv7OpSd",
-	"0vKBvSpUmIOiADgAQFEJk8O8mihlXEbpTIKSTEMPq6WumZgBDYlANY2pGLWFpVVgWYEuFLc0hNESW2ye",
-	"kFUB1yGyOI20qYAneSmwiOdGvKcIIjzcYskBiqQ0zgyoogtcsBisOjzUOwtMtp3BE5kywTNkZViAJM4V",
-	"7QoFamCkhP6H1qRTKQLt1OJ9pYx92BRIAAhCuuHRoFhsVxsey5V1gwNb/psJmYNkbap1wwZh0zt9GCSc",
-	"8oyH8MArt0o4qdxV9xFs+RncH5b8hl5alQEuC2Cjm6LhrRpa5IrjJvCyPARFXTmRTFG2bkRBJNjhWMuP",
-	"jGsIpgLLaFyRqRRDQxfhx5FcqcyOq9LhS4QbJShIJxSbyosCwXwkCZlh4bFUOddhNmSKvllkgNlkqnRq",
-	"END74h7zKlseGaadtSFqyfKApb3oUzNEA44KEwzQGkQBWpr6qFcO/ivW5DLyCneP/g118FSfrQ4QhCVH",
-	"GV+aZISir8ETc+0rzQ7q1HDklJZdUR6FZvO4L8tW4aiNvIhCDohbQzx+kcWTWOcFLXlySzm0lQ4AEexG",
-	"i0pS8IyUf7M6NhZJusSsRjhywanKb7rKgrX1zXnV5gMlt8pMQylEqTQilmcsk5oYVkbWhq4n2Q6O7MyO",
-	"19faC1Y4Yk1lDI1/XcC/9+nSgceCMDrAQwb2tqG7Q4IRw8Fw7/Ust4mDKlaDZd02GvcqHJ0CCw3/a7qc",
-	"r1U/h1daTA1LPjAeAIdTiqhq7kRiXcxmCQmIcLTrfy7fREIFeUqni96GSq+ROoykNRdMJFakK6QTz5xw",
-	"mkUiM0pi5EAG2m9HsojYNSMgj2yzlftGXHLEJEdQ4QrRkcoMK9YEjpguciNJ6QBEWi2h13JKHRtA/vGs",
-	"/j2S5UU8A9Ocw6rFNacnylNZYylUqiZySxcVK5OcMpdDD3XRc6XuDk39AVSPWkbVMWzVkce8kuLUecT3",
-	"X6fA2lYvtUVfsLgLkUnTZ4CKU2NA8wL7SSkMuWfNY3kDO2x5bqMSJ6AZThNrMuZTMWs3Ho38WGl/UQvt",
-	"Wus0tknQUx2CaGpskda52QJdezy2gGNtHAHGviOfs/0gzMy4aQydfV68S8KfABg219DK5ZWJDf5oH63I",
-	"Td2rZ5o3TFORtbV2VvYdcr2EL4DFat+Sx+yZ966NrOhusql8kT5APkvlDXIrk0yBrM4zDWCev3Z9xi9I",
-	"TEp83lKWQm7WM5rM4lhZ6ZoqZBk5lFy1Ok/DIUQHVgzWI7Fogck06LUsiwJTVD1GMk9Ty1yX0zgRZVwj",
-	"Hq2XZYInKrOMpCNGUwKHDgzBiPlZfJORuOz7na6uUiJTzX+NVYpO3NU3/5BTB8gRpmNERTKhLlVVmwYu",
-	"0Ctuosy7cNm68c4j/qB8/maOkT/Ymeepe7uEp+vNxTCQpgqk8Ta5e49GWQ8o4qrSxueF2aPW7d1jKXUG",
-	"qiM3pfdAokFxxBGHgmHRiAkEsEKtAygrMqB0ZwUsN4BBF9y19GCWVcmgokNqQFvTptiKhSViTaNuttos",
-	"QJYBelcwZFLE+RRr/MjIXUomliU7Emkg5ng0gFHzw6HbocGKV1jdBeMm0oUSxo6L8oyuloCpPyEwJ9hl",
-	"mwWJuOHhA5ySRUiNdxoh4XTVSGIhcXuyhV2LtPmCn+MmbBwcgM8/lZBdbT5lrw17acFRocS90pPqZVCh",
-	"QlnK5NaRyEurxBwzC0pkMtggnLtWg9KbFTo2F1JpmqrWhfEZ6jB0ARSoe3mBOgcR2x3YzhokgR2MZEB1",
-	"IVBP1AKSFiAOWKDZQ+lHmaIp758KrvRJYWCZ7lKmt4bwVOlY9lRoeg9P13Crx1oaut0LV8zAGu+tHFdS",
-	"NJAq22ZozzAcfofvPIGzGpnMaajmWYISZ4W271halTa1cYbhHylSTYxDyJFI1TVkSwSXLE+XPIvYNL6Z",
-	"0ngjSQO22UfXbb3KtHX6ouvBdMpZGgXBip9OzGz5rq007ap/Vh5YkX5XFaBCWSvprqs0ylshbq4dr9av",
-	"6lh81xqc0OB76LgOWJTBXUiRL9NM5wOfCn6zQAPfscyzdP7wSo3kL4s4vJUUuT7P0miB2aqtqlWY1RiF",
-	"vSJ6Uc/zyrVITXiYKyaFAD6Wp6ZtU95mZ+k4jXT+MjLJkdTlhbQ9VzkmRuLDpRqztCcxw3owOeP5SLrO",
-	"gIMVIeBprhKyVZUo8CuFrMA4QrQXRDeuNTKCkV7Q5KxlNi4fRjrPlh4y3ATgl6QA09VISwJISVGaKo4K",
-	"3bO0tWCoiwqQXqM8lrOvnuzZQddG2bnzbyyg3VyrgP3n/4VG3wMzGfuKdfTd635/OMKNkELFio7ZvOQx",
-	"kSihG5E2c/b//v/+/2uebLFtcqWtTNyC9XTbxXb1i1+xZmWof2NNs0aYqNOCIYoBW2ZEPZbjg/qq6p+2",
-	"Dt1AxTeS54usBDuvyMtUcU6VvRakfBnvj/UBu3IAprezNa6sFR+WsxTjuXpzesnst6z55vSy093q7XXQ",
-	"qfB1x0NmspWnW+Eiu0MQhfku3h2x/d6e7zHkAKBF4L9ks3JOwpwmV2yPjeObLSGjmFy6uvstNbQMyBN5",
-	"fSseAqqHmImEm6aYFiu1eEC7n6HLT0el5Sz4FV/5vP0rUWlY+OdtGnf7V3zsc8Caon3TxqM3/TL4PG4j",
-	"PWuradA6YFEaqu0JjzO42PYs0ony0zLyIL7AOPiqdrrkaZrUOuKKFf1uzn9VHIcxX2iGT+YA8jMh4UKw",
-	"wUMpp3I3Bt1ovD/mu77ww9Cf7Ag+2d3ze1Hk7/b7u7wzGfR3d3d7g0nUm+zsdHb3u2O+39/x/XCvL/Z3",
-	"O2ggcxBnlXV8X1gkCnqaWx9RB03Sn2R8bwoulCNydva7e36vt7P7bMOVnm+NFc2em8RYGpBj5yLF9vgA",
-	"FywwDKtcDbphvn7ceGloxfrC5rb6xFKLyuW9955tgSpQ57Fda3f/rXjAkgTpbJ4JpUSkndnphH3dZc39",
-	"HcLNFl5SKdKlfCp7vXDiT7p7+zs8EmJXjPfGg4nfmYQ86u13ut1ON+z3doXv7/bEfqczGe/7frcb9cTu",
-	"jt/Z64V7YX/cH/jjHe7znbDHwx0+2N3d4d2o4+/0Bx0/6kxEuDvYC/e7nTDsdse+6OyKnR7nk/44HA9E",
-	"tLPT8/uR2A8ne/7+OOru9kO+2xvzcZ9PBnxH7Ie7O7w/Dv19sbsjuNjb3++IyUCEoj/ALqw8z0UGJ/Xv",
-	"f/e39vnW5KdfO/vdz/+tUZe/Zen9S8vvlgK/UoYuFhKApfXo5atEW66xNZleBmsSUypjlgHQ3+v19rv+",
-	"8y2hltu8uN2oLJVppuJpDyDyoGiRUMQjMaLHMKFgefQ8ujO0VKsJaCW5NVFbCwpeENHWTWcrm4TAAR+n",
-	"CHaqzYlC9rG1qNlhzf7eWtR8HC7qoX1/pw7YK3qPoaqey8lKlKfCEBxCaK/EgGUJUtYqJfWZx0V0JQZ4",
-	"eywgAVJrY1SNaiukL0kxo++CR7sXOO6aPf/RW8U1vkSCMgWSPpaiDIztPr8mReWZenltmPxHt7AE9V/S",
-	"Xn8KTjxgc66M+BnQvEH7GbnSOPVFPR06lKWIkZL1gR2ySSxJySsavwY62RJ0DgwNSOPIGGVJ69cPoBUJ",
-	"37ANsXW4le2fHdhQETL3jiTaJg6KkA/HMoHSn6CCUoLSH9y1tGqlPbdt+NODvb1GMfBLmhvJioJ6e/lk",
-	"D3TxVO2tKTaNhNRIq49zN7eZ+a9fxjWelxRNXtJnTvS0VGqcxiRTl5qub37vuzSOLhZUZ9Bpxf5HeQRL",
-	"IFrk8VZutHzdrmeOXtTJv8/xy62SACfziAxbFhgci5hmGC5mbCYaL0ZaiQRV6es6AjvJ0ppEqBKxpMo7",
-	"1ERmskiSMqWEAYJnu5GfR1UB1lbPpkJ1XijZpM4Wa7LonExyx/NENOx/VxKS5S9On0EE38KyiBa+KjXM",
-	"bbpHHaqbqHInmz+WpsJA+x+HiH2/ss4KtfqTaNJzSNF3xg3yiEeDnLGUSW7ceqRmqxRWTGZnHSZcINJI",
-	"8qngmjDbOpKUdp+GQtFBqQIkhs7Venq8sSBvIBUARMM5Brlgdcu8UklGFwR08HWZSl0EwJWpYmMsONDF",
-	"RNEGVrhcxAN5V6bxzRRty+cyoVwWs+JVd0xTpiwoUChoMQ43LFQuojb7JCORjeQ0lejfQb98rKtTUmM5",
-	"6peDxwJnpZyzKJx2kZije1U6zQDKMft4JxS/ONEOJ9fPRAHLk0yoKQZRYyCNE+OPwQbYfCe9E+ye7Obh",
-	"FFMHL64+sm12DzIssudYskmC1R1j3cSFdju00E5m+kmChTQL9lLa5lS3DjT1Rh5E7o0kbOJOSKYPDKhU",
-	"li3m5I6dx+FtEaLFc5iBJSkADa63zht2YhYL4FguP0Q7xlBrXSaylAEx53GEfhKquoqliprGjJqkdyJr",
-	"zyKq6Pouzdg9+4p17z3W8e8R8Du+fz9kQTqmCLbAgBAeVfm0PSqpqvKRDNSUZ2jE16fOmvDHV0WSBWYm",
-	"+v4B8+lk76ldQHonRrKafKGzQoL5tc73+Yp9/PsP5J0QXzGztp+QVP3A/udIvollOot50gxooYHHcEWt",
-	"NgsmCb+5gZ3ECtN5aH4uH5wJsJMnxq77bd/vsG3WY803qZyILEtlXCSS9Vg+BWgE4tLCoBV95Tb6Sk83",
-	"klQNOUvHfBwncf5gc55xCg9r2yBOwkUVIYV43gi0OiIfa92aqE2iMpQRQWFyZH9RwQHtVCtVij8UlnkA",
-	"/WWaRbXWcPtSvUUEHbw27D7hN69UcQReMXKdiU4fRc3Aj1wDs7fgjDtOU6ByVsaoYQXHeDqOMO4qs2ih",
-	"Mqyn/fREASPj1cQuE7BtCMy0ThcVPEqAD3TMsspN6Y58KpT4gnhRGENtus58BeV1VDridySyJx8PnMwV",
-	"Nukr1WDAFRYfNlZ405dpT9Osv4AfzwHSeunAJnOsCOJ/ktT7JSJs5RxcTQ3FJFx67X4xVOaDaR27apjT",
-	"XWUJ9imuxqRqOgWm4ZKjGN6cxZLn1K5qxlHuwaMTSZKuPTP40SzBa9A79Y9+jOWN82S64cm0eLIoxPJw",
-	"RoVc8Bw+e41UiqfY+t0FfvY2P+wu8dFn3UX+BNfhZjisaoI2/uv3+ylcSbfitKim13qMcm/qc4qqwZZy",
-	"XRAtxaEmfCySOr9ijC0mMPEQKImuR0N+dJv91zL+PDLp2zAUetp4OIJaFmJWuSae3J68vCmyku385pug",
-	"VTu2Sb35I2JryVlUyuOupBCvZHHrJJ3owJbwd07W6TgAcnA1trkcxWvMBH94GDztksLgtWWiWUQF1bs+",
-	"dGTzmhjj76cpdsQthi9FBrNm8PH88opt33VsVMB2Of4YhEedk1qTS03hUdpUjQFDsSyl9RigPdDBNCTX",
-	"1ae4ejYtbkPaKtaVJ6WlkhHKmkURa5kWe3Sifu3d61TbSt6qqc75zxSZaTHaMxnRFL6HcZm2c/rvjsqw",
-	"VRzKzlXTMTZWpege9Dju9MtOvJGM4ps4V8M1kOwxniz5g6pWKSDAqSWnQx0FopEFt6ub7ZdrFCBUjKSt",
-	"RBBY84xji1mNkPQa5oVH7CTna3a0nhN4jvLk9lMpUp+x1Wm5nEJR+aFOkK8IQJomlAlzrfyDYZe6z53T",
-	"ULrMeNcmjZ1iXDmb83yKtSs8ZlZRszvQ92d04ECHdOWXAxbfyDTTGW2MszwOb0X+JYlm8mZRK8Vd2TZ2",
-	"7NPFKVAmeDZos09KV+hFYwwJIrrYDkA1T5JXivrrUPcVroj6mDo8ZkojDCbFcRyUt+M5vfReqZG0by5j",
-	"qSgwTEc8akMUl2yee0xQ4z/FJjxJFFYl1bnaI1mikrpdO1EPtyn5zrNEgeqFsqa9UFiYaL3Ydal1SYjl",
-	"m1JY29VMw5pBfnvdbrcDj6lY3iSCLZTwWGfAZrEEtb6FFUmMmcy5EK/aushcYp7eYhxpeQeDTre8hZ3H",
-	"YglgQ7Uo5tRgK+/25PKc9budXRamUaVxPZVddOMaDrf+9tOvvfoAHlfgWK0lhd/rIC3KA8JW+jK+ZwJe",
-	"9KwuY8pthUka3pYj13QleH/wJUWlbAffOhsD1qDliUW7w48nlZr4iIHXcEhwMsdXVydnX18fnZ5fHr+F",
-	"qY3y1nijjaaE0bFy/OyUetRm3/M4txiPWYXaMeyUsRfU68z7o4qyoUkZsefk7PLTu3cnRyfHZ1fX7z6d",
-	"vb10pFFbElm333Ga5KDc557KE5q3HcGDn53jWsE9OA1zNOWyziv0runSplabndnStg6C5eI+f0JadOG/",
-	"NnINXcCjFSKtE9Y5iWJ/dahYHES9RYePEyNVUlc1GFN5LIpVHsswL5rk275nmQh1LSsb1o9+HfcXHMVo",
-	"l5YdIn6QM4CcLUhv0dZKAjXGQAerMBIMmSn2qYOd6ba2JjwE8DcIZX1MkcCSBSNZWf4r5SKfbuqEEvBv",
-	"uGb2G3t/dfWR/YYl5mDo3+Cnra0tVvo/fPnm8O31xfFfPx1fXrHfWN/32W/UOh0kmG8uz888NolFghW5",
-	"5zzjMwFy8ixWCl0+poJzhh6eh7mA57D26gQ0jxtBxVc5+16ML1NkBYv5TcZhkTB9pasuLqHDfnt2b93y",
-	"aKa7bmm45/TYrWuw26I5rk6Ovj2+uv50WVmtZn+a34FCyJNM8OiBiftyUwGzEHe4uv2XR4yVDotCGaNg",
-	"nKVhTs6+Ozw9KYYxPTBpjIMaecc5TAPgaaZL+2maop/Wy4mxZZ4lOI5aSs9d03NDkHyUCFrlm7k4frdy",
-	"cqttCd1y8ua0mnqdnr1ybDJ2l95iws2tkAdsDPxPRBqv9NTnFydfn5xdn51fXR+enp5/r2fvGbBAQ+Ar",
-	"xc6z+KbIHi963c35DRIX+hmHdBqN4lh956g3tBstv3xx/uns7crr2mgvKwPQUkrvH70/PDlbeb8ISCw/",
-	"fXpy9u3qWkEsTSeTOBQsieWt1sOQ89Yi1tGni4vjs6Mfrz+cXH44vDp6j0Pu66O01MnWuYziyURkqqC/",
-	"RpKmmeiohYTN6ZnKYoIdnkonr7SgA1Kj4kisNjHQaHF+fv3h8OxHuKlLZzAV3+elqyrzTboEHAFv6fro",
-	"4vDyfWk5xhU5z+JQOG0jHVdk0QMh1t0SccSjw8v355+uVgCyPG5R1MA6wOGsyDOLp4ekn7rTc+PQZUl8",
-	"J8w0Z0fHp2tncc/QDKTTq3Oei8K2wZMkXQJQOMdxcnb98eL864vjy8sSABRyW8U/fICU1lSzNC3qw0yY",
-	"YY8PT0+ufrw+en989O3120/HlYvXaWYsExz9iJT1Uu72aRugHKUyj+VCWIC6Pj35cIKY2u3CkFQ11oDO",
-	"LJbXY5G32zN+D3941VZQ2tmLuia/B3HZrTeLk6wyezvbpi4ZuPaEkNDW+8UB310cH78pN3G1I5KhTDrN",
-	"aQiKeW6sKXqHJeyL9cZYJGZpmQfBRA5h3rRsuAzkYjrdb4LFhTLBlRns4vDqmA5cj4bAkabkDaT2oIo1",
-	"08w0HjD6O1bm4kxN0yxHTmxIz8V3xxfXxxcX5xfsNzZACYVLtpDifi7CHHMvsS9tqSUvvrvaCRdH6JX3",
-	"V26C6za/ZfW9bwHqTNNbnWiuyU21PWxpOm37NG1g2fousOZR00F2bU/Yp/Vt1UFOQIKG1E/G6RgbxZHH",
-	"4gnj8iGfIm2pa8Sq292MGh8wwEeNGrDjssnV1KrotP0he4r5leTrJmWuUeTL16nJd5A4hFzMtu54ht+Z",
-	"oAjHWMuMrTaV4gBt1WSohUVjBWEUh6umWpOngUIyaSM65Al2PpKBBslgrU3XXRaoNG94ZIxwXkNb5Y6J",
-	"gTa8xhVKX5+U86H644m84wnGh1mbnunwQnLJWZofUpHeRqkxu/1woXMZ9EcK47cfT2N5WwxuTBsfYjXj",
-	"eThteEYHP0J9G5aVph+4fHgj0A2Ngx8RPW/YAuilNVFbw9JXFN8oP2bpTSaUaugmarMYln0i1QIkD7iv",
-	"d9r9/Y46PrmtzvGd4jAueC5wBEFnBZBOVoq6Ru52wyfS1kC4IBaCDvO3C/hmpTX7T2vs9o6uBEOXVRcY",
-	"qFANik8rP2sZ3RlB01646xVZFa6wkDadT8iJnc8oDjqfQeBz5liR3OBkqyaZkrgEZ+UKP3DHq6ILfluV",
-	"NOyrjqBA8xFngOtf4Zhw/6tcT79WHJHLX3B/BXsAGFih+M4ZGLUQRqkKHLD7KvVGfwxC19oWlFYPr7St",
-	"Bv4E2h/Sek1OPBBmeEQdhrD2MQhaCUBzi5xMIH4BRaOUl03WtFXgK8xpP6aLQmt2RPk2+5gIEI2RYhfN",
-	"67EpuJXQQ65imTq+ijVmtf9CM9YTjFPV3iVPNE3p5iVPNkxpglXfqqQqpGG3v6LIulF7f3enkscDzfUy",
-	"T6LVyP5oc6uL4s0a4C/29krpXoZxNKzq9CBfIKm/FxEL/tIJ2u3gL2eBU4KZXp1yYO2/LLjMQcQ/Yzfo",
-	"4zIGj0oLp0bIZ/Ot3b90yub/rv94qtx7HQ9V3Y4JJ7FFYDelGod7vUkYdvje/mAQCbHX7YQ74Y4/3tub",
-	"9Pb7vXHU2510or1eyMVgpyt2J5PBmO9EAx6F/X2+LtV3p1/vKChF8tTHgaDgY4tyaqDFhjPUcV+VUAlL",
-	"emBGvg7KM11pUAb/dHFaIT76vcawMVfXHw4vLtLBXf8/bsa9nYFaHvZ+OFY/x9MPZ7PvPqXJotgBxU+t",
-	"0A47Wt1OAv1rAPIshTroRv/6h2oxy0537zGXzypBoJU9lSCYBdehyOlG/+UK7QKp+URiSDNK7VjJhmTH",
-	"V6qw1Ftbq0KxWQeG65q6McVloKzGYEdF6Hi6lMYZ/5RAiJFcHwnBnhUIMZLlSIgCV+b5k+sNw5MC31bI",
-	"fFHUU5tP1hib4PTw8aL/Cp6EsW/ij6ivmTLluiWJoirB7D9Elh7gxVCYAb1gNYcZVm8iCz4Vga+LJdZG",
-	"hEdjasnHRMWWltS55WnPk7Xiic9/roFXp/1SDRG0VpQoVvC3rkxhbNkzfNmwMJQfmhM0w+Nts+Dn9PXr",
-	"1zxoHYwkZzdCAhsAVTqJuaqJLcCDlqT0aW9KwTmMFBCNZIlIVQGM5iwThV73UT5Qrtu6trDuK1Vn9qm0",
-	"Pi5lbPBMOO2HKpn7mAOw2ReLvZFXvbGbFnu4dm2s2Rn0dK+hTnvQuz9gHd8HEO60ff++0nposLnch1/r",
-	"Jv445aoGmAJtkA2G1LQRjsW2DKXS3uYRW7/poNRIUJhK8ulkMpI2BGnVYUC9ILXZxprXrO8OpzchNSyW",
-	"I5nHCNWmhaZpeYm0zxa8IkMyUEGyWAIK2CUHKKxihyQAdT0A2oFXdoUpGA9F2ULnrrJY6ZCskXRj4Q9s",
-	"Q9XSubVttnepcy5QNaRlaKfJyz1BONlkpziQCbw6qHjSXylrPyftQ/1ThdTptWOc/AP9oc8J+Ygb3Lwa",
-	"zoClUZmKI4EcOEfXxTxLx0KDI0FOpkFMsWCeAgAUNUeBDgaVIj2/NtxO/J3OfoE7c1Ocp8Q68nV8TkZF",
-	"dAcg96w+MkQHhYhwmupGyEaBguV+SRJFRWbCZT9VZKrXJ7BdPVp01oSs/c6+9ZteOlzkqWnd90hz9sMV",
-	"47rrjAv0q6oISUyzZzRm36yvPNK2vXLaG3Q3N0q/vqU/mY3zFJshAXlakfqzO5HpEjoFKHc7A28DcKd1",
-	"wF0a6mUCsley4LXhW2Mp+ZwIaUxOsuERGIizBt+CPLBeQSCHxTu/H4HS341AFwLg6Y34L0WdZ3addLuZ",
-	"rmbIldBw5edZeidm9c0WKQxNSwAhTxKH3bMm9YU2BNDgILAobNjy0Hpyghcd+Qe9kLokuGf0CijVVym6",
-	"YT5J9qc+Mzql4cl4g+89iGzdCWsTZv1vX1LJIM+TL1nlupLP3zpyRa0M0hqyQHfRDzwWGFEJ/tauS/iz",
-	"6D4Mn5JU5fSt7goNH+7SOApK2vNj+jBOhbLLQ7pgUVqILr+r/X/R3r/UMxkWjd/pNRft/9c1NnXqDhRA",
-	"UNfm1imNUkCZi30rtAj2c5Nu6S9BUWq/4eHtOUaTkGfKPrAVz+ZpRiSLA5tr3MT5dDFuh+lsG+U0lS+i",
-	"OKW/YaztGyG3MSfisyV6FgO/kPJZPOJ5DtRBVdMVn9KavNSq5xnQHYkERMgvefU2rqtZ9SS0GAuE8mUs",
-	"ERvSJAGx8M+G8TFCwxL9kWYNKJZjjxlhgozXhrtf5xmXivzV66kYV2RRrPlJH361aM/jRP/CvPpQR/Z/",
-	"F8WyAAE345AvcT/lC1WhX3/yhdm1Yd08Q6DsyhwKhZXkH7+dZSyvjTD0BWel4VeLCvDnf4gsvYav/+ST",
-	"ISDWC2l4DbOOVRpcORWNxnUE15KjSjX1Etw+if6K3NLIF6e+1shTIb3PFkbqjUVPJWe5RhNtT/EKe8h/",
-	"EQPfYHlYx57pCODin3StKFx91O+88K06BK7magkunSqPK9yyplOXpenOeysEoWiRtaJS1bW0QmPBl/DO",
-	"4tVxTSKPTY8eUoFOU7AzwKbTqdwCrUL/JvlMOKU7H6lPalowlJZeWY63csJ1p/ckCClu8eUhZE3JTFPD",
-	"D82spmW8TB5svzeMs2/X9AAu2UafeZ9f0jr2S6tfOtmTK/D7rJoagLrPlTwI32uEjj+5Lp3u+vV4r6/1",
-	"BUA2lb58KSZgKkv+A3EBs6S1bMBRzormLVT3pFDGCHa8FbR5nj5mggNfkDbYBJmvdX7MZc7zdTWla9Jp",
-	"KPk8TZSb66KWcR5S4QTbVyLOdEg6dj5x7IhBueQgNqGOFUtlG6sK3RI0LFOpC+5KkQfoA9GFqUfSsRxq",
-	"XzJaC3UQUjnYHEc+qPkB06OUHkx7mPWDTmoRPVXYKk2qES24xpGs3xV/SNu7IhVKsbiUATFDf5tMTXgw",
-	"cSG0lxa7udarv9Y5SPW3vppYVd/3lJyrjWGn3/cfI2GyLtiK7njLuXUTAHDApLjhcIxOMTvtVaYe27VW",
-	"3ToRBK/8Gq/8j7gS8sRVIS5aCAyVX3L829OJEBitHgKBSkR0YwqKlNcYLUR9wGLNFNj02CZTmPyJg8Jt",
-	"a1IAbENmuaYqWWkJG6GjtJBXigoG3vHk98PIH+BquFrJsq53KWjEusZHaupPTE3/yBK9MRVOpHB6KHNM",
-	"vUHMUfWHbSZ7+SqwK4QCGKnxGZfXruu06RSTtubut1QS7vflW19VDffoQGM0PFn2Y1sOQMcYOGkdxp5K",
-	"TvFb4PBNKsuBsOwxa0cFgk9lXjEOF11/Y5HTTOiOnsbyxlQXIdHr923te5OEUTgVrbt/zuNotYJszWWX",
-	"Ib0KfLXOIyPLv6hI/uJ1nnVfXyI2bv3mP7AevZUlVmd9sTZJbj/EDfOVvUkvcJ4d39eMQ9/0QTUKhetO",
-	"lwRL+mGSZA9WKqyigucu2Jp0NtaMMwrNF/mUShT9eU6ll66QratjO8Knc7IbSz8bu08V36qI7ADAWizW",
-	"+TprExOkWJrwhbmQxNiBQh64FRHDBGN+UQAHGQlJaBKrvBIHsEIgrOe/t9vbca+0kUXXnb1+t9ev7Mq+",
-	"0t3DV/SuqIqH0Z4+v6yx4E+FtKqvv7yzpzr9HWjZDCVrAUNnaa0BDEvviganK7Fibp1qW6cLaFYFKkqE",
-	"v9Prl+mzrTyzv7e7Z4joS8TN1wBbbx2wweT7FWAz1tnPf1CblGfAzHOsSP8AwGwj6p4PzO7Zlkver69x",
-	"hjt5K3IeJ4+17KFYH0UYQyVdsKobx3IrypQ2tIXQbaL6SMq01ECnaLnebfutp3TvWd9fMY5eojOSKzlQ",
-	"YQfTMB/NrW6vAmpwberj6f5J2EYdxF/TP92pwAl6ZXonsmUW57nQpU7/z24XtP7wrWqG7frtZSAdDcyN",
-	"U6HVP8Ew+4cJNhTQX9/+ItYF8XTHeDgFEzVMdXVb7X+1NvpzWhsZC3EtZXWgYy1lfYfi/To5QQODbpBO",
-	"4mKU8aWqqg5Ugd+JXB+OZEDtkUHveM3Evzf9NvDiHfaa5a1W4CYn8BzjLWfKFmRqs7MU6xWZzm+VbI9f",
-	"nyVtgoC6W8aWiuxakg208X5FNPgv1Fl+N9fWe/oCpr3W1rAWpk7WewoxE7ScROmKb88rQvliLbmIBi1m",
-	"M04hPhubHj65KxaOSn68WmvLc52Bb0Rt2KntqvqEQCbqOlZHT0jV2LCRyzXeusLpNjSSR54W2Sdt7Ykb",
-	"akEN+CRW0zEcXTIVZkJIbyTHIuQLJVbLl3C0sWIrIhHVNHGhasKF8grCzkjqGFSTpgYvbGH/EmAvmJ2/",
-	"sZ1MqUmPbkhjmsqwoqeMaXhElXDGulIO7LVVETQxfcg021dFLSRgEo729U+VcbPq3jTgorHpEZHdK1im",
-	"Nr+22Xf2yMjtAFtFqEoLdTXORpL6i5scZqcNALZRcs1sptIiuleofp7780jyJGE80f2pcEI4yHEm+K3u",
-	"vGQK/+gURHbD5//SI/6lR/xLj/iXHvF/vB6Rz9/MV4H9QuSLTIIwUNRxGXMVK5Mg3dzf9X2dk7y/2/b9",
-	"/15OQ4afN3qBKYN6MzJc6tClqjRq2lwUDS0UT3Jsf+C01WMLhV3XWbPaE4FRSwS8Fd1BERF4xiOhszFh",
-	"QJ0GXjSyKG+xsbvri0Ev3N/d6Yz3d3a7UW/Mx/4g3J+Ee4OJ4B2+0+U7+77YH0T9QXe3u9vtdXq+vzuZ",
-	"+N3+3v4jNTBqhObLourG2grZT8qfcPO5Nr5gnsP8h1ladxulaoQALk7PNi0J6IL1pj7iVCSlAgQHTKbG",
-	"5xsrFsu7NLmjyMNVn3kkkPpeL7Kknkg7ueX6WSwA69T3NqFKMF0+ZOlkglnnOtMsT+cjqXsMkUrLJasr",
-	"Bm1KR7XZIbbQ0IUn0mSRCzbN83lTtUaSR1EmlK54YBFikcXlAjLwvPofw+3t2h50Olu1fsOFh71crkh5",
-	"KC+pnCrKHDBKqLOhVk9OnzM1kmoUmLX9KUzthZKLn8Cjto+R20Ni01psrRZ4x9YW2fgGPQXPp+Pxw5MA",
-	"B59cDzHw1Sk8wsaLPE+l5waVjaQJiDkV/E5Yh4zmlKAP6cCwUnAGBp5ZCNRMtD2S62GLvQRo6aQyyR83",
-	"cjhlR5Ab2YjAaxMR+LgmuybmsIiF2QTiRSFxHcii64uD2uDocVm6yEWbXWDbJDz+dM5/oe4tzy46NBWz",
-	"NSGRd7FaUK33maiWRy6JBFTNgpqEPBp3bo7BjSh1kv0smniW5pfv0GKFQzU07a7j/5RLXEPVQRmmRJci",
-	"Fq+SR2/r9qxUR3m22HuJVffWusLdVoDauPAFrQAtk1yT7Ew/0yLQorIhLdp5Sm14TJnndIrchvJ65smX",
-	"b0LoVTzZm4TwUlCCV/Eabnqx5LT2yobLTe+5Nuzf2y1xdQePtUGsWcITXijt9bE3Cih4wpNPfNCF1D+s",
-	"K6T3hJqQegk/AQov5vM0y9cHqL2QyZRKYao/IlYyieWtLrWp2i9innUW6z1uq7Xq7Ka2Z7q9WaGJ6ipC",
-	"Cyw2j2FgZDqN17TMDszn66K606qN1XNqE4Gqa7uB6/JLRtlvEue1VaEqRtRiMuoEXp1rJGmy8vCmx3nz",
-	"GW3DR/KZ9t1gnnApRXSt8nSOna70FyOpUAKjWvrTRR6lS8luMh4KNGfXFfefJGLpsbLVeiRJB4Kb4Wr1",
-	"KNosAO6bTibX8JMtCBXxnI9BVXXKto9kbqPWbJN+u5s2C3SNvGD4mH1Bd7FHM3rVzPBPZb2uQDEIPOUD",
-	"JsnIXjEMXDruhtfQp4amb9sFuiaN8joRXL1UcCw2PDLdx9l9tdhb1/c97DNP//fJkGb6xW/o011qcj9F",
-	"1aMcGeb0vQ/MnoIvKIqjW52vLmVjg3tW099et9xveSxPWZ+p+EbGkzjk2PrgBitBcmpnxZqjRmfU8Nio",
-	"4bf7ewP6c6892NsVW/7OqIGB36bdPIM74RnZf5ZxPo0l89sd9t9rdU9cRL2Qr21JZHAHGozW58dP1WMX",
-	"Vx/ZNrvHDXDJxD0PcxaJMJ7xhDVhS562NcnUdM43pSk5myQpz9HeVCky+9O/NUejNv3V+h//7VF9wsKu",
-	"A0Jmx8VNrnIj1MjCRRbnD5cA1IQJpHARQ4e/3hnAIQ1rVU9rVIE/OFzk0zSL/wPpztCocJShq9/TSbqo",
-	"f2eCBXU/GrdQUWs2Q5slELjxAwtqy84ilad2up5WClkcuV0n2uyEOrGYtmoj6fZVS2+FTmtbU3OXHcoN",
-	"Pa5G0m2FZaod9v0OCyrlwIMDp80U+dx0y4MiJ4tqIKaL3CsPYYqka38U0iQ0otHlFaV983ze+PwZ88Im",
-	"aT38H348IePFbCwi9AGLse5/0Rxn6VKJrEWGVm0rttjhnibBHV5MUbQ8Z8GvwOauF1nyOWBjYdsA2dqi",
-	"qMmj2hngcHed9gOfJVRjsrgZfRkhNuqMc31BlPNhcWrOs3xjJzhgfn/5C9M21pEsd8R0F7v9P1QcfdVu",
-	"Ayh2d0Altx/CRfZVux3Yis1cN8vcQt84NooYSdtK07TMZM/rmIkRPXN+I0bSdCZDQodh/eSEqgd/7Yco",
-	"Y6mDE3CkiBQFApd6E1XbDMJqyAWutytT07CuzbC410g6NhldCjTGWr3PIATFhtmtEHNFpjJMJcXHLvM0",
-	"4zcisP5kzjKRpNyadFEOy/mYZUItZpVC2tS8JPj6eOXAAmyHLThSCKXLqOjcT+zohoX3aXXOiemixFXa",
-	"MCyi9HWTAV2VUu8HsbtU+9uA5BlyBzWSZ5ZTmNypKA0X6L8tuEZ7JLfYB0y0ihUL0OYfDMnumO/0Kd8L",
-	"drTRpsOavcGOdvD02oOdFg1r5Rpyjjgj4kgbitaiNGO/wLq1MOJVDPdRjDX70p6p+qzQT7zI7gQhcMla",
-	"RNVgDcJQ12RN6OPwVrXZ96ZJlZbpTc11klxHsjZ8Ls6VSCY1UXQroXFGhCfqtbbcL9za5vC7ZhcOEBMM",
-	"x6CNdDrtHabgQJ1YP6HyeMZzoZwqiulkAnK9XquTiM2aqWQlHMAzCIAkSK1x0KmIO2RunHrcUR3VFuEA",
-	"HA9gCPYlVzORx+HQaYgGRBh7rY2kzZ3TV6gxgVFRX5UC3QQdL0ylpGaeBOBRrHh0x2XuYAcaItRIlnva",
-	"4uPfXJ6fsQAf0LVeuXR7BtFB9H0fuNfA77VZUDSOCEYyJi1Fo4jbpFQ3PgpsZ4ygdcBs1yEUTmq7Yazp",
-	"Yl3q6npgu+k70oLunIgij3ktYOmEBlxH73W1Eo+JRNU0+NdW6Vabfa9rMOK2yGSuWaRtzq3JWoYROlik",
-	"kfg/XLHbZ4wOH4snJZz0+Tx1zhHjTiKh2iN5hJCq2DjjwGYBnpzzN8ip8b1CFA91JV+rV84WyiiXI3lI",
-	"6foeit62oawHcGW6RWlygBzxNpYRqKsUAGcr+yMUjSQqEznWPiDioQ0tOX9A8n7X0el4sUwz0EHw0mYp",
-	"kPamEoId4VtJeoP2F2eLeNSEXQEtDGuJwcLgD1iWrv6GxbdQY8IG8/gmcECe5NfmK/IuFU3QomrVWws4",
-	"HlJc0vNRb1BD07/LVeo1XdY1HBzpUJl2YjUGgpFsVrHl65TaeN0IoEQpgGDBemaEhQC7ONRi1rKF/ZF3",
-	"6i4JAY7eZodVQwI3/T4qxgTPNhGTI2mE8dLpr3YRK5qIFdjctndDJzyShqQQBNCQAZ04Yke5Lx6cPN6e",
-	"fh6lKClo1XDsPDct08i3+MBykSQFZC+nMQw65XPcZCZ4pNpMF2BWOOpIwj2GOfJ5OikSPDQF0FYbBDWS",
-	"iwtBXB8jNkZoWzqKAhtPVApKa4K6dDD44Qcd9KYph6WqD9RyuBm83n4dtKhH3QjvOUIUmWSpzEvt/dBA",
-	"RFhWUOYPpyjmHRSPEXfFFg8R8Wzt8YELEcoEGI4ftGRkyMNFTcESYo9F5wIqVWK7FMyzNNfMxlY2SSWb",
-	"i0zrASC517k9ES40Cb7rbNPDhikaGq736rRymVFeu1sgBTCqdoYD1/cl5CTNQj3IEKSo168v3Zz+169J",
-	"2ESRmZMDmYDaFC7RolWwmpQejCSrr2fQpPorX7HVah1AIRdOZyS9UOMVhSELMjQWuSLh7/XrC7eGBCwb",
-	"dZigWqwjwNDLOVeY9l/mdljGmxZNHKHv77NgpT1YUJS+MBce6jIZCt5u1vLQbb2SLVwJMHmQZgB/0ByN",
-	"qg/WIMA605kwhItZ4y3SGL3bE6u7w1YLBZ9MzbZ+SySc8i1NoNLY1RGrknvAkJiRqbxKJ1j4bIp/tEyH",
-	"BqcOTYAFY4aFQJeL8snVmREKTkJkDemxDurp9/09IEU8Uh6bpwmhGau+gieDJU+QexzoCuvUlCGmuBCt",
-	"27nyEQdtCVimjdyw5McGAQX1YRqAGsTl1obkaOEekYRSrFfiL1jzlCJBMJTDY29p3palMrb/mxpJCjQx",
-	"ZMTBgwMi6tpKQV1AzWVjRXl2jFzDafiWL9ORHC8i4JieVrTHC1A6lY6rFxM4Ow3C6UIlD0PqH09vsd+M",
-	"9eQ36lL3G1oqbXvalVbyRUN55C/sNyOXfH18FVSaLB9+PAHBBpfrmTjHMS7VRB5xGyPO40wKpVrsN9bx",
-	"me2z8Rvr+jQfFQUxfWV/q0NvjwVvj0+Pr45LX2//SmWSPwd1NMH+uq2RZeWpehxfu05gBEb0IAgaaogT",
-	"q8u2MnghiGG4YmiuBW8R6Kcr6DfNaSFUKo8p8qqia1Jh43T4FKVLmaQ8wkPtlhYLKuPa1RI2wmI1USmr",
-	"fPRzgJcnXNVLhskCZOPf2KByMj41kUWXxjKFSbf0bBoOSYbE2i3jBx3dL+ZJHHKMK5mJWZo96K6wmQCJ",
-	"z9FPbDpwM9CjXhOyASFGP2J8swDJhMzvXPu7tHACGsa53ic3lIiQEI05bt0yoV7pBaP6SXAOrGoao6Ir",
-	"RpI4d2ZO06ChPieLXTpk0OwSM1+UJYCaK4wkN2W7Higsn5ZBRWpGEgmqXqvJqiE0oUWit5Korb5kr7iX",
-	"nI9Jq5lzraqA1qbXqYBfwEoiQdZapys7YgkK2FpjL2G9luWBJKP7tzCTO6yO655bTbodk9QzN1kbbEzd",
-	"bnLTj6o1xI47pMa6W9SF2IhF6B7tHPvzxJExPyQPjnmh1E0ddXfbTl3TdbJt6XY5BdPr7rfZoSxFj2Eq",
-	"BAW142JAUrNPs8DtYKpF4OBC5NnD1iHcvvbjLqdpIkyrZ0f6MEMCnc9SUH1ueCyxlxG6alhHpxKQsgzU",
-	"GwgqiXEdI1YSOBM6MOQ/WGDJaOtN6kWKale/3923LMvqoiCSdNr9dmdYah5Pbc2t/B2mi4Saa4MEDtpx",
-	"2QgMzF5r/47HWbd/SlM0ORE04HBL4G1pStadPNVeaSMjjkWu64hJzFEBtQfV+rFg0SJDt4MzSxEyHMJf",
-	"UYvFqhBnQGV0e8sGB6aNdvH7arPZQM+Ly0n4DJuI64kQ42GAwt8gojbT3YeW/MH2rjANyX9OYwkjFWfi",
-	"uibwMDha9M9SRr5jY55sm+vxhwXx0iEJxhlQCNrFLWGHqybAhAkjgPnLDdJbpIij4Yh0V7LqVc6LxNtC",
-	"2IOBOn6nY27G6qcOcUHq5xUB3+HtVjqZeCjboWkwV44yYG9Eq/j9vm9HBxXYse7klXpbMAr5xQpvnIYn",
-	"XEqbHeaFhI2pqwkAN4+SWAqmFrgBOC0YyRE96aTRNMKpL1eexTAN2foPS1IwLVkHncBA5VmQBi3ZPBOh",
-	"iArtaOXQy64/D2HYWJ4NFr8CYrFkij9gEQxz8Uj4JqZ6W3HrSB1Rrzk7vLpkaLUDDDEOFGWFAdiqNjsA",
-	"l5pgwEmWLm6mDF6FO0KNgwABDTZ4vR3f75DojTPEihomhzofsDA6x1heGG2VjKlczNeDe4/AndIxyCbC",
-	"ix5O3IpQ6K5COWkseIi6Kf0RDGGSAHPo3tA3Hovg+VeK/bKIw1sp8hZzKn3aJBIdmYQOGJwSQYw6TbIZ",
-	"0Rwu0XIzF1mcRjbh3RTZMUHb7ASOlye5dngRQ2I2fYzMVU1e5JYYP5Qx7w31voIWsz3zkH5ioiIzcQ7l",
-	"Sj8qvpE8X2TigOnTaNuvtL2Q2V+KI9QVVW0ujdMTLSFpAG/DMVNxotV48DZ/EsTYKONL18hDIgNxazim",
-	"srmSiHXgHoIipLAGcGurcbJwiJvYrnnG+qdZCJ6SIXfhNE2V0BzTlU2Lvt2I4MvUSKuIe1aoR2NgQRBA",
-	"FNW0bRrfAM03kiaGftmwL1a2sjer4rRlIOkC20kDS9KTlrg7cVeHkSPKoU2O/GiFlFmiA0Q4FipHc9gW",
-	"xQ0WeAUkhE3TJSCA8cgqe9TqlTb+klHEvR3Kch1i5Bz2c0gzuL7ZLM6vCQOClZwqC1cwnF5drKyRPJUt",
-	"OGUP36uM5Rk0reAX2jBodfS97dKIWdslpEKqUV0jrcyxxMFgjl87KPJiA9YsMIOT7zrL4juQyOxZKyGi",
-	"IvERB5MtNNvn06lIIm20MJW4qDkk4gOeNLqLSrUEDfZpFMHG26iXOC/IlCWpvEHxm8J92uwwUdiWvpzZ",
-	"zGRKiFbkNq/NZl4fSurkOXssMKGqSKBwdDdzHJ5waj/p/SNRviC3ohZlSvnWsVlpZV+sSTJfZWdqmi4F",
-	"0RWQTGEzzmgg7zJszJzjGHTnuGX9FbX1PKzAKSHDnZvGToSTY2QdANRyKlDgy3ELlXBL4+JNsNdwuuRZ",
-	"hMTClCJgNoMSD1QBOuHBfIefPOeTOecroWg/gMkdxGTj+9JOnDZzHJEeCz4aB9IbkV9at5KTZUsyRsU7",
-	"dOp4h6z5jszsHnrINEFE8m0DB6gXWzGeNliQ6VkPo/PPqz4nDQQ1HieEqJrY02ahMDu9sxUmEBIbIHki",
-	"aun4k8LG+XQvRsGvBr6Pfw/8HpFd5HzzLL1/QKeOuM+3p/ksoW4T+JFII23fCWnS3PCby/MzovDoiwvY",
-	"LwtYpNMqHOQzfZZx5m6S2Ag6c1ogQJEKgX5dvWcNIT5AiPXAAV6QTGPpGO1vqZvHg1gLXN8GNGvSTMIa",
-	"VhHQY7pIoTVqwsQkVrlJgavzurDCn/IkK7tXY4T2iMisWPVbeuKCoVuraXAFCl1FudPUXguSWGBCQ2cz",
-	"2DbWt236Kmi32y30FHOVOwUVEeCtzsopriIO4YJXwP/o8jtjtdM2vLJp/JUyOjseOMUPU+BeEodCUllW",
-	"Ss9rfMzSeRaLXJe6yeMcE5GPbMBdyUCL999qeA19o41hA/V93ZhL8nncGDZ6bb/dozjTKcZ4ujZU+Hwj",
-	"8kfyTtHEYyKScBnIGkkMsDmOJQtykzMpliOpLfaF/jWNVZ5mD8jJS5nFWsSk95F/kUvTmj5wFaD10OkR",
-	"P49TeRI1ho3TWOVvKBeuQLa1YdzFI5Q9ikHcGrYpELbr+1jdI0VbBQaGz1ESgxm3f9aNzHRSXCkDRpni",
-	"Ko1DW/XGK8xY8GeSKiK1ZecO3KSJu9Z5NH8vOudR3l25JWh34BetPhvj/NrvfHOx87cP3cu9t/13O1/v",
-	"vfe/6X7b/7Bzttco9/GUiyQptau0Nbf8TtdfXy9Wl3soWiF+9oolDlZXSPOsLvHb/ofOX/e+7x4PrnZ/",
-	"3P+u937nzK8ssRHy2Xxr9y+dcr1dashr+nLSqdTsw+/29/z1pUjNPpzuje5OujWH3ak/7G/23/SOBm93",
-	"j/ffdb7uvR98s/vtfv1h6yWvrHewD/919nbr19t114sNJt2V9p5+5u87h903vaP+28Hxzrvdr/fe73/j",
-	"PwEsaHn+/uAJyysaX37GZiqYkV7GirOUMPkBu7OtAPxPGLBMdPIJ7Wuxwhi+8gj98qiPfCZCTNsFjol5",
-	"F31C9LppLEHYfsMj0w4bX+k8/or21x9TYDi+1t1//LULngskSfTO4Cmru0RTEQqI+M4PPzz+zrsslfk7",
-	"KpxEVRdQUnr8xXMQjU0pF7gpe7FuMMRjR4+5Ojdw3w3NEDBFZ56qGl50LpOHlYSs2Naj8djPIBFY69ss",
-	"nZFBsUiMEvGdSbMy8TJNVMpXQhdbB2wxx2jBwrFhwkeMj+OABYR9wUjq3JO6CFuQIGexvB6LPGi3gxm/",
-	"xz/hbQddjRasRO6hU6MSfdosAkddD4LfwU94sI78qeuvtLATj7azapN1TA0MRITGulIch0el0zCFJXlg",
-	"3FhjMceubfx/MMhNigo1WQ8r0eLaiN4MQLIIWkUhIbSSq+LuDkay63e0icOx86NnwmijJiLLMJoWSfQ6",
-	"x9ukh4wkvQuQpouP6FDcqfZ04PK/R9NbQegC91S420me8u3M8djmc86No79C/KJLA7CbjMvc2Py80nZM",
-	"rBquo5ALzUJB9wfhiGR7ZrNUbQc6GrtsCwC5TmcPUOkP1LfowXQykuYOaYE6bk6hPzQ30e66LpvpLu+0",
-	"y8ejmfEHFsWTichG0ppA9KJeqQPSpWQqhcf63S4L3l0cH7+pOFnqRLSPwFWo7bAe7U0aPTxTygLUqUpZ",
-	"Hb/t+0VH/2pCabc98O9dVvOIRPW5KMhSnckBlHTCBm3frxsXxaB6SeYzVeSI5do9eBUsnXLMKa5d/DNY",
-	"pTl8y8bKeWR5thCfV0Tgzu++nLcapWl7L3I9RWGMYbePj/wOAfjpYu5TgOKAmYtGpxchHWjwmOeGaKcf",
-	"6OIDuoN4PQDVynSP73z3qvNd7/vBD7s/7v+tc9h7MzjaXSNXdxvP2v9zpDKEtmidXGborkkp16HGlj/8",
-	"2XKZv/9MOCerzbq5zJPbulLFET1d9N46mgpqPbXx7Qvn4bcLajSZph+4fHj01St6DvXhp9+bFiDr78z6",
-	"oDCMlQJClOGibRa8Ob66Ojn7+vro9Pzy+K0OkCgXDKSACDq7Nguuzs+vPxye/Xj95vjqUr+gJS0dOsKm",
-	"aRIpI4kZ+wOByEjW2IqG5PFd6Z52UGqfB/zbRIaO5NPCQo0wY3ZEzmJqN9Xvdp8JPw4h2XiPui7XJ8nv",
-	"eJzwMRVCBBFFPfruiVSLySQOYyHzd/iGKaj1FLjVVpGii/gT3rnQj74QxCGVoNQruHUanCCNQnPgumeU",
-	"67bIrSG2kL5HkoJn0I1V5joYTbYqNjtyNwBYTUm4oSvgOeUbdFTNJM1YQvZCI+YBhFmh1XFJMSu4Uoxb",
-	"q10vSQ21m1SOpJHySDrXAifsjU6BZDZVuK0qoikGgUViltosZX2aF8fvPhVIW7M5uArMLDXJntjJ34L/",
-	"n6TW+r3H36E0pwrC/FcpxMgFTQReTYSaowRjHXK0mNRGuJJOnIi67q2oHWv2aciTznyamC9fGbLJDGYl",
-	"gt8JVYlbQlMrQTISWuy8h/bvZrANH+HvoKT/aQQywVu/LATVAgESN5KGaxDkUgI/ZpIDQAPEV9Q5qxvZ",
-	"oAgzK2pLSFexHqvzpvbfU6xNLYKlS6mRDJXBoyKgP1YsjsRsngLlHmpjLHq+UqkNt+i1NbGfaYY/WBVT",
-	"Zz/rbCsp9Ag6hgC+MOs3uaeVC2EJV0ChBOVSZ2IueG7df10jMxutrghgsarbOI0eDhyl1xSlHcmieSLW",
-	"equOWXYOWu1Z6/5kRKlT4+j4SI97nqn9jch12evfaWovrIxrNcHiEUe+LsTnwfMUhzr75rME4qPye2UM",
-	"tj+2f5cU23/8tU+UJKcrb/15gq9M88MkSZdPeJcO46x44QXEibXSqUVDkEwTMclXqSgIAkeHZ0fHp9dn",
-	"51fXh6en59+7Q5hw67FwupXqZH8SljFYk4iRQ1113DPVHPAooA6VQsN4i46n/4iM9grI/T8InyWQsUHO",
-	"K3ZiOuqijNQTme62Vb5/XWOY/qij1jckuw9ZUAiVls2V+3rqeHbKmiUzJ/mKAqdUgBbyXrvvbrOO77cC",
-	"j4Ucm2/QQkayZIHm99fLWAam1nthrSAzIpw1CBaMpvSopa5NCQHg04K9iYM//3T29vro4vDyPQbHk9kS",
-	"WIZT70CRS71Swq09ko/nHrD1qQdOEEBTgXzhpGe1rJ3aSvk6yGMZU642egWo4vdMR33aWHNbrodUxWUs",
-	"dSJ8SZZ4VPJZL9FQ/oNWQZcAj1gcDKUKIghhJqLYhj+CXGCZckksn6cZtkyeJwtlAaX1u2SiGh6vpueL",
-	"/1IODwBdZu9HhV2U51g6re37954GXAcHNMjXcv6O76+1nf21dzG43L3a/67zfe+HwY+7f9s/rPqesWBb",
-	"xf3soyXWazjkolg0SSRhaelY3KNeLtl5nlyy1i3efZ51+EgvvVY4MUv/x5dOTBnbxyxrTo3XZ0sneFAv",
-	"LJ6USeqwlkWIEltBSaFMYnUXpAPXtZWkKm+z4Ojw8v35p6saAcbySBBhqJovyCJErQwhNllWTWOXK8DZ",
-	"KwwrpX7tniHcFeHlGbeZOZLMozfqSj0vcSH/H3tX2902bqz/Ci6/RNpLy6TeJZ988LrZje/mrXbS7W25",
-	"tSAStHgsgSpJxVaT3N9+D2YGIChRspV4u9lme7rnxDaIdwxmBjPPY+d/jTdMpWoSm3bzm9c9M2mB3J2b",
-	"1iC4ClD8ENZD8AxWGwo0q1l6geQ1d2MJMNceoRSfCR6BqP7gWOlqu+aBSh9DUSwJk/GNKI35DAVyrdoI",
-	"2FB7dUUdS7g3hK6MP6RYWAqvrO4oDOREag3ANeG5BizbiFg8/qDZhz5NKiHNY1aIbJFIPmdEvUWptW4g",
-	"IdIcNA0KNK9kZGAW2EyENxi4XKJkSXFLfQfSDnQPVWPhmUxLGUKcVKh36Xg+aHwtal0JPwq1qDiLX64y",
-	"zOhZda+keIb/gBjsA0SFLl/rqdZHG3rwCLfkAYPW+Lb3DZuu1kOHvVtCvnv106vXP7+6Ont+ev5qYscj",
-	"47pb4cgmL0Xtgm8lEErnVO055pZ0MbKkImEMOnmteDllueTLfJYWrEgZ4LuoyyQT+VqGsyyVSY5xuicV",
-	"bA8yBjB2F/CcA4pBaVXQ7aycFZSNZD+fVLIwXPoJWak0aJWSQBONzVHNeindLVQLmjszQ/xmpInOpgkk",
-	"5oGbXDz4sLlDniChEaHUP0ZMb0HkEuXykncL0h6Xompm4J90vtIWk+2GKeE64GIC6FbtnDiIOtdvk+lR",
-	"ar7WDUcTrIylVqd75+Is63l9UL89dJRWeAL9TrdKAGhT+Q81HZ8zDIedOAx9Phz1epEQw7Yf9sO+Nx0O",
-	"486o25lGnUHsR8NOyEWv3xaDOO5NeT/q8SjsjjjftLxUq3q69Hh3x/fWTZfv+b12PdMwjBNiPIjRwp7I",
-	"H0gvRhTGDazHz13+tr381Ophq9/tdVSlO4mTD7D/NLnB3uvNjs34ugNgf2+66NYsb4C26rtjrz6KmuVe",
-	"bTQvsmSp6qZQXMs1l7uI3QI+vjIjE4Dm89lY662o4gUSYSKSjKpolETDGKdJxYUdTGkoIJJUQg5iIDFH",
-	"buKyLR6Lw7ljA7lNHsu2uWOVYbXNHasnHK5tN5CaSXYu4uJIWQk66qQ28eQCp/43Sz0pl766p+boICgJ",
-	"4/Cy1ZGjEpMbt8g5SIw16/NRSsJbFMNH4ZzneRIehR3nN7spSlrX4b6cj3q5b73vGcrkT+5BI217ox0j",
-	"9brdjhmp15vGAz+e8rYfiajPvUHshcMwHk5jj/u9th91RNT14sj3B1E/GvBOp9Pxh71Rf+p3/NGoMtLB",
-	"vnQMe6SQwDEc+r3+I4y045cL1+11w2jgT4dhNxrGYXfa67Xjfr/TG4xi3hWjWPS6wzj2o6nfiaNu6MVR",
-	"zEWbt6fT7mjoVReuXzscf8dw+l514YDgusIsW0cgYnHI6ooGfqfrffrl0MtyV97JDxVy2D+yTn71u/MC",
-	"p9aiLc933J4PTUPZulOPP+iN+Wnv9VomkFpX5yaDvGsTSltc0mUAjsHjRMBWCNlJ5HJVYrlrAlyNh7bF",
-	"l4v8+pCCDRndfF6wxr0OpWbJoB6myzWCuiEwUBmbyy4EgYGO2SSbsKeApthrs2mCHXz+8vTs6PL5abvX",
-	"b9yINXtKDinN8fcUa9N9Vn1rnlTMSPaULRLZWPC7q1JjdtmC3zWU0cTwQTQrllfTJfsukO1/9NrsmBGa",
-	"egN+PGJZU/1v0mIQQVvO05ip61Tp20a1mOgpnyDlRq5hsMhgKt8Bda8n2tt2hbZuI81cFotbgJpfiNwl",
-	"POxAAmKkcYVYfrZdFqw2XTd0id3bLYmqtMX2nZeowktezBxX5xhbzNLV+P+D5N+5Mhe+XHMxt9BmTH1F",
-	"jNqKyDeifhx4HSEOx97g7a/aMVmy6z2WYxLe1DB6FrDAyK6q9cm1Pu+9MZFvsvQ6ozeA+58cz8vyj/dq",
-	"eP7q6s3F6x8vnl1eVt70tBtWu9nWhHyp5JE2nTAwJhdh9o14Zl9LYWsKFFxZYqZLIYgiAAC41iwpHual",
-	"tXWEYwSQ2Kkq/KyR7kzoS+C8BL6/PHAIfSIfV5C/wE+Uu6X7k3QJSKmYuaRO6KveQqS1g2t0FgWhdyIm",
-	"+Y3I3UBWouMx7TN39ftjTrCca/XvJsa2Qjmog+JSgJsJ4nsIvMeOuWJpRo/LENBUt3FBeVgVYbrAxEja",
-	"lHuuSKTl/FYuSnxhf70ZXvJa6iDESmxMq70RYALYFPeASQDuw4NDTwxn9dj5/uKF4zo6xAqS+Dd8t207",
-	"ZKa9C7HB/GUtMuwE/vuo297n6QUIq2pNg07lWrVBHn6xWF/vdXsfqGsYsvxqcedRVQ0QBbiYNj5DD1Sa",
-	"zfcEQIrYHtiG33mr1KhSmfa2q7l7kKbDlZR2BgNP9DrhaND3p6P+oB11pnzq9cJRHA57seA+77d5f+SJ",
-	"US/q9tqD9qDd8TueN4hjr90djmBx/+mMsd4dWtJhahLJjH1q0rbsLOXmHyrUN6lCocZgK1DlTfXt6VCn",
-	"cluFKnZBf+C5cRG5F0gglPYx53lxpLE5+HzevM8PQ3Xvf9xQ9QFJjYbWzQRxZpQZcRizC3H54w0wBgyd",
-	"Bpe5st1rYm6NaKD8zdw4YCC/Se8FBOw7LwKJhJUypYosmkPInk0KnJd8tbBh5euIDd1Allx5RE6Y5MQ9",
-	"qWrboSmRHPryl/BM8Pm9R5Rau1BlSzSBZIqM5w/7tPzk4Qdcj3KHXNfZjn94UR/0Amm4Kmp3pn1W9bGs",
-	"O6vVDOrdORQVoCZNbaMvmUoy9xhzDXgltdu13/8QkTtaCcYJnB9ett7zOYoAjK2TETOHt8QgQPRvpLPl",
-	"gdSZ6MTRA6xcuQZVLyl6EQG7SegtMq30DYC1NRulxoSfrjDhAzCylbhqGaa7CjNOvouyNEpFXnfaT0Ol",
-	"BsxFdC1s6IBHCKyjRYm+hkPslheOWvTqDvnjhO+Jd9VHqzzO1sw98FDnu8/xM0NUjKzdSWRIhSyS5Tp+",
-	"4hb7GdkEauiTretuKpTKhaAp5iZGgrv8Jq8Ho1J1HeusmKaSCRW2TvRszNJbtlghUtYaePVPTGeIN4ry",
-	"b1HEmJ1INJoSeQ9QhFSptt6en/307O0VZNe32GubBzqQSw548Gqikq3+p7eySgqNeWG6xIQ14GeyOCeB",
-	"NBxZBlJdqa9VWHtVuslyvibi9aRgOKdKOkL+1KuUeJrH1jImRp+KhCwSPkdFpkSPKumUsSRWEcg0pjhD",
-	"i3mlNt1IaWrC1lU+Fx4K57bqI3mxh3cbpzaRLE8qrwy7LXlNsemMHVGOJM3QzcCPuDoeylDP4fNR7Idt",
-	"MeDdaSfqDoXH+2Evbkf+dCCGfOR14ZTiXtt8A6EdCDfXBveg3VWrQ8vCtFvcXK29vscvrv6V/FXcyDfz",
-	"n+fR22iRF++8Ya/Tfn7xbvHn0z+tXs6eedN3h7w3VBbrV4WTisQifeid8ydVliB2DtNTH/mC0mGhX/jM",
-	"f8A0CbrE7kUFgv1kXXmJfM/nyUM/PKfSB4DCmHkmYBjXedBn2N67R8SSyZOohOND6pfy9qlI6bF95QCX",
-	"EOY8lUz8UfmFJnQZMww9A0Hr99gikatC5GXB81d/OX1xjr6UQIIzhZqAh+PUvhhIUGmnixHnaQbyGzKG",
-	"EHpC/6VYZZKQWqgKunHTOB6zCf7uCn83ZjGf5wLg5g0IdxUAZhvS0caCMdaBzmBSMwNbCqPP36c38IJy",
-	"I6TLpko7FhFduCYX7PDMPuNsftiOO6PyL5N8wYtw9ijOIj1bZ+8uLp69Ovvfq5fnly9P3549rwDnPMlL",
-	"iv0NdnAC6LFQFU1JS00iHPsIMQG0B4pP5yIyFeolOqFYCl1NJMIkIhVMgx8R1qMlnjSW0h/4PbUqswhX",
-	"WVKs8RnDempBsVHVXUvXUqnkAlNPdK9GDfkYu7M7kMf+2G/57GcxvUxBWqyW1xmPBGtc/HDG+t1ej+hk",
-	"NKitzu4oGSdR4pyuilmaJf9CvhrM+yOmsk2Ggq0NQyFBy6XgGfjzeCCVKg94UGBA5zmbp9dEe/A6S64T",
-	"OdGNaHa3Mj9oiYzZKZQLZAMYDrpep3mCMm+6zNIiDVNgmad9GsjvvntJzHet774j6gcdUUQs/v9z+foV",
-	"sfKrsWB/iF0sR0qZCRLSU1WT3LU51pCBenIJC/PsvZDFJD9h01TZJplgKwnZcqkksu8Wog2Ah06z8rlA",
-	"9SPZab6W4embc9ZpeSxKw9XCUJxxdi2kJj3iEhjK3ECqFiYwQUe4M1pc1cGXSWvNF/MJa0Avo5JzIsnL",
-	"mnkRyMkxYf4f76sGrIaWkrGTJk3sczGfp2pWy/l6ojkl9BTrZZx8CBw1+sAZB85MfRg4bqB3OPy21WoF",
-	"zqcSGrmnGRLBAAI2pyRi8O3W7ANlaJpFAKlU4hkEEpAM3O1EWv02TlAHjQmGutDz18Rl9At86JpAajP9",
-	"il61Jk1sShS5JmwzHgbdxDTlGbFqYFEqGcilyBDeq0J+UJfyC1lYEkaC3EnyWhDh0EwdLgmsbyWPlCH+",
-	"rGZ05aVb+JavaQVhs8LBgEcSChcAabDW8wthaQVfLHN98JUGQhHh2FIgo4wTh3i4yt4TzYOdFabljZ4Y",
-	"QdEBOlTApXjBBc/VvQ90Yi4xKuFoaTaBCd2adAp4mHMg4el4mjcOM8rsxQBSLZ2ugAsGTwuhJr1fZuJ9",
-	"kq5AKJQg2V2cASW9iEa1MVeSK40Loaxj0AhhpmbpHDJcF1yuNYnemOVCAN1OjpIBwMuEyXgzyBs4GBam",
-	"MhTZ5kuZMuppixCPhVq9F7xQlzfINWSahBO+4Guk5KycuWUir+HIFYEzbrVan4g5nsABspLIdLJM1Y63",
-	"2N4WSsQgx04JVqNKIfcNXR6BnFjpRnrFUXaXHPNEAEr5JPAmpgaXyOuchnU5T29pY6GvNcrS5VJEME61",
-	"dhZj2gzA2IE6VkQ46ulKKUsn5PMNJB0Go8UDD2bMc6UcISZLCiwj6kDBto0TwHiriHjkOCSlqWwemc49",
-	"z9MI2Yw8F6jA6o2FD52WmKzQ7kLaS+Wo0kScGX43dUSRwxvY3j4CBLqq/aM+6/XU3eqXvureRybTbMHn",
-	"MJBVpqrQf/TZR3ukSc7y2QqjbyK1NA3OIrGcp+umUixB0HJNIufqfO2pEHKbag68NzkSTbpV6kcC8skL",
-	"sWwi+iXClIMlhAaJks7IsyeU7FF7+0TzLnMGj110ekqASS2zDHmd5mv+uE3I7LJ8CZshxdDlWNwywsxn",
-	"C7UH6PpxrRUys9ZhH9XGSyTP1qg2IHIzrAWLkztWikfz0Qg+ol/qGxJa99lPyfc7P/Q31miD1LViXVWo",
-	"PjfYXU+UirGX2JUISdXcEd8g1auEyq2AyCy6iO0Z3WB1tSasJHi1ewnj6uLG1KS/Gi3DHGE4iKLa0OZK",
-	"dHH/ypT0glJ10Obuhj5yS0/znD7YrBzaxz/hh9hM1zomxhwiQ1Y1pC3ZRt0EV0lc7Tluso8sSmklqRsn",
-	"LBPgaTBu6tLq43kiU9Ol4UaXiPUW853Ll6Y9fTIkWvd3SklwPJjpdLo2fRjBDGJQVgXvBLwlkMMvIbqd",
-	"0sgb4AjHfy9Lc6iuTd1Ge0S7BO7Vksd6e1hV9u2NIW3sVrNXP9b4lZXJhur85iuYj162qs11eZsUQNHO",
-	"3pAJQlpJaYBp5x7T1siYbdgUgWxoRuOUDjpRV9iGBanzQGmMxZsgkksLdQvQ5czcVzXWInKHT96hfThp",
-	"Oba7Q8jVQtmh9FfnFxf0CWfsIE8fmL2XIjwy4zw6hXfR+tdabXuSONK5EoYhglWr+kmsq93Zblt3bOe4",
-	"bsU0h9p2jMz8vW5sn0pH7AEuJ5kWVrdsvzzwN7Afn721vfCwg6/Ute6Mne9P/3R18ezP755dqjK01XVO",
-	"ptKEY6GUYyEipfaUu6tUSVo26KgoXVJfDIRZ9gyckYUxyLadDLSg5MjuHDh/aN9vRKuiLAFBaK76pBA7",
-	"J/L1xfmP569s3KqN+QSgwWtUlo1v14r0MbP9a03odg/JG4h+EO0GIT/eDi/IF8SNdQ72pBav4/h+F/xW",
-	"dvwjzNU2XePYYmlaoXMlV3o3n5PozM1LbyoBQ5EXFT4n4/kCAFdl5ynFaZ7IGy2WtPKK2NaGPB2VWNxK",
-	"ibyuV15hqdQuUkrsCWbnzQSfFzOK84h5Mi9drFVdFt1JVqACdBRS56tqbou91ruWblR6SUb9lpgR1C6n",
-	"0A/NDQrE+mC0IT4f+nO/Dm+pEXVaYTDypRJAhJczOkaRRTM/LjIucwy8yY8/qLXcn3Z5dvkXpRBbzxaw",
-	"/prY4b1frRGbmTTBLFJLlo8xS88uZUIXEnnzJGcZemvAilFDd7WLB3xVkOc32WxoYoWqhOl8tZBIFI/P",
-	"4E8s7x3wXIKernYHPEhvvriPLZcuMGdS37FG2IZskUS3fA3ZE8qEy2dpVpB7p8JNjiDOlWRPhIA9mqcp",
-	"GLtxMt8VUPjWGuEzmMnPgD2QN2/VMB8CfQCcu2H+3pJjztix5vkqiVy99Fcbv79JZOTeJvJKqQQuLR2m",
-	"QFyFqluufjlxTdaBS0//rg5udzElwi0pdFzkP3B5UYjFssjdOc+LK7hUXAg6BV+ZGwl1AJCI2lUrCT+C",
-	"h2VvcsXRrcvDhTgq7o4Gg6Hf9tQQ4D9TowupEt9fvHBNhoRbCVRwTTy+u7ct13V912177f6R1z3y2289",
-	"b6z+P2h1PO9v9X8YeX9zPdgdu3W62ldY+3SAp/zs8i+tf0tsvNpyjxoa/+L81U9WZLwSExrDW91EZEf+",
-	"J8eD75H7FiVy6edRK7ArynsjJ30/KTESO5cM/kZWA4A2Uek+QZ7i3AWzNad0/zE4jSEmE7K4K5CJ5Dcg",
-	"1EQrZ9vwGOpHEZMnonFi0vciu82SohASef+3EBetm8CGXiTI9wWPRCDT+MRqhBM5hH49QNQAC6XxlfXG",
-	"x+VaGeRKC84Ej9R9Rs8VWTgDEFLCvUlvcyBnlmyCJp55qIOLBPz1Nu95M5DXOup1tlpwiYqIBlhQihuS",
-	"gyeSLQuXCXSj5KyB/OdNlyELZchlICmpUmjidgQ6InhA5OaAREZN/jhmE4KbJK+1WbAkt+nO0V9RwaVU",
-	"tyByJW4jVDZdNgG3ipigow2WK8lxsdRUo2ZG5AB50w3kJBOFOtLwhf6zTDHADouNmbib8VVe0Ns917tJ",
-	"87fjiqhNo3E1izS9Ib9lwSZwjeTin+y/mT9p7gIbOsMzck/eI7DCWNT8sGLE3l3NgtwMcINMSHgULlMh",
-	"dTicLUAX/O6FkNfFzBn3u66zSKT+0a/xL9Qd5YlSjK/weJlgUfN6ozZaa0d/8BvnIPROSMTc6sfz9BYd",
-	"UjhPLvOV4eB73gkj2ah+aLHX6OhGRTDJWdfzWMWa3tVVpNyye2pkLiAAxmm24IUzdhJZAHgPcVHRnxeJ",
-	"pJ/MpCayENeA1Vs7q2RZ6rBAPDjP3758QUdXztfNnZ3lAJOz7WCByEKIdxR5nY/ll8eBb823s1vJkEd0",
-	"188BpCplJt5VFQkMFVghnKB4TYmjFM1MCy1o6PntTrfnOnm6ykI1AeZT0zNnEA6mcV+EAy8cDYft0bAX",
-	"cy9uDwXvxvEgEmHse9G0L7pT3++NOp1+eyja00HY9fqDaTRtg1ZcqpFl2wQ9D9fDlcmMbPdxD63m3Bk7",
-	"z+oQ0gwezQaGproSdJlOm03Xhbow81l6K5V21u+yeXorslAZzDNxx6LkOgHH5BniqFjIbLzaaIPeBMta",
-	"wTmDv1RVqRumqc0cc+TtOk7s6ssHgDr0tw3k462be+PrViAz9hS/vA+6ppIMOHtij8jg2dBVOC+e5Ozd",
-	"2x+OhliipFO27qqmjhBZyTy5loC3Bqd5bPXS71jTrYev+tYKpJX9r+7ckhyaPd0FkMP24OO4G7QJFQK8",
-	"Z2oAuoOMZ0kxW4giCU+Y3+sQfbPf6nXuWuwyJR3n4u0b9pRR08BPojr0pmH3O1h5Xkc8ZXdN9hQ+OGZ3",
-	"rFGYZ5/2P456bfTIoKpwpyMkreFeZwl5Ev2W598Ra3d1DCf0fWXScotFGwkk8tTgzmJQCBTRyweFcHDL",
-	"LJ3yaQJpEz47or6r9pVApVN49V5kmKzo78sIn9NlOQSJf7VNMuG5jlwtpuoXHdfBGXXGowFktj9ehjWf",
-	"F1eg99iypgPAdfRXI+yqklPZAKByVdLnzddehUVWKVtK/bdRk5yx0+57sS94d9rrREMh/DAeRf6gL+Je",
-	"JPpxt897g+lgEHbavYHfHnlx3Ov6kdcf+qNO2IuHPYJ0QyihOb/W0G9vgT8bz5QqUMKuKyVX4MOLUr3i",
-	"mDUkoSfDFDRb7Ic0Y3fsKWvfucz37kBr82GjpFMKwnqKSSNKb8DjuYC8EaXK1u3zE7aSEfGzaewuCF+Z",
-	"ceqT0hBDZcJEYilkJGQxXytRzDNhnZGdJ4w1PAyUuKNGNw5CE62B5RUSgj9lb/7+V9M9Papf4MT9lf0f",
-	"+z6R6SLh80YhUJuFjqipmfNrpchiUIZcmxqhrpB5Lc/z2THrsMb3qYxFlqUyQQVXjb0DYJQ50Lo2ldXC",
-	"ZqmEuEWNMh/rBjaPmw7jgRbgtGFJZwzxzK7BwPz7h98er9CgFvhfgEioTksO5Bc+/lODPlyB8CIEYb14",
-	"UIpWwxk7XqsLpwMWzvyMOA/6e8QAKSvw7Ar8ysfeaFDz8YO/hs9/+XQQyiLoGISy6DrGIq36AXHb/VeU",
-	"hkohZaoA7upWq3W4f0qbALbL4PPTOH63UP4TbZGhNwCSWvkXPVL9Xp1ZGGZccni4SLkDojQTOYSkajQk",
-	"k1CyGzBqN/Si5fHaRrQny+cwJzuZvG94MXMeyzr7bcg1LFKN3+2R0n7ib/UgKUPePkaPcmjuQzzH02tj",
-	"ldgg36yhYYRcTbW5E6i86VLOjoFmnagfJ2y1dHcgpm/Cvo6NC7h0P+sHQBdhylkxS7KILXlWrCk4pASi",
-	"s3ymymxX3S3plascHDqZWNpMhzE8TrhlJ023wdgOZKIV43gublXD6DK+F80N2cFQ3SaMA0j8RVJD9NbD",
-	"DOdFCllNxp2ulibf6+X8TFz1iuyr9ZGhnV0C7aYwBHSVoVcS17fOJ9m0PIO7/Gjq6x0+v6rHr991DvXx",
-	"GY+lRpjWHsuqy/LX81ne57S8z2v578S7pwXUHz/Z60f8msyGxwI2dz981UD1ZsjtndD0XzGi7z3odAeb",
-	"O3uR5U3eTe6qi0p38Bs0UL51bUrthE28e65VK2trHKRn5avlMs0KA2d7f9wVPCfVBF4hZIoVfkVVUgtH",
-	"qtAEY6b4MjmGF8n3PuYnNqu4t4QZV6QW8q15StfJZ4E0QLULnt0IgChUug7qTBZAreGQmQoLJJcaC6Se",
-	"EdS5EmFQ2Ojd/KT+iRtQozLBo5yZIEPKnKuf1WNVYkIgKlGUqSYtkuZA2nFfJvgP4wllyjIRiywDD30t",
-	"5Bs2+YZfiy8JzXrI2+Jv8Iz4b3EE4dPzV3PeT815oO0EHXR1cI2JeG08f/vyxW4sxd17ce8xh+2sAz6s",
-	"9iFkob5SitZQpSC0UsxjpX/CIzQiQNGJao4pNMiWIxAOQ3mk9wiRRo0EIVMHUB7j+JCwSgsDNmcTq9EI",
-	"0PXzSZlcqayl9HYLTsiG2E4zMME0tl3TAhsPZI1QQoFkYJxgVjCOLG+xU1mTphRIKJTkrBqXtl8w7OCX",
-	"eMygzc8Esz7dBWXtGh5/EwH5W6JbbzVEcaBg7my83NvI1jeJjBCb2cKN2ohZ1TEIFPzpjyASoYwdJdmg",
-	"lU17PrYq2j9I8OfrcbQfNg7E1bYDWyt/HJWDRP79hw2y7f1agzy6dVxHBwBTrz593eDkdOTNJ32vO6T3",
-	"1D9wy79B3PKK1H4Av8sfkdT/IVbez4gWU6f6IQ7DlgJYr/lVm/jgIDijak2dC0qzqokg/TDlubhaZfNP",
-	"YF/KSny14zqrbO6MnVlRLPPxMehgeYt2SytMF3DqqDtbwakEmklp4KsF/LAJC1raE9p4rTdKKjArLuhg",
-	"G9wlIZehoJ7nVr1IBuDuhSQ2ECfEG4cqoVWJnuod9WTpez6dr5kyLq03EGN9ErNb6enn+jiX3mRtqdc3",
-	"AWlWZfomJVylMemymjvGDERDnhPCij3PmI716ZdP/x8AAP//",
+	"7L3bdttIliD6KzGsmWXSDVG8iLpQy2uW7JQzVSXLbknOSxeziCAQFJECI5gIUJQ60/M853Ve5nnWrPMF",
+	"5xPq/XxEf8lZe++IQAAEKcnprO46U/ngFEkgrvt+/aURqflCSSFz3Rj+0hD3fL5IBf79mseX4uel0Dl8",
+	"0sv5nGcPjWHjhM15OlXZXMRsouKHRtC44+lS4PtZprJxpGLRGDZen3w1vjz954+nV9eNoDEXWvMb+P5K",
+	"zUU+S+QNSyTLZ4JlNA1LNJMqZ1lyM8vb7EMquIYfU8VjfO6Gz0W7ETR0zvOlbgxpusanT0HjtcjPk3lS",
+	"XepcLWXO1DLXSSxwjBSe0pvXfHo9Pj97d1Ze8fUs0WwicIX+YDmfpHbIzQu7FNOlFnF5adczwVY8TUXO",
+	"MvodR4RJmlOVMXMTAeNskqroVsRskfIHkbW2rv3y9O3Hq9OvKqsXLOI6kYrFSYxHzKNILHKWm31tXnue",
+	"yJs3qapd/oR+ZqtExmrFZlyziB7dssLrs4uvx2/O31cXeaIZXyidc81ioXPOMhXzmDOh87/+b8WEjESW",
+	"8ZjrNju5WfIsFoyzRfbX/+c+mduHN2zjDZeRSC9UfpKmarVhJy9g3kmCV6zzJE3ZQsg4kTcbN/Pm5OLN",
+	"6fn44v31+OT8/P13a6duYCbiEo58ApcAC0kF3MFq42L1TC3zR1bLVlwznmaCxw9wtzMRA2BuWevVN+8/",
+	"Xj9vsXbULas9JSh9M+OJXF9oBF8zNSUkV0sZa4PyWlgA16x5aH9LlbwJmFYsn/GciTuRPdjHYGG4qpkA",
+	"XCghAU4zTuLGsBFlXM92opRrnUQ7Ub8RNPCNhUqQwv35x6ARKZlnyWSZJ0rCV7801EJkPFdZY9jg0Vzs",
+	"TAScZCYikdyJeMzzxrB7cDA4OjrsdHv9vUHQ0GqZRXBw7lW3nsZBdDCZ7ovooBMdHR72jg4HU96Z9g4F",
+	"35tOD2IRTbudeLIv9ibd7uCo39/vHYre5CDa6+wfTOJJr/EJFpkJnlfmxv+CxjTJdD7W4ufGsHu41+vt",
+	"Bw2gxsuUN4aNUx7N6DhfaMDIGcBzJu4EB7Dj01xkLMk1w4NqsxP3TL/HJg+50AHTM7WSjGu2v8cAArMI",
+	"yPBM3LM4uQFCN5J430N29c3JTm+wDzfMy5M21RSnKUYFqDJfwlC5uM9bMC+AxiITd4la6tIYx/7w8BTu",
+	"e21vSIZFNk8kT/HLgC2WkzRB4J2IqcpE9e32SGbsFb2pFmzQYxNYlpqyb96dvNm5+uakN9hv3ooH8xC+",
+	"hGO/8HdksMc8pHkKNOTj9dudQ3oCQDfK0wc4SrekVgAfuWRLqZMbKWKWyFzciGzorbLb947bbh/W1h5J",
+	"vDiG8Ay4NFvKOBNxPtPsFZvz+2a30wnYNFUqa2b5YjxZsJes95dBj+0y+I29ZE38uMOyVqvVCljEFwsA",
+	"jRxeH8+XaZ4s0kRk7ZE8hQ3YBTKeJflsLvIkOmbdQZ/NBZeadduD/n2bXamArZJ8xi6vP7BXzEy9y7oI",
+	"s+xD01/3aNnp9MUrdt9ir/CFXXbPmrnCERLJen/ZGfRaDNkgEoF7pkhS8LZ7kyUxm2ZqzrrtTveeLRcs",
+	"V5U9HJv3S4emYa8gW+TwZuceKY6BX3pS4CP2+vAh2twiUxM+SdIkf2BdtmPWDvMDfTRYOL4TmU6UbAy7",
+	"QQNElhrS1AgaqZA3+awxPAwa5UU3hl2L6nI5n8AX/aBBJ9oYHh3ADwBtQGoOOmLQj44O9ruTo/2DXtyf",
+	"8ElnEB1No8PBVPAu3+/x/aOOOBrEe4PeQe+g1+/2O52D6bTT2zs8atBI42lyX6Y1fZh/z/zqiF2ZcgYN",
+	"LQRwyLGQsV57u+MxDB7lyZ1oBA2LqWPApsaw0dvvTLuC700G/fhQiG40PYq7B/tiOojF/nRvnw8OJgcH",
+	"Ub83OOj2jjrT6WCvG3f2D7tH/WgwPRwA2VVJjPLqNOU342yZIj8TOhcx4RQ8YDkMMhYJQMFypW6Zmk5Z",
+	"Uyqmc54RuW212VuVsXv2ivXuA9bt3DMuY4Dj+4CpiRbZnYjZKzZTKzbn8sGg55zN+B2IJLVwfsyWMoY5",
+	"AcUJSpgASg0yE64pmoFswBIZC5A7hMzTByDFPBMejmzEMNbssNVMSHZvJq0gApAdGbPFGJkUe8U+/Pl7",
+	"tzy7qx8R475n/429TqSaJzxt5niOZiFwNCm/uRExzQW7tyPiWBHrtDudLttlfdZ8reQUBAWZMHVn9t5n",
+	"+SwTeqbSWLeGQAZnSoLkT5JCotnUTlBFN6BPSuc0A2IbPdkYTnmqRdBI5HiagubwLFgooMADATyrTEQq",
+	"i/EN/JbgAm4tYHND9IsDhvW5Ry0BJnor/tKERXc6+yxvtWhnOXtVPM52PPgDoj7XrFkMPeb5GJ49LuhW",
+	"ZW6fScHCeTSzd5SQqAg0PMuWi5w4kIzZEvhFIptd2M0uge0YwbbVZh8RWs3dwNwg5lsSSdLxNH3AL3M2",
+	"94mmyhifqDvBItqogWucAgntskSAlzIBfADy3uwErPtjm12xV0wv54BXO6lky3XI/ZrP59yBZrflAPnq",
+	"R/aKib/sXLGXMMT4l1sLl/TwJ3b1l1u2y27/E2u+BXacvdAMdFFFp8KWi4XI2AS3ufTO4KEC+XVQ/4XB",
+	"2UzRGDa6SDdh/Y1h51PQIPBFwdW7tcaw3z0MGoau7g32ovigOzmM9uLDabQ3GQx60/39/uDgaMr3xNFU",
+	"DPYOp9NuPOn2p/Fe1JnGUy56vDeZ7B0ddngjaCyUTnJkY/tmTuJjWTwGsbPfRQZghNB+lwixxbkpT1LA",
+	"+rHREQ2dLjGZo6ODbn+vA9Ku3V6X/qTN8XyMQNIY9oCZWCqFTxWn02nvIRtACuU+fwr897ud8gCd6vEW",
+	"L3eODmpefvLb+PqPn0A1epsJMRH5R8nveJLySSrKCtKFYmohJJtmwmIvshIgJDj4Jl3u7eXpKaj6Hy9O",
+	"vj05Oz95fX66rsvhqMZiIRVqVkCk7FI2qHNnUi+n0yRKhMzfEpQ9wWZBejPwjpRHQE3ZhKeA9v4W7FfD",
+	"/qATlDd0dnH18e3bszdnpxfX47cfL766Ku3nQuVMSLW8mdlxca5HbBeXPBdoEapq0O8tM1qIbEcLDaIa",
+	"mXA2nvjlyfUpWYWqarNSJASAgKMkarccFKgsZ3kyF86IteJJzjibq7mQG1csOJCGN6CvfrUUVaNbRj+T",
+	"BgzXCmMCCabDEMY89EKzN0rmidwCQZenJ+dn1z+M33xz+uZP468+luHH2d3uErFiD2qZMXtMQImjmVJa",
+	"uEmsjoXPSXGfb7sTgPI3yCxqzBoRWT4YzzJQu42yCjtDMrd5N+8/Xnw1fnN5cvVNzfWkPBeBxyGJV8Wl",
+	"ZcPMTC23LvtMfsjUTSZ0DU44BRG1XDvDg8gfWfPZxfjD5fuvL0+vrtYxmAZ11qiJgLvGO47b7CwHrV4v",
+	"07yk31uWDwL5hs1cARXLTvFzGcJAJxX3CxHlImZAwJfZZhC6Or389vRyfHp5+f5yg3F3JWTOVpmSN8De",
+	"EYySWLTZD/CnxWTYH58WiJJnD4zf8ERuXD5C4ptllgkZPbxL9Jzn0WwTnXqhWWQeZXEynYpMk86IpmC+",
+	"lNHshd6yyaurs/cX4zcfLy9PL978MH53dvXu5PrNN6Ud4354FKGpuZhNCQIHXB9RK1AGvRW5TSMfsAZu",
+	"2n6xSrLcbj+Or8RcVelFLObKIW7TnvdMpDGbPLjZAuAOU2JVOkCtYZUAJNxKtZKtWgreNeqd3Udj2Dj9",
+	"CFAQ4zLybCmChh2TbG5b1GAub5Z0kELCZ7LPD39BrXgiCg48T6T9/CloELUbSz6HV/EAQB7RpHk3Fnr8",
+	"zwfy2170/dHt+d78Xw4Xl938h/3V6/7sj4P4befmivsHeHq/SLI6omQPEJBbmIceA5fT7z+cXVZI0Q8+",
+	"GfUG+3IwcCaNlr1xD6BX+jbAhN4ApgLMapv92G7t7OLkzfXZt6eb90aTTETElxrJK1uJTNi5hOfWyZeZ",
+	"ZLnyNgif4F6fQgGAW9axyJ25kuLBLYe0rZXyxCy0qA3anU4tcPcGVdh+fXnuYNsI5x5w/9Lg6GRqDAfw",
+	"HsE4ny92Dv7QJUly089k6H0SZizyLZjRIQPSKpHOclTGlnV0+Um9fPmSVxHm3cnlpRrc7f3rzaS/P9Cr",
+	"k/73p/qnZPbuYv7tR5UuQQ+ZCRwg5tlt+Tae7uKycz4Ga5/hyjJDfzmkuhR6oaRO1qT3kzKEkZkxK56G",
+	"GScpsEE0mqmUKRmw3gB07mUuAPnqwa8/eBz8YoHK2XiZpY1hY5bnCz3c3V2tVm3rvmgbt8muebTx5Qny",
+	"k8AuVZPJw1PWiQ82NsKpd7Jje7KwJEtWrFq53+n0uz1aSkHexoa8jc3hN4b9TtCQsMydLp63Ea7HKFz7",
+	"g+2bfZUfiOHWzGWUf3Ez7HcAu0DWwtntgDAd2UYJfMZRqqJbyzTtl4U5yL7nDljn/BYQbQ8/rQB3gWR9",
+	"quDyt5PDP/3cO58PLu4PLvPuD6u9f4n2v5oefT3r//G280EjkF+DKvh6qR/W8RYRJlLLlJAMJnX+ac+r",
+	"QkIq/ApUdboRp69BSx2//nj1wxo640ygyi31AykY1Vmt710anepCGQGTa3ykwHf72EyQKkLunnoMx81v",
+	"1M6vnXc/0WjEuoEZZxzYx0TkK+ERlhdAeOCm9SP736yxF8egV0ke4fbMmJsEZtQT2bsHRpJbDqK/k55J",
+	"Ed2qbl4n0a3INwo+Of6MAQ8pma65ZF1Hvzbv9OzNn06va2WgaysDszSRt19YCqLtnMk7nibxmqVFL0EG",
+	"x0ceW/nZxbcn52fllZ/qXDAhUx4JFouU/bQUNwokZ6HZ3V//V5rEqs1OJplg7sdYMLkUd/CHjvH7Jyz/",
+	"o95yFb7LX9wjTG4RRs1u1jgobgXPP1bsJ3Wj2E9//V9sqhK21NxsgzPzk1R3HEBIsIVIFexg2xaUesfl",
+	"w2uR6zVemdznMx87ETE3r/39+/G7k4sfxq9Pr8ua8Q+c5YmQQrMB44ulwHgRIZmJGJEbY0A+kkLzWuT1",
+	"sAFrQ/Nboo0hZePqPl786eL9dxewuPoYipUxBEy3UB+znprACbsitCE/uog335ycXawvgwzQz1jIeSJv",
+	"69cBsBIwlaFd4RENyK7q/OziT+uLQqhLtFUuYUyfBmxdH9pg6he4HZbsktDissnK8pSD+g4l2a0Mwwi7",
+	"TjKVerUFjr47OT/fasZ1oq4Z14TH0bCJvHmqKeVRZvApaMwEj4GBDX9pXIo8ezgBLRE+xUJHWbIgT0Dj",
+	"SkQKfWeKTJqeKIAMl+ygMIkR7NBan4mfl8RljJgTzcSco59OZXMQchqJzPu9BsqPyXw5J1fAw0LQT+JG",
+	"WBupXdtbY6BaX2ICh9FtD9qdNtuwXk2hXbhuWrJROZllxSMJz2gAelBqUbwf3N/bEBa1kscYf6buHxjx",
+	"KJnbSA3kXXP+ALfVHsnKYXzu5kGJ4xmfi9zc02uRn8Xr+z8paJnTtV5YosaaXKp8JrLCWmycBNbiU7q7",
+	"xiQfd7p/vNz/l3e9q8Ov9t7uf334TeePvT/tvdu/OGyAjA3iJs9njaBhZPaJyEGx2Hbr/zkT08aw8Yfd",
+	"Ivh0l37Vu7QrjIQDGnYWf4DR13bpwsteaJbE5UXXBIHVrNNFjX3uSs36cK0u9rS8ym9skECSi7kOWBcA",
+	"sdvpHLNYTPkyzVmv02bvl3hfGTB0uIq9ToeFXvBsWNper2O28/NSZA/FfqwLo1i8mYNeWQc2fm+Azeht",
+	"2/AO2MO1uhWy/iaAsr/QLMpELGSe8DQwBladMy1ugPBYiPx4eY7/t4FzLwxfyNQyB9S5E+XL/GHRz749",
+	"vP3nee9f7q/3Vxfd6PXe7I8H+rzDTwfx10fLt73k/eHDZT//rv6eYfStdzzn9+cmFscehf0MB2dOQ+dA",
+	"cgkPjTZaFyYN2r6Q+CdfLNIk4nBMuz9pJavx1ZPSi3WQZp/e9eaA+Z8Gn6cFdS/fWAm2KC5iouIHy1/+",
+	"ePX+Ahk+Z9NEpDH86SgPPDRPQAy8CeyVko0fzgkeVR40txvoCFUy98i1d0Qvd19WTwVJ6jfX786rMuQW",
+	"WtscdHqeqbpBbvlZPk8pMoA+wx79z7MufRp0euw1j9nXPBcrTo9Eu/ZX87H68m4xevlKas7bcqRuu0Py",
+	"b6JZrKIl8mN2gnyFglFIMs5F4T1IE52zycNIUigYbjVgg85eu91uFY9Fai4KRQkOZQisC742Do/VjOcj",
+	"qXNugnDdKSY5a3KGMfZGksgCy9pMrAhwPIQQYGoTMZJcPpAK3uSSwWWxBb8RgYnqxBgQbTZH1wYv8lQr",
+	"I7wwPpKwMxEzEkZgX30TG8NproLTBkbsYSGCdNhm38FpcTmShnnHSRywZMrsuiiIVduoQZ1ngs9pK5KN",
+	"GkZpHjWAO38KGu+BI14ZqehJAHpt7OV1MPpCW3M6a+51Dj8fMPc6h8ygPYMJd9Qy/5tDp3xgJDCYi1qH",
+	"UbpKE/4JzA5WMyywkwQpqaQI2GSZIySydUAcySRHOGnudfvoXgauca0UO+cZAFf1ONQyb7XZpTDJIbS+",
+	"45Gk8D6u9XIuSsQNCJu58Up0wDOodlZ+cyvZ9mf5EnTbj0MAwv1Y9EFjXa7fcYJ93RLM07ueCvCpxmn8",
+	"jOPS5Te3Hpc/y/OPK2gA9UHI/xI8xWlZbNDpEGwbcoS07jdwmw47k7nIJE8Z7ZjhFn4jZq/JKeY8Fqmx",
+	"MKzTMHGff9aBUDAbjIsE3zuK5cKQ2khJKaKcoYYJDCFOtPluNxO6MCJb+Ny+l3VU8OMPwiEF1FeDF/zl",
+	"l63GqdL5sRc0g3QnA6Bvj+R7wCLQipAUJjJKl7HQ7rs12zjQN+vH9KRao7TTPkfSs5a7kFM3WJJrkU7J",
+	"oK0U06latYbO3m7tCT8p33oG7Gwk5bot3FmTKXCEyC9n4W6m0nTCo9uQeGvAVrMEQxOc5YLuWI9kr9PB",
+	"uCLO8oxLbdhsYmOnNV+RYvtbyYsVCz/V++KfQWhE8dYjRKY0ySfnJxJPfdU52r8ESa/EDBhx/LXgmSh8",
+	"6ok2AlXg286s3Wwkw6p73gzzdMc/a/KR3O6+nHoxMy3DRut8KM+4s9y+s/XY1yb5D8Ub+l+UN/SRJSSR",
+	"YN6G/8EZnsMZ1lxtoSeLZkuJWoEGMsZT62NzWo51+Y3kZp/fnDVt9DZnU7FimoyMrcAgXUYRpqBv2RxC",
+	"39KIIX1qsSD9icVikaqHIeP6FgPq0WJLMfywLhS+W8FImihPo0A5+56bjPZWZCVbPmeVoBV/QN7glCbg",
+	"eSqzhsqRxASWCWwy4lmWUO7nkCB7maOGWadVNTkLJyIPmbgTknInRjKRLPz69Jrt8kWye9fdBXUr/B1Y",
+	"Rtmt8wzSY+joo8THm+BLkHvPdxQOmaw6n9YNtmhBqXU9PMfSZFz8j5NZDAYAAvGZlDlokCTx6KvrW/oH",
+	"Vf8HVd9M1dedZYasr0vcZfebDRsJzGcQhEYyF/OFynj2YHUFNHh6AR1RkkXLJGeTTPBbMnuqBUjXJ4Ub",
+	"Gwk5z8VI1kvoxyyZ+tI15kkIYDSMy4cVfwi89An0RaapiEcSZHRPOVhxAMNpmf5bDrSUeZLWheIErDuS",
+	"xJnYwuaMlSs2gBQ3kv9gmP9xGSZDtkfJdwB2i5RHxSYx08K7wtcfr34IWVMXDtDAvKdk+tDyb7VSccQq",
+	"qRFPU+sXJaANXCgvmpOtzotbz/0wezrmkdwcHOaBtLmawq+t7kSWKh6LuDUcSZHg9hJMcoiENKijSXU2",
+	"uUy5YhNRIDXGJ7lZ4XI0S8U0Jwt27pXNwBIzmNwp4hLau2/t4yOZmwwSmA31fFgFIax3zr1WeRa6dWNq",
+	"hiPJ9ajBuGbhnUrisCaC7Rjfc976SgDbl5abHO3F0U6WuTJVR2q8yZLxZa52bHJOzrMbUa080PQT6rv3",
+	"ZR9yb1DxPu7vlVzdnRqPY9B4Ta6I0zsj4qz7HAsHNj0KBMGHKnQ+ZmKhMkNzm6QAc7q/AHO1RZxQziqz",
+	"xpEWgERANYiYfcMmCNGjpowLyltEwmwIhsI4jFwDgYVnAc8oiYemEjFr2oxvQ5c0f9Ct4zpccrHxtMqp",
+	"SlO10qWz9QOH9+sDh83R2uc+BSAMLESWJ9YLaQZ4xNmNFaI++RM88oJ97pNdwy8NIeHG/+zm/DGokWIK",
+	"R+2f6degUaQTutmLV9XkJxHlDSpXZIQdb382/H77aq8AC2EMAPZxtAkbAO4eRYdjJpdpSrlYUklhS0Ns",
+	"gX94gSRuck6v44OJqnha8IQL9javrG/iJuMyZ3ohZG6WS9Y+pJGYMuFjGKZUwDY2rNPeXtDwq1j80uBp",
+	"+n6KORLbFv2ueOfTj0FdnIc5bL+uxwKkSkmcjY6a6hWNMY0PY2UezBU+bRUGwNcW8J11zCL/5UlczF2Z",
+	"lvgbzYtOUBQmmp0WrQdYN0V0P6LdLFQ0e5ekaYL4VmReb3+NkhTx8rXzZD4CK8blWcW6IoLHzh1YNKog",
+	"SAnQ3MT+Zjfg6RtbCWsdYT2C9Ntu7rpKmEk6IDKPNlVQm0Xc/gz8+mJH7I5snSaWDmwDIzyh2HR0dSgp",
+	"KlaEAoNBiQUxhDUpXQYkH6/A1+QBpXZkbx55CxCEg6JuWWAlxwCrQrSqzIgIsCW5lHZfpqgoDdjDfjS8",
+	"zCdjQHvKBAbHsnjeQ/bnYZnNm+h3ur1ObQWDPT8WssDjgmPhhtY5psifcPG1fE/kT+d5YiPybIz6q4mF",
+	"e+yEveCn/b1S7FO3hrxjlUVdw2Uxvq30xxOOZ87vz+hxjLsys/Es4w9rp0LjbjiQD3jr///l/V+SIjoh",
+	"05LGIs3e6DVLaXILjExQZE622r+vKMKaC6V1MkkfGGd6OdF5ki9zpGri5yVPqTBG64tKLH+X/PURZlGE",
+	"MlWsaKakZTj0FOCS5kEgABrygwB9X06TbC7iNgst3wiH1o41kiagymndbRYWZDQcbuAwk4cSHh2PZFhQ",
+	"9RAV6ZCoegjaEeMmZAh+gDvHylvLaNZmIbAnY60yar8tvoCF9HA9hnXhcmz5TZMAb5z/ZgvWOLaYcS1Q",
+	"IxvJim2OgejQZqHhgmbqTSVRjp3ciF7zkfxJJdI8YM8LDQLeDtAkQKVyrGkCx3pR2JRWXI+k8V8c11kQ",
+	"aZUjOZInkjKqtMhZM7zfEfe5IAfvDvCkEMMLSWsmtzIiGJbmQrNHxrrt+5HE6L04Zpx+PwYdOE0AYQkq",
+	"NMoeSV7EI8JoZLYoI1zQWFsEYERRatWCGeh6BUcOGnDT+J2VGwGlKOeYSgs1fiTY11tMBrZ2JFZjjNhE",
+	"8SzGeowU32/AQQuhWZIPjb87NwWd5I3QI9lEKcoPmTALptRFAmkdMClW8B6CYeCstf1OyxqKRhILRrjy",
+	"jquZSh1YYBXPEG2AZCVkmTC2v1K9TIyp02okk1wznfwrRsE9aKpgJWJAFYzXwCgx2h7VzGHXhS2UAkTg",
+	"BpEVjCRnM5Gmyq5UIjsTtmwOnpo5kLjY2h5a2TUQbjI6N3k+knOypwpzwr1Bh821sZalQsPucyGZwsA1",
+	"zzSLFeJo2WQ11cORxIp55qlVluRUcQyn6HaCTqdj1jbNeGkluWI8TdEuYwYbyVzdCDQyNmlUMs3eCAPL",
+	"7l3uxjavttAFgPOQxbowz6OFcplJKslCoihSO4SGjG6LDvLnpVgCWT3xiZJAK9qduWScA54wZlQ8FkB9",
+	"qUiUBwo9o2KiYr7IH8yqmiHKSiF9GTADZp1WJRXlFx/Bhv2DoBGRtLTX7QVWjvtzVZqvEd2P/tQ9778b",
+	"XBx8OPrn7mX/anB90KgpDlIqcDnYc/H558uXL1+CKGol+e5gr+MXTiDJfn3ii70P+/98eNm56l3vfbv/",
+	"3eH3nR96jRoLmJlnzl++fElS0QZdoBD69brU7x9Wlba8FgUee7dVsL+qGFjO9unUCX2RFV1rpsLgWb9+",
+	"Os5Zr9oZO8QxhYlbYGt9xoqcaF+T/1GikqWjKJPCYyOx8cVC8EyjXh4AfcmQf6DN1pAWWOFTtQkNekRZ",
+	"peivaRSfJevVqHD6yTqcJ99FRrwrMbWtSg3tae2430vhxwuYUEDN/KwuDTyMJQh2v0kjKuT2pykeRuiv",
+	"N8UY/fQY/Z/m/i39VmSkwdh/IHufa2n+d7A/RqKE6J8swXlkUq5vRXwBT35BY+W1M0BuW+EmdQTX7Z27",
+	"00rqINTzGP0t7Xcrqqtp3Smfo5D+LjBSrgRbeJpfkAszuRMmJP8L3jYVmaU7Yi/9JWBV4LXa3qtEbrl9",
+	"71jcErdrmm9s15Dyst6B7h0Ab4qEJ+Bam6SrkNbsD/ZNEfF+e7BfNiaStLHZdFLLoVw2fdU2hsXiIypa",
+	"z9lCZHMOR2wVgUjN50mOWYo2jtvoWmpq6oqHVK47HMmihhQIilRDbc5jVwgRpUGv2DzV6lMrTK8jPVDd",
+	"iQwE2FxgFrE2iqcrBA08FEvAaJIdaemo0aEas0yFDlx98iYmViWShaa0dBgwU4LcfWVrkoet4Ui+ZEXR",
+	"QjSdmNyyUIufQ1Oe11Z/ZeEte8W0+JntMNd4gP0T64bHI8mqJfptcXz47Ea49ar1F1/udM3XAQVAlMZy",
+	"j3W9d8NS8fCwDRsJNU/z0FRjLjcrUNNiRKu7lBoFeMX8YXryrxbGAX8vpoq8V/78hWYhKsMhKGAZmkMY",
+	"4zoymeXw6irRAq4fCwEn94SIYangehhYpYvB8ZfKqYesGWLUVYjepJCqPPq/EtyO6YewRaog8yx6br8r",
+	"vwcBnVz5ZRyt2B7W8Q1bQythmqXZVi9cwjw29MppkOkDQn9Y4FMY+NcKP+KheUePYOT6AMFazCRkmcLH",
+	"24wMGTbQy5y8bf9AtZiTHEaypTBBqFRauNkTXbM0lQWuZKYN4aIBYKhmCMgxE2k8ZHm2FKGJV/KoBeVt",
+	"0HlOBI+U9OJv+u2OibmhahzAXjUqzGHR3QMAoKj+y2FeQ5QyLmM1l6Ak09DDah8LJuZAQ2JQTRPqNOFg",
+	"aR1Y1qALxS0DYbTEFlukZFXAdYgsUbExFfA0LwWi8dyK9xTfg4dbLDlEkZTGmQNV9IELFoMtBYZmZ6HN",
+	"M7V4IhUTPDO1zTncj6ZdoUANjJTQ/8SZdCodHrxC+y+0tQ/buigAQUg3AhoUK+kbw2O5bH547Hp7MCFz",
+	"kKxtKw7YIGx6fw8GiWY84xE88MJvAUIqd9V9BFt+BveHJb+ml9ZlgKsC2OimaHinhhZVEnATeFkBgqKp",
+	"FkumKFcupiAS7GRi5EfGDQRT9wQ0rkglxdDSRfhxJNfaruCqTLgb4UYJCtSUop95US6djyQhMyw8kTrn",
+	"JsyGTNE3ywwwm0yVXqAZvS/uMaO4FZBh2lsbopYsD1jaizk1SzTgqDAdBq1BFNBnqI9+4eG/Zk0u46Bw",
+	"95jfUAdX5mxNQCksOc74yqbOFE2LnlhlotLJqE4NR07p2BVl/Rg2j/tybBWO2sqLKOSAuDXE4xdZMk1M",
+	"RtyKp7eUPV5p7xPDboyoJAXPSPm3q2MTkaoV5vPCkQtOlc3VOgs21jfvVZcJl95qOw0lzylpRawi2I6I",
+	"YWVkY+h6ku3gjZvZ8/o6e8EaR9xcbaYH+PeNWnnwWBBGD3jIwN62dHdIMGI5GO69nuU2cVDNarCs10bj",
+	"XoWjUyCq5X9Nn/O16ucISoupYcnH1gPgcUoRV82dSKyL2RwhARGOdv335ZtIqQ5X6XTR21BpJFaHkbTm",
+	"gokkmnQFNQ3sCassFplVEmMPMtB+O5JFhLcdAXlkm63dN+KSJyZ5ggrXiI5UWl2zJnBEtcytJGUCEGm1",
+	"hF6rGbVjAvkncPr3SJYX8QxM8w6rFte8hmdPZY2lUKmayC1TS7BMcspcDj3URUO1uju0lTdQPWpZVcey",
+	"VU8eC0qKU/cR33+dAuv6uNWWO8KyRkQmbRMhKsiPAfBLbBapMUWDNU/lDeywFfhdyLwAeDhNrEObz8S8",
+	"3Xg08mOtt1UttBut09omQU/1CKItrUda53YLdO3xuKK1tXEEmCuBfM41+LEz46YxdPZ58S4pfwJguMxY",
+	"J5dXJrb4Y3y0Irfl7p5p3rAdwzZWmVrbd8TNEj4DFqtNyR6zZ977NrKiddm2wl3mAPlcyRvkVjb5Blld",
+	"YLu7PX/t5oy/IDEp8XlHWQq52cxoc+oT7aRrCuS3cii5ak1ej0eIjp0YbEZi8RKTr9BrWRYFZqh6YHKC",
+	"Y66rWZKKMq4RjzbLssETlVlK+RrlHIgkZ815cpORuNzpdHumPo9Uhv9aqxSduK9v/i6nDpAjbJecimRC",
+	"LSirNg1cYFDcRJl34bJNV71H/EH54vUCI3+w7d5T93YFT9ebi2EgQxVI421y/x6tsh5SxFWlR98XZo9G",
+	"t/ePpdT2r47clN4DiQbFEU8cCodFky8QwAq1jqorWnOL6SaDhTYw6IL7lh5MzykZVExIDWhrxhRbsbDE",
+	"rGnVzVabhcgyQO8Kh8zkFRXqg1lKJlYlOxJpIPZ4DIBRZ+Oh35XGiVdY1wjjJtRSC2vHRXnG5ExhvlQE",
+	"zAl22WZhKm549ACn5BDS4J0tUclTkKOxeYI72cKuRdp8wc9xEy4ODsDn70rIrnaWdNeGjTLhqFDiXms4",
+	"+WVQoUJZyuTWk8hLq8ScRAdKZDLYIpz7VoPSmxU6thBSG5qqN4XxWeow9AEUqHt5gSZnFVu8uG5CJIEd",
+	"j2RIVUxQTzQCkhEgjllo2EPpR6nQlPd3BVfmpDCwzLQgNVtDeKq0I30qNH0DT9dwq8f6FfutidfMwAbv",
+	"nRxXUjSQKrtOp88wHH6L7zyBs1qZzOuQGTiCkmSFtu9ZWrUxtXHsrwgLXs0oqipHIlXXbTUVXLJcrXgW",
+	"s1lyM6PxRpIGPGZe9ipVDMRjgNFMVGQiGfX5bLMPvou7Xjutuju9qq9Wm3CyqhdgWwYMJ3r7uqITHtZE",
+	"5XVtqdDsSoruOkEL1iihb/SrdcJ65uGN1im0Dp94fgYWZ3BxUuQrlZlk83PBb5ZoDTyVeaYWDy/0SP68",
+	"TKJbSWHui0zFS0yFblVNyKzGghwUoY5mnhe++WrKo1wzKQQm3Crb1y5vsws1UbFJjkeOOpKmCpcx/mrP",
+	"HklMu1SHmvYk5ljqKGc8H0nfc3C8JjE8za9Chq0SuX6hkW9Yr4lxmZgW9lagsKIO2qeNgMflw8gkcdND",
+	"lvUA/JLIYNu+GbEByS6KXsVRoS+XthYOTcUKUoJ0gC1mn+oGQj9I2RP0Tyyk3Yx1yP76P9FCfGwnY69Y",
+	"19y96YGKI9wIKXSi6ZjtSwETqRamI24zZ//23//HhidbbJf8bmsTt2A9vXaxXfPiK9asDPVPrGnXCBN1",
+	"WzBEMWDLjmjG8hxWr6rObOf9DXVyI3m+zEqw84JcUhVPVtnFQZqadRU5h7EvNGDtBLbB77Xm8PKWYt1c",
+	"r8+vmPuWNV+fX3V7O/3DLnogvu4GyHl2crUTLbM7BFGY7/LtG3bUP+wEDNkFqBz4fzJweSdhT5Nrdsgm",
+	"yc2OkHFC/l/TB58a5YbkthzfioeQyoZmIuW2PbbDSiNL0O7n6B80IWw5C3/BVz7t/kJUGhb+aZfG3f0F",
+	"H/sUsqZo37Tx6G1DIb5I2kjP2noWto5ZrCK9O+VJBhfbnscmH39WRh7EFxgHXzUemlyptNZrV6zoN4sJ",
+	"18VxWFuHkQ7IdkBOKSRcpgRCyh/Ked+NQS+eHE34QUd0oqgz3Rd8enDY6cdx52Bv74B3p4O9g4OD/mAa",
+	"96f7+92Do96EH+3tdzrR4Z44OuiiNc1DnHXW8V1hvijoae4cSl20X3+Uyb2t5lEO39k/6h12+v39g2db",
+	"ucx8G0xu7twkBt6A0LsQapGKgAFcsNAyrHLR9Ib9+nFLp6UVm5sfuNImKyNXl/fef7a5qkCdx3ZtYgNu",
+	"xQPWL1DzRSa0FrHxfKsp+7rHmkf7hJstvKRSWEz5VA770bQz7R0e7fNYiAMxOZwMpp3uNOJx/6jb63V7",
+	"0V7/QHQ6B31x1O1OJ0edTq8X98XBfqd72I8Oo73J3qAz2ecdvh/1ebTPBwcH+7wXdzv7e4NuJ+5ORXQw",
+	"OIyOet0o6vUmHdE9EPt9zqd7k2gyEPH+fr+zF4ujaHrYOZrEvYO9iB/0J3yyx6cDvi+OooN9vjeJOkfi",
+	"YF9wcXh01BXTgYjE3gDbVPM8Fxmc1F/+3Nk54jvTH3/pHvU+/edGXbKXo/dfWth3FPiFtnSxkAAcrUeX",
+	"YCU0c4NhyvY72ZDFUhmzDICdw37/qNd5vtnUcZsvbmQqS2WGqQTGXYg8KF6mFB5JjOgxTChYHj2Pvg8j",
+	"1RoCWsmETfXOkiIdRLxz093JphFwwMcpgptqe1aRe2wjanZZc+9wI2o+Dhf10H60XwfsFb3HUtXA52Ql",
+	"ylNhCB4hdFdiwbIEKRuVkvo05SIUE6PBAxaSAGm0MSp1thPRl6SY0Xfho00+PN/OYefRW8U1folsZoo6",
+	"fSyfGRjbfT4mReWZSnxtTP0HvwoF9WgzIQIUyXjMFlxb8TOkecP2MxKrcerLejp0IkvhJSVTBTth00SS",
+	"kld0xg5NZiboHBhHoJLYWnDJRGAeQJPTzBZLohcoNgs+U2Ciiysh2/BIoiHjuIgP8cwYKP0JqtwkKFfC",
+	"X0urVtqD38cUFzJ8emR40CgG/pK2STK5oN5ePtljUxfYuHaKTSMhtdLq49wtaFi3dbUv0ZO5xvMyqMml",
+	"+syJnpZ3jdPYzGsymrnYnW3vfauS+HJJRSwd5P1+7sMSiBZJv5UbLV+378ajF41N7DlOvHUS4KUpkWHL",
+	"AYNnETMMw8eM7UTji5FWIkFV+rqJwE4zVZM1VSKWVKaHei1Nl2lappQwQPhsn/PzqCrA2vrZVKjOF8pM",
+	"qTPc2pQ7L+3cc1MRDXs2CSksoGOej+/UcxLHtu7iyi9o6EM/Nc2xlmXADQL8Eu8wIXblBB3v98CYprqd",
+	"Dvvr/2TiL81Ou9PpdPZZ3jIe75y9GkmfHaENq2jSC/zIJHDPkQKQolgkR3PJZmqZoZ3VRYSiPQbFwLPT",
+	"01MWq+UkxdzuKNGJkq3CYpu4kgA2Wh1rAADwZdkSs89VZvwqTcoYSbH+H75WmKBsLcY7kbWMkTLR6LVy",
+	"vtq8nMtUAMiMx6bIZjw04bk7ZIdH4/9I2nBH47z6O2EoWf7FuTUcxA5WYHXUptL4wWUK1RF+74o9l4cp",
+	"TtH+j8PSvltbZ4V3/Y041HMY07fWg/aIM4z8+FSEwHqEyeiiFayYnBAmwrwgqyPJZ4IbNu1K1lLFBhUJ",
+	"rQ0+OpAYelcbmPGw7ijGiU2xiENg4qOwkG5eKUJkakl61HulpKkf4UvYiTUdHZu6xWgRLbx14oEcc7Pk",
+	"ZkYlZQGpdUiOPbRkmJWve/SaUpWIYavNPspYZCM5UxL9ghjPkZgquNSHlDqM4ZnAQWnvIApnbywW6JaX",
+	"XvuUcq4HXgjFvU6No9L3T1Kg+zQTeobB9xiA5eWGYJAKtitTd4LdE7WPZphyenn9ge2ye6DCKKk5v6OJ",
+	"rTIFPMh9lImhg3hy3ExTrNtbCByl3c5MHVrDa0fyQZi93AngFXhujr6jN3+RRLdFhB/PYQashWvctHB1",
+	"pv6N2X2beZyThYkc0wboVrVxq1K6W5Kh/TvlK2oFsr4T4GVmvbp0bFHp2OZsl0WtNjuTI0nTATqUK2fR",
+	"25glYCqclpJ3FjyJrfGbimyNZNMa9VPgXu15TMWr36qM3bNXrHcfsG7nHhGv2+ncD1moJhR8GVrQFdhv",
+	"rnThAZXcBfYV6hnP0KVkLp414Y9XRX4QJtV2OsesQ7d6T31Z1J0YyWrekEloChdjk6r2in348/fkKxOv",
+	"mF3bj0gqv2f/bSRfJ1LNE542Q1poGDBcUavNwmnKb25gJ4nGTDSan8sHbwLsPY1pFyC+dNku67PmayWn",
+	"IsuUTIocyD7LZ4AQQNxaQxJNpKneQIGDZrqRpMLvmZrwSZIm+YOTZ3CKAMsyIS2AmyqiYfG8EW9MMgmW",
+	"9bYBx0TlKJmHIjzJGqjDY9qpUfE1fyj8RChggWRXp627l+rtc0jCXMZIym9e6OIIgmLkOoOxOYqagR+5",
+	"BuZuwRt3ohRQWWo6ZJDxMR5+Jt/ic8C6rrEBqBGQavjYKR6tp1f6dhk0tlq+2X56goxVV2pi9glStwQk",
+	"O/+hDh/lGscmVl/ntmRNPhNafEacNFK3bbCQr9ELk42BxCEW2ZOPx78Vr/YIrrD4sLWyoblMd5p2/QXw",
+	"BR6E+5BTL+a4hKY1/fJvZA/6HFm8cia+AQLlPVx67X4xXOyd7Zq+bm82DdUJDyi2zKYre0X54cLjBN6c",
+	"J5Ln1KxwzlGAw6MTaao2nhn8aJcQNOid+kc/JPLGe1JteVIVTxbFiB4uqJgRnsOnoKGkeIoLy1/gp2D7",
+	"w/4SH33WX+SPcB1+ls+6gcPFQP5295svsld8cdUU84BR/ll9Xl014FhuCiSnWOyUT0Ra5y5PsJEPJt+i",
+	"JYJqMlF4iMuAbVk3NXmqXHQVPW0dd2EtL7Kr3JBT4U5e3hSZ+W5++03Yqh3bpp/9HvHl5AMt1TKopNGv",
+	"VTIwiWrxsWt74p2s16UFZPpqfH85kt1av373VBDaJaWCGINbswh2q/fomej+DXH2380U9kMvhi9Fx7Nm",
+	"+OH91TXbveu6YJfdcgw+SKEmL7umngBF/RkPDMbBJbKU2maB9tjEiJGAWJ/mHbjU0C2p29hbgRSwSlY0",
+	"axaF3KUq9uhFvru7N+nmldxtW6H27yk62WF0YKsCUFQqxiabHktfINjIVTIpxwzYfuGJLgWtoSN9f6/s",
+	"mx7JOLlJcj3cAMkB4+mKP+hqpQ4CnFpyOjTBTQZZcLuY71Gt04FQMZKuGkfo7EyeUWk98Ddo2BceMfi8",
+	"37CjzZwg8LQwvwdVkf6Pja7LJUWK6id1GkFFADI0oUyYa+UfjCY2nUlNd+x1xrsxcfIccyvYguczrN8S",
+	"MLuKmt3NuKZiHhibaKsfHbPkRqrMZHUyzvIkuhX55yRbyptlrRR37RqPso+X50CZ4NmwzT5qU6UaDUsk",
+	"iJiCUwDVPE1faOpJRh2ruCbqY2tR2SmtMJgWx3Fc3k7gdT99oUfSvblKpKZ4RxPIayxqXLJFHjBBrVo1",
+	"m/I01ViZ19QrGMkSlYzFlC/TnKiHd3Dd/WeJAtULZU13oWiman2x69KbEnHLN6WxvrGdhjXD/HbcbrfD",
+	"gOlE3qSCLbUIWHfA5olc5kK3sCqPNfl5FxJU273ZS8zVLYZHl3cw6PbKW9h/LEQGNlSLYl4dwvJuz67e",
+	"s71e94BFKhbl8BQqPeqH65zs/MuPv/Tr49J8gWO9nprnUjLpEXASGHsp4MXA6TK25FyUqui2HJBpuiF0",
+	"Bp9TWM31b6+zN2AdZp46tDv5cFbpC4EYOIZDgpM5vb4+u/h6/Ob8/dXpVzC1Vd4ar40BmDA60V74CKXf",
+	"tdl3PMkdxnstsvxWDoL6Qwa/V2HC9yiqAPacXVx9fPv27M3Z6cX1+O3Hi6+uPGnUlQU3Lai8RlEo9/mn",
+	"8oSGl2/gwU/eca3hHpyGPZpyafM1etf0aVOrzS5ceWcPwXJxnz+hNEARlmHlGrqAR6ukutgC7ySK/dWh",
+	"YnEQ9dYdPkmtVEmdKGFMHbA40Xkio9yKPEVLxiQTkann5rJV0EHl/4KjWO3SsUPED3JskNcI6S0abUmg",
+	"xtD+cB1GwiGzBW9NDD/d1s6URwD+FqGcsywWWLZjJCvLf6F95DONzVAC/hXXzH5l31xff2C/YplFGPpX",
+	"+GlnZ4eV/oUvX598Nb48/eePp1fX7Fe21+mwX9lExdjqkP3x6v1FwKaJSNHTvOAZnwuQk+eJ1ui7slXM",
+	"M3RVPSywxx/WH56C5nEjqAAxZ9+JyZVCVrBc3GQcFgnTV/qg4xK67Ndnd0Mvj2b7oZeGe05X9LqW6C2a",
+	"4/rszZ9Or8cfryqrNezP8DtQCHmaCR4/MHFfbqxhF+IPV7f/8oiJNtF+KGMUjLM0zNnFtyfnZ8UwttMw",
+	"jXFcI+94h2kBXGWmvKWhKeZps5yEmjpaguOppfTcmJ4bguSjRdgq38zl6du1k1tv5eq3VLCn1TTrDNyV",
+	"Y6O9O3WLeWTUTBH4n4gNXpmp31+efX12Mb54fz0+OT9//52ZvW/BAg2BLzR7nyU3RQWFoj/ogt8gcaGf",
+	"cUivnTOOtecd9ZamzuWXL99/vPhq7XVjwJeVAWgppffffHNydrH2fhFnW376/OziT+trBbFUTadJJFia",
+	"yFujhyHnrUWsNx8vL08v3vwwfnd29e7k+s03OOSROUpHnVyt1ziZTkWmC/prJWmaiY5aSNicmaksJrjh",
+	"TT/TahtGIDU6icV6Iw+DFu/fj9+dXPwAN3XlDaaT+7x0VWW+SZeAI+Atjd9cnlx9U1qO9WkusiQSXqtd",
+	"z6dZ9AFJTIdZHPHNydU37z9erwFkedyisIfz5MNZkVMWTw9JP4yO/gvze5rcCTvNxZvT842z+GdoBzIl",
+	"BnKei8K2wdNUrQAovOM4uxh/uHz/9eXp1VUJAAq5zXNyswegPEBpbUVX8i9rEWXCDnt6cn52/cP4zTen",
+	"b/40/urjaeXiTfYkywRHhyQlc5U7JLsmQG+UzBO5FA6gxudn784QU3s9GJIqJ1vQmSdyPBF5uz3n9/BH",
+	"UG2HZrzGqGvyexCX/VApnGSd2bvZtnWKwbWnhISu5jUO+Pby9PR1ufG1G5EMZdJr0ERQzHNrTTE7LGFf",
+	"YjbGYjFXZR4EE3mEeduy4TKQi5ks1ikW2MoE13awy5PrUzpwMxoCh1LkGaSWypo1VWabb1j9HavTcaZn",
+	"KsuRE1vSc/nt6eX49PLy/SX7lQ1QQuGSLaW4X4gox5RibHHrtzE3anzotcwNabz1juI4ar+853Izcb+J",
+	"OKvvIQ6QaJuHmwIMhgRV22yXpjP2UNtOm23upm0ftZ24N/bWflr/axPBBWRpSH2WvM7bcRIHLJkyLh+w",
+	"YXFQ29DatIEaNd5h9JIeNfwdv/549YPbqpfdPzQobaHKK59NOAHLIjHPtqB2AvHjjajZtj7UjzSWLnWS",
+	"ZkUjaZUF3gZ6AZxdtWU0sx2jWyjwPqPLM5xZ2XRt5+rCYT3FjE16SpMSWymo52tl06EkDiGX8507nuF3",
+	"NkrFM3oza/NWUhyjzZ8M3nDRWI0c1YqqydumcaGyQVqdiYEDaBnJ0KB2uNE27i8LVMPXPLbGzKBhrJun",
+	"JIg0gsY1SrEftfeh+uOZvOMpBgw626jtFkXy3YXKT6jgdyNofCSR8jXmh5oPlybVyXykLB/38TyRt8Xg",
+	"1kT0LtFznkezRmBtGW/QbgHLUuodlw+vBbr2cfA3xBcbrplCaU3UIrX0FQW8yg+ZusmE1g3TkHGewLLP",
+	"pF6CBAf39daEFLyl7nEfJb/jCfXBw3eKw7jkucARBJ0VUAey9gSN7xClyi+bDZ9JV0/lklgxBh58tYRv",
+	"ruHZ8mv41eulxsbNtb4QT/+EacrqIIxQqFvFp7Wfjd7jjWD4Gdz7mvwP11lI8N4nlG68zyhie59BiPbm",
+	"WJOG4ZSrZq6SCArn5guUcN/r4iB+W5Xe3Kue8EXzEbcFUFiTQgAW1iUJ81pxRD7Pxv0VLBfgYY1jemdg",
+	"VW0YpSrEwe6r3M99B/wBHV4Idhv73DpDR4n1NFEAAPUaGaehMwGwFh5TGzMssA6SbApg3iIvHsi3QOoo",
+	"VW6buXIdEgt75Q9qWZglPF2pzT6kAnQPJOWOaxHhdypQxHUilecM2mC3/He0Ez7B+ldtkPRE25/pkPRk",
+	"y5+hZPX9kKpSMLYULTo5WLvCb26H9HhKglnmWbyeERRv76dTvFkD/MXeXmjTMDUxaRie0QSENeQB9yJm",
+	"4R+6Ybsd/uEi9Oq806szDjz/5yWXOehQF+wGnYjWolTpE9eI+Hyxc/CHbtm/0us8nmL7jQk4q27Hxuu4",
+	"StPbShREh/1pFHX54dFgEAtx2OtG+9F+Z3J4OO0f7fUncf9g2o0P+xEXg/2eOJhOBxO+Hw94HO0d8U0l",
+	"Avb36j0xpVCp+kAblIhc5V8DtNjVKuJZllg/u0ElzLLBYGYTAWlbX6GS8/HyvEJ8zHuNYWOhx+9OLi/V",
+	"4G7vX28m/f2BXp30vz/VPyWzdxfzbz+qdFnsgALU1miHG61uJ6H5NQTlgGJJ+CLZvevumh+qFXO7vcPH",
+	"fGrrBIFW9lSCYBdchyJrobAb/foDm8hh65I5cV6vlREbFnWmTAWWkaT8jooZJ2AYKw5UBcYAyV7wDHsV",
+	"G9OMTQxZmbD5kcQKZ02X2MFs3e1qRLyX7+HXzIefE3kzkmhJt26lB7ZctNrsGuNFhy47w26QFF4/Ow0b",
+	"7ITr+Xlhm71VGeZPBGzJXrF5IpvdAGP4Qy+hJjR5cHPMg6sZZ2iKAJlIcns8tRkRoK7aPr2PJhJgTsSS",
+	"+RlqS5lMVTZHF3GzE7DujxTIVDThZjdZYhobR3yB6X6V8HxSeySbk142kkVVTz/pgjw6c34r2JKlPLsR",
+	"WavNrky7Ib2cwx3923//H6lkS9PGqBzx/zWfz7kX0d9tsX/7v/5vdvUje8XEX/7tv/+PK/bX/8n+3/89",
+	"/uWWCh7Qk5/Y1V9u2S67/U8j2Xyb6Bn1tBb5TMUtWyZoUir2jE3SpnBauE7Y3BVdik3DediYSLApen0t",
+	"OYAKXNIYbHtygB/+z6rR/yNZF/7/Hy+0f9PB1If0m4drko83w0HAcsX2sHRIMk0ijsa6myTXXin3UaM7",
+	"agRs1Oi0e/2DPfq73z4SO53BqIECrTtpOGeeUfkouKBEsk67y/5L7Qk8JXy/SlxK2bY3yZ1gtXTluUH7",
+	"VWZgQ+HtmdYHw9cxifOtUURrAu5IjuSZRHqMdiNMuiXLwwtd+Mudx1Oj0cVkTJnuDglFR6Kmz4DtFclo",
+	"aiVtSNxTwhFHcnM8IntWOOJIluMRC4FqkT+58wU8KfBtjRoaGgr09pO1Lh84PXy86ASIJ2G9jPgjWkht",
+	"wxzTHE9Tvwr2ryJTx3gxFOxHLzi701yQlS4T5PKQoo5+GFP+o1kuFOlBlTxX1EPwac+Tz+CJz3+qgVev",
+	"EWiNpOx8GXGi4W9T9sx6lOf4stVzUMlsTtEZjrfNwp/Uy5cvedg6HknOboQEXUHEjKcJ1zURfnjQkkyG",
+	"JqahUC+sqhiPZEmSrQIYzVmWHPu9R5WFcgeBjS0egBGuO18S6fH/43IOKM+E1wizUhYKU/q2R0R1O7Vp",
+	"LtsWe7JxbazZHfRN18tue9C/P2bdTgdAuNvudO4rTTAH22vJdWqDtT7MuK4BptC4RcMhtQ+HY3HN66nJ",
+	"jH3EFQc9LrW0FrIwoo+kCwRed9tTV3LjKHFOLhdBg9PbwFYGYkWeIFTbZu62+TrSPldNldy5QAVJngQU",
+	"cEsO0aKBvToB1M0A6I1d2xUKQg9FAW3vrrJEm8DokfRF6GPX2r90bm1XSsgM5Xy0CmkZekbycnc6Tj6F",
+	"GQ5kw5+PK86AF9p5sclEpf+uAtvN2pFZP9Af5pyQj/gpRutBhVikn+kkFsiBcwwgAEFTGHAkyMkMiGkW",
+	"LhQAQFH9HuhgWKkA+UsjL6Ig+93uUYE7C1v5scQ68k18DoRqG2MJyD2vj880oZkimikg0ZweRkBW8uZz",
+	"0horijUu+6l6db3R6UPKI4H+gA2B4880kIFOO46KztDbXjpZ5so2kQZxnOxftVHqJ2subj8kJjSv6iIx",
+	"QGVMLkHlREe3VbzL0QFzJcVD+1GjFoyDTowhKEyPnfYWA5+fK1cLWcZxmStsywnkac00lN2JzNRnLEC5",
+	"1x0EW4Bb1QF3aagvkxa1VmLJuJoNllLkByGNLXFieQSGw27AtzAPXWwOmg/cO78dgdRvRqBLAfD0Wvy7",
+	"os4z+5/7ffXXteISGq79PFd3Yl7f9puCwY0EEPE09dg9a2IzO0cALQ4Ci8LWgQ+tJ6dc05G/MwupS0t/",
+	"RteqUvG+oi/7k2R/6nhoEgufjDf43oPINp2w8XPV//Y5hZHyPP2cVW5qPvInT66olUFaQxYuqAt2GLDQ",
+	"ikrwtwn1gD8jqpOoljl8SpXO6VsMR6NHjIXSk3ke04dxKpRdHtSSxaoQXZ6s8tLCsV8IrbthrgT/Klbd",
+	"CBqwaPzOrLlBRZYaP25sse+VMSqAwENI5yDy6u4VUOZj3xotgv3cqB3zJShK7dc8un2PMZ0U1+Ae2Enm",
+	"C5URyeLA5ho3ST5bTtqRmu+inKbzZZwo+hvG2r0RchczEz85oucw8DMpn8MjnudAHXS1aEC5IWAtRS83",
+	"jXwGdMciBRHyc169TeoKoj4JLSYCoXyVSMQGlaYgFv6tYXyC0LDCaBa7BhTLsduhsKk+G5POxnnGpaYI",
+	"sc1UjGtyO9X8ZA6/WhHycaJ/aV99qCP7v4liOYCAm/HIl7if8aWu0K+/8YW5tWFRZkug3Mo8CoU9jR6/",
+	"nVUix1YY+oyzMvBrRAX4819Fpsbw9d/4ZAiIzUIaQcOuY50GV07FoHEdwXXkqNKqpwS3T6K/Inc08otT",
+	"X2fkqZDeZwsj9caip5Kz3KCJsacEhT3k34mBb7E8bGLPdARw8U+6VhSuPph3vvCtegSu5moJLr0S4mvc",
+	"sqZnrKPp3ntrBKFo1rqmUtU1V0VjwefwzuLVSU06rStSMiRnqK0GH4I+Hyq5A1qF+U3yufDqwj9S/N72",
+	"9yotvbKcYO2E607vSRBS3OKXh5AN9dhtgWg0sy7zSM1NPqLtPIzZbusRUBXb6DPv03VTGz6xin3w+aXV",
+	"vRoGa/D7rMpWgLrPlTwI32uEjr9xmVvTf/bxrrOby3Btq6v+pZiALVv+H4gL2CVtZAOeclZ0BqTqY4Uy",
+	"RrATrKHN8/QxG1r+BWmDS1P92mSpXuU839SwpCaplUrAqFT7Gad6leQRlS9yTcuSzCSGYVs9z44YlisY",
+	"S3QhaKZkG4ORbgkaVkqabg5S5CH6QEzXk5H0LIfGl4zWQhOpWk75wpGPa37AJGVtBjMeZvOgl+BLTxW2",
+	"SpvwSwuucSSbd8Xv0oC5SEjWLCnlIc7R3yaVTcghLtSmCpJ2N2Oz+rHJBK6/9fX05voO/ORcbQy7e3ud",
+	"x0iYrIvIpTve8W7dBgAcMyluOByjVxfXeJU1i9VK1lp160QQvPIxXvnvcSXkiatCXLwUmLC24vh3YNIR",
+	"MT8sAgKVivjGlvUqrzFeivqo9popOHaEsCmNNovxuHDb2pQp8trmMyHrI5LKS9gKHaWFvNAUBnfH098O",
+	"I7+Dq+F6rdZJvUvBINYYH6mJFp3ZTuYlemPjyaTIXb1UxjEBFjFH1x+2nezLF5VfIxTASK3PuLx2UznV",
+	"JHq2DXe/FfFvr3pyXTXcowON0fBk2U9cUR4TY+AlUlp7KjnFb4HDN6k4FsJywJwdFQg+BelibBu6/iYi",
+	"p5m0zaqzNb5I9PptW/vOpj0WTkXn7l/wJF4vSF9z2WVIrwJfrfPIyvJfVCT/4k1EToirE7Hxm4P8js2O",
+	"nCyxPusX68Hpd+beMl/Zm/QFzrPb6RjGYW76uBqFwk3PdYIl8zBJssdrBdNRwfMX7Ew6Wyu3WoXms3xK",
+	"JYr+PKfSl264YZpteMKnd7JbO0lYu08V36qI7AHARiw22Z4bs9ekWNnwhYWQxNiBQh77dYmjFBNDUAAH",
+	"GQlJaJrovBIHsEYgnOe/f9Df96+0kcXj7uFer79X2ZV7pXeIr5hdUS0tqz19+rLGgr8ppFV9/eWdPdXp",
+	"70HLdijZCBgmx3cDYDh6V7TaX4sV8ztfuGqZQLMqUFEi/N3+Xpk+u/pvR4cHh5aIfonkqhpg628CNpj8",
+	"qAJs1jr76XfqwfcMmHmOFek/ADC7iLrnA7N/tuUOOpsrjeJOvhI5T9LH+kFSrI8mjKHCalhblZv6DqbA",
+	"sGut4gotjKRUpe6MpsEjlWptPaU15Obm3c/pR7a57aYvOVB5paYNOpPpQ6n1EUrLrrCFac4J2gmKv4Ep",
+	"s+PVwQa9Ut2JbJUleS5MwfH/s3tRbj58p5olsgAqKn7BQnvjVO78b2CY/d0EGwror++mlZiytILCIuEU",
+	"bNQwVbdvtf/RN/Nv0zfTWohrKasHHRsp61sU7zfJCQYYKCfDiItxxk2Sqqc6UEadF7k+HMmwaHD40u9v",
+	"+JLlrVboJyfwHOMt59qVRWyzC4VVA21b4Uq2xy/PkjZBQD0oY0tFdi3JBsZ4vyYa/DvqLL+Za5s9fQbT",
+	"3mhr2AhTZ5s9hVguoJxp74tvzysF/cX6vRINWs7nnEJ8tnbUfnLLVRyV/Hi11pbnOgNfi9qwU9ey/wmB",
+	"TNTSto6ekKqxZSNXG7x1hdNtaCWPXBXZJ23jiRsaQc1loluOLpmOMiFkMJJ+va1SwTCONlbsbChitt6T",
+	"jWr6F8orCDsjaWJQbZoavLCD7ciAvWAJl63d4Upt/0aSNKP1HnG2fyLVo7OVxWCvrYqgielDI0nKlC4q",
+	"EgKT8LSvv6uMm3X3pgUXg02PiOxBwTKN+bXNvvXyfkF0h60iVKlCXU2ykZyhAmsLXXjNeLAxo29ms/WO",
+	"0b1CVWz9n0eSpynjqWl3iRNimbhM8FvTy9GW2jMpiOyGL/6hR/xDj/iHHvEPPeL/eD0iX7xerAP7pciX",
+	"mQRhoCj2NeE60TZBunl00OmYnOSjg3an81/Kacjw81YvMGVQb0eGKxO6VJVGbbOpoq2U5mlO5S+KRr1s",
+	"qamoRbPamcjUy8BbMQ2ZEYHnPBYmGxMGNGngRTup8hYbBwcdMehHRwf73cnR/kEv7k/4pDOIjqbR4WAq",
+	"eJfv9/j+UUccDeK9Qe+gd9Drd/udzsF02untHR49UiipRmi+KkozbexT8aT8CT+fa+sL9jnMf5irutso",
+	"1QQGcPFasPrlhbirUjwTaakAwTGTyvp8E80SeafSO4o8XPeZxwKp73iZpfVE2sstN89iGXavy4YNVYLp",
+	"8iFT0ylmnZtMs1wtRtJ0+iOVlktW15LB1hdssxNsZGUKT6h0mQs2y/NFU7dGksdxJrSpeOAQYpkl5Spj",
+	"8Lz+r8Pd3dq6MyZbtX7DhYe9XNNOBygv6ZzKjh0zSqhzoVZPTp+zhfRqFJiNXaJs7YWSi5/Ao7awjN/J",
+	"adtaXK0WeMfVFtn6Bj0Fz6vJ5OFJgINPboYY+OocHmGTZZ4rGfhBZSNpA2LOBb8TziFjOCXoQyYwrBSc",
+	"gYFnDgINE22P5GbYYl8CtExSmeSPGzm8siPIjVxE4NhGBD6uyW6IOSxiYbaBeNHOwwSymC4foDZ4elym",
+	"lrlos0tsXojHrxb8Z+qh9uzKdDMx3xASeZfoJXVcmYtqk4KSSEDVLKhV16Nx5/YY/IhSL9nPoUngaH75",
+	"Dh1WeFTD0O46/k+5xDVUHatOY6JLEYtXyaN3dXvWqqM8W+y9wtKsG13hfkNeY1z4jIa8jkluSHamn2kR",
+	"aFHZkhbtPaW3PKbtcyZFbksNVvvkl28FHFQ82duE8FJQQlDxGm57seS0DsqGy23v+Tbs39qzeH0HjzUj",
+	"rlnCE14o7fWxNwooeMKTT3zQh9TfrTdz8ITCwWYJPwIKLxcLleWbA9S+kMmU6iXr3yNWMk3kranHrNtf",
+	"xDzrLTZ43Fbr1NltzUdNk9FCEzVVhJbY8gXDwMh0CprPmrW1PZKh/Twuqjut21gDrzYRqLquxqUpv2SV",
+	"fVOo1FWFqhhRi8mocmp1rpGkycrDmzKrj9t5PdPrSD7TvhsuUi6liMc6VwvsN2m+GEmNElili840FStr",
+	"ONOzZR6rlWQ3GY8EGrmx3Gpmfsc3RhIVHWw3jLIdVmNrmh5iuWuLKwNQhrgxAywldl3jaN4dyUWmIqGR",
+	"02Ge1kqymOd8wrVoBaxiJiedCyCBa/+izdm3WQjsXk2nY/jJVaCyA/rdWkYyd2FyRS1ae3xtFpqifOHw",
+	"MYMGdeUku33VrvF3ZS6voA1IWOUDJlHMwRQMXDruRtAwp4a2dr8mcTVvc4yFa79Q9CiWPbUlTtl9tbpc",
+	"r9MJGIpt+G+HLHdqgpLWtlqfcPGaUeFN6qrCy6FoXqHe0O4p/IwqPFvKpH7PKKXzFbML/hGF7u/Zf2Ov",
+	"E6nmCU+9Kqoh9loMW88sorp3OKA/D9uDwwOx09n/TVVUcRH1WoUxXpGF31TofcqpBuzy+gPbZfe4AS6Z",
+	"uOdRzmIRJXOesiZsybaikYpReiuztTA5m6aK52jgqpQ+//GfmqNRm/5q/df//KgC42DXAyG74+Im19kf",
+	"qoDRMkvyhysAasIE0vBIgoC/3lrAIZVuXTFsVIE/PFnmM5Ul/4p0Z2h1RkoJNu+ZrGBU+DPBwrofrR+q",
+	"qICeoZEUCNzkgYW1xdCRrVAX/cBooSyJ/WZTbXZGDdhsN9WR9Nupqlth8ug2VIJnJ3JLa8uR9Dtg2vKK",
+	"e50uCytNKsJjr7sksSjToadIAqOii2qZB+UhbB8P4wBDmoRWO7q8ouB8ni8anz5hItpU1cP/yYczspbM",
+	"JyJGp7OYmBZXzUmmVlpkLbLsGuO0ww7/NAnu8GKKVho5C38BNjdeZumnkE2E6/7nipmi6QD13BCHu+u2",
+	"H/g8paKWxc2Yy4iwP3eSmwsyrZssTi14lm9tAAvM7w9/YMaoO5LlRtj+Ynf/q07iV+02gGJvP+Xyxn2I",
+	"ltmrdjt0fQS46ZG9g8547Gs0kq6Dtu2UzZ7XKBtDiBb8RoykbUiKhA4lGPJ61YO/cXyUsdTDCThSRIoC",
+	"gUstCavdhWE15HM325XK9qlts1OqE+4ZgUzt0QSLAz+DEBQbZrdCLDTZ5jB3FR+7ylXGb0ToHNicZSJV",
+	"3NmQURDL+YRlQi/nlfYO1Gsr/Pp07cBCv5C/NnVbTLIpNnLFdjC0Ou/ETBXkKm0YFmkBpvWNKYNp9oPY",
+	"XepIYUHyArmDHskLxylsslasoiU6jAuu0R7JHfYOM7sSzUJ0MoRDMnTm+3uUYIatCbYZkVizP9g3HqV+",
+	"e7DfomGdXEPeGG9EHGlLlVyUZtwXWCgXRrxO4D6Kseaf2yrdnBU6ppfZnSAELpmnqPysRRgl0wcbhIDh",
+	"cW32ne1NaTQM2wmEJNeRrI3XS3It0mlN2N5aLJ4V4Yl6bawvDLe2Pd6v2YMDxIzGCSg63W57n2k4UC+4",
+	"UOg8mfNcaK9so5pOQa43a/Uyv1lTSVbCATyDEEiCNBoHnYq4Q+bGqbUtFW5tEQ7A8QCGJJpFSs9FnkRD",
+	"rw8qEGFssTqSLlnPXKHBBEZVhLUCuglKZaSkpB7eBOBxonl8x2XuYQdaPvRIllvZ4+N/vHp/wUJ8wBSX",
+	"5dJvcUcHsdfpAPcadPptFhbtjELslQBaikERvze56dMXun5NYeuYuSZ5KJzU9mgi7Wt7M/dj6xPy+2Wb",
+	"hsko8tjXQqamNOAmem/KowRMpCYYDCgat+1ijRm81WbfmaKPuC2y0RsWaXt6WrKWYUgQVoUk/g9X7LcX",
+	"pcPHak0pJwNCrrxzxECXWOj2SL5BSNVsknFgswBP3vlb5DT4XiGKJ6Z0sNMr50ttlcuRPKH6AAGK3q6P",
+	"fABwZZsbGnKAHPE2kTGoqxRx51oJIBSNJCoTORZbIOJhLDs5f0Dyftc1+X+JVBnoIHhpcwWkvamFYG/w",
+	"rVTdoMHH2yIeNWFXSAvD4mWwMPgDlmXKzWG1L9SY1DKLhO0Io3maj+1X5M4q+pzG1TK7DnACpLik56Pe",
+	"oIe23aSv1Bu6bIpGeNKhth1DawwEI9msYsvXirpO3gigRApAsGA9c8JCgF0cajlvuU4CyDtNW4YQR2+z",
+	"k6ohgdsuVBVjQuB6XsqRtMJ46fTXm14WPS8LbG67u6ETHklLUggCaMiQThyxo9wOF04eb888j1KUFLRq",
+	"OHae2w6f5Mx8YLlI0wKyqVuMnvGFoIalPNZtZio+axx1JOEeoxz5PJ0UCR6GAhirDYIaycWFIG6OETsx",
+	"tB0dRYGNp1qB0pqiLh0Ovv/eRNkZyuGo6gObqPiBNcOXuy/DFrWhHeE9x4gi00zJ3Fe0qGgMYVlBmd+d",
+	"o5h3XDxG3BV7SsTEs42LCS5EaBvROHkwkpElD5c1FVKIPRatEqg2imuLsMhUbpiNK6WiJFuIzOgBILnX",
+	"+VkRLgwJvuvu0sOWKVoabvbqNRibUyK9X5EFMKp2hmPf2SbkVGWRGWQIUtTLl1d+EYGXL0nYRJGZk8ea",
+	"gNpWSjGiVbieBR+OJKsvoNCkgi+v2Hp5ENMcqLB80kKtGxaGLMjQROSahL+XLy/9ohWwbNRhwmp1kBBj",
+	"PRdcY52BMrfDuuG0aOIIe50jFq51sAyLWhv2wiNTl0PD281aHrprVrKDKwEmbxp6MeoBFtuiB2gkzoQl",
+	"XKxoigw0xuz2zOnusNVCwScrtSsYEwuvXkwTqDQ2bsYy6AEwJGZlqqDSAB4+22ojLdsSwit8E2KFmmEh",
+	"0OWifHJ1ZoSCkxBZQ3psooj29jqHQIp4rAO2UCmhGau+gieDNVaQexybku7UBcKa4km38+UjDtoSsEwX",
+	"KuLIj4s6CuvjQgA1iMttjAEywj0iCeV0rwV8sOY5hZ5g7EjAvqJ5W47KuK6keiQpssWSEQ8PjomoGysF",
+	"Nfq2l40l7Nkpcg2vDWm+UiM5WcbAMQOjaE+WoHRqE8gvpnB2BoTVUqcPQ1jUr4zeYr9a68mv1Dv1V+fj",
+	"wM7eOzs7rOZf+An5C/vVyiVfn14X9dtp1ScfzkCwweUGNrBygku1oU7cBaXzJJNC6xb7lXU7zDX2+JX1",
+	"OjQfVSGx7eR/rUPvgIVfnZ6fXp+Wvt79heoyfwrraIL7ddcgy9pT9Ti+cZ3ACKzoQRA0NBAn1pftZPBC",
+	"EMP4yMheC94i0E9f0G/a00Ko1AHT5MZFX6gOmLjHT7FayVTxGA+1V1osqIwbV0vYCIs1RKWs8tHPIV6e",
+	"8FUvGaVLkI1/ZYPKyXSo5zm6NFYKJt0xsxk4JBkSi8VMHkw6gVikScQxkGUu5ip7ME3MMwESn6efuPzj",
+	"ZmhGHROyASFGxyU2odPG/M6Nv8sIJ6BhvDf75JYSERKiMccvlCb0C7NgVD8JzoFVzRJUdMVIEufO7Gla",
+	"NDTn5LDLxCjaXWKqjXYE0HCFkeS2TtgD5QHQMqgqzkgiQTVrtWk8hCa0SHSPErU1lxwU95LzCWk1C25U",
+	"FdDazDo18AtYSSzIWgt0GJ82WIICttHYS1hvZHkgyehvLszkHqvjpslXk27HZhEtbJoI9TxEEyA1wGoN",
+	"scUPqbH+Fk3lN2IRZDdAKFnwJLbmB+zc6S2WdkM7NiZLtLcZuk62Ldus3zG93lGbnchSuBrmXlAUPS4G",
+	"JDX3NAv9JttGBA4vRZ497JzA7Rs/7mqmUsGsLauQPuyQQOczBarPDU9kUPTH7JrcBVKWgXoDQSUxrmvF",
+	"SgJnQgeG/AcrOlltvUkdslHt2tvrHTmW5XRREEm67UG7N7QNVlAKwUZPhfwdqSU6zXO0oYF2XDYCA7M3",
+	"2r/ncTb9pmynwaYbLleKLDu5Mh5pKx9ORG6Klsm8VfKPDDp9Fhadxp1fKKE0GfscDBL6/c7DoXMCwHPY",
+	"J9SjxlbaIle6MeWe5ZqEN1waycxJxTKGHInZ3KPQZFJJRUeH6bbkB0ZBjayNbXva3aGfolSJeiB9i3RB",
+	"a4V0cRBISWBIIUvdbx3lsTl/Sc5qIx2kMgg2V3cibgV4daha1gY7sC2xDqhoHzt1DEdSGZrHacOx23DH",
+	"SpuD+3tP6TTo1CzfWMDC9Rb1Ia40XOs/H7acNlXCvgoFI+A25MbKziJGAb5ZhGkYPZl6F2Kbd5tArZ2e",
+	"yjVLlc4DJJgGaOkBPyrGGx/N+S23W+CXBrN5btdIOOTXjkIq94DivYN0z1t4xMI3J1ffvP94Pb54fz0+",
+	"OT9//93pV+GwpBl46HN/z5q8uDoy+SFt5VPASMJsS4RkXGhsyE7M5jVQn9VMIJG0TWFWXJs8ThmzmVqx",
+	"+TKawfkTHcZhiIwQ00F5x6UsaUsnbEs620RZF/ErXOKdFYCrhzUEgWN5JiB2ePkmIQURTRNWwSDYa3ZL",
+	"H2nWDBNZREZ5YQq2i2xQNOA1fxIetwrjD0zk5SWRmGcJ4Q26e+r6rQbrFcRgJDgkP8WxSUZKKn7aMki2",
+	"B1Tlb0fDkZg+iY7bRsdomp0IFi8zdB17sxR5JhH8FQNgFiqpiCsk/bhK9esJhu0Cztgk5XOQHOxEeB8w",
+	"QOEzFnGbmZZ1K/7gYDtO6Mx+UolE6HFn4ruXHWfx6H6F6O8BDXQCqIlYsw7dwlhS3BK2RWzC1Vukhfnt",
+	"emjnLTKmovGf7I/kmamcF5koCoUdBup2ut3AUX6jI3gCItK9oMgSim531HQaoH6O7h3ikWYL7kaMmXZv",
+	"r+NGz0Waehb6vFKksWBmRUSFgSdcSpud5IWVBOsdpADcPE4TKZhe4gbgtGAkz3xAJ43mbU7NHPMsEbFl",
+	"8iclSwYt2UQqIs6VZkE5csUWmYhEXFi41g69HL6BLItb76GVxF4AxVshKcVVmItHPjW1JT+LW0f+irap",
+	"i5PrK4aeF8AQ6wTXTqGDrRrTMWgaUwwazNTyZsbgVbgj5A0ECGh0x+vtdjpdMp/gDAmIqWYa4HGF4zDR",
+	"FFE5xZvPxWIzuPcJ3CmHryzLIDe2ajCGHKCuOxE8Qvsi/REOkd9j4vVr+iZgMTz/QrOfl0l0K0XeYl55",
+	"aJd5aMJZ0Ylugj4ZE9SemM2J5nBJ0o3IEhV7TJ6KCdhMH5AEqeQVcSdSKpjLOSaXQ5MXCYk2lsC6aIZm",
+	"X2HLhZYS/cTsdmZj1crl4XRyI3m+zMQxM6fRdl8Znw9zvxRHaMpwuwRMr5FmmjuWyDxXgxFf8OBd0j0K",
+	"sRlf+YZ6UvuIvyE3KrmciFiH/iFoQgrnxHT2di91k7iJa7VqPTi+xGDJXTRTSguj9fj2hczZ3hDBV8pa",
+	"HBD3nGEGHToFQUjkjTa0bZbcAM231gIM3zXojWTAt0Q0qyYRx0DUUmI/Zo3xrzBpSUMj7uopY4hyKOdT",
+	"LERhKSjRASIcS52jS2OHgs0LvEJpDASuJHdRNdodtX5hHHhk2PZvh+SVISoe2ARIZXB983mSjwkDwrVE",
+	"XAdXMJxZXaKdo1NJkHDjAN+rjBVYNK3gF9qhaXX0vWvti6U+SkiFVKO6RlqZ502BwbzYpLAophCyZoEZ",
+	"nOKPsgwksaA4ay1EXGTL42Cyha7XfAbalDE82/KN1FGYpDOUDBGM/QK0FvsMikyTexGjbcl7QSqWKnmD",
+	"JhQK2Wyzk1SroJzbTphJiFYUxNhYAmNz/oGneQYstPkNSKBwdL/cCDzhFQw0+0eifEmhIUaUKRXpSOxK",
+	"K/tiTZL5KjsDBVsQXUEdRJdGA/mWYTf/HMegO8ctm6+oF/RJBU4JGe782idEODmpAGrqKTKwhUrIvA3T",
+	"SbFBvVrxLEZiYevXMJd2bzSMoTmYb/FT4H2y53wtNO0HMLmLmGzjF4wjvs28YJKAhR9sEMBrkV+50ACv",
+	"NAPJGBUP/7nn4XcuGHKVBhjlYAgikm8X/EUNPIvxjNGZ3IdmGFO0pBo3YICgJmoAIaomf6BZGD2N/AXf",
+	"a8w6JzZgTAgtE0NY+Kme7oku+NWg08G/QWlEsoucb5Gp+wd0zIv7fHeWz1NqUYQfiTTS9r2wVMMN/3j1",
+	"/oIoPMZThOznJSxywTM+FzlcKchn5iyTzN8ksRE0NLRAgCIVAmNzymaTDkCIi6IAvCCZxtEx2t8KYzNz",
+	"BmItcH2XImNIMwlrWHrGjOkjhbGKEiamic5t3nSd55wVPvEneUqDGkci2XHWPbMtM3HB0J3nq8bqE1hq",
+	"bwRJrEpkoLMZ7loPyi59Fbbb7RZG+3Cde1V4EeCdzsopNi6J4ILXwP/N1bfW82L8MGX35gtt7a544JQD",
+	"QsHXaRIJSbW8Kae78SFTiywRuamPlic5Vq9444KmS042vP9WI2iYG20MG2izNd0cJV8kjWGj3+60+5Qr",
+	"MMM4fd9UCZ9vRP5IsQI009uoUlwGskYSA1xifMkL2ESry0gar2uhf80SnavsATl5qRyFETHpfeRfFJbi",
+	"zNe4CtB66PSInydKnsWNYeM80flrSqAukG1jKk7xCJUcwEQcA9uUzNDrdLAklEJbBSb3LFASgxl3fzLd",
+	"L00mdSltUtuKXI0TVyotKFwR8GeqNJHasoMebtLmzpjkyz8X7VYpWbvcR7o36BT9oRuTfNzp/vFy/1/e",
+	"9a4Ov9p7u//14TedP/b+tPdu/+KwUW7+LJdpWupx7Ao1drq9zuYi46ZGUNE/91NQLHGwvkKa5/9j72u7",
+	"27a1dP8KRvdDpF5aJvUueeWD4zpNThM7x3aa9oxSCxJBi9cSqENSsTVJ7m+fhb03QJCiJKtx2/SkXTNn",
+	"xTZI4nVjvz7Pehd/bL32/tl71zhtX3V/6f/UfNE5cwtdrEz4fHHQ/T9eHqQdWdw1mTPOSsk43Ear527G",
+	"r9bjsCh/7ZE0SibbK5/sf/SfNU/a33dP+8+9H5ov2v/o/tgvn2zq8lp/2331n9frlve3YfcXWIntnjYf",
+	"PucvvOPGs+ZJ6/v2aed594fei/4/3AdsC+ye228/oHsZW/JnYOACGJP8qTiL8CSvgNJzbcO/h6ITlJMP",
+	"4DwHWEp4ZIf8ctg8SsCVBVgP6saE2rkWHvSyzxiBcPiM+5RRh494ux+hnKtTLO6Bxxr93Y9d8FSASMJn",
+	"2g/p3SW4ikBBhGd+/nn3M8/jSKbPEW0PoXpAU9r94LlSjTX+l1ops7B2QtuuqYd6yxu13hW6EKDMchEl",
+	"JXfRuZyt1kp8QwNi5rD/pzQC432bR3N0KGbFrSL8oEtldSynCkb5Wvp57YgtF5DxnQWndQqgjlMfsRGe",
+	"vtFQUv1gWZWE0iDnobwei3RUr4/m/B7+qZ62jqu2ghOROhCYLrj6q1nyvx0Fdj34CSbW0j8JtKsGEQLy",
+	"s5LLOkzs4FMuF8/BOA2UIc5WjGtvLBRm13UOh3rJTQQGNXoPCxU/5ESvjpRmMaploRzwkifZ2h0NZcP1",
+	"yMVh+fkhMqGtUZ1Vqy+aGmr0BAyiS/yGEp9VO40Qq6icYkqRDuj+O3C9ZYJuZM8Kt3CYGNZM6+kxjKXW",
+	"ikO8Qvyb8GTYTcxlqn1+Tm44Ot8Y+pHphbqjyvZXyhHq9sxAGxjaUnx33heg9DqqAEO8KLC3sGEUDKVe",
+	"Q+wg5T4nkNOS6oolAvPUgVa1T+2pmfMV88MgEPFQGhcIdepJcqQj2lI4rNVosNHzi9PTZ4UgS5mK9kbd",
+	"KshVT297FvmrPbUsdXSKWpbn1l0XI1xg5hVQCBr1tntvXzU7NKrPGYpX8UvWRokC1q67btl7QQ0q12Q+",
+	"I4xTKDeOwSmc0ikHIIrSzu9xVerJN9dYvhY4jZfi85oK7H3x4nxPRxqH9yjLk6EpDRotaPIFCvDD1dyH",
+	"bIojphcagl546JQFD5F6OHbUoAENgNR90wYq1el2j7x75f3UfNf+uftL/1/ecfNZ+6S7Qa9uVPYa/z5a",
+	"Gew2f5NepuWuxiGhchFzP/zRepnb33Ofo9dm07d0y0OCNzrB1hlh48lUIF/h1qcvrMbfL5GdOIpec7na",
+	"+egVtgN7+OHrRgpk+ZqZGBSUImAeRqJv0TobPTu9unp59sP1yavzS8g3oT+ltt98aiLBdTa6Oj+/fn18",
+	"9sv1s9OrS3qANC3Kx2HTaOYnWhPT/gfcIkNZ4isaYMR3jXLzKJfUpe5vnd0/lA9L7dfKjB4RBouRo7DV",
+	"aOy5fyxBsnUdCczxreQfeDjjY0TPVSpKsvPZlzJZBkE4CYVMn8MTGoXxIfuWvCJqy0LGzUOeuaCmj7Tj",
+	"KH1KzOzMH9xpmF6plnuO9crL1DhiM+17KDEBEjOycrcOZASvq82W3q02WAmO6MBW8CwIHsqqCaKYzdBf",
+	"qNU8tcOM0mqFpJhRXDFPuVYv16QGFCaVQ6m1PNTOSeFUY8NZQJ0tycJWBdUUEnl9MY8M0gTN5sXp87fZ",
+	"oS0ZnFoKQAfQBfuCJ1G2/f8gs9Zt7n4GS1ULB+bPMojhFtRZ1CVZxpYRDOQV4DEprVJAm3gmyii/wTqm",
+	"61OLJ6peDfQvn2ixyfTJmgn+QSSFvCVwteJOBkELdK3g/66ODtWP6t+jnP1HB0gnb/17KRDPSYm4odS3",
+	"Bu5cBGEBNBC1odWOL5hzxjYySRH6q2AtgVwFEG/rSYrfY65N6QGL7iQdMjAGT7KirDBhoS/mi0hJ7gE5",
+	"YyHyFUly3GLOJ2XRRjH8wZiYhGBBFbNS0Bsoh0D9Qvdf4wcUFoTNeKIklEA8jFgsBE/XU0K1VZclsBjT",
+	"bRz5qyPL6NVI5kOZMe5Cjut6mqkdHDTWM9n+6EQpM+Nw+tCO28/V/kykxJXwha72zMu40RLMmlj6daY+",
+	"t/czHMr8m3spxCf55/In2Pyx/kVabGv3Y2+x0JngGv84xVdG6fFsFt094FmcjLPsgUdQJzZqp+YYKs10",
+	"JoJ0XYoqReDk+Ozk9FUhoVpfjJS9PBYWxTUBtqCyDMmaKIws6Uq1K4gb42BCHRiF+uLNaLK/xov2Son7",
+	"r+SexS1jkpzX/MQ41RkU4AMv3UNjfH/c4Jh+Q5VHWwBLBnZCt7nm8mTQVJOEyAfo5sRY0ciCeyEl7zv7",
+	"2UPmuW5t5LAJB8YmTnn1OQ80v7++C+VIE4Rk3gp0I6q5VoqFqSqAum1T1qc2Hyn2upbp/O3Z99cnF8eX",
+	"L6DACd2W6sqwMGsSDKkXcD/rQ7m7foxtLh+zkgCqidIvrBLbmvFTZ0UOmORxFyLeBkQFkCZiTlmfJtfc",
+	"lBShqXgXSgIzyekSOzWfzRoN1rCRCXqn9iMAPIJWgQJhEgs/NOmPSi8wl3JOLV9EMfDsL2bLxGyU2hfp",
+	"RCV3fDI9X/6pN7za0Pnr/STzi/IU4C/rrnvv0Ma1zgBt+dKb33Pdjb6zfzYv2pfdq/5P3rvmz+1fuv/q",
+	"HxdjzwC6WQg/u+CJdSqWuMg6jRrJJNd1AGgq10s6++klG8Pijf28wyfU9VLlRHddl+7YgyFHTRVOkD54",
+	"ZWVSukgyXyeVXcO2fa4rBAJI7MuXSREkijnj6itIS7epSGpN1x1Kfa5kdFdnl5EVB7QLo5wMI5j6rstC",
+	"5sIBe2S9RmpgxVW2V0VRWTOE6TjOBkQgIQU1hbzYwNL3dUIxSS6tEnzNuqJGot/l57Rg2vfWFWHVHllZ",
+	"zF9wg9ILW+QueVpU+8IjIsMjO9Cotn19U31eTmNRCiUC8quNgXeHvhZ13XLVqJuOviUdozHSUdXnMzuy",
+	"WbGyMgQpIJhXMPdY49jSNneus62ZPsYy2XXWg4I5my8W16EYE4E1UzmUm2vAqwQLBWcT4bMEj2EPQINa",
+	"vpZ0KHmJ/pKVZjb6eNNOBffhOv1YsQpTN80DtT6EptgSJuMbUeyTKd4zpao9YDBu1ed1vufWNMcsR9RG",
+	"hE8KOwqTbZEzC/DDALYdSr8LWaWHHzWt4OdRLu18wFIRz0PJZ4w4NQnCwlFXyYx8TFQMkKuawUq9qZjc",
+	"YnJ5hkYJpa3Qd2Djwqs2X6/AZJRJFiKbRN1Y51zCx1ei1N3zg1CLirP45WrdlELfWyXFKf4D8uT3EBW6",
+	"fWk0QR9t6MEj+Fn2GLTGkd81bLpw9x32Zgn59uzHs/N3Z9cnL45fno3snHFcdytl3NQOqV3wrSSr6bq3",
+	"Lcfcki5GluQkjKEdKRUvxyyRfJFMoxTUxBRgppVRm6zkZBpHMkwwl/ooh6FFBhvmVwNvwpDyhOo5FFmr",
+	"rghlI/k4jnKVMg79hHSTGhxSSaCRxsDKVyZlLjF6C5qkU8PoaqSJrngaSsRbMfWS8GBtgzxBpkKin3mM",
+	"vOuUWKOy5SUPJJSmLkTeFMQ/6ZqyNYr6grnnVMANCBDp2oG0Fye+1yDzMNOHrRuOJlgZtPVm697BWdbz",
+	"+qB+u+jMzhEAe81WntnXNO73uj3Ns1vpTXrNYDLxeK/fbvtC9BrepDPpuONeL2j2W82x3+wGnt9rTrho",
+	"dxqiGwTtMe/4be5PWn3Oi9ax+qqeLj3ezTnYZdPluV67kSfKzY0T8nCIqsqeyOekLSPacQFT+bcuf8Ne",
+	"fvrqfqvfajfVS8uGA9/bw0bXrEVbrzc7f+brTlL+q+mia7NcAEfXd8dWfRQ1y63aaJLG4UK9m9KlLfdp",
+	"4iBGGrg0sqpZIHRJpgOtt6KKN5QI5RHG9IrqSLMdjzCXlpoLO+HVcDuFkYQ60aGsaiSjNYKq/Unhh3Kd",
+	"FZ6tk8KD+bpGCq8nHK5tZyg1RfxMBOmBshJ0ZlBpcdAFTv2fVh6ULX1+T83QbZAxweJlq7N7JRagrrFu",
+	"kRirldcMZUz2KIYPJjOeJOHkYNKs/Gk3RcbX3ttWl1Mu960YrN7GUAazx0gbbn/DSN1Wq2lG6rbHQdcL",
+	"xrzh+cLvcLcbuJPeJOiNA5d77YbnN4XfcgPf87p+x+/yZrPZ9HrtfmfsNb1+PzfS7raSGXukUGTT63nt",
+	"ziOMtOllC9dqtyZ+1xv3Ji2/F0xa43a7EXQ6zXa3H/CW6Aei3eoFgeePvWbgtyZu4AdcNHhjPG71e25+",
+	"4Tqlw/E2DKfj5hdObeRKjjK+jKjLIofXL+p6zZb7+f2+l+Wm2qDnOdb3vyuDfve78wKnFm8aknLlt+dD",
+	"S4XW7tTDj3pjft56vWZFvtbVie6V7KJ10IYB87A60gePrk3wsBjcawRGh7SqUC6WGWeKZrbXuKNrRPhD",
+	"aRBMoeqez1JW3elQ0vD3ymCPFisET0Xwpix/ml0IAt0esFE8Yk8BtbjdYOMQO/ji9fHJweWL40a7U70V",
+	"K/aUHFKavPcpvk33WfWtdpQzI9lTNg9ldc7vrzON2WFzfl9VRhPDoHWcLq7HC/bdUDZ+bTfYISPWkir8",
+	"eMDimvpvVGeQ5ZzN04Cp61Tp20a1GOkpHyG1VaKhyshgymK1BuFNe9uu0datRrHDAnEHlC5zkTjEOzGU",
+	"gMxsXCGWn22TBatN14IusXm7hX6OeDl354Wq8YKn04qj68CNkC3WaOwl/14qc+HLNRdzCxXrHnJi1FZE",
+	"vhH1Y8/rCLFStibYf9WOyYw297EckxBpwwxnwGsju6rUJ1f/bVHIUL6Jo5uYYgC7A5Evs/aPF0t8eXb9",
+	"5uL8h4vTy8tcpE+7YbWbbUUI00oeadMJk5cSMYm/Ec/suRS2pkAJsBk3iRSCqHgAJG3FwvRhXlpbRzhE",
+	"kI+NqsI7jUZo0pOGldcABpwMK4QQkgxy6GzgJ0qczP1JugSUvUwdUif0VV/EGqaUHF3pQijZyP1xKxJn",
+	"KHMVDFiamzg6/phYOQ9JDbMeoB28g3KHgAMRcrAIYMnOi2NRTCFnSDor27igPCzTSTTH4lXalFuuSOTb",
+	"/lYuSoyynxdTgM6lWMubSZlXbxSSgAA/ZAfgB2BzPDg9SOcBVgaVZxevKk5Fp8EB0ELBd9uw05oam1A1",
+	"zF9WIsZO4L8PWo1tnl6AGcu/qdvMXas2EMd7i859p9t7T13jhs9FSfPKo6oaIApwMW0MjTaoNMV4AqB5",
+	"rA+s4Hdea9XPvUx729XcPUjT4UpKV7pdV7Sbk3634437nW7Db4752G1P+sGk1w4E93inwTt9V/Tbfqvd",
+	"6Da6jabXdN1uELiNVq8Pi/vvygDfu0FL2k9NIpmxTU1al52Z3PxbhfomVSjUGGwFKrupvj0d6liuq1Dp",
+	"JngWPDcOoisDG4DSPmY8SQ80fgqfzWq7/DD07u3BDfU+IIPT8MexIG6qrGoR86qhdmJQAMzA9HZwmSvb",
+	"vSQv2ogGqrFNjAMGatD0XkBQxZfpUCIxtIzoRRadMFQ4hynOS7Kc2/QtZQTCzlBmnLREAhwmxPGs3rZB",
+	"UyI59OWR8Fjw2c4jSl+7UG0zxIdwPBMPfzR75OEHXI9yg1zXFal/e1EfFIE0nFClO9M+q/pYlp3VfJX7",
+	"5jqXHJiWppDTl0yu4H6A9SA8V37v2PE/RE33l4JxIsGByNYHPkMRgLl10mfm8GY4EZqGhahXNVoAceEB",
+	"+2Wige8zKnxEKa8Rwo6Mcn0D8HPN+qxx+8dLLMoBHHMlruqGUTbHQJdsogb3I5GUnfbjiVIDZsK/ETa8",
+	"wyMk1tGi+F/DIbaS7tWi53fI3yd8S76rPlrZcbZm7oGHOtl8jk/v9U4HloIk9A15H+F0vr14hZX+ulTJ",
+	"IAW8Q8YHvNeGsjpKb6/r9fqoZl93Y6FULgS2MTcxcvokt0k5YJh616GuXKopmZBjxU5y9DFIYzDlH6DI",
+	"nL6K/IxUI40ixuxEoquWyE2hq1JsSsurlyc/nl5dAwJCnZ0TWaS44ZPVUC44YPariQrX+h/dyYyrA1gY",
+	"oXZPtxixKvxMFudoKA0XpYG9V+prnnpAta6xhK8yeh+cUyUdocbtLGLPBI9FPLCWMTT6lC9kGvIZKjIZ",
+	"wpeRTdQSXzGUUUB5hhbDWWlJmNLUhK2r/FYIL5zbvI/kFfyOqel2itOMUxtKloS5KMNmS15TWVcGFZGN",
+	"JIrRzcAPuDoeylBP4PF+4E0aostb46bf6gmXdybtoOF7467o8b7bglOKe60YA6EdCDdXgePX7qrVoUVq",
+	"vpveXq/cjssvrv8n/FncyjezdzP/yp8n6Vu31242Xly8nf/z+Pvl6+mpO367T7wht1i/K+SXL+bRQ++c",
+	"71VbgkHaT0995AtKp4V+YZh/j2kSdIntRG6C/WRdeaH8wGfhQx98Sa33AO4x80zgPU7lQY/h994+It5P",
+	"EvoZZCLS82S3T05KD+wrB/ieNH+buDdwivoJTbozYJh6BoLWa7N5KJepSLKGL89+On71En0pQwnOFPoE",
+	"BI4j+2IgQaWdLkacRzHIb13bOJTmL+kyloSmQ6+gGzcKggEb4e+u8XcDFvBZIoASwACl50F61mE3bbwe",
+	"Yx3oCiY1M7ClMPv8Q3QLERTgPBwr7Vj4dOEasIH96/2Ms/lhO+6E2r8OkzlPJ9NHcRbp2Tp5e3Fxenby",
+	"y/Xrl5evj69OXuTAjZ4kBiYKtB1L3yAQJQv50rS01CTiGvARt0F7oPh4JnzzQr1ER5RLoV/ji0nokwqm",
+	"AaoIj9MSTxrv6m+MpVKVWUyWcZiuMIxhhVpQbOR118y1lCm5wKbk79SooR5jc3WHZC+urt4cenWPvRPj",
+	"ywikxXJxE3NfsOrF8xPWabXbRPmjgYd1dUfG7IwS53iZTqM4/B/kFMK6P2KTK7JIrG0YSglaLASPwZ/H",
+	"h1Kp8oDZBQZ0krBZdEPUFOdxeBPKkf6IZuDL6oMW/Aa4naDdUFaBhaLlNmtHKPPGizhKo0k0A1Yw3KdD",
+	"+d13r4lhtv7dd0TPoTOKQqQN/cfl+RlLlVEYqLFgf4gBLkHan9EJ/EivGiWOzYMHbdjoEhbm9IOQ6Sg5",
+	"YuNI2SaxYEsJ1XKRZKN0tRCjOiJCgIdOs986QMck2XGykpPjNy9Zs+4yP5os54aGjrMbITUxFZfAIucM",
+	"pfrCCCboAHdGnat38EVYX/H5bMSq0Es/4wUJk+zNPB3K0SHxMhxuew1YDXUlY0c1mtgXYjaL1Kxm8/VE",
+	"837oKdbLOPo4rKjRDyuDYWWqHhxWnKHe4fDber0+rHzO4KvbmokYDCBg3Ap9Bs+uzT5Qc0exD7BXGebE",
+	"UALahLNeSKtj4wRHUR1hqguFv0YOo19goGsEBc/0K4pqAYUmGyG3Lr7FeBj0J8YRj3VRPTSllkO5EDFC",
+	"sOUIKspKfqEKS8JIkN9K3ggihZqqwyWBmS/j+jIE2/mKriRzC9/xFa0gbFY4GBAkoXQBkAYrPb+Qlpby",
+	"+SLRB19pIJQRjl8aSj/md4nu+wei4rCrwrS80RMjKDtApwo4lC8454m694HyzSHWKxwtzSaQG1uTTgkP",
+	"Mw5ESU1Xc/thRZm9GEB8pssVcMEgtDAJKct/EYsPYbQEoZABmbdwBpT0In7Z6gxIhoNUKOsYNEKYqWk0",
+	"gwrXOZcrTXQ4YIkQQImUoGQAgDlhKt4MOgoOhk0iORFxMVKmjHraIsQ1olbvFU/V5Q1yDdlA4YTP+QrB",
+	"H3JnbhHKGzhy6bAyqNfrn0dHNmRAnNXgjxaR2vEWI99ciZgRcQ9rQCHVCvmJ6PIYypFVbqRXHGU38lJb",
+	"JK1UT6JpmlXvEhrW5Sy6o42FvlY/jhYL4cM41dpZrHZTAMwHinbh46jHS6UsHZHPdyjpMBgtHrhKA54o",
+	"5QhxcyJgglEHCrZtEAIOX07EIw8lKU3Z52GOWm4GWsDIc4EKrN5YGOi0xGSO3h7KXnJHlSbixHDwqSOq",
+	"fvcJGfk+AUy9evsnfdY/qT8eHByw3P+qX3qqe5+YjOI5n8FAlrF6hf6jxz7ZIw0TlkyXmH3jq6WpcuaL",
+	"xSxa1ZRiCYKWa6I/R9drj4WQ63SA4L1JkAzUydNzEthSkopFDRFKEUoeLCE0SHgiiAtRKNmj9vYRG4tp",
+	"CNIUgl10ejIQUC2zDMEgnpqEfcokpAZOdFiygM0QYepyIO4Y8RqwudoDdP041gqZWWuyT2rjhZLHK1Qb",
+	"EF0b1oIF4T3LxKN5qA8P0S/1DQlf99iP4bOND3qFNSoQ7+asqxwda4GB90ipGFvJd4k0Vs0dcULSe5VQ",
+	"uROQmUUXsT2jBeZda8IyEl67lzCuFm5MTcys0TLMEYaDKPIfKq5EC/evjEgvyFQHA+WT10fuKDTP6YHi",
+	"y+H7+Cd8ED/Tso6JMYfIkFUf0pZstWyC80S79hzX2CfmR7SS1I0jFgvwNBg3dWb18SSUkelSr9AlYibG",
+	"eucs0rSlT4bobHenlATHgxmNxyvThz7MICZl5fBOwFsCNfwSstupjLwKjnD89yIzh8q+qb/R6NMugXtV",
+	"a8xlw8qhrxSHVNitZq9+KvErK5MN1fliFMxDL1ve5rq8C9MJBOnekAlCWklmgGnnHtPWyIAVbIqhrGrW",
+	"6YgOOtGL2IYFqfNAO43NayCSMwt1DdDlxNxXJdbi7I6vEjZ6i/bhqF6x3R1CLufKDqW/Vt47oE9UBhXk",
+	"UgSz91JMDsw4D44hLloerdW2p4aioloJw+LB8q/6Uazy3Vn/tu7YxnHdiXECb9swMvP3srF9zhyxe7ic",
+	"ZJRa3bL98sCxwX44vbK98LCDr9W1XhlUnh1/f31x+s+3p5eqDW11XZOpNOFAKOVYCF+pPdnuylSSug0M",
+	"KzKX1BeDlWY9A2dkagyydScDLSg5spt7zh/a94VsVZQlIAjNVR+mYuNEnl+8/OHlmY1mVZhPAIO8QWXZ",
+	"+HatTB8z27/XhK73kLyB6AfRbhDy423wgnxB3lhzb09qeh4Eu13wa9XxjzBX65SaA4tJa4nOlUTp3XxG",
+	"ojMxkd5ICsLnszm3jOdrStB/oC3OQnmrxZJWXhF/3BDcoxKLWymUN+XKKyyV2kVKiT3C6ryp4LN0Snke",
+	"AQ9nmYs1r8uiO8lKVICOQul8Xs2ts3O9a+lGpUgy6rfEXqF2OaV+aP5WpQSh0YYYiujP/Tq8pUbUaYXB",
+	"yJdcAhFezugYRabT5DCNuUww8SY5/KjWcnvZ5cnlT0ohtsIWsP6afOODl38jfmZUA7NILVkywCo9u5VJ",
+	"XQjl7ZOExeitAStGDd3RLh7wVUGd36j4oZGVqjKJZsu5RDJ/DIM/sbx3wEUKerraHRCQLkbcB5ZLF9hN",
+	"qe/4RtiGbB76d3wF1RPKhEumUZySeyfHH49A27liT4TpPZhFERi7QTjblFB4ZY3wFGbyN8AeyNsrNcyH",
+	"QB8AL/Ik+WDJscqgYs3zdeg7eumvC7+/DaXv3IXyWqkEDi0dlkBcT1S3HB05cUzVgUOhf0cntztYEuFk",
+	"NEcOclQ4PE3FfJEmzown6TVcKg4knYKvzPGFOgBIFu6olYQfwcOytbji4M7hk7k4SO8Put2e13DVEOD/",
+	"zRsdKJV4dvHKMRUSTi5RwTH5+M7WbzmO4zlOw210DtzWgde4ct2B+r9uvem6/yr/Q9/9l+PC7tis05VG",
+	"Ye3TAZ7yk8uf6n9Ibrzaco+aGv/q5dmPVma8EhMaZ13dRGRH/ifng2+R+xZtdebnUSuwKcu7UJO+nTga",
+	"ybcRrRbqjbSsBpBzojt+glzSiQNma0Ll/gNwGkNOJlRx5yATyW9AqIlWzbbhmtRBEVMnonFiog8ivovD",
+	"NBXyCMH5i4iL1k1gQy8SLP+c+2Ioo+DI+ggnAg8dPUDUAAul8cyK8XG5Uga50oJjwX11n1G4Ip5MAYSU",
+	"cG+iuwQItCUboYlnAnVwkYC/3uamrw3ljc56nS7nXKIiogEWlOKGBO6hZIvUYQLdKAmrIkd9TeMtT7gc",
+	"SiqqFJpcH4GOCB4Q+VOgkFETdA7YiOAmyWttFixMbEp69FfkcCnVLYh8lusIlTWHjcCtIkboaIPlChNc",
+	"LDXVqJkRgUNSc4ZyFItUHWl4Qv9ZRphgh80GTNxP+TJJKXbP9W7SHPu4ImrTaFzNNIpuyW+ZshFcI4n4",
+	"N/u/zBvVNoENneAZ2VH3CMw9BrGAzggxrOerIIsJblAJCUHhrBRSp8PZAnTO718JeZNOK4NOy6nMQ6l/",
+	"9Er8C2VHeaQU42s8XiZZ1ERv1Earb+gPPlPZC70TCjHX+vEiukOHFM6TwzxlOHiue8RINqof6uwcHd2o",
+	"CIYJa7kuy1nTm7qKtGh2T43MBQTAIIrnPK0MKqFMAbyH+MLoz/NQ0k9mUkOZihvA6i2dVbIsdVogHpwX",
+	"V69f0dGVs1VtY2c5wOSsO1ggsxDyHUVS5mN5/zjwrcl6dSsZ8oju+lsAqTKZiXdVTgLDC6wUTlC8xsQj",
+	"i2amhRbUc71Gs9V2Kkm0jCdqAsyjpmeV7qQ7Djpi0nUn/V6v0e+1A+4GjZ7grSDo+mISeK4/7ojW2PPa",
+	"/Waz0+iJxrg7abmd7tgfN0ArztTI7NtEDwDXw7WpjGx0cA8tZ7wyqJyWIaQZPJoChqa6EnSbZoONV6m6",
+	"MJNpdCeVdtZpsVl0J+KJMpin4p754U0IjskTxFGxkNl4/qNViglmbwXnDP5SvUrdMDVt5pgjb7/jyH59",
+	"FgAoQ38rIB+v3dyFp+tDGbOn+OQu6JpcMeD0iT0ig2dDV+EsfZKwt1fPD3rYIqO8tu6qms4QWcokvJGA",
+	"twaneWD10mta062Hr/pWH0qr+l/duRmBN3u6CSCHbcHHcQrUFjmSwlM1AN1BxuMwnc5FGk6OmNduEsW2",
+	"V2837+vsMiId5+LqDXvK6NPAIaM69KZq93u4dN2meMrua+wpPHDI7lk1NWGfxq8H7QZ6ZFBVuNcZktZw",
+	"b+KQPIle3fXuiVk9P4Yjej43aYnFdI4kH0lkcGcxKQSa6OWDRji4RRyN+TiEsgmPHVDf1feVQKVTeP1B",
+	"xFis6G2rCJ/RZdkDiX+9TgTiOhW5nI/VL5pOBWe0Muh3obL98Sqs+Sy9Br3HljVNAK6jvxphl5ecygYA",
+	"lStXPm+ednNMv0rZUuq/jZpUGVQaHTfwBG+N202/J4Q3Cfq+1+2IoO2LTtDq8HZ33O1Omo1212v03SBo",
+	"tzzf7fS8fnPSDnptgnRDKKEZv9HQb1fAcY5nSjXIYNe5prtA1SsIWFUSejJMQa3Onkcxu2dPWePeYZ57",
+	"D1qbBxslGlMS1lMsGlF6Ax7POdSNKFW2bJ8fsaX0iadDY3dB+sqUU5+UhjhRJowvFkL6QqazlRLFPBbW",
+	"Gdl4wljVxUSJe/po4SDU0BpYXCNp+1P25r9/Nt3To3oPJ+5n9v/Zs1BG85DPqqlAbRY6oqZmxm+UIotJ",
+	"GXJl3gjvmjC37roeO2RNVn0WyUDEcSRDVHDV2JsARpkA9W5NWS1sGknIW9Qo84H+QPG46TQe+AKcNmxZ",
+	"GUA+s1JnroNZeDNN99oL2S6wtgCFpydR7DODGIj7Qq2aw+Yk9PPMHaapFsAob8WvVdVp1+2wtFYjS5A9",
+	"zZqzA2v/KaE+T1g1e/U1T69V26NMbhW+bV9SPsGV0RqRgWkBfNJWWBLImqdGc8gsLItanb2F3Upro74N",
+	"tMQ5ZBeCc1HLYgtNZfYAAe4EB0r7Gj4BgnaZE8BLGarzoMR71XWY977OLtlTlizn6lwdzCRbru/cH/h8",
+	"zs3W9GpmI1++Z0+Z+PXgkn2nXnH98VbvS2z8mV3+essO2e1/sepzdR3HTxI2F+k0wllhywXk88Ewl9Yc",
+	"rAo7v2zXP/J2pk9UBhUP5GYCNCjuZ8eAvf73xz8fmNPAc3hfAL2ZDc/Df2p0k2vYJASVraUUtMpmx623",
+	"4BoACWV+RkAT/TyC3WQvcIvTmz3s9rslDz/4aXj8/ee94ERBmSY4UadiXC95hzfutP/yo4myvJhqgLu+",
+	"Xq/v74jVtq7tG/vt9Up/Wc6KkXY9oNsLqrf5F0Vj/6peW8ynz8hqHGScAskbiwRyrzXsl6mc2oyMthlj",
+	"1HLtrlM3kIm/XzSJfDtveDqtPJYb4s9hkbHYY/6yR0oHRL7Vg3QuRe4YPcqh2QXtj6fXBuWx0exZVeNl",
+	"OZr3dyMif82h4jSDQTxSP47YcuFsoAYo4hsPTKwji7PoSLeDePwsnYaxzxY8TleUBZUhLlrBgTo7hu5m",
+	"XO95shldNS9t2tUAonBO1knTbfAqDWWoLcBgJu7UhzE2shO2EMnx0JYgMA+ocEeGVQxLwQwnaQTleyZu",
+	"pJYm2erO/40EAjnZV+oMRodShigdwRDQJ4zud1zfMud7zXKBb3IYq6c3OLfzru1Oq7KvM9u45jWUunbN",
+	"533zv59zfpd3fpd7/o8kdqAF1A8/2eow/5rMhsdC8Hc+ftWMDGbIjY0cDF8xdPUOGMa9zZ2tFAqmwCxx",
+	"1EWlO/gNGijfujaldkKR2IFr1craGnvpWclysYji1OA2704whLhpSYYhYgNZeYb0SvrCgWo0wuRAvggP",
+	"IfT+wcNC3Foe4JnAEdPIgng2OSO6ynIoDSLznMe3ArA4la6DOpOFxGzIksbCQoOmjw2lnhHUuUJh4AYp",
+	"QeSoPJcD4NFiwf2EmWxaKhEtn9VD1WJEaEG+H6tPWozxQ2knOJosV0yclRGLRSDiGEJRpdiG+Mk3/EZ8",
+	"SQ7iQ4Lof0K8/A9xBGGOxVdz3o/NeaDtBB10dBaZSe2uvrh6/WozaOjmvbj1mMN21plN1vchN6f8pZSW",
+	"pFpBDrGYBUr/hGwLhDqjE1UbUA6cLUcg74sKpncIkWqJBCFTB+BMg2Cf/GEL7DhhI+ujPtBIJKOsilhZ",
+	"S9HdGm6WjSUfxWCCaRDHmoWqP5QlQgkFksErg1nBhMmkzo5lST3eUEKjMGH5BMztgmEDkcpjZif/RtT2",
+	"402Y7YjwfxdKZlJ9/0wY97UPUcIzmDuFFBUbwv02lD6CkFsAaYXkbJ1sQ1nOXh9SbrIkaZINWtm052Pt",
+	"RdsHCf58PY7Gw8aBAPJ2Bnfuj/1skHehfPAgG+7vNciDu4pT0Znu1KvPXzcKPx1580jHbfUoceBvgP5v",
+	"EKA/J7UfQGT0d8nAf4iV9w5hkcpUPwQcWVMAyzW//Cc+VhCFVH1NnQuqJyxJlf445om4Xsazz2Bfylwh",
+	"QcWpLONZZVCZpukiGRyCDpbUabfUJ9EcTh11Zy0Lm9BhCe9gOcdEigL+bWZPaOO13CjJ4Qk5oIMVSHom",
+	"XE4E9Tyx3ousF85W7G2D5UMEiagSWi/RU73hPXH0gY9nK6aMSysGYqxPojDMPP1cH+fMm6wt9fJPQD1h",
+	"VqdMlYVRQLqsJkkyA9HY/gQlZM8z1h1+fv/5fwMAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -155,3 +155,89 @@ func decimalText(r *big.Rat) string {
 	}
 	return s
 }
+
+// The in-flight void test: do the rounds voided in flight lean high? The
+// house, which knows the crash point, gains by voiding in flight a round it
+// knows will fly high: every bet without an auto-cashout is refunded instead
+// of cashing out on the way up. Honest interruptions pick rounds still
+// flying, so their crash points are high too, but by a known law: a round
+// stopped in flight at multiplier m (a moment that does not depend on its
+// crash point) has crash point >= c with probability m / c for c >= m (the
+// formula gives P[crash >= c] = RTP / c on the hundredths grid up to
+// max_multiplier, and 0 above it).
+//
+// So u = m / crash is at least uniform on (0, 1] under honesty: P[u <= s] =
+// m / (the first grid point >= m / s) <= s, the point mass at max_multiplier
+// included. The test takes m at voided_at, which is no earlier than the
+// interruption (a new leader voids the round when it takes over), so m is
+// at least the multiplier reached and u = min(1, m / crash) only grows: the
+// test errs toward not flagging. Fisher's statistic S = sum of -ln u over
+// the n rounds tested is then at most Gamma(n, 1) in the stochastic order,
+// and p_value = P[Gamma(n, 1) >= S] = e^-S * sum_{k<n} S^k / k! bounds the
+// chance of a statistic as large under honesty.
+
+// InFlightFlagLevel is the false-alarm rate of the in-flight void flag: an
+// honest chain is flagged with probability at most InFlightFlagLevel.
+const InFlightFlagLevel = 0.001
+
+// InFlightFlagRule says, in words, what the in-flight test does; published
+// with it.
+const InFlightFlagRule = `Tested: the void rounds that took off (started_at) and record voided_at. For each, m = the multiplier at voided_at, floor(100 * e^(0.00006 t)) with t = voided_at - started_at in ms (multiplier_at_void; at least the multiplier the round had reached when it was interrupted), and u = min(1, m / crash_point). Under honest voiding a round still flying at m crashes at or above c with chance m / c, so u is at least uniform on (0, 1]. S = sum of -ln u, and p_value = P[Gamma(tested, 1) >= S] = e^-S * sum_{k < tested} S^k / k! (Fisher's method), an upper bound under honesty. Flagged when p_value < 0.001: an honest chain is flagged with probability at most 0.001.`
+
+// InFlightVoid is a round voided in flight, as the test takes it: the
+// multiplier at its void and its crash point, in hundredths.
+type InFlightVoid struct {
+	Multiplier int64
+	CrashPoint int64
+}
+
+// InFlightTest is the in-flight void test of a chain.
+type InFlightTest struct {
+	Tested int64
+	// Statistic is S, the sum over the voids tested of ln(crash / m) where
+	// crash > m, 0 otherwise.
+	Statistic float64
+	PValue    float64 // P[Gamma(Tested, 1) >= Statistic]
+}
+
+// PValueText is PValue with 4 significant digits, as published.
+func (v InFlightTest) PValueText() string {
+	return strconv.FormatFloat(v.PValue, 'g', 4, 64)
+}
+
+// Flagged reports whether the voids in flight lean high beyond chance.
+func (v InFlightTest) Flagged() bool { return v.PValue < InFlightFlagLevel }
+
+// InFlightTests runs the in-flight test on voids.
+func InFlightTests(voids []InFlightVoid) InFlightTest {
+	var s float64
+	for _, v := range voids {
+		if v.CrashPoint > v.Multiplier && v.Multiplier > 0 {
+			s += math.Log(float64(v.CrashPoint) / float64(v.Multiplier))
+		}
+	}
+	n := int64(len(voids))
+	return InFlightTest{Tested: n, Statistic: s, PValue: GammaTail(n, s)}
+}
+
+// GammaTail returns P[G >= s] for G ~ Gamma(n, 1), n a whole number: the
+// chance of at most n-1 events of a Poisson process of rate 1 by time s,
+// e^-s * sum_{k<n} s^k / k!, summed in log space. 1 when n is 0 or s <= 0.
+func GammaTail(n int64, s float64) float64 {
+	if n <= 0 || s <= 0 {
+		return 1
+	}
+	logS := math.Log(s)
+	terms := make([]float64, 0, n)
+	top := math.Inf(-1)
+	for k := range n {
+		t := -s + float64(k)*logS - lgamma(k+1)
+		terms = append(terms, t)
+		top = max(top, t)
+	}
+	var sum float64
+	for _, t := range terms {
+		sum += math.Exp(t - top)
+	}
+	return min(1, math.Exp(top+math.Log(sum)))
+}

@@ -29,6 +29,9 @@ type errorResponse struct {
 }
 
 func (e errorResponse) visit(w http.ResponseWriter) error {
+	if e.retryAfter == 0 && e.status >= http.StatusInternalServerError {
+		e.retryAfter = failureRetryAfter
+	}
 	if e.retryAfter > 0 {
 		w.Header().Set("Retry-After", fmt.Sprint(e.retryAfter))
 	}
@@ -47,6 +50,11 @@ func (e errorResponse) VisitListBetsResponse(w http.ResponseWriter) error       
 func (e errorResponse) VisitListRoundsResponse(w http.ResponseWriter) error      { return e.visit(w) }
 func (e errorResponse) VisitOpenStreamResponse(w http.ResponseWriter) error      { return e.visit(w) }
 func (e errorResponse) VisitPlaceBetResponse(w http.ResponseWriter) error        { return e.visit(w) }
+
+// failureRetryAfter is the Retry-After, in seconds, of every 5xx the game
+// answers: a fail-over ends within a few seconds, and a database restart
+// within a few more; the client sends the action again after it.
+const failureRetryAfter = 1
 
 func (a *api) fail(ctx context.Context, status int, code table.ErrorCode) errorResponse {
 	return errorResponse{status: status, body: a.s.errorBody(ctx, code, nil)}
@@ -78,6 +86,7 @@ var answers = map[string]struct {
 	"ROUND_IN_PROGRESS":   {http.StatusConflict, table.ErrorCodeRoundInProgress},
 	"WALLET_UNAVAILABLE":  {http.StatusServiceUnavailable, table.ErrorCodeWalletUnavailable},
 	"TABLE_UNAVAILABLE":   {http.StatusServiceUnavailable, table.ErrorCodeTableUnavailable},
+	"TABLE_BUSY":          {http.StatusServiceUnavailable, table.ErrorCodeTableBusy},
 	// This server's table is stopping (a deploy): the player asks again and
 	// the load balancer sends it to another replica.
 	"STOPPED": {http.StatusServiceUnavailable, table.ErrorCodeTableUnavailable},
@@ -311,8 +320,21 @@ func (a *api) CashOut(ctx context.Context, req table.CashOutRequestObject) (tabl
 			return *fail, nil
 		case rec.Status == engine.StatusLost:
 			return a.fail(ctx, http.StatusConflict, table.ErrorCodeRoundCrashed), nil
+		case rec.Status == engine.StatusCashedOut:
+			return cashedOut(sess, rec), nil
 		default:
 			return a.fail(ctx, http.StatusConflict, table.ErrorCodeCashoutNotAllowed), nil
+		}
+	}
+	if errors.Is(err, round.ErrCashoutNotAllowed) {
+		// Cashed out already (this cashout sent again after its answer was
+		// lost, or its auto-cashout first): that cashout is the answer.
+		rec, fail := a.findBet(ctx, sess, req.BetId)
+		switch {
+		case fail != nil:
+			return *fail, nil
+		case rec.Status == engine.StatusCashedOut:
+			return cashedOut(sess, rec), nil
 		}
 	}
 	if err != nil {
@@ -322,6 +344,17 @@ func (a *api) CashOut(ctx context.Context, req table.CashOutRequestObject) (tabl
 	// the queue, is delivered; the balance event of the delivered /win brings
 	// the operator's own figure.
 	return table.CashOut200JSONResponse{BetId: res.BetID, Multiplier: res.Multiplier, Payout: res.Payout, Balance: max(res.Balance, 0)}, nil
+}
+
+// cashedOut answers a cashout of rec, a bet cashed out already, with that
+// cashout: its multiplier and payout, and the session's balance as read for
+// this request.
+func cashedOut(sess sessions.Session, rec *engine.BetRecord) table.CashOut200JSONResponse {
+	var payout int64
+	if rec.Payout != nil {
+		payout = *rec.Payout
+	}
+	return table.CashOut200JSONResponse{BetId: rec.ID, Multiplier: rec.Multiplier, Payout: payout, Balance: max(sess.Balance, 0)}
 }
 
 // CancelBet withdraws a bet while its round is betting. Cancels of one bet

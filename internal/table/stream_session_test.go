@@ -89,10 +89,12 @@ func TestStreamSessionUnreadIsNotExpired(t *testing.T) {
 	c = e.dial(t, srv)
 	repo.failed.Store(0)
 	repo.fail.Store(true)
-	skew.Store(int64(3*time.Minute - 3*time.Second))
+	// 8 s before the deadline: room for the hello on a loaded machine
+	// (with 3 s, a starved run read the session past its deadline).
+	skew.Store(int64(3*time.Minute - 8*time.Second))
 	c.send(map[string]any{"type": "hello", "session": session})
 	c.until("bets", nil)
-	for deadline := time.Now().Add(10 * time.Second); repo.failed.Load() == 0; time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(30 * time.Second); repo.failed.Load() == 0; time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) { // a guard, not a speed check
 			t.Fatal("the stream never read the session again at its idle deadline")
 		}

@@ -539,6 +539,9 @@ func (s *Server) errorBody(ctx context.Context, code table.ErrorCode, balance *i
 }
 
 func (s *Server) writeError(w http.ResponseWriter, ctx context.Context, status int, code table.ErrorCode, balance *int64) {
+	if status >= http.StatusInternalServerError && w.Header().Get("Retry-After") == "" {
+		w.Header().Set("Retry-After", strconv.Itoa(failureRetryAfter))
+	}
 	writeJSON(w, status, s.errorBody(ctx, code, balance))
 }
 
@@ -556,6 +559,7 @@ func retryAfter(wait time.Duration) int {
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	b, err := json.Marshal(v)
 	if err != nil {
+		w.Header().Set("Retry-After", strconv.Itoa(failureRetryAfter))
 		http.Error(w, `{"status":"error","error_code":"SERVER_ERROR","message":"-"}`, http.StatusInternalServerError)
 		return
 	}

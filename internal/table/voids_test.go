@@ -16,7 +16,9 @@ import (
 // stops the process in the betting of the rounds it knows will be costly
 // leaves void rounds whose crash points lean high: the chain's document
 // raises the flag. Voids at random, or voids in flight (which lean high even
-// when honest: a round still flying has not crashed yet), raise none. Each
+// when honest: a round still flying has not crashed yet), raise none. A
+// house that voids in flight the rounds it knows fly high raises the
+// in-flight flag; voiding at random the rounds still flying raises none. Each
 // case plays 300 rounds of a real chain through the store, voiding by its
 // own rule, and reads GET /fairness/chains/{id}.
 func TestSelectiveVoidingIsFlagged(t *testing.T) {
@@ -35,13 +37,22 @@ func TestSelectiveVoidingIsFlagged(t *testing.T) {
 		// and whether in flight.
 		void    func(c int64, rng *rand.Rand) (void, inFlight bool)
 		flagged bool
+		// inFlightFlagged is the flag of the test of the voids in flight;
+		// each is voided 1 s after take-off, at 1.06x.
+		inFlightFlagged bool
 	}{
-		{"every round of 10x or more voided in betting", func(c int64, _ *rand.Rand) (bool, bool) { return c >= 1000, false }, true},
+		{"every round of 10x or more voided in betting", func(c int64, _ *rand.Rand) (bool, bool) { return c >= 1000, false }, true, false},
 		{"a third of the rounds of 10x or more voided in betting", func(c int64, rng *rand.Rand) (bool, bool) {
 			return c >= 1000 && rng.IntN(3) == 0, false
-		}, true},
-		{"one round in ten voided in betting, at random", func(_ int64, rng *rand.Rand) (bool, bool) { return rng.IntN(10) == 0, false }, false},
-		{"every round of 2x or more voided in flight", func(c int64, _ *rand.Rand) (bool, bool) { return c >= 200, true }, false},
+		}, true, false},
+		{"one round in ten voided in betting, at random", func(_ int64, rng *rand.Rand) (bool, bool) { return rng.IntN(10) == 0, false }, false, false},
+		{"every round of 2x or more voided in flight", func(c int64, _ *rand.Rand) (bool, bool) { return c >= 200, true }, false, true},
+		{"a fifth of the rounds of 10x or more voided in flight", func(c int64, rng *rand.Rand) (bool, bool) {
+			return c >= 1000 && rng.IntN(5) == 0, true
+		}, false, true},
+		{"one round in ten still flying at 1.06x voided in flight, at random", func(c int64, rng *rand.Rand) (bool, bool) {
+			return c > 106 && rng.IntN(10) == 0, true
+		}, false, false},
 	}
 	for i, c := range cases {
 		game := fmt.Sprintf("voids-%d", i)
@@ -56,7 +67,7 @@ func TestSelectiveVoidingIsFlagged(t *testing.T) {
 			t.Fatal(err)
 		}
 		rng := rand.New(rand.NewPCG(uint64(i), 26))
-		var voids, inBetting int
+		var voids, inBetting, flying int
 		for pos := int64(1); pos <= rounds; pos++ {
 			h, err := chain.Hash(int(pos))
 			if err != nil {
@@ -82,6 +93,8 @@ func TestSelectiveVoidingIsFlagged(t *testing.T) {
 				voids++
 				if !inFlight {
 					inBetting++
+				} else {
+					flying++
 				}
 				err = e.st.VoidRound(ctx, id, fairness.FormatHash(h), crash, at+1_000, rule)
 			default:
@@ -97,6 +110,14 @@ func TestSelectiveVoidingIsFlagged(t *testing.T) {
 			t.Errorf("%s: %d voids, %d in betting; published %+v, want flagged %t", c.name, voids, inBetting, v, c.flagged)
 			continue
 		}
-		t.Logf("%s: %d voids, %d in betting: %+v flagged %t", c.name, voids, inBetting, v.Tests, v.Flagged)
+		if f := v.InFlight; f.Tested != int64(flying) || f.Flagged != c.inFlightFlagged || f.FlagRule != fairness.InFlightFlagRule {
+			t.Errorf("%s: %d voids in flight; published %+v, want flagged %t", c.name, flying, f, c.inFlightFlagged)
+		}
+		for _, r := range v.Rounds {
+			if (r.StartedAt != nil) != (r.MultiplierAtVoid != nil) || (r.MultiplierAtVoid != nil && *r.MultiplierAtVoid != 106) {
+				t.Errorf("%s: round %s started %v, multiplier_at_void %v; want 106 (1 s of flight) for a round that took off", c.name, r.RoundId, r.StartedAt, r.MultiplierAtVoid)
+			}
+		}
+		t.Logf("%s: %d voids, %d in betting: %+v flagged %t; in flight %+v", c.name, voids, inBetting, v.Tests, v.Flagged, v.InFlight)
 	}
 }

@@ -47,9 +47,9 @@ const VOID_RULE = {
 };
 
 // voidsSection shows the chain's void rounds with their revealed crash
-// points, and the published test of whether those voided before take-off
-// lean toward high crash points (figures as published; the Python verifier
-// recomputes them).
+// points, and the published tests of whether those voided before take-off,
+// and those voided in flight, lean toward high crash points (figures as
+// published; the verifiers recompute them).
 function voidsSection(c) {
   const box = el('div', 'voids');
   box.append(el('h3', '', t('chains.voids')));
@@ -85,6 +85,14 @@ function voidsSection(c) {
   }
   box.append(rows);
   box.append(v.flagged === true ? el('p', 'warn', t('chains.voidFlagged')) : el('p', '', t('chains.voidNotFlagged')));
+  const f = v.in_flight; // table.v1 1.5.0
+  if (f && typeof f === 'object') {
+    box.append(el('h4', '', t('chains.voidInFlight')));
+    box.append(el('p', '', t('chains.voidInFlightIntro', {
+      count: i18n.number(isInt(f.tested) ? f.tested : 0), p: String(f.p_value ?? t('limits.unknown')),
+    })));
+    box.append(f.flagged === true ? el('p', 'warn', t('chains.voidInFlightFlagged')) : el('p', '', t('chains.voidInFlightNotFlagged')));
+  }
   return box;
 }
 
