@@ -1,7 +1,16 @@
 // Package docs serves the published documents of api/ (the OpenAPI documents and
-// the stream's AsyncAPI document) at /openapi/{name},
-// each as the committed YAML and as JSON converted from it once at start-up.
-// It owns nothing else: it must never rewrite what a document says.
+// the stream's AsyncAPI document) in two ways. At /openapi/{name} each is the
+// committed YAML (served as text/plain, so that a browser shows it) or JSON
+// converted from it once at start-up, in the document's key order. At /docs/
+// (Reference) they are an API reference rendered on the server: one HTML page
+// per document with its operations, channels, messages, schemas, examples and
+// error codes, styled by a stylesheet embedded here, with no script and
+// nothing fetched from anywhere but the game.
+//
+// It owns the presentation only. It must never rewrite what a document says:
+// every page shows the document's own words, values and examples, in its
+// order, and adds, drops or changes none of them; a document it cannot read
+// stops the server at start-up rather than being shown in part.
 package docs
 
 import (
@@ -12,8 +21,6 @@ import (
 	"path"
 	"sort"
 	"strings"
-
-	"gopkg.in/yaml.v3"
 )
 
 // Document is one published document in both of its encodings.
@@ -25,8 +32,9 @@ type Document struct {
 
 // Handler serves the documents found in a file system of *.yaml files.
 type Handler struct {
-	docs  map[string]Document
-	index []byte
+	docs      map[string]Document
+	index     []byte
+	reference *Reference
 }
 
 // New reads every *.yaml file at the root of fsys (the OpenAPI *.v1.yaml
@@ -57,7 +65,16 @@ func New(fsys fs.FS) (*Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("docs: index: %w", err)
 	}
+	if h.reference, err = newReference(h.docs); err != nil {
+		return nil, err
+	}
 	return h, nil
+}
+
+// Reference returns the handler of /docs/: the same documents rendered as
+// HTML pages.
+func (h *Handler) Reference() *Reference {
+	return h.reference
 }
 
 // Names lists the documents without extension, sorted.
@@ -99,10 +116,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-cache")
 	if format == "json" {
 		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
 		_, _ = w.Write(doc.JSON)
 		return
 	}
-	w.Header().Set("Content-Type", "application/yaml")
+	// text/plain, not application/yaml: a browser shows it instead of
+	// downloading it, and curl and the programs read the same bytes.
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
 	_, _ = w.Write(doc.YAML)
 }
 
@@ -110,40 +131,4 @@ func writeError(w http.ResponseWriter, status int, msg string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(map[string]string{"status": "error", "error_code": "NOT_FOUND", "error_message": msg})
-}
-
-// toJSON converts a YAML document to JSON, keeping integers as integers.
-func toJSON(raw []byte) ([]byte, error) {
-	var v any
-	if err := yaml.Unmarshal(raw, &v); err != nil {
-		return nil, err
-	}
-	return json.MarshalIndent(jsonable(v), "", "  ")
-}
-
-// jsonable turns the maps that yaml.v3 may decode with non-string keys into
-// JSON objects; OpenAPI documents only have string keys (status codes are quoted
-// or decoded as ints, both become strings here). It only rewrites keys, so it
-// cannot fail; json.MarshalIndent reports a value JSON cannot hold.
-func jsonable(v any) any {
-	switch t := v.(type) {
-	case map[string]any:
-		for k, e := range t {
-			t[k] = jsonable(e)
-		}
-		return t
-	case map[any]any:
-		m := make(map[string]any, len(t))
-		for k, e := range t {
-			m[fmt.Sprint(k)] = jsonable(e)
-		}
-		return m
-	case []any:
-		for i, e := range t {
-			t[i] = jsonable(e)
-		}
-		return t
-	default:
-		return v
-	}
 }

@@ -1,5 +1,5 @@
 // Package server assembles the HTTP surface of `crashgame serve`: the published
-// documents, health and readiness, and the routes that other packages provide,
+// documents and their rendered reference, health and readiness, and the routes that other packages provide,
 // under one middleware chain (request id, access log and the requests'
 // durations, panic recovery). It owns no business rule and must never read
 // or transform a request body.
@@ -10,6 +10,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"net/http"
 	"runtime/debug"
@@ -23,8 +24,11 @@ const RequestIDHeader = "X-Request-Id"
 // Config lists what the server is built from.
 type Config struct {
 	Logger *slog.Logger
-	// Documents serves /openapi/.
+	// Documents serves /openapi/: the published documents as YAML and JSON.
 	Documents http.Handler
+	// Reference, when set, serves /docs/: the same documents rendered as
+	// the API reference. /docs is its too (it redirects to /docs/).
+	Reference http.Handler
 	// Ready reports whether the server can take traffic (database reachable...).
 	Ready func(context.Context) error
 	// Routes holds the routes of the domain packages (operator routes, table...).
@@ -36,11 +40,25 @@ type Config struct {
 	Observe func(route string, status int, d time.Duration)
 }
 
+// NotReady is a reason for /readyz to fail that its answer gives, as
+// "reason", to whoever asks: it must hold nothing an outsider may not read
+// (/readyz is on the public port). Any other error of Config.Ready is only
+// logged: a database's error may name its host.
+type NotReady struct {
+	Reason string
+}
+
+func (e *NotReady) Error() string { return e.Reason }
+
 // New returns the root handler.
 func New(cfg Config) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /openapi/", cfg.Documents)
 	mux.Handle("GET /openapi", cfg.Documents)
+	if cfg.Reference != nil {
+		mux.Handle("GET /docs/", cfg.Reference)
+		mux.Handle("GET /docs", cfg.Reference)
+	}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
@@ -50,7 +68,11 @@ func New(cfg Config) http.Handler {
 			defer cancel()
 			if err := cfg.Ready(ctx); err != nil {
 				cfg.Logger.WarnContext(r.Context(), "not ready", "request_id", RequestID(r.Context()), "err", err)
-				writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable"})
+				body := map[string]string{"status": "unavailable"}
+				if nr, ok := errors.AsType[*NotReady](err); ok {
+					body["reason"] = nr.Reason
+				}
+				writeJSON(w, http.StatusServiceUnavailable, body)
 				return
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -40,6 +41,7 @@ func TestHealthAndReadiness(t *testing.T) {
 		{"healthz does not depend on readiness", "/healthz", errors.New("db down"), 200},
 		{"readyz ok", "/readyz", nil, 200},
 		{"readyz with the database down", "/readyz", errors.New("db down"), 503},
+		{"readyz with a reason to give", "/readyz", fmt.Errorf("game: %w", &server.NotReady{Reason: "game crash plays no round"}), 503},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -52,6 +54,18 @@ func TestHealthAndReadiness(t *testing.T) {
 			}
 			if ct := rec.Header().Get("Content-Type"); ct != "application/json" {
 				t.Fatalf("Content-Type = %q", ct)
+			}
+			// Only a NotReady's reason is shown; any other error is logged.
+			var body map[string]string
+			if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil {
+				t.Fatal(err)
+			}
+			want := ""
+			if nr, ok := errors.AsType[*server.NotReady](tt.ready); ok && tt.path == "/readyz" {
+				want = nr.Reason
+			}
+			if body["reason"] != want {
+				t.Fatalf("reason = %q, want %q", body["reason"], want)
 			}
 		})
 	}
@@ -179,5 +193,43 @@ func TestObserveRequests(t *testing.T) {
 			t.Errorf("%s %s: observed %v, want %v", tt.method, tt.path, got, tt.want)
 		}
 		mu.Unlock()
+	}
+}
+
+// /docs/ and /docs reach the reference, beside /openapi/ and /openapi for
+// the documents; a server without a reference answers 404 there.
+func TestDocumentsAndReference(t *testing.T) {
+	t.Parallel()
+	named := func(name string) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, name) })
+	}
+	with := server.New(server.Config{Logger: slog.New(slog.DiscardHandler), Documents: named("documents"), Reference: named("reference")})
+	without := server.New(server.Config{Logger: slog.New(slog.DiscardHandler), Documents: named("documents")})
+	tests := []struct {
+		path       string
+		with       string
+		withoutRef int
+	}{
+		{"/openapi/", "documents", 200},
+		{"/openapi", "documents", 200},
+		{"/openapi/game.v1.yaml", "documents", 200},
+		{"/docs/", "reference", 404},
+		{"/docs", "reference", 404},
+		{"/docs/game.v1", "reference", 404},
+	}
+	for _, tt := range tests {
+		t.Run(tt.path, func(t *testing.T) {
+			t.Parallel()
+			rec := httptest.NewRecorder()
+			with.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, tt.path, nil))
+			if rec.Code != 200 || rec.Body.String() != tt.with {
+				t.Errorf("with a reference: %d %q, want 200 %q", rec.Code, rec.Body.String(), tt.with)
+			}
+			rec = httptest.NewRecorder()
+			without.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, tt.path, nil))
+			if rec.Code != tt.withoutRef {
+				t.Errorf("without a reference: %d, want %d", rec.Code, tt.withoutRef)
+			}
+		})
 	}
 }
