@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -414,6 +415,20 @@ func (l *teller) Bet(ctx context.Context, req *wallet.BetRequest) (*outcome, err
 			RoundID:       req.RoundId,
 			FreebetID:     req.FreebetId,
 			RequestHash:   hash,
+		}
+		if req.FreebetId != nil {
+			// A round of a grant is spent once: a second bet naming a round a
+			// standing bet holds (open or won, not rolled back) would have the
+			// operator fund two rounds on one grant (docs/ambiguities.md,
+			// WC-6). INSUFFICIENT_FUNDS is final: the round holds nothing more.
+			spent, err := l.store.FreebetBetIDs(ctx, p.PlayerID)
+			if err != nil {
+				return nil, err
+			}
+			if slices.Contains(spent, *req.FreebetId) {
+				return &outcome{refused: refuse(codeInsufficientFunds,
+					"freebet %s is already spent by another bet", *req.FreebetId)}, nil
+			}
 		}
 		if req.FreebetId == nil { // branch on null, never on the key (BET-5)
 			if p.Balance < req.Amount {

@@ -450,6 +450,25 @@ func TestFreebetBetDoesNotDebit(t *testing.T) {
 	wantOK(t, h.call("/bet", betReq("p-free", tok, "fb-2", 200, "")), 4800)
 }
 
+// Rule BET-6 FB-21 (WC-6 in docs/ambiguities.md): a round of a grant that a
+// standing bet spent is not spent again by a second bet under a fresh
+// transaction_id, so its win is never paid twice; the rollback of the first
+// bet opens it again.
+func TestFreebetSpentOnce(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	tok := h.player("p-fb2", 5000, "BRL")
+	h.mustAdmin("/admin/freebets/grant", map[string]any{"player_id": "p-fb2", "id": "g-1", "amount": 300})
+	wantOK(t, h.call("/bet", betReq("p-fb2", tok, "fb-1", 300, "g-1")), 5000)
+	again := h.call("/bet", betReq("p-fb2", tok, "fb-2", 300, "g-1"))
+	wantRefusal(t, again, http.StatusOK, "INSUFFICIENT_FUNDS")
+	if got := h.balanceOf("p-fb2"); got != 5000 {
+		t.Fatalf("balance %d, want 5000", got)
+	}
+	wantOK(t, h.call("/rollback", rollbackReq("p-fb2", tok, "rb-1", "fb-1", 300, "test")), 5000)
+	wantOK(t, h.call("/bet", betReq("p-fb2", tok, "fb-3", 300, "g-1")), 5000)
+}
+
 // Rule FB-25: a freebet_id that comes back on a later /bet after a refused one
 // is a return, not a double spend: the grant is spent once, by the bet the
 // wallet accepts, and no money moves.

@@ -16,23 +16,57 @@ import (
 // token is given, and keeps track of the debits for cleanup.
 
 func (r *runner) balanceNow(ctx context.Context) (int64, string, bool) {
-	res, _ := r.client.Balance(ctx, wallet.BalanceCall{Token: string(r.t.Token), Currency: r.currency, GameID: r.t.GameID})
+	return r.balanceOf(ctx, string(r.t.Token))
+}
+
+// balanceOf reads the balance of the session of token.
+func (r *runner) balanceOf(ctx context.Context, token string) (int64, string, bool) {
+	res, _ := r.client.Balance(ctx, wallet.BalanceCall{Token: token, Currency: r.currency, GameID: r.t.GameID})
 	if res.Outcome != wallet.Success {
 		return 0, "/balance " + describe(res), false
 	}
 	return res.Balance, fmt.Sprintf("/balance %d", res.Balance), true
 }
 
+// who is the player a movement names and the session token it carries; the
+// zero value is the session's player with the live token.
+type who struct{ player, token string }
+
+// resolve fills what w leaves empty with the session's player and token.
+func (r *runner) resolve(w who) who {
+	if w.player == "" {
+		w.player = r.player
+	}
+	if w.token == "" {
+		w.token = string(r.t.Token)
+	}
+	return w
+}
+
 func (r *runner) betWith(ctx context.Context, token, tx, round string, amount int64, freebetID *string) wallet.Result {
-	res, _ := r.client.Bet(ctx, wallet.BetCall{PlayerID: r.player, Token: token, Currency: r.currency, GameID: r.t.GameID,
+	return r.betAs(ctx, who{token: token}, tx, round, amount, freebetID)
+}
+
+// betAs is a bet naming as's player with as's token.
+func (r *runner) betAs(ctx context.Context, as who, tx, round string, amount int64, freebetID *string) wallet.Result {
+	w := r.resolve(as)
+	res, _ := r.client.Bet(ctx, wallet.BetCall{PlayerID: w.player, Token: w.token, Currency: r.currency, GameID: r.t.GameID,
 		Amount: amount, TransactionID: tx, RoundID: round, FreebetID: freebetID})
-	// Anything but a final refusal may have debited: roll it back at the end
-	// unless a win or a rollback settles it first.
+	r.trackResult(as, tx, round, amount, res)
+	return res
+}
+
+// trackResult records a bet for cleanup unless the wallet refused it:
+// anything but a final refusal may have debited, so it is rolled back at
+// the end unless a win or a rollback settles it first.
+func (r *runner) trackResult(as who, tx, round string, amount int64, res wallet.Result) {
+	if as.player == "" {
+		as.token = "" // the session's player: cleanup uses the live token
+	}
 	if _, seen := r.bets[tx]; !seen && res.Outcome != wallet.Refused {
-		r.bets[tx] = &betRec{tx: tx, round: round, amount: amount}
+		r.bets[tx] = &betRec{tx: tx, round: round, amount: amount, as: as}
 		r.order = append(r.order, tx)
 	}
-	return res
 }
 
 func (r *runner) bet(ctx context.Context, tx, round string, amount int64, freebetID *string) wallet.Result {
@@ -40,9 +74,17 @@ func (r *runner) bet(ctx context.Context, tx, round string, amount int64, freebe
 }
 
 func (r *runner) winWith(ctx context.Context, token, tx, betTx, round string, amount int64) wallet.Result {
-	res, _ := r.client.Win(ctx, wallet.WinCall{PlayerID: r.player, Token: token, Currency: r.currency, GameID: r.t.GameID,
+	return r.winAs(ctx, who{token: token}, tx, betTx, round, amount)
+}
+
+// winAs is a win naming as's player with as's token.
+func (r *runner) winAs(ctx context.Context, as who, tx, betTx, round string, amount int64) wallet.Result {
+	w := r.resolve(as)
+	res, _ := r.client.Win(ctx, wallet.WinCall{PlayerID: w.player, Token: w.token, Currency: r.currency, GameID: r.t.GameID,
 		Amount: amount, TransactionID: tx, BetID: betTx, RoundID: round, Type: wallet.WinTypeWin})
-	r.settled(betTx, res)
+	if b, ok := r.bets[betTx]; ok && b.as.player == as.player {
+		r.settled(betTx, res)
+	}
 	return res
 }
 
@@ -51,9 +93,17 @@ func (r *runner) win(ctx context.Context, tx, betTx, round string, amount int64)
 }
 
 func (r *runner) rollback(ctx context.Context, tx, betTx, round string, amount int64, reason string) wallet.Result {
-	res, _ := r.client.Rollback(ctx, wallet.RollbackCall{PlayerID: r.player, Token: string(r.t.Token), Currency: r.currency,
+	return r.rollbackAs(ctx, who{}, tx, betTx, round, amount, reason)
+}
+
+// rollbackAs is a rollback naming as's player with as's token.
+func (r *runner) rollbackAs(ctx context.Context, as who, tx, betTx, round string, amount int64, reason string) wallet.Result {
+	w := r.resolve(as)
+	res, _ := r.client.Rollback(ctx, wallet.RollbackCall{PlayerID: w.player, Token: w.token, Currency: r.currency,
 		GameID: r.t.GameID, Amount: amount, TransactionID: tx, BetID: betTx, RoundID: round, Reason: reason})
-	r.settled(betTx, res)
+	if b, ok := r.bets[betTx]; ok && b.as.player == as.player {
+		r.settled(betTx, res)
+	}
 	return res
 }
 
@@ -691,7 +741,7 @@ func (r *runner) cleanup(ctx context.Context) string {
 			continue
 		}
 		open++
-		if res := r.rollback(ctx, r.id("cleanup"), b.tx, b.round, b.amount, "wallet-check: cleanup"); res.Outcome == wallet.Success {
+		if res := r.rollbackAs(ctx, b.as, r.id("cleanup"), b.tx, b.round, b.amount, "wallet-check: cleanup"); res.Outcome == wallet.Success {
 			back++
 		}
 	}

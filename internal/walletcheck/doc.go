@@ -20,6 +20,18 @@
 // reads before and after it: a wallet that moves money where it should have
 // refused fails with "MONEY MOVED", the rule, the amount and a fix.
 //
+// Then the fault probes (faults.go) play the mistakes operators' wallets
+// were measured making: 10 bets at once on a balance that covers 3 (WC-1),
+// a bet, a win and a rollback sent again after Options.RetryDelay (WC-2), a
+// second settlement of one debit under a fresh transaction_id in every order
+// (WC-3), signatures cut short or made longer (AUTH-1, AUTH-15), movements
+// naming another player than their debit's, with Target.SecondToken's player
+// watched too (WC-4), transaction_ids that differ only in case (WC-5) and a
+// freebet grant used twice (WC-6). The WC IDs are the readings of
+// docs/ambiguities.md, where the contract does not say what the wallet
+// answers: those probes judge by the money moved, and give back what a faulty
+// wallet moved, so that the balances end where they started.
+//
 // What it owns: the script (checks.go, auth.go), the raw requests the game's
 // client would never send (a wrong key, a lowercase bearer, a re-encoded
 // body, a stale timestamp, a field it does not declare: http.go, auth.go), and the Report with its table and JSON
@@ -33,7 +45,9 @@
 // Money: the battery moves real balance on the session's player. Stakes are
 // Options.Stake (default 100 cents); at most six stakes are debited at once
 // (a hostile probe holds one, and rolls it back before the next unless the
-// wallet refuses that rollback);
+// wallet refuses that rollback), except that the concurrency probe (WC-1)
+// bets, for a moment, all of the balance but three and a half stakes, so that
+// its ten bets race for a balance that covers three;
 // every debit is won back or rolled back, wins above and below the stake
 // cancel out, and the last check verifies that the player's balance ends where
 // it started. Transaction ids are random per run and start with "wc-".

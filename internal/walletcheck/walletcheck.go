@@ -22,7 +22,38 @@ import (
 const (
 	DefaultStake   = 100 // cents
 	DefaultTimeout = 10 * time.Second
+	// DefaultRetryDelay is how long the delayed-retry probe (WC-2) waits
+	// before it sends a movement again: the quick profile.
+	DefaultRetryDelay = 5 * time.Second
+	// FullRetryDelay is the wait of the full profile: longer than the
+	// game's whole retry schedule of one movement (20 attempts within about
+	// 8 minutes, docs/operators.md), which the idempotency memory must
+	// outlive.
+	FullRetryDelay = 8*time.Minute + 30*time.Second
 )
+
+// Profile names a set of defaults for a run.
+type Profile string
+
+// Profiles.
+const (
+	// ProfileQuick waits DefaultRetryDelay before the delayed retries.
+	ProfileQuick Profile = "quick"
+	// ProfileFull waits FullRetryDelay: a run of about ten minutes.
+	ProfileFull Profile = "full"
+)
+
+// RetryDelay is the delayed-retry wait of a profile; ok is false for a name
+// that is no profile.
+func (p Profile) RetryDelay() (d time.Duration, ok bool) {
+	switch p {
+	case ProfileQuick, "":
+		return DefaultRetryDelay, true
+	case ProfileFull:
+		return FullRetryDelay, true
+	}
+	return 0, false
+}
 
 // stakesAtOnce is the largest number of stakes the script holds debited at
 // the same time (one bet left open by the replay check, then five in one
@@ -48,6 +79,11 @@ type Target struct {
 	// ExpiredToken, optional, is an expired session token of the same
 	// player (WIN-11, BET-11); without it those checks are skipped.
 	ExpiredToken secret.Secret
+	// SecondToken, optional, is a live session token of a second funded
+	// test player, in the same currency: the wrong-player probe (WC-4) then
+	// also watches that player's balance. Without it the probe names a
+	// player id the operator never issued and watches the first player only.
+	SecondToken secret.Secret
 	// Currency is sent on /balance before the session's currency is known
 	// (AMB-15); the /balance answer decides the currency of the movements.
 	Currency string
@@ -91,6 +127,9 @@ func (t Target) Validate() error {
 	if t.ExpiredToken != "" && t.ExpiredToken == t.Token {
 		errs = append(errs, errors.New("the expired token is the live token"))
 	}
+	if t.SecondToken != "" && (t.SecondToken == t.Token || t.SecondToken == t.ExpiredToken) {
+		errs = append(errs, errors.New("the second player's token is the first player's"))
+	}
 	if !currencyRE.MatchString(t.Currency) {
 		errs = append(errs, errors.New("the currency is not an ISO 4217 code (three upper-case letters)"))
 	}
@@ -128,6 +167,12 @@ type Options struct {
 	Logger *slog.Logger
 	// Now is the clock of the envelope's timestamp; nil means time.Now.
 	Now func() time.Time
+	// RetryDelay is how long the delayed-retry probe waits before its
+	// retries (WC-2). Default DefaultRetryDelay.
+	RetryDelay time.Duration
+	// Sleep waits d or until ctx is done, and says which (nil: the wait
+	// ended). Default: a timer. Tests give one that moves a fake clock.
+	Sleep func(ctx context.Context, d time.Duration) error
 }
 
 func (o Options) withDefaults() Options {
@@ -146,7 +191,25 @@ func (o Options) withDefaults() Options {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
+	if o.RetryDelay <= 0 {
+		o.RetryDelay = DefaultRetryDelay
+	}
+	if o.Sleep == nil {
+		o.Sleep = sleep
+	}
 	return o
+}
+
+// sleep waits d, or until ctx is done.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("wait %s: %w", d, ctx.Err())
+	}
 }
 
 // Result is the verdict of one check.
@@ -168,8 +231,12 @@ type Check struct {
 	Result Result `json:"result"`
 	// Evidence is what the wallet answered (HTTP statuses, error codes,
 	// balances), or why the check was skipped. It never holds a secret, a
-	// key, a token or a signature.
+	// key, a token or a signature. A failure leads with what went wrong and
+	// the fix, then " | " and what was seen.
 	Evidence string `json:"evidence"`
+	// Fix, on a failure, is what to change in the wallet, when the check
+	// knows it.
+	Fix string `json:"fix,omitempty"`
 }
 
 // Report is the outcome of a run.
@@ -181,6 +248,8 @@ type Report struct {
 	PlayerID string `json:"player_id,omitempty"`
 	Currency string `json:"currency,omitempty"`
 	Stake    int64  `json:"stake"`
+	// RetryDelayMS is how long the delayed retries waited.
+	RetryDelayMS int64 `json:"retry_delay_ms"`
 	// BalanceBefore and BalanceAfter are the player's balance at the start
 	// and at the end of the run, when /balance answered.
 	BalanceBefore *int64  `json:"balance_before,omitempty"`
@@ -235,7 +304,8 @@ func (r *Report) add(c Check) {
 func Run(ctx context.Context, t Target, o Options) Report {
 	start := time.Now()
 	o = o.withDefaults()
-	rep := Report{WalletURL: t.WalletURL, Operator: t.Operator, RunID: "wc-" + strings.ToLower(rand.Text()[:12]), Stake: o.Stake}
+	rep := Report{WalletURL: t.WalletURL, Operator: t.Operator, RunID: "wc-" + strings.ToLower(rand.Text()[:12]), Stake: o.Stake,
+		RetryDelayMS: o.RetryDelay.Milliseconds()}
 	if err := t.Validate(); err != nil {
 		rep.add(Check{Name: "target", Result: Fail, Evidence: err.Error()})
 		return rep
@@ -260,6 +330,9 @@ type betRec struct {
 	tx, round string
 	amount    int64
 	settled   bool
+	// as is the player and token the bet named; the zero value is the
+	// session's player.
+	as who
 }
 
 // runner holds the state of one run.
@@ -343,7 +416,10 @@ type step struct {
 	rules string // space-separated rule IDs
 	name  string
 	money bool // moves money: skipped when r.noMoney is set
-	run   func(context.Context) (Result, string)
+	// fix, when set, is what to change in a wallet that fails the check: it
+	// is written into the failure line and into Check.Fix.
+	fix string
+	run func(context.Context) (Result, string)
 }
 
 func (r *runner) do(ctx context.Context, s step) {
@@ -355,6 +431,9 @@ func (r *runner) do(ctx context.Context, s step) {
 		c.Result, c.Evidence = Skip, "interrupted before this check"
 	default:
 		c.Result, c.Evidence = s.run(ctx)
+	}
+	if c.Result == Fail {
+		c.Evidence, c.Fix = withFix(c.Evidence, s.fix)
 	}
 	r.logger.LogAttrs(ctx, slog.LevelInfo, "wallet-check: check", slog.String("check", c.Name), slog.String("result", string(c.Result)))
 	r.rep.add(c)
@@ -389,6 +468,9 @@ func (r *runner) run(ctx context.Context) {
 		r.do(ctx, s)
 	}
 	for _, s := range r.hostileSteps() {
+		r.do(ctx, s)
+	}
+	for _, s := range r.faultSteps() {
 		r.do(ctx, s)
 	}
 	// What follows runs even when ctx is done: the debits go back, and the
