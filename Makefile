@@ -11,7 +11,7 @@ export TESTCONTAINERS_HOST_OVERRIDE ?= 127.0.0.1
 # The PostgreSQL image the suites run; set to postgres:15 where a registry answers.
 export CRASHGAME_POSTGRES_IMAGE ?= crashgame-postgres:15
 
-.PHONY: deps help generate check-generate build run test toolchain fairness-script unit quick integration vet lint fuzz bench bench-backoffice cost load images cluster cluster-roll cluster-down clean rules helm
+.PHONY: deps help generate check-generate build run test toolchain fairness-script unit quick integration vet hygiene lint fuzz bench bench-backoffice cost load images cluster cluster-roll cluster-down clean rules helm
 
 # The Debian packages `make test` needs beyond Go and a Docker engine, and
 # .ci/run installs (it calls this target): PostgreSQL 15 and HAProxy (the
@@ -19,7 +19,7 @@ export CRASHGAME_POSTGRES_IMAGE ?= crashgame-postgres:15
 # Python 3 (the fairness script). As root, or with SUDO=sudo.
 DEPS    := postgresql-15 haproxy chromium python3
 
-deps: ## install what make test needs on Debian 12 beyond Go and a Docker engine: postgresql-15 haproxy chromium python3 (apt-get; as root, or SUDO=sudo)
+deps: ## install make test's Debian 12 packages beyond Go and Docker (apt-get; SUDO=sudo)
 	DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $(DEPS) >/dev/null 2>&1 || \
 		{ $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $(DEPS) >/dev/null; }
 
@@ -41,8 +41,24 @@ check-generate: ## fail when gen/ differs from what api/ generates (restores gen
 build: ## build the static binaries into bin/
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN)/ ./cmd/...
 
-run: ## the newcomer's one command: the whole thing on this machine
-	$(GO) run ./cmd/crashgame dev
+# make run: builds bin/crashgame, then runs `crashgame dev` as itself (exec),
+# so that Ctrl-C reaches it and make reports its own exit status (0 on a
+# clean stop). PORT is the game's port, the lobby and wallet are on PORT+1
+# and /metrics on PORT+2; LOBBY_PORT, METRICS_PORT and DATA set one each.
+# Another PORT also keeps its databases apart (data/PORT/): two `make run
+# PORT=...` run side by side.
+PORT         ?= 8080
+LOBBY_PORT   ?=
+METRICS_PORT ?=
+DATA         ?=
+RUN_FLAGS    := --port $(PORT) \
+	$(if $(LOBBY_PORT),--wallet-listen 127.0.0.1:$(LOBBY_PORT)) \
+	$(if $(METRICS_PORT),--metrics-listen 127.0.0.1:$(METRICS_PORT)) \
+	$(if $(DATA),--data $(DATA))
+
+run: ## the whole thing on this machine (PORT=8080; LOBBY_PORT, METRICS_PORT, DATA)
+	$(GO) build -o $(BIN)/crashgame ./cmd/crashgame
+	exec $(BIN)/crashgame dev $(RUN_FLAGS)
 
 vet: ## go vet
 	$(GO) vet $(PKGS)
@@ -52,19 +68,34 @@ vet: ## go vet
 # only what changed.
 GOLANGCI_LINT ?= github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v2.15.0
 
-lint: vet ## go vet (gen/ included), gofmt (files of every build tag), and golangci-lint with .golangci.yml: govet, staticcheck, errcheck, gosec, revive (names), ineffassign, unused
+# make hygiene (.ci/hygiene, which .ci/run also calls first): on what git
+# tracks, no file over 1 MB and no ELF executable, each named; and no line of
+# make help over 100 characters.
+hygiene: ## no tracked file over 1 MB or ELF; make help lines within 100 characters
+	.ci/hygiene
+
+# make lint: go vet (gen/ included), gofmt (files of every build tag), and
+# golangci-lint with .golangci.yml: govet, staticcheck, errcheck, gosec,
+# revive (names), ineffassign, unused.
+lint: hygiene vet ## make hygiene, go vet, gofmt and golangci-lint with .golangci.yml
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '^gen/')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) run $(GOLANGCI_LINT) run ./...
 
-images: ## build the container images the suites need, locally (no registry): PostgreSQL, NATS, crashgame, operator-sim, the TLS front
+# make images: PostgreSQL, NATS, crashgame, operator-sim and the TLS front,
+# built locally (no registry).
+images: ## build the container images the suites need, locally (no registry)
 	integration/images.sh
 
-cluster: ## the game as a cluster in Docker (deploy/compose.yaml: PostgreSQL, NATS, 3 replicas, HAProxy, operator-sim); prints the lobby URL (CRASHGAME_PORT=8080 CRASHGAME_LOBBY_PORT=8081). Checks the host's packages first (deploy/cluster.sh check)
+# make cluster: deploy/compose.yaml (PostgreSQL, NATS, 3 replicas, HAProxy,
+# operator-sim); prints the lobby URL (CRASHGAME_PORT=8080
+# CRASHGAME_LOBBY_PORT=8081). Checks the host's packages first
+# (deploy/cluster.sh check).
+cluster: ## the game as a cluster in Docker (deploy/compose.yaml); prints the lobby URL
 	deploy/cluster.sh check
 	$(MAKE) --no-print-directory images
 	deploy/cluster.sh up
 
-cluster-roll: ## rolling restart of the cluster's replicas, one at a time, each back in rotation before the next
+cluster-roll: ## restart the cluster's replicas one at a time, each back in rotation first
 	deploy/cluster.sh roll
 
 cluster-down: ## stop and remove the cluster of make cluster, with its data
@@ -82,22 +113,44 @@ QUICK_PACKAGES ?= 4
 unit: ## unit tests with the race detector (fuzz seed corpora included)
 	$(GO) test -race -count=1 -timeout 6m $(PKGS)
 
-quick: ## the loop of minutes: unit tests with the race detector and no container (-short: the PostgreSQL cases and the long restart cases are skipped; make unit runs them)
+# make quick: -short skips the PostgreSQL cases and the long restart cases;
+# make unit runs them.
+quick: ## the loop of minutes: unit tests with -race, -short, no container
 	$(GO) test -race -short -count=1 -timeout 6m -parallel $(QUICK_PARALLEL) -p $(QUICK_PACKAGES) $(PKGS)
 
-integration: images ## the testcontainers suites (integration/suite runs its scenarios in three lanes side by side: -parallel 16)
+# make integration: integration/suite runs its scenarios in three lanes side
+# by side (-parallel 16).
+integration: images ## the testcontainers suites (-tags integration)
 	$(GO) test -race -count=1 -timeout 25m -parallel 16 -tags integration ./integration/...
 
-toolchain: ## docs/integrators.md followed literally, for ogen and for oapi-codegen, in new modules outside the repo: libopenapi-validator validates the documents; the guide's commands and code build; crashgame wallet-check passes both example wallets and fails the oapi-codegen one without its request validator; both generators' clients of game.v1 and table.v1 survive an unknown code, an unknown field, a 429 and an HTML 503 (integration/toolchain, its own module; needs the Go module proxy; nothing generated is kept)
+# make toolchain: docs/integrators.md followed literally, for ogen and for
+# oapi-codegen, in new modules outside the repo: libopenapi-validator
+# validates the documents; the guide's commands and code build; crashgame
+# wallet-check passes both example wallets and fails the oapi-codegen one
+# without its request validator; both generators' clients of game.v1 and
+# table.v1 survive an unknown code, an unknown field, a 429 and an HTML 503.
+# integration/toolchain is its own module; it needs the Go module proxy;
+# nothing generated is kept.
+toolchain: ## docs/integrators.md followed with ogen and oapi-codegen (Go module proxy)
 	cd integration/toolchain && $(GO) run . -api ../../api
 
-helm: ## the Helm chart (deploy/helm/crashgame) rendered with helm's engine for each value set of integration/helm/values, every manifest decoded strictly into its Kubernetes API type, and checked against the game (routes, ports, grace, selectors); its own module, no cluster needed
+# make helm: the chart (deploy/helm/crashgame) rendered with helm's engine for
+# each value set of integration/helm/values, every manifest decoded strictly
+# into its Kubernetes API type, and checked against the game (routes, ports,
+# grace, selectors). integration/helm is its own module; no cluster needed.
+helm: ## the Helm chart rendered and checked against the game (no cluster needed)
 	cd integration/helm && $(GO) test -count=1 . && $(GO) run .
 
-fairness-script: ## the third party's verifier of the public chains (docs/examples/fairness/verify_chains.py, Python, standard library) against its self-test: honest chains verify, every tampering fails
+# make fairness-script: docs/examples/fairness/verify_chains.py (Python,
+# standard library) against its self-test: honest chains verify, every
+# tampering fails.
+fairness-script: ## the third party's verifier of the public chains against its self-test
 	python3 docs/examples/fairness/test_verify_chains.py
 
-test: lint toolchain helm images fairness-script unit integration ## the tests' one command: lint, the second toolchain, the Helm chart, the fairness script, unit tests with -race, integration suites (one of which runs the script against the real game)
+# make test: lint, the second toolchain, the Helm chart, the fairness script,
+# unit tests with -race, the integration suites (one of which runs the
+# fairness script against the real game).
+test: lint toolchain helm images fairness-script unit integration ## the tests' one command: lint, toolchain, helm, fairness-script, unit, integration
 
 fuzz: ## run each fuzz target for a while (FUZZTIME=30s)
 	@for p in $$(grep -rl --include='*_test.go' '^func Fuzz' . | xargs -n1 dirname | sort -u); do \
@@ -108,19 +161,28 @@ fuzz: ## run each fuzz target for a while (FUZZTIME=30s)
 bench: ## benchmarks, in benchstat format (BENCHTIME=1s COUNT=6)
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $${BENCHTIME:-1s} -count $${COUNT:-6} $(PKGS) | tee bench.txt
 
-bench-backoffice: ## the back office's page of 1,000 transactions from 10 million movements on PostgreSQL (fills the table first: a few minutes)
+# make bench-backoffice fills the table first: a few minutes.
+bench-backoffice: ## the back office's page of 1,000 of 10 million movements, PostgreSQL
 	CRASHGAME_BENCH_10M=1 $(GO) test -run '^$$' -bench BenchmarkOperatorMovementsPage10M -benchtime 200x ./internal/store
 
 # make cost's test binary, callgrind out files and run logs (callgrind_annotate
 # reads the out files: where the instructions go).
 COST_DIR := callgrind
 
-cost: ## instructions per bet and per cashout of the engine's fixed workload under valgrind's callgrind (TestCost of internal/engine: runs of 400 and 4,000 bets none cashed out, and of 4,000 all cashed out; COST_BETS=4000 REPEAT=1; REPEAT=3 measures 3 times and gives the spread); out files in callgrind/
+# make cost: TestCost of internal/engine under callgrind, runs of 400 and
+# 4,000 bets none cashed out, and of 4,000 all cashed out (COST_BETS=4000
+# REPEAT=1; REPEAT=3 measures 3 times and gives the spread); out files in
+# callgrind/.
+cost: ## instructions per bet and per cashout under valgrind's callgrind
 	@mkdir -p $(COST_DIR)
 	$(GO) test -c -o $(COST_DIR)/engine.test ./internal/engine
 	$(GO) run ./cmd/loadgen cost --binary $(COST_DIR)/engine.test --out $(COST_DIR) --bets $${COST_BETS:-4000} --cashouts $${COST_BETS:-4000} --repeat $${REPEAT:-1}
 
-load: ## the load tool against the whole thing on loopback, the game alone on CPU 0 and the floor of a bet measured after it (PLAYERS=10000 ROUNDS=3 BETS=1 DATABASE=postgres://... NOPIN=1 for neither; PROFILE=dir for the game's heap connected, its CPU profile while playing and a runtime trace of the first flight)
+# make load: the game alone on CPU 0 and the floor of a bet measured after it
+# (NOPIN=1 for neither). PLAYERS=10000 ROUNDS=3 BETS=1, DATABASE=postgres://...
+# for PostgreSQL, PROFILE=dir for the game's heap connected, its CPU profile
+# while playing and a runtime trace of the first flight.
+load: ## the load tool against the whole thing on loopback (PLAYERS, ROUNDS, BETS)
 	$(GO) run ./cmd/loadgen --self --players $${PLAYERS:-10000} --rounds $${ROUNDS:-3} --bets $${BETS:-1} $${DATABASE:+--database "$$DATABASE"} $${PROFILE:+--profile "$$PROFILE"} $(if $(NOPIN),,--pin --floor) --out load-result.json --chart load-result.png
 
 clean: ## remove build output

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -26,6 +28,7 @@ import (
 	"github.com/crashstudio/crashgame/internal/movements"
 	"github.com/crashstudio/crashgame/internal/operatorapi"
 	"github.com/crashstudio/crashgame/internal/replica"
+	"github.com/crashstudio/crashgame/internal/server"
 	"github.com/crashstudio/crashgame/internal/sessions"
 	"github.com/crashstudio/crashgame/internal/store"
 	"github.com/crashstudio/crashgame/internal/table"
@@ -139,10 +142,20 @@ func (a *app) newClients(cfg *config.Config) error {
 // joinCluster connects to NATS in a cluster, where the replicas talk: every
 // table publishes its events there while it leads, actions reach the leader
 // there, and the balances a replica's sessions decide reach the others'. It
-// returns the tables' lease settings (the zero value in one process).
+// returns the tables' lease settings. One process on a SQLite file owns the
+// file (store's Own, which a second process on it is refused) and is then
+// the only one that can lead its tables: its leases are sole, never renewed,
+// so a slow database never ends a term nor voids a round. One process on
+// PostgreSQL renews its leases as a replica does.
 func (a *app) joinCluster(ctx context.Context, cfg *config.Config) (engine.LeaseSettings, error) {
 	if cfg.Cluster == nil {
-		return engine.LeaseSettings{}, nil
+		if a.store.Dialect() != store.DialectSQLite {
+			return engine.LeaseSettings{}, nil
+		}
+		if err := a.store.Own(); err != nil {
+			return engine.LeaseSettings{}, fmt.Errorf("refusing to start: %w: one process serves a SQLite file; stop the other, or give this one another database (docs/config.md)", err)
+		}
+		return engine.LeaseSettings{Sole: true}, nil
 	}
 	var err error
 	a.bus, err = cluster.Connect(ctx, cluster.Options{
@@ -188,11 +201,12 @@ func (a *app) newTables(ctx context.Context, cfg *config.Config, outbox *movemen
 		g := &cfg.Games[i]
 		var (
 			events    engine.Events // nil: the table's own subscribers
+			pub       *replica.Publisher
 			lossDelay time.Duration // zero: one process prices every cashout on the crash's clock
 		)
 		if a.bus != nil {
-			events = replica.NewPublisher(a.bus, g.ID, a.logger, a.priceClock)
-			lossDelay = engine.DefaultLossDelay
+			pub = replica.NewPublisher(a.bus, g.ID, a.logger, a.priceClock)
+			events, lossDelay = pub, engine.DefaultLossDelay
 		}
 		commits, err := tableCommits(a.registry, g.ID)
 		if err != nil {
@@ -217,8 +231,17 @@ func (a *app) newTables(ctx context.Context, cfg *config.Config, outbox *movemen
 		if err := registerLeadership(a.registry, t); err != nil {
 			return err
 		}
+		if err := registerChainWaiting(a.registry, t); err != nil {
+			return err
+		}
 		if a.bus != nil {
-			r, err := replica.New(replica.Config{Bus: a.bus, Table: t, Sessions: a.sessions, Logger: a.logger, CutOff: a.cutOff, PriceClock: a.priceClock})
+			pub.Follow(t.Leadership())
+			gameID := g.ID
+			r, err := replica.New(replica.Config{Bus: a.bus, Table: t, Sessions: a.sessions, Logger: a.logger, CutOff: a.cutOff, PriceClock: a.priceClock,
+				Lease: func(ctx context.Context) (int64, error) {
+					rec, err := a.store.Lease(ctx, gameID)
+					return rec.Epoch, err
+				}})
 			if err != nil {
 				return err
 			}
@@ -303,6 +326,13 @@ func (a *app) ready(ctx context.Context) error {
 	}
 	if a.bus != nil && !a.bus.Connected() {
 		return errors.New("not connected to NATS")
+	}
+	// A game whose chain waits for its beacon round plays nothing: say so,
+	// with the reason in the answer (the chain's page shows it too).
+	for _, id := range slices.Sorted(maps.Keys(a.tables)) {
+		if w, _, waiting := a.tables[id].BeaconWaiting(); waiting {
+			return &server.NotReady{Reason: w.Error()}
+		}
 	}
 	// A table that has neither shown a round nor published a chain (its
 	// first leader is still being chosen) has nothing to serve yet.
@@ -416,7 +446,8 @@ func (f spender) Return(ctx context.Context, p engine.Player, id string) error {
 
 // registerLeadership exports whether this process leads t's table, and at
 // which fencing epoch (crashgame_cluster_leader, crashgame_cluster_epoch),
-// as the table's elector holds them when scraped.
+// as the table's elector holds them when scraped, and what the leading
+// table's last sweep found unsettled (crashgame_unsettled_bets).
 func registerLeadership(r prometheus.Registerer, t *engine.Table) error {
 	labels := prometheus.Labels{"game_id": t.Game().ID}
 	lead := t.Leadership()
@@ -433,10 +464,36 @@ func registerLeadership(r prometheus.Registerer, t *engine.Table) error {
 		Name: "crashgame_cluster_epoch", ConstLabels: labels,
 		Help: "The fencing epoch of the term in which this process leads the game's table; 0 when it does not lead.",
 	}, func() float64 { return float64(lead.Epoch()) })
-	for _, c := range []prometheus.Collector{leader, epoch} {
+	unsettled := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "crashgame_unsettled_bets", ConstLabels: labels,
+		Help: "Bets of the game's ended rounds (finished or void) found unsettled at the leading table's last sweep: accepted, or pending a minute after they were placed. Should be 0; each is settled by the next sweep and logged. 0 where this process does not lead.",
+	}, func() float64 { return float64(t.Unsettled()) })
+	shed := prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name: "crashgame_bets_shed_total", ConstLabels: labels,
+		Help: "Bets this process refused before their debit (TABLE_BUSY): its recent debits took longer to learn their outcome than their round had left, so each would have been debited and then rolled back.",
+	}, func() float64 { return float64(t.Shed()) })
+	for _, c := range []prometheus.Collector{leader, epoch, unsettled, shed} {
 		if err := r.Register(c); err != nil {
 			return fmt.Errorf("leadership metrics of %s: %w", t.Game().ID, err)
 		}
+	}
+	return nil
+}
+
+// registerChainWaiting exports how long t's current chain has waited for
+// its beacon round (crashgame_chain_waiting_seconds), on the table's clock
+// when scraped: 0 when it does not wait, and where this process does not
+// lead the table.
+func registerChainWaiting(r prometheus.Registerer, t *engine.Table) error {
+	g := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "crashgame_chain_waiting_seconds", ConstLabels: prometheus.Labels{"game_id": t.Game().ID},
+		Help: "How long the game's current hash chain has waited for its beacon round, since the round's time, while no fetch returned a value that verifies: the game plays no round meanwhile. 0 when it does not wait, and where this process does not lead the game.",
+	}, func() float64 {
+		_, waited, _ := t.BeaconWaiting()
+		return waited.Seconds()
+	})
+	if err := r.Register(g); err != nil {
+		return fmt.Errorf("beacon wait metric of %s: %w", t.Game().ID, err)
 	}
 	return nil
 }

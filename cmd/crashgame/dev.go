@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -30,24 +31,85 @@ const (
 	devAPIKey = "dev_key_not_for_production"    //nolint:gosec // G101: public, printed by crashgame dev; laptop only
 )
 
+// devPort is crashgame dev's default --port: the game on 8080, the reference
+// operator on 8081, /metrics on 8082.
+const devPort = 8080
+
+// devSockets are crashgame dev's three sockets, open before anything is
+// printed, so that a port that is taken fails first, naming its flag.
+type devSockets struct {
+	game, wallet, metrics net.Listener
+}
+
+func (s devSockets) close() {
+	for _, ln := range []net.Listener{s.game, s.wallet, s.metrics} {
+		if ln != nil {
+			_ = ln.Close()
+		}
+	}
+}
+
+// listenDev opens the sockets of dev's addresses, each named by its flag.
+func listenDev(game, wallet, metrics string) (devSockets, error) {
+	var s devSockets
+	for _, l := range []struct {
+		flag, addr string
+		ln         *net.Listener
+	}{{"--listen", game, &s.game}, {"--wallet-listen", wallet, &s.wallet}, {"--metrics-listen", metrics, &s.metrics}} {
+		ln, err := net.Listen("tcp", l.addr)
+		if err != nil {
+			s.close()
+			return devSockets{}, fmt.Errorf("dev: %s %s: %w (is another crashgame dev running? give this one another --port, e.g. make run PORT=9080)", l.flag, l.addr, err)
+		}
+		*l.ln = ln
+	}
+	return s, nil
+}
+
 // dev runs the installation of dev.yaml with the reference operator in the same
-// process: one command, nothing to configure.
+// process: one command, nothing to configure. --port BASE sets every address
+// and the data folder at once, so that two run side by side with one flag
+// each; --listen, --wallet-listen, --metrics-listen and --data override one.
 func dev(ctx context.Context, args []string, logger *slog.Logger, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("dev", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	listen := fs.String("listen", "127.0.0.1:8080", "address of the game")
-	walletListen := fs.String("wallet-listen", "127.0.0.1:8081", "address of the reference operator (lobby and wallet)")
-	metricsListen := fs.String("metrics-listen", config.DefaultMetricsListen, "address of /metrics (never served on --listen)")
-	data := fs.String("data", "data", "folder of the SQLite databases")
+	port := fs.Int("port", devPort, "base port: the game on it, the reference operator on the next, /metrics on the one after; "+
+		"other than 8080, the databases are under data/PORT/ too")
+	listen := fs.String("listen", "", "address of the game (default 127.0.0.1:PORT)")
+	walletListen := fs.String("wallet-listen", "", "address of the reference operator, lobby and wallet (default 127.0.0.1:PORT+1)")
+	metricsListen := fs.String("metrics-listen", "", "address of /metrics, never served on --listen (default 127.0.0.1:PORT+2)")
+	data := fs.String("data", "", "folder of the SQLite databases (default data, or data/PORT for another --port)")
 	players := fs.Int("players", 5, "funded test players of the reference operator")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	for _, a := range []string{*listen, *walletListen, *metricsListen} {
-		if _, _, err := net.SplitHostPort(a); err != nil {
-			return fmt.Errorf("dev: address %q: %w", a, err)
+	if *port < 1 || *port > 65533 {
+		return fmt.Errorf("dev: --port %d: want 1 to 65533 (it takes the two ports after it too)", *port)
+	}
+	def := func(v *string, s string) {
+		if *v == "" {
+			*v = s
 		}
 	}
+	def(listen, net.JoinHostPort("127.0.0.1", strconv.Itoa(*port)))
+	def(walletListen, net.JoinHostPort("127.0.0.1", strconv.Itoa(*port+1)))
+	def(metricsListen, net.JoinHostPort("127.0.0.1", strconv.Itoa(*port+2)))
+	if *port == devPort {
+		def(data, "data")
+	}
+	def(data, filepath.Join("data", strconv.Itoa(*port)))
+	for _, a := range []struct{ flag, addr string }{{"--listen", *listen}, {"--wallet-listen", *walletListen}, {"--metrics-listen", *metricsListen}} {
+		if _, _, err := net.SplitHostPort(a.addr); err != nil {
+			return fmt.Errorf("dev: %s %q: %w", a.flag, a.addr, err)
+		}
+	}
+	sockets, err := listenDev(*listen, *walletListen, *metricsListen)
+	if err != nil {
+		return err
+	}
+	defer sockets.close()
+	// The addresses as opened: a port 0 is the one the system chose.
+	*listen, *walletListen, *metricsListen = sockets.game.Addr().String(), sockets.wallet.Addr().String(), sockets.metrics.Addr().String()
 	env := map[string]string{
 		"DEV_LISTEN":         *listen,
 		"DEV_METRICS_LISTEN": *metricsListen,
@@ -75,10 +137,7 @@ func dev(ctx context.Context, args []string, logger *slog.Logger, stdout, stderr
 		return fmt.Errorf("dev: reference operator: %w", err)
 	}
 	defer sim.Close()
-	ln, err := net.Listen("tcp", *walletListen)
-	if err != nil {
-		return fmt.Errorf("dev: reference operator: listen on %s: %w", *walletListen, err)
-	}
+	ln := sockets.wallet
 	simSrv := &http.Server{Handler: sim.Handler(), ReadHeaderTimeout: 5 * time.Second}
 	go func() {
 		if err := simSrv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -93,17 +152,24 @@ func dev(ctx context.Context, args []string, logger *slog.Logger, stdout, stderr
 
 	grantWelcome(sim.Handler(), *players, logger)
 
-	fmt.Fprintf(stdout, `crashgame dev
+	banner := func() {
+		fmt.Fprintf(stdout, `crashgame dev
   play       %[3]s/   (the reference operator's lobby: pick a player, Play;
              every player has a freebet campaign "welcome": 3 free rounds of 5.00)
   health     %[2]s/healthz
   metrics    http://%[4]s/metrics   (its own address, never on %[2]s)
-  documents  %[2]s/openapi/
+  reference  %[2]s/docs/   (the API reference; the documents as written: %[2]s/openapi/)
   operator   "dev", secret %[1]q (public, laptop only)
   catalogue  body='{"operator":"dev","timestamp":'$(date +%%s000)',"currency":"BRL"}'; \
              curl -s -X POST %[2]s/v1/games -H "Content-Type: application/json" -H "X-Signature: $(printf %%s "$body" | openssl dgst -sha256 -hmac %[1]s | cut -d' ' -f2)" -d "$body"
-`, devSecret, cfg.BaseURL, "http://"+*walletListen, cfg.MetricsListen)
-	return withStore(ctx, cfg, func(st *store.Store) error { return serve(ctx, cfg, st, logger, stdout) })
+  data       %[5]s   (a second crashgame dev needs another: --port covers it)
+  stop       Ctrl-C: at once, or after the flying round's crash when it holds bets
+             (at most 30 s; a second Ctrl-C stops at once, the next start settles them)
+`, devSecret, cfg.BaseURL, "http://"+*walletListen, cfg.MetricsListen, *data)
+	}
+	return withStore(ctx, cfg, func(st *store.Store) error {
+		return serve(ctx, cfg, st, logger, stdout, serveOptions{listener: sockets.game, metrics: sockets.metrics, banner: banner})
+	})
 }
 
 // grantWelcome gives every seeded player the freebet campaign "welcome": three

@@ -50,8 +50,11 @@ commands:
 `
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go stopOnSignals(sigs, cancel)
 	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
 		if !errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintln(os.Stderr, "crashgame:", err)
@@ -64,6 +67,26 @@ func main() {
 		}
 		os.Exit(2)
 	}
+}
+
+// stopOnSignals cancels the command's context at the first signal of sigs
+// (SIGINT or SIGTERM, notified before the command starts): the command stops in order (serve settles the rounds in play,
+// which may take its grace). A second signal stops the process at once,
+// settling nothing: the next start's recovery settles what was in play by
+// the fail-over rule (docs/failover.md). The exit status is then 128 plus
+// the signal's number, as a shell reports a process the signal killed.
+func stopOnSignals(sigs <-chan os.Signal, cancel context.CancelFunc) {
+	sig := <-sigs
+	slog.Info("stopping; a second SIGINT (Ctrl-C) or SIGTERM stops at once", "signal", sig.String())
+	cancel()
+	sig = <-sigs
+	slog.Warn("stopping at once on a second signal, settling nothing: the next start settles the rounds in play by the fail-over rule (docs/failover.md)",
+		"signal", sig.String())
+	code := 1
+	if s, ok := sig.(syscall.Signal); ok {
+		code = 128 + int(s)
+	}
+	os.Exit(code)
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -80,7 +103,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		return withStore(ctx, cfg, func(st *store.Store) error { return serve(ctx, cfg, st, logger, stdout) })
+		return withStore(ctx, cfg, func(st *store.Store) error { return serve(ctx, cfg, st, logger, stdout, serveOptions{}) })
 	case "dev":
 		return dev(ctx, rest, logger, stdout, stderr)
 	case "migrate":

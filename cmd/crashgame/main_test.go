@@ -86,7 +86,14 @@ operators:
 			t.Fatalf("/readyz: %d after 30 s", res.StatusCode)
 		}
 	}
-	for _, path := range []string{"/healthz", "/readyz", "/openapi/game.v1.yaml", "/openapi/wallet.v1.json", "/openapi/table.v1.yaml"} {
+	// A second process on the same SQLite file is refused at start, naming
+	// the file: the first owns it, and leads its tables without renewals.
+	var out, errOut logtest.Buffer
+	err := run(t.Context(), []string{"serve", "--config", cfg}, &out, &errOut)
+	if err == nil || !strings.Contains(err.Error(), "owned by another process") || !strings.Contains(err.Error(), filepath.Join(dir, "game.db")) {
+		t.Fatalf("a second serve on the same SQLite file: %v; want a refusal naming %s", err, filepath.Join(dir, "game.db"))
+	}
+	for _, path := range []string{"/healthz", "/readyz", "/openapi/game.v1.yaml", "/openapi/wallet.v1.json", "/openapi/table.v1.yaml", "/docs/", "/docs/table-stream.asyncapi"} {
 		res, err := http.Get(base + path)
 		if err != nil {
 			t.Fatal(err)

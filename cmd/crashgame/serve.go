@@ -48,13 +48,25 @@ func withStore(ctx context.Context, cfg *config.Config, fn func(*store.Store) er
 	return fn(st)
 }
 
+// serveOptions is what a caller may give serve beyond the installation:
+// crashgame dev opens every socket before it prints anything, and prints its
+// banner only once the game is about to serve.
+type serveOptions struct {
+	// listener and metrics, when set, are cfg.Listen's and
+	// cfg.MetricsListen's sockets, already open; nil: serve opens them.
+	listener, metrics net.Listener
+	// banner, when set, is called once the installation is ready to serve,
+	// before serve's own lines on stdout.
+	banner func()
+}
+
 // serve runs the game server on st until ctx ends. Then /readyz answers 503
 // and, in a cluster, the replica serves on for the drain (the load balancer's
 // time to take it out of rotation); then the tables stop: each plays its
 // round to the crash (up to the grace) and hands over, the movement queue
 // stops (what it holds is durable), the streams close and the HTTP server
 // drains.
-func serve(ctx context.Context, cfg *config.Config, st *store.Store, logger *slog.Logger, stdout io.Writer) error {
+func serve(ctx context.Context, cfg *config.Config, st *store.Store, logger *slog.Logger, stdout io.Writer, opts serveOptions) error {
 	a, err := newApp(ctx, cfg, st, logger)
 	if err != nil {
 		return err
@@ -71,12 +83,17 @@ func serve(ctx context.Context, cfg *config.Config, st *store.Store, logger *slo
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", cfg.Listen)
-	if err != nil {
-		return fmt.Errorf("listen on %s: %w", cfg.Listen, err)
+	ln := opts.listener
+	if ln == nil {
+		if ln, err = net.Listen("tcp", cfg.Listen); err != nil {
+			return fmt.Errorf("listen on %s: %w", cfg.Listen, err)
+		}
 	}
 	srv := newHTTPServer(handler, logger)
-	stopMetrics, err := serveMetrics(cfg, a, logger, stdout)
+	if opts.banner != nil {
+		opts.banner()
+	}
+	stopMetrics, err := serveMetrics(cfg, a, opts.metrics, logger, stdout)
 	if err != nil {
 		ln.Close()
 		return err
@@ -106,15 +123,17 @@ func serve(ctx context.Context, cfg *config.Config, st *store.Store, logger *slo
 // serveMetrics serves /metrics on an address of its own (loopback unless the
 // file says otherwise), when the file names one: operators' names, their
 // wallet calls and the queue never reach the public port. With profiling on,
-// Go's profiles (/debug/pprof/) are served there too, never on listen. It
-// returns what stops it.
-func serveMetrics(cfg *config.Config, a *app, logger *slog.Logger, stdout io.Writer) (stop func(), err error) {
+// Go's profiles (/debug/pprof/) are served there too, never on listen. mln,
+// when set, is metrics_listen's socket, already open. It returns what stops
+// it.
+func serveMetrics(cfg *config.Config, a *app, mln net.Listener, logger *slog.Logger, stdout io.Writer) (stop func(), err error) {
 	if cfg.MetricsListen == "" {
 		return func() {}, nil
 	}
-	mln, err := net.Listen("tcp", cfg.MetricsListen)
-	if err != nil {
-		return nil, fmt.Errorf("metrics_listen on %s (/metrics; set metrics_listen to a free address, e.g. 127.0.0.1:9091): %w", cfg.MetricsListen, err)
+	if mln == nil {
+		if mln, err = net.Listen("tcp", cfg.MetricsListen); err != nil {
+			return nil, fmt.Errorf("metrics_listen on %s (/metrics; set metrics_listen to a free address, e.g. 127.0.0.1:9091): %w", cfg.MetricsListen, err)
+		}
 	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", a.metricsHandler())
@@ -151,7 +170,8 @@ func (a *app) shutdown(cfg *config.Config, srv *http.Server, errc <-chan error, 
 		logger.Info("shutting down: waiting for the load balancer to take this replica out of rotation", "drain", cfg.Cluster.Drain().String())
 		time.Sleep(cfg.Cluster.Drain())
 	}
-	logger.Info("shutting down: settling the rounds in play", "grace", tableGrace.String())
+	logger.Info("shutting down: settling the rounds in play (a flying round holding no bet ends at once); "+
+		"a second SIGINT or SIGTERM stops at once and leaves them to the fail-over rule at the next start", "grace", tableGrace.String())
 	for _, t := range a.tables {
 		t.Stop()
 	}
@@ -205,6 +225,7 @@ func newHandler(cfg *config.Config, st *store.Store, a *app, ready func(context.
 	return server.New(server.Config{
 		Logger:    logger,
 		Documents: documents,
+		Reference: documents.Reference(),
 		Ready:     ready,
 		Routes:    routes,
 		Observe:   observe,

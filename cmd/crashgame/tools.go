@@ -7,9 +7,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -17,6 +19,7 @@ import (
 	"github.com/crashstudio/crashgame/internal/fairness"
 	"github.com/crashstudio/crashgame/internal/movements"
 	"github.com/crashstudio/crashgame/internal/store"
+	tablepkg "github.com/crashstudio/crashgame/internal/table"
 )
 
 // verifyCmd recomputes a round's crash point from its revealed hash with the
@@ -78,12 +81,19 @@ func verifyCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return fmt.Errorf("verify: %w", err)
 	}
+	voids, err := checkVoids(chain)
+	if err != nil {
+		return fmt.Errorf("verify: chain %s: %w", chain.ChainId, err)
+	}
 	fmt.Fprintf(stdout, "crash point: %d.%02dx (%d hundredths), with chain %s's rtp_bp %d and max_multiplier %d\n",
 		res.CrashPoint/100, res.CrashPoint%100, res.CrashPoint, chain.ChainId, chain.RtpBp, chain.MaxMultiplier)
 	fmt.Fprintf(stdout, "chain: position %d of chain %s (round %d), %s\n", res.Position, chain.ChainId, chain.FirstSeq+res.Position-1, res.Reached)
 	fmt.Fprintf(stdout, "salt: %s\n", res.SaltCheck)
 	if res.BeaconCheck != "" {
 		fmt.Fprintf(stdout, "beacon: %s\n", res.BeaconCheck)
+	}
+	if voids != "" {
+		fmt.Fprintf(stdout, "voids: %s\n", voids)
 	}
 	fmt.Fprintln(stdout, fairness.Formula)
 	return nil
@@ -238,4 +248,57 @@ func movementsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		}
 		return movements.WriteMovements(stdout, recs)
 	})
+}
+
+// checkVoids recomputes the chain's void tests from its void rounds: the
+// test of the voids before take-off (fairness.VoidTests) and of the voids
+// in flight (fairness.InFlightTests, each multiplier_at_void recomputed from
+// started_at and voided_at). A published figure that differs is an error; a
+// raised flag is a warning in the summary it returns.
+func checkVoids(c table.Chain) (string, error) {
+	v := c.Voids
+	if v == nil {
+		return "", nil
+	}
+	var tested []int64
+	var flying []fairness.InFlightVoid
+	for _, r := range v.Rounds {
+		switch {
+		case r.StartedAt == nil:
+			tested = append(tested, r.CrashPoint)
+		case r.VoidedAt != nil:
+			m := tablepkg.MultiplierAtVoid(*r.StartedAt, *r.VoidedAt)
+			if r.MultiplierAtVoid != nil && *r.MultiplierAtVoid != m {
+				return "", fmt.Errorf("void round %s: multiplier_at_void %d, but the curve at voided_at - started_at gives %d", r.RoundId, *r.MultiplierAtVoid, m)
+			}
+			flying = append(flying, fairness.InFlightVoid{Multiplier: m, CrashPoint: r.CrashPoint})
+		}
+	}
+	tests := fairness.VoidTests(int64(c.RtpBp), c.MaxMultiplier, tested)
+	if v.Tested != int64(len(tested)) || len(v.Tests) != len(tests) || v.Flagged != fairness.VoidsFlagged(tests) {
+		return "", fmt.Errorf("voids: tested %d, %d tests, flagged %t; the void rounds give %d, %d, %t",
+			v.Tested, len(v.Tests), v.Flagged, len(tested), len(tests), fairness.VoidsFlagged(tests))
+	}
+	for i, t := range tests {
+		p := v.Tests[i]
+		if p.AtLeast != t.AtLeast || p.Observed != t.Observed || p.Share != t.ShareText() || !samePValue(p.PValue, t.PValue) {
+			return "", fmt.Errorf("voids: the test at %d: %+v; the void rounds give observed %d, share %s, p_value %s", t.AtLeast, p, t.Observed, t.ShareText(), t.PValueText())
+		}
+	}
+	f := fairness.InFlightTests(flying)
+	if v.InFlight.Tested != f.Tested || !samePValue(v.InFlight.PValue, f.PValue) || v.InFlight.Flagged != f.Flagged() {
+		return "", fmt.Errorf("voids: in_flight %+v; the void rounds give tested %d, p_value %s, flagged %t", v.InFlight, f.Tested, f.PValueText(), f.Flagged())
+	}
+	out := fmt.Sprintf("%d voided in betting, flagged %t; %d voided in flight, p-value %s, flagged %t", len(tested), v.Flagged, f.Tested, f.PValueText(), f.Flagged())
+	if v.Flagged || f.Flagged() {
+		out = "WARNING: voids lean toward high crash points beyond chance (" + out + "); the rounds still verify, ask the operator why they were voided"
+	}
+	return out, nil
+}
+
+// samePValue reports whether a published p-value (4 significant digits)
+// is within 0.1 % of p.
+func samePValue(published string, p float64) bool {
+	v, err := strconv.ParseFloat(published, 64)
+	return err == nil && math.Abs(v-p) <= p/1000
 }

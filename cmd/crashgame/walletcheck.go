@@ -28,12 +28,31 @@ another amount, a duplicate "amount" key. Each must be refused, or leave the
 balance where it was; a wallet that moves money on one fails with MONEY
 MOVED, the rule, the amount and a fix.
 
+Then it plays the faults wallets really make, each judged by the money
+moved: 10 bets at once on a balance that covers 3 (a first bet brings the
+balance there for a moment), a bet, a win and a rollback sent again after
+a delay (--profile quick: 5 s; full: 8 min 30 s, past the game's whole
+retry schedule of about 8 minutes), a second win or rollback of one bet
+under a fresh transaction_id, signatures cut short or made longer,
+movements naming another player than their bet's (--second-token: a live
+token of a second funded test player in the same currency), ids that
+differ only in case, and a freebet grant used twice (--freebet-id, or the
+first grant /balance lists).
+
 The secret, the API keys and the tokens may come from the environment
 instead of the command line: WALLET_CHECK_SECRET, WALLET_CHECK_API_KEY,
-WALLET_CHECK_SECOND_API_KEY, WALLET_CHECK_TOKEN, WALLET_CHECK_EXPIRED_TOKEN.
+WALLET_CHECK_SECOND_API_KEY, WALLET_CHECK_TOKEN, WALLET_CHECK_EXPIRED_TOKEN,
+WALLET_CHECK_SECOND_TOKEN.
 
-Exit status: 0 when every check passed or was skipped, 1 when one failed,
-2 on a usage error.
+--report DIR writes, besides the table, DIR/result.json (each check with
+its rules, verdict, evidence and fix, each rule's verdict, the exit
+status), DIR/junit.xml (JUnit XML for your CI) and DIR/summary.html (one
+page to file).
+
+Exit status:
+  0  every check passed or was skipped
+  1  the battery ran and a check failed (the report says which, and how to fix it)
+  2  usage error, invalid target, or the report could not be written
 
 Once live, a movement your wallet failed 20 times is parked, never lost:
 the game's back office routes (api/game.v1.yaml 1.1.0, docs/operators.md)
@@ -72,6 +91,10 @@ func walletCheckCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 	secondKey := fs.String("second-api-key", "", "optional second key valid during a rotation, for AUTH-19 (or $WALLET_CHECK_SECOND_API_KEY)")
 	token := fs.String("token", "", "live session token of a funded TEST player (or $WALLET_CHECK_TOKEN)")
 	expired := fs.String("expired-token", "", "optional expired session token of the same player, for WIN-11 and BET-11 (or $WALLET_CHECK_EXPIRED_TOKEN)")
+	secondToken := fs.String("second-token", "", "optional live session token of a second funded TEST player in the same currency, for WC-4 (or $WALLET_CHECK_SECOND_TOKEN)")
+	profile := fs.String("profile", string(walletcheck.ProfileQuick), "quick (retries after 5s) or full (retries after 8m30s, past the game's retry schedule)")
+	retryDelay := fs.Duration("retry-delay", 0, "wait before the delayed retries (WC-2); overrides --profile's")
+	reportDir := fs.String("report", "", "directory to write result.json, junit.xml and summary.html into")
 	fs.StringVar(&t.Currency, "currency", "BRL", "currency sent on /balance before the session's is known; the /balance answer decides")
 	fs.StringVar(&t.GameID, "game-id", "crash", "the envelope's game_id (empty leaves it out)")
 	fs.StringVar(&t.FreebetID, "freebet-id", "", "freebet_id of an open grant of the player (default: the first grant /balance lists)")
@@ -92,6 +115,17 @@ func walletCheckCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 	t.SecondAPIKey = secret.Secret(fromEnv(*secondKey, "WALLET_CHECK_SECOND_API_KEY"))
 	t.Token = secret.Secret(fromEnv(*token, "WALLET_CHECK_TOKEN"))
 	t.ExpiredToken = secret.Secret(fromEnv(*expired, "WALLET_CHECK_EXPIRED_TOKEN"))
+	t.SecondToken = secret.Secret(fromEnv(*secondToken, "WALLET_CHECK_SECOND_TOKEN"))
+	delay, ok := walletcheck.Profile(*profile).RetryDelay()
+	if !ok {
+		return fmt.Errorf("wallet-check: --profile %q: want quick or full", *profile)
+	}
+	if *retryDelay < 0 {
+		return fmt.Errorf("wallet-check: --retry-delay %s is negative", *retryDelay)
+	}
+	if *retryDelay > 0 {
+		delay = *retryDelay
+	}
 	if err := t.Validate(); err != nil {
 		return fmt.Errorf("wallet-check: %w", err)
 	}
@@ -99,15 +133,15 @@ func walletCheckCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 		return fmt.Errorf("wallet-check: --stake %d is below 2 cents", *stake)
 	}
 	if !*yes && !walletcheck.IsLoopback(t.WalletURL) {
-		return fmt.Errorf("wallet-check: the battery moves real balance on the player of --token (up to %d cents at once, all given back); "+
-			"run it on a test player of a staging wallet and pass --yes to confirm", 7**stake)
+		return fmt.Errorf("wallet-check: the battery moves real balance on the player of --token (up to %d cents at once, and for a moment "+
+			"all of the balance but 3.5 stakes, all given back); run it on a test player of a staging wallet and pass --yes to confirm", 7**stake)
 	}
 
-	opts := walletcheck.Options{Stake: *stake, Timeout: *timeout}
+	opts := walletcheck.Options{Stake: *stake, Timeout: *timeout, RetryDelay: delay}
 	if *verbose {
 		opts.Logger = slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
-	fmt.Fprintf(stderr, "wallet-check: moving stakes of %d cents on the test player of --token; every debit is won back or rolled back\n", *stake)
+	fmt.Fprintf(stderr, "wallet-check: moving stakes of %d cents on the test player of --token; every debit is won back or rolled back; retries after %s\n", *stake, delay)
 	rep := walletcheck.Run(ctx, t, opts)
 	var err error
 	if *asJSON {
@@ -117,6 +151,12 @@ func walletCheckCmd(ctx context.Context, args []string, stdout, stderr io.Writer
 	}
 	if err != nil {
 		return fmt.Errorf("wallet-check: write the report: %w", err)
+	}
+	if *reportDir != "" {
+		if err := rep.WriteDir(*reportDir); err != nil {
+			return fmt.Errorf("wallet-check: --report: %w", err)
+		}
+		fmt.Fprintf(stderr, "wallet-check: wrote %s, %s and %s in %s\n", walletcheck.ResultFile, walletcheck.JUnitFile, walletcheck.SummaryFile, *reportDir)
 	}
 	if !rep.OK() {
 		return &errWalletCheckFailed{rules: rep.FailedRules()}

@@ -13,7 +13,7 @@
 //	loadgen --self --players 10000 --rounds 3            # builds and starts operator-sim and crashgame serve
 //	loadgen --self --players 2000 --bets 3 --pin --floor  # the game alone on CPU 0, and the floor of a bet
 //	loadgen --self --database postgres://u:p@127.0.0.1:5432/db?sslmode=disable
-//	loadgen --url http://127.0.0.1:8080 --operator-url http://127.0.0.1:8081 --operator dev --secret S
+//	loadgen --url http://127.0.0.1:8080 --operator-url http://127.0.0.1:8081 --metrics-url http://127.0.0.1:8082 --operator dev --secret S
 //	loadgen --url http://localhost:8080 --operator-url http://localhost:8081 --operator dev --secret S \
 //	        --forwarded --replicas game1=http://IP1:9090,game2=http://IP2:9090,game3=http://IP3:9090 \
 //	        --game-db postgres://crash:PW@IP:5432/crash?sslmode=disable
