@@ -129,6 +129,24 @@ func (w *tabWatch) exceptions() []string {
 	return slices.Clone(w.thrown)
 }
 
+// urls returns the URL of every request of the tab so far, in order.
+func (w *tabWatch) urls() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := make([]string, 0, len(w.order))
+	for _, id := range w.order {
+		out = append(out, w.requests[id].url)
+	}
+	return out
+}
+
+// errors returns the console and browser-log errors and warnings so far.
+func (w *tabWatch) errors() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.Clone(w.problems)
+}
+
 // String is the record for a failure message: every request of the tab with
 // its outcome, then the exceptions and the errors. A URL's query (a launch
 // ticket, a support link's token is in its path) is cut.

@@ -88,15 +88,18 @@ func (r *Replica) readPort(ctx context.Context) error {
 // load balancer. Its Env's game address (GameURL) is the load balancer.
 type Cluster struct {
 	*Env
-	copts    ClusterOptions
-	nats     *testcontainers.DockerContainer
-	lb       *testcontainers.DockerContainer
+	copts ClusterOptions
+	nats  *testcontainers.DockerContainer
+	lb    *testcontainers.DockerContainer
+	// bus is NATS's own network, which only NATS and the replicas join:
+	// CutFromNATS cuts a replica off it and leaves it the rest.
+	bus      *testcontainers.DockerNetwork
 	Replicas []*Replica
 }
 
-// StartCluster brings up PostgreSQL, operator-sim behind its TLS front, NATS,
-// the replicas and the load balancer on one network, and registers their
-// removal.
+// StartCluster brings up PostgreSQL, operator-sim behind its TLS front, the
+// replicas and the load balancer on one network, NATS and the replicas on a
+// second (the bus), and registers their removal.
 func StartCluster(t *testing.T, opts ClusterOptions) *Cluster {
 	t.Helper()
 	opts.defaults()
@@ -114,6 +117,11 @@ func StartCluster(t *testing.T, opts ClusterOptions) *Cluster {
 	c := &Cluster{Env: e, copts: opts}
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 	defer cancel()
+	c.bus, err = tcnetwork.New(ctx, tcnetwork.WithLabels(map[string]string{label: "true"}))
+	if err != nil {
+		t.Fatalf("suite: the bus network: %v", err)
+	}
+	e.nets = append(e.nets, c.bus)
 	if err := c.startNATS(ctx); err != nil {
 		t.Fatalf("suite: %v", err)
 	}
@@ -175,7 +183,7 @@ func (c *Cluster) addExtra(name string, ctr *testcontainers.DockerContainer) {
 func (c *Cluster) startNATS(ctx context.Context) error {
 	img := imageFromEnv("CRASHGAME_NATS_IMAGE", defaultNATSImage)
 	ctr, err := testcontainers.Run(ctx, img,
-		tcnetwork.WithNetwork([]string{"nats"}, c.net),
+		tcnetwork.WithNetwork([]string{"nats"}, c.bus),
 		labels(), loopbackPorts("4222/tcp", "8222/tcp"), // the image's EXPOSEd ports, published on loopback only
 		testcontainers.WithWaitStrategy(wait.ForLog("Server is ready").WithStartupTimeout(startTimeout)),
 	)
@@ -201,7 +209,7 @@ func (c *Cluster) replicaConfig() string {
 func (c *Cluster) startReplica(ctx context.Context, r *Replica) error {
 	env := c.gameEnv()
 	env["REPLICA"] = r.Name
-	ctr, err := c.runGame(ctx, r.Name, c.replicaConfig(), env)
+	ctr, err := c.runGame(ctx, r.Name, c.replicaConfig(), env, tcnetwork.WithNetwork([]string{r.Name}, c.bus))
 	c.addExtra(r.Name, ctr)
 	r.c = ctr
 	if err != nil {
@@ -459,27 +467,56 @@ func (c *Cluster) Restart(t testing.TB, r *Replica) time.Duration {
 	return time.Since(began)
 }
 
-// Disconnect cuts replica r off the cluster's network (docker network
+// Disconnect cuts replica r off the cluster's networks (docker network
 // disconnect): it reaches neither PostgreSQL nor NATS nor the wallet, and
 // nobody reaches it, but it keeps running.
 func (c *Cluster) Disconnect(t testing.TB, r *Replica) {
 	t.Helper()
+	c.leave(t, r, c.net)
+	c.leave(t, r, c.bus)
+}
+
+// Reconnect joins replica r to the cluster's networks again under its name.
+func (c *Cluster) Reconnect(t testing.TB, r *Replica) {
+	t.Helper()
+	c.join(t, r, c.net)
+	c.join(t, r, c.bus)
+}
+
+// CutFromNATS cuts replica r off NATS only (docker network disconnect from
+// the bus): it still reaches PostgreSQL and the wallet, and the load
+// balancer reaches it.
+func (c *Cluster) CutFromNATS(t testing.TB, r *Replica) {
+	t.Helper()
+	c.leave(t, r, c.bus)
+}
+
+// RejoinNATS joins replica r to the bus again.
+func (c *Cluster) RejoinNATS(t testing.TB, r *Replica) {
+	t.Helper()
+	c.join(t, r, c.bus)
+}
+
+// leave disconnects replica r from network n, with no reset of its
+// connections: their packets go nowhere.
+func (c *Cluster) leave(t testing.TB, r *Replica, n *testcontainers.DockerNetwork) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if _, err := c.docker.NetworkDisconnect(ctx, c.net.ID, client.NetworkDisconnectOptions{Container: r.c.GetContainerID(), Force: true}); err != nil {
-		t.Fatalf("suite: disconnect %s: %v", r.Name, err)
+	if _, err := c.docker.NetworkDisconnect(ctx, n.ID, client.NetworkDisconnectOptions{Container: r.c.GetContainerID(), Force: true}); err != nil {
+		t.Fatalf("suite: disconnect %s from %s: %v", r.Name, n.Name, err)
 	}
 }
 
-// Reconnect joins replica r to the cluster's network again under its name.
-func (c *Cluster) Reconnect(t testing.TB, r *Replica) {
+// join connects replica r to network n under its name.
+func (c *Cluster) join(t testing.TB, r *Replica, n *testcontainers.DockerNetwork) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
 	defer cancel()
-	if _, err := c.docker.NetworkConnect(ctx, c.net.ID, client.NetworkConnectOptions{
+	if _, err := c.docker.NetworkConnect(ctx, n.ID, client.NetworkConnectOptions{
 		Container: r.c.GetContainerID(), EndpointConfig: &network.EndpointSettings{Aliases: []string{r.Name}},
 	}); err != nil {
-		t.Fatalf("suite: reconnect %s: %v", r.Name, err)
+		t.Fatalf("suite: connect %s to %s: %v", r.Name, n.Name, err)
 	}
 	if err := r.readPort(ctx); err != nil {
 		t.Fatalf("suite: %v", err)

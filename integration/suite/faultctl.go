@@ -5,9 +5,11 @@ package suite
 import (
 	"context"
 	"net/http"
+	"runtime"
 	"testing"
 	"time"
 
+	"github.com/moby/moby/api/types/container"
 	"github.com/moby/moby/client"
 )
 
@@ -150,5 +152,21 @@ func (e *Env) RestartPostgres(t testing.TB, down time.Duration) {
 	// The log wait is already satisfied by the old lines: ping until ready.
 	if err := e.openDB(ctx); err != nil {
 		t.Fatalf("suite: %v", err)
+	}
+}
+
+// LimitCPU limits replica r to cpus of a core (docker update --cpus, the
+// cgroup's cpu.max); 0 lifts the limit (the machine's every core).
+func (c *Cluster) LimitCPU(t testing.TB, r *Replica, cpus float64) {
+	t.Helper()
+	if cpus <= 0 {
+		cpus = float64(runtime.NumCPU())
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := c.docker.ContainerUpdate(ctx, r.c.GetContainerID(), client.ContainerUpdateOptions{
+		Resources: &container.Resources{NanoCPUs: int64(cpus * 1e9)},
+	}); err != nil {
+		t.Fatalf("suite: limit %s to %.2f CPU: %v", r.Name, cpus, err)
 	}
 }

@@ -133,6 +133,7 @@ type Env struct {
 	opts   Options
 	docker *testcontainers.DockerClient
 	net    *testcontainers.DockerNetwork
+	nets   []*testcontainers.DockerNetwork // more networks (a cluster's bus), removed with net
 	pg     *postgres.PostgresContainer
 	sim    *testcontainers.DockerContainer
 	front  *testcontainers.DockerContainer
@@ -470,9 +471,9 @@ func (e *Env) gameEnv() map[string]string {
 
 // runGame runs one game container under alias on the network, with config as
 // its installation file, and waits for its /readyz.
-func (e *Env) runGame(ctx context.Context, alias, config string, env map[string]string) (*testcontainers.DockerContainer, error) {
+func (e *Env) runGame(ctx context.Context, alias, config string, env map[string]string, more ...testcontainers.ContainerCustomizer) (*testcontainers.DockerContainer, error) {
 	img := imageFromEnv("CRASHGAME_IMAGE", defaultGameImage)
-	c, err := testcontainers.Run(ctx, img,
+	opts := []testcontainers.ContainerCustomizer{
 		testcontainers.WithCmd("serve", "--config", "/etc/crashgame.yaml"),
 		testcontainers.WithEnv(env),
 		testcontainers.WithFiles(
@@ -483,7 +484,8 @@ func (e *Env) runGame(ctx context.Context, alias, config string, env map[string]
 		tcnetwork.WithNetwork([]string{alias}, e.net),
 		labels(), loopbackPorts("8080/tcp"),
 		testcontainers.WithWaitStrategy(wait.ForHTTP("/readyz").WithPort("8080/tcp").WithStartupTimeout(startTimeout)),
-	)
+	}
+	c, err := testcontainers.Run(ctx, img, append(opts, more...)...)
 	if err != nil {
 		return c, fmt.Errorf("game %s (%s): %w", alias, img, err)
 	}
@@ -584,9 +586,12 @@ func (e *Env) cleanup() {
 			e.t.Errorf("suite: remove container %s: %v (leftovers: docker ps -aq --filter label=%s=true | xargs -r docker rm -f)", c.GetContainerID()[:12], err, label)
 		}
 	}
-	if e.net != nil {
-		if err := e.net.Remove(ctx); err != nil {
-			e.t.Errorf("suite: remove network: %v", err)
+	for _, n := range append([]*testcontainers.DockerNetwork{e.net}, e.nets...) {
+		if n == nil {
+			continue
+		}
+		if err := n.Remove(ctx); err != nil {
+			e.t.Errorf("suite: remove network %s: %v", n.Name, err)
 		}
 	}
 	if e.docker != nil {

@@ -103,12 +103,11 @@ func TestOperatorJourney(t *testing.T) {
 		st.Await(t, 0, 5*time.Second, "the hello's balance event", func(ev Event) bool { return ev.Type == "balance" })
 		st.Await(t, 0, 5*time.Second, "the hello's board", func(ev Event) bool { return ev.Type == "bets" })
 
-		// Refusals of the table itself.
-		s.AwaitBetting(t, 900*time.Millisecond)
-		if _, r := s.PlaceBet(t, 50, 0, ""); r.Status != http.StatusUnprocessableEntity || r.ErrorCode() != "BET_LIMIT" {
+		// Refusals of the table itself, each sent in an open window.
+		if _, r := s.PlaceBetInWindow(t, 900*time.Millisecond, 50, 0, ""); r.Status != http.StatusUnprocessableEntity || r.ErrorCode() != "BET_LIMIT" {
 			t.Errorf("bet under min_bet: %s, want 422 BET_LIMIT", r)
 		}
-		if _, r := s.PlaceBet(t, 500, 0, "no-such-grant"); r.Status != http.StatusUnprocessableEntity || r.ErrorCode() != "FREEBET_UNAVAILABLE" {
+		if _, r := s.PlaceBetInWindow(t, 900*time.Millisecond, 500, 0, "no-such-grant"); r.Status != http.StatusUnprocessableEntity || r.ErrorCode() != "FREEBET_UNAVAILABLE" {
 			t.Errorf("unknown freebet: %s, want 422 FREEBET_UNAVAILABLE", r)
 		}
 

@@ -127,11 +127,7 @@ func TestClusterReplicaPaused(t *testing.T) {
 	if len(accepted) == 0 || sent == 0 {
 		t.Errorf("%d bets accepted and %d cashouts sent: the scenario played nothing", len(accepted), sent)
 	}
-	var voids int
-	if err := c.DB().QueryRow(`SELECT count(*) FILTER (WHERE status = 'void') FROM rounds
-		WHERE game_id = $1 AND seq >= (SELECT seq FROM rounds WHERE id = $2)`, gameID, playedFrom).Scan(&voids); err != nil {
-		t.Fatal(err)
-	}
+	voids, _ := roundsSince(t, c.DB(), playedFrom)
 	if voids != 0 {
 		t.Errorf("%d rounds voided while a replica that does not lead was sick, want none", voids)
 	}
