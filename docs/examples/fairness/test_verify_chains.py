@@ -21,10 +21,12 @@ other Python implementation (vectors.py) and reproduced by the Go tests.
 import copy
 import hashlib
 import contextlib
+import decimal
 import hmac
 import importlib.util
 import io
 import json
+import math
 import os
 import shutil
 import socket
@@ -933,7 +935,7 @@ console.log(JSON.stringify(out));
     def publish_voids(doc, rounds):
         """The chain's "voids" as the game publishes them, computed here from the listed
         void rounds (none took off): counts at 2x, 10x, 100x, exact shares, p-values."""
-        crashes = [r["crash_point"] for r in rounds if r["status"] == "void"]
+        crashes = [r["crash_point"] for r in rounds if r["status"] == "void" and "flight_ms" not in r]
         n, tests, flagged = len(crashes), [], False
         for x, share in ((200, "0.485"), (1000, "0.097"), (10000, "0.0097")):
             p = Fraction(doc["rtp_bp"], 100 * x)
@@ -943,18 +945,45 @@ console.log(JSON.stringify(out));
             tail = sum(comb(n, i) * p**i * (1 - p)**(n - i) for i in range(k, n + 1)) if k > 0 else Fraction(1)
             flagged = flagged or tail < Fraction(1, 3000)
             tests.append({"at_least": x, "observed": k, "share": share, "p_value": "%.4g" % float(tail)})
+        listed = []
+        for r in rounds:
+            if r["status"] != "void":
+                continue
+            v = {"round_id": r["round_id"], "seq": r["seq"], "position": r["position"], "hash": r["hash"],
+                 "crash_point": r["crash_point"]}
+            if "flight_ms" in r:  # voided in flight, flight_ms after take-off
+                v.update(started_at=1_000_000, voided_at=1_000_000 + r["flight_ms"],
+                         multiplier_at_void=int(math.floor(100 * math.exp(0.00006 * r["flight_ms"]))))
+            listed.append(v)
+        # The in-flight test (table.v1 1.5.0), written out here apart from the verifier's.
+        flying = [(v["multiplier_at_void"], v["crash_point"]) for v in listed if "voided_at" in v]
+        big_s = sum(math.log(c / m) for m, c in flying if c > m)
+        tail = 1.0
+        if flying and big_s > 0:  # in decimal, to 60 digits: no term overflows
+            with decimal.localcontext() as ctx:
+                ctx.prec = 60
+                ds = decimal.Decimal(big_s)
+                tail = float((-ds).exp() * sum(ds**k / math.factorial(k) for k in range(len(flying))))
         doc["voids"] = {
-            "rounds": [{"round_id": r["round_id"], "seq": r["seq"], "position": r["position"], "hash": r["hash"],
-                        "crash_point": r["crash_point"]} for r in rounds if r["status"] == "void"],
-            "tested": n, "tests": tests, "flagged": flagged, "flag_rule": "(the rule)"}
+            "rounds": listed,
+            "tested": n, "tests": tests, "flagged": flagged, "flag_rule": "(the rule)",
+            "in_flight": {"tested": len(flying), "p_value": "%.4g" % tail, "flagged": tail < 0.001, "flag_rule": "(the rule)"}}
 
-    def with_voids(self, lean_high=False):
+    def with_voids(self, lean_high=False, in_flight=None):
+        """in_flight "high": the house voided, 1 s into their flight (1.06x), the
+        rounds it knew reach 10x; "honest": every seventh round still flying at
+        1.06x was voided then, whatever its crash point."""
         def f(d):
             rounds = d["rounds"]["crash-classic-c2"]
             if lean_high:  # the house voided, in betting, the rounds it knew reach 10x
                 for r in rounds:
                     r["status"] = "void" if r["crash_point"] >= 1000 else "finished"
+            for i, r in enumerate(rounds):
+                if (in_flight == "high" and r["crash_point"] >= 1000) or (in_flight == "honest" and r["crash_point"] > 106 and i % 7 == 3):
+                    r["status"], r["flight_ms"] = "void", 1000
             self.publish_voids(self.chain(d, "crash-classic-c2"), rounds)
+            for r in rounds:
+                r.pop("flight_ms", None)
         return f
 
     def test_void_statistics_verify(self):
@@ -972,6 +1001,45 @@ console.log(JSON.stringify(out));
         self.assertEqual(p.returncode, 0, p.stdout)
         self.assertIn("WARNING: the void rounds that never took off lean toward high crash points", p.stdout)
         self.assertIn("RESULT: OK", p.stdout)
+
+    def test_in_flight_voids(self):
+        """Honest voids in flight verify, unflagged; a house that voids in flight
+        the rounds it knows reach 10x is flagged, as a warning."""
+        for kind, flagged in (("honest", False), ("high", True)):
+            with self.subTest(kind=kind):
+                data = self.tampered(self.with_voids(in_flight=kind))
+                f = self.chain(data, "crash-classic-c2")["voids"]["in_flight"]
+                self.assertGreater(f["tested"], 3)
+                self.assertIs(f["flagged"], flagged)
+                self.serve(data)
+                p = self.run_verifier(self.base, "--chain", "crash-classic-c2", inproc=True)
+                self.assertEqual(p.returncode, 0, p.stdout)
+                self.assertEqual("WARNING: the rounds voided in flight lean toward high crash points" in p.stdout, flagged, p.stdout)
+                self.assertIn("RESULT: OK", p.stdout)
+
+    def test_in_flight_statistics_tampered(self):
+        def voids(d):
+            return self.chain(d, "crash-classic-c2")["voids"]
+
+        def flown(d):
+            return next(v for v in voids(d)["rounds"] if "voided_at" in v)
+
+        def tamper(change):
+            def f(d):
+                self.with_voids(in_flight="honest")(d)
+                change(d)
+            return f
+        cases = [
+            (lambda d: voids(d)["in_flight"].update(p_value="0.5"), "voids: in_flight p_value"),
+            (lambda d: voids(d)["in_flight"].update(flagged=True), "voids: in_flight flagged true"),
+            (lambda d: voids(d)["in_flight"].update(tested=voids(d)["in_flight"]["tested"] - 1), "voids: in_flight tested"),
+            (lambda d: flown(d).update(multiplier_at_void=flown(d)["multiplier_at_void"] + 1), "multiplier_at_void"),
+            # A void recorded earlier than it was: a smaller m, a larger S.
+            (lambda d: flown(d).update(voided_at=flown(d)["started_at"] + 10, multiplier_at_void=100), "voids: in_flight p_value"),
+        ]
+        for change, expect in cases:
+            with self.subTest(expect=expect):
+                self.assert_fails(tamper(change), expect, args=("--chain", "crash-classic-c2"), inproc=True)
 
     def test_void_statistics_tampered(self):
         def voids(d):

@@ -102,6 +102,15 @@ Rules checked (the public fairness design, formula_version 1):
           missing from "voids" is only a note (it may have ended after the
           chain was read), unless "voids" lists a later position: rounds
           end in position order, so it had ended and is a failure.
+          (table.v1 1.5.0) "voids"."in_flight" tests the void rounds with
+          started_at and voided_at: m = floor(100 * e^(0.00006 t)), t =
+          voided_at - started_at in ms (at most an hour), must equal the
+          round's multiplier_at_void; u = min(1, m / crash_point); S = sum
+          of -ln u; p_value = P[Gamma(tested, 1) >= S] = e^-S * sum_{k <
+          tested} S^k / k!, within 0.1 % of the published one; flagged =
+          p_value < 0.001. Under honest voiding a round still flying at m
+          crashes at or above c with chance m / c, so this p-value bounds
+          the chance of so large an S; a flag is a WARNING line.
 
   beacon: (table.v1 1.3.0) a chain that names a round of a public randomness
           beacon publishes "beacon": {network, chain_hash, public_key,
@@ -142,7 +151,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from fractions import Fraction
-from math import comb
+from math import comb, exp, floor, lgamma, log
 
 M = 2**52
 INT64_MAX = 2**63 - 1
@@ -853,6 +862,60 @@ def binomial_tail(n, k, p):
     return sum(comb(n, i) * p**i * q**(n - i) for i in range(k, n + 1))
 
 
+IN_FLIGHT_FLAG_LEVEL = 0.001  # flagged when the in-flight p-value < 0.001
+MAX_INT64 = 2**63 - 1
+
+
+def multiplier_at(ms):
+    """The game's curve after ms whole milliseconds of flight, in hundredths:
+    floor(100 * e^(0.00006 ms)) in IEEE double precision, 100 at or below 0,
+    saturating at 2^63-1; an hour or more is read as an hour."""
+    if ms <= 0:
+        return 100
+    m = 100 * exp(0.00006 * min(ms, 3_600_000))
+    return MAX_INT64 if m >= MAX_INT64 else int(floor(m))
+
+
+def gamma_tail(n, s):
+    """P[G >= s] for G ~ Gamma(n, 1), n whole: e^-s * sum_{k<n} s^k / k!,
+    summed in log space; 1 when n is 0 or s <= 0."""
+    if n <= 0 or s <= 0:
+        return 1.0
+    terms = [-s + k * log(s) - lgamma(k + 1) for k in range(n)]
+    top = max(terms)
+    return min(1.0, exp(top + log(sum(exp(t - top) for t in terms))))
+
+
+def check_in_flight(voids, flying, res):
+    """The in-flight test ("voids"."in_flight", table.v1 1.5.0), recomputed from
+    the void rounds that took off: (multiplier at voided_at, crash point)."""
+    fail = res.failures.append
+    f = voids.get("in_flight")
+    if f is None:
+        res.notes.append("note: the chain does not test its voids in flight (a server older than table.v1 1.5.0)")
+        return
+    if not isinstance(f, dict):
+        fail("voids: in_flight is not an object")
+        return
+    s = sum(log(c / m) for m, c in flying if c > m > 0)
+    p = gamma_tail(len(flying), s)
+    flagged = p < IN_FLIGHT_FLAG_LEVEL
+    if f.get("tested") != len(flying):
+        fail("voids: in_flight tested %s, but %d void rounds took off and record voided_at" % (_show(f.get("tested")), len(flying)))
+    try:
+        published_p = float(f.get("p_value"))
+    except (TypeError, ValueError):
+        published_p = None
+    if published_p is None or abs(published_p - p) > p / 1000:
+        fail("voids: in_flight p_value %s, but P[Gamma(%d, 1) >= %.6g] = %.6g" % (_show(f.get("p_value")), len(flying), s, p))
+    if f.get("flagged") is not flagged:
+        fail("voids: in_flight flagged %s, but the p-value says %s" % (_show(f.get("flagged")), "true" if flagged else "false"))
+    if flagged:
+        res.notes.insert(0, "WARNING: the rounds voided in flight lean toward high crash points beyond chance "
+                            "(p-value %.4g below 0.001, %d rounds tested, S = %.4g). The rounds still verify; "
+                            "ask the operator why these rounds were voided." % (p, len(flying), s))
+
+
 def check_voids(doc, rounds, rtp, maxm, can_crash, crash_salt, res):
     """The void rounds and their test ("voids"): recomputed from the published
     void rounds; a figure that differs is a failure, a raised flag a warning."""
@@ -869,7 +932,7 @@ def check_voids(doc, rounds, rtp, maxm, can_crash, crash_salt, res):
     for rd in rounds or []:
         if isinstance(rd, dict) and is_int(rd.get("position")):
             listed[rd["position"]] = rd
-    tested, seen = [], set()
+    tested, flying, seen = [], [], set()
     for j, v in enumerate(voids["rounds"]):
         pos = v.get("position") if isinstance(v, dict) else None
         who = "voids: round %s" % (_show(v.get("round_id")) if isinstance(v, dict) else "item %d" % (j + 1))
@@ -890,6 +953,15 @@ def check_voids(doc, rounds, rtp, maxm, can_crash, crash_salt, res):
             fail(who + ": not the void round listed at position %d" % pos)
         if v.get("started_at") is None:
             tested.append(v["crash_point"])
+        elif v.get("voided_at") is not None:
+            if not is_int(v["started_at"]) or not is_int(v["voided_at"]):
+                fail(who + ": started_at or voided_at malformed")
+                continue
+            m = multiplier_at(v["voided_at"] - v["started_at"])
+            if v.get("multiplier_at_void") not in (None, m):
+                fail(who + ": multiplier_at_void %s, but the curve at voided_at - started_at = %d ms gives %d"
+                     % (_show(v.get("multiplier_at_void")), v["voided_at"] - v["started_at"], m))
+            flying.append((m, v["crash_point"]))
     last = max(seen) if seen else 0  # rounds end in position order: every void below it had ended when the chain was read
     for pos, rd in sorted(listed.items()):
         if rd.get("status") != "void" or pos in seen:
@@ -901,6 +973,7 @@ def check_voids(doc, rounds, rtp, maxm, can_crash, crash_salt, res):
             res.notes.append("note: the void round at position %d is not in the chain's voids (it may have ended after the chain was read)" % pos)
     if voids.get("tested") != len(tested):
         fail("voids: tested %s, but %d of the void rounds never took off" % (_show(voids.get("tested")), len(tested)))
+    check_in_flight(voids, flying, res)
     if rtp is None or maxm is None:
         return
     tests = voids["tests"]
