@@ -48,13 +48,14 @@ var hotQueries = map[string]string{
 
 // playerBalance is writePlayerBalance's statement (the sessions' flush, a
 // player a statement, every second while players play): the balance, then
-// the player's operator, id, demo (false), the instant its sessions must
-// be unexpired at, and its currency twice ("" for every currency). lock is
+// the player's operator, id, demo (false), the instant the balance was
+// heard twice (its sessions must be unexpired then, and opened by then),
+// and its currency twice ("" for every currency). lock is
 // what PostgreSQL adds to the sessions' read: their rows locked in the
 // order of their hashes.
 func playerBalance(lock string) string {
 	return `UPDATE sessions SET balance = ? WHERE id_hash IN (SELECT id_hash FROM sessions
-	WHERE operator = ? AND player_id = ? AND demo = ? AND expires_at > ? AND (? = '' OR currency = ?)` + lock + `)`
+	WHERE operator = ? AND player_id = ? AND demo = ? AND expires_at > ? AND created_at <= ? AND (? = '' OR currency = ?)` + lock + `)`
 }
 
 // hotQueriesPostgres are the statements whose text differs on PostgreSQL.
@@ -89,7 +90,7 @@ var hotQueriesPostgres = map[string]string{
 		JOIN sessions s2 ON s2.id_hash = l.id_hash
 		JOIN unnest(?::text[], ?::text[], ?::text[], ?::bigint[], ?::bigint[]) WITH ORDINALITY AS v(operator, player_id, currency, balance, at, ord)
 			ON s2.operator = v.operator AND s2.player_id = v.player_id
-		WHERE s2.demo = false AND s2.expires_at > v.at AND (v.currency = '' OR s2.currency = v.currency)
+		WHERE s2.demo = false AND s2.expires_at > v.at AND s2.created_at <= v.at AND (v.currency = '' OR s2.currency = v.currency)
 		ORDER BY l.id_hash, v.ord DESC) AS w
 	WHERE s.id_hash = w.id_hash`,
 }

@@ -57,7 +57,9 @@ type SessionControlsRecord struct {
 
 // SessionBalance is a session's display balance to persist: the session
 // IDHash, or, when IDHash is nil, every session of Operator's PlayerID in
-// Currency ("" every currency) that is not demo and not expired at At.
+// Currency ("" every currency) that is not demo, was opened at or before At
+// and is not expired at At: a balance heard before a session opened is not
+// that session's (its opening asked the wallet).
 type SessionBalance struct {
 	IDHash  []byte
 	Balance int64
@@ -233,11 +235,11 @@ func (s *Store) writePlayerBalancesLocked(ctx context.Context, players []Session
 }
 
 // writePlayerBalance sets the balance of every session of b's player in b's
-// currency ("" every currency) that is not demo and not expired at b.At,
-// locking them in the order of their hashes (on PostgreSQL; SQLite has one
+// currency ("" every currency) that is not demo, opened at or before b.At
+// and not expired at b.At, locking them in the order of their hashes (on PostgreSQL; SQLite has one
 // writer).
 func (s *Store) writePlayerBalance(ctx context.Context, b SessionBalance) error {
-	if _, err := s.exec(ctx, "playerBalance", b.Balance, b.Operator, b.PlayerID, false, int64(b.At), b.Currency, b.Currency); err != nil {
+	if _, err := s.exec(ctx, "playerBalance", b.Balance, b.Operator, b.PlayerID, false, int64(b.At), int64(b.At), b.Currency, b.Currency); err != nil {
 		return fmt.Errorf("store: write the balance of player %s of %s: %w", b.PlayerID, b.Operator, err)
 	}
 	return nil

@@ -52,7 +52,8 @@ func testPlayerBalances(t *testing.T, s *store.Store, _ string) {
 
 // testPlayerBalance: a player's balance (no hash) is written to each of the
 // player's sessions in its currency that is not demo and not expired, and to
-// no other row; an empty currency matches every currency.
+// no other row; an empty currency matches every currency. A session opened
+// after the balance was heard keeps its own (its opening asked the wallet).
 func testPlayerBalance(t *testing.T, s *store.Store, _ string) {
 	ctx := t.Context()
 	of := func(seed, player, currency string, demo bool, expires time.Duration) *store.SessionRecord {
@@ -67,7 +68,9 @@ func testPlayerBalance(t *testing.T, s *store.Store, _ string) {
 		of("a-demo", "p-a", "BRL", true, time.Hour),
 		of("a-expired", "p-a", "BRL", false, -time.Minute),
 		of("b-brl", "p-b", "BRL", false, time.Hour),
+		of("a-later", "p-a", "BRL", false, time.Hour),
 	}
+	rows[6].CreatedAt = store.MillisOf(t0.Add(time.Second))
 	for _, r := range rows {
 		if err := s.InsertSession(ctx, r, nil); err != nil {
 			t.Fatal(err)
@@ -88,7 +91,7 @@ func testPlayerBalance(t *testing.T, s *store.Store, _ string) {
 	if err := s.WriteSessionStates(ctx, []store.SessionBalance{{Balance: 111, Operator: "op-1", PlayerID: "p-a", Currency: "BRL", At: at}}, nil); err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]int64{"tok-a-brl-1": 111, "tok-a-brl-2": 111, "tok-a-usd": 25_000, "tok-a-demo": 25_000, "tok-a-expired": 25_000, "tok-b-brl": 25_000}
+	want := map[string]int64{"tok-a-brl-1": 111, "tok-a-brl-2": 111, "tok-a-usd": 25_000, "tok-a-demo": 25_000, "tok-a-expired": 25_000, "tok-b-brl": 25_000, "tok-a-later": 25_000}
 	if got := balances(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("balances after p-a's BRL balance = %v, want %v", got, want)
 	}
@@ -100,7 +103,7 @@ func testPlayerBalance(t *testing.T, s *store.Store, _ string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want = map[string]int64{"tok-a-brl-1": 222, "tok-a-brl-2": 222, "tok-a-usd": 222, "tok-a-demo": 25_000, "tok-a-expired": 25_000, "tok-b-brl": 5}
+	want = map[string]int64{"tok-a-brl-1": 222, "tok-a-brl-2": 222, "tok-a-usd": 222, "tok-a-demo": 25_000, "tok-a-expired": 25_000, "tok-b-brl": 5, "tok-a-later": 25_000}
 	if got := balances(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("balances after p-a's balance in every currency = %v, want %v", got, want)
 	}
@@ -111,14 +114,14 @@ func testPlayerBalance(t *testing.T, s *store.Store, _ string) {
 	if err := s.WriteSessionStates(ctx, []store.SessionBalance{every, brl}, nil); err != nil {
 		t.Fatal(err)
 	}
-	want = map[string]int64{"tok-a-brl-1": 444, "tok-a-brl-2": 444, "tok-a-usd": 333, "tok-a-demo": 25_000, "tok-a-expired": 25_000, "tok-b-brl": 5}
+	want = map[string]int64{"tok-a-brl-1": 444, "tok-a-brl-2": 444, "tok-a-usd": 333, "tok-a-demo": 25_000, "tok-a-expired": 25_000, "tok-b-brl": 5, "tok-a-later": 25_000}
 	if got := balances(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("balances after p-a's in every currency then in BRL = %v, want %v", got, want)
 	}
 	if err := s.WriteSessionStates(ctx, []store.SessionBalance{brl, every}, nil); err != nil {
 		t.Fatal(err)
 	}
-	want = map[string]int64{"tok-a-brl-1": 333, "tok-a-brl-2": 333, "tok-a-usd": 333, "tok-a-demo": 25_000, "tok-a-expired": 25_000, "tok-b-brl": 5}
+	want = map[string]int64{"tok-a-brl-1": 333, "tok-a-brl-2": 333, "tok-a-usd": 333, "tok-a-demo": 25_000, "tok-a-expired": 25_000, "tok-b-brl": 5, "tok-a-later": 25_000}
 	if got := balances(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("balances after p-a's in BRL then in every currency = %v, want %v", got, want)
 	}
