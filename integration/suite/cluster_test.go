@@ -403,6 +403,7 @@ type crowd struct {
 	walletUnavailable int
 	tableBusy         int
 	odd               []string // the first few answers of 500 or no answer
+	gameOdd           []string // the first few that gameUnavailable counts, with when and how long
 	accepted          []Bet    // bets the players were told were accepted
 	betTook           []timed  // each bet: when it was sent, and how long its answer took
 	// cashOut makes every other player bet without an auto-cashout and
@@ -511,6 +512,10 @@ func (cr *crowd) play(s *Session, byHand bool) {
 						cr.tableBusy++
 					case r.Status >= 500 && r.FromGame:
 						cr.gameUnavailable++
+						if len(cr.gameOdd) < 10 {
+							cr.gameOdd = append(cr.gameOdd, fmt.Sprintf("sent %s, answered after %s: %s",
+								sent.UTC().Format("15:04:05.000"), time.Since(sent).Round(time.Millisecond), r.String()))
+						}
 					}
 					if (r.Status == 0 || r.Status >= 500) && len(cr.odd) < 5 {
 						cr.odd = append(cr.odd, r.String())
@@ -754,7 +759,10 @@ func TestClusterRollingRestart(t *testing.T) {
 		t.Logf("%d bets refused TABLE_BUSY (before their debit) during the roll", roll.tableBusy)
 	}
 	if gameUnavailable != 0 {
-		t.Errorf("%d bets answered 5xx by the game during the rolling restart, want none (answers %v)", gameUnavailable, answers)
+		cr.mu.Lock()
+		odd := slices.Clone(cr.gameOdd)
+		cr.mu.Unlock()
+		t.Errorf("%d bets answered 5xx by the game during the rolling restart, want none (answers %v); the first: %q", gameUnavailable, answers, odd)
 	}
 	// WALLET_UNAVAILABLE is the contract's answer to a /bet the operator's
 	// wallet did not answer in the window, which a roll does not cause and a
