@@ -15,6 +15,7 @@ import (
 	"github.com/crashstudio/crashgame/internal/round"
 	"github.com/crashstudio/crashgame/internal/store"
 	"github.com/crashstudio/crashgame/internal/store/storetest"
+	"github.com/crashstudio/crashgame/internal/testlog"
 	"github.com/crashstudio/crashgame/internal/wallet"
 )
 
@@ -161,6 +162,8 @@ func newHarnessAdjusted(t *testing.T, dsn string, bank *engine.DemoBank, fb engi
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
+	logger := testlog.New(t)
+	st.SetLogger(logger)
 	if err := st.Migrate(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -180,6 +183,7 @@ func newHarnessAdjusted(t *testing.T, dsn string, bank *engine.DemoBank, fb engi
 		Balances:    h.balances,
 		ChainLength: 1000,
 		Sealer:      engine.FixedSealer(),
+		Logger:      logger,
 		// No seeding window: rounds start at once on the fake clock.
 		SeedingWindow: -1,
 		// The lease runs on real time while the table's clock is the

@@ -12,6 +12,7 @@ import (
 	"github.com/crashstudio/crashgame/internal/movements"
 	"github.com/crashstudio/crashgame/internal/round"
 	"github.com/crashstudio/crashgame/internal/store"
+	"github.com/crashstudio/crashgame/internal/testlog"
 )
 
 // replica is a second table of h's game on h's database: another process of
@@ -49,7 +50,8 @@ func (h *harness) replicaAt(holder string, st engine.Store, able func() bool, st
 		Game: testGame, Operators: testOperators, Store: st, Chains: h.st.HashChains(), Outbox: movements.NewOutbox(h.st.Movements()),
 		Wallets: func(string) (engine.BetWallet, bool) { return h.wallet, true },
 		Clock:   r.clock, ChainLength: 1000, Sealer: engine.FixedSealer(), SeedingWindow: -1,
-		Lease: engine.LeaseSettings{Holder: holder, Retry: 50 * time.Millisecond, Able: able},
+		Lease:  engine.LeaseSettings{Holder: holder, Retry: 50 * time.Millisecond, Able: able},
+		Logger: testlog.New(h.t).With("replica", holder),
 	})
 	if err != nil {
 		h.t.Fatal(err)

@@ -23,6 +23,7 @@ import (
 	"github.com/crashstudio/crashgame/internal/seal"
 	"github.com/crashstudio/crashgame/internal/sessions"
 	"github.com/crashstudio/crashgame/internal/store"
+	"github.com/crashstudio/crashgame/internal/testlog"
 	"github.com/crashstudio/crashgame/internal/wallet"
 )
 
@@ -155,10 +156,12 @@ func startNodeWith(t testing.TB, name, dsn, natsURL string, o nodeOptions) *node
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
+	logger := testlog.New(t).With("replica", name)
+	st.SetLogger(logger)
 	if err := st.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
-	bus, err := cluster.Connect(ctx, cluster.Options{URLs: []string{natsURL}, Name: name})
+	bus, err := cluster.Connect(ctx, cluster.Options{URLs: []string{natsURL}, Name: name, Logger: logger})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,12 +183,13 @@ func startNodeWith(t testing.TB, name, dsn, natsURL string, o nodeOptions) *node
 		Events:      pub,
 		Lease:       lease,
 		ChainLength: 1000, Demo: bank, SeedingWindow: -1, Sealer: sealer(t), LossDelay: engine.DefaultLossDelay,
+		Logger: logger,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	pub.Follow(n.table.Leadership())
-	n.rep, err = replica.New(replica.Config{Bus: bus, Table: n.table, Sessions: n.warm, BetWait: o.betWait, CutOff: o.cutOff, PriceClock: o.priceClock,
+	n.rep, err = replica.New(replica.Config{Bus: bus, Table: n.table, Sessions: n.warm, BetWait: o.betWait, CutOff: o.cutOff, PriceClock: o.priceClock, Logger: logger,
 		Lease: func(ctx context.Context) (int64, error) {
 			rec, err := st.Lease(ctx, game.ID)
 			return rec.Epoch, err

@@ -7,7 +7,6 @@ import (
 	"embed"
 	"fmt"
 	"io/fs"
-	"log/slog"
 	"time"
 
 	"github.com/uptrace/bun/migrate"
@@ -67,7 +66,7 @@ func (s *Store) Migrate(ctx context.Context) error {
 	}
 	defer func() {
 		if err := m.Unlock(context.WithoutCancel(ctx)); err != nil {
-			slog.ErrorContext(ctx, "store: release migration lock", "dialect", s.dialect, "err", err)
+			s.log().ErrorContext(ctx, "store: release migration lock", "dialect", s.dialect, "err", err)
 		}
 	}()
 
@@ -80,7 +79,7 @@ func (s *Store) Migrate(ctx context.Context) error {
 		for _, mig := range group.Migrations {
 			applied = append(applied, mig.String())
 		}
-		slog.InfoContext(ctx, "store: migrations applied", "dialect", s.dialect, "group", group.ID, "migrations", applied)
+		s.log().InfoContext(ctx, "store: migrations applied", "dialect", s.dialect, "group", group.ID, "migrations", applied)
 	}
 
 	// A database migrated by a newer binary (rolling deploy) is usable by an
@@ -91,7 +90,7 @@ func (s *Store) Migrate(ctx context.Context) error {
 	}
 	for _, mig := range done {
 		if _, ok := names[mig.Name]; !ok {
-			slog.WarnContext(ctx, "store: database has a migration this binary does not know (newer binary?)",
+			s.log().WarnContext(ctx, "store: database has a migration this binary does not know (newer binary?)",
 				"dialect", s.dialect, "migration", mig.Name)
 		}
 	}
@@ -154,7 +153,7 @@ func (s *Store) skipAddedColumns(ms *migrate.Migrations) *migrate.Migrations {
 					return fmt.Errorf("does %s.%s exist: %w", col.table, col.column, err)
 				}
 				if n > 0 {
-					slog.InfoContext(ctx, "store: migration already applied: its column exists",
+					s.log().InfoContext(ctx, "store: migration already applied: its column exists",
 						"dialect", s.dialect, "migration", run.String(), "column", col.table+"."+col.column)
 					return nil
 				}
@@ -224,7 +223,7 @@ func (s *Store) pgAdvisoryLock(ctx context.Context) (unlock func(), err error) {
 		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer cancel()
 		if _, err := conn.ExecContext(uctx, fmt.Sprintf("SELECT pg_advisory_unlock(%d)", pgMigrateLockKey)); err != nil {
-			slog.ErrorContext(ctx, "store: release migration advisory lock", "err", err)
+			s.log().ErrorContext(ctx, "store: release migration advisory lock", "err", err)
 			discardConn(conn) // never return a connection that may still hold the lock to the pool
 			return
 		}

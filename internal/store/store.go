@@ -57,6 +57,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -138,6 +139,19 @@ type Store struct {
 	ownMu     sync.Mutex
 	owner     *os.File      // the owner file whose lock this process holds (Own); nil: none
 	staled    *atomic.Int64 // PostgreSQL: connections given up because a cancel was not acknowledged in time (pgcancel.go)
+	logger    *slog.Logger  // the store's own messages (SetLogger); nil: slog.Default()
+}
+
+// SetLogger sends the store's own messages (its migrations') to l; nil:
+// slog.Default(). Call it before Migrate.
+func (s *Store) SetLogger(l *slog.Logger) { s.logger = l }
+
+// log is the logger of the store's own messages.
+func (s *Store) log() *slog.Logger {
+	if s.logger != nil {
+		return s.logger
+	}
+	return slog.Default()
 }
 
 // newStore returns a Store over db with its ticket writer (started by the

@@ -26,6 +26,7 @@ import (
 	"github.com/crashstudio/crashgame/internal/store"
 	"github.com/crashstudio/crashgame/internal/store/storetest"
 	"github.com/crashstudio/crashgame/internal/table"
+	"github.com/crashstudio/crashgame/internal/testlog"
 	"github.com/crashstudio/crashgame/internal/tickets"
 	"github.com/crashstudio/crashgame/internal/wallet"
 )
@@ -114,7 +115,8 @@ type envOptions struct {
 	trusted []netip.Prefix
 	// tables finds a session's table; nil: the env's one table, "crash".
 	tables func(id string) (table.Game, bool)
-	// logger is the server's Logger; nil: slog.Default().
+	// logger is the server's Logger; nil: the test's own (testlog), as is
+	// every other part's.
 	logger *slog.Logger
 	// sessionsRepo wraps the sessions' repository (a failing database);
 	// nil: the store's.
@@ -123,11 +125,16 @@ type envOptions struct {
 
 func newEnv(t testing.TB, o envOptions) *env {
 	t.Helper()
+	logger := testlog.New(t)
+	if o.logger == nil {
+		o.logger = logger
+	}
 	st, err := store.Open(t.Context(), storetest.SQLite(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = st.Close() })
+	st.SetLogger(logger)
 	if err := st.Migrate(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +149,7 @@ func newEnv(t testing.TB, o envOptions) *env {
 		Operators: []sessions.Operator{{ID: "acme", Enabled: true, Games: []string{"crash"},
 			Currencies: []sessions.Currency{{Code: "BRL", Limits: freebets.Limits{MinBet: ptr(100), MaxBet: ptr(100000)}}}}},
 		Games: []string{"crash"}, Languages: []string{"pt", "en", "es"}, DefaultLanguage: "pt",
-		Store: repo, Tickets: tk, Demo: bank, Now: o.sessionsNow,
+		Store: repo, Tickets: tk, Demo: bank, Now: o.sessionsNow, Logger: logger,
 		Wallets: func(string) (sessions.Balancer, bool) { return bal, true },
 	})
 	if err != nil {
@@ -156,7 +163,7 @@ func newEnv(t testing.TB, o envOptions) *env {
 		Operators: map[string]engine.Operator{"acme": {Currencies: map[string]round.Limits{
 			"BRL": {MinBet: 100, MaxBet: 100000, MaxWin: 10000000}}}},
 		Store: st.Records(), Chains: st.HashChains(), Outbox: movements.NewOutbox(st.Movements()), Balances: ss, Demo: bank, ChainLength: 2000,
-		Sealer: testSealer(t), SeedingWindow: -1,
+		Sealer: testSealer(t), SeedingWindow: -1, Logger: logger,
 		Wallets: func(string) (engine.BetWallet, bool) { return bw, true },
 	})
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/crashstudio/crashgame/internal/cluster"
 	"github.com/crashstudio/crashgame/internal/cluster/natstest"
 	"github.com/crashstudio/crashgame/internal/replica"
+	"github.com/crashstudio/crashgame/internal/testlog"
 )
 
 // cutDatabase is the replica's PostgreSQL as its health sees it: it answers
@@ -45,7 +46,8 @@ func TestStreamClosedWhileTheReplicaIsCutOff(t *testing.T) {
 	srv := httptest.NewServer(e.handler)
 	t.Cleanup(srv.Close)
 	nats := natstest.Start(t)
-	bus, err := cluster.Connect(t.Context(), cluster.Options{URLs: []string{nats.URL()}, Name: "replica-a"})
+	logger := testlog.New(t)
+	bus, err := cluster.Connect(t.Context(), cluster.Options{URLs: []string{nats.URL()}, Name: "replica-a", Logger: logger})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +55,7 @@ func TestStreamClosedWhileTheReplicaIsCutOff(t *testing.T) {
 	db := &cutDatabase{}
 	var leaves atomic.Int64
 	h, err := replica.NewHealth(replica.HealthConfig{
-		Bus: bus, Database: db, Limit: time.Second, Drain: drain,
+		Bus: bus, Database: db, Limit: time.Second, Drain: drain, Logger: logger,
 		Away: func() { e.srv.Leave(); leaves.Add(1) },
 	})
 	if err != nil {

@@ -13,6 +13,7 @@ package storetest
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sync"
@@ -59,6 +60,9 @@ func build() (map[string][]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open the template: %w", err)
 	}
+	// The template belongs to no test: its migration's lines would be
+	// printed beside every failure of the package. Its errors are returned.
+	st.SetLogger(slog.New(slog.DiscardHandler))
 	if err := st.Migrate(ctx); err != nil {
 		_ = st.Close()
 		return nil, fmt.Errorf("migrate the template: %w", err)
