@@ -68,5 +68,11 @@ func (c *Client) BetUntil(ctx context.Context, call BetCall, deadline time.Time)
 			return res, fmt.Errorf("wallet /bet %s: %w", short(call.TransactionID), ctx.Err())
 		case <-t.C:
 		}
+		if !c.now().Before(deadline) {
+			// The wait ended at or after the deadline (a starved process
+			// wakes late): no attempt may start now, and the result is the
+			// last one sent's, never one of an attempt that was not.
+			return res, err
+		}
 	}
 }

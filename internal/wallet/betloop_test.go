@@ -3,6 +3,7 @@ package wallet_test
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -153,5 +154,42 @@ func TestBetUntilCancelled(t *testing.T) {
 	res, err := c.BetUntil(ctx, mqBet("bet-cancel"), time.Now().Add(30*time.Second))
 	if res.Outcome != wallet.Temporary || !errors.Is(err, context.Canceled) {
 		t.Fatalf("BetUntil = %s, %v; want Temporary, context.Canceled", res.Outcome, err)
+	}
+}
+
+// Rule WERR-20 ENV-11: a retry never starts at or after the window's deadline, even
+// when the wait before it ends late (a starved process wakes after the
+// deadline): the result is then the last sent attempt's, whose request_id the
+// operator's log holds, not one of an attempt that was never sent.
+func TestBetUntilWokenPastTheDeadlineSendsNoMore(t *testing.T) {
+	t.Parallel()
+	// after counts the clock's reads once the first attempt was answered;
+	// -1 before. The first read after it is the loop's check before its
+	// wait; every later one sees the process woken past the deadline.
+	var after atomic.Int64
+	after.Store(-1)
+	deadline := time.Now().Add(time.Minute)
+	now := func() time.Time {
+		if after.Load() < 0 || after.Add(1) == 1 {
+			return time.Now()
+		}
+		return deadline.Add(time.Millisecond)
+	}
+	op := wallettest.New(t, func(wallettest.Attempt) wallettest.Answer {
+		after.CompareAndSwap(-1, 0)
+		return wallettest.Error500
+	})
+	c := wallettest.Client(t, op, wallet.WithClock(now), wallet.WithBreaker(wallet.BreakerSettings{ConsecutiveFailures: 1000, MinRequests: 1000}))
+	call := mqBet("bet-woken-late")
+	res, err := c.BetUntil(context.Background(), call, deadline)
+	if res.Outcome != wallet.Temporary || !errors.Is(err, wallet.ErrTemporary) {
+		t.Fatalf("outcome %s, error %v: want the first attempt's Temporary", res.Outcome, err)
+	}
+	sent := op.ByTx(call.TransactionID)
+	if len(sent) != 1 {
+		t.Fatalf("%d attempts sent, want 1: none may start past the deadline", len(sent))
+	}
+	if res.RequestID != sent[0].RequestID {
+		t.Errorf("Result's request_id %q, want the sent attempt's %q", res.RequestID, sent[0].RequestID)
 	}
 }
