@@ -11,11 +11,11 @@ import (
 
 	"github.com/crashstudio/crashgame/integration/pgtest"
 	"github.com/crashstudio/crashgame/internal/engine"
+	"github.com/crashstudio/crashgame/internal/logtest"
 	"github.com/crashstudio/crashgame/internal/movements"
 	"github.com/crashstudio/crashgame/internal/round"
 	"github.com/crashstudio/crashgame/internal/store"
 	"github.com/crashstudio/crashgame/internal/store/storetest"
-	"github.com/crashstudio/crashgame/internal/testlog"
 	"github.com/crashstudio/crashgame/internal/wallet"
 )
 
@@ -162,7 +162,7 @@ func newHarnessAdjusted(t *testing.T, dsn string, bank *engine.DemoBank, fb engi
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	logger := testlog.New(t)
+	logger := logtest.New(t)
 	st.SetLogger(logger)
 	if err := st.Migrate(context.Background()); err != nil {
 		t.Fatal(err)

@@ -9,10 +9,10 @@ import (
 	"time"
 
 	"github.com/crashstudio/crashgame/internal/engine"
+	"github.com/crashstudio/crashgame/internal/logtest"
 	"github.com/crashstudio/crashgame/internal/movements"
 	"github.com/crashstudio/crashgame/internal/round"
 	"github.com/crashstudio/crashgame/internal/store"
-	"github.com/crashstudio/crashgame/internal/testlog"
 )
 
 // replica is a second table of h's game on h's database: another process of
@@ -51,7 +51,7 @@ func (h *harness) replicaAt(holder string, st engine.Store, able func() bool, st
 		Wallets: func(string) (engine.BetWallet, bool) { return h.wallet, true },
 		Clock:   r.clock, ChainLength: 1000, Sealer: engine.FixedSealer(), SeedingWindow: -1,
 		Lease:  engine.LeaseSettings{Holder: holder, Retry: 50 * time.Millisecond, Able: able},
-		Logger: testlog.New(h.t).With("replica", holder),
+		Logger: logtest.New(h.t).With("replica", holder),
 	})
 	if err != nil {
 		h.t.Fatal(err)

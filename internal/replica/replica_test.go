@@ -17,13 +17,13 @@ import (
 	"github.com/crashstudio/crashgame/internal/cluster"
 	"github.com/crashstudio/crashgame/internal/cluster/natstest"
 	"github.com/crashstudio/crashgame/internal/engine"
+	"github.com/crashstudio/crashgame/internal/logtest"
 	"github.com/crashstudio/crashgame/internal/movements"
 	"github.com/crashstudio/crashgame/internal/replica"
 	"github.com/crashstudio/crashgame/internal/round"
 	"github.com/crashstudio/crashgame/internal/seal"
 	"github.com/crashstudio/crashgame/internal/sessions"
 	"github.com/crashstudio/crashgame/internal/store"
-	"github.com/crashstudio/crashgame/internal/testlog"
 	"github.com/crashstudio/crashgame/internal/wallet"
 )
 
@@ -156,7 +156,7 @@ func startNodeWith(t testing.TB, name, dsn, natsURL string, o nodeOptions) *node
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	logger := testlog.New(t).With("replica", name)
+	logger := logtest.New(t).With("replica", name)
 	st.SetLogger(logger)
 	if err := st.Migrate(ctx); err != nil {
 		t.Fatal(err)

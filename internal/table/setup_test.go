@@ -19,6 +19,7 @@ import (
 	"github.com/crashstudio/crashgame/internal/backoffice"
 	"github.com/crashstudio/crashgame/internal/engine"
 	"github.com/crashstudio/crashgame/internal/freebets"
+	"github.com/crashstudio/crashgame/internal/logtest"
 	"github.com/crashstudio/crashgame/internal/movements"
 	"github.com/crashstudio/crashgame/internal/round"
 	"github.com/crashstudio/crashgame/internal/seal"
@@ -26,7 +27,6 @@ import (
 	"github.com/crashstudio/crashgame/internal/store"
 	"github.com/crashstudio/crashgame/internal/store/storetest"
 	"github.com/crashstudio/crashgame/internal/table"
-	"github.com/crashstudio/crashgame/internal/testlog"
 	"github.com/crashstudio/crashgame/internal/tickets"
 	"github.com/crashstudio/crashgame/internal/wallet"
 )
@@ -115,7 +115,7 @@ type envOptions struct {
 	trusted []netip.Prefix
 	// tables finds a session's table; nil: the env's one table, "crash".
 	tables func(id string) (table.Game, bool)
-	// logger is the server's Logger; nil: the test's own (testlog), as is
+	// logger is the server's Logger; nil: the test's own (logtest.New), as is
 	// every other part's.
 	logger *slog.Logger
 	// sessionsRepo wraps the sessions' repository (a failing database);
@@ -125,7 +125,7 @@ type envOptions struct {
 
 func newEnv(t testing.TB, o envOptions) *env {
 	t.Helper()
-	logger := testlog.New(t)
+	logger := logtest.New(t)
 	if o.logger == nil {
 		o.logger = logger
 	}

@@ -12,8 +12,8 @@ import (
 
 	"github.com/crashstudio/crashgame/internal/cluster"
 	"github.com/crashstudio/crashgame/internal/cluster/natstest"
+	"github.com/crashstudio/crashgame/internal/logtest"
 	"github.com/crashstudio/crashgame/internal/replica"
-	"github.com/crashstudio/crashgame/internal/testlog"
 )
 
 // cutDatabase is the replica's PostgreSQL as its health sees it: it answers
@@ -46,7 +46,7 @@ func TestStreamClosedWhileTheReplicaIsCutOff(t *testing.T) {
 	srv := httptest.NewServer(e.handler)
 	t.Cleanup(srv.Close)
 	nats := natstest.Start(t)
-	logger := testlog.New(t)
+	logger := logtest.New(t)
 	bus, err := cluster.Connect(t.Context(), cluster.Options{URLs: []string{nats.URL()}, Name: "replica-a", Logger: logger})
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package testlog
+package logtest
 
 import (
 	"bytes"
@@ -13,7 +13,7 @@ import (
 func TestLinesAfterTheTestAreDropped(t *testing.T) {
 	t.Parallel()
 	var out bytes.Buffer
-	w := &writer{out: &out}
+	w := &output{out: &out}
 	log := slog.New(slog.NewTextHandler(w, nil))
 	log.Info("during the test")
 	w.close()
